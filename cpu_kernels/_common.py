@@ -7,7 +7,7 @@ from tensorplay import _alloc_limit
 from tensorplay._device import CPU
 from tensorplay._dtype import get_default_dtype
 from tensorplay._impl import (
-    Storage, TensorImpl, contiguous_strides, impl_from_array, is_contiguous_layout,
+    PLAIN_KEYS, Storage, TensorImpl, VersionCounter, contiguous_strides, is_contiguous_layout,
 )
 from tensorplay._tensor import Tensor, wrap
 from tensorplay.autograd.grad_mode import grad_state
@@ -19,16 +19,27 @@ _ndarray = np.ndarray
 
 def out(result, dtype):
     """Wrap a NumPy result as a new CPU tensor of `dtype` (ufuncs on 0-d arrays
-    return NumPy scalars, hence the asarray)."""
+    return NumPy scalars, hence the asarray). Nearly every CPU kernel's result is made
+    here: `wrap(impl_from_array(result, dtype, CPU, inference))` in one frame."""
     if type(result) is not _ndarray:
         result = np.asarray(result)
     np_dtype = dtype.np
     if result.dtype is not np_dtype and result.dtype != np_dtype:   # `is`: the common case
         result = result.astype(np_dtype)
-    # wrap(impl) written out: nearly every CPU kernel's result is made here
+    if not result.flags.c_contiguous:
+        result = np.ascontiguousarray(result)
+    sizes = result.shape
+    inference = grad_state.inference
     t = _new(Tensor)
-    t._impl = impl_from_array(result, dtype, CPU, grad_state.inference)
+    t._impl = TensorImpl(Storage(result, result.nbytes, CPU), sizes,
+                         _ROW_MAJOR_SHORT[len(sizes)] if len(sizes) < 2
+                         else contiguous_strides(sizes), 0, dtype, CPU, VersionCounter(),
+                         inference, result, True, _CPU_KEYS[inference])
     return t
+
+
+_ROW_MAJOR_SHORT = ((), (1,))     # contiguous_strides of a 0-d and a 1-d tensor
+_CPU_KEYS = (PLAIN_KEYS[False][CPU.key], PLAIN_KEYS[True][CPU.key])
 
 
 def out_strided(result, dtype, strides):

@@ -366,8 +366,13 @@ def relu(self):
 #   stride of 0 in self, or a partial overlap with `other`, which needs a shared storage.
 def _inplace(op, ufunc, self, other, alpha=1):
     impl, other_impl = self._impl, other._impl
-    dtype = result_type2(self, other)
-    b = array_as(other, dtype)
+    dtype = impl.dtype
+    b = other_impl._array
+    if dtype is not other_impl.dtype or b is None:
+        # (one dtype whose array is made, the common case: result_type2 would return it
+        # and array_as the array as it is)
+        dtype = result_type2(self, other)
+        b = array_as(other, dtype)
     if alpha != 1 or type(alpha) is float:
         b = _scaled(op, self, other, alpha, dtype, b)
     other_sizes = other_impl.sizes

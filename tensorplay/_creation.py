@@ -242,10 +242,8 @@ def wrapped_scalar(value, device=None):
     layers: `np.array(value, np_type)` is the array `np.array(value).astype(np_type)`
     gives for these types (an int inside int64's range: outside it NumPy makes a uint64
     or object array first, so those take the general path and its errors). Its impl is
-    `impl_from_array(arr, dtype, CPU, inference)` with `wrapped_number` set, written out:
-    for a fresh 0-d array every field but the array, the dtype, the counter and the
-    inference flag is a constant, so there is no frame and no contiguity or strides test
-    to run. tests/test_fastpath_fast15a.py compares every field with the general path's."""
+    `impl_from_array(arr, dtype, CPU, inference)`'s with `wrapped_number` set, made
+    directly: a fresh 0-d array is contiguous and has no strides to compute."""
     kind = _WRAPPED_TYPES.get(type(value))
     if (kind is None or (device is not None and device is not CPU)
             or (type(value) is int and not -2 ** 63 <= value < 2 ** 63)):
@@ -255,36 +253,10 @@ def wrapped_scalar(value, device=None):
         return t
     arr = np.array(value, kind[1])
     inference = grad_state.inference
-    storage = _new(Storage)
-    storage.data = arr
-    storage.nbytes = arr.nbytes
-    storage.device = CPU
-    impl = _new(TensorImpl)
-    impl.storage = storage
-    impl.sizes = ()
-    impl.strides = ()
-    impl.offset = 0
-    impl.dtype = kind[0]
-    impl._device = CPU
-    impl.version = VersionCounter()
-    impl.is_contiguous = True
-    impl._inference = inference
-    impl.keys = _CPU_KEYS[inference]
+    impl = TensorImpl(Storage(arr, arr.nbytes, CPU), (), (), 0, kind[0], CPU, VersionCounter(),
+                      inference, arr, True, _CPU_KEYS[inference])
     impl.wrapped_number = True
-    impl._array = arr
-    impl.requires_grad = False
-    impl.grad = None
-    impl.grad_fn = None
-    impl.output_nr = 0
-    impl.hooks = None
-    impl.retains_grad = False
-    impl.grad_accumulator = None
-    impl.base = None
-    impl.name = None
-    impl.post_accumulate_hooks = None
-    t = _new(Tensor)        # wrap(), without its call
-    t._impl = impl
-    return t
+    return wrap(impl)
 
 
 _CPU_KEYS = (PLAIN_KEYS[False][CPU.key], PLAIN_KEYS[True][CPU.key])

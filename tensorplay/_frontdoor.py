@@ -1,7 +1,7 @@
 """Helpers the generated front doors call: argument checks, overload errors, PyTorch's
-keyword forms (`out=`, the NumPy names `axis` and `keepdims`), and the profiler /
-shape-capture hook. (Nothing here bumps a version counter: the dispatcher's backend
-slot does, right after an in-place kernel runs, so every path to the kernel bumps it.)
+keyword forms (`out=`, the NumPy names `axis` and `keepdims`) and the key set of a
+call. (Nothing here bumps a version counter: the dispatcher's backend slot does, right
+after an in-place kernel runs, so every path to the kernel bumps it.)
 
 Checks are written so the common case costs one `type(x) in SET` test; only a
 value of an unexpected type goes through the slower conversion that either
@@ -18,7 +18,6 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay._device import device as _device_cls
-from tensorplay.dispatch.trace import observers   # the front doors' one test (see there)
 from tensorplay.errors import ArgumentError, DimError
 
 SCALAR_TYPES = frozenset({int, float, builtins.bool})
@@ -270,22 +269,6 @@ def _creation():
 
 
 _creation_module = None
-
-
-def observed(handle, ks, args):
-    """The slow path of a front door while a profiler is listening: an `op` event
-    opened and closed around the dispatch."""
-    shapes = None
-    if observers.record_shapes:
-        shapes = [tuple(a._impl.sizes) if hasattr(a, "_impl") else None for a in args]
-    listeners = list(observers.listeners)
-    for listener in listeners:
-        listener.begin(handle.name, "op", shapes)
-    try:
-        return handle.call(ks, *args)
-    finally:
-        for listener in listeners:
-            listener.end()
 
 
 def keyset_list(tensors):

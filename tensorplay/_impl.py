@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay._layout import strided
-from tensorplay.dispatch.keys import AUTOGRAD_OFFSET, NUM_BACKENDS
+from tensorplay.dispatch.keys import AUTOGRAD_OFFSET, NUM_BACKENDS, REQUIRES_GRAD
 
 # The key set of a plain impl, by [inference][backend]: its backend bit, plus the
 # backend's autograd bit unless it is an inference tensor (`TensorImpl.key_set`).
@@ -96,11 +96,10 @@ class TensorImpl:
 
     def __init__(self, storage, sizes, strides, offset, dtype, device, version=None,
                  inference=False, array=None, contiguous=None, keys=None):
-        # Hot callers pass every argument by position: a class call with keywords builds
-        # a dict first. `keys`: the caller knows the key set of a plain impl
-        # (PLAIN_KEYS), which saves the method call. The hottest, a kernel's result
-        # (impl_from_array) and a view (ViewImpl), write these fields themselves: a field
-        # added here must be added there too (their tests check it).
+        # The one constructor (views and kernel results call it too). Hot callers pass
+        # every argument by position (a class call with keywords builds a dict first) and
+        # the values they know: `contiguous`, and `keys`, a plain impl's key set
+        # (PLAIN_KEYS), which saves the method call.
         self.storage = storage
         self.sizes = sizes
         self.strides = strides
@@ -125,11 +124,12 @@ class TensorImpl:
         self.name = None
         self.post_accumulate_hooks = None
 
-    # The key set follows from the device and the inference flag (requires_grad is not in
-    # it: the autograd wrapper checks that), and for the subclasses (sparse, batched,
-    # Python-key impls) from their class, so `key_set()` is computed once into `keys`,
-    # which the front doors read. The two setters below recompute it: a device change
-    # (`Tensor.data = ...` moving a parameter) and an inference flip are what invalidate it.
+    # The key set follows from the device and the inference flag, and for the subclasses
+    # (sparse, batched, Python-key impls) from their class, so `key_set()` is computed
+    # once into `keys`, which the front doors read, with the REQUIRES_GRAD flag while
+    # the tensor requires grad (dispatch/keys.py). The setters below keep it current: a
+    # device change (`Tensor.data = ...` moving a parameter), an inference flip, and
+    # `set_requires_grad`, the one way to change `requires_grad` after construction.
     @property
     def device(self):
         return self._device
@@ -137,7 +137,7 @@ class TensorImpl:
     @device.setter
     def device(self, device):
         self._device = device
-        self.keys = self.key_set()
+        self.keys = self.key_set() | (self.keys & REQUIRES_GRAD)
 
     @property
     def inference(self):
@@ -146,7 +146,12 @@ class TensorImpl:
     @inference.setter
     def inference(self, inference):
         self._inference = inference
-        self.keys = self.key_set()
+        self.keys = self.key_set() | (self.keys & REQUIRES_GRAD)
+
+    def set_requires_grad(self, flag):
+        """`requires_grad`, and the REQUIRES_GRAD flag of `keys` with it."""
+        self.requires_grad = flag
+        self.keys = (self.keys | REQUIRES_GRAD) if flag else (self.keys & ~REQUIRES_GRAD)
 
     def key_set(self):
         """A backend bit, plus its autograd bit unless this is an inference tensor
@@ -185,48 +190,15 @@ def cpu_view(impl):
     return np.ndarray(sizes, dtype.np, data, impl.offset * itemsize, byte_strides)
 
 
-_new = object.__new__
 _ROW_MAJOR_SHORT = ((), (1,))     # contiguous_strides of a 0-d and a 1-d tensor
 
 
 def impl_from_array(arr, dtype, device, inference):
-    """Wrap a fresh NumPy result as a contiguous tensor without copying it.
-
-    Nearly every CPU kernel's result is made here, so the Storage and the TensorImpl are
-    made without their class calls: `object.__new__` and the fields written in this frame
-    cost a third less than `TensorImpl(...)` (a class call runs `__init__` in a frame of
-    its own, with its `version`, `contiguous` and `keys` conditionals). These are exactly
-    the fields `Storage.__init__` and `TensorImpl.__init__` set, with the values
-    `TensorImpl.__init__` would compute for a fresh row-major result;
-    tests/test_fastpath_fast14a.py keeps the two lists in step."""
+    """Wrap a fresh NumPy result as a contiguous tensor without copying it (nearly every
+    CPU kernel's result is made here)."""
     if not arr.flags.c_contiguous:
         arr = np.ascontiguousarray(arr)
     sizes = arr.shape
-    storage = _new(Storage)
-    storage.data = arr
-    storage.nbytes = arr.nbytes
-    storage.device = device
-    impl = _new(TensorImpl)
-    impl.storage = storage
-    impl.sizes = sizes
-    impl.strides = _ROW_MAJOR_SHORT[len(sizes)] if len(sizes) < 2 else contiguous_strides(sizes)
-    impl.offset = 0
-    impl.dtype = dtype
-    impl._device = device
-    impl.version = VersionCounter()
-    impl.is_contiguous = True
-    impl._inference = inference
-    impl.keys = PLAIN_KEYS[inference][device.key]
-    impl.wrapped_number = False
-    impl._array = arr
-    impl.requires_grad = False
-    impl.grad = None
-    impl.grad_fn = None
-    impl.output_nr = 0
-    impl.hooks = None
-    impl.retains_grad = False
-    impl.grad_accumulator = None
-    impl.base = None
-    impl.name = None
-    impl.post_accumulate_hooks = None
-    return impl
+    strides = _ROW_MAJOR_SHORT[len(sizes)] if len(sizes) < 2 else contiguous_strides(sizes)
+    return TensorImpl(Storage(arr, arr.nbytes, device), sizes, strides, 0, dtype, device,
+                      VersionCounter(), inference, arr, True, PLAIN_KEYS[inference][device.key])

@@ -79,7 +79,7 @@ def make_subclass(cls, data, require_grad=False):
     impl_cls = PythonTensorImpl if dispatches(cls) else TensorImpl
     impl = impl_cls(src.storage, src.sizes, src.strides, src.offset, src.dtype, src.device,
                     version=src.version, inference=src.inference, array=src._array)
-    impl.requires_grad = bool(require_grad)
+    impl.set_requires_grad(bool(require_grad))
     return _new(cls, impl)
 
 
@@ -101,5 +101,5 @@ def make_wrapper_subclass(cls, size, strides=None, storage_offset=0, dtype=None,
     device = get_default_device() if device is None else as_device(device)
     impl = PythonTensorImpl(Storage(None, 0, device), sizes, strides, int(storage_offset),
                             dtype, device)
-    impl.requires_grad = bool(requires_grad)
+    impl.set_requires_grad(bool(requires_grad))
     return _new(cls, impl)

@@ -9,9 +9,10 @@
 
 What is recorded, and where it comes from:
 
-- an `op` event per call of a generated front door (`tp.add`, `x.relu()`, ...): the
-  front door tests one flag (`_frontdoor.observers.active`) and, while a profile is
-  open, goes through `observed`, which opens and closes the event around the dispatch;
+- an `op` event per call that enters the dispatcher by `OperatorHandle.call` (every
+  front door: `tp.add`, `x.relu()`, ...): `call` tests one flag (`observers.active`)
+  and, while a profile is open, goes through `trace.observed`, which opens and closes
+  the event around the dispatch;
 - the dispatch keys the call went through and the kernel that ran: the dispatch loop
   reports them (`note`, from `tensorplay/dispatch/trace.py`) to the innermost open
   event;
@@ -32,7 +33,7 @@ import threading
 import time
 from collections import OrderedDict
 
-from tensorplay._frontdoor import observers
+from tensorplay.dispatch.trace import observers
 from tensorplay.dispatch import trace
 from tensorplay.errors import ArgumentError
 

@@ -8,7 +8,8 @@ import torch
 
 import tensorplay as tp
 from tensorplay._impl import TensorImpl
-from tensorplay.autograd.graph_edges import collect_next_edges, set_history
+from tensorplay.autograd.node import collect_next_edges
+from tensorplay.autograd.recording import set_history
 from tensorplay.autograd.node import Node
 
 RNG = np.random.default_rng(0)

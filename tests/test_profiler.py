@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import tensorplay as tp
-from tensorplay._frontdoor import observers
+from tensorplay.dispatch.trace import observers
 from tensorplay.dispatch import trace
 from tensorplay.errors import ArgumentError
 

@@ -2,8 +2,8 @@
 """The functional API (`tp.add`, ...) generated from ops.yaml.
 
 Each name has one front door: it checks the arguments, picks the overload from their
-types, computes the call's key set and enters the dispatcher through the overload's
-handle (`ops.add_Tensor`, resolved once in `_generated/ops.py`)."""
+types and enters the dispatcher through the overload's handle with the call's key set,
+`ops.add_Tensor.call(ks, ...)` (the handles are resolved once in `_generated/ops.py`)."""
 import builtins as _b  # op names like `int` and `bool` shadow the builtins here
 from collections import namedtuple
 
@@ -14,11 +14,9 @@ from tensorplay._frontdoor import (
     SCALAR_TYPES, FLOAT_TYPES, CPU_KEYSET, bad_arg, as_scalar, as_int, as_float,
     as_bool, as_int_list, as_float_list, as_dtype, as_device, as_tensor_list,
     is_int, is_int_list, is_number, is_number_list, is_bool, is_dtype, is_device,
-    is_tensor_list, unpack_kwargs, no_overload, observers, observed,
-    keyset_list, device_keyset, into_out, numpy_aliases, is_operand,
+    is_tensor_list, unpack_kwargs, no_overload, keyset_list, device_keyset, into_out,
+    numpy_aliases,
 )
-from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.dispatch.tls import local_keys
 from tensorplay._generated import ops
 
 
@@ -38,55 +36,11 @@ def add(input, other, *, alpha=1, out=None):
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('add', 'alpha', alpha)
     if isinstance(other, Tensor):  # add.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.add_Tensor, ks, (input, other, alpha))
-        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.add_Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.add_Tensor.routes[ks](input, other, alpha)
+        return ops.add_Tensor.call(input._impl.keys | other._impl.keys, input, other, alpha)
     if type(other) in SCALAR_TYPES or is_number(other):  # add.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('add', 'other', other)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.add_Scalar, ks, (input, other, alpha))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.add_Scalar.routes[ks](input, other, alpha)
-    no_overload('add', (ops.add_Tensor, ops.add_Scalar), (input, other, alpha,), {})
-
-
-# ---- add as a Python operator ----------------------------------------------------------
-
-def add_operator(input, other, *, alpha=1):
-    """`__add__`: add's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
-            and not is_operand(other):
-        return NotImplemented
-    if observers.active:
-        return add(input, other, alpha=alpha)
-    if not isinstance(input, Tensor):
-        bad_arg('add', 'input', 'Tensor', input)
-    if type(alpha) not in SCALAR_TYPES:
-        alpha = as_scalar('add', 'alpha', alpha)
-    if isinstance(other, Tensor):  # add.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.add_Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.add_Tensor.routes[ks](input, other, alpha)
-    if type(other) in SCALAR_TYPES or is_number(other):  # add.Scalar
-        if type(other) not in SCALAR_TYPES:
-            other = as_scalar('add', 'other', other)
-        ks = input._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.add_Scalar.routes[ks](input, other, alpha)
+        return ops.add_Scalar.call(input._impl.keys, input, other, alpha)
     no_overload('add', (ops.add_Tensor, ops.add_Scalar), (input, other, alpha,), {})
 
 
@@ -101,24 +55,11 @@ def add_(self, other, *, alpha=1):
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('add_', 'alpha', alpha)
     if isinstance(other, Tensor):  # add_.Tensor
-        ks = self._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.add__Tensor, ks, (self, other, alpha))
-        if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.add__Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.add__Tensor.routes[ks](self, other, alpha)
+        return ops.add__Tensor.call(self._impl.keys | other._impl.keys, self, other, alpha)
     if type(other) in SCALAR_TYPES or is_number(other):  # add_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('add_', 'other', other)
-        ks = self._impl.keys
-        if observers.active:
-            return observed(ops.add__Scalar, ks, (self, other, alpha))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.add__Scalar.routes[ks](self, other, alpha)
+        return ops.add__Scalar.call(self._impl.keys, self, other, alpha)
     no_overload('add_', (ops.add__Tensor, ops.add__Scalar), (self, other, alpha,), {})
 
 
@@ -137,55 +78,11 @@ def sub(input, other, *, alpha=1, out=None):
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('sub', 'alpha', alpha)
     if isinstance(other, Tensor):  # sub.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.sub_Tensor, ks, (input, other, alpha))
-        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.sub_Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.sub_Tensor.routes[ks](input, other, alpha)
+        return ops.sub_Tensor.call(input._impl.keys | other._impl.keys, input, other, alpha)
     if type(other) in SCALAR_TYPES or is_number(other):  # sub.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('sub', 'other', other)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.sub_Scalar, ks, (input, other, alpha))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.sub_Scalar.routes[ks](input, other, alpha)
-    no_overload('sub', (ops.sub_Tensor, ops.sub_Scalar), (input, other, alpha,), {})
-
-
-# ---- sub as a Python operator ----------------------------------------------------------
-
-def sub_operator(input, other, *, alpha=1):
-    """`__sub__`: sub's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
-            and not is_operand(other):
-        return NotImplemented
-    if observers.active:
-        return sub(input, other, alpha=alpha)
-    if not isinstance(input, Tensor):
-        bad_arg('sub', 'input', 'Tensor', input)
-    if type(alpha) not in SCALAR_TYPES:
-        alpha = as_scalar('sub', 'alpha', alpha)
-    if isinstance(other, Tensor):  # sub.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.sub_Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.sub_Tensor.routes[ks](input, other, alpha)
-    if type(other) in SCALAR_TYPES or is_number(other):  # sub.Scalar
-        if type(other) not in SCALAR_TYPES:
-            other = as_scalar('sub', 'other', other)
-        ks = input._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.sub_Scalar.routes[ks](input, other, alpha)
+        return ops.sub_Scalar.call(input._impl.keys, input, other, alpha)
     no_overload('sub', (ops.sub_Tensor, ops.sub_Scalar), (input, other, alpha,), {})
 
 
@@ -200,24 +97,11 @@ def sub_(self, other, *, alpha=1):
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('sub_', 'alpha', alpha)
     if isinstance(other, Tensor):  # sub_.Tensor
-        ks = self._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.sub__Tensor, ks, (self, other, alpha))
-        if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.sub__Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.sub__Tensor.routes[ks](self, other, alpha)
+        return ops.sub__Tensor.call(self._impl.keys | other._impl.keys, self, other, alpha)
     if type(other) in SCALAR_TYPES or is_number(other):  # sub_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('sub_', 'other', other)
-        ks = self._impl.keys
-        if observers.active:
-            return observed(ops.sub__Scalar, ks, (self, other, alpha))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.sub__Scalar.routes[ks](self, other, alpha)
+        return ops.sub__Scalar.call(self._impl.keys, self, other, alpha)
     no_overload('sub_', (ops.sub__Tensor, ops.sub__Scalar), (self, other, alpha,), {})
 
 
@@ -234,53 +118,11 @@ def mul(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('mul', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # mul.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.mul_Tensor, ks, (input, other))
-        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.mul_Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.mul_Tensor.routes[ks](input, other)
+        return ops.mul_Tensor.call(input._impl.keys | other._impl.keys, input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # mul.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('mul', 'other', other)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.mul_Scalar, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.mul_Scalar.routes[ks](input, other)
-    no_overload('mul', (ops.mul_Tensor, ops.mul_Scalar), (input, other,), {})
-
-
-# ---- mul as a Python operator ----------------------------------------------------------
-
-def mul_operator(input, other):
-    """`__mul__`: mul's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
-            and not is_operand(other):
-        return NotImplemented
-    if observers.active:
-        return mul(input, other)
-    if not isinstance(input, Tensor):
-        bad_arg('mul', 'input', 'Tensor', input)
-    if isinstance(other, Tensor):  # mul.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.mul_Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.mul_Tensor.routes[ks](input, other)
-    if type(other) in SCALAR_TYPES or is_number(other):  # mul.Scalar
-        if type(other) not in SCALAR_TYPES:
-            other = as_scalar('mul', 'other', other)
-        ks = input._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.mul_Scalar.routes[ks](input, other)
+        return ops.mul_Scalar.call(input._impl.keys, input, other)
     no_overload('mul', (ops.mul_Tensor, ops.mul_Scalar), (input, other,), {})
 
 
@@ -293,24 +135,11 @@ def mul_(self, other):
     if not isinstance(self, Tensor):
         bad_arg('mul_', 'self', 'Tensor', self)
     if isinstance(other, Tensor):  # mul_.Tensor
-        ks = self._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.mul__Tensor, ks, (self, other))
-        if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.mul__Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.mul__Tensor.routes[ks](self, other)
+        return ops.mul__Tensor.call(self._impl.keys | other._impl.keys, self, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # mul_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('mul_', 'other', other)
-        ks = self._impl.keys
-        if observers.active:
-            return observed(ops.mul__Scalar, ks, (self, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.mul__Scalar.routes[ks](self, other)
+        return ops.mul__Scalar.call(self._impl.keys, self, other)
     no_overload('mul_', (ops.mul__Tensor, ops.mul__Scalar), (self, other,), {})
 
 
@@ -323,15 +152,7 @@ def _match_div_Tensor(input, other):
 
 
 def _run_div_Tensor(input, other):
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.div_Tensor, ks, (input, other))
-    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.div_Tensor.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.div_Tensor.routes[ks](input, other)
+    return ops.div_Tensor.call(input._impl.keys | other._impl.keys, input, other)
 
 
 def _match_div_Scalar(input, other):
@@ -343,12 +164,7 @@ def _match_div_Scalar(input, other):
 def _run_div_Scalar(input, other):
     if type(other) not in SCALAR_TYPES:
         other = as_scalar('div', 'other', other)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.div_Scalar, ks, (input, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.div_Scalar.routes[ks](input, other)
+    return ops.div_Scalar.call(input._impl.keys, input, other)
 
 
 def _match_div_Tensor_mode(input, other, *, rounding_mode):
@@ -361,14 +177,7 @@ def _match_div_Tensor_mode(input, other, *, rounding_mode):
 
 def _run_div_Tensor_mode(input, other, rounding_mode):
     ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.div_Tensor_mode, ks, (input, other, rounding_mode))
-    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.div_Tensor_mode.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.div_Tensor_mode.routes[ks](input, other, rounding_mode)
+    return ops.div_Tensor_mode.call(ks, input, other, rounding_mode)
 
 
 def _match_div_Scalar_mode(input, other, *, rounding_mode):
@@ -382,12 +191,7 @@ def _match_div_Scalar_mode(input, other, *, rounding_mode):
 def _run_div_Scalar_mode(input, other, rounding_mode):
     if type(other) not in SCALAR_TYPES:
         other = as_scalar('div', 'other', other)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.div_Scalar_mode, ks, (input, other, rounding_mode))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.div_Scalar_mode.routes[ks](input, other, rounding_mode)
+    return ops.div_Scalar_mode.call(input._impl.keys, input, other, rounding_mode)
 
 
 def div(*args, **kwargs):
@@ -428,15 +232,7 @@ def _match_div__Tensor(self, other):
 
 
 def _run_div__Tensor(self, other):
-    ks = self._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.div__Tensor, ks, (self, other))
-    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.div__Tensor.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.div__Tensor.routes[ks](self, other)
+    return ops.div__Tensor.call(self._impl.keys | other._impl.keys, self, other)
 
 
 def _match_div__Scalar(self, other):
@@ -448,12 +244,7 @@ def _match_div__Scalar(self, other):
 def _run_div__Scalar(self, other):
     if type(other) not in SCALAR_TYPES:
         other = as_scalar('div_', 'other', other)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.div__Scalar, ks, (self, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.div__Scalar.routes[ks](self, other)
+    return ops.div__Scalar.call(self._impl.keys, self, other)
 
 
 def _match_div__Tensor_mode(self, other, *, rounding_mode):
@@ -466,14 +257,7 @@ def _match_div__Tensor_mode(self, other, *, rounding_mode):
 
 def _run_div__Tensor_mode(self, other, rounding_mode):
     ks = self._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.div__Tensor_mode, ks, (self, other, rounding_mode))
-    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.div__Tensor_mode.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.div__Tensor_mode.routes[ks](self, other, rounding_mode)
+    return ops.div__Tensor_mode.call(ks, self, other, rounding_mode)
 
 
 def _match_div__Scalar_mode(self, other, *, rounding_mode):
@@ -487,12 +271,7 @@ def _match_div__Scalar_mode(self, other, *, rounding_mode):
 def _run_div__Scalar_mode(self, other, rounding_mode):
     if type(other) not in SCALAR_TYPES:
         other = as_scalar('div_', 'other', other)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.div__Scalar_mode, ks, (self, other, rounding_mode))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.div__Scalar_mode.routes[ks](self, other, rounding_mode)
+    return ops.div__Scalar_mode.call(self._impl.keys, self, other, rounding_mode)
 
 
 def div_(*args, **kwargs):
@@ -531,59 +310,11 @@ def pow(input, exponent, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('pow', 'input', 'Tensor', input)
     if isinstance(exponent, Tensor):  # pow.Tensor_Tensor
-        ks = input._impl.keys | exponent._impl.keys
-        if observers.active:
-            return observed(ops.pow_Tensor_Tensor, ks, (input, exponent))
-        if not ((input._impl.requires_grad or exponent._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.pow_Tensor_Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.pow_Tensor_Tensor.routes[ks](input, exponent)
+        return ops.pow_Tensor_Tensor.call(input._impl.keys | exponent._impl.keys, input, exponent)
     if type(exponent) in SCALAR_TYPES or is_number(exponent):  # pow.Tensor_Scalar
         if type(exponent) not in SCALAR_TYPES:
             exponent = as_scalar('pow', 'exponent', exponent)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.pow_Tensor_Scalar, ks, (input, exponent))
-        if not (input._impl.requires_grad and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.pow_Tensor_Scalar.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.pow_Tensor_Scalar.routes[ks](input, exponent)
-    no_overload('pow', (ops.pow_Tensor_Tensor, ops.pow_Tensor_Scalar), (input, exponent,), {})
-
-
-# ---- pow as a Python operator ----------------------------------------------------------
-
-def pow_operator(input, exponent):
-    """`__pow__`: pow's front door, or NotImplemented for what it cannot take."""
-    if type(exponent) is not type(input) and type(exponent) not in SCALAR_TYPES \
-            and not is_operand(exponent):
-        return NotImplemented
-    if observers.active:
-        return pow(input, exponent)
-    if not isinstance(input, Tensor):
-        bad_arg('pow', 'input', 'Tensor', input)
-    if isinstance(exponent, Tensor):  # pow.Tensor_Tensor
-        ks = input._impl.keys | exponent._impl.keys
-        if not ((input._impl.requires_grad or exponent._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.pow_Tensor_Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.pow_Tensor_Tensor.routes[ks](input, exponent)
-    if type(exponent) in SCALAR_TYPES or is_number(exponent):  # pow.Tensor_Scalar
-        if type(exponent) not in SCALAR_TYPES:
-            exponent = as_scalar('pow', 'exponent', exponent)
-        ks = input._impl.keys
-        if not (input._impl.requires_grad and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.pow_Tensor_Scalar.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.pow_Tensor_Scalar.routes[ks](input, exponent)
+        return ops.pow_Tensor_Scalar.call(input._impl.keys, input, exponent)
     no_overload('pow', (ops.pow_Tensor_Tensor, ops.pow_Tensor_Scalar), (input, exponent,), {})
 
 
@@ -597,15 +328,7 @@ def maximum(input, other, *, out=None):
         bad_arg('maximum', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('maximum', 'other', 'Tensor', other)
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.maximum, ks, (input, other))
-    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.maximum.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.maximum.routes[ks](input, other)
+    return ops.maximum.call(input._impl.keys | other._impl.keys, input, other)
 
 
 # ---- minimum ---------------------------------------------------------------------------
@@ -618,15 +341,7 @@ def minimum(input, other, *, out=None):
         bad_arg('minimum', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('minimum', 'other', 'Tensor', other)
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.minimum, ks, (input, other))
-    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.minimum.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.minimum.routes[ks](input, other)
+    return ops.minimum.call(input._impl.keys | other._impl.keys, input, other)
 
 
 # ---- xlogy (Tensor, Scalar_Other) ------------------------------------------------------
@@ -642,24 +357,11 @@ def xlogy(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('xlogy', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # xlogy.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.xlogy_Tensor, ks, (input, other))
-        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.xlogy_Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.xlogy_Tensor.routes[ks](input, other)
+        return ops.xlogy_Tensor.call(input._impl.keys | other._impl.keys, input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # xlogy.Scalar_Other
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('xlogy', 'other', other)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.xlogy_Scalar_Other, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.xlogy_Scalar_Other.routes[ks](input, other)
+        return ops.xlogy_Scalar_Other.call(input._impl.keys, input, other)
     no_overload('xlogy', (ops.xlogy_Tensor, ops.xlogy_Scalar_Other), (input, other,), {})
 
 
@@ -676,15 +378,7 @@ def xlog1py(input, other, *, out=None):
         bad_arg('xlog1py', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('xlog1py', 'other', 'Tensor', other)
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.xlog1py_Tensor, ks, (input, other))
-    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.xlog1py_Tensor.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.xlog1py_Tensor.routes[ks](input, other)
+    return ops.xlog1py_Tensor.call(input._impl.keys | other._impl.keys, input, other)
 
 
 # ---- where (self, ScalarOther, ScalarSelf, (default)) ----------------------------------
@@ -697,14 +391,7 @@ def _match_where_self(condition, input, other):
 
 def _run_where_self(condition, input, other):
     ks = condition._impl.keys | input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.where_self, ks, (condition, input, other))
-    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.where_self.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.where_self.routes[ks](condition, input, other)
+    return ops.where_self.call(ks, condition, input, other)
 
 
 def _match_where_ScalarOther(condition, input, other):
@@ -717,11 +404,7 @@ def _run_where_ScalarOther(condition, input, other):
     if type(other) not in SCALAR_TYPES:
         other = as_scalar('where', 'other', other)
     ks = condition._impl.keys | input._impl.keys
-    if observers.active:
-        return observed(ops.where_ScalarOther, ks, (condition, input, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.where_ScalarOther.routes[ks](condition, input, other)
+    return ops.where_ScalarOther.call(ks, condition, input, other)
 
 
 def _match_where_ScalarSelf(condition, input, other):
@@ -734,11 +417,7 @@ def _run_where_ScalarSelf(condition, input, other):
     if type(input) not in SCALAR_TYPES:
         input = as_scalar('where', 'input', input)
     ks = condition._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.where_ScalarSelf, ks, (condition, input, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.where_ScalarSelf.routes[ks](condition, input, other)
+    return ops.where_ScalarSelf.call(ks, condition, input, other)
 
 
 def _match_where(condition):
@@ -748,12 +427,7 @@ def _match_where(condition):
 
 
 def _run_where(condition):
-    ks = condition._impl.keys
-    if observers.active:
-        return observed(ops.where, ks, (condition,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.where.routes[ks](condition)
+    return ops.where.call(condition._impl.keys, condition)
 
 
 def where(*args, **kwargs):
@@ -791,47 +465,11 @@ def eq(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('eq', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # eq.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.eq_Tensor, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.eq_Tensor.routes[ks](input, other)
+        return ops.eq_Tensor.call(input._impl.keys | other._impl.keys, input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # eq.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('eq', 'other', other)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.eq_Scalar, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.eq_Scalar.routes[ks](input, other)
-    no_overload('eq', (ops.eq_Tensor, ops.eq_Scalar), (input, other,), {})
-
-
-# ---- eq as a Python operator -----------------------------------------------------------
-
-def eq_operator(input, other):
-    """`__eq__`: eq's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
-            and not is_operand(other):
-        return NotImplemented
-    if observers.active:
-        return eq(input, other)
-    if not isinstance(input, Tensor):
-        bad_arg('eq', 'input', 'Tensor', input)
-    if isinstance(other, Tensor):  # eq.Tensor
-        ks = input._impl.keys | other._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.eq_Tensor.routes[ks](input, other)
-    if type(other) in SCALAR_TYPES or is_number(other):  # eq.Scalar
-        if type(other) not in SCALAR_TYPES:
-            other = as_scalar('eq', 'other', other)
-        ks = input._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.eq_Scalar.routes[ks](input, other)
+        return ops.eq_Scalar.call(input._impl.keys, input, other)
     no_overload('eq', (ops.eq_Tensor, ops.eq_Scalar), (input, other,), {})
 
 
@@ -846,47 +484,11 @@ def ne(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('ne', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # ne.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.ne_Tensor, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.ne_Tensor.routes[ks](input, other)
+        return ops.ne_Tensor.call(input._impl.keys | other._impl.keys, input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # ne.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('ne', 'other', other)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.ne_Scalar, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.ne_Scalar.routes[ks](input, other)
-    no_overload('ne', (ops.ne_Tensor, ops.ne_Scalar), (input, other,), {})
-
-
-# ---- ne as a Python operator -----------------------------------------------------------
-
-def ne_operator(input, other):
-    """`__ne__`: ne's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
-            and not is_operand(other):
-        return NotImplemented
-    if observers.active:
-        return ne(input, other)
-    if not isinstance(input, Tensor):
-        bad_arg('ne', 'input', 'Tensor', input)
-    if isinstance(other, Tensor):  # ne.Tensor
-        ks = input._impl.keys | other._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.ne_Tensor.routes[ks](input, other)
-    if type(other) in SCALAR_TYPES or is_number(other):  # ne.Scalar
-        if type(other) not in SCALAR_TYPES:
-            other = as_scalar('ne', 'other', other)
-        ks = input._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.ne_Scalar.routes[ks](input, other)
+        return ops.ne_Scalar.call(input._impl.keys, input, other)
     no_overload('ne', (ops.ne_Tensor, ops.ne_Scalar), (input, other,), {})
 
 
@@ -901,47 +503,11 @@ def lt(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('lt', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # lt.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.lt_Tensor, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.lt_Tensor.routes[ks](input, other)
+        return ops.lt_Tensor.call(input._impl.keys | other._impl.keys, input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # lt.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('lt', 'other', other)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.lt_Scalar, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.lt_Scalar.routes[ks](input, other)
-    no_overload('lt', (ops.lt_Tensor, ops.lt_Scalar), (input, other,), {})
-
-
-# ---- lt as a Python operator -----------------------------------------------------------
-
-def lt_operator(input, other):
-    """`__lt__`: lt's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
-            and not is_operand(other):
-        return NotImplemented
-    if observers.active:
-        return lt(input, other)
-    if not isinstance(input, Tensor):
-        bad_arg('lt', 'input', 'Tensor', input)
-    if isinstance(other, Tensor):  # lt.Tensor
-        ks = input._impl.keys | other._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.lt_Tensor.routes[ks](input, other)
-    if type(other) in SCALAR_TYPES or is_number(other):  # lt.Scalar
-        if type(other) not in SCALAR_TYPES:
-            other = as_scalar('lt', 'other', other)
-        ks = input._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.lt_Scalar.routes[ks](input, other)
+        return ops.lt_Scalar.call(input._impl.keys, input, other)
     no_overload('lt', (ops.lt_Tensor, ops.lt_Scalar), (input, other,), {})
 
 
@@ -956,47 +522,11 @@ def le(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('le', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # le.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.le_Tensor, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.le_Tensor.routes[ks](input, other)
+        return ops.le_Tensor.call(input._impl.keys | other._impl.keys, input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # le.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('le', 'other', other)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.le_Scalar, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.le_Scalar.routes[ks](input, other)
-    no_overload('le', (ops.le_Tensor, ops.le_Scalar), (input, other,), {})
-
-
-# ---- le as a Python operator -----------------------------------------------------------
-
-def le_operator(input, other):
-    """`__le__`: le's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
-            and not is_operand(other):
-        return NotImplemented
-    if observers.active:
-        return le(input, other)
-    if not isinstance(input, Tensor):
-        bad_arg('le', 'input', 'Tensor', input)
-    if isinstance(other, Tensor):  # le.Tensor
-        ks = input._impl.keys | other._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.le_Tensor.routes[ks](input, other)
-    if type(other) in SCALAR_TYPES or is_number(other):  # le.Scalar
-        if type(other) not in SCALAR_TYPES:
-            other = as_scalar('le', 'other', other)
-        ks = input._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.le_Scalar.routes[ks](input, other)
+        return ops.le_Scalar.call(input._impl.keys, input, other)
     no_overload('le', (ops.le_Tensor, ops.le_Scalar), (input, other,), {})
 
 
@@ -1011,47 +541,11 @@ def gt(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('gt', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # gt.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.gt_Tensor, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.gt_Tensor.routes[ks](input, other)
+        return ops.gt_Tensor.call(input._impl.keys | other._impl.keys, input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # gt.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('gt', 'other', other)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.gt_Scalar, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.gt_Scalar.routes[ks](input, other)
-    no_overload('gt', (ops.gt_Tensor, ops.gt_Scalar), (input, other,), {})
-
-
-# ---- gt as a Python operator -----------------------------------------------------------
-
-def gt_operator(input, other):
-    """`__gt__`: gt's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
-            and not is_operand(other):
-        return NotImplemented
-    if observers.active:
-        return gt(input, other)
-    if not isinstance(input, Tensor):
-        bad_arg('gt', 'input', 'Tensor', input)
-    if isinstance(other, Tensor):  # gt.Tensor
-        ks = input._impl.keys | other._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.gt_Tensor.routes[ks](input, other)
-    if type(other) in SCALAR_TYPES or is_number(other):  # gt.Scalar
-        if type(other) not in SCALAR_TYPES:
-            other = as_scalar('gt', 'other', other)
-        ks = input._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.gt_Scalar.routes[ks](input, other)
+        return ops.gt_Scalar.call(input._impl.keys, input, other)
     no_overload('gt', (ops.gt_Tensor, ops.gt_Scalar), (input, other,), {})
 
 
@@ -1066,47 +560,11 @@ def ge(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('ge', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # ge.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.ge_Tensor, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.ge_Tensor.routes[ks](input, other)
+        return ops.ge_Tensor.call(input._impl.keys | other._impl.keys, input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # ge.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('ge', 'other', other)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.ge_Scalar, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.ge_Scalar.routes[ks](input, other)
-    no_overload('ge', (ops.ge_Tensor, ops.ge_Scalar), (input, other,), {})
-
-
-# ---- ge as a Python operator -----------------------------------------------------------
-
-def ge_operator(input, other):
-    """`__ge__`: ge's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
-            and not is_operand(other):
-        return NotImplemented
-    if observers.active:
-        return ge(input, other)
-    if not isinstance(input, Tensor):
-        bad_arg('ge', 'input', 'Tensor', input)
-    if isinstance(other, Tensor):  # ge.Tensor
-        ks = input._impl.keys | other._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.ge_Tensor.routes[ks](input, other)
-    if type(other) in SCALAR_TYPES or is_number(other):  # ge.Scalar
-        if type(other) not in SCALAR_TYPES:
-            other = as_scalar('ge', 'other', other)
-        ks = input._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.ge_Scalar.routes[ks](input, other)
+        return ops.ge_Scalar.call(input._impl.keys, input, other)
     no_overload('ge', (ops.ge_Tensor, ops.ge_Scalar), (input, other,), {})
 
 
@@ -1118,15 +576,7 @@ def neg(input, *, out=None):
         return into_out('neg', out, neg(input))
     if not isinstance(input, Tensor):
         bad_arg('neg', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.neg, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.neg.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.neg.routes[ks](input)
+    return ops.neg.call(input._impl.keys, input)
 
 
 # ---- abs -------------------------------------------------------------------------------
@@ -1137,15 +587,7 @@ def abs(input, *, out=None):
         return into_out('abs', out, abs(input))
     if not isinstance(input, Tensor):
         bad_arg('abs', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.abs, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.abs.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.abs.routes[ks](input)
+    return ops.abs.call(input._impl.keys, input)
 
 
 # ---- sign ------------------------------------------------------------------------------
@@ -1156,15 +598,7 @@ def sign(input, *, out=None):
         return into_out('sign', out, sign(input))
     if not isinstance(input, Tensor):
         bad_arg('sign', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.sign, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.sign.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.sign.routes[ks](input)
+    return ops.sign.call(input._impl.keys, input)
 
 
 # ---- exp -------------------------------------------------------------------------------
@@ -1175,15 +609,7 @@ def exp(input, *, out=None):
         return into_out('exp', out, exp(input))
     if not isinstance(input, Tensor):
         bad_arg('exp', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.exp, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.exp.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.exp.routes[ks](input)
+    return ops.exp.call(input._impl.keys, input)
 
 
 # ---- log -------------------------------------------------------------------------------
@@ -1194,15 +620,7 @@ def log(input, *, out=None):
         return into_out('log', out, log(input))
     if not isinstance(input, Tensor):
         bad_arg('log', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.log, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.log.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.log.routes[ks](input)
+    return ops.log.call(input._impl.keys, input)
 
 
 # ---- sqrt ------------------------------------------------------------------------------
@@ -1213,15 +631,7 @@ def sqrt(input, *, out=None):
         return into_out('sqrt', out, sqrt(input))
     if not isinstance(input, Tensor):
         bad_arg('sqrt', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.sqrt, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.sqrt.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.sqrt.routes[ks](input)
+    return ops.sqrt.call(input._impl.keys, input)
 
 
 # ---- sin -------------------------------------------------------------------------------
@@ -1232,15 +642,7 @@ def sin(input, *, out=None):
         return into_out('sin', out, sin(input))
     if not isinstance(input, Tensor):
         bad_arg('sin', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.sin, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.sin.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.sin.routes[ks](input)
+    return ops.sin.call(input._impl.keys, input)
 
 
 # ---- cos -------------------------------------------------------------------------------
@@ -1251,15 +653,7 @@ def cos(input, *, out=None):
         return into_out('cos', out, cos(input))
     if not isinstance(input, Tensor):
         bad_arg('cos', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.cos, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.cos.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.cos.routes[ks](input)
+    return ops.cos.call(input._impl.keys, input)
 
 
 # ---- tanh ------------------------------------------------------------------------------
@@ -1270,15 +664,7 @@ def tanh(input, *, out=None):
         return into_out('tanh', out, tanh(input))
     if not isinstance(input, Tensor):
         bad_arg('tanh', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.tanh, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.tanh.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.tanh.routes[ks](input)
+    return ops.tanh.call(input._impl.keys, input)
 
 
 # ---- sigmoid ---------------------------------------------------------------------------
@@ -1292,15 +678,7 @@ def sigmoid(input, *, out=None):
         return into_out('sigmoid', out, sigmoid(input))
     if not isinstance(input, Tensor):
         bad_arg('sigmoid', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.sigmoid, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.sigmoid.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.sigmoid.routes[ks](input)
+    return ops.sigmoid.call(input._impl.keys, input)
 
 
 # ---- relu ------------------------------------------------------------------------------
@@ -1311,15 +689,7 @@ def relu(input, *, out=None):
         return into_out('relu', out, relu(input))
     if not isinstance(input, Tensor):
         bad_arg('relu', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.relu, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.relu.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.relu.routes[ks](input)
+    return ops.relu.call(input._impl.keys, input)
 
 
 # ---- relu_ -----------------------------------------------------------------------------
@@ -1328,15 +698,7 @@ def relu_(input):
     """relu_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('relu_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.relu_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.relu_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.relu_.routes[ks](input)
+    return ops.relu_.call(input._impl.keys, input)
 
 
 # ---- sum ((default), dim_IntList) ------------------------------------------------------
@@ -1350,15 +712,7 @@ def _match_sum(input, *, dtype=None):
 def _run_sum(input, dtype):
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('sum', 'dtype', dtype)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.sum, ks, (input, dtype))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.sum.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.sum.routes[ks](input, dtype)
+    return ops.sum.call(input._impl.keys, input, dtype)
 
 
 def _match_sum_dim_IntList(input, dim, keepdim=False, *, dtype=None):
@@ -1377,15 +731,7 @@ def _run_sum_dim_IntList(input, dim, keepdim, dtype):
         keepdim = as_bool('sum', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('sum', 'dtype', dtype)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.sum_dim_IntList, ks, (input, dim, keepdim, dtype))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.sum_dim_IntList.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.sum_dim_IntList.routes[ks](input, dim, keepdim, dtype)
+    return ops.sum_dim_IntList.call(input._impl.keys, input, dim, keepdim, dtype)
 
 
 def sum(*args, **kwargs):
@@ -1421,15 +767,7 @@ def _match_mean(input, *, dtype=None):
 def _run_mean(input, dtype):
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('mean', 'dtype', dtype)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.mean, ks, (input, dtype))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.mean.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.mean.routes[ks](input, dtype)
+    return ops.mean.call(input._impl.keys, input, dtype)
 
 
 def _match_mean_dim(input, dim, keepdim=False, *, dtype=None):
@@ -1448,15 +786,7 @@ def _run_mean_dim(input, dim, keepdim, dtype):
         keepdim = as_bool('mean', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('mean', 'dtype', dtype)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.mean_dim, ks, (input, dim, keepdim, dtype))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.mean_dim.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.mean_dim.routes[ks](input, dim, keepdim, dtype)
+    return ops.mean_dim.call(input._impl.keys, input, dim, keepdim, dtype)
 
 
 def mean(*args, **kwargs):
@@ -1491,15 +821,7 @@ def _match_max(input):
 
 
 def _run_max(input):
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.max, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.max.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.max.routes[ks](input)
+    return ops.max.call(input._impl.keys, input)
 
 
 def _match_max_dim(input, dim, keepdim=False):
@@ -1513,15 +835,7 @@ def _run_max_dim(input, dim, keepdim):
         dim = as_int('max', 'dim', dim)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('max', 'keepdim', keepdim)
-    ks = input._impl.keys
-    if observers.active:
-        return _returns_max_dim(*observed(ops.max_dim, ks, (input, dim, keepdim)))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.max_dim.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return _returns_max_dim(*ops.max_dim.routes[ks](input, dim, keepdim))
+    return _returns_max_dim(*ops.max_dim.call(input._impl.keys, input, dim, keepdim))
 
 
 def _match_max_other(input, other):
@@ -1531,12 +845,7 @@ def _match_max_other(input, other):
 
 
 def _run_max_other(input, other):
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.max_other, ks, (input, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.max_other.routes[ks](input, other)
+    return ops.max_other.call(input._impl.keys | other._impl.keys, input, other)
 
 
 def max(*args, **kwargs):
@@ -1572,15 +881,7 @@ def _match_min(input):
 
 
 def _run_min(input):
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.min, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.min.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.min.routes[ks](input)
+    return ops.min.call(input._impl.keys, input)
 
 
 def _match_min_dim(input, dim, keepdim=False):
@@ -1594,15 +895,7 @@ def _run_min_dim(input, dim, keepdim):
         dim = as_int('min', 'dim', dim)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('min', 'keepdim', keepdim)
-    ks = input._impl.keys
-    if observers.active:
-        return _returns_min_dim(*observed(ops.min_dim, ks, (input, dim, keepdim)))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.min_dim.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return _returns_min_dim(*ops.min_dim.routes[ks](input, dim, keepdim))
+    return _returns_min_dim(*ops.min_dim.call(input._impl.keys, input, dim, keepdim))
 
 
 def _match_min_other(input, other):
@@ -1612,12 +905,7 @@ def _match_min_other(input, other):
 
 
 def _run_min_other(input, other):
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.min_other, ks, (input, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.min_other.routes[ks](input, other)
+    return ops.min_other.call(input._impl.keys | other._impl.keys, input, other)
 
 
 def min(*args, **kwargs):
@@ -1660,12 +948,7 @@ def argmax(input, dim=None, keepdim=False, *, out=None, **kwargs):
         dim = as_int('argmax', 'dim', dim)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('argmax', 'keepdim', keepdim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.argmax, ks, (input, dim, keepdim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.argmax.routes[ks](input, dim, keepdim)
+    return ops.argmax.call(input._impl.keys, input, dim, keepdim)
 
 
 # ---- argmin ----------------------------------------------------------------------------
@@ -1686,12 +969,7 @@ def argmin(input, dim=None, keepdim=False, *, out=None, **kwargs):
         dim = as_int('argmin', 'dim', dim)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('argmin', 'keepdim', keepdim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.argmin, ks, (input, dim, keepdim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.argmin.routes[ks](input, dim, keepdim)
+    return ops.argmin.call(input._impl.keys, input, dim, keepdim)
 
 
 # ---- matmul ----------------------------------------------------------------------------
@@ -1707,31 +985,7 @@ def matmul(input, other, *, out=None):
         bad_arg('matmul', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('matmul', 'other', 'Tensor', other)
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.matmul, ks, (input, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.matmul.routes[ks](input, other)
-
-
-# ---- matmul as a Python operator -------------------------------------------------------
-
-def matmul_operator(input, other):
-    """`__matmul__`: matmul's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
-            and not is_operand(other):
-        return NotImplemented
-    if observers.active:
-        return matmul(input, other)
-    if not isinstance(input, Tensor):
-        bad_arg('matmul', 'input', 'Tensor', input)
-    if not isinstance(other, Tensor):
-        bad_arg('matmul', 'other', 'Tensor', other)
-    ks = input._impl.keys | other._impl.keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.matmul.routes[ks](input, other)
+    return ops.matmul.call(input._impl.keys | other._impl.keys, input, other)
 
 
 # ---- mm --------------------------------------------------------------------------------
@@ -1744,15 +998,7 @@ def mm(input, mat2, *, out=None):
         bad_arg('mm', 'input', 'Tensor', input)
     if not isinstance(mat2, Tensor):
         bad_arg('mm', 'mat2', 'Tensor', mat2)
-    ks = input._impl.keys | mat2._impl.keys
-    if observers.active:
-        return observed(ops.mm, ks, (input, mat2))
-    if not ((input._impl.requires_grad or mat2._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.mm.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.mm.routes[ks](input, mat2)
+    return ops.mm.call(input._impl.keys | mat2._impl.keys, input, mat2)
 
 
 # ---- bmm -------------------------------------------------------------------------------
@@ -1765,15 +1011,7 @@ def bmm(input, mat2, *, out=None):
         bad_arg('bmm', 'input', 'Tensor', input)
     if not isinstance(mat2, Tensor):
         bad_arg('bmm', 'mat2', 'Tensor', mat2)
-    ks = input._impl.keys | mat2._impl.keys
-    if observers.active:
-        return observed(ops.bmm, ks, (input, mat2))
-    if not ((input._impl.requires_grad or mat2._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.bmm.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.bmm.routes[ks](input, mat2)
+    return ops.bmm.call(input._impl.keys | mat2._impl.keys, input, mat2)
 
 
 # ---- copy_ -----------------------------------------------------------------------------
@@ -1786,15 +1024,7 @@ def copy_(self, src, non_blocking=False):
         bad_arg('copy_', 'src', 'Tensor', src)
     if type(non_blocking) is not _b.bool:
         non_blocking = as_bool('copy_', 'non_blocking', non_blocking)
-    ks = self._impl.keys | src._impl.keys
-    if observers.active:
-        return observed(ops.copy_, ks, (self, src, non_blocking))
-    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.copy_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.copy_.routes[ks](self, src, non_blocking)
+    return ops.copy_.call(self._impl.keys | src._impl.keys, self, src, non_blocking)
 
 
 # ---- fill_ (Scalar, Tensor) ------------------------------------------------------------
@@ -1810,22 +1040,9 @@ def fill_(input, value):
     if type(value) in SCALAR_TYPES or is_number(value):  # fill_.Scalar
         if type(value) not in SCALAR_TYPES:
             value = as_scalar('fill_', 'value', value)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.fill__Scalar, ks, (input, value))
-        if not (input._impl.requires_grad and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.fill__Scalar.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.fill__Scalar.routes[ks](input, value)
+        return ops.fill__Scalar.call(input._impl.keys, input, value)
     if isinstance(value, Tensor):  # fill_.Tensor
-        ks = input._impl.keys | value._impl.keys
-        if observers.active:
-            return observed(ops.fill__Tensor, ks, (input, value))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.fill__Tensor.routes[ks](input, value)
+        return ops.fill__Tensor.call(input._impl.keys | value._impl.keys, input, value)
     no_overload('fill_', (ops.fill__Scalar, ops.fill__Tensor), (input, value,), {})
 
 
@@ -1835,12 +1052,7 @@ def zero_(input):
     """zero_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('zero_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.zero_, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.zero_.routes[ks](input)
+    return ops.zero_.call(input._impl.keys, input)
 
 
 # ---- clone -----------------------------------------------------------------------------
@@ -1851,15 +1063,7 @@ def clone(input, *, memory_format=None, out=None):
         return into_out('clone', out, clone(input, memory_format=memory_format))
     if not isinstance(input, Tensor):
         bad_arg('clone', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.clone, ks, (input, memory_format))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.clone.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.clone.routes[ks](input, memory_format)
+    return ops.clone.call(input._impl.keys, input, memory_format)
 
 
 # ---- _to_copy --------------------------------------------------------------------------
@@ -1882,15 +1086,7 @@ def _to_copy(input, *, dtype=None, device=None, non_blocking=False, out=None):
         device = as_device('_to_copy', 'device', device)
     if type(non_blocking) is not _b.bool:
         non_blocking = as_bool('_to_copy', 'non_blocking', non_blocking)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops._to_copy, ks, (input, dtype, device, non_blocking))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._to_copy.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops._to_copy.routes[ks](input, dtype, device, non_blocking)
+    return ops._to_copy.call(input._impl.keys, input, dtype, device, non_blocking)
 
 
 # ---- to (dtype, device, other, memory_format) ------------------------------------------
@@ -1908,12 +1104,7 @@ def _run_to_dtype(self, dtype, non_blocking, copy):
         non_blocking = as_bool('to', 'non_blocking', non_blocking)
     if type(copy) is not _b.bool:
         copy = as_bool('to', 'copy', copy)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.to_dtype, ks, (self, dtype, non_blocking, copy))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.to_dtype.routes[ks](self, dtype, non_blocking, copy)
+    return ops.to_dtype.call(self._impl.keys, self, dtype, non_blocking, copy)
 
 
 def _match_to_device(self, device, dtype=None, non_blocking=False, copy=False):
@@ -1935,12 +1126,7 @@ def _run_to_device(self, device, dtype, non_blocking, copy):
         non_blocking = as_bool('to', 'non_blocking', non_blocking)
     if type(copy) is not _b.bool:
         copy = as_bool('to', 'copy', copy)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.to_device, ks, (self, device, dtype, non_blocking, copy))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.to_device.routes[ks](self, device, dtype, non_blocking, copy)
+    return ops.to_device.call(self._impl.keys, self, device, dtype, non_blocking, copy)
 
 
 def _match_to_other(self, other, non_blocking=False, copy=False):
@@ -1958,11 +1144,7 @@ def _run_to_other(self, other, non_blocking, copy):
     if type(copy) is not _b.bool:
         copy = as_bool('to', 'copy', copy)
     ks = self._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.to_other, ks, (self, other, non_blocking, copy))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.to_other.routes[ks](self, other, non_blocking, copy)
+    return ops.to_other.call(ks, self, other, non_blocking, copy)
 
 
 def _match_to_memory_format(
@@ -1988,13 +1170,7 @@ def _run_to_memory_format(self, memory_format, dtype, device, non_blocking, copy
     if type(copy) is not _b.bool:
         copy = as_bool('to', 'copy', copy)
     ks = self._impl.keys
-    if observers.active:
-        return observed(
-            ops.to_memory_format, ks, (self, memory_format, dtype, device, non_blocking, copy),
-        )
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.to_memory_format.routes[ks](self, memory_format, dtype, device, non_blocking, copy)
+    return ops.to_memory_format.call(ks, self, memory_format, dtype, device, non_blocking, copy)
 
 
 def to(*args, **kwargs):
@@ -2029,12 +1205,7 @@ def float(self):
     """float(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('float', 'self', 'Tensor', self)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.float, ks, (self,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.float.routes[ks](self)
+    return ops.float.call(self._impl.keys, self)
 
 
 # ---- double ----------------------------------------------------------------------------
@@ -2043,12 +1214,7 @@ def double(self):
     """double(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('double', 'self', 'Tensor', self)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.double, ks, (self,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.double.routes[ks](self)
+    return ops.double.call(self._impl.keys, self)
 
 
 # ---- long ------------------------------------------------------------------------------
@@ -2057,12 +1223,7 @@ def long(self):
     """long(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('long', 'self', 'Tensor', self)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.long, ks, (self,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.long.routes[ks](self)
+    return ops.long.call(self._impl.keys, self)
 
 
 # ---- int -------------------------------------------------------------------------------
@@ -2071,12 +1232,7 @@ def int(self):
     """int(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('int', 'self', 'Tensor', self)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.int, ks, (self,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.int.routes[ks](self)
+    return ops.int.call(self._impl.keys, self)
 
 
 # ---- bool ------------------------------------------------------------------------------
@@ -2085,12 +1241,7 @@ def bool(self):
     """bool(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('bool', 'self', 'Tensor', self)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.bool, ks, (self,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.bool.routes[ks](self)
+    return ops.bool.call(self._impl.keys, self)
 
 
 # ---- half ------------------------------------------------------------------------------
@@ -2099,12 +1250,7 @@ def half(self):
     """half(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('half', 'self', 'Tensor', self)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.half, ks, (self,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.half.routes[ks](self)
+    return ops.half.call(self._impl.keys, self)
 
 
 # ---- bfloat16 --------------------------------------------------------------------------
@@ -2113,12 +1259,7 @@ def bfloat16(self):
     """bfloat16(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('bfloat16', 'self', 'Tensor', self)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.bfloat16, ks, (self,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.bfloat16.routes[ks](self)
+    return ops.bfloat16.call(self._impl.keys, self)
 
 
 # ---- view ------------------------------------------------------------------------------
@@ -2132,15 +1273,7 @@ def view(self, *size, **kwargs):
     if not isinstance(self, Tensor):
         bad_arg('view', 'self', 'Tensor', self)
     size = as_int_list('view', 'size', size)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.view, ks, (self, size))
-    if not (self._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.view.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.view.routes[ks](self, size)
+    return ops.view.call(self._impl.keys, self, size)
 
 
 # ---- view_as ---------------------------------------------------------------------------
@@ -2151,12 +1284,7 @@ def view_as(self, other):
         bad_arg('view_as', 'self', 'Tensor', self)
     if not isinstance(other, Tensor):
         bad_arg('view_as', 'other', 'Tensor', other)
-    ks = self._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.view_as, ks, (self, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.view_as.routes[ks](self, other)
+    return ops.view_as.call(self._impl.keys | other._impl.keys, self, other)
 
 
 # ---- reshape ---------------------------------------------------------------------------
@@ -2173,12 +1301,7 @@ def reshape(input, *shape, **kwargs):
     if not isinstance(input, Tensor):
         bad_arg('reshape', 'input', 'Tensor', input)
     shape = as_int_list('reshape', 'shape', shape)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.reshape, ks, (input, shape))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.reshape.routes[ks](input, shape)
+    return ops.reshape.call(input._impl.keys, input, shape)
 
 
 # ---- _unsafe_view ----------------------------------------------------------------------
@@ -2198,15 +1321,7 @@ def _unsafe_view(input, *size, out=None, **kwargs):
     if not isinstance(input, Tensor):
         bad_arg('_unsafe_view', 'input', 'Tensor', input)
     size = as_int_list('_unsafe_view', 'size', size)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops._unsafe_view, ks, (input, size))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._unsafe_view.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops._unsafe_view.routes[ks](input, size)
+    return ops._unsafe_view.call(input._impl.keys, input, size)
 
 
 # ---- as_strided ------------------------------------------------------------------------
@@ -2220,15 +1335,7 @@ def as_strided(input, size, stride, storage_offset=None):
     stride = as_int_list('as_strided', 'stride', stride)
     if storage_offset is not None and type(storage_offset) is not _b.int:
         storage_offset = as_int('as_strided', 'storage_offset', storage_offset)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.as_strided, ks, (input, size, stride, storage_offset))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.as_strided.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.as_strided.routes[ks](input, size, stride, storage_offset)
+    return ops.as_strided.call(input._impl.keys, input, size, stride, storage_offset)
 
 
 # ---- transpose -------------------------------------------------------------------------
@@ -2241,15 +1348,7 @@ def transpose(input, dim0, dim1):
         dim0 = as_int('transpose', 'dim0', dim0)
     if type(dim1) is not _b.int:
         dim1 = as_int('transpose', 'dim1', dim1)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.transpose_int, ks, (input, dim0, dim1))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.transpose_int.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.transpose_int.routes[ks](input, dim0, dim1)
+    return ops.transpose_int.call(input._impl.keys, input, dim0, dim1)
 
 
 # ---- t ---------------------------------------------------------------------------------
@@ -2258,12 +1357,7 @@ def t(input):
     """t(Tensor(a) self) -> Tensor(a)"""
     if not isinstance(input, Tensor):
         bad_arg('t', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.t, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.t.routes[ks](input)
+    return ops.t.call(input._impl.keys, input)
 
 
 # ---- permute ---------------------------------------------------------------------------
@@ -2277,15 +1371,7 @@ def permute(input, *dims, **kwargs):
     if not isinstance(input, Tensor):
         bad_arg('permute', 'input', 'Tensor', input)
     dims = as_int_list('permute', 'dims', dims)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.permute, ks, (input, dims))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.permute.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.permute.routes[ks](input, dims)
+    return ops.permute.call(input._impl.keys, input, dims)
 
 
 # ---- expand ----------------------------------------------------------------------------
@@ -2301,15 +1387,7 @@ def expand(self, *size, implicit=False, **kwargs):
     size = as_int_list('expand', 'size', size)
     if type(implicit) is not _b.bool:
         implicit = as_bool('expand', 'implicit', implicit)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.expand, ks, (self, size, implicit))
-    if not (self._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.expand.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.expand.routes[ks](self, size, implicit)
+    return ops.expand.call(self._impl.keys, self, size, implicit)
 
 
 # ---- expand_as -------------------------------------------------------------------------
@@ -2320,12 +1398,7 @@ def expand_as(self, other):
         bad_arg('expand_as', 'self', 'Tensor', self)
     if not isinstance(other, Tensor):
         bad_arg('expand_as', 'other', 'Tensor', other)
-    ks = self._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.expand_as, ks, (self, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.expand_as.routes[ks](self, other)
+    return ops.expand_as.call(self._impl.keys | other._impl.keys, self, other)
 
 
 # ---- squeeze ((default), dim) ----------------------------------------------------------
@@ -2337,15 +1410,7 @@ def _match_squeeze(input):
 
 
 def _run_squeeze(input):
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.squeeze, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.squeeze.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.squeeze.routes[ks](input)
+    return ops.squeeze.call(input._impl.keys, input)
 
 
 def _match_squeeze_dim(input, dim):
@@ -2357,15 +1422,7 @@ def _match_squeeze_dim(input, dim):
 def _run_squeeze_dim(input, dim):
     if type(dim) is not _b.int:
         dim = as_int('squeeze', 'dim', dim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.squeeze_dim, ks, (input, dim))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.squeeze_dim.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.squeeze_dim.routes[ks](input, dim)
+    return ops.squeeze_dim.call(input._impl.keys, input, dim)
 
 
 def squeeze(*args, **kwargs):
@@ -2395,15 +1452,7 @@ def _match_unsqueeze(input, dim):
 def _run_unsqueeze(input, dim):
     if type(dim) is not _b.int:
         dim = as_int('unsqueeze', 'dim', dim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.unsqueeze, ks, (input, dim))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.unsqueeze.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.unsqueeze.routes[ks](input, dim)
+    return ops.unsqueeze.call(input._impl.keys, input, dim)
 
 
 def unsqueeze(*args, **kwargs):
@@ -2430,12 +1479,7 @@ def flatten(input, start_dim=0, end_dim=-1):
         start_dim = as_int('flatten', 'start_dim', start_dim)
     if type(end_dim) is not _b.int:
         end_dim = as_int('flatten', 'end_dim', end_dim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.flatten_using_ints, ks, (input, start_dim, end_dim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.flatten_using_ints.routes[ks](input, start_dim, end_dim)
+    return ops.flatten_using_ints.call(input._impl.keys, input, start_dim, end_dim)
 
 
 # ---- narrow ----------------------------------------------------------------------------
@@ -2453,12 +1497,7 @@ def _run_narrow(input, dim, start, length):
         start = as_int('narrow', 'start', start)
     if type(length) is not _b.int:
         length = as_int('narrow', 'length', length)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.narrow, ks, (input, dim, start, length))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.narrow.routes[ks](input, dim, start, length)
+    return ops.narrow.call(input._impl.keys, input, dim, start, length)
 
 
 def narrow(*args, **kwargs):
@@ -2488,15 +1527,7 @@ def _run_select_int(input, dim, index):
         dim = as_int('select', 'dim', dim)
     if type(index) is not _b.int:
         index = as_int('select', 'index', index)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.select_int, ks, (input, dim, index))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.select_int.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.select_int.routes[ks](input, dim, index)
+    return ops.select_int.call(input._impl.keys, input, dim, index)
 
 
 def select(*args, **kwargs):
@@ -2535,15 +1566,7 @@ def slice(input, dim=0, start=None, end=None, step=1, **kwargs):
         end = as_int('slice', 'end', end)
     if type(step) is not _b.int:
         step = as_int('slice', 'step', step)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.slice_Tensor, ks, (input, dim, start, end, step))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.slice_Tensor.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.slice_Tensor.routes[ks](input, dim, start, end, step)
+    return ops.slice_Tensor.call(input._impl.keys, input, dim, start, end, step)
 
 
 # ---- unbind ----------------------------------------------------------------------------
@@ -2557,12 +1580,7 @@ def unbind(input, dim=0, **kwargs):
         bad_arg('unbind', 'input', 'Tensor', input)
     if type(dim) is not _b.int:
         dim = as_int('unbind', 'dim', dim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.unbind_int, ks, (input, dim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.unbind_int.routes[ks](input, dim)
+    return ops.unbind_int.call(input._impl.keys, input, dim)
 
 
 # ---- contiguous ------------------------------------------------------------------------
@@ -2571,12 +1589,7 @@ def contiguous(self, *, memory_format=None):
     """contiguous(Tensor(a) self, *, MemoryFormat? memory_format=None) -> Tensor(a)"""
     if not isinstance(self, Tensor):
         bad_arg('contiguous', 'self', 'Tensor', self)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.contiguous, ks, (self, memory_format))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.contiguous.routes[ks](self, memory_format)
+    return ops.contiguous.call(self._impl.keys, self, memory_format)
 
 
 # ---- detach ----------------------------------------------------------------------------
@@ -2585,12 +1598,7 @@ def detach(input):
     """detach(Tensor(a) self) -> Tensor(a)"""
     if not isinstance(input, Tensor):
         bad_arg('detach', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.detach, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.detach.routes[ks](input)
+    return ops.detach.call(input._impl.keys, input)
 
 
 # ---- detach_ ---------------------------------------------------------------------------
@@ -2599,12 +1607,7 @@ def detach_(input):
     """detach_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('detach_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.detach_, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.detach_.routes[ks](input)
+    return ops.detach_.call(input._impl.keys, input)
 
 
 # ---- reciprocal ------------------------------------------------------------------------
@@ -2618,15 +1621,7 @@ def reciprocal(input, *, out=None):
         return into_out('reciprocal', out, reciprocal(input))
     if not isinstance(input, Tensor):
         bad_arg('reciprocal', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.reciprocal, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.reciprocal.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.reciprocal.routes[ks](input)
+    return ops.reciprocal.call(input._impl.keys, input)
 
 
 # ---- reciprocal_ -----------------------------------------------------------------------
@@ -2635,15 +1630,7 @@ def reciprocal_(input):
     """reciprocal_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('reciprocal_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.reciprocal_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.reciprocal_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.reciprocal_.routes[ks](input)
+    return ops.reciprocal_.call(input._impl.keys, input)
 
 
 # ---- rsqrt -----------------------------------------------------------------------------
@@ -2657,15 +1644,7 @@ def rsqrt(input, *, out=None):
         return into_out('rsqrt', out, rsqrt(input))
     if not isinstance(input, Tensor):
         bad_arg('rsqrt', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.rsqrt, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.rsqrt.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.rsqrt.routes[ks](input)
+    return ops.rsqrt.call(input._impl.keys, input)
 
 
 # ---- rsqrt_ ----------------------------------------------------------------------------
@@ -2674,15 +1653,7 @@ def rsqrt_(input):
     """rsqrt_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('rsqrt_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.rsqrt_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.rsqrt_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.rsqrt_.routes[ks](input)
+    return ops.rsqrt_.call(input._impl.keys, input)
 
 
 # ---- exp2 ------------------------------------------------------------------------------
@@ -2696,15 +1667,7 @@ def exp2(input, *, out=None):
         return into_out('exp2', out, exp2(input))
     if not isinstance(input, Tensor):
         bad_arg('exp2', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.exp2, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.exp2.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.exp2.routes[ks](input)
+    return ops.exp2.call(input._impl.keys, input)
 
 
 # ---- exp2_ -----------------------------------------------------------------------------
@@ -2713,15 +1676,7 @@ def exp2_(input):
     """exp2_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('exp2_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.exp2_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.exp2_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.exp2_.routes[ks](input)
+    return ops.exp2_.call(input._impl.keys, input)
 
 
 # ---- expm1 -----------------------------------------------------------------------------
@@ -2735,15 +1690,7 @@ def expm1(input, *, out=None):
         return into_out('expm1', out, expm1(input))
     if not isinstance(input, Tensor):
         bad_arg('expm1', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.expm1, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.expm1.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.expm1.routes[ks](input)
+    return ops.expm1.call(input._impl.keys, input)
 
 
 # ---- expm1_ ----------------------------------------------------------------------------
@@ -2752,15 +1699,7 @@ def expm1_(input):
     """expm1_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('expm1_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.expm1_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.expm1_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.expm1_.routes[ks](input)
+    return ops.expm1_.call(input._impl.keys, input)
 
 
 # ---- log2 ------------------------------------------------------------------------------
@@ -2771,15 +1710,7 @@ def log2(input, *, out=None):
         return into_out('log2', out, log2(input))
     if not isinstance(input, Tensor):
         bad_arg('log2', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.log2, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.log2.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.log2.routes[ks](input)
+    return ops.log2.call(input._impl.keys, input)
 
 
 # ---- log2_ -----------------------------------------------------------------------------
@@ -2788,15 +1719,7 @@ def log2_(input):
     """log2_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('log2_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.log2_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.log2_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.log2_.routes[ks](input)
+    return ops.log2_.call(input._impl.keys, input)
 
 
 # ---- log10 -----------------------------------------------------------------------------
@@ -2807,15 +1730,7 @@ def log10(input, *, out=None):
         return into_out('log10', out, log10(input))
     if not isinstance(input, Tensor):
         bad_arg('log10', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.log10, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.log10.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.log10.routes[ks](input)
+    return ops.log10.call(input._impl.keys, input)
 
 
 # ---- log10_ ----------------------------------------------------------------------------
@@ -2824,15 +1739,7 @@ def log10_(input):
     """log10_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('log10_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.log10_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.log10_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.log10_.routes[ks](input)
+    return ops.log10_.call(input._impl.keys, input)
 
 
 # ---- log1p -----------------------------------------------------------------------------
@@ -2846,15 +1753,7 @@ def log1p(input, *, out=None):
         return into_out('log1p', out, log1p(input))
     if not isinstance(input, Tensor):
         bad_arg('log1p', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.log1p, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.log1p.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.log1p.routes[ks](input)
+    return ops.log1p.call(input._impl.keys, input)
 
 
 # ---- log1p_ ----------------------------------------------------------------------------
@@ -2863,15 +1762,7 @@ def log1p_(input):
     """log1p_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('log1p_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.log1p_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.log1p_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.log1p_.routes[ks](input)
+    return ops.log1p_.call(input._impl.keys, input)
 
 
 # ---- tan -------------------------------------------------------------------------------
@@ -2882,15 +1773,7 @@ def tan(input, *, out=None):
         return into_out('tan', out, tan(input))
     if not isinstance(input, Tensor):
         bad_arg('tan', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.tan, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.tan.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.tan.routes[ks](input)
+    return ops.tan.call(input._impl.keys, input)
 
 
 # ---- tan_ ------------------------------------------------------------------------------
@@ -2899,15 +1782,7 @@ def tan_(input):
     """tan_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('tan_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.tan_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.tan_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.tan_.routes[ks](input)
+    return ops.tan_.call(input._impl.keys, input)
 
 
 # ---- asin ------------------------------------------------------------------------------
@@ -2918,15 +1793,7 @@ def asin(input, *, out=None):
         return into_out('asin', out, asin(input))
     if not isinstance(input, Tensor):
         bad_arg('asin', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.asin, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.asin.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.asin.routes[ks](input)
+    return ops.asin.call(input._impl.keys, input)
 
 
 # ---- asin_ -----------------------------------------------------------------------------
@@ -2935,15 +1802,7 @@ def asin_(input):
     """asin_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('asin_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.asin_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.asin_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.asin_.routes[ks](input)
+    return ops.asin_.call(input._impl.keys, input)
 
 
 # ---- acos ------------------------------------------------------------------------------
@@ -2954,15 +1813,7 @@ def acos(input, *, out=None):
         return into_out('acos', out, acos(input))
     if not isinstance(input, Tensor):
         bad_arg('acos', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.acos, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.acos.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.acos.routes[ks](input)
+    return ops.acos.call(input._impl.keys, input)
 
 
 # ---- acos_ -----------------------------------------------------------------------------
@@ -2971,15 +1822,7 @@ def acos_(input):
     """acos_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('acos_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.acos_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.acos_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.acos_.routes[ks](input)
+    return ops.acos_.call(input._impl.keys, input)
 
 
 # ---- atan ------------------------------------------------------------------------------
@@ -2990,15 +1833,7 @@ def atan(input, *, out=None):
         return into_out('atan', out, atan(input))
     if not isinstance(input, Tensor):
         bad_arg('atan', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.atan, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.atan.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.atan.routes[ks](input)
+    return ops.atan.call(input._impl.keys, input)
 
 
 # ---- atan_ -----------------------------------------------------------------------------
@@ -3007,15 +1842,7 @@ def atan_(input):
     """atan_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('atan_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.atan_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.atan_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.atan_.routes[ks](input)
+    return ops.atan_.call(input._impl.keys, input)
 
 
 # ---- sinh ------------------------------------------------------------------------------
@@ -3026,15 +1853,7 @@ def sinh(input, *, out=None):
         return into_out('sinh', out, sinh(input))
     if not isinstance(input, Tensor):
         bad_arg('sinh', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.sinh, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.sinh.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.sinh.routes[ks](input)
+    return ops.sinh.call(input._impl.keys, input)
 
 
 # ---- sinh_ -----------------------------------------------------------------------------
@@ -3043,15 +1862,7 @@ def sinh_(input):
     """sinh_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('sinh_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.sinh_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.sinh_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.sinh_.routes[ks](input)
+    return ops.sinh_.call(input._impl.keys, input)
 
 
 # ---- cosh ------------------------------------------------------------------------------
@@ -3062,15 +1873,7 @@ def cosh(input, *, out=None):
         return into_out('cosh', out, cosh(input))
     if not isinstance(input, Tensor):
         bad_arg('cosh', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.cosh, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.cosh.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.cosh.routes[ks](input)
+    return ops.cosh.call(input._impl.keys, input)
 
 
 # ---- cosh_ -----------------------------------------------------------------------------
@@ -3079,15 +1882,7 @@ def cosh_(input):
     """cosh_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('cosh_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.cosh_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.cosh_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.cosh_.routes[ks](input)
+    return ops.cosh_.call(input._impl.keys, input)
 
 
 # ---- erf -------------------------------------------------------------------------------
@@ -3101,15 +1896,7 @@ def erf(input, *, out=None):
         return into_out('erf', out, erf(input))
     if not isinstance(input, Tensor):
         bad_arg('erf', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.erf, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.erf.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.erf.routes[ks](input)
+    return ops.erf.call(input._impl.keys, input)
 
 
 # ---- erf_ ------------------------------------------------------------------------------
@@ -3118,15 +1905,7 @@ def erf_(input):
     """erf_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('erf_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.erf_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.erf_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.erf_.routes[ks](input)
+    return ops.erf_.call(input._impl.keys, input)
 
 
 # ---- erfc ------------------------------------------------------------------------------
@@ -3140,15 +1919,7 @@ def erfc(input, *, out=None):
         return into_out('erfc', out, erfc(input))
     if not isinstance(input, Tensor):
         bad_arg('erfc', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.erfc, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.erfc.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.erfc.routes[ks](input)
+    return ops.erfc.call(input._impl.keys, input)
 
 
 # ---- erfc_ -----------------------------------------------------------------------------
@@ -3157,15 +1928,7 @@ def erfc_(input):
     """erfc_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('erfc_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.erfc_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.erfc_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.erfc_.routes[ks](input)
+    return ops.erfc_.call(input._impl.keys, input)
 
 
 # ---- logit -----------------------------------------------------------------------------
@@ -3181,15 +1944,7 @@ def logit(input, eps=None, *, out=None):
         bad_arg('logit', 'input', 'Tensor', input)
     if eps is not None and type(eps) not in FLOAT_TYPES:
         eps = as_float('logit', 'eps', eps)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.logit, ks, (input, eps))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.logit.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.logit.routes[ks](input, eps)
+    return ops.logit.call(input._impl.keys, input, eps)
 
 
 # ---- logit_ ----------------------------------------------------------------------------
@@ -3200,15 +1955,7 @@ def logit_(input, eps=None):
         bad_arg('logit_', 'input', 'Tensor', input)
     if eps is not None and type(eps) not in FLOAT_TYPES:
         eps = as_float('logit_', 'eps', eps)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.logit_, ks, (input, eps))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.logit_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.logit_.routes[ks](input, eps)
+    return ops.logit_.call(input._impl.keys, input, eps)
 
 
 # ---- floor -----------------------------------------------------------------------------
@@ -3219,15 +1966,7 @@ def floor(input, *, out=None):
         return into_out('floor', out, floor(input))
     if not isinstance(input, Tensor):
         bad_arg('floor', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.floor, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.floor.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.floor.routes[ks](input)
+    return ops.floor.call(input._impl.keys, input)
 
 
 # ---- floor_ ----------------------------------------------------------------------------
@@ -3236,15 +1975,7 @@ def floor_(input):
     """floor_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('floor_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.floor_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.floor_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.floor_.routes[ks](input)
+    return ops.floor_.call(input._impl.keys, input)
 
 
 # ---- ceil ------------------------------------------------------------------------------
@@ -3255,15 +1986,7 @@ def ceil(input, *, out=None):
         return into_out('ceil', out, ceil(input))
     if not isinstance(input, Tensor):
         bad_arg('ceil', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.ceil, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.ceil.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.ceil.routes[ks](input)
+    return ops.ceil.call(input._impl.keys, input)
 
 
 # ---- ceil_ -----------------------------------------------------------------------------
@@ -3272,15 +1995,7 @@ def ceil_(input):
     """ceil_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('ceil_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.ceil_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.ceil_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.ceil_.routes[ks](input)
+    return ops.ceil_.call(input._impl.keys, input)
 
 
 # ---- trunc -----------------------------------------------------------------------------
@@ -3291,15 +2006,7 @@ def trunc(input, *, out=None):
         return into_out('trunc', out, trunc(input))
     if not isinstance(input, Tensor):
         bad_arg('trunc', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.trunc, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.trunc.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.trunc.routes[ks](input)
+    return ops.trunc.call(input._impl.keys, input)
 
 
 # ---- trunc_ ----------------------------------------------------------------------------
@@ -3308,15 +2015,7 @@ def trunc_(input):
     """trunc_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('trunc_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.trunc_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.trunc_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.trunc_.routes[ks](input)
+    return ops.trunc_.call(input._impl.keys, input)
 
 
 # ---- round ((default), decimals) -------------------------------------------------------
@@ -3328,15 +2027,7 @@ def _match_round(input):
 
 
 def _run_round(input):
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.round, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.round.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.round.routes[ks](input)
+    return ops.round.call(input._impl.keys, input)
 
 
 def _match_round_decimals(input, *, decimals):
@@ -3348,15 +2039,7 @@ def _match_round_decimals(input, *, decimals):
 def _run_round_decimals(input, decimals):
     if type(decimals) is not _b.int:
         decimals = as_int('round', 'decimals', decimals)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.round_decimals, ks, (input, decimals))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.round_decimals.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.round_decimals.routes[ks](input, decimals)
+    return ops.round_decimals.call(input._impl.keys, input, decimals)
 
 
 def round(*args, **kwargs):
@@ -3388,15 +2071,7 @@ def _match_round_(input):
 
 
 def _run_round_(input):
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.round_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.round_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.round_.routes[ks](input)
+    return ops.round_.call(input._impl.keys, input)
 
 
 def _match_round__decimals(input, *, decimals):
@@ -3408,15 +2083,7 @@ def _match_round__decimals(input, *, decimals):
 def _run_round__decimals(input, decimals):
     if type(decimals) is not _b.int:
         decimals = as_int('round_', 'decimals', decimals)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.round__decimals, ks, (input, decimals))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.round__decimals.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.round__decimals.routes[ks](input, decimals)
+    return ops.round__decimals.call(input._impl.keys, input, decimals)
 
 
 def round_(*args, **kwargs):
@@ -3446,15 +2113,7 @@ def frac(input, *, out=None):
         return into_out('frac', out, frac(input))
     if not isinstance(input, Tensor):
         bad_arg('frac', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.frac, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.frac.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.frac.routes[ks](input)
+    return ops.frac.call(input._impl.keys, input)
 
 
 # ---- frac_ -----------------------------------------------------------------------------
@@ -3463,15 +2122,7 @@ def frac_(input):
     """frac_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('frac_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.frac_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.frac_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.frac_.routes[ks](input)
+    return ops.frac_.call(input._impl.keys, input)
 
 
 # ---- true_divide (Tensor, Scalar) ------------------------------------------------------
@@ -3487,21 +2138,11 @@ def true_divide(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('true_divide', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # true_divide.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.true_divide_Tensor, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.true_divide_Tensor.routes[ks](input, other)
+        return ops.true_divide_Tensor.call(input._impl.keys | other._impl.keys, input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # true_divide.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('true_divide', 'other', other)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.true_divide_Scalar, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.true_divide_Scalar.routes[ks](input, other)
+        return ops.true_divide_Scalar.call(input._impl.keys, input, other)
     no_overload(
         'true_divide', (ops.true_divide_Tensor, ops.true_divide_Scalar), (input, other,), {},
     )
@@ -3520,53 +2161,11 @@ def floor_divide(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('floor_divide', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # floor_divide
-        ks = input._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.floor_divide, ks, (input, other))
-        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.floor_divide.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.floor_divide.routes[ks](input, other)
+        return ops.floor_divide.call(input._impl.keys | other._impl.keys, input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # floor_divide.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('floor_divide', 'other', other)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.floor_divide_Scalar, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.floor_divide_Scalar.routes[ks](input, other)
-    no_overload('floor_divide', (ops.floor_divide, ops.floor_divide_Scalar), (input, other,), {})
-
-
-# ---- floor_divide as a Python operator -------------------------------------------------
-
-def floor_divide_operator(input, other):
-    """`__floordiv__`: floor_divide's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
-            and not is_operand(other):
-        return NotImplemented
-    if observers.active:
-        return floor_divide(input, other)
-    if not isinstance(input, Tensor):
-        bad_arg('floor_divide', 'input', 'Tensor', input)
-    if isinstance(other, Tensor):  # floor_divide
-        ks = input._impl.keys | other._impl.keys
-        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.floor_divide.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.floor_divide.routes[ks](input, other)
-    if type(other) in SCALAR_TYPES or is_number(other):  # floor_divide.Scalar
-        if type(other) not in SCALAR_TYPES:
-            other = as_scalar('floor_divide', 'other', other)
-        ks = input._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.floor_divide_Scalar.routes[ks](input, other)
+        return ops.floor_divide_Scalar.call(input._impl.keys, input, other)
     no_overload('floor_divide', (ops.floor_divide, ops.floor_divide_Scalar), (input, other,), {})
 
 
@@ -3579,24 +2178,11 @@ def floor_divide_(self, other):
     if not isinstance(self, Tensor):
         bad_arg('floor_divide_', 'self', 'Tensor', self)
     if isinstance(other, Tensor):  # floor_divide_.Tensor
-        ks = self._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.floor_divide__Tensor, ks, (self, other))
-        if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.floor_divide__Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.floor_divide__Tensor.routes[ks](self, other)
+        return ops.floor_divide__Tensor.call(self._impl.keys | other._impl.keys, self, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # floor_divide_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('floor_divide_', 'other', other)
-        ks = self._impl.keys
-        if observers.active:
-            return observed(ops.floor_divide__Scalar, ks, (self, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.floor_divide__Scalar.routes[ks](self, other)
+        return ops.floor_divide__Scalar.call(self._impl.keys, self, other)
     no_overload(
         'floor_divide_', (ops.floor_divide__Tensor, ops.floor_divide__Scalar), (self, other,), {},
     )
@@ -3614,84 +2200,19 @@ def remainder(input, other, *, out=None):
     if out is not None:
         return into_out('remainder', out, remainder(input, other))
     if isinstance(input, Tensor) and isinstance(other, Tensor):  # remainder.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.remainder_Tensor, ks, (input, other))
-        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.remainder_Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.remainder_Tensor.routes[ks](input, other)
+        return ops.remainder_Tensor.call(input._impl.keys | other._impl.keys, input, other)
     if isinstance(
         input, Tensor,
     ) and (type(other) in SCALAR_TYPES or is_number(other)):  # remainder.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('remainder', 'other', other)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.remainder_Scalar, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.remainder_Scalar.routes[ks](input, other)
+        return ops.remainder_Scalar.call(input._impl.keys, input, other)
     if (type(input) in SCALAR_TYPES or is_number(input)) and isinstance(
         other, Tensor,
     ):  # remainder.Scalar_Tensor
         if type(input) not in SCALAR_TYPES:
             input = as_scalar('remainder', 'input', input)
-        ks = other._impl.keys
-        if observers.active:
-            return observed(ops.remainder_Scalar_Tensor, ks, (input, other))
-        if not (other._impl.requires_grad and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.remainder_Scalar_Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.remainder_Scalar_Tensor.routes[ks](input, other)
-    no_overload(
-        'remainder', (ops.remainder_Tensor, ops.remainder_Scalar, ops.remainder_Scalar_Tensor),
-        (input, other,), {},
-    )
-
-
-# ---- remainder as a Python operator ----------------------------------------------------
-
-def remainder_operator(input, other):
-    """`__mod__`: remainder's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
-            and not is_operand(other):
-        return NotImplemented
-    if observers.active:
-        return remainder(input, other)
-    if isinstance(input, Tensor) and isinstance(other, Tensor):  # remainder.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.remainder_Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.remainder_Tensor.routes[ks](input, other)
-    if isinstance(
-        input, Tensor,
-    ) and (type(other) in SCALAR_TYPES or is_number(other)):  # remainder.Scalar
-        if type(other) not in SCALAR_TYPES:
-            other = as_scalar('remainder', 'other', other)
-        ks = input._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.remainder_Scalar.routes[ks](input, other)
-    if (type(input) in SCALAR_TYPES or is_number(input)) and isinstance(
-        other, Tensor,
-    ):  # remainder.Scalar_Tensor
-        if type(input) not in SCALAR_TYPES:
-            input = as_scalar('remainder', 'input', input)
-        ks = other._impl.keys
-        if not (other._impl.requires_grad and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.remainder_Scalar_Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.remainder_Scalar_Tensor.routes[ks](input, other)
+        return ops.remainder_Scalar_Tensor.call(other._impl.keys, input, other)
     no_overload(
         'remainder', (ops.remainder_Tensor, ops.remainder_Scalar, ops.remainder_Scalar_Tensor),
         (input, other,), {},
@@ -3707,24 +2228,11 @@ def remainder_(self, other):
     if not isinstance(self, Tensor):
         bad_arg('remainder_', 'self', 'Tensor', self)
     if isinstance(other, Tensor):  # remainder_.Tensor
-        ks = self._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.remainder__Tensor, ks, (self, other))
-        if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.remainder__Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.remainder__Tensor.routes[ks](self, other)
+        return ops.remainder__Tensor.call(self._impl.keys | other._impl.keys, self, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # remainder_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('remainder_', 'other', other)
-        ks = self._impl.keys
-        if observers.active:
-            return observed(ops.remainder__Scalar, ks, (self, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.remainder__Scalar.routes[ks](self, other)
+        return ops.remainder__Scalar.call(self._impl.keys, self, other)
     no_overload('remainder_', (ops.remainder__Tensor, ops.remainder__Scalar), (self, other,), {})
 
 
@@ -3741,24 +2249,11 @@ def fmod(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('fmod', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # fmod.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.fmod_Tensor, ks, (input, other))
-        if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.fmod_Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.fmod_Tensor.routes[ks](input, other)
+        return ops.fmod_Tensor.call(input._impl.keys | other._impl.keys, input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # fmod.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('fmod', 'other', other)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.fmod_Scalar, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.fmod_Scalar.routes[ks](input, other)
+        return ops.fmod_Scalar.call(input._impl.keys, input, other)
     no_overload('fmod', (ops.fmod_Tensor, ops.fmod_Scalar), (input, other,), {})
 
 
@@ -3771,24 +2266,11 @@ def fmod_(self, other):
     if not isinstance(self, Tensor):
         bad_arg('fmod_', 'self', 'Tensor', self)
     if isinstance(other, Tensor):  # fmod_.Tensor
-        ks = self._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.fmod__Tensor, ks, (self, other))
-        if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.fmod__Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.fmod__Tensor.routes[ks](self, other)
+        return ops.fmod__Tensor.call(self._impl.keys | other._impl.keys, self, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # fmod_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('fmod_', 'other', other)
-        ks = self._impl.keys
-        if observers.active:
-            return observed(ops.fmod__Scalar, ks, (self, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.fmod__Scalar.routes[ks](self, other)
+        return ops.fmod__Scalar.call(self._impl.keys, self, other)
     no_overload('fmod_', (ops.fmod__Tensor, ops.fmod__Scalar), (self, other,), {})
 
 
@@ -3805,15 +2287,7 @@ def atan2(input, other, *, out=None):
         bad_arg('atan2', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('atan2', 'other', 'Tensor', other)
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.atan2, ks, (input, other))
-    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.atan2.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.atan2.routes[ks](input, other)
+    return ops.atan2.call(input._impl.keys | other._impl.keys, input, other)
 
 
 # ---- atan2_ ----------------------------------------------------------------------------
@@ -3824,15 +2298,7 @@ def atan2_(self, other):
         bad_arg('atan2_', 'self', 'Tensor', self)
     if not isinstance(other, Tensor):
         bad_arg('atan2_', 'other', 'Tensor', other)
-    ks = self._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.atan2_, ks, (self, other))
-    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.atan2_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.atan2_.routes[ks](self, other)
+    return ops.atan2_.call(self._impl.keys | other._impl.keys, self, other)
 
 
 # ---- hypot -----------------------------------------------------------------------------
@@ -3848,15 +2314,7 @@ def hypot(input, other, *, out=None):
         bad_arg('hypot', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('hypot', 'other', 'Tensor', other)
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.hypot, ks, (input, other))
-    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.hypot.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.hypot.routes[ks](input, other)
+    return ops.hypot.call(input._impl.keys | other._impl.keys, input, other)
 
 
 # ---- hypot_ ----------------------------------------------------------------------------
@@ -3867,15 +2325,7 @@ def hypot_(self, other):
         bad_arg('hypot_', 'self', 'Tensor', self)
     if not isinstance(other, Tensor):
         bad_arg('hypot_', 'other', 'Tensor', other)
-    ks = self._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.hypot_, ks, (self, other))
-    if not ((self._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.hypot_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.hypot_.routes[ks](self, other)
+    return ops.hypot_.call(self._impl.keys | other._impl.keys, self, other)
 
 
 # ---- clamp ((default), Tensor) ---------------------------------------------------------
@@ -3893,15 +2343,7 @@ def _run_clamp(input, min, max):
         min = as_scalar('clamp', 'min', min)
     if max is not None and type(max) not in SCALAR_TYPES:
         max = as_scalar('clamp', 'max', max)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.clamp, ks, (input, min, max))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.clamp.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.clamp.routes[ks](input, min, max)
+    return ops.clamp.call(input._impl.keys, input, min, max)
 
 
 def _match_clamp_Tensor(input, min, max=None):
@@ -3914,17 +2356,7 @@ def _match_clamp_Tensor(input, min, max=None):
 
 def _run_clamp_Tensor(input, min, max):
     ks = input._impl.keys | min._impl.keys | (max._impl.keys if max is not None else 0)
-    if observers.active:
-        return observed(ops.clamp_Tensor, ks, (input, min, max))
-    if not ((input._impl.requires_grad
-            or min._impl.requires_grad
-            or (max is not None and max._impl.requires_grad))
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.clamp_Tensor.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.clamp_Tensor.routes[ks](input, min, max)
+    return ops.clamp_Tensor.call(ks, input, min, max)
 
 
 def clamp(*args, **kwargs):
@@ -3964,15 +2396,7 @@ def _run_clamp_(input, min, max):
         min = as_scalar('clamp_', 'min', min)
     if max is not None and type(max) not in SCALAR_TYPES:
         max = as_scalar('clamp_', 'max', max)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.clamp_, ks, (input, min, max))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.clamp_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.clamp_.routes[ks](input, min, max)
+    return ops.clamp_.call(input._impl.keys, input, min, max)
 
 
 def _match_clamp__Tensor(input, min, max=None):
@@ -3985,17 +2409,7 @@ def _match_clamp__Tensor(input, min, max=None):
 
 def _run_clamp__Tensor(input, min, max):
     ks = input._impl.keys | min._impl.keys | (max._impl.keys if max is not None else 0)
-    if observers.active:
-        return observed(ops.clamp__Tensor, ks, (input, min, max))
-    if not ((input._impl.requires_grad
-            or min._impl.requires_grad
-            or (max is not None and max._impl.requires_grad))
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.clamp__Tensor.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.clamp__Tensor.routes[ks](input, min, max)
+    return ops.clamp__Tensor.call(ks, input, min, max)
 
 
 def clamp_(*args, **kwargs):
@@ -4029,12 +2443,7 @@ def _run_clip(input, min, max):
         min = as_scalar('clip', 'min', min)
     if max is not None and type(max) not in SCALAR_TYPES:
         max = as_scalar('clip', 'max', max)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.clip, ks, (input, min, max))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.clip.routes[ks](input, min, max)
+    return ops.clip.call(input._impl.keys, input, min, max)
 
 
 def _match_clip_Tensor(input, min, max=None):
@@ -4047,11 +2456,7 @@ def _match_clip_Tensor(input, min, max=None):
 
 def _run_clip_Tensor(input, min, max):
     ks = input._impl.keys | min._impl.keys | (max._impl.keys if max is not None else 0)
-    if observers.active:
-        return observed(ops.clip_Tensor, ks, (input, min, max))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.clip_Tensor.routes[ks](input, min, max)
+    return ops.clip_Tensor.call(ks, input, min, max)
 
 
 def clip(*args, **kwargs):
@@ -4091,12 +2496,7 @@ def _run_clip_(input, min, max):
         min = as_scalar('clip_', 'min', min)
     if max is not None and type(max) not in SCALAR_TYPES:
         max = as_scalar('clip_', 'max', max)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.clip_, ks, (input, min, max))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.clip_.routes[ks](input, min, max)
+    return ops.clip_.call(input._impl.keys, input, min, max)
 
 
 def _match_clip__Tensor(input, min, max=None):
@@ -4109,11 +2509,7 @@ def _match_clip__Tensor(input, min, max=None):
 
 def _run_clip__Tensor(input, min, max):
     ks = input._impl.keys | min._impl.keys | (max._impl.keys if max is not None else 0)
-    if observers.active:
-        return observed(ops.clip__Tensor, ks, (input, min, max))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.clip__Tensor.routes[ks](input, min, max)
+    return ops.clip__Tensor.call(ks, input, min, max)
 
 
 def clip_(*args, **kwargs):
@@ -4149,28 +2545,10 @@ def lerp(input, end, weight, *, out=None):
     if type(weight) in SCALAR_TYPES or is_number(weight):  # lerp.Scalar
         if type(weight) not in SCALAR_TYPES:
             weight = as_scalar('lerp', 'weight', weight)
-        ks = input._impl.keys | end._impl.keys
-        if observers.active:
-            return observed(ops.lerp_Scalar, ks, (input, end, weight))
-        if not ((input._impl.requires_grad or end._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.lerp_Scalar.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.lerp_Scalar.routes[ks](input, end, weight)
+        return ops.lerp_Scalar.call(input._impl.keys | end._impl.keys, input, end, weight)
     if isinstance(weight, Tensor):  # lerp.Tensor
         ks = input._impl.keys | end._impl.keys | weight._impl.keys
-        if observers.active:
-            return observed(ops.lerp_Tensor, ks, (input, end, weight))
-        if not ((input._impl.requires_grad
-                or end._impl.requires_grad
-                or weight._impl.requires_grad)
-                and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.lerp_Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.lerp_Tensor.routes[ks](input, end, weight)
+        return ops.lerp_Tensor.call(ks, input, end, weight)
     no_overload('lerp', (ops.lerp_Scalar, ops.lerp_Tensor), (input, end, weight,), {})
 
 
@@ -4187,28 +2565,10 @@ def lerp_(self, end, weight):
     if type(weight) in SCALAR_TYPES or is_number(weight):  # lerp_.Scalar
         if type(weight) not in SCALAR_TYPES:
             weight = as_scalar('lerp_', 'weight', weight)
-        ks = self._impl.keys | end._impl.keys
-        if observers.active:
-            return observed(ops.lerp__Scalar, ks, (self, end, weight))
-        if not ((self._impl.requires_grad or end._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.lerp__Scalar.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.lerp__Scalar.routes[ks](self, end, weight)
+        return ops.lerp__Scalar.call(self._impl.keys | end._impl.keys, self, end, weight)
     if isinstance(weight, Tensor):  # lerp_.Tensor
         ks = self._impl.keys | end._impl.keys | weight._impl.keys
-        if observers.active:
-            return observed(ops.lerp__Tensor, ks, (self, end, weight))
-        if not ((self._impl.requires_grad
-                or end._impl.requires_grad
-                or weight._impl.requires_grad)
-                and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.lerp__Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.lerp__Tensor.routes[ks](self, end, weight)
+        return ops.lerp__Tensor.call(ks, self, end, weight)
     no_overload('lerp_', (ops.lerp__Scalar, ops.lerp__Tensor), (self, end, weight,), {})
 
 
@@ -4230,17 +2590,7 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('addcmul', 'value', value)
     ks = input._impl.keys | tensor1._impl.keys | tensor2._impl.keys
-    if observers.active:
-        return observed(ops.addcmul, ks, (input, tensor1, tensor2, value))
-    if not ((input._impl.requires_grad
-            or tensor1._impl.requires_grad
-            or tensor2._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.addcmul.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.addcmul.routes[ks](input, tensor1, tensor2, value)
+    return ops.addcmul.call(ks, input, tensor1, tensor2, value)
 
 
 # ---- addcmul_ --------------------------------------------------------------------------
@@ -4256,17 +2606,7 @@ def addcmul_(self, tensor1, tensor2, *, value=1):
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('addcmul_', 'value', value)
     ks = self._impl.keys | tensor1._impl.keys | tensor2._impl.keys
-    if observers.active:
-        return observed(ops.addcmul_, ks, (self, tensor1, tensor2, value))
-    if not ((self._impl.requires_grad
-            or tensor1._impl.requires_grad
-            or tensor2._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.addcmul_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.addcmul_.routes[ks](self, tensor1, tensor2, value)
+    return ops.addcmul_.call(ks, self, tensor1, tensor2, value)
 
 
 # ---- addcdiv ---------------------------------------------------------------------------
@@ -4287,17 +2627,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('addcdiv', 'value', value)
     ks = input._impl.keys | tensor1._impl.keys | tensor2._impl.keys
-    if observers.active:
-        return observed(ops.addcdiv, ks, (input, tensor1, tensor2, value))
-    if not ((input._impl.requires_grad
-            or tensor1._impl.requires_grad
-            or tensor2._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.addcdiv.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.addcdiv.routes[ks](input, tensor1, tensor2, value)
+    return ops.addcdiv.call(ks, input, tensor1, tensor2, value)
 
 
 # ---- addcdiv_ --------------------------------------------------------------------------
@@ -4313,17 +2643,7 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('addcdiv_', 'value', value)
     ks = self._impl.keys | tensor1._impl.keys | tensor2._impl.keys
-    if observers.active:
-        return observed(ops.addcdiv_, ks, (self, tensor1, tensor2, value))
-    if not ((self._impl.requires_grad
-            or tensor1._impl.requires_grad
-            or tensor2._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.addcdiv_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.addcdiv_.routes[ks](self, tensor1, tensor2, value)
+    return ops.addcdiv_.call(ks, self, tensor1, tensor2, value)
 
 
 # ---- nan_to_num ------------------------------------------------------------------------
@@ -4343,15 +2663,7 @@ def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
         posinf = as_float('nan_to_num', 'posinf', posinf)
     if neginf is not None and type(neginf) not in FLOAT_TYPES:
         neginf = as_float('nan_to_num', 'neginf', neginf)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.nan_to_num, ks, (input, nan, posinf, neginf))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.nan_to_num.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.nan_to_num.routes[ks](input, nan, posinf, neginf)
+    return ops.nan_to_num.call(input._impl.keys, input, nan, posinf, neginf)
 
 
 # ---- nan_to_num_ -----------------------------------------------------------------------
@@ -4368,15 +2680,7 @@ def nan_to_num_(input, nan=None, posinf=None, neginf=None):
         posinf = as_float('nan_to_num_', 'posinf', posinf)
     if neginf is not None and type(neginf) not in FLOAT_TYPES:
         neginf = as_float('nan_to_num_', 'neginf', neginf)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.nan_to_num_, ks, (input, nan, posinf, neginf))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.nan_to_num_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.nan_to_num_.routes[ks](input, nan, posinf, neginf)
+    return ops.nan_to_num_.call(input._impl.keys, input, nan, posinf, neginf)
 
 
 # ---- exp_ ------------------------------------------------------------------------------
@@ -4385,15 +2689,7 @@ def exp_(input):
     """exp_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('exp_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.exp_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.exp_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.exp_.routes[ks](input)
+    return ops.exp_.call(input._impl.keys, input)
 
 
 # ---- log_ ------------------------------------------------------------------------------
@@ -4402,15 +2698,7 @@ def log_(input):
     """log_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('log_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.log_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.log_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.log_.routes[ks](input)
+    return ops.log_.call(input._impl.keys, input)
 
 
 # ---- sqrt_ -----------------------------------------------------------------------------
@@ -4419,15 +2707,7 @@ def sqrt_(input):
     """sqrt_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('sqrt_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.sqrt_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.sqrt_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.sqrt_.routes[ks](input)
+    return ops.sqrt_.call(input._impl.keys, input)
 
 
 # ---- sin_ ------------------------------------------------------------------------------
@@ -4436,15 +2716,7 @@ def sin_(input):
     """sin_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('sin_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.sin_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.sin_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.sin_.routes[ks](input)
+    return ops.sin_.call(input._impl.keys, input)
 
 
 # ---- cos_ ------------------------------------------------------------------------------
@@ -4453,15 +2725,7 @@ def cos_(input):
     """cos_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('cos_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.cos_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.cos_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.cos_.routes[ks](input)
+    return ops.cos_.call(input._impl.keys, input)
 
 
 # ---- tanh_ -----------------------------------------------------------------------------
@@ -4470,15 +2734,7 @@ def tanh_(input):
     """tanh_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('tanh_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.tanh_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.tanh_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.tanh_.routes[ks](input)
+    return ops.tanh_.call(input._impl.keys, input)
 
 
 # ---- sigmoid_ --------------------------------------------------------------------------
@@ -4487,15 +2743,7 @@ def sigmoid_(input):
     """sigmoid_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('sigmoid_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.sigmoid_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.sigmoid_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.sigmoid_.routes[ks](input)
+    return ops.sigmoid_.call(input._impl.keys, input)
 
 
 # ---- neg_ ------------------------------------------------------------------------------
@@ -4504,15 +2752,7 @@ def neg_(input):
     """neg_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('neg_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.neg_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.neg_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.neg_.routes[ks](input)
+    return ops.neg_.call(input._impl.keys, input)
 
 
 # ---- abs_ ------------------------------------------------------------------------------
@@ -4521,15 +2761,7 @@ def abs_(input):
     """abs_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('abs_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.abs_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.abs_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.abs_.routes[ks](input)
+    return ops.abs_.call(input._impl.keys, input)
 
 
 # ---- isnan -----------------------------------------------------------------------------
@@ -4543,12 +2775,7 @@ def isnan(input, *, out=None):
         return into_out('isnan', out, isnan(input))
     if not isinstance(input, Tensor):
         bad_arg('isnan', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.isnan, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.isnan.routes[ks](input)
+    return ops.isnan.call(input._impl.keys, input)
 
 
 # ---- isinf -----------------------------------------------------------------------------
@@ -4562,12 +2789,7 @@ def isinf(input, *, out=None):
         return into_out('isinf', out, isinf(input))
     if not isinstance(input, Tensor):
         bad_arg('isinf', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.isinf, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.isinf.routes[ks](input)
+    return ops.isinf.call(input._impl.keys, input)
 
 
 # ---- isfinite --------------------------------------------------------------------------
@@ -4581,12 +2803,7 @@ def isfinite(input, *, out=None):
         return into_out('isfinite', out, isfinite(input))
     if not isinstance(input, Tensor):
         bad_arg('isfinite', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.isfinite, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.isfinite.routes[ks](input)
+    return ops.isfinite.call(input._impl.keys, input)
 
 
 # ---- isclose ---------------------------------------------------------------------------
@@ -4610,11 +2827,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False, *, out=None):
     if type(equal_nan) is not _b.bool:
         equal_nan = as_bool('isclose', 'equal_nan', equal_nan)
     ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.isclose, ks, (input, other, rtol, atol, equal_nan))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.isclose.routes[ks](input, other, rtol, atol, equal_nan)
+    return ops.isclose.call(ks, input, other, rtol, atol, equal_nan)
 
 
 # ---- allclose --------------------------------------------------------------------------
@@ -4636,11 +2849,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if type(equal_nan) is not _b.bool:
         equal_nan = as_bool('allclose', 'equal_nan', equal_nan)
     ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.allclose, ks, (input, other, rtol, atol, equal_nan))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.allclose.routes[ks](input, other, rtol, atol, equal_nan)
+    return ops.allclose.call(ks, input, other, rtol, atol, equal_nan)
 
 
 # ---- equal -----------------------------------------------------------------------------
@@ -4654,12 +2863,7 @@ def equal(input, other):
         bad_arg('equal', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('equal', 'other', 'Tensor', other)
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.equal, ks, (input, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.equal.routes[ks](input, other)
+    return ops.equal.call(input._impl.keys | other._impl.keys, input, other)
 
 
 # ---- logical_not -----------------------------------------------------------------------
@@ -4670,12 +2874,7 @@ def logical_not(input, *, out=None):
         return into_out('logical_not', out, logical_not(input))
     if not isinstance(input, Tensor):
         bad_arg('logical_not', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.logical_not, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.logical_not.routes[ks](input)
+    return ops.logical_not.call(input._impl.keys, input)
 
 
 # ---- logical_and -----------------------------------------------------------------------
@@ -4688,12 +2887,7 @@ def logical_and(input, other, *, out=None):
         bad_arg('logical_and', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('logical_and', 'other', 'Tensor', other)
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.logical_and, ks, (input, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.logical_and.routes[ks](input, other)
+    return ops.logical_and.call(input._impl.keys | other._impl.keys, input, other)
 
 
 # ---- logical_or ------------------------------------------------------------------------
@@ -4706,12 +2900,7 @@ def logical_or(input, other, *, out=None):
         bad_arg('logical_or', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('logical_or', 'other', 'Tensor', other)
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.logical_or, ks, (input, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.logical_or.routes[ks](input, other)
+    return ops.logical_or.call(input._impl.keys | other._impl.keys, input, other)
 
 
 # ---- logical_xor -----------------------------------------------------------------------
@@ -4724,12 +2913,7 @@ def logical_xor(input, other, *, out=None):
         bad_arg('logical_xor', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('logical_xor', 'other', 'Tensor', other)
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.logical_xor, ks, (input, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.logical_xor.routes[ks](input, other)
+    return ops.logical_xor.call(input._impl.keys | other._impl.keys, input, other)
 
 
 # ---- bitwise_not -----------------------------------------------------------------------
@@ -4740,12 +2924,7 @@ def bitwise_not(input, *, out=None):
         return into_out('bitwise_not', out, bitwise_not(input))
     if not isinstance(input, Tensor):
         bad_arg('bitwise_not', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.bitwise_not, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.bitwise_not.routes[ks](input)
+    return ops.bitwise_not.call(input._impl.keys, input)
 
 
 # ---- bitwise_not_ ----------------------------------------------------------------------
@@ -4754,12 +2933,7 @@ def bitwise_not_(self):
     """bitwise_not_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(self, Tensor):
         bad_arg('bitwise_not_', 'self', 'Tensor', self)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.bitwise_not_, ks, (self,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.bitwise_not_.routes[ks](self)
+    return ops.bitwise_not_.call(self._impl.keys, self)
 
 
 # ---- bitwise_and (Tensor, Scalar) ------------------------------------------------------
@@ -4773,49 +2947,11 @@ def bitwise_and(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('bitwise_and', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # bitwise_and.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.bitwise_and_Tensor, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bitwise_and_Tensor.routes[ks](input, other)
+        return ops.bitwise_and_Tensor.call(input._impl.keys | other._impl.keys, input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_and.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_and', 'other', other)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.bitwise_and_Scalar, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bitwise_and_Scalar.routes[ks](input, other)
-    no_overload(
-        'bitwise_and', (ops.bitwise_and_Tensor, ops.bitwise_and_Scalar), (input, other,), {},
-    )
-
-
-# ---- bitwise_and as a Python operator --------------------------------------------------
-
-def bitwise_and_operator(input, other):
-    """`__and__`: bitwise_and's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
-            and not is_operand(other):
-        return NotImplemented
-    if observers.active:
-        return bitwise_and(input, other)
-    if not isinstance(input, Tensor):
-        bad_arg('bitwise_and', 'input', 'Tensor', input)
-    if isinstance(other, Tensor):  # bitwise_and.Tensor
-        ks = input._impl.keys | other._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bitwise_and_Tensor.routes[ks](input, other)
-    if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_and.Scalar
-        if type(other) not in SCALAR_TYPES:
-            other = as_scalar('bitwise_and', 'other', other)
-        ks = input._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bitwise_and_Scalar.routes[ks](input, other)
+        return ops.bitwise_and_Scalar.call(input._impl.keys, input, other)
     no_overload(
         'bitwise_and', (ops.bitwise_and_Tensor, ops.bitwise_and_Scalar), (input, other,), {},
     )
@@ -4830,21 +2966,11 @@ def bitwise_and_(self, other):
     if not isinstance(self, Tensor):
         bad_arg('bitwise_and_', 'self', 'Tensor', self)
     if isinstance(other, Tensor):  # bitwise_and_.Tensor
-        ks = self._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.bitwise_and__Tensor, ks, (self, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bitwise_and__Tensor.routes[ks](self, other)
+        return ops.bitwise_and__Tensor.call(self._impl.keys | other._impl.keys, self, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_and_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_and_', 'other', other)
-        ks = self._impl.keys
-        if observers.active:
-            return observed(ops.bitwise_and__Scalar, ks, (self, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bitwise_and__Scalar.routes[ks](self, other)
+        return ops.bitwise_and__Scalar.call(self._impl.keys, self, other)
     no_overload(
         'bitwise_and_', (ops.bitwise_and__Tensor, ops.bitwise_and__Scalar), (self, other,), {},
     )
@@ -4861,47 +2987,11 @@ def bitwise_or(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('bitwise_or', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # bitwise_or.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.bitwise_or_Tensor, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bitwise_or_Tensor.routes[ks](input, other)
+        return ops.bitwise_or_Tensor.call(input._impl.keys | other._impl.keys, input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_or.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_or', 'other', other)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.bitwise_or_Scalar, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bitwise_or_Scalar.routes[ks](input, other)
-    no_overload('bitwise_or', (ops.bitwise_or_Tensor, ops.bitwise_or_Scalar), (input, other,), {})
-
-
-# ---- bitwise_or as a Python operator ---------------------------------------------------
-
-def bitwise_or_operator(input, other):
-    """`__or__`: bitwise_or's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
-            and not is_operand(other):
-        return NotImplemented
-    if observers.active:
-        return bitwise_or(input, other)
-    if not isinstance(input, Tensor):
-        bad_arg('bitwise_or', 'input', 'Tensor', input)
-    if isinstance(other, Tensor):  # bitwise_or.Tensor
-        ks = input._impl.keys | other._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bitwise_or_Tensor.routes[ks](input, other)
-    if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_or.Scalar
-        if type(other) not in SCALAR_TYPES:
-            other = as_scalar('bitwise_or', 'other', other)
-        ks = input._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bitwise_or_Scalar.routes[ks](input, other)
+        return ops.bitwise_or_Scalar.call(input._impl.keys, input, other)
     no_overload('bitwise_or', (ops.bitwise_or_Tensor, ops.bitwise_or_Scalar), (input, other,), {})
 
 
@@ -4914,21 +3004,11 @@ def bitwise_or_(self, other):
     if not isinstance(self, Tensor):
         bad_arg('bitwise_or_', 'self', 'Tensor', self)
     if isinstance(other, Tensor):  # bitwise_or_.Tensor
-        ks = self._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.bitwise_or__Tensor, ks, (self, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bitwise_or__Tensor.routes[ks](self, other)
+        return ops.bitwise_or__Tensor.call(self._impl.keys | other._impl.keys, self, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_or_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_or_', 'other', other)
-        ks = self._impl.keys
-        if observers.active:
-            return observed(ops.bitwise_or__Scalar, ks, (self, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bitwise_or__Scalar.routes[ks](self, other)
+        return ops.bitwise_or__Scalar.call(self._impl.keys, self, other)
     no_overload('bitwise_or_', (ops.bitwise_or__Tensor, ops.bitwise_or__Scalar), (self, other,), {})
 
 
@@ -4943,49 +3023,11 @@ def bitwise_xor(input, other, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('bitwise_xor', 'input', 'Tensor', input)
     if isinstance(other, Tensor):  # bitwise_xor.Tensor
-        ks = input._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.bitwise_xor_Tensor, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bitwise_xor_Tensor.routes[ks](input, other)
+        return ops.bitwise_xor_Tensor.call(input._impl.keys | other._impl.keys, input, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_xor.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_xor', 'other', other)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.bitwise_xor_Scalar, ks, (input, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bitwise_xor_Scalar.routes[ks](input, other)
-    no_overload(
-        'bitwise_xor', (ops.bitwise_xor_Tensor, ops.bitwise_xor_Scalar), (input, other,), {},
-    )
-
-
-# ---- bitwise_xor as a Python operator --------------------------------------------------
-
-def bitwise_xor_operator(input, other):
-    """`__xor__`: bitwise_xor's front door, or NotImplemented for what it cannot take."""
-    if type(other) is not type(input) and type(other) not in SCALAR_TYPES \
-            and not is_operand(other):
-        return NotImplemented
-    if observers.active:
-        return bitwise_xor(input, other)
-    if not isinstance(input, Tensor):
-        bad_arg('bitwise_xor', 'input', 'Tensor', input)
-    if isinstance(other, Tensor):  # bitwise_xor.Tensor
-        ks = input._impl.keys | other._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bitwise_xor_Tensor.routes[ks](input, other)
-    if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_xor.Scalar
-        if type(other) not in SCALAR_TYPES:
-            other = as_scalar('bitwise_xor', 'other', other)
-        ks = input._impl.keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bitwise_xor_Scalar.routes[ks](input, other)
+        return ops.bitwise_xor_Scalar.call(input._impl.keys, input, other)
     no_overload(
         'bitwise_xor', (ops.bitwise_xor_Tensor, ops.bitwise_xor_Scalar), (input, other,), {},
     )
@@ -5000,21 +3042,11 @@ def bitwise_xor_(self, other):
     if not isinstance(self, Tensor):
         bad_arg('bitwise_xor_', 'self', 'Tensor', self)
     if isinstance(other, Tensor):  # bitwise_xor_.Tensor
-        ks = self._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.bitwise_xor__Tensor, ks, (self, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bitwise_xor__Tensor.routes[ks](self, other)
+        return ops.bitwise_xor__Tensor.call(self._impl.keys | other._impl.keys, self, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_xor_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('bitwise_xor_', 'other', other)
-        ks = self._impl.keys
-        if observers.active:
-            return observed(ops.bitwise_xor__Scalar, ks, (self, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bitwise_xor__Scalar.routes[ks](self, other)
+        return ops.bitwise_xor__Scalar.call(self._impl.keys, self, other)
     no_overload(
         'bitwise_xor_', (ops.bitwise_xor__Tensor, ops.bitwise_xor__Scalar), (self, other,), {},
     )
@@ -5031,12 +3063,7 @@ def relu6(input, *, out=None):
         return into_out('relu6', out, relu6(input))
     if not isinstance(input, Tensor):
         bad_arg('relu6', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.relu6, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.relu6.routes[ks](input)
+    return ops.relu6.call(input._impl.keys, input)
 
 
 # ---- leaky_relu ------------------------------------------------------------------------
@@ -5052,15 +3079,7 @@ def leaky_relu(input, negative_slope=0.01, *, out=None):
         bad_arg('leaky_relu', 'input', 'Tensor', input)
     if type(negative_slope) not in SCALAR_TYPES:
         negative_slope = as_scalar('leaky_relu', 'negative_slope', negative_slope)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.leaky_relu, ks, (input, negative_slope))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.leaky_relu.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.leaky_relu.routes[ks](input, negative_slope)
+    return ops.leaky_relu.call(input._impl.keys, input, negative_slope)
 
 
 # ---- leaky_relu_ -----------------------------------------------------------------------
@@ -5071,15 +3090,7 @@ def leaky_relu_(input, negative_slope=0.01):
         bad_arg('leaky_relu_', 'input', 'Tensor', input)
     if type(negative_slope) not in SCALAR_TYPES:
         negative_slope = as_scalar('leaky_relu_', 'negative_slope', negative_slope)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.leaky_relu_, ks, (input, negative_slope))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.leaky_relu_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.leaky_relu_.routes[ks](input, negative_slope)
+    return ops.leaky_relu_.call(input._impl.keys, input, negative_slope)
 
 
 # ---- elu -------------------------------------------------------------------------------
@@ -5099,15 +3110,7 @@ def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
         scale = as_scalar('elu', 'scale', scale)
     if type(input_scale) not in SCALAR_TYPES:
         input_scale = as_scalar('elu', 'input_scale', input_scale)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.elu, ks, (input, alpha, scale, input_scale))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.elu.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.elu.routes[ks](input, alpha, scale, input_scale)
+    return ops.elu.call(input._impl.keys, input, alpha, scale, input_scale)
 
 
 # ---- elu_ ------------------------------------------------------------------------------
@@ -5122,15 +3125,7 @@ def elu_(input, alpha=1, scale=1, input_scale=1):
         scale = as_scalar('elu_', 'scale', scale)
     if type(input_scale) not in SCALAR_TYPES:
         input_scale = as_scalar('elu_', 'input_scale', input_scale)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.elu_, ks, (input, alpha, scale, input_scale))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.elu_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.elu_.routes[ks](input, alpha, scale, input_scale)
+    return ops.elu_.call(input._impl.keys, input, alpha, scale, input_scale)
 
 
 # ---- selu ------------------------------------------------------------------------------
@@ -5144,12 +3139,7 @@ def selu(input, *, out=None):
         return into_out('selu', out, selu(input))
     if not isinstance(input, Tensor):
         bad_arg('selu', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.selu, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.selu.routes[ks](input)
+    return ops.selu.call(input._impl.keys, input)
 
 
 # ---- selu_ -----------------------------------------------------------------------------
@@ -5158,12 +3148,7 @@ def selu_(input):
     """selu_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('selu_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.selu_, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.selu_.routes[ks](input)
+    return ops.selu_.call(input._impl.keys, input)
 
 
 # ---- celu ------------------------------------------------------------------------------
@@ -5179,12 +3164,7 @@ def celu(input, alpha=1.0, *, out=None):
         bad_arg('celu', 'input', 'Tensor', input)
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('celu', 'alpha', alpha)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.celu, ks, (input, alpha))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.celu.routes[ks](input, alpha)
+    return ops.celu.call(input._impl.keys, input, alpha)
 
 
 # ---- celu_ -----------------------------------------------------------------------------
@@ -5195,12 +3175,7 @@ def celu_(input, alpha=1.0):
         bad_arg('celu_', 'input', 'Tensor', input)
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('celu_', 'alpha', alpha)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.celu_, ks, (input, alpha))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.celu_.routes[ks](input, alpha)
+    return ops.celu_.call(input._impl.keys, input, alpha)
 
 
 # ---- gelu ------------------------------------------------------------------------------
@@ -5216,15 +3191,7 @@ def gelu(input, *, approximate='none', out=None):
         bad_arg('gelu', 'input', 'Tensor', input)
     if type(approximate) is not _b.str:
         bad_arg('gelu', 'approximate', 'str', approximate)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.gelu, ks, (input, approximate))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.gelu.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.gelu.routes[ks](input, approximate)
+    return ops.gelu.call(input._impl.keys, input, approximate)
 
 
 # ---- gelu_ -----------------------------------------------------------------------------
@@ -5235,15 +3202,7 @@ def gelu_(input, *, approximate='none'):
         bad_arg('gelu_', 'input', 'Tensor', input)
     if type(approximate) is not _b.str:
         bad_arg('gelu_', 'approximate', 'str', approximate)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.gelu_, ks, (input, approximate))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.gelu_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.gelu_.routes[ks](input, approximate)
+    return ops.gelu_.call(input._impl.keys, input, approximate)
 
 
 # ---- silu ------------------------------------------------------------------------------
@@ -5257,15 +3216,7 @@ def silu(input, *, out=None):
         return into_out('silu', out, silu(input))
     if not isinstance(input, Tensor):
         bad_arg('silu', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.silu, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.silu.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.silu.routes[ks](input)
+    return ops.silu.call(input._impl.keys, input)
 
 
 # ---- silu_ -----------------------------------------------------------------------------
@@ -5274,15 +3225,7 @@ def silu_(input):
     """silu_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('silu_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.silu_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.silu_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.silu_.routes[ks](input)
+    return ops.silu_.call(input._impl.keys, input)
 
 
 # ---- gelu_backward ---------------------------------------------------------------------
@@ -5303,16 +3246,7 @@ def gelu_backward(grad_output, input, *, approximate='none', out=None):
     if type(approximate) is not _b.str:
         bad_arg('gelu_backward', 'approximate', 'str', approximate)
     ks = grad_output._impl.keys | input._impl.keys
-    if observers.active:
-        return observed(ops.gelu_backward, ks, (grad_output, input, approximate))
-    if not ((grad_output._impl.requires_grad
-            or input._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.gelu_backward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.gelu_backward.routes[ks](grad_output, input, approximate)
+    return ops.gelu_backward.call(ks, grad_output, input, approximate)
 
 
 # ---- silu_backward ---------------------------------------------------------------------
@@ -5328,17 +3262,7 @@ def silu_backward(grad_output, input, *, out=None):
         bad_arg('silu_backward', 'grad_output', 'Tensor', grad_output)
     if not isinstance(input, Tensor):
         bad_arg('silu_backward', 'input', 'Tensor', input)
-    ks = grad_output._impl.keys | input._impl.keys
-    if observers.active:
-        return observed(ops.silu_backward, ks, (grad_output, input))
-    if not ((grad_output._impl.requires_grad
-            or input._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.silu_backward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.silu_backward.routes[ks](grad_output, input)
+    return ops.silu_backward.call(grad_output._impl.keys | input._impl.keys, grad_output, input)
 
 
 # ---- mish ------------------------------------------------------------------------------
@@ -5352,15 +3276,7 @@ def mish(input, *, out=None):
         return into_out('mish', out, mish(input))
     if not isinstance(input, Tensor):
         bad_arg('mish', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.mish, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.mish.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.mish.routes[ks](input)
+    return ops.mish.call(input._impl.keys, input)
 
 
 # ---- mish_ -----------------------------------------------------------------------------
@@ -5369,15 +3285,7 @@ def mish_(input):
     """mish_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('mish_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.mish_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.mish_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.mish_.routes[ks](input)
+    return ops.mish_.call(input._impl.keys, input)
 
 
 # ---- softplus --------------------------------------------------------------------------
@@ -5395,15 +3303,7 @@ def softplus(input, beta=1, threshold=20, *, out=None):
         beta = as_scalar('softplus', 'beta', beta)
     if type(threshold) not in SCALAR_TYPES:
         threshold = as_scalar('softplus', 'threshold', threshold)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.softplus, ks, (input, beta, threshold))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.softplus.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.softplus.routes[ks](input, beta, threshold)
+    return ops.softplus.call(input._impl.keys, input, beta, threshold)
 
 
 # ---- softsign --------------------------------------------------------------------------
@@ -5417,12 +3317,7 @@ def softsign(input, *, out=None):
         return into_out('softsign', out, softsign(input))
     if not isinstance(input, Tensor):
         bad_arg('softsign', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.softsign, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.softsign.routes[ks](input)
+    return ops.softsign.call(input._impl.keys, input)
 
 
 # ---- hardtanh --------------------------------------------------------------------------
@@ -5440,15 +3335,7 @@ def hardtanh(input, min_val=-1, max_val=1, *, out=None):
         min_val = as_scalar('hardtanh', 'min_val', min_val)
     if type(max_val) not in SCALAR_TYPES:
         max_val = as_scalar('hardtanh', 'max_val', max_val)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.hardtanh, ks, (input, min_val, max_val))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.hardtanh.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.hardtanh.routes[ks](input, min_val, max_val)
+    return ops.hardtanh.call(input._impl.keys, input, min_val, max_val)
 
 
 # ---- hardtanh_ -------------------------------------------------------------------------
@@ -5461,15 +3348,7 @@ def hardtanh_(input, min_val=-1, max_val=1):
         min_val = as_scalar('hardtanh_', 'min_val', min_val)
     if type(max_val) not in SCALAR_TYPES:
         max_val = as_scalar('hardtanh_', 'max_val', max_val)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.hardtanh_, ks, (input, min_val, max_val))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.hardtanh_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.hardtanh_.routes[ks](input, min_val, max_val)
+    return ops.hardtanh_.call(input._impl.keys, input, min_val, max_val)
 
 
 # ---- hardsigmoid -----------------------------------------------------------------------
@@ -5483,15 +3362,7 @@ def hardsigmoid(input, *, out=None):
         return into_out('hardsigmoid', out, hardsigmoid(input))
     if not isinstance(input, Tensor):
         bad_arg('hardsigmoid', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.hardsigmoid, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.hardsigmoid.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.hardsigmoid.routes[ks](input)
+    return ops.hardsigmoid.call(input._impl.keys, input)
 
 
 # ---- hardsigmoid_ ----------------------------------------------------------------------
@@ -5500,15 +3371,7 @@ def hardsigmoid_(input):
     """hardsigmoid_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('hardsigmoid_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.hardsigmoid_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.hardsigmoid_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.hardsigmoid_.routes[ks](input)
+    return ops.hardsigmoid_.call(input._impl.keys, input)
 
 
 # ---- hardswish -------------------------------------------------------------------------
@@ -5522,15 +3385,7 @@ def hardswish(input, *, out=None):
         return into_out('hardswish', out, hardswish(input))
     if not isinstance(input, Tensor):
         bad_arg('hardswish', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.hardswish, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.hardswish.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.hardswish.routes[ks](input)
+    return ops.hardswish.call(input._impl.keys, input)
 
 
 # ---- hardswish_ ------------------------------------------------------------------------
@@ -5539,15 +3394,7 @@ def hardswish_(input):
     """hardswish_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('hardswish_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.hardswish_, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.hardswish_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.hardswish_.routes[ks](input)
+    return ops.hardswish_.call(input._impl.keys, input)
 
 
 # ---- threshold -------------------------------------------------------------------------
@@ -5565,15 +3412,7 @@ def threshold(input, threshold, value, *, out=None):
         threshold = as_scalar('threshold', 'threshold', threshold)
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('threshold', 'value', value)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.threshold, ks, (input, threshold, value))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.threshold.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.threshold.routes[ks](input, threshold, value)
+    return ops.threshold.call(input._impl.keys, input, threshold, value)
 
 
 # ---- threshold_backward ----------------------------------------------------------------
@@ -5594,16 +3433,7 @@ def threshold_backward(grad_output, input, threshold, *, out=None):
     if type(threshold) not in SCALAR_TYPES:
         threshold = as_scalar('threshold_backward', 'threshold', threshold)
     ks = grad_output._impl.keys | input._impl.keys
-    if observers.active:
-        return observed(ops.threshold_backward, ks, (grad_output, input, threshold))
-    if not ((grad_output._impl.requires_grad
-            or input._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.threshold_backward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.threshold_backward.routes[ks](grad_output, input, threshold)
+    return ops.threshold_backward.call(ks, grad_output, input, threshold)
 
 
 # ---- threshold_ ------------------------------------------------------------------------
@@ -5616,15 +3446,7 @@ def threshold_(input, threshold, value):
         threshold = as_scalar('threshold_', 'threshold', threshold)
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('threshold_', 'value', value)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.threshold_, ks, (input, threshold, value))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.threshold_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.threshold_.routes[ks](input, threshold, value)
+    return ops.threshold_.call(input._impl.keys, input, threshold, value)
 
 
 # ---- glu -------------------------------------------------------------------------------
@@ -5643,12 +3465,7 @@ def glu(input, dim=-1, *, out=None, **kwargs):
         bad_arg('glu', 'input', 'Tensor', input)
     if type(dim) is not _b.int:
         dim = as_int('glu', 'dim', dim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.glu, ks, (input, dim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.glu.routes[ks](input, dim)
+    return ops.glu.call(input._impl.keys, input, dim)
 
 
 # ---- prelu -----------------------------------------------------------------------------
@@ -5664,15 +3481,7 @@ def prelu(input, weight, *, out=None):
         bad_arg('prelu', 'input', 'Tensor', input)
     if not isinstance(weight, Tensor):
         bad_arg('prelu', 'weight', 'Tensor', weight)
-    ks = input._impl.keys | weight._impl.keys
-    if observers.active:
-        return observed(ops.prelu, ks, (input, weight))
-    if not ((input._impl.requires_grad or weight._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.prelu.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.prelu.routes[ks](input, weight)
+    return ops.prelu.call(input._impl.keys | weight._impl.keys, input, weight)
 
 
 # ---- normal_ ---------------------------------------------------------------------------
@@ -5689,15 +3498,7 @@ def normal_(self, mean=0, std=1, *, generator=None):
         mean = as_float('normal_', 'mean', mean)
     if type(std) not in FLOAT_TYPES:
         std = as_float('normal_', 'std', std)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.normal_, ks, (self, mean, std, generator))
-    if not (self._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.normal_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.normal_.routes[ks](self, mean, std, generator)
+    return ops.normal_.call(self._impl.keys, self, mean, std, generator)
 
 
 # ---- uniform_ --------------------------------------------------------------------------
@@ -5714,15 +3515,7 @@ def uniform_(self, from_=0, to=1, *, generator=None):
         from_ = as_float('uniform_', 'from_', from_)
     if type(to) not in FLOAT_TYPES:
         to = as_float('uniform_', 'to', to)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.uniform_, ks, (self, from_, to, generator))
-    if not (self._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.uniform_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.uniform_.routes[ks](self, from_, to, generator)
+    return ops.uniform_.call(self._impl.keys, self, from_, to, generator)
 
 
 # ---- exponential_ ----------------------------------------------------------------------
@@ -5736,15 +3529,7 @@ def exponential_(self, lambd=1, *, generator=None):
         bad_arg('exponential_', 'self', 'Tensor', self)
     if type(lambd) not in FLOAT_TYPES:
         lambd = as_float('exponential_', 'lambd', lambd)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.exponential_, ks, (self, lambd, generator))
-    if not (self._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.exponential_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.exponential_.routes[ks](self, lambd, generator)
+    return ops.exponential_.call(self._impl.keys, self, lambd, generator)
 
 
 # ---- bernoulli ((default), p) ----------------------------------------------------------
@@ -5756,15 +3541,7 @@ def _match_bernoulli(input, *, generator=None):
 
 
 def _run_bernoulli(input, generator):
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.bernoulli, ks, (input, generator))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.bernoulli.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.bernoulli.routes[ks](input, generator)
+    return ops.bernoulli.call(input._impl.keys, input, generator)
 
 
 def _match_bernoulli_p(input, p, *, generator=None):
@@ -5776,15 +3553,7 @@ def _match_bernoulli_p(input, p, *, generator=None):
 def _run_bernoulli_p(input, p, generator):
     if type(p) not in FLOAT_TYPES:
         p = as_float('bernoulli', 'p', p)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.bernoulli_p, ks, (input, p, generator))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.bernoulli_p.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.bernoulli_p.routes[ks](input, p, generator)
+    return ops.bernoulli_p.call(input._impl.keys, input, p, generator)
 
 
 def bernoulli(*args, **kwargs):
@@ -5820,15 +3589,7 @@ def _match_bernoulli__float(self, p=0.5, *, generator=None):
 def _run_bernoulli__float(self, p, generator):
     if type(p) not in FLOAT_TYPES:
         p = as_float('bernoulli_', 'p', p)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.bernoulli__float, ks, (self, p, generator))
-    if not (self._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.bernoulli__float.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.bernoulli__float.routes[ks](self, p, generator)
+    return ops.bernoulli__float.call(self._impl.keys, self, p, generator)
 
 
 def _match_bernoulli__Tensor(self, p, *, generator=None):
@@ -5838,15 +3599,7 @@ def _match_bernoulli__Tensor(self, p, *, generator=None):
 
 
 def _run_bernoulli__Tensor(self, p, generator):
-    ks = self._impl.keys | p._impl.keys
-    if observers.active:
-        return observed(ops.bernoulli__Tensor, ks, (self, p, generator))
-    if not (self._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.bernoulli__Tensor.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.bernoulli__Tensor.routes[ks](self, p, generator)
+    return ops.bernoulli__Tensor.call(self._impl.keys | p._impl.keys, self, p, generator)
 
 
 def bernoulli_(*args, **kwargs):
@@ -5886,12 +3639,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         num_samples = as_int('multinomial', 'num_samples', num_samples)
     if type(replacement) is not _b.bool:
         replacement = as_bool('multinomial', 'replacement', replacement)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.multinomial, ks, (input, num_samples, replacement, generator))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.multinomial.routes[ks](input, num_samples, replacement, generator)
+    return ops.multinomial.call(input._impl.keys, input, num_samples, replacement, generator)
 
 
 # ---- clamp_min ((default), Tensor) -----------------------------------------------------
@@ -5909,19 +3657,9 @@ def clamp_min(input, min, *, out=None):
     if type(min) in SCALAR_TYPES or is_number(min):  # clamp_min
         if type(min) not in SCALAR_TYPES:
             min = as_scalar('clamp_min', 'min', min)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.clamp_min, ks, (input, min))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.clamp_min.routes[ks](input, min)
+        return ops.clamp_min.call(input._impl.keys, input, min)
     if isinstance(min, Tensor):  # clamp_min.Tensor
-        ks = input._impl.keys | min._impl.keys
-        if observers.active:
-            return observed(ops.clamp_min_Tensor, ks, (input, min))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.clamp_min_Tensor.routes[ks](input, min)
+        return ops.clamp_min_Tensor.call(input._impl.keys | min._impl.keys, input, min)
     no_overload('clamp_min', (ops.clamp_min, ops.clamp_min_Tensor), (input, min,), {})
 
 
@@ -5936,19 +3674,9 @@ def clamp_min_(input, min):
     if type(min) in SCALAR_TYPES or is_number(min):  # clamp_min_
         if type(min) not in SCALAR_TYPES:
             min = as_scalar('clamp_min_', 'min', min)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.clamp_min_, ks, (input, min))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.clamp_min_.routes[ks](input, min)
+        return ops.clamp_min_.call(input._impl.keys, input, min)
     if isinstance(min, Tensor):  # clamp_min_.Tensor
-        ks = input._impl.keys | min._impl.keys
-        if observers.active:
-            return observed(ops.clamp_min__Tensor, ks, (input, min))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.clamp_min__Tensor.routes[ks](input, min)
+        return ops.clamp_min__Tensor.call(input._impl.keys | min._impl.keys, input, min)
     no_overload('clamp_min_', (ops.clamp_min_, ops.clamp_min__Tensor), (input, min,), {})
 
 
@@ -5967,22 +3695,9 @@ def clamp_max(input, max, *, out=None):
     if type(max) in SCALAR_TYPES or is_number(max):  # clamp_max
         if type(max) not in SCALAR_TYPES:
             max = as_scalar('clamp_max', 'max', max)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.clamp_max, ks, (input, max))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.clamp_max.routes[ks](input, max)
+        return ops.clamp_max.call(input._impl.keys, input, max)
     if isinstance(max, Tensor):  # clamp_max.Tensor
-        ks = input._impl.keys | max._impl.keys
-        if observers.active:
-            return observed(ops.clamp_max_Tensor, ks, (input, max))
-        if not ((input._impl.requires_grad or max._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.clamp_max_Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.clamp_max_Tensor.routes[ks](input, max)
+        return ops.clamp_max_Tensor.call(input._impl.keys | max._impl.keys, input, max)
     no_overload('clamp_max', (ops.clamp_max, ops.clamp_max_Tensor), (input, max,), {})
 
 
@@ -5997,22 +3712,9 @@ def clamp_max_(input, max):
     if type(max) in SCALAR_TYPES or is_number(max):  # clamp_max_
         if type(max) not in SCALAR_TYPES:
             max = as_scalar('clamp_max_', 'max', max)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.clamp_max_, ks, (input, max))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.clamp_max_.routes[ks](input, max)
+        return ops.clamp_max_.call(input._impl.keys, input, max)
     if isinstance(max, Tensor):  # clamp_max_.Tensor
-        ks = input._impl.keys | max._impl.keys
-        if observers.active:
-            return observed(ops.clamp_max__Tensor, ks, (input, max))
-        if not ((input._impl.requires_grad or max._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.clamp_max__Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.clamp_max__Tensor.routes[ks](input, max)
+        return ops.clamp_max__Tensor.call(input._impl.keys | max._impl.keys, input, max)
     no_overload('clamp_max_', (ops.clamp_max_, ops.clamp_max__Tensor), (input, max,), {})
 
 
@@ -6022,12 +3724,7 @@ def logical_not_(self):
     """logical_not_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(self, Tensor):
         bad_arg('logical_not_', 'self', 'Tensor', self)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.logical_not_, ks, (self,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.logical_not_.routes[ks](self)
+    return ops.logical_not_.call(self._impl.keys, self)
 
 
 # ---- logical_and_ ----------------------------------------------------------------------
@@ -6038,12 +3735,7 @@ def logical_and_(self, other):
         bad_arg('logical_and_', 'self', 'Tensor', self)
     if not isinstance(other, Tensor):
         bad_arg('logical_and_', 'other', 'Tensor', other)
-    ks = self._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.logical_and_, ks, (self, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.logical_and_.routes[ks](self, other)
+    return ops.logical_and_.call(self._impl.keys | other._impl.keys, self, other)
 
 
 # ---- logical_or_ -----------------------------------------------------------------------
@@ -6054,12 +3746,7 @@ def logical_or_(self, other):
         bad_arg('logical_or_', 'self', 'Tensor', self)
     if not isinstance(other, Tensor):
         bad_arg('logical_or_', 'other', 'Tensor', other)
-    ks = self._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.logical_or_, ks, (self, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.logical_or_.routes[ks](self, other)
+    return ops.logical_or_.call(self._impl.keys | other._impl.keys, self, other)
 
 
 # ---- logical_xor_ ----------------------------------------------------------------------
@@ -6070,12 +3757,7 @@ def logical_xor_(self, other):
         bad_arg('logical_xor_', 'self', 'Tensor', self)
     if not isinstance(other, Tensor):
         bad_arg('logical_xor_', 'other', 'Tensor', other)
-    ks = self._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.logical_xor_, ks, (self, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.logical_xor_.routes[ks](self, other)
+    return ops.logical_xor_.call(self._impl.keys | other._impl.keys, self, other)
 
 
 # ---- true_divide_ (Tensor, Scalar) -----------------------------------------------------
@@ -6087,21 +3769,11 @@ def true_divide_(self, other):
     if not isinstance(self, Tensor):
         bad_arg('true_divide_', 'self', 'Tensor', self)
     if isinstance(other, Tensor):  # true_divide_.Tensor
-        ks = self._impl.keys | other._impl.keys
-        if observers.active:
-            return observed(ops.true_divide__Tensor, ks, (self, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.true_divide__Tensor.routes[ks](self, other)
+        return ops.true_divide__Tensor.call(self._impl.keys | other._impl.keys, self, other)
     if type(other) in SCALAR_TYPES or is_number(other):  # true_divide_.Scalar
         if type(other) not in SCALAR_TYPES:
             other = as_scalar('true_divide_', 'other', other)
-        ks = self._impl.keys
-        if observers.active:
-            return observed(ops.true_divide__Scalar, ks, (self, other))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.true_divide__Scalar.routes[ks](self, other)
+        return ops.true_divide__Scalar.call(self._impl.keys, self, other)
     no_overload(
         'true_divide_', (ops.true_divide__Tensor, ops.true_divide__Scalar), (self, other,), {},
     )
@@ -6118,15 +3790,7 @@ def _match_prod(input, *, dtype=None):
 def _run_prod(input, dtype):
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('prod', 'dtype', dtype)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.prod, ks, (input, dtype))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.prod.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.prod.routes[ks](input, dtype)
+    return ops.prod.call(input._impl.keys, input, dtype)
 
 
 def _match_prod_dim_int(input, dim, keepdim=False, *, dtype=None):
@@ -6145,15 +3809,7 @@ def _run_prod_dim_int(input, dim, keepdim, dtype):
         keepdim = as_bool('prod', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('prod', 'dtype', dtype)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.prod_dim_int, ks, (input, dim, keepdim, dtype))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.prod_dim_int.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.prod_dim_int.routes[ks](input, dim, keepdim, dtype)
+    return ops.prod_dim_int.call(input._impl.keys, input, dim, keepdim, dtype)
 
 
 def prod(*args, **kwargs):
@@ -6197,15 +3853,7 @@ def amax(input, dim=(), keepdim=False, *, out=None, **kwargs):
     dim = as_int_list('amax', 'dim', dim, 1)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('amax', 'keepdim', keepdim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.amax, ks, (input, dim, keepdim))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.amax.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.amax.routes[ks](input, dim, keepdim)
+    return ops.amax.call(input._impl.keys, input, dim, keepdim)
 
 
 # ---- amin ------------------------------------------------------------------------------
@@ -6225,15 +3873,7 @@ def amin(input, dim=(), keepdim=False, *, out=None, **kwargs):
     dim = as_int_list('amin', 'dim', dim, 1)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('amin', 'keepdim', keepdim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.amin, ks, (input, dim, keepdim))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.amin.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.amin.routes[ks](input, dim, keepdim)
+    return ops.amin.call(input._impl.keys, input, dim, keepdim)
 
 
 # ---- var (correction, dim) -------------------------------------------------------------
@@ -6254,15 +3894,7 @@ def _run_var_correction(input, dim, correction, keepdim):
         correction = as_scalar('var', 'correction', correction)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('var', 'keepdim', keepdim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.var_correction, ks, (input, dim, correction, keepdim))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.var_correction.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.var_correction.routes[ks](input, dim, correction, keepdim)
+    return ops.var_correction.call(input._impl.keys, input, dim, correction, keepdim)
 
 
 def _match_var_dim(input, dim=None, *, unbiased, keepdim=False):
@@ -6281,12 +3913,7 @@ def _run_var_dim(input, dim, unbiased, keepdim):
         unbiased = as_bool('var', 'unbiased', unbiased)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('var', 'keepdim', keepdim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.var_dim, ks, (input, dim, unbiased, keepdim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.var_dim.routes[ks](input, dim, unbiased, keepdim)
+    return ops.var_dim.call(input._impl.keys, input, dim, unbiased, keepdim)
 
 
 def var(*args, **kwargs):
@@ -6333,15 +3960,7 @@ def _run_std_correction(input, dim, correction, keepdim):
         correction = as_scalar('std', 'correction', correction)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('std', 'keepdim', keepdim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.std_correction, ks, (input, dim, correction, keepdim))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.std_correction.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.std_correction.routes[ks](input, dim, correction, keepdim)
+    return ops.std_correction.call(input._impl.keys, input, dim, correction, keepdim)
 
 
 def _match_std_dim(input, dim=None, *, unbiased, keepdim=False):
@@ -6360,12 +3979,7 @@ def _run_std_dim(input, dim, unbiased, keepdim):
         unbiased = as_bool('std', 'unbiased', unbiased)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('std', 'keepdim', keepdim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.std_dim, ks, (input, dim, unbiased, keepdim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.std_dim.routes[ks](input, dim, unbiased, keepdim)
+    return ops.std_dim.call(input._impl.keys, input, dim, unbiased, keepdim)
 
 
 def std(*args, **kwargs):
@@ -6416,15 +4030,7 @@ def var_mean(input, dim=None, *, correction=None, keepdim=False, out=None, **kwa
         correction = as_scalar('var_mean', 'correction', correction)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('var_mean', 'keepdim', keepdim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.var_mean_correction, ks, (input, dim, correction, keepdim))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.var_mean_correction.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.var_mean_correction.routes[ks](input, dim, correction, keepdim)
+    return ops.var_mean_correction.call(input._impl.keys, input, dim, correction, keepdim)
 
 
 # ---- std_mean --------------------------------------------------------------------------
@@ -6451,15 +4057,7 @@ def std_mean(input, dim=None, *, correction=None, keepdim=False, out=None, **kwa
         correction = as_scalar('std_mean', 'correction', correction)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('std_mean', 'keepdim', keepdim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.std_mean_correction, ks, (input, dim, correction, keepdim))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.std_mean_correction.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.std_mean_correction.routes[ks](input, dim, correction, keepdim)
+    return ops.std_mean_correction.call(input._impl.keys, input, dim, correction, keepdim)
 
 
 # ---- norm (ScalarOpt_dim, str) ---------------------------------------------------------
@@ -6483,15 +4081,7 @@ def _run_norm_ScalarOpt_dim(input, p, dim, keepdim, dtype):
         keepdim = as_bool('norm', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('norm', 'dtype', dtype)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.norm_ScalarOpt_dim, ks, (input, p, dim, keepdim, dtype))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.norm_ScalarOpt_dim.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.norm_ScalarOpt_dim.routes[ks](input, p, dim, keepdim, dtype)
+    return ops.norm_ScalarOpt_dim.call(input._impl.keys, input, p, dim, keepdim, dtype)
 
 
 def _match_norm_str(input, p, dim=None, keepdim=False, *, dtype=None):
@@ -6511,12 +4101,7 @@ def _run_norm_str(input, p, dim, keepdim, dtype):
         keepdim = as_bool('norm', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('norm', 'dtype', dtype)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.norm_str, ks, (input, p, dim, keepdim, dtype))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.norm_str.routes[ks](input, p, dim, keepdim, dtype)
+    return ops.norm_str.call(input._impl.keys, input, p, dim, keepdim, dtype)
 
 
 def norm(*args, **kwargs):
@@ -6558,15 +4143,7 @@ def _run_logsumexp(input, dim, keepdim):
     dim = as_int_list('logsumexp', 'dim', dim, 1)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('logsumexp', 'keepdim', keepdim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.logsumexp, ks, (input, dim, keepdim))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.logsumexp.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.logsumexp.routes[ks](input, dim, keepdim)
+    return ops.logsumexp.call(input._impl.keys, input, dim, keepdim)
 
 
 def logsumexp(*args, **kwargs):
@@ -6598,12 +4175,7 @@ def _match_all(input):
 
 
 def _run_all(input):
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.all, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.all.routes[ks](input)
+    return ops.all.call(input._impl.keys, input)
 
 
 def _match_all_dim(input, dim, keepdim=False):
@@ -6617,12 +4189,7 @@ def _run_all_dim(input, dim, keepdim):
         dim = as_int('all', 'dim', dim)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('all', 'keepdim', keepdim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.all_dim, ks, (input, dim, keepdim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.all_dim.routes[ks](input, dim, keepdim)
+    return ops.all_dim.call(input._impl.keys, input, dim, keepdim)
 
 
 def all(*args, **kwargs):
@@ -6653,12 +4220,7 @@ def _match_any(input):
 
 
 def _run_any(input):
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.any, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.any.routes[ks](input)
+    return ops.any.call(input._impl.keys, input)
 
 
 def _match_any_dim(input, dim, keepdim=False):
@@ -6672,12 +4234,7 @@ def _run_any_dim(input, dim, keepdim):
         dim = as_int('any', 'dim', dim)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('any', 'keepdim', keepdim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.any_dim, ks, (input, dim, keepdim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.any_dim.routes[ks](input, dim, keepdim)
+    return ops.any_dim.call(input._impl.keys, input, dim, keepdim)
 
 
 def any(*args, **kwargs):
@@ -6714,12 +4271,7 @@ def count_nonzero(input, dim=None, *, out=None, **kwargs):
         bad_arg('count_nonzero', 'input', 'Tensor', input)
     if dim is not None:
         dim = as_int_list('count_nonzero', 'dim', dim, 1)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.count_nonzero, ks, (input, dim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.count_nonzero.routes[ks](input, dim)
+    return ops.count_nonzero.call(input._impl.keys, input, dim)
 
 
 # ---- cumsum ----------------------------------------------------------------------------
@@ -6735,15 +4287,7 @@ def _run_cumsum(input, dim, dtype):
         dim = as_int('cumsum', 'dim', dim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('cumsum', 'dtype', dtype)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.cumsum, ks, (input, dim, dtype))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.cumsum.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.cumsum.routes[ks](input, dim, dtype)
+    return ops.cumsum.call(input._impl.keys, input, dim, dtype)
 
 
 def cumsum(*args, **kwargs):
@@ -6773,15 +4317,7 @@ def cumsum_(self, dim, *, dtype=None):
         dim = as_int('cumsum_', 'dim', dim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('cumsum_', 'dtype', dtype)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.cumsum_, ks, (self, dim, dtype))
-    if not (self._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.cumsum_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.cumsum_.routes[ks](self, dim, dtype)
+    return ops.cumsum_.call(self._impl.keys, self, dim, dtype)
 
 
 # ---- cumprod ---------------------------------------------------------------------------
@@ -6797,15 +4333,7 @@ def _run_cumprod(input, dim, dtype):
         dim = as_int('cumprod', 'dim', dim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('cumprod', 'dtype', dtype)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.cumprod, ks, (input, dim, dtype))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.cumprod.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.cumprod.routes[ks](input, dim, dtype)
+    return ops.cumprod.call(input._impl.keys, input, dim, dtype)
 
 
 def cumprod(*args, **kwargs):
@@ -6838,15 +4366,7 @@ def cumprod_(self, dim, *, dtype=None):
         dim = as_int('cumprod_', 'dim', dim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('cumprod_', 'dtype', dtype)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.cumprod_, ks, (self, dim, dtype))
-    if not (self._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.cumprod_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.cumprod_.routes[ks](self, dim, dtype)
+    return ops.cumprod_.call(self._impl.keys, self, dim, dtype)
 
 
 # ---- cummax ----------------------------------------------------------------------------
@@ -6862,15 +4382,7 @@ def _match_cummax(input, dim):
 def _run_cummax(input, dim):
     if type(dim) is not _b.int:
         dim = as_int('cummax', 'dim', dim)
-    ks = input._impl.keys
-    if observers.active:
-        return _returns_cummax(*observed(ops.cummax, ks, (input, dim)))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.cummax.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return _returns_cummax(*ops.cummax.routes[ks](input, dim))
+    return _returns_cummax(*ops.cummax.call(input._impl.keys, input, dim))
 
 
 def cummax(*args, **kwargs):
@@ -6903,15 +4415,7 @@ def _match_cummin(input, dim):
 def _run_cummin(input, dim):
     if type(dim) is not _b.int:
         dim = as_int('cummin', 'dim', dim)
-    ks = input._impl.keys
-    if observers.active:
-        return _returns_cummin(*observed(ops.cummin, ks, (input, dim)))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.cummin.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return _returns_cummin(*ops.cummin.routes[ks](input, dim))
+    return _returns_cummin(*ops.cummin.call(input._impl.keys, input, dim))
 
 
 def cummin(*args, **kwargs):
@@ -6942,15 +4446,7 @@ def _match_median(input):
 
 
 def _run_median(input):
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.median, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.median.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.median.routes[ks](input)
+    return ops.median.call(input._impl.keys, input)
 
 
 def _match_median_dim(input, dim, keepdim=False):
@@ -6964,15 +4460,7 @@ def _run_median_dim(input, dim, keepdim):
         dim = as_int('median', 'dim', dim)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('median', 'keepdim', keepdim)
-    ks = input._impl.keys
-    if observers.active:
-        return _returns_median_dim(*observed(ops.median_dim, ks, (input, dim, keepdim)))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.median_dim.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return _returns_median_dim(*ops.median_dim.routes[ks](input, dim, keepdim))
+    return _returns_median_dim(*ops.median_dim.call(input._impl.keys, input, dim, keepdim))
 
 
 def median(*args, **kwargs):
@@ -7019,15 +4507,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None, **kwargs):
         dim = as_int('mode', 'dim', dim)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('mode', 'keepdim', keepdim)
-    ks = input._impl.keys
-    if observers.active:
-        return _returns_mode(*observed(ops.mode, ks, (input, dim, keepdim)))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.mode.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return _returns_mode(*ops.mode.routes[ks](input, dim, keepdim))
+    return _returns_mode(*ops.mode.call(input._impl.keys, input, dim, keepdim))
 
 
 # ---- kthvalue --------------------------------------------------------------------------
@@ -7054,15 +4534,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None, **kwargs):
         dim = as_int('kthvalue', 'dim', dim)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('kthvalue', 'keepdim', keepdim)
-    ks = input._impl.keys
-    if observers.active:
-        return _returns_kthvalue(*observed(ops.kthvalue, ks, (input, k, dim, keepdim)))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.kthvalue.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return _returns_kthvalue(*ops.kthvalue.routes[ks](input, k, dim, keepdim))
+    return _returns_kthvalue(*ops.kthvalue.call(input._impl.keys, input, k, dim, keepdim))
 
 
 # ---- topk ------------------------------------------------------------------------------
@@ -7094,15 +4566,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, **kwargs):
         largest = as_bool('topk', 'largest', largest)
     if type(sorted) is not _b.bool:
         sorted = as_bool('topk', 'sorted', sorted)
-    ks = input._impl.keys
-    if observers.active:
-        return _returns_topk(*observed(ops.topk, ks, (input, k, dim, largest, sorted)))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.topk.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return _returns_topk(*ops.topk.routes[ks](input, k, dim, largest, sorted))
+    return _returns_topk(*ops.topk.call(input._impl.keys, input, k, dim, largest, sorted))
 
 
 # ---- sort ((default), stable) ----------------------------------------------------------
@@ -7121,15 +4585,7 @@ def _run_sort(input, dim, descending):
         dim = as_int('sort', 'dim', dim)
     if type(descending) is not _b.bool:
         descending = as_bool('sort', 'descending', descending)
-    ks = input._impl.keys
-    if observers.active:
-        return _returns_sort(*observed(ops.sort, ks, (input, dim, descending)))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.sort.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return _returns_sort(*ops.sort.routes[ks](input, dim, descending))
+    return _returns_sort(*ops.sort.call(input._impl.keys, input, dim, descending))
 
 
 def _match_sort_stable(input, *, stable, dim=-1, descending=False):
@@ -7149,16 +4605,7 @@ def _run_sort_stable(input, stable, dim, descending):
     if type(descending) is not _b.bool:
         descending = as_bool('sort', 'descending', descending)
     ks = input._impl.keys
-    if observers.active:
-        return _returns_sort_stable(
-            *observed(ops.sort_stable, ks, (input, stable, dim, descending)),
-        )
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.sort_stable.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return _returns_sort_stable(*ops.sort_stable.routes[ks](input, stable, dim, descending))
+    return _returns_sort_stable(*ops.sort_stable.call(ks, input, stable, dim, descending))
 
 
 def sort(*args, **kwargs):
@@ -7198,12 +4645,7 @@ def _run_argsort(input, dim, descending):
         dim = as_int('argsort', 'dim', dim)
     if type(descending) is not _b.bool:
         descending = as_bool('argsort', 'descending', descending)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.argsort, ks, (input, dim, descending))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.argsort.routes[ks](input, dim, descending)
+    return ops.argsort.call(input._impl.keys, input, dim, descending)
 
 
 def _match_argsort_stable(input, *, stable, dim=-1, descending=False):
@@ -7219,12 +4661,7 @@ def _run_argsort_stable(input, stable, dim, descending):
         dim = as_int('argsort', 'dim', dim)
     if type(descending) is not _b.bool:
         descending = as_bool('argsort', 'descending', descending)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.argsort_stable, ks, (input, stable, dim, descending))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.argsort_stable.routes[ks](input, stable, dim, descending)
+    return ops.argsort_stable.call(input._impl.keys, input, stable, dim, descending)
 
 
 def argsort(*args, **kwargs):
@@ -7261,15 +4698,7 @@ def _match__gather_along(input, dim, index):
 def _run__gather_along(input, dim, index):
     if type(dim) is not _b.int:
         dim = as_int('_gather_along', 'dim', dim)
-    ks = input._impl.keys | index._impl.keys
-    if observers.active:
-        return observed(ops._gather_along, ks, (input, dim, index))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._gather_along.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops._gather_along.routes[ks](input, dim, index)
+    return ops._gather_along.call(input._impl.keys | index._impl.keys, input, dim, index)
 
 
 def _gather_along(*args, **kwargs):
@@ -7308,14 +4737,7 @@ def _run__scatter_add_along(input, dim, index, sizes):
         dim = as_int('_scatter_add_along', 'dim', dim)
     sizes = as_int_list('_scatter_add_along', 'sizes', sizes)
     ks = input._impl.keys | index._impl.keys
-    if observers.active:
-        return observed(ops._scatter_add_along, ks, (input, dim, index, sizes))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._scatter_add_along.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops._scatter_add_along.routes[ks](input, dim, index, sizes)
+    return ops._scatter_add_along.call(ks, input, dim, index, sizes)
 
 
 def _scatter_add_along(*args, **kwargs):
@@ -7354,15 +4776,7 @@ def flip(input, *dims, out=None, **kwargs):
     if not isinstance(input, Tensor):
         bad_arg('flip', 'input', 'Tensor', input)
     dims = as_int_list('flip', 'dims', dims)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.flip, ks, (input, dims))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.flip.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.flip.routes[ks](input, dims)
+    return ops.flip.call(input._impl.keys, input, dims)
 
 
 # ---- mv --------------------------------------------------------------------------------
@@ -7375,15 +4789,7 @@ def mv(input, vec, *, out=None):
         bad_arg('mv', 'input', 'Tensor', input)
     if not isinstance(vec, Tensor):
         bad_arg('mv', 'vec', 'Tensor', vec)
-    ks = input._impl.keys | vec._impl.keys
-    if observers.active:
-        return observed(ops.mv, ks, (input, vec))
-    if not ((input._impl.requires_grad or vec._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.mv.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.mv.routes[ks](input, vec)
+    return ops.mv.call(input._impl.keys | vec._impl.keys, input, vec)
 
 
 # ---- dot -------------------------------------------------------------------------------
@@ -7396,15 +4802,7 @@ def dot(input, tensor, *, out=None):
         bad_arg('dot', 'input', 'Tensor', input)
     if not isinstance(tensor, Tensor):
         bad_arg('dot', 'tensor', 'Tensor', tensor)
-    ks = input._impl.keys | tensor._impl.keys
-    if observers.active:
-        return observed(ops.dot, ks, (input, tensor))
-    if not ((input._impl.requires_grad or tensor._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.dot.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.dot.routes[ks](input, tensor)
+    return ops.dot.call(input._impl.keys | tensor._impl.keys, input, tensor)
 
 
 # ---- outer -----------------------------------------------------------------------------
@@ -7417,12 +4815,7 @@ def outer(input, vec2, *, out=None):
         bad_arg('outer', 'input', 'Tensor', input)
     if not isinstance(vec2, Tensor):
         bad_arg('outer', 'vec2', 'Tensor', vec2)
-    ks = input._impl.keys | vec2._impl.keys
-    if observers.active:
-        return observed(ops.outer, ks, (input, vec2))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.outer.routes[ks](input, vec2)
+    return ops.outer.call(input._impl.keys | vec2._impl.keys, input, vec2)
 
 
 # ---- addmm -----------------------------------------------------------------------------
@@ -7445,17 +4838,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('addmm', 'alpha', alpha)
     ks = input._impl.keys | mat1._impl.keys | mat2._impl.keys
-    if observers.active:
-        return observed(ops.addmm, ks, (input, mat1, mat2, beta, alpha))
-    if not ((input._impl.requires_grad
-            or mat1._impl.requires_grad
-            or mat2._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.addmm.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.addmm.routes[ks](input, mat1, mat2, beta, alpha)
+    return ops.addmm.call(ks, input, mat1, mat2, beta, alpha)
 
 
 # ---- addmm_ ----------------------------------------------------------------------------
@@ -7475,17 +4858,7 @@ def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('addmm_', 'alpha', alpha)
     ks = self._impl.keys | mat1._impl.keys | mat2._impl.keys
-    if observers.active:
-        return observed(ops.addmm_, ks, (self, mat1, mat2, beta, alpha))
-    if not ((self._impl.requires_grad
-            or mat1._impl.requires_grad
-            or mat2._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.addmm_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.addmm_.routes[ks](self, mat1, mat2, beta, alpha)
+    return ops.addmm_.call(ks, self, mat1, mat2, beta, alpha)
 
 
 # ---- addmv -----------------------------------------------------------------------------
@@ -7505,17 +4878,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('addmv', 'alpha', alpha)
     ks = input._impl.keys | mat._impl.keys | vec._impl.keys
-    if observers.active:
-        return observed(ops.addmv, ks, (input, mat, vec, beta, alpha))
-    if not ((input._impl.requires_grad
-            or mat._impl.requires_grad
-            or vec._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.addmv.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.addmv.routes[ks](input, mat, vec, beta, alpha)
+    return ops.addmv.call(ks, input, mat, vec, beta, alpha)
 
 
 # ---- addmv_ ----------------------------------------------------------------------------
@@ -7535,17 +4898,7 @@ def addmv_(self, mat, vec, *, beta=1, alpha=1):
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('addmv_', 'alpha', alpha)
     ks = self._impl.keys | mat._impl.keys | vec._impl.keys
-    if observers.active:
-        return observed(ops.addmv_, ks, (self, mat, vec, beta, alpha))
-    if not ((self._impl.requires_grad
-            or mat._impl.requires_grad
-            or vec._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.addmv_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.addmv_.routes[ks](self, mat, vec, beta, alpha)
+    return ops.addmv_.call(ks, self, mat, vec, beta, alpha)
 
 
 # ---- baddbmm ---------------------------------------------------------------------------
@@ -7567,17 +4920,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('baddbmm', 'alpha', alpha)
     ks = input._impl.keys | batch1._impl.keys | batch2._impl.keys
-    if observers.active:
-        return observed(ops.baddbmm, ks, (input, batch1, batch2, beta, alpha))
-    if not ((input._impl.requires_grad
-            or batch1._impl.requires_grad
-            or batch2._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.baddbmm.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.baddbmm.routes[ks](input, batch1, batch2, beta, alpha)
+    return ops.baddbmm.call(ks, input, batch1, batch2, beta, alpha)
 
 
 # ---- baddbmm_ --------------------------------------------------------------------------
@@ -7597,17 +4940,7 @@ def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('baddbmm_', 'alpha', alpha)
     ks = self._impl.keys | batch1._impl.keys | batch2._impl.keys
-    if observers.active:
-        return observed(ops.baddbmm_, ks, (self, batch1, batch2, beta, alpha))
-    if not ((self._impl.requires_grad
-            or batch1._impl.requires_grad
-            or batch2._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.baddbmm_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.baddbmm_.routes[ks](self, batch1, batch2, beta, alpha)
+    return ops.baddbmm_.call(ks, self, batch1, batch2, beta, alpha)
 
 
 # ---- linear ----------------------------------------------------------------------------
@@ -7626,17 +4959,7 @@ def linear(input, weight, bias=None, *, out=None):
     if bias is not None and not isinstance(bias, Tensor):
         bad_arg('linear', 'bias', 'Tensor or None', bias)
     ks = input._impl.keys | weight._impl.keys | (bias._impl.keys if bias is not None else 0)
-    if observers.active:
-        return observed(ops.linear, ks, (input, weight, bias))
-    if not ((input._impl.requires_grad
-            or weight._impl.requires_grad
-            or (bias is not None and bias._impl.requires_grad))
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.linear.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.linear.routes[ks](input, weight, bias)
+    return ops.linear.call(ks, input, weight, bias)
 
 
 # ---- einsum ----------------------------------------------------------------------------
@@ -7655,12 +4978,7 @@ def einsum(equation, *tensors, out=None, **kwargs):
     if type(equation) is not _b.str:
         bad_arg('einsum', 'equation', 'str', equation)
     tensors = as_tensor_list('einsum', 'tensors', tensors)
-    ks = keyset_list(tensors)
-    if observers.active:
-        return observed(ops.einsum, ks, (equation, tensors))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.einsum.routes[ks](equation, tensors)
+    return ops.einsum.call(keyset_list(tensors), equation, tensors)
 
 
 # ---- tensordot ((default), dims) -------------------------------------------------------
@@ -7678,11 +4996,7 @@ def _run_tensordot(input, other, dims_self, dims_other):
     dims_self = as_int_list('tensordot', 'dims_self', dims_self)
     dims_other = as_int_list('tensordot', 'dims_other', dims_other)
     ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.tensordot, ks, (input, other, dims_self, dims_other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.tensordot.routes[ks](input, other, dims_self, dims_other)
+    return ops.tensordot.call(ks, input, other, dims_self, dims_other)
 
 
 def _match_tensordot_dims(input, other, dims=2):
@@ -7694,12 +5008,7 @@ def _match_tensordot_dims(input, other, dims=2):
 def _run_tensordot_dims(input, other, dims):
     if type(dims) is not _b.int:
         dims = as_int('tensordot', 'dims', dims)
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.tensordot_dims, ks, (input, other, dims))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.tensordot_dims.routes[ks](input, other, dims)
+    return ops.tensordot_dims.call(input._impl.keys | other._impl.keys, input, other, dims)
 
 
 def tensordot(*args, **kwargs):
@@ -7734,15 +5043,7 @@ def tril(input, diagonal=0, *, out=None):
         bad_arg('tril', 'input', 'Tensor', input)
     if type(diagonal) is not _b.int:
         diagonal = as_int('tril', 'diagonal', diagonal)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.tril, ks, (input, diagonal))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.tril.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.tril.routes[ks](input, diagonal)
+    return ops.tril.call(input._impl.keys, input, diagonal)
 
 
 # ---- tril_ -----------------------------------------------------------------------------
@@ -7753,15 +5054,7 @@ def tril_(self, diagonal=0):
         bad_arg('tril_', 'self', 'Tensor', self)
     if type(diagonal) is not _b.int:
         diagonal = as_int('tril_', 'diagonal', diagonal)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.tril_, ks, (self, diagonal))
-    if not (self._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.tril_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.tril_.routes[ks](self, diagonal)
+    return ops.tril_.call(self._impl.keys, self, diagonal)
 
 
 # ---- triu ------------------------------------------------------------------------------
@@ -7774,15 +5067,7 @@ def triu(input, diagonal=0, *, out=None):
         bad_arg('triu', 'input', 'Tensor', input)
     if type(diagonal) is not _b.int:
         diagonal = as_int('triu', 'diagonal', diagonal)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.triu, ks, (input, diagonal))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.triu.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.triu.routes[ks](input, diagonal)
+    return ops.triu.call(input._impl.keys, input, diagonal)
 
 
 # ---- triu_ -----------------------------------------------------------------------------
@@ -7793,15 +5078,7 @@ def triu_(self, diagonal=0):
         bad_arg('triu_', 'self', 'Tensor', self)
     if type(diagonal) is not _b.int:
         diagonal = as_int('triu_', 'diagonal', diagonal)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.triu_, ks, (self, diagonal))
-    if not (self._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.triu_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.triu_.routes[ks](self, diagonal)
+    return ops.triu_.call(self._impl.keys, self, diagonal)
 
 
 # ---- diag ------------------------------------------------------------------------------
@@ -7814,15 +5091,7 @@ def diag(input, diagonal=0, *, out=None):
         bad_arg('diag', 'input', 'Tensor', input)
     if type(diagonal) is not _b.int:
         diagonal = as_int('diag', 'diagonal', diagonal)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.diag, ks, (input, diagonal))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.diag.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.diag.routes[ks](input, diagonal)
+    return ops.diag.call(input._impl.keys, input, diagonal)
 
 
 # ---- diagonal --------------------------------------------------------------------------
@@ -7837,15 +5106,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
         dim1 = as_int('diagonal', 'dim1', dim1)
     if type(dim2) is not _b.int:
         dim2 = as_int('diagonal', 'dim2', dim2)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.diagonal, ks, (input, offset, dim1, dim2))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.diagonal.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.diagonal.routes[ks](input, offset, dim1, dim2)
+    return ops.diagonal.call(input._impl.keys, input, offset, dim1, dim2)
 
 
 # ---- trace -----------------------------------------------------------------------------
@@ -7856,12 +5117,7 @@ def trace(input, *, out=None):
         return into_out('trace', out, trace(input))
     if not isinstance(input, Tensor):
         bad_arg('trace', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.trace, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.trace.routes[ks](input)
+    return ops.trace.call(input._impl.keys, input)
 
 
 # ---- kron ------------------------------------------------------------------------------
@@ -7874,12 +5130,7 @@ def kron(input, other, *, out=None):
         bad_arg('kron', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('kron', 'other', 'Tensor', other)
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.kron, ks, (input, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.kron.routes[ks](input, other)
+    return ops.kron.call(input._impl.keys | other._impl.keys, input, other)
 
 
 # ---- cat -------------------------------------------------------------------------------
@@ -7899,12 +5150,7 @@ def cat(tensors, dim=0, *, out=None, **kwargs):
     tensors = as_tensor_list('cat', 'tensors', tensors)
     if type(dim) is not _b.int:
         dim = as_int('cat', 'dim', dim)
-    ks = keyset_list(tensors)
-    if observers.active:
-        return observed(ops.cat, ks, (tensors, dim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.cat.routes[ks](tensors, dim)
+    return ops.cat.call(keyset_list(tensors), tensors, dim)
 
 
 # ---- stack -----------------------------------------------------------------------------
@@ -7921,12 +5167,7 @@ def stack(tensors, dim=0, *, out=None, **kwargs):
     tensors = as_tensor_list('stack', 'tensors', tensors)
     if type(dim) is not _b.int:
         dim = as_int('stack', 'dim', dim)
-    ks = keyset_list(tensors)
-    if observers.active:
-        return observed(ops.stack, ks, (tensors, dim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.stack.routes[ks](tensors, dim)
+    return ops.stack.call(keyset_list(tensors), tensors, dim)
 
 
 # ---- hstack ----------------------------------------------------------------------------
@@ -7940,12 +5181,7 @@ def hstack(*tensors, out=None, **kwargs):
     elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
         tensors = tensors[0]
     tensors = as_tensor_list('hstack', 'tensors', tensors)
-    ks = keyset_list(tensors)
-    if observers.active:
-        return observed(ops.hstack, ks, (tensors,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.hstack.routes[ks](tensors)
+    return ops.hstack.call(keyset_list(tensors), tensors)
 
 
 # ---- vstack ----------------------------------------------------------------------------
@@ -7959,12 +5195,7 @@ def vstack(*tensors, out=None, **kwargs):
     elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
         tensors = tensors[0]
     tensors = as_tensor_list('vstack', 'tensors', tensors)
-    ks = keyset_list(tensors)
-    if observers.active:
-        return observed(ops.vstack, ks, (tensors,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.vstack.routes[ks](tensors)
+    return ops.vstack.call(keyset_list(tensors), tensors)
 
 
 # ---- split (Tensor, sizes) -------------------------------------------------------------
@@ -7988,20 +5219,10 @@ def split(input, split_size, dim=0, **kwargs):
     if is_int(split_size):  # split.Tensor
         if type(split_size) is not _b.int:
             split_size = as_int('split', 'split_size', split_size)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.split_Tensor, ks, (input, split_size, dim))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.split_Tensor.routes[ks](input, split_size, dim)
+        return ops.split_Tensor.call(input._impl.keys, input, split_size, dim)
     if is_int_list(split_size):  # split.sizes
         split_size = as_int_list('split', 'split_size', split_size)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.split_sizes, ks, (input, split_size, dim))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.split_sizes.routes[ks](input, split_size, dim)
+        return ops.split_sizes.call(input._impl.keys, input, split_size, dim)
     no_overload('split', (ops.split_Tensor, ops.split_sizes), (input, split_size, dim,), {})
 
 
@@ -8020,12 +5241,7 @@ def chunk(input, chunks, dim=0, **kwargs):
         chunks = as_int('chunk', 'chunks', chunks)
     if type(dim) is not _b.int:
         dim = as_int('chunk', 'dim', dim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.chunk, ks, (input, chunks, dim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.chunk.routes[ks](input, chunks, dim)
+    return ops.chunk.call(input._impl.keys, input, chunks, dim)
 
 
 # ---- tensor_split (sections, indices) --------------------------------------------------
@@ -8041,12 +5257,7 @@ def _run_tensor_split_sections(input, sections, dim):
         sections = as_int('tensor_split', 'sections', sections)
     if type(dim) is not _b.int:
         dim = as_int('tensor_split', 'dim', dim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.tensor_split_sections, ks, (input, sections, dim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.tensor_split_sections.routes[ks](input, sections, dim)
+    return ops.tensor_split_sections.call(input._impl.keys, input, sections, dim)
 
 
 def _match_tensor_split_indices(input, indices, dim=0):
@@ -8059,12 +5270,7 @@ def _run_tensor_split_indices(input, indices, dim):
     indices = as_int_list('tensor_split', 'indices', indices)
     if type(dim) is not _b.int:
         dim = as_int('tensor_split', 'dim', dim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.tensor_split_indices, ks, (input, indices, dim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.tensor_split_indices.routes[ks](input, indices, dim)
+    return ops.tensor_split_indices.call(input._impl.keys, input, indices, dim)
 
 
 def tensor_split(*args, **kwargs):
@@ -8096,15 +5302,7 @@ def roll(input, shifts, dims=(), *, out=None):
         bad_arg('roll', 'input', 'Tensor', input)
     shifts = as_int_list('roll', 'shifts', shifts, 1)
     dims = as_int_list('roll', 'dims', dims, 1)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.roll, ks, (input, shifts, dims))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.roll.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.roll.routes[ks](input, shifts, dims)
+    return ops.roll.call(input._impl.keys, input, shifts, dims)
 
 
 # ---- repeat ----------------------------------------------------------------------------
@@ -8121,15 +5319,7 @@ def repeat(self, *repeats, **kwargs):
     if not isinstance(self, Tensor):
         bad_arg('repeat', 'self', 'Tensor', self)
     repeats = as_int_list('repeat', 'repeats', repeats)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.repeat, ks, (self, repeats))
-    if not (self._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.repeat.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.repeat.routes[ks](self, repeats)
+    return ops.repeat.call(self._impl.keys, self, repeats)
 
 
 # ---- tile ------------------------------------------------------------------------------
@@ -8145,12 +5335,7 @@ def tile(input, *dims, out=None, **kwargs):
     if not isinstance(input, Tensor):
         bad_arg('tile', 'input', 'Tensor', input)
     dims = as_int_list('tile', 'dims', dims)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.tile, ks, (input, dims))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.tile.routes[ks](input, dims)
+    return ops.tile.call(input._impl.keys, input, dims)
 
 
 # ---- repeat_interleave (self_int, self_Tensor, Tensor) ---------------------------------
@@ -8172,14 +5357,7 @@ def _run_repeat_interleave_self_int(input, repeats, dim, output_size):
     if output_size is not None and type(output_size) is not _b.int:
         output_size = as_int('repeat_interleave', 'output_size', output_size)
     ks = input._impl.keys
-    if observers.active:
-        return observed(ops.repeat_interleave_self_int, ks, (input, repeats, dim, output_size))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.repeat_interleave_self_int.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.repeat_interleave_self_int.routes[ks](input, repeats, dim, output_size)
+    return ops.repeat_interleave_self_int.call(ks, input, repeats, dim, output_size)
 
 
 def _match_repeat_interleave_self_Tensor(input, repeats, dim=None, *, output_size=None):
@@ -8197,11 +5375,7 @@ def _run_repeat_interleave_self_Tensor(input, repeats, dim, output_size):
     if output_size is not None and type(output_size) is not _b.int:
         output_size = as_int('repeat_interleave', 'output_size', output_size)
     ks = input._impl.keys | repeats._impl.keys
-    if observers.active:
-        return observed(ops.repeat_interleave_self_Tensor, ks, (input, repeats, dim, output_size))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.repeat_interleave_self_Tensor.routes[ks](input, repeats, dim, output_size)
+    return ops.repeat_interleave_self_Tensor.call(ks, input, repeats, dim, output_size)
 
 
 def _match_repeat_interleave_Tensor(repeats, *, output_size=None):
@@ -8213,12 +5387,7 @@ def _match_repeat_interleave_Tensor(repeats, *, output_size=None):
 def _run_repeat_interleave_Tensor(repeats, output_size):
     if output_size is not None and type(output_size) is not _b.int:
         output_size = as_int('repeat_interleave', 'output_size', output_size)
-    ks = repeats._impl.keys
-    if observers.active:
-        return observed(ops.repeat_interleave_Tensor, ks, (repeats, output_size))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.repeat_interleave_Tensor.routes[ks](repeats, output_size)
+    return ops.repeat_interleave_Tensor.call(repeats._impl.keys, repeats, output_size)
 
 
 def repeat_interleave(*args, **kwargs):
@@ -8269,21 +5438,11 @@ def movedim(input, source, destination):
             source = as_int('movedim', 'source', source)
         if type(destination) is not _b.int:
             destination = as_int('movedim', 'destination', destination)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.movedim_int, ks, (input, source, destination))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.movedim_int.routes[ks](input, source, destination)
+        return ops.movedim_int.call(input._impl.keys, input, source, destination)
     if is_int_list(source) and is_int_list(destination):  # movedim.intlist
         source = as_int_list('movedim', 'source', source)
         destination = as_int_list('movedim', 'destination', destination)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.movedim_intlist, ks, (input, source, destination))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.movedim_intlist.routes[ks](input, source, destination)
+        return ops.movedim_intlist.call(input._impl.keys, input, source, destination)
     no_overload(
         'movedim', (ops.movedim_int, ops.movedim_intlist), (input, source, destination,), {},
     )
@@ -8299,12 +5458,7 @@ def swapaxes(input, axis0, axis1):
         axis0 = as_int('swapaxes', 'axis0', axis0)
     if type(axis1) is not _b.int:
         axis1 = as_int('swapaxes', 'axis1', axis1)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.swapaxes, ks, (input, axis0, axis1))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.swapaxes.routes[ks](input, axis0, axis1)
+    return ops.swapaxes.call(input._impl.keys, input, axis0, axis1)
 
 
 # ---- swapdims --------------------------------------------------------------------------
@@ -8317,12 +5471,7 @@ def swapdims(input, dim0, dim1):
         dim0 = as_int('swapdims', 'dim0', dim0)
     if type(dim1) is not _b.int:
         dim1 = as_int('swapdims', 'dim1', dim1)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.swapdims, ks, (input, dim0, dim1))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.swapdims.routes[ks](input, dim0, dim1)
+    return ops.swapdims.call(input._impl.keys, input, dim0, dim1)
 
 
 # ---- unflatten -------------------------------------------------------------------------
@@ -8337,12 +5486,7 @@ def _run_unflatten_int(input, dim, sizes):
     if type(dim) is not _b.int:
         dim = as_int('unflatten', 'dim', dim)
     sizes = as_int_list('unflatten', 'sizes', sizes)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.unflatten_int, ks, (input, dim, sizes))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.unflatten_int.routes[ks](input, dim, sizes)
+    return ops.unflatten_int.call(input._impl.keys, input, dim, sizes)
 
 
 def unflatten(*args, **kwargs):
@@ -8370,12 +5514,7 @@ def broadcast_to(input, *size, **kwargs):
     if not isinstance(input, Tensor):
         bad_arg('broadcast_to', 'input', 'Tensor', input)
     size = as_int_list('broadcast_to', 'size', size)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.broadcast_to, ks, (input, size))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.broadcast_to.routes[ks](input, size)
+    return ops.broadcast_to.call(input._impl.keys, input, size)
 
 
 # ---- broadcast_tensors -----------------------------------------------------------------
@@ -8387,12 +5526,7 @@ def broadcast_tensors(*tensors, **kwargs):
     elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
         tensors = tensors[0]
     tensors = as_tensor_list('broadcast_tensors', 'tensors', tensors)
-    ks = keyset_list(tensors)
-    if observers.active:
-        return observed(ops.broadcast_tensors, ks, (tensors,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.broadcast_tensors.routes[ks](tensors)
+    return ops.broadcast_tensors.call(keyset_list(tensors), tensors)
 
 
 # ---- gather ----------------------------------------------------------------------------
@@ -8411,15 +5545,7 @@ def _run_gather(input, dim, index, sparse_grad):
         dim = as_int('gather', 'dim', dim)
     if type(sparse_grad) is not _b.bool:
         sparse_grad = as_bool('gather', 'sparse_grad', sparse_grad)
-    ks = input._impl.keys | index._impl.keys
-    if observers.active:
-        return observed(ops.gather, ks, (input, dim, index, sparse_grad))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.gather.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.gather.routes[ks](input, dim, index, sparse_grad)
+    return ops.gather.call(input._impl.keys | index._impl.keys, input, dim, index, sparse_grad)
 
 
 def gather(*args, **kwargs):
@@ -8457,14 +5583,7 @@ def _run_scatter_src(input, dim, index, src):
     if type(dim) is not _b.int:
         dim = as_int('scatter', 'dim', dim)
     ks = input._impl.keys | index._impl.keys | src._impl.keys
-    if observers.active:
-        return observed(ops.scatter_src, ks, (input, dim, index, src))
-    if not ((input._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.scatter_src.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.scatter_src.routes[ks](input, dim, index, src)
+    return ops.scatter_src.call(ks, input, dim, index, src)
 
 
 def _match_scatter_value(input, dim, index, value):
@@ -8478,15 +5597,7 @@ def _run_scatter_value(input, dim, index, value):
         dim = as_int('scatter', 'dim', dim)
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('scatter', 'value', value)
-    ks = input._impl.keys | index._impl.keys
-    if observers.active:
-        return observed(ops.scatter_value, ks, (input, dim, index, value))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.scatter_value.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.scatter_value.routes[ks](input, dim, index, value)
+    return ops.scatter_value.call(input._impl.keys | index._impl.keys, input, dim, index, value)
 
 
 def _match_scatter_reduce(input, dim, index, src, *, reduce):
@@ -8503,14 +5614,7 @@ def _run_scatter_reduce(input, dim, index, src, reduce):
     if type(dim) is not _b.int:
         dim = as_int('scatter', 'dim', dim)
     ks = input._impl.keys | index._impl.keys | src._impl.keys
-    if observers.active:
-        return observed(ops.scatter_reduce, ks, (input, dim, index, src, reduce))
-    if not ((input._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.scatter_reduce.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.scatter_reduce.routes[ks](input, dim, index, src, reduce)
+    return ops.scatter_reduce.call(ks, input, dim, index, src, reduce)
 
 
 def _match_scatter_value_reduce(input, dim, index, value, *, reduce):
@@ -8529,14 +5633,7 @@ def _run_scatter_value_reduce(input, dim, index, value, reduce):
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('scatter', 'value', value)
     ks = input._impl.keys | index._impl.keys
-    if observers.active:
-        return observed(ops.scatter_value_reduce, ks, (input, dim, index, value, reduce))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.scatter_value_reduce.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.scatter_value_reduce.routes[ks](input, dim, index, value, reduce)
+    return ops.scatter_value_reduce.call(ks, input, dim, index, value, reduce)
 
 
 def scatter(*args, **kwargs):
@@ -8586,14 +5683,7 @@ def _run_scatter__src(self, dim, index, src):
     if type(dim) is not _b.int:
         dim = as_int('scatter_', 'dim', dim)
     ks = self._impl.keys | index._impl.keys | src._impl.keys
-    if observers.active:
-        return observed(ops.scatter__src, ks, (self, dim, index, src))
-    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.scatter__src.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.scatter__src.routes[ks](self, dim, index, src)
+    return ops.scatter__src.call(ks, self, dim, index, src)
 
 
 def _match_scatter__value(self, dim, index, value):
@@ -8607,15 +5697,7 @@ def _run_scatter__value(self, dim, index, value):
         dim = as_int('scatter_', 'dim', dim)
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('scatter_', 'value', value)
-    ks = self._impl.keys | index._impl.keys
-    if observers.active:
-        return observed(ops.scatter__value, ks, (self, dim, index, value))
-    if not (self._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.scatter__value.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.scatter__value.routes[ks](self, dim, index, value)
+    return ops.scatter__value.call(self._impl.keys | index._impl.keys, self, dim, index, value)
 
 
 def _match_scatter__reduce(self, dim, index, src, *, reduce):
@@ -8632,14 +5714,7 @@ def _run_scatter__reduce(self, dim, index, src, reduce):
     if type(dim) is not _b.int:
         dim = as_int('scatter_', 'dim', dim)
     ks = self._impl.keys | index._impl.keys | src._impl.keys
-    if observers.active:
-        return observed(ops.scatter__reduce, ks, (self, dim, index, src, reduce))
-    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.scatter__reduce.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.scatter__reduce.routes[ks](self, dim, index, src, reduce)
+    return ops.scatter__reduce.call(ks, self, dim, index, src, reduce)
 
 
 def _match_scatter__value_reduce(self, dim, index, value, *, reduce):
@@ -8658,14 +5733,7 @@ def _run_scatter__value_reduce(self, dim, index, value, reduce):
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('scatter_', 'value', value)
     ks = self._impl.keys | index._impl.keys
-    if observers.active:
-        return observed(ops.scatter__value_reduce, ks, (self, dim, index, value, reduce))
-    if not (self._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.scatter__value_reduce.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.scatter__value_reduce.routes[ks](self, dim, index, value, reduce)
+    return ops.scatter__value_reduce.call(ks, self, dim, index, value, reduce)
 
 
 def scatter_(*args, **kwargs):
@@ -8709,14 +5777,7 @@ def _run_scatter_add(input, dim, index, src):
     if type(dim) is not _b.int:
         dim = as_int('scatter_add', 'dim', dim)
     ks = input._impl.keys | index._impl.keys | src._impl.keys
-    if observers.active:
-        return observed(ops.scatter_add, ks, (input, dim, index, src))
-    if not ((input._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.scatter_add.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.scatter_add.routes[ks](input, dim, index, src)
+    return ops.scatter_add.call(ks, input, dim, index, src)
 
 
 def scatter_add(*args, **kwargs):
@@ -8752,14 +5813,7 @@ def scatter_add_(self, dim, index, src):
     if not isinstance(src, Tensor):
         bad_arg('scatter_add_', 'src', 'Tensor', src)
     ks = self._impl.keys | index._impl.keys | src._impl.keys
-    if observers.active:
-        return observed(ops.scatter_add_, ks, (self, dim, index, src))
-    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.scatter_add_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.scatter_add_.routes[ks](self, dim, index, src)
+    return ops.scatter_add_.call(ks, self, dim, index, src)
 
 
 # ---- scatter_reduce --------------------------------------------------------------------
@@ -8781,14 +5835,7 @@ def _run_scatter_reduce_two(input, dim, index, src, reduce, include_self):
     if type(include_self) is not _b.bool:
         include_self = as_bool('scatter_reduce', 'include_self', include_self)
     ks = input._impl.keys | index._impl.keys | src._impl.keys
-    if observers.active:
-        return observed(ops.scatter_reduce_two, ks, (input, dim, index, src, reduce, include_self))
-    if not ((input._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.scatter_reduce_two.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.scatter_reduce_two.routes[ks](input, dim, index, src, reduce, include_self)
+    return ops.scatter_reduce_two.call(ks, input, dim, index, src, reduce, include_self)
 
 
 def scatter_reduce(*args, **kwargs):
@@ -8832,14 +5879,7 @@ def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     if type(include_self) is not _b.bool:
         include_self = as_bool('scatter_reduce_', 'include_self', include_self)
     ks = self._impl.keys | index._impl.keys | src._impl.keys
-    if observers.active:
-        return observed(ops.scatter_reduce__two, ks, (self, dim, index, src, reduce, include_self))
-    if not ((self._impl.requires_grad or src._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.scatter_reduce__two.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.scatter_reduce__two.routes[ks](self, dim, index, src, reduce, include_self)
+    return ops.scatter_reduce__two.call(ks, self, dim, index, src, reduce, include_self)
 
 
 # ---- index_select ----------------------------------------------------------------------
@@ -8853,15 +5893,7 @@ def _match_index_select(input, dim, index):
 def _run_index_select(input, dim, index):
     if type(dim) is not _b.int:
         dim = as_int('index_select', 'dim', dim)
-    ks = input._impl.keys | index._impl.keys
-    if observers.active:
-        return observed(ops.index_select, ks, (input, dim, index))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.index_select.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.index_select.routes[ks](input, dim, index)
+    return ops.index_select.call(input._impl.keys | index._impl.keys, input, dim, index)
 
 
 def index_select(*args, **kwargs):
@@ -8902,14 +5934,7 @@ def _run_index_add(input, dim, index, source, alpha):
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('index_add', 'alpha', alpha)
     ks = input._impl.keys | index._impl.keys | source._impl.keys
-    if observers.active:
-        return observed(ops.index_add, ks, (input, dim, index, source, alpha))
-    if not ((input._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.index_add.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.index_add.routes[ks](input, dim, index, source, alpha)
+    return ops.index_add.call(ks, input, dim, index, source, alpha)
 
 
 def index_add(*args, **kwargs):
@@ -8949,14 +5974,7 @@ def index_add_(self, dim, index, source, *, alpha=1):
     if type(alpha) not in SCALAR_TYPES:
         alpha = as_scalar('index_add_', 'alpha', alpha)
     ks = self._impl.keys | index._impl.keys | source._impl.keys
-    if observers.active:
-        return observed(ops.index_add_, ks, (self, dim, index, source, alpha))
-    if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.index_add_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.index_add_.routes[ks](self, dim, index, source, alpha)
+    return ops.index_add_.call(ks, self, dim, index, source, alpha)
 
 
 # ---- index_copy ------------------------------------------------------------------------
@@ -8974,14 +5992,7 @@ def _run_index_copy(input, dim, index, source):
     if type(dim) is not _b.int:
         dim = as_int('index_copy', 'dim', dim)
     ks = input._impl.keys | index._impl.keys | source._impl.keys
-    if observers.active:
-        return observed(ops.index_copy, ks, (input, dim, index, source))
-    if not ((input._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.index_copy.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.index_copy.routes[ks](input, dim, index, source)
+    return ops.index_copy.call(ks, input, dim, index, source)
 
 
 def index_copy(*args, **kwargs):
@@ -9014,14 +6025,7 @@ def index_copy_(self, dim, index, source):
     if not isinstance(source, Tensor):
         bad_arg('index_copy_', 'source', 'Tensor', source)
     ks = self._impl.keys | index._impl.keys | source._impl.keys
-    if observers.active:
-        return observed(ops.index_copy_, ks, (self, dim, index, source))
-    if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.index_copy_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.index_copy_.routes[ks](self, dim, index, source)
+    return ops.index_copy_.call(ks, self, dim, index, source)
 
 
 # ---- index_fill (int_Scalar, int_Tensor) -----------------------------------------------
@@ -9038,14 +6042,7 @@ def _run_index_fill_int_Scalar(input, dim, index, value):
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('index_fill', 'value', value)
     ks = input._impl.keys | index._impl.keys
-    if observers.active:
-        return observed(ops.index_fill_int_Scalar, ks, (input, dim, index, value))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.index_fill_int_Scalar.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.index_fill_int_Scalar.routes[ks](input, dim, index, value)
+    return ops.index_fill_int_Scalar.call(ks, input, dim, index, value)
 
 
 def _match_index_fill_int_Tensor(input, dim, index, value):
@@ -9061,14 +6058,7 @@ def _run_index_fill_int_Tensor(input, dim, index, value):
     if type(dim) is not _b.int:
         dim = as_int('index_fill', 'dim', dim)
     ks = input._impl.keys | index._impl.keys | value._impl.keys
-    if observers.active:
-        return observed(ops.index_fill_int_Tensor, ks, (input, dim, index, value))
-    if not ((input._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.index_fill_int_Tensor.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.index_fill_int_Tensor.routes[ks](input, dim, index, value)
+    return ops.index_fill_int_Tensor.call(ks, input, dim, index, value)
 
 
 def index_fill(*args, **kwargs):
@@ -9109,24 +6099,10 @@ def index_fill_(self, dim, index, value):
         if type(value) not in SCALAR_TYPES:
             value = as_scalar('index_fill_', 'value', value)
         ks = self._impl.keys | index._impl.keys
-        if observers.active:
-            return observed(ops.index_fill__int_Scalar, ks, (self, dim, index, value))
-        if not (self._impl.requires_grad and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.index_fill__int_Scalar.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.index_fill__int_Scalar.routes[ks](self, dim, index, value)
+        return ops.index_fill__int_Scalar.call(ks, self, dim, index, value)
     if isinstance(value, Tensor):  # index_fill_.int_Tensor
         ks = self._impl.keys | index._impl.keys | value._impl.keys
-        if observers.active:
-            return observed(ops.index_fill__int_Tensor, ks, (self, dim, index, value))
-        if not ((self._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.index_fill__int_Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.index_fill__int_Tensor.routes[ks](self, dim, index, value)
+        return ops.index_fill__int_Tensor.call(ks, self, dim, index, value)
     no_overload(
         'index_fill_', (ops.index_fill__int_Scalar, ops.index_fill__int_Tensor),
         (self, dim, index, value,), {},
@@ -9150,25 +6126,10 @@ def masked_fill(input, mask, value, *, out=None):
     if type(value) in SCALAR_TYPES or is_number(value):  # masked_fill.Scalar
         if type(value) not in SCALAR_TYPES:
             value = as_scalar('masked_fill', 'value', value)
-        ks = input._impl.keys | mask._impl.keys
-        if observers.active:
-            return observed(ops.masked_fill_Scalar, ks, (input, mask, value))
-        if not (input._impl.requires_grad and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.masked_fill_Scalar.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.masked_fill_Scalar.routes[ks](input, mask, value)
+        return ops.masked_fill_Scalar.call(input._impl.keys | mask._impl.keys, input, mask, value)
     if isinstance(value, Tensor):  # masked_fill.Tensor
         ks = input._impl.keys | mask._impl.keys | value._impl.keys
-        if observers.active:
-            return observed(ops.masked_fill_Tensor, ks, (input, mask, value))
-        if not ((input._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.masked_fill_Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.masked_fill_Tensor.routes[ks](input, mask, value)
+        return ops.masked_fill_Tensor.call(ks, input, mask, value)
     no_overload(
         'masked_fill', (ops.masked_fill_Scalar, ops.masked_fill_Tensor), (input, mask, value,), {},
     )
@@ -9187,25 +6148,10 @@ def masked_fill_(self, mask, value):
     if type(value) in SCALAR_TYPES or is_number(value):  # masked_fill_.Scalar
         if type(value) not in SCALAR_TYPES:
             value = as_scalar('masked_fill_', 'value', value)
-        ks = self._impl.keys | mask._impl.keys
-        if observers.active:
-            return observed(ops.masked_fill__Scalar, ks, (self, mask, value))
-        if not (self._impl.requires_grad and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.masked_fill__Scalar.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.masked_fill__Scalar.routes[ks](self, mask, value)
+        return ops.masked_fill__Scalar.call(self._impl.keys | mask._impl.keys, self, mask, value)
     if isinstance(value, Tensor):  # masked_fill_.Tensor
         ks = self._impl.keys | mask._impl.keys | value._impl.keys
-        if observers.active:
-            return observed(ops.masked_fill__Tensor, ks, (self, mask, value))
-        if not ((self._impl.requires_grad or value._impl.requires_grad) and grad_state.enabled):
-            # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-            ks &= ops.masked_fill__Tensor.no_grad_keys
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.masked_fill__Tensor.routes[ks](self, mask, value)
+        return ops.masked_fill__Tensor.call(ks, self, mask, value)
     no_overload(
         'masked_fill_', (ops.masked_fill__Scalar, ops.masked_fill__Tensor), (self, mask, value,),
         {},
@@ -9226,15 +6172,7 @@ def masked_select(input, mask, *, out=None):
         bad_arg('masked_select', 'input', 'Tensor', input)
     if not isinstance(mask, Tensor):
         bad_arg('masked_select', 'mask', 'Tensor', mask)
-    ks = input._impl.keys | mask._impl.keys
-    if observers.active:
-        return observed(ops.masked_select, ks, (input, mask))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.masked_select.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.masked_select.routes[ks](input, mask)
+    return ops.masked_select.call(input._impl.keys | mask._impl.keys, input, mask)
 
 
 # ---- masked_scatter --------------------------------------------------------------------
@@ -9253,14 +6191,7 @@ def masked_scatter(input, mask, source, *, out=None):
     if not isinstance(source, Tensor):
         bad_arg('masked_scatter', 'source', 'Tensor', source)
     ks = input._impl.keys | mask._impl.keys | source._impl.keys
-    if observers.active:
-        return observed(ops.masked_scatter, ks, (input, mask, source))
-    if not ((input._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.masked_scatter.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.masked_scatter.routes[ks](input, mask, source)
+    return ops.masked_scatter.call(ks, input, mask, source)
 
 
 # ---- masked_scatter_ -------------------------------------------------------------------
@@ -9274,14 +6205,7 @@ def masked_scatter_(self, mask, source):
     if not isinstance(source, Tensor):
         bad_arg('masked_scatter_', 'source', 'Tensor', source)
     ks = self._impl.keys | mask._impl.keys | source._impl.keys
-    if observers.active:
-        return observed(ops.masked_scatter_, ks, (self, mask, source))
-    if not ((self._impl.requires_grad or source._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.masked_scatter_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.masked_scatter_.routes[ks](self, mask, source)
+    return ops.masked_scatter_.call(ks, self, mask, source)
 
 
 # ---- take ------------------------------------------------------------------------------
@@ -9297,15 +6221,7 @@ def take(input, index, *, out=None):
         bad_arg('take', 'input', 'Tensor', input)
     if not isinstance(index, Tensor):
         bad_arg('take', 'index', 'Tensor', index)
-    ks = input._impl.keys | index._impl.keys
-    if observers.active:
-        return observed(ops.take, ks, (input, index))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.take.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.take.routes[ks](input, index)
+    return ops.take.call(input._impl.keys | index._impl.keys, input, index)
 
 
 # ---- take_along_dim --------------------------------------------------------------------
@@ -9329,12 +6245,7 @@ def take_along_dim(input, indices, dim=None, *, out=None, **kwargs):
         bad_arg('take_along_dim', 'indices', 'Tensor', indices)
     if dim is not None and type(dim) is not _b.int:
         dim = as_int('take_along_dim', 'dim', dim)
-    ks = input._impl.keys | indices._impl.keys
-    if observers.active:
-        return observed(ops.take_along_dim, ks, (input, indices, dim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.take_along_dim.routes[ks](input, indices, dim)
+    return ops.take_along_dim.call(input._impl.keys | indices._impl.keys, input, indices, dim)
 
 
 # ---- nonzero ((default), as_tuple) -----------------------------------------------------
@@ -9346,12 +6257,7 @@ def _match_nonzero(input):
 
 
 def _run_nonzero(input):
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.nonzero, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.nonzero.routes[ks](input)
+    return ops.nonzero.call(input._impl.keys, input)
 
 
 def _match_nonzero_as_tuple(input, *, as_tuple):
@@ -9363,12 +6269,7 @@ def _match_nonzero_as_tuple(input, *, as_tuple):
 def _run_nonzero_as_tuple(input, as_tuple):
     if type(as_tuple) is not _b.bool:
         as_tuple = as_bool('nonzero', 'as_tuple', as_tuple)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.nonzero_as_tuple, ks, (input, as_tuple))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.nonzero_as_tuple.routes[ks](input, as_tuple)
+    return ops.nonzero_as_tuple.call(input._impl.keys, input, as_tuple)
 
 
 def nonzero(*args, **kwargs):
@@ -9407,15 +6308,7 @@ def _unique2(input, sorted=True, return_inverse=False, return_counts=False, *, o
         return_inverse = as_bool('_unique2', 'return_inverse', return_inverse)
     if type(return_counts) is not _b.bool:
         return_counts = as_bool('_unique2', 'return_counts', return_counts)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops._unique2, ks, (input, sorted, return_inverse, return_counts))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._unique2.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops._unique2.routes[ks](input, sorted, return_inverse, return_counts)
+    return ops._unique2.call(input._impl.keys, input, sorted, return_inverse, return_counts)
 
 
 # ---- unique_dim ------------------------------------------------------------------------
@@ -9440,14 +6333,7 @@ def _run_unique_dim(input, dim, sorted, return_inverse, return_counts):
     if type(return_counts) is not _b.bool:
         return_counts = as_bool('unique_dim', 'return_counts', return_counts)
     ks = input._impl.keys
-    if observers.active:
-        return observed(ops.unique_dim, ks, (input, dim, sorted, return_inverse, return_counts))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.unique_dim.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.unique_dim.routes[ks](input, dim, sorted, return_inverse, return_counts)
+    return ops.unique_dim.call(ks, input, dim, sorted, return_inverse, return_counts)
 
 
 def unique_dim(*args, **kwargs):
@@ -9505,12 +6391,7 @@ def unique(
         return_counts = as_bool('unique', 'return_counts', return_counts)
     if dim is not None and type(dim) is not _b.int:
         dim = as_int('unique', 'dim', dim)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.unique, ks, (input, sorted, return_inverse, return_counts, dim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.unique.routes[ks](input, sorted, return_inverse, return_counts, dim)
+    return ops.unique.call(input._impl.keys, input, sorted, return_inverse, return_counts, dim)
 
 
 # ---- index -----------------------------------------------------------------------------
@@ -9526,14 +6407,7 @@ def index(input, indices, *, out=None):
         bad_arg('index', 'input', 'Tensor', input)
     indices = as_tensor_list('index', 'indices', indices, optional=True)
     ks = input._impl.keys | keyset_list([t for t in indices if t is not None])
-    if observers.active:
-        return observed(ops.index_Tensor, ks, (input, indices))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.index_Tensor.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.index_Tensor.routes[ks](input, indices)
+    return ops.index_Tensor.call(ks, input, indices)
 
 
 # ---- index_put -------------------------------------------------------------------------
@@ -9553,14 +6427,7 @@ def index_put(input, indices, values, accumulate=False, *, out=None):
     if type(accumulate) is not _b.bool:
         accumulate = as_bool('index_put', 'accumulate', accumulate)
     ks = input._impl.keys | keyset_list([t for t in indices if t is not None]) | values._impl.keys
-    if observers.active:
-        return observed(ops.index_put, ks, (input, indices, values, accumulate))
-    if not ((input._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.index_put.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.index_put.routes[ks](input, indices, values, accumulate)
+    return ops.index_put.call(ks, input, indices, values, accumulate)
 
 
 # ---- index_put_ ------------------------------------------------------------------------
@@ -9579,14 +6446,7 @@ def index_put_(input, indices, values, accumulate=False):
     if type(accumulate) is not _b.bool:
         accumulate = as_bool('index_put_', 'accumulate', accumulate)
     ks = input._impl.keys | keyset_list([t for t in indices if t is not None]) | values._impl.keys
-    if observers.active:
-        return observed(ops.index_put_, ks, (input, indices, values, accumulate))
-    if not ((input._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.index_put_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.index_put_.routes[ks](input, indices, values, accumulate)
+    return ops.index_put_.call(ks, input, indices, values, accumulate)
 
 
 # ---- convolution -----------------------------------------------------------------------
@@ -9622,21 +6482,8 @@ def convolution(
     if type(groups) is not _b.int:
         groups = as_int('convolution', 'groups', groups)
     ks = input._impl.keys | weight._impl.keys | (bias._impl.keys if bias is not None else 0)
-    if observers.active:
-        return observed(
-            ops.convolution, ks,
-            (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups),
-        )
-    if not ((input._impl.requires_grad
-            or weight._impl.requires_grad
-            or (bias is not None and bias._impl.requires_grad))
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.convolution.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.convolution.routes[ks](
-        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
+    return ops.convolution.call(
+        ks, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
     )
 
 
@@ -9678,24 +6525,8 @@ def convolution_backward(
     if type(groups) is not _b.int:
         groups = as_int('convolution_backward', 'groups', groups)
     ks = grad_output._impl.keys | input._impl.keys | weight._impl.keys
-    if observers.active:
-        return observed(
-            ops.convolution_backward, ks,
-            (
-                grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
-                output_padding, groups, output_mask,
-            ),
-        )
-    if not ((grad_output._impl.requires_grad
-            or input._impl.requires_grad
-            or weight._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.convolution_backward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.convolution_backward.routes[ks](
-        grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+    return ops.convolution_backward.call(
+        ks, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
         output_padding, groups, output_mask,
     )
 
@@ -9715,15 +6546,7 @@ def constant_pad_nd(input, pad, value=0, *, out=None):
     pad = as_int_list('constant_pad_nd', 'pad', pad)
     if type(value) not in SCALAR_TYPES:
         value = as_scalar('constant_pad_nd', 'value', value)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.constant_pad_nd, ks, (input, pad, value))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.constant_pad_nd.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.constant_pad_nd.routes[ks](input, pad, value)
+    return ops.constant_pad_nd.call(input._impl.keys, input, pad, value)
 
 
 # ---- _pad_nd ---------------------------------------------------------------------------
@@ -9741,15 +6564,7 @@ def _pad_nd(input, pad, mode, *, out=None):
     pad = as_int_list('_pad_nd', 'pad', pad)
     if type(mode) is not _b.str:
         bad_arg('_pad_nd', 'mode', 'str', mode)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops._pad_nd, ks, (input, pad, mode))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._pad_nd.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops._pad_nd.routes[ks](input, pad, mode)
+    return ops._pad_nd.call(input._impl.keys, input, pad, mode)
 
 
 # ---- _pad_nd_backward ------------------------------------------------------------------
@@ -9771,14 +6586,7 @@ def _pad_nd_backward(grad_output, input_sizes, pad, mode, *, out=None):
     if type(mode) is not _b.str:
         bad_arg('_pad_nd_backward', 'mode', 'str', mode)
     ks = grad_output._impl.keys
-    if observers.active:
-        return observed(ops._pad_nd_backward, ks, (grad_output, input_sizes, pad, mode))
-    if not (grad_output._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._pad_nd_backward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops._pad_nd_backward.routes[ks](grad_output, input_sizes, pad, mode)
+    return ops._pad_nd_backward.call(ks, grad_output, input_sizes, pad, mode)
 
 
 # ---- pad -------------------------------------------------------------------------------
@@ -9797,12 +6605,7 @@ def pad(input, pad, mode="constant", value=None, *, out=None):
         bad_arg('pad', 'mode', 'str', mode)
     if value is not None and type(value) not in FLOAT_TYPES:
         value = as_float('pad', 'value', value)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.pad, ks, (input, pad, mode, value))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.pad.routes[ks](input, pad, mode, value)
+    return ops.pad.call(input._impl.keys, input, pad, mode, value)
 
 
 # ---- pixel_shuffle ---------------------------------------------------------------------
@@ -9818,12 +6621,7 @@ def pixel_shuffle(input, upscale_factor, *, out=None):
         bad_arg('pixel_shuffle', 'input', 'Tensor', input)
     if type(upscale_factor) is not _b.int:
         upscale_factor = as_int('pixel_shuffle', 'upscale_factor', upscale_factor)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.pixel_shuffle, ks, (input, upscale_factor))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.pixel_shuffle.routes[ks](input, upscale_factor)
+    return ops.pixel_shuffle.call(input._impl.keys, input, upscale_factor)
 
 
 # ---- pixel_unshuffle -------------------------------------------------------------------
@@ -9839,12 +6637,7 @@ def pixel_unshuffle(input, downscale_factor, *, out=None):
         bad_arg('pixel_unshuffle', 'input', 'Tensor', input)
     if type(downscale_factor) is not _b.int:
         downscale_factor = as_int('pixel_unshuffle', 'downscale_factor', downscale_factor)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.pixel_unshuffle, ks, (input, downscale_factor))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.pixel_unshuffle.routes[ks](input, downscale_factor)
+    return ops.pixel_unshuffle.call(input._impl.keys, input, downscale_factor)
 
 
 # ---- max_pool2d_with_indices -----------------------------------------------------------
@@ -9872,18 +6665,8 @@ def max_pool2d_with_indices(
     if type(ceil_mode) is not _b.bool:
         ceil_mode = as_bool('max_pool2d_with_indices', 'ceil_mode', ceil_mode)
     ks = input._impl.keys
-    if observers.active:
-        return observed(
-            ops.max_pool2d_with_indices, ks,
-            (input, kernel_size, stride, padding, dilation, ceil_mode),
-        )
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.max_pool2d_with_indices.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.max_pool2d_with_indices.routes[ks](
-        input, kernel_size, stride, padding, dilation, ceil_mode,
+    return ops.max_pool2d_with_indices.call(
+        ks, input, kernel_size, stride, padding, dilation, ceil_mode,
     )
 
 
@@ -9918,20 +6701,8 @@ def max_pool2d_with_indices_backward(
     if not isinstance(indices, Tensor):
         bad_arg('max_pool2d_with_indices_backward', 'indices', 'Tensor', indices)
     ks = grad_output._impl.keys | input._impl.keys | indices._impl.keys
-    if observers.active:
-        return observed(
-            ops.max_pool2d_with_indices_backward, ks,
-            (grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices),
-        )
-    if not ((grad_output._impl.requires_grad
-            or input._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.max_pool2d_with_indices_backward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.max_pool2d_with_indices_backward.routes[ks](
-        grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices,
+    return ops.max_pool2d_with_indices_backward.call(
+        ks, grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices,
     )
 
 
@@ -9966,18 +6737,8 @@ def avg_pool2d(
     if divisor_override is not None and type(divisor_override) is not _b.int:
         divisor_override = as_int('avg_pool2d', 'divisor_override', divisor_override)
     ks = input._impl.keys
-    if observers.active:
-        return observed(
-            ops.avg_pool2d, ks,
-            (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override),
-        )
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.avg_pool2d.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.avg_pool2d.routes[ks](
-        input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+    return ops.avg_pool2d.call(
+        ks, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
     )
 
 
@@ -10014,23 +6775,8 @@ def avg_pool2d_backward(
     if divisor_override is not None and type(divisor_override) is not _b.int:
         divisor_override = as_int('avg_pool2d_backward', 'divisor_override', divisor_override)
     ks = grad_output._impl.keys | input._impl.keys
-    if observers.active:
-        return observed(
-            ops.avg_pool2d_backward, ks,
-            (
-                grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                divisor_override,
-            ),
-        )
-    if not ((grad_output._impl.requires_grad
-            or input._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.avg_pool2d_backward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.avg_pool2d_backward.routes[ks](
-        grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    return ops.avg_pool2d_backward.call(
+        ks, grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
         divisor_override,
     )
 
@@ -10047,15 +6793,7 @@ def adaptive_avg_pool2d(input, output_size, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('adaptive_avg_pool2d', 'input', 'Tensor', input)
     output_size = as_int_list('adaptive_avg_pool2d', 'output_size', output_size, 2)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.adaptive_avg_pool2d, ks, (input, output_size))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.adaptive_avg_pool2d.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.adaptive_avg_pool2d.routes[ks](input, output_size)
+    return ops.adaptive_avg_pool2d.call(input._impl.keys, input, output_size)
 
 
 # ---- adaptive_avg_pool2d_backward ------------------------------------------------------
@@ -10071,16 +6809,7 @@ def adaptive_avg_pool2d_backward(grad_output, input, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('adaptive_avg_pool2d_backward', 'input', 'Tensor', input)
     ks = grad_output._impl.keys | input._impl.keys
-    if observers.active:
-        return observed(ops.adaptive_avg_pool2d_backward, ks, (grad_output, input))
-    if not ((grad_output._impl.requires_grad
-            or input._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.adaptive_avg_pool2d_backward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.adaptive_avg_pool2d_backward.routes[ks](grad_output, input)
+    return ops.adaptive_avg_pool2d_backward.call(ks, grad_output, input)
 
 
 # ---- adaptive_max_pool2d ---------------------------------------------------------------
@@ -10095,15 +6824,7 @@ def adaptive_max_pool2d(input, output_size, *, out=None):
     if not isinstance(input, Tensor):
         bad_arg('adaptive_max_pool2d', 'input', 'Tensor', input)
     output_size = as_int_list('adaptive_max_pool2d', 'output_size', output_size, 2)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.adaptive_max_pool2d, ks, (input, output_size))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.adaptive_max_pool2d.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.adaptive_max_pool2d.routes[ks](input, output_size)
+    return ops.adaptive_max_pool2d.call(input._impl.keys, input, output_size)
 
 
 # ---- adaptive_max_pool2d_backward ------------------------------------------------------
@@ -10122,16 +6843,7 @@ def adaptive_max_pool2d_backward(grad_output, input, indices, *, out=None):
     if not isinstance(indices, Tensor):
         bad_arg('adaptive_max_pool2d_backward', 'indices', 'Tensor', indices)
     ks = grad_output._impl.keys | input._impl.keys | indices._impl.keys
-    if observers.active:
-        return observed(ops.adaptive_max_pool2d_backward, ks, (grad_output, input, indices))
-    if not ((grad_output._impl.requires_grad
-            or input._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.adaptive_max_pool2d_backward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.adaptive_max_pool2d_backward.routes[ks](grad_output, input, indices)
+    return ops.adaptive_max_pool2d_backward.call(ks, grad_output, input, indices)
 
 
 # ---- upsample_nearest2d ----------------------------------------------------------------
@@ -10153,15 +6865,7 @@ def upsample_nearest2d(input, output_size, scales_h=None, scales_w=None, *, out=
         scales_h = as_float('upsample_nearest2d', 'scales_h', scales_h)
     if scales_w is not None and type(scales_w) not in FLOAT_TYPES:
         scales_w = as_float('upsample_nearest2d', 'scales_w', scales_w)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.upsample_nearest2d, ks, (input, output_size, scales_h, scales_w))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.upsample_nearest2d.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.upsample_nearest2d.routes[ks](input, output_size, scales_h, scales_w)
+    return ops.upsample_nearest2d.call(input._impl.keys, input, output_size, scales_h, scales_w)
 
 
 # ---- upsample_nearest2d_backward -------------------------------------------------------
@@ -10186,18 +6890,8 @@ def upsample_nearest2d_backward(
     if scales_w is not None and type(scales_w) not in FLOAT_TYPES:
         scales_w = as_float('upsample_nearest2d_backward', 'scales_w', scales_w)
     ks = grad_output._impl.keys
-    if observers.active:
-        return observed(
-            ops.upsample_nearest2d_backward, ks,
-            (grad_output, output_size, input_size, scales_h, scales_w),
-        )
-    if not (grad_output._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.upsample_nearest2d_backward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.upsample_nearest2d_backward.routes[ks](
-        grad_output, output_size, input_size, scales_h, scales_w,
+    return ops.upsample_nearest2d_backward.call(
+        ks, grad_output, output_size, input_size, scales_h, scales_w,
     )
 
 
@@ -10226,16 +6920,7 @@ def upsample_bilinear2d(
     if scales_w is not None and type(scales_w) not in FLOAT_TYPES:
         scales_w = as_float('upsample_bilinear2d', 'scales_w', scales_w)
     ks = input._impl.keys
-    if observers.active:
-        return observed(
-            ops.upsample_bilinear2d, ks, (input, output_size, align_corners, scales_h, scales_w),
-        )
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.upsample_bilinear2d.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.upsample_bilinear2d.routes[ks](input, output_size, align_corners, scales_h, scales_w)
+    return ops.upsample_bilinear2d.call(ks, input, output_size, align_corners, scales_h, scales_w)
 
 
 # ---- upsample_bilinear2d_backward ------------------------------------------------------
@@ -10264,18 +6949,8 @@ def upsample_bilinear2d_backward(
     if scales_w is not None and type(scales_w) not in FLOAT_TYPES:
         scales_w = as_float('upsample_bilinear2d_backward', 'scales_w', scales_w)
     ks = grad_output._impl.keys
-    if observers.active:
-        return observed(
-            ops.upsample_bilinear2d_backward, ks,
-            (grad_output, output_size, input_size, align_corners, scales_h, scales_w),
-        )
-    if not (grad_output._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.upsample_bilinear2d_backward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.upsample_bilinear2d_backward.routes[ks](
-        grad_output, output_size, input_size, align_corners, scales_h, scales_w,
+    return ops.upsample_bilinear2d_backward.call(
+        ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w,
     )
 
 
@@ -10295,15 +6970,7 @@ def im2col(input, kernel_size, dilation, padding, stride, *, out=None):
     dilation = as_int_list('im2col', 'dilation', dilation, 2)
     padding = as_int_list('im2col', 'padding', padding, 2)
     stride = as_int_list('im2col', 'stride', stride, 2)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.im2col, ks, (input, kernel_size, dilation, padding, stride))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.im2col.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.im2col.routes[ks](input, kernel_size, dilation, padding, stride)
+    return ops.im2col.call(input._impl.keys, input, kernel_size, dilation, padding, stride)
 
 
 # ---- col2im ----------------------------------------------------------------------------
@@ -10326,16 +6993,7 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride, *, out=No
     padding = as_int_list('col2im', 'padding', padding, 2)
     stride = as_int_list('col2im', 'stride', stride, 2)
     ks = input._impl.keys
-    if observers.active:
-        return observed(
-            ops.col2im, ks, (input, output_size, kernel_size, dilation, padding, stride),
-        )
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.col2im.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.col2im.routes[ks](input, output_size, kernel_size, dilation, padding, stride)
+    return ops.col2im.call(ks, input, output_size, kernel_size, dilation, padding, stride)
 
 
 # ---- _softmax --------------------------------------------------------------------------
@@ -10351,15 +7009,7 @@ def _run__softmax(input, dim, half_to_float):
         dim = as_int('_softmax', 'dim', dim)
     if type(half_to_float) is not _b.bool:
         half_to_float = as_bool('_softmax', 'half_to_float', half_to_float)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops._softmax, ks, (input, dim, half_to_float))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._softmax.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops._softmax.routes[ks](input, dim, half_to_float)
+    return ops._softmax.call(input._impl.keys, input, dim, half_to_float)
 
 
 def _softmax(*args, **kwargs):
@@ -10396,15 +7046,7 @@ def _run__log_softmax(input, dim, half_to_float):
         dim = as_int('_log_softmax', 'dim', dim)
     if type(half_to_float) is not _b.bool:
         half_to_float = as_bool('_log_softmax', 'half_to_float', half_to_float)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops._log_softmax, ks, (input, dim, half_to_float))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._log_softmax.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops._log_softmax.routes[ks](input, dim, half_to_float)
+    return ops._log_softmax.call(input._impl.keys, input, dim, half_to_float)
 
 
 def _log_softmax(*args, **kwargs):
@@ -10444,16 +7086,7 @@ def _run__softmax_backward_data(grad_output, probs, dim, input_dtype):
     if type(input_dtype) is not DTYPE:
         input_dtype = as_dtype('_softmax_backward_data', 'input_dtype', input_dtype)
     ks = grad_output._impl.keys | probs._impl.keys
-    if observers.active:
-        return observed(ops._softmax_backward_data, ks, (grad_output, probs, dim, input_dtype))
-    if not ((grad_output._impl.requires_grad
-            or probs._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._softmax_backward_data.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops._softmax_backward_data.routes[ks](grad_output, probs, dim, input_dtype)
+    return ops._softmax_backward_data.call(ks, grad_output, probs, dim, input_dtype)
 
 
 def _softmax_backward_data(*args, **kwargs):
@@ -10494,18 +7127,7 @@ def _run__log_softmax_backward_data(grad_output, log_probs, dim, input_dtype):
     if type(input_dtype) is not DTYPE:
         input_dtype = as_dtype('_log_softmax_backward_data', 'input_dtype', input_dtype)
     ks = grad_output._impl.keys | log_probs._impl.keys
-    if observers.active:
-        return observed(
-            ops._log_softmax_backward_data, ks, (grad_output, log_probs, dim, input_dtype),
-        )
-    if not ((grad_output._impl.requires_grad
-            or log_probs._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._log_softmax_backward_data.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops._log_softmax_backward_data.routes[ks](grad_output, log_probs, dim, input_dtype)
+    return ops._log_softmax_backward_data.call(ks, grad_output, log_probs, dim, input_dtype)
 
 
 def _log_softmax_backward_data(*args, **kwargs):
@@ -10544,12 +7166,7 @@ def _run_softmax_int(input, dim, dtype):
         dim = as_int('softmax', 'dim', dim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('softmax', 'dtype', dtype)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.softmax_int, ks, (input, dim, dtype))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.softmax_int.routes[ks](input, dim, dtype)
+    return ops.softmax_int.call(input._impl.keys, input, dim, dtype)
 
 
 def softmax(*args, **kwargs):
@@ -10585,12 +7202,7 @@ def _run_log_softmax_int(input, dim, dtype):
         dim = as_int('log_softmax', 'dim', dim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('log_softmax', 'dtype', dtype)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.log_softmax_int, ks, (input, dim, dtype))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.log_softmax_int.routes[ks](input, dim, dtype)
+    return ops.log_softmax_int.call(input._impl.keys, input, dim, dtype)
 
 
 def log_softmax(*args, **kwargs):
@@ -10639,17 +7251,8 @@ def nll_loss_forward(input, target, weight, reduction, ignore_index, *, out=None
     if type(ignore_index) is not _b.int:
         ignore_index = as_int('nll_loss_forward', 'ignore_index', ignore_index)
     ks = input._impl.keys | target._impl.keys | (weight._impl.keys if weight is not None else 0)
-    if observers.active:
-        return _returns_nll_loss_forward(
-            *observed(ops.nll_loss_forward, ks, (input, target, weight, reduction, ignore_index)),
-        )
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.nll_loss_forward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
     return _returns_nll_loss_forward(
-        *ops.nll_loss_forward.routes[ks](input, target, weight, reduction, ignore_index),
+        *ops.nll_loss_forward.call(ks, input, target, weight, reduction, ignore_index),
     )
 
 
@@ -10689,20 +7292,8 @@ def nll_loss_backward(
                 | target._impl.keys
                 | (weight._impl.keys if weight is not None else 0)
                 | total_weight._impl.keys)
-    if observers.active:
-        return observed(
-            ops.nll_loss_backward, ks,
-            (grad_output, input, target, weight, reduction, ignore_index, total_weight),
-        )
-    if not ((grad_output._impl.requires_grad
-            or input._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.nll_loss_backward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.nll_loss_backward.routes[ks](
-        grad_output, input, target, weight, reduction, ignore_index, total_weight,
+    return ops.nll_loss_backward.call(
+        ks, grad_output, input, target, weight, reduction, ignore_index, total_weight,
     )
 
 
@@ -10728,11 +7319,7 @@ def nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100, *,
     if type(ignore_index) is not _b.int:
         ignore_index = as_int('nll_loss', 'ignore_index', ignore_index)
     ks = input._impl.keys | target._impl.keys | (weight._impl.keys if weight is not None else 0)
-    if observers.active:
-        return observed(ops.nll_loss, ks, (input, target, weight, reduction, ignore_index))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.nll_loss.routes[ks](input, target, weight, reduction, ignore_index)
+    return ops.nll_loss.call(ks, input, target, weight, reduction, ignore_index)
 
 
 # ---- cross_entropy_loss ----------------------------------------------------------------
@@ -10765,15 +7352,8 @@ def cross_entropy_loss(
     if type(label_smoothing) not in FLOAT_TYPES:
         label_smoothing = as_float('cross_entropy_loss', 'label_smoothing', label_smoothing)
     ks = input._impl.keys | target._impl.keys | (weight._impl.keys if weight is not None else 0)
-    if observers.active:
-        return observed(
-            ops.cross_entropy_loss, ks,
-            (input, target, weight, reduction, ignore_index, label_smoothing),
-        )
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.cross_entropy_loss.routes[ks](
-        input, target, weight, reduction, ignore_index, label_smoothing,
+    return ops.cross_entropy_loss.call(
+        ks, input, target, weight, reduction, ignore_index, label_smoothing,
     )
 
 
@@ -10789,15 +7369,7 @@ def mse_loss(input, target, reduction="mean", *, out=None):
         bad_arg('mse_loss', 'target', 'Tensor', target)
     if type(reduction) is not _b.str:
         bad_arg('mse_loss', 'reduction', 'str', reduction)
-    ks = input._impl.keys | target._impl.keys
-    if observers.active:
-        return observed(ops.mse_loss, ks, (input, target, reduction))
-    if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.mse_loss.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.mse_loss.routes[ks](input, target, reduction)
+    return ops.mse_loss.call(input._impl.keys | target._impl.keys, input, target, reduction)
 
 
 # ---- l1_loss ---------------------------------------------------------------------------
@@ -10812,12 +7384,7 @@ def l1_loss(input, target, reduction="mean", *, out=None):
         bad_arg('l1_loss', 'target', 'Tensor', target)
     if type(reduction) is not _b.str:
         bad_arg('l1_loss', 'reduction', 'str', reduction)
-    ks = input._impl.keys | target._impl.keys
-    if observers.active:
-        return observed(ops.l1_loss, ks, (input, target, reduction))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.l1_loss.routes[ks](input, target, reduction)
+    return ops.l1_loss.call(input._impl.keys | target._impl.keys, input, target, reduction)
 
 
 # ---- smooth_l1_loss --------------------------------------------------------------------
@@ -10835,14 +7402,7 @@ def smooth_l1_loss(input, target, reduction="mean", beta=1.0, *, out=None):
     if type(beta) not in FLOAT_TYPES:
         beta = as_float('smooth_l1_loss', 'beta', beta)
     ks = input._impl.keys | target._impl.keys
-    if observers.active:
-        return observed(ops.smooth_l1_loss, ks, (input, target, reduction, beta))
-    if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.smooth_l1_loss.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.smooth_l1_loss.routes[ks](input, target, reduction, beta)
+    return ops.smooth_l1_loss.call(ks, input, target, reduction, beta)
 
 
 # ---- huber_loss ------------------------------------------------------------------------
@@ -10860,14 +7420,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, *, out=None):
     if type(delta) not in FLOAT_TYPES:
         delta = as_float('huber_loss', 'delta', delta)
     ks = input._impl.keys | target._impl.keys
-    if observers.active:
-        return observed(ops.huber_loss, ks, (input, target, reduction, delta))
-    if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.huber_loss.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.huber_loss.routes[ks](input, target, reduction, delta)
+    return ops.huber_loss.call(ks, input, target, reduction, delta)
 
 
 # ---- binary_cross_entropy --------------------------------------------------------------
@@ -10891,14 +7444,7 @@ def binary_cross_entropy(input, target, weight=None, reduction="mean", *, out=No
     if type(reduction) is not _b.str:
         bad_arg('binary_cross_entropy', 'reduction', 'str', reduction)
     ks = input._impl.keys | target._impl.keys | (weight._impl.keys if weight is not None else 0)
-    if observers.active:
-        return observed(ops.binary_cross_entropy, ks, (input, target, weight, reduction))
-    if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.binary_cross_entropy.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.binary_cross_entropy.routes[ks](input, target, weight, reduction)
+    return ops.binary_cross_entropy.call(ks, input, target, weight, reduction)
 
 
 # ---- binary_cross_entropy_with_logits --------------------------------------------------
@@ -10930,18 +7476,8 @@ def binary_cross_entropy_with_logits(
                 | target._impl.keys
                 | (weight._impl.keys if weight is not None else 0)
                 | (pos_weight._impl.keys if pos_weight is not None else 0))
-    if observers.active:
-        return observed(
-            ops.binary_cross_entropy_with_logits, ks,
-            (input, target, weight, pos_weight, reduction),
-        )
-    if not ((input._impl.requires_grad or target._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.binary_cross_entropy_with_logits.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.binary_cross_entropy_with_logits.routes[ks](
-        input, target, weight, pos_weight, reduction,
+    return ops.binary_cross_entropy_with_logits.call(
+        ks, input, target, weight, pos_weight, reduction,
     )
 
 
@@ -10961,11 +7497,7 @@ def kl_div(input, target, reduction="mean", *, log_target=False, out=None):
     if type(log_target) is not _b.bool:
         log_target = as_bool('kl_div', 'log_target', log_target)
     ks = input._impl.keys | target._impl.keys
-    if observers.active:
-        return observed(ops.kl_div, ks, (input, target, reduction, log_target))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.kl_div.routes[ks](input, target, reduction, log_target)
+    return ops.kl_div.call(ks, input, target, reduction, log_target)
 
 
 # ---- margin_ranking_loss ---------------------------------------------------------------
@@ -10990,11 +7522,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction="mean", *,
     if type(reduction) is not _b.str:
         bad_arg('margin_ranking_loss', 'reduction', 'str', reduction)
     ks = input1._impl.keys | input2._impl.keys | target._impl.keys
-    if observers.active:
-        return observed(ops.margin_ranking_loss, ks, (input1, input2, target, margin, reduction))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.margin_ranking_loss.routes[ks](input1, input2, target, margin, reduction)
+    return ops.margin_ranking_loss.call(ks, input1, input2, target, margin, reduction)
 
 
 # ---- cosine_embedding_loss -------------------------------------------------------------
@@ -11019,11 +7547,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction="mean", 
     if type(reduction) is not _b.str:
         bad_arg('cosine_embedding_loss', 'reduction', 'str', reduction)
     ks = input1._impl.keys | input2._impl.keys | target._impl.keys
-    if observers.active:
-        return observed(ops.cosine_embedding_loss, ks, (input1, input2, target, margin, reduction))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.cosine_embedding_loss.routes[ks](input1, input2, target, margin, reduction)
+    return ops.cosine_embedding_loss.call(ks, input1, input2, target, margin, reduction)
 
 
 # ---- native_batch_norm -----------------------------------------------------------------
@@ -11066,21 +7590,8 @@ def native_batch_norm(
                 | (bias._impl.keys if bias is not None else 0)
                 | (running_mean._impl.keys if running_mean is not None else 0)
                 | (running_var._impl.keys if running_var is not None else 0))
-    if observers.active:
-        return observed(
-            ops.native_batch_norm, ks,
-            (input, weight, bias, running_mean, running_var, training, momentum, eps),
-        )
-    if not ((input._impl.requires_grad
-            or (weight is not None and weight._impl.requires_grad)
-            or (bias is not None and bias._impl.requires_grad))
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.native_batch_norm.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.native_batch_norm.routes[ks](
-        input, weight, bias, running_mean, running_var, training, momentum, eps,
+    return ops.native_batch_norm.call(
+        ks, input, weight, bias, running_mean, running_var, training, momentum, eps,
     )
 
 
@@ -11108,17 +7619,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps, *, out=None):
     ks = (input._impl.keys
                 | (weight._impl.keys if weight is not None else 0)
                 | (bias._impl.keys if bias is not None else 0))
-    if observers.active:
-        return observed(ops.native_layer_norm, ks, (input, normalized_shape, weight, bias, eps))
-    if not ((input._impl.requires_grad
-            or (weight is not None and weight._impl.requires_grad)
-            or (bias is not None and bias._impl.requires_grad))
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.native_layer_norm.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.native_layer_norm.routes[ks](input, normalized_shape, weight, bias, eps)
+    return ops.native_layer_norm.call(ks, input, normalized_shape, weight, bias, eps)
 
 
 # ---- native_group_norm -----------------------------------------------------------------
@@ -11153,17 +7654,7 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps, *, out=None):
     ks = (input._impl.keys
                 | (weight._impl.keys if weight is not None else 0)
                 | (bias._impl.keys if bias is not None else 0))
-    if observers.active:
-        return observed(ops.native_group_norm, ks, (input, weight, bias, N, C, HxW, group, eps))
-    if not ((input._impl.requires_grad
-            or (weight is not None and weight._impl.requires_grad)
-            or (bias is not None and bias._impl.requires_grad))
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.native_group_norm.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.native_group_norm.routes[ks](input, weight, bias, N, C, HxW, group, eps)
+    return ops.native_group_norm.call(ks, input, weight, bias, N, C, HxW, group, eps)
 
 
 # ---- _fused_rms_norm -------------------------------------------------------------------
@@ -11186,16 +7677,7 @@ def _fused_rms_norm(input, normalized_shape, weight, eps, *, out=None):
     if eps is not None and type(eps) not in FLOAT_TYPES:
         eps = as_float('_fused_rms_norm', 'eps', eps)
     ks = input._impl.keys | (weight._impl.keys if weight is not None else 0)
-    if observers.active:
-        return observed(ops._fused_rms_norm, ks, (input, normalized_shape, weight, eps))
-    if not ((input._impl.requires_grad
-            or (weight is not None and weight._impl.requires_grad))
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._fused_rms_norm.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops._fused_rms_norm.routes[ks](input, normalized_shape, weight, eps)
+    return ops._fused_rms_norm.call(ks, input, normalized_shape, weight, eps)
 
 
 # ---- native_layer_norm_backward --------------------------------------------------------
@@ -11238,24 +7720,8 @@ def native_layer_norm_backward(
                 | rstd._impl.keys
                 | (weight._impl.keys if weight is not None else 0)
                 | (bias._impl.keys if bias is not None else 0))
-    if observers.active:
-        return observed(
-            ops.native_layer_norm_backward, ks,
-            (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask),
-        )
-    if not ((grad_out._impl.requires_grad
-            or input._impl.requires_grad
-            or mean._impl.requires_grad
-            or rstd._impl.requires_grad
-            or (weight is not None and weight._impl.requires_grad)
-            or (bias is not None and bias._impl.requires_grad))
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.native_layer_norm_backward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.native_layer_norm_backward.routes[ks](
-        grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,
+    return ops.native_layer_norm_backward.call(
+        ks, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,
     )
 
 
@@ -11305,18 +7771,8 @@ def native_batch_norm_backward(
                 | (running_var._impl.keys if running_var is not None else 0)
                 | (save_mean._impl.keys if save_mean is not None else 0)
                 | (save_invstd._impl.keys if save_invstd is not None else 0))
-    if observers.active:
-        return observed(
-            ops.native_batch_norm_backward, ks,
-            (
-                grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train,
-                eps, output_mask,
-            ),
-        )
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.native_batch_norm_backward.routes[ks](
-        grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+    return ops.native_batch_norm_backward.call(
+        ks, grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
         output_mask,
     )
 
@@ -11350,22 +7806,8 @@ def _fused_rms_norm_backward(
                 | input._impl.keys
                 | rstd._impl.keys
                 | (weight._impl.keys if weight is not None else 0))
-    if observers.active:
-        return observed(
-            ops._fused_rms_norm_backward, ks,
-            (grad_out, input, normalized_shape, rstd, weight, output_mask),
-        )
-    if not ((grad_out._impl.requires_grad
-            or input._impl.requires_grad
-            or rstd._impl.requires_grad
-            or (weight is not None and weight._impl.requires_grad))
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._fused_rms_norm_backward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops._fused_rms_norm_backward.routes[ks](
-        grad_out, input, normalized_shape, rstd, weight, output_mask,
+    return ops._fused_rms_norm_backward.call(
+        ks, grad_out, input, normalized_shape, rstd, weight, output_mask,
     )
 
 
@@ -11410,18 +7852,8 @@ def batch_norm(
                 | (bias._impl.keys if bias is not None else 0)
                 | (running_mean._impl.keys if running_mean is not None else 0)
                 | (running_var._impl.keys if running_var is not None else 0))
-    if observers.active:
-        return observed(
-            ops.batch_norm, ks,
-            (
-                input, weight, bias, running_mean, running_var, training, momentum, eps,
-                cudnn_enabled,
-            ),
-        )
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.batch_norm.routes[ks](
-        input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled,
+    return ops.batch_norm.call(
+        ks, input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled,
     )
 
 
@@ -11451,13 +7883,7 @@ def layer_norm(
     ks = (input._impl.keys
                 | (weight._impl.keys if weight is not None else 0)
                 | (bias._impl.keys if bias is not None else 0))
-    if observers.active:
-        return observed(
-            ops.layer_norm, ks, (input, normalized_shape, weight, bias, eps, cudnn_enable),
-        )
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.layer_norm.routes[ks](input, normalized_shape, weight, bias, eps, cudnn_enable)
+    return ops.layer_norm.call(ks, input, normalized_shape, weight, bias, eps, cudnn_enable)
 
 
 # ---- group_norm ------------------------------------------------------------------------
@@ -11487,11 +7913,7 @@ def group_norm(
     ks = (input._impl.keys
                 | (weight._impl.keys if weight is not None else 0)
                 | (bias._impl.keys if bias is not None else 0))
-    if observers.active:
-        return observed(ops.group_norm, ks, (input, num_groups, weight, bias, eps, cudnn_enabled))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.group_norm.routes[ks](input, num_groups, weight, bias, eps, cudnn_enabled)
+    return ops.group_norm.call(ks, input, num_groups, weight, bias, eps, cudnn_enabled)
 
 
 # ---- instance_norm ---------------------------------------------------------------------
@@ -11535,18 +7957,8 @@ def instance_norm(
                 | (bias._impl.keys if bias is not None else 0)
                 | (running_mean._impl.keys if running_mean is not None else 0)
                 | (running_var._impl.keys if running_var is not None else 0))
-    if observers.active:
-        return observed(
-            ops.instance_norm, ks,
-            (
-                input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
-                cudnn_enabled,
-            ),
-        )
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.instance_norm.routes[ks](
-        input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+    return ops.instance_norm.call(
+        ks, input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
         cudnn_enabled,
     )
 
@@ -11567,11 +7979,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, *, out=None):
     if eps is not None and type(eps) not in FLOAT_TYPES:
         eps = as_float('rms_norm', 'eps', eps)
     ks = input._impl.keys | (weight._impl.keys if weight is not None else 0)
-    if observers.active:
-        return observed(ops.rms_norm, ks, (input, normalized_shape, weight, eps))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.rms_norm.routes[ks](input, normalized_shape, weight, eps)
+    return ops.rms_norm.call(ks, input, normalized_shape, weight, eps)
 
 
 # ---- native_dropout --------------------------------------------------------------------
@@ -11591,15 +7999,7 @@ def native_dropout(input, p, train, *, generator=None, out=None):
         p = as_float('native_dropout', 'p', p)
     if train is not None and type(train) is not _b.bool:
         train = as_bool('native_dropout', 'train', train)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.native_dropout, ks, (input, p, train, generator))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.native_dropout.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.native_dropout.routes[ks](input, p, train, generator)
+    return ops.native_dropout.call(input._impl.keys, input, p, train, generator)
 
 
 # ---- dropout ---------------------------------------------------------------------------
@@ -11617,12 +8017,7 @@ def dropout(input, p, train, *, generator=None, out=None):
         p = as_float('dropout', 'p', p)
     if type(train) is not _b.bool:
         train = as_bool('dropout', 'train', train)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.dropout, ks, (input, p, train, generator))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.dropout.routes[ks](input, p, train, generator)
+    return ops.dropout.call(input._impl.keys, input, p, train, generator)
 
 
 # ---- embedding -------------------------------------------------------------------------
@@ -11648,16 +8043,7 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     if type(sparse) is not _b.bool:
         sparse = as_bool('embedding', 'sparse', sparse)
     ks = weight._impl.keys | indices._impl.keys
-    if observers.active:
-        return observed(
-            ops.embedding, ks, (weight, indices, padding_idx, scale_grad_by_freq, sparse),
-        )
-    if not (weight._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.embedding.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.embedding.routes[ks](weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    return ops.embedding.call(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse)
 
 
 # ---- embedding_dense_backward ----------------------------------------------------------
@@ -11690,18 +8076,8 @@ def embedding_dense_backward(
             'embedding_dense_backward', 'scale_grad_by_freq', scale_grad_by_freq,
         )
     ks = grad_output._impl.keys | indices._impl.keys
-    if observers.active:
-        return observed(
-            ops.embedding_dense_backward, ks,
-            (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq),
-        )
-    if not (grad_output._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.embedding_dense_backward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.embedding_dense_backward.routes[ks](
-        grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
+    return ops.embedding_dense_backward.call(
+        ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
     )
 
 
@@ -11718,12 +8094,7 @@ def one_hot(input, num_classes=-1, *, out=None):
         bad_arg('one_hot', 'input', 'Tensor', input)
     if type(num_classes) is not _b.int:
         num_classes = as_int('one_hot', 'num_classes', num_classes)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.one_hot, ks, (input, num_classes))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.one_hot.routes[ks](input, num_classes)
+    return ops.one_hot.call(input._impl.keys, input, num_classes)
 
 
 # ---- cosine_similarity -----------------------------------------------------------------
@@ -11746,12 +8117,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-08, *, out=None, **kwargs):
         dim = as_int('cosine_similarity', 'dim', dim)
     if type(eps) not in FLOAT_TYPES:
         eps = as_float('cosine_similarity', 'eps', eps)
-    ks = x1._impl.keys | x2._impl.keys
-    if observers.active:
-        return observed(ops.cosine_similarity, ks, (x1, x2, dim, eps))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.cosine_similarity.routes[ks](x1, x2, dim, eps)
+    return ops.cosine_similarity.call(x1._impl.keys | x2._impl.keys, x1, x2, dim, eps)
 
 
 # ---- pairwise_distance -----------------------------------------------------------------
@@ -11780,12 +8146,7 @@ def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False, *, out=None, **kwar
         eps = as_float('pairwise_distance', 'eps', eps)
     if type(keepdim) is not _b.bool:
         keepdim = as_bool('pairwise_distance', 'keepdim', keepdim)
-    ks = x1._impl.keys | x2._impl.keys
-    if observers.active:
-        return observed(ops.pairwise_distance, ks, (x1, x2, p, eps, keepdim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.pairwise_distance.routes[ks](x1, x2, p, eps, keepdim)
+    return ops.pairwise_distance.call(x1._impl.keys | x2._impl.keys, x1, x2, p, eps, keepdim)
 
 
 # ---- scaled_dot_product_attention ------------------------------------------------------
@@ -11828,15 +8189,8 @@ def scaled_dot_product_attention(
                 | key._impl.keys
                 | value._impl.keys
                 | (attn_mask._impl.keys if attn_mask is not None else 0))
-    if observers.active:
-        return observed(
-            ops.scaled_dot_product_attention, ks,
-            (query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa),
-        )
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.scaled_dot_product_attention.routes[ks](
-        query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
+    return ops.scaled_dot_product_attention.call(
+        ks, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
     )
 
 
@@ -11869,19 +8223,8 @@ def _cross_entropy_forward(input, target, weight, reduction, ignore_index, *, ou
     if type(ignore_index) is not _b.int:
         ignore_index = as_int('_cross_entropy_forward', 'ignore_index', ignore_index)
     ks = input._impl.keys | target._impl.keys | (weight._impl.keys if weight is not None else 0)
-    if observers.active:
-        return _returns__cross_entropy_forward(
-            *observed(
-                ops._cross_entropy_forward, ks, (input, target, weight, reduction, ignore_index),
-            ),
-        )
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._cross_entropy_forward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
     return _returns__cross_entropy_forward(
-        *ops._cross_entropy_forward.routes[ks](input, target, weight, reduction, ignore_index),
+        *ops._cross_entropy_forward.call(ks, input, target, weight, reduction, ignore_index),
     )
 
 
@@ -11921,20 +8264,8 @@ def _cross_entropy_backward(
                 | target._impl.keys
                 | (weight._impl.keys if weight is not None else 0)
                 | total_weight._impl.keys)
-    if observers.active:
-        return observed(
-            ops._cross_entropy_backward, ks,
-            (grad_output, probs, target, weight, reduction, ignore_index, total_weight),
-        )
-    if not ((grad_output._impl.requires_grad
-            or probs._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._cross_entropy_backward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops._cross_entropy_backward.routes[ks](
-        grad_output, probs, target, weight, reduction, ignore_index, total_weight,
+    return ops._cross_entropy_backward.call(
+        ks, grad_output, probs, target, weight, reduction, ignore_index, total_weight,
     )
 
 
@@ -11958,18 +8289,7 @@ def _lstm_sequence(gi, h0, c0, w_hh, *, out=None):
     if not isinstance(w_hh, Tensor):
         bad_arg('_lstm_sequence', 'w_hh', 'Tensor', w_hh)
     ks = gi._impl.keys | h0._impl.keys | c0._impl.keys | w_hh._impl.keys
-    if observers.active:
-        return observed(ops._lstm_sequence, ks, (gi, h0, c0, w_hh))
-    if not ((gi._impl.requires_grad
-            or h0._impl.requires_grad
-            or c0._impl.requires_grad
-            or w_hh._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._lstm_sequence.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops._lstm_sequence.routes[ks](gi, h0, c0, w_hh)
+    return ops._lstm_sequence.call(ks, gi, h0, c0, w_hh)
 
 
 # ---- _lstm_sequence_backward -----------------------------------------------------------
@@ -12011,26 +8331,8 @@ def _lstm_sequence_backward(
                 | c0._impl.keys
                 | w_hh._impl.keys
                 | workspace._impl.keys)
-    if observers.active:
-        return observed(
-            ops._lstm_sequence_backward, ks,
-            (grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace),
-        )
-    if not ((grad_output._impl.requires_grad
-            or grad_hn._impl.requires_grad
-            or grad_cn._impl.requires_grad
-            or output._impl.requires_grad
-            or h0._impl.requires_grad
-            or c0._impl.requires_grad
-            or w_hh._impl.requires_grad
-            or workspace._impl.requires_grad)
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._lstm_sequence_backward.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops._lstm_sequence_backward.routes[ks](
-        grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
+    return ops._lstm_sequence_backward.call(
+        ks, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace,
     )
 
 
@@ -12079,27 +8381,9 @@ def _fused_adam_(
                 | exp_avg._impl.keys
                 | exp_avg_sq._impl.keys
                 | (max_exp_avg_sq._impl.keys if max_exp_avg_sq is not None else 0))
-    if observers.active:
-        return observed(
-            ops._fused_adam_, ks,
-            (
-                input, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay,
-                eps, step, maximize, decoupled,
-            ),
-        )
-    if not ((input._impl.requires_grad
-            or grad._impl.requires_grad
-            or exp_avg._impl.requires_grad
-            or exp_avg_sq._impl.requires_grad
-            or (max_exp_avg_sq is not None and max_exp_avg_sq._impl.requires_grad))
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._fused_adam_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops._fused_adam_.routes[ks](
-        input, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay, eps, step,
-        maximize, decoupled,
+    return ops._fused_adam_.call(
+        ks, input, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay, eps,
+        step, maximize, decoupled,
     )
 
 
@@ -12139,24 +8423,8 @@ def _fused_sgd_(
     ks = (input._impl.keys
                 | grad._impl.keys
                 | (momentum_buffer._impl.keys if momentum_buffer is not None else 0))
-    if observers.active:
-        return observed(
-            ops._fused_sgd_, ks,
-            (
-                input, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov,
-                maximize, first_step,
-            ),
-        )
-    if not ((input._impl.requires_grad
-            or grad._impl.requires_grad
-            or (momentum_buffer is not None and momentum_buffer._impl.requires_grad))
-            and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops._fused_sgd_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops._fused_sgd_.routes[ks](
-        input, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov, maximize,
+    return ops._fused_sgd_.call(
+        ks, input, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov, maximize,
         first_step,
     )
 
@@ -12172,12 +8440,7 @@ def square(input, *, out=None):
         return into_out('square', out, square(input))
     if not isinstance(input, Tensor):
         bad_arg('square', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.square, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.square.routes[ks](input)
+    return ops.square.call(input._impl.keys, input)
 
 
 # ---- square_ ---------------------------------------------------------------------------
@@ -12186,12 +8449,7 @@ def square_(input):
     """square_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(input, Tensor):
         bad_arg('square_', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.square_, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.square_.routes[ks](input)
+    return ops.square_.call(input._impl.keys, input)
 
 
 # ---- nansum ----------------------------------------------------------------------------
@@ -12218,12 +8476,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, **kwargs):
         keepdim = as_bool('nansum', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('nansum', 'dtype', dtype)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.nansum, ks, (input, dim, keepdim, dtype))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.nansum.routes[ks](input, dim, keepdim, dtype)
+    return ops.nansum.call(input._impl.keys, input, dim, keepdim, dtype)
 
 
 # ---- nanmean ---------------------------------------------------------------------------
@@ -12250,12 +8503,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None, **kwargs):
         keepdim = as_bool('nanmean', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('nanmean', 'dtype', dtype)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.nanmean, ks, (input, dim, keepdim, dtype))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.nanmean.routes[ks](input, dim, keepdim, dtype)
+    return ops.nanmean.call(input._impl.keys, input, dim, keepdim, dtype)
 
 
 # ---- diff ------------------------------------------------------------------------------
@@ -12286,11 +8534,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None, **kwargs):
     ks = (input._impl.keys
                 | (prepend._impl.keys if prepend is not None else 0)
                 | (append._impl.keys if append is not None else 0))
-    if observers.active:
-        return observed(ops.diff, ks, (input, n, dim, prepend, append))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.diff.routes[ks](input, n, dim, prepend, append)
+    return ops.diff.call(ks, input, n, dim, prepend, append)
 
 
 # ---- trapezoid (x, dx) -----------------------------------------------------------------
@@ -12304,12 +8548,7 @@ def _match_trapezoid_x(y, x, *, dim=-1):
 def _run_trapezoid_x(y, x, dim):
     if type(dim) is not _b.int:
         dim = as_int('trapezoid', 'dim', dim)
-    ks = y._impl.keys | x._impl.keys
-    if observers.active:
-        return observed(ops.trapezoid_x, ks, (y, x, dim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.trapezoid_x.routes[ks](y, x, dim)
+    return ops.trapezoid_x.call(y._impl.keys | x._impl.keys, y, x, dim)
 
 
 def _match_trapezoid_dx(y, *, dx=1, dim=-1):
@@ -12323,12 +8562,7 @@ def _run_trapezoid_dx(y, dx, dim):
         dx = as_scalar('trapezoid', 'dx', dx)
     if type(dim) is not _b.int:
         dim = as_int('trapezoid', 'dim', dim)
-    ks = y._impl.keys
-    if observers.active:
-        return observed(ops.trapezoid_dx, ks, (y, dx, dim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.trapezoid_dx.routes[ks](y, dx, dim)
+    return ops.trapezoid_dx.call(y._impl.keys, y, dx, dim)
 
 
 def trapezoid(*args, **kwargs):
@@ -12365,12 +8599,7 @@ def _match_cumulative_trapezoid_x(y, x, *, dim=-1):
 def _run_cumulative_trapezoid_x(y, x, dim):
     if type(dim) is not _b.int:
         dim = as_int('cumulative_trapezoid', 'dim', dim)
-    ks = y._impl.keys | x._impl.keys
-    if observers.active:
-        return observed(ops.cumulative_trapezoid_x, ks, (y, x, dim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.cumulative_trapezoid_x.routes[ks](y, x, dim)
+    return ops.cumulative_trapezoid_x.call(y._impl.keys | x._impl.keys, y, x, dim)
 
 
 def _match_cumulative_trapezoid_dx(y, *, dx=1, dim=-1):
@@ -12384,12 +8613,7 @@ def _run_cumulative_trapezoid_dx(y, dx, dim):
         dx = as_scalar('cumulative_trapezoid', 'dx', dx)
     if type(dim) is not _b.int:
         dim = as_int('cumulative_trapezoid', 'dim', dim)
-    ks = y._impl.keys
-    if observers.active:
-        return observed(ops.cumulative_trapezoid_dx, ks, (y, dx, dim))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.cumulative_trapezoid_dx.routes[ks](y, dx, dim)
+    return ops.cumulative_trapezoid_dx.call(y._impl.keys, y, dx, dim)
 
 
 def cumulative_trapezoid(*args, **kwargs):
@@ -12426,12 +8650,7 @@ def _match_atleast_1d(input):
 
 
 def _run_atleast_1d(input):
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.atleast_1d, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.atleast_1d.routes[ks](input)
+    return ops.atleast_1d.call(input._impl.keys, input)
 
 
 def _match_atleast_1d_Sequence(*tensors, **kwargs):
@@ -12446,12 +8665,7 @@ def _match_atleast_1d_Sequence(*tensors, **kwargs):
 
 def _run_atleast_1d_Sequence(tensors):
     tensors = as_tensor_list('atleast_1d', 'tensors', tensors)
-    ks = keyset_list(tensors)
-    if observers.active:
-        return observed(ops.atleast_1d_Sequence, ks, (tensors,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.atleast_1d_Sequence.routes[ks](tensors)
+    return ops.atleast_1d_Sequence.call(keyset_list(tensors), tensors)
 
 
 def atleast_1d(*args, **kwargs):
@@ -12480,12 +8694,7 @@ def _match_atleast_2d(input):
 
 
 def _run_atleast_2d(input):
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.atleast_2d, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.atleast_2d.routes[ks](input)
+    return ops.atleast_2d.call(input._impl.keys, input)
 
 
 def _match_atleast_2d_Sequence(*tensors, **kwargs):
@@ -12500,12 +8709,7 @@ def _match_atleast_2d_Sequence(*tensors, **kwargs):
 
 def _run_atleast_2d_Sequence(tensors):
     tensors = as_tensor_list('atleast_2d', 'tensors', tensors)
-    ks = keyset_list(tensors)
-    if observers.active:
-        return observed(ops.atleast_2d_Sequence, ks, (tensors,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.atleast_2d_Sequence.routes[ks](tensors)
+    return ops.atleast_2d_Sequence.call(keyset_list(tensors), tensors)
 
 
 def atleast_2d(*args, **kwargs):
@@ -12534,12 +8738,7 @@ def _match_atleast_3d(input):
 
 
 def _run_atleast_3d(input):
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.atleast_3d, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.atleast_3d.routes[ks](input)
+    return ops.atleast_3d.call(input._impl.keys, input)
 
 
 def _match_atleast_3d_Sequence(*tensors, **kwargs):
@@ -12554,12 +8753,7 @@ def _match_atleast_3d_Sequence(*tensors, **kwargs):
 
 def _run_atleast_3d_Sequence(tensors):
     tensors = as_tensor_list('atleast_3d', 'tensors', tensors)
-    ks = keyset_list(tensors)
-    if observers.active:
-        return observed(ops.atleast_3d_Sequence, ks, (tensors,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.atleast_3d_Sequence.routes[ks](tensors)
+    return ops.atleast_3d_Sequence.call(keyset_list(tensors), tensors)
 
 
 def atleast_3d(*args, **kwargs):
@@ -12593,12 +8787,7 @@ def meshgrid(*tensors, indexing=None, **kwargs):
     tensors = as_tensor_list('meshgrid', 'tensors', tensors)
     if indexing is not None and type(indexing) is not _b.str:
         bad_arg('meshgrid', 'indexing', 'str', indexing)
-    ks = keyset_list(tensors)
-    if observers.active:
-        return observed(ops.meshgrid, ks, (tensors, indexing))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.meshgrid.routes[ks](tensors, indexing)
+    return ops.meshgrid.call(keyset_list(tensors), tensors, indexing)
 
 
 # ---- sum_to_size -----------------------------------------------------------------------
@@ -12615,12 +8804,7 @@ def sum_to_size(self, *size, **kwargs):
     if not isinstance(self, Tensor):
         bad_arg('sum_to_size', 'self', 'Tensor', self)
     size = as_int_list('sum_to_size', 'size', size)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.sum_to_size, ks, (self, size))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.sum_to_size.routes[ks](self, size)
+    return ops.sum_to_size.call(self._impl.keys, self, size)
 
 
 # ---- argwhere --------------------------------------------------------------------------
@@ -12631,12 +8815,7 @@ def argwhere(input, *, out=None):
         return into_out('argwhere', out, argwhere(input))
     if not isinstance(input, Tensor):
         bad_arg('argwhere', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.argwhere, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.argwhere.routes[ks](input)
+    return ops.argwhere.call(input._impl.keys, input)
 
 
 # ---- searchsorted (Tensor, Scalar) -----------------------------------------------------
@@ -12673,29 +8852,15 @@ def searchsorted(
         ks = (sorted_sequence._impl.keys
                     | input._impl.keys
                     | (sorter._impl.keys if sorter is not None else 0))
-        if observers.active:
-            return observed(
-                ops.searchsorted_Tensor, ks,
-                (sorted_sequence, input, out_int32, right, side, sorter),
-            )
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.searchsorted_Tensor.routes[ks](
-            sorted_sequence, input, out_int32, right, side, sorter,
+        return ops.searchsorted_Tensor.call(
+            ks, sorted_sequence, input, out_int32, right, side, sorter,
         )
     if type(input) in SCALAR_TYPES or is_number(input):  # searchsorted.Scalar
         if type(input) not in SCALAR_TYPES:
             input = as_scalar('searchsorted', 'input', input)
         ks = sorted_sequence._impl.keys | (sorter._impl.keys if sorter is not None else 0)
-        if observers.active:
-            return observed(
-                ops.searchsorted_Scalar, ks,
-                (sorted_sequence, input, out_int32, right, side, sorter),
-            )
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.searchsorted_Scalar.routes[ks](
-            sorted_sequence, input, out_int32, right, side, sorter,
+        return ops.searchsorted_Scalar.call(
+            ks, sorted_sequence, input, out_int32, right, side, sorter,
         )
     no_overload(
         'searchsorted', (ops.searchsorted_Tensor, ops.searchsorted_Scalar),
@@ -12725,20 +8890,11 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
         right = as_bool('bucketize', 'right', right)
     if isinstance(input, Tensor):  # bucketize.Tensor
         ks = input._impl.keys | boundaries._impl.keys
-        if observers.active:
-            return observed(ops.bucketize_Tensor, ks, (input, boundaries, out_int32, right))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bucketize_Tensor.routes[ks](input, boundaries, out_int32, right)
+        return ops.bucketize_Tensor.call(ks, input, boundaries, out_int32, right)
     if type(input) in SCALAR_TYPES or is_number(input):  # bucketize.Scalar
         if type(input) not in SCALAR_TYPES:
             input = as_scalar('bucketize', 'input', input)
-        ks = boundaries._impl.keys
-        if observers.active:
-            return observed(ops.bucketize_Scalar, ks, (input, boundaries, out_int32, right))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.bucketize_Scalar.routes[ks](input, boundaries, out_int32, right)
+        return ops.bucketize_Scalar.call(boundaries._impl.keys, input, boundaries, out_int32, right)
     no_overload(
         'bucketize', (ops.bucketize_Tensor, ops.bucketize_Scalar),
         (input, boundaries, out_int32, right,), {},
@@ -12762,15 +8918,7 @@ def cdist(x1, x2, p=2, compute_mode=None, *, out=None):
         p = as_float('cdist', 'p', p)
     if compute_mode is not None and type(compute_mode) is not _b.int:
         compute_mode = as_int('cdist', 'compute_mode', compute_mode)
-    ks = x1._impl.keys | x2._impl.keys
-    if observers.active:
-        return observed(ops.cdist, ks, (x1, x2, p, compute_mode))
-    if not ((x1._impl.requires_grad or x2._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.cdist.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.cdist.routes[ks](x1, x2, p, compute_mode)
+    return ops.cdist.call(x1._impl.keys | x2._impl.keys, x1, x2, p, compute_mode)
 
 
 # ---- linalg_vector_norm ----------------------------------------------------------------
@@ -12800,15 +8948,7 @@ def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out
         keepdim = as_bool('linalg_vector_norm', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('linalg_vector_norm', 'dtype', dtype)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.linalg_vector_norm, ks, (input, ord, dim, keepdim, dtype))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.linalg_vector_norm.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.linalg_vector_norm.routes[ks](input, ord, dim, keepdim, dtype)
+    return ops.linalg_vector_norm.call(input._impl.keys, input, ord, dim, keepdim, dtype)
 
 
 # ---- linalg_matrix_norm ((default), str_ord) -------------------------------------------
@@ -12831,12 +8971,7 @@ def _run_linalg_matrix_norm(input, ord, dim, keepdim, dtype):
         keepdim = as_bool('linalg_matrix_norm', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('linalg_matrix_norm', 'dtype', dtype)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.linalg_matrix_norm, ks, (input, ord, dim, keepdim, dtype))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.linalg_matrix_norm.routes[ks](input, ord, dim, keepdim, dtype)
+    return ops.linalg_matrix_norm.call(input._impl.keys, input, ord, dim, keepdim, dtype)
 
 
 def _match_linalg_matrix_norm_str_ord(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
@@ -12856,11 +8991,7 @@ def _run_linalg_matrix_norm_str_ord(input, ord, dim, keepdim, dtype):
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('linalg_matrix_norm', 'dtype', dtype)
     ks = input._impl.keys
-    if observers.active:
-        return observed(ops.linalg_matrix_norm_str_ord, ks, (input, ord, dim, keepdim, dtype))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.linalg_matrix_norm_str_ord.routes[ks](input, ord, dim, keepdim, dtype)
+    return ops.linalg_matrix_norm_str_ord.call(ks, input, ord, dim, keepdim, dtype)
 
 
 def linalg_matrix_norm(*args, **kwargs):
@@ -12911,12 +9042,7 @@ def _run_linalg_norm(input, ord, dim, keepdim, dtype):
         keepdim = as_bool('linalg_norm', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('linalg_norm', 'dtype', dtype)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.linalg_norm, ks, (input, ord, dim, keepdim, dtype))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.linalg_norm.routes[ks](input, ord, dim, keepdim, dtype)
+    return ops.linalg_norm.call(input._impl.keys, input, ord, dim, keepdim, dtype)
 
 
 def _match_linalg_norm_ord_str(input, ord, dim=None, keepdim=False, *, dtype=None):
@@ -12936,12 +9062,7 @@ def _run_linalg_norm_ord_str(input, ord, dim, keepdim, dtype):
         keepdim = as_bool('linalg_norm', 'keepdim', keepdim)
     if dtype is not None and type(dtype) is not DTYPE:
         dtype = as_dtype('linalg_norm', 'dtype', dtype)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.linalg_norm_ord_str, ks, (input, ord, dim, keepdim, dtype))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.linalg_norm_ord_str.routes[ks](input, ord, dim, keepdim, dtype)
+    return ops.linalg_norm_ord_str.call(input._impl.keys, input, ord, dim, keepdim, dtype)
 
 
 def linalg_norm(*args, **kwargs):
@@ -12978,15 +9099,7 @@ def unsqueeze_(self, dim):
         bad_arg('unsqueeze_', 'self', 'Tensor', self)
     if type(dim) is not _b.int:
         dim = as_int('unsqueeze_', 'dim', dim)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.unsqueeze_, ks, (self, dim))
-    if not (self._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.unsqueeze_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.unsqueeze_.routes[ks](self, dim)
+    return ops.unsqueeze_.call(self._impl.keys, self, dim)
 
 
 # ---- squeeze_ ((default), dim) ---------------------------------------------------------
@@ -12998,15 +9111,7 @@ def _match_squeeze_(self):
 
 
 def _run_squeeze_(self):
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.squeeze_, ks, (self,))
-    if not (self._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.squeeze_.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.squeeze_.routes[ks](self)
+    return ops.squeeze_.call(self._impl.keys, self)
 
 
 def _match_squeeze__dim(self, dim):
@@ -13018,15 +9123,7 @@ def _match_squeeze__dim(self, dim):
 def _run_squeeze__dim(self, dim):
     if type(dim) is not _b.int:
         dim = as_int('squeeze_', 'dim', dim)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.squeeze__dim, ks, (self, dim))
-    if not (self._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.squeeze__dim.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.squeeze__dim.routes[ks](self, dim)
+    return ops.squeeze__dim.call(self._impl.keys, self, dim)
 
 
 def squeeze_(*args, **kwargs):
@@ -13049,12 +9146,7 @@ def t_(self):
     """t_(Tensor(a!) self) -> Tensor(a!)"""
     if not isinstance(self, Tensor):
         bad_arg('t_', 'self', 'Tensor', self)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.t_, ks, (self,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.t_.routes[ks](self)
+    return ops.t_.call(self._impl.keys, self)
 
 
 # ---- transpose_ ------------------------------------------------------------------------
@@ -13067,15 +9159,7 @@ def transpose_(self, dim0, dim1):
         dim0 = as_int('transpose_', 'dim0', dim0)
     if type(dim1) is not _b.int:
         dim1 = as_int('transpose_', 'dim1', dim1)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.transpose__int, ks, (self, dim0, dim1))
-    if not (self._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.transpose__int.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.transpose__int.routes[ks](self, dim0, dim1)
+    return ops.transpose__int.call(self._impl.keys, self, dim0, dim1)
 
 
 # ---- swapaxes_ -------------------------------------------------------------------------
@@ -13088,12 +9172,7 @@ def swapaxes_(self, axis0, axis1):
         axis0 = as_int('swapaxes_', 'axis0', axis0)
     if type(axis1) is not _b.int:
         axis1 = as_int('swapaxes_', 'axis1', axis1)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.swapaxes_, ks, (self, axis0, axis1))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.swapaxes_.routes[ks](self, axis0, axis1)
+    return ops.swapaxes_.call(self._impl.keys, self, axis0, axis1)
 
 
 # ---- swapdims_ -------------------------------------------------------------------------
@@ -13106,12 +9185,7 @@ def swapdims_(self, dim0, dim1):
         dim0 = as_int('swapdims_', 'dim0', dim0)
     if type(dim1) is not _b.int:
         dim1 = as_int('swapdims_', 'dim1', dim1)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.swapdims_, ks, (self, dim0, dim1))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.swapdims_.routes[ks](self, dim0, dim1)
+    return ops.swapdims_.call(self._impl.keys, self, dim0, dim1)
 
 
 # ---- deg2rad ---------------------------------------------------------------------------
@@ -13122,12 +9196,7 @@ def deg2rad(input, *, out=None):
         return into_out('deg2rad', out, deg2rad(input))
     if not isinstance(input, Tensor):
         bad_arg('deg2rad', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.deg2rad, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.deg2rad.routes[ks](input)
+    return ops.deg2rad.call(input._impl.keys, input)
 
 
 # ---- rad2deg ---------------------------------------------------------------------------
@@ -13138,12 +9207,7 @@ def rad2deg(input, *, out=None):
         return into_out('rad2deg', out, rad2deg(input))
     if not isinstance(input, Tensor):
         bad_arg('rad2deg', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.rad2deg, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.rad2deg.routes[ks](input)
+    return ops.rad2deg.call(input._impl.keys, input)
 
 
 # ---- logaddexp -------------------------------------------------------------------------
@@ -13159,15 +9223,7 @@ def logaddexp(input, other, *, out=None):
         bad_arg('logaddexp', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('logaddexp', 'other', 'Tensor', other)
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.logaddexp, ks, (input, other))
-    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.logaddexp.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.logaddexp.routes[ks](input, other)
+    return ops.logaddexp.call(input._impl.keys | other._impl.keys, input, other)
 
 
 # ---- logaddexp2 ------------------------------------------------------------------------
@@ -13180,15 +9236,7 @@ def logaddexp2(input, other, *, out=None):
         bad_arg('logaddexp2', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('logaddexp2', 'other', 'Tensor', other)
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.logaddexp2, ks, (input, other))
-    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.logaddexp2.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.logaddexp2.routes[ks](input, other)
+    return ops.logaddexp2.call(input._impl.keys | other._impl.keys, input, other)
 
 
 # ---- fmax ------------------------------------------------------------------------------
@@ -13204,12 +9252,7 @@ def fmax(input, other, *, out=None):
         bad_arg('fmax', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('fmax', 'other', 'Tensor', other)
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.fmax, ks, (input, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.fmax.routes[ks](input, other)
+    return ops.fmax.call(input._impl.keys | other._impl.keys, input, other)
 
 
 # ---- fmin ------------------------------------------------------------------------------
@@ -13222,12 +9265,7 @@ def fmin(input, other, *, out=None):
         bad_arg('fmin', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('fmin', 'other', 'Tensor', other)
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.fmin, ks, (input, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.fmin.routes[ks](input, other)
+    return ops.fmin.call(input._impl.keys | other._impl.keys, input, other)
 
 
 # ---- sinc ------------------------------------------------------------------------------
@@ -13241,15 +9279,7 @@ def sinc(input, *, out=None):
         return into_out('sinc', out, sinc(input))
     if not isinstance(input, Tensor):
         bad_arg('sinc', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.sinc, ks, (input,))
-    if not (input._impl.requires_grad and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.sinc.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.sinc.routes[ks](input)
+    return ops.sinc.call(input._impl.keys, input)
 
 
 # ---- float_power (Tensor_Tensor, Tensor_Scalar) ----------------------------------------
@@ -13264,20 +9294,11 @@ def float_power(input, exponent, *, out=None):
         bad_arg('float_power', 'input', 'Tensor', input)
     if isinstance(exponent, Tensor):  # float_power.Tensor_Tensor
         ks = input._impl.keys | exponent._impl.keys
-        if observers.active:
-            return observed(ops.float_power_Tensor_Tensor, ks, (input, exponent))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.float_power_Tensor_Tensor.routes[ks](input, exponent)
+        return ops.float_power_Tensor_Tensor.call(ks, input, exponent)
     if type(exponent) in SCALAR_TYPES or is_number(exponent):  # float_power.Tensor_Scalar
         if type(exponent) not in SCALAR_TYPES:
             exponent = as_scalar('float_power', 'exponent', exponent)
-        ks = input._impl.keys
-        if observers.active:
-            return observed(ops.float_power_Tensor_Scalar, ks, (input, exponent))
-        masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-        ks = (ks | masks[0]) & ~masks[1]
-        return ops.float_power_Tensor_Scalar.routes[ks](input, exponent)
+        return ops.float_power_Tensor_Scalar.call(input._impl.keys, input, exponent)
     no_overload(
         'float_power', (ops.float_power_Tensor_Tensor, ops.float_power_Tensor_Scalar),
         (input, exponent,), {},
@@ -13294,15 +9315,7 @@ def heaviside(input, values, *, out=None):
         bad_arg('heaviside', 'input', 'Tensor', input)
     if not isinstance(values, Tensor):
         bad_arg('heaviside', 'values', 'Tensor', values)
-    ks = input._impl.keys | values._impl.keys
-    if observers.active:
-        return observed(ops.heaviside, ks, (input, values))
-    if not ((input._impl.requires_grad or values._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.heaviside.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.heaviside.routes[ks](input, values)
+    return ops.heaviside.call(input._impl.keys | values._impl.keys, input, values)
 
 
 # ---- cov -------------------------------------------------------------------------------
@@ -13328,11 +9341,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None, out=None):
     ks = (input._impl.keys
                 | (fweights._impl.keys if fweights is not None else 0)
                 | (aweights._impl.keys if aweights is not None else 0))
-    if observers.active:
-        return observed(ops.cov, ks, (input, correction, fweights, aweights))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.cov.routes[ks](input, correction, fweights, aweights)
+    return ops.cov.call(ks, input, correction, fweights, aweights)
 
 
 # ---- corrcoef --------------------------------------------------------------------------
@@ -13343,12 +9352,7 @@ def corrcoef(input, *, out=None):
         return into_out('corrcoef', out, corrcoef(input))
     if not isinstance(input, Tensor):
         bad_arg('corrcoef', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.corrcoef, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.corrcoef.routes[ks](input)
+    return ops.corrcoef.call(input._impl.keys, input)
 
 
 # ---- ravel -----------------------------------------------------------------------------
@@ -13357,12 +9361,7 @@ def ravel(input):
     """ravel(Tensor(a) self) -> Tensor(a)"""
     if not isinstance(input, Tensor):
         bad_arg('ravel', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.ravel, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.ravel.routes[ks](input)
+    return ops.ravel.call(input._impl.keys, input)
 
 
 # ---- fliplr ----------------------------------------------------------------------------
@@ -13373,12 +9372,7 @@ def fliplr(input, *, out=None):
         return into_out('fliplr', out, fliplr(input))
     if not isinstance(input, Tensor):
         bad_arg('fliplr', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.fliplr, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.fliplr.routes[ks](input)
+    return ops.fliplr.call(input._impl.keys, input)
 
 
 # ---- flipud ----------------------------------------------------------------------------
@@ -13389,12 +9383,7 @@ def flipud(input, *, out=None):
         return into_out('flipud', out, flipud(input))
     if not isinstance(input, Tensor):
         bad_arg('flipud', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.flipud, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.flipud.routes[ks](input)
+    return ops.flipud.call(input._impl.keys, input)
 
 
 # ---- rot90 -----------------------------------------------------------------------------
@@ -13408,12 +9397,7 @@ def rot90(input, k=1, dims=(0, 1), *, out=None):
     if type(k) is not _b.int:
         k = as_int('rot90', 'k', k)
     dims = as_int_list('rot90', 'dims', dims)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.rot90, ks, (input, k, dims))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.rot90.routes[ks](input, k, dims)
+    return ops.rot90.call(input._impl.keys, input, k, dims)
 
 
 # ---- block_diag ------------------------------------------------------------------------
@@ -13427,12 +9411,7 @@ def block_diag(*tensors, out=None, **kwargs):
     elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
         tensors = tensors[0]
     tensors = as_tensor_list('block_diag', 'tensors', tensors)
-    ks = keyset_list(tensors)
-    if observers.active:
-        return observed(ops.block_diag, ks, (tensors,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.block_diag.routes[ks](tensors)
+    return ops.block_diag.call(keyset_list(tensors), tensors)
 
 
 # ---- cartesian_prod --------------------------------------------------------------------
@@ -13446,12 +9425,7 @@ def cartesian_prod(*tensors, out=None, **kwargs):
     elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
         tensors = tensors[0]
     tensors = as_tensor_list('cartesian_prod', 'tensors', tensors)
-    ks = keyset_list(tensors)
-    if observers.active:
-        return observed(ops.cartesian_prod, ks, (tensors,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.cartesian_prod.routes[ks](tensors)
+    return ops.cartesian_prod.call(keyset_list(tensors), tensors)
 
 
 # ---- vander ----------------------------------------------------------------------------
@@ -13466,12 +9440,7 @@ def vander(x, N=None, increasing=False, *, out=None):
         N = as_int('vander', 'N', N)
     if type(increasing) is not _b.bool:
         increasing = as_bool('vander', 'increasing', increasing)
-    ks = x._impl.keys
-    if observers.active:
-        return observed(ops.vander, ks, (x, N, increasing))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.vander.routes[ks](x, N, increasing)
+    return ops.vander.call(x._impl.keys, x, N, increasing)
 
 
 # ---- unravel_index ---------------------------------------------------------------------
@@ -13485,12 +9454,7 @@ def unravel_index(indices, *shape, **kwargs):
     if not isinstance(indices, Tensor):
         bad_arg('unravel_index', 'indices', 'Tensor', indices)
     shape = as_int_list('unravel_index', 'shape', shape)
-    ks = indices._impl.keys
-    if observers.active:
-        return observed(ops.unravel_index, ks, (indices, shape))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.unravel_index.routes[ks](indices, shape)
+    return ops.unravel_index.call(indices._impl.keys, indices, shape)
 
 
 # ---- unfold ----------------------------------------------------------------------------
@@ -13508,12 +9472,7 @@ def unfold(self, dimension, size, step):
         size = as_int('unfold', 'size', size)
     if type(step) is not _b.int:
         step = as_int('unfold', 'step', step)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.unfold, ks, (self, dimension, size, step))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.unfold.routes[ks](self, dimension, size, step)
+    return ops.unfold.call(self._impl.keys, self, dimension, size, step)
 
 
 # ---- isin (Tensor_Tensor, Tensor_Scalar, Scalar_Tensor) --------------------------------
@@ -13533,13 +9492,7 @@ def _run_isin_Tensor_Tensor(elements, test_elements, assume_unique, invert):
     if type(invert) is not _b.bool:
         invert = as_bool('isin', 'invert', invert)
     ks = elements._impl.keys | test_elements._impl.keys
-    if observers.active:
-        return observed(
-            ops.isin_Tensor_Tensor, ks, (elements, test_elements, assume_unique, invert),
-        )
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.isin_Tensor_Tensor.routes[ks](elements, test_elements, assume_unique, invert)
+    return ops.isin_Tensor_Tensor.call(ks, elements, test_elements, assume_unique, invert)
 
 
 def _match_isin_Tensor_Scalar(elements, test_element, *, assume_unique=False, invert=False):
@@ -13559,11 +9512,7 @@ def _run_isin_Tensor_Scalar(elements, test_element, assume_unique, invert):
     if type(invert) is not _b.bool:
         invert = as_bool('isin', 'invert', invert)
     ks = elements._impl.keys
-    if observers.active:
-        return observed(ops.isin_Tensor_Scalar, ks, (elements, test_element, assume_unique, invert))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.isin_Tensor_Scalar.routes[ks](elements, test_element, assume_unique, invert)
+    return ops.isin_Tensor_Scalar.call(ks, elements, test_element, assume_unique, invert)
 
 
 def _match_isin_Scalar_Tensor(element, test_elements, *, assume_unique=False, invert=False):
@@ -13583,11 +9532,7 @@ def _run_isin_Scalar_Tensor(element, test_elements, assume_unique, invert):
     if type(invert) is not _b.bool:
         invert = as_bool('isin', 'invert', invert)
     ks = test_elements._impl.keys
-    if observers.active:
-        return observed(ops.isin_Scalar_Tensor, ks, (element, test_elements, assume_unique, invert))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.isin_Scalar_Tensor.routes[ks](element, test_elements, assume_unique, invert)
+    return ops.isin_Scalar_Tensor.call(ks, element, test_elements, assume_unique, invert)
 
 
 def isin(*args, **kwargs):
@@ -13627,12 +9572,7 @@ def msort(input, *, out=None):
         return into_out('msort', out, msort(input))
     if not isinstance(input, Tensor):
         bad_arg('msort', 'input', 'Tensor', input)
-    ks = input._impl.keys
-    if observers.active:
-        return observed(ops.msort, ks, (input,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.msort.routes[ks](input)
+    return ops.msort.call(input._impl.keys, input)
 
 
 # ---- dist ------------------------------------------------------------------------------
@@ -13647,15 +9587,7 @@ def dist(input, other, p=2, *, out=None):
         bad_arg('dist', 'other', 'Tensor', other)
     if type(p) not in SCALAR_TYPES:
         p = as_scalar('dist', 'p', p)
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.dist, ks, (input, other, p))
-    if not ((input._impl.requires_grad or other._impl.requires_grad) and grad_state.enabled):
-        # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-        ks &= ops.dist.no_grad_keys
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.dist.routes[ks](input, other, p)
+    return ops.dist.call(input._impl.keys | other._impl.keys, input, other, p)
 
 
 # ---- inner -----------------------------------------------------------------------------
@@ -13668,12 +9600,7 @@ def inner(input, other, *, out=None):
         bad_arg('inner', 'input', 'Tensor', input)
     if not isinstance(other, Tensor):
         bad_arg('inner', 'other', 'Tensor', other)
-    ks = input._impl.keys | other._impl.keys
-    if observers.active:
-        return observed(ops.inner, ks, (input, other))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.inner.routes[ks](input, other)
+    return ops.inner.call(input._impl.keys | other._impl.keys, input, other)
 
 
 # ---- byte ------------------------------------------------------------------------------
@@ -13682,12 +9609,7 @@ def byte(self):
     """byte(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('byte', 'self', 'Tensor', self)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.byte, ks, (self,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.byte.routes[ks](self)
+    return ops.byte.call(self._impl.keys, self)
 
 
 # ---- char ------------------------------------------------------------------------------
@@ -13696,12 +9618,7 @@ def char(self):
     """char(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('char', 'self', 'Tensor', self)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.char, ks, (self,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.char.routes[ks](self)
+    return ops.char.call(self._impl.keys, self)
 
 
 # ---- short -----------------------------------------------------------------------------
@@ -13710,12 +9627,7 @@ def short(self):
     """short(Tensor self) -> Tensor"""
     if not isinstance(self, Tensor):
         bad_arg('short', 'self', 'Tensor', self)
-    ks = self._impl.keys
-    if observers.active:
-        return observed(ops.short, ks, (self,))
-    masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-    ks = (ks | masks[0]) & ~masks[1]
-    return ops.short.routes[ks](self)
+    return ops.short.call(self._impl.keys, self)
 
 FUNCTIONS = (
     'add',

@@ -322,7 +322,10 @@ class TensorMethods:
     char = F.char
     short = F.short
 
-    __add__ = F.add_operator
+    def __add__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.add(self, other)
 
     def __radd__(self, other):
         if not is_operand(other):
@@ -332,7 +335,10 @@ class TensorMethods:
     def __iadd__(self, other):
         return F.add_(self, other)
 
-    __sub__ = F.sub_operator
+    def __sub__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.sub(self, other)
 
     def __rsub__(self, other):
         if not is_operand(other):
@@ -342,7 +348,10 @@ class TensorMethods:
     def __isub__(self, other):
         return F.sub_(self, other)
 
-    __mul__ = F.mul_operator
+    def __mul__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.mul(self, other)
 
     def __rmul__(self, other):
         if not is_operand(other):
@@ -365,24 +374,45 @@ class TensorMethods:
     def __itruediv__(self, other):
         return F.div_(self, other)
 
-    __pow__ = F.pow_operator
+    def __pow__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.pow(self, other)
 
     def __rpow__(self, other):
         if not is_operand(other):
             return NotImplemented
         return F.pow(wrap_number(other, self), self)
 
-    __eq__ = F.eq_operator
+    def __eq__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.eq(self, other)
 
-    __ne__ = F.ne_operator
+    def __ne__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.ne(self, other)
 
-    __lt__ = F.lt_operator
+    def __lt__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.lt(self, other)
 
-    __le__ = F.le_operator
+    def __le__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.le(self, other)
 
-    __gt__ = F.gt_operator
+    def __gt__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.gt(self, other)
 
-    __ge__ = F.ge_operator
+    def __ge__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.ge(self, other)
 
     def __neg__(self):
         return F.neg(self)
@@ -390,9 +420,15 @@ class TensorMethods:
     def __abs__(self):
         return F.abs(self)
 
-    __matmul__ = F.matmul_operator
+    def __matmul__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.matmul(self, other)
 
-    __floordiv__ = F.floor_divide_operator
+    def __floordiv__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.floor_divide(self, other)
 
     def __rfloordiv__(self, other):
         if not is_operand(other):
@@ -402,7 +438,10 @@ class TensorMethods:
     def __ifloordiv__(self, other):
         return F.floor_divide_(self, other)
 
-    __mod__ = F.remainder_operator
+    def __mod__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.remainder(self, other)
 
     def __imod__(self, other):
         return F.remainder_(self, other)
@@ -410,7 +449,10 @@ class TensorMethods:
     def __invert__(self):
         return F.bitwise_not(self)
 
-    __and__ = F.bitwise_and_operator
+    def __and__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.bitwise_and(self, other)
 
     def __rand__(self, other):
         if not is_operand(other):
@@ -420,7 +462,10 @@ class TensorMethods:
     def __iand__(self, other):
         return F.bitwise_and_(self, other)
 
-    __or__ = F.bitwise_or_operator
+    def __or__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.bitwise_or(self, other)
 
     def __ror__(self, other):
         if not is_operand(other):
@@ -430,7 +475,10 @@ class TensorMethods:
     def __ior__(self, other):
         return F.bitwise_or_(self, other)
 
-    __xor__ = F.bitwise_xor_operator
+    def __xor__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.bitwise_xor(self, other)
 
     def __rxor__(self, other):
         if not is_operand(other):

@@ -5,7 +5,7 @@ Where to start reading:
     grad_mode.py      whether ops record a graph (no_grad, inference_mode)
     node.py           a backward node, and AccumulateGrad for leaves
     saved.py          tensors kept for backward, checked against in-place changes
-    graph_edges.py    how a generated wrapper attaches its node to the graph
+    recording.py      how a generated wrapper records its op (node, saves, history)
     inplace_views.py  in-place ops on views (CopySlices)
     engine.py         backward() and grad(): running the graph
     api.py            requires_grad_, register_hook, retain_grad, .data

@@ -8,7 +8,8 @@ hook still fires after the Python tensor object is gone, as in PyTorch).
 from __future__ import annotations
 
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.autograd.graph_edges import impl_edge, register_retains_grad
+from tensorplay.autograd.node import impl_edge
+from tensorplay.autograd.recording import register_retains_grad
 from tensorplay.autograd.node import add_hook
 from tensorplay.errors import AutogradError
 
@@ -33,7 +34,7 @@ def set_requires_grad(tensor, flag):
     if flag and impl.inference and not grad_state.inference:
         raise AutogradError("Setting requires_grad=True on inference tensor outside "
                            "InferenceMode is not allowed.")
-    impl.requires_grad = flag
+    impl.set_requires_grad(flag)
 
 
 def set_data(tensor, value):

@@ -6,9 +6,10 @@
    edges point at it (its dependencies).
 2. *Execute*: a node is ready when all its dependencies have delivered their
    gradients (summed in its input buffer). Ready nodes wait in a heap, newest first.
-   Running a node = tensor hooks, pre-hooks, `apply`, post-hooks, a check of what it
-   returned (`gradient_checks.py`), then each returned gradient goes into the buffer of
-   the node its edge points at. The loop is iterative: a 10,000-op chain needs no recursion.
+   Running a node (`_Task.evaluate`) = tensor hooks, pre-hooks, `apply`, post-hooks, a
+   check of what it returned (`gradient_checks.py`); then each returned gradient goes
+   into the buffer of the node its edge points at. The loop is iterative: a 10,000-op
+   chain needs no recursion.
 3. `grad(outputs, inputs)` runs only the part of the graph that leads to `inputs`
    (the *needed* nodes) and *captures* the gradient arriving at each input instead of
    accumulating it into `.grad`.
@@ -28,13 +29,13 @@ from tensorplay._impl import TensorImpl, impl_from_array
 from tensorplay.autograd.anomaly_mode import anomaly_state, report_forward_stack
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.gradient_checks import check_nan, validate_outputs
-from tensorplay.autograd.graph_edges import gradient_edge
 from tensorplay.autograd.node import (
-    AccumulateGrad, count_restricted_pass, exec_state, grad_accumulator, materialize_edges,
+    AccumulateGrad, count_restricted_pass, exec_state, grad_accumulator, gradient_edge,
+    materialize_edges,
 )
 from tensorplay.dispatch import trace
 from tensorplay.dispatch.keys import AUTOGRAD_MASK, DispatchKey
-from tensorplay.dispatch.tls import ExcludeKeys
+from tensorplay.dispatch.tls import ExcludeKeys, set_grad_mode
 from tensorplay.errors import AutogradError
 
 __all__ = ["backward", "grad"]
@@ -194,10 +195,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
 
     `targets` (edges, or None for "every leaf") restricts the pass to what leads to
     them; with `accumulate=False` the gradients arriving there are returned."""
-    if len(roots) == 1:
-        root_nodes = [roots[0][0]]
-    else:
-        root_nodes = list(dict.fromkeys(fn for fn, _ in roots))     # once each, in order
+    root_nodes = list(dict.fromkeys(fn for fn, _ in roots))     # once each, in order
     deps, parents = _discover(root_nodes, with_parents=targets is not None)
     needed = None
     captures = None     # grad(): node -> [(index in the result, input_nr)]
@@ -211,31 +209,15 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
         task = _PLAIN_TASK      # `loss.backward()`: nothing per pass to keep
     else:
         task = _Task(retain_graph, needed, captures, accumulate, len(targets or ()))
-    if len(roots) == 1 and roots[0][1] == 0 and len(roots[0][0]._output_meta) <= 1:
-        # One root, output 0 of a one-output node (`loss.backward()`): the one-slot buffer
-        # _add_to_buffer would make, without the call and the loop.
-        buffers = {roots[0][0]: [root_grads[0]]}
-    else:
-        buffers = {}
-        for (fn, nr), g in zip(roots, root_grads):
-            _add_to_buffer(buffers, fn, nr, g)
-    # `ready` is the heap of nodes whose gradients are complete, newest first; `node` is
-    # the one to run next without it. Whenever exactly one node is ready (a chain: loss
-    # -> sum -> add -> mul -> leaf) it is run directly: the heap would pop that same
-    # node, the only one in it.
-    heappop, heappush = heapq.heappop, heapq.heappush
-    if len(root_nodes) == 1:
-        ready = []
-        node = root_nodes[0] if root_nodes[0] not in deps else None
-    else:
-        ready = [(-fn._seq, fn) for fn in root_nodes if deps.get(fn, 0) == 0]
-        heapq.heapify(ready)
-        node = heappop(ready)[1] if len(ready) == 1 else None
-    evaluate = task.evaluate
-    plain = task is _PLAIN_TASK
+    buffers = {}
+    for (fn, nr), g in zip(roots, root_grads):
+        _add_to_buffer(buffers, fn, nr, g)
+    # The nodes whose gradients are complete, newest first (PyTorch's order: the most
+    # recent activations are freed first).
+    ready = [(-fn._seq, fn) for fn in root_nodes if fn not in deps]
+    heapq.heapify(ready)
 
-    enabled = grad_state.enabled
-    grad_state.enabled = create_graph
+    enabled = set_grad_mode(create_graph)
     # Almost always None on both sides (a grad() pass restricts it): thread-local
     # writes only when it changes.
     outer_needed = exec_state.needed
@@ -244,83 +226,27 @@ def run_backward(roots, root_grads, retain_graph, create_graph, targets, accumul
     if outer_needed is not needed:
         exec_state.needed = needed
     try:
-        while True:
-            if node is None:
-                if not ready:
-                    break
-                node = heappop(ready)[1]
+        while ready:
+            node = heapq.heappop(ready)[1]
             grads = buffers.pop(node, None)
-            if (plain and grads is not None and len(grads) == 1 and grads[0] is not None
-                    and node._tensor_pre_hooks is None and node._retains_grad is None
-                    and node._pre_hooks is None and trace_state.watch is None):
-                # The usual node: one output, its gradient in, no hook before it runs,
-                # nothing retained, captured or watched. `evaluate`'s tests before `apply`
-                # would all pass; what follows is the rest of `evaluate`, step for step,
-                # without its call (keep the two alike).
-                if type(node) is not AccumulateGrad:
-                    try:
-                        outs = node.apply((grads[0],))
-                    except Exception:
-                        if anomaly_state.enabled:
-                            report_forward_stack(node)
-                        raise
-                    if type(outs) is not tuple:
-                        outs = tuple(outs)
-                    if node._post_hooks:
-                        outs = _call_post_hooks(node, outs, grads)
-                    outs = validate_outputs(node, outs)
-                    if anomaly_state.enabled and anomaly_state.check_nan:
-                        check_nan(node, outs)
-                    if node.releases_saved:         # (a plain pass keeps no graph)
-                        node.release_saved()
-                elif not (node.leaf.hooks or node._post_hooks or node._edges):
-                    # A leaf, the end of its path: its buffer is handed over (its gradient
-                    # may become .grad uncopied) and it returns no gradient, for no edge,
-                    # so nothing is left to check or deliver.
-                    try:
-                        node.apply_owned(grads)
-                    except Exception:
-                        if anomaly_state.enabled:
-                            report_forward_stack(node)
-                        raise
-                    if not node._post_hooks:        # (unless a hook of the leaf added one)
-                        node = None
-                        continue
-                    outs = validate_outputs(node, _call_post_hooks(node, (), grads))
-                else:
-                    outs = evaluate(node, grads)
-            elif trace_state.watch is not None:   # explain() or a profiler: hops, time
+            if trace_state.watch is None:
+                outs = task.evaluate(node, grads)
+            else:                                       # explain() or a profiler
                 outs = trace.backward_node(task, node, grads)
-            else:
-                outs = evaluate(node, grads)
-            edges = node._edges      # made whole by _discover (materialize_edges)
-            node = None         # the next one: set below if it is the only one ready
-            for i, (child, nr) in enumerate(edges):
+            for i, (child, nr) in enumerate(node._edges):  # (made whole by _discover)
                 if child is None or (needed is not None and child not in needed):
                     continue
-                if outs is not None:
-                    g = outs[i]
-                    if g is not None:
-                        if nr == 0 and child not in buffers and len(child._output_meta) <= 1:
-                            buffers[child] = [g]    # the usual case: a one-output node's
-                        else:                       # first gradient, no call needed
-                            _add_to_buffer(buffers, child, nr, g)
+                if outs is not None and outs[i] is not None:
+                    _add_to_buffer(buffers, child, nr, outs[i])
                 left = deps[child] - 1
                 deps[child] = left
                 if left == 0:
-                    if node is None:
-                        node = child
-                    else:
-                        heappush(ready, (-child._seq, child))
+                    heapq.heappush(ready, (-child._seq, child))
             # Drop this loop's references to the gradients: a leaf's gradient held only
             # by its buffer may become its .grad uncopied (AccumulateGrad.apply_owned).
-            outs = g = None
-            if node is not None and ready:
-                # Other nodes wait: the heap orders this one among them.
-                heappush(ready, (-node._seq, node))
-                node = None
+            outs = grads = None
     finally:
-        grad_state.enabled = enabled
+        set_grad_mode(enabled)
         if outer_needed is not needed:
             exec_state.needed = outer_needed
         if needed is not None:
@@ -342,7 +268,7 @@ def _discover(root_nodes, with_parents):
             if child is None:
                 continue
             if type(child) is TensorImpl:
-                # A leaf in the edge (graph_edges.input_edge): the node gets its
+                # A leaf in the edge (node.input_edge): the node gets its
                 # AccumulateGrad now, before anything reads its edges (every node of the
                 # pass is walked here first), and the walk goes on with it.
                 materialize_edges(node)
@@ -410,52 +336,45 @@ class _Task:
     def evaluate(self, node, grads):
         """Run one node; returns its gradients (one per edge) or None if it did not run.
 
-        Most nodes have no hooks, nothing retained or captured, and every gradient: each
-        of those features costs one test here when it is not in use, and its work is in
-        a helper below. (`run_backward` runs such a node of a plain pass itself, with
-        this method's steps from `apply` on: a change here belongs there too.)"""
+        In order: the tensor hooks (and retained .grad) of its outputs, the gradients a
+        grad() call captures here, whether the pass needs it at all, its pre-hooks, zeros
+        for outputs that got no gradient, `apply`, its post-hooks, the check of what it
+        returned, and the release of what it saved. Each feature costs one test when not
+        in use; its work is in a helper below."""
         if grads is None:
             grads = [None] * max(len(node._output_meta), 1)
-        # A leaf's hooks live on the leaf (AccumulateGrad.tensor_hooks), the others' on
-        # the node.
-        if node._tensor_pre_hooks is not None or (type(node) is AccumulateGrad
-                                                  and node.leaf.hooks):
+        hooks = node._hooks
+        # (a leaf's tensor hooks live on the leaf: AccumulateGrad.tensor_hooks)
+        if hooks is not None or (type(node) is AccumulateGrad and node.leaf.hooks):
             _call_tensor_hooks(node, grads)
-        if node._retains_grad:
-            _retain_grads(node, grads)
+            if hooks is not None and hooks.retains_grad:
+                _retain_grads(node, grads)
         if self.captures:
             for i, nr in self.captures.get(node, ()):
                 self.captured[i] = grads[nr] if nr < len(grads) else None
         if self.needed is not None and not self.should_execute(node):
             return None
-        if len(grads) == 1:
-            # A one-output node (every leaf's AccumulateGrad): tested without a loop,
-            # whose variable would hold the gradient here while AccumulateGrad decides
-            # whether anything else references it (apply_owned).
-            if grads[0] is None:
-                return None
-            missing = False
-        else:
-            missing = False     # one pass: no gradient at all skips the node, a missing
-            present = False     # one is materialized below (a plain loop: no generator)
-            for g in grads:
-                if g is None:
-                    missing = True
-                else:
-                    present = True
-            if not present:
-                return None
-        if node._pre_hooks:
+        missing = False     # one pass: no gradient at all skips the node, a missing
+        present = False     # one is materialized below (a plain loop: no generator)
+        for g in grads:
+            if g is None:
+                missing = True
+            else:
+                present = True
+        if not present:
+            return None
+        if hooks is not None and hooks.pre:
             grads = _call_pre_hooks(node, grads)
             missing = True      # a hook may have returned None for a gradient
         if missing and node.materialize_grads:
             _materialize(node, grads)
         try:
-            if type(node) is AccumulateGrad and not node._post_hooks \
+            if type(node) is AccumulateGrad and (hooks is None or not hooks.post) \
                     and trace_state.watch is None:
                 # The buffer is handed over (no post-hook reads it after): a leaf's
                 # first gradient may become its .grad without a copy (_stealable). Not
                 # while observed: explain() reports the copy the full path makes.
+                g = None        # (this frame keeps no reference to the gradient)
                 outs = node.apply_owned(grads)
             else:
                 outs = node.apply(tuple(grads))
@@ -465,7 +384,7 @@ class _Task:
             raise
         if type(outs) is not tuple:
             outs = tuple(outs)
-        if node._post_hooks:
+        if hooks is not None and hooks.post:
             outs = _call_post_hooks(node, outs, grads)
         outs = validate_outputs(node, outs)
         if anomaly_state.enabled and anomaly_state.check_nan:
@@ -482,7 +401,7 @@ _PLAIN_TASK = _Task(False, None, None, True, 0)
 
 
 def _call_pre_hooks(node, grads):
-    for hook in list(node._pre_hooks.values()):
+    for hook in list(node._hooks.pre.values()):
         new = hook(tuple(grads))
         if new is not None:
             grads = list(new)
@@ -490,7 +409,7 @@ def _call_pre_hooks(node, grads):
 
 
 def _call_post_hooks(node, outs, grads):
-    for hook in list(node._post_hooks.values()):
+    for hook in list(node._hooks.post.values()):
         new = hook(outs, tuple(grads))
         if new is not None:
             outs = tuple(new)
@@ -512,7 +431,7 @@ def _call_tensor_hooks(node, grads):
 
 
 def _retain_grads(node, grads):
-    for nr, ref in list(node._retains_grad.items()):
+    for nr, ref in list(node._hooks.retains_grad.items()):
         impl = ref()
         g = grads[nr] if nr < len(grads) else None
         if impl is None or g is None:

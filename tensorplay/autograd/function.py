@@ -23,7 +23,8 @@ from __future__ import annotations
 import functools
 
 from tensorplay.autograd.grad_mode import grad_state, no_grad
-from tensorplay.autograd.graph_edges import check_inplace, collect_next_edges, set_history
+from tensorplay.autograd.node import collect_next_edges
+from tensorplay.autograd.recording import check_inplace, set_history
 from tensorplay.autograd.node import Node
 from tensorplay.autograd.saved import SavedVariable
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
@@ -185,7 +186,7 @@ def _attach(ctx, args, outputs):
             if key not in ctx.non_differentiable:
                 impl.grad_fn = ctx
                 impl.output_nr = i
-                impl.requires_grad = True
+                impl.set_requires_grad(True)
         outs.append(o)
     ctx._output_meta = tuple(meta)
     return tuple(outs)

@@ -15,7 +15,8 @@ from __future__ import annotations
 from tensorplay import _tensor_factory as factory
 from tensorplay.autograd.engine import grad as autograd_grad
 from tensorplay.autograd.grad_mode import enable_grad, grad_state
-from tensorplay.autograd.graph_edges import collect_next_edges, set_history
+from tensorplay.autograd.node import collect_next_edges
+from tensorplay.autograd.recording import set_history
 from tensorplay.autograd.node import Node
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
 from tensorplay.dispatch.tls import ExcludeKeys

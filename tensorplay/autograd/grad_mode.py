@@ -18,24 +18,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-import threading
 
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
-from tensorplay.dispatch.tls import local_keys
+from tensorplay.dispatch.tls import grad_state, local_keys, set_grad_mode
 
 __all__ = ["grad_state", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled"]
-
-
-class _GradState(threading.local):
-    """`enabled`: ops record the graph; `inference`: kernels make inference tensors."""
-
-    def __init__(self):
-        self.enabled = True
-        self.inference = False
-
-
-grad_state = _GradState()
 
 
 def is_grad_enabled():
@@ -116,12 +104,10 @@ class _SetGrad(_ModeContext):
     MODE = True
 
     def _enter(self):
-        prev = grad_state.enabled
-        grad_state.enabled = self.MODE
-        return prev
+        return set_grad_mode(self.MODE)
 
     def _exit(self, prev):
-        grad_state.enabled = prev
+        set_grad_mode(prev)
 
 
 class no_grad(_SetGrad):
@@ -144,12 +130,11 @@ class set_grad_enabled(_ModeContext):
     def __init__(self, mode):
         super().__init__()
         self.mode = bool(mode)
-        self._before_init = grad_state.enabled
-        grad_state.enabled = self.mode
+        self._before_init = set_grad_mode(self.mode)
 
     def __call__(self, func):
         # Used as a decorator: undo the switch __init__ made; each call switches anew.
-        grad_state.enabled = self._before_init
+        set_grad_mode(self._before_init)
         return super().__call__(func)
 
     def clone(self):
@@ -164,12 +149,10 @@ class set_grad_enabled(_ModeContext):
             # `with set_grad_enabled(m):` -- __init__ already switched; restore to before it.
             prev, self._before_init = self._before_init, None
             return prev
-        prev = grad_state.enabled
-        grad_state.enabled = self.mode
-        return prev
+        return set_grad_mode(self.mode)
 
     def _exit(self, prev):
-        grad_state.enabled = prev
+        set_grad_mode(prev)
 
 
 class inference_mode(_ModeContext):
@@ -187,8 +170,7 @@ class inference_mode(_ModeContext):
         return inference_mode(self.mode)
 
     def _enter(self):
-        saved = (grad_state.enabled, grad_state.inference, local_keys.excluded)
-        grad_state.enabled = not self.mode
+        saved = (set_grad_mode(not self.mode), grad_state.inference, local_keys.excluded)
         grad_state.inference = self.mode
         if self.mode:
             local_keys.excluded |= AUTOGRAD_MASK
@@ -197,4 +179,5 @@ class inference_mode(_ModeContext):
         return saved
 
     def _exit(self, saved):
-        grad_state.enabled, grad_state.inference, local_keys.excluded = saved
+        enabled, grad_state.inference, local_keys.excluded = saved
+        set_grad_mode(enabled)

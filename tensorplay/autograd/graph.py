@@ -70,7 +70,7 @@ def to_dot(tensors, params=None):
                      f"shape=box, style=filled, fillcolor=darkolivegreen1];")
         fn = impl.grad_fn
         if fn is None and impl.requires_grad:
-            from tensorplay.autograd.graph_edges import grad_accumulator
+            from tensorplay.autograd.node import grad_accumulator
             fn = grad_accumulator(impl)
         if fn is not None:
             lines.append(f"    {out_id} -> {node_id(fn)};")

@@ -22,7 +22,8 @@ import numpy as np
 
 from tensorplay import _tensor_factory as factory
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.autograd.graph_edges import collect_next_edges, impl_edge, set_history
+from tensorplay.autograd.node import collect_next_edges, impl_edge
+from tensorplay.autograd.recording import set_history
 from tensorplay.autograd.node import Node
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
 from tensorplay.dispatch.tls import ExcludeKeys
@@ -243,7 +244,7 @@ def view_of_base(view_impl, base_edge):
 def regenerate_view_history(view_impl):
     """A view made before its base changed in place: rebuild its grad_fn from the
     base's current history (PyTorch does the same, lazily, on access)."""
-    from tensorplay.autograd.graph_edges import _set_grad_fn
+    from tensorplay.autograd.recording import _set_grad_fn
     node = view_of_base(view_impl, impl_edge(view_impl.base))
     _set_grad_fn(view_impl, node)
     return node

@@ -34,7 +34,8 @@ from tensorplay._memory_format import is_channels_last
 from tensorplay.autograd.anomaly_mode import anomaly_state, forward_stack
 from tensorplay.autograd.grad_mode import grad_state
 
-__all__ = ["Node", "AccumulateGrad", "RemovableHandle"]
+__all__ = ["Node", "AccumulateGrad", "RemovableHandle", "NO_EDGE", "grad_accumulator",
+           "impl_edge", "input_edge", "gradient_edge", "collect_next_edges"]
 
 # Nodes created later run earlier when both are ready (as in PyTorch): a
 # deterministic order, and one that frees the most recent activations first.
@@ -111,10 +112,7 @@ class Node:
         "_edges",              # next_functions as stored: a leaf may be in it (see there)
         "_output_meta",        # per forward output: (sizes, dtype, device) or None
         "_seq",                # creation order; the engine runs newer nodes first
-        "_pre_hooks",          # dict id -> fn(grad_outputs)
-        "_post_hooks",         # dict id -> fn(grad_inputs, grad_outputs)
-        "_tensor_pre_hooks",   # dict output_nr -> {id: fn(grad)}: hooks of non-leaf tensors
-        "_retains_grad",       # dict output_nr -> weakref to the TensorImpl that retains grad
+        "_hooks",              # NodeHooks, or None (most nodes: nothing hooked)
         "_anomaly_trace",      # forward stack, recorded only in anomaly mode
         "__weakref__",
     )
@@ -134,14 +132,37 @@ class Node:
         cls.releases_saved = bool(cls.SAVED) or cls.release_saved is not Node.release_saved
         _add_saved_accessors(cls)
 
-    def __init__(self):
-        self._edges = ()
+    def __init__(self, *inputs):
+        """`inputs`: the forward op's differentiable inputs, in order; each gives the edge
+        its gradient travels, `input_edge(impl)` (a Tensor[] input one per element, an
+        optional input not given an empty one). Its two common cases are written out,
+        with no call: an input made by an op, and a plain leaf with no AccumulateGrad
+        alive (a model's parameter, the first time a graph reads it)."""
+        edges = []
+        for t in inputs:
+            try:
+                impl = t._impl
+            except AttributeError:      # an optional input not given (None), or a Tensor[]
+                if t is None:
+                    edges.append(NO_EDGE)
+                else:
+                    edges.extend(NO_EDGE if e is None else input_edge(e._impl) for e in t)
+                continue
+            if not impl.requires_grad:
+                edges.append(NO_EDGE)           # no gradient wanted: no edge
+                continue
+            fn = impl.grad_fn
+            if fn is not None:
+                edges.append((fn, impl.output_nr))
+            elif (type(impl) is TensorImpl and impl.base is None
+                    and impl.grad_accumulator is None):
+                edges.append((impl, 0))
+            else:
+                edges.append(input_edge(impl))
+        self._edges = tuple(edges)
         self._output_meta = ()
         self._seq = next(_sequence)
-        self._pre_hooks = None
-        self._post_hooks = None
-        self._tensor_pre_hooks = None
-        self._retains_grad = None
+        self._hooks = None
         self._anomaly_trace = forward_stack() if anomaly_state.enabled else None
 
     # ---- graph structure ----------------------------------------------------------
@@ -151,7 +172,7 @@ class Node:
 
         A recorded op whose input is a plain leaf (a TensorImpl: no node is one) with no
         AccumulateGrad alive stores the leaf's impl in its edge instead
-        (graph_edges.input_edge): most such graphs are dropped without a backward pass (a
+        (`input_edge`): most such graphs are dropped without a backward pass (a
         model with requires-grad parameters run for its outputs), and a new
         AccumulateGrad for each was a sixth of a recorded add.
         The AccumulateGrad is made when the edge is first read, here or by the engine
@@ -209,29 +230,42 @@ class Node:
                 saved.release()
 
     # ---- hooks --------------------------------------------------------------------
+    def _made_hooks(self):
+        """This node's NodeHooks, made on first use."""
+        hooks = self._hooks
+        if hooks is None:
+            hooks = self._hooks = NodeHooks()
+        return hooks
+
     def register_prehook(self, fn):
         """`fn(grad_outputs) -> new grad_outputs or None`, before this node runs."""
-        if self._pre_hooks is None:
-            self._pre_hooks = {}
-        return add_hook(self._pre_hooks, fn)
+        return add_hook(self._made_hooks().pre, fn)
 
     def register_hook(self, fn):
         """`fn(grad_inputs, grad_outputs) -> new grad_inputs or None`, after it runs."""
-        if self._post_hooks is None:
-            self._post_hooks = {}
-        return add_hook(self._post_hooks, fn)
+        return add_hook(self._made_hooks().post, fn)
 
     def add_tensor_hook(self, output_nr, fn):
         """A hook of the non-leaf tensor that is output `output_nr` of this node. It lives
         here, not on the tensor, so it fires even if the tensor itself is gone."""
-        if self._tensor_pre_hooks is None:
-            self._tensor_pre_hooks = {}
-        return add_hook(self._tensor_pre_hooks.setdefault(output_nr, {}), fn)
+        return add_hook(self._made_hooks().tensor_pre.setdefault(output_nr, {}), fn)
 
     def tensor_hooks(self, output_nr):
-        if self._tensor_pre_hooks is None:
-            return None
-        return self._tensor_pre_hooks.get(output_nr)
+        hooks = self._hooks
+        return None if hooks is None else hooks.tensor_pre.get(output_nr)
+
+
+class NodeHooks:
+    """What is hooked on one node: the engine tests one field (`Node._hooks is None`)
+    for the nodes, nearly all, that have none."""
+
+    __slots__ = ("pre", "post", "tensor_pre", "retains_grad")
+
+    def __init__(self):
+        self.pre = {}             # id -> fn(grad_outputs)
+        self.post = {}            # id -> fn(grad_inputs, grad_outputs)
+        self.tensor_pre = {}      # output_nr -> {id: fn(grad)}: hooks of non-leaf tensors
+        self.retains_grad = {}    # output_nr -> weakref to the TensorImpl that retains grad
 
 
 # ---- `grad_fn._saved_other` ------------------------------------------------------------
@@ -289,7 +323,6 @@ class AccumulateGrad(Node):
     )
 
     def __init__(self, impl):
-        # (graphs make theirs with `grad_accumulator`, which writes these fields itself)
         Node.__init__(self)
         self.leaf = impl
         self._variable = None
@@ -429,35 +462,81 @@ def _stealable(grad):
             and not weakref.getweakrefcount(storage))
 
 
-# ---- a leaf's AccumulateGrad, made when its edge is first read ----------------------------
-_new = object.__new__
+# ---- edges ---------------------------------------------------------------------------
+# An *edge* is `(node, input_nr)`: where a gradient goes. For a tensor made by an op it is
+# `(its grad_fn, its output_nr)`; for a leaf that requires grad `(its AccumulateGrad, 0)`;
+# for anything else `(None, 0)` (no gradient needed). A recorded op may store a plain leaf
+# as `(its impl, 0)` until the edge is read (`input_edge`).
+NO_EDGE = (None, 0)
 
 
 def grad_accumulator(impl):
     """The leaf's AccumulateGrad: the live one if any graph still holds it (cached weakly
-    on the impl), else a new one, which dies with the last graph that uses it.
-
-    The new one is `AccumulateGrad(impl)` written out: a class call runs __init__ in a
-    frame of its own, and a leaf's AccumulateGrad is made again for every graph. These
-    are exactly __init__'s fields and values; tests/test_fastpath_recorded2.py keeps the
-    two in step."""
+    on the impl), else a new one, which dies with the last graph that uses it."""
     ref = impl.grad_accumulator
     acc = ref() if ref is not None else None
     if acc is None:
-        acc = _new(AccumulateGrad)
-        acc._edges = ()
-        acc._seq = next(_sequence)
-        acc._pre_hooks = acc._post_hooks = acc._tensor_pre_hooks = acc._retains_grad = None
-        acc._anomaly_trace = forward_stack() if anomaly_state.enabled else None
-        acc.leaf = impl
-        acc._variable = None
-        acc._output_meta = ((impl.sizes, impl.dtype, impl._device),)   # `device`'s field
+        acc = AccumulateGrad(impl)
         impl.grad_accumulator = weakref.ref(acc)
     return acc
 
 
+def impl_edge(impl):
+    fn = impl.grad_fn      # a view's is rebuilt here if its base changed (view_impl.py)
+    if fn is not None:
+        return (fn, impl.output_nr)
+    if impl.requires_grad and (impl.base is None or not impl.base.requires_grad):
+        return (grad_accumulator(impl), 0)
+    # A view with no history that requires grad only through its base (made in no_grad
+    # mode): no gradient flows from it, as in PyTorch.
+    return NO_EDGE
+
+
+def input_edge(impl):
+    """The edge a recorded op stores for an input that requires grad (`Node.__init__`):
+    `impl_edge`'s, except for a plain leaf (its impl a TensorImpl: not a view's, a
+    subclass's or vmap's) with no AccumulateGrad alive, which is pointed at by its own
+    impl, `(impl, 0)`: most graphs of requires-grad leaves are dropped unread (a model
+    run for its outputs), and a new AccumulateGrad for each was a sixth of a recorded add.
+    The AccumulateGrad is made when the edge is first read (Node.next_functions) or when
+    backward starts (engine._discover), by the rule impl_edge would have applied here:
+    the one alive then, else a new one. Exact but for the identity of an AccumulateGrad
+    that a since-dropped graph kept alive in between (a hook put on that one does not
+    carry over), and the order it runs in among ready nodes: made later, it runs earlier
+    (PyTorch runs every AccumulateGrad first)."""
+    fn = impl.grad_fn
+    if fn is not None:
+        return (fn, impl.output_nr)
+    if type(impl) is not TensorImpl:
+        return impl_edge(impl)
+    if impl.requires_grad and (impl.base is None or not impl.base.requires_grad):
+        ref = impl.grad_accumulator
+        acc = ref() if ref is not None else None
+        return (impl, 0) if acc is None else (acc, 0)
+    return NO_EDGE
+
+
+def gradient_edge(tensor):
+    return impl_edge(tensor._impl)
+
+
+def collect_next_edges(*args):
+    """One edge per tensor argument; a list argument (cat's `tensors`) gives one per
+    element; None (an optional tensor not given) gives an empty edge."""
+    edges = []
+    for a in args:
+        if a is None:
+            edges.append(NO_EDGE)
+        elif isinstance(a, (list, tuple)):
+            for t in a:
+                edges.append(NO_EDGE if t is None else impl_edge(t._impl))
+        else:
+            edges.append(impl_edge(a._impl))
+    return edges
+
+
 def materialize_edges(node):
-    """Replace the leaves in `node`'s edges (graph_edges.input_edge) by their
+    """Replace the leaves in `node`'s edges (`input_edge`) by their
     AccumulateGrad; returns the new edges. Every public read of the edges, and the
     engine before it walks a node, goes through this first."""
     edges = []

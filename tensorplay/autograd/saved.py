@@ -108,7 +108,7 @@ class SavedVariable:
                               version=self._version)
             impl.base = base
         if node is not None:
-            impl.requires_grad = True
+            impl.set_requires_grad(True)
             impl.grad_fn = node
             impl.output_nr = self._output_nr
         if self._subclass is None:

@@ -21,6 +21,7 @@ refuses, and so do we (`ViewImpl.check_rebase`).
 from __future__ import annotations
 
 from tensorplay._impl import PLAIN_KEYS, TensorImpl, is_contiguous_layout
+from tensorplay.dispatch.keys import REQUIRES_GRAD
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.inplace_views import regenerate_view_history
 from tensorplay.errors import TensorPlayError
@@ -34,39 +35,15 @@ MULTI_OUTPUT = "multi_output"
 
 
 class ViewImpl(TensorImpl):
-    __slots__ = ("view_version", "creation", "_grad_fn", "_requires_grad")
+    __slots__ = ("view_version", "creation", "_grad_fn", "_requires_grad", "_keys")
 
     def __init__(self, base, storage, sizes, strides, offset, dtype, device, version,
                  inference=False, contiguous=None):
-        # Every field TensorImpl.__init__ sets, written out rather than called: there its
-        # `requires_grad = False` and `grad_fn = None` would go through this class's
-        # setters, and the nested call and the two setters cost a third of a view.
-        # (tests/test_fastpath_skip.py checks that a view sets every field a plain impl
-        # does.) A view has the key set of a plain impl.
-        self.storage = storage
-        self.sizes = sizes
-        self.strides = strides
-        self.offset = offset
-        self.dtype = dtype
-        self._device = device
-        self.version = version
-        self.is_contiguous = is_contiguous_layout(sizes, strides) if contiguous is None \
-            else contiguous
-        self._inference = inference
-        self.keys = PLAIN_KEYS[inference][device.key]
-        self.wrapped_number = False
-        self._array = None
-        self._requires_grad = False
-        self.grad = None
-        self._grad_fn = None
-        self.view_version = version.value
-        self.output_nr = 0
-        self.hooks = None
-        self.retains_grad = False
-        self.grad_accumulator = None
+        # (TensorImpl.__init__'s `requires_grad`, `grad_fn` and `keys` go through this
+        # class's setters below)
+        TensorImpl.__init__(self, storage, sizes, strides, offset, dtype, device, version,
+                            inference, None, contiguous, PLAIN_KEYS[inference][device.key])
         self.base = base
-        self.name = None
-        self.post_accumulate_hooks = None
         self.creation = DEFAULT if grad_state.enabled else NO_GRAD_MODE
 
     @property
@@ -99,6 +76,20 @@ class ViewImpl(TensorImpl):
     @requires_grad.setter
     def requires_grad(self, flag):
         self._requires_grad = flag
+
+    # The key set's REQUIRES_GRAD flag follows `requires_grad`, which a view also takes
+    # from its base: the base may come to require grad after the view was made (an
+    # in-place op with a tensor that requires grad, `requires_grad_()`), so the flag is
+    # read at each call rather than kept.
+    @property
+    def keys(self):
+        if self.requires_grad:
+            return self._keys | REQUIRES_GRAD
+        return self._keys
+
+    @keys.setter
+    def keys(self, keys):
+        self._keys = keys & ~REQUIRES_GRAD
 
     def check_rebase(self, op_name=None, indirect=False):
         """Refuse to rebase the history of a view made in no_grad mode or by a multi-output

@@ -21,9 +21,7 @@ import os
 from dataclasses import dataclass
 
 from tensorplay.codegen import formula as fm
-from tensorplay.codegen.gen_functional import (
-    HEADER, grad_test, handle, needs_grad_test, wrap_schema,
-)
+from tensorplay.codegen.gen_functional import HEADER, handle, wrap_schema
 from tensorplay.codegen.template import CodeTemplate, conjunction, fit
 from tensorplay.codegen.yaml_loader import CodegenError, DerivativeEntry, OpEntry
 
@@ -286,61 +284,20 @@ def _fact_expr(arg: str, attr: str, is_list: bool = False) -> str:
             "device": f"{arg}._impl.device", "shape": f"{arg}.shape"}[attr]
 
 
-# One Tensor out of an op with a formula for it: the usual case is a new floating tensor
-# with no history, and graph_edges.set_history's first branch attaches it, written out
-# here to save the call; tests/test_fastpath_fast14c.py keeps the two in step. Anything
-# else (an output with history, an integer output, not a tensor) takes set_history.
-FRESH_OUTPUT = CodeTemplate("""\
-result_impl = getattr(result, "_impl", None)
-if (result_impl is not None and result_impl.grad_fn is None and not result_impl.requires_grad
-        and result_impl.dtype.is_floating_point):
-    result_impl.grad_fn = node
-    result_impl.output_nr = 0
-    result_impl.requires_grad = True
-    node._output_meta = ((result_impl.sizes, result_impl.dtype, result_impl._device),)
-else:
-    set_history(result, node)""")
-
 # The names the wrapper's body binds; no argument may have one of them.
-WRAPPER_LOCALS = {"ks", "node", "masks", "excluded", "below", "result", "result_impl"}
+WRAPPER_LOCALS = {"ks", "node", "result"}
 
-# The inputs' requires_grad flags are tested before grad mode: they are plain attributes,
-# while grad_state is thread-local (a slower read), and most calls need no graph.
-# The autograd keys are excluded around the call below as `with ExcludeKeys(AUTOGRAD_MASK):`
-# would do (dispatch/tls.py), written out: the guard object and its two method calls cost
-# more than the op's own bookkeeping. Like the guard, `finally` restores only the excluded
-# half of the thread's masks, also when the op raises.
-# The op below autograd is `redispatch` written out: the route of the key set it would
-# compute (the header of autograd_wrappers.py says why it is the same), or, while
-# explain() or a profiler watches, the dispatcher's loop that reports each step.
-# The node is made as `$node()` would make it, written out: a class call runs
-# Node.__init__ in a frame of its own, which cost as much as the fields it sets (about
-# 0.13 us of a recorded add). These are exactly Node.__init__'s fields and values;
-# tests/test_fastpath_recorded2.py keeps the two in step.
+# The five steps of tensorplay/autograd/recording.py. The needs-grad test is written out
+# (PyTorch's compute_requires_grad): one flag per input, cheaper than a call. Grad mode is
+# not in it: the dispatcher only reaches a wrapper with grad mode on (dispatcher.py).
 WRAPPER = CodeTemplate("""\
 def $name(ks, $args):
     if not ($needs):
-        return $call
+        return below_autograd($handle, ks, $args)
     $check_inplace
-    node = _new($node)
-    node._seq = next(_sequence)
-    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = node._retains_grad = None
-    node._anomaly_trace = forward_stack() if anomaly_state.enabled else None
-    node._output_meta = ()
-    node._edges = $edges
+    node = $node($inputs)
     $record
-    masks = local_keys.mask_pair      # this thread's [included, excluded], changed in place
-    excluded = masks[1]
-    below = (ks | masks[0]) & ~excluded & BELOW_AUTOGRAD    # the key set redispatch makes
-    masks[1] = excluded | AUTOGRAD_MASK
-    try:
-        $save_inputs
-        if trace_state.watch is None:
-            result = $handle.routes[below]($args)
-        else:
-            result = $call
-    finally:
-        masks[1] = excluded
+    result = below_autograd($handle, ks, $args)
     $history
     $save_outputs
     return result
@@ -353,55 +310,24 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
     inplace = schema.is_inplace
     plan = spec.plan
     optional = {a.name: a.type.optional for a in schema.arguments}
+    lists = {a.name for a in schema.arguments if a.type.name == "Tensor" and a.type.is_list}
     # What the node keeps that is not a tensor: list lengths, values, facts like sizes.
     record = [f"node.{name}_len = len({name})" for name, is_list, _ in spec.inputs if is_list]
     record += [f"node.{v}_ = {v}" for v in plan.saved_values]
-    lists = {a.name for a in schema.arguments if a.type.name == "Tensor" and a.type.is_list}
     for fact, arg, attr in plan.saved_facts:
         expr = _fact_expr(arg, attr, arg in lists)
         record.append(f"node.{fact} = " + (f"None if {arg} is None else {expr}"
                                            if optional.get(arg) else expr))
-    # A tensor is saved only when a formula that reads it will run: mul saves `other`
-    # only if `self` needs a gradient (PyTorch's rule, see _save_condition).
-    if inplace and "self" in plan.saved_tensors:
-        # The formula needs self as it was before the op changed it: clone it while
-        # autograd is still recording, so the copy keeps self's history (higher order).
-        cond = _save_condition(spec, "self")
-        value = "self.clone()" if cond == "True" else f"self.clone() if {cond} else None"
-        record.append(f"node.self_ = SavedVariable({value}, is_output=False)")
-    # Tensor[] / Tensor?[] arguments (einsum's operands, index's indices) are saved
-    # as a list of SavedVariables.
-    save_inputs = []
+    # The tensors the formulas read, saved only when a formula that reads them will run:
+    # mul saves `other` only if `self` needs a gradient (PyTorch's rule, _save_condition).
     for t in plan.saved_tensors:
-        if inplace and t == "self":
-            continue
-        cond = _save_condition(spec, t)
-        if t in lists and t not in spec.entry.non_differentiable:
-            # A differentiable Tensor[] (einsum's operands): what each element saves is
-            # the op's rule (saved.list_saves); decided while autograd still records, so
-            # a copy it makes keeps its element's history.
-            others = ", ".join(n for n in names if n != t)
-            record.append(f"node.{t}_ = SavedVariableList({t}, is_output=False, saves="
-                          f"list_saves({schema.name.base!r}, {t}, ({others},)))")
-            continue
-        saver = "SavedVariableList" if t in lists else "SavedVariable"
-        save = f"node.{t}_ = {saver}({t}, is_output=False)"
-        if cond == "True":
-            save_inputs.append(save)
-        else:
-            # Not read in this call: the shared NOT_SAVED (saved.py), no object made.
-            none = "NOT_SAVED" if saver == "SavedVariable" else f"{saver}(None, is_output=False)"
-            save_inputs += [f"if {cond}:", "    " + save, "else:", f"    node.{t}_ = {none}"]
+        record += _save_input(e, spec, t, names, lists)
     clash = sorted(set(names) & WRAPPER_LOCALS)
     if clash:
         raise CodegenError(e.loc, f"{schema.name.full}: argument {clash[0]!r} would be "
                                   f"shadowed by a local of the autograd wrapper")
-    rets = schema.returns
     if inplace:
         history = ["rebase_history(self, node)"]
-    elif (len(rets) == 1 and rets[0].type.name == "Tensor" and not rets[0].type.is_list
-          and not spec.entry.output_differentiability):
-        history = FRESH_OUTPUT.substitute()
     else:
         diff = spec.entry.output_differentiability
         history = [f"set_history(result, node{', ' + repr(diff) if diff else ''})"]
@@ -411,32 +337,40 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         target = "result" if idx is None or len(spec.outputs) == 1 else f"result[{idx}]"
         save_outputs.append(f"node.{o}_ = SavedVariable({target}, is_output=True)")
     return WRAPPER.substitute(
-        name=schema.name.unambiguous_name, args=names,
-        needs=_needs_grad(spec),
-        call=f"{handle(e)}.redispatch(ks & BELOW_AUTOGRAD, {', '.join(names)})",
+        name=schema.name.unambiguous_name, args=names, inputs=[n for n, _, _ in spec.inputs],
+        needs=needs_grad_test(spec.inputs),
         handle=handle(e),
         check_inplace=[f"check_inplace(self, {schema.name.full!r})"] if inplace else [],
-        node=spec.class_name, edges=_edges_expr(spec), record=record,
-        save_inputs=save_inputs, history=history, save_outputs=save_outputs) + [""]
+        node=spec.class_name, record=record, history=history,
+        save_outputs=save_outputs) + [""]
 
 
-def _needs_grad(spec: NodeSpec) -> str:
-    """`(a requires grad or b requires grad) and grad_state.enabled`, wrapped to fit."""
-    return needs_grad_test(spec.inputs, indent=4)
-
-
-def _edges_expr(spec: NodeSpec) -> str:
-    """The node's next_functions: one edge per input. Plain tensor inputs (the common
-    case) read their edge directly; lists and optional tensors go through
-    collect_next_edges, which expands and skips them."""
-    names = [n for n, _, _ in spec.inputs]
-    if any(is_list or optional for _, is_list, optional in spec.inputs):
-        return f"tuple(collect_next_edges({', '.join(names)}))"
-    # An input that does not require grad has no edge (impl_edge's answer for it, as
-    # grad_fn is only ever set on a tensor that requires grad): tested here, no call.
-    edges = ", ".join(f"input_edge({n}._impl) if {n}._impl.requires_grad else NO_EDGE"
-                      for n in names)
-    return f"({edges},)" if len(names) == 1 else f"({edges})"
+def _save_input(e: OpEntry, spec: NodeSpec, t: str, names, lists) -> list[str]:
+    """The line(s) that save input `t` for the formulas."""
+    schema = e.schema
+    cond = _save_condition(spec, t)
+    if schema.is_inplace and t == "self":
+        # The formula needs self as it was before the op changes it: clone it while
+        # autograd still records, so the copy keeps self's history (higher order).
+        value = "self.clone()" if cond == "True" else f"self.clone() if {cond} else None"
+        return [f"node.self_ = SavedVariable({value}, is_output=False)"]
+    if t in lists and t not in spec.entry.non_differentiable:
+        # A differentiable Tensor[] (einsum's operands): what each element saves is the
+        # op's rule (saved.list_saves); decided while autograd still records, so a copy
+        # it makes keeps its element's history.
+        others = ", ".join(n for n in names if n != t)
+        return [f"node.{t}_ = SavedVariableList({t}, is_output=False, saves="
+                f"list_saves({schema.name.base!r}, {t}, ({others},)))"]
+    saver = "SavedVariableList" if t in lists else "SavedVariable"
+    save = f"{saver}({t}, is_output=False)"
+    if cond == "True":
+        return [f"node.{t}_ = {save}"]
+    # Not read in this call: the shared NOT_SAVED (saved.py), no object made.
+    none = "NOT_SAVED" if saver == "SavedVariable" else f"{saver}(None, is_output=False)"
+    line = f"node.{t}_ = {save} if {cond} else {none}"
+    if len(line) + 4 <= 100:
+        return [line]
+    return [f"if {cond}:", f"    node.{t}_ = {save}", "else:", f"    node.{t}_ = {none}"]
 
 
 def _tensor_uses(tree) -> set:
@@ -486,6 +420,21 @@ def _reads(spec: NodeSpec, tree) -> set:
     return names
 
 
+def needs_grad_test(inputs) -> str:
+    """`a requires grad or b requires grad` over the wrapper's differentiable `inputs`
+    (name, is_list, optional), wrapped to fit."""
+    return conjunction([grad_test(*inp) for inp in inputs], indent=4, op="or", used=12)
+
+
+def grad_test(name: str, is_list: bool, optional: bool) -> str:
+    """Python condition: does input `name` require a gradient in this call?"""
+    if is_list:
+        return f"any_requires_grad({name})"
+    if optional:
+        return f"({name} is not None and {name}._impl.requires_grad)"
+    return f"{name}._impl.requires_grad"
+
+
 def _needs_expr(spec: NodeSpec, inputs) -> str:
     """Python condition: does any of `inputs` need a gradient in this call?"""
     parts = [grad_test(*inp) for inp in spec.inputs if inp[0] in inputs]
@@ -519,33 +468,19 @@ def _same_arguments(a, b) -> bool:
 WRAPPERS = CodeTemplate('''\
 """Autograd wrappers, registered at every Autograd* key.
 
-Each one: if no input requires grad (or grad mode is off), redispatch below
-autograd at once. Otherwise build the backward node, save what the formulas
-read, run the op below autograd with the autograd keys excluded (so the ops
-a kernel calls do not record a second graph), and attach the node.
-
-The op below autograd: `redispatch(ks & BELOW_AUTOGRAD, ...)` would apply the
-thread's masks, the autograd keys now among the excluded, giving the key set
-`(ks | included) & ~excluded & BELOW_AUTOGRAD`, and run that key set's route
-(dispatcher.py, `Routes`) unless explain() or a profiler watches. The wrapper
-does the same without the method call: the same route, the same arguments;
-while something watches it calls `redispatch`, whose loop reports each hop."""
-from tensorplay.autograd.grad_mode import grad_state
+Each one records its op in the backward graph in the steps of
+tensorplay/autograd/recording.py: if no input needs a gradient, run the op below
+autograd at once; otherwise make the backward node (its edges point at the inputs'
+histories), save what the formulas read, run the op below autograd (the autograd keys
+excluded, so the ops a kernel calls record nothing) and make the node the result's
+grad_fn."""
 from tensorplay.autograd.saved import NOT_SAVED, SavedVariable, SavedVariableList, list_saves
-from tensorplay.autograd.graph_edges import (
-    NO_EDGE, any_requires_grad, check_inplace, collect_next_edges, impl_edge, input_edge,
-    rebase_history, set_history,
+from tensorplay.autograd.recording import (
+    any_requires_grad, below_autograd, check_inplace, rebase_history, set_history,
 )
-from tensorplay.autograd.node import _sequence, anomaly_state, forward_stack
-from tensorplay.dispatch import trace
-from tensorplay.dispatch.keys import AUTOGRAD_MASK
-from tensorplay.dispatch.tls import local_keys
+from tensorplay.dispatch.tls import grad_state
 from tensorplay._generated import ops
 from tensorplay._generated.autograd_nodes import ($nodes)
-
-BELOW_AUTOGRAD = ~AUTOGRAD_MASK
-_new = object.__new__
-trace_state = trace.state            # its `watch` is set while explain() or a profiler listens
 
 
 $wrappers
@@ -554,10 +489,10 @@ WRAPPERS = {
     $table
 }
 
-# Each wrapper only redispatches below autograd when its first test fails: the front
-# doors skip its hop then (dispatcher.py, `_no_grad_keys`).
+# A wrapper only records: with no tensor that requires grad (no REQUIRES_GRAD flag in
+# the key set) the dispatch loop skips it (dispatcher.py, `walk`).
 for _wrapper in WRAPPERS.values():
-    _wrapper.redispatches_without_grad = True''')
+    _wrapper.records_only = True''')
 
 
 def _wrapped(ctx) -> list:
@@ -568,11 +503,6 @@ def _wrapped(ctx) -> list:
         if spec is not None and not e.schema.is_out:
             registered.append((e, spec))
     return registered
-
-
-def wrapped_inputs(ctx) -> dict:
-    """op full name -> the inputs its wrapper's first test reads (for the front doors)."""
-    return {e.schema.name.full: spec.inputs for e, spec in _wrapped(ctx)}
 
 
 def gen_wrappers(ctx) -> str:

@@ -7,22 +7,16 @@ One op reads on one screen. For `add` (overloads `add.Tensor`, `add.Scalar`) it 
             return into_out('add', out, add(input, other, alpha=alpha))
         if not isinstance(input, Tensor):                # checks shared by the overloads
             bad_arg('add', 'input', 'Tensor', input)
+        ...
         if isinstance(other, Tensor):  # add.Tensor      # the overload, from the types
-            ks = input._impl.keys | other._impl.keys
-            if observers.active:                         # explain() / profiler: the full
-                return observed(ops.add_Tensor, ks, (input, other, alpha))   # loop, `call`
-            if not ((input._impl.requires_grad or ...) and grad_state.enabled):
-                ks &= ops.add_Tensor.no_grad_keys        # nothing to record
-            masks = local_keys.mask_pair                 # the thread's [included, excluded]
-            ks = (ks | masks[0]) & ~masks[1]
-            return ops.add_Tensor.routes[ks](input, other, alpha)   # where the loop ends
+            return ops.add_Tensor.call(input._impl.keys | other._impl.keys, input, other, alpha)
         ...
 
 where `ops.add_Tensor` is the dispatcher's handle, resolved once in `_generated/ops.py`,
-and `routes` its cache of where the dispatch loop ends for a key set (dispatcher.py).
-Overloads whose Python signatures differ (`mean()` / `mean(dim)`) get a `_match_` (does
-the call bind and do the types fit?) and a `_run_` per overload, written just above
-the front door that tries them in order.
+and `call` takes the call's key set (the union of its tensors' keys) and the arguments
+(dispatcher.py). Overloads whose Python signatures differ (`mean()` / `mean(dim)`) get a
+`_match_` (does the call bind and do the types fit?) and a `_run_` per overload, written
+just above the front door that tries them in order.
 """
 from __future__ import annotations
 
@@ -70,82 +64,21 @@ def keyset_expr(e: OpEntry, function: bool) -> str:
     return "CPU_KEYSET"
 
 
-# ---- does a call need the autograd wrapper? ------------------------------------------------
-def grad_test(name: str, is_list: bool, optional: bool) -> str:
-    """Python condition: does input `name` require a gradient in this call?"""
-    if is_list:
-        return f"any_requires_grad({name})"
-    if optional:
-        return f"({name} is not None and {name}._impl.requires_grad)"
-    return f"{name}._impl.requires_grad"
-
-
-def needs_grad_test(inputs, indent: int, rename=None, relative: bool = False) -> str:
-    """The autograd wrapper's first test, `(a requires grad or b requires grad) and
-    grad_state.enabled`, over `inputs` (name, is_list, optional), for an `if not (...):`
-    at `indent`, wrapped to fit. `rename` gives the names the front door uses (`input`
-    for `self`); `relative`: continuation lines are indented from the `if`, not the margin."""
-    tail = " and grad_state.enabled"
-    tests = [grad_test(rename(n) if rename else n, is_list, optional)
-             for n, is_list, optional in inputs]
-    tests = conjunction(tests, indent=indent, op="or", used=12 + len(tail))
-    if relative:
-        tests = tests.replace("\n" + " " * (indent + 8), "\n" + " " * 8)
-    if "\n" not in tests:
-        return (f"({tests})" if " or " in tests else tests) + tail
-    return f"{tests}\n{' ' * (8 if relative else indent + 8)}{tail.lstrip()}"
-
-
 # ---- the call of one overload ----------------------------------------------------------
-# Unobserved, the call goes where the dispatcher's loop would end for the key set with the
-# thread's masks applied (`OperatorHandle.routes`, dispatcher.py): one dict lookup, then
-# the kernel (or wrapper) with the arguments as written. Observed, it takes the loop.
-CALL = CodeTemplate("""\
-ks = $keyset
-$observe
-masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-ks = (ks | masks[0]) & ~masks[1]
-return $call""")
-
-
-# An op with a generated autograd wrapper: when none of its differentiable inputs requires
-# grad (or grad mode is off), that wrapper would only redispatch below autograd, so the
-# front door clears the autograd keys it would have run at (`no_grad_keys`, computed by
-# the dispatcher from what each slot holds) and the call goes straight below. While a
-# profiler or explain() listens the front door takes the full path, so they show every hop.
-CALL_SKIPPING_AUTOGRAD = CodeTemplate("""\
-ks = $keyset
-$observe
-if not ($needs):
-    # nothing to record: skip the autograd wrapper's hop (dispatcher.py, _no_grad_keys)
-    ks &= $handle.no_grad_keys
-masks = local_keys.mask_pair     # the thread's [included, excluded], read once
-ks = (ks | masks[0]) & ~masks[1]
-return $call""")
-
-
-def call_lines(e: OpEntry, function: bool, grad_inputs: dict | None = None,
-               observe: bool = True) -> list[str]:
-    """Enter the dispatcher with the call's key set (through the profiler hook when one
-    listens). Several named outputs come back as a named tuple: `x.max(0).values`.
-    `grad_inputs`: op name -> the inputs its autograd wrapper tests (main.py). Without
-    `observe` the test for listeners is left out (an operator door makes it first)."""
+def call_lines(e: OpEntry, function: bool) -> list[str]:
+    """Enter the dispatcher with the call's key set: `ops.add_Tensor.call(ks, ...)`.
+    Several named outputs come back as a named tuple: `x.max(0).values`."""
     names = [pyargs.py_name(a.name, function) for a in e.schema.arguments]
-    args = ", ".join(names)
-    observed = f"observed({handle(e)}, ks, ({args}{',' if len(names) == 1 else ''}))"
-    call = f"{handle(e)}.routes[ks]({args})"
-    if _named_returns(e):
-        observed, call = f"{_ret_type(e)}(*{observed})", f"{_ret_type(e)}(*{call})"
     keyset = keyset_expr(e, function)
-    observe = ["if observers.active:", f"    return {observed}"] if observe else []
-    inputs = (grad_inputs or {}).get(e.schema.name.full)
-    # Tensor[] inputs would need a loop over the list: those ops keep the wrapper's hop.
-    if inputs and not any(is_list for _, is_list, _ in inputs):
-        needs = needs_grad_test(inputs, indent=8, rename=lambda n: pyargs.py_name(n, function),
-                                relative=True)
-        return CALL_SKIPPING_AUTOGRAD.substitute(keyset=keyset, observe=observe, call=call,
-                                                 needs=needs, handle=handle(e))
-    return CALL.substitute(keyset=keyset, observe=observe, call=call)
+    call = f"{handle(e)}.call({keyset}, {', '.join(names)})"
+    if _named_returns(e):
+        call = f"{_ret_type(e)}(*{call})"
+    if len(call) + 15 <= 100:       # `return ` at the deepest indent a call sits at
+        return [f"return {call}"]
+    call = f"{handle(e)}.call(ks, {', '.join(names)})"
+    if _named_returns(e):
+        call = f"{_ret_type(e)}(*{call})"
+    return [f"ks = {keyset}", f"return {call}"]
 
 
 def _named_returns(e: OpEntry) -> bool:
@@ -240,23 +173,20 @@ def _is_matched(entries, params, function) -> bool:
                for p in params[0])
 
 
-def gen_front_door(name: str, entries: list[OpEntry], grad_inputs=None) -> list[str]:
+def gen_front_door(name: str, entries: list[OpEntry]) -> list[str]:
     function = any("function" in e.variants for e in entries)
     params = [pyargs.py_params(e.schema, function) for e in entries]
     out = takes_out(name, entries)
     if _is_matched(entries, params, function):
-        return _matched_front_door(name, entries, params, out, grad_inputs)
-    return _front_door(name, entries, params, out, grad_inputs)
+        return _matched_front_door(name, entries, params, out)
+    return _front_door(name, entries, params, out)
 
 
-def _front_door(name, entries, params, out, grad_inputs, operator=None) -> list[str]:
-    """The front door of overloads that share one Python signature. With `operator` (a
-    binary dunder), its operator door instead (see `gen_operator_door`)."""
+def _front_door(name, entries, params, out) -> list[str]:
+    """The front door of overloads that share one Python signature."""
     function = any("function" in e.variants for e in entries)
     ps = params[0]
-    if operator:
-        out = False
-    aliases = _aliases(ps) if function and not operator else {}
+    aliases = _aliases(ps) if function else {}
     vararg = any(p.vararg for p in ps)
     sig_params = ps + ([pyargs.PyParam("out", None, "None", True)] if out else [])
     signature = pyargs.signature(sig_params)
@@ -271,13 +201,9 @@ def _front_door(name, entries, params, out, grad_inputs, operator=None) -> list[
         prologue += ALIASES.substitute(name=name, op=repr(name), aliases=repr(aliases),
                                        bound=bound)
     prologue += pyargs.vararg_lines(name, ps)
-    if operator:
-        prologue += OPERATOR_PROLOGUE.substitute(
-            first=ps[0].name, other=ps[1].name, reentry=_reentry(name, ps, None))
-    observe = not operator
     if len(entries) == 1:
         checks = pyargs.check_lines(name, ps)
-        branches = call_lines(entries[0], function, grad_inputs, observe)
+        branches = call_lines(entries[0], function)
     else:
         # One Python signature: the arguments whose types tell the overloads apart pick
         # the branch; the others are checked once, before it.
@@ -292,23 +218,17 @@ def _front_door(name, entries, params, out, grad_inputs, operator=None) -> list[
                 tests = [f"({t})" if " or " in t else t for t in tests]
             test = conjunction(tests, indent=4)
             own = [p for p in _unchecked(eps, tested) if p.name in tested]
-            body = pyargs.check_lines(name, own) + call_lines(e, function, grad_inputs,
-                                                              observe)
+            body = pyargs.check_lines(name, own) + call_lines(e, function)
             branches += BRANCH.substitute(test=test, overload=e.schema.name.full, body=body)
         overloads = ", ".join(handle(e) for e in entries)
         given = ", ".join(p.name for p in ps if not p.vararg)
         branches.append(f"no_overload({name!r}, ({overloads}), ({given},), {{}})")
-    if operator:
-        return FRONT_DOOR.substitute(
-            name=operator_door(name), signature=signature, docstring=[OPERATOR_DOC.format(
-                dunder=operator, name=name)], prologue=prologue, checks=checks,
-            branches=branches) + [""]
     return _returns(entries) + FRONT_DOOR.substitute(
         name=name, signature=signature, docstring=_docstring(entries), prologue=prologue,
         checks=checks, branches=branches) + [""]
 
 
-# ---- operator doors: `a + b` without a second frame ------------------------------------------
+# ---- Python operators ------------------------------------------------------------------
 REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__",
              "__rpow__", "__rmatmul__", "__rand__", "__ror__", "__rxor__"}
 UNARY = {"__neg__", "__pos__", "__abs__", "__invert__"}
@@ -322,51 +242,6 @@ def operator_kind(dunder: str, schema) -> str:
         first = schema.arguments[0].type
         return "reflected scalar" if str(first) == "Scalar" else "reflected"
     return "in-place" if dunder.startswith("__i") else "binary"
-
-
-def operator_door(name: str) -> str:
-    return f"{name}_operator"
-
-
-def binary_operator(entries, handwritten=()) -> str | None:
-    """The binary dunder (`__add__`) of a front door whose overloads share one signature,
-    which then gets an operator door; None otherwise, or when `Tensor` defines that
-    dunder by hand (`handwritten`, codegen/bindings.py)."""
-    function = any("function" in e.variants for e in entries)
-    params = [pyargs.py_params(e.schema, function) for e in entries]
-    if _is_matched(entries, params, function) or any(p.vararg for p in params[0]) or \
-            len(params[0]) < 2 or params[0][1].kwonly:
-        return None
-    for e in entries:
-        for dunder in e.python_operators:
-            if operator_kind(dunder, e.schema) == "binary" and dunder not in handwritten:
-                return dunder
-    return None
-
-
-# A binary Python operator is its op's front door with one rule more: an operand it cannot
-# take answers NotImplemented, so that Python tries the other side (`x == None` is False).
-# It is written out as a door of its own rather than a method calling the front door (a
-# second Python frame on every `a + b`); while explain() or a profiler listens it hands
-# the call to the front door, so they name `add` as the caller, as for `tp.add`.
-OPERATOR_DOC = '"""`{dunder}`: {name}\'s front door, or NotImplemented for what it cannot take."""'
-
-OPERATOR_PROLOGUE = CodeTemplate("""\
-if type($other) is not type($first) and type($other) not in SCALAR_TYPES \\
-        and not is_operand($other):
-    return NotImplemented
-if observers.active:
-    return $reentry""")
-
-
-def gen_operator_door(name: str, entries: list[OpEntry], grad_inputs=None,
-                      handwritten=()) -> list[str]:
-    dunder = binary_operator(entries, handwritten)
-    if dunder is None:
-        return []
-    function = any("function" in e.variants for e in entries)
-    params = [pyargs.py_params(e.schema, function) for e in entries]
-    return _front_door(name, entries, params, False, grad_inputs, operator=dunder)
 
 
 MATCH = CodeTemplate("""\
@@ -419,7 +294,7 @@ def _first_overload_defaults(ps) -> list[str] | None:
     return [p.default for p in rest]
 
 
-def _matched_front_door(name, entries, params, out, grad_inputs=None) -> list[str]:
+def _matched_front_door(name, entries, params, out) -> list[str]:
     """Different Python signatures: try each overload's matcher in order."""
     function = any("function" in e.variants for e in entries)
     lines = _returns(entries)
@@ -438,7 +313,7 @@ def _matched_front_door(name, entries, params, out, grad_inputs=None) -> list[st
             match=match, signature=pyargs.signature(ps), vararg=pyargs.vararg_lines(name, ps),
             tests=conjunction([pyargs.match_expr(p) for p in tested], indent=4),
             bound=names, run=run, names=names,
-            body=body + call_lines(e, function, grad_inputs))
+            body=body + call_lines(e, function))
         lines += ["", ""]
     prologue = []
     if out:
@@ -516,8 +391,8 @@ FUNCTIONAL = CodeTemplate('''\
 """The functional API (`tp.add`, ...) generated from ops.yaml.
 
 Each name has one front door: it checks the arguments, picks the overload from their
-types, computes the call's key set and enters the dispatcher through the overload's
-handle (`ops.add_Tensor`, resolved once in `_generated/ops.py`)."""
+types and enters the dispatcher through the overload's handle with the call's key set,
+`ops.add_Tensor.call(ks, ...)` (the handles are resolved once in `_generated/ops.py`)."""
 import builtins as _b  # op names like `int` and `bool` shadow the builtins here
 from collections import namedtuple
 
@@ -528,11 +403,9 @@ from tensorplay._frontdoor import (
     SCALAR_TYPES, FLOAT_TYPES, CPU_KEYSET, bad_arg, as_scalar, as_int, as_float,
     as_bool, as_int_list, as_float_list, as_dtype, as_device, as_tensor_list,
     is_int, is_int_list, is_number, is_number_list, is_bool, is_dtype, is_device,
-    is_tensor_list, unpack_kwargs, no_overload, observers, observed,
-    keyset_list, device_keyset, into_out, numpy_aliases, is_operand,
+    is_tensor_list, unpack_kwargs, no_overload, keyset_list, device_keyset, into_out,
+    numpy_aliases,
 )
-from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.dispatch.tls import local_keys
 from tensorplay._generated import ops
 
 
@@ -555,11 +428,7 @@ def generate(ctx) -> str:
         overloads = ", ".join(e.schema.name.overload or "(default)" for e in entries)
         rule = f"# ---- {name} " + (f"({overloads}) " if len(entries) > 1 else "")
         front_doors += ["", rule + "-" * max(4, 90 - len(rule)), ""]
-        front_doors += gen_front_door(name, entries, ctx.grad_inputs)
-        operator = gen_operator_door(name, entries, ctx.grad_inputs, ctx.handwritten.methods)
-        if operator:
-            rule = f"# ---- {name} as a Python operator "
-            front_doors += ["", rule + "-" * max(4, 90 - len(rule)), "", *operator]
+        front_doors += gen_front_door(name, entries)
         if any("function" in e.variants for e in entries) and \
                 name not in ctx.handwritten.functions:     # codegen/bindings.py
             exported.append(f"{name!r},")
@@ -570,10 +439,9 @@ def generate(ctx) -> str:
 OPS = CodeTemplate('''\
 """One dispatcher handle per overload of ops.yaml, resolved once at import.
 
-The front doors (`functional.py`) enter the dispatcher through them, by the cached
-route (`ops.add_Tensor.routes[ks](...)`) or, while observed, by its loop (`call`); the
-autograd wrappers redispatch below autograd through them. A handle is named after its
-overload: `add.Tensor` -> `add_Tensor`."""
+The front doors (`functional.py`) enter the dispatcher through them
+(`ops.add_Tensor.call(ks, ...)`), and the wrappers run their op below themselves through
+them (`redispatch`). A handle is named after its overload: `add.Tensor` -> `add_Tensor`."""
 from tensorplay.dispatch.dispatcher import dispatcher
 import tensorplay._generated.registrations  # noqa: F401  (defines the ops)
 

@@ -2,15 +2,13 @@
 
 A method is the functional front door itself (`add = F.add`: a module function
 stored on a class becomes a method with the tensor as `self`), so both paths
-share one body. Python operators come from `python_operators:` in ops.yaml; a binary
-one is its op's operator door (`__add__ = F.add_operator`, written beside `add`).
+share one body. Python operators come from `python_operators:` in ops.yaml: each calls
+its op's front door (`__add__` calls `F.add`).
 """
 from __future__ import annotations
 
 from tensorplay.codegen import pyargs
-from tensorplay.codegen.gen_functional import (
-    HEADER, binary_operator, groups, operator_door, operator_kind,
-)
+from tensorplay.codegen.gen_functional import HEADER, groups, operator_kind
 from tensorplay.codegen.template import CodeTemplate, fit
 
 # `where(condition, self, other)` as a method: x.where(condition, other).
@@ -96,16 +94,11 @@ def generate(ctx) -> str:
             name=name, signature=pyargs.signature([p for p in ps if p.name == "self"] + others),
             call=", ".join(p.name for p in ps)) + [""]
     operators = []
-    by_name = groups(ctx.ops)
     for e in ctx.ops:
         for dunder in e.python_operators:
             if dunder in handwritten:
                 continue
             fn = e.schema.name.base + ("_" if e.schema.name.inplace else "")
-            if binary_operator(by_name[fn], handwritten) == dunder:
-                # its operator door in functional.py (`a + b` in one frame)
-                operators += [f"{dunder} = F.{operator_door(fn)}", ""]
-                continue
             kind = operator_kind(dunder, e.schema)
             operators += OPERATORS[kind].substitute(dunder=dunder, fn=fn) + [""]
     lines = METHODS.substitute(methods=methods, operators=operators)

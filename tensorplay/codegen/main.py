@@ -29,7 +29,6 @@ class CodegenContext:
     out_dir: str
     node_specs: dict = field(default_factory=dict)
     # op full name -> the inputs (name, is_list, optional) its autograd wrapper tests
-    grad_inputs: dict = field(default_factory=dict)
     handwritten: bindings.HandWritten = field(default_factory=bindings.HandWritten)
 
 
@@ -83,7 +82,6 @@ def load_context(ops_path: str, derivatives_path: str, out_dir: str,
     ctx = CodegenContext(ops, derivatives, out_dir)
     function_names = set(gen_functional.groups(ops))
     ctx.node_specs = gen_autograd.build_specs(derivatives, function_names)
-    ctx.grad_inputs = gen_autograd.wrapped_inputs(ctx)
     ctx.handwritten = bindings.find(root)
     return ctx
 

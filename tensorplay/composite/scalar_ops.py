@@ -5,91 +5,74 @@ per op serves both overloads, and autograd sees only the Tensor overload."""
 from __future__ import annotations
 
 from tensorplay import _tensor_factory as factory   # _creation: it imports this module
-from tensorplay._frontdoor import SCALAR_TYPES, observers, wrap_number
+from tensorplay._frontdoor import SCALAR_TYPES, wrap_number
 from tensorplay._generated import functional as F
 from tensorplay._generated import ops
 from tensorplay._tensor_base import TensorBase
-from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.dispatch.tls import local_keys
 from tensorplay.errors import ShapeError, fmt_shape
 
 # add, sub, mul and div and their in-place forms with a Python int, float or bool (`x * 2`,
-# `y + 1`, `x.add_(1.0)`) call their Tensor overload's route themselves (`_tensor_route`):
-# it is what the front door `F.mul(self, number)` does for a Tensor `self` and a fresh
-# wrapped number when nothing observes the call. That door checks that `self` is a Tensor
-# and `alpha` a number (tested here: anything else goes through it, and its errors).
-# While explain() or a profiler listens (`observers.active`) the door itself runs, so
-# they show the same hops as before: mul.Scalar -> CompositeImplicit -> mul.Tensor -> ...
+# `y + 1`, `x.add_(1.0)`) enter the Tensor overload's handle themselves (`_with_number`):
+# it is what the front door `F.mul(self, number)` does for a Tensor `self`, without its
+# argument checks (`self` is tested here; anything else goes through the door, and its
+# errors).
 
 
-def _tensor_route(handle, impl, number):
-    """Where `handle`'s front door sends (a Tensor of) `impl` and a fresh wrapped `number`:
-    the key set is the two impls' keys; the number never requires grad, so only `impl`
-    decides whether the autograd hop runs; then the thread's masks."""
-    ks = impl.keys | number._impl.keys
-    if not (impl.requires_grad and grad_state.enabled):
-        ks &= handle.no_grad_keys
-    masks = local_keys.mask_pair
-    return handle.routes[(ks | masks[0]) & ~masks[1]]
+def _with_number(handle, self, number, *rest):
+    """`handle` (a Tensor overload) on `self` and `number` wrapped as a 0-dim tensor."""
+    wrapped = factory.wrapped_scalar(number, self._impl._device)
+    return handle.call(self._impl.keys | wrapped._impl.keys, self, wrapped, *rest)
 
 
 def add_scalar(self, other, alpha):
     if type(other) in SCALAR_TYPES and type(alpha) in SCALAR_TYPES \
-            and isinstance(self, TensorBase) and not observers.active:
-        number = factory.wrapped_scalar(other, self._impl._device)
-        return _tensor_route(ops.add_Tensor, self._impl, number)(self, number, alpha)
+            and isinstance(self, TensorBase):
+        return _with_number(ops.add_Tensor, self, other, alpha)
     return F.add(self, wrap_number(other, self), alpha=alpha)
 
 
 def add__scalar(self, other, alpha):
     if type(other) in SCALAR_TYPES and type(alpha) in SCALAR_TYPES \
-            and isinstance(self, TensorBase) and not observers.active:
-        number = factory.wrapped_scalar(other, self._impl._device)
-        return _tensor_route(ops.add__Tensor, self._impl, number)(self, number, alpha)
+            and isinstance(self, TensorBase):
+        return _with_number(ops.add__Tensor, self, other, alpha)
     return F.add_(self, wrap_number(other, self), alpha=alpha)
 
 
 def sub_scalar(self, other, alpha):
     if type(other) in SCALAR_TYPES and type(alpha) in SCALAR_TYPES \
-            and isinstance(self, TensorBase) and not observers.active:
-        number = factory.wrapped_scalar(other, self._impl._device)
-        return _tensor_route(ops.sub_Tensor, self._impl, number)(self, number, alpha)
+            and isinstance(self, TensorBase):
+        return _with_number(ops.sub_Tensor, self, other, alpha)
     return F.sub(self, wrap_number(other, self), alpha=alpha)
 
 
 def sub__scalar(self, other, alpha):
     if type(other) in SCALAR_TYPES and type(alpha) in SCALAR_TYPES \
-            and isinstance(self, TensorBase) and not observers.active:
-        number = factory.wrapped_scalar(other, self._impl._device)
-        return _tensor_route(ops.sub__Tensor, self._impl, number)(self, number, alpha)
+            and isinstance(self, TensorBase):
+        return _with_number(ops.sub__Tensor, self, other, alpha)
     return F.sub_(self, wrap_number(other, self), alpha=alpha)
 
 
 def mul_scalar(self, other):
-    if type(other) in SCALAR_TYPES and isinstance(self, TensorBase) and not observers.active:
-        number = factory.wrapped_scalar(other, self._impl._device)
-        return _tensor_route(ops.mul_Tensor, self._impl, number)(self, number)
+    if type(other) in SCALAR_TYPES and isinstance(self, TensorBase):
+        return _with_number(ops.mul_Tensor, self, other)
     return F.mul(self, wrap_number(other, self))
 
 
 def mul__scalar(self, other):
-    if type(other) in SCALAR_TYPES and isinstance(self, TensorBase) and not observers.active:
-        number = factory.wrapped_scalar(other, self._impl._device)
-        return _tensor_route(ops.mul__Tensor, self._impl, number)(self, number)
+    if type(other) in SCALAR_TYPES and isinstance(self, TensorBase):
+        return _with_number(ops.mul__Tensor, self, other)
     return F.mul_(self, wrap_number(other, self))
 
 
 def div_scalar(self, other):
-    if type(other) in SCALAR_TYPES and isinstance(self, TensorBase) and not observers.active:
-        number = factory.wrapped_scalar(other, self._impl._device)
-        return _tensor_route(ops.div_Tensor, self._impl, number)(self, number)
+    if type(other) in SCALAR_TYPES and isinstance(self, TensorBase):
+        return _with_number(ops.div_Tensor, self, other)
     return F.div(self, wrap_number(other, self))
 
 
 def div__scalar(self, other):
-    if type(other) in SCALAR_TYPES and isinstance(self, TensorBase) and not observers.active:
-        number = factory.wrapped_scalar(other, self._impl._device)
-        return _tensor_route(ops.div__Tensor, self._impl, number)(self, number)
+    if type(other) in SCALAR_TYPES and isinstance(self, TensorBase):
+        return _with_number(ops.div__Tensor, self, other)
     return F.div_(self, wrap_number(other, self))
 
 

@@ -373,5 +373,5 @@ def detach_(self):
                             "view of another tensor); use detach() instead", op="detach_",
                             arg="self")
     impl.grad_fn = None
-    impl.requires_grad = False
+    impl.set_requires_grad(False)
     return self

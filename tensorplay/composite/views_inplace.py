@@ -10,7 +10,7 @@ from derivatives.yaml) and rebases the tensor's history on it.
 from __future__ import annotations
 
 from tensorplay.autograd.api import adopt_view
-from tensorplay.autograd.graph_edges import check_inplace
+from tensorplay.autograd.recording import check_inplace
 from tensorplay.errors import ShapeError
 
 

@@ -1,20 +1,26 @@
 """The dispatcher: one table per operator, one slot per dispatch key.
 
-`OperatorHandle.call(ks, *args)` is the single place a kernel is invoked by key:
+Everything that runs an op by its handle enters here, in one of two ways:
 
-    ks  = (keys of the tensor arguments | TLS included) & ~TLS excluded
-    key = highest set bit of ks
+    handle.call(ks, *args)        a front door (or code calling an op by its handle);
+                                  `ks` is the union of the tensor arguments' key sets
+    handle.redispatch(ks, *args)  a wrapper (autograd, autocast, vmap) running the op
+                                  below itself; `ks` is its key set less its own key
+
+Both apply the thread's masks, `ks = (ks | included) & ~excluded`, and run what the
+dispatch loop (`walk`) ends at for that key set:
+
+    key  = highest set bit of ks
     slot = table[key]       -> backend key: the second-level KernelRegistry
                                (or the Composite kernel when the backend has none)
                             -> wrapper key (Autograd*, Autocast*, Vmap*): a Python
                                wrapper that gets `ks` first so it can redispatch
+                            -> nothing registered: fall through to the next key
 
-The table is *resolved* once per registration (fallbacks computed ahead), so a
-call is: a few int operations, one list index, one function call. What the loop ends
-at for a given key set is also kept in `OperatorHandle.routes` (a dict filled on first
-use, emptied by every registration), which the generated front doors and the wrappers'
-redispatch read when nothing observes the call: one dict lookup, then the kernel with
-the arguments as written.
+The table is *resolved* once per registration (fallbacks computed ahead), and the
+loop's answer for each key set is memoized in `OperatorHandle.routes`, so a call is
+one dict lookup, then the kernel with the arguments as written. While explain() or a
+profiler listens, calls take `dispatch` instead: the same loop, reporting each step.
 """
 from __future__ import annotations
 
@@ -25,8 +31,8 @@ import traceback
 from functools import partial
 
 from tensorplay.dispatch.keys import (
-    AUTOGRAD_OFFSET, DispatchKey, NUM_KEYS, NUM_BACKENDS, backend_mask, is_autograd_key,
-    is_backend_key, format_keys,
+    AUTOGRAD_MASK, AUTOGRAD_OFFSET, KEYS_MASK, REQUIRES_GRAD, DispatchKey, NUM_KEYS, NUM_BACKENDS,
+    backend_mask, is_autograd_key, is_backend_key, format_keys,
 )
 from tensorplay.dispatch.tls import local_keys
 from tensorplay.dispatch import trace
@@ -34,7 +40,8 @@ from tensorplay.dispatch.registry import KernelRegistry, bump_version, registry_
 from tensorplay.dispatch.stats import stats
 from tensorplay.errors import ArgumentError, NoKernelError
 
-trace_state = trace.state      # its `watch` is the one check at the top of every call
+trace_state = trace.state      # `watch` is set while explain() or a profiler listens
+observers = trace.observers    # `active`: the same, as tested by `call`
 
 
 class _Fallthrough:
@@ -48,15 +55,16 @@ FALLTHROUGH = _Fallthrough()
 
 
 class Routes(dict):
-    """An op's routes: key set (the thread's masks applied) -> what `OperatorHandle.call`'s
-    loop ends at for it, as a callable taking the op's arguments as written: the backend
-    slot itself, or a wrapper with the key set it would be handed (`partial(kernel, ks)`).
+    """The memo of an op's dispatch loop: key set (the thread's masks applied) -> what
+    `OperatorHandle.walk` ends at for it, as a callable taking the op's arguments as
+    written (`OperatorHandle.route`): the backend slot itself, or a wrapper with the key
+    set it is handed (`partial(kernel, ks)`).
 
     Exact because the loop reads nothing but the key set and `resolved`: the thread's
     masks are in the key, and a registration (the only thing that changes `resolved`)
     gives the handle a new, empty `Routes`. A key set the loop cannot end at (a miss)
-    is never stored, so each such call raises the same `NoKernelError`. Routes are not
-    for observed calls: those take `call`, which reports each step."""
+    is never stored, so each such call raises the same `NoKernelError`. Observed calls
+    do not use it: they take `dispatch`, which reports each step."""
 
     __slots__ = ("handle",)
 
@@ -99,7 +107,7 @@ class OperatorHandle:
     """An op's dispatch table plus the bookkeeping to explain it."""
 
     __slots__ = ("name", "schema", "kernels", "kernel_names", "signatures", "registries",
-                 "resolved", "meta_rule", "no_grad_keys", "routes")
+                 "resolved", "meta_rule", "routes")
 
     def __init__(self, schema):
         self.name = schema.name
@@ -173,13 +181,8 @@ class OperatorHandle:
             if k < NUM_BACKENDS:
                 reg = self.registries.get(k)
                 if reg is not None and reg.candidates:
-                    # In-place kernels bump the version of what they wrote, right after
-                    # running (below autograd, like PyTorch's ADInplaceOrView): inputs
-                    # autograd saved before the call now mismatch, outputs it saves after
-                    # the call match.
-                    mutable = self.schema.mutable_positions
-                    entry = reg.entry()
-                    resolved[k] = _bumping(entry, mutable) if mutable else entry
+                    # (which bumps the version of what an in-place kernel wrote)
+                    resolved[k] = reg.entry()
                 elif k == DispatchKey.Sparse:
                     # Composite code reads strides and storage, which a sparse tensor has
                     # not: an op with no sparse kernel misses (see `miss`).
@@ -208,10 +211,14 @@ class OperatorHandle:
                 resolved[k] = _drop_keyset(composite)
             else:
                 resolved[k] = FALLTHROUGH
-        self.no_grad_keys = _no_grad_keys(resolved)
         self.resolved = resolved
         # After `resolved`: a call that finds the new (empty) routes fills them from it.
         self.routes = Routes(self)
+
+    def slot_registry(self, key):
+        """The KernelRegistry behind backend `key`'s slot, or None (no kernel there)."""
+        reg = self.registries.get(key)
+        return reg if reg is not None and reg.candidates else None
 
     def _has_backend_kernel(self, backend):
         reg = self.registries.get(backend)
@@ -219,67 +226,97 @@ class OperatorHandle:
 
     # ---- calling ------------------------------------------------------------------
     def call(self, ks, *args):
-        """Run the op on `args`; `ks` is the union of the tensor arguments' key sets.
+        """Run the op on `args`: the entry of the front doors. `ks` is the union of the
+        tensor arguments' key sets (with the REQUIRES_GRAD flag when one of them requires
+        grad); the thread's masks apply (dispatch/tls.py: grad mode off removes the flag,
+        so nothing is recorded then).
 
-        This is the only dispatch loop. While explain() or a profiler listens, `watch`
-        is the trace module's observer and each step is reported to it (the call, the
-        key set, skips, the kernel it runs and its result); otherwise it is None and
-        the loop pays one attribute read and a None test per step."""
+        While explain() or a profiler listens the call is observed (`trace.observed`: the
+        profiler's op event around `dispatch`, which reports every step). A kernel that
+        fails with a plain Python error has its arguments checked by the op's shape rule,
+        which names the bad one (`explain_bad_input`)."""
+        if observers.active:
+            return trace.observed(self, ks, args)
+        masks = local_keys.masks        # this thread's [included, excluded, grad mode off]
+        try:
+            return self.routes[(ks | masks[0]) & ~(masks[1] | masks[2])](*args)
+        except (ValueError, TypeError, IndexError) as e:
+            self.explain_bad_input(args, e)
+            raise
+
+    def redispatch(self, ks, *args):
+        """Run the op below a wrapper: `ks` is the wrapper's key set without its own key.
+        The thread's masks were applied when the call entered (`call`), so `ks` is the
+        route's key as it is (PyTorch's redispatch does not look at them again either)."""
+        if trace_state.watch is not None:
+            return self.dispatch(ks, *args)
+        return self.routes[ks](*args)
+
+    def dispatch(self, ks, *args):
+        """`walk`, reporting each step to `trace_state.watch` (explain(), a profiler):
+        the call, the key set and any change of the thread's masks, the keys it falls
+        through, the slot it runs and the result."""
+        # (applying the masks again to a key set they made, a redispatch's, changes nothing)
+        masks = local_keys.masks
+        effective = (ks | masks[0]) & ~(masks[1] | masks[2])
         watch = trace_state.watch
-        if watch is not None:
-            watch.enter(self, ks, args)
-        masks = local_keys.mask_pair        # this thread's [included, excluded]
-        ks = (ks | masks[0]) & ~masks[1]
+        if watch is None:               # (the listener left meanwhile)
+            return self.routes[effective](*args)
+        watch.enter(self, ks, args)
+        key, kernel, ks = self.walk(effective, watch)
+        if key < NUM_BACKENDS:
+            return watch.run_backend(self, key, kernel, args)
+        return watch.run_wrapper(self, key, kernel, ks, args)
+
+    def walk(self, ks, watch=None):
+        """The dispatch loop: from the highest key of `ks` down to the slot that runs the
+        call. Returns (key, kernel, ks): `ks` less the keys it fell through, which a
+        wrapper is handed. A slot with nothing registered falls through, and so does an
+        autograd slot that would only record a graph (`records_only`: a generated
+        wrapper) when no tensor requires grad (no REQUIRES_GRAD flag). Raises
+        `NoKernelError` where no slot can run the call."""
         resolved = self.resolved
         while True:
-            key = ks.bit_length() - 1
+            key = (ks & KEYS_MASK).bit_length() - 1
             kernel = resolved[key] if key >= 0 else None
             if key < NUM_BACKENDS:
                 if kernel is None:
                     if watch is not None:
                         watch.miss(self, key)
                     self.miss(key)
-                if watch is not None:
-                    return watch.run_backend(self, key, kernel, args)
-                return kernel(*args)
+                return key, kernel, ks
             if kernel is FALLTHROUGH:
                 if watch is not None:
                     watch.skip(self, key)
-                ks &= ~(1 << key)
-                continue
-            if watch is not None:
-                return watch.run_wrapper(self, key, kernel, ks, args)
-            return kernel(ks, *args)
+            elif not ks & REQUIRES_GRAD and getattr(kernel, "records_only", False):
+                if watch is not None:
+                    watch.skip(self, key, "no tensor requires grad, nothing to record")
+            else:
+                return key, kernel, ks
+            ks &= ~(1 << key)
 
     def route(self, ks):
-        """What `call`'s loop ends at for `ks` (the thread's masks already applied), as a
-        callable of the op's arguments; `Routes` keeps it. Raises where the loop misses."""
-        resolved = self.resolved
-        while True:
-            key = ks.bit_length() - 1
-            kernel = resolved[key] if key >= 0 else None
-            if key < NUM_BACKENDS:
-                if kernel is None:
-                    self.miss(key)
-                return kernel
-            if kernel is FALLTHROUGH:
-                ks &= ~(1 << key)
-                continue
-            composite = getattr(kernel, "drops_keyset", None)
-            if composite is not None:
-                # A Composite decomposition run above autograd ignores the key set it is
-                # handed (`_drop_keyset`): its route is the decomposition itself, one
-                # frame less per call of every CompositeImplicit op (`x * 2`'s mul.Scalar).
-                return composite
-            return partial(kernel, ks)
+        """What `walk` ends at for `ks` (the thread's masks already applied), as a callable
+        of the op's arguments: the memo `routes` keeps it."""
+        key, kernel, ks = self.walk(ks)
+        if key < NUM_BACKENDS:
+            return kernel
+        composite = getattr(kernel, "drops_keyset", None)
+        if composite is not None:
+            # A Composite decomposition run above autograd ignores the key set it is
+            # handed (`_drop_keyset`): its route is the decomposition itself.
+            return composite
+        return partial(kernel, ks)
 
-    def redispatch(self, ks, *args):
-        """What a wrapper calls to run the op below itself (`ks` without its own key): the
-        loop of `call` while explain() or a profiler listens, otherwise the cached route."""
-        if trace_state.watch is not None:
-            return self.call(ks, *args)
-        masks = local_keys.mask_pair
-        return self.routes[(ks | masks[0]) & ~masks[1]](*args)
+    def explain_bad_input(self, args, error):
+        """A kernel failed with a plain Python error (NumPy's, mostly): let the op's shape
+        rule look at the arguments. Bad input makes it raise the typed error that names
+        the op and the argument (the rules are the single source of input checks); good
+        input, an error from deeper down, leaves the original error to propagate."""
+        from tensorplay.errors import TensorPlayError
+        if isinstance(error, TensorPlayError) or self.meta_rule is None:
+            return
+        self.meta_rule(*args)
 
     def registered_keys(self):
         """Names of the keys something was registered at, on the backends shown."""
@@ -314,10 +351,10 @@ class OperatorHandle:
                 continue
             if self.kernels[k] is None and _boxed_fallbacks[k] is not None:
                 continue        # a boxed fallback: the same for every op
-            r = getattr(r, "registry", r)
-            if isinstance(r, KernelRegistry):
+            reg = self.slot_registry(k)
+            if reg is not None:
                 what = "registry: " + ", ".join(f"{c.name} (priority {c.priority})"
-                                                for c in r.candidates)
+                                                for c in reg.candidates)
             elif self.kernels[k] is not None:
                 what = self.kernel_names[k]
             else:
@@ -326,56 +363,27 @@ class OperatorHandle:
         return "\n".join(lines)
 
 
+def below_autograd(handle, ks, *args):
+    """Run `handle`'s op below autograd (what a generated autograd wrapper does to compute
+    its result): on its key set less the autograd keys, with those keys excluded on this
+    thread meanwhile, so the ops a kernel calls record nothing (the wrapper's node is the
+    gradient of the whole op). It is `with ExcludeKeys(AUTOGRAD_MASK):` around
+    `handle.redispatch(ks & ~AUTOGRAD_MASK, *args)`, in one frame: every recorded op
+    runs it. Like the guard, it restores only the excluded half of the thread's masks,
+    also when the op raises."""
+    masks = local_keys.masks        # this thread's [included, excluded, grad mode off]
+    excluded = masks[1]
+    masks[1] = excluded | AUTOGRAD_MASK
+    try:
+        if trace_state.watch is not None:
+            return handle.dispatch(ks & ~AUTOGRAD_MASK, *args)
+        return handle.routes[ks & ~AUTOGRAD_MASK](*args)      # (see `redispatch`)
+    finally:
+        masks[1] = excluded
+
+
 # key -> `make(handle)`, which returns the kernel of that handle's slot (see register_fallback)
 _boxed_fallbacks = [None] * NUM_KEYS
-
-
-def _no_grad_keys(resolved):
-    """The mask a front door applies to its key set when no tensor argument requires grad
-    (or grad mode is off): it clears each autograd key whose slot would then only
-    redispatch below autograd, a generated wrapper (its first test) or nothing at all, so
-    the call goes straight to the keys below. A slot that does more keeps its key: the
-    Composite decomposition run above autograd, a sparse kernel, a kernel registered by
-    hand. Keys above autograd stay, and so does an autograd key the thread includes (the
-    dispatcher ORs `included` in after the front door)."""
-    skipped = 0
-    for k in range(AUTOGRAD_OFFSET, AUTOGRAD_OFFSET + NUM_BACKENDS):
-        kernel = resolved[k]
-        if kernel is FALLTHROUGH or getattr(kernel, "redispatches_without_grad", False):
-            skipped |= 1 << k
-    return ~skipped
-
-
-def _bumping(entry, mutable):
-    if len(mutable) == 1:
-        # One written argument, the case of every in-place op but a few: the loop below
-        # for its one position, without the loop.
-        i, = mutable
-
-        def run_and_bump_one(*args):
-            out = entry(*args)
-            written = args[i]
-            if written is not None:     # an optional mutable argument (Tensor(a!)?) not given
-                impl = written._impl
-                if not impl._inference:     # the `inference` property's field
-                    impl.version.value += 1
-            return out
-        run_and_bump_one.registry = getattr(entry, "registry", entry)
-        run_and_bump_one.bumps = True
-        return run_and_bump_one
-
-    def run_and_bump(*args):
-        out = entry(*args)
-        for i in mutable:
-            if args[i] is None:     # an optional mutable argument (Tensor(a!)?) not given
-                continue
-            impl = args[i]._impl
-            if not impl._inference:     # the `inference` property's field (no call per write)
-                impl.version.value += 1
-        return out
-    run_and_bump.registry = getattr(entry, "registry", entry)
-    run_and_bump.bumps = True
-    return run_and_bump
 
 
 def _drop_keyset(fn):

@@ -9,6 +9,12 @@ kernel is registered there, and `dump()` / `explain()` leave them out.
 A key set is a plain `int` bitmask (bit k set = key k present): union is `|`,
 removal is `& ~`, and the highest-priority key is `ks.bit_length() - 1`.
 `DispatchKeySet` wraps such an int only for printing and for tests.
+
+One bit past the keys is not a key but a flag, `REQUIRES_GRAD`: a tensor that requires
+grad puts it in its key set (`TensorImpl.keys`), so a call's key set says whether any of
+its tensors asks for a gradient. The dispatch loop skips an autograd slot that would
+only record a graph when the flag is absent (dispatcher.py, `walk`), and `call` drops it
+while grad mode is off.
 """
 from __future__ import annotations
 
@@ -50,6 +56,8 @@ AUTOCAST_OFFSET = int(DispatchKey.AutocastCPU)
 VMAP_OFFSET = int(DispatchKey.VmapCPU)
 DERIVED_OFFSETS = (AUTOGRAD_OFFSET, AUTOCAST_OFFSET, VMAP_OFFSET)
 NUM_KEYS = int(DispatchKey.EndOfKeys)
+KEYS_MASK = (1 << NUM_KEYS) - 1     # the bits that are keys
+REQUIRES_GRAD = 1 << NUM_KEYS       # the flag of a key set some tensor of which requires grad
 
 BACKEND_KEYS = tuple(DispatchKey(k) for k in range(NUM_BACKENDS))
 
@@ -97,7 +105,7 @@ def backend_mask(backend):
 
 def highest_priority_key(ks):
     """The key a call goes to: the highest set bit. `ks == 0` means 'no key at all'."""
-    return ks.bit_length() - 1
+    return (ks & KEYS_MASK).bit_length() - 1
 
 
 class DispatchKeySet:
@@ -147,12 +155,15 @@ class DispatchKeySet:
     def highest_priority_key(self):
         if not self.bits:
             raise ValueError("empty DispatchKeySet has no highest-priority key")
-        return DispatchKey(self.bits.bit_length() - 1)
+        return DispatchKey((self.bits & KEYS_MASK).bit_length() - 1)
 
     def __repr__(self):
-        return "DispatchKeySet({" + ", ".join(k.name for k in self) + "})"
+        flag = " requires_grad" if self.bits & REQUIRES_GRAD else ""
+        return "DispatchKeySet({" + ", ".join(k.name for k in self) + "}" + flag + ")"
 
 
 def format_keys(bits, shown=-1):
-    """`{AutogradCPU, CPU}`: the keys of `bits` that are also in the mask `shown`."""
-    return "{" + ", ".join(k.name for k in DispatchKeySet(bits & shown)) + "}"
+    """`{AutogradCPU, CPU}`: the keys of `bits` that are also in the mask `shown` (and
+    ` requires_grad` after them when the flag is set)."""
+    flag = " requires_grad" if bits & REQUIRES_GRAD else ""
+    return "{" + ", ".join(k.name for k in DispatchKeySet(bits & shown)) + "}" + flag

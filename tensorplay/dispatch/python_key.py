@@ -103,12 +103,12 @@ def key_set_of(args):
     for a in args:
         impl = getattr(a, "_impl", None)
         if impl is not None:
-            ks |= impl.key_set()
+            ks |= impl.keys
         elif isinstance(a, (list, tuple)):
             for b in a:
                 inner = getattr(b, "_impl", None)
                 if inner is not None:
-                    ks |= inner.key_set()
+                    ks |= inner.keys
     return ks
 
 

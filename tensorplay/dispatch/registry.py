@@ -52,6 +52,29 @@ def registry_version():
     return _version[0]
 
 
+def bumping(kernel, positions):
+    """`kernel`, then `bump_written`: the backend slot of an in-place op."""
+    def run_and_bump(*args):
+        out = kernel(*args)
+        bump_written(args, positions)
+        return out
+    run_and_bump.__wrapped__ = kernel
+    return run_and_bump
+
+
+def bump_written(args, positions):
+    """After an in-place kernel ran: bump the version counter of each tensor it wrote
+    (`positions`, the schema's `Tensor(a!)` arguments), as PyTorch's ADInplaceOrView does
+    below autograd. Inputs autograd saved before the call now mismatch, outputs it saves
+    after the call match. An inference tensor has no versions to keep."""
+    for i in positions:
+        written = args[i]
+        if written is not None:     # an optional mutable argument (Tensor(a!)?) not given
+            impl = written._impl
+            if not impl._inference:     # the `inference` property's field
+                impl.version.value += 1
+
+
 class _Options:
     device_fallback = False
     tuning = False          # consult choices pinned by tp.dispatch.tune (tuning.py)
@@ -177,38 +200,25 @@ class KernelRegistry:
 
     # ---- the hot path -------------------------------------------------------------
     def entry(self):
-        """What the dispatcher's backend slot calls: the registry itself, or, when the
-        top candidate has no constraint, a direct call of it.
+        """What the dispatcher's backend slot calls: the registry itself, or, when it has
+        one candidate and that one has no constraint, the kernel (after an in-place
+        kernel, `bumping` bumps the version of what it wrote).
 
-        An unconstrained top candidate is every call's first choice whatever its dtypes,
-        layout or shapes, so the cache key and the cache (which exist to choose) would
-        only repeat that answer. The direct call takes the full path (`__call__`) while
-        explain() is on, so its hops are the same, and when the kernel raises
-        KernelConstraintError, so the hand-over goes down the same candidate list."""
+        A lone unconstrained candidate is every call's choice whatever its dtypes, layout
+        or shapes, so the cache key and the cache (which exist to choose) would only
+        repeat that answer; a hand-over (KernelConstraintError) would find nobody to
+        take the call. explain() reaches the registry itself (`trace.run_backend`), so
+        its hops are the same either way."""
         first = self.candidates[0]
-        if first.dtypes is not None or first.contiguous or first.shape is not None or \
-                self.layout_aware:
+        if (len(self.candidates) > 1 or first.dtypes is not None or first.contiguous
+                or first.shape is not None or self.layout_aware):
             return self
         if stats.on:       # counting: every call takes the full path (stats.py)
             return self
         if options.tuning and self.pinned:     # a measured choice may outrank `first`
             return self
-        fn = first.fn
-        registry = self
-        state = trace.state
-
-        def direct(*args):
-            if state.active:
-                return registry(*args)
-            try:
-                return fn(*args)
-            except KernelConstraintError:
-                return registry.run_candidates(registry.plan(args).candidates, args)
-            except (ValueError, TypeError, IndexError) as e:
-                registry.explain_bad_input(args, e)
-                raise
-        direct.registry = self
-        return direct
+        written = self.handle.schema.mutable_positions
+        return bumping(first.fn, written) if written else first.fn
 
     def plan(self, args):
         """The cached Plan for these arguments (chosen on a miss)."""
@@ -242,6 +252,13 @@ class KernelRegistry:
         return plan
 
     def __call__(self, *args):
+        out = self.run(args)
+        written = self.handle.schema.mutable_positions
+        if written:
+            bump_written(args, written)
+        return out
+
+    def run(self, args):
         plan = self.plan(args)
         if not plan.is_direct:
             return self.run_fallback(plan, args)
@@ -253,9 +270,6 @@ class KernelRegistry:
             return plan.candidates[0].fn(*args)
         except KernelConstraintError:
             return self.run_candidates(plan.candidates, args)
-        except (ValueError, TypeError, IndexError) as e:
-            self.explain_bad_input(args, e)
-            raise
 
     def cache_key(self, args):
         """(dtypes of the tensor arguments, contiguity if a candidate cares, shape rules,
@@ -312,17 +326,6 @@ class KernelRegistry:
                     trace.hop("hand-over", f"{cand.name} raised KernelConstraintError ({e})")
                 if not rest:
                     raise
-            except (ValueError, TypeError, IndexError) as e:
-                self.explain_bad_input(args, e)
-                raise
-
-    def explain_bad_input(self, args, error):
-        """A kernel failed on bad input: let the op's shape rule raise the typed error
-        that names the op and the argument (it is the single source of input checks)."""
-        from tensorplay.errors import TensorPlayError
-        if isinstance(error, TensorPlayError) or self.handle.meta_rule is None:
-            return
-        self.handle.meta_rule(*args)
 
     # ---- selection ----------------------------------------------------------------
     def dtype_of_key(self, key):

@@ -1,59 +1,80 @@
-"""Thread-local included / excluded key sets and the guards that change them.
+"""This thread's dispatch state: the included / excluded key sets, grad mode, and the
+guards that change them.
 
-A call's key set is `(keys of its tensors | included) & ~excluded`. The autograd
-wrapper excludes the autograd keys while it runs the computation below it, so
-ops called inside a kernel do not record a second graph; `inference_mode` and
-`no_grad` work without touching the dispatcher at all (see autograd/grad_mode.py).
+A call's key set is `(keys of its tensors | included) & ~excluded`, and without the
+REQUIRES_GRAD flag while grad mode is off. The autograd wrapper excludes the autograd
+keys while it runs the computation below it, so ops called inside a kernel do not
+record a second graph; `no_grad` turns grad mode off, and `inference_mode` also
+excludes the autograd keys (see autograd/grad_mode.py).
 """
 from __future__ import annotations
 
 import threading
 
-from tensorplay.dispatch.keys import DispatchKeySet
+from tensorplay.dispatch.keys import REQUIRES_GRAD, DispatchKeySet
 
 
 class _LocalKeys(threading.local):
-    """This thread's `included` and `excluded` masks, kept in one two-element list
-    `mask_pair`, [included, excluded], changed in place.
+    """This thread's masks, kept in one three-element list `masks` changed in place:
 
+        masks[0]   included keys
+        masks[1]   excluded keys
+        masks[2]   REQUIRES_GRAD while grad mode is off (else 0): removed like a key
+
+    so the dispatcher applies all three as `(ks | masks[0]) & ~(masks[1] | masks[2])`.
     Reading an attribute of a thread-local object costs about four reads of a plain one,
-    and writing one as much: the front doors read the pair once per call
-    (`masks = local_keys.mask_pair`, then `masks[0]`, `masks[1]`), and the autograd
-    wrappers, which exclude the autograd keys around every recorded op, change
-    `masks[1]` and put it back without a thread-local write (a tuple stored anew each
-    time cost a recorded op about 0.13 us more). `masks` (a tuple copy), `included` and
-    `excluded` read and write the same pair for everything else."""
+    and writing one as much: the dispatcher reads the list once per call, and the
+    autograd wrappers, which exclude the autograd keys around every recorded op, change
+    `masks[1]` and put it back without a thread-local write. `included` and `excluded`
+    read and write the same list for everything else."""
 
     def __init__(self):
-        self.mask_pair = [0, 0]
+        self.masks = [0, 0, 0]
 
-    @property
-    def masks(self):
-        pair = self.mask_pair
-        return (pair[0], pair[1])
-
-    @masks.setter
-    def masks(self, masks):
-        self.mask_pair[0], self.mask_pair[1] = masks
+    def snapshot(self):
+        """(included, excluded) as they are now."""
+        masks = self.masks
+        return (masks[0], masks[1])
 
     @property
     def included(self):
-        return self.mask_pair[0]
+        return self.masks[0]
 
     @included.setter
     def included(self, mask):
-        self.mask_pair[0] = mask
+        self.masks[0] = mask
 
     @property
     def excluded(self):
-        return self.mask_pair[1]
+        return self.masks[1]
 
     @excluded.setter
     def excluded(self, mask):
-        self.mask_pair[1] = mask
+        self.masks[1] = mask
 
 
 local_keys = _LocalKeys()
+
+
+class _GradState(threading.local):
+    """This thread's grad mode (tensorplay/autograd/grad_mode.py changes it): `enabled`,
+    ops record the graph; `inference`, kernels make inference tensors. Write `enabled`
+    with `set_grad_mode`, which keeps the dispatcher's view of it (`masks[2]`) in step."""
+
+    def __init__(self):
+        self.enabled = True
+        self.inference = False
+
+
+grad_state = _GradState()
+
+
+def set_grad_mode(enabled):
+    """Turn grad mode on or off on this thread; returns the mode it replaces."""
+    previous = grad_state.enabled
+    grad_state.enabled = enabled
+    local_keys.masks[2] = 0 if enabled else REQUIRES_GRAD
+    return previous
 
 
 def tls_local_key_sets():
@@ -70,14 +91,14 @@ class ExcludeKeys:
         self.mask = mask if type(mask) is int else int(mask)
 
     def __enter__(self):
-        masks = local_keys.mask_pair
+        masks = local_keys.masks
         self.prev = masks[1]
         masks[1] = self.prev | self.mask
         return self
 
     def __exit__(self, exc_type, exc, traceback):
-        # only our half: a change to the included mask made inside the block stays
-        local_keys.mask_pair[1] = self.prev
+        # only our mask: a change to the included mask made inside the block stays
+        local_keys.masks[1] = self.prev
 
 
 class IncludeKeys:
@@ -89,10 +110,10 @@ class IncludeKeys:
         self.mask = mask if type(mask) is int else int(mask)
 
     def __enter__(self):
-        masks = local_keys.mask_pair
+        masks = local_keys.masks
         self.prev = masks[0]
         masks[0] = self.prev | self.mask
         return self
 
     def __exit__(self, exc_type, exc, traceback):
-        local_keys.mask_pair[0] = self.prev
+        local_keys.masks[0] = self.prev

@@ -50,11 +50,11 @@ state = _State()
 
 
 class _Observers:
-    """What the generated front doors test (`observers.active`, their one test when nothing
-    listens), kept here by `_update`: set while a profiler or an explain() block is
-    open, and the front door then takes its full path (`_frontdoor.observed`, no skipped
-    autograd hop) so that every hop is seen. `listeners` (profilers) have
-    `begin(name, kind, shapes)` and `end()` (tensorplay/profiler.py)."""
+    """What `OperatorHandle.call` tests first (`observers.active`), kept here by `_update`:
+    set while a profiler or an explain() block is open, and every call then takes the
+    observed path (`observed` below: no skipped autograd hop) so that every hop is seen.
+    `listeners` (profilers) have `begin(name, kind, shapes)` and `end()`
+    (tensorplay/profiler.py)."""
 
     def __init__(self):
         # Instance attributes, not class ones: CPython reads an instance's own value
@@ -65,6 +65,24 @@ class _Observers:
 
 
 observers = _Observers()
+
+
+def observed(handle, ks, args):
+    """A call made while explain() or a profiler listens (`OperatorHandle.call`): each
+    profiler gets an `op` event around it, and the call takes the dispatch loop that
+    reports every step (`OperatorHandle.dispatch`)."""
+    shapes = None
+    if observers.record_shapes:
+        shapes = [tuple(a._impl.sizes) if hasattr(a, "_impl") else None for a in args]
+    listeners = list(observers.listeners)
+    for listener in listeners:
+        listener.begin(handle.name, "op", shapes)
+    try:
+        return handle.dispatch(ks, *args)
+    finally:
+        for listener in listeners:
+            listener.end()
+
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -96,15 +114,17 @@ def code_where(fn):
     return f"{_short(code.co_filename)}:{code.co_firstlineno} {code.co_qualname}"
 
 
+# The entry points a call passes through on its way into the dispatch loop: a hop names
+# their caller instead (the front door, the wrapper), which is the code a reader looks for.
+_ENTRY_POINTS = {("dispatcher.py", "call"), ("dispatcher.py", "redispatch"),
+                 ("trace.py", "observed"), ("dispatcher.py", "below_autograd")}
+
+
 def frame_where(level):
-    """`file:line function` of the frame `level` calls above the caller. The front door's
-    profiler hook (`observed`) counts as part of the front door that called it, and a
-    wrapper's `OperatorHandle.redispatch` (which enters `call` while observed) as part
-    of the wrapper."""
+    """`file:line function` of the frame `level` calls above the caller, passing over the
+    dispatcher's entry points (`_ENTRY_POINTS`)."""
     f = sys._getframe(level + 1)
-    code = f.f_code
-    if (code.co_name == "observed" and code.co_filename.endswith("_frontdoor.py")) or \
-            (code.co_name == "redispatch" and code.co_filename.endswith("dispatcher.py")):
+    while (os.path.basename(f.f_code.co_filename), f.f_code.co_name) in _ENTRY_POINTS:
         f = f.f_back
     return f"{_short(f.f_code.co_filename)}:{f.f_lineno} {f.f_code.co_qualname}"
 
@@ -183,10 +203,10 @@ class _Watch:
         if not state.active:
             return
         from tensorplay.dispatch.dispatcher import dispatcher
-        included, excluded = local_keys.masks
-        eff = (ks | included) & ~excluded
+        included, excluded, grad_off = local_keys.masks
+        eff = (ks | included) & ~(excluded | grad_off)
         shown = dispatcher.shown_keys()
-        caller = frame_where(2)          # enter <- call <- whoever called the op
+        caller = frame_where(2)          # enter <- dispatch <- whoever called the op
         hop("call", f"{handle.name}({', '.join(describe(a) for a in args)})", caller,
             {"op": handle.name})
         outer_in, outer_ex = state.masks[-1]
@@ -211,16 +231,16 @@ class _Watch:
             hop("miss", f"{name}: no kernel and no Composite fallback", frame_where(1),
                 depth=state.depth + 1)
 
-    def skip(self, handle, key):
+    def skip(self, handle, key, why="nothing registered"):
         if state.active:
-            hop("skip", f"{DispatchKey(key).name}: nothing registered, fall through",
+            hop("skip", f"{DispatchKey(key).name}: {why}, fall through",
                 frame_where(1), depth=state.depth + 1)
 
     def run_backend(self, handle, key, kernel, args):
         from tensorplay.dispatch.registry import KernelRegistry
         name = DispatchKey(key).name
-        reg = getattr(kernel, "registry", kernel)
-        is_registry = isinstance(reg, KernelRegistry)
+        reg = handle.registries.get(key)
+        is_registry = reg is not None and bool(reg.candidates)
         if state.profilers:
             ran = _chosen(reg, args) if is_registry else \
                 handle.kernel_names[DispatchKey.Composite]
@@ -229,7 +249,7 @@ class _Watch:
         if not state.active:
             return kernel(*args)
         if is_registry:
-            bumps = getattr(kernel, "bumps", False)
+            bumps = bool(handle.schema.mutable_positions)
             bump = " (then bump the version of the written tensor)" if bumps else ""
             n = len(reg.candidates)
             text = f"{name} -> kernel registry ({n} candidate{'s' if n != 1 else ''}){bump}"
@@ -240,14 +260,14 @@ class _Watch:
             text = f"{name} -> Composite fallback {what}"
             where = code_where(kernel)
         hop("dispatch", text, where, {"key": name}, depth=state.depth + 1)
-        out = self._nested(kernel, args)
+        out = self._nested(reg if is_registry else kernel, args)   # the registry: its hops
         if bumps:
             for i in handle.schema.mutable_positions:
                 a = args[i]
                 if a is not None and not a._impl.inference:
                     hop("version", f"{handle.schema.arg_names[i]}: version now "
                         f"{a._impl.version.value} (saved copies of the old value now "
-                        f"mismatch)", code_where(_bumping_code()), depth=state.depth + 1)
+                        f"mismatch)", code_where(_bump_code()), depth=state.depth + 1)
         hop("result", describe(out), frame_where(1))
         return out
 
@@ -272,7 +292,7 @@ class _Watch:
 
     def _nested(self, kernel, args):
         state.depth += 1
-        state.masks.append(local_keys.masks)
+        state.masks.append(local_keys.snapshot())
         try:
             return kernel(*args)
         finally:
@@ -289,9 +309,9 @@ def _chosen(reg, args):
     return plan.candidates[0].name if plan.candidates else plan.note
 
 
-def _bumping_code():
-    from tensorplay.dispatch import dispatcher
-    return dispatcher._bumping
+def _bump_code():
+    from tensorplay.dispatch import registry
+    return registry.bump_written
 
 
 watch = _Watch()
@@ -398,7 +418,7 @@ def _update():
 def listen(sink):
     """Report every hop to `sink` (an explain block: `emit(hop)`)."""
     if not state.sinks:
-        state.masks = [local_keys.masks]    # TLS changes are reported from here on
+        state.masks = [local_keys.snapshot()]    # TLS changes are reported from here on
     state.sinks.append(sink)
     _update()
 

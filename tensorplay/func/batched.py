@@ -70,7 +70,7 @@ class BatchedImpl(TensorImpl):
     @requires_grad.setter
     def requires_grad(self, flag):
         if self.value is not None:
-            self.value._impl.requires_grad = flag
+            self.value._impl.set_requires_grad(flag)
 
     @property
     def grad_fn(self):

@@ -64,9 +64,9 @@ def call(op, *args):
         if isinstance(a, (list, tuple)):
             for t in a:
                 if t is not None:
-                    ks |= t._impl.key_set()
+                    ks |= t._impl.keys
         else:
-            ks |= a._impl.key_set()
+            ks |= a._impl.keys
     return op.call(ks, *args)
 
 

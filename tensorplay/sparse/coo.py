@@ -280,7 +280,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
     indices = indices.detach()
     if requires_grad:
         out = make_coo(indices, values.detach(), size, coalesced)
-        out._impl.requires_grad = True
+        out._impl.set_requires_grad(True)
         return out
     return make_coo(indices, values, size, coalesced)
 

@@ -9,10 +9,9 @@ matplotlib for curves. Each returns an object Jupyter shows inline.
 from __future__ import annotations
 
 from tensorplay.autograd.graph import _label as node_label
-from tensorplay.autograd.graph_edges import grad_accumulator
+from tensorplay.autograd.node import grad_accumulator
 from tensorplay.dispatch.dispatcher import FALLTHROUGH, dispatcher
 from tensorplay.dispatch.keys import DispatchKey, NUM_BACKENDS
-from tensorplay.dispatch.registry import KernelRegistry
 from tensorplay.dispatch.trace import explain
 from tensorplay.errors import ArgumentError, fmt_shape
 from tensorplay.utils.svg import LINE_H, Svg, text_width
@@ -198,14 +197,14 @@ def table_rows(name):
             continue
         r = handle.resolved[k]
         composite = handle.kernel_names[DispatchKey.Composite]
-        registry = getattr(r, "registry", r)
+        registry = handle.slot_registry(k) if k < NUM_BACKENDS else None
         if r is None and k == DispatchKey.Composite:
             rows.append((DispatchKey(k).name, "", "no Composite kernel"))
         elif r is None:
             rows.append((DispatchKey(k).name, "miss", "no kernel: the call fails here"))
         elif r is FALLTHROUGH:
             rows.append((DispatchKey(k).name, "fallthrough", ""))
-        elif isinstance(registry, KernelRegistry):
+        elif registry is not None:
             what = ", ".join(f"{c.name} (priority {c.priority})" for c in registry.candidates)
             rows.append((DispatchKey(k).name, "registry", what))
         elif handle.kernels[k] is not None:

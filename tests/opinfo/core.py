@@ -486,11 +486,12 @@ def autograd_status():
 
 
 class record_calls:
-    """`with record_calls() as names:` collects the full name of every op called through
-    the front doors (the profiler hook), nested calls of composite kernels included."""
+    """`with record_calls() as names:` collects the full name of every op that enters the
+    dispatcher by `OperatorHandle.call` (the profiler hook), nested calls of composite
+    kernels included."""
 
     def __enter__(self):
-        from tensorplay._frontdoor import observers
+        from tensorplay.dispatch.trace import observers
         self._observers = observers
         self._saved = observers.active
         self.names = set()
@@ -498,7 +499,7 @@ class record_calls:
         observers.active = True
         return self.names
 
-    # what a front door's `observed` calls around each op (tensorplay/_frontdoor.py)
+    # what `trace.observed` calls around each op (tensorplay/dispatch/trace.py)
     def begin(self, name, kind, shapes=None):
         self.names.add(name)
 

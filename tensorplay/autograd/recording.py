@@ -1,88 +1,36 @@
-"""How the generated autograd wrappers attach a node to the graph.
+"""How a generated autograd wrapper records its op in the backward graph.
 
-A wrapper calls, in this order:
+Every wrapper (tensorplay/_generated/autograd_wrappers.py) reads the same five steps:
 
-    node._edges = (input_edge(self._impl), ...)    # where the grads go (or, for list and
-                                                   # optional inputs, collect_next_edges)
-    ...run the op...
-    set_history(result, node)          # result.grad_fn = node
-    # or, for an in-place op on `self`:
-    check_inplace(self, "mul_.Tensor") # before anything else
-    rebase_history(self, node)         # self.grad_fn = node (CopySlices for a view)
+    def mul_Tensor(ks, self, other):
+        if not (self._impl.requires_grad or other._impl.requires_grad):  # 1. anything to
+            return below_autograd(ops.mul_Tensor, ks, self, other)        #    record?
+        node = MulBackward0(self, other)                            # 2. the node, with an
+                                                                    #    edge per input
+        node.other_ = SavedVariable(other, is_output=False) ...     # 3. what formulas read
+        result = below_autograd(ops.mul_Tensor, ks, self, other)    # 4. run the op
+        set_history(result, node)                                   # 5. result.grad_fn = node
+        return result
 
-An *edge* is `(node, input_nr)`: where a gradient goes. For a tensor made by an op it
-is `(its grad_fn, its output_nr)`; for a leaf that requires grad it is
-`(its AccumulateGrad, 0)`; for anything else `(None, 0)` (no gradient needed). A
-recorded op may store a plain leaf as `(its impl, 0)` until the edge is read
-(`input_edge`).
+Grad mode is not tested here: the dispatcher reaches a wrapper only while it is on
+(`OperatorHandle.call` drops the key set's REQUIRES_GRAD flag while it is off, and the
+dispatch loop then skips the wrapper). An in-place op checks first that it may write
+(`check_inplace`) and then rebases the
+history of what it wrote (`rebase_history`: a CopySlices for a view) instead of step 5.
+The node's edges are made by `Node.__init__` (node.py); step 4 is the dispatcher's
+(`below_autograd`); this module holds the rest.
 """
 from __future__ import annotations
 
 import weakref
 
-from tensorplay._impl import TensorImpl
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.autograd.node import grad_accumulator
+from tensorplay.dispatch.dispatcher import below_autograd  # noqa: F401  (step 4)
+from tensorplay.dispatch.keys import REQUIRES_GRAD
 from tensorplay.errors import AutogradError
 
-__all__ = ["collect_next_edges", "gradient_edge", "impl_edge", "input_edge",
-           "any_requires_grad", "set_history", "check_inplace", "rebase_history",
-           "grad_accumulator"]
-
-NO_EDGE = (None, 0)
-
-
-def impl_edge(impl):
-    fn = impl.grad_fn      # a view's is rebuilt here if its base changed (view_impl.py)
-    if fn is not None:
-        return (fn, impl.output_nr)
-    if impl.requires_grad and (impl.base is None or not impl.base.requires_grad):
-        return (grad_accumulator(impl), 0)
-    # A view with no history that requires grad only through its base (made in no_grad
-    # mode): no gradient flows from it, as in PyTorch.
-    return NO_EDGE
-
-
-def input_edge(impl):
-    """The edge a recorded op stores for an input that requires grad (the generated
-    autograd wrappers): `impl_edge`'s, except for a plain leaf (its impl a TensorImpl:
-    not a view's, a subclass's or vmap's) with no AccumulateGrad alive, which is pointed
-    at by its own impl, `(impl, 0)`. Its AccumulateGrad is made when the edge is first
-    read (Node.next_functions) or when backward starts (engine._discover), by the rule
-    impl_edge would have applied here: the one alive then, else a new one. Exact but
-    for the identity of an AccumulateGrad that a since-dropped graph kept alive in
-    between (a hook put on that one does not carry over), and the order it runs in
-    among ready nodes: made later, it runs earlier (PyTorch runs every AccumulateGrad
-    first)."""
-    fn = impl.grad_fn
-    if fn is not None:
-        return (fn, impl.output_nr)
-    if type(impl) is not TensorImpl:
-        return impl_edge(impl)
-    if impl.requires_grad and (impl.base is None or not impl.base.requires_grad):
-        ref = impl.grad_accumulator
-        acc = ref() if ref is not None else None
-        return (impl, 0) if acc is None else (acc, 0)
-    return NO_EDGE
-
-
-def gradient_edge(tensor):
-    return impl_edge(tensor._impl)
-
-
-def collect_next_edges(*args):
-    """One edge per tensor argument; a list argument (cat's `tensors`) gives one per
-    element; None (an optional tensor not given) gives an empty edge."""
-    edges = []
-    for a in args:
-        if a is None:
-            edges.append(NO_EDGE)
-        elif isinstance(a, (list, tuple)):
-            for t in a:
-                edges.append(NO_EDGE if t is None else impl_edge(t._impl))
-        else:
-            edges.append(impl_edge(a._impl))
-    return edges
+__all__ = ["below_autograd", "set_history", "check_inplace", "rebase_history",
+           "any_requires_grad"]
 
 
 def any_requires_grad(tensors):
@@ -98,7 +46,10 @@ def set_history(result, node, output_differentiability=None):
     Only floating outputs are differentiable (an argmax's indices are not), and the
     derivatives.yaml entry can exclude outputs (`output_differentiability`)."""
     if output_differentiability is None:
-        impl = getattr(result, "_impl", None)      # None for a tuple or list of outputs
+        try:
+            impl = result._impl
+        except AttributeError:          # a tuple or list of outputs
+            impl = None
         if (impl is not None and impl.grad_fn is None and not impl.requires_grad
                 and impl.dtype.is_floating_point):
             # The common case, a fresh floating output, without the calls: exactly what
@@ -106,7 +57,8 @@ def set_history(result, node, output_differentiability=None):
             # dtype check), and the one-output _output_meta the general path builds.
             impl.grad_fn = node
             impl.output_nr = 0
-            impl.requires_grad = True
+            impl.requires_grad = True       # and the key set's flag: set_requires_grad(True),
+            impl.keys |= REQUIRES_GRAD      # written out (one call less on every recorded op)
             node._output_meta = ((impl.sizes, impl.dtype, impl._device),)   # `device`'s field
             return
     if not isinstance(result, (tuple, list)):
@@ -139,7 +91,7 @@ def _attach(t, node, i):
             f"op must return a new tensor or a view)")
     impl.grad_fn = node
     impl.output_nr = i
-    impl.requires_grad = True
+    impl.set_requires_grad(True)
     return (impl.sizes, impl.dtype, impl.device)
 
 
@@ -211,10 +163,10 @@ def _set_grad_fn(impl, fn):
     old = impl.grad_fn
     impl.grad_fn = fn
     old_nr, impl.output_nr = impl.output_nr, 0
-    impl.requires_grad = True
+    impl.set_requires_grad(True)
     if impl.retains_grad:
-        if old is not None and old._retains_grad:
-            old._retains_grad.pop(old_nr, None)
+        if old is not None and old._hooks is not None:
+            old._hooks.retains_grad.pop(old_nr, None)
         register_retains_grad(impl)
 
 
@@ -222,6 +174,4 @@ def register_retains_grad(impl):
     """`.grad` of a non-leaf is filled by its grad_fn, which keeps only a weak reference:
     a tensor that is gone cannot be asked for its grad."""
     fn = impl.grad_fn
-    if fn._retains_grad is None:
-        fn._retains_grad = {}
-    fn._retains_grad[impl.output_nr] = weakref.ref(impl)
+    fn._made_hooks().retains_grad[impl.output_nr] = weakref.ref(impl)
