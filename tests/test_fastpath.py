@@ -14,63 +14,9 @@ from tensorplay import _dtype as dt
 from tensorplay._device import device
 from tensorplay._frontdoor import wrap_number
 from tensorplay._promotion import result_type, result_type2
-from tensorplay.dispatch import DispatchKey, explain
-from tensorplay.dispatch.dispatcher import OpSchema, dispatcher
+from tensorplay.dispatch import DispatchKey
 from tensorplay.dispatch.tls import ExcludeKeys, IncludeKeys, local_keys
-from tensorplay.errors import DimError, DTypeError, KernelConstraintError, ShapeError
-
-_counter = itertools.count()
-
-
-def new_op():
-    name = f"test.fastpath{next(_counter)}"
-    return dispatcher.define(OpSchema(name, f"{name}(Tensor self)", ("self",), (0,)))
-
-
-# ---- the kernel registry's direct entry ------------------------------------------------
-def test_unconstrained_top_candidate_is_called_directly_and_hands_over_like_the_registry():
-    op = new_op()
-    lib = tp.library.Library("CPU", "TestFastpathDirect")
-    calls = []
-
-    def picky(self):
-        calls.append("picky")
-        if self.numel() % 2:
-            raise KernelConstraintError("only even numel")
-        return "picky"
-    lib.impl(op.name, lambda self: "generic", name="generic", priority=0)
-    lib.impl(op.name, picky, name="picky", priority=9)
-    slot = op.resolved[DispatchKey.CPU]
-    assert slot is not slot.registry            # the direct entry, not the registry
-    assert op.call(1, tp.ones(2)) == "picky"
-    assert op.call(1, tp.ones(3)) == "generic"  # hand-over down the cached candidate list
-    assert calls == ["picky", "picky", "picky"]  # as before: the plan retries the first
-
-
-def test_constrained_top_candidate_keeps_the_registry_and_explain_shows_the_same_hops():
-    op = new_op()
-    lib = tp.library.Library("CPU", "TestFastpathConstrained")
-    lib.impl(op.name, lambda self: "f32", name="f32-only", dtypes={tp.float32})
-    assert op.resolved[DispatchKey.CPU] is op.registries[DispatchKey.CPU]
-    direct = new_op()
-    tp.library.Library("CPU", "TestFastpathExplain").impl(direct.name, lambda self: "k",
-                                                          name="k")
-    with explain(file=False) as ex:
-        direct.call(1, tp.ones(1))
-        direct.call(1, tp.ones(1))
-    assert "kernel registry (1 candidate)" in ex.text
-    assert "cache     miss" in ex.text and "cache     hit" in ex.text
-    assert "kernel    k" in ex.text and "bump" not in ex.text
-
-
-def test_inplace_ops_still_bump_the_version_through_the_direct_entry():
-    x = tp.ones(3)
-    before = x._version
-    x.add_(tp.ones(3))
-    assert x._version == before + 1
-    with explain(file=False) as ex:
-        x.add_(tp.ones(3))
-    assert "then bump the version of the written tensor" in ex.text
+from tensorplay.errors import DimError, DTypeError, ShapeError
 
 
 # ---- thread-local key sets ------------------------------------------------------------

@@ -247,36 +247,3 @@ def test_explain_shows_the_accumulators_of_deferred_leaves():
     nodes = [h.text for h in ex.records if h.kind == "node"]
     assert nodes == ["SumBackward0 (backward of sum)", "MulBackward0 (backward of mul.Tensor)",
                      "AccumulateGrad"]
-
-
-# ---- `x.sum()`: a lone tensor goes to the first overload without the matcher loop ---------------
-def test_every_lone_tensor_shortcut_binds_what_its_matcher_binds():
-    """MATCHED_FIRST (gen_functional.py) sends `name(x)` to the first overload's run with
-    its defaults: exactly what the loop does, because that overload's matcher binds
-    `(x, defaults...)`. Checked here for every door that has the shortcut."""
-    import inspect
-    import re
-    from tensorplay._generated import functional as F
-    source = inspect.getsource(F)
-    found = re.findall(r"# (\w+)\(x\)\n\s+return _run_(\w+)\(args\[0\], (.*)\)\n", source)
-    assert len(found) >= 10 and ("sum", "sum", "None") in found
-    x = tp.ones(2, 3)
-    for name, overload, defaults in found:
-        bound = getattr(F, "_match_" + overload)(x)
-        assert bound == (x,) + eval(f"({defaults},)", vars(F)), name
-
-
-def test_lone_tensor_calls_match_pytorch_and_the_full_path():
-    data = np.array([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]], np.float32)
-    x, xt = tp.tensor(data), torch.tensor(data)
-    for name in ("sum", "mean", "prod", "var", "std"):
-        ours, theirs = getattr(x, name)(), getattr(xt, name)()
-        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
-        with tp.dispatch.explain(records=True):
-            observed = getattr(tp, name)(x)
-        np.testing.assert_allclose(observed.numpy(), ours.numpy())
-    with pytest.raises(Exception) as ours:
-        tp.clamp(x)
-    with pytest.raises(Exception) as theirs:
-        torch.clamp(xt)
-    assert "min" in str(ours.value) and "max" in str(ours.value), str(theirs.value)

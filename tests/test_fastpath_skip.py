@@ -12,7 +12,6 @@ import pytest
 import torch
 
 import tensorplay as tp
-from tensorplay._frontdoor import observers
 from tensorplay._generated import autograd_wrappers, ops
 from tensorplay._impl import PLAIN_KEYS, VersionCounter, is_contiguous_layout
 from tensorplay.dispatch import DispatchKey, explain
@@ -93,19 +92,6 @@ def test_explain_and_the_profiler_still_see_the_autograd_hop():
     first = ex.records[0]
     assert "_generated/functional.py" in first.where and "add" in first.where
     assert "dispatch  AutogradCPU" in ex.text
-
-
-def test_the_front_doors_watch_flag_follows_every_listener():
-    assert not observers.active
-    with explain(file=False):
-        assert observers.active
-        with tp.profiler.profile():
-            assert observers.active
-        assert observers.active        # the profiler left; explain() still listens
-    assert not observers.active
-    with tp.profiler.profile():
-        assert observers.active
-    assert not observers.active
 
 
 def test_no_grad_keys_clear_only_slots_that_would_only_redispatch():
