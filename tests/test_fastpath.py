@@ -11,49 +11,9 @@ import torch
 
 import tensorplay as tp
 from tensorplay import _dtype as dt
-from tensorplay._device import device
 from tensorplay._frontdoor import wrap_number
 from tensorplay._promotion import result_type, result_type2
-from tensorplay.dispatch import DispatchKey
-from tensorplay.dispatch.tls import ExcludeKeys, IncludeKeys, local_keys
 from tensorplay.errors import DimError, DTypeError, ShapeError
-
-
-# ---- thread-local key sets ------------------------------------------------------------
-def test_guards_read_and_restore_only_their_own_mask():
-    assert local_keys.masks == (0, 0)
-    with ExcludeKeys(1 << DispatchKey.AutogradCPU):
-        local_keys.included = 1 << DispatchKey.VmapMode     # set inside, not by a guard
-        assert local_keys.masks == (1 << DispatchKey.VmapMode, 1 << DispatchKey.AutogradCPU)
-    assert local_keys.masks == (1 << DispatchKey.VmapMode, 0)   # the include stays
-    local_keys.included = 0
-    with IncludeKeys(1 << DispatchKey.VmapMode):
-        with ExcludeKeys(1 << DispatchKey.CPU):
-            assert local_keys.included == 1 << DispatchKey.VmapMode
-            assert local_keys.excluded == 1 << DispatchKey.CPU
-        assert local_keys.excluded == 0
-    assert local_keys.masks == (0, 0)
-
-
-# ---- key sets cached on the impl ------------------------------------------------------
-def test_cached_key_set_follows_device_and_inference_changes():
-    t = tp.ones(2)
-    cpu_keys = (1 << DispatchKey.CPU) | (1 << DispatchKey.AutogradCPU)
-    assert t._impl.keys == t._impl.key_set() == cpu_keys
-    t._impl.device = device("meta")
-    assert t._impl.keys == (1 << DispatchKey.Meta) | (1 << DispatchKey.AutogradMeta)
-    t._impl.device = device("cpu")
-    t._impl.inference = True
-    assert t._impl.keys == 1 << DispatchKey.CPU
-    with tp.inference_mode():
-        assert tp.ones(1)._impl.keys == 1 << DispatchKey.CPU
-
-
-def test_moving_a_parameter_with_data_refreshes_its_keys():
-    p = tp.nn.Parameter(tp.ones(2))
-    p.data = tp.empty(2, device="meta")
-    assert p._impl.keys == (1 << DispatchKey.Meta) | (1 << DispatchKey.AutogradMeta)
-    assert (p * 2).device.type == "meta"
 
 
 # ---- promotion, indexing, views --------------------------------------------------------
@@ -112,13 +72,3 @@ def test_float_alpha_equal_to_one_is_still_refused_for_integers():
             torch.add(xt, xt, alpha=alpha)
         with pytest.raises(DTypeError, match="argument 'alpha' must not be a floating point"):
             tp.add(x, x, alpha=alpha)
-
-
-def test_no_grad_skips_the_graph_even_when_an_input_requires_grad():
-    a = tp.ones(2, requires_grad=True)
-    with tp.no_grad():
-        y = tp.add(a, a)
-    assert y.grad_fn is None and not y.requires_grad
-    z = tp.add(a, tp.ones(2))
-    assert type(z.grad_fn).__name__ == "AddBackward0"
-    assert z.grad_fn.next_functions[1] == (None, 0)
