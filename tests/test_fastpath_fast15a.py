@@ -30,7 +30,6 @@ NUMBERS = [2, -3, 0, 2.5, 0.1, -0.0, 1e300, True, False, 1000, 2 ** 40]
 VALUES = [[1.0, -2.0, 0.0], [3.0, 100.0, -7.0]]
 
 
-
 def _overflows(dtype, n):
     """A number outside the tensor's dtype (1e300 in float32, 1000 in int8, -3 in uint8):
     its overflow and wrap-around are the general path's, which these shortcuts do not
@@ -144,16 +143,6 @@ def test_layouts_match_torch(dtype):
             fast = fn(t, 3)
             assert _bits(fast) == _bits(_general_path(pytest.MonkeyPatch.context, fn, t, 3))
             _same_as_torch(fast, torch_fn(u, 3))
-
-
-def test_a_1d_result_is_row_major_without_pointwise_strides(monkeypatch):
-    def refuse(*args):
-        raise AssertionError("pointwise_strides read for a 1-d result")
-    monkeypatch.setattr(_common, "pointwise_strides", refuse)
-    g = tp.ones(()).expand(8)
-    assert (g * tp.ones(8))._impl.strides == (1,)
-    assert (g * 2)._impl.strides == (1,)
-    assert (tp.ones(4, 3).t()[0] + tp.ones(4))._impl.strides == (1,)      # stride 3
 
 
 def test_explain_on_and_off_give_the_same_results():
@@ -318,26 +307,6 @@ def test_inplace_on_a_leaf_that_requires_grad_still_raises():
     y = x * 1
     y.add_(1)
     assert type(y.grad_fn).__name__ == "AddBackward0"
-
-
-def test_stride_0_inputs_are_row_major_as_pointwise_strides_says():
-    import itertools
-    from tensorplay._impl import contiguous_strides
-    from tensorplay.meta.layout import pointwise_strides
-
-    class Impl:
-        def __init__(self, sizes, strides):
-            self.sizes, self.strides = sizes, strides
-
-    for ndim in (2, 3, 4):
-        for sizes in itertools.product((1, 2, 3), repeat=ndim):
-            zeros = (0,) * ndim
-            for extra in ([], [((), ())], [(sizes[1:], zeros[1:])], [(sizes, zeros)]):
-                inputs = [(sizes, zeros)] + extra
-                assert _common._all_strides_zero([Impl(*i) for i in inputs])
-                assert pointwise_strides(sizes, inputs) == contiguous_strides(sizes), inputs
-            # a size-1 dim's own stride is read by pointwise_strides: not taken
-            assert not _common._all_strides_zero([Impl(sizes, (0,) * (ndim - 1) + (1,))])
 
 
 def test_a_2d_stride_0_gradient_times_a_number(monkeypatch):
