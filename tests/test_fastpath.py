@@ -4,27 +4,15 @@ Each test below sets the shortcut against what the general machinery does (or ag
 PyTorch) on the cases where they could differ. No timings here: the speed is measured
 by benchmarks/bench_add_overhead.py and bench_autograd.py.
 """
-import itertools
 
 import pytest
 import torch
 
 import tensorplay as tp
-from tensorplay import _dtype as dt
-from tensorplay._frontdoor import wrap_number
-from tensorplay._promotion import result_type, result_type2
-from tensorplay.errors import DimError, DTypeError, ShapeError
+from tensorplay.errors import DimError, ShapeError
 
 
 # ---- promotion, indexing, views --------------------------------------------------------
-@pytest.mark.parametrize("dtype", [d for d in dict.fromkeys(dt._BY_NAME.values())
-                                   if isinstance(d, dt.dtype)], ids=str)
-def test_result_type2_with_a_python_number_matches_result_type(dtype):
-    for shape, number in itertools.product([(), (3,)], [True, 2, 2.5]):
-        t = tp.zeros(shape, dtype=dtype)
-        w = wrap_number(number)
-        assert result_type2(t, w) is result_type(t, w)
-        assert result_type2(w, t) is result_type(w, t)
 
 
 @pytest.mark.parametrize("index", [0, 2, -1, -3])
@@ -62,13 +50,3 @@ def test_view_errors_are_unchanged():
         x.view(-2, 8)
     with pytest.raises(ShapeError, match="only one dimension can be inferred"):
         x.view(-1, -1)
-
-
-# ---- add's alpha, autograd wrappers ----------------------------------------------------
-def test_float_alpha_equal_to_one_is_still_refused_for_integers():
-    x, xt = tp.tensor([1, 2]), torch.tensor([1, 2])
-    for alpha in (1.0, 0.5):
-        with pytest.raises(RuntimeError):
-            torch.add(xt, xt, alpha=alpha)
-        with pytest.raises(DTypeError, match="argument 'alpha' must not be a floating point"):
-            tp.add(x, x, alpha=alpha)

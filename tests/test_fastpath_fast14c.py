@@ -17,7 +17,6 @@ import pytest
 import torch
 
 import tensorplay as tp
-from tensorplay._creation import scalar_tensor, wrapped_scalar
 from tensorplay._generated import autograd_wrappers, ops
 from tensorplay._generated.autograd_nodes import AddBackward0
 from tensorplay._impl import TensorImpl
@@ -274,23 +273,3 @@ def test_graph_and_leaf_are_freed_without_the_garbage_collector():
         assert refs[0]() is None
     finally:
         gc.enable()
-
-
-# ---- wrapped numbers ----------------------------------------------------------------------------
-@pytest.mark.parametrize("value", [2, -3, 2.5, True, 2 ** 63 - 1, -2 ** 63])
-@pytest.mark.parametrize("inference", [False, True])
-def test_wrapped_scalar_matches_the_general_path(value, inference):
-    """The CPU int/float/bool case (impl_from_array, wrapped without wrap's call) against
-    scalar_tensor, the path every other value takes."""
-    dtype = tp.float64 if type(value) is float else None
-    if inference:
-        with tp.inference_mode():
-            fast, general = wrapped_scalar(value), scalar_tensor(value, dtype=dtype)
-    else:
-        fast, general = wrapped_scalar(value), scalar_tensor(value, dtype=dtype)
-    assert type(fast) is tp.Tensor and fast._impl.wrapped_number
-    for field in ("sizes", "strides", "offset", "dtype", "_device", "is_contiguous",
-                  "_inference", "keys", "requires_grad", "grad_fn", "base"):
-        assert getattr(fast._impl, field) == getattr(general._impl, field), field
-    assert fast._impl.version.value == 0
-    np.testing.assert_array_equal(fast._impl.array(), general._impl.array())

@@ -13,60 +13,10 @@ import pytest
 import torch
 
 import tensorplay as tp
-from tensorplay import _dtype as dt
-from tensorplay._creation import scalar_tensor, wrapped_scalar
-from tensorplay._frontdoor import wrap_number
 from tensorplay._generated.autograd_nodes import AddBackward0
 from tensorplay.autograd.graph_edges import impl_edge, set_history
 from tensorplay.autograd.node import AccumulateGrad, Node
 from tensorplay.errors import AutogradError
-
-
-# ---- wrapped numbers ------------------------------------------------------------------------
-VALUES = [True, False, 0, 3, -7, 2 ** 63 - 1, -2 ** 63, 2 ** 63, 0.5, -0.0, float("inf"),
-          float("nan"), 1e300]
-
-
-@pytest.mark.parametrize("value", VALUES, ids=[repr(v) for v in VALUES])
-def test_wrapped_number_matches_the_general_path(value):
-    fast = wrap_number(value)
-    general = scalar_tensor(value, dtype=dt.float64 if type(value) is float else None)
-    assert fast._impl.wrapped_number
-    assert fast.dtype is general.dtype
-    assert fast.shape == general.shape == ()
-    assert fast._impl.strides == general._impl.strides
-    assert fast._impl.is_contiguous and fast._impl.keys == general._impl.keys
-    np.testing.assert_array_equal(fast.numpy(), general.numpy())
-
-
-def test_wrapped_number_out_of_int64_range_raises_as_before():
-    with pytest.raises(OverflowError):
-        wrapped_scalar(2 ** 64 + 1)
-
-
-def test_wrapped_number_in_inference_mode_is_an_inference_tensor():
-    with tp.inference_mode():
-        assert wrap_number(2.0)._impl.inference
-    assert not wrap_number(2.0)._impl.inference
-
-
-def test_wrapped_number_on_another_device_takes_the_general_path():
-    t = wrapped_scalar(2.5, tp.device("meta"))
-    assert t.device.type == "meta" and t.dtype is tp.float64 and t._impl.wrapped_number
-
-
-@pytest.mark.parametrize("value", [2, 2.5, True])
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "float16"])
-def test_scalar_operators_promote_like_pytorch(value, dtype):
-    x = tp.tensor([1, 2, 3], dtype=getattr(tp, dtype))
-    xt = torch.tensor([1, 2, 3], dtype=getattr(torch, dtype))
-    pairs = [(x * value, xt * value), (x + value, xt + value)]
-    if type(value) is not bool:     # `True - x`: both refuse subtraction with a bool
-        pairs.append((value - x, value - xt))
-    for got, want in pairs:
-        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
-        np.testing.assert_allclose(got.numpy().astype(np.float64),
-                                   want.numpy().astype(np.float64))
 
 
 # ---- set_history ----------------------------------------------------------------------------
