@@ -21,9 +21,7 @@ import pytest
 import torch
 
 import tensorplay as tp
-from tensorplay.autograd.formulas import sum_to
 from tensorplay.autograd.node import AccumulateGrad, Node
-from tensorplay.utils.logging_tensor import LoggingTensor
 
 
 def pair(array, requires_grad=True):
@@ -300,26 +298,6 @@ def test_node_classes_have_no_getattr_unless_instances_take_any_attribute():
     assert out.grad_fn._saved_scale == 4
     out.sum().backward()
     np.testing.assert_allclose(np.asarray(x.grad), [4.0, 4.0])
-
-
-# ---- sum_to -----------------------------------------------------------------------------
-def test_sum_to_returns_the_gradient_itself_when_the_shape_matches():
-    g = tp.ones(2, 3)
-    assert sum_to(g, (2, 3)) is g
-    assert sum_to(g, [2, 3]) is g           # a list of sizes takes the general test
-    assert tuple(sum_to(g, (1, 3)).shape) == (1, 3)
-    assert tuple(sum_to(g, (3,)).shape) == (3,)
-    logged = LoggingTensor(tp.ones(2, 3))
-    assert sum_to(logged, (2, 3)) is logged
-
-
-def test_broadcast_gradients_are_still_reduced():
-    x, xt = pair(np.ones((1, 3)))
-    w, wt = pair(np.arange(6).reshape(2, 3))
-    for a, b in ((x, w), (xt, wt)):
-        (a * b + a).sum().backward()
-    close(x.grad, xt.grad)
-    close(w.grad, wt.grad)
 
 
 # ---- AccumulateGrad steals a leaf's first gradient only when nothing else can reach it ----
