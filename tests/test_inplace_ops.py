@@ -1,17 +1,18 @@
-"""Round 4 of the dispatch fast path (issue 13): views and in-place ops, each shortcut
-against PyTorch and against the general code it stands in for.
+"""In-place ops: the kernels, the version counter they bump, their autograd, and the
+views of a tensor written in place, each against PyTorch (and the general code a
+shortcut stands in for).
 
-- `view` of row-major memory takes the row-major strides of the new sizes at once
-  (`is_row_major`, written out for 1-d and 2-d); other layouts take the stride walk
-  (`walk_view_strides`). `infer_size` checks the usual shape in one pass.
-- `make_view` is told the contiguity when its caller knows it, and makes the Tensor itself.
-- The in-place add_/sub_/mul_/div_ kernels skip rules.binary_inplace when `other` has self's
-  sizes or is 0-dim on self's device (a wrapped number), the cast check when the result
-  type is self's, and the overlap checks when nothing can overlap (no stride 0 in self,
-  no storage shared with `other`); add_/sub_ write a one-element self back from a fresh
-  result instead of through out=.
+- The in-place add_/sub_/mul_/div_ kernels skip rules.binary_inplace when `other` has
+  self's sizes or is 0-dim on self's device (a wrapped number), the cast check when the
+  result type is self's, and the overlap checks when nothing can overlap (no stride 0 in
+  self, no storage shared with `other`); add_/sub_ write a one-element self back from a
+  fresh result instead of through out=.
 - The version bump after an in-place kernel (`dispatcher._bumping`) has a one-position
-  form.
+  form; a view shares its base's counter.
+- A view made before an in-place op on its base follows the base's new history. A view
+  made in no_grad mode, an output of a multi-output view op, and a view of either refuse
+  an in-place write (or their use after their base was written), as PyTorch's do.
+
 No timings here: benchmarks/bench_add_overhead.py measures the speed.
 """
 import warnings
@@ -26,15 +27,9 @@ from tensorplay.dispatch.dispatcher import _bumping
 from tensorplay.errors import DTypeError, ShapeError, TensorPlayError
 from tensorplay.meta.overlap import check_inplace_overlap
 
-
-# ---- view: strides ------------------------------------------------------------------------
-
-
-def numel(sizes):
-    return int(np.prod(sizes, dtype=np.int64))
+from torch_twins import numel, raises_like_torch
 
 
-# ---- in place: the kernel ---------------------------------------------------------------
 DTYPES = ["float16", "bfloat16", "float32", "float64", "int8", "uint8", "int32", "int64"]
 
 
@@ -56,6 +51,7 @@ def same_values(got, want):
     np.testing.assert_array_equal(g, _as_numpy(want.detach()))
 
 
+# ---- the kernels ---------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(), (1,), (1, 1), (2,), (2, 3)])
 @pytest.mark.parametrize("op", ["add_", "sub_"])
@@ -324,7 +320,7 @@ def test_mixed_dtype_inplace_takes_the_cast_path_as_torch():
             same_values(a, at)
 
 
-# ---- in place: version counters and autograd -------------------------------------------------
+# ---- version counters and autograd ---------------------------------------------------
 def test_inplace_on_a_view_bumps_the_base_and_its_other_views():
     x, xt = tp.zeros(2, 3), torch.zeros(2, 3)
     row, rowt = x[0], xt[0]
@@ -405,3 +401,134 @@ def test_inplace_is_the_same_while_explain_listens():
         a.add_(b)
     assert "version   self: version now 1" in ex.text
     assert a.tolist() == [3.0] and a._version == 1
+
+
+# ---- a view made before an in-place op on its base follows the base's new history ----
+def _modify_base(kind, m, base, w):
+    if kind == "add_":
+        base.add_(w)
+    elif kind == "mul_":
+        base.add_(1.0)
+        base.mul_(w)
+    elif kind == "copy_":
+        base.copy_(w)
+    elif kind == "setitem":
+        base[:2] = w[1:] * 2
+    elif kind == "iadd":
+        base += w
+    elif kind == "twice":
+        base += w
+        base.mul_(m.tensor(2.0))
+
+
+@pytest.mark.parametrize("kind", ["add_", "mul_", "copy_", "setitem", "iadd", "twice"])
+def test_view_made_before_inplace_on_base_gets_the_new_history(kind):
+    def run(m):
+        base = m.zeros(3)
+        view = base[1:]
+        w = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        _modify_base(kind, m, base, w)
+        flags = (view.requires_grad, view.is_leaf, view.grad_fn is None)
+        ((view * 10).sum() + w.sum()).backward()
+        return flags, view.tolist(), w.grad.tolist()
+
+    assert run(tp) == run(torch)
+
+
+def test_view_of_view_and_view_with_history_follow_the_base():
+    def run(m):
+        w = m.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        base = w * 1
+        v = base[1:].view(3, 1)       # has history (view of a tensor that requires grad)
+        plain = m.zeros(4)
+        pv = plain.view(2, 2)[1]      # no history until plain changes
+        base.mul_(w)
+        plain.copy_(w * 3)
+        ((v * 10).sum() + (pv * 100).sum()).backward()
+        return w.grad.tolist()
+
+    assert run(tp) == run(torch)
+
+
+# ---- views that refuse an in-place write: made in no_grad mode, outputs of multi-output ops ---
+def test_view_made_in_no_grad_mode_reports_and_refuses_like_torch():
+    def nograd_view(m):
+        w = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        base = w * 1
+        with m.no_grad():
+            v = base[1:]
+        return base, v
+
+    def use(m):
+        base, v = nograd_view(m)
+        out = (v * 10).sum()          # requires grad (through the base), no edge to w
+        return v.requires_grad, v.is_leaf, out.requires_grad
+
+    assert use(tp) == use(torch)
+
+    def indirect(m):
+        base, v = nograd_view(m)
+        base.mul_(2)
+        return v.grad_fn
+
+    def direct(m):
+        base, v = nograd_view(m)
+        v.mul_(2)
+
+    for fn in (indirect, direct):
+        with pytest.raises(RuntimeError, match="created in no_grad mode"):
+            fn(torch)
+        with pytest.raises(tp.errors.TensorPlayError, match="created in no_grad mode"):
+            fn(tp)
+
+
+@pytest.mark.parametrize("op", ["split", "split_sizes", "chunk", "unbind", "tensor_split"])
+@pytest.mark.parametrize("indirect", [False, True])
+def test_inplace_on_outputs_of_multi_output_view_ops(op, indirect):
+    pieces = {"split": lambda b: b.split(2), "split_sizes": lambda b: b.split([1, 3]),
+              "chunk": lambda b: b.chunk(2), "unbind": lambda b: b.unbind(),
+              "tensor_split": lambda b: b.tensor_split(2)}[op]
+
+    def run(m):
+        w = m.ones(4, requires_grad=True)
+        base = w * 1
+        first = pieces(base)[0]
+        if indirect:
+            base.mul_(2)
+            return (first * 3).sum().item()
+        first.mul_(2)
+        base.sum().backward()
+        return w.grad.tolist()
+
+    result = raises_like_torch(run)
+    if result is not None:
+        assert result[0] == result[1]
+
+
+def test_view_of_a_split_output_refuses_after_its_base_changed():
+    """A view of a split output is a multi-output view too (PyTorch's
+    propagate_creation_meta): after a write into the base, using it raises (fuzz
+    seed 41871)."""
+    def run(lib):
+        x = lib.ones(3, 4, dtype=lib.float64, requires_grad=True)
+        a, b, c = lib.split(x, [1, 1, 2], 1)
+        view = b[..., :1]
+        with lib.no_grad():
+            c.add_(1)
+        return view.unflatten(0, (1, -1))
+
+    with pytest.raises(RuntimeError, match="output of a function that returns multiple"):
+        run(torch)
+    with pytest.raises(TensorPlayError, match="output of a function that returns multiple"):
+        run(tp)
+
+
+def test_view_of_a_no_grad_view_refuses_in_place():
+    """A view of a view made in no_grad mode is a no_grad view too (the same
+    propagate_creation_meta): an in-place write into it raises."""
+    for lib, error in ((torch, RuntimeError), (tp, TensorPlayError)):
+        y = lib.ones(3, 4, requires_grad=True).clone()
+        with lib.no_grad():
+            v = y[1:]
+        with pytest.raises(error, match="no_grad mode"):
+            v[0:1].mul_(2)
