@@ -21,7 +21,7 @@ import pytest
 import torch
 
 import tensorplay as tp
-from tensorplay.autograd.node import AccumulateGrad, Node
+from tensorplay.autograd.node import AccumulateGrad
 
 
 def pair(array, requires_grad=True):
@@ -231,73 +231,6 @@ def test_grad_restricted_to_some_inputs_still_skips_the_others():
     (gxt,) = torch.autograd.grad((xt * wt).sum(), [xt])
     close(gx, gxt)
     assert w.grad is None and x.grad is None
-
-
-# ---- grad_fn._saved_<name> without __getattr__ ------------------------------------------
-def test_saved_values_read_like_torch():
-    x, xt = pair([1.0, 2.0, 3.0])
-    w, wt = pair([2.0, 0.5, 1.0])
-    y, yt = x * w, xt * wt
-    assert y.grad_fn._saved_self is x and yt.grad_fn._saved_self is xt
-    assert y.grad_fn._saved_other is w and yt.grad_fn._saved_other is wt
-    assert (x * 2.5).grad_fn._saved_self is None is (xt * 2.5).grad_fn._saved_self
-    z, zt = x.sum(), xt.sum()
-    assert tuple(z.grad_fn._saved_self_sizes) == tuple(zt.grad_fn._saved_self_sym_sizes)
-    a = tp.add(x, x, alpha=3)
-    assert a.grad_fn._saved_alpha == torch.add(xt, xt, alpha=3).grad_fn._saved_alpha
-    e = x.exp()
-    close(e.grad_fn._saved_result, xt.exp())
-    with pytest.raises(AttributeError, match="'MulBackward0' object has no attribute "
-                                             "'_saved_nothing'"):
-        y.grad_fn._saved_nothing
-    with pytest.raises(AttributeError, match="'MulBackward0' object has no attribute "
-                                             "'nothing'"):
-        y.grad_fn.nothing
-
-
-def test_saved_tensors_freed_after_backward_still_raise_through_the_property():
-    x, _ = pair([1.0, 2.0])
-    y = x * x
-    y.sum().backward()
-    with pytest.raises(tp.errors.AutogradError, match="after they have already been freed"):
-        y.grad_fn._saved_self
-
-
-def test_node_classes_have_no_getattr_unless_instances_take_any_attribute():
-    x, _ = pair([1.0, 2.0])
-    graph = [(x * 2 + 1).sum().grad_fn]
-    while graph[-1].next_functions:
-        graph.append(graph[-1].next_functions[0][0])
-    for fn in graph:
-        assert not hasattr(type(fn), "__getattr__"), type(fn).__name__
-    assert type(graph[-1]) is AccumulateGrad
-
-    class Slotted(Node):
-        __slots__ = ("value_", "count")
-
-    class Free(Node):        # no __slots__: a __dict__, any attribute
-        pass
-    s, f = Slotted(), Free()
-    s.value_, s.count = 7, 3
-    f.weight_ = 5
-    assert (s._saved_value, s._saved_count, f._saved_weight) == (7, 3, 5)
-    assert not hasattr(Slotted, "__getattr__") and hasattr(Free, "__getattr__")
-    with pytest.raises(AttributeError, match="'Free' object has no attribute 'other'"):
-        f.other
-
-    class Custom(tp.autograd.Function):
-        @staticmethod
-        def forward(ctx, a):
-            ctx.scale_ = 4
-            return a * 4
-
-        @staticmethod
-        def backward(ctx, g):
-            return g * ctx.scale_
-    out = Custom.apply(x)
-    assert out.grad_fn._saved_scale == 4
-    out.sum().backward()
-    np.testing.assert_allclose(np.asarray(x.grad), [4.0, 4.0])
 
 
 # ---- AccumulateGrad steals a leaf's first gradient only when nothing else can reach it ----

@@ -13,49 +13,9 @@ import pytest
 import torch
 
 import tensorplay as tp
-from tensorplay._generated.autograd_nodes import AddBackward0
-from tensorplay.autograd.graph_edges import impl_edge, set_history
+from tensorplay.autograd.graph_edges import impl_edge
 from tensorplay.autograd.node import AccumulateGrad, Node
 from tensorplay.errors import AutogradError
-
-
-# ---- set_history ----------------------------------------------------------------------------
-def test_set_history_on_a_fresh_output_records_its_meta():
-    a = tp.ones(2, 3, dtype=tp.float64)
-    node = AddBackward0()
-    set_history(a, node)
-    assert a.grad_fn is node and a.requires_grad and a._impl.output_nr == 0
-    assert node._output_meta == (((2, 3), tp.float64, a.device),)
-
-
-def test_set_history_refuses_an_output_that_has_history():
-    x = tp.ones(2, requires_grad=True)
-    with pytest.raises(AutogradError, match="already has autograd history"):
-        set_history(x, AddBackward0())          # a leaf that requires grad
-    y = x * 2
-    with pytest.raises(AutogradError, match="already has autograd history"):
-        set_history(y, AddBackward0())          # an output with a grad_fn
-
-
-def test_set_history_refuses_an_integer_output_like_pytorch():
-    x = tp.ones(3, requires_grad=True)
-    xt = torch.ones(3, requires_grad=True)
-    with pytest.raises(RuntimeError):
-        xt.sum(dtype=torch.int32)
-    with pytest.raises(AutogradError, match="Autograd not support dtype"):
-        x.sum(dtype=tp.int32)
-
-
-def test_set_history_on_outputs_and_differentiability_lists():
-    x = tp.tensor([3.0, 1.0, 2.0], requires_grad=True)
-    xt = torch.tensor([3.0, 1.0, 2.0], requires_grad=True)
-    values, indices = x.sort()
-    vt, it = xt.sort()
-    assert values.grad_fn is not None and indices.grad_fn is None
-    assert not indices.requires_grad
-    (values * tp.tensor([1.0, 2.0, 3.0])).sum().backward()
-    (vt * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
 
 
 # ---- AccumulateGrad -------------------------------------------------------------------------
@@ -147,14 +107,3 @@ def test_implicit_seed_errors_match_pytorch():
         torch.ones(()).backward()
     with pytest.raises(AutogradError, match="does not require grad"):
         tp.ones(()).backward()
-
-
-def test_saving_an_inference_tensor_raises_like_pytorch():
-    with tp.inference_mode():
-        c = tp.ones(3)
-    with torch.inference_mode():
-        ct = torch.ones(3)
-    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved"):
-        torch.ones(3, requires_grad=True) * ct
-    with pytest.raises(AutogradError, match="Inference tensors cannot be saved"):
-        tp.ones(3, requires_grad=True) * c

@@ -18,7 +18,7 @@ import torch
 
 import tensorplay as tp
 from tensorplay.autograd.graph_edges import impl_edge
-from tensorplay.autograd.node import AccumulateGrad, Node
+from tensorplay.autograd.node import AccumulateGrad
 
 # Fields whose values differ between two nodes by construction.
 PER_NODE = {"__weakref__", "_seq", "_output_meta", "_edges"}
@@ -30,31 +30,6 @@ def _slots(cls):
         slots = klass.__dict__.get("__slots__", ())
         names += [slots] if isinstance(slots, str) else list(slots)
     return names
-
-
-def test_a_recorded_node_has_every_field_node_init_sets():
-    x = tp.ones(3, requires_grad=True)
-    node = (x + tp.ones(3)).grad_fn
-    plain = Node()
-    for slot in _slots(Node):
-        if slot in PER_NODE:
-            continue
-        assert getattr(node, slot) == getattr(plain, slot), slot
-    assert isinstance(node._seq, int) and plain._seq > node._seq
-    assert node._output_meta == (((3,), tp.float32, x.device),)
-
-
-def test_the_wrapper_template_writes_every_field_node_init_sets():
-    """The wrapper template's field list (gen_autograd.WRAPPER) is Node.__init__'s: a new
-    field in Node.__init__ must be written there too."""
-    import re
-    from tensorplay.codegen.gen_autograd import WRAPPER
-    plain = Node()
-    set_by_init = {s for s in _slots(Node) if s != "__weakref__" and hasattr(plain, s)}
-    written = set()
-    for line in WRAPPER.lines:
-        written |= set(re.findall(r"\bnode\.(\w+) =", line))
-    assert set_by_init <= written, set_by_init - written
 
 
 def test_a_fresh_accumulator_matches_accumulate_grad_init():
@@ -113,44 +88,6 @@ def test_vmap_and_subclass_inputs_keep_their_edges():
     out = tp.func.vmap(lambda row: row * w)(x)
     out.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.ones((4, 3)))
-
-
-# ---- an input no formula reads is not saved ----------------------------------------------------
-def test_an_unread_input_is_the_shared_not_saved_and_reads_as_none_like_pytorch():
-    from tensorplay.autograd.saved import NOT_SAVED
-    x, xt = tp.tensor([1.0, 2.0], requires_grad=True), torch.tensor([1.0, 2.0], requires_grad=True)
-    y, yt = x * 2, xt * 2
-    assert y.grad_fn.self_ is NOT_SAVED
-    assert y.grad_fn._saved_self is None and yt.grad_fn._saved_self is None
-    y.sum().backward()
-    yt.sum().backward()
-    # freed by backward: the saved `other` raises, the unsaved `self` still reads None
-    assert y.grad_fn._saved_self is None and yt.grad_fn._saved_self is None
-    with pytest.raises(tp.errors.AutogradError, match="second time"):
-        y.grad_fn._saved_other
-    with pytest.raises(RuntimeError, match="second time"):
-        yt.grad_fn._saved_other
-    with pytest.raises(tp.errors.AutogradError, match="second time"):
-        y.sum().backward()
-    assert NOT_SAVED.unpack() is None and repr(NOT_SAVED) == "<SavedVariable None>"
-
-
-def test_saved_when_read_gradients_match_pytorch():
-    data = np.array([1.5, -2.0, 3.0], np.float32)
-    for a_grad, b_grad in [(True, False), (False, True), (True, True)]:
-        a, at = tp.tensor(data, requires_grad=a_grad), torch.tensor(data, requires_grad=a_grad)
-        b, bt = tp.tensor(data + 1, requires_grad=b_grad), torch.tensor(data + 1,
-                                                                         requires_grad=b_grad)
-        node, node_t = (a * b).grad_fn, (at * bt).grad_fn
-        assert (node._saved_self is None) == (node_t._saved_self is None)
-        assert (node._saved_other is None) == (node_t._saved_other is None)
-        (a * b / (b + 1)).sum().backward()
-        (at * bt / (bt + 1)).sum().backward()
-        for ours, theirs in [(a, at), (b, bt)]:
-            if theirs.grad is None:
-                assert ours.grad is None
-            else:
-                np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-6)
 
 
 # ---- a leaf's AccumulateGrad made when its edge is first read ---------------------------------
