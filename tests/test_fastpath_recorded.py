@@ -13,42 +13,7 @@ import pytest
 import torch
 
 import tensorplay as tp
-from tensorplay.autograd.graph_edges import impl_edge
-from tensorplay.autograd.node import AccumulateGrad, Node
 from tensorplay.errors import AutogradError
-
-
-# ---- AccumulateGrad -------------------------------------------------------------------------
-def test_accumulate_grad_sets_every_field_node_init_sets():
-    x = tp.ones(2, 2, requires_grad=True)
-    acc = AccumulateGrad(x._impl)
-    plain = Node()
-    for slot in Node.__slots__:
-        if slot in ("__weakref__", "_seq", "_output_meta"):
-            continue
-        assert getattr(acc, slot) == getattr(plain, slot), slot
-    assert isinstance(acc._seq, int) and acc._seq < plain._seq     # made first, runs later
-    assert acc._output_meta == (((2, 2), tp.float32, x.device),)
-    assert acc.variable._impl is x._impl
-
-
-def test_leaf_edge_reuses_the_live_accumulator_and_remakes_a_dead_one():
-    x = tp.ones(2, requires_grad=True)
-    first = impl_edge(x._impl)[0]
-    assert impl_edge(x._impl)[0] is first          # alive: shared by every graph
-    y = x * 2
-    assert y.grad_fn.next_functions[0][0] is first
-    del first, y
-    again = impl_edge(x._impl)[0]
-    assert isinstance(again, AccumulateGrad) and again.variable._impl is x._impl
-
-
-def test_anomaly_mode_records_the_accumulator_trace_too():
-    x = tp.ones(2, requires_grad=True)
-    with tp.autograd.detect_anomaly():
-        acc = impl_edge(x._impl)[0]
-        assert acc._anomaly_trace is not None
-    del acc
 
 
 # ---- the engine ---------------------------------------------------------------------------
