@@ -182,35 +182,6 @@ def test_multiple_roots_match_torch():
     close(x.grad, xt.grad)
 
 
-def _recording_function(module, label, order):
-    """A custom Function that records when its backward runs: a node with no hook, so
-    the plain pass runs it without evaluate."""
-    class Record(module.autograd.Function):
-        @staticmethod
-        def forward(ctx, t):
-            return t * 1
-
-        @staticmethod
-        def backward(ctx, g):
-            order.append(label)
-            return g
-    return Record.apply
-
-
-def test_unhooked_nodes_run_in_torch_order():
-    orders = []
-    for mod, (x, _) in ((tp, pair([1.0, 2.0])), (torch, pair([1.0, 2.0])[::-1])):
-        order = []
-        rec = {k: _recording_function(mod, k, order) for k in "abcde"}
-        a = rec["a"](x)
-        b, c = rec["b"](a * 2), rec["c"](a + 1)
-        d = rec["d"](b * c)
-        e = rec["e"](c.exp())
-        (d.sum() + e.sum()).backward()
-        orders.append(order)
-    assert orders[0] == orders[1]
-
-
 def test_a_wrong_shape_from_an_unhooked_node_raises_like_the_general_path():
     class Bad(tp.autograd.Function):
         @staticmethod
@@ -259,21 +230,6 @@ def test_anomaly_mode_still_finds_nan_gradients():
 
 
 # ---- hooks ---------------------------------------------------------------------------
-def test_hooks_of_every_kind_run_in_torch_order():
-    logs = []
-    for mod in (tp, torch):
-        log = []
-        x = mod.tensor([1.0, 2.0], requires_grad=True)
-        x.register_hook(lambda g: log.append("leaf tensor hook"))
-        x.register_post_accumulate_grad_hook(lambda t: log.append("post accumulate"))
-        y = x * 3
-        y.retain_grad()
-        y.register_hook(lambda g: log.append("tensor hook") or g * 2)
-        y.grad_fn.register_prehook(lambda grads: log.append("pre hook"))
-        y.grad_fn.register_hook(lambda gi, go: log.append("post hook"))
-        y.sum().backward()
-        logs.append((log, x.grad.tolist(), y.grad.tolist()))
-    assert logs[0] == logs[1]
 
 
 def test_hooks_added_after_a_plain_pass_run_on_the_next():
