@@ -1,6 +1,24 @@
 """Test configuration shared by every test file."""
 import os
 
+import pytest
+
 # The Triton kernels run in the interpreter on machines without a GPU; the flag must be
 # set before triton_kernels is imported, so it is set here, before any test module.
 os.environ.setdefault("TRITON_INTERPRET", "1")
+
+
+@pytest.fixture
+def leaves():
+    """A float32 leaf x of shape (2, 3) that requires grad and a plain input w of shape
+    (3,), in TensorPlay and in PyTorch: (x, xt, w, wt). Used by the autograd tests
+    (test_autograd_recording.py, test_autograd_leaf_edges.py)."""
+    import numpy as np
+    import torch
+
+    import tensorplay as tp
+    data = np.linspace(-1.0, 2.0, 6, dtype=np.float32).reshape(2, 3)
+    other = np.linspace(0.5, 1.5, 3, dtype=np.float32)
+    x, xt = tp.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    w, wt = tp.tensor(other), torch.tensor(other)
+    return x, xt, w, wt

@@ -17,6 +17,9 @@ raises are the saved ones.
     python tests/saved_tensors.py [op-name ...]     prints every difference with PyTorch
 
 `tests/test_saved_tensors_match_torch.py` runs it over the operator database.
+`raises_after_inplace` and `raises_in_both` run a hand-written program instead, changing
+one input in place under no_grad (tests/test_saved_tensors.py and
+tests/test_regressions_einsum_saves.py).
 """
 from __future__ import annotations
 
@@ -49,6 +52,25 @@ def _bump(t):
         torch.autograd.graph.increment_version(t)
     else:
         t._impl.version.value += 1
+
+
+def raises_after_inplace(lib, make, change):
+    """Build inputs with `make(lib)`, run the op, change one input in place under no_grad,
+    and report whether backward raised the saved-tensor version error."""
+    inputs, out = make(lib)
+    with lib.no_grad():
+        change(inputs)
+    try:
+        out.sum().backward()
+    except Exception as e:  # noqa: BLE001 - each library's own error type
+        assert VERSION_ERROR in str(e), e
+        return True
+    return False
+
+
+def raises_in_both(make, change):
+    """raises_after_inplace in TensorPlay and in PyTorch: (TensorPlay's, PyTorch's)."""
+    return (raises_after_inplace(tp, make, change), raises_after_inplace(torch, make, change))
 
 
 class _Library:

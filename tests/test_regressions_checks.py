@@ -1,12 +1,14 @@
-"""Regression tests for argument checks that PyTorch makes (and for errors it does not
-raise), found by the differential fuzzer (issue 12). Each case runs the same code on
-tensorplay and on torch: both must raise (TensorPlay a typed error), or both must
-succeed with the same dtype, shape and requires_grad."""
+"""Argument checks that PyTorch makes (and errors it does not raise), found by the
+differential fuzzer (tests/fuzzing). Each case runs the same code on tensorplay and on
+torch: both must raise (TensorPlay a typed error), or both must succeed with the same
+dtype, shape and requires_grad (and, where compared, values)."""
+import numpy as np
 import pytest
 import torch
 
 import tensorplay as tp
-from tensorplay.errors import TensorPlayError
+from tensorplay.errors import DTypeError, TensorPlayError
+from torch_twins import raises_like_torch
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -235,3 +237,103 @@ def test_inplace_view_op_on_unbind_output(op, requires_grad):
         v = m.unbind(m.zeros(2, 3, 4, requires_grad=requires_grad), -1)[0]
         return eval("v." + op)
     same_as_torch(fn)
+
+
+# ---- errors: raised iff torch raises, as TensorPlay typed errors ---------------------
+_ERROR_CASES = {
+    "argmax_bool": lambda m: m.argmax(m.tensor([True, False])),
+    "argmin_bool_dim": lambda m: m.tensor([True, False]).argmin(0),
+    "topk_bool": lambda m: m.topk(m.tensor([True, False]), 1),
+    "kthvalue_bool": lambda m: m.kthvalue(m.tensor([True, False]), 1),
+    "median_bool": lambda m: m.median(m.tensor([True, False])),
+    "median_dim_bool": lambda m: m.median(m.tensor([True, False]), 0),
+    "pow_bool_bool": lambda m: m.pow(m.tensor([True, False]), m.tensor([True, True])),
+    "pow_bool_int": lambda m: m.pow(m.tensor([True, False]), 2),
+    "clamp_bool_tensor_bounds": lambda m: m.clamp(m.tensor([True, False]), m.tensor(False),
+                                                  m.tensor(True)),
+    "clamp_bool_number_bounds": lambda m: m.clamp(m.tensor([True, False]), 0, 1),
+    "mode_bool": lambda m: m.mode(m.tensor([True, False, True])),
+    "sort_bool": lambda m: m.sort(m.tensor([True, False, True])),
+    "narrow_0dim": lambda m: m.tensor(2.0).narrow(0, 0, 1),
+    "unflatten_0dim": lambda m: m.tensor(2.0).unflatten(0, [1]),
+    "topk_0dim_k0": lambda m: m.topk(m.tensor(0.9), 0),
+    "topk_0dim_k1": lambda m: m.topk(m.tensor(0.9), 1),
+    "isub_broadcast_larger": lambda m: m.zeros(3).sub_(m.ones(3)[None]),
+    "iadd_broadcast_larger": lambda m: m.zeros(3).add_(m.ones(2, 3)),
+    "imul_broadcast_larger": lambda m: m.zeros(3).mul_(m.ones(1, 3)),
+    "idiv_broadcast_larger": lambda m: m.zeros(3).div_(m.ones(1, 1, 3)),
+    "iadd_broadcast_fits": lambda m: m.zeros(2, 3).add_(m.ones(1, 3)),
+    "addcmul_bool_operand": lambda m: m.addcmul(m.tensor([1.0, 2.0]), m.tensor([True, False]),
+                                                m.tensor([2.0, 3.0])),
+    "addcmul_int_with_bools": lambda m: m.addcmul(m.tensor([1, 2]), m.tensor([True, False]),
+                                                  m.tensor([True, True])),
+    "addcmul_all_bool": lambda m: m.addcmul(m.tensor([True]), m.tensor([True]),
+                                            m.tensor([False])),
+    "addcdiv_bool_divisor": lambda m: m.addcdiv(m.tensor([1.0, 2.0]), m.tensor([1.0, 2.0]),
+                                                m.tensor([True, False])),
+    "median_of_nothing": lambda m: m.median(m.ones(0, 3)),
+    "median_of_no_ints": lambda m: m.median(m.ones(0, dtype=m.int64)),
+    "avg_pool2d_int64": lambda m: m.nn.functional.avg_pool2d(
+        3 - m.arange(16).reshape(1, 1, 4, 4), 3, 1, 1),
+    "avg_pool2d_int64_no_pad_count": lambda m: m.nn.functional.avg_pool2d(
+        3 - m.arange(16).reshape(1, 1, 4, 4), 3, 1, 1, count_include_pad=False),
+    "avg_pool2d_int32": lambda m: m.nn.functional.avg_pool2d(
+        m.arange(16, dtype=m.int32).reshape(1, 1, 4, 4), 2),
+}
+
+
+@pytest.mark.parametrize("case", list(_ERROR_CASES))
+def test_errors_like_torch(case):
+    result = raises_like_torch(_ERROR_CASES[case])
+    if result is not None:
+        got, want = result
+        got = got if isinstance(got, tuple) else (got,)
+        want = want if isinstance(want, tuple) else (want,)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g.tolist()), np.asarray(w.tolist()))
+            assert str(g.dtype)[-5:] == str(w.dtype)[-5:]
+
+
+def test_sdpa_refuses_mixed_dtypes():
+    """Query, key and value of different dtypes, or a mask that is not bool, float32 or
+    query's dtype, are refused (PyTorch's validate_sdpa_input; fuzz seed 88234)."""
+    cases = [((tp.bfloat16, tp.float16, tp.float16), None, "key"),
+             ((tp.float16, tp.float16, tp.float32), None, "value"),
+             ((tp.float32,) * 3, tp.int64, "attn_mask"),
+             ((tp.float64,) * 3, tp.float16, "attn_mask")]
+    for dtypes, mask_dtype, arg in cases:
+        th = [torch.ones(2, 4, 2, dtype=getattr(torch, d.name)) for d in dtypes]
+        th_mask = None if mask_dtype is None else torch.zeros(4, 4, dtype=getattr(
+            torch, mask_dtype.name))
+        with pytest.raises(RuntimeError):
+            torch.nn.functional.scaled_dot_product_attention(*th, attn_mask=th_mask)
+        q, k, v = (tp.ones(2, 4, 2, dtype=d) for d in dtypes)
+        mask = None if mask_dtype is None else tp.zeros(4, 4, dtype=mask_dtype)
+        with pytest.raises(DTypeError) as info:
+            tp.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        assert info.value.arg == arg
+    # float32 and query's own dtype are accepted as masks
+    q = tp.ones(2, 4, 2, dtype=tp.float16)
+    for mask_dtype in (tp.float32, tp.float16, tp.bool):
+        tp.nn.functional.scaled_dot_product_attention(q, q, q, attn_mask=tp.ones(
+            4, 4, dtype=mask_dtype))
+
+
+# ---- flags and dtypes of results -----------------------------------------------------
+def test_copy_of_a_float_requiring_grad_into_ints_does_not_require_grad():
+    def run(m):
+        a = m.zeros(3, dtype=m.int64)
+        a.copy_(m.tensor([1.5, 2.0, -3.7], requires_grad=True))
+        return a.requires_grad, a.is_leaf, a.tolist()
+
+    assert run(tp) == run(torch)
+
+
+def test_empty_list_index_is_an_int64_index():
+    def run(m):
+        x = m.arange(6.0).reshape(2, 3)
+        y = x[[]]
+        x[[]] = 5.0
+        return tuple(y.shape), str(y.dtype)[-7:], tuple(x[:, []].shape), x.sum().item()
+
+    assert run(tp) == run(torch)

@@ -6,12 +6,15 @@ own letters are summed away first, reaches bmm as a new tensor: an in-place chan
 after the call does not make backward raise there, so it must not here either, and the
 gradients must still be those of the values at the call. Each case: build, change one
 operand in place under no_grad, backward; raises iff PyTorch raises, same gradients.
+An operand is saved only for the other operands' gradients: a sum or a trace of one
+operand saves nothing.
 """
 import numpy as np
 import pytest
 import torch
 
 import tensorplay as tp
+from saved_tensors import raises_in_both
 
 CASES = [
     ("ij,jk->ik", [(2, 3), (3, 4)]),
@@ -76,3 +79,41 @@ def test_a_copied_operand_keeps_its_history_for_second_order_grads():
         (gx,) = lib.autograd.grad((gy * gy).sum(), [x])
         grads.append(np.asarray(gx.tolist()))
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
+
+
+# ---- an operand is saved only for the other operands' gradients ----------------------
+def _einsum(equation, shapes, requires_grad):
+    def make(lib):
+        xs = [lib.ones(*s, dtype=lib.float64, requires_grad=r)
+              for s, r in zip(shapes, requires_grad)]
+        return xs, lib.einsum(equation, *xs)
+    return make
+
+
+@pytest.mark.parametrize("equation,shapes,requires_grad,changed", [
+    ("ij->j", [(3, 4)], [True], 0),          # seed 13533: a sum saves nothing
+    ("ij->", [(3, 4)], [True], 0),           # seed 89036
+    ("ii", [(3, 3)], [True], 0),             # seed 96563: a trace saves nothing
+    ("ij,jk", [(3, 4), (4, 5)], [False, True], 1),   # seed 40928: only A's gradient reads B
+    ("ij,jk", [(3, 4), (4, 5)], [True, False], 0),
+    ("ij,jk", [(3, 4), (4, 5)], [True, True], 0),    # both gradients: each operand saved
+])
+def test_einsum_saves_an_operand_only_for_the_others_gradients(equation, shapes,
+                                                               requires_grad, changed):
+    def change(xs):
+        xs[changed].add_(1)
+    tp_raised, torch_raised = raises_in_both(_einsum(equation, shapes, requires_grad), change)
+    assert tp_raised == torch_raised
+
+
+def test_einsum_unsaved_operand_still_gets_its_gradient():
+    a = tp.arange(12.0, dtype=tp.float64).reshape(3, 4)
+    b = tp.arange(20.0, dtype=tp.float64).reshape(4, 5).requires_grad_()
+    tp.einsum("ij,jk", a, b).sum().backward()
+    ta = torch.arange(12.0, dtype=torch.float64).reshape(3, 4)
+    tb = torch.arange(20.0, dtype=torch.float64).reshape(4, 5).requires_grad_()
+    torch.einsum("ij,jk", ta, tb).sum().backward()
+    assert b.grad.tolist() == tb.grad.tolist()
+    x = tp.arange(12.0, dtype=tp.float64).reshape(3, 4).requires_grad_()
+    tp.einsum("ij->j", x).backward(tp.ones(4, dtype=tp.float64))
+    assert x.grad.tolist() == [[1.0] * 4] * 3

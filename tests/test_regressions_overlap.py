@@ -4,7 +4,8 @@ Each case runs the same code with `m` = torch and `m` = tensorplay: it must rais
 or in neither, and where it runs, leave the same values. Cases are grouped by the rule
 they pin: internal overlap (an expanded tensor written to), partial overlap of an input
 with the written tensor, copy_'s own rules, `x[...] = v`, the op-by-op table of which
-in-place op checks what, and the autograd of views over overlapping memory.
+in-place op checks what, the autograd of views over overlapping memory, and writes whose
+result would depend on the order of the writes.
 """
 import warnings
 
@@ -15,6 +16,7 @@ import torch
 import tensorplay as tp
 from tensorplay.errors import TensorPlayError
 from tensorplay.meta import overlap
+from torch_twins import raises_like_torch
 
 
 def expanded(m, *shape, dtype="float32"):
@@ -300,3 +302,30 @@ def test_copyslices_backward_refuses_an_expanded_view():
 
     check(lambda m: case(m, True))
     check(lambda m: case(m, False))
+
+
+# ---- in-place writes whose result would depend on the order of the writes ------------
+_OVERLAP_CASES = {
+    "add_into_expanded": lambda m, d: m.zeros(1, 3, device=d).expand(2, 3).add_(1),
+    "exp_into_expanded": lambda m, d: m.zeros(1, 3, device=d).expand(2, 3).exp_(),
+    "copy_into_expanded": lambda m, d: m.zeros(1, 3, device=d).expand(2, 3).copy_(
+        m.ones(2, 3, device=d)),
+    "fill_expanded": lambda m, d: m.zeros(1, 3, device=d).expand(2, 3).fill_(1),
+    "mul_partial": lambda m, d: (lambda x: x[:3].mul_(x[1:]))(m.arange(4.0, device=d)),
+    "mul_partial_other_side": lambda m, d: (lambda x: x[1:].mul_(x[:3]))(
+        m.arange(4.0, device=d)),
+    "copy_partial": lambda m, d: (lambda x: x[:3].copy_(x[1:]))(m.arange(4.0, device=d)),
+    "addcmul_partial": lambda m, d: (lambda x: x[:3].addcmul_(x[1:], x[1:]))(
+        m.arange(4.0, device=d)),
+    "add_itself": lambda m, d: (lambda x: x.add_(x))(m.arange(4.0, device=d)),
+    "not_dense_is_allowed": lambda m, d: (lambda x: x[:, :2].add_(x[:, 1:]))(
+        m.arange(6.0, device=d).reshape(2, 3)),
+}
+
+
+@pytest.mark.parametrize("case", list(_OVERLAP_CASES))
+def test_overlapping_inplace_writes_like_torch(case):
+    fn = _OVERLAP_CASES[case]
+    result = raises_like_torch(lambda m: fn(m, "cpu").tolist())
+    if result is not None:
+        assert result[0] == result[1]

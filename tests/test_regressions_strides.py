@@ -200,3 +200,65 @@ def test_where_with_a_uint8_condition_follows_its_bool_copy():
     got, want = results
     assert got.stride() == want.stride()
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+# ---- results keep their inputs' layout (clone's preserve_format, TensorIterator) -----
+_LAYOUTS = {
+    "transposed": lambda t: t.transpose(0, 2),
+    "permuted": lambda t: t.permute(1, 2, 0),
+    "last_two": lambda t: t.transpose(1, 2),
+    "sliced": lambda t: t.transpose(0, 2)[::2],            # not dense: dense in its order
+    "size_one": lambda t: t[:, :1].permute(2, 1, 0),
+    "expanded": lambda t: t[:1].expand(3, 3, 4),
+}
+_OPS = {
+    "clone": lambda m, x: x.clone(),
+    "exp": lambda m, x: x.exp(),
+    "neg": lambda m, x: -x,
+    "sigmoid": lambda m, x: m.sigmoid(x),
+    "add_self": lambda m, x: x + x,
+    "mul_scalar": lambda m, x: x * 3,
+    "lt": lambda m, x: x < x * 2,
+    "where": lambda m, x: m.where(x > 0, x, -x),
+    "add_contiguous": lambda m, x: x + x.contiguous(),
+    "contiguous_add": lambda m, x: x.contiguous() + x,
+    "broadcast": lambda m, x: x + m.ones(x.shape[-1]),
+}
+
+
+@pytest.mark.parametrize("layout", list(_LAYOUTS))
+@pytest.mark.parametrize("op", list(_OPS))
+def test_result_strides_follow_the_inputs_like_torch(op, layout):
+    data = np.arange(48, dtype=np.float32).reshape(2, 6, 4) - 20
+    t = _OPS[op](torch, _LAYOUTS[layout](torch.tensor(data).reshape(2, 6, 4)[:, :3]))
+    p = _OPS[op](tp, _LAYOUTS[layout](tp.tensor(data).reshape(2, 6, 4)[:, :3]))
+    assert p.stride() == t.stride()
+    assert p.is_contiguous() == t.is_contiguous()
+    np.testing.assert_allclose(np.asarray(p.tolist()), t.numpy(), rtol=1e-6)
+
+
+def test_contiguous_of_a_transposed_clone_copies_like_torch():
+    def run(m):
+        y = m.arange(6.0).reshape(2, 3).t().clone()
+        z = y.contiguous()
+        r = y.reshape(6)
+        return (z.data_ptr() == y.data_ptr(), z.stride(), r.data_ptr() == y.data_ptr(),
+                y.clone(memory_format=m.contiguous_format).stride())
+
+    assert run(tp) == run(torch)
+
+
+@pytest.mark.parametrize("fmt", ["contiguous_format", "preserve_format", "channels_last"])
+def test_clone_memory_format_like_torch(fmt):
+    data = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)
+
+    def run(m):
+        x = m.tensor(data).permute(0, 2, 3, 1).transpose(1, 2)
+        x.requires_grad_()
+        y = x.clone(memory_format=getattr(m, fmt))
+        (y * y).sum().backward()
+        return y.stride(), y.tolist(), x.grad.tolist()
+
+    assert run(tp) == run(torch)
+    with pytest.raises(tp.errors.ShapeError, match="rank 4"):
+        tp.ones(3).clone(memory_format=tp.channels_last)

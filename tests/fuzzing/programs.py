@@ -245,7 +245,7 @@ class Program:
         near pi/2, remainder near a multiple, sinh of a large value) amplifies that past
         the tolerance although the op is right. So PyTorch's op is re-run on TensorPlay's
         own inputs (`recompute`): a result that differs from THAT is the op's fault and
-        stays a finding (a wrong kernel is caught as before, see test_regressions_leftround);
+        stays a finding (a wrong kernel is still caught: tests/test_fuzz.py checks it);
         one that matches it is the inputs' rounding amplified. The twin then becomes that
         recomputed result, so that the checks of all live values after each step, and the
         ops that read the twin later, start from the same values instead of flagging the

@@ -1,6 +1,7 @@
-"""The reliability fixes of tests/test_regressions_more.py where the cuda backend has its
-own kernels (triton_kernels/): result layouts, overlapping in-place writes, bool inputs,
-0-dim topk, the median of nothing. Compared with torch on the CPU."""
+"""The CPU fixes of result layouts (tests/test_regressions_strides.py), overlapping
+in-place writes (tests/test_regressions_overlap.py), bool inputs, 0-dim topk and the median
+of nothing (tests/test_regressions_checks.py), where the cuda backend has its own kernels
+(triton_kernels/). Compared with torch on the CPU."""
 import numpy as np
 import pytest
 import torch

@@ -1,17 +1,18 @@
-"""Round 5 of the dispatch fast path (issue 13): the tiny step's `z.sum()` and its
-gradient's `grad.expand(self.sizes())`, each shortcut against PyTorch and against the
-general code it stands in for.
+"""Sums: `x.sum()` and its gradient, `mean`, and `sum_to`, each shortcut against PyTorch
+and against the general code it stands in for.
 
 - `reduction.sum` (a full sum, `x.sum()`) runs in one frame: its result and accumulation
   dtypes come from a table (`_FULL_SUM_TYPES`), NumPy's error state is set in place as
   `call_ignoring` sets it, and np.add.reduce reduces with axis None. The general code is
   `reduction.sum_dim(x, None, False, dtype)`. Both round a half type's float32 total
   inside sum's error state (`_add_up`): an overflow is inf without a warning, as in torch.
-- `expand` of a 0-dim tensor (SumBackward0's gradient) makes its view without the loop
-  over the sizes and without expand_strides: every stride is 0.
-- `cpu_view`, the NumPy view of an impl, builds a 0-d or 1-d impl's byte strides without a
-  generator, tests "no element" with `0 in sizes` and passes np.ndarray its arguments by
-  position.
+- `cpu_view`, the NumPy view of an impl that the sum reads, builds a 0-d or 1-d impl's
+  byte strides without a generator, tests "no element" with `0 in sizes` and passes
+  np.ndarray its arguments by position.
+- The sum's gradient is an expanded view of the incoming gradient (the expand of a 0-dim
+  tensor: tests/test_views.py). `sum_to`, which sums a broadcast gradient to its input's
+  shape, returns the gradient itself when the shape already matches.
+
 No timings here: benchmarks/bench_autograd.py and bench_add_overhead.py measure the speed.
 """
 import warnings
@@ -21,12 +22,15 @@ import pytest
 import torch
 
 import tensorplay as tp
-from cpu_kernels import _float_errors, reduction
 from tensorplay import _dtype as dt
-from tensorplay._impl import cpu_view, is_contiguous_layout
-from tensorplay.autograd.view_impl import DEFAULT, NO_GRAD_MODE
-from tensorplay.errors import ShapeError
-from tensorplay.meta.layout import expand_strides
+from tensorplay._impl import cpu_view
+from tensorplay.autograd.formulas import sum_to
+from tensorplay.utils.logging_tensor import LoggingTensor
+from cpu_kernels import _float_errors, reduction
+
+from torch_twins import (
+    DTYPES, FLOATS, MIXED_VALUES, close, dtype_pair, leaf_pair, values_like_torch,
+)
 
 
 def torch_dtype(dtype):
@@ -79,6 +83,21 @@ def inputs(dtype):
         "expanded": flat[7].expand(4, 3),
         "expanded row": flat[:5].expand(2, 5),
     }
+
+
+# ---- the full sum --------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sum_matches_torch(dtype):
+    a, at = dtype_pair(MIXED_VALUES, dtype)
+    values_like_torch(a.sum(), at.sum())
+    values_like_torch(a.sum(0), at.sum(0))
+    values_like_torch(a[:0].sum(), at[:0].sum())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        inf, inft = dtype_pair([float("inf"), float("-inf")], "float32")
+        values_like_torch(inf.sum(), inft.sum())      # nan, without a warning
+        big, bigt = dtype_pair([3e38, 3e38], "float32")
+        values_like_torch(big.sum(), bigt.sum())      # inf, without a warning
 
 
 @pytest.mark.parametrize("dtype", dt.ALL_DTYPES, ids=lambda d: d.name)
@@ -144,7 +163,7 @@ def test_inf_minus_inf_and_overflow_give_nan_and_inf_without_a_warning():
 def test_a_user_error_state_takes_np_errstate_and_is_kept():
     x = tp.tensor([float("inf"), -float("inf")])
     with np.errstate(all="raise"):
-        assert np.isnan(x.sum().item())        # sum's own settings win, as before
+        assert np.isnan(x.sum().item())        # sum's own settings win
         assert np.geterr()["invalid"] == "raise"
         with pytest.raises(FloatingPointError):
             np.float64(0.0) / np.float64(0.0)
@@ -164,6 +183,48 @@ def test_dim_and_keepdim_variants_are_unchanged():
     assert zero_d.sum(0).item() == 2.5 and zero_d.sum(-1, keepdim=True).shape == ()
 
 
+def test_large_sums_add_in_the_general_path_s_order():
+    # NumPy's pairwise summation: axis None must visit the elements as the tuple of
+    # every axis does, bit for bit, whatever the layout.
+    a = np.random.default_rng(2).standard_normal((37, 50, 61)).astype(np.float32)
+    x = tp.from_numpy(a)
+    for v in (x, x.permute(2, 0, 1), x[:, ::3, 1:]):
+        assert v.sum().numpy().tobytes() == reduction.sum_dim(v, None, False, None).numpy().tobytes()
+        assert v.sum(dtype=tp.float64).numpy().tobytes() == \
+            reduction.sum_dim(v, None, False, tp.float64).numpy().tobytes()
+
+
+# ---- cpu_view: the NumPy view the sum reads ------------------------------------------
+def test_cpu_view_reads_every_layout_as_the_general_strides_say():
+    flat = tp.arange(60, dtype=tp.float64)
+    for name, x in inputs(dt.float64).items():
+        impl = x._impl
+        a = cpu_view(impl)
+        assert a.shape == impl.sizes, name
+        want = to_torch(x).numpy()
+        np.testing.assert_array_equal(a, want, err_msg=name)
+        if impl.sizes and 0 not in impl.sizes:
+            assert a.strides == tuple(s * 8 for s in impl.strides), name
+            assert np.shares_memory(a, impl.storage.data), name
+    for view in (flat[59], flat[10:0:1], flat[4:20:3], flat.view(3, 4, 5)[1, ::2, 1:]):
+        np.testing.assert_array_equal(cpu_view(view._impl),
+                                      torch.arange(60, dtype=torch.float64).as_strided(
+                                          view._impl.sizes, view._impl.strides,
+                                          view._impl.offset).numpy())
+
+
+# ---- mean ----------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_mean_matches_torch(dtype):
+    a, at = dtype_pair(MIXED_VALUES, dtype)
+    values_like_torch(a.mean(), at.mean())
+    values_like_torch(a.mean(1, keepdim=True), at.mean(1, keepdim=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        values_like_torch(a[:0].mean(), at[:0].mean())    # nan, without a warning
+
+
+# ---- gradients -----------------------------------------------------------------------
 def test_the_sum_of_a_tensor_that_requires_grad_records_sumbackward0():
     x = tp.tensor([1.0, 2.0, 3.0], requires_grad=True)
     s = x.sum()
@@ -178,92 +239,6 @@ def test_the_sum_of_a_tensor_that_requires_grad_records_sumbackward0():
     assert i.dtype is tp.int64 and i.grad_fn is None
 
 
-# ---- expand --------------------------------------------------------------------------------
-ZERO_D_SIZES = [(), (1,), (5,), (0,), (1, 1), (3, 1), (1, 3), (2, 0, 1), (2, 3, 4), (1, 1, 7)]
-
-
-def general_expand_metadata(sizes):
-    """What the general path gives a 0-dim tensor expanded to `sizes`."""
-    strides = expand_strides((), (), sizes)
-    return strides, is_contiguous_layout(sizes, strides)
-
-
-@pytest.mark.parametrize("sizes", ZERO_D_SIZES, ids=str)
-def test_expand_of_a_0_dim_tensor_matches_torch_and_the_general_path(sizes):
-    g = tp.tensor(1.5)
-    e = g.expand(sizes)
-    want = torch.tensor(1.5).expand(sizes)
-    strides, contiguous = general_expand_metadata(sizes)
-    assert e.shape == tuple(want.shape) == sizes
-    assert e.stride() == want.stride() == strides
-    assert e.is_contiguous() == want.is_contiguous() == contiguous
-    assert e._impl.is_contiguous == is_contiguous_layout(e._impl.sizes, e._impl.strides)
-    assert type(e._impl.sizes) is tuple and type(e._impl.strides) is tuple
-    np.testing.assert_array_equal(e.numpy(), want.numpy())
-    # a view of g: same memory, same version counter, g as its base
-    assert e._impl.base is g._impl and e._impl.storage is g._impl.storage
-    assert e._impl.version is g._impl.version and e._impl.creation == DEFAULT
-    g.add_(1.0)
-    assert e._version == g._version == 1
-    np.testing.assert_array_equal(e.numpy(), np.full(sizes, 2.5, np.float32))
-
-
-def test_expand_of_a_0_dim_tensor_takes_every_size_form():
-    g, gt = tp.tensor(2.0), torch.tensor(2.0)
-    for args in [((4,),), ([4],), (4,), (np.int64(4),), (np.int64(2), 3), (2, 3)]:
-        e, want = g.expand(*args), gt.expand(*args)
-        assert e.shape == tuple(want.shape) and e.stride() == want.stride()
-        assert e.is_contiguous() == want.is_contiguous()
-
-
-def test_expand_of_a_0_dim_tensor_keeps_its_errors():
-    g = tp.tensor(2.0)
-    for sizes in [(-1,), (3, -1), (-2,)]:
-        with pytest.raises(ShapeError, match="-1 is not allowed in a leading, non-existing "
-                                             "dimension"):
-            g.expand(sizes)
-        with pytest.raises(RuntimeError):
-            torch.tensor(2.0).expand(sizes)
-
-
-def test_expand_of_a_view_and_of_a_no_grad_view():
-    base = tp.tensor([1.0, 2.0, 3.0])
-    v = base[1]                     # a 0-dim view: the expand's base is the root
-    e = v.expand(4)
-    assert e._impl.base is base._impl and e._impl.offset == 1
-    np.testing.assert_array_equal(e.numpy(), [2.0] * 4)
-    with tp.no_grad():
-        n = base[2]
-    assert n._impl.creation == NO_GRAD_MODE
-    assert n.expand(2)._impl.creation == NO_GRAD_MODE   # propagated as for any view
-    with tp.no_grad():
-        assert tp.tensor(1.0).expand(3)._impl.creation == NO_GRAD_MODE
-
-
-@pytest.mark.parametrize("shape,sizes", [
-    ((3,), (3,)), ((3,), (2, 3)), ((3,), (-1,)), ((1,), (4,)), ((1,), (2, -1)),
-    ((2, 1), (2, 5)), ((2, 1), (-1, 5)), ((2, 1), (3, 2, 4)), ((1, 3), (0, 3)),
-    ((2, 1, 3), (2, 4, 3)), ((0,), (2, 0)),
-])
-def test_expand_of_n_dim_tensors_is_unchanged(shape, sizes):
-    x = tp.arange(int(np.prod(shape)), dtype=tp.float32).view(shape)
-    xt = torch.arange(int(np.prod(shape)), dtype=torch.float32).view(shape)
-    e, want = x.expand(sizes), xt.expand(sizes)
-    assert e.shape == tuple(want.shape) and e.stride() == want.stride()
-    assert e.is_contiguous() == want.is_contiguous()
-    np.testing.assert_array_equal(e.numpy(), want.numpy())
-
-
-def test_expand_errors_of_n_dim_tensors_are_unchanged():
-    x = tp.ones(2, 3)
-    with pytest.raises(ShapeError, match="must be greater or equal to the number of dimensions"):
-        x.expand(3)
-    with pytest.raises(ShapeError, match=r"the expanded size of the tensor \(4\) must match the "
-                                         r"existing size \(3\) at non-singleton dimension 1"):
-        x.expand(2, 4)
-
-
-# ---- gradients -----------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", [tp.float32, tp.float64, tp.float16])
 @pytest.mark.parametrize("shape", [(), (8,), (2, 3)], ids=str)
 def test_the_tiny_step_gradients_match_torch_across_steps(dtype, shape):
@@ -289,31 +264,21 @@ def test_the_sum_gradient_is_an_expanded_view_of_the_incoming_gradient():
     np.testing.assert_array_equal(grad.numpy(), [2.0, 2.0, 2.0])
 
 
-# ---- cpu_view ------------------------------------------------------------------------------
-def test_cpu_view_reads_every_layout_as_the_general_strides_say():
-    flat = tp.arange(60, dtype=tp.float64)
-    for name, x in inputs(dt.float64).items():
-        impl = x._impl
-        a = cpu_view(impl)
-        assert a.shape == impl.sizes, name
-        want = to_torch(x).numpy()
-        np.testing.assert_array_equal(a, want, err_msg=name)
-        if impl.sizes and 0 not in impl.sizes:
-            assert a.strides == tuple(s * 8 for s in impl.strides), name
-            assert np.shares_memory(a, impl.storage.data), name
-    for view in (flat[59], flat[10:0:1], flat[4:20:3], flat.view(3, 4, 5)[1, ::2, 1:]):
-        np.testing.assert_array_equal(cpu_view(view._impl),
-                                      torch.arange(60, dtype=torch.float64).as_strided(
-                                          view._impl.sizes, view._impl.strides,
-                                          view._impl.offset).numpy())
+# ---- sum_to: a broadcast gradient summed to its input's shape ------------------------
+def test_sum_to_returns_the_gradient_itself_when_the_shape_matches():
+    g = tp.ones(2, 3)
+    assert sum_to(g, (2, 3)) is g
+    assert sum_to(g, [2, 3]) is g           # a list of sizes takes the general test
+    assert tuple(sum_to(g, (1, 3)).shape) == (1, 3)
+    assert tuple(sum_to(g, (3,)).shape) == (3,)
+    logged = LoggingTensor(tp.ones(2, 3))
+    assert sum_to(logged, (2, 3)) is logged
 
 
-def test_large_sums_add_in_the_general_path_s_order():
-    # NumPy's pairwise summation: axis None must visit the elements as the tuple of
-    # every axis does, bit for bit, whatever the layout.
-    a = np.random.default_rng(2).standard_normal((37, 50, 61)).astype(np.float32)
-    x = tp.from_numpy(a)
-    for v in (x, x.permute(2, 0, 1), x[:, ::3, 1:]):
-        assert v.sum().numpy().tobytes() == reduction.sum_dim(v, None, False, None).numpy().tobytes()
-        assert v.sum(dtype=tp.float64).numpy().tobytes() == \
-            reduction.sum_dim(v, None, False, tp.float64).numpy().tobytes()
+def test_broadcast_gradients_are_still_reduced():
+    x, xt = leaf_pair(np.ones((1, 3)))
+    w, wt = leaf_pair(np.arange(6).reshape(2, 3))
+    for a, b in ((x, w), (xt, wt)):
+        (a * b + a).sum().backward()
+    close(x.grad, xt.grad)
+    close(w.grad, wt.grad)

@@ -1,20 +1,20 @@
-"""Round 4 of the dispatch fast path (issue 13): views and in-place ops, each shortcut
-against PyTorch and against the general code it stands in for.
+"""In-place ops: the kernels, the version counter they bump, their autograd, and the
+views of a tensor written in place, each against PyTorch (and the general code a
+shortcut stands in for).
 
-- `view` of row-major memory takes the row-major strides of the new sizes at once
-  (`is_row_major`, written out for 1-d and 2-d); other layouts take the stride walk
-  (`walk_view_strides`). `infer_size` checks the usual shape in one pass.
-- `make_view` is told the contiguity when its caller knows it, and makes the Tensor itself.
-- The in-place add_/sub_/mul_/div_ kernels skip rules.binary_inplace when `other` has self's
-  sizes or is 0-dim on self's device (a wrapped number), the cast check when the result
-  type is self's, and the overlap checks when nothing can overlap (no stride 0 in self,
-  no storage shared with `other`); add_/sub_ write a one-element self back from a fresh
-  result instead of through out=.
+- The in-place add_/sub_/mul_/div_ kernels skip rules.binary_inplace when `other` has
+  self's sizes or is 0-dim on self's device (a wrapped number), the cast check when the
+  result type is self's, and the overlap checks when nothing can overlap (no stride 0 in
+  self, no storage shared with `other`); add_/sub_ write a one-element self back from a
+  fresh result instead of through out=.
 - The version bump after an in-place kernel (`dispatcher._bumping`) has a one-position
-  form.
+  form; a view shares its base's counter.
+- A view made before an in-place op on its base follows the base's new history. A view
+  made in no_grad mode, an output of a multi-output view op, and a view of either refuse
+  an in-place write (or their use after their base was written), as PyTorch's do.
+
 No timings here: benchmarks/bench_add_overhead.py measures the speed.
 """
-import itertools
 import warnings
 
 import numpy as np
@@ -22,242 +22,14 @@ import pytest
 import torch
 
 import tensorplay as tp
-from tensorplay._impl import contiguous_strides, is_contiguous_layout
-from tensorplay.autograd.view_impl import DEFAULT, MULTI_OUTPUT, NO_GRAD_MODE
 from tensorplay.dispatch import explain
 from tensorplay.dispatch.dispatcher import _bumping
-from tensorplay.errors import DimError, DTypeError, ShapeError, TensorPlayError
-from tensorplay.meta.layout import is_row_major, view_strides, walk_view_strides
+from tensorplay.errors import DTypeError, ShapeError, TensorPlayError
 from tensorplay.meta.overlap import check_inplace_overlap
 
-
-def shapes_of(numel, max_dims):
-    """Every shape of up to `max_dims` dims with `numel` elements (size-1 dims included)."""
-    divisors = [d for d in range(1, numel + 1) if numel % d == 0]
-    found = [()] if numel == 1 else []
-    for ndim in range(1, max_dims + 1):
-        for sizes in itertools.product(divisors, repeat=ndim):
-            if np.prod(sizes, dtype=np.int64) == numel:
-                found.append(sizes)
-    return found
+from torch_twins import numel, raises_like_torch
 
 
-def same_tensor(got, want):
-    """Values, dtype, shape, strides and storage offset as PyTorch's."""
-    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
-    assert tuple(got.shape) == tuple(want.shape)
-    assert got.stride() == want.stride()
-    assert got.storage_offset() == want.storage_offset()
-    np.testing.assert_array_equal(got.numpy(), want.detach().numpy())
-
-
-# ---- view: strides ------------------------------------------------------------------------
-@pytest.mark.parametrize("numel", [1, 4, 6, 8])
-def test_views_of_row_major_memory_match_torch(numel):
-    for source in shapes_of(numel, 3):
-        x = tp.arange(float(numel)).reshape(source)
-        xt = torch.arange(float(numel)).reshape(source)
-        for shape in shapes_of(numel, 3):
-            v, vt = x.view(shape), xt.view(shape)
-            same_tensor(v, vt)
-            assert v.is_contiguous() and v._impl.is_contiguous == vt.is_contiguous()
-
-
-def test_empty_and_zero_dim_views_match_torch():
-    for source, shape in [((0, 3), (3, 0)), ((0, 3), (0, 3)), ((2, 0), (-1,)), ((0,), (0, 1, 5)),
-                          ((), (1, 1)), ((), ()), ((1,), ()), ((1, 1), (-1,))]:
-        x, xt = tp.zeros(source), torch.zeros(source)
-        same_tensor(x.view(shape), xt.view(shape))
-        # the same sizes over strides that are not row-major (an empty tensor keeps them)
-        if numel(source) == 0 and len(source) == 2:
-            y = x.as_strided(source, (7, 5))
-            yt = xt.as_strided(source, (7, 5))
-            assert y.view(shape).stride() == yt.view(shape).stride()
-
-
-def numel(sizes):
-    return int(np.prod(sizes, dtype=np.int64))
-
-
-def test_the_row_major_shortcut_is_what_the_walk_finds():
-    # every pair of shapes of up to 4 dims with the same number of elements, up to 36
-    # (86,344 pairs, a quarter of a second)
-    for n in range(1, 37):
-        shapes = shapes_of(n, 4)
-        for old in shapes:
-            if not old:
-                continue            # the walk needs a dim (view_strides answers 0-d itself)
-            strides = contiguous_strides(old)
-            for new in shapes:
-                assert walk_view_strides(old, strides, new) == contiguous_strides(new), \
-                    (old, new)
-                assert view_strides(old, strides, new) == contiguous_strides(new)
-
-
-def test_is_row_major_is_the_tuple_comparison():
-    rng = np.random.default_rng(0)
-    for _ in range(3000):
-        ndim = int(rng.integers(0, 5))
-        sizes = tuple(int(s) for s in rng.integers(0, 4, ndim))
-        strides = list(contiguous_strides(sizes))
-        if ndim and rng.random() < 0.5:   # change one stride, often to a plausible value
-            d = int(rng.integers(0, ndim))
-            strides[d] = int(rng.choice([0, 1, 2, 3, 4, 6, 12]))
-        strides = tuple(strides)
-        assert is_row_major(sizes, strides) == (strides == contiguous_strides(sizes)), \
-            (sizes, strides)
-
-
-@pytest.mark.parametrize("sizes, strides, shape", [
-    ((4, 4), (1, 4), (16,)),            # transposed: refused
-    ((4, 4), (1, 4), (4, 2, 2)),        # splits the fast dim: fine
-    ((4, 1), (1, 7), (4,)),             # contiguous, but a size-1 dim with any stride
-    ((1,), (7,), (1, 1)),               # the walk scales by the trailing dim's stride
-    ((2, 1, 3), (3, 9, 1), (6,)),
-    ((2, 3), (6, 2), (3, 2)),           # a sliced (stepped) last dim
-    ((2, 3), (6, 2), (2, 3, 1)),
-    ((3, 2), (0, 1), (6,)),             # expanded
-    ((3, 2), (0, 1), (3, 1, 2)),
-])
-def test_views_of_other_layouts_take_the_walk_as_torch(sizes, strides, shape):
-    base, base_t = tp.arange(40.0), torch.arange(40.0)
-    x, xt = base.as_strided(sizes, strides, 1), base_t.as_strided(sizes, strides, 1)
-    try:
-        want = xt.view(shape)
-    except RuntimeError as e:
-        assert "view size is not compatible" in str(e)
-        with pytest.raises(ShapeError, match=r"view\(\): view size .* is not compatible with "
-                                             r"input tensor's size and stride"):
-            x.view(shape)
-        return
-    got = x.view(shape)
-    same_tensor(got, want)
-    assert got._impl.is_contiguous == want.is_contiguous() == \
-        is_contiguous_layout(got._impl.sizes, got._impl.strides)
-
-
-# ---- view: the rest of what a view is ----------------------------------------------------
-def test_a_view_shares_base_storage_and_version_counter():
-    x, xt = tp.arange(12.0).reshape(3, 4).clone(), torch.arange(12.0).reshape(3, 4).clone()
-    v, vt = x.view(2, 6), xt.view(2, 6)
-    w, wt = v.view(-1), vt.view(-1)                      # a view of a view
-    assert v._impl.base is x._impl and vt._base is xt
-    assert w._impl.base is x._impl and wt._base is xt    # the root, as torch's
-    assert v._impl.storage is x._impl.storage is w._impl.storage
-    assert v._impl.version is x._impl.version is w._impl.version
-    w.add_(tp.ones(12))
-    wt.add_(torch.ones(12))
-    assert x._version == v._version == w._version == xt._version == wt._version == 1
-    same_tensor(x, xt)
-    same_tensor(v, vt)
-
-
-def test_minus_one_is_inferred_as_torch():
-    x, xt = tp.zeros(2, 3, 4), torch.zeros(2, 3, 4)
-    for shape in [(-1,), (4, -1), (-1, 4), (2, -1, 2), (-1, 1, 24), (1, -1, 1)]:
-        same_tensor(x.view(shape), xt.view(shape))
-    same_tensor(tp.zeros(0, 3).view(-1, 3), torch.zeros(0, 3).view(-1, 3))
-
-
-def test_infer_size_matches_torch_on_random_shapes():
-    # the one-pass cases (no -1, one -1) and everything that falls through to the checks
-    rng = np.random.default_rng(2)
-    for _ in range(1500):
-        n = int(rng.choice([0, 1, 6, 12, 16]))
-        shape = tuple(int(s) for s in rng.choice([-2, -1, -1, 0, 1, 2, 3, 4, 6],
-                                                 int(rng.integers(0, 4))))
-        try:
-            want = tuple(torch.empty(n).view(shape).shape)
-        except RuntimeError:
-            with pytest.raises(ShapeError):
-                tp.empty(n).view(shape)
-            continue
-        assert tuple(tp.empty(n).view(shape).shape) == want, (n, shape)
-
-
-def test_contiguous_strides_of_a_matrix_are_torchs():
-    # a size-0 dim steps as if its size were 1 (PyTorch's rule)
-    for sizes in itertools.product([0, 1, 2, 5], repeat=2):
-        assert contiguous_strides(sizes) == torch.empty(sizes).stride(), sizes
-
-
-@pytest.mark.parametrize("shape, message", [
-    ((5,), r"view\(\): shape \[5\] \(argument 'size'\) is invalid for input of size 16"),
-    ((-1, -1), r"view\(\): only one dimension can be inferred \(-1\), got \[-1, -1\]"),
-    ((-2, 8), r"view\(\): invalid shape dimension in argument 'size' \[-2, 8\]"),
-    ((-2, -8), r"view\(\): invalid shape dimension in argument 'size' \[-2, -8\]"),
-    ((-1, 5), r"view\(\): shape \[-1, 5\] \(argument 'size'\) is invalid for input of size 16"),
-    ((0, -1), r"view\(\): shape \[0, -1\] \(argument 'size'\) is invalid for input of size 16"),
-    ((2, 0), r"view\(\): shape \[2, 0\] \(argument 'size'\) is invalid for input of size 16"),
-])
-def test_view_errors_are_unchanged_and_torch_raises_too(shape, message):
-    with pytest.raises(RuntimeError):
-        torch.ones(4, 4).view(shape)
-    with pytest.raises(ShapeError, match=message):
-        tp.ones(4, 4).view(shape)
-
-
-def test_view_creation_meta_and_contiguity():
-    x = tp.ones(4, 4)
-    assert x.view(16)._impl.creation == DEFAULT
-    with tp.no_grad():
-        v = x.view(16)
-    assert v._impl.creation == NO_GRAD_MODE
-    assert v.view(4, 4)._impl.creation == NO_GRAD_MODE       # carried to a view of it
-    a, b = x.split(2)
-    assert a.view(8)._impl.creation == MULTI_OUTPUT
-    for t in (x.view(16), x.view(2, 8), x.view(1, 16, 1), x.t().view(2, 2, 4)):
-        assert t._impl.is_contiguous == is_contiguous_layout(t._impl.sizes, t._impl.strides)
-
-
-def test_view_of_a_tensor_that_requires_grad_matches_torch():
-    x = tp.arange(8.0).requires_grad_()
-    xt = torch.arange(8.0).requires_grad_()
-    y, yt = x.view(2, 4), xt.view(2, 4)
-    assert type(y.grad_fn).__name__ == type(yt.grad_fn).__name__ == "ViewBackward0"
-    (y * tp.arange(8.0).view(2, 4)).sum().backward()
-    (yt * torch.arange(8.0).view(2, 4)).sum().backward()
-    same_tensor(x.grad, xt.grad)
-    with tp.no_grad():
-        z = x.view(8)
-    with torch.no_grad():
-        zt = xt.view(8)
-    assert z.requires_grad == zt.requires_grad and z.grad_fn is None and zt.grad_fn is None
-
-
-def test_views_are_the_same_while_explain_listens():
-    x = tp.arange(6.0).reshape(2, 3)
-    plain = x.view(3, 2)
-    with explain(file=False) as ex:
-        watched = x.view(3, 2)
-    assert "Composite fallback tensorplay.composite.views.view" in ex.text
-    assert plain.stride() == watched.stride() and plain._impl.is_contiguous
-    assert watched._impl.base is plain._impl.base is x._impl.base
-
-
-def test_select_still_matches_torch():
-    x, xt = tp.arange(24.0).reshape(2, 3, 4), torch.arange(24.0).reshape(2, 3, 4)
-    for index in (0, 1, -1):
-        same_tensor(x[index], xt[index])
-        same_tensor(x[index][-1], xt[index][-1])
-        same_tensor(x.permute(2, 1, 0)[index], xt.permute(2, 1, 0)[index])
-
-
-def test_select_dims_in_range_skip_only_what_wrap_dim_would_not_change():
-    x, xt = tp.arange(24.0).reshape(2, 3, 4), torch.arange(24.0).reshape(2, 3, 4)
-    for dim in (0, 1, 2, -1, -3):
-        same_tensor(x.select(dim, 1), xt.select(dim, 1))
-    for dim in (3, -4):
-        with pytest.raises(IndexError):
-            xt.select(dim, 0)
-        with pytest.raises(DimError, match=r"select\(\): Dimension out of range \(expected to "
-                                           r"be in range of \[-3, 2\], but got " + str(dim)):
-            x.select(dim, 0)
-    with pytest.raises(DimError, match=r"select\(\): index 2 \(argument 'index'\) out of range"):
-        x.select(0, 2)
-
-
-# ---- in place: the kernel ---------------------------------------------------------------
 DTYPES = ["float16", "bfloat16", "float32", "float64", "int8", "uint8", "int32", "int64"]
 
 
@@ -279,6 +51,7 @@ def same_values(got, want):
     np.testing.assert_array_equal(g, _as_numpy(want.detach()))
 
 
+# ---- the kernels ---------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(), (1,), (1, 1), (2,), (2, 3)])
 @pytest.mark.parametrize("op", ["add_", "sub_"])
@@ -547,7 +320,7 @@ def test_mixed_dtype_inplace_takes_the_cast_path_as_torch():
             same_values(a, at)
 
 
-# ---- in place: version counters and autograd -------------------------------------------------
+# ---- version counters and autograd ---------------------------------------------------
 def test_inplace_on_a_view_bumps_the_base_and_its_other_views():
     x, xt = tp.zeros(2, 3), torch.zeros(2, 3)
     row, rowt = x[0], xt[0]
@@ -628,3 +401,134 @@ def test_inplace_is_the_same_while_explain_listens():
         a.add_(b)
     assert "version   self: version now 1" in ex.text
     assert a.tolist() == [3.0] and a._version == 1
+
+
+# ---- a view made before an in-place op on its base follows the base's new history ----
+def _modify_base(kind, m, base, w):
+    if kind == "add_":
+        base.add_(w)
+    elif kind == "mul_":
+        base.add_(1.0)
+        base.mul_(w)
+    elif kind == "copy_":
+        base.copy_(w)
+    elif kind == "setitem":
+        base[:2] = w[1:] * 2
+    elif kind == "iadd":
+        base += w
+    elif kind == "twice":
+        base += w
+        base.mul_(m.tensor(2.0))
+
+
+@pytest.mark.parametrize("kind", ["add_", "mul_", "copy_", "setitem", "iadd", "twice"])
+def test_view_made_before_inplace_on_base_gets_the_new_history(kind):
+    def run(m):
+        base = m.zeros(3)
+        view = base[1:]
+        w = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        _modify_base(kind, m, base, w)
+        flags = (view.requires_grad, view.is_leaf, view.grad_fn is None)
+        ((view * 10).sum() + w.sum()).backward()
+        return flags, view.tolist(), w.grad.tolist()
+
+    assert run(tp) == run(torch)
+
+
+def test_view_of_view_and_view_with_history_follow_the_base():
+    def run(m):
+        w = m.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        base = w * 1
+        v = base[1:].view(3, 1)       # has history (view of a tensor that requires grad)
+        plain = m.zeros(4)
+        pv = plain.view(2, 2)[1]      # no history until plain changes
+        base.mul_(w)
+        plain.copy_(w * 3)
+        ((v * 10).sum() + (pv * 100).sum()).backward()
+        return w.grad.tolist()
+
+    assert run(tp) == run(torch)
+
+
+# ---- views that refuse an in-place write: made in no_grad mode, outputs of multi-output ops ---
+def test_view_made_in_no_grad_mode_reports_and_refuses_like_torch():
+    def nograd_view(m):
+        w = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        base = w * 1
+        with m.no_grad():
+            v = base[1:]
+        return base, v
+
+    def use(m):
+        base, v = nograd_view(m)
+        out = (v * 10).sum()          # requires grad (through the base), no edge to w
+        return v.requires_grad, v.is_leaf, out.requires_grad
+
+    assert use(tp) == use(torch)
+
+    def indirect(m):
+        base, v = nograd_view(m)
+        base.mul_(2)
+        return v.grad_fn
+
+    def direct(m):
+        base, v = nograd_view(m)
+        v.mul_(2)
+
+    for fn in (indirect, direct):
+        with pytest.raises(RuntimeError, match="created in no_grad mode"):
+            fn(torch)
+        with pytest.raises(tp.errors.TensorPlayError, match="created in no_grad mode"):
+            fn(tp)
+
+
+@pytest.mark.parametrize("op", ["split", "split_sizes", "chunk", "unbind", "tensor_split"])
+@pytest.mark.parametrize("indirect", [False, True])
+def test_inplace_on_outputs_of_multi_output_view_ops(op, indirect):
+    pieces = {"split": lambda b: b.split(2), "split_sizes": lambda b: b.split([1, 3]),
+              "chunk": lambda b: b.chunk(2), "unbind": lambda b: b.unbind(),
+              "tensor_split": lambda b: b.tensor_split(2)}[op]
+
+    def run(m):
+        w = m.ones(4, requires_grad=True)
+        base = w * 1
+        first = pieces(base)[0]
+        if indirect:
+            base.mul_(2)
+            return (first * 3).sum().item()
+        first.mul_(2)
+        base.sum().backward()
+        return w.grad.tolist()
+
+    result = raises_like_torch(run)
+    if result is not None:
+        assert result[0] == result[1]
+
+
+def test_view_of_a_split_output_refuses_after_its_base_changed():
+    """A view of a split output is a multi-output view too (PyTorch's
+    propagate_creation_meta): after a write into the base, using it raises (fuzz
+    seed 41871)."""
+    def run(lib):
+        x = lib.ones(3, 4, dtype=lib.float64, requires_grad=True)
+        a, b, c = lib.split(x, [1, 1, 2], 1)
+        view = b[..., :1]
+        with lib.no_grad():
+            c.add_(1)
+        return view.unflatten(0, (1, -1))
+
+    with pytest.raises(RuntimeError, match="output of a function that returns multiple"):
+        run(torch)
+    with pytest.raises(TensorPlayError, match="output of a function that returns multiple"):
+        run(tp)
+
+
+def test_view_of_a_no_grad_view_refuses_in_place():
+    """A view of a view made in no_grad mode is a no_grad view too (the same
+    propagate_creation_meta): an in-place write into it raises."""
+    for lib, error in ((torch, RuntimeError), (tp, TensorPlayError)):
+        y = lib.ones(3, 4, requires_grad=True).clone()
+        with lib.no_grad():
+            v = y[1:]
+        with pytest.raises(error, match="no_grad mode"):
+            v[0:1].mul_(2)

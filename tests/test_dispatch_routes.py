@@ -1,10 +1,23 @@
-"""The front door's cached route (`OperatorHandle.routes`, dispatch/dispatcher.py).
+"""Where a call goes: the front door's cached route (`OperatorHandle.routes`,
+dispatch/dispatcher.py), the kernel registry's direct entry, the operator doors, and the
+front door's shortcut for a lone tensor.
 
 Unobserved, a generated front door and a wrapper's redispatch look up where the
 dispatcher's loop would end for the key set (the thread's masks applied) and call that
 directly. Each test runs the same calls through the cached route and through the
 general path (the loop of `OperatorHandle.call`, which a profiler forces: while one
 listens the front doors take the full path) and compares both with PyTorch.
+
+- The kernel registry's direct entry: an unconstrained top candidate is called without
+  the registry and hands over down the cached candidate list as the registry does; a
+  constrained one keeps the registry, and explain() shows the same hops.
+- An operator door (`a + b`) runs in one frame and does what the operator did: the
+  NotImplemented test, then the functional front door.
+- A front door with several overloads sends a lone tensor (`x.sum()`) to the first
+  overload with its defaults (MATCHED_FIRST in gen_functional.py), skipping the matcher
+  loop: exactly what the loop binds.
+
+No timings here: benchmarks/bench_add_overhead.py measures the speed.
 """
 import itertools
 import subprocess
@@ -17,12 +30,12 @@ import pytest
 import torch
 
 import tensorplay as tp
-from tensorplay._generated import ops
-from tensorplay.dispatch import DispatchKey
-from tensorplay.dispatch import keys as K
+from tensorplay._frontdoor import observers
+from tensorplay.dispatch import DispatchKey, explain, keys as K
 from tensorplay.dispatch.dispatcher import FALLTHROUGH, OpSchema, Routes, dispatcher
 from tensorplay.dispatch.tls import ExcludeKeys, IncludeKeys, local_keys
-from tensorplay.errors import NoKernelError
+from tensorplay.errors import KernelConstraintError, NoKernelError
+
 
 _counter = itertools.count()
 
@@ -52,7 +65,12 @@ def pair(*shape, requires_grad=False, dtype=np.float32):
             torch.tensor(data, requires_grad=requires_grad))
 
 
-# ---- the cache itself -----------------------------------------------------------------
+def new_op():
+    name = f"test.fastpath{next(_counter)}"
+    return dispatcher.define(OpSchema(name, f"{name}(Tensor self)", ("self",), (0,)))
+
+
+# ---- the cache itself ----------------------------------------------------------------
 def test_a_route_is_what_the_loop_runs():
     """Every op, key sets from plain, recording and included keys: the route's kernel is
     the slot the loop stops at (a wrapper gets the key set the loop would hand it)."""
@@ -118,7 +136,53 @@ def test_a_library_override_takes_effect_on_the_next_call():
     assert out == str([[2.0, 2.0]] * 3) + " " + str([[7.0, 7.0]] * 3)
 
 
-# ---- exact against the loop and PyTorch --------------------------------------------------
+# ---- the kernel registry's direct entry ----------------------------------------------
+def test_unconstrained_top_candidate_is_called_directly_and_hands_over_like_the_registry():
+    op = new_op()
+    lib = tp.library.Library("CPU", "TestFastpathDirect")
+    calls = []
+
+    def picky(self):
+        calls.append("picky")
+        if self.numel() % 2:
+            raise KernelConstraintError("only even numel")
+        return "picky"
+    lib.impl(op.name, lambda self: "generic", name="generic", priority=0)
+    lib.impl(op.name, picky, name="picky", priority=9)
+    slot = op.resolved[DispatchKey.CPU]
+    assert slot is not slot.registry            # the direct entry, not the registry
+    assert op.call(1, tp.ones(2)) == "picky"
+    assert op.call(1, tp.ones(3)) == "generic"  # hand-over down the cached candidate list
+    assert calls == ["picky", "picky", "picky"]  # the registry's plan retries the first
+
+
+def test_constrained_top_candidate_keeps_the_registry_and_explain_shows_the_same_hops():
+    op = new_op()
+    lib = tp.library.Library("CPU", "TestFastpathConstrained")
+    lib.impl(op.name, lambda self: "f32", name="f32-only", dtypes={tp.float32})
+    assert op.resolved[DispatchKey.CPU] is op.registries[DispatchKey.CPU]
+    direct = new_op()
+    tp.library.Library("CPU", "TestFastpathExplain").impl(direct.name, lambda self: "k",
+                                                          name="k")
+    with explain(file=False) as ex:
+        direct.call(1, tp.ones(1))
+        direct.call(1, tp.ones(1))
+    assert "kernel registry (1 candidate)" in ex.text
+    assert "cache     miss" in ex.text and "cache     hit" in ex.text
+    assert "kernel    k" in ex.text and "bump" not in ex.text
+
+
+def test_inplace_ops_still_bump_the_version_through_the_direct_entry():
+    x = tp.ones(3)
+    before = x._version
+    x.add_(tp.ones(3))
+    assert x._version == before + 1
+    with explain(file=False) as ex:
+        x.add_(tp.ones(3))
+    assert "then bump the version of the written tensor" in ex.text
+
+
+# ---- exact against the loop and PyTorch ----------------------------------------------
 def test_plain_and_recorded_calls_match_the_loop_and_torch():
     (a, at), (b, bt) = pair(3, 4), pair(4)
     (g, gt) = pair(3, 4, requires_grad=True)
@@ -161,7 +225,7 @@ def test_backward_through_routed_redispatch_matches_torch():
         np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
 
 
-# ---- the thread's masks ------------------------------------------------------------------
+# ---- the thread's masks --------------------------------------------------------------
 def test_exclude_keys_routes_below_autograd():
     (g, _), (b, _) = pair(3, requires_grad=True), pair(3)
     with ExcludeKeys(K.AUTOGRAD_MASK):
@@ -291,7 +355,20 @@ def test_included_key_on_one_thread_only():
     assert seen[1] == tp.float32 and local_keys.masks == (0, 0)
 
 
-# ---- explain() sees every hop -------------------------------------------------------------
+# ---- listeners: explain() and the profiler see every hop -----------------------------
+def test_the_front_doors_watch_flag_follows_every_listener():
+    assert not observers.active
+    with explain(file=False):
+        assert observers.active
+        with tp.profiler.profile():
+            assert observers.active
+        assert observers.active        # the profiler left; explain() still listens
+    assert not observers.active
+    with tp.profiler.profile():
+        assert observers.active
+    assert not observers.active
+
+
 def test_explain_shows_the_loop_after_the_routes_are_filled():
     (g, _), (b, _) = pair(3, requires_grad=True), pair(3)
     tp.add(g, b)                     # fills the routes
@@ -299,12 +376,12 @@ def test_explain_shows_the_loop_after_the_routes_are_filled():
         tp.add(g, b)
     calls = [h for h in ex.records if h.kind == "call"]
     assert len(calls) == 2                     # the front door's call and the redispatch
-    assert calls[0].where.endswith(" add")     # named after who called, as before
+    assert calls[0].where.endswith(" add")     # named after who called: the front door
     assert "autograd_wrappers.py" in calls[1].where and calls[1].where.endswith(" add_Tensor")
     assert any("AutogradCPU" in h.text for h in ex.records if h.kind == "dispatch")
 
 
-# ---- operator doors: `a + b` in one frame ---------------------------------------------------
+# ---- operator doors: `a + b` in one frame --------------------------------------------
 def _operator_doors():
     from tensorplay._generated.tensor_methods import TensorMethods
     doors = {}
@@ -314,9 +391,9 @@ def _operator_doors():
     return doors
 
 
-def _as_before(dunder, door):
-    """The binary operator as it was written before its door: the NotImplemented test,
-    then the functional front door (`F.add(self, other)`)."""
+def _general_operator(dunder, door):
+    """The binary operator written out the general way, which the door stands in for: the
+    NotImplemented test, then the functional front door (`F.add(self, other)`)."""
     from tensorplay._frontdoor import is_operand
     from tensorplay._generated import functional as F
     front = getattr(F, door.__name__[:-len("_operator")])
@@ -349,7 +426,7 @@ def test_operator_doors_do_what_the_operator_did():
     others = [f, g, i, b, 2, 2.5, True, np.float32(3.0), np.int64(2), None, "s",
               np.ones((2, 2)), tp.tensor(2.0), [1, 2], object()]
     for dunder, door in sorted(doors.items()):
-        before = _as_before(dunder, door)
+        before = _general_operator(dunder, door)
         for left in (f, g, i, b):
             for right in others:
                 expected = _outcome(before, left, right)
@@ -379,3 +456,36 @@ def test_explain_names_the_front_door_for_an_operator():
     first = ex.records[0]
     assert first.kind == "call" and first.where.endswith(" add")
     assert "functional.py" in first.where
+
+
+# ---- `x.sum()`: a lone tensor goes to the first overload without the matcher loop ----
+def test_every_lone_tensor_shortcut_binds_what_its_matcher_binds():
+    """MATCHED_FIRST (gen_functional.py) sends `name(x)` to the first overload's run with
+    its defaults: exactly what the loop does, because that overload's matcher binds
+    `(x, defaults...)`. Checked here for every door that has the shortcut."""
+    import inspect
+    import re
+    from tensorplay._generated import functional as F
+    source = inspect.getsource(F)
+    found = re.findall(r"# (\w+)\(x\)\n\s+return _run_(\w+)\(args\[0\], (.*)\)\n", source)
+    assert len(found) >= 10 and ("sum", "sum", "None") in found
+    x = tp.ones(2, 3)
+    for name, overload, defaults in found:
+        bound = getattr(F, "_match_" + overload)(x)
+        assert bound == (x,) + eval(f"({defaults},)", vars(F)), name
+
+
+def test_lone_tensor_calls_match_pytorch_and_the_full_path():
+    data = np.array([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]], np.float32)
+    x, xt = tp.tensor(data), torch.tensor(data)
+    for name in ("sum", "mean", "prod", "var", "std"):
+        ours, theirs = getattr(x, name)(), getattr(xt, name)()
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+        with tp.dispatch.explain(records=True):
+            observed = getattr(tp, name)(x)
+        np.testing.assert_allclose(observed.numpy(), ours.numpy())
+    with pytest.raises(Exception) as ours:
+        tp.clamp(x)
+    with pytest.raises(Exception) as theirs:
+        torch.clamp(xt)
+    assert "min" in str(ours.value) and "max" in str(ours.value), str(theirs.value)
