@@ -38,8 +38,8 @@ ALLOWED = {
     ("tensorplay.autograd.gradient_checks", "tensorplay.autograd.formulas"):
         "sum_to reduces broadcast gradients; the formulas are written with the "
         "operators and creation functions, which import the autograd package",
-    ("tensorplay.autograd.graph_edges", "tensorplay.autograd.inplace_views"):
-        "inplace_views is built on graph_edges; graph_edges reaches it only when an "
+    ("tensorplay.autograd.recording", "tensorplay.autograd.inplace_views"):
+        "inplace_views is built on recording; recording reaches it only when an "
         "in-place op rewrites a view's history",
     ("tensorplay.cuda", "triton_kernels"):
         "tp.cuda.source() shows a generated Triton kernel; the Triton backend imports "
