@@ -3,7 +3,7 @@
     PYTHONPATH=. python benchmarks/bench_func.py
 
 What the numbers show: `grad` costs one forward and one backward, plus the walk over the
-graph that tells whether the result belongs to an enclosing transform (levels.py).
+graph that tells whether the result belongs to an enclosing transform (grad_levels.py).
 `jacrev` runs one vjp per output element in a Python loop (torch.func batches them with
 vmap), and `jacfwd`/`hessian` add the double-vjp, so their ratio grows with the size.
 """

@@ -524,7 +524,7 @@ def convolution_backward_1x1_nhwc(grad_output, input, weight, bias_sizes, stride
 
 
 # Registered next to the kernels: they outrank the generic `convolution` that
-# tensorplay/_backends.py registers from ops.yaml, for the calls their constraints admit.
+# tensorplay/_backend_loading.py registers from ops.yaml, for the calls their constraints admit.
 specialised = Library("CPU", "cpu_kernels.conv (specialised)")
 specialised.impl("convolution", convolution_1x1, priority=10,
                  dtypes={dt.float32, dt.float64}, contiguous=True, shape=ONE_BY_ONE)

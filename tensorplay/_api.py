@@ -44,9 +44,9 @@ from tensorplay.amp import (  # noqa: F401
     autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_dtype, set_autocast_enabled,
 )
 from tensorplay.dispatch.python_key import ops  # noqa: F401  (tp.ops.mm.default, as torch.ops)
-from tensorplay import _backends
+from tensorplay import _backend_loading
 
-_backends.load_default()
+_backend_loading.load_default()
 
 for _name in _functional.FUNCTIONS:
     globals()[_name] = getattr(_functional, _name)

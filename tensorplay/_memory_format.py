@@ -29,7 +29,7 @@ CHANNELS_LAST_ORDER = (1, 3, 2, 0)
 
 def is_channels_last(sizes, strides):
     """A 4-D layout dense in channels-last order (size-1 dims may have any stride).
-    Read by the layout rules (meta/layout.py) and by kernel selection (dispatch/registry.py,
+    Read by the layout rules (meta/layout.py) and by kernel selection (dispatch/kernel_selection.py,
     where the layout of a call is part of the choice)."""
     if len(sizes) != 4:
         return False

@@ -29,7 +29,7 @@ import functools
 
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.dispatch.keys import DispatchKey
-from tensorplay.dispatch.registry import ShapeRule
+from tensorplay.dispatch.kernel_selection import ShapeRule
 
 __all__ = ["Library", "kernel", "ShapeRule"]
 
@@ -39,7 +39,7 @@ def kernel(*, priority=0, dtypes=None, contiguous=False, shape=None, layout=None
     """Attach selection constraints to a kernel function; `Library.impl` reads them.
     Backends use it on kernels that ops.yaml names, e.g. a float-only fast path, or
     `layout="contiguous_format"` on an NCHW-only kernel (channels_last calls then reach
-    it through the layout-conversion fallback, dispatch/registry.py).
+    it through the layout-conversion fallback, dispatch/kernel_selection.py).
     `family=True` marks a family kernel (above): it receives the op's name first."""
     def mark(fn):
         fn.__tp_kernel__ = dict(priority=priority, dtypes=dtypes, contiguous=contiguous,

@@ -90,15 +90,15 @@ def test_handles_live_in_the_ops_module_not_behind_private_names():
 
 
 def test_keywords_where_positions_say_nothing():
-    registrations = generated("registrations.py")
-    assert "OpSchema(\n        name='add.Tensor',\n" in registrations
-    assert "        tensor_positions=(0, 1),\n" in registrations
-    assert "        mutable_positions=(0,),\n" in registrations   # add_
+    declarations = generated("declarations.py")
+    assert "OpSchema(\n        name='add.Tensor',\n" in declarations
+    assert "        tensor_positions=(0, 1),\n" in declarations
+    assert "        mutable_positions=(0,),\n" in declarations   # add_
     wrappers = generated("autograd_wrappers.py")
     assert "SavedVariable(other, is_output=False)" in wrappers or \
         "SavedVariable(other if" in wrappers
     assert re.search(r"SavedVariable\([^()]*, (False|True)\)", wrappers) is None
-    from tensorplay._generated.registrations import SCHEMAS
+    from tensorplay._generated.declarations import SCHEMAS
     add_ = next(s for s in SCHEMAS if s.name == "add_.Tensor")
     assert add_.tensor_positions == (0, 1) and add_.mutable_positions == (0,)
 
@@ -106,7 +106,7 @@ def test_keywords_where_positions_say_nothing():
 def test_generators_emit_through_templates():
     """No generator builds its output as a long chain of `lines.append(...)`."""
     folder = os.path.join(ROOT, "tensorplay", "codegen")
-    for name in ("gen_functional.py", "gen_registration.py", "gen_autograd.py",
+    for name in ("gen_functional.py", "gen_declarations.py", "gen_autograd.py",
                  "gen_methods.py"):
         with open(os.path.join(folder, name)) as fh:
             source = fh.read()

@@ -13,7 +13,7 @@ import tensorplay as tp
 from tensorplay.dispatch import DispatchKey, DispatchKeySet, explain
 from tensorplay.dispatch import keys as K
 from tensorplay.dispatch.dispatcher import Dispatcher, OpSchema, dispatcher
-from tensorplay.dispatch.registry import ShapeRule, enable_device_fallback, registry_version
+from tensorplay.dispatch.kernel_selection import ShapeRule, enable_device_fallback, registry_version
 from tensorplay.dispatch.tls import ExcludeKeys, IncludeKeys, local_keys
 from tensorplay.errors import ArgumentError, KernelConstraintError, NoKernelError
 

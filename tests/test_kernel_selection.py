@@ -18,7 +18,7 @@ import tensorplay as tp
 from tensorplay.dispatch import explain
 from tensorplay.dispatch.dispatcher import OpSchema, dispatcher
 from tensorplay.dispatch.plan_cache import plans
-from tensorplay.dispatch.registry import ShapeRule
+from tensorplay.dispatch.kernel_selection import ShapeRule
 from tensorplay.errors import KernelConstraintError
 from triton_kernels._launch import launch, new_tensor, pointer
 from triton_util import CUDA, host
@@ -210,8 +210,8 @@ def test_stats_off_restores_the_direct_path():
 
 
 def test_cache_is_bounded_and_counts_evictions(counting, monkeypatch):
-    from tensorplay.dispatch import registry
-    monkeypatch.setattr(registry, "CACHE_LIMIT", 2)
+    from tensorplay.dispatch import kernel_selection
+    monkeypatch.setattr(kernel_selection, "CACHE_LIMIT", 2)
     op = new_op()
     lib = tp.library.Library("CPU", "Bounded")
     lib.impl(op.name, lambda self: self, name="any")
@@ -316,7 +316,7 @@ def test_plans_are_dropped_when_the_registry_version_moves():
     made = []
     assert plans.get("test.k", ("sig",), lambda: made.append(1) or "plan") == "plan"
     assert plans.get("test.k", ("sig",), lambda: made.append(1) or "other") == "plan"
-    tp.dispatch.registry.bump_version()
+    tp.dispatch.kernel_selection.bump_version()
     assert plans.get("test.k", ("sig",), lambda: made.append(1) or "new") == "new"
     assert len(made) == 2
 
@@ -556,7 +556,7 @@ def test_channels_last_matches_contiguous_and_torch_forward_and_backward(case):
 
 def test_channels_last_call_takes_the_logged_layout_fallback(counting, caplog):
     x, _, _ = _cl_pair((1, 2, 4, 4), seed=8)
-    tp.dispatch.registry.bump_version()         # a cache miss, so the rejections are seen
+    tp.dispatch.kernel_selection.bump_version()         # a cache miss, so the rejections are seen
     with caplog.at_level(logging.INFO, logger="tensorplay.dispatch"):
         tp.nn.functional.adaptive_max_pool2d(x.detach(), 2)      # no NHWC kernel
     note = "layout conversion: channels_last -> contiguous_format, results back to channels_last"

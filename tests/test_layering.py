@@ -35,7 +35,7 @@ ALLOWED = {
     ("tensorplay._frontdoor", "tensorplay._creation"):
         "wrap_number makes the 0-dim tensor of a reflected operator (`2 - x`); the "
         "front doors load before the creation functions",
-    ("tensorplay.autograd.gradient_checks", "tensorplay.autograd.formulas"):
+    ("tensorplay.autograd.grad_validation", "tensorplay.autograd.formulas"):
         "sum_to reduces broadcast gradients; the formulas are written with the "
         "operators and creation functions, which import the autograd package",
     ("tensorplay.autograd.recording", "tensorplay.autograd.inplace_views"):
@@ -52,7 +52,7 @@ ALLOWED = {
         "tensors (per-example gradients); tensorplay.func is built on the engine",
     ("tensorplay.autograd.engine", "tensorplay.func.batched_grad"):
         "the same seam: the module that computes those per-example gradients",
-    ("tensorplay.dispatch.trace", "tensorplay.dispatch.registry"):
+    ("tensorplay.dispatch.trace", "tensorplay.dispatch.kernel_selection"):
         "the kernel registry reports its choice through trace; trace reads the "
         "registry only while explaining a call",
 }

@@ -93,7 +93,7 @@ def test_nhwc_max_pool_of_integers_matches_torch():
 
 def test_explain_shows_the_nhwc_pooling_candidate_chosen():
     x, _ = _cl_pair((1, 3, 4, 4), seed=5)
-    tp.dispatch.registry.bump_version()          # a cache miss, so the choice is shown
+    tp.dispatch.kernel_selection.bump_version()          # a cache miss, so the choice is shown
     with explain(file=False) as ex:
         tp.nn.functional.avg_pool2d(x.detach(), 2)
     assert "cache     miss (float32; channels_last) -> cpu_kernels.pooling.avg_pool2d_nhwc" \

@@ -1,7 +1,7 @@
 """The Triton backend: kernels registered for the CUDA dispatch key.
 
 ops.yaml names them as `module.function` (`dispatch: {CUDA: pointwise.add}` is
-`triton_kernels/pointwise.py:add`); tensorplay/_backends.py registers them when
+`triton_kernels/pointwise.py:add`); tensorplay/_backend_loading.py registers them when
 `triton` imports. Specialised extra candidates (the aligned matmul) register
 themselves through a `tp.library.Library("CUDA", ...)` block in their module.
 

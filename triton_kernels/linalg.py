@@ -22,7 +22,7 @@ import time
 import triton
 import triton.language as tl
 
-import tensorplay._generated.registrations  # noqa: F401 - defines mm and bmm
+import tensorplay._generated.declarations  # noqa: F401 - defines mm and bmm
 from tensorplay import _dtype as dt
 from tensorplay.errors import KernelConstraintError
 from tensorplay.library import Library, ShapeRule
@@ -255,7 +255,7 @@ def bmm_aligned(self, mat2):
 
 
 # Registered here, next to the kernels: the aligned candidates outrank the generic ones
-# that tensorplay/_backends.py registers from ops.yaml.
+# that tensorplay/_backend_loading.py registers from ops.yaml.
 _MATMUL_DTYPES = {dt.float16, dt.bfloat16, dt.float32}
 specialised = Library("CUDA", "triton_kernels.linalg (specialised)")
 specialised.impl("mm", mm_aligned, priority=10, dtypes=_MATMUL_DTYPES, shape=ALIGNED)

@@ -18,9 +18,9 @@ import inspect
 import triton
 
 from tensorplay import _dtype as dt
-from tensorplay._backends import resolve
+from tensorplay._backend_loading import resolve
 from tensorplay._generated import functional as F
-from tensorplay._generated.registrations import META_RULES
+from tensorplay._generated.declarations import META_RULES
 from tensorplay._impl import numel_of
 from tensorplay._promotion import result_type, result_type2
 from tensorplay.dispatch.dispatcher import dispatcher

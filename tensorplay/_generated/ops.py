@@ -5,7 +5,7 @@ The front doors (`functional.py`) enter the dispatcher through them
 (`ops.add_Tensor.call(ks, ...)`), and the wrappers run their op below themselves through
 them (`redispatch`). A handle is named after its overload: `add.Tensor` -> `add_Tensor`."""
 from tensorplay.dispatch.dispatcher import dispatcher
-import tensorplay._generated.registrations  # noqa: F401  (defines the ops)
+import tensorplay._generated.declarations  # noqa: F401  (defines the ops)
 
 add_Tensor = dispatcher.find('add.Tensor')
 add_Scalar = dispatcher.find('add.Scalar')

@@ -7,7 +7,7 @@
 2. *Execute*: a node is ready when all its dependencies have delivered their
    gradients (summed in its input buffer). Ready nodes wait in a heap, newest first.
    Running a node (`_Task.evaluate`) = tensor hooks, pre-hooks, `apply`, post-hooks, a
-   check of what it returned (`gradient_checks.py`); then each returned gradient goes
+   check of what it returned (`grad_validation.py`); then each returned gradient goes
    into the buffer of the node its edge points at. The loop is iterative: a 10,000-op
    chain needs no recursion.
 3. `grad(outputs, inputs)` runs only the part of the graph that leads to `inputs`
@@ -28,7 +28,7 @@ from tensorplay._device import CPU
 from tensorplay._impl import TensorImpl, impl_from_array
 from tensorplay.autograd.anomaly_mode import anomaly_state, report_forward_stack
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.autograd.gradient_checks import check_nan, validate_outputs
+from tensorplay.autograd.grad_validation import check_nan, validate_outputs
 from tensorplay.autograd.node import (
     AccumulateGrad, count_restricted_pass, exec_state, grad_accumulator, gradient_edge,
     materialize_edges,

@@ -12,7 +12,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from tensorplay.codegen import gen_autograd, gen_functional, gen_methods, gen_registration
+from tensorplay.codegen import gen_autograd, gen_functional, gen_methods, gen_declarations
 from tensorplay.codegen import bindings, gen_autocast, gen_op_tags, gen_stubs
 from tensorplay.codegen.formula import FormulaError
 from tensorplay.codegen.yaml_loader import (
@@ -34,7 +34,7 @@ class CodegenContext:
 
 # (file name, generator): one module per target.
 TARGETS = [
-    ("registrations.py", gen_registration.generate),
+    ("declarations.py", gen_declarations.generate),
     ("ops.py", gen_functional.generate_ops),
     ("functional.py", gen_functional.generate),
     ("tensor_methods.py", gen_methods.generate),

@@ -6,7 +6,7 @@ from tensorplay.dispatch.keys import (  # noqa: F401
 )
 from tensorplay.dispatch.tls import ExcludeKeys, IncludeKeys, tls_local_key_sets  # noqa: F401
 from tensorplay.dispatch.trace import explain  # noqa: F401
-from tensorplay.dispatch.registry import (  # noqa: F401
+from tensorplay.dispatch.kernel_selection import (  # noqa: F401
     ShapeRule, enable_device_fallback, registry_version,
 )
 from tensorplay.errors import KernelConstraintError, NoKernelError  # noqa: F401

@@ -36,7 +36,7 @@ from tensorplay.dispatch.keys import (
 )
 from tensorplay.dispatch.tls import local_keys
 from tensorplay.dispatch import trace
-from tensorplay.dispatch.registry import KernelRegistry, bump_version, registry_version
+from tensorplay.dispatch.kernel_selection import KernelRegistry, bump_version, registry_version
 from tensorplay.dispatch.stats import stats
 from tensorplay.errors import ArgumentError, NoKernelError
 

@@ -1,6 +1,6 @@
 """The execution-plan cache: the second cache level of kernel selection.
 
-The registry's choice cache (registry.py) answers "which kernel"; this one answers "how
+The registry's choice cache (kernel_selection.py) answers "which kernel"; this one answers "how
 to run it" for a kernel that has been chosen: the launch plan worked out from the
 arguments' shapes, computed once per (kernel, shape signature) and reused:
 
@@ -26,7 +26,7 @@ the difference); `plans.stats()` counts hits and misses per kernel.
 """
 from __future__ import annotations
 
-from tensorplay.dispatch.registry import registry_version
+from tensorplay.dispatch.kernel_selection import registry_version
 
 __all__ = ["PlanCache", "plans"]
 

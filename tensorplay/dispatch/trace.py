@@ -237,7 +237,7 @@ class _Watch:
                 frame_where(1), depth=state.depth + 1)
 
     def run_backend(self, handle, key, kernel, args):
-        from tensorplay.dispatch.registry import KernelRegistry
+        from tensorplay.dispatch.kernel_selection import KernelRegistry
         name = DispatchKey(key).name
         reg = handle.registries.get(key)
         is_registry = reg is not None and bool(reg.candidates)
@@ -310,8 +310,8 @@ def _chosen(reg, args):
 
 
 def _bump_code():
-    from tensorplay.dispatch import registry
-    return registry.bump_written
+    from tensorplay.dispatch import kernel_selection
+    return kernel_selection.bump_written
 
 
 watch = _Watch()

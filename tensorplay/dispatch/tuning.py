@@ -24,7 +24,7 @@ import time
 
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.dispatch.keys import DispatchKey
-from tensorplay.dispatch.registry import bump_version, options
+from tensorplay.dispatch.kernel_selection import bump_version, options
 from tensorplay.errors import ArgumentError, KernelConstraintError
 
 __all__ = ["tune", "enable_tuning", "tuning_file"]

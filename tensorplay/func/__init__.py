@@ -3,7 +3,7 @@
 Where to start reading:
 
     transforms.py       grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian
-    levels.py           how nested transforms keep their inputs apart on one autograd graph
+    grad_levels.py      how nested transforms keep their inputs apart on one autograd graph
     trees.py            nests of tuples, lists and dicts, flattened and rebuilt
     functional_call.py  run a Module with other parameters and buffers
 

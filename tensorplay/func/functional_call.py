@@ -11,7 +11,7 @@ duration of one call, and puts the originals back afterwards, even when the call
 from __future__ import annotations
 
 from tensorplay.errors import ArgumentError
-from tensorplay.func.levels import is_tensor
+from tensorplay.func.grad_levels import is_tensor
 
 __all__ = ["functional_call"]
 

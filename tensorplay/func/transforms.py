@@ -13,7 +13,7 @@ A transform takes a function and returns a new function:
 Arguments and results may be nests of tuples, lists and dicts (`trees.py`); `argnums`
 picks the positional arguments to differentiate (an int, or a tuple for a tuple of
 results). Transforms nest (`grad(grad(f))`, `jacfwd(jacrev(f))`) because every call
-keeps its own inputs apart from its caller's (`levels.py`).
+keeps its own inputs apart from its caller's (`grad_levels.py`).
 
 Every transform runs on the autograd graph, there is no forward-mode AD here: `jvp` is
 the double-vjp trick (u -> J^T u is linear in u, so its vjp in the direction t is J t),
@@ -27,7 +27,7 @@ import functools
 import tensorplay as tp
 from tensorplay.autograd.grad_mode import enable_grad, grad_state
 from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError, fmt_shape
-from tensorplay.func.levels import Level, is_tensor, vector_jacobian_product
+from tensorplay.func.grad_levels import Level, is_tensor, vector_jacobian_product
 from tensorplay.func.trees import LEAF, flatten, unflatten
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]

@@ -2,7 +2,7 @@
 
 Each kernel is a decomposition into the two primitives of tensorplay/sparse/coo.py
 (`make_coo`, `values_of`) and dense ops on the values, with the coordinates computed in
-NumPy. `tensorplay/_backends.py` registers every one of them at `AutogradSparse` as well,
+NumPy. `tensorplay/_backend_loading.py` registers every one of them at `AutogradSparse` as well,
 where it runs above autograd (like a Composite kernel): the dense ops record the graph, so
 no op here needs a backward formula of its own.
 

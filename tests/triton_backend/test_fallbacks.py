@@ -10,7 +10,7 @@ from triton_util import CUDA, assert_same, make
 
 import tensorplay as tp
 from tensorplay.dispatch.dispatcher import OpSchema, dispatcher
-from tensorplay.dispatch.registry import enable_device_fallback
+from tensorplay.dispatch.kernel_selection import enable_device_fallback
 from tensorplay.errors import DeviceError
 from triton_kernels import pointwise
 from triton_kernels._launch import new_tensor

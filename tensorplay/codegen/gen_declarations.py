@@ -1,7 +1,7 @@
-"""Target `registrations`: define every op with the dispatcher, and list which
+"""Target `declarations`: declare every op with the dispatcher, and list which
 kernel name serves which key (from `dispatch:` and `meta:` in ops.yaml).
 
-The generated module holds data, not imports of backends: `tensorplay/_backends.py`
+The generated module holds data, not imports of backends: `tensorplay/_backend_loading.py`
 loads each backend package and registers the named functions it finds there, so
 the core never imports `cpu_kernels` or `triton_kernels` by name.
 """
@@ -40,9 +40,9 @@ def _op_schema(e: OpEntry) -> list[str]:
                                 fields=fields)
 
 
-REGISTRATIONS = CodeTemplate('''\
+DECLARATIONS = CodeTemplate('''\
 """Every op of ops.yaml defined with the dispatcher, and the kernel names
-its `dispatch:` and `meta:` entries ask for (registered by tensorplay/_backends.py).
+its `dispatch:` and `meta:` entries ask for (registered by tensorplay/_backend_loading.py).
 The handles to call them by are in `ops.py`."""
 from tensorplay.dispatch.dispatcher import OpSchema, dispatcher
 
@@ -76,5 +76,5 @@ def generate(ctx) -> str:
     for key, pairs in by_key.items():
         dispatch += [f"{key!r}: ("] + [f"    ({op!r}, {k!r})," for op, k in pairs] + ["),"]
     meta = [f"{e.schema.name.full!r}: {e.meta!r}," for e in ctx.ops if e.meta]
-    lines = REGISTRATIONS.substitute(schemas=schemas, dispatch=dispatch, meta=meta)
+    lines = DECLARATIONS.substitute(schemas=schemas, dispatch=dispatch, meta=meta)
     return HEADER + "\n".join(fit(lines)) + "\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 
 from tensorplay import _cuda_state
-from tensorplay._generated.registrations import DISPATCH, META_RULES
+from tensorplay._generated.declarations import DISPATCH, META_RULES
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.dispatch.keys import AUTOGRAD_OFFSET, NUM_BACKENDS, DispatchKey
 from tensorplay.library import Library
