@@ -72,8 +72,12 @@ def set_history(result, node, output_differentiability=None):
     diff = output_differentiability
     if diff is not None and isinstance(result, list) and len(diff) == 1:
         diff = diff * len(outputs)          # one `Tensor[]` return covers every element
-    node._output_meta = tuple(None if diff is not None and not diff[i] else
-                              _attach(t, node, i) for i, t in enumerate(outputs))
+    # (a loop, not a generator: one reading `node` would make it a cell variable, an
+    # object allocated on every call of this function, the fast case above included)
+    meta = []
+    for i, t in enumerate(outputs):
+        meta.append(None if diff is not None and not diff[i] else _attach(t, node, i))
+    node._output_meta = tuple(meta)
 
 
 def _attach(t, node, i):
