@@ -148,6 +148,10 @@ def test_the_flag_survives_device_and_inference_changes():
         | REQUIRES_GRAD
     t._impl.device = device("cpu")
     flag_follows(t)
+    t._impl.inference = True
+    assert t._impl.keys == (1 << DispatchKey.CPU) | REQUIRES_GRAD
+    t._impl.inference = False
+    flag_follows(t)
 
 
 def test_a_view_reads_the_flag_through_its_base():
