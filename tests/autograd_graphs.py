@@ -1,23 +1,10 @@
-"""Helpers shared by the autograd tests that look at a graph's nodes: the fields a node
-class declares, and a do-nothing hook on every node (which sends each node through the
-engine's general path)."""
-
-# Fields whose values differ between two nodes by construction.
-PER_NODE = {"__weakref__", "_seq", "_output_meta", "_edges"}
-
-
-def node_slots(cls):
-    """Every `__slots__` name of `cls` and its bases."""
-    names = []
-    for klass in cls.__mro__:
-        slots = klass.__dict__.get("__slots__", ())
-        names += [slots] if isinstance(slots, str) else list(slots)
-    return names
+"""Helpers shared by the autograd tests that look at a graph's nodes: a do-nothing hook
+on every node (a hooked pass must compute what an unhooked one does)."""
 
 
 def hook_every_node(loss):
-    """A pre-hook that does nothing on every node above the leaves: each then runs
-    through `_Task.evaluate`, the general path."""
+    """A pre-hook that does nothing on every node above the leaves (each node's hooks
+    then run in `_Task.evaluate`)."""
     stack, seen = [loss.grad_fn], set()
     while stack:
         fn = stack.pop()

@@ -1,4 +1,4 @@
-"""How a leaf's gradient lands in `.grad`, against PyTorch and against the general path.
+"""How a leaf's gradient lands in `.grad`, against PyTorch and against the watched path.
 
 - AccumulateGrad accumulates in one function (`_accumulate`): the first gradient becomes
   `.grad` (stolen or cloned, version 0), each later one is added into it in place.
@@ -88,7 +88,7 @@ def test_non_contiguous_gradients_and_grad_layouts_match_torch():
     (xt.t() * 2).sum().backward()
     close(x.grad, xt.grad)
     # (A 2-d leaf's first .grad takes the gradient's layout, not the leaf's as in torch:
-    # a known difference, described in benchmarks/FASTPATH.md; the general path agrees.)
+    # a known difference, described in benchmarks/FASTPATH.md; a hooked pass agrees.)
     general = tp.tensor(rng.rand(3, 4).astype(np.float32), requires_grad=True)
     loss = (general.t() * 2).sum()
     hook_every_node(loss)

@@ -5,17 +5,15 @@ retain_graph, create_graph, hooks, each shortcut against the general path.
 - `loss.backward()` with no argument, on a 0-dim CPU loss with a history, starts the pass
   in `engine.tensor_backward` (seed and root edge made directly); any other call takes
   `engine.backward` with its checks and messages.
-- A plain pass (no inputs, no retained graph, accumulating) shares one task; it runs a
-  node with nothing hooked, retained or watched (and anomaly mode off) without
-  `_Task.evaluate`.
+- A plain pass (no inputs, no retained graph, accumulating) shares one task
+  (`_PLAIN_TASK`); every pass runs each node through `_Task.evaluate`.
 - `needs_input_grad` reads the thread-local `exec_state` only while some thread runs a
   pass restricted to some inputs (`node.restricted_passes` counts them).
-- A single root's buffer is made directly; a root that is output 1 of a node takes the
-  general buffer.
+- A root may be any output of its node (output 1 of a multi-output node included).
 
-The general path is reached from the same graphs by a hook that does nothing (a node
-pre-hook sends its node through `evaluate`), by `retain_graph=True`, or by
-`tp.autograd.backward`, and must give the same gradients, errors and order.
+The same graphs run with a hook that does nothing on every node, with
+`retain_graph=True`, or through `tp.autograd.backward` must give the same gradients,
+errors and order.
 """
 import threading
 
@@ -72,7 +70,7 @@ def test_a_leaf_loss_gets_its_seed_as_grad():
 
 
 @pytest.mark.parametrize("case", ["no_grad", "not_scalar", "non_tensor_gradient"])
-def test_errors_are_the_general_paths(case):
+def test_errors_match_torch(case):
     x, xt = leaf_pair([1.0, 2.0])
     if case == "no_grad":
         loss, loss_t = tp.tensor(1.0), torch.tensor(1.0)
@@ -182,7 +180,7 @@ def test_backward_of_two_roots_where_one_feeds_the_other():
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
 
 
-def test_root_that_is_output_one_of_a_node_uses_the_general_buffer():
+def test_a_root_that_is_output_one_of_a_node_matches_torch():
     x = tp.tensor([[3.0, 1.0], [0.0, 2.0]], requires_grad=True)
     xt = torch.tensor([[3.0, 1.0], [0.0, 2.0]], requires_grad=True)
     values, _ = x.max(dim=1)
@@ -197,7 +195,7 @@ def test_root_that_is_output_one_of_a_node_uses_the_general_buffer():
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
 
 
-def test_a_wrong_shape_from_an_unhooked_node_raises_like_the_general_path():
+def test_a_wrong_shape_from_a_node_raises_the_same_with_or_without_hooks():
     class Bad(tp.autograd.Function):
         @staticmethod
         def forward(ctx, t):

@@ -1,13 +1,12 @@
 """The order in which the backward engine runs nodes and hooks, against PyTorch and
 against the documented policy.
 
-- A node whose run leaves exactly one node ready runs it next without the heap: the
-  order must stay the heap's (newest ready node first), which PyTorch shares for the
-  nodes of ops (its leaves' AccumulateGrad run as soon as they are ready; TensorPlay's
-  when their turn comes, so the order is compared on the other nodes).
-- The usual features around that shortcut keep working: diamonds, shared leaves,
-  multiple roots, retain_graph, create_graph, hooks, non-contiguous leaves, grad() of
-  some inputs.
+- The engine runs the ready node created last (a heap keyed by creation order), the
+  order PyTorch shares for the nodes of ops (its leaves' AccumulateGrad run as soon as
+  they are ready; TensorPlay's when their turn comes, so the order is compared on the
+  other nodes). A node whose run leaves one node ready, or two at once, keeps it.
+- The usual features keep working with it: diamonds, shared leaves, multiple roots,
+  retain_graph, create_graph, hooks, non-contiguous leaves, grad() of some inputs.
 
 Each test compares with PyTorch; the ordering tests also compare with a reference heap
 walk written out here, and explain() (which runs every node through the observers'
@@ -126,7 +125,7 @@ def test_every_node_runs_in_the_heap_order_leaves_included(seed):
 
 def test_a_chain_and_the_heap_agree_when_a_node_frees_two_at_once():
     """`y = a * b` with a and b made by separate ops: MulBackward makes both ready at
-    once, the heap picks the newer; a chain below each runs without the heap."""
+    once, the heap picks the newer; then the chain below each."""
     for module in (tp, torch):
         x = module.tensor([1.0, 2.0], requires_grad=True)
         a = (x * 3).exp()
@@ -143,8 +142,8 @@ def test_a_chain_and_the_heap_agree_when_a_node_frees_two_at_once():
 
 
 def _recording_function(module, label, order):
-    """A custom Function that records when its backward runs: a node with no hook, so
-    the plain pass runs it without evaluate."""
+    """A custom Function that records when its backward runs: a node with no hook on it,
+    whose order is seen from inside."""
     class Record(module.autograd.Function):
         @staticmethod
         def forward(ctx, t):
@@ -215,7 +214,7 @@ def test_hooks_of_every_kind_run_in_torch_order():
     assert logs[0] == logs[1]
 
 
-# ---- the usual features around the shortcut ------------------------------------------
+# ---- the usual features ----------------------------------------------------------------
 def test_diamond_shared_leaf_and_accumulation_into_an_existing_grad():
     x, xt = leaf_pair([1.0, -2.0, 3.0])
     w, wt = leaf_pair([0.5, 0.5, 2.0])

@@ -1,8 +1,9 @@
-"""The engine's shortcuts for the common case (issue 13) against PyTorch: the seed of
-`loss.backward()` made straight from NumPy, the first gradient of a one-output node
-put in its buffer directly, `release_saved` skipped for nodes that save nothing, and
-`validate_outputs` comparing a gradient's metadata at once. Each test also walks the
-general path next to the shortcut, so both must agree with PyTorch."""
+"""The engine's steps around each node against PyTorch: the seed of `loss.backward()`
+made straight from NumPy (a view's or a subclass's takes `ones_like`), the buffers that
+sum the gradients arriving at a node per output, `release_saved` skipped for nodes that
+save nothing, and `validate_outputs` comparing a gradient's metadata. Where a step has
+a shortcut, the tests also walk the general case next to it, so both must agree with
+PyTorch."""
 import numpy as np
 import pytest
 import torch
@@ -73,7 +74,7 @@ def test_a_seed_is_a_new_tensor_each_call():
     close(x.grad, xt.grad)
 
 
-# ---- buffers: one-output nodes and the general case ---------------------------------------
+# ---- buffers: gradients summed per output -------------------------------------------------
 def _two_outputs(module):
     """The same custom Function in both frameworks: one node with two outputs."""
     class TwoOutputs(module.autograd.Function):

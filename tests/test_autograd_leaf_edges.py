@@ -1,11 +1,13 @@
 """The edges a recorded op keeps to its inputs, and a leaf's AccumulateGrad, each against
 PyTorch and against the general path.
 
-- An input that does not require grad gets the edge (None, 0), impl_edge's answer for
-  it, without the call: views, batched (vmap) and subclass tensors included.
-- A leaf's AccumulateGrad is made without a class call (`impl_edge` writes
-  AccumulateGrad.__init__'s fields itself: the same fields, the same values). It holds
-  the leaf's impl and wraps it as `variable` on first use; while alive it is shared by
+- `Node.__init__` makes a node's edges from the op's differentiable inputs, one per
+  input (one per element of a list, an empty one for an optional input not given):
+  `input_edge`'s answer for each, its common cases written out there. An input that
+  does not require grad gets the edge (None, 0): views, batched (vmap) and subclass
+  tensors included.
+- A leaf's AccumulateGrad (`grad_accumulator`) holds the leaf's impl and wraps it as
+  `variable` on first use; it is kept weakly on the impl: while alive it is shared by
   every graph, and a dead one is made anew.
 - A plain leaf with no AccumulateGrad alive is stored in the edge as its impl; the
   AccumulateGrad is made when the edge is first read (`next_functions`) or when backward
@@ -23,10 +25,8 @@ import pytest
 import torch
 
 import tensorplay as tp
-from tensorplay.autograd.graph_edges import impl_edge
-from tensorplay.autograd.node import AccumulateGrad, Node
+from tensorplay.autograd.node import NO_EDGE, AccumulateGrad, Node, impl_edge, input_edge
 
-from autograd_graphs import PER_NODE, node_slots
 from torch_twins import numpy_of
 
 
@@ -57,6 +57,38 @@ def test_gradients_through_mixed_inputs_match_pytorch():
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-6)
 
 
+def test_node_init_makes_the_edges_input_edge_gives():
+    """Every kind of input: a tensor that needs no gradient, a plain leaf with and
+    without a live accumulator, outputs 0 and 1 of a node, a view of a leaf, a view
+    that requires grad through its base only, a leaf view, an optional input not given,
+    and a Tensor[] input (with a None element)."""
+    x = tp.ones(4, requires_grad=True)
+    kept = tp.ones(4, requires_grad=True)
+    live = impl_edge(kept._impl)[0]                 # an accumulator alive
+    _, second = tp.std_mean(x)                      # output 1 of StdMeanBackward0
+    with tp.no_grad():
+        no_grad_view = x[1:3]
+    leaf_view = tp.ones(4)[:2]
+    leaf_view.requires_grad_()
+    inputs = [tp.ones(4), x, kept, x * 2, second, x[:2], no_grad_view, leaf_view, None,
+              [x, None, x * 3]]
+    expected = []
+    for t in inputs:
+        if t is None:
+            expected.append(NO_EDGE)
+        elif isinstance(t, list):
+            expected.extend(NO_EDGE if e is None else input_edge(e._impl) for e in t)
+        else:
+            expected.append(input_edge(t._impl))
+    node = Node(*inputs)
+    assert node._edges == tuple(expected)
+    assert expected[0] == NO_EDGE and expected[1] == (x._impl, 0)       # not made yet
+    assert expected[2] == (live, 0) and expected[4][1] == 1
+    assert expected[6] == NO_EDGE and expected[-2] == NO_EDGE
+    # read: the leaf's edge becomes its accumulator, the one impl_edge gives
+    assert node.next_functions[1] == impl_edge(x._impl)
+
+
 def test_vmap_and_subclass_inputs_keep_their_edges():
     x = tp.ones(4, 3, requires_grad=True)
     w = tp.ones(3)
@@ -79,16 +111,13 @@ def test_accumulate_grad_sets_every_field_node_init_sets():
     assert acc.variable._impl is x._impl
 
 
-def test_a_fresh_accumulator_matches_accumulate_grad_init():
+def test_a_leafs_accumulator_is_kept_weakly_on_its_impl():
     x = tp.ones(2, 2, requires_grad=True)
+    assert x._impl.grad_accumulator is None
     fresh = impl_edge(x._impl)[0]
-    made = AccumulateGrad(x._impl)
-    assert type(fresh) is AccumulateGrad
-    for slot in node_slots(AccumulateGrad):
-        if slot in PER_NODE - {"_output_meta"} or slot == "__weakref__":
-            continue
-        assert getattr(fresh, slot) == getattr(made, slot), slot
-    assert fresh._seq < made._seq
+    assert type(fresh) is AccumulateGrad and fresh.leaf is x._impl
+    assert fresh.next_functions == () and fresh._hooks is None
+    assert fresh._output_meta == (((2, 2), tp.float32, x.device),)
     assert x._impl.grad_accumulator() is fresh
     assert impl_edge(x._impl) == (fresh, 0)
 

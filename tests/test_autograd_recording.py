@@ -1,14 +1,16 @@
 """Recording an op for autograd: the generated wrapper, its node and what the node
-saves, each shortcut against PyTorch and against the general path it stands in for.
+saves, against PyTorch and against the watched path.
 
-- The generated autograd wrapper calls the backend kernel below autograd itself when
-  the dispatcher's second pass could only pick that kernel (backend keys only, nobody
-  watching); a Python key or mode, explain() and the profiler take `redispatch`.
-- The wrappers write Node.__init__'s fields themselves (`gen_autograd.WRAPPER`): the
-  same fields, the same values.
-- A fresh single floating output is attached inline (set_history's first branch,
-  written out in the wrapper template as FRESH_OUTPUT); an output that already has
-  history, is not floating, or is one of several takes set_history (and its errors).
+- A generated wrapper reads the steps of autograd/recording.py: nothing to record, run
+  the op below autograd at once; else make the node (`Node.__init__` makes its edges),
+  save what the formulas read, run the op below autograd (`below_autograd`) and make
+  the node the result's grad_fn (`set_history`). Unwatched, `below_autograd` takes the
+  route memo; while explain() or a profiler listens, the watched loop; a Python key or
+  mode below autograd sees the op either way. Both give the same graph and gradients.
+- `set_history` attaches a fresh single floating output in its first branch, which
+  writes what the general branch (`_attach`) writes, the REQUIRES_GRAD flag included;
+  an output that already has history, is not floating, or is one of several takes the
+  general branch (and its errors).
 - Node classes read their fields without a `__getattr__`: `grad_fn._saved_<name>` is a
   property per slot (a `__getattr__` only for classes whose instances take any
   attribute). An input no formula reads in this call is the shared NOT_SAVED.
@@ -23,13 +25,12 @@ import torch
 import tensorplay as tp
 from tensorplay._generated import autograd_wrappers, ops
 from tensorplay._generated.autograd_nodes import AddBackward0
-from tensorplay._impl import TensorImpl
-from tensorplay.autograd.graph_edges import set_history
+from tensorplay.dispatch.keys import REQUIRES_GRAD
+from tensorplay.autograd.recording import set_history
 from tensorplay.autograd.node import AccumulateGrad, Node
 from tensorplay.errors import AutogradError
 from tensorplay.utils.dispatch_mode import LoggingMode
 
-from autograd_graphs import PER_NODE, node_slots
 from torch_twins import close, leaf_pair, numpy_of
 
 
@@ -47,7 +48,7 @@ def _step(lib, x, w):
     return (z * z).sum() + x.sum()
 
 
-# ---- the direct kernel call below autograd -------------------------------------------
+# ---- the op below autograd, watched or not ------------------------------------------
 def test_recorded_program_matches_pytorch_values_graph_and_gradients(leaves):
     x, xt, w, wt = leaves
     loss, loss_t = _step(tp, x, w), _step(torch, xt, wt)
@@ -59,12 +60,13 @@ def test_recorded_program_matches_pytorch_values_graph_and_gradients(leaves):
     assert w.grad is None and wt.grad is None
 
 
-def test_direct_path_and_redispatch_give_the_same_graph_and_gradients(leaves):
-    """explain() sets the dispatcher's watch, so every wrapper takes `redispatch`."""
+def test_the_route_memo_and_the_watched_loop_give_the_same_graph_and_gradients(leaves):
+    """explain() sets the dispatcher's watch: `below_autograd` then takes the watched
+    loop instead of the route memo."""
     x, _, w, _ = leaves
-    direct = _step(tp, x, w)
-    direct.backward()
-    grad_direct = x.grad.clone()
+    plain = _step(tp, x, w)
+    plain.backward()
+    grad_plain = x.grad.clone()
     x.grad = None
     with tp.dispatch.explain(records=True) as log:
         watched = _step(tp, x, w)
@@ -72,14 +74,14 @@ def test_direct_path_and_redispatch_give_the_same_graph_and_gradients(leaves):
     # the hop below autograd is reported, so that path went through the dispatcher
     assert any(h.kind == "dispatch" and h.text.startswith("CPU") for h in log.records)
     watched.backward()
-    np.testing.assert_array_equal(numpy_of(watched), numpy_of(direct))
-    assert _graph(watched.grad_fn) == _graph(direct.grad_fn)
-    np.testing.assert_array_equal(x.grad.numpy(), grad_direct.numpy())
+    np.testing.assert_array_equal(numpy_of(watched), numpy_of(plain))
+    assert _graph(watched.grad_fn) == _graph(plain.grad_fn)
+    np.testing.assert_array_equal(x.grad.numpy(), grad_plain.numpy())
 
 
 def test_a_dispatch_mode_below_autograd_still_sees_the_recorded_op(leaves):
-    """A mode adds the Python key to the thread's included mask: the wrapper must
-    redispatch so the mode runs below autograd."""
+    """A mode adds the Python key to the thread's included mask: the wrapper's call
+    below autograd reaches the mode."""
     x, _, w, _ = leaves
     with LoggingMode() as log:
         y = tp.add(x, w)
@@ -89,7 +91,7 @@ def test_a_dispatch_mode_below_autograd_still_sees_the_recorded_op(leaves):
     np.testing.assert_array_equal(x.grad.numpy(), np.ones((2, 3), np.float32))
 
 
-def test_in_place_op_on_a_non_leaf_bumps_the_version_through_the_direct_path(leaves):
+def test_in_place_op_on_a_non_leaf_bumps_the_version_like_torch(leaves):
     x, xt, w, wt = leaves
     y, yt = x * 1, xt * 1
     before = y._version
@@ -139,33 +141,7 @@ def test_no_wrapper_argument_is_shadowed_by_a_local():
         assert not set(params) & WRAPPER_LOCALS, fn.__name__
 
 
-# ---- the node's fields ---------------------------------------------------------------
-def test_a_recorded_node_has_every_field_node_init_sets():
-    x = tp.ones(3, requires_grad=True)
-    node = (x + tp.ones(3)).grad_fn
-    plain = Node()
-    for slot in node_slots(Node):
-        if slot in PER_NODE:
-            continue
-        assert getattr(node, slot) == getattr(plain, slot), slot
-    assert isinstance(node._seq, int) and plain._seq > node._seq
-    assert node._output_meta == (((3,), tp.float32, x.device),)
-
-
-def test_the_wrapper_template_writes_every_field_node_init_sets():
-    """The wrapper template's field list (gen_autograd.WRAPPER) is Node.__init__'s: a new
-    field in Node.__init__ must be written there too."""
-    import re
-    from tensorplay.codegen.gen_autograd import WRAPPER
-    plain = Node()
-    set_by_init = {s for s in node_slots(Node) if s != "__weakref__" and hasattr(plain, s)}
-    written = set()
-    for line in WRAPPER.lines:
-        written |= set(re.findall(r"\bnode\.(\w+) =", line))
-    assert set_by_init <= written, set_by_init - written
-
-
-# ---- set_history and the fresh output attached inline --------------------------------
+# ---- set_history ---------------------------------------------------------------------
 def test_set_history_on_a_fresh_output_records_its_meta():
     a = tp.ones(2, 3, dtype=tp.float64)
     node = AddBackward0()
@@ -205,23 +181,31 @@ def test_set_history_on_outputs_and_differentiability_lists():
 
 
 AUTOGRAD_FIELDS = ("requires_grad", "output_nr", "retains_grad", "base", "grad",
-                   "grad_accumulator", "hooks", "wrapped_number")
+                   "grad_accumulator", "hooks", "wrapped_number", "keys", "grad_fn")
 
 
-def test_inline_attach_writes_what_set_history_writes():
-    """Keeps the wrapper template's FRESH_OUTPUT in step with set_history's first branch."""
+def test_the_fresh_output_branch_writes_what_the_general_branch_writes():
+    """set_history's first branch (a fresh single floating output) against `_attach`,
+    which an output-differentiability list sends the same output to."""
     x = tp.tensor([1.0, 2.0], requires_grad=True)
     b = tp.tensor([3.0, 4.0])
-    inline = tp.add(x, b)
-    general = ops.add_Tensor.resolved[0](x, b, 1)     # the kernel alone: a fresh output
-    node = AddBackward0()
-    set_history(general, node)
+    fresh, general = tp.add(x.detach(), b), tp.add(x.detach(), b)
+    fresh_node, general_node = AddBackward0(x, b), AddBackward0(x, b)
+    set_history(fresh, fresh_node)
+    set_history(general, general_node, output_differentiability=(True,))
     for field in AUTOGRAD_FIELDS:
-        assert getattr(inline._impl, field) == getattr(general._impl, field), field
-    assert inline._impl.grad_fn._output_meta == node._output_meta
-    assert type(inline._impl.grad_fn) is AddBackward0
-    slots = [s for s in TensorImpl.__slots__ if s != "__weakref__"]
-    assert all(hasattr(inline._impl, s) for s in slots)
+        mine, theirs = getattr(fresh._impl, field), getattr(general._impl, field)
+        if field == "grad_fn":
+            assert mine is fresh_node and theirs is general_node
+        else:
+            assert mine == theirs, field
+    assert fresh._impl.keys & REQUIRES_GRAD and fresh.requires_grad
+    assert fresh_node._output_meta == general_node._output_meta == \
+        (((2,), tp.float32, fresh.device),)
+    recorded = tp.add(x, b)                  # what the wrapper made, through the same branch
+    for field in AUTOGRAD_FIELDS[:-1]:
+        assert getattr(recorded._impl, field) == getattr(fresh._impl, field), field
+    assert recorded.grad_fn._output_meta == fresh_node._output_meta
 
 
 def test_integer_and_multi_output_results_take_set_history():

@@ -7,8 +7,9 @@ shortcut stands in for).
   result type is self's, and the overlap checks when nothing can overlap (no stride 0 in
   self, no storage shared with `other`); add_/sub_ write a one-element self back from a
   fresh result instead of through out=.
-- The version bump after an in-place kernel (`dispatcher._bumping`) has a one-position
-  form; a view shares its base's counter.
+- After an in-place kernel the versions of exactly the tensors it wrote are bumped
+  (`registry.bump_written`; `registry.bumping` around a lone kernel); a view shares its
+  base's counter.
 - A view made before an in-place op on its base follows the base's new history. A view
   made in no_grad mode, an output of a multi-output view op, and a view of either refuse
   an in-place write (or their use after their base was written), as PyTorch's do.
@@ -23,7 +24,7 @@ import torch
 
 import tensorplay as tp
 from tensorplay.dispatch import explain
-from tensorplay.dispatch.dispatcher import _bumping
+from tensorplay.dispatch.registry import bump_written, bumping
 from tensorplay.errors import DTypeError, ShapeError, TensorPlayError
 from tensorplay.meta.overlap import check_inplace_overlap
 
@@ -342,25 +343,46 @@ def test_inference_tensors_are_not_bumped():
     assert a.tolist() == [2.0]
 
 
-def test_the_one_position_bump_is_the_loop_for_one_position():
-    def entry(*args):
+def test_the_bump_touches_exactly_the_written_positions():
+    def kernel(*args):
         return args
     t0, t1 = tp.ones(1), tp.ones(1)
-    for mutable in [(0,), (1,)]:
-        one = _bumping(entry, mutable)
-        assert one.bumps and one.registry is entry
+    for written in [(0,), (1,), (0, 1)]:
+        bump = bumping(kernel, written)
+        assert bump.__wrapped__ is kernel
         before = (t0._version, t1._version)
-        assert one(t0, t1) == (t0, t1)
+        assert bump(t0, t1) == (t0, t1)
         bumped = (t0._version - before[0], t1._version - before[1])
-        assert bumped == tuple(int(i in mutable) for i in range(2))
-    one = _bumping(entry, (1,))
-    assert one(t0, None) == (t0, None)        # an optional mutable argument not given
-    both = _bumping(entry, (0, 1))
-    before = (t0._version, t1._version)
-    both(t0, t1)
-    assert (t0._version, t1._version) == (before[0] + 1, before[1] + 1)
-    both(t0, None)
-    assert (t0._version, t1._version) == (before[0] + 2, before[1] + 1)
+        assert bumped == tuple(int(i in written) for i in range(2))
+    before = t0._version
+    assert bumping(kernel, (0, 1))(t0, None) == (t0, None)   # an optional one not given
+    assert t0._version == before + 1
+    with tp.inference_mode():
+        i = tp.ones(1)
+    bump_written((i,), (0,))                # an inference tensor keeps no versions
+    assert i._impl.version.value == 0
+
+
+def test_the_registry_and_a_lone_kernel_bump_alike():
+    """An in-place op's backend slot bumps what it wrote, whether it is the registry
+    (a constrained kernel) or the lone kernel itself (wrapped by `bumping`)."""
+    from tensorplay.dispatch.dispatcher import OpSchema, dispatcher
+    from tensorplay.dispatch.keys import DispatchKey
+    versions = []
+    for constrained in (True, False):
+        name = f"test.write_first_{constrained}"
+        op = dispatcher.define(OpSchema(name, f"{name}(Tensor(a!) self, Tensor other)",
+                                        ("self", "other"), (0, 1), mutable_positions=(0,)))
+        tp.library.Library("CPU", f"TestBump{constrained}").impl(
+            name, lambda self, other: self, name="write",
+            dtypes={tp.float32} if constrained else None)
+        slot = op.resolved[DispatchKey.CPU]
+        assert (slot is op.slot_registry(DispatchKey.CPU)) is constrained
+        x, other = tp.ones(2), tp.ones(2)
+        view = x[1:]
+        assert op.call(x._impl.keys | other._impl.keys, x, other) is x
+        versions.append((x._version, view._version, other._version))
+    assert versions == [(1, 1, 0), (1, 1, 0)]
 
 
 def test_inplace_with_requires_grad_matches_torch():

@@ -2,13 +2,15 @@
 wrapped number, each shortcut against PyTorch and against the general path it stands for.
 
 - `wrap_number` (every `x * 2` makes one) builds a CPU int/float/bool directly:
-  `_creation.wrapped_scalar` makes the impl in one step (impl_from_array, without
-  `wrap`'s call), with the fields of scalar_tensor's impl and the flag set. Other values
-  and devices take `scalar_tensor`; `wrap_number` reads `_device`.
+  `_creation.wrapped_scalar` hands TensorImpl's constructor the strides, contiguity and
+  key set a fresh 0-d array has, and must give the fields of scalar_tensor's impl with
+  the flag set. Other values and devices take `scalar_tensor`; `wrap_number` reads
+  `_device`.
 - `result_type2` with a wrapped number gives `result_type`'s answer.
-- `add`, `sub`, `mul`, `div` with a Python number (composite/scalar_ops.py) call the
-  Tensor overload's route themselves instead of its front door; while explain() listens
-  the front door runs, so the results must be the same with explain() on and off.
+- `add`, `sub`, `mul`, `div` with a Python number (composite/scalar_ops.py) enter the
+  Tensor overload's handle themselves (`_with_number`: `handle.call`) instead of its
+  front door; the results must be the same with explain() on and off, and a dispatch
+  mode sees the Tensor overload.
 - The CPU add/sub/mul/div compute a float32/float64 tensor with a wrapped number
   directly (`pointwise._with_number`); with it turned off the general path must give
   the same tensor, bit for bit, with the same strides.
@@ -68,8 +70,8 @@ def test_wrapped_number_on_another_device_takes_the_general_path():
 @pytest.mark.parametrize("value", [2, -3, 2.5, True, 2 ** 63 - 1, -2 ** 63])
 @pytest.mark.parametrize("inference", [False, True])
 def test_wrapped_scalar_matches_the_general_path(value, inference):
-    """The CPU int/float/bool case (impl_from_array, wrapped without wrap's call) against
-    scalar_tensor, the path every other value takes."""
+    """The CPU int/float/bool case (TensorImpl made with the known strides, contiguity
+    and keys) against scalar_tensor, the path every other value takes."""
     dtype = tp.float64 if type(value) is float else None
     if inference:
         with tp.inference_mode():
