@@ -1,9 +1,11 @@
 """Grad modes: whether ops record the backward graph, per thread.
 
-Every generated autograd wrapper starts with `if not (grad_state.enabled and ...)`, so
-turning grad mode off is one attribute write and costs nothing per op. The state is
-thread-local, like PyTorch's: a worker thread in `no_grad` does not switch off
-recording for the main thread.
+Turning grad mode off (`set_grad_mode`, dispatch/tls.py) writes two things: the flag
+the code reads (`grad_state.enabled`), and the thread's mask that removes the
+REQUIRES_GRAD flag from every call's key set, so the dispatch loop skips the autograd
+wrappers: nothing is recorded and no op pays for it. The state is thread-local, like
+PyTorch's: a worker thread in `no_grad` does not switch off recording for the main
+thread.
 
 `inference_mode` goes further than `no_grad`: it also excludes the autograd dispatch
 keys, so the autograd wrappers are not even called, and kernels mark their outputs as

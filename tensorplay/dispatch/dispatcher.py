@@ -7,15 +7,18 @@ Everything that runs an op by its handle enters here, in one of two ways:
     handle.redispatch(ks, *args)  a wrapper (autograd, autocast, vmap) running the op
                                   below itself; `ks` is its key set less its own key
 
-Both apply the thread's masks, `ks = (ks | included) & ~excluded`, and run what the
-dispatch loop (`walk`) ends at for that key set:
+`call` applies the thread's masks (`ks = (ks | included) & ~excluded`, and no
+REQUIRES_GRAD flag while grad mode is off); a redispatch's key set already has them. Both
+run what the dispatch loop (`walk`) ends at for that key set:
 
     key  = highest set bit of ks
     slot = table[key]       -> backend key: the second-level KernelRegistry
                                (or the Composite kernel when the backend has none)
                             -> wrapper key (Autograd*, Autocast*, Vmap*): a Python
                                wrapper that gets `ks` first so it can redispatch
-                            -> nothing registered: fall through to the next key
+                            -> nothing registered, or an autograd wrapper with
+                               nothing to record (no REQUIRES_GRAD flag): fall
+                               through to the next key
 
 The table is *resolved* once per registration (fallbacks computed ahead), and the
 loop's answer for each key set is memoized in `OperatorHandle.routes`, so a call is
