@@ -8,8 +8,8 @@ shortcut stands in for).
   self, no storage shared with `other`); add_/sub_ write a one-element self back from a
   fresh result instead of through out=.
 - After an in-place kernel the versions of exactly the tensors it wrote are bumped
-  (`registry.bump_written`; `registry.bumping` around a lone kernel); a view shares its
-  base's counter.
+  (`kernel_selection.bump_written`; `kernel_selection.bumping` around a lone kernel); a
+  view shares its base's counter.
 - A view made before an in-place op on its base follows the base's new history. A view
   made in no_grad mode, an output of a multi-output view op, and a view of either refuse
   an in-place write (or their use after their base was written), as PyTorch's do.
@@ -24,7 +24,7 @@ import torch
 
 import tensorplay as tp
 from tensorplay.dispatch import explain
-from tensorplay.dispatch.registry import bump_written, bumping
+from tensorplay.dispatch.kernel_selection import bump_written, bumping
 from tensorplay.errors import DTypeError, ShapeError, TensorPlayError
 from tensorplay.meta.overlap import check_inplace_overlap
 
