@@ -63,7 +63,8 @@ def test_draw_route_shows_every_hop_of_one_call():
     a = tp.ones(3, requires_grad=True)
     svg = draw_route(lambda: a + tp.ones(3))
     lines = texts(svg)
-    assert lines.count("add.Tensor(float32[3] requires_grad, float32[3], 1)") == 2
+    # `a` is named from the lambda that made the call (dispatch/leaf_names.py)
+    assert lines.count("add.Tensor(a: float32[3] requires_grad, float32[3], 1)") == 2
     assert "AutogradCPU -> tensorplay._generated.autograd_wrappers.add_Tensor" in lines
     assert "kernel" in lines and "cpu_kernels.pointwise.add" in lines
     kinds = [kind for _, kind, _ in svg.records]

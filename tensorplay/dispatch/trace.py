@@ -31,7 +31,9 @@ import os
 import sys
 
 from tensorplay._layout import strided
+from tensorplay.dispatch.explain_compact import compact_lines, first_route, short
 from tensorplay.dispatch.keys import DispatchKey, format_keys
+from tensorplay.dispatch.leaf_names import LeafNames, is_leaf
 from tensorplay.dispatch.tls import local_keys
 
 
@@ -44,6 +46,8 @@ class _State:
         self.sinks = []         # explain() blocks
         self.profilers = []
         self.masks = [(0, 0)]   # TLS masks seen by each enclosing call, to report changes
+        self.names = None       # the innermost explain() block's LeafNames
+        self.folded = None      # hops held back to fold into one line (AccumulateGrad's)
 
 
 state = _State()
@@ -152,6 +156,8 @@ class Hop:
         """The hop as explain() prints it."""
         if self.kind in ("call", "node"):     # a call or backward node opens a block
             return "  " * self.depth + self.text
+        if self.kind == "helper":             # so does a formula helper's call
+            return "  " * self.depth + "helper " + self.text
         return "  " * self.depth + f"  {self.kind:<10}{self.text}"
 
     def as_row(self):
@@ -167,29 +173,65 @@ def hop(kind, text, where=None, data=None, depth=None):
     if where is None:
         where = frame_where(1)
     h = Hop(state.depth if depth is None else depth, kind, text, where, data)
+    _report(h)
+
+
+def _report(h):
+    if state.folded is not None:        # held back, see `_accumulate_in_one_line`
+        state.folded.append(h)
+        return
     for sink in state.sinks:
         sink.emit(h)
 
 
 def describe(value):
-    """`float32[2, 3]` for a tensor, repr for the rest (kept short)."""
+    """`float32[2, 3]` for a tensor, repr for the rest (kept short); a leaf with its name
+    first, `w: float32[3] requires_grad` (dispatch/leaf_names.py)."""
+    impl = getattr(value, "_impl", None)
+    if impl is not None and state.names is not None and is_leaf(impl):
+        return f"{state.names.name(impl)}: {_tensor_text(impl)}"
+    return _describe(value, describe)
+
+
+def describe_compact(value):
+    """What the compact form shows of an argument: a leaf's name alone, else `describe`."""
+    impl = getattr(value, "_impl", None)
+    if impl is not None and state.names is not None and is_leaf(impl):
+        return state.names.name(impl)
+    return _describe(value, describe_compact)
+
+
+def leaf_phrase(impl):
+    """`leaf w` (or `leaf 0`, unnamed); without a naming block, the leaf described."""
+    if state.names is not None:
+        return state.names.phrase(impl)
+    return f"leaf {_tensor_text(impl)}"
+
+
+def _describe(value, inner):
     impl = getattr(value, "_impl", None)
     if impl is not None:
-        text = f"{impl.dtype.name}[{', '.join(map(str, impl.sizes))}]"
-        if impl.device.type != "cpu":
-            text += f"@{impl.device}"
-        if impl.layout is not strided:
-            text += f" {impl.layout.name}"
-        elif not impl.is_contiguous:
-            text += " non-contiguous"
-        if impl.requires_grad:
-            text += " requires_grad"
-        return text
+        return _tensor_text(impl)
     if isinstance(value, (list, tuple)):
-        inner = ", ".join(describe(v) for v in value)
-        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+        parts = ", ".join(inner(v) for v in value)
+        if isinstance(value, list):
+            return f"[{parts}]"
+        return f"({parts},)" if len(value) == 1 else f"({parts})"
     text = repr(value)
     return text if len(text) < 40 else text[:37] + "..."
+
+
+def _tensor_text(impl):
+    text = f"{impl.dtype.name}[{', '.join(map(str, impl.sizes))}]"
+    if impl.device.type != "cpu":
+        text += f"@{impl.device}"
+    if impl.layout is not strided:
+        text += f" {impl.layout.name}"
+    elif not impl.is_contiguous:
+        text += " non-contiguous"
+    if impl.requires_grad:
+        text += " requires_grad"
+    return text
 
 
 # ---- the dispatch loop's observer -------------------------------------------------------
@@ -208,7 +250,8 @@ class _Watch:
         shown = dispatcher.shown_keys()
         caller = frame_where(2)          # enter <- dispatch <- whoever called the op
         hop("call", f"{handle.name}({', '.join(describe(a) for a in args)})", caller,
-            {"op": handle.name})
+            {"op": handle.name,
+             "compact": f"{handle.name}({', '.join(describe_compact(a) for a in args)})"})
         outer_in, outer_ex = state.masks[-1]
         here = frame_where(1)
         for name, now, before in (("included", included, outer_in),
@@ -254,12 +297,14 @@ class _Watch:
             n = len(reg.candidates)
             text = f"{name} -> kernel registry ({n} candidate{'s' if n != 1 else ''}){bump}"
             where = code_where(KernelRegistry.__call__)
+            runs = None                  # the registry's `kernel` hop names it
         else:
             bumps = False
             what = handle.kernel_names[DispatchKey.Composite]
             text = f"{name} -> Composite fallback {what}"
             where = code_where(kernel)
-        hop("dispatch", text, where, {"key": name}, depth=state.depth + 1)
+            runs = short(what)
+        hop("dispatch", text, where, {"key": name, "runs": runs}, depth=state.depth + 1)
         out = self._nested(reg if is_registry else kernel, args)   # the registry: its hops
         if bumps:
             for i in handle.schema.mutable_positions:
@@ -282,10 +327,20 @@ class _Watch:
                 p.note(name, ran)
         if not state.active:
             return kernel(ks, *args)
-        what = handle.kernel_names[key] or getattr(kernel, "fallback_name", None) or (
-            f"Composite (implicit autograd) {handle.kernel_names[DispatchKey.Composite]}")
-        hop("dispatch", f"{name} -> {what}", code_where(kernel), {"key": name},
-            depth=state.depth + 1)
+        what = handle.kernel_names[key] or getattr(kernel, "fallback_name", None)
+        if what is None:
+            composite = handle.kernel_names[DispatchKey.Composite]
+            what = f"Composite (implicit autograd) {composite}"
+            runs = f"{short(composite)} (implicit autograd)"
+        else:
+            runs = short(what)
+        # A wrapper runs the op again below its key (its redispatch continues the compact
+        # line); a decomposition above autograd (implicit Composite, the sparse kernels at
+        # AutogradSparse) runs other ops instead.
+        redispatches = not runs.endswith("(implicit autograd)") and \
+            key != DispatchKey.AutogradSparse
+        hop("dispatch", f"{name} -> {what}", code_where(kernel),
+            {"key": name, "runs": runs, "wrapper": redispatches}, depth=state.depth + 1)
         out = self._nested(kernel, (ks,) + args)
         hop("result", describe(out), frame_where(1))
         return out
@@ -345,7 +400,7 @@ def _edge_text(child, nr):
     if child is None:
         return "nowhere (that input does not require grad)"
     if _is_leaf_node(child):
-        return f"AccumulateGrad of leaf {describe(child.variable)}"
+        return f"AccumulateGrad of {leaf_phrase(child.variable._impl)}"
     return f"{child.name()} input {nr}"
 
 
@@ -378,15 +433,13 @@ def _explained_node(task, node, grads, name):
         hop("grad in", f"[{i}] {describe(g) if g is not None else 'None'}",
             frame_where(2), _grad_data(g))
     if _is_leaf_node(node):
-        had = node.variable._impl.grad is not None
-        hop("accum", f"into .grad of leaf {describe(node.variable)} ("
-            + ("added to the .grad there" if had else "first gradient: cloned") + ")",
-            code_where(type(node)))
-    state.depth += 1
-    try:
-        outs = task.evaluate(node, grads)
-    finally:
-        state.depth -= 1
+        outs = _accumulate_in_one_line(task, node, grads)
+    else:
+        state.depth += 1
+        try:
+            outs = _with_helper_calls(task.evaluate, node, grads)
+        finally:
+            state.depth -= 1
     if outs is not None:
         for i, (g, (child, nr)) in enumerate(zip(outs, node.next_functions)):
             data = _grad_data(g)
@@ -397,6 +450,121 @@ def _explained_node(task, node, grads, name):
         hop("skip", "not run: no gradient arrives or nothing it leads to is needed",
             frame_where(2))
     return outs
+
+
+# ---- formula helpers (sum_to, ...) as hops ------------------------------------------------
+# The helpers derivatives.yaml formulas call: the public module-level functions of
+# tensorplay/autograd/formulas/ (read by file, not imported: autograd sits above this module).
+_FORMULAS = os.path.join(_ROOT, "tensorplay", "autograd", "formulas") + os.sep
+_helper_code = {}        # code object -> whether it is a helper's
+
+
+def _is_helper(code):
+    known = _helper_code.get(code)
+    if known is None:
+        known = _helper_code[code] = (code.co_filename.startswith(_FORMULAS)
+                                      and code.co_qualname == code.co_name
+                                      and not code.co_name.startswith("_"))
+    return known
+
+
+class _HelperCalls:
+    """The profile function (`sys.setprofile`) set while a backward node runs under
+    explain(): a call of a formula helper becomes a `helper` hop, `sum_to(grad=float32[2,
+    3], sizes=(3,))`, that opens a block as an op call does (the ops it runs nest under
+    it, its `result` closes it). It observes only; the helpers are called as always."""
+
+    def __init__(self):
+        self.running = []       # the frames of the helpers entered and not yet returned
+
+    def __call__(self, frame, event, arg):
+        if event == "call" and _is_helper(frame.f_code):
+            code = frame.f_code
+            where = f"{_short(code.co_filename)}:{code.co_firstlineno} {code.co_qualname}"
+            names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+            given = ", ".join(f"{n}={describe(frame.f_locals.get(n))}" for n in names)
+            hop("helper", f"{code.co_name}({given})", where,
+                {"helper": code.co_name, "compact": f"{code.co_name}({given})"})
+            state.depth += 1
+            self.running.append((frame, where))
+        elif event == "return" and self.running and self.running[-1][0] is frame:
+            where = self.running.pop()[1]
+            state.depth -= 1
+            hop("result", describe(arg), where)     # (None when the helper raised)
+
+
+def _with_helper_calls(run, *args):
+    """`run(*args)` with the formula helpers it calls reported as hops. Not while another
+    profile function is set (a profiler, a debugger): that one is left alone."""
+    if sys.getprofile() is not None:
+        return run(*args)
+    calls = _HelperCalls()
+    sys.setprofile(calls)
+    try:
+        return run(*args)
+    finally:
+        sys.setprofile(None)
+        while calls.running:                 # (a return the profile did not see)
+            calls.running.pop()
+            state.depth -= 1
+
+
+# ---- AccumulateGrad in one line ------------------------------------------------------------
+# The ops `AccumulateGrad._accumulate` runs on `.grad` (autograd/node.py), by what they mean
+_ACCUMULATIONS = {"clone": "first gradient: cloned",
+                  "add_.Tensor": "added to the .grad there",
+                  "add.Tensor": "added: .grad is now old + new, a tensor with a history "
+                                "(create_graph)"}
+
+
+def _accumulate_in_one_line(task, node, grads):
+    """Run a leaf's AccumulateGrad with its hops held back, then report the accumulation
+    as one `accum` hop, `into .grad of leaf w (first gradient: cloned)`, in place of the
+    op it ran on `.grad` (its call, key set, kernel, in both forms; the full form keeps
+    the route, `clone: CPU -> cpu_kernels.copy.clone`). Other ops it ran (a tensor hook's)
+    are reported as they came. If it raises, every hop held back is reported."""
+    outer = state.folded
+    held = state.folded = []
+    state.depth += 1
+    try:
+        outs = task.evaluate(node, grads)
+    except BaseException:
+        state.folded = outer
+        state.depth -= 1
+        for h in held:
+            _report(h)
+        raise
+    state.folded = outer
+    state.depth -= 1
+    blocks = _blocks(held, state.depth + 1)
+    found = next((i for i, b in enumerate(blocks)
+                  if b[0].kind == "call" and b[0].data.get("op") in _ACCUMULATIONS), None)
+    phrase = leaf_phrase(node.variable._impl)
+    if found is None:
+        what, route = "nothing accumulated: the leaf no longer requires grad", None
+    else:
+        what = _ACCUMULATIONS[blocks[found][0].data["op"]]
+        route = first_route(blocks[found])
+    text = f"into .grad of {phrase} ({what})"
+    full = f"into .grad of {phrase} ({what}; {route})" if route else text
+    before = blocks[:found] if found is not None else blocks
+    after = blocks[found + 1:] if found is not None else []
+    for h in [h for b in before for h in b]:
+        _report(h)
+    _report(Hop(state.depth, "accum", full, code_where(type(node)), {"compact": text}))
+    for h in [h for b in after for h in b]:
+        _report(h)
+    return outs
+
+
+def _blocks(hops, depth):
+    """`hops` cut where a hop at `depth` opens a block (a call at the node's own level)."""
+    blocks = []
+    for h in hops:
+        if not blocks or (h.depth == depth and h.kind in ("call", "helper")):
+            blocks.append([])
+        blocks[-1].append(h)
+    return blocks
 
 
 def _grad_data(g):
@@ -413,6 +581,9 @@ def _update():
     # The front doors' one test: while anything listens they take the full path (no
     # skipped autograd hop; gen_functional.py), so every hop is seen.
     observers.active = bool(state.sinks or state.profilers)
+    # Hop texts are made once for every sink: the innermost block names the leaves.
+    state.names = next((s.names for s in reversed(state.sinks)
+                        if getattr(s, "names", None) is not None), None)
 
 
 def listen(sink):
@@ -443,23 +614,59 @@ def unlisten_profiler(profiler):
 class explain:
     """Context manager: log every hop of every op call inside it, forward and backward.
 
-    Lines are printed to `file` (stdout by default) as they happen and kept in
-    `.lines`; pass `file=False` to only collect them. `.records` holds the same hops as
-    `Hop`s: each unpacks as `(depth, kind, text)` and has `.where` (`file:line
-    function`) and `.data`. `explain(records=True)` collects without printing, and
-    `.rows()` gives the records as dicts, one per hop, for a table."""
+    Two forms of the same log:
 
-    def __init__(self, file=None, records=False):
+    - full (the default): every hop, printed to `file` (stdout by default) as it
+      happens: the call with its arguments, the key set, each slot fallen through or
+      run, the registry's candidates and cache, the kernel, the result; backward node by
+      node with its formula, the gradients in and out and the edges they travel.
+    - compact (`explain(compact=True)`, or `.compact()` of any block): one line per op
+      call, `add.Tensor(a, b, 1)  AutogradCPU -> autograd_wrappers.add_Tensor  |  CPU ->
+      cpu_kernels.pointwise.add`, calls made inside a wrapper or kernel indented below
+      (tensorplay/dispatch/explain_compact.py). Printed a top-level call (or backward
+      node) at a time, once it has ended.
+
+    In both, leaves are named after the variables they are bound to in the code that
+    opened the block (or called the op): `mul.Tensor(w: float32[3] requires_grad, 2)`,
+    `AccumulateGrad of leaf w`, `model.fc1.weight` for a module's parameter; unnamed
+    ones are `leaf 0`, `leaf 1`... (tensorplay/dispatch/leaf_names.py). In backward, a
+    formula helper's call (`helper sum_to(grad=float32[2, 3], sizes=(3,))`) opens a
+    block with the ops it runs, and AccumulateGrad is one `accum` line, `into .grad of
+    leaf w (first gradient: cloned)`: the clone (or add) it runs on `.grad` is folded
+    into that line (the full form keeps its route: `clone: CPU -> cpu_kernels.copy.clone`).
+
+    `.lines` (`.text`) keep the full form's lines, `.records` the hops as `Hop`s: each
+    unpacks as `(depth, kind, text)` and has `.where` (`file:line function`) and `.data`.
+    `file=False` collects without printing; so does `records=True`, and `.rows()` gives
+    the records as dicts, one per hop, for a table (`.table()` as text)."""
+
+    def __init__(self, file=None, records=False, compact=False):
         self.file = False if records and file is None else file
+        self.form = "compact" if compact else "full"
         self.lines = []
         self.records = []
+        self.names = None
+        self._unprinted = 0          # compact form: records not printed yet
 
     def emit(self, h):
         line = h.line
         self.lines.append(line)
+        if self.form == "compact" and h.depth == 0 and h.kind in ("call", "node"):
+            self._print_compact()    # a top-level block starts: the ones before it ended
         self.records.append(h)
-        if self.file is not False:
+        if self.file is not False and self.form == "full":
             print(line, file=self.file or sys.stdout)
+
+    def compact(self):
+        """The compact form of what the block recorded, as text (one line per call)."""
+        return "\n".join(map(str, compact_lines(self.records)))
+
+    def _print_compact(self):
+        if self.file is False or self._unprinted == len(self.records):
+            return
+        for line in compact_lines(self.records[self._unprinted:]):
+            print(line, file=self.file or sys.stdout)
+        self._unprinted = len(self.records)
 
     def rows(self):
         return [h.as_row() for h in self.records]
@@ -477,11 +684,15 @@ class explain:
         return "\n".join(out)
 
     def __enter__(self):
+        self.names = LeafNames(sys._getframe(1))    # the frame of the `with` statement
         listen(self)
         return self
 
     def __exit__(self, *exc):
         unlisten(self)
+        self.names.close()           # (keeps the names given, drops the frame)
+        if self.form == "compact":
+            self._print_compact()
 
     @property
     def text(self):
