@@ -25,7 +25,7 @@ from tensorplay.autograd import engine
 from tensorplay.dispatch.dispatcher import OperatorHandle, below_autograd
 from tensorplay.dispatch.kernel_selection import KernelRegistry
 from tensorplay.dispatch.keys import DispatchKey
-from tensorplay.dispatch.trace import code_where
+from tensorplay.dispatch.hops import code_where
 
 
 def section(title):

@@ -188,7 +188,7 @@ def test_tour_follows_add_forward_backward_and_the_code(capsys):
     assert files["autograd wrapper"] == "tensorplay/_generated/autograd_wrappers.py"
     assert files["backward node"] == "tensorplay/_generated/autograd_nodes.py"
     assert files["CPU kernel"] == "cpu_kernels/pointwise.py"
-    # the generated code as it is now: the front door's one line into the dispatcher, the
+    # the generated code: the front door's one line into the dispatcher, the
     # wrapper's needs-grad test and below_autograd, the node's formula
     assert "return ops.add_Tensor.call(input._impl.keys | other._impl.keys, input, other, " \
         "alpha)" in code

@@ -2,8 +2,8 @@
 ran` steps.
 
     with tp.dispatch.explain(compact=True):
-        c = a + b
-    add.Tensor(a, b, 1)  AutogradCPU -> autograd_wrappers.add_Tensor  |  CPU -> cpu_kernels.pointwise.add
+        c = a * b
+    mul.Tensor(a, b)  AutogradCPU -> autograd_wrappers.mul_Tensor  |  CPU -> cpu_kernels.pointwise.mul
 
 The full form (`explain()`) prints every hop: the key set, the slots fallen through, the
 registry's candidates and cache, the results. The compact form keeps what ran:

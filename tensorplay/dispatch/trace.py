@@ -3,12 +3,12 @@
     >>> a = tp.tensor([1.0, 2.0, 3.0], requires_grad=True)
     >>> with tp.dispatch.explain():
     ...     c = a + tp.ones(3)
-    add.Tensor(float32[3] requires_grad, float32[3], 1)
-      key set   {AutogradCPU, CPU} = given {AutogradCPU, CPU} | included {} - excluded {}
+    add.Tensor(a: float32[3] requires_grad, float32[3], 1)
+      key set   {AutogradCPU, CPU} requires_grad = given ... | included {} - excluded {}
         dispatch  AutogradCPU -> tensorplay._generated.autograd_wrappers.add_Tensor
-      add.Tensor(float32[3] requires_grad, float32[3], 1)
+      add.Tensor(a: float32[3] requires_grad, float32[3], 1)
         tls       excluded + {AutogradCPU, ...}
-        key set   {CPU} = given {CPU} | included {} - excluded {AutogradCPU, ...}
+        key set   {CPU} requires_grad = given ... | included {} - excluded {AutogradCPU, ...}
           dispatch  CPU -> kernel registry (1 candidate)
           ...
           kernel    cpu_kernels.pointwise.add
@@ -16,8 +16,12 @@
       result    float32[3] requires_grad
 
 Backward is explained node by node: the node, the derivatives.yaml formula it was
-generated from, the gradients in and out, the edge each one travels, AccumulateGrad
-into `.grad`. Every hop names its code as `file:line function` (`Hop.where`).
+generated from, the gradients in, each formula helper it calls (`helper sum_to(...)`,
+the ops it runs under it), the gradients out and the edge each one travels,
+AccumulateGrad into `.grad` on one line. Every hop names its code as `file:line
+function` (`Hop.where`, dispatch/hops.py); leaves are named after the variables that
+hold them (dispatch/leaf_names.py); `explain(compact=True)` prints one line per call
+(dispatch/explain_compact.py).
 
 There is no second dispatch loop here: `OperatorHandle.call` is the loop, and while a
 sink listens (`state.watch` is not None) it reports each step to `watch` below. The
@@ -27,11 +31,13 @@ backward nodes to time (`begin` / `end`).
 """
 from __future__ import annotations
 
-import os
 import sys
 
-from tensorplay._layout import strided
 from tensorplay.dispatch.explain_compact import compact_lines, first_route, short
+from tensorplay.dispatch.hops import (  # noqa: F401  (code_where, Hop: read here by others)
+    Hop, code_where, describe_with, formula_where, frame_where, is_formula_helper, repo_path,
+    tensor_text,
+)
 from tensorplay.dispatch.keys import DispatchKey, format_keys
 from tensorplay.dispatch.leaf_names import LeafNames, is_leaf
 from tensorplay.dispatch.tls import local_keys
@@ -88,86 +94,6 @@ def observed(handle, ks, args):
             listener.end()
 
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-# ---- where: `file:line function` ------------------------------------------------------
-def _short(path):
-    """A path relative to the repository (the folder holding the tensorplay package)."""
-    path = os.path.abspath(path)
-    if path.startswith(_ROOT + os.sep):
-        return os.path.relpath(path, _ROOT)
-    return path
-
-
-def code_where(fn):
-    """`file:line function` of a function (unwrapping the dispatcher's own wrappers), a
-    class's `apply`, or None when it has no Python code (a builtin)."""
-    for _ in range(5):
-        inner = getattr(fn, "__wrapped__", None) or getattr(fn, "__func__", None)
-        if inner is None:
-            break
-        fn = inner
-    if isinstance(fn, type):
-        fn = getattr(fn, "apply", None) or getattr(fn, "__call__", None)
-    elif not hasattr(fn, "__code__") and hasattr(type(fn), "__call__"):
-        fn = type(fn).__call__         # a callable object: its __call__
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return None
-    return f"{_short(code.co_filename)}:{code.co_firstlineno} {code.co_qualname}"
-
-
-# The entry points a call passes through on its way into the dispatch loop: a hop names
-# their caller instead (the front door, the wrapper), which is the code a reader looks for.
-_ENTRY_POINTS = {("dispatcher.py", "call"), ("dispatcher.py", "redispatch"),
-                 ("trace.py", "observed"), ("dispatcher.py", "below_autograd")}
-
-
-def frame_where(level):
-    """`file:line function` of the frame `level` calls above the caller, passing over the
-    dispatcher's entry points (`_ENTRY_POINTS`)."""
-    f = sys._getframe(level + 1)
-    while (os.path.basename(f.f_code.co_filename), f.f_code.co_name) in _ENTRY_POINTS:
-        f = f.f_back
-    return f"{_short(f.f_code.co_filename)}:{f.f_lineno} {f.f_code.co_qualname}"
-
-
-# ---- hops -------------------------------------------------------------------------------
-class Hop:
-    """One hop of an explain() log. It unpacks as `(depth, kind, text)` (what
-    `draw_route` reads); `where` is the code it names (`file:line function`), `data` a
-    dict of the structured fields (shapes, dtypes, edges) a table shows."""
-
-    __slots__ = ("depth", "kind", "text", "where", "data")
-
-    def __init__(self, depth, kind, text, where=None, data=None):
-        self.depth = depth
-        self.kind = kind
-        self.text = text
-        self.where = where
-        self.data = data or {}
-
-    def __iter__(self):
-        return iter((self.depth, self.kind, self.text))
-
-    @property
-    def line(self):
-        """The hop as explain() prints it."""
-        if self.kind in ("call", "node"):     # a call or backward node opens a block
-            return "  " * self.depth + self.text
-        if self.kind == "helper":             # so does a formula helper's call
-            return "  " * self.depth + "helper " + self.text
-        return "  " * self.depth + f"  {self.kind:<10}{self.text}"
-
-    def as_row(self):
-        return {"depth": self.depth, "kind": self.kind, "text": self.text,
-                "where": self.where, **self.data}
-
-    def __repr__(self):
-        return f"Hop({self.depth}, {self.kind!r}, {self.text!r}, where={self.where!r})"
-
-
 def hop(kind, text, where=None, data=None, depth=None):
     """Report one hop to every sink; `where` defaults to the code that reports it."""
     if where is None:
@@ -189,8 +115,8 @@ def describe(value):
     first, `w: float32[3] requires_grad` (dispatch/leaf_names.py)."""
     impl = getattr(value, "_impl", None)
     if impl is not None and state.names is not None and is_leaf(impl):
-        return f"{state.names.name(impl)}: {_tensor_text(impl)}"
-    return _describe(value, describe)
+        return f"{state.names.name(impl)}: {tensor_text(impl)}"
+    return describe_with(value, describe)
 
 
 def describe_compact(value):
@@ -198,40 +124,14 @@ def describe_compact(value):
     impl = getattr(value, "_impl", None)
     if impl is not None and state.names is not None and is_leaf(impl):
         return state.names.name(impl)
-    return _describe(value, describe_compact)
+    return describe_with(value, describe_compact)
 
 
 def leaf_phrase(impl):
     """`leaf w` (or `leaf 0`, unnamed); without a naming block, the leaf described."""
     if state.names is not None:
         return state.names.phrase(impl)
-    return f"leaf {_tensor_text(impl)}"
-
-
-def _describe(value, inner):
-    impl = getattr(value, "_impl", None)
-    if impl is not None:
-        return _tensor_text(impl)
-    if isinstance(value, (list, tuple)):
-        parts = ", ".join(inner(v) for v in value)
-        if isinstance(value, list):
-            return f"[{parts}]"
-        return f"({parts},)" if len(value) == 1 else f"({parts})"
-    text = repr(value)
-    return text if len(text) < 40 else text[:37] + "..."
-
-
-def _tensor_text(impl):
-    text = f"{impl.dtype.name}[{', '.join(map(str, impl.sizes))}]"
-    if impl.device.type != "cpu":
-        text += f"@{impl.device}"
-    if impl.layout is not strided:
-        text += f" {impl.layout.name}"
-    elif not impl.is_contiguous:
-        text += " non-contiguous"
-    if impl.requires_grad:
-        text += " requires_grad"
-    return text
+    return f"leaf {tensor_text(impl)}"
 
 
 # ---- the dispatch loop's observer -------------------------------------------------------
@@ -373,24 +273,6 @@ watch = _Watch()
 
 
 # ---- backward, node by node -------------------------------------------------------------
-_formula_lines = {}
-
-
-def formula_where(op):
-    """`derivatives.yaml:LINE op` of the entry `op` (e.g. `add.Tensor`) was generated from."""
-    if not _formula_lines:
-        path = os.path.join(_ROOT, "derivatives.yaml")
-        try:
-            with open(path) as f:
-                for n, line in enumerate(f, 1):
-                    if line.startswith("- name: "):
-                        _formula_lines[line[8:].split("(", 1)[0].strip()] = n
-        except OSError:
-            _formula_lines[None] = 0
-    n = _formula_lines.get(op)
-    return f"derivatives.yaml:{n} {op}" if n else None
-
-
 def _is_leaf_node(node):
     """AccumulateGrad (read by its attribute: autograd sits above this module)."""
     return getattr(node, "variable", None) is not None
@@ -453,21 +335,6 @@ def _explained_node(task, node, grads, name):
 
 
 # ---- formula helpers (sum_to, ...) as hops ------------------------------------------------
-# The helpers derivatives.yaml formulas call: the public module-level functions of
-# tensorplay/autograd/formulas/ (read by file, not imported: autograd sits above this module).
-_FORMULAS = os.path.join(_ROOT, "tensorplay", "autograd", "formulas") + os.sep
-_helper_code = {}        # code object -> whether it is a helper's
-
-
-def _is_helper(code):
-    known = _helper_code.get(code)
-    if known is None:
-        known = _helper_code[code] = (code.co_filename.startswith(_FORMULAS)
-                                      and code.co_qualname == code.co_name
-                                      and not code.co_name.startswith("_"))
-    return known
-
-
 class _HelperCalls:
     """The profile function (`sys.setprofile`) set while a backward node runs under
     explain(): a call of a formula helper becomes a `helper` hop, `sum_to(grad=float32[2,
@@ -478,9 +345,9 @@ class _HelperCalls:
         self.running = []       # the frames of the helpers entered and not yet returned
 
     def __call__(self, frame, event, arg):
-        if event == "call" and _is_helper(frame.f_code):
+        if event == "call" and is_formula_helper(frame.f_code):
             code = frame.f_code
-            where = f"{_short(code.co_filename)}:{code.co_firstlineno} {code.co_qualname}"
+            where = f"{repo_path(code.co_filename)}:{code.co_firstlineno} {code.co_qualname}"
             names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
             given = ", ".join(f"{n}={describe(frame.f_locals.get(n))}" for n in names)
             hop("helper", f"{code.co_name}({given})", where,
@@ -513,8 +380,8 @@ def _with_helper_calls(run, *args):
 # The ops `AccumulateGrad._accumulate` runs on `.grad` (autograd/node.py), by what they mean
 _ACCUMULATIONS = {"clone": "first gradient: cloned",
                   "add_.Tensor": "added to the .grad there",
-                  "add.Tensor": "added: .grad is now old + new, a tensor with a history "
-                                "(create_graph)"}
+                  "add.Tensor": "added: .grad becomes .grad + gradient, a tensor with a "
+                                "history (create_graph)"}
 
 
 def _accumulate_in_one_line(task, node, grads):
@@ -541,7 +408,8 @@ def _accumulate_in_one_line(task, node, grads):
                   if b[0].kind == "call" and b[0].data.get("op") in _ACCUMULATIONS), None)
     phrase = leaf_phrase(node.variable._impl)
     if found is None:
-        what, route = "nothing accumulated: the leaf no longer requires grad", None
+        what, route = "nothing accumulated: the leaf was detached after the graph was " \
+            "built", None
     else:
         what = _ACCUMULATIONS[blocks[found][0].data["op"]]
         route = first_route(blocks[found])
