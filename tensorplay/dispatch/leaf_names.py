@@ -35,7 +35,7 @@ _LIBRARY = tuple(os.path.join(_ROOT, d) + os.sep
 
 def is_leaf(impl):
     """A tensor `.grad` is filled on: it requires grad and no op made it."""
-    return impl.requires_grad and impl.grad_fn is None
+    return getattr(impl, "requires_grad", False) and getattr(impl, "grad_fn", None) is None
 
 
 class LeafNames:
@@ -55,7 +55,12 @@ class LeafNames:
         if name is None:
             name = f"leaf {self.numbered}"
             self.numbered += 1
-        self.given[id(impl)] = (weakref.ref(impl), name)
+        try:
+            ref = weakref.ref(impl)
+        except TypeError:           # an impl without weak references: held while named
+            def ref(impl=impl):
+                return impl
+        self.given[id(impl)] = (ref, name)
         return name
 
     def phrase(self, impl):
