@@ -4,10 +4,14 @@
     1. forward, hop by hop: front door, key set, the autograd wrapper, the TLS change,
        the redispatch to the CPU kernel registry, the kernel
     2. backward, node by node: AddBackward0 with its derivatives.yaml formula, the
-       gradients it sends along its edges, AccumulateGrad into each .grad
-    3. the code that ran, with file:line: the generated front door, the generated
-       autograd wrapper, the generated node, the NumPy kernel
-    4. the dispatch table of add.Tensor
+       formula helpers it calls (sum_to), the gradients it sends along its edges,
+       AccumulateGrad into each .grad
+    3. the same run in explain()'s compact form: one line per call, `key -> what ran`
+    4. the code that ran, step by step in ARCHITECTURE.md's order (its steps 1-8), with
+       file:line: the source of the generated front door, autograd wrapper and node and
+       of the NumPy kernel; where the key set, the dispatcher, the kernel registry and
+       the engine are
+    5. the dispatch table of add.Tensor
 
 Every hop names its code (`file:line function`), so each step can be opened.
 """
@@ -16,8 +20,12 @@ from __future__ import annotations
 import inspect
 
 import tensorplay as tp
+from tensorplay._impl import TensorImpl
+from tensorplay.autograd import engine
+from tensorplay.dispatch.dispatcher import OperatorHandle, below_autograd
+from tensorplay.dispatch.kernel_selection import KernelRegistry
 from tensorplay.dispatch.keys import DispatchKey
-from tensorplay.dispatch.trace import code_where
+from tensorplay.dispatch.hops import code_where
 
 
 def section(title):
@@ -31,13 +39,30 @@ def show(records):
     for h in records:
         print(h.line)
         if h.where:
-            pad = "  " * h.depth + ("    " if h.kind in ("call", "node") else "  " + " " * 10)
+            opens = h.kind in ("call", "node", "helper")
+            pad = "  " * h.depth + ("    " if opens else "  " + " " * 10)
             print(f"{pad}at {h.where}")
 
 
 def ran(fn):
     """The Python function behind what the registry or the dispatcher calls."""
     return getattr(fn, "__wrapped__", fn)
+
+
+def path(handle, kernel_fn):
+    """ARCHITECTURE.md's path of `tp.add(a, b)`: (step, name, the code, show its source)."""
+    from tensorplay._generated import autograd_nodes, functional
+    return [
+        (1, "front door", functional.add, True),
+        (2, "key set", TensorImpl.key_set, False),
+        (3, "dispatcher", OperatorHandle.call, False),
+        (4, "autograd wrapper", ran(handle.kernels[DispatchKey.AutogradCPU]), True),
+        (3, "dispatcher", below_autograd, False),
+        (5, "kernel registry", KernelRegistry.entry, False),
+        (6, "CPU kernel", kernel_fn, True),
+        (7, "engine", engine.run_backward, False),
+        (8, "backward node", autograd_nodes.AddBackward0, True),
+    ]
 
 
 def main():
@@ -57,24 +82,22 @@ def main():
     show(backward.records)
     print(f"\na.grad = {a.grad}\nb.grad = {b.grad}   (d(a + b)/da = d(a + b)/db = 1)")
 
-    section("3. The code that ran")
+    section("3. The same run, compact: one line per call, key -> what ran")
+    print(forward.compact())
+    print(backward.compact())
+
+    section("4. The code that ran, step by step (ARCHITECTURE.md's path)")
     handle = tp.dispatch.op("add.Tensor")
-    from tensorplay._generated import autograd_nodes, functional
     kernel = next(h for h in forward.records if h.kind == "kernel").data["kernel"]
     kernel_fn = next(c.fn for c in handle.registries[DispatchKey.CPU].candidates
                      if c.name == kernel)
-    parts = [
-        ("the front door (generated from ops.yaml)", functional.add),
-        ("the autograd wrapper at AutogradCPU (generated from derivatives.yaml)",
-         ran(handle.kernels[DispatchKey.AutogradCPU])),
-        ("the backward node (generated from derivatives.yaml)", autograd_nodes.AddBackward0),
-        ("the CPU kernel the registry chose", kernel_fn),
-    ]
-    for title, fn in parts:
-        print(f"\n{title}: {code_where(fn)}\n")
-        print(inspect.getsource(fn).rstrip())
+    for step, name, fn, source in path(handle, kernel_fn):
+        print(f"\n{step} {name:<17} {code_where(fn)}")
+        if source:
+            print()
+            print(inspect.getsource(fn).rstrip())
 
-    section("4. The dispatch table of add.Tensor")
+    section("5. The dispatch table of add.Tensor")
     print(handle.dump())
 
 

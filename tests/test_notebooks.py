@@ -78,14 +78,33 @@ def test_notebook_runs_and_is_not_stale(path):
     errors = [o for cell in nb.cells if cell.cell_type == "code"
               for o in cell.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors
-    assert all(c.get("outputs") or c.cell_type != "code" or not c.source.strip() or True
-               for c in committed.cells)
+    # Saved from one run, top to bottom (as --refresh does): its code cells numbered 1, 2,
+    # 3... A cell left unrun, or run again by hand, breaks the count. (A cell may have no
+    # output: one that defines a function or only asserts prints nothing.)
+    executed = [c.get("execution_count") for c in committed.cells
+                if c.cell_type == "code" and c.source.strip()]
+    assert executed == list(range(1, len(executed) + 1)), (
+        f"{path.name} was not saved from one run (execution counts {executed}): run "
+        f"python tests/test_notebooks.py --refresh {path.name}")
     assert any(c.get("outputs") for c in committed.cells if c.cell_type == "code"), \
         f"{path.name} is committed without outputs: run python tests/test_notebooks.py --refresh"
     for i, (old, new) in enumerate(zip(outputs(committed), outputs(nb))):
         assert old == new, (f"{path.name}: the committed output of code cell {i} is stale; "
                             f"run python tests/test_notebooks.py --refresh {path.name}\n"
                             f"committed: {old}\nnow:       {new}")
+
+
+def test_readme_lists_every_notebook_in_reading_order():
+    """notebooks/README.md: one numbered line per notebook, in the order of their numbers."""
+    readme = (NOTEBOOKS[0].parent / "README.md").read_text()
+    listed = re.findall(r"^\d+\. `(\S+\.ipynb)`: \S", readme, re.M)
+    assert listed == [p.name for p in NOTEBOOKS]
+
+
+def test_every_notebook_has_its_number_in_its_title():
+    for path in NOTEBOOKS:
+        title = nbformat.read(path, as_version=4).cells[0].source.splitlines()[0]
+        assert title.startswith(f"# {int(path.name[:2])}. "), (path.name, title)
 
 
 def refresh(names):

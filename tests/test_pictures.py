@@ -1,5 +1,5 @@
-"""The pictures of tp.utils.pictures: well-formed SVG that names what it draws, and a
-matplotlib figure with the expected lines."""
+"""The pictures of tp.utils.pictures: well-formed SVG that names what it draws (a graph
+whose arrows never run through a box), and a matplotlib figure with the expected lines."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -39,7 +39,8 @@ def test_draw_graph_names_every_node_and_layers_it():
                      "b", "[2] float32"):
         assert expected in lines
     root = ET.fromstring(str(svg))
-    assert len(list(root.iter(f"{SVG}line"))) == 6         # one arrow per edge
+    arrows = [line for line in root.iter(f"{SVG}line") if line.get("marker-end")]
+    assert len(arrows) == 6                                 # one arrow per edge
     # layered by depth: the output on top, the deepest leaf (w, below mm) at the bottom
     y_of = {}
     for text in root.iter(f"{SVG}text"):
@@ -59,11 +60,76 @@ def test_draw_graph_of_several_outputs_with_a_shared_leaf():
     assert lines.count("[2] float32") == 1        # the leaf is drawn once
 
 
+def _crosses(segment, rect, inset=0.5):
+    """Whether `segment` ((x1, y1), (x2, y2)) enters the inside of `rect` (x, y, w, h),
+    shrunk by `inset` so that an arrow ending on a box's edge does not count (Liang-Barsky
+    clipping: the part of the segment inside each of the four half-planes)."""
+    (x1, y1), (x2, y2) = segment
+    x, y, w, h = rect
+    dx, dy = x2 - x1, y2 - y1
+    t0, t1 = 0.0, 1.0
+    for p, q in ((-dx, x1 - (x + inset)), (dx, (x + w - inset) - x1),
+                 (-dy, y1 - (y + inset)), (dy, (y + h - inset) - y1)):
+        if p == 0:
+            if q < 0:
+                return False          # parallel to this side and outside it
+            continue
+        t = q / p
+        if p < 0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+        if t0 > t1:
+            return False
+    return True
+
+
+def test_crossing_check_itself():
+    box = (10.0, 10.0, 20.0, 10.0)
+    assert _crosses(((0, 15), (40, 15)), box)          # straight through
+    assert _crosses(((0, 0), (40, 30)), box)           # diagonally through
+    assert not _crosses(((20, 0), (20, 10)), box)      # ends on the top edge
+    assert not _crosses(((0, 25), (40, 25)), box)      # passes below
+    assert not _crosses(((0, 0), (9, 30)), box)        # passes beside
+
+
+def _graphs():
+    p = tp.randn(3, requires_grad=True)
+    q = tp.randn(3, requires_grad=True)
+    yield ((p * q).sin() + p).sum()                     # p is used two rows apart
+    a = tp.randn(3, requires_grad=True)
+    yield (a.exp().sin().cos() * a + a.tanh()).sum()    # a skip over three rows
+    yield [a * 2, (a.exp() * p).sum(), ((p + q) * a).sin()]     # several outputs
+    model = tp.nn.Sequential(tp.nn.Linear(4, 8), tp.nn.ReLU(), tp.nn.Linear(8, 2))
+    yield tp.nn.functional.cross_entropy(model(tp.randn(5, 4)), tp.tensor([0, 1, 0, 1, 1]))
+
+
+@pytest.mark.parametrize("n", range(4))
+def test_no_arrow_of_draw_graph_runs_through_a_box(n):
+    svg = draw_graph(list(_graphs())[n])
+    root = ET.fromstring(str(svg))
+    rects = [tuple(float(r.get(k)) for k in ("x", "y", "width", "height"))
+             for r in boxes(svg)]
+    segments = [((float(line.get("x1")), float(line.get("y1"))),
+                 (float(line.get("x2")), float(line.get("y2"))))
+                for line in root.iter(f"{SVG}line")]
+    assert rects and segments
+    through = [(s, r) for s in segments for r in rects if _crosses(s, r)]
+    assert not through, f"arrow segments through boxes: {through}"
+    # every arrow ends on the top edge of a box, coming from above
+    for line in root.iter(f"{SVG}line"):
+        if line.get("marker-end"):
+            x2, y2 = float(line.get("x2")), float(line.get("y2"))
+            assert any(abs(y2 - y) < 1e-6 and x <= x2 <= x + w for x, y, w, _ in rects)
+            assert float(line.get("y1")) < y2
+
+
 def test_draw_route_shows_every_hop_of_one_call():
     a = tp.ones(3, requires_grad=True)
     svg = draw_route(lambda: a + tp.ones(3))
     lines = texts(svg)
-    assert lines.count("add.Tensor(float32[3] requires_grad, float32[3], 1)") == 2
+    # `a` is named from the lambda that made the call (dispatch/leaf_names.py)
+    assert lines.count("add.Tensor(a: float32[3] requires_grad, float32[3], 1)") == 2
     assert "AutogradCPU -> tensorplay._generated.autograd_wrappers.add_Tensor" in lines
     assert "kernel" in lines and "cpu_kernels.pointwise.add" in lines
     kinds = [kind for _, kind, _ in svg.records]

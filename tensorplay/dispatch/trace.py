@@ -3,12 +3,12 @@
     >>> a = tp.tensor([1.0, 2.0, 3.0], requires_grad=True)
     >>> with tp.dispatch.explain():
     ...     c = a + tp.ones(3)
-    add.Tensor(float32[3] requires_grad, float32[3], 1)
-      key set   {AutogradCPU, CPU} = given {AutogradCPU, CPU} | included {} - excluded {}
+    add.Tensor(a: float32[3] requires_grad, float32[3], 1)
+      key set   {AutogradCPU, CPU} requires_grad = given ... | included {} - excluded {}
         dispatch  AutogradCPU -> tensorplay._generated.autograd_wrappers.add_Tensor
-      add.Tensor(float32[3] requires_grad, float32[3], 1)
+      add.Tensor(a: float32[3] requires_grad, float32[3], 1)
         tls       excluded + {AutogradCPU, ...}
-        key set   {CPU} = given {CPU} | included {} - excluded {AutogradCPU, ...}
+        key set   {CPU} requires_grad = given ... | included {} - excluded {AutogradCPU, ...}
           dispatch  CPU -> kernel registry (1 candidate)
           ...
           kernel    cpu_kernels.pointwise.add
@@ -16,8 +16,12 @@
       result    float32[3] requires_grad
 
 Backward is explained node by node: the node, the derivatives.yaml formula it was
-generated from, the gradients in and out, the edge each one travels, AccumulateGrad
-into `.grad`. Every hop names its code as `file:line function` (`Hop.where`).
+generated from, the gradients in, each formula helper it calls (`helper sum_to(...)`,
+the ops it runs under it), the gradients out and the edge each one travels,
+AccumulateGrad into `.grad` on one line. Every hop names its code as `file:line
+function` (`Hop.where`, dispatch/hops.py); leaves are named after the variables that
+hold them (dispatch/leaf_names.py); `explain(compact=True)` prints one line per call
+(dispatch/explain_compact.py).
 
 There is no second dispatch loop here: `OperatorHandle.call` is the loop, and while a
 sink listens (`state.watch` is not None) it reports each step to `watch` below. The
@@ -27,11 +31,15 @@ backward nodes to time (`begin` / `end`).
 """
 from __future__ import annotations
 
-import os
 import sys
 
-from tensorplay._layout import strided
+from tensorplay.dispatch.explain_compact import compact_lines, first_route, short
+from tensorplay.dispatch.hops import (  # noqa: F401  (code_where, Hop: read here by others)
+    Hop, code_where, describe_with, formula_where, frame_where, is_formula_helper, repo_path,
+    tensor_text,
+)
 from tensorplay.dispatch.keys import DispatchKey, format_keys
+from tensorplay.dispatch.leaf_names import LeafNames, is_leaf
 from tensorplay.dispatch.tls import local_keys
 
 
@@ -44,6 +52,8 @@ class _State:
         self.sinks = []         # explain() blocks
         self.profilers = []
         self.masks = [(0, 0)]   # TLS masks seen by each enclosing call, to report changes
+        self.names = None       # the innermost explain() block's LeafNames
+        self.folded = None      # hops held back to fold into one line (AccumulateGrad's)
 
 
 state = _State()
@@ -84,112 +94,44 @@ def observed(handle, ks, args):
             listener.end()
 
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-# ---- where: `file:line function` ------------------------------------------------------
-def _short(path):
-    """A path relative to the repository (the folder holding the tensorplay package)."""
-    path = os.path.abspath(path)
-    if path.startswith(_ROOT + os.sep):
-        return os.path.relpath(path, _ROOT)
-    return path
-
-
-def code_where(fn):
-    """`file:line function` of a function (unwrapping the dispatcher's own wrappers), a
-    class's `apply`, or None when it has no Python code (a builtin)."""
-    for _ in range(5):
-        inner = getattr(fn, "__wrapped__", None) or getattr(fn, "__func__", None)
-        if inner is None:
-            break
-        fn = inner
-    if isinstance(fn, type):
-        fn = getattr(fn, "apply", None) or getattr(fn, "__call__", None)
-    elif not hasattr(fn, "__code__") and hasattr(type(fn), "__call__"):
-        fn = type(fn).__call__         # a callable object: its __call__
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return None
-    return f"{_short(code.co_filename)}:{code.co_firstlineno} {code.co_qualname}"
-
-
-# The entry points a call passes through on its way into the dispatch loop: a hop names
-# their caller instead (the front door, the wrapper), which is the code a reader looks for.
-_ENTRY_POINTS = {("dispatcher.py", "call"), ("dispatcher.py", "redispatch"),
-                 ("trace.py", "observed"), ("dispatcher.py", "below_autograd")}
-
-
-def frame_where(level):
-    """`file:line function` of the frame `level` calls above the caller, passing over the
-    dispatcher's entry points (`_ENTRY_POINTS`)."""
-    f = sys._getframe(level + 1)
-    while (os.path.basename(f.f_code.co_filename), f.f_code.co_name) in _ENTRY_POINTS:
-        f = f.f_back
-    return f"{_short(f.f_code.co_filename)}:{f.f_lineno} {f.f_code.co_qualname}"
-
-
-# ---- hops -------------------------------------------------------------------------------
-class Hop:
-    """One hop of an explain() log. It unpacks as `(depth, kind, text)` (what
-    `draw_route` reads); `where` is the code it names (`file:line function`), `data` a
-    dict of the structured fields (shapes, dtypes, edges) a table shows."""
-
-    __slots__ = ("depth", "kind", "text", "where", "data")
-
-    def __init__(self, depth, kind, text, where=None, data=None):
-        self.depth = depth
-        self.kind = kind
-        self.text = text
-        self.where = where
-        self.data = data or {}
-
-    def __iter__(self):
-        return iter((self.depth, self.kind, self.text))
-
-    @property
-    def line(self):
-        """The hop as explain() prints it."""
-        if self.kind in ("call", "node"):     # a call or backward node opens a block
-            return "  " * self.depth + self.text
-        return "  " * self.depth + f"  {self.kind:<10}{self.text}"
-
-    def as_row(self):
-        return {"depth": self.depth, "kind": self.kind, "text": self.text,
-                "where": self.where, **self.data}
-
-    def __repr__(self):
-        return f"Hop({self.depth}, {self.kind!r}, {self.text!r}, where={self.where!r})"
-
-
 def hop(kind, text, where=None, data=None, depth=None):
     """Report one hop to every sink; `where` defaults to the code that reports it."""
     if where is None:
         where = frame_where(1)
     h = Hop(state.depth if depth is None else depth, kind, text, where, data)
+    _report(h)
+
+
+def _report(h):
+    if state.folded is not None:        # held back, see `_accumulate_in_one_line`
+        state.folded.append(h)
+        return
     for sink in state.sinks:
         sink.emit(h)
 
 
 def describe(value):
-    """`float32[2, 3]` for a tensor, repr for the rest (kept short)."""
+    """`float32[2, 3]` for a tensor, repr for the rest (kept short); a leaf with its name
+    first, `w: float32[3] requires_grad` (dispatch/leaf_names.py)."""
     impl = getattr(value, "_impl", None)
-    if impl is not None:
-        text = f"{impl.dtype.name}[{', '.join(map(str, impl.sizes))}]"
-        if impl.device.type != "cpu":
-            text += f"@{impl.device}"
-        if impl.layout is not strided:
-            text += f" {impl.layout.name}"
-        elif not impl.is_contiguous:
-            text += " non-contiguous"
-        if impl.requires_grad:
-            text += " requires_grad"
-        return text
-    if isinstance(value, (list, tuple)):
-        inner = ", ".join(describe(v) for v in value)
-        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
-    text = repr(value)
-    return text if len(text) < 40 else text[:37] + "..."
+    if impl is not None and state.names is not None and is_leaf(impl):
+        return f"{state.names.name(impl)}: {tensor_text(impl)}"
+    return describe_with(value, describe)
+
+
+def describe_compact(value):
+    """What the compact form shows of an argument: a leaf's name alone, else `describe`."""
+    impl = getattr(value, "_impl", None)
+    if impl is not None and state.names is not None and is_leaf(impl):
+        return state.names.name(impl)
+    return describe_with(value, describe_compact)
+
+
+def leaf_phrase(impl):
+    """`leaf w` (or `leaf 0`, unnamed); without a naming block, the leaf described."""
+    if state.names is not None:
+        return state.names.phrase(impl)
+    return f"leaf {tensor_text(impl)}"
 
 
 # ---- the dispatch loop's observer -------------------------------------------------------
@@ -208,7 +150,8 @@ class _Watch:
         shown = dispatcher.shown_keys()
         caller = frame_where(2)          # enter <- dispatch <- whoever called the op
         hop("call", f"{handle.name}({', '.join(describe(a) for a in args)})", caller,
-            {"op": handle.name})
+            {"op": handle.name,
+             "compact": f"{handle.name}({', '.join(describe_compact(a) for a in args)})"})
         outer_in, outer_ex = state.masks[-1]
         here = frame_where(1)
         for name, now, before in (("included", included, outer_in),
@@ -254,12 +197,14 @@ class _Watch:
             n = len(reg.candidates)
             text = f"{name} -> kernel registry ({n} candidate{'s' if n != 1 else ''}){bump}"
             where = code_where(KernelRegistry.__call__)
+            runs = None                  # the registry's `kernel` hop names it
         else:
             bumps = False
             what = handle.kernel_names[DispatchKey.Composite]
             text = f"{name} -> Composite fallback {what}"
             where = code_where(kernel)
-        hop("dispatch", text, where, {"key": name}, depth=state.depth + 1)
+            runs = short(what)
+        hop("dispatch", text, where, {"key": name, "runs": runs}, depth=state.depth + 1)
         out = self._nested(reg if is_registry else kernel, args)   # the registry: its hops
         if bumps:
             for i in handle.schema.mutable_positions:
@@ -282,10 +227,20 @@ class _Watch:
                 p.note(name, ran)
         if not state.active:
             return kernel(ks, *args)
-        what = handle.kernel_names[key] or getattr(kernel, "fallback_name", None) or (
-            f"Composite (implicit autograd) {handle.kernel_names[DispatchKey.Composite]}")
-        hop("dispatch", f"{name} -> {what}", code_where(kernel), {"key": name},
-            depth=state.depth + 1)
+        what = handle.kernel_names[key] or getattr(kernel, "fallback_name", None)
+        if what is None:
+            composite = handle.kernel_names[DispatchKey.Composite]
+            what = f"Composite (implicit autograd) {composite}"
+            runs = f"{short(composite)} (implicit autograd)"
+        else:
+            runs = short(what)
+        # A wrapper runs the op again below its key (its redispatch continues the compact
+        # line); a decomposition above autograd (implicit Composite, the sparse kernels at
+        # AutogradSparse) runs other ops instead.
+        redispatches = not runs.endswith("(implicit autograd)") and \
+            key != DispatchKey.AutogradSparse
+        hop("dispatch", f"{name} -> {what}", code_where(kernel),
+            {"key": name, "runs": runs, "wrapper": redispatches}, depth=state.depth + 1)
         out = self._nested(kernel, (ks,) + args)
         hop("result", describe(out), frame_where(1))
         return out
@@ -318,24 +273,6 @@ watch = _Watch()
 
 
 # ---- backward, node by node -------------------------------------------------------------
-_formula_lines = {}
-
-
-def formula_where(op):
-    """`derivatives.yaml:LINE op` of the entry `op` (e.g. `add.Tensor`) was generated from."""
-    if not _formula_lines:
-        path = os.path.join(_ROOT, "derivatives.yaml")
-        try:
-            with open(path) as f:
-                for n, line in enumerate(f, 1):
-                    if line.startswith("- name: "):
-                        _formula_lines[line[8:].split("(", 1)[0].strip()] = n
-        except OSError:
-            _formula_lines[None] = 0
-    n = _formula_lines.get(op)
-    return f"derivatives.yaml:{n} {op}" if n else None
-
-
 def _is_leaf_node(node):
     """AccumulateGrad (read by its attribute: autograd sits above this module)."""
     return getattr(node, "variable", None) is not None
@@ -345,7 +282,7 @@ def _edge_text(child, nr):
     if child is None:
         return "nowhere (that input does not require grad)"
     if _is_leaf_node(child):
-        return f"AccumulateGrad of leaf {describe(child.variable)}"
+        return f"AccumulateGrad of {leaf_phrase(child.variable._impl)}"
     return f"{child.name()} input {nr}"
 
 
@@ -378,15 +315,13 @@ def _explained_node(task, node, grads, name):
         hop("grad in", f"[{i}] {describe(g) if g is not None else 'None'}",
             frame_where(2), _grad_data(g))
     if _is_leaf_node(node):
-        had = node.variable._impl.grad is not None
-        hop("accum", f"into .grad of leaf {describe(node.variable)} ("
-            + ("added to the .grad there" if had else "first gradient: cloned") + ")",
-            code_where(type(node)))
-    state.depth += 1
-    try:
-        outs = task.evaluate(node, grads)
-    finally:
-        state.depth -= 1
+        outs = _accumulate_in_one_line(task, node, grads)
+    else:
+        state.depth += 1
+        try:
+            outs = _with_helper_calls(task.evaluate, node, grads)
+        finally:
+            state.depth -= 1
     if outs is not None:
         for i, (g, (child, nr)) in enumerate(zip(outs, node.next_functions)):
             data = _grad_data(g)
@@ -397,6 +332,107 @@ def _explained_node(task, node, grads, name):
         hop("skip", "not run: no gradient arrives or nothing it leads to is needed",
             frame_where(2))
     return outs
+
+
+# ---- formula helpers (sum_to, ...) as hops ------------------------------------------------
+class _HelperCalls:
+    """The profile function (`sys.setprofile`) set while a backward node runs under
+    explain(): a call of a formula helper becomes a `helper` hop, `sum_to(grad=float32[2,
+    3], sizes=(3,))`, that opens a block as an op call does (the ops it runs nest under
+    it, its `result` closes it). It observes only; the helpers are called as always."""
+
+    def __init__(self):
+        self.running = []       # the frames of the helpers entered and not yet returned
+
+    def __call__(self, frame, event, arg):
+        if event == "call" and is_formula_helper(frame.f_code):
+            code = frame.f_code
+            where = f"{repo_path(code.co_filename)}:{code.co_firstlineno} {code.co_qualname}"
+            names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+            given = ", ".join(f"{n}={describe(frame.f_locals.get(n))}" for n in names)
+            hop("helper", f"{code.co_name}({given})", where,
+                {"helper": code.co_name, "compact": f"{code.co_name}({given})"})
+            state.depth += 1
+            self.running.append((frame, where))
+        elif event == "return" and self.running and self.running[-1][0] is frame:
+            where = self.running.pop()[1]
+            state.depth -= 1
+            hop("result", describe(arg), where)     # (None when the helper raised)
+
+
+def _with_helper_calls(run, *args):
+    """`run(*args)` with the formula helpers it calls reported as hops. Not while another
+    profile function is set (a profiler, a debugger): that one is left alone."""
+    if sys.getprofile() is not None:
+        return run(*args)
+    calls = _HelperCalls()
+    sys.setprofile(calls)
+    try:
+        return run(*args)
+    finally:
+        sys.setprofile(None)
+        while calls.running:                 # (a return the profile did not see)
+            calls.running.pop()
+            state.depth -= 1
+
+
+# ---- AccumulateGrad in one line ------------------------------------------------------------
+# The ops `AccumulateGrad._accumulate` runs on `.grad` (autograd/node.py), by what they mean
+_ACCUMULATIONS = {"clone": "first gradient: cloned",
+                  "add_.Tensor": "added to the .grad there",
+                  "add.Tensor": "added: .grad becomes .grad + gradient, a tensor with a "
+                                "history (create_graph)"}
+
+
+def _accumulate_in_one_line(task, node, grads):
+    """Run a leaf's AccumulateGrad with its hops held back, then report the accumulation
+    as one `accum` hop, `into .grad of leaf w (first gradient: cloned)`, in place of the
+    op it ran on `.grad` (its call, key set, kernel, in both forms; the full form keeps
+    the route, `clone: CPU -> cpu_kernels.copy.clone`). Other ops it ran (a tensor hook's)
+    are reported as they came. If it raises, every hop held back is reported."""
+    outer = state.folded
+    held = state.folded = []
+    state.depth += 1
+    try:
+        outs = task.evaluate(node, grads)
+    except BaseException:
+        state.folded = outer
+        state.depth -= 1
+        for h in held:
+            _report(h)
+        raise
+    state.folded = outer
+    state.depth -= 1
+    blocks = _blocks(held, state.depth + 1)
+    found = next((i for i, b in enumerate(blocks)
+                  if b[0].kind == "call" and b[0].data.get("op") in _ACCUMULATIONS), None)
+    phrase = leaf_phrase(node.variable._impl)
+    if found is None:
+        what, route = "nothing accumulated: the leaf was detached after the graph was " \
+            "built", None
+    else:
+        what = _ACCUMULATIONS[blocks[found][0].data["op"]]
+        route = first_route(blocks[found])
+    text = f"into .grad of {phrase} ({what})"
+    full = f"into .grad of {phrase} ({what}; {route})" if route else text
+    before = blocks[:found] if found is not None else blocks
+    after = blocks[found + 1:] if found is not None else []
+    for h in [h for b in before for h in b]:
+        _report(h)
+    _report(Hop(state.depth, "accum", full, code_where(type(node)), {"compact": text}))
+    for h in [h for b in after for h in b]:
+        _report(h)
+    return outs
+
+
+def _blocks(hops, depth):
+    """`hops` cut where a hop at `depth` opens a block (a call at the node's own level)."""
+    blocks = []
+    for h in hops:
+        if not blocks or (h.depth == depth and h.kind in ("call", "helper")):
+            blocks.append([])
+        blocks[-1].append(h)
+    return blocks
 
 
 def _grad_data(g):
@@ -413,6 +449,9 @@ def _update():
     # The front doors' one test: while anything listens they take the full path (no
     # skipped autograd hop; gen_functional.py), so every hop is seen.
     observers.active = bool(state.sinks or state.profilers)
+    # Hop texts are made once for every sink: the innermost block names the leaves.
+    state.names = next((s.names for s in reversed(state.sinks)
+                        if getattr(s, "names", None) is not None), None)
 
 
 def listen(sink):
@@ -443,23 +482,59 @@ def unlisten_profiler(profiler):
 class explain:
     """Context manager: log every hop of every op call inside it, forward and backward.
 
-    Lines are printed to `file` (stdout by default) as they happen and kept in
-    `.lines`; pass `file=False` to only collect them. `.records` holds the same hops as
-    `Hop`s: each unpacks as `(depth, kind, text)` and has `.where` (`file:line
-    function`) and `.data`. `explain(records=True)` collects without printing, and
-    `.rows()` gives the records as dicts, one per hop, for a table."""
+    Two forms of the same log:
 
-    def __init__(self, file=None, records=False):
+    - full (the default): every hop, printed to `file` (stdout by default) as it
+      happens: the call with its arguments, the key set, each slot fallen through or
+      run, the registry's candidates and cache, the kernel, the result; backward node by
+      node with its formula, the gradients in and out and the edges they travel.
+    - compact (`explain(compact=True)`, or `.compact()` of any block): one line per op
+      call, `add.Tensor(a, b, 1)  AutogradCPU -> autograd_wrappers.add_Tensor  |  CPU ->
+      cpu_kernels.pointwise.add`, calls made inside a wrapper or kernel indented below
+      (tensorplay/dispatch/explain_compact.py). Printed a top-level call (or backward
+      node) at a time, once it has ended.
+
+    In both, leaves are named after the variables they are bound to in the code that
+    opened the block (or called the op): `mul.Tensor(w: float32[3] requires_grad, 2)`,
+    `AccumulateGrad of leaf w`, `model.fc1.weight` for a module's parameter; unnamed
+    ones are `leaf 0`, `leaf 1`... (tensorplay/dispatch/leaf_names.py). In backward, a
+    formula helper's call (`helper sum_to(grad=float32[2, 3], sizes=(3,))`) opens a
+    block with the ops it runs, and AccumulateGrad is one `accum` line, `into .grad of
+    leaf w (first gradient: cloned)`: the clone (or add) it runs on `.grad` is folded
+    into that line (the full form keeps its route: `clone: CPU -> cpu_kernels.copy.clone`).
+
+    `.lines` (`.text`) keep the full form's lines, `.records` the hops as `Hop`s: each
+    unpacks as `(depth, kind, text)` and has `.where` (`file:line function`) and `.data`.
+    `file=False` collects without printing; so does `records=True`, and `.rows()` gives
+    the records as dicts, one per hop, for a table (`.table()` as text)."""
+
+    def __init__(self, file=None, records=False, compact=False):
         self.file = False if records and file is None else file
+        self.form = "compact" if compact else "full"
         self.lines = []
         self.records = []
+        self.names = None
+        self._unprinted = 0          # compact form: records not printed yet
 
     def emit(self, h):
         line = h.line
         self.lines.append(line)
+        if self.form == "compact" and h.depth == 0 and h.kind in ("call", "node"):
+            self._print_compact()    # a top-level block starts: the ones before it ended
         self.records.append(h)
-        if self.file is not False:
+        if self.file is not False and self.form == "full":
             print(line, file=self.file or sys.stdout)
+
+    def compact(self):
+        """The compact form of what the block recorded, as text (one line per call)."""
+        return "\n".join(map(str, compact_lines(self.records)))
+
+    def _print_compact(self):
+        if self.file is False or self._unprinted == len(self.records):
+            return
+        for line in compact_lines(self.records[self._unprinted:]):
+            print(line, file=self.file or sys.stdout)
+        self._unprinted = len(self.records)
 
     def rows(self):
         return [h.as_row() for h in self.records]
@@ -477,11 +552,15 @@ class explain:
         return "\n".join(out)
 
     def __enter__(self):
+        self.names = LeafNames(sys._getframe(1))    # the frame of the `with` statement
         listen(self)
         return self
 
     def __exit__(self, *exc):
         unlisten(self)
+        self.names.close()           # (keeps the names given, drops the frame)
+        if self.form == "compact":
+            self._print_compact()
 
     @property
     def text(self):

@@ -24,6 +24,7 @@ GAP_Y = 44       # between layers
 MARGIN = 12
 
 NODE_COLORS = {"box": "#bfe3f5", "ellipse": "#e6e6e6", "output": "#c8f08f"}
+ARROW_COLOR = "#555"
 FONT_BASELINE = LINE_H - 4      # from the top of a text line to its baseline
 
 
@@ -70,7 +71,7 @@ def _graph(roots, names):
 
 def _layers(boxes, edges):
     """Each box on the layer one below its deepest parent (longest path from an output),
-    so every arrow points down; a layer is ordered by where its parents sit."""
+    so every arrow points down. Returns (layers, depth of each box)."""
     children = {k: [] for k in boxes}
     indegree = dict.fromkeys(boxes, 0)
     for parent, child, _ in edges:
@@ -88,48 +89,125 @@ def _layers(boxes, edges):
     layers = [[] for _ in range(max(depth.values(), default=0) + 1)]
     for key in boxes:                  # boxes keep discovery order inside a layer
         layers[depth[key]].append(key)
-    return layers
+    return layers, depth
 
 
-def _place(boxes, edges, layers):
+class _Waypoint:
+    """Where an arrow that spans several layers crosses one: a slot of its own in that
+    layer's row, so the arrow passes between the boxes, never through one."""
+    w = 6.0
+    h = 0.0
+
+    def __init__(self):
+        self.x = self.y = 0.0
+
+
+def _chains(boxes, edges, layers, depth):
+    """Each edge as the chain of what it passes through: [parent, waypoint..., child]
+    (one waypoint per layer between them, added to that layer and to `boxes`)."""
+    chains = []
+    for parent, child, nr in edges:
+        chain = [parent]
+        for d in range(depth[parent] + 1, depth[child]):
+            point = _Waypoint()
+            boxes[point] = point
+            layers[d].append(point)
+            chain.append(point)
+        chain.append(child)
+        chains.append((chain, nr))
+    return chains
+
+
+def _place(boxes, chains, layers):
+    """x and y of every box and waypoint. Returns (width, height, rows): rows[i] is the
+    (top, bottom) of layer i's row, inside which only vertical arrow segments run."""
     parents = {k: [] for k in boxes}
-    for parent, child, _ in edges:
-        parents[child].append(parent)
+    for chain, _ in chains:
+        for above, below in zip(chain, chain[1:]):
+            parents[below].append(above)
     y = MARGIN
-    widths = []
+    widths, rows = [], []
     for i, layer in enumerate(layers):
         if i > 0:   # order by the mean x of the parents: fewer crossing arrows
-            layer.sort(key=lambda k: sum(boxes[p].x for p in parents[k]) /
+            layer.sort(key=lambda k: sum(boxes[p].x + boxes[p].w / 2 for p in parents[k]) /
                        max(len(parents[k]), 1))
         x = MARGIN
         for key in layer:
             boxes[key].x, boxes[key].y = x, y
             x += boxes[key].w + GAP_X
         widths.append(x - GAP_X - MARGIN)
-        y += max(boxes[k].h for k in layer) + GAP_Y
+        bottom = y + max(boxes[k].h for k in layer)
+        rows.append((y, bottom))
+        y = bottom + GAP_Y
     width = max(widths, default=0)
     for layer, w in zip(layers, widths):      # center each layer
         for key in layer:
             boxes[key].x += (width - w) / 2
-    return width + 2 * MARGIN, y - GAP_Y + MARGIN
+    return width + 2 * MARGIN, y - GAP_Y + MARGIN, rows
+
+
+def _ports(boxes, chains):
+    """Where each chain leaves its first box and enters its last: the arrows of one box
+    spread along its bottom (or top) edge, ordered by where their other end sits."""
+    leaving, entering = {}, {}
+    for i, (chain, _) in enumerate(chains):
+        leaving.setdefault(chain[0], []).append((boxes[chain[1]].x, i))
+        entering.setdefault(chain[-1], []).append((boxes[chain[-2]].x, i))
+    out, into = {}, {}
+    for ends, ports in ((leaving, out), (entering, into)):
+        for key, arrows in ends.items():
+            box = boxes[key]
+            for k, (_, i) in enumerate(sorted(arrows)):
+                ports[i] = box.x + box.w * (k + 1) / (len(arrows) + 1)
+    return out, into
+
+
+def _route(boxes, chains, rows, depth_of):
+    """Each chain as a polyline: down from its port on the parent's bottom edge to the
+    bottom of the parent's row, across the gap to the next row, straight down through
+    each waypoint's slot, and across the last gap into the child's top edge. Segments
+    inside a row are vertical, under a box or in a waypoint's slot; the slanted ones
+    cross the gaps between rows, where no box is: no arrow goes through a box."""
+    out, into = _ports(boxes, chains)
+    routes = []
+    for i, (chain, nr) in enumerate(chains):
+        parent, child = boxes[chain[0]], boxes[chain[-1]]
+        x = out[i]
+        points = [(x, parent.y + parent.h), (x, rows[depth_of(chain[0])][1])]
+        for point in chain[1:-1]:
+            top, bottom = rows[depth_of(point)]
+            points += [(point.x + point.w / 2, top), (point.x + point.w / 2, bottom)]
+        points.append((into[i], child.y))
+        routes.append(([p for j, p in enumerate(points) if j == 0 or p != points[j - 1]],
+                       nr))
+    return routes
 
 
 def draw_graph(tensors, params=None):
     """The backward graph behind `tensors` (one or several) as an `Svg`: the output on
     top (green), backward nodes (grey, with their op and saved shapes), leaves (blue,
     named from `params={"w": w}`); arrows follow the gradient, labelled with the input
-    number where it is not 0. The same graph `tp.autograd.graph.to_dot` writes."""
+    number where it is not 0. The same graph `tp.autograd.graph.to_dot` writes.
+
+    Layered from the output down (each box one row below its deepest parent); an arrow
+    that spans several rows passes through a slot reserved for it in each row it
+    crosses, so no arrow runs through a box."""
     roots = tensors if isinstance(tensors, (tuple, list)) else (tensors,)
     names = {id(t._impl): n for n, t in (params or {}).items()}
     boxes, edges = _graph(roots, names)
-    layers = _layers(boxes, edges)
-    width, height = _place(boxes, edges, layers)
+    layers, depth = _layers(boxes, edges)
+    chains = _chains(boxes, edges, layers, depth)
+    row_of = {key: i for i, layer in enumerate(layers) for key in layer}
+    width, height, rows = _place(boxes, chains, layers)
     svg = Svg(width, height, title="backward graph")
-    for parent, child, nr in edges:
-        a, b = boxes[parent], boxes[child]
-        svg.arrow(a.x + a.w / 2, a.y + a.h, b.x + b.w / 2, b.y, label=str(nr) if nr else None)
-    for box in boxes.values():
-        box.draw(svg)
+    for points, nr in _route(boxes, chains, rows, row_of.__getitem__):
+        for (x1, y1), (x2, y2) in zip(points[:-2], points[1:-1]):
+            svg.line(x1, y1, x2, y2, color=ARROW_COLOR)
+        (x1, y1), (x2, y2) = points[-2], points[-1]
+        svg.arrow(x1, y1, x2, y2, color=ARROW_COLOR, label=str(nr) if nr else None)
+    for key, box in boxes.items():
+        if not isinstance(box, _Waypoint):
+            box.draw(svg)
     return svg
 
 
