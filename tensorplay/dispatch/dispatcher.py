@@ -46,6 +46,9 @@ from tensorplay.errors import ArgumentError, NoKernelError
 trace_state = trace.state      # `watch` is set while explain() or a profiler listens
 observers = trace.observers    # `active`: the same, as tested by `call`
 
+# Why `walk` skips an autograd wrapper: the key set has no REQUIRES_GRAD flag.
+RECORDS_NOTHING = "nothing to record"
+
 
 class _Fallthrough:
     """Marker in a resolved slot: this wrapper key has nothing to do for this op."""
@@ -293,7 +296,7 @@ class OperatorHandle:
                     watch.skip(self, key)
             elif not ks & REQUIRES_GRAD and getattr(kernel, "records_only", False):
                 if watch is not None:
-                    watch.skip(self, key, "no tensor requires grad, nothing to record")
+                    watch.skip(self, key, RECORDS_NOTHING)
             else:
                 return key, kernel, ks
             ks &= ~(1 << key)
@@ -341,12 +344,14 @@ class OperatorHandle:
         raise NoKernelError(msg, op=self.name)
 
     def __repr__(self):
-        return f"<OperatorHandle {self.name} kernels={self.registered_keys()}>"
+        keys = [name for name, _ in self.table()]
+        return f"<OperatorHandle {self.name} runs at {', '.join(keys) or 'no key'}>"
 
-    def dump(self):
-        """The dispatch table as text: one line per key that has something to run, on a
-        backend some op has a kernel for (not the keys numbered ahead of their use)."""
-        lines = [f"{self.name}: {self.schema.text}"]
+    def table(self):
+        """(key name, what a call there runs) for each key that has something to run, on a
+        backend some op has a kernel for (not the keys numbered ahead of their use): the
+        rows of `dump()`, whose keys `repr` lists."""
+        rows = []
         shown = dispatcher.shown_keys()
         for k in range(NUM_KEYS):
             r = self.resolved[k]
@@ -362,7 +367,13 @@ class OperatorHandle:
                 what = self.kernel_names[k]
             else:
                 what = f"Composite fallback -> {self.kernel_names[DispatchKey.Composite]}"
-            lines.append(f"  {DispatchKey(k).name:<14} {what}")
+            rows.append((DispatchKey(k).name, what))
+        return rows
+
+    def dump(self):
+        """The dispatch table as text (`table()`), one line per key."""
+        lines = [f"{self.name}: {self.schema.text}"]
+        lines += [f"  {name:<14} {what}" for name, what in self.table()]
         return "\n".join(lines)
 
 

@@ -49,6 +49,9 @@ class DispatchKey(enum.IntEnum):
     DynamicLayerFrontMode = 24
     EndOfKeys = 25
 
+    def __str__(self):
+        return self.name        # `AutogradCPU`, as PyTorch prints its keys (not `7`)
+
 
 NUM_BACKENDS = 5            # CPU .. Meta
 AUTOGRAD_OFFSET = int(DispatchKey.AutogradCPU)

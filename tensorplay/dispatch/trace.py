@@ -176,6 +176,9 @@ class _Watch:
 
     def skip(self, handle, key, why="nothing registered"):
         if state.active:
+            if why == "nothing to record":      # (dispatcher.RECORDS_NOTHING) and why
+                why = ("grad mode is off" if local_keys.masks[2] else
+                       "no tensor requires grad") + ", nothing to record"
             hop("skip", f"{DispatchKey(key).name}: {why}, fall through",
                 frame_where(1), depth=state.depth + 1)
 
