@@ -14,6 +14,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from tensorplay import _alloc_limit, _cuda_state
+from tensorplay import _tensor_factory as factory
 from tensorplay import _dtype as dt
 from tensorplay._device import CPU, factory_device
 from tensorplay._impl import (
@@ -637,3 +638,13 @@ def _normal_draw(sizes, mean, std, generator, dtype, device):
     out = _computed(sizes, dtype, device, "normal", lambda: draws.fill_normal(
         _random.get(generator), np.empty(sizes, dtype.np), mean, std))
     return _vmap_wrap(out, batch)
+
+
+# The seam below the Tensor layer (tensorplay/_tensor_factory.py) gets its names here,
+# once, as the Tensor layer loads: the modules under it build tensors through it.
+factory.install(
+    Tensor=Tensor, wrap=wrap,
+    empty=empty, empty_strided=empty_strided, from_numpy=from_numpy, full=full, ones=ones,
+    ones_like=ones_like, scalar_tensor=scalar_tensor, tensor=tensor,
+    wrapped_scalar=wrapped_scalar, zeros=zeros, zeros_like=zeros_like,
+)

@@ -15,7 +15,9 @@ from tensorplay import _dtype as dt
 from tensorplay import _tensor_factory as factory
 from tensorplay import _subclass as subclass
 from tensorplay._generated import functional as F
+from tensorplay._device import CPU
 from tensorplay._generated.tensor_methods import TensorMethods
+from tensorplay._impl import impl_from_array
 from tensorplay._legacy_types import construct, is_size, parse_type, type_name
 from tensorplay._tensor_base import TensorBase
 from tensorplay.errors import DataDependentError, LayoutError
@@ -557,7 +559,10 @@ def _check_assigned_grad(tensor, grad):
 
 
 def _rebuild(array, device, requires_grad):
-    t = factory.from_numpy(array)
+    """Unpickling: `array` is a fresh C-contiguous copy, so it becomes the tensor's memory
+    (what `tp.from_numpy` makes of it). Made here, not through the creation functions:
+    a process that unpickles a tensor may not have loaded them."""
+    t = wrap(impl_from_array(array, dt.from_numpy_dtype(array.dtype), CPU, False))
     if device != "cpu":
         t = t.to(device)
     if requires_grad:

@@ -10,7 +10,8 @@ that is not also above A (its `__init__` runs first too).
 A function-local import A -> B is *upward* when B already reaches A through module-level
 imports: written at module level it would close a cycle. Those, and any function-local
 import of the Tensor layer (`_tensor`, `_creation`), must be in ALLOWED. Code below the
-Tensor layer builds tensors through the seam `tensorplay/_tensor_factory.py` instead.
+Tensor layer builds tensors through the seam `tensorplay/_tensor_factory.py` instead,
+which imports nothing: the Tensor layer fills it as it loads (`_creation.py`).
 """
 from __future__ import annotations
 
@@ -25,16 +26,6 @@ TENSOR_LAYER = ("tensorplay._tensor", "tensorplay._creation")
 
 # (importer, imported): why the import stays inside a function
 ALLOWED = {
-    ("tensorplay._tensor_factory", "tensorplay._tensor"):
-        "the seam itself: code below the Tensor layer builds tensors through it",
-    ("tensorplay._tensor_factory", "tensorplay._creation"):
-        "the seam itself: code below the Tensor layer builds tensors through it",
-    ("tensorplay._frontdoor", "tensorplay._tensor"):
-        "argument parsing checks Tensor[] arguments against the Tensor class, and the "
-        "generated front doors load before it (the Tensor methods call them)",
-    ("tensorplay._frontdoor", "tensorplay._creation"):
-        "wrap_number makes the 0-dim tensor of a reflected operator (`2 - x`); the "
-        "front doors load before the creation functions",
     ("tensorplay.autograd.grad_validation", "tensorplay.autograd.formulas"):
         "sum_to reduces broadcast gradients; the formulas are written with the "
         "operators and creation functions, which import the autograd package",
@@ -217,15 +208,20 @@ def test_upward_function_local_imports_are_the_allowed_ones():
     assert not stale, f"ALLOWED lists imports that are gone (remove them): {stale}"
 
 
-def test_the_seam_loads_the_tensor_layer_only_on_first_use():
+def test_the_tensor_layer_fills_the_seam_as_it_loads():
+    assert IMPORTS["tensorplay._tensor_factory"] == (set(), [])   # not even in a function
     code = ("import sys\n"
             "from tensorplay import _tensor_factory as factory\n"
-            "assert 'tensorplay._tensor' not in sys.modules\n"
+            "try:\n"
+            "    factory.zeros\n"
+            "except AttributeError as e:\n"
+            "    assert 'not installed yet' in str(e), e\n"
+            "else:\n"
+            "    raise AssertionError('the seam was filled before the Tensor layer loaded')\n"
             "assert 'tensorplay._creation' not in sys.modules\n"
-            "z = factory.zeros(2)\n"
             "import tensorplay._creation as c, tensorplay._tensor as t\n"
             "assert factory.zeros is c.zeros and factory.wrap is t.wrap\n"
-            "assert type(z) is t.Tensor\n")
+            "assert type(factory.zeros(2)) is t.Tensor\n")
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True)
     assert res.returncode == 0, res.stderr
@@ -238,6 +234,20 @@ def test_the_seam_offers_what_it_names():
         assert getattr(factory, name) is getattr(_tensor, name)
     for name in factory.CREATION:
         assert getattr(factory, name) is getattr(_creation, name)
+
+
+def test_a_pickled_tensor_loads_without_the_creation_functions():
+    # Unpickling imports only tensorplay._tensor, not _creation (which fills the seam).
+    import pickle
+
+    import tensorplay as tp
+    data = pickle.dumps(tp.tensor([[1.0, 2.0]], requires_grad=True))
+    code = ("import pickle\n"
+            f"t = pickle.loads({data!r})\n"
+            "assert t.requires_grad and t.shape == (1, 2) and t.dtype.name == 'float32'\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True)
+    assert res.returncode == 0, res.stderr
 
 
 def test_cuda_keeps_its_public_names():
