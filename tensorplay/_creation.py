@@ -14,6 +14,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from tensorplay import _alloc_limit, _cuda_state
+from tensorplay import _fallback_ops
 from tensorplay import _tensor_factory as factory
 from tensorplay import _dtype as dt
 from tensorplay._device import CPU, factory_device
@@ -90,9 +91,8 @@ def _from_array(arr, dtype, device, op):
     device = factory_device(device)
     if device is CPU:
         return wrap(impl_from_array(arr, dtype, CPU, grad_state.inference))
-    from tensorplay._fallback_ops import host_to_device
     with _device_errors(op):
-        return host_to_device(arr, dtype, device)
+        return _fallback_ops.host_to_device(arr, dtype, device)
 
 
 def _computed(sizes, dtype, device, op, compute, arg="size"):
@@ -220,8 +220,7 @@ def from_numpy(array):
 def from_dlpack(obj):
     """Import a DLPack capsule or an object with `__dlpack__` (NumPy, PyTorch) without copying."""
     if hasattr(obj, "__dlpack_device__") and obj.__dlpack_device__()[0] != 1:
-        from tensorplay import cuda
-        return cuda.from_dlpack(obj)
+        return _fallback_ops.from_dlpack(obj)
     return from_numpy(np.from_dlpack(obj))
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from tensorplay import _dtype as dt
 from tensorplay import _tensor_factory as factory
 from tensorplay import _subclass as subclass
+from tensorplay._cuda_state import as_torch
 from tensorplay._generated import functional as F
 from tensorplay._device import CPU
 from tensorplay._generated.tensor_methods import TensorMethods
@@ -403,13 +404,11 @@ class Tensor(TensorMethods, TensorBase):
 
     def __dlpack__(self, stream=None, **kwargs):
         if self._impl.device.type == "cuda":
-            from tensorplay.cuda import as_torch
             return as_torch(self).__dlpack__(stream=stream)
         return self._impl.array().__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
         if self._impl.device.type == "cuda":
-            from tensorplay.cuda import as_torch
             return as_torch(self).__dlpack_device__()   # host memory in interpreter mode
         return (1, 0)
 
