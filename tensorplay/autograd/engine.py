@@ -27,6 +27,7 @@ from tensorplay import _tensor_factory as factory
 from tensorplay._device import CPU
 from tensorplay._impl import TensorImpl, impl_from_array
 from tensorplay.autograd.anomaly_mode import anomaly_state, report_forward_stack
+from tensorplay.autograd.api import retain_grad
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.grad_validation import check_nan, validate_outputs
 from tensorplay.autograd.node import (
@@ -58,7 +59,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         inputs = _as_tuple(inputs)
         if not inputs:
             raise AutogradError("'inputs' argument to backward() cannot be empty.")
-        from tensorplay.autograd.api import retain_grad
         targets = []
         for t in inputs:
             if t._impl.grad_fn is not None:
