@@ -38,11 +38,6 @@ ALLOWED = {
     ("tensorplay.dispatch.trace", "tensorplay.dispatch.dispatcher"):
         "the dispatcher reports every hop through trace; trace reads the dispatcher "
         "only while explaining a call",
-    ("tensorplay.autograd.engine", "tensorplay.func"):
-        "tp.autograd.grad of vmap's batched tensors unwraps them to their physical "
-        "tensors (per-example gradients); tensorplay.func is built on the engine",
-    ("tensorplay.autograd.engine", "tensorplay.func.batched_grad"):
-        "the same seam: the module that computes those per-example gradients",
     ("tensorplay.dispatch.trace", "tensorplay.dispatch.kernel_selection"):
         "the kernel registry reports its choice through trace; trace reads the "
         "registry only while explaining a call",
@@ -248,6 +243,12 @@ def test_a_pickled_tensor_loads_without_the_creation_functions():
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True)
     assert res.returncode == 0, res.stderr
+
+
+def test_the_func_package_hands_the_engine_vmaps_gradients():
+    from tensorplay.autograd import engine
+    from tensorplay.func import batched_grad     # (importing tensorplay.func installs it)
+    assert engine.batched_grad is batched_grad.batched_grad
 
 
 def test_cuda_keeps_its_public_names():

@@ -46,6 +46,12 @@ trace_state = trace.state
 UNUSED_MESSAGE = ("One of the differentiated Tensors appears to not have been used in the "
                   "graph. Set allow_unused=True if this is the desired behavior.")
 
+# `grad` of vmap's batched tensors: per-example gradients. vmap sits above the engine (its
+# rules record graphs the engine runs), so the engine does not import it: the function is
+# installed here by tensorplay/func/__init__.py (batched_grad.py), as the func package
+# loads, which is before any batched tensor can exist.
+batched_grad = None
+
 
 # ---- public entry points ---------------------------------------------------------------
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -96,7 +102,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = _as_tuple(inputs)
     if any(hasattr(t._impl, "bdim") for t in outputs + inputs):
         # Batched tensors of vmap: per-example gradients from their physical tensors.
-        from tensorplay.func.batched_grad import batched_grad
         return batched_grad(grad, outputs, inputs, grad_outputs, retain_graph, create_graph,
                             allow_unused, materialize_grads)
     if allow_unused is None:
