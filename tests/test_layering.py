@@ -26,9 +26,6 @@ TENSOR_LAYER = ("tensorplay._tensor", "tensorplay._creation")
 
 # (importer, imported): why the import stays inside a function
 ALLOWED = {
-    ("tensorplay.autograd.grad_validation", "tensorplay.autograd.formulas"):
-        "sum_to reduces broadcast gradients; the formulas are written with the "
-        "operators and creation functions, which import the autograd package",
     ("tensorplay.autograd.recording", "tensorplay.autograd.inplace_views"):
         "inplace_views is built on recording; recording reaches it only when an "
         "in-place op rewrites a view's history",
