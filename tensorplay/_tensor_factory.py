@@ -23,8 +23,8 @@ Import the module, never a name from it (`from tensorplay._tensor_factory import
 wrap` would read the name before the Tensor layer has installed it). Once installed,
 they are ordinary module attributes: reading one costs what any module attribute costs.
 
-`tests/test_layering.py` keeps the imports honest: no module below the Tensor layer
-imports it, and the largest circle of modules that import each other stays small.
+`tests/test_layering.py` keeps the layers honest: no function-local import of `_tensor`
+or `_creation` from below them, and no large circle of modules importing each other.
 """
 from __future__ import annotations
 
