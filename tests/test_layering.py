@@ -62,8 +62,9 @@ ALLOWED = {
         "inplace_views is built on recording; recording reaches it only when an "
         "in-place op rewrites a view's history",
     ("tensorplay.cuda", "triton_kernels"):
-        "tp.cuda.source() shows a generated Triton kernel; the Triton backend imports "
-        "tensorplay.cuda first (it decides interpreter mode) and is optional",
+        "tp.cuda.source() shows a generated Triton kernel (the backend is optional); it "
+        "points up only while the backend imports tensorplay.cuda instead of the modules "
+        "below it that hold those names (_cuda_state, _fallback_ops, _random)",
     ("tensorplay.dispatch.trace", "tensorplay.dispatch.dispatcher"):
         "the dispatcher reports every hop through trace; trace reads the dispatcher "
         "only while explaining a call",
