@@ -14,6 +14,8 @@ from contextlib import contextmanager
 import numpy as np
 
 from tensorplay import _alloc_limit, _cuda_state
+from tensorplay import _fallback_ops
+from tensorplay import _tensor_factory as factory
 from tensorplay import _dtype as dt
 from tensorplay._device import CPU, factory_device
 from tensorplay._impl import (
@@ -89,9 +91,8 @@ def _from_array(arr, dtype, device, op):
     device = factory_device(device)
     if device is CPU:
         return wrap(impl_from_array(arr, dtype, CPU, grad_state.inference))
-    from tensorplay._fallback_ops import host_to_device
     with _device_errors(op):
-        return host_to_device(arr, dtype, device)
+        return _fallback_ops.host_to_device(arr, dtype, device)
 
 
 def _computed(sizes, dtype, device, op, compute, arg="size"):
@@ -219,8 +220,7 @@ def from_numpy(array):
 def from_dlpack(obj):
     """Import a DLPack capsule or an object with `__dlpack__` (NumPy, PyTorch) without copying."""
     if hasattr(obj, "__dlpack_device__") and obj.__dlpack_device__()[0] != 1:
-        from tensorplay import cuda
-        return cuda.from_dlpack(obj)
+        return _fallback_ops.from_dlpack(obj)
     return from_numpy(np.from_dlpack(obj))
 
 
@@ -637,3 +637,13 @@ def _normal_draw(sizes, mean, std, generator, dtype, device):
     out = _computed(sizes, dtype, device, "normal", lambda: draws.fill_normal(
         _random.get(generator), np.empty(sizes, dtype.np), mean, std))
     return _vmap_wrap(out, batch)
+
+
+# The seam below the Tensor layer (tensorplay/_tensor_factory.py) gets its names here,
+# once, as the Tensor layer loads: the modules under it build tensors through it.
+factory.install(
+    Tensor=Tensor, wrap=wrap,
+    empty=empty, empty_strided=empty_strided, from_numpy=from_numpy, full=full, ones=ones,
+    ones_like=ones_like, scalar_tensor=scalar_tensor, tensor=tensor,
+    wrapped_scalar=wrapped_scalar, zeros=zeros, zeros_like=zeros_like,
+)

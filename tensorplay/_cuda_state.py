@@ -1,10 +1,11 @@
-"""The `cuda` device's state, below the Tensor layer: interpreter detection,
-availability, allocation and the random seed.
+"""The `cuda` device's state, below the dispatcher and the Tensor layer: interpreter
+detection, availability, allocation, the random seed, and the view PyTorch gets of a
+`cuda` tensor's memory (`as_torch`).
 
-The low half of `tp.cuda` (the high half, `tensorplay/cuda.py`, moves tensors between
-TensorPlay, the host and PyTorch). Tensor creation (`tp.empty(..., device="cuda")`),
-the repr and the backend loader need only this half, so they import it at module level
-without reaching up to the Tensor layer.
+The low half of `tp.cuda` (`tensorplay/cuda.py`, the public namespace, re-exports
+these). Tensor creation (`tp.empty(..., device="cuda")`), the repr, the dispatcher's
+tuning and the backend loader need only this half: it imports nothing of TensorPlay but
+Storage and the errors, so any layer may import it.
 
 Interpreter mode: with no GPU and `TENSORPLAY_TRITON_INTERPRET=1` (or
 `TRITON_INTERPRET=1`), the `cuda` device holds *host* memory and the real Triton
@@ -17,7 +18,7 @@ import os
 import threading
 import weakref
 
-from tensorplay._impl import Storage
+from tensorplay._storage import Storage
 from tensorplay.errors import AllocationError, DeviceError
 
 
@@ -168,16 +169,6 @@ def initial_seed():
     return _seed.value
 
 
-def philox_inputs(generator, count):
-    """(seed, offset) for a kernel drawing `count` numbers: with an explicit
-    tp.Generator, a seed drawn from its (CPU, mt19937) stream and offset 0; otherwise
-    the cuda generator's seed and offset (`philox_seed_offset`)."""
-    if generator is not None:
-        from tensorplay._random import draw_seed   # upward: the CPU generator's stream
-        return draw_seed(generator) % (2 ** 31 - 1), 0
-    return philox_seed_offset(count)
-
-
 def philox_seed_offset(count):
     """(seed, offset) for a kernel drawing `count` numbers; the offset then moves past
     them, so the next kernel draws fresh ones (PyTorch's philox_engine_inputs)."""
@@ -185,3 +176,22 @@ def philox_seed_offset(count):
         offset = _seed.offset
         _seed.offset = (offset + count) % (2 ** 31)
         return _seed.value, offset
+
+
+# ---- the memory as PyTorch sees it --------------------------------------------------------
+def torch_dtype(dtype):
+    import torch
+    return getattr(torch, dtype.name)
+
+
+def as_torch(tensor):
+    """A torch tensor sharing this `cuda` tensor's memory, with its sizes and strides
+    (what `__dlpack__` exports, and the pointer object a Triton launch takes)."""
+    impl = tensor._impl
+    if impl.device.type != "cuda":
+        raise DeviceError(f"as_torch(): expected a 'cuda' tensor, got one on '{impl.device}'",
+                          op="as_torch", arg="tensor")
+    import torch
+    data = impl.storage.data
+    view = torch.empty(0, dtype=torch_dtype(impl.dtype), device=data.device)
+    return view.set_(data.untyped_storage(), impl.offset, impl.sizes, impl.strides)

@@ -17,7 +17,10 @@ import warnings
 import numpy as np
 
 from tensorplay import _dtype as dt
+from tensorplay import _tensor_factory as factory
 from tensorplay._device import device as _device_cls
+from tensorplay.autograd.api import set_data
+from tensorplay.autograd.grad_mode import grad_state, no_grad
 from tensorplay.errors import ArgumentError, DimError
 
 SCALAR_TYPES = frozenset({int, float, builtins.bool})
@@ -139,7 +142,7 @@ def as_device(op, arg, value):
 
 def as_tensor_list(op, arg, value, optional=False):
     """Tensor[] (and, with `optional`, Tensor?[]: None entries allowed) as a list."""
-    from tensorplay._tensor import Tensor
+    Tensor = factory.Tensor
     if isinstance(value, (list, tuple)) and all(isinstance(t, Tensor) or
                                                 (optional and t is None) for t in value):
         return list(value)
@@ -210,8 +213,6 @@ def into_out(op, out, result):
 
 
 def _write_out(op, out, result):
-    from tensorplay.autograd.api import set_data
-    from tensorplay.autograd.grad_mode import grad_state, no_grad
     out_impl = getattr(out, "_impl", None)
     if out_impl is None:
         bad_arg(op, "out", "Tensor", out)
@@ -235,8 +236,8 @@ def _write_out(op, out, result):
                 f"{list(impl.sizes)}. This behavior is deprecated (as in PyTorch); resize "
                 "the out tensor to zero elements first to reuse it.", UserWarning,
                 stacklevel=3)
-        from tensorplay._creation import empty
-        set_data(out, empty(tuple(impl.sizes), dtype=out_impl.dtype, device=out_impl.device))
+        set_data(out, factory.empty(tuple(impl.sizes), dtype=out_impl.dtype,
+                                    device=out_impl.device))
     with no_grad():
         out.copy_(result)
     return out
@@ -253,22 +254,7 @@ def wrap_number(value, like=None):
     # as the default dtype (see _promotion.result_type), so x32 * 1.0001 stays float32
     # while x64 * 1.0001 is computed with the exact double (_creation.wrapped_scalar).
     # `_device`: the field the `device` property reads (no impl class overrides it).
-    return (_creation_module or _creation()).wrapped_scalar(
-        value, like._impl._device if like is not None else None)
-
-
-def _creation():
-    """tensorplay._creation, imported on first use (it imports the Tensor class, which
-    imports this module) and then kept: a function-local import per wrapped number
-    cost as much as the rest of wrap_number."""
-    global _creation_module
-    if _creation_module is None:
-        from tensorplay import _creation as module
-        _creation_module = module
-    return _creation_module
-
-
-_creation_module = None
+    return factory.wrapped_scalar(value, like._impl._device if like is not None else None)
 
 
 def keyset_list(tensors):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay._layout import strided
+from tensorplay._storage import Storage  # noqa: F401  (re-exported: a TensorImpl's memory)
 from tensorplay.dispatch.keys import AUTOGRAD_OFFSET, NUM_BACKENDS, REQUIRES_GRAD
 
 # The key set of a plain impl, by [inference][backend]: its backend bit, plus the
@@ -21,18 +22,6 @@ PLAIN_KEYS = (
     tuple((1 << b) | (1 << (b + AUTOGRAD_OFFSET)) for b in range(NUM_BACKENDS)),
     tuple(1 << b for b in range(NUM_BACKENDS)),
 )
-
-
-class Storage:
-    """A flat block of memory. CPU: a contiguous NumPy array; CUDA: a torch byte
-    tensor (device memory from PyTorch's allocator); Meta: no data at all."""
-
-    __slots__ = ("data", "nbytes", "device", "__weakref__")
-
-    def __init__(self, data, nbytes, device):
-        self.data = data
-        self.nbytes = nbytes
-        self.device = device
 
 
 class VersionCounter:

@@ -27,6 +27,7 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay import _tensor_factory as factory
+from tensorplay._generated import functional as F
 from tensorplay.errors import ArgumentError, DimError, DTypeError
 from tensorplay.meta.overlap import assert_no_internal_overlap
 
@@ -197,7 +198,6 @@ def _copy_to(target, value):
 
 
 def getitem(self, index):
-    from tensorplay._generated import functional as F
     out, indices = apply_index(self, index)
     if indices:
         return F.index(out, indices)

@@ -24,6 +24,7 @@ import os
 
 import numpy as np
 
+from tensorplay import _cuda_state
 from tensorplay import _tensor_factory as factory
 
 _N = 624                      # words of mt19937 state
@@ -168,22 +169,17 @@ def get(generator):
 
 
 def manual_seed(seed):
-    """Seed the default generator (and the CUDA one, when the Triton backend is loaded)."""
+    """Seed the default generator and the `cuda` one (tensorplay/_cuda_state.py)."""
     default_generator.manual_seed(seed)
-    import sys
-    cuda = sys.modules.get("tensorplay.cuda")
-    if cuda is not None:
-        cuda.manual_seed(seed)
+    _cuda_state.manual_seed(seed)
     return default_generator
 
 
 def seed():
-    """Seed the default generator from the operating system's entropy; returns the seed."""
+    """Seed the default generator from the operating system's entropy, and the `cuda`
+    one with the same seed; returns the seed."""
     s = default_generator.seed()
-    import sys
-    cuda = sys.modules.get("tensorplay.cuda")
-    if cuda is not None:
-        cuda.manual_seed(s)
+    _cuda_state.manual_seed(s)
     return s
 
 
@@ -204,6 +200,16 @@ def draw_seed(generator=None):
     `torch.empty((), dtype=torch.int64).random_(generator=...)`, which its DataLoader
     and RandomSampler use to seed workers and fresh generators."""
     return int(get(generator).random64(1)[0] & np.uint64(2 ** 63 - 1))
+
+
+def philox_inputs(generator, count):
+    """(seed, offset) for a `cuda` kernel drawing `count` Philox numbers
+    (`tp.cuda.philox_inputs`): with an explicit tp.Generator, a seed drawn from its (CPU,
+    mt19937) stream and offset 0; otherwise the cuda generator's seed and offset
+    (`_cuda_state.philox_seed_offset`)."""
+    if generator is not None:
+        return draw_seed(generator) % (2 ** 31 - 1), 0
+    return _cuda_state.philox_seed_offset(count)
 
 
 # ---- random creation under vmap ----------------------------------------------------------

@@ -14,10 +14,18 @@ import numpy as np
 from tensorplay import _dtype as dt
 from tensorplay import _tensor_factory as factory
 from tensorplay import _subclass as subclass
+from tensorplay._cuda_state import as_torch
+from tensorplay._formatting import tensor_repr
+from tensorplay._frontdoor import wrap_dim
 from tensorplay._generated import functional as F
 from tensorplay._generated.tensor_methods import TensorMethods
+from tensorplay._device import CPU
+from tensorplay._impl import TensorImpl, impl_from_array
+from tensorplay._indexing import getitem, setitem
 from tensorplay._legacy_types import construct, is_size, parse_type, type_name
 from tensorplay._tensor_base import TensorBase
+from tensorplay.autograd import api as autograd_api
+from tensorplay.autograd.engine import tensor_backward
 from tensorplay.errors import DataDependentError, LayoutError
 from tensorplay._layout import sparse_coo
 from tensorplay._memory_format import contiguous_format
@@ -177,11 +185,9 @@ class Tensor(TensorMethods, TensorBase):
             if type(self) is Tensor:
                 return F._run_select_int(self, 0, index)
             return self.select(0, index)
-        from tensorplay._indexing import getitem
         return getitem(self, index)
 
     def __setitem__(self, index, value):
-        from tensorplay._indexing import setitem
         setitem(self, index, value)
 
     def __len__(self):
@@ -288,8 +294,7 @@ class Tensor(TensorMethods, TensorBase):
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad=True):
-        from tensorplay.autograd.api import set_requires_grad
-        set_requires_grad(self, requires_grad)
+        autograd_api.set_requires_grad(self, requires_grad)
         return self
 
     @property
@@ -319,35 +324,25 @@ class Tensor(TensorMethods, TensorBase):
         """This tensor's memory outside the graph. Unlike `detach()`, in-place changes
         through it are not counted by this tensor's version counter (as in PyTorch: the
         old way to update weights without autograd noticing)."""
-        from tensorplay._impl import TensorImpl
         src = self._impl
         return wrap(TensorImpl(src.storage, src.sizes, src.strides, src.offset, src.dtype,
                                src.device, inference=src.inference, array=src._array))
 
     @data.setter
     def data(self, value):
-        from tensorplay.autograd.api import set_data
-        set_data(self, value)
+        autograd_api.set_data(self, value)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        global _engine_backward
-        if _engine_backward is None:
-            # Imported on first use (the engine imports this module) and kept: a
-            # function-local import costs ~0.5 us, on every `loss.backward()`.
-            from tensorplay.autograd.engine import tensor_backward as _engine_backward
-        _engine_backward(self, gradient, retain_graph, create_graph, inputs)
+        tensor_backward(self, gradient, retain_graph, create_graph, inputs)
 
     def register_hook(self, hook):
-        from tensorplay.autograd.api import register_hook
-        return register_hook(self, hook)
+        return autograd_api.register_hook(self, hook)
 
     def register_post_accumulate_grad_hook(self, hook):
-        from tensorplay.autograd.api import register_post_accumulate_grad_hook
-        return register_post_accumulate_grad_hook(self, hook)
+        return autograd_api.register_post_accumulate_grad_hook(self, hook)
 
     def retain_grad(self):
-        from tensorplay.autograd.api import retain_grad
-        retain_grad(self)
+        autograd_api.retain_grad(self)
 
     # ---- conversion ---------------------------------------------------------------
     def numpy(self, *, force=False):
@@ -401,13 +396,11 @@ class Tensor(TensorMethods, TensorBase):
 
     def __dlpack__(self, stream=None, **kwargs):
         if self._impl.device.type == "cuda":
-            from tensorplay.cuda import as_torch
             return as_torch(self).__dlpack__(stream=stream)
         return self._impl.array().__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
         if self._impl.device.type == "cuda":
-            from tensorplay.cuda import as_torch
             return as_torch(self).__dlpack_device__()   # host memory in interpreter mode
         return (1, 0)
 
@@ -499,7 +492,6 @@ class Tensor(TensorMethods, TensorBase):
     def __repr__(self):
         if self._impl.layout is sparse_coo:
             return coo.sparse_repr(self)
-        from tensorplay._formatting import tensor_repr
         return tensor_repr(self)
 
     def __format__(self, spec):
@@ -557,7 +549,10 @@ def _check_assigned_grad(tensor, grad):
 
 
 def _rebuild(array, device, requires_grad):
-    t = factory.from_numpy(array)
+    """Unpickling: `array` is a fresh C-contiguous copy, so it becomes the tensor's memory
+    (what `tp.from_numpy` makes of it). Made here, not through the creation functions:
+    a process that unpickles a tensor may not have loaded them."""
+    t = wrap(impl_from_array(array, dt.from_numpy_dtype(array.dtype), CPU, False))
     if device != "cpu":
         t = t.to(device)
     if requires_grad:
@@ -591,12 +586,10 @@ def _check_matrices(name, t, *, batched):
 
 
 def _wrap_dim(op, dim, ndim):
-    from tensorplay._frontdoor import wrap_dim
     return wrap_dim(op, "dim", dim, ndim)
 
 
 _new = object.__new__
-_engine_backward = None     # autograd.engine.tensor_backward, set by Tensor.backward's first call
 
 
 def wrap(impl):

@@ -27,6 +27,7 @@ from tensorplay import _tensor_factory as factory
 from tensorplay._device import CPU
 from tensorplay._impl import TensorImpl, impl_from_array
 from tensorplay.autograd.anomaly_mode import anomaly_state, report_forward_stack
+from tensorplay.autograd.api import retain_grad
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.grad_validation import check_nan, validate_outputs
 from tensorplay.autograd.node import (
@@ -45,6 +46,12 @@ trace_state = trace.state
 UNUSED_MESSAGE = ("One of the differentiated Tensors appears to not have been used in the "
                   "graph. Set allow_unused=True if this is the desired behavior.")
 
+# `grad` of vmap's batched tensors: per-example gradients. vmap sits above the engine (its
+# rules record graphs the engine runs), so the engine does not import it: the function is
+# installed here by tensorplay/func/__init__.py (batched_grad.py), as the func package
+# loads, which is before any batched tensor can exist.
+batched_grad = None
+
 
 # ---- public entry points ---------------------------------------------------------------
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -58,7 +65,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         inputs = _as_tuple(inputs)
         if not inputs:
             raise AutogradError("'inputs' argument to backward() cannot be empty.")
-        from tensorplay.autograd.api import retain_grad
         targets = []
         for t in inputs:
             if t._impl.grad_fn is not None:
@@ -96,7 +102,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = _as_tuple(inputs)
     if any(hasattr(t._impl, "bdim") for t in outputs + inputs):
         # Batched tensors of vmap: per-example gradients from their physical tensors.
-        from tensorplay.func.batched_grad import batched_grad
         return batched_grad(grad, outputs, inputs, grad_outputs, retain_graph, create_graph,
                             allow_unused, materialize_grads)
     if allow_unused is None:

@@ -13,7 +13,7 @@ from tensorplay.dispatch.keys import AUTOGRAD_MASK
 from tensorplay.dispatch.tls import ExcludeKeys
 from tensorplay.errors import AutogradError, fmt_shape
 
-__all__ = ["validate_outputs", "check_nan"]
+__all__ = ["validate_outputs", "check_nan", "sum_to"]
 
 
 def validate_outputs(node, outs):
@@ -74,11 +74,31 @@ def _fix_shape(node, i, g, sizes):
                            f"{fmt_shape(gsizes)} but expected shape compatible with "
                            f"{fmt_shape(sizes)}")
     if node.reduce_broadcast_grads:
-        from tensorplay.autograd.formulas import sum_to
         return sum_to(g, sizes)
     raise AutogradError(f"{what} returned a gradient of shape {fmt_shape(gsizes)} at index {i},"
                        f" but input {i} has shape {fmt_shape(sizes)}: the formula must reduce "
                        f"the broadcast gradient, e.g. sum_to(grad, self.sizes())")
+
+
+def sum_to(grad, sizes):
+    """Reduce a broadcast gradient back to `sizes`: sum the leading dims that
+    broadcasting added and the dims that were 1 in the input.
+
+        sum_to(g of shape [4, 2, 3], (2, 1)) -> g.sum([0, 2], keepdim) -> shape [2, 1]
+
+    NOTE: the formula helper of the same name (autograd/formulas/core.py) does the same
+    with the front doors; the formulas sit above the engine (they import the creation
+    functions), so this module, which the engine imports, writes it with Tensor methods."""
+    gsizes = tuple(grad.shape)
+    sizes = tuple(sizes)
+    if gsizes == sizes:
+        return grad
+    lead = len(gsizes) - len(sizes)
+    dims = list(range(lead))
+    dims += [lead + i for i, s in enumerate(sizes) if s == 1 and gsizes[lead + i] != 1]
+    if dims:
+        grad = grad.sum(dims, keepdim=True)
+    return grad.view(sizes) if tuple(grad.shape) != sizes else grad
 
 
 def _expandable(sizes, target):

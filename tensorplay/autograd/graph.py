@@ -11,7 +11,7 @@ towards the leaves.
 """
 from __future__ import annotations
 
-from tensorplay.autograd.node import AccumulateGrad
+from tensorplay.autograd.node import AccumulateGrad, grad_accumulator
 from tensorplay.errors import fmt_shape
 
 __all__ = ["to_dot", "render"]
@@ -70,7 +70,6 @@ def to_dot(tensors, params=None):
                      f"shape=box, style=filled, fillcolor=darkolivegreen1];")
         fn = impl.grad_fn
         if fn is None and impl.requires_grad:
-            from tensorplay.autograd.node import grad_accumulator
             fn = grad_accumulator(impl)
         if fn is not None:
             lines.append(f"    {out_id} -> {node_id(fn)};")

@@ -23,7 +23,7 @@ import numpy as np
 from tensorplay import _tensor_factory as factory
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.node import collect_next_edges, impl_edge
-from tensorplay.autograd.recording import set_history
+from tensorplay.autograd.recording import _set_grad_fn, set_history
 from tensorplay.autograd.node import Node
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
 from tensorplay.dispatch.tls import ExcludeKeys
@@ -206,7 +206,6 @@ class CopySlices(Node):
         return f"CopySlices[{self.fn.name()}]"
 
     def apply(self, grads):
-        from tensorplay._generated.functional import where
         # PyTorch copies the gradient into a buffer laid out like the base, and the view's
         # part of it back into the view's window of that buffer: both copies refuse a
         # geometry whose elements share memory (an expanded base or view).
@@ -223,7 +222,7 @@ class CopySlices(Node):
                 inside = factory.zeros_like(grad)
             else:
                 inside = scatter(inside, self.base, self.view)
-            results[0] = where(mask, inside, grad)
+            results[0] = inside.where(mask, grad)     # tp.where(mask, inside, grad)
         else:
             results[0] = None
         return tuple(results)
@@ -244,7 +243,6 @@ def view_of_base(view_impl, base_edge):
 def regenerate_view_history(view_impl):
     """A view made before its base changed in place: rebuild its grad_fn from the
     base's current history (PyTorch does the same, lazily, on access)."""
-    from tensorplay.autograd.recording import _set_grad_fn
     node = view_of_base(view_impl, impl_edge(view_impl.base))
     _set_grad_fn(view_impl, node)
     return node

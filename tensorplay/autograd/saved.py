@@ -20,6 +20,10 @@ from __future__ import annotations
 
 from tensorplay import _subclass as subclass
 from tensorplay import _tensor_factory as factory
+from tensorplay._impl import TensorImpl
+from tensorplay.autograd.anomaly_mode import anomaly_state
+from tensorplay.autograd.einsum_saves import einsum_saves
+from tensorplay.autograd.view_impl import DEFAULT, ViewImpl
 from tensorplay.errors import AutogradError, fmt_shape
 
 __all__ = ["NOT_SAVED", "SavedVariable", "SavedVariableList", "tensor_type_name"]
@@ -96,8 +100,6 @@ class SavedVariable:
         return self._rebuild(node)
 
     def _rebuild(self, node):
-        from tensorplay._impl import TensorImpl
-        from tensorplay.autograd.view_impl import DEFAULT, ViewImpl
         storage, sizes, strides, offset, dtype, device, base = self._memory
         if base is not None and self._subclass is None:
             impl = ViewImpl(base, storage, sizes, strides, offset, dtype, device, self._version)
@@ -117,7 +119,6 @@ class SavedVariable:
         return subclass.rebuild(cls, attributes, impl)
 
     def _version_message(self, node, current):
-        from tensorplay.autograd.anomaly_mode import anomaly_state
         if self._tensor is not None:
             impl = self._tensor._impl
             fn, output_nr, device = impl.grad_fn, impl.output_nr, impl.device
@@ -198,7 +199,6 @@ def list_saves(op, tensors, args):
     (autograd/einsum_saves.py: what PyTorch's composition of it from bmm keeps); any other
     op saves an element only for the other elements' gradients."""
     if op == "einsum":
-        from tensorplay.autograd.einsum_saves import einsum_saves
         return einsum_saves(tensors, *args, needed=others_require_grad(tensors))
     return [t if other else None for t, other in zip(tensors, others_require_grad(tensors))]
 

@@ -22,6 +22,7 @@ import os
 import platform
 import time
 
+from tensorplay import _cuda_state
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.dispatch.keys import DispatchKey
 from tensorplay.dispatch.kernel_selection import bump_version, options
@@ -38,13 +39,17 @@ def tuning_file():
 
 
 def device_name(device):
-    if device.type == "cuda":
-        from tensorplay import cuda
-        if cuda.is_interpreted():
+    """The name pins are saved under: the GPU's model, or the machine's for the CPU."""
+    return _device_name(device.type, device.index)
+
+
+def _device_name(device_type, index=None):
+    if device_type == "cuda":
+        if _cuda_state.is_interpreted():
             return "cuda (Triton interpreter)"
         import torch
-        return torch.cuda.get_device_name(device.index or 0)
-    return f"{device.type} ({platform.machine()} {platform.processor()})".strip()
+        return torch.cuda.get_device_name(index or 0)
+    return f"{device_type} ({platform.machine()} {platform.processor()})".strip()
 
 
 def _registry_for(op, args):
@@ -142,12 +147,10 @@ def _save(device, op, key_text, name):
 
 def _load():
     """Pin what the file holds for the devices of this machine."""
-    from tensorplay._device import device as make_device
     devices = _read().get("devices", {})
-    names = {device_name(make_device("cpu")): DispatchKey.CPU}
-    from tensorplay import _cuda_state
+    names = {_device_name("cpu"): DispatchKey.CPU}
     if _cuda_state.triton_available() and _cuda_state.is_available():
-        names[device_name(make_device("cuda"))] = DispatchKey.CUDA
+        names[_device_name("cuda", 0)] = DispatchKey.CUDA
     for name, key in names.items():
         for op, pins in devices.get(name, {}).items():
             handle = dispatcher.ops.get(op)

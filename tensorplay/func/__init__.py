@@ -24,6 +24,12 @@ from tensorplay.func.functional_call import functional_call  # noqa: F401
 from tensorplay.func.vmap import vmap  # noqa: F401
 from tensorplay.func.fallback import fallback_ops  # noqa: F401
 from tensorplay.func.batched import BatchedTensor, VmapError  # noqa: F401
+from tensorplay.func import batched_grad as _batched_grad
+from tensorplay.autograd import engine as _engine
+
+# tp.autograd.grad of batched tensors takes the per-example path of batched_grad.py; the
+# engine sits below vmap and does not import it, so vmap's package hands it over here.
+_engine.batched_grad = _batched_grad.batched_grad
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
            "functional_call", "vmap", "fallback_ops", "BatchedTensor", "VmapError"]

@@ -27,6 +27,7 @@ import numpy as np
 from tensorplay import _tensor_factory as factory
 from tensorplay.autograd.engine import UNUSED_MESSAGE
 from tensorplay.func.batched import VmapError, batched_impl, rewrap_all, unwrap_all
+from tensorplay.func.vmap import vmap
 
 
 def has_batched(tensors):
@@ -101,7 +102,6 @@ def _jacobian_rows(engine_grad, physical_root, inputs, retain_graph, create_grap
     """d(physical_root[i]) / d(input) for every element i of the physical root: one
     backward pass on a batch of one-hot cotangents. Each result is shaped
     `physical_root.shape + input.shape` (None: the input was not used)."""
-    from tensorplay.func.vmap import vmap
     n = physical_root.numel()
     shape = tuple(physical_root.shape)
     eye = factory.tensor(np.eye(n), dtype=physical_root.dtype, device=physical_root.device)

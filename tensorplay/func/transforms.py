@@ -29,6 +29,8 @@ from tensorplay.autograd.grad_mode import enable_grad, grad_state
 from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError, fmt_shape
 from tensorplay.func.grad_levels import Level, is_tensor, vector_jacobian_product
 from tensorplay.func.trees import LEAF, flatten, unflatten
+from tensorplay.func.vmap import vmap
+from tensorplay.func.vmap_levels import _levels
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
 
@@ -269,7 +271,6 @@ def _map_over_rows(fn, rows):
     for a graph already batched at the outer level, which the batched gradient does not
     serve (its inputs would be batched at fewer levels than its outputs): there the rows
     run one by one."""
-    from tensorplay.func.vmap import _levels, vmap
     if rows.shape[0] and not _levels.stack:
         return vmap(fn)(rows)
     results = [fn(rows[k]) for k in range(rows.shape[0])]

@@ -25,6 +25,7 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay import _tensor_factory as factory
+from tensorplay._formatting import OPTIONS, format_data
 from tensorplay._generated import functional as F
 from tensorplay._impl import TensorImpl, numel_of
 from tensorplay._layout import sparse_coo, strided
@@ -369,7 +370,6 @@ def sparse_repr(x):
 
 def _wrapped(items, indent):
     """`a, b, c` from `indent` on, starting a new line where one would pass the width."""
-    from tensorplay._formatting import OPTIONS
     text = indent + items[0]
     line = len(text)
     for item in items[1:]:
@@ -384,7 +384,6 @@ def _wrapped(items, indent):
 
 def _data(t, indent):
     """`tensor([...])` with no dtype of its own (the tail names it), sized when empty."""
-    from tensorplay._formatting import format_data
     arr = t.detach()._impl.array()
     body = format_data(arr, indent=indent)
     if arr.size == 0:
