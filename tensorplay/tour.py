@@ -2,15 +2,15 @@
 `tp.add(a, b)` with `a` and `b` requiring grad, through every layer:
 
     1. forward, hop by hop: front door, key set, the autograd wrapper, the TLS change,
-       the redispatch to the CPU kernel registry, the kernel
+       the run below autograd to the CPU kernel
     2. backward, node by node: AddBackward0 with its derivatives.yaml formula, the
        formula helpers it calls (sum_to), the gradients it sends along its edges,
        AccumulateGrad into each .grad
     3. the same run in explain()'s compact form: one line per call, `key -> what ran`
-    4. the code that ran, step by step in ARCHITECTURE.md's order (its steps 1-8), with
+    4. the code that ran, step by step in ARCHITECTURE.md's order (its steps 1-13), with
        file:line: the source of the generated front door, autograd wrapper and node and
-       of the NumPy kernel; where the key set, the dispatcher, the kernel registry and
-       the engine are
+       of the NumPy kernel; where the dispatcher, the node's constructor, the result,
+       the history, the engine, the checks and the formula helpers are
     5. the dispatch table of add.Tensor
 
 Every hop names its code (`file:line function`), so each step can be opened.
@@ -23,7 +23,6 @@ import tensorplay as tp
 from tensorplay._impl import TensorImpl
 from tensorplay.autograd import engine
 from tensorplay.dispatch.dispatcher import OperatorHandle, below_autograd
-from tensorplay.dispatch.kernel_selection import KernelRegistry
 from tensorplay.dispatch.keys import DispatchKey
 from tensorplay.dispatch.hops import code_where
 
@@ -50,18 +49,28 @@ def ran(fn):
 
 
 def path(handle, kernel_fn):
-    """ARCHITECTURE.md's path of `tp.add(a, b)`: (step, name, the code, show its source)."""
+    """ARCHITECTURE.md's path of `tp.add(a, b)` and its backward: (step, name, the code,
+    show its source)."""
     from tensorplay._generated import autograd_nodes, functional
+    from tensorplay.autograd import grad_validation, node, recording
+    from tensorplay.autograd.formulas import sum_to
+    from cpu_kernels import _common
     return [
         (1, "front door", functional.add, True),
-        (2, "key set", TensorImpl.key_set, False),
-        (3, "dispatcher", OperatorHandle.call, False),
-        (4, "autograd wrapper", ran(handle.kernels[DispatchKey.AutogradCPU]), True),
-        (3, "dispatcher", below_autograd, False),
-        (5, "kernel registry", KernelRegistry.entry, False),
-        (6, "CPU kernel", kernel_fn, True),
-        (7, "engine", engine.run_backward, False),
-        (8, "backward node", autograd_nodes.AddBackward0, True),
+        (2, "dispatcher", OperatorHandle.call, False),
+        (3, "autograd wrapper", ran(handle.kernels[DispatchKey.AutogradCPU]), True),
+        (4, "backward node", node.Node.__init__, False),
+        (2, "dispatcher", below_autograd, False),
+        (5, "CPU kernel", kernel_fn, True),
+        (6, "the result", _common.out, False),
+        (7, "its TensorImpl", TensorImpl.__init__, False),
+        (8, "history", recording.set_history, False),
+        (9, "Tensor.backward", tp.Tensor.backward, False),
+        (10, "engine", engine.run_backward, False),
+        (11, "backward nodes", autograd_nodes.AddBackward0, True),
+        (12, "checks", grad_validation.validate_outputs, False),
+        (13, "formula helpers", sum_to, False),
+        (4, "AccumulateGrad", node.AccumulateGrad, False),
     ]
 
 
@@ -92,7 +101,7 @@ def main():
     kernel_fn = next(c.fn for c in handle.registries[DispatchKey.CPU].candidates
                      if c.name == kernel)
     for step, name, fn, source in path(handle, kernel_fn):
-        print(f"\n{step} {name:<17} {code_where(fn)}")
+        print(f"\n{step:<2} {name:<17} {code_where(fn)}")
         if source:
             print()
             print(inspect.getsource(fn).rstrip())
