@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from tensorplay import _tensor_factory as factory
 from tensorplay._generated.op_tags import OP_TAGS
-from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.func.batched import VmapError
 from tensorplay.func.batching_rules import (
-    RULES, batch_size, call, check_inplace_target, materialize, pad_rank, to_front,
+    batch_size, call, check_inplace_target, materialize, pad_rank, to_front,
 )
 
 # Random without the ops.yaml tag: dropout draws its mask (when training).
@@ -106,23 +105,4 @@ def mutable_only_self(op, bdims):
     return all(d is None for i, d in enumerate(bdims) if i != 0)
 
 
-def dropout_rule(op, args, bdims, randomness):
-    """dropout is native_dropout's output when training, the input itself when not."""
-    x, p, train = args[:3]
-    if not train or p == 0:
-        return x, bdims[0]
-    native = dispatcher.find("native_dropout")
-    (out, _), (out_bdim, _) = random_rule(native, (x, p, train) + tuple(args[3:]), bdims,
-                                          randomness)
-    return out, out_bdim
-
-
 random_rule.takes_randomness = True
-dropout_rule.takes_randomness = True
-RULES["dropout"] = dropout_rule
-for _name, _tags in OP_TAGS.items():
-    if "random" in _tags:
-        RULES[_name] = random_rule
-for _name in UNTAGGED_RANDOM:
-    dispatcher.find(_name)
-    RULES[_name] = random_rule

@@ -18,16 +18,29 @@ The batching kernel (`vmap.py`) unwraps, calls the rule, wraps the result. Rules
 ops on physical tensors through the ordinary front doors, so autograd records them on
 the physical tensors and nested levels dispatch to the Vmap key again.
 
-Families here: `pointwise` (every op tagged pointwise in ops.yaml) and the dim-shifting
-rule of reductions and of ops that work along one dim. The other rules live in
-batching_rules_shape.py (views and shape ops), batching_rules_nn.py (matmul, conv,
-pooling, norms, losses), batching_rules_index.py and batching_rules_random.py.
+Where each op's rule is: its ops.yaml entry says (`vmap:`), and the code generator
+writes the table `VMAP_RULES` (tensorplay/_generated/declarations.py) that
+`register_rules()` below loads into RULES, as tensorplay/_backend_loading.py loads
+kernels. A dotted name is a function of a family's module here (`vmap: pooling.x` is
+batching_rules/pooling.py:x); a bare name is one of the rule families of this module,
+which many families share:
+
+    pointwise_rule   broadcast with the batch dim in front (every op tagged pointwise)
+    dim_rule         move the batch dim first, shift the dim arguments (every op tagged
+                     reduction that has a `dim`; scans, sorts, softmax...)
+    fold_rule        fold the batch into N (ops on (N, C, *spatial): pooling, resample,
+                     padding, fold)
+
+The tags that imply a rule, and the family modules, are listed in ops.yaml's header and
+tensorplay/codegen/families.py.
 """
 from __future__ import annotations
 
+import importlib
+import sys
+
 from tensorplay._dtype import bool as bool_dtype, combine_categories, promote_types
 from tensorplay._generated.op_tags import OP_TAGS
-from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.errors import DimError
 from tensorplay.func.batched import VmapError
 
@@ -36,14 +49,19 @@ NOT_MAPPED = None
 RULES = {}      # op full name -> rule
 
 
-def batching_rule(*names):
-    """Register the decorated function as the batching rule of the ops `names`."""
-    def register(rule):
-        for name in names:
-            dispatcher.find(name)       # a typo is an error at import, not a silent miss
-            RULES[name] = rule
-        return rule
-    return register
+def register_rules(table):
+    """Fill RULES from `table` (op -> rule name, as ops.yaml's `vmap:` names them: the
+    generated VMAP_RULES). A name that resolves to nothing is an error naming the op and
+    the module, as a kernel's is (tensorplay/_backend_loading.py)."""
+    for op, name in table.items():
+        module_name, _, fn_name = name.rpartition(".")
+        module = importlib.import_module(f"{__name__}.{module_name}") if module_name \
+            else sys.modules[__name__]
+        rule = getattr(module, fn_name, None)
+        if rule is None:
+            raise ImportError(f"ops.yaml: '{op}' names batching rule '{name}' but "
+                              f"{module.__name__} has no '{fn_name}'")
+        RULES[op] = rule
 
 
 class NeedsFallback(Exception):
@@ -170,21 +188,6 @@ def check_inplace_target(op, args, bdims):
                 f"{op.name}.", op=op.name, arg=op.schema.arg_names[m])
 
 
-# The pointwise ops whose tensors do not all broadcast elementwise: glu halves a dim,
-# prelu's weight lines up with dim 1 (the channels), the random ones draw per the
-# `randomness` flag. They have rules of their own.
-NOT_BROADCASTING = {"glu", "prelu"}
-
-# Not tagged pointwise, but elementwise on tensors that broadcast.
-batching_rule("copy_", "threshold_backward", "logaddexp", "logaddexp2", "fmax", "fmin",
-              "float_power.Tensor_Tensor", "float_power.Tensor_Scalar", "heaviside")(
-    pointwise_rule)
-
-for _name, _tags in OP_TAGS.items():
-    if "pointwise" in _tags and "random" not in _tags and \
-            _name.split(".")[0] not in NOT_BROADCASTING:
-        RULES[_name] = pointwise_rule
-
 
 # ---- ops along dims: move the batch dim first, shift the dims by one -----------------------
 #
@@ -284,51 +287,32 @@ def _front_bdims_of(out):
     return 0
 
 
-for _name, _tags in OP_TAGS.items():
-    if "reduction" in _tags and "dim" in dispatcher.find(_name).schema.arg_names:
-        RULES[_name] = dim_rule
 
-batching_rule(
-    "cumsum", "cumprod", "cummax", "cummin", "cumsum_", "cumprod_", "topk", "sort",
-    "sort.stable", "argsort", "argsort.stable", "flip", "_softmax", "_log_softmax",
-    "softmax.int", "log_softmax.int", "_softmax_backward_data", "_log_softmax_backward_data",
-    "glu", "kthvalue", "mode", "logsumexp", "tril", "triu", "tril_", "triu_",
-    "repeat_interleave.self_int",
-)(dim_rule)
-
-
-# Full reductions (no dim argument): reduce the flattened example along dim 1 with the
-# op's dim overload.
-FULL_REDUCTIONS = {
-    "sum": ("sum.dim_IntList", lambda x, a: (x, [1], False) + tuple(a[1:])),
-    "mean": ("mean.dim", lambda x, a: (x, [1], False) + tuple(a[1:])),
-    "prod": ("prod.dim_int", lambda x, a: (x, 1, False) + tuple(a[1:])),
-    "max": ("max.dim", lambda x, a: (x, 1, False)),
-    "min": ("min.dim", lambda x, a: (x, 1, False)),
-    "median": ("median.dim", lambda x, a: (x, 1, False)),
-    "all": ("all.dim", lambda x, a: (x, 1, False)),
-    "any": ("any.dim", lambda x, a: (x, 1, False)),
-}
+# ---- convolution and pooling: fold the batch into N ------------------------------------------
+def fold_into_n(x, bdim, full_rank):
+    """(x as [B*N, ...], unfold) for an input of `full_rank` dims with a batch dim N, or
+    (x', identity) when the example has no N (the batch dim takes its place)."""
+    x = to_front(x, bdim)
+    if x.dim() - 1 == full_rank:
+        size, n = x.shape[0], x.shape[1]
+        folded = x.reshape((size * n,) + tuple(x.shape[2:]))
+        return folded, lambda out: out.view((size, n) + tuple(out.shape[1:]))
+    return x, lambda out: out
 
 
-def full_reduction_rule(op, args, bdims):
-    dim_op_name, build = FULL_REDUCTIONS[op.name]
-    x = to_front(args[0], bdims[0])
-    flat = x.reshape((x.shape[0], -1))
-    out = call(dispatcher.find(dim_op_name), *build(flat, args))
+def fold_rule(op, args, bdims):
+    if any(d is not None for d in bdims[1:]):
+        raise NeedsFallback(op.name)
+    full = 3 if op.name == "col2im" else 4      # col2im: (N, C * kernel, L)
+    if op.name in ("_pad_nd", "constant_pad_nd", "pad"):
+        if op.name == "constant_pad_nd" or args[2] == "constant":
+            # Constant padding touches the last len(pad)/2 dims of any tensor: B is one
+            # more leading dim.
+            return call(op, to_front(args[0], bdims[0]), *args[1:]), 0
+        # Reflect/replicate/circular padding wants (N, C, *spatial) or (C, *spatial).
+        full = len(args[1]) // 2 + 2
+    x, unfold = fold_into_n(args[0], bdims[0], full)
+    out = call(op, x, *args[1:])
     if isinstance(out, tuple):
-        out = out[0]
-    return out, 0
-
-
-batching_rule(*FULL_REDUCTIONS)(full_reduction_rule)
-
-
-
-@batching_rule("msort")
-def msort_rule(op, args, bdims):
-    """msort sorts along dim 0, which is dim 1 once the batch dim is first."""
-    x = to_front(args[0], bdims[0])
-    if x.dim() == 1:
-        return x.clone(), 0
-    return x.sort(1)[0], 0
+        return tuple(unfold(o) for o in out), (0,) * len(out)
+    return unfold(out), 0

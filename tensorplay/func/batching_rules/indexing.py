@@ -1,5 +1,5 @@
-"""Batching rules of indexing: index_select, gather/scatter, masked_fill, embedding,
-index_add/copy/fill, take, one_hot and advanced indexing (`x[i]`).
+"""Batching rules of indexing: index_select, gather/scatter, masked_fill,
+index_add/copy/fill, take and advanced indexing (`x[i]`).
 
 When the index is the same for every example, the batch dim is one more dim the index
 does not touch (`index_select(x, d, i)` -> `index_select(x', d + 1, i)`). When the index
@@ -14,12 +14,11 @@ from tensorplay import _tensor_factory as factory
 from tensorplay._dtype import int64
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.func.batching_rules import (
-    NeedsFallback, batch_size, batching_rule, call, check_inplace_target, dim_rule,
+    NeedsFallback, batch_size, call, check_inplace_target, dim_rule,
     logical_rank, materialize, pad_rank, pointwise_rule, to_front, wrap_dim,
 )
 
 
-@batching_rule("index_select")
 def index_select_rule(op, args, bdims):
     x, dim, index = args
     size = batch_size(args, bdims)
@@ -39,10 +38,6 @@ def index_select_rule(op, args, bdims):
     return x.gather(d, index.view(shape).expand(spread)), 0
 
 
-@batching_rule("gather", "scatter.src", "scatter.value", "scatter.reduce",
-               "scatter.value_reduce", "scatter_add", "scatter_reduce.two", "scatter_.src",
-               "scatter_.value", "scatter_.reduce", "scatter_.value_reduce", "scatter_add_",
-               "scatter_reduce_.two", "_gather_along", "take_along_dim")
 def gather_rule(op, args, bdims):
     """All tensors have the example's rank: batch them all, shift the dim."""
     if op.name == "take_along_dim" and args[2] is None:
@@ -50,8 +45,6 @@ def gather_rule(op, args, bdims):
     return dim_rule(op, args, bdims)
 
 
-@batching_rule("masked_fill.Scalar", "masked_fill.Tensor", "masked_fill_.Scalar",
-               "masked_fill_.Tensor")
 def masked_fill_rule(op, args, bdims):
     """The mask broadcasts like a pointwise argument. A batched fill value (a 0-dim
     tensor per example) is one value per example: where(mask, value, self)."""
@@ -70,23 +63,6 @@ def masked_fill_rule(op, args, bdims):
     return filled, 0
 
 
-@batching_rule("embedding")
-def embedding_rule(op, args, bdims):
-    weight, indices = args[0], args[1]
-    if bdims[0] is None:
-        return call(op, weight, to_front(indices, bdims[1]), *args[2:]), 0
-    # One table per example: gather each example's rows from its own table.
-    size = batch_size(args, bdims)
-    table = to_front(weight, bdims[0])
-    idx = materialize(indices, bdims[1], size)
-    flat = idx.reshape((size, -1, 1)).expand((size, idx[0].numel(), table.shape[-1]))
-    rows = table.gather(1, flat)
-    return rows.view(tuple(idx.shape) + (table.shape[-1],)), 0
-
-
-@batching_rule("index_add", "index_copy", "index_fill.int_Scalar", "index_fill.int_Tensor",
-               "index_add_", "index_copy_", "index_fill_.int_Scalar",
-               "index_fill_.int_Tensor")
 def index_dim_rule(op, args, bdims):
     """The index picks the same slices in every example: shift the dim. (A batched index
     or fill value differs per example: the loop.)"""
@@ -107,7 +83,6 @@ def index_dim_rule(op, args, bdims):
     return call(op, *new), 0
 
 
-@batching_rule("take")
 def take_rule(op, args, bdims):
     """take reads the flattened example: flatten each example, pick along dim 1."""
     x, index = args
@@ -123,23 +98,6 @@ def take_rule(op, args, bdims):
     flat_idx = idx.reshape((size, -1))
     flat_idx = flat_idx + (flat_idx < 0).to(flat_idx.dtype) * flat.shape[1]
     return flat.gather(1, flat_idx).view(tuple(idx.shape)), 0
-
-
-@batching_rule("one_hot")
-def one_hot_rule(op, args, bdims):
-    """one_hot(x, -1) sizes the classes from each example's own maximum: the loop."""
-    if args[1] == -1:
-        raise NeedsFallback(op.name)
-    return call(op, to_front(args[0], bdims[0]), args[1]), 0
-
-
-@batching_rule("diag")
-def diag_rule(op, args, bdims):
-    """diag of a matrix is its diagonal; of a vector, a matrix (the loop)."""
-    x = to_front(args[0], bdims[0])
-    if x.dim() != 3:
-        raise NeedsFallback(op.name)
-    return x.diagonal(args[1], 1, 2).clone(), 0
 
 
 def _join_arange(x, indices, index_bdims, size):
@@ -162,7 +120,6 @@ def _join_arange(x, indices, index_bdims, size):
     return [arange] + new, rank, used[0]
 
 
-@batching_rule("index.Tensor")
 def index_rule(op, args, bdims):
     """x[i0, i1, ...]: an arange over the batch joins the indices at dim 0.
 
@@ -186,7 +143,6 @@ def index_rule(op, args, bdims):
     return out.permute(perm), 0
 
 
-@batching_rule("index_put", "index_put_")
 def index_put_rule(op, args, bdims):
     """x[i0, i1, ...] = values: the same arange joins the indices; the values line up with
     the indexed part `[B, idx..., rest]` as in a pointwise op."""
