@@ -1,54 +1,14 @@
-"""Shape and dtype rules of the spatial nn ops: convolution, pooling, padding,
-resampling and im2col/col2im (the Meta kernels and the typed errors).
-
-Conventions shared by every rule here: an input is `(N, C, *spatial)`; a list
-argument (`stride`, `padding`, ...) has one entry per spatial dim; sizes that come
-out of a window are `floor((size + 2 * pad - dilation * (k - 1) - 1) / stride) + 1`.
-"""
+"""Shape and dtype rules of convolution and its backward (the Meta kernels and the
+typed errors), with the conventions of _spatial.py."""
 from __future__ import annotations
 
-from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
+from tensorplay.meta._spatial import check_list, check_not_bool
 from tensorplay.meta.rules import OutSpec, check_devices
 
 
 def _sizes(t):
     return t._impl.sizes
-
-
-def check_list(op, name, values, n, minimum):
-    """`values` has `n` entries, each >= `minimum`."""
-    values = tuple(values)
-    if len(values) != n:
-        raise ArgumentError(f"{op}(): argument '{name}' must have {n} element(s), one per "
-                            f"spatial dim, but got {list(values)}", op=op, arg=name)
-    if any(v < minimum for v in values):
-        what = "positive" if minimum == 1 else "non-negative"
-        raise ArgumentError(f"{op}(): argument '{name}' must be {what}, but got "
-                            f"{list(values)}", op=op, arg=name)
-    return values
-
-
-def check_floating(op, name, t):
-    if not t._impl.dtype.is_floating_point:
-        raise DTypeError(f"{op}(): argument '{name}' must have a floating point dtype, but "
-                         f"got {t._impl.dtype.name}", op=op, arg=name)
-
-
-def check_not_bool(op, name, t):
-    if t._impl.dtype is dt.bool:
-        raise DTypeError(f"{op}(): not implemented for bool tensors (argument '{name}' is "
-                         f"bool)", op=op, arg=name)
-
-
-def window_out_size(size, k, stride, pad, dilation, ceil_mode=False):
-    """Output length of a sliding window (PyTorch's pooling_output_shape): with ceil_mode a
-    last partial window counts, unless it would start in the right padding."""
-    span = size + 2 * pad - dilation * (k - 1) - 1 + (stride - 1 if ceil_mode else 0)
-    out = span // stride + 1
-    if ceil_mode and (out - 1) * stride >= size + pad:
-        out -= 1
-    return out
 
 
 # ---- convolution --------------------------------------------------------------------
@@ -160,76 +120,3 @@ def convolution_backward(op, args):
     return tuple(s if wanted else None for s, wanted in zip(specs, output_mask))
 
 
-# ---- padding ------------------------------------------------------------------------
-def check_pad_list(op, pad, ndim):
-    if len(pad) % 2:
-        raise ArgumentError(f"{op}(): argument 'pad' must have an even length (a (left, right) "
-                            f"pair per dim, last dim first), but got {list(pad)}", op=op,
-                            arg="pad")
-    if len(pad) // 2 > ndim:
-        raise ArgumentError(f"{op}(): argument 'pad' ({list(pad)}) pads {len(pad) // 2} dims, "
-                            f"but the input has only {ndim}", op=op, arg="pad")
-
-
-def padded_sizes(op, sizes, pad):
-    out = list(sizes)
-    for i in range(len(pad) // 2):
-        d = len(sizes) - 1 - i
-        out[d] = sizes[d] + pad[2 * i] + pad[2 * i + 1]
-        if out[d] < 0:
-            raise ShapeError(f"{op}(): argument 'pad' ({list(pad)}) would make dim {d} of size "
-                             f"{sizes[d]} negative ({out[d]})", op=op, arg="pad")
-    return tuple(out)
-
-
-def constant_pad_nd(op, args):
-    self, pad, value = args
-    check_pad_list(op, pad, len(_sizes(self)))
-    return OutSpec(padded_sizes(op, _sizes(self), pad), self._impl.dtype)
-
-
-PAD_MODES = ("reflect", "replicate", "circular")
-
-
-def check_pad_nd(op, sizes, dtype, pad, mode):
-    if mode not in PAD_MODES:
-        raise ArgumentError(f"{op}(): argument 'mode' must be one of {', '.join(PAD_MODES)}, "
-                            f"but got {mode!r}", op=op, arg="mode")
-    check_pad_list(op, pad, len(sizes))
-    n = len(pad) // 2
-    if n not in (1, 2, 3) or len(sizes) not in (n + 1, n + 2):
-        raise ShapeError(f"{op}(): {mode} padding of {n} dim(s) (argument 'pad' "
-                         f"{list(pad)}) needs a {n + 1}-D or {n + 2}-D input, but got shape "
-                         f"{fmt_shape(sizes)}", op=op, arg="pad")
-    if mode != "circular" and dtype is dt.bool:
-        raise DTypeError(f"{op}(): {mode} padding is not implemented for bool tensors "
-                         f"(argument 'self' is bool)", op=op, arg="self")
-    for i in range(n):
-        d = len(sizes) - 1 - i
-        size, left, right = sizes[d], pad[2 * i], pad[2 * i + 1]
-        limit = size - 1 if mode == "reflect" else size
-        if mode == "replicate":
-            ok = size > 0
-        else:
-            ok = max(left, right) <= limit
-        if not ok:
-            raise ShapeError(f"{op}(): {mode} padding ({left}, {right}) of dim {d} must be "
-                             f"{'at most' if mode == 'circular' else 'less than'} its size "
-                             f"{size} (argument 'pad')", op=op, arg="pad")
-
-
-def pad_nd(op, args):
-    self, pad, mode = args
-    check_pad_nd(op, _sizes(self), self._impl.dtype, pad, mode)
-    return OutSpec(padded_sizes(op, _sizes(self), pad), self._impl.dtype)
-
-
-def pad_nd_backward(op, args):
-    grad_output, input_sizes, pad, mode = args
-    check_pad_nd(op, tuple(input_sizes), grad_output._impl.dtype, pad, mode)
-    expected = padded_sizes(op, tuple(input_sizes), pad)
-    if tuple(_sizes(grad_output)) != expected:
-        raise ShapeError(f"{op}(): argument 'grad_output' must have the padded shape "
-                         f"{fmt_shape(expected)}, but got {fmt_shape(_sizes(grad_output))}",
-                         op=op, arg="grad_output")
-    return OutSpec(tuple(input_sizes), grad_output._impl.dtype)

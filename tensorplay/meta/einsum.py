@@ -1,4 +1,6 @@
-"""The strides of einsum's result: PyTorch's, which follow from how it computes it.
+"""einsum's rule: its equation parser (shared by the kernels and the backward), the
+result's dtype and shape, and the strides of its result: PyTorch's, which follow from
+how it computes it.
 
 PyTorch's einsum (aten/src/ATen/native/Linear.cpp) aligns every operand to one list of
 dims (the output's, then the contracted ones), then contracts the operands left to
@@ -18,9 +20,17 @@ own gets that view's layout where it is dense.
 from __future__ import annotations
 
 import string
+from dataclasses import dataclass
 
+from tensorplay import _dtype as dt
 from tensorplay._impl import contiguous_strides
+from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 from tensorplay.meta.layout import clone_strides, pointwise_strides, view_strides
+from tensorplay.meta.rules import OutSpec, check_devices
+
+
+def _sizes(t):
+    return t._impl.sizes
 
 # PyTorch's order of labels: A-Z, then a-z.
 _LABEL_ORDER = {c: i for i, c in enumerate(string.ascii_uppercase + string.ascii_lowercase)}
@@ -128,3 +138,107 @@ def _sumproduct_pair(a, b, sum_dims):
         sizes[d] = out_sizes[position]
         strides[d] = flat[position]
     return tuple(sizes), tuple(strides)
+
+
+# ---- einsum ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Einsum:
+    """An einsum equation with '...' replaced by letters and the output made explicit.
+
+    inputs: one subscript string per operand;  output: the output's subscripts;
+    sizes: letter -> size (broadcast: a size-1 letter takes the other operands' size);
+    ellipsis: the letters that spell '...', in order."""
+    inputs: tuple
+    output: str
+    sizes: dict
+    ellipsis: str = ""
+
+    @property
+    def equation(self):
+        return ",".join(self.inputs) + "->" + self.output
+
+
+def parse_einsum(op, equation, shapes):
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    subs = lhs.split(",")
+    if len(subs) != len(shapes):
+        raise ArgumentError(f"{op}(): the equation {equation!r} names {len(subs)} operands "
+                            f"(argument 'equation') but {len(shapes)} tensors were given",
+                            op=op, arg="equation")
+    for part in subs + [rhs]:
+        bad = set(part.replace("...", "")) - set(string.ascii_letters)
+        if bad:
+            raise ArgumentError(f"{op}(): invalid subscript {sorted(bad)[0]!r} in the equation "
+                                f"{equation!r} (argument 'equation'): subscripts are letters "
+                                f"[a-zA-Z] and '...'", op=op, arg="equation")
+    free = [c for c in string.ascii_letters if c not in eq]
+    ell_rank = max([len(s) - len(sub) + 3 for sub, s in zip(subs, shapes) if "..." in sub],
+                   default=0)
+    ell = "".join(free[:ell_rank])
+    inputs = []
+    for i, (sub, shape) in enumerate(zip(subs, shapes)):
+        if "..." in sub:
+            k = len(shape) - (len(sub) - 3)
+            sub = sub.replace("...", ell[ell_rank - k:] if k > 0 else "")
+        if len(sub) != len(shape):
+            raise ShapeError(f"{op}(): the subscripts {subs[i]!r} of operand {i} do not match "
+                             f"its {len(shape)} dims (shape {fmt_shape(shape)}; argument "
+                             f"'equation')", op=op, arg="equation")
+        inputs.append(sub)
+    sizes = {}
+    for i, (sub, shape) in enumerate(zip(inputs, shapes)):
+        for c, n in zip(sub, shape):
+            have = sizes.get(c, 1)
+            if have != n and have != 1 and n != 1:
+                raise ShapeError(f"{op}(): subscript {c!r} has size {n} in operand {i} but "
+                                 f"size {have} elsewhere (argument 'tensors')", op=op,
+                                 arg="tensors")
+            sizes[c] = n if have == 1 else have
+    if arrow:
+        output = rhs.replace("...", ell)
+        for c in output:
+            if c not in sizes or output.count(c) > 1:
+                raise ArgumentError(f"{op}(): output subscript {c!r} in {equation!r} must "
+                                    f"appear once, and in an operand (argument 'equation')",
+                                    op=op, arg="equation")
+    else:   # implicit: the '...' dims, then the letters used once, in alphabetical order
+        letters = lhs.replace("...", "").replace(",", "")
+        output = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    return Einsum(tuple(inputs), output, sizes, ell)
+
+
+def _einsum_dtype(op, spec, tensors):
+    """The dtype of PyTorch's einsum, which contracts the operands left to right: a pair
+    whose shared letter is summed over (non-trivially, size > 1 in both) goes to bmm or
+    dot, which need one dtype; any other pair is multiplied, which promotes. With an empty
+    operand PyTorch returns zeros of the last operand's dtype and checks nothing."""
+    if any(0 in _sizes(t) for t in tensors):
+        return tensors[-1]._impl.dtype
+    last = {c: i for i, sub in enumerate(spec.inputs) for c in sub}
+    sizes = dict(zip(spec.inputs[0], _sizes(tensors[0])))   # the running result's letters
+    dtype = tensors[0]._impl.dtype
+    for i in range(1, len(tensors)):
+        t = tensors[i]
+        mine = dict(zip(spec.inputs[i], _sizes(t)))
+        summed = [c for c in mine if last[c] == i and c not in spec.output and
+                  sizes.get(c, 1) != 1 and mine[c] != 1]
+        if summed and t._impl.dtype is not dtype:
+            raise DTypeError(f"{op}(): operands contracted over {summed[0]!r} must have one "
+                             f"dtype, but 'tensors[{i}]' is {t._impl.dtype.name} and the "
+                             f"operands before it {dtype.name} (argument 'tensors')", op=op,
+                             arg=f"tensors[{i}]")
+        dtype = dt.promote_types(dtype, t._impl.dtype)
+        for c, n in mine.items():
+            sizes[c] = max(sizes.get(c, 1), n)
+    return dtype
+
+
+def einsum(op, args):
+    equation, tensors = args
+    if not tensors:
+        raise ArgumentError(f"{op}(): argument 'tensors' must hold at least one tensor", op=op,
+                            arg="tensors")
+    check_devices(op, [(f"tensors[{i}]", t) for i, t in enumerate(tensors)])
+    spec = parse_einsum(op, equation, [_sizes(t) for t in tensors])
+    return OutSpec(tuple(spec.sizes[c] for c in spec.output), _einsum_dtype(op, spec, tensors))

@@ -1,5 +1,5 @@
-"""Shape and dtype rules of the nn_layers ops: softmax, losses, normalization,
-dropout, embedding, one_hot.
+"""Shape and dtype rules of the normalizations: batch, layer, group and RMS norm and
+their backward ops.
 
 Same contract as rules.py: `rule(op, args) -> OutSpec` (a tuple for several
 outputs) or a typed error that names the op and the argument. The CPU kernels call
@@ -12,124 +12,12 @@ import ml_dtypes
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
-from tensorplay.meta.rules import OutSpec, binary, broadcast, check_devices, wrap_dim
-
-REDUCTIONS = ("none", "mean", "sum")
+from tensorplay.meta._nn import check_floating, check_size
+from tensorplay.meta.rules import OutSpec
 
 
 def _sizes(t):
     return t._impl.sizes
-
-
-def check_floating(op, t, arg="self"):
-    d = t._impl.dtype
-    if not d.is_floating_point:
-        raise DTypeError(f"{op}(): argument '{arg}' must be a floating point tensor, but got "
-                         f"{d.name}", op=op, arg=arg)
-
-
-def check_index(op, t, arg):
-    d = t._impl.dtype
-    if d not in (dt.int64, dt.int32):
-        raise DTypeError(f"{op}(): argument '{arg}' must be an int64 or int32 tensor of "
-                         f"indices, but got {d.name}", op=op, arg=arg)
-
-
-def check_reduction(op, reduction):
-    if reduction not in REDUCTIONS:
-        raise ArgumentError(f"{op}(): argument 'reduction' must be one of 'none', 'mean', "
-                            f"'sum', but got {reduction!r}", op=op, arg="reduction")
-
-
-def check_size(op, t, arg, expected, what):
-    if t is not None and tuple(_sizes(t)) != tuple(expected):
-        raise ShapeError(f"{op}(): argument '{arg}' must have shape {fmt_shape(expected)} "
-                         f"({what}), but got {fmt_shape(_sizes(t))}", op=op, arg=arg)
-
-
-# ---- softmax ------------------------------------------------------------------------
-def softmax(op, args):
-    self, dim, half_to_float = args
-    check_floating(op, self)
-    wrap_dim(op, dim, len(_sizes(self)))
-    if half_to_float:
-        # PyTorch has this conversion on CUDA only; convert with dtype= instead.
-        raise ArgumentError(f"{op}(): argument 'half_to_float' (softmax with half to float "
-                            f"conversion) is not supported on the CPU; pass dtype= to "
-                            f"softmax() instead", op=op, arg="half_to_float")
-    return OutSpec(_sizes(self), self._impl.dtype)
-
-
-def softmax_backward(op, args):
-    grad_output, output, dim, input_dtype = args
-    wrap_dim(op, dim, len(_sizes(output)))
-    check_size(op, grad_output, "grad_output", _sizes(output), "the output's shape")
-    return OutSpec(_sizes(output), input_dtype)
-
-
-# ---- losses -------------------------------------------------------------------------
-def _class_layout(op, self, target):
-    """(N-and-spatial sizes, C) of an nll input (N, C, d1, ...) or (C,), checked against
-    the target's shape (N, d1, ...) or ()."""
-    sizes = _sizes(self)
-    if len(sizes) == 0:
-        raise ShapeError(f"{op}(): argument 'self' must have at least 1 dimension (the "
-                         f"classes), but got shape []", op=op, arg="self")
-    if len(sizes) == 1:
-        expected, classes = (), sizes[0]
-    else:
-        expected, classes = (sizes[0],) + tuple(sizes[2:]), sizes[1]
-    if tuple(_sizes(target)) != expected:
-        raise ShapeError(f"{op}(): argument 'target' must have shape {fmt_shape(expected)} "
-                         f"for an input of shape {fmt_shape(sizes)}, but got "
-                         f"{fmt_shape(_sizes(target))}", op=op, arg="target")
-    return expected, classes
-
-
-def nll_loss_forward(op, args):
-    self, target, weight, reduction, ignore_index = args
-    check_floating(op, self)
-    if target._impl.dtype not in (dt.int64, dt.uint8):
-        raise DTypeError(f"{op}(): argument 'target' must be an int64 (or uint8) tensor of "
-                         f"class indices, but got {target._impl.dtype.name}", op=op,
-                         arg="target")
-    check_reduction(op, reduction)
-    check_devices(op, [("self", self), ("target", target)] +
-                  ([("weight", weight)] if weight is not None else []))
-    batch, classes = _class_layout(op, self, target)
-    check_size(op, weight, "weight", (classes,), "one weight per class")
-    d = self._impl.dtype
-    # PyTorch's kernel reads the weights as self's scalar type
-    if weight is not None and weight._impl.dtype is not d:
-        raise DTypeError(f"{op}(): argument 'weight' must have the dtype of 'self' ({d.name}), "
-                         f"but got {weight._impl.dtype.name}", op=op, arg="weight")
-    return OutSpec(batch if reduction == "none" else (), d), OutSpec((), d)
-
-
-def nll_loss_backward(op, args):
-    grad_output, self, target, weight, reduction, ignore_index, total_weight = args
-    nll_loss_forward(op, (self, target, weight, reduction, ignore_index))
-    return OutSpec(_sizes(self), self._impl.dtype)
-
-
-def bce_with_logits(op, args):
-    self, target, weight, pos_weight, reduction = args
-    check_floating(op, self)
-    check_reduction(op, reduction)
-    if tuple(_sizes(target)) != tuple(_sizes(self)):
-        raise ShapeError(f"{op}(): argument 'target' must have the same shape as 'self' "
-                         f"({fmt_shape(_sizes(self))}), but got {fmt_shape(_sizes(target))}",
-                         op=op, arg="target")
-    for name, t in (("weight", weight), ("pos_weight", pos_weight)):
-        if t is not None and broadcast(op, [("self", _sizes(self)), (name, _sizes(t))]) \
-                != tuple(_sizes(self)):
-            raise ShapeError(f"{op}(): argument '{name}' (shape {fmt_shape(_sizes(t))}) must "
-                             f"broadcast to the input's shape {fmt_shape(_sizes(self))}",
-                             op=op, arg=name)
-    sizes = _sizes(self) if reduction == "none" else ()
-    # PyTorch computes the loss into (1 - target) in place: the result has target's dtype
-    dtype = target._impl.dtype if target._impl.dtype.is_floating_point else self._impl.dtype
-    return OutSpec(sizes, dtype)
 
 
 # ---- normalization ------------------------------------------------------------------
@@ -165,12 +53,6 @@ def native_batch_norm(op, args):
                                  ("running_mean", running_mean), ("running_var", running_var)))
     stats = (c,)
     return OutSpec(sizes, input._impl.dtype), OutSpec(stats, sd), OutSpec(stats, sd)
-
-
-def threshold_backward(op, args):
-    """grad_output and self broadcast together and promote, as a binary op."""
-    grad_output, self, threshold = args
-    return binary(op, (grad_output, self), names=("grad_output", "self"))
 
 
 def native_batch_norm_backward(op, args):
@@ -329,76 +211,3 @@ def native_group_norm(op, args):
     return OutSpec(sizes, d), OutSpec((N, group), sd), OutSpec((N, group), sd)
 
 
-# ---- dropout, embedding, one_hot ----------------------------------------------------
-def check_probability(op, p, arg="p"):
-    if not 0.0 <= p <= 1.0:
-        raise ArgumentError(f"{op}(): dropout probability has to be between 0 and 1, but got "
-                            f"{p} (argument '{arg}')", op=op, arg=arg)
-
-
-def native_dropout(op, args):
-    input, p, train, generator = args
-    check_probability(op, p)
-    return OutSpec(_sizes(input), input._impl.dtype), OutSpec(_sizes(input), dt.bool)
-
-
-def embedding(op, args):
-    weight, indices, padding_idx, scale_grad_by_freq, sparse = args
-    check_index(op, indices, "indices")
-    if sparse:
-        raise ArgumentError(f"{op}(): argument 'sparse' must be False: sparse gradients are "
-                            f"not supported (the gradient of 'weight' is dense)", op=op,
-                            arg="sparse")
-    if len(_sizes(weight)) != 2:
-        raise ShapeError(f"{op}(): argument 'weight' must be 2-D (num_embeddings, "
-                         f"embedding_dim), but got shape {fmt_shape(_sizes(weight))}", op=op,
-                         arg="weight")
-    return OutSpec(tuple(_sizes(indices)) + (_sizes(weight)[1],), weight._impl.dtype)
-
-
-def embedding_dense_backward(op, args):
-    grad_output, indices, num_weights, padding_idx, scale_grad_by_freq = args
-    check_index(op, indices, "indices")
-    sizes = _sizes(grad_output)
-    if tuple(sizes[:-1]) != tuple(_sizes(indices)):
-        raise ShapeError(f"{op}(): argument 'grad_output' must have shape indices.shape + "
-                         f"[embedding_dim], but got {fmt_shape(sizes)} for indices of shape "
-                         f"{fmt_shape(_sizes(indices))}", op=op, arg="grad_output")
-    return OutSpec((num_weights, sizes[-1]), grad_output._impl.dtype)
-
-
-def one_hot(op, args):
-    self, num_classes = args
-    if self._impl.dtype is not dt.int64:
-        raise DTypeError(f"{op}(): argument 'self' must be an int64 tensor of class indices, "
-                         f"but got {self._impl.dtype.name}", op=op, arg="self")
-    if num_classes < 0:
-        if num_classes != -1:
-            raise ArgumentError(f"{op}(): argument 'num_classes' must be positive or -1 "
-                                f"(infer from the data), but got {num_classes}", op=op,
-                                arg="num_classes")
-        if self._impl.numel() == 0:
-            raise ArgumentError(f"{op}(): can not infer the total number of classes from an "
-                                f"empty tensor (pass argument 'num_classes')", op=op,
-                                arg="num_classes")
-        if self._impl.device.type == "meta":
-            raise ArgumentError(f"{op}(): num_classes=-1 infers the number of classes from "
-                                f"the data, which a meta tensor does not have (pass "
-                                f"argument 'num_classes')", op=op, arg="num_classes")
-    return OutSpec(tuple(_sizes(self)) + (num_classes,), dt.int64)
-
-
-def cross_entropy_forward(op, args):
-    """The fused cross-entropy kernel's case: (N, C) logits and (N,) class indices."""
-    self, target, weight, reduction, ignore_index = args
-    if len(_sizes(self)) != 2:
-        raise ShapeError(f"{op}(): argument 'self' must be 2-D (N, C), but got shape "
-                         f"{fmt_shape(_sizes(self))}", op=op, arg="self")
-    spec, total = nll_loss_forward(op, args)
-    return spec, OutSpec(_sizes(self), self._impl.dtype), total
-
-
-def cross_entropy_backward(op, args):
-    grad_output, probs, target, weight, reduction, ignore_index, total_weight = args
-    cross_entropy_forward(op, (probs, target, weight, reduction, ignore_index))
-    return OutSpec(_sizes(probs), probs._impl.dtype)

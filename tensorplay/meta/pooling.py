@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
-from tensorplay.meta.nn_spatial import check_list, check_floating, window_out_size
+from tensorplay.meta._spatial import check_list, check_floating, window_out_size
 from tensorplay.meta.rules import OutSpec
 
 

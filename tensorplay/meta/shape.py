@@ -1,5 +1,5 @@
-"""Shape/dtype rules of the reduction family's shape ops that copy (cat, flip, roll,
-repeat, repeat_interleave). The views among the shape ops are Composite and need none."""
+"""Shape/dtype rules of the shape ops that copy (cat, flip, roll, repeat,
+repeat_interleave). Views are Composite and need none."""
 from __future__ import annotations
 
 from tensorplay import _dtype as dt
