@@ -11,10 +11,10 @@ import math
 
 import numpy as np
 
-from tensorplay.meta import pointwise as rules
-from cpu_kernels._common import out_like
-from cpu_kernels._pointwise_common import arrays, inplace_of
+from tensorplay.meta import activations as rules
+from cpu_kernels._common import array_as, out_like
 from cpu_kernels._erf import erf as _erf
+from cpu_kernels._pointwise_common import arrays, inplace_of
 
 _SQRT_HALF = math.sqrt(0.5)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -156,3 +156,36 @@ hardtanh_ = inplace_of(hardtanh, rules.hardtanh, "hardtanh_")
 hardsigmoid_ = inplace_of(hardsigmoid, rules.unary_floating, "hardsigmoid_")
 hardswish_ = inplace_of(hardswish, rules.unary_floating, "hardswish_")
 threshold_ = inplace_of(threshold, rules.unary_no_bool, "threshold_")
+
+
+def threshold_backward(grad_output, self, threshold):
+    """grad_output where self > threshold (or is NaN), else 0: relu's and threshold's
+    backward, broadcasting and promoting like a binary op.
+
+        out[i] = 0 if self[i] <= threshold else grad_output[i]
+
+    NOTE: np.where with a mask that changes every few elements runs ~15x slower than
+    arithmetic, and grad * keep would turn an infinite gradient at a dropped position
+    into NaN. So floats are selected bitwise: keep (0 or 1) negated is 0 or all ones,
+    and grad's bits `and` that are the gradient or +0.0, exactly.
+    """
+    spec = rules.threshold_backward("threshold_backward", (grad_output, self, threshold))
+    g = array_as(grad_output, spec.dtype)
+    x = array_as(self, spec.dtype)
+    with np.errstate(invalid="ignore"):
+        keep = ~(x <= threshold)
+    g, keep = np.broadcast_arrays(g, keep)
+    bits = _BITS.get(g.dtype.itemsize) if spec.dtype.is_floating_point else None
+    if bits is None:           # integers (and bool): the product is exact
+        result = np.multiply(g, keep, dtype=g.dtype)
+    else:
+        mask = keep.astype(bits)
+        np.negative(mask, out=mask)
+        result = np.bitwise_and(g.view(bits), mask).view(g.dtype)
+    # NOTE: laid out like self first, then grad_output: PyTorch's binary-op iterator
+    # takes them in that order (its threshold_backward is threshold(self, ..., grad)).
+    return out_like(result, spec.dtype, self, grad_output)
+
+
+# Same-width unsigned integers, to select a float or its +0.0 with a bitwise and.
+_BITS = {2: np.uint16, 4: np.uint32, 8: np.uint64}

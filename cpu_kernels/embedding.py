@@ -1,67 +1,12 @@
-"""Dropout, embedding and one_hot kernels, and the backward of relu and threshold."""
+"""Embedding (rows of a table picked by index), its backward, and one_hot."""
 from __future__ import annotations
 
 import numpy as np
 
 from tensorplay import _dtype as dt
-from tensorplay import _random_draws as draws
-from tensorplay._random import get
 from tensorplay.errors import DimError
-from tensorplay.meta import nn_layers as rules
-from cpu_kernels._common import array_as, out, out_like
-
-
-def native_dropout(input, p, train, generator):
-    """Zero each element with probability p and scale the rest by 1 / (1 - p), so the
-    expected value is unchanged. Returns (output, keep mask).
-
-        keep = bernoulli(1 - p)       a double uniform < 1 - p per element, in order,
-                                      from `generator` (or the default one)
-        out  = (input * keep) * scale   scale = 1 / (1 - p) rounded to input's dtype
-                                        (p == 1: all zeros)
-    Not training: (a copy of the input, an all-True mask).
-    """
-    rules.native_dropout("native_dropout", (input, p, train, generator))
-    a = input._impl.array()
-    dtype = input._impl.dtype
-    if train is False:
-        return out(a.copy(), dtype), out(np.ones(a.shape, np.bool_), dt.bool)
-    keep = draws.bernoulli_scalar(get(generator), a.size, 1.0 - p).reshape(a.shape)
-    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
-    return out((a * keep.astype(a.dtype)) * np.asarray(scale, a.dtype), dtype), out(keep, dt.bool)
-
-
-# Same-width unsigned integers, to select a float or its +0.0 with a bitwise and.
-_BITS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def threshold_backward(grad_output, self, threshold):
-    """grad_output where self > threshold (or is NaN), else 0: relu's and threshold's
-    backward, broadcasting and promoting like a binary op.
-
-        out[i] = 0 if self[i] <= threshold else grad_output[i]
-
-    NOTE: np.where with a mask that changes every few elements runs ~15x slower than
-    arithmetic, and grad * keep would turn an infinite gradient at a dropped position
-    into NaN. So floats are selected bitwise: keep (0 or 1) negated is 0 or all ones,
-    and grad's bits `and` that are the gradient or +0.0, exactly.
-    """
-    spec = rules.threshold_backward("threshold_backward", (grad_output, self, threshold))
-    g = array_as(grad_output, spec.dtype)
-    x = array_as(self, spec.dtype)
-    with np.errstate(invalid="ignore"):
-        keep = ~(x <= threshold)
-    g, keep = np.broadcast_arrays(g, keep)
-    bits = _BITS.get(g.dtype.itemsize) if spec.dtype.is_floating_point else None
-    if bits is None:           # integers (and bool): the product is exact
-        result = np.multiply(g, keep, dtype=g.dtype)
-    else:
-        mask = keep.astype(bits)
-        np.negative(mask, out=mask)
-        result = np.bitwise_and(g.view(bits), mask).view(g.dtype)
-    # NOTE: laid out like self first, then grad_output: PyTorch's binary-op iterator
-    # takes them in that order (its threshold_backward is threshold(self, ..., grad)).
-    return out_like(result, spec.dtype, self, grad_output)
+from tensorplay.meta import embedding as rules
+from cpu_kernels._common import out
 
 
 def _indices(op, t, num, arg):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import _dtype as dt
-from tensorplay.meta import pointwise as rules
+from tensorplay.meta import logic as rules
 from cpu_kernels._common import out_like
 from cpu_kernels._pointwise_common import arrays, inplace_of, promoted
 

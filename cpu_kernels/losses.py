@@ -9,7 +9,7 @@ import numpy as np
 
 from tensorplay._promotion import result_type2
 from tensorplay.errors import DimError
-from tensorplay.meta import nn_layers as rules
+from tensorplay.meta import losses as rules
 from cpu_kernels._common import out, out_like
 
 

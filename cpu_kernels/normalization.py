@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorplay.library import Library, ShapeRule, kernel
 from tensorplay._memory_format import channels_last
-from tensorplay.meta import nn_layers as rules
+from tensorplay.library import Library, ShapeRule, kernel
+from tensorplay.meta import normalization as rules
 from tensorplay.meta.layout import copy_strides
-from tensorplay.meta.nn_layers import machine_eps
+from tensorplay.meta.normalization import machine_eps
 from cpu_kernels._common import nhwc_rows, out, out_channels_last
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
@@ -397,7 +397,7 @@ _4D = ShapeRule("4-D input, at least 32 channels",
                 lambda input, *rest: _wide_image(input._impl.sizes))
 _4D_BACKWARD = ShapeRule("4-D input, at least 32 channels",
                          lambda grad_out, input, *rest: _wide_image(input._impl.sizes))
-nhwc = Library("CPU", "cpu_kernels.nn_norm (NHWC)")
+nhwc = Library("CPU", "cpu_kernels.normalization (NHWC)")
 nhwc.impl("native_batch_norm", native_batch_norm_nhwc, priority=10, layout="channels_last",
           shape=_4D)
 nhwc.impl("native_batch_norm_backward", native_batch_norm_backward_nhwc, priority=10,

@@ -13,17 +13,25 @@ that into a ShapeError naming the arguments.
 """
 from __future__ import annotations
 
+import builtins
+
+import ml_dtypes
 import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay._promotion import result_type2
-from tensorplay.errors import DTypeError
-from tensorplay.meta import pointwise as pointwise_rules
-from tensorplay.meta import rules
+from tensorplay.errors import ArgumentError, DTypeError
+from tensorplay.meta import pointwise as rules
+from tensorplay.meta import rules as core_rules
 from tensorplay.meta.overlap import check_inplace_overlap
-from cpu_kernels._common import array_as, float_dtype, out, out_like, out_like1, out_like2
+from cpu_kernels import _erf
+from cpu_kernels._common import (
+    array_as, float_dtype, out, out_like, out_like1, out_like2, scalar_as,
+)
 from cpu_kernels._float_errors import Ignored, call_ignoring
-from cpu_kernels._pointwise_common import inplace_of
+from cpu_kernels._pointwise_common import (
+    arrays, compute_np, inplace_of, promoted, unary_float_kernel,
+)
 
 # The NumPy warnings PyTorch does not give: x / 0 is inf, 0 / 0 and log(-1) are nan,
 # exp(1000) and 10.0 ** 1000 are inf.
@@ -136,7 +144,7 @@ def add(self, other, alpha):
 def _check_no_bool(op, self, other):
     # NumPy rejects bool - bool, but not uint8 - True: the shape rule says why, always.
     if self._impl.dtype is dt.bool or other._impl.dtype is dt.bool:
-        rules.binary_sub(op, (self, other))
+        core_rules.binary_sub(op, (self, other))
 
 
 def sub(self, other, alpha):
@@ -203,7 +211,7 @@ def _true_divide(a, b):
 def pow(self, exponent):  # noqa: A001 - the op's name
     a, b, dtype = _binary(self, exponent)
     if dtype is dt.bool:
-        rules.binary_pow("pow", (self, exponent))     # PyTorch has no bool ** bool
+        core_rules.binary_pow("pow", (self, exponent))     # PyTorch has no bool ** bool
     if not dtype.is_floating_point and np.any(b < 0):
         r = _int_pow_negative(a, b, dtype, exponent._impl.wrapped_number)
         return out_like(r, dtype, self, exponent)
@@ -307,7 +315,7 @@ def neg(self):
 
 def abs(self):  # noqa: A001
     if self._impl.dtype is dt.bool:
-        rules.unary_abs("abs", (self,))   # NumPy would accept it; PyTorch does not
+        core_rules.unary_abs("abs", (self,))   # NumPy would accept it; PyTorch does not
     return out_like1(np.abs(self._impl.array()), self._impl.dtype, self)
 
 
@@ -349,7 +357,7 @@ def _sigmoid_of(x):
 
 def relu(self):
     if self._impl.dtype is dt.bool:
-        rules.unary_relu("relu", (self,))   # NumPy would accept it; PyTorch does not
+        core_rules.unary_relu("relu", (self,))   # NumPy would accept it; PyTorch does not
     a = self._impl.array()
     r = np.maximum(a, np.zeros((), a.dtype))      # keeps NaN, like torch
     return out_like1(r, self._impl.dtype, self)
@@ -361,7 +369,7 @@ def relu(self):
 #
 # * "fits self": `other` has self's sizes, or is 0-dim on self's device (a wrapped number,
 #   `x.add_(1.0)`): its broadcast is self's sizes and check_devices lets it through, so
-#   rules.binary_inplace could only find the result type's cast to check.
+#   core_rules.binary_inplace could only find the result type's cast to check.
 # * "may overlap": check_inplace_overlap refuses only an internal overlap, which needs a
 #   stride of 0 in self, or a partial overlap with `other`, which needs a shared storage.
 def _inplace(op, ufunc, self, other, alpha=1):
@@ -380,7 +388,7 @@ def _inplace(op, ufunc, self, other, alpha=1):
         if dtype is not impl.dtype:     # (a dtype can always be cast to itself)
             rules.check_inplace_cast(op, dtype, self)
     else:
-        rules.binary_inplace(op, (self, other))     # the broadcast result must fit in self
+        core_rules.binary_inplace(op, (self, other))     # the broadcast result must fit in self
     if 0 in impl.strides or other_impl.storage is impl.storage:
         check_inplace_overlap(op, self, ("other", other))
     target = impl._array      # the cached view, as impl.array() would return it
@@ -417,7 +425,7 @@ def mul_(self, other):
     other_sizes = other_impl.sizes
     if not (dtype is impl.dtype and (other_sizes == impl.sizes or (
             not other_sizes and other_impl._device is impl._device))):
-        rules.binary_inplace("mul_", (self, other))     # fits into self: shape and dtype
+        core_rules.binary_inplace("mul_", (self, other))     # fits into self: shape and dtype
     if 0 in impl.strides or other_impl.storage is impl.storage:
         check_inplace_overlap("mul_", self, ("other", other))
     np.copyto(impl.array(), np.multiply(*_arithmetic(self, other, dtype)),
@@ -432,7 +440,7 @@ def div_(self, other):
     # (self's float dtype takes any result type's cast, so both cast checks pass)
     if not (dtype is impl.dtype and (other_sizes == impl.sizes or (
             not other_sizes and other_impl._device is impl._device))):
-        rules.binary_inplace("div_", (self, other))
+        core_rules.binary_inplace("div_", (self, other))
         rules.check_inplace_cast("div_", dtype, self)
     if 0 in impl.strides or other_impl.storage is impl.storage:
         check_inplace_overlap("div_", self, ("other", other))
@@ -445,7 +453,7 @@ def div_(self, other):
 
 def relu_(self):
     if self._impl.dtype is dt.bool:
-        rules.unary_relu("relu_", (self,))
+        core_rules.unary_relu("relu_", (self,))
     check_inplace_overlap("relu_", self)
     a = self._impl.array()
     np.copyto(a, np.maximum(a, np.zeros((), a.dtype)))
@@ -463,12 +471,308 @@ def sign(self):
 
 
 # ---- in place, the unary functions: computed as above, written back into self ---------
-exp_ = inplace_of(exp, pointwise_rules.unary_float, "exp_")
-log_ = inplace_of(log, pointwise_rules.unary_float, "log_")
-sqrt_ = inplace_of(sqrt, pointwise_rules.unary_float, "sqrt_")
-sin_ = inplace_of(sin, pointwise_rules.unary_float, "sin_")
-cos_ = inplace_of(cos, pointwise_rules.unary_float, "cos_")
-tanh_ = inplace_of(tanh, pointwise_rules.unary_float, "tanh_")
-sigmoid_ = inplace_of(sigmoid, pointwise_rules.unary_float, "sigmoid_")
-neg_ = inplace_of(neg, pointwise_rules.unary_neg, "neg_")
-abs_ = inplace_of(abs, pointwise_rules.unary_no_bool, "abs_")
+exp_ = inplace_of(exp, rules.unary_float, "exp_")
+log_ = inplace_of(log, rules.unary_float, "log_")
+sqrt_ = inplace_of(sqrt, rules.unary_float, "sqrt_")
+sin_ = inplace_of(sin, rules.unary_float, "sin_")
+cos_ = inplace_of(cos, rules.unary_float, "cos_")
+tanh_ = inplace_of(tanh, rules.unary_float, "tanh_")
+sigmoid_ = inplace_of(sigmoid, rules.unary_float, "sigmoid_")
+neg_ = inplace_of(neg, rules.unary_neg, "neg_")
+abs_ = inplace_of(abs, rules.unary_no_bool, "abs_")
+
+
+def _rsqrt(x):
+    return 1 / np.sqrt(x)
+
+
+# ---- float functions: integers and bool compute in the default float dtype -----------
+reciprocal = unary_float_kernel("reciprocal", lambda x: 1 / x)
+rsqrt = unary_float_kernel("rsqrt", _rsqrt)
+exp2 = unary_float_kernel("exp2", np.exp2)
+expm1 = unary_float_kernel("expm1", np.expm1)
+log2 = unary_float_kernel("log2", np.log2)
+log10 = unary_float_kernel("log10", np.log10)
+log1p = unary_float_kernel("log1p", np.log1p)
+tan = unary_float_kernel("tan", np.tan)
+asin = unary_float_kernel("asin", np.arcsin)
+acos = unary_float_kernel("acos", np.arccos)
+atan = unary_float_kernel("atan", np.arctan)
+sinh = unary_float_kernel("sinh", np.sinh)
+cosh = unary_float_kernel("cosh", np.cosh)
+erf = unary_float_kernel("erf", _erf.erf)     # NumPy has none: see _erf.py
+erfc = unary_float_kernel("erfc", _erf.erfc)
+
+
+def logit(self, eps):
+    """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
+    dtype = float_dtype(self._impl.dtype)
+    (p,) = arrays(dtype, self)
+    if eps is not None:
+        # The bounds in the input's own dtype, as PyTorch's kernel takes them (scalar_t):
+        # for bfloat16, 1 - 1e-6 is 1, so p = 1 stays 1 and its logit is inf
+        store = (dtype.np if self._impl.dtype.is_floating_point else np.dtype(np.float32)).type
+        lo = store(eps)
+        hi = store(store(1) - lo)
+        p = np.clip(p, float(lo), float(hi))
+    with np.errstate(all="ignore"):
+        return out_like(np.log(p / (1 - p)), dtype, self)
+
+
+# ---- rounding: integers are already whole (a copy); bool is refused -------------------
+def _rounding(name, fn):
+    def kernel(self):
+        rules.unary_no_bool(name, (self,))
+        a = self._impl.array()
+        if not self._impl.dtype.is_floating_point:
+            return out_like(a.copy(), self._impl.dtype, self)
+        (x,) = arrays(self._impl.dtype, self)
+        return out_like(fn(x), self._impl.dtype, self)
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
+
+
+floor = _rounding("floor", np.floor)
+ceil = _rounding("ceil", np.ceil)
+trunc = _rounding("trunc", np.trunc)
+round = _rounding("round", np.rint)   # noqa: A001 - half to even, like torch.round
+
+
+def round_decimals(self, decimals):
+    """round(x * 10**d) / 10**d (half to even), as PyTorch computes it; integers only
+    with decimals == 0."""
+    rules.unary_floating("round", (self,))
+    (x,) = arrays(self._impl.dtype, self)
+    with np.errstate(all="ignore"):
+        if decimals >= 0:
+            scale = 10.0 ** decimals
+            r = np.rint(x * scale) / scale
+        else:
+            scale = 10.0 ** -decimals
+            r = np.rint(x / scale) * scale
+    return out_like(r, self._impl.dtype, self)
+
+
+def frac(self):
+    rules.unary_floating("frac", (self,))
+    (x,) = arrays(self._impl.dtype, self)
+    with np.errstate(invalid="ignore"):   # frac(inf) is inf - inf = nan, as in torch
+        return out_like(x - np.trunc(x), self._impl.dtype, self)
+
+
+# ---- the division family ------------------------------------------------------------
+def _check_int_divisor(op, dtype, b):
+    # NumPy returns 0 (with a warning) for an integer division by zero; PyTorch refuses.
+    if not dtype.is_floating_point and np.any(b == 0):
+        raise ArgumentError(f"{op}(): integer division by zero (argument 'other' has a zero "
+                            f"element)", op=op, arg="other")
+
+
+def floor_divide(self, other):
+    """floor(self / other). Floats follow Python's divmod (exact, unlike floor(a / b))."""
+    rules.binary_no_bool("floor_divide", (self, other))
+    dtype, (a, b) = promoted(self, other)
+    _check_int_divisor("floor_divide", dtype, b)
+    with np.errstate(all="ignore"):
+        return out_like(np.floor_divide(a, b), dtype, self, other)
+
+
+def _trunc_divide(a, b):
+    """Integer division rounded toward zero: the floor quotient, plus one where the signs
+    differ and the division is not exact."""
+    q = np.floor_divide(a, b)
+    return q + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0)))
+
+
+def div_mode(self, other, rounding_mode):
+    """div.Tensor_mode: true division, or rounded toward zero ('trunc') or down ('floor')."""
+    rules.div_mode("div", (self, other, rounding_mode))
+    if rounding_mode is None:
+        dtype = float_dtype(rules.binary("div", (self, other)).dtype)
+        a, b = arrays(dtype, self, other)
+        with np.errstate(all="ignore"):
+            return out_like(a / b, dtype, self, other)
+    dtype, (a, b) = promoted(self, other)
+    _check_int_divisor("div", dtype, b)
+    with np.errstate(all="ignore"):
+        if rounding_mode == "floor":
+            return out_like(np.floor_divide(a, b), dtype, self, other)
+        if dtype.is_floating_point:
+            return out_like(np.trunc(a / b), dtype, self, other)
+        return out_like(_trunc_divide(a, b), dtype, self, other)
+
+
+def remainder(self, other):
+    """self - floor(self / other) * other: the sign of the divisor, like Python's %."""
+    rules.binary_no_bool("remainder", (self, other))
+    dtype, (a, b) = promoted(self, other)
+    _check_int_divisor("remainder", dtype, b)
+    with np.errstate(all="ignore"):
+        return out_like(np.remainder(a, b), dtype, self, other)
+
+
+def fmod(self, other):
+    """self - trunc(self / other) * other: the sign of the dividend, like C's fmod."""
+    rules.binary_no_bool("fmod", (self, other))
+    dtype, (a, b) = promoted(self, other)
+    _check_int_divisor("fmod", dtype, b)
+    with np.errstate(all="ignore"):
+        return out_like(np.fmod(a, b), dtype, self, other)
+
+
+def atan2(self, other):
+    dtype = float_dtype(rules.binary("atan2", (self, other)).dtype)
+    a, b = arrays(dtype, self, other)
+    return out_like(np.arctan2(a, b), dtype, self, other)
+
+
+def hypot(self, other):
+    """sqrt(self**2 + other**2) without overflow in the squares (np.hypot scales)."""
+    rules.binary_floating("hypot", (self, other))
+    dtype, (a, b) = promoted(self, other)
+    return out_like(np.hypot(a, b), dtype, self, other)
+
+
+# ---- in-place forms -----------------------------------------------------------------
+reciprocal_ = inplace_of(reciprocal, rules.unary_float, "reciprocal_")
+rsqrt_ = inplace_of(rsqrt, rules.unary_float, "rsqrt_")
+exp2_ = inplace_of(exp2, rules.unary_float, "exp2_")
+expm1_ = inplace_of(expm1, rules.unary_float, "expm1_")
+log2_ = inplace_of(log2, rules.unary_float, "log2_")
+log10_ = inplace_of(log10, rules.unary_float, "log10_")
+log1p_ = inplace_of(log1p, rules.unary_float, "log1p_")
+tan_ = inplace_of(tan, rules.unary_float, "tan_")
+asin_ = inplace_of(asin, rules.unary_float, "asin_")
+acos_ = inplace_of(acos, rules.unary_float, "acos_")
+atan_ = inplace_of(atan, rules.unary_float, "atan_")
+sinh_ = inplace_of(sinh, rules.unary_float, "sinh_")
+cosh_ = inplace_of(cosh, rules.unary_float, "cosh_")
+erf_ = inplace_of(erf, rules.unary_float, "erf_")
+erfc_ = inplace_of(erfc, rules.unary_float, "erfc_")
+logit_ = inplace_of(logit, rules.unary_float, "logit_")
+floor_ = inplace_of(floor, rules.unary_no_bool, "floor_")
+ceil_ = inplace_of(ceil, rules.unary_no_bool, "ceil_")
+trunc_ = inplace_of(trunc, rules.unary_no_bool, "trunc_")
+round_ = inplace_of(round, rules.unary_no_bool, "round_")
+round_decimals_ = inplace_of(round_decimals, rules.unary_floating, "round_")
+frac_ = inplace_of(frac, rules.unary_floating, "frac_")
+floor_divide_ = inplace_of(floor_divide, rules.binary_no_bool, "floor_divide_")
+div_mode_ = inplace_of(div_mode, rules.div_mode, "div_")
+remainder_ = inplace_of(remainder, rules.binary_no_bool, "remainder_")
+fmod_ = inplace_of(fmod, rules.binary_no_bool, "fmod_")
+atan2_ = inplace_of(atan2, rules.binary_float, "atan2_")
+hypot_ = inplace_of(hypot, rules.binary_floating, "hypot_")
+
+
+def clamp(self, min, max):  # noqa: A002 - the schema's names
+    """min(max(self, min), max) with number bounds; a nan input stays nan.
+
+        for each i:  out[i] = self[i] < min ? min : (self[i] > max ? max : self[i])
+    """
+    spec = rules.clamp_scalar("clamp", (self, min, max))
+    (x,) = arrays(spec.dtype, self)
+    return out_like(_clamp(x, min, max), spec.dtype, self)
+
+
+def clamp_tensor(self, min, max):  # noqa: A002
+    """clamp.Tensor: bounds are tensors that broadcast with self (either may be None)."""
+    rules.clamp("clamp" if min is not None else "clamp_max", (self, min, max))
+    dtype, arrs = promoted(*[t for t in (self, min, max) if t is not None])
+    it = iter(arrs[1:])
+    lo = next(it) if min is not None else None
+    hi = next(it) if max is not None else None
+    return out_like(_clamp(arrs[0], lo, hi), dtype, self)
+
+
+def _clamp(x, lo, hi):
+    # np.maximum/np.minimum propagate nan from either side, as torch.clamp does.
+    # A number bound is converted to the tensor's dtype first, wrapping like a C cast
+    # (PyTorch: clamp(uint8, -1, 1) uses 255 as the lower bound).
+    if lo is not None:
+        x = np.maximum(x, np.array(lo).astype(x.dtype))
+    if hi is not None:
+        x = np.minimum(x, np.array(hi).astype(x.dtype))
+    return x
+
+
+def lerp_scalar(self, end, weight):
+    """self + weight * (end - self), with a number weight."""
+    spec = rules.lerp("lerp", (self, end, weight))
+    a, b = arrays(spec.dtype, self, end)
+    w = np.asarray(weight, a.dtype)
+    # One weight: choose PyTorch's formula once instead of computing both per element.
+    diff = b - a
+    if builtins.abs(float(weight)) < 0.5:   # (`abs` here is the kernel)
+        return out_like(a + w * diff, spec.dtype, self, end)
+    return out_like(b - diff * (1 - w), spec.dtype, self, end)
+
+
+def lerp_tensor(self, end, weight):
+    spec = rules.lerp("lerp", (self, end, weight))
+    a, b, w = arrays(spec.dtype, self, end, weight)
+    return out_like(_lerp(a, b, w), spec.dtype, self, end, weight)
+
+
+def _lerp(a, b, w):
+    # PyTorch's form: exact at both ends (w = 0 gives a, w = 1 gives b) and monotone.
+    return np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+def addcmul(self, tensor1, tensor2, value):
+    """self + value * tensor1 * tensor2."""
+    spec = rules.addcmul("addcmul", (self, tensor1, tensor2, value))
+    a, t1, t2 = arrays(spec.dtype, self, tensor1, tensor2)
+    value = scalar_as(value, spec.dtype)
+    r = a + value * (t1 * t2) if value != 1 else a + t1 * t2
+    return out_like(r, spec.dtype, self, tensor1, tensor2)
+
+
+def addcdiv(self, tensor1, tensor2, value):
+    """self + value * tensor1 / tensor2."""
+    spec = rules.addcdiv("addcdiv", (self, tensor1, tensor2, value))
+    a, t1, t2 = arrays(spec.dtype, self, tensor1, tensor2)
+    with np.errstate(all="ignore"):
+        return out_like(a + value * (t1 / t2), spec.dtype, self, tensor1, tensor2)
+
+
+def nan_to_num(self, nan, posinf, neginf):
+    """nan -> `nan` (0), +inf -> `posinf` (the dtype's largest), -inf -> `neginf`
+    (the dtype's lowest). Integers and bool have none of these: a copy."""
+    dtype = self._impl.dtype
+    a = self._impl.array()
+    if not dtype.is_floating_point:
+        return out_like(a.copy(), dtype, self)
+    info = ml_dtypes.finfo(dtype.np)   # (np.finfo does not know bfloat16)
+    big = info.max if posinf is None else posinf
+    small = info.min if neginf is None else neginf
+    x = a.astype(compute_np(dtype))
+    r = np.where(np.isnan(x), 0.0 if nan is None else nan, x)
+    r = np.where(np.isposinf(x), big, np.where(np.isneginf(x), small, r))
+    return out_like(r.astype(x.dtype), dtype, self)
+
+
+# ---- in-place forms -----------------------------------------------------------------
+clamp_ = inplace_of(clamp, rules.clamp_scalar, "clamp_")
+clamp_tensor_ = inplace_of(clamp_tensor, rules.clamp, "clamp_")
+lerp_scalar_ = inplace_of(lerp_scalar, rules.lerp, "lerp_")
+lerp_tensor_ = inplace_of(lerp_tensor, rules.lerp, "lerp_")
+addcmul_ = inplace_of(addcmul, rules.addcmul, "addcmul_")
+addcdiv_ = inplace_of(addcdiv, rules.addcdiv, "addcdiv_")
+_nan_to_num_float_ = inplace_of(nan_to_num, rules.unary_same, "nan_to_num_")
+
+
+def nan_to_num_(self, nan, posinf, neginf):
+    """In place. Integers and bool have no nan or inf: PyTorch copies self onto itself,
+    which writes nothing (so an expanded integer tensor is no overlap to refuse)."""
+    if self._impl.dtype.is_floating_point:
+        return _nan_to_num_float_(self, nan, posinf, neginf)
+    rules.unary_same("nan_to_num_", (self, nan, posinf, neginf))
+    return self
+
+
+def clamp_max_tensor(self, max):  # noqa: A002
+    """clamp_max.Tensor: min(self, max), broadcasting (clamp.Tensor needs a `min`)."""
+    return clamp_tensor(self, None, max)
+
+
+clamp_max_tensor_ = inplace_of(clamp_max_tensor, rules.clamp_max, "clamp_max_")

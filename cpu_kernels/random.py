@@ -13,7 +13,7 @@ from tensorplay import _dtype as dt
 from tensorplay import _random_draws as draws
 from tensorplay._random import get
 from tensorplay.errors import ArgumentError
-from tensorplay.meta import pointwise as rules
+from tensorplay.meta import random as rules
 from cpu_kernels._common import out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay.errors import ArgumentError
-from tensorplay.meta import reduction_shape as rules
+from tensorplay.meta import shape as rules
 from tensorplay.meta.layout import clone_strides
 from cpu_kernels._common import array_as, check_result, out, out_strided
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorplay.meta import nn_layers as rules
+from tensorplay.meta import softmax as rules
 from cpu_kernels._common import out
 
 

@@ -1,5 +1,6 @@
-"""Scans (cumsum, cumprod, cummax, cummin), sorting and selection (sort, topk, kthvalue,
-median, mode), and the gather/scatter-add pair their backward formulas use.
+"""Sorting and selection: sort, topk, kthvalue, median, mode, cummax/cummin (a running
+extreme and where it was set), unique. (The gather/scatter-add pair their backward
+formulas use is in indexing.py.)
 
 Sorting is always stable (NumPy's `kind="stable"`), and NaN sorts as the largest value,
 as in PyTorch. A 0-dim tensor is sorted/scanned as a 1-element vector.
@@ -10,37 +11,14 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay.library import kernel
-from tensorplay.meta import reduction as rules
-from tensorplay.meta.layout import clone_strides
-from cpu_kernels._common import accumulate_dtype, out, out_strided
+from tensorplay.meta import sorting as rules
+from tensorplay.meta.layout import clone_strides, unique_dim_strides
+from tensorplay.meta.rules import wrap_dim
+from cpu_kernels._common import out, out_strided
 
 
 def _as_1d_if_scalar(a):
     return a.reshape(1) if a.ndim == 0 else a
-
-
-# ---- cumsum / cumprod ------------------------------------------------------------------
-@kernel(family=True)
-def cumsum_cumprod(op, self, dim, dtype):
-    """cumsum and cumprod, out of place (in `dtype` when given) or in place."""
-    inplace = op.endswith("_")
-    if inplace:
-        rules.cumsum_(op, (self, dim, dtype))
-        dtype = None
-    spec = rules.cumsum(op, (self, dim, dtype))
-    a = self._impl.array()
-    d = rules.wrap_dim(op, dim, a.ndim) if a.ndim else 0
-    # PyTorch's CPU scans carry float32 in double (an intermediate product or sum may
-    # leave float32's range and come back: [1e30, 1e30, 1e-30] ends at 1e30, not inf).
-    acc = np.float64 if spec.dtype is dt.float32 else accumulate_dtype(spec.dtype)
-    ufunc = np.add if op.startswith("cumsum") else np.multiply
-    with np.errstate(over="ignore", invalid="ignore"):
-        r = ufunc.accumulate(_as_1d_if_scalar(a).astype(acc, copy=False), axis=d)
-        r = r.reshape(a.shape).astype(spec.dtype.np, copy=False)    # inf past the range
-    if inplace:
-        np.copyto(a, r, casting="unsafe")
-        return self
-    return out(r, spec.dtype)
 
 
 # ---- cummax / cummin -------------------------------------------------------------------
@@ -208,28 +186,26 @@ def mode(self, dim, keepdim):
     return out(value, self._impl.dtype), out(last, dt.int64)
 
 
-# ---- gather / scatter-add along a dim (the selection ops' backward) ---------------------
-def gather_along(self, dim, index):
-    """out[..., i, ...] = self[..., index[..., i, ...], ...] along `dim`."""
-    spec = rules.gather_along("_gather_along", (self, dim, index))
-    a, idx = self._impl.array(), index._impl.array()
-    if a.ndim == 0:
-        return out(a.copy(), spec.dtype)
-    d = rules.wrap_dim("_gather_along", dim, a.ndim)
-    return out(np.take_along_axis(a, idx, axis=d), spec.dtype)
+def _unique(a, axis):
+    values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True, axis=axis)
+    return values, inverse.reshape(-1), counts
 
 
-def scatter_add_along(self, dim, index, sizes):
-    """zeros(sizes), then out[..., index[..., i, ...], ...] += self[..., i, ...] along `dim`
-    (repeated indices accumulate: np.add.at, not fancy assignment)."""
-    spec = rules.scatter_add_along("_scatter_add_along", (self, dim, index, sizes))
-    a, idx = self._impl.array(), index._impl.array()
-    r = np.zeros(spec.sizes, accumulate_dtype(spec.dtype))
+def unique2(self, sorted, return_inverse, return_counts):  # noqa: A002 - the schema's name
+    """The distinct values in ascending order (sorted or not: sorting is how we find
+    them), the position of each element's value among them, and how often each occurs."""
+    a = self._impl.array()
+    values, inverse, counts = _unique(a.reshape(-1), None)
+    return (out(values, self._impl.dtype), out(inverse.reshape(a.shape), dt.int64),
+            out(counts, dt.int64))
+
+
+def unique_dim(self, dim, sorted, return_inverse, return_counts):  # noqa: A002
+    """Distinct slices along `dim`, compared as whole slices (lexicographically sorted)."""
+    a = self._impl.array()
+    d = wrap_dim("unique_dim", dim, a.ndim)
     if a.ndim == 0:
-        r[...] = a
-        return out(r, spec.dtype)
-    d = rules.wrap_dim("_scatter_add_along", dim, a.ndim)
-    coords = list(np.indices(idx.shape, sparse=True))
-    coords[d] = idx
-    np.add.at(r, tuple(coords), a)
-    return out(r, spec.dtype)
+        a = a.reshape(1)
+    values, inverse, counts = _unique(a, d)
+    return (out_strided(values, self._impl.dtype, unique_dim_strides(values.shape, d)),
+            out(inverse, dt.int64), out(counts, dt.int64))
