@@ -1,6 +1,6 @@
 """Indexing along one dimension on the `cuda` device: gather / scatter (and their
 reductions), index_select / index_add / index_copy / index_fill, take, embedding and
-its backward. Each builds a walk for triton_kernels/indexing.py's kernels:
+its backward. Each builds a walk for triton_kernels/_indexing.py's kernels:
 
     op                  walk over       out / src / idx walked at            indexed
     gather              index.shape     out, self (dim 0), index             self
@@ -12,23 +12,22 @@ its backward. Each builds a walk for triton_kernels/indexing.py's kernels:
     index_fill          self, dim=len   self (dim 0), 0-dim value, index     self
 
 ("dim 0": the stride along `dim` is 0 in the walk; the index value times the real stride
-replaces it.) Sums use atomic adds (triton_kernels.indexing.accumulator gives half
+replaces it.) Sums use atomic adds (triton_kernels._indexing.accumulator gives half
 types a float32 buffer); prod/amax/amin/mean use the deterministic reduce_kernel.
 """
 from __future__ import annotations
 
-from cpu_kernels import nn_misc      # its index check, for the identical error on a bad index
+from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
 from tensorplay.library import kernel
 from tensorplay.meta import indexing as rules
-from tensorplay.meta import nn_layers as nn_rules
-from tensorplay.meta import reduction as reduce_rules
-from tensorplay.meta.rules import wrap_dim
-from triton_kernels._launch import new_tensor, operands
-from triton_kernels.indexing import (
-    accumulator, as_1d, atomic_dtype, check_in_range, copy_of, gather_walk, reduce_walk,
-    value_tensor, zeroed,
+from tensorplay.meta.rules import broadcast, wrap_dim
+from triton_kernels._indexing import (
+    accumulator, as_1d, atomic_dtype, check_in_range, compact, copy_of, gather_walk,
+    reduce_walk, value_tensor, zeroed,
 )
+from triton_kernels._launch import broadcast_strides, new_tensor, operands
+from triton_kernels.pointwise import run
 
 
 def _strides(t):
@@ -79,7 +78,7 @@ def gather(self, dim, index, sparse_grad):
 
 
 def gather_along(self, dim, index):
-    spec = reduce_rules.gather_along("_gather_along", (self, dim, index))
+    spec = rules.gather_along("_gather_along", (self, dim, index))
     if not self._impl.sizes:
         operands("_gather_along", self=self, index=index)
         return copy_of(self, spec.dtype)
@@ -172,7 +171,7 @@ def scatter_reduce(op, self, dim, index, src, reduce, include_self):
 def scatter_add_along(self, dim, index, sizes):
     """zeros(sizes), then out[..., index[..., i, ...], ...] += self[..., i, ...] along dim."""
     op = "_scatter_add_along"
-    spec = reduce_rules.scatter_add_along(op, (self, dim, index, sizes))
+    spec = rules.scatter_add_along(op, (self, dim, index, sizes))
     device, (x, idx) = operands(op, self=self, index=index)
     if not x._impl.sizes:
         return copy_of(x, spec.dtype)
@@ -239,51 +238,144 @@ def index_fill(op, self, dim, index, value):
     return self if op.endswith("_") else target.view(self._impl.sizes)
 
 
-# ---- embedding -------------------------------------------------------------------------
-def _check_embedding_indices(op, indices, num):
-    check_in_range(op, indices, num, 0, arg="indices",
-                   raise_from=lambda host: nn_misc._indices(op, indices.cpu(), num, "indices"))
+def _running_count(keep):
+    """(count, pos): the inclusive cumsum of the flat mask `keep` and its total."""
+    pos = F.cumsum(keep.reshape([-1]), 0, dtype=dt.int64)
+    count = pos[-1].item() if keep._impl.numel() else 0    # host sync: the output's size
+    return count, pos
 
 
-def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
-    """out[..., :] = weight[indices[...], :]: a gather over [*indices.shape, D]."""
-    spec = nn_rules.embedding("embedding", (weight, indices, padding_idx, scale_grad_by_freq,
-                                            sparse))
-    device, (w, idx) = operands("embedding", weight=weight, indices=indices)
-    num = w._impl.sizes[0]
-    _check_embedding_indices("embedding", idx, num)
-    out = new_tensor(spec.sizes, spec.dtype, device)
-    rank = len(idx._impl.sizes)
-    gather_walk(out, w, idx, spec.sizes, _strides(out), [0] * rank + [w._impl.strides[1]],
-                _strides(idx) + [0], num, w._impl.strides[0])
+def _flat_mask(mask, sizes):
+    """The mask broadcast to `sizes`, as a new contiguous 1-D tensor."""
+    return copy_of(mask.expand(sizes)).reshape([-1])
+
+
+# ---- masked_fill -----------------------------------------------------------------------
+@kernel(family=True)
+def masked_fill(op, self, mask, value):
+    """masked_fill and masked_fill_, the value a Scalar or a 0-dim Tensor."""
+    spec = rules.masked_fill(op, (self, mask, value))
+    is_tensor = getattr(value, "_impl", None) is not None
+    device, (x, m, v) = operands(op, self=self, mask=mask, value=value if is_tensor else None)
+    fill = value_tensor(v if is_tensor else value, self._impl.dtype, device)
+    out = self if spec is rules.SELF else new_tensor(spec.sizes, spec.dtype, device)
+    return run("where", out, (m, fill, x), self._impl.dtype)
+
+
+# ---- masked_select / masked_scatter / nonzero ----------------------------------------------
+def masked_select(self, mask):
+    sizes = rules.masked_select_sizes("masked_select", (self, mask))
+    device, (x, m) = operands("masked_select", self=self, mask=mask)
+    keep = _flat_mask(m, sizes)
+    count, pos = _running_count(keep)
+    out = new_tensor((count,), self._impl.dtype, device)
+    return compact(out, copy_of(x.expand(sizes)).reshape([-1]), keep, pos)
+
+
+@kernel(family=True)
+def masked_scatter(op, self, mask, source):
+    """masked_scatter and masked_scatter_."""
+    spec = rules.masked_scatter(op, (self, mask, source))
+    device, (x, m, src) = operands(op, self=self, mask=mask, source=source)
+    sizes = self._impl.sizes if spec is rules.SELF else spec.sizes
+    keep = _flat_mask(m, sizes)
+    count, pos = _running_count(keep)
+    rules.check_masked_scatter_count(op, count, source)
+    target = self if spec is rules.SELF else copy_of(x.expand(sizes))
+    if count:
+        # Every element reads source[pos - 1]; before the first kept one that is -1,
+        # which the kernel wraps to source's last element (in bounds, and discarded
+        # by the `where` below).
+        flat = src.reshape([-1])
+        taken = new_tensor(sizes, self._impl.dtype, device)
+        gather_walk(taken.reshape([-1]), flat, F.sub(pos, 1), [keep._impl.numel()], [1], [0],
+                    [1], flat._impl.numel(), flat._impl.strides[0])
+        run("where", target, (keep.view(sizes), taken, target), self._impl.dtype)
+    return target
+
+
+def nonzero(self):
+    """The coordinates of the non-zero elements, one row each, in row-major order: the
+    flat positions compacted, then split into coordinates by pointwise // and %."""
+    device, (x,) = operands("nonzero", self=self)
+    keep = F.ne(x, 0).reshape([-1])
+    count, pos = _running_count(keep)
+    sizes = x._impl.sizes
+    out = new_tensor((count, len(sizes)), dt.int64, device)
+    if count and sizes:
+        flat = compact(new_tensor((count,), dt.int64, device), None, keep, pos, index=True)
+        for k in range(len(sizes) - 1, -1, -1):
+            run("copy", out.select(1, k), (F.remainder(flat, sizes[k]),), dt.int64)
+            flat = F.floor_divide(flat, sizes[k])
     return out
 
 
-def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
-                             scale_grad_by_freq):
-    """grad_weight[indices[i]] += grad_output[i] (/ count[indices[i]]) by atomic adds into
-    a float32 (float64) buffer; the padding row is zeroed afterwards."""
-    op = "embedding_dense_backward"
-    spec = nn_rules.embedding_dense_backward(op, (grad_output, indices, num_weights,
-                                                  padding_idx, scale_grad_by_freq))
-    device, (g, idx) = operands(op, grad_output=grad_output, indices=indices)
-    _check_embedding_indices(op, idx, num_weights)
-    acc = atomic_dtype(spec.dtype)
-    width = g._impl.sizes[-1]
-    rows = idx._impl.numel()
-    g = g.reshape([rows, width])
-    idx = idx.reshape([rows])
-    if scale_grad_by_freq and rows:
-        counts = zeroed((num_weights,), acc, device)
-        one = value_tensor(1, acc, device)
-        gather_walk(counts, one, idx, [rows], [0], [0], _strides(idx), num_weights, 1,
-                    mode="add")
-        per_row = new_tensor((rows, 1), acc, device)
-        gather_walk(per_row, counts, idx, [rows], [1], [0], _strides(idx), num_weights, 1)
-        g = F.div(copy_of(g, acc), per_row)
-    result = zeroed((num_weights, width), acc, device)
-    gather_walk(result, g, idx, [rows, width], [0, 1], _strides(g), _strides(idx) + [0],
-                num_weights, width, mode="add")
-    if 0 <= padding_idx < num_weights:
-        result.narrow(0, padding_idx, 1).fill_(0)
-    return result if acc is spec.dtype else copy_of(result, spec.dtype)
+def _entries(op, self, indices):
+    """(dim, int64 index tensor) for each indexed dimension, masks expanded into their
+    nonzero() columns, every index checked against its dimension (negatives allowed)."""
+    sizes = self._impl.sizes
+    entries = []
+    dim = 0
+    for t in indices:
+        if t is None:
+            dim += 1
+            continue
+        t = t.to(self._impl.device)
+        if rules.is_mask(t):
+            coords = nonzero(t)
+            entries += [(dim + k, coords.select(1, k)) for k in range(len(t._impl.sizes))]
+            dim += len(t._impl.sizes)
+            continue
+        check_in_range(op, t, sizes[dim], dim, arg="indices", allow_negative=True)
+        entries.append((dim, t if t._impl.dtype is dt.int64 else copy_of(t, dt.int64)))
+        dim += 1
+    return entries
+
+
+def _layout(op, target, entries):
+    """(result sizes, target's walk strides, the flat offsets, their walk strides)."""
+    sizes, strides = target._impl.sizes, target._impl.strides
+    dims = [d for d, _ in entries]
+    shape = broadcast(op, [("indices", t._impl.sizes) for _, t in entries]) if entries else ()
+    flat = None
+    for d, t in entries:
+        term = F.mul(F.remainder(t, max(sizes[d], 1)), strides[d])
+        flat = term if flat is None else F.add(flat, term)
+    flat = copy_of(flat.expand(shape)) if flat is not None else \
+        value_tensor(0, dt.int64, target._impl.device)
+    b_walk = list(flat._impl.strides)
+    rest = [d for d in range(len(sizes)) if d not in dims]
+    adjacent = dims == list(range(dims[0], dims[-1] + 1)) if dims else True
+    before = [d for d in rest if adjacent and dims and d < dims[0]]
+    after = [d for d in rest if d not in before]
+    out_sizes = [sizes[d] for d in before] + list(shape) + [sizes[d] for d in after]
+    target_walk = [strides[d] for d in before] + [0] * len(shape) + [strides[d] for d in after]
+    flat_walk = [0] * len(before) + b_walk + [0] * len(after)
+    return out_sizes, target_walk, flat, flat_walk
+
+
+def index(self, indices):
+    spec = rules.index("index", (self, indices))
+    device, (x,) = operands("index", self=self)
+    entries = _entries("index", x, indices)
+    sizes, walk, flat, flat_walk = _layout("index", x, entries)
+    out = new_tensor(spec.sizes, spec.dtype, device)
+    # flat offsets are never negative: dim_size (the wrap) is unused, dim_stride is 1
+    gather_walk(out.view(sizes), x, flat, sizes, list(out.view(sizes)._impl.strides), walk,
+                flat_walk, 0, 1)
+    return out
+
+
+@kernel(family=True)
+def index_put(op, self, indices, values, accumulate):
+    """index_put and index_put_."""
+    spec = rules.index_put(op, (self, indices, values, accumulate))
+    device, (x, v) = operands(op, self=self, values=values)
+    entries = _entries(op, x, indices)
+    target = x if spec is rules.SELF else copy_of(x)
+    buffer, finish = accumulator(target) if accumulate else (target, lambda result: result)
+    sizes, walk, flat, flat_walk = _layout(op, buffer, entries)
+    gather_walk(buffer, v, flat, sizes, walk, broadcast_strides(v, sizes), flat_walk, 0, 1,
+                mode="add" if accumulate else "scatter")
+    finish(target)
+    return target

@@ -26,16 +26,16 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from tensorplay._memory_format import is_channels_last
-from tensorplay.library import Library, ShapeRule, kernel
 from tensorplay import _dtype as dt
 from tensorplay._creation import empty_strided, ones_like, zeros_like
 from tensorplay._generated import functional as F
 from tensorplay._impl import numel_of
-from tensorplay.meta import nn_layers as rules
+from tensorplay._memory_format import is_channels_last
+from tensorplay.library import Library, ShapeRule, kernel
+from tensorplay.meta import normalization as rules
 from triton_kernels import _math
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
-from triton_kernels.nn_fused import MAX_ONE_PASS, _acc
+from triton_kernels.softmax import MAX_ONE_PASS, acc_dtype
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
 # fallback of kernel selection, which lays their 4-D results out channels_last again.
@@ -278,7 +278,7 @@ def launch_norm(op, x, w, b, y, mean, rstd, rows, n, eps, rms=False, segments=No
            pointer(run_var if run_var is not None else rstd), n, eps, momentum, inner,
            seg_stride, *group, RMS=rms, SEGMENTED=segments is not None, PARAM=param,
            STATS_GIVEN=stats_given, RUNNING=updating, HAS_W=w is not None,
-           HAS_B=b is not None, ACC=_acc(x._impl.dtype),
+           HAS_B=b is not None, ACC=acc_dtype(x._impl.dtype),
            BLOCK=min(triton.next_power_of_2(max(n, 1)), MAX_ONE_PASS))
 
 
@@ -420,7 +420,7 @@ def _norm_backward(op, rms, grad_out, input, normalized_shape, mean, rstd, weigh
                pointer(w if w is not None else x), pointer(m if m is not None else r),
                pointer(r), pointer(dx), pointer(dw), pointer(db), rows, n, per_program,
                RMS=rms, HAS_W=w is not None, PARTIALS=partials, ONE_PASS=one_pass,
-               ACC=_acc(x._impl.dtype), BLOCK=block)
+               ACC=acc_dtype(x._impl.dtype), BLOCK=block)
     # The column sums: the reduction kernel over the programs' partial sums.
     columns = [dx, dw, db]
     for i in (1, 2):
@@ -479,6 +479,6 @@ def compile_cases(quick):
 # through the layout-conversion fallback.
 NHWC_INPUT = ShapeRule("4-D input stored NHWC", lambda input, *rest: is_channels_last(
     input._impl.sizes, input._impl.strides))
-nhwc = Library("CUDA", "triton_kernels.norm_fused (NHWC)")
+nhwc = Library("CUDA", "triton_kernels.normalization (NHWC)")
 nhwc.impl("native_batch_norm", native_batch_norm_nhwc, priority=10, layout="channels_last",
           shape=NHWC_INPUT)

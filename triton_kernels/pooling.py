@@ -24,12 +24,12 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from tensorplay.library import Library, kernel
 from tensorplay import _dtype as dt
 from tensorplay._creation import empty_strided
 from tensorplay._generated import functional as F
 from tensorplay.errors import DimError
-from tensorplay.meta import nn_spatial_pool as rules
+from tensorplay.library import Library, kernel
+from tensorplay.meta import pooling as rules
 from triton_kernels import _math
 from triton_kernels._launch import (
     INTERPRETED, compute_dtype, launch, new_tensor, operands, pointer,
@@ -429,7 +429,7 @@ def adaptive_avg_pool2d_backward_nhwc(grad_output, self):
 
 
 # A channels_last call is a 4-D one: no shape rule needed.
-nhwc = Library("CUDA", "triton_kernels.pool (NHWC)")
+nhwc = Library("CUDA", "triton_kernels.pooling (NHWC)")
 for _name, _fn in (("max_pool2d_with_indices", max_pool2d_with_indices_nhwc),
                    ("max_pool2d_with_indices_backward", max_pool2d_with_indices_backward_nhwc),
                    ("avg_pool2d", avg_pool2d_nhwc),

@@ -24,7 +24,7 @@ from tensorplay import _dtype as dt
 from tensorplay import cuda
 from tensorplay._generated import functional as F
 from tensorplay.errors import ArgumentError
-from tensorplay.meta import pointwise as rules
+from tensorplay.meta import random as rules
 from triton_kernels import sorting
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
 

@@ -9,11 +9,15 @@ negative ones), so no new Triton code is needed:
 """
 from __future__ import annotations
 
+from tensorplay import _dtype as dt
 from tensorplay._creation import empty_strided
+from tensorplay._generated import functional as F
 from tensorplay._impl import TensorImpl
 from tensorplay._tensor import wrap
+from tensorplay.meta import shape as rules
 from tensorplay.meta.layout import clone_strides
-from tensorplay.meta import reduction_shape as rules
+from cpu_kernels import shape as cpu_shape   # its repeats check (the same error)
+from triton_kernels._indexing import copy_of, gather_walk, value_tensor, zeroed
 from triton_kernels._launch import new_tensor, operands
 from triton_kernels.pointwise import run
 
@@ -102,3 +106,27 @@ def repeat_interleave_int(self, repeats, dim, output_size):
     if out._impl.numel():
         run("copy", out.view(expanded._impl.sizes), (expanded,), self._impl.dtype)
     return out
+
+
+def _positions(op, repeats, n):
+    """repeat_interleave(tensor([2, 1])) = [0, 0, 1]. With ends = cumsum(counts), output
+    element j belongs to position #{i: ends[i] <= j}: atomic-add 1 at every end, then a
+    running sum (repeated ends, from zero counts, add up)."""
+    counts = copy_of(repeats.reshape([-1]).expand([n]), dt.int64)
+    if n and F.any(F.lt(counts, 0)).item():       # host sync: a negative count is an error
+        cpu_shape._counts(op, repeats.cpu(), n)
+    ends = F.cumsum(counts, 0)
+    total = ends[-1].item() if n else 0           # host sync: the output's length
+    marks = zeroed((total + 1,), dt.int64, counts._impl.device)
+    gather_walk(marks, value_tensor(1, dt.int64, marks._impl.device), ends, [n], [0], [0], [1],
+                total + 1, 1, mode="add")
+    return F.cumsum(marks.narrow(0, 0, total), 0)
+
+
+def repeat_interleave_repeats(repeats, output_size):
+    op = "repeat_interleave"
+    n = repeats._impl.sizes[0] if repeats._impl.sizes else 1
+    rules.check_repeats_tensor(op, repeats, n)
+    _, (r,) = operands(op, repeats=repeats)
+    positions = _positions(op, r, n)
+    return positions if r._impl.dtype is dt.int64 else copy_of(positions, r._impl.dtype)
