@@ -5,6 +5,7 @@ from __future__ import annotations
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._generated import functional as F
 from tensorplay.errors import DimError, DTypeError, ShapeError, fmt_shape
+from tensorplay.meta import activations as rules
 from tensorplay.meta.pointwise import unary_floating
 
 # selu's constants (Klambauer et al., 2017): the fixed point of mean 0, variance 1.
@@ -84,3 +85,10 @@ def prelu(self, weight):
     # NOTE: the weight multiplies only the non-positive values, so that an infinite weight
     # gives the positive values a gradient of 1 (PyTorch's), not inf * 0 = NaN.
     return F.where(positive, self, w * F.where(positive, 0, self))
+
+
+def threshold_backward(grad_output, self, threshold):
+    """grad_output where self > threshold (or is NaN), else 0, for a backend without a
+    kernel of its own (the CPU kernel is cpu_kernels/nn_misc.py)."""
+    spec = rules.threshold_backward("threshold_backward", (grad_output, self, threshold))
+    return F.where(self <= threshold, 0, grad_output.to(spec.dtype))

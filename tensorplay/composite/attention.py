@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import math
 
-from tensorplay import _creation
-from tensorplay import _dtype as dt
+from tensorplay import _creation, _dtype as dt
 from tensorplay._frontdoor import wrap_number
 from tensorplay._generated import functional as F
 from tensorplay.autograd.function import Function

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
 from tensorplay._memory_format import preserve_format
+from tensorplay.errors import ShapeError, fmt_shape
 
 
 def _to(self, dtype, device, non_blocking, copy):
@@ -77,3 +78,22 @@ def to_char(self):
 
 def to_short(self):
     return _to(self, dt.int16, None, False, False)
+
+
+def zero_(self):
+    return F.fill_(self, 0)
+
+
+def fill__tensor(self, value):
+    """fill_ with a 0-dim tensor: a broadcasting copy_, which never reads the value (a meta
+    `value` has none) and passes the gradient on to it, as PyTorch's fill_.Tensor does."""
+    if value.dim() != 0:
+        raise ShapeError(f"fill_(): argument 'value' must be a 0-dim tensor, but got a "
+                         f"{value.dim()}-dim tensor of shape {fmt_shape(value.shape)}",
+                         op="fill_", arg="value")
+    # A value that is a view of self is read before self is written (so `x.fill_(x[1])`
+    # is no overlapping copy), as PyTorch's fill_ clones it.
+    storage = getattr(self._impl, "storage", None)
+    if storage is not None and getattr(value._impl, "storage", None) is storage:
+        value = value.clone()
+    return self.copy_(value)

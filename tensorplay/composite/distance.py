@@ -2,37 +2,13 @@
 threshold_backward for a backend without a kernel of its own."""
 from __future__ import annotations
 
-from tensorplay._creation import empty_like
-from tensorplay._random_draws import iteration_axes
+import math
+
 from tensorplay._frontdoor import wrap_dim, wrap_number
 from tensorplay._generated import functional as F
 from tensorplay._promotion import result_type2
-from tensorplay.errors import ArgumentError
-from tensorplay.meta import nn_layers as rules
-from tensorplay.meta.nn_layers import check_probability
+from tensorplay.errors import ArgumentError, DTypeError, ShapeError
 from tensorplay.meta.rules import broadcast
-
-
-def dropout(input, p, train, generator):
-    """The input itself when not training or when p is 0 (nothing to drop, nothing to
-    copy); otherwise, as PyTorch's at::dropout:
-        cpu:    input * noise,  noise = bernoulli_(1 - p) / (1 - p)   (p == 1: input * 0)
-        others: native_dropout's output (the fused kernel)
-    The CPU form draws and rounds as PyTorch does, so a seeded run drops the same
-    elements and gives the same values."""
-    check_probability("dropout", p)
-    if not train or p == 0 or input.numel() == 0:
-        return input
-    if input.device.type != "cpu":
-        return F.native_dropout(input, p, train, generator=generator)[0]
-    if p == 1:
-        return input * 0.0
-    # empty_like keeps a dense input's layout in PyTorch, and bernoulli_ then visits the
-    # noise in memory order: draw into that order and permute back.
-    axes = iteration_axes(input._impl.array())
-    inverse = tuple(sorted(range(len(axes)), key=axes.__getitem__))
-    noise = empty_like(input.permute(axes)).bernoulli_(1 - p, generator=generator)
-    return input * noise.div_(1 - p).permute(inverse)
 
 
 def _broadcast_pair(op, x1, x2):
@@ -79,8 +55,47 @@ def pairwise_distance(x1, x2, p, eps, keepdim):
     return F.norm(d, p, [d.dim() - 1], keepdim)
 
 
-def threshold_backward(grad_output, self, threshold):
-    """grad_output where self > threshold (or is NaN), else 0, for a backend without a
-    kernel of its own (the CPU kernel is cpu_kernels/nn_misc.py)."""
-    spec = rules.threshold_backward("threshold_backward", (grad_output, self, threshold))
-    return F.where(self <= threshold, 0, grad_output.to(spec.dtype))
+def cdist(x1, x2, p, compute_mode):
+    """out[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||_p over broadcast batch dims.
+
+    NOTE: computed from the differences, which is exact; PyTorch's default switches to
+    a matrix product for p=2 above 25 rows, faster but less accurate. NaN follows
+    PyTorch's cdist kernel, not norm(): p=0 sums min(ceil(|d|), 1), so a NaN gives NaN;
+    p=inf keeps a running max from 0 that a NaN never replaces (all NaN gives 0). The
+    gradient is derivatives.yaml's cdist_backward."""
+    op = "cdist"
+    if x1.dim() < 2 or x2.dim() < 2:
+        which, t = ("x1", x1) if x1.dim() < 2 else ("x2", x2)
+        raise ShapeError(f"cdist(): only supports at least 2D tensors, {which.upper()} got: "
+                         f"{t.dim()}D (argument '{which}')", op=op, arg=which)
+    if x1.shape[-1] != x2.shape[-1]:
+        raise ShapeError(f"cdist(): X1 and X2 must have the same number of columns. X1: "
+                         f"{x1.shape[-1]} X2: {x2.shape[-1]} (argument 'x2')", op=op, arg="x2")
+    if p < 0:
+        raise ArgumentError(f"cdist(): only supports non-negative p values, but got {p}",
+                            op=op, arg="p")
+    if not x1.is_floating_point() or not x2.is_floating_point():
+        raise DTypeError(f"cdist(): only supports floating-point dtypes, X1 got: "
+                         f"{x1.dtype.name}, X2 got: {x2.dtype.name}", op=op, arg="x1")
+    if x1.dtype != x2.dtype:
+        raise DTypeError(f"cdist(): expected x1 and x2 of one dtype, but got "
+                         f"{x1.dtype.name} and {x2.dtype.name} (argument 'x2')", op=op,
+                         arg="x2")
+    d = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if d.shape[-1] == 0:
+        return F.sum(d, [-1])       # no coordinates: every distance is 0
+    if p == 0:
+        return F.sum(F.clamp_max(F.ceil(F.abs(d)), 1), [-1])
+    if math.isinf(p):
+        a = F.abs(d)
+        return F.clamp_min(F.amax(F.where(F.isnan(a), 0, a), [-1]), 0)
+    return F.norm(d, p, [-1], False)
+
+
+def dist(self, other, p):
+    """The p-norm of self - other (broadcast), over all elements."""
+    if not self.is_floating_point() or not other.is_floating_point():
+        raise DTypeError(f"dist(): input dtype should be floating point, but got "
+                         f"{self.dtype.name} and {other.dtype.name} (argument 'self')",
+                         op="dist", arg="self")
+    return F.norm(self - other, p)

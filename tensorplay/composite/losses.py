@@ -7,8 +7,8 @@ from __future__ import annotations
 from tensorplay._frontdoor import wrap_number
 from tensorplay._generated import functional as F
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
-from tensorplay.meta.nn_layers import check_floating, check_reduction
-from tensorplay.meta.nn_layers import nll_loss_forward as _check_nll
+from tensorplay.meta._nn import check_floating, check_reduction
+from tensorplay.meta.losses import nll_loss_forward as _check_nll
 
 
 def reduce_loss(op, loss, reduction):

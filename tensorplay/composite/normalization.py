@@ -7,7 +7,7 @@ from tensorplay._generated import functional as F
 from tensorplay._memory_format import is_channels_last
 from tensorplay.autograd.grad_mode import no_grad
 from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
-from tensorplay.meta import nn_layers as rules
+from tensorplay.meta import normalization as rules
 
 
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,

@@ -8,26 +8,12 @@ autograd), so every backend, the Meta one included, runs them unchanged.
 """
 from __future__ import annotations
 
-import math
-
-from tensorplay import _dtype as dt
-from tensorplay._frontdoor import wrap_dim
+from tensorplay import _creation
+from tensorplay._dtype import float64
 from tensorplay._generated import functional as F
-from tensorplay.errors import ArgumentError, DTypeError, ShapeError
-
-
-def square(self):
-    """self * self; bool counts as int64, as pow(bool, 2) does in PyTorch."""
-    if self.dtype is dt.bool:
-        self = self.to(dt.int64)
-    return self * self
-
-
-def square_(self):
-    """self *= a copy of self. Not mul_(self, self): that saves self as `other` and then
-    overwrites it, so backward always raised. PyTorch's square_ is pow_(2), which saves a
-    copy of the original self: a later write into the result goes unnoticed there too."""
-    return self.mul_(self.clone())
+from tensorplay.composite.pointwise import _as_floating
+from tensorplay.composite.scan import _spacing_product, _trapezoid_args
+from tensorplay.errors import ArgumentError, DTypeError, fmt_shape, ShapeError
 
 
 def _nan_to_zero(self):
@@ -56,52 +42,6 @@ def nanmean(self, dim, keepdim, dtype):
     return nansum(self, dim, keepdim, dtype) / count
 
 
-def diff(self, n, dim, prepend, append):
-    """The n-th forward difference along dim, after joining prepend and append to self
-    (`logical_xor` for bool, as PyTorch does)."""
-    op = "diff"
-    if self.dim() == 0:
-        raise ShapeError("diff(): expects input to be at least one-dimensional (argument "
-                         "'self' is 0-dim)", op=op, arg="self")
-    if n < 0:
-        raise ArgumentError(f"diff(): order must be non-negative but got {n}", op=op, arg="n")
-    d = wrap_dim(op, "dim", dim, self.dim())
-    pieces = [t for t in (prepend, self, append) if t is not None]
-    x = F.cat(pieces, d) if len(pieces) > 1 else self.clone()
-    for _ in range(n):
-        length = x.shape[d]
-        if length == 0:
-            break
-        after, before = x.narrow(d, 1, length - 1), x.narrow(d, 0, length - 1)
-        x = F.logical_xor(after, before) if x.dtype is dt.bool else after - before
-    return x
-
-
-def _spacing_product(y, d, x, dx):
-    """(y[i] + y[i+1]) / 2 * spacing over each interval along d."""
-    length = y.shape[d]
-    mid = (y.narrow(d, 1, length - 1) + y.narrow(d, 0, length - 1)) / 2
-    if x is None:
-        return mid * dx
-    if x.dim() == 1:
-        steps = x[1:] - x[:-1]
-        shape = [1] * y.dim()
-        shape[d] = steps.shape[0]
-        return mid * steps.reshape(shape)
-    return mid * diff(x, 1, d - y.dim(), None, None)
-
-
-def _trapezoid_args(op, y, x, dim):
-    d = wrap_dim(op, "dim", dim, y.dim())
-    if x is not None and x.dim() == 1 and x.shape[0] != y.shape[d]:
-        raise ShapeError(f"{op}(): There must be one `x` value for each sample point, but "
-                         f"got {x.shape[0]} for 'x' and {y.shape[d]} samples along dim {d}",
-                         op=op, arg="x")
-    if not y.is_floating_point():
-        y = y.to(dt.get_default_dtype())
-    return y, d
-
-
 def _trapezoid(y, x, dx, dim):
     """The integral of y along dim by the trapezoidal rule, samples at x (or dx apart)."""
     samples, d = _trapezoid_args("trapezoid", y, x, dim)
@@ -123,108 +63,6 @@ def trapezoid_x(y, x, dim):
 
 def trapezoid_dx(y, dx, dim):
     return _trapezoid(y, None, dx, dim)
-
-
-def _cumulative_trapezoid(y, x, dx, dim):
-    """The running integral of y along dim (one value fewer than y has samples)."""
-    y, d = _trapezoid_args("cumulative_trapezoid", y, x, dim)
-    if y.shape[d] == 0:
-        return y
-    return F.cumsum(_spacing_product(y, d, x, dx), d)
-
-
-def cumulative_trapezoid_x(y, x, dim):
-    return _cumulative_trapezoid(y, x, None, dim)
-
-
-def cumulative_trapezoid_dx(y, dx, dim):
-    return _cumulative_trapezoid(y, None, dx, dim)
-
-
-# ---- pointwise ---------------------------------------------------------------------------
-def _as_floating(self):
-    """Integer and bool inputs compute in the default dtype, as PyTorch's float ops do."""
-    return self if self.is_floating_point() else self.to(dt.get_default_dtype())
-
-
-def deg2rad(self):
-    return _as_floating(self) * (math.pi / 180.0)
-
-
-def rad2deg(self):
-    return _as_floating(self) * (180.0 / math.pi)
-
-
-def _check_floating_pair(op, self, other):
-    for name, t in (("self", self), ("other", other)):
-        if not t.is_floating_point():
-            raise DTypeError(f"{op}(): argument '{name}' must be a floating point tensor, but "
-                             f"got {t.dtype.name}", op=op, arg=name)
-
-
-def logaddexp(self, other):
-    """log(exp(self) + exp(other)) = max + log1p(exp(min - max)), which cannot overflow;
-    two equal infinities give that infinity (not inf - inf)."""
-    _check_floating_pair("logaddexp", self, other)
-    high, low = F.maximum(self, other), F.minimum(self, other)
-    same_inf = F.logical_and(F.isinf(high), F.eq(high, low))
-    gap = F.where(same_inf, 0, low - high)
-    return F.where(same_inf, high, high + F.log1p(F.exp(gap)))
-
-
-def logaddexp2(self, other):
-    """log2(2 ** self + 2 ** other) = max + log1p(2 ** (min - max)) / ln 2, as logaddexp;
-    the operands are promoted (by maximum) before any arithmetic, so a float16 operand of
-    a float32 result is not rounded to float16 on the way."""
-    _check_floating_pair("logaddexp2", self, other)
-    high, low = F.maximum(self, other), F.minimum(self, other)
-    same_inf = F.logical_and(F.isinf(high), F.eq(high, low))
-    gap = F.where(same_inf, 0, low - high)
-    return F.where(same_inf, high, high + F.log1p(F.exp2(gap)) / math.log(2.0))
-
-
-def fmax(self, other):
-    """maximum that ignores a NaN when the other value is not NaN (NumPy's fmax)."""
-    return _nan_ignoring(F.maximum(self, other), self, other)
-
-
-def fmin(self, other):
-    return _nan_ignoring(F.minimum(self, other), self, other)
-
-
-def _nan_ignoring(out, self, other):
-    """`out` (maximum or minimum, NaN where either input is) with each NaN replaced by the
-    other input's value. NOTE: `where`'s result is laid out like its first argument, so the
-    condition is read from `out`: the result keeps the layout a binary op of (self, other)
-    has, as PyTorch's fmax does."""
-    if not out.is_floating_point():
-        return out
-    return F.where(F.isnan(out), F.where(F.isnan(other), self, other), out)
-
-
-def sinc(self):
-    """sin(pi x) / (pi x), 1 at 0. NOTE: the division runs on x with its zeros replaced
-    by ones, so the branch `where` discards cannot send a NaN into the gradient."""
-    x = _as_floating(self)
-    zero = F.eq(x, 0)
-    safe = F.where(zero, 1, x) * math.pi
-    return F.where(zero, 1, F.sin(safe) / safe)
-
-
-def float_power(self, exponent):
-    """self ** exponent in float64 (both operands converted first)."""
-    if getattr(exponent, "_impl", None) is not None:
-        exponent = exponent.to(dt.float64)
-    return self.to(dt.float64) ** exponent
-
-
-def heaviside(self, values):
-    """0 where self < 0, 1 where self > 0, `values` where self == 0."""
-    if self.dtype is not values.dtype:
-        raise DTypeError(f"heaviside(): is not yet implemented for tensors with different "
-                         f"dtypes (argument 'values' is {values.dtype.name}, 'self' is "
-                         f"{self.dtype.name})", op="heaviside", arg="values")
-    return F.where(F.eq(self, 0), values, F.gt(self, 0).to(self.dtype))
 
 
 # ---- covariance --------------------------------------------------------------------------
@@ -302,3 +140,84 @@ def corrcoef(self):
     std = F.sqrt(F.diagonal(c, 0, 0, 1))
     c = c / std.unsqueeze(1) / std.unsqueeze(0)
     return F.clamp(c, -1, 1)
+
+
+def var_unbiased(self, dim, unbiased, keepdim):
+    return F.var(self, dim, correction=1 if unbiased else 0, keepdim=keepdim)
+
+
+def std_unbiased(self, dim, unbiased, keepdim):
+    return F.std(self, dim, correction=1 if unbiased else 0, keepdim=keepdim)
+
+
+def var_mean(self, dim, correction, keepdim):
+    return _in_double(F.var, self, dim, keepdim, correction=correction), \
+        _welford_mean(self, dim, keepdim)
+
+
+def std_mean(self, dim, correction, keepdim):
+    return _in_double(F.std, self, dim, keepdim, correction=correction), \
+        _welford_mean(self, dim, keepdim)
+
+
+def _welford_mean(self, dim, keepdim):
+    """The mean as PyTorch's one-pass (Welford) var_mean leaves it.
+
+    NOTE: Welford's update subtracts the running mean from each next value, so once an
+    infinity is in, the next value makes it inf - inf: the mean is NaN whenever an
+    infinity comes before the last value (in row-major order over the reduced dims),
+    where mean() alone would give the infinity."""
+    mean = _in_double(F.mean, self, dim, keepdim)
+    if not self.dtype.is_floating_point or self.dtype.is_complex or self.dim() == 0:
+        return mean
+    n = self.dim()
+    dims = list(range(n)) if not dim else sorted(d % n for d in dim)
+    kept = [d for d in range(n) if d not in dims]
+    flat = self.permute(kept + dims).reshape([self.shape[d] for d in kept] + [-1])
+    if flat.shape[-1] <= 1:
+        return mean
+    early_inf = F.any(F.isinf(flat.narrow(-1, 0, flat.shape[-1] - 1)), -1)
+    # Added, not selected by where: the mean's gradient still flows through every
+    # element (PyTorch's var_mean backward is mean_backward whatever the value)
+    nan = _creation.zeros_like(mean.detach()).masked_fill(early_inf.reshape(mean.shape),
+                                                           float("nan"))
+    return mean + nan
+
+
+def _in_double(reduce, self, dim, keepdim, **kwargs):
+    """`reduce` as var_mean/std_mean compute it: PyTorch takes both in one float64 pass
+    (Welford), so for float32 [3e38, 3e38] the mean is 3e38 and the variance 0, though
+    mean() alone overflows to inf (and var() alone, which starts from that mean, too)."""
+    dtype = self.dtype
+    if not dtype.is_floating_point or dtype.is_complex or dtype == float64:
+        return reduce(self, dim, keepdim=keepdim, **kwargs)
+    return reduce(self.to(float64), dim, keepdim=keepdim, **kwargs).to(dtype)
+
+
+def norm_str(self, p, dim, keepdim, dtype):
+    """p="fro": the Frobenius norm, i.e. the 2-norm of the elements (over `dim`)."""
+    if p != "fro":
+        raise ArgumentError(f"norm(): argument 'p' must be a number or 'fro', but got {p!r} "
+                            f"('nuc' needs a singular value decomposition, which TensorPlay "
+                            f"does not have)", op="norm", arg="p")
+    return F.norm(self, 2, dim, keepdim, dtype=dtype)
+
+
+def sum_to_size(self, size):
+    """Sum self down to `size` (which self must be expandable from): the reverse of
+    expand, as the gradient of a broadcast is."""
+    size = tuple(size)
+    sizes = tuple(self.shape)
+    lead = len(sizes) - len(size)
+    ok = lead >= 0 and all(s == 1 or s == t for s, t in zip(size, sizes[lead:]))
+    if not ok:
+        raise ShapeError(f"sum_to_size(): size {fmt_shape(size)} is not expandable to size "
+                         f"{fmt_shape(sizes)} (argument 'size')", op="sum_to_size",
+                         arg="size")
+    out = self
+    if lead:
+        out = out.sum(list(range(lead)))
+    dims = [i for i, s in enumerate(size) if s == 1 and sizes[lead + i] != 1]
+    if dims:
+        out = out.sum(dims, True)
+    return out if out is not self else self.view(sizes)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay._frontdoor import wrap_dim
-from tensorplay._promotion import result_type
 from tensorplay._generated import functional as F
 from tensorplay._memory_format import contiguous_format
-from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
+from tensorplay._promotion import result_type
+from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
 
 
 def atleast_1d(self):
@@ -78,38 +78,6 @@ def meshgrid(tensors, indexing):
     if swap:
         grids[0], grids[1] = grids[1], grids[0]
     return grids
-
-
-def sum_to_size(self, size):
-    """Sum self down to `size` (which self must be expandable from): the reverse of
-    expand, as the gradient of a broadcast is."""
-    size = tuple(size)
-    sizes = tuple(self.shape)
-    lead = len(sizes) - len(size)
-    ok = lead >= 0 and all(s == 1 or s == t for s, t in zip(size, sizes[lead:]))
-    if not ok:
-        raise ShapeError(f"sum_to_size(): size {fmt_shape(size)} is not expandable to size "
-                         f"{fmt_shape(sizes)} (argument 'size')", op="sum_to_size",
-                         arg="size")
-    out = self
-    if lead:
-        out = out.sum(list(range(lead)))
-    dims = [i for i, s in enumerate(size) if s == 1 and sizes[lead + i] != 1]
-    if dims:
-        out = out.sum(dims, True)
-    return out if out is not self else self.view(sizes)
-
-
-def argwhere(self):
-    """The indices of the non-zero elements, one row each: nonzero(self)."""
-    return F.nonzero(self)
-
-
-def ravel(self):
-    """self as one contiguous dim: PyTorch's contiguous().view(-1), so a view only of a
-    contiguous tensor (reshape would also view a uniformly strided one, which ravel
-    copies: writing into the result must not change such a tensor)."""
-    return self.contiguous().view([-1])
 
 
 def fliplr(self):
@@ -214,41 +182,34 @@ def vander(x, N, increasing):
     return out if increasing else out.flip([1])
 
 
-def unravel_index(indices, shape):
-    """The coordinates in `shape` of flat indices, one tensor per dim."""
-    op = "unravel_index"
-    if indices.is_floating_point() or indices.dtype is dt.bool:
-        raise DTypeError(f"unravel_index(): expected 'indices' to be integer dtype, but got "
-                         f"{indices.dtype.name}", op=op, arg="indices")
-    if any(s < 0 for s in shape):
-        raise ArgumentError(f"unravel_index(): 'shape' cannot have negative values, but got "
-                            f"{tuple(shape)}", op=op, arg="shape")
-    coords, rest = [], indices.to(dt.int64)
-    for s in reversed(shape):
-        coords.append(F.remainder(rest, s))
-        rest = F.floor_divide(rest, s)
-    # one stacked tensor unbound along its last dim, as PyTorch builds it: the coordinates
-    # are views with its strides (a [2, 2] input gives strides (4, 2))
-    return list(F.stack(list(reversed(coords)), -1).unbind(-1))
+# ---- joining ---------------------------------------------------------------------------
+def stack(tensors, dim):
+    if not tensors:
+        raise ArgumentError("stack(): argument 'tensors' must be a non-empty list of tensors",
+                            op="stack", arg="tensors")
+    first = tuple(tensors[0].shape)
+    for i, t in enumerate(tensors):
+        if tuple(t.shape) != first:
+            raise ShapeError(f"stack(): stack expects each tensor to be equal size, but got "
+                             f"{fmt_shape(first)} at entry 0 and {fmt_shape(t.shape)} at entry "
+                             f"{i} (argument 'tensors')", op="stack", arg="tensors")
+    d = wrap_dim("stack", "dim", dim, len(first) + 1)
+    return F.cat([t.unsqueeze(d) for t in tensors], d)
 
 
-def unfold(self, dimension, size, step):
-    """Windows of `size` elements every `step` along `dimension`, as a new last dim (a
-    view): (..., n, ...) -> (..., (n - size) // step + 1, ..., size)."""
-    op = "unfold"
-    ndim = self.dim()
-    d = wrap_dim(op, "dimension", dimension, max(ndim, 1))
-    length = self.shape[d] if ndim else 1
-    if size > length:
-        raise ShapeError(f"unfold(): maximum size for tensor at dimension {d} is {length} but "
-                         f"size is {size} (argument 'size')", op=op, arg="size")
-    if step <= 0:
-        raise ArgumentError(f"unfold(): step is {step} but must be > 0 (argument 'step')",
-                            op=op, arg="step")
-    sizes, strides = list(self.shape), list(self.stride())
-    if ndim == 0:
-        return self.as_strided([size], [1], self.storage_offset())
-    sizes[d] = (length - size) // step + 1
-    stride = strides[d]
-    strides[d] = stride * step
-    return self.as_strided(sizes + [size], strides + [stride], self.storage_offset())
+def hstack(tensors):
+    """Along dim 1, or dim 0 when every tensor is 1-D (0-dim ones count as 1-D)."""
+    ts = [t.reshape([1]) if t.dim() == 0 else t for t in tensors]
+    return F.cat(ts, 0 if all(t.dim() == 1 for t in ts) else 1)
+
+
+def vstack(tensors):
+    """Along dim 0, after making 0-D and 1-D tensors rows (atleast_2d)."""
+    return F.cat([t.reshape([1, -1]) if t.dim() < 2 else t for t in tensors], 0)
+
+
+# ---- repeating -------------------------------------------------------------------------
+def tile(self, dims):
+    """repeat, with `dims` padded by leading 1s when shorter than the tensor's rank."""
+    dims = list(dims)
+    return self.repeat([1] * (self.dim() - len(dims)) + dims)

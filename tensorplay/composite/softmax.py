@@ -3,7 +3,7 @@ call the `_softmax` / `_log_softmax` kernels, whose backward ops are in derivati
 from __future__ import annotations
 
 from tensorplay._generated import functional as F
-from tensorplay.meta.nn_layers import softmax as _check
+from tensorplay.meta.softmax import softmax as _check
 
 
 def _cast(self, dtype):

@@ -115,3 +115,11 @@ def isin_scalar_element(element, test_elements, assume_unique, invert):
 def msort(self):
     """self sorted along its first dim."""
     return F.sort(self, 0)[0]
+
+
+def argsort(self, dim, descending):
+    return F.sort(self, dim, descending)[1]
+
+
+def argsort_stable(self, stable, dim, descending):
+    return F.sort(self, dim, descending)[1]
