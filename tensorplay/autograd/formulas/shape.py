@@ -1,4 +1,4 @@
-"""Backward helpers for the reduction family's shape ops that copy (cat, roll, repeat,
+"""Backward helpers for the shape ops that copy (cat, roll, repeat,
 repeat_interleave), written with TensorPlay ops so they can be differentiated again."""
 from __future__ import annotations
 
