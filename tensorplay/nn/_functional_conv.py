@@ -1,7 +1,6 @@
 """tp.nn.functional: the spatial half (see functional.py).
 
-Convolutions here; pooling in _functional_pool.py, interpolate/unfold/fold in
-_functional_resample.py; pad and pixel_(un)shuffle are the ops themselves.
+Convolutions here (pooling, resampling... each in its family's _functional_<family>.py).
 Convolutions all call the one `convolution` op; these functions only turn PyTorch's
 convenient arguments (an int for a tuple, padding="same", an unbatched input) into
 its explicit ones.
@@ -9,16 +8,10 @@ its explicit ones.
 from __future__ import annotations
 
 from tensorplay._generated import functional as _ops
-from tensorplay._generated.functional import pad, pixel_shuffle, pixel_unshuffle  # noqa: F401
 from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
-from tensorplay.nn._functional_pool import *  # noqa: F401,F403
-from tensorplay.nn._functional_pool import __all__ as _pool_all
-from tensorplay.nn._functional_resample import *  # noqa: F401,F403
-from tensorplay.nn._functional_resample import __all__ as _resample_all
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-           "conv_transpose3d", "pad", "pixel_shuffle", "pixel_unshuffle", *_pool_all,
-           *_resample_all]
+__all__ = ["conv1d", "conv2d", "conv3d",
+           "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 
 
 def _tuple(op, name, value, n):

@@ -1,43 +1,15 @@
-"""tp.nn.functional: the layers half (see functional.py).
-
-Functions with PyTorch's `torch.nn.functional` signatures that pick an op of ops.yaml
-and its arguments: softmax family, losses, normalization, dropout, embedding,
-distances and attention.
-"""
+"""tp.nn.functional: the normalizations with PyTorch's signatures (batch, layer, group,
+instance and RMS norm pick the op and its arguments), local response norm (a few ops) and
+normalize."""
 from __future__ import annotations
 
 from tensorplay._generated import functional as _F
-from tensorplay.nn import _functional_losses
-from tensorplay.nn._functional_losses import *  # noqa: F401,F403
+from tensorplay._generated import functional as _ops
+from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
+from tensorplay.nn._functional_pooling import _pow
 
-__all__ = [
-    "softmax", "log_softmax", "softmin",
-    "batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
-    "dropout", "embedding", "one_hot", "cosine_similarity", "pairwise_distance",
-    "scaled_dot_product_attention",
-] + _functional_losses.__all__
-
-
-def _softmax_dim(ndim):
-    """PyTorch's legacy choice when no dim is given: 0 for 0-D, 1-D and 3-D inputs, else 1."""
-    return 0 if ndim in (0, 1, 3) else 1
-
-
-def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    """Softmax along `dim`, computed stably (the maximum is subtracted first)."""
-    return _F.softmax(input, _softmax_dim(input.dim()) if dim is None else dim, dtype=dtype)
-
-
-def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    return _F.log_softmax(input, _softmax_dim(input.dim()) if dim is None else dim,
-                          dtype=dtype)
-
-
-def softmin(input, dim=None, _stacklevel=3, dtype=None):
-    """softmax(-input): the smallest entry gets the largest weight."""
-    if dtype is not None:
-        input = input.to(dtype)
-    return _F.softmax(-input, _softmax_dim(input.dim()) if dim is None else dim)
+__all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
+           "local_response_norm", "normalize"]
 
 
 # ---- normalization ------------------------------------------------------------------
@@ -70,39 +42,31 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return _F.rms_norm(input, list(normalized_shape), weight, eps)
 
 
-# ---- dropout, embedding, one_hot, distances, attention ------------------------------
-def dropout(input, p=0.5, training=True, inplace=False, *, generator=None):
-    """Zero each element with probability p and scale the rest by 1 / (1 - p) when
-    training (random draws from `generator`, default: the one `tp.manual_seed` seeds)."""
-    result = _F.dropout(input, p, training, generator=generator)
-    if inplace and result is not input:
-        return input.copy_(result)
-    return result
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels)^beta; the window
+    is centred (size // 2 before, (size - 1) // 2 after) and zero-padded."""
+    op = "local_response_norm"
+    if input.dim() < 3:
+        raise ShapeError(f"{op}(): expected a 3-D or higher input (N, C, ...), but got shape "
+                         f"{fmt_shape(tuple(input.shape))} (argument 'input')", op=op,
+                         arg="input")
+    if input.numel() == 0:
+        return input
+    channels = input.shape[1]
+    # Pad the channel dim and sum `size` shifted slices (a sliding window of width size).
+    pads = [0, 0] * (input.dim() - 2) + [size // 2, (size - 1) // 2]
+    squares = _ops.constant_pad_nd(input * input, pads, 0)
+    window = squares.narrow(1, 0, channels)
+    for shift in range(1, size):
+        window = window + squares.narrow(1, shift, channels)
+    div = _pow(window / size * alpha + k, beta)
+    return input / div
 
 
-def embedding(input, weight, padding_idx=None, *, scale_grad_by_freq=False, sparse=False):
-    """Rows of `weight` selected by the indices in `input`; row `padding_idx` gets no
-    gradient. (No max_norm: renormalizing rows in place is not supported.)"""
-    if padding_idx is None:
-        padding_idx = -1
-    elif padding_idx < 0:
-        padding_idx += weight.shape[0]
-    return _F.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
-
-
-def one_hot(tensor, num_classes=-1):
-    return _F.one_hot(tensor, num_classes)
-
-
-def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    return _F.cosine_similarity(x1, x2, dim, eps)
-
-
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    return _F.pairwise_distance(x1, x2, float(p), eps, keepdim)
-
-
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None, enable_gqa=False):
-    return _F.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal,
-                                           scale=scale, enable_gqa=enable_gqa)
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p along dim, eps)."""
+    if out is not None:
+        raise ArgumentError("normalize(): argument 'out' is not supported (got a tensor); "
+                            "assign the result instead", op="normalize", arg="out")
+    norm = _ops.norm(input, p, [dim], True).clamp_min(eps)
+    return input / norm.expand_as(input)

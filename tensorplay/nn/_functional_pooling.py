@@ -5,11 +5,17 @@ with a (1, k) kernel, and the flat indices of a 1 x L plane are the positions in
 """
 from __future__ import annotations
 
+import numpy as np
+
+from tensorplay._creation import tensor, zeros
 from tensorplay._generated import functional as _ops
 from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
 
-__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
-           "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d"]
+__all__ = ["max_pool2d", "max_pool1d", "avg_pool2d", "avg_pool1d", "adaptive_avg_pool2d",
+           "adaptive_avg_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d", "lp_pool2d",
+           "lp_pool1d", "max_unpool2d", "max_unpool1d", "max_pool1d_with_indices",
+           "max_pool2d_with_indices", "adaptive_max_pool1d_with_indices",
+           "adaptive_max_pool2d_with_indices"]
 
 
 def _pair(op, name, value):
@@ -112,3 +118,94 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
                                             _single(op, "output_size", output_size))
     out, indices = out.squeeze(-2), indices.squeeze(-2)
     return (out, indices) if return_indices else out
+
+
+def _pow(input, exponent):
+    """input ** exponent with the exponent as a tensor of the input's dtype.
+
+    NOTE: works around the float exponent of pow.Tensor_Scalar, whose gradient is
+    computed at float32 precision (x ** 0.6 in float64 is off by ~1e-8)."""
+    return input.pow(tensor(float(exponent), dtype=input.dtype, device=input.device))
+
+
+def _power_average(avg, kernel_area, norm_type):
+    """(area * avg(x^p))^(1/p); relu(|.|) * sign keeps PyTorch's gradient at 0."""
+    return _pow((_ops.sign(avg) * _ops.relu(avg.abs())).mul(kernel_area), 1.0 / norm_type)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum of x^p over each window)^(1/p)."""
+    kh, kw = _pair("lp_pool2d", "kernel_size", kernel_size)
+    avg = avg_pool2d(_pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+    return _power_average(avg, kh * kw, norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    avg = avg_pool1d(_pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+    k = kernel_size[0] if isinstance(kernel_size, (list, tuple)) else kernel_size
+    return _power_average(avg, k, norm_type)
+
+
+def _unpool_size(op, spatial, kernel, stride, padding, output_size):
+    default = tuple((s - 1) * st - 2 * pd + k
+                    for s, k, st, pd in zip(spatial, kernel, stride, padding))
+    if output_size is None:
+        return default
+    size = tuple(output_size)[-len(spatial):]
+    for s, d, st in zip(size, default, stride):
+        if not d - st < s < d + st:
+            raise ShapeError(f"{op}(): argument 'output_size' {list(output_size)} must be "
+                             f"between {[d - st + 1 for d, st in zip(default, stride)]} and "
+                             f"{[d + st - 1 for d, st in zip(default, stride)]}", op=op,
+                             arg="output_size")
+    return size
+
+
+def _max_unpool(input, indices, size):
+    """Scatter each value to its flat index in the output plane (zeros elsewhere)."""
+    lead = tuple(input.shape[:-len(size)])
+    flat_in = input.reshape(*lead, -1)
+    plane = int(np.prod(size))
+    out = zeros(*lead, plane, dtype=input.dtype, device=input.device)
+    out = _ops.scatter(out, -1, indices.reshape(*lead, -1), flat_in)
+    return out.reshape(*lead, *size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool2d: maxima back at `indices`, zeros elsewhere."""
+    op = "max_unpool2d"
+    kernel = _pair(op, "kernel_size", kernel_size)
+    stride = _pair(op, "stride", stride) or kernel
+    padding = _pair(op, "padding", padding)
+    size = _unpool_size(op, tuple(input.shape[-2:]), kernel, stride, padding, output_size)
+    return _max_unpool(input, indices, size)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    op = "max_unpool1d"
+
+    def single(value):
+        return value[0] if isinstance(value, (list, tuple)) else value
+    kernel = (single(kernel_size),)
+    stride = (single(stride),) if stride is not None else kernel
+    padding = (single(padding),)
+    size = _unpool_size(op, tuple(input.shape[-1:]), kernel, stride, padding, output_size)
+    return _max_unpool(input, indices, size)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    return adaptive_max_pool2d(input, output_size, True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import tensorplay as tp
 from tensorplay._generated import functional as F
 from tensorplay.autograd.function import Function
-from tensorplay.nn.modules.rnn_cells import lstm_step
+from tensorplay.nn.modules._rnn_cells import lstm_step
 
 __all__ = ["LSTMSequence"]
 
