@@ -342,13 +342,15 @@ def check_batching_rules(entries: Sequence[OpEntry], rules_dir: str) -> None:
     `rules_dir` (tensorplay/func/batching_rules/): `family.rule` of family.py, a bare
     `rule` of __init__.py. The error names the op, the rule and the module."""
     package = "tensorplay.func.batching_rules"
-    families = sorted(f[:-3] for f in os.listdir(rules_dir)
-                      if f.endswith(".py") and not f.startswith("_"))
+    families: list[str] = []
     defined: dict[str, list[str]] = {}
     for e in entries:
         name = e.batching_rule
         if name is None:
             continue
+        if not families:
+            families = sorted(f[:-3] for f in os.listdir(rules_dir)
+                              if f.endswith(".py") and not f.startswith("_"))
         op = e.schema.name.full
         where = e.vmap_loc or e.loc
         family, _, fn = name.rpartition(".")
