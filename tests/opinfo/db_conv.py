@@ -1,7 +1,5 @@
-"""Operator database entries: nn_spatial ops (see opinfo/__init__.py).
+"""Operator database entries: convolution and its backward (see opinfo/__init__.py).
 
-Convolution and its backward here; the other topics in db_nn_spatial_<topic>.py,
-joined into `op_db` at the bottom.
 Shapes are tiny on purpose: gradcheck nudges every element of every input.
 """
 from __future__ import annotations
@@ -148,8 +146,4 @@ CONV = [
                        tp.float32: (1e-5, 1e-5)}),
 ]
 
-from opinfo.db_nn_spatial_pad import PAD  # noqa: E402
-from opinfo.db_nn_spatial_pool import POOL  # noqa: E402
-from opinfo.db_nn_spatial_resample import RESAMPLE  # noqa: E402
-
-op_db = CONV + POOL + PAD + RESAMPLE
+op_db = CONV

@@ -7,12 +7,16 @@ from functools import partial
 import torch
 
 import tensorplay as tp
-from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError
+from tensorplay.errors import ArgumentError, DeviceError, DimError, DTypeError, ShapeError
 from opinfo.core import (
-    ALL_BUT_BOOL, ALL_DTYPES, FLOATING, ErrorInput as E, OpInfo, SampleInput as S, make_tensor,
-    rng_for,
+    ALL_BUT_BOOL, ALL_DTYPES, ErrorInput as E, FLOATING, make_tensor, OpInfo, rng_for,
+    SampleInput as S,
 )
 from opinfo.reduction_common import grad_for, t_
+from opinfo.samples import (
+    _pair_samples, _t, _x, NUMERIC, sample_inputs_binary, sample_inputs_unary, TOL,
+)
+import math
 
 MM_TOL = {tp.float16: (4e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2), tp.float32: (1e-5, 1e-5)}
 LAYOUTS = ("contiguous", "transposed", "strided")
@@ -276,4 +280,166 @@ LINALG = [
            ref=lambda a, b: torch.kron(a.contiguous(), b.contiguous())),
 ]
 
-op_db = LINALG
+# ---- matrix products ------------------------------------------------------------------
+MATMUL_SHAPES = (
+    ((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((3, 4), (4, 5)), ((2, 3, 4), (4, 5)),
+    ((4,), (2, 4, 5)), ((2, 3, 4), (4,)), ((2, 1, 3, 4), (5, 4, 2)), ((2, 3, 4), (2, 4, 5)),
+    ((0, 4), (4, 3)), ((3, 0), (0, 2)), ((2, 0, 4), (4, 3)),
+)
+
+
+def _matmul_samples(op, device, dtype, requires_grad, shapes=MATMUL_SHAPES):
+    rng = rng_for(op.full_name, dtype)
+    grad = requires_grad and dtype.is_floating_point
+    for i, (a, b) in enumerate(shapes):
+        la = "transposed" if i % 3 == 1 else "contiguous"
+        lb = "strided" if i % 3 == 2 else "contiguous"
+        yield S(make_tensor(a, dtype, device, rng=rng, layout=la, requires_grad=grad),
+                (make_tensor(b, dtype, device, rng=rng, layout=lb, requires_grad=grad),),
+                name=f"{list(a)} @ {list(b)}")
+
+
+def errors_mm(op, device):
+    yield E(S(_t((3, 4), device=device), (_t((5, 2), device=device),)), ShapeError,
+            r"mm\(\): 'self' and 'mat2' shapes cannot be multiplied \(3x4 and 5x2\)", arg="mat2")
+    yield E(S(_t((4,), device=device), (_t((4, 2), device=device),)), ShapeError,
+            r"mm\(\): argument 'self' must be a matrix \(2-D\)", arg="self")
+    yield E(S(_t((3, 4), device=device), (_t((4, 2), tp.float64, device=device),)), DTypeError,
+            r"mm\(\): expected 'self' and 'mat2' to have the same dtype", arg="mat2")
+    # PyTorch 2.13 computes garbage for mm(cpu, meta) instead of refusing.
+    yield E(S(_t((3, 4), device=device), (tp.empty(4, 2, device="meta"),)), DeviceError,
+            r"mm\(\): expected all tensors to be on the same device", arg="mat2",
+            torch_raises=False, meta=False)
+
+
+def errors_bmm(op, device):
+    yield E(S(_t((2, 3, 4), device=device), (_t((3, 4, 2), device=device),)), ShapeError,
+            r"bmm\(\): batch sizes differ", arg="mat2")
+    yield E(S(_t((2, 3, 4), device=device), (_t((2, 3, 2), device=device),)), ShapeError,
+            r"bmm\(\): 'self' and 'mat2' shapes cannot be multiplied", arg="mat2")
+    yield E(S(_t((3, 4), device=device), (_t((4, 2), device=device),)), ShapeError,
+            r"bmm\(\): argument 'self' must be a 3-D tensor", arg="self")
+
+
+def errors_matmul(op, device):
+    yield E(S(_t((), device=device), (_t((3,), device=device),)), ShapeError,
+            r"matmul\(\): both arguments need at least 1 dimension", arg="self")
+    yield E(S(_t((3,), device=device), (_t((4,), device=device),)), ShapeError,
+            r"matmul\(\): 1D tensors expected to have the same size", arg="other")
+    yield E(S(_t((2, 3, 4), device=device), (_t((5, 2), device=device),)), ShapeError,
+            r"matmul\(\): shapes \[2, 3, 4\] \('self'\) and \[5, 2\] \('other'\) cannot be "
+            r"multiplied", arg="other")
+    yield E(S(_t((2, 3, 4), device=device), (_t((3, 4, 2), device=device),)), ShapeError,
+            r"matmul\(\): argument 'other' \(shape \[3\]\) is not broadcastable", arg="other")
+
+
+_MM_TOL = {tp.float16: (4e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2), tp.float32: (1e-5, 1e-5)}
+
+
+PRODUCTS = [
+    # torch has no bool matrix products.
+    OpInfo("matmul", overloads=("matmul",), dtypes=ALL_BUT_BOOL, tolerances=_MM_TOL,
+           sample_inputs_func=_matmul_samples, error_inputs_func=errors_matmul),
+    OpInfo("mm", overloads=("mm",), dtypes=ALL_BUT_BOOL, tolerances=_MM_TOL,
+           sample_inputs_func=partial(_matmul_samples, shapes=[
+               s for s in MATMUL_SHAPES if len(s[0]) == len(s[1]) == 2]),
+           error_inputs_func=errors_mm),
+    OpInfo("bmm", overloads=("bmm",), dtypes=ALL_BUT_BOOL, tolerances=_MM_TOL,
+           sample_inputs_func=partial(_matmul_samples, shapes=[
+               ((2, 3, 4), (2, 4, 5)), ((1, 1, 4), (1, 4, 1)), ((0, 3, 4), (0, 4, 2)),
+               ((2, 0, 4), (2, 4, 3))]),
+           error_inputs_func=errors_bmm),
+]
+
+
+def _vector_norm_samples(op, device, dtype, requires_grad):
+    for ord in (2, 1, 3, math.inf, -math.inf):
+        yield S(_x(op, device, dtype, requires_grad, (3, 4), exclude_zero=True), (ord,),
+                name=f"ord={ord} all")
+    yield S(_x(op, device, dtype, requires_grad, (2, 3, 4), "transposed", exclude_zero=True),
+            (2, (0, 2), True), name="dims (0, 2) keepdim")
+    yield S(_x(op, device, dtype, requires_grad, (3, 4), "strided", exclude_zero=True),
+            (1, -1), name="ord=1 dim=-1")
+    yield S(_x(op, device, dtype, requires_grad, (3, 4)), (0,), name="ord=0", grad=False)
+    yield S(_x(op, device, dtype, requires_grad, (3, 4)), (), {"dtype": tp.float64},
+            name="dtype=float64")
+
+
+def _errors_norms(op, device):
+    yield E(S(t_((3, 4), tp.int64, device=device)), DTypeError,
+            r"Expected a floating point tensor as input", arg="self")
+
+
+def _matrix_norm_samples(op, device, dtype, requires_grad):
+    for ord in (1, -1, math.inf, -math.inf):
+        yield S(_x(op, device, dtype, requires_grad, (2, 3, 4), "transposed"), (ord,),
+                name=f"ord={ord}")
+    yield S(_x(op, device, dtype, requires_grad, (3, 2, 4)), (1, (0, 2), True),
+            name="dims (0, 2) keepdim")
+
+
+def _matrix_norm_str_samples(op, device, dtype, requires_grad):
+    yield S(_x(op, device, dtype, requires_grad, (2, 3, 4), "transposed"), name="fro")
+    yield S(_x(op, device, dtype, requires_grad, (3, 2, 4)), ("fro", (2, 0)), name="fro (2, 0)")
+
+
+def _errors_matrix_norm(op, device):
+    yield E(S(t_((3, 4), device=device), (2,)), ArgumentError,
+            r"argument 'ord'=2 needs the singular values of A", arg="ord",
+            torch_raises=False)
+    yield E(S(t_((4,), device=device), (1,)), ShapeError,
+            r"The input tensor A must have at least 2 dimensions", arg="self")
+
+
+def _norm_samples(op, device, dtype, requires_grad):
+    yield S(_x(op, device, dtype, requires_grad, (2, 3, 4), exclude_zero=True),
+            name="all elements")
+    yield S(_x(op, device, dtype, requires_grad, (5,), exclude_zero=True), (3,), name="vector")
+    yield S(_x(op, device, dtype, requires_grad, (3, 4), "transposed"), (math.inf,),
+            name="matrix ord=inf")
+    yield S(_x(op, device, dtype, requires_grad, (2, 3, 4), exclude_zero=True), (None, (1,)),
+            name="dim=(1,)")
+    yield S(_x(op, device, dtype, requires_grad, (2, 3, 4)), (-1, (2, 1), True),
+            name="matrix over (2, 1)")
+
+
+def _norm_str_samples(op, device, dtype, requires_grad):
+    yield S(_x(op, device, dtype, requires_grad, (3, 4)), ("fro",), name="fro")
+    yield S(_x(op, device, dtype, requires_grad, (2, 3, 4)), ("fro", (0, 2)),
+            name="fro (0, 2)")
+
+
+def _errors_norm(op, device):
+    yield E(S(t_((2, 3, 4), device=device), (2,)), ShapeError,
+            r"If dim is not specified but ord is, the input must be 1D or 2D", arg="self")
+
+
+NORMS = [
+    OpInfo("linalg_vector_norm", op=tp.linalg.vector_norm, ref=torch.linalg.vector_norm,
+           overloads=("linalg_vector_norm",), dtypes=FLOATING, tolerances=TOL,
+           sample_inputs_func=_vector_norm_samples, error_inputs_func=_errors_norms),
+    OpInfo("linalg_matrix_norm", op=tp.linalg.matrix_norm, ref=torch.linalg.matrix_norm,
+           overloads=("linalg_matrix_norm",), dtypes=FLOATING, tolerances=TOL,
+           sample_inputs_func=_matrix_norm_samples, error_inputs_func=_errors_matrix_norm),
+    OpInfo("linalg_matrix_norm", "str", op=tp.linalg.matrix_norm, ref=torch.linalg.matrix_norm,
+           overloads=("linalg_matrix_norm.str_ord",), dtypes=FLOATING, tolerances=TOL,
+           sample_inputs_func=_matrix_norm_str_samples),
+    OpInfo("linalg_norm", op=tp.linalg.norm, ref=torch.linalg.norm, overloads=("linalg_norm",),
+           dtypes=FLOATING, tolerances=TOL, sample_inputs_func=_norm_samples,
+           error_inputs_func=_errors_norm),
+    OpInfo("linalg_norm", "str", op=tp.linalg.norm, ref=torch.linalg.norm,
+           overloads=("linalg_norm.ord_str",), dtypes=FLOATING, tolerances=TOL,
+           sample_inputs_func=_norm_str_samples),
+]
+
+
+def _errors_inner(op, device):
+    yield E(S(t_((2, 3), device=device), (t_((3, 2), device=device),)), ShapeError,
+            r"inner\(\): inner\(\) the last dimension must match", arg="other")
+
+MOVED_DB_VIEWS_INPLACE_TMP = [
+    OpInfo("inner", overloads=("inner",), dtypes=NUMERIC, tolerances=TOL,
+           sample_inputs_func=_pair_samples, error_inputs_func=_errors_inner),
+]
+
+op_db = PRODUCTS + LINALG + NORMS + MOVED_DB_VIEWS_INPLACE_TMP

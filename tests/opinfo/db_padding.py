@@ -1,4 +1,4 @@
-"""Operator database entries: padding and pixel (un)shuffle (joined in db_nn_spatial.py)."""
+"""Operator database entries: constant, reflect, replicate and circular padding."""
 from __future__ import annotations
 
 import torch
@@ -123,36 +123,7 @@ def errors_pad(op, device):
             arg="value", meta=False)
 
 
-# ---- pixel_shuffle / pixel_unshuffle ---------------------------------------------------
-def sample_inputs_pixel_shuffle(op, device, dtype, requires_grad):
-    rng = rng_for(op.full_name, dtype)
-    grad = _grad(dtype, requires_grad)
-    unshuffle = op.name == "pixel_unshuffle"
-    cases = (((1, 8, 2, 3), "contiguous", 2), ((2, 9, 1, 2), "transposed", 3),
-             ((4, 2, 2), "strided", 2), ((2, 1, 4, 2, 2), "contiguous", 1))
-    # (No empty input: PyTorch's pixel_unshuffle returns an empty input's shape unchanged,
-    # which also breaks pixel_shuffle's gradient there.)
-    for shape, layout, r in cases:
-        if unshuffle:   # the inverse's input: channels / r^2, space * r
-            *batch, c, h, w = shape
-            shape = tuple(batch) + (c // (r * r), h * r, w * r)
-        yield S(make_tensor(shape, dtype, device, rng=rng, layout=layout, requires_grad=grad),
-                (r,), name=f"{list(shape)} {layout} r={r}")
-
-
-def errors_pixel_shuffle(op, device):
-    name = op.name
-    arg = "upscale_factor" if name == "pixel_shuffle" else "downscale_factor"
-    bad = (1, 3, 2, 2) if name == "pixel_shuffle" else (1, 3, 3, 2)
-    yield E(S(_t(bad), (2,)), ShapeError, rf"{name}\(\): argument 'self' must have "
-            r"at least 3 dims", arg="self", meta=False)
-    yield E(S(_t((4, 2)), (2,)), ShapeError, rf"{name}\(\): argument 'self' must have "
-            r"at least 3 dims", arg="self", meta=False)
-    yield E(S(_t((1, 4, 2, 2)), (0,)), ArgumentError,
-            rf"{name}\(\): argument '{arg}' must be positive", arg=arg, meta=False)
-
-
-PAD = [
+op_db = [
     OpInfo("constant_pad_nd", overloads=("constant_pad_nd",), dtypes=ALL_DTYPES,
            sample_inputs_func=sample_inputs_constant_pad,
            error_inputs_func=errors_constant_pad),
@@ -163,10 +134,4 @@ PAD = [
            ref=torch_pad_nd_backward, sample_inputs_func=sample_inputs_pad_nd_backward),
     OpInfo("pad", overloads=("pad",), dtypes=ALL_BUT_BOOL, ref=TF.pad,
            sample_inputs_func=sample_inputs_pad, error_inputs_func=errors_pad),
-    OpInfo("pixel_shuffle", overloads=("pixel_shuffle",), dtypes=ALL_DTYPES,
-           sample_inputs_func=sample_inputs_pixel_shuffle,
-           error_inputs_func=errors_pixel_shuffle),
-    OpInfo("pixel_unshuffle", overloads=("pixel_unshuffle",), dtypes=ALL_DTYPES,
-           sample_inputs_func=sample_inputs_pixel_shuffle,
-           error_inputs_func=errors_pixel_shuffle),
 ]

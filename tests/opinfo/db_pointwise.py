@@ -12,22 +12,18 @@ from __future__ import annotations
 from functools import partial
 
 import tensorplay as tp
-from tensorplay.errors import ArgumentError, DeviceError, DimError, DTypeError, ShapeError
+from tensorplay.errors import ArgumentError, DeviceError, DTypeError, ShapeError
 from opinfo.core import (
-    ALL_BUT_BOOL, FLOATING, ErrorInput, OpInfo, SampleInput, make_tensor, rng_for,
+    ALL_BUT_BOOL, ALL_DTYPES, ErrorInput, ErrorInput as E, FLOATING, make_tensor, OpInfo,
+    rng_for, SampleInput, SampleInput as S,
 )
 from opinfo.samples import (
-    sample_inputs_binary, sample_inputs_reduce_all, sample_inputs_reduce_dims,
-    sample_inputs_scalar, sample_inputs_unary,
+    _t, _x, NUMERIC, sample_inputs_binary, sample_inputs_scalar, sample_inputs_unary, TOL,
 )
+from opinfo.reduction_common import t_
 
 E = ErrorInput
 S = SampleInput
-
-
-def _t(shape, dtype=tp.float32, device="cpu", **kw):
-    """A tensor for error inputs (its values never matter)."""
-    return make_tensor(shape, dtype, device, rng=rng_for("errors", shape, dtype), **kw)
 
 
 # ---- error inputs, shared by families -------------------------------------------------
@@ -310,162 +306,79 @@ UNARY = [
 ]
 
 
-# ---- reductions -----------------------------------------------------------------------
-def errors_reduce_dims(op, device):
-    yield E(S(_t((3, 4), device=device), (5,)), DimError,
-            rf"{op.name}\(\): Dimension out of range \(expected to be in range of \[-2, 1\], "
-            r"but got 5\)", arg="dim")
-    yield E(S(_t((3, 4), device=device), ((0, 0),)), DimError,
-            rf"{op.name}\(\): dim \[0, 0\] appears multiple times", arg="dim")
+# ---- square, nansum, nanmean ------------------------------------------------------------
+def _square_samples(op, device, dtype, requires_grad):
+    yield from sample_inputs_unary(op, device, dtype, requires_grad, low=-4, high=4,
+                                   extra_values=(0.0, float("inf"), float("nan")))
 
 
-def errors_mean(op, device):
-    yield E(S(_t((3,), tp.int64, device=device)), DTypeError,
-            r"mean\(\): could not infer output dtype. Argument 'self' must have a floating point "
-            r"dtype \(or pass dtype=\). Got: int64", arg="self")
+# ---- deg2rad, logaddexp, fmax, sinc, float_power, heaviside -----------------------------
+def _edge_pair(op, device, dtype, requires_grad):
+    """Two tensors with NaNs and infinities against numbers and each other."""
+    yield from sample_inputs_binary(op, device, dtype, requires_grad, mixed=False)
+    if dtype.is_floating_point:
+        nan, inf = float("nan"), float("inf")
+        a = tp.tensor([1.0, nan, -inf, inf, nan, 2.0, -inf], dtype=dtype, device=device)
+        b = tp.tensor([nan, 3.0, -inf, inf, nan, 2.0, 0.5], dtype=dtype, device=device)
+        yield S(a, (b,), name="nan and infinities", grad=False)
 
 
-def errors_reduce_all_nonempty(op, device):
-    yield E(S(_t((0, 3), device=device)), ShapeError,
-            rf"{op.name}\(\): expected a non-empty input when no dim is given", arg="self")
+def _errors_float_pair(op, device):
+    yield E(S(t_((3,), tp.int64, device=device), (t_((3,), tp.int64, device=device),)),
+            DTypeError, rf"{op.name}\(\): argument 'self' must be a floating point tensor",
+            arg="self")
 
 
-def errors_reduce_dim(op, device):
-    yield E(S(_t((3, 4), device=device), (2,)), DimError,
-            rf"{op.name}\(\): Dimension out of range", arg="dim")
-    yield E(S(_t((0, 4), device=device), (0,)), ShapeError,
-            rf"{op.name}\(\): cannot reduce over dimension 0 of size 0", arg="dim")
+def _heaviside_samples(op, device, dtype, requires_grad):
+    x = _x(op, device, dtype, False, (3, 4), low=-2, high=2)
+    x[0] = 0
+    yield S(x, (_x(op, device, dtype, False, (4,), key="values"),), name="broadcast values")
+    yield S(x, (_x(op, device, dtype, False, (), key="values"),), name="0-dim values")
 
 
-def errors_arg(op, device):
-    yield from errors_reduce_all_nonempty(op, device)
-    yield from errors_reduce_dim(op, device)
+def _errors_heaviside(op, device):
+    yield E(S(t_((3,), device=device), (t_((3,), tp.float64, device=device),)), DTypeError,
+            r"heaviside\(\): is not yet implemented for tensors with different dtypes",
+            arg="values")
 
 
-def _arg_samples(op, device, dtype, requires_grad):
-    yield from sample_inputs_reduce_all(op, device, dtype, False, allow_empty=False)
-    rng = rng_for(op.full_name, dtype, "keepdim")
-    yield S(make_tensor((3, 4), dtype, device, rng=rng), kwargs={"keepdim": True},
-            name="dim=None keepdim")
-    yield from sample_inputs_reduce_dims(op, device, dtype, False, dim_lists=False,
-                                         allow_empty=False)
+def _float_power_samples(op, device, dtype, requires_grad):
+    base = _x(op, device, dtype, requires_grad, (3, 4), low=0.5, high=3)
+    if op.variant == "scalar":
+        for exponent in (2, 0.5, -1.5):
+            b = _x(op, device, dtype, requires_grad, (3, 4), low=0.5, high=3, key=exponent)
+            yield S(b, (exponent,), name=f"exponent {exponent}")
+        return
+    yield S(base, (_x(op, device, dtype, requires_grad, (3, 4), low=-2, high=2, key="e"),),
+            name="same shape")
+    yield S(_x(op, device, dtype, requires_grad, (2, 3), low=0.5, high=3, key="b"),
+            (_x(op, device, dtype, requires_grad, (3,), low=-2, high=2, key="e"),),
+            name="broadcast")
 
-
-def _with_nan(samples_func):
-    """Add a sample with a nan (max/min propagate it; argmax picks it)."""
-    def gen(op, device, dtype, requires_grad):
-        yield from samples_func(op, device, dtype, requires_grad)
-        if dtype.is_floating_point:
-            yield S(tp.tensor([[1.0, float("nan"), 3.0], [2.0, 0.0, -1.0]], dtype=dtype,
-                              device=device), name="nan")
-    return gen
-
-
-REDUCTIONS = [
-    OpInfo("sum", overloads=("sum",),
-           sample_inputs_func=partial(sample_inputs_reduce_all,
-                                      dtypes=(tp.float64, tp.int32, tp.float16)),
-           tolerances={tp.float16: (5e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2)}),
-    OpInfo("sum", "dim", overloads=("sum.dim_IntList",),
-           sample_inputs_func=partial(sample_inputs_reduce_dims, dtypes=(tp.float64, tp.int32)),
-           error_inputs_func=errors_reduce_dims,
-           tolerances={tp.float16: (5e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2)}),
-    OpInfo("mean", overloads=("mean",), dtypes=FLOATING,
-           sample_inputs_func=partial(sample_inputs_reduce_all, dtypes=(tp.float64,)),
-           error_inputs_func=errors_mean),
-    OpInfo("mean", "dim", overloads=("mean.dim",), dtypes=FLOATING,
-           sample_inputs_func=partial(sample_inputs_reduce_dims, dtypes=(tp.float64,)),
-           error_inputs_func=errors_reduce_dims),
-    OpInfo("max", overloads=("max",),
-           sample_inputs_func=_with_nan(partial(sample_inputs_reduce_all, allow_empty=False)),
-           error_inputs_func=errors_reduce_all_nonempty),
-    OpInfo("max", "dim", overloads=("max.dim",),
-           sample_inputs_func=partial(sample_inputs_reduce_dims, dim_lists=False,
-                                      allow_empty=False),
-           error_inputs_func=errors_reduce_dim),
-    OpInfo("min", overloads=("min",),
-           sample_inputs_func=_with_nan(partial(sample_inputs_reduce_all, allow_empty=False)),
-           error_inputs_func=errors_reduce_all_nonempty),
-    OpInfo("min", "dim", overloads=("min.dim",),
-           sample_inputs_func=partial(sample_inputs_reduce_dims, dim_lists=False,
-                                      allow_empty=False),
-           error_inputs_func=errors_reduce_dim),
-    # torch has no bool argmax/argmin kernels.
-    OpInfo("argmax", overloads=("argmax",), dtypes=ALL_BUT_BOOL, supports_autograd=False,
-           sample_inputs_func=_with_nan(_arg_samples), error_inputs_func=errors_arg),
-    OpInfo("argmin", overloads=("argmin",), dtypes=ALL_BUT_BOOL, supports_autograd=False,
-           sample_inputs_func=_with_nan(_arg_samples), error_inputs_func=errors_arg),
+HELPERS = [
+    OpInfo("square", overloads=("square", "square_"), inplace="square_", dtypes=ALL_BUT_BOOL,
+           sample_inputs_func=_square_samples, tolerances=TOL),
+    OpInfo("deg2rad", overloads=("deg2rad",), dtypes=ALL_BUT_BOOL, tolerances=TOL,
+           sample_inputs_func=sample_inputs_unary),
+    OpInfo("rad2deg", overloads=("rad2deg",), dtypes=ALL_BUT_BOOL, tolerances=TOL,
+           sample_inputs_func=sample_inputs_unary),
+    OpInfo("logaddexp", overloads=("logaddexp",), dtypes=FLOATING, tolerances=TOL,
+           sample_inputs_func=_edge_pair, error_inputs_func=_errors_float_pair),
+    OpInfo("logaddexp2", overloads=("logaddexp2",), dtypes=FLOATING, tolerances=TOL,
+           sample_inputs_func=_edge_pair, error_inputs_func=_errors_float_pair),
+    OpInfo("fmax", overloads=("fmax",), dtypes=ALL_BUT_BOOL, tolerances=TOL,
+           sample_inputs_func=_edge_pair),
+    OpInfo("fmin", overloads=("fmin",), dtypes=ALL_BUT_BOOL, tolerances=TOL,
+           sample_inputs_func=_edge_pair),
+    OpInfo("sinc", overloads=("sinc",), dtypes=ALL_BUT_BOOL, tolerances=TOL,
+           sample_inputs_func=partial(sample_inputs_unary, low=-3, high=3,
+                                      extra_values=(0.0, 1.0, -2.0, float("inf")))),
+    OpInfo("float_power", overloads=("float_power.Tensor_Tensor",), dtypes=NUMERIC,
+           sample_inputs_func=_float_power_samples, tolerances=TOL),
+    OpInfo("float_power", "scalar", overloads=("float_power.Tensor_Scalar",), dtypes=NUMERIC,
+           sample_inputs_func=_float_power_samples, tolerances=TOL),
+    OpInfo("heaviside", overloads=("heaviside",), dtypes=ALL_BUT_BOOL, supports_autograd=False,
+           sample_inputs_func=_heaviside_samples, error_inputs_func=_errors_heaviside),
 ]
 
-
-# ---- matrix products ------------------------------------------------------------------
-MATMUL_SHAPES = (
-    ((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((3, 4), (4, 5)), ((2, 3, 4), (4, 5)),
-    ((4,), (2, 4, 5)), ((2, 3, 4), (4,)), ((2, 1, 3, 4), (5, 4, 2)), ((2, 3, 4), (2, 4, 5)),
-    ((0, 4), (4, 3)), ((3, 0), (0, 2)), ((2, 0, 4), (4, 3)),
-)
-
-
-def _matmul_samples(op, device, dtype, requires_grad, shapes=MATMUL_SHAPES):
-    rng = rng_for(op.full_name, dtype)
-    grad = requires_grad and dtype.is_floating_point
-    for i, (a, b) in enumerate(shapes):
-        la = "transposed" if i % 3 == 1 else "contiguous"
-        lb = "strided" if i % 3 == 2 else "contiguous"
-        yield S(make_tensor(a, dtype, device, rng=rng, layout=la, requires_grad=grad),
-                (make_tensor(b, dtype, device, rng=rng, layout=lb, requires_grad=grad),),
-                name=f"{list(a)} @ {list(b)}")
-
-
-def errors_mm(op, device):
-    yield E(S(_t((3, 4), device=device), (_t((5, 2), device=device),)), ShapeError,
-            r"mm\(\): 'self' and 'mat2' shapes cannot be multiplied \(3x4 and 5x2\)", arg="mat2")
-    yield E(S(_t((4,), device=device), (_t((4, 2), device=device),)), ShapeError,
-            r"mm\(\): argument 'self' must be a matrix \(2-D\)", arg="self")
-    yield E(S(_t((3, 4), device=device), (_t((4, 2), tp.float64, device=device),)), DTypeError,
-            r"mm\(\): expected 'self' and 'mat2' to have the same dtype", arg="mat2")
-    # PyTorch 2.13 computes garbage for mm(cpu, meta) instead of refusing.
-    yield E(S(_t((3, 4), device=device), (tp.empty(4, 2, device="meta"),)), DeviceError,
-            r"mm\(\): expected all tensors to be on the same device", arg="mat2",
-            torch_raises=False, meta=False)
-
-
-def errors_bmm(op, device):
-    yield E(S(_t((2, 3, 4), device=device), (_t((3, 4, 2), device=device),)), ShapeError,
-            r"bmm\(\): batch sizes differ", arg="mat2")
-    yield E(S(_t((2, 3, 4), device=device), (_t((2, 3, 2), device=device),)), ShapeError,
-            r"bmm\(\): 'self' and 'mat2' shapes cannot be multiplied", arg="mat2")
-    yield E(S(_t((3, 4), device=device), (_t((4, 2), device=device),)), ShapeError,
-            r"bmm\(\): argument 'self' must be a 3-D tensor", arg="self")
-
-
-def errors_matmul(op, device):
-    yield E(S(_t((), device=device), (_t((3,), device=device),)), ShapeError,
-            r"matmul\(\): both arguments need at least 1 dimension", arg="self")
-    yield E(S(_t((3,), device=device), (_t((4,), device=device),)), ShapeError,
-            r"matmul\(\): 1D tensors expected to have the same size", arg="other")
-    yield E(S(_t((2, 3, 4), device=device), (_t((5, 2), device=device),)), ShapeError,
-            r"matmul\(\): shapes \[2, 3, 4\] \('self'\) and \[5, 2\] \('other'\) cannot be "
-            r"multiplied", arg="other")
-    yield E(S(_t((2, 3, 4), device=device), (_t((3, 4, 2), device=device),)), ShapeError,
-            r"matmul\(\): argument 'other' \(shape \[3\]\) is not broadcastable", arg="other")
-
-
-_MM_TOL = {tp.float16: (4e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2), tp.float32: (1e-5, 1e-5)}
-
-LINALG = [
-    # torch has no bool matrix products.
-    OpInfo("matmul", overloads=("matmul",), dtypes=ALL_BUT_BOOL, tolerances=_MM_TOL,
-           sample_inputs_func=_matmul_samples, error_inputs_func=errors_matmul),
-    OpInfo("mm", overloads=("mm",), dtypes=ALL_BUT_BOOL, tolerances=_MM_TOL,
-           sample_inputs_func=partial(_matmul_samples, shapes=[
-               s for s in MATMUL_SHAPES if len(s[0]) == len(s[1]) == 2]),
-           error_inputs_func=errors_mm),
-    OpInfo("bmm", overloads=("bmm",), dtypes=ALL_BUT_BOOL, tolerances=_MM_TOL,
-           sample_inputs_func=partial(_matmul_samples, shapes=[
-               ((2, 3, 4), (2, 4, 5)), ((1, 1, 4), (1, 4, 1)), ((0, 3, 4), (0, 4, 2)),
-               ((2, 0, 4), (2, 4, 3))]),
-           error_inputs_func=errors_bmm),
-]
-
-op_db = ARITHMETIC + WHERE + COMPARISONS + UNARY + REDUCTIONS + LINALG
+op_db = ARITHMETIC + WHERE + COMPARISONS + UNARY + HELPERS

@@ -1,4 +1,4 @@
-"""Operator database entries: pooling ops and their backwards (joined in db_nn_spatial.py).
+"""Operator database entries: pooling ops and their backwards.
 
 The backward ops are compared with PyTorch's aten ops of the same name; their inputs
 (indices, shapes) come from running the forward op on the same sample.
@@ -158,7 +158,7 @@ def errors_adaptive(op, device):
             rf"{op.name}\(\): argument 'self' must have a floating point dtype", arg="self")
 
 
-POOL = [
+op_db = [
     OpInfo("max_pool2d_with_indices", overloads=("max_pool2d_with_indices",),
            dtypes=ALL_BUT_BOOL, ref=aten.max_pool2d_with_indices,
            sample_inputs_func=sample_inputs_max_pool,

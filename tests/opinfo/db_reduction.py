@@ -11,27 +11,19 @@ from __future__ import annotations
 
 from functools import partial
 
-import torch
 
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError
 from opinfo.core import (
-    ALL_BUT_BOOL, ALL_DTYPES, FLOATING, ErrorInput as E, OpInfo, SampleInput as S, make_tensor,
-    rng_for,
+    ALL_BUT_BOOL, ALL_DTYPES, ErrorInput as E, FLOATING, make_tensor, OpInfo, rng_for,
+    SampleInput as S,
 )
 from opinfo.reduction_common import distinct, grad_for, samples_dim, t_
-from opinfo.samples import sample_inputs_reduce_all
-
-HALF_SUM_TOL = {tp.float16: (5e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2)}
-
-
-def _distinct_make(shape, dtype, device, rng, layout, grad):
-    return distinct(shape, dtype, device, rng, layout, grad)
-
-
-def _errors_dim(op, device, args_bad=(5,)):
-    yield E(S(t_((3, 4), device=device), args_bad), DimError,
-            rf"{op.name}\(\): Dimension out of range", arg="dim")
+from opinfo.samples import (
+    _distinct_make, _errors_dim, _t, _trapezoid_samples, _x, HALF_SUM_TOL, NUMERIC,
+    sample_inputs_binary, sample_inputs_reduce_all, sample_inputs_reduce_dims,
+    sample_inputs_unary, TOL,
+)
 
 
 def _errors_float_only(op, device):
@@ -178,182 +170,6 @@ def _count_nonzero_samples(op, device, dtype, requires_grad):
                 (dim,), name=f"{list(shape)} dim={dim}")
 
 
-# ---- scans -----------------------------------------------------------------------------
-SCAN_CASES = [((3, 4), "contiguous", (0,)), ((3, 4), "transposed", (1,)),
-              ((2, 3, 4), "strided", (-1,)), ((), "contiguous", (0,)), ((0, 3), "contiguous", (1,)),
-              ((5,), "expanded", (0,))]
-
-
-def _cumsum_samples(op, device, dtype, requires_grad):
-    yield from samples_dim(op, device, dtype, requires_grad, SCAN_CASES)
-    rng = rng_for(op.full_name, dtype, "dtype")
-    yield S(make_tensor((3, 4), dtype, device, rng=rng), (1,), {"dtype": tp.float64},
-            name="dtype=float64")
-
-
-def _cumprod_samples(op, device, dtype, requires_grad):
-    rng = rng_for(op.full_name, dtype)
-    yield from samples_dim(op, device, dtype, requires_grad, SCAN_CASES[:5])
-    if dtype.is_floating_point:
-        base = make_tensor((4, 5), tp.float64, device, rng=rng, low=0.5, high=1.5)
-        for zeros, what in (([(0, 2)], "one zero"), ([(1, 1), (1, 3)], "two zeros"),
-                            ([(2, 0)], "zero first"), ([(3, 4)], "zero last")):
-            x = base.clone()
-            for i, j in zeros:
-                x[i, j] = 0.0
-            yield S(x.to(dtype).requires_grad_(grad_for(dtype, requires_grad)), (1,), name=what)
-
-
-def _cum_extreme_samples(op, device, dtype, requires_grad):
-    yield from samples_dim(op, device, dtype, requires_grad, SCAN_CASES[:5], make=_distinct_make)
-    if dtype.is_floating_point:
-        x = tp.tensor([[2.0, 1.0, 1.0, float("nan"), 0.0, 3.0], [1.0, 3.0, 3.0, 2.0, 3.0, 0.5]],
-                      dtype=dtype, device=device)
-        yield S(x, (1,), name="ties and nan")
-
-
-def _errors_cumsum_(op, device):
-    yield E(S(t_((3,), device=device), (0,), {"dtype": tp.float64}), DTypeError,
-            r"cumsum_\(\): argument 'dtype' \(float64\) must match", arg="dtype", inplace=True,
-            torch_raises=False)
-
-
-# ---- sorting and selection -------------------------------------------------------------
-SORT_CASES = [((3, 4), "contiguous", ()), ((3, 4), "transposed", (0,)),
-              ((2, 3, 4), "contiguous", (1,)), ((), "contiguous", ()), ((0, 3), "contiguous", ()),
-              ((5,), "contiguous", (-1,))]
-
-
-def _sort_samples(op, device, dtype, requires_grad, stable=False):
-    kw = {"stable": True} if stable else {}
-    if stable:   # `dim` is keyword-only after `stable`
-        for shape, layout, args in SORT_CASES:
-            x = distinct(shape, dtype, device, rng_for(op.full_name, dtype, shape), layout,
-                         grad_for(dtype, requires_grad))
-            yield S(x, (), {**kw, **({"dim": args[0]} if args else {})},
-                    name=f"{list(shape)} {layout} {args}")
-    else:
-        yield from samples_dim(op, device, dtype, requires_grad, SORT_CASES,
-                               make=_distinct_make)
-    rng = rng_for(op.full_name, dtype, "desc")
-    x = distinct((3, 5), dtype, device, rng, "transposed", grad_for(dtype, requires_grad))
-    yield S(x, (), {**kw, "dim": 0, "descending": True}, name="descending")
-    if stable:   # ties: a stable sort keeps their order, in both directions
-        y = tp.tensor([[1, 3, 3, 2, 1, 3]], device=device).to(dtype)
-        yield S(y, (), {**kw, "descending": True}, name="ties descending")
-        yield S(y, (), kw, name="ties ascending")
-    if dtype.is_floating_point:
-        nan = tp.tensor([2.0, float("nan"), -1.0, float("inf")], dtype=dtype, device=device)
-        yield S(nan, (), {**kw, "descending": True}, name="nan", grad=False)
-
-
-def _topk_samples(op, device, dtype, requires_grad):
-    rng = rng_for(op.full_name, dtype)
-    grad = grad_for(dtype, requires_grad)
-    for shape, layout, args in (((3, 5), "contiguous", (2,)), ((3, 5), "transposed", (2, 0)),
-                                ((2, 3, 4), "contiguous", (3, 1, False)), ((), "contiguous", (1,)),
-                                ((4,), "contiguous", (0,)), ((4,), "contiguous", (4, -1, True))):
-        yield S(distinct(shape, dtype, device, rng, layout, grad), args,
-                name=f"{list(shape)} {layout} {args}")
-
-
-def _kth_samples(op, device, dtype, requires_grad):
-    rng = rng_for(op.full_name, dtype)
-    grad = grad_for(dtype, requires_grad)
-    for shape, layout, args, kw in (((3, 5), "contiguous", (2,), {}),
-                                    ((3, 5), "transposed", (3, 0), {"keepdim": True}),
-                                    ((2, 3, 4), "contiguous", (1, 1), {}),
-                                    ((), "contiguous", (1,), {})):
-        yield S(distinct(shape, dtype, device, rng, layout, grad), args, kw,
-                name=f"{list(shape)} {layout} {args} {kw}")
-
-
-def _median_samples(op, device, dtype, requires_grad):
-    rng = rng_for(op.full_name, dtype)
-    grad = grad_for(dtype, requires_grad)
-    for shape, layout in (((3, 4), "transposed"), ((5,), "contiguous"), ((), "contiguous")):
-        yield S(distinct(shape, dtype, device, rng, layout, grad), name=f"{list(shape)}")
-    if dtype.is_floating_point:
-        yield S(tp.tensor([1.0, float("nan"), 0.0], dtype=dtype, device=device), name="nan")
-
-
-def _median_dim_samples(op, device, dtype, requires_grad):
-    cases = [((3, 4), "contiguous", (0,)), ((3, 5), "transposed", (1,)),
-             ((2, 3, 4), "contiguous", (-1,)), ((), "contiguous", (0,))]
-    yield from samples_dim(op, device, dtype, requires_grad, cases, make=_distinct_make)
-    yield from samples_dim(op, device, dtype, requires_grad, cases[:2], make=_distinct_make,
-                           kwargs={"keepdim": True})
-    if dtype.is_floating_point:
-        x = tp.tensor([[1.0, float("nan"), 0.0, float("nan")], [3.0, 1.0, 2.0, 0.0]],
-                      dtype=dtype, device=device)
-        yield S(x, (1,), name="nan")
-
-
-def _mode_samples(op, device, dtype, requires_grad):
-    rng = rng_for(op.full_name, dtype)
-    grad = grad_for(dtype, requires_grad)
-    values = [[2, 1, 1, 2, 3, 0], [5, 5, 4, 4, 1, 4], [0, 1, 2, 3, 4, 6]]
-    if dtype is tp.bool:
-        values = [[v % 2 for v in row] for row in values]
-    x = tp.tensor(values, device=device).to(dtype)
-    yield S(x.detach().requires_grad_(grad), name="dim=-1", grad=False)
-    yield S(x.t().detach().requires_grad_(grad), (0, True), name="transposed dim=0 keepdim",
-            grad=False)
-    yield S(distinct((2, 3, 4), dtype, device, rng, "contiguous", grad), (1,), name="distinct")
-    yield S(distinct((), dtype, device, rng, "contiguous", grad), name="0-dim")
-
-
-def _errors_topk(op, device):
-    yield E(S(t_((3, 4), device=device), (5,)), ArgumentError,
-            r"topk\(\): argument 'k' \(5\) is out of range", arg="k")
-    yield from _errors_dim(op, device, (1, 2))
-
-
-def _errors_kth(op, device):
-    yield E(S(t_((3, 4), device=device), (0,)), ArgumentError,
-            r"kthvalue\(\): argument 'k' \(0\) must be in range \[1, 4\]", arg="k")
-    yield from _errors_dim(op, device, (1, 2))
-
-
-def _errors_value_index(op, device):
-    yield from _errors_dim(op, device, (2,))
-    yield E(S(t_((0, 4), device=device), (0,)), ShapeError,
-            rf"{op.name}\(\): cannot reduce over dimension 0 of size 0", arg="dim")
-
-
-def _errors_median(op, device):
-    # (median of an empty tensor is NaN, as in PyTorch: no error)
-    yield E(S(t_((3,), tp.bool, device=device)), DTypeError,
-            r"median\(\): not implemented for bool tensors", arg="self")
-
-
-# ---- gather / scatter-add along a dim --------------------------------------------------
-def _gather_samples(op, device, dtype, requires_grad, scatter=False):
-    rng = rng_for(op.full_name, dtype)
-    grad = grad_for(dtype, requires_grad)
-    for shape, dim, index_shape in (((3, 4), 1, (3, 6)), ((3, 4), 0, (5, 4)),
-                                    ((2, 3, 4), -1, (2, 3, 2)), ((), 0, ())):
-        d = dim % max(len(shape), 1)
-        n = shape[d] if shape else 1
-        index = tp.tensor(rng.integers(0, n, index_shape), dtype=tp.int64, device=device)
-        if scatter:
-            src = make_tensor(index_shape, dtype, device, rng=rng, requires_grad=grad)
-            yield S(src, (dim, index, list(shape)), name=f"{list(shape)} dim={dim}")
-        else:
-            x = make_tensor(shape, dtype, device, rng=rng, layout="transposed", requires_grad=grad)
-            yield S(x, (dim, index), name=f"{list(shape)} dim={dim}")
-
-
-def _torch_scatter_add(src, dim, index, sizes):
-    return torch.zeros(sizes, dtype=src.dtype).scatter_add(dim, index, src)
-
-
-def _errors_gather(op, device):
-    yield E(S(t_((3, 4), device=device), (1, t_((3, 2), tp.float32, device=device))),
-            DTypeError, r"_gather_along\(\): argument 'index' must be an int64 tensor",
-            arg="index", torch_raises=True)
-
-
 STATS = [
     OpInfo("prod", overloads=("prod",), sample_inputs_func=_prod_samples,
            tolerances=HALF_SUM_TOL),
@@ -393,40 +209,190 @@ STATS = [
            error_inputs_func=partial(_errors_dim, args_bad=([2],))),
 ]
 
-SCANS = [
-    OpInfo("cumsum", overloads=("cumsum", "cumsum_"), inplace="cumsum_",
-           sample_inputs_func=_cumsum_samples, error_inputs_func=_errors_cumsum_,
-           tolerances=HALF_SUM_TOL),
-    OpInfo("cumprod", overloads=("cumprod", "cumprod_"), inplace="cumprod_",
-           sample_inputs_func=_cumprod_samples, tolerances=HALF_SUM_TOL),
-    OpInfo("cummax", overloads=("cummax",), sample_inputs_func=_cum_extreme_samples,
-           error_inputs_func=partial(_errors_dim, args_bad=(2,))),
-    OpInfo("cummin", overloads=("cummin",), sample_inputs_func=_cum_extreme_samples),
+
+# ---- reductions -----------------------------------------------------------------------
+def errors_reduce_dims(op, device):
+    yield E(S(_t((3, 4), device=device), (5,)), DimError,
+            rf"{op.name}\(\): Dimension out of range \(expected to be in range of \[-2, 1\], "
+            r"but got 5\)", arg="dim")
+    yield E(S(_t((3, 4), device=device), ((0, 0),)), DimError,
+            rf"{op.name}\(\): dim \[0, 0\] appears multiple times", arg="dim")
+
+
+def errors_mean(op, device):
+    yield E(S(_t((3,), tp.int64, device=device)), DTypeError,
+            r"mean\(\): could not infer output dtype. Argument 'self' must have a floating point "
+            r"dtype \(or pass dtype=\). Got: int64", arg="self")
+
+
+def errors_reduce_all_nonempty(op, device):
+    yield E(S(_t((0, 3), device=device)), ShapeError,
+            rf"{op.name}\(\): expected a non-empty input when no dim is given", arg="self")
+
+
+def errors_reduce_dim(op, device):
+    yield E(S(_t((3, 4), device=device), (2,)), DimError,
+            rf"{op.name}\(\): Dimension out of range", arg="dim")
+    yield E(S(_t((0, 4), device=device), (0,)), ShapeError,
+            rf"{op.name}\(\): cannot reduce over dimension 0 of size 0", arg="dim")
+
+
+def errors_arg(op, device):
+    yield from errors_reduce_all_nonempty(op, device)
+    yield from errors_reduce_dim(op, device)
+
+
+def _arg_samples(op, device, dtype, requires_grad):
+    yield from sample_inputs_reduce_all(op, device, dtype, False, allow_empty=False)
+    rng = rng_for(op.full_name, dtype, "keepdim")
+    yield S(make_tensor((3, 4), dtype, device, rng=rng), kwargs={"keepdim": True},
+            name="dim=None keepdim")
+    yield from sample_inputs_reduce_dims(op, device, dtype, False, dim_lists=False,
+                                         allow_empty=False)
+
+
+def _with_nan(samples_func):
+    """Add a sample with a nan (max/min propagate it; argmax picks it)."""
+    def gen(op, device, dtype, requires_grad):
+        yield from samples_func(op, device, dtype, requires_grad)
+        if dtype.is_floating_point:
+            yield S(tp.tensor([[1.0, float("nan"), 3.0], [2.0, 0.0, -1.0]], dtype=dtype,
+                              device=device), name="nan")
+    return gen
+
+
+REDUCTIONS = [
+    OpInfo("sum", overloads=("sum",),
+           sample_inputs_func=partial(sample_inputs_reduce_all,
+                                      dtypes=(tp.float64, tp.int32, tp.float16)),
+           tolerances={tp.float16: (5e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2)}),
+    OpInfo("sum", "dim", overloads=("sum.dim_IntList",),
+           sample_inputs_func=partial(sample_inputs_reduce_dims, dtypes=(tp.float64, tp.int32)),
+           error_inputs_func=errors_reduce_dims,
+           tolerances={tp.float16: (5e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2)}),
+    OpInfo("mean", overloads=("mean",), dtypes=FLOATING,
+           sample_inputs_func=partial(sample_inputs_reduce_all, dtypes=(tp.float64,)),
+           error_inputs_func=errors_mean),
+    OpInfo("mean", "dim", overloads=("mean.dim",), dtypes=FLOATING,
+           sample_inputs_func=partial(sample_inputs_reduce_dims, dtypes=(tp.float64,)),
+           error_inputs_func=errors_reduce_dims),
+    OpInfo("max", overloads=("max",),
+           sample_inputs_func=_with_nan(partial(sample_inputs_reduce_all, allow_empty=False)),
+           error_inputs_func=errors_reduce_all_nonempty),
+    OpInfo("max", "dim", overloads=("max.dim",),
+           sample_inputs_func=partial(sample_inputs_reduce_dims, dim_lists=False,
+                                      allow_empty=False),
+           error_inputs_func=errors_reduce_dim),
+    OpInfo("min", overloads=("min",),
+           sample_inputs_func=_with_nan(partial(sample_inputs_reduce_all, allow_empty=False)),
+           error_inputs_func=errors_reduce_all_nonempty),
+    OpInfo("min", "dim", overloads=("min.dim",),
+           sample_inputs_func=partial(sample_inputs_reduce_dims, dim_lists=False,
+                                      allow_empty=False),
+           error_inputs_func=errors_reduce_dim),
+    # torch has no bool argmax/argmin kernels.
+    OpInfo("argmax", overloads=("argmax",), dtypes=ALL_BUT_BOOL, supports_autograd=False,
+           sample_inputs_func=_with_nan(_arg_samples), error_inputs_func=errors_arg),
+    OpInfo("argmin", overloads=("argmin",), dtypes=ALL_BUT_BOOL, supports_autograd=False,
+           sample_inputs_func=_with_nan(_arg_samples), error_inputs_func=errors_arg),
 ]
 
-SORTING = [
-    OpInfo("sort", overloads=("sort",), sample_inputs_func=_sort_samples,
-           error_inputs_func=partial(_errors_dim, args_bad=(2,))),
-    OpInfo("sort", "stable", overloads=("sort.stable",),
-           sample_inputs_func=partial(_sort_samples, stable=True)),
-    OpInfo("argsort", overloads=("argsort",), supports_autograd=False,
-           sample_inputs_func=_sort_samples),
-    OpInfo("argsort", "stable", overloads=("argsort.stable",), supports_autograd=False,
-           sample_inputs_func=partial(_sort_samples, stable=True)),
-    OpInfo("topk", overloads=("topk",), dtypes=ALL_BUT_BOOL, sample_inputs_func=_topk_samples,
-           error_inputs_func=_errors_topk),
-    OpInfo("kthvalue", overloads=("kthvalue",), dtypes=ALL_BUT_BOOL,
-           sample_inputs_func=_kth_samples, error_inputs_func=_errors_kth),
-    OpInfo("median", overloads=("median",), dtypes=ALL_BUT_BOOL,
-           sample_inputs_func=_median_samples, error_inputs_func=_errors_median),
-    OpInfo("median", "dim", overloads=("median.dim",), dtypes=ALL_BUT_BOOL,
-           sample_inputs_func=_median_dim_samples, error_inputs_func=_errors_value_index),
-    OpInfo("mode", overloads=("mode",), dtypes=ALL_DTYPES, sample_inputs_func=_mode_samples,
-           error_inputs_func=_errors_value_index),
-    OpInfo("_gather_along", overloads=("_gather_along",), ref="gather",
-           sample_inputs_func=_gather_samples, error_inputs_func=_errors_gather),
-    OpInfo("_scatter_add_along", overloads=("_scatter_add_along",), ref=_torch_scatter_add,
-           sample_inputs_func=partial(_gather_samples, scatter=True)),
+
+def _with_nans(op, device, dtype, requires_grad, shape, layout="contiguous"):
+    x = _x(op, device, dtype, False, shape, layout)
+    if dtype.is_floating_point and x.dim():   # a NaN in a 0-dim input leaves no value
+        flat = x.reshape([-1]) if x.is_contiguous() else None
+        if flat is not None:
+            flat[::3] = float("nan")
+    if grad_for(dtype, requires_grad):
+        x.requires_grad_(True)
+    return x
+
+
+def _nan_reduce_samples(op, device, dtype, requires_grad):
+    cases = [((3, 4), "contiguous", ()), ((2, 3, 4), "contiguous", (1,)),
+             ((3, 4), "transposed", ((0, 1),)), ((5,), "contiguous", (0, True)),
+             ((), "contiguous", ()), ((0, 3), "contiguous", (1,))]
+    for shape, layout, args in cases:
+        yield S(_with_nans(op, device, dtype, requires_grad, shape, layout), args,
+                name=f"{list(shape)} {layout} {args} (every third value NaN)")
+    yield S(_with_nans(op, device, dtype, requires_grad, (3, 4)), (1,),
+            {"dtype": tp.float64}, name="dtype=float64")
+    if dtype.is_floating_point:
+        all_nan = tp.full((2, 3), float("nan"), dtype=dtype, device=device)
+        yield S(all_nan, (1,), name="all NaN", grad=False)
+
+
+def _errors_nanmean(op, device):
+    yield E(S(t_((3,), tp.int64, device=device)), DTypeError,
+            r"nanmean\(\): expected input to have floating point dtype but got int64",
+            arg="self")
+
+
+def _errors_trapezoid(op, device):
+    yield E(S(t_((3, 4), device=device), (t_((3,), device=device),)), ShapeError,
+            r"There must be one `x` value for each sample point", arg="x")
+
+
+def _sum_to_size_samples(op, device, dtype, requires_grad):
+    for shape, layout, size in (((2, 3, 4), "contiguous", (3, 1)), ((3, 4), "transposed", (1, 4)),
+                                ((3, 4), "contiguous", (3, 4)), ((2, 3), "strided", (1,)),
+                                ((3, 4), "expanded", (1, 1))):
+        yield S(_x(op, device, dtype, requires_grad, shape, layout), size,
+                name=f"{list(shape)} to {list(size)}")
+
+
+def _errors_sum_to_size(op, device):
+    yield E(S(t_((2, 3), device=device), (2,)), ShapeError,
+            r"sum_to_size\(\): size \[2\] is not expandable to size \[2, 3\]", arg="size")
+
+
+# ---- cov, corrcoef ----------------------------------------------------------------------
+def _cov_samples(op, device, dtype, requires_grad):
+    yield S(_x(op, device, dtype, requires_grad, (3, 5)), name="3 variables")
+    yield S(_x(op, device, dtype, requires_grad, (6,)), name="one variable")
+    yield S(_x(op, device, dtype, requires_grad, (2, 4), "transposed"), (),
+            {"correction": 0}, name="correction=0")
+    if op.name != "cov":
+        return
+    fw = tp.tensor([1, 2, 0, 3], device=device)
+    aw = tp.tensor([0.5, 1.0, 2.0, 0.25], device=device)
+    yield S(_x(op, device, dtype, requires_grad, (3, 4)), (), {"fweights": fw},
+            name="fweights")
+    yield S(_x(op, device, dtype, requires_grad, (3, 4)), (), {"aweights": aw},
+            name="aweights")
+    yield S(_x(op, device, dtype, requires_grad, (3, 4)), (),
+            {"fweights": fw, "aweights": aw, "correction": 2}, name="both, correction=2")
+
+
+def _corrcoef_samples(op, device, dtype, requires_grad):
+    for s in _cov_samples(op, device, dtype, requires_grad):
+        if not s.kwargs:
+            yield s
+
+
+def _errors_cov(op, device):
+    yield E(S(t_((2, 3, 4), device=device)), ShapeError,
+            r"cov\(\): expected input to have two or fewer dimensions", arg="self")
+    yield E(S(t_((2, 3), device=device), (), {"fweights": tp.ones(3, device=device)}),
+            DTypeError, r"cov\(\): expected fweights to have integral dtype", arg="fweights")
+    yield E(S(t_((2, 3), device=device), (), {"aweights": tp.ones(4, device=device)}),
+            ShapeError, r"cov\(\): expected aweights to have the same numel", arg="aweights")
+
+MOVED_DB_VIEWS_INPLACE_TMP = [
+    OpInfo("nansum", overloads=("nansum",), dtypes=NUMERIC, tolerances=TOL,
+           sample_inputs_func=_nan_reduce_samples),
+    OpInfo("nanmean", overloads=("nanmean",), dtypes=FLOATING, tolerances=TOL,
+           sample_inputs_func=_nan_reduce_samples, error_inputs_func=_errors_nanmean),
+    OpInfo("trapezoid", overloads=("trapezoid.dx", "trapezoid.x"), dtypes=NUMERIC,
+           sample_inputs_func=_trapezoid_samples, error_inputs_func=_errors_trapezoid,
+           tolerances=TOL),
+    OpInfo("sum_to_size", overloads=("sum_to_size",), dtypes=ALL_BUT_BOOL, tolerances=TOL,
+           sample_inputs_func=_sum_to_size_samples, error_inputs_func=_errors_sum_to_size),
+    OpInfo("cov", overloads=("cov",), dtypes=(tp.int64, tp.float32, tp.float64),
+           tolerances=TOL, sample_inputs_func=_cov_samples, error_inputs_func=_errors_cov),
+    OpInfo("corrcoef", overloads=("corrcoef",), dtypes=(tp.int64, tp.float32, tp.float64),
+           tolerances=TOL, sample_inputs_func=_corrcoef_samples),
 ]
 
-op_db = STATS + SCANS + SORTING
+op_db = STATS + REDUCTIONS + MOVED_DB_VIEWS_INPLACE_TMP

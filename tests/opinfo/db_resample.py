@@ -1,11 +1,12 @@
-"""Operator database entries: upsampling and im2col / col2im (joined in db_nn_spatial.py)."""
+"""Operator database entries: upsampling (nearest, bilinear) and pixel (un)shuffle."""
 from __future__ import annotations
 
 import torch
 
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError
-from opinfo.core import FLOATING, ErrorInput, OpInfo, SampleInput, make_tensor, rng_for
+from opinfo.core import ALL_DTYPES, ErrorInput, FLOATING, make_tensor, OpInfo, rng_for, SampleInput
+from opinfo.db_padding import E, S, _grad, _t
 
 E = ErrorInput
 S = SampleInput
@@ -63,50 +64,38 @@ def errors_upsample(op, device):
             rf"{op.name}\(\): argument 'output_size' must be positive", arg="output_size")
 
 
-# (input shape, layout, kernel, dilation, padding, stride)
-FOLD_CASES = (
-    ((1, 2, 4, 5), "contiguous", (2, 2), (1, 1), (0, 0), (1, 1)),
-    ((2, 1, 5, 4), "transposed", (2, 3), (2, 1), (1, 1), (2, 1)),
-    ((2, 4, 3), "strided", (3, 1), (1, 1), (1, 0), (1, 2)),
-)
-
-
-def sample_inputs_im2col(op, device, dtype, requires_grad):
-    rng = rng_for(op.full_name, dtype)
-    for shape, layout, k, d, p, s in FOLD_CASES:
-        yield S(make_tensor(shape, dtype, device, rng=rng, layout=layout,
-                            requires_grad=_grad(dtype, requires_grad)),
-                (k, d, p, s), name=f"{list(shape)} {layout} k={k} d={d} p={p} s={s}")
-
-
-def sample_inputs_col2im(op, device, dtype, requires_grad):
-    rng = rng_for(op.full_name, dtype)
-    for shape, layout, k, d, p, s in FOLD_CASES:
-        cols = tp.im2col(tp.zeros(shape, dtype=dtype, device=device), k, d, p, s)
-        yield S(make_tensor(tuple(cols.shape), dtype, device, rng=rng, layout=layout,
-                            requires_grad=_grad(dtype, requires_grad)),
-                (tuple(shape[-2:]), k, d, p, s), name=f"{list(shape)} {layout} k={k}")
-
-
-def errors_im2col(op, device):
-    yield E(S(_t((5, 4)), ((2, 2), (1, 1), (0, 0), (1, 1))), ShapeError,
-            r"im2col\(\): expected argument 'self' to be a 3-D", arg="self")
-    yield E(S(_t((1, 1, 2, 2)), ((3, 3), (1, 1), (0, 0), (1, 1))), ShapeError,
-            r"im2col\(\): no sliding block fits", arg="self")
-    yield E(S(_t((1, 1, 4, 4)), ((2, 2), (0, 1), (0, 0), (1, 1))), ArgumentError,
-            r"im2col\(\): argument 'dilation' must be positive", arg="dilation")
-
-
-def errors_col2im(op, device):
-    yield E(S(_t((1, 5, 9)), ((4, 4), (2, 2), (1, 1), (0, 0), (1, 1))), ShapeError,
-            r"col2im\(\): argument 'self' dim -2 \(5\) must be divisible", arg="self")
-    yield E(S(_t((1, 4, 8)), ((4, 4), (2, 2), (1, 1), (0, 0), (1, 1))), ShapeError,
-            r"col2im\(\): argument 'self' has 8 blocks", arg="self")
-
-
 TOL = {tp.float16: (2e-3, 4e-3), tp.bfloat16: (1.6e-2, 3e-2)}
 
-RESAMPLE = [
+
+# ---- pixel_shuffle / pixel_unshuffle ---------------------------------------------------
+def sample_inputs_pixel_shuffle(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = _grad(dtype, requires_grad)
+    unshuffle = op.name == "pixel_unshuffle"
+    cases = (((1, 8, 2, 3), "contiguous", 2), ((2, 9, 1, 2), "transposed", 3),
+             ((4, 2, 2), "strided", 2), ((2, 1, 4, 2, 2), "contiguous", 1))
+    # (No empty input: PyTorch's pixel_unshuffle returns an empty input's shape unchanged,
+    # which also breaks pixel_shuffle's gradient there.)
+    for shape, layout, r in cases:
+        if unshuffle:   # the inverse's input: channels / r^2, space * r
+            *batch, c, h, w = shape
+            shape = tuple(batch) + (c // (r * r), h * r, w * r)
+        yield S(make_tensor(shape, dtype, device, rng=rng, layout=layout, requires_grad=grad),
+                (r,), name=f"{list(shape)} {layout} r={r}")
+
+
+def errors_pixel_shuffle(op, device):
+    name = op.name
+    arg = "upscale_factor" if name == "pixel_shuffle" else "downscale_factor"
+    bad = (1, 3, 2, 2) if name == "pixel_shuffle" else (1, 3, 3, 2)
+    yield E(S(_t(bad), (2,)), ShapeError, rf"{name}\(\): argument 'self' must have "
+            r"at least 3 dims", arg="self", meta=False)
+    yield E(S(_t((4, 2)), (2,)), ShapeError, rf"{name}\(\): argument 'self' must have "
+            r"at least 3 dims", arg="self", meta=False)
+    yield E(S(_t((1, 4, 2, 2)), (0,)), ArgumentError,
+            rf"{name}\(\): argument '{arg}' must be positive", arg=arg, meta=False)
+
+op_db = [
     OpInfo("upsample_nearest2d", overloads=("upsample_nearest2d",), dtypes=FLOATING,
            ref=aten.upsample_nearest2d, sample_inputs_func=sample_inputs_upsample,
            error_inputs_func=errors_upsample),
@@ -119,9 +108,10 @@ RESAMPLE = [
     OpInfo("upsample_bilinear2d_backward", overloads=("upsample_bilinear2d_backward",),
            dtypes=FLOATING, ref=aten.upsample_bilinear2d_backward,
            sample_inputs_func=sample_inputs_upsample_backward, tolerances=TOL),
-    OpInfo("im2col", overloads=("im2col",), dtypes=FLOATING, ref=aten.im2col,
-           sample_inputs_func=sample_inputs_im2col, error_inputs_func=errors_im2col),
-    OpInfo("col2im", overloads=("col2im",), dtypes=FLOATING, ref=aten.col2im,
-           sample_inputs_func=sample_inputs_col2im, error_inputs_func=errors_col2im,
-           tolerances=TOL),
+    OpInfo("pixel_shuffle", overloads=("pixel_shuffle",), dtypes=ALL_DTYPES,
+           sample_inputs_func=sample_inputs_pixel_shuffle,
+           error_inputs_func=errors_pixel_shuffle),
+    OpInfo("pixel_unshuffle", overloads=("pixel_unshuffle",), dtypes=ALL_DTYPES,
+           sample_inputs_func=sample_inputs_pixel_shuffle,
+           error_inputs_func=errors_pixel_shuffle),
 ]

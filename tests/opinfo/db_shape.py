@@ -9,8 +9,10 @@ import torch
 
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DeviceError, DimError, DTypeError, ShapeError
-from opinfo.core import ErrorInput as E, OpInfo, SampleInput as S, make_tensor, rng_for
+from opinfo.core import ErrorInput as E, make_tensor, OpInfo, rng_for, SampleInput as S
 from opinfo.reduction_common import grad_for, samples_dim, t_
+from functools import partial
+from opinfo.samples import TOL, _shape_samples, _x
 
 LAYOUTS = ("contiguous", "transposed", "strided", "expanded")
 
@@ -281,4 +283,109 @@ SHAPE = [
            method=False, sample_inputs_func=_bt_samples, error_inputs_func=_errors_bt),
 ]
 
-op_db = SHAPE
+
+# ---- atleast, meshgrid, sum_to_size, argwhere --------------------------------------------
+def _atleast_samples(op, device, dtype, requires_grad):
+    for shape in ((), (3,), (2, 3), (2, 3, 4), (2, 1, 3, 2)):
+        yield S(_x(op, device, dtype, requires_grad, shape), name=f"{list(shape)}")
+
+
+def _atleast_sequence_samples(op, device, dtype, requires_grad):
+    first = _x(op, device, dtype, requires_grad, ())
+    rest = [_x(op, device, dtype, requires_grad, s) for s in ((3,), (2, 3), (2, 3, 4))]
+    yield S(first, (rest,), name="0-dim, 1-D, 2-D and 3-D")
+
+
+def _list_op(fn):
+    return lambda first, rest, **kw: fn([first, *rest], **kw)
+
+
+def _meshgrid_samples(op, device, dtype, requires_grad):
+    def vec(n):
+        return _x(op, device, dtype, requires_grad, (n,))
+    for indexing in ("ij", "xy"):
+        yield S(vec(3), ([vec(2)],), {"indexing": indexing}, name=f"two, {indexing}")
+        yield S(vec(3), ([vec(2), vec(4)],), {"indexing": indexing}, name=f"three, {indexing}")
+    yield S(_x(op, device, dtype, requires_grad, ()), ([vec(3)],), {"indexing": "ij"},
+            name="0-dim counts as one element")
+    yield S(vec(3), ([],), {"indexing": "xy"}, name="one tensor")
+
+
+def _errors_meshgrid(op, device):
+    yield E(S(t_((3,), device=device), ([t_((2, 2), device=device)],), {"indexing": "ij"}),
+            ShapeError, r"meshgrid\(\): expects scalar or 1D tensors", arg="tensors[1]")
+    yield E(S(t_((3,), device=device), ([t_((2,), device=device)],), {"indexing": "ji"}),
+            ArgumentError,
+            r"meshgrid\(\): argument 'indexing' must be 'ij' or 'xy'", arg="indexing")
+
+
+def _errors_shape(op, device):
+    if op.name == "fliplr":
+        yield E(S(t_((3,), device=device)), ShapeError, r"fliplr\(\): Input must be >= 2-d",
+                arg="self")
+    if op.name == "rot90":
+        yield E(S(t_((3, 4), device=device), (1, [0, 0])), ArgumentError,
+                r"rot90\(\): expected rotation dims to be different", arg="dims")
+        yield E(S(t_((3,), device=device), (1,)), ShapeError,
+                r"rot90\(\): expected total dims >= 2", arg="self")
+
+
+def _varargs_op(fn):
+    """block_diag(a, b, c): PyTorch's takes the tensors one by one only."""
+    return lambda first, rest, **kw: fn(first, *rest, **kw)
+
+
+def _block_diag_samples(op, device, dtype, requires_grad):
+    parts = [_x(op, device, dtype, requires_grad, s, key=i)
+             for i, s in enumerate(((), (3,), (2, 4)))]
+    yield S(parts[0], (parts[1:],), name="0-D, 1-D and 2-D")
+    yield S(_x(op, device, dtype, requires_grad, (2, 2)),
+            ([_x(op, device, dtype, requires_grad, (0, 2), key=1)],), name="an empty block")
+    other = tp.float64 if dtype is not tp.float64 else tp.float32
+    yield S(_x(op, device, dtype, requires_grad, (2, 2)),
+            ([_x(op, device, other, requires_grad, (1, 3))],), name="promoted dtypes",
+            grad=False)   # a float32 input rounds away gradcheck's nudges
+
+
+def _cartesian_samples(op, device, dtype, requires_grad):
+    yield S(_x(op, device, dtype, requires_grad, (3,)),
+            ([_x(op, device, dtype, requires_grad, (2,), key=1)],), name="two")
+    yield S(_x(op, device, dtype, requires_grad, (2,)),
+            ([_x(op, device, dtype, requires_grad, (3,), key=1),
+              _x(op, device, dtype, requires_grad, (2,), key=2)],), name="three")
+    yield S(_x(op, device, dtype, requires_grad, (4,)), ([],), name="one")
+
+
+def _vander_samples(op, device, dtype, requires_grad):
+    x = partial(_x, op, device, dtype, requires_grad, low=-2, high=2)
+    yield S(x((4,)), name="square")
+    yield S(x((3,), key=1), (5,), name="N=5")
+    yield S(x((3,), key=2), (2, True), name="N=2 increasing")
+    yield S(x((3,), "strided", key=3), (1,), name="N=1")
+
+MOVED_DB_VIEWS_INPLACE_TMP = [
+    *[OpInfo(name, overloads=(name,), sample_inputs_func=_atleast_samples, is_view=True)
+      for name in ("atleast_1d", "atleast_2d", "atleast_3d")],
+    *[OpInfo(name, "sequence", overloads=(f"{name}.Sequence",),
+             op=_list_op(getattr(tp, name)), ref=_list_op(getattr(torch, name)),
+             sample_inputs_func=_atleast_sequence_samples)
+      for name in ("atleast_1d", "atleast_2d", "atleast_3d")],
+    OpInfo("meshgrid", overloads=("meshgrid",), op=_list_op(tp.meshgrid),
+           ref=_list_op(torch.meshgrid), sample_inputs_func=_meshgrid_samples,
+           error_inputs_func=_errors_meshgrid),
+    OpInfo("fliplr", overloads=("fliplr",), sample_inputs_func=_shape_samples,
+           error_inputs_func=_errors_shape),
+    OpInfo("flipud", overloads=("flipud",), sample_inputs_func=_shape_samples),
+    OpInfo("rot90", overloads=("rot90",), sample_inputs_func=_shape_samples,
+           error_inputs_func=_errors_shape),
+    OpInfo("block_diag", overloads=("block_diag",), op=_varargs_op(tp.block_diag),
+           ref=_varargs_op(torch.block_diag), sample_inputs_func=_block_diag_samples),
+    OpInfo("cartesian_prod", overloads=("cartesian_prod",), op=_varargs_op(tp.cartesian_prod),
+           ref=_varargs_op(torch.cartesian_prod), sample_inputs_func=_cartesian_samples),
+    # PyTorch's own vander backward fails (it modifies a saved tensor in place); the
+    # gradient is checked against x ** k in tests/test_common_functions.py instead.
+    OpInfo("vander", overloads=("vander",), dtypes=(tp.int64, tp.float32, tp.float64),
+           tolerances=TOL, sample_inputs_func=_vander_samples, supports_autograd=False),
+]
+
+op_db = SHAPE + MOVED_DB_VIEWS_INPLACE_TMP
