@@ -69,9 +69,11 @@ FAMILIES = {
 }
 
 # Modules of a tree that are not a family and do not start with `_`: the machinery the
-# families share (named for their role).
+# families share (named for their role). Triton's pointwise.py launches every elementwise
+# op (pointwise, logic, activations, random) from one template and one expression table,
+# pointwise_expressions.py, so those families have no Triton module of their own.
 SUPPORT = {
-    "triton_kernels": ("compile_check",),
+    "triton_kernels": ("compile_check", "pointwise_expressions"),
     "tensorplay/meta": ("backend", "layout", "overlap", "rules"),
     "tensorplay/autograd/formulas": ("core",),
     "tests/opinfo": ("core", "samples", "reduction_common", "indexing_errors"),
