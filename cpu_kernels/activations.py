@@ -1,6 +1,6 @@
 """Activation kernels: leaky_relu, elu, gelu, silu, mish, softplus, hardtanh, hardsigmoid,
 hardswish, threshold, and their in-place forms; gelu's and silu's backward. (relu6, selu,
-celu, softsign, glu and prelu are compositions: tensorplay/composite/pointwise_activations.py.)
+celu, softsign, glu and prelu are compositions: tensorplay/composite/activations.py.)
 
 Everything that exponentiates does it on a non-positive argument, so nothing overflows
 for large |x|: softplus(x) = max(x, 0) + log1p(exp(-|x|)), sigmoid via exp(-|x|).

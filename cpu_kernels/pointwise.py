@@ -2,10 +2,11 @@
 and the common unary functions (neg, abs, sign, exp, log, sqrt, sin, cos, tanh, sigmoid,
 relu), with their in-place forms: one NumPy ufunc each, after PyTorch's type promotion.
 
-The rest of the pointwise family is named by topic: pointwise_math.py (float functions,
-rounding, the division family), pointwise_logic.py, pointwise_activations.py,
-pointwise_blend.py (clamp, lerp, addcmul...), pointwise_random.py; _pointwise_common.py
-holds their dtype handling and the in-place recipe.
+Then the float functions (exp2, log1p, asin, erf...), rounding, the division family
+(floor_divide, remainder, fmod, div with rounding_mode, atan2, hypot) and the blends
+(clamp, lerp, addcmul, addcdiv, nan_to_num). The neighbouring families are logic.py,
+activations.py and random.py; _pointwise_common.py holds their dtype handling and the
+in-place recipe.
 
 NumPy broadcasts exactly like PyTorch, so broadcasting needs no code here; a
 shape that does not broadcast makes NumPy raise and the op's shape rule turns

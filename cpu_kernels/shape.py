@@ -1,5 +1,5 @@
 """Shape ops that copy: cat, flip, roll, repeat, repeat_interleave (the shape ops that are
-views are Composite, in tensorplay/composite/shape_views.py)."""
+views are Composite, in tensorplay/composite/views.py)."""
 from __future__ import annotations
 
 import numpy as np

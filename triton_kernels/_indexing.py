@@ -15,7 +15,7 @@ index's value times `dim_stride` takes its place. So gather, _gather_along, take
 index_select and embedding are one kernel (index_select views its index vector as
 stride 0 outside `dim`; embedding walks [*indices.shape, D]), and so are scatter,
 scatter_add, index_add, index_copy, index_fill and index_put (tensorplay's launchers
-in index_dim.py, index_masked.py and index_advanced.py build the walks).
+in indexing.py and embedding.py build the walks).
 
 Negative indices wrap (`i + dim_size`) in the kernel; whether they are allowed is the
 op's business, checked before any launch by `check_in_range` (the interpreter has no

@@ -188,7 +188,7 @@ def _launch(name, kernel, a, b, c, batch, masked):
 
 def product(a, b, dtype):
     """a @ b (2-D or 3-D, any strides) into a new tensor of `dtype`: the aligned kernel
-    when its rule holds, the masked one otherwise. matrix.py builds addmm, mv,
+    when its rule holds, the masked one otherwise. the products below build addmm, mv,
     linear... on it, with a float32 `dtype` for half inputs so that the sum with a bias
     rounds once."""
     sizes = tuple(a._impl.sizes[:-1]) + (b._impl.sizes[-1],)

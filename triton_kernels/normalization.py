@@ -368,7 +368,7 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
                     segments=(pixels, c * pixels) if n > 1 else None, param="row",
                     running=stats, momentum=momentum, stats_given=not training)
     if training:
-        # NOTE: no version bump, as in PyTorch (see cpu_kernels/nn_norm._update_running):
+        # NOTE: no version bump, as in PyTorch (see cpu_kernels/normalization._update_running):
         # copy_ of a non-contiguous running statistic bumps, so its count is put back.
         for given, updated in zip((running_mean, running_var), stats):
             if given is not None and updated is not given:

@@ -1,6 +1,6 @@
 """Fused row kernels on the `cuda` device: softmax / log_softmax forward and backward,
 cross-entropy forward and backward, nll_loss, dropout. (layer_norm and rms_norm:
-norm_fused.py.)
+normalization.py.)
 
 Each program owns one row (the reduced dim moved last and made contiguous when it is
 not already). When a row fits in one block it is read once, kept in registers, and

@@ -89,6 +89,6 @@ def prelu(self, weight):
 
 def threshold_backward(grad_output, self, threshold):
     """grad_output where self > threshold (or is NaN), else 0, for a backend without a
-    kernel of its own (the CPU kernel is cpu_kernels/nn_misc.py)."""
+    kernel of its own (the CPU kernel is cpu_kernels/activations.py)."""
     spec = rules.threshold_backward("threshold_backward", (grad_output, self, threshold))
     return F.where(self <= threshold, 0, grad_output.to(spec.dtype))

@@ -1,6 +1,6 @@
 """Losses that PyTorch defines by composition: their gradients (first and higher order)
 come from the ops they call. nll_loss and binary_cross_entropy_with_logits have CPU
-kernels (cpu_kernels/nn_loss.py); cross_entropy is log_softmax followed by nll_loss.
+kernels (cpu_kernels/losses.py); cross_entropy is log_softmax followed by nll_loss.
 """
 from __future__ import annotations
 

@@ -84,7 +84,7 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
 def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
                                save_invstd, train, eps, output_mask):
     """The fused batch-norm backward written with TensorPlay ops, for a backend without a
-    kernel of its own (the CPU kernel, cpu_kernels/nn_norm.py, gives the formulas)."""
+    kernel of its own (the CPU kernel, cpu_kernels/normalization.py, gives the formulas)."""
     rules.native_batch_norm_backward("native_batch_norm_backward", (
         grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
         output_mask))

@@ -1,7 +1,7 @@
 """Pointwise ops that PyTorch defines by other ops: xlog1py, max/min with a second
 tensor, aliases (true_divide, clip), clamp_min/clamp_max, allclose, and the Scalar
 overloads, which wrap the number in a 0-dim tensor and call the Tensor overload (a
-wrapped number promotes like a Python scalar; see scalar_ops.py)."""
+wrapped number promotes like a Python scalar; see `_with_number` below)."""
 from __future__ import annotations
 
 import math

@@ -37,7 +37,7 @@ _LABEL_ORDER = {c: i for i, c in enumerate(string.ascii_uppercase + string.ascii
 
 
 def einsum_strides(parsed, operands):
-    """`parsed`: the Einsum of meta/reduction_linalg.py; `operands`: (sizes, strides) of
+    """`parsed`: the Einsum of parse_einsum below; `operands`: (sizes, strides) of
     each tensor. Returns the result's strides."""
     out_labels = list(parsed.output)
     used = set("".join(parsed.inputs))

@@ -339,7 +339,7 @@ op_db = [
            dtypes=FLOATING, gradcheck=False, sample_inputs_func=_fused_rms_norm_samples, tolerances=TOL),
     # The fused backward ops run inside the backward of a plain backward() only; with
     # create_graph the formulas compose differentiable ops instead (see
-    # formulas/nn_layers.py), so these ops have no derivative of their own, as in
+    # formulas/normalization.py), so these ops have no derivative of their own, as in
     # PyTorch's rms case. Their gradients are tested through layer_norm and rms_norm.
     OpInfo("native_layer_norm_backward", ref=torch.ops.aten.native_layer_norm_backward,
            overloads=("native_layer_norm_backward",), dtypes=FLOATING,
