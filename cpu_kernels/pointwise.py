@@ -21,7 +21,7 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay._promotion import result_type2
-from tensorplay.errors import ArgumentError, DTypeError
+from tensorplay.errors import DTypeError
 from tensorplay.meta import pointwise as rules
 from tensorplay.meta import rules as core_rules
 from tensorplay.meta.overlap import check_inplace_overlap
@@ -31,28 +31,15 @@ from cpu_kernels._common import (
 )
 from cpu_kernels._float_errors import Ignored, call_ignoring
 from cpu_kernels._pointwise_common import (
-    arrays, compute_np, inplace_of, promoted, unary_float_kernel,
+    UNARY_FLOAT_ERRORS, arrays, binary_arrays, check_int_divisor, clamp_arrays, compute_np,
+    inplace_of, int_pow_negative, mul_div_arrays, promoted, rounding_kernel,
+    scaled_by_alpha, trunc_divide, unary_float_kernel, unary_float_ufunc,
 )
 
 # The NumPy warnings PyTorch does not give: x / 0 is inf, 0 / 0 and log(-1) are nan,
 # exp(1000) and 10.0 ** 1000 are inf.
 _DIVIDE_ERRORS = Ignored(divide="ignore", invalid="ignore")
-_UNARY_FLOAT_ERRORS = Ignored(divide="ignore", invalid="ignore", over="ignore")
 _SIGMOID_ERRORS = Ignored(over="ignore", invalid="ignore")
-
-
-def _binary(self, other):
-    """The two operands' arrays in the dtype the op computes in, and that dtype."""
-    ia, ib = self._impl, other._impl
-    dtype = ia.dtype
-    if dtype is ib.dtype:
-        # One dtype (the common case): result_type2 would return it and array_as the
-        # cached views as they are; only a view whose array is not made yet goes on.
-        a, b = ia._array, ib._array
-        if a is not None and b is not None:
-            return a, b, dtype
-    dtype = result_type2(self, other)
-    return array_as(self, dtype), array_as(other, dtype), dtype
 
 
 def _with_number(ufunc, self, other):
@@ -64,7 +51,7 @@ def _with_number(ufunc, self, other):
     its category never above float), `array_as` would return the tensor's array as it is
     and the number's 0-d array converted to that dtype, and out_like2's layout depends
     only on the tensor (the number is 0-d, hence row-major). The half types, whose 0-d
-    operand has a rule of its own in mul and div (`_arithmetic`), are not taken, nor is
+    operand has a rule of its own in mul and div (`mul_div_arrays`), are not taken, nor is
     a bool number (sub refuses it)."""
     ia, ib = self._impl, other._impl
     if ib.wrapped_number:
@@ -98,33 +85,10 @@ def _with_number(ufunc, self, other):
 _FULL_FLOATS = frozenset({dt.float32, dt.float64})
 
 
-def _arithmetic(self, other, dtype):
-    """The operands of mul and div for a result of `dtype`.
-
-    NOTE: a 0-dim second operand of a half-type result (float16, bfloat16) enters in
-    float32 straight from its own dtype, and the op runs in float32, rounded once at the
-    end: `half * 0.1` multiplies by 0.1, not by 0.1 first rounded to half. PyTorch's CPU
-    mul and div kernels do this (they read such a scalar with
-    `original_scalar_value<opmath_t>`); its add and sub round the scalar to half first."""
-    impl = other._impl
-    if dtype.is_floating_point and dtype.itemsize == 2 and not impl.sizes:
-        return array_as(self, dtype), impl.array().astype(np.float32)
-    return array_as(self, dtype), array_as(other, dtype)
-
-
-def _scaled(op, self, other, alpha, dtype, b):
-    """`b * alpha` for add/sub, called unless alpha is the int 1. NumPy would compute
-    int + 0.5 * int in float and truncate: PyTorch refuses any float alpha there, and so
-    does the op's shape rule."""
-    if type(alpha) is float and not dtype.is_floating_point:
-        rules.binary(op, (self, other, alpha))
-    return b if alpha == 1 else b * alpha
-
-
 # add, sub, mul and div start with their common case written out: two row-major operands
 # of one dtype whose arrays are made, and nothing the general path below would change
 # (an alpha to scale by; bool for sub, a half type for mul and div, integers for div).
-# Then `_binary` returns those arrays and that dtype, and `out_like2` calls `out`: the
+# Then `binary_arrays` returns those arrays and that dtype, and `out_like2` calls `out`: the
 # fused test saves four calls, an eighth of a small add.
 def add(self, other, alpha):
     ia, ib = self._impl, other._impl
@@ -136,9 +100,9 @@ def add(self, other, alpha):
         result = _with_number(np.add, self, other)
         if result is not None:
             return result
-    a, b, dtype = _binary(self, other)
+    a, b, dtype = binary_arrays(self, other)
     if alpha != 1 or type(alpha) is float:
-        b = _scaled("add", self, other, alpha, dtype, b)
+        b = scaled_by_alpha("add", self, other, alpha, dtype, b)
     return out_like2(np.add(a, b), dtype, self, other)
 
 
@@ -160,9 +124,9 @@ def sub(self, other, alpha):
         if result is not None:
             return result
     _check_no_bool("sub", self, other)
-    a, b, dtype = _binary(self, other)
+    a, b, dtype = binary_arrays(self, other)
     if alpha != 1 or type(alpha) is float:
-        b = _scaled("sub", self, other, alpha, dtype, b)
+        b = scaled_by_alpha("sub", self, other, alpha, dtype, b)
     return out_like2(np.subtract(a, b), dtype, self, other)
 
 
@@ -176,10 +140,10 @@ def mul(self, other):
     result = _with_number(np.multiply, self, other)
     if result is not None:
         return result
-    a, b, dtype = _binary(self, other)
+    a, b, dtype = binary_arrays(self, other)
     if dtype.itemsize == 2 and dtype.is_floating_point:
-        a, b = _arithmetic(self, other, dtype)     # a half type: its 0-d operand's rule
-    # (for any other dtype _arithmetic's operands are _binary's)
+        a, b = mul_div_arrays(self, other, dtype)     # a half type: its 0-d operand's rule
+    # (for any other dtype mul_div_arrays's operands are binary_arrays's)
     return out_like2(np.multiply(a, b), dtype, self, other)
 
 
@@ -193,13 +157,13 @@ def div(self, other):
     result = _with_number(_true_divide, self, other)
     if result is not None:
         return result
-    a, b, dtype = _binary(self, other)
+    a, b, dtype = binary_arrays(self, other)
     if not dtype.is_floating_point or dtype.itemsize == 2:
-        # Integers and bool divide in the default float; a half type takes _arithmetic's
+        # Integers and bool divide in the default float; a half type takes mul_div_arrays's
         # rule for a 0-d operand. A float dtype of 4 or 8 bytes is float_dtype's own, and
-        # _arithmetic's operands for it are _binary's.
+        # mul_div_arrays's operands for it are binary_arrays's.
         dtype = float_dtype(dtype)
-        a, b = _arithmetic(self, other, dtype)
+        a, b = mul_div_arrays(self, other, dtype)
     # Wrapping the result needs no errstate: it can only cast a float result to a float
     # dtype (half types), which can overflow but never divides or makes a nan.
     return out_like2(call_ignoring(_DIVIDE_ERRORS, np.true_divide, a, b), dtype, self, other)
@@ -210,17 +174,17 @@ def _true_divide(a, b):
 
 
 def pow(self, exponent):  # noqa: A001 - the op's name
-    a, b, dtype = _binary(self, exponent)
+    a, b, dtype = binary_arrays(self, exponent)
     if dtype is dt.bool:
         core_rules.binary_pow("pow", (self, exponent))     # PyTorch has no bool ** bool
     if not dtype.is_floating_point and np.any(b < 0):
-        r = _int_pow_negative(a, b, dtype, exponent._impl.wrapped_number)
+        r = int_pow_negative(a, b, dtype, exponent._impl.wrapped_number)
         return out_like(r, dtype, self, exponent)
     special = _scalar_power(b, dtype) if exponent._impl.wrapped_number else None
     if special is None:
-        r = call_ignoring(_UNARY_FLOAT_ERRORS, np.power, a, b)
+        r = call_ignoring(UNARY_FLOAT_ERRORS, np.power, a, b)
     else:
-        r = call_ignoring(_UNARY_FLOAT_ERRORS, special, a)
+        r = call_ignoring(UNARY_FLOAT_ERRORS, special, a)
     # Both keep the operands' dtype (a Python 1 in `1 / a` takes a's), so wrapping the
     # result casts nothing and needs no errstate.
     return out_like2(r, dtype, self, exponent)
@@ -246,29 +210,13 @@ def _scalar_power(b, dtype):
     return _PRODUCT_POWERS.get(e) if dtype is not dt.bfloat16 else None
 
 
-def _int_pow_negative(a, b, dtype, scalar_exponent):
-    """Integer powers with negative exponents, as PyTorch does them: a Python-number
-    exponent is an error; a tensor exponent gives 1 / a**|b| truncated toward zero, which
-    is 0 except for a base of 1 (1) or -1 (+1 or -1 by parity). NumPy raises instead."""
-    if scalar_exponent:
-        raise DTypeError(f"pow(): Integers to negative integer powers are not allowed "
-                         f"(argument 'exponent' is {b.item()} and 'self' is {dtype.name})",
-                         op="pow", arg="exponent")
-    negative = b < 0
-    with np.errstate(over="ignore"):
-        r = np.power(a, np.where(negative, 0, b))
-    odd = np.where(b % 2 == 0, 1, -1)
-    inverse = np.where(a == 1, 1, np.where(a == -1, odd, 0))
-    return np.where(negative, inverse, r)
-
-
 def maximum(self, other):
-    a, b, dtype = _binary(self, other)
+    a, b, dtype = binary_arrays(self, other)
     return out_like2(np.maximum(a, b), dtype, self, other)
 
 
 def minimum(self, other):
-    a, b, dtype = _binary(self, other)
+    a, b, dtype = binary_arrays(self, other)
     return out_like2(np.minimum(a, b), dtype, self, other)
 
 
@@ -289,13 +237,13 @@ def where(condition, self, other):
         # PyTorch converts it to bool first: the converted copy's layout (dense, clone's)
         # is what the result follows, not an expanded uint8 condition's.
         condition = condition.to(dt.bool)
-    a, b, dtype = _binary(self, other)
+    a, b, dtype = binary_arrays(self, other)
     return out_like(np.where(condition._impl.array(), a, b), dtype, condition, self, other)
 
 
 def _compare(ufunc):
     def kernel(self, other):
-        a, b, _ = _binary(self, other)
+        a, b, _ = binary_arrays(self, other)
         return out_like2(ufunc(a, b), dt.bool, self, other)
     return kernel
 
@@ -320,22 +268,12 @@ def abs(self):  # noqa: A001
     return out_like1(np.abs(self._impl.array()), self._impl.dtype, self)
 
 
-def _unary_float(ufunc):
-    def kernel(self):
-        dtype = float_dtype(self._impl.dtype)
-        # The ufunc keeps its float input's dtype (tests/test_fastpath_fast14a.py checks it
-        # for each float dtype), so `out_like` casts nothing and needs no errstate.
-        r = call_ignoring(_UNARY_FLOAT_ERRORS, ufunc, array_as(self, dtype))
-        return out_like1(r, dtype, self)
-    return kernel
-
-
-exp = _unary_float(np.exp)
-log = _unary_float(np.log)
-sqrt = _unary_float(np.sqrt)
-sin = _unary_float(np.sin)
-cos = _unary_float(np.cos)
-tanh = _unary_float(np.tanh)
+exp = unary_float_ufunc(np.exp)
+log = unary_float_ufunc(np.log)
+sqrt = unary_float_ufunc(np.sqrt)
+sin = unary_float_ufunc(np.sin)
+cos = unary_float_ufunc(np.cos)
+tanh = unary_float_ufunc(np.tanh)
 for _name, _fn in (("exp", exp), ("log", log), ("sqrt", sqrt), ("sin", sin), ("cos", cos),
                    ("tanh", tanh)):
     _fn.__name__ = _fn.__qualname__ = _name
@@ -383,7 +321,7 @@ def _inplace(op, ufunc, self, other, alpha=1):
         dtype = result_type2(self, other)
         b = array_as(other, dtype)
     if alpha != 1 or type(alpha) is float:
-        b = _scaled(op, self, other, alpha, dtype, b)
+        b = scaled_by_alpha(op, self, other, alpha, dtype, b)
     other_sizes = other_impl.sizes
     if other_sizes == impl.sizes or (not other_sizes and other_impl._device is impl._device):
         if dtype is not impl.dtype:     # (a dtype can always be cast to itself)
@@ -429,7 +367,7 @@ def mul_(self, other):
         core_rules.binary_inplace("mul_", (self, other))     # fits into self: shape and dtype
     if 0 in impl.strides or other_impl.storage is impl.storage:
         check_inplace_overlap("mul_", self, ("other", other))
-    np.copyto(impl.array(), np.multiply(*_arithmetic(self, other, dtype)),
+    np.copyto(impl.array(), np.multiply(*mul_div_arrays(self, other, dtype)),
               casting="unsafe")
     return self
 
@@ -445,7 +383,7 @@ def div_(self, other):
         rules.check_inplace_cast("div_", dtype, self)
     if 0 in impl.strides or other_impl.storage is impl.storage:
         check_inplace_overlap("div_", self, ("other", other))
-    r = call_ignoring(_DIVIDE_ERRORS, np.true_divide, *_arithmetic(self, other, dtype))
+    r = call_ignoring(_DIVIDE_ERRORS, np.true_divide, *mul_div_arrays(self, other, dtype))
     # Written back outside the error state: into self's float dtype, a rounding at most
     # (which can overflow, never divide or make a nan), as `div` wraps its result.
     np.copyto(impl.array(), r, casting="unsafe")
@@ -520,23 +458,10 @@ def logit(self, eps):
         return out_like(np.log(p / (1 - p)), dtype, self)
 
 
-# ---- rounding: integers are already whole (a copy); bool is refused -------------------
-def _rounding(name, fn):
-    def kernel(self):
-        rules.unary_no_bool(name, (self,))
-        a = self._impl.array()
-        if not self._impl.dtype.is_floating_point:
-            return out_like(a.copy(), self._impl.dtype, self)
-        (x,) = arrays(self._impl.dtype, self)
-        return out_like(fn(x), self._impl.dtype, self)
-    kernel.__name__ = kernel.__qualname__ = name
-    return kernel
-
-
-floor = _rounding("floor", np.floor)
-ceil = _rounding("ceil", np.ceil)
-trunc = _rounding("trunc", np.trunc)
-round = _rounding("round", np.rint)   # noqa: A001 - half to even, like torch.round
+floor = rounding_kernel("floor", np.floor)
+ceil = rounding_kernel("ceil", np.ceil)
+trunc = rounding_kernel("trunc", np.trunc)
+round = rounding_kernel("round", np.rint)   # noqa: A001 - half to even, like torch.round
 
 
 def round_decimals(self, decimals):
@@ -561,28 +486,13 @@ def frac(self):
         return out_like(x - np.trunc(x), self._impl.dtype, self)
 
 
-# ---- the division family ------------------------------------------------------------
-def _check_int_divisor(op, dtype, b):
-    # NumPy returns 0 (with a warning) for an integer division by zero; PyTorch refuses.
-    if not dtype.is_floating_point and np.any(b == 0):
-        raise ArgumentError(f"{op}(): integer division by zero (argument 'other' has a zero "
-                            f"element)", op=op, arg="other")
-
-
 def floor_divide(self, other):
     """floor(self / other). Floats follow Python's divmod (exact, unlike floor(a / b))."""
     rules.binary_no_bool("floor_divide", (self, other))
     dtype, (a, b) = promoted(self, other)
-    _check_int_divisor("floor_divide", dtype, b)
+    check_int_divisor("floor_divide", dtype, b)
     with np.errstate(all="ignore"):
         return out_like(np.floor_divide(a, b), dtype, self, other)
-
-
-def _trunc_divide(a, b):
-    """Integer division rounded toward zero: the floor quotient, plus one where the signs
-    differ and the division is not exact."""
-    q = np.floor_divide(a, b)
-    return q + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0)))
 
 
 def div_mode(self, other, rounding_mode):
@@ -594,20 +504,20 @@ def div_mode(self, other, rounding_mode):
         with np.errstate(all="ignore"):
             return out_like(a / b, dtype, self, other)
     dtype, (a, b) = promoted(self, other)
-    _check_int_divisor("div", dtype, b)
+    check_int_divisor("div", dtype, b)
     with np.errstate(all="ignore"):
         if rounding_mode == "floor":
             return out_like(np.floor_divide(a, b), dtype, self, other)
         if dtype.is_floating_point:
             return out_like(np.trunc(a / b), dtype, self, other)
-        return out_like(_trunc_divide(a, b), dtype, self, other)
+        return out_like(trunc_divide(a, b), dtype, self, other)
 
 
 def remainder(self, other):
     """self - floor(self / other) * other: the sign of the divisor, like Python's %."""
     rules.binary_no_bool("remainder", (self, other))
     dtype, (a, b) = promoted(self, other)
-    _check_int_divisor("remainder", dtype, b)
+    check_int_divisor("remainder", dtype, b)
     with np.errstate(all="ignore"):
         return out_like(np.remainder(a, b), dtype, self, other)
 
@@ -616,7 +526,7 @@ def fmod(self, other):
     """self - trunc(self / other) * other: the sign of the dividend, like C's fmod."""
     rules.binary_no_bool("fmod", (self, other))
     dtype, (a, b) = promoted(self, other)
-    _check_int_divisor("fmod", dtype, b)
+    check_int_divisor("fmod", dtype, b)
     with np.errstate(all="ignore"):
         return out_like(np.fmod(a, b), dtype, self, other)
 
@@ -672,7 +582,7 @@ def clamp(self, min, max):  # noqa: A002 - the schema's names
     """
     spec = rules.clamp_scalar("clamp", (self, min, max))
     (x,) = arrays(spec.dtype, self)
-    return out_like(_clamp(x, min, max), spec.dtype, self)
+    return out_like(clamp_arrays(x, min, max), spec.dtype, self)
 
 
 def clamp_tensor(self, min, max):  # noqa: A002
@@ -682,18 +592,7 @@ def clamp_tensor(self, min, max):  # noqa: A002
     it = iter(arrs[1:])
     lo = next(it) if min is not None else None
     hi = next(it) if max is not None else None
-    return out_like(_clamp(arrs[0], lo, hi), dtype, self)
-
-
-def _clamp(x, lo, hi):
-    # np.maximum/np.minimum propagate nan from either side, as torch.clamp does.
-    # A number bound is converted to the tensor's dtype first, wrapping like a C cast
-    # (PyTorch: clamp(uint8, -1, 1) uses 255 as the lower bound).
-    if lo is not None:
-        x = np.maximum(x, np.array(lo).astype(x.dtype))
-    if hi is not None:
-        x = np.minimum(x, np.array(hi).astype(x.dtype))
-    return x
+    return out_like(clamp_arrays(arrs[0], lo, hi), dtype, self)
 
 
 def lerp_scalar(self, end, weight):
