@@ -252,7 +252,8 @@ def _variance(self, dim, correction, keepdim):
             m = np.sum(a, axis=axes, keepdims=True) / a.dtype.type(n)
         d = np.asarray(np.subtract(a, m))   # (a 0-d result is a NumPy scalar: asarray)
         np.multiply(d, d, out=d)   # squared in place: one temporary, not two
-        return np.sum(d, axis=axes, keepdims=keepdim) / a.dtype.type(builtins.max(0, n - correction))
+        divisor = a.dtype.type(builtins.max(0, n - correction))   # (`max` here is a kernel)
+        return np.sum(d, axis=axes, keepdims=keepdim) / divisor
 
 
 # ---- norm ------------------------------------------------------------------------------

@@ -19,7 +19,8 @@ from triton_kernels.pointwise import run
 # ---- embedding -------------------------------------------------------------------------
 def _check_embedding_indices(op, indices, num):
     check_in_range(op, indices, num, 0, arg="indices",
-                   raise_from=lambda host: cpu_embedding._indices(op, indices.cpu(), num, "indices"))
+                   raise_from=lambda host: cpu_embedding._indices(op, indices.cpu(), num,
+                                                                  "indices"))
 
 
 def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):

@@ -1,4 +1,4 @@
-"""TODO"""
+"""dropout: native_dropout's output when training (and p > 0), the input otherwise."""
 from __future__ import annotations
 
 from tensorplay._creation import empty_like

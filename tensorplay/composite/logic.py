@@ -1,4 +1,5 @@
-"""TODO"""
+"""allclose (isclose, then all) and the bitwise ops with a number: the Tensor overload
+with the number wrapped in a 0-dim tensor, as pointwise.py's Scalar overloads."""
 from __future__ import annotations
 
 from tensorplay._frontdoor import wrap_number

@@ -1,5 +1,4 @@
-"""Spatial nn ops that PyTorch defines by composition: `pad` picks a padding kernel,
-pixel_shuffle / pixel_unshuffle are a reshape, a permute and a reshape."""
+"""`pad`, which PyTorch defines by composition: it picks a padding kernel by mode."""
 from __future__ import annotations
 
 from tensorplay._generated import functional as F

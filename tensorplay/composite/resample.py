@@ -1,4 +1,4 @@
-"""TODO"""
+"""pixel_shuffle / pixel_unshuffle: a reshape, a permute and a reshape."""
 from __future__ import annotations
 
 from tensorplay.errors import ArgumentError, ShapeError, fmt_shape

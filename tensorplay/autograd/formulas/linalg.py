@@ -1,4 +1,5 @@
-"""Backward helpers of linear algebra (linear, diag, diagonal), written with TensorPlay ops so they can be differentiated again."""
+"""Backward helpers of linear algebra (linear, diag, diagonal), written with TensorPlay
+ops so they can be differentiated again."""
 from __future__ import annotations
 
 from tensorplay import _creation

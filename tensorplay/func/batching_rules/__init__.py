@@ -21,9 +21,9 @@ the physical tensors and nested levels dispatch to the Vmap key again.
 Where each op's rule is: its ops.yaml entry says (`vmap:`), and the code generator
 writes the table `VMAP_RULES` (tensorplay/_generated/declarations.py) that
 `register_rules()` below loads into RULES, as tensorplay/_backend_loading.py loads
-kernels. A dotted name is a function of a family's module here (`vmap: pooling.x` is
-batching_rules/pooling.py:x); a bare name is one of the rule families of this module,
-which many families share:
+kernels. A dotted name is a function of a family's module here
+(`vmap: conv.convolution_rule` is batching_rules/conv.py:convolution_rule); a bare name is
+one of the rule families of this module, which many families share:
 
     pointwise_rule   broadcast with the batch dim in front (every op tagged pointwise)
     dim_rule         move the batch dim first, shift the dim arguments (every op tagged
