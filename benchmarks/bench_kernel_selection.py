@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 
 import numpy as np
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import fmt_time, paired_min  # noqa: E402
@@ -68,7 +68,7 @@ def specialised_conv():
 def nhwc_vs_fallback():
     print("\n   NHWC candidates vs the NCHW kernel through the layout fallback, channels_last "
           "input (fallback, NHWC, ratio)")
-    from cpu_kernels import nn_norm
+    from cpu_kernels import normalization as nn_norm
     rng = np.random.default_rng(2)
     cl = tp.channels_last
     # (batch_norm NHWC is registered from 32 channels up: below, it measured 0.7-0.9x)

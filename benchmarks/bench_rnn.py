@@ -10,7 +10,7 @@ through set_num_threads, NumPy's OpenBLAS through OPENBLAS_NUM_THREADS (set befo
 loads). On a busy machine spinning BLAS threads otherwise turn a 0.1 ms matmul into 5 ms.
 
 What it costs: one input-projection matmul for the whole sequence, then the recurrence
-as one op each way (rnn_fused.py: _lstm_sequence forward, _lstm_sequence_backward): on
+as one op each way (_rnn_fused.py: _lstm_sequence forward, _lstm_sequence_backward): on
 the CPU a NumPy loop of about ten calls per step (cpu_kernels/rnn.py), so dispatch is
 paid once per sequence, not a dozen times per step. Measured (one thread, a busy 2-core
 machine): 9.5x torch when every step was tp ops, 2.4x with the two ops.

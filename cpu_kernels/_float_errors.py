@@ -17,7 +17,6 @@ settings with it as before; so does a NumPy without that variable (1.x).
 from __future__ import annotations
 
 import contextvars
-
 import numpy as np
 
 try:    # NumPy >= 2: the error state lives in a context variable of the ufunc module

@@ -1,5 +1,7 @@
-"""Helpers shared by the pointwise kernels (pointwise_*.py): dtype handling and the one
-recipe every in-place kernel follows."""
+"""Helpers of the elementwise kernels (pointwise.py, logic.py, activations.py): the dtype
+the operands compute in (`binary_arrays`; `mul_div_arrays` for half types), the kernel
+factories of the unary functions and of rounding, the division and clamp helpers, and
+the one recipe every in-place kernel follows (`inplace_of`)."""
 from __future__ import annotations
 
 import functools
@@ -7,9 +9,12 @@ import inspect
 
 import numpy as np
 
-from tensorplay._promotion import result_type
+from tensorplay._promotion import result_type, result_type2
+from tensorplay.errors import ArgumentError, DTypeError
+from tensorplay.meta import pointwise as rules
 from tensorplay.meta.overlap import check_inplace_overlap
-from cpu_kernels._common import array_as, float_dtype, out_like
+from cpu_kernels._common import array_as, float_dtype, out_like, out_like1
+from cpu_kernels._float_errors import Ignored, call_ignoring
 
 
 def compute_np(dtype):
@@ -61,3 +66,109 @@ def inplace_of(kernel, rule, name):
         return self
     inplace.__name__ = inplace.__qualname__ = name
     return inplace
+
+
+def binary_arrays(self, other):
+    """The two operands' arrays in the dtype the op computes in, and that dtype."""
+    ia, ib = self._impl, other._impl
+    dtype = ia.dtype
+    if dtype is ib.dtype:
+        # One dtype (the common case): result_type2 would return it and array_as the
+        # cached views as they are; only a view whose array is not made yet goes on.
+        a, b = ia._array, ib._array
+        if a is not None and b is not None:
+            return a, b, dtype
+    dtype = result_type2(self, other)
+    return array_as(self, dtype), array_as(other, dtype), dtype
+
+
+def mul_div_arrays(self, other, dtype):
+    """The operands of mul and div for a result of `dtype`.
+
+    NOTE: a 0-dim second operand of a half-type result (float16, bfloat16) enters in
+    float32 straight from its own dtype, and the op runs in float32, rounded once at the
+    end: `half * 0.1` multiplies by 0.1, not by 0.1 first rounded to half. PyTorch's CPU
+    mul and div kernels do this (they read such a scalar with
+    `original_scalar_value<opmath_t>`); its add and sub round the scalar to half first."""
+    impl = other._impl
+    if dtype.is_floating_point and dtype.itemsize == 2 and not impl.sizes:
+        return array_as(self, dtype), impl.array().astype(np.float32)
+    return array_as(self, dtype), array_as(other, dtype)
+
+
+def scaled_by_alpha(op, self, other, alpha, dtype, b):
+    """`b * alpha` for add/sub, called unless alpha is the int 1. NumPy would compute
+    int + 0.5 * int in float and truncate: PyTorch refuses any float alpha there, and so
+    does the op's shape rule."""
+    if type(alpha) is float and not dtype.is_floating_point:
+        rules.binary(op, (self, other, alpha))
+    return b if alpha == 1 else b * alpha
+
+
+def int_pow_negative(a, b, dtype, scalar_exponent):
+    """Integer powers with negative exponents, as PyTorch does them: a Python-number
+    exponent is an error; a tensor exponent gives 1 / a**|b| truncated toward zero, which
+    is 0 except for a base of 1 (1) or -1 (+1 or -1 by parity). NumPy raises instead."""
+    if scalar_exponent:
+        raise DTypeError(f"pow(): Integers to negative integer powers are not allowed "
+                         f"(argument 'exponent' is {b.item()} and 'self' is {dtype.name})",
+                         op="pow", arg="exponent")
+    negative = b < 0
+    with np.errstate(over="ignore"):
+        r = np.power(a, np.where(negative, 0, b))
+    odd = np.where(b % 2 == 0, 1, -1)
+    inverse = np.where(a == 1, 1, np.where(a == -1, odd, 0))
+    return np.where(negative, inverse, r)
+
+
+# The NumPy warnings PyTorch does not give: log(-1) is nan, exp(1000) is inf.
+UNARY_FLOAT_ERRORS = Ignored(divide="ignore", invalid="ignore", over="ignore")
+
+
+def unary_float_ufunc(ufunc):
+    def kernel(self):
+        dtype = float_dtype(self._impl.dtype)
+        # The ufunc keeps its float input's dtype (tests/test_fastpath_fast14a.py checks it
+        # for each float dtype), so `out_like` casts nothing and needs no errstate.
+        r = call_ignoring(UNARY_FLOAT_ERRORS, ufunc, array_as(self, dtype))
+        return out_like1(r, dtype, self)
+    return kernel
+
+
+# ---- rounding: integers are already whole (a copy); bool is refused -------------------
+def rounding_kernel(name, fn):
+    def kernel(self):
+        rules.unary_no_bool(name, (self,))
+        a = self._impl.array()
+        if not self._impl.dtype.is_floating_point:
+            return out_like(a.copy(), self._impl.dtype, self)
+        (x,) = arrays(self._impl.dtype, self)
+        return out_like(fn(x), self._impl.dtype, self)
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
+
+
+# ---- the division family ------------------------------------------------------------
+def check_int_divisor(op, dtype, b):
+    # NumPy returns 0 (with a warning) for an integer division by zero; PyTorch refuses.
+    if not dtype.is_floating_point and np.any(b == 0):
+        raise ArgumentError(f"{op}(): integer division by zero (argument 'other' has a zero "
+                            f"element)", op=op, arg="other")
+
+
+def trunc_divide(a, b):
+    """Integer division rounded toward zero: the floor quotient, plus one where the signs
+    differ and the division is not exact."""
+    q = np.floor_divide(a, b)
+    return q + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0)))
+
+
+def clamp_arrays(x, lo, hi):
+    # np.maximum/np.minimum propagate nan from either side, as torch.clamp does.
+    # A number bound is converted to the tensor's dtype first, wrapping like a C cast
+    # (PyTorch: clamp(uint8, -1, 1) uses 255 as the lower bound).
+    if lo is not None:
+        x = np.maximum(x, np.array(lo).astype(x.dtype))
+    if hi is not None:
+        x = np.minimum(x, np.array(hi).astype(x.dtype))
+    return x

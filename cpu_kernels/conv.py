@@ -33,17 +33,17 @@ kernel offsets (inside col2im).
 """
 from __future__ import annotations
 
-import copy
 import itertools
 import math
 import threading
 
+import copy
 import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay.dispatch.plan_cache import plans
 from tensorplay.library import Library, ShapeRule, kernel
-from tensorplay.meta import nn_spatial as rules
+from tensorplay.meta import conv as rules
 from cpu_kernels._common import accumulate_dtype, nhwc_rows, out, out_channels_last
 from cpu_kernels._windows import add_windows, pad_spatial, windows
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorplay.meta import nn_spatial_resample as rules
+from tensorplay.meta import fold as rules
 from cpu_kernels._common import accumulate_dtype, out
 from cpu_kernels._windows import add_windows, pad_spatial, windows
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorplay.meta import nn_spatial as rules
+from tensorplay.meta import padding as rules
 from cpu_kernels._common import check_result, out
 
 

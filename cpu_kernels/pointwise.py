@@ -2,10 +2,11 @@
 and the common unary functions (neg, abs, sign, exp, log, sqrt, sin, cos, tanh, sigmoid,
 relu), with their in-place forms: one NumPy ufunc each, after PyTorch's type promotion.
 
-The rest of the pointwise family is named by topic: pointwise_math.py (float functions,
-rounding, the division family), pointwise_logic.py, pointwise_activations.py,
-pointwise_blend.py (clamp, lerp, addcmul...), pointwise_random.py; _pointwise_common.py
-holds their dtype handling and the in-place recipe.
+Then the float functions (exp2, log1p, asin, erf...), rounding, the division family
+(floor_divide, remainder, fmod, div with rounding_mode, atan2, hypot) and the blends
+(clamp, lerp, addcmul, addcdiv, nan_to_num). The neighbouring families are logic.py,
+activations.py and random.py; _pointwise_common.py holds their dtype handling and the
+in-place recipe.
 
 NumPy broadcasts exactly like PyTorch, so broadcasting needs no code here; a
 shape that does not broadcast makes NumPy raise and the op's shape rule turns
@@ -13,37 +14,32 @@ that into a ShapeError naming the arguments.
 """
 from __future__ import annotations
 
+import builtins
+
+import ml_dtypes
 import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay._promotion import result_type2
 from tensorplay.errors import DTypeError
-from tensorplay.meta import pointwise as pointwise_rules
-from tensorplay.meta import rules
+from tensorplay.meta import pointwise as rules
+from tensorplay.meta import rules as core_rules
 from tensorplay.meta.overlap import check_inplace_overlap
-from cpu_kernels._common import array_as, float_dtype, out, out_like, out_like1, out_like2
+from cpu_kernels import _erf
+from cpu_kernels._common import (
+    array_as, float_dtype, out, out_like, out_like1, out_like2, scalar_as,
+)
 from cpu_kernels._float_errors import Ignored, call_ignoring
-from cpu_kernels._pointwise_common import inplace_of
+from cpu_kernels._pointwise_common import (
+    UNARY_FLOAT_ERRORS, arrays, binary_arrays, check_int_divisor, clamp_arrays, compute_np,
+    inplace_of, int_pow_negative, mul_div_arrays, promoted, rounding_kernel,
+    scaled_by_alpha, trunc_divide, unary_float_kernel, unary_float_ufunc,
+)
 
 # The NumPy warnings PyTorch does not give: x / 0 is inf, 0 / 0 and log(-1) are nan,
 # exp(1000) and 10.0 ** 1000 are inf.
 _DIVIDE_ERRORS = Ignored(divide="ignore", invalid="ignore")
-_UNARY_FLOAT_ERRORS = Ignored(divide="ignore", invalid="ignore", over="ignore")
 _SIGMOID_ERRORS = Ignored(over="ignore", invalid="ignore")
-
-
-def _binary(self, other):
-    """The two operands' arrays in the dtype the op computes in, and that dtype."""
-    ia, ib = self._impl, other._impl
-    dtype = ia.dtype
-    if dtype is ib.dtype:
-        # One dtype (the common case): result_type2 would return it and array_as the
-        # cached views as they are; only a view whose array is not made yet goes on.
-        a, b = ia._array, ib._array
-        if a is not None and b is not None:
-            return a, b, dtype
-    dtype = result_type2(self, other)
-    return array_as(self, dtype), array_as(other, dtype), dtype
 
 
 def _with_number(ufunc, self, other):
@@ -55,7 +51,7 @@ def _with_number(ufunc, self, other):
     its category never above float), `array_as` would return the tensor's array as it is
     and the number's 0-d array converted to that dtype, and out_like2's layout depends
     only on the tensor (the number is 0-d, hence row-major). The half types, whose 0-d
-    operand has a rule of its own in mul and div (`_arithmetic`), are not taken, nor is
+    operand has a rule of its own in mul and div (`mul_div_arrays`), are not taken, nor is
     a bool number (sub refuses it)."""
     ia, ib = self._impl, other._impl
     if ib.wrapped_number:
@@ -89,33 +85,10 @@ def _with_number(ufunc, self, other):
 _FULL_FLOATS = frozenset({dt.float32, dt.float64})
 
 
-def _arithmetic(self, other, dtype):
-    """The operands of mul and div for a result of `dtype`.
-
-    NOTE: a 0-dim second operand of a half-type result (float16, bfloat16) enters in
-    float32 straight from its own dtype, and the op runs in float32, rounded once at the
-    end: `half * 0.1` multiplies by 0.1, not by 0.1 first rounded to half. PyTorch's CPU
-    mul and div kernels do this (they read such a scalar with
-    `original_scalar_value<opmath_t>`); its add and sub round the scalar to half first."""
-    impl = other._impl
-    if dtype.is_floating_point and dtype.itemsize == 2 and not impl.sizes:
-        return array_as(self, dtype), impl.array().astype(np.float32)
-    return array_as(self, dtype), array_as(other, dtype)
-
-
-def _scaled(op, self, other, alpha, dtype, b):
-    """`b * alpha` for add/sub, called unless alpha is the int 1. NumPy would compute
-    int + 0.5 * int in float and truncate: PyTorch refuses any float alpha there, and so
-    does the op's shape rule."""
-    if type(alpha) is float and not dtype.is_floating_point:
-        rules.binary(op, (self, other, alpha))
-    return b if alpha == 1 else b * alpha
-
-
 # add, sub, mul and div start with their common case written out: two row-major operands
 # of one dtype whose arrays are made, and nothing the general path below would change
 # (an alpha to scale by; bool for sub, a half type for mul and div, integers for div).
-# Then `_binary` returns those arrays and that dtype, and `out_like2` calls `out`: the
+# Then `binary_arrays` returns those arrays and that dtype, and `out_like2` calls `out`: the
 # fused test saves four calls, an eighth of a small add.
 def add(self, other, alpha):
     ia, ib = self._impl, other._impl
@@ -127,16 +100,16 @@ def add(self, other, alpha):
         result = _with_number(np.add, self, other)
         if result is not None:
             return result
-    a, b, dtype = _binary(self, other)
+    a, b, dtype = binary_arrays(self, other)
     if alpha != 1 or type(alpha) is float:
-        b = _scaled("add", self, other, alpha, dtype, b)
+        b = scaled_by_alpha("add", self, other, alpha, dtype, b)
     return out_like2(np.add(a, b), dtype, self, other)
 
 
 def _check_no_bool(op, self, other):
     # NumPy rejects bool - bool, but not uint8 - True: the shape rule says why, always.
     if self._impl.dtype is dt.bool or other._impl.dtype is dt.bool:
-        rules.binary_sub(op, (self, other))
+        core_rules.binary_sub(op, (self, other))
 
 
 def sub(self, other, alpha):
@@ -151,9 +124,9 @@ def sub(self, other, alpha):
         if result is not None:
             return result
     _check_no_bool("sub", self, other)
-    a, b, dtype = _binary(self, other)
+    a, b, dtype = binary_arrays(self, other)
     if alpha != 1 or type(alpha) is float:
-        b = _scaled("sub", self, other, alpha, dtype, b)
+        b = scaled_by_alpha("sub", self, other, alpha, dtype, b)
     return out_like2(np.subtract(a, b), dtype, self, other)
 
 
@@ -167,10 +140,10 @@ def mul(self, other):
     result = _with_number(np.multiply, self, other)
     if result is not None:
         return result
-    a, b, dtype = _binary(self, other)
+    a, b, dtype = binary_arrays(self, other)
     if dtype.itemsize == 2 and dtype.is_floating_point:
-        a, b = _arithmetic(self, other, dtype)     # a half type: its 0-d operand's rule
-    # (for any other dtype _arithmetic's operands are _binary's)
+        a, b = mul_div_arrays(self, other, dtype)     # a half type: its 0-d operand's rule
+    # (for any other dtype mul_div_arrays's operands are binary_arrays's)
     return out_like2(np.multiply(a, b), dtype, self, other)
 
 
@@ -184,13 +157,13 @@ def div(self, other):
     result = _with_number(_true_divide, self, other)
     if result is not None:
         return result
-    a, b, dtype = _binary(self, other)
+    a, b, dtype = binary_arrays(self, other)
     if not dtype.is_floating_point or dtype.itemsize == 2:
-        # Integers and bool divide in the default float; a half type takes _arithmetic's
+        # Integers and bool divide in the default float; a half type takes mul_div_arrays's
         # rule for a 0-d operand. A float dtype of 4 or 8 bytes is float_dtype's own, and
-        # _arithmetic's operands for it are _binary's.
+        # mul_div_arrays's operands for it are binary_arrays's.
         dtype = float_dtype(dtype)
-        a, b = _arithmetic(self, other, dtype)
+        a, b = mul_div_arrays(self, other, dtype)
     # Wrapping the result needs no errstate: it can only cast a float result to a float
     # dtype (half types), which can overflow but never divides or makes a nan.
     return out_like2(call_ignoring(_DIVIDE_ERRORS, np.true_divide, a, b), dtype, self, other)
@@ -201,17 +174,17 @@ def _true_divide(a, b):
 
 
 def pow(self, exponent):  # noqa: A001 - the op's name
-    a, b, dtype = _binary(self, exponent)
+    a, b, dtype = binary_arrays(self, exponent)
     if dtype is dt.bool:
-        rules.binary_pow("pow", (self, exponent))     # PyTorch has no bool ** bool
+        core_rules.binary_pow("pow", (self, exponent))     # PyTorch has no bool ** bool
     if not dtype.is_floating_point and np.any(b < 0):
-        r = _int_pow_negative(a, b, dtype, exponent._impl.wrapped_number)
+        r = int_pow_negative(a, b, dtype, exponent._impl.wrapped_number)
         return out_like(r, dtype, self, exponent)
     special = _scalar_power(b, dtype) if exponent._impl.wrapped_number else None
     if special is None:
-        r = call_ignoring(_UNARY_FLOAT_ERRORS, np.power, a, b)
+        r = call_ignoring(UNARY_FLOAT_ERRORS, np.power, a, b)
     else:
-        r = call_ignoring(_UNARY_FLOAT_ERRORS, special, a)
+        r = call_ignoring(UNARY_FLOAT_ERRORS, special, a)
     # Both keep the operands' dtype (a Python 1 in `1 / a` takes a's), so wrapping the
     # result casts nothing and needs no errstate.
     return out_like2(r, dtype, self, exponent)
@@ -237,29 +210,13 @@ def _scalar_power(b, dtype):
     return _PRODUCT_POWERS.get(e) if dtype is not dt.bfloat16 else None
 
 
-def _int_pow_negative(a, b, dtype, scalar_exponent):
-    """Integer powers with negative exponents, as PyTorch does them: a Python-number
-    exponent is an error; a tensor exponent gives 1 / a**|b| truncated toward zero, which
-    is 0 except for a base of 1 (1) or -1 (+1 or -1 by parity). NumPy raises instead."""
-    if scalar_exponent:
-        raise DTypeError(f"pow(): Integers to negative integer powers are not allowed "
-                         f"(argument 'exponent' is {b.item()} and 'self' is {dtype.name})",
-                         op="pow", arg="exponent")
-    negative = b < 0
-    with np.errstate(over="ignore"):
-        r = np.power(a, np.where(negative, 0, b))
-    odd = np.where(b % 2 == 0, 1, -1)
-    inverse = np.where(a == 1, 1, np.where(a == -1, odd, 0))
-    return np.where(negative, inverse, r)
-
-
 def maximum(self, other):
-    a, b, dtype = _binary(self, other)
+    a, b, dtype = binary_arrays(self, other)
     return out_like2(np.maximum(a, b), dtype, self, other)
 
 
 def minimum(self, other):
-    a, b, dtype = _binary(self, other)
+    a, b, dtype = binary_arrays(self, other)
     return out_like2(np.minimum(a, b), dtype, self, other)
 
 
@@ -280,13 +237,13 @@ def where(condition, self, other):
         # PyTorch converts it to bool first: the converted copy's layout (dense, clone's)
         # is what the result follows, not an expanded uint8 condition's.
         condition = condition.to(dt.bool)
-    a, b, dtype = _binary(self, other)
+    a, b, dtype = binary_arrays(self, other)
     return out_like(np.where(condition._impl.array(), a, b), dtype, condition, self, other)
 
 
 def _compare(ufunc):
     def kernel(self, other):
-        a, b, _ = _binary(self, other)
+        a, b, _ = binary_arrays(self, other)
         return out_like2(ufunc(a, b), dt.bool, self, other)
     return kernel
 
@@ -307,26 +264,16 @@ def neg(self):
 
 def abs(self):  # noqa: A001
     if self._impl.dtype is dt.bool:
-        rules.unary_abs("abs", (self,))   # NumPy would accept it; PyTorch does not
+        core_rules.unary_abs("abs", (self,))   # NumPy would accept it; PyTorch does not
     return out_like1(np.abs(self._impl.array()), self._impl.dtype, self)
 
 
-def _unary_float(ufunc):
-    def kernel(self):
-        dtype = float_dtype(self._impl.dtype)
-        # The ufunc keeps its float input's dtype (tests/test_fastpath_fast14a.py checks it
-        # for each float dtype), so `out_like` casts nothing and needs no errstate.
-        r = call_ignoring(_UNARY_FLOAT_ERRORS, ufunc, array_as(self, dtype))
-        return out_like1(r, dtype, self)
-    return kernel
-
-
-exp = _unary_float(np.exp)
-log = _unary_float(np.log)
-sqrt = _unary_float(np.sqrt)
-sin = _unary_float(np.sin)
-cos = _unary_float(np.cos)
-tanh = _unary_float(np.tanh)
+exp = unary_float_ufunc(np.exp)
+log = unary_float_ufunc(np.log)
+sqrt = unary_float_ufunc(np.sqrt)
+sin = unary_float_ufunc(np.sin)
+cos = unary_float_ufunc(np.cos)
+tanh = unary_float_ufunc(np.tanh)
 for _name, _fn in (("exp", exp), ("log", log), ("sqrt", sqrt), ("sin", sin), ("cos", cos),
                    ("tanh", tanh)):
     _fn.__name__ = _fn.__qualname__ = _name
@@ -349,7 +296,7 @@ def _sigmoid_of(x):
 
 def relu(self):
     if self._impl.dtype is dt.bool:
-        rules.unary_relu("relu", (self,))   # NumPy would accept it; PyTorch does not
+        core_rules.unary_relu("relu", (self,))   # NumPy would accept it; PyTorch does not
     a = self._impl.array()
     r = np.maximum(a, np.zeros((), a.dtype))      # keeps NaN, like torch
     return out_like1(r, self._impl.dtype, self)
@@ -361,7 +308,7 @@ def relu(self):
 #
 # * "fits self": `other` has self's sizes, or is 0-dim on self's device (a wrapped number,
 #   `x.add_(1.0)`): its broadcast is self's sizes and check_devices lets it through, so
-#   rules.binary_inplace could only find the result type's cast to check.
+#   core_rules.binary_inplace could only find the result type's cast to check.
 # * "may overlap": check_inplace_overlap refuses only an internal overlap, which needs a
 #   stride of 0 in self, or a partial overlap with `other`, which needs a shared storage.
 def _inplace(op, ufunc, self, other, alpha=1):
@@ -374,13 +321,13 @@ def _inplace(op, ufunc, self, other, alpha=1):
         dtype = result_type2(self, other)
         b = array_as(other, dtype)
     if alpha != 1 or type(alpha) is float:
-        b = _scaled(op, self, other, alpha, dtype, b)
+        b = scaled_by_alpha(op, self, other, alpha, dtype, b)
     other_sizes = other_impl.sizes
     if other_sizes == impl.sizes or (not other_sizes and other_impl._device is impl._device):
         if dtype is not impl.dtype:     # (a dtype can always be cast to itself)
             rules.check_inplace_cast(op, dtype, self)
     else:
-        rules.binary_inplace(op, (self, other))     # the broadcast result must fit in self
+        core_rules.binary_inplace(op, (self, other))     # the broadcast result must fit in self
     if 0 in impl.strides or other_impl.storage is impl.storage:
         check_inplace_overlap(op, self, ("other", other))
     target = impl._array      # the cached view, as impl.array() would return it
@@ -417,10 +364,10 @@ def mul_(self, other):
     other_sizes = other_impl.sizes
     if not (dtype is impl.dtype and (other_sizes == impl.sizes or (
             not other_sizes and other_impl._device is impl._device))):
-        rules.binary_inplace("mul_", (self, other))     # fits into self: shape and dtype
+        core_rules.binary_inplace("mul_", (self, other))     # fits into self: shape and dtype
     if 0 in impl.strides or other_impl.storage is impl.storage:
         check_inplace_overlap("mul_", self, ("other", other))
-    np.copyto(impl.array(), np.multiply(*_arithmetic(self, other, dtype)),
+    np.copyto(impl.array(), np.multiply(*mul_div_arrays(self, other, dtype)),
               casting="unsafe")
     return self
 
@@ -432,11 +379,11 @@ def div_(self, other):
     # (self's float dtype takes any result type's cast, so both cast checks pass)
     if not (dtype is impl.dtype and (other_sizes == impl.sizes or (
             not other_sizes and other_impl._device is impl._device))):
-        rules.binary_inplace("div_", (self, other))
+        core_rules.binary_inplace("div_", (self, other))
         rules.check_inplace_cast("div_", dtype, self)
     if 0 in impl.strides or other_impl.storage is impl.storage:
         check_inplace_overlap("div_", self, ("other", other))
-    r = call_ignoring(_DIVIDE_ERRORS, np.true_divide, *_arithmetic(self, other, dtype))
+    r = call_ignoring(_DIVIDE_ERRORS, np.true_divide, *mul_div_arrays(self, other, dtype))
     # Written back outside the error state: into self's float dtype, a rounding at most
     # (which can overflow, never divide or make a nan), as `div` wraps its result.
     np.copyto(impl.array(), r, casting="unsafe")
@@ -445,7 +392,7 @@ def div_(self, other):
 
 def relu_(self):
     if self._impl.dtype is dt.bool:
-        rules.unary_relu("relu_", (self,))
+        core_rules.unary_relu("relu_", (self,))
     check_inplace_overlap("relu_", self)
     a = self._impl.array()
     np.copyto(a, np.maximum(a, np.zeros((), a.dtype)))
@@ -463,12 +410,269 @@ def sign(self):
 
 
 # ---- in place, the unary functions: computed as above, written back into self ---------
-exp_ = inplace_of(exp, pointwise_rules.unary_float, "exp_")
-log_ = inplace_of(log, pointwise_rules.unary_float, "log_")
-sqrt_ = inplace_of(sqrt, pointwise_rules.unary_float, "sqrt_")
-sin_ = inplace_of(sin, pointwise_rules.unary_float, "sin_")
-cos_ = inplace_of(cos, pointwise_rules.unary_float, "cos_")
-tanh_ = inplace_of(tanh, pointwise_rules.unary_float, "tanh_")
-sigmoid_ = inplace_of(sigmoid, pointwise_rules.unary_float, "sigmoid_")
-neg_ = inplace_of(neg, pointwise_rules.unary_neg, "neg_")
-abs_ = inplace_of(abs, pointwise_rules.unary_no_bool, "abs_")
+exp_ = inplace_of(exp, rules.unary_float, "exp_")
+log_ = inplace_of(log, rules.unary_float, "log_")
+sqrt_ = inplace_of(sqrt, rules.unary_float, "sqrt_")
+sin_ = inplace_of(sin, rules.unary_float, "sin_")
+cos_ = inplace_of(cos, rules.unary_float, "cos_")
+tanh_ = inplace_of(tanh, rules.unary_float, "tanh_")
+sigmoid_ = inplace_of(sigmoid, rules.unary_float, "sigmoid_")
+neg_ = inplace_of(neg, rules.unary_neg, "neg_")
+abs_ = inplace_of(abs, rules.unary_no_bool, "abs_")
+
+
+def _rsqrt(x):
+    return 1 / np.sqrt(x)
+
+
+# ---- float functions: integers and bool compute in the default float dtype -----------
+reciprocal = unary_float_kernel("reciprocal", lambda x: 1 / x)
+rsqrt = unary_float_kernel("rsqrt", _rsqrt)
+exp2 = unary_float_kernel("exp2", np.exp2)
+expm1 = unary_float_kernel("expm1", np.expm1)
+log2 = unary_float_kernel("log2", np.log2)
+log10 = unary_float_kernel("log10", np.log10)
+log1p = unary_float_kernel("log1p", np.log1p)
+tan = unary_float_kernel("tan", np.tan)
+asin = unary_float_kernel("asin", np.arcsin)
+acos = unary_float_kernel("acos", np.arccos)
+atan = unary_float_kernel("atan", np.arctan)
+sinh = unary_float_kernel("sinh", np.sinh)
+cosh = unary_float_kernel("cosh", np.cosh)
+erf = unary_float_kernel("erf", _erf.erf)     # NumPy has none: see _erf.py
+erfc = unary_float_kernel("erfc", _erf.erfc)
+
+
+def logit(self, eps):
+    """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
+    dtype = float_dtype(self._impl.dtype)
+    (p,) = arrays(dtype, self)
+    if eps is not None:
+        # The bounds in the input's own dtype, as PyTorch's kernel takes them (scalar_t):
+        # for bfloat16, 1 - 1e-6 is 1, so p = 1 stays 1 and its logit is inf
+        store = (dtype.np if self._impl.dtype.is_floating_point else np.dtype(np.float32)).type
+        lo = store(eps)
+        hi = store(store(1) - lo)
+        p = np.clip(p, float(lo), float(hi))
+    with np.errstate(all="ignore"):
+        return out_like(np.log(p / (1 - p)), dtype, self)
+
+
+floor = rounding_kernel("floor", np.floor)
+ceil = rounding_kernel("ceil", np.ceil)
+trunc = rounding_kernel("trunc", np.trunc)
+round = rounding_kernel("round", np.rint)   # noqa: A001 - half to even, like torch.round
+
+
+def round_decimals(self, decimals):
+    """round(x * 10**d) / 10**d (half to even), as PyTorch computes it; integers only
+    with decimals == 0."""
+    rules.unary_floating("round", (self,))
+    (x,) = arrays(self._impl.dtype, self)
+    with np.errstate(all="ignore"):
+        if decimals >= 0:
+            scale = 10.0 ** decimals
+            r = np.rint(x * scale) / scale
+        else:
+            scale = 10.0 ** -decimals
+            r = np.rint(x / scale) * scale
+    return out_like(r, self._impl.dtype, self)
+
+
+def frac(self):
+    rules.unary_floating("frac", (self,))
+    (x,) = arrays(self._impl.dtype, self)
+    with np.errstate(invalid="ignore"):   # frac(inf) is inf - inf = nan, as in torch
+        return out_like(x - np.trunc(x), self._impl.dtype, self)
+
+
+def floor_divide(self, other):
+    """floor(self / other). Floats follow Python's divmod (exact, unlike floor(a / b))."""
+    rules.binary_no_bool("floor_divide", (self, other))
+    dtype, (a, b) = promoted(self, other)
+    check_int_divisor("floor_divide", dtype, b)
+    with np.errstate(all="ignore"):
+        return out_like(np.floor_divide(a, b), dtype, self, other)
+
+
+def div_mode(self, other, rounding_mode):
+    """div.Tensor_mode: true division, or rounded toward zero ('trunc') or down ('floor')."""
+    rules.div_mode("div", (self, other, rounding_mode))
+    if rounding_mode is None:
+        dtype = float_dtype(rules.binary("div", (self, other)).dtype)
+        a, b = arrays(dtype, self, other)
+        with np.errstate(all="ignore"):
+            return out_like(a / b, dtype, self, other)
+    dtype, (a, b) = promoted(self, other)
+    check_int_divisor("div", dtype, b)
+    with np.errstate(all="ignore"):
+        if rounding_mode == "floor":
+            return out_like(np.floor_divide(a, b), dtype, self, other)
+        if dtype.is_floating_point:
+            return out_like(np.trunc(a / b), dtype, self, other)
+        return out_like(trunc_divide(a, b), dtype, self, other)
+
+
+def remainder(self, other):
+    """self - floor(self / other) * other: the sign of the divisor, like Python's %."""
+    rules.binary_no_bool("remainder", (self, other))
+    dtype, (a, b) = promoted(self, other)
+    check_int_divisor("remainder", dtype, b)
+    with np.errstate(all="ignore"):
+        return out_like(np.remainder(a, b), dtype, self, other)
+
+
+def fmod(self, other):
+    """self - trunc(self / other) * other: the sign of the dividend, like C's fmod."""
+    rules.binary_no_bool("fmod", (self, other))
+    dtype, (a, b) = promoted(self, other)
+    check_int_divisor("fmod", dtype, b)
+    with np.errstate(all="ignore"):
+        return out_like(np.fmod(a, b), dtype, self, other)
+
+
+def atan2(self, other):
+    dtype = float_dtype(rules.binary("atan2", (self, other)).dtype)
+    a, b = arrays(dtype, self, other)
+    return out_like(np.arctan2(a, b), dtype, self, other)
+
+
+def hypot(self, other):
+    """sqrt(self**2 + other**2) without overflow in the squares (np.hypot scales)."""
+    rules.binary_floating("hypot", (self, other))
+    dtype, (a, b) = promoted(self, other)
+    return out_like(np.hypot(a, b), dtype, self, other)
+
+
+# ---- in-place forms -----------------------------------------------------------------
+reciprocal_ = inplace_of(reciprocal, rules.unary_float, "reciprocal_")
+rsqrt_ = inplace_of(rsqrt, rules.unary_float, "rsqrt_")
+exp2_ = inplace_of(exp2, rules.unary_float, "exp2_")
+expm1_ = inplace_of(expm1, rules.unary_float, "expm1_")
+log2_ = inplace_of(log2, rules.unary_float, "log2_")
+log10_ = inplace_of(log10, rules.unary_float, "log10_")
+log1p_ = inplace_of(log1p, rules.unary_float, "log1p_")
+tan_ = inplace_of(tan, rules.unary_float, "tan_")
+asin_ = inplace_of(asin, rules.unary_float, "asin_")
+acos_ = inplace_of(acos, rules.unary_float, "acos_")
+atan_ = inplace_of(atan, rules.unary_float, "atan_")
+sinh_ = inplace_of(sinh, rules.unary_float, "sinh_")
+cosh_ = inplace_of(cosh, rules.unary_float, "cosh_")
+erf_ = inplace_of(erf, rules.unary_float, "erf_")
+erfc_ = inplace_of(erfc, rules.unary_float, "erfc_")
+logit_ = inplace_of(logit, rules.unary_float, "logit_")
+floor_ = inplace_of(floor, rules.unary_no_bool, "floor_")
+ceil_ = inplace_of(ceil, rules.unary_no_bool, "ceil_")
+trunc_ = inplace_of(trunc, rules.unary_no_bool, "trunc_")
+round_ = inplace_of(round, rules.unary_no_bool, "round_")
+round_decimals_ = inplace_of(round_decimals, rules.unary_floating, "round_")
+frac_ = inplace_of(frac, rules.unary_floating, "frac_")
+floor_divide_ = inplace_of(floor_divide, rules.binary_no_bool, "floor_divide_")
+div_mode_ = inplace_of(div_mode, rules.div_mode, "div_")
+remainder_ = inplace_of(remainder, rules.binary_no_bool, "remainder_")
+fmod_ = inplace_of(fmod, rules.binary_no_bool, "fmod_")
+atan2_ = inplace_of(atan2, rules.binary_float, "atan2_")
+hypot_ = inplace_of(hypot, rules.binary_floating, "hypot_")
+
+
+def clamp(self, min, max):  # noqa: A002 - the schema's names
+    """min(max(self, min), max) with number bounds; a nan input stays nan.
+
+        for each i:  out[i] = self[i] < min ? min : (self[i] > max ? max : self[i])
+    """
+    spec = rules.clamp_scalar("clamp", (self, min, max))
+    (x,) = arrays(spec.dtype, self)
+    return out_like(clamp_arrays(x, min, max), spec.dtype, self)
+
+
+def clamp_tensor(self, min, max):  # noqa: A002
+    """clamp.Tensor: bounds are tensors that broadcast with self (either may be None)."""
+    rules.clamp("clamp" if min is not None else "clamp_max", (self, min, max))
+    dtype, arrs = promoted(*[t for t in (self, min, max) if t is not None])
+    it = iter(arrs[1:])
+    lo = next(it) if min is not None else None
+    hi = next(it) if max is not None else None
+    return out_like(clamp_arrays(arrs[0], lo, hi), dtype, self)
+
+
+def lerp_scalar(self, end, weight):
+    """self + weight * (end - self), with a number weight."""
+    spec = rules.lerp("lerp", (self, end, weight))
+    a, b = arrays(spec.dtype, self, end)
+    w = np.asarray(weight, a.dtype)
+    # One weight: choose PyTorch's formula once instead of computing both per element.
+    diff = b - a
+    if builtins.abs(float(weight)) < 0.5:   # (`abs` here is the kernel)
+        return out_like(a + w * diff, spec.dtype, self, end)
+    return out_like(b - diff * (1 - w), spec.dtype, self, end)
+
+
+def lerp_tensor(self, end, weight):
+    spec = rules.lerp("lerp", (self, end, weight))
+    a, b, w = arrays(spec.dtype, self, end, weight)
+    return out_like(_lerp(a, b, w), spec.dtype, self, end, weight)
+
+
+def _lerp(a, b, w):
+    # PyTorch's form: exact at both ends (w = 0 gives a, w = 1 gives b) and monotone.
+    return np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+def addcmul(self, tensor1, tensor2, value):
+    """self + value * tensor1 * tensor2."""
+    spec = rules.addcmul("addcmul", (self, tensor1, tensor2, value))
+    a, t1, t2 = arrays(spec.dtype, self, tensor1, tensor2)
+    value = scalar_as(value, spec.dtype)
+    r = a + value * (t1 * t2) if value != 1 else a + t1 * t2
+    return out_like(r, spec.dtype, self, tensor1, tensor2)
+
+
+def addcdiv(self, tensor1, tensor2, value):
+    """self + value * tensor1 / tensor2."""
+    spec = rules.addcdiv("addcdiv", (self, tensor1, tensor2, value))
+    a, t1, t2 = arrays(spec.dtype, self, tensor1, tensor2)
+    with np.errstate(all="ignore"):
+        return out_like(a + value * (t1 / t2), spec.dtype, self, tensor1, tensor2)
+
+
+def nan_to_num(self, nan, posinf, neginf):
+    """nan -> `nan` (0), +inf -> `posinf` (the dtype's largest), -inf -> `neginf`
+    (the dtype's lowest). Integers and bool have none of these: a copy."""
+    dtype = self._impl.dtype
+    a = self._impl.array()
+    if not dtype.is_floating_point:
+        return out_like(a.copy(), dtype, self)
+    info = ml_dtypes.finfo(dtype.np)   # (np.finfo does not know bfloat16)
+    big = info.max if posinf is None else posinf
+    small = info.min if neginf is None else neginf
+    x = a.astype(compute_np(dtype))
+    r = np.where(np.isnan(x), 0.0 if nan is None else nan, x)
+    r = np.where(np.isposinf(x), big, np.where(np.isneginf(x), small, r))
+    return out_like(r.astype(x.dtype), dtype, self)
+
+
+# ---- in-place forms -----------------------------------------------------------------
+clamp_ = inplace_of(clamp, rules.clamp_scalar, "clamp_")
+clamp_tensor_ = inplace_of(clamp_tensor, rules.clamp, "clamp_")
+lerp_scalar_ = inplace_of(lerp_scalar, rules.lerp, "lerp_")
+lerp_tensor_ = inplace_of(lerp_tensor, rules.lerp, "lerp_")
+addcmul_ = inplace_of(addcmul, rules.addcmul, "addcmul_")
+addcdiv_ = inplace_of(addcdiv, rules.addcdiv, "addcdiv_")
+_nan_to_num_float_ = inplace_of(nan_to_num, rules.unary_same, "nan_to_num_")
+
+
+def nan_to_num_(self, nan, posinf, neginf):
+    """In place. Integers and bool have no nan or inf: PyTorch copies self onto itself,
+    which writes nothing (so an expanded integer tensor is no overlap to refuse)."""
+    if self._impl.dtype.is_floating_point:
+        return _nan_to_num_float_(self, nan, posinf, neginf)
+    rules.unary_same("nan_to_num_", (self, nan, posinf, neginf))
+    return self
+
+
+def clamp_max_tensor(self, max):  # noqa: A002
+    """clamp_max.Tensor: min(self, max), broadcasting (clamp.Tensor needs a `min`)."""
+    return clamp_tensor(self, None, max)
+
+
+clamp_max_tensor_ = inplace_of(clamp_max_tensor, rules.clamp_max, "clamp_max_")

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorplay.library import Library, ShapeRule, kernel
-from tensorplay.meta import nn_spatial_pool as rules
-from cpu_kernels._common import accumulate_dtype, out, out_channels_last
-from cpu_kernels._windows import add_windows, windows
 from tensorplay import _dtype as dt
 from tensorplay.errors import DimError
+from tensorplay.library import Library, ShapeRule, kernel
+from tensorplay.meta import pooling as rules
+from cpu_kernels._common import accumulate_dtype, out, out_channels_last
+from cpu_kernels._windows import add_windows, windows
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
 # fallback of kernel selection, which lays their 4-D results out channels_last again.

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay.library import kernel
-from tensorplay.meta import nn_spatial_resample as rules
+from tensorplay.meta import resample as rules
 from cpu_kernels._common import accumulate_dtype, check_result, out
 
 

@@ -3,7 +3,8 @@
 Run op by op, one LSTM step is about a dozen TensorPlay calls, each paying the
 dispatcher's few microseconds, which at small sizes cost more than the arithmetic.
 Here the time loop runs on arrays: one matmul into a preallocated buffer and a handful
-of in-place ufuncs per step. nn.LSTM reaches these through rnn_fused.LSTMSequence.
+of in-place ufuncs per step. nn.LSTM reaches these through
+tensorplay/nn/modules/_rnn_fused.py (LSTMSequence).
 
 The workspace the forward leaves for the backward is one flat buffer (cuDNN's "reserve
 space") of three regions, each contiguous so the per-step ufuncs run on dense rows:

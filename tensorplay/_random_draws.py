@@ -4,7 +4,7 @@ Each function takes a tensorplay Generator (tensorplay/_random.py) and consumes 
 the words PyTorch's kernel consumes, in the same order; the `fill_*` functions write the
 samples into an array (any strides) in the order PyTorch's kernel visits its elements
 (`iteration_axes`). Both the creation functions (tp.rand, tp.randn, ...) and the CPU
-kernels (cpu_kernels/pointwise_random.py) fill through them. Sources:
+kernels (cpu_kernels/random.py) fill through them. Sources:
 aten/src/ATen/core/{DistributionsHelper,TransformationHelper}.h and
 aten/src/ATen/native/cpu/{DistributionTemplates.h,avx_mathfun.h}.
 

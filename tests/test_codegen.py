@@ -152,3 +152,83 @@ def test_every_differentiable_op_has_a_formula():
             continue
         missing.append(f"{e.loc}: {name}")
     assert not missing, "ops with no backward formula:\n" + "\n".join(missing)
+
+
+# ---- vmap: the batching rule an entry names -------------------------------------------------
+def test_vmap_key_is_read_and_tags_imply_the_rest(tmp_path):
+    ops = ("- func: foo(Tensor self) -> Tensor\n"
+           "  vmap: conv.convolution_rule\n"
+           "- func: bar(Tensor self, Tensor other) -> Tensor\n"
+           "  tags: [pointwise]\n"
+           "- func: baz(Tensor self, int dim) -> Tensor\n"
+           "  tags: [reduction]\n"
+           "- func: qux(Tensor self) -> Tensor\n"
+           "  tags: [pointwise]\n"
+           "  vmap: none\n"
+           "- func: quux(Tensor self) -> Tensor\n"
+           "  vmap: dim_rule\n")
+    (tmp_path / "ops.yaml").write_text(ops)
+    entries = {e.schema.name.full: e for e in cg.load_ops(str(tmp_path / "ops.yaml"))}
+    assert entries["foo"].vmap == "conv.convolution_rule"
+    assert entries["foo"].vmap_loc.line == 2
+    rules = {name: e.batching_rule for name, e in entries.items()}
+    assert rules == {"foo": "conv.convolution_rule", "bar": "pointwise_rule", "baz": "dim_rule",
+                     "qux": None, "quux": "dim_rule"}
+
+
+def test_misspelt_vmap_key_is_reported_with_a_suggestion(tmp_path):
+    ops = "- func: relu(Tensor self) -> Tensor\n  vmpa: pointwise_rule\n"
+    with pytest.raises(CodegenError) as info:
+        _context(tmp_path, ops)
+    assert str(info.value) == "ops.yaml:2: unknown key 'vmpa' (did you mean 'vmap'?)"
+
+
+def test_vmap_value_must_be_a_rule_name(tmp_path):
+    ops = "- func: relu(Tensor self) -> Tensor\n  vmap: conv.convolution rule\n"
+    with pytest.raises(CodegenError) as info:
+        _context(tmp_path, ops)
+    assert str(info.value) == ("ops.yaml:2: 'vmap' must name a batching rule ('family.rule', "
+                               "'rule' or 'none'), not 'conv.convolution rule'")
+
+
+def test_vmap_rule_in_a_missing_module_names_the_op_and_the_module(tmp_path):
+    ops = GOOD_OP + "  vmap: lnalg.matmul_rule\n"
+    with pytest.raises(CodegenError) as info:
+        _context(tmp_path, ops)
+    assert str(info.value) == ("ops.yaml:3: 'relu': batching rule 'lnalg.matmul_rule': there "
+                               "is no module tensorplay.func.batching_rules.lnalg (did you "
+                               "mean 'linalg'?)")
+
+
+def test_missing_vmap_rule_names_the_op_and_the_module(tmp_path):
+    ops = GOOD_OP + "  vmap: linalg.matmul_rul\n"
+    with pytest.raises(CodegenError) as info:
+        _context(tmp_path, ops)
+    assert str(info.value) == ("ops.yaml:3: 'relu': batching rule 'linalg.matmul_rul': "
+                               "tensorplay.func.batching_rules.linalg has no 'matmul_rul' "
+                               "(did you mean 'matmul_rule'?)")
+
+
+def test_a_rule_implied_by_a_tag_is_checked_too(tmp_path):
+    ops = GOOD_OP + "  tags: [random]\n"
+    rules_dir = tmp_path / "tensorplay" / "func" / "batching_rules"
+    rules_dir.mkdir(parents=True)
+    (rules_dir / "__init__.py").write_text("def pointwise_rule(op, args, bdims):\n    pass\n")
+    (rules_dir / "random.py").write_text("def other_rule(op, args, bdims):\n    pass\n")
+    (tmp_path / "ops.yaml").write_text(ops)
+    (tmp_path / "derivatives.yaml").write_text("[]\n")
+    with pytest.raises(CodegenError, match=r"ops.yaml:1: 'relu': batching rule "
+                                           r"'random.random_rule': tensorplay.func."
+                                           r"batching_rules.random has no 'random_rule'"):
+        cg.load_context(str(tmp_path / "ops.yaml"), str(tmp_path / "derivatives.yaml"),
+                        str(tmp_path / "out"), root=str(tmp_path))
+
+
+def test_generated_table_lists_every_rule():
+    from tensorplay._generated.declarations import VMAP_RULES
+    from tensorplay.func.batching_rules import RULES
+    assert VMAP_RULES["max_pool2d_with_indices"] == "fold_rule"
+    assert VMAP_RULES["add.Tensor"] == "pointwise_rule"        # by its tag
+    assert VMAP_RULES["convolution"] == "conv.convolution_rule"
+    assert "prelu" not in VMAP_RULES                            # vmap: none
+    assert set(RULES) == set(VMAP_RULES)

@@ -568,9 +568,9 @@ def test_channels_last_call_takes_the_logged_layout_fallback(counting, caplog):
 
 
 @pytest.mark.parametrize("case, kernels", [
-    ("batch_norm", {"native_batch_norm": "cpu_kernels.nn_norm.native_batch_norm_nhwc",
+    ("batch_norm", {"native_batch_norm": "cpu_kernels.normalization.native_batch_norm_nhwc",
                     "native_batch_norm_backward":
-                        "cpu_kernels.nn_norm.native_batch_norm_backward_nhwc"}),
+                        "cpu_kernels.normalization.native_batch_norm_backward_nhwc"}),
     ("conv2d 1x1", {"convolution": "cpu_kernels.conv.convolution_1x1_nhwc",
                     "convolution_backward": "cpu_kernels.conv.convolution_backward_1x1_nhwc"}),
 ])

@@ -313,10 +313,10 @@ def test_repr_follows_torch():
     assert repr(tp.nn.GRUCell(3, 4, bias=False)) == repr(torch.nn.GRUCell(3, 4, bias=False))
 
 
-# ---- the fused LSTM recurrence (rnn_fused.py) ------------------------------------------------
+# ---- the fused LSTM recurrence (_rnn_fused.py) -----------------------------------------------
 def test_lstm_sequence_passes_gradcheck():
     from tensorplay.autograd import gradcheck
-    from tensorplay.nn.modules.rnn_fused import LSTMSequence
+    from tensorplay.nn.modules._rnn_fused import LSTMSequence
     rng = np.random.default_rng(0)
     args = [tp.tensor(rng.standard_normal(shape), dtype=tp.float64, requires_grad=True)
             for shape in [(3, 2, 8), (2, 2), (2, 2), (8, 2)]]
@@ -332,7 +332,7 @@ def test_lstm_sequence_of_one_step_matches_torch(bidirectional):
 
 
 def test_lstm_second_derivative_matches_torch():
-    """create_graph=True takes the recorded path of rnn_fused.py: a gradient of a gradient
+    """create_graph=True takes the recorded path of _rnn_fused.py: a gradient of a gradient
     must equal torch's (the fast backward alone would drop the second-order terms)."""
     tm, m = make_pair("LSTM", 3, 4, bidirectional=True)
     x, xt = leaf(random(3, 2, 3))

@@ -90,7 +90,7 @@ def test_functional_pool_errors(call, error, regex, arg):
 def test_max_pool_double_backward_windows_equal_planes(shape, args):
     """The windowed gather (im2col) of max_pool2d's double backward reads the same values
     as the plane-wide one-hot gather that adaptive max pooling uses."""
-    from tensorplay.autograd.formulas.nn_spatial import (
+    from tensorplay.autograd.formulas.pooling import (
         max_pool2d_double_backward, max_pool_double_backward)
     x = tp.tensor(RNG.standard_normal(shape))
     _, indices = tp.max_pool2d_with_indices(x, *args)

@@ -118,7 +118,7 @@ def test_batch_and_instance_norm_parameter_dtypes(xd, wd, rd):
                                                m.rand(3, dtype=getattr(m, d)))
     x = {m: m.rand(2, 3, 4, dtype=getattr(m, xd)) for m in (tp, torch)}
     # training: the statistics' dtype is compared too (in evaluation PyTorch returns empty
-    # ones, TensorPlay the ones it used: see cpu_kernels/nn_norm.py)
+    # ones, TensorPlay the ones it used: see cpu_kernels/normalization.py)
     same_as_torch(lambda m: m.native_batch_norm(x[m], *params(m, wd), *params(m, rd), True,
                                                 0.1, 1e-5))
     same_as_torch(lambda m: m.native_batch_norm(x[m], *params(m, wd), *params(m, rd), False,

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import tensorplay as tp
-from opinfo.db_nn_layers_nll import _ref_fused_ce_backward
+from opinfo.db_losses import _ref_fused_ce_backward
 
 
 def _same(got, want, **kw):

@@ -260,7 +260,7 @@ def test_pad_saves_self_for_reflect_and_replicate_only(mode):
 def test_native_group_norm_saves_a_strided_input_itself():
     # seed 90017: PyTorch's kernel refuses a strided input (TensorPlay takes it); its rule
     # saves the input, so the reference is a node that does (tests/opinfo).
-    from opinfo.db_nn_layers_norm import _ref_native_group_norm
+    from opinfo.db_normalization import _ref_native_group_norm
 
     def make(lib):
         x = lib.ones(2, 6, 2, 4, dtype=lib.float64)[..., ::2].detach().requires_grad_()

@@ -6,37 +6,39 @@ ops.yaml names them as `module.function` (`dispatch: {CUDA: pointwise.add}` is
 themselves through a `tp.library.Library("CUDA", ...)` block in their module.
 
 Each launcher follows the Triton tutorials: check -> allocate -> grid -> launch
-(triton_kernels/_launch.py). The modules:
+(triton_kernels/_launch.py). One module per op family (tensorplay/codegen/families.py),
+and the support modules (leading `_`) they share:
 
-    _template.py     pointwise kernels generated from one template per arity
-    pointwise_expressions.py  the expression table: every pointwise op as one
-                     expression (arithmetic, math, logic, activations, random fills)
-    pointwise.py     the launchers of those expressions (shape rule, dtype, launch)
+    pointwise.py     the launchers of every elementwise op: the pointwise, logic,
+                     activations and random families share one template per arity
+                     (_template.py) and one expression table (pointwise_expressions.py)
     copy.py          copy_, fill_, clone, _to_copy (and the device -> host path)
-    reduction.py     one reduction kernel: sum, mean, prod, max/min (+ indices)
-    reduce_stats.py  amax/amin, all/any, var/std, norm, logsumexp, count_nonzero
+    reduction.py     one reduction kernel: sum, mean, prod, max/min (+ indices), and
+                     amax/amin, all/any, var/std, norm, logsumexp, count_nonzero
     scan.py          cumsum, cumprod
-    linalg.py        the blocked tl.dot matmul: mm, bmm (aligned and masked candidates)
-    matrix.py        addmm, addmv, baddbmm, mv, dot, linear, tril/triu, diag
-    shape_ops.py     cat, flip, roll, repeat, repeat_interleave as strided copies
-    nn_fused.py      softmax/log_softmax (+ backward), cross-entropy and nll_loss
-                     (+ backward), dropout: one program per row
-    norm_fused.py    layer_norm, rms_norm (+ backward), batch_norm, group_norm: one norm
-                     kernel whose rows are laid out three ways
     sorting.py       a stable rank sort (sort, topk, kthvalue, median, mode, unique),
                      cummax/cummin as an associative scan over (value, index)
-    sampling.py      multinomial: inverse-CDF and exponential-race sampling
+    linalg.py        the blocked tl.dot matmul: mm, bmm (aligned and masked candidates);
+                     addmm, addmv, baddbmm, mv, dot, linear, tril/triu, diag
     einsum.py        einsum as diagonal views, sums and bmm (host composition)
-    pool.py          max/avg/adaptive pooling (+ backward); _spatial.py holds what it
-                     shares with resample.py (nearest/bilinear upsampling) and
-                     padding.py (constant/reflect/replicate/circular, + backward)
-    indexing.py      the indexing kernels: gather / scatter / atomic-add walks, the
-                     deterministic scatter-reduce, mask compaction, bounds checks
-    index_dim.py     gather, scatter(_reduce), index_select/add/copy/fill, take, embedding
-    index_masked.py  masked_fill/select/scatter, nonzero, one_hot, repeat_interleave
-    index_advanced.py  x[idx] and x[idx] = v (index.Tensor, index_put): linearised indices
+    shape.py         cat, flip, roll, repeat, repeat_interleave as strided copies
+    indexing.py      gather, scatter(_reduce), index_select/add/copy/fill, take,
+                     masked_fill/select/scatter, nonzero, x[idx] and x[idx] = v
+    embedding.py     embedding (+ backward), one_hot
+    softmax.py       softmax/log_softmax (+ backward): one program per row
+    losses.py        cross-entropy and nll_loss (+ backward), BCE with logits
+    dropout.py       native_dropout
+    random.py        multinomial: inverse-CDF and exponential-race sampling
+    normalization.py layer_norm, rms_norm (+ backward), batch_norm, group_norm: one norm
+                     kernel whose rows are laid out three ways
     conv.py          convolution (+ backward): im2col / col2im gathers around the matmul
     fold.py          im2col (F.unfold), col2im (F.fold) on conv.py's kernels
+    pooling.py       max/avg/adaptive pooling (+ backward)
+    resample.py      nearest/bilinear upsampling (+ backward)
+    padding.py       constant/reflect/replicate/circular padding (+ backward)
+    _indexing.py     the indexing kernels: gather / scatter / atomic-add walks, the
+                     deterministic scatter-reduce, mask compaction, bounds checks
+    _spatial.py      what pooling.py, resample.py and padding.py share
     _math.py         the scalar math the expressions call
     compile_check.py every kernel compiled for a real GPU, without one
 

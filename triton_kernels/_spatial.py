@@ -1,4 +1,4 @@
-"""What the spatial kernels (pool.py, resample.py, padding.py) share: reading a tensor as
+"""What the spatial kernels (pooling.py, resample.py, padding.py) share: reading a tensor as
 (N, C, H, W) through its own strides, and the float accumulator their scatter-style
 backwards add into.
 

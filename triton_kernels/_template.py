@@ -22,7 +22,6 @@ exactly what runs:
 from __future__ import annotations
 
 import linecache
-
 import triton
 import triton.language as tl
 

@@ -13,10 +13,11 @@ Must run without TRITON_INTERPRET (interpreted functions cannot be compiled).
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
+
+import argparse
 
 
 def _signature(fn, types, constexprs):
@@ -78,8 +79,8 @@ def _pointwise_table_cases(quick):
 # Kernel modules that list their own cases: each defines `compile_cases(quick)` yielding
 # the same (label, kernel, argument types, constexprs, options) tuples as `cases` below,
 # so a new kernel module adds its kernels here by one name.
-MODULES_WITH_CASES = ("norm_fused", "indexing", "sorting", "sampling", "conv", "pool", "resample",
-                      "padding")
+MODULES_WITH_CASES = ("normalization", "_indexing", "sorting", "random", "conv", "pooling",
+                      "resample", "padding")
 
 
 def cases(quick):
@@ -106,24 +107,24 @@ def cases(quick):
                     continue
                 yield (f"{name} rank {rank} {compute}", fn, types,
                        dict(COMPUTE=compute, BLOCK=1024, WIDE_INDEX=rank > 2), {})
-    from triton_kernels import nn_fused, scan
+    from triton_kernels import losses, scan, softmax
     for log in (False, True):
         for one_pass, block in ((True, 8192), (False, 2048)):
-            yield (f"softmax log={log} one_pass={one_pass}", nn_fused.softmax_kernel,
+            yield (f"softmax log={log} one_pass={one_pass}", softmax.softmax_kernel,
                    {"in_ptr": "*bf16", "out_ptr": "*fp32"},
                    dict(LOG=log, ONE_PASS=one_pass, ACC=tl.float32, BLOCK=block), {})
-        yield (f"softmax backward log={log}", nn_fused.softmax_backward_kernel,
+        yield (f"softmax backward log={log}", softmax.softmax_backward_kernel,
                {"grad_ptr": "*fp32", "out_ptr": "*fp32", "result_ptr": "*fp16"},
                dict(LOG=log, ACC=tl.float32, BLOCK=2048), {})
-    yield ("cross_entropy", nn_fused.cross_entropy_kernel,
+    yield ("cross_entropy", losses.cross_entropy_kernel,
            {"x_ptr": "*fp32", "target_ptr": "*i64", "weight_ptr": "*fp32", "loss_ptr": "*fp32",
             "probs_ptr": "*fp32", "row_weight_ptr": "*fp32"},
            dict(HAS_W=True, ACC=tl.float32, BLOCK=2048), {})
-    yield ("cross_entropy backward", nn_fused.cross_entropy_backward_kernel,
+    yield ("cross_entropy backward", losses.cross_entropy_backward_kernel,
            {"probs_ptr": "*fp32", "target_ptr": "*i64", "weight_ptr": "*fp32",
             "grad_ptr": "*fp32", "total_ptr": "*fp32", "out_ptr": "*fp32"},
            dict(HAS_PROBS=True, HAS_W=False, MEAN=True, ACC=tl.float32, BLOCK=2048), {})
-    yield ("nll", nn_fused.nll_kernel,
+    yield ("nll", losses.nll_kernel,
            {"x_ptr": "*fp32", "target_ptr": "*u8", "weight_ptr": "*fp32", "loss_ptr": "*fp32",
             "row_weight_ptr": "*fp32"}, dict(HAS_W=True, ACC=tl.float32, BLOCK=1024), {})
     mask = _template.kernel("dropout_mask", "tl.rand(seed, index + offset) >= p", 0, 1,

@@ -31,13 +31,13 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from tensorplay.library import Library, ShapeRule, kernel
 from tensorplay import _dtype as dt
 from tensorplay._creation import empty_strided
 from tensorplay._generated import functional as F
 from tensorplay._impl import numel_of
 from tensorplay.errors import ShapeError
-from tensorplay.meta import nn_spatial as rules
+from tensorplay.library import Library, ShapeRule, kernel
+from tensorplay.meta import conv as rules
 from triton_kernels._launch import INTERPRETED, launch, needs_wide_index, new_tensor, \
     operands, pointer
 from triton_kernels.linalg import product

@@ -1,7 +1,7 @@
 """einsum on the `cuda` device, composed on the host from views, sums and batched
 matrix products, so the contraction runs the Triton matmul kernel (linalg.py).
 
-The equation is parsed by the shape rules (reduction_linalg.parse_einsum: '...' spelled
+The equation is parsed by the shape rules (meta/einsum.py's parse_einsum: '...' spelled
 out as letters, the output explicit). Then:
 
 1. each operand: a letter repeated within it takes the diagonal (one dim whose stride is
@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from tensorplay._creation import empty_strided
 from tensorplay._generated import functional as F
-from tensorplay.meta import reduction_linalg as rules
-from tensorplay.meta.einsum_layout import einsum_strides
+from tensorplay.meta import einsum as rules
+from tensorplay.meta.einsum import einsum_strides
 from triton_kernels._launch import operands
 from triton_kernels.pointwise import run
 
@@ -88,7 +88,7 @@ def einsum(equation, tensors):
         needed = output + "".join(s for _, s in terms[i + 1:])
         result, letters = _contract(result, letters, t, lt, needed, sizes)
     result = result.permute([letters.index(c) for c in output]).expand(spec.sizes)
-    # Laid out as PyTorch's result (meta/einsum_layout.py), as on the CPU.
+    # Laid out as PyTorch's result (meta/einsum.py), as on the CPU.
     strides = einsum_strides(parsed, [(t._impl.sizes, t._impl.strides) for t in tensors])
     target = empty_strided(spec.sizes, strides, dtype=spec.dtype, device=device)
     return run("copy", target, (result,), spec.dtype)

@@ -6,7 +6,7 @@ triton_kernels/conv.py, with the ops' own layout (N, C * kH * kW, L) and one gro
 """
 from __future__ import annotations
 
-from tensorplay.meta import nn_spatial_resample as rules
+from tensorplay.meta import fold as rules
 from triton_kernels._launch import new_tensor, operands
 from triton_kernels.conv import col2im_into, im2col_into
 

@@ -1,424 +1,381 @@
-"""The indexing family's kernels on the `cuda` device, and what their launchers share.
+"""Indexing along one dimension on the `cuda` device: gather / scatter (and their
+reductions), index_select / index_add / index_copy / index_fill, take, embedding and
+its backward. Each builds a walk for triton_kernels/_indexing.py's kernels:
 
-Every indexing op is one of three loops over an *iteration shape* W (usually the
-index's shape), with three operands walked at their own strides over W:
+    op                  walk over       out / src / idx walked at            indexed
+    gather              index.shape     out, self (dim 0), index             self
+    index_select        out.shape       out, self (dim 0), index on dim only self
+    take                index.shape     out, -, index                        self.flat
+    embedding           [*idx, D]       out, weight column, idx row          weight
+    scatter, _add       index.shape     self (dim 0), src, index             self
+    index_copy, _add    source.shape    self (dim 0), source, index on dim   self
+    index_fill          self, dim=len   self (dim 0), 0-dim value, index     self
 
-    index_kernel, MODE="gather":   out[o(w)]                = src[s(w) + idx[x(w)] * dim_stride]
-    index_kernel, MODE="scatter":  out[o(w) + idx[x(w)] * dim_stride] = src[s(w)]
-    index_kernel, MODE="add":      out[o(w) + idx[x(w)] * dim_stride] += src[s(w)]  (atomic)
-    reduce_kernel:                 each program owns destination elements and scans
-                                   the source along `dim` (prod/amax/amin/mean)
-    compact_kernel:                out[pos[i] - 1] = src[i] (or i) where mask[i]
-
-The operand that `idx` addresses has its stride along `dim` set to 0 in its walk; the
-index's value times `dim_stride` takes its place. So gather, _gather_along, take,
-index_select and embedding are one kernel (index_select views its index vector as
-stride 0 outside `dim`; embedding walks [*indices.shape, D]), and so are scatter,
-scatter_add, index_add, index_copy, index_fill and index_put (tensorplay's launchers
-in index_dim.py, index_masked.py and index_advanced.py build the walks).
-
-Negative indices wrap (`i + dim_size`) in the kernel; whether they are allowed is the
-op's business, checked before any launch by `check_in_range` (the interpreter has no
-bounds checks, and a GPU's out-of-bounds write corrupts memory silently).
-
-Where this differs from PyTorch's CUDA kernels (and agrees with the CPU backend):
-half-type sums accumulate in float32 and round once (PyTorch's fp16 atomics round
-after every add); prod/amax/amin/mean are deterministic. As in PyTorch, repeated
-indices in a plain scatter (scatter, index_copy, index_put) leave an unspecified one
-of the writes on a GPU; the interpreter runs programs in order, so there the last wins.
+("dim 0": the stride along `dim` is 0 in the walk; the index value times the real stride
+replaces it.) Sums use atomic adds (triton_kernels._indexing.accumulator gives half
+types a float32 buffer); prod/amax/amin/mean use the deterministic reduce_kernel.
 """
 from __future__ import annotations
 
-import triton
-import triton.language as tl
-
 from tensorplay import _dtype as dt
-from tensorplay._creation import scalar_tensor
-from tensorplay._impl import TensorImpl, numel_of
-from tensorplay._tensor import wrap
+from tensorplay._generated import functional as F
+from tensorplay.library import kernel
 from tensorplay.meta import indexing as rules
-from triton_kernels import _math
-from triton_kernels._launch import (
-    INTERPRETED, coalesce, compute_dtype, launch, needs_wide_index, new_tensor, pointer,
+from tensorplay.meta.rules import broadcast, wrap_dim
+from triton_kernels._indexing import (
+    accumulator, as_1d, atomic_dtype, check_in_range, compact, copy_of, gather_walk,
+    reduce_walk, value_tensor, zeroed,
 )
+from triton_kernels._launch import broadcast_strides, new_tensor, operands
 from triton_kernels.pointwise import run
 
-BLOCK = 4096 if INTERPRETED else 1024
+
+def _strides(t):
+    return list(t._impl.strides)
 
 
-def block_for(n):
-    """Elements per program for n elements. The interpreter pays for every lane of a
-    block (it runs each operation on whole NumPy arrays), so small problems get a block
-    just large enough; a GPU keeps one block size (one compiled kernel)."""
-    if not INTERPRETED:
-        return BLOCK
-    return min(BLOCK, max(16, triton.next_power_of_2(n)))
-# The walks take up to MAX_RANK (coalesced) dimensions; a higher rank is split on the
-# host into one launch per leading coordinate (rare: coalescing merges most dims).
-MAX_RANK = 4
+def _without(t, d):
+    """t's strides with dimension d's set to 0 (the index supplies that coordinate)."""
+    strides = _strides(t)
+    strides[d] = 0
+    return strides
 
 
-# ---- kernels ---------------------------------------------------------------------------
-@triton.jit
-def _step(rest, size, a, sa, b, sb, c, sc):
-    """One dimension of the flat-index -> offsets walk (innermost first)."""
-    i = rest % size
-    return rest // size, a + i * sa, b + i * sb, c + i * sc
+def _along(t, index, d):
+    """A vector index's walk strides over a tensor of t's rank: its stride on d only."""
+    strides = [0] * len(t._impl.sizes)
+    strides[d] = index._impl.strides[0] if index._impl.sizes else 0
+    return strides
 
 
-@triton.jit
-def _offsets(index, size1, size2, size3, a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3,
-             RANK: tl.constexpr):
-    """The offsets of three operands at row-major position `index` of a shape
-    [size0, size1, size2, size3][:RANK] (size0 is implied by the element count)."""
-    rest = index
-    a = index * 0
-    b = index * 0
-    c = index * 0
-    if RANK > 3:
-        rest, a, b, c = _step(rest, size3, a, a3, b, b3, c, c3)
-    if RANK > 2:
-        rest, a, b, c = _step(rest, size2, a, a2, b, b2, c, c2)
-    if RANK > 1:
-        rest, a, b, c = _step(rest, size1, a, a1, b, b1, c, c1)
-    return a + rest * a0, b + rest * b0, c + rest * c0
+def add_walk(target, values, idx, sizes, value_strides, idx_strides, d):
+    """target[.., idx, ..] += values along d with atomic adds, through a buffer when
+    target's dtype has no atomics or target is not contiguous."""
+    buffer, finish = accumulator(target)
+    gather_walk(buffer, values, idx, sizes, _without(buffer, d), value_strides, idx_strides,
+                buffer._impl.sizes[d], buffer._impl.strides[d], mode="add")
+    finish(target)
 
 
-@triton.jit
-def index_kernel(
-    out_ptr,  # the result (gather) or the tensor written into (scatter, add)
-    src_ptr,  # the tensor read from
-    idx_ptr,  # the index, int64 or int32
-    n,  # elements of the iteration shape
-    dim_size,  # the indexed dimension's size (negative indices wrap by it)
-    dim_stride,  # the indexed operand's stride along it
-    size1, size2, size3,  # the iteration shape (its first size is implied by n)
-    out_s0, out_s1, out_s2, out_s3,  # out's walk strides
-    src_s0, src_s1, src_s2, src_s3,  # src's walk strides (0 where broadcast)
-    idx_s0, idx_s1, idx_s2, idx_s3,  # idx's walk strides
-    MODE: tl.constexpr,  # "gather", "scatter" or "add"
-    RANK: tl.constexpr,  # dimensions of the iteration shape, at most 4
-    BLOCK: tl.constexpr,  # elements per program
-    WIDE_INDEX: tl.constexpr,  # int64 positions, for tensors past 2**31 elements
-):
-    # Memory traffic: one index read, one element read and one written per position.
-    pid = tl.program_id(0)
-    if WIDE_INDEX:
-        pid = pid.to(tl.int64)
-    index = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = index < n
-    o, s, x = _offsets(index, size1, size2, size3, out_s0, out_s1, out_s2, out_s3,
-                       src_s0, src_s1, src_s2, src_s3, idx_s0, idx_s1, idx_s2, idx_s3, RANK)
-    i = tl.load(idx_ptr + x, mask=mask, other=0).to(tl.int64)
-    i = tl.where(i < 0, i + dim_size, i)
-    if MODE == "gather":
-        v = tl.load(src_ptr + s + i * dim_stride, mask=mask)
-        tl.store(out_ptr + o, _math.convert(v, out_ptr.dtype.element_ty), mask=mask)
-    else:
-        v = _math.convert(tl.load(src_ptr + s, mask=mask), out_ptr.dtype.element_ty)
-        if MODE == "scatter":
-            # Repeated indices: one of the writes wins, unspecified which on a GPU (as
-            # PyTorch documents for scatter / index_copy / index_put on CUDA).
-            tl.store(out_ptr + o + i * dim_stride, v, mask=mask)
-        else:
-            tl.atomic_add(out_ptr + o + i * dim_stride, v, mask=mask)
-
-
-@triton.jit
-def _combine(acc, v, REDUCE: tl.constexpr):
-    if REDUCE == "prod":
-        return acc * v
-    elif REDUCE == "amax":
-        return _math.maximum(acc, v)
-    elif REDUCE == "amin":
-        return _math.minimum(acc, v)
-    else:
-        return acc + v
-
-
-@triton.jit
-def reduce_kernel(
-    out_ptr,  # the tensor reduced into, in place
-    src_ptr,  # the values sent (a 0-dim tensor for scatter.value_reduce)
-    idx_ptr,  # the index, int64
-    n,  # destination elements walked: the index's shape with `dim` resized to K
-    K,  # out's size along dim (the walk's last dimension)
-    J,  # the index's size along dim (the scanned length)
-    src_dim_stride, idx_dim_stride,  # strides along dim of src and idx
-    size1, size2, size3,  # the walk's shape, `dim` last
-    out_s0, out_s1, out_s2, out_s3,
-    src_s0, src_s1, src_s2, src_s3,  # 0 along the last (dim) dimension
-    idx_s0, idx_s1, idx_s2, idx_s3,  # 0 along the last (dim) dimension
-    REDUCE: tl.constexpr,  # "prod", "amax", "amin" or "mean"
-    INCLUDE_SELF: tl.constexpr,  # whether out's old value joins the reduction
-    ACC: tl.constexpr,  # the dtype the reduction is computed in
-    RANK: tl.constexpr,
-    BLOCK: tl.constexpr,
-    WIDE_INDEX: tl.constexpr,
-):
-    """Deterministic scatter-reduce without atomics (Triton has no atomic multiply, and
-    half-type or NaN-propagating max/min do not map onto atomics):
-
-        for each destination out[.., k, ..] this program owns:
-            for j in range(J):  if idx[.., j, ..] == k:  acc = combine(acc, src[.., j, ..])
-
-    Cost: every destination element reads its whole line of index and source, so
-    K * J reads per line instead of J: fine for the short lines of the selection
-    backwards and the database, quadratic for long ones (scatter_add's atomic path has
-    no such cost)."""
-    pid = tl.program_id(0)
-    if WIDE_INDEX:
-        pid = pid.to(tl.int64)
-    index = pid * BLOCK + tl.arange(0, BLOCK)
-    mask = index < n
-    o, s, x = _offsets(index, size1, size2, size3, out_s0, out_s1, out_s2, out_s3,
-                       src_s0, src_s1, src_s2, src_s3, idx_s0, idx_s1, idx_s2, idx_s3, RANK)
-    k = index % K
-    acc = tl.zeros([BLOCK], ACC)
-    count = tl.zeros([BLOCK], tl.int32)
-    for j in range(0, J):
-        i = tl.load(idx_ptr + x + j * idx_dim_stride, mask=mask, other=-1).to(tl.int64)
-        i = tl.where(i < 0, i + K, i)
-        v = _math.convert(tl.load(src_ptr + s + j * src_dim_stride, mask=mask), ACC)
-        hit = mask & (i == k)
-        acc = tl.where(hit, tl.where(count == 0, v, _combine(acc, v, REDUCE)), acc)
-        count += hit.to(tl.int32)
-    touched = count > 0                 # untouched destinations keep their value
-    old = _math.convert(tl.load(out_ptr + o, mask=mask), ACC)
-    if INCLUDE_SELF:
-        acc = _combine(old, acc, REDUCE)    # mean combines as a sum
-        count += 1
-    if REDUCE == "mean":
-        divisor = tl.maximum(count, 1).to(ACC)
-        if ACC.is_floating():
-            acc = acc / divisor
-        else:
-            q = acc // divisor
-            acc = q - (q * divisor > acc).to(ACC)    # floor division, as on the CPU
-    result = tl.where(touched, acc, old)
-    tl.store(out_ptr + o, _math.convert(result, out_ptr.dtype.element_ty), mask=mask)
-
-
-@triton.jit
-def compact_kernel(
-    out_ptr,  # the compacted result, 1-D
-    src_ptr,  # the values, contiguous (unused when INDEX)
-    keep_ptr,  # the mask, contiguous
-    pos_ptr,  # the mask's inclusive running count (cumsum), int64
-    n,  # elements of src / mask
-    INDEX: tl.constexpr,  # write the element's flat position instead of its value
-    BLOCK: tl.constexpr,
-    WIDE_INDEX: tl.constexpr,
-):
-    """out[pos[i] - 1] = src[i] (or i) where keep[i]: the stable compaction after a scan."""
-    pid = tl.program_id(0)
-    if WIDE_INDEX:
-        pid = pid.to(tl.int64)
-    i = pid * BLOCK + tl.arange(0, BLOCK)
-    inside = i < n
-    keep = inside & (tl.load(keep_ptr + i, mask=inside, other=0) != 0)
-    p = tl.load(pos_ptr + i, mask=keep, other=1) - 1
-    if INDEX:
-        v = i.to(tl.int64)
-    else:
-        v = tl.load(src_ptr + i, mask=keep)
-    tl.store(out_ptr + p, _math.convert(v, out_ptr.dtype.element_ty), mask=keep)
-
-
-@triton.jit
-def bounds_kernel(
-    idx_ptr,  # the index, contiguous
-    n,  # its elements
-    low, high,  # the valid range [low, high)
-    flag_ptr,  # one int32, set to 1 if any index lies outside
-    BLOCK: tl.constexpr,
-):
-    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    inside = i < n
-    v = tl.load(idx_ptr + i, mask=inside, other=0)
-    bad = inside & ((v < low) | (v >= high))
-    tl.atomic_max(flag_ptr, tl.max(bad.to(tl.int32), 0))
-
-
-# ---- launchers ---------------------------------------------------------------------------
-def wide_index(n, *tensors):
-    """int64 positions past 2**31 elements; and always in the interpreter, which checks
-    every 32-bit integer operation for overflow (NumPy work on each lane) but not 64-bit
-    ones: there int64 index math is the faster kind, on a GPU the slower one."""
-    return INTERPRETED or needs_wide_index(n, *tensors)
-
-
-def _shifted(t, delta):
-    """t's elements starting `delta` elements further on (a pointer offset, same strides)."""
-    impl = t._impl
-    return wrap(TensorImpl(impl.storage, impl.sizes, impl.strides, impl.offset + delta,
-                           impl.dtype, impl.device, inference=impl.inference))
-
-
-def _walk(name, kernel, sizes, tensors, strides, args, meta, keep_last=False):
-    """Launch `kernel` over the iteration shape `sizes`, with the three `tensors`
-    (out, src, idx) walked at `strides` (one list per tensor). Dimensions are coalesced
-    (`keep_last`: the last one stays apart, reduce_kernel reads it as `k`); past MAX_RANK
-    dims, one launch per leading coordinate."""
-    n = numel_of(sizes)
-    if n == 0:
-        return
-    if keep_last:
-        shape, walk = coalesce(sizes[:-1], [st[:-1] for st in strides])
-        shape = shape + [sizes[-1]]
-        walk = [w + [st[-1]] for w, st in zip(walk, strides)]
-    else:
-        shape, walk = coalesce(sizes, strides)
-    if len(shape) > MAX_RANK:
-        for c in range(shape[0]):
-            moved = [_shifted(t, c * st[0]) for t, st in zip(tensors, walk)]
-            _walk(name, kernel, shape[1:], moved, [st[1:] for st in walk], args, meta,
-                  keep_last)
-        return
-    rank = len(shape)
-    pad = [1] * (MAX_RANK - rank)
-    flat = [s for st in walk for s in st + [0] * (MAX_RANK - rank)]
-    block = block_for(n)
-    launch(name, kernel, (triton.cdiv(n, block),), *[pointer(t) for t in tensors], n, *args,
-           *(shape + pad)[1:], *flat, RANK=rank, BLOCK=block,
-           WIDE_INDEX=wide_index(n, *tensors), **meta)
-
-
-def gather_walk(out, src, idx, sizes, out_strides, src_strides, idx_strides, dim_size,
-                dim_stride, mode="gather"):
-    """index_kernel over `sizes` (see the module docstring); `dim_stride` belongs to src
-    for a gather and to out for a scatter / add."""
-    _walk(f"index_{mode}", index_kernel, list(sizes), (out, src, idx),
-          [list(out_strides), list(src_strides), list(idx_strides)], (dim_size, dim_stride),
-          dict(MODE=mode))
-
-
-def reduce_walk(out, src, idx, d, reduce, include_self):
-    """reduce_kernel: out[.., idx[.., j, ..], ..] = reduce(src[.., j, ..]) along dim d.
-    All three have the same rank; the walk is idx's shape with d resized to out's."""
-    K = out._impl.sizes[d]
-    J = idx._impl.sizes[d]
-    if J == 0:
-        return
-    isizes = idx._impl.sizes
-    order = [i for i in range(len(isizes)) if i != d] + [d]
-    sizes = [isizes[i] for i in order[:-1]] + [K]
-    strides = []
-    for t in (out, src, idx):
-        st = t._impl.strides or (0,) * len(isizes)
-        strides.append([st[i] for i in order[:-1]] + [st[d] if t is out else 0])
-    src_dim_stride = src._impl.strides[d] if src._impl.sizes else 0
-    acc = compute_dtype(out._impl.dtype)
-    _walk(f"scatter_reduce_{reduce}", reduce_kernel, sizes, (out, src, idx), strides,
-          (K, J, src_dim_stride, idx._impl.strides[d]),
-          dict(REDUCE=reduce, INCLUDE_SELF=include_self, ACC=acc), keep_last=True)
-
-
-def compact(out, src, keep, pos, index=False):
-    """compact_kernel over contiguous `keep` / `pos` (and `src`)."""
-    n = keep._impl.numel()
-    if n == 0:
-        return out
-    block = block_for(n)
-    launch("compact", compact_kernel, (triton.cdiv(n, block),), pointer(out),
-           pointer(src if src is not None else keep), pointer(keep), pointer(pos), n,
-           INDEX=index, BLOCK=block, WIDE_INDEX=wide_index(n, out, keep))
+# ---- gather / take ---------------------------------------------------------------------
+def _gather(op, self, dim, index, dtype, allow_negative=False):
+    device, (x, idx) = operands(op, self=self, index=index)
+    x, idx = as_1d(x), as_1d(idx)
+    d = wrap_dim(op, dim, len(x._impl.sizes))
+    size = x._impl.sizes[d]
+    check_in_range(op, idx, size, d, allow_negative=allow_negative)
+    out = new_tensor(index._impl.sizes, dtype, device)
+    # a size-1 dim of self broadcasts against the index (take_along_dim's rule)
+    src_strides = [0 if s == 1 else st for s, st in zip(x._impl.sizes, _without(x, d))]
+    gather_walk(as_1d(out), x, idx, idx._impl.sizes, _strides(as_1d(out)), src_strides,
+                _strides(idx), size, x._impl.strides[d])
     return out
 
 
-# ---- what the launchers share ----------------------------------------------------------
-def check_in_range(op, index, size, dim, arg="index", allow_negative=False, raise_from=None):
-    """Every value of `index` lies in [0, size) ([-size, size) with allow_negative):
-    reduced on the device, one host sync for the verdict. Only a failing check copies
-    the index to the host, to raise the CPU kernel's own error (`raise_from(host
-    array)`, by default the shape rules' check_in_range)."""
-    n = index._impl.numel()
-    if not n:
-        return
-    low = -size if allow_negative else 0
-    idx = index if index.is_contiguous() else copy_of(index)
-    flag = scalar_tensor(0, dtype=dt.int32, device=index._impl.device)
-    block = block_for(n)
-    launch("bounds", bounds_kernel, (triton.cdiv(n, block),), pointer(idx), n, low, size,
-           pointer(flag), BLOCK=block)
-    if flag.item():         # host sync: no kernel may run with this index
-        host = index.cpu().numpy()
-        if raise_from is not None:
-            raise_from(host)
-        rules.check_in_range(op, host, size, dim, arg=arg, allow_negative=allow_negative)
+def gather(self, dim, index, sparse_grad):
+    spec = rules.gather("gather", (self, dim, index, sparse_grad))
+    return _gather("gather", self, dim, index, spec.dtype)
 
 
-def as_1d(t):
-    """0-dim tensors are indexed as 1-D tensors of one element (PyTorch's rule)."""
-    return t.reshape([1]) if not t._impl.sizes else t
+def gather_along(self, dim, index):
+    spec = rules.gather_along("_gather_along", (self, dim, index))
+    if not self._impl.sizes:
+        operands("_gather_along", self=self, index=index)
+        return copy_of(self, spec.dtype)
+    # NumPy's take_along_axis (the CPU kernel) counts negative indices from the end
+    return _gather("_gather_along", self, dim, index, spec.dtype, allow_negative=True)
 
 
-def copy_of(t, dtype=None):
-    """A new contiguous tensor with t's values (converted to `dtype`)."""
-    out = new_tensor(t._impl.sizes, dtype or t._impl.dtype, t._impl.device)
-    return run("copy", out, (t,), t._impl.dtype)
-
-
-def value_tensor(value, dtype, device):
-    """A Python number (or a 0-dim tensor) as a 0-dim `dtype` tensor on `device`, cast
-    the way PyTorch casts (2.7 into an int tensor is 2)."""
-    if getattr(value, "_impl", None) is not None:
-        return value.to(device).to(dtype)
-    return scalar_tensor(value, dtype=dtype, device=device)
-
-
-# Atomic adds exist for these element types; the others accumulate in a wider buffer:
-# half types in float32 (one rounding at the end, and no fp16/bf16 atomics on older
-# GPUs), small integers and bool in int32 (narrowed afterwards: the same wrap-around).
-_ATOMIC = (dt.float32, dt.float64, dt.int32, dt.int64)
-
-
-def atomic_dtype(dtype):
-    if dtype in _ATOMIC:
-        return dtype
-    return dt.float32 if dtype.is_floating_point else dt.int32
-
-
-def accumulator(target):
-    """(buffer, finish): a tensor the atomic kernel can add into, holding target's values,
-    and finish(result) copying it back into `result` when it is not `target` itself."""
-    dtype = target._impl.dtype
-    if atomic_dtype(dtype) is dtype and target.is_contiguous():
-        return target, lambda result: result
-    buffer = copy_of(target, atomic_dtype(dtype))
-
-    def finish(result):
-        return run("copy", result, (buffer,), buffer._impl.dtype)
-    return buffer, finish
-
-
-def zeroed(sizes, dtype, device):
-    out = new_tensor(sizes, dtype, device)
-    if out._impl.numel():
-        out.fill_(0)
+def take(self, index):
+    """self viewed as 1-D, indexed by `index` (negative values count from the end)."""
+    spec = rules.take("take", (self, index))
+    device, (x, idx) = operands("take", self=self, index=index)
+    flat = x.reshape([-1])
+    n = flat._impl.sizes[0]
+    check_in_range("take", idx, n, 0, allow_negative=True)
+    out = new_tensor(spec.sizes, spec.dtype, device)
+    idx = as_1d(idx)
+    gather_walk(as_1d(out), flat, idx, idx._impl.sizes, _strides(as_1d(out)),
+                [0] * len(idx._impl.sizes), _strides(idx), n, flat._impl.strides[0])
     return out
 
 
-def compile_cases(quick):
-    """compile_check's cases for these kernels (see triton_kernels/compile_check.py)."""
-    for mode in ("gather", "scatter", "add"):
-        for ptr in (("*fp32",) if quick else ("*fp32", "*bf16", "*i64", "*i1")):
-            if mode == "add" and ptr in ("*bf16", "*i1"):
-                continue        # atomics go through a float32 / int32 buffer
-            yield (f"index {mode} {ptr}", index_kernel,
-                   {"out_ptr": ptr, "src_ptr": ptr, "idx_ptr": "*i64"},
-                   dict(MODE=mode, RANK=3, BLOCK=1024, WIDE_INDEX=mode == "add"), {})
-    for reduce in ("prod", "amax", "amin", "mean"):
-        for ptr, acc in (("*fp16", tl.float32), ("*i64", tl.int64), ("*i1", tl.int8)):
-            yield (f"scatter_reduce {reduce} {ptr}", reduce_kernel,
-                   {"out_ptr": ptr, "src_ptr": ptr, "idx_ptr": "*i64"},
-                   dict(REDUCE=reduce, INCLUDE_SELF=ptr != "*i64", ACC=acc, RANK=2,
-                        BLOCK=1024, WIDE_INDEX=False), {})
-            if quick:
-                break
-    yield ("bounds", bounds_kernel, {"idx_ptr": "*i64", "low": "i64", "high": "i64",
-                                     "flag_ptr": "*i32"}, dict(BLOCK=1024), {})
-    for index in (False, True):
-        yield (f"compact index={index}", compact_kernel,
-               {"out_ptr": "*i64" if index else "*fp32", "src_ptr": "*fp32", "keep_ptr": "*i1",
-                "pos_ptr": "*i64"}, dict(INDEX=index, BLOCK=1024, WIDE_INDEX=False), {})
+def select(x, d, idx):
+    """The slices of x at the (already checked) vector idx along d: index_select's walk,
+    also repeat_interleave's."""
+    sizes = list(x._impl.sizes)
+    sizes[d] = idx._impl.numel()
+    out = new_tensor(sizes, x._impl.dtype, x._impl.device)
+    gather_walk(out, x, idx, sizes, _strides(out), _without(x, d), _along(x, idx, d),
+                x._impl.sizes[d], x._impl.strides[d])
+    return out
+
+
+def index_select(self, dim, index):
+    spec = rules.index_select("index_select", (self, dim, index))
+    _, (x, idx) = operands("index_select", self=self, index=index)
+    x = as_1d(x)
+    d = wrap_dim("index_select", dim, len(self._impl.sizes))
+    check_in_range("index_select", idx, x._impl.sizes[d], d)
+    return select(x, d, idx).view(spec.sizes)
+
+
+# ---- scatter ---------------------------------------------------------------------------
+def _scatter(op, self, dim, index, src, reduce=None, include_self=True):
+    """scatter (reduce None), scatter_add / scatter(reduce='add') / scatter_reduce 'sum'
+    (atomic adds), and the other reductions (reduce_kernel). A `src` that is a number
+    is a 0-dim tensor walked at stride 0."""
+    is_tensor = getattr(src, "_impl", None) is not None
+    device, (x, idx, s) = operands(op, self=self, index=index, src=src if is_tensor else None)
+    d = wrap_dim(op, dim, len(self._impl.sizes))
+    x, idx = as_1d(x), as_1d(idx)
+    check_in_range(op, idx, x._impl.sizes[d], d)
+    target = x if op.endswith("_") else copy_of(x)
+    values = as_1d(s) if is_tensor else value_tensor(src, self._impl.dtype, device)
+    value_strides = _strides(values) if is_tensor else [0] * len(idx._impl.sizes)
+    sizes = idx._impl.sizes
+    if reduce is None:
+        gather_walk(target, values, idx, sizes, _without(target, d), value_strides,
+                    _strides(idx), target._impl.sizes[d], target._impl.strides[d],
+                    mode="scatter")
+    elif reduce == "sum":
+        if not include_self:     # the places written start from 0 instead of self
+            gather_walk(target, value_tensor(0, target._impl.dtype, device), idx, sizes,
+                        _without(target, d), [0] * len(sizes), _strides(idx),
+                        target._impl.sizes[d], target._impl.strides[d], mode="scatter")
+        add_walk(target, values, idx, sizes, value_strides, _strides(idx), d)
+    else:
+        reduce_walk(target, values, idx, d, reduce, include_self)
+    return self if op.endswith("_") else target.view(self._impl.sizes)
+
+
+_LEGACY = {"add": "sum", "multiply": "prod"}    # scatter(reduce=) names -> scatter_reduce's
+
+
+@kernel(family=True)
+def scatter(op, self, dim, index, *params):
+    """scatter and scatter_ (src or value, with an optional reduce), and scatter_add and
+    scatter_add_ (reduce 'sum'); their parameters: rules.scatter_params."""
+    rules.scatter(op, (self, dim, index) + params)
+    src, reduce = rules.scatter_params(op, params)
+    return _scatter(op, self, dim, index, src, _LEGACY[reduce] if reduce else None)
+
+
+@kernel(family=True)
+def scatter_reduce(op, self, dim, index, src, reduce, include_self):
+    """scatter_reduce and scatter_reduce_."""
+    rules.scatter_reduce(op, (self, dim, index, src, reduce, include_self))
+    return _scatter(op, self, dim, index, src, reduce, include_self)
+
+
+def scatter_add_along(self, dim, index, sizes):
+    """zeros(sizes), then out[..., index[..., i, ...], ...] += self[..., i, ...] along dim."""
+    op = "_scatter_add_along"
+    spec = rules.scatter_add_along(op, (self, dim, index, sizes))
+    device, (x, idx) = operands(op, self=self, index=index)
+    if not x._impl.sizes:
+        return copy_of(x, spec.dtype)
+    d = wrap_dim(op, dim, len(x._impl.sizes))
+    # np.add.at (the CPU kernel) counts negative indices from the end
+    check_in_range(op, idx, spec.sizes[d], d, allow_negative=True)
+    result = zeroed(spec.sizes, atomic_dtype(spec.dtype), device)
+    add_walk(result, x, idx, x._impl.sizes, _strides(x), _strides(idx), d)
+    return result if result._impl.dtype is spec.dtype else copy_of(result, spec.dtype)
+
+
+# ---- index_add / index_copy / index_fill -----------------------------------------------
+def _index_source(op, self, dim, index, source, alpha=None):
+    """index_copy (alpha None: plain stores) and index_add (atomic adds of alpha*source)."""
+    device, (x, idx, src) = operands(op, self=self, index=index, source=source)
+    d = wrap_dim(op, dim, len(self._impl.sizes))
+    x = as_1d(x)
+    check_in_range(op, idx, x._impl.sizes[d], d)
+    target = x if op.endswith("_") else copy_of(x)
+    src = as_1d(src)
+    if alpha is not None and alpha != 1:
+        src = F.mul(src, alpha)
+    sizes, along = src._impl.sizes, _along(x, idx, d)
+    if alpha is None:
+        gather_walk(target, src, idx, sizes, _without(target, d), _strides(src), along,
+                    target._impl.sizes[d], target._impl.strides[d], mode="scatter")
+    else:
+        add_walk(target, src, idx, sizes, _strides(src), along, d)
+    return self if op.endswith("_") else target.view(self._impl.sizes)
+
+
+@kernel(family=True)
+def index_add(op, self, dim, index, source, alpha):
+    """index_add and index_add_."""
+    rules.index_add(op, (self, dim, index, source, alpha))
+    return _index_source(op, self, dim, index, source, alpha)
+
+
+@kernel(family=True)
+def index_copy(op, self, dim, index, source):
+    """index_copy and index_copy_."""
+    rules.index_copy(op, (self, dim, index, source))
+    return _index_source(op, self, dim, index, source)
+
+
+@kernel(family=True)
+def index_fill(op, self, dim, index, value):
+    """index_fill and index_fill_, the value a Scalar or a 0-dim Tensor."""
+    rules.index_fill(op, (self, dim, index, value))
+    is_tensor = getattr(value, "_impl", None) is not None
+    device, (x, idx, v) = operands(op, self=self, index=index,
+                                   value=value if is_tensor else None)
+    d = wrap_dim(op, dim, len(self._impl.sizes))
+    x = as_1d(x)
+    # index_fill alone among these accepts negative indices, as in PyTorch
+    check_in_range(op, idx, x._impl.sizes[d], d, allow_negative=True)
+    target = x if op.endswith("_") else copy_of(x)
+    fill = value_tensor(v if is_tensor else value, self._impl.dtype, device)
+    sizes = list(x._impl.sizes)
+    sizes[d] = idx._impl.numel()
+    gather_walk(target, fill, idx, sizes, _without(target, d), [0] * len(sizes),
+                _along(x, idx, d), target._impl.sizes[d], target._impl.strides[d],
+                mode="scatter")
+    return self if op.endswith("_") else target.view(self._impl.sizes)
+
+
+def _running_count(keep):
+    """(count, pos): the inclusive cumsum of the flat mask `keep` and its total."""
+    pos = F.cumsum(keep.reshape([-1]), 0, dtype=dt.int64)
+    count = pos[-1].item() if keep._impl.numel() else 0    # host sync: the output's size
+    return count, pos
+
+
+def _flat_mask(mask, sizes):
+    """The mask broadcast to `sizes`, as a new contiguous 1-D tensor."""
+    return copy_of(mask.expand(sizes)).reshape([-1])
+
+
+# ---- masked_fill -----------------------------------------------------------------------
+@kernel(family=True)
+def masked_fill(op, self, mask, value):
+    """masked_fill and masked_fill_, the value a Scalar or a 0-dim Tensor."""
+    spec = rules.masked_fill(op, (self, mask, value))
+    is_tensor = getattr(value, "_impl", None) is not None
+    device, (x, m, v) = operands(op, self=self, mask=mask, value=value if is_tensor else None)
+    fill = value_tensor(v if is_tensor else value, self._impl.dtype, device)
+    out = self if spec is rules.SELF else new_tensor(spec.sizes, spec.dtype, device)
+    return run("where", out, (m, fill, x), self._impl.dtype)
+
+
+# ---- masked_select / masked_scatter / nonzero ----------------------------------------------
+def masked_select(self, mask):
+    sizes = rules.masked_select_sizes("masked_select", (self, mask))
+    device, (x, m) = operands("masked_select", self=self, mask=mask)
+    keep = _flat_mask(m, sizes)
+    count, pos = _running_count(keep)
+    out = new_tensor((count,), self._impl.dtype, device)
+    return compact(out, copy_of(x.expand(sizes)).reshape([-1]), keep, pos)
+
+
+@kernel(family=True)
+def masked_scatter(op, self, mask, source):
+    """masked_scatter and masked_scatter_."""
+    spec = rules.masked_scatter(op, (self, mask, source))
+    device, (x, m, src) = operands(op, self=self, mask=mask, source=source)
+    sizes = self._impl.sizes if spec is rules.SELF else spec.sizes
+    keep = _flat_mask(m, sizes)
+    count, pos = _running_count(keep)
+    rules.check_masked_scatter_count(op, count, source)
+    target = self if spec is rules.SELF else copy_of(x.expand(sizes))
+    if count:
+        # Every element reads source[pos - 1]; before the first kept one that is -1,
+        # which the kernel wraps to source's last element (in bounds, and discarded
+        # by the `where` below).
+        flat = src.reshape([-1])
+        taken = new_tensor(sizes, self._impl.dtype, device)
+        gather_walk(taken.reshape([-1]), flat, F.sub(pos, 1), [keep._impl.numel()], [1], [0],
+                    [1], flat._impl.numel(), flat._impl.strides[0])
+        run("where", target, (keep.view(sizes), taken, target), self._impl.dtype)
+    return target
+
+
+def nonzero(self):
+    """The coordinates of the non-zero elements, one row each, in row-major order: the
+    flat positions compacted, then split into coordinates by pointwise // and %."""
+    device, (x,) = operands("nonzero", self=self)
+    keep = F.ne(x, 0).reshape([-1])
+    count, pos = _running_count(keep)
+    sizes = x._impl.sizes
+    out = new_tensor((count, len(sizes)), dt.int64, device)
+    if count and sizes:
+        flat = compact(new_tensor((count,), dt.int64, device), None, keep, pos, index=True)
+        for k in range(len(sizes) - 1, -1, -1):
+            run("copy", out.select(1, k), (F.remainder(flat, sizes[k]),), dt.int64)
+            flat = F.floor_divide(flat, sizes[k])
+    return out
+
+
+def _entries(op, self, indices):
+    """(dim, int64 index tensor) for each indexed dimension, masks expanded into their
+    nonzero() columns, every index checked against its dimension (negatives allowed)."""
+    sizes = self._impl.sizes
+    entries = []
+    dim = 0
+    for t in indices:
+        if t is None:
+            dim += 1
+            continue
+        t = t.to(self._impl.device)
+        if rules.is_mask(t):
+            coords = nonzero(t)
+            entries += [(dim + k, coords.select(1, k)) for k in range(len(t._impl.sizes))]
+            dim += len(t._impl.sizes)
+            continue
+        check_in_range(op, t, sizes[dim], dim, arg="indices", allow_negative=True)
+        entries.append((dim, t if t._impl.dtype is dt.int64 else copy_of(t, dt.int64)))
+        dim += 1
+    return entries
+
+
+def _layout(op, target, entries):
+    """(result sizes, target's walk strides, the flat offsets, their walk strides)."""
+    sizes, strides = target._impl.sizes, target._impl.strides
+    dims = [d for d, _ in entries]
+    shape = broadcast(op, [("indices", t._impl.sizes) for _, t in entries]) if entries else ()
+    flat = None
+    for d, t in entries:
+        term = F.mul(F.remainder(t, max(sizes[d], 1)), strides[d])
+        flat = term if flat is None else F.add(flat, term)
+    flat = copy_of(flat.expand(shape)) if flat is not None else \
+        value_tensor(0, dt.int64, target._impl.device)
+    b_walk = list(flat._impl.strides)
+    rest = [d for d in range(len(sizes)) if d not in dims]
+    adjacent = dims == list(range(dims[0], dims[-1] + 1)) if dims else True
+    before = [d for d in rest if adjacent and dims and d < dims[0]]
+    after = [d for d in rest if d not in before]
+    out_sizes = [sizes[d] for d in before] + list(shape) + [sizes[d] for d in after]
+    target_walk = [strides[d] for d in before] + [0] * len(shape) + [strides[d] for d in after]
+    flat_walk = [0] * len(before) + b_walk + [0] * len(after)
+    return out_sizes, target_walk, flat, flat_walk
+
+
+def index(self, indices):
+    spec = rules.index("index", (self, indices))
+    device, (x,) = operands("index", self=self)
+    entries = _entries("index", x, indices)
+    sizes, walk, flat, flat_walk = _layout("index", x, entries)
+    out = new_tensor(spec.sizes, spec.dtype, device)
+    # flat offsets are never negative: dim_size (the wrap) is unused, dim_stride is 1
+    gather_walk(out.view(sizes), x, flat, sizes, list(out.view(sizes)._impl.strides), walk,
+                flat_walk, 0, 1)
+    return out
+
+
+@kernel(family=True)
+def index_put(op, self, indices, values, accumulate):
+    """index_put and index_put_."""
+    spec = rules.index_put(op, (self, indices, values, accumulate))
+    device, (x, v) = operands(op, self=self, values=values)
+    entries = _entries(op, x, indices)
+    target = x if spec is rules.SELF else copy_of(x)
+    buffer, finish = accumulator(target) if accumulate else (target, lambda result: result)
+    sizes, walk, flat, flat_walk = _layout(op, buffer, entries)
+    gather_walk(buffer, v, flat, sizes, walk, broadcast_strides(v, sizes), flat_walk, 0, 1,
+                mode="add" if accumulate else "scatter")
+    finish(target)
+    return target

@@ -24,10 +24,14 @@ import triton.language as tl
 
 import tensorplay._generated.declarations  # noqa: F401 - defines mm and bmm
 from tensorplay import _dtype as dt
+from tensorplay._generated import functional as F
 from tensorplay.errors import KernelConstraintError
-from tensorplay.library import Library, ShapeRule
-from tensorplay.meta import rules
+from tensorplay.library import Library, ShapeRule, kernel
+from tensorplay.meta import linalg as rules
+from tensorplay.meta import rules as core_rules
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
+from triton_kernels.copy import fill_
+from triton_kernels.pointwise import run, run_expression
 
 # The aligned candidate's ShapeRule is a cheap filter that becomes part of the kernel
 # cache key: M, N and K multiples of 16, tl.dot's smallest tile. The kernel itself then
@@ -184,7 +188,7 @@ def _launch(name, kernel, a, b, c, batch, masked):
 
 def product(a, b, dtype):
     """a @ b (2-D or 3-D, any strides) into a new tensor of `dtype`: the aligned kernel
-    when its rule holds, the masked one otherwise. matrix.py builds addmm, mv,
+    when its rule holds, the masked one otherwise. the products below build addmm, mv,
     linear... on it, with a float32 `dtype` for half inputs so that the sum with a bias
     rounds once."""
     sizes = tuple(a._impl.sizes[:-1]) + (b._impl.sizes[-1],)
@@ -198,13 +202,13 @@ def product(a, b, dtype):
 
 
 def _mm_prepare(self, mat2):
-    spec = rules.mm("mm", (self, mat2))
+    spec = core_rules.mm("mm", (self, mat2))
     device, (a, b) = operands("mm", self=self, mat2=mat2)
     return a, b, new_tensor(spec.sizes, spec.dtype, device)
 
 
 def _bmm_prepare(self, mat2):
-    spec = rules.bmm("bmm", (self, mat2))
+    spec = core_rules.bmm("bmm", (self, mat2))
     device, (a, b) = operands("bmm", self=self, mat2=mat2)
     return a, b, new_tensor(spec.sizes, spec.dtype, device)
 
@@ -260,3 +264,108 @@ _MATMUL_DTYPES = {dt.float16, dt.bfloat16, dt.float32}
 specialised = Library("CUDA", "triton_kernels.linalg (specialised)")
 specialised.impl("mm", mm_aligned, priority=10, dtypes=_MATMUL_DTYPES, shape=ALIGNED)
 specialised.impl("bmm", bmm_aligned, priority=10, dtypes=_MATMUL_DTYPES, shape=ALIGNED)
+
+
+def _acc(dtype):
+    """Products of half types accumulate (and stay until the last rounding) in float32."""
+    return dt.float32 if dtype in (dt.float16, dt.bfloat16) else dtype
+
+
+def _scaled_sum(name, self, prod, beta, alpha, out):
+    """out = beta * self + alpha * prod; beta == 0 ignores self (nan and inf in it too)."""
+    if beta == 0:
+        return run_expression(f"{name}_beta0", "y * alpha", out, (self, prod), prod.dtype,
+                              {"alpha": alpha})
+    return run_expression(name, "x * beta + y * alpha", out, (self, prod), prod.dtype,
+                          {"beta": beta, "alpha": alpha})
+
+
+_RULES = {"addmm": rules.addmm, "addmv": rules.addmv, "baddbmm": rules.baddbmm}
+_OPERANDS = {"addmm": ("mat1", "mat2"), "addmv": ("mat", "vec"), "baddbmm": ("batch1", "batch2")}
+
+
+@kernel(family=True)
+def addmm_addmv_baddbmm(op, self, *params):
+    """addmm, addmv and baddbmm, out of place or in place: beta * self + alpha * (a @ b)
+    with (a, b) = (mat1, mat2), (mat, vec) or (batch1, batch2), batch by batch. A vector
+    multiplies as a one-column matrix."""
+    a, b, beta, alpha = params
+    name = op.rstrip("_")
+    spec = _RULES[name](op, (self,) + params)
+    first, second = _OPERANDS[name]
+    device, (s, a, b) = operands(op, self=self, **{first: a, second: b})
+    if name == "addmv":
+        prod = product(a, b.unsqueeze(1), _acc(a._impl.dtype)).squeeze(1)
+    else:
+        prod = product(a, b, _acc(a._impl.dtype))
+    out = self if op.endswith("_") else new_tensor(spec.sizes, spec.dtype, device)
+    return _scaled_sum("addmv" if name == "addmv" else "addmm", s, prod, beta, alpha, out)
+
+
+def _rounded(prod, dtype):
+    """The product in the op's dtype (one rounding for half types)."""
+    if prod._impl.dtype is dtype:
+        return prod
+    out = new_tensor(prod._impl.sizes, dtype, prod._impl.device)
+    return run("copy", out, (prod,), prod._impl.dtype)
+
+
+def mv(self, vec):
+    spec = rules.mv("mv", (self, vec))
+    _, (m, v) = operands("mv", self=self, vec=vec)
+    prod = product(m, v.unsqueeze(1), _acc(spec.dtype))
+    return _rounded(prod, spec.dtype).view(spec.sizes)
+
+
+def dot(self, tensor):
+    spec = rules.dot("dot", (self, tensor))
+    _, (a, b) = operands("dot", self=self, tensor=tensor)
+    prod = product(a.unsqueeze(0), b.unsqueeze(1), _acc(spec.dtype))
+    return _rounded(prod, spec.dtype).view(())
+
+
+def linear(input, weight, bias):  # noqa: A002 - the schema's name
+    """input @ weight.T + bias for input [..., in_features]:
+        out[..., o] = sum_i input[..., i] * weight[o, i] + bias[o]"""
+    spec = rules.linear("linear", (input, weight, bias))
+    device, (x, w, b) = operands("linear", input=input, weight=weight, bias=bias)
+    features = x._impl.sizes[-1] if x._impl.sizes else 1
+    rows = x.reshape([-1, features])
+    prod = product(rows, w.t(), _acc(spec.dtype))
+    if b is None:
+        return _rounded(prod, spec.dtype).view(spec.sizes)
+    out = new_tensor(prod._impl.sizes, spec.dtype, device)
+    run_expression("linear_bias", "x + y", out, (prod, b), prod._impl.dtype, {})
+    return out.view(spec.sizes)
+
+
+# ---- triangles and diagonals -------------------------------------------------------------
+@kernel(family=True)
+def triangle(op, self, diagonal):
+    """tril and triu, out of place or in place (tril_, triu_): one generated kernel each,
+    keeping the elements on the chosen side of the diagonal."""
+    rules.tril(op, (self, diagonal))
+    device, _ = operands(op, self=self)
+    keep = "col - row <= diagonal" if op.startswith("tril") else "col - row >= diagonal"
+    inplace = op.endswith("_")
+    out = self if inplace else new_tensor(self._impl.sizes, self._impl.dtype, device)
+    return run_expression(op.rstrip("_"), f"tl.where({keep}, x, 0)", out, (self,),
+                          self._impl.dtype, {"diagonal": diagonal}, matrix=True)
+
+
+def diag(self, diagonal):
+    """A vector becomes a square matrix with it on diagonal `diagonal`; a matrix gives a
+    copy of that diagonal. Both are a copy through a strided view of the diagonal."""
+    spec = rules.diag("diag", (self, diagonal))
+    device, _ = operands("diag", self=self)
+    out = new_tensor(spec.sizes, spec.dtype, device)
+    if len(self._impl.sizes) == 2:
+        if spec.sizes[0] == 0:
+            return out
+        return run("copy", out, (F.diagonal(self, diagonal),), self._impl.dtype)
+    fill_(out, 0)
+    n = spec.sizes[0]
+    start = diagonal if diagonal >= 0 else -diagonal * n
+    on_diagonal = out.as_strided([self._impl.sizes[0]], [n + 1], start)
+    run("copy", on_diagonal, (self,), self._impl.dtype)
+    return out

@@ -25,10 +25,10 @@ import triton
 import triton.language as tl
 
 from tensorplay import cuda
-from tensorplay.meta import nn_spatial as rules
+from tensorplay._memory_format import contiguous_format
+from tensorplay.meta import padding as rules
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
 from triton_kernels._spatial import accumulator, finish
-from tensorplay._memory_format import contiguous_format
 from triton_kernels.copy import clone
 
 BLOCK = 4096 if INTERPRETED else 512     # padded positions per program

@@ -24,11 +24,11 @@ from tensorplay._generated.declarations import META_RULES
 from tensorplay._impl import numel_of
 from tensorplay._promotion import result_type, result_type2
 from tensorplay.dispatch.dispatcher import dispatcher
+from tensorplay.dispatch.plan_cache import plans
 from tensorplay.errors import DTypeError
 from tensorplay.meta import rules
 from tensorplay.meta.overlap import check_inplace_overlap
 from tensorplay.meta.rules import SELF
-from tensorplay.dispatch.plan_cache import plans
 from triton_kernels import _template
 from triton_kernels._launch import (
     INTERPRETED, broadcast_strides, coalesce, compute_dtype, launch, needs_wide_index,

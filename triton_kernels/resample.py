@@ -26,7 +26,7 @@ import triton.language as tl
 from tensorplay import _dtype as dt
 from tensorplay import cuda
 from tensorplay.library import kernel
-from tensorplay.meta import nn_spatial_resample as rules
+from tensorplay.meta import resample as rules
 from cpu_kernels.resample import _scale   # PyTorch's scale rule, shared with the CPU
 from triton_kernels import _math
 from triton_kernels._launch import (

@@ -10,7 +10,7 @@ import triton
 import triton.language as tl
 
 from tensorplay.library import kernel
-from tensorplay.meta import reduction as rules
+from tensorplay.meta import scan as rules
 from triton_kernels import _math
 from triton_kernels._launch import (
     INTERPRETED, compute_dtype, launch, new_tensor, operands, pointer,

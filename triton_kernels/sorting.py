@@ -32,7 +32,7 @@ from tensorplay import cuda
 from tensorplay._creation import empty_strided
 from tensorplay._generated import functional as F
 from tensorplay.library import kernel
-from tensorplay.meta import reduction as rules
+from tensorplay.meta import sorting as rules
 from tensorplay.meta.layout import unique_dim_strides
 from tensorplay.meta.rules import wrap_dim
 from triton_kernels import _math

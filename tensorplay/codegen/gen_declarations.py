@@ -1,5 +1,6 @@
 """Target `declarations`: declare every op with the dispatcher, and list which
-kernel name serves which key (from `dispatch:` and `meta:` in ops.yaml).
+kernel name serves which key (from `dispatch:` and `meta:` in ops.yaml) and which
+batching rule vmap uses (`vmap:`, or the rule the op's tags imply).
 
 The generated module holds data, not imports of backends: `tensorplay/_backend_loading.py`
 loads each backend package and registers the named functions it finds there, so
@@ -41,9 +42,10 @@ def _op_schema(e: OpEntry) -> list[str]:
 
 
 DECLARATIONS = CodeTemplate('''\
-"""Every op of ops.yaml defined with the dispatcher, and the kernel names
-its `dispatch:` and `meta:` entries ask for (registered by tensorplay/_backend_loading.py).
-The handles to call them by are in `ops.py`."""
+"""Every op of ops.yaml defined with the dispatcher, the kernel names its `dispatch:`
+and `meta:` entries ask for (registered by tensorplay/_backend_loading.py), and the
+batching rules of `vmap:` (registered by tensorplay/func/vmap.py). The handles to call
+them by are in `ops.py`."""
 from tensorplay.dispatch.dispatcher import OpSchema, dispatcher
 
 SCHEMAS = (
@@ -61,6 +63,12 @@ DISPATCH = {
 # op -> shape/dtype rule in tensorplay/meta/ (the Meta kernel and input checks)
 META_RULES = {
     $meta
+}
+
+# op -> batching rule in tensorplay/func/batching_rules/ (ops.yaml `vmap:`, or the rule
+# its tags imply: see VMAP_BY_TAG in tensorplay/codegen/yaml_loader.py)
+VMAP_RULES = {
+    $vmap
 }''')
 
 
@@ -76,5 +84,6 @@ def generate(ctx) -> str:
     for key, pairs in by_key.items():
         dispatch += [f"{key!r}: ("] + [f"    ({op!r}, {k!r})," for op, k in pairs] + ["),"]
     meta = [f"{e.schema.name.full!r}: {e.meta!r}," for e in ctx.ops if e.meta]
-    lines = DECLARATIONS.substitute(schemas=schemas, dispatch=dispatch, meta=meta)
+    vmap = [f"{e.schema.name.full!r}: {e.batching_rule!r}," for e in ctx.ops if e.batching_rule]
+    lines = DECLARATIONS.substitute(schemas=schemas, dispatch=dispatch, meta=meta, vmap=vmap)
     return HEADER + "\n".join(fit(lines)) + "\n"

@@ -16,7 +16,8 @@ from tensorplay.codegen import gen_autograd, gen_functional, gen_methods, gen_de
 from tensorplay.codegen import bindings, gen_autocast, gen_op_tags, gen_stubs
 from tensorplay.codegen.formula import FormulaError
 from tensorplay.codegen.yaml_loader import (
-    CodegenError, DerivativeEntry, OpEntry, find_ambiguous_overloads, load_derivatives, load_ops,
+    CodegenError, DerivativeEntry, OpEntry, check_batching_rules, find_ambiguous_overloads,
+    load_derivatives, load_ops,
 )
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -70,6 +71,7 @@ def load_context(ops_path: str, derivatives_path: str, out_dir: str,
     problems = find_ambiguous_overloads(ops)
     if problems:
         raise CodegenError(ops[0].loc, "ambiguous overloads:\n" + "\n".join(problems))
+    check_batching_rules(ops, os.path.join(root, "tensorplay", "func", "batching_rules"))
     derivatives = load_derivatives(derivatives_path, os.path.basename(derivatives_path))
     known = {e.schema.name.full: e for e in ops}
     for d in derivatives:

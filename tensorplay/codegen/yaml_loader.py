@@ -11,6 +11,7 @@ about schemas alone, with no import back into this module.
 """
 from __future__ import annotations
 
+import ast
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,13 +182,21 @@ class _Fields:
 
 # --- ops.yaml ------------------------------------------------------------------
 
-OP_KEYS = ("func", "variants", "dispatch", "meta", "tags", "python_operators", "doc",
+OP_KEYS = ("func", "variants", "dispatch", "meta", "vmap", "tags", "python_operators", "doc",
            "autocast")
 VARIANTS = ("function", "method")
 # What a tag tells the rest of the framework: `pointwise` and `reduction` pick the batching
 # rule family, `view` and `inplace` say how the result relates to `self`, `random` that it
 # draws from a generator, `non_differentiable` that it needs no derivatives.yaml entry.
 TAGS = ("pointwise", "reduction", "view", "inplace", "random", "non_differentiable")
+# The batching rule an entry gets from its tags when it names none (`vmap:`), in this
+# order: a random op draws by vmap's `randomness` flag; a pointwise op broadcasts with
+# the batch dim in front; a reduction with a `dim` argument shifts its dims past the
+# batch dim. `vmap: none` opts out (the Composite decomposition or the per-example loop).
+VMAP_BY_TAG = (("random", "random.random_rule"), ("pointwise", "pointwise_rule"),
+               ("reduction", "dim_rule"))
+NO_VMAP_RULE = "none"
+
 # The keys a kernel can be written for: each backend, plus the Composite fallback.
 # Taken from the dispatcher's own enum so the two cannot drift apart.
 DISPATCH_KEYS = tuple(key.name for key in BACKEND_KEYS) + ("Composite",)
@@ -219,6 +228,20 @@ class OpEntry:
     doc: str | None
     loc: Location
     autocast: tuple[tuple[str, str], ...] = ()   # (device key, cast policy), YAML order
+    vmap: str | None = None      # the batching rule as written (None: the tags decide)
+    vmap_loc: Location | None = None     # the line of `vmap:`
+
+    @property
+    def batching_rule(self) -> str | None:
+        """The batching rule's name: `vmap:` as written, else the one the tags imply
+        (VMAP_BY_TAG; `reduction` only for an op with a `dim` argument), else None."""
+        if self.vmap is not None:
+            return None if self.vmap == NO_VMAP_RULE else self.vmap
+        for tag, rule in VMAP_BY_TAG:
+            if tag in self.tags and (tag != "reduction" or
+                                     any(a.name == "dim" for a in self.schema.arguments)):
+                return rule
+        return None
 
     @staticmethod
     def from_yaml(d: dict, loc: Location, key_lines: KeyLines) -> OpEntry:
@@ -245,6 +268,8 @@ class OpEntry:
             variants=_parse_variants(fields),
             dispatch=_parse_dispatch(fields),
             meta=fields.get("meta", str, "the name of a shape rule"),
+            vmap=_parse_vmap(fields),
+            vmap_loc=fields.at("vmap") if "vmap" in d else None,
             tags=tags,
             python_operators=operators,
             doc=fields.get("doc", str, "a string"),
@@ -283,6 +308,62 @@ def _parse_dispatch(fields: _Fields) -> tuple[tuple[str, str], ...]:
                 raise CodegenError(loc, f"dispatch key '{key}' is given twice")
             pairs.append((key, kernel))
     return tuple(pairs)
+
+
+def _parse_vmap(fields: _Fields) -> str | None:
+    """`vmap: family.rule` (a function of tensorplay/func/batching_rules/family.py), a bare
+    `rule` (one of the shared rule families in batching_rules/__init__.py), or `none`."""
+    value = fields.get("vmap", str, "the name of a batching rule")
+    if value is None:
+        return None
+    parts = value.split(".")
+    if len(parts) > 2 or not all(p.isidentifier() for p in parts):
+        raise CodegenError(fields.at("vmap"), f"'vmap' must name a batching rule "
+                                              f"('family.rule', 'rule' or 'none'), not {value!r}")
+    return value
+
+
+def _top_level_names(path: str) -> list[str]:
+    """The functions and assigned names of a module, read from its source (the rules
+    import the generated code, which may be what we are about to write)."""
+    with open(path) as fh:
+        tree = ast.parse(fh.read())
+    names = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign):
+            names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return names
+
+
+def check_batching_rules(entries: Sequence[OpEntry], rules_dir: str) -> None:
+    """Every batching rule an entry names (or its tags imply) is a function of
+    `rules_dir` (tensorplay/func/batching_rules/): `family.rule` of family.py, a bare
+    `rule` of __init__.py. The error names the op, the rule and the module."""
+    package = "tensorplay.func.batching_rules"
+    families: list[str] = []
+    defined: dict[str, list[str]] = {}
+    for e in entries:
+        name = e.batching_rule
+        if name is None:
+            continue
+        if not families:
+            families = sorted(f[:-3] for f in os.listdir(rules_dir)
+                              if f.endswith(".py") and not f.startswith("_"))
+        op = e.schema.name.full
+        where = e.vmap_loc or e.loc
+        family, _, fn = name.rpartition(".")
+        if family and family not in families:
+            raise CodegenError(where, f"'{op}': batching rule '{name}': there is no module "
+                                      f"{package}.{family}{did_you_mean(family, families)}")
+        module = f"{package}.{family}" if family else package
+        if module not in defined:
+            file = f"{family}.py" if family else "__init__.py"
+            defined[module] = _top_level_names(os.path.join(rules_dir, file))
+        if fn not in defined[module]:
+            raise CodegenError(where, f"'{op}': batching rule '{name}': {module} has no "
+                                      f"'{fn}'{did_you_mean(fn, defined[module])}")
 
 
 # Autocast cast policies, as PyTorch names them in aten/src/ATen/autocast_mode.h:

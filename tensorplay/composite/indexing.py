@@ -7,11 +7,12 @@ Their gradients come from the ops they call (composite-implicit autograd).
 """
 from __future__ import annotations
 
+from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
-from tensorplay.errors import ShapeError
+from tensorplay.errors import ArgumentError, DTypeError, ShapeError
 from tensorplay.meta.indexing import check_index_dtype
-from tensorplay.meta.reduction_shape import check_repeats_tensor, repeated_size
 from tensorplay.meta.rules import broadcast, wrap_dim
+from tensorplay.meta.shape import check_repeats_tensor, repeated_size
 
 
 def repeat_interleave_tensor(self, repeats, dim, output_size):
@@ -87,3 +88,25 @@ def unique(self, sorted, return_inverse, return_counts, dim):  # noqa: A002 - sc
     extra = ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
     return (values,) + extra
 
+
+def argwhere(self):
+    """The indices of the non-zero elements, one row each: nonzero(self)."""
+    return F.nonzero(self)
+
+
+def unravel_index(indices, shape):
+    """The coordinates in `shape` of flat indices, one tensor per dim."""
+    op = "unravel_index"
+    if indices.is_floating_point() or indices.dtype is dt.bool:
+        raise DTypeError(f"unravel_index(): expected 'indices' to be integer dtype, but got "
+                         f"{indices.dtype.name}", op=op, arg="indices")
+    if any(s < 0 for s in shape):
+        raise ArgumentError(f"unravel_index(): 'shape' cannot have negative values, but got "
+                            f"{tuple(shape)}", op=op, arg="shape")
+    coords, rest = [], indices.to(dt.int64)
+    for s in reversed(shape):
+        coords.append(F.remainder(rest, s))
+        rest = F.floor_divide(rest, s)
+    # one stacked tensor unbound along its last dim, as PyTorch builds it: the coordinates
+    # are views with its strides (a [2, 2] input gives strides (4, 2))
+    return list(F.stack(list(reversed(coords)), -1).unbind(-1))

@@ -1,7 +1,13 @@
 """matmul with NumPy/PyTorch rank rules, built from mm and bmm."""
 from __future__ import annotations
 
-from tensorplay.errors import ShapeError, fmt_shape
+import math
+
+from tensorplay._frontdoor import wrap_dim
+from tensorplay._generated import functional as F
+from tensorplay.composite.views import make_view
+from tensorplay.errors import ArgumentError, DimError, DTypeError, fmt_shape, ShapeError
+from tensorplay.meta.linalg import check_rank
 from tensorplay.meta.rules import broadcast
 
 
@@ -43,3 +49,198 @@ def matmul(self, other):
     if b == 1:
         out = out.squeeze(-1)
     return out
+
+
+def inner(self, other):
+    """Sum over the last dims of both: a dot product for vectors, self @ other.T for
+    matrices (a 0-dim operand multiplies)."""
+    if self.dim() == 0 or other.dim() == 0:
+        return self * other
+    if self.shape[-1] != other.shape[-1]:
+        raise ShapeError(f"inner(): inner() the last dimension must match on both input "
+                         f"tensors but got shapes {list(self.shape)} and "
+                         f"{list(other.shape)} (argument 'other')", op="inner", arg="other")
+    return F.tensordot(self, other, [self.dim() - 1], [other.dim() - 1])
+
+
+def outer(self, vec2):
+    """out[i, j] = self[i] * vec2[j]."""
+    check_rank("outer", "self", self, (1,), "a vector (1-D)")
+    check_rank("outer", "vec2", vec2, (1,), "a vector (1-D)")
+    return self.unsqueeze(1) * vec2.unsqueeze(0)
+
+
+def tensordot(self, other, dims_self, dims_other):
+    """Contract dims_self of self with dims_other of other: move them last (first), flatten
+    to two matrices and multiply, as PyTorch does."""
+    if len(dims_self) != len(dims_other):
+        raise ShapeError(f"tensordot(): arguments 'dims_self' and 'dims_other' must have the "
+                         f"same length, but got {list(dims_self)} and {list(dims_other)}",
+                         op="tensordot", arg="dims_other")
+    da = [wrap_dim("tensordot", "dims_self", d, self.dim()) for d in dims_self]
+    db = [wrap_dim("tensordot", "dims_other", d, other.dim()) for d in dims_other]
+    for a, b in zip(da, db):
+        if self.shape[a] != other.shape[b]:
+            raise ShapeError(f"tensordot(): contracted dimensions need to match, but dim {a} "
+                             f"of 'self' has size {self.shape[a]} and dim {b} of 'other' has "
+                             f"size {other.shape[b]} (argument 'dims_other')",
+                             op="tensordot", arg="dims_other")
+    keep_a = [d for d in range(self.dim()) if d not in da]
+    keep_b = [d for d in range(other.dim()) if d not in db]
+    k = 1
+    for d in da:
+        k *= self.shape[d]
+    a = self.permute(keep_a + da).reshape([-1 if keep_a else 1, k])
+    b = other.permute(db + keep_b).reshape([k, -1 if keep_b else 1])
+    sizes = [self.shape[d] for d in keep_a] + [other.shape[d] for d in keep_b]
+    return a.mm(b).reshape(sizes)
+
+
+def tensordot_dims(self, other, dims):
+    if dims < 0 or dims > min(self.dim(), other.dim()):
+        raise ShapeError(f"tensordot(): argument 'dims' ({dims}) must be between 0 and the "
+                         f"smaller rank of 'self' ({self.dim()}) and 'other' ({other.dim()})",
+                         op="tensordot", arg="dims")
+    return tensordot(self, other, list(range(self.dim() - dims, self.dim())),
+                     list(range(dims)))
+
+
+def diagonal(self, offset, dim1, dim2):
+    """A view of the diagonal `offset` of the (dim1, dim2) planes, appended as the last dim.
+
+    Stepping along a diagonal moves one step in both dims: its stride is the sum of their
+    strides, and it starts `offset` columns right (or -offset rows down)."""
+    impl = self._impl
+    n = len(impl.sizes)
+    d1 = wrap_dim("diagonal", "dim1", dim1, n)
+    d2 = wrap_dim("diagonal", "dim2", dim2, n)
+    if d1 == d2:
+        raise DimError(f"diagonal(): arguments 'dim1' and 'dim2' cannot be identical, but got "
+                       f"{dim1} and {dim2}", op="diagonal", arg="dim2")
+    s1, s2 = impl.sizes[d1], impl.sizes[d2]
+    length = max(0, min(s1, s2 - offset) if offset >= 0 else min(s1 + offset, s2))
+    start = impl.offset
+    if length > 0:
+        start += offset * impl.strides[d2] if offset >= 0 else -offset * impl.strides[d1]
+    keep = [d for d in range(n) if d not in (d1, d2)]
+    sizes = [impl.sizes[d] for d in keep] + [length]
+    strides = [impl.strides[d] for d in keep] + [impl.strides[d1] + impl.strides[d2]]
+    return make_view(self, sizes, strides, start)
+
+
+def trace(self):
+    if self.dim() != 2:
+        raise ShapeError(f"trace(): argument 'self' must be a matrix (2-D), but got "
+                         f"{self.dim()}-D shape {fmt_shape(self.shape)}", op="trace", arg="self")
+    return F.sum(self.diagonal())
+
+
+def kron(self, other):
+    """out[i0*b0 + j0, i1*b1 + j1, ...] = self[i0, i1, ...] * other[j0, j1, ...]: interleave
+    the dims of both (self's then other's, pairwise) and merge each pair.
+
+    As in PyTorch, the operands multiplied are `_unsafe_view`s of self and other (PyTorch
+    gets contiguous ones; we make them so): the product saves them, not views, so writing
+    into self or other after kron does not make backward raise."""
+    n = max(self.dim(), other.dim())
+    a_sizes, b_sizes = [], []
+    for d in range(n):
+        a_sizes += [self.shape[d - n + self.dim()] if d >= n - self.dim() else 1, 1]
+        b_sizes += [1, other.shape[d - n + other.dim()] if d >= n - other.dim() else 1]
+    a = F._unsafe_view(self.contiguous(), a_sizes)    # a: [a0, 1, a1, 1, ...]
+    b = F._unsafe_view(other.contiguous(), b_sizes)   # b: [1, b0, 1, b1, ...]
+    return F._unsafe_view(a * b, [a_sizes[2 * d] * b_sizes[2 * d + 1] for d in range(n)])
+
+
+def _check_floating(op, self, dtype):
+    if not (dtype or self.dtype).is_floating_point:
+        raise DTypeError(f"{op}(): Expected a floating point tensor as input. Got "
+                         f"{self.dtype.name} (argument 'self')", op=op, arg="self")
+
+
+def linalg_vector_norm(self, ord, dim, keepdim, dtype):
+    _check_floating("linalg_vector_norm", self, dtype)
+    if dtype is not None:
+        self = self.to(dtype)
+    if dim is not None and len(dim) == 0:
+        dim = None
+    return F.norm(self, ord, dim, keepdim)
+
+
+def _matrix_dims(op, self, dim):
+    if len(dim) != 2:
+        raise ArgumentError(f"{op}(): dim must be a 2-tuple. Got {list(dim)}", op=op,
+                            arg="dim")
+    if self.dim() < 2:
+        raise ShapeError(f"{op}(): The input tensor A must have at least 2 dimensions "
+                         f"(argument 'self' is {self.dim()}-D).", op=op, arg="self")
+    d0, d1 = (wrap_dim(op, "dim", d, self.dim()) for d in dim)
+    if d0 == d1:
+        raise ArgumentError(f"{op}(): dims must be different. Got ({dim[0]}, {dim[1]})", op=op,
+                            arg="dim")
+    return d0, d1
+
+
+def _matrix_norm(self, ord, dim, keepdim, dtype):
+    op = "linalg_matrix_norm"
+    _check_floating(op, self, dtype)
+    if dtype is not None:
+        self = self.to(dtype)
+    d0, d1 = _matrix_dims(op, self, dim)
+    if ord == "fro":
+        return F.norm(self, 2, [d0, d1], keepdim)
+    if ord in (1, -1, math.inf, -math.inf):
+        # 1: the largest column sum of |A| (sum over rows d0); inf: the largest row sum.
+        inner, outer = (d0, d1) if abs(ord) == 1 else (d1, d0)
+        sums = self.abs().sum([inner], True)
+        out = sums.amax([outer], True) if ord > 0 else sums.amin([outer], True)
+        return out if keepdim else out.squeeze(max(d0, d1)).squeeze(min(d0, d1))
+    if ord in (2, -2, "nuc"):
+        raise ArgumentError(f"{op}(): argument 'ord'={ord!r} needs the singular values of A, "
+                            f"which TensorPlay does not compute (use 'fro', 1, -1, inf or "
+                            f"-inf)", op=op, arg="ord")
+    raise ArgumentError(f"{op}(): Order {ord} not supported (argument 'ord').", op=op,
+                        arg="ord")
+
+
+def linalg_matrix_norm(self, ord, dim, keepdim, dtype):
+    return _matrix_norm(self, ord, dim, keepdim, dtype)
+
+
+def linalg_matrix_norm_str(self, ord, dim, keepdim, dtype):
+    if ord not in ("fro", "nuc"):
+        raise ArgumentError(f"linalg_matrix_norm(): Order {ord} not supported (argument "
+                            f"'ord').", op="linalg_matrix_norm", arg="ord")
+    return _matrix_norm(self, ord, dim, keepdim, dtype)
+
+
+def linalg_norm(self, ord, dim, keepdim, dtype):
+    """A vector norm over one dim (or over all elements when ord and dim are both None), a
+    matrix norm over two; with dim None and an ord, self must be 1-D or 2-D."""
+    op = "linalg_norm"
+    if dim is not None and len(dim) not in (1, 2):
+        raise ArgumentError(f"{op}(): If dim is specified, it must be of length 1 or 2. Got "
+                            f"{list(dim)}", op=op, arg="dim")
+    if ord is not None and dim is None and self.dim() not in (1, 2):
+        raise ShapeError(f"{op}(): If dim is not specified but ord is, the input must be 1D "
+                         f"or 2D. Got {self.dim()}D (argument 'self').", op=op, arg="self")
+    matrix = (dim is not None and len(dim) == 2) or (dim is None and ord is not None
+                                                    and self.dim() == 2)
+    if matrix:
+        return _matrix_norm(self, "fro" if ord is None else ord,
+                            dim if dim is not None else [-2, -1], keepdim, dtype)
+    return linalg_vector_norm(self, 2 if ord is None else ord, dim, keepdim, dtype)
+
+
+def linalg_norm_str(self, ord, dim, keepdim, dtype):
+    op = "linalg_norm"
+    if dim is not None and len(dim) != 2:
+        raise ArgumentError(f"{op}(): If dim is specified, it must be of length 1 or 2. Got "
+                            f"{list(dim)}", op=op, arg="dim")
+    if dim is None and self.dim() != 2:
+        raise ShapeError(f"{op}(): If dim is not specified but ord is, the input must be 1D "
+                         f"or 2D. Got {self.dim()}D (argument 'self').", op=op, arg="self")
+    return linalg_matrix_norm_str(self, ord, dim if dim is not None else [-2, -1], keepdim,
+                                  dtype)
+
+

@@ -1,13 +1,17 @@
 """Pointwise ops that PyTorch defines by other ops: xlog1py, max/min with a second
 tensor, aliases (true_divide, clip), clamp_min/clamp_max, allclose, and the Scalar
 overloads, which wrap the number in a 0-dim tensor and call the Tensor overload (a
-wrapped number promotes like a Python scalar; see scalar_ops.py)."""
+wrapped number promotes like a Python scalar; see `_with_number` below)."""
 from __future__ import annotations
 
-from tensorplay import _dtype as dt
-from tensorplay._frontdoor import wrap_number
-from tensorplay._generated import functional as F
+import math
+
+from tensorplay import _dtype as dt, _tensor_factory as factory
+from tensorplay._frontdoor import SCALAR_TYPES, wrap_number
+from tensorplay._generated import functional as F, ops
 from tensorplay._promotion import result_type
+from tensorplay._tensor_base import TensorBase
+from tensorplay.errors import DTypeError
 from tensorplay.meta.rules import broadcast, check_devices
 
 
@@ -126,31 +130,206 @@ def clamp_max_(self, max):  # noqa: A002
     return F.clamp_(self, None, max)
 
 
-def allclose(self, other, rtol, atol, equal_nan):
-    """isclose() for every element, as a Python bool."""
-    close = F.isclose(self, other, rtol, atol, equal_nan)
-    return close.sum().item() == close.numel()
+# add, sub, mul and div and their in-place forms with a Python int, float or bool (`x * 2`,
+# `y + 1`, `x.add_(1.0)`) enter the Tensor overload's handle themselves (`_with_number`):
+# it is what the front door `F.mul(self, number)` does for a Tensor `self`, without its
+# argument checks (`self` is tested here; anything else goes through the door, and its
+# errors).
 
 
-def bitwise_and_scalar(self, other):
-    return F.bitwise_and(self, wrap_number(other, self))
+def _with_number(handle, self, number, *rest):
+    """`handle` (a Tensor overload) on `self` and `number` wrapped as a 0-dim tensor."""
+    wrapped = factory.wrapped_scalar(number, self._impl._device)
+    return handle.call(self._impl.keys | wrapped._impl.keys, self, wrapped, *rest)
 
 
-def bitwise_or_scalar(self, other):
-    return F.bitwise_or(self, wrap_number(other, self))
+def add_scalar(self, other, alpha):
+    if type(other) in SCALAR_TYPES and type(alpha) in SCALAR_TYPES \
+            and isinstance(self, TensorBase):
+        return _with_number(ops.add_Tensor, self, other, alpha)
+    return F.add(self, wrap_number(other, self), alpha=alpha)
 
 
-def bitwise_xor_scalar(self, other):
-    return F.bitwise_xor(self, wrap_number(other, self))
+def add__scalar(self, other, alpha):
+    if type(other) in SCALAR_TYPES and type(alpha) in SCALAR_TYPES \
+            and isinstance(self, TensorBase):
+        return _with_number(ops.add__Tensor, self, other, alpha)
+    return F.add_(self, wrap_number(other, self), alpha=alpha)
 
 
-def bitwise_and__scalar(self, other):
-    return self.bitwise_and_(wrap_number(other, self))
+def sub_scalar(self, other, alpha):
+    if type(other) in SCALAR_TYPES and type(alpha) in SCALAR_TYPES \
+            and isinstance(self, TensorBase):
+        return _with_number(ops.sub_Tensor, self, other, alpha)
+    return F.sub(self, wrap_number(other, self), alpha=alpha)
 
 
-def bitwise_or__scalar(self, other):
-    return self.bitwise_or_(wrap_number(other, self))
+def sub__scalar(self, other, alpha):
+    if type(other) in SCALAR_TYPES and type(alpha) in SCALAR_TYPES \
+            and isinstance(self, TensorBase):
+        return _with_number(ops.sub__Tensor, self, other, alpha)
+    return F.sub_(self, wrap_number(other, self), alpha=alpha)
 
 
-def bitwise_xor__scalar(self, other):
-    return self.bitwise_xor_(wrap_number(other, self))
+def mul_scalar(self, other):
+    if type(other) in SCALAR_TYPES and isinstance(self, TensorBase):
+        return _with_number(ops.mul_Tensor, self, other)
+    return F.mul(self, wrap_number(other, self))
+
+
+def mul__scalar(self, other):
+    if type(other) in SCALAR_TYPES and isinstance(self, TensorBase):
+        return _with_number(ops.mul__Tensor, self, other)
+    return F.mul_(self, wrap_number(other, self))
+
+
+def div_scalar(self, other):
+    if type(other) in SCALAR_TYPES and isinstance(self, TensorBase):
+        return _with_number(ops.div_Tensor, self, other)
+    return F.div(self, wrap_number(other, self))
+
+
+def div__scalar(self, other):
+    if type(other) in SCALAR_TYPES and isinstance(self, TensorBase):
+        return _with_number(ops.div__Tensor, self, other)
+    return F.div_(self, wrap_number(other, self))
+
+
+def pow_tensor_scalar(self, exponent):
+    return F.pow(self, wrap_number(exponent, self))
+
+
+def xlogy_scalar(self, other):
+    return F.xlogy(self, wrap_number(other, self))
+
+
+def where_scalar_other(condition, self, other):
+    return F.where(condition, self, wrap_number(other, self))
+
+
+def where_scalar_self(condition, self, other):
+    return F.where(condition, wrap_number(self, other), other)
+
+
+def eq_scalar(self, other):
+    return F.eq(self, wrap_number(other, self))
+
+
+def ne_scalar(self, other):
+    return F.ne(self, wrap_number(other, self))
+
+
+def lt_scalar(self, other):
+    return F.lt(self, wrap_number(other, self))
+
+
+def le_scalar(self, other):
+    return F.le(self, wrap_number(other, self))
+
+
+def gt_scalar(self, other):
+    return F.gt(self, wrap_number(other, self))
+
+
+def ge_scalar(self, other):
+    return F.ge(self, wrap_number(other, self))
+
+
+def square(self):
+    """self * self; bool counts as int64, as pow(bool, 2) does in PyTorch."""
+    if self.dtype is dt.bool:
+        self = self.to(dt.int64)
+    return self * self
+
+
+def square_(self):
+    """self *= a copy of self. Not mul_(self, self): that saves self as `other` and then
+    overwrites it, so backward always raised. PyTorch's square_ is pow_(2), which saves a
+    copy of the original self: a later write into the result goes unnoticed there too."""
+    return self.mul_(self.clone())
+
+
+# ---- pointwise ---------------------------------------------------------------------------
+def _as_floating(self):
+    """Integer and bool inputs compute in the default dtype, as PyTorch's float ops do."""
+    return self if self.is_floating_point() else self.to(dt.get_default_dtype())
+
+
+def deg2rad(self):
+    return _as_floating(self) * (math.pi / 180.0)
+
+
+def rad2deg(self):
+    return _as_floating(self) * (180.0 / math.pi)
+
+
+def _check_floating_pair(op, self, other):
+    for name, t in (("self", self), ("other", other)):
+        if not t.is_floating_point():
+            raise DTypeError(f"{op}(): argument '{name}' must be a floating point tensor, but "
+                             f"got {t.dtype.name}", op=op, arg=name)
+
+
+def logaddexp(self, other):
+    """log(exp(self) + exp(other)) = max + log1p(exp(min - max)), which cannot overflow;
+    two equal infinities give that infinity (not inf - inf)."""
+    _check_floating_pair("logaddexp", self, other)
+    high, low = F.maximum(self, other), F.minimum(self, other)
+    same_inf = F.logical_and(F.isinf(high), F.eq(high, low))
+    gap = F.where(same_inf, 0, low - high)
+    return F.where(same_inf, high, high + F.log1p(F.exp(gap)))
+
+
+def logaddexp2(self, other):
+    """log2(2 ** self + 2 ** other) = max + log1p(2 ** (min - max)) / ln 2, as logaddexp;
+    the operands are promoted (by maximum) before any arithmetic, so a float16 operand of
+    a float32 result is not rounded to float16 on the way."""
+    _check_floating_pair("logaddexp2", self, other)
+    high, low = F.maximum(self, other), F.minimum(self, other)
+    same_inf = F.logical_and(F.isinf(high), F.eq(high, low))
+    gap = F.where(same_inf, 0, low - high)
+    return F.where(same_inf, high, high + F.log1p(F.exp2(gap)) / math.log(2.0))
+
+
+def fmax(self, other):
+    """maximum that ignores a NaN when the other value is not NaN (NumPy's fmax)."""
+    return _nan_ignoring(F.maximum(self, other), self, other)
+
+
+def fmin(self, other):
+    return _nan_ignoring(F.minimum(self, other), self, other)
+
+
+def _nan_ignoring(out, self, other):
+    """`out` (maximum or minimum, NaN where either input is) with each NaN replaced by the
+    other input's value. NOTE: `where`'s result is laid out like its first argument, so the
+    condition is read from `out`: the result keeps the layout a binary op of (self, other)
+    has, as PyTorch's fmax does."""
+    if not out.is_floating_point():
+        return out
+    return F.where(F.isnan(out), F.where(F.isnan(other), self, other), out)
+
+
+def sinc(self):
+    """sin(pi x) / (pi x), 1 at 0. NOTE: the division runs on x with its zeros replaced
+    by ones, so the branch `where` discards cannot send a NaN into the gradient."""
+    x = _as_floating(self)
+    zero = F.eq(x, 0)
+    safe = F.where(zero, 1, x) * math.pi
+    return F.where(zero, 1, F.sin(safe) / safe)
+
+
+def float_power(self, exponent):
+    """self ** exponent in float64 (both operands converted first)."""
+    if getattr(exponent, "_impl", None) is not None:
+        exponent = exponent.to(dt.float64)
+    return self.to(dt.float64) ** exponent
+
+
+def heaviside(self, values):
+    """0 where self < 0, 1 where self > 0, `values` where self == 0."""
+    if self.dtype is not values.dtype:
+        raise DTypeError(f"heaviside(): is not yet implemented for tensors with different "
+                         f"dtypes (argument 'values' is {values.dtype.name}, 'self' is "
+                         f"{self.dtype.name})", op="heaviside", arg="values")
+    return F.where(F.eq(self, 0), values, F.gt(self, 0).to(self.dtype))

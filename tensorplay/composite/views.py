@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import builtins
 
+from tensorplay import _subclass as subclass
 from tensorplay._alloc_limit import check_sizes
 from tensorplay._frontdoor import wrap_dim
-from tensorplay._memory_format import contiguous_format
 from tensorplay._impl import TensorImpl, contiguous_strides, numel_of
-from tensorplay.meta.layout import expand_strides, is_in_format, is_row_major, view_strides
-from tensorplay._tensor import Tensor, _new, wrap
-from tensorplay import _subclass as subclass
+from tensorplay._memory_format import contiguous_format
 from tensorplay._subclass import PythonTensorImpl
-from tensorplay.autograd.view_impl import DEFAULT, ViewImpl, mark_multi_output_views
-from tensorplay.errors import ArgumentError, DimError, ShapeError, fmt_shape
+from tensorplay._tensor import Tensor, _new, wrap
+from tensorplay.autograd.api import adopt_view
+from tensorplay.autograd.recording import check_inplace
+from tensorplay.autograd.view_impl import DEFAULT, mark_multi_output_views, ViewImpl
+from tensorplay.errors import ArgumentError, DimError, fmt_shape, ShapeError
+from tensorplay.meta.layout import expand_strides, is_in_format, is_row_major, view_strides
+from tensorplay.meta.rules import broadcast, reduce_dim_list
 
 
 def make_view(self, sizes, strides, offset, contiguous=None):
@@ -375,3 +378,214 @@ def detach_(self):
     impl.grad_fn = None
     impl.set_requires_grad(False)
     return self
+
+
+def _in_place(self, op, view):
+    # as for the other in-place ops (their autograd wrappers): the graph rules apply only
+    # to a tensor that requires grad, so a split/unbind output that does not may be reshaped
+    if self.requires_grad:
+        check_inplace(self, op)
+    return adopt_view(self, view(self))
+
+
+def unsqueeze_(self, dim):
+    return _in_place(self, "unsqueeze_", lambda t: t.unsqueeze(dim))
+
+
+def squeeze_(self):
+    return _in_place(self, "squeeze_", lambda t: t.squeeze())
+
+
+def squeeze__dim(self, dim):
+    return _in_place(self, "squeeze_", lambda t: t.squeeze(dim))
+
+
+def transpose_(self, dim0, dim1):
+    return _in_place(self, "transpose_", lambda t: t.transpose(dim0, dim1))
+
+
+# These three have no derivative formula of their own: they call transpose_, whose
+# autograd wrapper records the backward node.
+def t_(self):
+    n = self.dim()
+    if n > 2:
+        raise ShapeError(f"t_(): expects a tensor with <= 2 dimensions, but 'self' is {n}D",
+                         op="t_", arg="self")
+    return self.transpose_(0, 1 if n == 2 else 0)
+
+
+def swapaxes_(self, axis0, axis1):
+    return self.transpose_(axis0, axis1)
+
+
+def swapdims_(self, dim0, dim1):
+    return self.transpose_(dim0, dim1)
+
+
+# ---- splitting (views) -----------------------------------------------------------------
+def _pieces(self, dim, sizes, op):
+    d = wrap_dim(op, "dim", dim, self.dim())
+    out, start = [], 0
+    for n in sizes:
+        out.append(self.narrow(d, start, n))
+        start += n
+    return out
+
+
+def _dim_size(op, self, dim):
+    if self.dim() == 0:
+        raise DimError(f"{op}(): expected at least a 1-dimensional tensor (argument 'self')",
+                       op=op, arg="self")
+    return self.shape[wrap_dim(op, "dim", dim, self.dim())]
+
+
+def split(self, split_size, dim):
+    """Pieces of split_size along dim (the last may be smaller)."""
+    n = _dim_size("split", self, dim)
+    if split_size < 0 or (split_size == 0 and n != 0):
+        raise ArgumentError(f"split(): argument 'split_size' must be positive (or 0 for an "
+                            f"empty dim), but got {split_size} for a dim of size {n}",
+                            op="split", arg="split_size")
+    count = max(1, -(-n // split_size)) if split_size else 1
+    sizes = [min(split_size, n - i * split_size) for i in range(count)]
+    return mark_multi_output_views(_pieces(self, dim, sizes, "split"))
+
+
+def split_sizes(self, split_size, dim):
+    n = _dim_size("split", self, dim)
+    if sum(split_size) != n or any(s < 0 for s in split_size):
+        raise ShapeError(f"split(): argument 'split_size' {list(split_size)} must be "
+                         f"non-negative and sum to the size of dim {dim} ({n})", op="split",
+                         arg="split_size")
+    return mark_multi_output_views(_pieces(self, dim, split_size, "split"))
+
+
+def chunk(self, chunks, dim):
+    """At most `chunks` pieces of ceil(n / chunks) elements (fewer when n is small)."""
+    if chunks <= 0:
+        raise ArgumentError(f"chunk(): argument 'chunks' must be greater than 0, but got "
+                            f"{chunks}", op="chunk", arg="chunks")
+    n = _dim_size("chunk", self, dim)
+    return split(self, max(1, -(-n // chunks)) if n else 0, dim) if n else \
+        mark_multi_output_views(_pieces(self, dim, [0] * chunks, "chunk"))
+
+
+def tensor_split_sections(self, sections, dim):
+    """Exactly `sections` pieces; the first n % sections get one element more."""
+    if sections <= 0:
+        raise ArgumentError(f"tensor_split(): argument 'sections' must be greater than 0, but "
+                            f"got {sections}", op="tensor_split", arg="sections")
+    n = _dim_size("tensor_split", self, dim)
+    base, extra = divmod(n, sections)
+    return _pieces(self, dim, [base + (i < extra) for i in range(sections)], "tensor_split")
+
+
+def tensor_split_indices(self, indices, dim):
+    """Pieces between consecutive indices (clamped to the dim; decreasing ones give empty
+    pieces), as NumPy's array_split."""
+    n = _dim_size("tensor_split", self, dim)
+    bounds = [0] + [min(max(i, 0), n) for i in indices] + [n]
+    out, d = [], wrap_dim("tensor_split", "dim", dim, self.dim())
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        out.append(self.narrow(d, a, max(0, b - a)))
+    return out
+
+
+# ---- views -----------------------------------------------------------------------------
+def movedim(self, source, destination):
+    """Move dims `source` to positions `destination`; the others keep their order."""
+    n = self.dim()
+    if len(source) != len(destination):
+        raise ArgumentError(f"movedim(): invalid source or destination dims: 'source' "
+                            f"{list(source)} should contain the same number of dims as "
+                            f"'destination' {list(destination)}", op="movedim",
+                            arg="destination")
+    src = reduce_dim_list("movedim", source, n)
+    dst = [wrap_dim("movedim", "destination", d, n) for d in destination]
+    if len(set(dst)) != len(dst):
+        raise DimError(f"movedim(): repeated dim in argument 'destination' {list(destination)}",
+                       op="movedim", arg="destination")
+    if n == 0:   # (0-dim: dims 0 and -1 are accepted, and there is nothing to move)
+        return self.permute([])
+    order = [None] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(n) if d not in src)
+    order = [next(rest) if o is None else o for o in order]
+    return self.permute(order)
+
+
+def movedim_int(self, source, destination):
+    return movedim(self, [source], [destination])
+
+
+def swapaxes(self, axis0, axis1):
+    return self.transpose(axis0, axis1)
+
+
+def swapdims(self, dim0, dim1):
+    return self.transpose(dim0, dim1)
+
+
+def unflatten(self, dim, sizes):
+    """Split dim into `sizes` (one may be -1), as a view."""
+    if self.dim() == 0:
+        raise DimError(f"unflatten(): Dimension specified as {dim} but tensor has no "
+                       f"dimensions (argument 'dim')", op="unflatten", arg="dim")
+    d = wrap_dim("unflatten", "dim", dim, self.dim())
+    if len(sizes) == 0:
+        raise ArgumentError("unflatten(): argument 'sizes' must be non-empty", op="unflatten",
+                            arg="sizes")
+    n = self.shape[d]
+    known = 1
+    for s in sizes:
+        known *= s if s != -1 else 1
+    sizes = [n // known if s == -1 and known else s for s in sizes]
+    total = 1
+    for s in sizes:
+        total *= s
+    if total != n:
+        raise ShapeError(f"unflatten(): provided sizes {list(sizes)} (argument 'sizes') don't "
+                         f"multiply up to the size of dim {dim} ({n}) in the input tensor",
+                         op="unflatten", arg="sizes")
+    shape = list(self.shape)
+    return self.view(shape[:d] + list(sizes) + shape[d + 1:])
+
+
+def broadcast_to(self, size):
+    return self.expand(size)
+
+
+def broadcast_tensors(tensors):
+    sizes = broadcast("broadcast_tensors", [(f"tensors[{i}]", tuple(t.shape))
+                                            for i, t in enumerate(tensors)]) if tensors else ()
+    return [t.expand(sizes) for t in tensors]
+
+
+def ravel(self):
+    """self as one contiguous dim: PyTorch's contiguous().view(-1), so a view only of a
+    contiguous tensor (reshape would also view a uniformly strided one, which ravel
+    copies: writing into the result must not change such a tensor)."""
+    return self.contiguous().view([-1])
+
+
+def unfold(self, dimension, size, step):
+    """Windows of `size` elements every `step` along `dimension`, as a new last dim (a
+    view): (..., n, ...) -> (..., (n - size) // step + 1, ..., size)."""
+    op = "unfold"
+    ndim = self.dim()
+    d = wrap_dim(op, "dimension", dimension, max(ndim, 1))
+    length = self.shape[d] if ndim else 1
+    if size > length:
+        raise ShapeError(f"unfold(): maximum size for tensor at dimension {d} is {length} but "
+                         f"size is {size} (argument 'size')", op=op, arg="size")
+    if step <= 0:
+        raise ArgumentError(f"unfold(): step is {step} but must be > 0 (argument 'step')",
+                            op=op, arg="step")
+    sizes, strides = list(self.shape), list(self.stride())
+    if ndim == 0:
+        return self.as_strided([size], [1], self.storage_offset())
+    sizes[d] = (length - size) // step + 1
+    stride = strides[d]
+    strides[d] = stride * step
+    return self.as_strided(sizes + [size], strides + [stride], self.storage_offset())

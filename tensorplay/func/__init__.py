@@ -7,15 +7,14 @@ Where to start reading:
     trees.py            nests of tuples, lists and dicts, flattened and rebuilt
     functional_call.py  run a Module with other parameters and buffers
 
-    vmap.py                   vmap, and the batching kernel at the Vmap dispatch keys
-    batched.py                BatchedTensor: a batch seen as one example
-    batching_rules.py         the rule registry (RULES), the pointwise and dim families
-    batching_rules_shape.py   views and shape ops
-    batching_rules_nn.py      matmul family, conv and pooling, norms, losses, einsum
-    batching_rules_index.py   indexing, gather/scatter, embedding
-    batching_rules_random.py  random ops, by vmap's `randomness` flag
-    fallback.py               the per-example loop for ops without a rule
-    batched_grad.py           tp.autograd.grad of batched tensors (per-example gradients)
+    vmap.py             vmap, and the batching kernel at the Vmap dispatch keys
+    batched.py          BatchedTensor: a batch seen as one example
+    batching_rules/     the rule registry (RULES, filled from ops.yaml's `vmap:`), the
+                        rule families many ops share (__init__.py: pointwise, dim, fold),
+                        and one module per op family (pooling.py... as in
+                        tensorplay/codegen/families.py); random.py obeys `randomness`
+    fallback.py         the per-example loop for ops without a rule
+    batched_grad.py     tp.autograd.grad of batched tensors (per-example gradients)
 """
 from tensorplay.func.transforms import (  # noqa: F401
     grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian,

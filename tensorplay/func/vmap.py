@@ -11,7 +11,7 @@ How it works, in three steps:
 2. *Batch each op.* A BatchedTensor's key set is the `Vmap<backend>` key, so every op
    it meets lands in `batching_kernel` below, registered at the Vmap keys of every
    op. The kernel unwraps the tensors of the innermost level to their physical
-   tensors, applies the op's batching rule (batching_rules*.py), or, when there is
+   tensors, applies the op's batching rule (ops.yaml `vmap:`), or, when there is
    none, the op's Composite decomposition (whose ops have rules), or the per-example
    loop (fallback.py); then it wraps the result. The rule calls ops on the physical
    tensors, so the call goes on *below* the Vmap key: to the next vmap level out, to
@@ -35,11 +35,12 @@ from tensorplay.dispatch.keys import DispatchKey, to_vmap_key
 from tensorplay.func.batched import (
     VmapError, batched_impl, unwrap_level, wrap_batched,
 )
-from tensorplay.func.batching_rules import RULES, NeedsFallback, call
-from tensorplay.func import batching_rules_index, batching_rules_nn  # noqa: F401 (rules)
-from tensorplay.func import batching_rules_random, random_under_vmap
+from tensorplay._generated.declarations import VMAP_RULES
+from tensorplay.func.batching_rules import RULES, NeedsFallback, call, register_rules
+from tensorplay.func import random_under_vmap
+from tensorplay.func.batching_rules import random as random_rules
 from tensorplay.dispatch.tls import IncludeKeys
-from tensorplay.func.batching_rules_shape import INPLACE_VIEWS
+from tensorplay.func.batching_rules.views import INPLACE_VIEWS
 from tensorplay.func.fallback import loop_fallback
 from tensorplay.func.trees import flatten as tree_flatten, unflatten as tree_unflatten
 from tensorplay.func.vmap_levels import _Level, _levels, current_level  # noqa: F401 (re-exported)
@@ -125,8 +126,8 @@ def batching_kernel(op):
                 trace.hop("vmap", f"level {level}: no rule; Composite decomposition "
                                   f"{op.kernel_names[DispatchKey.Composite]}")
             return op.kernels[DispatchKey.Composite](*args)
-        if "random" in batching_rules_random.tags(op) and entry.randomness != "different":
-            batching_rules_random.check_randomness(op, entry.randomness)
+        if "random" in random_rules.tags(op) and entry.randomness != "different":
+            random_rules.check_randomness(op, entry.randomness)
         if trace.state.active:
             trace.hop("vmap", f"level {level}: no rule; fallback loop over "
                               f"{entry.batch_size} examples")
@@ -183,6 +184,8 @@ def _wrap(out, out_bdims, level):
         return out
     return wrap_batched(out, out_bdims, level)
 
+
+register_rules(VMAP_RULES)      # the rule of each op, as ops.yaml's `vmap:` names it
 
 _registered = set()     # names of the ops that have the batching kernel
 

@@ -8,7 +8,16 @@ Triton backend.
 Every op of ops.yaml runs on meta, in one of two ways: through a rule of its own
 (`meta:` in ops.yaml), or, with none, through its Composite decomposition into ops
 that have one (as PyTorch's CompositeImplicit ops do). Ops whose output is decided by
-values (nonzero, masked_select, unique, equal: data_dependent.py) raise a
-DataDependentError on meta, where PyTorch refuses them too. tests/test_meta.py walks
-ops.yaml and proves each way by running it.
+values (nonzero, masked_select, unique, equal) have rules that return DataDependent:
+they raise a DataDependentError on meta, where PyTorch refuses them too.
+tests/test_meta.py walks ops.yaml and proves each way by running it.
+
+    rules.py      the contract every rule follows, the helpers they share, and the rules
+                  of the most common ops (arithmetic, comparisons, sum/mean/max, mm,
+                  copies), which ops.yaml names bare (`meta: binary`)
+    <family>.py   the rules of one op family (pooling.py, indexing.py...; the families
+                  are listed in tensorplay/codegen/families.py), named `family.rule`
+    _nn.py, _spatial.py   the checks the nn and the spatial families share
+    backend.py    the Meta backend: a rule turned into a kernel of empty tensors
+    layout.py, overlap.py   result strides; memory overlap of in-place writes
 """

@@ -7,9 +7,8 @@ import inspect
 from tensorplay import _tensor_factory as factory
 from tensorplay._impl import contiguous_strides
 from tensorplay.errors import DataDependentError
-from tensorplay.meta.einsum_layout import einsum_strides
+from tensorplay.meta.einsum import einsum_strides, parse_einsum
 from tensorplay.meta.layout import clone_strides, copy_strides, index_strides, pointwise_strides
-from tensorplay.meta.reduction_linalg import parse_einsum
 from tensorplay.meta.rules import SELF, DataDependent, OutSpec
 
 

@@ -7,7 +7,7 @@ tensor is one stretch of parameters: the same shape and the same floating dtype 
 from __future__ import annotations
 
 from tensorplay.errors import DTypeError
-from tensorplay.meta.nn_layers import check_floating, check_size
+from tensorplay.meta._nn import check_floating, check_size
 from tensorplay.meta.rules import SELF, check_devices
 
 

@@ -32,7 +32,7 @@ and each op asks for the ones PyTorch's asks for (where the check is made):
     index_fill_                     no overlap with index: one value, so an expanded self is fine
     masked_fill_                    no partial overlap with mask
     index_put_ (x[idx] = v)         no overlap with values and indices, or, written as a
-      (meta/indexing_advanced)      masked fill (x[mask] = one value), no partial with the mask
+      (meta/indexing)             masked fill (x[mask] = one value), no partial with the mask
     fill_, zero_, tril_, triu_      nothing
     x[basic index] = v (_indexing)  as copy_ or fill_ with a tensor (copy_to): a number too
                                     refuses an expanded view (not on cuda)

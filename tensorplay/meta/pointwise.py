@@ -1,5 +1,7 @@
-"""Shape and dtype rules of the pointwise ops beyond arithmetic (rules.py): math, logic,
-activations, random, and the in-place forms.
+"""Shape and dtype rules of the pointwise ops beyond the arithmetic of rules.py: the float
+functions, rounding, the division family, clamp/lerp/addcmul, and the in-place forms;
+the helpers here (`unary_floating`, `require_float`...) serve logic, activations and
+random too.
 
 Same contract as rules.py: `rule(op, args) -> OutSpec | SELF`, or a typed error that
 names the op and the argument. In-place rules (op names ending in `_`) check that the
@@ -11,7 +13,6 @@ from tensorplay import _dtype as dt
 from tensorplay._promotion import result_type
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 from tensorplay.meta import rules
-from tensorplay.meta.overlap import assert_no_internal_overlap
 from tensorplay.meta.rules import (
     SELF, OutSpec, binary, broadcast, check_devices, check_inplace_cast,
 )
@@ -84,20 +85,6 @@ def unary_floating(op, args):
     return unary_same(op, args)
 
 
-def unary_bool_out(op, args):
-    """isnan, isinf, isfinite, logical_not: a bool tensor of the input's shape."""
-    return OutSpec(_sizes(args[0]), dt.bool)
-
-
-def unary_integral(op, args):
-    """bitwise_not: integers and bool only."""
-    if args[0]._impl.dtype.is_floating_point:
-        raise DTypeError(f"{op}(): not implemented for {args[0]._impl.dtype.name} tensors "
-                         f"(argument 'self'; expected an integer or bool tensor)", op=op,
-                         arg="self")
-    return unary_same(op, args)
-
-
 # ---- binary -------------------------------------------------------------------------
 def binary_float(op, args):
     """atan2, true division: integers and bool compute in the default float dtype."""
@@ -135,42 +122,6 @@ def check_rounding_mode(op, mode):
     if mode not in (None, "trunc", "floor"):
         raise ArgumentError(f"{op}(): argument 'rounding_mode' must be None, 'trunc' or "
                             f"'floor', but got {mode!r}", op=op, arg="rounding_mode")
-
-
-def logical(op, args):
-    """logical_and/or/xor: any dtypes, a bool result."""
-    return OutSpec(binary(op, args).sizes, dt.bool)
-
-
-def logical_inplace(op, args):
-    """logical_and_ ...: the 0/1 result is written in self's own dtype (every dtype holds
-    it), so only the shape must fit."""
-    sizes = binary(op, args).sizes if len(args) > 1 else _sizes(args[0])
-    return _finish(op, OutSpec(sizes, dt.bool), args[0])
-
-
-def bitwise(op, args):
-    """bitwise_and/or/xor: integers and bool."""
-    for name, t in (("self", args[0]), ("other", args[1])):
-        if t._impl.dtype.is_floating_point:
-            raise DTypeError(f"{op}(): not implemented for {t._impl.dtype.name} tensors "
-                             f"(argument '{name}'; expected an integer or bool tensor)", op=op,
-                             arg=name)
-    return _finish(op, binary(op, args), args[0])
-
-
-def isclose(op, args):
-    self, other, rtol, atol = args[:4]
-    check_devices(op, [("self", self), ("other", other)])
-    if self._impl.dtype is not other._impl.dtype:
-        raise DTypeError(f"{op}(): 'self' and 'other' must have the same dtype, but got "
-                         f"{self._impl.dtype.name} and {other._impl.dtype.name}", op=op,
-                         arg="other")
-    for name, v in (("rtol", rtol), ("atol", atol)):
-        if v < 0:
-            raise ArgumentError(f"{op}(): argument '{name}' must be greater than or equal to "
-                                f"zero, but got {v}", op=op, arg=name)
-    return OutSpec(broadcast(op, [("self", _sizes(self)), ("other", _sizes(other))]), dt.bool)
 
 
 # ---- several tensors ----------------------------------------------------------------
@@ -241,91 +192,3 @@ def clamp_scalar(op, args):
     return _finish(op, OutSpec(_sizes(self), result_type(self, lo, hi)), self)
 
 
-# ---- activations --------------------------------------------------------------------
-def check_gelu_approximate(op, approximate):
-    if approximate not in ("none", "tanh"):
-        raise ArgumentError(f"{op}(): argument 'approximate' must be 'none' or 'tanh', but "
-                            f"got {approximate!r}", op=op, arg="approximate")
-
-
-def gelu(op, args):
-    check_gelu_approximate(op, args[1])
-    return unary_floating(op, args)
-
-
-def activation_backward(op, args):
-    """silu_backward, gelu_backward: grad_output and self broadcast; a floating result
-    (PyTorch has no integer kernels)."""
-    spec = binary(op, args[:2], names=("grad_output", "self"))
-    if not spec.dtype.is_floating_point:
-        require_float(op, "self", args[1])
-        require_float(op, "grad_output", args[0])
-    return spec
-
-
-def gelu_backward(op, args):
-    check_gelu_approximate(op, args[2])
-    return activation_backward(op, args)
-
-
-def hardtanh(op, args):
-    self, min_val, max_val = args
-    if self._impl.dtype is dt.uint8 and min_val < 0:
-        raise ArgumentError(f"{op}(): cannot clamp an unsigned tensor (argument 'self' is "
-                            f"uint8) to a negative limit (argument 'min_val' is {min_val})",
-                            op=op, arg="min_val")
-    return unary_no_bool(op, args)
-
-
-# ---- random -------------------------------------------------------------------------
-def random_float_inplace(op, args):
-    """normal_, uniform_, exponential_, bernoulli_(p): fill a floating tensor in place."""
-    self = args[0]
-    if op != "bernoulli_":   # bernoulli_ writes 0/1, which every dtype holds
-        require_float(op, "self", self)
-    if op == "normal_" and args[2] < 0:
-        raise ArgumentError(f"{op}(): argument 'std' must be non-negative, but got {args[2]}",
-                            op=op, arg="std")
-    if op == "uniform_" and args[1] > args[2]:
-        raise ArgumentError(f"{op}(): expects 'from_' <= 'to', but got from_={args[1]} and "
-                            f"to={args[2]}", op=op, arg="from_")
-    if op == "exponential_" and not args[1] > 0:
-        raise ArgumentError(f"{op}(): argument 'lambd' must be positive, but got {args[1]}",
-                            op=op, arg="lambd")
-    assert_no_internal_overlap(op, self)     # one draw per memory location, as in PyTorch
-    return SELF
-
-
-def bernoulli_tensor_inplace(op, args):
-    self, p = args[0], args[1]
-    sizes = broadcast(op, [("self", _sizes(self)), ("p", _sizes(p))])
-    if sizes != _sizes(self):
-        raise ShapeError(f"{op}(): argument 'p' (shape {fmt_shape(_sizes(p))}) cannot be "
-                         f"broadcast to 'self' (shape {fmt_shape(_sizes(self))})", op=op,
-                         arg="p")
-    assert_no_internal_overlap(op, self)
-    return SELF
-
-
-def bernoulli(op, args):
-    return unary_floating(op, args[:1])
-
-
-def multinomial(op, args):
-    self, num_samples = args[0], args[1]
-    sizes = _sizes(self)
-    if len(sizes) not in (1, 2):
-        raise ShapeError(f"{op}(): argument 'self' must be 1-D or 2-D, but got shape "
-                         f"{fmt_shape(sizes)}", op=op, arg="self")
-    require_float(op, "self", self)
-    if num_samples <= 0:
-        raise ArgumentError(f"{op}(): argument 'num_samples' must be positive, but got "
-                            f"{num_samples}", op=op, arg="num_samples")
-    if sizes[-1] == 0:
-        raise ShapeError(f"{op}(): argument 'self' has no categories (its last dim is 0)",
-                         op=op, arg="self")
-    if not args[2] and num_samples > sizes[-1]:
-        raise ShapeError(f"{op}(): cannot draw {num_samples} samples without replacement from "
-                         f"{sizes[-1]} categories (argument 'num_samples')", op=op,
-                         arg="num_samples")
-    return OutSpec(sizes[:-1] + (num_samples,), dt.int64)

@@ -1,6 +1,5 @@
-"""Shape/dtype rules of the reduction family: statistics (prod, var, norm, ...), scans,
-sorting and selection. Linear algebra and shape ops: reduction_linalg.py and
-reduction_shape.py next to this file.
+"""Shape/dtype rules of the reductions beyond sum/mean/max/argmax (rules.py): prod,
+amax/amin, var/std, norm, logsumexp, all/any, count_nonzero.
 
 Each `rule(op, args)` returns the output's OutSpec (a tuple for several outputs) or
 raises a typed error naming the op and the argument.
@@ -8,12 +7,8 @@ raises a typed error naming the op and the argument.
 from __future__ import annotations
 
 from tensorplay import _dtype as dt
-from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
-from tensorplay.meta.overlap import assert_no_internal_overlap
-from tensorplay.meta.rules import (
-    OutSpec, SELF, check_nonempty_dim, check_nonempty_reduction, reduce_dim_list, reject_bool,
-    wrap_dim,
-)
+from tensorplay.errors import DTypeError
+from tensorplay.meta.rules import OutSpec, check_nonempty_dim, reduce_dim_list, wrap_dim
 
 
 def _sizes(t):
@@ -113,114 +108,3 @@ def count_nonzero(op, args):
     return OutSpec(reduced_sizes(op, _sizes(self), dim, False), dt.int64)
 
 
-# ---- scans -----------------------------------------------------------------------------
-def cumsum(op, args):
-    self, dim, dtype = args
-    wrap_dim(op, dim, len(_sizes(self)))
-    return OutSpec(_sizes(self), integral_to_long(self, dtype))
-
-
-def cumsum_(op, args):
-    self, dim, dtype = args
-    wrap_dim(op, dim, len(_sizes(self)))
-    # PyTorch has no in-place bool scan (it lets inputs with <= 1 element through untouched)
-    if self._impl.dtype is dt.bool and self._impl.numel() > 1:
-        raise DTypeError(f"{op}(): not implemented for bool tensors: the result (int64) can't "
-                         f"be written into argument 'self'", op=op, arg="self")
-    if dtype is not None and dtype is not self._impl.dtype:
-        raise DTypeError(f"{op}(): argument 'dtype' ({dtype.name}) must match the dtype of "
-                         f"'self' ({self._impl.dtype.name}) for an in-place scan", op=op,
-                         arg="dtype")
-    assert_no_internal_overlap(op, self)     # each element reads the one written before it
-    return SELF
-
-
-def cummax(op, args):
-    self, dim = args
-    wrap_dim(op, dim, len(_sizes(self)))
-    return OutSpec(_sizes(self), self._impl.dtype), OutSpec(_sizes(self), dt.int64)
-
-
-# ---- selection and sorting -------------------------------------------------------------
-def median(op, args):
-    """median() of all elements; of none it is NaN (PyTorch's value; an integer dtype
-    gets NaN cast to it, its most negative value)."""
-    reject_bool(op, args[0])
-    return OutSpec((), args[0]._impl.dtype)
-
-
-def value_and_index(op, args):
-    """median.dim / mode / kthvalue: one value and its index per slice along `dim`."""
-    self, dim, keepdim = args[0], args[-2], args[-1]
-    sizes = _sizes(self)
-    d = wrap_dim(op, dim, len(sizes))
-    if sizes:
-        check_nonempty_dim(op, self, d)
-    out = reduced_sizes(op, sizes, (d,), keepdim) if sizes else ()
-    return OutSpec(out, self._impl.dtype), OutSpec(out, dt.int64)
-
-
-def median_dim(op, args):
-    reject_bool(op, args[0])
-    return value_and_index(op, args)
-
-
-def kthvalue(op, args):
-    self, k, dim, keepdim = args
-    reject_bool(op, self)
-    sizes = _sizes(self)
-    d = wrap_dim(op, dim, len(sizes))
-    n = sizes[d] if sizes else 1
-    if not 1 <= k <= n:
-        raise ArgumentError(f"{op}(): argument 'k' ({k}) must be in range [1, {n}], the size "
-                            f"of dimension {d} of 'self' (shape {fmt_shape(sizes)})", op=op,
-                            arg="k")
-    return value_and_index(op, (self, dim, keepdim))
-
-
-def topk(op, args):
-    self, k, dim, largest, sorted_ = args
-    reject_bool(op, self)
-    sizes = _sizes(self)
-    d = wrap_dim(op, dim, len(sizes))
-    n = sizes[d] if sizes else 1
-    if not 0 <= k <= n:
-        raise ArgumentError(f"{op}(): argument 'k' ({k}) is out of range: selected index k "
-                            f"must be in [0, {n}] for dimension {d} of 'self' (shape "
-                            f"{fmt_shape(sizes)})", op=op, arg="k")
-    out = tuple(k if i == d else s for i, s in enumerate(sizes))
-    return OutSpec(out, self._impl.dtype), OutSpec(out, dt.int64)
-
-
-def sort(op, args):
-    self, dim = args[0], args[-2]
-    wrap_dim(op, dim, len(_sizes(self)))
-    return OutSpec(_sizes(self), self._impl.dtype), OutSpec(_sizes(self), dt.int64)
-
-
-# ---- the gather/scatter pair the selection backwards use -----------------------------
-def _check_index(op, self, dim, index):
-    if index._impl.dtype is not dt.int64:
-        raise DTypeError(f"{op}(): argument 'index' must be an int64 tensor, but got "
-                         f"{index._impl.dtype.name}", op=op, arg="index")
-    if len(_sizes(index)) != len(_sizes(self)):
-        raise ShapeError(f"{op}(): argument 'index' (shape {fmt_shape(_sizes(index))}) must "
-                         f"have as many dims as 'self' (shape {fmt_shape(_sizes(self))})",
-                         op=op, arg="index")
-    return wrap_dim(op, dim, len(_sizes(self)))
-
-
-def gather_along(op, args):
-    self, dim, index = args
-    _check_index(op, self, dim, index)
-    return OutSpec(_sizes(index), self._impl.dtype)
-
-
-def scatter_add_along(op, args):
-    self, dim, index, sizes = args
-    if len(sizes) != len(_sizes(self)) or _sizes(index) != _sizes(self):
-        raise ShapeError(f"{op}(): 'self' (shape {fmt_shape(_sizes(self))}), 'index' (shape "
-                         f"{fmt_shape(_sizes(index))}) and 'sizes' {list(sizes)} must have "
-                         f"the same rank, and 'self' the shape of 'index'", op=op, arg="index")
-    _check_index(op, self, dim, index)
-    return OutSpec(tuple(sizes), self._impl.dtype)

@@ -7,7 +7,7 @@ workspace is flat, six (N, H) blocks per step (cpu_kernels/rnn.py describes them
 from __future__ import annotations
 
 from tensorplay.errors import DTypeError, ShapeError, fmt_shape
-from tensorplay.meta.nn_layers import check_floating, check_size
+from tensorplay.meta._nn import check_floating, check_size
 from tensorplay.meta.rules import OutSpec, check_devices
 
 

@@ -218,10 +218,6 @@ def fill_(op, args):
     return SELF
 
 
-def inplace_same(op, args):
-    return SELF
-
-
 # ---- reductions ---------------------------------------------------------------------
 def _reduced(op, sizes, dims, keepdim):
     if dims is None or len(dims) == 0:

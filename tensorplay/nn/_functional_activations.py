@@ -2,11 +2,15 @@
 ops of ops.yaml (`F.elu(x, alpha, inplace=True)` is `tp.elu_(x, alpha)`)."""
 from __future__ import annotations
 
+from tensorplay._creation import empty_like
 from tensorplay._generated import functional as _ops
+from tensorplay.errors import ArgumentError
 
-__all__ = ["relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_", "celu",
-           "celu_", "gelu", "silu", "mish", "softplus", "softsign", "hardtanh", "hardtanh_",
-           "hardsigmoid", "hardswish", "glu", "threshold", "threshold_", "prelu"]
+__all__ = ["relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "mish", "softplus",
+           "softsign", "hardtanh", "hardsigmoid", "hardswish", "glu", "threshold", "prelu",
+           "leaky_relu_", "elu_", "selu_", "celu_", "hardtanh_", "threshold_", "relu_", "relu",
+           "tanh", "sigmoid", "logsigmoid", "softshrink", "hardshrink", "tanhshrink", "rrelu",
+           "rrelu_"]
 
 
 def relu6(input, inplace=False):
@@ -83,3 +87,68 @@ selu_ = _ops.selu_
 celu_ = _ops.celu_
 hardtanh_ = _ops.hardtanh_
 threshold_ = _ops.threshold_
+
+
+relu_ = _ops.relu_
+
+
+def relu(input, inplace=False):
+    """max(input, 0)."""
+    return _ops.relu_(input) if inplace else _ops.relu(input)
+
+
+def tanh(input):
+    return _ops.tanh(input)
+
+
+def sigmoid(input):
+    return _ops.sigmoid(input)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): exp never overflows and no
+    digits are lost for large |x| (softplus's threshold would drop them).
+
+    NOTE: |x| is written where(x < 0, -x, x) so that at x == 0 the gradient is
+    sigmoid(0) = 0.5, as PyTorch's, rather than 0 (abs has gradient 0 there)."""
+    magnitude = _ops.where(input < 0, -input, input)
+    return _ops.where(input < 0, input, 0.0) - (-magnitude).exp().log1p()
+
+
+def _check_lambd(op, lambd):
+    if lambd < 0:
+        raise ArgumentError(f"{op}(): argument 'lambd' must be >= 0, but got {lambd}",
+                            op=op, arg="lambd")
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd where x > lambd, x + lambd where x < -lambd, 0 between."""
+    _check_lambd("softshrink", lambd)
+    inner = _ops.where(input < -lambd, input + lambd, 0.0)
+    return _ops.where(input > lambd, input - lambd, inner)
+
+
+def hardshrink(input, lambd=0.5):
+    """x where |x| > lambd, else 0."""
+    _check_lambd("hardshrink", lambd)
+    return _ops.where((input > lambd).logical_or(input < -lambd), input, 0.0)
+
+
+def tanhshrink(input):
+    """x - tanh(x)."""
+    return input - _ops.tanh(input)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Leaky ReLU with a random slope ~ U(lower, upper) per negative element in training,
+    and the mean slope (lower + upper) / 2 in eval."""
+    if not training:
+        slope = (lower + upper) / 2
+        return _ops.leaky_relu_(input, slope) if inplace else _ops.leaky_relu(input, slope)
+    slopes = _ops.uniform_(empty_like(input), lower, upper)
+    out = _ops.where(input >= 0, input, input * slopes)
+    return input.copy_(out) if inplace else out
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)

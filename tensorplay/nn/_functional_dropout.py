@@ -1,5 +1,5 @@
 """tp.nn.functional: channel-wise ("feature") dropout and alpha dropout, composed from a
-Bernoulli mask (plain `dropout` is the op itself, in _functional_layers.py).
+Bernoulli mask (and plain `dropout`, which picks the op).
 
     dropout1d/2d/3d         zero whole channels: one draw per (sample, channel)
     alpha_dropout           keep SELU's zero mean and unit variance: dropped units are
@@ -15,9 +15,12 @@ import warnings
 
 from tensorplay._creation import empty
 from tensorplay._generated import functional as _ops
+from tensorplay._generated import functional as _F
 from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
 
-__all__ = ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
+__all__ = ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+           "dropout"]
+
 
 # -SELU's negative saturation, -scale * alpha: the value SELU tends to as x -> -inf.
 _SELU_SATURATION = 1.7580993408473766
@@ -114,3 +117,13 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Alpha dropout of whole channels (one draw per sample and channel)."""
     _check_p("feature_alpha_dropout", p)
     return _dropout(input, p, training, inplace, feature=True, alpha=True)
+
+
+# ---- dropout, embedding, one_hot, distances, attention ------------------------------
+def dropout(input, p=0.5, training=True, inplace=False, *, generator=None):
+    """Zero each element with probability p and scale the rest by 1 / (1 - p) when
+    training (random draws from `generator`, default: the one `tp.manual_seed` seeds)."""
+    result = _F.dropout(input, p, training, generator=generator)
+    if inplace and result is not input:
+        return input.copy_(result)
+    return result

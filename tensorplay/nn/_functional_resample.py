@@ -6,11 +6,15 @@ A 1-D input (N, C, L) is resized as a (N, C, 1, L) image whose height stays 1, s
 from __future__ import annotations
 
 import math
+import warnings
 
 from tensorplay._generated import functional as _ops
+from tensorplay._generated.functional import pixel_shuffle, pixel_unshuffle  # noqa: F401
 from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
 
-__all__ = ["interpolate", "unfold", "fold"]
+__all__ = ["pixel_shuffle", "pixel_unshuffle", "interpolate", "channel_shuffle",
+           "native_channel_shuffle", "upsample", "upsample_nearest", "upsample_bilinear"]
+
 
 _MODES = {"nearest": 1, "linear": 1, "bilinear": 2}   # mode -> spatial dims it resizes
 
@@ -70,17 +74,36 @@ def _pair(op, name, value):
     return _n_tuple(op, name, value, 2)
 
 
-def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    """Sliding blocks as columns: (N, C, H, W) -> (N, C * kH * kW, L)."""
-    op = "unfold"
-    return _ops.im2col(input, _pair(op, "kernel_size", kernel_size),
-                       _pair(op, "dilation", dilation), _pair(op, "padding", padding),
-                       _pair(op, "stride", stride))
+def channel_shuffle(input, groups):
+    """(N, g * c, ...) -> interleave the g groups: channel i * c + j goes to j * g + i."""
+    op = "channel_shuffle"
+    if input.dim() < 3 or input.shape[1] % groups:
+        raise ShapeError(f"{op}(): expected an input (N, C, ...) with C divisible by groups="
+                         f"{groups}, but got shape {fmt_shape(tuple(input.shape))}", op=op,
+                         arg="input")
+    shape = tuple(input.shape)
+    grouped = input.reshape(shape[0], groups, shape[1] // groups, *shape[2:])
+    return grouped.transpose(1, 2).reshape(*shape)
 
 
-def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    """Columns summed back into an image: (N, C * kH * kW, L) -> (N, C, H, W)."""
-    op = "fold"
-    return _ops.col2im(input, _pair(op, "output_size", output_size),
-                       _pair(op, "kernel_size", kernel_size), _pair(op, "dilation", dilation),
-                       _pair(op, "padding", padding), _pair(op, "stride", stride))
+native_channel_shuffle = channel_shuffle
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated name of interpolate."""
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("nn.functional.upsample_nearest is deprecated. Use "
+                  "nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """interpolate(mode='bilinear', align_corners=True), as the deprecated name did."""
+    warnings.warn("nn.functional.upsample_bilinear is deprecated. Use "
+                  "nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

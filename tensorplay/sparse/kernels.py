@@ -23,7 +23,7 @@ from tensorplay._device import device as Device
 from tensorplay._frontdoor import wrap_dim, wrap_dims
 from tensorplay._generated import functional as F
 from tensorplay._layout import sparse_coo
-from tensorplay.composite.scalar_ops import div_scalar, mul_scalar  # noqa: F401 (ops.yaml)
+from tensorplay.composite.pointwise import div_scalar, mul_scalar  # noqa: F401 (ops.yaml)
 from tensorplay.errors import (
     ArgumentError, DeviceError, DimError, LayoutError, ShapeError, fmt_shape,
 )

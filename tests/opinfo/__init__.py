@@ -9,26 +9,32 @@ test it.
 
     core.py           OpInfo, SampleInput, ErrorInput, make_tensor, the PyTorch bridge
     samples.py        sample generators shared by families of ops (unary, binary, ...)
-    db_arithmetic.py  arithmetic, comparisons, `where`, the common unary functions, the
-                      basic reductions (sum, mean, max, argmax...) and mm/bmm/matmul
-    db_views.py       memory ops: copies, conversions, views
-    db_<topic>.py     one file per topic (pointwise, reduction, indexing, nn_spatial,
-                      nn_layers, nn_rnn, optim), gathering its db_<topic>_*.py files
+    db_<family>.py    the entries of one op family (the families of
+                      tensorplay/codegen/families.py); pointwise continues in
+                      db_pointwise_math.py (float functions, rounding, division, blends)
+    indexing_errors.py, reduction_common.py   what some families' entries share
+    fuzz_order.txt    the order of `op_db` (below)
 
-To add a file, write `db_<topic>.py` with an `op_db = [...]` list and append it below.
+To add a family's file, write `db_<family>.py` with an `op_db = [...]` list and add it to
+FAMILIES below.
 """
-from opinfo.db_arithmetic import op_db as _arithmetic
-from opinfo.db_views import op_db as _views
-from opinfo.db_pointwise import op_db as _pointwise
-from opinfo.db_reduction import op_db as _reduction
-from opinfo.db_indexing import op_db as _indexing
-from opinfo.db_nn_spatial import op_db as _nn_spatial
-from opinfo.db_nn_layers import op_db as _nn_layers
-from opinfo.db_nn_rnn import op_db as _nn_rnn
-from opinfo.db_optim import op_db as _optim
-from opinfo.db_common_helpers import op_db as _common_helpers
+import importlib
+import pathlib
 
-op_db = [*_arithmetic, *_views, *_pointwise, *_reduction, *_indexing, *_nn_spatial,
-         *_nn_layers, *_nn_rnn, *_optim, *_common_helpers]
+FAMILIES = ("pointwise", "pointwise_math", "logic", "activations", "random", "dropout",
+            "reduction", "scan", "sorting", "linalg", "views", "shape", "copy",
+            "indexing", "embedding", "conv", "pooling", "padding", "resample", "fold",
+            "normalization", "softmax", "losses", "attention", "distance", "rnn",
+            "optim")
+
+_entries = [entry for family in FAMILIES
+            for entry in importlib.import_module(f"opinfo.db_{family}").op_db]
+
+# The fuzzer (tests/fuzzing/programs.py) draws ops by their index in op_db, so the order of
+# the entries decides what each seed's program calls. fuzz_order.txt keeps the order the
+# seeds were recorded with (entries by full name); an entry it does not list comes after.
+_ORDER = {name: i for i, name in enumerate(
+    (pathlib.Path(__file__).parent / "fuzz_order.txt").read_text().split())}
+op_db = sorted(_entries, key=lambda e: _ORDER.get(e.full_name, len(_ORDER)))
 
 __all__ = ["op_db"]

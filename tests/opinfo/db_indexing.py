@@ -1,7 +1,7 @@
 """Operator database entries: indexing ops (gather/scatter, index_*, masked_*, take,
 nonzero, unique, advanced indexing). `x[...]` itself is tested in
 tests/test_indexing_getitem.py; the error inputs of the index-taking ops are in
-db_indexing_errors.py.
+indexing_errors.py.
 
 Index tensors are int64 with values in range (out-of-range ones are error inputs).
 Ops whose result depends on which of several writes to one place wins (scatter,
@@ -17,8 +17,11 @@ import numpy as np
 import torch
 
 import tensorplay as tp
-from opinfo.core import ALL_BUT_BOOL, ALL_DTYPES, OpInfo, SampleInput, make_tensor, rng_for
-from opinfo import db_indexing_errors as err
+from opinfo.core import (
+    ALL_BUT_BOOL, ALL_DTYPES, make_tensor, OpInfo, rng_for, SampleInput, SampleInput as S,
+)
+from opinfo import indexing_errors as err
+from opinfo.samples import _x
 
 S = SampleInput
 
@@ -325,6 +328,20 @@ def _legacy_scatter(x, dim, index, src, reduce):
         return torch.scatter(x, dim, index, src, reduce=reduce)
 
 
+
+def _argwhere_samples(op, device, dtype, requires_grad):
+    for shape, layout in (((3, 4), "contiguous"), ((2, 3, 2), "transposed"), ((5,), "strided"),
+                          ((), "contiguous"), ((0, 2), "contiguous")):
+        x = _x(op, device, dtype, False, shape, layout, low=-1, high=2)
+        yield S(x, name=f"{list(shape)} {layout}")
+
+
+def _unravel_samples(op, device, dtype, requires_grad):
+    yield S(tp.tensor([4, 5, 0, 3], dtype=dtype, device=device), ((2, 3),), name="1-D")
+    yield S(tp.tensor([[7, 1], [2, 6]], dtype=dtype, device=device), ((2, 2, 2),),
+            name="2-D indices")
+    yield S(tp.tensor(4, dtype=dtype, device=device), ((5,),), name="0-dim index")
+
 op_db = [
     OpInfo("gather", overloads=("gather",), sample_inputs_func=_gather_samples,
            error_inputs_func=err.errors_gather),
@@ -399,4 +416,8 @@ op_db = [
            ref=lambda x, indices, values, accumulate=False:
                torch.ops.aten.index_put(x, indices, values, accumulate),
            sample_inputs_func=_index_put_all, error_inputs_func=err.errors_index_put),
+    OpInfo("argwhere", overloads=("argwhere",), supports_autograd=False,
+           sample_inputs_func=_argwhere_samples, supports_meta=False),
+    OpInfo("unravel_index", overloads=("unravel_index",), dtypes=(tp.int32, tp.int64),
+           supports_autograd=False, sample_inputs_func=_unravel_samples),
 ]

@@ -1,6 +1,6 @@
 """Database entries for the pointwise math: float functions, rounding, the division
 family, clamp/clip, lerp, addcmul/addcdiv, nan_to_num, and the in-place forms of the
-unary functions of db_arithmetic.py (exp_, log_, ..., abs_)."""
+unary functions of db_pointwise.py (exp_, log_, ..., abs_)."""
 from __future__ import annotations
 
 from functools import partial
@@ -106,7 +106,7 @@ UNARY += [
            sample_inputs_func=_logit_samples, error_inputs_func=errors_inplace_int),
 ]
 
-# The unary functions of db_arithmetic.py, in place.
+# The unary functions of db_pointwise.py, in place.
 _UNARY_INPLACE = (
     ("exp", ALL_DTYPES, {}), ("log", ALL_DTYPES, {"low": 0.1, "high": 5}),
     ("sqrt", ALL_DTYPES, {"low": 0.1, "high": 5}), ("sin", ALL_DTYPES, {}),

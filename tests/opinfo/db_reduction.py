@@ -1,8 +1,398 @@
-"""Operator database entries: the reduction family (see opinfo/__init__.py), one file per
-topic: statistics, scans and sorting (db_reduction_stats.py), linear algebra
-(db_reduction_linalg.py), shape ops (db_reduction_shape.py)."""
-from opinfo.db_reduction_linalg import op_db as _linalg
-from opinfo.db_reduction_shape import op_db as _shape
-from opinfo.db_reduction_stats import op_db as _stats
+"""Database entries: statistics (prod, amax/amin, var/std, norm, logsumexp, all/any,
+count_nonzero), scans, sorting and selection, and the gather/scatter-add pair.
 
-op_db = [*_stats, *_linalg, *_shape]
+Deviations from PyTorch CPU, by design:
+- sort/argsort/topk are always stable (PyTorch's unstable sort may order ties otherwise);
+- median.dim/kthvalue return the first index of a tied value in a stable sort; PyTorch's
+  nth_element may return another one of the ties. The samples use distinct values.
+- mode ignores NaN counts (NaN != NaN); PyTorch's result for NaN input is unspecified.
+"""
+from __future__ import annotations
+
+from functools import partial
+
+
+import tensorplay as tp
+from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError
+from opinfo.core import (
+    ALL_BUT_BOOL, ALL_DTYPES, ErrorInput as E, FLOATING, make_tensor, OpInfo, rng_for,
+    SampleInput as S,
+)
+from opinfo.reduction_common import distinct, grad_for, samples_dim, t_
+from opinfo.samples import (
+    _distinct_make, _errors_dim, _t, _trapezoid_samples, _x, HALF_SUM_TOL, NUMERIC,
+    sample_inputs_binary, sample_inputs_reduce_all, sample_inputs_reduce_dims,
+    sample_inputs_unary, TOL,
+)
+
+
+def _errors_float_only(op, device):
+    yield E(S(t_((3, 4), tp.int64, device=device)), DTypeError,
+            rf"{op.name}\(\): expected a floating point input, but argument 'self' has dtype "
+            r"int64", arg="self")
+
+
+# ---- prod ------------------------------------------------------------------------------
+def _prod_samples(op, device, dtype, requires_grad):
+    yield from sample_inputs_reduce_all(op, device, dtype, requires_grad, dtypes=(tp.float64,))
+    if dtype.is_floating_point:
+        for zeros in ([1], [1, 5]):   # one zero, two zeros: the gradient's special cases
+            x = make_tensor((2, 3), tp.float64, device, rng=rng_for("prod", dtype), low=0.5)
+            flat = x.reshape(-1)
+            for z in zeros:
+                flat[z] = 0.0
+            yield S(x.to(dtype).detach().requires_grad_(grad_for(dtype, requires_grad)),
+                    name=f"zeros at {zeros}")
+
+
+def _prod_dim_samples(op, device, dtype, requires_grad):
+    cases = [((3, 4), "contiguous", (0,)), ((3, 4), "transposed", (1,)),
+             ((2, 3, 4), "strided", (-1,)), ((), "contiguous", (0,)), ((0, 3), "contiguous", (1,))]
+    yield from samples_dim(op, device, dtype, requires_grad, cases, kwargs={"keepdim": False})
+    yield from samples_dim(op, device, dtype, requires_grad, cases[:2], kwargs={"keepdim": True})
+    if dtype.is_floating_point:
+        x = tp.tensor([[0.0, 2.0, 3.0], [0.0, 0.0, 1.5], [1.0, 2.0, -1.0]], dtype=dtype,
+                      device=device, requires_grad=grad_for(dtype, requires_grad))
+        yield S(x, (1,), name="zeros")
+
+
+# ---- amax / amin -----------------------------------------------------------------------
+def _amax_samples(op, device, dtype, requires_grad):
+    cases = [((3, 4), "contiguous", ([0],)), ((3, 4), "transposed", ([-1],)),
+             ((2, 3, 4), "contiguous", ([0, 2],)), ((3, 4), "contiguous", ([],)),
+             ((), "contiguous", ([0],)), ((0, 3), "contiguous", ([1],))]
+    yield from samples_dim(op, device, dtype, requires_grad, cases, make=_distinct_make)
+    yield from samples_dim(op, device, dtype, requires_grad, cases[:3], make=_distinct_make,
+                           kwargs={"keepdim": True})
+    if dtype.is_floating_point:   # ties share the gradient
+        x = tp.tensor([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]], dtype=dtype, device=device,
+                      requires_grad=grad_for(dtype, requires_grad))
+        yield S(x, ([1],), name="ties", grad=False)
+
+
+def _errors_amax(op, device):
+    yield from _errors_dim(op, device, ([5],))
+    yield E(S(t_((0, 3), device=device), ([0],)), ShapeError,
+            rf"{op.name}\(\): cannot reduce over dimension 0 of size 0", arg="dim")
+
+
+# ---- var / std / norm ------------------------------------------------------------------
+def _var_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = grad_for(dtype, requires_grad)
+    cases = [((3, 4), "contiguous", None, {}), ((3, 4), "transposed", [1], {}),
+             ((2, 3, 4), "strided", [0, 2], {"keepdim": True}),
+             ((3, 4), "contiguous", [0], {"correction": 0}),
+             ((3, 4), "expanded", [-1], {"correction": 2, "keepdim": True}),
+             ((5,), "contiguous", None, {"correction": 0.5})]
+    for shape, layout, dim, kw in cases:
+        yield S(make_tensor(shape, dtype, device, rng=rng, layout=layout, requires_grad=grad),
+                (dim,), kw, name=f"{list(shape)} {layout} dim={dim} {kw}")
+    yield S(make_tensor((), dtype, device, rng=rng, requires_grad=grad), (None,),
+            {"correction": 0}, name="0-dim")
+
+
+def _var_unbiased_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = grad_for(dtype, requires_grad)
+    for args, kw in (((1,), {"unbiased": False}), ((), {"unbiased": False}),
+                     (([0, 1],), {"unbiased": True, "keepdim": True}),
+                     ((None,), {"unbiased": False, "keepdim": True})):
+        yield S(make_tensor((3, 4), dtype, device, rng=rng, layout="transposed",
+                            requires_grad=grad), args, kw, name=f"{args} {kw}")
+
+
+def _norm_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = grad_for(dtype, requires_grad)
+    for p in (2, 1, float("inf"), float("-inf"), 0, 3, 0.5):
+        for shape, layout, dim, keepdim in (((3, 4), "transposed", None, False),
+                                            ((2, 3, 4), "strided", [1, 2], True)):
+            # distinct |x| (smooth at the max), shifted off 0 (where sign and |x|**p kink)
+            x = (distinct(shape, dtype, device, rng, layout) + 0.125).requires_grad_(grad) \
+                if layout == "transposed" \
+                else make_tensor(shape, dtype, device, rng=rng, layout=layout, exclude_zero=True,
+                                 requires_grad=grad)
+            yield S(x, (p, dim, keepdim), name=f"p={p} dim={dim}")
+    yield S(make_tensor((3, 4), dtype, device, rng=rng, exclude_zero=True, requires_grad=grad),
+            (2, [0]), {"dtype": tp.float64}, name="dtype=float64")
+    yield S(tp.zeros(2, 3, dtype=dtype, device=device, requires_grad=grad), (2, [1]),
+            name="zero norm", grad=False)
+
+
+def _norm_str_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = grad_for(dtype, requires_grad)
+    yield S(make_tensor((3, 4), dtype, device, rng=rng, requires_grad=grad), ("fro",))
+    yield S(make_tensor((2, 3, 4), dtype, device, rng=rng, layout="transposed",
+                        requires_grad=grad), ("fro", [1, 2], True))
+
+
+def _errors_norm_str(op, device):
+    yield E(S(t_((3, 4), device=device), ("nuc",)), ArgumentError,
+            r"norm\(\): argument 'p' must be a number or 'fro'", arg="p", torch_raises=False)
+
+
+# ---- logsumexp -------------------------------------------------------------------------
+def _lse_samples(op, device, dtype, requires_grad):
+    cases = [((3, 4), "contiguous", ([0],)), ((3, 4), "transposed", ([1],)),
+             ((2, 3, 4), "strided", ([0, 2],)), ((), "contiguous", ([0],)),
+             ((0, 3), "contiguous", ([0],)), ((3, 4), "expanded", ([-1],))]
+    yield from samples_dim(op, device, dtype, requires_grad, cases)
+    yield from samples_dim(op, device, dtype, requires_grad, cases[1:3], kwargs={"keepdim": True})
+    if dtype.is_floating_point:
+        big = 60000.0 if dtype is tp.float16 else 1e30
+        for values in ([big, -big, 1.0], [float("-inf"), float("-inf")],
+                       [float("inf"), 1.0], [float("nan"), 1.0]):
+            yield S(tp.tensor(values, dtype=dtype, device=device,
+                              requires_grad=grad_for(dtype, requires_grad)),
+                    ([0],), name=f"extreme {values}", grad=False)
+
+
+# ---- all / any / count_nonzero ---------------------------------------------------------
+def _logic_samples(op, device, dtype, requires_grad, dims=True):
+    rng = rng_for(op.full_name, dtype)
+    for shape, layout in (((3, 4), "transposed"), ((), "contiguous"), ((0, 3), "contiguous"),
+                          ((2, 3, 4), "strided")):
+        x = make_tensor(shape, dtype, device, rng=rng, layout=layout, low=-1, high=2)
+        yield S(x, name=f"{list(shape)} {layout}")
+        if dims and shape:
+            yield S(x, (-1,), {"keepdim": True}, name=f"{list(shape)} dim=-1")
+            yield S(x, (0,), name=f"{list(shape)} dim=0")
+    yield S(tp.ones(2, 3, dtype=dtype, device=device), (1,) if dims else (), name="all ones")
+
+
+def _count_nonzero_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    for shape, dim in (((3, 4), None), ((3, 4), [1]), ((2, 3, 4), [0, 2]), ((), None),
+                       ((0, 3), [0])):
+        yield S(make_tensor(shape, dtype, device, rng=rng, low=-1, high=2, layout="transposed"),
+                (dim,), name=f"{list(shape)} dim={dim}")
+
+
+STATS = [
+    OpInfo("prod", overloads=("prod",), sample_inputs_func=_prod_samples,
+           tolerances=HALF_SUM_TOL),
+    OpInfo("prod", "dim", overloads=("prod.dim_int",), sample_inputs_func=_prod_dim_samples,
+           error_inputs_func=partial(_errors_dim, args_bad=(2,)), tolerances=HALF_SUM_TOL),
+    OpInfo("amax", overloads=("amax",), sample_inputs_func=_amax_samples,
+           error_inputs_func=_errors_amax),
+    OpInfo("amin", overloads=("amin",), sample_inputs_func=_amax_samples,
+           error_inputs_func=_errors_amax),
+    OpInfo("var", overloads=("var.correction",), dtypes=FLOATING, sample_inputs_func=_var_samples,
+           error_inputs_func=_errors_float_only, tolerances=HALF_SUM_TOL),
+    OpInfo("std", overloads=("std.correction",), dtypes=FLOATING, sample_inputs_func=_var_samples,
+           error_inputs_func=_errors_float_only, tolerances=HALF_SUM_TOL),
+    OpInfo("var", "unbiased", overloads=("var.dim",), dtypes=FLOATING,
+           sample_inputs_func=_var_unbiased_samples, tolerances=HALF_SUM_TOL),
+    OpInfo("std", "unbiased", overloads=("std.dim",), dtypes=FLOATING,
+           sample_inputs_func=_var_unbiased_samples, tolerances=HALF_SUM_TOL),
+    OpInfo("var_mean", overloads=("var_mean.correction",), dtypes=FLOATING,
+           sample_inputs_func=_var_samples, tolerances=HALF_SUM_TOL),
+    OpInfo("std_mean", overloads=("std_mean.correction",), dtypes=FLOATING,
+           sample_inputs_func=_var_samples, tolerances=HALF_SUM_TOL),
+    OpInfo("norm", overloads=("norm.ScalarOpt_dim",), dtypes=FLOATING,
+           sample_inputs_func=_norm_samples, error_inputs_func=_errors_float_only,
+           tolerances=HALF_SUM_TOL),
+    OpInfo("norm", "str", overloads=("norm.str",), dtypes=FLOATING,
+           sample_inputs_func=_norm_str_samples, error_inputs_func=_errors_norm_str,
+           tolerances=HALF_SUM_TOL),
+    OpInfo("logsumexp", overloads=("logsumexp",), dtypes=ALL_DTYPES,
+           sample_inputs_func=_lse_samples, tolerances=HALF_SUM_TOL),
+    OpInfo("all", overloads=("all", "all.dim"), supports_autograd=False,
+           sample_inputs_func=_logic_samples, error_inputs_func=partial(_errors_dim,
+                                                                        args_bad=(2,))),
+    OpInfo("any", overloads=("any", "any.dim"), supports_autograd=False,
+           sample_inputs_func=_logic_samples),
+    OpInfo("count_nonzero", overloads=("count_nonzero",), supports_autograd=False,
+           sample_inputs_func=_count_nonzero_samples,
+           error_inputs_func=partial(_errors_dim, args_bad=([2],))),
+]
+
+
+# ---- reductions -----------------------------------------------------------------------
+def errors_reduce_dims(op, device):
+    yield E(S(_t((3, 4), device=device), (5,)), DimError,
+            rf"{op.name}\(\): Dimension out of range \(expected to be in range of \[-2, 1\], "
+            r"but got 5\)", arg="dim")
+    yield E(S(_t((3, 4), device=device), ((0, 0),)), DimError,
+            rf"{op.name}\(\): dim \[0, 0\] appears multiple times", arg="dim")
+
+
+def errors_mean(op, device):
+    yield E(S(_t((3,), tp.int64, device=device)), DTypeError,
+            r"mean\(\): could not infer output dtype. Argument 'self' must have a floating point "
+            r"dtype \(or pass dtype=\). Got: int64", arg="self")
+
+
+def errors_reduce_all_nonempty(op, device):
+    yield E(S(_t((0, 3), device=device)), ShapeError,
+            rf"{op.name}\(\): expected a non-empty input when no dim is given", arg="self")
+
+
+def errors_reduce_dim(op, device):
+    yield E(S(_t((3, 4), device=device), (2,)), DimError,
+            rf"{op.name}\(\): Dimension out of range", arg="dim")
+    yield E(S(_t((0, 4), device=device), (0,)), ShapeError,
+            rf"{op.name}\(\): cannot reduce over dimension 0 of size 0", arg="dim")
+
+
+def errors_arg(op, device):
+    yield from errors_reduce_all_nonempty(op, device)
+    yield from errors_reduce_dim(op, device)
+
+
+def _arg_samples(op, device, dtype, requires_grad):
+    yield from sample_inputs_reduce_all(op, device, dtype, False, allow_empty=False)
+    rng = rng_for(op.full_name, dtype, "keepdim")
+    yield S(make_tensor((3, 4), dtype, device, rng=rng), kwargs={"keepdim": True},
+            name="dim=None keepdim")
+    yield from sample_inputs_reduce_dims(op, device, dtype, False, dim_lists=False,
+                                         allow_empty=False)
+
+
+def _with_nan(samples_func):
+    """Add a sample with a nan (max/min propagate it; argmax picks it)."""
+    def gen(op, device, dtype, requires_grad):
+        yield from samples_func(op, device, dtype, requires_grad)
+        if dtype.is_floating_point:
+            yield S(tp.tensor([[1.0, float("nan"), 3.0], [2.0, 0.0, -1.0]], dtype=dtype,
+                              device=device), name="nan")
+    return gen
+
+
+REDUCTIONS = [
+    OpInfo("sum", overloads=("sum",),
+           sample_inputs_func=partial(sample_inputs_reduce_all,
+                                      dtypes=(tp.float64, tp.int32, tp.float16)),
+           tolerances={tp.float16: (5e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2)}),
+    OpInfo("sum", "dim", overloads=("sum.dim_IntList",),
+           sample_inputs_func=partial(sample_inputs_reduce_dims, dtypes=(tp.float64, tp.int32)),
+           error_inputs_func=errors_reduce_dims,
+           tolerances={tp.float16: (5e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2)}),
+    OpInfo("mean", overloads=("mean",), dtypes=FLOATING,
+           sample_inputs_func=partial(sample_inputs_reduce_all, dtypes=(tp.float64,)),
+           error_inputs_func=errors_mean),
+    OpInfo("mean", "dim", overloads=("mean.dim",), dtypes=FLOATING,
+           sample_inputs_func=partial(sample_inputs_reduce_dims, dtypes=(tp.float64,)),
+           error_inputs_func=errors_reduce_dims),
+    OpInfo("max", overloads=("max",),
+           sample_inputs_func=_with_nan(partial(sample_inputs_reduce_all, allow_empty=False)),
+           error_inputs_func=errors_reduce_all_nonempty),
+    OpInfo("max", "dim", overloads=("max.dim",),
+           sample_inputs_func=partial(sample_inputs_reduce_dims, dim_lists=False,
+                                      allow_empty=False),
+           error_inputs_func=errors_reduce_dim),
+    OpInfo("min", overloads=("min",),
+           sample_inputs_func=_with_nan(partial(sample_inputs_reduce_all, allow_empty=False)),
+           error_inputs_func=errors_reduce_all_nonempty),
+    OpInfo("min", "dim", overloads=("min.dim",),
+           sample_inputs_func=partial(sample_inputs_reduce_dims, dim_lists=False,
+                                      allow_empty=False),
+           error_inputs_func=errors_reduce_dim),
+    # torch has no bool argmax/argmin kernels.
+    OpInfo("argmax", overloads=("argmax",), dtypes=ALL_BUT_BOOL, supports_autograd=False,
+           sample_inputs_func=_with_nan(_arg_samples), error_inputs_func=errors_arg),
+    OpInfo("argmin", overloads=("argmin",), dtypes=ALL_BUT_BOOL, supports_autograd=False,
+           sample_inputs_func=_with_nan(_arg_samples), error_inputs_func=errors_arg),
+]
+
+
+def _with_nans(op, device, dtype, requires_grad, shape, layout="contiguous"):
+    x = _x(op, device, dtype, False, shape, layout)
+    if dtype.is_floating_point and x.dim():   # a NaN in a 0-dim input leaves no value
+        flat = x.reshape([-1]) if x.is_contiguous() else None
+        if flat is not None:
+            flat[::3] = float("nan")
+    if grad_for(dtype, requires_grad):
+        x.requires_grad_(True)
+    return x
+
+
+def _nan_reduce_samples(op, device, dtype, requires_grad):
+    cases = [((3, 4), "contiguous", ()), ((2, 3, 4), "contiguous", (1,)),
+             ((3, 4), "transposed", ((0, 1),)), ((5,), "contiguous", (0, True)),
+             ((), "contiguous", ()), ((0, 3), "contiguous", (1,))]
+    for shape, layout, args in cases:
+        yield S(_with_nans(op, device, dtype, requires_grad, shape, layout), args,
+                name=f"{list(shape)} {layout} {args} (every third value NaN)")
+    yield S(_with_nans(op, device, dtype, requires_grad, (3, 4)), (1,),
+            {"dtype": tp.float64}, name="dtype=float64")
+    if dtype.is_floating_point:
+        all_nan = tp.full((2, 3), float("nan"), dtype=dtype, device=device)
+        yield S(all_nan, (1,), name="all NaN", grad=False)
+
+
+def _errors_nanmean(op, device):
+    yield E(S(t_((3,), tp.int64, device=device)), DTypeError,
+            r"nanmean\(\): expected input to have floating point dtype but got int64",
+            arg="self")
+
+
+def _errors_trapezoid(op, device):
+    yield E(S(t_((3, 4), device=device), (t_((3,), device=device),)), ShapeError,
+            r"There must be one `x` value for each sample point", arg="x")
+
+
+def _sum_to_size_samples(op, device, dtype, requires_grad):
+    for shape, layout, size in (((2, 3, 4), "contiguous", (3, 1)), ((3, 4), "transposed", (1, 4)),
+                                ((3, 4), "contiguous", (3, 4)), ((2, 3), "strided", (1,)),
+                                ((3, 4), "expanded", (1, 1))):
+        yield S(_x(op, device, dtype, requires_grad, shape, layout), size,
+                name=f"{list(shape)} to {list(size)}")
+
+
+def _errors_sum_to_size(op, device):
+    yield E(S(t_((2, 3), device=device), (2,)), ShapeError,
+            r"sum_to_size\(\): size \[2\] is not expandable to size \[2, 3\]", arg="size")
+
+
+# ---- cov, corrcoef ----------------------------------------------------------------------
+def _cov_samples(op, device, dtype, requires_grad):
+    yield S(_x(op, device, dtype, requires_grad, (3, 5)), name="3 variables")
+    yield S(_x(op, device, dtype, requires_grad, (6,)), name="one variable")
+    yield S(_x(op, device, dtype, requires_grad, (2, 4), "transposed"), (),
+            {"correction": 0}, name="correction=0")
+    if op.name != "cov":
+        return
+    fw = tp.tensor([1, 2, 0, 3], device=device)
+    aw = tp.tensor([0.5, 1.0, 2.0, 0.25], device=device)
+    yield S(_x(op, device, dtype, requires_grad, (3, 4)), (), {"fweights": fw},
+            name="fweights")
+    yield S(_x(op, device, dtype, requires_grad, (3, 4)), (), {"aweights": aw},
+            name="aweights")
+    yield S(_x(op, device, dtype, requires_grad, (3, 4)), (),
+            {"fweights": fw, "aweights": aw, "correction": 2}, name="both, correction=2")
+
+
+def _corrcoef_samples(op, device, dtype, requires_grad):
+    for s in _cov_samples(op, device, dtype, requires_grad):
+        if not s.kwargs:
+            yield s
+
+
+def _errors_cov(op, device):
+    yield E(S(t_((2, 3, 4), device=device)), ShapeError,
+            r"cov\(\): expected input to have two or fewer dimensions", arg="self")
+    yield E(S(t_((2, 3), device=device), (), {"fweights": tp.ones(3, device=device)}),
+            DTypeError, r"cov\(\): expected fweights to have integral dtype", arg="fweights")
+    yield E(S(t_((2, 3), device=device), (), {"aweights": tp.ones(4, device=device)}),
+            ShapeError, r"cov\(\): expected aweights to have the same numel", arg="aweights")
+
+MOVED_DB_VIEWS_INPLACE_TMP = [
+    OpInfo("nansum", overloads=("nansum",), dtypes=NUMERIC, tolerances=TOL,
+           sample_inputs_func=_nan_reduce_samples),
+    OpInfo("nanmean", overloads=("nanmean",), dtypes=FLOATING, tolerances=TOL,
+           sample_inputs_func=_nan_reduce_samples, error_inputs_func=_errors_nanmean),
+    OpInfo("trapezoid", overloads=("trapezoid.dx", "trapezoid.x"), dtypes=NUMERIC,
+           sample_inputs_func=_trapezoid_samples, error_inputs_func=_errors_trapezoid,
+           tolerances=TOL),
+    OpInfo("sum_to_size", overloads=("sum_to_size",), dtypes=ALL_BUT_BOOL, tolerances=TOL,
+           sample_inputs_func=_sum_to_size_samples, error_inputs_func=_errors_sum_to_size),
+    OpInfo("cov", overloads=("cov",), dtypes=(tp.int64, tp.float32, tp.float64),
+           tolerances=TOL, sample_inputs_func=_cov_samples, error_inputs_func=_errors_cov),
+    OpInfo("corrcoef", overloads=("corrcoef",), dtypes=(tp.int64, tp.float32, tp.float64),
+           tolerances=TOL, sample_inputs_func=_corrcoef_samples),
+]
+
+op_db = STATS + REDUCTIONS + MOVED_DB_VIEWS_INPLACE_TMP

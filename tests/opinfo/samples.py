@@ -8,7 +8,13 @@ of `make_tensor` (transposed, sliced with a step, expanded). Entries bind the op
 from __future__ import annotations
 
 import tensorplay as tp
-from opinfo.core import SampleInput, make_tensor, rng_for
+from opinfo.core import (
+    ErrorInput as E, FLOATING, make_tensor, rng_for, SampleInput, SampleInput as S,
+)
+from functools import partial
+
+from tensorplay.errors import DimError
+from opinfo.reduction_common import distinct, grad_for, t_
 
 # The dtype each dtype meets in a mixed-dtype sample: exercises promotion inside the ops.
 PARTNER = {
@@ -164,3 +170,76 @@ def sample_inputs_reduce_dims(op, device, dtype, requires_grad, dim_lists=True,
     for d in dtypes:
         yield SampleInput(make_tensor((3, 4), dtype, device, rng=rng, requires_grad=grad),
                           (1,), {"dtype": d}, name=f"dtype={d.name}")
+
+
+def _x(op, device, dtype, requires_grad, shape, layout="contiguous", key="", **kw):
+    """A fresh tensor for each sample (a leaf shared by two samples would add up both
+    gradients); `key` tells apart tensors of one shape in one sample."""
+    rng = rng_for(op.full_name, dtype, shape, layout, key)
+    return make_tensor(shape, dtype, device, rng=rng, layout=layout,
+                       requires_grad=grad_for(dtype, requires_grad), **kw)
+
+
+# ---- ravel, fliplr, flipud, rot90, msort, block_diag, vander, unfold, ... ---------------
+def _shape_samples(op, device, dtype, requires_grad):
+    cases = {"ravel": [((3, 4), "transposed", ()), ((2, 3, 4), "contiguous", ()),
+                       ((), "contiguous", ()), ((3, 4), "expanded", ())],
+             "fliplr": [((3, 4), "transposed", ()), ((2, 3, 4), "strided", ())],
+             "flipud": [((3, 4), "contiguous", ()), ((5,), "strided", ())],
+             "rot90": [((3, 4), "contiguous", ()), ((3, 4), "transposed", (2,)),
+                       ((2, 3, 4), "contiguous", (3, [2, 0])), ((3, 4), "strided", (-1,)),
+                       ((2, 3), "contiguous", (4, [1, 0]))],
+             "msort": [((4, 3), "contiguous", ()), ((5,), "strided", ())]}
+    for shape, layout, args in cases[op.name]:
+        yield S(_x(op, device, dtype, requires_grad, shape, layout), args,
+                name=f"{list(shape)} {layout} {args}")
+
+
+TOL = {tp.float32: (1e-5, 1e-5), tp.float16: (2e-3, 2e-3), tp.bfloat16: (1.6e-2, 1e-2)}
+
+
+NUMERIC = (tp.int32, tp.int64) + FLOATING
+
+
+def _pair_samples(op, device, dtype, requires_grad):
+    x = partial(_x, op, device, dtype, requires_grad)
+    if op.name == "dist":
+        yield S(x((3, 4)), (x((3, 4), key=1),), name="p=2")
+        yield S(x((3, 4), "transposed"), (x((4,), key=1), 1), name="broadcast p=1")
+        yield S(x((2, 3)), (x((2, 3), key=1), float("inf")), name="p=inf")
+        yield S(x((2, 3)), (x((2, 3), key=1), 3.5), name="p=3.5")
+        return
+    yield S(x((4,)), (x((4,), key=1),), name="vectors")
+    yield S(x((2, 3)), (x((4, 3), key=1),), name="matrices")
+    yield S(x((2, 3, 4), "transposed"), (x((4,), key=1),), name="3-D and 1-D")
+    yield S(x(()), (x((2, 3), key=1),), name="0-dim")
+
+
+def _trapezoid_samples(op, device, dtype, requires_grad):
+    y = _x(op, device, dtype, requires_grad, (3, 5))
+    yield S(y, name="dx=1")
+    yield S(_x(op, device, dtype, requires_grad, (4, 3), "transposed"), (),
+            {"dx": 0.5, "dim": 0}, name="dx=0.5 dim=0")
+    yield S(_x(op, device, dtype, requires_grad, (2, 4)), (), {"dx": 2}, name="int dx")
+    yield S(_x(op, device, dtype, requires_grad, (2, 0)), name="no samples")
+    x = tp.tensor([0.0, 0.5, 2.0, 2.25, 4.0], dtype=tp.float32, device=device)
+    yield S(_x(op, device, dtype, requires_grad, (3, 5)), (x,), name="1-D x")
+    xs = _x(op, device, tp.float32, False, (3, 5), low=0, high=4)
+    yield S(_x(op, device, dtype, requires_grad, (3, 5)), (xs,), {"dim": 1}, name="x like y")
+
+
+HALF_SUM_TOL = {tp.float16: (5e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2)}
+
+
+def _distinct_make(shape, dtype, device, rng, layout, grad):
+    return distinct(shape, dtype, device, rng, layout, grad)
+
+
+def _errors_dim(op, device, args_bad=(5,)):
+    yield E(S(t_((3, 4), device=device), args_bad), DimError,
+            rf"{op.name}\(\): Dimension out of range", arg="dim")
+
+
+def _t(shape, dtype=tp.float32, device="cpu", **kw):
+    """A tensor for error inputs (its values never matter)."""
+    return make_tensor(shape, dtype, device, rng=rng_for("errors", shape, dtype), **kw)

@@ -77,7 +77,7 @@ def test_nhwc_batch_norm_kernel_runs_and_matches_torch(training):
         tp.dispatch.enable_stats(False)
     ty = torch.nn.functional.batch_norm(tx, trm, trv, torch.from_numpy(w_np),
                                         torch.from_numpy(b_np), training=training)
-    assert ran.kernels == {"triton_kernels.norm_fused.native_batch_norm_nhwc": 1}
+    assert ran.kernels == {"triton_kernels.normalization.native_batch_norm_nhwc": 1}
     assert not ran.fallbacks
     assert same_strides(y, ty)
     np.testing.assert_allclose(host(y), ty.numpy(), rtol=1e-5, atol=1e-5)
@@ -126,7 +126,7 @@ def test_nhwc_pool_kernels_run_and_match_torch(case, dtype, tol):
                                atol=tol)
     op = NHWC_OPS[case.split()[0]]
     for name in (op, op + "_backward"):
-        assert stats[name].kernels == {f"triton_kernels.pool.{name}_nhwc": 1}, name
+        assert stats[name].kernels == {f"triton_kernels.pooling.{name}_nhwc": 1}, name
         assert not stats[name].fallbacks
 
 

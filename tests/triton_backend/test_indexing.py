@@ -1,4 +1,4 @@
-"""The indexing family on `cuda` (triton_kernels/indexing.py and its launchers) against the
+"""The indexing family on `cuda` (triton_kernels/_indexing.py and its launchers) against the
 CPU backend, for what the operator database does not reach: atomic adds with many
 repeated indices, half types (accumulated in float32), non-contiguous operands, walks
 of more than 4 dims (split on the host), shapes that take several programs, and bad
@@ -11,7 +11,7 @@ from triton_util import assert_same, make
 import tensorplay as tp
 from tensorplay._generated import functional as F
 from tensorplay.errors import DimError, ShapeError
-from triton_kernels import indexing
+from triton_kernels import _indexing as indexing
 
 BIG = indexing.BLOCK + 389       # more elements than one program takes
 

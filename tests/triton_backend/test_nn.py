@@ -1,7 +1,7 @@
-"""The fused row kernels on `cuda` (triton_kernels/nn_fused.py) against the CPU backend:
+"""The fused row kernels on `cuda` (triton_kernels/softmax.py, losses.py, dropout.py) against the CPU backend:
 softmax / log_softmax forward and backward (one-pass rows and long, looped rows),
 layer_norm, rms_norm, cross-entropy forward and backward, dropout; the fused norm and
-activation backward ops (triton_kernels/norm_fused.py, gelu_backward / silu_backward)
+activation backward ops (triton_kernels/normalization.py, gelu_backward / silu_backward)
 against PyTorch on both devices, and double backward through them."""
 import numpy as np
 import pytest
@@ -11,7 +11,7 @@ from triton_util import CUDA, assert_same, make
 import tensorplay as tp
 import tensorplay.nn.functional as NF
 from tensorplay.errors import DimError
-from triton_kernels import nn_fused
+from triton_kernels import softmax
 
 X = make((4, 6, 5), seed=1)
 TARGET = tp.tensor([0, 4, 2, 2, 1, 3])
@@ -60,7 +60,7 @@ def test_softmax_edge_rows_and_half_types():
 
 
 def test_long_rows_take_the_looped_kernels(monkeypatch):
-    monkeypatch.setattr(nn_fused, "MAX_ONE_PASS", 8)
+    monkeypatch.setattr(softmax, "MAX_ONE_PASS", 8)
     x = make((3, 50), seed=2) * 10
     check(lambda t: tp.softmax(t, -1), x)
     check(lambda t: tp.log_softmax(t, -1), x)
@@ -215,14 +215,14 @@ def test_norm_backward_ops_in_other_dtypes(dtype):
 
 
 def test_long_rows_take_the_looped_norm_backward(monkeypatch):
-    from triton_kernels import norm_fused
+    from triton_kernels import normalization as norm_fused
     monkeypatch.setattr(norm_fused, "BACKWARD_ONE_PASS", 8)
     monkeypatch.setattr(norm_fused, "PROGRAMS", 2)
     _layer_norm_backward_vs_torch("cuda", (5, 50), 1, tp.float32, True, 1e-4)
 
 
 def test_plain_backward_takes_the_fused_norm_kernel(monkeypatch):
-    from triton_kernels import norm_fused
+    from triton_kernels import normalization as norm_fused
     launched = []
 
     def spy(name, kernel, *args, **meta):

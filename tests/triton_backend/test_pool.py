@@ -1,4 +1,4 @@
-"""Pooling, upsampling and padding on `cuda` (triton_kernels/pool.py, resample.py,
+"""Pooling, upsampling and padding on `cuda` (triton_kernels/pooling.py, resample.py,
 padding.py) against PyTorch, for what the operator database does not reach: shapes
 that take several programs, non-contiguous and half inputs, overlapping max windows
 whose gradients meet on one pixel, more than three padded dims, bad indices."""
@@ -11,7 +11,7 @@ from triton_util import CUDA, host, make
 
 import tensorplay as tp
 from tensorplay.errors import DimError
-from triton_kernels import pool
+from triton_kernels import pooling as pool
 
 F = tp.nn.functional
 TOL = {tp.float32: 1e-5, tp.float64: 1e-12, tp.float16: 1e-2, tp.bfloat16: 2e-2}

@@ -1,5 +1,5 @@
 """Sorting, selection, cummax/cummin, unique, multinomial and einsum on `cuda`
-(triton_kernels/sorting.py, sampling.py, einsum.py) against the CPU backend, for what
+(triton_kernels/sorting.py, random.py, einsum.py) against the CPU backend, for what
 the operator database does not reach: rows longer than one block (the block sizes are
 shrunk so that small tensors take several), ties and stability in both directions, NaN,
 fp16/bf16, non-contiguous inputs, multinomial's distribution."""

@@ -1,6 +1,6 @@
 """The reduction family on `cuda` against the CPU backend: statistical reductions
-(triton_kernels/reduce_stats.py), scans (scan.py), linear algebra beyond mm
-(matrix.py) and the shape ops that copy (shape_ops.py), forward and backward."""
+(triton_kernels/reduction.py), scans (scan.py), linear algebra beyond mm
+(linalg.py) and the shape ops that copy (shape.py), forward and backward."""
 import pytest
 
 from triton_util import assert_same, make

@@ -8,8 +8,8 @@ from __future__ import annotations
 from tensorplay import _creation
 from tensorplay import _dtype as dt
 from tensorplay._frontdoor import wrap_dim, wrap_number
-from tensorplay._tensor import Tensor
 from tensorplay._generated import functional as F
+from tensorplay._tensor import Tensor
 from tensorplay.errors import DerivativeNotImplementedError
 
 

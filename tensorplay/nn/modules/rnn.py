@@ -11,9 +11,9 @@ Parameters carry PyTorch's names, shapes and order, so state dicts exchange both
 with G = 1 (RNN), 4 (LSTM) or 3 (GRU), D = 2 if bidirectional else 1 and out_size =
 proj_size or hidden_size. Each layer and direction projects its whole input sequence with
 one matmul (x @ W_ih.T + b for every step at once); the loop over time then pays only
-`h @ W_hh.T` and the gate arithmetic per step (rnn_cells.py). The LSTM (without
+`h @ W_hh.T` and the gate arithmetic per step (_rnn_cells.py). The LSTM (without
 proj_size) runs that loop as one autograd node whose forward and backward are one op
-each, `_lstm_sequence` and `_lstm_sequence_backward` (rnn_fused.py; a NumPy time loop on
+each, `_lstm_sequence` and `_lstm_sequence_backward` (_rnn_fused.py; a NumPy time loop on
 the CPU, tp ops elsewhere); RNN, GRU and the projected LSTM record each step's ops.
 """
 from __future__ import annotations
@@ -23,12 +23,12 @@ import warnings
 
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
-from tensorplay.nn.modules.module import Module
-from tensorplay.nn.modules.rnn_cells import (
+from tensorplay.nn.modules._rnn_cells import (
     GRUCell, LSTMCell, RNNCell, RNNCellBase, check_size, gru_step, lstm_step, reset_uniform,
     rnn_relu_step, rnn_tanh_step,
 )
-from tensorplay.nn.modules.rnn_fused import LSTMSequence
+from tensorplay.nn.modules._rnn_fused import LSTMSequence
+from tensorplay.nn.modules.module import Module
 from tensorplay.nn.parameter import Parameter
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -201,7 +201,7 @@ class RNNBase(Module):
             b_ih = b_ih + b_hh        # added once here instead of once per step
         projected = tp.linear(input, w_ih, b_ih)
         if self.mode == "LSTM" and not self.proj_size:
-            # The whole recurrence as one autograd node (rnn_fused.py), always run forward
+            # The whole recurrence as one autograd node (_rnn_fused.py), always run forward
             # in time: the reverse direction flips its input and output around it.
             if reverse:
                 projected = projected.flip([0])

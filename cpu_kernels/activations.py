@@ -1,0 +1,191 @@
+"""Activation kernels: leaky_relu, elu, gelu, silu, mish, softplus, hardtanh, hardsigmoid,
+hardswish, threshold, and their in-place forms; gelu's and silu's backward. (relu6, selu,
+celu, softsign, glu and prelu are compositions: tensorplay/composite/activations.py.)
+
+Everything that exponentiates does it on a non-positive argument, so nothing overflows
+for large |x|: softplus(x) = max(x, 0) + log1p(exp(-|x|)), sigmoid via exp(-|x|).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tensorplay.meta import activations as rules
+from cpu_kernels._common import array_as, out_like
+from cpu_kernels._erf import erf as _erf
+from cpu_kernels._pointwise_common import arrays, inplace_of
+
+_SQRT_HALF = math.sqrt(0.5)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1 / math.sqrt(2.0 * math.pi)
+
+
+def _input(op, self):
+    """The input as a float array in its compute dtype (floating dtypes only)."""
+    rules.unary_floating(op, (self,))
+    (x,) = arrays(self._impl.dtype, self)
+    return x
+
+
+def _sigmoid(x):
+    """1 / (1 + exp(-x)), PyTorch's formula and rounding: exp(-x) overflows to inf for
+    x < -88 (float32) and the result is 0, where e / (1 + e) would give a subnormal."""
+    with np.errstate(over="ignore"):
+        return 1 / (1 + np.exp(-x))
+
+
+def _softplus(x):
+    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+
+def leaky_relu(self, negative_slope):
+    """x if x > 0 else negative_slope * x."""
+    x = _input("leaky_relu", self)
+    return out_like(np.where(x > 0, x, x * negative_slope), self._impl.dtype, self)
+
+
+def elu(self, alpha, scale, input_scale):
+    """scale * (x if x > 0 else alpha * (exp(input_scale * x) - 1)); selu and celu are
+    elu with particular constants."""
+    x = _input("elu", self)
+    with np.errstate(over="ignore", invalid="ignore"):
+        neg = alpha * np.expm1(np.minimum(x, 0) * input_scale)
+    return out_like(scale * np.where(x > 0, x, neg), self._impl.dtype, self)
+
+
+def gelu(self, approximate):
+    """x * Phi(x), Phi the standard normal CDF: exact ('none', with erf) or PyTorch's
+    tanh approximation ('tanh')."""
+    rules.check_gelu_approximate("gelu", approximate)
+    x = _input("gelu", self)
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return out_like(0.5 * x * (1 + np.tanh(inner)), self._impl.dtype, self)
+    cdf = 0.5 * (1 + _erf(x * _SQRT_HALF))
+    return out_like(x * cdf, self._impl.dtype, self)
+
+
+def silu(self):
+    """x * sigmoid(x)."""
+    x = _input("silu", self)
+    with np.errstate(invalid="ignore"):   # inf * 0 at -inf: nan, as in torch
+        return out_like(x * _sigmoid(x), self._impl.dtype, self)
+
+
+def _pair(op, rule, grad_output, self, *extra):
+    """(grad, x, result dtype) of an activation backward, in its compute dtype."""
+    spec = rule(op, (grad_output, self, *extra))
+    g, x = arrays(spec.dtype, grad_output, self)
+    return g, x, spec.dtype
+
+
+def gelu_backward(grad_output, self, approximate):
+    """grad * d/dx x Phi(x) = grad * (Phi(x) + x phi(x)); with 'tanh', the derivative of
+    0.5 x (1 + tanh(u)), u = sqrt(2 / pi) (x + 0.044715 x^3)."""
+    g, x, dtype = _pair("gelu_backward", rules.gelu_backward, grad_output, self, approximate)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if approximate == "tanh":
+            t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+            du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+            d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du
+        else:
+            d = 0.5 * (1 + _erf(x * _SQRT_HALF)) + x * _INV_SQRT_2PI * np.exp(-0.5 * x * x)
+        return out_like(g * d, dtype, grad_output, self)
+
+
+def silu_backward(grad_output, self):
+    """grad * s * (1 + x * (1 - s)), s = sigmoid(x)."""
+    g, x, dtype = _pair("silu_backward", rules.activation_backward, grad_output, self)
+    s = _sigmoid(x)
+    with np.errstate(invalid="ignore"):
+        return out_like(g * s * (1 + x * (1 - s)), dtype, grad_output, self)
+
+
+def mish(self):
+    """x * tanh(softplus(x))."""
+    x = _input("mish", self)
+    with np.errstate(invalid="ignore"):
+        return out_like(x * np.tanh(_softplus(x)), self._impl.dtype, self)
+
+
+def softplus(self, beta, threshold):
+    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (PyTorch's
+    linear regime; the two agree there to far below float precision)."""
+    x = _input("softplus", self)
+    bx = x * beta
+    return out_like(np.where(bx > threshold, x, _softplus(bx) / beta), self._impl.dtype, self)
+
+
+def hardtanh(self, min_val, max_val):
+    """min(max(x, min_val), max_val), for integers too."""
+    rules.hardtanh("hardtanh", (self, min_val, max_val))
+    (x,) = arrays(self._impl.dtype, self)
+    lo, hi = np.array(min_val).astype(x.dtype), np.array(max_val).astype(x.dtype)
+    return out_like(np.minimum(np.maximum(x, lo), hi), self._impl.dtype, self)
+
+
+def hardsigmoid(self):
+    """relu6(x + 3) / 6: 0 below -3, 1 above 3, linear between."""
+    x = _input("hardsigmoid", self)
+    return out_like(np.clip(x + 3, 0, 6) / 6, self._impl.dtype, self)
+
+
+def hardswish(self):
+    """x * relu6(x + 3) / 6."""
+    x = _input("hardswish", self)
+    with np.errstate(invalid="ignore"):
+        return out_like(x * np.clip(x + 3, 0, 6) / 6, self._impl.dtype, self)
+
+
+def threshold(self, threshold, value):
+    """value if x <= threshold else x (so nan stays nan)."""
+    rules.unary_no_bool("threshold", (self,))
+    (x,) = arrays(self._impl.dtype, self)
+    r = np.where(x <= threshold, np.array(value).astype(x.dtype), x)
+    return out_like(r, self._impl.dtype, self)
+
+
+leaky_relu_ = inplace_of(leaky_relu, rules.unary_floating, "leaky_relu_")
+elu_ = inplace_of(elu, rules.unary_floating, "elu_")
+gelu_ = inplace_of(gelu, rules.unary_floating, "gelu_")
+silu_ = inplace_of(silu, rules.unary_floating, "silu_")
+mish_ = inplace_of(mish, rules.unary_floating, "mish_")
+hardtanh_ = inplace_of(hardtanh, rules.hardtanh, "hardtanh_")
+hardsigmoid_ = inplace_of(hardsigmoid, rules.unary_floating, "hardsigmoid_")
+hardswish_ = inplace_of(hardswish, rules.unary_floating, "hardswish_")
+threshold_ = inplace_of(threshold, rules.unary_no_bool, "threshold_")
+
+
+def threshold_backward(grad_output, self, threshold):
+    """grad_output where self > threshold (or is NaN), else 0: relu's and threshold's
+    backward, broadcasting and promoting like a binary op.
+
+        out[i] = 0 if self[i] <= threshold else grad_output[i]
+
+    NOTE: np.where with a mask that changes every few elements runs ~15x slower than
+    arithmetic, and grad * keep would turn an infinite gradient at a dropped position
+    into NaN. So floats are selected bitwise: keep (0 or 1) negated is 0 or all ones,
+    and grad's bits `and` that are the gradient or +0.0, exactly.
+    """
+    spec = rules.threshold_backward("threshold_backward", (grad_output, self, threshold))
+    g = array_as(grad_output, spec.dtype)
+    x = array_as(self, spec.dtype)
+    with np.errstate(invalid="ignore"):
+        keep = ~(x <= threshold)
+    g, keep = np.broadcast_arrays(g, keep)
+    bits = _BITS.get(g.dtype.itemsize) if spec.dtype.is_floating_point else None
+    if bits is None:           # integers (and bool): the product is exact
+        result = np.multiply(g, keep, dtype=g.dtype)
+    else:
+        mask = keep.astype(bits)
+        np.negative(mask, out=mask)
+        result = np.bitwise_and(g.view(bits), mask).view(g.dtype)
+    # NOTE: laid out like self first, then grad_output: PyTorch's binary-op iterator
+    # takes them in that order (its threshold_backward is threshold(self, ..., grad)).
+    return out_like(result, spec.dtype, self, grad_output)
+
+
+# Same-width unsigned integers, to select a float or its +0.0 with a bitwise and.
+_BITS = {2: np.uint16, 4: np.uint32, 8: np.uint64}

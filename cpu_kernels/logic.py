@@ -1,0 +1,112 @@
+"""Logic kernels: nan/inf tests, closeness, logical and bitwise ops.
+
+The logical ops read any dtype as "nonzero is True" and give bool; the bitwise ops
+work on integers and bool only, after type promotion.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorplay import _dtype as dt
+from tensorplay.meta import logic as rules
+from cpu_kernels._common import out_like
+from cpu_kernels._pointwise_common import arrays, inplace_of, promoted
+
+
+def _unary_test(name, fn):
+    def kernel(self):
+        a = self._impl.array()
+        if not self._impl.dtype.is_floating_point:
+            return out_like(np.full(a.shape, fn is np.isfinite, np.bool_), dt.bool, self)
+        (x,) = arrays(self._impl.dtype, self)
+        return out_like(fn(x), dt.bool, self)
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
+
+
+isnan = _unary_test("isnan", np.isnan)
+isinf = _unary_test("isinf", np.isinf)
+isfinite = _unary_test("isfinite", np.isfinite)   # integers are always finite
+
+
+def isclose(self, other, rtol, atol, equal_nan):
+    """|self - other| <= atol + rtol * |other|, elementwise; equal values (infinities
+    included) are always close, nan is close to nan only with equal_nan.
+
+        for each i:  out[i] = self[i] == other[i] or
+                              (finite and |self[i] - other[i]| <= atol + rtol * |other[i]|)
+    """
+    rules.isclose("isclose", (self, other, rtol, atol, equal_nan))
+    dtype = self._impl.dtype
+    if dtype is dt.bool or not dtype.is_floating_point:
+        # Integers: compare exactly where possible, tolerance in float64 (like torch).
+        a, b = self._impl.array(), other._impl.array()
+        close = a == b
+        if rtol or atol:
+            fa, fb = a.astype(np.float64), b.astype(np.float64)
+            close = close | (np.abs(fa - fb) <= atol + rtol * np.abs(fb))
+        return out_like(close, dt.bool, self, other)
+    a, b = arrays(dtype, self, other)
+    with np.errstate(all="ignore"):
+        close = (a == b) | (np.isfinite(a) & np.isfinite(b)
+                            & (np.abs(a - b) <= atol + rtol * np.abs(b)))
+    if equal_nan:
+        close = close | (np.isnan(a) & np.isnan(b))
+    return out_like(close, dt.bool, self, other)
+
+
+def equal(self, other):
+    """True when both have the same shape and the same values (nan is not equal to nan)."""
+    rules.check_devices("equal", [("self", self), ("other", other)])
+    if self._impl.sizes != other._impl.sizes:
+        return False
+    _, (a, b) = promoted(self, other)
+    return bool(np.array_equal(a, b))
+
+
+# ---- logical: nonzero is True, the result is bool -----------------------------------
+def logical_not(self):
+    return out_like(np.logical_not(self._impl.array()), dt.bool, self)
+
+
+def _logical(name, ufunc):
+    def kernel(self, other):
+        rules.logical(name, (self, other))
+        return out_like(ufunc(self._impl.array(), other._impl.array()), dt.bool, self, other)
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
+
+
+logical_and = _logical("logical_and", np.logical_and)
+logical_or = _logical("logical_or", np.logical_or)
+logical_xor = _logical("logical_xor", np.logical_xor)
+
+
+# ---- bitwise: integers and bool ------------------------------------------------------
+def bitwise_not(self):
+    rules.unary_integral("bitwise_not", (self,))
+    return out_like(np.invert(self._impl.array()), self._impl.dtype, self)
+
+
+def _bitwise(name, ufunc):
+    def kernel(self, other):
+        spec = rules.bitwise(name, (self, other))
+        a, b = arrays(spec.dtype, self, other)
+        return out_like(ufunc(a, b), spec.dtype, self, other)
+    kernel.__name__ = kernel.__qualname__ = name
+    return kernel
+
+
+bitwise_and = _bitwise("bitwise_and", np.bitwise_and)
+bitwise_or = _bitwise("bitwise_or", np.bitwise_or)
+bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor)
+
+bitwise_not_ = inplace_of(bitwise_not, rules.unary_integral, "bitwise_not_")
+bitwise_and_ = inplace_of(bitwise_and, rules.bitwise, "bitwise_and_")
+bitwise_or_ = inplace_of(bitwise_or, rules.bitwise, "bitwise_or_")
+bitwise_xor_ = inplace_of(bitwise_xor, rules.bitwise, "bitwise_xor_")
+
+logical_not_ = inplace_of(logical_not, rules.logical_inplace, "logical_not_")
+logical_and_ = inplace_of(logical_and, rules.logical_inplace, "logical_and_")
+logical_or_ = inplace_of(logical_or, rules.logical_inplace, "logical_or_")
+logical_xor_ = inplace_of(logical_xor, rules.logical_inplace, "logical_xor_")

@@ -1,0 +1,404 @@
+"""Normalization kernels: batch, layer, group and RMS norm.
+
+Each returns, besides the normalized output, the statistics its backward formula
+needs (mean and rstd = 1 / sqrt(var + eps)), as PyTorch's native_* kernels do. The
+half types compute in float32 and round once (except where PyTorch's batch-norm loop
+rounds every step: `_stepwise_dtype`). Variances are biased (divide by n),
+except the running variance of batch norm, which PyTorch keeps unbiased.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorplay._memory_format import channels_last
+from tensorplay.library import Library, ShapeRule, kernel
+from tensorplay.meta import normalization as rules
+from tensorplay.meta.layout import copy_strides
+from tensorplay.meta.normalization import machine_eps
+from cpu_kernels._common import nhwc_rows, out, out_channels_last
+
+# NCHW kernels: a channels_last call reaches them through the layout-conversion
+# fallback of kernel selection, which lays their 4-D results out channels_last again.
+NCHW = "contiguous_format"
+
+
+def _compute(t):
+    a = t._impl.array()
+    return a.astype(np.float32) if a.dtype.itemsize == 2 else a
+
+
+def _param(t, ndim_before, ndim_after, like):
+    """A per-channel (or per-feature) parameter shaped to broadcast against the input."""
+    if t is None:
+        return None
+    a = t._impl.array().astype(like.dtype, copy=False)
+    return a.reshape((1,) * ndim_before + a.shape + (1,) * ndim_after)
+
+
+def _affine(y, weight, bias):
+    if weight is not None:
+        y *= weight
+    if bias is not None:
+        y += bias
+    return y
+
+
+def _moments(a, axes):
+    """(mean, biased variance) over `axes`, kept as size-1 dims, and the centered input
+    a - mean, which the caller normalizes next (a fresh array: free to scale in place)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.mean(a, axis=axes, keepdims=True)
+        d = a - mean
+        var = np.mean(d * d, axis=axes, keepdims=True)
+    return mean, var, d
+
+
+def _update_running(stat, value):
+    """stat <- value in place. NOTE: its version counter is not bumped, as PyTorch's
+    kernel does not bump it (the running stats are not mutable arguments of the schema):
+    batch norm's backward saves them, and a second forward in training mode before the
+    first's backward must not make that backward raise."""
+    a = stat._impl.array()
+    np.copyto(a, value.astype(a.dtype))
+
+
+@kernel(layout=NCHW)
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                      eps):
+    """Normalize each channel (dim 1) over the batch and spatial dims.
+
+        training:  mean, var over (N, d1, ...);  running <- (1 - momentum) * running
+                   + momentum * batch value (the variance unbiased: times n / (n - 1))
+        eval:      mean, var = running_mean, running_var
+        out = input * scale + shift,  scale = rstd * weight,  shift = bias - mean * scale
+    Returns (out, mean, rstd) of the statistics used, in both modes. (PyTorch returns
+    empty stats in eval mode and its backward reads the running stats; here the backward
+    must not read them: training updates them in place, which would invalidate them as
+    saved variables.)
+    """
+    spec = rules.native_batch_norm("native_batch_norm", (input, weight, bias, running_mean,
+                                                         running_var, training, momentum, eps))
+    fused = _fused_layout(input._impl)
+    y, mean, rstd = _batch_norm(_compute(input), weight, bias, running_mean, running_var,
+                                training, momentum, eps, fused,
+                                None if fused else _stepwise_dtype(input, weight, bias,
+                                                                   running_mean, running_var))
+    return out(y, spec[0].dtype), out(mean, spec[1].dtype), out(rstd, spec[2].dtype)
+
+
+def _stepwise_dtype(input, *params):
+    """The half type whose every operation PyTorch's non-contiguous batch-norm loop rounds
+    to: a float16/bfloat16 input whose defined parameters share its dtype, so the loop
+    runs on c10::Half (or BFloat16) values, each `-`, `*`, `+` rounding back to it. With
+    float32 parameters (mixed types) the loop computes in float32 and rounds once."""
+    a = input._impl.array()
+    if a.dtype.itemsize != 2:
+        return None
+    if any(p is not None and p._impl.dtype != input._impl.dtype for p in params):
+        return None
+    return a.dtype
+
+
+def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, eps,
+                fused=True, stepwise=None):
+    """(out, mean, rstd) arrays of native_batch_norm for `a` of shape (N, C, ...); the
+    NHWC kernel passes its (N * H * W, C) rows, which is the same computation. `fused`:
+    PyTorch's per-channel scale-and-shift loop (see `_fused_layout`); `stepwise`: the
+    dtype the other loop rounds each step to (see `_stepwise_dtype`)."""
+    def rounded(v):
+        return v if stepwise is None else v.astype(stepwise).astype(v.dtype)
+
+    after = a.ndim - 2
+    axes = (0,) + tuple(range(2, a.ndim))
+    if training:
+        mean, var, _ = _moments(a, axes)
+        rstd = 1 / np.sqrt(var + eps)
+        n = a.size // a.shape[1]
+        if running_mean is not None:
+            rm = running_mean._impl.array()
+            _update_running(running_mean, (1 - momentum) * rm + momentum * mean.reshape(-1))
+        if running_var is not None:
+            rv = running_var._impl.array()
+            unbiased = var.reshape(-1) * (n / (n - 1))
+            _update_running(running_var, (1 - momentum) * rv + momentum * unbiased)
+    else:
+        # a copy: the returned mean must not alias running_mean (a later write to one
+        # would show in the other)
+        mean = _param(running_mean, 1, after, a).copy()
+        # (tensor ops on running_var there: each rounds to its dtype)
+        rstd = rounded(1 / rounded(np.sqrt(rounded(_param(running_var, 1, after, a) + eps))))
+    # NOTE: as PyTorch, whose two CPU loops round (and meet infinities) differently: a
+    # contiguous (or channels-last) input gets one scale and shift per channel,
+    # y = x * scale + shift with scale = rstd * weight and shift = bias - mean * scale; any
+    # other layout gets ((x - mean) * rstd) * weight + bias. With an infinite weight the
+    # first can give inf - inf = NaN where the second gives +-inf.
+    w = None if weight is None else _param(weight, 1, after, a)
+    b = None if bias is None else _param(bias, 1, after, a)
+    with np.errstate(invalid="ignore"):
+        if fused:
+            scale = rstd if w is None else rstd * w
+            shift = -mean * scale if b is None else b - mean * scale
+            y = a * scale + shift
+        elif stepwise is not None:
+            y = rounded(rounded(a - rounded(mean)) * rounded(rstd))
+            y = y if w is None else rounded(y * w)
+            y = y if b is None else rounded(y + b)
+        else:
+            y = _affine((a - mean) * rstd, w, b)
+    return y, mean.reshape(-1), rstd.reshape(-1)
+
+
+def _fused_layout(impl):
+    """Whether PyTorch's batch norm takes its per-channel scale-and-shift loop: row-major
+    or channels-last memory."""
+    if impl.is_contiguous:
+        return True
+    return len(impl.sizes) == 4 and \
+        tuple(impl.strides) == copy_strides("batch_norm", impl.sizes, impl.strides,
+                                            channels_last)
+
+
+@kernel(layout=NCHW)
+def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
+                               save_invstd, train, eps, output_mask):
+    """(grad_input, grad_weight, grad_bias) of native_batch_norm in one pass over the
+    saved statistics (training) or the running ones (evaluation), per channel c:
+
+        xc = x - mean;  sum_g = sum(grad);  dot = sum(grad * xc)   (over N and space)
+        grad_weight = dot * invstd;  grad_bias = sum_g
+        training:   grad_input = (grad - sum_g / n - xc * dot * invstd**2 / n) * invstd * w
+        evaluation: grad_input = grad * invstd * w   (the running stats are constants)
+    """
+    specs = rules.native_batch_norm_backward("native_batch_norm_backward", (
+        grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train,
+        eps, output_mask))
+    a = _compute(input)
+    n, c = a.shape[0], a.shape[1]
+    # (N, C, L): every reduction below is over axes 0 and 2.
+    x = a.reshape(n, c, -1)
+    g = grad_out._impl.array().astype(a.dtype, copy=False).reshape(x.shape)
+    grad_in, grad_weight, grad_bias = _batch_norm_backward(
+        x, g, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+        output_mask)
+    values = (None if grad_in is None else grad_in.reshape(a.shape), grad_weight, grad_bias)
+    return tuple(None if spec is None else out(v, spec.dtype) for v, spec in zip(values, specs))
+
+
+def _batch_norm_backward(x, g, weight, running_mean, running_var, save_mean, save_invstd,
+                         train, eps, output_mask):
+    """(grad_input (N, C, L), grad_weight, grad_bias) arrays for x and g of shape (N, C, L);
+    the NHWC kernel passes its rows as (N * H * W, C, 1)."""
+    if train:
+        mean = _compute(save_mean).astype(x.dtype, copy=False)
+        invstd = _compute(save_invstd).astype(x.dtype, copy=False)
+    else:
+        mean = _compute(running_mean).astype(x.dtype, copy=False)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            invstd = 1 / np.sqrt(_compute(running_var).astype(x.dtype, copy=False) + eps)
+    count = x.shape[0] * x.shape[2]
+    w = invstd if weight is None else invstd * _compute(weight).astype(x.dtype, copy=False)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        xc = x - mean[:, None]
+        sum_g = np.einsum("ncl->c", g)
+        dot = np.einsum("ncl,ncl->c", g, xc)
+        grad_in = None
+        if output_mask[0]:
+            # NOTE: the scale invstd * w multiplies last, as in PyTorch's kernel: with an
+            # infinite weight the bracket stays finite and the result is +-inf, not the
+            # inf - inf = NaN of scaling each term first
+            if train:
+                xc *= (dot * invstd * invstd / count)[:, None]
+                grad_in = (g - (sum_g / count)[:, None] - xc) * w[:, None]
+            else:
+                grad_in = g * w[:, None]
+    return grad_in, dot * invstd, sum_g
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """Normalize over the trailing `normalized_shape` dims; weight and bias have that shape.
+
+        mean, var over the last k dims;  out = (input - mean) * rstd * weight + bias
+    """
+    spec = rules.native_layer_norm("native_layer_norm",
+                                   (input, normalized_shape, weight, bias, eps))
+    a = _compute(input)
+    k = len(normalized_shape)
+    axes = tuple(range(a.ndim - k, a.ndim))
+    mean, var, centered = _moments(a, axes)
+    mean = np.where(np.isnan(var), np.nan, mean)    # Welford's mean: see native_group_norm
+    rstd = 1 / np.sqrt(var + eps)
+    before = a.ndim - k
+    centered *= rstd
+    y = _affine(centered, _param(weight, before, 0, a), _param(bias, before, 0, a))
+    return out(y, spec[0].dtype), out(mean, spec[1].dtype), out(rstd, spec[2].dtype)
+
+
+def fused_rms_norm(input, normalized_shape, weight, eps):
+    """out = input * rstd * weight, rstd = 1 / sqrt(mean(input**2) + eps) over the trailing
+    dims; eps=None means the dtype's machine epsilon (PyTorch's default). rstd is float32
+    for half inputs, as in PyTorch."""
+    spec = rules.fused_rms_norm("_fused_rms_norm", (input, normalized_shape, weight, eps))
+    a = _compute(input)
+    if eps is None:
+        eps = machine_eps(input._impl.dtype)
+    k = len(normalized_shape)
+    axes = tuple(range(a.ndim - k, a.ndim))
+    with np.errstate(invalid="ignore"):
+        rstd = 1 / np.sqrt(np.mean(a * a, axis=axes, keepdims=True) + eps)
+    y = _affine(a * rstd, _param(weight, a.ndim - k, 0, a), None)
+    return out(y, spec[0].dtype), out(rstd, spec[1].dtype)
+
+
+def _norm_backward(grad_out, input, k, mean, rstd, weight, mask, specs):
+    """The gradients of y = xhat * weight (+ bias), xhat = (x - mean) * rstd, over the
+    trailing k dims, from the saved statistics (mean None: rms_norm):
+
+        g = grad * weight
+        grad_input  = rstd * (g - mean(g) - xhat * mean(g * xhat))   (no mean(g) for rms)
+        grad_weight = sum over the leading dims of grad * xhat;  grad_bias: of grad
+    """
+    a = _compute(input)
+    g = grad_out._impl.array().astype(a.dtype, copy=False)
+    axes = tuple(range(a.ndim - k, a.ndim))
+    lead = tuple(range(a.ndim - k))
+    stat_shape = a.shape[:a.ndim - k] + (1,) * k
+    r = rstd._impl.array().astype(a.dtype, copy=False).reshape(stat_shape)
+    centered = a if mean is None else \
+        a - mean._impl.array().astype(a.dtype, copy=False).reshape(stat_shape)
+    with np.errstate(invalid="ignore", over="ignore"):
+        xhat = centered * r
+        w = None if weight is None else _param(weight, a.ndim - k, 0, a)
+        gx = g if w is None else g * w
+        if mean is None:
+            grad_in = r * (gx - xhat * np.mean(gx * xhat, axis=axes, keepdims=True))
+        else:
+            grad_in = _layer_norm_grad_input(a, g, w, gx, mean, r, axes, stat_shape)
+        values = (grad_in if mask[0] else None,
+                  np.sum(g * xhat, axis=lead) if mask[1] else None,
+                  np.sum(g, axis=lead) if len(mask) > 2 and mask[2] else None)
+    return tuple(None if spec is None else out(v, spec.dtype) for v, spec in zip(values, specs))
+
+
+def _layer_norm_grad_input(x, g, w, gx, mean, r, axes, stat_shape):
+    """The layer-norm input gradient factored as PyTorch's CPU kernel factors it (the
+    same value as rstd * (gx - mean(gx) - xhat * mean(gx * xhat))), with s = 1 / n,
+    ds = sum(gx * x), db = sum(gx):
+
+        grad_input = rstd * g * w + b * x + c
+                     b = (db * mean - ds) * rstd**3 * s,  c = -b * mean - db * rstd * s
+
+    NOTE: the same factoring gives the same infinities and NaNs as PyTorch: an infinite
+    weight enters through ds and db (so b and c), where the other form meets inf - inf
+    in other places (see group_norm_backward)."""
+    m = mean._impl.array().astype(x.dtype, copy=False).reshape(stat_shape)
+    s = 1.0 / int(np.prod([x.shape[i] for i in axes]))
+    ds = np.sum(gx * x, axis=axes, keepdims=True)
+    db = np.sum(gx, axis=axes, keepdims=True)
+    b = (db * m - ds) * r * r * r * s
+    c = -b * m - db * r * s
+    first = r * g if w is None else r * g * w
+    return first + b * x + c
+
+
+def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
+                               output_mask):
+    """(grad_input, grad_weight, grad_bias) of native_layer_norm; see _norm_backward."""
+    specs = rules.native_layer_norm_backward("native_layer_norm_backward", (
+        grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask))
+    return _norm_backward(grad_out, input, len(normalized_shape), mean, rstd, weight,
+                          output_mask, specs)
+
+
+def fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight, output_mask):
+    """(grad_input, grad_weight) of _fused_rms_norm; see _norm_backward."""
+    specs = rules.fused_rms_norm_backward("_fused_rms_norm_backward", (
+        grad_out, input, normalized_shape, rstd, weight, output_mask))
+    return _norm_backward(grad_out, input, len(normalized_shape), None, rstd, weight,
+                          output_mask, specs)
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """Split the C channels into `group` groups; normalize each (sample, group) over its
+    channels and spatial positions; then scale and shift per channel.
+
+        x.reshape(N, group, C // group * HxW): mean, var over the last dim
+    Returns (out, mean, rstd), the stats of shape (N, group).
+    """
+    spec = rules.native_group_norm("native_group_norm",
+                                   (input, weight, bias, N, C, HxW, group, eps))
+    a = _compute(input)
+    grouped = a.reshape(N, group, (C // group) * HxW)
+    mean, var, _ = _moments(grouped, (2,))
+    # NOTE: PyTorch's group (and layer) norm accumulates the moments by Welford's update,
+    # in which an infinity is followed by x - inf: the mean of a group holding an infinity
+    # is NaN there, not the inf a plain sum gives (its variance is NaN either way).
+    mean = np.where(np.isnan(var), np.nan, mean)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rstd = 1 / np.sqrt(var + eps)
+        # As PyTorch does: one scale and shift per (sample, channel), y = x * scale + shift,
+        # with scale = rstd * weight, shift = bias - mean * scale. An infinite weight then
+        # gives inf - inf = NaN where (x - mean) * rstd * weight would give +-inf.
+        per_channel = (N, group, C // group)
+        scale = np.broadcast_to(rstd, per_channel)
+        if weight is not None:
+            scale = scale * _param(weight, 0, 0, a).reshape(1, group, C // group)
+        shift = -mean * scale
+        if bias is not None:
+            shift = shift + _param(bias, 0, 0, a).reshape(1, group, C // group)
+        x = a.reshape(N, group, C // group, HxW)
+        y = (x * scale[..., None] + shift[..., None]).reshape(a.shape)
+    return (out(y, spec[0].dtype), out(mean.reshape(N, group), spec[1].dtype),
+            out(rstd.reshape(N, group), spec[2].dtype))
+
+
+# ---- NHWC kernels: batch_norm of channels_last inputs ---------------------------------
+# In NHWC memory the channels are the fastest dim: the (N * H * W, C) rows are a view, the
+# per-channel reductions run down its columns, and the result is written NHWC directly,
+# with none of the two layout copies the NCHW kernels need through the fallback.
+def native_batch_norm_nhwc(input, weight, bias, running_mean, running_var, training,
+                           momentum, eps):
+    spec = rules.native_batch_norm("native_batch_norm", (input, weight, bias, running_mean,
+                                                         running_var, training, momentum, eps))
+    a = _compute(input)
+    y, mean, rstd = _batch_norm(nhwc_rows(a), weight, bias, running_mean, running_var,
+                                training, momentum, eps)
+    n, c, h, w = a.shape
+    return (out_channels_last(y.reshape(n, h, w, c), spec[0].dtype), out(mean, spec[1].dtype),
+            out(rstd, spec[2].dtype))
+
+
+def native_batch_norm_backward_nhwc(grad_out, input, weight, running_mean, running_var,
+                                    save_mean, save_invstd, train, eps, output_mask):
+    specs = rules.native_batch_norm_backward("native_batch_norm_backward", (
+        grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train,
+        eps, output_mask))
+    a = _compute(input)
+    n, c, h, w = a.shape
+    x = nhwc_rows(a)[:, :, None]                                      # (N * H * W, C, 1)
+    g = nhwc_rows(grad_out._impl.array().astype(a.dtype, copy=False))[:, :, None]
+    grad_in, grad_weight, grad_bias = _batch_norm_backward(
+        x, g, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
+        output_mask)
+    results = [None if grad_in is None or specs[0] is None else
+               out_channels_last(grad_in.reshape(n, h, w, c), specs[0].dtype)]
+    results += [None if spec is None else out(v, spec.dtype)
+                for v, spec in zip((grad_weight, grad_bias), specs[1:])]
+    return tuple(results)
+
+
+def _wide_image(sizes):
+    # Column reductions of narrow rows lose to the NCHW kernel's (even with its two layout
+    # copies): measured 0.7-0.9x below 32 channels, 1.2-2x from 32 up
+    # (benchmarks/bench_kernel_selection.py).
+    return len(sizes) == 4 and sizes[1] >= 32
+
+
+_4D = ShapeRule("4-D input, at least 32 channels",
+                lambda input, *rest: _wide_image(input._impl.sizes))
+_4D_BACKWARD = ShapeRule("4-D input, at least 32 channels",
+                         lambda grad_out, input, *rest: _wide_image(input._impl.sizes))
+nhwc = Library("CPU", "cpu_kernels.normalization (NHWC)")
+nhwc.impl("native_batch_norm", native_batch_norm_nhwc, priority=10, layout="channels_last",
+          shape=_4D)
+nhwc.impl("native_batch_norm_backward", native_batch_norm_backward_nhwc, priority=10,
+          layout="channels_last", shape=_4D_BACKWARD)

@@ -1,0 +1,120 @@
+"""Random kernels: normal_, uniform_, exponential_, bernoulli, multinomial.
+
+Every draw comes from the given tp.Generator or the default one, consumed exactly as
+PyTorch's CPU kernels consume theirs (tensorplay/_random_draws.py), so after the same
+`manual_seed` these kernels give PyTorch's numbers. The in-place forms write into the
+tensor's own memory (any strides, visited in PyTorch's order) and return it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorplay import _dtype as dt
+from tensorplay import _random_draws as draws
+from tensorplay._random import get
+from tensorplay.errors import ArgumentError
+from tensorplay.meta import random as rules
+from cpu_kernels._common import out
+
+
+def normal_(self, mean, std, generator):
+    """self[i] = mean + std * N(0, 1)."""
+    rules.random_float_inplace("normal_", (self, mean, std, generator))
+    draws.fill_normal(get(generator), self._impl.array(), mean, std)
+    return self
+
+
+def uniform_(self, from_, to, generator):
+    """self[i] drawn uniformly from [from_, to)."""
+    rules.random_float_inplace("uniform_", (self, from_, to, generator))
+    draws.fill_uniform(get(generator), self._impl.array(), from_, to)
+    return self
+
+
+def exponential_(self, lambd, generator):
+    """self[i] drawn from the exponential distribution of rate lambd (mean 1 / lambd)."""
+    rules.random_float_inplace("exponential_", (self, lambd, generator))
+    draws.fill_exponential(get(generator), self._impl.array(), lambd)
+    return self
+
+
+def _check_probabilities(op, arg, p):
+    if p.size and not ((p >= 0) & (p <= 1)).all():
+        bad = p[~((p >= 0) & (p <= 1))].flat[0]
+        raise ArgumentError(f"{op}(): argument '{arg}' must hold probabilities in [0, 1], but "
+                            f"it contains {bad}", op=op, arg=arg)
+
+
+def bernoulli(self, generator):
+    """out[i] = 1 with probability self[i], else 0 (in self's dtype; a contiguous output
+    filled in order, as PyTorch's empty_like(self, contiguous).bernoulli_(self))."""
+    rules.unary_floating("bernoulli", (self,))
+    p = self._impl.array()
+    _check_probabilities("bernoulli", "self", p)
+    result = np.empty(p.shape, p.dtype)
+    draws.fill_bernoulli_tensor(get(generator), result, p)
+    return out(result, self._impl.dtype)
+
+
+def bernoulli_p(self, p, generator):
+    """out[i] = 1 with probability p, else 0 (in self's dtype; self gives only the shape)."""
+    rules.unary_floating("bernoulli", (self,))
+    _check_probabilities("bernoulli", "p", np.asarray(p, np.float64))
+    result = np.empty_like(self._impl.array())    # keeps self's layout, as empty_like
+    draws.fill_bernoulli_scalar(get(generator), result, p)
+    return out(result.copy(order="C"), self._impl.dtype)
+
+
+def bernoulli__float(self, p, generator):
+    rules.random_float_inplace("bernoulli_", (self, p, generator))
+    _check_probabilities("bernoulli_", "p", np.asarray(p, np.float64))
+    draws.fill_bernoulli_scalar(get(generator), self._impl.array(), p)
+    return self
+
+
+def bernoulli__tensor(self, p, generator):
+    rules.bernoulli_tensor_inplace("bernoulli_", (self, p, generator))
+    probs = p._impl.array()
+    _check_probabilities("bernoulli_", "p", probs)
+    draws.fill_bernoulli_tensor(get(generator), self._impl.array(), probs)
+    return self
+
+
+def multinomial(self, num_samples, replacement, generator):
+    """Indices drawn from the categories 0..n-1 with weights self[..., j] (each row of a
+    2-D input on its own), as PyTorch's CPU kernel draws them.
+
+    Without replacement, or one sample: an exponential race (Gumbel-max in disguise),
+        q = exponential_(1) shaped as self;  key = self / q
+        out = argmax(key) (one sample) or the num_samples largest keys, largest first
+    so zero-weight categories come last once the others are used up.
+    With replacement, inverse-CDF sampling, row by row, sample by sample:
+        cdf = cumsum(w) / sum(w) (in self's dtype; float for half/bfloat16), cdf[-1] = 1
+        u ~ U[0, 1) (double);  out = the first j with cdf[j] >= u
+    """
+    rules.multinomial("multinomial", (self, num_samples, replacement, generator))
+    w = self._impl.array()
+    rows = w.reshape(1, -1) if w.ndim == 1 else w
+    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+        raise ArgumentError("multinomial(): argument 'self' must hold finite, non-negative "
+                            "weights", op="multinomial", arg="self")
+    acc = rows.dtype if rows.dtype in (np.float32, np.float64) else np.float32
+    totals = rows.astype(acc).sum(axis=1, keepdims=True)
+    if np.any(totals <= 0):
+        raise ArgumentError("multinomial(): every row of argument 'self' needs a positive "
+                            "weight sum", op="multinomial", arg="self")
+    gen = get(generator)
+    if not replacement or num_samples == 1:
+        q = draws.fill_exponential(gen, np.empty(rows.shape, rows.dtype), 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keys = rows / q
+        picks = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    else:
+        cdf = np.cumsum(rows.astype(acc), axis=1, dtype=acc)
+        cdf /= cdf[:, -1:]
+        cdf[:, -1] = 1
+        u = draws.uniform01_double(gen, rows.shape[0] * num_samples)
+        u = u.reshape(rows.shape[0], num_samples)
+        picks = np.stack([np.searchsorted(c.astype(np.float64), x, side="left")
+                          for c, x in zip(cdf, u)])
+    return out(picks.reshape(w.shape[:-1] + (num_samples,)), dt.int64)

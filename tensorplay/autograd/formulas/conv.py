@@ -1,0 +1,68 @@
+"""Formula helpers of convolution.
+
+NOTE on convolution's double backward. Write the convolution as a bilinear map
+B(x, w) (+ bias). Its backward returns gI = J_x(w)^T g and gW = J_w(x)^T g, which
+are linear in g, gI does not depend on x and gW does not depend on w. Given the
+gradients ggI, ggW, ggb flowing into those outputs:
+
+    d/dg  = B(ggI, w) + B(x, ggW) + ggb        (two convolutions)
+    d/dx  = J_x(ggW)^T g    = convolution_backward(g, x, ggW)[0]
+    d/dw  = J_w(ggI)^T g    = convolution_backward(g, ggI, w)[1]
+
+The same holds for transposed convolutions (B is still bilinear), so one set of
+helpers serves both, and every order of derivative is a convolution again.
+"""
+from __future__ import annotations
+
+from tensorplay._generated import functional as F
+
+
+def conv_double_backward_grad_output(grads, input, weight, stride, padding, dilation,
+                                     transposed, output_padding, groups):
+    gg_input, gg_weight, gg_bias = grads
+    result = None
+    if gg_input is not None:
+        result = F.convolution(gg_input, weight, gg_bias, stride, padding, dilation,
+                               transposed, output_padding, groups)
+        gg_bias = None
+    if gg_weight is not None:
+        term = F.convolution(input, gg_weight, gg_bias, stride, padding, dilation,
+                             transposed, output_padding, groups)
+        result = term if result is None else result + term
+        gg_bias = None
+    if gg_bias is not None:
+        shape = [1, gg_bias.shape[0]] + [1] * (input.dim() - 2)
+        result = gg_bias.reshape(shape).expand(_conv_out_shape(
+            input, weight, stride, padding, dilation, transposed, output_padding, groups))
+    return result
+
+
+def _conv_out_shape(input, weight, stride, padding, dilation, transposed, output_padding,
+                    groups):
+    from tensorplay.meta.conv import conv_output_sizes
+    spatial = conv_output_sizes(tuple(input.shape), tuple(weight.shape), stride, padding,
+                                dilation, transposed, output_padding)
+    channels = weight.shape[1] * groups if transposed else weight.shape[0]
+    return (input.shape[0], channels) + tuple(spatial)
+
+
+def conv_double_backward_input(grads, grad_output, input, weight, stride, padding, dilation,
+                               transposed, output_padding, groups):
+    gg_weight = grads[1]
+    if gg_weight is None:
+        return None
+    return F.convolution_backward(grad_output, input, gg_weight, None, stride, padding,
+                                  dilation, transposed, output_padding, groups,
+                                  [True, False, False])[0]
+
+
+def conv_double_backward_weight(grads, grad_output, input, weight, stride, padding, dilation,
+                                transposed, output_padding, groups):
+    gg_input = grads[0]
+    if gg_input is None:
+        return None
+    return F.convolution_backward(grad_output, gg_input, weight, None, stride, padding,
+                                  dilation, transposed, output_padding, groups,
+                                  [False, True, False])[1]
+
+

@@ -1,0 +1,169 @@
+"""Backward helpers of the normalizations (see derivatives.yaml): batch, layer, group
+and RMS norm.
+
+Written with TensorPlay ops only, so their results can be differentiated again.
+"""
+from __future__ import annotations
+
+import math
+
+from tensorplay._generated import functional as F
+from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.meta.normalization import machine_eps
+
+
+# ---- normalization ------------------------------------------------------------------
+# NOTE: without create_graph the backward reads the mean and rstd that the forward
+# kernel saved. With create_graph (grad mode on during backward) it recomputes them
+# from the input with TensorPlay ops, so that the second derivative sees how they
+# depend on the input (the saved ones are constants to autograd).
+def _stats(x, dims, eps, saved_mean, saved_rstd, stat_shape):
+    if grad_state.enabled:
+        mean = x.mean(dims, True)
+        d = x - mean
+        return mean, 1 / F.sqrt((d * d).mean(dims, True) + eps)
+    mean = None if saved_mean is None else saved_mean.reshape(stat_shape)
+    return mean, saved_rstd.reshape(stat_shape)
+
+
+def _normalized_grad(grad_xhat, xhat, rstd, dims):
+    """d/dx of xhat = (x - mean(x)) * rstd(x), applied to grad_xhat:
+    rstd * (g - mean(g) - xhat * mean(g * xhat)), means over the normalized dims."""
+    return rstd * (grad_xhat - grad_xhat.mean(dims, True)
+                   - xhat * (grad_xhat * xhat).mean(dims, True))
+
+
+def _affine_grads(grad, xhat, weight, bias, dims, param_shape):
+    """(grad_weight, grad_bias): sums over every dim the parameter is broadcast along.
+    `bias` is the bias or only its sizes; None: there is none."""
+    gw = None if weight is None else (grad * xhat).sum(dims).reshape(param_shape)
+    gb = None if bias is None else grad.sum(dims).reshape(param_shape)
+    return gw, gb
+
+
+def _channel_shape(x):
+    shape = [1] * x.dim()
+    shape[1] = x.shape[1]
+    return shape
+
+
+# NOTE: batch and group norm save what PyTorch's formulas save, so that an in-place change
+# raises in backward alike: not the bias (only whether there is one, `bias_sizes`), and
+# for batch norm the running stats, in both modes. Their values are not read here: the
+# forward returns the statistics it used (the running ones in eval mode), and training
+# updates the running stats in place without bumping their version, as PyTorch's does.
+def batch_norm_backward(grad, input, weight, bias_sizes, running_mean, running_var,
+                        save_mean, save_rstd, training, eps):
+    """Gradients of native_batch_norm for (input, weight, bias). In eval mode the stats
+    are the running ones: constants, so the input gradient is grad * weight * rstd.
+
+    A plain backward() in training mode takes the fused op native_batch_norm_backward,
+    one kernel over the saved mean and rstd (see layer_norm_backward for why create_graph
+    composes the backward from differentiable ops instead)."""
+    if training and not grad_state.enabled:
+        return F.native_batch_norm_backward(grad, input, weight, None, None, save_mean,
+                                            save_rstd, True, eps,
+                                            [True, weight is not None, bias_sizes is not None])
+    shape = _channel_shape(input)
+    dims = [0] + list(range(2, input.dim()))
+    w = None if weight is None else weight.reshape(shape)
+    if training:
+        mean, rstd = _stats(input, dims, eps, save_mean, save_rstd, shape)
+    else:
+        mean, rstd = save_mean.reshape(shape), save_rstd.reshape(shape)
+    xhat = (input - mean) * rstd
+    grad_xhat = grad if w is None else grad * w
+    if training:
+        gi = _normalized_grad(grad_xhat, xhat, rstd, dims)
+    else:
+        gi = grad_xhat * rstd
+    gw, gb = _affine_grads(grad, xhat, weight, bias_sizes, dims, (input.shape[1],))
+    return gi, gw, gb
+
+
+def layer_norm_backward(grad, input, normalized_shape, weight, bias, mean, rstd, eps):
+    """Gradients of native_layer_norm for (input, weight, bias).
+
+    A plain backward() (grad mode off while it runs: nothing records this backward) takes
+    the fused op native_layer_norm_backward, one kernel over the saved mean and rstd.
+    With create_graph=True the backward is itself recorded, so it is composed from
+    differentiable ops instead, the statistics recomputed from the input (the fused op
+    has no derivative; the saved statistics are constants to autograd)."""
+    if not grad_state.enabled:
+        return F.native_layer_norm_backward(grad, input, normalized_shape, mean, rstd, weight,
+                                            bias, [True, weight is not None, bias is not None])
+    k = len(normalized_shape)
+    lead = input.dim() - k
+    dims = list(range(lead, input.dim()))
+    stat_shape = list(input.shape[:lead]) + [1] * k
+    mean, rstd = _stats(input, dims, eps, mean, rstd, stat_shape)
+    xhat = (input - mean) * rstd
+    grad_xhat = grad if weight is None else grad * weight
+    # NOTE: factored as the fused kernel (and PyTorch's) factors it, so an infinite
+    # weight gives the same infinities and NaNs on both paths; see group_norm_backward.
+    s = 1.0 / math.prod(normalized_shape)
+    ds = (grad_xhat * input).sum(dims, True)
+    db = grad_xhat.sum(dims, True)
+    b = (db * mean - ds) * rstd * rstd * rstd * s
+    c = -b * mean - db * rstd * s
+    gi = (rstd * grad if weight is None else rstd * grad * weight) + b * input + c
+    gw, gb = _affine_grads(grad, xhat, weight, bias, list(range(lead)), tuple(normalized_shape))
+    return gi, gw, gb
+
+
+def group_norm_backward(grad, input, weight, bias_sizes, mean, rstd, N, C, HxW, group, eps):
+    """Gradients of native_group_norm, factored as PyTorch's kernel factors them. With the
+    input viewed as (N, group, D = C // group, HxW), s = 1 / (D * HxW), w = weight or 1,
+    per (sample, channel) ds = sum(grad * x), db = sum(grad), and per (sample, group)
+    ds_w = sum_c ds * w, db_w = sum_c db * w:
+
+        grad_input  = rstd * w * grad + c2 * x + c3
+                      c2 = (db_w * mean - ds_w) * rstd**3 * s,  c3 = -c2 * mean - db_w * rstd * s
+        grad_weight = sum_n (ds - db * mean) * rstd;   grad_bias = sum_n db
+
+    NOTE: the same factoring as PyTorch's gives the same infinities and NaNs (an infinite
+    weight enters through ds_w and db_w), where the layer-norm form of the formula
+    (rstd * (g - mean(g) - xhat * mean(g * xhat))) meets inf - inf in other places."""
+    d = C // group
+    x = input.reshape((N, group, d, HxW))
+    g = grad.reshape((N, group, d, HxW))
+    mean, rstd = _stats(x, [2, 3], eps, mean, rstd, (N, group, 1, 1))
+    mean, rstd = mean.reshape((N, group, 1)), rstd.reshape((N, group, 1))
+    ds = (g * x).sum([3])                     # (N, group, D)
+    db = g.sum([3])
+    w = None if weight is None else weight.reshape((1, group, d))
+    ds_w = (ds if w is None else ds * w).sum([2], True)
+    db_w = (db if w is None else db * w).sum([2], True)
+    s = 1.0 / (d * HxW)
+    c2 = (db_w * mean - ds_w) * rstd * rstd * rstd * s
+    c3 = -c2 * mean - db_w * rstd * s
+    c1 = rstd if w is None else rstd * w
+    gi = c1.unsqueeze(3) * g + c2.unsqueeze(3) * x + c3.unsqueeze(3)
+    gw = None if weight is None else ((ds - db * mean) * rstd).sum([0]).reshape((C,))
+    gb = None if bias_sizes is None else db.sum([0]).reshape((C,))
+    return gi.reshape(tuple(input.shape)), gw, gb
+
+
+def rms_norm_backward(grad, input, normalized_shape, weight, rstd, eps):
+    """Gradients of _fused_rms_norm for (input, weight): with xhat = x * rstd,
+    grad_input = rstd * (g - xhat * mean(g * xhat)), g = grad * weight.
+
+    As layer_norm_backward: the fused op _fused_rms_norm_backward when this backward is
+    not recorded (grad mode off), the composition below with create_graph=True."""
+    if not grad_state.enabled:
+        return F._fused_rms_norm_backward(grad, input, normalized_shape, rstd, weight,
+                                          [True, weight is not None])
+    k = len(normalized_shape)
+    lead = input.dim() - k
+    dims = list(range(lead, input.dim()))
+    if eps is None:
+        eps = machine_eps(input.dtype)
+    rstd = 1 / F.sqrt((input * input).mean(dims, True) + eps)
+    xhat = input * rstd
+    grad_xhat = grad if weight is None else grad * weight
+    gi = rstd * (grad_xhat - xhat * (grad_xhat * xhat).mean(dims, True))
+    gw = None if weight is None else \
+        (grad * xhat).sum(list(range(lead))).reshape(tuple(normalized_shape))
+    return gi, gw
+
+

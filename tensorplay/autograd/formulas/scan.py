@@ -1,0 +1,65 @@
+"""Backward helpers of the scans: cumsum (a reversed cumsum) and cumprod (with zeros).
+
+Written with TensorPlay ops only, so they can be differentiated again.
+"""
+from __future__ import annotations
+
+from tensorplay import _dtype as dt
+from tensorplay._generated import functional as F
+from tensorplay.autograd.formulas.reduction import _positions
+from tensorplay.autograd.grad_mode import grad_state
+
+
+# ---- scans -----------------------------------------------------------------------------
+def reversed_cumsum(t, dim):
+    """out_i = sum_{k >= i} t_k along dim."""
+    return t.flip([dim]).cumsum(dim).flip([dim])
+
+
+def cumsum_backward(grad, sizes, dtype, dim):
+    if len(sizes) == 0:
+        return grad.to(dtype)
+    return reversed_cumsum(grad, dim).to(dtype)
+
+
+def cumprod_backward(grad, self, dim, result):
+    """d out_k / dx_i = prod_{j <= k, j != i} x_j for i <= k.
+
+    Without zeros: sum_{k >= i} grad_k out_k / x_i, a reversed cumsum. With zeros (where
+    dividing fails) the exact form, on an n x n grid per slice:
+        grad_i = (prod_{j < i} x_j) * sum_{k >= i} grad_k prod_{i < j <= k} x_j
+    It is a polynomial in x built from cumprod and prod, so it is twice differentiable."""
+    if self.dim() == 0 or self.shape[dim] == 1:     # out = x: even a NaN gets grad
+        return grad
+    if not bool(F.any(self == 0)):
+        return reversed_cumsum(grad * result, dim) / self
+    if not grad_state.enabled:
+        return _cumprod_backward_with_zeros(grad, self, dim, result)
+    x = self.transpose(dim, -1)
+    g = grad.transpose(dim, -1)
+    i, j = _positions(x.shape[-1], x.device)
+    spread = x.unsqueeze(-2)                                   # [..., i, j] = x_j
+    tails = F.where(j > i, spread, 1).cumprod(-1)              # prod_{i < j <= k} x_j
+    after = F.where(j >= i, tails * g.unsqueeze(-2), 0.0).sum([-1])
+    before = F.prod(F.where(j < i, spread, 1), -1)             # prod_{j < i} x_j
+    return (before * after).transpose(dim, -1)
+
+
+def _cumprod_backward_with_zeros(grad, self, dim, result):
+    """PyTorch's O(n) form (not differentiable again: used without create_graph), which
+    fixes where a NaN or inf meets a zero. With z1, z2 the first two zeros of a slice:
+
+        i < z1:        sum_{k >= i} grad_k out_k / x_i, the sum over k < z1 only
+        i = z1:        out_{z1-1} * sum_{z1 <= k < z2} grad_k prod_{z1 < j <= k} x_j
+        i > z1:        0"""
+    w = result * grad
+    zeros = (self == 0).to(dt.int64).cumsum(dim)             # zeros up to and at each i
+    before = zeros == 0
+    out = F.where(before, reversed_cumsum(w.masked_fill(~before, 0.0), dim) / self, 0.0)
+    first = (self == 0) & (zeros == 1)                       # the first zero
+    between = (zeros == 1) & ~first
+    tails = self.masked_fill(~between, 1.0).cumprod(dim)     # prod_{z1 < j <= k} x_j
+    after = (tails * grad.masked_fill(zeros != 1, 0.0)).sum([dim], True)
+    index = first.to(dt.int64).argmax(dim, True)
+    prefix = F.where(index == 0, 1.0, result.gather(dim, (index - 1).clamp(0)))
+    return F.where(first, after * prefix, out)

@@ -1,0 +1,144 @@
+"""scaled_dot_product_attention, composed from matmul, softmax and dropout as PyTorch's
+reference ("math") implementation does:
+
+    scores = (query * sqrt(scale)) @ (key^T * sqrt(scale))      (L x S per batch and head)
+    scores + mask: a bool mask (or the causal one) becomes 0 where True, -inf where False
+    weights = softmax(scores, -1), 0 for a row with every position masked (all -inf)
+    out = dropout(weights, dropout_p) @ value
+
+Following its steps also follows what its backward saves: the scaled copies of query
+and key and the float mask, not the caller's tensors, so a write into query, key or a
+mask after the call does not make backward raise (a write into value does). float16
+and bfloat16 inputs are computed in float32, as there. Where PyTorch runs its fused CPU
+kernel instead (4-D inputs...), whose backward saves query, key, value, a float mask and
+the output, one more node saves those too (`_SavesLikeFusedKernel`).
+"""
+from __future__ import annotations
+
+import math
+
+from tensorplay import _creation, _dtype as dt
+from tensorplay._frontdoor import wrap_number
+from tensorplay._generated import functional as F
+from tensorplay.autograd.function import Function
+from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
+
+
+def _check(op, query, key, value, attn_mask, is_causal, enable_gqa):
+    # PyTorch's validate_sdpa_input checks the dtypes first: query, key and value share
+    # one (no promotion), and a mask is bool, float32 or query's dtype.
+    if not query.dtype == key.dtype == value.dtype:
+        bad = "key" if key.dtype != query.dtype else "value"
+        raise DTypeError(f"{op}(): expected 'query', 'key' and 'value' to have the same dtype, "
+                         f"but got {query.dtype.name}, {key.dtype.name} and {value.dtype.name} "
+                         f"(argument '{bad}')", op=op, arg=bad)
+    if attn_mask is not None and attn_mask.dtype not in (dt.bool, dt.float32, query.dtype):
+        raise DTypeError(f"{op}(): argument 'attn_mask' must be bool, float32 or query's dtype "
+                         f"({query.dtype.name}), but got {attn_mask.dtype.name}", op=op,
+                         arg="attn_mask")
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if t.dim() < 2:
+            raise ShapeError(f"{op}(): argument '{name}' must have at least 2 dimensions "
+                             f"(..., L or S, E), but got shape {fmt_shape(t.shape)}", op=op,
+                             arg=name)
+    if key.shape[-1] != query.shape[-1]:
+        raise ShapeError(f"{op}(): 'query' and 'key' must have the same embedding size, but "
+                         f"got {query.shape[-1]} and {key.shape[-1]} (argument 'key')", op=op,
+                         arg="key")
+    if value.shape[-2] != key.shape[-2]:
+        raise ShapeError(f"{op}(): 'key' and 'value' must have the same sequence length, but "
+                         f"got {key.shape[-2]} and {value.shape[-2]} (argument 'value')",
+                         op=op, arg="value")
+    if is_causal and attn_mask is not None:
+        raise ArgumentError(f"{op}(): argument 'attn_mask' must be None when is_causal=True",
+                            op=op, arg="attn_mask")
+    if enable_gqa and query.dim() >= 3 and query.shape[-3] % key.shape[-3]:
+        raise ShapeError(f"{op}(): with enable_gqa, the query heads ({query.shape[-3]}) must "
+                         f"be a multiple of the key heads ({key.shape[-3]}) (argument 'key')",
+                         op=op, arg="key")
+
+
+def _repeat_heads(t, n):
+    """(..., H, S, E) -> (..., H * n, S, E), each head repeated n times in place."""
+    if n == 1:
+        return t
+    shape = tuple(t.shape)
+    expanded = t.unsqueeze(-3).expand(shape[:-2] + (n,) + shape[-2:])
+    return expanded.reshape(shape[:-3] + (shape[-3] * n,) + shape[-2:])
+
+
+class _SavesLikeFusedKernel(Function):
+    """`out` itself (a new tensor over it), whose backward node saves the arguments and
+    `out`: what PyTorch's fused CPU kernel saves (for the inputs `_takes_fused_kernel`
+    accepts), so that a write into any of them after the call makes backward raise, as
+    there. The gradient is the math path's: it passes through unchanged."""
+
+    @staticmethod
+    def forward(ctx, out, *saved):
+        ctx.save_for_backward(out, *saved)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        ctx.saved_tensors   # noqa: B018 - unpacking is the version check
+        return (grad,) + (None,) * (len(ctx.needs_input_grad) - 1)
+
+
+def _takes_fused_kernel(query, key, value, attn_mask, dropout_p):
+    """PyTorch (CPU) runs its fused kernel, not the math path, for 4-D non-empty inputs
+    with one batch size, value's head size equal to query's, unit last strides, no dropout,
+    and no mask that requires grad (sdp_utils_cpp.cpp's use_flash_attention_cpp)."""
+    tensors = (query, key, value)
+    return (all(t.dim() == 4 and t.numel() > 0 and t.stride(-1) == 1 for t in tensors)
+            and query.shape[0] == key.shape[0] == value.shape[0]
+            and value.shape[-1] == query.shape[-1] and dropout_p == 0
+            and (attn_mask is None or not attn_mask.requires_grad))
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                                 enable_gqa):
+    op = "scaled_dot_product_attention"
+    _check(op, query, key, value, attn_mask, is_causal, enable_gqa)
+    out = _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+    if (grad_state.enabled and any(t.requires_grad for t in (query, key, value))
+            and _takes_fused_kernel(query, key, value, attn_mask, dropout_p)):
+        # A bool mask is not saved there: the kernel gets a float copy of it.
+        mask = () if attn_mask is None or attn_mask.dtype is dt.bool else (attn_mask,)
+        out = _SavesLikeFusedKernel.apply(out, query, key, value, *mask)
+    return out
+
+
+def _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    if enable_gqa and query.dim() >= 3:
+        key = _repeat_heads(key, query.shape[-3] // key.shape[-3])
+        value = _repeat_heads(value, query.shape[-3] // value.shape[-3])
+    out_dtype = query.dtype
+    if out_dtype in (dt.float16, dt.bfloat16):
+        query, key, value = (t.to(dt.float32) for t in (query, key, value))
+    if scale is None:
+        scale = 1 / math.sqrt(query.shape[-1])
+    # sqrt(|scale|) on both sides (the sign goes with query), in double as there.
+    root = math.sqrt(abs(scale))
+    query = query * (-root if scale < 0 else root)
+    if is_causal:
+        length, source = query.shape[-2], key.shape[-2]
+        rows = _creation.arange(length, device=query.device).view((length, 1))
+        cols = _creation.arange(source, device=query.device).view((1, source))
+        attn_mask = rows >= cols
+    if attn_mask is not None and attn_mask.dtype is dt.bool:
+        zero = _creation.zeros((), dtype=query.dtype, device=query.device)
+        attn_mask = F.where(attn_mask, zero, wrap_number(float("-inf"), zero))
+    scores = F.matmul(query, key.transpose(-2, -1) * root)
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    # A row with every position masked (all -inf) is all NaN after softmax: PyTorch's
+    # `_safe_softmax` gives 0 there, and a 0 gradient (its backward reads the safe result).
+    # Such rows go through softmax as zeros, so no NaN reaches backward either. Any other
+    # NaN (an infinite query or key: inf - inf) stays NaN, as in PyTorch.
+    masked_row = F.all(scores == float("-inf"), -1, keepdim=True)
+    zero = wrap_number(0.0, scores)
+    weights = F.where(masked_row, zero, F.softmax(F.where(masked_row, zero, scores), -1))
+    if dropout_p > 0:
+        weights = F.dropout(weights, dropout_p, True)
+    return F.matmul(weights, value).to(out_dtype)

@@ -1,0 +1,36 @@
+"""allclose (isclose, then all) and the bitwise ops with a number: the Tensor overload
+with the number wrapped in a 0-dim tensor, as pointwise.py's Scalar overloads."""
+from __future__ import annotations
+
+from tensorplay._frontdoor import wrap_number
+from tensorplay._generated import functional as F
+
+
+def allclose(self, other, rtol, atol, equal_nan):
+    """isclose() for every element, as a Python bool."""
+    close = F.isclose(self, other, rtol, atol, equal_nan)
+    return close.sum().item() == close.numel()
+
+
+def bitwise_and_scalar(self, other):
+    return F.bitwise_and(self, wrap_number(other, self))
+
+
+def bitwise_or_scalar(self, other):
+    return F.bitwise_or(self, wrap_number(other, self))
+
+
+def bitwise_xor_scalar(self, other):
+    return F.bitwise_xor(self, wrap_number(other, self))
+
+
+def bitwise_and__scalar(self, other):
+    return self.bitwise_and_(wrap_number(other, self))
+
+
+def bitwise_or__scalar(self, other):
+    return self.bitwise_or_(wrap_number(other, self))
+
+
+def bitwise_xor__scalar(self, other):
+    return self.bitwise_xor_(wrap_number(other, self))

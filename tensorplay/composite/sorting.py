@@ -1,0 +1,125 @@
+"""Searching: searchsorted and bucketize (binary search in sorted tensors), isin and
+msort, composed of comparisons and sort.
+
+For each value v, the insertion index into a sorted sequence s is a count:
+
+    left  (first i with s[i] >= v):  how many s[i] are not >= v
+    right (first i with s[i] >  v):  how many s[i] are not >  v
+
+Counting "not >=" rather than "<" is what PyTorch's binary search computes, so a NaN
+value (and NaNs sorted to the end of s) land where PyTorch puts them. The comparison
+builds an (..., values, sequence) boolean tensor: O(M * N) work instead of a binary
+search's O(M log N), but made of ops every backend has, and exact.
+"""
+from __future__ import annotations
+
+from tensorplay import _dtype as dt
+from tensorplay._frontdoor import wrap_number
+from tensorplay._generated import functional as F
+from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
+
+
+def _insertion_counts(seq, values, right, out_int32):
+    """Counts over the last dim of `seq` for every element of `values`."""
+    if seq.dim() == 1:
+        seq = seq.reshape([1] * values.dim() + [seq.shape[0]])
+    else:
+        seq = seq.unsqueeze(-2)
+    v = values.unsqueeze(-1)
+    after = F.gt(seq, v) if right else F.ge(seq, v)
+    return F.sum(F.logical_not(after), [-1], dtype=dt.int32 if out_int32 else dt.int64)
+
+
+def _check(op, seq, values, side, right, sorter, scalar):
+    if side is not None and side not in ("left", "right"):
+        raise ArgumentError(f"{op}(): argument 'side' can only be 'left' or 'right' but got "
+                            f"{side!r}", op=op, arg="side")
+    if side is not None and right and side == "left":
+        raise ArgumentError(f"{op}(): side and right can't be set to opposites, got side of "
+                            f"left while right was True (argument 'side')", op=op, arg="side")
+    if seq.dim() == 0:
+        raise ShapeError(f"{op}(): boundaries tensor should have positive dimension, but got "
+                         f"0 dimension (argument 'sorted_sequence')", op=op,
+                         arg="sorted_sequence")
+    if scalar and seq.dim() != 1:
+        raise ShapeError(f"{op}(): input value can be a scalar only when boundaries tensor "
+                         f"dimension is 1, but we got boundaries tensor dim("
+                         f"{seq.dim()}) (argument 'self')", op=op, arg="self")
+    if seq.dim() > 1 and (seq.dim() != values.dim() or seq.shape[:-1] != values.shape[:-1]):
+        raise ShapeError(f"{op}(): boundaries tensor should be 1 dimension or the first N-1 "
+                         f"dimensions of boundaries tensor and input value tensor must match, "
+                         f"but we got boundaries tensor {fmt_shape(seq.shape)} and input "
+                         f"value tensor {fmt_shape(values.shape)} (argument 'self')", op=op,
+                         arg="self")
+    if sorter is not None:
+        if sorter.dtype is not dt.int64:
+            raise DTypeError(f"{op}(): sorter must be a tensor of long dtype but got dtype "
+                             f"{sorter.dtype.name} (argument 'sorter')", op=op, arg="sorter")
+        if tuple(sorter.shape) != tuple(seq.shape):
+            raise ShapeError(f"{op}(): boundary and sorter must have the same size, but got "
+                             f"boundary tensor {fmt_shape(seq.shape)}and got sorter tensor "
+                             f"{fmt_shape(sorter.shape)} (argument 'sorter')", op=op,
+                             arg="sorter")
+
+
+def _searchsorted(seq, values, out_int32, right, side, sorter, scalar):
+    op = "searchsorted"
+    _check(op, seq, values, side, right, sorter, scalar)
+    if sorter is not None:
+        seq = F.gather(seq, -1, sorter)
+    return _insertion_counts(seq, values, right or side == "right", out_int32)
+
+
+def searchsorted(sorted_sequence, self, out_int32, right, side, sorter):
+    return _searchsorted(sorted_sequence, self, out_int32, right, side, sorter, False)
+
+
+def searchsorted_scalar(sorted_sequence, self, out_int32, right, side, sorter):
+    value = wrap_number(self, sorted_sequence)
+    return _searchsorted(sorted_sequence, value, out_int32, right, side, sorter, True)
+
+
+def bucketize(self, boundaries, out_int32, right):
+    """The bucket of each element: i with boundaries[i-1] < x <= boundaries[i] (right=False),
+    boundaries[i-1] <= x < boundaries[i] (right=True)."""
+    if boundaries.dim() != 1:
+        raise ShapeError(f"bucketize(): boundaries tensor must be 1 dimension, but got dim("
+                         f"{boundaries.dim()}) (argument 'boundaries')", op="bucketize",
+                         arg="boundaries")
+    return _insertion_counts(boundaries, self, right, out_int32)
+
+
+def bucketize_scalar(self, boundaries, out_int32, right):
+    value = wrap_number(self, boundaries)
+    return bucketize(value, boundaries, out_int32, right)
+
+
+def isin(elements, test_elements, assume_unique, invert):
+    """Whether each element occurs in test_elements (an element-by-element comparison;
+    assume_unique changes nothing here)."""
+    tests = test_elements.reshape([-1])
+    hits = F.any(F.eq(elements.unsqueeze(-1), tests), -1)
+    return F.logical_not(hits) if invert else hits
+
+
+def isin_scalar_test(elements, test_element, assume_unique, invert):
+    # PyTorch allocates isin's result row-major whatever the layout of elements.
+    hits = F.eq(elements, test_element).contiguous()
+    return F.logical_not(hits) if invert else hits
+
+
+def isin_scalar_element(element, test_elements, assume_unique, invert):
+    return isin(wrap_number(element, test_elements), test_elements, assume_unique, invert)
+
+
+def msort(self):
+    """self sorted along its first dim."""
+    return F.sort(self, 0)[0]
+
+
+def argsort(self, dim, descending):
+    return F.sort(self, dim, descending)[1]
+
+
+def argsort_stable(self, stable, dim, descending):
+    return F.sort(self, dim, descending)[1]

@@ -1,0 +1,149 @@
+"""Shape/dtype rules of linear algebra: mv, dot, addmm, baddbmm, linear, tril/triu and
+diag (mm and bmm, the most common, are in rules.py)."""
+from __future__ import annotations
+
+from tensorplay.errors import DTypeError, ShapeError, fmt_shape
+from tensorplay.meta.overlap import assert_no_internal_overlap
+from tensorplay.meta.rules import (
+    OutSpec, SELF, broadcast, check_devices,
+)
+
+
+def _sizes(t):
+    return t._impl.sizes
+
+
+def same_dtype(op, named):
+    (first, a), rest = named[0], named[1:]
+    for name, t in rest:
+        if t._impl.dtype is not a._impl.dtype:
+            raise DTypeError(f"{op}(): expected '{first}' and '{name}' to have the same dtype, "
+                             f"but got: {a._impl.dtype.name} != {t._impl.dtype.name}", op=op,
+                             arg=name)
+
+
+def check_rank(op, name, t, ranks, what):
+    if len(_sizes(t)) not in ranks:
+        raise ShapeError(f"{op}(): argument '{name}' must be {what}, but got "
+                         f"{len(_sizes(t))}-D shape {fmt_shape(_sizes(t))}", op=op, arg=name)
+
+
+# ---- products --------------------------------------------------------------------------
+def mv(op, args):
+    """self @ vec (addmv calls it with its own argument `mat` as the matrix)."""
+    self, vec = args
+    name = "mat" if op.startswith("addmv") else "self"
+    check_rank(op, name, self, (2,), "a matrix (2-D)")
+    check_rank(op, "vec", vec, (1,), "a vector (1-D)")
+    if _sizes(self)[1] != _sizes(vec)[0]:
+        raise ShapeError(f"{op}(): '{name}' and 'vec' shapes cannot be multiplied "
+                         f"({_sizes(self)[0]}x{_sizes(self)[1]} and {_sizes(vec)[0]})", op=op,
+                         arg="vec")
+    same_dtype(op, [(name, self), ("vec", vec)])
+    check_devices(op, [(name, self), ("vec", vec)])
+    return OutSpec((_sizes(self)[0],), self._impl.dtype)
+
+
+def dot(op, args):
+    self, tensor = args
+    check_rank(op, "self", self, (1,), "a vector (1-D)")
+    check_rank(op, "tensor", tensor, (1,), "a vector (1-D)")
+    if _sizes(self) != _sizes(tensor):
+        raise ShapeError(f"{op}(): inconsistent tensor size, expected 'self' "
+                         f"{fmt_shape(_sizes(self))} and 'tensor' {fmt_shape(_sizes(tensor))} "
+                         f"to have the same number of elements", op=op, arg="tensor")
+    same_dtype(op, [("self", self), ("tensor", tensor)])
+    check_devices(op, [("self", self), ("tensor", tensor)])
+    return OutSpec((), self._impl.dtype)
+
+
+def _product(op, a, b, names, rank):
+    """The shape of names[0] @ names[1] for two matrices (rank 2) or two batches (rank 3)."""
+    what = "a matrix (2-D)" if rank == 2 else "a batch of matrices (3-D)"
+    check_rank(op, names[0], a, (rank,), what)
+    check_rank(op, names[1], b, (rank,), what)
+    sa, sb = _sizes(a), _sizes(b)
+    if rank == 3 and sa[0] != sb[0]:
+        raise ShapeError(f"{op}(): batch sizes differ: '{names[0]}' has {sa[0]}, '{names[1]}' "
+                         f"has {sb[0]}", op=op, arg=names[1])
+    if sa[-1] != sb[-2]:
+        raise ShapeError(f"{op}(): '{names[0]}' and '{names[1]}' shapes cannot be multiplied "
+                         f"({sa[-2]}x{sa[-1]} and {sb[-2]}x{sb[-1]})", op=op, arg=names[1])
+    return sa[:-1] + sb[-1:]
+
+
+def _add_product(op, args, names, rank):
+    """beta * self + alpha * (names[1] @ names[2]): self broadcasts to the product.
+    rank: 2 (matrices), 3 (batches) or 1 (a matrix times a vector)."""
+    self, a, b = args[:3]
+    if rank == 1:
+        sizes = mv(op, (a, b)).sizes
+    else:
+        sizes = _product(op, a, b, names[1:], rank)
+    named = list(zip(names, (self, a, b)))
+    same_dtype(op, named[1:] + named[:1])
+    check_devices(op, named)
+    if broadcast(op, [("product", sizes), ("self", _sizes(self))]) != sizes:
+        raise ShapeError(f"{op}(): argument 'self' (shape {fmt_shape(_sizes(self))}) cannot be "
+                         f"broadcast to the product's shape {fmt_shape(sizes)}", op=op,
+                         arg="self")
+    if op.endswith("_"):
+        if sizes != _sizes(self):
+            raise ShapeError(f"{op}(): argument 'self' (shape {fmt_shape(_sizes(self))}) must "
+                             f"have the product's shape {fmt_shape(sizes)} in-place", op=op,
+                             arg="self")
+        if rank == 2:
+            # PyTorch's addmm_ computes into a dense matrix and copies that into self
+            # (addmv_ and baddbmm_ write through self's strides and do not check)
+            assert_no_internal_overlap(op, self)
+        return SELF
+    return OutSpec(sizes, self._impl.dtype)
+
+
+def addmm(op, args):
+    return _add_product(op, args, ("self", "mat1", "mat2"), 2)
+
+
+def addmv(op, args):
+    return _add_product(op, args, ("self", "mat", "vec"), 1)
+
+
+def baddbmm(op, args):
+    return _add_product(op, args, ("self", "batch1", "batch2"), 3)
+
+
+def linear(op, args):
+    x, weight, bias = args
+    check_rank(op, "weight", weight, (2,), "a matrix (2-D) of shape [out_features, in_features]")
+    if not _sizes(x) or _sizes(x)[-1] != _sizes(weight)[1]:
+        raise ShapeError(f"{op}(): 'input' and 'weight' shapes cannot be multiplied: the last "
+                         f"dim of 'input' {fmt_shape(_sizes(x))} must be in_features = "
+                         f"{_sizes(weight)[1]} of 'weight' {fmt_shape(_sizes(weight))}", op=op,
+                         arg="weight")
+    named = [("input", x), ("weight", weight)] + ([("bias", bias)] if bias is not None else [])
+    same_dtype(op, named)
+    check_devices(op, named)
+    out = _sizes(x)[:-1] + (_sizes(weight)[0],)
+    if bias is not None and broadcast(op, [("input @ weight.T", out), ("bias", _sizes(bias))]) \
+            != out:
+        raise ShapeError(f"{op}(): argument 'bias' (shape {fmt_shape(_sizes(bias))}) does not "
+                         f"broadcast to the output shape {fmt_shape(out)}", op=op, arg="bias")
+    return OutSpec(out, x._impl.dtype)
+
+
+# ---- triangles and diagonals -----------------------------------------------------------
+def tril(op, args):
+    self = args[0]
+    check_rank(op, "self", self, range(2, 64), "at least 2-D")
+    return SELF if op.endswith("_") else OutSpec(_sizes(self), self._impl.dtype)
+
+
+def diag(op, args):
+    self, k = args
+    check_rank(op, "self", self, (1, 2), "a vector or a matrix (1-D or 2-D)")
+    s = _sizes(self)
+    if len(s) == 1:
+        n = s[0] + abs(k)
+        return OutSpec((n, n), self._impl.dtype)
+    n = max(0, min(s[0], s[1] - k) if k >= 0 else min(s[0] + k, s[1]))
+    return OutSpec((n,), self._impl.dtype)

@@ -1,0 +1,85 @@
+"""Shape and dtype rules of sorting and selection: sort, topk, kthvalue, median, mode,
+cummax/cummin, unique (whose output size depends on the values: DataDependent)."""
+from __future__ import annotations
+
+from tensorplay import _dtype as dt
+from tensorplay.errors import ArgumentError, fmt_shape
+from tensorplay.meta.reduction import reduced_sizes
+from tensorplay.meta.rules import DataDependent, OutSpec, check_nonempty_dim, reject_bool, wrap_dim
+
+
+def _sizes(t):
+    return t._impl.sizes
+
+
+def unique2(op, args):
+    return DataDependent("self", "the number of distinct values")
+
+
+def unique_dim(op, args):
+    self, dim = args[0], args[1]
+    wrap_dim(op, dim, max(len(self._impl.sizes), 1))
+    return DataDependent("self", f"the number of distinct slices along dim {dim}")
+
+
+def cummax(op, args):
+    self, dim = args
+    wrap_dim(op, dim, len(_sizes(self)))
+    return OutSpec(_sizes(self), self._impl.dtype), OutSpec(_sizes(self), dt.int64)
+
+
+# ---- selection and sorting -------------------------------------------------------------
+def median(op, args):
+    """median() of all elements; of none it is NaN (PyTorch's value; an integer dtype
+    gets NaN cast to it, its most negative value)."""
+    reject_bool(op, args[0])
+    return OutSpec((), args[0]._impl.dtype)
+
+
+def value_and_index(op, args):
+    """median.dim / mode / kthvalue: one value and its index per slice along `dim`."""
+    self, dim, keepdim = args[0], args[-2], args[-1]
+    sizes = _sizes(self)
+    d = wrap_dim(op, dim, len(sizes))
+    if sizes:
+        check_nonempty_dim(op, self, d)
+    out = reduced_sizes(op, sizes, (d,), keepdim) if sizes else ()
+    return OutSpec(out, self._impl.dtype), OutSpec(out, dt.int64)
+
+
+def median_dim(op, args):
+    reject_bool(op, args[0])
+    return value_and_index(op, args)
+
+
+def kthvalue(op, args):
+    self, k, dim, keepdim = args
+    reject_bool(op, self)
+    sizes = _sizes(self)
+    d = wrap_dim(op, dim, len(sizes))
+    n = sizes[d] if sizes else 1
+    if not 1 <= k <= n:
+        raise ArgumentError(f"{op}(): argument 'k' ({k}) must be in range [1, {n}], the size "
+                            f"of dimension {d} of 'self' (shape {fmt_shape(sizes)})", op=op,
+                            arg="k")
+    return value_and_index(op, (self, dim, keepdim))
+
+
+def topk(op, args):
+    self, k, dim, largest, sorted_ = args
+    reject_bool(op, self)
+    sizes = _sizes(self)
+    d = wrap_dim(op, dim, len(sizes))
+    n = sizes[d] if sizes else 1
+    if not 0 <= k <= n:
+        raise ArgumentError(f"{op}(): argument 'k' ({k}) is out of range: selected index k "
+                            f"must be in [0, {n}] for dimension {d} of 'self' (shape "
+                            f"{fmt_shape(sizes)})", op=op, arg="k")
+    out = tuple(k if i == d else s for i, s in enumerate(sizes))
+    return OutSpec(out, self._impl.dtype), OutSpec(out, dt.int64)
+
+
+def sort(op, args):
+    self, dim = args[0], args[-2]
+    wrap_dim(op, dim, len(_sizes(self)))
+    return OutSpec(_sizes(self), self._impl.dtype), OutSpec(_sizes(self), dt.int64)

@@ -1,0 +1,75 @@
+"""The LSTM recurrence over a whole sequence as one autograd node, the way cuDNN does it.
+
+Recorded op by op, one LSTM step leaves about a dozen autograd nodes behind, and both
+the engine's per-node cost and the dispatcher's per-op cost (not the arithmetic, at
+these sizes) then dominate. `LSTMSequence` hands the whole forward loop to one operator
+and the whole backward loop to another (ops.yaml):
+
+    _lstm_sequence(gi, h0, c0, w_hh) -> (output, h_n, c_n, workspace)
+    _lstm_sequence_backward(d_output, d_h_n, d_c_n, output, h0, c0, w_hh, workspace)
+        -> (d_gi, d_h0, d_c0, d_w_hh)
+
+gi = x @ W_ih.T + b_ih + b_hh comes in precomputed for every step (one matmul for the
+sequence). On the CPU each op is one NumPy loop over time (cpu_kernels/rnn.py, where the
+recurrence and its backward are written out); other devices run the same algorithm
+composed from tp ops (tensorplay/composite/rnn.py).
+
+NOTE: the two ops have no derivative of their own (the workspace is a constant to
+autograd), so the fast backward is not itself differentiable. When a backward runs with
+create_graph=True, `backward` instead recomputes the recurrence op by op (lstm_step,
+recorded) and differentiates that, so second derivatives come out right, at the
+op-by-op speed.
+"""
+from __future__ import annotations
+
+import tensorplay as tp
+from tensorplay._generated import functional as F
+from tensorplay.autograd.function import Function
+from tensorplay.nn.modules._rnn_cells import lstm_step
+
+__all__ = ["LSTMSequence"]
+
+
+class LSTMSequence(Function):
+    """(output (L, N, H), h_n (N, H), c_n (N, H)) = LSTMSequence.apply(gi, h0, c0, w_hh),
+    gi (L, N, 4H) the input projection of every step with both biases, in time order."""
+
+    @staticmethod
+    def forward(ctx, gi, h0, c0, w_hh):
+        output, h_n, c_n, workspace = F._lstm_sequence(gi, h0, c0, w_hh)
+        if any(ctx.needs_input_grad):
+            ctx.save_for_backward(gi, output, h0, c0, w_hh, workspace)
+        return output, h_n, c_n
+
+    @staticmethod
+    def backward(ctx, d_output, d_hn, d_cn):
+        gi, output, h0, c0, w_hh, workspace = ctx.saved_tensors
+        inputs = (gi, h0, c0, w_hh)
+        if tp.is_grad_enabled():
+            return _recorded_backward(ctx, inputs, output.dtype, (d_output, d_hn, d_cn))
+        if all(t.dtype is output.dtype for t in inputs):
+            return F._lstm_sequence_backward(d_output, d_hn, d_cn, output, h0, c0, w_hh,
+                                             workspace)
+        # Under tp.autocast the op ran in the autocast dtype (its policy is `lower`) on
+        # inputs cast to it: so does its backward, and each input gets its gradient in
+        # its own dtype (a float32 weight, a float32 .grad).
+        _, h0, c0, w_hh = (t.to(output.dtype) for t in inputs)
+        grads = F._lstm_sequence_backward(d_output, d_hn, d_cn, output, h0, c0, w_hh,
+                                          workspace)
+        return tuple(g.to(t.dtype) for g, t in zip(grads, inputs))
+
+
+def _recorded_backward(ctx, inputs, dtype, grads):
+    """The backward of create_graph=True: recompute the steps with autograd recording and
+    differentiate them, so the result carries a graph (a second derivative is exact).
+    `dtype` is the one the forward ran in (the autocast dtype under tp.autocast)."""
+    gi, h, c, w_hh = (t.to(dtype) for t in inputs)
+    w_hh_t = w_hh.t()
+    outs = []
+    for gi_t in gi.unbind(0):
+        h, c = lstm_step(gi_t, h, c, w_hh_t)
+        outs.append(h)
+    wanted = [t for t, need in zip(inputs, ctx.needs_input_grad) if need]
+    found = iter(tp.autograd.grad([tp.stack(outs, 0), h, c], wanted, list(grads),
+                                  create_graph=True, allow_unused=True))
+    return tuple(next(found) if need else None for need in ctx.needs_input_grad)

@@ -1,0 +1,445 @@
+"""Database entries: linear algebra (mv, dot, outer, addmm, baddbmm, linear, einsum,
+tensordot, tril/triu, diag, diagonal, trace, kron)."""
+from __future__ import annotations
+
+from functools import partial
+
+import torch
+
+import tensorplay as tp
+from tensorplay.errors import ArgumentError, DeviceError, DimError, DTypeError, ShapeError
+from opinfo.core import (
+    ALL_BUT_BOOL, ALL_DTYPES, ErrorInput as E, FLOATING, make_tensor, OpInfo, rng_for,
+    SampleInput as S,
+)
+from opinfo.reduction_common import grad_for, t_
+from opinfo.samples import (
+    _pair_samples, _t, _x, NUMERIC, sample_inputs_binary, sample_inputs_unary, TOL,
+)
+import math
+
+MM_TOL = {tp.float16: (4e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2), tp.float32: (1e-5, 1e-5)}
+LAYOUTS = ("contiguous", "transposed", "strided")
+
+
+def _operands(op, device, dtype, requires_grad, shape_lists, kwargs_list=({},)):
+    """One sample per list of shapes: the first tensor is the input, the rest are args;
+    layouts rotate so every operand is sometimes non-contiguous."""
+    rng = rng_for(op.full_name, dtype)
+    grad = grad_for(dtype, requires_grad)
+    for k, shapes in enumerate(shape_lists):
+        for kw in kwargs_list:
+            ts = [make_tensor(s, dtype, device, rng=rng, layout=LAYOUTS[(k + i) % 3],
+                              requires_grad=grad) for i, s in enumerate(shapes)]
+            yield S(ts[0], tuple(ts[1:]), dict(kw), name=f"{shapes} {kw}")
+
+
+def _errors_two(op, device, shapes, regex, arg, dtype_arg):
+    a, b = shapes
+    yield E(S(t_(a, device=device), (t_(b, device=device),)), ShapeError, regex, arg=arg)
+    if dtype_arg:
+        good = {"mv": ((3, 4), (4,)), "dot": ((4,), (4,))}[op.name]
+        yield E(S(t_(good[0], device=device), (t_(good[1], tp.float64, device=device),)),
+                DTypeError, rf"{op.name}\(\): expected 'self' and '{dtype_arg}' to have the same "
+                r"dtype", arg=dtype_arg)
+
+
+def _addmm_samples(op, device, dtype, requires_grad, batched=False):
+    shapes = [[(3, 5), (3, 4), (4, 5)], [(5,), (3, 4), (4, 5)], [(1, 1), (2, 0), (0, 3)]]
+    if batched:
+        shapes = [[(2, 3, 5), (2, 3, 4), (2, 4, 5)], [(3, 5), (2, 3, 4), (2, 4, 5)]]
+    kws = ({}, {"beta": 0.5, "alpha": 2} if dtype.is_floating_point else {"beta": 2, "alpha": 3})
+    yield from _operands(op, device, dtype, requires_grad, shapes, kws)
+    if dtype.is_floating_point:   # beta=0: self is ignored, nan included
+        rng = rng_for(op.full_name, dtype, "nan")
+        m1, m2 = ((3, 4), (4, 5)) if not batched else ((2, 3, 4), (2, 4, 5))
+        nan = tp.full(m1[:-1] + (5,), float("nan"), dtype=dtype, device=device)
+        yield S(nan, (make_tensor(m1, dtype, device, rng=rng), make_tensor(m2, dtype, device,
+                                                                            rng=rng)),
+                {"beta": 0}, name="beta=0 ignores nan")
+
+
+def _errors_addmm(op, device, batched=False):
+    names = ("batch1", "batch2") if batched else ("mat1", "mat2")
+    a, b = ((2, 3, 4), (2, 5, 2)) if batched else ((3, 4), (5, 2))
+    yield E(S(t_((3, 2), device=device), (t_(a, device=device), t_(b, device=device))),
+            ShapeError, rf"{op.name}\(\): '{names[0]}' and '{names[1]}' shapes cannot be "
+            r"multiplied", arg=names[1])
+    a, b = ((2, 3, 4), (2, 4, 5)) if batched else ((3, 4), (4, 5))
+    yield E(S(t_((2, 5), device=device), (t_(a, device=device), t_(b, device=device))),
+            ShapeError, rf"{op.name}\(\): argument 'self' \(shape \[2, 5\]\) is not "
+            r"broadcastable", arg="self")
+    yield E(S(t_((5,), device=device), (t_(a, device=device), t_(b, device=device))), ShapeError,
+            rf"{op.inplace}\(\): argument 'self' \(shape \[5\]\) must have the product's shape",
+            arg="self", inplace=True)
+
+
+def _addmv_samples(op, device, dtype, requires_grad):
+    kws = ({}, {"beta": 0.5, "alpha": 2} if dtype.is_floating_point else {"beta": 2, "alpha": 3})
+    yield from _operands(op, device, dtype, requires_grad,
+                         [[(3,), (3, 4), (4,)], [(1,), (3, 4), (4,)], [(2,), (2, 0), (0,)]], kws)
+
+
+def _errors_addmv(op, device):
+    yield E(S(t_((3,), device=device), (t_((3, 4), device=device), t_((5,), device=device))),
+            ShapeError, r"addmv\(\): 'mat' and 'vec' shapes cannot be multiplied", arg="vec")
+    yield E(S(t_((1,), device=device), (t_((3, 4), device=device), t_((4,), device=device))),
+            ShapeError, r"addmv_\(\): argument 'self' \(shape \[1\]\) must have the product's "
+            r"shape", arg="self", inplace=True)
+
+
+def _tensordot_dims_samples(op, device, dtype, requires_grad):
+    for a, b, n in (((2, 3, 4), (3, 4, 5), 2), ((3, 4), (4, 2), 1), ((3,), (4,), 0)):
+        for s in _operands(op, device, dtype, requires_grad, [[a, b]]):
+            yield S(s.input, s.args, {"dims": n}, name=f"{a} {b} dims={n}")
+
+
+def _linear_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = grad_for(dtype, requires_grad)
+    for x, w, b in (((3, 4), (5, 4), (5,)), ((2, 3, 4), (5, 4), None), ((4,), (2, 4), (2,)),
+                    ((0, 4), (3, 4), (3,)), ((2, 4), (3, 4), ())):
+        xs = make_tensor(x, dtype, device, rng=rng, requires_grad=grad)
+        ws = make_tensor(w, dtype, device, rng=rng, layout="transposed", requires_grad=grad)
+        bs = None if b is None else make_tensor(b, dtype, device, rng=rng, requires_grad=grad)
+        yield S(xs, (ws, bs), name=f"{x} {w} {b}")
+
+
+def _errors_linear(op, device):
+    yield E(S(t_((3, 4), device=device), (t_((5, 3), device=device),)), ShapeError,
+            r"linear\(\): 'input' and 'weight' shapes cannot be multiplied", arg="weight")
+    yield E(S(t_((3, 4), device=device), (t_((5, 4), device=device), t_((4,), device=device))),
+            ShapeError, r"linear\(\): argument 'bias' \(shape \[4\]\) is not broadcastable",
+            arg="bias")
+    yield E(S(t_((3, 4), device=device), (t_((5, 4), tp.float64, device=device),)), DTypeError,
+            r"linear\(\): expected 'input' and 'weight' to have the same dtype", arg="weight")
+
+
+# PyTorch returns a view for a one-operand einsum that sums nothing ('ji', 'ii->i');
+# TensorPlay's einsum always returns a new tensor, so those cases are tested (values and
+# gradients) in tests/test_reduction_linalg.py instead, where aliasing is not compared.
+EINSUM_CASES = (
+    ("ij,jk->ik", [(3, 4), (4, 5)]), ("ij,jk", [(3, 4), (4, 5)]), ("ii", [(3, 3)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 2)]),
+    ("...ij,...jk", [(2, 1, 2, 3), (3, 3, 2)]), ("ij->", [(3, 4)]), ("ij->j", [(3, 4)]),
+    ("i,j->ij", [(3,), (4,)]), ("ij,ij->ij", [(1, 3), (2, 3)]), ("iij->j", [(3, 3, 2)]),
+    ("ab,bc,cd->ad", [(2, 3), (3, 4), (4, 2)]), ("i,i", [(0,), (0,)]),
+)
+
+
+def _einsum_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = grad_for(dtype, requires_grad)
+    for k, (eq, shapes) in enumerate(EINSUM_CASES):
+        ts = [make_tensor(s, dtype, device, rng=rng, layout=LAYOUTS[(k + i) % 3],
+                          requires_grad=grad) for i, s in enumerate(shapes)]
+        yield S(ts[0], (eq, ts[1:]), name=eq)
+
+
+def _errors_einsum(op, device):
+    yield E(S(t_((3, 4), device=device), ("ij,jk->ik", [t_((5, 2), device=device)])),
+            ShapeError, r"einsum\(\): subscript 'j' has size 5 in operand 1 but size 4",
+            arg="tensors")
+    yield E(S(t_((3, 4), device=device), ("ij,jk->ik", [])), ArgumentError,
+            r"einsum\(\): the equation 'ij,jk->ik' names 2 operands", arg="equation")
+    yield E(S(t_((3, 4), device=device), ("ijk->i", [])), ShapeError,
+            r"einsum\(\): the subscripts 'ijk' of operand 0 do not match its 2 dims",
+            arg="equation")
+    yield E(S(t_((3, 4), device=device), ("ij->x", [])), ArgumentError,
+            r"einsum\(\): output subscript 'x'", arg="equation")
+
+
+def _tensordot_samples(op, device, dtype, requires_grad):
+    for a, b, da, db in (((2, 3, 4), (3, 4, 5), [1, 2], [0, 1]), ((3, 4), (4, 3), [0, 1], [1, 0]),
+                         ((3, 4), (5,), [], []), ((2, 3), (3, 2), [-1], [0])):
+        for s in _operands(op, device, dtype, requires_grad, [[a, b]]):
+            yield S(s.input, s.args + (da, db), name=f"{a} {b} {da} {db}")
+
+
+def _errors_tensordot(op, device):
+    yield E(S(t_((3, 4), device=device), (t_((5, 3), device=device), [1], [0])), ShapeError,
+            r"tensordot\(\): contracted dimensions need to match", arg="dims_other")
+
+
+def _tri_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = grad_for(dtype, requires_grad)
+    for shape, layout, k in (((3, 4), "contiguous", 0), ((4, 3), "transposed", 1),
+                             ((2, 3, 4), "strided", -1), ((3, 3), "expanded", 5),
+                             ((0, 3), "contiguous", 0)):
+        yield S(make_tensor(shape, dtype, device, rng=rng, layout=layout, requires_grad=grad),
+                (k,), name=f"{list(shape)} {layout} diagonal={k}")
+
+
+def _errors_tri(op, device):
+    yield E(S(t_((3,), device=device)), ShapeError, rf"{op.name}\(\): argument 'self' must be "
+            r"at least 2-D", arg="self")
+
+
+def _diag_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = grad_for(dtype, requires_grad)
+    for shape, layout, k in (((4,), "contiguous", 0), ((3,), "strided", -2),
+                             ((3, 4), "contiguous", 1), ((4, 3), "transposed", -1),
+                             ((3, 4), "contiguous", 7), ((0,), "contiguous", 1)):
+        yield S(make_tensor(shape, dtype, device, rng=rng, layout=layout, requires_grad=grad),
+                (k,), name=f"{list(shape)} {layout} diagonal={k}")
+
+
+def _errors_diag(op, device):
+    yield E(S(t_((2, 3, 4), device=device)), ShapeError,
+            r"diag\(\): argument 'self' must be a vector or a matrix", arg="self")
+
+
+def _diagonal_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = grad_for(dtype, requires_grad)
+    for shape, layout, args in (((3, 4), "contiguous", ()), ((3, 4), "transposed", (1,)),
+                                ((2, 3, 4), "strided", (-1, 2, 0)),
+                                ((2, 3, 4), "contiguous", (0, -1, 1)),
+                                ((3, 4), "contiguous", (5,)), ((3, 3), "expanded", (-1,))):
+        yield S(make_tensor(shape, dtype, device, rng=rng, layout=layout, requires_grad=grad),
+                args, name=f"{list(shape)} {layout} {args}")
+
+
+def _errors_diagonal(op, device):
+    yield E(S(t_((3, 4), device=device), (0, 1, 1)), DimError,
+            r"diagonal\(\): arguments 'dim1' and 'dim2' cannot be identical", arg="dim2")
+    yield E(S(t_((3, 4), device=device), (0, 0, 2)), DimError,
+            r"diagonal\(\): Dimension out of range", arg="dim2")
+
+
+def _trace_samples(op, device, dtype, requires_grad):
+    yield from _operands(op, device, dtype, requires_grad, [[(3, 4)], [(4, 4)], [(0, 2)]])
+
+
+def _errors_trace(op, device):
+    yield E(S(t_((3,), device=device)), ShapeError, r"trace\(\): argument 'self' must be a "
+            r"matrix", arg="self")
+
+
+def _kron_samples(op, device, dtype, requires_grad):
+    yield from _operands(op, device, dtype, requires_grad,
+                         [[(2, 3), (3, 2)], [(2,), (2, 3)], [(2, 1, 2), (3, 2)], [(), (3,)]])
+
+
+LINALG = [
+    OpInfo("mv", overloads=("mv",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+           sample_inputs_func=partial(_operands, shape_lists=[[(3, 4), (4,)], [(0, 2), (2,)],
+                                                              [(2, 0), (0,)]]),
+           error_inputs_func=partial(_errors_two, shapes=((3, 4), (5,)),
+                                     regex=r"mv\(\): 'self' and 'vec' shapes cannot be multiplied",
+                                     arg="vec", dtype_arg="vec")),
+    OpInfo("dot", overloads=("dot",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+           sample_inputs_func=partial(_operands, shape_lists=[[(5,), (5,)], [(0,), (0,)]]),
+           error_inputs_func=partial(_errors_two, shapes=((3,), (4,)),
+                                     regex=r"dot\(\): inconsistent tensor size", arg="tensor",
+                                     dtype_arg="tensor")),
+    OpInfo("outer", overloads=("outer",), dtypes=ALL_DTYPES,
+           sample_inputs_func=partial(_operands, shape_lists=[[(3,), (4,)], [(0,), (2,)]]),
+           error_inputs_func=partial(_errors_two, shapes=((3, 1), (4,)),
+                                     regex=r"outer\(\): argument 'self' must be a vector",
+                                     arg="self", dtype_arg=None)),
+    OpInfo("addmm", overloads=("addmm", "addmm_"), inplace="addmm_", dtypes=ALL_BUT_BOOL,
+           tolerances=MM_TOL, sample_inputs_func=_addmm_samples, error_inputs_func=_errors_addmm),
+    OpInfo("addmv", overloads=("addmv", "addmv_"), inplace="addmv_", dtypes=ALL_BUT_BOOL,
+           tolerances=MM_TOL, sample_inputs_func=_addmv_samples, error_inputs_func=_errors_addmv),
+    OpInfo("baddbmm", overloads=("baddbmm", "baddbmm_"), inplace="baddbmm_",
+           dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+           sample_inputs_func=partial(_addmm_samples, batched=True),
+           error_inputs_func=partial(_errors_addmm, batched=True)),
+    OpInfo("linear", overloads=("linear",), ref=torch.nn.functional.linear, dtypes=ALL_BUT_BOOL,
+           tolerances=MM_TOL, sample_inputs_func=_linear_samples, error_inputs_func=_errors_linear),
+    # Samples are (first operand, equation, other operands): the generic tests want a tensor
+    # as the sample's input.
+    # Integers: only int64, because PyTorch sums a one-operand einsum of small ints ('ii')
+    # to int64 (it calls sum) while TensorPlay keeps the operands' dtype.
+    # (The operands are passed one by one, as PyTorch users write it; tests/
+    # test_reduction_linalg.py checks the list form.)
+    OpInfo("einsum", overloads=("einsum",), op=lambda x, eq, rest: tp.einsum(eq, x, *rest),
+           ref=lambda x, eq, rest: torch.einsum(eq, [x, *rest]), method=False,
+           dtypes=FLOATING + (tp.int64,), tolerances=MM_TOL, sample_inputs_func=_einsum_samples,
+           error_inputs_func=_errors_einsum),
+    OpInfo("tensordot", overloads=("tensordot",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+           ref=lambda a, b, da, db: torch.tensordot(a, b, (da, db)),
+           sample_inputs_func=_tensordot_samples, error_inputs_func=_errors_tensordot),
+    OpInfo("tensordot", "dims", overloads=("tensordot.dims",), dtypes=ALL_BUT_BOOL,
+           tolerances=MM_TOL, sample_inputs_func=_tensordot_dims_samples),
+    OpInfo("tril", overloads=("tril", "tril_"), inplace="tril_", dtypes=ALL_DTYPES,
+           sample_inputs_func=_tri_samples, error_inputs_func=_errors_tri),
+    OpInfo("triu", overloads=("triu", "triu_"), inplace="triu_", dtypes=ALL_DTYPES,
+           sample_inputs_func=_tri_samples, error_inputs_func=_errors_tri),
+    OpInfo("diag", overloads=("diag",), dtypes=ALL_DTYPES, sample_inputs_func=_diag_samples,
+           error_inputs_func=_errors_diag),
+    OpInfo("diagonal", overloads=("diagonal",), dtypes=ALL_DTYPES, is_view=True,
+           sample_inputs_func=_diagonal_samples, error_inputs_func=_errors_diagonal),
+    OpInfo("trace", overloads=("trace",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+           sample_inputs_func=_trace_samples, error_inputs_func=_errors_trace),
+    # (torch.kron 2.13 fails on a transposed operand: the reference gets contiguous copies.)
+    OpInfo("kron", overloads=("kron",), dtypes=ALL_DTYPES, sample_inputs_func=_kron_samples,
+           ref=lambda a, b: torch.kron(a.contiguous(), b.contiguous())),
+]
+
+# ---- matrix products ------------------------------------------------------------------
+MATMUL_SHAPES = (
+    ((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((3, 4), (4, 5)), ((2, 3, 4), (4, 5)),
+    ((4,), (2, 4, 5)), ((2, 3, 4), (4,)), ((2, 1, 3, 4), (5, 4, 2)), ((2, 3, 4), (2, 4, 5)),
+    ((0, 4), (4, 3)), ((3, 0), (0, 2)), ((2, 0, 4), (4, 3)),
+)
+
+
+def _matmul_samples(op, device, dtype, requires_grad, shapes=MATMUL_SHAPES):
+    rng = rng_for(op.full_name, dtype)
+    grad = requires_grad and dtype.is_floating_point
+    for i, (a, b) in enumerate(shapes):
+        la = "transposed" if i % 3 == 1 else "contiguous"
+        lb = "strided" if i % 3 == 2 else "contiguous"
+        yield S(make_tensor(a, dtype, device, rng=rng, layout=la, requires_grad=grad),
+                (make_tensor(b, dtype, device, rng=rng, layout=lb, requires_grad=grad),),
+                name=f"{list(a)} @ {list(b)}")
+
+
+def errors_mm(op, device):
+    yield E(S(_t((3, 4), device=device), (_t((5, 2), device=device),)), ShapeError,
+            r"mm\(\): 'self' and 'mat2' shapes cannot be multiplied \(3x4 and 5x2\)", arg="mat2")
+    yield E(S(_t((4,), device=device), (_t((4, 2), device=device),)), ShapeError,
+            r"mm\(\): argument 'self' must be a matrix \(2-D\)", arg="self")
+    yield E(S(_t((3, 4), device=device), (_t((4, 2), tp.float64, device=device),)), DTypeError,
+            r"mm\(\): expected 'self' and 'mat2' to have the same dtype", arg="mat2")
+    # PyTorch 2.13 computes garbage for mm(cpu, meta) instead of refusing.
+    yield E(S(_t((3, 4), device=device), (tp.empty(4, 2, device="meta"),)), DeviceError,
+            r"mm\(\): expected all tensors to be on the same device", arg="mat2",
+            torch_raises=False, meta=False)
+
+
+def errors_bmm(op, device):
+    yield E(S(_t((2, 3, 4), device=device), (_t((3, 4, 2), device=device),)), ShapeError,
+            r"bmm\(\): batch sizes differ", arg="mat2")
+    yield E(S(_t((2, 3, 4), device=device), (_t((2, 3, 2), device=device),)), ShapeError,
+            r"bmm\(\): 'self' and 'mat2' shapes cannot be multiplied", arg="mat2")
+    yield E(S(_t((3, 4), device=device), (_t((4, 2), device=device),)), ShapeError,
+            r"bmm\(\): argument 'self' must be a 3-D tensor", arg="self")
+
+
+def errors_matmul(op, device):
+    yield E(S(_t((), device=device), (_t((3,), device=device),)), ShapeError,
+            r"matmul\(\): both arguments need at least 1 dimension", arg="self")
+    yield E(S(_t((3,), device=device), (_t((4,), device=device),)), ShapeError,
+            r"matmul\(\): 1D tensors expected to have the same size", arg="other")
+    yield E(S(_t((2, 3, 4), device=device), (_t((5, 2), device=device),)), ShapeError,
+            r"matmul\(\): shapes \[2, 3, 4\] \('self'\) and \[5, 2\] \('other'\) cannot be "
+            r"multiplied", arg="other")
+    yield E(S(_t((2, 3, 4), device=device), (_t((3, 4, 2), device=device),)), ShapeError,
+            r"matmul\(\): argument 'other' \(shape \[3\]\) is not broadcastable", arg="other")
+
+
+_MM_TOL = {tp.float16: (4e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2), tp.float32: (1e-5, 1e-5)}
+
+
+PRODUCTS = [
+    # torch has no bool matrix products.
+    OpInfo("matmul", overloads=("matmul",), dtypes=ALL_BUT_BOOL, tolerances=_MM_TOL,
+           sample_inputs_func=_matmul_samples, error_inputs_func=errors_matmul),
+    OpInfo("mm", overloads=("mm",), dtypes=ALL_BUT_BOOL, tolerances=_MM_TOL,
+           sample_inputs_func=partial(_matmul_samples, shapes=[
+               s for s in MATMUL_SHAPES if len(s[0]) == len(s[1]) == 2]),
+           error_inputs_func=errors_mm),
+    OpInfo("bmm", overloads=("bmm",), dtypes=ALL_BUT_BOOL, tolerances=_MM_TOL,
+           sample_inputs_func=partial(_matmul_samples, shapes=[
+               ((2, 3, 4), (2, 4, 5)), ((1, 1, 4), (1, 4, 1)), ((0, 3, 4), (0, 4, 2)),
+               ((2, 0, 4), (2, 4, 3))]),
+           error_inputs_func=errors_bmm),
+]
+
+
+def _vector_norm_samples(op, device, dtype, requires_grad):
+    for ord in (2, 1, 3, math.inf, -math.inf):
+        yield S(_x(op, device, dtype, requires_grad, (3, 4), exclude_zero=True), (ord,),
+                name=f"ord={ord} all")
+    yield S(_x(op, device, dtype, requires_grad, (2, 3, 4), "transposed", exclude_zero=True),
+            (2, (0, 2), True), name="dims (0, 2) keepdim")
+    yield S(_x(op, device, dtype, requires_grad, (3, 4), "strided", exclude_zero=True),
+            (1, -1), name="ord=1 dim=-1")
+    yield S(_x(op, device, dtype, requires_grad, (3, 4)), (0,), name="ord=0", grad=False)
+    yield S(_x(op, device, dtype, requires_grad, (3, 4)), (), {"dtype": tp.float64},
+            name="dtype=float64")
+
+
+def _errors_norms(op, device):
+    yield E(S(t_((3, 4), tp.int64, device=device)), DTypeError,
+            r"Expected a floating point tensor as input", arg="self")
+
+
+def _matrix_norm_samples(op, device, dtype, requires_grad):
+    for ord in (1, -1, math.inf, -math.inf):
+        yield S(_x(op, device, dtype, requires_grad, (2, 3, 4), "transposed"), (ord,),
+                name=f"ord={ord}")
+    yield S(_x(op, device, dtype, requires_grad, (3, 2, 4)), (1, (0, 2), True),
+            name="dims (0, 2) keepdim")
+
+
+def _matrix_norm_str_samples(op, device, dtype, requires_grad):
+    yield S(_x(op, device, dtype, requires_grad, (2, 3, 4), "transposed"), name="fro")
+    yield S(_x(op, device, dtype, requires_grad, (3, 2, 4)), ("fro", (2, 0)), name="fro (2, 0)")
+
+
+def _errors_matrix_norm(op, device):
+    yield E(S(t_((3, 4), device=device), (2,)), ArgumentError,
+            r"argument 'ord'=2 needs the singular values of A", arg="ord",
+            torch_raises=False)
+    yield E(S(t_((4,), device=device), (1,)), ShapeError,
+            r"The input tensor A must have at least 2 dimensions", arg="self")
+
+
+def _norm_samples(op, device, dtype, requires_grad):
+    yield S(_x(op, device, dtype, requires_grad, (2, 3, 4), exclude_zero=True),
+            name="all elements")
+    yield S(_x(op, device, dtype, requires_grad, (5,), exclude_zero=True), (3,), name="vector")
+    yield S(_x(op, device, dtype, requires_grad, (3, 4), "transposed"), (math.inf,),
+            name="matrix ord=inf")
+    yield S(_x(op, device, dtype, requires_grad, (2, 3, 4), exclude_zero=True), (None, (1,)),
+            name="dim=(1,)")
+    yield S(_x(op, device, dtype, requires_grad, (2, 3, 4)), (-1, (2, 1), True),
+            name="matrix over (2, 1)")
+
+
+def _norm_str_samples(op, device, dtype, requires_grad):
+    yield S(_x(op, device, dtype, requires_grad, (3, 4)), ("fro",), name="fro")
+    yield S(_x(op, device, dtype, requires_grad, (2, 3, 4)), ("fro", (0, 2)),
+            name="fro (0, 2)")
+
+
+def _errors_norm(op, device):
+    yield E(S(t_((2, 3, 4), device=device), (2,)), ShapeError,
+            r"If dim is not specified but ord is, the input must be 1D or 2D", arg="self")
+
+
+NORMS = [
+    OpInfo("linalg_vector_norm", op=tp.linalg.vector_norm, ref=torch.linalg.vector_norm,
+           overloads=("linalg_vector_norm",), dtypes=FLOATING, tolerances=TOL,
+           sample_inputs_func=_vector_norm_samples, error_inputs_func=_errors_norms),
+    OpInfo("linalg_matrix_norm", op=tp.linalg.matrix_norm, ref=torch.linalg.matrix_norm,
+           overloads=("linalg_matrix_norm",), dtypes=FLOATING, tolerances=TOL,
+           sample_inputs_func=_matrix_norm_samples, error_inputs_func=_errors_matrix_norm),
+    OpInfo("linalg_matrix_norm", "str", op=tp.linalg.matrix_norm, ref=torch.linalg.matrix_norm,
+           overloads=("linalg_matrix_norm.str_ord",), dtypes=FLOATING, tolerances=TOL,
+           sample_inputs_func=_matrix_norm_str_samples),
+    OpInfo("linalg_norm", op=tp.linalg.norm, ref=torch.linalg.norm, overloads=("linalg_norm",),
+           dtypes=FLOATING, tolerances=TOL, sample_inputs_func=_norm_samples,
+           error_inputs_func=_errors_norm),
+    OpInfo("linalg_norm", "str", op=tp.linalg.norm, ref=torch.linalg.norm,
+           overloads=("linalg_norm.ord_str",), dtypes=FLOATING, tolerances=TOL,
+           sample_inputs_func=_norm_str_samples),
+]
+
+
+def _errors_inner(op, device):
+    yield E(S(t_((2, 3), device=device), (t_((3, 2), device=device),)), ShapeError,
+            r"inner\(\): inner\(\) the last dimension must match", arg="other")
+
+MOVED_DB_VIEWS_INPLACE_TMP = [
+    OpInfo("inner", overloads=("inner",), dtypes=NUMERIC, tolerances=TOL,
+           sample_inputs_func=_pair_samples, error_inputs_func=_errors_inner),
+]
+
+op_db = PRODUCTS + LINALG + NORMS + MOVED_DB_VIEWS_INPLACE_TMP

@@ -1,0 +1,94 @@
+"""Database entries: the scans (cumsum, cumprod), diff, cumulative_trapezoid."""
+from __future__ import annotations
+from functools import partial
+import tensorplay as tp
+from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError
+from opinfo.core import (
+    ALL_BUT_BOOL, ALL_DTYPES, ErrorInput as E, FLOATING, make_tensor, OpInfo, rng_for,
+    SampleInput as S,
+)
+from opinfo.reduction_common import grad_for, samples_dim, t_
+from opinfo.samples import (
+    _distinct_make, _errors_dim, _trapezoid_samples, _x, HALF_SUM_TOL, NUMERIC,
+    sample_inputs_binary, sample_inputs_reduce_all, sample_inputs_unary, TOL,
+)
+
+# ---- scans -----------------------------------------------------------------------------
+SCAN_CASES = [((3, 4), "contiguous", (0,)), ((3, 4), "transposed", (1,)),
+              ((2, 3, 4), "strided", (-1,)), ((), "contiguous", (0,)), ((0, 3), "contiguous", (1,)),
+              ((5,), "expanded", (0,))]
+
+
+def _cumsum_samples(op, device, dtype, requires_grad):
+    yield from samples_dim(op, device, dtype, requires_grad, SCAN_CASES)
+    rng = rng_for(op.full_name, dtype, "dtype")
+    yield S(make_tensor((3, 4), dtype, device, rng=rng), (1,), {"dtype": tp.float64},
+            name="dtype=float64")
+
+
+def _cumprod_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    yield from samples_dim(op, device, dtype, requires_grad, SCAN_CASES[:5])
+    if dtype.is_floating_point:
+        base = make_tensor((4, 5), tp.float64, device, rng=rng, low=0.5, high=1.5)
+        for zeros, what in (([(0, 2)], "one zero"), ([(1, 1), (1, 3)], "two zeros"),
+                            ([(2, 0)], "zero first"), ([(3, 4)], "zero last")):
+            x = base.clone()
+            for i, j in zeros:
+                x[i, j] = 0.0
+            yield S(x.to(dtype).requires_grad_(grad_for(dtype, requires_grad)), (1,), name=what)
+
+
+def _cum_extreme_samples(op, device, dtype, requires_grad):
+    yield from samples_dim(op, device, dtype, requires_grad, SCAN_CASES[:5], make=_distinct_make)
+    if dtype.is_floating_point:
+        x = tp.tensor([[2.0, 1.0, 1.0, float("nan"), 0.0, 3.0], [1.0, 3.0, 3.0, 2.0, 3.0, 0.5]],
+                      dtype=dtype, device=device)
+        yield S(x, (1,), name="ties and nan")
+
+
+def _errors_cumsum_(op, device):
+    yield E(S(t_((3,), device=device), (0,), {"dtype": tp.float64}), DTypeError,
+            r"cumsum_\(\): argument 'dtype' \(float64\) must match", arg="dtype", inplace=True,
+            torch_raises=False)
+
+
+SCANS = [
+    OpInfo("cumsum", overloads=("cumsum", "cumsum_"), inplace="cumsum_",
+           sample_inputs_func=_cumsum_samples, error_inputs_func=_errors_cumsum_,
+           tolerances=HALF_SUM_TOL),
+    OpInfo("cumprod", overloads=("cumprod", "cumprod_"), inplace="cumprod_",
+           sample_inputs_func=_cumprod_samples, tolerances=HALF_SUM_TOL),
+    OpInfo("cummax", overloads=("cummax",), sample_inputs_func=_cum_extreme_samples,
+           error_inputs_func=partial(_errors_dim, args_bad=(2,))),
+    OpInfo("cummin", overloads=("cummin",), sample_inputs_func=_cum_extreme_samples),
+]
+
+
+# ---- diff, trapezoid ---------------------------------------------------------------------
+def _diff_samples(op, device, dtype, requires_grad):
+    x = _x(op, device, dtype, requires_grad, (3, 5), low=-5, high=5)
+    yield S(x, name="n=1 last dim")
+    yield S(_x(op, device, dtype, requires_grad, (4, 3), "transposed"), (2, 0),
+            name="n=2 dim=0 transposed")
+    yield S(_x(op, device, dtype, requires_grad, (6,)), (7,), name="n beyond the length")
+    yield S(_x(op, device, dtype, requires_grad, (2, 3)), (0,), name="n=0")
+    yield S(_x(op, device, dtype, requires_grad, (2, 3)), (1, 1),
+            {"prepend": _x(op, device, dtype, requires_grad, (2, 1)),
+             "append": _x(op, device, dtype, requires_grad, (2, 2))}, name="prepend, append")
+
+
+def _errors_diff(op, device):
+    yield E(S(t_((), device=device)), ShapeError,
+            r"diff\(\): expects input to be at least one-dimensional", arg="self")
+
+
+MOVED_DB_VIEWS_INPLACE_TMP = [
+    OpInfo("diff", overloads=("diff",), dtypes=ALL_DTYPES, sample_inputs_func=_diff_samples,
+           error_inputs_func=_errors_diff, tolerances=TOL),
+    OpInfo("cumulative_trapezoid", overloads=("cumulative_trapezoid.dx",
+                                              "cumulative_trapezoid.x"),
+           dtypes=NUMERIC, sample_inputs_func=_trapezoid_samples, tolerances=TOL),
+]
+
+op_db = SCANS + MOVED_DB_VIEWS_INPLACE_TMP

@@ -1,0 +1,91 @@
+"""embedding (a gather of table rows, _indexing.py's walk), its backward (an
+atomic-add scatter of the gradient rows) and one_hot on the `cuda` device."""
+from __future__ import annotations
+
+from tensorplay import _dtype as dt
+from tensorplay._creation import arange
+from tensorplay._generated import functional as F
+from tensorplay.errors import DimError
+from tensorplay.meta import embedding as rules
+from cpu_kernels import embedding as cpu_embedding   # its index check: the same error
+from triton_kernels._indexing import (
+    atomic_dtype, check_in_range, copy_of, gather_walk, value_tensor, zeroed,
+)
+from triton_kernels._launch import new_tensor, operands
+from triton_kernels.indexing import _strides
+from triton_kernels.pointwise import run
+
+
+# ---- embedding -------------------------------------------------------------------------
+def _check_embedding_indices(op, indices, num):
+    check_in_range(op, indices, num, 0, arg="indices",
+                   raise_from=lambda host: cpu_embedding._indices(op, indices.cpu(), num,
+                                                                  "indices"))
+
+
+def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
+    """out[..., :] = weight[indices[...], :]: a gather over [*indices.shape, D]."""
+    spec = rules.embedding("embedding", (weight, indices, padding_idx, scale_grad_by_freq,
+                                            sparse))
+    device, (w, idx) = operands("embedding", weight=weight, indices=indices)
+    num = w._impl.sizes[0]
+    _check_embedding_indices("embedding", idx, num)
+    out = new_tensor(spec.sizes, spec.dtype, device)
+    rank = len(idx._impl.sizes)
+    gather_walk(out, w, idx, spec.sizes, _strides(out), [0] * rank + [w._impl.strides[1]],
+                _strides(idx) + [0], num, w._impl.strides[0])
+    return out
+
+
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+                             scale_grad_by_freq):
+    """grad_weight[indices[i]] += grad_output[i] (/ count[indices[i]]) by atomic adds into
+    a float32 (float64) buffer; the padding row is zeroed afterwards."""
+    op = "embedding_dense_backward"
+    spec = rules.embedding_dense_backward(op, (grad_output, indices, num_weights,
+                                                  padding_idx, scale_grad_by_freq))
+    device, (g, idx) = operands(op, grad_output=grad_output, indices=indices)
+    _check_embedding_indices(op, idx, num_weights)
+    acc = atomic_dtype(spec.dtype)
+    width = g._impl.sizes[-1]
+    rows = idx._impl.numel()
+    g = g.reshape([rows, width])
+    idx = idx.reshape([rows])
+    if scale_grad_by_freq and rows:
+        counts = zeroed((num_weights,), acc, device)
+        one = value_tensor(1, acc, device)
+        gather_walk(counts, one, idx, [rows], [0], [0], _strides(idx), num_weights, 1,
+                    mode="add")
+        per_row = new_tensor((rows, 1), acc, device)
+        gather_walk(per_row, counts, idx, [rows], [1], [0], _strides(idx), num_weights, 1)
+        g = F.div(copy_of(g, acc), per_row)
+    result = zeroed((num_weights, width), acc, device)
+    gather_walk(result, g, idx, [rows, width], [0, 1], _strides(g), _strides(idx) + [0],
+                num_weights, width, mode="add")
+    if 0 <= padding_idx < num_weights:
+        result.narrow(0, padding_idx, 1).fill_(0)
+    return result if acc is spec.dtype else copy_of(result, spec.dtype)
+
+
+# ---- one_hot / repeat_interleave ---------------------------------------------------------
+def one_hot(self, num_classes):
+    """out[..., c] = (self[...] == c) as int64: the pointwise `eq` kernel against
+    arange(num_classes). The class range is checked on the device (one host sync, which
+    num_classes=-1 needs anyway for the output's size)."""
+    op = "one_hot"
+    rules.one_hot(op, (self, num_classes))
+    device, (x,) = operands(op, self=self)
+    if x._impl.numel():
+        low, high = F.stack([F.amin(x), F.amax(x)]).cpu().numpy()    # host sync
+        if low < 0:
+            raise DimError(f"{op}(): Class values must be non-negative (argument 'self' holds "
+                           f"{low})", op=op, arg="self")
+        if num_classes == -1:
+            num_classes = int(high) + 1
+        elif high >= num_classes:
+            raise DimError(f"{op}(): Class values must be smaller than num_classes "
+                           f"({num_classes}), but argument 'self' holds {high}", op=op,
+                           arg="self")
+    out = new_tensor(tuple(x._impl.sizes) + (num_classes,), dt.int64, device)
+    classes = arange(num_classes, dtype=dt.int64, device=device)
+    return run("eq", out, (x.unsqueeze(-1), classes), dt.int64)

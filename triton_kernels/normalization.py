@@ -1,0 +1,484 @@
+"""Fused layer_norm and rms_norm on the `cuda` device, forward and backward; batch_norm
+and group_norm forward through the same forward kernel, whose rows are laid out three
+ways (see norm_kernel).
+
+Both normalize each row of the trailing `normalized_shape` dims (the input read as
+[rows, N], contiguous). The forward kernel keeps one row per program; it saves the
+statistics the backward reads (mean and rstd = 1 / sqrt(var + eps); rms_norm has no
+mean and rstd = 1 / sqrt(mean(x^2) + eps)).
+
+The backward needs two kinds of results (Triton tutorial 05, the layer-norm backward):
+
+    per row:      xhat = (x - mean) * rstd,  g = grad * weight
+                  grad_input = rstd * (g - mean(g) - xhat * mean(g * xhat))
+                  (rms_norm: no mean(g) term)
+    per column:   grad_weight = sum over rows of grad * xhat,  grad_bias = sum of grad
+
+The first kernel gives each program a run of rows: it writes their grad_input and adds
+their grad * xhat and grad into the program's own row of a [programs, N] partial-sum
+buffer (no two programs touch one row, so no atomics). The column sums are then the
+reduction kernel over that buffer's dim 0. A row that fits in one block is read once
+(x, grad and weight in registers) and its partial sums stay in registers across rows;
+a longer row is walked in blocks twice (statistics, then the write).
+"""
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from tensorplay import _dtype as dt
+from tensorplay._creation import empty_strided, ones_like, zeros_like
+from tensorplay._generated import functional as F
+from tensorplay._impl import numel_of
+from tensorplay._memory_format import is_channels_last
+from tensorplay.library import Library, ShapeRule, kernel
+from tensorplay.meta import normalization as rules
+from triton_kernels import _math
+from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
+from triton_kernels.softmax import MAX_ONE_PASS, acc_dtype
+
+# NCHW kernels: a channels_last call reaches them through the layout-conversion
+# fallback of kernel selection, which lays their 4-D results out channels_last again.
+NCHW = "contiguous_format"
+
+# Programs of the backward's row kernel: each owns rows / PROGRAMS rows and a row of the
+# partial sums, so the column sums read PROGRAMS x N values. The interpreter pays per
+# program, so it gets a few long-running ones.
+PROGRAMS = 8 if INTERPRETED else 512
+# The longest row the backward keeps in registers. Five row vectors live at once there
+# (x, grad, weight and the two partial sums), so it is shorter than the forward's.
+BACKWARD_ONE_PASS = MAX_ONE_PASS // 4
+
+
+@triton.jit
+def load_acc(ptr, mask, ACC: tl.constexpr):
+    """Masked elements of a row block in the accumulation dtype (0 where masked)."""
+    return _math.convert(tl.load(ptr, mask=mask, other=0.0), ACC)
+
+
+@triton.jit
+def _norm_offset(i, inner, seg_stride, SEGMENTED: tl.constexpr):
+    """Element i of a row, relative to the row's start."""
+    if SEGMENTED:
+        offset = (i // inner).to(tl.int64) * seg_stride + i % inner   # runs lie far apart
+    else:
+        offset = i
+    return offset
+
+
+@triton.jit
+def norm_kernel(
+    x_ptr, w_ptr, b_ptr,  # input, contiguous; weight, bias (HAS_W, HAS_B), see PARAM
+    y_ptr, mean_ptr, rstd_ptr,  # output, like the input; per-row statistics [rows]
+    run_mean_ptr, run_var_ptr,  # running statistics [rows] (RUNNING, or read when STATS_GIVEN)
+    N, eps, momentum,  # elements per row; momentum of the running statistics
+    inner, seg_stride,  # SEGMENTED rows: N // inner runs of `inner`, seg_stride apart
+    groups, group_channels, pixels,  # PARAM == "group": the weight index of an element
+    RMS: tl.constexpr,  # rms_norm: no mean; x * rstd with rstd = 1 / sqrt(mean(x^2) + eps)
+    SEGMENTED: tl.constexpr,  # row r starts at r * inner (else r * N) and is split in runs
+    PARAM: tl.constexpr,  # weight/bias index: "feature" (i: layer norm), "row" (r: batch
+    #                       norm), "group" ((r % groups) * group_channels + i // pixels)
+    STATS_GIVEN: tl.constexpr,  # mean, var read from run_mean, run_var (batch norm eval)
+    RUNNING: tl.constexpr,  # run_* <- (1 - momentum) * run_* + momentum * (mean, unbiased var)
+    HAS_W: tl.constexpr, HAS_B: tl.constexpr,
+    ACC: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    # One program per row. The rows of each norm:
+    #   layer/rms norm  [rows, N] contiguous                     PARAM "feature"
+    #   group norm      (n, g): C/G * HxW contiguous elements    PARAM "group"
+    #   batch norm      channel c: N runs of HxW, C * HxW apart   PARAM "row", SEGMENTED
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.arange(0, BLOCK)
+    if SEGMENTED:
+        base = x_ptr + row * inner
+        out_base = y_ptr + row * inner
+    else:
+        base = x_ptr + row * N
+        out_base = y_ptr + row * N
+    if STATS_GIVEN:
+        mean = _math.convert(tl.load(run_mean_ptr + row), ACC)
+        var = _math.convert(tl.load(run_var_ptr + row), ACC)
+    else:
+        # Two passes over the row, as the CPU backend: the mean, then the mean squared
+        # deviation.
+        if RMS:
+            mean = 0.0
+        else:
+            acc = tl.zeros([BLOCK], ACC)
+            for start in range(0, N, BLOCK):
+                i = start + cols
+                mask = i < N
+                acc += _math.convert(tl.load(base + _norm_offset(i, inner, seg_stride,
+                                                                 SEGMENTED),
+                                             mask=mask, other=0.0), ACC)
+            mean = tl.sum(acc, axis=0) / N
+        acc = tl.zeros([BLOCK], ACC)
+        for start in range(0, N, BLOCK):
+            i = start + cols
+            mask = i < N
+            x = _math.convert(tl.load(base + _norm_offset(i, inner, seg_stride, SEGMENTED),
+                                      mask=mask, other=0.0), ACC)
+            d = tl.where(mask, x - mean, 0.0)
+            acc += d * d
+        var = tl.sum(acc, axis=0) / N
+    rstd = 1.0 / tl.sqrt(var + eps)
+    if PARAM == "row":       # one weight and bias for the whole row
+        if HAS_W:
+            w_row = _math.convert(tl.load(w_ptr + row), ACC)
+        if HAS_B:
+            b_row = _math.convert(tl.load(b_ptr + row), ACC)
+    for start in range(0, N, BLOCK):
+        i = start + cols
+        mask = i < N
+        offset = _norm_offset(i, inner, seg_stride, SEGMENTED)
+        x = _math.convert(tl.load(base + offset, mask=mask, other=0.0), ACC)
+        y = (x - mean) * rstd
+        if PARAM == "group":
+            p = (row % groups) * group_channels + i // pixels
+        else:
+            p = i
+        if HAS_W:
+            if PARAM == "row":
+                y = y * w_row
+            else:
+                y = y * _math.convert(tl.load(w_ptr + p, mask=mask, other=0.0), ACC)
+        if HAS_B:
+            if PARAM == "row":
+                y = y + b_row
+            else:
+                y = y + _math.convert(tl.load(b_ptr + p, mask=mask, other=0.0), ACC)
+        tl.store(out_base + offset, _math.convert(y, y_ptr.dtype.element_ty), mask=mask)
+    if not RMS:
+        tl.store(mean_ptr + row, _math.convert(mean, mean_ptr.dtype.element_ty))
+    tl.store(rstd_ptr + row, _math.convert(rstd, rstd_ptr.dtype.element_ty))
+    if RUNNING:
+        old_mean = _math.convert(tl.load(run_mean_ptr + row), ACC)
+        old_var = _math.convert(tl.load(run_var_ptr + row), ACC)
+        unbiased = var * N / (N - 1)
+        tl.store(run_mean_ptr + row, _math.convert((1 - momentum) * old_mean + momentum * mean,
+                                                   run_mean_ptr.dtype.element_ty))
+        tl.store(run_var_ptr + row, _math.convert((1 - momentum) * old_var + momentum * unbiased,
+                                                  run_var_ptr.dtype.element_ty))
+
+
+@triton.jit
+def norm_backward_kernel(
+    grad_ptr, x_ptr, w_ptr,  # grad_out and input [rows, N] contiguous; weight [N] (HAS_W)
+    mean_ptr, rstd_ptr,  # the forward's statistics [rows] (no mean with RMS)
+    dx_ptr,  # grad_input [rows, N]
+    dw_ptr, db_ptr,  # [programs, N] in ACC, zeroed: column sums of grad * xhat and grad
+    rows, N, rows_per_program,
+    RMS: tl.constexpr,  # rms_norm: xhat = x * rstd, no mean(g) term
+    HAS_W: tl.constexpr,
+    PARTIALS: tl.constexpr,  # write the partial column sums (grad_weight or grad_bias wanted)
+    ONE_PASS: tl.constexpr,  # a row fits in BLOCK
+    ACC: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    first = pid.to(tl.int64) * rows_per_program  # int64 bounds: the loop's row is int64
+    last = tl.minimum(first + rows_per_program, rows)
+    part = pid.to(tl.int64) * N
+    if ONE_PASS:
+        # Memory: 2N reads + N writes per row; weight and the partial sums stay in registers.
+        mask = cols < N
+        if HAS_W:
+            w = load_acc(w_ptr + cols, mask, ACC)
+        else:
+            w = 1.0
+        dw = tl.zeros([BLOCK], ACC)
+        db = tl.zeros([BLOCK], ACC)
+        for row in range(first, last):
+            rstd = _math.convert(tl.load(rstd_ptr + row), ACC)
+            if RMS:
+                mean = 0.0
+            else:
+                mean = _math.convert(tl.load(mean_ptr + row), ACC)
+            x = load_acc(x_ptr + row * N + cols, mask, ACC)
+            dy = load_acc(grad_ptr + row * N + cols, mask, ACC)
+            xhat = tl.where(mask, (x - mean) * rstd, 0.0)
+            g = dy * w
+            dx = g - xhat * (tl.sum(g * xhat, axis=0) / N)
+            if not RMS:
+                dx = dx - tl.sum(g, axis=0) / N
+            tl.store(dx_ptr + row * N + cols, _math.convert(dx * rstd, dx_ptr.dtype.element_ty),
+                     mask=mask)
+            dw += dy * xhat
+            db += dy
+        if PARTIALS:
+            tl.store(dw_ptr + part + cols, dw, mask=mask)
+            tl.store(db_ptr + part + cols, db, mask=mask)
+    else:
+        for row in range(first, last):
+            rstd = _math.convert(tl.load(rstd_ptr + row), ACC)
+            if RMS:
+                mean = 0.0
+            else:
+                mean = _math.convert(tl.load(mean_ptr + row), ACC)
+            # Pass 1: mean(g * xhat) and mean(g).
+            acc_gx = tl.zeros([BLOCK], ACC)
+            acc_g = tl.zeros([BLOCK], ACC)
+            for start in range(0, N, BLOCK):
+                mask = start + cols < N
+                x = load_acc(x_ptr + row * N + start + cols, mask, ACC)
+                g = load_acc(grad_ptr + row * N + start + cols, mask, ACC)
+                if HAS_W:
+                    g = g * load_acc(w_ptr + start + cols, mask, ACC)
+                acc_gx += g * tl.where(mask, (x - mean) * rstd, 0.0)
+                acc_g += g
+            c_gx = tl.sum(acc_gx, axis=0) / N
+            if RMS:
+                c_g = 0.0
+            else:
+                c_g = tl.sum(acc_g, axis=0) / N
+            # Pass 2: grad_input, and this row's share of the column sums.
+            for start in range(0, N, BLOCK):
+                mask = start + cols < N
+                x = load_acc(x_ptr + row * N + start + cols, mask, ACC)
+                dy = load_acc(grad_ptr + row * N + start + cols, mask, ACC)
+                xhat = tl.where(mask, (x - mean) * rstd, 0.0)
+                g = dy
+                if HAS_W:
+                    g = g * load_acc(w_ptr + start + cols, mask, ACC)
+                dx = (g - xhat * c_gx - c_g) * rstd
+                tl.store(dx_ptr + row * N + start + cols,
+                         _math.convert(dx, dx_ptr.dtype.element_ty), mask=mask)
+                if PARTIALS:
+                    offs = part + start + cols
+                    tl.store(dw_ptr + offs, tl.load(dw_ptr + offs, mask=mask) + dy * xhat,
+                             mask=mask)
+                    tl.store(db_ptr + offs, tl.load(db_ptr + offs, mask=mask) + dy,
+                             mask=mask)
+
+
+# ---- launchers ---------------------------------------------------------------------------
+def _row_length(normalized_shape):
+    n = 1
+    for s in normalized_shape:
+        n *= s
+    return n
+
+
+def launch_norm(op, x, w, b, y, mean, rstd, rows, n, eps, rms=False, segments=None,
+                param="feature", group=(1, 1, 1), running=(None, None), momentum=0.0,
+                stats_given=False):
+    """norm_kernel over `rows` rows of `n` elements of the contiguous `x` (see the kernel
+    for the layouts): `segments` = (inner, seg_stride) of a row made of runs; `group` =
+    (groups, channels per group, pixels) for PARAM "group"; `running` = the running
+    statistics, updated (training) or read (stats_given). y, mean, rstd are written."""
+    inner, seg_stride = segments if segments is not None else (n, 0)
+    run_mean, run_var = running
+    updating = run_mean is not None and not stats_given
+    # A pointer that a variant never reads is given as some other tensor's.
+    launch(op, norm_kernel, (rows,), pointer(x), pointer(w if w is not None else x),
+           pointer(b if b is not None else x), pointer(y), pointer(mean), pointer(rstd),
+           pointer(run_mean if run_mean is not None else mean),
+           pointer(run_var if run_var is not None else rstd), n, eps, momentum, inner,
+           seg_stride, *group, RMS=rms, SEGMENTED=segments is not None, PARAM=param,
+           STATS_GIVEN=stats_given, RUNNING=updating, HAS_W=w is not None,
+           HAS_B=b is not None, ACC=acc_dtype(x._impl.dtype),
+           BLOCK=min(triton.next_power_of_2(max(n, 1)), MAX_ONE_PASS))
+
+
+def _norm(op, rms, input, normalized_shape, weight, bias, eps, specs):
+    device, (x, w, b) = operands(op, input=input, weight=weight, bias=bias)
+    n = _row_length(normalized_shape)
+    x = x if x.is_contiguous() else x.contiguous()
+    y = new_tensor(specs[0].sizes, specs[0].dtype, device)
+    stats = [new_tensor(s.sizes, s.dtype, device) for s in specs[1:]]
+    rows = y._impl.numel() // n if n else 0
+    if rows and n:
+        launch_norm(op, x, w, b, y, stats[0], stats[-1], rows, n, eps, rms=rms)
+    return (y, *stats)
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """(out, mean, rstd), the statistics over the trailing `normalized_shape` dims."""
+    specs = rules.native_layer_norm("native_layer_norm",
+                                    (input, normalized_shape, weight, bias, eps))
+    return _norm("native_layer_norm", False, input, normalized_shape, weight, bias, eps,
+                 specs)
+
+
+def fused_rms_norm(input, normalized_shape, weight, eps):
+    """(out, rstd): out = input * rstd * weight, rstd = 1 / sqrt(mean(input**2) + eps);
+    eps None is the dtype's machine epsilon (PyTorch's default)."""
+    specs = rules.fused_rms_norm("_fused_rms_norm", (input, normalized_shape, weight, eps))
+    if eps is None:
+        eps = rules.machine_eps(input._impl.dtype)
+    return _norm("_fused_rms_norm", True, input, normalized_shape, weight, None, eps, specs)
+
+
+# ---- batch norm and group norm: the same kernel over other rows ---------------------------
+def _dense(t):
+    return t if t is None or t.is_contiguous() else t.contiguous()
+
+
+@kernel(layout=NCHW)
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                      eps):
+    """(out, mean, rstd): one row per channel, the N runs of HxW elements it owns.
+
+        training:  the row's mean and biased variance normalise it; the running
+                   statistics are updated in the same program (variance unbiased)
+        eval:      mean, var = running_mean, running_var
+    The statistics used are returned in both modes, as the CPU kernel does."""
+    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                       eps, nhwc=False)
+
+
+def native_batch_norm_nhwc(input, weight, bias, running_mean, running_var, training,
+                           momentum, eps):
+    """native_batch_norm of a channels_last input, with no layout copies: in NHWC memory
+    channel c's row is every C-th element from c on (N * H * W runs of one element, C
+    apart), and the result is written in the same layout."""
+    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                       eps, nhwc=True)
+
+
+def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+                nhwc):
+    op = "native_batch_norm"
+    specs = rules.native_batch_norm(op, (input, weight, bias, running_mean, running_var,
+                                         training, momentum, eps))
+    device, (x, w, b, rm, rv) = operands(op, input=input, weight=weight, bias=bias,
+                                         running_mean=running_mean, running_var=running_var)
+    mean, rstd = (new_tensor(s.sizes, s.dtype, device) for s in specs[1:])
+    sizes = x._impl.sizes
+    n, c = sizes[0], sizes[1]
+    pixels = numel_of(sizes[2:])
+    if nhwc:    # the output in the input's NHWC layout
+        h, w_ = sizes[2], sizes[3]
+        y = empty_strided(sizes, (h * w_ * c, 1, w_ * c, c), dtype=specs[0].dtype,
+                          device=device)
+    else:
+        y = new_tensor(specs[0].sizes, specs[0].dtype, device)
+    if training and (rm is None) != (rv is None):      # the kernel updates both or neither
+        rm = rm if rm is not None else zeros_like(rv)
+        rv = rv if rv is not None else ones_like(rm)
+    stats = (_dense(rm), _dense(rv))
+    if c and nhwc:
+        launch_norm(op, x, _dense(w), _dense(b), y, mean, rstd, c, n * pixels, eps,
+                    segments=(1, c), param="row", running=stats, momentum=momentum,
+                    stats_given=not training)
+    elif c:
+        launch_norm(op, _dense(x), _dense(w), _dense(b), y, mean, rstd, c, n * pixels, eps,
+                    segments=(pixels, c * pixels) if n > 1 else None, param="row",
+                    running=stats, momentum=momentum, stats_given=not training)
+    if training:
+        # NOTE: no version bump, as in PyTorch (see cpu_kernels/normalization._update_running):
+        # copy_ of a non-contiguous running statistic bumps, so its count is put back.
+        for given, updated in zip((running_mean, running_var), stats):
+            if given is not None and updated is not given:
+                version = given._impl.version.value
+                F.copy_(given, updated)
+                given._impl.version.value = version
+    return y, mean, rstd
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """(out, mean, rstd): one row per (sample, group), its C / group * HxW contiguous
+    elements; the weight of element i of row (n, g) is channel g * C / group + i // HxW."""
+    op = "native_group_norm"
+    specs = rules.native_group_norm(op, (input, weight, bias, N, C, HxW, group, eps))
+    device, (x, w, b) = operands(op, input=input, weight=weight, bias=bias)
+    y, mean, rstd = (new_tensor(s.sizes, s.dtype, device) for s in specs)
+    n = C // group * HxW
+    if N * group and n:
+        launch_norm(op, _dense(x), _dense(w), _dense(b), y, mean, rstd, N * group, n, eps,
+                    param="group", group=(group, C // group, HxW))
+    return y, mean, rstd
+
+
+def _zeros(sizes, dtype, device):
+    return F.fill_(new_tensor(sizes, dtype, device), 0)
+
+
+def _norm_backward(op, rms, grad_out, input, normalized_shape, mean, rstd, weight, specs):
+    """(grad_input, grad_weight, grad_bias) as `specs` asks (None where it says None)."""
+    device, (g, x, m, r, w) = operands(op, grad_out=grad_out, input=input, mean=mean,
+                                       rstd=rstd, weight=weight)
+    n = _row_length(normalized_shape)
+    rows = x._impl.numel() // n if n else 0
+    g, x, r = (t if t.is_contiguous() else t.contiguous() for t in (g, x, r))
+    m = None if m is None else m.contiguous()
+    dx = new_tensor(x._impl.sizes, x._impl.dtype, device)
+    partials = any(s is not None for s in specs[1:])
+    acc = dt.float64 if x._impl.dtype is dt.float64 else dt.float32
+    per_program = triton.cdiv(rows, PROGRAMS) if rows else 1
+    programs = triton.cdiv(rows, per_program)
+    dw = _zeros((max(programs, 1), n), acc, device) if partials else dx
+    db = _zeros((max(programs, 1), n), acc, device) if partials else dx
+    if rows and n:
+        block = triton.next_power_of_2(n)
+        one_pass = block <= BACKWARD_ONE_PASS
+        if not one_pass:
+            block = min(BACKWARD_ONE_PASS, 4096 if INTERPRETED else 2048)
+        launch(op, norm_backward_kernel, (programs,), pointer(g), pointer(x),
+               pointer(w if w is not None else x), pointer(m if m is not None else r),
+               pointer(r), pointer(dx), pointer(dw), pointer(db), rows, n, per_program,
+               RMS=rms, HAS_W=w is not None, PARTIALS=partials, ONE_PASS=one_pass,
+               ACC=acc_dtype(x._impl.dtype), BLOCK=block)
+    # The column sums: the reduction kernel over the programs' partial sums.
+    columns = [dx, dw, db]
+    for i in (1, 2):
+        if specs[i] is not None:
+            columns[i] = columns[i].sum(0).to(specs[i].dtype).view(specs[i].sizes)
+    return tuple(c if s is not None else None for c, s in zip(columns, specs))
+
+
+def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
+                               output_mask):
+    """(grad_input, grad_weight, grad_bias) of native_layer_norm from its saved mean and
+    rstd; an output output_mask leaves out is None."""
+    op = "native_layer_norm_backward"
+    specs = rules.native_layer_norm_backward(op, (grad_out, input, normalized_shape, mean, rstd,
+                                                  weight, bias, output_mask))
+    return _norm_backward(op, False, grad_out, input, normalized_shape, mean, rstd, weight,
+                          specs)
+
+
+def fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight, output_mask):
+    """(grad_input, grad_weight) of _fused_rms_norm from its saved rstd."""
+    op = "_fused_rms_norm_backward"
+    specs = rules.fused_rms_norm_backward(op, (grad_out, input, normalized_shape, rstd, weight,
+                                               output_mask))
+    return _norm_backward(op, True, grad_out, input, normalized_shape, None, rstd, weight,
+                          (*specs, None))[:2]
+
+
+def compile_cases(quick):
+    """The forward and backward kernels, half inputs with float32 statistics."""
+    # layer norm, rms norm, batch norm (training, eval), group norm
+    for label, rms, segmented, param, given in (
+            ("layer", False, False, "feature", False), ("rms", True, False, "feature", False),
+            ("batch", False, True, "row", False), ("batch eval", False, False, "row", True),
+            ("group", False, False, "group", False)):
+        yield (f"norm {label}", norm_kernel,
+               {"x_ptr": "*fp16", "w_ptr": "*fp16", "b_ptr": "*fp16", "y_ptr": "*fp16",
+                "mean_ptr": "*fp32", "rstd_ptr": "*fp32", "run_mean_ptr": "*fp32",
+                "run_var_ptr": "*fp32", "eps": "fp32", "momentum": "fp32"},
+               dict(RMS=rms, SEGMENTED=segmented, PARAM=param, STATS_GIVEN=given,
+                    RUNNING=param == "row" and not given, HAS_W=True, HAS_B=not rms,
+                    ACC=tl.float32, BLOCK=4096), {})
+    for rms in (False, True):
+        for one_pass, block in ((True, 1024), (False, 2048)):
+            yield (f"norm backward rms={rms} one_pass={one_pass}", norm_backward_kernel,
+                   {"grad_ptr": "*bf16", "x_ptr": "*bf16", "w_ptr": "*bf16",
+                    "mean_ptr": "*fp32", "rstd_ptr": "*fp32", "dx_ptr": "*bf16",
+                    "dw_ptr": "*fp32", "db_ptr": "*fp32"},
+                   dict(RMS=rms, HAS_W=not rms, PARTIALS=True, ONE_PASS=one_pass,
+                        ACC=tl.float32, BLOCK=block), {})
+            if quick:
+                break
+
+
+# The NHWC batch norm serves dense channels_last 4-D inputs; others take the NCHW kernel
+# through the layout-conversion fallback.
+NHWC_INPUT = ShapeRule("4-D input stored NHWC", lambda input, *rest: is_channels_last(
+    input._impl.sizes, input._impl.strides))
+nhwc = Library("CUDA", "triton_kernels.normalization (NHWC)")
+nhwc.impl("native_batch_norm", native_batch_norm_nhwc, priority=10, layout="channels_last",
+          shape=NHWC_INPUT)

@@ -1,0 +1,134 @@
+"""multinomial on the `cuda` device: category indices drawn with the weights in each row.
+
+With replacement, inverse-CDF sampling (one program per row and block of samples):
+
+    cdf = cumsum(w);  u ~ U[0, 1)
+    sample = the first j with cdf[j] / cdf[N-1] > u = #{ j < N-1 : cdf[j] / cdf[N-1] <= u }
+
+(zero weights repeat a cdf value, so they are never drawn; the last category closes
+the interval, as the CPU kernel's cdf[-1] = 1). Without replacement, an exponential
+race, equivalent to drawing one at a time and renormalising:
+
+    key[j] = Exp(1) / w[j]  (inf for w[j] == 0);  samples = the num_samples smallest keys
+
+by the stable rank sort of triton_kernels/sorting.py, so zero-weight categories come
+last, in index order, once the others are used up (as PyTorch). Uniforms come from
+Philox (tl.rand) at the cuda generator's seed and offset, as dropout's.
+"""
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from tensorplay import _dtype as dt
+from tensorplay import cuda
+from tensorplay._generated import functional as F
+from tensorplay.errors import ArgumentError
+from tensorplay.meta import random as rules
+from triton_kernels import sorting
+from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
+
+MAX_BLOCK = 4096 if INTERPRETED else 1024
+MAX_BLOCK_S = 64
+
+
+@triton.jit
+def inverse_cdf_kernel(
+    cdf_ptr,  # [M, N] running sums of each row's weights, contiguous
+    out_ptr,  # [M, S] int64 samples
+    N, S,
+    seed, offset,  # Philox: sample s of row m uses counter offset + m * S + s
+    BLOCK_S: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
+    row = tl.program_id(0)
+    s = tl.program_id(1) * BLOCK_S + tl.arange(0, BLOCK_S)
+    base = row.to(tl.int64) * N
+    total = tl.load(cdf_ptr + base + N - 1)
+    u = tl.rand(seed, offset + row * S + s)
+    count = tl.zeros([BLOCK_S], tl.int64)
+    for j0 in range(0, N - 1, BLOCK_N):
+        j = j0 + tl.arange(0, BLOCK_N)
+        inside = j < N - 1
+        c = tl.load(cdf_ptr + base + j, mask=inside, other=0)
+        below = inside[None, :] & (c[None, :] / total <= u[:, None])
+        count += tl.sum(below.to(tl.int64), axis=1)
+    tl.store(out_ptr + row.to(tl.int64) * S + s, count, mask=s < S)
+
+
+@triton.jit
+def exponential_keys_kernel(
+    w_ptr,  # [n] weights, contiguous
+    keys_ptr,  # [n] float32: Exp(1) / w
+    n,
+    seed, offset,
+    BLOCK: tl.constexpr,
+):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = i < n
+    w = tl.load(w_ptr + i, mask=mask, other=0).to(tl.float32)
+    u = tl.rand(seed, offset + i)
+    key = -tl.log(1.0 - u) / w          # 1 - u lies in (0, 1]: a finite Exp(1) draw
+    tl.store(keys_ptr + i, tl.where(w > 0, key, float("inf")), mask=mask)
+
+
+def _philox(generator, count):
+    """(seed, offset) for `count` draws: the generator's own stream when one is given,
+    else the cuda default generator's (whose offset moves past them)."""
+    return cuda.philox_inputs(generator, count)
+
+
+def _check_weights(w):
+    """The CPU kernel's checks: finite, non-negative weights and a positive sum per row.
+    One host sync for both flags."""
+    bad = F.any(F.logical_or(F.logical_not(F.isfinite(w)), F.lt(w, 0)))
+    empty = F.any(F.le(F.sum(w, [1]), 0))
+    bad, empty = F.stack([bad, empty]).tolist()
+    if bad:
+        raise ArgumentError("multinomial(): argument 'self' must hold finite, non-negative "
+                            "weights", op="multinomial", arg="self")
+    if empty:
+        raise ArgumentError("multinomial(): every row of argument 'self' needs a positive "
+                            "weight sum", op="multinomial", arg="self")
+
+
+def multinomial(self, num_samples, replacement, generator):
+    spec = rules.multinomial("multinomial", (self, num_samples, replacement, generator))
+    device, (self,) = operands("multinomial", self=self)
+    N = self._impl.sizes[-1]
+    w = self.reshape([-1, N])
+    M = w._impl.sizes[0]
+    _check_weights(w)
+    if replacement:
+        acc = dt.float64 if self._impl.dtype is dt.float64 else dt.float32
+        cdf = F.cumsum(w, 1, dtype=acc)
+        samples = new_tensor([M, num_samples], dt.int64, device)
+        seed, offset = _philox(generator, M * num_samples)
+        block_s = min(triton.next_power_of_2(num_samples), MAX_BLOCK_S)
+        block_n = max(16, min(triton.next_power_of_2(N), MAX_BLOCK // block_s))
+        launch("multinomial", inverse_cdf_kernel, (M, triton.cdiv(num_samples, block_s)),
+               pointer(cdf), pointer(samples), N, num_samples, seed, offset,
+               BLOCK_S=block_s, BLOCK_N=block_n)
+    else:
+        if not w.is_contiguous():
+            w = w.contiguous()
+        keys = new_tensor([M, N], dt.float32, device)
+        seed, offset = _philox(generator, M * N)
+        block = min(triton.next_power_of_2(M * N), MAX_BLOCK)
+        launch("multinomial", exponential_keys_kernel, (triton.cdiv(M * N, block),),
+               pointer(w), pointer(keys), M * N, seed, offset, BLOCK=block)
+        _, order = sorting.sort_keys("multinomial", keys, M, N, 1, (N, 1, 1), False)
+        samples = order.narrow(1, 0, num_samples).contiguous()
+    return samples.view(spec.sizes)
+
+
+def compile_cases(quick):
+    """The kernels of this module for compile_check.py."""
+    for ptr in ("*fp32", "*fp64"):
+        yield (f"multinomial inverse cdf {ptr[1:]}", inverse_cdf_kernel,
+               {"cdf_ptr": ptr, "out_ptr": "*i64", "seed": "i32", "offset": "i32"},
+               dict(BLOCK_S=64, BLOCK_N=16), {})
+    for ptr in ("*bf16", "*fp32"):
+        yield (f"multinomial exponential keys {ptr[1:]}", exponential_keys_kernel,
+               {"w_ptr": ptr, "keys_ptr": "*fp32", "seed": "i32", "offset": "i32"},
+               dict(BLOCK=1024), {})
