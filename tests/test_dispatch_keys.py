@@ -424,6 +424,18 @@ def test_an_optional_tensor_input_is_tested_when_given():
 SKIP_HOP = "skip      AutogradCPU: no tensor requires grad, nothing to record, fall through"
 
 
+def test_explain_says_grad_mode_removed_the_flag():
+    a, b = tp.ones(1, requires_grad=True), tp.ones(1)
+    with tp.no_grad(), explain(file=False) as ex:
+        out = tp.add(a, b)
+    assert not out.requires_grad
+    lines = [line.strip() for line in ex.text.splitlines()]
+    assert lines[1] == ("key set   {AutogradCPU, CPU} = given {AutogradCPU, CPU} requires_grad "
+                        "| included {} - excluded {} - requires_grad (grad mode is off)")
+    assert lines[2] == ("skip      AutogradCPU: grad mode is off, nothing to record, "
+                        "fall through")
+
+
 def test_explain_reports_the_skip_and_the_profiler_sees_the_backend_only():
     a, b = tp.ones(1), tp.ones(1)
     with explain(file=False) as ex:

@@ -164,9 +164,10 @@ class _Watch:
                 if dropped:
                     text += f" - {format_keys(dropped, shown)}"
                 hop("tls", text, caller, {"mask": name})
+        grad_off = " - requires_grad (grad mode is off)" if ks & grad_off else ""
         hop("key set", f"{format_keys(eff, shown)} = given {format_keys(ks, shown)} | "
             f"included {format_keys(included, shown)} - excluded "
-            f"{format_keys(excluded, shown)}", here, {"keys": format_keys(eff, shown)})
+            f"{format_keys(excluded, shown)}{grad_off}", here, {"keys": format_keys(eff, shown)})
 
     def miss(self, handle, key):
         if state.active:
