@@ -184,7 +184,7 @@ def pow_Tensor_Tensor(ks, self, exponent):
 
 
 def pow_Tensor_Scalar(ks, self, exponent):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.pow_Tensor_Scalar, ks, self, exponent)
     node = PowBackward0(self)
     node.exponent_ = exponent
@@ -257,7 +257,7 @@ def where_self(ks, condition, self, other):
 
 
 def neg(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.neg, ks, self)
     node = NegBackward0(self)
     result = below_autograd(ops.neg, ks, self)
@@ -266,7 +266,7 @@ def neg(ks, self):
 
 
 def abs(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.abs, ks, self)
     node = AbsBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -276,7 +276,7 @@ def abs(ks, self):
 
 
 def sign(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.sign, ks, self)
     node = SignBackward0(self)
     result = below_autograd(ops.sign, ks, self)
@@ -285,7 +285,7 @@ def sign(ks, self):
 
 
 def exp(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.exp, ks, self)
     node = ExpBackward0(self)
     result = below_autograd(ops.exp, ks, self)
@@ -295,7 +295,7 @@ def exp(ks, self):
 
 
 def log(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.log, ks, self)
     node = LogBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -305,7 +305,7 @@ def log(ks, self):
 
 
 def sqrt(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.sqrt, ks, self)
     node = SqrtBackward0(self)
     result = below_autograd(ops.sqrt, ks, self)
@@ -315,7 +315,7 @@ def sqrt(ks, self):
 
 
 def sin(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.sin, ks, self)
     node = SinBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -325,7 +325,7 @@ def sin(ks, self):
 
 
 def cos(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.cos, ks, self)
     node = CosBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -335,7 +335,7 @@ def cos(ks, self):
 
 
 def tanh(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.tanh, ks, self)
     node = TanhBackward0(self)
     result = below_autograd(ops.tanh, ks, self)
@@ -345,7 +345,7 @@ def tanh(ks, self):
 
 
 def sigmoid(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.sigmoid, ks, self)
     node = SigmoidBackward0(self)
     result = below_autograd(ops.sigmoid, ks, self)
@@ -355,7 +355,7 @@ def sigmoid(ks, self):
 
 
 def relu(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.relu, ks, self)
     node = ReluBackward0(self)
     result = below_autograd(ops.relu, ks, self)
@@ -365,7 +365,7 @@ def relu(ks, self):
 
 
 def relu_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.relu_, ks, self)
     check_inplace(self, 'relu_')
     node = ReluBackward0(self)
@@ -376,7 +376,7 @@ def relu_(ks, self):
 
 
 def sum(ks, self, dtype):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.sum, ks, self, dtype)
     node = SumBackward0(self)
     node.self_sizes = self._impl.sizes
@@ -386,7 +386,7 @@ def sum(ks, self, dtype):
 
 
 def sum_dim_IntList(ks, self, dim, keepdim, dtype):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.sum_dim_IntList, ks, self, dim, keepdim, dtype)
     node = SumBackward1(self)
     node.dim_ = dim
@@ -398,7 +398,7 @@ def sum_dim_IntList(ks, self, dim, keepdim, dtype):
 
 
 def mean(ks, self, dtype):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.mean, ks, self, dtype)
     node = MeanBackward0(self)
     node.self_numel = self.numel()
@@ -409,7 +409,7 @@ def mean(ks, self, dtype):
 
 
 def mean_dim(ks, self, dim, keepdim, dtype):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.mean_dim, ks, self, dim, keepdim, dtype)
     node = MeanBackward1(self)
     node.dim_ = dim
@@ -421,7 +421,7 @@ def mean_dim(ks, self, dim, keepdim, dtype):
 
 
 def max(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.max, ks, self)
     node = MaxBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -432,7 +432,7 @@ def max(ks, self):
 
 
 def max_dim(ks, self, dim, keepdim):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.max_dim, ks, self, dim, keepdim)
     node = MaxBackward1(self)
     node.dim_ = dim
@@ -445,7 +445,7 @@ def max_dim(ks, self, dim, keepdim):
 
 
 def min(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.min, ks, self)
     node = MinBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -456,7 +456,7 @@ def min(ks, self):
 
 
 def min_dim(ks, self, dim, keepdim):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.min_dim, ks, self, dim, keepdim)
     node = MinBackward1(self)
     node.dim_ = dim
@@ -503,7 +503,7 @@ def copy_(ks, self, src, non_blocking):
 
 
 def fill__Scalar(ks, self, value):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.fill__Scalar, ks, self, value)
     check_inplace(self, 'fill_.Scalar')
     node = FillBackward0(self)
@@ -513,7 +513,7 @@ def fill__Scalar(ks, self, value):
 
 
 def clone(ks, self, memory_format):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.clone, ks, self, memory_format)
     node = CloneBackward0(self)
     result = below_autograd(ops.clone, ks, self, memory_format)
@@ -522,7 +522,7 @@ def clone(ks, self, memory_format):
 
 
 def _to_copy(ks, self, dtype, device, non_blocking):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops._to_copy, ks, self, dtype, device, non_blocking)
     node = ToCopyBackward0(self)
     node.self_device = self._impl.device
@@ -533,7 +533,7 @@ def _to_copy(ks, self, dtype, device, non_blocking):
 
 
 def view(ks, self, size):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.view, ks, self, size)
     node = ViewBackward0(self)
     node.self_sizes = self._impl.sizes
@@ -543,7 +543,7 @@ def view(ks, self, size):
 
 
 def _unsafe_view(ks, self, size):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops._unsafe_view, ks, self, size)
     node = UnsafeViewBackward0(self)
     node.self_sizes = self._impl.sizes
@@ -553,7 +553,7 @@ def _unsafe_view(ks, self, size):
 
 
 def as_strided(ks, self, size, stride, storage_offset):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.as_strided, ks, self, size, stride, storage_offset)
     node = AsStridedBackward0(self)
     node.size_ = size
@@ -566,7 +566,7 @@ def as_strided(ks, self, size, stride, storage_offset):
 
 
 def transpose_int(ks, self, dim0, dim1):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.transpose_int, ks, self, dim0, dim1)
     node = TransposeBackward0(self)
     node.dim0_ = dim0
@@ -577,7 +577,7 @@ def transpose_int(ks, self, dim0, dim1):
 
 
 def permute(ks, self, dims):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.permute, ks, self, dims)
     node = PermuteBackward0(self)
     node.dims_ = dims
@@ -587,7 +587,7 @@ def permute(ks, self, dims):
 
 
 def expand(ks, self, size, implicit):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.expand, ks, self, size, implicit)
     node = ExpandBackward0(self)
     node.self_sizes = self._impl.sizes
@@ -597,7 +597,7 @@ def expand(ks, self, size, implicit):
 
 
 def squeeze(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.squeeze, ks, self)
     node = SqueezeBackward0(self)
     node.self_sizes = self._impl.sizes
@@ -607,7 +607,7 @@ def squeeze(ks, self):
 
 
 def squeeze_dim(ks, self, dim):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.squeeze_dim, ks, self, dim)
     node = SqueezeBackward1(self)
     node.self_sizes = self._impl.sizes
@@ -617,7 +617,7 @@ def squeeze_dim(ks, self, dim):
 
 
 def unsqueeze(ks, self, dim):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.unsqueeze, ks, self, dim)
     node = UnsqueezeBackward0(self)
     node.dim_ = dim
@@ -627,7 +627,7 @@ def unsqueeze(ks, self, dim):
 
 
 def select_int(ks, self, dim, index):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.select_int, ks, self, dim, index)
     node = SelectBackward0(self)
     node.dim_ = dim
@@ -639,7 +639,7 @@ def select_int(ks, self, dim, index):
 
 
 def slice_Tensor(ks, self, dim, start, end, step):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.slice_Tensor, ks, self, dim, start, end, step)
     node = SliceBackward0(self)
     node.dim_ = dim
@@ -653,7 +653,7 @@ def slice_Tensor(ks, self, dim, start, end, step):
 
 
 def reciprocal(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.reciprocal, ks, self)
     node = ReciprocalBackward0(self)
     result = below_autograd(ops.reciprocal, ks, self)
@@ -663,7 +663,7 @@ def reciprocal(ks, self):
 
 
 def reciprocal_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.reciprocal_, ks, self)
     check_inplace(self, 'reciprocal_')
     node = ReciprocalBackward0(self)
@@ -674,7 +674,7 @@ def reciprocal_(ks, self):
 
 
 def rsqrt(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.rsqrt, ks, self)
     node = RsqrtBackward0(self)
     result = below_autograd(ops.rsqrt, ks, self)
@@ -684,7 +684,7 @@ def rsqrt(ks, self):
 
 
 def rsqrt_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.rsqrt_, ks, self)
     check_inplace(self, 'rsqrt_')
     node = RsqrtBackward0(self)
@@ -695,7 +695,7 @@ def rsqrt_(ks, self):
 
 
 def exp2(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.exp2, ks, self)
     node = Exp2Backward0(self)
     result = below_autograd(ops.exp2, ks, self)
@@ -705,7 +705,7 @@ def exp2(ks, self):
 
 
 def exp2_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.exp2_, ks, self)
     check_inplace(self, 'exp2_')
     node = Exp2Backward0(self)
@@ -716,7 +716,7 @@ def exp2_(ks, self):
 
 
 def expm1(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.expm1, ks, self)
     node = Expm1Backward0(self)
     result = below_autograd(ops.expm1, ks, self)
@@ -726,7 +726,7 @@ def expm1(ks, self):
 
 
 def expm1_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.expm1_, ks, self)
     check_inplace(self, 'expm1_')
     node = Expm1Backward0(self)
@@ -737,7 +737,7 @@ def expm1_(ks, self):
 
 
 def log2(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.log2, ks, self)
     node = Log2Backward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -747,7 +747,7 @@ def log2(ks, self):
 
 
 def log2_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.log2_, ks, self)
     check_inplace(self, 'log2_')
     node = Log2Backward0(self)
@@ -758,7 +758,7 @@ def log2_(ks, self):
 
 
 def log10(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.log10, ks, self)
     node = Log10Backward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -768,7 +768,7 @@ def log10(ks, self):
 
 
 def log10_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.log10_, ks, self)
     check_inplace(self, 'log10_')
     node = Log10Backward0(self)
@@ -779,7 +779,7 @@ def log10_(ks, self):
 
 
 def log1p(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.log1p, ks, self)
     node = Log1pBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -789,7 +789,7 @@ def log1p(ks, self):
 
 
 def log1p_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.log1p_, ks, self)
     check_inplace(self, 'log1p_')
     node = Log1pBackward0(self)
@@ -800,7 +800,7 @@ def log1p_(ks, self):
 
 
 def tan(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.tan, ks, self)
     node = TanBackward0(self)
     result = below_autograd(ops.tan, ks, self)
@@ -810,7 +810,7 @@ def tan(ks, self):
 
 
 def tan_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.tan_, ks, self)
     check_inplace(self, 'tan_')
     node = TanBackward0(self)
@@ -821,7 +821,7 @@ def tan_(ks, self):
 
 
 def asin(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.asin, ks, self)
     node = AsinBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -831,7 +831,7 @@ def asin(ks, self):
 
 
 def asin_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.asin_, ks, self)
     check_inplace(self, 'asin_')
     node = AsinBackward0(self)
@@ -842,7 +842,7 @@ def asin_(ks, self):
 
 
 def acos(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.acos, ks, self)
     node = AcosBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -852,7 +852,7 @@ def acos(ks, self):
 
 
 def acos_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.acos_, ks, self)
     check_inplace(self, 'acos_')
     node = AcosBackward0(self)
@@ -863,7 +863,7 @@ def acos_(ks, self):
 
 
 def atan(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.atan, ks, self)
     node = AtanBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -873,7 +873,7 @@ def atan(ks, self):
 
 
 def atan_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.atan_, ks, self)
     check_inplace(self, 'atan_')
     node = AtanBackward0(self)
@@ -884,7 +884,7 @@ def atan_(ks, self):
 
 
 def sinh(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.sinh, ks, self)
     node = SinhBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -894,7 +894,7 @@ def sinh(ks, self):
 
 
 def sinh_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.sinh_, ks, self)
     check_inplace(self, 'sinh_')
     node = SinhBackward0(self)
@@ -905,7 +905,7 @@ def sinh_(ks, self):
 
 
 def cosh(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.cosh, ks, self)
     node = CoshBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -915,7 +915,7 @@ def cosh(ks, self):
 
 
 def cosh_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.cosh_, ks, self)
     check_inplace(self, 'cosh_')
     node = CoshBackward0(self)
@@ -926,7 +926,7 @@ def cosh_(ks, self):
 
 
 def erf(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.erf, ks, self)
     node = ErfBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -936,7 +936,7 @@ def erf(ks, self):
 
 
 def erf_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.erf_, ks, self)
     check_inplace(self, 'erf_')
     node = ErfBackward0(self)
@@ -947,7 +947,7 @@ def erf_(ks, self):
 
 
 def erfc(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.erfc, ks, self)
     node = ErfcBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -957,7 +957,7 @@ def erfc(ks, self):
 
 
 def erfc_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.erfc_, ks, self)
     check_inplace(self, 'erfc_')
     node = ErfcBackward0(self)
@@ -968,7 +968,7 @@ def erfc_(ks, self):
 
 
 def logit(ks, self, eps):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.logit, ks, self, eps)
     node = LogitBackward0(self)
     node.eps_ = eps
@@ -979,7 +979,7 @@ def logit(ks, self, eps):
 
 
 def logit_(ks, self, eps):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.logit_, ks, self, eps)
     check_inplace(self, 'logit_')
     node = LogitBackward0(self)
@@ -991,7 +991,7 @@ def logit_(ks, self, eps):
 
 
 def floor(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.floor, ks, self)
     node = FloorBackward0(self)
     result = below_autograd(ops.floor, ks, self)
@@ -1000,7 +1000,7 @@ def floor(ks, self):
 
 
 def floor_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.floor_, ks, self)
     check_inplace(self, 'floor_')
     node = FloorBackward0(self)
@@ -1010,7 +1010,7 @@ def floor_(ks, self):
 
 
 def ceil(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.ceil, ks, self)
     node = CeilBackward0(self)
     result = below_autograd(ops.ceil, ks, self)
@@ -1019,7 +1019,7 @@ def ceil(ks, self):
 
 
 def ceil_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.ceil_, ks, self)
     check_inplace(self, 'ceil_')
     node = CeilBackward0(self)
@@ -1029,7 +1029,7 @@ def ceil_(ks, self):
 
 
 def trunc(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.trunc, ks, self)
     node = TruncBackward0(self)
     result = below_autograd(ops.trunc, ks, self)
@@ -1038,7 +1038,7 @@ def trunc(ks, self):
 
 
 def trunc_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.trunc_, ks, self)
     check_inplace(self, 'trunc_')
     node = TruncBackward0(self)
@@ -1048,7 +1048,7 @@ def trunc_(ks, self):
 
 
 def round(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.round, ks, self)
     node = RoundBackward0(self)
     result = below_autograd(ops.round, ks, self)
@@ -1057,7 +1057,7 @@ def round(ks, self):
 
 
 def round_decimals(ks, self, decimals):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.round_decimals, ks, self, decimals)
     node = RoundBackward1(self)
     result = below_autograd(ops.round_decimals, ks, self, decimals)
@@ -1066,7 +1066,7 @@ def round_decimals(ks, self, decimals):
 
 
 def round_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.round_, ks, self)
     check_inplace(self, 'round_')
     node = RoundBackward0(self)
@@ -1076,7 +1076,7 @@ def round_(ks, self):
 
 
 def round__decimals(ks, self, decimals):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.round__decimals, ks, self, decimals)
     check_inplace(self, 'round_.decimals')
     node = RoundBackward1(self)
@@ -1086,7 +1086,7 @@ def round__decimals(ks, self, decimals):
 
 
 def frac(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.frac, ks, self)
     node = FracBackward0(self)
     result = below_autograd(ops.frac, ks, self)
@@ -1095,7 +1095,7 @@ def frac(ks, self):
 
 
 def frac_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.frac_, ks, self)
     check_inplace(self, 'frac_')
     node = FracBackward0(self)
@@ -1263,7 +1263,7 @@ def hypot_(ks, self, other):
 
 
 def clamp(ks, self, min, max):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.clamp, ks, self, min, max)
     node = ClampBackward0(self)
     node.min_ = min
@@ -1275,9 +1275,9 @@ def clamp(ks, self, min, max):
 
 
 def clamp_Tensor(ks, self, min, max):
-    if not ((self._impl.requires_grad
+    if not (self._impl.requires_grad
             or min._impl.requires_grad
-            or (max is not None and max._impl.requires_grad))):
+            or (max is not None and max._impl.requires_grad)):
         return below_autograd(ops.clamp_Tensor, ks, self, min, max)
     node = ClampBackward1(self, min, max)
     node.self_sizes = self._impl.sizes
@@ -1292,7 +1292,7 @@ def clamp_Tensor(ks, self, min, max):
 
 
 def clamp_(ks, self, min, max):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.clamp_, ks, self, min, max)
     check_inplace(self, 'clamp_')
     node = ClampBackward0(self)
@@ -1305,9 +1305,9 @@ def clamp_(ks, self, min, max):
 
 
 def clamp__Tensor(ks, self, min, max):
-    if not ((self._impl.requires_grad
+    if not (self._impl.requires_grad
             or min._impl.requires_grad
-            or (max is not None and max._impl.requires_grad))):
+            or (max is not None and max._impl.requires_grad)):
         return below_autograd(ops.clamp__Tensor, ks, self, min, max)
     check_inplace(self, 'clamp_.Tensor')
     node = ClampBackward1(self, min, max)
@@ -1381,9 +1381,9 @@ def lerp__Tensor(ks, self, end, weight):
 
 
 def addcmul(ks, self, tensor1, tensor2, value):
-    if not ((self._impl.requires_grad
+    if not (self._impl.requires_grad
             or tensor1._impl.requires_grad
-            or tensor2._impl.requires_grad)):
+            or tensor2._impl.requires_grad):
         return below_autograd(ops.addcmul, ks, self, tensor1, tensor2, value)
     node = AddcmulBackward0(self, tensor1, tensor2)
     node.value_ = value
@@ -1404,9 +1404,9 @@ def addcmul(ks, self, tensor1, tensor2, value):
 
 
 def addcmul_(ks, self, tensor1, tensor2, value):
-    if not ((self._impl.requires_grad
+    if not (self._impl.requires_grad
             or tensor1._impl.requires_grad
-            or tensor2._impl.requires_grad)):
+            or tensor2._impl.requires_grad):
         return below_autograd(ops.addcmul_, ks, self, tensor1, tensor2, value)
     check_inplace(self, 'addcmul_')
     node = AddcmulBackward0(self, tensor1, tensor2)
@@ -1428,9 +1428,9 @@ def addcmul_(ks, self, tensor1, tensor2, value):
 
 
 def addcdiv(ks, self, tensor1, tensor2, value):
-    if not ((self._impl.requires_grad
+    if not (self._impl.requires_grad
             or tensor1._impl.requires_grad
-            or tensor2._impl.requires_grad)):
+            or tensor2._impl.requires_grad):
         return below_autograd(ops.addcdiv, ks, self, tensor1, tensor2, value)
     node = AddcdivBackward0(self, tensor1, tensor2)
     node.value_ = value
@@ -1448,9 +1448,9 @@ def addcdiv(ks, self, tensor1, tensor2, value):
 
 
 def addcdiv_(ks, self, tensor1, tensor2, value):
-    if not ((self._impl.requires_grad
+    if not (self._impl.requires_grad
             or tensor1._impl.requires_grad
-            or tensor2._impl.requires_grad)):
+            or tensor2._impl.requires_grad):
         return below_autograd(ops.addcdiv_, ks, self, tensor1, tensor2, value)
     check_inplace(self, 'addcdiv_')
     node = AddcdivBackward0(self, tensor1, tensor2)
@@ -1469,7 +1469,7 @@ def addcdiv_(ks, self, tensor1, tensor2, value):
 
 
 def nan_to_num(ks, self, nan, posinf, neginf):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.nan_to_num, ks, self, nan, posinf, neginf)
     node = NanToNumBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -1479,7 +1479,7 @@ def nan_to_num(ks, self, nan, posinf, neginf):
 
 
 def nan_to_num_(ks, self, nan, posinf, neginf):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.nan_to_num_, ks, self, nan, posinf, neginf)
     check_inplace(self, 'nan_to_num_')
     node = NanToNumBackward0(self)
@@ -1490,7 +1490,7 @@ def nan_to_num_(ks, self, nan, posinf, neginf):
 
 
 def exp_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.exp_, ks, self)
     check_inplace(self, 'exp_')
     node = ExpBackward0(self)
@@ -1501,7 +1501,7 @@ def exp_(ks, self):
 
 
 def log_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.log_, ks, self)
     check_inplace(self, 'log_')
     node = LogBackward0(self)
@@ -1512,7 +1512,7 @@ def log_(ks, self):
 
 
 def sqrt_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.sqrt_, ks, self)
     check_inplace(self, 'sqrt_')
     node = SqrtBackward0(self)
@@ -1523,7 +1523,7 @@ def sqrt_(ks, self):
 
 
 def sin_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.sin_, ks, self)
     check_inplace(self, 'sin_')
     node = SinBackward0(self)
@@ -1534,7 +1534,7 @@ def sin_(ks, self):
 
 
 def cos_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.cos_, ks, self)
     check_inplace(self, 'cos_')
     node = CosBackward0(self)
@@ -1545,7 +1545,7 @@ def cos_(ks, self):
 
 
 def tanh_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.tanh_, ks, self)
     check_inplace(self, 'tanh_')
     node = TanhBackward0(self)
@@ -1556,7 +1556,7 @@ def tanh_(ks, self):
 
 
 def sigmoid_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.sigmoid_, ks, self)
     check_inplace(self, 'sigmoid_')
     node = SigmoidBackward0(self)
@@ -1567,7 +1567,7 @@ def sigmoid_(ks, self):
 
 
 def neg_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.neg_, ks, self)
     check_inplace(self, 'neg_')
     node = NegBackward0(self)
@@ -1577,7 +1577,7 @@ def neg_(ks, self):
 
 
 def abs_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.abs_, ks, self)
     check_inplace(self, 'abs_')
     node = AbsBackward0(self)
@@ -1588,7 +1588,7 @@ def abs_(ks, self):
 
 
 def leaky_relu(ks, self, negative_slope):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.leaky_relu, ks, self, negative_slope)
     node = LeakyReluBackward0(self)
     node.negative_slope_ = negative_slope
@@ -1599,7 +1599,7 @@ def leaky_relu(ks, self, negative_slope):
 
 
 def leaky_relu_(ks, self, negative_slope):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.leaky_relu_, ks, self, negative_slope)
     check_inplace(self, 'leaky_relu_')
     node = LeakyReluBackward1(self)
@@ -1611,7 +1611,7 @@ def leaky_relu_(ks, self, negative_slope):
 
 
 def elu(ks, self, alpha, scale, input_scale):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.elu, ks, self, alpha, scale, input_scale)
     node = EluBackward0(self)
     node.alpha_ = alpha
@@ -1624,7 +1624,7 @@ def elu(ks, self, alpha, scale, input_scale):
 
 
 def elu_(ks, self, alpha, scale, input_scale):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.elu_, ks, self, alpha, scale, input_scale)
     check_inplace(self, 'elu_')
     node = EluBackward1(self)
@@ -1638,7 +1638,7 @@ def elu_(ks, self, alpha, scale, input_scale):
 
 
 def gelu(ks, self, approximate):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.gelu, ks, self, approximate)
     node = GeluBackward0(self)
     node.approximate_ = approximate
@@ -1649,7 +1649,7 @@ def gelu(ks, self, approximate):
 
 
 def gelu_(ks, self, approximate):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.gelu_, ks, self, approximate)
     check_inplace(self, 'gelu_')
     node = GeluBackward0(self)
@@ -1661,7 +1661,7 @@ def gelu_(ks, self, approximate):
 
 
 def silu(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.silu, ks, self)
     node = SiluBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -1671,7 +1671,7 @@ def silu(ks, self):
 
 
 def silu_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.silu_, ks, self)
     check_inplace(self, 'silu_')
     node = SiluBackward0(self)
@@ -1709,7 +1709,7 @@ def silu_backward(ks, grad_output, self):
 
 
 def mish(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.mish, ks, self)
     node = MishBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -1719,7 +1719,7 @@ def mish(ks, self):
 
 
 def mish_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.mish_, ks, self)
     check_inplace(self, 'mish_')
     node = MishBackward0(self)
@@ -1730,7 +1730,7 @@ def mish_(ks, self):
 
 
 def softplus(ks, self, beta, threshold):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.softplus, ks, self, beta, threshold)
     node = SoftplusBackward0(self)
     node.beta_ = beta
@@ -1742,7 +1742,7 @@ def softplus(ks, self, beta, threshold):
 
 
 def hardtanh(ks, self, min_val, max_val):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.hardtanh, ks, self, min_val, max_val)
     node = HardtanhBackward0(self)
     node.min_val_ = min_val
@@ -1754,7 +1754,7 @@ def hardtanh(ks, self, min_val, max_val):
 
 
 def hardtanh_(ks, self, min_val, max_val):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.hardtanh_, ks, self, min_val, max_val)
     check_inplace(self, 'hardtanh_')
     node = HardtanhBackward0(self)
@@ -1767,7 +1767,7 @@ def hardtanh_(ks, self, min_val, max_val):
 
 
 def hardsigmoid(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.hardsigmoid, ks, self)
     node = HardsigmoidBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -1777,7 +1777,7 @@ def hardsigmoid(ks, self):
 
 
 def hardsigmoid_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.hardsigmoid_, ks, self)
     check_inplace(self, 'hardsigmoid_')
     node = HardsigmoidBackward0(self)
@@ -1788,7 +1788,7 @@ def hardsigmoid_(ks, self):
 
 
 def hardswish(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.hardswish, ks, self)
     node = HardswishBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -1798,7 +1798,7 @@ def hardswish(ks, self):
 
 
 def hardswish_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.hardswish_, ks, self)
     check_inplace(self, 'hardswish_')
     node = HardswishBackward0(self)
@@ -1809,7 +1809,7 @@ def hardswish_(ks, self):
 
 
 def threshold(ks, self, threshold, value):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.threshold, ks, self, threshold, value)
     node = ThresholdBackward0(self)
     node.threshold_ = threshold
@@ -1831,7 +1831,7 @@ def threshold_backward(ks, grad_output, self, threshold):
 
 
 def threshold_(ks, self, threshold, value):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.threshold_, ks, self, threshold, value)
     check_inplace(self, 'threshold_')
     node = ThresholdBackward0(self)
@@ -1854,7 +1854,7 @@ def prelu(ks, self, weight):
 
 
 def normal_(ks, self, mean, std, generator):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.normal_, ks, self, mean, std, generator)
     check_inplace(self, 'normal_')
     node = NormalBackward0(self)
@@ -1864,7 +1864,7 @@ def normal_(ks, self, mean, std, generator):
 
 
 def uniform_(ks, self, from_, to, generator):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.uniform_, ks, self, from_, to, generator)
     check_inplace(self, 'uniform_')
     node = UniformBackward0(self)
@@ -1874,7 +1874,7 @@ def uniform_(ks, self, from_, to, generator):
 
 
 def exponential_(ks, self, lambd, generator):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.exponential_, ks, self, lambd, generator)
     check_inplace(self, 'exponential_')
     node = ExponentialBackward0(self)
@@ -1884,7 +1884,7 @@ def exponential_(ks, self, lambd, generator):
 
 
 def bernoulli(ks, self, generator):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.bernoulli, ks, self, generator)
     node = BernoulliBackward0(self)
     result = below_autograd(ops.bernoulli, ks, self, generator)
@@ -1893,7 +1893,7 @@ def bernoulli(ks, self, generator):
 
 
 def bernoulli_p(ks, self, p, generator):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.bernoulli_p, ks, self, p, generator)
     node = BernoulliBackward1(self)
     result = below_autograd(ops.bernoulli_p, ks, self, p, generator)
@@ -1902,7 +1902,7 @@ def bernoulli_p(ks, self, p, generator):
 
 
 def bernoulli__float(ks, self, p, generator):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.bernoulli__float, ks, self, p, generator)
     check_inplace(self, 'bernoulli_.float')
     node = BernoulliBackward2(self)
@@ -1912,7 +1912,7 @@ def bernoulli__float(ks, self, p, generator):
 
 
 def bernoulli__Tensor(ks, self, p, generator):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.bernoulli__Tensor, ks, self, p, generator)
     check_inplace(self, 'bernoulli_.Tensor')
     node = BernoulliBackward3(self)
@@ -1949,7 +1949,7 @@ def clamp_max__Tensor(ks, self, max):
 
 
 def remainder_Scalar_Tensor(ks, self, other):
-    if not (other._impl.requires_grad):
+    if not other._impl.requires_grad:
         return below_autograd(ops.remainder_Scalar_Tensor, ks, self, other)
     node = RemainderBackward1(other)
     result = below_autograd(ops.remainder_Scalar_Tensor, ks, self, other)
@@ -1958,7 +1958,7 @@ def remainder_Scalar_Tensor(ks, self, other):
 
 
 def prod(ks, self, dtype):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.prod, ks, self, dtype)
     node = ProdBackward0(self)
     node.self_dtype = self._impl.dtype
@@ -1970,7 +1970,7 @@ def prod(ks, self, dtype):
 
 
 def prod_dim_int(ks, self, dim, keepdim, dtype):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.prod_dim_int, ks, self, dim, keepdim, dtype)
     node = ProdBackward1(self)
     node.dim_ = dim
@@ -1984,7 +1984,7 @@ def prod_dim_int(ks, self, dim, keepdim, dtype):
 
 
 def amax(ks, self, dim, keepdim):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.amax, ks, self, dim, keepdim)
     node = AmaxBackward0(self)
     node.dim_ = dim
@@ -1997,7 +1997,7 @@ def amax(ks, self, dim, keepdim):
 
 
 def amin(ks, self, dim, keepdim):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.amin, ks, self, dim, keepdim)
     node = AminBackward0(self)
     node.dim_ = dim
@@ -2010,7 +2010,7 @@ def amin(ks, self, dim, keepdim):
 
 
 def var_correction(ks, self, dim, correction, keepdim):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.var_correction, ks, self, dim, correction, keepdim)
     node = VarBackward0(self)
     node.dim_ = dim
@@ -2023,7 +2023,7 @@ def var_correction(ks, self, dim, correction, keepdim):
 
 
 def std_correction(ks, self, dim, correction, keepdim):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.std_correction, ks, self, dim, correction, keepdim)
     node = StdBackward0(self)
     node.dim_ = dim
@@ -2037,7 +2037,7 @@ def std_correction(ks, self, dim, correction, keepdim):
 
 
 def var_mean_correction(ks, self, dim, correction, keepdim):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.var_mean_correction, ks, self, dim, correction, keepdim)
     node = VarMeanBackward0(self)
     node.dim_ = dim
@@ -2050,7 +2050,7 @@ def var_mean_correction(ks, self, dim, correction, keepdim):
 
 
 def std_mean_correction(ks, self, dim, correction, keepdim):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.std_mean_correction, ks, self, dim, correction, keepdim)
     node = StdMeanBackward0(self)
     node.dim_ = dim
@@ -2064,7 +2064,7 @@ def std_mean_correction(ks, self, dim, correction, keepdim):
 
 
 def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.norm_ScalarOpt_dim, ks, self, p, dim, keepdim, dtype)
     node = NormBackward0(self)
     node.p_ = p
@@ -2078,7 +2078,7 @@ def norm_ScalarOpt_dim(ks, self, p, dim, keepdim, dtype):
 
 
 def logsumexp(ks, self, dim, keepdim):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.logsumexp, ks, self, dim, keepdim)
     node = LogsumexpBackward0(self)
     node.dim_ = dim
@@ -2091,7 +2091,7 @@ def logsumexp(ks, self, dim, keepdim):
 
 
 def cumsum(ks, self, dim, dtype):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.cumsum, ks, self, dim, dtype)
     node = CumsumBackward0(self)
     node.dim_ = dim
@@ -2103,7 +2103,7 @@ def cumsum(ks, self, dim, dtype):
 
 
 def cumsum_(ks, self, dim, dtype):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.cumsum_, ks, self, dim, dtype)
     check_inplace(self, 'cumsum_')
     node = CumsumBackward0(self)
@@ -2116,7 +2116,7 @@ def cumsum_(ks, self, dim, dtype):
 
 
 def cumprod(ks, self, dim, dtype):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.cumprod, ks, self, dim, dtype)
     node = CumprodBackward0(self)
     node.dim_ = dim
@@ -2129,7 +2129,7 @@ def cumprod(ks, self, dim, dtype):
 
 
 def cumprod_(ks, self, dim, dtype):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.cumprod_, ks, self, dim, dtype)
     check_inplace(self, 'cumprod_')
     node = CumprodBackward0(self)
@@ -2143,7 +2143,7 @@ def cumprod_(ks, self, dim, dtype):
 
 
 def cummax(ks, self, dim):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.cummax, ks, self, dim)
     node = CummaxBackward0(self)
     node.dim_ = dim
@@ -2155,7 +2155,7 @@ def cummax(ks, self, dim):
 
 
 def cummin(ks, self, dim):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.cummin, ks, self, dim)
     node = CumminBackward0(self)
     node.dim_ = dim
@@ -2167,7 +2167,7 @@ def cummin(ks, self, dim):
 
 
 def median(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.median, ks, self)
     node = MedianBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -2178,7 +2178,7 @@ def median(ks, self):
 
 
 def median_dim(ks, self, dim, keepdim):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.median_dim, ks, self, dim, keepdim)
     node = MedianBackward1(self)
     node.dim_ = dim
@@ -2191,7 +2191,7 @@ def median_dim(ks, self, dim, keepdim):
 
 
 def mode(ks, self, dim, keepdim):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.mode, ks, self, dim, keepdim)
     node = ModeBackward0(self)
     node.dim_ = dim
@@ -2204,7 +2204,7 @@ def mode(ks, self, dim, keepdim):
 
 
 def kthvalue(ks, self, k, dim, keepdim):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.kthvalue, ks, self, k, dim, keepdim)
     node = KthvalueBackward0(self)
     node.dim_ = dim
@@ -2217,7 +2217,7 @@ def kthvalue(ks, self, k, dim, keepdim):
 
 
 def topk(ks, self, k, dim, largest, sorted):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.topk, ks, self, k, dim, largest, sorted)
     node = TopkBackward0(self)
     node.dim_ = dim
@@ -2229,7 +2229,7 @@ def topk(ks, self, k, dim, largest, sorted):
 
 
 def sort(ks, self, dim, descending):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.sort, ks, self, dim, descending)
     node = SortBackward0(self)
     node.dim_ = dim
@@ -2241,7 +2241,7 @@ def sort(ks, self, dim, descending):
 
 
 def sort_stable(ks, self, stable, dim, descending):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.sort_stable, ks, self, stable, dim, descending)
     node = SortBackward1(self)
     node.dim_ = dim
@@ -2253,7 +2253,7 @@ def sort_stable(ks, self, stable, dim, descending):
 
 
 def _gather_along(ks, self, dim, index):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops._gather_along, ks, self, dim, index)
     node = GatherAlongBackward0(self)
     node.dim_ = dim
@@ -2265,7 +2265,7 @@ def _gather_along(ks, self, dim, index):
 
 
 def _scatter_add_along(ks, self, dim, index, sizes):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops._scatter_add_along, ks, self, dim, index, sizes)
     node = ScatterAddAlongBackward0(self)
     node.dim_ = dim
@@ -2276,7 +2276,7 @@ def _scatter_add_along(ks, self, dim, index, sizes):
 
 
 def flip(ks, self, dims):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.flip, ks, self, dims)
     node = FlipBackward0(self)
     node.dims_ = dims
@@ -2407,9 +2407,9 @@ def baddbmm_(ks, self, batch1, batch2, beta, alpha):
 
 
 def linear(ks, input, weight, bias):
-    if not ((input._impl.requires_grad
+    if not (input._impl.requires_grad
             or weight._impl.requires_grad
-            or (bias is not None and bias._impl.requires_grad))):
+            or (bias is not None and bias._impl.requires_grad)):
         return below_autograd(ops.linear, ks, input, weight, bias)
     node = LinearBackward0(input, weight, bias)
     node.bias_sizes = None if bias is None else bias._impl.sizes
@@ -2424,7 +2424,7 @@ def linear(ks, input, weight, bias):
 
 
 def einsum(ks, equation, tensors):
-    if not (any_requires_grad(tensors)):
+    if not any_requires_grad(tensors):
         return below_autograd(ops.einsum, ks, equation, tensors)
     node = EinsumBackward0(tensors)
     node.tensors_len = len(tensors)
@@ -2440,7 +2440,7 @@ def einsum(ks, equation, tensors):
 
 
 def tril(ks, self, diagonal):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.tril, ks, self, diagonal)
     node = TrilBackward0(self)
     node.diagonal_ = diagonal
@@ -2450,7 +2450,7 @@ def tril(ks, self, diagonal):
 
 
 def tril_(ks, self, diagonal):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.tril_, ks, self, diagonal)
     check_inplace(self, 'tril_')
     node = TrilBackward0(self)
@@ -2461,7 +2461,7 @@ def tril_(ks, self, diagonal):
 
 
 def triu(ks, self, diagonal):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.triu, ks, self, diagonal)
     node = TriuBackward0(self)
     node.diagonal_ = diagonal
@@ -2471,7 +2471,7 @@ def triu(ks, self, diagonal):
 
 
 def triu_(ks, self, diagonal):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.triu_, ks, self, diagonal)
     check_inplace(self, 'triu_')
     node = TriuBackward0(self)
@@ -2482,7 +2482,7 @@ def triu_(ks, self, diagonal):
 
 
 def diag(ks, self, diagonal):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.diag, ks, self, diagonal)
     node = DiagBackward0(self)
     node.diagonal_ = diagonal
@@ -2493,7 +2493,7 @@ def diag(ks, self, diagonal):
 
 
 def diagonal(ks, self, offset, dim1, dim2):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.diagonal, ks, self, offset, dim1, dim2)
     node = DiagonalBackward0(self)
     node.offset_ = offset
@@ -2506,7 +2506,7 @@ def diagonal(ks, self, offset, dim1, dim2):
 
 
 def cat(ks, tensors, dim):
-    if not (any_requires_grad(tensors)):
+    if not any_requires_grad(tensors):
         return below_autograd(ops.cat, ks, tensors, dim)
     node = CatBackward0(tensors)
     node.tensors_len = len(tensors)
@@ -2519,7 +2519,7 @@ def cat(ks, tensors, dim):
 
 
 def roll(ks, self, shifts, dims):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.roll, ks, self, shifts, dims)
     node = RollBackward0(self)
     node.shifts_ = shifts
@@ -2530,7 +2530,7 @@ def roll(ks, self, shifts, dims):
 
 
 def repeat(ks, self, repeats):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.repeat, ks, self, repeats)
     node = RepeatBackward0(self)
     node.repeats_ = repeats
@@ -2541,7 +2541,7 @@ def repeat(ks, self, repeats):
 
 
 def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.repeat_interleave_self_int, ks, self, repeats, dim, output_size)
     node = RepeatInterleaveBackward0(self)
     node.repeats_ = repeats
@@ -2553,7 +2553,7 @@ def repeat_interleave_self_int(ks, self, repeats, dim, output_size):
 
 
 def gather(ks, self, dim, index, sparse_grad):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.gather, ks, self, dim, index, sparse_grad)
     node = GatherBackward0(self)
     node.dim_ = dim
@@ -2577,7 +2577,7 @@ def scatter_src(ks, self, dim, index, src):
 
 
 def scatter_value(ks, self, dim, index, value):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.scatter_value, ks, self, dim, index, value)
     node = ScatterBackward1(self)
     node.dim_ = dim
@@ -2597,7 +2597,7 @@ def scatter_reduce(ks, self, dim, index, src, reduce):
 
 
 def scatter_value_reduce(ks, self, dim, index, value, reduce):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.scatter_value_reduce, ks, self, dim, index, value, reduce)
     node = ScatterBackward3(self)
     result = below_autograd(ops.scatter_value_reduce, ks, self, dim, index, value, reduce)
@@ -2619,7 +2619,7 @@ def scatter__src(ks, self, dim, index, src):
 
 
 def scatter__value(ks, self, dim, index, value):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.scatter__value, ks, self, dim, index, value)
     check_inplace(self, 'scatter_.value')
     node = ScatterBackward1(self)
@@ -2641,7 +2641,7 @@ def scatter__reduce(ks, self, dim, index, src, reduce):
 
 
 def scatter__value_reduce(ks, self, dim, index, value, reduce):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.scatter__value_reduce, ks, self, dim, index, value, reduce)
     check_inplace(self, 'scatter_.value_reduce')
     node = ScatterBackward3(self)
@@ -2715,7 +2715,7 @@ def scatter_reduce__two(ks, self, dim, index, src, reduce, include_self):
 
 
 def index_select(ks, self, dim, index):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.index_select, ks, self, dim, index)
     node = IndexSelectBackward0(self)
     node.dim_ = dim
@@ -2791,7 +2791,7 @@ def index_copy_(ks, self, dim, index, source):
 
 
 def index_fill_int_Scalar(ks, self, dim, index, value):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.index_fill_int_Scalar, ks, self, dim, index, value)
     node = IndexFillBackward0(self)
     node.dim_ = dim
@@ -2813,7 +2813,7 @@ def index_fill_int_Tensor(ks, self, dim, index, value):
 
 
 def index_fill__int_Scalar(ks, self, dim, index, value):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.index_fill__int_Scalar, ks, self, dim, index, value)
     check_inplace(self, 'index_fill_.int_Scalar')
     node = IndexFillBackward0(self)
@@ -2837,7 +2837,7 @@ def index_fill__int_Tensor(ks, self, dim, index, value):
 
 
 def masked_fill_Scalar(ks, self, mask, value):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.masked_fill_Scalar, ks, self, mask, value)
     node = MaskedFillBackward0(self)
     node.self_sizes = self._impl.sizes
@@ -2859,7 +2859,7 @@ def masked_fill_Tensor(ks, self, mask, value):
 
 
 def masked_fill__Scalar(ks, self, mask, value):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.masked_fill__Scalar, ks, self, mask, value)
     check_inplace(self, 'masked_fill_.Scalar')
     node = MaskedFillBackward0(self)
@@ -2883,7 +2883,7 @@ def masked_fill__Tensor(ks, self, mask, value):
 
 
 def masked_select(ks, self, mask):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.masked_select, ks, self, mask)
     node = MaskedSelectBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -2919,7 +2919,7 @@ def masked_scatter_(ks, self, mask, source):
 
 
 def take(ks, self, index):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.take, ks, self, index)
     node = TakeBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -2930,7 +2930,7 @@ def take(ks, self, index):
 
 
 def _unique2(ks, self, sorted, return_inverse, return_counts):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops._unique2, ks, self, sorted, return_inverse, return_counts)
     node = Unique2Backward0(self)
     result = below_autograd(ops._unique2, ks, self, sorted, return_inverse, return_counts)
@@ -2939,7 +2939,7 @@ def _unique2(ks, self, sorted, return_inverse, return_counts):
 
 
 def unique_dim(ks, self, dim, sorted, return_inverse, return_counts):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.unique_dim, ks, self, dim, sorted, return_inverse, return_counts)
     node = UniqueDimBackward0(self)
     result = below_autograd(ops.unique_dim, ks, self, dim, sorted, return_inverse, return_counts)
@@ -2948,7 +2948,7 @@ def unique_dim(ks, self, dim, sorted, return_inverse, return_counts):
 
 
 def index_Tensor(ks, self, indices):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.index_Tensor, ks, self, indices)
     node = IndexBackward0(self)
     node.self_sizes = self._impl.sizes
@@ -2986,9 +2986,9 @@ def index_put_(ks, self, indices, values, accumulate):
 def convolution(
     ks, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,
 ):
-    if not ((input._impl.requires_grad
+    if not (input._impl.requires_grad
             or weight._impl.requires_grad
-            or (bias is not None and bias._impl.requires_grad))):
+            or (bias is not None and bias._impl.requires_grad)):
         return below_autograd(
             ops.convolution, ks, input, weight, bias, stride, padding, dilation, transposed,
             output_padding, groups,
@@ -3015,9 +3015,9 @@ def convolution_backward(
     ks, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
     output_padding, groups, output_mask,
 ):
-    if not ((grad_output._impl.requires_grad
+    if not (grad_output._impl.requires_grad
             or input._impl.requires_grad
-            or weight._impl.requires_grad)):
+            or weight._impl.requires_grad):
         return below_autograd(
             ops.convolution_backward, ks, grad_output, input, weight, bias_sizes, stride, padding,
             dilation, transposed, output_padding, groups, output_mask,
@@ -3041,7 +3041,7 @@ def convolution_backward(
 
 
 def constant_pad_nd(ks, self, pad, value):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.constant_pad_nd, ks, self, pad, value)
     node = ConstantPadNdBackward0(self)
     node.pad_ = pad
@@ -3051,7 +3051,7 @@ def constant_pad_nd(ks, self, pad, value):
 
 
 def _pad_nd(ks, self, pad, mode):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops._pad_nd, ks, self, pad, mode)
     node = PadNdBackward0(self)
     node.pad_ = pad
@@ -3064,7 +3064,7 @@ def _pad_nd(ks, self, pad, mode):
 
 
 def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
-    if not (grad_output._impl.requires_grad):
+    if not grad_output._impl.requires_grad:
         return below_autograd(ops._pad_nd_backward, ks, grad_output, input_sizes, pad, mode)
     node = PadNdBackwardBackward0(grad_output)
     node.pad_ = pad
@@ -3075,7 +3075,7 @@ def _pad_nd_backward(ks, grad_output, input_sizes, pad, mode):
 
 
 def max_pool2d_with_indices(ks, self, kernel_size, stride, padding, dilation, ceil_mode):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(
             ops.max_pool2d_with_indices, ks, self, kernel_size, stride, padding, dilation,
             ceil_mode,
@@ -3120,7 +3120,7 @@ def max_pool2d_with_indices_backward(
 def avg_pool2d(
     ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
 ):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(
             ops.avg_pool2d, ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
             divisor_override,
@@ -3166,7 +3166,7 @@ def avg_pool2d_backward(
 
 
 def adaptive_avg_pool2d(ks, self, output_size):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.adaptive_avg_pool2d, ks, self, output_size)
     node = AdaptiveAvgPool2dBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -3186,7 +3186,7 @@ def adaptive_avg_pool2d_backward(ks, grad_output, self):
 
 
 def adaptive_max_pool2d(ks, self, output_size):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.adaptive_max_pool2d, ks, self, output_size)
     node = AdaptiveMaxPool2dBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)
@@ -3207,7 +3207,7 @@ def adaptive_max_pool2d_backward(ks, grad_output, self, indices):
 
 
 def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.upsample_nearest2d, ks, self, output_size, scales_h, scales_w)
     node = UpsampleNearest2dBackward0(self)
     node.output_size_ = output_size
@@ -3220,7 +3220,7 @@ def upsample_nearest2d(ks, self, output_size, scales_h, scales_w):
 
 
 def upsample_nearest2d_backward(ks, grad_output, output_size, input_size, scales_h, scales_w):
-    if not (grad_output._impl.requires_grad):
+    if not grad_output._impl.requires_grad:
         return below_autograd(
             ops.upsample_nearest2d_backward, ks, grad_output, output_size, input_size, scales_h,
             scales_w,
@@ -3238,7 +3238,7 @@ def upsample_nearest2d_backward(ks, grad_output, output_size, input_size, scales
 
 
 def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(
             ops.upsample_bilinear2d, ks, self, output_size, align_corners, scales_h, scales_w,
         )
@@ -3258,7 +3258,7 @@ def upsample_bilinear2d(ks, self, output_size, align_corners, scales_h, scales_w
 def upsample_bilinear2d_backward(
     ks, grad_output, output_size, input_size, align_corners, scales_h, scales_w,
 ):
-    if not (grad_output._impl.requires_grad):
+    if not grad_output._impl.requires_grad:
         return below_autograd(
             ops.upsample_bilinear2d_backward, ks, grad_output, output_size, input_size,
             align_corners, scales_h, scales_w,
@@ -3277,7 +3277,7 @@ def upsample_bilinear2d_backward(
 
 
 def im2col(ks, self, kernel_size, dilation, padding, stride):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.im2col, ks, self, kernel_size, dilation, padding, stride)
     node = Im2colBackward0(self)
     node.kernel_size_ = kernel_size
@@ -3291,7 +3291,7 @@ def im2col(ks, self, kernel_size, dilation, padding, stride):
 
 
 def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(
             ops.col2im, ks, self, output_size, kernel_size, dilation, padding, stride,
         )
@@ -3308,7 +3308,7 @@ def col2im(ks, self, output_size, kernel_size, dilation, padding, stride):
 
 
 def _softmax(ks, self, dim, half_to_float):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops._softmax, ks, self, dim, half_to_float)
     node = SoftmaxBackward0(self)
     node.dim_ = dim
@@ -3320,7 +3320,7 @@ def _softmax(ks, self, dim, half_to_float):
 
 
 def _log_softmax(ks, self, dim, half_to_float):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops._log_softmax, ks, self, dim, half_to_float)
     node = LogSoftmaxBackward0(self)
     node.dim_ = dim
@@ -3363,7 +3363,7 @@ def _log_softmax_backward_data(ks, grad_output, log_probs, dim, input_dtype):
 
 
 def nll_loss_forward(ks, self, target, weight, reduction, ignore_index):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(
             ops.nll_loss_forward, ks, self, target, weight, reduction, ignore_index,
         )
@@ -3468,9 +3468,9 @@ def binary_cross_entropy_with_logits(ks, self, target, weight, pos_weight, reduc
 
 
 def native_batch_norm(ks, input, weight, bias, running_mean, running_var, training, momentum, eps):
-    if not ((input._impl.requires_grad
+    if not (input._impl.requires_grad
             or (weight is not None and weight._impl.requires_grad)
-            or (bias is not None and bias._impl.requires_grad))):
+            or (bias is not None and bias._impl.requires_grad)):
         return below_autograd(
             ops.native_batch_norm, ks, input, weight, bias, running_mean, running_var, training,
             momentum, eps,
@@ -3494,9 +3494,9 @@ def native_batch_norm(ks, input, weight, bias, running_mean, running_var, traini
 
 
 def native_layer_norm(ks, input, normalized_shape, weight, bias, eps):
-    if not ((input._impl.requires_grad
+    if not (input._impl.requires_grad
             or (weight is not None and weight._impl.requires_grad)
-            or (bias is not None and bias._impl.requires_grad))):
+            or (bias is not None and bias._impl.requires_grad)):
         return below_autograd(ops.native_layer_norm, ks, input, normalized_shape, weight, bias, eps)
     node = NativeLayerNormBackward0(input, weight, bias)
     node.normalized_shape_ = normalized_shape
@@ -3512,9 +3512,9 @@ def native_layer_norm(ks, input, normalized_shape, weight, bias, eps):
 
 
 def native_group_norm(ks, input, weight, bias, N, C, HxW, group, eps):
-    if not ((input._impl.requires_grad
+    if not (input._impl.requires_grad
             or (weight is not None and weight._impl.requires_grad)
-            or (bias is not None and bias._impl.requires_grad))):
+            or (bias is not None and bias._impl.requires_grad)):
         return below_autograd(ops.native_group_norm, ks, input, weight, bias, N, C, HxW, group, eps)
     node = NativeGroupNormBackward0(input, weight, bias)
     node.N_ = N
@@ -3549,12 +3549,12 @@ def _fused_rms_norm(ks, input, normalized_shape, weight, eps):
 def native_layer_norm_backward(
     ks, grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,
 ):
-    if not ((grad_out._impl.requires_grad
+    if not (grad_out._impl.requires_grad
             or input._impl.requires_grad
             or mean._impl.requires_grad
             or rstd._impl.requires_grad
             or (weight is not None and weight._impl.requires_grad)
-            or (bias is not None and bias._impl.requires_grad))):
+            or (bias is not None and bias._impl.requires_grad)):
         return below_autograd(
             ops.native_layer_norm_backward, ks, grad_out, input, normalized_shape, mean, rstd,
             weight, bias, output_mask,
@@ -3569,10 +3569,10 @@ def native_layer_norm_backward(
 
 
 def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight, output_mask):
-    if not ((grad_out._impl.requires_grad
+    if not (grad_out._impl.requires_grad
             or input._impl.requires_grad
             or rstd._impl.requires_grad
-            or (weight is not None and weight._impl.requires_grad))):
+            or (weight is not None and weight._impl.requires_grad)):
         return below_autograd(
             ops._fused_rms_norm_backward, ks, grad_out, input, normalized_shape, rstd, weight,
             output_mask,
@@ -3587,7 +3587,7 @@ def _fused_rms_norm_backward(ks, grad_out, input, normalized_shape, rstd, weight
 
 
 def native_dropout(ks, input, p, train, generator):
-    if not (input._impl.requires_grad):
+    if not input._impl.requires_grad:
         return below_autograd(ops.native_dropout, ks, input, p, train, generator)
     node = NativeDropoutBackward0(input)
     node.p_ = p
@@ -3599,7 +3599,7 @@ def native_dropout(ks, input, p, train, generator):
 
 
 def embedding(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse):
-    if not (weight._impl.requires_grad):
+    if not weight._impl.requires_grad:
         return below_autograd(
             ops.embedding, ks, weight, indices, padding_idx, scale_grad_by_freq, sparse,
         )
@@ -3618,7 +3618,7 @@ def embedding(ks, weight, indices, padding_idx, scale_grad_by_freq, sparse):
 def embedding_dense_backward(
     ks, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,
 ):
-    if not (grad_output._impl.requires_grad):
+    if not grad_output._impl.requires_grad:
         return below_autograd(
             ops.embedding_dense_backward, ks, grad_output, indices, num_weights, padding_idx,
             scale_grad_by_freq,
@@ -3636,7 +3636,7 @@ def embedding_dense_backward(
 
 
 def _cross_entropy_forward(ks, self, target, weight, reduction, ignore_index):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(
             ops._cross_entropy_forward, ks, self, target, weight, reduction, ignore_index,
         )
@@ -3680,10 +3680,10 @@ def _cross_entropy_backward(
 
 
 def _lstm_sequence(ks, gi, h0, c0, w_hh):
-    if not ((gi._impl.requires_grad
+    if not (gi._impl.requires_grad
             or h0._impl.requires_grad
             or c0._impl.requires_grad
-            or w_hh._impl.requires_grad)):
+            or w_hh._impl.requires_grad):
         return below_autograd(ops._lstm_sequence, ks, gi, h0, c0, w_hh)
     node = LstmSequenceBackward0(gi, h0, c0, w_hh)
     result = below_autograd(ops._lstm_sequence, ks, gi, h0, c0, w_hh)
@@ -3692,14 +3692,14 @@ def _lstm_sequence(ks, gi, h0, c0, w_hh):
 
 
 def _lstm_sequence_backward(ks, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace):
-    if not ((grad_output._impl.requires_grad
+    if not (grad_output._impl.requires_grad
             or grad_hn._impl.requires_grad
             or grad_cn._impl.requires_grad
             or output._impl.requires_grad
             or h0._impl.requires_grad
             or c0._impl.requires_grad
             or w_hh._impl.requires_grad
-            or workspace._impl.requires_grad)):
+            or workspace._impl.requires_grad):
         return below_autograd(
             ops._lstm_sequence_backward, ks, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh,
             workspace,
@@ -3719,11 +3719,11 @@ def _fused_adam_(
     ks, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, weight_decay, eps, step,
     maximize, decoupled,
 ):
-    if not ((self._impl.requires_grad
+    if not (self._impl.requires_grad
             or grad._impl.requires_grad
             or exp_avg._impl.requires_grad
             or exp_avg_sq._impl.requires_grad
-            or (max_exp_avg_sq is not None and max_exp_avg_sq._impl.requires_grad))):
+            or (max_exp_avg_sq is not None and max_exp_avg_sq._impl.requires_grad)):
         return below_autograd(
             ops._fused_adam_, ks, self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2,
             weight_decay, eps, step, maximize, decoupled,
@@ -3742,9 +3742,9 @@ def _fused_sgd_(
     ks, self, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov, maximize,
     first_step,
 ):
-    if not ((self._impl.requires_grad
+    if not (self._impl.requires_grad
             or grad._impl.requires_grad
-            or (momentum_buffer is not None and momentum_buffer._impl.requires_grad))):
+            or (momentum_buffer is not None and momentum_buffer._impl.requires_grad)):
         return below_autograd(
             ops._fused_sgd_, ks, self, grad, momentum_buffer, lr, weight_decay, momentum, dampening,
             nesterov, maximize, first_step,
@@ -3773,7 +3773,7 @@ def cdist(ks, x1, x2, p, compute_mode):
 
 
 def linalg_vector_norm(ks, self, ord, dim, keepdim, dtype):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.linalg_vector_norm, ks, self, ord, dim, keepdim, dtype)
     node = LinalgVectorNormBackward0(self)
     node.ord_ = ord
@@ -3787,7 +3787,7 @@ def linalg_vector_norm(ks, self, ord, dim, keepdim, dtype):
 
 
 def unsqueeze_(ks, self, dim):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.unsqueeze_, ks, self, dim)
     check_inplace(self, 'unsqueeze_')
     node = UnsqueezeBackward0(self)
@@ -3798,7 +3798,7 @@ def unsqueeze_(ks, self, dim):
 
 
 def squeeze_(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.squeeze_, ks, self)
     check_inplace(self, 'squeeze_')
     node = SqueezeBackward0(self)
@@ -3809,7 +3809,7 @@ def squeeze_(ks, self):
 
 
 def squeeze__dim(ks, self, dim):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.squeeze__dim, ks, self, dim)
     check_inplace(self, 'squeeze_.dim')
     node = SqueezeBackward1(self)
@@ -3820,7 +3820,7 @@ def squeeze__dim(ks, self, dim):
 
 
 def transpose__int(ks, self, dim0, dim1):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.transpose__int, ks, self, dim0, dim1)
     check_inplace(self, 'transpose_.int')
     node = TransposeBackward0(self)
@@ -3858,7 +3858,7 @@ def logaddexp2(ks, self, other):
 
 
 def sinc(ks, self):
-    if not (self._impl.requires_grad):
+    if not self._impl.requires_grad:
         return below_autograd(ops.sinc, ks, self)
     node = SincBackward0(self)
     node.self_ = SavedVariable(self, is_output=False)

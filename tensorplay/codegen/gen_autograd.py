@@ -292,7 +292,7 @@ WRAPPER_LOCALS = {"ks", "node", "result"}
 # not in it: the dispatcher only reaches a wrapper with grad mode on (dispatcher.py).
 WRAPPER = CodeTemplate("""\
 def $name(ks, $args):
-    if not ($needs):
+    if not $needs:
         return below_autograd($handle, ks, $args)
     $check_inplace
     node = $node($inputs)
@@ -421,9 +421,12 @@ def _reads(spec: NodeSpec, tree) -> set:
 
 
 def needs_grad_test(inputs) -> str:
-    """`a requires grad or b requires grad` over the wrapper's differentiable `inputs`
-    (name, is_list, optional), wrapped to fit."""
-    return conjunction([grad_test(*inp) for inp in inputs], indent=4, op="or", used=12)
+    """`(a requires grad or b requires grad)` over the wrapper's differentiable `inputs`
+    (name, is_list, optional), for `if not $needs:`, wrapped to fit."""
+    tests = conjunction([grad_test(*inp) for inp in inputs], indent=4, op="or", used=12)
+    if " or " in tests and not tests.startswith("("):
+        tests = f"({tests})"         # (a test wrapped over lines comes parenthesized)
+    return tests
 
 
 def grad_test(name: str, is_list: bool, optional: bool) -> str:
