@@ -11,7 +11,7 @@ from tensorplay._impl import (
 )
 from tensorplay._tensor import Tensor, wrap
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.meta.layout import clone_strides, pointwise_strides
+from tensorplay.kernel_support.layout import clone_strides, pointwise_strides
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -83,7 +83,7 @@ def nhwc_rows(a):
 
 def out_like(result, dtype, *inputs):
     """`out` for a pointwise op: the result takes the layout of its tensor inputs, as in
-    PyTorch (meta/layout.py), so `x.t().exp()` is transposed. Row-major inputs, the
+    PyTorch (kernel_support/layout.py), so `x.t().exp()` is transposed. Row-major inputs, the
     common case, cost one check."""
     for t in inputs:       # a plain loop: a generator in all() costs more than the add
         impl = getattr(t, "_impl", None)        # None for a Python number

@@ -12,7 +12,7 @@ import numpy as np
 from tensorplay._promotion import result_type, result_type2
 from tensorplay.errors import ArgumentError, DTypeError
 from tensorplay.meta import pointwise as rules
-from tensorplay.meta.overlap import check_inplace_overlap
+from tensorplay.kernel_support.overlap import check_inplace_overlap
 from cpu_kernels._common import array_as, float_dtype, out_like, out_like1
 from cpu_kernels._float_errors import Ignored, call_ignoring
 

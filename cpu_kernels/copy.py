@@ -6,8 +6,8 @@ import numpy as np
 from tensorplay._device import CPU
 from tensorplay._impl import contiguous_strides
 from tensorplay.meta import rules
-from tensorplay.meta.layout import copy_strides
-from tensorplay.meta.overlap import check_inplace_overlap, is_same_data
+from tensorplay.kernel_support.layout import copy_strides
+from tensorplay.kernel_support.overlap import check_inplace_overlap, is_same_data
 from cpu_kernels._common import check_result, out, out_strided
 
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from tensorplay.dispatch.plan_cache import plans
 from tensorplay.meta import einsum as rules
-from tensorplay.meta.einsum import einsum_strides
+from tensorplay.kernel_support.einsum import einsum_strides
 from cpu_kernels._common import out_strided
 from cpu_kernels.linalg import _acc
 

@@ -17,8 +17,9 @@ from tensorplay import _dtype as dt
 from tensorplay._impl import contiguous_strides
 from tensorplay.library import kernel
 from tensorplay.meta import indexing as rules
-from tensorplay.meta.indexing import check_in_range
-from tensorplay.meta.layout import index_strides
+from tensorplay.kernel_support.arguments import scatter_params
+from tensorplay.kernel_support.checks import check_in_range, check_masked_scatter_count
+from tensorplay.kernel_support.layout import index_strides
 from tensorplay.meta.rules import wrap_dim
 from cpu_kernels._common import accumulate_dtype, out, out_strided, write_target, written
 
@@ -32,7 +33,7 @@ def _checked_index(op, self, dim, index, allow_negative=False):
     d = wrap_dim(op, dim, len(self._impl.sizes))
     idx = index._impl.array().reshape(-1)
     size = self._impl.sizes[d] if self._impl.sizes else 1
-    rules.check_in_range(op, idx, size, d, allow_negative=allow_negative)
+    check_in_range(op, idx, size, d, allow_negative=allow_negative)
     return d, idx
 
 
@@ -156,7 +157,7 @@ def _checked_coords(op, self, dim, index):
     d = wrap_dim(op, dim, self._impl.array().ndim)
     idx = _as_nd(index._impl.array())
     size = _as_nd(self._impl.array()).shape[d]
-    rules.check_in_range(op, idx, size, d)
+    check_in_range(op, idx, size, d)
     return scatter_coords(idx, d), idx.shape
 
 
@@ -179,7 +180,7 @@ def _values(src, shape, dtype):
 def scatter(op, self, dim, index, *params):
     """scatter and scatter_ (src or value, with an optional reduce), and scatter_add and
     scatter_add_ (reduce 'add'); their parameters: rules.scatter_params."""
-    src, reduce = rules.scatter_params(op, params)
+    src, reduce = scatter_params(op, params)
     rules.scatter(op, (self, dim, index, src) + ((reduce,) if reduce is not None else ()))
     target = write_target(op, self)
     coords, shape = _checked_coords(op, self, dim, index)
@@ -243,7 +244,7 @@ def take(self, index):
     rules.take("take", (self, index))
     flat = self._impl.array().reshape(-1)
     idx = index._impl.array()
-    rules.check_in_range("take", idx, flat.size, 0, allow_negative=True)
+    check_in_range("take", idx, flat.size, 0, allow_negative=True)
     return out(flat[idx], self._impl.dtype)
 
 
@@ -280,7 +281,7 @@ def masked_select(self, mask):
 def _masked_scatter_into(op, target, mask, source):
     m = np.broadcast_to(mask._impl.array(), target.shape)
     count = int(np.count_nonzero(m))
-    rules.check_masked_scatter_count(op, count, source)
+    check_masked_scatter_count(op, count, source)
     target[m] = source._impl.array().reshape(-1)[:count]
 
 

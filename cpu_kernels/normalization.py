@@ -13,8 +13,8 @@ import numpy as np
 from tensorplay._memory_format import channels_last
 from tensorplay.library import Library, ShapeRule, kernel
 from tensorplay.meta import normalization as rules
-from tensorplay.meta.layout import copy_strides
-from tensorplay.meta.normalization import machine_eps
+from tensorplay.kernel_support.layout import copy_strides
+from tensorplay.kernel_support.arguments import machine_eps
 from cpu_kernels._common import nhwc_rows, out, out_channels_last
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion

@@ -24,7 +24,7 @@ from tensorplay._promotion import result_type2
 from tensorplay.errors import DTypeError
 from tensorplay.meta import pointwise as rules
 from tensorplay.meta import rules as core_rules
-from tensorplay.meta.overlap import check_inplace_overlap
+from tensorplay.kernel_support.overlap import check_inplace_overlap
 from cpu_kernels import _erf
 from cpu_kernels._common import (
     array_as, float_dtype, out, out_like, out_like1, out_like2, scalar_as,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay.library import kernel
+from tensorplay.kernel_support.arguments import upsample_params
 from tensorplay.meta import resample as rules
 from cpu_kernels._common import accumulate_dtype, check_result, out
 
@@ -93,7 +94,7 @@ def _spread(g, taps, axis, size):
 @kernel(family=True)
 def upsample2d(op, self, output_size, *params):
     """upsample_nearest2d and upsample_bilinear2d (their parameters: rules.upsample_params)."""
-    mode, align_corners, scales_h, scales_w = rules.upsample_params(op, params)
+    mode, align_corners, scales_h, scales_w = upsample_params(op, params)
     rules.upsample2d(op, (self, output_size))
     acc = accumulate_dtype(self._impl.dtype)
     sizes = self._impl.sizes
@@ -115,7 +116,7 @@ def upsample2d(op, self, output_size, *params):
 @kernel(family=True)
 def upsample2d_backward(op, grad_output, output_size, input_size, *params):
     """The backwards of upsample_nearest2d and upsample_bilinear2d."""
-    mode, align_corners, scales_h, scales_w = rules.upsample_params(op, params)
+    mode, align_corners, scales_h, scales_w = upsample_params(op, params)
     rules.upsample2d_backward(op, (grad_output, output_size, input_size))
     acc = accumulate_dtype(grad_output._impl.dtype)
     g = grad_output._impl.array().astype(acc, copy=False)

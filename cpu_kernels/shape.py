@@ -6,7 +6,7 @@ import numpy as np
 
 from tensorplay.errors import ArgumentError
 from tensorplay.meta import shape as rules
-from tensorplay.meta.layout import clone_strides
+from tensorplay.kernel_support.layout import clone_strides
 from cpu_kernels._common import array_as, check_result, out, out_strided
 
 

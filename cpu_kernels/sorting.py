@@ -12,7 +12,7 @@ import numpy as np
 from tensorplay import _dtype as dt
 from tensorplay.library import kernel
 from tensorplay.meta import sorting as rules
-from tensorplay.meta.layout import clone_strides, unique_dim_strides
+from tensorplay.kernel_support.layout import clone_strides, unique_dim_strides
 from tensorplay.meta.rules import wrap_dim
 from cpu_kernels._common import out, out_strided
 

@@ -36,7 +36,7 @@ from tensorplay import _dtype as dt
 from tensorplay._creation import scalar_tensor
 from tensorplay._impl import TensorImpl, numel_of
 from tensorplay._tensor import wrap
-from tensorplay.meta import indexing as rules
+from tensorplay.kernel_support.checks import check_in_range as _check_in_range
 from triton_kernels import _math
 from triton_kernels._launch import (
     INTERPRETED, coalesce, compute_dtype, launch, needs_wide_index, new_tensor, pointer,
@@ -331,7 +331,7 @@ def check_in_range(op, index, size, dim, arg="index", allow_negative=False, rais
     """Every value of `index` lies in [0, size) ([-size, size) with allow_negative):
     reduced on the device, one host sync for the verdict. Only a failing check copies
     the index to the host, to raise the CPU kernel's own error (`raise_from(host
-    array)`, by default the shape rules' check_in_range)."""
+    array)`, by default kernel_support's check_in_range)."""
     n = index._impl.numel()
     if not n:
         return
@@ -345,7 +345,7 @@ def check_in_range(op, index, size, dim, arg="index", allow_negative=False, rais
         host = index.cpu().numpy()
         if raise_from is not None:
             raise_from(host)
-        rules.check_in_range(op, host, size, dim, arg=arg, allow_negative=allow_negative)
+        _check_in_range(op, host, size, dim, arg=arg, allow_negative=allow_negative)
 
 
 def as_1d(t):

@@ -22,7 +22,7 @@ from tensorplay._creation import empty, empty_strided
 from tensorplay.dispatch import trace
 from tensorplay.errors import DeviceError
 from tensorplay.meta import rules
-from tensorplay.meta.layout import pointwise_strides
+from tensorplay.kernel_support.layout import pointwise_strides
 
 INTERPRETED = cuda.is_interpreted()
 MODE = "interpreter" if INTERPRETED else "GPU"
@@ -89,7 +89,7 @@ def new_tensor(sizes, dtype, device):
 
 def new_tensor_like(sizes, dtype, device, inputs):
     """A pointwise op's result: laid out like its tensor inputs, as in PyTorch
-    (meta/layout.py); row-major when they all are."""
+    (kernel_support/layout.py); row-major when they all are."""
     impls = [t._impl for t in inputs]
     if all(i.is_contiguous for i in impls):
         return new_tensor(sizes, dtype, device)

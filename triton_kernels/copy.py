@@ -16,8 +16,8 @@ from tensorplay._impl import impl_from_array
 from tensorplay._tensor import wrap
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.meta import rules
-from tensorplay.meta.layout import copy_strides
-from tensorplay.meta.overlap import check_inplace_overlap, is_same_data
+from tensorplay.kernel_support.layout import copy_strides
+from tensorplay.kernel_support.overlap import check_inplace_overlap, is_same_data
 from triton_kernels._launch import new_tensor, operands
 from triton_kernels.pointwise import run
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from tensorplay._creation import empty_strided
 from tensorplay._generated import functional as F
 from tensorplay.meta import einsum as rules
-from tensorplay.meta.einsum import einsum_strides
+from tensorplay.kernel_support.einsum import einsum_strides
 from triton_kernels._launch import operands
 from triton_kernels.pointwise import run
 

@@ -21,6 +21,8 @@ from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
 from tensorplay.library import kernel
 from tensorplay.meta import indexing as rules
+from tensorplay.kernel_support.arguments import scatter_params
+from tensorplay.kernel_support.checks import check_masked_scatter_count
 from tensorplay.meta.rules import broadcast, wrap_dim
 from triton_kernels._indexing import (
     accumulator, as_1d, atomic_dtype, check_in_range, compact, copy_of, gather_walk,
@@ -157,7 +159,7 @@ def scatter(op, self, dim, index, *params):
     """scatter and scatter_ (src or value, with an optional reduce), and scatter_add and
     scatter_add_ (reduce 'sum'); their parameters: rules.scatter_params."""
     rules.scatter(op, (self, dim, index) + params)
-    src, reduce = rules.scatter_params(op, params)
+    src, reduce = scatter_params(op, params)
     return _scatter(op, self, dim, index, src, _LEGACY[reduce] if reduce else None)
 
 
@@ -280,7 +282,7 @@ def masked_scatter(op, self, mask, source):
     sizes = self._impl.sizes if spec is rules.SELF else spec.sizes
     keep = _flat_mask(m, sizes)
     count, pos = _running_count(keep)
-    rules.check_masked_scatter_count(op, count, source)
+    check_masked_scatter_count(op, count, source)
     target = self if spec is rules.SELF else copy_of(x.expand(sizes))
     if count:
         # Every element reads source[pos - 1]; before the first kept one that is -1,

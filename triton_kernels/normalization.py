@@ -32,6 +32,7 @@ from tensorplay._generated import functional as F
 from tensorplay._impl import numel_of
 from tensorplay._memory_format import is_channels_last
 from tensorplay.library import Library, ShapeRule, kernel
+from tensorplay.kernel_support.arguments import machine_eps
 from tensorplay.meta import normalization as rules
 from triton_kernels import _math
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
@@ -307,7 +308,7 @@ def fused_rms_norm(input, normalized_shape, weight, eps):
     eps None is the dtype's machine epsilon (PyTorch's default)."""
     specs = rules.fused_rms_norm("_fused_rms_norm", (input, normalized_shape, weight, eps))
     if eps is None:
-        eps = rules.machine_eps(input._impl.dtype)
+        eps = machine_eps(input._impl.dtype)
     return _norm("_fused_rms_norm", True, input, normalized_shape, weight, None, eps, specs)
 
 

@@ -27,7 +27,7 @@ from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.dispatch.plan_cache import plans
 from tensorplay.errors import DTypeError
 from tensorplay.meta import rules
-from tensorplay.meta.overlap import check_inplace_overlap
+from tensorplay.kernel_support.overlap import check_inplace_overlap
 from tensorplay.meta.rules import SELF
 from triton_kernels import _template
 from triton_kernels._launch import (

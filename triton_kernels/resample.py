@@ -26,6 +26,7 @@ import triton.language as tl
 from tensorplay import _dtype as dt
 from tensorplay import cuda
 from tensorplay.library import kernel
+from tensorplay.kernel_support.arguments import upsample_params
 from tensorplay.meta import resample as rules
 from cpu_kernels.resample import _scale   # PyTorch's scale rule, shared with the CPU
 from triton_kernels import _math
@@ -150,7 +151,7 @@ def _grid(total):
 @kernel(family=True)
 def upsample2d(op, self, output_size, *params):
     """upsample_nearest2d and upsample_bilinear2d (their parameters: rules.upsample_params)."""
-    mode, align_corners, scales_h, scales_w = rules.upsample_params(op, params)
+    mode, align_corners, scales_h, scales_w = upsample_params(op, params)
     spec = rules.upsample2d(op, (self, output_size))
     device, _ = operands(op, self=self)
     (_, C, H, W), strides = nchw(self)
@@ -169,7 +170,7 @@ def upsample2d(op, self, output_size, *params):
 @kernel(family=True)
 def upsample2d_backward(op, grad_output, output_size, input_size, *params):
     """The backwards of upsample_nearest2d and upsample_bilinear2d."""
-    mode, align_corners, scales_h, scales_w = rules.upsample_params(op, params)
+    mode, align_corners, scales_h, scales_w = upsample_params(op, params)
     spec = rules.upsample2d_backward(op, (grad_output, output_size, input_size))
     device, _ = operands(op, grad_output=grad_output)
     (_, C, H, W) = spec.sizes

@@ -15,7 +15,7 @@ from tensorplay._generated import functional as F
 from tensorplay._impl import TensorImpl
 from tensorplay._tensor import wrap
 from tensorplay.meta import shape as rules
-from tensorplay.meta.layout import clone_strides
+from tensorplay.kernel_support.layout import clone_strides
 from cpu_kernels import shape as cpu_shape   # its repeats check (the same error)
 from triton_kernels._indexing import copy_of, gather_walk, value_tensor, zeroed
 from triton_kernels._launch import new_tensor, operands

@@ -33,7 +33,7 @@ from tensorplay._creation import empty_strided
 from tensorplay._generated import functional as F
 from tensorplay.library import kernel
 from tensorplay.meta import sorting as rules
-from tensorplay.meta.layout import unique_dim_strides
+from tensorplay.kernel_support.layout import unique_dim_strides
 from tensorplay.meta.rules import wrap_dim
 from triton_kernels import _math
 from triton_kernels._launch import INTERPRETED, compute_dtype, launch, new_tensor, operands, \
