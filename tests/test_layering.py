@@ -4,8 +4,7 @@ form no cycle at all; and the few function-local imports that still reach *up* a
 listed in ALLOWED, each with its reason.
 
 The layers, bottom to top (a module imports from its own layer and those below; the
-exceptions are ALLOWED, and the backends' imports of `tensorplay.cuda` and
-`_backend_loading` from the top layer):
+exceptions are ALLOWED):
 
 1. foundations: `errors`, `_dtype`, `_layout`, `_memory_format`, `_promotion`, `_storage`,
    `_cuda_state` (the cuda device's state), and the seam `_tensor_factory` (imports nothing)
@@ -51,8 +50,7 @@ PACKAGES = ("tensorplay", "cpu_kernels", "triton_kernels")
 TENSOR_LAYER = ("tensorplay._tensor", "tensorplay._creation")
 
 # The most modules one import circle may hold, function-local imports counted. The
-# circles left: tp.cuda and the Triton backend (7 modules: the backend imports tp.cuda,
-# tp.cuda.source imports the backend), the dispatcher and trace (3), recording and
+# circles left: the dispatcher, the kernel registry and trace (3), recording and
 # inplace_views (2).
 MAX_KNOT = 15
 
@@ -61,10 +59,6 @@ ALLOWED = {
     ("tensorplay.autograd.recording", "tensorplay.autograd.inplace_views"):
         "inplace_views is built on recording; recording reaches it only when an "
         "in-place op rewrites a view's history",
-    ("tensorplay.cuda", "triton_kernels"):
-        "tp.cuda.source() shows a generated Triton kernel (the backend is optional); it "
-        "points up only while the backend imports tensorplay.cuda instead of the modules "
-        "below it that hold those names (_cuda_state, _fallback_ops, _random)",
     ("tensorplay.dispatch.trace", "tensorplay.dispatch.dispatcher"):
         "the dispatcher reports every hop through trace; trace reads the dispatcher "
         "only while explaining a call",
