@@ -3,15 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorplay import _alloc_limit
 from tensorplay._device import CPU
 from tensorplay._dtype import get_default_dtype
-from tensorplay._impl import (
-    PLAIN_KEYS, Storage, TensorImpl, VersionCounter, contiguous_strides, is_contiguous_layout,
+from tensorplay.kernel_support.layout import clone_strides, pointwise_strides
+from tensorplay.kernel_support.results import (
+    PLAIN_KEYS, Storage, TensorImpl, VersionCounter, check_alloc, contiguous_strides, factory,
+    grad_state, is_contiguous_layout,
 )
-from tensorplay._tensor import Tensor, wrap
-from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.meta.layout import clone_strides, pointwise_strides
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -20,7 +18,8 @@ _ndarray = np.ndarray
 def out(result, dtype):
     """Wrap a NumPy result as a new CPU tensor of `dtype` (ufuncs on 0-d arrays
     return NumPy scalars, hence the asarray). Nearly every CPU kernel's result is made
-    here: `wrap(impl_from_array(result, dtype, CPU, inference))` in one frame."""
+    here: `tensor_from_array(result, dtype, CPU)` (kernel_support/results.py) in one frame,
+    the Tensor class read from the seam the Tensor layer fills."""
     if type(result) is not _ndarray:
         result = np.asarray(result)
     np_dtype = dtype.np
@@ -30,7 +29,7 @@ def out(result, dtype):
         result = np.ascontiguousarray(result)
     sizes = result.shape
     inference = grad_state.inference
-    t = _new(Tensor)
+    t = _new(factory.Tensor)
     t._impl = TensorImpl(Storage(result, result.nbytes, CPU), sizes,
                          _ROW_MAJOR_SHORT[len(sizes)] if len(sizes) < 2
                          else contiguous_strides(sizes), 0, dtype, CPU, VersionCounter(),
@@ -60,7 +59,7 @@ def out_strided(result, dtype, strides):
     impl = TensorImpl(Storage(flat, flat.nbytes, CPU), sizes, tuple(strides), 0, dtype, CPU,
                       inference=grad_state.inference, array=view,
                       contiguous=is_contiguous_layout(sizes, strides))
-    return wrap(impl)
+    return factory.wrap(impl)
 
 
 def out_channels_last(nhwc, dtype):
@@ -73,7 +72,7 @@ def out_channels_last(nhwc, dtype):
     impl = TensorImpl(Storage(flat, flat.nbytes, CPU), sizes, strides, 0, dtype, CPU,
                       inference=grad_state.inference, array=nhwc.transpose(0, 3, 1, 2),
                       contiguous=is_contiguous_layout(sizes, strides))
-    return wrap(impl)
+    return factory.wrap(impl)
 
 
 def nhwc_rows(a):
@@ -83,8 +82,8 @@ def nhwc_rows(a):
 
 def out_like(result, dtype, *inputs):
     """`out` for a pointwise op: the result takes the layout of its tensor inputs, as in
-    PyTorch (meta/layout.py), so `x.t().exp()` is transposed. Row-major inputs, the
-    common case, cost one check."""
+    PyTorch (kernel_support/layout.py), so `x.t().exp()` is transposed. Row-major inputs,
+    the common case, cost one check."""
     for t in inputs:       # a plain loop: a generator in all() costs more than the add
         impl = getattr(t, "_impl", None)        # None for a Python number
         if impl is not None and not impl.is_contiguous:
@@ -136,7 +135,7 @@ def check_result(op, arg, sizes, dtype):
     """Refuse a result of `sizes` too large to allocate before NumPy is asked for it (ops
     whose result can be far larger than their input: repeat, pad, upsample, a copy of an
     expanded view)."""
-    _alloc_limit.check_alloc(op, arg, sizes, dtype.itemsize)
+    check_alloc(op, arg, sizes, dtype.itemsize)
 
 
 def write_target(op, self):

@@ -11,8 +11,9 @@ import numpy as np
 
 from tensorplay._promotion import result_type, result_type2
 from tensorplay.errors import ArgumentError, DTypeError
-from tensorplay.meta import pointwise as rules
-from tensorplay.meta.overlap import check_inplace_overlap
+from tensorplay.kernel_support.checks import binary
+from tensorplay.kernel_support.ops import shape_rule
+from tensorplay.kernel_support.overlap import check_inplace_overlap
 from cpu_kernels._common import array_as, float_dtype, out_like, out_like1
 from cpu_kernels._float_errors import Ignored, call_ignoring
 
@@ -50,8 +51,9 @@ def unary_float_kernel(name, fn):
 
 
 def inplace_of(kernel, rule, name):
-    """The in-place form of an out-of-place kernel: check with the op's rule that the
-    result fits into `self` (shape and dtype), compute, copy into self's own memory.
+    """The in-place form of an out-of-place kernel: check with the op's rule (named as
+    ops.yaml's `meta:` names it) that the result fits into `self` (shape and dtype),
+    compute, copy into self's own memory.
 
         for each i:  self[i] = kernel(self, *args)[i]
     """
@@ -59,7 +61,7 @@ def inplace_of(kernel, rule, name):
 
     @functools.wraps(kernel)   # keeps the parameter names the dispatcher checks
     def inplace(self, *args):
-        rule(name, (self, *args))
+        shape_rule(rule)(name, (self, *args))
         check_inplace_overlap(name, self, *zip(names, args))
         result = kernel(self, *args)
         np.copyto(self._impl.array(), result._impl.array(), casting="unsafe")
@@ -101,7 +103,7 @@ def scaled_by_alpha(op, self, other, alpha, dtype, b):
     int + 0.5 * int in float and truncate: PyTorch refuses any float alpha there, and so
     does the op's shape rule."""
     if type(alpha) is float and not dtype.is_floating_point:
-        rules.binary(op, (self, other, alpha))
+        binary(op, (self, other, alpha))
     return b if alpha == 1 else b * alpha
 
 
@@ -138,7 +140,7 @@ def unary_float_ufunc(ufunc):
 # ---- rounding: integers are already whole (a copy); bool is refused -------------------
 def rounding_kernel(name, fn):
     def kernel(self):
-        rules.unary_no_bool(name, (self,))
+        shape_rule("pointwise.unary_no_bool")(name, (self,))
         a = self._impl.array()
         if not self._impl.dtype.is_floating_point:
             return out_like(a.copy(), self._impl.dtype, self)

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from tensorplay.meta import activations as rules
+from tensorplay.kernel_support.ops import shape_rule
 from cpu_kernels._common import array_as, out_like
 from cpu_kernels._erf import erf as _erf
 from cpu_kernels._pointwise_common import arrays, inplace_of
@@ -23,7 +23,7 @@ _INV_SQRT_2PI = 1 / math.sqrt(2.0 * math.pi)
 
 def _input(op, self):
     """The input as a float array in its compute dtype (floating dtypes only)."""
-    rules.unary_floating(op, (self,))
+    shape_rule("pointwise.unary_floating")(op, (self,))
     (x,) = arrays(self._impl.dtype, self)
     return x
 
@@ -57,8 +57,8 @@ def elu(self, alpha, scale, input_scale):
 def gelu(self, approximate):
     """x * Phi(x), Phi the standard normal CDF: exact ('none', with erf) or PyTorch's
     tanh approximation ('tanh')."""
-    rules.check_gelu_approximate("gelu", approximate)
-    x = _input("gelu", self)
+    shape_rule("activations.gelu")("gelu", (self, approximate))
+    (x,) = arrays(self._impl.dtype, self)
     if approximate == "tanh":
         inner = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -75,8 +75,9 @@ def silu(self):
 
 
 def _pair(op, rule, grad_output, self, *extra):
-    """(grad, x, result dtype) of an activation backward, in its compute dtype."""
-    spec = rule(op, (grad_output, self, *extra))
+    """(grad, x, result dtype) of an activation backward, in its compute dtype (`rule`:
+    the op's shape rule, by its ops.yaml name)."""
+    spec = shape_rule(rule)(op, (grad_output, self, *extra))
     g, x = arrays(spec.dtype, grad_output, self)
     return g, x, spec.dtype
 
@@ -84,7 +85,8 @@ def _pair(op, rule, grad_output, self, *extra):
 def gelu_backward(grad_output, self, approximate):
     """grad * d/dx x Phi(x) = grad * (Phi(x) + x phi(x)); with 'tanh', the derivative of
     0.5 x (1 + tanh(u)), u = sqrt(2 / pi) (x + 0.044715 x^3)."""
-    g, x, dtype = _pair("gelu_backward", rules.gelu_backward, grad_output, self, approximate)
+    g, x, dtype = _pair("gelu_backward", "activations.gelu_backward", grad_output, self,
+                        approximate)
     with np.errstate(over="ignore", invalid="ignore"):
         if approximate == "tanh":
             t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
@@ -97,7 +99,7 @@ def gelu_backward(grad_output, self, approximate):
 
 def silu_backward(grad_output, self):
     """grad * s * (1 + x * (1 - s)), s = sigmoid(x)."""
-    g, x, dtype = _pair("silu_backward", rules.activation_backward, grad_output, self)
+    g, x, dtype = _pair("silu_backward", "activations.activation_backward", grad_output, self)
     s = _sigmoid(x)
     with np.errstate(invalid="ignore"):
         return out_like(g * s * (1 + x * (1 - s)), dtype, grad_output, self)
@@ -120,7 +122,7 @@ def softplus(self, beta, threshold):
 
 def hardtanh(self, min_val, max_val):
     """min(max(x, min_val), max_val), for integers too."""
-    rules.hardtanh("hardtanh", (self, min_val, max_val))
+    shape_rule("activations.hardtanh")("hardtanh", (self, min_val, max_val))
     (x,) = arrays(self._impl.dtype, self)
     lo, hi = np.array(min_val).astype(x.dtype), np.array(max_val).astype(x.dtype)
     return out_like(np.minimum(np.maximum(x, lo), hi), self._impl.dtype, self)
@@ -141,21 +143,21 @@ def hardswish(self):
 
 def threshold(self, threshold, value):
     """value if x <= threshold else x (so nan stays nan)."""
-    rules.unary_no_bool("threshold", (self,))
+    shape_rule("pointwise.unary_no_bool")("threshold", (self,))
     (x,) = arrays(self._impl.dtype, self)
     r = np.where(x <= threshold, np.array(value).astype(x.dtype), x)
     return out_like(r, self._impl.dtype, self)
 
 
-leaky_relu_ = inplace_of(leaky_relu, rules.unary_floating, "leaky_relu_")
-elu_ = inplace_of(elu, rules.unary_floating, "elu_")
-gelu_ = inplace_of(gelu, rules.unary_floating, "gelu_")
-silu_ = inplace_of(silu, rules.unary_floating, "silu_")
-mish_ = inplace_of(mish, rules.unary_floating, "mish_")
-hardtanh_ = inplace_of(hardtanh, rules.hardtanh, "hardtanh_")
-hardsigmoid_ = inplace_of(hardsigmoid, rules.unary_floating, "hardsigmoid_")
-hardswish_ = inplace_of(hardswish, rules.unary_floating, "hardswish_")
-threshold_ = inplace_of(threshold, rules.unary_no_bool, "threshold_")
+leaky_relu_ = inplace_of(leaky_relu, "pointwise.unary_floating", "leaky_relu_")
+elu_ = inplace_of(elu, "pointwise.unary_floating", "elu_")
+gelu_ = inplace_of(gelu, "pointwise.unary_floating", "gelu_")
+silu_ = inplace_of(silu, "pointwise.unary_floating", "silu_")
+mish_ = inplace_of(mish, "pointwise.unary_floating", "mish_")
+hardtanh_ = inplace_of(hardtanh, "activations.hardtanh", "hardtanh_")
+hardsigmoid_ = inplace_of(hardsigmoid, "pointwise.unary_floating", "hardsigmoid_")
+hardswish_ = inplace_of(hardswish, "pointwise.unary_floating", "hardswish_")
+threshold_ = inplace_of(threshold, "pointwise.unary_no_bool", "threshold_")
 
 
 def threshold_backward(grad_output, self, threshold):
@@ -169,7 +171,8 @@ def threshold_backward(grad_output, self, threshold):
     into NaN. So floats are selected bitwise: keep (0 or 1) negated is 0 or all ones,
     and grad's bits `and` that are the gradient or +0.0, exactly.
     """
-    spec = rules.threshold_backward("threshold_backward", (grad_output, self, threshold))
+    spec = shape_rule("activations.threshold_backward")(
+        "threshold_backward", (grad_output, self, threshold))
     g = array_as(grad_output, spec.dtype)
     x = array_as(self, spec.dtype)
     with np.errstate(invalid="ignore"):

@@ -42,8 +42,9 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay.dispatch.plan_cache import plans
+from tensorplay.kernel_support.arguments import conv_output_sizes
+from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
-from tensorplay.meta import conv as rules
 from cpu_kernels._common import accumulate_dtype, nhwc_rows, out, out_channels_last
 from cpu_kernels._windows import add_windows, pad_spatial, windows
 
@@ -315,8 +316,8 @@ def _conv_transpose(x, w, stride, padding, dilation, output_padding, groups):
             in zip(spatial, kernel, stride, dilation, output_padding)]
     image = add_windows(cols, full, stride, dilation)
     image = image.reshape((n, groups * cg_out) + tuple(full))
-    sizes = rules.conv_output_sizes(x.shape, w.shape, stride, padding, dilation, True,
-                                    output_padding)
+    sizes = conv_output_sizes(x.shape, w.shape, stride, padding, dilation, True,
+                              output_padding)
     keep = tuple(slice(p, p + s) for p, s in zip(padding, sizes))
     return image[(slice(None), slice(None)) + keep]
 
@@ -361,8 +362,9 @@ def _conv_backward(x, g, w, stride, padding, dilation, groups, need_input, need_
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                 groups):
     """out = conv(input, weight) + bias, or its transposed form (see the module doc)."""
-    spec = rules.convolution("convolution", (input, weight, bias, stride, padding, dilation,
-                                             transposed, output_padding, groups))
+    spec = shape_rule("conv.convolution")(
+        "convolution", (input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                        groups))
     dtype = input._impl.dtype
     acc = _compute_dtype(dtype)
     x = input._impl.array().astype(acc, copy=False)
@@ -389,9 +391,9 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
                      grad_weight = input^T @ im2col(grad)
         both:        grad_bias   = grad summed over batch and space
     """
-    rules.convolution_backward("convolution_backward", (
-        grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
-        output_padding, groups, output_mask))
+    shape_rule("conv.convolution_backward")(
+        "convolution_backward", (grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                                 transposed, output_padding, groups, output_mask))
     dtype = input._impl.dtype
     acc = _compute_dtype(dtype)
     g = grad_output._impl.array().astype(acc, copy=False)
@@ -440,8 +442,9 @@ def convolution_1x1(input, weight, bias, stride, padding, dilation, transposed,
     The generic kernel would copy the input into columns of the same numbers and copy
     the (C_out, N, L) product back to (N, C_out, L); contiguous inputs make both views
     free here (benchmarks/bench_kernel_selection.py measures the difference)."""
-    spec = rules.convolution("convolution", (input, weight, bias, stride, padding, dilation,
-                                             transposed, output_padding, groups))
+    spec = shape_rule("conv.convolution")(
+        "convolution", (input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                        groups))
     x = input._impl.array()
     n, c, h, w = x.shape
     r = np.matmul(weight._impl.array().reshape(-1, c), x.reshape(n, c, h * w))
@@ -468,9 +471,9 @@ def convolution_backward_1x1(grad_output, input, weight, bias_sizes, stride, pad
         grad_weight   = sum over n and positions of grad[n] x[n]^T
         grad_bias     = grad summed over batch and space
     """
-    rules.convolution_backward("convolution_backward", (
-        grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
-        output_padding, groups, output_mask))
+    shape_rule("conv.convolution_backward")(
+        "convolution_backward", (grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                                 transposed, output_padding, groups, output_mask))
     dtype = input._impl.dtype
     x = input._impl.array()
     n, c, h, w = x.shape
@@ -492,8 +495,9 @@ def convolution_backward_1x1(grad_output, input, weight, bias_sizes, stride, pad
 def convolution_1x1_nhwc(input, weight, bias, stride, padding, dilation, transposed,
                          output_padding, groups):
     """out rows = input rows (N * H * W, C_in) @ weight^T (C_in, C_out)  (+ bias)."""
-    spec = rules.convolution("convolution", (input, weight, bias, stride, padding, dilation,
-                                             transposed, output_padding, groups))
+    spec = shape_rule("conv.convolution")(
+        "convolution", (input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                        groups))
     x = input._impl.array()
     n, c, h, w = x.shape
     r = np.matmul(nhwc_rows(x), weight._impl.array().reshape(-1, c).T)
@@ -505,9 +509,9 @@ def convolution_1x1_nhwc(input, weight, bias, stride, padding, dilation, transpo
 def convolution_backward_1x1_nhwc(grad_output, input, weight, bias_sizes, stride, padding,
                                   dilation, transposed, output_padding, groups, output_mask):
     """grad_input rows = grad rows @ W;  grad_weight = grad rows^T @ input rows."""
-    rules.convolution_backward("convolution_backward", (
-        grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
-        output_padding, groups, output_mask))
+    shape_rule("conv.convolution_backward")(
+        "convolution_backward", (grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                                 transposed, output_padding, groups, output_mask))
     dtype = input._impl.dtype
     x = input._impl.array()
     n, c, h, w = x.shape

@@ -4,10 +4,11 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay._device import CPU
-from tensorplay._impl import contiguous_strides
-from tensorplay.meta import rules
-from tensorplay.meta.layout import copy_strides
-from tensorplay.meta.overlap import check_inplace_overlap, is_same_data
+from tensorplay._fallback_ops import host_to_device
+from tensorplay.kernel_support.layout import copy_strides
+from tensorplay.kernel_support.ops import shape_rule
+from tensorplay.kernel_support.overlap import check_inplace_overlap, is_same_data
+from tensorplay.kernel_support.results import contiguous_strides
 from cpu_kernels._common import check_result, out, out_strided
 
 
@@ -15,7 +16,7 @@ def copy_(self, src, non_blocking):
     if is_same_data(self, src):
         return self
     if src._impl.sizes != self._impl.sizes:
-        rules.copy_("copy_", (self, src, non_blocking))   # src broadcasts to self's shape
+        shape_rule("copy_")("copy_", (self, src, non_blocking))   # src broadcasts to self's shape
     check_inplace_overlap("copy_", self, ("src", src))
     if src._impl.device is not CPU:
         src = src.to("cpu")
@@ -24,7 +25,7 @@ def copy_(self, src, non_blocking):
 
 
 def fill_(self, value):
-    rules.fill_("fill_", (self, value))
+    shape_rule("fill_")("fill_", (self, value))
     a = self._impl.array()
     # np.array(value).astype wraps out-of-range ints (-1 -> 255 for uint8) as torch does.
     a[...] = np.array(value).astype(a.dtype)
@@ -53,5 +54,4 @@ def to_copy(self, dtype, device, non_blocking):
         if strides == contiguous_strides(impl.sizes):
             return out(a.astype(dtype.np, copy=True), dtype)
         return out_strided(a.astype(dtype.np), dtype, strides)
-    from tensorplay import _fallback_ops
-    return _fallback_ops.host_to_device(a.astype(dtype.np, copy=False), dtype, device)
+    return host_to_device(a.astype(dtype.np, copy=False), dtype, device)

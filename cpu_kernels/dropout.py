@@ -6,7 +6,7 @@ import numpy as np
 from tensorplay import _dtype as dt
 from tensorplay import _random_draws as draws
 from tensorplay._random import get
-from tensorplay.meta import dropout as rules
+from tensorplay.kernel_support.ops import shape_rule
 from cpu_kernels._common import out
 
 
@@ -20,7 +20,7 @@ def native_dropout(input, p, train, generator):
                                         (p == 1: all zeros)
     Not training: (a copy of the input, an all-True mask).
     """
-    rules.native_dropout("native_dropout", (input, p, train, generator))
+    shape_rule("dropout.native_dropout")("native_dropout", (input, p, train, generator))
     a = input._impl.array()
     dtype = input._impl.dtype
     if train is False:

@@ -1,12 +1,13 @@
-"""einsum: NumPy's, on the equation as tensorplay/meta/ parses it, with PyTorch's
-pairwise contraction order and result layout."""
+"""einsum: NumPy's, on the equation as its shape rule parses it (parse_einsum), with
+PyTorch's pairwise contraction order and result layout."""
 from __future__ import annotations
 
 import numpy as np
 
 from tensorplay.dispatch.plan_cache import plans
-from tensorplay.meta import einsum as rules
-from tensorplay.meta.einsum import einsum_strides
+from tensorplay.kernel_support.einsum import einsum_strides
+from tensorplay.kernel_support.einsum import parse_einsum
+from tensorplay.kernel_support.ops import shape_rule
 from cpu_kernels._common import out_strided
 from cpu_kernels.linalg import _acc
 
@@ -14,8 +15,8 @@ from cpu_kernels.linalg import _acc
 def einsum(equation, tensors):
     """np.einsum on the equation with '...' spelled out as letters (the backward formula
     builds its equations from the same parse)."""
-    spec = rules.einsum("einsum", (equation, tensors))
-    parsed = rules.parse_einsum("einsum", equation, [t._impl.sizes for t in tensors])
+    spec = shape_rule("einsum.einsum")("einsum", (equation, tensors))
+    parsed = parse_einsum("einsum", equation, [t._impl.sizes for t in tensors])
     arrays = _acc(*tensors)
     # The result's layout (PyTorch's) depends on the operands' sizes and strides only.
     layouts = tuple((t._impl.sizes, t._impl.strides) for t in tensors)

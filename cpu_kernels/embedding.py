@@ -5,7 +5,7 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import DimError
-from tensorplay.meta import embedding as rules
+from tensorplay.kernel_support.ops import shape_rule
 from cpu_kernels._common import out
 
 
@@ -21,7 +21,8 @@ def _indices(op, t, num, arg):
 
 def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
     """out[..., :] = weight[indices[...], :] (a copy: rows gathered by index)."""
-    rules.embedding("embedding", (weight, indices, padding_idx, scale_grad_by_freq, sparse))
+    shape_rule("embedding.embedding")(
+        "embedding", (weight, indices, padding_idx, scale_grad_by_freq, sparse))
     w = weight._impl.array()
     idx = _indices("embedding", indices, w.shape[0], "indices")
     return out(w[idx], weight._impl.dtype)
@@ -34,9 +35,9 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
 
         for each position i:  grad_weight[indices[i]] += grad_output[i] (/ count[indices[i]])
     """
-    spec = rules.embedding_dense_backward("embedding_dense_backward",
-                                          (grad_output, indices, num_weights, padding_idx,
-                                           scale_grad_by_freq))
+    spec = shape_rule("embedding.embedding_dense_backward")(
+        "embedding_dense_backward", (grad_output, indices, num_weights, padding_idx,
+                                     scale_grad_by_freq))
     g = grad_output._impl.array()
     acc = np.float32 if g.dtype.itemsize == 2 else g.dtype
     g = g.reshape(-1, g.shape[-1]).astype(acc, copy=False)
@@ -53,7 +54,7 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
 
 def one_hot(self, num_classes):
     """out[..., c] = 1 where self[...] == c; num_classes=-1 takes max(self) + 1."""
-    rules.one_hot("one_hot", (self, num_classes))
+    shape_rule("embedding.one_hot")("one_hot", (self, num_classes))
     a = self._impl.array()
     if a.size and a.min() < 0:
         raise DimError(f"one_hot(): Class values must be non-negative (argument 'self' holds "

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorplay.meta import fold as rules
+from tensorplay.kernel_support.arguments import window_out_size
+from tensorplay.kernel_support.ops import shape_rule
 from cpu_kernels._common import accumulate_dtype, out
 from cpu_kernels._windows import add_windows, pad_spatial, windows
 
 
 def im2col(self, kernel_size, dilation, padding, stride):
-    spec = rules.im2col("im2col", (self, kernel_size, dilation, padding, stride))
+    spec = shape_rule("fold.im2col")("im2col", (self, kernel_size, dilation, padding, stride))
     x = self._impl.array()
     win = windows(pad_spatial(x, padding), kernel_size, stride, dilation)  # (.., C, oh, ow, K)
     lead = x.ndim - 3
@@ -25,11 +26,12 @@ def im2col(self, kernel_size, dilation, padding, stride):
 
 
 def col2im(self, output_size, kernel_size, dilation, padding, stride):
-    spec = rules.col2im("col2im", (self, output_size, kernel_size, dilation, padding, stride))
+    spec = shape_rule("fold.col2im")(
+        "col2im", (self, output_size, kernel_size, dilation, padding, stride))
     acc = accumulate_dtype(self._impl.dtype)
     cols = self._impl.array().astype(acc, copy=False)
     kernel = tuple(kernel_size)
-    blocks = tuple(rules.window_out_size(s, k, st, p, d) for s, k, st, p, d
+    blocks = tuple(window_out_size(s, k, st, p, d) for s, k, st, p, d
                    in zip(output_size, kernel, stride, padding, dilation))
     lead = cols.ndim - 2
     c = spec.sizes[lead]

@@ -14,12 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import _dtype as dt
-from tensorplay._impl import contiguous_strides
+from tensorplay.kernel_support.arguments import scatter_params
+from tensorplay.kernel_support.checks import SELF, is_mask, wrap_dim
+from tensorplay.kernel_support.checks import check_in_range, check_masked_scatter_count
+from tensorplay.kernel_support.layout import index_strides
+from tensorplay.kernel_support.ops import shape_rule
+from tensorplay.kernel_support.results import contiguous_strides
 from tensorplay.library import kernel
-from tensorplay.meta import indexing as rules
-from tensorplay.meta.indexing import check_in_range
-from tensorplay.meta.layout import index_strides
-from tensorplay.meta.rules import wrap_dim
 from cpu_kernels._common import accumulate_dtype, out, out_strided, write_target, written
 
 
@@ -32,12 +33,12 @@ def _checked_index(op, self, dim, index, allow_negative=False):
     d = wrap_dim(op, dim, len(self._impl.sizes))
     idx = index._impl.array().reshape(-1)
     size = self._impl.sizes[d] if self._impl.sizes else 1
-    rules.check_in_range(op, idx, size, d, allow_negative=allow_negative)
+    check_in_range(op, idx, size, d, allow_negative=allow_negative)
     return d, idx
 
 
 def index_select(self, dim, index):
-    spec = rules.index_select("index_select", (self, dim, index))
+    spec = shape_rule("indexing.index_select")("index_select", (self, dim, index))
     d, idx = _checked_index("index_select", self, dim, index)
     picked = np.take(_front(self._impl.array(), d), idx, axis=0)
     return out(np.moveaxis(picked, 0, d).reshape(spec.sizes), self._impl.dtype)
@@ -66,7 +67,7 @@ def add_rows(target, idx, rows):
 @kernel(family=True)
 def index_add(op, self, dim, index, source, alpha):
     """index_add and index_add_."""
-    rules.index_add(op, (self, dim, index, source, alpha))
+    shape_rule("indexing.index_add")(op, (self, dim, index, source, alpha))
     target = write_target(op, self)
     d, idx = _checked_index(op, self, dim, index)
     src = _source(source, d)
@@ -79,7 +80,7 @@ def index_add(op, self, dim, index, source, alpha):
 @kernel(family=True)
 def index_copy(op, self, dim, index, source):
     """index_copy and index_copy_."""
-    rules.index_copy(op, (self, dim, index, source))
+    shape_rule("indexing.index_copy")(op, (self, dim, index, source))
     target = write_target(op, self)
     d, idx = _checked_index(op, self, dim, index)
     src = _source(source, d)
@@ -96,7 +97,7 @@ def _fill_value(value, dtype):
 @kernel(family=True)
 def index_fill(op, self, dim, index, value):
     """index_fill and index_fill_, the value a Scalar or a 0-dim Tensor."""
-    rules.index_fill(op, (self, dim, index, value))
+    shape_rule("indexing.index_fill")(op, (self, dim, index, value))
     target = write_target(op, self)
     # index_fill alone among these accepts negative indices, as in PyTorch.
     d, idx = _checked_index(op, self, dim, index, allow_negative=True)
@@ -107,24 +108,25 @@ def index_fill(op, self, dim, index, value):
 # ---- gather / scatter-add along a dim (the selection ops' backward) ---------------------
 def gather_along(self, dim, index):
     """out[..., i, ...] = self[..., index[..., i, ...], ...] along `dim`."""
-    spec = rules.gather_along("_gather_along", (self, dim, index))
+    spec = shape_rule("indexing.gather_along")("_gather_along", (self, dim, index))
     a, idx = self._impl.array(), index._impl.array()
     if a.ndim == 0:
         return out(a.copy(), spec.dtype)
-    d = rules.wrap_dim("_gather_along", dim, a.ndim)
+    d = wrap_dim("_gather_along", dim, a.ndim)
     return out(np.take_along_axis(a, idx, axis=d), spec.dtype)
 
 
 def scatter_add_along(self, dim, index, sizes):
     """zeros(sizes), then out[..., index[..., i, ...], ...] += self[..., i, ...] along `dim`
     (repeated indices accumulate: np.add.at, not fancy assignment)."""
-    spec = rules.scatter_add_along("_scatter_add_along", (self, dim, index, sizes))
+    spec = shape_rule("indexing.scatter_add_along")(
+        "_scatter_add_along", (self, dim, index, sizes))
     a, idx = self._impl.array(), index._impl.array()
     r = np.zeros(spec.sizes, accumulate_dtype(spec.dtype))
     if a.ndim == 0:
         r[...] = a
         return out(r, spec.dtype)
-    d = rules.wrap_dim("_scatter_add_along", dim, a.ndim)
+    d = wrap_dim("_scatter_add_along", dim, a.ndim)
     coords = list(np.indices(idx.shape, sparse=True))
     coords[d] = idx
     np.add.at(r, tuple(coords), a)
@@ -156,12 +158,12 @@ def _checked_coords(op, self, dim, index):
     d = wrap_dim(op, dim, self._impl.array().ndim)
     idx = _as_nd(index._impl.array())
     size = _as_nd(self._impl.array()).shape[d]
-    rules.check_in_range(op, idx, size, d)
+    check_in_range(op, idx, size, d)
     return scatter_coords(idx, d), idx.shape
 
 
 def gather(self, dim, index, sparse_grad):
-    rules.gather("gather", (self, dim, index, sparse_grad))
+    shape_rule("indexing.gather")("gather", (self, dim, index, sparse_grad))
     coords, _ = _checked_coords("gather", self, dim, index)
     result = _as_nd(self._impl.array())[coords]
     return out(result.reshape(index._impl.sizes), self._impl.dtype)
@@ -178,9 +180,10 @@ def _values(src, shape, dtype):
 @kernel(family=True)
 def scatter(op, self, dim, index, *params):
     """scatter and scatter_ (src or value, with an optional reduce), and scatter_add and
-    scatter_add_ (reduce 'add'); their parameters: rules.scatter_params."""
-    src, reduce = rules.scatter_params(op, params)
-    rules.scatter(op, (self, dim, index, src) + ((reduce,) if reduce is not None else ()))
+    scatter_add_ (reduce 'add'); their parameters: scatter_params."""
+    src, reduce = scatter_params(op, params)
+    reduce_arg = (reduce,) if reduce is not None else ()
+    shape_rule("indexing.scatter")(op, (self, dim, index, src) + reduce_arg)
     target = write_target(op, self)
     coords, shape = _checked_coords(op, self, dim, index)
     values = _values(src, shape, self._impl.dtype)
@@ -231,7 +234,7 @@ def _scatter_reduce_into(op, target, self, dim, index, src, reduce, include_self
 @kernel(family=True)
 def scatter_reduce(op, self, dim, index, src, reduce, include_self):
     """scatter_reduce and scatter_reduce_."""
-    rules.scatter_reduce(op, (self, dim, index, src, reduce, include_self))
+    shape_rule("indexing.scatter_reduce")(op, (self, dim, index, src, reduce, include_self))
     target = write_target(op, self)
     _scatter_reduce_into(op, target, self, dim, index, src, reduce, include_self)
     return written(op, self, target)
@@ -240,10 +243,10 @@ def scatter_reduce(op, self, dim, index, src, reduce, include_self):
 # ---- take ----------------------------------------------------------------------------
 def take(self, index):
     """self viewed as 1-D, indexed by `index` (negative values count from the end)."""
-    rules.take("take", (self, index))
+    shape_rule("indexing.take")("take", (self, index))
     flat = self._impl.array().reshape(-1)
     idx = index._impl.array()
-    rules.check_in_range("take", idx, flat.size, 0, allow_negative=True)
+    check_in_range("take", idx, flat.size, 0, allow_negative=True)
     return out(flat[idx], self._impl.dtype)
 
 
@@ -260,9 +263,9 @@ def _broadcast_copy(self, sizes):
 @kernel(family=True)
 def masked_fill(op, self, mask, value):
     """masked_fill and masked_fill_, the value a Scalar or a 0-dim Tensor."""
-    spec = rules.masked_fill(op, (self, mask, value))
+    spec = shape_rule("indexing.masked_fill")(op, (self, mask, value))
     fill = _value(value, self._impl.dtype)
-    if spec == rules.SELF:
+    if spec == SELF:
         a = self._impl.array()
         a[np.broadcast_to(mask._impl.array(), a.shape)] = fill
         return self
@@ -272,23 +275,25 @@ def masked_fill(op, self, mask, value):
 
 
 def masked_select(self, mask):
-    sizes = rules.masked_select_sizes("masked_select", (self, mask))
-    a = np.broadcast_to(self._impl.array(), sizes)
-    return out(a[np.broadcast_to(mask._impl.array(), sizes)], self._impl.dtype)
+    # The rule checks (devices, a bool mask, shapes that broadcast) and answers that the
+    # length depends on the values, which NumPy counts.
+    shape_rule("indexing.masked_select")("masked_select", (self, mask))
+    a, m = np.broadcast_arrays(self._impl.array(), mask._impl.array())
+    return out(a[m], self._impl.dtype)
 
 
 def _masked_scatter_into(op, target, mask, source):
     m = np.broadcast_to(mask._impl.array(), target.shape)
     count = int(np.count_nonzero(m))
-    rules.check_masked_scatter_count(op, count, source)
+    check_masked_scatter_count(op, count, source)
     target[m] = source._impl.array().reshape(-1)[:count]
 
 
 @kernel(family=True)
 def masked_scatter(op, self, mask, source):
     """masked_scatter and masked_scatter_."""
-    spec = rules.masked_scatter(op, (self, mask, source))
-    if spec == rules.SELF:
+    spec = shape_rule("indexing.masked_scatter")(op, (self, mask, source))
+    if spec == SELF:
         _masked_scatter_into(op, self._impl.array(), mask, source)
         return self
     result = _broadcast_copy(self, spec.sizes)
@@ -318,7 +323,7 @@ def numpy_key(op, self, indices):
             dim += 1
             continue
         a = t._impl.array()
-        if rules.is_mask(t):
+        if is_mask(t):
             key += list(np.nonzero(a.astype(bool)))
             dim += a.ndim
             continue
@@ -330,7 +335,7 @@ def numpy_key(op, self, indices):
 
 
 def index(self, indices):
-    rules.index("index", (self, indices))
+    shape_rule("indexing.index")("index", (self, indices))
     key = numpy_key("index", self, indices)
     impl = self._impl
     a = impl.array()
@@ -343,7 +348,7 @@ def index(self, indices):
         return out(result, impl.dtype)
     operands = [None if isinstance(k, slice) else (k.shape, (1,) * k.ndim) for k in key]
     for d, t in enumerate(indices):      # an index tensor's own layout (a mask's columns:
-        if t is not None and not rules.is_mask(t):    # 1-D, any stride will do)
+        if t is not None and not is_mask(t):          # 1-D, any stride will do)
             operands[_key_position(indices, d)] = (t._impl.sizes, t._impl.strides)
     strides = index_strides(result.shape, impl.sizes, impl.strides, operands)
     return out_strided(result, impl.dtype, strides)
@@ -351,13 +356,13 @@ def index(self, indices):
 
 def _key_position(indices, i):
     """The position in numpy_key's key (one entry per dim of self) of `indices[i]`."""
-    return sum(t.dim() if t is not None and rules.is_mask(t) else 1 for t in indices[:i])
+    return sum(t.dim() if t is not None and is_mask(t) else 1 for t in indices[:i])
 
 
 @kernel(family=True)
 def index_put(op, self, indices, values, accumulate):
     """index_put and index_put_."""
-    rules.index_put(op, (self, indices, values, accumulate))
+    shape_rule("indexing.index_put")(op, (self, indices, values, accumulate))
     target = write_target(op, self)
     key = numpy_key(op, self, indices)
     v = values._impl.array()

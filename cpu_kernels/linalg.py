@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import kernel
-from tensorplay.meta import linalg as rules
-from tensorplay.meta import rules as core_rules
 from cpu_kernels._common import accumulate_dtype, out, scalar_as
 
 
@@ -28,12 +27,12 @@ def _matmul(self, mat2, dtype=None):
 
 
 def mm(self, mat2):
-    core_rules.mm(None, (self, mat2))
+    shape_rule("mm")(None, (self, mat2))
     return _matmul(self, mat2)
 
 
 def bmm(self, mat2):
-    spec = core_rules.bmm(None, (self, mat2))
+    spec = shape_rule("bmm")(None, (self, mat2))
     return _matmul(self, mat2, spec.dtype)
 
 
@@ -45,13 +44,13 @@ def _acc(*tensors):
 
 
 def mv(self, vec):
-    rules.mv("mv", (self, vec))
+    shape_rule("linalg.mv")("mv", (self, vec))
     a, v = _acc(self, vec)
     return out(np.matmul(a, v), self._impl.dtype)
 
 
 def dot(self, tensor):
-    rules.dot("dot", (self, tensor))
+    shape_rule("linalg.dot")("dot", (self, tensor))
     a, b = _acc(self, tensor)
     return out(np.dot(a, b), self._impl.dtype)
 
@@ -67,7 +66,8 @@ def _scaled_sum(op, self, product, beta, alpha):
         return product + (s if beta == 1 else s * beta)
 
 
-_RULES = {"addmm": rules.addmm, "addmv": rules.addmv, "baddbmm": rules.baddbmm}
+# The shape rules of the three, by the names ops.yaml gives them.
+_RULES = {"addmm": "linalg.addmm", "addmv": "linalg.addmv", "baddbmm": "linalg.baddbmm"}
 
 
 @kernel(family=True)
@@ -75,7 +75,7 @@ def addmm_addmv_baddbmm(op, self, *params):
     """addmm, addmv and baddbmm, out of place or in place: beta * self + alpha * (a @ b)
     with (a, b) = (mat1, mat2), (mat, vec) or (batch1, batch2), batch by batch."""
     a, b, beta, alpha = params
-    _RULES[op.rstrip("_")](op, (self,) + params)
+    shape_rule(_RULES[op.rstrip("_")])(op, (self,) + params)
     beta = scalar_as(beta, self._impl.dtype)
     alpha = scalar_as(alpha, self._impl.dtype)
     x, y = _acc(a, b)
@@ -90,7 +90,7 @@ def linear(input, weight, bias):  # noqa: A002 - the schema's name
     """input @ weight.T + bias, for input of shape [..., in_features]:
 
         out[..., o] = sum_i input[..., i] * weight[o, i] + bias[o]"""
-    rules.linear("linear", (input, weight, bias))
+    shape_rule("linalg.linear")("linear", (input, weight, bias))
     x, w = _acc(input, weight)
     r = np.matmul(x, w.T)
     if bias is not None:
@@ -101,7 +101,7 @@ def linear(input, weight, bias):  # noqa: A002 - the schema's name
 @kernel(family=True)
 def triangle(op, self, diagonal):
     """tril and triu, out of place or in place (tril_, triu_)."""
-    rules.tril(op, (self, diagonal))
+    shape_rule("linalg.tril")(op, (self, diagonal))
     pick = np.tril if op.startswith("tril") else np.triu
     a = self._impl.array()
     if op.endswith("_"):
@@ -113,7 +113,7 @@ def triangle(op, self, diagonal):
 def diag(self, diagonal):
     """A vector becomes a square matrix with it on diagonal `diagonal`; a matrix gives
     (a copy of) that diagonal."""
-    spec = rules.diag("diag", (self, diagonal))
+    spec = shape_rule("linalg.diag")("diag", (self, diagonal))
     a = self._impl.array()
     if a.ndim == 2 and spec.sizes[0] == 0:
         return out(np.zeros(0, a.dtype), self._impl.dtype)

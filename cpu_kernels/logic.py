@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import _dtype as dt
-from tensorplay.meta import logic as rules
+from tensorplay.kernel_support.checks import check_devices
+from tensorplay.kernel_support.ops import shape_rule
 from cpu_kernels._common import out_like
 from cpu_kernels._pointwise_common import arrays, inplace_of, promoted
 
@@ -36,7 +37,7 @@ def isclose(self, other, rtol, atol, equal_nan):
         for each i:  out[i] = self[i] == other[i] or
                               (finite and |self[i] - other[i]| <= atol + rtol * |other[i]|)
     """
-    rules.isclose("isclose", (self, other, rtol, atol, equal_nan))
+    shape_rule("logic.isclose")("isclose", (self, other, rtol, atol, equal_nan))
     dtype = self._impl.dtype
     if dtype is dt.bool or not dtype.is_floating_point:
         # Integers: compare exactly where possible, tolerance in float64 (like torch).
@@ -57,7 +58,7 @@ def isclose(self, other, rtol, atol, equal_nan):
 
 def equal(self, other):
     """True when both have the same shape and the same values (nan is not equal to nan)."""
-    rules.check_devices("equal", [("self", self), ("other", other)])
+    check_devices("equal", [("self", self), ("other", other)])
     if self._impl.sizes != other._impl.sizes:
         return False
     _, (a, b) = promoted(self, other)
@@ -71,7 +72,7 @@ def logical_not(self):
 
 def _logical(name, ufunc):
     def kernel(self, other):
-        rules.logical(name, (self, other))
+        shape_rule("logic.logical")(name, (self, other))
         return out_like(ufunc(self._impl.array(), other._impl.array()), dt.bool, self, other)
     kernel.__name__ = kernel.__qualname__ = name
     return kernel
@@ -84,13 +85,13 @@ logical_xor = _logical("logical_xor", np.logical_xor)
 
 # ---- bitwise: integers and bool ------------------------------------------------------
 def bitwise_not(self):
-    rules.unary_integral("bitwise_not", (self,))
+    shape_rule("logic.unary_integral")("bitwise_not", (self,))
     return out_like(np.invert(self._impl.array()), self._impl.dtype, self)
 
 
 def _bitwise(name, ufunc):
     def kernel(self, other):
-        spec = rules.bitwise(name, (self, other))
+        spec = shape_rule("logic.bitwise")(name, (self, other))
         a, b = arrays(spec.dtype, self, other)
         return out_like(ufunc(a, b), spec.dtype, self, other)
     kernel.__name__ = kernel.__qualname__ = name
@@ -101,12 +102,12 @@ bitwise_and = _bitwise("bitwise_and", np.bitwise_and)
 bitwise_or = _bitwise("bitwise_or", np.bitwise_or)
 bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor)
 
-bitwise_not_ = inplace_of(bitwise_not, rules.unary_integral, "bitwise_not_")
-bitwise_and_ = inplace_of(bitwise_and, rules.bitwise, "bitwise_and_")
-bitwise_or_ = inplace_of(bitwise_or, rules.bitwise, "bitwise_or_")
-bitwise_xor_ = inplace_of(bitwise_xor, rules.bitwise, "bitwise_xor_")
+bitwise_not_ = inplace_of(bitwise_not, "logic.unary_integral", "bitwise_not_")
+bitwise_and_ = inplace_of(bitwise_and, "logic.bitwise", "bitwise_and_")
+bitwise_or_ = inplace_of(bitwise_or, "logic.bitwise", "bitwise_or_")
+bitwise_xor_ = inplace_of(bitwise_xor, "logic.bitwise", "bitwise_xor_")
 
-logical_not_ = inplace_of(logical_not, rules.logical_inplace, "logical_not_")
-logical_and_ = inplace_of(logical_and, rules.logical_inplace, "logical_and_")
-logical_or_ = inplace_of(logical_or, rules.logical_inplace, "logical_or_")
-logical_xor_ = inplace_of(logical_xor, rules.logical_inplace, "logical_xor_")
+logical_not_ = inplace_of(logical_not, "logic.logical_inplace", "logical_not_")
+logical_and_ = inplace_of(logical_and, "logic.logical_inplace", "logical_and_")
+logical_or_ = inplace_of(logical_or, "logic.logical_inplace", "logical_or_")
+logical_xor_ = inplace_of(logical_xor, "logic.logical_inplace", "logical_xor_")

@@ -9,7 +9,7 @@ import numpy as np
 
 from tensorplay._promotion import result_type2
 from tensorplay.errors import DimError
-from tensorplay.meta import losses as rules
+from tensorplay.kernel_support.ops import shape_rule
 from cpu_kernels._common import out, out_like
 
 
@@ -61,8 +61,8 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     Returns (loss, total_weight), total_weight = sum(w) for every reduction (PyTorch
     leaves it 0 for a batched 'none'); the backward kernel needs it for 'mean'.
     """
-    spec, _ = rules.nll_loss_forward("nll_loss_forward",
-                                     (self, target, weight, reduction, ignore_index))
+    spec, _ = shape_rule("losses.nll_loss_forward")(
+        "nll_loss_forward", (self, target, weight, reduction, ignore_index))
     rows, t, w, valid = _picked("nll_loss_forward", self, target, weight, ignore_index)
     acc = _compute_dtype(self)
     with np.errstate(invalid="ignore"):
@@ -81,8 +81,9 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
 def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index,
                       total_weight):
     """grad_input[r, target[r]] = -w[r] * g (g / total_weight for 'mean'), 0 elsewhere."""
-    rules.nll_loss_backward("nll_loss_backward", (grad_output, self, target, weight,
-                                                  reduction, ignore_index, total_weight))
+    shape_rule("losses.nll_loss_backward")(
+        "nll_loss_backward", (grad_output, self, target, weight, reduction, ignore_index,
+                              total_weight))
     rows, t, w, valid = _picked("nll_loss_backward", self, target, weight, ignore_index)
     acc = _compute_dtype(self)
     g = grad_output._impl.array().astype(acc).reshape(-1)
@@ -105,8 +106,8 @@ def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction
     softplus(-x) = log(1 + exp(-x)) is computed as logaddexp(0, -x), which neither
     overflows for x << 0 nor rounds to 0 for x >> 0.
     """
-    spec = rules.bce_with_logits("binary_cross_entropy_with_logits",
-                                 (self, target, weight, pos_weight, reduction))
+    spec = shape_rule("losses.bce_with_logits")(
+        "binary_cross_entropy_with_logits", (self, target, weight, pos_weight, reduction))
     acc = np.result_type(_compute_dtype(self), _compute_dtype(target))
     x = self._impl.array().astype(acc)
     y = target._impl.array().astype(acc)
@@ -154,7 +155,8 @@ def cross_entropy_forward(self, target, weight, reduction, ignore_index):
     Returns (loss, probs, total_weight), reduced like nll_loss.
     """
     op = "_cross_entropy_forward"
-    spec = rules.cross_entropy_forward(op, (self, target, weight, reduction, ignore_index))
+    spec = shape_rule("losses.cross_entropy_forward")(
+        op, (self, target, weight, reduction, ignore_index))
     rows, t, w, valid = _picked(op, self, target, weight, ignore_index)
     acc = _compute_dtype(self)
     rows = rows.astype(acc, copy=False)
@@ -179,7 +181,8 @@ def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore
                            total_weight):
     """grad_input[r] = (probs[r] - onehot(target[r])) * w[r] * g (g / total for 'mean')."""
     op = "_cross_entropy_backward"
-    rules.cross_entropy_forward(op, (probs, target, weight, reduction, ignore_index))
+    shape_rule("losses.cross_entropy_forward")(
+        op, (probs, target, weight, reduction, ignore_index))
     p, t, w, valid = _picked(op, probs, target, weight, ignore_index)
     acc = _compute_dtype(probs)
     g = grad_output._impl.array().astype(acc).reshape(-1)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay._memory_format import channels_last
+from tensorplay.kernel_support.arguments import machine_eps
+from tensorplay.kernel_support.layout import copy_strides
+from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
-from tensorplay.meta import normalization as rules
-from tensorplay.meta.layout import copy_strides
-from tensorplay.meta.normalization import machine_eps
 from cpu_kernels._common import nhwc_rows, out, out_channels_last
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
@@ -76,8 +76,9 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     must not read them: training updates them in place, which would invalidate them as
     saved variables.)
     """
-    spec = rules.native_batch_norm("native_batch_norm", (input, weight, bias, running_mean,
-                                                         running_var, training, momentum, eps))
+    spec = shape_rule("normalization.native_batch_norm")(
+        "native_batch_norm", (input, weight, bias, running_mean, running_var, training, momentum,
+                              eps))
     fused = _fused_layout(input._impl)
     y, mean, rstd = _batch_norm(_compute(input), weight, bias, running_mean, running_var,
                                 training, momentum, eps, fused,
@@ -169,9 +170,9 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
         training:   grad_input = (grad - sum_g / n - xc * dot * invstd**2 / n) * invstd * w
         evaluation: grad_input = grad * invstd * w   (the running stats are constants)
     """
-    specs = rules.native_batch_norm_backward("native_batch_norm_backward", (
-        grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train,
-        eps, output_mask))
+    specs = shape_rule("normalization.native_batch_norm_backward")(
+        "native_batch_norm_backward", (grad_out, input, weight, running_mean, running_var,
+                                       save_mean, save_invstd, train, eps, output_mask))
     a = _compute(input)
     n, c = a.shape[0], a.shape[1]
     # (N, C, L): every reduction below is over axes 0 and 2.
@@ -219,8 +220,8 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 
         mean, var over the last k dims;  out = (input - mean) * rstd * weight + bias
     """
-    spec = rules.native_layer_norm("native_layer_norm",
-                                   (input, normalized_shape, weight, bias, eps))
+    spec = shape_rule("normalization.native_layer_norm")(
+        "native_layer_norm", (input, normalized_shape, weight, bias, eps))
     a = _compute(input)
     k = len(normalized_shape)
     axes = tuple(range(a.ndim - k, a.ndim))
@@ -237,7 +238,8 @@ def fused_rms_norm(input, normalized_shape, weight, eps):
     """out = input * rstd * weight, rstd = 1 / sqrt(mean(input**2) + eps) over the trailing
     dims; eps=None means the dtype's machine epsilon (PyTorch's default). rstd is float32
     for half inputs, as in PyTorch."""
-    spec = rules.fused_rms_norm("_fused_rms_norm", (input, normalized_shape, weight, eps))
+    spec = shape_rule("normalization.fused_rms_norm")(
+        "_fused_rms_norm", (input, normalized_shape, weight, eps))
     a = _compute(input)
     if eps is None:
         eps = machine_eps(input._impl.dtype)
@@ -303,16 +305,17 @@ def _layer_norm_grad_input(x, g, w, gx, mean, r, axes, stat_shape):
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
                                output_mask):
     """(grad_input, grad_weight, grad_bias) of native_layer_norm; see _norm_backward."""
-    specs = rules.native_layer_norm_backward("native_layer_norm_backward", (
-        grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask))
+    specs = shape_rule("normalization.native_layer_norm_backward")(
+        "native_layer_norm_backward", (grad_out, input, normalized_shape, mean, rstd, weight, bias,
+                                       output_mask))
     return _norm_backward(grad_out, input, len(normalized_shape), mean, rstd, weight,
                           output_mask, specs)
 
 
 def fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight, output_mask):
     """(grad_input, grad_weight) of _fused_rms_norm; see _norm_backward."""
-    specs = rules.fused_rms_norm_backward("_fused_rms_norm_backward", (
-        grad_out, input, normalized_shape, rstd, weight, output_mask))
+    specs = shape_rule("normalization.fused_rms_norm_backward")(
+        "_fused_rms_norm_backward", (grad_out, input, normalized_shape, rstd, weight, output_mask))
     return _norm_backward(grad_out, input, len(normalized_shape), None, rstd, weight,
                           output_mask, specs)
 
@@ -324,8 +327,8 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
         x.reshape(N, group, C // group * HxW): mean, var over the last dim
     Returns (out, mean, rstd), the stats of shape (N, group).
     """
-    spec = rules.native_group_norm("native_group_norm",
-                                   (input, weight, bias, N, C, HxW, group, eps))
+    spec = shape_rule("normalization.native_group_norm")(
+        "native_group_norm", (input, weight, bias, N, C, HxW, group, eps))
     a = _compute(input)
     grouped = a.reshape(N, group, (C // group) * HxW)
     mean, var, _ = _moments(grouped, (2,))
@@ -357,8 +360,9 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
 # with none of the two layout copies the NCHW kernels need through the fallback.
 def native_batch_norm_nhwc(input, weight, bias, running_mean, running_var, training,
                            momentum, eps):
-    spec = rules.native_batch_norm("native_batch_norm", (input, weight, bias, running_mean,
-                                                         running_var, training, momentum, eps))
+    spec = shape_rule("normalization.native_batch_norm")(
+        "native_batch_norm", (input, weight, bias, running_mean, running_var, training, momentum,
+                              eps))
     a = _compute(input)
     y, mean, rstd = _batch_norm(nhwc_rows(a), weight, bias, running_mean, running_var,
                                 training, momentum, eps)
@@ -369,9 +373,9 @@ def native_batch_norm_nhwc(input, weight, bias, running_mean, running_var, train
 
 def native_batch_norm_backward_nhwc(grad_out, input, weight, running_mean, running_var,
                                     save_mean, save_invstd, train, eps, output_mask):
-    specs = rules.native_batch_norm_backward("native_batch_norm_backward", (
-        grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train,
-        eps, output_mask))
+    specs = shape_rule("normalization.native_batch_norm_backward")(
+        "native_batch_norm_backward", (grad_out, input, weight, running_mean, running_var,
+                                       save_mean, save_invstd, train, eps, output_mask))
     a = _compute(input)
     n, c, h, w = a.shape
     x = nhwc_rows(a)[:, :, None]                                      # (N * H * W, C, 1)

@@ -19,14 +19,15 @@ allocated:
 Every number is rounded to the tensors' dtype before it enters a pass and every pass
 rounds its result, as the unfused ops do (NumPy casts a number to float32 against a
 float32 array), so both give the same bits. float32 and float64 run here; the other
-floating dtypes (half, bfloat16) run the Composite of tp ops.
+floating dtypes (half, bfloat16) run the unfused ops themselves, one after the other
+(`_adam_by_ops`, `_sgd_by_ops`), each rounding as the CPU kernels round a half type.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from tensorplay.composite import optim as composite
-from tensorplay.meta import optim as rules
+from tensorplay.kernel_support.ops import call_below_autograd
+from tensorplay.kernel_support.ops import shape_rule
 
 # Elements per block: 64 KiB of float32, so the six arrays a block touches stay in L2.
 BLOCK = 16 * 1024
@@ -35,12 +36,12 @@ BLOCK = 16 * 1024
 def fused_adam_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2,
                 weight_decay, eps, step, maximize, decoupled):
     """One Adam step of `self` (the parameters) and its moments, in place; returns self."""
-    rules.fused_adam_("_fused_adam_", (self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq))
+    shape_rule("optim.fused_adam_")(
+        "_fused_adam_", (self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq))
     np_dtype = self._impl.dtype.np
     if np_dtype not in (np.float32, np.float64):
-        return composite.fused_adam_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr,
-                                     beta1, beta2, weight_decay, eps, step, maximize,
-                                     decoupled)
+        return _adam_by_ops(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2,
+                            weight_decay, eps, step, maximize, decoupled)
     num = np_dtype.type
     c = dict(
         maximize=maximize,
@@ -65,11 +66,11 @@ def fused_sgd_(self, grad, momentum_buffer, lr, weight_decay, momentum, dampenin
         g = g + buf * momentum  (nesterov)   or   g = buf
         p += g * -lr
     """
-    rules.fused_sgd_("_fused_sgd_", (self, grad, momentum_buffer))
+    shape_rule("optim.fused_sgd_")("_fused_sgd_", (self, grad, momentum_buffer))
     np_dtype = self._impl.dtype.np
     if np_dtype not in (np.float32, np.float64):
-        return composite.fused_sgd_(self, grad, momentum_buffer, lr, weight_decay, momentum,
-                                    dampening, nesterov, maximize, first_step)
+        return _sgd_by_ops(self, grad, momentum_buffer, lr, weight_decay, momentum, dampening,
+                           nesterov, maximize, first_step)
     num = np_dtype.type
     c = dict(
         maximize=maximize, l2=num(weight_decay) if weight_decay != 0 else None,
@@ -79,6 +80,56 @@ def fused_sgd_(self, grad, momentum_buffer, lr, weight_decay, momentum, dampenin
     _blocked(_sgd_block, (self, grad, momentum_buffer), np_dtype, c)
     return self
 
+
+
+# ---- half and bfloat16: the unfused ops ----------------------------------------------
+# The ops tp.optim's unfused updates (adam.py, sgd.py) run, in their order, through the
+# dispatcher below autograd (tensorplay/kernel_support/compose.py): the same numbers as
+# the Composite kernel of tensorplay/composite/optim.py, which the `cuda` device runs.
+def _adam_by_ops(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2,
+                 weight_decay, eps, step, maximize, decoupled):
+    if maximize:
+        grad = call_below_autograd("neg", grad)
+    if weight_decay != 0 and not decoupled:
+        grad = call_below_autograd("add.Tensor", grad, self, weight_decay)
+    call_below_autograd("lerp_.Scalar", exp_avg, grad, 1 - beta1)
+    decayed = call_below_autograd("mul.Scalar", exp_avg_sq, beta2)
+    updated = call_below_autograd("addcmul", decayed, grad, grad, 1 - beta2)
+    call_below_autograd("copy_", exp_avg_sq, updated, False)
+    if max_exp_avg_sq is not None:
+        largest = call_below_autograd("maximum", max_exp_avg_sq, exp_avg_sq)
+        call_below_autograd("copy_", max_exp_avg_sq, largest, False)
+        exp_avg_sq = max_exp_avg_sq
+    step_size = lr / (1 - beta1 ** step)
+    bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+    root = call_below_autograd("sqrt", exp_avg_sq)
+    corrected = call_below_autograd("div.Scalar", root, bias_correction2_sqrt)
+    denom = call_below_autograd("add.Scalar", corrected, eps, 1)
+    if weight_decay != 0 and decoupled:
+        call_below_autograd("mul_.Scalar", self, 1 - lr * weight_decay)
+    ratio = call_below_autograd("div.Tensor", exp_avg, denom)
+    update = call_below_autograd("mul.Scalar", ratio, -step_size)
+    return call_below_autograd("add_.Tensor", self, update, 1)
+
+
+def _sgd_by_ops(self, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov,
+                maximize, first_step):
+    if maximize:
+        grad = call_below_autograd("neg", grad)
+    if weight_decay != 0:
+        grad = call_below_autograd("add.Tensor", grad, self, weight_decay)
+    if momentum_buffer is not None:
+        if first_step:
+            call_below_autograd("copy_", momentum_buffer, grad, False)
+        else:
+            call_below_autograd("mul_.Scalar", momentum_buffer, momentum)
+            call_below_autograd("add_.Tensor", momentum_buffer, grad, 1 - dampening)
+        if nesterov:
+            grad = call_below_autograd("add.Tensor", grad, momentum_buffer, momentum)
+        else:
+            grad = momentum_buffer
+    update = call_below_autograd("mul.Scalar", grad, -lr)
+    return call_below_autograd("add_.Tensor", self, update, 1)
 
 def _blocked(body, tensors, np_dtype, c):
     """body(*arrays, g_buf, s_buf, c) over blocks of BLOCK elements of every tensor (None

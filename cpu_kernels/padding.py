@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorplay.meta import padding as rules
+from tensorplay.kernel_support.ops import shape_rule
 from cpu_kernels._common import check_result, out
 
 
 def constant_pad_nd(self, pad, value):
-    spec = rules.constant_pad_nd("constant_pad_nd", (self, pad, value))
+    spec = shape_rule("padding.constant_pad_nd")("constant_pad_nd", (self, pad, value))
     check_result("constant_pad_nd", "pad", spec.sizes, self._impl.dtype)
     a = self._impl.array()
     result = np.empty(spec.sizes, a.dtype)
@@ -53,7 +53,7 @@ def _padded_dims(ndim, pad):
 
 
 def _pad_nd(self, pad, mode):
-    rules.pad_nd("_pad_nd", (self, pad, mode))
+    shape_rule("padding.pad_nd")("_pad_nd", (self, pad, mode))
     a = self._impl.array()
     for axis, left, right in _padded_dims(a.ndim, pad):
         a = np.take(a, source_index(a.shape[axis], left, right, mode), axis=axis)
@@ -62,7 +62,8 @@ def _pad_nd(self, pad, mode):
 
 def _pad_nd_backward(grad_output, input_sizes, pad, mode):
     """grad_input[j] = sum of grad_output[i] over the positions i that read j."""
-    rules.pad_nd_backward("_pad_nd_backward", (grad_output, input_sizes, pad, mode))
+    shape_rule("padding.pad_nd_backward")(
+        "_pad_nd_backward", (grad_output, input_sizes, pad, mode))
     g = grad_output._impl.array()
     for axis, left, right in _padded_dims(g.ndim, pad):
         size = input_sizes[axis]

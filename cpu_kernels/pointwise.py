@@ -22,9 +22,9 @@ import numpy as np
 from tensorplay import _dtype as dt
 from tensorplay._promotion import result_type2
 from tensorplay.errors import DTypeError
-from tensorplay.meta import pointwise as rules
-from tensorplay.meta import rules as core_rules
-from tensorplay.meta.overlap import check_inplace_overlap
+from tensorplay.kernel_support.checks import binary, binary_inplace, check_inplace_cast
+from tensorplay.kernel_support.ops import shape_rule
+from tensorplay.kernel_support.overlap import check_inplace_overlap
 from cpu_kernels import _erf
 from cpu_kernels._common import (
     array_as, float_dtype, out, out_like, out_like1, out_like2, scalar_as,
@@ -109,7 +109,7 @@ def add(self, other, alpha):
 def _check_no_bool(op, self, other):
     # NumPy rejects bool - bool, but not uint8 - True: the shape rule says why, always.
     if self._impl.dtype is dt.bool or other._impl.dtype is dt.bool:
-        core_rules.binary_sub(op, (self, other))
+        shape_rule("binary_sub")(op, (self, other))
 
 
 def sub(self, other, alpha):
@@ -176,7 +176,7 @@ def _true_divide(a, b):
 def pow(self, exponent):  # noqa: A001 - the op's name
     a, b, dtype = binary_arrays(self, exponent)
     if dtype is dt.bool:
-        core_rules.binary_pow("pow", (self, exponent))     # PyTorch has no bool ** bool
+        shape_rule("binary_pow")("pow", (self, exponent))     # PyTorch has no bool ** bool
     if not dtype.is_floating_point and np.any(b < 0):
         r = int_pow_negative(a, b, dtype, exponent._impl.wrapped_number)
         return out_like(r, dtype, self, exponent)
@@ -264,7 +264,7 @@ def neg(self):
 
 def abs(self):  # noqa: A001
     if self._impl.dtype is dt.bool:
-        core_rules.unary_abs("abs", (self,))   # NumPy would accept it; PyTorch does not
+        shape_rule("unary_abs")("abs", (self,))   # NumPy would accept it; PyTorch does not
     return out_like1(np.abs(self._impl.array()), self._impl.dtype, self)
 
 
@@ -296,7 +296,7 @@ def _sigmoid_of(x):
 
 def relu(self):
     if self._impl.dtype is dt.bool:
-        core_rules.unary_relu("relu", (self,))   # NumPy would accept it; PyTorch does not
+        shape_rule("unary_relu")("relu", (self,))   # NumPy would accept it; PyTorch does not
     a = self._impl.array()
     r = np.maximum(a, np.zeros((), a.dtype))      # keeps NaN, like torch
     return out_like1(r, self._impl.dtype, self)
@@ -308,7 +308,7 @@ def relu(self):
 #
 # * "fits self": `other` has self's sizes, or is 0-dim on self's device (a wrapped number,
 #   `x.add_(1.0)`): its broadcast is self's sizes and check_devices lets it through, so
-#   core_rules.binary_inplace could only find the result type's cast to check.
+#   binary_inplace could only find the result type's cast to check.
 # * "may overlap": check_inplace_overlap refuses only an internal overlap, which needs a
 #   stride of 0 in self, or a partial overlap with `other`, which needs a shared storage.
 def _inplace(op, ufunc, self, other, alpha=1):
@@ -325,9 +325,9 @@ def _inplace(op, ufunc, self, other, alpha=1):
     other_sizes = other_impl.sizes
     if other_sizes == impl.sizes or (not other_sizes and other_impl._device is impl._device):
         if dtype is not impl.dtype:     # (a dtype can always be cast to itself)
-            rules.check_inplace_cast(op, dtype, self)
+            check_inplace_cast(op, dtype, self)
     else:
-        core_rules.binary_inplace(op, (self, other))     # the broadcast result must fit in self
+        binary_inplace(op, (self, other))     # the broadcast result must fit in self
     if 0 in impl.strides or other_impl.storage is impl.storage:
         check_inplace_overlap(op, self, ("other", other))
     target = impl._array      # the cached view, as impl.array() would return it
@@ -364,7 +364,7 @@ def mul_(self, other):
     other_sizes = other_impl.sizes
     if not (dtype is impl.dtype and (other_sizes == impl.sizes or (
             not other_sizes and other_impl._device is impl._device))):
-        core_rules.binary_inplace("mul_", (self, other))     # fits into self: shape and dtype
+        binary_inplace("mul_", (self, other))     # fits into self: shape and dtype
     if 0 in impl.strides or other_impl.storage is impl.storage:
         check_inplace_overlap("mul_", self, ("other", other))
     np.copyto(impl.array(), np.multiply(*mul_div_arrays(self, other, dtype)),
@@ -379,8 +379,8 @@ def div_(self, other):
     # (self's float dtype takes any result type's cast, so both cast checks pass)
     if not (dtype is impl.dtype and (other_sizes == impl.sizes or (
             not other_sizes and other_impl._device is impl._device))):
-        core_rules.binary_inplace("div_", (self, other))
-        rules.check_inplace_cast("div_", dtype, self)
+        binary_inplace("div_", (self, other))
+        check_inplace_cast("div_", dtype, self)
     if 0 in impl.strides or other_impl.storage is impl.storage:
         check_inplace_overlap("div_", self, ("other", other))
     r = call_ignoring(_DIVIDE_ERRORS, np.true_divide, *mul_div_arrays(self, other, dtype))
@@ -392,7 +392,7 @@ def div_(self, other):
 
 def relu_(self):
     if self._impl.dtype is dt.bool:
-        core_rules.unary_relu("relu_", (self,))
+        shape_rule("unary_relu")("relu_", (self,))
     check_inplace_overlap("relu_", self)
     a = self._impl.array()
     np.copyto(a, np.maximum(a, np.zeros((), a.dtype)))
@@ -410,15 +410,15 @@ def sign(self):
 
 
 # ---- in place, the unary functions: computed as above, written back into self ---------
-exp_ = inplace_of(exp, rules.unary_float, "exp_")
-log_ = inplace_of(log, rules.unary_float, "log_")
-sqrt_ = inplace_of(sqrt, rules.unary_float, "sqrt_")
-sin_ = inplace_of(sin, rules.unary_float, "sin_")
-cos_ = inplace_of(cos, rules.unary_float, "cos_")
-tanh_ = inplace_of(tanh, rules.unary_float, "tanh_")
-sigmoid_ = inplace_of(sigmoid, rules.unary_float, "sigmoid_")
-neg_ = inplace_of(neg, rules.unary_neg, "neg_")
-abs_ = inplace_of(abs, rules.unary_no_bool, "abs_")
+exp_ = inplace_of(exp, "pointwise.unary_float", "exp_")
+log_ = inplace_of(log, "pointwise.unary_float", "log_")
+sqrt_ = inplace_of(sqrt, "pointwise.unary_float", "sqrt_")
+sin_ = inplace_of(sin, "pointwise.unary_float", "sin_")
+cos_ = inplace_of(cos, "pointwise.unary_float", "cos_")
+tanh_ = inplace_of(tanh, "pointwise.unary_float", "tanh_")
+sigmoid_ = inplace_of(sigmoid, "pointwise.unary_float", "sigmoid_")
+neg_ = inplace_of(neg, "pointwise.unary_neg", "neg_")
+abs_ = inplace_of(abs, "pointwise.unary_no_bool", "abs_")
 
 
 def _rsqrt(x):
@@ -467,7 +467,7 @@ round = rounding_kernel("round", np.rint)   # noqa: A001 - half to even, like to
 def round_decimals(self, decimals):
     """round(x * 10**d) / 10**d (half to even), as PyTorch computes it; integers only
     with decimals == 0."""
-    rules.unary_floating("round", (self,))
+    shape_rule("pointwise.unary_floating")("round", (self,))
     (x,) = arrays(self._impl.dtype, self)
     with np.errstate(all="ignore"):
         if decimals >= 0:
@@ -480,7 +480,7 @@ def round_decimals(self, decimals):
 
 
 def frac(self):
-    rules.unary_floating("frac", (self,))
+    shape_rule("pointwise.unary_floating")("frac", (self,))
     (x,) = arrays(self._impl.dtype, self)
     with np.errstate(invalid="ignore"):   # frac(inf) is inf - inf = nan, as in torch
         return out_like(x - np.trunc(x), self._impl.dtype, self)
@@ -488,7 +488,7 @@ def frac(self):
 
 def floor_divide(self, other):
     """floor(self / other). Floats follow Python's divmod (exact, unlike floor(a / b))."""
-    rules.binary_no_bool("floor_divide", (self, other))
+    shape_rule("pointwise.binary_no_bool")("floor_divide", (self, other))
     dtype, (a, b) = promoted(self, other)
     check_int_divisor("floor_divide", dtype, b)
     with np.errstate(all="ignore"):
@@ -497,9 +497,9 @@ def floor_divide(self, other):
 
 def div_mode(self, other, rounding_mode):
     """div.Tensor_mode: true division, or rounded toward zero ('trunc') or down ('floor')."""
-    rules.div_mode("div", (self, other, rounding_mode))
+    shape_rule("pointwise.div_mode")("div", (self, other, rounding_mode))
     if rounding_mode is None:
-        dtype = float_dtype(rules.binary("div", (self, other)).dtype)
+        dtype = float_dtype(binary("div", (self, other)).dtype)
         a, b = arrays(dtype, self, other)
         with np.errstate(all="ignore"):
             return out_like(a / b, dtype, self, other)
@@ -515,7 +515,7 @@ def div_mode(self, other, rounding_mode):
 
 def remainder(self, other):
     """self - floor(self / other) * other: the sign of the divisor, like Python's %."""
-    rules.binary_no_bool("remainder", (self, other))
+    shape_rule("pointwise.binary_no_bool")("remainder", (self, other))
     dtype, (a, b) = promoted(self, other)
     check_int_divisor("remainder", dtype, b)
     with np.errstate(all="ignore"):
@@ -524,7 +524,7 @@ def remainder(self, other):
 
 def fmod(self, other):
     """self - trunc(self / other) * other: the sign of the dividend, like C's fmod."""
-    rules.binary_no_bool("fmod", (self, other))
+    shape_rule("pointwise.binary_no_bool")("fmod", (self, other))
     dtype, (a, b) = promoted(self, other)
     check_int_divisor("fmod", dtype, b)
     with np.errstate(all="ignore"):
@@ -532,47 +532,47 @@ def fmod(self, other):
 
 
 def atan2(self, other):
-    dtype = float_dtype(rules.binary("atan2", (self, other)).dtype)
+    dtype = float_dtype(binary("atan2", (self, other)).dtype)
     a, b = arrays(dtype, self, other)
     return out_like(np.arctan2(a, b), dtype, self, other)
 
 
 def hypot(self, other):
     """sqrt(self**2 + other**2) without overflow in the squares (np.hypot scales)."""
-    rules.binary_floating("hypot", (self, other))
+    shape_rule("pointwise.binary_floating")("hypot", (self, other))
     dtype, (a, b) = promoted(self, other)
     return out_like(np.hypot(a, b), dtype, self, other)
 
 
 # ---- in-place forms -----------------------------------------------------------------
-reciprocal_ = inplace_of(reciprocal, rules.unary_float, "reciprocal_")
-rsqrt_ = inplace_of(rsqrt, rules.unary_float, "rsqrt_")
-exp2_ = inplace_of(exp2, rules.unary_float, "exp2_")
-expm1_ = inplace_of(expm1, rules.unary_float, "expm1_")
-log2_ = inplace_of(log2, rules.unary_float, "log2_")
-log10_ = inplace_of(log10, rules.unary_float, "log10_")
-log1p_ = inplace_of(log1p, rules.unary_float, "log1p_")
-tan_ = inplace_of(tan, rules.unary_float, "tan_")
-asin_ = inplace_of(asin, rules.unary_float, "asin_")
-acos_ = inplace_of(acos, rules.unary_float, "acos_")
-atan_ = inplace_of(atan, rules.unary_float, "atan_")
-sinh_ = inplace_of(sinh, rules.unary_float, "sinh_")
-cosh_ = inplace_of(cosh, rules.unary_float, "cosh_")
-erf_ = inplace_of(erf, rules.unary_float, "erf_")
-erfc_ = inplace_of(erfc, rules.unary_float, "erfc_")
-logit_ = inplace_of(logit, rules.unary_float, "logit_")
-floor_ = inplace_of(floor, rules.unary_no_bool, "floor_")
-ceil_ = inplace_of(ceil, rules.unary_no_bool, "ceil_")
-trunc_ = inplace_of(trunc, rules.unary_no_bool, "trunc_")
-round_ = inplace_of(round, rules.unary_no_bool, "round_")
-round_decimals_ = inplace_of(round_decimals, rules.unary_floating, "round_")
-frac_ = inplace_of(frac, rules.unary_floating, "frac_")
-floor_divide_ = inplace_of(floor_divide, rules.binary_no_bool, "floor_divide_")
-div_mode_ = inplace_of(div_mode, rules.div_mode, "div_")
-remainder_ = inplace_of(remainder, rules.binary_no_bool, "remainder_")
-fmod_ = inplace_of(fmod, rules.binary_no_bool, "fmod_")
-atan2_ = inplace_of(atan2, rules.binary_float, "atan2_")
-hypot_ = inplace_of(hypot, rules.binary_floating, "hypot_")
+reciprocal_ = inplace_of(reciprocal, "pointwise.unary_float", "reciprocal_")
+rsqrt_ = inplace_of(rsqrt, "pointwise.unary_float", "rsqrt_")
+exp2_ = inplace_of(exp2, "pointwise.unary_float", "exp2_")
+expm1_ = inplace_of(expm1, "pointwise.unary_float", "expm1_")
+log2_ = inplace_of(log2, "pointwise.unary_float", "log2_")
+log10_ = inplace_of(log10, "pointwise.unary_float", "log10_")
+log1p_ = inplace_of(log1p, "pointwise.unary_float", "log1p_")
+tan_ = inplace_of(tan, "pointwise.unary_float", "tan_")
+asin_ = inplace_of(asin, "pointwise.unary_float", "asin_")
+acos_ = inplace_of(acos, "pointwise.unary_float", "acos_")
+atan_ = inplace_of(atan, "pointwise.unary_float", "atan_")
+sinh_ = inplace_of(sinh, "pointwise.unary_float", "sinh_")
+cosh_ = inplace_of(cosh, "pointwise.unary_float", "cosh_")
+erf_ = inplace_of(erf, "pointwise.unary_float", "erf_")
+erfc_ = inplace_of(erfc, "pointwise.unary_float", "erfc_")
+logit_ = inplace_of(logit, "pointwise.unary_float", "logit_")
+floor_ = inplace_of(floor, "pointwise.unary_no_bool", "floor_")
+ceil_ = inplace_of(ceil, "pointwise.unary_no_bool", "ceil_")
+trunc_ = inplace_of(trunc, "pointwise.unary_no_bool", "trunc_")
+round_ = inplace_of(round, "pointwise.unary_no_bool", "round_")
+round_decimals_ = inplace_of(round_decimals, "pointwise.unary_floating", "round_")
+frac_ = inplace_of(frac, "pointwise.unary_floating", "frac_")
+floor_divide_ = inplace_of(floor_divide, "pointwise.binary_no_bool", "floor_divide_")
+div_mode_ = inplace_of(div_mode, "pointwise.div_mode", "div_")
+remainder_ = inplace_of(remainder, "pointwise.binary_no_bool", "remainder_")
+fmod_ = inplace_of(fmod, "pointwise.binary_no_bool", "fmod_")
+atan2_ = inplace_of(atan2, "pointwise.binary_float", "atan2_")
+hypot_ = inplace_of(hypot, "pointwise.binary_floating", "hypot_")
 
 
 def clamp(self, min, max):  # noqa: A002 - the schema's names
@@ -580,14 +580,15 @@ def clamp(self, min, max):  # noqa: A002 - the schema's names
 
         for each i:  out[i] = self[i] < min ? min : (self[i] > max ? max : self[i])
     """
-    spec = rules.clamp_scalar("clamp", (self, min, max))
+    spec = shape_rule("pointwise.clamp_scalar")("clamp", (self, min, max))
     (x,) = arrays(spec.dtype, self)
     return out_like(clamp_arrays(x, min, max), spec.dtype, self)
 
 
 def clamp_tensor(self, min, max):  # noqa: A002
     """clamp.Tensor: bounds are tensors that broadcast with self (either may be None)."""
-    rules.clamp("clamp" if min is not None else "clamp_max", (self, min, max))
+    op = "clamp" if min is not None else "clamp_max"
+    shape_rule("pointwise.clamp")(op, (self, min, max))
     dtype, arrs = promoted(*[t for t in (self, min, max) if t is not None])
     it = iter(arrs[1:])
     lo = next(it) if min is not None else None
@@ -597,7 +598,7 @@ def clamp_tensor(self, min, max):  # noqa: A002
 
 def lerp_scalar(self, end, weight):
     """self + weight * (end - self), with a number weight."""
-    spec = rules.lerp("lerp", (self, end, weight))
+    spec = shape_rule("pointwise.lerp")("lerp", (self, end, weight))
     a, b = arrays(spec.dtype, self, end)
     w = np.asarray(weight, a.dtype)
     # One weight: choose PyTorch's formula once instead of computing both per element.
@@ -608,7 +609,7 @@ def lerp_scalar(self, end, weight):
 
 
 def lerp_tensor(self, end, weight):
-    spec = rules.lerp("lerp", (self, end, weight))
+    spec = shape_rule("pointwise.lerp")("lerp", (self, end, weight))
     a, b, w = arrays(spec.dtype, self, end, weight)
     return out_like(_lerp(a, b, w), spec.dtype, self, end, weight)
 
@@ -620,7 +621,7 @@ def _lerp(a, b, w):
 
 def addcmul(self, tensor1, tensor2, value):
     """self + value * tensor1 * tensor2."""
-    spec = rules.addcmul("addcmul", (self, tensor1, tensor2, value))
+    spec = shape_rule("pointwise.addcmul")("addcmul", (self, tensor1, tensor2, value))
     a, t1, t2 = arrays(spec.dtype, self, tensor1, tensor2)
     value = scalar_as(value, spec.dtype)
     r = a + value * (t1 * t2) if value != 1 else a + t1 * t2
@@ -629,7 +630,7 @@ def addcmul(self, tensor1, tensor2, value):
 
 def addcdiv(self, tensor1, tensor2, value):
     """self + value * tensor1 / tensor2."""
-    spec = rules.addcdiv("addcdiv", (self, tensor1, tensor2, value))
+    spec = shape_rule("pointwise.addcdiv")("addcdiv", (self, tensor1, tensor2, value))
     a, t1, t2 = arrays(spec.dtype, self, tensor1, tensor2)
     with np.errstate(all="ignore"):
         return out_like(a + value * (t1 / t2), spec.dtype, self, tensor1, tensor2)
@@ -652,13 +653,13 @@ def nan_to_num(self, nan, posinf, neginf):
 
 
 # ---- in-place forms -----------------------------------------------------------------
-clamp_ = inplace_of(clamp, rules.clamp_scalar, "clamp_")
-clamp_tensor_ = inplace_of(clamp_tensor, rules.clamp, "clamp_")
-lerp_scalar_ = inplace_of(lerp_scalar, rules.lerp, "lerp_")
-lerp_tensor_ = inplace_of(lerp_tensor, rules.lerp, "lerp_")
-addcmul_ = inplace_of(addcmul, rules.addcmul, "addcmul_")
-addcdiv_ = inplace_of(addcdiv, rules.addcdiv, "addcdiv_")
-_nan_to_num_float_ = inplace_of(nan_to_num, rules.unary_same, "nan_to_num_")
+clamp_ = inplace_of(clamp, "pointwise.clamp_scalar", "clamp_")
+clamp_tensor_ = inplace_of(clamp_tensor, "pointwise.clamp", "clamp_")
+lerp_scalar_ = inplace_of(lerp_scalar, "pointwise.lerp", "lerp_")
+lerp_tensor_ = inplace_of(lerp_tensor, "pointwise.lerp", "lerp_")
+addcmul_ = inplace_of(addcmul, "pointwise.addcmul", "addcmul_")
+addcdiv_ = inplace_of(addcdiv, "pointwise.addcdiv", "addcdiv_")
+_nan_to_num_float_ = inplace_of(nan_to_num, "pointwise.unary_same", "nan_to_num_")
 
 
 def nan_to_num_(self, nan, posinf, neginf):
@@ -666,7 +667,7 @@ def nan_to_num_(self, nan, posinf, neginf):
     which writes nothing (so an expanded integer tensor is no overlap to refuse)."""
     if self._impl.dtype.is_floating_point:
         return _nan_to_num_float_(self, nan, posinf, neginf)
-    rules.unary_same("nan_to_num_", (self, nan, posinf, neginf))
+    shape_rule("pointwise.unary_same")("nan_to_num_", (self, nan, posinf, neginf))
     return self
 
 
@@ -675,4 +676,4 @@ def clamp_max_tensor(self, max):  # noqa: A002
     return clamp_tensor(self, None, max)
 
 
-clamp_max_tensor_ = inplace_of(clamp_max_tensor, rules.clamp_max, "clamp_max_")
+clamp_max_tensor_ = inplace_of(clamp_max_tensor, "pointwise.clamp_max", "clamp_max_")

@@ -14,8 +14,9 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import DimError
+from tensorplay.kernel_support.arguments import pool_params
+from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
-from tensorplay.meta import pooling as rules
 from cpu_kernels._common import accumulate_dtype, out, out_channels_last
 from cpu_kernels._windows import add_windows, windows
 
@@ -79,9 +80,9 @@ def _window_max(win, floating, offsets):
 def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
     """out[b, i, j] = max over (u, v) of x[b, i*s - p + u*d, j*s - p + v*d], and its flat
     position (row * W + column) in the plane."""
-    spec, _ = rules.max_pool2d_with_indices("max_pool2d_with_indices", (
-        self, kernel_size, stride, padding, dilation, ceil_mode))
-    kernel, stride, padding, dilation = rules.pool_params(
+    spec, _ = shape_rule("pooling.max_pool2d_with_indices")(
+        "max_pool2d_with_indices", (self, kernel_size, stride, padding, dilation, ceil_mode))
+    kernel, stride, padding, dilation = pool_params(
         "max_pool2d_with_indices", kernel_size, stride, padding, dilation)
     x = _planes(self)
     h, w = x.shape[-2:]
@@ -128,8 +129,9 @@ def _scatter_to_planes(op, grad_output, indices, sizes):
 @kernel(layout=NCHW)
 def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding,
                                      dilation, ceil_mode, indices):
-    rules.max_pool2d_with_indices_backward("max_pool2d_with_indices_backward", (
-        grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices))
+    shape_rule("pooling.max_pool2d_with_indices_backward")(
+        "max_pool2d_with_indices_backward", (grad_output, self, kernel_size, stride, padding,
+                                             dilation, ceil_mode, indices))
     return _scatter_to_planes("max_pool2d_with_indices_backward", grad_output, indices,
                               self._impl.sizes)
 
@@ -155,9 +157,9 @@ def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                divisor_override):
     """out[b, i, j] = sum of the window at (i, j) / its divisor (see _avg_divisor)."""
     op = "avg_pool2d"
-    spec = rules.avg_pool2d(op, (self, kernel_size, stride, padding, ceil_mode,
-                                 count_include_pad, divisor_override))
-    kernel, stride, padding, _ = rules.pool_params(op, kernel_size, stride, padding, (1, 1))
+    spec = shape_rule("pooling.avg_pool2d")(
+        op, (self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    kernel, stride, padding, _ = pool_params(op, kernel_size, stride, padding, (1, 1))
     acc = accumulate_dtype(self._impl.dtype)
     x = _planes(self).astype(acc, copy=False)
     sizes, out_sizes = x.shape[-2:], spec.sizes[-2:]
@@ -173,9 +175,9 @@ def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mo
                         count_include_pad, divisor_override):
     """Each output's gradient / divisor, added to every input position of its window."""
     op = "avg_pool2d_backward"
-    rules.avg_pool2d_backward(op, (grad_output, self, kernel_size, stride, padding, ceil_mode,
-                                   count_include_pad, divisor_override))
-    kernel, stride, padding, _ = rules.pool_params(op, kernel_size, stride, padding, (1, 1))
+    shape_rule("pooling.avg_pool2d_backward")(op, (grad_output, self, kernel_size, stride, padding,
+                                                   ceil_mode, count_include_pad, divisor_override))
+    kernel, stride, padding, _ = pool_params(op, kernel_size, stride, padding, (1, 1))
     acc = accumulate_dtype(grad_output._impl.dtype)
     sizes = self._impl.sizes[-2:]
     g = _planes(grad_output).astype(acc, copy=False)
@@ -224,7 +226,7 @@ def _window_spread(g, size, axis):
 @kernel(layout=NCHW)
 def adaptive_avg_pool2d(self, output_size):
     """The mean of each adaptive window: means along H, then along W."""
-    spec = rules.adaptive_avg_pool2d("adaptive_avg_pool2d", (self, output_size))
+    spec = shape_rule("pooling.adaptive_avg_pool2d")("adaptive_avg_pool2d", (self, output_size))
     acc = accumulate_dtype(self._impl.dtype)
     x = self._impl.array().astype(acc, copy=False)
     with np.errstate(invalid="ignore"):
@@ -235,7 +237,8 @@ def adaptive_avg_pool2d(self, output_size):
 @kernel(layout=NCHW)
 def adaptive_avg_pool2d_backward(grad_output, self):
     """The transposed map: each window's gradient spread evenly over its positions."""
-    rules.adaptive_avg_pool2d_backward("adaptive_avg_pool2d_backward", (grad_output, self))
+    shape_rule("pooling.adaptive_avg_pool2d_backward")(
+        "adaptive_avg_pool2d_backward", (grad_output, self))
     acc = accumulate_dtype(grad_output._impl.dtype)
     g = grad_output._impl.array().astype(acc, copy=False)
     with np.errstate(invalid="ignore"):
@@ -248,7 +251,7 @@ def adaptive_avg_pool2d_backward(grad_output, self):
 def adaptive_max_pool2d(self, output_size):
     """The max of each adaptive window and its flat index. Windows differ in size, so this
     loops over output cells (output_size is small: 1x1, 7x7), each one vectorised."""
-    spec, _ = rules.adaptive_max_pool2d("adaptive_max_pool2d", (self, output_size))
+    spec, _ = shape_rule("pooling.adaptive_max_pool2d")("adaptive_max_pool2d", (self, output_size))
     x = _planes(self)
     h, w = x.shape[-2:]
     oh, ow = spec.sizes[-2:]
@@ -269,8 +272,8 @@ def adaptive_max_pool2d(self, output_size):
 
 @kernel(layout=NCHW)
 def adaptive_max_pool2d_backward(grad_output, self, indices):
-    rules.adaptive_max_pool2d_backward("adaptive_max_pool2d_backward",
-                                       (grad_output, self, indices))
+    shape_rule("pooling.adaptive_max_pool2d_backward")(
+        "adaptive_max_pool2d_backward", (grad_output, self, indices))
     return _scatter_to_planes("adaptive_max_pool2d_backward", grad_output, indices,
                               self._impl.sizes)
 
@@ -303,10 +306,10 @@ def _nchw_windows(a, kernel, stride, dilation):
 
 def max_pool2d_with_indices_nhwc(self, kernel_size, stride, padding, dilation, ceil_mode):
     op = "max_pool2d_with_indices"
-    spec, _ = rules.max_pool2d_with_indices(op, (self, kernel_size, stride, padding,
-                                                 dilation, ceil_mode))
-    kernel, stride, padding, dilation = rules.pool_params(op, kernel_size, stride, padding,
-                                                          dilation)
+    spec, _ = shape_rule("pooling.max_pool2d_with_indices")(
+        op, (self, kernel_size, stride, padding, dilation, ceil_mode))
+    kernel, stride, padding, dilation = pool_params(op, kernel_size, stride, padding,
+                                                    dilation)
     x = _nhwc(self)
     h, w = x.shape[1:3]
     oh, ow = spec.sizes[-2:]
@@ -327,8 +330,9 @@ def max_pool2d_with_indices_backward_nhwc(grad_output, self, kernel_size, stride
                                           dilation, ceil_mode, indices):
     """Each gradient added at its max's position: in NHWC memory the flat position of
     (n, plane index i, c) is (n * H * W + i) * C + c."""
-    rules.max_pool2d_with_indices_backward("max_pool2d_with_indices_backward", (
-        grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices))
+    shape_rule("pooling.max_pool2d_with_indices_backward")(
+        "max_pool2d_with_indices_backward", (grad_output, self, kernel_size, stride, padding,
+                                             dilation, ceil_mode, indices))
     n, c, h, w = self._impl.sizes
     acc = accumulate_dtype(grad_output._impl.dtype)
     idx = _nhwc(indices)                                             # (N, oh, ow, C)
@@ -342,9 +346,9 @@ def max_pool2d_with_indices_backward_nhwc(grad_output, self, kernel_size, stride
 def avg_pool2d_nhwc(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                     divisor_override):
     op = "avg_pool2d"
-    spec = rules.avg_pool2d(op, (self, kernel_size, stride, padding, ceil_mode,
-                                 count_include_pad, divisor_override))
-    kernel, stride, padding, _ = rules.pool_params(op, kernel_size, stride, padding, (1, 1))
+    spec = shape_rule("pooling.avg_pool2d")(
+        op, (self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    kernel, stride, padding, _ = pool_params(op, kernel_size, stride, padding, (1, 1))
     x = _nhwc(self, accumulate_dtype(self._impl.dtype))
     sizes, out_sizes = x.shape[1:3], spec.sizes[-2:]
     xp = _pad_nhwc(x, _pad_for(sizes, out_sizes, kernel, stride, padding, (1, 1)))
@@ -364,9 +368,9 @@ def avg_pool2d_backward_nhwc(grad_output, self, kernel_size, stride, padding, ce
                              count_include_pad, divisor_override):
     """Each output's gradient / divisor, added to every input position of its window."""
     op = "avg_pool2d_backward"
-    rules.avg_pool2d_backward(op, (grad_output, self, kernel_size, stride, padding, ceil_mode,
-                                   count_include_pad, divisor_override))
-    kernel, stride, padding, _ = rules.pool_params(op, kernel_size, stride, padding, (1, 1))
+    shape_rule("pooling.avg_pool2d_backward")(op, (grad_output, self, kernel_size, stride, padding,
+                                                   ceil_mode, count_include_pad, divisor_override))
+    kernel, stride, padding, _ = pool_params(op, kernel_size, stride, padding, (1, 1))
     g = _nhwc(grad_output, accumulate_dtype(grad_output._impl.dtype))   # (N, oh, ow, C)
     n, c, h, w = self._impl.sizes
     out_sizes = g.shape[1:3]
@@ -386,7 +390,7 @@ def avg_pool2d_backward_nhwc(grad_output, self, kernel_size, stride, padding, ce
 
 def adaptive_avg_pool2d_nhwc(self, output_size):
     """The mean of each adaptive window, over the (N, H, W, C) array: along H, then W."""
-    spec = rules.adaptive_avg_pool2d("adaptive_avg_pool2d", (self, output_size))
+    spec = shape_rule("pooling.adaptive_avg_pool2d")("adaptive_avg_pool2d", (self, output_size))
     acc = accumulate_dtype(self._impl.dtype)
     x = _nhwc(self, acc)
     with np.errstate(invalid="ignore"):
@@ -396,7 +400,8 @@ def adaptive_avg_pool2d_nhwc(self, output_size):
 
 def adaptive_avg_pool2d_backward_nhwc(grad_output, self):
     """The transposed map over (N, OH, OW, C): each window's gradient spread evenly."""
-    rules.adaptive_avg_pool2d_backward("adaptive_avg_pool2d_backward", (grad_output, self))
+    shape_rule("pooling.adaptive_avg_pool2d_backward")(
+        "adaptive_avg_pool2d_backward", (grad_output, self))
     acc = accumulate_dtype(grad_output._impl.dtype)
     g = _nhwc(grad_output, acc)
     with np.errstate(invalid="ignore"):

@@ -13,27 +13,27 @@ from tensorplay import _dtype as dt
 from tensorplay import _random_draws as draws
 from tensorplay._random import get
 from tensorplay.errors import ArgumentError
-from tensorplay.meta import random as rules
+from tensorplay.kernel_support.ops import shape_rule
 from cpu_kernels._common import out
 
 
 def normal_(self, mean, std, generator):
     """self[i] = mean + std * N(0, 1)."""
-    rules.random_float_inplace("normal_", (self, mean, std, generator))
+    shape_rule("random.random_float_inplace")("normal_", (self, mean, std, generator))
     draws.fill_normal(get(generator), self._impl.array(), mean, std)
     return self
 
 
 def uniform_(self, from_, to, generator):
     """self[i] drawn uniformly from [from_, to)."""
-    rules.random_float_inplace("uniform_", (self, from_, to, generator))
+    shape_rule("random.random_float_inplace")("uniform_", (self, from_, to, generator))
     draws.fill_uniform(get(generator), self._impl.array(), from_, to)
     return self
 
 
 def exponential_(self, lambd, generator):
     """self[i] drawn from the exponential distribution of rate lambd (mean 1 / lambd)."""
-    rules.random_float_inplace("exponential_", (self, lambd, generator))
+    shape_rule("random.random_float_inplace")("exponential_", (self, lambd, generator))
     draws.fill_exponential(get(generator), self._impl.array(), lambd)
     return self
 
@@ -48,7 +48,7 @@ def _check_probabilities(op, arg, p):
 def bernoulli(self, generator):
     """out[i] = 1 with probability self[i], else 0 (in self's dtype; a contiguous output
     filled in order, as PyTorch's empty_like(self, contiguous).bernoulli_(self))."""
-    rules.unary_floating("bernoulli", (self,))
+    shape_rule("pointwise.unary_floating")("bernoulli", (self,))
     p = self._impl.array()
     _check_probabilities("bernoulli", "self", p)
     result = np.empty(p.shape, p.dtype)
@@ -58,7 +58,7 @@ def bernoulli(self, generator):
 
 def bernoulli_p(self, p, generator):
     """out[i] = 1 with probability p, else 0 (in self's dtype; self gives only the shape)."""
-    rules.unary_floating("bernoulli", (self,))
+    shape_rule("pointwise.unary_floating")("bernoulli", (self,))
     _check_probabilities("bernoulli", "p", np.asarray(p, np.float64))
     result = np.empty_like(self._impl.array())    # keeps self's layout, as empty_like
     draws.fill_bernoulli_scalar(get(generator), result, p)
@@ -66,14 +66,14 @@ def bernoulli_p(self, p, generator):
 
 
 def bernoulli__float(self, p, generator):
-    rules.random_float_inplace("bernoulli_", (self, p, generator))
+    shape_rule("random.random_float_inplace")("bernoulli_", (self, p, generator))
     _check_probabilities("bernoulli_", "p", np.asarray(p, np.float64))
     draws.fill_bernoulli_scalar(get(generator), self._impl.array(), p)
     return self
 
 
 def bernoulli__tensor(self, p, generator):
-    rules.bernoulli_tensor_inplace("bernoulli_", (self, p, generator))
+    shape_rule("random.bernoulli_tensor_inplace")("bernoulli_", (self, p, generator))
     probs = p._impl.array()
     _check_probabilities("bernoulli_", "p", probs)
     draws.fill_bernoulli_tensor(get(generator), self._impl.array(), probs)
@@ -92,7 +92,7 @@ def multinomial(self, num_samples, replacement, generator):
         cdf = cumsum(w) / sum(w) (in self's dtype; float for half/bfloat16), cdf[-1] = 1
         u ~ U[0, 1) (double);  out = the first j with cdf[j] >= u
     """
-    rules.multinomial("multinomial", (self, num_samples, replacement, generator))
+    shape_rule("random.multinomial")("multinomial", (self, num_samples, replacement, generator))
     w = self._impl.array()
     rows = w.reshape(1, -1) if w.ndim == 1 else w
     if not np.all(np.isfinite(rows)) or np.any(rows < 0):

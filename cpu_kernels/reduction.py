@@ -6,9 +6,13 @@ import builtins
 import numpy as np
 
 from tensorplay import _dtype as dt
+from tensorplay.kernel_support.arguments import integral_to_long
+from tensorplay.kernel_support.checks import (
+    check_mean_dtype, check_nonempty_dim, check_nonempty_reduction, reduce_dim_list, reject_bool,
+    wrap_dim,
+)
+from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import kernel
-from tensorplay.meta import reduction as rules
-from tensorplay.meta import rules as core_rules
 from cpu_kernels._common import accumulate_dtype, out
 from cpu_kernels._float_errors import (
     DEFAULT_ERROR_STATE, Ignored, call_ignoring, current_error_state, reset_error_state,
@@ -28,7 +32,7 @@ def _dims(op, self, dim):
     ndim = len(self._impl.sizes)
     if dim is None or len(dim) == 0:
         return _ALL_DIMS[ndim] if ndim < len(_ALL_DIMS) else tuple(range(ndim))
-    dims = rules.reduce_dim_list(op, dim, ndim)
+    dims = reduce_dim_list(op, dim, ndim)
     # A 0-dim tensor accepts dim 0 or -1 (as PyTorch does) but has no axis to reduce.
     return dims if ndim else ()
 
@@ -105,7 +109,7 @@ def mean(self, dtype):
 
 
 def mean_dim(self, dim, keepdim, dtype):
-    core_rules.check_mean_dtype("mean", self, dtype)
+    check_mean_dtype("mean", self, dtype)
     dtype = dtype or self._impl.dtype
     axes = _dims("mean", self, dim)
     a = self._impl.array()
@@ -124,13 +128,13 @@ def _sum_over_count(a, axes, keepdim, acc, count):
 
 
 def max(self):  # noqa: A001
-    core_rules.check_nonempty_reduction("max", self)
+    check_nonempty_reduction("max", self)
     with np.errstate(invalid="ignore"):   # nan propagates; bfloat16 warns about it
         return out(np.max(self._impl.array()), self._impl.dtype)
 
 
 def min(self):  # noqa: A001
-    core_rules.check_nonempty_reduction("min", self)
+    check_nonempty_reduction("min", self)
     with np.errstate(invalid="ignore"):
         return out(np.min(self._impl.array()), self._impl.dtype)
 
@@ -140,12 +144,12 @@ def max_min_dim(op, self, dim, keepdim):
     """max.dim and min.dim: the extreme values along `dim` and where they are."""
     pick = np.argmax if op == "max" else np.argmin
     sizes = self._impl.sizes
-    dim = rules.wrap_dim(op, dim, len(sizes))
+    dim = wrap_dim(op, dim, len(sizes))
     a = self._impl.array()
     if a.ndim == 0:
         # NOTE: copy, as torch does: the values must not alias the 0-dim input.
         return out(a.copy(), self._impl.dtype), out(np.zeros((), np.int64), dt.int64)
-    rules.check_nonempty_dim(op, self, dim)
+    check_nonempty_dim(op, self, dim)
     idx = pick(a, axis=dim, keepdims=True)
     values = np.take_along_axis(a, idx, axis=dim)
     if not keepdim:
@@ -156,19 +160,19 @@ def max_min_dim(op, self, dim, keepdim):
 @kernel(family=True)
 def argmax_argmin(op, self, dim, keepdim):
     """argmax and argmin, over everything (dim None) or along `dim`."""
-    core_rules.reject_bool(op, self)
+    reject_bool(op, self)
     pick = np.argmax if op == "argmax" else np.argmin
     a = self._impl.array()
     if dim is None:
-        core_rules.check_nonempty_reduction(op, self)
+        check_nonempty_reduction(op, self)
         r = np.asarray(pick(a.reshape(-1)))
         if keepdim:
             r = r.reshape((1,) * a.ndim)
         return out(r, dt.int64)
-    dim = rules.wrap_dim(op, dim, a.ndim)
+    dim = wrap_dim(op, dim, a.ndim)
     if a.ndim == 0:
         return out(np.zeros((), np.int64), dt.int64)
-    rules.check_nonempty_dim(op, self, dim)
+    check_nonempty_dim(op, self, dim)
     return out(pick(a, axis=dim, keepdims=keepdim), dt.int64)
 
 
@@ -177,7 +181,7 @@ def axes_of(op, self, dim):
     ndim = len(self._impl.sizes)
     if dim is None or len(dim) == 0:
         return tuple(range(ndim))
-    dims = rules.reduce_dim_list(op, dim, ndim)
+    dims = reduce_dim_list(op, dim, ndim)
     return dims if ndim else ()
 
 
@@ -190,14 +194,14 @@ def _acc(self, dtype=None):
 
 # ---- prod ------------------------------------------------------------------------------
 def prod(self, dtype):
-    dtype = rules.integral_to_long(self, dtype)
+    dtype = integral_to_long(self, dtype)
     with np.errstate(over="ignore", invalid="ignore"):
         return out(np.prod(_acc(self, dtype)), dtype)
 
 
 def prod_dim(self, dim, keepdim, dtype):
-    rules.prod_dim("prod", (self, dim, keepdim, dtype))
-    dtype = rules.integral_to_long(self, dtype)
+    shape_rule("reduction.prod_dim")("prod", (self, dim, keepdim, dtype))
+    dtype = integral_to_long(self, dtype)
     axes = axes_of("prod", self, [dim])
     with np.errstate(over="ignore", invalid="ignore"):
         return out(np.prod(_acc(self, dtype), axis=axes, keepdims=keepdim), dtype)
@@ -207,7 +211,7 @@ def prod_dim(self, dim, keepdim, dtype):
 @kernel(family=True)
 def amax_amin(op, self, dim, keepdim):
     """amax and amin over the dims in `dim` (all of them when empty)."""
-    rules.amax(op, (self, dim, keepdim))
+    shape_rule("reduction.amax")(op, (self, dim, keepdim))
     pick = np.max if op == "amax" else np.min
     axes = axes_of(op, self, dim)
     with np.errstate(invalid="ignore"):   # nan propagates (bfloat16 warns about it)
@@ -216,12 +220,12 @@ def amax_amin(op, self, dim, keepdim):
 
 # ---- variance --------------------------------------------------------------------------
 def std(self, dim, correction, keepdim):
-    rules.var("std", (self, dim, correction, keepdim))
+    shape_rule("reduction.var")("std", (self, dim, correction, keepdim))
     return out(np.sqrt(_variance(self, dim, correction, keepdim)), self._impl.dtype)
 
 
 def var(self, dim, correction, keepdim):
-    rules.var("var", (self, dim, correction, keepdim))
+    shape_rule("reduction.var")("var", (self, dim, correction, keepdim))
     return out(_variance(self, dim, correction, keepdim), self._impl.dtype)
 
 
@@ -262,7 +266,7 @@ def norm(self, p, dim, keepdim, dtype):
 
         p = 2: sqrt(sum(x**2))   p = 1: sum(|x|)   p = inf / -inf: max / min |x|
         p = 0: number of non-zeros   other p: sum(|x|**p) ** (1/p)"""
-    rules.norm("norm", (self, p, dim, keepdim, dtype))
+    shape_rule("reduction.norm")("norm", (self, p, dim, keepdim, dtype))
     dtype = dtype or self._impl.dtype
     axes = axes_of("norm", self, dim)
     a = np.abs(_acc(self, dtype))
@@ -290,7 +294,7 @@ def logsumexp(self, dim, keepdim):
 
         m = max(x);  m = 0 where m is +-inf (all -inf, or an inf: the answer is m itself)
         result = m + log(sum(exp(x - m)))"""
-    spec = rules.logsumexp("logsumexp", (self, dim, keepdim))
+    spec = shape_rule("reduction.logsumexp")("logsumexp", (self, dim, keepdim))
     axes = axes_of("logsumexp", self, dim)
     a = self._impl.array().astype(accumulate_dtype(spec.dtype), copy=False)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -306,7 +310,7 @@ def logsumexp(self, dim, keepdim):
 @kernel(family=True)
 def all_any(op, self, *params):
     """all and any, over everything or (with params = (dim, keepdim)) along one dim."""
-    spec = rules.all_any(op, (self,) + params)
+    spec = shape_rule("reduction.all_any")(op, (self,) + params)
     dim, keepdim = params or (None, False)
     axes = axes_of(op, self, None if dim is None else [dim])
     fn = np.all if op == "all" else np.any
@@ -314,6 +318,6 @@ def all_any(op, self, *params):
 
 
 def count_nonzero(self, dim):
-    rules.count_nonzero("count_nonzero", (self, dim))
+    shape_rule("reduction.count_nonzero")("count_nonzero", (self, dim))
     axes = axes_of("count_nonzero", self, dim)
     return out(np.count_nonzero(self._impl.array(), axis=axes), dt.int64)

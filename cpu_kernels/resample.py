@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay.kernel_support.arguments import upsample_params
+from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import kernel
-from tensorplay.meta import resample as rules
 from cpu_kernels._common import accumulate_dtype, check_result, out
 
 
@@ -92,9 +93,9 @@ def _spread(g, taps, axis, size):
 
 @kernel(family=True)
 def upsample2d(op, self, output_size, *params):
-    """upsample_nearest2d and upsample_bilinear2d (their parameters: rules.upsample_params)."""
-    mode, align_corners, scales_h, scales_w = rules.upsample_params(op, params)
-    rules.upsample2d(op, (self, output_size))
+    """upsample_nearest2d and upsample_bilinear2d (their parameters: upsample_params)."""
+    mode, align_corners, scales_h, scales_w = upsample_params(op, params)
+    shape_rule("resample.upsample2d")(op, (self, output_size))
     acc = accumulate_dtype(self._impl.dtype)
     sizes = self._impl.sizes
     check_result(op, "output_size", (*sizes[:-2], *output_size), self._impl.dtype)
@@ -115,8 +116,8 @@ def upsample2d(op, self, output_size, *params):
 @kernel(family=True)
 def upsample2d_backward(op, grad_output, output_size, input_size, *params):
     """The backwards of upsample_nearest2d and upsample_bilinear2d."""
-    mode, align_corners, scales_h, scales_w = rules.upsample_params(op, params)
-    rules.upsample2d_backward(op, (grad_output, output_size, input_size))
+    mode, align_corners, scales_h, scales_w = upsample_params(op, params)
+    shape_rule("resample.upsample2d_backward")(op, (grad_output, output_size, input_size))
     acc = accumulate_dtype(grad_output._impl.dtype)
     g = grad_output._impl.array().astype(acc, copy=False)
     taps_h, taps_w = _taps(mode, input_size[-2:], output_size, align_corners, scales_h,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from cpu_kernels._common import accumulate_dtype, out
-from tensorplay.meta import rnn as rules
+from tensorplay.kernel_support.ops import shape_rule
 
 
 def _gate_scale(hidden, np_dtype):
@@ -55,7 +55,7 @@ def lstm_sequence(gi, h0, c0, w_hh):
             gates = gi[t] + h @ W_hh.T;   i, f, o = sigmoid(.);  g = tanh(.)
             c = f * c + i * g;            h = o * tanh(c);       output[t] = h
     """
-    spec = rules.lstm_sequence("_lstm_sequence", (gi, h0, c0, w_hh))
+    spec = shape_rule("rnn.lstm_sequence")("_lstm_sequence", (gi, h0, c0, w_hh))
     dtype = spec[0].dtype
     a_gi, h, c, w = _arrays(dtype, gi, h0, c0, w_hh)
     steps, batch, hidden = a_gi.shape[0], h.shape[0], h.shape[1]
@@ -100,7 +100,7 @@ def lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, 
 
     M and o (1 - tanh(c)^2) are computed for all steps at once before the loop.
     """
-    spec = rules.lstm_sequence_backward(
+    spec = shape_rule("rnn.lstm_sequence_backward")(
         "_lstm_sequence_backward",
         (grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace))
     dtype = spec[0].dtype

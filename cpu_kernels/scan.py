@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import _dtype as dt
+from tensorplay.kernel_support.checks import wrap_dim
+from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import kernel
-from tensorplay.meta import scan as rules
 from cpu_kernels._common import accumulate_dtype, out
 from cpu_kernels.sorting import _as_1d_if_scalar
 
@@ -18,11 +19,11 @@ def cumsum_cumprod(op, self, dim, dtype):
     """cumsum and cumprod, out of place (in `dtype` when given) or in place."""
     inplace = op.endswith("_")
     if inplace:
-        rules.cumsum_(op, (self, dim, dtype))
+        shape_rule("scan.cumsum_")(op, (self, dim, dtype))
         dtype = None
-    spec = rules.cumsum(op, (self, dim, dtype))
+    spec = shape_rule("scan.cumsum")(op, (self, dim, dtype))
     a = self._impl.array()
-    d = rules.wrap_dim(op, dim, a.ndim) if a.ndim else 0
+    d = wrap_dim(op, dim, a.ndim) if a.ndim else 0
     # PyTorch's CPU scans carry float32 in double (an intermediate product or sum may
     # leave float32's range and come back: [1e30, 1e30, 1e-30] ends at 1e30, not inf).
     acc = np.float64 if spec.dtype is dt.float32 else accumulate_dtype(spec.dtype)

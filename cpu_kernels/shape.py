@@ -5,18 +5,20 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay.errors import ArgumentError
-from tensorplay.meta import shape as rules
-from tensorplay.meta.layout import clone_strides
+from tensorplay.kernel_support.arguments import cat_inputs, check_repeats_tensor
+from tensorplay.kernel_support.checks import wrap_dim
+from tensorplay.kernel_support.layout import clone_strides
+from tensorplay.kernel_support.ops import shape_rule
 from cpu_kernels._common import array_as, check_result, out, out_strided
 
 
 def flip(self, dims):
     """A copy laid out as self's clone (PyTorch's flip writes into empty_like(self)), so
     `x.t().flip(0)` is transposed too."""
-    rules.flip("flip", (self, dims))
+    shape_rule("shape.flip")("flip", (self, dims))
     impl = self._impl
     a = impl.array()
-    axes = tuple(rules.wrap_dim("flip", d, a.ndim) for d in dims) if a.ndim else ()
+    axes = tuple(wrap_dim("flip", d, a.ndim) for d in dims) if a.ndim else ()
     # order="K" copies in self's own memory order: already the layout wanted when self is dense.
     flipped = np.flip(a, axis=axes).copy(order="K")
     return out_strided(flipped, impl.dtype, clone_strides(impl.sizes, impl.strides))
@@ -24,19 +26,19 @@ def flip(self, dims):
 
 def cat(tensors, dim):
     """Join along dim after type promotion (1-D empty tensors are skipped, as in PyTorch)."""
-    spec = rules.cat("cat", (tensors, dim))
-    kept = rules.cat_inputs("cat", tensors)
-    d = rules.wrap_dim("cat", dim, len(spec.sizes))
+    spec = shape_rule("shape.cat")("cat", (tensors, dim))
+    kept = cat_inputs("cat", tensors)
+    d = wrap_dim("cat", dim, len(spec.sizes))
     return out(np.concatenate([array_as(t, spec.dtype) for t in kept], axis=d), spec.dtype)
 
 
 def roll(self, shifts, dims):
     """Shift elements along dims, wrapping around; no dims: roll the flattened tensor."""
-    rules.roll("roll", (self, shifts, dims))
+    shape_rule("shape.roll")("roll", (self, shifts, dims))
     a = self._impl.array()
     if len(dims) == 0:
         return out(np.roll(a.reshape(-1), shifts[0]).reshape(a.shape), self._impl.dtype)
-    axes = tuple(rules.wrap_dim("roll", d, a.ndim) for d in dims) if a.ndim else ()
+    axes = tuple(wrap_dim("roll", d, a.ndim) for d in dims) if a.ndim else ()
     if not axes:
         return out(a.copy(), self._impl.dtype)
     return out(np.roll(a, tuple(shifts), axis=axes), self._impl.dtype)
@@ -44,7 +46,7 @@ def roll(self, shifts, dims):
 
 def repeat(self, repeats):
     """np.tile: the whole tensor repeated along each dim (leading dims added as needed)."""
-    spec = rules.repeat("repeat", (self, repeats))
+    spec = shape_rule("shape.repeat")("repeat", (self, repeats))
     check_result("repeat", "repeats", spec.sizes, self._impl.dtype)
     a = self._impl.array()
     a = a.reshape((1,) * (len(repeats) - a.ndim) + a.shape)
@@ -55,13 +57,14 @@ def _interleave(self, counts, dim):
     a = self._impl.array()
     if dim is None or a.ndim == 0:
         return np.repeat(a.reshape(-1), counts)
-    d = rules.wrap_dim("repeat_interleave", dim, a.ndim)
+    d = wrap_dim("repeat_interleave", dim, a.ndim)
     return np.repeat(a, counts, axis=d)
 
 
 def repeat_interleave_int(self, repeats, dim, output_size):
     """Each element repeated `repeats` times, in place along dim: [1, 2] -> [1, 1, 2, 2]."""
-    spec = rules.repeat_interleave_int("repeat_interleave", (self, repeats, dim, output_size))
+    spec = shape_rule("shape.repeat_interleave_int")(
+        "repeat_interleave", (self, repeats, dim, output_size))
     return out(_interleave(self, repeats, dim).reshape(spec.sizes), self._impl.dtype)
 
 
@@ -76,6 +79,6 @@ def _counts(op, repeats, n):
 def repeat_interleave_repeats(repeats, output_size):
     """repeat_interleave(tensor([2, 1])) = [0, 0, 1]: each index repeated by its count."""
     n = repeats._impl.sizes[0] if repeats._impl.sizes else 1
-    rules.check_repeats_tensor("repeat_interleave", repeats, n)
+    check_repeats_tensor("repeat_interleave", repeats, n)
     counts = _counts("repeat_interleave", repeats, n)
     return out(np.repeat(np.arange(n), counts), repeats._impl.dtype)

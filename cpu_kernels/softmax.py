@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorplay.meta import softmax as rules
+from tensorplay.kernel_support.checks import wrap_dim
+from tensorplay.kernel_support.ops import shape_rule
 from cpu_kernels._common import out
 
 
 def _prepare(op, self, dim, half_to_float):
     """(float array to compute in, axis, output dtype)."""
-    spec = rules.softmax(op, (self, dim, half_to_float))
+    spec = shape_rule("softmax.softmax")(op, (self, dim, half_to_float))
     a = self._impl.array()
     if a.dtype.itemsize == 2:
         a = a.astype(np.float32)
     # A 0-dim tensor is one slice of one element.
-    axis = rules.wrap_dim(op, dim, a.ndim) if a.ndim else -1
+    axis = wrap_dim(op, dim, a.ndim) if a.ndim else -1
     return a.reshape(a.shape or (1,)), axis, spec.dtype
 
 
@@ -56,11 +57,11 @@ def log_softmax(self, dim, half_to_float):
 
 def _backward_arrays(op, grad_output, output, dim, input_dtype):
     """(grad, forward output, axis) as float arrays; 0-dim becomes one element."""
-    rules.softmax_backward(op, (grad_output, output, dim, input_dtype))
+    shape_rule("softmax.softmax_backward")(op, (grad_output, output, dim, input_dtype))
     g, o = grad_output._impl.array(), output._impl.array()
     if o.dtype.itemsize == 2 or g.dtype != o.dtype:
         g, o = g.astype(np.float32), o.astype(np.float32)
-    axis = rules.wrap_dim(op, dim, o.ndim) if o.ndim else -1
+    axis = wrap_dim(op, dim, o.ndim) if o.ndim else -1
     return g.reshape(g.shape or (1,)), o.reshape(o.shape or (1,)), axis
 
 

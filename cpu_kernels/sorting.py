@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import _dtype as dt
+from tensorplay.kernel_support.checks import wrap_dim
+from tensorplay.kernel_support.layout import clone_strides, unique_dim_strides
+from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import kernel
-from tensorplay.meta import sorting as rules
-from tensorplay.meta.layout import clone_strides, unique_dim_strides
-from tensorplay.meta.rules import wrap_dim
 from cpu_kernels._common import out, out_strided
 
 
@@ -31,10 +31,10 @@ def cummax_cummin(op, self, dim):
         update[i] = i == 0 or x[i] == run[i] or (x[i] is the first nan)
         index[i]  = the last j <= i with update[j]"""
     ufunc = np.maximum if op == "cummax" else np.minimum
-    rules.cummax(op, (self, dim))
+    shape_rule("sorting.cummax")(op, (self, dim))
     a = self._impl.array()
     x = _as_1d_if_scalar(a)
-    d = rules.wrap_dim(op, dim, a.ndim) if a.ndim else 0
+    d = wrap_dim(op, dim, a.ndim) if a.ndim else 0
     with np.errstate(invalid="ignore"):
         run = ufunc.accumulate(x, axis=d)
     update = x == run
@@ -74,10 +74,10 @@ def stable_argsort(x, axis, descending):
 def sort(op, self, *params):
     """sort(dim, descending) and sort.stable(stable, dim, descending): always stable."""
     dim, descending = params[-2:]
-    rules.sort(op, (self, dim, descending))
+    shape_rule("sorting.sort")(op, (self, dim, descending))
     a = self._impl.array()
     x = _as_1d_if_scalar(a)
-    d = rules.wrap_dim(op, dim, a.ndim) if a.ndim else 0
+    d = wrap_dim(op, dim, a.ndim) if a.ndim else 0
     idx = stable_argsort(x, d, descending)
     values = np.take_along_axis(x, idx, axis=d)
     # PyTorch sorts into clones of the input: both results keep a dense input's layout
@@ -89,10 +89,10 @@ def sort(op, self, *params):
 
 def topk(self, k, dim, largest, sorted):  # noqa: A002 - the schema's name
     """The k largest (smallest) along dim: a stable sort, then the first k (always sorted)."""
-    rules.topk("topk", (self, k, dim, largest, sorted))
+    shape_rule("sorting.topk")("topk", (self, k, dim, largest, sorted))
     a = self._impl.array()
     x = _as_1d_if_scalar(a)
-    d = rules.wrap_dim("topk", dim, a.ndim) if a.ndim else 0
+    d = wrap_dim("topk", dim, a.ndim) if a.ndim else 0
     # A 0-dim input gives its element for k = 0 too, as PyTorch's kernel does.
     idx = np.take(stable_argsort(x, d, largest), np.arange(k if a.ndim else 1), axis=d)
     values = np.take_along_axis(x, idx, axis=d)
@@ -107,7 +107,7 @@ def _pick(op, self, dim, keepdim, position, a=None):
     an index array with a size-1 dim d. (`a`: the data, if not the tensor's own array.)"""
     a = self._impl.array() if a is None else a
     x = _as_1d_if_scalar(a)
-    d = rules.wrap_dim(op, dim, a.ndim) if a.ndim else 0
+    d = wrap_dim(op, dim, a.ndim) if a.ndim else 0
     order = np.argsort(sort_keys(x), axis=d, kind="stable")
     s = np.take_along_axis(x, order, axis=d)
     pos = position(s, d)
@@ -131,7 +131,7 @@ def _lower_median_position(s, d):
 
 
 def median(self):
-    rules.median("median", (self,))
+    shape_rule("sorting.median")("median", (self,))
     flat = self._impl.array().reshape(-1)
     if flat.size == 0:
         with np.errstate(invalid="ignore"):
@@ -141,12 +141,12 @@ def median(self):
 
 
 def median_dim(self, dim, keepdim):
-    rules.median_dim("median", (self, dim, keepdim))
+    shape_rule("sorting.median_dim")("median", (self, dim, keepdim))
     return _pick("median", self, dim, keepdim, _lower_median_position)
 
 
 def kthvalue(self, k, dim, keepdim):
-    rules.kthvalue("kthvalue", (self, k, dim, keepdim))
+    shape_rule("sorting.kthvalue")("kthvalue", (self, k, dim, keepdim))
     return _pick("kthvalue", self, dim, keepdim,
                  lambda s, d: np.full(s.shape[:d] + (1,) + s.shape[d + 1:], k - 1, np.int64))
 
@@ -162,10 +162,10 @@ def mode(self, dim, keepdim):
     its own: NaN is the mode only of an all-NaN slice, and then its index is the last
     NaN's. (PyTorch's unstable sort can also split runs of numbers around NaNs; that
     accident is not reproduced: here the numbers are sorted first, NaNs last.)"""
-    rules.value_and_index("mode", (self, dim, keepdim))
+    shape_rule("sorting.value_and_index")("mode", (self, dim, keepdim))
     a = self._impl.array()
     x = _as_1d_if_scalar(a)
-    d = rules.wrap_dim("mode", dim, a.ndim) if a.ndim else 0
+    d = wrap_dim("mode", dim, a.ndim) if a.ndim else 0
     keys = sort_keys(np.moveaxis(x, d, -1))
     s = np.sort(keys, axis=-1)
     n = s.shape[-1]

@@ -47,18 +47,23 @@ def load_backend(key):
 
 
 def load_meta():
-    from tensorplay.meta import overlap, rules
     from tensorplay._generated.op_tags import OP_TAGS
+    from tensorplay.kernel_support import overlap
+    from tensorplay.kernel_support.ops import install_rules
+    from tensorplay.meta import rules
     from tensorplay.meta.backend import LAYOUTS, make_meta_kernel, make_validator, \
         pointwise_layout
     lib = Library("Meta", "shape rules (ops.yaml meta:)")
+    by_name = {}
     for op, rule_name in META_RULES.items():
         # `binary` is tensorplay/meta/rules.py:binary; `shape.cat` is tensorplay/meta/shape.py:cat
         rule = resolve("tensorplay.meta", rule_name) if "." in rule_name else \
             getattr(rules, rule_name)
+        by_name[rule_name] = rule
         handle = dispatcher.find(op)
         # Results of pointwise ops (and clone's, _to_copy's) take their inputs' layout; their
-        # in-place forms (and copy_) refuse overlapping memory (meta/overlap.py), as on the CPU.
+        # in-place forms (and copy_) refuse overlapping memory (kernel_support/overlap.py), as
+        # on the CPU.
         tags = OP_TAGS.get(op, ())
         pointwise = "pointwise" in tags or op in ("clone", "_to_copy") or op in LAYOUTS
         layout = pointwise_layout(handle) if pointwise else None
@@ -70,6 +75,9 @@ def load_meta():
         lib.impl(op, make_meta_kernel(handle, rule, layout, overlap_check),
                  name=f"tensorplay.meta.rules.{rule_name}")
         handle.meta_rule = make_validator(handle, rule)
+    # The kernels run the rules by these names too (shape_rule in kernel_support/ops.py),
+    # without importing tensorplay.meta.
+    install_rules(by_name, META_RULES)
 
 
 def load_autograd():

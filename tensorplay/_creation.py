@@ -643,7 +643,7 @@ def _normal_draw(sizes, mean, std, generator, dtype, device):
 # once, as the Tensor layer loads: the modules under it build tensors through it.
 factory.install(
     Tensor=Tensor, wrap=wrap,
-    empty=empty, empty_strided=empty_strided, from_numpy=from_numpy, full=full, ones=ones,
-    ones_like=ones_like, scalar_tensor=scalar_tensor, tensor=tensor,
+    arange=arange, empty=empty, empty_strided=empty_strided, from_numpy=from_numpy, full=full,
+    ones=ones, ones_like=ones_like, scalar_tensor=scalar_tensor, tensor=tensor,
     wrapped_scalar=wrapped_scalar, zeros=zeros, zeros_like=zeros_like,
 )

@@ -1,8 +1,8 @@
 """Memory from outside TensorPlay onto a device, for the creation functions, the CPU
 kernel of `_to_copy` and the Triton backend: a host array copied onto a device
-(`host_to_device`, `from_host`), GPU memory taken over from DLPack (`from_dlpack`). The
-conversions that need to know which backend owns the device; `tp.cuda` re-exports the
-`cuda` ones."""
+(`host_to_device`, `from_host`), GPU memory taken over from DLPack (`from_dlpack`), and
+back: a `cuda` tensor's elements as a host array (`to_host`). The conversions that need
+to know which backend owns the device; `tp.cuda` re-exports the `cuda` ones."""
 from __future__ import annotations
 
 import numpy as np
@@ -39,6 +39,19 @@ def from_host(array, dtype, device):
     sizes = tuple(array.shape)
     return factory.wrap(TensorImpl(storage, sizes, contiguous_strides(sizes), 0, dtype,
                                    device, inference=grad_state.inference, contiguous=True))
+
+
+def to_host(t):
+    """The elements of a *contiguous* `cuda` tensor, copied into a new NumPy array."""
+    impl = t._impl
+    if not impl.is_contiguous:
+        raise ValueError("to_host(): expected a contiguous tensor (call .contiguous() first)")
+    item = impl.dtype.itemsize
+    n = impl.numel()
+    start = impl.offset * item
+    raw = impl.storage.data[start:start + n * item]
+    host = raw.cpu().numpy() if raw.is_cuda else raw.numpy().copy()
+    return host.view(impl.dtype.np).reshape(impl.sizes)
 
 
 def from_dlpack(obj):

@@ -29,7 +29,7 @@ from tensorplay import _dtype as dt
 from tensorplay import _tensor_factory as factory
 from tensorplay._generated import functional as F
 from tensorplay.errors import ArgumentError, DimError, DTypeError
-from tensorplay.meta.overlap import assert_no_internal_overlap
+from tensorplay.kernel_support.overlap import assert_no_internal_overlap
 
 _MASK_DTYPES = (dt.bool, dt.uint8)
 

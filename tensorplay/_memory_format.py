@@ -4,7 +4,7 @@
     contiguous_format   row-major, as `contiguous()` and `reshape()`'s copy
     channels_last       NCHW stored as NHWC (4-d tensors)
 
-The strides each one means are computed in `tensorplay/meta/layout.py`.
+The strides each one means are computed in `tensorplay/kernel_support/layout.py`.
 """
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ CHANNELS_LAST_ORDER = (1, 3, 2, 0)
 
 def is_channels_last(sizes, strides):
     """A 4-D layout dense in channels-last order (size-1 dims may have any stride).
-    Read by the layout rules (meta/layout.py) and by kernel selection (dispatch/kernel_selection.py,
-    where the layout of a call is part of the choice)."""
+    Read by the layout rules (kernel_support/layout.py) and by kernel selection
+    (dispatch/kernel_selection.py, where the layout of a call is part of the choice)."""
     if len(sizes) != 4:
         return False
     expected = 1

@@ -29,7 +29,7 @@ from tensorplay.autograd.engine import tensor_backward
 from tensorplay.errors import DataDependentError, LayoutError
 from tensorplay._layout import sparse_coo
 from tensorplay._memory_format import contiguous_format
-from tensorplay.meta.layout import is_in_format
+from tensorplay.kernel_support.layout import is_in_format
 from tensorplay.sparse import coo
 
 

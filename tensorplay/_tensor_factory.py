@@ -29,7 +29,7 @@ or `_creation` from below them, and no large circle of modules importing each ot
 from __future__ import annotations
 
 TENSOR = ("Tensor", "wrap")
-CREATION = ("empty", "empty_strided", "from_numpy", "full", "ones", "ones_like",
+CREATION = ("arange", "empty", "empty_strided", "from_numpy", "full", "ones", "ones_like",
             "scalar_tensor", "tensor", "wrapped_scalar", "zeros", "zeros_like")
 
 

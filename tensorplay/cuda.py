@@ -9,9 +9,10 @@ TensorPlay's own.
 `tp.cuda` is assembled from the modules below the Tensor layer that do the work: the
 device's state (interpreter detection, availability, allocation, the seed, the PyTorch
 view of a tensor's memory) lives in `tensorplay/_cuda_state.py`, host arrays and DLPack
-memory become tensors in `tensorplay/_fallback_ops.py`, and `philox_inputs` is in
-`tensorplay/_random.py` beside the generators. This module re-exports them, and adds
-the memory statistics, `to_host`, `source` and the typed classes.
+memory become tensors (and a tensor's memory a host array) in
+`tensorplay/_fallback_ops.py`, and `philox_inputs` is in `tensorplay/_random.py` beside
+the generators. This module re-exports them, and adds
+the memory statistics, `source` and the typed classes.
 
 Interpreter mode: with no GPU and `TENSORPLAY_TRITON_INTERPRET=1` (or
 `TRITON_INTERPRET=1`), the same `cuda` device holds *host* memory and the real
@@ -31,7 +32,7 @@ from tensorplay._cuda_state import (  # noqa: F401  (the state half of tp.cuda)
     manual_seed_all, philox_seed_offset, stats, storage_of, synchronize, torch_dtype,
     triton_available,
 )
-from tensorplay._fallback_ops import from_dlpack, from_host  # noqa: F401
+from tensorplay._fallback_ops import from_dlpack, from_host, to_host  # noqa: F401
 from tensorplay._random import philox_inputs  # noqa: F401
 
 
@@ -48,20 +49,6 @@ def max_memory_allocated(device=None):
 
 def reset_peak_memory_stats(device=None):
     stats.peak = stats.allocated
-
-
-# ---- host <-> device ------------------------------------------------------------------
-def to_host(t):
-    """The elements of a *contiguous* `cuda` tensor, copied into a new NumPy array."""
-    impl = t._impl
-    if not impl.is_contiguous:
-        raise ValueError("to_host(): expected a contiguous tensor (call .contiguous() first)")
-    item = impl.dtype.itemsize
-    n = impl.numel()
-    start = impl.offset * item
-    raw = impl.storage.data[start:start + n * item]
-    host = raw.cpu().numpy() if raw.is_cuda else raw.numpy().copy()
-    return host.view(impl.dtype.np).reshape(impl.sizes)
 
 
 def source(op, **params):

@@ -26,7 +26,7 @@ import tensorplay as tp
 from tensorplay.dispatch import explain
 from tensorplay.dispatch.kernel_selection import bump_written, bumping
 from tensorplay.errors import DTypeError, ShapeError, TensorPlayError
-from tensorplay.meta.overlap import check_inplace_overlap
+from tensorplay.kernel_support.overlap import check_inplace_overlap
 
 from torch_twins import numel, raises_like_torch
 

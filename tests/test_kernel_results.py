@@ -157,7 +157,7 @@ def test_a_1d_result_is_row_major_without_pointwise_strides(monkeypatch):
 def test_stride_0_inputs_are_row_major_as_pointwise_strides_says():
     import itertools
     from tensorplay._impl import contiguous_strides
-    from tensorplay.meta.layout import pointwise_strides
+    from tensorplay.kernel_support.layout import pointwise_strides
 
     class Impl:
         def __init__(self, sizes, strides):

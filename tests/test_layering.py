@@ -4,23 +4,27 @@ form no cycle at all; and the few function-local imports that still reach *up* a
 listed in ALLOWED, each with its reason.
 
 The layers, bottom to top (a module imports from its own layer and those below; the
-exceptions are ALLOWED, and the backends' imports of `tensorplay.cuda` and
-`_backend_loading` from the top layer):
+exceptions are ALLOWED):
 
 1. foundations: `errors`, `_dtype`, `_layout`, `_memory_format`, `_promotion`, `_storage`,
    `_cuda_state` (the cuda device's state), and the seam `_tensor_factory` (imports nothing)
 2. dispatch: `dispatch/` (keys, thread-local masks, dispatcher, kernel registries, trace,
    tuning), `library`, `_generated/ops.py` and `declarations.py` (handles and schemas)
-3. tensor internals: `_impl` (TensorImpl), `_device`, `_subclass`, `meta/layout.py`
+3. tensor internals: `_impl` (TensorImpl), `_device`, `_subclass`, and result layouts and
+   memory overlap (`kernel_support/layout.py`, `overlap.py`)
 4. autograd runtime: `autograd/` but `formulas/` (grad modes, nodes, saved variables,
    recording, the engine, Function, gradcheck): it makes tensors through the seam
-5. front doors and shape rules: `_frontdoor`, `_generated/functional.py` and
-   `tensor_methods.py`, `meta/` rules, `composite/scalar_ops.py`
+5. front doors, shape rules and the kernel support layer: `_frontdoor`,
+   `_generated/functional.py` and `tensor_methods.py`, `meta/` rules,
+   `composite/scalar_ops.py`; `kernel_support/`, all the backends see of the framework
+   (the input checks in it are the rules' too: `meta/` imports them from there)
 6. the Tensor layer: `_tensor`, `_creation` (which fills the seam as it loads), and what
    they are built from (`_indexing`, `_formatting`, `_random`, `_fallback_ops`, `sparse/`)
 7. above the Tensor: the gradient formulas and the generated nodes and wrappers,
    `composite/`, `amp/`, `func/`, `nn/`, `optim/`, `utils/`, the profiler
-8. the backends, `cpu_kernels/` and `triton_kernels/`: reached through the dispatcher
+8. the backends, `cpu_kernels/` and `triton_kernels/`: reached through the dispatcher,
+   they import `kernel_support/` and the few low modules of BACKEND_IMPORTS, nothing else
+   (their registration files: REGISTRATION_IMPORTS)
 9. assembly: `_backend_loading` (registers the kernels), `cuda` (`tp.cuda`), `_api` (`tp.*`)
 
 Where a low layer must call up, the layer above hands it the function, in one visible
@@ -51,8 +55,7 @@ PACKAGES = ("tensorplay", "cpu_kernels", "triton_kernels")
 TENSOR_LAYER = ("tensorplay._tensor", "tensorplay._creation")
 
 # The most modules one import circle may hold, function-local imports counted. The
-# circles left: tp.cuda and the Triton backend (7 modules: the backend imports tp.cuda,
-# tp.cuda.source imports the backend), the dispatcher and trace (3), recording and
+# circles left: the dispatcher, the kernel registry and trace (3), recording and
 # inplace_views (2).
 MAX_KNOT = 15
 
@@ -61,10 +64,6 @@ ALLOWED = {
     ("tensorplay.autograd.recording", "tensorplay.autograd.inplace_views"):
         "inplace_views is built on recording; recording reaches it only when an "
         "in-place op rewrites a view's history",
-    ("tensorplay.cuda", "triton_kernels"):
-        "tp.cuda.source() shows a generated Triton kernel (the backend is optional); it "
-        "points up only while the backend imports tensorplay.cuda instead of the modules "
-        "below it that hold those names (_cuda_state, _fallback_ops, _random)",
     ("tensorplay.dispatch.trace", "tensorplay.dispatch.dispatcher"):
         "the dispatcher reports every hop through trace; trace reads the dispatcher "
         "only while explaining a call",
@@ -73,6 +72,34 @@ ALLOWED = {
         "registry only while explaining a call",
 }
 
+
+# What a backend's kernel module may import of tensorplay (module-level or inside a
+# function): the kernel support layer, and modules that import nothing above the
+# dispatcher (the ones that make tensors do it through the seam).
+BACKEND_IMPORTS = {
+    "tensorplay.kernel_support": "the kernel support layer: the backends' whole view",
+    "tensorplay.errors": "the typed errors a kernel raises",
+    "tensorplay._dtype": "dtypes",
+    "tensorplay._device": "devices (the CPU device, `as_device`)",
+    "tensorplay._memory_format": "memory formats (channels_last)",
+    "tensorplay._promotion": "PyTorch's type promotion",
+    "tensorplay._cuda_state": "the cuda device's state (interpreter mode, its memory as torch)",
+    "tensorplay._fallback_ops": "host arrays onto a device and back (made through the seam)",
+    "tensorplay._random": "the generators (a CPU generator, the cuda device's Philox inputs)",
+    "tensorplay._random_draws": "how a CPU kernel draws from a generator",
+    "tensorplay.library": "`@kernel` and the Library blocks of extra candidates",
+    "tensorplay.dispatch.plan_cache": "plans kept per shape",
+    "tensorplay.dispatch.trace": "a launch reported to explain() as a hop",
+}
+# A backend's one registration file (its package __init__) may import what registration
+# needs, before any kernel module loads.
+REGISTRATION_IMPORTS = {
+    "cpu_kernels": {},
+    "triton_kernels": {
+        "tensorplay._cuda_state": "decides interpreter mode before any @triton.jit function",
+        "tensorplay._generated.declarations": "defines the ops its Library blocks register for",
+    },
+}
 
 def _modules():
     """{module name: path} for every .py file of the packages."""
@@ -338,6 +365,70 @@ def test_the_func_package_hands_the_engine_vmaps_gradients():
     from tensorplay.func import batched_grad     # (importing tensorplay.func installs it)
     assert engine.batched_grad is batched_grad.batched_grad
 
+
+def _tensorplay_imports(module):
+    """[(imported tensorplay module, line, the statement)] of every import in `module`,
+    module-level and function-local; `from tensorplay import _dtype` imports
+    `tensorplay._dtype`."""
+    path = MODULES[module]
+    source = path.read_text()
+    found = []
+    for node in ast.walk(ast.parse(source, str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in MODULES
+                     else node.module for alias in node.names]
+        else:
+            continue
+        text = ast.get_source_segment(source, node)
+        found += [(target, node.lineno, text) for target in dict.fromkeys(names)
+                  if target.split(".")[0] == "tensorplay"]
+    return found
+
+
+def _allowed(target, allowed):
+    return any(target == name or target.startswith(name + ".") for name in allowed)
+
+
+def test_backends_import_only_the_kernel_support_layer_and_the_modules_below_it():
+    """cpu_kernels/ and triton_kernels/ are leaves: no front door, no shape-rule module of
+    tensorplay.meta, no Tensor class, no autograd, no composite, no tp.cuda. What a kernel
+    needs of the framework is in tensorplay/kernel_support/."""
+    wrong = []
+    for module in sorted(MODULES):
+        package = module.split(".")[0]
+        if package not in ("cpu_kernels", "triton_kernels"):
+            continue
+        allowed = REGISTRATION_IMPORTS[package] if module == package else BACKEND_IMPORTS
+        for target, line, text in _tensorplay_imports(module):
+            if not _allowed(target, allowed):
+                wrong.append(f"  {MODULES[module].relative_to(ROOT)}:{line}: {text}")
+    assert not wrong, (
+        "a backend module imports what is not its to import; use tensorplay/kernel_support/ "
+        "(or add a low module to BACKEND_IMPORTS with its reason):\n" + "\n".join(wrong) +
+        "\nallowed: " + ", ".join(sorted(BACKEND_IMPORTS)))
+
+
+def test_the_backend_import_check_reads_every_import():
+    # Function-local imports count, and `from tensorplay import _dtype` is tensorplay._dtype.
+    found = {target for target, _, _ in _tensorplay_imports("triton_kernels.compile_check")}
+    assert {"tensorplay._dtype", "tensorplay.kernel_support.ops"} <= found
+    assert _allowed("tensorplay.kernel_support.checks", BACKEND_IMPORTS)
+    assert not _allowed("tensorplay.meta.pointwise", BACKEND_IMPORTS)
+    assert not _allowed("tensorplay._generated.functional", BACKEND_IMPORTS)
+
+
+def test_the_kernel_support_layer_stays_below_what_it_serves():
+    """The support layer sits below the shape rules (tensorplay/meta/ imports its checks)
+    and the Tensor layer: it imports none of them, nor the backends it serves."""
+    above = ("tensorplay.meta", "tensorplay._generated.functional", "tensorplay._tensor",
+             "tensorplay._creation", "tensorplay.composite", "tensorplay.cuda",
+             "tensorplay._backend_loading", "tensorplay._api", "cpu_kernels", "triton_kernels")
+    wrong = [f"  {MODULES[m].relative_to(ROOT)}:{line}: {text}"
+             for m in sorted(MODULES) if m.startswith("tensorplay.kernel_support")
+             for target, line, text in _tensorplay_imports(m) if _allowed(target, above)]
+    assert not wrong, "the kernel support layer imports a layer above it:\n" + "\n".join(wrong)
 
 def test_cuda_keeps_its_public_names():
     import tensorplay as tp

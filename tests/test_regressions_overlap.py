@@ -1,4 +1,4 @@
-"""In-place writes into memory that overlaps (tensorplay/meta/overlap.py), against torch.
+"""In-place writes into memory that overlaps (tensorplay/kernel_support/overlap.py), against torch.
 
 Each case runs the same code with `m` = torch and `m` = tensorplay: it must raise in both
 or in neither, and where it runs, leave the same values. Cases are grouped by the rule
@@ -15,7 +15,7 @@ import torch
 
 import tensorplay as tp
 from tensorplay.errors import TensorPlayError
-from tensorplay.meta import overlap
+from tensorplay.kernel_support import overlap
 from torch_twins import raises_like_torch
 
 

@@ -25,7 +25,7 @@ from tensorplay._impl import contiguous_strides, is_contiguous_layout
 from tensorplay.autograd.view_impl import DEFAULT, MULTI_OUTPUT, NO_GRAD_MODE
 from tensorplay.dispatch import explain
 from tensorplay.errors import DimError, ShapeError
-from tensorplay.meta.layout import (
+from tensorplay.kernel_support.layout import (
     expand_strides, is_row_major, view_strides, walk_view_strides,
 )
 

@@ -46,9 +46,14 @@ Without a GPU, set `TENSORPLAY_TRITON_INTERPRET=1`
 (or `TRITON_INTERPRET=1`) and the same kernels run in Triton's interpreter on host
 memory: slow, but every line can be stepped through with a debugger.
 """
-# Imported first, whatever submodule is asked for: tensorplay.cuda decides interpreter
-# mode (TRITON_INTERPRET) before any @triton.jit function below is defined.
-from tensorplay import cuda as _cuda  # noqa: F401
+# The registration file imports what registration needs, first, whatever submodule is
+# asked for: the cuda device's state decides interpreter mode (TRITON_INTERPRET) before
+# any @triton.jit function below is defined, and the declarations define the ops that the
+# modules' own Library blocks register candidates for (linalg.py's aligned matmul). The
+# kernels themselves import only tensorplay/kernel_support/ and the modules below it
+# (tests/test_layering.py).
+from tensorplay import _cuda_state  # noqa: F401
+import tensorplay._generated.declarations  # noqa: F401
 
 
 def source(op, rank=1):

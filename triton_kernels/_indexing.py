@@ -33,10 +33,8 @@ import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
-from tensorplay._creation import scalar_tensor
-from tensorplay._impl import TensorImpl, numel_of
-from tensorplay._tensor import wrap
-from tensorplay.meta import indexing as rules
+from tensorplay.kernel_support.checks import check_in_range as _check_in_range
+from tensorplay.kernel_support.results import TensorImpl, factory, numel_of
 from triton_kernels import _math
 from triton_kernels._launch import (
     INTERPRETED, coalesce, compute_dtype, launch, needs_wide_index, new_tensor, pointer,
@@ -251,8 +249,8 @@ def wide_index(n, *tensors):
 def _shifted(t, delta):
     """t's elements starting `delta` elements further on (a pointer offset, same strides)."""
     impl = t._impl
-    return wrap(TensorImpl(impl.storage, impl.sizes, impl.strides, impl.offset + delta,
-                           impl.dtype, impl.device, inference=impl.inference))
+    return factory.wrap(TensorImpl(impl.storage, impl.sizes, impl.strides, impl.offset + delta,
+                                   impl.dtype, impl.device, inference=impl.inference))
 
 
 def _walk(name, kernel, sizes, tensors, strides, args, meta, keep_last=False):
@@ -331,13 +329,13 @@ def check_in_range(op, index, size, dim, arg="index", allow_negative=False, rais
     """Every value of `index` lies in [0, size) ([-size, size) with allow_negative):
     reduced on the device, one host sync for the verdict. Only a failing check copies
     the index to the host, to raise the CPU kernel's own error (`raise_from(host
-    array)`, by default the shape rules' check_in_range)."""
+    array)`, by default kernel_support's check_in_range)."""
     n = index._impl.numel()
     if not n:
         return
     low = -size if allow_negative else 0
     idx = index if index.is_contiguous() else copy_of(index)
-    flag = scalar_tensor(0, dtype=dt.int32, device=index._impl.device)
+    flag = factory.scalar_tensor(0, dtype=dt.int32, device=index._impl.device)
     block = block_for(n)
     launch("bounds", bounds_kernel, (triton.cdiv(n, block),), pointer(idx), n, low, size,
            pointer(flag), BLOCK=block)
@@ -345,7 +343,7 @@ def check_in_range(op, index, size, dim, arg="index", allow_negative=False, rais
         host = index.cpu().numpy()
         if raise_from is not None:
             raise_from(host)
-        rules.check_in_range(op, host, size, dim, arg=arg, allow_negative=allow_negative)
+        _check_in_range(op, host, size, dim, arg=arg, allow_negative=allow_negative)
 
 
 def as_1d(t):
@@ -364,7 +362,7 @@ def value_tensor(value, dtype, device):
     the way PyTorch casts (2.7 into an int tensor is 2)."""
     if getattr(value, "_impl", None) is not None:
         return value.to(device).to(dtype)
-    return scalar_tensor(value, dtype=dtype, device=device)
+    return factory.scalar_tensor(value, dtype=dtype, device=device)
 
 
 # Atomic adds exist for these element types; the others accumulate in a wider buffer:

@@ -16,15 +16,15 @@ import threading
 import numpy as np
 import triton.language as tl
 
+from tensorplay import _cuda_state
 from tensorplay import _dtype as dt
-from tensorplay import cuda
-from tensorplay._creation import empty, empty_strided
 from tensorplay.dispatch import trace
 from tensorplay.errors import DeviceError
-from tensorplay.meta import rules
-from tensorplay.meta.layout import pointwise_strides
+from tensorplay.kernel_support.checks import check_devices
+from tensorplay.kernel_support.layout import pointwise_strides
+from tensorplay.kernel_support.results import factory
 
-INTERPRETED = cuda.is_interpreted()
+INTERPRETED = _cuda_state.is_interpreted()
 MODE = "interpreter" if INTERPRETED else "GPU"
 
 # Element types the kernels compute in, by TensorPlay dtype.
@@ -53,10 +53,10 @@ def operands(op, **tensors):
     Dispatch sends any call that mixes devices here (CUDA outranks CPU in the key set),
     and every launcher calls this before it turns a tensor into a pointer: a host
     pointer handed to a GPU kernel is a crash, not an error message. The rule itself,
-    and its message, is the shape rules' `check_devices` (a 0-dim CPU tensor is a
+    and its message, is kernel_support's `check_devices` (a 0-dim CPU tensor is a
     number and may join any device, as in PyTorch).
     """
-    rules.check_devices(op, [(name, t) for name, t in tensors.items() if t is not None])
+    check_devices(op, [(name, t) for name, t in tensors.items() if t is not None])
     device = next((t._impl.device for t in tensors.values()
                    if t is not None and t._impl.device.type == "cuda"), None)
     out = []
@@ -84,17 +84,17 @@ def pointer(t):
 
 
 def new_tensor(sizes, dtype, device):
-    return empty(tuple(sizes), dtype=dtype, device=device)
+    return factory.empty(tuple(sizes), dtype=dtype, device=device)
 
 
 def new_tensor_like(sizes, dtype, device, inputs):
     """A pointwise op's result: laid out like its tensor inputs, as in PyTorch
-    (meta/layout.py); row-major when they all are."""
+    (kernel_support/layout.py); row-major when they all are."""
     impls = [t._impl for t in inputs]
     if all(i.is_contiguous for i in impls):
         return new_tensor(sizes, dtype, device)
     strides = pointwise_strides(tuple(sizes), [(i.sizes, i.strides) for i in impls])
-    return empty_strided(tuple(sizes), strides, dtype=dtype, device=device)
+    return factory.empty_strided(tuple(sizes), strides, dtype=dtype, device=device)
 
 
 def broadcast_strides(t, sizes):

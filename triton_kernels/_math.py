@@ -8,7 +8,7 @@ converts inputs to the compute dtype before the expression runs).
 import triton
 import triton.language as tl
 
-from tensorplay import cuda
+from tensorplay import _cuda_state
 
 
 @triton.jit
@@ -19,7 +19,7 @@ def multiply(a, b):
 
 # The interpreter's float32 -> bfloat16 cast truncates the mantissa, where a GPU (and
 # PyTorch) rounds to nearest even; `convert` rounds explicitly there.
-INTERPRETED = tl.constexpr(cuda.is_interpreted())
+INTERPRETED = tl.constexpr(_cuda_state.is_interpreted())
 
 
 @triton.jit

@@ -53,13 +53,13 @@ def _pointwise_table_cases(quick):
     on the call), float32 inputs, a rank-2 result."""
     import triton.language as tl
     from tensorplay import _dtype as dt
-    from tensorplay.dispatch.dispatcher import dispatcher
+    from tensorplay.kernel_support.ops import schema_of
     from triton_kernels import _template, pointwise
     from triton_kernels.pointwise_expressions import OPS
     for kernel, entry in sorted(OPS.items()):
         if kernel.endswith("_") and kernel[:-1] in OPS:
             continue                     # the in-place form compiles the same expression
-        schema = dispatcher.find(entry.op).schema
+        schema = schema_of(entry.op)
         tensors = [schema.arg_names[i] for i in schema.tensor_positions]
         integral = kernel.startswith("bitwise")
         dtype, ptr, compute = (dt.int32, "*i32", tl.int32) if integral else \

@@ -32,12 +32,10 @@ import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
-from tensorplay._creation import empty_strided
-from tensorplay._generated import functional as F
-from tensorplay._impl import numel_of
 from tensorplay.errors import ShapeError
+from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
+from tensorplay.kernel_support.results import factory, numel_of
 from tensorplay.library import Library, ShapeRule, kernel
-from tensorplay.meta import conv as rules
 from triton_kernels._launch import INTERPRETED, launch, needs_wide_index, new_tensor, \
     operands, pointer
 from triton_kernels.linalg import product
@@ -312,8 +310,8 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
                 groups):
     """out = conv(input, weight) + bias, or its transposed form (see the module doc)."""
     op = "convolution"
-    spec = rules.convolution(op, (input, weight, bias, stride, padding, dilation, transposed,
-                                  output_padding, groups))
+    spec = shape_rule("conv.convolution")(
+        op, (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups))
     _, (x, w, b) = operands(op, input=input, weight=weight, bias=bias)
     _check_rank(op, x)
     kernel = tuple(w._impl.sizes[2:])
@@ -330,9 +328,9 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
                          transposed, output_padding, groups, output_mask):
     """(grad_input, grad_weight, grad_bias), each None where output_mask says so."""
     op = "convolution_backward"
-    rules.convolution_backward(op, (grad_output, input, weight, bias_sizes, stride, padding,
-                                    dilation, transposed, output_padding, groups,
-                                    output_mask))
+    shape_rule("conv.convolution_backward")(
+        op, (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+             output_padding, groups, output_mask))
     _, (g, x, w) = operands(op, grad_output=grad_output, input=input, weight=weight)
     _check_rank(op, x)
     kernel = tuple(w._impl.sizes[2:])
@@ -354,7 +352,8 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     if output_mask[2]:
         dims = [0] + list(range(2, len(g._impl.sizes)))
         dtype = g._impl.dtype
-        gb = F.sum(g, dims, False, dtype=acc_dtype(dtype)).to(dtype)
+        gb = call_below_autograd("sum.dim_IntList", g, tuple(dims), False, acc_dtype(dtype))
+        gb = gb.to(dtype)
     return gi, gw, gb
 
 
@@ -488,14 +487,14 @@ def convolution_nhwc(input, weight, bias, stride, padding, dilation, transposed,
                      output_padding, groups):
     """conv2d of a channels_last input, its result written channels_last (see above)."""
     op = "convolution"
-    spec = rules.convolution(op, (input, weight, bias, stride, padding, dilation, transposed,
-                                  output_padding, groups))
+    spec = shape_rule("conv.convolution")(
+        op, (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups))
     device, (x, w, b) = operands(op, input=input, weight=weight, bias=bias)
     n, c, h, w_ = x._impl.sizes
     o, _, kh, kw = w._impl.sizes
     oh, ow = spec.sizes[2:]
-    out = empty_strided(spec.sizes, (oh * ow * o, 1, ow * o, o), dtype=spec.dtype,
-                        device=device)
+    out = factory.empty_strided(spec.sizes, (oh * ow * o, 1, ow * o, o), dtype=spec.dtype,
+                                device=device)
     m = n * oh * ow
     if m and o:
         grid = (triton.cdiv(m, NHWC_BLOCKS["BLOCK_M"]), triton.cdiv(o, NHWC_BLOCKS["BLOCK_N"]))
@@ -510,9 +509,9 @@ def convolution_backward_nhwc(grad_output, input, weight, bias_sizes, stride, pa
                               dilation, transposed, output_padding, groups, output_mask):
     """(grad_input channels_last, grad_weight, grad_bias) of convolution_nhwc."""
     op = "convolution_backward"
-    rules.convolution_backward(op, (grad_output, input, weight, bias_sizes, stride, padding,
-                                    dilation, transposed, output_padding, groups,
-                                    output_mask))
+    shape_rule("conv.convolution_backward")(
+        op, (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+             output_padding, groups, output_mask))
     device, (g, x, w) = operands(op, grad_output=grad_output, input=input, weight=weight)
     n, c, h, w_ = x._impl.sizes
     o, _, kh, kw = w._impl.sizes
@@ -522,8 +521,8 @@ def convolution_backward_nhwc(grad_output, input, weight, bias_sizes, stride, pa
     block_m, block_n = NHWC_BLOCKS["BLOCK_M"], NHWC_BLOCKS["BLOCK_N"]
     gi = gw = gb = None
     if output_mask[0]:
-        gi = empty_strided(x._impl.sizes, (h * w_ * c, 1, w_ * c, c), dtype=dtype,
-                           device=device)
+        gi = factory.empty_strided(x._impl.sizes, (h * w_ * c, 1, w_ * c, c), dtype=dtype,
+                                   device=device)
         if n * h * w_ and c:
             launch(op, conv2d_nhwc_grad_input_kernel,
                    (triton.cdiv(n * h * w_, block_m), triton.cdiv(c, block_n)), pointer(g),
@@ -533,14 +532,15 @@ def convolution_backward_nhwc(grad_output, input, weight, bias_sizes, stride, pa
         gw = new_tensor(w._impl.sizes, dtype, device)
         if o and c and kh * kw:
             if n * oh * ow == 0:
-                F.zero_(gw)
+                call_below_autograd("zero_", gw)
             else:
                 launch(op, conv2d_nhwc_grad_weight_kernel,
                        (triton.cdiv(o, block_m), triton.cdiv(c, block_n), kh * kw),
                        pointer(g), pointer(x), pointer(gw), c, h, w_, o, oh, ow, n * oh * ow,
                        *g._impl.strides, *x._impl.strides, *geometry, **NHWC_BLOCKS)
     if output_mask[2]:
-        gb = F.sum(g, [0, 2, 3], False, dtype=acc_dtype(dtype)).to(dtype)
+        gb = call_below_autograd("sum.dim_IntList", g, (0, 2, 3), False, acc_dtype(dtype))
+        gb = gb.to(dtype)
     return gi, gw, gb
 
 

@@ -1,8 +1,8 @@
 """einsum on the `cuda` device, composed on the host from views, sums and batched
 matrix products, so the contraction runs the Triton matmul kernel (linalg.py).
 
-The equation is parsed by the shape rules (meta/einsum.py's parse_einsum: '...' spelled
-out as letters, the output explicit). Then:
+The equation is parsed as the shape rule parses it (parse_einsum, kernel_support/einsum.py:
+'...' spelled out as letters, the output explicit). Then:
 
 1. each operand: a letter repeated within it takes the diagonal (one dim whose stride is
    the sum of the repeated dims' strides, a view); a letter that appears nowhere else
@@ -22,10 +22,9 @@ Half types: every product accumulates in float32 and rounds once per contraction
 """
 from __future__ import annotations
 
-from tensorplay._creation import empty_strided
-from tensorplay._generated import functional as F
-from tensorplay.meta import einsum as rules
-from tensorplay.meta.einsum import einsum_strides
+from tensorplay.kernel_support.einsum import einsum_strides, parse_einsum
+from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
+from tensorplay.kernel_support.results import factory
 from triton_kernels._launch import operands
 from triton_kernels.pointwise import run
 
@@ -45,7 +44,8 @@ def _sum_out(t, letters, needed):
     dims = [i for i, c in enumerate(letters) if c not in needed]
     if not dims:
         return t, letters
-    return F.sum(t, dims), "".join(c for c in letters if c in needed)
+    summed = call_below_autograd("sum.dim_IntList", t, tuple(dims), False, None)
+    return summed, "".join(c for c in letters if c in needed)
 
 
 def _arrange(t, letters, groups, sizes):
@@ -67,16 +67,17 @@ def _contract(a, la, b, lb, needed, sizes):
     summed = "".join(c for c in la if c in lb and c not in needed)
     a_only = "".join(c for c in la if c not in lb)
     b_only = "".join(c for c in lb if c not in la)
-    product = F.bmm(_arrange(a, la, (batch, a_only, summed), sizes),
-                    _arrange(b, lb, (batch, summed, b_only), sizes))
+    left = _arrange(a, la, (batch, a_only, summed), sizes)
+    right = _arrange(b, lb, (batch, summed, b_only), sizes)
+    product = call_below_autograd("bmm", left, right)
     letters = batch + a_only + b_only
     return product.reshape([sizes[c] for c in letters]), letters
 
 
 def einsum(equation, tensors):
-    spec = rules.einsum("einsum", (equation, tensors))
+    spec = shape_rule("einsum.einsum")("einsum", (equation, tensors))
     device, tensors = operands("einsum", **{f"tensors[{i}]": t for i, t in enumerate(tensors)})
-    parsed = rules.parse_einsum("einsum", equation, [t._impl.sizes for t in tensors])
+    parsed = parse_einsum("einsum", equation, [t._impl.sizes for t in tensors])
     sizes, output = parsed.sizes, parsed.output
     terms = []
     for i, (t, letters) in enumerate(zip(tensors, parsed.inputs)):
@@ -88,7 +89,7 @@ def einsum(equation, tensors):
         needed = output + "".join(s for _, s in terms[i + 1:])
         result, letters = _contract(result, letters, t, lt, needed, sizes)
     result = result.permute([letters.index(c) for c in output]).expand(spec.sizes)
-    # Laid out as PyTorch's result (meta/einsum.py), as on the CPU.
+    # Laid out as PyTorch's result (kernel_support/einsum.py), as on the CPU.
     strides = einsum_strides(parsed, [(t._impl.sizes, t._impl.strides) for t in tensors])
-    target = empty_strided(spec.sizes, strides, dtype=spec.dtype, device=device)
+    target = factory.empty_strided(spec.sizes, strides, dtype=spec.dtype, device=device)
     return run("copy", target, (result,), spec.dtype)

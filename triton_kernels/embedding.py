@@ -3,10 +3,9 @@ atomic-add scatter of the gradient rows) and one_hot on the `cuda` device."""
 from __future__ import annotations
 
 from tensorplay import _dtype as dt
-from tensorplay._creation import arange
-from tensorplay._generated import functional as F
 from tensorplay.errors import DimError
-from tensorplay.meta import embedding as rules
+from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
+from tensorplay.kernel_support.results import factory
 from cpu_kernels import embedding as cpu_embedding   # its index check: the same error
 from triton_kernels._indexing import (
     atomic_dtype, check_in_range, copy_of, gather_walk, value_tensor, zeroed,
@@ -25,8 +24,8 @@ def _check_embedding_indices(op, indices, num):
 
 def embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
     """out[..., :] = weight[indices[...], :]: a gather over [*indices.shape, D]."""
-    spec = rules.embedding("embedding", (weight, indices, padding_idx, scale_grad_by_freq,
-                                            sparse))
+    spec = shape_rule("embedding.embedding")(
+        "embedding", (weight, indices, padding_idx, scale_grad_by_freq, sparse))
     device, (w, idx) = operands("embedding", weight=weight, indices=indices)
     num = w._impl.sizes[0]
     _check_embedding_indices("embedding", idx, num)
@@ -42,8 +41,8 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
     """grad_weight[indices[i]] += grad_output[i] (/ count[indices[i]]) by atomic adds into
     a float32 (float64) buffer; the padding row is zeroed afterwards."""
     op = "embedding_dense_backward"
-    spec = rules.embedding_dense_backward(op, (grad_output, indices, num_weights,
-                                                  padding_idx, scale_grad_by_freq))
+    spec = shape_rule("embedding.embedding_dense_backward")(
+        op, (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq))
     device, (g, idx) = operands(op, grad_output=grad_output, indices=indices)
     _check_embedding_indices(op, idx, num_weights)
     acc = atomic_dtype(spec.dtype)
@@ -58,7 +57,7 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
                     mode="add")
         per_row = new_tensor((rows, 1), acc, device)
         gather_walk(per_row, counts, idx, [rows], [1], [0], _strides(idx), num_weights, 1)
-        g = F.div(copy_of(g, acc), per_row)
+        g = call_below_autograd("div.Tensor", copy_of(g, acc), per_row)
     result = zeroed((num_weights, width), acc, device)
     gather_walk(result, g, idx, [rows, width], [0, 1], _strides(g), _strides(idx) + [0],
                 num_weights, width, mode="add")
@@ -73,10 +72,12 @@ def one_hot(self, num_classes):
     arange(num_classes). The class range is checked on the device (one host sync, which
     num_classes=-1 needs anyway for the output's size)."""
     op = "one_hot"
-    rules.one_hot(op, (self, num_classes))
+    shape_rule("embedding.one_hot")(op, (self, num_classes))
     device, (x,) = operands(op, self=self)
     if x._impl.numel():
-        low, high = F.stack([F.amin(x), F.amax(x)]).cpu().numpy()    # host sync
+        bounds = [call_below_autograd("amin", x, (), False),
+                  call_below_autograd("amax", x, (), False)]
+        low, high = call_below_autograd("stack", bounds, 0).cpu().numpy()    # host sync
         if low < 0:
             raise DimError(f"{op}(): Class values must be non-negative (argument 'self' holds "
                            f"{low})", op=op, arg="self")
@@ -87,5 +88,5 @@ def one_hot(self, num_classes):
                            f"({num_classes}), but argument 'self' holds {high}", op=op,
                            arg="self")
     out = new_tensor(tuple(x._impl.sizes) + (num_classes,), dt.int64, device)
-    classes = arange(num_classes, dtype=dt.int64, device=device)
+    classes = factory.arange(num_classes, dtype=dt.int64, device=device)
     return run("eq", out, (x.unsqueeze(-1), classes), dt.int64)

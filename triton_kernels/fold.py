@@ -6,7 +6,8 @@ triton_kernels/conv.py, with the ops' own layout (N, C * kH * kW, L) and one gro
 """
 from __future__ import annotations
 
-from tensorplay.meta import fold as rules
+from tensorplay.kernel_support.arguments import window_out_size
+from tensorplay.kernel_support.ops import shape_rule
 from triton_kernels._launch import new_tensor, operands
 from triton_kernels.conv import col2im_into, im2col_into
 
@@ -17,11 +18,11 @@ def _batched(t, image_dims):
 
 
 def im2col(self, kernel_size, dilation, padding, stride):
-    spec = rules.im2col("im2col", (self, kernel_size, dilation, padding, stride))
+    spec = shape_rule("fold.im2col")("im2col", (self, kernel_size, dilation, padding, stride))
     device, (x,) = operands("im2col", self=self)
     image = _batched(x, 3)
     n, c = image._impl.sizes[:2]
-    blocks = tuple(rules.window_out_size(s, k, st, p, d) for s, k, st, p, d
+    blocks = tuple(window_out_size(s, k, st, p, d) for s, k, st, p, d
                    in zip(image._impl.sizes[2:], kernel_size, stride, padding, dilation))
     out = new_tensor(spec.sizes, spec.dtype, device)
     k, ck = kernel_size[0] * kernel_size[1], spec.sizes[-2]
@@ -33,11 +34,11 @@ def im2col(self, kernel_size, dilation, padding, stride):
 
 
 def col2im(self, output_size, kernel_size, dilation, padding, stride):
-    spec = rules.col2im("col2im", (self, output_size, kernel_size, dilation, padding,
-                                   stride))
+    spec = shape_rule("fold.col2im")(
+        "col2im", (self, output_size, kernel_size, dilation, padding, stride))
     device, (x,) = operands("col2im", self=self)
     cols = _batched(x, 2)
-    blocks = tuple(rules.window_out_size(s, k, st, p, d) for s, k, st, p, d
+    blocks = tuple(window_out_size(s, k, st, p, d) for s, k, st, p, d
                    in zip(output_size, kernel_size, stride, padding, dilation))
     k = kernel_size[0] * kernel_size[1]
     s_n, s_ck, s_l = cols._impl.strides

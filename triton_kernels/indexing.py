@@ -18,10 +18,12 @@ types a float32 buffer); prod/amax/amin/mean use the deterministic reduce_kernel
 from __future__ import annotations
 
 from tensorplay import _dtype as dt
-from tensorplay._generated import functional as F
+from tensorplay.kernel_support.arguments import scatter_params
+from tensorplay.kernel_support.checks import (
+    SELF, broadcast, check_masked_scatter_count, is_mask, wrap_dim,
+)
+from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from tensorplay.library import kernel
-from tensorplay.meta import indexing as rules
-from tensorplay.meta.rules import broadcast, wrap_dim
 from triton_kernels._indexing import (
     accumulator, as_1d, atomic_dtype, check_in_range, compact, copy_of, gather_walk,
     reduce_walk, value_tensor, zeroed,
@@ -73,12 +75,12 @@ def _gather(op, self, dim, index, dtype, allow_negative=False):
 
 
 def gather(self, dim, index, sparse_grad):
-    spec = rules.gather("gather", (self, dim, index, sparse_grad))
+    spec = shape_rule("indexing.gather")("gather", (self, dim, index, sparse_grad))
     return _gather("gather", self, dim, index, spec.dtype)
 
 
 def gather_along(self, dim, index):
-    spec = rules.gather_along("_gather_along", (self, dim, index))
+    spec = shape_rule("indexing.gather_along")("_gather_along", (self, dim, index))
     if not self._impl.sizes:
         operands("_gather_along", self=self, index=index)
         return copy_of(self, spec.dtype)
@@ -88,7 +90,7 @@ def gather_along(self, dim, index):
 
 def take(self, index):
     """self viewed as 1-D, indexed by `index` (negative values count from the end)."""
-    spec = rules.take("take", (self, index))
+    spec = shape_rule("indexing.take")("take", (self, index))
     device, (x, idx) = operands("take", self=self, index=index)
     flat = x.reshape([-1])
     n = flat._impl.sizes[0]
@@ -112,7 +114,7 @@ def select(x, d, idx):
 
 
 def index_select(self, dim, index):
-    spec = rules.index_select("index_select", (self, dim, index))
+    spec = shape_rule("indexing.index_select")("index_select", (self, dim, index))
     _, (x, idx) = operands("index_select", self=self, index=index)
     x = as_1d(x)
     d = wrap_dim("index_select", dim, len(self._impl.sizes))
@@ -155,23 +157,23 @@ _LEGACY = {"add": "sum", "multiply": "prod"}    # scatter(reduce=) names -> scat
 @kernel(family=True)
 def scatter(op, self, dim, index, *params):
     """scatter and scatter_ (src or value, with an optional reduce), and scatter_add and
-    scatter_add_ (reduce 'sum'); their parameters: rules.scatter_params."""
-    rules.scatter(op, (self, dim, index) + params)
-    src, reduce = rules.scatter_params(op, params)
+    scatter_add_ (reduce 'sum'); their parameters: scatter_params."""
+    shape_rule("indexing.scatter")(op, (self, dim, index) + params)
+    src, reduce = scatter_params(op, params)
     return _scatter(op, self, dim, index, src, _LEGACY[reduce] if reduce else None)
 
 
 @kernel(family=True)
 def scatter_reduce(op, self, dim, index, src, reduce, include_self):
     """scatter_reduce and scatter_reduce_."""
-    rules.scatter_reduce(op, (self, dim, index, src, reduce, include_self))
+    shape_rule("indexing.scatter_reduce")(op, (self, dim, index, src, reduce, include_self))
     return _scatter(op, self, dim, index, src, reduce, include_self)
 
 
 def scatter_add_along(self, dim, index, sizes):
     """zeros(sizes), then out[..., index[..., i, ...], ...] += self[..., i, ...] along dim."""
     op = "_scatter_add_along"
-    spec = rules.scatter_add_along(op, (self, dim, index, sizes))
+    spec = shape_rule("indexing.scatter_add_along")(op, (self, dim, index, sizes))
     device, (x, idx) = operands(op, self=self, index=index)
     if not x._impl.sizes:
         return copy_of(x, spec.dtype)
@@ -193,7 +195,7 @@ def _index_source(op, self, dim, index, source, alpha=None):
     target = x if op.endswith("_") else copy_of(x)
     src = as_1d(src)
     if alpha is not None and alpha != 1:
-        src = F.mul(src, alpha)
+        src = call_below_autograd("mul.Scalar", src, alpha)
     sizes, along = src._impl.sizes, _along(x, idx, d)
     if alpha is None:
         gather_walk(target, src, idx, sizes, _without(target, d), _strides(src), along,
@@ -206,21 +208,21 @@ def _index_source(op, self, dim, index, source, alpha=None):
 @kernel(family=True)
 def index_add(op, self, dim, index, source, alpha):
     """index_add and index_add_."""
-    rules.index_add(op, (self, dim, index, source, alpha))
+    shape_rule("indexing.index_add")(op, (self, dim, index, source, alpha))
     return _index_source(op, self, dim, index, source, alpha)
 
 
 @kernel(family=True)
 def index_copy(op, self, dim, index, source):
     """index_copy and index_copy_."""
-    rules.index_copy(op, (self, dim, index, source))
+    shape_rule("indexing.index_copy")(op, (self, dim, index, source))
     return _index_source(op, self, dim, index, source)
 
 
 @kernel(family=True)
 def index_fill(op, self, dim, index, value):
     """index_fill and index_fill_, the value a Scalar or a 0-dim Tensor."""
-    rules.index_fill(op, (self, dim, index, value))
+    shape_rule("indexing.index_fill")(op, (self, dim, index, value))
     is_tensor = getattr(value, "_impl", None) is not None
     device, (x, idx, v) = operands(op, self=self, index=index,
                                    value=value if is_tensor else None)
@@ -240,7 +242,7 @@ def index_fill(op, self, dim, index, value):
 
 def _running_count(keep):
     """(count, pos): the inclusive cumsum of the flat mask `keep` and its total."""
-    pos = F.cumsum(keep.reshape([-1]), 0, dtype=dt.int64)
+    pos = call_below_autograd("cumsum", keep.reshape([-1]), 0, dt.int64)
     count = pos[-1].item() if keep._impl.numel() else 0    # host sync: the output's size
     return count, pos
 
@@ -254,17 +256,20 @@ def _flat_mask(mask, sizes):
 @kernel(family=True)
 def masked_fill(op, self, mask, value):
     """masked_fill and masked_fill_, the value a Scalar or a 0-dim Tensor."""
-    spec = rules.masked_fill(op, (self, mask, value))
+    spec = shape_rule("indexing.masked_fill")(op, (self, mask, value))
     is_tensor = getattr(value, "_impl", None) is not None
     device, (x, m, v) = operands(op, self=self, mask=mask, value=value if is_tensor else None)
     fill = value_tensor(v if is_tensor else value, self._impl.dtype, device)
-    out = self if spec is rules.SELF else new_tensor(spec.sizes, spec.dtype, device)
+    out = self if spec is SELF else new_tensor(spec.sizes, spec.dtype, device)
     return run("where", out, (m, fill, x), self._impl.dtype)
 
 
 # ---- masked_select / masked_scatter / nonzero ----------------------------------------------
 def masked_select(self, mask):
-    sizes = rules.masked_select_sizes("masked_select", (self, mask))
+    # The rule checks (devices, a bool mask, shapes that broadcast) and answers that the
+    # length depends on the values; the kernel counts them.
+    shape_rule("indexing.masked_select")("masked_select", (self, mask))
+    sizes = broadcast("masked_select", [("self", self._impl.sizes), ("mask", mask._impl.sizes)])
     device, (x, m) = operands("masked_select", self=self, mask=mask)
     keep = _flat_mask(m, sizes)
     count, pos = _running_count(keep)
@@ -275,21 +280,23 @@ def masked_select(self, mask):
 @kernel(family=True)
 def masked_scatter(op, self, mask, source):
     """masked_scatter and masked_scatter_."""
-    spec = rules.masked_scatter(op, (self, mask, source))
+    spec = shape_rule("indexing.masked_scatter")(op, (self, mask, source))
     device, (x, m, src) = operands(op, self=self, mask=mask, source=source)
-    sizes = self._impl.sizes if spec is rules.SELF else spec.sizes
+    sizes = self._impl.sizes if spec is SELF else spec.sizes
     keep = _flat_mask(m, sizes)
     count, pos = _running_count(keep)
-    rules.check_masked_scatter_count(op, count, source)
-    target = self if spec is rules.SELF else copy_of(x.expand(sizes))
+    check_masked_scatter_count(op, count, source)
+    target = self if spec is SELF else copy_of(x.expand(sizes))
     if count:
         # Every element reads source[pos - 1]; before the first kept one that is -1,
         # which the kernel wraps to source's last element (in bounds, and discarded
         # by the `where` below).
         flat = src.reshape([-1])
         taken = new_tensor(sizes, self._impl.dtype, device)
-        gather_walk(taken.reshape([-1]), flat, F.sub(pos, 1), [keep._impl.numel()], [1], [0],
-                    [1], flat._impl.numel(), flat._impl.strides[0])
+        rows = taken.reshape([-1])
+        before = call_below_autograd("sub.Scalar", pos, 1, 1)
+        gather_walk(rows, flat, before, [keep._impl.numel()], [1], [0], [1],
+                    flat._impl.numel(), flat._impl.strides[0])
         run("where", target, (keep.view(sizes), taken, target), self._impl.dtype)
     return target
 
@@ -298,15 +305,17 @@ def nonzero(self):
     """The coordinates of the non-zero elements, one row each, in row-major order: the
     flat positions compacted, then split into coordinates by pointwise // and %."""
     device, (x,) = operands("nonzero", self=self)
-    keep = F.ne(x, 0).reshape([-1])
+    keep = call_below_autograd("ne.Scalar", x, 0).reshape([-1])
     count, pos = _running_count(keep)
     sizes = x._impl.sizes
     out = new_tensor((count, len(sizes)), dt.int64, device)
     if count and sizes:
         flat = compact(new_tensor((count,), dt.int64, device), None, keep, pos, index=True)
         for k in range(len(sizes) - 1, -1, -1):
-            run("copy", out.select(1, k), (F.remainder(flat, sizes[k]),), dt.int64)
-            flat = F.floor_divide(flat, sizes[k])
+            column = out.select(1, k)
+            coordinate = call_below_autograd("remainder.Scalar", flat, sizes[k])
+            run("copy", column, (coordinate,), dt.int64)
+            flat = call_below_autograd("floor_divide.Scalar", flat, sizes[k])
     return out
 
 
@@ -321,7 +330,7 @@ def _entries(op, self, indices):
             dim += 1
             continue
         t = t.to(self._impl.device)
-        if rules.is_mask(t):
+        if is_mask(t):
             coords = nonzero(t)
             entries += [(dim + k, coords.select(1, k)) for k in range(len(t._impl.sizes))]
             dim += len(t._impl.sizes)
@@ -339,8 +348,9 @@ def _layout(op, target, entries):
     shape = broadcast(op, [("indices", t._impl.sizes) for _, t in entries]) if entries else ()
     flat = None
     for d, t in entries:
-        term = F.mul(F.remainder(t, max(sizes[d], 1)), strides[d])
-        flat = term if flat is None else F.add(flat, term)
+        wrapped = call_below_autograd("remainder.Scalar", t, max(sizes[d], 1))
+        term = call_below_autograd("mul.Scalar", wrapped, strides[d])
+        flat = term if flat is None else call_below_autograd("add.Tensor", flat, term, 1)
     flat = copy_of(flat.expand(shape)) if flat is not None else \
         value_tensor(0, dt.int64, target._impl.device)
     b_walk = list(flat._impl.strides)
@@ -355,7 +365,7 @@ def _layout(op, target, entries):
 
 
 def index(self, indices):
-    spec = rules.index("index", (self, indices))
+    spec = shape_rule("indexing.index")("index", (self, indices))
     device, (x,) = operands("index", self=self)
     entries = _entries("index", x, indices)
     sizes, walk, flat, flat_walk = _layout("index", x, entries)
@@ -369,10 +379,10 @@ def index(self, indices):
 @kernel(family=True)
 def index_put(op, self, indices, values, accumulate):
     """index_put and index_put_."""
-    spec = rules.index_put(op, (self, indices, values, accumulate))
+    spec = shape_rule("indexing.index_put")(op, (self, indices, values, accumulate))
     device, (x, v) = operands(op, self=self, values=values)
     entries = _entries(op, x, indices)
-    target = x if spec is rules.SELF else copy_of(x)
+    target = x if spec is SELF else copy_of(x)
     buffer, finish = accumulator(target) if accumulate else (target, lambda result: result)
     sizes, walk, flat, flat_walk = _layout(op, buffer, entries)
     gather_walk(buffer, v, flat, sizes, walk, broadcast_strides(v, sizes), flat_walk, 0, 1,

@@ -22,13 +22,10 @@ import time
 import triton
 import triton.language as tl
 
-import tensorplay._generated.declarations  # noqa: F401 - defines mm and bmm
 from tensorplay import _dtype as dt
-from tensorplay._generated import functional as F
 from tensorplay.errors import KernelConstraintError
+from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
-from tensorplay.meta import linalg as rules
-from tensorplay.meta import rules as core_rules
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
 from triton_kernels.copy import fill_
 from triton_kernels.pointwise import run, run_expression
@@ -202,13 +199,13 @@ def product(a, b, dtype):
 
 
 def _mm_prepare(self, mat2):
-    spec = core_rules.mm("mm", (self, mat2))
+    spec = shape_rule("mm")("mm", (self, mat2))
     device, (a, b) = operands("mm", self=self, mat2=mat2)
     return a, b, new_tensor(spec.sizes, spec.dtype, device)
 
 
 def _bmm_prepare(self, mat2):
-    spec = core_rules.bmm("bmm", (self, mat2))
+    spec = shape_rule("bmm")("bmm", (self, mat2))
     device, (a, b) = operands("bmm", self=self, mat2=mat2)
     return a, b, new_tensor(spec.sizes, spec.dtype, device)
 
@@ -280,7 +277,8 @@ def _scaled_sum(name, self, prod, beta, alpha, out):
                           {"beta": beta, "alpha": alpha})
 
 
-_RULES = {"addmm": rules.addmm, "addmv": rules.addmv, "baddbmm": rules.baddbmm}
+# The shape rules of the three, by the names ops.yaml gives them.
+_RULES = {"addmm": "linalg.addmm", "addmv": "linalg.addmv", "baddbmm": "linalg.baddbmm"}
 _OPERANDS = {"addmm": ("mat1", "mat2"), "addmv": ("mat", "vec"), "baddbmm": ("batch1", "batch2")}
 
 
@@ -291,7 +289,7 @@ def addmm_addmv_baddbmm(op, self, *params):
     multiplies as a one-column matrix."""
     a, b, beta, alpha = params
     name = op.rstrip("_")
-    spec = _RULES[name](op, (self,) + params)
+    spec = shape_rule(_RULES[name])(op, (self,) + params)
     first, second = _OPERANDS[name]
     device, (s, a, b) = operands(op, self=self, **{first: a, second: b})
     if name == "addmv":
@@ -311,14 +309,14 @@ def _rounded(prod, dtype):
 
 
 def mv(self, vec):
-    spec = rules.mv("mv", (self, vec))
+    spec = shape_rule("linalg.mv")("mv", (self, vec))
     _, (m, v) = operands("mv", self=self, vec=vec)
     prod = product(m, v.unsqueeze(1), _acc(spec.dtype))
     return _rounded(prod, spec.dtype).view(spec.sizes)
 
 
 def dot(self, tensor):
-    spec = rules.dot("dot", (self, tensor))
+    spec = shape_rule("linalg.dot")("dot", (self, tensor))
     _, (a, b) = operands("dot", self=self, tensor=tensor)
     prod = product(a.unsqueeze(0), b.unsqueeze(1), _acc(spec.dtype))
     return _rounded(prod, spec.dtype).view(())
@@ -327,7 +325,7 @@ def dot(self, tensor):
 def linear(input, weight, bias):  # noqa: A002 - the schema's name
     """input @ weight.T + bias for input [..., in_features]:
         out[..., o] = sum_i input[..., i] * weight[o, i] + bias[o]"""
-    spec = rules.linear("linear", (input, weight, bias))
+    spec = shape_rule("linalg.linear")("linear", (input, weight, bias))
     device, (x, w, b) = operands("linear", input=input, weight=weight, bias=bias)
     features = x._impl.sizes[-1] if x._impl.sizes else 1
     rows = x.reshape([-1, features])
@@ -344,7 +342,7 @@ def linear(input, weight, bias):  # noqa: A002 - the schema's name
 def triangle(op, self, diagonal):
     """tril and triu, out of place or in place (tril_, triu_): one generated kernel each,
     keeping the elements on the chosen side of the diagonal."""
-    rules.tril(op, (self, diagonal))
+    shape_rule("linalg.tril")(op, (self, diagonal))
     device, _ = operands(op, self=self)
     keep = "col - row <= diagonal" if op.startswith("tril") else "col - row >= diagonal"
     inplace = op.endswith("_")
@@ -356,13 +354,14 @@ def triangle(op, self, diagonal):
 def diag(self, diagonal):
     """A vector becomes a square matrix with it on diagonal `diagonal`; a matrix gives a
     copy of that diagonal. Both are a copy through a strided view of the diagonal."""
-    spec = rules.diag("diag", (self, diagonal))
+    spec = shape_rule("linalg.diag")("diag", (self, diagonal))
     device, _ = operands("diag", self=self)
     out = new_tensor(spec.sizes, spec.dtype, device)
     if len(self._impl.sizes) == 2:
         if spec.sizes[0] == 0:
             return out
-        return run("copy", out, (F.diagonal(self, diagonal),), self._impl.dtype)
+        on_diagonal = call_below_autograd("diagonal", self, diagonal, 0, 1)
+        return run("copy", out, (on_diagonal,), self._impl.dtype)
     fill_(out, 0)
     n = spec.sizes[0]
     start = diagonal if diagonal >= 0 else -diagonal * n

@@ -7,9 +7,8 @@ import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
-from tensorplay._generated import functional as F
 from tensorplay.errors import DimError
-from tensorplay.meta import losses as rules
+from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from triton_kernels import _math
 from triton_kernels._launch import launch, new_tensor, operands, pointer
 from triton_kernels.pointwise import run, run_expression
@@ -111,9 +110,12 @@ def _check_targets(op, target, classes, ignore_index):
     bad value fetched only for the message. An index past C would read out of bounds."""
     if not target._impl.numel():
         return
-    valid = F.ne(target, ignore_index)
-    bad = F.logical_and(valid, F.logical_or(F.lt(target, 0), F.ge(target, classes)))
-    if F.any(bad).item():
+    valid = call_below_autograd("ne.Scalar", target, ignore_index)
+    below = call_below_autograd("lt.Scalar", target, 0)
+    above = call_below_autograd("ge.Scalar", target, classes)
+    bad = call_below_autograd("logical_and", valid,
+                              call_below_autograd("logical_or", below, above))
+    if call_below_autograd("any", bad).item():
         host = target.cpu().numpy().reshape(-1)
         value = host[(host != ignore_index) & ((host < 0) | (host >= classes))][0]
         raise DimError(f"{op}(): Target {value} is out of bounds: argument 'target' must hold "
@@ -124,13 +126,13 @@ def _check_targets(op, target, classes, ignore_index):
 def _reduce_losses(losses, row_weight, reduction, dtype):
     """(loss, total weight) from the per-row losses and weights the kernels wrote, in
     `dtype`: the rows themselves ("none"), their sum, or their weighted mean."""
-    total = F.sum(row_weight)
+    total = call_below_autograd("sum", row_weight, None)
     if reduction == "none":
         loss = losses
     else:
-        loss = F.sum(losses)
+        loss = call_below_autograd("sum", losses, None)
         if reduction == "mean":
-            loss = F.div(loss, total)
+            loss = call_below_autograd("div.Tensor", loss, total)
     return loss.to(dtype), total.to(dtype)
 
 
@@ -138,7 +140,8 @@ def cross_entropy_forward(self, target, weight, reduction, ignore_index):
     """(loss, probs, total_weight) for (N, C) logits at class indices, in one row kernel;
     the reduction over rows is the reduction kernel."""
     op = "_cross_entropy_forward"
-    specs = rules.cross_entropy_forward(op, (self, target, weight, reduction, ignore_index))
+    specs = shape_rule("losses.cross_entropy_forward")(
+        op, (self, target, weight, reduction, ignore_index))
     device, (x, t, w) = operands(op, self=self, target=target, weight=weight)
     rows_n, classes = x._impl.sizes
     _check_targets(op, t, classes, ignore_index)
@@ -162,8 +165,8 @@ def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore
                            total_weight):
     """grad_input[r] = (probs[r] - onehot(target[r])) * w[r] * g (g / total for 'mean')."""
     op = "_cross_entropy_backward"
-    rules.cross_entropy_backward(op, (grad_output, probs, target, weight, reduction,
-                                      ignore_index, total_weight))
+    shape_rule("losses.cross_entropy_backward")(
+        op, (grad_output, probs, target, weight, reduction, ignore_index, total_weight))
     device, (g, p, t, w, total) = operands(op, grad_output=grad_output, probs=probs,
                                            target=target, weight=weight,
                                            total_weight=total_weight)
@@ -196,8 +199,8 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
     """(loss, total_weight): loss[r] = -w[r] * self[r, target[r]] (one gather per row),
     reduced by the reduction kernel; 'mean' divides the sum by total_weight = sum(w)."""
     op = "nll_loss_forward"
-    spec, total_spec = rules.nll_loss_forward(op, (self, target, weight, reduction,
-                                                   ignore_index))
+    spec, total_spec = shape_rule("losses.nll_loss_forward")(
+        op, (self, target, weight, reduction, ignore_index))
     device, (x, t, w) = operands(op, self=self, target=target, weight=weight)
     rows = _class_rows(x).contiguous()
     classes = rows._impl.sizes[1]
@@ -220,8 +223,8 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
                       total_weight):
     """grad_input[r, target[r]] = -w[r] * g (g / total_weight for 'mean'), 0 elsewhere."""
     op = "nll_loss_backward"
-    rules.nll_loss_backward(op, (grad_output, self, target, weight, reduction, ignore_index,
-                                 total_weight))
+    shape_rule("losses.nll_loss_backward")(
+        op, (grad_output, self, target, weight, reduction, ignore_index, total_weight))
     device, (g, x, t, w, total) = operands(op, grad_output=grad_output, self=self,
                                            target=target, weight=weight,
                                            total_weight=total_weight)
@@ -251,7 +254,7 @@ def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction
     """loss = (1 - y) * x + (1 + (pos_weight - 1) * y) * softplus(-x), times weight: one
     pointwise kernel into float32 (softplus never overflows), then the reduction kernel."""
     op = "binary_cross_entropy_with_logits"
-    rules.bce_with_logits(op, (self, target, weight, pos_weight, reduction))
+    shape_rule("losses.bce_with_logits")(op, (self, target, weight, pos_weight, reduction))
     device, (x, y, w, pw) = operands(op, self=self, target=target, weight=weight,
                                      pos_weight=pos_weight)
     acc = dt.float64 if x._impl.dtype is dt.float64 else dt.float32
@@ -263,9 +266,9 @@ def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction
         run_expression("bce_logits_pos", "(1.0 - y) * x + (1.0 + (z - 1.0) * y) * "
                        "_math.softplus(-x)", loss, (x, y, pw), acc, {})
     if w is not None:
-        loss = F.mul(loss, w.to(acc))
+        loss = call_below_autograd("mul.Tensor", loss, w.to(acc))
     if reduction == "sum":
-        loss = F.sum(loss)
+        loss = call_below_autograd("sum", loss, None)
     elif reduction == "mean":
-        loss = F.mean(loss)
+        loss = call_below_autograd("mean", loss, None)
     return loss.to(self._impl.dtype)

@@ -27,12 +27,11 @@ import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
-from tensorplay._creation import empty_strided, ones_like, zeros_like
-from tensorplay._generated import functional as F
-from tensorplay._impl import numel_of
 from tensorplay._memory_format import is_channels_last
+from tensorplay.kernel_support.arguments import machine_eps
+from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
+from tensorplay.kernel_support.results import factory, numel_of
 from tensorplay.library import Library, ShapeRule, kernel
-from tensorplay.meta import normalization as rules
 from triton_kernels import _math
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
 from triton_kernels.softmax import MAX_ONE_PASS, acc_dtype
@@ -296,8 +295,8 @@ def _norm(op, rms, input, normalized_shape, weight, bias, eps, specs):
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """(out, mean, rstd), the statistics over the trailing `normalized_shape` dims."""
-    specs = rules.native_layer_norm("native_layer_norm",
-                                    (input, normalized_shape, weight, bias, eps))
+    specs = shape_rule("normalization.native_layer_norm")(
+        "native_layer_norm", (input, normalized_shape, weight, bias, eps))
     return _norm("native_layer_norm", False, input, normalized_shape, weight, bias, eps,
                  specs)
 
@@ -305,9 +304,10 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 def fused_rms_norm(input, normalized_shape, weight, eps):
     """(out, rstd): out = input * rstd * weight, rstd = 1 / sqrt(mean(input**2) + eps);
     eps None is the dtype's machine epsilon (PyTorch's default)."""
-    specs = rules.fused_rms_norm("_fused_rms_norm", (input, normalized_shape, weight, eps))
+    specs = shape_rule("normalization.fused_rms_norm")(
+        "_fused_rms_norm", (input, normalized_shape, weight, eps))
     if eps is None:
-        eps = rules.machine_eps(input._impl.dtype)
+        eps = machine_eps(input._impl.dtype)
     return _norm("_fused_rms_norm", True, input, normalized_shape, weight, None, eps, specs)
 
 
@@ -341,8 +341,8 @@ def native_batch_norm_nhwc(input, weight, bias, running_mean, running_var, train
 def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
                 nhwc):
     op = "native_batch_norm"
-    specs = rules.native_batch_norm(op, (input, weight, bias, running_mean, running_var,
-                                         training, momentum, eps))
+    specs = shape_rule("normalization.native_batch_norm")(
+        op, (input, weight, bias, running_mean, running_var, training, momentum, eps))
     device, (x, w, b, rm, rv) = operands(op, input=input, weight=weight, bias=bias,
                                          running_mean=running_mean, running_var=running_var)
     mean, rstd = (new_tensor(s.sizes, s.dtype, device) for s in specs[1:])
@@ -351,13 +351,13 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
     pixels = numel_of(sizes[2:])
     if nhwc:    # the output in the input's NHWC layout
         h, w_ = sizes[2], sizes[3]
-        y = empty_strided(sizes, (h * w_ * c, 1, w_ * c, c), dtype=specs[0].dtype,
-                          device=device)
+        y = factory.empty_strided(sizes, (h * w_ * c, 1, w_ * c, c), dtype=specs[0].dtype,
+                                  device=device)
     else:
         y = new_tensor(specs[0].sizes, specs[0].dtype, device)
     if training and (rm is None) != (rv is None):      # the kernel updates both or neither
-        rm = rm if rm is not None else zeros_like(rv)
-        rv = rv if rv is not None else ones_like(rm)
+        rm = rm if rm is not None else factory.zeros_like(rv)
+        rv = rv if rv is not None else factory.ones_like(rm)
     stats = (_dense(rm), _dense(rv))
     if c and nhwc:
         launch_norm(op, x, _dense(w), _dense(b), y, mean, rstd, c, n * pixels, eps,
@@ -373,7 +373,7 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
         for given, updated in zip((running_mean, running_var), stats):
             if given is not None and updated is not given:
                 version = given._impl.version.value
-                F.copy_(given, updated)
+                call_below_autograd("copy_", given, updated, False)
                 given._impl.version.value = version
     return y, mean, rstd
 
@@ -382,7 +382,8 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     """(out, mean, rstd): one row per (sample, group), its C / group * HxW contiguous
     elements; the weight of element i of row (n, g) is channel g * C / group + i // HxW."""
     op = "native_group_norm"
-    specs = rules.native_group_norm(op, (input, weight, bias, N, C, HxW, group, eps))
+    specs = shape_rule("normalization.native_group_norm")(
+        op, (input, weight, bias, N, C, HxW, group, eps))
     device, (x, w, b) = operands(op, input=input, weight=weight, bias=bias)
     y, mean, rstd = (new_tensor(s.sizes, s.dtype, device) for s in specs)
     n = C // group * HxW
@@ -393,7 +394,7 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
 
 
 def _zeros(sizes, dtype, device):
-    return F.fill_(new_tensor(sizes, dtype, device), 0)
+    return call_below_autograd("fill_.Scalar", new_tensor(sizes, dtype, device), 0)
 
 
 def _norm_backward(op, rms, grad_out, input, normalized_shape, mean, rstd, weight, specs):
@@ -434,8 +435,8 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
     """(grad_input, grad_weight, grad_bias) of native_layer_norm from its saved mean and
     rstd; an output output_mask leaves out is None."""
     op = "native_layer_norm_backward"
-    specs = rules.native_layer_norm_backward(op, (grad_out, input, normalized_shape, mean, rstd,
-                                                  weight, bias, output_mask))
+    specs = shape_rule("normalization.native_layer_norm_backward")(
+        op, (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask))
     return _norm_backward(op, False, grad_out, input, normalized_shape, mean, rstd, weight,
                           specs)
 
@@ -443,8 +444,8 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
 def fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight, output_mask):
     """(grad_input, grad_weight) of _fused_rms_norm from its saved rstd."""
     op = "_fused_rms_norm_backward"
-    specs = rules.fused_rms_norm_backward(op, (grad_out, input, normalized_shape, rstd, weight,
-                                               output_mask))
+    specs = shape_rule("normalization.fused_rms_norm_backward")(
+        op, (grad_out, input, normalized_shape, rstd, weight, output_mask))
     return _norm_backward(op, True, grad_out, input, normalized_shape, None, rstd, weight,
                           (*specs, None))[:2]
 

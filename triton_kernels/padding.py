@@ -24,9 +24,9 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from tensorplay import cuda
+from tensorplay._fallback_ops import from_host
 from tensorplay._memory_format import contiguous_format
-from tensorplay.meta import padding as rules
+from tensorplay.kernel_support.ops import shape_rule
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
 from triton_kernels._spatial import accumulator, finish
 from triton_kernels.copy import clone
@@ -120,12 +120,12 @@ def _run(op, padded, plain, first, pads, mode, backward, value=None):
 
 
 def constant_pad_nd(self, pad, value):
-    rules.constant_pad_nd("constant_pad_nd", (self, pad, value))
+    shape_rule("padding.constant_pad_nd")("constant_pad_nd", (self, pad, value))
     device, _ = operands("constant_pad_nd", self=self)
     # The value travels as a one-element tensor of self's dtype: a Python float argument
     # would reach the kernel as float32 (wrong for float64 and large int64 values).
-    fill = cuda.from_host(np.array(value).astype(self._impl.dtype.np), self._impl.dtype,
-                          device)
+    fill = from_host(np.array(value).astype(self._impl.dtype.np), self._impl.dtype,
+                     device)
     ndim, x = len(self._impl.sizes), self
     for k in range(0, max(len(pad), 2), 6):      # three dims a round, innermost first
         group = list(pad[k:k + 6])
@@ -140,7 +140,7 @@ def constant_pad_nd(self, pad, value):
 
 
 def _pad_nd(self, pad, mode):
-    spec = rules.pad_nd("_pad_nd", (self, pad, mode))
+    spec = shape_rule("padding.pad_nd")("_pad_nd", (self, pad, mode))
     device, _ = operands("_pad_nd", self=self)
     out = new_tensor(spec.sizes, self._impl.dtype, device)
     _run("_pad_nd", out, self, len(spec.sizes) - len(pad) // 2, pad, mode, False)
@@ -173,7 +173,7 @@ def _circular_backward(grad_output, pad):
 def _pad_nd_backward(grad_output, input_sizes, pad, mode):
     """grad_input[j] = the sum of grad_output over the padded positions that read j."""
     op = "_pad_nd_backward"
-    spec = rules.pad_nd_backward(op, (grad_output, input_sizes, pad, mode))
+    spec = shape_rule("padding.pad_nd_backward")(op, (grad_output, input_sizes, pad, mode))
     device, _ = operands(op, grad_output=grad_output)
     if mode == "circular" and min(pad) >= 0:
         return _circular_backward(grad_output, pad)

@@ -3,7 +3,7 @@ triton_kernels/pointwise_expressions.py into the per-arity template of
 triton_kernels/_template.py and launches it.
 
 A launcher does what the template cannot know: the result's sizes and dtype (from the
-op's shape rule in tensorplay/meta/, the same rule the Meta backend runs), the dtype
+op's shape rule, the one the Meta backend runs: `shape_rule` of kernel_support), the dtype
 the expression is computed in (PyTorch's type promotion, with fp16/bf16 widened to
 float32), and where the result goes (a new tensor, or `self` for the in-place
 variants). The launchers of EXPRESSIONS are written out below; those of OPS are made
@@ -18,17 +18,13 @@ import inspect
 import triton
 
 from tensorplay import _dtype as dt
-from tensorplay._backend_loading import resolve
-from tensorplay._generated import functional as F
-from tensorplay._generated.declarations import META_RULES
-from tensorplay._impl import numel_of
 from tensorplay._promotion import result_type, result_type2
-from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.dispatch.plan_cache import plans
 from tensorplay.errors import DTypeError
-from tensorplay.meta import rules
-from tensorplay.meta.overlap import check_inplace_overlap
-from tensorplay.meta.rules import SELF
+from tensorplay.kernel_support.checks import SELF
+from tensorplay.kernel_support.ops import call_below_autograd, schema_of, shape_rule, shape_rule_of
+from tensorplay.kernel_support.overlap import check_inplace_overlap
+from tensorplay.kernel_support.results import numel_of
 from triton_kernels import _template
 from triton_kernels._launch import (
     INTERPRETED, broadcast_strides, coalesce, compute_dtype, launch, needs_wide_index,
@@ -56,7 +52,7 @@ def source(name, rank=1):
     if callable(entry.expr):
         raise ValueError(f"{name}: the expression depends on the call's arguments; call "
                          f"the op once and read triton_kernels._template._sources")
-    arity = len(dispatcher.find(entry.op).schema.tensor_positions)
+    arity = len(schema_of(entry.op).tensor_positions)
     return _template.source(_variant(name, entry.expr), entry.expr, arity, rank)
 
 
@@ -105,43 +101,44 @@ def _pointwise_plan(name, expr, sizes, all_strides, scalars, matrix):
 
 # ---- binary ---------------------------------------------------------------------------
 def _binary(name, rule, self, other, alpha=1):
+    """`rule`: the op's shape rule, by the name ops.yaml's `meta:` gives it."""
     device, (a, b) = operands(name, self=self, other=other)
-    spec = rule(name, (self, other, alpha))
+    spec = shape_rule(rule)(name, (self, other, alpha))
     out = new_tensor_like(spec.sizes, spec.dtype, device, (self, other))
     return run(name, out, (a, b), spec.dtype, alpha)
 
 
 def add(self, other, alpha):
-    return _binary("add", rules.binary, self, other, alpha)
+    return _binary("add", "binary", self, other, alpha)
 
 
 def sub(self, other, alpha):
-    return _binary("sub", rules.binary_sub, self, other, alpha)
+    return _binary("sub", "binary_sub", self, other, alpha)
 
 
 def mul(self, other):
-    return _binary("mul", rules.binary, self, other)
+    return _binary("mul", "binary", self, other)
 
 
 def div(self, other):
-    return _binary("div", rules.binary_float, self, other)
+    return _binary("div", "binary_float", self, other)
 
 
 def maximum(self, other):
-    return _binary("maximum", rules.binary, self, other)
+    return _binary("maximum", "binary", self, other)
 
 
 def minimum(self, other):
-    return _binary("minimum", rules.binary, self, other)
+    return _binary("minimum", "binary", self, other)
 
 
 def xlogy(self, other):
-    return _binary("xlogy", rules.binary_float, self, other)
+    return _binary("xlogy", "binary_float", self, other)
 
 
 def pow(self, exponent):  # noqa: A001 - the op's name
     device, (a, b) = operands("pow", self=self, exponent=exponent)
-    spec = rules.binary_pow("pow", (self, exponent))
+    spec = shape_rule("binary_pow")("pow", (self, exponent))
     if not spec.dtype.is_floating_point and exponent._impl.wrapped_number:
         value = exponent.item()       # a Python number: PyTorch refuses a negative one
         if value < 0:
@@ -155,7 +152,7 @@ def pow(self, exponent):  # noqa: A001 - the op's name
 def _compare(name):
     def kernel(self, other):
         device, (a, b) = operands(name, self=self, other=other)
-        spec = rules.comparison(name, (self, other))
+        spec = shape_rule("comparison")(name, (self, other))
         out = new_tensor_like(spec.sizes, dt.bool, device, (self, other))
         return run(name, out, (a, b), result_type2(self, other))
     kernel.__name__ = kernel.__qualname__ = name
@@ -172,7 +169,7 @@ ge = _compare("ge")
 
 def where(condition, self, other):
     device, tensors = operands("where", condition=condition, self=self, other=other)
-    spec = rules.where("where", (condition, self, other))
+    spec = shape_rule("where")("where", (condition, self, other))
     out = new_tensor_like(spec.sizes, spec.dtype, device, (condition, self, other))
     return run("where", out, tensors, spec.dtype)
 
@@ -181,30 +178,31 @@ def where(condition, self, other):
 def _unary(name, rule):
     def kernel(self):
         device, (a,) = operands(name, self=self)
-        spec = rule(name, (self,))
+        spec = shape_rule(rule)(name, (self,))
         out = new_tensor_like(spec.sizes, spec.dtype, device, (self,))
         return run(name, out, (a,), spec.dtype)
     kernel.__name__ = kernel.__qualname__ = name
     return kernel
 
 
-neg = _unary("neg", rules.unary_neg)
-abs = _unary("abs", rules.unary_abs)  # noqa: A001
-sign = _unary("sign", rules.unary)
-exp = _unary("exp", rules.unary_float)
-log = _unary("log", rules.unary_float)
-sqrt = _unary("sqrt", rules.unary_float)
-sin = _unary("sin", rules.unary_float)
-cos = _unary("cos", rules.unary_float)
-tanh = _unary("tanh", rules.unary_float)
-sigmoid = _unary("sigmoid", rules.unary_float)
-relu = _unary("relu", rules.unary_relu)
+neg = _unary("neg", "unary_neg")
+abs = _unary("abs", "unary_abs")  # noqa: A001
+sign = _unary("sign", "unary")
+exp = _unary("exp", "unary_float")
+log = _unary("log", "unary_float")
+sqrt = _unary("sqrt", "unary_float")
+sin = _unary("sin", "unary_float")
+cos = _unary("cos", "unary_float")
+tanh = _unary("tanh", "unary_float")
+sigmoid = _unary("sigmoid", "unary_float")
+relu = _unary("relu", "unary_relu")
 
 
 # ---- in place: the result is written through self's own strides ----------------------
 def _inplace(name, rule, self, other, alpha=1):
     _, (_, b) = operands(f"{name}_", self=self, other=other)
-    rule(f"{name}_", (self, other, alpha))     # shapes, and may the result be cast to self?
+    # shapes, and may the result be cast to self?
+    shape_rule(rule)(f"{name}_", (self, other, alpha))
     check_inplace_overlap(f"{name}_", self, ("other", other))
     compute = result_type2(self, other)
     if name == "div" and not compute.is_floating_point:
@@ -213,23 +211,23 @@ def _inplace(name, rule, self, other, alpha=1):
 
 
 def add_(self, other, alpha):
-    return _inplace("add", rules.binary_inplace, self, other, alpha)
+    return _inplace("add", "binary_inplace", self, other, alpha)
 
 
 def sub_(self, other, alpha):
-    return _inplace("sub", rules.binary_inplace, self, other, alpha)
+    return _inplace("sub", "binary_inplace", self, other, alpha)
 
 
 def mul_(self, other):
-    return _inplace("mul", rules.binary_inplace, self, other)
+    return _inplace("mul", "binary_inplace", self, other)
 
 
 def div_(self, other):
-    return _inplace("div", rules.binary_float_inplace, self, other)
+    return _inplace("div", "binary_float_inplace", self, other)
 
 
 def relu_(self):
-    rules.unary_relu("relu_", (self,))
+    shape_rule("unary_relu")("relu_", (self,))
     operands("relu_", self=self)
     check_inplace_overlap("relu_", self)
     return run("relu", self, (self,), self._impl.dtype)
@@ -247,14 +245,6 @@ def _variant(kernel, expr):
     return name
 
 
-def _rule(op):
-    rule_name = META_RULES[op]
-    if "." in rule_name:
-        return resolve("tensorplay.meta", rule_name)
-    from tensorplay.meta import rules
-    return getattr(rules, rule_name)
-
-
 def _compute_dtype(entry, spec, tensors):
     """In place (spec is SELF) and for tests: the tensors' promoted dtype. Otherwise the
     result's dtype, as the op's rule gives it."""
@@ -268,18 +258,17 @@ def _compute_dtype(entry, spec, tensors):
 
 def make_launcher(kernel_name, entry):
     """The CUDA kernel of `entry.op`, with the schema's parameter names."""
-    handle = dispatcher.find(entry.op)
-    names = handle.schema.arg_names
-    positions = handle.schema.tensor_positions
-    inplace = bool(handle.schema.mutable_positions)
+    schema = schema_of(entry.op)
+    names = schema.arg_names
+    positions = schema.tensor_positions
+    inplace = bool(schema.mutable_positions)
     op = entry.op.partition(".")[0]                 # the name errors use: "clamp_"
-    rule = _rule(entry.op)
 
     def launcher(*args):
         a = dict(zip(names, args))
         tensors = {names[i]: args[i] for i in positions if args[i] is not None}
         device, moved = operands(op, **tensors)
-        spec = rule(op, args)        # the checks; SELF for the in-place forms
+        spec = shape_rule_of(entry.op)(op, args)    # the checks; SELF for the in-place forms
         compute = _compute_dtype(entry, spec, list(tensors.values()))
         if entry.check is not None:
             entry.check(op, a, compute)
@@ -320,4 +309,4 @@ def equal(self, other):
         return False
     if self._impl.numel() == 0:
         return True
-    return bool(F.eq(self, other).min().item())
+    return bool(call_below_autograd("eq.Tensor", self, other).min().item())

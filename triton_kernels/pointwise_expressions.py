@@ -30,9 +30,9 @@ from typing import Callable, Union
 import ml_dtypes
 
 from tensorplay import _dtype as dt
-from tensorplay import cuda
-from tensorplay._generated import functional as F
+from tensorplay._random import philox_inputs
 from tensorplay.errors import ArgumentError
+from tensorplay.kernel_support.ops import call_below_autograd
 
 # op -> (arity, expression over x, y, z[, scalar names]). The expression sees its
 # inputs converted to the compute dtype; helpers of triton_kernels/_math.py are `_math.*`.
@@ -195,7 +195,7 @@ def _random(expr, *names):
     reproducible after tp.manual_seed and no two calls draw the same numbers."""
     def build(a):
         n = a["self"].numel()
-        seed, offset = cuda.philox_inputs(a.get("generator"), n)
+        seed, offset = philox_inputs(a.get("generator"), n)
         scalars = {name: a[name] for name in names}
         scalars.update(seed=seed, offset=offset)
         return expr, scalars
@@ -210,7 +210,7 @@ def _nonzero_divisor(op, a, compute):
     if compute.is_floating_point or a.get("rounding_mode", "floor") is None:
         return
     other = a["other"]
-    if other.numel() and F.eq(other, 0).max().item():
+    if other.numel() and call_below_autograd("eq.Scalar", other, 0).max().item():
         raise ArgumentError(f"{op}(): integer division by zero (argument 'other' has a zero "
                             f"element)", op=op, arg="other")
 
@@ -224,8 +224,10 @@ def _probabilities(arg):
             bad = not 0 <= p <= 1
             value = p
         else:
-            inside = F.logical_and(F.ge(p, 0), F.le(p, 1))
-            bad = p.numel() > 0 and not F.all(inside).item()
+            at_least_0 = call_below_autograd("ge.Scalar", p, 0)
+            at_most_1 = call_below_autograd("le.Scalar", p, 1)
+            inside = call_below_autograd("logical_and", at_least_0, at_most_1)
+            bad = p.numel() > 0 and not call_below_autograd("all", inside).item()
             value = None
             if bad:
                 host = p.detach().cpu().numpy().astype("float64").reshape(-1)

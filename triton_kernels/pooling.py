@@ -25,11 +25,11 @@ import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
-from tensorplay._creation import empty_strided
-from tensorplay._generated import functional as F
 from tensorplay.errors import DimError
+from tensorplay.kernel_support.arguments import pool_params
+from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
+from tensorplay.kernel_support.results import factory
 from tensorplay.library import Library, kernel
-from tensorplay.meta import pooling as rules
 from triton_kernels import _math
 from triton_kernels._launch import (
     INTERPRETED, compute_dtype, launch, new_tensor, operands, pointer,
@@ -215,7 +215,7 @@ def _result(sizes, dtype, device, nhwc):
     if not nhwc:
         return new_tensor(sizes, dtype, device)
     _, c, h, w = sizes
-    return empty_strided(sizes, (h * w * c, 1, w * c, c), dtype=dtype, device=device)
+    return factory.empty_strided(sizes, (h * w * c, 1, w * c, c), dtype=dtype, device=device)
 
 
 def _forward(op, self, out_sizes, pool, params, adaptive=False, count_pad=True,
@@ -253,9 +253,9 @@ def _adaptive_params(self, out_sizes):
 @kernel(layout=NCHW)
 def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
     op = "max_pool2d_with_indices"
-    spec, _ = rules.max_pool2d_with_indices(op, (self, kernel_size, stride, padding, dilation,
-                                                 ceil_mode))
-    params = rules.pool_params(op, kernel_size, stride, padding, dilation)
+    spec, _ = shape_rule("pooling.max_pool2d_with_indices")(
+        op, (self, kernel_size, stride, padding, dilation, ceil_mode))
+    params = pool_params(op, kernel_size, stride, padding, dilation)
     return _forward(op, self, spec.sizes, "max", params)
 
 
@@ -263,9 +263,9 @@ def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_m
 def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                divisor_override):
     op = "avg_pool2d"
-    spec = rules.avg_pool2d(op, (self, kernel_size, stride, padding, ceil_mode,
-                                 count_include_pad, divisor_override))
-    params = rules.pool_params(op, kernel_size, stride, padding, (1, 1))
+    spec = shape_rule("pooling.avg_pool2d")(
+        op, (self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    params = pool_params(op, kernel_size, stride, padding, (1, 1))
     return _forward(op, self, spec.sizes, "avg", params, count_pad=count_include_pad,
                     divisor_override=divisor_override)[0]
 
@@ -273,7 +273,7 @@ def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
 @kernel(layout=NCHW)
 def adaptive_avg_pool2d(self, output_size):
     op = "adaptive_avg_pool2d"
-    spec = rules.adaptive_avg_pool2d(op, (self, output_size))
+    spec = shape_rule("pooling.adaptive_avg_pool2d")(op, (self, output_size))
     return _forward(op, self, spec.sizes, "avg", _adaptive_params(self, spec.sizes),
                     adaptive=True)[0]
 
@@ -281,7 +281,7 @@ def adaptive_avg_pool2d(self, output_size):
 @kernel(layout=NCHW)
 def adaptive_max_pool2d(self, output_size):
     op = "adaptive_max_pool2d"
-    spec, _ = rules.adaptive_max_pool2d(op, (self, output_size))
+    spec, _ = shape_rule("pooling.adaptive_max_pool2d")(op, (self, output_size))
     return _forward(op, self, spec.sizes, "max", _adaptive_params(self, spec.sizes),
                     adaptive=True)
 
@@ -307,9 +307,9 @@ def _avg_backward(op, grad_output, self, params, steps, adaptive, count_pad=True
 def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
                         count_include_pad, divisor_override):
     op = "avg_pool2d_backward"
-    rules.avg_pool2d_backward(op, (grad_output, self, kernel_size, stride, padding, ceil_mode,
-                                   count_include_pad, divisor_override))
-    params = rules.pool_params(op, kernel_size, stride, padding, (1, 1))
+    shape_rule("pooling.avg_pool2d_backward")(op, (grad_output, self, kernel_size, stride, padding,
+                                                   ceil_mode, count_include_pad, divisor_override))
+    params = pool_params(op, kernel_size, stride, padding, (1, 1))
     steps = tuple(triton.cdiv(k, s) for k, s in zip(params[0], params[1]))
     return _avg_backward(op, grad_output, self, params, steps, False, count_include_pad,
                          divisor_override)
@@ -318,7 +318,7 @@ def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mo
 @kernel(layout=NCHW)
 def adaptive_avg_pool2d_backward(grad_output, self):
     op = "adaptive_avg_pool2d_backward"
-    rules.adaptive_avg_pool2d_backward(op, (grad_output, self))
+    shape_rule("pooling.adaptive_avg_pool2d_backward")(op, (grad_output, self))
     out_sizes = grad_output._impl.sizes
     # Input pixel h lies in the windows of outputs [floor(h * out / n), ceil((h + 1) * out / n)):
     # the same ranges as the forward's with the roles of n and out swapped.
@@ -336,21 +336,24 @@ def _max_backward(op, grad_output, self, indices, nhwc=False):
     dtype = grad_output._impl.dtype
     if nhwc:    # as `accumulator` makes it, but stored channels_last
         acc_dtype = dt.float32 if dtype in (dt.float16, dt.bfloat16) else dtype
-        acc = F.zero_(_result(self._impl.sizes, acc_dtype, device, nhwc=True))
+        acc = call_below_autograd("zero_", _result(self._impl.sizes, acc_dtype, device, nhwc=True))
     else:
         acc = accumulator(self._impl.sizes, dtype, device)
     total = grad_output._impl.numel()
     if total:
         # One host sync: the interpreter (and a GPU) would write out of bounds through a
         # bad index, so check them all first with a device reduction.
-        if F.logical_or(F.lt(indices, 0), F.ge(indices, H * W)).any().item():
+        below = call_below_autograd("lt.Scalar", indices, 0)
+        beyond = call_below_autograd("ge.Scalar", indices, H * W)
+        if call_below_autograd("logical_or", below, beyond).any().item():
             raise DimError(f"{op}(): argument 'indices' holds a position outside the "
                            f"{H} x {W} input plane", op=op, arg="indices")
         launch(op, max_pool_backward_kernel, _grid(total), pointer(grad_output),
                pointer(indices), pointer(acc), total, C, OH, OW, H * W, *g_strides,
                *i_strides, NHWC=nhwc, BLOCK=BLOCK)
     if nhwc and acc._impl.dtype is not dtype:         # one rounding, keeping the layout
-        return F.copy_(_result(self._impl.sizes, dtype, device, nhwc=True), acc)
+        result = _result(self._impl.sizes, dtype, device, nhwc=True)
+        return call_below_autograd("copy_", result, acc, False)
     return acc if nhwc else finish(acc, dtype)
 
 
@@ -358,15 +361,15 @@ def _max_backward(op, grad_output, self, indices, nhwc=False):
 def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding,
                                      dilation, ceil_mode, indices):
     op = "max_pool2d_with_indices_backward"
-    rules.max_pool2d_with_indices_backward(op, (grad_output, self, kernel_size, stride,
-                                                padding, dilation, ceil_mode, indices))
+    shape_rule("pooling.max_pool2d_with_indices_backward")(
+        op, (grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices))
     return _max_backward(op, grad_output, self, indices)
 
 
 @kernel(layout=NCHW)
 def adaptive_max_pool2d_backward(grad_output, self, indices):
     op = "adaptive_max_pool2d_backward"
-    rules.adaptive_max_pool2d_backward(op, (grad_output, self, indices))
+    shape_rule("pooling.adaptive_max_pool2d_backward")(op, (grad_output, self, indices))
     return _max_backward(op, grad_output, self, indices)
 
 
@@ -376,26 +379,26 @@ def adaptive_max_pool2d_backward(grad_output, self, indices):
 # fallback. Indices stay flat (H, W) plane positions, as PyTorch returns them.
 def max_pool2d_with_indices_nhwc(self, kernel_size, stride, padding, dilation, ceil_mode):
     op = "max_pool2d_with_indices"
-    spec, _ = rules.max_pool2d_with_indices(op, (self, kernel_size, stride, padding, dilation,
-                                                 ceil_mode))
-    params = rules.pool_params(op, kernel_size, stride, padding, dilation)
+    spec, _ = shape_rule("pooling.max_pool2d_with_indices")(
+        op, (self, kernel_size, stride, padding, dilation, ceil_mode))
+    params = pool_params(op, kernel_size, stride, padding, dilation)
     return _forward(op, self, spec.sizes, "max", params, nhwc=True)
 
 
 def max_pool2d_with_indices_backward_nhwc(grad_output, self, kernel_size, stride, padding,
                                           dilation, ceil_mode, indices):
     op = "max_pool2d_with_indices_backward"
-    rules.max_pool2d_with_indices_backward(op, (grad_output, self, kernel_size, stride,
-                                                padding, dilation, ceil_mode, indices))
+    shape_rule("pooling.max_pool2d_with_indices_backward")(
+        op, (grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices))
     return _max_backward(op, grad_output, self, indices, nhwc=True)
 
 
 def avg_pool2d_nhwc(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                     divisor_override):
     op = "avg_pool2d"
-    spec = rules.avg_pool2d(op, (self, kernel_size, stride, padding, ceil_mode,
-                                 count_include_pad, divisor_override))
-    params = rules.pool_params(op, kernel_size, stride, padding, (1, 1))
+    spec = shape_rule("pooling.avg_pool2d")(
+        op, (self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    params = pool_params(op, kernel_size, stride, padding, (1, 1))
     return _forward(op, self, spec.sizes, "avg", params, count_pad=count_include_pad,
                     divisor_override=divisor_override, nhwc=True)[0]
 
@@ -403,9 +406,9 @@ def avg_pool2d_nhwc(self, kernel_size, stride, padding, ceil_mode, count_include
 def avg_pool2d_backward_nhwc(grad_output, self, kernel_size, stride, padding, ceil_mode,
                              count_include_pad, divisor_override):
     op = "avg_pool2d_backward"
-    rules.avg_pool2d_backward(op, (grad_output, self, kernel_size, stride, padding, ceil_mode,
-                                   count_include_pad, divisor_override))
-    params = rules.pool_params(op, kernel_size, stride, padding, (1, 1))
+    shape_rule("pooling.avg_pool2d_backward")(op, (grad_output, self, kernel_size, stride, padding,
+                                                   ceil_mode, count_include_pad, divisor_override))
+    params = pool_params(op, kernel_size, stride, padding, (1, 1))
     steps = tuple(triton.cdiv(k, s) for k, s in zip(params[0], params[1]))
     return _avg_backward(op, grad_output, self, params, steps, False, count_include_pad,
                          divisor_override, nhwc=True)
@@ -413,14 +416,14 @@ def avg_pool2d_backward_nhwc(grad_output, self, kernel_size, stride, padding, ce
 
 def adaptive_avg_pool2d_nhwc(self, output_size):
     op = "adaptive_avg_pool2d"
-    spec = rules.adaptive_avg_pool2d(op, (self, output_size))
+    spec = shape_rule("pooling.adaptive_avg_pool2d")(op, (self, output_size))
     return _forward(op, self, spec.sizes, "avg", _adaptive_params(self, spec.sizes),
                     adaptive=True, nhwc=True)[0]
 
 
 def adaptive_avg_pool2d_backward_nhwc(grad_output, self):
     op = "adaptive_avg_pool2d_backward"
-    rules.adaptive_avg_pool2d_backward(op, (grad_output, self))
+    shape_rule("pooling.adaptive_avg_pool2d_backward")(op, (grad_output, self))
     out_sizes = grad_output._impl.sizes
     steps = tuple(_adaptive_extent(o, n) if o else 0
                   for n, o in zip(self._impl.sizes[-2:], out_sizes[-2:]))

@@ -21,10 +21,9 @@ import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
-from tensorplay import cuda
-from tensorplay._generated import functional as F
+from tensorplay._random import philox_inputs
 from tensorplay.errors import ArgumentError
-from tensorplay.meta import random as rules
+from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from triton_kernels import sorting
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
 
@@ -75,15 +74,18 @@ def exponential_keys_kernel(
 def _philox(generator, count):
     """(seed, offset) for `count` draws: the generator's own stream when one is given,
     else the cuda default generator's (whose offset moves past them)."""
-    return cuda.philox_inputs(generator, count)
+    return philox_inputs(generator, count)
 
 
 def _check_weights(w):
     """The CPU kernel's checks: finite, non-negative weights and a positive sum per row.
     One host sync for both flags."""
-    bad = F.any(F.logical_or(F.logical_not(F.isfinite(w)), F.lt(w, 0)))
-    empty = F.any(F.le(F.sum(w, [1]), 0))
-    bad, empty = F.stack([bad, empty]).tolist()
+    not_finite = call_below_autograd("logical_not", call_below_autograd("isfinite", w))
+    negative = call_below_autograd("lt.Scalar", w, 0)
+    bad = call_below_autograd("any", call_below_autograd("logical_or", not_finite, negative))
+    row_sums = call_below_autograd("sum.dim_IntList", w, (1,), False, None)
+    empty = call_below_autograd("any", call_below_autograd("le.Scalar", row_sums, 0))
+    bad, empty = call_below_autograd("stack", [bad, empty], 0).tolist()
     if bad:
         raise ArgumentError("multinomial(): argument 'self' must hold finite, non-negative "
                             "weights", op="multinomial", arg="self")
@@ -93,7 +95,8 @@ def _check_weights(w):
 
 
 def multinomial(self, num_samples, replacement, generator):
-    spec = rules.multinomial("multinomial", (self, num_samples, replacement, generator))
+    spec = shape_rule("random.multinomial")(
+        "multinomial", (self, num_samples, replacement, generator))
     device, (self,) = operands("multinomial", self=self)
     N = self._impl.sizes[-1]
     w = self.reshape([-1, N])
@@ -101,7 +104,7 @@ def multinomial(self, num_samples, replacement, generator):
     _check_weights(w)
     if replacement:
         acc = dt.float64 if self._impl.dtype is dt.float64 else dt.float32
-        cdf = F.cumsum(w, 1, dtype=acc)
+        cdf = call_below_autograd("cumsum", w, 1, acc)
         samples = new_tensor([M, num_samples], dt.int64, device)
         seed, offset = _philox(generator, M * num_samples)
         block_s = min(triton.next_power_of_2(num_samples), MAX_BLOCK_S)

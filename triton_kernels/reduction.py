@@ -22,12 +22,12 @@ import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
-from tensorplay._generated import functional as F
-from tensorplay._impl import numel_of
 from tensorplay._memory_format import contiguous_format
+from tensorplay.kernel_support.arguments import integral_to_long, reduced_sizes
+from tensorplay.kernel_support.checks import reduce_dim_list
+from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
+from tensorplay.kernel_support.results import numel_of
 from tensorplay.library import kernel
-from tensorplay.meta import reduction as rules
-from tensorplay.meta import rules as core_rules
 from triton_kernels import _math
 from triton_kernels._launch import (
     INTERPRETED, TL_DTYPES, compute_dtype, launch, new_tensor, operands, pointer,
@@ -214,7 +214,7 @@ def _reduce(name, op, self, dims, keepdim, out_dtype, acc_from, mean=False, valu
     sizes = x._impl.sizes
     ndim = len(sizes)
     reduced = tuple(range(ndim)) if dims is None or len(dims) == 0 else \
-        rules.reduce_dim_list(name, dims, ndim)
+        reduce_dim_list(name, dims, ndim)
     if ndim == 0:                    # dim 0 or -1 of a 0-dim tensor: the one element
         reduced = ()
     kept = tuple(d for d in range(ndim) if d not in reduced)
@@ -249,7 +249,7 @@ def sum(self, dtype):  # noqa: A001 - the op's name
 
 
 def sum_dim(self, dim, keepdim, dtype):
-    spec = core_rules.reduce_dims("sum", (self, dim, keepdim, dtype))
+    spec = shape_rule("reduce_dims")("sum", (self, dim, keepdim, dtype))
     acc = dt.int64 if not spec.dtype.is_floating_point else spec.dtype
     return _reduce("sum", "sum", self, dim, keepdim, spec.dtype, acc)[0]
 
@@ -259,24 +259,24 @@ def mean(self, dtype):
 
 
 def mean_dim(self, dim, keepdim, dtype):
-    spec = core_rules.reduce_dims_float("mean", (self, dim, keepdim, dtype))
+    spec = shape_rule("reduce_dims_float")("mean", (self, dim, keepdim, dtype))
     return _reduce("mean", "sum", self, dim, keepdim, spec.dtype, spec.dtype, mean=True)[0]
 
 
 def max(self):  # noqa: A001
-    spec = core_rules.reduce_all_same("max", (self,))
+    spec = shape_rule("reduce_all_same")("max", (self,))
     return _reduce("max", "max", self, None, False, spec.dtype, spec.dtype)[0]
 
 
 def min(self):  # noqa: A001
-    spec = core_rules.reduce_all_same("min", (self,))
+    spec = shape_rule("reduce_all_same")("min", (self,))
     return _reduce("min", "min", self, None, False, spec.dtype, spec.dtype)[0]
 
 
 @kernel(family=True)
 def max_min_dim(op, self, dim, keepdim):
     """max.dim and min.dim: the extreme values along `dim` and where they are."""
-    values_spec, _ = core_rules.reduce_dim_with_indices(op, (self, dim, keepdim))
+    values_spec, _ = shape_rule("reduce_dim_with_indices")(op, (self, dim, keepdim))
     dims = (dim,) if self._impl.sizes else None
     return _reduce(op, op, self, dims, keepdim, values_spec.dtype, self._impl.dtype,
                    indices=True)
@@ -285,7 +285,7 @@ def max_min_dim(op, self, dim, keepdim):
 @kernel(family=True)
 def argmax_argmin(op, self, dim, keepdim):
     """argmax and argmin: the indices of max.dim / min.dim, or of the flattened max."""
-    core_rules.arg_reduce(op, (self, dim, keepdim))
+    shape_rule("arg_reduce")(op, (self, dim, keepdim))
     dims = (dim,) if dim is not None and self._impl.sizes else None
     return _reduce(op, op[3:], self, dims, keepdim, self._impl.dtype, self._impl.dtype,
                    values=False, indices=True)[1]
@@ -303,7 +303,7 @@ def _count(self, dims):
     if not sizes or not dims:
         return self._impl.numel()
     n = 1
-    for d in rules.reduce_dim_list("reduce", dims, len(sizes)):
+    for d in reduce_dim_list("reduce", dims, len(sizes)):
         n *= sizes[d]
     return n
 
@@ -315,21 +315,21 @@ def _accumulate(t):
 
 # ---- the reduction kernel --------------------------------------------------------------
 def prod(self, dtype):
-    rules.prod("prod", (self, dtype))
-    out_dtype = rules.integral_to_long(self, dtype)
+    shape_rule("reduction.prod")("prod", (self, dtype))
+    out_dtype = integral_to_long(self, dtype)
     return reduce_any("prod", "prod", self, None, False, out_dtype, out_dtype)
 
 
 def prod_dim(self, dim, keepdim, dtype):
-    rules.prod_dim("prod", (self, dim, keepdim, dtype))
-    out_dtype = rules.integral_to_long(self, dtype)
+    shape_rule("reduction.prod_dim")("prod", (self, dim, keepdim, dtype))
+    out_dtype = integral_to_long(self, dtype)
     return reduce_any("prod", "prod", self, [dim], keepdim, out_dtype, out_dtype)
 
 
 @kernel(family=True)
 def amax_amin(op, self, dim, keepdim):
     """amax and amin over the dims in `dim` (all of them when empty)."""
-    rules.amax(op, (self, dim, keepdim))
+    shape_rule("reduction.amax")(op, (self, dim, keepdim))
     dtype = self._impl.dtype
     return reduce_any(op, op[1:], self, _dims(dim), keepdim, dtype, dtype)
 
@@ -338,33 +338,39 @@ def amax_amin(op, self, dim, keepdim):
 def all_any(op, self, *params):
     """all and any, over everything or (with params = (dim, keepdim)) along one dim: the
     min (all) or max (any) of `self != 0`."""
-    spec = rules.all_any(op, (self,) + params)
+    spec = shape_rule("reduction.all_any")(op, (self,) + params)
     dim, keepdim = params or (None, False)
     operands(op, self=self)
-    nonzero = F.ne(self, 0)
+    nonzero = call_below_autograd("ne.Scalar", self, 0)
     pick = "min" if op == "all" else "max"
     return reduce_any(op, pick, nonzero, None if dim is None else [dim], keepdim,
                                 spec.dtype, dt.bool)
 
 
 def count_nonzero(self, dim):
-    rules.count_nonzero("count_nonzero", (self, dim))
+    shape_rule("reduction.count_nonzero")("count_nonzero", (self, dim))
     operands("count_nonzero", self=self)
-    return F.sum(F.ne(self, 0), _dims(dim) or [], dtype=dt.int64)
+    return _sum(call_below_autograd("ne.Scalar", self, 0), _dims(dim) or [], False, dt.int64)
 
 
 # ---- built from the backend's ops ------------------------------------------------------
+# Each op runs below autograd through the dispatcher (kernel_support/ops.py), on `cuda`.
+def _sum(x, dims, keepdim, dtype=None):
+    return call_below_autograd("sum.dim_IntList", x, tuple(dims), keepdim, dtype)
+
+
 def _variance(op, self, dim, correction, keepdim):
     """Two passes, as on the CPU: m = mean(x over dims); sum((x - m)**2) / (N - correction)."""
-    rules.var(op, (self, dim, correction, keepdim))
+    shape_rule("reduction.var")(op, (self, dim, correction, keepdim))
     operands(op, self=self)
     dims = _dims(dim) or []
     x = _accumulate(self)
-    centered = F.sub(x, F.mean(x, dims, keepdim=True))
-    total = F.sum(F.mul(centered, centered), dims, keepdim=keepdim)
+    mean = call_below_autograd("mean.dim", x, tuple(dims), True, None)
+    centered = call_below_autograd("sub.Tensor", x, mean, 1)
+    total = _sum(call_below_autograd("mul.Tensor", centered, centered), dims, keepdim)
     n = _count(self, dims)
     correction = 1 if correction is None else correction
-    return F.div(total, builtins.max(0, n - correction))
+    return call_below_autograd("div.Scalar", total, builtins.max(0, n - correction))
 
 
 def var(self, dim, correction, keepdim):
@@ -372,43 +378,50 @@ def var(self, dim, correction, keepdim):
 
 
 def std(self, dim, correction, keepdim):
-    return F.sqrt(_variance("std", self, dim, correction, keepdim)).to(self._impl.dtype)
+    variance = _variance("std", self, dim, correction, keepdim)
+    return call_below_autograd("sqrt", variance).to(self._impl.dtype)
 
 
 def norm(self, p, dim, keepdim, dtype):
     """Vector p-norm: p = 2 sqrt(sum x**2), 1 sum |x|, inf / -inf max / min |x|, 0 the
     number of non-zeros, else sum(|x|**p) ** (1/p)."""
-    spec = rules.norm("norm", (self, p, dim, keepdim, dtype))
+    spec = shape_rule("reduction.norm")("norm", (self, p, dim, keepdim, dtype))
     operands("norm", self=self)
     dims = _dims(dim) or []
-    a = F.abs(_accumulate(self.to(spec.dtype)))
+    a = call_below_autograd("abs", _accumulate(self.to(spec.dtype)))
     p = 2.0 if p is None else float(p)
     if p == 2:
-        r = F.sqrt(F.sum(F.mul(a, a), dims, keepdim=keepdim))
+        squares = call_below_autograd("mul.Tensor", a, a)
+        r = call_below_autograd("sqrt", _sum(squares, dims, keepdim))
     elif p == 1:
-        r = F.sum(a, dims, keepdim=keepdim)
+        r = _sum(a, dims, keepdim)
     elif p == math.inf:
-        r = F.amax(a, dims, keepdim=keepdim) if a.numel() else F.sum(a, dims, keepdim=keepdim)
+        r = call_below_autograd("amax", a, tuple(dims), keepdim) if a.numel() else \
+            _sum(a, dims, keepdim)
     elif p == -math.inf:
-        r = F.amin(a, dims, keepdim=keepdim)
+        r = call_below_autograd("amin", a, tuple(dims), keepdim)
     elif p == 0:
-        r = F.sum(F.ne(a, 0), dims, keepdim=keepdim, dtype=a.dtype)
+        r = _sum(call_below_autograd("ne.Scalar", a, 0), dims, keepdim, a.dtype)
     else:
-        r = F.pow(F.sum(F.pow(a, p), dims, keepdim=keepdim), 1.0 / p)
+        powers = call_below_autograd("pow.Tensor_Scalar", a, p)
+        r = call_below_autograd("pow.Tensor_Scalar", _sum(powers, dims, keepdim), 1.0 / p)
     return r.to(spec.dtype)
 
 
 def logsumexp(self, dim, keepdim):
     """m + log(sum(exp(x - m))), m the max (0 where it is infinite), without overflow."""
-    spec = rules.logsumexp("logsumexp", (self, dim, keepdim))
+    spec = shape_rule("reduction.logsumexp")("logsumexp", (self, dim, keepdim))
     operands("logsumexp", self=self)
     dims = _dims(dim) or []
     x = _accumulate(self.to(spec.dtype))
     if x.numel() == 0:
-        return F.log(F.sum(F.exp(x), dims, keepdim=keepdim)).to(spec.dtype)
-    m = F.amax(x, dims, keepdim=True)
-    m = F.where(F.isinf(m), 0.0, m)
-    r = F.add(F.log(F.sum(F.exp(F.sub(x, m)), dims, keepdim=True)), m)
+        total = _sum(call_below_autograd("exp", x), dims, keepdim)
+        return call_below_autograd("log", total).to(spec.dtype)
+    m = call_below_autograd("amax", x, tuple(dims), True)
+    m = call_below_autograd("where.ScalarSelf", call_below_autograd("isinf", m), 0.0, m)
+    shifted = call_below_autograd("exp", call_below_autograd("sub.Tensor", x, m, 1))
+    total = _sum(shifted, dims, True)
+    r = call_below_autograd("add.Tensor", call_below_autograd("log", total), m, 1)
     if not keepdim:
-        r = r.view(rules.reduced_sizes("logsumexp", self._impl.sizes, dims, False))
+        r = r.view(reduced_sizes("logsumexp", self._impl.sizes, dims, False))
     return r.to(spec.dtype)

@@ -24,9 +24,10 @@ import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
-from tensorplay import cuda
+from tensorplay._fallback_ops import from_host
+from tensorplay.kernel_support.arguments import upsample_params
+from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import kernel
-from tensorplay.meta import resample as rules
 from cpu_kernels.resample import _scale   # PyTorch's scale rule, shared with the CPU
 from triton_kernels import _math
 from triton_kernels._launch import (
@@ -140,7 +141,7 @@ def _scales(mode, in_hw, out_hw, align_corners, scales, dtype, device):
         tp_dtype = dt.float64 if dtype is dt.float64 else dt.float32
         values = [_scale(i, o, s, align_corners, tp_dtype.np.type)
                   for i, o, s in zip(in_hw, out_hw, scales)]
-    return cuda.from_host(np.array(values, tp_dtype.np), tp_dtype, device)
+    return from_host(np.array(values, tp_dtype.np), tp_dtype, device)
 
 
 def _grid(total):
@@ -149,9 +150,9 @@ def _grid(total):
 
 @kernel(family=True)
 def upsample2d(op, self, output_size, *params):
-    """upsample_nearest2d and upsample_bilinear2d (their parameters: rules.upsample_params)."""
-    mode, align_corners, scales_h, scales_w = rules.upsample_params(op, params)
-    spec = rules.upsample2d(op, (self, output_size))
+    """upsample_nearest2d and upsample_bilinear2d (their parameters: upsample_params)."""
+    mode, align_corners, scales_h, scales_w = upsample_params(op, params)
+    spec = shape_rule("resample.upsample2d")(op, (self, output_size))
     device, _ = operands(op, self=self)
     (_, C, H, W), strides = nchw(self)
     OH, OW = spec.sizes[-2:]
@@ -169,8 +170,8 @@ def upsample2d(op, self, output_size, *params):
 @kernel(family=True)
 def upsample2d_backward(op, grad_output, output_size, input_size, *params):
     """The backwards of upsample_nearest2d and upsample_bilinear2d."""
-    mode, align_corners, scales_h, scales_w = rules.upsample_params(op, params)
-    spec = rules.upsample2d_backward(op, (grad_output, output_size, input_size))
+    mode, align_corners, scales_h, scales_w = upsample_params(op, params)
+    spec = shape_rule("resample.upsample2d_backward")(op, (grad_output, output_size, input_size))
     device, _ = operands(op, grad_output=grad_output)
     (_, C, H, W) = spec.sizes
     (_, _, OH, OW), strides = nchw(grad_output)

@@ -9,8 +9,10 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from tensorplay.kernel_support.arguments import integral_to_long
+from tensorplay.kernel_support.checks import wrap_dim
+from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import kernel
-from tensorplay.meta import scan as rules
 from triton_kernels import _math
 from triton_kernels._launch import (
     INTERPRETED, compute_dtype, launch, new_tensor, operands, pointer,
@@ -63,12 +65,12 @@ def scan_kernel(
 def _scan(op, kind, self, dim, dtype, out=None):
     device, _ = operands(op, self=self)
     sizes = self._impl.sizes
-    out_dtype = rules.integral_to_long(self, dtype) if out is None else out._impl.dtype
+    out_dtype = integral_to_long(self, dtype) if out is None else out._impl.dtype
     result = new_tensor(sizes, out_dtype, device)
     if not sizes:
         run("copy", result, (self,), self._impl.dtype)
     elif result._impl.numel():
-        d = rules.wrap_dim(op, dim, len(sizes))
+        d = wrap_dim(op, dim, len(sizes))
         order = [i for i in range(len(sizes)) if i != d] + [d]
         moved = self.permute(order)
         if not moved.is_contiguous():
@@ -94,7 +96,7 @@ def cumsum_cumprod(op, self, dim, dtype):
     """cumsum and cumprod, out of place (in `dtype` when given) or in place."""
     kind = "sum" if op.startswith("cumsum") else "prod"
     if op.endswith("_"):
-        rules.cumsum_(op, (self, dim, dtype))
+        shape_rule("scan.cumsum_")(op, (self, dim, dtype))
         return _scan(op, kind, self, dim, None, out=self)
-    rules.cumsum(op, (self, dim, dtype))
+    shape_rule("scan.cumsum")(op, (self, dim, dtype))
     return _scan(op, kind, self, dim, dtype)

@@ -10,12 +10,11 @@ negative ones), so no new Triton code is needed:
 from __future__ import annotations
 
 from tensorplay import _dtype as dt
-from tensorplay._creation import empty_strided
-from tensorplay._generated import functional as F
-from tensorplay._impl import TensorImpl
-from tensorplay._tensor import wrap
-from tensorplay.meta import shape as rules
-from tensorplay.meta.layout import clone_strides
+from tensorplay.kernel_support.arguments import cat_inputs, check_repeats_tensor
+from tensorplay.kernel_support.checks import wrap_dim
+from tensorplay.kernel_support.layout import clone_strides
+from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
+from tensorplay.kernel_support.results import TensorImpl, factory
 from cpu_kernels import shape as cpu_shape   # its repeats check (the same error)
 from triton_kernels._indexing import copy_of, gather_walk, value_tensor, zeroed
 from triton_kernels._launch import new_tensor, operands
@@ -28,32 +27,33 @@ def _copy(src, dtype=None, strides=None):
     if strides is None:
         out = new_tensor(impl.sizes, dtype or impl.dtype, impl.device)
     else:
-        out = empty_strided(impl.sizes, strides, dtype=dtype or impl.dtype, device=impl.device)
+        out = factory.empty_strided(impl.sizes, strides, dtype=dtype or impl.dtype,
+                                    device=impl.device)
     return run("copy", out, (src,), impl.dtype)
 
 
 def flip(self, dims):
-    rules.flip("flip", (self, dims))
+    shape_rule("shape.flip")("flip", (self, dims))
     operands("flip", self=self)
     impl = self._impl
     sizes, strides, offset = impl.sizes, list(impl.strides), impl.offset
-    for d in {rules.wrap_dim("flip", d, len(sizes)) for d in dims} if sizes else ():
+    for d in {wrap_dim("flip", d, len(sizes)) for d in dims} if sizes else ():
         offset += (sizes[d] - 1) * strides[d] if sizes[d] else 0
         strides[d] = -strides[d]
-    view = wrap(TensorImpl(impl.storage, sizes, tuple(strides), offset, impl.dtype,
-                           impl.device, inference=impl.inference))
+    view = factory.wrap(TensorImpl(impl.storage, sizes, tuple(strides), offset, impl.dtype,
+                                   impl.device, inference=impl.inference))
     # Laid out as self's clone: PyTorch's flip writes into empty_like(self).
     return _copy(view, strides=clone_strides(impl.sizes, impl.strides))
 
 
 def cat(tensors, dim):
     """Join along dim after type promotion (1-D empty tensors are skipped, as on the CPU)."""
-    spec = rules.cat("cat", (tensors, dim))
+    spec = shape_rule("shape.cat")("cat", (tensors, dim))
     device, _ = operands("cat", **{f"tensors[{i}]": t for i, t in enumerate(tensors)})
     out = new_tensor(spec.sizes, spec.dtype, device)
-    d = rules.wrap_dim("cat", dim, len(spec.sizes))
+    d = wrap_dim("cat", dim, len(spec.sizes))
     start = 0
-    for t in rules.cat_inputs("cat", tensors):
+    for t in cat_inputs("cat", tensors):
         size = t._impl.sizes[d]
         run("copy", out.narrow(d, start, size), (t,), t._impl.dtype)
         start += size
@@ -62,13 +62,13 @@ def cat(tensors, dim):
 
 def roll(self, shifts, dims):
     """Shift elements along dims, wrapping around; no dims: roll the flattened tensor."""
-    rules.roll("roll", (self, shifts, dims))
+    shape_rule("shape.roll")("roll", (self, shifts, dims))
     operands("roll", self=self)
     if len(dims) == 0:
         return roll(self.reshape([-1]), shifts, [0]).view(self._impl.sizes)
     x = self
     for shift, dim in zip(shifts, dims):
-        d = rules.wrap_dim("roll", dim, len(x._impl.sizes))
+        d = wrap_dim("roll", dim, len(x._impl.sizes))
         size = x._impl.sizes[d]
         s = shift % size if size else 0
         if s:
@@ -78,7 +78,7 @@ def roll(self, shifts, dims):
 
 def repeat(self, repeats):
     """The whole tensor repeated along each dim (leading dims added as needed)."""
-    spec = rules.repeat("repeat", (self, repeats))
+    spec = shape_rule("shape.repeat")("repeat", (self, repeats))
     device, _ = operands("repeat", self=self)
     out = new_tensor(spec.sizes, self._impl.dtype, device)
     if out._impl.numel() == 0:
@@ -96,10 +96,11 @@ def repeat(self, repeats):
 def repeat_interleave_int(self, repeats, dim, output_size):
     """Each element `repeats` times in a row along dim ([1, 2] -> [1, 1, 2, 2]): the input
     with a new dim of size `repeats` after `dim`, expanded (stride 0), then copied."""
-    spec = rules.repeat_interleave_int("repeat_interleave", (self, repeats, dim, output_size))
+    spec = shape_rule("shape.repeat_interleave_int")(
+        "repeat_interleave", (self, repeats, dim, output_size))
     device, _ = operands("repeat_interleave", self=self)
     x = self.reshape([-1]) if dim is None or not self._impl.sizes else self
-    d = rules.wrap_dim("repeat_interleave", 0 if dim is None else dim, len(x._impl.sizes))
+    d = wrap_dim("repeat_interleave", 0 if dim is None else dim, len(x._impl.sizes))
     sizes = list(x._impl.sizes)
     expanded = x.unsqueeze(d + 1).expand(sizes[:d + 1] + [repeats] + sizes[d + 1:])
     out = new_tensor(spec.sizes, self._impl.dtype, device)
@@ -113,20 +114,21 @@ def _positions(op, repeats, n):
     element j belongs to position #{i: ends[i] <= j}: atomic-add 1 at every end, then a
     running sum (repeated ends, from zero counts, add up)."""
     counts = copy_of(repeats.reshape([-1]).expand([n]), dt.int64)
-    if n and F.any(F.lt(counts, 0)).item():       # host sync: a negative count is an error
+    # host sync: a negative count is an error
+    if n and call_below_autograd("any", call_below_autograd("lt.Scalar", counts, 0)).item():
         cpu_shape._counts(op, repeats.cpu(), n)
-    ends = F.cumsum(counts, 0)
+    ends = call_below_autograd("cumsum", counts, 0, None)
     total = ends[-1].item() if n else 0           # host sync: the output's length
     marks = zeroed((total + 1,), dt.int64, counts._impl.device)
     gather_walk(marks, value_tensor(1, dt.int64, marks._impl.device), ends, [n], [0], [0], [1],
                 total + 1, 1, mode="add")
-    return F.cumsum(marks.narrow(0, 0, total), 0)
+    return call_below_autograd("cumsum", marks.narrow(0, 0, total), 0, None)
 
 
 def repeat_interleave_repeats(repeats, output_size):
     op = "repeat_interleave"
     n = repeats._impl.sizes[0] if repeats._impl.sizes else 1
-    rules.check_repeats_tensor(op, repeats, n)
+    check_repeats_tensor(op, repeats, n)
     _, (r,) = operands(op, repeats=repeats)
     positions = _positions(op, r, n)
     return positions if r._impl.dtype is dt.int64 else copy_of(positions, r._impl.dtype)

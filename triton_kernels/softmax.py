@@ -19,8 +19,9 @@ import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
+from tensorplay.kernel_support.checks import wrap_dim
+from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import kernel
-from tensorplay.meta import softmax as rules
 from triton_kernels import _math
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
 from triton_kernels.pointwise import run
@@ -144,7 +145,7 @@ def _rows_last(t, dim):
     ndim = len(t._impl.sizes)
     if ndim == 0:
         return t.reshape([1]), None
-    d = rules.wrap_dim("softmax", dim, ndim)
+    d = wrap_dim("softmax", dim, ndim)
     order = [i for i in range(ndim) if i != d] + [d]
     moved = t.permute(order) if d != ndim - 1 else t
     if not moved.is_contiguous():
@@ -167,7 +168,7 @@ def _restore(result, order, like, dtype):
 def softmax(op, self, dim, half_to_float):
     """_softmax and _log_softmax: one row per program (see softmax_kernel)."""
     log = op == "_log_softmax"
-    rules.softmax(op, (self, dim, False))
+    shape_rule("softmax.softmax")(op, (self, dim, False))
     device, _ = operands(op, self=self)
     dtype = dt.float32 if half_to_float and self._impl.dtype.itemsize == 2 else \
         self._impl.dtype
@@ -187,7 +188,7 @@ def softmax_backward_data(op, grad_output, *params):
     output (probs or log_probs), dim and input_dtype."""
     output, dim, input_dtype = params
     log = op == "_log_softmax_backward_data"
-    spec = rules.softmax_backward(op, (grad_output, output, dim, input_dtype))
+    spec = shape_rule("softmax.softmax_backward")(op, (grad_output, output, dim, input_dtype))
     device, _ = operands(op, grad_output=grad_output, output=output)
     g, order = _rows_last(grad_output, dim)
     o, _ = _rows_last(output, dim)

@@ -28,13 +28,12 @@ import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
-from tensorplay import cuda
-from tensorplay._creation import empty_strided
-from tensorplay._generated import functional as F
+from tensorplay._fallback_ops import from_host
+from tensorplay.kernel_support.checks import wrap_dim
+from tensorplay.kernel_support.layout import unique_dim_strides
+from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
+from tensorplay.kernel_support.results import factory
 from tensorplay.library import kernel
-from tensorplay.meta import sorting as rules
-from tensorplay.meta.layout import unique_dim_strides
-from tensorplay.meta.rules import wrap_dim
 from triton_kernels import _math
 from triton_kernels._launch import INTERPRETED, compute_dtype, launch, new_tensor, operands, \
     pointer
@@ -154,7 +153,7 @@ def sort(op, self, *params):
     """sort(dim, descending) and sort.stable(stable, dim, descending): the rank sort is
     always stable."""
     dim, descending = params[-2:]
-    rules.sort(op, (self, dim, descending))
+    shape_rule("sorting.sort")(op, (self, dim, descending))
     device, (self,) = operands(op, self=self)
     values, indices, sizes, order = sorted_rows(op, self, dim, descending)
     dtype = self._impl.dtype
@@ -168,7 +167,7 @@ def sort(op, self, *params):
 def topk(self, k, dim, largest, sorted):  # noqa: A002 - the schema's name
     """The first k of a stable sort (descending for the largest): always sorted, ties in
     index order, as the CPU kernel."""
-    rules.topk("topk", (self, k, dim, largest, sorted))
+    shape_rule("sorting.topk")("topk", (self, k, dim, largest, sorted))
     device, (self,) = operands("topk", self=self)
     values, indices, sizes, order = sorted_rows("topk", self, dim, largest)
     if not self.dim():
@@ -252,24 +251,24 @@ def _place(op, self, dim, keepdim, values, indices, sizes, order):
 
 def median(self):
     """The lower median of all elements ((n - 1) // 2-th smallest), NaN if there is one."""
-    rules.median("median", (self,))
+    shape_rule("sorting.median")("median", (self,))
     if self._impl.numel() == 0:      # NaN, cast on the host as the CPU kernel does
         with np.errstate(invalid="ignore"):
             value = np.array(np.nan).astype(self._impl.dtype.np)
-        return cuda.from_host(value, self._impl.dtype, self._impl.device)
+        return from_host(value, self._impl.dtype, self._impl.device)
     flat = self.reshape([-1])
     values, _ = _pick("median", flat, 0, False, (flat._impl.numel() - 1) // 2, True)
     return values
 
 
 def median_dim(self, dim, keepdim):
-    rules.median_dim("median", (self, dim, keepdim))
+    shape_rule("sorting.median_dim")("median", (self, dim, keepdim))
     n = self._impl.sizes[wrap_dim("median", dim, self.dim())] if self.dim() else 1
     return _pick("median", self, dim, keepdim, (n - 1) // 2, True)
 
 
 def kthvalue(self, k, dim, keepdim):
-    rules.kthvalue("kthvalue", (self, k, dim, keepdim))
+    shape_rule("sorting.kthvalue")("kthvalue", (self, k, dim, keepdim))
     return _pick("kthvalue", self, dim, keepdim, k - 1, False)
 
 
@@ -322,7 +321,7 @@ def mode_kernel(
 def mode(self, dim, keepdim):
     """The most frequent value of each slice (the smallest of equally frequent ones) and
     the index of its last occurrence, as the CPU kernel and PyTorch's CPU kernel."""
-    rules.value_and_index("mode", (self, dim, keepdim))
+    shape_rule("sorting.value_and_index")("mode", (self, dim, keepdim))
     device, (self,) = operands("mode", self=self)
     values, indices, sizes, order = sorted_rows("mode", self, dim, False)
     M, N = values._impl.sizes
@@ -400,7 +399,7 @@ def cum_extreme_kernel(
 @kernel(family=True)
 def cummax_cummin(op, self, dim):
     """cummax and cummin: the running extreme along `dim` and where it was last set."""
-    rules.cummax(op, (self, dim))
+    shape_rule("sorting.cummax")(op, (self, dim))
     device, (self,) = operands(op, self=self)
     x = self if self.dim() else self.reshape([1])
     rows, order = rows_of(x, wrap_dim(op, dim, x.dim()))
@@ -474,7 +473,7 @@ def _unique_keys(op, x, N, K, strides):
     if N:
         launch(op, group_starts_kernel, grid, pointer(keys), pointer(starts), N, K,
                COMPUTE=compute_dtype(dtype), BLOCK=block)
-    groups = F.cumsum(starts, 0)
+    groups = call_below_autograd("cumsum", starts, 0, None)
     # One host sync: the number of distinct keys is the size of the results.
     count = int(groups[N - 1].item()) if N else 0
     values = new_tensor([count, K], dtype, device)
@@ -485,7 +484,7 @@ def _unique_keys(op, x, N, K, strides):
         launch(op, unique_scatter_kernel, grid, pointer(keys), pointer(order), pointer(starts),
                pointer(groups), pointer(values), pointer(inverse), pointer(first), pointer(end),
                N, K, BLOCK=block)
-    return values, inverse, F.sub(end, first)
+    return values, inverse, call_below_autograd("sub.Tensor", end, first, 1)
 
 
 def unique2(self, sorted, return_inverse, return_counts):  # noqa: A002 - the schema's name
@@ -517,8 +516,8 @@ def unique_dim(self, dim, sorted, return_inverse, return_counts):  # noqa: A002
     values = values.view([values._impl.sizes[0]] + list(sizes[1:]))
     inverse_order = [order.index(i) for i in range(len(order))]
     sizes = [values._impl.sizes[i] for i in inverse_order]
-    result = empty_strided(sizes, unique_dim_strides(sizes, d), dtype=self._impl.dtype,
-                           device=device)
+    result = factory.empty_strided(sizes, unique_dim_strides(sizes, d), dtype=self._impl.dtype,
+                                   device=device)
     return run("copy", result, (values.permute(inverse_order),), self._impl.dtype), inverse, \
         counts
 

@@ -19,7 +19,7 @@ the autograd keys), so it keeps the operand's history for a second-order backwar
 """
 from __future__ import annotations
 
-from tensorplay.meta.layout import view_strides
+from tensorplay.kernel_support.layout import view_strides
 
 _ELLIPSIS = "..."
 

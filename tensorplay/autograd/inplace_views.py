@@ -27,7 +27,7 @@ from tensorplay.autograd.recording import _set_grad_fn, set_history
 from tensorplay.autograd.node import Node
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
 from tensorplay.dispatch.tls import ExcludeKeys
-from tensorplay.meta.overlap import assert_no_internal_overlap
+from tensorplay.kernel_support.overlap import assert_no_internal_overlap
 
 __all__ = ["CopySlices", "ViewOfBaseBackward", "view_of_base", "regenerate_view_history",
            "gather", "scatter"]

@@ -8,7 +8,7 @@ from tensorplay._frontdoor import wrap_dim, wrap_number
 from tensorplay._generated import functional as F
 from tensorplay._promotion import result_type2
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError
-from tensorplay.meta.rules import broadcast
+from tensorplay.kernel_support.checks import broadcast
 
 
 def _broadcast_pair(op, x1, x2):

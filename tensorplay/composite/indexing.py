@@ -10,9 +10,10 @@ from __future__ import annotations
 from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError
+from tensorplay.kernel_support.arguments import check_repeats_tensor
+from tensorplay.kernel_support.checks import broadcast, wrap_dim
 from tensorplay.meta.indexing import check_index_dtype
-from tensorplay.meta.rules import broadcast, wrap_dim
-from tensorplay.meta.shape import check_repeats_tensor, repeated_size
+from tensorplay.meta.shape import repeated_size
 
 
 def repeat_interleave_tensor(self, repeats, dim, output_size):

@@ -7,8 +7,8 @@ from tensorplay._frontdoor import wrap_dim
 from tensorplay._generated import functional as F
 from tensorplay.composite.views import make_view
 from tensorplay.errors import ArgumentError, DimError, DTypeError, fmt_shape, ShapeError
+from tensorplay.kernel_support.checks import broadcast
 from tensorplay.meta.linalg import check_rank
-from tensorplay.meta.rules import broadcast
 
 
 def matmul(self, other):

@@ -12,7 +12,7 @@ from tensorplay._generated import functional as F, ops
 from tensorplay._promotion import result_type
 from tensorplay._tensor_base import TensorBase
 from tensorplay.errors import DTypeError
-from tensorplay.meta.rules import broadcast, check_devices
+from tensorplay.kernel_support.checks import broadcast, check_devices
 
 
 def _check_args(op, self, other):

@@ -16,8 +16,10 @@ from tensorplay.autograd.api import adopt_view
 from tensorplay.autograd.recording import check_inplace
 from tensorplay.autograd.view_impl import DEFAULT, mark_multi_output_views, ViewImpl
 from tensorplay.errors import ArgumentError, DimError, fmt_shape, ShapeError
-from tensorplay.meta.layout import expand_strides, is_in_format, is_row_major, view_strides
-from tensorplay.meta.rules import broadcast, reduce_dim_list
+from tensorplay.kernel_support.checks import broadcast, reduce_dim_list
+from tensorplay.kernel_support.layout import (
+    expand_strides, is_in_format, is_row_major, view_strides,
+)
 
 
 def make_view(self, sizes, strides, offset, contiguous=None):

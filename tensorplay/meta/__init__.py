@@ -19,5 +19,11 @@ tests/test_meta.py walks ops.yaml and proves each way by running it.
                   are listed in tensorplay/codegen/families.py), named `family.rule`
     _nn.py, _spatial.py   the checks the nn and the spatial families share
     backend.py    the Meta backend: a rule turned into a kernel of empty tensors
-    layout.py, overlap.py   result strides; memory overlap of in-place writes
+
+What the kernels use too lives below, in tensorplay/kernel_support/ (the backends' view
+of the framework), and the rules import it from there: the generic checks (`broadcast`,
+`check_devices`, `binary`, in-place fits and casts), result strides (`layout.py`), the
+memory overlap of in-place writes (`overlap.py`), einsum's parser, and the arguments a
+family's rule and kernels both read (`pool_params`, ...). The kernels reach the rules
+themselves by the names ops.yaml gives them (`kernel_support.shape_rule`).
 """

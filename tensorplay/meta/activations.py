@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError
+from tensorplay.kernel_support.checks import binary
 from tensorplay.meta.pointwise import require_float, unary_floating, unary_no_bool
-from tensorplay.meta.rules import binary
 
 
 def threshold_backward(op, args):

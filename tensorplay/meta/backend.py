@@ -7,9 +7,11 @@ import inspect
 from tensorplay import _tensor_factory as factory
 from tensorplay._impl import contiguous_strides
 from tensorplay.errors import DataDependentError
-from tensorplay.meta.einsum import einsum_strides, parse_einsum
-from tensorplay.meta.layout import clone_strides, copy_strides, index_strides, pointwise_strides
-from tensorplay.meta.rules import SELF, DataDependent, OutSpec
+from tensorplay.kernel_support.checks import DataDependent, OutSpec, SELF
+from tensorplay.kernel_support.einsum import einsum_strides, parse_einsum
+from tensorplay.kernel_support.layout import (
+    clone_strides, copy_strides, index_strides, pointwise_strides,
+)
 
 
 def empty_meta(sizes, dtype, strides=None):
@@ -43,7 +45,7 @@ def _einsum_layout(sizes, args):
 
 
 # Ops that are not pointwise but whose result is not row-major either (their CPU kernels
-# use the same rules of meta/layout.py).
+# use the same rules of kernel_support/layout.py).
 LAYOUTS = {"flip": _flip_layout, "threshold_backward": _threshold_backward_layout,
            "index.Tensor": _index_layout, "einsum": _einsum_layout}
 
@@ -90,7 +92,7 @@ def make_meta_kernel(handle, rule, layout=None, overlap_check=None):
     dispatcher's signature check applies to it like to any other kernel. `layout`:
     strides(sizes, args) of the result (default: row-major). `overlap_check`: for an in-place
     op that refuses overlapping memory as the CPU and CUDA kernels do, the check of
-    meta/overlap.py it makes, called as check(op, self, (name, tensor), ...)."""
+    kernel_support/overlap.py it makes, called as check(op, self, (name, tensor), ...)."""
     op = handle.name.split(".")[0]
     names = handle.schema.arg_names
     others = [i for i in handle.schema.tensor_positions if i != 0]

@@ -3,8 +3,9 @@ typed errors), with the conventions of _spatial.py."""
 from __future__ import annotations
 
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
-from tensorplay.meta._spatial import check_list, check_not_bool
-from tensorplay.meta.rules import OutSpec, check_devices
+from tensorplay.kernel_support.arguments import check_list, conv_output_sizes
+from tensorplay.kernel_support.checks import OutSpec, check_devices
+from tensorplay.meta._spatial import check_not_bool
 
 
 def _sizes(t):
@@ -69,17 +70,6 @@ def _conv_checks(op, input, weight, bias, stride, padding, dilation, transposed,
                                     f"dilation ({list(dilation)})", op=op,
                                     arg="output_padding")
     return k, out_channels
-
-
-def conv_output_sizes(input_sizes, weight_sizes, stride, padding, dilation, transposed,
-                      output_padding):
-    spatial = input_sizes[2:]
-    kernel = weight_sizes[2:]
-    if transposed:
-        return tuple((i - 1) * s - 2 * p + d * (kk - 1) + op + 1 for i, kk, s, p, d, op
-                     in zip(spatial, kernel, stride, padding, dilation, output_padding))
-    return tuple((i + 2 * p - d * (kk - 1) - 1) // s + 1 for i, kk, s, p, d
-                 in zip(spatial, kernel, stride, padding, dilation))
 
 
 def convolution(op, args):

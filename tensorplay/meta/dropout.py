@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError
-from tensorplay.meta.rules import OutSpec
+from tensorplay.kernel_support.checks import OutSpec
 
 
 def _sizes(t):

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
+from tensorplay.kernel_support.checks import OutSpec
 from tensorplay.meta._nn import check_index
-from tensorplay.meta.rules import OutSpec
 
 
 def _sizes(t):

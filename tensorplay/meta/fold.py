@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from tensorplay.errors import ShapeError, fmt_shape
-from tensorplay.meta._spatial import check_floating, check_list, window_out_size
-from tensorplay.meta.rules import OutSpec
+from tensorplay.kernel_support.arguments import check_list, window_out_size
+from tensorplay.kernel_support.checks import OutSpec
+from tensorplay.meta._spatial import check_floating
 
 
 def _sizes(t):

@@ -1,20 +1,22 @@
 """Shape/dtype rules of the indexing ops: gather/scatter, index_*, masked_*, take.
 
 Besides the Meta kernels, these are the checks that keep the NumPy kernels inside
-their arrays: index dtype, ranks and sizes here, and `check_in_range`, which the
-kernels call with the index values (only they have the data) before any read or
-write. nonzero and masked_select return DataDependent (their result's size is decided by
-the values); the last section is advanced indexing (`index.Tensor`, `index_put_`).
+their arrays: index dtype, ranks and sizes here, and `check_in_range`
+(tensorplay/kernel_support/checks.py), which the kernels call with the index values
+(only they have the data) before any read or write. nonzero and masked_select return
+DataDependent (their result's size is decided by the values); the last section is
+advanced indexing (`index.Tensor`, `index_put_`).
 """
 from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError, fmt_shape
-from tensorplay.meta.overlap import (assert_no_internal_overlap, assert_no_overlap,
-                                     assert_no_partial_overlap)
-from tensorplay.meta.rules import (
-    SELF, DataDependent, OutSpec, broadcast, check_devices, check_value_fits, wrap_dim,
+from tensorplay.kernel_support.checks import (
+    MASK_DTYPES, SELF, DataDependent, OutSpec, broadcast, check_devices, is_mask, wrap_dim,
 )
+from tensorplay.kernel_support.overlap import (assert_no_internal_overlap, assert_no_overlap,
+                                               assert_no_partial_overlap)
+from tensorplay.meta.rules import check_value_fits
 
 SCATTER_REDUCES = ("add", "multiply")
 SCATTER_REDUCE_REDUCES = ("sum", "prod", "mean", "amax", "amin")
@@ -25,9 +27,10 @@ def _sizes(t):
 
 
 def _check_writes(op, self, *inputs, internal=True):
-    """An in-place op's memory checks (meta/overlap.py), as PyTorch's meta function of the
-    op makes them: `self` has no internal overlap (unless `internal` is False) and shares
-    no memory with the inputs, given as (name, tensor) pairs. Out of place: none."""
+    """An in-place op's memory checks (kernel_support/overlap.py), as PyTorch's meta
+    function of the op makes them: `self` has no internal overlap (unless `internal` is
+    False) and shares no memory with the inputs, given as (name, tensor) pairs. Out of
+    place: none."""
     if not op.endswith("_"):
         return
     if internal:
@@ -54,19 +57,6 @@ def check_same_dtype(op, self, other, arg):
     if a is not b:
         raise DTypeError(f"{op}(): argument '{arg}' ({b.name}) must have the same dtype as "
                          f"'self' ({a.name})", op=op, arg=arg)
-
-
-def check_in_range(op, indices, size, dim, arg="index", allow_negative=False):
-    """Every value of the NumPy array `indices` addresses an element of a dimension of
-    `size`; the kernels call this before they touch memory."""
-    if indices.size == 0:
-        return
-    low = -size if allow_negative else 0
-    lo, hi = int(indices.min()), int(indices.max())
-    if lo < low or hi >= size:
-        bad = lo if lo < low else hi
-        raise DimError(f"{op}(): index {bad} in argument '{arg}' is out of bounds for "
-                       f"dimension {dim} with size {size}", op=op, arg=arg)
 
 
 def _check_scalar_value(op, value):
@@ -139,18 +129,6 @@ def scatter(op, args):
     if len(args) > 4:
         _check_reduce(op, args[4], SCATTER_REDUCES)
     return _out(op, self)
-
-
-def scatter_params(op, params):
-    """(src, reduce) of a scatter-family call from the arguments after `index`: scatter's
-    src or value, then its optional reduce ('add' or 'multiply'); scatter_add always
-    adds.
-
-        scatter(self, dim, index, src | value [, reduce])     scatter_add(self, dim, index, src)
-    """
-    if op.startswith("scatter_add"):
-        return params[0], "add"
-    return params[0], (params[1] if len(params) > 1 else None)
 
 
 def scatter_reduce(op, args):
@@ -291,12 +269,6 @@ def masked_scatter(op, args):
     return _out(op, self, sizes)
 
 
-def check_masked_scatter_count(op, count, source):
-    if numel(_sizes(source)) < count:
-        raise ShapeError(f"{op}(): argument 'source' has {numel(_sizes(source))} elements but "
-                         f"'mask' selects {count}", op=op, arg="source")
-
-
 def nonzero(op, args):
     return DataDependent("self", "the number of rows (one per non-zero element)")
 
@@ -335,24 +307,6 @@ def scatter_add_along(op, args):
 
 
 INDEX_DTYPES = (dt.int64, dt.int32)
-MASK_DTYPES = (dt.bool, dt.uint8)
-
-
-# ---- advanced indexing: `index.Tensor` (x[idx]) and `index_put_` (x[idx] = v) ----------
-#
-# `indices` has one entry per leading dimension of `self`: None (the whole dimension,
-# what a `:` became), an integer tensor (one coordinate per element), or a bool mask
-# (covering as many dimensions as it has, like its `nonzero()` columns). The integer
-# tensors broadcast together to one shape B, and the result is, as in NumPy:
-#
-#     indices               self [5, 6, 7]          result
-#     [i, None, None]       i: [2, 3]               [2, 3, 6, 7]      B where the dims were
-#     [None, i, j]          i, j: [4]               [5, 4]            (adjacent: stays in place)
-#     [i, None, j]          i, j: [4]               [4, 6]            (split by a `:`: B first)
-def is_mask(t):
-    return t._impl.dtype in MASK_DTYPES
-
-
 def mask_count(op, mask):
     """How many elements a mask selects: the data decides, so a meta tensor cannot say."""
     if mask._impl.device.type == "meta":
@@ -436,7 +390,7 @@ def index_put(op, args):
                          arg="values")
     if not op.endswith("_"):
         return OutSpec(self._impl.sizes, self._impl.dtype)
-    # Memory checks (meta/overlap.py), as PyTorch's index_put_ makes them. An expanded
+    # Memory checks (kernel_support/overlap.py), as PyTorch's index_put_ makes them. An expanded
     # self is allowed (PyTorch warns that it is deprecated).
     mask = _fill_mask(self, indices, values, accumulate)
     if mask is not None:

@@ -3,10 +3,8 @@ diag (mm and bmm, the most common, are in rules.py)."""
 from __future__ import annotations
 
 from tensorplay.errors import DTypeError, ShapeError, fmt_shape
-from tensorplay.meta.overlap import assert_no_internal_overlap
-from tensorplay.meta.rules import (
-    OutSpec, SELF, broadcast, check_devices,
-)
+from tensorplay.kernel_support.checks import OutSpec, SELF, broadcast, check_devices
+from tensorplay.kernel_support.overlap import assert_no_internal_overlap
 
 
 def _sizes(t):

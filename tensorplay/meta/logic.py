@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError
+from tensorplay.kernel_support.checks import (
+    DataDependent, OutSpec, binary, broadcast, check_devices,
+)
 from tensorplay.meta.pointwise import _finish, unary_same
-from tensorplay.meta.rules import binary, broadcast, check_devices, DataDependent, OutSpec
 
 
 def _sizes(t):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import DTypeError, ShapeError, fmt_shape
+from tensorplay.kernel_support.checks import OutSpec, broadcast, check_devices
 from tensorplay.meta._nn import check_floating, check_reduction, check_size
-from tensorplay.meta.rules import OutSpec, broadcast, check_devices
 
 
 def _sizes(t):

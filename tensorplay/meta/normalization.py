@@ -8,12 +8,10 @@ index out of range).
 """
 from __future__ import annotations
 
-import ml_dtypes
-
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
+from tensorplay.kernel_support.checks import OutSpec
 from tensorplay.meta._nn import check_floating, check_size
-from tensorplay.meta.rules import OutSpec
 
 
 def _sizes(t):
@@ -185,14 +183,6 @@ def fused_rms_norm_backward(op, args):
                                [("weight", weight, output_mask[1])])
     grad_in = OutSpec(_sizes(input), input._impl.dtype) if output_mask[0] else None
     return grad_in, grad_w
-
-
-def machine_eps(dtype):
-    """rms_norm's default eps: the distance from 1.0 to the next float of the dtype it
-    computes in, which for the half types (float16, bfloat16) is float32, as in PyTorch."""
-    if dtype.itemsize == 2:
-        return 2.0 ** -23     # float32 eps
-    return float(ml_dtypes.finfo(dtype.np).eps)
 
 
 def native_group_norm(op, args):

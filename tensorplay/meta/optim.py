@@ -7,8 +7,8 @@ tensor is one stretch of parameters: the same shape and the same floating dtype 
 from __future__ import annotations
 
 from tensorplay.errors import DTypeError
+from tensorplay.kernel_support.checks import SELF, check_devices
 from tensorplay.meta._nn import check_floating, check_size
-from tensorplay.meta.rules import SELF, check_devices
 
 
 def fused_adam_(op, args):

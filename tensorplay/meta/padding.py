@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
-from tensorplay.meta.rules import OutSpec
+from tensorplay.kernel_support.checks import OutSpec
 
 
 def _sizes(t):

@@ -12,10 +12,10 @@ from __future__ import annotations
 from tensorplay import _dtype as dt
 from tensorplay._promotion import result_type
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
-from tensorplay.meta import rules
-from tensorplay.meta.rules import (
-    SELF, OutSpec, binary, broadcast, check_devices, check_inplace_cast,
+from tensorplay.kernel_support.checks import (
+    OutSpec, SELF, binary, broadcast, check_devices, check_inplace_cast,
 )
+from tensorplay.meta import rules
 
 
 def _sizes(t):

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
-from tensorplay.meta._spatial import check_list, check_floating, window_out_size
-from tensorplay.meta.rules import OutSpec
+from tensorplay.kernel_support.arguments import check_list, pool_params, window_out_size
+from tensorplay.kernel_support.checks import OutSpec
+from tensorplay.meta._spatial import check_floating
 
 
 def _sizes(t):
@@ -24,20 +25,6 @@ def check_pool_input(op, self):
         raise ShapeError(f"{op}(): expected non-empty channel and spatial dims in argument "
                          f"'self', but got shape {fmt_shape(sizes)}", op=op, arg="self")
     return sizes
-
-
-def pool_params(op, kernel_size, stride, padding, dilation):
-    """(kernel, stride, padding, dilation), each a pair; an empty stride means the kernel."""
-    kernel = check_list(op, "kernel_size", kernel_size, 2, 1)
-    stride = check_list(op, "stride", stride or kernel, 2, 1)
-    padding = check_list(op, "padding", padding, 2, 0)
-    dilation = check_list(op, "dilation", dilation, 2, 1)
-    for p, k, d in zip(padding, kernel, dilation):
-        if p > (d * (k - 1) + 1) // 2:
-            raise ArgumentError(f"{op}(): argument 'padding' ({list(padding)}) must be at most "
-                                f"half of the (dilated) kernel size {list(kernel)}", op=op,
-                                arg="padding")
-    return kernel, stride, padding, dilation
 
 
 def pool_output(op, sizes, kernel, stride, padding, dilation, ceil_mode):

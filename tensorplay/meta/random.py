@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
-from tensorplay.meta.overlap import assert_no_internal_overlap
+from tensorplay.kernel_support.checks import OutSpec, SELF, broadcast
+from tensorplay.kernel_support.overlap import assert_no_internal_overlap
 from tensorplay.meta.pointwise import require_float, unary_floating
-from tensorplay.meta.rules import OutSpec, SELF, broadcast
 
 
 def _sizes(t):

@@ -8,30 +8,14 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import DTypeError
-from tensorplay.meta.rules import OutSpec, check_nonempty_dim, reduce_dim_list, wrap_dim
+from tensorplay.kernel_support.arguments import integral_to_long, reduced_sizes
+from tensorplay.kernel_support.checks import (
+    OutSpec, check_nonempty_dim, reduce_dim_list, wrap_dim,
+)
 
 
 def _sizes(t):
     return t._impl.sizes
-
-
-def reduced_sizes(op, sizes, dims, keepdim):
-    """`sizes` with `dims` (None or [] = all) removed, or kept as 1 with keepdim."""
-    if dims is None or len(dims) == 0:
-        dims = range(len(sizes))
-    else:
-        dims = reduce_dim_list(op, dims, len(sizes))   # a 0-dim tensor accepts 0 / -1
-    if keepdim:
-        return tuple(1 if i in dims else s for i, s in enumerate(sizes))
-    return tuple(s for i, s in enumerate(sizes) if i not in dims)
-
-
-def integral_to_long(t, dtype=None):
-    """sum/prod/cumsum's result dtype: dtype= if given, else integers and bool widen to int64."""
-    if dtype is not None:
-        return dtype
-    d = t._impl.dtype
-    return d if d.is_floating_point else dt.int64
 
 
 def check_floating(op, t, dtype=None, arg="self"):

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from tensorplay.errors import ShapeError, fmt_shape
-from tensorplay.meta._spatial import check_floating, check_list
-from tensorplay.meta.rules import OutSpec
+from tensorplay.kernel_support.arguments import check_list
+from tensorplay.kernel_support.checks import OutSpec
+from tensorplay.meta._spatial import check_floating
 
 
 def _sizes(t):
@@ -16,19 +17,6 @@ def _check_4d(op, name, t):
         raise ShapeError(f"{op}(): expected argument '{name}' to be a non-empty 4-D tensor "
                          f"(N, C, H, W), but got shape {fmt_shape(sizes)}", op=op, arg=name)
     return sizes
-
-
-def upsample_params(op, params):
-    """(mode, align_corners, scales_h, scales_w) of an upsampling call, from the op's name and
-    the arguments after output_size (input_size for the backwards): the mode is in the
-    name, and only bilinear takes align_corners.
-
-        upsample_nearest2d(self, output_size, scales_h, scales_w)
-        upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w)
-    """
-    if op.startswith("upsample_nearest"):
-        return ("nearest", False) + tuple(params)
-    return ("bilinear",) + tuple(params)
 
 
 def upsample2d(op, args):

@@ -7,8 +7,8 @@ workspace is flat, six (N, H) blocks per step (cpu_kernels/rnn.py describes them
 from __future__ import annotations
 
 from tensorplay.errors import DTypeError, ShapeError, fmt_shape
+from tensorplay.kernel_support.checks import OutSpec, check_devices
 from tensorplay.meta._nn import check_floating, check_size
-from tensorplay.meta.rules import OutSpec, check_devices
 
 
 def _sequence_sizes(op, gi, h0):

@@ -7,87 +7,24 @@ typed error naming the op and the argument.
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import ml_dtypes
 import numpy as np
 
 from tensorplay import _dtype as dt
-from tensorplay._frontdoor import wrap_dim as _wrap_dim
 from tensorplay._promotion import result_type
-from tensorplay.errors import DeviceError, DTypeError, DimError, ShapeError, fmt_shape
-
-OutSpec = namedtuple("OutSpec", "sizes dtype")
-SELF = "self"   # rules returning SELF mean "the op returns its first argument" (in-place)
-# A rule returns DataDependent when the output's shape (or value) is decided by the values
-# of argument `arg`: the inputs are valid, but a meta tensor has no values to decide with,
-# so the Meta kernel raises DataDependentError (nonzero, masked_select, unique, equal).
-DataDependent = namedtuple("DataDependent", "arg what")
-
-
-def wrap_dim(op, dim, ndim):
-    return _wrap_dim(op, "dim", dim, ndim)
-
-
-def reduce_dim_list(op, dims, ndim):
-    out = tuple(wrap_dim(op, d, ndim) for d in dims)
-    if len(set(out)) != len(out):
-        raise DimError(f"{op}(): dim {list(dims)} appears multiple times in the list of dims "
-                       f"(argument 'dim')", op=op, arg="dim")
-    return out
-
-
-def broadcast(op, named):
-    """Broadcast the shapes of `named` = [(arg name, sizes), ...] or raise a ShapeError."""
-    ndim = max(len(s) for _, s in named)
-    result = [1] * ndim
-    owner = [None] * ndim
-    for name, sizes in named:
-        for i, size in enumerate(sizes):
-            j = ndim - len(sizes) + i
-            if size == result[j] or size == 1:
-                continue
-            if result[j] == 1:
-                result[j], owner[j] = size, (name, sizes)
-                continue
-            other_name, other_sizes = owner[j]
-            raise ShapeError(
-                f"{op}(): argument '{name}' (shape {fmt_shape(sizes)}) is not broadcastable "
-                f"with argument '{other_name}' (shape {fmt_shape(other_sizes)}): size {size} "
-                f"vs {result[j]} at dimension {j}", op=op, arg=name)
-    return tuple(result)
+from tensorplay.errors import DeviceError, DTypeError, ShapeError, fmt_shape
+# The checks kernels raise too live in the kernel support layer; the rules use them from
+# there (binary and binary_inplace are rules ops.yaml names: `meta: binary`).
+from tensorplay.kernel_support.checks import (  # noqa: F401
+    SELF, OutSpec, binary, binary_inplace, broadcast, check_devices,
+    check_inplace_cast, check_mean_dtype, check_nonempty_dim, check_nonempty_reduction,
+    reduce_dim_list, reject_bool, wrap_dim,
+)
 
 
 def _sizes(t):
     return t._impl.sizes
-
-
-def check_devices(op, named):
-    """The tensors of one call live on one device; a 0-dim CPU tensor is a number and
-    may join any device (PyTorch's rule). The Meta kernels check it for every backend."""
-    first = None
-    for name, t in named:
-        impl = t._impl
-        if impl.device.type == "cpu" and not impl.sizes:
-            continue
-        if first is None:
-            first = (name, impl.device)
-        elif impl.device != first[1]:
-            raise DeviceError(f"{op}(): expected all tensors to be on the same device, but "
-                              f"argument '{name}' is on {impl.device} and argument "
-                              f"'{first[0]}' is on {first[1]}", op=op, arg=name)
-
-
-# ---- pointwise ----------------------------------------------------------------------
-def binary(op, args, names=("self", "other")):
-    a, b = args[0], args[1]
-    check_devices(op, [(names[0], a), (names[1], b)])
-    sizes = broadcast(op, [(names[0], _sizes(a)), (names[1], _sizes(b))])
-    dtype = result_type(a, b)
-    if len(args) > 2 and isinstance(args[2], float) and not dtype.is_floating_point:
-        raise DTypeError(f"{op}(): for integral input tensors, argument 'alpha' must not be a "
-                         f"floating point number", op=op, arg="alpha")
-    return OutSpec(sizes, dtype)
 
 
 def binary_sub(op, args):
@@ -114,24 +51,6 @@ def binary_pow(op, args):
 
 def comparison(op, args):
     return OutSpec(binary(op, args).sizes, dt.bool)
-
-
-def binary_inplace(op, args):
-    self = args[0]
-    spec = binary(op, args)
-    if spec.sizes != _sizes(self):
-        raise ShapeError(f"{op}(): output with shape {fmt_shape(_sizes(self))} doesn't match "
-                         f"the broadcast shape {fmt_shape(spec.sizes)} (the output is argument "
-                         f"'self')", op=op, arg="self")
-    check_inplace_cast(op, spec.dtype, self)
-    return SELF
-
-
-def check_inplace_cast(op, dtype, self):
-    if not dt.can_cast(dtype, self._impl.dtype):
-        raise DTypeError(f"{op}(): result type {dtype.name} can't be cast to the desired "
-                         f"output type {self._impl.dtype.name} (the output is argument 'self')",
-                         op=op, arg="self")
 
 
 def binary_float_inplace(op, args):
@@ -245,14 +164,6 @@ def reduce_dims(op, args):
     return OutSpec(_reduced(op, _sizes(self), dim, keepdim), _sum_dtype(self, dtype))
 
 
-def check_mean_dtype(op, self, dtype):
-    d = dtype or self._impl.dtype
-    if not d.is_floating_point:
-        raise DTypeError(f"{op}(): could not infer output dtype. Argument 'self' must have a "
-                         f"floating point dtype (or pass dtype=). Got: {d.name}", op=op,
-                         arg="self")
-
-
 def reduce_all_float(op, args):
     check_mean_dtype(op, args[0], args[1])
     return OutSpec((), args[1] or args[0]._impl.dtype)
@@ -262,27 +173,6 @@ def reduce_dims_float(op, args):
     self, dim, keepdim, dtype = args
     check_mean_dtype(op, self, dtype)
     return OutSpec(_reduced(op, _sizes(self), dim, keepdim), dtype or self._impl.dtype)
-
-
-def reject_bool(op, t, name="self"):
-    """Ops PyTorch has no bool kernel for (argmax, topk, median, pow of two bools...)."""
-    if t._impl.dtype is dt.bool:
-        raise DTypeError(f"{op}(): not implemented for bool tensors (argument '{name}' is "
-                         f"bool; expected a number tensor)", op=op, arg=name)
-
-
-def check_nonempty_reduction(op, self):
-    if self._impl.numel() == 0:
-        raise ShapeError(f"{op}(): expected a non-empty input when no dim is given, but "
-                         f"argument 'self' has shape {fmt_shape(_sizes(self))}", op=op,
-                         arg="self")
-
-
-def check_nonempty_dim(op, self, dim):
-    sizes = _sizes(self)
-    if sizes and sizes[dim] == 0:
-        raise ShapeError(f"{op}(): cannot reduce over dimension {dim} of size 0 (argument "
-                         f"'dim'; input shape {fmt_shape(sizes)})", op=op, arg="dim")
 
 
 def reduce_all_same(op, args):

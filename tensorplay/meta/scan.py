@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import DTypeError
-from tensorplay.meta.overlap import assert_no_internal_overlap
-from tensorplay.meta.reduction import integral_to_long
-from tensorplay.meta.rules import OutSpec, SELF, wrap_dim
+from tensorplay.kernel_support.arguments import integral_to_long
+from tensorplay.kernel_support.checks import OutSpec, SELF, wrap_dim
+from tensorplay.kernel_support.overlap import assert_no_internal_overlap
 
 
 def _sizes(t):

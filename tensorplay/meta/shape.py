@@ -2,11 +2,11 @@
 repeat_interleave). Views are Composite and need none."""
 from __future__ import annotations
 
-from tensorplay import _dtype as dt
 from tensorplay._frontdoor import wrap_dim as _wrap_dim, wrap_dims
 from tensorplay._promotion import result_type
-from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
-from tensorplay.meta.rules import OutSpec, check_devices, wrap_dim
+from tensorplay.errors import ArgumentError, ShapeError
+from tensorplay.kernel_support.arguments import cat_inputs, check_repeats_tensor
+from tensorplay.kernel_support.checks import OutSpec, check_devices, wrap_dim
 
 
 def _sizes(t):
@@ -17,16 +17,6 @@ def flip(op, args):
     self, dims = args
     wrap_dims(op, "dims", dims, len(_sizes(self)))
     return OutSpec(_sizes(self), self._impl.dtype)
-
-
-def cat_inputs(op, tensors):
-    """The tensors cat really joins: PyTorch skips 1-D empty ones (shape [0]) for
-    backward compatibility, whatever the other tensors' rank."""
-    if not tensors:
-        raise ArgumentError(f"{op}(): argument 'tensors' must be a non-empty list of tensors",
-                            op=op, arg="tensors")
-    kept = [t for t in tensors if _sizes(t) != (0,)]
-    return kept or list(tensors[:1])
 
 
 def cat(op, args):
@@ -112,17 +102,6 @@ def repeat_interleave_int(op, args):
                             f"{repeats}", op=op, arg="repeats")
     n = repeated_size(op, self, dim)
     return OutSpec(_repeat_interleave_sizes(op, self, n * repeats, dim), self._impl.dtype)
-
-
-def check_repeats_tensor(op, repeats, n):
-    if repeats._impl.dtype not in (dt.int64, dt.int32):
-        raise DTypeError(f"{op}(): argument 'repeats' must be an int64 or int32 tensor, but got "
-                         f"{repeats._impl.dtype.name}", op=op, arg="repeats")
-    rs = _sizes(repeats)
-    if len(rs) > 1 or (rs and rs[0] not in (1, n)):
-        raise ShapeError(f"{op}(): argument 'repeats' (shape {fmt_shape(rs)}) must be 0-D, or "
-                         f"1-D with 1 or {n} elements (the size of the repeated dim)", op=op,
-                         arg="repeats")
 
 
 def repeat_interleave_repeats(op, args):

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from tensorplay.errors import ArgumentError
+from tensorplay.kernel_support.checks import OutSpec, wrap_dim
 from tensorplay.meta._nn import check_floating, check_size
-from tensorplay.meta.rules import OutSpec, wrap_dim
 
 
 def _sizes(t):

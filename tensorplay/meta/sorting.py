@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, fmt_shape
-from tensorplay.meta.reduction import reduced_sizes
-from tensorplay.meta.rules import DataDependent, OutSpec, check_nonempty_dim, reject_bool, wrap_dim
+from tensorplay.kernel_support.arguments import reduced_sizes
+from tensorplay.kernel_support.checks import (
+    DataDependent, OutSpec, check_nonempty_dim, reject_bool, wrap_dim,
+)
 
 
 def _sizes(t):

@@ -39,7 +39,7 @@ def conv_double_backward_grad_output(grads, input, weight, stride, padding, dila
 
 def _conv_out_shape(input, weight, stride, padding, dilation, transposed, output_padding,
                     groups):
-    from tensorplay.meta.conv import conv_output_sizes
+    from tensorplay.kernel_support.arguments import conv_output_sizes
     spatial = conv_output_sizes(tuple(input.shape), tuple(weight.shape), stride, padding,
                                 dilation, transposed, output_padding)
     channels = weight.shape[1] * groups if transposed else weight.shape[0]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from tensorplay import _creation
 from tensorplay._generated import functional as F
 from tensorplay.autograd.formulas.core import sum_to
-from tensorplay.meta.einsum import parse_einsum
+from tensorplay.kernel_support.einsum import parse_einsum
 
 
 def einsum_backward(grad, equation, tensors, sizes, dtypes):

@@ -12,7 +12,7 @@ from tensorplay import _creation
 from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
 from tensorplay.autograd.formulas.core import sum_to
-from tensorplay.meta.rules import broadcast
+from tensorplay.kernel_support.checks import broadcast
 
 
 def _zeros(sizes, like):

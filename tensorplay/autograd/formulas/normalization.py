@@ -9,7 +9,7 @@ import math
 
 from tensorplay._generated import functional as F
 from tensorplay.autograd.grad_mode import grad_state
-from tensorplay.meta.normalization import machine_eps
+from tensorplay.kernel_support.arguments import machine_eps
 
 
 # ---- normalization ------------------------------------------------------------------

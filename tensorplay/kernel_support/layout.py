@@ -18,7 +18,7 @@ The rules, each written once here:
   included (they take part in the sorts above, so they must be PyTorch's too).
 * `unique_dim_strides`: unique(dim=...)'s values, built with `dim` moved first.
 
-einsum's layout follows from its contraction order: meta/einsum.py.
+einsum's layout follows from its contraction order: kernel_support/einsum.py.
 
 Strides here count elements. A *perm* lists dims from the fastest-moving (smallest
 stride) to the slowest; `dense_in_order` turns it into strides.

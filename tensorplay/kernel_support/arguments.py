@@ -1,0 +1,147 @@
+"""What an op family's shape rule and its kernels both read: the arguments a rule checks
+and a kernel then uses (pooling's windows, upsampling's scales, scatter's reduce, the
+tensors cat joins), and the sizes and dtypes both compute. Written once here; the rules
+of tensorplay/meta/<family>.py import them.
+
+    windows       check_list (one entry per spatial dim), window_out_size, pool_params,
+                  conv_output_sizes
+    arguments     upsample_params, scatter_params, cat_inputs, check_repeats_tensor
+    reductions    reduced_sizes, integral_to_long
+    norms         machine_eps
+"""
+from __future__ import annotations
+
+import ml_dtypes
+
+from tensorplay import _dtype as dt
+from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
+from tensorplay.kernel_support.checks import reduce_dim_list
+
+
+def _sizes(t):
+    return t._impl.sizes
+
+
+# ---- windows: (N, C, *spatial) inputs, one list entry per spatial dim ------------------
+def check_list(op, name, values, n, minimum):
+    """`values` has `n` entries, each >= `minimum`."""
+    values = tuple(values)
+    if len(values) != n:
+        raise ArgumentError(f"{op}(): argument '{name}' must have {n} element(s), one per "
+                            f"spatial dim, but got {list(values)}", op=op, arg=name)
+    if any(v < minimum for v in values):
+        what = "positive" if minimum == 1 else "non-negative"
+        raise ArgumentError(f"{op}(): argument '{name}' must be {what}, but got "
+                            f"{list(values)}", op=op, arg=name)
+    return values
+
+
+def window_out_size(size, k, stride, pad, dilation, ceil_mode=False):
+    """Output length of a sliding window (PyTorch's pooling_output_shape): with ceil_mode a
+    last partial window counts, unless it would start in the right padding."""
+    span = size + 2 * pad - dilation * (k - 1) - 1 + (stride - 1 if ceil_mode else 0)
+    out = span // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def pool_params(op, kernel_size, stride, padding, dilation):
+    """(kernel, stride, padding, dilation), each a pair; an empty stride means the kernel."""
+    kernel = check_list(op, "kernel_size", kernel_size, 2, 1)
+    stride = check_list(op, "stride", stride or kernel, 2, 1)
+    padding = check_list(op, "padding", padding, 2, 0)
+    dilation = check_list(op, "dilation", dilation, 2, 1)
+    for p, k, d in zip(padding, kernel, dilation):
+        if p > (d * (k - 1) + 1) // 2:
+            raise ArgumentError(f"{op}(): argument 'padding' ({list(padding)}) must be at most "
+                                f"half of the (dilated) kernel size {list(kernel)}", op=op,
+                                arg="padding")
+    return kernel, stride, padding, dilation
+
+
+def conv_output_sizes(input_sizes, weight_sizes, stride, padding, dilation, transposed,
+                      output_padding):
+    spatial = input_sizes[2:]
+    kernel = weight_sizes[2:]
+    if transposed:
+        return tuple((i - 1) * s - 2 * p + d * (kk - 1) + op + 1 for i, kk, s, p, d, op
+                     in zip(spatial, kernel, stride, padding, dilation, output_padding))
+    return tuple((i + 2 * p - d * (kk - 1) - 1) // s + 1 for i, kk, s, p, d
+                 in zip(spatial, kernel, stride, padding, dilation))
+
+
+# ---- arguments ------------------------------------------------------------------------
+def upsample_params(op, params):
+    """(mode, align_corners, scales_h, scales_w) of an upsampling call, from the op's name and
+    the arguments after output_size (input_size for the backwards): the mode is in the
+    name, and only bilinear takes align_corners.
+
+        upsample_nearest2d(self, output_size, scales_h, scales_w)
+        upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w)
+    """
+    if op.startswith("upsample_nearest"):
+        return ("nearest", False) + tuple(params)
+    return ("bilinear",) + tuple(params)
+
+
+def scatter_params(op, params):
+    """(src, reduce) of a scatter-family call from the arguments after `index`: scatter's
+    src or value, then its optional reduce ('add' or 'multiply'); scatter_add always
+    adds.
+
+        scatter(self, dim, index, src | value [, reduce])     scatter_add(self, dim, index, src)
+    """
+    if op.startswith("scatter_add"):
+        return params[0], "add"
+    return params[0], (params[1] if len(params) > 1 else None)
+
+
+def cat_inputs(op, tensors):
+    """The tensors cat really joins: PyTorch skips 1-D empty ones (shape [0]) for
+    backward compatibility, whatever the other tensors' rank."""
+    if not tensors:
+        raise ArgumentError(f"{op}(): argument 'tensors' must be a non-empty list of tensors",
+                            op=op, arg="tensors")
+    kept = [t for t in tensors if _sizes(t) != (0,)]
+    return kept or list(tensors[:1])
+
+
+def check_repeats_tensor(op, repeats, n):
+    if repeats._impl.dtype not in (dt.int64, dt.int32):
+        raise DTypeError(f"{op}(): argument 'repeats' must be an int64 or int32 tensor, but got "
+                         f"{repeats._impl.dtype.name}", op=op, arg="repeats")
+    rs = _sizes(repeats)
+    if len(rs) > 1 or (rs and rs[0] not in (1, n)):
+        raise ShapeError(f"{op}(): argument 'repeats' (shape {fmt_shape(rs)}) must be 0-D, or "
+                         f"1-D with 1 or {n} elements (the size of the repeated dim)", op=op,
+                         arg="repeats")
+
+
+# ---- reductions -----------------------------------------------------------------------
+def reduced_sizes(op, sizes, dims, keepdim):
+    """`sizes` with `dims` (None or [] = all) removed, or kept as 1 with keepdim."""
+    if dims is None or len(dims) == 0:
+        dims = range(len(sizes))
+    else:
+        dims = reduce_dim_list(op, dims, len(sizes))   # a 0-dim tensor accepts 0 / -1
+    if keepdim:
+        return tuple(1 if i in dims else s for i, s in enumerate(sizes))
+    return tuple(s for i, s in enumerate(sizes) if i not in dims)
+
+
+def integral_to_long(t, dtype=None):
+    """sum/prod/cumsum's result dtype: dtype= if given, else integers and bool widen to int64."""
+    if dtype is not None:
+        return dtype
+    d = t._impl.dtype
+    return d if d.is_floating_point else dt.int64
+
+
+# ---- norms ----------------------------------------------------------------------------
+def machine_eps(dtype):
+    """rms_norm's default eps: the distance from 1.0 to the next float of the dtype it
+    computes in, which for the half types (float16, bfloat16) is float32, as in PyTorch."""
+    if dtype.itemsize == 2:
+        return 2.0 ** -23     # float32 eps
+    return float(ml_dtypes.finfo(dtype.np).eps)
