@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay._device import CPU
-from tensorplay._fallback_ops import host_to_device
+from tensorplay._device_transfer import host_to_device
 from tensorplay.kernel_support.layout import copy_strides
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.kernel_support.overlap import check_inplace_overlap, is_same_data

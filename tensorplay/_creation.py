@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from tensorplay import _alloc_limit, _cuda_state
-from tensorplay import _fallback_ops
+from tensorplay import _device_transfer
 from tensorplay import _tensor_factory as factory
 from tensorplay import _dtype as dt
 from tensorplay._device import CPU, factory_device
@@ -92,7 +92,7 @@ def _from_array(arr, dtype, device, op):
     if device is CPU:
         return wrap(impl_from_array(arr, dtype, CPU, grad_state.inference))
     with _device_errors(op):
-        return _fallback_ops.host_to_device(arr, dtype, device)
+        return _device_transfer.host_to_device(arr, dtype, device)
 
 
 def _computed(sizes, dtype, device, op, compute, arg="size"):
@@ -220,7 +220,7 @@ def from_numpy(array):
 def from_dlpack(obj):
     """Import a DLPack capsule or an object with `__dlpack__` (NumPy, PyTorch) without copying."""
     if hasattr(obj, "__dlpack_device__") and obj.__dlpack_device__()[0] != 1:
-        return _fallback_ops.from_dlpack(obj)
+        return _device_transfer.from_dlpack(obj)
     return from_numpy(np.from_dlpack(obj))
 
 

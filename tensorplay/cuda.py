@@ -10,7 +10,7 @@ TensorPlay's own.
 device's state (interpreter detection, availability, allocation, the seed, the PyTorch
 view of a tensor's memory) lives in `tensorplay/_cuda_state.py`, host arrays and DLPack
 memory become tensors (and a tensor's memory a host array) in
-`tensorplay/_fallback_ops.py`, and `philox_inputs` is in `tensorplay/_random.py` beside
+`tensorplay/_device_transfer.py`, and `philox_inputs` is in `tensorplay/_random.py` beside
 the generators. This module re-exports them, and adds
 the memory statistics, `source` and the typed classes.
 
@@ -32,7 +32,7 @@ from tensorplay._cuda_state import (  # noqa: F401  (the state half of tp.cuda)
     manual_seed_all, philox_seed_offset, stats, storage_of, synchronize, torch_dtype,
     triton_available,
 )
-from tensorplay._fallback_ops import from_dlpack, from_host, to_host  # noqa: F401
+from tensorplay._device_transfer import from_dlpack, from_host, to_host  # noqa: F401
 from tensorplay._random import philox_inputs  # noqa: F401
 
 

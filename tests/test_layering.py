@@ -19,7 +19,7 @@ exceptions are ALLOWED):
    `composite/scalar_ops.py`; `kernel_support/`, all the backends see of the framework
    (the input checks in it are the rules' too: `meta/` imports them from there)
 6. the Tensor layer: `_tensor`, `_creation` (which fills the seam as it loads), and what
-   they are built from (`_indexing`, `_formatting`, `_random`, `_fallback_ops`, `sparse/`)
+   they are built from (`_indexing`, `_formatting`, `_random`, `_device_transfer`, `sparse/`)
 7. above the Tensor: the gradient formulas and the generated nodes and wrappers,
    `composite/`, `amp/`, `func/`, `nn/`, `optim/`, `utils/`, the profiler
 8. the backends, `cpu_kernels/` and `triton_kernels/`: reached through the dispatcher,
@@ -84,7 +84,7 @@ BACKEND_IMPORTS = {
     "tensorplay._memory_format": "memory formats (channels_last)",
     "tensorplay._promotion": "PyTorch's type promotion",
     "tensorplay._cuda_state": "the cuda device's state (interpreter mode, its memory as torch)",
-    "tensorplay._fallback_ops": "host arrays onto a device and back (made through the seam)",
+    "tensorplay._device_transfer": "host arrays onto a device and back (made through the seam)",
     "tensorplay._random": "the generators (a CPU generator, the cuda device's Philox inputs)",
     "tensorplay._random_draws": "how a CPU kernel draws from a generator",
     "tensorplay.library": "`@kernel` and the Library blocks of extra candidates",

@@ -11,7 +11,7 @@ import numpy as np
 
 from tensorplay._cuda_state import as_torch
 from tensorplay._device import as_device
-from tensorplay._fallback_ops import from_host, to_host
+from tensorplay._device_transfer import from_host, to_host
 from tensorplay.kernel_support.layout import copy_strides
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.kernel_support.overlap import check_inplace_overlap, is_same_data

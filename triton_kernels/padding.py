@@ -24,7 +24,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from tensorplay._fallback_ops import from_host
+from tensorplay._device_transfer import from_host
 from tensorplay._memory_format import contiguous_format
 from tensorplay.kernel_support.ops import shape_rule
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer

@@ -24,7 +24,7 @@ import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
-from tensorplay._fallback_ops import from_host
+from tensorplay._device_transfer import from_host
 from tensorplay.kernel_support.arguments import upsample_params
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import kernel

@@ -28,7 +28,7 @@ import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
-from tensorplay._fallback_ops import from_host
+from tensorplay._device_transfer import from_host
 from tensorplay.kernel_support.checks import wrap_dim
 from tensorplay.kernel_support.layout import unique_dim_strides
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
