@@ -380,7 +380,8 @@ class _Task:
                 # first gradient may become its .grad without a copy (_stealable). Not
                 # while observed: explain() reports the copy the full path makes.
                 g = None        # (this frame keeps no reference to the gradient)
-                outs = node.apply_owned(grads)
+                # It returns no gradient and saves nothing: nothing below applies.
+                return node.apply_owned(grads)
             else:
                 outs = node.apply(tuple(grads))
         except Exception:
