@@ -86,9 +86,7 @@ def sum_to(grad, sizes):
 
         sum_to(g of shape [4, 2, 3], (2, 1)) -> g.sum([0, 2], keepdim) -> shape [2, 1]
 
-    NOTE: the formula helper of the same name (autograd/formulas/core.py) does the same
-    with the front doors; the formulas sit above the engine (they import the creation
-    functions), so this module, which the engine imports, writes it with Tensor methods."""
+    The formula helper of the same name (autograd/formulas/core.py) calls this one."""
     gsizes = tuple(grad.shape)
     sizes = tuple(sizes)
     if gsizes == sizes:

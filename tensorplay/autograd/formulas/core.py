@@ -10,30 +10,22 @@ from tensorplay import _dtype as dt
 from tensorplay._frontdoor import wrap_dim, wrap_number
 from tensorplay._generated import functional as F
 from tensorplay._tensor import Tensor
+from tensorplay.autograd.grad_validation import sum_to as reduce_to_sizes
 from tensorplay.errors import DerivativeNotImplementedError
 
 
 def sum_to(grad, sizes):
-    """Reduce a broadcast gradient back to `sizes`: sum the leading dims that
-    broadcasting added and the dims that were 1 in the input.
+    """Reduce a broadcast gradient back to `sizes` (grad_validation.sum_to, which the
+    engine also uses to fix a gradient a node returned broadcast).
 
         sum_to(g of shape [4, 2, 3], (2, 1)) -> g.sum([0, 2], keepdim) -> shape [2, 1]
     """
     if type(grad) is Tensor and grad._impl.sizes == sizes:
         # The usual case, a gradient of the input's shape: `grad.shape` of a plain Tensor
         # is its impl's sizes, and both are tuples (the node keeps the input's
-        # `_impl.sizes`), so this is the test below without two tuples and a Size.
+        # `_impl.sizes`), so this is the test without two tuples and a Size.
         return grad
-    gsizes = tuple(grad.shape)
-    sizes = tuple(sizes)
-    if gsizes == sizes:
-        return grad
-    lead = len(gsizes) - len(sizes)
-    dims = list(range(lead))
-    dims += [lead + i for i, s in enumerate(sizes) if s == 1 and gsizes[lead + i] != 1]
-    if dims:
-        grad = F.sum(grad, dims, keepdim=True)
-    return grad.view(sizes) if tuple(grad.shape) != sizes else grad
+    return reduce_to_sizes(grad, sizes)
 
 
 def maybe_multiply(grad, alpha):
