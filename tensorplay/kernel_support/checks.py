@@ -10,7 +10,7 @@ functions, so a kernel that checks first and a Meta kernel refuse bad input alik
                       broadcast (shapes, by argument name)
     pointwise         binary (broadcast, promote, no float alpha for integers);
                       binary_inplace (the broadcast result fits `self` and casts to it),
-                      check_inplace_cast
+                      fits_inplace (an in-place result fits `self`), check_inplace_cast
     reductions        reject_bool, check_mean_dtype, check_nonempty_reduction,
                       check_nonempty_dim
     index values      check_in_range, check_masked_scatter_count, is_mask: only a
@@ -102,8 +102,12 @@ def binary(op, args, names=("self", "other")):
 
 
 def binary_inplace(op, args):
-    self = args[0]
-    spec = binary(op, args)
+    return fits_inplace(op, binary(op, args), args[0])
+
+
+def fits_inplace(op, spec, self):
+    """An in-place op's result, `spec`, must fit into `self`: its shape, and a dtype that
+    casts to self's. The spec of an in-place op is SELF."""
     if spec.sizes != _sizes(self):
         raise ShapeError(f"{op}(): output with shape {fmt_shape(_sizes(self))} doesn't match "
                          f"the broadcast shape {fmt_shape(spec.sizes)} (the output is argument "

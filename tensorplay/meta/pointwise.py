@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay._promotion import result_type
-from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
+from tensorplay.errors import ArgumentError, DTypeError
 from tensorplay.kernel_support.checks import (
-    OutSpec, SELF, binary, broadcast, check_devices, check_inplace_cast,
+    OutSpec, SELF, binary, broadcast, check_devices, fits_inplace,
 )
 from tensorplay.meta import rules
 
@@ -26,12 +26,7 @@ def _finish(op, spec, self):
     """Out-of-place: the spec. In-place: the result must fit into `self` (shape, dtype)."""
     if not op.endswith("_"):
         return spec
-    if spec.sizes != _sizes(self):
-        raise ShapeError(f"{op}(): output with shape {fmt_shape(_sizes(self))} doesn't match "
-                         f"the broadcast shape {fmt_shape(spec.sizes)} (the output is argument "
-                         f"'self')", op=op, arg="self")
-    check_inplace_cast(op, spec.dtype, self)
-    return SELF
+    return fits_inplace(op, spec, self)
 
 
 def _float(dtype):
