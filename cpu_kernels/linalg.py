@@ -1,11 +1,15 @@
-"""Matrix products (matmul itself is Composite: it reshapes and calls mm/bmm)."""
+"""Matrix products (matmul itself is Composite: it reshapes and calls mm/bmm), and the
+LAPACK routines of inv, slogdet, solve and cholesky (tensorplay/kernel_support/lapack.py)."""
 from __future__ import annotations
 
 import numpy as np
 
+from tensorplay import _dtype as dt
+from tensorplay.kernel_support import lapack
+from tensorplay.kernel_support.layout import lapack_strides
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import kernel
-from cpu_kernels._common import accumulate_dtype, out, scalar_as
+from cpu_kernels._common import accumulate_dtype, out, out_strided, scalar_as
 
 
 def _matmul(self, mat2, dtype=None):
@@ -118,3 +122,40 @@ def diag(self, diagonal):
     if a.ndim == 2 and spec.sizes[0] == 0:
         return out(np.zeros(0, a.dtype), self._impl.dtype)
     return out(np.diag(a, diagonal).copy(), self._impl.dtype)
+
+
+# ---- inverses, determinants, solves, factorizations (LAPACK through NumPy) -------------
+# Each checks its input with its shape rule, runs kernel_support/lapack.py on the data and
+# raises LinAlgError for a bad matrix unless it is an `_ex` form without check_errors.
+
+def linalg_inv_ex(A, check_errors):
+    shape_rule("linalg.square_factorization")("linalg_inv_ex", (A, check_errors))
+    inverse, info = lapack.inv_ex(A._impl.array())
+    if check_errors:
+        lapack.check_info("linalg_inv_ex", info, lapack.INV_FAILED)
+    return out_strided(inverse, A._impl.dtype, lapack_strides(inverse.shape)), out(info, dt.int32)
+
+
+def linalg_slogdet(A):
+    shape_rule("linalg.slogdet")("linalg_slogdet", (A,))
+    sign, logabsdet = lapack.slogdet(A._impl.array())
+    return out(sign, A._impl.dtype), out(logabsdet, A._impl.dtype)
+
+
+def linalg_solve(A, B, left):
+    spec = shape_rule("linalg.solve")("linalg_solve", (A, B, left))
+    vector = lapack.solve_is_vector(A._impl.sizes, B._impl.sizes)
+    x = lapack.solve_arrays(A._impl.array(), B._impl.array(), left, vector).reshape(spec.sizes)
+    # PyTorch's layout: LAPACK's of the result's own shape (a batch of vectors too, its
+    # last batch dim as the rows); row-major for X A = B, which is solved transposed.
+    if not left:
+        return out(x, A._impl.dtype)
+    return out_strided(x, A._impl.dtype, lapack_strides(x.shape))
+
+
+def linalg_cholesky_ex(A, upper, check_errors):
+    shape_rule("linalg.square_factorization")("linalg_cholesky_ex", (A, upper, check_errors))
+    factor, info = lapack.cholesky_ex(A._impl.array(), upper)
+    if check_errors:
+        lapack.check_info("linalg_cholesky_ex", info, lapack.CHOLESKY_FAILED)
+    return out_strided(factor, A._impl.dtype, lapack_strides(factor.shape)), out(info, dt.int32)

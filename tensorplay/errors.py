@@ -34,6 +34,11 @@ class DimError(TensorPlayError, IndexError):
     """A dimension or index out of range."""
 
 
+class LinAlgError(TensorPlayError):
+    """A matrix a factorization cannot take: singular, or not positive-definite
+    (PyTorch's torch.linalg.LinAlgError, a RuntimeError too)."""
+
+
 class KernelConstraintError(TensorPlayError):
     """Raised by a kernel that cannot handle its input after all: the registry
     hands the call to the next candidate."""

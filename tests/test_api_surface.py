@@ -1,7 +1,7 @@
 """The PyTorch surface a script touches, compared name by name with TensorPlay's.
 
-For five namespaces (`torch`, `torch.Tensor`, `torch.nn.functional`, `torch.nn`,
-`torch.optim`) every public name of PyTorch is either served by the TensorPlay
+For six namespaces (`torch`, `torch.Tensor`, `torch.nn.functional`, `torch.nn`,
+`torch.optim`, `torch.linalg`) every public name of PyTorch is either served by the TensorPlay
 namespace that mirrors it, skipped for a stated reason (`SKIPPED` below: things that
 make no sense in a NumPy/Triton framework), or listed in `tests/api_surface_missing.txt`.
 
@@ -33,6 +33,7 @@ NAMESPACES = {
     "torch.nn.functional": (torch.nn.functional, lambda: tp.nn.functional),
     "torch.nn": (torch.nn, lambda: tp.nn),
     "torch.optim": (torch.optim, lambda: tp.optim),
+    "torch.linalg": (torch.linalg, lambda: tp.linalg),
 }
 
 # (pattern on the bare name, reason). A pattern skips the names it matches fully, in every

@@ -14,16 +14,25 @@ GPU timer, so configs are timed on the CPU clock.
 Transposed inputs need no copy: a kernel reads any strides. fp16/bf16 inputs go to
 the tensor cores as they are; fp32 and fp64 use IEEE precision (PyTorch's default,
 no TF32).
+
+inv, slogdet, solve and cholesky have no Triton kernel yet: their `_on_host` kernels (at
+the end) run LAPACK on a host copy, a fallback that logs itself and that explain() names.
 """
 from __future__ import annotations
 
+import logging
 import time
 
+import numpy as np
 import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
+from tensorplay._device_transfer import from_host, to_host
 from tensorplay.errors import KernelConstraintError
+from tensorplay.kernel_support import lapack
+from tensorplay.kernel_support.layout import lapack_strides
+from tensorplay.kernel_support.results import TensorImpl, contiguous_strides, factory
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
@@ -368,3 +377,73 @@ def diag(self, diagonal):
     on_diagonal = out.as_strided([self._impl.sizes[0]], [n + 1], start)
     run("copy", on_diagonal, (self,), self._impl.dtype)
     return out
+
+
+# ---- inverses, determinants, solves, factorizations: on a host copy ----------------------
+# No Triton kernel yet: these copy the matrices to the host, run the CPU's LAPACK routines
+# (kernel_support/lapack.py) and copy the results back. explain() shows the `_on_host`
+# kernel; the `tensorplay.dispatch` logger says it each call.
+log = logging.getLogger("tensorplay.dispatch")
+
+
+def _on_host(op, *tensors):
+    """The tensors' elements as host arrays (strided ones copied row-major first)."""
+    log.info("%s on cuda: no Triton kernel, LAPACK on a host copy", op)
+    arrays = []
+    for t in tensors:
+        if not t._impl.is_contiguous:
+            dense = new_tensor(t._impl.sizes, t._impl.dtype, t._impl.device)
+            run("copy", dense, (t,), t._impl.dtype)
+            t = dense
+        arrays.append(to_host(t))
+    return arrays
+
+
+def _lapack_layout(array, dtype, device):
+    """A host result back on the device in LAPACK's (and PyTorch's) layout: each matrix
+    column-major. The transposed matrices, copied row-major, are that layout."""
+    strides = lapack_strides(array.shape)
+    if strides == contiguous_strides(array.shape):
+        return from_host(array, dtype, device)
+    impl = from_host(np.swapaxes(array, -1, -2), dtype, device)._impl
+    return factory.wrap(TensorImpl(impl.storage, array.shape, strides, 0, dtype, device))
+
+
+def linalg_inv_ex_on_host(A, check_errors):
+    shape_rule("linalg.square_factorization")("linalg_inv_ex", (A, check_errors))
+    a, = _on_host("linalg_inv_ex", A)
+    inverse, info = lapack.inv_ex(a)
+    if check_errors:
+        lapack.check_info("linalg_inv_ex", info, lapack.INV_FAILED)
+    device = A._impl.device
+    return _lapack_layout(inverse, A._impl.dtype, device), from_host(info, dt.int32, device)
+
+
+def linalg_slogdet_on_host(A):
+    shape_rule("linalg.slogdet")("linalg_slogdet", (A,))
+    a, = _on_host("linalg_slogdet", A)
+    sign, logabsdet = lapack.slogdet(a)
+    device = A._impl.device
+    return from_host(sign, A._impl.dtype, device), from_host(logabsdet, A._impl.dtype, device)
+
+
+def linalg_solve_on_host(A, B, left):
+    spec = shape_rule("linalg.solve")("linalg_solve", (A, B, left))
+    a, b = _on_host("linalg_solve", A, B)
+    vector = lapack.solve_is_vector(A._impl.sizes, B._impl.sizes)
+    x = lapack.solve_arrays(a, b, left, vector).reshape(spec.sizes)
+    # PyTorch's layout: LAPACK's of the result's own shape (a batch of vectors too, its
+    # last batch dim as the rows); row-major for X A = B, which is solved transposed.
+    if not left:
+        return from_host(x, A._impl.dtype, A._impl.device)
+    return _lapack_layout(x, A._impl.dtype, A._impl.device)
+
+
+def linalg_cholesky_ex_on_host(A, upper, check_errors):
+    shape_rule("linalg.square_factorization")("linalg_cholesky_ex", (A, upper, check_errors))
+    a, = _on_host("linalg_cholesky_ex", A)
+    factor, info = lapack.cholesky_ex(a, upper)
+    if check_errors:
+        lapack.check_info("linalg_cholesky_ex", info, lapack.CHOLESKY_FAILED)
+    device = A._impl.device
+    return _lapack_layout(factor, A._impl.dtype, device), from_host(info, dt.int32, device)

@@ -8,7 +8,7 @@ from tensorplay.autograd.node import Node
 from tensorplay.autograd.formulas import (
     amax_backward, as_strided_backward, batch_norm_backward, bce_backward_self, bce_backward_target,
     bce_with_logits_backward_self, bce_with_logits_backward_target, cat_backward, cdist_backward,
-    clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self,
+    cholesky_backward, clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self,
     constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input,
     conv_double_backward_weight, cross_entropy_backward, cross_entropy_backward_grads,
     cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward,
@@ -18,7 +18,8 @@ from tensorplay.autograd.formulas import (
     gather_along_backward, gather_backward, gelu_second_derivative, group_norm_backward,
     hardswish_backward, huber_loss_backward, index_backward, index_put_self_backward,
     index_put_values_backward, index_select_backward, index_source_backward, last_two,
-    layer_norm_backward, leaky_relu_backward_of_result, linear_weight_backward,
+    layer_norm_backward, leaky_relu_backward_of_result, linalg_inv_backward,
+    linalg_solve_backward_A, linalg_solve_backward_B, linear_weight_backward,
     log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
     masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward,
     max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
@@ -26,7 +27,7 @@ from tensorplay.autograd.formulas import (
     pow_backward_exponent, pow_backward_self, pow_scalar_backward, prelu_backward, prod_backward,
     prod_dim_backward, repeat_backward, repeat_interleave_int_backward, rms_norm_backward,
     roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward,
-    select_many_backward, silu_second_derivative, sinc_backward, slice_backward,
+    select_many_backward, silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
     smooth_l1_loss_backward, softmax_double_backward, std_backward, std_mean_backward, sum_backward,
     sum_to, take_backward, value_selecting_reduction_backward, var_backward, var_mean_backward,
     xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward, zeros_like,
@@ -5256,3 +5257,95 @@ class UniqueDimBackward0(Node):
         if self.needs_input_grad(0):
             d_self = not_implemented("unique_dim")
         return (d_self,)
+
+
+class LinalgInvExBackward0(Node):
+    """Backward of `linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse,
+        Tensor info)`.
+
+    A: linalg_inv_backward(grad, inverse)
+    """
+
+    __slots__ = ('inverse_',)
+    SAVED = ('inverse_',)
+    OP = 'linalg_inv_ex'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_inverse = grads[0]
+        grad_info = grads[1]
+        inverse = self.inverse_.unpack(self)
+        d_A = None
+        if self.needs_input_grad(0):
+            d_A = linalg_inv_backward(grad, inverse)
+        return (d_A,)
+
+
+class LinalgSlogdetBackward0(Node):
+    """Backward of `linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)`.
+
+    A: slogdet_backward(grad_logabsdet, A)
+    """
+
+    __slots__ = ('A_',)
+    SAVED = ('A_',)
+    OP = 'linalg_slogdet'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_sign = grads[0]
+        grad_logabsdet = grads[1]
+        A = self.A_.unpack(self)
+        d_A = None
+        if self.needs_input_grad(0):
+            d_A = slogdet_backward(grad_logabsdet, A)
+        return (d_A,)
+
+
+class LinalgSolveBackward0(Node):
+    """Backward of `linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor`.
+
+    A: linalg_solve_backward_A(grad, result, A, B, left)
+    B: linalg_solve_backward_B(grad, A, B, left)
+    """
+
+    __slots__ = ('A_', 'B_', 'result_', 'left_')
+    SAVED = ('A_', 'B_', 'result_')
+    OP = 'linalg_solve'
+
+    def apply(self, grads):
+        grad = grads[0]
+        A = self.A_.unpack(self)
+        B = self.B_.unpack(self)
+        result = self.result_.unpack(self)
+        left = self.left_
+        d_A = None
+        d_B = None
+        if self.needs_input_grad(0):
+            d_A = linalg_solve_backward_A(grad, result, A, B, left)
+        if self.needs_input_grad(1):
+            d_B = linalg_solve_backward_B(grad, A, B, left)
+        return (d_A, d_B)
+
+
+class LinalgCholeskyExBackward0(Node):
+    """Backward of `linalg_cholesky_ex(Tensor A, *, bool upper=False,
+        bool check_errors=False) -> (Tensor L, Tensor info)`.
+
+    A: cholesky_backward(grad, upper, L)
+    """
+
+    __slots__ = ('L_', 'upper_')
+    SAVED = ('L_',)
+    OP = 'linalg_cholesky_ex'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_L = grads[0]
+        grad_info = grads[1]
+        L = self.L_.unpack(self)
+        upper = self.upper_
+        d_A = None
+        if self.needs_input_grad(0):
+            d_A = cholesky_backward(grad, upper, L)
+        return (d_A,)

@@ -35,17 +35,19 @@ from tensorplay._generated.autograd_nodes import (
     HardtanhBackward0, HeavisideBackward0, HuberLossBackward0, HypotBackward0, Im2colBackward0,
     IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1,
     IndexPutBackward0, IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0,
-    LeakyReluBackward1, LerpBackward0, LerpBackward1, LinalgVectorNormBackward0, LinearBackward0,
-    Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0, LogSoftmaxBackward0,
-    LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0, LogitBackward0,
-    LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0, MaskedFillBackward0,
-    MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
-    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0,
-    MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
-    MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0,
-    MvBackward0, NanToNumBackward0, NativeBatchNormBackward0, NativeDropoutBackward0,
-    NativeGroupNormBackward0, NativeLayerNormBackward0, NativeLayerNormBackwardBackward0,
-    NegBackward0, NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
+    LeakyReluBackward1, LerpBackward0, LerpBackward1, LinalgCholeskyExBackward0,
+    LinalgInvExBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0, LinalgVectorNormBackward0,
+    LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
+    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
+    LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0,
+    MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0,
+    MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
+    MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
+    MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
+    MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0, MvBackward0, NanToNumBackward0,
+    NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
+    NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NegBackward0,
+    NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
     PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, PowBackward1,
     PreluBackward0, ProdBackward0, ProdBackward1, ReciprocalBackward0, ReluBackward0,
     RemainderBackward0, RemainderBackward1, RepeatBackward0, RepeatInterleaveBackward0,
@@ -3786,6 +3788,50 @@ def linalg_vector_norm(ks, self, ord, dim, keepdim, dtype):
     return result
 
 
+def linalg_inv_ex(ks, A, check_errors):
+    if not A._impl.requires_grad:
+        return below_autograd(ops.linalg_inv_ex, ks, A, check_errors)
+    node = LinalgInvExBackward0(A)
+    result = below_autograd(ops.linalg_inv_ex, ks, A, check_errors)
+    set_history(result, node, (True, False))
+    node.inverse_ = SavedVariable(result[0], is_output=True)
+    return result
+
+
+def linalg_slogdet(ks, A):
+    if not A._impl.requires_grad:
+        return below_autograd(ops.linalg_slogdet, ks, A)
+    node = LinalgSlogdetBackward0(A)
+    node.A_ = SavedVariable(A, is_output=False)
+    result = below_autograd(ops.linalg_slogdet, ks, A)
+    set_history(result, node)
+    return result
+
+
+def linalg_solve(ks, A, B, left):
+    if not (A._impl.requires_grad or B._impl.requires_grad):
+        return below_autograd(ops.linalg_solve, ks, A, B, left)
+    node = LinalgSolveBackward0(A, B)
+    node.left_ = left
+    node.A_ = SavedVariable(A, is_output=False)
+    node.B_ = SavedVariable(B, is_output=False)
+    result = below_autograd(ops.linalg_solve, ks, A, B, left)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def linalg_cholesky_ex(ks, A, upper, check_errors):
+    if not A._impl.requires_grad:
+        return below_autograd(ops.linalg_cholesky_ex, ks, A, upper, check_errors)
+    node = LinalgCholeskyExBackward0(A)
+    node.upper_ = upper
+    result = below_autograd(ops.linalg_cholesky_ex, ks, A, upper, check_errors)
+    set_history(result, node, (True, False))
+    node.L_ = SavedVariable(result[0], is_output=True)
+    return result
+
+
 def unsqueeze_(ks, self, dim):
     if not self._impl.requires_grad:
         return below_autograd(ops.unsqueeze_, ks, self, dim)
@@ -4183,6 +4229,10 @@ WRAPPERS = {
     '_fused_sgd_': _fused_sgd_,
     'cdist': cdist,
     'linalg_vector_norm': linalg_vector_norm,
+    'linalg_inv_ex': linalg_inv_ex,
+    'linalg_slogdet': linalg_slogdet,
+    'linalg_solve': linalg_solve,
+    'linalg_cholesky_ex': linalg_cholesky_ex,
     'unsqueeze_': unsqueeze_,
     'squeeze_': squeeze_,
     'squeeze_.dim': squeeze__dim,

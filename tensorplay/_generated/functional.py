@@ -9091,6 +9091,144 @@ def linalg_norm(*args, **kwargs):
     no_overload('linalg_norm', (ops.linalg_norm, ops.linalg_norm_ord_str), args, kwargs)
 
 
+# ---- linalg_inv_ex ---------------------------------------------------------------------
+
+_returns_linalg_inv_ex = namedtuple('linalg_inv_ex', ('inverse', 'info'))
+
+def linalg_inv_ex(A, *, check_errors=False, out=None):
+    """linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)"""
+    if out is not None:
+        return into_out('linalg_inv_ex', out, linalg_inv_ex(A, check_errors=check_errors))
+    if not isinstance(A, Tensor):
+        bad_arg('linalg_inv_ex', 'A', 'Tensor', A)
+    if type(check_errors) is not _b.bool:
+        check_errors = as_bool('linalg_inv_ex', 'check_errors', check_errors)
+    return _returns_linalg_inv_ex(*ops.linalg_inv_ex.call(A._impl.keys, A, check_errors))
+
+
+# ---- linalg_inv ------------------------------------------------------------------------
+
+def linalg_inv(A, *, out=None):
+    """linalg_inv(Tensor A) -> Tensor"""
+    if out is not None:
+        return into_out('linalg_inv', out, linalg_inv(A))
+    if not isinstance(A, Tensor):
+        bad_arg('linalg_inv', 'A', 'Tensor', A)
+    return ops.linalg_inv.call(A._impl.keys, A)
+
+
+# ---- inverse ---------------------------------------------------------------------------
+
+def inverse(input, *, out=None):
+    """inverse(Tensor self) -> Tensor"""
+    if out is not None:
+        return into_out('inverse', out, inverse(input))
+    if not isinstance(input, Tensor):
+        bad_arg('inverse', 'input', 'Tensor', input)
+    return ops.inverse.call(input._impl.keys, input)
+
+
+# ---- linalg_slogdet --------------------------------------------------------------------
+
+_returns_linalg_slogdet = namedtuple('linalg_slogdet', ('sign', 'logabsdet'))
+
+def linalg_slogdet(A, *, out=None):
+    """linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)"""
+    if out is not None:
+        return into_out('linalg_slogdet', out, linalg_slogdet(A))
+    if not isinstance(A, Tensor):
+        bad_arg('linalg_slogdet', 'A', 'Tensor', A)
+    return _returns_linalg_slogdet(*ops.linalg_slogdet.call(A._impl.keys, A))
+
+
+# ---- slogdet ---------------------------------------------------------------------------
+
+_returns_slogdet = namedtuple('slogdet', ('sign', 'logabsdet'))
+
+def slogdet(input, *, out=None):
+    """slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)"""
+    if out is not None:
+        return into_out('slogdet', out, slogdet(input))
+    if not isinstance(input, Tensor):
+        bad_arg('slogdet', 'input', 'Tensor', input)
+    return _returns_slogdet(*ops.slogdet.call(input._impl.keys, input))
+
+
+# ---- logdet ----------------------------------------------------------------------------
+
+def logdet(input, *, out=None):
+    """logdet(Tensor self) -> Tensor"""
+    if out is not None:
+        return into_out('logdet', out, logdet(input))
+    if not isinstance(input, Tensor):
+        bad_arg('logdet', 'input', 'Tensor', input)
+    return ops.logdet.call(input._impl.keys, input)
+
+
+# ---- linalg_solve ----------------------------------------------------------------------
+
+def linalg_solve(A, B, *, left=True, out=None):
+    """linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor"""
+    if out is not None:
+        return into_out('linalg_solve', out, linalg_solve(A, B, left=left))
+    if not isinstance(A, Tensor):
+        bad_arg('linalg_solve', 'A', 'Tensor', A)
+    if not isinstance(B, Tensor):
+        bad_arg('linalg_solve', 'B', 'Tensor', B)
+    if type(left) is not _b.bool:
+        left = as_bool('linalg_solve', 'left', left)
+    return ops.linalg_solve.call(A._impl.keys | B._impl.keys, A, B, left)
+
+
+# ---- linalg_cholesky_ex ----------------------------------------------------------------
+
+_returns_linalg_cholesky_ex = namedtuple('linalg_cholesky_ex', ('L', 'info'))
+
+def linalg_cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    """linalg_cholesky_ex(Tensor A, *, bool upper=False, bool check_errors=False) -> (Tensor L,
+        Tensor info)
+    """
+    if out is not None:
+        return into_out(
+            'linalg_cholesky_ex', out,
+            linalg_cholesky_ex(A, upper=upper, check_errors=check_errors),
+        )
+    if not isinstance(A, Tensor):
+        bad_arg('linalg_cholesky_ex', 'A', 'Tensor', A)
+    if type(upper) is not _b.bool:
+        upper = as_bool('linalg_cholesky_ex', 'upper', upper)
+    if type(check_errors) is not _b.bool:
+        check_errors = as_bool('linalg_cholesky_ex', 'check_errors', check_errors)
+    ks = A._impl.keys
+    return _returns_linalg_cholesky_ex(*ops.linalg_cholesky_ex.call(ks, A, upper, check_errors))
+
+
+# ---- linalg_cholesky -------------------------------------------------------------------
+
+def linalg_cholesky(A, *, upper=False, out=None):
+    """linalg_cholesky(Tensor A, *, bool upper=False) -> Tensor"""
+    if out is not None:
+        return into_out('linalg_cholesky', out, linalg_cholesky(A, upper=upper))
+    if not isinstance(A, Tensor):
+        bad_arg('linalg_cholesky', 'A', 'Tensor', A)
+    if type(upper) is not _b.bool:
+        upper = as_bool('linalg_cholesky', 'upper', upper)
+    return ops.linalg_cholesky.call(A._impl.keys, A, upper)
+
+
+# ---- cholesky --------------------------------------------------------------------------
+
+def cholesky(input, upper=False, *, out=None):
+    """cholesky(Tensor self, bool upper=False) -> Tensor"""
+    if out is not None:
+        return into_out('cholesky', out, cholesky(input, upper))
+    if not isinstance(input, Tensor):
+        bad_arg('cholesky', 'input', 'Tensor', input)
+    if type(upper) is not _b.bool:
+        upper = as_bool('cholesky', 'upper', upper)
+    return ops.cholesky.call(input._impl.keys, input, upper)
+
+
 # ---- unsqueeze_ ------------------------------------------------------------------------
 
 def unsqueeze_(self, dim):
@@ -9963,6 +10101,16 @@ FUNCTIONS = (
     'linalg_vector_norm',
     'linalg_matrix_norm',
     'linalg_norm',
+    'linalg_inv_ex',
+    'linalg_inv',
+    'inverse',
+    'linalg_slogdet',
+    'slogdet',
+    'logdet',
+    'linalg_solve',
+    'linalg_cholesky_ex',
+    'linalg_cholesky',
+    'cholesky',
     'deg2rad',
     'rad2deg',
     'logaddexp',

@@ -293,6 +293,10 @@ class TensorMethods:
     diff = F.diff
     sum_to_size = F.sum_to_size
     argwhere = F.argwhere
+    inverse = F.inverse
+    slogdet = F.slogdet
+    logdet = F.logdet
+    cholesky = F.cholesky
     unsqueeze_ = F.unsqueeze_
     squeeze_ = F.squeeze_
     t_ = F.t_

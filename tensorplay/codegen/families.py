@@ -42,7 +42,8 @@ FAMILIES = {
     "sorting": "sort, argsort, topk, kthvalue, median, mode, cummax/cummin, unique, "
                "searchsorted, bucketize, isin",
     "linalg": "matrix products (mm, bmm, matmul, mv, dot, addmm, linear, ...), "
-              "tril/triu, diag, trace, kron, the tp.linalg norms",
+              "tril/triu, diag, trace, kron, the tp.linalg norms, inverses, "
+              "determinants, solves and factorizations (LAPACK)",
     "einsum": "einsum: parsing the equation, the result's layout, the kernels",
     "views": "ops that return a view: view, reshape, transpose, permute, expand, squeeze, "
              "select, slice, split, movedim, unfold, ... and their in-place forms",

@@ -8,7 +8,7 @@ from tensorplay._generated import functional as F
 from tensorplay.composite.views import make_view
 from tensorplay.errors import ArgumentError, DimError, DTypeError, fmt_shape, ShapeError
 from tensorplay.kernel_support.checks import broadcast
-from tensorplay.meta.linalg import check_rank
+from tensorplay.meta.linalg import check_rank, check_square
 
 
 def matmul(self, other):
@@ -244,3 +244,39 @@ def linalg_norm_str(self, ord, dim, keepdim, dtype):
                                   dtype)
 
 
+
+
+# ---- inverses, determinants, factorizations: the forms that raise --------------------
+# Each checks its input under its own name, then runs the `_ex` kernel with check_errors,
+# which raises LinAlgError for a bad matrix as PyTorch's does (a read of LAPACK's info:
+# under vmap, of the whole physical batch).
+def linalg_inv(A):
+    check_square("linalg_inv", A)
+    return F.linalg_inv_ex(A, check_errors=True)[0]
+
+
+def inverse(self):
+    check_square("inverse", self, "self")
+    return F.linalg_inv_ex(self, check_errors=True)[0]
+
+
+def slogdet(self):
+    check_square("slogdet", self, "self")
+    return F.linalg_slogdet(self)
+
+
+def logdet(self):
+    """log det A: nan where the determinant is negative (PyTorch's, real case)."""
+    check_square("logdet", self, "self")
+    sign, logabsdet = F.linalg_slogdet(self)
+    return F.where(sign == -1, math.nan, logabsdet)
+
+
+def linalg_cholesky(A, upper):
+    check_square("linalg_cholesky", A)
+    return F.linalg_cholesky_ex(A, upper=upper, check_errors=True)[0]
+
+
+def cholesky(self, upper):
+    check_square("cholesky", self, "self")
+    return F.linalg_cholesky_ex(self, upper=upper, check_errors=True)[0]

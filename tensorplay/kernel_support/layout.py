@@ -17,6 +17,8 @@ The rules, each written once here:
 * `view_strides` and `expand_strides`: the strides of a view, size-1 and empty dims
   included (they take part in the sorts above, so they must be PyTorch's too).
 * `unique_dim_strides`: unique(dim=...)'s values, built with `dim` moved first.
+* `lapack_strides`: LAPACK's results (inv, solve, cholesky): row-major batches of
+  column-major matrices.
 
 einsum's layout follows from its contraction order: kernel_support/einsum.py.
 
@@ -164,6 +166,16 @@ def expand_strides(sizes, strides, new_sizes):
             stride = new_sizes[i + 1] * out[i + 1] if i + 1 < len(new_sizes) else 0
         out[i] = stride if size == new_sizes[i] else 0
     return tuple(out)
+
+
+def lapack_strides(sizes):
+    """Row-major batches of column-major (Fortran-order) matrices: how LAPACK writes a
+    factor or a solution, and PyTorch's strides for inv, solve and cholesky
+    (batched_matrix_contiguous_strides)."""
+    strides = list(contiguous_strides(sizes))
+    if len(sizes) >= 2:
+        strides[-2], strides[-1] = 1, max(sizes[-2], 1)
+    return tuple(strides)
 
 
 def unique_dim_strides(sizes, dim):

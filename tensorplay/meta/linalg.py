@@ -2,8 +2,10 @@
 diag (mm and bmm, the most common, are in rules.py)."""
 from __future__ import annotations
 
-from tensorplay.errors import DTypeError, ShapeError, fmt_shape
+from tensorplay import _dtype as dt
+from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 from tensorplay.kernel_support.checks import OutSpec, SELF, broadcast, check_devices
+from tensorplay.kernel_support.lapack import solve_is_vector
 from tensorplay.kernel_support.overlap import assert_no_internal_overlap
 
 
@@ -145,3 +147,64 @@ def diag(op, args):
         return OutSpec((n, n), self._impl.dtype)
     n = max(0, min(s[0], s[1] - k) if k >= 0 else min(s[0] + k, s[1]))
     return OutSpec((n,), self._impl.dtype)
+
+
+# ---- inverses, determinants, solves, factorizations ------------------------------------
+def check_square(op, A, name="A"):
+    """A stack of square float32/float64 matrices (LAPACK's types; no half types)."""
+    sizes = _sizes(A)
+    if len(sizes) < 2:
+        raise ShapeError(f"{op}(): the input tensor '{name}' must have at least 2 "
+                         f"dimensions, but got shape {fmt_shape(sizes)}", op=op, arg=name)
+    if sizes[-1] != sizes[-2]:
+        raise ShapeError(f"{op}(): '{name}' must be batches of square matrices, but they are "
+                         f"{sizes[-2]} by {sizes[-1]} matrices", op=op, arg=name)
+    dtype = A._impl.dtype
+    if not dtype.is_floating_point:
+        raise DTypeError(f"{op}(): expected a floating point tensor as input ('{name}'), but "
+                         f"got {dtype.name}", op=op, arg=name)
+    if dtype.itemsize < 4:
+        raise DTypeError(f"{op}(): low precision dtypes are not supported ('{name}'), got "
+                         f"{dtype.name}", op=op, arg=name)
+
+
+def square_factorization(op, args):
+    """inv_ex, cholesky_ex: a matrix of A's shape and LAPACK's int32 info per matrix."""
+    A = args[0]
+    check_square(op, A)
+    return OutSpec(_sizes(A), A._impl.dtype), OutSpec(_sizes(A)[:-2], dt.int32)
+
+
+def slogdet(op, args):
+    A = args[0]
+    check_square(op, A)
+    batch = _sizes(A)[:-2]
+    return OutSpec(batch, A._impl.dtype), OutSpec(batch, A._impl.dtype)
+
+
+def solve(op, args):
+    """X with A X = B (left) or X A = B: A's and B's batch dims broadcast."""
+    A, B, left = args
+    check_square(op, A)
+    same_dtype(op, [("A", A), ("B", B)])
+    check_devices(op, [("A", A), ("B", B)])
+    n = _sizes(A)[-1]
+    if solve_is_vector(_sizes(A), _sizes(B)):
+        if not left:
+            raise ArgumentError(f"{op}(): vector broadcasting of the left hand side is "
+                                f"not supported for left=False ('B' is a vector); it is B / A",
+                                op=op, arg="B")
+        rows, trailing = _sizes(B)[-1], ()
+    else:
+        if len(_sizes(B)) < 2:
+            raise ShapeError(f"{op}(): 'B' must have at least 1 dimension, but got "
+                             f"shape {fmt_shape(_sizes(B))}", op=op, arg="B")
+        rows = _sizes(B)[-2] if left else _sizes(B)[-1]
+        trailing = _sizes(B)[-2:]
+    if rows != n:
+        raise ShapeError(f"{op}(): incompatible shapes of 'A' and 'B' for the equation "
+                         f"{'AX = B' if left else 'XA = B'} ({fmt_shape(_sizes(A))} and "
+                         f"{fmt_shape(_sizes(B))})", op=op, arg="B")
+    b_batch = _sizes(B)[:-1] if not trailing else _sizes(B)[:-2]
+    batch = broadcast(op, [("A", _sizes(A)[:-2]), ("B", b_batch)])
+    return OutSpec(tuple(batch) + (tuple(trailing) if trailing else (n,)), A._impl.dtype)

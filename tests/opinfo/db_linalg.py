@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from functools import partial
 
+import numpy as np
 import torch
 
 import tensorplay as tp
-from tensorplay.errors import ArgumentError, DeviceError, DimError, DTypeError, ShapeError
+from tensorplay.errors import (
+    ArgumentError, DeviceError, DimError, DTypeError, LinAlgError, ShapeError,
+)
 from opinfo.core import (
     ALL_BUT_BOOL, ALL_DTYPES, ErrorInput as E, FLOATING, make_tensor, OpInfo, rng_for,
     SampleInput as S,
@@ -437,9 +440,139 @@ def _errors_inner(op, device):
     yield E(S(t_((2, 3), device=device), (t_((3, 2), device=device),)), ShapeError,
             r"inner\(\): inner\(\) the last dimension must match", arg="other")
 
-MOVED_DB_VIEWS_INPLACE_TMP = [
+INNER = [
     OpInfo("inner", overloads=("inner",), dtypes=NUMERIC, tolerances=TOL,
            sample_inputs_func=_pair_samples, error_inputs_func=_errors_inner),
 ]
 
-op_db = PRODUCTS + LINALG + NORMS + MOVED_DB_VIEWS_INPLACE_TMP
+# ---- inverses, determinants, solves, factorizations -----------------------------------
+# Samples are well-conditioned (a random matrix plus n on its diagonal; A A^T + n I for
+# Cholesky), batched, empty, and transposed in memory. Cholesky reads one triangle of its
+# input, so finite differences see only that triangle: its entries get a symmetric input,
+# (A + A^T) / 2, as PyTorch's own OpInfo does (gradcheck_wrapper_hermitian_input).
+LAPACK_DTYPES = (tp.float32, tp.float64)
+LAPACK_TOL = {tp.float32: (1e-4, 1e-4)}
+
+
+def square(shape, dtype, device, rng, requires_grad, layout="contiguous", pd=False):
+    n = shape[-1]
+    x = rng.standard_normal(shape)
+    x = x @ np.swapaxes(x, -1, -2) + n * np.eye(n) if pd else x + n * np.eye(n)
+    t = tp.tensor(np.swapaxes(x, -1, -2).copy() if layout == "transposed" else x,
+                  dtype=dtype, device=device)
+    if layout == "transposed":
+        t = t.mT
+    t = t.detach()
+    if requires_grad and dtype.is_floating_point:
+        t.requires_grad_(True)
+    return t
+
+
+SQUARE_SHAPES = [((3, 3), "contiguous"), ((2, 4, 4), "transposed"), ((1, 2, 2), "contiguous"),
+                 ((0, 3, 3), "contiguous"), ((0, 0), "contiguous")]
+
+
+def _square_samples(op, device, dtype, requires_grad, pd=False, kwargs_list=({},)):
+    rng = rng_for(op.full_name, dtype)
+    for shape, layout in SQUARE_SHAPES:
+        for kw in kwargs_list:
+            yield S(square(shape, dtype, device, rng, requires_grad, layout, pd), (), dict(kw),
+                    name=f"{list(shape)} {layout} {kw}")
+
+
+def _solve_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = requires_grad and dtype.is_floating_point
+    cases = [((3, 3), (3,), {}), ((3, 3), (3, 2), {}), ((2, 3, 3), (2, 3), {}),
+             ((2, 3, 3), (3, 4), {}), ((3, 3), (2, 3, 1), {}), ((2, 1, 3, 3), (4, 3, 2), {}),
+             ((3, 3), (2, 3), {"left": False}), ((2, 3, 3), (2, 4, 3), {"left": False}),
+             ((0, 3, 3), (0, 3), {})]
+    for k, (a, b, kw) in enumerate(cases):
+        A = square(a, dtype, device, rng, grad, "transposed" if k % 3 == 1 else "contiguous")
+        B = make_tensor(b, dtype, device, rng=rng, layout=LAYOUTS[k % 3], requires_grad=grad)
+        yield S(A, (B,), kw, name=f"{list(a)} {list(b)} {kw}")
+
+
+def _symmetric(A):
+    """(A + A^T) / 2 for the square float matrices a sample holds (what an error sample
+    holds goes through as it is)."""
+    if A.dim() >= 2 and A.shape[-1] == A.shape[-2] and A.dtype.is_floating_point:
+        return (A + A.mT) / 2
+    return A
+
+
+def _errors_square(op, device, arg="A", singular=None):
+    yield E(S(t_((3,), device=device)), ShapeError, rf"{op.name}\(\): the input tensor '{arg}' "
+            r"must have at least 2 dimensions", arg=arg)
+    yield E(S(t_((2, 3, 4), device=device)), ShapeError, rf"{op.name}\(\): '{arg}' must be "
+            r"batches of square matrices, but they are 3 by 4 matrices", arg=arg)
+    yield E(S(t_((3, 3), tp.int64, device=device)), DTypeError, r"expected a floating point "
+            rf"tensor as input \('{arg}'\), but got int64", arg=arg)
+    if singular is not None:
+        matrix, kwargs, regex = singular
+        yield E(S(tp.tensor(matrix, device=device), (), kwargs), LinAlgError, regex, meta=False)
+
+
+INV_SINGULAR = ([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 4.0]]], {"check_errors": True},
+                r"linalg_inv_ex\(\): \(Batch element 1\): The diagonal element 2 is zero")
+NOT_PD = ([[1.0, 0.0, 0.0], [0.0, 2.0, 3.0], [0.0, 3.0, 1.0]], {"check_errors": True},
+          r"linalg_cholesky_ex\(\): The factorization could not be completed because the input "
+          r"is not positive-definite \(the leading minor of order 3 is not positive-definite\)")
+
+
+def _errors_solve(op, device):
+    yield E(S(t_((3, 3), device=device), (t_((4,), device=device),)), ShapeError,
+            r"linalg_solve\(\): incompatible shapes of 'A' and 'B'", arg="B")
+    yield E(S(t_((3, 3), device=device), (t_((3,), tp.float64, device=device),)), DTypeError,
+            r"linalg_solve\(\): expected 'A' and 'B' to have the same dtype", arg="B")
+    yield E(S(t_((3, 4), device=device), (t_((3,), device=device),)), ShapeError,
+            r"'A' must be batches of square matrices", arg="A")
+    yield E(S(tp.zeros((2, 2), device=device), (tp.ones((2,), device=device),)), LinAlgError,
+            r"linalg_solve\(\): The solver failed because the input matrix is singular",
+            meta=False)
+
+
+FACTORIZATIONS = [
+    OpInfo("linalg_inv_ex", op=tp.linalg.inv_ex, ref=torch.linalg.inv_ex,
+           overloads=("linalg_inv_ex",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
+           sample_inputs_func=partial(_square_samples, kwargs_list=({}, {"check_errors": True})),
+           error_inputs_func=partial(_errors_square, singular=INV_SINGULAR)),
+    OpInfo("linalg_inv", op=tp.linalg.inv, ref=torch.linalg.inv, overloads=("linalg_inv",),
+           dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL, sample_inputs_func=_square_samples,
+           error_inputs_func=_errors_square),
+    OpInfo("inverse", overloads=("inverse",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
+           sample_inputs_func=_square_samples, error_inputs_func=partial(_errors_square,
+                                                                         arg="self")),
+    OpInfo("linalg_slogdet", op=tp.linalg.slogdet, ref=torch.linalg.slogdet,
+           overloads=("linalg_slogdet",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
+           sample_inputs_func=_square_samples, error_inputs_func=_errors_square),
+    OpInfo("slogdet", overloads=("slogdet",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
+           sample_inputs_func=_square_samples,
+           error_inputs_func=partial(_errors_square, arg="self")),
+    OpInfo("logdet", overloads=("logdet",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
+           sample_inputs_func=partial(_square_samples, pd=True),
+           error_inputs_func=partial(_errors_square, arg="self")),
+    OpInfo("linalg_solve", op=tp.linalg.solve, ref=torch.linalg.solve,
+           overloads=("linalg_solve",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
+           sample_inputs_func=_solve_samples, error_inputs_func=_errors_solve),
+    OpInfo("linalg_cholesky_ex", op=lambda A, **kw: tp.linalg.cholesky_ex(_symmetric(A), **kw),
+           ref=lambda A, **kw: torch.linalg.cholesky_ex(_symmetric(A), **kw),
+           overloads=("linalg_cholesky_ex",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
+           method=False,
+           sample_inputs_func=partial(_square_samples, pd=True,
+                                      kwargs_list=({}, {"upper": True, "check_errors": True})),
+           error_inputs_func=partial(_errors_square, singular=NOT_PD)),
+    OpInfo("linalg_cholesky", op=lambda A, **kw: tp.linalg.cholesky(_symmetric(A), **kw),
+           ref=lambda A, **kw: torch.linalg.cholesky(_symmetric(A), **kw),
+           overloads=("linalg_cholesky",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
+           method=False,
+           sample_inputs_func=partial(_square_samples, pd=True, kwargs_list=({}, {"upper": True})),
+           error_inputs_func=_errors_square),
+    OpInfo("cholesky", op=lambda A, *a: tp.cholesky(_symmetric(A), *a),
+           ref=lambda A, *a: torch.cholesky(_symmetric(A), *a), overloads=("cholesky",),
+           dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL, method=False,
+           sample_inputs_func=partial(_square_samples, pd=True),
+           error_inputs_func=partial(_errors_square, arg="self")),
+]
+
+op_db = PRODUCTS + LINALG + NORMS + INNER + FACTORIZATIONS

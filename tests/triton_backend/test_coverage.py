@@ -1,6 +1,7 @@
 """Which ops the Triton backend serves, and how: a specialised Triton kernel (a
-high-priority candidate next to the generic one), a Triton kernel, or the Composite
-decomposition (views, scalar overloads, matmul, to...). The table is printed
+high-priority candidate next to the generic one), a Triton kernel, the Composite
+decomposition (views, scalar overloads, matmul, to...), or a host copy (the `_on_host`
+kernels of triton_kernels/linalg.py: LAPACK on the host, logged; not counted as served). The table is printed
 (`pytest -s`); the number of Triton-served ops only goes up."""
 from triton_util import CUDA  # noqa: F401 - skips without Triton
 
@@ -16,13 +17,16 @@ SPECIALISED = {"mm", "bmm"}
 
 
 def cuda_table():
-    table = {"specialised": [], "triton": [], "composite": [], "none": []}
+    table = {"specialised": [], "triton": [], "host": [], "composite": [], "none": []}
     for name in sorted(dispatcher.ops):
         if name.startswith("test."):          # ops the tests define for themselves
             continue
         handle = dispatcher.ops[name]
         registry = handle.registries.get(DispatchKey.CUDA)
-        if registry is not None and registry.candidates:
+        if registry is not None and registry.candidates and all(
+                c.name.endswith("_on_host") for c in registry.candidates):
+            table["host"].append(name)
+        elif registry is not None and registry.candidates:
             special = any(c.priority > 0 for c in registry.candidates)
             table["specialised" if special else "triton"].append(name)
         elif handle.kernels[DispatchKey.Composite] is not None:

@@ -1,8 +1,17 @@
-"""Backward helpers of linear algebra (linear, diag, diagonal), written with TensorPlay
-ops so they can be differentiated again."""
+"""Backward helpers of linear algebra (linear, diag, diagonal, inv, slogdet, solve,
+cholesky), written with TensorPlay ops so they can be differentiated again.
+
+The matrix ones are PyTorch's (FunctionsManual.cpp), real case: with X = A^-1,
+dX = -X dA X gives gA = -X^T gX X^T; d log|det A| = tr(A^-1 dA) gives gA = g A^-T; a solve
+is one more solve with A^T; Cholesky is Iain Murray's formula (arXiv 1602.07527). A^-T is
+applied through a solve rather than an inverse where PyTorch does so.
+"""
 from __future__ import annotations
 
 from tensorplay import _creation
+from tensorplay._generated import functional as F
+from tensorplay.autograd.formulas.core import sum_to
+from tensorplay.kernel_support.lapack import solve_is_vector
 
 
 def linear_weight_backward(grad, input):  # noqa: A002 - the schema's name
@@ -25,3 +34,43 @@ def diagonal_backward(grad, sizes, offset, dim1, dim2):
     return out
 
 
+
+
+def linalg_inv_backward(grad, inverse):
+    """gA = -A^-T gX A^-T."""
+    inverse_t = inverse.mT
+    return -inverse_t.matmul(grad.matmul(inverse_t))
+
+
+def slogdet_backward(grad_logabsdet, A):
+    """gA = g * A^-T, one scalar g per matrix (the sign has no gradient)."""
+    inverse_t = F.linalg_inv_ex(A)[0].mT
+    return grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * inverse_t
+
+
+def linalg_solve_backward_B(grad, A, B, left):
+    """X = A^-1 B: gB = A^-T gX (X A = B: gB = gX A^-T), summed to B's batch."""
+    return sum_to(F.linalg_solve(A.mT, grad, left=left), B.shape)
+
+
+def linalg_solve_backward_A(grad, result, A, B, left):
+    """gA = -gB X^T (X A = B: -X^T gB), with gB as above; summed to A's batch."""
+    gB = F.linalg_solve(A.mT, grad, left=left)
+    if solve_is_vector(A.shape, B.shape):
+        gA = -gB.unsqueeze(-1).matmul(result.unsqueeze(-2))
+    elif left:
+        gA = -gB.matmul(result.mT)
+    else:
+        gA = -result.mT.matmul(gB)
+    return sum_to(gA, A.shape)
+
+
+def cholesky_backward(grad, upper, L):
+    """A = L L^T: gA = L^-T Phi(L^T gL) L^-1, Phi taking the lower triangle with its
+    diagonal halved, symmetrized (PyTorch's cholesky_backward, solves for the inverses)."""
+    if upper:
+        L, grad = L.mT, grad.mT
+    gA = L.mT.matmul(grad).tril()
+    gA = 0.5 * (gA + gA.tril(-1).mT)
+    gA = F.linalg_solve(L.mT, gA)
+    return F.linalg_solve(L, gA, left=False)

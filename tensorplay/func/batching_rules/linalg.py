@@ -1,4 +1,5 @@
-"""Batching rules of linear algebra: the matmul family, outer, linear, addmm, diag.
+"""Batching rules of linear algebra: the matmul family, outer, linear, addmm, diag, and
+the ops on stacks of matrices (inv, slogdet, solve, cholesky).
 
 The recurring trick (shared by conv.py, losses.py and `fold_rule`) is to *fold* the
 batch into a dim the op already loops over:
@@ -16,9 +17,10 @@ dim first.
 from __future__ import annotations
 
 from tensorplay.dispatch.dispatcher import dispatcher
+from tensorplay.kernel_support.lapack import solve_is_vector
 from tensorplay.func.batching_rules import (
-    NeedsFallback, call, check_inplace_target, logical_rank, pad_rank, pointwise_rule,
-    to_front,
+    NeedsFallback, batch_size, call, check_inplace_target, logical_rank, materialize, pad_rank,
+    pointwise_rule, to_front,
 )
 
 _matmul = dispatcher.find("matmul")
@@ -143,3 +145,38 @@ def diag_rule(op, args, bdims):
     if x.dim() != 3:
         raise NeedsFallback(op.name)
     return x.diagonal(args[1], 1, 2).clone(), 0
+
+
+# ---- ops on stacks of matrices --------------------------------------------------------------
+def matrix_stack_rule(op, args, bdims):
+    """inv, slogdet, solve, cholesky already run over any leading dims, so the batch is one
+    more: every tensor argument gets it first (an unbatched one expanded, a view), and
+    solve's vector-or-matrix rule reads the same ranks on both sides."""
+    size = batch_size(args, bdims)
+    physical = [materialize(a, d, size) if i in op.schema.tensor_positions else a
+                for i, (a, d) in enumerate(zip(args, bdims))]
+    out = call(op, *physical)
+    if isinstance(out, tuple):
+        return out, (0,) * len(out)
+    return out, 0
+
+
+def solve_rule(op, args, bdims):
+    """linalg_solve(A, B, left): B's vector-or-matrix reading is decided on the logical
+    shapes, a vector becomes a one-column matrix, and both get the same number of batch
+    dims (size-1 dims after the vmap dim), so that their batch dims broadcast as the
+    logical ones do."""
+    (A, B, left), (a_bdim, b_bdim) = args, bdims[:2]
+    vector = solve_is_vector(_logical_sizes(A, a_bdim), _logical_sizes(B, b_bdim))
+    size = batch_size(args, bdims)
+    A, B = materialize(A, a_bdim, size), materialize(B, b_bdim, size)
+    if vector:
+        B = B.unsqueeze(-1)
+    rank = max(A.dim(), B.dim()) - 1     # (logical ranks: the vmap dim is first)
+    out = call(op, pad_rank(A, rank), pad_rank(B, rank), left)
+    return (out.squeeze(-1) if vector else out), 0
+
+
+def _logical_sizes(x, bdim):
+    sizes = tuple(x.shape)
+    return sizes if bdim is None else sizes[:bdim] + sizes[bdim + 1:]

@@ -1,0 +1,161 @@
+"""Batched matrix factorizations on NumPy arrays, with LAPACK's `info` as PyTorch reports it.
+
+The CPU kernels of inv, slogdet, solve and cholesky call these on their tensors' data; the
+`cuda` device runs the same functions on a host copy (triton_kernels/linalg.py, a logged
+fallback). Arrays come in as (..., n, n) stacks; results keep the stack.
+
+`info` is LAPACK's, per matrix of the stack (int32, PyTorch's dtype for it):
+
+    inv_ex        getrf's: 0, or i when U[i-1, i-1], the i-th pivot of the LU factorization
+                  with partial pivoting, is exactly zero (the matrix is singular)
+    cholesky_ex   potrf's: 0, or k when the leading k x k minor is not positive-definite
+
+NumPy's batched routines stop at the first bad matrix and do not say which one or where,
+so on failure the stack is walked again one matrix at a time (a path taken only for bad
+input) to find each info.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorplay.errors import LinAlgError
+
+__all__ = ["inv_ex", "slogdet", "solve", "solve_is_vector", "solve_arrays", "cholesky_ex",
+           "check_info"]
+
+
+def _stack(a):
+    """(batch shape, the matrices as one (B, n, n) array)."""
+    batch = a.shape[:-2]
+    return batch, a.reshape((int(np.prod(batch)),) + a.shape[-2:])   # (no -1: B may be 0)
+
+
+def first_zero_pivot(m):
+    """getrf's info for one square matrix: 1 + the index of the first exactly-zero pivot of
+    the LU factorization with partial pivoting, or 0. (Only on the failure path.)"""
+    u = np.array(m, dtype=np.float64 if m.dtype != np.float32 else np.float32)
+    n = u.shape[0]
+    for j in range(n):
+        p = j + int(np.argmax(np.abs(u[j:, j])))
+        if u[p, j] == 0:
+            return j + 1
+        if p != j:
+            u[[j, p]] = u[[p, j]]
+        u[j + 1:, j:] -= np.outer(u[j + 1:, j] / u[j, j], u[j, j:])
+    return 0
+
+
+def inv_ex(a):
+    """(inverse, info) of a stack of square matrices; a singular one's inverse is left as
+    whatever LAPACK wrote (PyTorch's too: read info)."""
+    batch, stack = _stack(a)
+    info = np.zeros(stack.shape[0], dtype=np.int32)
+    try:
+        inverse = np.linalg.inv(stack)
+    except np.linalg.LinAlgError:
+        inverse = np.empty_like(stack)
+        for i, m in enumerate(stack):
+            try:
+                inverse[i] = np.linalg.inv(m)
+            except np.linalg.LinAlgError:
+                info[i] = first_zero_pivot(m)
+                inverse[i] = np.nan      # (LAPACK stopped mid-way: no meaningful values)
+    return inverse.reshape(a.shape), info.reshape(batch)
+
+
+def slogdet(a):
+    """(sign, log|det|) of a stack of square matrices (sign 0, log|det| -inf if singular)."""
+    sign, logabsdet = np.linalg.slogdet(a)
+    return sign.astype(a.dtype), logabsdet.astype(a.dtype)
+
+
+def solve(a, b):
+    """X with A X = B for stacks that broadcast; `b` is (..., n, k). Raises LinAlgError
+    (naming the batch element when there is a batch) for a singular A."""
+    try:
+        return np.linalg.solve(a, b)
+    except np.linalg.LinAlgError:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        _, stack = _stack(np.broadcast_to(a, batch + a.shape[-2:]))
+        info = np.array([0 if _invertible(m) else 1 for m in stack], dtype=np.int32)
+        check_info("linalg_solve", info.reshape(batch), "The solver failed because the input "
+                   "matrix is singular.")
+        raise
+
+
+def solve_is_vector(a_sizes, b_sizes):
+    """PyTorch's rule for linalg.solve: B is a (batch of) vector(s) when it is 1-D, or has
+    one dim less than A and A's sizes but the last."""
+    return len(b_sizes) == 1 or (len(b_sizes) == len(a_sizes) - 1
+                                 and tuple(b_sizes) == tuple(a_sizes[:-1]))
+
+
+def solve_arrays(a, b, left, vector):
+    """linalg.solve on arrays: A X = B, or X A = B (`left` False: A^T X^T = B^T)."""
+    if vector:
+        b = b[..., None]
+    if left:
+        x = solve(a, b)
+    else:
+        x = np.swapaxes(solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+    return x[..., 0] if vector else x
+
+
+def _invertible(m):
+    try:
+        np.linalg.inv(m)
+        return True
+    except np.linalg.LinAlgError:
+        return False
+
+
+def cholesky_ex(a, upper):
+    """(L, info) with A = L L^T (upper: (U, info) with A = U^T U), reading A's lower
+    triangle as LAPACK's potrf does (the upper one for `upper`)."""
+    if upper:
+        a = np.swapaxes(a, -1, -2)
+    batch, stack = _stack(a)
+    info = np.zeros(stack.shape[0], dtype=np.int32)
+    try:
+        factor = np.linalg.cholesky(stack)
+    except np.linalg.LinAlgError:
+        factor = np.zeros_like(stack)
+        for i, m in enumerate(stack):
+            try:
+                factor[i] = np.linalg.cholesky(m)
+            except np.linalg.LinAlgError:
+                info[i] = _first_bad_minor(m)
+    factor = factor.reshape(a.shape)
+    if upper:
+        factor = np.swapaxes(factor, -1, -2)
+    return np.ascontiguousarray(factor), info.reshape(batch)
+
+
+def _first_bad_minor(m):
+    """potrf's info: the order of the first leading minor that is not positive-definite."""
+    for k in range(1, m.shape[0] + 1):
+        try:
+            np.linalg.cholesky(m[:k, :k])
+        except np.linalg.LinAlgError:
+            return k
+    return m.shape[0]
+
+
+# What check_info says for each factorization (PyTorch's words).
+INV_FAILED = ("The diagonal element {info} is zero, the inversion could not be completed "
+              "because the input matrix is singular.")
+CHOLESKY_FAILED = ("The factorization could not be completed because the input is not "
+                   "positive-definite (the leading minor of order {info} is not "
+                   "positive-definite).")
+
+
+def check_info(op, info, what):
+    """Raise LinAlgError for the first matrix whose info is not 0, as PyTorch words it:
+    `linalg_inv(): (Batch element 2): The diagonal element 1 is zero, ...`. `what` is the
+    message, with `{info}` where LAPACK's number goes."""
+    bad = np.flatnonzero(info.reshape(-1))
+    if bad.size == 0:
+        return
+    first = int(bad[0])
+    where = f"(Batch element {first}): " if info.ndim > 0 else ""
+    raise LinAlgError(f"{op}(): {where}{what.format(info=int(info.reshape(-1)[first]))}", op=op)

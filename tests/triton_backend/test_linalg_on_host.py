@@ -1,0 +1,45 @@
+"""inv, slogdet, solve and cholesky on `cuda`: no Triton kernel yet, so the `_on_host`
+kernels copy the matrices to the host, run LAPACK there and copy the results back. The
+results equal the CPU's (values, layout, LAPACK's info), and the fallback is visible: a
+log line each call, and the kernel's name in explain()."""
+import logging
+
+import numpy as np
+
+from triton_util import CUDA
+
+import tensorplay as tp
+
+
+def well_conditioned(*shape):
+    rng = np.random.default_rng(0)
+    return tp.tensor(rng.standard_normal(shape) + shape[-1] * np.eye(shape[-1]),
+                     dtype=tp.float32)
+
+
+def test_results_equal_the_cpus_values_and_layout():
+    a = well_conditioned(2, 3, 3)
+    b = tp.tensor(np.random.default_rng(1).standard_normal((2, 3, 2)), dtype=tp.float32)
+    spd = a @ a.mT
+    for fn, args in [(tp.linalg.inv, (a,)), (tp.linalg.cholesky, (spd,)),
+                     (tp.linalg.solve, (a.mT, b)), (lambda x: tp.linalg.slogdet(x)[1], (a,))]:
+        on_cpu = fn(*args)
+        on_cuda = fn(*[x.cuda() for x in args])
+        assert on_cuda.device == CUDA
+        assert on_cuda.stride() == on_cpu.stride()
+        np.testing.assert_allclose(on_cuda.cpu().numpy(), on_cpu.numpy(), rtol=1e-6)
+
+
+def test_the_ex_forms_return_lapacks_info_on_the_device():
+    batch = tp.tensor([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 4.0]]]).cuda()
+    _, info = tp.linalg.inv_ex(batch)
+    assert info.device == CUDA and info.dtype is tp.int32 and info.cpu().tolist() == [0, 2]
+
+
+def test_the_host_fallback_is_logged_and_explained(caplog):
+    a = well_conditioned(3, 3).cuda()
+    with caplog.at_level(logging.INFO, logger="tensorplay.dispatch"):
+        with tp.dispatch.explain(file=False) as ex:
+            tp.linalg.inv(a)
+    assert "linalg_inv_ex on cuda: no Triton kernel, LAPACK on a host copy" in caplog.text
+    assert "triton_kernels.linalg.linalg_inv_ex_on_host" in ex.text
