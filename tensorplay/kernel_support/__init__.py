@@ -21,7 +21,8 @@ results.py    making the tensors a kernel returns
     grad_state          the thread's grad state: inside inference_mode, `.inference`
 layout.py, einsum.py    which strides a result gets
     clone_strides, copy_strides, pointwise_strides, index_strides, unique_dim_strides,
-    einsum_strides      PyTorch's result layouts, so a later `.contiguous()` copies
+    einsum_strides, lapack_strides
+                        PyTorch's result layouts, so a later `.contiguous()` copies
                         exactly when PyTorch's would
     parse_einsum        einsum's equation, parsed as its shape rule and backward parse it
 overlap.py    in-place writes
@@ -40,6 +41,13 @@ checks.py     the input checks kernels raise, with the shape rules' messages (th
 arguments.py  what a family's rule and its kernels both read
     window_out_size, pool_params, conv_output_sizes, upsample_params, scatter_params,
     cat_inputs, check_repeats_tensor, reduced_sizes, integral_to_long, machine_eps
+lapack.py     LAPACK's routines on NumPy stacks of matrices (the CPU kernels, and the
+              `cuda` kernels' host copies)
+    inv_ex, slogdet, solve, solve_arrays, cholesky_ex
+                        the factorizations, with LAPACK's info per matrix
+    solve_is_vector     linalg.solve's rule for a right-hand side of vectors
+    check_info, INV_FAILED, CHOLESKY_FAILED
+                        LinAlgError for the first bad matrix, in PyTorch's words
 ops.py        other ops
     shape_rule, shape_rule_of
                         a shape rule, by the name ops.yaml's `meta:` gives it or by its
