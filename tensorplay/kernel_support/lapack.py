@@ -45,22 +45,28 @@ def first_zero_pivot(m):
     return 0
 
 
-def inv_ex(a):
-    """(inverse, info) of a stack of square matrices; a singular one's inverse is left as
-    whatever LAPACK wrote (PyTorch's too: read info)."""
+def _each_matrix(routine, a, info_of, fill):
+    """`routine` on a stack of matrices, with LAPACK's info per matrix. NumPy's batched
+    routines stop at the first bad matrix without saying which, so on failure the stack
+    runs again one matrix at a time: a refused one gets `fill` and `info_of(matrix)`."""
     batch, stack = _stack(a)
     info = np.zeros(stack.shape[0], dtype=np.int32)
     try:
-        inverse = np.linalg.inv(stack)
+        result = routine(stack)
     except np.linalg.LinAlgError:
-        inverse = np.empty_like(stack)
+        result = np.empty_like(stack)
         for i, m in enumerate(stack):
             try:
-                inverse[i] = np.linalg.inv(m)
+                result[i] = routine(m)
             except np.linalg.LinAlgError:
-                info[i] = first_zero_pivot(m)
-                inverse[i] = np.nan      # (LAPACK stopped mid-way: no meaningful values)
-    return inverse.reshape(a.shape), info.reshape(batch)
+                result[i], info[i] = fill, info_of(m)
+    return result.reshape(a.shape), info.reshape(batch)
+
+
+def inv_ex(a):
+    """(inverse, info) of a stack of square matrices; a singular one's inverse is nan
+    (LAPACK stopped mid-way; PyTorch returns what it left: read info, not the values)."""
+    return _each_matrix(np.linalg.inv, a, first_zero_pivot, np.nan)
 
 
 def slogdet(a):
@@ -111,24 +117,14 @@ def _invertible(m):
 
 def cholesky_ex(a, upper):
     """(L, info) with A = L L^T (upper: (U, info) with A = U^T U), reading A's lower
-    triangle as LAPACK's potrf does (the upper one for `upper`)."""
+    triangle as LAPACK's potrf does (the upper one for `upper`); a refused matrix's factor
+    is zeros."""
     if upper:
         a = np.swapaxes(a, -1, -2)
-    batch, stack = _stack(a)
-    info = np.zeros(stack.shape[0], dtype=np.int32)
-    try:
-        factor = np.linalg.cholesky(stack)
-    except np.linalg.LinAlgError:
-        factor = np.zeros_like(stack)
-        for i, m in enumerate(stack):
-            try:
-                factor[i] = np.linalg.cholesky(m)
-            except np.linalg.LinAlgError:
-                info[i] = _first_bad_minor(m)
-    factor = factor.reshape(a.shape)
+    factor, info = _each_matrix(np.linalg.cholesky, a, _first_bad_minor, 0.0)
     if upper:
         factor = np.swapaxes(factor, -1, -2)
-    return np.ascontiguousarray(factor), info.reshape(batch)
+    return np.ascontiguousarray(factor), info
 
 
 def _first_bad_minor(m):
