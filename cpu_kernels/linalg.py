@@ -6,7 +6,6 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay.kernel_support import lapack
-from tensorplay.kernel_support.layout import lapack_strides
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import kernel
 from cpu_kernels._common import accumulate_dtype, out, out_strided, scalar_as
@@ -129,11 +128,11 @@ def diag(self, diagonal):
 # raises LinAlgError for a bad matrix unless it is an `_ex` form without check_errors.
 
 def linalg_inv_ex(A, check_errors):
-    shape_rule("linalg.square_factorization")("linalg_inv_ex", (A, check_errors))
+    spec, _ = shape_rule("linalg.square_factorization")("linalg_inv_ex", (A, check_errors))
     inverse, info = lapack.inv_ex(A._impl.array())
     if check_errors:
         lapack.check_info("linalg_inv_ex", info, lapack.INV_FAILED)
-    return out_strided(inverse, A._impl.dtype, lapack_strides(inverse.shape)), out(info, dt.int32)
+    return out_strided(inverse, spec.dtype, spec.strides), out(info, dt.int32)
 
 
 def linalg_slogdet(A):
@@ -146,16 +145,14 @@ def linalg_solve(A, B, left):
     spec = shape_rule("linalg.solve")("linalg_solve", (A, B, left))
     vector = lapack.solve_is_vector(A._impl.sizes, B._impl.sizes)
     x = lapack.solve_arrays(A._impl.array(), B._impl.array(), left, vector).reshape(spec.sizes)
-    # PyTorch's layout: LAPACK's of the result's own shape (a batch of vectors too, its
-    # last batch dim as the rows); row-major for X A = B, which is solved transposed.
-    if not left:
-        return out(x, A._impl.dtype)
-    return out_strided(x, A._impl.dtype, lapack_strides(x.shape))
+    return out(x, spec.dtype) if spec.strides is None else out_strided(x, spec.dtype,
+                                                                       spec.strides)
 
 
 def linalg_cholesky_ex(A, upper, check_errors):
-    shape_rule("linalg.square_factorization")("linalg_cholesky_ex", (A, upper, check_errors))
+    spec, _ = shape_rule("linalg.square_factorization")("linalg_cholesky_ex",
+                                                        (A, upper, check_errors))
     factor, info = lapack.cholesky_ex(A._impl.array(), upper)
     if check_errors:
         lapack.check_info("linalg_cholesky_ex", info, lapack.CHOLESKY_FAILED)
-    return out_strided(factor, A._impl.dtype, lapack_strides(factor.shape)), out(info, dt.int32)
+    return out_strided(factor, spec.dtype, spec.strides), out(info, dt.int32)

@@ -31,7 +31,6 @@ from tensorplay import _dtype as dt
 from tensorplay._device_transfer import from_host, to_host
 from tensorplay.errors import KernelConstraintError
 from tensorplay.kernel_support import lapack
-from tensorplay.kernel_support.layout import lapack_strides
 from tensorplay.kernel_support.results import TensorImpl, contiguous_strides, factory
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
@@ -399,24 +398,25 @@ def _on_host(op, *tensors):
     return arrays
 
 
-def _lapack_layout(array, dtype, device):
-    """A host result back on the device in LAPACK's (and PyTorch's) layout: each matrix
-    column-major. The transposed matrices, copied row-major, are that layout."""
-    strides = lapack_strides(array.shape)
-    if strides == contiguous_strides(array.shape):
-        return from_host(array, dtype, device)
-    impl = from_host(np.swapaxes(array, -1, -2), dtype, device)._impl
-    return factory.wrap(TensorImpl(impl.storage, array.shape, strides, 0, dtype, device))
+def _on_device(array, spec, device):
+    """A host result back on the device, laid out as its shape rule says (`spec.strides`:
+    LAPACK's column-major matrices, PyTorch's layout). The transposed matrices, copied
+    row-major, are that layout."""
+    if spec.strides is None or spec.strides == contiguous_strides(array.shape):
+        return from_host(array, spec.dtype, device)
+    impl = from_host(np.swapaxes(array, -1, -2), spec.dtype, device)._impl
+    return factory.wrap(TensorImpl(impl.storage, array.shape, spec.strides, 0, spec.dtype,
+                                   device))
 
 
 def linalg_inv_ex_on_host(A, check_errors):
-    shape_rule("linalg.square_factorization")("linalg_inv_ex", (A, check_errors))
+    spec, _ = shape_rule("linalg.square_factorization")("linalg_inv_ex", (A, check_errors))
     a, = _on_host("linalg_inv_ex", A)
     inverse, info = lapack.inv_ex(a)
     if check_errors:
         lapack.check_info("linalg_inv_ex", info, lapack.INV_FAILED)
     device = A._impl.device
-    return _lapack_layout(inverse, A._impl.dtype, device), from_host(info, dt.int32, device)
+    return _on_device(inverse, spec, device), from_host(info, dt.int32, device)
 
 
 def linalg_slogdet_on_host(A):
@@ -432,18 +432,15 @@ def linalg_solve_on_host(A, B, left):
     a, b = _on_host("linalg_solve", A, B)
     vector = lapack.solve_is_vector(A._impl.sizes, B._impl.sizes)
     x = lapack.solve_arrays(a, b, left, vector).reshape(spec.sizes)
-    # PyTorch's layout: LAPACK's of the result's own shape (a batch of vectors too, its
-    # last batch dim as the rows); row-major for X A = B, which is solved transposed.
-    if not left:
-        return from_host(x, A._impl.dtype, A._impl.device)
-    return _lapack_layout(x, A._impl.dtype, A._impl.device)
+    return _on_device(x, spec, A._impl.device)
 
 
 def linalg_cholesky_ex_on_host(A, upper, check_errors):
-    shape_rule("linalg.square_factorization")("linalg_cholesky_ex", (A, upper, check_errors))
+    spec, _ = shape_rule("linalg.square_factorization")("linalg_cholesky_ex",
+                                                        (A, upper, check_errors))
     a, = _on_host("linalg_cholesky_ex", A)
     factor, info = lapack.cholesky_ex(a, upper)
     if check_errors:
         lapack.check_info("linalg_cholesky_ex", info, lapack.CHOLESKY_FAILED)
     device = A._impl.device
-    return _lapack_layout(factor, A._impl.dtype, device), from_host(info, dt.int32, device)
+    return _on_device(factor, spec, device), from_host(info, dt.int32, device)

@@ -26,7 +26,9 @@ from tensorplay._impl import numel_of
 from tensorplay._promotion import result_type
 from tensorplay.errors import DeviceError, DTypeError, DimError, ShapeError, fmt_shape
 
-OutSpec = namedtuple("OutSpec", "sizes dtype")
+# A result's sizes and dtype; `strides` where the op fixes its layout (LAPACK's column-major
+# matrices), else None: row-major, or what the op's layout rule in meta/backend.py says.
+OutSpec = namedtuple("OutSpec", "sizes dtype strides", defaults=(None,))
 SELF = "self"   # rules returning SELF mean "the op returns its first argument" (in-place)
 # A rule returns DataDependent when the output's shape (or value) is decided by the values
 # of argument `arg`: the inputs are valid, but a meta tensor has no values to decide with,

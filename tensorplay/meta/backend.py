@@ -78,7 +78,7 @@ def _materialize(spec, args, op, layout=None):
     if spec is None:   # an output the op does not compute (convolution_backward's mask)
         return None
     if isinstance(spec, OutSpec):
-        strides = layout(spec.sizes, args) if layout is not None else None
+        strides = layout(spec.sizes, args) if layout is not None else spec.strides
         return empty_meta(spec.sizes, spec.dtype, strides)
     if isinstance(spec, DataDependent):
         raise DataDependentError(

@@ -6,6 +6,7 @@ from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 from tensorplay.kernel_support.checks import OutSpec, SELF, broadcast, check_devices
 from tensorplay.kernel_support.lapack import solve_is_vector
+from tensorplay.kernel_support.layout import lapack_strides
 from tensorplay.kernel_support.overlap import assert_no_internal_overlap
 
 
@@ -172,7 +173,8 @@ def square_factorization(op, args):
     """inv_ex, cholesky_ex: a matrix of A's shape and LAPACK's int32 info per matrix."""
     A = args[0]
     check_square(op, A)
-    return OutSpec(_sizes(A), A._impl.dtype), OutSpec(_sizes(A)[:-2], dt.int32)
+    sizes = _sizes(A)
+    return OutSpec(sizes, A._impl.dtype, lapack_strides(sizes)), OutSpec(sizes[:-2], dt.int32)
 
 
 def slogdet(op, args):
@@ -207,4 +209,7 @@ def solve(op, args):
                          f"{fmt_shape(_sizes(B))})", op=op, arg="B")
     b_batch = _sizes(B)[:-1] if not trailing else _sizes(B)[:-2]
     batch = broadcast(op, [("A", _sizes(A)[:-2]), ("B", b_batch)])
-    return OutSpec(tuple(batch) + (tuple(trailing) if trailing else (n,)), A._impl.dtype)
+    sizes = tuple(batch) + (tuple(trailing) if trailing else (n,))
+    # PyTorch's layout: LAPACK's, of the result's own shape (a batch of vectors too: its
+    # last batch dim as the rows); row-major for X A = B, which is solved transposed.
+    return OutSpec(sizes, A._impl.dtype, lapack_strides(sizes) if left else None)
