@@ -31,18 +31,22 @@ def _stack(a):
 
 
 def first_zero_pivot(m):
-    """getrf's info for one square matrix: 1 + the index of the first exactly-zero pivot of
-    the LU factorization with partial pivoting, or 0. (Only on the failure path.)"""
+    """getrf's info for a matrix LAPACK refused: 1 + the index of the first exactly-zero
+    pivot of the LU factorization with partial pivoting. (LAPACK's blocked elimination may
+    round differently from this plain one: where this finds no exact zero, the smallest
+    pivot is the one LAPACK's was.)"""
     u = np.array(m, dtype=np.float64 if m.dtype != np.float32 else np.float32)
     n = u.shape[0]
+    pivots = np.zeros(n)
     for j in range(n):
         p = j + int(np.argmax(np.abs(u[j:, j])))
         if u[p, j] == 0:
             return j + 1
+        pivots[j] = abs(u[p, j])
         if p != j:
             u[[j, p]] = u[[p, j]]
         u[j + 1:, j:] -= np.outer(u[j + 1:, j] / u[j, j], u[j, j:])
-    return 0
+    return int(np.argmin(pivots)) + 1 if n else 0
 
 
 def _each_matrix(routine, a, info_of, fill):
