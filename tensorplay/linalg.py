@@ -4,11 +4,15 @@ The functions are the `linalg_*` ops of ops.yaml (decompositions in
 tensorplay/composite/linalg.py), named here as `torch.linalg` names them.
 """
 from tensorplay._generated.functional import (  # noqa: F401
-    linalg_cholesky as cholesky, linalg_cholesky_ex as cholesky_ex, linalg_inv as inv,
-    linalg_inv_ex as inv_ex, linalg_matrix_norm as matrix_norm, linalg_norm as norm,
-    linalg_slogdet as slogdet, linalg_solve as solve, linalg_vector_norm as vector_norm,
+    linalg_cholesky as cholesky, linalg_cholesky_ex as cholesky_ex,
+    linalg_diagonal as diagonal, linalg_inv as inv, linalg_inv_ex as inv_ex,
+    linalg_matmul as matmul, linalg_matrix_norm as matrix_norm,
+    linalg_matrix_power as matrix_power, linalg_multi_dot as multi_dot, linalg_norm as norm,
+    linalg_slogdet as slogdet, linalg_solve as solve, linalg_vecdot as vecdot,
+    linalg_vector_norm as vector_norm,
 )
 from tensorplay.errors import LinAlgError  # noqa: F401
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "inv", "inv_ex", "matrix_norm", "norm",
-           "slogdet", "solve", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "diagonal", "inv", "inv_ex", "matmul",
+           "matrix_norm", "matrix_power", "multi_dot", "norm", "slogdet", "solve", "vecdot",
+           "vector_norm"]

@@ -9229,6 +9229,100 @@ def cholesky(input, upper=False, *, out=None):
     return ops.cholesky.call(input._impl.keys, input, upper)
 
 
+# ---- linalg_matmul ---------------------------------------------------------------------
+
+def linalg_matmul(input, other, *, out=None):
+    """torch.linalg.matmul, an alias of matmul.
+
+    linalg_matmul(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('linalg_matmul', out, linalg_matmul(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('linalg_matmul', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('linalg_matmul', 'other', 'Tensor', other)
+    return ops.linalg_matmul.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- linalg_diagonal -------------------------------------------------------------------
+
+def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """torch.linalg.diagonal, diagonal with the last two dims as the default.
+
+    linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)
+    """
+    if not isinstance(A, Tensor):
+        bad_arg('linalg_diagonal', 'A', 'Tensor', A)
+    if type(offset) is not _b.int:
+        offset = as_int('linalg_diagonal', 'offset', offset)
+    if type(dim1) is not _b.int:
+        dim1 = as_int('linalg_diagonal', 'dim1', dim1)
+    if type(dim2) is not _b.int:
+        dim2 = as_int('linalg_diagonal', 'dim2', dim2)
+    return ops.linalg_diagonal.call(A._impl.keys, A, offset, dim1, dim2)
+
+
+# ---- linalg_vecdot ---------------------------------------------------------------------
+
+def linalg_vecdot(x, y, *, dim=-1, out=None, **kwargs):
+    """linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor"""
+    if out is not None:
+        return into_out('linalg_vecdot', out, linalg_vecdot(x, y, dim=dim, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'linalg_vecdot', {'axis': 'dim'}, kwargs, bound={'x': x, 'y': y, 'dim': dim},
+        )
+        return linalg_vecdot(**named)
+    if not isinstance(x, Tensor):
+        bad_arg('linalg_vecdot', 'x', 'Tensor', x)
+    if not isinstance(y, Tensor):
+        bad_arg('linalg_vecdot', 'y', 'Tensor', y)
+    if type(dim) is not _b.int:
+        dim = as_int('linalg_vecdot', 'dim', dim)
+    return ops.linalg_vecdot.call(x._impl.keys | y._impl.keys, x, y, dim)
+
+
+# ---- linalg_matrix_power ---------------------------------------------------------------
+
+def linalg_matrix_power(input, n, *, out=None):
+    """linalg_matrix_power(Tensor self, int n) -> Tensor"""
+    if out is not None:
+        return into_out('linalg_matrix_power', out, linalg_matrix_power(input, n))
+    if not isinstance(input, Tensor):
+        bad_arg('linalg_matrix_power', 'input', 'Tensor', input)
+    if type(n) is not _b.int:
+        n = as_int('linalg_matrix_power', 'n', n)
+    return ops.linalg_matrix_power.call(input._impl.keys, input, n)
+
+
+# ---- matrix_power ----------------------------------------------------------------------
+
+def matrix_power(input, n, *, out=None):
+    """matrix_power(Tensor self, int n) -> Tensor"""
+    if out is not None:
+        return into_out('matrix_power', out, matrix_power(input, n))
+    if not isinstance(input, Tensor):
+        bad_arg('matrix_power', 'input', 'Tensor', input)
+    if type(n) is not _b.int:
+        n = as_int('matrix_power', 'n', n)
+    return ops.matrix_power.call(input._impl.keys, input, n)
+
+
+# ---- linalg_multi_dot ------------------------------------------------------------------
+
+def linalg_multi_dot(*tensors, out=None, **kwargs):
+    """linalg_multi_dot(Tensor[] tensors) -> Tensor"""
+    if out is not None:
+        return into_out('linalg_multi_dot', out, linalg_multi_dot(*tensors, **kwargs))
+    if kwargs:
+        tensors = unpack_kwargs('linalg_multi_dot', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('linalg_multi_dot', 'tensors', tensors)
+    return ops.linalg_multi_dot.call(keyset_list(tensors), tensors)
+
+
 # ---- unsqueeze_ ------------------------------------------------------------------------
 
 def unsqueeze_(self, dim):
@@ -10111,6 +10205,12 @@ FUNCTIONS = (
     'linalg_cholesky_ex',
     'linalg_cholesky',
     'cholesky',
+    'linalg_matmul',
+    'linalg_diagonal',
+    'linalg_vecdot',
+    'linalg_matrix_power',
+    'matrix_power',
+    'linalg_multi_dot',
     'deg2rad',
     'rad2deg',
     'logaddexp',

@@ -314,6 +314,7 @@ OP_TAGS = {
     'linalg_matrix_norm.str_ord': ('reduction',),
     'linalg_norm': ('reduction',),
     'linalg_norm.ord_str': ('reduction',),
+    'linalg_diagonal': ('view',),
     'heaviside': ('non_differentiable',),
     'unravel_index': ('non_differentiable',),
     'isin.Tensor_Tensor': ('non_differentiable',),

@@ -297,6 +297,7 @@ class TensorMethods:
     slogdet = F.slogdet
     logdet = F.logdet
     cholesky = F.cholesky
+    matrix_power = F.matrix_power
     unsqueeze_ = F.unsqueeze_
     squeeze_ = F.squeeze_
     t_ = F.t_

@@ -1,8 +1,10 @@
-"""matmul with NumPy/PyTorch rank rules, built from mm and bmm."""
+"""Linear algebra written with other ops: matmul with NumPy/PyTorch rank rules (mm, bmm),
+norms, trace, kron, and tp.linalg's raising forms and products."""
 from __future__ import annotations
 
 import math
 
+from tensorplay import _creation
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._generated import functional as F
 from tensorplay.composite.views import make_view
@@ -280,3 +282,130 @@ def linalg_cholesky(A, upper):
 def cholesky(self, upper):
     check_square("cholesky", self, "self")
     return F.linalg_cholesky_ex(self, upper=upper, check_errors=True)[0]
+
+
+# ---- tp.linalg's products --------------------------------------------------------------
+def linalg_matmul(self, other):
+    return F.matmul(self, other)
+
+
+def linalg_diagonal(A, offset, dim1, dim2):
+    return F.diagonal(A, offset, dim1, dim2)
+
+
+def linalg_vecdot(x, y, dim):
+    """The dot product of vectors along `dim` (x conjugated, once complex numbers exist)."""
+    for name, t in (("x", x), ("y", y)):
+        if not t.dtype.is_floating_point:
+            raise DTypeError(f"linalg_vecdot(): expected a floating point tensor as input "
+                             f"('{name}'), but got {t.dtype.name}", op="linalg_vecdot",
+                             arg=name)
+    if x.dtype is not y.dtype:
+        raise DTypeError(f"linalg_vecdot(): expected 'x' and 'y' to have the same dtype, but "
+                         f"got {x.dtype.name} and {y.dtype.name}", op="linalg_vecdot", arg="y")
+    return F.sum(x * y, dim)
+
+
+def linalg_matrix_power(self, n):
+    return _matrix_power("linalg_matrix_power", self, n)
+
+
+def matrix_power(self, n):
+    return _matrix_power("matrix_power", self, n)
+
+
+def _matrix_power(op, A, n):
+    """A^n by repeated squaring, in PyTorch's order of products (so its rounding too); n < 0
+    is the inverse's power, n = 0 the identity."""
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+        raise ShapeError(f"{op}(): 'self' must be batches of square matrices, but got shape "
+                         f"{fmt_shape(A.shape)}", op=op, arg="self")
+    if n == 0:
+        # the identity written over a copy of A: recorded (its gradient is zero), as PyTorch's
+        eye = _creation.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+        return A.clone().copy_(eye.expand(A.shape))
+    if n < 0:
+        check_square(op, A, "self")
+        A, n = linalg_inv(A), -n
+    if n == 1:
+        return A.clone()
+    if n == 2:
+        return A.matmul(A)
+    if n == 3:
+        return A.matmul(A).matmul(A)
+    square = result = None
+    while n > 0:
+        bit, n = n % 2, n // 2
+        square = A if square is None else square.matmul(square)
+        if bit:
+            result = square if result is None else result.matmul(square)
+    return result
+
+
+def linalg_multi_dot(tensors):
+    """The product of a chain of matrices in the cheapest order (PyTorch's choice: the
+    rule for three, the dynamic program for more); a first or last 1-D tensor is a row or
+    a column vector, and its dim is dropped from the result."""
+    op, n = "linalg_multi_dot", len(tensors)
+    if n < 2:
+        raise ArgumentError(f"{op}(): expected at least 2 tensors in 'tensors' but got {n}",
+                            op=op, arg="tensors")
+    first, last = tensors[0].dim(), tensors[-1].dim()
+    for i, t in enumerate(tensors):
+        allowed = (1, 2) if i in (0, n - 1) else (2,)
+        if t.dim() not in allowed:
+            which = "first" if i == 0 else "last" if i == n - 1 else f"tensor {i}"
+            raise ShapeError(f"{op}(): the {which} tensor must be "
+                             f"{'1D or 2D' if len(allowed) == 2 else '2D'} but got "
+                             f"{t.dim()}D ('tensors')", op=op, arg="tensors")
+        if t.dtype is not tensors[0].dtype:
+            raise DTypeError(f"{op}(): all tensors must have the same dtype, but tensor 0 is "
+                             f"{tensors[0].dtype.name} and tensor {i} is {t.dtype.name} "
+                             f"('tensors')", op=op, arg="tensors")
+    chain = list(tensors)
+    if first == 1:
+        chain[0] = chain[0].unsqueeze(0)
+    if last == 1:
+        chain[-1] = chain[-1].unsqueeze(-1)
+    for i in range(n - 1):
+        if chain[i].shape[-1] != chain[i + 1].shape[0]:
+            raise ShapeError(f"{op}(): tensors {i} and {i + 1} with shapes "
+                             f"{fmt_shape(tensors[i].shape)} and "
+                             f"{fmt_shape(tensors[i + 1].shape)} cannot be multiplied "
+                             f"('tensors')", op=op, arg="tensors")
+    result = _chain_product(chain)
+    if first == 1 and last == 1:
+        return result.view(())
+    if first == 1:
+        return result.squeeze(0)
+    return result.squeeze(-1) if last == 1 else result
+
+
+def _chain_product(chain):
+    n = len(chain)
+    if n == 2:
+        return chain[0].mm(chain[1])
+    dims = [chain[0].shape[0]] + [t.shape[1] for t in chain]
+    if n == 3:
+        a, b, c, d = dims
+        if a * c * (b + d) > b * d * (a + c):       # (AB)C costs more than A(BC)
+            return chain[0].mm(chain[1].mm(chain[2]))
+        return chain[0].mm(chain[1]).mm(chain[2])
+    # cost[i][j]: the fewest multiplications for chain[i..j]; split[i][j]: where it splits
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+
+    def product(i, j):
+        if i == j:
+            return chain[i]
+        k = split[i][j]
+        return product(i, k).mm(product(k + 1, j))
+    return product(0, n - 1)

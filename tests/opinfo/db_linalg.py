@@ -575,4 +575,90 @@ FACTORIZATIONS = [
            error_inputs_func=partial(_errors_square, arg="self")),
 ]
 
-op_db = PRODUCTS + LINALG + NORMS + INNER + FACTORIZATIONS
+# ---- tp.linalg's products ---------------------------------------------------------------
+def _linalg_diagonal_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = grad_for(dtype, requires_grad)
+    for k, (shape, kw) in enumerate([((3, 4), {}), ((2, 3, 3), {"offset": 1}),
+                                     ((2, 3, 4), {"offset": -1, "dim1": 0, "dim2": 2})]):
+        yield S(make_tensor(shape, dtype, device, rng=rng, layout=LAYOUTS[k % 3],
+                            requires_grad=grad), (), kw, name=f"{list(shape)} {kw}")
+
+
+def _vecdot_samples(op, device, dtype, requires_grad):
+    yield from _operands(op, device, dtype, requires_grad,
+                         [[(3,), (3,)], [(2, 4), (4,)], [(2, 1, 3), (4, 3)], [(0, 3), (3,)]])
+    rng = rng_for(op.full_name, dtype, "dim")
+    grad = grad_for(dtype, requires_grad)
+    yield S(make_tensor((3, 2), dtype, device, rng=rng, requires_grad=grad),
+            (make_tensor((3, 2), dtype, device, rng=rng, requires_grad=grad),), {"dim": 0},
+            name="dim=0")
+
+
+def _errors_vecdot(op, device):
+    yield E(S(t_((3,), device=device), (t_((3,), tp.float64, device=device),)), DTypeError,
+            r"linalg_vecdot\(\): expected 'x' and 'y' to have the same dtype", arg="y")
+    yield E(S(t_((3,), tp.int64, device=device), (t_((3,), tp.int64, device=device),)),
+            DTypeError, r"expected a floating point tensor as input \('x'\)", arg="x")
+
+
+def _matrix_power_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    for k, (shape, n) in enumerate([((3, 3), 0), ((3, 3), 1), ((2, 3, 3), 2), ((3, 3), 3),
+                                    ((2, 2, 2), 5), ((3, 3), -1), ((2, 3, 3), -2),
+                                    ((0, 2, 2), 4)]):
+        A = square(shape, dtype, device, rng, requires_grad, LAYOUTS[k % 2]) / shape[-1]
+        yield S(A.detach().requires_grad_(A.requires_grad), (n,), name=f"{list(shape)} n={n}")
+
+
+def _errors_matrix_power(op, device):
+    yield E(S(t_((2, 3), device=device), (2,)), ShapeError,
+            rf"{op.name}\(\): 'self' must be batches of square matrices", arg="self")
+
+
+def _multi_dot_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = grad_for(dtype, requires_grad)
+    chains = [[(3, 4), (4, 2)], [(4,), (4, 3), (3,)], [(2, 5), (5, 3), (3, 4)],
+              [(5, 2), (2, 6), (6, 3)], [(3,), (3, 4), (4, 5), (5, 2), (2, 6)],
+              [(2, 3), (3, 0), (0, 4)]]
+    for k, shapes in enumerate(chains):
+        ts = [make_tensor(sh, dtype, device, rng=rng, layout=LAYOUTS[(k + i) % 3],
+                          requires_grad=grad) for i, sh in enumerate(shapes)]
+        yield S(ts[0], (ts[1:],), name=str(shapes))
+
+
+def _errors_multi_dot(op, device):
+    yield E(S(t_((3, 2), device=device), ([],)), ArgumentError,
+            r"linalg_multi_dot\(\): expected at least 2 tensors in 'tensors' but got 1",
+            arg="tensors")
+    yield E(S(t_((3, 2), device=device), ([t_((2, 2, 2), device=device)],)), ShapeError,
+            r"the last tensor must be 1D or 2D but got 3D", arg="tensors")
+    yield E(S(t_((3, 2), device=device), ([t_((3, 2), device=device)],)), ShapeError,
+            r"tensors 0 and 1 with shapes \[3, 2\] and \[3, 2\] cannot be multiplied",
+            arg="tensors")
+
+
+LINALG_PRODUCTS = [
+    OpInfo("linalg_matmul", op=tp.linalg.matmul, ref=torch.linalg.matmul,
+           overloads=("linalg_matmul",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+           sample_inputs_func=_matmul_samples),
+    OpInfo("linalg_diagonal", op=tp.linalg.diagonal, ref=torch.linalg.diagonal,
+           overloads=("linalg_diagonal",), dtypes=ALL_DTYPES, is_view=True,
+           sample_inputs_func=_linalg_diagonal_samples),
+    OpInfo("linalg_vecdot", op=tp.linalg.vecdot, ref=torch.linalg.vecdot,
+           overloads=("linalg_vecdot",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
+           sample_inputs_func=_vecdot_samples, error_inputs_func=_errors_vecdot),
+    OpInfo("linalg_matrix_power", op=tp.linalg.matrix_power, ref=torch.linalg.matrix_power,
+           overloads=("linalg_matrix_power",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
+           sample_inputs_func=_matrix_power_samples, error_inputs_func=_errors_matrix_power),
+    OpInfo("matrix_power", overloads=("matrix_power",), dtypes=LAPACK_DTYPES,
+           tolerances=LAPACK_TOL, sample_inputs_func=_matrix_power_samples,
+           error_inputs_func=_errors_matrix_power),
+    OpInfo("linalg_multi_dot", op=lambda x, rest: tp.linalg.multi_dot([x, *rest]),
+           ref=lambda x, rest: torch.linalg.multi_dot([x, *rest]), method=False,
+           overloads=("linalg_multi_dot",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
+           sample_inputs_func=_multi_dot_samples, error_inputs_func=_errors_multi_dot),
+]
+
+op_db = PRODUCTS + LINALG + NORMS + INNER + FACTORIZATIONS + LINALG_PRODUCTS
