@@ -18,9 +18,8 @@ from tensorplay.autograd.formulas import (
     gather_along_backward, gather_backward, gelu_second_derivative, group_norm_backward,
     hardswish_backward, huber_loss_backward, index_backward, index_put_self_backward,
     index_put_values_backward, index_select_backward, index_source_backward, last_two,
-    layer_norm_backward, leaky_relu_backward_of_result, linalg_inv_backward,
-    linalg_solve_backward_A, linalg_solve_backward_B, linear_weight_backward,
-    log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
+    layer_norm_backward, leaky_relu_backward_of_result, linalg_inv_backward, linalg_solve_backward,
+    linear_weight_backward, log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
     masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward,
     max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
     nll_loss_value, norm_backward, not_implemented, pad_nd_backward, permute_backward,
@@ -5305,8 +5304,7 @@ class LinalgSlogdetBackward0(Node):
 class LinalgSolveBackward0(Node):
     """Backward of `linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor`.
 
-    A: linalg_solve_backward_A(grad, result, A, B, left)
-    B: linalg_solve_backward_B(grad, A, B, left)
+    A, B: linalg_solve_backward(grad, result, A, B, left)
     """
 
     __slots__ = ('A_', 'B_', 'result_', 'left_')
@@ -5321,10 +5319,8 @@ class LinalgSolveBackward0(Node):
         left = self.left_
         d_A = None
         d_B = None
-        if self.needs_input_grad(0):
-            d_A = linalg_solve_backward_A(grad, result, A, B, left)
-        if self.needs_input_grad(1):
-            d_B = linalg_solve_backward_B(grad, A, B, left)
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            d_A, d_B = linalg_solve_backward(grad, result, A, B, left)
         return (d_A, d_B)
 
 

@@ -48,13 +48,9 @@ def slogdet_backward(grad_logabsdet, A):
     return grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * inverse_t
 
 
-def linalg_solve_backward_B(grad, A, B, left):
-    """X = A^-1 B: gB = A^-T gX (X A = B: gB = gX A^-T), summed to B's batch."""
-    return sum_to(F.linalg_solve(A.mT, grad, left=left), B.shape)
-
-
-def linalg_solve_backward_A(grad, result, A, B, left):
-    """gA = -gB X^T (X A = B: -X^T gB), with gB as above; summed to A's batch."""
+def linalg_solve_backward(grad, result, A, B, left):
+    """X = A^-1 B: gB = A^-T gX, gA = -gB X^T (X A = B: gB = gX A^-T, gA = -X^T gB), each
+    summed to its input's batch: one solve for both gradients."""
     gB = F.linalg_solve(A.mT, grad, left=left)
     if solve_is_vector(A.shape, B.shape):
         gA = -gB.unsqueeze(-1).matmul(result.unsqueeze(-2))
@@ -62,7 +58,7 @@ def linalg_solve_backward_A(grad, result, A, B, left):
         gA = -gB.matmul(result.mT)
     else:
         gA = -result.mT.matmul(gB)
-    return sum_to(gA, A.shape)
+    return sum_to(gA, A.shape), sum_to(gB, B.shape)
 
 
 def cholesky_backward(grad, upper, L):
