@@ -48,9 +48,11 @@ def out_strided(result, dtype, strides):
         return out(result, dtype)
     itemsize = np.dtype(dtype.np).itemsize
     byte_strides = tuple(s * itemsize for s in strides)
-    if result.flags.owndata and result.dtype == dtype.np and result.strides == byte_strides \
-            and result.size:
-        # NumPy's ufuncs already lay a fresh result out like their inputs: keep it.
+    fresh = result.flags.owndata or (result.base is not None and result.base.flags.owndata
+                                     and result.base.nbytes == result.nbytes)
+    if fresh and result.dtype == dtype.np and result.strides == byte_strides and result.size:
+        # NumPy's ufuncs already lay a fresh result out like their inputs (or a kernel
+        # computed it transposed: a transposed view of a new array): keep it.
         view, flat = result, result.ravel(order="K")
     else:
         flat = np.empty(max(result.size, 1), dtype.np)

@@ -123,12 +123,23 @@ def cholesky_ex(a, upper):
     """(L, info) with A = L L^T (upper: (U, info) with A = U^T U), reading A's lower
     triangle as LAPACK's potrf does (the upper one for `upper`); a refused matrix's factor
     is zeros."""
+    # The factor is computed transposed, from A^T (the same triangle of A): L^T for the
+    # lower one, U^T for the upper one. Its transposed view is the factor, laid out as
+    # LAPACK and PyTorch lay it out (column-major matrices) without a copy.
     if upper:
-        a = np.swapaxes(a, -1, -2)
-    factor, info = _each_matrix(np.linalg.cholesky, a, _first_bad_minor, 0.0)
-    if upper:
-        factor = np.swapaxes(factor, -1, -2)
-    return np.ascontiguousarray(factor), info
+        routine, bad_minor = np.linalg.cholesky, _first_bad_minor
+    else:
+        routine, bad_minor = _upper_cholesky, _first_bad_minor_of_upper
+    factor_t, info = _each_matrix(routine, np.swapaxes(a, -1, -2), bad_minor, 0.0)
+    return np.swapaxes(factor_t, -1, -2), info
+
+
+def _upper_cholesky(m):
+    return np.linalg.cholesky(m, upper=True)
+
+
+def _first_bad_minor_of_upper(m):
+    return _first_bad_minor(np.swapaxes(m, -1, -2))
 
 
 def _first_bad_minor(m):
