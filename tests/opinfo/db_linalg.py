@@ -336,18 +336,15 @@ def errors_matmul(op, device):
             r"matmul\(\): argument 'other' \(shape \[3\]\) is not broadcastable", arg="other")
 
 
-_MM_TOL = {tp.float16: (4e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2), tp.float32: (1e-5, 1e-5)}
-
-
 PRODUCTS = [
     # torch has no bool matrix products.
-    OpInfo("matmul", overloads=("matmul",), dtypes=ALL_BUT_BOOL, tolerances=_MM_TOL,
+    OpInfo("matmul", overloads=("matmul",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
            sample_inputs_func=_matmul_samples, error_inputs_func=errors_matmul),
-    OpInfo("mm", overloads=("mm",), dtypes=ALL_BUT_BOOL, tolerances=_MM_TOL,
+    OpInfo("mm", overloads=("mm",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
            sample_inputs_func=partial(_matmul_samples, shapes=[
                s for s in MATMUL_SHAPES if len(s[0]) == len(s[1]) == 2]),
            error_inputs_func=errors_mm),
-    OpInfo("bmm", overloads=("bmm",), dtypes=ALL_BUT_BOOL, tolerances=_MM_TOL,
+    OpInfo("bmm", overloads=("bmm",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
            sample_inputs_func=partial(_matmul_samples, shapes=[
                ((2, 3, 4), (2, 4, 5)), ((1, 1, 4), (1, 4, 1)), ((0, 3, 4), (0, 4, 2)),
                ((2, 0, 4), (2, 4, 3))]),
