@@ -113,6 +113,35 @@ def test_gradients_of_one_shared_model_from_8_threads_equal_the_serial_ones():
     assert all(p.grad is None for p in params)   # autograd.grad accumulates nothing
 
 
+def test_threads_making_a_leafs_accumulator_at_once_all_get_the_same_one(monkeypatch):
+    """A leaf's AccumulateGrad is made on first use and cached weakly on the leaf. Two
+    threads that both found none and each made one left the thread whose `autograd.grad`
+    target was overwritten with a target in no graph ("not used in the graph", seen in
+    CI about one run in ten). Here every thread's constructor waits until all threads
+    are in one (or 0.3 s: with the lock only one ever is), which makes that
+    interleaving certain."""
+    from tensorplay.autograd import node
+    made = node.AccumulateGrad.__init__
+    entered = []
+    all_in = threading.Event()
+
+    def waiting_init(self, impl):
+        entered.append(self)
+        if len(entered) == N_THREADS:
+            all_in.set()
+        all_in.wait(timeout=0.3)
+        made(self, impl)
+    monkeypatch.setattr(node.AccumulateGrad, "__init__", waiting_init)
+    w = tp.ones(3, requires_grad=True)
+
+    def grad_of_w(k):
+        return tp.autograd.grad((w * float(k)).sum(), w)[0].numpy().copy()
+    got = run_together([lambda k=k: grad_of_w(k) for k in range(N_THREADS)])
+    for k, g in enumerate(got):
+        np.testing.assert_array_equal(g, np.full(3, float(k)))
+    assert len(entered) == 1
+
+
 def test_backward_from_8_threads_into_one_leaf_loses_no_gradient():
     """`.grad += g` is a read and a write: without a lock, two threads read the same old
     .grad and one gradient is lost (about one run in two lost some before the lock)."""

@@ -470,14 +470,25 @@ def _stealable(grad):
 NO_EDGE = (None, 0)
 
 
+# Making a leaf's AccumulateGrad is a read and a write (`ref()` then the new ref): two
+# threads running graphs of one shared parameter could each make one, and a thread whose
+# `autograd.grad` target is the one the other overwrote finds it in no graph (`allow_unused`
+# error). PyTorch takes a mutex here too; the common case (one alive) takes no lock.
+_accumulator_lock = threading.Lock()
+
+
 def grad_accumulator(impl):
     """The leaf's AccumulateGrad: the live one if any graph still holds it (cached weakly
     on the impl), else a new one, which dies with the last graph that uses it."""
     ref = impl.grad_accumulator
     acc = ref() if ref is not None else None
     if acc is None:
-        acc = AccumulateGrad(impl)
-        impl.grad_accumulator = weakref.ref(acc)
+        with _accumulator_lock:
+            ref = impl.grad_accumulator         # made by another thread meanwhile?
+            acc = ref() if ref is not None else None
+            if acc is None:
+                acc = AccumulateGrad(impl)
+                impl.grad_accumulator = weakref.ref(acc)
     return acc
 
 
