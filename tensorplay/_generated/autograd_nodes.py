@@ -8,28 +8,32 @@ from tensorplay.autograd.node import Node
 from tensorplay.autograd.formulas import (
     amax_backward, as_strided_backward, batch_norm_backward, bce_backward_self, bce_backward_target,
     bce_with_logits_backward_self, bce_with_logits_backward_target, cat_backward, cdist_backward,
-    cholesky_backward, clamp_backward, clamp_backward_max, clamp_backward_min, clamp_backward_self,
-    constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input,
-    conv_double_backward_weight, cross_entropy_backward, cross_entropy_backward_grads,
-    cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward,
-    dist_backward, div_mode_backward_other, div_mode_backward_self, dropout_backward,
-    einsum_backward, elu_backward, elu_backward_of_result, embedding_backward,
-    embedding_dense_double_backward, evenly_distribute_backward, filled_value_backward,
-    gather_along_backward, gather_backward, gelu_second_derivative, group_norm_backward,
-    hardswish_backward, huber_loss_backward, index_backward, index_put_self_backward,
-    index_put_values_backward, index_select_backward, index_source_backward, last_two,
-    layer_norm_backward, leaky_relu_backward_of_result, linalg_inv_backward, linalg_solve_backward,
-    linear_weight_backward, log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
-    masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward,
-    max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
-    nll_loss_value, norm_backward, not_implemented, pad_nd_backward, permute_backward,
-    pow_backward_exponent, pow_backward_self, pow_scalar_backward, prelu_backward, prod_backward,
-    prod_dim_backward, repeat_backward, repeat_interleave_int_backward, rms_norm_backward,
-    roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward,
-    select_many_backward, silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
+    cholesky_backward, cholesky_inverse_backward, cholesky_solve_backward, clamp_backward,
+    clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
+    conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight,
+    cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward,
+    cumsum_backward, diag_backward, diagonal_backward, dist_backward, div_mode_backward_other,
+    div_mode_backward_self, dropout_backward, einsum_backward, elu_backward, elu_backward_of_result,
+    embedding_backward, embedding_dense_double_backward, evenly_distribute_backward,
+    filled_value_backward, gather_along_backward, gather_backward, gelu_second_derivative,
+    group_norm_backward, hardswish_backward, huber_loss_backward, index_backward,
+    index_put_self_backward, index_put_values_backward, index_select_backward,
+    index_source_backward, last_two, layer_norm_backward, leaky_relu_backward_of_result,
+    linalg_inv_backward, linalg_lu_backward, linalg_lu_solve_B, linalg_lu_solve_LU,
+    linalg_solve_backward, linalg_solve_triangular_backward, linear_weight_backward,
+    log_softmax_double_backward_grad, logit_backward, logsumexp_backward, lu_factor_ex_backward,
+    lu_unpack_backward, masked_scatter_source_backward, masked_select_backward,
+    max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward,
+    mish_backward, mse_loss_backward, nll_loss_value, norm_backward, not_implemented,
+    pad_nd_backward, permute_backward, pow_backward_exponent, pow_backward_self,
+    pow_scalar_backward, prelu_backward, prod_backward, prod_dim_backward, repeat_backward,
+    repeat_interleave_int_backward, rms_norm_backward, roll_backward, rounded_quotient,
+    scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
+    silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
     smooth_l1_loss_backward, softmax_double_backward, std_backward, std_mean_backward, sum_backward,
-    sum_to, take_backward, value_selecting_reduction_backward, var_backward, var_mean_backward,
-    xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward, zeros_like,
+    sum_to, take_backward, triangular_solve_backward, value_selecting_reduction_backward,
+    var_backward, var_mean_backward, xlog1py_other_backward, xlog1py_self_backward,
+    xlogy_self_backward, zeros_like,
 )
 from tensorplay._generated.functional import (
     _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data, adaptive_avg_pool2d,
@@ -5256,6 +5260,287 @@ class UniqueDimBackward0(Node):
         if self.needs_input_grad(0):
             d_self = not_implemented("unique_dim")
         return (d_self,)
+
+
+class LinalgLuFactorExBackward0(Node):
+    """Backward of `linalg_lu_factor_ex(Tensor A, *, bool pivot=True,
+        bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)`.
+
+    A: lu_factor_ex_backward(grad, LU, pivots, pivot)
+    """
+
+    __slots__ = ('LU_', 'pivots_', 'pivot_')
+    SAVED = ('LU_', 'pivots_')
+    OP = 'linalg_lu_factor_ex'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_LU = grads[0]
+        grad_pivots = grads[1]
+        grad_info = grads[2]
+        LU = self.LU_.unpack(self)
+        pivots = self.pivots_.unpack(self)
+        pivot = self.pivot_
+        d_A = None
+        if self.needs_input_grad(0):
+            d_A = lu_factor_ex_backward(grad, LU, pivots, pivot)
+        return (d_A,)
+
+
+class LuUnpackBackward0(Node):
+    """Backward of `lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True,
+        bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)`.
+
+    LU_data: lu_unpack_backward(grad_L, grad_U, LU_data.sizes())
+    """
+
+    __slots__ = ('LU_data_sizes',)
+    SAVED = ()
+    OP = 'lu_unpack'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_P = grads[0]
+        grad_L = grads[1]
+        grad_U = grads[2]
+        LU_data_sizes = self.LU_data_sizes
+        d_LU_data = None
+        if self.needs_input_grad(0):
+            d_LU_data = lu_unpack_backward(grad_L, grad_U, LU_data_sizes)
+        return (d_LU_data,)
+
+
+class LinalgLuBackward0(Node):
+    """Backward of `linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)`.
+
+    A: linalg_lu_backward(grad_L, grad_U, P, L, U, pivot)
+    """
+
+    __slots__ = ('P_', 'L_', 'U_', 'pivot_')
+    SAVED = ('P_', 'L_', 'U_')
+    OP = 'linalg_lu'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_P = grads[0]
+        grad_L = grads[1]
+        grad_U = grads[2]
+        P = self.P_.unpack(self)
+        L = self.L_.unpack(self)
+        U = self.U_.unpack(self)
+        pivot = self.pivot_
+        d_A = None
+        if self.needs_input_grad(0):
+            d_A = linalg_lu_backward(grad_L, grad_U, P, L, U, pivot)
+        return (d_A,)
+
+
+class LinalgLuSolveBackward0(Node):
+    """Backward of `linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True,
+        bool adjoint=False) -> Tensor`.
+
+    LU: linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint)
+    B: linalg_lu_solve_B(grad, LU, pivots, B.sizes(), left, adjoint)
+    """
+
+    __slots__ = ('LU_', 'pivots_', 'result_', 'left_', 'adjoint_', 'B_sizes')
+    SAVED = ('LU_', 'pivots_', 'result_')
+    OP = 'linalg_lu_solve'
+
+    def apply(self, grads):
+        grad = grads[0]
+        LU = self.LU_.unpack(self)
+        pivots = self.pivots_.unpack(self)
+        result = self.result_.unpack(self)
+        left = self.left_
+        adjoint = self.adjoint_
+        B_sizes = self.B_sizes
+        d_LU = None
+        d_B = None
+        if self.needs_input_grad(0):
+            d_LU = linalg_lu_solve_LU(grad, LU, pivots, result, left, adjoint)
+        if self.needs_input_grad(1):
+            d_B = linalg_lu_solve_B(grad, LU, pivots, B_sizes, left, adjoint)
+        return (d_LU, d_B)
+
+
+class LinalgSolveExBackward0(Node):
+    """Backward of `linalg_solve_ex(Tensor A, Tensor B, *, bool left=True,
+        bool check_errors=False) -> (Tensor result, Tensor info)`.
+
+    A, B: linalg_solve_backward(grad, result, A, B, left)
+    """
+
+    __slots__ = ('A_', 'B_', 'result_', 'left_')
+    SAVED = ('A_', 'B_', 'result_')
+    OP = 'linalg_solve_ex'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result = grads[0]
+        grad_info = grads[1]
+        A = self.A_.unpack(self)
+        B = self.B_.unpack(self)
+        result = self.result_.unpack(self)
+        left = self.left_
+        d_A = None
+        d_B = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            d_A, d_B = linalg_solve_backward(grad, result, A, B, left)
+        return (d_A, d_B)
+
+
+class LinalgSolveTriangularBackward0(Node):
+    """Backward of `linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True,
+        bool unitriangular=False) -> Tensor`.
+
+    self, B: linalg_solve_triangular_backward(
+        grad, self, result, upper, left, unitriangular, B.sizes(),
+    )
+    """
+
+    __slots__ = ('self_', 'result_', 'upper_', 'left_', 'unitriangular_', 'B_sizes')
+    SAVED = ('self_', 'result_')
+    OP = 'linalg_solve_triangular'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        upper = self.upper_
+        left = self.left_
+        unitriangular = self.unitriangular_
+        B_sizes = self.B_sizes
+        d_self = None
+        d_B = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            (d_self, d_B) = linalg_solve_triangular_backward(
+                grad, self_, result, upper, left, unitriangular, B_sizes,
+            )
+        return (d_self, d_B)
+
+
+class TriangularSolveBackward0(Node):
+    """Backward of `triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False,
+        bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)`.
+
+    self, A: triangular_solve_backward(
+        grad_solution, grad_cloned_coefficient, self.sizes(), A, solution, upper, transpose,
+        unitriangular,
+    )
+    """
+
+    __slots__ = ('A_', 'solution_', 'upper_', 'transpose_', 'unitriangular_', 'self_sizes')
+    SAVED = ('A_', 'solution_')
+    OP = 'triangular_solve'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_solution = grads[0]
+        grad_cloned_coefficient = grads[1]
+        A = self.A_.unpack(self)
+        solution = self.solution_.unpack(self)
+        upper = self.upper_
+        transpose = self.transpose_
+        unitriangular = self.unitriangular_
+        self_sizes = self.self_sizes
+        d_self = None
+        d_A = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            (d_self, d_A) = triangular_solve_backward(
+                grad_solution, grad_cloned_coefficient, self_sizes, A, solution, upper, transpose,
+                unitriangular,
+            )
+        return (d_self, d_A)
+
+
+class CholeskySolveBackward0(Node):
+    """Backward of `cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor`.
+
+    self, input2: cholesky_solve_backward(grad, self.sizes(), input2, result, upper)
+    """
+
+    __slots__ = ('input2_', 'result_', 'upper_', 'self_sizes')
+    SAVED = ('input2_', 'result_')
+    OP = 'cholesky_solve'
+
+    def apply(self, grads):
+        grad = grads[0]
+        input2 = self.input2_.unpack(self)
+        result = self.result_.unpack(self)
+        upper = self.upper_
+        self_sizes = self.self_sizes
+        d_self = None
+        d_input2 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            d_self, d_input2 = cholesky_solve_backward(grad, self_sizes, input2, result, upper)
+        return (d_self, d_input2)
+
+
+class CholeskyInverseBackward0(Node):
+    """Backward of `cholesky_inverse(Tensor self, bool upper=False) -> Tensor`.
+
+    self: cholesky_inverse_backward(grad, self, upper, result)
+    """
+
+    __slots__ = ('self_', 'result_', 'upper_')
+    SAVED = ('self_', 'result_')
+    OP = 'cholesky_inverse'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        upper = self.upper_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = cholesky_inverse_backward(grad, self_, upper, result)
+        return (d_self,)
+
+
+class LinalgLdlFactorExBackward0(Node):
+    """Backward of `linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False,
+        bool check_errors=False) -> (Tensor LD, Tensor pivots, Tensor info)`.
+
+    self: not_implemented("linalg_ldl_factor_ex")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'linalg_ldl_factor_ex'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_LD = grads[0]
+        grad_pivots = grads[1]
+        grad_info = grads[2]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("linalg_ldl_factor_ex")
+        return (d_self,)
+
+
+class LinalgLdlSolveBackward0(Node):
+    """Backward of `linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *,
+        bool hermitian=False) -> Tensor`.
+
+    LD: not_implemented("linalg_ldl_solve")
+    B: not_implemented("linalg_ldl_solve")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'linalg_ldl_solve'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_LD = None
+        d_B = None
+        if self.needs_input_grad(0):
+            d_LD = not_implemented("linalg_ldl_solve")
+        if self.needs_input_grad(1):
+            d_B = not_implemented("linalg_ldl_solve")
+        return (d_LD, d_B)
 
 
 class LinalgInvExBackward0(Node):

@@ -21,25 +21,28 @@ from tensorplay._generated.autograd_nodes import (
     AvgPool2dBackwardBackward0, BaddbmmBackward0, BernoulliBackward0, BernoulliBackward1,
     BernoulliBackward2, BernoulliBackward3, BinaryCrossEntropyBackward0,
     BinaryCrossEntropyWithLogitsBackward0, BmmBackward0, CatBackward0, CdistBackward0,
-    CeilBackward0, ClampBackward0, ClampBackward1, ClampMaxBackward0, CloneBackward0,
-    Col2imBackward0, ConstantPadNdBackward0, ConvolutionBackward0, ConvolutionBackwardBackward0,
-    CopyBackward0, CosBackward0, CoshBackward0, CrossEntropyBackwardBackward0,
-    CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0, CumprodBackward0,
-    CumsumBackward0, DiagBackward0, DiagonalBackward0, DistBackward0, DivBackward0, DivBackward1,
-    DotBackward0, EinsumBackward0, EluBackward0, EluBackward1, EmbeddingBackward0,
-    EmbeddingDenseBackwardBackward0, ErfBackward0, ErfcBackward0, Exp2Backward0, ExpBackward0,
-    ExpandBackward0, Expm1Backward0, ExponentialBackward0, FillBackward0, FlipBackward0,
-    FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0, FusedAdamBackward0,
-    FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0,
-    GatherBackward0, GeluBackward0, GeluBackwardBackward0, HardsigmoidBackward0, HardswishBackward0,
-    HardtanhBackward0, HeavisideBackward0, HuberLossBackward0, HypotBackward0, Im2colBackward0,
-    IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1,
-    IndexPutBackward0, IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0,
-    LeakyReluBackward1, LerpBackward0, LerpBackward1, LinalgCholeskyExBackward0,
-    LinalgInvExBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0, LinalgVectorNormBackward0,
-    LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
-    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
-    LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0,
+    CeilBackward0, CholeskyInverseBackward0, CholeskySolveBackward0, ClampBackward0, ClampBackward1,
+    ClampMaxBackward0, CloneBackward0, Col2imBackward0, ConstantPadNdBackward0,
+    ConvolutionBackward0, ConvolutionBackwardBackward0, CopyBackward0, CosBackward0, CoshBackward0,
+    CrossEntropyBackwardBackward0, CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0,
+    CumprodBackward0, CumsumBackward0, DiagBackward0, DiagonalBackward0, DistBackward0,
+    DivBackward0, DivBackward1, DotBackward0, EinsumBackward0, EluBackward0, EluBackward1,
+    EmbeddingBackward0, EmbeddingDenseBackwardBackward0, ErfBackward0, ErfcBackward0, Exp2Backward0,
+    ExpBackward0, ExpandBackward0, Expm1Backward0, ExponentialBackward0, FillBackward0,
+    FlipBackward0, FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0,
+    FusedAdamBackward0, FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0,
+    GatherAlongBackward0, GatherBackward0, GeluBackward0, GeluBackwardBackward0,
+    HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0, HeavisideBackward0,
+    HuberLossBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0,
+    IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
+    IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LeakyReluBackward1, LerpBackward0,
+    LerpBackward1, LinalgCholeskyExBackward0, LinalgInvExBackward0, LinalgLdlFactorExBackward0,
+    LinalgLdlSolveBackward0, LinalgLuBackward0, LinalgLuFactorExBackward0, LinalgLuSolveBackward0,
+    LinalgSlogdetBackward0, LinalgSolveBackward0, LinalgSolveExBackward0,
+    LinalgSolveTriangularBackward0, LinalgVectorNormBackward0, LinearBackward0, Log10Backward0,
+    Log1pBackward0, Log2Backward0, LogBackward0, LogSoftmaxBackward0,
+    LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0, LogitBackward0,
+    LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0, LuUnpackBackward0,
     MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0,
     MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
     MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
@@ -59,8 +62,8 @@ from tensorplay._generated.autograd_nodes import (
     SortBackward0, SortBackward1, SqrtBackward0, SqueezeBackward0, SqueezeBackward1, StdBackward0,
     StdMeanBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0, TanBackward0,
     TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0,
-    TransposeBackward0, TrilBackward0, TriuBackward0, TruncBackward0, UniformBackward0,
-    Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
+    TransposeBackward0, TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0,
+    UniformBackward0, Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
     UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
     UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0, ViewBackward0,
     WhereBackward0, Xlog1pyBackward0, XlogyBackward0,
@@ -3832,6 +3835,142 @@ def linalg_cholesky_ex(ks, A, upper, check_errors):
     return result
 
 
+def linalg_lu_factor_ex(ks, A, pivot, check_errors):
+    if not A._impl.requires_grad:
+        return below_autograd(ops.linalg_lu_factor_ex, ks, A, pivot, check_errors)
+    node = LinalgLuFactorExBackward0(A)
+    node.pivot_ = pivot
+    result = below_autograd(ops.linalg_lu_factor_ex, ks, A, pivot, check_errors)
+    set_history(result, node, (True, False, False))
+    node.LU_ = SavedVariable(result[0], is_output=True)
+    node.pivots_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def lu_unpack(ks, LU_data, LU_pivots, unpack_data, unpack_pivots):
+    if not LU_data._impl.requires_grad:
+        return below_autograd(ops.lu_unpack, ks, LU_data, LU_pivots, unpack_data, unpack_pivots)
+    node = LuUnpackBackward0(LU_data)
+    node.LU_data_sizes = LU_data._impl.sizes
+    result = below_autograd(ops.lu_unpack, ks, LU_data, LU_pivots, unpack_data, unpack_pivots)
+    set_history(result, node, (False, True, True))
+    return result
+
+
+def linalg_lu(ks, A, pivot):
+    if not A._impl.requires_grad:
+        return below_autograd(ops.linalg_lu, ks, A, pivot)
+    node = LinalgLuBackward0(A)
+    node.pivot_ = pivot
+    result = below_autograd(ops.linalg_lu, ks, A, pivot)
+    set_history(result, node, (False, True, True))
+    node.P_ = SavedVariable(result[0], is_output=True)
+    node.L_ = SavedVariable(result[1], is_output=True)
+    node.U_ = SavedVariable(result[2], is_output=True)
+    return result
+
+
+def linalg_lu_solve(ks, LU, pivots, B, left, adjoint):
+    if not (LU._impl.requires_grad or B._impl.requires_grad):
+        return below_autograd(ops.linalg_lu_solve, ks, LU, pivots, B, left, adjoint)
+    node = LinalgLuSolveBackward0(LU, B)
+    node.left_ = left
+    node.adjoint_ = adjoint
+    node.B_sizes = B._impl.sizes
+    node.LU_ = SavedVariable(LU, is_output=False)
+    node.pivots_ = SavedVariable(pivots, is_output=False)
+    result = below_autograd(ops.linalg_lu_solve, ks, LU, pivots, B, left, adjoint)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def linalg_solve_ex(ks, A, B, left, check_errors):
+    if not (A._impl.requires_grad or B._impl.requires_grad):
+        return below_autograd(ops.linalg_solve_ex, ks, A, B, left, check_errors)
+    node = LinalgSolveExBackward0(A, B)
+    node.left_ = left
+    node.A_ = SavedVariable(A, is_output=False)
+    node.B_ = SavedVariable(B, is_output=False)
+    result = below_autograd(ops.linalg_solve_ex, ks, A, B, left, check_errors)
+    set_history(result, node, (True, False))
+    node.result_ = SavedVariable(result[0], is_output=True)
+    return result
+
+
+def linalg_solve_triangular(ks, self, B, upper, left, unitriangular):
+    if not (self._impl.requires_grad or B._impl.requires_grad):
+        return below_autograd(ops.linalg_solve_triangular, ks, self, B, upper, left, unitriangular)
+    node = LinalgSolveTriangularBackward0(self, B)
+    node.upper_ = upper
+    node.left_ = left
+    node.unitriangular_ = unitriangular
+    node.B_sizes = B._impl.sizes
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.linalg_solve_triangular, ks, self, B, upper, left, unitriangular)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def triangular_solve(ks, self, A, upper, transpose, unitriangular):
+    if not (self._impl.requires_grad or A._impl.requires_grad):
+        return below_autograd(ops.triangular_solve, ks, self, A, upper, transpose, unitriangular)
+    node = TriangularSolveBackward0(self, A)
+    node.upper_ = upper
+    node.transpose_ = transpose
+    node.unitriangular_ = unitriangular
+    node.self_sizes = self._impl.sizes
+    node.A_ = SavedVariable(A, is_output=False)
+    result = below_autograd(ops.triangular_solve, ks, self, A, upper, transpose, unitriangular)
+    set_history(result, node)
+    node.solution_ = SavedVariable(result[0], is_output=True)
+    return result
+
+
+def cholesky_solve(ks, self, input2, upper):
+    if not (self._impl.requires_grad or input2._impl.requires_grad):
+        return below_autograd(ops.cholesky_solve, ks, self, input2, upper)
+    node = CholeskySolveBackward0(self, input2)
+    node.upper_ = upper
+    node.self_sizes = self._impl.sizes
+    node.input2_ = SavedVariable(input2, is_output=False)
+    result = below_autograd(ops.cholesky_solve, ks, self, input2, upper)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def cholesky_inverse(ks, self, upper):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.cholesky_inverse, ks, self, upper)
+    node = CholeskyInverseBackward0(self)
+    node.upper_ = upper
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.cholesky_inverse, ks, self, upper)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def linalg_ldl_factor_ex(ks, self, hermitian, check_errors):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.linalg_ldl_factor_ex, ks, self, hermitian, check_errors)
+    node = LinalgLdlFactorExBackward0(self)
+    result = below_autograd(ops.linalg_ldl_factor_ex, ks, self, hermitian, check_errors)
+    set_history(result, node, (True, False, False))
+    return result
+
+
+def linalg_ldl_solve(ks, LD, pivots, B, hermitian):
+    if not (LD._impl.requires_grad or B._impl.requires_grad):
+        return below_autograd(ops.linalg_ldl_solve, ks, LD, pivots, B, hermitian)
+    node = LinalgLdlSolveBackward0(LD, B)
+    result = below_autograd(ops.linalg_ldl_solve, ks, LD, pivots, B, hermitian)
+    set_history(result, node)
+    return result
+
+
 def unsqueeze_(ks, self, dim):
     if not self._impl.requires_grad:
         return below_autograd(ops.unsqueeze_, ks, self, dim)
@@ -4233,6 +4372,17 @@ WRAPPERS = {
     'linalg_slogdet': linalg_slogdet,
     'linalg_solve': linalg_solve,
     'linalg_cholesky_ex': linalg_cholesky_ex,
+    'linalg_lu_factor_ex': linalg_lu_factor_ex,
+    'lu_unpack': lu_unpack,
+    'linalg_lu': linalg_lu,
+    'linalg_lu_solve': linalg_lu_solve,
+    'linalg_solve_ex': linalg_solve_ex,
+    'linalg_solve_triangular': linalg_solve_triangular,
+    'triangular_solve': triangular_solve,
+    'cholesky_solve': cholesky_solve,
+    'cholesky_inverse': cholesky_inverse,
+    'linalg_ldl_factor_ex': linalg_ldl_factor_ex,
+    'linalg_ldl_solve': linalg_ldl_solve,
     'unsqueeze_': unsqueeze_,
     'squeeze_': squeeze_,
     'squeeze_.dim': squeeze__dim,

@@ -3591,6 +3591,119 @@ SCHEMAS = (
         tensor_positions=(0,),
     ),
     OpSchema(
+        name='linalg_lu_factor_ex',
+        text=(
+            'linalg_lu_factor_ex(Tensor A, *, bool pivot=True, '
+            'bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)'
+        ),
+        arg_names=('A', 'pivot', 'check_errors'),
+        tensor_positions=(0,),
+        num_returns=3,
+    ),
+    OpSchema(
+        name='linalg_lu_factor',
+        text='linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)',
+        arg_names=('A', 'pivot'),
+        tensor_positions=(0,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='lu_unpack',
+        text=(
+            'lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, '
+            'bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)'
+        ),
+        arg_names=('LU_data', 'LU_pivots', 'unpack_data', 'unpack_pivots'),
+        tensor_positions=(0, 1),
+        num_returns=3,
+    ),
+    OpSchema(
+        name='linalg_lu',
+        text='linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)',
+        arg_names=('A', 'pivot'),
+        tensor_positions=(0,),
+        num_returns=3,
+    ),
+    OpSchema(
+        name='linalg_lu_solve',
+        text=(
+            'linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, '
+            'bool adjoint=False) -> Tensor'
+        ),
+        arg_names=('LU', 'pivots', 'B', 'left', 'adjoint'),
+        tensor_positions=(0, 1, 2),
+    ),
+    OpSchema(
+        name='linalg_solve_ex',
+        text=(
+            'linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, '
+            'bool check_errors=False) -> (Tensor result, Tensor info)'
+        ),
+        arg_names=('A', 'B', 'left', 'check_errors'),
+        tensor_positions=(0, 1),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='linalg_solve_triangular',
+        text=(
+            'linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, '
+            'bool unitriangular=False) -> Tensor'
+        ),
+        arg_names=('self', 'B', 'upper', 'left', 'unitriangular'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='triangular_solve',
+        text=(
+            'triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, '
+            'bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)'
+        ),
+        arg_names=('self', 'A', 'upper', 'transpose', 'unitriangular'),
+        tensor_positions=(0, 1),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='cholesky_solve',
+        text='cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor',
+        arg_names=('self', 'input2', 'upper'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='cholesky_inverse',
+        text='cholesky_inverse(Tensor self, bool upper=False) -> Tensor',
+        arg_names=('self', 'upper'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='linalg_ldl_factor_ex',
+        text=(
+            'linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, '
+            'bool check_errors=False) -> (Tensor LD, Tensor pivots, Tensor info)'
+        ),
+        arg_names=('self', 'hermitian', 'check_errors'),
+        tensor_positions=(0,),
+        num_returns=3,
+    ),
+    OpSchema(
+        name='linalg_ldl_factor',
+        text=(
+            'linalg_ldl_factor(Tensor self, *, bool hermitian=False) -> (Tensor LD, '
+            'Tensor pivots)'
+        ),
+        arg_names=('self', 'hermitian'),
+        tensor_positions=(0,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='linalg_ldl_solve',
+        text=(
+            'linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, '
+            'bool hermitian=False) -> Tensor'
+        ),
+        arg_names=('LD', 'pivots', 'B', 'hermitian'),
+        tensor_positions=(0, 1, 2),
+    ),
+    OpSchema(
         name='linalg_matmul',
         text='linalg_matmul(Tensor self, Tensor other) -> Tensor',
         arg_names=('self', 'other'),
@@ -4189,6 +4302,16 @@ DISPATCH = {
         ('linalg_slogdet', 'linalg.linalg_slogdet'),
         ('linalg_solve', 'linalg.linalg_solve'),
         ('linalg_cholesky_ex', 'linalg.linalg_cholesky_ex'),
+        ('linalg_lu_factor_ex', 'triangular.linalg_lu_factor_ex'),
+        ('lu_unpack', 'triangular.lu_unpack'),
+        ('linalg_lu_solve', 'triangular.linalg_lu_solve'),
+        ('linalg_solve_ex', 'triangular.linalg_solve_ex'),
+        ('linalg_solve_triangular', 'triangular.linalg_solve_triangular'),
+        ('triangular_solve', 'triangular.triangular_solve'),
+        ('cholesky_solve', 'triangular.cholesky_solve'),
+        ('cholesky_inverse', 'triangular.cholesky_inverse'),
+        ('linalg_ldl_factor_ex', 'triangular.linalg_ldl_factor_ex'),
+        ('linalg_ldl_solve', 'triangular.linalg_ldl_solve'),
     ),
     'CUDA': (
         ('add.Tensor', 'pointwise.add'),
@@ -4496,6 +4619,16 @@ DISPATCH = {
         ('linalg_slogdet', 'linalg.linalg_slogdet_on_host'),
         ('linalg_solve', 'linalg.linalg_solve_on_host'),
         ('linalg_cholesky_ex', 'linalg.linalg_cholesky_ex_on_host'),
+        ('linalg_lu_factor_ex', 'triangular.linalg_lu_factor_ex_on_host'),
+        ('lu_unpack', 'triangular.lu_unpack_on_host'),
+        ('linalg_lu_solve', 'triangular.linalg_lu_solve_on_host'),
+        ('linalg_solve_ex', 'triangular.linalg_solve_ex_on_host'),
+        ('linalg_solve_triangular', 'triangular.linalg_solve_triangular_on_host'),
+        ('triangular_solve', 'triangular.triangular_solve_on_host'),
+        ('cholesky_solve', 'triangular.cholesky_solve_on_host'),
+        ('cholesky_inverse', 'triangular.cholesky_inverse_on_host'),
+        ('linalg_ldl_factor_ex', 'triangular.linalg_ldl_factor_ex_on_host'),
+        ('linalg_ldl_solve', 'triangular.linalg_ldl_solve_on_host'),
     ),
     'Sparse': (
         ('add.Tensor', 'kernels.add'),
@@ -4717,6 +4850,9 @@ DISPATCH = {
         ('logdet', 'linalg.logdet'),
         ('linalg_cholesky', 'linalg.linalg_cholesky'),
         ('cholesky', 'linalg.cholesky'),
+        ('linalg_lu_factor', 'triangular.linalg_lu_factor'),
+        ('linalg_lu', 'triangular.linalg_lu'),
+        ('linalg_ldl_factor', 'triangular.linalg_ldl_factor'),
         ('linalg_matmul', 'linalg.linalg_matmul'),
         ('linalg_diagonal', 'linalg.linalg_diagonal'),
         ('linalg_vecdot', 'linalg.linalg_vecdot'),
@@ -5076,6 +5212,16 @@ META_RULES = {
     'linalg_slogdet': 'linalg.slogdet',
     'linalg_solve': 'linalg.solve',
     'linalg_cholesky_ex': 'linalg.square_factorization',
+    'linalg_lu_factor_ex': 'triangular.lu_factor',
+    'lu_unpack': 'triangular.lu_unpack',
+    'linalg_lu_solve': 'triangular.lu_solve',
+    'linalg_solve_ex': 'triangular.solve_ex',
+    'linalg_solve_triangular': 'triangular.solve_triangular',
+    'triangular_solve': 'triangular.triangular_solve',
+    'cholesky_solve': 'triangular.cholesky_solve',
+    'cholesky_inverse': 'triangular.cholesky_inverse',
+    'linalg_ldl_factor_ex': 'triangular.ldl_factor',
+    'linalg_ldl_solve': 'triangular.ldl_solve',
 }
 
 # op -> batching rule in tensorplay/func/batching_rules/ (ops.yaml `vmap:`, or the rule
@@ -5499,6 +5645,9 @@ VMAP_RULES = {
     'linalg_slogdet': 'linalg.matrix_stack_rule',
     'linalg_solve': 'linalg.solve_rule',
     'linalg_cholesky_ex': 'linalg.matrix_stack_rule',
+    'linalg_lu_factor_ex': 'linalg.matrix_stack_rule',
+    'cholesky_inverse': 'linalg.matrix_stack_rule',
+    'linalg_ldl_factor_ex': 'linalg.matrix_stack_rule',
     'unsqueeze_': 'views.inplace_view_rule',
     'squeeze_': 'views.inplace_view_rule',
     'squeeze_.dim': 'views.inplace_view_rule',

@@ -9229,6 +9229,273 @@ def cholesky(input, upper=False, *, out=None):
     return ops.cholesky.call(input._impl.keys, input, upper)
 
 
+# ---- linalg_lu_factor_ex ---------------------------------------------------------------
+
+_returns_linalg_lu_factor_ex = namedtuple('linalg_lu_factor_ex', ('LU', 'pivots', 'info'))
+
+def linalg_lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    """linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU,
+        Tensor pivots, Tensor info)
+    """
+    if out is not None:
+        return into_out(
+            'linalg_lu_factor_ex', out,
+            linalg_lu_factor_ex(A, pivot=pivot, check_errors=check_errors),
+        )
+    if not isinstance(A, Tensor):
+        bad_arg('linalg_lu_factor_ex', 'A', 'Tensor', A)
+    if type(pivot) is not _b.bool:
+        pivot = as_bool('linalg_lu_factor_ex', 'pivot', pivot)
+    if type(check_errors) is not _b.bool:
+        check_errors = as_bool('linalg_lu_factor_ex', 'check_errors', check_errors)
+    ks = A._impl.keys
+    return _returns_linalg_lu_factor_ex(*ops.linalg_lu_factor_ex.call(ks, A, pivot, check_errors))
+
+
+# ---- linalg_lu_factor ------------------------------------------------------------------
+
+_returns_linalg_lu_factor = namedtuple('linalg_lu_factor', ('LU', 'pivots'))
+
+def linalg_lu_factor(A, *, pivot=True, out=None):
+    """linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)"""
+    if out is not None:
+        return into_out('linalg_lu_factor', out, linalg_lu_factor(A, pivot=pivot))
+    if not isinstance(A, Tensor):
+        bad_arg('linalg_lu_factor', 'A', 'Tensor', A)
+    if type(pivot) is not _b.bool:
+        pivot = as_bool('linalg_lu_factor', 'pivot', pivot)
+    return _returns_linalg_lu_factor(*ops.linalg_lu_factor.call(A._impl.keys, A, pivot))
+
+
+# ---- lu_unpack -------------------------------------------------------------------------
+
+_returns_lu_unpack = namedtuple('lu_unpack', ('P', 'L', 'U'))
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    """lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True,
+        bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)
+    """
+    if out is not None:
+        return into_out('lu_unpack', out, lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots))
+    if not isinstance(LU_data, Tensor):
+        bad_arg('lu_unpack', 'LU_data', 'Tensor', LU_data)
+    if not isinstance(LU_pivots, Tensor):
+        bad_arg('lu_unpack', 'LU_pivots', 'Tensor', LU_pivots)
+    if type(unpack_data) is not _b.bool:
+        unpack_data = as_bool('lu_unpack', 'unpack_data', unpack_data)
+    if type(unpack_pivots) is not _b.bool:
+        unpack_pivots = as_bool('lu_unpack', 'unpack_pivots', unpack_pivots)
+    ks = LU_data._impl.keys | LU_pivots._impl.keys
+    return _returns_lu_unpack(
+        *ops.lu_unpack.call(ks, LU_data, LU_pivots, unpack_data, unpack_pivots),
+    )
+
+
+# ---- linalg_lu -------------------------------------------------------------------------
+
+_returns_linalg_lu = namedtuple('linalg_lu', ('P', 'L', 'U'))
+
+def linalg_lu(A, *, pivot=True, out=None):
+    """linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)"""
+    if out is not None:
+        return into_out('linalg_lu', out, linalg_lu(A, pivot=pivot))
+    if not isinstance(A, Tensor):
+        bad_arg('linalg_lu', 'A', 'Tensor', A)
+    if type(pivot) is not _b.bool:
+        pivot = as_bool('linalg_lu', 'pivot', pivot)
+    return _returns_linalg_lu(*ops.linalg_lu.call(A._impl.keys, A, pivot))
+
+
+# ---- linalg_lu_solve -------------------------------------------------------------------
+
+def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True,
+        bool adjoint=False) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'linalg_lu_solve', out, linalg_lu_solve(LU, pivots, B, left=left, adjoint=adjoint),
+        )
+    if not isinstance(LU, Tensor):
+        bad_arg('linalg_lu_solve', 'LU', 'Tensor', LU)
+    if not isinstance(pivots, Tensor):
+        bad_arg('linalg_lu_solve', 'pivots', 'Tensor', pivots)
+    if not isinstance(B, Tensor):
+        bad_arg('linalg_lu_solve', 'B', 'Tensor', B)
+    if type(left) is not _b.bool:
+        left = as_bool('linalg_lu_solve', 'left', left)
+    if type(adjoint) is not _b.bool:
+        adjoint = as_bool('linalg_lu_solve', 'adjoint', adjoint)
+    ks = LU._impl.keys | pivots._impl.keys | B._impl.keys
+    return ops.linalg_lu_solve.call(ks, LU, pivots, B, left, adjoint)
+
+
+# ---- linalg_solve_ex -------------------------------------------------------------------
+
+_returns_linalg_solve_ex = namedtuple('linalg_solve_ex', ('result', 'info'))
+
+def linalg_solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    """linalg_solve_ex(Tensor A, Tensor B, *, bool left=True,
+        bool check_errors=False) -> (Tensor result, Tensor info)
+    """
+    if out is not None:
+        return into_out(
+            'linalg_solve_ex', out, linalg_solve_ex(A, B, left=left, check_errors=check_errors),
+        )
+    if not isinstance(A, Tensor):
+        bad_arg('linalg_solve_ex', 'A', 'Tensor', A)
+    if not isinstance(B, Tensor):
+        bad_arg('linalg_solve_ex', 'B', 'Tensor', B)
+    if type(left) is not _b.bool:
+        left = as_bool('linalg_solve_ex', 'left', left)
+    if type(check_errors) is not _b.bool:
+        check_errors = as_bool('linalg_solve_ex', 'check_errors', check_errors)
+    ks = A._impl.keys | B._impl.keys
+    return _returns_linalg_solve_ex(*ops.linalg_solve_ex.call(ks, A, B, left, check_errors))
+
+
+# ---- linalg_solve_triangular -----------------------------------------------------------
+
+def linalg_solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=None):
+    """linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True,
+        bool unitriangular=False) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'linalg_solve_triangular', out,
+            linalg_solve_triangular(input, B, upper=upper, left=left, unitriangular=unitriangular),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('linalg_solve_triangular', 'input', 'Tensor', input)
+    if not isinstance(B, Tensor):
+        bad_arg('linalg_solve_triangular', 'B', 'Tensor', B)
+    if type(upper) is not _b.bool:
+        upper = as_bool('linalg_solve_triangular', 'upper', upper)
+    if type(left) is not _b.bool:
+        left = as_bool('linalg_solve_triangular', 'left', left)
+    if type(unitriangular) is not _b.bool:
+        unitriangular = as_bool('linalg_solve_triangular', 'unitriangular', unitriangular)
+    ks = input._impl.keys | B._impl.keys
+    return ops.linalg_solve_triangular.call(ks, input, B, upper, left, unitriangular)
+
+
+# ---- triangular_solve ------------------------------------------------------------------
+
+_returns_triangular_solve = namedtuple('triangular_solve', ('solution', 'cloned_coefficient'))
+
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False,
+        bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)
+    """
+    if out is not None:
+        return into_out(
+            'triangular_solve', out, triangular_solve(input, A, upper, transpose, unitriangular),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('triangular_solve', 'input', 'Tensor', input)
+    if not isinstance(A, Tensor):
+        bad_arg('triangular_solve', 'A', 'Tensor', A)
+    if type(upper) is not _b.bool:
+        upper = as_bool('triangular_solve', 'upper', upper)
+    if type(transpose) is not _b.bool:
+        transpose = as_bool('triangular_solve', 'transpose', transpose)
+    if type(unitriangular) is not _b.bool:
+        unitriangular = as_bool('triangular_solve', 'unitriangular', unitriangular)
+    ks = input._impl.keys | A._impl.keys
+    return _returns_triangular_solve(
+        *ops.triangular_solve.call(ks, input, A, upper, transpose, unitriangular),
+    )
+
+
+# ---- cholesky_solve --------------------------------------------------------------------
+
+def cholesky_solve(input, input2, upper=False, *, out=None):
+    """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor"""
+    if out is not None:
+        return into_out('cholesky_solve', out, cholesky_solve(input, input2, upper))
+    if not isinstance(input, Tensor):
+        bad_arg('cholesky_solve', 'input', 'Tensor', input)
+    if not isinstance(input2, Tensor):
+        bad_arg('cholesky_solve', 'input2', 'Tensor', input2)
+    if type(upper) is not _b.bool:
+        upper = as_bool('cholesky_solve', 'upper', upper)
+    return ops.cholesky_solve.call(input._impl.keys | input2._impl.keys, input, input2, upper)
+
+
+# ---- cholesky_inverse ------------------------------------------------------------------
+
+def cholesky_inverse(input, upper=False, *, out=None):
+    """cholesky_inverse(Tensor self, bool upper=False) -> Tensor"""
+    if out is not None:
+        return into_out('cholesky_inverse', out, cholesky_inverse(input, upper))
+    if not isinstance(input, Tensor):
+        bad_arg('cholesky_inverse', 'input', 'Tensor', input)
+    if type(upper) is not _b.bool:
+        upper = as_bool('cholesky_inverse', 'upper', upper)
+    return ops.cholesky_inverse.call(input._impl.keys, input, upper)
+
+
+# ---- linalg_ldl_factor_ex --------------------------------------------------------------
+
+_returns_linalg_ldl_factor_ex = namedtuple('linalg_ldl_factor_ex', ('LD', 'pivots', 'info'))
+
+def linalg_ldl_factor_ex(input, *, hermitian=False, check_errors=False, out=None):
+    """linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False,
+        bool check_errors=False) -> (Tensor LD, Tensor pivots, Tensor info)
+    """
+    if out is not None:
+        return into_out(
+            'linalg_ldl_factor_ex', out,
+            linalg_ldl_factor_ex(input, hermitian=hermitian, check_errors=check_errors),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('linalg_ldl_factor_ex', 'input', 'Tensor', input)
+    if type(hermitian) is not _b.bool:
+        hermitian = as_bool('linalg_ldl_factor_ex', 'hermitian', hermitian)
+    if type(check_errors) is not _b.bool:
+        check_errors = as_bool('linalg_ldl_factor_ex', 'check_errors', check_errors)
+    ks = input._impl.keys
+    return _returns_linalg_ldl_factor_ex(
+        *ops.linalg_ldl_factor_ex.call(ks, input, hermitian, check_errors),
+    )
+
+
+# ---- linalg_ldl_factor -----------------------------------------------------------------
+
+_returns_linalg_ldl_factor = namedtuple('linalg_ldl_factor', ('LD', 'pivots'))
+
+def linalg_ldl_factor(input, *, hermitian=False, out=None):
+    """linalg_ldl_factor(Tensor self, *, bool hermitian=False) -> (Tensor LD, Tensor pivots)"""
+    if out is not None:
+        return into_out('linalg_ldl_factor', out, linalg_ldl_factor(input, hermitian=hermitian))
+    if not isinstance(input, Tensor):
+        bad_arg('linalg_ldl_factor', 'input', 'Tensor', input)
+    if type(hermitian) is not _b.bool:
+        hermitian = as_bool('linalg_ldl_factor', 'hermitian', hermitian)
+    ks = input._impl.keys
+    return _returns_linalg_ldl_factor(*ops.linalg_ldl_factor.call(ks, input, hermitian))
+
+
+# ---- linalg_ldl_solve ------------------------------------------------------------------
+
+def linalg_ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
+    """linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False) -> Tensor"""
+    if out is not None:
+        return into_out(
+            'linalg_ldl_solve', out, linalg_ldl_solve(LD, pivots, B, hermitian=hermitian),
+        )
+    if not isinstance(LD, Tensor):
+        bad_arg('linalg_ldl_solve', 'LD', 'Tensor', LD)
+    if not isinstance(pivots, Tensor):
+        bad_arg('linalg_ldl_solve', 'pivots', 'Tensor', pivots)
+    if not isinstance(B, Tensor):
+        bad_arg('linalg_ldl_solve', 'B', 'Tensor', B)
+    if type(hermitian) is not _b.bool:
+        hermitian = as_bool('linalg_ldl_solve', 'hermitian', hermitian)
+    ks = LD._impl.keys | pivots._impl.keys | B._impl.keys
+    return ops.linalg_ldl_solve.call(ks, LD, pivots, B, hermitian)
+
+
 # ---- linalg_matmul ---------------------------------------------------------------------
 
 def linalg_matmul(input, other, *, out=None):
@@ -10205,6 +10472,19 @@ FUNCTIONS = (
     'linalg_cholesky_ex',
     'linalg_cholesky',
     'cholesky',
+    'linalg_lu_factor_ex',
+    'linalg_lu_factor',
+    'lu_unpack',
+    'linalg_lu',
+    'linalg_lu_solve',
+    'linalg_solve_ex',
+    'linalg_solve_triangular',
+    'triangular_solve',
+    'cholesky_solve',
+    'cholesky_inverse',
+    'linalg_ldl_factor_ex',
+    'linalg_ldl_factor',
+    'linalg_ldl_solve',
     'linalg_matmul',
     'linalg_diagonal',
     'linalg_vecdot',

@@ -297,6 +297,9 @@ class TensorMethods:
     slogdet = F.slogdet
     logdet = F.logdet
     cholesky = F.cholesky
+    triangular_solve = F.triangular_solve
+    cholesky_solve = F.cholesky_solve
+    cholesky_inverse = F.cholesky_inverse
     matrix_power = F.matrix_power
     unsqueeze_ = F.unsqueeze_
     squeeze_ = F.squeeze_

@@ -44,6 +44,9 @@ FAMILIES = {
     "linalg": "matrix products (mm, bmm, matmul, mv, dot, addmm, linear, ...), "
               "tril/triu, diag, trace, kron, the tp.linalg norms, inverses, "
               "determinants, solves and factorizations (LAPACK)",
+    "triangular": "triangular factorizations and solves: LU (lu_factor, lu, lu_solve, "
+                  "lu_unpack), LDL, solve_triangular / triangular_solve, solve_ex, "
+                  "cholesky_solve / cholesky_inverse (SciPy's LAPACK)",
     "einsum": "einsum: parsing the equation, the result's layout, the kernels",
     "views": "ops that return a view: view, reshape, transpose, permute, expand, squeeze, "
              "select, slice, split, movedim, unfold, ... and their in-place forms",
