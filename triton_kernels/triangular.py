@@ -18,7 +18,7 @@ from triton_kernels.linalg import _on_device, _on_host
 
 
 def _int32(array, device):
-    return from_host(np.ascontiguousarray(array), dt.int32, device)
+    return from_host(np.array(array, dtype=np.int32, order="C"), dt.int32, device)
 
 
 def linalg_lu_factor_ex_on_host(A, pivot, check_errors):
