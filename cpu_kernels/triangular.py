@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import _dtype as dt
-from tensorplay.errors import ArgumentError
 from tensorplay.kernel_support import lapack_triangular as lt
 from tensorplay.kernel_support.lapack import check_info, solve_is_vector
 from tensorplay.kernel_support.ops import shape_rule
@@ -20,17 +19,9 @@ def _result(array, spec):
         out_strided(array, spec.dtype, spec.strides)
 
 
-def check_pivot(op, pivot):
-    """PyTorch factors without pivoting only on CUDA (cuSOLVER); its CPU LAPACK has no
-    such routine, and neither has this backend's."""
-    if not pivot:
-        raise ArgumentError(f"{op}(): LU without pivoting is not implemented on the CPU "
-                            f"('pivot' is False)", op=op, arg="pivot")
-
-
 def linalg_lu_factor_ex(A, pivot, check_errors):
     specs = shape_rule("triangular.lu_factor")("linalg_lu_factor_ex", (A, pivot, check_errors))
-    check_pivot("linalg_lu_factor_ex", pivot)
+    lt.check_pivot("linalg_lu_factor_ex", pivot)
     lu, pivots, info = lt.lu_factor_ex(A._impl.array())
     if check_errors:
         check_info("linalg_lu_factor_ex", info, lt.LU_FAILED)
@@ -41,18 +32,9 @@ def lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots):
     specs = shape_rule("triangular.lu_unpack")("lu_unpack", (LU_data, LU_pivots, unpack_data,
                                                             unpack_pivots))
     pivots = LU_pivots._impl.array()
-    check_pivot_range("lu_unpack", pivots, LU_data._impl.sizes[-2])
+    lt.check_pivot_range("lu_unpack", pivots, LU_data._impl.sizes[-2])
     arrays = lt.lu_unpack(LU_data._impl.array(), pivots, unpack_data, unpack_pivots)
     return tuple(_result(a, s) for a, s in zip(arrays, specs))
-
-
-def check_pivot_range(op, pivots, m):
-    """LAPACK's row swaps name rows 1..m; anything else did not come from lu_factor."""
-    if pivots.size and (pivots.min() < 1 or pivots.max() > m):
-        raise ArgumentError(f"{op}(): pivots passed to lu_unpack must be between 1 and "
-                            f"LU.size(-2) = {m} inclusive, but 'LU_pivots' holds "
-                            f"{int(pivots.min())}..{int(pivots.max())}. Did you properly pass "
-                            f"the result of lu_factor?", op=op, arg="LU_pivots")
 
 
 def linalg_lu_solve(LU, pivots, B, left, adjoint):

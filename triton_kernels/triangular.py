@@ -13,7 +13,6 @@ from tensorplay._device_transfer import from_host
 from tensorplay.kernel_support import lapack_triangular as lt
 from tensorplay.kernel_support.lapack import check_info, solve_is_vector
 from tensorplay.kernel_support.ops import shape_rule
-from cpu_kernels.triangular import check_pivot, check_pivot_range
 from triton_kernels.linalg import _on_device, _on_host
 
 
@@ -26,7 +25,7 @@ def linalg_lu_factor_ex_on_host(A, pivot, check_errors):
     specs = shape_rule("triangular.lu_factor")(op, (A, pivot, check_errors))
     # (PyTorch's CUDA backend can factor without pivoting; this fallback runs the CPU's
     # LAPACK, which cannot.)
-    check_pivot(op, pivot)
+    lt.check_pivot(op, pivot)
     a, = _on_host(op, A)
     lu, pivots, info = lt.lu_factor_ex(a)
     if check_errors:
@@ -39,7 +38,7 @@ def lu_unpack_on_host(LU_data, LU_pivots, unpack_data, unpack_pivots):
     specs = shape_rule("triangular.lu_unpack")("lu_unpack", (LU_data, LU_pivots, unpack_data,
                                                             unpack_pivots))
     lu, pivots = _on_host("lu_unpack", LU_data, LU_pivots)
-    check_pivot_range("lu_unpack", pivots, LU_data._impl.sizes[-2])
+    lt.check_pivot_range("lu_unpack", pivots, LU_data._impl.sizes[-2])
     arrays = lt.lu_unpack(lu, pivots, unpack_data, unpack_pivots)
     return tuple(_on_device(np.ascontiguousarray(a), s, LU_data._impl.device)
                  for a, s in zip(arrays, specs))

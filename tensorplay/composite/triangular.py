@@ -8,7 +8,7 @@ from tensorplay._generated import functional as F
 from tensorplay.errors import LinAlgError
 from tensorplay.meta.triangular import check_matrix
 from tensorplay.meta.linalg import check_square
-from cpu_kernels.triangular import check_pivot
+from tensorplay.kernel_support.lapack_triangular import check_pivot
 
 
 def _raising(op, ex_op, call):

@@ -24,8 +24,11 @@ import numpy as np
 from scipy.linalg import blas as scipy_blas
 from scipy.linalg import lapack as scipy_lapack
 
+from tensorplay.errors import ArgumentError
+
 __all__ = ["lu_factor_ex", "lu_unpack", "lu_solve", "solve_triangular", "cholesky_solve",
-           "cholesky_inverse", "ldl_factor_ex", "ldl_solve", "solve_ex"]
+           "cholesky_inverse", "ldl_factor_ex", "ldl_solve", "solve_ex", "check_pivot",
+           "check_pivot_range"]
 
 
 def _routine(name, array):
@@ -204,6 +207,24 @@ def ldl_solve(ld, pivots, b):
         for i in range(xs.shape[0]):
             xs[i] = sytrs(lds[i], pivs[i], bs[i], lower=1)[0]
     return x
+
+
+# ---- argument checks the kernels share ------------------------------------------------------
+def check_pivot(op, pivot):
+    """PyTorch factors without pivoting only on CUDA (cuSOLVER); its CPU LAPACK has no
+    such routine, and neither has this backend's."""
+    if not pivot:
+        raise ArgumentError(f"{op}(): LU without pivoting is not implemented on the CPU "
+                            f"('pivot' is False)", op=op, arg="pivot")
+
+
+def check_pivot_range(op, pivots, m):
+    """LAPACK's row swaps name rows 1..m; anything else did not come from lu_factor."""
+    if pivots.size and (pivots.min() < 1 or pivots.max() > m):
+        raise ArgumentError(f"{op}(): pivots passed to lu_unpack must be between 1 and "
+                            f"LU.size(-2) = {m} inclusive, but 'LU_pivots' holds "
+                            f"{int(pivots.min())}..{int(pivots.max())}. Did you properly pass "
+                            f"the result of lu_factor?", op=op, arg="LU_pivots")
 
 
 # What the LinAlgErrors say (PyTorch's words; `{info}` is LAPACK's number).
