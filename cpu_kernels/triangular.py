@@ -83,6 +83,8 @@ def cholesky_inverse(self, upper):
     return _result(inverse, spec)
 
 
+# `hermitian` picks LAPACK's hetrf/hetrs over sytrf/sytrs for complex matrices; for real
+# ones (all TensorPlay has yet) a symmetric and a Hermitian matrix are the same thing.
 def linalg_ldl_factor_ex(self, hermitian, check_errors):
     specs = shape_rule("triangular.ldl_factor")("linalg_ldl_factor_ex", (self, hermitian,
                                                                         check_errors))

@@ -24,7 +24,8 @@ import numpy as np
 from scipy.linalg import blas as scipy_blas
 from scipy.linalg import lapack as scipy_lapack
 
-from tensorplay.errors import ArgumentError
+from tensorplay.errors import ArgumentError, LinAlgError
+from tensorplay.kernel_support import lapack
 
 __all__ = ["lu_factor_ex", "lu_unpack", "lu_solve", "solve_triangular", "cholesky_solve",
            "cholesky_inverse", "ldl_factor_ex", "ldl_solve", "solve_ex", "check_pivot",
@@ -119,8 +120,15 @@ def lu_solve(lu, pivots, b, left, adjoint):
 
 
 def solve_ex(a, b, left, vector):
-    """(X, info) for linalg.solve_ex: A's LU (getrf, its info per matrix of A's batch),
-    then getrs on B. A singular A's X is what getrs gives (inf/nan), as in PyTorch."""
+    """(X, info) for linalg.solve_ex. linalg.solve's batched NumPy path first (LAPACK's
+    gesv: getrf then getrs, as PyTorch); only when a matrix of A is singular, A's LU again
+    one matrix at a time for its info per matrix of A's batch, and getrs on B: a singular
+    A's X is what getrs gives (inf/nan), as in PyTorch."""
+    try:
+        x = lapack.solve_arrays(a, b, left, vector)
+        return x, np.zeros(a.shape[:-2], dtype=np.int32)
+    except (LinAlgError, np.linalg.LinAlgError):     # (NumPy's: a nearly singular one)
+        pass
     lu, pivots, info = lu_factor_ex(a)
     rhs = b[..., None] if vector else b
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
