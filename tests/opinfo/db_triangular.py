@@ -229,10 +229,10 @@ def _cholesky_inverse_op(call):
 
 
 def _cholesky_inverse_samples(op, device, dtype, requires_grad):
-    yield from _lu_samples_square(op, device, dtype, requires_grad, ((), (True,)))
+    yield from _factor_samples(op, device, dtype, requires_grad, ((), (True,)))
 
 
-def _lu_samples_square(op, device, dtype, requires_grad, args_list):
+def _factor_samples(op, device, dtype, requires_grad, args_list):
     rng = rng_for(op.full_name, dtype)
     for shape, layout in [((3, 3), "contiguous"), ((2, 4, 4), "transposed"),
                           ((0, 3, 3), "contiguous"), ((0, 0), "contiguous")]:
