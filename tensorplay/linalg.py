@@ -4,15 +4,16 @@ The functions are the `linalg_*` ops of ops.yaml (decompositions in
 tensorplay/composite/linalg.py), named here as `torch.linalg` names them.
 """
 from tensorplay._generated.functional import (  # noqa: F401
-    linalg_cholesky as cholesky, linalg_cholesky_ex as cholesky_ex,
+    linalg_cholesky as cholesky, linalg_cholesky_ex as cholesky_ex, linalg_cross as cross,
     linalg_diagonal as diagonal, linalg_inv as inv, linalg_inv_ex as inv_ex,
-    linalg_matmul as matmul, linalg_matrix_norm as matrix_norm,
+    linalg_matmul as matmul, linalg_matrix_exp as matrix_exp, linalg_matrix_norm as matrix_norm,
     linalg_matrix_power as matrix_power, linalg_multi_dot as multi_dot, linalg_norm as norm,
-    linalg_slogdet as slogdet, linalg_solve as solve, linalg_vecdot as vecdot,
+    linalg_slogdet as slogdet, linalg_solve as solve, linalg_tensorinv as tensorinv,
+    linalg_tensorsolve as tensorsolve, linalg_vander as vander, linalg_vecdot as vecdot,
     linalg_vector_norm as vector_norm,
 )
 from tensorplay.errors import LinAlgError  # noqa: F401
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "diagonal", "inv", "inv_ex", "matmul",
-           "matrix_norm", "matrix_power", "multi_dot", "norm", "slogdet", "solve", "vecdot",
-           "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "diagonal", "inv", "inv_ex",
+           "matmul", "matrix_exp", "matrix_norm", "matrix_power", "multi_dot", "norm", "slogdet",
+           "solve", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]

@@ -20,13 +20,14 @@ from tensorplay.autograd.formulas import (
     index_put_values_backward, index_select_backward, index_source_backward, last_two,
     layer_norm_backward, leaky_relu_backward_of_result, linalg_inv_backward, linalg_solve_backward,
     linear_weight_backward, log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
-    masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward,
-    max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
-    nll_loss_value, norm_backward, not_implemented, pad_nd_backward, permute_backward,
-    pow_backward_exponent, pow_backward_self, pow_scalar_backward, prelu_backward, prod_backward,
-    prod_dim_backward, repeat_backward, repeat_interleave_int_backward, rms_norm_backward,
-    roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward,
-    select_many_backward, silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
+    masked_scatter_source_backward, masked_select_backward, matrix_exp_backward,
+    max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward,
+    mish_backward, mse_loss_backward, nll_loss_value, norm_backward, not_implemented,
+    pad_nd_backward, permute_backward, pow_backward_exponent, pow_backward_self,
+    pow_scalar_backward, prelu_backward, prod_backward, prod_dim_backward, repeat_backward,
+    repeat_interleave_int_backward, rms_norm_backward, roll_backward, rounded_quotient,
+    scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
+    silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
     smooth_l1_loss_backward, softmax_double_backward, std_backward, std_mean_backward, sum_backward,
     sum_to, take_backward, value_selecting_reduction_backward, var_backward, var_mean_backward,
     xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward, zeros_like,
@@ -5118,6 +5119,25 @@ class FusedSgdBackward0(Node):
                 d_self, d_grad, d_momentum_buffer,
             ) = not_implemented("_fused_sgd_ (use the optimizer with differentiable=True)")
         return (d_self, d_grad, d_momentum_buffer)
+
+
+class LinalgMatrixExpBackward0(Node):
+    """Backward of `linalg_matrix_exp(Tensor self) -> Tensor`.
+
+    self: matrix_exp_backward(self, grad)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'linalg_matrix_exp'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = matrix_exp_backward(self_, grad)
+        return (d_self,)
 
 
 class LogaddexpBackward0(Node):

@@ -36,12 +36,12 @@ from tensorplay._generated.autograd_nodes import (
     IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1,
     IndexPutBackward0, IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0,
     LeakyReluBackward1, LerpBackward0, LerpBackward1, LinalgCholeskyExBackward0,
-    LinalgInvExBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0, LinalgVectorNormBackward0,
-    LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
-    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
-    LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0,
-    MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0,
-    MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
+    LinalgInvExBackward0, LinalgMatrixExpBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0,
+    LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0,
+    LogBackward0, LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0,
+    LogaddexpBackward0, LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0,
+    LstmSequenceBackwardBackward0, MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0,
+    MaskedSelectBackward0, MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
     MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
     MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
     MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0, MvBackward0, NanToNumBackward0,
@@ -2507,6 +2507,16 @@ def diagonal(ks, self, offset, dim1, dim2):
     return result
 
 
+def linalg_matrix_exp(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.linalg_matrix_exp, ks, self)
+    node = LinalgMatrixExpBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.linalg_matrix_exp, ks, self)
+    set_history(result, node)
+    return result
+
+
 def cat(ks, tensors, dim):
     if not any_requires_grad(tensors):
         return below_autograd(ops.cat, ks, tensors, dim)
@@ -4143,6 +4153,7 @@ WRAPPERS = {
     'triu_': triu_,
     'diag': diag,
     'diagonal': diagonal,
+    'linalg_matrix_exp': linalg_matrix_exp,
     'cat': cat,
     'roll': roll,
     'repeat': repeat,
