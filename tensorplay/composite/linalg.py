@@ -609,7 +609,8 @@ def _check_addr_scalar(op, dtype, value, name):
                          f"(argument '{name}')", op=op, arg=name)
     if not dtype.is_floating_point and not isinstance(value, (bool, int)):
         raise DTypeError(f"{op}(): For integral input tensors, argument {name} must not be a "
-                         f"floating point number (got {value!r})", op=op, arg=name)
+                         f"floating point number (argument '{name}' is {value!r})", op=op,
+                         arg=name)
 
 
 def _addr(op, self, vec1, vec2, beta, alpha):
@@ -639,7 +640,7 @@ def _addr(op, self, vec1, vec2, beta, alpha):
     column, row = vec1.to(dtype).unsqueeze(1), vec2.to(dtype).unsqueeze(0)
     if dtype is dt.bool:
         product = column & row if alpha else _creation.zeros(
-            [size[0], 1], dtype=dt.bool, device=self.device)
+            size, dtype=dt.bool, device=self.device)
         result = (self | product) if beta else product.expand(size).clone()
         return self.copy_(result) if inplace else result
     if inplace and dtype is self.dtype:
