@@ -4,6 +4,8 @@ norms, trace, kron, tp.linalg's raising forms and products, and the remaining co
 from __future__ import annotations
 
 import math
+import os
+import sys
 import warnings
 
 from tensorplay import _creation, _dtype as dt
@@ -426,10 +428,19 @@ def _chain_product(chain):
 _WARNED = set()      # PyTorch's TORCH_WARN_ONCE: each deprecation warns once per process
 
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def _warn_once(key, message):
-    if key not in _WARNED:
-        _WARNED.add(key)
-        warnings.warn(message, UserWarning, stacklevel=4)
+    """Warn at the user's line: the first frame outside tensorplay (the dispatcher's frames
+    lie between it and the composite)."""
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, UserWarning, stacklevel=level)
 
 
 def linalg_cross(self, other, dim):
@@ -440,10 +451,10 @@ def cross(self, other, dim):
     """PyTorch's older form: with dim=None, the first dim of size 3 of 'self' (deprecated
     there, with a warning once; the values are the same)."""
     if dim is None:
-        _warn_once("cross", "Using torch.cross without specifying the dim arg is deprecated.\n"
-                   "Please either pass the dim explicitly or simply use torch.linalg.cross.\n"
-                   "The default value of dim will change to agree with that of linalg.cross "
-                   "in a future release.")
+        _warn_once("cross", "Using tp.cross without specifying the dim arg is deprecated "
+                   "(as torch.cross is).\nPlease either pass the dim explicitly or simply use "
+                   "tp.linalg.cross.\nThe default value of dim will change to agree with that "
+                   "of linalg.cross in a future release.")
         dim = next((d for d, size in enumerate(self.shape) if size == 3), None)
         if dim is None:
             raise ShapeError(f"cross(): no dimension of size 3 in input (argument 'self' has "
@@ -580,9 +591,9 @@ def linalg_tensorsolve(self, other, dims):
 def chain_matmul(matrices):
     """PyTorch's deprecated form of linalg.multi_dot: matrices only (2-D), one or more."""
     op = "chain_matmul"
-    _warn_once(op, "torch.chain_matmul is deprecated and will be removed in a future "
-               "PyTorch release. Use torch.linalg.multi_dot instead, which accepts a list of "
-               "two or more tensors rather than multiple parameters.")
+    _warn_once(op, "tp.chain_matmul is deprecated (as torch.chain_matmul is, to be removed "
+               "in a future PyTorch release). Use tp.linalg.multi_dot instead, which accepts a "
+               "list of two or more tensors rather than multiple parameters.")
     for i, t in enumerate(matrices):
         if t.dim() != 2:
             raise ShapeError(f"{op}(): Expected 2-D tensors in 'matrices', but tensor {i} is "
