@@ -426,8 +426,6 @@ def _chain_product(chain):
 # All written with other ops, so their gradients record themselves (and differentiate
 # again): each is a few elementwise products, a reshape around inv/solve, or an mm.
 _WARNED = set()      # PyTorch's TORCH_WARN_ONCE: each deprecation warns once per process
-
-
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
