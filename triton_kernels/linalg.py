@@ -444,3 +444,13 @@ def linalg_cholesky_ex_on_host(A, upper, check_errors):
         lapack.check_info("linalg_cholesky_ex", info, lapack.CHOLESKY_FAILED)
     device = A._impl.device
     return _on_device(factor, spec, device), from_host(info, dt.int32, device)
+
+
+# ---- the matrix exponential: on a host copy ------------------------------------------------
+def linalg_matrix_exp_on_host(self):
+    """SciPy's expm on a host copy (cpu_kernels/linalg.py's routine, so the same values)."""
+    from cpu_kernels.linalg import expm_arrays
+
+    spec = shape_rule("linalg.matrix_exp")("linalg_matrix_exp", (self,))
+    a, = _on_host("linalg_matrix_exp", self)
+    return from_host(expm_arrays(a), spec.dtype, self._impl.device)

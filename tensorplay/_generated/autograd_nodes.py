@@ -22,7 +22,7 @@ from tensorplay.autograd.formulas import (
     linalg_inv_backward, linalg_lu_backward, linalg_lu_solve_B, linalg_lu_solve_LU,
     linalg_solve_backward, linalg_solve_triangular_backward, linear_weight_backward,
     log_softmax_double_backward_grad, logit_backward, logsumexp_backward, lu_factor_ex_backward,
-    lu_unpack_backward, masked_scatter_source_backward, masked_select_backward,
+    lu_unpack_backward, masked_scatter_source_backward, masked_select_backward, matrix_exp_backward,
     max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward,
     mish_backward, mse_loss_backward, nll_loss_value, norm_backward, not_implemented,
     pad_nd_backward, permute_backward, pow_backward_exponent, pow_backward_self,
@@ -5122,6 +5122,25 @@ class FusedSgdBackward0(Node):
                 d_self, d_grad, d_momentum_buffer,
             ) = not_implemented("_fused_sgd_ (use the optimizer with differentiable=True)")
         return (d_self, d_grad, d_momentum_buffer)
+
+
+class LinalgMatrixExpBackward0(Node):
+    """Backward of `linalg_matrix_exp(Tensor self) -> Tensor`.
+
+    self: matrix_exp_backward(self, grad)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'linalg_matrix_exp'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = matrix_exp_backward(self_, grad)
+        return (d_self,)
 
 
 class LogaddexpBackward0(Node):

@@ -38,7 +38,7 @@ from tensorplay._generated.autograd_nodes import (
     IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LeakyReluBackward1, LerpBackward0,
     LerpBackward1, LinalgCholeskyExBackward0, LinalgInvExBackward0, LinalgLdlFactorExBackward0,
     LinalgLdlSolveBackward0, LinalgLuBackward0, LinalgLuFactorExBackward0, LinalgLuSolveBackward0,
-    LinalgSlogdetBackward0, LinalgSolveBackward0, LinalgSolveExBackward0,
+    LinalgMatrixExpBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0, LinalgSolveExBackward0,
     LinalgSolveTriangularBackward0, LinalgVectorNormBackward0, LinearBackward0, Log10Backward0,
     Log1pBackward0, Log2Backward0, LogBackward0, LogSoftmaxBackward0,
     LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0, LogitBackward0,
@@ -2510,6 +2510,16 @@ def diagonal(ks, self, offset, dim1, dim2):
     return result
 
 
+def linalg_matrix_exp(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.linalg_matrix_exp, ks, self)
+    node = LinalgMatrixExpBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.linalg_matrix_exp, ks, self)
+    set_history(result, node)
+    return result
+
+
 def cat(ks, tensors, dim):
     if not any_requires_grad(tensors):
         return below_autograd(ops.cat, ks, tensors, dim)
@@ -4282,6 +4292,7 @@ WRAPPERS = {
     'triu_': triu_,
     'diag': diag,
     'diagonal': diagonal,
+    'linalg_matrix_exp': linalg_matrix_exp,
     'cat': cat,
     'roll': roll,
     'repeat': repeat,

@@ -5133,6 +5133,189 @@ def kron(input, other, *, out=None):
     return ops.kron.call(input._impl.keys | other._impl.keys, input, other)
 
 
+# ---- linalg_cross ----------------------------------------------------------------------
+
+def linalg_cross(input, other, *, dim=-1, out=None, **kwargs):
+    """linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor"""
+    if out is not None:
+        return into_out('linalg_cross', out, linalg_cross(input, other, dim=dim, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'linalg_cross', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'other': other, 'dim': dim},
+        )
+        return linalg_cross(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('linalg_cross', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('linalg_cross', 'other', 'Tensor', other)
+    if type(dim) is not _b.int:
+        dim = as_int('linalg_cross', 'dim', dim)
+    return ops.linalg_cross.call(input._impl.keys | other._impl.keys, input, other, dim)
+
+
+# ---- cross -----------------------------------------------------------------------------
+
+def cross(input, other, dim=None, *, out=None, **kwargs):
+    """linalg.cross with dim=None meaning the first dim of size 3 (deprecated in PyTorch).
+
+    cross(Tensor self, Tensor other, int? dim=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('cross', out, cross(input, other, dim, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'cross', {'axis': 'dim'}, kwargs, bound={'input': input, 'other': other, 'dim': dim},
+        )
+        return cross(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('cross', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('cross', 'other', 'Tensor', other)
+    if dim is not None and type(dim) is not _b.int:
+        dim = as_int('cross', 'dim', dim)
+    return ops.cross.call(input._impl.keys | other._impl.keys, input, other, dim)
+
+
+# ---- linalg_vander ---------------------------------------------------------------------
+
+def linalg_vander(x, *, N=None, out=None):
+    """linalg_vander(Tensor x, *, int? N=None) -> Tensor"""
+    if out is not None:
+        return into_out('linalg_vander', out, linalg_vander(x, N=N))
+    if not isinstance(x, Tensor):
+        bad_arg('linalg_vander', 'x', 'Tensor', x)
+    if N is not None and type(N) is not _b.int:
+        N = as_int('linalg_vander', 'N', N)
+    return ops.linalg_vander.call(x._impl.keys, x, N)
+
+
+# ---- linalg_tensorinv ------------------------------------------------------------------
+
+def linalg_tensorinv(input, ind=2, *, out=None):
+    """linalg_tensorinv(Tensor self, int ind=2) -> Tensor"""
+    if out is not None:
+        return into_out('linalg_tensorinv', out, linalg_tensorinv(input, ind))
+    if not isinstance(input, Tensor):
+        bad_arg('linalg_tensorinv', 'input', 'Tensor', input)
+    if type(ind) is not _b.int:
+        ind = as_int('linalg_tensorinv', 'ind', ind)
+    return ops.linalg_tensorinv.call(input._impl.keys, input, ind)
+
+
+# ---- linalg_tensorsolve ----------------------------------------------------------------
+
+def linalg_tensorsolve(input, other, dims=None, *, out=None):
+    """linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor"""
+    if out is not None:
+        return into_out('linalg_tensorsolve', out, linalg_tensorsolve(input, other, dims))
+    if not isinstance(input, Tensor):
+        bad_arg('linalg_tensorsolve', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('linalg_tensorsolve', 'other', 'Tensor', other)
+    if dims is not None:
+        dims = as_int_list('linalg_tensorsolve', 'dims', dims)
+    return ops.linalg_tensorsolve.call(input._impl.keys | other._impl.keys, input, other, dims)
+
+
+# ---- chain_matmul ----------------------------------------------------------------------
+
+def chain_matmul(*matrices, out=None, **kwargs):
+    """The product of the matrices (deprecated in PyTorch for linalg.multi_dot).
+
+    chain_matmul(Tensor[] matrices) -> Tensor
+    """
+    if out is not None:
+        return into_out('chain_matmul', out, chain_matmul(*matrices, **kwargs))
+    if kwargs:
+        matrices = unpack_kwargs('chain_matmul', 'matrices', matrices, kwargs)
+    elif len(matrices) == 1 and not isinstance(matrices[0], Tensor):
+        matrices = matrices[0]
+    matrices = as_tensor_list('chain_matmul', 'matrices', matrices)
+    return ops.chain_matmul.call(keyset_list(matrices), matrices)
+
+
+# ---- addr ------------------------------------------------------------------------------
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """beta * self + alpha * outer(vec1, vec2); beta=0 ignores self (even nan in it).
+
+    addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+    """
+    if out is not None:
+        return into_out('addr', out, addr(input, vec1, vec2, beta=beta, alpha=alpha))
+    if not isinstance(input, Tensor):
+        bad_arg('addr', 'input', 'Tensor', input)
+    if not isinstance(vec1, Tensor):
+        bad_arg('addr', 'vec1', 'Tensor', vec1)
+    if not isinstance(vec2, Tensor):
+        bad_arg('addr', 'vec2', 'Tensor', vec2)
+    if type(beta) not in SCALAR_TYPES:
+        beta = as_scalar('addr', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES:
+        alpha = as_scalar('addr', 'alpha', alpha)
+    ks = input._impl.keys | vec1._impl.keys | vec2._impl.keys
+    return ops.addr.call(ks, input, vec1, vec2, beta, alpha)
+
+
+# ---- addr_ -----------------------------------------------------------------------------
+
+def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+    """addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1,
+        Scalar alpha=1) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('addr_', 'self', 'Tensor', self)
+    if not isinstance(vec1, Tensor):
+        bad_arg('addr_', 'vec1', 'Tensor', vec1)
+    if not isinstance(vec2, Tensor):
+        bad_arg('addr_', 'vec2', 'Tensor', vec2)
+    if type(beta) not in SCALAR_TYPES:
+        beta = as_scalar('addr_', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES:
+        alpha = as_scalar('addr_', 'alpha', alpha)
+    ks = self._impl.keys | vec1._impl.keys | vec2._impl.keys
+    return ops.addr_.call(ks, self, vec1, vec2, beta, alpha)
+
+
+# ---- ger -------------------------------------------------------------------------------
+
+def ger(input, vec2, *, out=None):
+    """An alias of outer.
+
+    ger(Tensor self, Tensor vec2) -> Tensor
+    """
+    if out is not None:
+        return into_out('ger', out, ger(input, vec2))
+    if not isinstance(input, Tensor):
+        bad_arg('ger', 'input', 'Tensor', input)
+    if not isinstance(vec2, Tensor):
+        bad_arg('ger', 'vec2', 'Tensor', vec2)
+    return ops.ger.call(input._impl.keys | vec2._impl.keys, input, vec2)
+
+
+# ---- linalg_matrix_exp -----------------------------------------------------------------
+
+def linalg_matrix_exp(input, *, out=None):
+    """linalg_matrix_exp(Tensor self) -> Tensor"""
+    if out is not None:
+        return into_out('linalg_matrix_exp', out, linalg_matrix_exp(input))
+    if not isinstance(input, Tensor):
+        bad_arg('linalg_matrix_exp', 'input', 'Tensor', input)
+    return ops.linalg_matrix_exp.call(input._impl.keys, input)
+
+
+# ---- matrix_exp ------------------------------------------------------------------------
+
+def matrix_exp(input, *, out=None):
+    """matrix_exp(Tensor self) -> Tensor"""
+    if out is not None:
+        return into_out('matrix_exp', out, matrix_exp(input))
+    if not isinstance(input, Tensor):
+        bad_arg('matrix_exp', 'input', 'Tensor', input)
+    return ops.matrix_exp.call(input._impl.keys, input)
+
+
 # ---- cat -------------------------------------------------------------------------------
 
 def cat(tensors, dim=0, *, out=None, **kwargs):
@@ -10341,6 +10524,16 @@ FUNCTIONS = (
     'diagonal',
     'trace',
     'kron',
+    'linalg_cross',
+    'cross',
+    'linalg_vander',
+    'linalg_tensorinv',
+    'linalg_tensorsolve',
+    'chain_matmul',
+    'addr',
+    'ger',
+    'linalg_matrix_exp',
+    'matrix_exp',
     'cat',
     'stack',
     'hstack',

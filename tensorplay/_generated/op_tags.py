@@ -282,6 +282,7 @@ OP_TAGS = {
     'tril_': ('inplace',),
     'triu_': ('inplace',),
     'diagonal': ('view',),
+    'addr_': ('inplace',),
     'repeat_interleave.Tensor': ('non_differentiable',),
     'scatter_.src': ('inplace',),
     'scatter_.value': ('inplace',),

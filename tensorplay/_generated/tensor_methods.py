@@ -247,6 +247,11 @@ class TensorMethods:
     diagonal = F.diagonal
     trace = F.trace
     kron = F.kron
+    cross = F.cross
+    addr = F.addr
+    addr_ = F.addr_
+    ger = F.ger
+    matrix_exp = F.matrix_exp
     split = F.split
     chunk = F.chunk
     tensor_split = F.tensor_split

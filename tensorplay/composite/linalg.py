@@ -1,16 +1,22 @@
 """Linear algebra written with other ops: matmul with NumPy/PyTorch rank rules (mm, bmm),
-norms, trace, kron, and tp.linalg's raising forms and products."""
+norms, trace, kron, tp.linalg's raising forms and products, and the remaining composites
+(cross, vander, tensorinv, tensorsolve, chain_matmul, addr, ger, matrix_exp's forms)."""
 from __future__ import annotations
 
 import math
+import os
+import sys
+import warnings
 
-from tensorplay import _creation
+from tensorplay import _creation, _dtype as dt
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._generated import functional as F
 from tensorplay.composite.views import make_view
-from tensorplay.errors import ArgumentError, DimError, DTypeError, fmt_shape, ShapeError
+from tensorplay.errors import (
+    ArgumentError, DimError, DTypeError, fmt_shape, LinAlgError, ShapeError,
+)
 from tensorplay.kernel_support.checks import broadcast
-from tensorplay.meta.linalg import check_rank, check_square
+from tensorplay.meta.linalg import check_matrix_exp, check_rank, check_square
 
 
 def matmul(self, other):
@@ -343,13 +349,18 @@ def _matrix_power(op, A, n):
 
 
 def linalg_multi_dot(tensors):
+    return _multi_dot("linalg_multi_dot", tensors)
+
+
+def _multi_dot(op, tensors, arg="tensors"):
     """The product of a chain of matrices in the cheapest order (PyTorch's choice: the
     rule for three, the dynamic program for more); a first or last 1-D tensor is a row or
-    a column vector, and its dim is dropped from the result."""
-    op, n = "linalg_multi_dot", len(tensors)
+    a column vector, and its dim is dropped from the result. (`op` names the caller in
+    errors, `arg` its list: linalg_multi_dot's tensors or chain_matmul's matrices.)"""
+    n = len(tensors)
     if n < 2:
-        raise ArgumentError(f"{op}(): expected at least 2 tensors in 'tensors' but got {n}",
-                            op=op, arg="tensors")
+        raise ArgumentError(f"{op}(): expected at least 2 tensors in '{arg}' but got {n}",
+                            op=op, arg=arg)
     first, last = tensors[0].dim(), tensors[-1].dim()
     for i, t in enumerate(tensors):
         allowed = (1, 2) if i in (0, n - 1) else (2,)
@@ -357,11 +368,11 @@ def linalg_multi_dot(tensors):
             which = "first" if i == 0 else "last" if i == n - 1 else f"tensor {i}"
             raise ShapeError(f"{op}(): the {which} tensor must be "
                              f"{'1D or 2D' if len(allowed) == 2 else '2D'} but got "
-                             f"{t.dim()}D ('tensors')", op=op, arg="tensors")
+                             f"{t.dim()}D ('{arg}')", op=op, arg=arg)
         if t.dtype is not tensors[0].dtype:
             raise DTypeError(f"{op}(): all tensors must have the same dtype, but tensor 0 is "
                              f"{tensors[0].dtype.name} and tensor {i} is {t.dtype.name} "
-                             f"('tensors')", op=op, arg="tensors")
+                             f"('{arg}')", op=op, arg=arg)
     chain = list(tensors)
     if first == 1:
         chain[0] = chain[0].unsqueeze(0)
@@ -372,7 +383,7 @@ def linalg_multi_dot(tensors):
             raise ShapeError(f"{op}(): tensors {i} and {i + 1} with shapes "
                              f"{fmt_shape(tensors[i].shape)} and "
                              f"{fmt_shape(tensors[i + 1].shape)} cannot be multiplied "
-                             f"('tensors')", op=op, arg="tensors")
+                             f"('{arg}')", op=op, arg=arg)
     result = _chain_product(chain)
     if first == 1 and last == 1:
         return result.view(())
@@ -409,3 +420,252 @@ def _chain_product(chain):
         k = split[i][j]
         return product(i, k).mm(product(k + 1, j))
     return product(0, n - 1)
+
+
+# ---- cross products, Vandermonde matrices, tensor inverses and solves, chains, addr ------
+# All written with other ops, so their gradients record themselves (and differentiate
+# again): each is a few elementwise products, a reshape around inv/solve, or an mm.
+_WARNED = set()      # PyTorch's TORCH_WARN_ONCE: each deprecation warns once per process
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _warn_once(key, message):
+    """Warn at the user's line: the first frame outside tensorplay (the dispatcher's frames
+    lie between it and the composite)."""
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, UserWarning, stacklevel=level)
+
+
+def linalg_cross(self, other, dim):
+    return _cross("linalg_cross", self, other, dim)
+
+
+def cross(self, other, dim):
+    """PyTorch's older form: with dim=None, the first dim of size 3 of 'self' (deprecated
+    there, with a warning once; the values are the same)."""
+    if dim is None:
+        _warn_once("cross", "Using tp.cross without specifying the dim arg is deprecated "
+                   "(as torch.cross is).\nPlease either pass the dim explicitly or simply use "
+                   "tp.linalg.cross.\nThe default value of dim will change to agree with that "
+                   "of linalg.cross in a future release.")
+        dim = next((d for d, size in enumerate(self.shape) if size == 3), None)
+        if dim is None:
+            raise ShapeError(f"cross(): no dimension of size 3 in input (argument 'self' has "
+                             f"shape {fmt_shape(self.shape)})", op="cross", arg="self")
+    return _cross("cross", self, other, dim)
+
+
+def _cross(op, self, other, dim):
+    """out_i = self_{i+1} * other_{i+2} - self_{i+2} * other_{i+1} (indices mod 3) along
+    `dim`, the batch dims broadcast: the same products and difference as PyTorch's kernel
+    (so its rounding and integer wrap-around), each operand rolled along `dim`.
+
+    A composite rather than a kernel with a derivatives.yaml formula: roll, mul and sub
+    already run (and differentiate) on every device and dtype, and a broadcast operand's
+    gradient is summed back to its shape by mul's own backward."""
+    if self.dim() != other.dim():
+        raise ShapeError(f"{op}(): inputs must have the same number of dimensions, but "
+                         f"'self' is {self.dim()}-D and 'other' is {other.dim()}-D",
+                         op=op, arg="other")
+    if self.dim() == 0:
+        raise DimError(f"{op}(): Dimension specified as {dim} but tensor has no dimensions "
+                       f"(argument 'self')", op=op, arg="self")
+    d = wrap_dim(op, "dim", dim, self.dim())
+    if self.shape[d] != 3 or other.shape[d] != 3:
+        raise ShapeError(f"{op}(): inputs dimension {dim} must have length 3. Got "
+                         f"{self.shape[d]} ('self') and {other.shape[d]} ('other')", op=op,
+                         arg="self" if self.shape[d] != 3 else "other")
+    if self.dtype is not other.dtype:
+        raise DTypeError(f"{op}(): expected 'self' and 'other' to have the same dtype, but "
+                         f"got {self.dtype.name} and {other.dtype.name}", op=op, arg="other")
+    if self.dtype is dt.bool:
+        raise DTypeError(f"{op}(): not implemented for 'bool' (argument 'self')", op=op,
+                         arg="self")
+    broadcast(op, [("self", tuple(self.shape)), ("other", tuple(other.shape))])
+    a1, a2 = self.roll(-1, d), self.roll(-2, d)       # a1[i] = self[i+1], a2[i] = self[i+2]
+    b1, b2 = other.roll(-1, d), other.roll(-2, d)
+    return a1 * b2 - a2 * b1
+
+
+def linalg_vander(x, N):
+    """Columns x^0, x^1, ..., x^(N-1) along a new last dim: a row of ones and a cumulative
+    product (no pow, so a zero in x differentiates as PyTorch's does). Integers become
+    int64, as PyTorch's cumprod makes them."""
+    op = "linalg_vander"
+    if x.dtype is dt.bool or (x.dtype.is_floating_point and x.dtype.itemsize < 4):
+        raise DTypeError(f"{op}(): linalg.vander supports floating point, complex, and "
+                         f"integer tensors, but got {x.dtype.name} (argument 'x')", op=op,
+                         arg="x")
+    if x.dim() == 0:
+        x = x.unsqueeze(-1)
+    n = x.shape[-1] if N is None else N
+    if n <= 1:
+        raise ArgumentError(f"{op}(): N must be greater than 1 (argument 'N' is {n}"
+                            f"{', the size of the last dim of x' if N is None else ''})",
+                            op=op, arg="N")
+    if not x.dtype.is_floating_point:
+        x = x.to(dt.int64)
+    sizes = list(x.shape)
+    powers = F.cumprod(x.unsqueeze(-1).expand(sizes + [n - 1]), -1)
+    return F.cat([powers.new_ones(sizes + [1]), powers], -1)
+
+
+def _raising_as(op, fn, *args, **kwargs):
+    """fn(*args) with a LinAlgError of the op it calls reworded as `op`'s own (tensorinv,
+    tensorsolve: the matrix PyTorch inverts or solves is theirs, reshaped)."""
+    try:
+        return fn(*args, **kwargs)
+    except LinAlgError as e:
+        message = str(e)
+        raise LinAlgError(f"{op}(): {message.split('(): ', 1)[-1]}", op=op) from None
+
+
+def _prod(sizes):
+    p = 1
+    for s in sizes:
+        p *= s
+    return p
+
+
+def linalg_tensorinv(self, ind):
+    """The inverse of self read as a matrix: the dims self[:ind] are its rows, self[ind:]
+    its columns; the result has the shape self[ind:] + self[:ind] (PyTorch's reshape,
+    inv, reshape)."""
+    op = "linalg_tensorinv"
+    if ind <= 0:
+        raise ArgumentError(f"{op}(): Expected a strictly positive integer for 'ind', but got "
+                            f"{ind}", op=op, arg="ind")
+    if ind > self.dim():
+        raise ArgumentError(f"{op}(): 'ind' ({ind}) must be at most the number of dims of "
+                            f"'self' ({self.dim()})", op=op, arg="ind")
+    rows, cols = list(self.shape[:ind]), list(self.shape[ind:])
+    if _prod(cols) != _prod(rows):
+        raise ShapeError(f"{op}(): Expected self to satisfy the requirement "
+                         f"prod(self.shape[ind:]) == prod(self.shape[:ind]), but got "
+                         f"{_prod(cols)} != {_prod(rows)} (argument 'self' has shape "
+                         f"{fmt_shape(self.shape)})", op=op, arg="self")
+    matrix = self.reshape([_prod(rows), _prod(cols)])
+    check_square(op, matrix, "self")
+    inverse = _raising_as(op, F.linalg_inv_ex, matrix, check_errors=True)[0]
+    return inverse.reshape(cols + rows)
+
+
+def linalg_tensorsolve(self, other, dims):
+    """X with tensordot(self, X, X.dim()) = other: the dims in `dims` move last, self
+    becomes a (numel(other), numel(X)) matrix and other a vector (PyTorch's reshape,
+    solve, reshape; only the element counts are checked, as PyTorch does)."""
+    op = "linalg_tensorsolve"
+    for name, t in (("self", self), ("other", other)):
+        if not t.dtype.is_floating_point:
+            raise DTypeError(f"{op}(): expected a floating point tensor as input ('{name}'), "
+                             f"but got {t.dtype.name}", op=op, arg=name)
+    if self.dtype is not other.dtype:
+        raise DTypeError(f"{op}(): expected 'self' and 'other' to have the same dtype, but "
+                         f"got {self.dtype.name} and {other.dtype.name}", op=op, arg="other")
+    A = self
+    if dims is not None:
+        n, k = self.dim(), len(dims)
+        A = F.movedim(A, [wrap_dim(op, "dims", d, n) for d in dims], list(range(n - k, n)))
+    if other.dim() > A.dim():
+        raise ShapeError(f"{op}(): 'other' ({other.dim()}-D) cannot have more dims than "
+                         f"'self' ({A.dim()}-D)", op=op, arg="other")
+    result_sizes = list(A.shape[other.dim():])
+    rows, cols = _prod(other.shape), _prod(result_sizes)
+    if rows != cols:
+        raise ShapeError(f"{op}(): Expected self to satisfy the requirement "
+                         f"prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), "
+                         f"but got {cols} != {rows} (argument 'other' has shape "
+                         f"{fmt_shape(other.shape)})", op=op, arg="other")
+    check_square(op, A.reshape([rows, cols]), "self")
+    x = _raising_as(op, F.linalg_solve, A.reshape([rows, cols]), other.flatten())
+    return x.reshape(result_sizes)
+
+
+def chain_matmul(matrices):
+    """PyTorch's deprecated form of linalg.multi_dot: matrices only (2-D), one or more."""
+    op = "chain_matmul"
+    _warn_once(op, "tp.chain_matmul is deprecated (as torch.chain_matmul is, to be removed "
+               "in a future PyTorch release). Use tp.linalg.multi_dot instead, which accepts a "
+               "list of two or more tensors rather than multiple parameters.")
+    for i, t in enumerate(matrices):
+        if t.dim() != 2:
+            raise ShapeError(f"{op}(): Expected 2-D tensors in 'matrices', but tensor {i} is "
+                             f"{t.dim()}-D", op=op, arg="matrices")
+    if not matrices:
+        raise ArgumentError(f"{op}(): Expected one or more matrices (argument 'matrices' is "
+                            f"empty)", op=op, arg="matrices")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    return _multi_dot(op, matrices, "matrices")
+
+
+def addr(self, vec1, vec2, beta, alpha):
+    return _addr("addr", self, vec1, vec2, beta, alpha)
+
+
+def addr_(self, vec1, vec2, beta, alpha):
+    return _addr("addr_", self, vec1, vec2, beta, alpha)
+
+
+def _check_addr_scalar(op, dtype, value, name):
+    if isinstance(value, bool) and dtype is not dt.bool:
+        raise DTypeError(f"{op}(): Boolean {name} only supported for Boolean results "
+                         f"(argument '{name}')", op=op, arg=name)
+    if not dtype.is_floating_point and not isinstance(value, (bool, int)):
+        raise DTypeError(f"{op}(): For integral input tensors, argument {name} must not be a "
+                         f"floating point number (argument '{name}' is {value!r})", op=op,
+                         arg=name)
+
+
+def _addr(op, self, vec1, vec2, beta, alpha):
+    """beta * self + alpha * outer(vec1, vec2): addmm with the vectors as a column and a
+    row (one term per element; beta=0 ignores self, nan included, as addmm does). The
+    three promote to one dtype, as PyTorch's addr; bool is (beta and self) or (alpha and
+    vec1 and vec2)."""
+    inplace = op.endswith("_")
+    check_rank(op, "vec1", vec1, (1,), "a vector (1-D)")
+    check_rank(op, "vec2", vec2, (1,), "a vector (1-D)")
+    size = [vec1.shape[0], vec2.shape[0]]
+    if inplace and list(self.shape) != size:
+        raise ShapeError(f"{op}(): 'self' must have the shape {fmt_shape(size)} of "
+                         f"outer(vec1, vec2), but got {fmt_shape(self.shape)}", op=op,
+                         arg="self")
+    if not inplace and (self.dim() > 2 or any(
+            s not in (1, n) for s, n in zip(reversed(self.shape), reversed(size)))):
+        raise ShapeError(f"{op}(): argument 'self' (shape {fmt_shape(self.shape)}) does not "
+                         f"broadcast to the shape {fmt_shape(size)} of outer(vec1, vec2)",
+                         op=op, arg="self")
+    dtype = dt.promote_types(dt.promote_types(self.dtype, vec1.dtype), vec2.dtype)
+    _check_addr_scalar(op, dtype, beta, "beta")
+    _check_addr_scalar(op, dtype, alpha, "alpha")
+    if inplace and not dt.can_cast(dtype, self.dtype):
+        raise DTypeError(f"{op}(): result type {dtype.name} can't be cast to the desired "
+                         f"output type {self.dtype.name} (argument 'self')", op=op, arg="self")
+    column, row = vec1.to(dtype).unsqueeze(1), vec2.to(dtype).unsqueeze(0)
+    if dtype is dt.bool:
+        product = column & row if alpha else _creation.zeros(
+            size, dtype=dt.bool, device=self.device)
+        result = (self | product) if beta else product.expand(size).clone()
+        return self.copy_(result) if inplace else result
+    if inplace and dtype is self.dtype:
+        return self.addmm_(column, row, beta=beta, alpha=alpha)
+    result = F.addmm(self.to(dtype), column, row, beta=beta, alpha=alpha)
+    return self.copy_(result) if inplace else result
+
+
+def ger(self, vec2):
+    """An alias of outer (PyTorch's deprecated name), checked under its own name."""
+    check_rank("ger", "self", self, (1,), "a vector (1-D)")
+    check_rank("ger", "vec2", vec2, (1,), "a vector (1-D)")
+    return outer(self, vec2)
+
+
+def matrix_exp(self):
+    """The top-level and method form of linalg.matrix_exp (its kernel and gradient)."""
+    check_matrix_exp("matrix_exp", self, "self")
+    return F.linalg_matrix_exp(self)

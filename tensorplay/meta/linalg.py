@@ -213,3 +213,25 @@ def solve(op, args):
     # PyTorch's layout: LAPACK's, of the result's own shape (a batch of vectors too: its
     # last batch dim as the rows); row-major for X A = B, which is solved transposed.
     return OutSpec(sizes, A._impl.dtype, lapack_strides(sizes) if left else None)
+
+
+# ---- the matrix exponential ------------------------------------------------------------
+def check_matrix_exp(op, A, name="self"):
+    """A stack of square floating-point matrices (half types too: PyTorch takes them)."""
+    sizes = _sizes(A)
+    if len(sizes) < 2:
+        raise ShapeError(f"{op}(): the input tensor '{name}' must have at least 2 "
+                         f"dimensions, but got shape {fmt_shape(sizes)}", op=op, arg=name)
+    if sizes[-1] != sizes[-2]:
+        raise ShapeError(f"{op}(): '{name}' must be batches of square matrices, but they are "
+                         f"{sizes[-2]} by {sizes[-1]} matrices", op=op, arg=name)
+    if not A._impl.dtype.is_floating_point:
+        raise DTypeError(f"{op}(): expected a floating point tensor as input ('{name}'), but "
+                         f"got {A._impl.dtype.name}", op=op, arg=name)
+
+
+def matrix_exp(op, args):
+    """linalg_matrix_exp: a new (row-major) stack of A's shape and dtype."""
+    A = args[0]
+    check_matrix_exp(op, A)
+    return OutSpec(_sizes(A), A._impl.dtype)

@@ -12,7 +12,7 @@ from tensorplay.errors import (
     ArgumentError, DeviceError, DimError, DTypeError, LinAlgError, ShapeError,
 )
 from opinfo.core import (
-    ALL_BUT_BOOL, ALL_DTYPES, ErrorInput as E, FLOATING, make_tensor, OpInfo, rng_for,
+    ALL_BUT_BOOL, ALL_DTYPES, ErrorInput as E, FLOATING, INTEGRAL, make_tensor, OpInfo, rng_for,
     SampleInput as S,
 )
 from opinfo.reduction_common import grad_for, t_
@@ -659,3 +659,268 @@ LINALG_PRODUCTS = [
 ]
 
 op_db = PRODUCTS + LINALG + NORMS + INNER + FACTORIZATIONS + LINALG_PRODUCTS
+
+
+# ---- cross, vander, tensorinv, tensorsolve, chain_matmul, addr, ger, matrix_exp ----------
+def _pairs(op, device, dtype, requires_grad, cases):
+    """One sample per (shape of self, shape of other, kwargs); layouts rotate."""
+    rng = rng_for(op.full_name, dtype)
+    grad = grad_for(dtype, requires_grad)
+    for k, (a, b, kw) in enumerate(cases):
+        yield S(make_tensor(a, dtype, device, rng=rng, layout=LAYOUTS[k % 3], requires_grad=grad),
+                (make_tensor(b, dtype, device, rng=rng, layout=LAYOUTS[(k + 1) % 3],
+                             requires_grad=grad),), dict(kw), name=f"{a} {b} {kw}")
+
+
+CROSS_CASES = [((3,), (3,), {}), ((2, 3), (2, 3), {}), ((2, 1, 3), (1, 4, 3), {}),
+               ((3, 2), (3, 2), {"dim": 0}), ((4, 3, 2), (1, 3, 2), {"dim": -2}),
+               ((0, 3), (0, 3), {})]
+# cross's dim=None: the first dim of size 3 ('self''s), whatever the other dims are.
+CROSS_DEFAULT_CASES = [((3, 2), (3, 2), {}), ((2, 3, 3), (2, 3, 3), {}), ((4, 3), (1, 3), {}),
+                       ((3,), (3,), {"dim": -1}), ((3, 3), (3, 3), {"dim": 1})]
+
+
+def _errors_cross(op, device):
+    yield E(S(t_((2, 3), device=device), (t_((5, 2, 3), device=device),)), ShapeError,
+            rf"{op.name}\(\): inputs must have the same number of dimensions", arg="other")
+    yield E(S(t_((2, 4), device=device), (t_((2, 4), device=device),), {"dim": -1}),
+            ShapeError, rf"{op.name}\(\): inputs dimension -1 must have length 3. Got 4 "
+            r"\('self'\) and 4", arg="self")
+    yield E(S(t_((2, 3), device=device), (t_((4, 3), device=device),), {"dim": 1}),
+            ShapeError, rf"{op.name}\(\): argument 'other' \(shape \[4, 3\]\) is not "
+            r"broadcastable", arg="other")
+    yield E(S(t_((2, 3), device=device), (t_((2, 3), tp.float64, device=device),)),
+            DTypeError, rf"{op.name}\(\): expected 'self' and 'other' to have the same dtype",
+            arg="other")
+    yield E(S(t_((2, 3), tp.bool, device=device), (t_((2, 3), tp.bool, device=device),)),
+            DTypeError, rf"{op.name}\(\): not implemented for 'bool'", arg="self")
+    yield E(S(t_((2, 3), device=device), (t_((2, 3), device=device),), {"dim": 5}),
+            DimError, r"Dimension out of range", arg="dim")
+    if op.name == "cross":
+        yield E(S(t_((2, 4), device=device), (t_((2, 4), device=device),)), ShapeError,
+                r"cross\(\): no dimension of size 3 in input", arg="self")
+
+
+def _vander_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = grad_for(dtype, requires_grad)
+    low, high = (-3, 4) if not dtype.is_floating_point else (None, None)
+    for k, (shape, kw) in enumerate([((4,), {}), ((2, 3), {"N": 4}), ((3,), {"N": 2}),
+                                     ((), {"N": 3}), ((0, 3), {}), ((2, 0), {"N": 3})]):
+        yield S(make_tensor(shape, dtype, device, rng=rng, low=low, high=high,
+                            layout=LAYOUTS[k % 3], requires_grad=grad), (), kw,
+                name=f"{shape} {kw}")
+
+
+def _errors_vander(op, device):
+    for dtype in (tp.bool, tp.float16):
+        yield E(S(t_((3,), dtype, device=device)), DTypeError,
+                rf"linalg_vander\(\): linalg.vander supports .* but got {dtype.name}", arg="x")
+    yield E(S(t_((3,), device=device), (), {"N": 1}), ArgumentError,
+            r"linalg_vander\(\): N must be greater than 1", arg="N")
+    yield E(S(t_((2, 0), device=device)), ArgumentError,
+            r"linalg_vander\(\): N must be greater than 1", arg="N")
+
+
+def _laid_out(x, dtype, device, requires_grad, layout):
+    """A tensor holding the NumPy array x, its last two dims transposed in memory when
+    layout says so (and it has two)."""
+    if layout == "transposed" and x.ndim >= 2:
+        t = tp.tensor(np.swapaxes(x, -1, -2).copy(), dtype=dtype, device=device).mT
+    else:
+        t = tp.tensor(x, dtype=dtype, device=device)
+    return t.detach().requires_grad_(requires_grad and dtype.is_floating_point)
+
+
+def _well_conditioned(rng, n):
+    return rng.standard_normal((n, n)) + n * np.eye(n)
+
+
+def _tensorinv_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    for k, (shape, ind) in enumerate([((2, 3, 6), 2), ((4, 2, 2), 1), ((2, 2, 2, 2), None),
+                                      ((3, 3), 1), ((0, 4, 0), 1)]):
+        split = 2 if ind is None else ind
+        rows = int(np.prod(shape[:split]))
+        x = _well_conditioned(rng, rows).reshape(shape)
+        yield S(_laid_out(x, dtype, device, requires_grad, ("contiguous", "transposed")[k % 2]),
+                (), {} if ind is None else {"ind": ind}, name=f"{shape} ind={ind}")
+
+
+def _errors_tensorinv(op, device):
+    yield E(S(t_((2, 2), device=device), (), {"ind": 0}), ArgumentError,
+            r"linalg_tensorinv\(\): Expected a strictly positive integer for 'ind', but got 0",
+            arg="ind")
+    yield E(S(t_((4, 6, 8, 2), device=device)), ShapeError,
+            r"linalg_tensorinv\(\): Expected self to satisfy the requirement "
+            r"prod\(self.shape\[ind:\]\) == prod\(self.shape\[:ind\]\), but got 16 != 24",
+            arg="self")
+    yield E(S(t_((2, 2), tp.int64, device=device), (), {"ind": 1}), DTypeError,
+            r"linalg_tensorinv\(\): expected a floating point tensor as input \('self'\)",
+            arg="self")
+    yield E(S(tp.zeros((2, 2, 2, 2), device=device)), LinAlgError,
+            r"linalg_tensorinv\(\): The diagonal element 1 is zero", meta=False)
+
+
+def _tensorsolve_samples(op, device, dtype, requires_grad):
+    """self is a well-conditioned square matrix after its `dims` move last and it is
+    reshaped to (numel(other), numel(result))."""
+    rng = rng_for(op.full_name, dtype)
+    grad = grad_for(dtype, requires_grad)
+    cases = [((2, 3, 6), (2, 3), None), ((6, 2, 3), (2, 3), (0,)), ((3, 2, 3, 2), (3, 2), None),
+             ((2, 4, 2), (4,), (0, 2)), ((4, 4), (4,), None), ((0, 3, 0), (0, 3), None)]
+    for k, (shape, other, dims) in enumerate(cases):
+        n = len(shape)
+        moved = list(range(n - len(dims), n)) if dims else []
+        moved_shape = [s for d, s in enumerate(shape) if not dims or d not in dims] + \
+            [shape[d] for d in (dims or ())]
+        rows = int(np.prod(other))
+        x = np.moveaxis(_well_conditioned(rng, rows).reshape(moved_shape), moved, list(dims or ()))
+        A = _laid_out(x, dtype, device, requires_grad, ("contiguous", "transposed")[k % 2])
+        B = make_tensor(other, dtype, device, rng=rng, layout=LAYOUTS[k % 3], requires_grad=grad)
+        yield S(A, (B,), {} if dims is None else {"dims": dims}, name=f"{shape} {other} {dims}")
+
+
+def _errors_tensorsolve(op, device):
+    yield E(S(t_((2, 3, 5), device=device), (t_((2, 3), device=device),)), ShapeError,
+            r"linalg_tensorsolve\(\): Expected self to satisfy the requirement .* but got "
+            r"5 != 6", arg="other")
+    yield E(S(t_((2, 3, 6), device=device), (t_((2, 3), tp.float64, device=device),)),
+            DTypeError, r"linalg_tensorsolve\(\): expected 'self' and 'other' to have the same "
+            r"dtype", arg="other")
+    yield E(S(t_((6, 6), tp.int64, device=device), (t_((6,), tp.int64, device=device),)),
+            DTypeError, r"linalg_tensorsolve\(\): expected a floating point tensor as input "
+            r"\('self'\)", arg="self")
+    yield E(S(t_((6, 6), device=device), (t_((6,), device=device),), {"dims": (5,)}),
+            DimError, r"Dimension out of range", arg="dims")
+    yield E(S(tp.zeros((2, 3, 6), device=device), (tp.ones((2, 3), device=device),)),
+            LinAlgError, r"linalg_tensorsolve\(\): The solver failed because the input matrix "
+            r"is singular", meta=False)
+
+
+def _chain_matmul_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = grad_for(dtype, requires_grad)
+    chains = [[(3, 4)], [(3, 4), (4, 2)], [(2, 5), (5, 3), (3, 4)],
+              [(3, 2), (2, 4), (4, 5), (5, 2), (2, 6)], [(2, 3), (3, 0), (0, 4)]]
+    for k, shapes in enumerate(chains):
+        ts = [make_tensor(sh, dtype, device, rng=rng, layout=LAYOUTS[(k + i) % 3],
+                          requires_grad=grad) for i, sh in enumerate(shapes)]
+        yield S(ts[0], (ts[1:],), name=str(shapes))
+
+
+def _errors_chain_matmul(op, device):
+    yield E(S(t_((3,), device=device), ([t_((3, 2), device=device)],)), ShapeError,
+            r"chain_matmul\(\): Expected 2-D tensors in 'matrices', but tensor 0 is 1-D",
+            arg="matrices")
+    yield E(S(t_((3, 2), device=device), ([t_((2, 2, 2), device=device)],)), ShapeError,
+            r"chain_matmul\(\): Expected 2-D tensors in 'matrices', but tensor 1 is 3-D",
+            arg="matrices")
+    yield E(S(t_((3, 2), device=device), ([t_((3, 2), device=device)],)), ShapeError,
+            r"chain_matmul\(\): tensors 0 and 1 with shapes \[3, 2\] and \[3, 2\] cannot be "
+            r"multiplied", arg="matrices")
+    yield E(S(t_((3, 2), device=device), ([t_((2, 2), tp.float64, device=device)],)),
+            DTypeError, r"chain_matmul\(\): all tensors must have the same dtype",
+            arg="matrices")
+
+
+def _addr_samples(op, device, dtype, requires_grad):
+    if dtype is tp.bool:
+        kws = ({}, {"beta": False, "alpha": True}, {"beta": True, "alpha": 0})
+    elif dtype.is_floating_point:
+        kws = ({}, {"beta": 0.5, "alpha": 2})
+    else:
+        kws = ({}, {"beta": 2, "alpha": 3})
+    yield from _operands(op, device, dtype, requires_grad,
+                         [[(2, 3), (2,), (3,)], [(3,), (2,), (3,)], [(), (4,), (2,)],
+                          [(4, 1), (4,), (5,)], [(0, 3), (0,), (3,)]], kws)
+    if dtype.is_floating_point:   # beta=0: self is ignored, nan included
+        rng = rng_for(op.full_name, dtype, "nan")
+        nan = tp.full((3, 4), float("nan"), dtype=dtype, device=device)
+        yield S(nan, (make_tensor((3,), dtype, device, rng=rng),
+                      make_tensor((4,), dtype, device, rng=rng)), {"beta": 0},
+                name="beta=0 ignores nan")
+
+
+def _errors_addr(op, device):
+    yield E(S(t_((2, 3), device=device), (t_((2, 1), device=device), t_((3,), device=device))),
+            ShapeError, r"addr\(\): argument 'vec1' must be a vector", arg="vec1")
+    yield E(S(t_((2, 3), device=device), (t_((2,), device=device), t_((3, 1), device=device))),
+            ShapeError, r"addr\(\): argument 'vec2' must be a vector", arg="vec2")
+    yield E(S(t_((3, 3), device=device), (t_((2,), device=device), t_((3,), device=device))),
+            ShapeError, r"addr\(\): argument 'self' \(shape \[3, 3\]\) does not broadcast",
+            arg="self")
+    yield E(S(t_((2, 2, 3), device=device), (t_((2,), device=device), t_((3,), device=device))),
+            ShapeError, r"addr\(\): argument 'self' \(shape \[2, 2, 3\]\) does not broadcast",
+            arg="self")
+    ints = [t_(s, tp.int64, device=device) for s in ((2, 3), (2,), (3,))]
+    yield E(S(ints[0], tuple(ints[1:]), {"beta": 0.5}), DTypeError,
+            r"addr\(\): For integral input tensors, argument beta must not be a floating point",
+            arg="beta")
+    yield E(S(ints[0], tuple(ints[1:]), {"alpha": True}), DTypeError,
+            r"addr\(\): Boolean alpha only supported for Boolean results", arg="alpha")
+    yield E(S(t_((1, 3), device=device), (t_((2,), device=device), t_((3,), device=device))),
+            ShapeError, r"addr_\(\): 'self' must have the shape \[2, 3\]", arg="self",
+            inplace=True)
+    yield E(S(ints[0], (t_((2,), tp.float64, device=device), t_((3,), tp.float64,
+                                                               device=device))),
+            DTypeError, r"addr_\(\): result type float64 can't be cast to the desired output "
+            r"type int64", arg="self", inplace=True)
+
+
+def _errors_ger(op, device):
+    yield E(S(t_((2, 1), device=device), (t_((3,), device=device),)), ShapeError,
+            r"ger\(\): argument 'self' must be a vector", arg="self")
+    yield E(S(t_((2,), device=device), (t_((), device=device),)), ShapeError,
+            r"ger\(\): argument 'vec2' must be a vector", arg="vec2")
+
+
+def _matrix_exp_samples(op, device, dtype, requires_grad):
+    """Random matrices of norms from small to large (the large ones are scaled down and
+    squared back), some transposed in memory, batched and empty."""
+    rng = rng_for(op.full_name, dtype)
+    for k, (shape, scale) in enumerate([((3, 3), 0.1), ((3, 3), 1.0), ((2, 4, 4), 1.5),
+                                        ((1, 2, 2), 4.0), ((5, 5), 0.7), ((1, 1), 2.0),
+                                        ((0, 3, 3), 1.0), ((0, 0), 1.0)]):
+        x = rng.standard_normal(shape) * scale
+        yield S(_laid_out(x, dtype, device, requires_grad, ("contiguous", "transposed")[k % 2]),
+                name=f"{shape} scale={scale}")
+
+
+LINALG_COMPOSITES = [
+    OpInfo("linalg_cross", op=tp.linalg.cross, ref=torch.linalg.cross,
+           overloads=("linalg_cross",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+           sample_inputs_func=partial(_pairs, cases=CROSS_CASES), error_inputs_func=_errors_cross),
+    OpInfo("cross", overloads=("cross",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+           sample_inputs_func=partial(_pairs, cases=CROSS_DEFAULT_CASES),
+           error_inputs_func=_errors_cross),
+    OpInfo("linalg_vander", op=tp.linalg.vander, ref=torch.linalg.vander,
+           overloads=("linalg_vander",), dtypes=INTEGRAL + LAPACK_DTYPES,
+           tolerances=LAPACK_TOL, sample_inputs_func=_vander_samples,
+           error_inputs_func=_errors_vander),
+    OpInfo("linalg_tensorinv", op=tp.linalg.tensorinv, ref=torch.linalg.tensorinv,
+           overloads=("linalg_tensorinv",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
+           sample_inputs_func=_tensorinv_samples, error_inputs_func=_errors_tensorinv),
+    OpInfo("linalg_tensorsolve", op=tp.linalg.tensorsolve, ref=torch.linalg.tensorsolve,
+           overloads=("linalg_tensorsolve",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
+           sample_inputs_func=_tensorsolve_samples, error_inputs_func=_errors_tensorsolve),
+    OpInfo("chain_matmul", op=lambda x, rest: tp.chain_matmul(x, *rest),
+           ref=lambda x, rest: torch.chain_matmul(x, *rest), method=False,
+           overloads=("chain_matmul",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
+           sample_inputs_func=_chain_matmul_samples, error_inputs_func=_errors_chain_matmul),
+    OpInfo("addr", overloads=("addr", "addr_"), inplace="addr_", dtypes=ALL_DTYPES,
+           tolerances=MM_TOL, sample_inputs_func=_addr_samples, error_inputs_func=_errors_addr),
+    OpInfo("ger", overloads=("ger",), dtypes=ALL_DTYPES,
+           sample_inputs_func=partial(_operands, shape_lists=[[(3,), (4,)], [(0,), (2,)],
+                                                              [(1,), (3,)]]),
+           error_inputs_func=_errors_ger),
+    OpInfo("linalg_matrix_exp", op=tp.linalg.matrix_exp, ref=torch.linalg.matrix_exp,
+           overloads=("linalg_matrix_exp",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
+           sample_inputs_func=_matrix_exp_samples,
+           error_inputs_func=partial(_errors_square, arg="self")),
+    OpInfo("matrix_exp", overloads=("matrix_exp",), dtypes=LAPACK_DTYPES,
+           tolerances=LAPACK_TOL, sample_inputs_func=_matrix_exp_samples,
+           error_inputs_func=partial(_errors_square, arg="self")),
+]
+
+op_db += LINALG_COMPOSITES

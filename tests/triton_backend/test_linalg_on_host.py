@@ -43,3 +43,20 @@ def test_the_host_fallback_is_logged_and_explained(caplog):
             tp.linalg.inv(a)
     assert "linalg_inv_ex on cuda: no Triton kernel, LAPACK on a host copy" in caplog.text
     assert "triton_kernels.linalg.linalg_inv_ex_on_host" in ex.text
+
+
+def test_matrix_exp_on_cuda_equals_the_cpus_and_its_gradient_too(caplog):
+    """linalg_matrix_exp's `_on_host` kernel: SciPy's expm on a host copy (a transposed,
+    batched input), logged; its gradient (an exp of a block matrix) runs the same kernel."""
+    x = tp.tensor(np.random.default_rng(2).standard_normal((2, 4, 4)), dtype=tp.float64).mT
+    on_cpu = tp.linalg.matrix_exp(x)
+    with caplog.at_level(logging.INFO, logger="tensorplay.dispatch"):
+        on_cuda = x.cuda().matrix_exp()
+    assert on_cuda.device == CUDA and on_cuda.stride() == on_cpu.stride()
+    assert "linalg_matrix_exp on cuda: no Triton kernel" in caplog.text
+    np.testing.assert_allclose(on_cuda.cpu().numpy(), on_cpu.numpy(), rtol=1e-12, atol=1e-12)
+    g = tp.ones((2, 4, 4), dtype=tp.float64)
+    grads = [tp.autograd.grad(tp.linalg.matrix_exp(a), a, g.to(a.device))[0]
+             for a in (x.detach().requires_grad_(), x.cuda().detach().requires_grad_())]
+    assert grads[1].device == CUDA
+    np.testing.assert_allclose(grads[1].cpu().numpy(), grads[0].numpy(), rtol=1e-12, atol=1e-12)

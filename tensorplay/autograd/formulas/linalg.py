@@ -1,5 +1,5 @@
 """Backward helpers of linear algebra (linear, diag, diagonal, inv, slogdet, solve,
-cholesky), written with TensorPlay ops so they can be differentiated again.
+cholesky, matrix_exp), written with TensorPlay ops so they can be differentiated again.
 
 The matrix ones are PyTorch's (FunctionsManual.cpp), real case: with X = A^-1,
 dX = -X dA X gives gA = -X^T gX X^T; d log|det A| = tr(A^-1 dA) gives gA = g A^-T; a solve
@@ -70,3 +70,15 @@ def cholesky_backward(grad, upper, L):
     gA = 0.5 * (gA + gA.tril(-1).mT)
     gA = F.linalg_solve(L.mT, gA)
     return F.linalg_solve(L, gA, left=False)
+
+
+def matrix_exp_backward(self, grad):
+    """gA for exp(A): the upper-right block of exp([[A^T, G], [0, A^T]]) (Mathias 1996;
+    PyTorch's backward_analytic_function_of_a_matrix, real case: A^T for A^H). The block
+    matrix is built with cat and exp'd with linalg_matrix_exp itself, so this gradient
+    differentiates again (through a matrix twice the size)."""
+    n = self.shape[-1]
+    a_t = self.mT
+    zeros = _creation.zeros(tuple(self.shape), dtype=grad.dtype, device=grad.device)
+    block = F.cat([F.cat([a_t, grad], -1), F.cat([zeros, a_t], -1)], -2)
+    return F.linalg_matrix_exp(block).narrow(-2, 0, n).narrow(-1, n, n)
