@@ -5,7 +5,8 @@ tensorplay/composite/linalg.py), named here as `torch.linalg` names them.
 """
 from tensorplay._generated.functional import (  # noqa: F401
     linalg_cholesky as cholesky, linalg_cholesky_ex as cholesky_ex,
-    linalg_diagonal as diagonal, linalg_inv as inv, linalg_inv_ex as inv_ex,
+    linalg_diagonal as diagonal, linalg_householder_product as householder_product,
+    linalg_inv as inv, linalg_inv_ex as inv_ex, linalg_lstsq as lstsq, linalg_qr as qr,
     linalg_matmul as matmul, linalg_matrix_norm as matrix_norm,
     linalg_matrix_power as matrix_power, linalg_multi_dot as multi_dot, linalg_norm as norm,
     linalg_slogdet as slogdet, linalg_solve as solve, linalg_vecdot as vecdot,
@@ -13,6 +14,6 @@ from tensorplay._generated.functional import (  # noqa: F401
 )
 from tensorplay.errors import LinAlgError  # noqa: F401
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "diagonal", "inv", "inv_ex", "matmul",
-           "matrix_norm", "matrix_power", "multi_dot", "norm", "slogdet", "solve", "vecdot",
-           "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "diagonal", "householder_product", "inv",
+           "inv_ex", "lstsq", "matmul", "matrix_norm", "matrix_power", "multi_dot", "norm", "qr",
+           "slogdet", "solve", "vecdot", "vector_norm"]
