@@ -20,11 +20,12 @@ from tensorplay import _creation
 from tensorplay._generated import functional as F
 from tensorplay.errors import ShapeError, fmt_shape
 from tensorplay.meta.linalg import same_dtype
-from tensorplay.meta.qr import check_lapack_dtype
+from tensorplay.meta.qr import check_lapack_dtype, check_matrices
 
 
 def qr(self, some):
     """torch.qr: linalg.qr with some=True as mode 'reduced', some=False as 'complete'."""
+    check_matrices("qr", "self", self)
     return F.linalg_qr(self, "reduced" if some else "complete")
 
 
@@ -89,6 +90,11 @@ def _householder_product(op, input, tau, names):
     eye = _creation.eye(m, n, dtype=input.dtype, device=input.device)
     Q = _apply(_reflectors(input, k), tau, eye.expand(tuple(input.shape)), range(k - 1, -1, -1),
                "left")
+    if k == 0:
+        # No reflector: Q is the identity's columns, still a function of input (a zero
+        # gradient, as PyTorch's result has a grad_fn too): plus a tril that keeps none
+        # of input's entries (exact zeros, nan and inf included).
+        Q = Q + input.tril(-m - 1)
     # LAPACK's layout (column-major matrices), as PyTorch returns it
     return Q.mT.contiguous().mT
 

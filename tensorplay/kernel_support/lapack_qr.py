@@ -137,9 +137,20 @@ def _solve_one(a, b, rcond, driver):
 
 
 def lstsq_is_vector(a_sizes, b_sizes):
-    """PyTorch's rule for lstsq: B is a (batch of) vector(s) when it has one dim less
-    than A."""
-    return len(a_sizes) == len(b_sizes) + 1
+    """PyTorch's rule for lstsq (linalg_solve_is_vector_rhs): B is a vector, or a batch of
+    vectors of shape A.shape[:-1]."""
+    return len(b_sizes) == 1 or (len(b_sizes) == len(a_sizes) - 1
+                                 and tuple(b_sizes) == tuple(a_sizes[:-1]))
+
+
+def _of_a(array, batch, a_batch):
+    """An array over the broadcast batch (and trailing dims), cut down to A's own batch:
+    rank and singular values depend on A alone, and PyTorch returns them with A's batch
+    shape."""
+    lead = len(batch) - len(a_batch)
+    index = tuple(0 for _ in range(lead)) + tuple(
+        slice(0, 1) if a == 1 else slice(None) for a in a_batch)
+    return array[index]
 
 
 def lstsq_arrays(a, b, rcond, driver, solution_sizes):
@@ -151,6 +162,7 @@ def lstsq_arrays(a, b, rcond, driver, solution_sizes):
     if vector:
         b = b[..., None]
     batch = tuple(solution_sizes[:-1] if vector else solution_sizes[:-2])
+    a_batch = a.shape[:-2]
     a = np.broadcast_to(a, batch + a.shape[-2:])
     b = np.broadcast_to(b, batch + b.shape[-2:])
     solution, residuals, rank, sv = lstsq(a, b, rcond, driver)
@@ -158,4 +170,5 @@ def lstsq_arrays(a, b, rcond, driver, solution_sizes):
         solution = solution[..., 0]
     empty = np.empty(0, a.dtype)
     return (solution, empty if residuals is None else residuals,
-            np.empty(0, np.int64) if rank is None else rank, empty if sv is None else sv)
+            np.empty(0, np.int64) if rank is None else _of_a(rank, batch, a_batch),
+            empty if sv is None else _of_a(sv, batch, a_batch))

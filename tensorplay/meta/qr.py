@@ -90,6 +90,11 @@ def linalg_lstsq(op, args):
                          f"('self'.dim() - 'b'.dim()) <= 1, but got shapes "
                          f"{fmt_shape(a_sizes)} and {fmt_shape(b_sizes)}", op=op, arg="b")
     vector = lstsq_is_vector(a_sizes, b_sizes)
+    if len(a_sizes) == len(b_sizes) + 1 and not vector:
+        # (PyTorch's own result here depends on how its kernel lines up the batches)
+        raise ShapeError(f"{op}(): 'b' with one dimension less than 'self' must be a batch "
+                         f"of vectors of shape 'self'.shape[:-1] = {fmt_shape(a_sizes[:-1])},"
+                         f" but got shape {fmt_shape(b_sizes)}", op=op, arg="b")
     m, n = a_sizes[-2:]
     rows = b_sizes[-1] if vector else b_sizes[-2]
     if rows != m:
@@ -106,8 +111,9 @@ def linalg_lstsq(op, args):
     dtype = self._impl.dtype
     solution = batch + ((n,) if vector else (n, k))
     residuals = batch + (k,) if m > n and driver != "gelsy" else (0,)
-    rank = batch if driver != "gels" else (0,)
-    singular_values = batch + (min(m, n),) if driver in ("gelsd", "gelss") else (0,)
+    # rank and singular values depend on A alone: A's batch shape (PyTorch's)
+    rank = a_sizes[:-2] if driver != "gels" else (0,)
+    singular_values = a_sizes[:-2] + (min(m, n),) if driver in ("gelsd", "gelss") else (0,)
     return (OutSpec(solution, dtype, None if vector else lapack_strides(solution)),
             OutSpec(residuals, dtype), OutSpec(rank, dt.int64),
             OutSpec(singular_values, dtype))

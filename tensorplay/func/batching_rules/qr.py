@@ -14,9 +14,7 @@ def lstsq_rule(op, args, bdims):
     do. Outputs without the batch (an empty residuals, rank or singular_values, shape
     (0,)) stay unbatched."""
     (A, B, rcond, driver), (a_bdim, b_bdim) = args, bdims[:2]
-    a_rank = A.dim() - (a_bdim is not None)
-    b_rank = B.dim() - (b_bdim is not None)
-    vector = lstsq_is_vector(range(a_rank), range(b_rank))
+    vector = lstsq_is_vector(_logical_sizes(A, a_bdim), _logical_sizes(B, b_bdim))
     size = batch_size(args, bdims)
     A, B = materialize(A, a_bdim, size), materialize(B, b_bdim, size)
     if vector:
@@ -30,3 +28,8 @@ def lstsq_rule(op, args, bdims):
     # an output the driver leaves empty is (0,) whatever the batch: not batched
     return outs, tuple(None if o.dim() == 1 and o.shape[0] == 0 and i > 0 else 0
                        for i, o in enumerate(outs))
+
+
+def _logical_sizes(x, bdim):
+    sizes = tuple(x.shape)
+    return sizes if bdim is None else sizes[:bdim] + sizes[bdim + 1:]
