@@ -5552,7 +5552,7 @@ VMAP_RULES = {
     'dropout': 'dropout.dropout_rule',
     'embedding': 'embedding.embedding_rule',
     'one_hot': 'embedding.one_hot_rule',
-    'linalg_qr': 'linalg.matrix_stack_rule',
+    'linalg_qr': 'qr.linalg_qr_rule',
     'geqrf': 'linalg.matrix_stack_rule',
     'linalg_lstsq': 'qr.lstsq_rule',
     'square': 'copy.same_layout_rule',

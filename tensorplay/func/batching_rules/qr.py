@@ -1,6 +1,7 @@
-"""Batching rules of QR and least squares. linalg_qr and geqrf run over any leading dims,
-so they use linalg's matrix_stack_rule; lstsq broadcasts A's and B's batch dims and reads
-B as a vector by the ranks, so its rule is solve_rule's idea (linalg.py)."""
+"""Batching rules of QR and least squares. geqrf runs over any leading dims, so it uses
+linalg's matrix_stack_rule; linalg_qr too, but its mode 'r' gives an unbatched empty Q;
+lstsq broadcasts A's and B's batch dims and reads B as a vector by the shapes, so its
+rule is solve_rule's idea (linalg.py)."""
 from __future__ import annotations
 
 from tensorplay.func.batching_rules import batch_size, call, materialize, pad_rank
@@ -33,3 +34,11 @@ def lstsq_rule(op, args, bdims):
 def _logical_sizes(x, bdim):
     sizes = tuple(x.shape)
     return sizes if bdim is None else sizes[:bdim] + sizes[bdim + 1:]
+
+
+def linalg_qr_rule(op, args, bdims):
+    """linalg_qr runs over any leading dims: the batch is one more. With mode 'r' Q is an
+    empty (0,) whatever the batch: not batched."""
+    A, mode = args
+    Q, R = call(op, materialize(A, bdims[0], batch_size(args, bdims)), mode)
+    return (Q, R), (None if mode == "r" else 0, 0)
