@@ -10,6 +10,9 @@ them, batched over the leading dims.
 
                   gels    QR (or LQ): A must have full rank; no rank is computed
                   gelsy   QR with column pivoting: rank from R's diagonal against rcond
+                          (every column free to pivot: PyTorch passes an uninitialized
+                          pivot array, whose nonzero entries fix columns in front, so its
+                          rank of an ill-conditioned matrix changes from call to call)
                   gelsd   SVD, divide and conquer: rank and singular values
                   gelss   SVD: rank and singular values
 
