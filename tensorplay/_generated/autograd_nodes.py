@@ -19,17 +19,17 @@ from tensorplay.autograd.formulas import (
     group_norm_backward, hardswish_backward, huber_loss_backward, index_backward,
     index_put_self_backward, index_put_values_backward, index_select_backward,
     index_source_backward, last_two, layer_norm_backward, leaky_relu_backward_of_result,
-    linalg_inv_backward, linalg_lu_backward, linalg_lu_solve_B, linalg_lu_solve_LU,
-    linalg_solve_backward, linalg_solve_triangular_backward, linear_weight_backward,
-    log_softmax_double_backward_grad, logit_backward, logsumexp_backward, lu_factor_ex_backward,
-    lu_unpack_backward, masked_scatter_source_backward, masked_select_backward, matrix_exp_backward,
-    max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward,
-    mish_backward, mse_loss_backward, nll_loss_value, norm_backward, not_implemented,
-    pad_nd_backward, permute_backward, pow_backward_exponent, pow_backward_self,
-    pow_scalar_backward, prelu_backward, prod_backward, prod_dim_backward, repeat_backward,
-    repeat_interleave_int_backward, rms_norm_backward, roll_backward, rounded_quotient,
-    scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
-    silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
+    linalg_inv_backward, linalg_lstsq_backward, linalg_lu_backward, linalg_lu_solve_B,
+    linalg_lu_solve_LU, linalg_qr_backward, linalg_solve_backward, linalg_solve_triangular_backward,
+    linear_weight_backward, log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
+    lu_factor_ex_backward, lu_unpack_backward, masked_scatter_source_backward,
+    masked_select_backward, matrix_exp_backward, max_pool2d_double_backward,
+    max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
+    nll_loss_value, norm_backward, not_implemented, pad_nd_backward, permute_backward,
+    pow_backward_exponent, pow_backward_self, pow_scalar_backward, prelu_backward, prod_backward,
+    prod_dim_backward, repeat_backward, repeat_interleave_int_backward, rms_norm_backward,
+    roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward,
+    select_many_backward, silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
     smooth_l1_loss_backward, softmax_double_backward, std_backward, std_mean_backward, sum_backward,
     sum_to, take_backward, triangular_solve_backward, value_selecting_reduction_backward,
     var_backward, var_mean_backward, xlog1py_other_backward, xlog1py_self_backward,
@@ -5216,6 +5216,77 @@ class CdistBackward0(Node):
         if self.needs_input_grad(0) or self.needs_input_grad(1):
             d_x1, d_x2 = cdist_backward(grad, x1, x2, p, result)
         return (d_x1, d_x2)
+
+
+class LinalgQrBackward0(Node):
+    """Backward of `linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)`.
+
+    A: linalg_qr_backward(grad_Q, grad_R, Q, R, mode)
+    """
+
+    __slots__ = ('Q_', 'R_', 'mode_')
+    SAVED = ('Q_', 'R_')
+    OP = 'linalg_qr'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_Q = grads[0]
+        grad_R = grads[1]
+        Q = self.Q_.unpack(self)
+        R = self.R_.unpack(self)
+        mode = self.mode_
+        d_A = None
+        if self.needs_input_grad(0):
+            d_A = linalg_qr_backward(grad_Q, grad_R, Q, R, mode)
+        return (d_A,)
+
+
+class GeqrfBackward0(Node):
+    """Backward of `geqrf(Tensor self) -> (Tensor a, Tensor tau)`.
+
+    self: not_implemented("geqrf")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'geqrf'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_a = grads[0]
+        grad_tau = grads[1]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("geqrf")
+        return (d_self,)
+
+
+class LinalgLstsqBackward0(Node):
+    """Backward of `linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *,
+        str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank,
+        Tensor singular_values)`.
+
+    self, b: linalg_lstsq_backward(grad_solution, grad_residuals, self, b, solution)
+    """
+
+    __slots__ = ('self_', 'b_', 'solution_')
+    SAVED = ('self_', 'b_', 'solution_')
+    OP = 'linalg_lstsq'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_solution = grads[0]
+        grad_residuals = grads[1]
+        grad_rank = grads[2]
+        grad_singular_values = grads[3]
+        self_ = self.self_.unpack(self)
+        b = self.b_.unpack(self)
+        solution = self.solution_.unpack(self)
+        d_self = None
+        d_b = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            d_self, d_b = linalg_lstsq_backward(grad_solution, grad_residuals, self_, b, solution)
+        return (d_self, d_b)
 
 
 class HeavisideBackward0(Node):

@@ -31,26 +31,26 @@ from tensorplay._generated.autograd_nodes import (
     ExpBackward0, ExpandBackward0, Expm1Backward0, ExponentialBackward0, FillBackward0,
     FlipBackward0, FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0,
     FusedAdamBackward0, FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0,
-    GatherAlongBackward0, GatherBackward0, GeluBackward0, GeluBackwardBackward0,
+    GatherAlongBackward0, GatherBackward0, GeluBackward0, GeluBackwardBackward0, GeqrfBackward0,
     HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0, HeavisideBackward0,
     HuberLossBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0,
     IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
     IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LeakyReluBackward1, LerpBackward0,
     LerpBackward1, LinalgCholeskyExBackward0, LinalgInvExBackward0, LinalgLdlFactorExBackward0,
-    LinalgLdlSolveBackward0, LinalgLuBackward0, LinalgLuFactorExBackward0, LinalgLuSolveBackward0,
-    LinalgMatrixExpBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0, LinalgSolveExBackward0,
-    LinalgSolveTriangularBackward0, LinalgVectorNormBackward0, LinearBackward0, Log10Backward0,
-    Log1pBackward0, Log2Backward0, LogBackward0, LogSoftmaxBackward0,
-    LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0, LogitBackward0,
-    LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0, LuUnpackBackward0,
-    MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0,
-    MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
-    MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
-    MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
-    MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0, MvBackward0, NanToNumBackward0,
-    NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
-    NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NegBackward0,
-    NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
+    LinalgLdlSolveBackward0, LinalgLstsqBackward0, LinalgLuBackward0, LinalgLuFactorExBackward0,
+    LinalgLuSolveBackward0, LinalgMatrixExpBackward0, LinalgQrBackward0, LinalgSlogdetBackward0,
+    LinalgSolveBackward0, LinalgSolveExBackward0, LinalgSolveTriangularBackward0,
+    LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0,
+    LogBackward0, LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0,
+    LogaddexpBackward0, LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0,
+    LstmSequenceBackwardBackward0, LuUnpackBackward0, MaskedFillBackward0, MaskedFillBackward1,
+    MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
+    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0,
+    MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
+    MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0,
+    MvBackward0, NanToNumBackward0, NativeBatchNormBackward0, NativeDropoutBackward0,
+    NativeGroupNormBackward0, NativeLayerNormBackward0, NativeLayerNormBackwardBackward0,
+    NegBackward0, NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
     PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, PowBackward1,
     PreluBackward0, ProdBackward0, ProdBackward1, ReciprocalBackward0, ReluBackward0,
     RemainderBackward0, RemainderBackward1, RepeatBackward0, RepeatInterleaveBackward0,
@@ -3774,6 +3774,39 @@ def _fused_sgd_(
     return result
 
 
+def linalg_qr(ks, A, mode):
+    if not A._impl.requires_grad:
+        return below_autograd(ops.linalg_qr, ks, A, mode)
+    node = LinalgQrBackward0(A)
+    node.mode_ = mode
+    result = below_autograd(ops.linalg_qr, ks, A, mode)
+    set_history(result, node)
+    node.Q_ = SavedVariable(result[0], is_output=True)
+    node.R_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def geqrf(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.geqrf, ks, self)
+    node = GeqrfBackward0(self)
+    result = below_autograd(ops.geqrf, ks, self)
+    set_history(result, node)
+    return result
+
+
+def linalg_lstsq(ks, self, b, rcond, driver):
+    if not (self._impl.requires_grad or b._impl.requires_grad):
+        return below_autograd(ops.linalg_lstsq, ks, self, b, rcond, driver)
+    node = LinalgLstsqBackward0(self, b)
+    node.self_ = SavedVariable(self, is_output=False)
+    node.b_ = SavedVariable(b, is_output=False)
+    result = below_autograd(ops.linalg_lstsq, ks, self, b, rcond, driver)
+    set_history(result, node, (True, True, False, False))
+    node.solution_ = SavedVariable(result[0], is_output=True)
+    return result
+
+
 def cdist(ks, x1, x2, p, compute_mode):
     if not (x1._impl.requires_grad or x2._impl.requires_grad):
         return below_autograd(ops.cdist, ks, x1, x2, p, compute_mode)
@@ -4377,6 +4410,9 @@ WRAPPERS = {
     '_lstm_sequence_backward': _lstm_sequence_backward,
     '_fused_adam_': _fused_adam_,
     '_fused_sgd_': _fused_sgd_,
+    'linalg_qr': linalg_qr,
+    'geqrf': geqrf,
+    'linalg_lstsq': linalg_lstsq,
     'cdist': cdist,
     'linalg_vector_norm': linalg_vector_norm,
     'linalg_inv_ex': linalg_inv_ex,

@@ -8612,6 +8612,128 @@ def _fused_sgd_(
     )
 
 
+# ---- linalg_qr -------------------------------------------------------------------------
+
+_returns_linalg_qr = namedtuple('linalg_qr', ('Q', 'R'))
+
+def linalg_qr(A, mode='reduced', *, out=None):
+    """linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)"""
+    if out is not None:
+        return into_out('linalg_qr', out, linalg_qr(A, mode))
+    if not isinstance(A, Tensor):
+        bad_arg('linalg_qr', 'A', 'Tensor', A)
+    if type(mode) is not _b.str:
+        bad_arg('linalg_qr', 'mode', 'str', mode)
+    return _returns_linalg_qr(*ops.linalg_qr.call(A._impl.keys, A, mode))
+
+
+# ---- qr --------------------------------------------------------------------------------
+
+_returns_qr = namedtuple('qr', ('Q', 'R'))
+
+def qr(input, some=True, *, out=None):
+    """qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)"""
+    if out is not None:
+        return into_out('qr', out, qr(input, some))
+    if not isinstance(input, Tensor):
+        bad_arg('qr', 'input', 'Tensor', input)
+    if type(some) is not _b.bool:
+        some = as_bool('qr', 'some', some)
+    return _returns_qr(*ops.qr.call(input._impl.keys, input, some))
+
+
+# ---- geqrf -----------------------------------------------------------------------------
+
+_returns_geqrf = namedtuple('geqrf', ('a', 'tau'))
+
+def geqrf(input, *, out=None):
+    """geqrf(Tensor self) -> (Tensor a, Tensor tau)"""
+    if out is not None:
+        return into_out('geqrf', out, geqrf(input))
+    if not isinstance(input, Tensor):
+        bad_arg('geqrf', 'input', 'Tensor', input)
+    return _returns_geqrf(*ops.geqrf.call(input._impl.keys, input))
+
+
+# ---- linalg_householder_product --------------------------------------------------------
+
+def linalg_householder_product(input, tau, *, out=None):
+    """linalg_householder_product(Tensor input, Tensor tau) -> Tensor"""
+    if out is not None:
+        return into_out('linalg_householder_product', out, linalg_householder_product(input, tau))
+    if not isinstance(input, Tensor):
+        bad_arg('linalg_householder_product', 'input', 'Tensor', input)
+    if not isinstance(tau, Tensor):
+        bad_arg('linalg_householder_product', 'tau', 'Tensor', tau)
+    return ops.linalg_householder_product.call(input._impl.keys | tau._impl.keys, input, tau)
+
+
+# ---- orgqr -----------------------------------------------------------------------------
+
+def orgqr(input, input2, *, out=None):
+    """An alias of linalg_householder_product.
+
+    orgqr(Tensor self, Tensor input2) -> Tensor
+    """
+    if out is not None:
+        return into_out('orgqr', out, orgqr(input, input2))
+    if not isinstance(input, Tensor):
+        bad_arg('orgqr', 'input', 'Tensor', input)
+    if not isinstance(input2, Tensor):
+        bad_arg('orgqr', 'input2', 'Tensor', input2)
+    return ops.orgqr.call(input._impl.keys | input2._impl.keys, input, input2)
+
+
+# ---- ormqr -----------------------------------------------------------------------------
+
+def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
+    """op(Q) input3 (left) or input3 op(Q), Q the product of geqrf's reflectors (self, tau =
+    input2), op(Q) = Q^T when transpose.
+
+    ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True,
+        bool transpose=False) -> Tensor
+    """
+    if out is not None:
+        return into_out('ormqr', out, ormqr(input, input2, input3, left, transpose))
+    if not isinstance(input, Tensor):
+        bad_arg('ormqr', 'input', 'Tensor', input)
+    if not isinstance(input2, Tensor):
+        bad_arg('ormqr', 'input2', 'Tensor', input2)
+    if not isinstance(input3, Tensor):
+        bad_arg('ormqr', 'input3', 'Tensor', input3)
+    if type(left) is not _b.bool:
+        left = as_bool('ormqr', 'left', left)
+    if type(transpose) is not _b.bool:
+        transpose = as_bool('ormqr', 'transpose', transpose)
+    ks = input._impl.keys | input2._impl.keys | input3._impl.keys
+    return ops.ormqr.call(ks, input, input2, input3, left, transpose)
+
+
+# ---- linalg_lstsq ----------------------------------------------------------------------
+
+_returns_linalg_lstsq = namedtuple(
+    'linalg_lstsq', ('solution', 'residuals', 'rank', 'singular_values'),
+)
+
+def linalg_lstsq(input, b, rcond=None, *, driver=None, out=None):
+    """linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *,
+        str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank,
+        Tensor singular_values)
+    """
+    if out is not None:
+        return into_out('linalg_lstsq', out, linalg_lstsq(input, b, rcond, driver=driver))
+    if not isinstance(input, Tensor):
+        bad_arg('linalg_lstsq', 'input', 'Tensor', input)
+    if not isinstance(b, Tensor):
+        bad_arg('linalg_lstsq', 'b', 'Tensor', b)
+    if rcond is not None and type(rcond) not in FLOAT_TYPES:
+        rcond = as_float('linalg_lstsq', 'rcond', rcond)
+    if driver is not None and type(driver) is not _b.str:
+        bad_arg('linalg_lstsq', 'driver', 'str', driver)
+    ks = input._impl.keys | b._impl.keys
+    return _returns_linalg_lstsq(*ops.linalg_lstsq.call(ks, input, b, rcond, driver))
+
+
 # ---- square ----------------------------------------------------------------------------
 
 def square(input, *, out=None):
@@ -10637,6 +10759,13 @@ FUNCTIONS = (
     '_lstm_sequence_backward',
     '_fused_adam_',
     '_fused_sgd_',
+    'linalg_qr',
+    'qr',
+    'geqrf',
+    'linalg_householder_product',
+    'orgqr',
+    'ormqr',
+    'linalg_lstsq',
     'square',
     'square_',
     'nansum',

@@ -291,6 +291,10 @@ class TensorMethods:
     index_put_ = F.index_put_
     softmax = F.softmax
     log_softmax = F.log_softmax
+    qr = F.qr
+    geqrf = F.geqrf
+    orgqr = F.orgqr
+    ormqr = F.ormqr
     square = F.square
     square_ = F.square_
     nansum = F.nansum

@@ -47,6 +47,8 @@ FAMILIES = {
     "triangular": "triangular factorizations and solves: LU (lu_factor, lu, lu_solve, "
                   "lu_unpack), LDL, solve_triangular / triangular_solve, solve_ex, "
                   "cholesky_solve / cholesky_inverse (SciPy's LAPACK)",
+    "qr": "QR, Householder reflections and least squares: qr, geqrf, "
+          "householder_product / orgqr, ormqr, lstsq",
     "einsum": "einsum: parsing the equation, the result's layout, the kernels",
     "views": "ops that return a view: view, reshape, transpose, permute, expand, squeeze, "
              "select, slice, split, movedim, unfold, ... and their in-place forms",

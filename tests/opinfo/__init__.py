@@ -22,8 +22,8 @@ import importlib
 import pathlib
 
 FAMILIES = ("pointwise", "pointwise_math", "logic", "activations", "random", "dropout",
-            "reduction", "scan", "sorting", "linalg", "triangular", "views", "shape", "copy",
-            "indexing", "embedding", "conv", "pooling", "padding", "resample", "fold",
+            "reduction", "scan", "sorting", "linalg", "triangular", "qr", "views", "shape",
+            "copy", "indexing", "embedding", "conv", "pooling", "padding", "resample", "fold",
             "normalization", "softmax", "losses", "attention", "distance", "rnn",
             "optim")
 

@@ -1,0 +1,96 @@
+"""Backward helpers of QR and least squares (linalg_qr, linalg_lstsq), written with
+TensorPlay ops so they can be differentiated again.
+
+They are PyTorch's (FunctionsManual.cpp: linalg_qr_backward, linalg_lstsq_backward,
+pinv_backward), real case: where PyTorch takes a conjugate transpose (mH) these take the
+transpose, and the terms of the imaginary part of a diagonal are dropped (complex dtypes
+come later). PyTorch's triangular solves are general solves here (linalg_solve solves a
+triangular system as well, and no triangular solve is an op yet).
+
+The Householder products (householder_product, orgqr, ormqr) have no helper: they are
+Composite (tensorplay/composite/qr.py), so autograd records them reflector by reflector.
+"""
+from __future__ import annotations
+
+from tensorplay import _creation
+from tensorplay._generated import functional as F
+from tensorplay.autograd.formulas.core import sum_to
+from tensorplay.errors import AutogradError
+from tensorplay.kernel_support.lapack_qr import lstsq_is_vector
+
+
+def linalg_qr_backward(grad_Q, grad_R, Q, R, mode):
+    """A = Q R, gA from gQ and gR (PyTorch's linalg_qr_backward).
+
+    m >= n:  gA = (gQ + Q syminvadj(triu(gR R^T - Q^T gQ))) R^-T, syminvadj(X) the
+             symmetric matrix of X's upper triangle (X + X^T with its diagonal once)
+    m < n:   gA = [Q trilImInvAdjSkew(Q^T gQ - gR R^T) R_1^-T | 0] + Q gR, with
+             trilImInvAdjSkew(X) = tril(X - X^T) and R_1 the leading m x m block of R
+    """
+    if mode == "r":
+        raise AutogradError("linalg_qr(): The derivative of linalg.qr depends on Q, which is "
+                            "not computed when mode='r'. Please use linalg.qr(A, "
+                            "mode='reduced') if you are going to differentiate through "
+                            "linalg.qr.", op="linalg_qr", arg="mode")
+    m, n = Q.shape[-2], R.shape[-1]
+    if mode == "complete" and m > n:
+        raise AutogradError("linalg_qr(): The QR decomposition is not differentiable when "
+                            "mode='complete' and nrows > ncols.", op="linalg_qr", arg="mode")
+    gA = grad_R.matmul(R.mT) - Q.mT.matmul(grad_Q)
+    if m >= n:
+        gA = Q.matmul(gA.triu() + gA.triu(1).mT) + grad_Q
+        return F.linalg_solve(R.mT, gA, left=False)
+    skew = -gA
+    gA = Q.matmul((skew - skew.mT).tril())
+    gA = F.linalg_solve(R.narrow(-1, 0, m).mT, gA, left=False)
+    zeros = _creation.zeros(tuple(R.shape[:-1]) + (n - m,), dtype=gA.dtype, device=gA.device)
+    return F.cat([gA, zeros], -1) + Q.matmul(grad_R)
+
+
+def pinv_backward(grad, pinvA, A):
+    """The gradient of A from that of pinv(A) (PyTorch's pinv_backward, after Golub and
+    Pereyra's derivative of the pseudo-inverse), arranged so that the matrices multiplied
+    are the smallest of the two sizes."""
+    m, n = A.shape[-2], A.shape[-1]
+    pinvAt = pinvA.mT
+    gradt = grad.mT
+    if m <= n:
+        K = gradt.matmul(pinvA)
+        KpinvAt = K.matmul(pinvAt)
+        return (-(pinvA.matmul(K)).mT + KpinvAt - A.matmul(pinvA).matmul(KpinvAt)
+                + pinvAt.matmul(pinvA).matmul(gradt - K.matmul(A)))
+    K = pinvA.matmul(gradt)
+    pinvAtK = pinvAt.matmul(K)
+    return (-(K.matmul(pinvA)).mT + (gradt - A.matmul(K)).matmul(pinvA).matmul(pinvAt)
+            + pinvAtK - pinvAtK.matmul(pinvA).matmul(A))
+
+
+def pinv_of(A):
+    """pinv(A) as the least-squares solution of A X = I (SVD driver gelsd, rcond
+    eps * max(m, n), pinv's default tolerance): the minimum-norm solution is A^+, and it
+    is differentiable (through this same formula) for higher-order gradients."""
+    m = A.shape[-2]
+    eye = _creation.eye(m, dtype=A.dtype, device=A.device)
+    return F.linalg_lstsq(A, eye.expand(tuple(A.shape[:-2]) + (m, m)), driver="gelsd")[0]
+
+
+def linalg_lstsq_backward(grad_solution, grad_residuals, A, B, X):
+    """X = A^+ B: gB = A^+T gX and gA through pinv_backward with g(A^+) = gX B^T; the
+    residuals ||A X - B||^2 (per column) as if X were fixed (Danskin's theorem: X is
+    their minimiser), gA += 2 (gL * r) X^T, gB -= 2 gL * r with r = A X - B. Each summed
+    to its input's batch (A's and B's broadcast)."""
+    a_shape, b_shape = tuple(A.shape), tuple(B.shape)
+    vector = lstsq_is_vector(a_shape, b_shape)
+    if vector:
+        B, X, grad_solution = B.unsqueeze(-1), X.unsqueeze(-1), grad_solution.unsqueeze(-1)
+    pinvA = pinv_of(A)
+    gA = pinv_backward(grad_solution.matmul(B.mT), pinvA, A)
+    gB = pinvA.mT.matmul(grad_solution)
+    if grad_residuals.numel():
+        r = A.matmul(X) - B
+        gL = grad_residuals.unsqueeze(-2)
+        gA = gA + 2 * (gL * r).matmul(X.mT)
+        gB = gB - 2 * gL * r
+    if vector:
+        gB = gB.squeeze(-1)
+    return sum_to(gA, a_shape), sum_to(gB, b_shape)
