@@ -559,6 +559,7 @@ def lu_kernel(
 
 
 def _block(n):
+    """The tile's side: a power of two (tl.arange's rule) >= n, at least 4."""
     return max(triton.next_power_of_2(n), 4)
 
 
@@ -612,10 +613,10 @@ def _matrices(t, batch, transpose=False):
 
 
 def _result_matrices(out, batch):
-    """A result's matrices as `_matrices` gives an operand's, plus what to copy back:
-    (tensor the kernel writes, batch stride, row stride, col stride, copy_into or None).
-    Batch dims that merge into no single stride (a batch of solved vectors) are written
-    densely first, then copied into `out`."""
+    """A result's matrices as `_matrices` gives an operand's, and one more item:
+    (tensor the kernel writes, batch stride, row stride, col stride, dense or None).
+    When out's batch dims merge into no single stride (a batch of solved vectors, laid out
+    as PyTorch lays it), the kernel writes `dense`, which is then copied into `out`."""
     stride = _merged_stride(tuple(batch), out._impl.strides[:len(batch)])
     if stride is not None:
         return (out, stride) + tuple(out._impl.strides[-2:]) + (None,)
@@ -653,7 +654,7 @@ def linalg_cholesky_ex(A, upper, check_errors):
     return factor, info
 
 
-def _lu(op, A, batch, n, rhs, b=None, x=None, k=0, transpose=False, sign=None,
+def _lu(A, batch, n, rhs, b=None, x=None, k=0, transpose=False, sign=None,
         logabsdet=None):
     """Launch lu_kernel over the stack: A (and B, X) broadcast to `batch`, `transpose`
     solving with A^T, B^T and X^T (X A = B). Returns LAPACK's info per matrix."""
@@ -693,7 +694,7 @@ def linalg_inv_ex(A, check_errors):
     n = spec.sizes[-1]
     _require_small("linalg_inv_ex", n)
     inverse = factory.empty_strided(spec.sizes, spec.strides, dtype=spec.dtype, device=device)
-    info = _lu("linalg_inv_ex", A, spec.sizes[:-2], n, "identity", x=inverse, k=n)
+    info = _lu(A, spec.sizes[:-2], n, "identity", x=inverse, k=n)
     if check_errors:
         _info_checked("linalg_inv_ex", info, lapack.INV_FAILED)
     return inverse, info
@@ -708,7 +709,7 @@ def linalg_slogdet(A):
     _require_small("linalg_slogdet", n)
     sign = new_tensor(sign_spec.sizes, sign_spec.dtype, device)
     logabsdet = new_tensor(sign_spec.sizes, sign_spec.dtype, device)
-    _lu("linalg_slogdet", A, sign_spec.sizes, n, "none", sign=sign, logabsdet=logabsdet)
+    _lu(A, sign_spec.sizes, n, "none", sign=sign, logabsdet=logabsdet)
     return sign, logabsdet
 
 
@@ -732,7 +733,7 @@ def linalg_solve(A, B, left):
         x_matrices = x
     batch = x_matrices._impl.sizes[:-2]
     k = x_matrices._impl.sizes[-1] if left else x_matrices._impl.sizes[-2]
-    info = _lu("linalg_solve", A, batch, n, "B", b=B, x=x_matrices, k=k, transpose=not left)
+    info = _lu(A, batch, n, "B", b=B, x=x_matrices, k=k, transpose=not left)
     lapack.check_info("linalg_solve", to_host(info), "The solver failed because the input "
                       "matrix is singular.")
     return x
@@ -758,11 +759,10 @@ def compile_cases(quick):
 
 
 def _host_fallback(op):
-    """`<op>_on_host`, the section below, as a lower-priority candidate: looked up when
+    """`<op>_on_host`, of the section below, as a candidate registered here: looked up when
     called, since it is defined further down this file."""
     def on_host(*args):
         return globals()[f"{op}_on_host"](*args)
-    on_host.__qualname__ = f"{op}_on_host"
     return on_host
 
 
