@@ -19,7 +19,8 @@ and the support modules (leading `_`) they share:
     sorting.py       a stable rank sort (sort, topk, kthvalue, median, mode, unique),
                      cummax/cummin as an associative scan over (value, index)
     linalg.py        the blocked tl.dot matmul: mm, bmm (aligned and masked candidates);
-                     addmm, addmv, baddbmm, mv, dot, linear, tril/triu, diag
+                     addmm, addmv, baddbmm, mv, dot, linear, tril/triu, diag; Cholesky
+                     and LU of small matrices in registers (cholesky, inv, solve, slogdet)
     einsum.py        einsum as diagonal views, sums and bmm (host composition)
     shape.py         cat, flip, roll, repeat, repeat_interleave as strided copies
     indexing.py      gather, scatter(_reduce), index_select/add/copy/fill, take,

@@ -167,6 +167,7 @@ def cases(quick):
                      **linalg.INTEGER_BLOCKS)
         yield (f"matmul {ptr[1:]} (integer)", linalg.matmul_kernel,
                {"a_ptr": ptr, "b_ptr": ptr, "c_ptr": ptr}, const, {})
+    yield from linalg.compile_cases(quick)     # Cholesky and LU, a matrix in registers
 
 
 def main(argv=None):

@@ -15,8 +15,17 @@ Transposed inputs need no copy: a kernel reads any strides. fp16/bf16 inputs go 
 the tensor cores as they are; fp32 and fp64 use IEEE precision (PyTorch's default,
 no TF32).
 
-inv, slogdet, solve and cholesky have no Triton kernel yet: their `_on_host` kernels (at
-the end) run LAPACK on a host copy, a fallback that logs itself and that explain() names.
+inv_ex, slogdet, solve and cholesky_ex of batched small matrices (n <= SMALL_N = 32) run
+one program per matrix with the whole matrix in registers: a right-looking Cholesky, and
+Gauss-Jordan elimination with partial pivoting (getrf's pivots and info) for the inverse,
+the solve and the determinant's sign and log. Again two candidates per op:
+
+    linalg_inv_ex           priority 0     float32/float64, ShapeRule n <= SMALL_N
+    linalg_inv_ex_on_host   priority -10   anything else: LAPACK on a host copy
+
+(the same for the other three). ops.yaml names the Triton kernel; the `_on_host` kernels (at
+the end) are registered below it here, and log themselves each call; explain() shows
+which one ran.
 """
 from __future__ import annotations
 
@@ -31,10 +40,12 @@ from tensorplay import _dtype as dt
 from tensorplay._device_transfer import from_host, to_host
 from tensorplay.errors import KernelConstraintError
 from tensorplay.kernel_support import lapack
-from tensorplay.kernel_support.results import TensorImpl, contiguous_strides, factory
+from tensorplay.kernel_support.results import TensorImpl, contiguous_strides, factory, \
+    numel_of
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
-from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
+from triton_kernels._launch import INTERPRETED, broadcast_strides, launch, new_tensor, \
+    operands, pointer
 from triton_kernels.copy import fill_
 from triton_kernels.pointwise import run, run_expression
 
@@ -378,8 +389,394 @@ def diag(self, diagonal):
     return out
 
 
+# ---- small matrices in registers: Cholesky, and LU for inv, solve, slogdet ---------------
+# One program per matrix of the stack keeps the whole n x n matrix in registers, a
+# BLOCK x BLOCK tile (BLOCK the next power of two >= n; the padding loads as zeros and is
+# never stored), and runs the textbook elimination one column at a time. A tile has no
+# scalar indexing, so "column j" is a masked sum, tl.sum(tl.where(cols == j, a, 0), axis=1),
+# and "write row j" a tl.where over the tile. Each of the n steps touches the whole tile:
+# O(n * BLOCK^2) work and one read and one write of memory per matrix, every matrix of the
+# stack in parallel. That suits many small matrices; one large matrix would be one program
+# on one SM of the GPU, its registers spilling. Above SMALL_N (a ShapeRule, so the
+# registry decides before the call) the host fallback, LAPACK on a host copy, takes over.
+#
+# SMALL_N = 32: a 32 x 32 tile is 1024 elements, 8 per thread of the 4 warps it runs on.
+# Registers per thread (sm_90, cuobjdump --dump-resource-usage on the compiled kernels):
+#                      BLOCK 16 (2 warps)   32 (4 warps)   64 (8 warps)
+#     cholesky fp64            68             103            128
+#     LU [A | I] fp64          88             142            240
+#     LU [A | I] fp32          60             103            126
+# None spills, but at 64 the float64 LU takes 240 of the 255 registers a thread may have,
+# no headroom for any change of the kernel, and 240 x 256 threads fill an SM's 65536
+# registers: one program per SM, whose 64 serial steps each synchronise 8 warps. At 32 the
+# worst (float64 LU, 142 x 128 threads) leaves room for three programs per SM.
+SMALL_N = 32
+FLOATS = {dt.float32, dt.float64}
+
+
+def _small(A, *rest):
+    """ShapeRule check: square matrices of order n <= SMALL_N."""
+    sizes = A._impl.sizes
+    return len(sizes) >= 2 and sizes[-1] <= SMALL_N
+
+
+SMALL = ShapeRule(f"n <= {SMALL_N} (the matrix in registers)", _small)
+
+
+@triton.jit
+def _divide(x, y, FP32: tl.constexpr):
+    """x / y rounded as IEEE says (float32 `/` in Triton is an approximate division)."""
+    if FP32:
+        q = tl.div_rn(x, y)
+    else:
+        q = x / y
+    return q
+
+
+@triton.jit
+def _sqrt(x, FP32: tl.constexpr):
+    if FP32:
+        r = tl.sqrt_rn(x)
+    else:
+        r = tl.sqrt(x)
+    return r
+
+
+@triton.jit
+def cholesky_kernel(
+    a_ptr, l_ptr, info_ptr, n,
+    stride_ab, stride_ar, stride_ac,  # A[batch, row, col], any strides
+    stride_lb, stride_lr, stride_lc,  # the factor, in PyTorch's (column-major) layout
+    UPPER: tl.constexpr,  # A = U^T U from A's upper triangle, instead of A = L L^T
+    FP32: tl.constexpr, ACC: tl.constexpr, BLOCK: tl.constexpr,
+):
+    # Right-looking Cholesky (LAPACK's potf2 for the lower triangle): for each column j,
+    #     L[j, j] = sqrt(A[j, j]),  L[i, j] = A[i, j] / L[j, j]          (i > j)
+    #     A[i, k] -= L[i, j] * L[k, j]                                  (i >= k > j)
+    # The upper factor of A is the lower one of A^T, whose lower triangle is A's upper
+    # one: UPPER reads A transposed and writes the factor transposed, same loop.
+    batch = tl.program_id(0).to(tl.int64)
+    i = tl.arange(0, BLOCK)
+    rows = i[:, None]
+    cols = i[None, :]
+    if UPPER:
+        a_ptrs = a_ptr + batch * stride_ab + cols * stride_ar + rows * stride_ac
+        l_ptrs = l_ptr + batch * stride_lb + cols * stride_lr + rows * stride_lc
+    else:
+        a_ptrs = a_ptr + batch * stride_ab + rows * stride_ar + cols * stride_ac
+        l_ptrs = l_ptr + batch * stride_lb + rows * stride_lr + cols * stride_lc
+    inside = (rows < n) & (cols < n)
+    lower = rows >= cols
+    a = tl.load(a_ptrs, mask=inside & lower, other=0).to(ACC)   # one triangle, as LAPACK
+    info = tl.full([], 0, tl.int32)
+    for j in range(n):
+        column = tl.sum(tl.where(cols == j, a, 0), axis=1)
+        d = tl.sum(tl.where(i == j, column, 0), axis=0)
+        # LAPACK's info: the order of the first leading minor that is not positive-definite
+        # (d <= 0, or nan). From there on the matrix is left as it is.
+        info = tl.where(info == 0, tl.where(d > 0, 0, j + 1), info)
+        going = info == 0
+        root = _sqrt(tl.where(going, d, 1), FP32)
+        below = tl.where(i > j, _divide(column, root, FP32), 0)
+        l_j = tl.where(i == j, root, below)
+        updated = a - tl.where(lower, below[:, None] * below[None, :], 0)
+        a = tl.where(going, tl.where(cols == j, l_j[:, None], updated), a)
+    tl.store(l_ptrs, a.to(l_ptr.dtype.element_ty), mask=inside)   # zeros above the diagonal
+    tl.store(info_ptr + batch, info)
+
+
+@triton.jit
+def lu_kernel(
+    a_ptr, b_ptr, x_ptr, info_ptr, sign_ptr, logabsdet_ptr, n, k,
+    stride_ab, stride_ar, stride_ac,  # A[batch, row, col], n x n
+    stride_bb, stride_br, stride_bc,  # B[batch, row, col], n x k (RHS == "B")
+    stride_xb, stride_xr, stride_xc,  # X = A^-1 B, n x k
+    RHS: tl.constexpr,  # "B": solve A X = B; "identity": X = A^-1; "none": slogdet only
+    FP32: tl.constexpr, ACC: tl.constexpr, BLOCK: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    # Gauss-Jordan elimination with partial pivoting on [A | B]: for each column j, swap
+    # into row j the row p >= j with the largest |A[p, j]| (the first of equals, as
+    # LAPACK's idamax), then subtract multiples of row j from every other row, above it
+    # too, so that A ends diagonal and X = B / diag. The pivots are those of LAPACK's
+    # getrf (rows below j see the same operations as in LU), hence getrf's info (the first
+    # exactly-zero pivot; the elimination goes on past it, as getrf does) and the
+    # determinant: the product of the pivots, negated for each swap.
+    batch = tl.program_id(0).to(tl.int64)
+    first = tl.program_id(1) * BLOCK_K     # this program's columns of B: a grid of chunks
+    i = tl.arange(0, BLOCK)
+    rows = i[:, None]
+    cols = i[None, :]
+    a = tl.load(a_ptr + batch * stride_ab + rows * stride_ar + cols * stride_ac,
+                mask=(rows < n) & (cols < n), other=0).to(ACC)
+    c = first + tl.arange(0, BLOCK_K)[None, :]
+    if RHS == "B":
+        b = tl.load(b_ptr + batch * stride_bb + rows * stride_br + c * stride_bc,
+                    mask=(rows < n) & (c < k), other=0).to(ACC)
+    elif RHS == "identity":
+        b = tl.where((rows == c) & (rows < n), 1, 0).to(ACC)
+    info = tl.full([], 0, tl.int32)
+    sign = tl.full([], 1, ACC)
+    logabsdet = tl.full([], 0, ACC)
+    pivots = tl.full([BLOCK], 1, ACC)
+    for j in range(n):
+        column = tl.sum(tl.where(cols == j, a, 0), axis=1)
+        size = tl.where((i >= j) & (i < n), tl.abs(column), -1)
+        p = tl.min(tl.where(size == tl.max(size, axis=0), i, BLOCK), axis=0)
+        p = tl.where(p < n, p, j)      # a nan column matches no row: no swap
+        pivot = tl.sum(tl.where(i == p, column, 0), axis=0)
+        diagonal = tl.sum(tl.where(i == j, column, 0), axis=0)
+        column = tl.where(i == j, pivot, tl.where(i == p, diagonal, column))
+        row_j = tl.sum(tl.where(rows == j, a, 0), axis=0)
+        row_p = tl.sum(tl.where(rows == p, a, 0), axis=0)
+        a = tl.where(rows == j, row_p[None, :], tl.where(rows == p, row_j[None, :], a))
+        zero = pivot == 0
+        info = tl.where(info == 0, tl.where(zero, j + 1, 0), info)
+        # The multipliers of every row but j (none for a zero pivot: getrf skips it).
+        # (Scalar conditions go through tl.where, not `&`: the interpreter cannot `&` a
+        # scalar comparison with a tensor.)
+        multiplier = tl.where((i != j) & (i < n),
+                              _divide(column, tl.where(zero, 1, pivot), FP32), 0)
+        multiplier = tl.where(zero, 0, multiplier)
+        a = a - multiplier[:, None] * row_p[None, :]
+        if RHS != "none":
+            b_j = tl.sum(tl.where(rows == j, b, 0), axis=0)
+            b_p = tl.sum(tl.where(rows == p, b, 0), axis=0)
+            b = tl.where(rows == j, b_p[None, :], tl.where(rows == p, b_j[None, :], b))
+            b = b - multiplier[:, None] * b_p[None, :]
+        pivots = tl.where(i == j, pivot, pivots)
+        sign = sign * tl.where(p != j, -1, 1) * tl.where(pivot < 0, -1, 1)
+        logabsdet += tl.log(tl.abs(pivot))
+    tl.store(info_ptr + batch, info, mask=tl.program_id(1) == 0)
+    if RHS == "none":
+        # A singular matrix: sign 0 and log|det| -inf, as LAPACK-based slogdet says.
+        tl.store(sign_ptr + batch, tl.where(info > 0, 0, sign).to(sign_ptr.dtype.element_ty))
+        tl.store(logabsdet_ptr + batch, tl.where(info > 0, -float("inf"), logabsdet)
+                 .to(logabsdet_ptr.dtype.element_ty))
+    else:
+        x = _divide(b, pivots[:, None], FP32)
+        tl.store(x_ptr + batch * stride_xb + rows * stride_xr + c * stride_xc,
+                 x.to(x_ptr.dtype.element_ty), mask=(rows < n) & (c < k))
+
+
+def _block(n):
+    """The tile's side: a power of two (tl.arange's rule) >= n, at least 4."""
+    return max(triton.next_power_of_2(n), 4)
+
+
+def _warps(block):
+    """Warps per program: enough threads that a tile is a few registers each, no more
+    (each reduction of the loop synchronises them all)."""
+    return 1 if block <= 8 else 2 if block <= 16 else 4 if block <= 32 else 8
+
+
+def _options(dtype, n):
+    block = _block(n)
+    return dict(FP32=dtype is dt.float32, ACC=tl.float64 if dtype is dt.float64 else tl.float32,
+                BLOCK=block, num_warps=_warps(block))
+
+
+def _require_small(op, n):
+    """The host's guard (Triton checks no bounds): the tile must hold the matrix."""
+    if n > SMALL_N:
+        raise KernelConstraintError(f"{op}: n = {n} > {SMALL_N}, more than a tile of registers")
+
+
+def _merged_stride(sizes, strides):
+    """The one stride that walks dims `sizes` (the batch dims) as a flat index, or None
+    when they do not merge (a broadcast or permuted batch dim between others)."""
+    stride, expected = 0, None
+    for size, st in zip(reversed(sizes), reversed(strides)):
+        if size == 1:
+            continue
+        if expected is not None and st != expected:
+            return None
+        if expected is None:
+            stride = st
+        expected = st * size
+    return stride
+
+
+def _matrices(t, batch, transpose=False):
+    """An operand as (tensor, batch stride, row stride, col stride): `t` broadcast to the
+    batch dims `batch`, its matrices transposed when `transpose` (strides swapped, no
+    copy). Batch dims that merge into no single stride are first copied densely."""
+    full = tuple(batch) + tuple(t._impl.sizes[-2:])
+    strides = broadcast_strides(t, full)
+    stride = _merged_stride(full[:-2], strides[:-2])
+    if stride is None:
+        dense = new_tensor(full, t._impl.dtype, t._impl.device)
+        run("copy", dense, (t,), t._impl.dtype)
+        t, strides = dense, dense._impl.strides
+        stride = _merged_stride(full[:-2], strides[:-2])
+    rows, cols = strides[-2:]
+    return (t, stride, cols, rows) if transpose else (t, stride, rows, cols)
+
+
+def _result_matrices(out, batch):
+    """A result's matrices as `_matrices` gives an operand's, and one more item:
+    (tensor the kernel writes, batch stride, row stride, col stride, dense or None).
+    When out's batch dims merge into no single stride (a batch of solved vectors, laid out
+    as PyTorch lays it), the kernel writes `dense`, which is then copied into `out`."""
+    stride = _merged_stride(tuple(batch), out._impl.strides[:len(batch)])
+    if stride is not None:
+        return (out, stride) + tuple(out._impl.strides[-2:]) + (None,)
+    dense = new_tensor(out._impl.sizes, out._impl.dtype, out._impl.device)
+    return (dense, _merged_stride(tuple(batch), dense._impl.strides[:len(batch)])) + \
+        tuple(dense._impl.strides[-2:]) + (dense,)
+
+
+def _info_checked(op, info, what):
+    """check_errors=True: LAPACK's info read on the host (a synchronisation, as in PyTorch),
+    the first failed matrix named in a LinAlgError."""
+    lapack.check_info(op, to_host(info), what)
+
+
+@kernel(dtypes=FLOATS, shape=SMALL)
+def linalg_cholesky_ex(A, upper, check_errors):
+    """(L, info) with A = L L^T (upper: (U, info), A = U^T U), one program per matrix."""
+    spec, info_spec = shape_rule("linalg.square_factorization")(
+        "linalg_cholesky_ex", (A, upper, check_errors))
+    device, (A,) = operands("linalg_cholesky_ex", A=A)
+    n = spec.sizes[-1]
+    _require_small("linalg_cholesky_ex", n)
+    factor = factory.empty_strided(spec.sizes, spec.strides, dtype=spec.dtype, device=device)
+    info = new_tensor(info_spec.sizes, dt.int32, device)
+    batch = spec.sizes[:-2]
+    count = numel_of(batch)
+    if count:
+        a, sab, sar, sac = _matrices(A, batch)
+        l, slb, slr, slc, _ = _result_matrices(factor, batch)
+        launch("cholesky (registers)", cholesky_kernel, (count,), pointer(a), pointer(l),
+               pointer(info), n, sab, sar, sac, slb, slr, slc, UPPER=bool(upper),
+               **_options(spec.dtype, n))
+    if check_errors:
+        _info_checked("linalg_cholesky_ex", info, lapack.CHOLESKY_FAILED)
+    return factor, info
+
+
+def _lu(A, batch, n, rhs, b=None, x=None, k=0, transpose=False, sign=None,
+        logabsdet=None):
+    """Launch lu_kernel over the stack: A (and B, X) broadcast to `batch`, `transpose`
+    solving with A^T, B^T and X^T (X A = B). Returns LAPACK's info per matrix."""
+    device = A._impl.device
+    info = new_tensor(batch, dt.int32, device)
+    count = numel_of(batch)
+    if count == 0:
+        return info
+    a, *sa = _matrices(A, batch, transpose)
+    b_operand, sb = a, [0, 0, 0]           # (unused pointers: any tensor of the dtype)
+    if b is not None:
+        b_operand, *sb = _matrices(b, batch, transpose)
+    x_operand, sx, dense = a, [0, 0, 0], None
+    if x is not None:
+        x_operand, sxb, sxr, sxc, dense = _result_matrices(x, batch)
+        sx = [sxb, sxc, sxr] if transpose else [sxb, sxr, sxc]
+    options = _options(A._impl.dtype, n)
+    block_k = options["BLOCK"] if rhs == "identity" else \
+        min(max(triton.next_power_of_2(k), 4), options["BLOCK"])
+    chunks = max(triton.cdiv(k, block_k), 1)   # one chunk at least: info for k == 0 too
+    launch(f"lu (registers, {rhs})", lu_kernel, (count, chunks), pointer(a),
+           pointer(b_operand), pointer(x_operand), pointer(info),
+           pointer(sign if sign is not None else a),
+           pointer(logabsdet if logabsdet is not None else a), n, k, *sa, *sb, *sx,
+           RHS=rhs, BLOCK_K=block_k, **options)
+    if dense is not None:
+        run("copy", x, (dense,), x._impl.dtype)
+    return info
+
+
+@kernel(dtypes=FLOATS, shape=SMALL)
+def linalg_inv_ex(A, check_errors):
+    """(A^-1, info): Gauss-Jordan on [A | I], one program per matrix."""
+    spec, info_spec = shape_rule("linalg.square_factorization")("linalg_inv_ex",
+                                                                (A, check_errors))
+    device, (A,) = operands("linalg_inv_ex", A=A)
+    n = spec.sizes[-1]
+    _require_small("linalg_inv_ex", n)
+    inverse = factory.empty_strided(spec.sizes, spec.strides, dtype=spec.dtype, device=device)
+    info = _lu(A, spec.sizes[:-2], n, "identity", x=inverse, k=n)
+    if check_errors:
+        _info_checked("linalg_inv_ex", info, lapack.INV_FAILED)
+    return inverse, info
+
+
+@kernel(dtypes=FLOATS, shape=SMALL)
+def linalg_slogdet(A):
+    """(sign, log|det|) from the pivots of the LU factorization, one program per matrix."""
+    sign_spec, _ = shape_rule("linalg.slogdet")("linalg_slogdet", (A,))
+    device, (A,) = operands("linalg_slogdet", A=A)
+    n = A._impl.sizes[-1]
+    _require_small("linalg_slogdet", n)
+    sign = new_tensor(sign_spec.sizes, sign_spec.dtype, device)
+    logabsdet = new_tensor(sign_spec.sizes, sign_spec.dtype, device)
+    _lu(A, sign_spec.sizes, n, "none", sign=sign, logabsdet=logabsdet)
+    return sign, logabsdet
+
+
+@kernel(dtypes=FLOATS, shape=SMALL)
+def linalg_solve(A, B, left):
+    """X with A X = B (left=False: X A = B, solved as A^T X^T = B^T, as on the CPU);
+    B's columns in chunks of registers (the grid's second dim), A's and B's batch dims
+    broadcast. A singular A raises LinAlgError naming the batch element."""
+    spec = shape_rule("linalg.solve")("linalg_solve", (A, B, left))
+    device, (A, B) = operands("linalg_solve", A=A, B=B)
+    n = A._impl.sizes[-1]
+    _require_small("linalg_solve", n)
+    if spec.strides is None:
+        x = new_tensor(spec.sizes, spec.dtype, device)
+    else:
+        x = factory.empty_strided(spec.sizes, spec.strides, dtype=spec.dtype, device=device)
+    if lapack.solve_is_vector(A._impl.sizes, B._impl.sizes):   # (left=True only: the rule)
+        B = call_below_autograd("unsqueeze", B, -1)
+        x_matrices = call_below_autograd("unsqueeze", x, -1)
+    else:
+        x_matrices = x
+    batch = x_matrices._impl.sizes[:-2]
+    k = x_matrices._impl.sizes[-1] if left else x_matrices._impl.sizes[-2]
+    info = _lu(A, batch, n, "B", b=B, x=x_matrices, k=k, transpose=not left)
+    lapack.check_info("linalg_solve", to_host(info), "The solver failed because the input "
+                      "matrix is singular.")
+    return x
+
+
+def compile_cases(quick):
+    """The kernels of this section for triton_kernels/compile_check.py: each mode, both
+    dtypes, at the largest tile (SMALL_N) and a small one."""
+    blocks = (_block(SMALL_N),) if quick else (4, _block(SMALL_N))
+    for ptr, acc in (("*fp32", tl.float32), ("*fp64", tl.float64)):
+        for block in blocks:
+            fp = dict(FP32=ptr == "*fp32", ACC=acc, BLOCK=block)
+            warps = dict(num_warps=_warps(block))
+            for upper in (False, True):
+                yield (f"cholesky {ptr[1:]} BLOCK={block} upper={upper}", cholesky_kernel,
+                       {"a_ptr": ptr, "l_ptr": ptr, "info_ptr": "*i32"},
+                       dict(UPPER=upper, **fp), warps)
+            for rhs in ("B", "identity", "none"):
+                yield (f"lu {ptr[1:]} BLOCK={block} {rhs}", lu_kernel,
+                       {"a_ptr": ptr, "b_ptr": ptr, "x_ptr": ptr, "info_ptr": "*i32",
+                        "sign_ptr": ptr, "logabsdet_ptr": ptr},
+                       dict(RHS=rhs, BLOCK_K=block, **fp), warps)
+
+
+def _host_fallback(op):
+    """`<op>_on_host`, of the section below, as a candidate registered here: looked up when
+    called, since it is defined further down this file."""
+    def on_host(*args):
+        return globals()[f"{op}_on_host"](*args)
+    return on_host
+
+
+# The Triton kernels above are the ones ops.yaml names, for float32/float64 and n <=
+# SMALL_N; everything else (larger n, and the dtype errors) goes to the host fallback.
+host_fallback = Library("CUDA", "triton_kernels.linalg (host fallback)")
+for _op in ("linalg_inv_ex", "linalg_slogdet", "linalg_solve", "linalg_cholesky_ex"):
+    host_fallback.impl(_op, _host_fallback(_op), priority=-10,
+                       name=f"triton_kernels.linalg.{_op}_on_host")
+
+
 # ---- inverses, determinants, solves, factorizations: on a host copy ----------------------
-# No Triton kernel yet: these copy the matrices to the host, run the CPU's LAPACK routines
+# The fallback (for inv, slogdet, solve and cholesky: of matrices too large for the
+# registers, above): these copy the matrices to the host, run the CPU's LAPACK routines
 # (kernel_support/lapack.py) and copy the results back. explain() shows the `_on_host`
 # kernel; the `tensorplay.dispatch` logger says it each call.
 log = logging.getLogger("tensorplay.dispatch")

@@ -2,7 +2,9 @@
 high-priority candidate next to the generic one), a Triton kernel, the Composite
 decomposition (views, scalar overloads, matmul, to...), or a host copy (the `_on_host`
 kernels of triton_kernels/linalg.py: LAPACK on the host, logged; not counted as served). The table is printed
-(`pytest -s`); the number of Triton-served ops only goes up."""
+(`pytest -s`); the number of Triton-served ops only goes up. An op whose Triton kernel
+serves some shapes and hands the rest to a lower-priority `_on_host` candidate (inv_ex,
+slogdet, solve, cholesky_ex: small matrices in registers) counts as a Triton kernel."""
 from triton_util import CUDA  # noqa: F401 - skips without Triton
 
 from tensorplay.dispatch import DispatchKey
@@ -12,8 +14,10 @@ from tensorplay.dispatch.dispatcher import dispatcher
 # on purpose: repeat_interleave(Tensor, repeats=Tensor) became Composite on every backend,
 # index_select at repeat_interleave(repeats) as in PyTorch, so that its backward saves
 # what PyTorch's saves; its Triton kernel went with it.)
-TRITON_SERVED_AT_LEAST = 301
+TRITON_SERVED_AT_LEAST = 305
 SPECIALISED = {"mm", "bmm"}
+# Triton kernels for small matrices, with the host fallback below them for larger ones.
+WITH_HOST_FALLBACK = {"linalg_inv_ex", "linalg_slogdet", "linalg_solve", "linalg_cholesky_ex"}
 
 
 def cuda_table():
@@ -43,6 +47,16 @@ def test_record_how_each_op_runs_on_cuda():
     served = len(table["specialised"]) + len(table["triton"])
     assert served >= TRITON_SERVED_AT_LEAST, table
     assert SPECIALISED <= set(table["specialised"])
+    assert WITH_HOST_FALLBACK <= set(table["triton"])
+
+
+def test_the_host_fallbacks_rank_below_the_triton_kernels():
+    for name in WITH_HOST_FALLBACK:
+        candidates = dispatcher.ops[name].registries[DispatchKey.CUDA].candidates
+        assert [c.name for c in candidates] == [f"triton_kernels.linalg.{name}",
+                                                f"triton_kernels.linalg.{name}_on_host"]
+        assert candidates[0].shape is not None and candidates[0].priority > \
+            candidates[1].priority
 
 
 def test_every_op_runs_on_cuda():

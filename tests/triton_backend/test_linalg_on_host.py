@@ -1,7 +1,8 @@
-"""inv, slogdet, solve and cholesky on `cuda`: no Triton kernel yet, so the `_on_host`
-kernels copy the matrices to the host, run LAPACK there and copy the results back. The
-results equal the CPU's (values, layout, LAPACK's info), and the fallback is visible: a
-log line each call, and the kernel's name in explain()."""
+"""inv, slogdet, solve and cholesky on `cuda` for matrices larger than the Triton kernels
+take (n > SMALL_N; test_linalg_kernels.py tests those): the `_on_host` kernels copy the
+matrices to the host, run LAPACK there and copy the results back. The results equal the
+CPU's (values, layout, LAPACK's info), and the fallback is visible: a log line each call,
+and the kernel's name in explain()."""
 import logging
 
 import numpy as np
@@ -9,6 +10,9 @@ import numpy as np
 from triton_util import CUDA
 
 import tensorplay as tp
+from triton_kernels.linalg import SMALL_N
+
+N = SMALL_N + 1     # one more than the Triton kernels take
 
 
 def well_conditioned(*shape):
@@ -18,8 +22,8 @@ def well_conditioned(*shape):
 
 
 def test_results_equal_the_cpus_values_and_layout():
-    a = well_conditioned(2, 3, 3)
-    b = tp.tensor(np.random.default_rng(1).standard_normal((2, 3, 2)), dtype=tp.float32)
+    a = well_conditioned(2, N, N)
+    b = tp.tensor(np.random.default_rng(1).standard_normal((2, N, 2)), dtype=tp.float32)
     spd = a @ a.mT
     for fn, args in [(tp.linalg.inv, (a,)), (tp.linalg.cholesky, (spd,)),
                      (tp.linalg.solve, (a.mT, b)), (lambda x: tp.linalg.slogdet(x)[1], (a,))]:
@@ -37,7 +41,7 @@ def test_the_ex_forms_return_lapacks_info_on_the_device():
 
 
 def test_the_host_fallback_is_logged_and_explained(caplog):
-    a = well_conditioned(3, 3).cuda()
+    a = well_conditioned(N, N).cuda()
     with caplog.at_level(logging.INFO, logger="tensorplay.dispatch"):
         with tp.dispatch.explain(file=False) as ex:
             tp.linalg.inv(a)
