@@ -35,19 +35,19 @@ from tensorplay._generated.autograd_nodes import (
     HardtanhBackward0, HeavisideBackward0, HuberLossBackward0, HypotBackward0, Im2colBackward0,
     IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1,
     IndexPutBackward0, IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0,
-    LeakyReluBackward1, LerpBackward0, LerpBackward1, LinalgCholeskyExBackward0,
-    LinalgInvExBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0, LinalgVectorNormBackward0,
-    LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0,
-    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
-    LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0,
-    MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0,
-    MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
-    MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
-    MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
-    MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0, MvBackward0, NanToNumBackward0,
-    NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
-    NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NegBackward0,
-    NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
+    LeakyReluBackward1, LerpBackward0, LerpBackward1, LinalgCholeskyExBackward0, LinalgDetBackward0,
+    LinalgEighBackward0, LinalgInvExBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0,
+    LinalgSvdBackward0, LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0,
+    Log2Backward0, LogBackward0, LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0,
+    Logaddexp2Backward0, LogaddexpBackward0, LogitBackward0, LogsumexpBackward0,
+    LstmSequenceBackward0, LstmSequenceBackwardBackward0, MaskedFillBackward0, MaskedFillBackward1,
+    MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
+    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0,
+    MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
+    MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0,
+    MvBackward0, NanToNumBackward0, NativeBatchNormBackward0, NativeDropoutBackward0,
+    NativeGroupNormBackward0, NativeLayerNormBackward0, NativeLayerNormBackwardBackward0,
+    NegBackward0, NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
     PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, PowBackward1,
     PreluBackward0, ProdBackward0, ProdBackward1, ReciprocalBackward0, ReluBackward0,
     RemainderBackward0, RemainderBackward1, RepeatBackward0, RepeatInterleaveBackward0,
@@ -3832,6 +3832,43 @@ def linalg_cholesky_ex(ks, A, upper, check_errors):
     return result
 
 
+def _linalg_svd(ks, A, full_matrices, compute_uv, driver):
+    if not A._impl.requires_grad:
+        return below_autograd(ops._linalg_svd, ks, A, full_matrices, compute_uv, driver)
+    node = LinalgSvdBackward0(A)
+    node.full_matrices_ = full_matrices
+    node.compute_uv_ = compute_uv
+    result = below_autograd(ops._linalg_svd, ks, A, full_matrices, compute_uv, driver)
+    set_history(result, node)
+    node.U_ = SavedVariable(result[0], is_output=True)
+    node.S_ = SavedVariable(result[1], is_output=True)
+    node.Vh_ = SavedVariable(result[2], is_output=True)
+    return result
+
+
+def _linalg_eigh(ks, A, UPLO, compute_v):
+    if not A._impl.requires_grad:
+        return below_autograd(ops._linalg_eigh, ks, A, UPLO, compute_v)
+    node = LinalgEighBackward0(A)
+    node.compute_v_ = compute_v
+    result = below_autograd(ops._linalg_eigh, ks, A, UPLO, compute_v)
+    set_history(result, node)
+    node.eigenvalues_ = SavedVariable(result[0], is_output=True)
+    node.eigenvectors_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def linalg_det(ks, A):
+    if not A._impl.requires_grad:
+        return below_autograd(ops.linalg_det, ks, A)
+    node = LinalgDetBackward0(A)
+    node.A_ = SavedVariable(A, is_output=False)
+    result = below_autograd(ops.linalg_det, ks, A)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
 def unsqueeze_(ks, self, dim):
     if not self._impl.requires_grad:
         return below_autograd(ops.unsqueeze_, ks, self, dim)
@@ -4233,6 +4270,9 @@ WRAPPERS = {
     'linalg_slogdet': linalg_slogdet,
     'linalg_solve': linalg_solve,
     'linalg_cholesky_ex': linalg_cholesky_ex,
+    '_linalg_svd': _linalg_svd,
+    '_linalg_eigh': _linalg_eigh,
+    'linalg_det': linalg_det,
     'unsqueeze_': unsqueeze_,
     'squeeze_': squeeze_,
     'squeeze_.dim': squeeze__dim,

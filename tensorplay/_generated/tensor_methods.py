@@ -298,6 +298,9 @@ class TensorMethods:
     logdet = F.logdet
     cholesky = F.cholesky
     matrix_power = F.matrix_power
+    svd = F.svd
+    det = F.det
+    pinverse = F.pinverse
     unsqueeze_ = F.unsqueeze_
     squeeze_ = F.squeeze_
     t_ = F.t_

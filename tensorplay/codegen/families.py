@@ -44,6 +44,8 @@ FAMILIES = {
     "linalg": "matrix products (mm, bmm, matmul, mv, dot, addmm, linear, ...), "
               "tril/triu, diag, trace, kron, the tp.linalg norms, inverses, "
               "determinants, solves and factorizations (LAPACK)",
+    "eigen": "the SVD and the symmetric eigendecomposition, and what is built on them: "
+             "svdvals, pinv, matrix_rank, cond, det (LAPACK)",
     "einsum": "einsum: parsing the equation, the result's layout, the kernels",
     "views": "ops that return a view: view, reshape, transpose, permute, expand, squeeze, "
              "select, slice, split, movedim, unfold, ... and their in-place forms",
