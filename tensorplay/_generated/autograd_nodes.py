@@ -24,13 +24,14 @@ from tensorplay.autograd.formulas import (
     masked_scatter_source_backward, masked_select_backward, max_pool2d_double_backward,
     max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
     nll_loss_value, norm_backward, not_implemented, pad_nd_backward, permute_backward,
-    pow_backward_exponent, pow_backward_self, pow_scalar_backward, prelu_backward, prod_backward,
-    prod_dim_backward, repeat_backward, repeat_interleave_int_backward, rms_norm_backward,
-    roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward,
-    select_many_backward, silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
-    smooth_l1_loss_backward, softmax_double_backward, std_backward, std_mean_backward, sum_backward,
-    sum_to, take_backward, value_selecting_reduction_backward, var_backward, var_mean_backward,
-    xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward, zeros_like,
+    pinv_backward, pow_backward_exponent, pow_backward_self, pow_scalar_backward, prelu_backward,
+    prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward,
+    rms_norm_backward, roll_backward, rounded_quotient, scatter_reduce_backward,
+    scatter_src_backward, select_backward, select_many_backward, silu_second_derivative,
+    sinc_backward, slice_backward, slogdet_backward, smooth_l1_loss_backward,
+    softmax_double_backward, std_backward, std_mean_backward, sum_backward, sum_to, take_backward,
+    value_selecting_reduction_backward, var_backward, var_mean_backward, xlog1py_other_backward,
+    xlog1py_self_backward, xlogy_self_backward, zeros_like,
 )
 from tensorplay._generated.functional import (
     _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data, adaptive_avg_pool2d,
@@ -5419,3 +5420,24 @@ class LinalgDetBackward0(Node):
         if self.needs_input_grad(0):
             d_A = linalg_det_backward(grad, result, A)
         return (d_A,)
+
+
+class LinalgPinvBackward0(Node):
+    """Backward of `linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor atol, Tensor? rtol=None,
+        bool hermitian=False) -> Tensor`.
+
+    self: pinv_backward(grad, result, self)
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'linalg_pinv.atol_rtol_tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = pinv_backward(grad, result, self_)
+        return (d_self,)

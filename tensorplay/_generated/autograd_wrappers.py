@@ -36,12 +36,12 @@ from tensorplay._generated.autograd_nodes import (
     IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1,
     IndexPutBackward0, IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0,
     LeakyReluBackward1, LerpBackward0, LerpBackward1, LinalgCholeskyExBackward0, LinalgDetBackward0,
-    LinalgEighBackward0, LinalgInvExBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0,
-    LinalgSvdBackward0, LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0,
-    Log2Backward0, LogBackward0, LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0,
-    Logaddexp2Backward0, LogaddexpBackward0, LogitBackward0, LogsumexpBackward0,
-    LstmSequenceBackward0, LstmSequenceBackwardBackward0, MaskedFillBackward0, MaskedFillBackward1,
-    MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
+    LinalgEighBackward0, LinalgInvExBackward0, LinalgPinvBackward0, LinalgSlogdetBackward0,
+    LinalgSolveBackward0, LinalgSvdBackward0, LinalgVectorNormBackward0, LinearBackward0,
+    Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0, LogSoftmaxBackward0,
+    LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0, LogitBackward0,
+    LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0, MaskedFillBackward0,
+    MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
     MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0,
     MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
     MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0,
@@ -3869,6 +3869,17 @@ def linalg_det(ks, A):
     return result
 
 
+def linalg_pinv_atol_rtol_tensor(ks, self, atol, rtol, hermitian):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.linalg_pinv_atol_rtol_tensor, ks, self, atol, rtol, hermitian)
+    node = LinalgPinvBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.linalg_pinv_atol_rtol_tensor, ks, self, atol, rtol, hermitian)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
 def unsqueeze_(ks, self, dim):
     if not self._impl.requires_grad:
         return below_autograd(ops.unsqueeze_, ks, self, dim)
@@ -4273,6 +4284,7 @@ WRAPPERS = {
     '_linalg_svd': _linalg_svd,
     '_linalg_eigh': _linalg_eigh,
     'linalg_det': linalg_det,
+    'linalg_pinv.atol_rtol_tensor': linalg_pinv_atol_rtol_tensor,
     'unsqueeze_': unsqueeze_,
     'squeeze_': squeeze_,
     'squeeze_.dim': squeeze__dim,

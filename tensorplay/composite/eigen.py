@@ -8,8 +8,10 @@ them, written as PyTorch writes them (LinearAlgebra.cpp, BatchLinearAlgebra.cpp)
     linalg_matrix_rank                  how many singular values are above the tolerance
     linalg_cond                         s_max / s_min, or |A| |A^-1| in another norm
 
-Their graphs record themselves: pinv's gradient comes through svd_backward (eigh_backward
-when hermitian), as PyTorch's. Each checks its input under its own name first.
+Their graphs record themselves (gradients through svd_backward and eigh_backward), except
+pinv's: PyTorch gives linalg_pinv a formula of its own (pinv_backward, derivatives.yaml),
+so its decomposition here runs below autograd. Each checks its input under its own name
+first.
 """
 from __future__ import annotations
 
@@ -148,31 +150,37 @@ def _pinv(A, atol, rtol, hermitian):
 
 
 def linalg_pinv(self, atol, rtol, hermitian):
+    """The one pinv overload with a derivative (pinv_backward, PyTorch's): the others
+    make their tolerances into tensors and call it."""
     _check_floating_matrix("linalg_pinv", self, "self")
     atol, rtol = _tolerances("linalg_pinv", self, atol, rtol)
     return _pinv(self, atol, rtol, hermitian)
 
 
+def _pinv_tensor(self, atol, rtol, hermitian):
+    return F.linalg_pinv(self, atol=atol, rtol=rtol, hermitian=hermitian)
+
+
 def linalg_pinv_float(self, atol, rtol, hermitian):
     _check_floating_matrix("linalg_pinv", self, "self")
-    return _pinv(self, *_float_tolerances(self, atol, rtol), hermitian)
+    return _pinv_tensor(self, *_float_tolerances(self, atol, rtol), hermitian)
 
 
 def linalg_pinv_rcond(self, rcond, hermitian):
     """NumPy's form: rcond is the relative tolerance (and atol is 0)."""
     _check_floating_matrix("linalg_pinv", self, "self")
-    return _pinv(self, _float64(0.0, self), _float64(rcond, self), hermitian)
+    return _pinv_tensor(self, _float64(0.0, self), _float64(rcond, self), hermitian)
 
 
 def linalg_pinv_rcond_tensor(self, rcond, hermitian):
     _check_floating_matrix("linalg_pinv", self, "self")
     _check_tolerance("linalg_pinv", "rcond", rcond)
-    return _pinv(self, _float64(0.0, self), rcond, hermitian)
+    return _pinv_tensor(self, _float64(0.0, self), rcond, hermitian)
 
 
 def pinverse(self, rcond):
     _check_floating_matrix("pinverse", self, "self")
-    return _pinv(self, _float64(0.0, self), _float64(rcond, self), False)
+    return _pinv_tensor(self, _float64(0.0, self), _float64(rcond, self), False)
 
 
 # ---- the rank ----------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import importlib
 import pathlib
 
 FAMILIES = ("pointwise", "pointwise_math", "logic", "activations", "random", "dropout",
-            "reduction", "scan", "sorting", "linalg", "views", "shape", "copy",
+            "reduction", "scan", "sorting", "linalg", "eigen", "views", "shape", "copy",
             "indexing", "embedding", "conv", "pooling", "padding", "resample", "fold",
             "normalization", "softmax", "losses", "attention", "distance", "rnn",
             "optim")

@@ -249,3 +249,29 @@ def linalg_det_backward(grad, det, A):
     return _masked_fmap(mask, lambda a, g, _d: _det_singular(a, g),
                         lambda a, _g, dd: _det_nonsingular(a, dd), A, grad.expand(mask.shape),
                         d)
+
+
+# ---- the pseudoinverse -----------------------------------------------------------------
+def pinv_backward(grad, pinvA, A):
+    """PyTorch's pinv_backward (real case): the derivative of the Moore-Penrose inverse
+    X = A^+ at a point of constant rank (Golub and Pereyra), with gX = grad:
+
+        gA = -(X K)^T + K X^T - A X K X^T + X^T X (gX^T - K A)        K = gX^T X  (m <= n)
+
+    (the m > n form is its transpose). PyTorch uses it for every pinv, its tolerances
+    included: where they cut singular values that are not 0, the result is not A's
+    Moore-Penrose inverse and this is not the derivative of the truncated pinv (finite
+    differences disagree), but it is PyTorch's gradient, and TensorPlay's."""
+    m, n = A.shape[-2], A.shape[-1]
+    pinvAh = pinvA.mT
+    gradh = grad.mT
+    if m <= n:
+        K = F.matmul(gradh, pinvA)
+        KpinvAh = F.matmul(K, pinvAh)
+        return (-F.matmul(pinvA, K).mT + KpinvAh - F.matmul(F.matmul(A, pinvA), KpinvAh)
+                + F.matmul(F.matmul(pinvAh, pinvA), gradh - F.matmul(K, A)))
+    K = F.matmul(pinvA, gradh)
+    pinvAhK = F.matmul(pinvAh, K)
+    return (-F.matmul(K, pinvA).mT
+            + F.matmul(F.matmul(gradh - F.matmul(A, K), pinvA), pinvAh) + pinvAhK
+            - F.matmul(F.matmul(pinvAhK, pinvA), A))
