@@ -248,9 +248,12 @@ def _cond_through_inverse(A, p):
     """|A| |A^-1| in norm p; a singular matrix's inverse is taken as inf, and 0 * inf (a
     zero norm) as inf, as NumPy's."""
     inverse, info = F.linalg_inv_ex(A)
-    inverse = F.where((info > 0).unsqueeze(-1).unsqueeze(-1), math.inf, inverse)
+    # (inf as a tensor, not a Python float: the cuda backend's expression kernels do not
+    # spell a float inf constant yet)
+    inf = _creation.full((), math.inf, dtype=A.dtype, device=A.device)
+    inverse = F.where((info > 0).unsqueeze(-1).unsqueeze(-1), inf, inverse)
     result = F.linalg_matrix_norm(A, p) * F.linalg_matrix_norm(inverse, p)
-    return F.nan_to_num(result, math.inf, math.inf, -math.inf)
+    return F.where(result.isnan(), inf, result)     # PyTorch's nan_to_num(inf, inf, -inf)
 
 
 def linalg_cond(self, p):

@@ -206,7 +206,11 @@ def _det_singular(A, grad):
 
 
 def _det_nonsingular(A, d):
-    return F.linalg_solve(A.mT, d)
+    """gA with A^T gA = d: solved as (A^-1 d^T)^T = solve(A, d)^T (d is diagonal), so that
+    the LU factorization is A's own, the one det came from. Near a singular A, det / the
+    small pivot then cancels consistently (a factorization of A^T pivots differently, and
+    the gradient loses digits: gradgradcheck of a rank-deficient det sees them)."""
+    return F.linalg_solve(A, d).mT
 
 
 def _masked_fmap(mask, f1, f2, A, *rest):
@@ -223,7 +227,7 @@ def _masked_fmap(mask, f1, f2, A, *rest):
 
 
 def linalg_det_backward(grad, det, A):
-    """PyTorch's linalg_det_backward, real case: gA = g det(A) A^-T, solved as
+    """PyTorch's linalg_det_backward, real case: gA = g det(A) A^-T, solved from
     A^T gA = (g det) I.
 
     Without create_graph (the common backward), a singular A gets PyTorch's answer
@@ -241,7 +245,7 @@ def linalg_det_backward(grad, det, A):
     if not grad_state.enabled:
         singular = (det == 0).unsqueeze(-1).unsqueeze(-1)
         safe = F.where(singular, eye, A)        # (its right-hand side is 0: so is gA)
-        return F.linalg_solve(safe.mT, d)
+        return _det_nonsingular(safe, d)
     eps = float(np.finfo(A.dtype.np).eps)
     mask = det.abs() < 100.0 * eps
     if A.dim() == 2:
