@@ -5,9 +5,9 @@ data; the `cuda` device runs the same functions on a host copy (triton_kernels/e
 a logged fallback). Arrays come in as (..., m, n) stacks; results keep the stack.
 
 NumPy runs LAPACK's gesdd (the SVD, divide and conquer, as PyTorch's CPU default),
-syevd (eigh) and getrf (det). gesdd can fail to converge: NumPy then raises for the whole
-stack without saying which matrix, so the stack is walked again one matrix at a time (a
-path taken only for bad input) to name the first one in PyTorch's words.
+syevd (eigh) and getrf (det). gesdd and syevd can fail to converge: NumPy then raises for
+the whole stack without saying which matrix, so the stack is walked again one matrix at a
+time (a path taken only for bad input) to name the first one in PyTorch's words.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import numpy as np
 
 from tensorplay.kernel_support.lapack import check_info
 
-__all__ = ["svd", "eigh", "det", "SVD_NONFINITE", "SVD_FAILED"]
+__all__ = ["svd", "eigh", "det", "SVD_NONFINITE", "SVD_FAILED", "EIGH_FAILED"]
 
 # PyTorch's words for a gesdd that did not converge (it tells the two causes apart by
 # looking for non-finite values); NumPy does not report LAPACK's info, so no error code.
@@ -23,6 +23,8 @@ SVD_NONFINITE = ("The algorithm failed to converge because the input matrix cont
                  "non-finite values.")
 SVD_FAILED = ("The algorithm failed to converge because the input matrix is ill-conditioned "
               "or has too many repeated singular values.")
+EIGH_FAILED = ("The algorithm failed to converge because the input matrix is ill-conditioned "
+               "or has too many repeated eigenvalues.")
 
 
 def _stack(a):
@@ -43,10 +45,12 @@ def svd(a, full_matrices, compute_uv, op):
                 _svd(m, full_matrices, False)
             except np.linalg.LinAlgError:
                 bad[i] = 1 if np.isfinite(m).all() else 2
-        bad = bad.reshape(batch)
-        # One message for the first refused matrix: which one it is says which words.
-        first = bad.reshape(-1)[np.flatnonzero(bad.reshape(-1))[0]]
-        check_info(op, bad, SVD_NONFINITE if first == 2 else SVD_FAILED)
+        refused = np.flatnonzero(bad)
+        if refused.size == 0:
+            raise
+        # One message, for the first refused matrix: its cause says which words.
+        check_info(op, bad.reshape(batch),
+                   SVD_NONFINITE if bad[refused[0]] == 2 else SVD_FAILED)
         raise
 
 
@@ -69,7 +73,7 @@ def _svd(a, full_matrices, compute_uv):
     return np.linalg.svd(a, full_matrices=full_matrices)
 
 
-def eigh(a, UPLO, compute_v):
+def eigh(a, UPLO, compute_v, op="linalg_eigh"):
     """(eigenvalues ascending, eigenvectors or None) of a stack of symmetric matrices, of
     which only the UPLO triangle is read. syevd does not refuse a matrix with NaNs (nor
     does PyTorch's): the result is then NaN or meaningless."""
@@ -78,10 +82,21 @@ def eigh(a, UPLO, compute_v):
         n = a.shape[-1]
         vectors = np.broadcast_to(np.eye(n, dtype=a.dtype), a.shape).copy()
         return np.zeros(a.shape[:-1], a.dtype), vectors if compute_v else None
-    if not compute_v:
-        return np.linalg.eigvalsh(a, UPLO=uplo), None
-    w, v = np.linalg.eigh(a, UPLO=uplo)
-    return w, v
+    try:
+        if not compute_v:
+            return np.linalg.eigvalsh(a, UPLO=uplo), None
+        return tuple(np.linalg.eigh(a, UPLO=uplo))
+    except np.linalg.LinAlgError:
+        # syevd did not converge (rare: NaNs go through, as PyTorch's): name the matrix
+        batch, stack = _stack(a)
+        bad = np.zeros(stack.shape[0], dtype=np.int32)
+        for i, m in enumerate(stack):
+            try:
+                np.linalg.eigvalsh(m, UPLO=uplo)
+            except np.linalg.LinAlgError:
+                bad[i] = 1
+        check_info(op, bad.reshape(batch), EIGH_FAILED)
+        raise
 
 
 def det(a):
