@@ -3,8 +3,9 @@
 
     python benchmarks/bench_linalg.py
 
-Targets: batched solve and cholesky within 2x PyTorch. Also timed: inv, slogdet, and a
-solve's forward + backward.
+Targets: batched solve and cholesky within 2x PyTorch. Also timed: inv, slogdet, a
+solve's forward + backward, and the spectral routines: svd (gesdd) and eigh (syevd) of a
+batch of 64 x 64 matrices (eigh of their symmetric part), svd's forward + backward.
 
 Threads: BENCH_THREADS (default 1) for both libraries, as in bench_reduction.py.
 """
@@ -67,6 +68,32 @@ def main():
 
     report("linalg.solve forward + backward, 64 x (64x64), float64",
            [("tp", timeit(tp_step)), ("torch", timeit(torch_step))])
+
+    # The spectral routines: (64, 64, 64), LAPACK's gesdd and syevd on both sides.
+    g = rng.standard_normal((64, n, n))
+    sym = (g + g.transpose(0, 2, 1)) / 2
+    tg, tsym, xg, xsym = tp.tensor(g), tp.tensor(sym), torch.from_numpy(g), torch.from_numpy(sym)
+    report("linalg.svd, 64 x (64x64), float64",
+           [("tp.linalg.svd", timeit(lambda: tp.linalg.svd(tg))),
+            ("torch.linalg.svd", timeit(lambda: torch.linalg.svd(xg))),
+            ("numpy.linalg.svd", timeit(lambda: np.linalg.svd(g)))])
+    report("linalg.eigh, 64 x (64x64), float64",
+           [("tp.linalg.eigh", timeit(lambda: tp.linalg.eigh(tsym))),
+            ("torch.linalg.eigh", timeit(lambda: torch.linalg.eigh(xsym))),
+            ("numpy.linalg.eigh", timeit(lambda: np.linalg.eigh(sym)))])
+
+    sg, yg = tg.clone().requires_grad_(), xg.clone().requires_grad_()
+
+    def tp_svd_step():
+        U, S, Vh = tp.linalg.svd(sg, full_matrices=False)
+        ((U @ Vh).sum() + S.sum()).backward()
+
+    def torch_svd_step():
+        U, S, Vh = torch.linalg.svd(yg, full_matrices=False)
+        ((U @ Vh).sum() + S.sum()).backward()
+
+    report("linalg.svd forward + backward, 64 x (64x64), float64",
+           [("tp", timeit(tp_svd_step)), ("torch", timeit(torch_svd_step))])
 
 
 if __name__ == "__main__":

@@ -13,23 +13,24 @@ from tensorplay.autograd.formulas import (
     conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight,
     cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward,
     cumsum_backward, diag_backward, diagonal_backward, dist_backward, div_mode_backward_other,
-    div_mode_backward_self, dropout_backward, einsum_backward, elu_backward, elu_backward_of_result,
-    embedding_backward, embedding_dense_double_backward, evenly_distribute_backward,
-    filled_value_backward, gather_along_backward, gather_backward, gelu_second_derivative,
-    group_norm_backward, hardswish_backward, huber_loss_backward, index_backward,
-    index_put_self_backward, index_put_values_backward, index_select_backward,
+    div_mode_backward_self, dropout_backward, eigh_backward, einsum_backward, elu_backward,
+    elu_backward_of_result, embedding_backward, embedding_dense_double_backward,
+    evenly_distribute_backward, filled_value_backward, gather_along_backward, gather_backward,
+    gelu_second_derivative, group_norm_backward, hardswish_backward, huber_loss_backward,
+    index_backward, index_put_self_backward, index_put_values_backward, index_select_backward,
     index_source_backward, last_two, layer_norm_backward, leaky_relu_backward_of_result,
-    linalg_inv_backward, linalg_lstsq_backward, linalg_lu_backward, linalg_lu_solve_B,
-    linalg_lu_solve_LU, linalg_qr_backward, linalg_solve_backward, linalg_solve_triangular_backward,
-    linear_weight_backward, log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
-    lu_factor_ex_backward, lu_unpack_backward, masked_scatter_source_backward,
-    masked_select_backward, matrix_exp_backward, max_pool2d_double_backward,
-    max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
-    nll_loss_value, norm_backward, not_implemented, pad_nd_backward, permute_backward,
-    pow_backward_exponent, pow_backward_self, pow_scalar_backward, prelu_backward, prod_backward,
-    prod_dim_backward, repeat_backward, repeat_interleave_int_backward, rms_norm_backward,
-    roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward,
-    select_many_backward, silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
+    linalg_det_backward, linalg_inv_backward, linalg_lstsq_backward, linalg_lu_backward,
+    linalg_lu_solve_B, linalg_lu_solve_LU, linalg_qr_backward, linalg_solve_backward,
+    linalg_solve_triangular_backward, linalg_svd_backward, linear_weight_backward,
+    log_softmax_double_backward_grad, logit_backward, logsumexp_backward, lu_factor_ex_backward,
+    lu_unpack_backward, masked_scatter_source_backward, masked_select_backward, matrix_exp_backward,
+    max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward,
+    mish_backward, mse_loss_backward, nll_loss_value, norm_backward, not_implemented,
+    pad_nd_backward, permute_backward, pinv_backward, pow_backward_exponent, pow_backward_self,
+    pow_scalar_backward, prelu_backward, prod_backward, prod_dim_backward, repeat_backward,
+    repeat_interleave_int_backward, rms_norm_backward, roll_backward, rounded_quotient,
+    scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
+    silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
     smooth_l1_loss_backward, softmax_double_backward, std_backward, std_mean_backward, sum_backward,
     sum_to, take_backward, triangular_solve_backward, value_selecting_reduction_backward,
     var_backward, var_mean_backward, xlog1py_other_backward, xlog1py_self_backward,
@@ -5720,3 +5721,97 @@ class LinalgCholeskyExBackward0(Node):
         if self.needs_input_grad(0):
             d_A = cholesky_backward(grad, upper, L)
         return (d_A,)
+
+
+class LinalgSvdBackward0(Node):
+    """Backward of `_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *,
+        str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)`.
+
+    A: linalg_svd_backward(grad_U, grad_S, grad_Vh, U, S, Vh, full_matrices, compute_uv)
+    """
+
+    __slots__ = ('U_', 'S_', 'Vh_', 'full_matrices_', 'compute_uv_')
+    SAVED = ('U_', 'S_', 'Vh_')
+    OP = '_linalg_svd'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_U = grads[0]
+        grad_S = grads[1]
+        grad_Vh = grads[2]
+        U = self.U_.unpack(self)
+        S = self.S_.unpack(self)
+        Vh = self.Vh_.unpack(self)
+        full_matrices = self.full_matrices_
+        compute_uv = self.compute_uv_
+        d_A = None
+        if self.needs_input_grad(0):
+            d_A = linalg_svd_backward(grad_U, grad_S, grad_Vh, U, S, Vh, full_matrices, compute_uv)
+        return (d_A,)
+
+
+class LinalgEighBackward0(Node):
+    """Backward of `_linalg_eigh(Tensor A, str UPLO="L",
+        bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)`.
+
+    A: eigh_backward(grad_eigenvalues, grad_eigenvectors, eigenvalues, eigenvectors, compute_v)
+    """
+
+    __slots__ = ('eigenvalues_', 'eigenvectors_', 'compute_v_')
+    SAVED = ('eigenvalues_', 'eigenvectors_')
+    OP = '_linalg_eigh'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_eigenvalues = grads[0]
+        grad_eigenvectors = grads[1]
+        eigenvalues = self.eigenvalues_.unpack(self)
+        eigenvectors = self.eigenvectors_.unpack(self)
+        compute_v = self.compute_v_
+        d_A = None
+        if self.needs_input_grad(0):
+            d_A = eigh_backward(
+                grad_eigenvalues, grad_eigenvectors, eigenvalues, eigenvectors, compute_v,
+            )
+        return (d_A,)
+
+
+class LinalgDetBackward0(Node):
+    """Backward of `linalg_det(Tensor A) -> Tensor`.
+
+    A: linalg_det_backward(grad, result, A)
+    """
+
+    __slots__ = ('A_', 'result_')
+    SAVED = ('A_', 'result_')
+    OP = 'linalg_det'
+
+    def apply(self, grads):
+        grad = grads[0]
+        A = self.A_.unpack(self)
+        result = self.result_.unpack(self)
+        d_A = None
+        if self.needs_input_grad(0):
+            d_A = linalg_det_backward(grad, result, A)
+        return (d_A,)
+
+
+class LinalgPinvBackward0(Node):
+    """Backward of `linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor atol, Tensor? rtol=None,
+        bool hermitian=False) -> Tensor`.
+
+    self: pinv_backward(grad, result, self)
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'linalg_pinv.atol_rtol_tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = pinv_backward(grad, result, self_)
+        return (d_self,)

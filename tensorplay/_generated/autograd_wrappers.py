@@ -36,10 +36,11 @@ from tensorplay._generated.autograd_nodes import (
     HuberLossBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0,
     IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
     IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LeakyReluBackward1, LerpBackward0,
-    LerpBackward1, LinalgCholeskyExBackward0, LinalgInvExBackward0, LinalgLdlFactorExBackward0,
-    LinalgLdlSolveBackward0, LinalgLstsqBackward0, LinalgLuBackward0, LinalgLuFactorExBackward0,
-    LinalgLuSolveBackward0, LinalgMatrixExpBackward0, LinalgQrBackward0, LinalgSlogdetBackward0,
-    LinalgSolveBackward0, LinalgSolveExBackward0, LinalgSolveTriangularBackward0,
+    LerpBackward1, LinalgCholeskyExBackward0, LinalgDetBackward0, LinalgEighBackward0,
+    LinalgInvExBackward0, LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0,
+    LinalgLuBackward0, LinalgLuFactorExBackward0, LinalgLuSolveBackward0, LinalgMatrixExpBackward0,
+    LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0,
+    LinalgSolveExBackward0, LinalgSolveTriangularBackward0, LinalgSvdBackward0,
     LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0,
     LogBackward0, LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0,
     LogaddexpBackward0, LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0,
@@ -4014,6 +4015,54 @@ def linalg_ldl_solve(ks, LD, pivots, B, hermitian):
     return result
 
 
+def _linalg_svd(ks, A, full_matrices, compute_uv, driver):
+    if not A._impl.requires_grad:
+        return below_autograd(ops._linalg_svd, ks, A, full_matrices, compute_uv, driver)
+    node = LinalgSvdBackward0(A)
+    node.full_matrices_ = full_matrices
+    node.compute_uv_ = compute_uv
+    result = below_autograd(ops._linalg_svd, ks, A, full_matrices, compute_uv, driver)
+    set_history(result, node)
+    node.U_ = SavedVariable(result[0], is_output=True)
+    node.S_ = SavedVariable(result[1], is_output=True)
+    node.Vh_ = SavedVariable(result[2], is_output=True)
+    return result
+
+
+def _linalg_eigh(ks, A, UPLO, compute_v):
+    if not A._impl.requires_grad:
+        return below_autograd(ops._linalg_eigh, ks, A, UPLO, compute_v)
+    node = LinalgEighBackward0(A)
+    node.compute_v_ = compute_v
+    result = below_autograd(ops._linalg_eigh, ks, A, UPLO, compute_v)
+    set_history(result, node)
+    node.eigenvalues_ = SavedVariable(result[0], is_output=True)
+    node.eigenvectors_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def linalg_det(ks, A):
+    if not A._impl.requires_grad:
+        return below_autograd(ops.linalg_det, ks, A)
+    node = LinalgDetBackward0(A)
+    node.A_ = SavedVariable(A, is_output=False)
+    result = below_autograd(ops.linalg_det, ks, A)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def linalg_pinv_atol_rtol_tensor(ks, self, atol, rtol, hermitian):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.linalg_pinv_atol_rtol_tensor, ks, self, atol, rtol, hermitian)
+    node = LinalgPinvBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.linalg_pinv_atol_rtol_tensor, ks, self, atol, rtol, hermitian)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
 def unsqueeze_(ks, self, dim):
     if not self._impl.requires_grad:
         return below_autograd(ops.unsqueeze_, ks, self, dim)
@@ -4430,6 +4479,10 @@ WRAPPERS = {
     'cholesky_inverse': cholesky_inverse,
     'linalg_ldl_factor_ex': linalg_ldl_factor_ex,
     'linalg_ldl_solve': linalg_ldl_solve,
+    '_linalg_svd': _linalg_svd,
+    '_linalg_eigh': _linalg_eigh,
+    'linalg_det': linalg_det,
+    'linalg_pinv.atol_rtol_tensor': linalg_pinv_atol_rtol_tensor,
     'unsqueeze_': unsqueeze_,
     'squeeze_': squeeze_,
     'squeeze_.dim': squeeze__dim,

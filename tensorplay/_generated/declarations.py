@@ -3868,6 +3868,158 @@ SCHEMAS = (
         list_positions=(0,),
     ),
     OpSchema(
+        name='_linalg_svd',
+        text=(
+            '_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, '
+            'str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)'
+        ),
+        arg_names=('A', 'full_matrices', 'compute_uv', 'driver'),
+        tensor_positions=(0,),
+        num_returns=3,
+    ),
+    OpSchema(
+        name='linalg_svd',
+        text=(
+            'linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, '
+            'Tensor S, Tensor Vh)'
+        ),
+        arg_names=('A', 'full_matrices', 'driver'),
+        tensor_positions=(0,),
+        num_returns=3,
+    ),
+    OpSchema(
+        name='svd',
+        text=(
+            'svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, '
+            'Tensor V)'
+        ),
+        arg_names=('self', 'some', 'compute_uv'),
+        tensor_positions=(0,),
+        num_returns=3,
+    ),
+    OpSchema(
+        name='linalg_svdvals',
+        text='linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor',
+        arg_names=('A', 'driver'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='_linalg_eigh',
+        text=(
+            '_linalg_eigh(Tensor A, str UPLO="L", '
+            'bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)'
+        ),
+        arg_names=('A', 'UPLO', 'compute_v'),
+        tensor_positions=(0,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='linalg_eigh',
+        text='linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)',
+        arg_names=('self', 'UPLO'),
+        tensor_positions=(0,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='linalg_eigvalsh',
+        text='linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor',
+        arg_names=('self', 'UPLO'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='linalg_det',
+        text='linalg_det(Tensor A) -> Tensor',
+        arg_names=('A',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='det',
+        text='det(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='linalg_pinv.atol_rtol_tensor',
+        text=(
+            'linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor atol, Tensor? rtol=None, '
+            'bool hermitian=False) -> Tensor'
+        ),
+        arg_names=('self', 'atol', 'rtol', 'hermitian'),
+        tensor_positions=(0, 1, 2),
+    ),
+    OpSchema(
+        name='linalg_pinv.atol_rtol_float',
+        text=(
+            'linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, '
+            'bool hermitian=False) -> Tensor'
+        ),
+        arg_names=('self', 'atol', 'rtol', 'hermitian'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='linalg_pinv',
+        text='linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor',
+        arg_names=('self', 'rcond', 'hermitian'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='linalg_pinv.rcond_tensor',
+        text='linalg_pinv.rcond_tensor(Tensor self, Tensor rcond, bool hermitian=False) -> Tensor',
+        arg_names=('self', 'rcond', 'hermitian'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='pinverse',
+        text='pinverse(Tensor self, float rcond=1e-15) -> Tensor',
+        arg_names=('self', 'rcond'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='linalg_matrix_rank.atol_rtol_tensor',
+        text=(
+            'linalg_matrix_rank.atol_rtol_tensor(Tensor input, *, Tensor atol, '
+            'Tensor? rtol=None, bool hermitian=False) -> Tensor'
+        ),
+        arg_names=('input', 'atol', 'rtol', 'hermitian'),
+        tensor_positions=(0, 1, 2),
+    ),
+    OpSchema(
+        name='linalg_matrix_rank.atol_rtol_float',
+        text=(
+            'linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, '
+            'float? rtol=None, bool hermitian=False) -> Tensor'
+        ),
+        arg_names=('self', 'atol', 'rtol', 'hermitian'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='linalg_matrix_rank',
+        text='linalg_matrix_rank(Tensor self, float tol, bool hermitian=False) -> Tensor',
+        arg_names=('self', 'tol', 'hermitian'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='linalg_matrix_rank.tol_tensor',
+        text=(
+            'linalg_matrix_rank.tol_tensor(Tensor input, Tensor tol, '
+            'bool hermitian=False) -> Tensor'
+        ),
+        arg_names=('input', 'tol', 'hermitian'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='linalg_cond',
+        text='linalg_cond(Tensor self, Scalar? p=None) -> Tensor',
+        arg_names=('self', 'p'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='linalg_cond.p_str',
+        text='linalg_cond.p_str(Tensor self, str p) -> Tensor',
+        arg_names=('self', 'p'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
         name='unsqueeze_',
         text='unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)',
         arg_names=('self', 'dim'),
@@ -4443,6 +4595,9 @@ DISPATCH = {
         ('cholesky_inverse', 'triangular.cholesky_inverse'),
         ('linalg_ldl_factor_ex', 'triangular.linalg_ldl_factor_ex'),
         ('linalg_ldl_solve', 'triangular.linalg_ldl_solve'),
+        ('_linalg_svd', 'eigen.linalg_svd'),
+        ('_linalg_eigh', 'eigen.linalg_eigh'),
+        ('linalg_det', 'eigen.linalg_det'),
     ),
     'CUDA': (
         ('add.Tensor', 'pointwise.add'),
@@ -4764,6 +4919,9 @@ DISPATCH = {
         ('cholesky_inverse', 'triangular.cholesky_inverse_on_host'),
         ('linalg_ldl_factor_ex', 'triangular.linalg_ldl_factor_ex_on_host'),
         ('linalg_ldl_solve', 'triangular.linalg_ldl_solve_on_host'),
+        ('_linalg_svd', 'eigen.linalg_svd_on_host'),
+        ('_linalg_eigh', 'eigen.linalg_eigh_on_host'),
+        ('linalg_det', 'eigen.linalg_det_on_host'),
     ),
     'Sparse': (
         ('add.Tensor', 'kernels.add'),
@@ -5008,6 +5166,23 @@ DISPATCH = {
         ('linalg_matrix_power', 'linalg.linalg_matrix_power'),
         ('matrix_power', 'linalg.matrix_power'),
         ('linalg_multi_dot', 'linalg.linalg_multi_dot'),
+        ('linalg_svd', 'eigen.linalg_svd'),
+        ('svd', 'eigen.svd'),
+        ('linalg_svdvals', 'eigen.linalg_svdvals'),
+        ('linalg_eigh', 'eigen.linalg_eigh'),
+        ('linalg_eigvalsh', 'eigen.linalg_eigvalsh'),
+        ('det', 'eigen.det'),
+        ('linalg_pinv.atol_rtol_tensor', 'eigen.linalg_pinv'),
+        ('linalg_pinv.atol_rtol_float', 'eigen.linalg_pinv_float'),
+        ('linalg_pinv', 'eigen.linalg_pinv_rcond'),
+        ('linalg_pinv.rcond_tensor', 'eigen.linalg_pinv_rcond_tensor'),
+        ('pinverse', 'eigen.pinverse'),
+        ('linalg_matrix_rank.atol_rtol_tensor', 'eigen.linalg_matrix_rank'),
+        ('linalg_matrix_rank.atol_rtol_float', 'eigen.linalg_matrix_rank_float'),
+        ('linalg_matrix_rank', 'eigen.linalg_matrix_rank_tol'),
+        ('linalg_matrix_rank.tol_tensor', 'eigen.linalg_matrix_rank_tol_tensor'),
+        ('linalg_cond', 'eigen.linalg_cond'),
+        ('linalg_cond.p_str', 'eigen.linalg_cond_str'),
         ('unsqueeze_', 'views.unsqueeze_'),
         ('squeeze_', 'views.squeeze_'),
         ('squeeze_.dim', 'views.squeeze__dim'),
@@ -5375,6 +5550,9 @@ META_RULES = {
     'cholesky_inverse': 'triangular.cholesky_inverse',
     'linalg_ldl_factor_ex': 'triangular.ldl_factor',
     'linalg_ldl_solve': 'triangular.ldl_solve',
+    '_linalg_svd': 'eigen.svd',
+    '_linalg_eigh': 'eigen.eigh',
+    'linalg_det': 'eigen.det',
 }
 
 # op -> batching rule in tensorplay/func/batching_rules/ (ops.yaml `vmap:`, or the rule
@@ -5805,6 +5983,9 @@ VMAP_RULES = {
     'linalg_lu_factor_ex': 'linalg.matrix_stack_rule',
     'cholesky_inverse': 'linalg.matrix_stack_rule',
     'linalg_ldl_factor_ex': 'linalg.matrix_stack_rule',
+    '_linalg_svd': 'eigen.spectral_rule',
+    '_linalg_eigh': 'eigen.spectral_rule',
+    'linalg_det': 'linalg.matrix_stack_rule',
     'unsqueeze_': 'views.inplace_view_rule',
     'squeeze_': 'views.inplace_view_rule',
     'squeeze_.dim': 'views.inplace_view_rule',

@@ -9895,6 +9895,419 @@ def linalg_multi_dot(*tensors, out=None, **kwargs):
     return ops.linalg_multi_dot.call(keyset_list(tensors), tensors)
 
 
+# ---- _linalg_svd -----------------------------------------------------------------------
+
+_returns__linalg_svd = namedtuple('_linalg_svd', ('U', 'S', 'Vh'))
+
+def _linalg_svd(A, full_matrices=False, compute_uv=True, *, driver=None, out=None):
+    """A = U diag(S) Vh, S descending; the op under linalg_svd, svd and svdvals.
+
+    _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *,
+        str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
+    """
+    if out is not None:
+        return into_out(
+            '_linalg_svd', out, _linalg_svd(A, full_matrices, compute_uv, driver=driver),
+        )
+    if not isinstance(A, Tensor):
+        bad_arg('_linalg_svd', 'A', 'Tensor', A)
+    if type(full_matrices) is not _b.bool:
+        full_matrices = as_bool('_linalg_svd', 'full_matrices', full_matrices)
+    if type(compute_uv) is not _b.bool:
+        compute_uv = as_bool('_linalg_svd', 'compute_uv', compute_uv)
+    if driver is not None and type(driver) is not _b.str:
+        bad_arg('_linalg_svd', 'driver', 'str', driver)
+    ks = A._impl.keys
+    return _returns__linalg_svd(*ops._linalg_svd.call(ks, A, full_matrices, compute_uv, driver))
+
+
+# ---- linalg_svd ------------------------------------------------------------------------
+
+_returns_linalg_svd = namedtuple('linalg_svd', ('U', 'S', 'Vh'))
+
+def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
+    """linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S,
+        Tensor Vh)
+    """
+    if out is not None:
+        return into_out('linalg_svd', out, linalg_svd(A, full_matrices, driver=driver))
+    if not isinstance(A, Tensor):
+        bad_arg('linalg_svd', 'A', 'Tensor', A)
+    if type(full_matrices) is not _b.bool:
+        full_matrices = as_bool('linalg_svd', 'full_matrices', full_matrices)
+    if driver is not None and type(driver) is not _b.str:
+        bad_arg('linalg_svd', 'driver', 'str', driver)
+    return _returns_linalg_svd(*ops.linalg_svd.call(A._impl.keys, A, full_matrices, driver))
+
+
+# ---- svd -------------------------------------------------------------------------------
+
+_returns_svd = namedtuple('svd', ('U', 'S', 'V'))
+
+def svd(input, some=True, compute_uv=True, *, out=None):
+    """A = U diag(S) V^T (V, not Vh), and compute_uv=False gives zero U and V, as PyTorch's.
+
+    svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)
+    """
+    if out is not None:
+        return into_out('svd', out, svd(input, some, compute_uv))
+    if not isinstance(input, Tensor):
+        bad_arg('svd', 'input', 'Tensor', input)
+    if type(some) is not _b.bool:
+        some = as_bool('svd', 'some', some)
+    if type(compute_uv) is not _b.bool:
+        compute_uv = as_bool('svd', 'compute_uv', compute_uv)
+    return _returns_svd(*ops.svd.call(input._impl.keys, input, some, compute_uv))
+
+
+# ---- linalg_svdvals --------------------------------------------------------------------
+
+def linalg_svdvals(A, *, driver=None, out=None):
+    """linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor"""
+    if out is not None:
+        return into_out('linalg_svdvals', out, linalg_svdvals(A, driver=driver))
+    if not isinstance(A, Tensor):
+        bad_arg('linalg_svdvals', 'A', 'Tensor', A)
+    if driver is not None and type(driver) is not _b.str:
+        bad_arg('linalg_svdvals', 'driver', 'str', driver)
+    return ops.linalg_svdvals.call(A._impl.keys, A, driver)
+
+
+# ---- _linalg_eigh ----------------------------------------------------------------------
+
+_returns__linalg_eigh = namedtuple('_linalg_eigh', ('eigenvalues', 'eigenvectors'))
+
+def _linalg_eigh(A, UPLO="L", compute_v=True, *, out=None):
+    """A = V diag(L) V^T for a symmetric A (the UPLO triangle read), L ascending.
+
+    _linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues,
+        Tensor eigenvectors)
+    """
+    if out is not None:
+        return into_out('_linalg_eigh', out, _linalg_eigh(A, UPLO, compute_v))
+    if not isinstance(A, Tensor):
+        bad_arg('_linalg_eigh', 'A', 'Tensor', A)
+    if type(UPLO) is not _b.str:
+        bad_arg('_linalg_eigh', 'UPLO', 'str', UPLO)
+    if type(compute_v) is not _b.bool:
+        compute_v = as_bool('_linalg_eigh', 'compute_v', compute_v)
+    return _returns__linalg_eigh(*ops._linalg_eigh.call(A._impl.keys, A, UPLO, compute_v))
+
+
+# ---- linalg_eigh -----------------------------------------------------------------------
+
+_returns_linalg_eigh = namedtuple('linalg_eigh', ('eigenvalues', 'eigenvectors'))
+
+def linalg_eigh(input, UPLO="L", *, out=None):
+    """linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)"""
+    if out is not None:
+        return into_out('linalg_eigh', out, linalg_eigh(input, UPLO))
+    if not isinstance(input, Tensor):
+        bad_arg('linalg_eigh', 'input', 'Tensor', input)
+    if type(UPLO) is not _b.str:
+        bad_arg('linalg_eigh', 'UPLO', 'str', UPLO)
+    return _returns_linalg_eigh(*ops.linalg_eigh.call(input._impl.keys, input, UPLO))
+
+
+# ---- linalg_eigvalsh -------------------------------------------------------------------
+
+def linalg_eigvalsh(input, UPLO="L", *, out=None):
+    """linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor"""
+    if out is not None:
+        return into_out('linalg_eigvalsh', out, linalg_eigvalsh(input, UPLO))
+    if not isinstance(input, Tensor):
+        bad_arg('linalg_eigvalsh', 'input', 'Tensor', input)
+    if type(UPLO) is not _b.str:
+        bad_arg('linalg_eigvalsh', 'UPLO', 'str', UPLO)
+    return ops.linalg_eigvalsh.call(input._impl.keys, input, UPLO)
+
+
+# ---- linalg_det ------------------------------------------------------------------------
+
+def linalg_det(A, *, out=None):
+    """linalg_det(Tensor A) -> Tensor"""
+    if out is not None:
+        return into_out('linalg_det', out, linalg_det(A))
+    if not isinstance(A, Tensor):
+        bad_arg('linalg_det', 'A', 'Tensor', A)
+    return ops.linalg_det.call(A._impl.keys, A)
+
+
+# ---- det -------------------------------------------------------------------------------
+
+def det(input, *, out=None):
+    """det(Tensor self) -> Tensor"""
+    if out is not None:
+        return into_out('det', out, det(input))
+    if not isinstance(input, Tensor):
+        bad_arg('det', 'input', 'Tensor', input)
+    return ops.det.call(input._impl.keys, input)
+
+
+# ---- linalg_pinv (atol_rtol_tensor, atol_rtol_float, (default), rcond_tensor) ----------
+
+def _match_linalg_pinv_atol_rtol_tensor(input, *, atol, rtol=None, hermitian=False):
+    if (isinstance(input, Tensor)
+            and isinstance(atol, Tensor)
+            and (rtol is None or isinstance(rtol, Tensor))
+            and is_bool(hermitian)):
+        return (input, atol, rtol, hermitian,)
+    return None
+
+
+def _run_linalg_pinv_atol_rtol_tensor(input, atol, rtol, hermitian):
+    if type(hermitian) is not _b.bool:
+        hermitian = as_bool('linalg_pinv', 'hermitian', hermitian)
+    ks = input._impl.keys | atol._impl.keys | (rtol._impl.keys if rtol is not None else 0)
+    return ops.linalg_pinv_atol_rtol_tensor.call(ks, input, atol, rtol, hermitian)
+
+
+def _match_linalg_pinv_atol_rtol_float(input, *, atol=None, rtol=None, hermitian=False):
+    if (isinstance(input, Tensor)
+            and (atol is None or is_number(atol))
+            and (rtol is None or is_number(rtol))
+            and is_bool(hermitian)):
+        return (input, atol, rtol, hermitian,)
+    return None
+
+
+def _run_linalg_pinv_atol_rtol_float(input, atol, rtol, hermitian):
+    if atol is not None and type(atol) not in FLOAT_TYPES:
+        atol = as_float('linalg_pinv', 'atol', atol)
+    if rtol is not None and type(rtol) not in FLOAT_TYPES:
+        rtol = as_float('linalg_pinv', 'rtol', rtol)
+    if type(hermitian) is not _b.bool:
+        hermitian = as_bool('linalg_pinv', 'hermitian', hermitian)
+    return ops.linalg_pinv_atol_rtol_float.call(input._impl.keys, input, atol, rtol, hermitian)
+
+
+def _match_linalg_pinv(input, rcond, hermitian=False):
+    if isinstance(input, Tensor) and is_number(rcond) and is_bool(hermitian):
+        return (input, rcond, hermitian,)
+    return None
+
+
+def _run_linalg_pinv(input, rcond, hermitian):
+    if type(rcond) not in FLOAT_TYPES:
+        rcond = as_float('linalg_pinv', 'rcond', rcond)
+    if type(hermitian) is not _b.bool:
+        hermitian = as_bool('linalg_pinv', 'hermitian', hermitian)
+    return ops.linalg_pinv.call(input._impl.keys, input, rcond, hermitian)
+
+
+def _match_linalg_pinv_rcond_tensor(input, rcond, hermitian=False):
+    if isinstance(input, Tensor) and isinstance(rcond, Tensor) and is_bool(hermitian):
+        return (input, rcond, hermitian,)
+    return None
+
+
+def _run_linalg_pinv_rcond_tensor(input, rcond, hermitian):
+    if type(hermitian) is not _b.bool:
+        hermitian = as_bool('linalg_pinv', 'hermitian', hermitian)
+    ks = input._impl.keys | rcond._impl.keys
+    return ops.linalg_pinv_rcond_tensor.call(ks, input, rcond, hermitian)
+
+
+def linalg_pinv(*args, **kwargs):
+    """The pseudoinverse through the SVD (eigh when hermitian), singular values at most max(atol,
+    rtol * the largest) counted as zero.
+
+    linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor atol, Tensor? rtol=None,
+        bool hermitian=False) -> Tensor
+    linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None,
+        bool hermitian=False) -> Tensor
+    linalg_pinv(Tensor self, float rcond, bool hermitian=False) -> Tensor
+    linalg_pinv.rcond_tensor(Tensor self, Tensor rcond, bool hermitian=False) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('linalg_pinv', out, linalg_pinv(*args, **kwargs))
+    for match, run in (
+        (_match_linalg_pinv_atol_rtol_tensor, _run_linalg_pinv_atol_rtol_tensor),
+        (_match_linalg_pinv_atol_rtol_float, _run_linalg_pinv_atol_rtol_float),
+        (_match_linalg_pinv, _run_linalg_pinv),
+        (_match_linalg_pinv_rcond_tensor, _run_linalg_pinv_rcond_tensor),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload(
+        'linalg_pinv',
+        (
+            ops.linalg_pinv_atol_rtol_tensor, ops.linalg_pinv_atol_rtol_float, ops.linalg_pinv,
+            ops.linalg_pinv_rcond_tensor,
+        ),
+        args, kwargs,
+    )
+
+
+# ---- pinverse --------------------------------------------------------------------------
+
+def pinverse(input, rcond=1e-15, *, out=None):
+    """pinverse(Tensor self, float rcond=1e-15) -> Tensor"""
+    if out is not None:
+        return into_out('pinverse', out, pinverse(input, rcond))
+    if not isinstance(input, Tensor):
+        bad_arg('pinverse', 'input', 'Tensor', input)
+    if type(rcond) not in FLOAT_TYPES:
+        rcond = as_float('pinverse', 'rcond', rcond)
+    return ops.pinverse.call(input._impl.keys, input, rcond)
+
+
+# ---- linalg_matrix_rank (atol_rtol_tensor, atol_rtol_float, (default), tol_tensor) -----
+
+def _match_linalg_matrix_rank_atol_rtol_tensor(input, *, atol, rtol=None, hermitian=False):
+    if (isinstance(input, Tensor)
+            and isinstance(atol, Tensor)
+            and (rtol is None or isinstance(rtol, Tensor))
+            and is_bool(hermitian)):
+        return (input, atol, rtol, hermitian,)
+    return None
+
+
+def _run_linalg_matrix_rank_atol_rtol_tensor(input, atol, rtol, hermitian):
+    if type(hermitian) is not _b.bool:
+        hermitian = as_bool('linalg_matrix_rank', 'hermitian', hermitian)
+    ks = input._impl.keys | atol._impl.keys | (rtol._impl.keys if rtol is not None else 0)
+    return ops.linalg_matrix_rank_atol_rtol_tensor.call(ks, input, atol, rtol, hermitian)
+
+
+def _match_linalg_matrix_rank_atol_rtol_float(input, *, atol=None, rtol=None, hermitian=False):
+    if (isinstance(input, Tensor)
+            and (atol is None or is_number(atol))
+            and (rtol is None or is_number(rtol))
+            and is_bool(hermitian)):
+        return (input, atol, rtol, hermitian,)
+    return None
+
+
+def _run_linalg_matrix_rank_atol_rtol_float(input, atol, rtol, hermitian):
+    if atol is not None and type(atol) not in FLOAT_TYPES:
+        atol = as_float('linalg_matrix_rank', 'atol', atol)
+    if rtol is not None and type(rtol) not in FLOAT_TYPES:
+        rtol = as_float('linalg_matrix_rank', 'rtol', rtol)
+    if type(hermitian) is not _b.bool:
+        hermitian = as_bool('linalg_matrix_rank', 'hermitian', hermitian)
+    ks = input._impl.keys
+    return ops.linalg_matrix_rank_atol_rtol_float.call(ks, input, atol, rtol, hermitian)
+
+
+def _match_linalg_matrix_rank(input, tol, hermitian=False):
+    if isinstance(input, Tensor) and is_number(tol) and is_bool(hermitian):
+        return (input, tol, hermitian,)
+    return None
+
+
+def _run_linalg_matrix_rank(input, tol, hermitian):
+    if type(tol) not in FLOAT_TYPES:
+        tol = as_float('linalg_matrix_rank', 'tol', tol)
+    if type(hermitian) is not _b.bool:
+        hermitian = as_bool('linalg_matrix_rank', 'hermitian', hermitian)
+    return ops.linalg_matrix_rank.call(input._impl.keys, input, tol, hermitian)
+
+
+def _match_linalg_matrix_rank_tol_tensor(input, tol, hermitian=False):
+    if isinstance(input, Tensor) and isinstance(tol, Tensor) and is_bool(hermitian):
+        return (input, tol, hermitian,)
+    return None
+
+
+def _run_linalg_matrix_rank_tol_tensor(input, tol, hermitian):
+    if type(hermitian) is not _b.bool:
+        hermitian = as_bool('linalg_matrix_rank', 'hermitian', hermitian)
+    ks = input._impl.keys | tol._impl.keys
+    return ops.linalg_matrix_rank_tol_tensor.call(ks, input, tol, hermitian)
+
+
+def linalg_matrix_rank(*args, **kwargs):
+    """The number of singular values (|eigenvalues| when hermitian) above max(atol, rtol * the
+    largest), as int64.
+
+    linalg_matrix_rank.atol_rtol_tensor(Tensor input, *, Tensor atol, Tensor? rtol=None,
+        bool hermitian=False) -> Tensor
+    linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None,
+        bool hermitian=False) -> Tensor
+    linalg_matrix_rank(Tensor self, float tol, bool hermitian=False) -> Tensor
+    linalg_matrix_rank.tol_tensor(Tensor input, Tensor tol, bool hermitian=False) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('linalg_matrix_rank', out, linalg_matrix_rank(*args, **kwargs))
+    for match, run in (
+        (_match_linalg_matrix_rank_atol_rtol_tensor, _run_linalg_matrix_rank_atol_rtol_tensor),
+        (_match_linalg_matrix_rank_atol_rtol_float, _run_linalg_matrix_rank_atol_rtol_float),
+        (_match_linalg_matrix_rank, _run_linalg_matrix_rank),
+        (_match_linalg_matrix_rank_tol_tensor, _run_linalg_matrix_rank_tol_tensor),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload(
+        'linalg_matrix_rank',
+        (
+            ops.linalg_matrix_rank_atol_rtol_tensor, ops.linalg_matrix_rank_atol_rtol_float,
+            ops.linalg_matrix_rank, ops.linalg_matrix_rank_tol_tensor,
+        ),
+        args, kwargs,
+    )
+
+
+# ---- linalg_cond ((default), p_str) ----------------------------------------------------
+
+def _match_linalg_cond(input, p=None):
+    if isinstance(input, Tensor) and (p is None or is_number(p)):
+        return (input, p,)
+    return None
+
+
+def _run_linalg_cond(input, p):
+    if p is not None and type(p) not in SCALAR_TYPES:
+        p = as_scalar('linalg_cond', 'p', p)
+    return ops.linalg_cond.call(input._impl.keys, input, p)
+
+
+def _match_linalg_cond_p_str(input, p):
+    if isinstance(input, Tensor) and isinstance(p, _b.str):
+        return (input, p,)
+    return None
+
+
+def _run_linalg_cond_p_str(input, p):
+    return ops.linalg_cond_p_str.call(input._impl.keys, input, p)
+
+
+def linalg_cond(*args, **kwargs):
+    """The condition number in the p-norm (by default 2, the ratio of the extreme singular values).
+
+    linalg_cond(Tensor self, Scalar? p=None) -> Tensor
+    linalg_cond.p_str(Tensor self, str p) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('linalg_cond', out, linalg_cond(*args, **kwargs))
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # linalg_cond(x)
+        return _run_linalg_cond(args[0], None)
+    for match, run in (
+        (_match_linalg_cond, _run_linalg_cond), (_match_linalg_cond_p_str, _run_linalg_cond_p_str),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('linalg_cond', (ops.linalg_cond, ops.linalg_cond_p_str), args, kwargs)
+
+
 # ---- unsqueeze_ ------------------------------------------------------------------------
 
 def unsqueeze_(self, dim):
@@ -10813,6 +11226,19 @@ FUNCTIONS = (
     'linalg_matrix_power',
     'matrix_power',
     'linalg_multi_dot',
+    '_linalg_svd',
+    'linalg_svd',
+    'svd',
+    'linalg_svdvals',
+    '_linalg_eigh',
+    'linalg_eigh',
+    'linalg_eigvalsh',
+    'linalg_det',
+    'det',
+    'linalg_pinv',
+    'pinverse',
+    'linalg_matrix_rank',
+    'linalg_cond',
     'deg2rad',
     'rad2deg',
     'logaddexp',

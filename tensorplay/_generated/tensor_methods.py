@@ -310,6 +310,9 @@ class TensorMethods:
     cholesky_solve = F.cholesky_solve
     cholesky_inverse = F.cholesky_inverse
     matrix_power = F.matrix_power
+    svd = F.svd
+    det = F.det
+    pinverse = F.pinverse
     unsqueeze_ = F.unsqueeze_
     squeeze_ = F.squeeze_
     t_ = F.t_

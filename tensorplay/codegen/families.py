@@ -49,6 +49,8 @@ FAMILIES = {
                   "cholesky_solve / cholesky_inverse (SciPy's LAPACK)",
     "qr": "QR, Householder reflections and least squares: qr, geqrf, "
           "householder_product / orgqr, ormqr, lstsq",
+    "eigen": "the SVD and the symmetric eigendecomposition, and what is built on them: "
+             "svdvals, pinv, matrix_rank, cond, det (LAPACK)",
     "einsum": "einsum: parsing the equation, the result's layout, the kernels",
     "views": "ops that return a view: view, reshape, transpose, permute, expand, squeeze, "
              "select, slice, split, movedim, unfold, ... and their in-place forms",

@@ -204,11 +204,23 @@ def _matrix_norm(self, ord, dim, keepdim, dtype):
         out = sums.amax([outer], True) if ord > 0 else sums.amin([outer], True)
         return out if keepdim else out.squeeze(max(d0, d1)).squeeze(min(d0, d1))
     if ord in (2, -2, "nuc"):
-        raise ArgumentError(f"{op}(): argument 'ord'={ord!r} needs the singular values of A, "
-                            f"which TensorPlay does not compute (use 'fro', 1, -1, inf or "
-                            f"-inf)", op=op, arg="ord")
+        return _spectral_norm(self, ord, d0, d1, keepdim)
     raise ArgumentError(f"{op}(): Order {ord} not supported (argument 'ord').", op=op,
                         arg="ord")
+
+
+def _spectral_norm(self, ord, d0, d1, keepdim):
+    """2: the largest singular value, -2: the smallest, 'nuc': their sum (PyTorch's: the
+    two dims moved last, svdvals, and moved back with keepdim)."""
+    perm = [d for d in range(self.dim()) if d not in (d0, d1)] + [d0, d1]
+    s = F.linalg_svdvals(self.permute(perm))
+    if ord == "nuc":
+        out = s.sum([-1], keepdim)
+    else:
+        out = s.amax([-1], keepdim) if ord > 0 else s.amin([-1], keepdim)
+    if keepdim:
+        out = out.unsqueeze(-1).permute([perm.index(d) for d in range(len(perm))])
+    return out
 
 
 def linalg_matrix_norm(self, ord, dim, keepdim, dtype):

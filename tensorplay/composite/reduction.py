@@ -195,11 +195,15 @@ def _in_double(reduce, self, dim, keepdim, **kwargs):
 
 
 def norm_str(self, p, dim, keepdim, dtype):
-    """p="fro": the Frobenius norm, i.e. the 2-norm of the elements (over `dim`)."""
+    """p="fro": the Frobenius norm, i.e. the 2-norm of the elements (over `dim`);
+    p="nuc": the nuclear norm, linalg_matrix_norm's over `dim` (all dims when None: a
+    matrix), as PyTorch's torch.norm calls it."""
+    if p == "nuc":
+        dims = list(dim) if dim is not None and len(dim) else list(range(self.dim()))
+        return F.linalg_matrix_norm(self, "nuc", dims, keepdim, dtype=dtype)
     if p != "fro":
-        raise ArgumentError(f"norm(): argument 'p' must be a number or 'fro', but got {p!r} "
-                            f"('nuc' needs a singular value decomposition, which TensorPlay "
-                            f"does not have)", op="norm", arg="p")
+        raise ArgumentError(f"norm(): argument 'p' must be a number, 'fro' or 'nuc', but got "
+                            f"{p!r}", op="norm", arg="p")
     return F.norm(self, 2, dim, keepdim, dtype=dtype)
 
 

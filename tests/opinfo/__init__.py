@@ -22,9 +22,9 @@ import importlib
 import pathlib
 
 FAMILIES = ("pointwise", "pointwise_math", "logic", "activations", "random", "dropout",
-            "reduction", "scan", "sorting", "linalg", "triangular", "qr", "views", "shape",
-            "copy", "indexing", "embedding", "conv", "pooling", "padding", "resample", "fold",
-            "normalization", "softmax", "losses", "attention", "distance", "rnn",
+            "reduction", "scan", "sorting", "linalg", "triangular", "qr", "eigen", "views",
+            "shape", "copy", "indexing", "embedding", "conv", "pooling", "padding", "resample",
+            "fold", "normalization", "softmax", "losses", "attention", "distance", "rnn",
             "optim")
 
 _entries = [entry for family in FAMILIES

@@ -376,17 +376,27 @@ def _matrix_norm_samples(op, device, dtype, requires_grad):
                 name=f"ord={ord}")
     yield S(_x(op, device, dtype, requires_grad, (3, 2, 4)), (1, (0, 2), True),
             name="dims (0, 2) keepdim")
+    if dtype in (tp.float32, tp.float64):     # the singular values: LAPACK's types only
+        for ord in (2, -2):
+            yield S(_x(op, device, dtype, requires_grad, (2, 3, 4), "transposed"), (ord,),
+                    name=f"ord={ord}")
+        yield S(_x(op, device, dtype, requires_grad, (3, 2, 4)), (2, (0, 2), True),
+                name="ord=2 dims (0, 2) keepdim")
 
 
 def _matrix_norm_str_samples(op, device, dtype, requires_grad):
     yield S(_x(op, device, dtype, requires_grad, (2, 3, 4), "transposed"), name="fro")
     yield S(_x(op, device, dtype, requires_grad, (3, 2, 4)), ("fro", (2, 0)), name="fro (2, 0)")
+    if dtype in (tp.float32, tp.float64):
+        yield S(_x(op, device, dtype, requires_grad, (2, 3, 4), "transposed"), ("nuc",),
+                name="nuc")
+        yield S(_x(op, device, dtype, requires_grad, (3, 2, 4)), ("nuc", (2, 0), True),
+                name="nuc (2, 0) keepdim")
 
 
 def _errors_matrix_norm(op, device):
-    yield E(S(t_((3, 4), device=device), (2,)), ArgumentError,
-            r"argument 'ord'=2 needs the singular values of A", arg="ord",
-            torch_raises=False)
+    yield E(S(t_((3, 4), device=device), (3,)), ArgumentError,
+            r"linalg_matrix_norm\(\): Order 3 not supported", arg="ord")
     yield E(S(t_((4,), device=device), (1,)), ShapeError,
             r"The input tensor A must have at least 2 dimensions", arg="self")
 

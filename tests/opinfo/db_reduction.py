@@ -126,11 +126,15 @@ def _norm_str_samples(op, device, dtype, requires_grad):
     yield S(make_tensor((3, 4), dtype, device, rng=rng, requires_grad=grad), ("fro",))
     yield S(make_tensor((2, 3, 4), dtype, device, rng=rng, layout="transposed",
                         requires_grad=grad), ("fro", [1, 2], True))
+    if dtype in (tp.float32, tp.float64):     # the nuclear norm: the SVD's types only
+        yield S(make_tensor((3, 4), dtype, device, rng=rng, requires_grad=grad), ("nuc",))
+        yield S(make_tensor((2, 3, 4), dtype, device, rng=rng, layout="transposed",
+                            requires_grad=grad), ("nuc", [2, 0], True))
 
 
 def _errors_norm_str(op, device):
-    yield E(S(t_((3, 4), device=device), ("nuc",)), ArgumentError,
-            r"norm\(\): argument 'p' must be a number or 'fro'", arg="p", torch_raises=False)
+    yield E(S(t_((3, 4), device=device), ("bad",)), ArgumentError,
+            r"norm\(\): argument 'p' must be a number, 'fro' or 'nuc'", arg="p")
 
 
 # ---- logsumexp -------------------------------------------------------------------------

@@ -2,10 +2,9 @@
 TensorPlay ops so they can be differentiated again.
 
 They are PyTorch's (FunctionsManual.cpp: linalg_qr_backward, linalg_lstsq_backward,
-pinv_backward), real case: where PyTorch takes a conjugate transpose (mH) these take the
-transpose, and the terms of the imaginary part of a diagonal are dropped (complex dtypes
-come later). PyTorch's triangular solves are general solves here (linalg_solve solves a
-triangular system as well, and no triangular solve is an op yet).
+pinv_backward, shared with pinv in formulas/eigen.py), real case: where PyTorch takes a
+conjugate transpose (mH) these take the transpose, and the terms of the imaginary part of
+a diagonal are dropped (complex dtypes come later).
 
 The Householder products (householder_product, orgqr, ormqr) have no helper: they are
 Composite (tensorplay/composite/qr.py), so autograd records them reflector by reflector.
@@ -15,6 +14,7 @@ from __future__ import annotations
 from tensorplay import _creation
 from tensorplay._generated import functional as F
 from tensorplay.autograd.formulas.core import sum_to
+from tensorplay.autograd.formulas.eigen import pinv_backward
 from tensorplay.errors import AutogradError
 from tensorplay.kernel_support.lapack_qr import lstsq_is_vector
 
@@ -39,39 +39,12 @@ def linalg_qr_backward(grad_Q, grad_R, Q, R, mode):
     gA = grad_R.matmul(R.mT) - Q.mT.matmul(grad_Q)
     if m >= n:
         gA = Q.matmul(gA.triu() + gA.triu(1).mT) + grad_Q
-        return F.linalg_solve(R.mT, gA, left=False)
+        return F.linalg_solve_triangular(R.mT, gA, upper=False, left=False)
     skew = -gA
     gA = Q.matmul((skew - skew.mT).tril())
-    gA = F.linalg_solve(R.narrow(-1, 0, m).mT, gA, left=False)
+    gA = F.linalg_solve_triangular(R.narrow(-1, 0, m).mT, gA, upper=False, left=False)
     zeros = _creation.zeros(tuple(R.shape[:-1]) + (n - m,), dtype=gA.dtype, device=gA.device)
     return F.cat([gA, zeros], -1) + Q.matmul(grad_R)
-
-
-def pinv_backward(grad, pinvA, A):
-    """The gradient of A from that of pinv(A) (PyTorch's pinv_backward, after Golub and
-    Pereyra's derivative of the pseudo-inverse), arranged so that the matrices multiplied
-    are the smallest of the two sizes."""
-    m, n = A.shape[-2], A.shape[-1]
-    pinvAt = pinvA.mT
-    gradt = grad.mT
-    if m <= n:
-        K = gradt.matmul(pinvA)
-        KpinvAt = K.matmul(pinvAt)
-        return (-(pinvA.matmul(K)).mT + KpinvAt - A.matmul(pinvA).matmul(KpinvAt)
-                + pinvAt.matmul(pinvA).matmul(gradt - K.matmul(A)))
-    K = pinvA.matmul(gradt)
-    pinvAtK = pinvAt.matmul(K)
-    return (-(K.matmul(pinvA)).mT + (gradt - A.matmul(K)).matmul(pinvA).matmul(pinvAt)
-            + pinvAtK - pinvAtK.matmul(pinvA).matmul(A))
-
-
-def pinv_of(A):
-    """pinv(A) as the least-squares solution of A X = I (SVD driver gelsd, rcond
-    eps * max(m, n), pinv's default tolerance): the minimum-norm solution is A^+, and it
-    is differentiable (through this same formula) for higher-order gradients."""
-    m = A.shape[-2]
-    eye = _creation.eye(m, dtype=A.dtype, device=A.device)
-    return F.linalg_lstsq(A, eye.expand(tuple(A.shape[:-2]) + (m, m)), driver="gelsd")[0]
 
 
 def linalg_lstsq_backward(grad_solution, grad_residuals, A, B, X):
@@ -83,7 +56,7 @@ def linalg_lstsq_backward(grad_solution, grad_residuals, A, B, X):
     vector = lstsq_is_vector(a_shape, b_shape)
     if vector:
         B, X, grad_solution = B.unsqueeze(-1), X.unsqueeze(-1), grad_solution.unsqueeze(-1)
-    pinvA = pinv_of(A)
+    pinvA = F.linalg_pinv(A)
     gA = pinv_backward(grad_solution.matmul(B.mT), pinvA, A)
     gB = pinvA.mT.matmul(grad_solution)
     if grad_residuals.numel():
