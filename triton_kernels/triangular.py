@@ -24,6 +24,7 @@ import triton.language as tl
 
 from tensorplay import _dtype as dt
 from tensorplay._device_transfer import from_host, to_host
+from tensorplay.errors import KernelConstraintError
 from tensorplay.kernel_support import lapack_triangular as lt
 from tensorplay.kernel_support.lapack import check_info, solve_is_vector
 from tensorplay.kernel_support.ops import shape_rule
@@ -143,8 +144,12 @@ def _small_square(A, *rest):
     return len(sizes) >= 2 and sizes[-2] == sizes[-1] <= SMALL_N
 
 
-# (linalg_solve_triangular's A is square, or its meta rule says why: SMALL is enough.)
+# LU's rule: a rectangular A goes to the host fallback. (solve_triangular's A is square,
+# or its meta rule says why: linalg.py's SMALL is its rule.)
 SMALL_SQUARE = ShapeRule(f"square, n <= {SMALL_N} (the matrix in registers)", _small_square)
+
+# The grid's second dim (B's chunks of columns) has at most 65535 programs.
+MAX_CHUNKS = 65535
 
 
 @kernel(dtypes=FLOATS, shape=SMALL)
@@ -169,8 +174,11 @@ def linalg_solve_triangular(self, B, upper, left, unitriangular):
     sx = [sxb, sxc, sxr] if transpose else [sxb, sxr, sxc]
     options = _options(spec.dtype, n)
     block_k = min(max(triton.next_power_of_2(k), 4), options["BLOCK"])
+    chunks = triton.cdiv(k, block_k)
+    if chunks > MAX_CHUNKS:
+        raise KernelConstraintError(f"{op}: {k} columns of B, more than {MAX_CHUNKS} chunks")
     launch("triangular solve (registers)", triangular_solve_kernel,
-           (numel_of(batch), triton.cdiv(k, block_k)), pointer(a), pointer(b), pointer(out),
+           (numel_of(batch), chunks), pointer(a), pointer(b), pointer(out),
            n, k, *sa, *sb, *sx, UPPER=bool(upper) != transpose,   # (A^T: the other triangle)
            UNIT=bool(unitriangular), BLOCK_K=block_k, **options)
     return x
@@ -185,6 +193,8 @@ def linalg_lu_factor_ex(A, pivot, check_errors):
     device, (A,) = operands(op, A=A)
     n = A._impl.sizes[-1]
     _require_small(op, n)
+    if A._impl.sizes[-2] != n:
+        raise KernelConstraintError(f"{op}: a {A._impl.sizes[-2]} x {n} matrix, not square")
     lu = factory.empty_strided(specs[0].sizes, specs[0].strides, dtype=specs[0].dtype,
                                device=device)
     pivots = new_tensor(specs[1].sizes, dt.int32, device)

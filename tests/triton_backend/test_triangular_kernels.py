@@ -23,9 +23,9 @@ RNG = np.random.default_rng(2028)
 TOL = {tp.float32: dict(rtol=1e-4, atol=1e-5), tp.float64: dict(rtol=1e-10, atol=1e-12)}
 
 
-def triangular(*shape, upper, dtype=tp.float64):
-    """Well-conditioned triangular matrices (a dominant diagonal) with random numbers,
-    not zeros, in the other triangle: the kernel must not read it."""
+def triangular(*shape, dtype=tp.float64):
+    """Matrices to solve with: a dominant diagonal (either triangle is well-conditioned),
+    and random numbers, not zeros, in the triangle the solve must not read."""
     n = shape[-1]
     return tp.tensor(RNG.standard_normal(shape) + n * np.eye(n), dtype=dtype)
 
@@ -69,7 +69,7 @@ def solve(upper, left=True, unitriangular=False):
 @pytest.mark.parametrize("upper", [False, True])
 @pytest.mark.parametrize("left", [True, False])
 def test_solve_triangular_equals_the_cpus(dtype, upper, left):
-    a = triangular(2, 5, 5, upper=upper, dtype=dtype)
+    a = triangular(2, 5, 5, dtype=dtype)
     b = matrix(2, 5, 3, dtype=dtype) if left else matrix(2, 3, 5, dtype=dtype)
     x, text = explained(solve(upper, left), a, b)
     assert "kernel    triton_kernels.triangular.linalg_solve_triangular\n" in text + "\n"
@@ -82,7 +82,7 @@ def test_solve_triangular_equals_the_cpus(dtype, upper, left):
 def test_unitriangular_ignores_the_diagonal(upper, left):
     """The diagonal is taken as ones, not read: nan there changes nothing. nan in the
     other triangle is not read either."""
-    a = triangular(2, 4, 4, upper=upper).numpy()
+    a = triangular(2, 4, 4).numpy()
     other = np.tril(np.ones((4, 4)), -1) if upper else np.triu(np.ones((4, 4)), 1)
     a = np.where(other + np.eye(4) > 0, np.nan, a)
     a = tp.tensor(a)
@@ -95,7 +95,7 @@ def test_unitriangular_ignores_the_diagonal(upper, left):
 @pytest.mark.parametrize("upper", [False, True])
 def test_solve_triangular_with_transposed_inputs(upper):
     """A and B transposed in memory (column-major), and left=False of transposed ones."""
-    a = triangular(2, 4, 4, upper=upper).mT                 # the other triangle, in fact
+    a = triangular(2, 4, 4).mT                 # the other triangle, in fact
     b = matrix(2, 3, 4).mT
     assert not a.is_contiguous() and not b.is_contiguous()
     assert_same(solve(upper)(a.cuda(), b.cuda()), solve(upper)(a, b))
@@ -111,7 +111,7 @@ def test_solve_triangular_with_transposed_inputs(upper):
 ])
 def test_solve_triangular_broadcasts(a_shape, b_shape, left):
     for upper in (False, True):
-        a = triangular(*a_shape, upper=upper)
+        a = triangular(*a_shape)
         b = matrix(*b_shape)
         assert_same(solve(upper, left)(a.cuda(), b.cuda()), solve(upper, left)(a, b))
 
@@ -121,7 +121,7 @@ def test_solve_triangular_broadcasts(a_shape, b_shape, left):
     ((2, 1, 1), (2, 1, 1)),
 ])
 def test_solve_triangular_empty_and_tiny(a_shape, b_shape):
-    a, b = triangular(*a_shape, upper=True), matrix(*b_shape)
+    a, b = triangular(*a_shape), matrix(*b_shape)
     for left in (True, False):
         bb = b if left else b.mT
         assert_same(solve(True, left)(a.cuda(), bb.cuda()), solve(True, left)(a, bb))
@@ -152,7 +152,7 @@ def test_solve_triangular_errors_equal_the_cpus():
 
 
 def test_solve_triangular_gradients_equal_the_cpus():
-    a0, b0 = triangular(2, 3, 3, upper=False), matrix(3, 2)
+    a0, b0 = triangular(2, 3, 3), matrix(3, 2)
     grads = []
     for device in ("cpu", "cuda"):
         a = a0.to(device).requires_grad_()
@@ -280,3 +280,20 @@ def test_large_or_rectangular_matrices_go_to_the_logged_host_fallback(op, fn, sh
         assert_same_lu(out, on_cpu)
     else:
         assert_same(out, on_cpu)
+
+
+def test_the_host_guards_hand_over_to_the_fallback(monkeypatch):
+    """What the kernels cannot take (Triton checks no bounds) is refused on the host, with
+    KernelConstraintError: called directly, the kernel raises it; through dispatch, the
+    host fallback takes the call."""
+    from triton_kernels import triangular as module
+    with pytest.raises(tp.errors.KernelConstraintError, match="not square"):
+        module.linalg_lu_factor_ex(matrix(4, 3).cuda(), True, False)
+    with pytest.raises(tp.errors.KernelConstraintError, match="n = 33"):
+        module.linalg_solve_triangular(matrix(33, 33).cuda(), matrix(33, 1).cuda(), True,
+                                       True, False)
+    monkeypatch.setattr(module, "MAX_CHUNKS", 2)          # 9 columns: 3 chunks of 4
+    a, b = triangular(3, 3), matrix(3, 9)
+    x, text = explained(solve(True), a, b)
+    assert "kernel    triton_kernels.triangular.linalg_solve_triangular_on_host" in text
+    assert_same(x, solve(True)(a, b))
