@@ -38,7 +38,11 @@ from triton_kernels.linalg import FLOATS, SMALL, SMALL_N, _block, _divide, _matr
 # ---- small matrices in registers -----------------------------------------------------------
 # As in triton_kernels/linalg.py: a BLOCK x BLOCK tile holds the matrix (the padding loads
 # as zeros and is never stored), "column j" is a masked sum over the tile, and each of the
-# n steps of the loop updates the whole tile at once.
+# n steps of the loop updates the whole tile at once. Registers per thread at BLOCK 32 (4
+# warps; sm_90, cuobjdump --dump-resource-usage), no spills:
+#                          fp32   fp64
+#     triangular solve      75    107     (BLOCK_K 32; unitriangular: 53, 80)
+#     lu factor             80    126
 @triton.jit
 def triangular_solve_kernel(
     a_ptr, b_ptr, x_ptr, n, k,
