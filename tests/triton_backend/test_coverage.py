@@ -4,7 +4,8 @@ decomposition (views, scalar overloads, matmul, to...), or a host copy (the `_on
 kernels of triton_kernels/linalg.py: LAPACK on the host, logged; not counted as served). The table is printed
 (`pytest -s`); the number of Triton-served ops only goes up. An op whose Triton kernel
 serves some shapes and hands the rest to a lower-priority `_on_host` candidate (inv_ex,
-slogdet, solve, cholesky_ex: small matrices in registers) counts as a Triton kernel."""
+slogdet, solve, cholesky_ex, solve_triangular, lu_factor_ex: small matrices in registers)
+counts as a Triton kernel."""
 from triton_util import CUDA  # noqa: F401 - skips without Triton
 
 from tensorplay.dispatch import DispatchKey
@@ -14,10 +15,14 @@ from tensorplay.dispatch.dispatcher import dispatcher
 # on purpose: repeat_interleave(Tensor, repeats=Tensor) became Composite on every backend,
 # index_select at repeat_interleave(repeats) as in PyTorch, so that its backward saves
 # what PyTorch's saves; its Triton kernel went with it.)
-TRITON_SERVED_AT_LEAST = 305
+TRITON_SERVED_AT_LEAST = 307
 SPECIALISED = {"mm", "bmm"}
-# Triton kernels for small matrices, with the host fallback below them for larger ones.
-WITH_HOST_FALLBACK = {"linalg_inv_ex", "linalg_slogdet", "linalg_solve", "linalg_cholesky_ex"}
+# Triton kernels for small matrices, with the host fallback below them for larger ones:
+# each op and the module of triton_kernels that holds both.
+WITH_HOST_FALLBACK = {"linalg_inv_ex": "linalg", "linalg_slogdet": "linalg",
+                      "linalg_solve": "linalg", "linalg_cholesky_ex": "linalg",
+                      "linalg_solve_triangular": "triangular",
+                      "linalg_lu_factor_ex": "triangular"}
 
 
 def cuda_table():
@@ -47,14 +52,14 @@ def test_record_how_each_op_runs_on_cuda():
     served = len(table["specialised"]) + len(table["triton"])
     assert served >= TRITON_SERVED_AT_LEAST, table
     assert SPECIALISED <= set(table["specialised"])
-    assert WITH_HOST_FALLBACK <= set(table["triton"])
+    assert set(WITH_HOST_FALLBACK) <= set(table["triton"])
 
 
 def test_the_host_fallbacks_rank_below_the_triton_kernels():
-    for name in WITH_HOST_FALLBACK:
+    for name, module in WITH_HOST_FALLBACK.items():
         candidates = dispatcher.ops[name].registries[DispatchKey.CUDA].candidates
-        assert [c.name for c in candidates] == [f"triton_kernels.linalg.{name}",
-                                                f"triton_kernels.linalg.{name}_on_host"]
+        assert [c.name for c in candidates] == [f"triton_kernels.{module}.{name}",
+                                                f"triton_kernels.{module}.{name}_on_host"]
         assert candidates[0].shape is not None and candidates[0].priority > \
             candidates[1].priority
 

@@ -1,4 +1,5 @@
-"""The triangular factorizations and solves on `cuda`: no Triton kernel yet, so the
+"""The triangular factorizations and solves on `cuda` (but solve_triangular and
+lu_factor_ex of small matrices, Triton kernels: test_triangular_kernels.py): the
 `_on_host` kernels (triton_kernels/triangular.py) copy the matrices to the host, run
 SciPy's LAPACK there and copy the results back. The results equal the CPU's (values,
 layout, pivots, LAPACK's info), and the fallback is visible: a log line each call, and
@@ -63,13 +64,14 @@ def test_the_ex_forms_return_lapacks_info_on_the_device():
 
 
 def test_the_host_fallback_is_logged_and_explained(caplog):
+    # (triangular_solve: solve_triangular of a 3 x 3 matrix runs a Triton kernel, tested in
+    # test_triangular_kernels.py with its own fallback.)
     a = well_conditioned(3, 3).cuda()
     with caplog.at_level(logging.INFO, logger="tensorplay.dispatch"):
         with tp.dispatch.explain(file=False) as ex:
-            tp.linalg.solve_triangular(a, a, upper=True)
-    assert "linalg_solve_triangular on cuda: no Triton kernel, LAPACK on a host copy" in \
-        caplog.text
-    assert "triton_kernels.triangular.linalg_solve_triangular_on_host" in ex.text
+            tp.triangular_solve(a, a, upper=True)
+    assert "triangular_solve on cuda: no Triton kernel, LAPACK on a host copy" in caplog.text
+    assert "triton_kernels.triangular.triangular_solve_on_host" in ex.text
 
 
 def test_gradients_flow_through_the_host_fallback():
