@@ -5459,11 +5459,11 @@ class LinalgSolveExBackward0(Node):
     """Backward of `linalg_solve_ex(Tensor A, Tensor B, *, bool left=True,
         bool check_errors=False) -> (Tensor result, Tensor info)`.
 
-    A, B: linalg_solve_backward(grad, result, A, B, left)
+    A, B: linalg_solve_backward(grad, result, A, B.sizes(), left)
     """
 
-    __slots__ = ('A_', 'B_', 'result_', 'left_')
-    SAVED = ('A_', 'B_', 'result_')
+    __slots__ = ('A_', 'result_', 'left_', 'B_sizes')
+    SAVED = ('A_', 'result_')
     OP = 'linalg_solve_ex'
 
     def apply(self, grads):
@@ -5471,13 +5471,13 @@ class LinalgSolveExBackward0(Node):
         grad_result = grads[0]
         grad_info = grads[1]
         A = self.A_.unpack(self)
-        B = self.B_.unpack(self)
         result = self.result_.unpack(self)
         left = self.left_
+        B_sizes = self.B_sizes
         d_A = None
         d_B = None
         if self.needs_input_grad(0) or self.needs_input_grad(1):
-            d_A, d_B = linalg_solve_backward(grad, result, A, B, left)
+            d_A, d_B = linalg_solve_backward(grad, result, A, B_sizes, left)
         return (d_A, d_B)
 
 
@@ -5680,23 +5680,23 @@ class LinalgSlogdetBackward0(Node):
 class LinalgSolveBackward0(Node):
     """Backward of `linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor`.
 
-    A, B: linalg_solve_backward(grad, result, A, B, left)
+    A, B: linalg_solve_backward(grad, result, A, B.sizes(), left)
     """
 
-    __slots__ = ('A_', 'B_', 'result_', 'left_')
-    SAVED = ('A_', 'B_', 'result_')
+    __slots__ = ('A_', 'result_', 'left_', 'B_sizes')
+    SAVED = ('A_', 'result_')
     OP = 'linalg_solve'
 
     def apply(self, grads):
         grad = grads[0]
         A = self.A_.unpack(self)
-        B = self.B_.unpack(self)
         result = self.result_.unpack(self)
         left = self.left_
+        B_sizes = self.B_sizes
         d_A = None
         d_B = None
         if self.needs_input_grad(0) or self.needs_input_grad(1):
-            d_A, d_B = linalg_solve_backward(grad, result, A, B, left)
+            d_A, d_B = linalg_solve_backward(grad, result, A, B_sizes, left)
         return (d_A, d_B)
 
 

@@ -3860,8 +3860,8 @@ def linalg_solve(ks, A, B, left):
         return below_autograd(ops.linalg_solve, ks, A, B, left)
     node = LinalgSolveBackward0(A, B)
     node.left_ = left
+    node.B_sizes = B._impl.sizes
     node.A_ = SavedVariable(A, is_output=False)
-    node.B_ = SavedVariable(B, is_output=False)
     result = below_autograd(ops.linalg_solve, ks, A, B, left)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
@@ -3934,8 +3934,8 @@ def linalg_solve_ex(ks, A, B, left, check_errors):
         return below_autograd(ops.linalg_solve_ex, ks, A, B, left, check_errors)
     node = LinalgSolveExBackward0(A, B)
     node.left_ = left
+    node.B_sizes = B._impl.sizes
     node.A_ = SavedVariable(A, is_output=False)
-    node.B_ = SavedVariable(B, is_output=False)
     result = below_autograd(ops.linalg_solve_ex, ks, A, B, left, check_errors)
     set_history(result, node, (True, False))
     node.result_ = SavedVariable(result[0], is_output=True)

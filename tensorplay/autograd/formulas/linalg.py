@@ -48,17 +48,19 @@ def slogdet_backward(grad_logabsdet, A):
     return grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * inverse_t
 
 
-def linalg_solve_backward(grad, result, A, B, left):
+def linalg_solve_backward(grad, result, A, b_sizes, left):
     """X = A^-1 B: gB = A^-T gX, gA = -gB X^T (X A = B: gB = gX A^-T, gA = -X^T gB), each
-    summed to its input's batch: one solve for both gradients."""
+    summed to its input's batch: one solve for both gradients. B itself is not needed (only
+    its sizes): it is not saved, so writing into B after the solve is allowed, as in
+    PyTorch."""
     gB = F.linalg_solve(A.mT, grad, left=left)
-    if solve_is_vector(A.shape, B.shape):
+    if solve_is_vector(A.shape, b_sizes):
         gA = -gB.unsqueeze(-1).matmul(result.unsqueeze(-2))
     elif left:
         gA = -gB.matmul(result.mT)
     else:
         gA = -result.mT.matmul(gB)
-    return sum_to(gA, A.shape), sum_to(gB, B.shape)
+    return sum_to(gA, A.shape), sum_to(gB, b_sizes)
 
 
 def cholesky_backward(grad, upper, L):
