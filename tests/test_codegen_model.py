@@ -462,6 +462,30 @@ def test_block_scalar_formula_points_at_its_first_line():
     assert (formula.line, formula.col, formula.source_line) == (3, 4, "    grad * result")
 
 
+def test_materialize_grads_is_read_and_checked():
+    """`materialize_grads: false`: the node gets None for an output with no gradient (its
+    class says so); the default is zeros; anything but a bool is refused."""
+    [svd] = load_derivatives(yaml_text("""
+        - name: _linalg_svd(Tensor A) -> (Tensor U, Tensor S, Tensor Vh)
+          materialize_grads: false
+          A: svd_backward(grad_U, grad_S, grad_Vh, U, S, Vh)
+    """))
+    [exp] = load_derivatives(yaml_text("""
+        - name: exp(Tensor self) -> Tensor
+          self: grad * result
+    """))
+    assert (svd.materialize_grads, exp.materialize_grads) == (False, True)
+    with pytest.raises(CodegenError, match="'materialize_grads' must be true or false"):
+        load_derivatives(yaml_text("""
+            - name: exp(Tensor self) -> Tensor
+              materialize_grads: sometimes
+              self: grad * result
+        """))
+    from tensorplay._generated import autograd_nodes
+    assert autograd_nodes.LinalgSvdBackward0.materialize_grads is False
+    assert autograd_nodes.ExpBackward0.materialize_grads is True
+
+
 @pytest.mark.parametrize("text, message", [
     ("""
      - name: mul.Tensor(Tensor self, Tensor other) -> Tensor

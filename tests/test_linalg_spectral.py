@@ -165,13 +165,11 @@ def test_det_of_a_singular_matrix_matches_torch(name):
     gb, = torch.autograd.grad(torch.linalg.det(b), b, create_graph=True)
     assert_same(ga, gb, atol=1e-12)
     assert ga.requires_grad
-    # gradcheck passes (or fails) exactly where PyTorch's does; gradgradcheck passes
-    # wherever PyTorch's does, and also at the zero matrix, where PyTorch's second
-    # derivative is NaN: there the SVD's vectors get zero gradients, which TensorPlay
-    # takes as none (autograd/formulas/eigen.py), PyTorch as defined zeros (0 / 0).
+    # gradcheck and gradgradcheck pass (or fail) exactly where PyTorch's do (at the zero
+    # matrix the second derivative is NaN in both: the SVD's vectors get defined zero
+    # gradients there, and the general formula divides 0 by 0)
     assert _passes(gradcheck, tp, a) == _passes(torch.autograd.gradcheck, torch, b)
-    torch_passes = _passes(torch.autograd.gradgradcheck, torch, b)
-    assert _passes(gradgradcheck, tp, a) == (torch_passes or name == "zero")
+    assert _passes(gradgradcheck, tp, a) == _passes(torch.autograd.gradgradcheck, torch, b)
 
 
 def test_det_gradcheck_passes_on_singular_matrices_of_rank_n_minus_2():

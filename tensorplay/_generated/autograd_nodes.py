@@ -5733,6 +5733,7 @@ class LinalgSvdBackward0(Node):
     __slots__ = ('U_', 'S_', 'Vh_', 'full_matrices_', 'compute_uv_')
     SAVED = ('U_', 'S_', 'Vh_')
     OP = '_linalg_svd'
+    materialize_grads = False   # a missing output gradient is None
 
     def apply(self, grads):
         grad = grads[0]
@@ -5760,6 +5761,7 @@ class LinalgEighBackward0(Node):
     __slots__ = ('eigenvalues_', 'eigenvectors_', 'compute_v_')
     SAVED = ('eigenvalues_', 'eigenvectors_')
     OP = '_linalg_eigh'
+    materialize_grads = False   # a missing output gradient is None
 
     def apply(self, grads):
         grad = grads[0]

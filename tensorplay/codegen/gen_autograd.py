@@ -176,6 +176,9 @@ def gen_node(spec: NodeSpec) -> list[str]:
     head = NODE.substitute(name=spec.class_name, schema="\n    ".join(schema), formulas=doc,
                            slots=repr(tuple(saved + values + lists)), saved=repr(tuple(saved)),
                            op=repr(spec.entry.schema.name.full))
+    if not spec.entry.materialize_grads:
+        at = head.index(f"    OP = {spec.entry.schema.name.full!r}") + 1
+        head.insert(at, "    materialize_grads = False   # a missing output gradient is None")
     body = []
     if len(spec.outputs) == 1:
         body.append("grad = grads[0]")

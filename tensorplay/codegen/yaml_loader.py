@@ -429,7 +429,8 @@ def load_ops(path_or_text: str | os.PathLike, file_name: str = "ops.yaml") -> li
 
 # --- derivatives.yaml ----------------------------------------------------------
 
-DERIVATIVE_OPTIONS = ("name", "output_differentiability", "non_differentiable", "saved_if")
+DERIVATIVE_OPTIONS = ("name", "output_differentiability", "non_differentiable", "saved_if",
+                      "materialize_grads")
 
 
 class Formula(NamedTuple):
@@ -449,6 +450,9 @@ class DerivativeEntry:
     `saved_if` pairs a tensor argument with a Python condition on the other arguments:
     the tensor is saved only when it holds (PyTorch saves _pad_nd's `self` for reflect
     and replicate padding, whose backward ops take it, and not for constant/circular).
+    `materialize_grads` False: an output that got no gradient reaches the formulas as
+    None (PyTorch's undefined tensor) instead of zeros, for formulas that take a shortcut
+    then (svd's with only S used) and whose general form would divide 0 by 0.
     """
     schema: FunctionSchema
     formulas: tuple[Formula, ...]
@@ -456,6 +460,7 @@ class DerivativeEntry:
     non_differentiable: tuple[str, ...]
     loc: Location
     saved_if: tuple[tuple[str, str], ...] = ()
+    materialize_grads: bool = True
 
     @staticmethod
     def from_yaml(
@@ -478,6 +483,7 @@ class DerivativeEntry:
                 where = fields.at("non_differentiable")
                 raise CodegenError(where, f"'{schema.name}' has no argument '{name}'{hint}")
 
+        materialize = fields.get("materialize_grads", bool, "true or false", True)
         saved_if = fields.get("saved_if", dict, "a map of tensor argument: condition") or {}
         for name, condition in saved_if.items():
             if name not in arg_types or not arg_types[name].is_tensor:
@@ -510,7 +516,7 @@ class DerivativeEntry:
                 "or list the inputs under 'non_differentiable'",
             )
         return DerivativeEntry(schema, tuple(formulas), out_diff, non_diff, loc,
-                               tuple(saved_if.items()))
+                               tuple(saved_if.items()), materialize)
 
 
 def _parse_output_differentiability(

@@ -11,11 +11,11 @@ follow, so there is nothing to check.
 
 A missing gradient. PyTorch hands these formulas an *undefined* tensor for an output
 that got no gradient (svdvals uses S only, eigvalsh the eigenvalues only) and takes a
-shortcut then: gA = U diag(gS) Vh. TensorPlay's engine hands a node zeros instead
-(Node.materialize_grads), and the general formula is not the shortcut there: with two
+shortcut then: gA = U diag(gS) Vh. The general formula is not the shortcut: with two
 equal singular values it divides 0 by 0 (and a rectangular rank-deficient A gives
-gU / 0). So a gradient that is all zeros and is not itself differentiated (create_graph
-with grad_outputs that require grad) is treated as missing, as PyTorch treats it.
+gU / 0). So _linalg_svd's and _linalg_eigh's entries in derivatives.yaml say
+`materialize_grads: false`: the engine hands their nodes None for such an output, where
+it hands every other node zeros.
 """
 from __future__ import annotations
 
@@ -25,18 +25,6 @@ from tensorplay import _creation
 from tensorplay._generated import functional as F
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.errors import AutogradError
-from tensorplay.func.batched import BatchedImpl
-
-
-def _missing(g):
-    """Whether the gradient `g` of an output counts as not given (see the module's
-    docstring): None, or zeros that nothing differentiates. Under vmap the values of a
-    batched gradient cannot be read: it counts as given (the general formula)."""
-    if g is None:
-        return True
-    if isinstance(g._impl, BatchedImpl) or g.requires_grad or g.numel() == 0:
-        return g.numel() == 0
-    return not bool(F.any(g != 0))
 
 
 def _eye_mask(n, like):
@@ -127,10 +115,7 @@ def linalg_svd_backward(grad_U, grad_S, grad_Vh, U, S, Vh, full_matrices, comput
         U, Vh = U.narrow(-1, 0, k), Vh.narrow(-2, 0, k)
         grad_U = grad_U.narrow(-1, 0, k) if grad_U is not None else None
         grad_Vh = grad_Vh.narrow(-2, 0, k) if grad_Vh is not None else None
-    gU = None if _missing(grad_U) else grad_U
-    gVh = None if _missing(grad_Vh) else grad_Vh
-    gS = None if _missing(grad_S) else grad_S
-    gA = svd_backward(gU, gS, gVh, U, S, Vh)
+    gA = svd_backward(grad_U, grad_S, grad_Vh, U, S, Vh)
     if gA is None:
         return _creation.zeros(tuple(U.shape[:-1]) + (Vh.shape[-1],), dtype=S.dtype,
                                device=S.device)
@@ -173,9 +158,8 @@ def eigh_backward(grad_eigenvalues, grad_eigenvectors, eigenvalues, eigenvectors
                             "eigenvectors, which compute_v=False does not compute (use "
                             "linalg_eigh or linalg_eigvalsh, which compute them when a "
                             "gradient may be needed)")
-    gL = None if _missing(grad_eigenvalues) else grad_eigenvalues
-    gV = None if _missing(grad_eigenvectors) else grad_eigenvectors
-    gA = linalg_eig_backward(gL, gV, eigenvalues, eigenvectors, True)
+    gA = linalg_eig_backward(grad_eigenvalues, grad_eigenvectors, eigenvalues, eigenvectors,
+                             True)
     if gA is None:
         return _creation.zeros(tuple(eigenvectors.shape), dtype=eigenvalues.dtype,
                                device=eigenvalues.device)
