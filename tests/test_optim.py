@@ -36,6 +36,26 @@ CASES = [
     ("Adadelta", dict()),
     ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.1)),
     ("Adadelta", dict(lr=0.5, maximize=True)),
+    # Appended (the state_dict test below picks cases by index).
+    ("Adamax", dict()),
+    ("Adamax", dict(lr=0.05, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1)),
+    ("Adamax", dict(lr=0.02, maximize=True)),
+    ("NAdam", dict()),
+    ("NAdam", dict(lr=0.05, betas=(0.8, 0.99), momentum_decay=0.01, weight_decay=0.1)),
+    ("NAdam", dict(lr=0.02, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("RAdam", dict()),
+    ("RAdam", dict(lr=0.05, betas=(0.8, 0.9), weight_decay=0.1)),   # rectified from step 17
+    ("RAdam", dict(lr=0.02, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("Rprop", dict()),
+    ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2))),
+    ("Rprop", dict(lr=0.02, maximize=True)),
+    ("ASGD", dict()),
+    ("ASGD", dict(lr=0.05, lambd=1e-3, alpha=0.6, t0=5, weight_decay=0.1)),
+    ("ASGD", dict(lr=0.02, t0=3, maximize=True)),
+    ("Adafactor", dict()),
+    ("Adafactor", dict(lr=0.05, beta2_decay=-0.5, eps=(1e-6, 1e-2), d=1.5,
+                       weight_decay=0.1)),
+    ("Adafactor", dict(lr=0.02, maximize=True)),
 ]
 
 
@@ -282,6 +302,16 @@ BAD_ARGS = [
     ("AdamW", dict(lr=-0.5)), ("RMSprop", dict(alpha=-1)), ("RMSprop", dict(momentum=-1)),
     ("Adagrad", dict(lr_decay=-1)), ("Adagrad", dict(initial_accumulator_value=-1)),
     ("Adadelta", dict(rho=1.5)), ("Adadelta", dict(eps=-1)),
+    ("Adamax", dict(lr=-1)), ("Adamax", dict(betas=(0.9, 1.0))), ("Adamax", dict(eps=-1)),
+    ("Adamax", dict(weight_decay=-1)), ("NAdam", dict(momentum_decay=-1)),
+    ("NAdam", dict(betas=(-0.1, 0.9))), ("NAdam", dict(weight_decay=-1)),
+    ("RAdam", dict(eps=-1)), ("RAdam", dict(betas=(1.0, 0.9))),
+    ("Rprop", dict(lr=-1)), ("Rprop", dict(etas=(1.0, 1.2))), ("Rprop", dict(etas=(0.5, 1.0))),
+    ("ASGD", dict(lr=-1)), ("ASGD", dict(weight_decay=-1)),
+    ("Adafactor", dict(lr=-1)), ("Adafactor", dict(beta2_decay=0.1)),
+    ("Adafactor", dict(eps=(-1, 1e-3))), ("Adafactor", dict(eps=(None, -1))),
+    ("Adafactor", dict(d=0.5)), ("Adafactor", dict(weight_decay=-1)),
+    ("LBFGS", dict(lr=-1)),
 ]
 
 
@@ -330,7 +360,9 @@ def test_required_option_must_be_given():
         opt.add_param_group({"params": [tp.zeros(1, requires_grad=True)]})
 
 
-@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta"])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
+                                  "Adamax", "NAdam", "RAdam", "Rprop", "ASGD", "Adafactor",
+                                  "LBFGS"])
 def test_repr_matches_torch(name):
     kwargs = dict(lr=0.1)
     t = getattr(torch.optim, name)([torch.zeros(1, requires_grad=True)], **kwargs)
@@ -357,6 +389,10 @@ FOREACH_CASES = [
     ("RMSprop", dict(lr=0.01)),
     ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, initial_accumulator_value=0.1)),
     ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.1, maximize=True)),
+    ("Adamax", dict(lr=0.05, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1, maximize=True)),
+    ("RAdam", dict(lr=0.05, betas=(0.8, 0.9), weight_decay=0.1)),
+    ("RAdam", dict(lr=0.02, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2), maximize=True)),
 ]
 
 FOREACH_SHAPES = [(), (3,), (4, 5), (2, 3, 2), (7,)]

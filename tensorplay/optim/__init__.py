@@ -10,11 +10,18 @@
 """
 from tensorplay.optim import lr_scheduler  # noqa: F401
 from tensorplay.optim.adadelta import Adadelta
+from tensorplay.optim.adafactor import Adafactor
 from tensorplay.optim.adagrad import Adagrad
 from tensorplay.optim.adam import Adam, AdamW
+from tensorplay.optim.adamax import Adamax
+from tensorplay.optim.asgd import ASGD
+from tensorplay.optim.lbfgs import LBFGS
+from tensorplay.optim.nadam import NAdam
 from tensorplay.optim.optimizer import Optimizer
+from tensorplay.optim.radam import RAdam
 from tensorplay.optim.rmsprop import RMSprop
+from tensorplay.optim.rprop import Rprop
 from tensorplay.optim.sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
-           "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
+           "NAdam", "RAdam", "Rprop", "ASGD", "Adafactor", "LBFGS", "lr_scheduler"]
