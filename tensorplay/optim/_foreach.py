@@ -182,7 +182,9 @@ def batches(optimizer, group, names, *, has_step, initial=0.0, fused=False):
         names: the state buffers this update uses, e.g. ("exp_avg", "exp_avg_sq").
         has_step: keep PyTorch's per-parameter `step` counter (a 0-d float tensor) and pass
             its new value as Batch.step.
-        initial: the value a new buffer starts at (Adagrad's initial_accumulator_value).
+        initial: the value a new buffer starts at (Adagrad's initial_accumulator_value), or
+            a dict name -> value for buffers that start differently (Rprop's step sizes
+            start at lr, its previous gradients at 0; a name not in it starts at 0).
         fused: the update is one op per batch that blocks for the cache itself
             (cpu_kernels/optim.py). Then foreach=None takes the loop for CPU parameters
             (the flat path would add only its gradient copies), and the flat path never
@@ -231,10 +233,16 @@ def _single(optimizer, p, names, has_step, initial):
     fresh = False
     for name in names:
         if name not in state:
-            state[name] = tp.full_like(p, initial) if initial else tp.zeros_like(p)
+            value = _initial(initial, name)
+            state[name] = tp.full_like(p, value) if value else tp.zeros_like(p)
             fresh = True
     return Batch(grad=p.grad, state={n: state[n] for n in names}, fresh=[fresh], step=step,
                  param=p)
+
+
+def _initial(initial, name):
+    """The value buffer `name` starts at (see batches())."""
+    return initial.get(name, 0.0) if isinstance(initial, dict) else initial
 
 
 class _FlatState:
@@ -249,8 +257,8 @@ class _FlatState:
         self.total = sum(sizes)
         like = params[0]
         self.fresh = [p not in state or any(n not in state[p] for n in names) for p in params]
-        self.buffers = {name: tp.full((self.total,), initial, dtype=like.dtype,
-                                      device=like.device) for name in names}
+        self.buffers = {name: tp.full((self.total,), _initial(initial, name),
+                                      dtype=like.dtype, device=like.device) for name in names}
         self.steps = None
         if has_step:
             old = [state[p]["step"] for p in params if p in state and "step" in state[p]]

@@ -78,5 +78,7 @@ def asgd_step(param, state, group):
         ax.copy_(param)
 
     step = state["step"].item()
-    state["eta"].fill_(lr / ((1 + lambd * lr * step) ** group["alpha"]))
-    mu.fill_(1 / max(1, step - group["t0"]))
+    # PyTorch copies tensor(value) in, a tensor of the default dtype: the new values are
+    # rounded to float32 even where eta and mu were loaded as float64 (a float64 model's).
+    state["eta"].copy_(tp.tensor(lr / ((1 + lambd * lr * step) ** group["alpha"])))
+    mu.copy_(tp.tensor(1 / max(1, step - group["t0"])))

@@ -44,10 +44,10 @@ class Rprop(Optimizer):
         """One Rprop update of every parameter that has a gradient."""
         loss = eval_closure(closure)
         for group in self.param_groups:
-            for batch in batches(self, group, ("prev", "step_size"), has_step=True):
-                step_size = batch.state["step_size"]
-                # New state starts at zeros; the step sizes start at lr instead.
-                batch.copy_where_fresh(step_size, tp.full_like(step_size, group["lr"]))
+            # New step sizes start at lr, previous gradients at 0.
+            initial = {"step_size": group["lr"]}
+            for batch in batches(self, group, ("prev", "step_size"), has_step=True,
+                                 initial=initial):
                 batch.apply(rprop_update(batch, group))
         return loss
 
