@@ -362,7 +362,7 @@ def test_required_option_must_be_given():
 
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
                                   "Adamax", "NAdam", "RAdam", "Rprop", "ASGD", "Adafactor",
-                                  "LBFGS"])
+                                  "LBFGS", "SparseAdam"])
 def test_repr_matches_torch(name):
     kwargs = dict(lr=0.1)
     t = getattr(torch.optim, name)([torch.zeros(1, requires_grad=True)], **kwargs)

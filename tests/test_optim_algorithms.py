@@ -4,6 +4,8 @@ cross between the frameworks both ways, and parameters without a gradient.
 
 The 20-step parity of Adamax, NAdam, RAdam, Rprop, ASGD and Adafactor, their argument checks
 and reprs are in test_optim.py's tables (CASES, FOREACH_CASES, BAD_ARGS)."""
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -305,3 +307,57 @@ def test_param_groups_with_own_options(name):
     _steps(tp, pparams, popt, targets, 8)
     _close(pparams, tparams, np.float64)
     assert repr(popt) == repr(topt)
+
+
+# ---- SparseAdam ----------------------------------------------------------------------------
+
+def _sparse_grad(lib, rows, values, shape):
+    indices = np.array([rows])
+    if lib is torch:
+        return torch.sparse_coo_tensor(torch.from_numpy(indices), torch.from_numpy(values),
+                                       shape, check_invariants=True)
+    return tp.sparse_coo_tensor(tp.tensor(indices), tp.tensor(values), shape)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kwargs", [dict(), dict(lr=0.05, betas=(0.8, 0.9), eps=1e-6),
+                                    dict(lr=0.02, maximize=True)])
+def test_sparse_adam_matches_torch(kwargs, dtype):
+    """Sparse gradients of an embedding-like table: rows repeated within a step (summed by
+    coalesce), rows that get no gradient for a while, a step with no entries at all."""
+    rng = np.random.default_rng(4)
+    shape = (6, 3)
+    init = rng.standard_normal(shape).astype(dtype)
+    tparam = torch.tensor(init.copy(), requires_grad=True)
+    pparam = tp.tensor(init.copy(), requires_grad=True)
+    topt = torch.optim.SparseAdam([tparam], **kwargs)
+    popt = tp.optim.SparseAdam([pparam], **kwargs)
+    for step in range(12):
+        rows = [] if step == 5 else list(rng.integers(0, 4 if step < 8 else 6, size=4))
+        values = rng.standard_normal((len(rows), 3)).astype(dtype)
+        tparam.grad = _sparse_grad(torch, rows, values, shape)
+        pparam.grad = _sparse_grad(tp, rows, values, shape)
+        topt.step()
+        popt.step()
+    rtol, atol = (1e-5, 1e-6) if dtype == np.float32 else (1e-12, 1e-13)
+    np.testing.assert_allclose(pparam.detach().numpy(), tparam.detach().numpy(), rtol=rtol,
+                               atol=atol)
+    tstate, pstate = topt.state[tparam], popt.state[pparam]
+    assert pstate["step"] == tstate["step"] == 12
+    for key in ("exp_avg", "exp_avg_sq"):
+        np.testing.assert_allclose(pstate[key].numpy(), tstate[key].numpy(), rtol=rtol,
+                                   atol=atol)
+
+
+def test_sparse_adam_errors_like_torch():
+    w = tp.zeros(3, requires_grad=True)
+    w.grad = tp.ones(3)
+    with pytest.raises(RuntimeError, match="does not support dense gradients"):
+        tp.optim.SparseAdam([w]).step()
+    for kwargs, message in [(dict(lr=0.0), "Invalid learning rate: 0.0"),
+                            (dict(eps=0.0), "Invalid epsilon value: 0.0"),
+                            (dict(betas=(0.9, 1.0)), "Invalid beta parameter at index 1")]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            torch.optim.SparseAdam([torch.zeros(3, requires_grad=True)], **kwargs)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            tp.optim.SparseAdam([w], **kwargs)

@@ -22,6 +22,8 @@ from tensorplay.optim.radam import RAdam
 from tensorplay.optim.rmsprop import RMSprop
 from tensorplay.optim.rprop import Rprop
 from tensorplay.optim.sgd import SGD
+from tensorplay.optim.sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
-           "NAdam", "RAdam", "Rprop", "ASGD", "Adafactor", "LBFGS", "lr_scheduler"]
+           "NAdam", "RAdam", "Rprop", "ASGD", "Adafactor", "LBFGS", "SparseAdam",
+           "lr_scheduler"]
