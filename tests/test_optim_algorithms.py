@@ -361,3 +361,26 @@ def test_sparse_adam_errors_like_torch():
             torch.optim.SparseAdam([torch.zeros(3, requires_grad=True)], **kwargs)
         with pytest.raises(ValueError, match=re.escape(message)):
             tp.optim.SparseAdam([w], **kwargs)
+
+
+def test_lbfgs_with_a_parameter_the_loss_does_not_use():
+    """A parameter without a gradient counts as a zero gradient in the flat vector (and does
+    not move), as in PyTorch."""
+    runs = []
+    for lib in (torch, tp):
+        x = lib.tensor(np.array([-1.2, 1.0, -0.5, 0.8]), requires_grad=True)
+        unused = lib.tensor(np.array([3.0, 4.0]), requires_grad=True)
+        opt = lib.optim.LBFGS([unused, x], line_search_fn="strong_wolfe", max_iter=6)
+
+        def closure():
+            opt.zero_grad()
+            loss = (100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+            loss.backward()
+            return loss
+
+        for _ in range(2):
+            opt.step(closure)
+        runs.append((x.detach().numpy(), unused.detach().numpy()))
+    (tx, tunused), (px, punused) = runs
+    np.testing.assert_allclose(px, tx, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(punused, [3.0, 4.0])

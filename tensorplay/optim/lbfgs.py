@@ -201,6 +201,8 @@ class LBFGS(Optimizer):
         for p in self._params:
             if p.grad is None:
                 views.append(tp.zeros((p.numel(),), dtype=p.dtype, device=p.device))
+            elif p.grad.is_sparse:
+                views.append(p.grad.to_dense().reshape(-1))
             else:
                 views.append(p.grad.reshape(-1))
         return tp.cat(views, 0)
