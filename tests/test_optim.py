@@ -215,7 +215,8 @@ def test_named_parameters_are_kept_in_groups():
 # ---- state_dict ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("case", [CASES[2], CASES[7], CASES[10], CASES[14], CASES[16],
-                                  CASES[19]], ids=_case_id)
+                                  CASES[19], CASES[22], CASES[26], CASES[28], CASES[31],
+                                  CASES[34], CASES[37]], ids=_case_id)
 def test_state_dict_round_trip_continues_like_uninterrupted(case):
     name, kwargs = case
     _, params_a, targets = _pair(np.float32, seed=2)

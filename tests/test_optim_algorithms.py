@@ -384,3 +384,26 @@ def test_lbfgs_with_a_parameter_the_loss_does_not_use():
     (tx, tunused), (px, punused) = runs
     np.testing.assert_allclose(px, tx, rtol=1e-10, atol=1e-12)
     np.testing.assert_array_equal(punused, [3.0, 4.0])
+
+
+@pytest.mark.parametrize("name", ["Adamax", "NAdam", "RAdam", "Rprop", "ASGD", "Adafactor"])
+def test_non_contiguous_parameters(name):
+    """A transposed parameter (and its transposed gradient) steps as torch's does, and stays
+    the same tensor."""
+    rng = np.random.default_rng(5)
+    init = rng.standard_normal((4, 3))
+    target = rng.standard_normal((3, 4))
+    tparam = torch.tensor(init.copy()).t().requires_grad_(True)
+    pparam = tp.tensor(init.copy()).t().detach().requires_grad_(True)
+    assert not pparam.is_contiguous()
+    topt = getattr(torch.optim, name)([tparam], lr=0.05)
+    popt = getattr(tp.optim, name)([pparam], lr=0.05)
+    for _ in range(8):
+        g = _grad(tparam.detach().numpy(), target)
+        tparam.grad = torch.from_numpy(g.T.copy()).t()
+        pparam.grad = tp.tensor(g.T.copy()).t()
+        topt.step()
+        popt.step()
+    assert not pparam.is_contiguous()
+    np.testing.assert_allclose(pparam.detach().numpy(), tparam.detach().numpy(), rtol=1e-11,
+                               atol=1e-12)
