@@ -13,16 +13,10 @@ from __future__ import annotations
 
 import tensorplay as tp
 from tensorplay.optim._foreach import batches
-from tensorplay.optim.optimizer import Optimizer, check_nonnegative, eval_closure, no_grad_step
+from tensorplay.optim.optimizer import (Optimizer, check_betas, check_nonnegative, eval_closure,
+                                        no_grad_step)
 
 __all__ = ["Adamax"]
-
-
-def check_betas(betas):
-    """PyTorch's beta checks, shared by the Adam family: each in [0, 1)."""
-    for i, beta in enumerate(betas):
-        if not 0.0 <= beta < 1.0:
-            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
 
 
 class Adamax(Optimizer):

@@ -18,8 +18,7 @@ Each parameter keeps its own `mu_product`, so the update walks the parameters on
 from __future__ import annotations
 
 import tensorplay as tp
-from tensorplay.optim.adamax import check_betas
-from tensorplay.optim.optimizer import (Optimizer, check_nonnegative, eval_closure,
+from tensorplay.optim.optimizer import (Optimizer, check_betas, check_nonnegative, eval_closure,
                                         new_step_counter, no_grad_step)
 
 __all__ = ["NAdam"]

@@ -49,6 +49,13 @@ def check_nonnegative(**values):
             raise ValueError(f"Invalid {_WHAT.get(name, name + ' value')}: {value}")
 
 
+def check_betas(betas):
+    """PyTorch's beta checks, for the Adam family (Adamax, NAdam, RAdam, SparseAdam): each in [0, 1)."""
+    for i, beta in enumerate(betas):
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+
+
 def no_grad_step(step):
     """Run an optimizer's `step` with autograd off: the updates are in-place writes to leaf
     tensors and must not be recorded (they would also fail: a leaf that requires grad cannot

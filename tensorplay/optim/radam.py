@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import tensorplay as tp
 from tensorplay.optim._foreach import batches
-from tensorplay.optim.adamax import check_betas
-from tensorplay.optim.optimizer import Optimizer, check_nonnegative, eval_closure, no_grad_step
+from tensorplay.optim.optimizer import (Optimizer, check_betas, check_nonnegative, eval_closure,
+                                        no_grad_step)
 
 __all__ = ["RAdam"]
 

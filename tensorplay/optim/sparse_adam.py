@@ -16,8 +16,7 @@ from __future__ import annotations
 import math
 
 import tensorplay as tp
-from tensorplay.optim.adamax import check_betas
-from tensorplay.optim.optimizer import Optimizer, eval_closure, no_grad_step
+from tensorplay.optim.optimizer import Optimizer, check_betas, eval_closure, no_grad_step
 
 __all__ = ["SparseAdam"]
 
