@@ -50,7 +50,8 @@ def check_nonnegative(**values):
 
 
 def check_betas(betas):
-    """PyTorch's beta checks, for the Adam family (Adamax, NAdam, RAdam, SparseAdam): each in [0, 1)."""
+    """PyTorch's beta checks for the Adam family (Adamax, NAdam, RAdam, SparseAdam):
+    each in [0, 1)."""
     for i, beta in enumerate(betas):
         if not 0.0 <= beta < 1.0:
             raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
