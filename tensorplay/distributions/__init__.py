@@ -1,0 +1,47 @@
+"""`tp.distributions`: probability distributions, as torch.distributions has them.
+
+Each family is a class in its own module (normal.py, categorical.py, ...) built on the
+`Distribution` base (distribution.py), with `constraints` for parameters and supports,
+`transforms` for distributions made by pushing another through an invertible map
+(LogNormal = exp(Normal)), and `kl_divergence` for pairs of them. Everything is written
+with TensorPlay's tensor ops, so `log_prob` and `rsample` are differentiable through
+TensorPlay's autograd.
+
+    d = tp.distributions.Normal(loc, scale)
+    x = d.rsample((100,))            # gradients flow back to loc and scale
+    loss = -d.log_prob(x).mean()
+"""
+from tensorplay.distributions import constraints, transforms  # noqa: F401
+from tensorplay.distributions.bernoulli import Bernoulli
+from tensorplay.distributions.binomial import Binomial
+from tensorplay.distributions.categorical import Categorical
+from tensorplay.distributions.cauchy import Cauchy
+from tensorplay.distributions.distribution import Distribution
+from tensorplay.distributions.exp_family import ExponentialFamily
+from tensorplay.distributions.exponential import Exponential
+from tensorplay.distributions.geometric import Geometric
+from tensorplay.distributions.gumbel import Gumbel
+from tensorplay.distributions.half_normal import HalfNormal
+from tensorplay.distributions.independent import Independent
+from tensorplay.distributions.kl import kl_divergence, register_kl
+from tensorplay.distributions.laplace import Laplace
+from tensorplay.distributions.log_normal import LogNormal
+from tensorplay.distributions.multivariate_normal import MultivariateNormal
+from tensorplay.distributions.normal import Normal
+from tensorplay.distributions.one_hot_categorical import OneHotCategorical
+from tensorplay.distributions.poisson import Poisson
+from tensorplay.distributions.transformed_distribution import TransformedDistribution
+from tensorplay.distributions.transforms import (  # noqa: F401
+    AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform,
+    SigmoidTransform, TanhTransform, Transform,
+)
+from tensorplay.distributions.uniform import Uniform
+
+__all__ = [
+    "Bernoulli", "Binomial", "Categorical", "Cauchy", "Distribution", "Exponential",
+    "ExponentialFamily", "Geometric", "Gumbel", "HalfNormal", "Independent", "Laplace",
+    "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
+    "TransformedDistribution", "Uniform", "kl_divergence", "register_kl",
+    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",
+    "SigmoidTransform", "TanhTransform", "Transform", "constraints", "transforms",
+]
