@@ -126,7 +126,7 @@ def lgamma(x):
     small = x < 0.5
     # Each branch sees only arguments valid for it, so neither leaks NaN into the gradient.
     x_big = tp.where(small, tp.ones_like(x), x)
-    x_small = tp.where(small, x, tp.zeros_like(x))
+    x_small = tp.where(small, x, tp.full_like(x, 0.25))
     big = _lgamma_positive(x_big)
     reflected = (math.log(math.pi) - tp.log(tp.abs(tp.sin(math.pi * x_small)))
                  - _lgamma_positive(1 - x_small))
