@@ -448,3 +448,49 @@ def test_is_exposed_as_tp_distributions():
     assert tp.distributions is module
     for name in ["Normal", "Categorical", "kl_divergence", "constraints", "transforms"]:
         assert hasattr(torch.distributions, name) and hasattr(tp.distributions, name)
+
+
+def test_empty_batches_non_contiguous_parameters_and_sample_dtypes():
+    empty = D.Normal(tp.zeros(0, 3), tp.ones(0, 3))
+    assert tuple(empty.sample((5,)).shape) == (5, 0, 3)
+    assert tuple(empty.log_prob(tp.zeros(0, 3)).shape) == (0, 3)
+    assert tuple(D.Categorical(tp.ones(0, 4)).sample((2,)).shape) == (2, 0)
+
+    base = [[0.3, -1.0], [2.0, 0.5], [1.0, 0.1]]
+    loc_ours, loc_theirs = pair(base, "float64", requires_grad=True)
+    scale_ours, scale_theirs = pair([[0.5, 1.5], [2.0, 1.0], [0.3, 0.7]], "float64", requires_grad=True)
+    ours = D.Normal(loc_ours.T, scale_ours.T)             # transposed: non-contiguous views
+    theirs = TD.Normal(loc_theirs.T, scale_theirs.T)
+    v_ours, v_theirs = pair([[0.1, 0.2, 0.3], [1.0, -1.0, 0.0]], "float64")
+    close(ours.log_prob(v_ours), theirs.log_prob(v_theirs))
+    ours.log_prob(v_ours).sum().backward()
+    theirs.log_prob(v_theirs).sum().backward()
+    close(loc_ours.grad, loc_theirs.grad)
+    close(scale_ours.grad, scale_theirs.grad)
+
+    for ours, theirs in [(D.Categorical(tp.tensor([0.3, 0.7])), TD.Categorical(torch.tensor([0.3, 0.7]))),
+                         (D.Bernoulli(tp.tensor([0.3, 0.7])), TD.Bernoulli(torch.tensor([0.3, 0.7]))),
+                         (D.Poisson(tp.tensor([2.0])), TD.Poisson(torch.tensor([2.0]))),
+                         (D.Binomial(4, tp.tensor([0.3])), TD.Binomial(4, torch.tensor([0.3]))),
+                         (D.Geometric(tp.tensor([0.3])), TD.Geometric(torch.tensor([0.3]))),
+                         (D.Normal(tp.tensor([0.0], dtype=tp.float64), 1.0),
+                          TD.Normal(torch.tensor([0.0], dtype=torch.float64), 1.0))]:
+        assert str(ours.sample().dtype).split(".")[-1] == str(theirs.sample().dtype).split(".")[-1]
+
+
+def test_lazy_probs_and_logits_and_set_default_validate_args():
+    d = D.Categorical(logits=tp.tensor([1.0, 2.0, 0.5]))
+    assert "probs" not in d.__dict__
+    close(d.probs, torch.softmax(torch.tensor([1.0, 2.0, 0.5]), -1), "float32")
+    assert "probs" in d.__dict__                  # computed once, then stored
+    b = D.Bernoulli(probs=tp.tensor([0.25]))
+    close(b.logits, TD.Bernoulli(probs=torch.tensor([0.25])).logits, "float32")
+    try:
+        D.Distribution.set_default_validate_args(False)
+        D.Normal(tp.tensor([0.0]), tp.tensor([-1.0]))     # no check now
+    finally:
+        D.Distribution.set_default_validate_args(True)
+    with pytest.raises(ValueError):
+        D.Distribution.set_default_validate_args("yes")
+    with pytest.raises(ValueError):
+        D.Normal(tp.tensor([0.0]), tp.tensor([-1.0]))
