@@ -188,7 +188,7 @@ def test_sample_draws_pytorchs_numbers_when_seeded(name, dtype):
         close(got, expected, dtype, rtol=1e-4 if dtype == "float32" else 1e-9, atol=1e-5)
 
 
-@pytest.mark.parametrize("name,rate", [("Poisson", [0.5, 4.0, 12.0]), ("Binomial", [0.2, 0.5, 0.9])])
+@pytest.mark.parametrize("name,rate", [("Poisson", [0.5, 4.0, 120.0]), ("Binomial", [0.2, 0.5, 0.9])])
 def test_draws_without_a_pytorch_op_have_the_right_statistics(name, rate):
     """Poisson and Binomial sample with algorithms of our own (TensorPlay has no poisson or
     binomial op), so they cannot reproduce PyTorch's numbers: compare mean and variance
@@ -494,3 +494,13 @@ def test_lazy_probs_and_logits_and_set_default_validate_args():
         D.Distribution.set_default_validate_args("yes")
     with pytest.raises(ValueError):
         D.Normal(tp.tensor([0.0]), tp.tensor([-1.0]))
+
+
+def test_poisson_draws_of_large_rates_in_float32():
+    """exp(-rate) underflows float32 above rate 87: the sampler must not depend on it."""
+    tp.manual_seed(1)
+    x = D.Poisson(tp.tensor([150.0, 400.0])).sample((2000,))
+    assert x.dtype == tp.float32
+    mean = x.mean(0).tolist()
+    assert abs(mean[0] - 150.0) < 5 * math.sqrt(150.0 / 2000)
+    assert abs(mean[1] - 400.0) < 5 * math.sqrt(400.0 / 2000)

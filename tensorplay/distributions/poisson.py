@@ -12,19 +12,20 @@ __all__ = ["Poisson"]
 
 
 def _poisson_draw(rate):
-    """Knuth's algorithm, vectorized: multiply uniforms until the product falls below
-    e^-rate; the count of factors before that is the draw. TensorPlay has no poisson op,
-    so this does not reproduce PyTorch's draws (its tests compare statistics); its cost
-    grows with the largest rate."""
-    limit = tp.exp(-rate)
-    product = tp.ones_like(rate)
-    count = tp.zeros_like(rate)
-    active = tp.ones_like(rate, dtype=tp.bool)
+    """Count the arrivals of a unit-rate Poisson process before time `rate`: add
+    Exp(1) gaps until their sum passes the rate (Knuth's algorithm in log space, in
+    float64 so that large rates neither underflow nor lose precision). TensorPlay has no
+    poisson op, so this does not reproduce PyTorch's draws (its tests compare
+    statistics); its cost grows with the largest rate."""
+    rate64 = rate.to(tp.float64)
+    elapsed = tp.zeros_like(rate64)
+    count = tp.zeros_like(rate64)
+    active = rate64 > 0
     while bool(active.any()):
-        product = product * tp.rand_like(rate)
-        active = active & (product > limit)
-        count = count + active.to(rate.dtype)
-    return count
+        elapsed = elapsed + tp.empty_like(rate64).exponential_()
+        active = active & (elapsed < rate64)
+        count = count + active.to(tp.float64)
+    return count.to(rate.dtype)
 
 
 class Poisson(ExponentialFamily):
