@@ -141,7 +141,9 @@ def erfinv(y):
     if hasattr(tp, "erfinv"):
         return tp.erfinv(y)
     with tp.no_grad():
-        yd = y.detach().to(tp.float64)
+        y64 = y.detach().to(tp.float64)
+        edge = tp.abs(y64) == 1               # erfinv(±1) = ±inf: set apart, no Newton there
+        yd = tp.where(edge, tp.zeros_like(y64), y64)
         w = -tp.log((1 - yd) * (1 + yd))
         central = w < 5
         wc = w - 2.5
@@ -157,8 +159,8 @@ def erfinv(y):
         x = tp.where(central, pc, pt) * yd
         for _ in range(3):
             x = x - (tp.erf(x) - yd) / (2 / math.sqrt(math.pi) * tp.exp(-x * x))
-        edge = tp.abs(yd) == 1                # erfinv(±1) = ±inf, where Newton stops
-        x = tp.where(edge, yd * math.inf, x).to(y.dtype)
+        infinity = tp.full_like(x, math.inf)
+        x = tp.where(edge, tp.where(y64 > 0, infinity, -infinity), x).to(y.dtype)
         finite = ~edge
         x_safe = tp.where(finite, x, tp.zeros_like(x))
     # One step from the detached root: the value is unchanged to rounding, and its
