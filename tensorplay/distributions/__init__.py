@@ -26,9 +26,11 @@ from tensorplay.distributions.independent import Independent
 from tensorplay.distributions.kl import kl_divergence, register_kl
 from tensorplay.distributions.laplace import Laplace
 from tensorplay.distributions.log_normal import LogNormal
+from tensorplay.distributions.multinomial import Multinomial
 from tensorplay.distributions.multivariate_normal import MultivariateNormal
 from tensorplay.distributions.normal import Normal
 from tensorplay.distributions.one_hot_categorical import OneHotCategorical
+from tensorplay.distributions.pareto import Pareto
 from tensorplay.distributions.poisson import Poisson
 from tensorplay.distributions.transformed_distribution import TransformedDistribution
 from tensorplay.distributions.transforms import (  # noqa: F401
@@ -36,12 +38,13 @@ from tensorplay.distributions.transforms import (  # noqa: F401
     SigmoidTransform, TanhTransform, Transform,
 )
 from tensorplay.distributions.uniform import Uniform
+from tensorplay.distributions.weibull import Weibull
 
 __all__ = [
     "Bernoulli", "Binomial", "Categorical", "Cauchy", "Distribution", "Exponential",
     "ExponentialFamily", "Geometric", "Gumbel", "HalfNormal", "Independent", "Laplace",
-    "LogNormal", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
-    "TransformedDistribution", "Uniform", "kl_divergence", "register_kl",
+    "LogNormal", "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical", "Pareto",
+    "Poisson", "TransformedDistribution", "Uniform", "Weibull", "kl_divergence", "register_kl",
     "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",
     "SigmoidTransform", "TanhTransform", "Transform", "constraints", "transforms",
 ]

@@ -27,6 +27,7 @@ from tensorplay.distributions.laplace import Laplace
 from tensorplay.distributions.multivariate_normal import MultivariateNormal, _batch_mahalanobis
 from tensorplay.distributions.normal import Normal
 from tensorplay.distributions.one_hot_categorical import OneHotCategorical
+from tensorplay.distributions.pareto import Pareto
 from tensorplay.distributions.poisson import Poisson
 from tensorplay.distributions.transformed_distribution import TransformedDistribution
 from tensorplay.distributions.uniform import Uniform
@@ -228,6 +229,16 @@ def _kl_normal_normal(p, q):
 @register_kl(OneHotCategorical, OneHotCategorical)
 def _kl_onehotcategorical_onehotcategorical(p, q):
     return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    t1 = q.alpha * scale_ratio.log()
+    t2 = -alpha_ratio.log()
+    result = t1 + t2 + alpha_ratio - 1
+    return _masked(result, p.support.lower_bound < q.support.lower_bound, math.inf)
 
 
 @register_kl(Poisson, Poisson)

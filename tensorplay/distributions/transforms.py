@@ -270,6 +270,12 @@ class PowerTransform(Transform):
             return self
         return PowerTransform(self.exponent, cache_size=cache_size)
 
+    def __eq__(self, other):
+        # equal exponents make equal transforms (so KL of two Weibulls of one shape works)
+        if not isinstance(other, PowerTransform):
+            return False
+        return bool(self.exponent.eq(other.exponent).all())
+
     @property
     def sign(self):
         return self.exponent.sign()
@@ -376,6 +382,18 @@ class AffineTransform(Transform):
         if self._cache_size == cache_size:
             return self
         return AffineTransform(self.loc, self.scale, self.event_dim, cache_size=cache_size)
+
+    def __eq__(self, other):
+        # compared by value, numbers and tensors alike, as PyTorch compares them
+        if not isinstance(other, AffineTransform):
+            return False
+        for mine, theirs in ((self.loc, other.loc), (self.scale, other.scale)):
+            if isinstance(mine, numbers.Number) and isinstance(theirs, numbers.Number):
+                if mine != theirs:
+                    return False
+            elif not bool((mine == theirs).all()):
+                return False
+        return True
 
     @property
     def sign(self):
