@@ -88,6 +88,14 @@ FAMILIES = {
                     lambda M, probs: M.Multinomial(4, probs), [[[1.0, 2.0, 1.0]], [[0.0, 0.0, 4.0]]]),
     "MultinomialLogits": ({"logits": LOGITS}, lambda M, logits: M.Multinomial(3, logits=logits),
                           [[[1.0, 2.0, 0.0]], [[0.0, 0.0, 3.0]]]),
+    "MixtureSameFamily": ({"logits": LOGITS, "loc": LOC, "scale": SCALE},
+                          lambda M, logits, loc, scale: M.MixtureSameFamily(
+                              M.Categorical(logits=logits), M.Normal(loc, scale)), [[0.1], [0.7], [-0.4]]),
+    "MixtureOfMVN": ({"logits": [0.3, -0.2], "loc": [[1.0, 2.0], [0.0, -1.0]],
+                      "scale_tril": [[1.0, 0.0], [0.5, 2.0]]},
+                     lambda M, logits, loc, scale_tril: M.MixtureSameFamily(
+                         M.Categorical(logits=logits), M.MultivariateNormal(loc, scale_tril=scale_tril)),
+                     [[0.3, 1.0], [2.0, -1.0], [0.0, 0.0]]),
     "Independent": ({"loc": LOC, "scale": SCALE},
                     lambda M, loc, scale: M.Independent(M.Normal(loc, scale), 1),
                     [[0.1, 0.7, -0.4], [2.5, 0.0, 1.0]]),
@@ -192,7 +200,8 @@ def test_rsample_draws_pytorchs_numbers_and_gradients(name, dtype):
                                   "Exponential", "Uniform", "Bernoulli", "BernoulliLogits",
                                   "Geometric", "Categorical", "CategoricalLogits",
                                   "OneHotCategorical", "Multinomial", "MultinomialLogits", "Pareto",
-                                  "Weibull", "Independent", "MultivariateNormal"])
+                                  "Weibull", "Independent", "MultivariateNormal", "MixtureSameFamily",
+                                  "MixtureOfMVN"])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_sample_draws_pytorchs_numbers_when_seeded(name, dtype):
     ours, theirs, _, _, _ = build(name, dtype)

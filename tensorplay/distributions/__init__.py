@@ -26,6 +26,7 @@ from tensorplay.distributions.independent import Independent
 from tensorplay.distributions.kl import kl_divergence, register_kl
 from tensorplay.distributions.laplace import Laplace
 from tensorplay.distributions.log_normal import LogNormal
+from tensorplay.distributions.mixture_same_family import MixtureSameFamily
 from tensorplay.distributions.multinomial import Multinomial
 from tensorplay.distributions.multivariate_normal import MultivariateNormal
 from tensorplay.distributions.normal import Normal
@@ -43,7 +44,7 @@ from tensorplay.distributions.weibull import Weibull
 __all__ = [
     "Bernoulli", "Binomial", "Categorical", "Cauchy", "Distribution", "Exponential",
     "ExponentialFamily", "Geometric", "Gumbel", "HalfNormal", "Independent", "Laplace",
-    "LogNormal", "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical", "Pareto",
+    "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical", "Pareto",
     "Poisson", "TransformedDistribution", "Uniform", "Weibull", "kl_divergence", "register_kl",
     "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",
     "SigmoidTransform", "TanhTransform", "Transform", "constraints", "transforms",
