@@ -21,6 +21,7 @@ from tensorplay.distributions.exp_family import ExponentialFamily
 from tensorplay.distributions.exponential import Exponential
 from tensorplay.distributions.geometric import Geometric
 from tensorplay.distributions.gumbel import Gumbel
+from tensorplay.distributions.half_cauchy import HalfCauchy
 from tensorplay.distributions.half_normal import HalfNormal
 from tensorplay.distributions.independent import Independent
 from tensorplay.distributions.kl import kl_divergence, register_kl
@@ -33,6 +34,7 @@ from tensorplay.distributions.normal import Normal
 from tensorplay.distributions.one_hot_categorical import OneHotCategorical
 from tensorplay.distributions.pareto import Pareto
 from tensorplay.distributions.poisson import Poisson
+from tensorplay.distributions.relaxed_bernoulli import RelaxedBernoulli
 from tensorplay.distributions.transformed_distribution import TransformedDistribution
 from tensorplay.distributions.transforms import (  # noqa: F401
     AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform,
@@ -43,7 +45,8 @@ from tensorplay.distributions.weibull import Weibull
 
 __all__ = [
     "Bernoulli", "Binomial", "Categorical", "Cauchy", "Distribution", "Exponential",
-    "ExponentialFamily", "Geometric", "Gumbel", "HalfNormal", "Independent", "Laplace",
+    "ExponentialFamily", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+    "Laplace", "RelaxedBernoulli",
     "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical", "Pareto",
     "Poisson", "TransformedDistribution", "Uniform", "Weibull", "kl_divergence", "register_kl",
     "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",
