@@ -365,6 +365,10 @@ TRANSFORMS = [
     ("AffineTransformScalar", lambda M, t: M.AffineTransform(1.0, 3.0)),
     ("Compose", lambda M, t: M.ComposeTransform([M.AffineTransform(0.3, 2.0), M.TanhTransform(),
                                                  M.AffineTransform(1.0, 0.5)])),
+    ("SoftplusTransform", lambda M, t: M.SoftplusTransform()),
+    ("StickBreakingTransform", lambda M, t: M.StickBreakingTransform()),
+    ("IndependentTransform", lambda M, t: M.IndependentTransform(M.ExpTransform(), 1)),
+    ("PowerTransform", lambda M, t: M.PowerTransform(t(2.5))),
 ]
 
 
@@ -382,6 +386,17 @@ def test_transforms_equal_pytorchs(name, make):
     (y_theirs.sum() + j_theirs.sum()).backward()
     close(x_ours.grad, x_theirs.grad, rtol=1e-9, atol=1e-10)
     assert t_ours.inv.inv is t_ours or isinstance(t_ours, D.ComposeTransform)
+
+
+def test_non_bijective_transforms_equal_pytorchs():
+    x_ours, x_theirs = pair([[[-0.7, 0.2], [1.3, 0.4]], [[0.1, -2.0], [0.5, 0.9]]], "float64",
+                            requires_grad=True)
+    for make in (lambda M: M.SoftmaxTransform(), lambda M: M.LowerCholeskyTransform()):
+        t_ours, t_theirs = make(D.transforms), make(TD.transforms)
+        y_ours, y_theirs = t_ours(x_ours), t_theirs(x_theirs)
+        close(y_ours, y_theirs)
+        close(t_ours.inv(y_ours.detach()), t_theirs.inv(y_theirs.detach()))
+        assert t_ours.codomain.check(y_ours).tolist() == t_theirs.codomain.check(y_theirs).tolist()
 
 
 def test_transformed_distribution_equals_pytorchs():

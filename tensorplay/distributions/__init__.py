@@ -37,8 +37,9 @@ from tensorplay.distributions.poisson import Poisson
 from tensorplay.distributions.relaxed_bernoulli import RelaxedBernoulli
 from tensorplay.distributions.transformed_distribution import TransformedDistribution
 from tensorplay.distributions.transforms import (  # noqa: F401
-    AbsTransform, AffineTransform, ComposeTransform, ExpTransform, PowerTransform,
-    SigmoidTransform, TanhTransform, Transform,
+    AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
+    LowerCholeskyTransform, PowerTransform, SigmoidTransform, SoftmaxTransform,
+    SoftplusTransform, StickBreakingTransform, TanhTransform, Transform,
 )
 from tensorplay.distributions.uniform import Uniform
 from tensorplay.distributions.weibull import Weibull
@@ -49,6 +50,8 @@ __all__ = [
     "Laplace", "RelaxedBernoulli",
     "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "Normal", "OneHotCategorical", "Pareto",
     "Poisson", "TransformedDistribution", "Uniform", "Weibull", "kl_divergence", "register_kl",
-    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "PowerTransform",
-    "SigmoidTransform", "TanhTransform", "Transform", "constraints", "transforms",
+    "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "IndependentTransform",
+    "LowerCholeskyTransform", "PowerTransform", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "StickBreakingTransform", "TanhTransform", "Transform",
+    "constraints", "transforms",
 ]

@@ -1,7 +1,8 @@
 """Invertible maps between spaces, with the log |det J| change-of-variables term
 (torch.distributions.transforms). TransformedDistribution uses them to build, for
-example, LogNormal = exp(Normal). The transforms here act elementwise (event_dim 0),
-except ComposeTransform, which chains them."""
+example, LogNormal = exp(Normal). Most act elementwise (event_dim 0); ComposeTransform
+chains them; Softmax and StickBreaking map vectors to the simplex, LowerCholesky
+matrices to Cholesky factors, and IndependentTransform groups dimensions into events."""
 from __future__ import annotations
 
 import math
@@ -12,7 +13,9 @@ import tensorplay as tp
 from tensorplay.distributions import constraints
 
 __all__ = ["Transform", "ComposeTransform", "ExpTransform", "AffineTransform",
-           "SigmoidTransform", "TanhTransform", "AbsTransform", "PowerTransform", "identity_transform"]
+           "SigmoidTransform", "TanhTransform", "AbsTransform", "PowerTransform",
+           "SoftplusTransform", "SoftmaxTransform", "StickBreakingTransform",
+           "LowerCholeskyTransform", "IndependentTransform", "identity_transform"]
 
 
 class Transform:
@@ -425,3 +428,183 @@ class AffineTransform(Transform):
                                           tp.empty(getattr(self.scale, "shape", ())))[0].shape)
 
     inverse_shape = forward_shape
+
+
+class SoftplusTransform(Transform):
+    """y = log(1 + exp(x)); inverse x = y + log(-expm1(-y))."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other):
+        return isinstance(other, SoftplusTransform)
+
+    def _call(self, x):
+        return tp.nn.functional.softplus(x)
+
+    def _inverse(self, y):
+        return (-y).expm1().neg().log() + y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -tp.nn.functional.softplus(-x)
+
+
+def _diag_embed(d):
+    """A (..., n, n) matrix with d (..., n) on its diagonal (TensorPlay has no diag_embed)."""
+    n = d.shape[-1]
+    return d.unsqueeze(-1) * tp.eye(n, dtype=d.dtype, device=d.device)
+
+
+class LowerCholeskyTransform(Transform):
+    """Any square matrix to a lower Cholesky factor: keep the strict lower triangle and
+    exponentiate the diagonal (not bijective: the upper triangle is dropped)."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other):
+        return isinstance(other, LowerCholeskyTransform)
+
+    def _call(self, x):
+        return x.tril(-1) + _diag_embed(x.diagonal(dim1=-2, dim2=-1).exp())
+
+    def _inverse(self, y):
+        return y.tril(-1) + _diag_embed(y.diagonal(dim1=-2, dim2=-1).log())
+
+
+class SoftmaxTransform(Transform):
+    """Unconstrained vectors to the simplex by softmax (not bijective: adding a constant
+    to x changes nothing; the inverse returns log y)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+
+    def __eq__(self, other):
+        return isinstance(other, SoftmaxTransform)
+
+    def _call(self, x):
+        probs = (x - x.max(-1, True)[0]).exp()
+        return probs / probs.sum(-1, True)
+
+    def _inverse(self, y):
+        return y.log()
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return shape
+
+
+def _clipped_sigmoid(x):
+    finfo = tp.finfo(x.dtype)
+    return tp.sigmoid(x).clamp(min=finfo.tiny, max=1.0 - finfo.eps)
+
+
+class StickBreakingTransform(Transform):
+    """R^(K-1) to the K-simplex, bijectively: each coordinate takes a sigmoid share of
+    the stick left over by the ones before it (offsets center x = 0 on the uniform
+    point)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.simplex
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, StickBreakingTransform)
+
+    def _offset(self, x, k):
+        return k - tp.ones(x.shape[-1], dtype=x.dtype, device=x.device).cumsum(-1)
+
+    def _call(self, x):
+        offset = self._offset(x, x.shape[-1] + 1)
+        z = _clipped_sigmoid(x - offset.log())
+        z_cumprod = (1 - z).cumprod(-1)
+        pad = tp.nn.functional.pad
+        return pad(z, [0, 1], value=1) * pad(z_cumprod, [1, 0], value=1)
+
+    def _inverse(self, y):
+        y_crop = y[..., :-1]
+        offset = y.shape[-1] - tp.ones(y_crop.shape[-1], dtype=y.dtype, device=y.device).cumsum(-1)
+        # the stick left must stay positive, which rounding can break when y[-1] ~ 0
+        sf = (1 - y_crop.cumsum(-1)).clamp(min=tp.finfo(y.dtype).tiny)
+        return y_crop.log() - sf.log() + offset.log()
+
+    def log_abs_det_jacobian(self, x, y):
+        offset = self._offset(x, x.shape[-1] + 1)
+        x = x - offset.log()
+        # log(1 - sigmoid(x)) = -x + log sigmoid(x); log sigmoid(x) = -softplus(-x)
+        return (-x - tp.nn.functional.softplus(-x) + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape[:-1]) + (shape[-1] + 1,)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        return tuple(shape[:-1]) + (shape[-1] - 1,)
+
+
+class IndependentTransform(Transform):
+    """Wraps a transform so that its rightmost `reinterpreted_batch_ndims` dimensions
+    count as one event: log |det J| is summed over them."""
+
+    def __init__(self, base_transform, reinterpreted_batch_ndims, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.base_transform = base_transform.with_cache(cache_size)
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return IndependentTransform(self.base_transform, self.reinterpreted_batch_ndims,
+                                    cache_size=cache_size)
+
+    @property
+    def domain(self):
+        return constraints.independent(self.base_transform.domain, self.reinterpreted_batch_ndims)
+
+    @property
+    def codomain(self):
+        return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
+
+    @property
+    def bijective(self):
+        return self.base_transform.bijective
+
+    @property
+    def sign(self):
+        return self.base_transform.sign
+
+    def _call(self, x):
+        if x.dim() < self.domain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform(x)
+
+    def _inverse(self, y):
+        if y.dim() < self.codomain.event_dim:
+            raise ValueError("Too few dimensions on input")
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        result = self.base_transform.log_abs_det_jacobian(x, y)
+        if self.reinterpreted_batch_ndims:
+            result = result.reshape(*result.shape[:result.dim() - self.reinterpreted_batch_ndims], -1).sum(-1)
+        return result
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({repr(self.base_transform)}, {self.reinterpreted_batch_ndims})"
+
+    def forward_shape(self, shape):
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self.base_transform.inverse_shape(shape)
