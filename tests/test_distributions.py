@@ -561,3 +561,27 @@ def test_poisson_draws_of_large_rates_in_float32():
     mean = x.mean(0).tolist()
     assert abs(mean[0] - 150.0) < 5 * math.sqrt(150.0 / 2000)
     assert abs(mean[1] - 400.0) < 5 * math.sqrt(400.0 / 2000)
+
+
+def test_biject_to_and_transform_to_reach_the_constraint_as_pytorchs():
+    C, TC = D.constraints, TD.constraints
+    x_ours, x_theirs = pair([[-0.7, 0.2, 1.3], [0.4, -1.1, 0.05]], "float64")
+    cases = [("real", ()), ("positive", ()), ("nonnegative", ()), ("unit_interval", ()),
+             ("greater_than", (1.5,)), ("less_than", (-2.0,)), ("interval", (-1.0, 3.0)),
+             ("simplex", ()), ("real_vector", ())]
+    for name, args in cases:
+        c_ours = getattr(C, name)(*args) if args else getattr(C, name)
+        c_theirs = getattr(TC, name)(*args) if args else getattr(TC, name)
+        for ours_registry, theirs_registry in [(D.biject_to, TD.biject_to), (D.transform_to, TD.transform_to)]:
+            t_ours, t_theirs = ours_registry(c_ours), theirs_registry(c_theirs)
+            y_ours, y_theirs = t_ours(x_ours), t_theirs(x_theirs)
+            close(y_ours, y_theirs)
+            assert bool(c_ours.check(y_ours).all())
+            assert t_ours.bijective == t_theirs.bijective
+            if t_theirs.bijective:     # softmax has no log |det J| (in PyTorch either)
+                close(t_ours.log_abs_det_jacobian(x_ours, y_ours),
+                      t_theirs.log_abs_det_jacobian(x_theirs, y_theirs))
+    with pytest.raises(NotImplementedError, match="Cannot transform _Boolean constraints"):
+        D.biject_to(C.boolean)
+    with pytest.raises(TypeError):
+        D.biject_to.register(int, lambda c: None)

@@ -15,6 +15,7 @@ from tensorplay.distributions import constraints, transforms  # noqa: F401
 from tensorplay.distributions.bernoulli import Bernoulli
 from tensorplay.distributions.binomial import Binomial
 from tensorplay.distributions.categorical import Categorical
+from tensorplay.distributions.constraint_registry import biject_to, transform_to
 from tensorplay.distributions.cauchy import Cauchy
 from tensorplay.distributions.distribution import Distribution
 from tensorplay.distributions.exp_family import ExponentialFamily
@@ -53,5 +54,5 @@ __all__ = [
     "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "IndependentTransform",
     "LowerCholeskyTransform", "PowerTransform", "SigmoidTransform", "SoftmaxTransform",
     "SoftplusTransform", "StickBreakingTransform", "TanhTransform", "Transform",
-    "constraints", "transforms",
+    "constraints", "transforms", "biject_to", "transform_to",
 ]
