@@ -111,7 +111,8 @@ class Binomial(Distribution):
     def enumerate_support(self, expand=True):
         total_count = int(self.total_count.max())
         if not self.total_count.min() == total_count:
-            raise NotImplementedError("Inhomogeneous total count not supported by `enumerate_support`.")
+            raise NotImplementedError(
+                "Inhomogeneous total count not supported by `enumerate_support`.")
         values = tp.arange(1 + total_count, dtype=self._param.dtype, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         if expand:

@@ -13,7 +13,8 @@ __all__ = ["Categorical"]
 
 
 class Categorical(Distribution):
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+    arg_constraints = {"probs": constraints.simplex,
+                       "logits": constraints.independent(constraints.real, 1)}
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
@@ -66,7 +67,8 @@ class Categorical(Distribution):
 
     @property
     def mean(self):
-        return tp.full(self._extended_shape(), math.nan, dtype=self.probs.dtype, device=self.probs.device)
+        return tp.full(self._extended_shape(), math.nan, dtype=self.probs.dtype,
+                       device=self.probs.device)
 
     @property
     def mode(self):
@@ -74,7 +76,8 @@ class Categorical(Distribution):
 
     @property
     def variance(self):
-        return tp.full(self._extended_shape(), math.nan, dtype=self.probs.dtype, device=self.probs.device)
+        return tp.full(self._extended_shape(), math.nan, dtype=self.probs.dtype,
+                       device=self.probs.device)
 
     def sample(self, sample_shape=()):
         # One multinomial call over the flattened batch, as PyTorch's, so a seed draws
@@ -85,7 +88,8 @@ class Categorical(Distribution):
         if probs_2d.shape[0] == 0:
             # an empty batch: nothing to draw (tp.multinomial refuses zero rows today,
             # where torch.multinomial returns an empty result)
-            return tp.zeros(self._extended_shape(sample_shape), dtype=tp.int64, device=probs_2d.device)
+            return tp.zeros(self._extended_shape(sample_shape), dtype=tp.int64,
+                            device=probs_2d.device)
         with tp.no_grad():
             samples_2d = tp.multinomial(probs_2d, n, True).T
         return samples_2d.reshape(self._extended_shape(sample_shape))

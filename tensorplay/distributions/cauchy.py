@@ -37,7 +37,8 @@ class Cauchy(Distribution):
 
     @property
     def mean(self):
-        return tp.full(self._extended_shape(), math.nan, dtype=self.loc.dtype, device=self.loc.device)
+        return tp.full(self._extended_shape(), math.nan, dtype=self.loc.dtype,
+                       device=self.loc.device)
 
     @property
     def mode(self):
@@ -45,7 +46,8 @@ class Cauchy(Distribution):
 
     @property
     def variance(self):
-        return tp.full(self._extended_shape(), math.inf, dtype=self.loc.dtype, device=self.loc.device)
+        return tp.full(self._extended_shape(), math.inf, dtype=self.loc.dtype,
+                       device=self.loc.device)
 
     def rsample(self, sample_shape=()):
         # TensorPlay has no cauchy_: the standard Cauchy is tan(π (u - 1/2)), u ~ U(0, 1),
@@ -59,7 +61,8 @@ class Cauchy(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return -math.log(math.pi) - self.scale.log() - (((value - self.loc) / self.scale) ** 2).log1p()
+        z = (value - self.loc) / self.scale
+        return -math.log(math.pi) - self.scale.log() - (z ** 2).log1p()
 
     def cdf(self, value):
         if self._validate_args:

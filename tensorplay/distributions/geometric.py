@@ -24,7 +24,8 @@ class Geometric(Distribution):
         else:
             (self.logits,) = broadcast_all(logits)
         probs_or_logits = probs if probs is not None else logits
-        batch_shape = tp.Size() if isinstance(probs_or_logits, numbers.Number) else probs_or_logits.size()
+        is_scalar = isinstance(probs_or_logits, numbers.Number)
+        batch_shape = tp.Size() if is_scalar else probs_or_logits.size()
         super().__init__(batch_shape, validate_args=validate_args)
         if self._validate_args and probs is not None:
             value = self.probs   # beyond unit_interval: p = 0 never succeeds

@@ -31,7 +31,8 @@ class HalfCauchy(TransformedDistribution):
 
     @property
     def mean(self):
-        return tp.full(self._extended_shape(), math.inf, dtype=self.scale.dtype, device=self.scale.device)
+        return tp.full(self._extended_shape(), math.inf, dtype=self.scale.dtype,
+                       device=self.scale.device)
 
     @property
     def mode(self):

@@ -65,7 +65,8 @@ class Laplace(Distribution):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 0.5 - 0.5 * (value - self.loc).sign() * tp.expm1(-(value - self.loc).abs() / self.scale)
+        diff = value - self.loc
+        return 0.5 - 0.5 * diff.sign() * tp.expm1(-diff.abs() / self.scale)
 
     def icdf(self, value):
         term = value - 0.5

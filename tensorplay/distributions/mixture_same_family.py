@@ -75,9 +75,10 @@ class MixtureSameFamily(Distribution):
     def variance(self):
         # law of total variance: E[Var(X | k)] + Var(E[X | k])
         probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
-        mean_cond_var = tp.sum(probs * self.component_distribution.variance, dim=-1 - self._event_ndims)
-        var_cond_mean = tp.sum(probs * (self.component_distribution.mean - self._pad(self.mean)).pow(2.0),
-                               dim=-1 - self._event_ndims)
+        dim = -1 - self._event_ndims
+        mean_cond_var = tp.sum(probs * self.component_distribution.variance, dim=dim)
+        deviation = self.component_distribution.mean - self._pad(self.mean)
+        var_cond_mean = tp.sum(probs * deviation.pow(2.0), dim=dim)
         return mean_cond_var + var_cond_mean
 
     def cdf(self, x):

@@ -48,15 +48,18 @@ class MultivariateNormal(Distribution):
                  validate_args=None):
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        if (covariance_matrix is not None) + (scale_tril is not None) + (precision_matrix is not None) != 1:
-            raise ValueError(
-                "Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+        given = [m for m in (covariance_matrix, precision_matrix, scale_tril) if m is not None]
+        if len(given) != 1:
+            raise ValueError("Exactly one of covariance_matrix or precision_matrix or "
+                             "scale_tril may be specified.")
 
         def _batch(mat, name):
             if mat.dim() < 2:
                 raise ValueError(f"{name} matrix must be at least two-dimensional, "
                                  "with optional leading batch dimensions")
-            return tuple(tp.broadcast_tensors(tp.empty(mat.shape[:-2]), tp.empty(loc.shape[:-1]))[0].shape)
+            # the matrices' batch dimensions broadcast with loc's
+            shapes = tp.broadcast_tensors(tp.empty(mat.shape[:-2]), tp.empty(loc.shape[:-1]))
+            return tuple(shapes[0].shape)
 
         if scale_tril is not None:
             batch_shape = _batch(scale_tril, "scale_tril")

@@ -67,7 +67,8 @@ class LogitRelaxedBernoulli(Distribution):
         shape = self._extended_shape(sample_shape)
         probs = clamp_probs(self.probs.expand(shape))
         uniforms = clamp_probs(tp.rand(tuple(shape), dtype=probs.dtype, device=probs.device))
-        return (uniforms.log() - (-uniforms).log1p() + probs.log() - (-probs).log1p()) / self.temperature
+        noise = uniforms.log() - (-uniforms).log1p()
+        return (noise + probs.log() - (-probs).log1p()) / self.temperature
 
     def log_prob(self, value):
         if self._validate_args:

@@ -59,7 +59,8 @@ class TransformedDistribution(Distribution):
         base_batch_shape = shape[:len(shape) - len(self.base_dist.event_shape)]
         new.base_dist = self.base_dist.expand(base_batch_shape)
         new.transforms = self.transforms
-        super(TransformedDistribution, new).__init__(batch_shape, self.event_shape, validate_args=False)
+        super(TransformedDistribution, new).__init__(batch_shape, self.event_shape,
+                                                     validate_args=False)
         new._validate_args = self._validate_args
         return new
 

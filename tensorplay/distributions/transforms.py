@@ -597,11 +597,13 @@ class IndependentTransform(Transform):
     def log_abs_det_jacobian(self, x, y):
         result = self.base_transform.log_abs_det_jacobian(x, y)
         if self.reinterpreted_batch_ndims:
-            result = result.reshape(*result.shape[:result.dim() - self.reinterpreted_batch_ndims], -1).sum(-1)
+            keep = result.dim() - self.reinterpreted_batch_ndims
+            result = result.reshape(*result.shape[:keep], -1).sum(-1)
         return result
 
     def __repr__(self):
-        return f"{self.__class__.__name__}({repr(self.base_transform)}, {self.reinterpreted_batch_ndims})"
+        return (f"{self.__class__.__name__}({repr(self.base_transform)}, "
+                f"{self.reinterpreted_batch_ndims})")
 
     def forward_shape(self, shape):
         return self.base_transform.forward_shape(shape)

@@ -42,7 +42,8 @@ class Weibull(TransformedDistribution):
 
     @property
     def mode(self):
-        return self.scale * ((self.concentration - 1) / self.concentration) ** self.concentration.reciprocal()
+        k = self.concentration
+        return self.scale * ((k - 1) / k) ** k.reciprocal()
 
     @property
     def variance(self):
