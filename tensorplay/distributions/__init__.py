@@ -17,9 +17,11 @@ from tensorplay.distributions.binomial import Binomial
 from tensorplay.distributions.categorical import Categorical
 from tensorplay.distributions.constraint_registry import biject_to, transform_to
 from tensorplay.distributions.cauchy import Cauchy
+from tensorplay.distributions.chi2 import Chi2
 from tensorplay.distributions.distribution import Distribution
 from tensorplay.distributions.exp_family import ExponentialFamily
 from tensorplay.distributions.exponential import Exponential
+from tensorplay.distributions.gamma import Gamma
 from tensorplay.distributions.geometric import Geometric
 from tensorplay.distributions.gumbel import Gumbel
 from tensorplay.distributions.half_cauchy import HalfCauchy
@@ -46,8 +48,8 @@ from tensorplay.distributions.uniform import Uniform
 from tensorplay.distributions.weibull import Weibull
 
 __all__ = [
-    "Bernoulli", "Binomial", "Categorical", "Cauchy", "Distribution", "Exponential",
-    "ExponentialFamily", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+    "Bernoulli", "Binomial", "Categorical", "Cauchy", "Chi2", "Distribution", "Exponential",
+    "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
     "Laplace", "RelaxedBernoulli",
     "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "Normal",
     "OneHotCategorical", "Pareto",

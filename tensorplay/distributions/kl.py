@@ -19,6 +19,7 @@ from tensorplay.distributions.cauchy import Cauchy
 from tensorplay.distributions.distribution import Distribution
 from tensorplay.distributions.exp_family import ExponentialFamily
 from tensorplay.distributions.exponential import Exponential
+from tensorplay.distributions.gamma import Gamma, digamma
 from tensorplay.distributions.geometric import Geometric
 from tensorplay.distributions.gumbel import Gumbel
 from tensorplay.distributions.half_normal import HalfNormal
@@ -172,6 +173,15 @@ def _kl_expfamily_expfamily(p, q):
     for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
         result = result - _sum_rightmost((qnp - pnp) * g, len(q.event_shape))
     return result
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    t1 = q.concentration * tp.log(p.rate / q.rate)
+    t2 = lgamma(q.concentration) - lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * digamma(p.concentration)
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
 
 
 @register_kl(Gumbel, Gumbel)
