@@ -70,6 +70,8 @@ FAMILIES = {
     "Gamma": ({"concentration": [[0.5, 1.5, 3.0], [2.5, 1.0, 4.0]], "rate": SCALE},
               lambda M, concentration, rate: M.Gamma(concentration, rate), POSITIVE),
     "Chi2": ({"df": [[0.5, 1.5, 3.0], [2.5, 1.0, 4.0]]}, lambda M, df: M.Chi2(df), POSITIVE),
+    "StudentT": ({"df": [[0.5, 1.5, 3.0], [2.5, 1.0, 4.0]], "loc": LOC, "scale": SCALE},
+                 lambda M, df, loc, scale: M.StudentT(df, loc, scale), REAL),
     "Uniform": ({"low": [[-1.0, -2.0, 0.0], [-0.5, 0.05, -0.2]], "high": [[3.0, 2.0, 4.0], [3.0, 2.5, 0.6]]},
                 lambda M, low, high: M.Uniform(low, high), [[[0.5]], [[0.1]], [[0.3]], [[0.45]]]),
     "Bernoulli": ({"probs": PROBS}, lambda M, probs: M.Bernoulli(probs), BINARY),
@@ -616,3 +618,21 @@ def test_gamma_rsample_statistics_and_implicit_gradient(dtype):
     se = (d.variance / 20000).sqrt()
     assert bool(((draws.mean(0) - d.mean).abs() < 5 * se).all())
     assert bool(((draws.var(0) - d.variance).abs() < 0.08 * d.variance).all())
+
+
+def test_student_t_draws_have_the_right_statistics():
+    """StudentT draws through our Chi2 (Gamma) sampler: compared by statistics (df = 8:
+    variance df / (df - 2) · scale²; the median of |T| as a tail check)."""
+    tp.manual_seed(4)
+    d = D.StudentT(tp.tensor(8.0, dtype=tp.float64), tp.tensor(1.0, dtype=tp.float64),
+                   tp.tensor(2.0, dtype=tp.float64))
+    x = d.sample((20000,))
+    assert abs(float(x.mean()) - 1.0) < 5 * math.sqrt(float(d.variance) / 20000)
+    assert abs(float(x.var()) / float(d.variance) - 1) < 0.1
+    loc = tp.tensor([0.5], requires_grad=True)
+    scale = tp.tensor([2.0], requires_grad=True)
+    tp.manual_seed(5)
+    y = D.StudentT(tp.tensor([5.0]), loc, scale).rsample((4,))
+    y.sum().backward()
+    assert loc.grad.tolist() == [4.0]
+    close(scale.grad, torch.tensor(((y.detach() - 0.5) / 2.0).sum(0).tolist()), "float32")

@@ -38,6 +38,7 @@ from tensorplay.distributions.one_hot_categorical import OneHotCategorical
 from tensorplay.distributions.pareto import Pareto
 from tensorplay.distributions.poisson import Poisson
 from tensorplay.distributions.relaxed_bernoulli import RelaxedBernoulli
+from tensorplay.distributions.studentT import StudentT
 from tensorplay.distributions.transformed_distribution import TransformedDistribution
 from tensorplay.distributions.transforms import (  # noqa: F401
     AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
@@ -53,7 +54,7 @@ __all__ = [
     "Laplace", "RelaxedBernoulli",
     "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "Normal",
     "OneHotCategorical", "Pareto",
-    "Poisson", "TransformedDistribution", "Uniform", "Weibull", "kl_divergence", "register_kl",
+    "Poisson", "StudentT", "TransformedDistribution", "Uniform", "Weibull", "kl_divergence", "register_kl",
     "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "IndependentTransform",
     "LowerCholeskyTransform", "PowerTransform", "SigmoidTransform", "SoftmaxTransform",
     "SoftplusTransform", "StickBreakingTransform", "TanhTransform", "Transform",
