@@ -70,6 +70,13 @@ FAMILIES = {
     "Gamma": ({"concentration": [[0.5, 1.5, 3.0], [2.5, 1.0, 4.0]], "rate": SCALE},
               lambda M, concentration, rate: M.Gamma(concentration, rate), POSITIVE),
     "Chi2": ({"df": [[0.5, 1.5, 3.0], [2.5, 1.0, 4.0]]}, lambda M, df: M.Chi2(df), POSITIVE),
+    "Beta": ({"concentration1": [[0.5, 1.5, 3.0], [2.5, 1.0, 4.0]], "concentration0": SCALE},
+             lambda M, concentration1, concentration0: M.Beta(concentration1, concentration0), UNIT),
+    "Dirichlet": ({"concentration": [[0.5, 1.5, 3.0], [2.5, 1.0, 4.0]]},
+                  lambda M, concentration: M.Dirichlet(concentration),
+                  [[[0.2, 0.3, 0.5]], [[0.6, 0.1, 0.3]]]),
+    "DirichletSmall": ({"concentration": [[0.5, 0.3, 0.7], [2.5, 1.0, 4.0]]},
+                       lambda M, concentration: M.Dirichlet(concentration), [[0.2, 0.3, 0.5]]),
     "StudentT": ({"df": [[0.5, 1.5, 3.0], [2.5, 1.0, 4.0]], "loc": LOC, "scale": SCALE},
                  lambda M, df, loc, scale: M.StudentT(df, loc, scale), REAL),
     "Uniform": ({"low": [[-1.0, -2.0, 0.0], [-0.5, 0.05, -0.2]], "high": [[3.0, 2.0, 4.0], [3.0, 2.5, 0.6]]},
@@ -417,7 +424,7 @@ def test_transformed_distribution_equals_pytorchs():
 
 
 KL_PAIRS = [
-    ("Normal", "Normal"), ("Gamma", "Gamma"), ("Chi2", "Chi2"), ("Laplace", "Laplace"), ("Cauchy", "Cauchy"), ("Gumbel", "Gumbel"),
+    ("Normal", "Normal"), ("Gamma", "Gamma"), ("Beta", "Beta"), ("Dirichlet", "Dirichlet"), ("Chi2", "Chi2"), ("Laplace", "Laplace"), ("Cauchy", "Cauchy"), ("Gumbel", "Gumbel"),
     ("LogNormal", "LogNormal"), ("HalfNormal", "HalfNormal"), ("Exponential", "Exponential"),
     ("Uniform", "Uniform"), ("Bernoulli", "Bernoulli"), ("BernoulliLogits", "Bernoulli"),
     ("Geometric", "Geometric"), ("Poisson", "Poisson"), ("Binomial", "Binomial"),
@@ -441,7 +448,7 @@ def _shifted(name, dtype):
             pass                       # the same parameters (transforms must compare equal)
         elif k in ("loc",):
             t = t + 0.4
-        elif k in ("scale", "rate", "high", "concentration", "df"):
+        elif k in ("scale", "rate", "high", "concentration", "df", "concentration1", "concentration0"):
             t = t * 1.3
         elif k == "probs":
             t = (t * 0.8 + 0.1) if t.dim() == 2 and name.startswith(("Bern", "Geo", "Bin")) else t.flip(-1)
@@ -636,3 +643,25 @@ def test_student_t_draws_have_the_right_statistics():
     y.sum().backward()
     assert loc.grad.tolist() == [4.0]
     close(scale.grad, torch.tensor(((y.detach() - 0.5) / 2.0).sum(0).tolist()), "float32")
+
+
+def test_dirichlet_and_beta_draws_and_their_gradients_in_expectation():
+    """Draws normalize our own gamma draws: their statistics are checked, and the
+    reparameterized gradient of E[x] (through the gammas' implicit gradient) against
+    the exact derivative of the mean a_i / sum(a)."""
+    tp.manual_seed(6)
+    a = tp.tensor([0.7, 2.0, 4.0], dtype=tp.float64, requires_grad=True)
+    d = D.Dirichlet(a)
+    x = d.rsample((20000,))
+    assert bool(((x.sum(-1) - 1).abs() < 1e-12).all()) and bool((x > 0).all())
+    se = (d.variance / 20000).sqrt()
+    assert bool(((x.mean(0) - d.mean).abs() < 5 * se).all())
+    x[:, 0].mean().backward()
+    a0 = 6.7
+    exact = torch.tensor([(a0 - 0.7) / a0 ** 2, -0.7 / a0 ** 2, -0.7 / a0 ** 2], dtype=torch.float64)
+    close(a.grad, exact, rtol=0.1, atol=0.01)
+
+    b = D.Beta(tp.tensor([2.0, 0.5], dtype=tp.float64), tp.tensor([3.0, 0.5], dtype=tp.float64))
+    y = b.sample((20000,))
+    assert bool((y > 0).all() & (y < 1).all())
+    assert bool(((y.mean(0) - b.mean).abs() < 5 * (b.variance / 20000).sqrt()).all())

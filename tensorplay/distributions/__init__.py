@@ -13,11 +13,13 @@ TensorPlay's autograd.
 """
 from tensorplay.distributions import constraints, transforms  # noqa: F401
 from tensorplay.distributions.bernoulli import Bernoulli
+from tensorplay.distributions.beta import Beta
 from tensorplay.distributions.binomial import Binomial
 from tensorplay.distributions.categorical import Categorical
 from tensorplay.distributions.constraint_registry import biject_to, transform_to
 from tensorplay.distributions.cauchy import Cauchy
 from tensorplay.distributions.chi2 import Chi2
+from tensorplay.distributions.dirichlet import Dirichlet
 from tensorplay.distributions.distribution import Distribution
 from tensorplay.distributions.exp_family import ExponentialFamily
 from tensorplay.distributions.exponential import Exponential
@@ -49,7 +51,8 @@ from tensorplay.distributions.uniform import Uniform
 from tensorplay.distributions.weibull import Weibull
 
 __all__ = [
-    "Bernoulli", "Binomial", "Categorical", "Cauchy", "Chi2", "Distribution", "Exponential",
+    "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
+    "Exponential",
     "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
     "Laplace", "RelaxedBernoulli",
     "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "Normal",

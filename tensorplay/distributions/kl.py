@@ -13,9 +13,11 @@ from functools import total_ordering
 
 import tensorplay as tp
 from tensorplay.distributions.bernoulli import Bernoulli
+from tensorplay.distributions.beta import Beta
 from tensorplay.distributions.binomial import Binomial
 from tensorplay.distributions.categorical import Categorical
 from tensorplay.distributions.cauchy import Cauchy
+from tensorplay.distributions.dirichlet import Dirichlet
 from tensorplay.distributions.distribution import Distribution
 from tensorplay.distributions.exp_family import ExponentialFamily
 from tensorplay.distributions.exponential import Exponential
@@ -135,6 +137,18 @@ def _kl_bernoulli_bernoulli(p, q):
     return t1 + t2
 
 
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p, q):
+    sum_params_p = p.concentration1 + p.concentration0
+    sum_params_q = q.concentration1 + q.concentration0
+    t1 = lgamma(q.concentration1) + lgamma(q.concentration0) + lgamma(sum_params_p)
+    t2 = lgamma(p.concentration1) + lgamma(p.concentration0) + lgamma(sum_params_q)
+    t3 = (p.concentration1 - q.concentration1) * digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * digamma(p.concentration0)
+    t5 = (sum_params_q - sum_params_p) * digamma(sum_params_p)
+    return t1 - t2 + t3 + t4 + t5
+
+
 @register_kl(Binomial, Binomial)
 def _kl_binomial_binomial(p, q):
     if bool((p.total_count < q.total_count).any()):
@@ -150,6 +164,17 @@ def _kl_categorical_categorical(p, q):
     t = _masked(t, (q.probs == 0).expand_as(t), math.inf)
     t = _masked(t, (p.probs == 0).expand_as(t), 0.0)
     return t.sum(-1)
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    sum_p_concentration = p.concentration.sum(-1)
+    sum_q_concentration = q.concentration.sum(-1)
+    t1 = lgamma(sum_p_concentration) - lgamma(sum_q_concentration)
+    t2 = (lgamma(p.concentration) - lgamma(q.concentration)).sum(-1)
+    t3 = p.concentration - q.concentration
+    t4 = digamma(p.concentration) - digamma(sum_p_concentration).unsqueeze(-1)
+    return t1 - t2 + (t3 * t4).sum(-1)
 
 
 @register_kl(Exponential, Exponential)
