@@ -36,6 +36,8 @@ from tensorplay.distributions.transformed_distribution import TransformedDistrib
 from tensorplay.distributions.uniform import Uniform
 from tensorplay.distributions.utils import _sum_rightmost, euler_constant, lgamma
 
+_EULER = euler_constant()
+
 __all__ = ["register_kl", "kl_divergence"]
 
 _KL_REGISTRY = {}   # (type_p, type_q) -> function: the registered pairs
@@ -312,10 +314,69 @@ def _kl_cauchy_cauchy(p, q):
 
 
 # ---- different families ---------------------------------------------------------------
+# A pair whose q cannot cover p's support is infinite (for example Normal vs Exponential).
+
+def _x_log_x(tensor):
+    return tp.xlogy(tensor, tensor)     # 0 at x = 0
+
 
 @register_kl(Bernoulli, Poisson)
 def _kl_bernoulli_poisson(p, q):
     return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+
+
+@register_kl(Beta, Pareto)
+def _kl_beta_infinity(p, q):
+    return _infinite_like(p.concentration1)
+
+
+@register_kl(Beta, Exponential)
+def _kl_beta_exponential(p, q):
+    return (-p.entropy() - q.rate.log()
+            + q.rate * (p.concentration1 / (p.concentration1 + p.concentration0)))
+
+
+@register_kl(Beta, Gamma)
+def _kl_beta_gamma(p, q):
+    t1 = -p.entropy()
+    t2 = lgamma(q.concentration) - q.concentration * q.rate.log()
+    t3 = (q.concentration - 1) * (digamma(p.concentration1)
+                                  - digamma(p.concentration1 + p.concentration0))
+    t4 = q.rate * p.concentration1 / (p.concentration1 + p.concentration0)
+    return t1 + t2 - t3 + t4
+
+
+@register_kl(Beta, Normal)
+def _kl_beta_normal(p, q):
+    E_beta = p.concentration1 / (p.concentration1 + p.concentration0)
+    var_normal = q.scale.pow(2)
+    t1 = -p.entropy()
+    t2 = 0.5 * (var_normal * 2 * math.pi).log()
+    t3 = (E_beta * (1 - E_beta) / (p.concentration1 + p.concentration0 + 1) + E_beta.pow(2)) * 0.5
+    t4 = q.loc * E_beta
+    t5 = q.loc.pow(2) * 0.5
+    return t1 + t2 + (t3 - t4 + t5) / var_normal
+
+
+@register_kl(Beta, Uniform)
+def _kl_beta_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    outside = (q.low > p.support.lower_bound) | (q.high < p.support.upper_bound)
+    return _masked(result, outside, math.inf)
+
+
+@register_kl(Exponential, Beta)
+@register_kl(Exponential, Pareto)
+@register_kl(Exponential, Uniform)
+def _kl_exponential_infinity(p, q):
+    return _infinite_like(p.rate)
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p, q):
+    ratio = q.rate / p.rate
+    t1 = -q.concentration * tp.log(ratio)
+    return t1 + ratio + lgamma(q.concentration) + q.concentration * _EULER - (1 + _EULER)
 
 
 @register_kl(Exponential, Gumbel)
@@ -339,6 +400,69 @@ def _kl_exponential_normal(p, q):
     return t1 - 1 + (t2 - t3 + t4) / var_normal
 
 
+@register_kl(Gamma, Beta)
+@register_kl(Gamma, Pareto)
+@register_kl(Gamma, Uniform)
+def _kl_gamma_infinity(p, q):
+    return _infinite_like(p.concentration)
+
+
+@register_kl(Gamma, Exponential)
+def _kl_gamma_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.concentration / p.rate
+
+
+@register_kl(Gamma, Gumbel)
+def _kl_gamma_gumbel(p, q):
+    beta_scale_prod = p.rate * q.scale
+    loc_scale_ratio = q.loc / q.scale
+    t1 = ((p.concentration - 1) * digamma(p.concentration) - lgamma(p.concentration)
+          - p.concentration)
+    t2 = beta_scale_prod.log() + p.concentration / beta_scale_prod
+    t3 = (tp.exp(loc_scale_ratio) * (1 + beta_scale_prod.reciprocal()).pow(-p.concentration)
+          - loc_scale_ratio)
+    return t1 + t2 + t3
+
+
+@register_kl(Gamma, Normal)
+def _kl_gamma_normal(p, q):
+    var_normal = q.scale.pow(2)
+    beta_sqr = p.rate.pow(2)
+    t1 = (0.5 * tp.log(beta_sqr * var_normal * 2 * math.pi) - p.concentration
+          - lgamma(p.concentration))
+    t2 = 0.5 * (p.concentration.pow(2) + p.concentration) / beta_sqr
+    t3 = q.loc * p.concentration / p.rate
+    t4 = 0.5 * q.loc.pow(2)
+    return t1 + (p.concentration - 1) * digamma(p.concentration) + (t2 - t3 + t4) / var_normal
+
+
+@register_kl(Gumbel, Beta)
+@register_kl(Gumbel, Exponential)
+@register_kl(Gumbel, Gamma)
+@register_kl(Gumbel, Pareto)
+@register_kl(Gumbel, Uniform)
+def _kl_gumbel_infinity(p, q):
+    return _infinite_like(p.loc)
+
+
+@register_kl(Gumbel, Normal)
+def _kl_gumbel_normal(p, q):
+    param_ratio = p.scale / q.scale
+    t1 = (param_ratio / math.sqrt(2 * math.pi)).log()
+    t2 = (math.pi * param_ratio * 0.5).pow(2) / 3
+    t3 = ((p.loc + p.scale * _EULER - q.loc) / q.scale).pow(2) * 0.5
+    return -t1 + t2 + t3 - (_EULER + 1)
+
+
+@register_kl(Laplace, Beta)
+@register_kl(Laplace, Exponential)
+@register_kl(Laplace, Gamma)
+@register_kl(Laplace, Pareto)
+@register_kl(Laplace, Uniform)
+def _kl_laplace_infinity(p, q):
+    return _infinite_like(p.loc)
+
+
 @register_kl(Laplace, Normal)
 def _kl_laplace_normal(p, q):
     var_normal = q.scale.pow(2)
@@ -350,7 +474,10 @@ def _kl_laplace_normal(p, q):
     return -t1 + scale_sqr_var_ratio + (t2 - t3 + t4) / var_normal - 1
 
 
+@register_kl(Normal, Beta)
 @register_kl(Normal, Exponential)
+@register_kl(Normal, Gamma)
+@register_kl(Normal, Pareto)
 @register_kl(Normal, Uniform)
 def _kl_normal_infinity(p, q):
     return _infinite_like(p.loc)
@@ -378,6 +505,90 @@ def _kl_normal_laplace(p, q):
     return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
 
 
+@register_kl(Pareto, Beta)
+@register_kl(Pareto, Uniform)
+def _kl_pareto_infinity(p, q):
+    return _infinite_like(p.scale)
+
+
+def _alpha_above(p, bound):
+    """(alpha where alpha > bound, else a harmless stand-in; the mask): the formulas
+    below are infinite for alpha <= bound, and a stand-in keeps NaN out of the
+    discarded branch and of the gradient."""
+    mask = p.alpha <= bound
+    return tp.where(mask, tp.full_like(p.alpha, bound + 1.0), p.alpha), mask
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    alpha, infinite = _alpha_above(p, 1)
+    scale_rate_prod = p.scale * q.rate
+    t1 = (alpha / scale_rate_prod).log()
+    t2 = alpha.reciprocal()
+    t3 = alpha * scale_rate_prod / (alpha - 1)
+    return _masked(t1 - t2 + t3 - 1, infinite, math.inf)
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    alpha, infinite = _alpha_above(p, 1)
+    common_term = p.scale.log() + alpha.reciprocal()
+    t1 = alpha.log() - common_term
+    t2 = lgamma(q.concentration) - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * common_term
+    t4 = q.rate * alpha * p.scale / (alpha - 1)
+    return _masked(t1 + t2 + t3 + t4 - 1, infinite, math.inf)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    alpha, infinite = _alpha_above(p, 2)
+    var_normal = 2 * q.scale.pow(2)
+    common_term = p.scale / (alpha - 1)
+    t1 = (math.sqrt(2 * math.pi) * q.scale * alpha / p.scale).log()
+    t2 = alpha.reciprocal()
+    t3 = alpha * common_term.pow(2) / (alpha - 2)
+    t4 = (alpha * common_term - q.loc).pow(2)
+    return _masked(t1 - t2 + (t3 + t4) / var_normal - 1, infinite, math.inf)
+
+
+@register_kl(Poisson, Bernoulli)
+@register_kl(Poisson, Binomial)
+def _kl_poisson_infinity(p, q):
+    return _infinite_like(p.rate)
+
+
+@register_kl(Uniform, Beta)
+def _kl_uniform_beta(p, q):
+    common_term = p.high - p.low
+    t1 = tp.log(common_term)
+    t2 = ((q.concentration1 - 1) * (_x_log_x(p.high) - _x_log_x(p.low) - common_term)
+          / common_term)
+    t3 = ((q.concentration0 - 1) * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + common_term)
+          / common_term)
+    t4 = (lgamma(q.concentration1) + lgamma(q.concentration0)
+          - lgamma(q.concentration1 + q.concentration0))
+    result = t3 + t4 - t1 - t2
+    outside = (p.high > q.support.upper_bound) | (p.low < q.support.lower_bound)
+    return _masked(result, outside, math.inf)
+
+
+@register_kl(Uniform, Exponential)
+def _kl_uniform_exponential(p, q):
+    result = q.rate * (p.high + p.low) / 2 - ((p.high - p.low) * q.rate).log()
+    return _masked(result, p.low < q.support.lower_bound, math.inf)
+
+
+@register_kl(Uniform, Gamma)
+def _kl_uniform_gamma(p, q):
+    common_term = p.high - p.low
+    t1 = common_term.log()
+    t2 = lgamma(q.concentration) - q.concentration * q.rate.log()
+    t3 = (1 - q.concentration) * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / common_term
+    t4 = q.rate * (p.high + p.low) / 2
+    return _masked(-t1 + t2 + t3 + t4, p.low < q.support.lower_bound, math.inf)
+
+
 @register_kl(Uniform, Gumbel)
 def _kl_uniform_gumbel(p, q):
     common_term = q.scale / (p.high - p.low)
@@ -397,7 +608,10 @@ def _kl_uniform_normal(p, q):
     return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
 
 
-@register_kl(Uniform, Exponential)
-def _kl_uniform_exponetial(p, q):
-    result = q.rate * (p.high + p.low) / 2 - ((p.high - p.low) * q.rate).log()
-    return _masked(result, p.low < 0, math.inf)
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    support_uniform = p.high - p.low
+    t1 = (q.alpha * q.scale.pow(q.alpha) * support_uniform).log()
+    t2 = (_x_log_x(p.high) - _x_log_x(p.low) - support_uniform) / support_uniform
+    result = t2 * (q.alpha + 1) - t1
+    return _masked(result, p.low < q.support.lower_bound, math.inf)
