@@ -77,6 +77,15 @@ FAMILIES = {
                   [[[0.2, 0.3, 0.5]], [[0.6, 0.1, 0.3]]]),
     "DirichletSmall": ({"concentration": [[0.5, 0.3, 0.7], [2.5, 1.0, 4.0]]},
                        lambda M, concentration: M.Dirichlet(concentration), [[0.2, 0.3, 0.5]]),
+    "InverseGamma": ({"concentration": [[0.5, 1.5, 3.0], [2.5, 1.0, 4.0]], "rate": SCALE},
+                     lambda M, concentration, rate: M.InverseGamma(concentration, rate), POSITIVE),
+    "LogisticNormal": ({"loc": LOC, "scale": SCALE}, lambda M, loc, scale: M.LogisticNormal(loc, scale),
+                       [[0.1, 0.2, 0.3, 0.4], [0.25, 0.25, 0.4, 0.1]]),
+    "NegativeBinomial": ({"total_count": [[0.0, 1.5, 3.0], [2.5, 1.0, 4.0]], "probs": PROBS},
+                         lambda M, total_count, probs: M.NegativeBinomial(total_count, probs), COUNTS),
+    "NegativeBinomialLogits": ({"total_count": [[0.5, 1.5, 3.0], [2.5, 1.0, 4.0]], "logits": LOGITS},
+                               lambda M, total_count, logits: M.NegativeBinomial(total_count, logits=logits),
+                               COUNTS),
     "StudentT": ({"df": [[0.5, 1.5, 3.0], [2.5, 1.0, 4.0]], "loc": LOC, "scale": SCALE},
                  lambda M, df, loc, scale: M.StudentT(df, loc, scale), REAL),
     "Uniform": ({"low": [[-1.0, -2.0, 0.0], [-0.5, 0.05, -0.2]], "high": [[3.0, 2.0, 4.0], [3.0, 2.5, 0.6]]},
@@ -208,7 +217,7 @@ def test_log_prob_gradients_equal_pytorchs(name):
 
 @pytest.mark.parametrize("name", ["Normal", "Laplace", "Cauchy", "Gumbel", "LogNormal", "HalfNormal",
                                   "Exponential", "Uniform", "Pareto", "Weibull", "Independent",
-                                  "HalfCauchy", "RelaxedBernoulli",
+                                  "HalfCauchy", "RelaxedBernoulli", "LogisticNormal",
                                   "MultivariateNormal",
                                   "MultivariateNormalCov", "MultivariateNormalPrec"])
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -232,6 +241,7 @@ def test_rsample_draws_pytorchs_numbers_and_gradients(name, dtype):
                                   "Geometric", "Categorical", "CategoricalLogits",
                                   "OneHotCategorical", "Multinomial", "MultinomialLogits", "Pareto",
                                   "Weibull", "Independent", "MultivariateNormal", "MixtureSameFamily",
+                                  "LogisticNormal",
                                   "MixtureOfMVN"])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_sample_draws_pytorchs_numbers_when_seeded(name, dtype):
@@ -245,14 +255,16 @@ def test_sample_draws_pytorchs_numbers_when_seeded(name, dtype):
         close(got, expected, dtype, rtol=1e-4 if dtype == "float32" else 1e-9, atol=1e-5)
 
 
-@pytest.mark.parametrize("name,rate", [("Poisson", [0.5, 4.0, 120.0]), ("Binomial", [0.2, 0.5, 0.9])])
+@pytest.mark.parametrize("name,rate", [("Poisson", [0.5, 4.0, 120.0]), ("Binomial", [0.2, 0.5, 0.9]),
+                                       ("NegativeBinomial", [0.2, 0.5, 0.7])])
 def test_draws_without_a_pytorch_op_have_the_right_statistics(name, rate):
     """Poisson and Binomial sample with algorithms of our own (TensorPlay has no poisson or
     binomial op), so they cannot reproduce PyTorch's numbers: compare mean and variance
     over 20000 draws with the exact ones (bounds: about five standard errors)."""
     tp.manual_seed(0)
     r = tp.tensor(rate, dtype=tp.float64)
-    dist = D.Poisson(r) if name == "Poisson" else D.Binomial(10, r)
+    dist = (D.Poisson(r) if name == "Poisson" else D.Binomial(10, r) if name == "Binomial"
+            else D.NegativeBinomial(tp.tensor([3.0, 1.5, 6.0], dtype=tp.float64), r))
     x = dist.sample((20000,))
     assert tuple(x.shape) == (20000, 3)
     assert bool((x == x.round()).all()) and bool((x >= 0).all())

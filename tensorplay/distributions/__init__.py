@@ -29,12 +29,15 @@ from tensorplay.distributions.gumbel import Gumbel
 from tensorplay.distributions.half_cauchy import HalfCauchy
 from tensorplay.distributions.half_normal import HalfNormal
 from tensorplay.distributions.independent import Independent
+from tensorplay.distributions.inverse_gamma import InverseGamma
 from tensorplay.distributions.kl import kl_divergence, register_kl
 from tensorplay.distributions.laplace import Laplace
 from tensorplay.distributions.log_normal import LogNormal
+from tensorplay.distributions.logistic_normal import LogisticNormal
 from tensorplay.distributions.mixture_same_family import MixtureSameFamily
 from tensorplay.distributions.multinomial import Multinomial
 from tensorplay.distributions.multivariate_normal import MultivariateNormal
+from tensorplay.distributions.negative_binomial import NegativeBinomial
 from tensorplay.distributions.normal import Normal
 from tensorplay.distributions.one_hot_categorical import OneHotCategorical
 from tensorplay.distributions.pareto import Pareto
@@ -54,6 +57,7 @@ __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
     "Exponential",
     "ExponentialFamily", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+    "InverseGamma", "LogisticNormal", "NegativeBinomial",
     "Laplace", "RelaxedBernoulli",
     "LogNormal", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "Normal",
     "OneHotCategorical", "Pareto",
