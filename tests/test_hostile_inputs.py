@@ -339,7 +339,7 @@ RELU = "- name: relu(Tensor self) -> Tensor\n"
      "ops.yaml:4: invalid YAML: found character '\\t' that cannot start any token"),
     (GOOD_OP, RELU + "  other: grad\n", CodegenError,
      "derivatives.yaml:2: unknown key 'other': not an argument of 'relu' (expected one of: "
-     "self, name, output_differentiability, non_differentiable, saved_if)"),
+     "self, name, output_differentiability, non_differentiable, saved_if, materialize_grads)"),
     (GOOD_OP, RELU + "  self: grad * (result + 1\n", FormulaError,
      "derivatives.yaml:2:16: unclosed '('"),
     (GOOD_OP, RELU + "  self: grad * result) + 1\n", FormulaError,
