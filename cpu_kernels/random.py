@@ -115,6 +115,7 @@ def multinomial(self, num_samples, replacement, generator):
         cdf[:, -1] = 1
         u = draws.uniform01_double(gen, rows.shape[0] * num_samples)
         u = u.reshape(rows.shape[0], num_samples)
-        picks = np.stack([np.searchsorted(c.astype(np.float64), x, side="left")
-                          for c, x in zip(cdf, u)])
+        # (an input with no rows draws nothing: np.stack of no rows would raise)
+        picks = np.empty((0, num_samples), np.int64) if not len(cdf) else np.stack(
+            [np.searchsorted(c.astype(np.float64), x, side="left") for c, x in zip(cdf, u)])
     return out(picks.reshape(w.shape[:-1] + (num_samples,)), dt.int64)

@@ -134,6 +134,13 @@ def test_multinomial_matches_torch(dtype):
     _in_step()
 
 
+@pytest.mark.parametrize("replacement", [False, True])
+def test_multinomial_of_no_rows_draws_nothing(replacement):
+    got = tp.multinomial(tp.ones(0, 3), 2, replacement)
+    expected = torch.multinomial(torch.ones(0, 3), 2, replacement)
+    assert tuple(got.shape) == tuple(expected.shape) == (0, 2) and got.dtype == tp.int64
+
+
 @pytest.mark.parametrize("p", [0.0, 0.2, 0.5, 1.0])
 def test_dropout_matches_torch(p):
     _seed(3)

@@ -85,11 +85,6 @@ class Categorical(Distribution):
         sample_shape = tuple(sample_shape)
         n = math.prod(sample_shape)
         probs_2d = self.probs.reshape(-1, self._num_events)
-        if probs_2d.shape[0] == 0:
-            # an empty batch: nothing to draw (tp.multinomial refuses zero rows today,
-            # where torch.multinomial returns an empty result)
-            return tp.zeros(self._extended_shape(sample_shape), dtype=tp.int64,
-                            device=probs_2d.device)
         with tp.no_grad():
             samples_2d = tp.multinomial(probs_2d, n, True).T
         return samples_2d.reshape(self._extended_shape(sample_shape))
