@@ -758,22 +758,6 @@ def compile_cases(quick):
                        dict(RHS=rhs, BLOCK_K=block, **fp), warps)
 
 
-def _host_fallback(op):
-    """`<op>_on_host`, of the section below, as a candidate registered here: looked up when
-    called, since it is defined further down this file."""
-    def on_host(*args):
-        return globals()[f"{op}_on_host"](*args)
-    return on_host
-
-
-# The Triton kernels above are the ones ops.yaml names, for float32/float64 and n <=
-# SMALL_N; everything else (larger n, and the dtype errors) goes to the host fallback.
-host_fallback = Library("CUDA", "triton_kernels.linalg (host fallback)")
-for _op in ("linalg_inv_ex", "linalg_slogdet", "linalg_solve", "linalg_cholesky_ex"):
-    host_fallback.impl(_op, _host_fallback(_op), priority=-10,
-                       name=f"triton_kernels.linalg.{_op}_on_host")
-
-
 # ---- inverses, determinants, solves, factorizations: on a host copy ----------------------
 # The fallback (for inv, slogdet, solve and cholesky: of matrices too large for the
 # registers, above): these copy the matrices to the host, run the CPU's LAPACK routines
@@ -851,3 +835,13 @@ def linalg_matrix_exp_on_host(self):
     spec = shape_rule("linalg.matrix_exp")("linalg_matrix_exp", (self,))
     a, = _on_host("linalg_matrix_exp", self)
     return from_host(expm_arrays(a), spec.dtype, self._impl.device)
+
+
+# The Triton kernels of the small matrices are the ones ops.yaml names, for float32/float64
+# and n <= SMALL_N; everything else (larger n, and the dtype errors) goes to these host
+# fallbacks, registered below them.
+host_fallback = Library("CUDA", "triton_kernels.linalg (host fallback)")
+host_fallback.impl("linalg_inv_ex", linalg_inv_ex_on_host, priority=-10)
+host_fallback.impl("linalg_slogdet", linalg_slogdet_on_host, priority=-10)
+host_fallback.impl("linalg_solve", linalg_solve_on_host, priority=-10)
+host_fallback.impl("linalg_cholesky_ex", linalg_cholesky_ex_on_host, priority=-10)

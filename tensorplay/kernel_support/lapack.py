@@ -20,12 +20,13 @@ import numpy as np
 
 from tensorplay.errors import LinAlgError
 
-__all__ = ["inv_ex", "slogdet", "solve", "solve_is_vector", "solve_arrays", "cholesky_ex",
-           "check_info"]
+__all__ = ["stack_of_matrices", "inv_ex", "slogdet", "solve", "solve_is_vector",
+           "solve_arrays", "cholesky_ex", "check_info"]
 
 
-def _stack(a):
-    """(batch shape, the matrices as one (B, n, n) array)."""
+def stack_of_matrices(a):
+    """(batch shape, the matrices as one (B, m, n) array; a view where NumPy can). The
+    LAPACK wrappers of every linear-algebra family loop over this stack."""
     batch = a.shape[:-2]
     return batch, a.reshape((int(np.prod(batch)),) + a.shape[-2:])   # (no -1: B may be 0)
 
@@ -53,7 +54,7 @@ def _each_matrix(routine, a, info_of, fill):
     """`routine` on a stack of matrices, with LAPACK's info per matrix. NumPy's batched
     routines stop at the first bad matrix without saying which, so on failure the stack
     runs again one matrix at a time: a refused one gets `fill` and `info_of(matrix)`."""
-    batch, stack = _stack(a)
+    batch, stack = stack_of_matrices(a)
     info = np.zeros(stack.shape[0], dtype=np.int32)
     try:
         result = routine(stack)
@@ -86,7 +87,7 @@ def solve(a, b):
         return np.linalg.solve(a, b)
     except np.linalg.LinAlgError:
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-        _, stack = _stack(np.broadcast_to(a, batch + a.shape[-2:]))
+        _, stack = stack_of_matrices(np.broadcast_to(a, batch + a.shape[-2:]))
         info = np.array([0 if _invertible(m) else 1 for m in stack], dtype=np.int32)
         check_info("linalg_solve", info.reshape(batch), "The solver failed because the input "
                    "matrix is singular.")

@@ -25,18 +25,12 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import lapack
 
-from tensorplay.kernel_support.lapack import check_info
+from tensorplay.kernel_support.lapack import check_info, stack_of_matrices
 
 __all__ = ["qr", "geqrf", "lstsq", "lstsq_arrays", "lstsq_is_vector", "DRIVERS",
            "default_rcond"]
 
 DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
-
-
-def _matrices(a):
-    """(batch shape, the matrices as one (B, m, n) array)."""
-    batch = a.shape[:-2]
-    return batch, a.reshape((int(np.prod(batch)),) + a.shape[-2:])
 
 
 def qr(a, mode):
@@ -49,7 +43,7 @@ def qr(a, mode):
 def geqrf(a):
     """(the compact factorization, tau) of a stack of m x n matrices: tau has min(m, n)
     entries per matrix."""
-    batch, stack = _matrices(a)
+    batch, stack = stack_of_matrices(a)
     m, n = a.shape[-2:]
     k = min(m, n)
     packed = np.empty_like(stack)
@@ -70,8 +64,8 @@ def lstsq(a, b, rcond, driver):
     """Least squares of A X = B for each matrix of two stacks of one batch shape: A is
     (..., m, n), B (..., m, k). Returns (solution (..., n, k), residuals (..., k) or None,
     rank (...) or None, singular values (..., min(m, n)) or None) as the driver gives them."""
-    batch, stack_a = _matrices(a)
-    _, stack_b = _matrices(b)
+    batch, stack_a = stack_of_matrices(a)
+    _, stack_b = stack_of_matrices(b)
     m, n = a.shape[-2:]
     k = b.shape[-1]
     count = stack_a.shape[0]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorplay.kernel_support.lapack import check_info
+from tensorplay.kernel_support.lapack import check_info, stack_of_matrices
 
 __all__ = ["svd", "eigh", "det", "SVD_NONFINITE", "SVD_FAILED", "EIGH_FAILED"]
 
@@ -27,18 +27,13 @@ EIGH_FAILED = ("The algorithm failed to converge because the input matrix is ill
                "or has too many repeated eigenvalues.")
 
 
-def _stack(a):
-    batch = a.shape[:-2]
-    return batch, a.reshape((int(np.prod(batch)),) + a.shape[-2:])   # (no -1: B may be 0)
-
-
 def svd(a, full_matrices, compute_uv, op):
     """(U, S, Vh) of a stack of matrices (U, Vh None when not compute_uv). Raises
     LinAlgError, naming the first matrix gesdd refused, as PyTorch does."""
     try:
         return _svd(a, full_matrices, compute_uv)
     except np.linalg.LinAlgError:
-        batch, stack = _stack(a)
+        batch, stack = stack_of_matrices(a)
         bad = np.zeros(stack.shape[0], dtype=np.int32)
         for i, m in enumerate(stack):
             try:
@@ -88,7 +83,7 @@ def eigh(a, UPLO, compute_v, op="linalg_eigh"):
         return tuple(np.linalg.eigh(a, UPLO=uplo))
     except np.linalg.LinAlgError:
         # syevd did not converge (rare: NaNs go through, as PyTorch's): name the matrix
-        batch, stack = _stack(a)
+        batch, stack = stack_of_matrices(a)
         bad = np.zeros(stack.shape[0], dtype=np.int32)
         for i, m in enumerate(stack):
             try:

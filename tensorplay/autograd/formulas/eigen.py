@@ -23,6 +23,7 @@ import numpy as np
 
 from tensorplay import _creation
 from tensorplay._generated import functional as F
+from tensorplay.autograd.formulas.reduction import product_of_others
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.errors import AutogradError
 
@@ -167,25 +168,13 @@ def eigh_backward(grad_eigenvalues, grad_eigenvectors, eigenvalues, eigenvectors
 
 
 # ---- the determinant -------------------------------------------------------------------
-def prod_safe_zeros_backward(grad, inp, dim):
-    """d prod(inp) / d inp[i] = the product of the others, exact with zeros: the exclusive
-    cumulative products from the left and from the right (PyTorch's helper)."""
-    if inp.numel() == 0:
-        return grad.expand(inp.shape)
-    n = inp.shape[dim]
-    ones = _creation.ones(tuple(inp.shape[:-1]) + (1,), dtype=inp.dtype, device=inp.device)
-    left = F.cat([ones, inp.narrow(dim, 0, n - 1)], dim).cumprod(dim)
-    right = F.cat([ones, inp.narrow(dim, 1, n - 1).flip([dim])], dim).cumprod(dim).flip([dim])
-    return grad * (left * right)
-
-
 def _det_singular(A, grad):
     """The cofactor matrix through the SVD (Higham, "What is the adjugate of a matrix?"):
     A = U S Vh gives adj(A)^T = det(U) det(Vh) U diag(prod of the other S) Vh, correct for
     singular A too; every step is differentiable (higher derivatives of det)."""
     U, S, Vh = F._linalg_svd(A, True, True)
     alpha = F.linalg_det(U) * F.linalg_det(Vh) * grad
-    D = prod_safe_zeros_backward(alpha.unsqueeze(-1), S, -1)
+    D = alpha.unsqueeze(-1) * product_of_others(S)
     return F.matmul(U * D.unsqueeze(-2), Vh)
 
 

@@ -44,10 +44,11 @@ def _positions(n, device):
     return ar.view([n, 1]), ar.view([1, n])
 
 
-def _product_of_others(x):
+def product_of_others(x):
     """others[..., i] = prod_{j != i} x[..., j] (last dim), exact with zeros and twice
     differentiable: x is spread to an n x n grid with the diagonal set to 1, then multiplied
-    along rows. O(n^2), so only used where x has zeros."""
+    along rows. O(n^2), so used only where x may have zeros (prod's gradient, and det's at a
+    singular matrix, of its singular values)."""
     n = x.shape[-1]
     i, j = _positions(n, x.device)
     return F.prod(F.where(i == j, 1, x.unsqueeze(-2)), -1)
@@ -61,7 +62,7 @@ def prod_dim_backward(grad, self, result, dim, keepdim):
     g = restore_reduced(grad, self.shape, [d], keepdim)
     if not bool(F.any(self == 0)):
         return g * restore_reduced(result, self.shape, [d], keepdim) / self
-    return g * _product_of_others(self.transpose(d, -1)).transpose(d, -1)
+    return g * product_of_others(self.transpose(d, -1)).transpose(d, -1)
 
 
 def prod_backward(grad, self, result):
