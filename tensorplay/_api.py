@@ -26,7 +26,7 @@ from tensorplay._random import (  # noqa: F401
     Generator, manual_seed, seed, initial_seed, default_generator, get_rng_state, set_rng_state,
 )
 from tensorplay import dispatch, library, errors, cuda, profiler, nn  # noqa: F401
-from tensorplay import optim, utils, testing, accelerator, linalg, distributions  # noqa: F401
+from tensorplay import optim, utils, testing, accelerator, linalg, special, distributions  # noqa: F401
 from tensorplay._formatting import set_printoptions, get_printoptions  # noqa: F401
 from tensorplay._runtime import (  # noqa: F401
     set_num_threads, get_num_threads, use_deterministic_algorithms,
