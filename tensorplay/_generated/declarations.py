@@ -4262,6 +4262,188 @@ SCHEMAS = (
         arg_names=('self',),
         tensor_positions=(0,),
     ),
+    OpSchema(
+        name='aminmax',
+        text=(
+            'aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, '
+            'Tensor max)'
+        ),
+        arg_names=('self', 'dim', 'keepdim'),
+        tensor_positions=(0,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='vdot',
+        text='vdot(Tensor self, Tensor other) -> Tensor',
+        arg_names=('self', 'other'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='addbmm',
+        text=(
+            'addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, '
+            'Scalar alpha=1) -> Tensor'
+        ),
+        arg_names=('self', 'batch1', 'batch2', 'beta', 'alpha'),
+        tensor_positions=(0, 1, 2),
+    ),
+    OpSchema(
+        name='addbmm_',
+        text=(
+            'addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, '
+            'Scalar alpha=1) -> Tensor(a!)'
+        ),
+        arg_names=('self', 'batch1', 'batch2', 'beta', 'alpha'),
+        tensor_positions=(0, 1, 2),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='frobenius_norm.dim',
+        text='frobenius_norm.dim(Tensor self, int[1] dim, bool keepdim=False) -> Tensor',
+        arg_names=('self', 'dim', 'keepdim'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='nuclear_norm',
+        text='nuclear_norm(Tensor self, bool keepdim=False) -> Tensor',
+        arg_names=('self', 'keepdim'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='nuclear_norm.dim',
+        text='nuclear_norm.dim(Tensor self, int[2] dim, bool keepdim=False) -> Tensor',
+        arg_names=('self', 'dim', 'keepdim'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='norm_except_dim',
+        text='norm_except_dim(Tensor v, int pow=2, int dim=0) -> Tensor',
+        arg_names=('v', 'pow', 'dim'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='renorm',
+        text='renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor',
+        arg_names=('self', 'p', 'dim', 'maxnorm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='renorm_',
+        text='renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)',
+        arg_names=('self', 'p', 'dim', 'maxnorm'),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='quantile',
+        text=(
+            'quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, '
+            "str interpolation='linear') -> Tensor"
+        ),
+        arg_names=('self', 'q', 'dim', 'keepdim', 'interpolation'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='quantile.scalar',
+        text=(
+            'quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, '
+            "str interpolation='linear') -> Tensor"
+        ),
+        arg_names=('self', 'q', 'dim', 'keepdim', 'interpolation'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='nanquantile',
+        text=(
+            'nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, '
+            "str interpolation='linear') -> Tensor"
+        ),
+        arg_names=('self', 'q', 'dim', 'keepdim', 'interpolation'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='nanquantile.scalar',
+        text=(
+            'nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, '
+            "str interpolation='linear') -> Tensor"
+        ),
+        arg_names=('self', 'q', 'dim', 'keepdim', 'interpolation'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='lu_solve',
+        text='lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor',
+        arg_names=('self', 'LU_data', 'LU_pivots'),
+        tensor_positions=(0, 1, 2),
+    ),
+    OpSchema(
+        name='gradient.scalarint',
+        text=(
+            'gradient.scalarint(Tensor self, *, Scalar? spacing=None, int? dim=None, '
+            'int edge_order=1) -> Tensor[]'
+        ),
+        arg_names=('self', 'spacing', 'dim', 'edge_order'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='gradient.scalararray',
+        text=(
+            'gradient.scalararray(Tensor self, *, Scalar spacing, int[] dim, '
+            'int edge_order=1) -> Tensor[]'
+        ),
+        arg_names=('self', 'spacing', 'dim', 'edge_order'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='gradient.array',
+        text='gradient.array(Tensor self, *, int[] dim, int edge_order=1) -> Tensor[]',
+        arg_names=('self', 'dim', 'edge_order'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='gradient.scalarrayint',
+        text=(
+            'gradient.scalarrayint(Tensor self, *, Scalar[] spacing, int? dim=None, '
+            'int edge_order=1) -> Tensor[]'
+        ),
+        arg_names=('self', 'spacing', 'dim', 'edge_order'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='gradient.scalarrayarray',
+        text=(
+            'gradient.scalarrayarray(Tensor self, *, Scalar[] spacing, int[] dim, '
+            'int edge_order=1) -> Tensor[]'
+        ),
+        arg_names=('self', 'spacing', 'dim', 'edge_order'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='gradient.tensorarrayint',
+        text=(
+            'gradient.tensorarrayint(Tensor self, *, Tensor[] spacing, int? dim=None, '
+            'int edge_order=1) -> Tensor[]'
+        ),
+        arg_names=('self', 'spacing', 'dim', 'edge_order'),
+        tensor_positions=(0, 1),
+        list_positions=(1,),
+    ),
+    OpSchema(
+        name='gradient.tensorarray',
+        text=(
+            'gradient.tensorarray(Tensor self, *, Tensor[] spacing, int[] dim, '
+            'int edge_order=1) -> Tensor[]'
+        ),
+        arg_names=('self', 'spacing', 'dim', 'edge_order'),
+        tensor_positions=(0, 1),
+        list_positions=(1,),
+    ),
+    OpSchema(
+        name='lu',
+        text='lu(Tensor self, bool pivot=True, bool get_infos=False) -> Tensor[]',
+        arg_names=('self', 'pivot', 'get_infos'),
+        tensor_positions=(0,),
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -5220,6 +5402,29 @@ DISPATCH = {
         ('byte', 'copy.to_byte'),
         ('char', 'copy.to_char'),
         ('short', 'copy.to_short'),
+        ('aminmax', 'reduction.aminmax'),
+        ('vdot', 'reduction.vdot'),
+        ('addbmm', 'reduction.addbmm'),
+        ('addbmm_', 'reduction.addbmm_'),
+        ('frobenius_norm.dim', 'reduction.frobenius_norm'),
+        ('nuclear_norm', 'reduction.nuclear_norm'),
+        ('nuclear_norm.dim', 'reduction.nuclear_norm_dim'),
+        ('norm_except_dim', 'reduction.norm_except_dim'),
+        ('renorm', 'reduction.renorm'),
+        ('renorm_', 'reduction.renorm_'),
+        ('quantile', 'sorting.quantile'),
+        ('quantile.scalar', 'sorting.quantile_scalar'),
+        ('nanquantile', 'sorting.nanquantile'),
+        ('nanquantile.scalar', 'sorting.nanquantile_scalar'),
+        ('lu_solve', 'triangular.lu_solve'),
+        ('gradient.scalarint', 'scan.gradient_scalarint'),
+        ('gradient.scalararray', 'scan.gradient_scalararray'),
+        ('gradient.array', 'scan.gradient_array'),
+        ('gradient.scalarrayint', 'scan.gradient_scalarrayint'),
+        ('gradient.scalarrayarray', 'scan.gradient_scalarrayarray'),
+        ('gradient.tensorarrayint', 'scan.gradient_tensorarrayint'),
+        ('gradient.tensorarray', 'scan.gradient_tensorarray'),
+        ('lu', 'triangular.lu'),
     ),
 }
 
@@ -6010,4 +6215,7 @@ VMAP_RULES = {
     'byte': 'copy.same_layout_rule',
     'char': 'copy.same_layout_rule',
     'short': 'copy.same_layout_rule',
+    'aminmax': 'dim_rule',
+    'frobenius_norm.dim': 'dim_rule',
+    'nuclear_norm.dim': 'dim_rule',
 }

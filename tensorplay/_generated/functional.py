@@ -10846,6 +10846,547 @@ def short(self):
         bad_arg('short', 'self', 'Tensor', self)
     return ops.short.call(self._impl.keys, self)
 
+
+# ---- aminmax ---------------------------------------------------------------------------
+
+_returns_aminmax = namedtuple('aminmax', ('min', 'max'))
+
+def aminmax(input, *, dim=None, keepdim=False, out=None, **kwargs):
+    """amin and amax in one call (over everything, or along `dim`).
+
+    aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
+    """
+    if out is not None:
+        return into_out('aminmax', out, aminmax(input, dim=dim, keepdim=keepdim, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'aminmax', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
+            bound={'input': input, 'dim': dim, 'keepdim': keepdim},
+        )
+        return aminmax(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('aminmax', 'input', 'Tensor', input)
+    if dim is not None and type(dim) is not _b.int:
+        dim = as_int('aminmax', 'dim', dim)
+    if type(keepdim) is not _b.bool:
+        keepdim = as_bool('aminmax', 'keepdim', keepdim)
+    return _returns_aminmax(*ops.aminmax.call(input._impl.keys, input, dim, keepdim))
+
+
+# ---- vdot ------------------------------------------------------------------------------
+
+def vdot(input, other, *, out=None):
+    """The dot product of two 1-D tensors (the first conjugated, which changes nothing for real
+    numbers).
+
+    vdot(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('vdot', out, vdot(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('vdot', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('vdot', 'other', 'Tensor', other)
+    return ops.vdot.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- addbmm ----------------------------------------------------------------------------
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """beta * self + alpha * sum over b of batch1[b] @ batch2[b] (one mm of the batches laid side
+    by side).
+
+    addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1,
+        Scalar alpha=1) -> Tensor
+    """
+    if out is not None:
+        return into_out('addbmm', out, addbmm(input, batch1, batch2, beta=beta, alpha=alpha))
+    if not isinstance(input, Tensor):
+        bad_arg('addbmm', 'input', 'Tensor', input)
+    if not isinstance(batch1, Tensor):
+        bad_arg('addbmm', 'batch1', 'Tensor', batch1)
+    if not isinstance(batch2, Tensor):
+        bad_arg('addbmm', 'batch2', 'Tensor', batch2)
+    if type(beta) not in SCALAR_TYPES:
+        beta = as_scalar('addbmm', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES:
+        alpha = as_scalar('addbmm', 'alpha', alpha)
+    ks = input._impl.keys | batch1._impl.keys | batch2._impl.keys
+    return ops.addbmm.call(ks, input, batch1, batch2, beta, alpha)
+
+
+# ---- addbmm_ ---------------------------------------------------------------------------
+
+def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    """addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1,
+        Scalar alpha=1) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('addbmm_', 'self', 'Tensor', self)
+    if not isinstance(batch1, Tensor):
+        bad_arg('addbmm_', 'batch1', 'Tensor', batch1)
+    if not isinstance(batch2, Tensor):
+        bad_arg('addbmm_', 'batch2', 'Tensor', batch2)
+    if type(beta) not in SCALAR_TYPES:
+        beta = as_scalar('addbmm_', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES:
+        alpha = as_scalar('addbmm_', 'alpha', alpha)
+    ks = self._impl.keys | batch1._impl.keys | batch2._impl.keys
+    return ops.addbmm_.call(ks, self, batch1, batch2, beta, alpha)
+
+
+# ---- frobenius_norm --------------------------------------------------------------------
+
+def _match_frobenius_norm_dim(input, dim, keepdim=False):
+    if isinstance(input, Tensor) and is_int_list(dim) and is_bool(keepdim):
+        return (input, dim, keepdim,)
+    return None
+
+
+def _run_frobenius_norm_dim(input, dim, keepdim):
+    dim = as_int_list('frobenius_norm', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool:
+        keepdim = as_bool('frobenius_norm', 'keepdim', keepdim)
+    return ops.frobenius_norm_dim.call(input._impl.keys, input, dim, keepdim)
+
+
+def frobenius_norm(*args, **kwargs):
+    """sqrt(sum(x**2)) over at most two dims (deprecated in PyTorch for linalg.vector_norm).
+
+    frobenius_norm.dim(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('frobenius_norm', out, frobenius_norm(*args, **kwargs))
+        kwargs = numpy_aliases('frobenius_norm', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs)
+    for match, run in ((_match_frobenius_norm_dim, _run_frobenius_norm_dim),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('frobenius_norm', (ops.frobenius_norm_dim,), args, kwargs)
+
+
+# ---- nuclear_norm ((default), dim) -----------------------------------------------------
+
+def _match_nuclear_norm(input, keepdim=False):
+    if isinstance(input, Tensor) and is_bool(keepdim):
+        return (input, keepdim,)
+    return None
+
+
+def _run_nuclear_norm(input, keepdim):
+    if type(keepdim) is not _b.bool:
+        keepdim = as_bool('nuclear_norm', 'keepdim', keepdim)
+    return ops.nuclear_norm.call(input._impl.keys, input, keepdim)
+
+
+def _match_nuclear_norm_dim(input, dim, keepdim=False):
+    if isinstance(input, Tensor) and is_int_list(dim) and is_bool(keepdim):
+        return (input, dim, keepdim,)
+    return None
+
+
+def _run_nuclear_norm_dim(input, dim, keepdim):
+    dim = as_int_list('nuclear_norm', 'dim', dim, 2)
+    if type(keepdim) is not _b.bool:
+        keepdim = as_bool('nuclear_norm', 'keepdim', keepdim)
+    return ops.nuclear_norm_dim.call(input._impl.keys, input, dim, keepdim)
+
+
+def nuclear_norm(*args, **kwargs):
+    """The sum of the singular values of a matrix (deprecated in PyTorch for linalg.matrix_norm(A,
+    'nuc')).
+
+    nuclear_norm(Tensor self, bool keepdim=False) -> Tensor
+    nuclear_norm.dim(Tensor self, int[2] dim, bool keepdim=False) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('nuclear_norm', out, nuclear_norm(*args, **kwargs))
+        kwargs = numpy_aliases('nuclear_norm', {'keepdims': 'keepdim', 'axis': 'dim'}, kwargs)
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # nuclear_norm(x)
+        return _run_nuclear_norm(args[0], False)
+    for match, run in (
+        (_match_nuclear_norm, _run_nuclear_norm), (_match_nuclear_norm_dim, _run_nuclear_norm_dim),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('nuclear_norm', (ops.nuclear_norm, ops.nuclear_norm_dim), args, kwargs)
+
+
+# ---- norm_except_dim -------------------------------------------------------------------
+
+def norm_except_dim(v, pow=2, dim=0, *, out=None, **kwargs):
+    """The pow-norm of each slice along `dim` (weight_norm's norm), shaped to broadcast against v.
+
+    norm_except_dim(Tensor v, int pow=2, int dim=0) -> Tensor
+    """
+    if out is not None:
+        return into_out('norm_except_dim', out, norm_except_dim(v, pow, dim, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'norm_except_dim', {'axis': 'dim'}, kwargs, bound={'v': v, 'pow': pow, 'dim': dim},
+        )
+        return norm_except_dim(**named)
+    if not isinstance(v, Tensor):
+        bad_arg('norm_except_dim', 'v', 'Tensor', v)
+    if type(pow) is not _b.int:
+        pow = as_int('norm_except_dim', 'pow', pow)
+    if type(dim) is not _b.int:
+        dim = as_int('norm_except_dim', 'dim', dim)
+    return ops.norm_except_dim.call(v._impl.keys, v, pow, dim)
+
+
+# ---- renorm ----------------------------------------------------------------------------
+
+def _match_renorm(input, p, dim, maxnorm):
+    if isinstance(input, Tensor) and is_number(p) and is_int(dim) and is_number(maxnorm):
+        return (input, p, dim, maxnorm,)
+    return None
+
+
+def _run_renorm(input, p, dim, maxnorm):
+    if type(p) not in SCALAR_TYPES:
+        p = as_scalar('renorm', 'p', p)
+    if type(dim) is not _b.int:
+        dim = as_int('renorm', 'dim', dim)
+    if type(maxnorm) not in SCALAR_TYPES:
+        maxnorm = as_scalar('renorm', 'maxnorm', maxnorm)
+    return ops.renorm.call(input._impl.keys, input, p, dim, maxnorm)
+
+
+def renorm(*args, **kwargs):
+    """Each slice along `dim` whose p-norm exceeds maxnorm scaled down to norm maxnorm.
+
+    renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('renorm', out, renorm(*args, **kwargs))
+        kwargs = numpy_aliases('renorm', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_renorm, _run_renorm),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('renorm', (ops.renorm,), args, kwargs)
+
+
+# ---- renorm_ ---------------------------------------------------------------------------
+
+def renorm_(self, p, dim, maxnorm):
+    """renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('renorm_', 'self', 'Tensor', self)
+    if type(p) not in SCALAR_TYPES:
+        p = as_scalar('renorm_', 'p', p)
+    if type(dim) is not _b.int:
+        dim = as_int('renorm_', 'dim', dim)
+    if type(maxnorm) not in SCALAR_TYPES:
+        maxnorm = as_scalar('renorm_', 'maxnorm', maxnorm)
+    return ops.renorm_.call(self._impl.keys, self, p, dim, maxnorm)
+
+
+# ---- quantile ((default), scalar) ------------------------------------------------------
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None, **kwargs):
+    """The q-th quantiles along dim (of all elements when None), from a sort; q's dims lead the
+    result.
+
+    quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *,
+        str interpolation='linear') -> Tensor
+    quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *,
+        str interpolation='linear') -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'quantile', out,
+            quantile(input, q, dim, keepdim, interpolation=interpolation, **kwargs),
+        )
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'quantile', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
+            bound={
+                'input': input, 'q': q, 'dim': dim, 'keepdim': keepdim,
+                'interpolation': interpolation,
+            },
+        )
+        return quantile(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('quantile', 'input', 'Tensor', input)
+    if dim is not None and type(dim) is not _b.int:
+        dim = as_int('quantile', 'dim', dim)
+    if type(keepdim) is not _b.bool:
+        keepdim = as_bool('quantile', 'keepdim', keepdim)
+    if type(interpolation) is not _b.str:
+        bad_arg('quantile', 'interpolation', 'str', interpolation)
+    if isinstance(q, Tensor):  # quantile
+        ks = input._impl.keys | q._impl.keys
+        return ops.quantile.call(ks, input, q, dim, keepdim, interpolation)
+    if is_number(q):  # quantile.scalar
+        if type(q) not in FLOAT_TYPES:
+            q = as_float('quantile', 'q', q)
+        return ops.quantile_scalar.call(input._impl.keys, input, q, dim, keepdim, interpolation)
+    no_overload(
+        'quantile', (ops.quantile, ops.quantile_scalar), (input, q, dim, keepdim, interpolation,),
+        {},
+    )
+
+
+# ---- nanquantile ((default), scalar) ---------------------------------------------------
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None, **kwargs):
+    """quantile ignoring NaNs (NaN only where a slice is all NaN).
+
+    nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *,
+        str interpolation='linear') -> Tensor
+    nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *,
+        str interpolation='linear') -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'nanquantile', out,
+            nanquantile(input, q, dim, keepdim, interpolation=interpolation, **kwargs),
+        )
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'nanquantile', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs,
+            bound={
+                'input': input, 'q': q, 'dim': dim, 'keepdim': keepdim,
+                'interpolation': interpolation,
+            },
+        )
+        return nanquantile(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('nanquantile', 'input', 'Tensor', input)
+    if dim is not None and type(dim) is not _b.int:
+        dim = as_int('nanquantile', 'dim', dim)
+    if type(keepdim) is not _b.bool:
+        keepdim = as_bool('nanquantile', 'keepdim', keepdim)
+    if type(interpolation) is not _b.str:
+        bad_arg('nanquantile', 'interpolation', 'str', interpolation)
+    if isinstance(q, Tensor):  # nanquantile
+        ks = input._impl.keys | q._impl.keys
+        return ops.nanquantile.call(ks, input, q, dim, keepdim, interpolation)
+    if is_number(q):  # nanquantile.scalar
+        if type(q) not in FLOAT_TYPES:
+            q = as_float('nanquantile', 'q', q)
+        return ops.nanquantile_scalar.call(input._impl.keys, input, q, dim, keepdim, interpolation)
+    no_overload(
+        'nanquantile', (ops.nanquantile, ops.nanquantile_scalar),
+        (input, q, dim, keepdim, interpolation,), {},
+    )
+
+
+# ---- lu_solve --------------------------------------------------------------------------
+
+def lu_solve(input, LU_data, LU_pivots, *, out=None):
+    """The solution X of A X = self from A's LU factorization (deprecated in PyTorch for
+    linalg.lu_solve).
+
+    lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor
+    """
+    if out is not None:
+        return into_out('lu_solve', out, lu_solve(input, LU_data, LU_pivots))
+    if not isinstance(input, Tensor):
+        bad_arg('lu_solve', 'input', 'Tensor', input)
+    if not isinstance(LU_data, Tensor):
+        bad_arg('lu_solve', 'LU_data', 'Tensor', LU_data)
+    if not isinstance(LU_pivots, Tensor):
+        bad_arg('lu_solve', 'LU_pivots', 'Tensor', LU_pivots)
+    ks = input._impl.keys | LU_data._impl.keys | LU_pivots._impl.keys
+    return ops.lu_solve.call(ks, input, LU_data, LU_pivots)
+
+
+# ---- gradient (scalarint, scalararray, array, scalarrayint, scalarrayarray, tensorarrayint, tensorarray) ----
+
+def _match_gradient_scalarint(input, *, spacing=None, dim=None, edge_order=1):
+    if (isinstance(input, Tensor)
+            and (spacing is None or is_number(spacing))
+            and (dim is None or is_int(dim))
+            and is_int(edge_order)):
+        return (input, spacing, dim, edge_order,)
+    return None
+
+
+def _run_gradient_scalarint(input, spacing, dim, edge_order):
+    if spacing is not None and type(spacing) not in SCALAR_TYPES:
+        spacing = as_scalar('gradient', 'spacing', spacing)
+    if dim is not None and type(dim) is not _b.int:
+        dim = as_int('gradient', 'dim', dim)
+    if type(edge_order) is not _b.int:
+        edge_order = as_int('gradient', 'edge_order', edge_order)
+    return ops.gradient_scalarint.call(input._impl.keys, input, spacing, dim, edge_order)
+
+
+def _match_gradient_scalararray(input, *, spacing, dim, edge_order=1):
+    if isinstance(input, Tensor) and is_number(spacing) and is_int_list(dim) and is_int(edge_order):
+        return (input, spacing, dim, edge_order,)
+    return None
+
+
+def _run_gradient_scalararray(input, spacing, dim, edge_order):
+    if type(spacing) not in SCALAR_TYPES:
+        spacing = as_scalar('gradient', 'spacing', spacing)
+    dim = as_int_list('gradient', 'dim', dim)
+    if type(edge_order) is not _b.int:
+        edge_order = as_int('gradient', 'edge_order', edge_order)
+    return ops.gradient_scalararray.call(input._impl.keys, input, spacing, dim, edge_order)
+
+
+def _match_gradient_array(input, *, dim, edge_order=1):
+    if isinstance(input, Tensor) and is_int_list(dim) and is_int(edge_order):
+        return (input, dim, edge_order,)
+    return None
+
+
+def _run_gradient_array(input, dim, edge_order):
+    dim = as_int_list('gradient', 'dim', dim)
+    if type(edge_order) is not _b.int:
+        edge_order = as_int('gradient', 'edge_order', edge_order)
+    return ops.gradient_array.call(input._impl.keys, input, dim, edge_order)
+
+
+def _match_gradient_scalarrayint(input, *, spacing, dim=None, edge_order=1):
+    if isinstance(input, Tensor) and True and (dim is None or is_int(dim)) and is_int(edge_order):
+        return (input, spacing, dim, edge_order,)
+    return None
+
+
+def _run_gradient_scalarrayint(input, spacing, dim, edge_order):
+    if dim is not None and type(dim) is not _b.int:
+        dim = as_int('gradient', 'dim', dim)
+    if type(edge_order) is not _b.int:
+        edge_order = as_int('gradient', 'edge_order', edge_order)
+    return ops.gradient_scalarrayint.call(input._impl.keys, input, spacing, dim, edge_order)
+
+
+def _match_gradient_scalarrayarray(input, *, spacing, dim, edge_order=1):
+    if isinstance(input, Tensor) and True and is_int_list(dim) and is_int(edge_order):
+        return (input, spacing, dim, edge_order,)
+    return None
+
+
+def _run_gradient_scalarrayarray(input, spacing, dim, edge_order):
+    dim = as_int_list('gradient', 'dim', dim)
+    if type(edge_order) is not _b.int:
+        edge_order = as_int('gradient', 'edge_order', edge_order)
+    return ops.gradient_scalarrayarray.call(input._impl.keys, input, spacing, dim, edge_order)
+
+
+def _match_gradient_tensorarrayint(input, *, spacing, dim=None, edge_order=1):
+    if (isinstance(input, Tensor)
+            and is_tensor_list(spacing)
+            and (dim is None or is_int(dim))
+            and is_int(edge_order)):
+        return (input, spacing, dim, edge_order,)
+    return None
+
+
+def _run_gradient_tensorarrayint(input, spacing, dim, edge_order):
+    spacing = as_tensor_list('gradient', 'spacing', spacing)
+    if dim is not None and type(dim) is not _b.int:
+        dim = as_int('gradient', 'dim', dim)
+    if type(edge_order) is not _b.int:
+        edge_order = as_int('gradient', 'edge_order', edge_order)
+    ks = input._impl.keys | keyset_list(spacing)
+    return ops.gradient_tensorarrayint.call(ks, input, spacing, dim, edge_order)
+
+
+def _match_gradient_tensorarray(input, *, spacing, dim, edge_order=1):
+    if (isinstance(input, Tensor)
+            and is_tensor_list(spacing)
+            and is_int_list(dim)
+            and is_int(edge_order)):
+        return (input, spacing, dim, edge_order,)
+    return None
+
+
+def _run_gradient_tensorarray(input, spacing, dim, edge_order):
+    spacing = as_tensor_list('gradient', 'spacing', spacing)
+    dim = as_int_list('gradient', 'dim', dim)
+    if type(edge_order) is not _b.int:
+        edge_order = as_int('gradient', 'edge_order', edge_order)
+    ks = input._impl.keys | keyset_list(spacing)
+    return ops.gradient_tensorarray.call(ks, input, spacing, dim, edge_order)
+
+
+def gradient(*args, **kwargs):
+    """The derivative of sampled values along each dim (central differences inside, one-sided of
+    edge_order 1 or 2 at the ends), one tensor per dim.
+
+    gradient.scalarint(Tensor self, *, Scalar? spacing=None, int? dim=None,
+        int edge_order=1) -> Tensor[]
+    gradient.scalararray(Tensor self, *, Scalar spacing, int[] dim,
+        int edge_order=1) -> Tensor[]
+    gradient.array(Tensor self, *, int[] dim, int edge_order=1) -> Tensor[]
+    gradient.scalarrayint(Tensor self, *, Scalar[] spacing, int? dim=None,
+        int edge_order=1) -> Tensor[]
+    gradient.scalarrayarray(Tensor self, *, Scalar[] spacing, int[] dim,
+        int edge_order=1) -> Tensor[]
+    gradient.tensorarrayint(Tensor self, *, Tensor[] spacing, int? dim=None,
+        int edge_order=1) -> Tensor[]
+    gradient.tensorarray(Tensor self, *, Tensor[] spacing, int[] dim,
+        int edge_order=1) -> Tensor[]
+    """
+    if kwargs:
+        kwargs = numpy_aliases('gradient', {'axis': 'dim'}, kwargs)
+    if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):   # gradient(x)
+        return _run_gradient_scalarint(args[0], None, None, 1)
+    for match, run in (
+        (_match_gradient_scalarint, _run_gradient_scalarint),
+        (_match_gradient_scalararray, _run_gradient_scalararray),
+        (_match_gradient_array, _run_gradient_array),
+        (_match_gradient_scalarrayint, _run_gradient_scalarrayint),
+        (_match_gradient_scalarrayarray, _run_gradient_scalarrayarray),
+        (_match_gradient_tensorarrayint, _run_gradient_tensorarrayint),
+        (_match_gradient_tensorarray, _run_gradient_tensorarray),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload(
+        'gradient',
+        (
+            ops.gradient_scalarint, ops.gradient_scalararray, ops.gradient_array,
+            ops.gradient_scalarrayint, ops.gradient_scalarrayarray, ops.gradient_tensorarrayint,
+            ops.gradient_tensorarray,
+        ),
+        args, kwargs,
+    )
+
+
+# ---- lu --------------------------------------------------------------------------------
+
+def lu(input, pivot=True, get_infos=False):
+    """(LU, pivots) of linalg.lu_factor_ex, and its infos with get_infos=True (PyTorch's torch.lu
+    is a Python function).
+
+    lu(Tensor self, bool pivot=True, bool get_infos=False) -> Tensor[]
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('lu', 'input', 'Tensor', input)
+    if type(pivot) is not _b.bool:
+        pivot = as_bool('lu', 'pivot', pivot)
+    if type(get_infos) is not _b.bool:
+        get_infos = as_bool('lu', 'get_infos', get_infos)
+    return ops.lu.call(input._impl.keys, input, pivot, get_infos)
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -11262,4 +11803,16 @@ FUNCTIONS = (
     'msort',
     'dist',
     'inner',
+    'aminmax',
+    'vdot',
+    'addbmm',
+    'frobenius_norm',
+    'nuclear_norm',
+    'norm_except_dim',
+    'renorm',
+    'quantile',
+    'nanquantile',
+    'lu_solve',
+    'gradient',
+    'lu',
 )

@@ -325,4 +325,10 @@ OP_TAGS = {
     'isin.Tensor_Tensor': ('non_differentiable',),
     'isin.Tensor_Scalar': ('non_differentiable',),
     'isin.Scalar_Tensor': ('non_differentiable',),
+    'aminmax': ('reduction',),
+    'addbmm_': ('inplace',),
+    'frobenius_norm.dim': ('reduction',),
+    'nuclear_norm': ('reduction',),
+    'nuclear_norm.dim': ('reduction',),
+    'renorm_': ('inplace',),
 }

@@ -341,6 +341,16 @@ class TensorMethods:
     byte = F.byte
     char = F.char
     short = F.short
+    aminmax = F.aminmax
+    vdot = F.vdot
+    addbmm = F.addbmm
+    addbmm_ = F.addbmm_
+    renorm = F.renorm
+    renorm_ = F.renorm_
+    quantile = F.quantile
+    nanquantile = F.nanquantile
+    lu_solve = F.lu_solve
+    lu = F.lu
 
     def __add__(self, other):
         if type(other) is not type(self) and not is_operand(other):

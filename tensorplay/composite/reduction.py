@@ -13,6 +13,7 @@ from tensorplay._dtype import float64
 from tensorplay._generated import functional as F
 from tensorplay.composite.pointwise import _as_floating
 from tensorplay.composite.scan import _spacing_product, _trapezoid_args
+from tensorplay._frontdoor import wrap_dim
 from tensorplay.errors import ArgumentError, DTypeError, fmt_shape, ShapeError
 
 
@@ -225,3 +226,133 @@ def sum_to_size(self, size):
     if dims:
         out = out.sum(dims, True)
     return out if out is not self else self.view(sizes)
+
+
+# ---- aminmax, vdot, addbmm, the older norms, renorm ---------------------------------------
+def aminmax(self, dim, keepdim):
+    """(amin, amax) over everything (dim None) or along one dim. Their gradients are
+    amin's and amax's (shared by ties), which is PyTorch's aminmax_backward."""
+    op = "aminmax"
+    dims = [] if dim is None else [wrap_dim(op, "dim", dim, self.dim())]
+    if self.numel() == 0 and (dim is None or self.dim() == 0 or self.shape[dims[0]] == 0):
+        raise ShapeError(f"{op}(): cannot compute aminmax over an empty dimension as the "
+                         f"operation has no identity (argument 'self' has shape "
+                         f"{fmt_shape(self.shape)})", op=op, arg="self")
+    return F.amin(self, dims, keepdim), F.amax(self, dims, keepdim)
+
+
+def vdot(self, other):
+    """sum(conj(self) * other) of two 1-D tensors; for real numbers, dot."""
+    op = "vdot"
+    if self.dim() != 1 or other.dim() != 1:
+        raise ShapeError(f"{op}(): 1D tensors expected, but got {self.dim()}D and "
+                         f"{other.dim()}D tensors (arguments 'self' and 'other')", op=op,
+                         arg="self" if self.dim() != 1 else "other")
+    if self.shape[0] != other.shape[0]:
+        raise ShapeError(f"{op}(): inconsistent tensor size, expected tensor [{self.shape[0]}] "
+                         f"and src [{other.shape[0]}] to have the same number of elements, "
+                         f"but got {self.shape[0]} and {other.shape[0]} elements respectively "
+                         f"(argument 'other')", op=op, arg="other")
+    if self.dtype is not other.dtype:
+        raise DTypeError(f"{op}(): expected both vectors to have same dtype, but found "
+                         f"{self.dtype.name} and {other.dtype.name} (argument 'other')", op=op,
+                         arg="other")
+    return F.dot(self, other)
+
+
+def _addbmm_operands(op, self, batch1, batch2):
+    """batch1 [b, n, m] and batch2 [b, m, p] as the matrices [n, b*m] and [b*m, p]: the sum
+    of the b products batch1[i] @ batch2[i] is the one product of these two."""
+    for name, t in (("batch1", batch1), ("batch2", batch2)):
+        if t.dim() != 3:
+            raise ShapeError(f"{op}(): {name} must be a 3D tensor (argument '{name}' has "
+                             f"shape {fmt_shape(t.shape)})", op=op, arg=name)
+    b, n, m = batch1.shape
+    if batch2.shape[0] != b or batch2.shape[1] != m:
+        raise ShapeError(f"{op}(): Incompatible matrix sizes for bmm ({n}x{m} and "
+                         f"{batch2.shape[1]}x{batch2.shape[2]}); batch1 is "
+                         f"{fmt_shape(batch1.shape)}, batch2 {fmt_shape(batch2.shape)} "
+                         f"(argument 'batch2')", op=op, arg="batch2")
+    left = batch1.permute(1, 0, 2).reshape([n, b * m])
+    return left, batch2.reshape([b * m, batch2.shape[2]])
+
+
+def addbmm(self, batch1, batch2, beta, alpha):
+    left, right = _addbmm_operands("addbmm", self, batch1, batch2)
+    return F.addmm(self, left, right, beta=beta, alpha=alpha)
+
+
+def addbmm_(self, batch1, batch2, beta, alpha):
+    left, right = _addbmm_operands("addbmm_", self, batch1, batch2)
+    return self.addmm_(left, right, beta=beta, alpha=alpha)
+
+
+def frobenius_norm(self, dim, keepdim):
+    """linalg.vector_norm(self, 2, dim, keepdim), over at most two dims."""
+    op = "frobenius_norm"
+    if len(dim) > 2:
+        raise ArgumentError(f"{op}(): Expected at most 2 dimensions, but got {len(dim)} "
+                            f"dimensions instead (argument 'dim').", op=op, arg="dim")
+    _as_float_norm_input(op, self)
+    return F.linalg_vector_norm(self, 2, dim, keepdim)
+
+
+def _as_float_norm_input(op, self):
+    if not self.is_floating_point():
+        raise DTypeError(f"{op}(): input dtype should be either floating point or complex. "
+                         f"Got {self.dtype.name} instead (argument 'self').", op=op, arg="self")
+
+
+def nuclear_norm(self, keepdim):
+    return nuclear_norm_dim(self, [-2, -1], keepdim)
+
+
+def nuclear_norm_dim(self, dim, keepdim):
+    """The sum of the singular values of the matrices over the two dims in `dim`."""
+    _as_float_norm_input("nuclear_norm", self)
+    try:
+        return F.linalg_matrix_norm(self, "nuc", dim, keepdim)
+    except (ArgumentError, ShapeError) as e:
+        raise type(e)(str(e).replace("linalg_matrix_norm(", "nuclear_norm(", 1),
+                      op="nuclear_norm", arg=e.arg) from None
+
+
+def norm_except_dim(v, pow, dim):  # noqa: A002 - PyTorch's argument name
+    """The pow-norm of each slice v[..., i, ...] along `dim`, shaped [1, .., n, .., 1];
+    dim == -1: the norm of all of v."""
+    if dim == -1:
+        return F.norm(v, pow)
+    d = wrap_dim("norm_except_dim", "dim", dim, v.dim())
+    others = [i for i in range(v.dim()) if i != d]
+    return F.norm(v, pow, others, True)
+
+
+def _renorm_factor(op, self, p, dim, maxnorm):
+    """maxnorm / norm for the slices along `dim` whose p-norm is above maxnorm, else 1
+    (PyTorch adds 1e-7 to the norm, so the new norm is just under maxnorm)."""
+    if self.dim() < 2:
+        raise ShapeError(f"{op}(): input needs at least 2 dimensions, got {self.dim()} "
+                         f"dimensions (argument 'self')", op=op, arg="self")
+    if not self.is_floating_point():
+        raise DTypeError(f"{op}(): expected a floating point input, got {self.dtype.name} "
+                         f"(argument 'self')", op=op, arg="self")
+    if not p > 0:
+        raise ArgumentError(f"{op}(): non-positive-norm not supported: argument 'p' must be "
+                            f"> 0, got {p}", op=op, arg="p")
+    if maxnorm < 0:
+        raise ArgumentError(f"{op}(): expected maxnorm to be >= 0 but got {maxnorm} (argument "
+                            f"'maxnorm')", op=op, arg="maxnorm")
+    d = wrap_dim(op, "dim", dim, self.dim())
+    norms = F.norm(self, p, [i for i in range(self.dim()) if i != d], True)
+    return F.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+
+
+def renorm(self, p, dim, maxnorm):
+    return self * _renorm_factor("renorm", self, p, dim, maxnorm)
+
+
+def renorm_(self, p, dim, maxnorm):
+    # The factor is computed from a clone: the norm's backward reads the values self had,
+    # which the copy_ below overwrites (a saved tensor changed in place makes backward raise).
+    before = self.clone()
+    return self.copy_(before * _renorm_factor("renorm_", before, p, dim, maxnorm))

@@ -13,8 +13,10 @@ search's O(M log N), but made of ops every backend has, and exact.
 """
 from __future__ import annotations
 
+from tensorplay import _creation
 from tensorplay import _dtype as dt
-from tensorplay._frontdoor import wrap_number
+from tensorplay._frontdoor import wrap_dim, wrap_number
+from tensorplay._tensor import Tensor
 from tensorplay._generated import functional as F
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 
@@ -123,3 +125,100 @@ def argsort(self, dim, descending):
 
 def argsort_stable(self, stable, dim, descending):
     return F.sort(self, dim, descending)[1]
+
+
+# ---- quantile, nanquantile -----------------------------------------------------------------
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_checks(op, self, q, scalar, interpolation):
+    if self.numel() == 0:
+        raise ShapeError(f"{op}(): input tensor must be non-empty (argument 'self' has shape "
+                         f"{fmt_shape(self.shape)})", op=op, arg="self")
+    if self.dtype not in (dt.float32, dt.float64):
+        raise DTypeError(f"{op}(): input tensor must be either float or double dtype, got "
+                         f"{self.dtype.name} (argument 'self')", op=op, arg="self")
+    if scalar:
+        if not 0 <= q <= 1:
+            raise ArgumentError(f"{op}(): q must be in the range [0, 1] but got {q} (argument "
+                                f"'q')", op=op, arg="q")
+    else:
+        if q.dim() > 1:
+            raise ShapeError(f"{op}(): q must be a scalar or 1D tensor, got shape "
+                             f"{fmt_shape(q.shape)} (argument 'q')", op=op, arg="q")
+        if q.dtype is not self.dtype:
+            raise DTypeError(f"{op}(): q tensor must be same dtype as the input tensor "
+                             f"({self.dtype.name}), got {q.dtype.name} (argument 'q')", op=op,
+                             arg="q")
+        if q.numel() and not bool(F.all(F.logical_and(F.ge(q, 0), F.le(q, 1)))):
+            raise ArgumentError(f"{op}(): q values must be in the range [0, 1] (argument "
+                                f"'q')", op=op, arg="q")
+    if interpolation not in _INTERPOLATIONS:
+        raise ArgumentError(f"{op}(): interpolation must be one of linear, lower, higher, "
+                            f"midpoint or nearest, but got {interpolation} (argument "
+                            f"'interpolation')", op=op, arg="interpolation")
+
+
+def _quantile(op, self, q, dim, keepdim, interpolation, ignore_nan):
+    """PyTorch's quantile_impl: sort each slice (NaN last), then read each quantile at its
+    rank r = q * (n - 1) in the sorted slice (n: the slice's count of non-NaN values for
+    nanquantile), interpolating between the values at floor(r) and ceil(r):
+
+        linear: lerp(v[floor r], v[ceil r], r - floor r)     midpoint: weight 0.5
+        lower / higher / nearest: v[floor r] / v[ceil r] / v[round r]
+
+    quantile of a slice with a NaN is NaN (its rank is moved to the last, NaN, value);
+    nanquantile of an all-NaN slice too (rank 0). The gradient flows through sort's values
+    and lerp, to the (one or two) elements each quantile was read from."""
+    scalar = not isinstance(q, Tensor)
+    _quantile_checks(op, self, q, scalar, interpolation)
+    ndim = self.dim()
+    if dim is None:
+        rows = self.reshape([1] * ndim + [-1]) if keepdim else self.reshape([-1])
+    else:
+        d = wrap_dim(op, "dim", dim, ndim)
+        rows = self.reshape([1]) if ndim == 0 else self.movedim(d, -1)
+        if keepdim and ndim:
+            rows = rows.unsqueeze(d)
+    ordered = F.sort(rows, -1)[0]
+    qs = _creation.tensor([q], dtype=self.dtype, device=self.device) if scalar \
+        else q.reshape([-1])
+    last = ordered.shape[-1] - 1
+    nan = F.isnan(ordered)
+    if ignore_nan:
+        counts = F.sum(F.logical_not(nan), [-1], True, dtype=self.dtype)
+        ranks = F.clamp_min(qs * (counts - 1), 0)
+    else:
+        ranks = F.where(F.any(nan, -1, True), float(last), qs * last)
+        ranks = ranks.expand(list(ordered.shape[:-1]) + [qs.shape[0]])
+    if interpolation == "lower":
+        ranks = F.floor(ranks)
+    elif interpolation == "higher":
+        ranks = F.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = F.round(ranks)
+    below = ranks.to(dt.int64)
+    values = F.gather(ordered, -1, below)
+    if interpolation in ("linear", "midpoint"):
+        above = F.gather(ordered, -1, F.ceil(ranks).to(dt.int64))
+        weights = _creation.full_like(ranks, 0.5) if interpolation == "midpoint" else ranks - below
+        values = F.lerp(values, above, weights)
+    if scalar or q.dim() == 0:
+        return values.squeeze(-1)
+    return values.movedim(-1, 0)
+
+
+def quantile(self, q, dim, keepdim, interpolation):
+    return _quantile("quantile", self, q, dim, keepdim, interpolation, False)
+
+
+def quantile_scalar(self, q, dim, keepdim, interpolation):
+    return _quantile("quantile", self, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(self, q, dim, keepdim, interpolation):
+    return _quantile("nanquantile", self, q, dim, keepdim, interpolation, True)
+
+
+def nanquantile_scalar(self, q, dim, keepdim, interpolation):
+    return _quantile("nanquantile", self, q, dim, keepdim, interpolation, True)

@@ -5,7 +5,7 @@ one node, PyTorch's linalg_lu_backward)."""
 from __future__ import annotations
 
 from tensorplay._generated import functional as F
-from tensorplay.errors import LinAlgError
+from tensorplay.errors import LinAlgError, ShapeError, TensorPlayError
 from tensorplay.meta.triangular import check_matrix
 from tensorplay.meta.linalg import check_square
 from tensorplay.kernel_support.lapack_triangular import check_pivot
@@ -42,3 +42,36 @@ def linalg_ldl_factor(self, hermitian):
                              lambda: F.linalg_ldl_factor_ex(self, hermitian=hermitian,
                                                             check_errors=True))
     return LD, pivots
+
+
+def lu(self, pivot, get_infos):
+    """torch.lu: linalg.lu_factor_ex's (LU, pivots), with its infos when get_infos; without
+    them a singular matrix raises (PyTorch's check_errors=not get_infos)."""
+    check_matrix("lu", self, "self")
+    check_pivot("lu", pivot)
+    if get_infos:
+        return tuple(F.linalg_lu_factor_ex(self, pivot=pivot))
+    LU, pivots, _ = _raising("lu", "linalg_lu_factor_ex",
+                             lambda: F.linalg_lu_factor_ex(self, pivot=pivot, check_errors=True))
+    return LU, pivots
+
+
+def lu_solve(self, LU_data, LU_pivots):
+    """torch.lu_solve(b, LU, pivots): linalg.lu_solve(LU, pivots, b), whose checks name
+    the arguments of this older spelling."""
+    op = "lu_solve"
+    if self.dim() < 2:
+        raise ShapeError(f"{op}(): b should have at least 2 dimensions, but has {self.dim()} "
+                         f"dimensions instead (argument 'self')", op=op, arg="self")
+    if LU_data.dim() < 2:
+        raise ShapeError(f"{op}(): LU_data should have at least 2 dimensions, but has "
+                         f"{LU_data.dim()} dimensions instead (argument 'LU_data')", op=op,
+                         arg="LU_data")
+    try:
+        return F.linalg_lu_solve(LU_data, LU_pivots, self)
+    except TensorPlayError as e:
+        names = {"LU": "LU_data", "pivots": "LU_pivots", "B": "self"}
+        message = str(e).replace("linalg_lu_solve(", f"{op}(", 1)
+        for new, old in names.items():
+            message = message.replace(f"'{new}'", f"'{old}'")
+        raise type(e)(message, op=op, arg=names.get(e.arg, e.arg)) from None
