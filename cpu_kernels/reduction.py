@@ -6,6 +6,7 @@ import builtins
 import numpy as np
 
 from tensorplay import _dtype as dt
+from tensorplay.errors import ArgumentError, ShapeError
 from tensorplay.kernel_support.arguments import integral_to_long
 from tensorplay.kernel_support.checks import (
     check_mean_dtype, check_nonempty_dim, check_nonempty_reduction, reduce_dim_list, reject_bool,
@@ -321,3 +322,142 @@ def count_nonzero(self, dim):
     shape_rule("reduction.count_nonzero")("count_nonzero", (self, dim))
     axes = axes_of("count_nonzero", self, dim)
     return out(np.count_nonzero(self._impl.array(), axis=axes), dt.int64)
+
+
+# ---- counting: bincount, histc, the histograms -----------------------------------------------
+def bincount(self, weights, minlength):
+    """How often each value 0, 1, ..., max(self) occurs (the sum of its weights, with
+    weights), at least minlength entries."""
+    shape_rule("reduction.bincount")("bincount", (self, weights, minlength))
+    a = self._impl.array().astype(np.int64)
+    if a.size and a.min() < 0:
+        raise ShapeError("bincount(): only supports 1-d non-negative integral inputs, but "
+                         "argument 'self' has a negative value", op="bincount", arg="self")
+    if weights is None:
+        return out(np.bincount(a, minlength=minlength), dt.int64)
+    dtype = _bincount_dtype(weights)
+    w = weights._impl.array().astype(np.float64)
+    return out(np.bincount(a, w, minlength=minlength), dtype)
+
+
+def _bincount_dtype(weights):
+    return dt.float32 if weights._impl.dtype is dt.float32 else dt.float64
+
+
+def torch_linspace(start, end, steps, np_dtype):
+    """PyTorch's linspace in the result dtype: start + step * i over the first half,
+    end - step * (steps - 1 - i) over the second (so both ends are exact), the step
+    computed in that dtype too; histograms compare values against these edges."""
+    start, end = np_dtype.type(start), np_dtype.type(end)
+    if steps == 1:
+        return np.array([start], np_dtype)
+    step = (end - start) / np_dtype.type(steps - 1)
+    i = np.arange(steps)
+    halfway = steps // 2
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(i < halfway, start + step * i.astype(np_dtype),
+                        end - step * (steps - 1 - i).astype(np_dtype)).astype(np_dtype)
+
+
+def histogram_counts(x, edges, weight, density, local_search=True, binary_search=False):
+    """PyTorch's histogramdd kernel: x is [N, D] (one point per row), edges one increasing
+    array per dim. A point outside [edges[0], edges[-1]] in any dim (or NaN) is not
+    counted; the last bin includes its right edge. The bin along a dim is
+
+        binary_search:  the last i with edges[i] <= v
+        else:           trunc((v - lo) * bins / (hi - lo)), in x's dtype, then (local_search)
+                        moved by one where that disagrees with the edges
+
+    With density, the counts are divided by their total and by each bin's widths."""
+    n, dims = x.shape
+    bins = [len(e) - 1 for e in edges]
+    keep = np.ones(n, bool)
+    flat = np.zeros(n, np.int64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for d in range(dims):
+            v, e = x[:, d], edges[d]
+            lo, hi, last = e[0], e[-1], len(e) - 1
+            keep &= (v >= lo) & (v <= hi)
+            if binary_search:
+                pos = np.searchsorted(e, v, side="right") - 1
+            else:
+                scaled = (v - lo) * x.dtype.type(last) / (hi - lo)
+                pos = np.trunc(np.where(keep, scaled, 0)).astype(np.int64)
+                if local_search:
+                    pos = np.clip(pos, 0, last - 1)
+                    pos = np.where(v < e[pos], pos - 1, pos)
+                    pos = np.where(v >= e[np.minimum(pos + 1, last)], pos + 1, pos)
+            pos = np.where(pos == last, last - 1, pos)
+            flat = flat * bins[d] + np.where(keep, pos, 0)
+    w = np.ones(n, np.float64) if weight is None else weight.reshape(n).astype(np.float64)
+    total = int(np.prod(bins))
+    hist = np.bincount(flat[keep], w[keep], minlength=total)[:total].astype(x.dtype)
+    hist = hist.reshape(bins)
+    if density:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            hist = hist / hist.sum(dtype=x.dtype)
+            for d in range(dims):
+                shape = [1] * dims
+                shape[d] = bins[d]
+                hist = hist / np.diff(edges[d]).reshape(shape)
+    return hist.astype(x.dtype)
+
+
+def outer_edges(op, x, range_, d, widen):
+    """The histogram's first and last edge along dim d: range, else x's min and max; an
+    empty range is widened by `widen` each way (1 for histc, 0.5 for histogram)."""
+    if range_ is not None:
+        lo, hi = range_[2 * d], range_[2 * d + 1]
+    elif x.shape[0]:
+        lo, hi = float(np.min(x[:, d])), float(np.max(x[:, d]))
+    else:
+        lo = hi = 0.0
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ArgumentError(f"{op}(): dimension {d}'s range [{lo}, {hi}] is not finite "
+                            f"(argument 'self')", op=op, arg="self")
+    if lo > hi:
+        raise ArgumentError(f"{op}(): min should not exceed max, but got min {lo} max {hi} "
+                            f"for dimension {d} (argument 'range')", op=op, arg="range")
+    if lo == hi:
+        lo, hi = lo - widen, hi + widen
+    return lo, hi
+
+
+def histc(self, bins, min, max):  # noqa: A002 - PyTorch's argument names
+    """`bins` equal bins between min and max (the data's min and max when both are
+    equal), values outside not counted."""
+    op = "histc"
+    shape_rule("reduction.histc")(op, (self, bins, min, max))
+    x = self._impl.array().reshape(-1, 1)
+    lo, hi = float(min), float(max)
+    if lo == hi and x.size:
+        lo, hi = float(np.min(x)), float(np.max(x))
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise ArgumentError(f"{op}(): range of [{lo}, {hi}] is not finite (argument 'self')",
+                            op=op, arg="self")
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    edges = torch_linspace(lo, hi, bins + 1, x.dtype)
+    return out(histogram_counts(x, [edges], None, False, local_search=False),
+               self._impl.dtype)
+
+
+def histogramdd_from_bin_cts(self, bins, range, weight, density):  # noqa: A002
+    op = "_histogramdd_from_bin_cts"
+    shape_rule("reduction.histogramdd_from_bin_cts")(op, (self, bins, range, weight, density))
+    x = self._impl.array()
+    x = x.reshape(-1, x.shape[-1])
+    edges = [torch_linspace(*outer_edges(op, x, range, d, 0.5), n + 1, x.dtype)
+             for d, n in enumerate(bins)]
+    w = None if weight is None else weight._impl.array()
+    return out(histogram_counts(x, edges, w, density), self._impl.dtype)
+
+
+def histogramdd_from_bin_tensors(self, bins, weight, density):
+    op = "_histogramdd_from_bin_tensors"
+    shape_rule("reduction.histogramdd_from_bin_tensors")(op, (self, bins, weight, density))
+    x = self._impl.array()
+    x = x.reshape(-1, x.shape[-1])
+    edges = [b._impl.array().reshape(-1) for b in bins]
+    w = None if weight is None else weight._impl.array()
+    return out(histogram_counts(x, edges, w, density, binary_search=True), self._impl.dtype)

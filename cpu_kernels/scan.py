@@ -35,3 +35,17 @@ def cumsum_cumprod(op, self, dim, dtype):
         np.copyto(a, r, casting="unsafe")
         return self
     return out(r, spec.dtype)
+
+
+# ---- logcumsumexp ------------------------------------------------------------------------
+def logcumsumexp(self, dim):
+    """log(cumsum(exp(x))) without overflow: np.logaddexp.accumulate, whose step
+    max(a, b) + log1p(exp(-|a - b|)) never exponentiates a large number (half types run
+    in float32)."""
+    spec = shape_rule("scan.logcumsumexp")("logcumsumexp", (self, dim))
+    a = self._impl.array()
+    d = wrap_dim("logcumsumexp", dim, a.ndim) if a.ndim else 0
+    acc = accumulate_dtype(spec.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = np.logaddexp.accumulate(_as_1d_if_scalar(a).astype(acc, copy=False), axis=d)
+    return out(r.reshape(a.shape), spec.dtype)

@@ -209,3 +209,59 @@ def unique_dim(self, dim, sorted, return_inverse, return_counts):  # noqa: A002
     values, inverse, counts = _unique(a, d)
     return (out_strided(values, self._impl.dtype, unique_dim_strides(values.shape, d)),
             out(inverse, dt.int64), out(counts, dt.int64))
+
+
+# ---- nanmedian: the median of the values that are not NaN -----------------------------------
+def _nan_median_position(s, d):
+    """(count - 1) // 2 among a sorted slice's count non-NaN values (NaN sorts last); 0 for
+    a slice of NaNs only (its median is NaN, at its first index)."""
+    if s.dtype.kind == "f" or s.dtype.name == "bfloat16":
+        count = np.sum(~np.isnan(s.astype(np.float32)), axis=d, keepdims=True)
+    else:
+        count = np.full(s.shape[:d] + (1,) + s.shape[d + 1:], s.shape[d])
+    return np.maximum((count - 1) // 2, 0).astype(np.int64)
+
+
+def nanmedian(self):
+    shape_rule("sorting.median")("nanmedian", (self,))
+    flat = self._impl.array().reshape(-1)
+    if flat.size == 0:
+        with np.errstate(invalid="ignore"):
+            return out(np.array(np.nan).astype(self._impl.dtype.np), self._impl.dtype)
+    values, _ = _pick("nanmedian", self, 0, False, _nan_median_position, a=flat)
+    return values
+
+
+def nanmedian_dim(self, dim, keepdim):
+    shape_rule("sorting.median_dim")("nanmedian", (self, dim, keepdim))
+    return _pick("nanmedian", self, dim, keepdim, _nan_median_position)
+
+
+# ---- unique_consecutive: runs of equal values ------------------------------------------------
+def unique_consecutive(self, return_inverse, return_counts, dim):
+    """One value per run of equal consecutive values (or equal consecutive slices along
+    `dim`), the run each element belongs to, and each run's length. Runs are found with
+    `!=`, so each NaN is a run of its own, as in PyTorch."""
+    op = "_unique_consecutive"
+    shape_rule("sorting.unique_consecutive")(op, (self, return_inverse, return_counts, dim))
+    a = self._impl.array()
+    if dim is None:
+        x = a.reshape(-1)
+        starts = np.ones(x.shape[0], bool)
+        starts[1:] = x[1:] != x[:-1]
+    else:
+        d = wrap_dim(op, dim, a.ndim)
+        x = np.moveaxis(a, d, 0)
+        starts = np.ones(x.shape[0], bool)
+        if x.shape[0] > 1:
+            starts[1:] = (x[1:] != x[:-1]).reshape(x.shape[0] - 1, -1).any(axis=1)
+    run = np.cumsum(starts) - 1
+    first = np.flatnonzero(starts)
+    counts = np.diff(np.append(first, x.shape[0]))
+    values = x[first]
+    if dim is None:
+        inverse = run.reshape(a.shape)
+    else:
+        values = np.moveaxis(values, 0, d)
+        inverse = run
+    return out(values, self._impl.dtype), out(inverse, dt.int64), out(counts, dt.int64)

@@ -16,12 +16,14 @@ same kernel reduces the [M, SPLIT] partials (carrying their indices for max/min)
 from __future__ import annotations
 
 import builtins
+import logging
 import math
 
 import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
+from tensorplay._device_transfer import from_host, to_host
 from tensorplay._memory_format import contiguous_format
 from tensorplay.kernel_support.arguments import integral_to_long, reduced_sizes
 from tensorplay.kernel_support.checks import reduce_dim_list
@@ -33,6 +35,8 @@ from triton_kernels._launch import (
     INTERPRETED, TL_DTYPES, compute_dtype, launch, new_tensor, operands, pointer,
 )
 from triton_kernels.copy import clone, fill_
+from cpu_kernels import reduction as cpu_reduction   # the counting kernels run on the host
+from cpu_kernels._common import out as cpu_tensor
 
 # Tile and parallelism policy. The interpreter pays per program, so it takes large
 # tiles and never splits; a GPU wants a few programs per SM (an H100 has 132).
@@ -425,3 +429,54 @@ def logsumexp(self, dim, keepdim):
     if not keepdim:
         r = r.view(reduced_sizes("logsumexp", self._impl.sizes, dims, False))
     return r.to(spec.dtype)
+
+
+# ---- counting ops on a host copy ---------------------------------------------------------------
+# bincount and the histograms scatter-add into bins whose number depends on the values
+# (bincount) or that many elements hit at once (atomics): no Triton kernel yet. These run
+# the CPU's NumPy kernel on host copies of the tensors and copy the results back, logged
+# on the `tensorplay.dispatch` logger each call (explain() names the `_on_host` kernel).
+log = logging.getLogger("tensorplay.dispatch")
+
+
+def _to_cpu(value):
+    """A cuda tensor (or a list of them) as a CPU tensor holding a host copy."""
+    if isinstance(value, (list, tuple)):
+        return [_to_cpu(v) for v in value]
+    if not hasattr(value, "_impl"):
+        return value
+    if not value._impl.is_contiguous:
+        value = clone(value, contiguous_format)
+    return cpu_tensor(to_host(value), value._impl.dtype)
+
+
+def _to_device(value, device):
+    if isinstance(value, tuple):
+        return tuple(_to_device(v, device) for v in value)
+    return from_host(value._impl.array(), value._impl.dtype, device)
+
+
+def run_on_host(op, cpu_kernel, *args):
+    """`cpu_kernel(*args)` with every tensor argument copied to the host, its results
+    copied back to the device of the first tensor argument."""
+    log.info("%s on cuda: no Triton kernel, the CPU's NumPy kernel on a host copy", op)
+    device = next(a for a in args if hasattr(a, "_impl"))._impl.device
+    return _to_device(cpu_kernel(*[_to_cpu(a) for a in args]), device)
+
+
+def bincount_on_host(self, weights, minlength):
+    return run_on_host("bincount", cpu_reduction.bincount, self, weights, minlength)
+
+
+def histc_on_host(self, bins, min, max):  # noqa: A002 - PyTorch's argument names
+    return run_on_host("histc", cpu_reduction.histc, self, bins, min, max)
+
+
+def histogramdd_from_bin_cts_on_host(self, bins, range, weight, density):  # noqa: A002
+    return run_on_host("_histogramdd_from_bin_cts", cpu_reduction.histogramdd_from_bin_cts,
+                       self, bins, range, weight, density)
+
+
+def histogramdd_from_bin_tensors_on_host(self, bins, weight, density):
+    return run_on_host("_histogramdd_from_bin_tensors",
+                       cpu_reduction.histogramdd_from_bin_tensors, self, bins, weight, density)

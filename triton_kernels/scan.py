@@ -18,6 +18,8 @@ from triton_kernels._launch import (
     INTERPRETED, compute_dtype, launch, new_tensor, operands, pointer,
 )
 from triton_kernels.pointwise import run
+from cpu_kernels import scan as cpu_scan
+from triton_kernels.reduction import run_on_host
 
 MAX_BLOCK_N = 4096 if INTERPRETED else 1024
 
@@ -100,3 +102,9 @@ def cumsum_cumprod(op, self, dim, dtype):
         return _scan(op, kind, self, dim, None, out=self)
     shape_rule("scan.cumsum")(op, (self, dim, dtype))
     return _scan(op, kind, self, dim, dtype)
+
+
+def logcumsumexp_on_host(self, dim):
+    """The CPU's np.logaddexp.accumulate on a host copy (logged): tl.associative_scan with
+    a logaddexp combine would serve, not written yet."""
+    return run_on_host("logcumsumexp", cpu_scan.logcumsumexp, self, dim)

@@ -38,6 +38,8 @@ from triton_kernels import _math
 from triton_kernels._launch import INTERPRETED, compute_dtype, launch, new_tensor, operands, \
     pointer
 from triton_kernels.pointwise import run
+from cpu_kernels import sorting as cpu_sorting
+from triton_kernels.reduction import run_on_host
 
 # The interpreter pays about a millisecond per operation whatever the tile size, so it
 # takes large tiles; a GPU keeps the rank sort's [BLOCK_M, BLOCK_I, BLOCK_J] comparison
@@ -551,3 +553,20 @@ def compile_cases(quick):
            {"keys_ptr": "*fp32", "order_ptr": "*i64", "starts_ptr": "*i64",
             "groups_ptr": "*i64", "values_ptr": "*fp32", "inverse_ptr": "*i64",
             "first_ptr": "*i64", "end_ptr": "*i64"}, dict(BLOCK=1024), {})
+
+
+# ---- on a host copy: nanmedian, unique_consecutive ---------------------------------------------
+# nanmedian picks a different rank in each slice (its count of non-NaN values), and
+# unique_consecutive's output size depends on the values: the CPU's NumPy kernels run on
+# a host copy (logged; triton_kernels/reduction.py's run_on_host).
+def nanmedian_on_host(self):
+    return run_on_host("nanmedian", cpu_sorting.nanmedian, self)
+
+
+def nanmedian_dim_on_host(self, dim, keepdim):
+    return run_on_host("nanmedian", cpu_sorting.nanmedian_dim, self, dim, keepdim)
+
+
+def unique_consecutive_on_host(self, return_inverse, return_counts, dim):
+    return run_on_host("_unique_consecutive", cpu_sorting.unique_consecutive, self,
+                       return_inverse, return_counts, dim)

@@ -22,19 +22,19 @@ from tensorplay.autograd.formulas import (
     linalg_det_backward, linalg_inv_backward, linalg_lstsq_backward, linalg_lu_backward,
     linalg_lu_solve_B, linalg_lu_solve_LU, linalg_qr_backward, linalg_solve_backward,
     linalg_solve_triangular_backward, linalg_svd_backward, linear_weight_backward,
-    log_softmax_double_backward_grad, logit_backward, logsumexp_backward, lu_factor_ex_backward,
-    lu_unpack_backward, masked_scatter_source_backward, masked_select_backward, matrix_exp_backward,
-    max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward,
-    mish_backward, mse_loss_backward, nll_loss_value, norm_backward, not_implemented,
-    pad_nd_backward, permute_backward, pinv_backward, pow_backward_exponent, pow_backward_self,
-    pow_scalar_backward, prelu_backward, prod_backward, prod_dim_backward, repeat_backward,
-    repeat_interleave_int_backward, rms_norm_backward, roll_backward, rounded_quotient,
-    scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
-    silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
-    smooth_l1_loss_backward, softmax_double_backward, std_backward, std_mean_backward, sum_backward,
-    sum_to, take_backward, triangular_solve_backward, value_selecting_reduction_backward,
-    var_backward, var_mean_backward, xlog1py_other_backward, xlog1py_self_backward,
-    xlogy_self_backward, zeros_like,
+    log_softmax_double_backward_grad, logcumsumexp_backward, logit_backward, logsumexp_backward,
+    lu_factor_ex_backward, lu_unpack_backward, masked_scatter_source_backward,
+    masked_select_backward, matrix_exp_backward, max_pool2d_double_backward,
+    max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
+    nll_loss_value, norm_backward, not_implemented, pad_nd_backward, permute_backward,
+    pinv_backward, pow_backward_exponent, pow_backward_self, pow_scalar_backward, prelu_backward,
+    prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward,
+    rms_norm_backward, roll_backward, rounded_quotient, scatter_reduce_backward,
+    scatter_src_backward, select_backward, select_many_backward, silu_second_derivative,
+    sinc_backward, slice_backward, slogdet_backward, smooth_l1_loss_backward,
+    softmax_double_backward, std_backward, std_mean_backward, sum_backward, sum_to, take_backward,
+    triangular_solve_backward, value_selecting_reduction_backward, var_backward, var_mean_backward,
+    xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward, zeros_like,
 )
 from tensorplay._generated.functional import (
     _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data, adaptive_avg_pool2d,
@@ -5816,4 +5816,92 @@ class LinalgPinvBackward0(Node):
         d_self = None
         if self.needs_input_grad(0):
             d_self = pinv_backward(grad, result, self_)
+        return (d_self,)
+
+
+class NanmedianBackward0(Node):
+    """Backward of `nanmedian(Tensor self) -> Tensor`.
+
+    self: evenly_distribute_backward(grad, self, result)
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'nanmedian'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = evenly_distribute_backward(grad, self_, result)
+        return (d_self,)
+
+
+class NanmedianBackward1(Node):
+    """Backward of `nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values,
+        Tensor indices)`.
+
+    self: value_selecting_reduction_backward(grad, dim, indices, self.sizes(), keepdim)
+    """
+
+    __slots__ = ('indices_', 'dim_', 'keepdim_', 'self_sizes')
+    SAVED = ('indices_',)
+    OP = 'nanmedian.dim'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_values = grads[0]
+        grad_indices = grads[1]
+        indices = self.indices_.unpack(self)
+        dim = self.dim_
+        keepdim = self.keepdim_
+        self_sizes = self.self_sizes
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = value_selecting_reduction_backward(grad, dim, indices, self_sizes, keepdim)
+        return (d_self,)
+
+
+class LogcumsumexpBackward0(Node):
+    """Backward of `logcumsumexp(Tensor self, int dim) -> Tensor`.
+
+    self: logcumsumexp_backward(grad, self, result, dim)
+    """
+
+    __slots__ = ('self_', 'result_', 'dim_')
+    SAVED = ('self_', 'result_')
+    OP = 'logcumsumexp'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = logcumsumexp_backward(grad, self_, result, dim)
+        return (d_self,)
+
+
+class UniqueConsecutiveBackward0(Node):
+    """Backward of `_unique_consecutive(Tensor self, bool return_inverse=False,
+        bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)`.
+
+    self: not_implemented("unique_consecutive")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = '_unique_consecutive'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("unique_consecutive")
         return (d_self,)

@@ -43,15 +43,16 @@ from tensorplay._generated.autograd_nodes import (
     LinalgSolveExBackward0, LinalgSolveTriangularBackward0, LinalgSvdBackward0,
     LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0,
     LogBackward0, LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0,
-    LogaddexpBackward0, LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0,
-    LstmSequenceBackwardBackward0, LuUnpackBackward0, MaskedFillBackward0, MaskedFillBackward1,
-    MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
+    LogaddexpBackward0, LogcumsumexpBackward0, LogitBackward0, LogsumexpBackward0,
+    LstmSequenceBackward0, LstmSequenceBackwardBackward0, LuUnpackBackward0, MaskedFillBackward0,
+    MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
     MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0,
     MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
     MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0,
-    MvBackward0, NanToNumBackward0, NativeBatchNormBackward0, NativeDropoutBackward0,
-    NativeGroupNormBackward0, NativeLayerNormBackward0, NativeLayerNormBackwardBackward0,
-    NegBackward0, NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
+    MvBackward0, NanToNumBackward0, NanmedianBackward0, NanmedianBackward1,
+    NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
+    NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NegBackward0,
+    NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
     PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, PowBackward1,
     PreluBackward0, ProdBackward0, ProdBackward1, ReciprocalBackward0, ReluBackward0,
     RemainderBackward0, RemainderBackward1, RepeatBackward0, RepeatInterleaveBackward0,
@@ -64,8 +65,9 @@ from tensorplay._generated.autograd_nodes import (
     StdMeanBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0, TanBackward0,
     TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0,
     TransposeBackward0, TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0,
-    UniformBackward0, Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
-    UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
+    UniformBackward0, Unique2Backward0, UniqueConsecutiveBackward0, UniqueDimBackward0,
+    UnsafeViewBackward0, UnsqueezeBackward0, UpsampleBilinear2dBackward0,
+    UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
     UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0, ViewBackward0,
     WhereBackward0, Xlog1pyBackward0, XlogyBackward0,
 )
@@ -4166,6 +4168,51 @@ def dist(ks, self, other, p):
     return result
 
 
+def nanmedian(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.nanmedian, ks, self)
+    node = NanmedianBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.nanmedian, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def nanmedian_dim(ks, self, dim, keepdim):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.nanmedian_dim, ks, self, dim, keepdim)
+    node = NanmedianBackward1(self)
+    node.dim_ = dim
+    node.keepdim_ = keepdim
+    node.self_sizes = self._impl.sizes
+    result = below_autograd(ops.nanmedian_dim, ks, self, dim, keepdim)
+    set_history(result, node, (True, False))
+    node.indices_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def logcumsumexp(ks, self, dim):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.logcumsumexp, ks, self, dim)
+    node = LogcumsumexpBackward0(self)
+    node.dim_ = dim
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.logcumsumexp, ks, self, dim)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def _unique_consecutive(ks, self, return_inverse, return_counts, dim):
+    if not self._impl.requires_grad:
+        return below_autograd(ops._unique_consecutive, ks, self, return_inverse, return_counts, dim)
+    node = UniqueConsecutiveBackward0(self)
+    result = below_autograd(ops._unique_consecutive, ks, self, return_inverse, return_counts, dim)
+    set_history(result, node, (True, False, False))
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -4492,6 +4539,10 @@ WRAPPERS = {
     'sinc': sinc,
     'heaviside': heaviside,
     'dist': dist,
+    'nanmedian': nanmedian,
+    'nanmedian.dim': nanmedian_dim,
+    'logcumsumexp': logcumsumexp,
+    '_unique_consecutive': _unique_consecutive,
 }
 
 # A wrapper only records: with no tensor that requires grad (no REQUIRES_GRAD flag in

@@ -4377,6 +4377,129 @@ SCHEMAS = (
         tensor_positions=(0, 1, 2),
     ),
     OpSchema(
+        name='nanmedian',
+        text='nanmedian(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='nanmedian.dim',
+        text=(
+            'nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, '
+            'Tensor indices)'
+        ),
+        arg_names=('self', 'dim', 'keepdim'),
+        tensor_positions=(0,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='logcumsumexp',
+        text='logcumsumexp(Tensor self, int dim) -> Tensor',
+        arg_names=('self', 'dim'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='_unique_consecutive',
+        text=(
+            '_unique_consecutive(Tensor self, bool return_inverse=False, '
+            'bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)'
+        ),
+        arg_names=('self', 'return_inverse', 'return_counts', 'dim'),
+        tensor_positions=(0,),
+        num_returns=3,
+    ),
+    OpSchema(
+        name='unique_consecutive',
+        text=(
+            'unique_consecutive(Tensor self, bool return_inverse=False, '
+            'bool return_counts=False, int? dim=None) -> Tensor'
+        ),
+        arg_names=('self', 'return_inverse', 'return_counts', 'dim'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='bincount',
+        text='bincount(Tensor self, Tensor? weights=None, int minlength=0) -> Tensor',
+        arg_names=('self', 'weights', 'minlength'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='histc',
+        text='histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor',
+        arg_names=('self', 'bins', 'min', 'max'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='_histogramdd_from_bin_cts',
+        text=(
+            '_histogramdd_from_bin_cts(Tensor self, int[] bins, *, float[]? range=None, '
+            'Tensor? weight=None, bool density=False) -> Tensor'
+        ),
+        arg_names=('self', 'bins', 'range', 'weight', 'density'),
+        tensor_positions=(0, 3),
+    ),
+    OpSchema(
+        name='_histogramdd_from_bin_tensors',
+        text=(
+            '_histogramdd_from_bin_tensors(Tensor self, Tensor[] bins, *, '
+            'Tensor? weight=None, bool density=False) -> Tensor'
+        ),
+        arg_names=('self', 'bins', 'weight', 'density'),
+        tensor_positions=(0, 1, 2),
+        list_positions=(1,),
+    ),
+    OpSchema(
+        name='histogram.bins_tensor',
+        text=(
+            'histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, '
+            'bool density=False) -> (Tensor hist, Tensor bin_edges)'
+        ),
+        arg_names=('self', 'bins', 'weight', 'density'),
+        tensor_positions=(0, 1, 2),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='histogram.bin_ct',
+        text=(
+            'histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, '
+            'Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)'
+        ),
+        arg_names=('self', 'bins', 'range', 'weight', 'density'),
+        tensor_positions=(0, 3),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='histogramdd.int_bins',
+        text=(
+            'histogramdd.int_bins(Tensor self, int bins, float[]? range=None, '
+            'Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor[] bin_edges)'
+        ),
+        arg_names=('self', 'bins', 'range', 'weight', 'density'),
+        tensor_positions=(0, 3),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='histogramdd',
+        text=(
+            'histogramdd(Tensor self, int[] bins, float[]? range=None, Tensor? weight=None, '
+            'bool density=False) -> (Tensor hist, Tensor[] bin_edges)'
+        ),
+        arg_names=('self', 'bins', 'range', 'weight', 'density'),
+        tensor_positions=(0, 3),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='histogramdd.TensorList_bins',
+        text=(
+            'histogramdd.TensorList_bins(Tensor self, Tensor[] bins, float[]? range=None, '
+            'Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor[] bin_edges)'
+        ),
+        arg_names=('self', 'bins', 'range', 'weight', 'density'),
+        tensor_positions=(0, 1, 3),
+        list_positions=(1,),
+        num_returns=2,
+    ),
+    OpSchema(
         name='gradient.scalarint',
         text=(
             'gradient.scalarint(Tensor self, *, Scalar? spacing=None, int? dim=None, '
@@ -4780,6 +4903,14 @@ DISPATCH = {
         ('_linalg_svd', 'eigen.linalg_svd'),
         ('_linalg_eigh', 'eigen.linalg_eigh'),
         ('linalg_det', 'eigen.linalg_det'),
+        ('nanmedian', 'sorting.nanmedian'),
+        ('nanmedian.dim', 'sorting.nanmedian_dim'),
+        ('logcumsumexp', 'scan.logcumsumexp'),
+        ('_unique_consecutive', 'sorting.unique_consecutive'),
+        ('bincount', 'reduction.bincount'),
+        ('histc', 'reduction.histc'),
+        ('_histogramdd_from_bin_cts', 'reduction.histogramdd_from_bin_cts'),
+        ('_histogramdd_from_bin_tensors', 'reduction.histogramdd_from_bin_tensors'),
     ),
     'CUDA': (
         ('add.Tensor', 'pointwise.add'),
@@ -5104,6 +5235,14 @@ DISPATCH = {
         ('_linalg_svd', 'eigen.linalg_svd_on_host'),
         ('_linalg_eigh', 'eigen.linalg_eigh_on_host'),
         ('linalg_det', 'eigen.linalg_det_on_host'),
+        ('nanmedian', 'sorting.nanmedian_on_host'),
+        ('nanmedian.dim', 'sorting.nanmedian_dim_on_host'),
+        ('logcumsumexp', 'scan.logcumsumexp_on_host'),
+        ('_unique_consecutive', 'sorting.unique_consecutive_on_host'),
+        ('bincount', 'reduction.bincount_on_host'),
+        ('histc', 'reduction.histc_on_host'),
+        ('_histogramdd_from_bin_cts', 'reduction.histogramdd_from_bin_cts_on_host'),
+        ('_histogramdd_from_bin_tensors', 'reduction.histogramdd_from_bin_tensors_on_host'),
     ),
     'Sparse': (
         ('add.Tensor', 'kernels.add'),
@@ -5417,6 +5556,12 @@ DISPATCH = {
         ('nanquantile', 'sorting.nanquantile'),
         ('nanquantile.scalar', 'sorting.nanquantile_scalar'),
         ('lu_solve', 'triangular.lu_solve'),
+        ('unique_consecutive', 'sorting.unique_consecutive'),
+        ('histogram.bins_tensor', 'reduction.histogram_bins_tensor'),
+        ('histogram.bin_ct', 'reduction.histogram_bin_ct'),
+        ('histogramdd.int_bins', 'reduction.histogramdd_int_bins'),
+        ('histogramdd', 'reduction.histogramdd'),
+        ('histogramdd.TensorList_bins', 'reduction.histogramdd_tensor_bins'),
         ('gradient.scalarint', 'scan.gradient_scalarint'),
         ('gradient.scalararray', 'scan.gradient_scalararray'),
         ('gradient.array', 'scan.gradient_array'),
@@ -5758,6 +5903,14 @@ META_RULES = {
     '_linalg_svd': 'eigen.svd',
     '_linalg_eigh': 'eigen.eigh',
     'linalg_det': 'eigen.det',
+    'nanmedian': 'sorting.median',
+    'nanmedian.dim': 'sorting.median_dim',
+    'logcumsumexp': 'scan.logcumsumexp',
+    '_unique_consecutive': 'sorting.unique_consecutive',
+    'bincount': 'reduction.bincount',
+    'histc': 'reduction.histc',
+    '_histogramdd_from_bin_cts': 'reduction.histogramdd_from_bin_cts',
+    '_histogramdd_from_bin_tensors': 'reduction.histogramdd_from_bin_tensors',
 }
 
 # op -> batching rule in tensorplay/func/batching_rules/ (ops.yaml `vmap:`, or the rule
@@ -6218,4 +6371,7 @@ VMAP_RULES = {
     'aminmax': 'dim_rule',
     'frobenius_norm.dim': 'dim_rule',
     'nuclear_norm.dim': 'dim_rule',
+    'nanmedian': 'reduction.full_reduction_rule',
+    'nanmedian.dim': 'dim_rule',
+    'logcumsumexp': 'dim_rule',
 }

@@ -11210,6 +11210,383 @@ def lu_solve(input, LU_data, LU_pivots, *, out=None):
     return ops.lu_solve.call(ks, input, LU_data, LU_pivots)
 
 
+# ---- nanmedian ((default), dim) --------------------------------------------------------
+
+_returns_nanmedian_dim = namedtuple('nanmedian', ('values', 'indices'))
+
+def _match_nanmedian(input):
+    if isinstance(input, Tensor):
+        return (input,)
+    return None
+
+
+def _run_nanmedian(input):
+    return ops.nanmedian.call(input._impl.keys, input)
+
+
+def _match_nanmedian_dim(input, dim, keepdim=False):
+    if isinstance(input, Tensor) and is_int(dim) and is_bool(keepdim):
+        return (input, dim, keepdim,)
+    return None
+
+
+def _run_nanmedian_dim(input, dim, keepdim):
+    if type(dim) is not _b.int:
+        dim = as_int('nanmedian', 'dim', dim)
+    if type(keepdim) is not _b.bool:
+        keepdim = as_bool('nanmedian', 'keepdim', keepdim)
+    ks = input._impl.keys
+    return _returns_nanmedian_dim(*ops.nanmedian_dim.call(ks, input, dim, keepdim))
+
+
+def nanmedian(*args, **kwargs):
+    """The lower median of the values that are not NaN (NaN when there are none).
+
+    nanmedian(Tensor self) -> Tensor
+    nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('nanmedian', out, nanmedian(*args, **kwargs))
+        kwargs = numpy_aliases('nanmedian', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs)
+    for match, run in (
+        (_match_nanmedian, _run_nanmedian), (_match_nanmedian_dim, _run_nanmedian_dim),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('nanmedian', (ops.nanmedian, ops.nanmedian_dim), args, kwargs)
+
+
+# ---- logcumsumexp ----------------------------------------------------------------------
+
+def _match_logcumsumexp(input, dim):
+    if isinstance(input, Tensor) and is_int(dim):
+        return (input, dim,)
+    return None
+
+
+def _run_logcumsumexp(input, dim):
+    if type(dim) is not _b.int:
+        dim = as_int('logcumsumexp', 'dim', dim)
+    return ops.logcumsumexp.call(input._impl.keys, input, dim)
+
+
+def logcumsumexp(*args, **kwargs):
+    """log(cumsum(exp(self))) along dim, computed without overflow (the running logaddexp).
+
+    logcumsumexp(Tensor self, int dim) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('logcumsumexp', out, logcumsumexp(*args, **kwargs))
+        kwargs = numpy_aliases('logcumsumexp', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_logcumsumexp, _run_logcumsumexp),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('logcumsumexp', (ops.logcumsumexp,), args, kwargs)
+
+
+# ---- _unique_consecutive ---------------------------------------------------------------
+
+def _unique_consecutive(
+    input, return_inverse=False, return_counts=False, dim=None, *, out=None, **kwargs,
+):
+    """One value (or slice along dim) per run of equal consecutive ones, each element's run, each
+    run's length (PyTorch's aten::unique_consecutive).
+
+    _unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False,
+        int? dim=None) -> (Tensor, Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            '_unique_consecutive', out,
+            _unique_consecutive(input, return_inverse, return_counts, dim, **kwargs),
+        )
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            '_unique_consecutive', {'axis': 'dim'}, kwargs,
+            bound={
+                'input': input, 'return_inverse': return_inverse, 'return_counts': return_counts,
+                'dim': dim,
+            },
+        )
+        return _unique_consecutive(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('_unique_consecutive', 'input', 'Tensor', input)
+    if type(return_inverse) is not _b.bool:
+        return_inverse = as_bool('_unique_consecutive', 'return_inverse', return_inverse)
+    if type(return_counts) is not _b.bool:
+        return_counts = as_bool('_unique_consecutive', 'return_counts', return_counts)
+    if dim is not None and type(dim) is not _b.int:
+        dim = as_int('_unique_consecutive', 'dim', dim)
+    ks = input._impl.keys
+    return ops._unique_consecutive.call(ks, input, return_inverse, return_counts, dim)
+
+
+# ---- unique_consecutive ----------------------------------------------------------------
+
+def unique_consecutive(
+    input, return_inverse=False, return_counts=False, dim=None, *, out=None, **kwargs,
+):
+    """torch.unique_consecutive - the values with runs collapsed; with return_inverse /
+    return_counts a tuple (values, inverse?, counts?).
+
+    unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False,
+        int? dim=None) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'unique_consecutive', out,
+            unique_consecutive(input, return_inverse, return_counts, dim, **kwargs),
+        )
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'unique_consecutive', {'axis': 'dim'}, kwargs,
+            bound={
+                'input': input, 'return_inverse': return_inverse, 'return_counts': return_counts,
+                'dim': dim,
+            },
+        )
+        return unique_consecutive(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('unique_consecutive', 'input', 'Tensor', input)
+    if type(return_inverse) is not _b.bool:
+        return_inverse = as_bool('unique_consecutive', 'return_inverse', return_inverse)
+    if type(return_counts) is not _b.bool:
+        return_counts = as_bool('unique_consecutive', 'return_counts', return_counts)
+    if dim is not None and type(dim) is not _b.int:
+        dim = as_int('unique_consecutive', 'dim', dim)
+    ks = input._impl.keys
+    return ops.unique_consecutive.call(ks, input, return_inverse, return_counts, dim)
+
+
+# ---- bincount --------------------------------------------------------------------------
+
+def bincount(input, weights=None, minlength=0, *, out=None):
+    """How often each of 0..max(self) occurs (the sum of its weights), at least minlength entries.
+
+    bincount(Tensor self, Tensor? weights=None, int minlength=0) -> Tensor
+    """
+    if out is not None:
+        return into_out('bincount', out, bincount(input, weights, minlength))
+    if not isinstance(input, Tensor):
+        bad_arg('bincount', 'input', 'Tensor', input)
+    if weights is not None and not isinstance(weights, Tensor):
+        bad_arg('bincount', 'weights', 'Tensor or None', weights)
+    if type(minlength) is not _b.int:
+        minlength = as_int('bincount', 'minlength', minlength)
+    ks = input._impl.keys | (weights._impl.keys if weights is not None else 0)
+    return ops.bincount.call(ks, input, weights, minlength)
+
+
+# ---- histc -----------------------------------------------------------------------------
+
+def histc(input, bins=100, min=0, max=0, *, out=None):
+    """Counts in `bins` equal bins between min and max (the data's min and max when min == max).
+
+    histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
+    """
+    if out is not None:
+        return into_out('histc', out, histc(input, bins, min, max))
+    if not isinstance(input, Tensor):
+        bad_arg('histc', 'input', 'Tensor', input)
+    if type(bins) is not _b.int:
+        bins = as_int('histc', 'bins', bins)
+    if type(min) not in SCALAR_TYPES:
+        min = as_scalar('histc', 'min', min)
+    if type(max) not in SCALAR_TYPES:
+        max = as_scalar('histc', 'max', max)
+    return ops.histc.call(input._impl.keys, input, bins, min, max)
+
+
+# ---- _histogramdd_from_bin_cts ---------------------------------------------------------
+
+def _histogramdd_from_bin_cts(
+    input, *bins, range=None, weight=None, density=False, out=None, **kwargs,
+):
+    """The counts of histogramdd with bins[d] equal bins per dim.
+
+    _histogramdd_from_bin_cts(Tensor self, int[] bins, *, float[]? range=None,
+        Tensor? weight=None, bool density=False) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            '_histogramdd_from_bin_cts', out,
+            _histogramdd_from_bin_cts(
+                input, *bins, range=range, weight=weight, density=density, **kwargs,
+            ),
+        )
+    if kwargs:
+        bins = unpack_kwargs('_histogramdd_from_bin_cts', 'bins', bins, kwargs)
+    elif len(bins) == 1 and type(bins[0]) is not _b.int:
+        bins = bins[0]
+    if not isinstance(input, Tensor):
+        bad_arg('_histogramdd_from_bin_cts', 'input', 'Tensor', input)
+    bins = as_int_list('_histogramdd_from_bin_cts', 'bins', bins)
+    if range is not None:
+        range = as_float_list('_histogramdd_from_bin_cts', 'range', range)
+    if weight is not None and not isinstance(weight, Tensor):
+        bad_arg('_histogramdd_from_bin_cts', 'weight', 'Tensor or None', weight)
+    if type(density) is not _b.bool:
+        density = as_bool('_histogramdd_from_bin_cts', 'density', density)
+    ks = input._impl.keys | (weight._impl.keys if weight is not None else 0)
+    return ops._histogramdd_from_bin_cts.call(ks, input, bins, range, weight, density)
+
+
+# ---- _histogramdd_from_bin_tensors -----------------------------------------------------
+
+def _histogramdd_from_bin_tensors(input, bins, *, weight=None, density=False, out=None):
+    """The counts of histogramdd with the given (increasing) bin edges per dim.
+
+    _histogramdd_from_bin_tensors(Tensor self, Tensor[] bins, *, Tensor? weight=None,
+        bool density=False) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            '_histogramdd_from_bin_tensors', out,
+            _histogramdd_from_bin_tensors(input, bins, weight=weight, density=density),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('_histogramdd_from_bin_tensors', 'input', 'Tensor', input)
+    bins = as_tensor_list('_histogramdd_from_bin_tensors', 'bins', bins)
+    if weight is not None and not isinstance(weight, Tensor):
+        bad_arg('_histogramdd_from_bin_tensors', 'weight', 'Tensor or None', weight)
+    if type(density) is not _b.bool:
+        density = as_bool('_histogramdd_from_bin_tensors', 'density', density)
+    ks = input._impl.keys | keyset_list(bins) | (weight._impl.keys if weight is not None else 0)
+    return ops._histogramdd_from_bin_tensors.call(ks, input, bins, weight, density)
+
+
+# ---- histogram (bins_tensor, bin_ct) ---------------------------------------------------
+
+_returns_histogram_bins_tensor = namedtuple('histogram', ('hist', 'bin_edges'))
+_returns_histogram_bin_ct = namedtuple('histogram', ('hist', 'bin_edges'))
+
+def _match_histogram_bins_tensor(input, bins, *, weight=None, density=False):
+    if (isinstance(input, Tensor)
+            and isinstance(bins, Tensor)
+            and (weight is None or isinstance(weight, Tensor))
+            and is_bool(density)):
+        return (input, bins, weight, density,)
+    return None
+
+
+def _run_histogram_bins_tensor(input, bins, weight, density):
+    if type(density) is not _b.bool:
+        density = as_bool('histogram', 'density', density)
+    ks = input._impl.keys | bins._impl.keys | (weight._impl.keys if weight is not None else 0)
+    return _returns_histogram_bins_tensor(
+        *ops.histogram_bins_tensor.call(ks, input, bins, weight, density),
+    )
+
+
+def _match_histogram_bin_ct(input, bins=100, *, range=None, weight=None, density=False):
+    if (isinstance(input, Tensor)
+            and is_int(bins)
+            and (range is None or is_number_list(range))
+            and (weight is None or isinstance(weight, Tensor))
+            and is_bool(density)):
+        return (input, bins, range, weight, density,)
+    return None
+
+
+def _run_histogram_bin_ct(input, bins, range, weight, density):
+    if type(bins) is not _b.int:
+        bins = as_int('histogram', 'bins', bins)
+    if range is not None:
+        range = as_float_list('histogram', 'range', range)
+    if type(density) is not _b.bool:
+        density = as_bool('histogram', 'density', density)
+    ks = input._impl.keys | (weight._impl.keys if weight is not None else 0)
+    return _returns_histogram_bin_ct(
+        *ops.histogram_bin_ct.call(ks, input, bins, range, weight, density),
+    )
+
+
+def histogram(*args, **kwargs):
+    """The histogram of all elements over the bin edges `bins` (or `bins` equal bins over range),
+    and the edges.
+
+    histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None,
+        bool density=False) -> (Tensor hist, Tensor bin_edges)
+    histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None,
+        bool density=False) -> (Tensor hist, Tensor bin_edges)
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('histogram', out, histogram(*args, **kwargs))
+    for match, run in (
+        (_match_histogram_bins_tensor, _run_histogram_bins_tensor),
+        (_match_histogram_bin_ct, _run_histogram_bin_ct),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('histogram', (ops.histogram_bins_tensor, ops.histogram_bin_ct), args, kwargs)
+
+
+# ---- histogramdd (int_bins, (default), TensorList_bins) --------------------------------
+
+_returns_histogramdd_int_bins = namedtuple('histogramdd', ('hist', 'bin_edges'))
+_returns_histogramdd = namedtuple('histogramdd', ('hist', 'bin_edges'))
+_returns_histogramdd_TensorList_bins = namedtuple('histogramdd', ('hist', 'bin_edges'))
+
+def histogramdd(input, bins, range=None, weight=None, density=False):
+    """The histogram of the points self[..., :] (the last dim holds each point's coordinates), and
+    each dim's bin edges.
+
+    histogramdd.int_bins(Tensor self, int bins, float[]? range=None, Tensor? weight=None,
+        bool density=False) -> (Tensor hist, Tensor[] bin_edges)
+    histogramdd(Tensor self, int[] bins, float[]? range=None, Tensor? weight=None,
+        bool density=False) -> (Tensor hist, Tensor[] bin_edges)
+    histogramdd.TensorList_bins(Tensor self, Tensor[] bins, float[]? range=None,
+        Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor[] bin_edges)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('histogramdd', 'input', 'Tensor', input)
+    if range is not None:
+        range = as_float_list('histogramdd', 'range', range)
+    if weight is not None and not isinstance(weight, Tensor):
+        bad_arg('histogramdd', 'weight', 'Tensor or None', weight)
+    if type(density) is not _b.bool:
+        density = as_bool('histogramdd', 'density', density)
+    if is_int(bins):  # histogramdd.int_bins
+        if type(bins) is not _b.int:
+            bins = as_int('histogramdd', 'bins', bins)
+        ks = input._impl.keys | (weight._impl.keys if weight is not None else 0)
+        return _returns_histogramdd_int_bins(
+            *ops.histogramdd_int_bins.call(ks, input, bins, range, weight, density),
+        )
+    if is_int_list(bins):  # histogramdd
+        bins = as_int_list('histogramdd', 'bins', bins)
+        ks = input._impl.keys | (weight._impl.keys if weight is not None else 0)
+        return _returns_histogramdd(*ops.histogramdd.call(ks, input, bins, range, weight, density))
+    if is_tensor_list(bins):  # histogramdd.TensorList_bins
+        bins = as_tensor_list('histogramdd', 'bins', bins)
+        ks = input._impl.keys | keyset_list(bins) | (weight._impl.keys if weight is not None else 0)
+        return _returns_histogramdd_TensorList_bins(
+            *ops.histogramdd_TensorList_bins.call(ks, input, bins, range, weight, density),
+        )
+    no_overload(
+        'histogramdd', (ops.histogramdd_int_bins, ops.histogramdd, ops.histogramdd_TensorList_bins),
+        (input, bins, range, weight, density,), {},
+    )
+
+
 # ---- gradient (scalarint, scalararray, array, scalarrayint, scalarrayarray, tensorarrayint, tensorarray) ----
 
 def _match_gradient_scalarint(input, *, spacing=None, dim=None, edge_order=1):
@@ -11813,6 +12190,16 @@ FUNCTIONS = (
     'quantile',
     'nanquantile',
     'lu_solve',
+    'nanmedian',
+    'logcumsumexp',
+    '_unique_consecutive',
+    'unique_consecutive',
+    'bincount',
+    'histc',
+    '_histogramdd_from_bin_cts',
+    '_histogramdd_from_bin_tensors',
+    'histogram',
+    'histogramdd',
     'gradient',
     'lu',
 )

@@ -1224,6 +1224,60 @@ def lu_solve(
     input: Tensor, LU_data: Tensor, LU_pivots: Tensor, *, out: Tensor = None,
 ) -> Tensor: ...
 @overload
+def nanmedian(input: Tensor, *, out: Tensor = None) -> Tensor: ...
+@overload
+def nanmedian(
+    input: Tensor, dim: int, keepdim: bool = False, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def logcumsumexp(input: Tensor, dim: int, *, out: Tensor = None) -> Tensor: ...
+def _unique_consecutive(
+    input: Tensor, return_inverse: bool = False, return_counts: bool = False,
+    dim: int | None = None, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor, Tensor]: ...
+def unique_consecutive(
+    input: Tensor, return_inverse: bool = False, return_counts: bool = False,
+    dim: int | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def bincount(
+    input: Tensor, weights: Tensor | None = None, minlength: int = 0, *, out: Tensor = None,
+) -> Tensor: ...
+def histc(
+    input: Tensor, bins: int = 100, min: Number = 0, max: Number = 0, *, out: Tensor = None,
+) -> Tensor: ...
+def _histogramdd_from_bin_cts(
+    input: Tensor, *bins: int, range: Sequence[float] | None = None, weight: Tensor | None = None,
+    density: bool = False, out: Tensor = None,
+) -> Tensor: ...
+def _histogramdd_from_bin_tensors(
+    input: Tensor, bins: Sequence[Tensor], *, weight: Tensor | None = None, density: bool = False,
+    out: Tensor = None,
+) -> Tensor: ...
+@overload
+def histogram(
+    input: Tensor, bins: Tensor, *, weight: Tensor | None = None, density: bool = False,
+    out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+@overload
+def histogram(
+    input: Tensor, bins: int = 100, *, range: Sequence[float] | None = None,
+    weight: Tensor | None = None, density: bool = False, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+@overload
+def histogramdd(
+    input: Tensor, bins: int, range: Sequence[float] | None = None, weight: Tensor | None = None,
+    density: bool = False,
+) -> tuple[Tensor, list[Tensor]]: ...
+@overload
+def histogramdd(
+    input: Tensor, bins: Sequence[int] | int, range: Sequence[float] | None = None,
+    weight: Tensor | None = None, density: bool = False,
+) -> tuple[Tensor, list[Tensor]]: ...
+@overload
+def histogramdd(
+    input: Tensor, bins: Sequence[Tensor], range: Sequence[float] | None = None,
+    weight: Tensor | None = None, density: bool = False,
+) -> tuple[Tensor, list[Tensor]]: ...
+@overload
 def gradient(
     input: Tensor, *, spacing: Number | None = None, dim: int | None = None, edge_order: int = 1,
 ) -> list[Tensor]: ...

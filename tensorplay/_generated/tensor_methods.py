@@ -350,6 +350,12 @@ class TensorMethods:
     quantile = F.quantile
     nanquantile = F.nanquantile
     lu_solve = F.lu_solve
+    nanmedian = F.nanmedian
+    logcumsumexp = F.logcumsumexp
+    unique_consecutive = F.unique_consecutive
+    bincount = F.bincount
+    histc = F.histc
+    histogram = F.histogram
     lu = F.lu
 
     def __add__(self, other):

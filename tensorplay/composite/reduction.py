@@ -8,6 +8,8 @@ autograd), so every backend, the Meta one included, runs them unchanged.
 """
 from __future__ import annotations
 
+import math
+
 from tensorplay import _creation
 from tensorplay._dtype import float64
 from tensorplay._generated import functional as F
@@ -15,6 +17,7 @@ from tensorplay.composite.pointwise import _as_floating
 from tensorplay.composite.scan import _spacing_product, _trapezoid_args
 from tensorplay._frontdoor import wrap_dim
 from tensorplay.errors import ArgumentError, DTypeError, fmt_shape, ShapeError
+from tensorplay.meta.reduction import check_bin_counts, check_bin_tensors, check_histogram_input
 
 
 def _nan_to_zero(self):
@@ -356,3 +359,82 @@ def renorm_(self, p, dim, maxnorm):
     # which the copy_ below overwrites (a saved tensor changed in place makes backward raise).
     before = self.clone()
     return self.copy_(before * _renorm_factor("renorm_", before, p, dim, maxnorm))
+
+
+# ---- histograms: the counting kernels, and the bin edges they used ---------------------------
+def _outer_edges(op, x, range_, d):
+    """Along dim d of the points x [N, D]: range's pair, else the data's min and max (an
+    empty range widened by 0.5 each way); what the kernel computes too, checked here so
+    that the error names the op called."""
+    if range_ is not None:
+        lo, hi = range_[2 * d], range_[2 * d + 1]
+    elif x.shape[0]:
+        lo, hi = (float(v) for v in F.aminmax(x.select(1, d)))
+    else:
+        lo = hi = 0.0
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ArgumentError(f"{op}(): dimension {d}'s range [{lo}, {hi}] is not finite "
+                            f"(argument 'self')", op=op, arg="self")
+    if lo > hi:
+        raise ArgumentError(f"{op}(): min should not exceed max, but got min {lo} max {hi} "
+                            f"for dimension {d} (argument 'range')", op=op, arg="range")
+    return (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)
+
+
+def _edges_from_counts(op, x, bins, range_):
+    """torch._histogramdd_bin_edges: bins[d] + 1 evenly spaced edges per dim."""
+    return tuple(_creation.linspace(*_outer_edges(op, x, range_, d), n + 1, dtype=x.dtype,
+                                    device=x.device) for d, n in enumerate(bins))
+
+
+def _dd_from_counts(op, self, bins, range_, weight, density, points):
+    check_histogram_input(op, self, weight, 2 if op == "histogramdd" else 1)
+    check_bin_counts(op, bins, points.shape[-1], range_)
+    edges = _edges_from_counts(op, points, bins, range_)
+    w = None if weight is None else weight.reshape([-1])
+    hist = F._histogramdd_from_bin_cts(points, bins, range=range_, weight=w, density=density)
+    return hist, edges
+
+
+def _dd_from_tensors(op, self, bins, weight, density, points):
+    check_histogram_input(op, self, weight, 2 if op == "histogramdd" else 1)
+    check_bin_tensors(op, self, bins, points.shape[-1])
+    w = None if weight is None else weight.reshape([-1])
+    hist = F._histogramdd_from_bin_tensors(points, list(bins), weight=w, density=density)
+    return hist, tuple(b.clone() for b in bins)
+
+
+def histogram_bin_ct(self, bins, range, weight, density):  # noqa: A002 - schema's name
+    """`bins` equal bins over range (the data's min and max by default): a 1-d histogramdd
+    of the flattened input."""
+    hist, edges = _dd_from_counts("histogram", self, [bins], range, weight, density,
+                                  self.reshape([-1, 1]))
+    return hist, edges[0]
+
+
+def histogram_bins_tensor(self, bins, weight, density):
+    hist, edges = _dd_from_tensors("histogram", self, [bins], weight, density,
+                                   self.reshape([-1, 1]))
+    return hist, edges[0]
+
+
+def _points(self):
+    check_histogram_input("histogramdd", self, None, 2)
+    return self if self.dim() == 2 else self.reshape([-1, self.shape[-1]])
+
+
+def histogramdd(self, bins, range, weight, density):  # noqa: A002
+    """The D-dimensional histogram of the points self[..., :] (the last dim holds the D
+    coordinates of each point), and the bin edges of each dim."""
+    return _dd_from_counts("histogramdd", self, list(bins), range, weight, density,
+                           _points(self))
+
+
+def histogramdd_int_bins(self, bins, range, weight, density):  # noqa: A002
+    points = _points(self)
+    return _dd_from_counts("histogramdd", self, [bins] * points.shape[-1], range, weight,
+                           density, points)
+
+
+def histogramdd_tensor_bins(self, bins, range, weight, density):  # noqa: A002
+    return _dd_from_tensors("histogramdd", self, bins, weight, density, _points(self))

@@ -222,3 +222,13 @@ def nanquantile(self, q, dim, keepdim, interpolation):
 
 def nanquantile_scalar(self, q, dim, keepdim, interpolation):
     return _quantile("nanquantile", self, q, dim, keepdim, interpolation, True)
+
+
+def unique_consecutive(self, return_inverse, return_counts, dim):
+    """torch.unique_consecutive: the values alone, or a tuple with the inverse indices
+    and the counts when asked for (as torch.unique)."""
+    values, inverse, counts = F._unique_consecutive(self, return_inverse, return_counts, dim)
+    if not return_inverse and not return_counts:
+        return values
+    return (values,) + ((inverse,) if return_inverse else ()) + \
+        ((counts,) if return_counts else ())

@@ -7,10 +7,10 @@ raises a typed error naming the op and the argument.
 from __future__ import annotations
 
 from tensorplay import _dtype as dt
-from tensorplay.errors import DTypeError
+from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 from tensorplay.kernel_support.arguments import integral_to_long, reduced_sizes
 from tensorplay.kernel_support.checks import (
-    OutSpec, check_nonempty_dim, reduce_dim_list, wrap_dim,
+    DataDependent, OutSpec, check_nonempty_dim, reduce_dim_list, wrap_dim,
 )
 
 
@@ -92,3 +92,99 @@ def count_nonzero(op, args):
     return OutSpec(reduced_sizes(op, _sizes(self), dim, False), dt.int64)
 
 
+
+
+# ---- counting: bincount, histc, the histograms ----------------------------------------------
+def bincount(op, args):
+    """The counts have max(self) + 1 (at least minlength) entries: a value-dependent size."""
+    self, weights, minlength = args
+    sizes = _sizes(self)
+    if len(sizes) != 1 or self._impl.dtype.is_floating_point or self._impl.dtype is dt.bool:
+        raise ShapeError(f"{op}(): only supports 1-d non-negative integral inputs, but "
+                         f"argument 'self' has shape {fmt_shape(sizes)} and dtype "
+                         f"{self._impl.dtype.name}", op=op, arg="self")
+    if minlength < 0:
+        raise ArgumentError(f"{op}(): minlength should be >= 0, but got {minlength} (argument "
+                            f"'minlength')", op=op, arg="minlength")
+    if weights is not None and (len(_sizes(weights)) != 1 or _sizes(weights) != sizes):
+        raise ShapeError(f"{op}(): weights should be 1-d and have the same length as input, "
+                         f"but argument 'weights' has shape {fmt_shape(_sizes(weights))} and "
+                         f"'self' {fmt_shape(sizes)}", op=op, arg="weights")
+    return DataDependent("self", "the largest value of self")
+
+
+def check_histogram_input(op, self, weight, min_dims=1, name="self"):
+    dtype = self._impl.dtype
+    if not dtype.is_floating_point:
+        raise DTypeError(f"{op}(): expected a floating point input, but argument '{name}' has "
+                         f"dtype {dtype.name}", op=op, arg=name)
+    if len(_sizes(self)) < min_dims:
+        raise ShapeError(f"{op}(): input tensor should have at least {min_dims} dimensions, "
+                         f"but got {len(_sizes(self))} (argument '{name}')", op=op, arg=name)
+    if weight is not None:
+        expected = _sizes(self)[:-1] if min_dims == 2 else _sizes(self)
+        if _sizes(weight) != expected:
+            raise ShapeError(f"{op}(): if weight tensor is provided it should have the shape "
+                             f"{fmt_shape(expected)}, but argument 'weight' has shape "
+                             f"{fmt_shape(_sizes(weight))}", op=op, arg="weight")
+        if weight._impl.dtype is not dtype:
+            raise DTypeError(f"{op}(): argument 'weight' should have the input's dtype "
+                             f"{dtype.name}, but got {weight._impl.dtype.name}", op=op,
+                             arg="weight")
+
+
+def check_bin_counts(op, bins, dims, range_):
+    if len(bins) != dims:
+        raise ArgumentError(f"{op}(): expected {dims} sequences of bin edges for a "
+                            f"{dims}-dimensional histogram but got {len(bins)} (argument "
+                            f"'bins')", op=op, arg="bins")
+    for d, n in enumerate(bins):
+        if n <= 0:
+            raise ArgumentError(f"{op}(): bins must be > 0, but got {n} for dimension {d} "
+                                f"(argument 'bins')", op=op, arg="bins")
+    if range_ is not None and len(range_) != 2 * dims:
+        raise ArgumentError(f"{op}(): for a {dims}-dimensional histogram, range should have "
+                            f"{2 * dims} elements, but got {len(range_)} (argument 'range')",
+                            op=op, arg="range")
+
+
+def check_bin_tensors(op, self, bins, dims):
+    if len(bins) != dims:
+        raise ArgumentError(f"{op}(): expected {dims} sequences of bin edges for a "
+                            f"{dims}-dimensional histogram but got {len(bins)} (argument "
+                            f"'bins')", op=op, arg="bins")
+    for d, b in enumerate(bins):
+        if len(_sizes(b)) != 1 or _sizes(b)[0] < 1:
+            raise ShapeError(f"{op}(): bins tensor should be 1-d with at least 1 element, but "
+                             f"got shape {fmt_shape(_sizes(b))} for dimension {d} (argument "
+                             f"'bins')", op=op, arg="bins")
+        if b._impl.dtype is not self._impl.dtype:
+            raise DTypeError(f"{op}(): input tensor and bins tensors should have the same "
+                             f"dtype, but got {self._impl.dtype.name} and "
+                             f"{b._impl.dtype.name} (argument 'bins')", op=op, arg="bins")
+
+
+def histc(op, args):
+    self, bins, min_, max_ = args
+    check_histogram_input(op, self, None)
+    if bins <= 0:
+        raise ArgumentError(f"{op}(): bins must be > 0, but got {bins} (argument 'bins')",
+                            op=op, arg="bins")
+    if min_ > max_:
+        raise ArgumentError(f"{op}(): max must be larger than min, but got min {min_} and max "
+                            f"{max_} (argument 'max')", op=op, arg="max")
+    return OutSpec((bins,), self._impl.dtype)
+
+
+def histogramdd_from_bin_cts(op, args):
+    self, bins, range_, weight, density = args
+    check_histogram_input(op, self, weight, 2)
+    check_bin_counts(op, bins, _sizes(self)[-1], range_)
+    return OutSpec(tuple(bins), self._impl.dtype)
+
+
+def histogramdd_from_bin_tensors(op, args):
+    self, bins, weight, density = args
+    check_histogram_input(op, self, weight, 2)
+    check_bin_tensors(op, self, bins, _sizes(self)[-1])
+    return OutSpec(tuple(_sizes(b)[0] - 1 for b in bins), self._impl.dtype)

@@ -32,3 +32,12 @@ def cumsum_(op, args):
                          arg="dtype")
     assert_no_internal_overlap(op, self)     # each element reads the one written before it
     return SELF
+
+
+def logcumsumexp(op, args):
+    self, dim = args
+    if not self._impl.dtype.is_floating_point:
+        raise DTypeError(f"{op}(): expected a floating point input, but argument 'self' has "
+                         f"dtype {self._impl.dtype.name}", op=op, arg="self")
+    wrap_dim(op, dim, len(_sizes(self)))
+    return OutSpec(_sizes(self), self._impl.dtype)

@@ -3,7 +3,7 @@ cummax/cummin, unique (whose output size depends on the values: DataDependent)."
 from __future__ import annotations
 
 from tensorplay import _dtype as dt
-from tensorplay.errors import ArgumentError, fmt_shape
+from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
 from tensorplay.kernel_support.arguments import reduced_sizes
 from tensorplay.kernel_support.checks import (
     DataDependent, OutSpec, check_nonempty_dim, reject_bool, wrap_dim,
@@ -85,3 +85,18 @@ def sort(op, args):
     self, dim = args[0], args[-2]
     wrap_dim(op, dim, len(_sizes(self)))
     return OutSpec(_sizes(self), self._impl.dtype), OutSpec(_sizes(self), dt.int64)
+
+
+def unique_consecutive(op, args):
+    self, return_inverse, return_counts, dim = args
+    if dim is not None:
+        sizes = _sizes(self)
+        if not sizes:
+            raise ArgumentError(f"{op}(): Dimension specified as {dim} but tensor has no "
+                                f"dimensions (argument 'dim')", op=op, arg="dim")
+        d = wrap_dim(op, dim, len(sizes))
+        if 0 in sizes and sizes[d] != 0:
+            raise ShapeError(f"{op}(): There are 0 sized dimensions, and they aren't "
+                             f"selected, so unique cannot be applied (argument 'self' has "
+                             f"shape {fmt_shape(sizes)})", op=op, arg="self")
+    return DataDependent("self", "the number of runs of equal values")

@@ -4,6 +4,8 @@ Written with TensorPlay ops only, so they can be differentiated again.
 """
 from __future__ import annotations
 
+import ml_dtypes
+
 from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
 from tensorplay.autograd.formulas.reduction import _positions
@@ -63,3 +65,25 @@ def _cumprod_backward_with_zeros(grad, self, dim, result):
     index = first.to(dt.int64).argmax(dim, True)
     prefix = F.where(index == 0, 1.0, result.gather(dim, (index - 1).clamp(0)))
     return F.where(first, after * prefix, out)
+
+
+def logcumsumexp_backward(grad, self, result, dim):
+    """d out_k / d x_i = exp(x_i - out_k) for i <= k, so grad_i = sum_{k >= i} grad_k
+    exp(x_i - out_k). Computed in log space, as PyTorch does (TensorFlow's formula): the
+    positive and the negative parts of grad each as
+
+        exp(x_i + log(sum_{k >= i} exp(log|grad_k| - out_k)))
+
+    a reversed logcumsumexp, which neither overflows nor underflows. (The log of a zero
+    gradient is the dtype's lowest finite value, not -inf: -inf - -inf would be NaN.)"""
+    if self.dim() == 0 or self.numel() == 0:
+        return grad
+    lowest = float(ml_dtypes.finfo(grad.dtype.np).min)
+    log_abs = grad.abs().log()
+    positive = F.where(grad > 0, log_abs, lowest)
+    negative = F.where(grad < 0, log_abs, lowest)
+
+    def reversed_logcumsumexp(t):
+        return t.flip([dim]).logcumsumexp(dim).flip([dim])
+    return (reversed_logcumsumexp(positive - result) + self).exp() - \
+        (reversed_logcumsumexp(negative - result) + self).exp()
