@@ -411,7 +411,7 @@ def outer_edges(op, x, range_, d, widen):
     elif x.shape[0]:
         lo, hi = float(np.min(x[:, d])), float(np.max(x[:, d]))
     else:
-        lo = hi = 0.0
+        lo, hi = 0.0, 1.0   # no points: PyTorch's default range
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise ArgumentError(f"{op}(): dimension {d}'s range [{lo}, {hi}] is not finite "
                             f"(argument 'self')", op=op, arg="self")

@@ -312,7 +312,13 @@ def nuclear_norm(self, keepdim):
 
 def nuclear_norm_dim(self, dim, keepdim):
     """The sum of the singular values of the matrices over the two dims in `dim`."""
-    _as_float_norm_input("nuclear_norm", self)
+    op = "nuclear_norm"
+    _as_float_norm_input(op, self)
+    if self.dim() >= 2 and len(dim) == 2:
+        d0, d1 = (wrap_dim(op, "dim", d, self.dim()) for d in dim)
+        if d0 == d1:
+            raise ArgumentError(f"{op}(): dims must be different. Got ({dim[0]}, {dim[1]}) "
+                                f"(argument 'dim')", op=op, arg="dim")
     try:
         return F.linalg_matrix_norm(self, "nuc", dim, keepdim)
     except (ArgumentError, ShapeError) as e:
@@ -371,7 +377,7 @@ def _outer_edges(op, x, range_, d):
     elif x.shape[0]:
         lo, hi = (float(v) for v in F.aminmax(x.select(1, d)))
     else:
-        lo = hi = 0.0
+        lo, hi = 0.0, 1.0   # no points: PyTorch's default range
     if not (math.isfinite(lo) and math.isfinite(hi)):
         raise ArgumentError(f"{op}(): dimension {d}'s range [{lo}, {hi}] is not finite "
                             f"(argument 'self')", op=op, arg="self")
@@ -388,7 +394,7 @@ def _edges_from_counts(op, x, bins, range_):
 
 
 def _dd_from_counts(op, self, bins, range_, weight, density, points):
-    check_histogram_input(op, self, weight, 2 if op == "histogramdd" else 1)
+    check_histogram_input(op, self, weight, 2 if op == "histogramdd" else 0)
     check_bin_counts(op, bins, points.shape[-1], range_)
     edges = _edges_from_counts(op, points, bins, range_)
     w = None if weight is None else weight.reshape([-1])
@@ -397,7 +403,7 @@ def _dd_from_counts(op, self, bins, range_, weight, density, points):
 
 
 def _dd_from_tensors(op, self, bins, weight, density, points):
-    check_histogram_input(op, self, weight, 2 if op == "histogramdd" else 1)
+    check_histogram_input(op, self, weight, 2 if op == "histogramdd" else 0)
     check_bin_tensors(op, self, bins, points.shape[-1])
     w = None if weight is None else weight.reshape([-1])
     hist = F._histogramdd_from_bin_tensors(points, list(bins), weight=w, density=density)

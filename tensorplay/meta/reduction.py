@@ -113,7 +113,7 @@ def bincount(op, args):
     return DataDependent("self", "the largest value of self")
 
 
-def check_histogram_input(op, self, weight, min_dims=1, name="self"):
+def check_histogram_input(op, self, weight, min_dims=0, name="self"):
     dtype = self._impl.dtype
     if not dtype.is_floating_point:
         raise DTypeError(f"{op}(): expected a floating point input, but argument '{name}' has "

@@ -400,3 +400,290 @@ MOVED_DB_VIEWS_INPLACE_TMP = [
 ]
 
 op_db = STATS + REDUCTIONS + MOVED_DB_VIEWS_INPLACE_TMP
+
+
+# ---- aminmax, vdot, addbmm, the older norms, renorm -----------------------------------------
+F64 = (tp.float32, tp.float64)
+
+
+def _aminmax_samples(op, device, dtype, requires_grad):
+    cases = [((3, 4), "transposed"), ((2, 3, 4), "strided"), ((), "contiguous"),
+             ((5,), "expanded")]
+    rng = rng_for(op.full_name, dtype)
+    grad = grad_for(dtype, requires_grad)
+    for shape, layout in cases:
+        yield S(distinct(shape, dtype, device, rng, layout, grad), name=f"{list(shape)} all")
+    x = distinct((3, 4), dtype, device, rng, "contiguous", grad)
+    yield S(x, (), {"dim": 1}, name="dim=1")
+    yield S(distinct((3, 4), dtype, device, rng, "transposed", grad), (),
+            {"dim": 0, "keepdim": True}, name="dim=0 keepdim")
+    yield S(distinct((), dtype, device, rng, "contiguous", grad), (), {"dim": 0}, name="0-dim dim=0")
+    yield S(make_tensor((0, 3), dtype, device, rng=rng, requires_grad=grad), (), {"dim": 1},
+            name="empty, nonempty dim")
+
+
+def _errors_aminmax(op, device):
+    yield E(S(t_((0,), device=device)), ShapeError,
+            r"aminmax\(\): cannot compute aminmax over an empty dimension", arg="self")
+    yield E(S(t_((3, 4), device=device), (), {"dim": 2}), DimError,
+            r"aminmax\(\): Dimension out of range", arg="dim")
+
+
+def _vdot_samples(op, device, dtype, requires_grad):
+    for n, layout in ((5, "contiguous"), (4, "strided"), (0, "contiguous"), (3, "expanded")):
+        yield S(_x(op, device, dtype, requires_grad, (n,), layout, "a"),
+                (_x(op, device, dtype, requires_grad, (n,), "contiguous", "b"),), name=f"n={n} {layout}")
+
+
+def _errors_vdot(op, device):
+    yield E(S(t_((3, 4), device=device), (t_((3,), device=device),)), ShapeError,
+            r"vdot\(\): 1D tensors expected, but got 2D and 1D tensors", arg="self")
+    yield E(S(t_((4,), device=device), (t_((3,), device=device),)), ShapeError,
+            r"vdot\(\): inconsistent tensor size", arg="other")
+    yield E(S(t_((3,), device=device), (t_((3,), tp.float64, device=device),)), DTypeError,
+            r"vdot\(\): expected both vectors to have same dtype", arg="other")
+
+
+def _addbmm_samples(op, device, dtype, requires_grad):
+    def x(shape, key, layout="contiguous"):
+        return _x(op, device, dtype, requires_grad, shape, layout, key)
+    yield S(x((2, 3), "s"), (x((4, 2, 5), "a"), x((4, 5, 3), "b")), name="plain")
+    yield S(x((2, 3), "s"), (x((2, 2, 4), "a"), x((2, 4, 3), "b", "transposed")),
+            {"beta": 0.5, "alpha": 2}, name="beta, alpha")
+    yield S(x((2, 2), "s", "transposed"), (x((0, 2, 3), "a"), x((0, 3, 2), "b")),
+            {"beta": 2}, name="no batches")
+
+
+def _addbmm_broadcast_samples(op, device, dtype, requires_grad):
+    # (not in-place: PyTorch's addbmm_ writes a [2, 3] result over a [3] self)
+    def x(shape, key):
+        return _x(op, device, dtype, requires_grad, shape, "contiguous", key)
+    yield S(x((3,), "s"), (x((2, 2, 4), "a"), x((2, 4, 3), "b")), {"beta": 0.5},
+            name="self broadcast")
+    yield S(x((2, 1), "s"), (x((3, 2, 1), "a"), x((3, 1, 3), "b")), name="self [2, 1]")
+
+
+def _errors_addbmm(op, device):
+    yield E(S(t_((2, 3), device=device), (t_((2, 5), device=device), t_((4, 6, 3), device=device))),
+            ShapeError, r"addbmm\(\): batch1 must be a 3D tensor", arg="batch1")
+    yield E(S(t_((2, 3), device=device), (t_((4, 2, 5), device=device),
+                                         t_((4, 6, 3), device=device))),
+            ShapeError, r"addbmm\(\): Incompatible matrix sizes for bmm", arg="batch2")
+
+
+def _frobenius_samples(op, device, dtype, requires_grad):
+    yield S(_x(op, device, dtype, requires_grad, (3, 4), "transposed"), ([0, 1],), name="both dims")
+    yield S(_x(op, device, dtype, requires_grad, (2, 3, 4)), ([-1],), {"keepdim": True},
+            name="one dim keepdim")
+    yield S(_x(op, device, dtype, requires_grad, (2, 3, 4), "strided"), ([2, 0],),
+            name="dims 2, 0 strided")
+    yield S(_x(op, device, dtype, requires_grad, (0, 3)), ([1],), name="empty")
+
+
+def _errors_frobenius(op, device):
+    yield E(S(t_((2, 3, 4), device=device), ([0, 1, 2],)), ArgumentError,
+            r"frobenius_norm\(\): Expected at most 2 dimensions, but got 3", arg="dim")
+    yield E(S(t_((3,), tp.int64, device=device), ([0],)), DTypeError,
+            r"frobenius_norm\(\): input dtype should be either floating point", arg="self")
+
+
+def _nuclear_samples(op, device, dtype, requires_grad):
+    if op.variant == "dim":
+        yield S(_x(op, device, dtype, requires_grad, (3, 2, 4)), ([0, 2],), name="dims 0, 2")
+        yield S(_x(op, device, dtype, requires_grad, (2, 3, 3), "transposed"), ([-1, -2], True),
+                name="reversed keepdim")
+    else:
+        yield S(_x(op, device, dtype, requires_grad, (3, 4)), name="3x4")
+        yield S(_x(op, device, dtype, requires_grad, (4, 3), "transposed"), (True,), name="keepdim")
+        yield S(_x(op, device, dtype, requires_grad, (2, 3, 3)), name="batch")
+
+
+def _errors_nuclear(op, device):
+    yield E(S(t_((3, 4), device=device), ([0, 0],)), ArgumentError,
+            r"nuclear_norm\(\): dims must be different", arg="dim")
+
+
+def _norm_except_dim_samples(op, device, dtype, requires_grad):
+    yield S(_x(op, device, dtype, requires_grad, (3, 4)), name="default: dim 0, pow 2")
+    yield S(_x(op, device, dtype, requires_grad, (2, 3, 4), "transposed"), (2, 1), name="dim 1")
+    yield S(_x(op, device, dtype, requires_grad, (3, 4)), (3, 1), name="pow 3 last dim")
+    yield S(_x(op, device, dtype, requires_grad, (3, 4), "strided"), (1, -1), name="dim -1: all")
+
+
+def _renorm_samples(op, device, dtype, requires_grad):
+    def x(shape, layout="contiguous"):
+        return _x(op, device, dtype, requires_grad, shape, layout, low=-2, high=2)
+    yield S(x((3, 4)), (2, 0, 1.5), name="p 2 dim 0")
+    yield S(x((3, 4), "transposed"), (1, 1, 2.0), name="p 1 dim 1 transposed")
+    yield S(x((2, 3, 4)), (3, -1, 1.0), name="p 3 dim -1")
+    yield S(x((2, 3)), (2, 0, 100.0), name="nothing to scale")
+    yield S(x((0, 3)), (2, 1, 1.0), name="empty")
+
+
+def _errors_renorm(op, device):
+    yield E(S(t_((3, 4), device=device), (2, 0, -1)), ArgumentError,
+            r"renorm\(\): expected maxnorm to be >= 0 but got -1", arg="maxnorm")
+    yield E(S(t_((3, 4), device=device), (-1, 0, 1)), ArgumentError,
+            r"renorm\(\): non-positive-norm not supported", arg="p")
+    yield E(S(t_((3,), device=device), (2, 0, 1)), ShapeError,
+            r"renorm\(\): input needs at least 2 dimensions, got 1", arg="self")
+
+
+# ---- counting: bincount, histc, histograms ---------------------------------------------------
+def _bincount_samples(op, device, dtype, requires_grad):
+    values = tp.tensor([0, 2, 2, 5, 1, 2, 7], device=device).to(dtype)
+    yield S(values, name="counts")
+    yield S(values[::2], (), {"minlength": 10}, name="strided, minlength")
+    for wd in (tp.float32, tp.float64, tp.int64):
+        w = tp.tensor([0.5, 1.0, 2.0, -1.0, 3.0, 0.25, 1.5], device=device).to(wd)
+        yield S(values, (w,), name=f"weights {wd.name}")
+    yield S(tp.tensor([], device=device).to(dtype), (), {"minlength": 3}, name="empty")
+    yield S(tp.tensor([], device=device).to(dtype), name="empty, no minlength")
+
+
+def _errors_bincount(op, device):
+    yield E(S(tp.tensor([1, -1], device=device)), ShapeError,
+            r"bincount\(\): only supports 1-d non-negative integral inputs", arg="self",
+            meta=False)
+    yield E(S(tp.tensor([[1, 2]], device=device)), ShapeError,
+            r"bincount\(\): only supports 1-d non-negative integral inputs", arg="self")
+    yield E(S(tp.tensor([1, 2], device=device), (), {"minlength": -1}), ArgumentError,
+            r"bincount\(\): minlength should be >= 0", arg="minlength")
+    yield E(S(tp.tensor([1, 2], device=device), (tp.ones(3, device=device),)), ShapeError,
+            r"bincount\(\): weights should be 1-d and have the same length", arg="weights")
+
+
+def _histc_samples(op, device, dtype, requires_grad):
+    x = tp.tensor([1.0, 2.0, 1.0, 4.0, 2.5, 3.0, 0.5], device=device).to(dtype)
+    yield S(x, (4,), name="4 bins over the data's range")
+    yield S(x[::2], (), {"bins": 3, "min": 0, "max": 3}, name="strided, range, outside skipped")
+    yield S(_x(op, device, dtype, False, (3, 5), "transposed"), (6, -1, 1), name="2-d transposed")
+    yield S(tp.tensor([2.0, 2.0], device=device).to(dtype), (3,), name="one value: widened")
+    yield S(tp.tensor([], device=device).to(dtype), (3,), name="empty")
+    yield S(tp.tensor(0.25, device=device).to(dtype), (2, 0, 1), name="0-dim")
+
+
+def _errors_histc(op, device):
+    yield E(S(t_((4,), device=device), (0,)), ArgumentError, r"histc\(\): bins must be > 0",
+            arg="bins")
+    yield E(S(t_((4,), device=device), (4, 3, 1)), ArgumentError,
+            r"histc\(\): max must be larger than min", arg="max")
+    yield E(S(tp.tensor([1, 2], device=device), (3,)), DTypeError,
+            r"histc\(\): expected a floating point input", arg="self")
+
+
+def _points(op, device, dtype, shape, layout="contiguous", key=""):
+    return make_tensor(shape, dtype, device, rng=rng_for(op.full_name, dtype, shape, key),
+                       layout=layout, low=-2, high=2)
+
+
+def _histogram_samples(op, device, dtype, requires_grad):
+    x = _points(op, device, dtype, (3, 5), "transposed")
+    w = _points(op, device, dtype, (3, 5), key="w").abs()
+    yield S(x, (4,), name="4 bins")
+    yield S(x, (3,), {"range": [-1.0, 1.0], "weight": w}, name="range, weight")
+    yield S(x, (5,), {"density": True}, name="density")
+    yield S(x, (tp.tensor([-2.0, -0.5, 0.0, 1.0, 2.0], device=device).to(dtype),),
+            name="bin edges")
+    yield S(x, (tp.tensor([-1.0, 0.5, 1.5], device=device).to(dtype),),
+            {"weight": w, "density": True}, name="bin edges, weight, density")
+    yield S(tp.tensor([], device=device).to(dtype), (2,), name="empty")
+    yield S(tp.tensor(1.0, device=device).to(dtype), (2,), name="0-dim")
+
+
+def _errors_histogram(op, device):
+    yield E(S(t_((4,), device=device), (0,)), ArgumentError, r"histogram\(\): bins must be > 0",
+            arg="bins")
+    yield E(S(t_((4,), device=device), (3,), {"range": [3.0, 0.0]}), ArgumentError,
+            r"histogram\(\): min should not exceed max", arg="range")
+    yield E(S(tp.tensor([1.0, float("inf")], device=device), (3,)), ArgumentError,
+            r"histogram\(\): dimension 0's range \[1.0, inf\] is not finite", arg="self",
+            meta=False)
+    yield E(S(t_((4,), device=device), (3,), {"weight": t_((2,), device=device)}), ShapeError,
+            r"histogram\(\): if weight tensor is provided", arg="weight")
+    yield E(S(t_((4,), device=device), (t_((3,), tp.float64, device=device),)), DTypeError,
+            r"histogram\(\): input tensor and bins tensors should have the same dtype",
+            arg="bins")
+
+
+def _histogramdd_samples(op, device, dtype, requires_grad):
+    x = _points(op, device, dtype, (6, 2))
+    yield S(x, ([2, 3],), name="bins per dim")
+    yield S(_points(op, device, dtype, (2, 4, 3), "transposed"), (2,),
+            {"range": [-1.0, 1.0, -2.0, 2.0, 0.0, 1.0]}, name="int bins, range, 3-d points")
+    yield S(x, ([3, 2],), {"weight": _points(op, device, dtype, (6,), key="w").abs(),
+                           "density": True}, name="weight, density")
+    yield S(x, ([tp.tensor([-2.0, 0.0, 2.0], device=device).to(dtype),
+                 tp.tensor([-1.0, 0.0, 0.5, 1.0], device=device).to(dtype)],),
+            name="bin edges")
+    yield S(_points(op, device, dtype, (0, 2)), ([2, 2],), name="no points")
+
+
+def _errors_histogramdd(op, device):
+    yield E(S(t_((4,), device=device), ([2],)), ShapeError,
+            r"histogramdd\(\): input tensor should have at least 2 dimensions", arg="self")
+    yield E(S(t_((4, 2), device=device), ([2, 2, 2],)), ArgumentError,
+            r"histogramdd\(\): expected 2 sequences of bin edges", arg="bins")
+    yield E(S(t_((4, 2), device=device), ([2, 2],), {"range": [0.0, 1.0]}), ArgumentError,
+            r"histogramdd\(\): for a 2-dimensional histogram, range should have 4 elements",
+            arg="range")
+
+
+def _histogramdd_kernel_samples(op, device, dtype, requires_grad):
+    x = _points(op, device, dtype, (6, 2))
+    if op.name == "_histogramdd_from_bin_cts":
+        yield S(x, ([2, 3],), name="bins per dim")
+        yield S(x, ([3, 2],), {"range": [-1.0, 1.0, -2.0, 2.0],
+                               "weight": _points(op, device, dtype, (6,), key="w").abs(),
+                               "density": True}, name="range, weight, density")
+    else:
+        yield S(x, ([tp.tensor([-2.0, 0.0, 2.0], device=device).to(dtype),
+                     tp.tensor([-1.0, 0.0, 0.5, 1.0], device=device).to(dtype)],),
+                name="bin edges")
+
+
+COUNTING_AND_NORMS = [
+    OpInfo("aminmax", overloads=("aminmax",), sample_inputs_func=_aminmax_samples,
+           error_inputs_func=_errors_aminmax),
+    OpInfo("vdot", overloads=("vdot",), dtypes=(tp.int64, tp.float32, tp.float64),
+           sample_inputs_func=_vdot_samples, error_inputs_func=_errors_vdot, tolerances=TOL),
+    OpInfo("addbmm", overloads=("addbmm", "addbmm_"), inplace="addbmm_", dtypes=F64,
+           sample_inputs_func=_addbmm_samples, error_inputs_func=_errors_addbmm,
+           tolerances=TOL),
+    OpInfo("addbmm", "broadcast", overloads=("addbmm",), dtypes=F64,
+           sample_inputs_func=_addbmm_broadcast_samples, tolerances=TOL),
+    OpInfo("frobenius_norm", overloads=("frobenius_norm.dim",), dtypes=F64,
+           sample_inputs_func=_frobenius_samples, error_inputs_func=_errors_frobenius,
+           tolerances=TOL),
+    OpInfo("nuclear_norm", overloads=("nuclear_norm",), dtypes=F64,
+           sample_inputs_func=_nuclear_samples, tolerances=TOL),
+    OpInfo("nuclear_norm", "dim", overloads=("nuclear_norm.dim",), dtypes=F64,
+           sample_inputs_func=_nuclear_samples, error_inputs_func=_errors_nuclear,
+           tolerances=TOL),
+    OpInfo("norm_except_dim", overloads=("norm_except_dim",), dtypes=F64,
+           sample_inputs_func=_norm_except_dim_samples, tolerances=TOL),
+    OpInfo("renorm", overloads=("renorm", "renorm_"), inplace="renorm_", dtypes=F64,
+           sample_inputs_func=_renorm_samples, error_inputs_func=_errors_renorm,
+           tolerances=TOL),
+    OpInfo("bincount", overloads=("bincount",), dtypes=(tp.uint8, tp.int8, tp.int16, tp.int32,
+                                                        tp.int64),
+           sample_inputs_func=_bincount_samples, error_inputs_func=_errors_bincount,
+           supports_autograd=False, supports_meta=False),
+    OpInfo("histc", overloads=("histc",), dtypes=F64, sample_inputs_func=_histc_samples,
+           error_inputs_func=_errors_histc, supports_autograd=False),
+    OpInfo("histogram", overloads=("histogram.bin_ct", "histogram.bins_tensor"), dtypes=F64,
+           sample_inputs_func=_histogram_samples, error_inputs_func=_errors_histogram,
+           supports_autograd=False, supports_meta=False, tolerances=TOL),
+    OpInfo("histogramdd", overloads=("histogramdd", "histogramdd.int_bins",
+                                     "histogramdd.TensorList_bins"), dtypes=F64,
+           sample_inputs_func=_histogramdd_samples, error_inputs_func=_errors_histogramdd,
+           supports_autograd=False, supports_meta=False, tolerances=TOL),
+    OpInfo("_histogramdd_from_bin_cts", overloads=("_histogramdd_from_bin_cts",), dtypes=F64,
+           sample_inputs_func=_histogramdd_kernel_samples, supports_autograd=False,
+           tolerances=TOL),
+    OpInfo("_histogramdd_from_bin_tensors", overloads=("_histogramdd_from_bin_tensors",),
+           dtypes=F64, sample_inputs_func=_histogramdd_kernel_samples,
+           supports_autograd=False, tolerances=TOL),
+]
+
+op_db += COUNTING_AND_NORMS
