@@ -45,15 +45,13 @@ def linalg_ldl_factor(self, hermitian):
 
 
 def lu(self, pivot, get_infos):
-    """torch.lu: linalg.lu_factor_ex's (LU, pivots), with its infos when get_infos; without
-    them a singular matrix raises (PyTorch's check_errors=not get_infos)."""
+    """torch.lu: linalg.lu_factor_ex's (LU, pivots), and its infos when get_infos. A
+    singular matrix factors without an error either way (its U has a zero on the
+    diagonal; info says where), as PyTorch's."""
     check_matrix("lu", self, "self")
     check_pivot("lu", pivot)
-    if get_infos:
-        return tuple(F.linalg_lu_factor_ex(self, pivot=pivot))
-    LU, pivots, _ = _raising("lu", "linalg_lu_factor_ex",
-                             lambda: F.linalg_lu_factor_ex(self, pivot=pivot, check_errors=True))
-    return LU, pivots
+    LU, pivots, info = F.linalg_lu_factor_ex(self, pivot=pivot)
+    return (LU, pivots, info) if get_infos else (LU, pivots)
 
 
 def lu_solve(self, LU_data, LU_pivots):

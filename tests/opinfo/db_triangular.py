@@ -349,3 +349,47 @@ op_db = [
            overloads=("linalg_ldl_solve",), **_TRIANGULAR, supports_autograd=False,
            sample_inputs_func=_ldl_solve_samples, error_inputs_func=_errors_ldl_solve),
 ]
+
+
+# ---- torch.lu, torch.lu_solve (the older spellings) ------------------------------------------
+def _torch_lu_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    for k, (shape, layout) in enumerate(LU_SHAPES[:5]):
+        kw = {"get_infos": True} if k % 2 else {}
+        yield S(_matrix(shape, dtype, device, rng, requires_grad, layout), (), kw,
+                name=f"{list(shape)} {layout} {kw}")
+    yield S(tp.tensor(SINGULAR, dtype=dtype, device=device), (), {"get_infos": True},
+            name="singular: info says where", grad=False)
+
+
+def _errors_torch_lu(op, device):
+    yield E(S(t_((3,), device=device)), ShapeError,
+            r"lu\(\): the input tensor 'self' must have at least 2 dimensions", arg="self")
+
+
+def _torch_lu_solve_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    for k, (a, b) in enumerate((((3, 3), (3, 2)), ((2, 3, 3), (2, 3, 4)), ((3, 3), (2, 3, 1)),
+                                ((0, 3, 3), (0, 3, 2)))):
+        LU, pivots = _factored(square(a, dtype, device, rng, requires_grad))
+        B = make_tensor(b, dtype, device, rng=rng, layout=LAYOUTS[k % 3],
+                        requires_grad=requires_grad)
+        yield S(B, (LU, pivots), name=f"A {list(a)} B {list(b)}")
+
+
+def _errors_torch_lu_solve(op, device):
+    LU, pivots = _factored(square((3, 3), tp.float32, device, rng_for("errors"), False))
+    yield E(S(t_((3,), device=device), (LU, pivots)), ShapeError,
+            r"lu_solve\(\): b should have at least 2 dimensions", arg="self")
+    yield E(S(t_((4, 2), device=device), (LU, pivots)), ShapeError,
+            r"lu_solve\(\): incompatible shapes of 'LU_data' and 'self'", arg="self")
+    yield E(S(t_((3, 2), device=device), (LU, pivots.long())), DTypeError,
+            r"lu_solve\(\): 'LU_pivots' is expected to be a tensor of int32", arg="LU_pivots")
+
+
+op_db += [
+    OpInfo("lu", overloads=("lu",), **_TRIANGULAR, sample_inputs_func=_torch_lu_samples,
+           error_inputs_func=_errors_torch_lu),
+    OpInfo("lu_solve", overloads=("lu_solve",), **_TRIANGULAR,
+           sample_inputs_func=_torch_lu_solve_samples, error_inputs_func=_errors_torch_lu_solve),
+]
