@@ -242,7 +242,7 @@ def unique_consecutive(self, return_inverse, return_counts, dim):
     """One value per run of equal consecutive values (or equal consecutive slices along
     `dim`), the run each element belongs to, and each run's length. Runs are found with
     `!=`, so each NaN is a run of its own, as in PyTorch."""
-    op = "_unique_consecutive"
+    op = "unique_consecutive"   # PyTorch's aten::unique_consecutive, the name errors give
     shape_rule("sorting.unique_consecutive")(op, (self, return_inverse, return_counts, dim))
     a = self._impl.array()
     if dim is None:
@@ -260,7 +260,9 @@ def unique_consecutive(self, return_inverse, return_counts, dim):
     counts = np.diff(np.append(first, x.shape[0]))
     values = x[first]
     if dim is None:
-        inverse = run.reshape(a.shape)
+        # (PyTorch leaves the results not asked for empty, along a dim it fills them all)
+        inverse = run.reshape(a.shape) if return_inverse else np.empty(0, np.int64)
+        counts = counts if return_counts else np.empty(0, np.int64)
     else:
         values = np.moveaxis(values, 0, d)
         inverse = run

@@ -568,5 +568,5 @@ def nanmedian_dim_on_host(self, dim, keepdim):
 
 
 def unique_consecutive_on_host(self, return_inverse, return_counts, dim):
-    return run_on_host("_unique_consecutive", cpu_sorting.unique_consecutive, self,
+    return run_on_host("unique_consecutive", cpu_sorting.unique_consecutive, self,
                        return_inverse, return_counts, dim)

@@ -150,7 +150,8 @@ def _quantile_checks(op, self, q, scalar, interpolation):
             raise DTypeError(f"{op}(): q tensor must be same dtype as the input tensor "
                              f"({self.dtype.name}), got {q.dtype.name} (argument 'q')", op=op,
                              arg="q")
-        if q.numel() and not bool(F.all(F.logical_and(F.ge(q, 0), F.le(q, 1)))):
+        in_range = F.all(F.logical_and(F.ge(q, 0), F.le(q, 1)))
+        if q.numel() and not q.is_meta and not bool(in_range):
             raise ArgumentError(f"{op}(): q values must be in the range [0, 1] (argument "
                                 f"'q')", op=op, arg="q")
     if interpolation not in _INTERPOLATIONS:

@@ -293,3 +293,116 @@ MOVED_DB_VIEWS_INPLACE_TMP = [
 ]
 
 op_db = SORTING + MOVED_DB_VIEWS_INPLACE_TMP
+
+
+# ---- nanmedian, quantile, nanquantile, unique_consecutive ------------------------------------
+NAN = float("nan")
+
+
+def _nanmedian_samples(op, device, dtype, requires_grad):
+    yield from _median_samples(op, device, dtype, requires_grad)
+    if dtype.is_floating_point:
+        yield S(tp.tensor([NAN, 2.0, NAN, -1.0, 0.5], dtype=dtype, device=device),
+                name="NaNs skipped")
+        yield S(tp.tensor([NAN, NAN], dtype=dtype, device=device), name="all NaN")
+        yield S(tp.tensor([], dtype=dtype, device=device), name="empty")
+
+
+def _nanmedian_dim_samples(op, device, dtype, requires_grad):
+    yield from _median_dim_samples(op, device, dtype, requires_grad)
+    if dtype.is_floating_point:
+        # (an all-NaN slice of more than one element: PyTorch's index is its nth_element's)
+        x = tp.tensor([[1.0, NAN, 0.0, NAN], [3.0, 1.0, 2.0, 0.0], [NAN, 5.0, NAN, NAN]],
+                      dtype=dtype, device=device)
+        yield S(x, (1,), name="NaNs skipped")
+        yield S(x.t(), (0, True), name="NaNs skipped, transposed, keepdim")
+        yield S(tp.tensor([[NAN], [1.0]], dtype=dtype, device=device), (1,), name="all NaN")
+
+
+def _quantile_samples(op, device, dtype, requires_grad):
+    def x(shape, layout="contiguous", key=""):
+        return distinct(shape, dtype, device, rng_for(op.full_name, dtype, shape, layout, key),
+                        layout, grad_for(dtype, requires_grad))
+
+    def q(values):
+        return tp.tensor(values, dtype=dtype, device=device)
+    yield S(x((3, 5)), (0.3,), name="all elements, scalar q")
+    yield S(x((3, 5), "transposed"), (q([0.0, 0.25, 1.0]),), {"dim": 1}, name="q vector dim 1")
+    yield S(x((2, 3, 4)), (q(0.6),), {"dim": 0, "keepdim": True}, name="0-dim q keepdim")
+    yield S(x((3, 4)), (q([0.1, 0.5]),), {"keepdim": True}, name="all elements keepdim")
+    for mode in ("lower", "higher", "midpoint", "nearest"):
+        yield S(x((4, 5), key=mode), (q([0.2, 0.5, 0.9]),), {"dim": -1, "interpolation": mode},
+                name=mode)
+    yield S(x(()), (0.5,), {"dim": 0}, name="0-dim input")
+    nan = tp.tensor([[1.0, NAN, 3.0, 2.0], [NAN, NAN, NAN, NAN], [4.0, 1.0, 0.5, 2.0]],
+                    dtype=dtype, device=device)
+    yield S(nan, (q([0.3, 0.75]),), {"dim": 1}, name="NaN", grad=False)
+
+
+def _errors_quantile(op, device):
+    name = op.name
+    yield E(S(t_((0,), device=device), (0.5,)), ShapeError,
+            rf"{name}\(\): input tensor must be non-empty", arg="self")
+    yield E(S(t_((3,), device=device), (1.5,)), ArgumentError,
+            rf"{name}\(\): q must be in the range \[0, 1\] but got 1.5", arg="q")
+    yield E(S(t_((3,), device=device), (tp.tensor([0.5, 1.5], device=device),)), ArgumentError,
+            rf"{name}\(\): q values must be in the range \[0, 1\]", arg="q", meta=False)
+    yield E(S(t_((3,), device=device), (tp.tensor([[0.5]], device=device),)), ShapeError,
+            rf"{name}\(\): q must be a scalar or 1D tensor", arg="q")
+    yield E(S(t_((3,), device=device), (tp.tensor([0.5], dtype=tp.float64, device=device),)),
+            DTypeError, rf"{name}\(\): q tensor must be same dtype as the input tensor", arg="q")
+    yield E(S(t_((3,), tp.int64, device=device), (0.5,)), DTypeError,
+            rf"{name}\(\): input tensor must be either float or double dtype", arg="self")
+    yield E(S(t_((3,), device=device), (0.5,), {"interpolation": "foo"}), ArgumentError,
+            rf"{name}\(\): interpolation must be one of linear, lower, higher, midpoint or "
+            r"nearest, but got foo", arg="interpolation")
+
+
+def _unique_consecutive_samples(op, device, dtype, requires_grad):
+    values = [[1, 1, 2], [1, 1, 2], [3, 1, 2], [1, 1, 2]]
+    if dtype is tp.bool:
+        values = [[v % 2 for v in row] for row in values]
+    x = tp.tensor(values, device=device).to(dtype)
+    yield S(x, name="flattened")
+    both = {"return_inverse": True, "return_counts": True}
+    yield S(x, (), both, name="inverse, counts")
+    yield S(x, (), {"return_counts": True}, name="counts")
+    yield S(x, (), {"return_inverse": True, "dim": 0}, name="dim 0, inverse")
+    yield S(x.t(), (), {"return_counts": True, "dim": 0}, name="transposed dim 0, counts")
+    yield S(x, (), {**both, "dim": 1}, name="dim 1: no two columns alike")
+    yield S(tp.tensor(3, device=device).to(dtype), (), both, name="0-dim")
+    yield S(tp.tensor([], device=device).to(dtype), (), both, name="empty")
+    if dtype.is_floating_point:
+        yield S(tp.tensor([1.0, NAN, NAN, 2.0, 2.0], dtype=dtype, device=device), (), both,
+                name="each NaN a run of its own")
+
+
+def _errors_unique_consecutive(op, device):
+    yield E(S(t_((), device=device), (), {"dim": 0}), ArgumentError,
+            rf"{op.name}\(\): Dimension specified as 0 but tensor has no dimensions", arg="dim")
+    yield E(S(t_((0, 3), device=device), (), {"dim": 1}), ShapeError,
+            rf"{op.name}\(\): There are 0 sized dimensions, and they aren't selected",
+            arg="self")
+
+
+def _aten_unique_consecutive(x, *args, **kwargs):
+    return torch.ops.aten.unique_consecutive(x, *args, **kwargs)
+
+
+op_db += [
+    OpInfo("nanmedian", overloads=("nanmedian",), dtypes=ALL_BUT_BOOL,
+           sample_inputs_func=_nanmedian_samples),
+    OpInfo("nanmedian", "dim", overloads=("nanmedian.dim",), dtypes=ALL_BUT_BOOL,
+           sample_inputs_func=_nanmedian_dim_samples, error_inputs_func=_errors_value_index),
+    OpInfo("quantile", overloads=("quantile", "quantile.scalar"), dtypes=(tp.float32, tp.float64),
+           sample_inputs_func=_quantile_samples, error_inputs_func=_errors_quantile),
+    OpInfo("nanquantile", overloads=("nanquantile", "nanquantile.scalar"),
+           dtypes=(tp.float32, tp.float64), sample_inputs_func=_quantile_samples,
+           error_inputs_func=_errors_quantile),
+    OpInfo("unique_consecutive", overloads=("unique_consecutive", "_unique_consecutive"),
+           supports_autograd=False, sample_inputs_func=_unique_consecutive_samples,
+           error_inputs_func=_errors_unique_consecutive, supports_meta=False),
+    OpInfo("_unique_consecutive", overloads=("_unique_consecutive",), ref=_aten_unique_consecutive,
+           supports_autograd=False, sample_inputs_func=_unique_consecutive_samples,
+           supports_meta=False),
+]
