@@ -4524,24 +4524,6 @@ SCHEMAS = (
         tensor_positions=(0,),
     ),
     OpSchema(
-        name='gradient.scalarrayint',
-        text=(
-            'gradient.scalarrayint(Tensor self, *, Scalar[] spacing, int? dim=None, '
-            'int edge_order=1) -> Tensor[]'
-        ),
-        arg_names=('self', 'spacing', 'dim', 'edge_order'),
-        tensor_positions=(0,),
-    ),
-    OpSchema(
-        name='gradient.scalarrayarray',
-        text=(
-            'gradient.scalarrayarray(Tensor self, *, Scalar[] spacing, int[] dim, '
-            'int edge_order=1) -> Tensor[]'
-        ),
-        arg_names=('self', 'spacing', 'dim', 'edge_order'),
-        tensor_positions=(0,),
-    ),
-    OpSchema(
         name='gradient.tensorarrayint',
         text=(
             'gradient.tensorarrayint(Tensor self, *, Tensor[] spacing, int? dim=None, '
@@ -4560,6 +4542,24 @@ SCHEMAS = (
         arg_names=('self', 'spacing', 'dim', 'edge_order'),
         tensor_positions=(0, 1),
         list_positions=(1,),
+    ),
+    OpSchema(
+        name='gradient.scalarrayint',
+        text=(
+            'gradient.scalarrayint(Tensor self, *, Scalar[] spacing, int? dim=None, '
+            'int edge_order=1) -> Tensor[]'
+        ),
+        arg_names=('self', 'spacing', 'dim', 'edge_order'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='gradient.scalarrayarray',
+        text=(
+            'gradient.scalarrayarray(Tensor self, *, Scalar[] spacing, int[] dim, '
+            'int edge_order=1) -> Tensor[]'
+        ),
+        arg_names=('self', 'spacing', 'dim', 'edge_order'),
+        tensor_positions=(0,),
     ),
     OpSchema(
         name='lu',
@@ -5565,10 +5565,10 @@ DISPATCH = {
         ('gradient.scalarint', 'scan.gradient_scalarint'),
         ('gradient.scalararray', 'scan.gradient_scalararray'),
         ('gradient.array', 'scan.gradient_array'),
-        ('gradient.scalarrayint', 'scan.gradient_scalarrayint'),
-        ('gradient.scalarrayarray', 'scan.gradient_scalarrayarray'),
         ('gradient.tensorarrayint', 'scan.gradient_tensorarrayint'),
         ('gradient.tensorarray', 'scan.gradient_tensorarray'),
+        ('gradient.scalarrayint', 'scan.gradient_scalarrayint'),
+        ('gradient.scalarrayarray', 'scan.gradient_scalarrayarray'),
         ('lu', 'triangular.lu'),
     ),
 }

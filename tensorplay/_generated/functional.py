@@ -11587,7 +11587,7 @@ def histogramdd(input, bins, range=None, weight=None, density=False):
     )
 
 
-# ---- gradient (scalarint, scalararray, array, scalarrayint, scalarrayarray, tensorarrayint, tensorarray) ----
+# ---- gradient (scalarint, scalararray, array, tensorarrayint, tensorarray, scalarrayint, scalarrayarray) ----
 
 def _match_gradient_scalarint(input, *, spacing=None, dim=None, edge_order=1):
     if (isinstance(input, Tensor)
@@ -11636,33 +11636,6 @@ def _run_gradient_array(input, dim, edge_order):
     return ops.gradient_array.call(input._impl.keys, input, dim, edge_order)
 
 
-def _match_gradient_scalarrayint(input, *, spacing, dim=None, edge_order=1):
-    if isinstance(input, Tensor) and True and (dim is None or is_int(dim)) and is_int(edge_order):
-        return (input, spacing, dim, edge_order,)
-    return None
-
-
-def _run_gradient_scalarrayint(input, spacing, dim, edge_order):
-    if dim is not None and type(dim) is not _b.int:
-        dim = as_int('gradient', 'dim', dim)
-    if type(edge_order) is not _b.int:
-        edge_order = as_int('gradient', 'edge_order', edge_order)
-    return ops.gradient_scalarrayint.call(input._impl.keys, input, spacing, dim, edge_order)
-
-
-def _match_gradient_scalarrayarray(input, *, spacing, dim, edge_order=1):
-    if isinstance(input, Tensor) and True and is_int_list(dim) and is_int(edge_order):
-        return (input, spacing, dim, edge_order,)
-    return None
-
-
-def _run_gradient_scalarrayarray(input, spacing, dim, edge_order):
-    dim = as_int_list('gradient', 'dim', dim)
-    if type(edge_order) is not _b.int:
-        edge_order = as_int('gradient', 'edge_order', edge_order)
-    return ops.gradient_scalarrayarray.call(input._impl.keys, input, spacing, dim, edge_order)
-
-
 def _match_gradient_tensorarrayint(input, *, spacing, dim=None, edge_order=1):
     if (isinstance(input, Tensor)
             and is_tensor_list(spacing)
@@ -11700,6 +11673,33 @@ def _run_gradient_tensorarray(input, spacing, dim, edge_order):
     return ops.gradient_tensorarray.call(ks, input, spacing, dim, edge_order)
 
 
+def _match_gradient_scalarrayint(input, *, spacing, dim=None, edge_order=1):
+    if isinstance(input, Tensor) and True and (dim is None or is_int(dim)) and is_int(edge_order):
+        return (input, spacing, dim, edge_order,)
+    return None
+
+
+def _run_gradient_scalarrayint(input, spacing, dim, edge_order):
+    if dim is not None and type(dim) is not _b.int:
+        dim = as_int('gradient', 'dim', dim)
+    if type(edge_order) is not _b.int:
+        edge_order = as_int('gradient', 'edge_order', edge_order)
+    return ops.gradient_scalarrayint.call(input._impl.keys, input, spacing, dim, edge_order)
+
+
+def _match_gradient_scalarrayarray(input, *, spacing, dim, edge_order=1):
+    if isinstance(input, Tensor) and True and is_int_list(dim) and is_int(edge_order):
+        return (input, spacing, dim, edge_order,)
+    return None
+
+
+def _run_gradient_scalarrayarray(input, spacing, dim, edge_order):
+    dim = as_int_list('gradient', 'dim', dim)
+    if type(edge_order) is not _b.int:
+        edge_order = as_int('gradient', 'edge_order', edge_order)
+    return ops.gradient_scalarrayarray.call(input._impl.keys, input, spacing, dim, edge_order)
+
+
 def gradient(*args, **kwargs):
     """The derivative of sampled values along each dim (central differences inside, one-sided of
     edge_order 1 or 2 at the ends), one tensor per dim.
@@ -11709,13 +11709,13 @@ def gradient(*args, **kwargs):
     gradient.scalararray(Tensor self, *, Scalar spacing, int[] dim,
         int edge_order=1) -> Tensor[]
     gradient.array(Tensor self, *, int[] dim, int edge_order=1) -> Tensor[]
-    gradient.scalarrayint(Tensor self, *, Scalar[] spacing, int? dim=None,
-        int edge_order=1) -> Tensor[]
-    gradient.scalarrayarray(Tensor self, *, Scalar[] spacing, int[] dim,
-        int edge_order=1) -> Tensor[]
     gradient.tensorarrayint(Tensor self, *, Tensor[] spacing, int? dim=None,
         int edge_order=1) -> Tensor[]
     gradient.tensorarray(Tensor self, *, Tensor[] spacing, int[] dim,
+        int edge_order=1) -> Tensor[]
+    gradient.scalarrayint(Tensor self, *, Scalar[] spacing, int? dim=None,
+        int edge_order=1) -> Tensor[]
+    gradient.scalarrayarray(Tensor self, *, Scalar[] spacing, int[] dim,
         int edge_order=1) -> Tensor[]
     """
     if kwargs:
@@ -11726,10 +11726,10 @@ def gradient(*args, **kwargs):
         (_match_gradient_scalarint, _run_gradient_scalarint),
         (_match_gradient_scalararray, _run_gradient_scalararray),
         (_match_gradient_array, _run_gradient_array),
-        (_match_gradient_scalarrayint, _run_gradient_scalarrayint),
-        (_match_gradient_scalarrayarray, _run_gradient_scalarrayarray),
         (_match_gradient_tensorarrayint, _run_gradient_tensorarrayint),
         (_match_gradient_tensorarray, _run_gradient_tensorarray),
+        (_match_gradient_scalarrayint, _run_gradient_scalarrayint),
+        (_match_gradient_scalarrayarray, _run_gradient_scalarrayarray),
     ):
         try:
             bound = match(*args, **kwargs)
@@ -11741,8 +11741,8 @@ def gradient(*args, **kwargs):
         'gradient',
         (
             ops.gradient_scalarint, ops.gradient_scalararray, ops.gradient_array,
-            ops.gradient_scalarrayint, ops.gradient_scalarrayarray, ops.gradient_tensorarrayint,
-            ops.gradient_tensorarray,
+            ops.gradient_tensorarrayint, ops.gradient_tensorarray, ops.gradient_scalarrayint,
+            ops.gradient_scalarrayarray,
         ),
         args, kwargs,
     )

@@ -1289,18 +1289,18 @@ def gradient(
 def gradient(input: Tensor, *, dim: Sequence[int] | int, edge_order: int = 1) -> list[Tensor]: ...
 @overload
 def gradient(
-    input: Tensor, *, spacing: Sequence[Number], dim: int | None = None, edge_order: int = 1,
-) -> list[Tensor]: ...
-@overload
-def gradient(
-    input: Tensor, *, spacing: Sequence[Number], dim: Sequence[int] | int, edge_order: int = 1,
-) -> list[Tensor]: ...
-@overload
-def gradient(
     input: Tensor, *, spacing: Sequence[Tensor], dim: int | None = None, edge_order: int = 1,
 ) -> list[Tensor]: ...
 @overload
 def gradient(
     input: Tensor, *, spacing: Sequence[Tensor], dim: Sequence[int] | int, edge_order: int = 1,
+) -> list[Tensor]: ...
+@overload
+def gradient(
+    input: Tensor, *, spacing: Sequence[Number], dim: int | None = None, edge_order: int = 1,
+) -> list[Tensor]: ...
+@overload
+def gradient(
+    input: Tensor, *, spacing: Sequence[Number], dim: Sequence[int] | int, edge_order: int = 1,
 ) -> list[Tensor]: ...
 def lu(input: Tensor, pivot: bool = True, get_infos: bool = False) -> list[Tensor]: ...

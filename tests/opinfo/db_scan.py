@@ -92,3 +92,68 @@ MOVED_DB_VIEWS_INPLACE_TMP = [
 ]
 
 op_db = SCANS + MOVED_DB_VIEWS_INPLACE_TMP
+
+
+# ---- logcumsumexp, gradient ------------------------------------------------------------------
+def _logcumsumexp_samples(op, device, dtype, requires_grad):
+    yield from samples_dim(op, device, dtype, requires_grad, SCAN_CASES)
+    x = tp.tensor([[0.0, -float("inf"), 50.0, -50.0], [-float("inf")] * 4], dtype=dtype,
+                  device=device)
+    yield S(x, (1,), name="-inf and far apart", grad=False)
+
+
+def _errors_logcumsumexp(op, device):
+    yield E(S(t_((3,), tp.int64, device=device), (0,)), DTypeError,
+            r"logcumsumexp\(\): expected a floating point input", arg="self")
+    yield E(S(t_((3,), device=device), (2,)), DimError,
+            r"logcumsumexp\(\): Dimension out of range", arg="dim")
+
+
+def _gradient_samples(op, device, dtype, requires_grad):
+    def x(shape, layout="contiguous", key=""):
+        return _x(op, device, dtype, requires_grad, shape, layout, key, low=-3, high=3)
+    yield S(x((3, 4)), name="every dim")
+    yield S(x((4, 5), "transposed"), (), {"spacing": 2.0, "dim": 1, "edge_order": 2},
+            name="scalar spacing, dim, edge_order 2")
+    yield S(x((3, 4, 3), "strided"), (), {"spacing": 0.5, "dim": [0, 2]},
+            name="scalar spacing, dims")
+    yield S(x((3, 4)), (), {"dim": [1]}, name="dims only")
+    yield S(x((3, 4)), (), {"spacing": [2.0, 3], "edge_order": 2}, name="a spacing per dim")
+    yield S(x((5, 3)), (), {"spacing": [0.5], "dim": [0]}, name="spacing list, dims")
+    coords = tp.tensor([0.0, 1.0, 3.0, 7.0, 8.0], device=device)
+    coords = coords.to(dtype) if dtype.is_floating_point else coords
+    yield S(x((5, 3)), (), {"spacing": [coords], "dim": 0, "edge_order": 2},
+            name="coordinates, edge_order 2")
+    yield S(x((3, 5)), (), {"spacing": [coords], "dim": [1]}, name="coordinates, dims")
+    yield S(x(()), name="0-dim: nothing")
+
+
+def _errors_gradient(op, device):
+    yield E(S(t_((3, 4), device=device), (), {"spacing": [1.0, 2.0, 3.0]}), ArgumentError,
+            r"gradient\(\): expected spacing to be unspecified, a scalar, or a list of length "
+            r"equal to 'self.dim\(\) = 2'", arg="spacing")
+    yield E(S(t_((3, 4), device=device), (), {"spacing": [1.0, 2.0], "dim": [0]}),
+            ArgumentError, r"gradient\(\): expected spacing to be unspecified, a scalar or it's "
+            r"spacing and dim arguments to have the same length", arg="spacing")
+    yield E(S(t_((3, 1), device=device)), ShapeError,
+            r"gradient\(\): expected each dimension size to be at least edge_order\+1",
+            arg="self")
+    yield E(S(t_((3, 4), device=device), (), {"edge_order": 3}), ArgumentError,
+            r"gradient\(\): only supports edge_order=1 and edge_order=2", arg="edge_order")
+    yield E(S(t_((3, 4), tp.uint8, device=device)), DTypeError,
+            r"gradient\(\): only supports dtypes float, double, long, int, short and int8",
+            arg="self")
+
+
+op_db += [
+    OpInfo("logcumsumexp", overloads=("logcumsumexp",), dtypes=FLOATING,
+           sample_inputs_func=_logcumsumexp_samples, error_inputs_func=_errors_logcumsumexp,
+           tolerances=HALF_SUM_TOL),
+    OpInfo("gradient", overloads=("gradient.scalarint", "gradient.scalararray",
+                                  "gradient.array", "gradient.scalarrayint",
+                                  "gradient.scalarrayarray", "gradient.tensorarrayint",
+                                  "gradient.tensorarray"),
+           dtypes=(tp.int8, tp.int16, tp.int32, tp.int64, tp.float32, tp.float64),
+           sample_inputs_func=_gradient_samples, error_inputs_func=_errors_gradient,
+           tolerances=TOL),
+]
