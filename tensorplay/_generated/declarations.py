@@ -4500,6 +4500,26 @@ SCHEMAS = (
         num_returns=2,
     ),
     OpSchema(
+        name='svd_lowrank',
+        text=(
+            'svd_lowrank(Tensor A, int? q=6, int? niter=2, Tensor? M=None) -> (Tensor, '
+            'Tensor, Tensor)'
+        ),
+        arg_names=('A', 'q', 'niter', 'M'),
+        tensor_positions=(0, 3),
+        num_returns=3,
+    ),
+    OpSchema(
+        name='pca_lowrank',
+        text=(
+            'pca_lowrank(Tensor A, int? q=None, bool center=True, int niter=2) -> (Tensor, '
+            'Tensor, Tensor)'
+        ),
+        arg_names=('A', 'q', 'center', 'niter'),
+        tensor_positions=(0,),
+        num_returns=3,
+    ),
+    OpSchema(
         name='gradient.scalarint',
         text=(
             'gradient.scalarint(Tensor self, *, Scalar? spacing=None, int? dim=None, '
@@ -5562,6 +5582,8 @@ DISPATCH = {
         ('histogramdd.int_bins', 'reduction.histogramdd_int_bins'),
         ('histogramdd', 'reduction.histogramdd'),
         ('histogramdd.TensorList_bins', 'reduction.histogramdd_tensor_bins'),
+        ('svd_lowrank', 'eigen.svd_lowrank'),
+        ('pca_lowrank', 'eigen.pca_lowrank'),
         ('gradient.scalarint', 'scan.gradient_scalarint'),
         ('gradient.scalararray', 'scan.gradient_scalararray'),
         ('gradient.array', 'scan.gradient_array'),

@@ -11587,6 +11587,49 @@ def histogramdd(input, bins, range=None, weight=None, density=False):
     )
 
 
+# ---- svd_lowrank -----------------------------------------------------------------------
+
+def svd_lowrank(A, q=6, niter=2, M=None, *, out=None):
+    """U, S, V of rank q with A - M ~ U diag(S) V^T from a random projection (Halko et al.),
+    PyTorch's torch.svd_lowrank.
+
+    svd_lowrank(Tensor A, int? q=6, int? niter=2, Tensor? M=None) -> (Tensor, Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out('svd_lowrank', out, svd_lowrank(A, q, niter, M))
+    if not isinstance(A, Tensor):
+        bad_arg('svd_lowrank', 'A', 'Tensor', A)
+    if q is not None and type(q) is not _b.int:
+        q = as_int('svd_lowrank', 'q', q)
+    if niter is not None and type(niter) is not _b.int:
+        niter = as_int('svd_lowrank', 'niter', niter)
+    if M is not None and not isinstance(M, Tensor):
+        bad_arg('svd_lowrank', 'M', 'Tensor or None', M)
+    ks = A._impl.keys | (M._impl.keys if M is not None else 0)
+    return ops.svd_lowrank.call(ks, A, q, niter, M)
+
+
+# ---- pca_lowrank -----------------------------------------------------------------------
+
+def pca_lowrank(A, q=None, center=True, niter=2, *, out=None):
+    """The principal components of the rows of A, the svd_lowrank of A centered.
+
+    pca_lowrank(Tensor A, int? q=None, bool center=True, int niter=2) -> (Tensor, Tensor,
+        Tensor)
+    """
+    if out is not None:
+        return into_out('pca_lowrank', out, pca_lowrank(A, q, center, niter))
+    if not isinstance(A, Tensor):
+        bad_arg('pca_lowrank', 'A', 'Tensor', A)
+    if q is not None and type(q) is not _b.int:
+        q = as_int('pca_lowrank', 'q', q)
+    if type(center) is not _b.bool:
+        center = as_bool('pca_lowrank', 'center', center)
+    if type(niter) is not _b.int:
+        niter = as_int('pca_lowrank', 'niter', niter)
+    return ops.pca_lowrank.call(A._impl.keys, A, q, center, niter)
+
+
 # ---- gradient (scalarint, scalararray, array, tensorarrayint, tensorarray, scalarrayint, scalarrayarray) ----
 
 def _match_gradient_scalarint(input, *, spacing=None, dim=None, edge_order=1):
@@ -12200,6 +12243,8 @@ FUNCTIONS = (
     '_histogramdd_from_bin_tensors',
     'histogram',
     'histogramdd',
+    'svd_lowrank',
+    'pca_lowrank',
     'gradient',
     'lu',
 )

@@ -1277,6 +1277,13 @@ def histogramdd(
     input: Tensor, bins: Sequence[Tensor], range: Sequence[float] | None = None,
     weight: Tensor | None = None, density: bool = False,
 ) -> tuple[Tensor, list[Tensor]]: ...
+def svd_lowrank(
+    A: Tensor, q: int | None = 6, niter: int | None = 2, M: Tensor | None = None, *,
+    out: Tensor = None,
+) -> tuple[Tensor, Tensor, Tensor]: ...
+def pca_lowrank(
+    A: Tensor, q: int | None = None, center: bool = True, niter: int = 2, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor, Tensor]: ...
 @overload
 def gradient(
     input: Tensor, *, spacing: Number | None = None, dim: int | None = None, edge_order: int = 1,

@@ -287,3 +287,74 @@ def linalg_cond_str(self, p):
         S = linalg_svdvals(self, None)
         return S.sum(-1) * S.reciprocal().sum(-1)
     return _cond_through_inverse(self, p)
+
+
+# ---- randomized low-rank SVD and PCA (Halko, Martinsson and Tropp, 2009) ---------------------
+def _approximate_basis(A, q, niter, M):
+    """An orthonormal Q [.., m, q] whose columns nearly span A's range (of A - M): A times
+    a Gaussian matrix R [n, q] (one R for the whole batch, as PyTorch draws it), then niter
+    power iterations (A A^T)^niter A R, re-orthonormalized by QR at every step so the
+    columns do not collapse onto the largest singular vector."""
+    def times(X, right):
+        Y = F.matmul(X, right)
+        return Y if M is None else Y - F.matmul(M if X is A else M.mT, right)
+    R = _creation.randn(A.shape[-1], q, dtype=A.dtype, device=A.device)
+    Q = F.linalg_qr(times(A, R))[0]
+    for _ in range(niter):
+        Q = F.linalg_qr(times(A.mT, Q))[0]
+        Q = F.linalg_qr(times(A, Q))[0]
+    return Q
+
+
+def _svd_lowrank(A, q, niter, M):
+    """Algorithm 5.1 of Halko et al.: B = Q^T A is small [q, n]; its SVD U_B S V^T gives
+    A ~ (Q U_B) S V^T. A wide A is transposed first (the basis is taken on its tall side)."""
+    m, n = A.shape[-2:]
+    if M is not None:
+        M = M.broadcast_to(list(A.shape))
+    if m < n:
+        A = A.mT
+        M = None if M is None else M.mT
+    Q = _approximate_basis(A, q, niter, M)
+    B = F.matmul(Q.mT, A)
+    if M is not None:
+        B = B - F.matmul(Q.mT, M)
+    U, S, Vh = F.linalg_svd(B, full_matrices=False)
+    U, V = F.matmul(Q, U), Vh.mT
+    return (V, S, U) if m < n else (U, S, V)
+
+
+def _check_lowrank(op, A):
+    if A.dim() < 2:
+        raise ShapeError(f"{op}(): expected a matrix or a batch of matrices, but argument 'A' "
+                         f"has shape {fmt_shape(A.shape)}", op=op, arg="A")
+    if not A.is_floating_point():
+        raise DTypeError(f"{op}(): expected a floating point input, but argument 'A' has dtype "
+                         f"{A.dtype.name}", op=op, arg="A")
+
+
+def svd_lowrank(A, q, niter, M):
+    """U [.., m, q], S [.., q], V [.., n, q] with A - M ~ U diag(S) V^T (exact when q is at
+    least the rank of A - M; the columns drawn at random, so signs and the small singular
+    triplets vary from call to call)."""
+    _check_lowrank("svd_lowrank", A)
+    return _svd_lowrank(A, 6 if q is None else q, 2 if niter is None else niter, M)
+
+
+def pca_lowrank(A, q, center, niter):
+    """The principal components of the rows of A: svd_lowrank of A minus its column means
+    (center=True), with q = min(6, m, n) by default."""
+    op = "pca_lowrank"
+    _check_lowrank(op, A)
+    m, n = A.shape[-2:]
+    if q is None:
+        q = min(6, m, n)
+    elif not 0 <= q <= min(m, n):
+        raise ArgumentError(f"{op}(): q(={q}) must be non-negative integer and not greater "
+                            f"than min(m, n)={min(m, n)} (argument 'q')", op=op, arg="q")
+    if niter < 0:
+        raise ArgumentError(f"{op}(): niter(={niter}) must be non-negative integer (argument "
+                            f"'niter')", op=op, arg="niter")
+    if center:
+        A = A - A.mean([-2], keepdim=True)
+    return _svd_lowrank(A, q, niter, None)

@@ -342,3 +342,65 @@ EIGEN = [
 ]
 
 op_db = EIGEN
+
+
+# ---- svd_lowrank, pca_lowrank ------------------------------------------------------------------
+# Their columns come from a random projection: U, S and V differ from PyTorch's by the draw
+# (and by signs), but U diag(S) V^T is A - M itself when q is at least its rank. The
+# entries compare that product and S, for matrices of low rank. Their gradients depend on
+# the draw too, so they are checked by finite differences in tests/test_lowrank.py.
+def _reconstructed(lowrank):
+    def run(A, *args, **kwargs):
+        U, S, V = lowrank(A, *args, **kwargs)
+        return (U * S.unsqueeze(-2)) @ V.mT, S
+    return run
+
+
+def _low_rank(shape, rank, dtype, device, rng):
+    m, n = shape[-2:]
+    batch = tuple(shape[:-2])
+    a = rng.standard_normal(batch + (m, rank)) @ rng.standard_normal(batch + (rank, n))
+    return tp.tensor(a, dtype=dtype, device=device)
+
+
+def _lowrank_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    if op.name == "svd_lowrank":
+        yield S(_low_rank((6, 5), 2, dtype, device, rng), (), {"q": 3}, name="tall, rank 2")
+        yield S(_low_rank((4, 7), 2, dtype, device, rng).mT.contiguous().mT, (2, 0),
+                name="wide, transposed, q = rank, no power iteration")
+        yield S(_low_rank((2, 5, 4), 1, dtype, device, rng), (2,), name="batch")
+        M = _low_rank((5, 4), 3, dtype, device, rng)
+        yield S(M + _low_rank((5, 4), 2, dtype, device, rng), (), {"q": 2, "M": M},
+                name="A - M of rank 2")
+        yield S(tp.zeros((3, 0), dtype=dtype, device=device), (), {"q": 0}, name="empty")
+    else:
+        means = tp.tensor(rng.standard_normal((1, 5)), dtype=dtype, device=device)
+        yield S(_low_rank((7, 5), 2, dtype, device, rng) + means, name="default q")
+        yield S(_low_rank((6, 4), 2, dtype, device, rng), (), {"q": 3, "center": False},
+                name="not centered")
+        yield S(_low_rank((2, 6, 5), 1, dtype, device, rng), (), {"q": 2, "niter": 1},
+                name="batch")
+
+
+def _errors_lowrank(op, device):
+    yield E(S(t_((3,), device=device)), ShapeError,
+            rf"{op.name}\(\): expected a matrix or a batch of matrices", arg="A")
+    if op.name == "pca_lowrank":
+        yield E(S(t_((3, 4), device=device), (), {"q": 4}), ArgumentError,
+                r"pca_lowrank\(\): q\(=4\) must be non-negative integer and not greater than "
+                r"min\(m, n\)=3", arg="q")
+        yield E(S(t_((3, 4), device=device), (), {"niter": -1}), ArgumentError,
+                r"pca_lowrank\(\): niter\(=-1\) must be non-negative integer", arg="niter")
+
+
+op_db += [
+    OpInfo("svd_lowrank", overloads=("svd_lowrank",), op=_reconstructed(tp.svd_lowrank),
+           ref=_reconstructed(torch.svd_lowrank), dtypes=LAPACK_DTYPES,
+           tolerances={tp.float32: (1e-4, 1e-4)}, sample_inputs_func=_lowrank_samples,
+           error_inputs_func=_errors_lowrank, supports_autograd=False),
+    OpInfo("pca_lowrank", overloads=("pca_lowrank",), op=_reconstructed(tp.pca_lowrank),
+           ref=_reconstructed(torch.pca_lowrank), dtypes=LAPACK_DTYPES,
+           tolerances={tp.float32: (1e-4, 1e-4)}, sample_inputs_func=_lowrank_samples,
+           error_inputs_func=_errors_lowrank, supports_autograd=False),
+]
