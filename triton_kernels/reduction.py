@@ -25,15 +25,17 @@ import triton.language as tl
 from tensorplay import _dtype as dt
 from tensorplay._device_transfer import from_host, to_host
 from tensorplay._memory_format import contiguous_format
+from tensorplay.errors import ArgumentError, ShapeError
 from tensorplay.kernel_support.arguments import integral_to_long, reduced_sizes
 from tensorplay.kernel_support.checks import reduce_dim_list
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
-from tensorplay.kernel_support.results import numel_of
+from tensorplay.kernel_support.results import factory, numel_of
 from tensorplay.library import kernel
 from triton_kernels import _math
 from triton_kernels._launch import (
     INTERPRETED, TL_DTYPES, compute_dtype, launch, new_tensor, operands, pointer,
 )
+from triton_kernels._indexing import atomic_dtype, copy_of, gather_walk, zeroed
 from triton_kernels.copy import clone, fill_
 from cpu_kernels import reduction as cpu_reduction   # the counting kernels run on the host
 from cpu_kernels._common import out as cpu_tensor
@@ -431,12 +433,85 @@ def logsumexp(self, dim, keepdim):
     return r.to(spec.dtype)
 
 
-# ---- counting ops on a host copy ---------------------------------------------------------------
-# bincount and the histograms scatter-add into bins whose number depends on the values
-# (bincount) or that many elements hit at once (atomics): no Triton kernel yet. These run
-# the CPU's NumPy kernel on host copies of the tensors and copy the results back, logged
-# on the `tensorplay.dispatch` logger each call (explain() names the `_on_host` kernel).
+# ---- counting: bincount and histc by atomic adds; the histograms on a host copy -------------
+# bincount and histc add each element's weight (or 1) into its bin: _indexing.py's
+# index kernel in "add" mode (atomic adds), after one host sync for the number of bins
+# (bincount: the largest value) or the range (histc without one). histogramdd's bins
+# (and the local search against their edges) run the CPU's NumPy kernel on host copies
+# of the tensors, logged on the `tensorplay.dispatch` logger each call (explain() names
+# the `_on_host` kernel).
 log = logging.getLogger("tensorplay.dispatch")
+
+
+def _host_bounds(x):
+    """x's min and max as Python numbers (one host sync)."""
+    bounds = [call_below_autograd("amin", x, (), False), call_below_autograd("amax", x, (), False)]
+    low, high = call_below_autograd("stack", bounds, 0).cpu().numpy()
+    return low.item(), high.item()
+
+
+def _add_into_bins(size, dtype, bins_of, weights, device):
+    """out[bins_of[i]] += weights[i] for a 1-D int64 `bins_of` (weights: a tensor, or a
+    0-dim one for the same weight everywhere), out a new zeroed [size] of `dtype`."""
+    acc = atomic_dtype(dtype)
+    out = zeroed((size,), acc, device)
+    n = bins_of._impl.numel()
+    if n:
+        w = weights if weights._impl.dtype is acc else copy_of(weights, acc)
+        w_strides = [0] if not w._impl.sizes else [w._impl.strides[0]]
+        gather_walk(out, w, bins_of, [n], [0], w_strides, [bins_of._impl.strides[0]], size, 1,
+                    mode="add")
+    return out if acc is dtype else copy_of(out, dtype)
+
+
+def bincount(self, weights, minlength):
+    """counts[v] = how many elements equal v (the sum of their weights): atomic adds."""
+    op = "bincount"
+    shape_rule("reduction.bincount")(op, (self, weights, minlength))
+    device, (x,) = operands(op, self=self)
+    size = minlength
+    if x._impl.numel():
+        low, high = _host_bounds(x)
+        if low < 0:
+            raise ShapeError(f"{op}(): only supports 1-d non-negative integral inputs, but "
+                             f"argument 'self' holds {low}", op=op, arg="self")
+        size = builtins.max(size, int(high) + 1)
+    if weights is None:
+        dtype, w = dt.int64, factory.scalar_tensor(1, dtype=dt.int64, device=device)
+    else:
+        dtype = dt.float32 if weights._impl.dtype is dt.float32 else dt.float64
+        w = weights
+    return _add_into_bins(size, dtype, copy_of(x, dt.int64), w, device)
+
+
+def histc(self, bins, min, max):  # noqa: A002 - PyTorch's argument names
+    """bin = trunc((x - lo) * bins / (hi - lo)) in x's dtype (the CPU kernel's arithmetic,
+    with lo and hi as 0-dim tensors of that dtype), the last bin closed; elements outside
+    [lo, hi] (and NaN) add 0."""
+    op = "histc"
+    spec = shape_rule("reduction.histc")(op, (self, bins, min, max))
+    device, (x,) = operands(op, self=self)
+    x = x.reshape([-1])
+    lo, hi = float(min), float(max)
+    if lo == hi and x._impl.numel():
+        lo, hi = _host_bounds(x)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise ArgumentError(f"{op}(): range of [{lo}, {hi}] is not finite (argument 'self')",
+                            op=op, arg="self")
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    dtype = spec.dtype
+    lo_t, hi_t = (factory.scalar_tensor(v, dtype=dtype, device=device) for v in (lo, hi))
+    width = call_below_autograd("sub.Tensor", hi_t, lo_t, 1)
+    shifted = call_below_autograd("sub.Tensor", x, lo_t, 1)
+    scaled = call_below_autograd("div.Tensor", call_below_autograd(
+        "mul.Tensor", shifted, factory.scalar_tensor(bins, dtype=dtype, device=device)), width)
+    inside = call_below_autograd("logical_and", call_below_autograd("ge.Tensor", x, lo_t),
+                                 call_below_autograd("le.Tensor", x, hi_t))
+    scaled = call_below_autograd("where.self", inside, scaled, factory.scalar_tensor(
+        0, dtype=dtype, device=device))
+    positions = call_below_autograd("clamp", copy_of(scaled, dt.int64), 0, bins - 1)
+    return _add_into_bins(bins, dtype, positions, inside, device)
 
 
 def _to_cpu(value):
@@ -462,14 +537,6 @@ def run_on_host(op, cpu_kernel, *args):
     log.info("%s on cuda: no Triton kernel, the CPU's NumPy kernel on a host copy", op)
     device = next(a for a in args if hasattr(a, "_impl"))._impl.device
     return _to_device(cpu_kernel(*[_to_cpu(a) for a in args]), device)
-
-
-def bincount_on_host(self, weights, minlength):
-    return run_on_host("bincount", cpu_reduction.bincount, self, weights, minlength)
-
-
-def histc_on_host(self, bins, min, max):  # noqa: A002 - PyTorch's argument names
-    return run_on_host("histc", cpu_reduction.histc, self, bins, min, max)
 
 
 def histogramdd_from_bin_cts_on_host(self, bins, range, weight, density):  # noqa: A002
