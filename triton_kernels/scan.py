@@ -1,8 +1,9 @@
-"""Running sums and products on the `cuda` device: cumsum, cumprod and their in-place
-forms. The scanned dim is moved last and the input read as [M rows, N elements] (a copy
-only when the rows do not lie at one stride); each program scans BLOCK_M rows, BLOCK_N
-elements at a time with tl.cumsum/tl.cumprod, carrying each row's total from one block
-to the next.
+"""Running sums, products and logsumexps on the `cuda` device: cumsum, cumprod, their
+in-place forms and logcumsumexp. The scanned dim is moved last and the input read as
+[M rows, N elements] (a copy only when the rows do not lie at one stride); each program
+scans BLOCK_M rows, BLOCK_N elements at a time with tl.cumsum/tl.cumprod (logcumsumexp:
+tl.associative_scan with logaddexp), carrying each row's total from one block to the
+next.
 """
 from __future__ import annotations
 
@@ -18,10 +19,20 @@ from triton_kernels._launch import (
     INTERPRETED, compute_dtype, launch, new_tensor, operands, pointer,
 )
 from triton_kernels.pointwise import run
-from cpu_kernels import scan as cpu_scan
-from triton_kernels.reduction import run_on_host
 
 MAX_BLOCK_N = 4096 if INTERPRETED else 1024
+
+
+@triton.jit
+def logaddexp(a, b):
+    """log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)): no exponential overflows
+    (log1p inline, Kahan's form). Equal infinities give themselves (their difference is
+    NaN); a NaN gives NaN."""
+    m = tl.maximum(a, b)
+    e = tl.exp(-tl.abs(a - b))
+    u = 1.0 + e
+    r = m + tl.where(u == 1.0, e, tl.log(u) * e / (u - 1.0))
+    return tl.where((a == b) & (tl.abs(a) == float("inf")), a, r)
 
 
 @triton.jit
@@ -30,7 +41,7 @@ def scan_kernel(
     out_ptr,  # the result, [M, N] contiguous
     M, N,
     stride_m, stride_n,  # the input's strides in elements
-    OP: tl.constexpr,  # "sum" or "prod"
+    OP: tl.constexpr,  # "sum", "prod" or "logsumexp" (logcumsumexp)
     ACC: tl.constexpr,  # accumulator dtype (float32 for half types, int64 for integers)
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
@@ -41,8 +52,10 @@ def scan_kernel(
     cols = tl.arange(0, BLOCK_N)
     if OP == "sum":
         carry = tl.zeros([BLOCK_M], ACC)
-    else:
+    elif OP == "prod":
         carry = tl.zeros([BLOCK_M], ACC) + 1
+    else:
+        carry = tl.zeros([BLOCK_M], ACC) - float("inf")
     for n0 in range(0, N, BLOCK_N):
         n = n0 + cols
         mask = row_mask[:, None] & (n[None, :] < N)
@@ -55,10 +68,15 @@ def scan_kernel(
             x = tl.where(mask, x, 0)
             running = tl.cumsum(x, axis=1) + carry[:, None]
             carry = carry + tl.sum(x, axis=1)
-        else:
+        elif OP == "prod":
             x = tl.where(mask, x, 1)
             running = tl.cumprod(x, axis=1) * carry[:, None]
             carry = carry * tl.reduce(x, 1, _math.multiply)
+        else:
+            # -inf (exp(-inf) = 0) is the identity of logaddexp, as 0 is of +
+            x = tl.where(mask, x, float("-inf"))
+            running = logaddexp(tl.associative_scan(x, 1, logaddexp), carry[:, None])
+            carry = logaddexp(carry, tl.reduce(x, 1, logaddexp))
         out_offsets = rows[:, None].to(tl.int64) * N + n[None, :]
         tl.store(out_ptr + out_offsets, _math.convert(running, out_ptr.dtype.element_ty),
                  mask=mask)
@@ -104,7 +122,8 @@ def cumsum_cumprod(op, self, dim, dtype):
     return _scan(op, kind, self, dim, dtype)
 
 
-def logcumsumexp_on_host(self, dim):
-    """The CPU's np.logaddexp.accumulate on a host copy (logged): tl.associative_scan with
-    a logaddexp combine would serve, not written yet."""
-    return run_on_host("logcumsumexp", cpu_scan.logcumsumexp, self, dim)
+def logcumsumexp(self, dim):
+    """The running logaddexp: scan_kernel with logaddexp as its combine function (in
+    float32 for the half types)."""
+    spec = shape_rule("scan.logcumsumexp")("logcumsumexp", (self, dim))
+    return _scan("logcumsumexp", "logsumexp", self, dim, spec.dtype)

@@ -5257,7 +5257,7 @@ DISPATCH = {
         ('linalg_det', 'eigen.linalg_det_on_host'),
         ('nanmedian', 'sorting.nanmedian_on_host'),
         ('nanmedian.dim', 'sorting.nanmedian_dim_on_host'),
-        ('logcumsumexp', 'scan.logcumsumexp_on_host'),
+        ('logcumsumexp', 'scan.logcumsumexp'),
         ('_unique_consecutive', 'sorting.unique_consecutive_on_host'),
         ('bincount', 'reduction.bincount'),
         ('histc', 'reduction.histc'),
