@@ -326,10 +326,9 @@ def _quantile_samples(op, device, dtype, requires_grad):
 
     def q(values):
         return tp.tensor(values, dtype=dtype, device=device)
-    yield S(x((3, 5)), (0.3,), name="all elements, scalar q")
+    yield S(x((3, 5)), (0.3,), {"keepdim": True}, name="all elements, scalar q, keepdim")
     yield S(x((3, 5), "transposed"), (q([0.0, 0.25, 1.0]),), {"dim": 1}, name="q vector dim 1")
     yield S(x((2, 3, 4)), (q(0.6),), {"dim": 0, "keepdim": True}, name="0-dim q keepdim")
-    yield S(x((3, 4)), (q([0.1, 0.5]),), {"keepdim": True}, name="all elements keepdim")
     for mode in ("lower", "higher", "midpoint", "nearest"):
         yield S(x((4, 5), key=mode), (q([0.2, 0.5, 0.9]),), {"dim": -1, "interpolation": mode},
                 name=mode)
