@@ -39,7 +39,7 @@ def _dtype(op):
 
 def _is_random(op):
     return any("random" in OP_TAGS.get(name, ()) for name in op.overloads) or \
-        op.name in ("native_dropout", "dropout", "multinomial")
+        op.name in ("native_dropout", "dropout", "multinomial", "svd_lowrank", "pca_lowrank")
 
 
 # ---- building batches from a sample -------------------------------------------------------

@@ -6,13 +6,14 @@ input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
 from tensorplay.autograd.formulas import (
-    amax_backward, as_strided_backward, batch_norm_backward, bce_backward_self, bce_backward_target,
-    bce_with_logits_backward_self, bce_with_logits_backward_target, cat_backward, cdist_backward,
-    cholesky_backward, cholesky_inverse_backward, cholesky_solve_backward, clamp_backward,
-    clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
-    conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight,
-    cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward,
-    cumsum_backward, diag_backward, diagonal_backward, dist_backward, div_mode_backward_other,
+    addbmm_grad_batches, amax_backward, as_strided_backward, batch_norm_backward, bce_backward_self,
+    bce_backward_target, bce_with_logits_backward_self, bce_with_logits_backward_target,
+    cat_backward, cdist_backward, cholesky_backward, cholesky_inverse_backward,
+    cholesky_solve_backward, clamp_backward, clamp_backward_max, clamp_backward_min,
+    clamp_backward_self, constant_pad_nd_backward, conv_double_backward_grad_output,
+    conv_double_backward_input, conv_double_backward_weight, cross_entropy_backward,
+    cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward, cumsum_backward,
+    diag_backward, diagonal_backward, dist_backward, div_mode_backward_other,
     div_mode_backward_self, dropout_backward, eigh_backward, einsum_backward, elu_backward,
     elu_backward_of_result, embedding_backward, embedding_dense_double_backward,
     evenly_distribute_backward, filled_value_backward, gather_along_backward, gather_backward,
@@ -5817,6 +5818,51 @@ class LinalgPinvBackward0(Node):
         if self.needs_input_grad(0):
             d_self = pinv_backward(grad, result, self_)
         return (d_self,)
+
+
+class AddbmmBackward0(Node):
+    """Backward of `addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1,
+        Scalar alpha=1) -> Tensor`.
+
+    self: sum_to(maybe_multiply(grad, beta), self.sizes())
+    batch1: maybe_multiply(
+        addbmm_grad_batches(grad, batch1.sizes(), batch2.sizes()).bmm(batch2.transpose(1, 2)),
+        alpha,
+    )
+    batch2: maybe_multiply(
+        batch1.transpose(1, 2).bmm(addbmm_grad_batches(grad, batch1.sizes(), batch2.sizes())),
+        alpha,
+    )
+    """
+
+    __slots__ = (
+        'batch1_', 'batch2_', 'beta_', 'alpha_', 'self_sizes', 'batch1_sizes', 'batch2_sizes',
+    )
+    SAVED = ('batch1_', 'batch2_')
+    OP = 'addbmm'
+
+    def apply(self, grads):
+        grad = grads[0]
+        batch1 = self.batch1_.unpack(self)
+        batch2 = self.batch2_.unpack(self)
+        beta = self.beta_
+        alpha = self.alpha_
+        self_sizes = self.self_sizes
+        batch1_sizes = self.batch1_sizes
+        batch2_sizes = self.batch2_sizes
+        d_self = None
+        d_batch1 = None
+        d_batch2 = None
+        _tmp0 = None
+        if self.needs_input_grad(1) or self.needs_input_grad(2):
+            _tmp0 = addbmm_grad_batches(grad, batch1_sizes, batch2_sizes)
+        if self.needs_input_grad(0):
+            d_self = sum_to(maybe_multiply(grad, beta), self_sizes)
+        if self.needs_input_grad(1):
+            d_batch1 = maybe_multiply(_tmp0.bmm(batch2.transpose(1, 2)), alpha)
+        if self.needs_input_grad(2):
+            d_batch2 = maybe_multiply(batch1.transpose(1, 2).bmm(_tmp0), alpha)
+        return (d_self, d_batch1, d_batch2)
 
 
 class NanmedianBackward0(Node):

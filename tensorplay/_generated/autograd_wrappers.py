@@ -15,11 +15,11 @@ from tensorplay.dispatch.tls import grad_state
 from tensorplay._generated import ops
 from tensorplay._generated.autograd_nodes import (
     AbsBackward0, AcosBackward0, AdaptiveAvgPool2dBackward0, AdaptiveAvgPool2dBackwardBackward0,
-    AdaptiveMaxPool2dBackward0, AdaptiveMaxPool2dBackwardBackward0, AddBackward0, AddcdivBackward0,
-    AddcmulBackward0, AddmmBackward0, AddmvBackward0, AmaxBackward0, AminBackward0,
-    AsStridedBackward0, AsinBackward0, Atan2Backward0, AtanBackward0, AvgPool2dBackward0,
-    AvgPool2dBackwardBackward0, BaddbmmBackward0, BernoulliBackward0, BernoulliBackward1,
-    BernoulliBackward2, BernoulliBackward3, BinaryCrossEntropyBackward0,
+    AdaptiveMaxPool2dBackward0, AdaptiveMaxPool2dBackwardBackward0, AddBackward0, AddbmmBackward0,
+    AddcdivBackward0, AddcmulBackward0, AddmmBackward0, AddmvBackward0, AmaxBackward0,
+    AminBackward0, AsStridedBackward0, AsinBackward0, Atan2Backward0, AtanBackward0,
+    AvgPool2dBackward0, AvgPool2dBackwardBackward0, BaddbmmBackward0, BernoulliBackward0,
+    BernoulliBackward1, BernoulliBackward2, BernoulliBackward3, BinaryCrossEntropyBackward0,
     BinaryCrossEntropyWithLogitsBackward0, BmmBackward0, CatBackward0, CdistBackward0,
     CeilBackward0, CholeskyInverseBackward0, CholeskySolveBackward0, ClampBackward0, ClampBackward1,
     ClampMaxBackward0, CloneBackward0, Col2imBackward0, ConstantPadNdBackward0,
@@ -4168,6 +4168,51 @@ def dist(ks, self, other, p):
     return result
 
 
+def addbmm(ks, self, batch1, batch2, beta, alpha):
+    if not (self._impl.requires_grad or batch1._impl.requires_grad or batch2._impl.requires_grad):
+        return below_autograd(ops.addbmm, ks, self, batch1, batch2, beta, alpha)
+    node = AddbmmBackward0(self, batch1, batch2)
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    node.batch1_sizes = batch1._impl.sizes
+    node.batch2_sizes = batch2._impl.sizes
+    if batch2._impl.requires_grad:
+        node.batch1_ = SavedVariable(batch1, is_output=False)
+    else:
+        node.batch1_ = NOT_SAVED
+    if batch1._impl.requires_grad:
+        node.batch2_ = SavedVariable(batch2, is_output=False)
+    else:
+        node.batch2_ = NOT_SAVED
+    result = below_autograd(ops.addbmm, ks, self, batch1, batch2, beta, alpha)
+    set_history(result, node)
+    return result
+
+
+def addbmm_(ks, self, batch1, batch2, beta, alpha):
+    if not (self._impl.requires_grad or batch1._impl.requires_grad or batch2._impl.requires_grad):
+        return below_autograd(ops.addbmm_, ks, self, batch1, batch2, beta, alpha)
+    check_inplace(self, 'addbmm_')
+    node = AddbmmBackward0(self, batch1, batch2)
+    node.beta_ = beta
+    node.alpha_ = alpha
+    node.self_sizes = self._impl.sizes
+    node.batch1_sizes = batch1._impl.sizes
+    node.batch2_sizes = batch2._impl.sizes
+    if batch2._impl.requires_grad:
+        node.batch1_ = SavedVariable(batch1, is_output=False)
+    else:
+        node.batch1_ = NOT_SAVED
+    if batch1._impl.requires_grad:
+        node.batch2_ = SavedVariable(batch2, is_output=False)
+    else:
+        node.batch2_ = NOT_SAVED
+    result = below_autograd(ops.addbmm_, ks, self, batch1, batch2, beta, alpha)
+    rebase_history(self, node)
+    return result
+
+
 def nanmedian(ks, self):
     if not self._impl.requires_grad:
         return below_autograd(ops.nanmedian, ks, self)
@@ -4539,6 +4584,8 @@ WRAPPERS = {
     'sinc': sinc,
     'heaviside': heaviside,
     'dist': dist,
+    'addbmm': addbmm,
+    'addbmm_': addbmm_,
     'nanmedian': nanmedian,
     'nanmedian.dim': nanmedian_dim,
     'logcumsumexp': logcumsumexp,

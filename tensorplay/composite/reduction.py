@@ -327,13 +327,18 @@ def nuclear_norm_dim(self, dim, keepdim):
 
 
 def norm_except_dim(v, pow, dim):  # noqa: A002 - PyTorch's argument name
-    """The pow-norm of each slice v[..., i, ...] along `dim`, shaped [1, .., n, .., 1];
-    dim == -1: the norm of all of v."""
+    """The pow-norm of each slice v[..., i, ...] along `dim`, shaped [1, .., n, .., 1]
+    (dim == -1: the norm of all of v). As PyTorch writes it: the slices as the rows (dim 0)
+    or columns (the last dim) of a contiguous matrix, another dim moved to the front."""
     if dim == -1:
         return F.norm(v, pow)
     d = wrap_dim("norm_except_dim", "dim", dim, v.dim())
-    others = [i for i in range(v.dim()) if i != d]
-    return F.norm(v, pow, others, True)
+    ones = [1] * (v.dim() - 1)
+    if d == 0:
+        return F.norm(v.contiguous().view([v.shape[0], -1]), pow, [1]).view([v.shape[0]] + ones)
+    if d == v.dim() - 1:
+        return F.norm(v.contiguous().view([-1, v.shape[-1]]), pow, [0]).view(ones + [v.shape[-1]])
+    return norm_except_dim(v.transpose(0, d), pow, 0).transpose(0, d)
 
 
 def _renorm_factor(op, self, p, dim, maxnorm):

@@ -370,9 +370,9 @@ def _lowrank_samples(op, device, dtype, requires_grad):
         yield S(_low_rank((4, 7), 2, dtype, device, rng).mT.contiguous().mT, (2, 0),
                 name="wide, transposed, q = rank, no power iteration")
         yield S(_low_rank((2, 5, 4), 1, dtype, device, rng), (2,), name="batch")
-        M = _low_rank((5, 4), 3, dtype, device, rng)
-        yield S(M + _low_rank((5, 4), 2, dtype, device, rng), (), {"q": 2, "M": M},
-                name="A - M of rank 2")
+        M = _low_rank((5, 4), 1, dtype, device, rng)
+        yield S(_low_rank((5, 4), 2, dtype, device, rng), (), {"q": 3, "M": M},
+                name="A - M of rank 3")
         yield S(tp.zeros((3, 0), dtype=dtype, device=device), (), {"q": 0}, name="empty")
     else:
         means = tp.tensor(rng.standard_normal((1, 5)), dtype=dtype, device=device)

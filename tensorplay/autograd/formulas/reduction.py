@@ -171,3 +171,8 @@ def logsumexp_backward(grad, self, result, dim, keepdim):
         F.exp(self - restore_reduced(result, sizes, dim, keepdim))
 
 
+
+
+def addbmm_grad_batches(grad, batch1_sizes, batch2_sizes):
+    """addbmm's gradient [n, p] seen by each of the b products: expanded to [b, n, p]."""
+    return grad.unsqueeze(0).expand([batch1_sizes[0], batch1_sizes[1], batch2_sizes[2]])

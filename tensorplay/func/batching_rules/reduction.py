@@ -4,7 +4,7 @@ reductions that take a `dim` share `dim_rule` (batching_rules/__init__.py), whic
 from __future__ import annotations
 
 from tensorplay.dispatch.dispatcher import dispatcher
-from tensorplay.func.batching_rules import call, to_front
+from tensorplay.func.batching_rules import NeedsFallback, call, to_front
 
 
 # Full reductions (no dim argument): reduce the flattened example along dim 1 with the
@@ -16,6 +16,7 @@ FULL_REDUCTIONS = {
     "max": ("max.dim", lambda x, a: (x, 1, False)),
     "min": ("min.dim", lambda x, a: (x, 1, False)),
     "median": ("median.dim", lambda x, a: (x, 1, False)),
+    "nanmedian": ("nanmedian.dim", lambda x, a: (x, 1, False)),
     "all": ("all.dim", lambda x, a: (x, 1, False)),
     "any": ("any.dim", lambda x, a: (x, 1, False)),
 }
@@ -25,9 +26,18 @@ def full_reduction_rule(op, args, bdims):
     dim_op_name, build = FULL_REDUCTIONS[op.name]
     x = to_front(args[0], bdims[0])
     flat = x.reshape((x.shape[0], -1))
+    if flat.shape[1] == 0 and op.name in ("median", "nanmedian"):
+        raise NeedsFallback(op.name)    # the median of nothing is NaN: no dim to reduce
     out = call(dispatcher.find(dim_op_name), *build(flat, args))
     if isinstance(out, tuple):
         out = out[0]
     return out, 0
 
 
+
+
+def per_example_rule(op, args, bdims):
+    """histogram and histogramdd (each example's bin edges come from its own min and max),
+    quantile and nanquantile (q's range is checked): values read on the host, so the batch
+    cannot be one call: the per-example loop."""
+    raise NeedsFallback(op.name)
