@@ -136,6 +136,8 @@ def cases(quick):
         for acc, ptr in ((tl.float32, "*bf16"), (tl.int64, "*i64")):
             yield (f"scan {kind} {acc}", scan.scan_kernel, {"in_ptr": ptr, "out_ptr": ptr},
                    dict(OP=kind, ACC=acc, BLOCK_M=4, BLOCK_N=256), {})
+    yield ("scan logsumexp", scan.scan_kernel, {"in_ptr": "*bf16", "out_ptr": "*bf16"},
+           dict(OP="logsumexp", ACC=tl.float32, BLOCK_M=4, BLOCK_N=256), {})
     tril = _template.kernel("tril", "tl.where(col - row <= diagonal, x, 0)", 1, 3,
                             ("diagonal",), matrix=True)
     yield ("tril rank 3", tril, {"out_ptr": "*fp32", "x_ptr": "*fp32"},
