@@ -38,3 +38,17 @@ def test_svd_lowrank_recovers_a_low_rank_matrix():
     assert U.shape == (8, 3) and S.shape == (3,) and V.shape == (6, 3)
     np.testing.assert_allclose(((U * S) @ V.mT).numpy(), A.numpy(), atol=1e-4)
     np.testing.assert_allclose((U.mT @ U).numpy(), np.eye(3), atol=1e-5)
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_lobpcg_from_a_random_start(largest):
+    """lobpcg draws its starting vectors when X is not given; the eigenpairs it converges
+    to are the matrix's, whatever the draw (the OpInfo entry gives X)."""
+    import torch
+    rng = np.random.default_rng(2)
+    q, _ = np.linalg.qr(rng.standard_normal((15, 15)))
+    A = (q * np.arange(1.0, 16.0)) @ q.T
+    E, X = tp.lobpcg(tp.tensor(A), k=2, largest=largest)
+    expected = torch.lobpcg(torch.tensor(A), k=2, largest=largest)[0].numpy()
+    np.testing.assert_allclose(E.numpy(), expected, rtol=1e-8)
+    np.testing.assert_allclose((tp.tensor(A) @ X).numpy(), (X * E).numpy(), atol=1e-6)

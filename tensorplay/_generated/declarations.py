@@ -4520,6 +4520,17 @@ SCHEMAS = (
         num_returns=3,
     ),
     OpSchema(
+        name='lobpcg',
+        text=(
+            'lobpcg(Tensor A, int? k=None, Tensor? B=None, Tensor? X=None, int? n=None, '
+            'Tensor? iK=None, int? niter=None, float? tol=None, bool? largest=None, '
+            'str? method=None) -> (Tensor, Tensor)'
+        ),
+        arg_names=('A', 'k', 'B', 'X', 'n', 'iK', 'niter', 'tol', 'largest', 'method'),
+        tensor_positions=(0, 2, 3, 5),
+        num_returns=2,
+    ),
+    OpSchema(
         name='gradient.scalarint',
         text=(
             'gradient.scalarint(Tensor self, *, Scalar? spacing=None, int? dim=None, '
@@ -5584,6 +5595,7 @@ DISPATCH = {
         ('histogramdd.TensorList_bins', 'reduction.histogramdd_tensor_bins'),
         ('svd_lowrank', 'eigen.svd_lowrank'),
         ('pca_lowrank', 'eigen.pca_lowrank'),
+        ('lobpcg', 'eigen.lobpcg'),
         ('gradient.scalarint', 'scan.gradient_scalarint'),
         ('gradient.scalararray', 'scan.gradient_scalararray'),
         ('gradient.array', 'scan.gradient_array'),
@@ -6405,4 +6417,5 @@ VMAP_RULES = {
     'histogramdd.int_bins': 'reduction.per_example_rule',
     'histogramdd': 'reduction.per_example_rule',
     'histogramdd.TensorList_bins': 'reduction.per_example_rule',
+    'lobpcg': 'reduction.per_example_rule',
 }

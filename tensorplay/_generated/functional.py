@@ -11630,6 +11630,48 @@ def pca_lowrank(A, q=None, center=True, niter=2, *, out=None):
     return ops.pca_lowrank.call(A._impl.keys, A, q, center, niter)
 
 
+# ---- lobpcg ----------------------------------------------------------------------------
+
+def lobpcg(
+    A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, largest=None, method=None, *,
+    out=None,
+):
+    """The k largest (smallest) eigenpairs of a symmetric A (A x = e B x), by LOBPCG; PyTorch's
+    tracker and ortho_* arguments are not taken.
+
+    lobpcg(Tensor A, int? k=None, Tensor? B=None, Tensor? X=None, int? n=None, Tensor? iK=None,
+        int? niter=None, float? tol=None, bool? largest=None, str? method=None) -> (Tensor,
+        Tensor)
+    """
+    if out is not None:
+        return into_out('lobpcg', out, lobpcg(A, k, B, X, n, iK, niter, tol, largest, method))
+    if not isinstance(A, Tensor):
+        bad_arg('lobpcg', 'A', 'Tensor', A)
+    if k is not None and type(k) is not _b.int:
+        k = as_int('lobpcg', 'k', k)
+    if B is not None and not isinstance(B, Tensor):
+        bad_arg('lobpcg', 'B', 'Tensor or None', B)
+    if X is not None and not isinstance(X, Tensor):
+        bad_arg('lobpcg', 'X', 'Tensor or None', X)
+    if n is not None and type(n) is not _b.int:
+        n = as_int('lobpcg', 'n', n)
+    if iK is not None and not isinstance(iK, Tensor):
+        bad_arg('lobpcg', 'iK', 'Tensor or None', iK)
+    if niter is not None and type(niter) is not _b.int:
+        niter = as_int('lobpcg', 'niter', niter)
+    if tol is not None and type(tol) not in FLOAT_TYPES:
+        tol = as_float('lobpcg', 'tol', tol)
+    if largest is not None and type(largest) is not _b.bool:
+        largest = as_bool('lobpcg', 'largest', largest)
+    if method is not None and type(method) is not _b.str:
+        bad_arg('lobpcg', 'method', 'str', method)
+    ks = (A._impl.keys
+                | (B._impl.keys if B is not None else 0)
+                | (X._impl.keys if X is not None else 0)
+                | (iK._impl.keys if iK is not None else 0))
+    return ops.lobpcg.call(ks, A, k, B, X, n, iK, niter, tol, largest, method)
+
+
 # ---- gradient (scalarint, scalararray, array, tensorarrayint, tensorarray, scalarrayint, scalarrayarray) ----
 
 def _match_gradient_scalarint(input, *, spacing=None, dim=None, edge_order=1):
@@ -12245,6 +12287,7 @@ FUNCTIONS = (
     'histogramdd',
     'svd_lowrank',
     'pca_lowrank',
+    'lobpcg',
     'gradient',
     'lu',
 )

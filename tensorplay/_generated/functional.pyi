@@ -1284,6 +1284,12 @@ def svd_lowrank(
 def pca_lowrank(
     A: Tensor, q: int | None = None, center: bool = True, niter: int = 2, *, out: Tensor = None,
 ) -> tuple[Tensor, Tensor, Tensor]: ...
+def lobpcg(
+    A: Tensor, k: int | None = None, B: Tensor | None = None, X: Tensor | None = None,
+    n: int | None = None, iK: Tensor | None = None, niter: int | None = None,
+    tol: float | None = None, largest: bool | None = None, method: str | None = None, *,
+    out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
 @overload
 def gradient(
     input: Tensor, *, spacing: Number | None = None, dim: int | None = None, edge_order: int = 1,

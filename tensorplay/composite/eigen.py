@@ -358,3 +358,104 @@ def pca_lowrank(A, q, center, niter):
     if center:
         A = A - A.mean([-2], keepdim=True)
     return _svd_lowrank(A, q, niter, None)
+
+
+# ---- lobpcg: a few extreme eigenpairs of a symmetric (generalized) eigenproblem -----------------
+_SQRT_EPS = {dt.float32: 1.2e-07 ** 0.5, dt.float64: 2.23e-16 ** 0.5}    # PyTorch's default tol
+
+
+def _b_times(B, Y):
+    return Y if B is None else F.matmul(B, Y)
+
+
+def _rayleigh_ritz(A, B, S, largest):
+    """The Ritz pairs of (A, B) on span(S), largest (smallest) first: a B-orthonormal
+    basis Q of span(S) (from the eigendecomposition of S^T B S, directions it finds
+    numerically dependent dropped), then the eigenpairs of Q^T A Q."""
+    G = F.matmul(S.mT, _b_times(B, S))
+    d, V = F.linalg_eigh((G + G.mT) / 2)
+    eps = float(np.finfo(np.dtype(S.dtype.np)).eps)
+    keep = [i for i, v in enumerate(d.tolist()) if v > max(d.tolist()) * eps * 100]
+    index = _creation.tensor(keep, dtype=dt.int64, device=S.device)
+    Q = F.matmul(S, V.index_select(1, index) / d.index_select(0, index).sqrt())
+    T = F.matmul(Q.mT, F.matmul(A, Q))
+    E, Z = F.linalg_eigh((T + T.mT) / 2)
+    if largest:
+        E, Z = E.flip([0]), Z.flip([1])
+    return E, F.matmul(Q, Z)
+
+
+def _lobpcg_one(A, B, X, iK, k, n, niter, tol, largest):
+    """Knyazev's LOBPCG: each step takes the Ritz pairs of span[X, W, P], X the current
+    eigenvector estimates, W the (preconditioned) residuals A X - B X diag(E), P the last
+    step's change of X; it stops when the first k pairs have converged by PyTorch's
+    backward-stable criterion, |r| / (|x| (|A| + |e| |B|)) < tol."""
+    x_norm = float(X.norm())
+    a_norm = float(F.matmul(A, X).norm()) / x_norm
+    b_norm = float(_b_times(B, X).norm()) / x_norm
+    E, Y = _rayleigh_ritz(A, B, X, largest)
+    X, E = Y[:, :n], E[:n]
+    P = None
+    for _ in range(niter):
+        R = F.matmul(A, X) - _b_times(B, X) * E
+        rerr = R.norm(2, [0]) / (X.norm(2, [0]) * (a_norm + E.abs() * b_norm))
+        converged = 0
+        for ok in (rerr < tol).tolist():
+            if not ok:
+                break
+            converged += 1
+        if converged >= k:
+            break
+        W = R if iK is None else F.matmul(iK, R)
+        E_all, Y = _rayleigh_ritz(A, B, F.cat([X, W] + ([P] if P is not None else []), 1),
+                                  largest)
+        new_X, E = Y[:, :n], E_all[:n]
+        P = new_X - F.matmul(X, F.matmul(X.mT, _b_times(B, new_X)))
+        X = new_X
+    return E[:k], X[:, :k]
+
+
+def lobpcg(A, k, B, X, n, iK, niter, tol, largest, method):
+    """The k largest (smallest) eigenvalues of A x = e B x (B = I when None) for symmetric A
+    and positive definite B, and their eigenvectors (B-orthonormal), by LOBPCG from n
+    starting vectors (X, or random ones); a batch of matrices one at a time."""
+    op = "lobpcg"
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+        raise ShapeError(f"{op}(): expected a square matrix (or a batch of them), but "
+                         f"argument 'A' has shape {fmt_shape(A.shape)}", op=op, arg="A")
+    if A.dtype not in _SQRT_EPS:
+        raise DTypeError(f"{op}(): expected a float32 or float64 input, but argument 'A' has "
+                         f"dtype {A.dtype.name}", op=op, arg="A")
+    if B is not None and tuple(B.shape) != tuple(A.shape):
+        raise ShapeError(f"{op}(): argument 'B' must have A's shape {fmt_shape(A.shape)}, "
+                         f"got {fmt_shape(B.shape)}", op=op, arg="B")
+    if method not in (None, "basic", "ortho"):
+        raise ArgumentError(f"{op}(): method must be 'basic' or 'ortho', got {method!r} "
+                            f"(argument 'method')", op=op, arg="method")
+    m = A.shape[-1]
+    k = (1 if X is None else X.shape[-1]) if k is None else k
+    n = (k if n is None else n) if X is None else X.shape[-1]
+    if m < 3 * n:
+        raise ArgumentError(f"{op}(): LPBPCG algorithm is not applicable when the number of A "
+                            f"rows (={m}) is smaller than 3 x the number of requested "
+                            f"eigenpairs (={n}) (argument 'k')", op=op, arg="k")
+    if X is not None and A.dim() == 2 and tuple(X.shape) != (m, n):
+        raise ShapeError(f"{op}(): first argument must be ({m}, {n}) tensor, got "
+                         f"{fmt_shape(X.shape)} (argument 'X')", op=op, arg="X")
+    tol = _SQRT_EPS[A.dtype] if tol is None else tol
+    niter = 1000 if niter is None else niter
+    largest = True if largest is None else largest
+
+    def one(a, b, x, ik):
+        if x is None:
+            x = _creation.randn(m, n, dtype=A.dtype, device=A.device)
+        return _lobpcg_one(a, b, x, ik, k, n, niter, tol, largest)
+    if A.dim() == 2:
+        return one(A, B, X, iK)
+    batch = A.reshape([-1, m, m])
+    pairs = [one(batch[i], None if B is None else B.reshape([-1, m, m])[i],
+                 None if X is None else X.reshape([-1, m, n])[i], iK)
+             for i in range(batch.shape[0])]
+    E = F.stack([e for e, _ in pairs], 0).reshape(list(A.shape[:-2]) + [k])
+    V = F.stack([v for _, v in pairs], 0).reshape(list(A.shape[:-2]) + [m, k])
+    return E, V

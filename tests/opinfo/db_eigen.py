@@ -404,3 +404,58 @@ op_db += [
            tolerances={tp.float32: (1e-4, 1e-4)}, sample_inputs_func=_lowrank_samples,
            error_inputs_func=_errors_lowrank, supports_autograd=False),
 ]
+
+
+# ---- lobpcg --------------------------------------------------------------------------------
+# Converged eigenpairs agree with PyTorch's to the convergence tolerance (sqrt(eps) of the
+# residual) whatever the random start; eigenvectors up to sign, so each column is turned
+# to make its largest entry positive. The gradient runs through the iterations here, not
+# through PyTorch's closed form (LOBPCGAutogradFunction): not compared.
+def _signed(lobpcg):
+    def run(A, *args, **kwargs):
+        E, X = lobpcg(A, *args, **kwargs)
+        pick = X.abs().argmax(-2, keepdim=True)
+        return E, X * X.gather(-2, pick).sign()
+    return run
+
+
+def _spd(m, dtype, device, rng, spectrum=None, batch=()):
+    q, _ = np.linalg.qr(rng.standard_normal(batch + (m, m)))
+    e = np.arange(1.0, m + 1) if spectrum is None else spectrum
+    return tp.tensor((q * e) @ np.swapaxes(q, -1, -2), dtype=dtype, device=device)
+
+
+def _lobpcg_samples(op, device, dtype, requires_grad):
+    # (starting vectors given: vmap's per-example loop cannot draw them; tests/test_lowrank.py
+    # runs the random start)
+    rng = rng_for(op.full_name, dtype)
+
+    def start(*shape):
+        return tp.tensor(rng.standard_normal(shape), dtype=dtype, device=device)
+    yield S(_spd(12, dtype, device, rng), (), {"k": 2, "X": start(12, 2)}, name="2 largest")
+    if device != "cpu":
+        return      # tens of iterations, each a dozen launches in the Triton interpreter
+    yield S(_spd(12, dtype, device, rng), (), {"k": 3, "largest": False, "X": start(12, 4)},
+            name="3 smallest from 4 vectors")
+    B = tp.tensor(np.diag(np.linspace(1.0, 2.0, 10)), dtype=dtype, device=device)
+    yield S(_spd(10, dtype, device, rng), (), {"B": B, "X": start(10, 2)},
+            name="generalized")
+    yield S(_spd(9, dtype, device, rng, batch=(2,)), (), {"k": 1, "X": start(2, 9, 1)},
+            name="batch")
+
+
+def _errors_lobpcg(op, device):
+    yield E(S(t_((3, 4), device=device)), ShapeError,
+            r"lobpcg\(\): expected a square matrix", arg="A")
+    yield E(S(t_((6, 6), device=device), (), {"k": 3}), ArgumentError,
+            r"lobpcg\(\): LPBPCG algorithm is not applicable when the number of A rows \(=6\) "
+            r"is smaller than 3 x the number of requested eigenpairs \(=3\)", arg="k")
+
+
+op_db += [
+    OpInfo("lobpcg", overloads=("lobpcg",), op=_signed(tp.lobpcg), ref=_signed(torch.lobpcg),
+           dtypes=LAPACK_DTYPES, tolerances={tp.float32: (2e-3, 2e-3), tp.float64: (1e-6, 1e-6)},
+           sample_inputs_func=_lobpcg_samples, error_inputs_func=_errors_lobpcg,
+           supports_autograd=False, supports_meta=False,
+           supports_out=True),   # (the sign-fixing wrapper returns new tensors: out= unchecked)
+]
