@@ -7,6 +7,8 @@ them, written as PyTorch writes them (LinearAlgebra.cpp, BatchLinearAlgebra.cpp)
     linalg_pinv, pinverse               V diag(1/S) U^T, small singular values dropped
     linalg_matrix_rank                  how many singular values are above the tolerance
     linalg_cond                         s_max / s_min, or |A| |A^-1| in another norm
+    svd_lowrank, pca_lowrank            a random projection, then the SVD of a small matrix
+    lobpcg                              a few extreme eigenpairs by Rayleigh-Ritz steps
 
 Their graphs record themselves (gradients through svd_backward and eigh_backward), except
 pinv's: PyTorch gives linalg_pinv a formula of its own (pinv_backward, derivatives.yaml),

@@ -1,10 +1,13 @@
 """Numeric helpers from NumPy's vocabulary, composed of existing ops: square, the
 NaN-skipping reductions (nansum, nanmean), finite differences (diff), the trapezoidal
 rule (trapezoid, cumulative_trapezoid), pointwise helpers (deg2rad, logaddexp, fmax,
-sinc, float_power, heaviside, ...) and covariance (cov, corrcoef).
+sinc, float_power, heaviside, ...) and covariance (cov, corrcoef); aminmax, vdot, addbmm,
+the older norms (frobenius_norm, nuclear_norm, norm_except_dim), renorm, and the
+histograms (histogram, histogramdd: the counting kernels and the bin edges they used).
 
-No derivatives.yaml entries: autograd records the ops they call (composite implicit
-autograd), so every backend, the Meta one included, runs them unchanged.
+No derivatives.yaml entries but addbmm's: autograd records the ops they call (composite
+implicit autograd), so every backend, the Meta one included, runs them unchanged.
+addbmm has PyTorch's formula, so that its backward saves batch1 and batch2 themselves.
 """
 from __future__ import annotations
 

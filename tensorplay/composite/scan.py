@@ -1,5 +1,5 @@
-"""Finite differences (diff) and the cumulative trapezoidal rule, composed of narrow,
-sub and cumsum; the trapezoid helpers serve reduction.py's trapezoid too."""
+"""Finite differences (diff, gradient) and the cumulative trapezoidal rule, composed of
+narrow, sub and cumsum; the trapezoid helpers serve reduction.py's trapezoid too."""
 from __future__ import annotations
 
 from tensorplay import _dtype as dt

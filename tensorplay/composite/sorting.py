@@ -1,5 +1,6 @@
 """Searching: searchsorted and bucketize (binary search in sorted tensors), isin and
-msort, composed of comparisons and sort.
+msort, composed of comparisons and sort; quantile and nanquantile (a sort, then a read at
+each quantile's rank) and unique_consecutive's tuple.
 
 For each value v, the insertion index into a sorted sequence s is a count:
 

@@ -1,7 +1,8 @@
 """The triangular factorizations written with the ops of cpu_kernels/triangular.py:
 linalg.lu_factor and linalg.ldl_factor are their `_ex` forms that raise for a singular
 matrix, and linalg.lu is lu_factor_ex unpacked (its derivatives.yaml entry records it as
-one node, PyTorch's linalg_lu_backward)."""
+one node, PyTorch's linalg_lu_backward). torch.lu and torch.lu_solve, the older spellings,
+are lu_factor_ex and linalg.lu_solve under PyTorch's argument names."""
 from __future__ import annotations
 
 from tensorplay._generated import functional as F
