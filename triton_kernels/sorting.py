@@ -555,18 +555,39 @@ def compile_cases(quick):
             "first_ptr": "*i64", "end_ptr": "*i64"}, dict(BLOCK=1024), {})
 
 
-# ---- on a host copy: nanmedian, unique_consecutive ---------------------------------------------
-# nanmedian picks a different rank in each slice (its count of non-NaN values), and
-# unique_consecutive's output size depends on the values: the CPU's NumPy kernels run on
-# a host copy (logged; triton_kernels/reduction.py's run_on_host).
-def nanmedian_on_host(self):
-    return run_on_host("nanmedian", cpu_sorting.nanmedian, self)
+# ---- nanmedian: the sort's kernel, then a read at each slice's own rank ------------------------
+def _nan_median_along(x, d, keepdim):
+    """Sort each slice along d (NaN last), count its values that are not NaN, and read
+    the sorted slice (and the sort's indices) at (count - 1) // 2, at 0 when there are
+    none (a slice of NaNs: NaN at its first index). The rank differs from slice to slice,
+    so it is a gather, not select_kernel's one k."""
+    values, indices = call_below_autograd("sort", x, d, False)
+    present = call_below_autograd("logical_not", call_below_autograd("isnan", x))
+    count = call_below_autograd("sum.dim_IntList", present, [d], True, dt.int64)
+    rank = call_below_autograd("floor_divide.Scalar",
+                               call_below_autograd("sub.Scalar", count, 1, 1), 2)
+    rank = call_below_autograd("clamp_min", rank, 0)
+    picked = [call_below_autograd("gather", t, d, rank, False) for t in (values, indices)]
+    return tuple(t if keepdim else call_below_autograd("squeeze.dim", t, d) for t in picked)
 
 
-def nanmedian_dim_on_host(self, dim, keepdim):
-    return run_on_host("nanmedian", cpu_sorting.nanmedian_dim, self, dim, keepdim)
+def nanmedian(self):
+    shape_rule("sorting.median")("nanmedian", (self,))
+    if not self._impl.numel():      # NaN (cast to an integer dtype: the CPU kernel's value)
+        return run_on_host("nanmedian", cpu_sorting.nanmedian, self)
+    return _nan_median_along(call_below_autograd("reshape", self, [-1]), 0, False)[0]
 
 
+def nanmedian_dim(self, dim, keepdim):
+    shape_rule("sorting.median_dim")("nanmedian", (self, dim, keepdim))
+    if self.dim() == 0:
+        return _nan_median_along(call_below_autograd("reshape", self, [1]), 0, False)
+    return _nan_median_along(self, wrap_dim("nanmedian", dim, self.dim()), keepdim)
+
+
+# ---- unique_consecutive: on a host copy ------------------------------------------------------
+# Its output size depends on the values: the CPU's NumPy kernel runs on a host copy (logged;
+# triton_kernels/reduction.py's run_on_host).
 def unique_consecutive_on_host(self, return_inverse, return_counts, dim):
     return run_on_host("unique_consecutive", cpu_sorting.unique_consecutive, self,
                        return_inverse, return_counts, dim)
