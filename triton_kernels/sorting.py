@@ -29,6 +29,7 @@ import triton.language as tl
 
 from tensorplay import _dtype as dt
 from tensorplay._device_transfer import from_host
+from tensorplay._memory_format import contiguous_format
 from tensorplay.kernel_support.checks import wrap_dim
 from tensorplay.kernel_support.layout import unique_dim_strides
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
@@ -585,9 +586,46 @@ def nanmedian_dim(self, dim, keepdim):
     return _nan_median_along(self, wrap_dim("nanmedian", dim, self.dim()), keepdim)
 
 
-# ---- unique_consecutive: on a host copy ------------------------------------------------------
-# Its output size depends on the values: the CPU's NumPy kernel runs on a host copy (logged;
-# triton_kernels/reduction.py's run_on_host).
-def unique_consecutive_on_host(self, return_inverse, return_counts, dim):
-    return run_on_host("unique_consecutive", cpu_sorting.unique_consecutive, self,
-                       return_inverse, return_counts, dim)
+# ---- unique_consecutive: where a run starts, from the comparison, cumsum and nonzero kernels ---
+def unique_consecutive(self, return_inverse, return_counts, dim):
+    """starts[i] = x[i] != x[i-1] (any element of the slices, along a dim), starts[0] =
+    True; the runs' first positions are nonzero(starts) (its host sync gives the output's
+    size), each element's run cumsum(starts) - 1, each run's length the gaps between the
+    first positions."""
+    op = "unique_consecutive"
+    shape_rule("sorting.unique_consecutive")(op, (self, return_inverse, return_counts, dim))
+    if self.dim() == 0 or self._impl.numel() == 0:
+        return run_on_host(op, cpu_sorting.unique_consecutive, self, return_inverse,
+                           return_counts, dim)
+    device = self._impl.device
+    d = 0 if dim is None else wrap_dim(op, dim, self.dim())
+    x = call_below_autograd("reshape", self, [-1]) if dim is None else \
+        call_below_autograd("movedim.int", self, d, 0)
+    n = x._impl.sizes[0]
+    changed = call_below_autograd("ne.Tensor", call_below_autograd("narrow", x, 0, 1, n - 1),
+                                  call_below_autograd("narrow", x, 0, 0, n - 1))
+    if changed.dim() > 1:
+        changed = call_below_autograd(
+            "any.dim", call_below_autograd("reshape", changed, [n - 1, -1]), 1, False)
+    first_row = factory.ones((1,), dtype=dt.bool, device=device)
+    starts = call_below_autograd("cat", [first_row, changed], 0)
+    first = call_below_autograd("reshape", call_below_autograd("nonzero", starts), [-1])
+    values = call_below_autograd("index_select", x, 0, first)
+    if dim is not None:
+        values = call_below_autograd("clone", call_below_autograd("movedim.int", values, 0, d),
+                                     contiguous_format)
+    empty = factory.empty((0,), dtype=dt.int64, device=device)
+    inverse, counts = empty, empty
+    if return_inverse or dim is not None:
+        inverse = call_below_autograd("sub.Scalar", call_below_autograd(
+            "cumsum", starts, 0, dt.int64), 1, 1)
+        if dim is None:
+            inverse = call_below_autograd("reshape", inverse, list(self._impl.sizes))
+    if return_counts or dim is not None:
+        ends = factory.full((1,), n, dtype=dt.int64, device=device)
+        bounds = call_below_autograd("cat", [first, ends], 0)
+        runs = bounds._impl.sizes[0] - 1
+        counts = call_below_autograd("sub.Tensor",
+                                     call_below_autograd("narrow", bounds, 0, 1, runs),
+                                     call_below_autograd("narrow", bounds, 0, 0, runs), 1)
+    return values, inverse, counts

@@ -5269,7 +5269,7 @@ DISPATCH = {
         ('nanmedian', 'sorting.nanmedian'),
         ('nanmedian.dim', 'sorting.nanmedian_dim'),
         ('logcumsumexp', 'scan.logcumsumexp'),
-        ('_unique_consecutive', 'sorting.unique_consecutive_on_host'),
+        ('_unique_consecutive', 'sorting.unique_consecutive'),
         ('bincount', 'reduction.bincount'),
         ('histc', 'reduction.histc'),
         ('_histogramdd_from_bin_cts', 'reduction.histogramdd_from_bin_cts_on_host'),

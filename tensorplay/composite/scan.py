@@ -99,10 +99,6 @@ def _gradient_checks(self, spacing_len, dims_given, dims, edge_order):
     return wrapped
 
 
-def _joined(self, d, first, middle, last):
-    return F.cat([first, middle, last], d)
-
-
 def _uniform_gradient(self, d, h, edge_order):
     """Samples h apart: (y[i+1] - y[i-1]) / 2h inside; at the ends the one-sided first
     (edge_order 1) or second order (2: -1.5 y0 + 2 y1 - 0.5 y2) differences."""
@@ -117,7 +113,7 @@ def _uniform_gradient(self, d, h, edge_order):
     else:
         first = (s(0, 1) * -1.5 + s(1, 1) * 2 - s(2, 1) * 0.5) / h
         last = (s(n - 3, 1) * 0.5 + s(n - 2, 1) * -2 + s(n - 1, 1) * 1.5) / h
-    return _joined(self, d, first, middle, last)
+    return F.cat([first, middle, last], d)
 
 
 def _coordinate_gradient(self, d, x, edge_order):
@@ -148,7 +144,7 @@ def _coordinate_gradient(self, d, x, edge_order):
         hl, hm = h[-1], h[-2]
         last = (hl / (hm * (hl + hm)) * s(n - 3, 1) - (hl + hm) / (hl * hm) * s(n - 2, 1)
                 + (2 * hl + hm) / (hl * (hl + hm)) * s(n - 1, 1))
-    return _joined(self, d, first, middle, last)
+    return F.cat([first, middle, last], d)
 
 
 def _gradient(self, spacing, dim, edge_order, spacing_len=None):

@@ -417,7 +417,8 @@ def _aminmax_samples(op, device, dtype, requires_grad):
     yield S(x, (), {"dim": 1}, name="dim=1")
     yield S(distinct((3, 4), dtype, device, rng, "transposed", grad), (),
             {"dim": 0, "keepdim": True}, name="dim=0 keepdim")
-    yield S(distinct((), dtype, device, rng, "contiguous", grad), (), {"dim": 0}, name="0-dim dim=0")
+    yield S(distinct((), dtype, device, rng, "contiguous", grad), (), {"dim": 0},
+            name="0-dim dim=0")
     yield S(make_tensor((0, 3), dtype, device, rng=rng, requires_grad=grad), (), {"dim": 1},
             name="empty, nonempty dim")
 
@@ -432,7 +433,8 @@ def _errors_aminmax(op, device):
 def _vdot_samples(op, device, dtype, requires_grad):
     for n, layout in ((5, "contiguous"), (4, "strided"), (0, "contiguous"), (3, "expanded")):
         yield S(_x(op, device, dtype, requires_grad, (n,), layout, "a"),
-                (_x(op, device, dtype, requires_grad, (n,), "contiguous", "b"),), name=f"n={n} {layout}")
+                (_x(op, device, dtype, requires_grad, (n,), "contiguous", "b"),),
+                name=f"n={n} {layout}")
 
 
 def _errors_vdot(op, device):
