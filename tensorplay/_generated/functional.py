@@ -10846,6 +10846,350 @@ def short(self):
         bad_arg('short', 'self', 'Tensor', self)
     return ops.short.call(self._impl.keys, self)
 
+
+# ---- lgamma ----------------------------------------------------------------------------
+
+def lgamma(input, *, out=None):
+    """log|Gamma(self)|, the log of the gamma function's absolute value.
+
+    lgamma(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('lgamma', out, lgamma(input))
+    if not isinstance(input, Tensor):
+        bad_arg('lgamma', 'input', 'Tensor', input)
+    return ops.lgamma.call(input._impl.keys, input)
+
+
+# ---- lgamma_ ---------------------------------------------------------------------------
+
+def lgamma_(self):
+    """lgamma_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('lgamma_', 'self', 'Tensor', self)
+    return ops.lgamma_.call(self._impl.keys, self)
+
+
+# ---- digamma ---------------------------------------------------------------------------
+
+def digamma(input, *, out=None):
+    """d/dx log Gamma(x), the logarithmic derivative of the gamma function.
+
+    digamma(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('digamma', out, digamma(input))
+    if not isinstance(input, Tensor):
+        bad_arg('digamma', 'input', 'Tensor', input)
+    return ops.digamma.call(input._impl.keys, input)
+
+
+# ---- digamma_ --------------------------------------------------------------------------
+
+def digamma_(self):
+    """digamma_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('digamma_', 'self', 'Tensor', self)
+    return ops.digamma_.call(self._impl.keys, self)
+
+
+# ---- polygamma -------------------------------------------------------------------------
+
+def polygamma(n, input, *, out=None):
+    """The n-th derivative of digamma (n = 0 is digamma itself).
+
+    polygamma(int n, Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('polygamma', out, polygamma(n, input))
+    if type(n) is not _b.int:
+        n = as_int('polygamma', 'n', n)
+    if not isinstance(input, Tensor):
+        bad_arg('polygamma', 'input', 'Tensor', input)
+    return ops.polygamma.call(input._impl.keys, n, input)
+
+
+# ---- polygamma_ ------------------------------------------------------------------------
+
+def polygamma_(self, n):
+    """polygamma_(Tensor(a!) self, int n) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('polygamma_', 'self', 'Tensor', self)
+    if type(n) is not _b.int:
+        n = as_int('polygamma_', 'n', n)
+    return ops.polygamma_.call(self._impl.keys, self, n)
+
+
+# ---- mvlgamma --------------------------------------------------------------------------
+
+def mvlgamma(input, p, *, out=None):
+    """The multivariate log-gamma function of dimension p.
+
+    mvlgamma(Tensor self, int p) -> Tensor
+    """
+    if out is not None:
+        return into_out('mvlgamma', out, mvlgamma(input, p))
+    if not isinstance(input, Tensor):
+        bad_arg('mvlgamma', 'input', 'Tensor', input)
+    if type(p) is not _b.int:
+        p = as_int('mvlgamma', 'p', p)
+    return ops.mvlgamma.call(input._impl.keys, input, p)
+
+
+# ---- mvlgamma_ -------------------------------------------------------------------------
+
+def mvlgamma_(self, p):
+    """mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('mvlgamma_', 'self', 'Tensor', self)
+    if type(p) is not _b.int:
+        p = as_int('mvlgamma_', 'p', p)
+    return ops.mvlgamma_.call(self._impl.keys, self, p)
+
+
+# ---- igamma ----------------------------------------------------------------------------
+
+def igamma(input, other, *, out=None):
+    """The regularized lower incomplete gamma function P(self, other).
+
+    igamma(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('igamma', out, igamma(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('igamma', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('igamma', 'other', 'Tensor', other)
+    return ops.igamma.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- igamma_ ---------------------------------------------------------------------------
+
+def igamma_(self, other):
+    """igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('igamma_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor):
+        bad_arg('igamma_', 'other', 'Tensor', other)
+    return ops.igamma_.call(self._impl.keys | other._impl.keys, self, other)
+
+
+# ---- igammac ---------------------------------------------------------------------------
+
+def igammac(input, other, *, out=None):
+    """The regularized upper incomplete gamma function Q(self, other) = 1 - P(self, other).
+
+    igammac(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('igammac', out, igammac(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('igammac', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('igammac', 'other', 'Tensor', other)
+    return ops.igammac.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- igammac_ --------------------------------------------------------------------------
+
+def igammac_(self, other):
+    """igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('igammac_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor):
+        bad_arg('igammac_', 'other', 'Tensor', other)
+    return ops.igammac_.call(self._impl.keys | other._impl.keys, self, other)
+
+
+# ---- erfinv ----------------------------------------------------------------------------
+
+def erfinv(input, *, out=None):
+    """The inverse of erf on (-1, 1).
+
+    erfinv(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('erfinv', out, erfinv(input))
+    if not isinstance(input, Tensor):
+        bad_arg('erfinv', 'input', 'Tensor', input)
+    return ops.erfinv.call(input._impl.keys, input)
+
+
+# ---- erfinv_ ---------------------------------------------------------------------------
+
+def erfinv_(self):
+    """erfinv_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('erfinv_', 'self', 'Tensor', self)
+    return ops.erfinv_.call(self._impl.keys, self)
+
+
+# ---- i0 --------------------------------------------------------------------------------
+
+def i0(input, *, out=None):
+    """The modified Bessel function of the first kind of order 0.
+
+    i0(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('i0', out, i0(input))
+    if not isinstance(input, Tensor):
+        bad_arg('i0', 'input', 'Tensor', input)
+    return ops.i0.call(input._impl.keys, input)
+
+
+# ---- i0_ -------------------------------------------------------------------------------
+
+def i0_(input):
+    """i0_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('i0_', 'input', 'Tensor', input)
+    return ops.i0_.call(input._impl.keys, input)
+
+
+# ---- special_i0e -----------------------------------------------------------------------
+
+def special_i0e(input, *, out=None):
+    """exp(-|x|) i0(x), the exponentially scaled i0.
+
+    special_i0e(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_i0e', out, special_i0e(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_i0e', 'input', 'Tensor', input)
+    return ops.special_i0e.call(input._impl.keys, input)
+
+
+# ---- special_i1 ------------------------------------------------------------------------
+
+def special_i1(input, *, out=None):
+    """The modified Bessel function of the first kind of order 1.
+
+    special_i1(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_i1', out, special_i1(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_i1', 'input', 'Tensor', input)
+    return ops.special_i1.call(input._impl.keys, input)
+
+
+# ---- special_i1e -----------------------------------------------------------------------
+
+def special_i1e(input, *, out=None):
+    """exp(-|x|) i1(x), the exponentially scaled i1.
+
+    special_i1e(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_i1e', out, special_i1e(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_i1e', 'input', 'Tensor', input)
+    return ops.special_i1e.call(input._impl.keys, input)
+
+
+# ---- special_erfcx ---------------------------------------------------------------------
+
+def special_erfcx(input, *, out=None):
+    """exp(x**2) erfc(x), the scaled complementary error function.
+
+    special_erfcx(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_erfcx', out, special_erfcx(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_erfcx', 'input', 'Tensor', input)
+    return ops.special_erfcx.call(input._impl.keys, input)
+
+
+# ---- special_ndtr ----------------------------------------------------------------------
+
+def special_ndtr(input, *, out=None):
+    """The standard normal distribution's CDF, (1 + erf(x / sqrt(2))) / 2.
+
+    special_ndtr(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_ndtr', out, special_ndtr(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_ndtr', 'input', 'Tensor', input)
+    return ops.special_ndtr.call(input._impl.keys, input)
+
+
+# ---- special_ndtri ---------------------------------------------------------------------
+
+def special_ndtri(input, *, out=None):
+    """The inverse of ndtr, the standard normal quantile function.
+
+    special_ndtri(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_ndtri', out, special_ndtri(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_ndtri', 'input', 'Tensor', input)
+    return ops.special_ndtri.call(input._impl.keys, input)
+
+
+# ---- special_log_ndtr ------------------------------------------------------------------
+
+def special_log_ndtr(input, *, out=None):
+    """log(ndtr(x)), accurate where ndtr(x) is tiny.
+
+    special_log_ndtr(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_log_ndtr', out, special_log_ndtr(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_log_ndtr', 'input', 'Tensor', input)
+    return ops.special_log_ndtr.call(input._impl.keys, input)
+
+
+# ---- special_entr ----------------------------------------------------------------------
+
+def special_entr(input, *, out=None):
+    """-x log(x) for x > 0, 0 at 0, -inf for x < 0 (the entropy of one outcome).
+
+    special_entr(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_entr', out, special_entr(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_entr', 'input', 'Tensor', input)
+    return ops.special_entr.call(input._impl.keys, input)
+
+
+# ---- special_xlog1py ((default), self_scalar, other_scalar) ----------------------------
+
+def special_xlog1py(input, other, *, out=None):
+    """self * log1p(other), and 0 where self == 0 (unless other is nan).
+
+    special_xlog1py(Tensor self, Tensor other) -> Tensor
+    special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
+    special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_xlog1py', out, special_xlog1py(input, other))
+    if isinstance(input, Tensor) and isinstance(other, Tensor):  # special_xlog1py
+        return ops.special_xlog1py.call(input._impl.keys | other._impl.keys, input, other)
+    if (type(input) in SCALAR_TYPES or is_number(input)) and isinstance(
+        other, Tensor,
+    ):  # special_xlog1py.self_scalar
+        if type(input) not in SCALAR_TYPES:
+            input = as_scalar('special_xlog1py', 'input', input)
+        return ops.special_xlog1py_self_scalar.call(other._impl.keys, input, other)
+    if isinstance(
+        input, Tensor,
+    ) and (type(other) in SCALAR_TYPES or is_number(other)):  # special_xlog1py.other_scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('special_xlog1py', 'other', other)
+        return ops.special_xlog1py_other_scalar.call(input._impl.keys, input, other)
+    no_overload(
+        'special_xlog1py',
+        (ops.special_xlog1py, ops.special_xlog1py_self_scalar, ops.special_xlog1py_other_scalar),
+        (input, other,), {},
+    )
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -11262,4 +11606,22 @@ FUNCTIONS = (
     'msort',
     'dist',
     'inner',
+    'lgamma',
+    'digamma',
+    'polygamma',
+    'mvlgamma',
+    'igamma',
+    'igammac',
+    'erfinv',
+    'i0',
+    'i0_',
+    'special_i0e',
+    'special_i1',
+    'special_i1e',
+    'special_erfcx',
+    'special_ndtr',
+    'special_ndtri',
+    'special_log_ndtr',
+    'special_entr',
+    'special_xlog1py',
 )

@@ -341,6 +341,25 @@ class TensorMethods:
     byte = F.byte
     char = F.char
     short = F.short
+    lgamma = F.lgamma
+    lgamma_ = F.lgamma_
+    digamma = F.digamma
+    digamma_ = F.digamma_
+
+    def polygamma(self, n):
+        return F.polygamma(n, self)
+
+    polygamma_ = F.polygamma_
+    mvlgamma = F.mvlgamma
+    mvlgamma_ = F.mvlgamma_
+    igamma = F.igamma
+    igamma_ = F.igamma_
+    igammac = F.igammac
+    igammac_ = F.igammac_
+    erfinv = F.erfinv
+    erfinv_ = F.erfinv_
+    i0 = F.i0
+    i0_ = F.i0_
 
     def __add__(self, other):
         if type(other) is not type(self) and not is_operand(other):
