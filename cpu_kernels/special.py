@@ -34,7 +34,10 @@ def polygamma_array(n, x):
     # PyTorch's formula too.
     if n == 0:
         return sc.digamma(x)
-    return sc.polygamma(n, x).astype(x.dtype, copy=False)
+    r = sc.polygamma(n, x).astype(x.dtype, copy=False)
+    # PyTorch's edges: trigamma(-inf) is nan (SciPy: inf), and for n >= 2 the zeta
+    # function of q = inf is nan (SciPy: 0).
+    return np.where(x == (-np.inf if n == 1 else np.inf), np.nan, r).astype(x.dtype, copy=False)
 
 
 def mvlgamma_array(x, p):

@@ -120,14 +120,17 @@ def digamma(x):
     reflected = r - PI * tl.cos(angle) / tl.sin(angle)
     r = tl.where(negative, tl.where(frac == 0.0, float("nan"), reflected), r)
     r = tl.where(x == 0.0, tl.where(1.0 / x < 0.0, float("inf"), -float("inf")), r)
+    r = tl.where(x == float("inf"), x, r)
     return tl.where(x != x, x, r)
 
 
 # ---- erfinv ---------------------------------------------------------------------------
 @triton.jit
 def erfinv(y):
-    """The inverse of erf (PyTorch's calc_erfinv): a rational first guess, central
-    (|y| <= 0.7) or in the tail, then two Newton steps on erf(x) - y."""
+    """The inverse of erf: PyTorch's rational first guess (calc_erfinv), central
+    (|y| <= 0.7) or in the tail, then two Newton steps. In the tail the steps solve
+    erfc(x) = 1 - |y| instead of erf(x) = y: 1 - |y| is exact there, where erf(x) - y
+    would keep no digit of x's correction as |y| nears 1."""
     a = tl.abs(y)
     z = y * y
     num = ((-0.140543331 * z + 0.914624893) * z - 1.645349621) * z + 0.886226899
@@ -137,9 +140,16 @@ def erfinv(y):
     num = ((1.641345311 * w + 3.429567803) * w - 1.624906493) * w - 1.970840454
     dem = (1.637067800 * w + 3.543889200) * w + 1.0
     tail = tl.where(y < 0.0, -num, num) / dem
-    x = tl.where(a <= 0.7, central, tail)
+    c = 1.0 - a
     for _ in tl.static_range(2):
-        x = x - (tl.erf(x) - y) / (1.1283791670955126 * tl.exp(-x * x))
+        # erf(x) - y over erf's derivative 2/sqrt(pi) exp(-x^2)
+        central = central - (tl.erf(central) - y) / (1.1283791670955126 * tl.exp(
+            -central * central))
+        # for |x|: (erfc(x) - c) / erfc's derivative, erfc(x) = erfcx(x) exp(-x^2)
+        w = tl.abs(tail)
+        w = w + (_erfcx_nonnegative(w) - c * tl.exp(w * w)) * 0.886226925452758
+        tail = tl.where(y < 0.0, -w, w)
+    x = tl.where(a <= 0.7, central, tail)
     x = tl.where(a == 1.0, tl.where(y < 0.0, -float("inf"), float("inf")), x)
     return tl.where(a > 1.0, float("nan"), x)
 
@@ -152,7 +162,7 @@ def i0e(x):
     small = _i0e_small(tl.minimum(a, 8.0) * 0.25 - 1.0)
     big = tl.maximum(a, 8.0)
     large = _i0e_large(16.0 / big - 1.0) / tl.sqrt(big)
-    return tl.where(a <= 8.0, small, large)
+    return tl.where(a <= 8.0, small, tl.where(a > 8.0, large, x))    # nan stays nan
 
 
 @triton.jit
@@ -167,7 +177,7 @@ def i1e(x):
     small = _i1e_small(tl.minimum(a, 8.0) * 0.25 - 1.0) * a
     big = tl.maximum(a, 8.0)
     large = _i1e_large(16.0 / big - 1.0) / tl.sqrt(big)
-    r = tl.where(a <= 8.0, small, large)
+    r = tl.where(a <= 8.0, small, tl.where(a > 8.0, large, x))     # nan stays nan
     return tl.where(x < 0.0, -r, r)
 
 
@@ -244,10 +254,13 @@ def ndtri(p):
            - 1.328068155288572e+01) * r + 1.0
     central = num / dem
     x = tl.where(pc < 0.02425, tail, central)         # x <= 0: the quantile of pt
-    # Halley: e = Phi(x) - pt, u = e / phi(x), x -= u / (1 + x u / 2), with
-    # Phi(x) / phi(x) = erfcx(-x / sqrt 2) sqrt(pi / 2) for x <= 0 (no underflow).
+    # Halley: e = Phi(x) - pt, u = e / phi(x), x -= u / (1 + x u / 2). Near the centre
+    # e = erf(x / sqrt 2) / 2 - s (both terms exact to their last digit); in the tail
+    # through Phi(x) / phi(x) = erfcx(-x / sqrt 2) sqrt(pi / 2) (x <= 0: no underflow).
+    u_centre = (0.5 * tl.erf(x * SQRT1_2) - s) * SQRT_2PI * tl.exp(0.5 * x * x)
     mills = _erfcx_nonnegative(-x * SQRT1_2) * 1.2533141373155003
-    u = mills - tl.exp(tl.log(pc) + 0.5 * x * x) * SQRT_2PI
+    u_tail = mills - tl.exp(tl.log(pc) + 0.5 * x * x) * SQRT_2PI
+    u = tl.where(pc > 0.1, u_centre, u_tail)
     x = x - u / (1.0 + 0.5 * x * u)
     x = tl.where(lower, x, -x)
     x = tl.where(pt == 0.0, tl.where(lower, -float("inf"), float("inf")), x)
