@@ -8,6 +8,15 @@ functions, zeta, the orthogonal polynomials).
 """
 
 # ---- family `special`: gamma, erf, the normal distribution, logit/expit, entr, ...
+from tensorplay._generated.functional import special_entr as entr  # noqa: F401
+from tensorplay._generated.functional import special_erfcx as erfcx  # noqa: F401
+from tensorplay._generated.functional import special_i0e as i0e  # noqa: F401
+from tensorplay._generated.functional import special_i1 as i1  # noqa: F401
+from tensorplay._generated.functional import special_i1e as i1e  # noqa: F401
+from tensorplay._generated.functional import special_log_ndtr as log_ndtr  # noqa: F401
+from tensorplay._generated.functional import special_ndtr as ndtr  # noqa: F401
+from tensorplay._generated.functional import special_ndtri as ndtri  # noqa: F401
+from tensorplay._generated.functional import special_xlog1py as xlog1py  # noqa: F401
 
 
 # ---- family `bessel`: Bessel and Airy functions, zeta, the orthogonal polynomials
