@@ -95,10 +95,17 @@ UNARY = [
 # ---- polygamma(n, self) and mvlgamma(self, p) ---------------------------------------
 def _polygamma_samples(op, device, dtype, requires_grad):
     """polygamma's order n comes first: the samples hold (self, n), op swaps them."""
-    for n in (0, 1, 2, 3):
-        for s in sample_inputs_unary(op, device, dtype, requires_grad, low=0.5, high=5,
-                                     extra_values=(0.0, -0.0, 1.0, -1.5, INF, -INF, NAN)):
-            yield S(s.input, (n,), name=f"{s.name} n={n}", grad=s.grad)
+    for s in sample_inputs_unary(op, device, dtype, requires_grad, low=0.5, high=5,
+                                 extra_values=(0.0, -0.0, 1.0, -1.5, INF, -INF, NAN)):
+        yield S(s.input, (1,), name=f"{s.name} n=1", grad=s.grad)
+    rng = rng_for(op.full_name, dtype, "orders")
+    for n in (0, 2, 3):     # the other orders: one sample each, and their edge values
+        x = make_tensor((3, 4), dtype, device, rng=rng, low=0.5, high=5,
+                        requires_grad=requires_grad and dtype.is_floating_point)
+        yield S(x, (n,), name=f"n={n}")
+        if dtype.is_floating_point:
+            edges = tp.tensor([0.0, -0.0, -1.5, INF, -INF, NAN], dtype=dtype, device=device)
+            yield S(edges, (n,), name=f"edge values n={n}", grad=False)
 
 
 def errors_polygamma(op, device):
@@ -115,9 +122,13 @@ def errors_polygamma(op, device):
 
 def _mvlgamma_samples(op, device, dtype, requires_grad):
     """x > (p - 1) / 2, where the multivariate gamma function is defined."""
-    for p in (1, 2, 3):
-        for s in sample_inputs_unary(op, device, dtype, requires_grad, low=p, high=p + 4):
-            yield S(s.input, (p,), name=f"{s.name} p={p}")
+    for s in sample_inputs_unary(op, device, dtype, requires_grad, low=2, high=6):
+        yield S(s.input, (2,), name=f"{s.name} p=2")
+    rng = rng_for(op.full_name, dtype, "p")
+    for p in (1, 3):
+        x = make_tensor((3, 4), dtype, device, rng=rng, low=p, high=p + 4,
+                        requires_grad=requires_grad and dtype.is_floating_point)
+        yield S(x, (p,), name=f"p={p}")
 
 
 def errors_mvlgamma(op, device):
