@@ -22,12 +22,10 @@ number of masked steps (`tl.where`), so every element of a block takes the same 
 import triton
 import triton.language as tl
 
-PI = 3.141592653589793
-LOG_PI = 1.1447298858494002
-LOG_SQRT_2PI = 0.9189385332046728     # log(sqrt(2 pi))
-SQRT_2PI = 2.5066282746310002
-SQRT1_2 = 0.7071067811865476          # 1 / sqrt(2)
-INV_SQRT_PI = 0.5641895835477563      # 1 / sqrt(pi)
+# The constants are written out where they are used (a @triton.jit function may read only
+# constexpr globals, and the interpreter cannot multiply a constexpr by a tensor):
+#   3.141592653589793 pi, 1.1447298858494002 log(pi), 0.9189385332046728 log(sqrt(2 pi)),
+#   2.5066282746310002 sqrt(2 pi), 0.7071067811865476 1/sqrt(2), 0.5641895835477563 1/sqrt(pi)
 
 
 # ---- log-gamma ----------------------------------------------------------------------
@@ -65,7 +63,8 @@ def _lgamma_positive(z):
     series = ((((8.11614167470508450300e-4 * p - 5.95061904284301438324e-4) * p
                 + 7.93650340457716943945e-4) * p - 2.77777777730099687205e-3) * p
               + 8.33333333333331927722e-2) / w
-    large = (w - 0.5) * tl.log(w) - w + LOG_SQRT_2PI + tl.where(w < 1.0e8, series, 0.0)
+    large = ((w - 0.5) * tl.log(w) - w + 0.9189385332046728      # + log(sqrt(2 pi))
+             + tl.where(w < 1.0e8, series, 0.0))
     return tl.where(z < 13.0, small, large)
 
 
@@ -79,8 +78,8 @@ def lgamma(x):
     z = tl.where(z == float("inf"), 2.5, z)         # inf below: keep the fit finite
     r = _lgamma_positive(tl.where(z == 0.0, 1.0, z))
     frac = x - tl.floor(x)
-    s = tl.sin(PI * tl.minimum(frac, 1.0 - frac))   # |sin(pi x)|
-    reflected = LOG_PI - tl.log(s) - r
+    s = tl.sin(3.141592653589793 * tl.minimum(frac, 1.0 - frac))   # |sin(pi x)|
+    reflected = 1.1447298858494002 - tl.log(s) - r
     r = tl.where(negative, reflected, r)
     r = tl.where((x == 0.0) | (tl.abs(x) == float("inf")), float("inf"), r)
     return tl.where(x != x, x, r)
@@ -108,16 +107,18 @@ def _digamma_positive(x):
 
 @triton.jit
 def digamma(x):
-    """psi(x) = d/dx log Gamma(x). For x < 0 the reflection psi(1 - x) - pi / tan(pi x),
-    the tangent taken of x's fractional part (exact); nan at the negative integers,
-    -inf at +0 and +inf at -0 (C's and SciPy's convention, PyTorch's too)."""
+    """psi(x) = d/dx log Gamma(x). For x < 0 the reflection psi(1 - x) - pi / tan(pi x);
+    nan at the negative integers, -inf at +0 and +inf at -0 (C's and SciPy's convention,
+    PyTorch's too)."""
     negative = x < 0.0
     z = tl.where(negative, 1.0 - x, x)
     z = tl.where((z == 0.0) | (z != z), 1.0, z)
     r = _digamma_positive(z)
-    frac = x - tl.where(x < 0.0, tl.ceil(x), tl.floor(x))     # modf: sign of x
-    angle = PI * frac
-    reflected = r - PI * tl.cos(angle) / tl.sin(angle)
+    # tan has period pi: take x's distance to the nearest integer, in [-1/2, 1/2] (exact),
+    # so that pi * frac stays accurate near the poles
+    frac = x - tl.floor(x + 0.5)
+    angle = 3.141592653589793 * frac
+    reflected = r - 3.141592653589793 * tl.cos(angle) / tl.sin(angle)
     r = tl.where(negative, tl.where(frac == 0.0, float("nan"), reflected), r)
     r = tl.where(x == 0.0, tl.where(1.0 / x < 0.0, float("inf"), -float("inf")), r)
     r = tl.where(x == float("inf"), x, r)
@@ -194,7 +195,7 @@ def _erfcx_nonnegative(x):
     big = x > 1.0e15                     # t rounds to 1 there: erfcx(x) = 1 / (x sqrt(pi))
     w = tl.where(big, 1.0, x)
     r = _erfcx_positive((w - 4.0) / (w + 4.0)) / (1.0 + w)
-    return tl.where(big, INV_SQRT_PI / x, r)
+    return tl.where(big, 0.5641895835477563 / x, r)
 
 
 @triton.jit
@@ -218,9 +219,9 @@ def log_ndtr(x):
     """log Phi(x), Phi the standard normal CDF (PyTorch's calc_log_ndtr): with
     t = x / sqrt(2), log(erfcx(-t) / 2) - t^2 in the lower tail (x < -1), where Phi(x)
     underflows long before its log does; log1p(-erfc(t) / 2) elsewhere."""
-    t = x * SQRT1_2
+    t = x * 0.7071067811865476
     lower = tl.log(0.5 * _erfcx_nonnegative(tl.maximum(-t, 0.0))) - t * t
-    q = _half_erfc(tl.maximum(t, -SQRT1_2))
+    q = _half_erfc(tl.maximum(t, -0.7071067811865476))
     u = 1.0 - q                          # log1p(-q), Kahan's form
     upper = tl.where(u == 1.0, -q, tl.log(u) * -q / (u - 1.0))
     r = tl.where(x < -1.0, lower, upper)
@@ -257,9 +258,10 @@ def ndtri(p):
     # Halley: e = Phi(x) - pt, u = e / phi(x), x -= u / (1 + x u / 2). Near the centre
     # e = erf(x / sqrt 2) / 2 - s (both terms exact to their last digit); in the tail
     # through Phi(x) / phi(x) = erfcx(-x / sqrt 2) sqrt(pi / 2) (x <= 0: no underflow).
-    u_centre = (0.5 * tl.erf(x * SQRT1_2) - s) * SQRT_2PI * tl.exp(0.5 * x * x)
-    mills = _erfcx_nonnegative(-x * SQRT1_2) * 1.2533141373155003
-    u_tail = mills - tl.exp(tl.log(pc) + 0.5 * x * x) * SQRT_2PI
+    u_centre = ((0.5 * tl.erf(x * 0.7071067811865476) - s) * 2.5066282746310002
+                * tl.exp(0.5 * x * x))
+    mills = _erfcx_nonnegative(-x * 0.7071067811865476) * 1.2533141373155003
+    u_tail = mills - tl.exp(tl.log(pc) + 0.5 * x * x) * 2.5066282746310002
     u = tl.where(pc > 0.1, u_centre, u_tail)
     x = x - u / (1.0 + 0.5 * x * u)
     x = tl.where(lower, x, -x)
@@ -271,8 +273,8 @@ def ndtri(p):
 # ---- the Chebyshev series (see the module's docstring) ---------------------------------
 @triton.jit
 def _i0e_small(y):
-    """The Chebyshev series of exp(-x) I0(x) on 0 <= x <= 8, at y = x / 4 - 1 (in [-1, 1]), by
-    Clenshaw's recurrence: 31 terms."""
+    """exp(-x) I0(x) on 0 <= x <= 8, in y = x / 4 - 1:
+    31 Chebyshev terms (Clenshaw's recurrence)."""
     y2 = 2.0 * y
     b0 = y * 0.0 + 5.6691780069214962e-19
     b1 = y * 0.0
@@ -310,8 +312,8 @@ def _i0e_small(y):
 
 @triton.jit
 def _i0e_large(y):
-    """The Chebyshev series of exp(-x) I0(x) sqrt(x) on x >= 8, at y = 16 / x - 1 (in [-1, 1]), by
-    Clenshaw's recurrence: 27 terms."""
+    """exp(-x) I0(x) sqrt(x) on x >= 8, in y = 16 / x - 1:
+    27 Chebyshev terms (Clenshaw's recurrence)."""
     y2 = 2.0 * y
     b0 = y * 0.0 + 1.1936508908459821e-18
     b1 = y * 0.0
@@ -345,8 +347,8 @@ def _i0e_large(y):
 
 @triton.jit
 def _i1e_small(y):
-    """The Chebyshev series of exp(-x) I1(x) / x on 0 <= x <= 8, at y = x / 4 - 1 (in [-1, 1]), by
-    Clenshaw's recurrence: 30 terms."""
+    """exp(-x) I1(x) / x on 0 <= x <= 8, in y = x / 4 - 1:
+    30 Chebyshev terms (Clenshaw's recurrence)."""
     y2 = 2.0 * y
     b0 = y * 0.0 + -3.5415817725421362e-19
     b1 = y * 0.0
@@ -383,8 +385,8 @@ def _i1e_small(y):
 
 @triton.jit
 def _i1e_large(y):
-    """The Chebyshev series of exp(-x) I1(x) sqrt(x) on x >= 8, at y = 16 / x - 1 (in [-1, 1]), by
-    Clenshaw's recurrence: 27 terms."""
+    """exp(-x) I1(x) sqrt(x) on x >= 8, in y = 16 / x - 1:
+    27 Chebyshev terms (Clenshaw's recurrence)."""
     y2 = 2.0 * y
     b0 = y * 0.0 + -1.242193275194891e-18
     b1 = y * 0.0
@@ -418,8 +420,8 @@ def _i1e_large(y):
 
 @triton.jit
 def _erfcx_positive(y):
-    """The Chebyshev series of exp(x^2) erfc(x) (1 + x) on x >= 0, at y = (x - 4) / (x + 4) (in [-1, 1]), by
-    Clenshaw's recurrence: 26 terms."""
+    """exp(x^2) erfc(x) (1 + x) on x >= 0, in y = (x - 4) / (x + 4):
+    26 Chebyshev terms (Clenshaw's recurrence)."""
     y2 = 2.0 * y
     b0 = y * 0.0 + -3.4123820180098737e-18
     b1 = y * 0.0
