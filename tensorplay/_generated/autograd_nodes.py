@@ -5879,6 +5879,26 @@ class PolygammaBackward0(Node):
         return (d_self,)
 
 
+class PolygammaBackward1(Node):
+    """Backward of `polygamma_(Tensor(a!) self, int n) -> Tensor(a!)`.
+
+    self: grad * polygamma(n + 1, self)
+    """
+
+    __slots__ = ('self_', 'n_')
+    SAVED = ('self_',)
+    OP = 'polygamma_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        n = self.n_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * polygamma(n + 1, self_)
+        return (d_self,)
+
+
 class MvlgammaBackward0(Node):
     """Backward of `mvlgamma(Tensor self, int p) -> Tensor`.
 

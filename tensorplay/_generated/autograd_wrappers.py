@@ -54,21 +54,21 @@ from tensorplay._generated.autograd_nodes import (
     NativeDropoutBackward0, NativeGroupNormBackward0, NativeLayerNormBackward0,
     NativeLayerNormBackwardBackward0, NegBackward0, NllLossBackwardBackward0,
     NllLossForwardBackward0, NormBackward0, NormalBackward0, PadNdBackward0, PadNdBackwardBackward0,
-    PermuteBackward0, PolygammaBackward0, PowBackward0, PowBackward1, PreluBackward0, ProdBackward0,
-    ProdBackward1, ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1,
-    RepeatBackward0, RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1,
-    RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0,
-    ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0,
-    SigmoidBackward0, SignBackward0, SiluBackward0, SiluBackwardBackward0, SinBackward0,
-    SincBackward0, SinhBackward0, SliceBackward0, SmoothL1LossBackward0, SoftmaxBackward0,
-    SoftmaxBackwardDataBackward0, SoftplusBackward0, SortBackward0, SortBackward1,
-    SpecialEntrBackward0, SpecialErfcxBackward0, SpecialI0eBackward0, SpecialI1Backward0,
-    SpecialI1eBackward0, SpecialLogNdtrBackward0, SpecialNdtriBackward0, SpecialXlog1pyBackward0,
-    SqrtBackward0, SqueezeBackward0, SqueezeBackward1, StdBackward0, StdMeanBackward0, SubBackward0,
-    SumBackward0, SumBackward1, TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0,
-    ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0, TransposeBackward0,
-    TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0, UniformBackward0,
-    Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
+    PermuteBackward0, PolygammaBackward0, PolygammaBackward1, PowBackward0, PowBackward1,
+    PreluBackward0, ProdBackward0, ProdBackward1, ReciprocalBackward0, ReluBackward0,
+    RemainderBackward0, RemainderBackward1, RepeatBackward0, RepeatInterleaveBackward0,
+    RollBackward0, RoundBackward0, RoundBackward1, RsqrtBackward0, ScatterAddAlongBackward0,
+    ScatterAddBackward0, ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3,
+    ScatterReduceBackward0, SelectBackward0, SigmoidBackward0, SignBackward0, SiluBackward0,
+    SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0, SliceBackward0,
+    SmoothL1LossBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0, SoftplusBackward0,
+    SortBackward0, SortBackward1, SpecialEntrBackward0, SpecialErfcxBackward0, SpecialI0eBackward0,
+    SpecialI1Backward0, SpecialI1eBackward0, SpecialLogNdtrBackward0, SpecialNdtriBackward0,
+    SpecialXlog1pyBackward0, SqrtBackward0, SqueezeBackward0, SqueezeBackward1, StdBackward0,
+    StdMeanBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0, TanBackward0,
+    TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0,
+    TransposeBackward0, TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0,
+    UniformBackward0, Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
     UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
     UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0, ViewBackward0,
     WhereBackward0, Xlog1pyBackward0, XlogyBackward0,
@@ -4223,6 +4223,18 @@ def polygamma(ks, n, self):
     return result
 
 
+def polygamma_(ks, self, n):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.polygamma_, ks, self, n)
+    check_inplace(self, 'polygamma_')
+    node = PolygammaBackward1(self)
+    node.n_ = n
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.polygamma_, ks, self, n)
+    rebase_history(self, node)
+    return result
+
+
 def mvlgamma(ks, self, p):
     if not self._impl.requires_grad:
         return below_autograd(ops.mvlgamma, ks, self, p)
@@ -4751,6 +4763,7 @@ WRAPPERS = {
     'digamma': digamma,
     'digamma_': digamma_,
     'polygamma': polygamma,
+    'polygamma_': polygamma_,
     'mvlgamma': mvlgamma,
     'mvlgamma_': mvlgamma_,
     'igamma': igamma,
