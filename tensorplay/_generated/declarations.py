@@ -4688,6 +4688,12 @@ SCHEMAS = (
         arg_names=('self', 'size'),
         tensor_positions=(0,),
     ),
+    OpSchema(
+        name='hardshrink',
+        text='hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor',
+        arg_names=('self', 'lambd'),
+        tensor_positions=(0,),
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -5646,6 +5652,7 @@ DISPATCH = {
         ('byte', 'copy.to_byte'),
         ('char', 'copy.to_char'),
         ('short', 'copy.to_short'),
+        ('hardshrink', 'activations.hardshrink'),
     ),
 }
 

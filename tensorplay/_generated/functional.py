@@ -11948,6 +11948,22 @@ def view_copy(input, *size, out=None, **kwargs):
     size = as_int_list('view_copy', 'size', size)
     return ops.view_copy.call(input._impl.keys, input, size)
 
+
+# ---- hardshrink ------------------------------------------------------------------------
+
+def hardshrink(input, lambd=0.5, *, out=None):
+    """0 where -lambd <= self <= lambd, else self.
+
+    hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+    """
+    if out is not None:
+        return into_out('hardshrink', out, hardshrink(input, lambd))
+    if not isinstance(input, Tensor):
+        bad_arg('hardshrink', 'input', 'Tensor', input)
+    if type(lambd) not in SCALAR_TYPES:
+        lambd = as_scalar('hardshrink', 'lambd', lambd)
+    return ops.hardshrink.call(input._impl.keys, input, lambd)
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -12407,4 +12423,5 @@ FUNCTIONS = (
     'unfold_copy',
     'unsqueeze_copy',
     'view_copy',
+    'hardshrink',
 )

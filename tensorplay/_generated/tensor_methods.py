@@ -370,6 +370,7 @@ class TensorMethods:
     unsafe_chunk = F.unsafe_chunk
     unsafe_split = F.unsafe_split
     narrow_copy = F.narrow_copy
+    hardshrink = F.hardshrink
 
     def __add__(self, other):
         if type(other) is not type(self) and not is_operand(other):
