@@ -201,8 +201,14 @@ def _check_gradients(name, sample, mine, got, targs, tkw, expected):
     leaves = [t for t in _tensors(mine, tp.Tensor) if t.requires_grad]
     tleaves = [t for t in _tensors(list(targs) + list(tkw.values()), torch.Tensor)
                if t.requires_grad]
+    try:
+        tgrads = torch.autograd.grad([o.sum() for o in touts], tleaves, allow_unused=True)
+    except NotImplementedError:
+        # PyTorch has no derivative for some input (igamma's self): nor have we
+        with pytest.raises(tp.errors.DerivativeNotImplementedError):
+            tp.autograd.grad([o.sum() for o in outs], leaves, allow_unused=True)
+        return
     grads = tp.autograd.grad([o.sum() for o in outs], leaves, allow_unused=True)
-    tgrads = torch.autograd.grad([o.sum() for o in touts], tleaves, allow_unused=True)
     for g, tg in zip(grads, tgrads):
         if tg is not None:
             # the sums reduce in another order than PyTorch's: float32 rounding apart

@@ -11191,6 +11191,409 @@ def special_xlog1py(input, other, *, out=None):
     )
 
 
+# ---- special_gammaln -------------------------------------------------------------------
+
+def special_gammaln(input, *, out=None):
+    """An alias of lgamma.
+
+    special_gammaln(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_gammaln', out, special_gammaln(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_gammaln', 'input', 'Tensor', input)
+    return ops.special_gammaln.call(input._impl.keys, input)
+
+
+# ---- special_psi -----------------------------------------------------------------------
+
+def special_psi(input, *, out=None):
+    """An alias of digamma.
+
+    special_psi(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_psi', out, special_psi(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_psi', 'input', 'Tensor', input)
+    return ops.special_psi.call(input._impl.keys, input)
+
+
+# ---- special_digamma -------------------------------------------------------------------
+
+def special_digamma(input, *, out=None):
+    """An alias of digamma.
+
+    special_digamma(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_digamma', out, special_digamma(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_digamma', 'input', 'Tensor', input)
+    return ops.special_digamma.call(input._impl.keys, input)
+
+
+# ---- special_polygamma -----------------------------------------------------------------
+
+def special_polygamma(n, input, *, out=None):
+    """An alias of polygamma.
+
+    special_polygamma(int n, Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_polygamma', out, special_polygamma(n, input))
+    if type(n) is not _b.int:
+        n = as_int('special_polygamma', 'n', n)
+    if not isinstance(input, Tensor):
+        bad_arg('special_polygamma', 'input', 'Tensor', input)
+    return ops.special_polygamma.call(input._impl.keys, n, input)
+
+
+# ---- special_multigammaln --------------------------------------------------------------
+
+def special_multigammaln(input, p, *, out=None):
+    """An alias of mvlgamma.
+
+    special_multigammaln(Tensor self, int p) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_multigammaln', out, special_multigammaln(input, p))
+    if not isinstance(input, Tensor):
+        bad_arg('special_multigammaln', 'input', 'Tensor', input)
+    if type(p) is not _b.int:
+        p = as_int('special_multigammaln', 'p', p)
+    return ops.special_multigammaln.call(input._impl.keys, input, p)
+
+
+# ---- special_gammainc ------------------------------------------------------------------
+
+def special_gammainc(input, other, *, out=None):
+    """An alias of igamma.
+
+    special_gammainc(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_gammainc', out, special_gammainc(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('special_gammainc', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('special_gammainc', 'other', 'Tensor', other)
+    return ops.special_gammainc.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- special_gammaincc -----------------------------------------------------------------
+
+def special_gammaincc(input, other, *, out=None):
+    """An alias of igammac.
+
+    special_gammaincc(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_gammaincc', out, special_gammaincc(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('special_gammaincc', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('special_gammaincc', 'other', 'Tensor', other)
+    return ops.special_gammaincc.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- special_erf -----------------------------------------------------------------------
+
+def special_erf(input, *, out=None):
+    """An alias of erf.
+
+    special_erf(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_erf', out, special_erf(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_erf', 'input', 'Tensor', input)
+    return ops.special_erf.call(input._impl.keys, input)
+
+
+# ---- special_erfc ----------------------------------------------------------------------
+
+def special_erfc(input, *, out=None):
+    """An alias of erfc.
+
+    special_erfc(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_erfc', out, special_erfc(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_erfc', 'input', 'Tensor', input)
+    return ops.special_erfc.call(input._impl.keys, input)
+
+
+# ---- special_erfinv --------------------------------------------------------------------
+
+def special_erfinv(input, *, out=None):
+    """An alias of erfinv.
+
+    special_erfinv(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_erfinv', out, special_erfinv(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_erfinv', 'input', 'Tensor', input)
+    return ops.special_erfinv.call(input._impl.keys, input)
+
+
+# ---- special_i0 ------------------------------------------------------------------------
+
+def special_i0(input, *, out=None):
+    """An alias of i0.
+
+    special_i0(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_i0', out, special_i0(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_i0', 'input', 'Tensor', input)
+    return ops.special_i0.call(input._impl.keys, input)
+
+
+# ---- special_expit ---------------------------------------------------------------------
+
+def special_expit(input, *, out=None):
+    """An alias of sigmoid.
+
+    special_expit(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_expit', out, special_expit(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_expit', 'input', 'Tensor', input)
+    return ops.special_expit.call(input._impl.keys, input)
+
+
+# ---- special_logit ---------------------------------------------------------------------
+
+def special_logit(input, eps=None, *, out=None):
+    """An alias of logit.
+
+    special_logit(Tensor self, float? eps=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_logit', out, special_logit(input, eps))
+    if not isinstance(input, Tensor):
+        bad_arg('special_logit', 'input', 'Tensor', input)
+    if eps is not None and type(eps) not in FLOAT_TYPES:
+        eps = as_float('special_logit', 'eps', eps)
+    return ops.special_logit.call(input._impl.keys, input, eps)
+
+
+# ---- special_exp2 ----------------------------------------------------------------------
+
+def special_exp2(input, *, out=None):
+    """An alias of exp2.
+
+    special_exp2(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_exp2', out, special_exp2(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_exp2', 'input', 'Tensor', input)
+    return ops.special_exp2.call(input._impl.keys, input)
+
+
+# ---- special_expm1 ---------------------------------------------------------------------
+
+def special_expm1(input, *, out=None):
+    """An alias of expm1.
+
+    special_expm1(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_expm1', out, special_expm1(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_expm1', 'input', 'Tensor', input)
+    return ops.special_expm1.call(input._impl.keys, input)
+
+
+# ---- special_log1p ---------------------------------------------------------------------
+
+def special_log1p(input, *, out=None):
+    """An alias of log1p.
+
+    special_log1p(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_log1p', out, special_log1p(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_log1p', 'input', 'Tensor', input)
+    return ops.special_log1p.call(input._impl.keys, input)
+
+
+# ---- special_sinc ----------------------------------------------------------------------
+
+def special_sinc(input, *, out=None):
+    """An alias of sinc.
+
+    special_sinc(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_sinc', out, special_sinc(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_sinc', 'input', 'Tensor', input)
+    return ops.special_sinc.call(input._impl.keys, input)
+
+
+# ---- special_xlogy ((default), other_scalar, self_scalar) ------------------------------
+
+def special_xlogy(input, other, *, out=None):
+    """An alias of xlogy.Tensor.
+
+    special_xlogy(Tensor self, Tensor other) -> Tensor
+    special_xlogy.other_scalar(Tensor self, Scalar other) -> Tensor
+    special_xlogy.self_scalar(Scalar self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_xlogy', out, special_xlogy(input, other))
+    if isinstance(input, Tensor) and isinstance(other, Tensor):  # special_xlogy
+        return ops.special_xlogy.call(input._impl.keys | other._impl.keys, input, other)
+    if isinstance(
+        input, Tensor,
+    ) and (type(other) in SCALAR_TYPES or is_number(other)):  # special_xlogy.other_scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('special_xlogy', 'other', other)
+        return ops.special_xlogy_other_scalar.call(input._impl.keys, input, other)
+    if (type(input) in SCALAR_TYPES or is_number(input)) and isinstance(
+        other, Tensor,
+    ):  # special_xlogy.self_scalar
+        if type(input) not in SCALAR_TYPES:
+            input = as_scalar('special_xlogy', 'input', input)
+        return ops.special_xlogy_self_scalar.call(other._impl.keys, input, other)
+    no_overload(
+        'special_xlogy',
+        (ops.special_xlogy, ops.special_xlogy_other_scalar, ops.special_xlogy_self_scalar),
+        (input, other,), {},
+    )
+
+
+# ---- special_softmax -------------------------------------------------------------------
+
+def _match_special_softmax(input, dim, dtype=None):
+    if isinstance(input, Tensor) and is_int(dim) and (dtype is None or is_dtype(dtype)):
+        return (input, dim, dtype,)
+    return None
+
+
+def _run_special_softmax(input, dim, dtype):
+    if type(dim) is not _b.int:
+        dim = as_int('special_softmax', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE:
+        dtype = as_dtype('special_softmax', 'dtype', dtype)
+    return ops.special_softmax.call(input._impl.keys, input, dim, dtype)
+
+
+def special_softmax(*args, **kwargs):
+    """An alias of softmax.int.
+
+    special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('special_softmax', out, special_softmax(*args, **kwargs))
+        kwargs = numpy_aliases('special_softmax', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_special_softmax, _run_special_softmax),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('special_softmax', (ops.special_softmax,), args, kwargs)
+
+
+# ---- special_logsumexp -----------------------------------------------------------------
+
+def _match_special_logsumexp(input, dim, keepdim=False):
+    if isinstance(input, Tensor) and is_int_list(dim) and is_bool(keepdim):
+        return (input, dim, keepdim,)
+    return None
+
+
+def _run_special_logsumexp(input, dim, keepdim):
+    dim = as_int_list('special_logsumexp', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool:
+        keepdim = as_bool('special_logsumexp', 'keepdim', keepdim)
+    return ops.special_logsumexp.call(input._impl.keys, input, dim, keepdim)
+
+
+def special_logsumexp(*args, **kwargs):
+    """An alias of logsumexp.
+
+    special_logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('special_logsumexp', out, special_logsumexp(*args, **kwargs))
+        kwargs = numpy_aliases('special_logsumexp', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs)
+    for match, run in ((_match_special_logsumexp, _run_special_logsumexp),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('special_logsumexp', (ops.special_logsumexp,), args, kwargs)
+
+
+# ---- special_round ---------------------------------------------------------------------
+
+def special_round(input, *, decimals=0, out=None):
+    """round(self, decimals=decimals), half to even, at `decimals` decimal digits.
+
+    special_round(Tensor self, *, int decimals=0) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_round', out, special_round(input, decimals=decimals))
+    if not isinstance(input, Tensor):
+        bad_arg('special_round', 'input', 'Tensor', input)
+    if type(decimals) is not _b.int:
+        decimals = as_int('special_round', 'decimals', decimals)
+    return ops.special_round.call(input._impl.keys, input, decimals)
+
+
+# ---- special_log_softmax ---------------------------------------------------------------
+
+def _match_special_log_softmax(input, dim, *, dtype=None):
+    if isinstance(input, Tensor) and is_int(dim) and (dtype is None or is_dtype(dtype)):
+        return (input, dim, dtype,)
+    return None
+
+
+def _run_special_log_softmax(input, dim, dtype):
+    if type(dim) is not _b.int:
+        dim = as_int('special_log_softmax', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE:
+        dtype = as_dtype('special_log_softmax', 'dtype', dtype)
+    return ops.special_log_softmax.call(input._impl.keys, input, dim, dtype)
+
+
+def special_log_softmax(*args, **kwargs):
+    """log_softmax(self, dim, dtype=dtype).
+
+    special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('special_log_softmax', out, special_log_softmax(*args, **kwargs))
+        kwargs = numpy_aliases('special_log_softmax', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_special_log_softmax, _run_special_log_softmax),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('special_log_softmax', (ops.special_log_softmax,), args, kwargs)
+
+
 # ---- absolute --------------------------------------------------------------------------
 
 def absolute(input, *, out=None):
@@ -12742,6 +13145,28 @@ FUNCTIONS = (
     'special_log_ndtr',
     'special_entr',
     'special_xlog1py',
+    'special_gammaln',
+    'special_psi',
+    'special_digamma',
+    'special_polygamma',
+    'special_multigammaln',
+    'special_gammainc',
+    'special_gammaincc',
+    'special_erf',
+    'special_erfc',
+    'special_erfinv',
+    'special_i0',
+    'special_expit',
+    'special_logit',
+    'special_exp2',
+    'special_expm1',
+    'special_log1p',
+    'special_sinc',
+    'special_xlogy',
+    'special_softmax',
+    'special_logsumexp',
+    'special_round',
+    'special_log_softmax',
     'absolute',
     'arccos',
     'arccos_',

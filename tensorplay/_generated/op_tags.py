@@ -350,4 +350,5 @@ OP_TAGS = {
     'special_xlog1py': ('pointwise',),
     'special_xlog1py.self_scalar': ('pointwise',),
     'special_xlog1py.other_scalar': ('pointwise',),
+    'special_xlogy.self_scalar': ('pointwise',),
 }

@@ -1,6 +1,8 @@
 """Special functions that PyTorch defines by other ops: the multivariate log-gamma
-(mvlgamma), the normal distribution's CDF (special_ndtr) and xlog1py with a number
-on either side."""
+(mvlgamma), the normal distribution's CDF (special_ndtr), xlog1py with a number on
+either side, and the torch.special names of round, log_softmax and xlogy(number, tensor)
+whose arguments differ from the op's (the other torch.special names are ops.yaml's
+`alias_of:` entries)."""
 from __future__ import annotations
 
 import math
@@ -54,3 +56,16 @@ def special_xlog1py_self_scalar(self, other):
 
 def special_xlog1py_other_scalar(self, other):
     return F.special_xlog1py(self, wrap_number(other, self))
+
+
+def special_xlogy_self_scalar(self, other):
+    """xlogy(number, tensor): PyTorch's xlogy.Scalar_Self, the number wrapped."""
+    return F.xlogy(wrap_number(self, other), other)
+
+
+def special_round(self, decimals):
+    return F.round(self) if decimals == 0 else F.round(self, decimals=decimals)
+
+
+def special_log_softmax(self, dim, dtype):
+    return F.log_softmax(self, dim, dtype=dtype)

@@ -208,4 +208,36 @@ XLOG1PY = [
            sample_inputs_func=partial(sample_inputs_scalar, nonnegative=True)),
 ]
 
-op_db = UNARY + GAMMA + INCOMPLETE_GAMMA + XLOG1PY
+
+# ---- torch.special names that call an op with other arguments (the rest are alias_of:,
+# tested by tests/test_aliases.py) ----------------------------------------------------
+def _round_samples(op, device, dtype, requires_grad):
+    for s in sample_inputs_unary(op, device, dtype, requires_grad, low=-50, high=50,
+                                 shapes=(((3, 4), "contiguous"), ((3, 4), "transposed"),
+                                         ((), "contiguous"))):
+        yield s
+        yield S(s.input, (), {"decimals": 1}, f"{s.name} decimals=1")
+
+
+def _log_softmax_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = requires_grad and dtype.is_floating_point
+    yield S(make_tensor((3, 4), dtype, device, rng=rng, requires_grad=grad), (1,), name="dim=1")
+    yield S(make_tensor((3, 4), dtype, device, rng=rng, layout="transposed",
+                        requires_grad=grad), (0,), {"dtype": tp.float64}, "dim=0 float64")
+    yield S(make_tensor((), dtype, device, rng=rng, requires_grad=grad), (0,), name="0-dim")
+
+
+RENAMED = [
+    OpInfo("special_round", overloads=("special_round",), ref="special.round",
+           dtypes=FLOATING, sample_inputs_func=_round_samples),
+    OpInfo("special_log_softmax", overloads=("special_log_softmax",),
+           ref="special.log_softmax", dtypes=FLOATING,
+           sample_inputs_func=_log_softmax_samples),
+    OpInfo("special_xlogy", "self_scalar", overloads=("special_xlogy.self_scalar",),
+           op=lambda x, number: tp.special_xlogy(number, x),
+           ref=lambda x, number: torch.special.xlogy(number, x),
+           sample_inputs_func=partial(sample_inputs_scalar, low=0.1, high=3.0)),
+]
+
+op_db = UNARY + GAMMA + INCOMPLETE_GAMMA + XLOG1PY + RENAMED
