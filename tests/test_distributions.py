@@ -50,6 +50,12 @@ POSITIVE = [[[0.1]], [[0.7]], [[1.4]], [[2.5]]]
 UNIT = [[[0.05]], [[0.3]], [[0.5]], [[0.95]]]
 COUNTS = [[[0.0]], [[1.0]], [[3.0]], [[5.0]]]
 BINARY = [[[0.0]], [[1.0]], [[1.0]], [[0.0]]]
+WISHART_VALUES = [[[[2.0, 0.5], [0.5, 1.0]]], [[[0.7, -0.2], [-0.2, 3.0]]], [[[5.0, 1.0], [1.0, 0.4]]]]
+# three Cholesky factors of 3 x 3 correlation matrices (rows of unit length), against a
+# batch of two LKJ distributions
+CORR_CHOLESKY = [[[[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [-0.36, 0.48, 0.8]]],
+                 [[[1.0, 0.0, 0.0], [-0.28, 0.96, 0.0], [0.0, 0.6, 0.8]]],
+                 [[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]]]
 
 # name: (params {name: values}, builder(module, **params), values for log_prob/cdf)
 FAMILIES = {
@@ -144,9 +150,65 @@ FAMILIES = {
                                lambda M, loc, precision_matrix:
                                M.MultivariateNormal(loc, precision_matrix=precision_matrix),
                                [[0.3, 1.0], [2.0, -1.0]]),
+    # ---- the families added with issue 29 ----
+    "ContinuousBernoulli": ({"probs": PROBS}, lambda M, probs: M.ContinuousBernoulli(probs), UNIT),
+    "ContinuousBernoulliLogits": ({"logits": LOGITS}, lambda M, logits: M.ContinuousBernoulli(logits=logits),
+                                  UNIT),
+    "FisherSnedecor": ({"df1": [[0.5, 1.5, 3.0], [2.5, 1.0, 4.0]], "df2": [[3.0, 5.0, 6.0], [2.5, 8.0, 4.5]]},
+                       lambda M, df1, df2: M.FisherSnedecor(df1, df2), POSITIVE),
+    "GeneralizedPareto": ({"loc": [[0.0, -1.0, 0.05], [0.0, -0.5, -0.2]], "scale": SCALE,
+                           "concentration": [[0.0, 0.3, -0.2], [0.5, 0.1, 0.2]]},
+                          lambda M, loc, scale, concentration: M.GeneralizedPareto(loc, scale, concentration),
+                          POSITIVE),
+    "Kumaraswamy": ({"concentration1": [[0.5, 1.5, 3.0], [2.5, 1.0, 4.0]], "concentration0": SCALE},
+                    lambda M, concentration1, concentration0: M.Kumaraswamy(concentration1, concentration0),
+                    UNIT),
+    "LKJCholesky": ({"concentration": [0.5, 2.0]}, lambda M, concentration: M.LKJCholesky(3, concentration),
+                    CORR_CHOLESKY),
+    "LowRankMultivariateNormal": ({"loc": LOC, "cov_factor": [[1.0, 0.2], [0.5, -0.3], [0.1, 0.8]],
+                                   "cov_diag": [0.5, 1.0, 2.0]},
+                                  lambda M, loc, cov_factor, cov_diag:
+                                  M.LowRankMultivariateNormal(loc, cov_factor, cov_diag),
+                                  [[[0.3, 1.0, 0.0]], [[2.0, -1.0, 1.0]]]),
+    "MultivariateNormal3": ({"loc": [[1.0, 2.0, 0.5], [0.0, -1.0, 0.3]],
+                             "scale_tril": [[1.0, 0.0, 0.0], [0.5, 2.0, 0.0], [-0.3, 0.2, 0.7]]},
+                            lambda M, loc, scale_tril: M.MultivariateNormal(loc, scale_tril=scale_tril),
+                            [[[0.3, 1.0, 0.0]], [[2.0, -1.0, 1.0]]]),
+    "OneHotCategoricalStraightThrough": ({"probs": [[0.2, 0.5, 0.3], [0.1, 0.1, 0.8]]},
+                                         lambda M, probs: M.OneHotCategoricalStraightThrough(probs),
+                                         [[[0.0, 0.0, 1.0]], [[1.0, 0.0, 0.0]]]),
+    "RelaxedOneHotCategorical": ({"temperature": [0.7], "probs": [[0.2, 0.5, 0.3], [0.1, 0.1, 0.8]]},
+                                 lambda M, temperature, probs: M.RelaxedOneHotCategorical(temperature, probs),
+                                 [[[0.2, 0.3, 0.5]], [[0.6, 0.1, 0.3]]]),
+    "ExpRelaxedCategorical": ({"temperature": [1.3], "logits": LOGITS},
+                              lambda M, temperature, logits: M.relaxed_categorical.ExpRelaxedCategorical(
+                                  temperature, logits=logits),
+                              [[[-1.6, -1.2, -0.7]], [[-0.5, -2.3, -1.2]]]),
+    "VonMises": ({"loc": LOC, "concentration": [[0.5, 1.5, 3.0], [2.5, 5.0, 40.0]]},
+                 lambda M, loc, concentration: M.VonMises(loc, concentration), REAL),
+    "Wishart": ({"df": [4.0, 2.5], "covariance_matrix": [[2.0, 0.3], [0.3, 1.0]]},
+                lambda M, df, covariance_matrix: M.Wishart(df, covariance_matrix=covariance_matrix),
+                WISHART_VALUES),
+    "WishartTril": ({"df": [4.0, 6.5], "scale_tril": [[1.0, 0.0], [0.5, 2.0]]},
+                    lambda M, df, scale_tril: M.Wishart(df, scale_tril=scale_tril), WISHART_VALUES),
+    "WishartPrec": ({"df": [3.0], "precision_matrix": [[2.0, 0.3], [0.3, 1.0]]},
+                    lambda M, df, precision_matrix: M.Wishart(df, precision_matrix=precision_matrix),
+                    WISHART_VALUES),
 }
 
 STATS = ["mean", "variance", "stddev", "mode"]
+
+# Families of issue 29 whose rsample draws through rand/randn as PyTorch's does: seeded
+# draws and their gradients are compared number by number.
+NEW_REPARAMETERIZED = ["ContinuousBernoulli", "ContinuousBernoulliLogits", "GeneralizedPareto",
+                       "Kumaraswamy", "LowRankMultivariateNormal", "RelaxedOneHotCategorical",
+                       "ExpRelaxedCategorical", "OneHotCategoricalStraightThrough"]
+
+# Where PyTorch 2.13's value is wrong, ours is checked another way (the test named).
+PYTORCH_BUGS = {
+    ("Kumaraswamy", "mode"): "exp(log1p(-b)/b - log1p(-ab)) is NaN for every b > 1: "
+                             "test_kumaraswamy_mode_is_where_the_density_peaks",
+}
 
 
 def build(name, dtype, requires_grad=False):
@@ -177,10 +239,18 @@ def test_values_equal_pytorchs(name, dtype):
     checked = 0
     for what in ["log_prob", "cdf", "icdf", "entropy", "perplexity"] + STATS:
         arg_ours, arg_theirs = (q_ours, q_theirs) if what == "icdf" else (v_ours, v_theirs)
+        if (name, what) in PYTORCH_BUGS:
+            continue          # checked on its own (see PYTORCH_BUGS)
         try:
             expected = _call(theirs, what, arg_theirs)
         except NotImplementedError:
             continue          # PyTorch has none
+        except RuntimeError as e:
+            # PyTorch 2.13's GeneralizedPareto compares a float64 concentration with
+            # torch.tensor(0.0) (float32) in isclose and raises; ours is checked against
+            # scipy in test_generalized_pareto_in_float64_against_scipy.
+            assert name == "GeneralizedPareto" and "did not match" in str(e), e
+            continue
         except ValueError:    # PyTorch's validation refuses the value: so must ours
             with pytest.raises(ValueError):
                 _call(ours, what, arg_ours)
@@ -190,6 +260,9 @@ def test_values_equal_pytorchs(name, dtype):
             # PyTorch takes lgamma(total_count + 1) of an int64 tensor, so in float32
             # whatever the dtype: its float64 entropy is off by ~1e-8; ours is not.
             close(got, expected, dtype, rtol=max(RTOL[dtype], 1e-7), atol=max(ATOL[dtype], 1e-7))
+        elif name.startswith("ContinuousBernoulli") and dtype == "float32":
+            # its mean and variance cancel large terms: float32 rounding shows at ~1e-4
+            close(got, expected, dtype, rtol=5e-4, atol=5e-6)
         else:
             close(got, expected, dtype)
         checked += 1
@@ -198,7 +271,9 @@ def test_values_equal_pytorchs(name, dtype):
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_log_prob_gradients_equal_pytorchs(name):
-    dtype = "float64"
+    # PyTorch 2.13's GeneralizedPareto.log_prob raises in float64 (isclose against a
+    # float32 zero): its gradients are compared in float32
+    dtype = "float32" if name == "GeneralizedPareto" else "float64"
     ours, theirs, p_ours, p_theirs, values = build(name, dtype, requires_grad=True)
     v_ours, v_theirs = pair(values, dtype)
     try:
@@ -212,14 +287,15 @@ def test_log_prob_gradients_equal_pytorchs(name):
     (out_ours * tp.tensor(weights.tolist(), dtype=tp.float64)).sum().backward()
     (out_theirs * weights).sum().backward()
     for k in p_ours:
-        close(p_ours[k].grad, p_theirs[k].grad, dtype, rtol=1e-8, atol=1e-10)
+        close(p_ours[k].grad, p_theirs[k].grad, dtype, rtol=1e-8 if dtype == "float64" else 1e-5,
+              atol=1e-10 if dtype == "float64" else 1e-6)
 
 
 @pytest.mark.parametrize("name", ["Normal", "Laplace", "Cauchy", "Gumbel", "LogNormal", "HalfNormal",
                                   "Exponential", "Uniform", "Pareto", "Weibull", "Independent",
                                   "HalfCauchy", "RelaxedBernoulli", "LogisticNormal",
                                   "MultivariateNormal",
-                                  "MultivariateNormalCov", "MultivariateNormalPrec"])
+                                  "MultivariateNormalCov", "MultivariateNormalPrec"] + NEW_REPARAMETERIZED)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_rsample_draws_pytorchs_numbers_and_gradients(name, dtype):
     ours, theirs, p_ours, p_theirs, _ = build(name, dtype, requires_grad=True)
@@ -242,7 +318,7 @@ def test_rsample_draws_pytorchs_numbers_and_gradients(name, dtype):
                                   "OneHotCategorical", "Multinomial", "MultinomialLogits", "Pareto",
                                   "Weibull", "Independent", "MultivariateNormal", "MixtureSameFamily",
                                   "LogisticNormal",
-                                  "MixtureOfMVN"])
+                                  "MixtureOfMVN", "VonMises"] + NEW_REPARAMETERIZED)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_sample_draws_pytorchs_numbers_when_seeded(name, dtype):
     ours, theirs, _, _, _ = build(name, dtype)

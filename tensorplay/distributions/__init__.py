@@ -39,7 +39,8 @@ from tensorplay.distributions.multinomial import Multinomial
 from tensorplay.distributions.multivariate_normal import MultivariateNormal
 from tensorplay.distributions.negative_binomial import NegativeBinomial
 from tensorplay.distributions.normal import Normal
-from tensorplay.distributions.one_hot_categorical import OneHotCategorical
+from tensorplay.distributions.one_hot_categorical import (
+    OneHotCategorical, OneHotCategoricalStraightThrough)
 from tensorplay.distributions.pareto import Pareto
 from tensorplay.distributions.poisson import Poisson
 from tensorplay.distributions.relaxed_bernoulli import RelaxedBernoulli
@@ -49,9 +50,20 @@ from tensorplay.distributions.transforms import (  # noqa: F401
     AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
     LowerCholeskyTransform, PowerTransform, SigmoidTransform, SoftmaxTransform,
     SoftplusTransform, StickBreakingTransform, TanhTransform, Transform,
+    CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform,
+    PositiveDefiniteTransform, ReshapeTransform, StackTransform, identity_transform,
 )
 from tensorplay.distributions.uniform import Uniform
 from tensorplay.distributions.weibull import Weibull
+from tensorplay.distributions.continuous_bernoulli import ContinuousBernoulli
+from tensorplay.distributions.fishersnedecor import FisherSnedecor
+from tensorplay.distributions.generalized_pareto import GeneralizedPareto
+from tensorplay.distributions.kumaraswamy import Kumaraswamy
+from tensorplay.distributions.lkj_cholesky import LKJCholesky
+from tensorplay.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
+from tensorplay.distributions.relaxed_categorical import RelaxedOneHotCategorical
+from tensorplay.distributions.von_mises import VonMises
+from tensorplay.distributions.wishart import Wishart
 
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
@@ -66,4 +78,9 @@ __all__ = [
     "LowerCholeskyTransform", "PowerTransform", "SigmoidTransform", "SoftmaxTransform",
     "SoftplusTransform", "StickBreakingTransform", "TanhTransform", "Transform",
     "constraints", "transforms", "biject_to", "transform_to",
+    "ContinuousBernoulli", "FisherSnedecor", "GeneralizedPareto", "Kumaraswamy", "LKJCholesky",
+    "LowRankMultivariateNormal", "OneHotCategoricalStraightThrough", "RelaxedOneHotCategorical",
+    "VonMises", "Wishart",
+    "CatTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+    "PositiveDefiniteTransform", "ReshapeTransform", "StackTransform", "identity_transform",
 ]
