@@ -990,3 +990,15 @@ def test_distribution_class_coverage_of_torch_distributions():
     assert [n for n in others if not hasattr(D, n)] == []
     assert [n for n in TD.transforms.__all__ if not hasattr(D.transforms, n)] == []
     assert [n for n in TD.constraints.__all__ if not hasattr(D.constraints, n)] == []
+
+
+def test_kl_pairs_and_constraint_registries_are_pytorchs():
+    """Every (p, q) pair PyTorch registers a KL for is registered here (by class names),
+    and nothing else; the same for biject_to's and transform_to's constraint types."""
+    from torch.distributions.kl import _KL_REGISTRY as theirs
+    from tensorplay.distributions.kl import _KL_REGISTRY as ours
+    names = lambda registry: sorted((p.__name__, q.__name__) for p, q in registry)  # noqa: E731
+    assert names(ours) == names(theirs)
+    for registry in ("biject_to", "transform_to"):
+        assert sorted(c.__name__ for c in getattr(D, registry)._registry) == \
+            sorted(c.__name__ for c in getattr(TD, registry)._registry)
