@@ -990,6 +990,16 @@ def test_distribution_class_coverage_of_torch_distributions():
     assert [n for n in others if not hasattr(D, n)] == []
     assert [n for n in TD.transforms.__all__ if not hasattr(D.transforms, n)] == []
     assert [n for n in TD.constraints.__all__ if not hasattr(D.constraints, n)] == []
+    # with PyTorch's arguments, in PyTorch's order
+    import inspect
+    for name in TD.__all__:
+        theirs_obj, ours_obj = getattr(TD, name), getattr(D, name)
+        if isinstance(theirs_obj, type) and issubclass(theirs_obj, TD.Distribution):
+            theirs_obj, ours_obj = theirs_obj.__init__, ours_obj.__init__
+        elif not inspect.isfunction(theirs_obj):
+            continue
+        assert list(inspect.signature(ours_obj).parameters) == \
+            list(inspect.signature(theirs_obj).parameters), name
 
 
 def test_kl_pairs_and_constraint_registries_are_pytorchs():

@@ -328,3 +328,16 @@ def test_swap_in_optimizer_params_and_state_errors_like_torch():
             with pytest.raises(RuntimeError, match=message):
                 with lib.optim.swap_in_optimizer_params_and_state(opt, {"w": w}, state):
                     pass
+
+
+def test_signatures_are_pytorchs():
+    import inspect
+    pairs = [(torch.optim.Muon, tp.optim.Muon),
+             (torch.optim.swap_in_optimizer_params_and_state, tp.optim.swap_in_optimizer_params_and_state)]
+    pairs += [(getattr(torch.optim.swa_utils, n), getattr(tp.optim.swa_utils, n))
+              for n in torch.optim.swa_utils.__all__]
+    assert sorted(tp.optim.swa_utils.__all__) == sorted(torch.optim.swa_utils.__all__)
+    for theirs, ours in pairs:
+        assert inspect.signature(ours).parameters.keys() == inspect.signature(theirs).parameters.keys()
+        for name, parameter in inspect.signature(theirs).parameters.items():
+            assert inspect.signature(ours).parameters[name].default == parameter.default, (ours, name)
