@@ -341,3 +341,28 @@ def test_signatures_are_pytorchs():
         assert inspect.signature(ours).parameters.keys() == inspect.signature(theirs).parameters.keys()
         for name, parameter in inspect.signature(theirs).parameters.items():
             assert inspect.signature(ours).parameters[name].default == parameter.default, (ours, name)
+
+
+def test_muon_and_averaged_model_on_cuda_follow_cpu():
+    """On the cuda device (a GPU, or Triton's interpreter) Muon's state lives there and
+    the steps follow the CPU's to bfloat16 precision: the Newton-Schulz matmuls are
+    Triton's there, which round their bfloat16 results in their own order, and five
+    iterations carry a few ulps of that into the update."""
+    pytest.importorskip("triton")
+    if not (tp.cuda.is_available() or tp.cuda.is_interpreted()):
+        pytest.skip("no GPU and no Triton interpreter")
+    a = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
+    cpu = tp.tensor(a.copy(), requires_grad=True)
+    dev = tp.tensor(a.copy()).to("cuda").requires_grad_(True)
+    copt = tp.optim.Muon([cpu], lr=0.02, ns_steps=2)
+    dopt = tp.optim.Muon([dev], lr=0.02, ns_steps=2)
+    g = np.cos(a)
+    cpu.grad, dev.grad = tp.tensor(g), tp.tensor(g).to("cuda")
+    copt.step()
+    dopt.step()
+    assert dopt.state[dev]["momentum_buffer"].device.type == "cuda"
+    np.testing.assert_allclose(dev.detach().cpu().numpy(), cpu.detach().numpy(), atol=0.02 * 8 * 2.0 ** -7)
+    model = tp.nn.Linear(3, 2).to("cuda")
+    averaged = tp.optim.swa_utils.AveragedModel(model)
+    averaged.update_parameters(model)
+    assert averaged.module.weight.device.type == "cuda" and int(averaged.n_averaged) == 1
