@@ -214,44 +214,52 @@ def _j_large(x, c_ptr, PP: tl.constexpr, PQ: tl.constexpr, QP: tl.constexpr,
     return r * 0.797884560802865355879892119868763737 / tl.sqrt(x)
 
 
+# SMALL_ONLY: the caller needs the function on the first interval only (Y0 and Y1 read J0
+# and J1 for x <= 5, K0 and K1 read I0 and I1 for x <= 2): the other is not computed.
 @triton.jit
 def _j0(x, c_ptr, PP: tl.constexpr, PQ: tl.constexpr, QP: tl.constexpr, QQ: tl.constexpr,
-        RP: tl.constexpr, RQ: tl.constexpr):
+        RP: tl.constexpr, RQ: tl.constexpr, SMALL_ONLY: tl.constexpr):
     x = tl.abs(x)
     z = x * x
-    small = (z - 5.78318596294678452118e+00) * (z - 3.04712623436620863991e+01) * \
+    r = (z - 5.78318596294678452118e+00) * (z - 3.04712623436620863991e+01) * \
         _polevl(z, c_ptr, RP) / _polevl(z, c_ptr, RQ)
-    small = tl.where(x < 0.00001, 1.0 - z / 4.0, small)
-    large = _j_large(x, c_ptr, PP, PQ, QP, QQ, 0.785398163397448309615660845819875721, False)
-    return tl.where(x <= 5.0, small, large)
+    r = tl.where(x < 0.00001, 1.0 - z / 4.0, r)
+    if not SMALL_ONLY:
+        large = _j_large(x, c_ptr, PP, PQ, QP, QQ, 0.785398163397448309615660845819875721,
+                         False)
+        r = tl.where(x <= 5.0, r, large)
+    return r
 
 
 @triton.jit
 def _j1(x, c_ptr, PP: tl.constexpr, PQ: tl.constexpr, QP: tl.constexpr, QQ: tl.constexpr,
-        RP: tl.constexpr, RQ: tl.constexpr):
+        RP: tl.constexpr, RQ: tl.constexpr, SMALL_ONLY: tl.constexpr):
     a = tl.abs(x)               # J1 is odd
     z = a * a
-    small = _polevl(z, c_ptr, RP) / _polevl(z, c_ptr, RQ) * a * \
+    r = _polevl(z, c_ptr, RP) / _polevl(z, c_ptr, RQ) * a * \
         (z - 1.46819706421238932572e+01) * (z - 4.92184563216946036703e+01)
-    large = _j_large(a, c_ptr, PP, PQ, QP, QQ, 2.356194490192344928846982537459627163, False)
-    r = tl.where(a <= 5.0, small, large)
+    if not SMALL_ONLY:
+        large = _j_large(a, c_ptr, PP, PQ, QP, QQ, 2.356194490192344928846982537459627163,
+                         False)
+        r = tl.where(a <= 5.0, r, large)
     return tl.where(x < 0, -r, r)
 
 
 @triton.jit
-def _i0(x, c_ptr, A: tl.constexpr, B: tl.constexpr):
+def _i0(x, c_ptr, A: tl.constexpr, B: tl.constexpr, SMALL_ONLY: tl.constexpr):
     a = tl.abs(x)
-    small = tl.exp(a) * _chbevl(a / 2.0 - 2.0, c_ptr, A)
-    large = tl.exp(a) * _chbevl(32.0 / a - 2.0, c_ptr, B) / tl.sqrt(a)
-    return tl.where(a <= 8.0, small, large)
+    r = tl.exp(a) * _chbevl(a / 2.0 - 2.0, c_ptr, A)
+    if not SMALL_ONLY:
+        r = tl.where(a <= 8.0, r, tl.exp(a) * _chbevl(32.0 / a - 2.0, c_ptr, B) / tl.sqrt(a))
+    return r
 
 
 @triton.jit
-def _i1(x, c_ptr, A: tl.constexpr, B: tl.constexpr):
+def _i1(x, c_ptr, A: tl.constexpr, B: tl.constexpr, SMALL_ONLY: tl.constexpr):
     a = tl.abs(x)
-    small = _chbevl(a / 2.0 - 2.0, c_ptr, A) * a * tl.exp(a)
-    large = tl.exp(a) * _chbevl(32.0 / a - 2.0, c_ptr, B) / tl.sqrt(a)
-    r = tl.where(a <= 8.0, small, large)
+    r = _chbevl(a / 2.0 - 2.0, c_ptr, A) * a * tl.exp(a)
+    if not SMALL_ONLY:
+        r = tl.where(a <= 8.0, r, tl.exp(a) * _chbevl(32.0 / a - 2.0, c_ptr, B) / tl.sqrt(a))
     return tl.where(x < 0, -r, r)
 
 
@@ -279,15 +287,15 @@ def unary_kernel(x_ptr, out_ptr, c_ptr, n_elements, FN: tl.constexpr,
     x = tl.load(x_ptr + index, mask=mask, other=1.0)
     inf = float("inf")
     if FN == 0:
-        r = _j0(x, c_ptr, PP0, PQ0, QP0, QQ0, RP0, RQ0)
+        r = _j0(x, c_ptr, PP0, PQ0, QP0, QQ0, RP0, RQ0, False)
     elif FN == 1:
-        r = _j1(x, c_ptr, PP1, PQ1, QP1, QQ1, RP1, RQ1)
+        r = _j1(x, c_ptr, PP1, PQ1, QP1, QQ1, RP1, RQ1, False)
     elif FN == 2:
         # Y0 = R(x^2) + (2/pi) log(x) J0(x) for x <= 5; -inf at 0, nan below
         z = x * x
         small = _polevl(z, c_ptr, YP0) / _polevl(z, c_ptr, YQ0) + \
             0.636619772367581343075535053490057448 * tl.log(x) * \
-            _j0(x, c_ptr, PP0, PQ0, QP0, QQ0, RP0, RQ0)
+            _j0(x, c_ptr, PP0, PQ0, QP0, QQ0, RP0, RQ0, True)
         small = tl.where(x == 0, -inf, tl.where(x < 0, float("nan"), small))
         large = _j_large(x, c_ptr, PP0, PQ0, QP0, QQ0, 0.785398163397448309615660845819875721,
                          True)
@@ -296,19 +304,20 @@ def unary_kernel(x_ptr, out_ptr, c_ptr, n_elements, FN: tl.constexpr,
         z = x * x
         small = x * (_polevl(z, c_ptr, YP1) / _polevl(z, c_ptr, YQ1)) + \
             0.636619772367581343075535053490057448 * \
-            (_j1(x, c_ptr, PP1, PQ1, QP1, QQ1, RP1, RQ1) * tl.log(x) - 1.0 / x)
+            (_j1(x, c_ptr, PP1, PQ1, QP1, QQ1, RP1, RQ1, True) * tl.log(x) - 1.0 / x)
         small = tl.where(x == 0, -inf, tl.where(x < 0, float("nan"), small))
         large = _j_large(x, c_ptr, PP1, PQ1, QP1, QQ1, 2.356194490192344928846982537459627163,
                          True)
         r = tl.where(x <= 5.0, small, large)
     elif FN == 4:
-        r = _i0(x, c_ptr, I0A, I0B)
+        r = _i0(x, c_ptr, I0A, I0B, False)
     elif FN == 5:
-        r = _i1(x, c_ptr, I1A, I1B)
+        r = _i1(x, c_ptr, I1A, I1B, False)
     elif FN == 6 or FN == 8:
         # K0 = series(x^2 - 2) - log(x/2) I0(x) on (0, 2], exp(-x) series(8/x - 2) / sqrt(x)
         # beyond; the scaled form (FN 8) is exp(x) K0(x)
-        small = _chbevl(x * x - 2.0, c_ptr, K0A) - tl.log(0.5 * x) * _i0(x, c_ptr, I0A, I0B)
+        small = _chbevl(x * x - 2.0, c_ptr, K0A) - \
+            tl.log(0.5 * x) * _i0(x, c_ptr, I0A, I0B, True)
         large = _chbevl(8.0 / x - 2.0, c_ptr, K0B) / tl.sqrt(x)
         if FN == 6:
             large = tl.exp(-x) * large
@@ -317,7 +326,8 @@ def unary_kernel(x_ptr, out_ptr, c_ptr, n_elements, FN: tl.constexpr,
         r = tl.where(x <= 2.0, small, large)
         r = tl.where(x == 0, inf, tl.where(x < 0, float("nan"), r))
     elif FN == 7 or FN == 9:
-        small = tl.log(0.5 * x) * _i1(x, c_ptr, I1A, I1B) + _chbevl(x * x - 2.0, c_ptr, K1A) / x
+        small = tl.log(0.5 * x) * _i1(x, c_ptr, I1A, I1B, True) + \
+            _chbevl(x * x - 2.0, c_ptr, K1A) / x
         large = _chbevl(8.0 / x - 2.0, c_ptr, K1B) / tl.sqrt(x)
         if FN == 7:
             large = tl.exp(-x) * large
