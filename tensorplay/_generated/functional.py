@@ -11175,15 +11175,13 @@ def special_shifted_chebyshev_polynomial_t(x, n, *, out=None):
         )
     if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_shifted_chebyshev_polynomial_t
         return ops.special_shifted_chebyshev_polynomial_t.call(x._impl.keys | n._impl.keys, x, n)
-    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
-        n, Tensor,
-    ):  # special_shifted_chebyshev_polynomial_t.x_scalar
+    # special_shifted_chebyshev_polynomial_t.x_scalar
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(n, Tensor):
         if type(x) not in SCALAR_TYPES:
             x = as_scalar('special_shifted_chebyshev_polynomial_t', 'x', x)
         return ops.special_shifted_chebyshev_polynomial_t_x_scalar.call(n._impl.keys, x, n)
-    if isinstance(
-        x, Tensor,
-    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_shifted_chebyshev_polynomial_t.n_scalar
+    # special_shifted_chebyshev_polynomial_t.n_scalar
+    if isinstance(x, Tensor) and (type(n) in SCALAR_TYPES or is_number(n)):
         if type(n) not in SCALAR_TYPES:
             n = as_scalar('special_shifted_chebyshev_polynomial_t', 'n', n)
         return ops.special_shifted_chebyshev_polynomial_t_n_scalar.call(x._impl.keys, x, n)
@@ -11214,15 +11212,13 @@ def special_shifted_chebyshev_polynomial_u(x, n, *, out=None):
         )
     if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_shifted_chebyshev_polynomial_u
         return ops.special_shifted_chebyshev_polynomial_u.call(x._impl.keys | n._impl.keys, x, n)
-    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
-        n, Tensor,
-    ):  # special_shifted_chebyshev_polynomial_u.x_scalar
+    # special_shifted_chebyshev_polynomial_u.x_scalar
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(n, Tensor):
         if type(x) not in SCALAR_TYPES:
             x = as_scalar('special_shifted_chebyshev_polynomial_u', 'x', x)
         return ops.special_shifted_chebyshev_polynomial_u_x_scalar.call(n._impl.keys, x, n)
-    if isinstance(
-        x, Tensor,
-    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_shifted_chebyshev_polynomial_u.n_scalar
+    # special_shifted_chebyshev_polynomial_u.n_scalar
+    if isinstance(x, Tensor) and (type(n) in SCALAR_TYPES or is_number(n)):
         if type(n) not in SCALAR_TYPES:
             n = as_scalar('special_shifted_chebyshev_polynomial_u', 'n', n)
         return ops.special_shifted_chebyshev_polynomial_u_n_scalar.call(x._impl.keys, x, n)
@@ -11253,15 +11249,13 @@ def special_shifted_chebyshev_polynomial_v(x, n, *, out=None):
         )
     if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_shifted_chebyshev_polynomial_v
         return ops.special_shifted_chebyshev_polynomial_v.call(x._impl.keys | n._impl.keys, x, n)
-    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
-        n, Tensor,
-    ):  # special_shifted_chebyshev_polynomial_v.x_scalar
+    # special_shifted_chebyshev_polynomial_v.x_scalar
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(n, Tensor):
         if type(x) not in SCALAR_TYPES:
             x = as_scalar('special_shifted_chebyshev_polynomial_v', 'x', x)
         return ops.special_shifted_chebyshev_polynomial_v_x_scalar.call(n._impl.keys, x, n)
-    if isinstance(
-        x, Tensor,
-    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_shifted_chebyshev_polynomial_v.n_scalar
+    # special_shifted_chebyshev_polynomial_v.n_scalar
+    if isinstance(x, Tensor) and (type(n) in SCALAR_TYPES or is_number(n)):
         if type(n) not in SCALAR_TYPES:
             n = as_scalar('special_shifted_chebyshev_polynomial_v', 'n', n)
         return ops.special_shifted_chebyshev_polynomial_v_n_scalar.call(x._impl.keys, x, n)
@@ -11292,15 +11286,13 @@ def special_shifted_chebyshev_polynomial_w(x, n, *, out=None):
         )
     if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_shifted_chebyshev_polynomial_w
         return ops.special_shifted_chebyshev_polynomial_w.call(x._impl.keys | n._impl.keys, x, n)
-    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
-        n, Tensor,
-    ):  # special_shifted_chebyshev_polynomial_w.x_scalar
+    # special_shifted_chebyshev_polynomial_w.x_scalar
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(n, Tensor):
         if type(x) not in SCALAR_TYPES:
             x = as_scalar('special_shifted_chebyshev_polynomial_w', 'x', x)
         return ops.special_shifted_chebyshev_polynomial_w_x_scalar.call(n._impl.keys, x, n)
-    if isinstance(
-        x, Tensor,
-    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_shifted_chebyshev_polynomial_w.n_scalar
+    # special_shifted_chebyshev_polynomial_w.n_scalar
+    if isinstance(x, Tensor) and (type(n) in SCALAR_TYPES or is_number(n)):
         if type(n) not in SCALAR_TYPES:
             n = as_scalar('special_shifted_chebyshev_polynomial_w', 'n', n)
         return ops.special_shifted_chebyshev_polynomial_w_n_scalar.call(x._impl.keys, x, n)
