@@ -169,10 +169,10 @@ def _chebyshev(kind, x, n, shifted):
                             (nf + 1) * np.cos((nf + 1) * theta) / y)
         elif kind == "v":
             first = (y + y - one)
-            odd_sign = np.where(n % 2 == 0, 2 * nf + 1, -(2 * nf + 1))
+            alternating = np.where(n % 2 == 0, 2 * nf + 1, -(2 * nf + 1))
             trig = np.where(np.sin(theta / 2) != 1,
                             np.cos((nf + x.dtype.type(0.5)) * theta) / np.cos(theta / 2),
-                            odd_sign)
+                            alternating)
         else:
             first = (y + y + one)
             at_end = np.where(n % 2 == 0, 1, -1)
