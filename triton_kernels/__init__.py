@@ -37,6 +37,8 @@ and the support modules (leading `_`) they share:
     pooling.py       max/avg/adaptive pooling (+ backward)
     resample.py      nearest/bilinear upsampling (+ backward)
     padding.py       constant/reflect/replicate/circular padding (+ backward)
+    bessel.py        tp.special's Bessel functions (ports of PyTorch's Cephes code) and
+                     orthogonal polynomials (the recurrence as a loop); airy_ai, zeta on host
     _indexing.py     the indexing kernels: gather / scatter / atomic-add walks, the
                      deterministic scatter-reduce, mask compaction, bounds checks
     _spatial.py      what pooling.py, resample.py and padding.py share
