@@ -37,6 +37,8 @@ and the support modules (leading `_`) they share:
     pooling.py       max/avg/adaptive pooling (+ backward)
     resample.py      nearest/bilinear upsampling (+ backward)
     padding.py       constant/reflect/replicate/circular padding (+ backward)
+    bessel.py        tp.special's Bessel functions (ports of PyTorch's Cephes code) and
+                     orthogonal polynomials (the recurrence as a loop); airy_ai, zeta on host
     special.py       the special functions (lgamma, digamma, erfinv, i0/i1, ndtri,
                      log_ndtr...) as pointwise expressions; polygamma and igamma on a
                      host copy (SciPy), logged

@@ -43,8 +43,8 @@ from tensorplay._generated.functional import (
     adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward,
     col2im, convolution_backward, digamma, exp, exp2, gelu_backward, im2col, isfinite, logical_and,
     logical_or, max_pool2d_with_indices_backward, nll_loss_backward, polygamma, sign, silu_backward,
-    special_i1, special_i1e, threshold_backward, upsample_bilinear2d, upsample_bilinear2d_backward,
-    upsample_nearest2d, upsample_nearest2d_backward, where,
+    special_i1, special_i1e, special_zeta, threshold_backward, upsample_bilinear2d,
+    upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, where,
 )
 
 
@@ -6164,4 +6164,29 @@ class SpecialXlog1pyBackward0(Node):
             d_self = special_xlog1py_self_backward(grad, self_, other)
         if self.needs_input_grad(1):
             d_other = special_xlog1py_other_backward(grad, self_, other)
+        return (d_self, d_other)
+
+
+class SpecialZetaBackward0(Node):
+    """Backward of `special_zeta(Tensor self, Tensor other) -> Tensor`.
+
+    self: not_implemented("zeta")
+    other: sum_to(grad * -self * special_zeta(self + 1., other), other.sizes())
+    """
+
+    __slots__ = ('self_', 'other_', 'other_sizes')
+    SAVED = ('self_', 'other_')
+    OP = 'special_zeta'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        other_sizes = self.other_sizes
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("zeta")
+        if self.needs_input_grad(1):
+            d_other = sum_to(grad * -self_ * special_zeta(self_ + 1.0, other), other_sizes)
         return (d_self, d_other)

@@ -64,12 +64,13 @@ from tensorplay._generated.autograd_nodes import (
     SmoothL1LossBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0, SoftplusBackward0,
     SortBackward0, SortBackward1, SpecialEntrBackward0, SpecialErfcxBackward0, SpecialI0eBackward0,
     SpecialI1Backward0, SpecialI1eBackward0, SpecialLogNdtrBackward0, SpecialNdtriBackward0,
-    SpecialXlog1pyBackward0, SqrtBackward0, SqueezeBackward0, SqueezeBackward1, StdBackward0,
-    StdMeanBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0, TanBackward0,
-    TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0,
-    TransposeBackward0, TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0,
-    UniformBackward0, Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
-    UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
+    SpecialXlog1pyBackward0, SpecialZetaBackward0, SqrtBackward0, SqueezeBackward0,
+    SqueezeBackward1, StdBackward0, StdMeanBackward0, SubBackward0, SumBackward0, SumBackward1,
+    TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0,
+    ToCopyBackward0, TopkBackward0, TransposeBackward0, TriangularSolveBackward0, TrilBackward0,
+    TriuBackward0, TruncBackward0, UniformBackward0, Unique2Backward0, UniqueDimBackward0,
+    UnsafeViewBackward0, UnsqueezeBackward0, UpsampleBilinear2dBackward0,
+    UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
     UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0, ViewBackward0,
     WhereBackward0, Xlog1pyBackward0, XlogyBackward0,
 )
@@ -4432,6 +4433,18 @@ def special_xlog1py(ks, self, other):
     return result
 
 
+def special_zeta(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.special_zeta, ks, self, other)
+    node = SpecialZetaBackward0(self, other)
+    node.other_sizes = other._impl.sizes
+    node.self_ = SavedVariable(self, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.special_zeta, ks, self, other)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -4782,6 +4795,7 @@ WRAPPERS = {
     'special_log_ndtr': special_log_ndtr,
     'special_entr': special_entr,
     'special_xlog1py': special_xlog1py,
+    'special_zeta': special_zeta,
 }
 
 # A wrapper only records: with no tensor that requires grad (no REQUIRES_GRAD flag in

@@ -11594,6 +11594,638 @@ def special_log_softmax(*args, **kwargs):
     no_overload('special_log_softmax', (ops.special_log_softmax,), args, kwargs)
 
 
+# ---- special_airy_ai -------------------------------------------------------------------
+
+def special_airy_ai(x, *, out=None):
+    """The Airy function Ai(x).
+
+    special_airy_ai(Tensor x) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_airy_ai', out, special_airy_ai(x))
+    if not isinstance(x, Tensor):
+        bad_arg('special_airy_ai', 'x', 'Tensor', x)
+    return ops.special_airy_ai.call(x._impl.keys, x)
+
+
+# ---- special_bessel_j0 -----------------------------------------------------------------
+
+def special_bessel_j0(input, *, out=None):
+    """The Bessel function of the first kind of order 0.
+
+    special_bessel_j0(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_bessel_j0', out, special_bessel_j0(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_bessel_j0', 'input', 'Tensor', input)
+    return ops.special_bessel_j0.call(input._impl.keys, input)
+
+
+# ---- special_bessel_j1 -----------------------------------------------------------------
+
+def special_bessel_j1(input, *, out=None):
+    """The Bessel function of the first kind of order 1.
+
+    special_bessel_j1(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_bessel_j1', out, special_bessel_j1(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_bessel_j1', 'input', 'Tensor', input)
+    return ops.special_bessel_j1.call(input._impl.keys, input)
+
+
+# ---- special_bessel_y0 -----------------------------------------------------------------
+
+def special_bessel_y0(input, *, out=None):
+    """The Bessel function of the second kind of order 0 (nan for x < 0).
+
+    special_bessel_y0(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_bessel_y0', out, special_bessel_y0(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_bessel_y0', 'input', 'Tensor', input)
+    return ops.special_bessel_y0.call(input._impl.keys, input)
+
+
+# ---- special_bessel_y1 -----------------------------------------------------------------
+
+def special_bessel_y1(input, *, out=None):
+    """The Bessel function of the second kind of order 1 (nan for x < 0).
+
+    special_bessel_y1(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_bessel_y1', out, special_bessel_y1(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_bessel_y1', 'input', 'Tensor', input)
+    return ops.special_bessel_y1.call(input._impl.keys, input)
+
+
+# ---- special_modified_bessel_i0 --------------------------------------------------------
+
+def special_modified_bessel_i0(input, *, out=None):
+    """The modified Bessel function of the first kind of order 0.
+
+    special_modified_bessel_i0(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_modified_bessel_i0', out, special_modified_bessel_i0(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_modified_bessel_i0', 'input', 'Tensor', input)
+    return ops.special_modified_bessel_i0.call(input._impl.keys, input)
+
+
+# ---- special_modified_bessel_i1 --------------------------------------------------------
+
+def special_modified_bessel_i1(input, *, out=None):
+    """The modified Bessel function of the first kind of order 1.
+
+    special_modified_bessel_i1(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_modified_bessel_i1', out, special_modified_bessel_i1(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_modified_bessel_i1', 'input', 'Tensor', input)
+    return ops.special_modified_bessel_i1.call(input._impl.keys, input)
+
+
+# ---- special_modified_bessel_k0 --------------------------------------------------------
+
+def special_modified_bessel_k0(input, *, out=None):
+    """The modified Bessel function of the second kind of order 0.
+
+    special_modified_bessel_k0(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_modified_bessel_k0', out, special_modified_bessel_k0(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_modified_bessel_k0', 'input', 'Tensor', input)
+    return ops.special_modified_bessel_k0.call(input._impl.keys, input)
+
+
+# ---- special_modified_bessel_k1 --------------------------------------------------------
+
+def special_modified_bessel_k1(input, *, out=None):
+    """The modified Bessel function of the second kind of order 1.
+
+    special_modified_bessel_k1(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_modified_bessel_k1', out, special_modified_bessel_k1(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_modified_bessel_k1', 'input', 'Tensor', input)
+    return ops.special_modified_bessel_k1.call(input._impl.keys, input)
+
+
+# ---- special_scaled_modified_bessel_k0 -------------------------------------------------
+
+def special_scaled_modified_bessel_k0(x, *, out=None):
+    """exp(x) * K0(x), the exponentially scaled modified Bessel function K0.
+
+    special_scaled_modified_bessel_k0(Tensor x) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'special_scaled_modified_bessel_k0', out, special_scaled_modified_bessel_k0(x),
+        )
+    if not isinstance(x, Tensor):
+        bad_arg('special_scaled_modified_bessel_k0', 'x', 'Tensor', x)
+    return ops.special_scaled_modified_bessel_k0.call(x._impl.keys, x)
+
+
+# ---- special_scaled_modified_bessel_k1 -------------------------------------------------
+
+def special_scaled_modified_bessel_k1(x, *, out=None):
+    """exp(x) * K1(x), the exponentially scaled modified Bessel function K1.
+
+    special_scaled_modified_bessel_k1(Tensor x) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'special_scaled_modified_bessel_k1', out, special_scaled_modified_bessel_k1(x),
+        )
+    if not isinstance(x, Tensor):
+        bad_arg('special_scaled_modified_bessel_k1', 'x', 'Tensor', x)
+    return ops.special_scaled_modified_bessel_k1.call(x._impl.keys, x)
+
+
+# ---- special_spherical_bessel_j0 -------------------------------------------------------
+
+def special_spherical_bessel_j0(x, *, out=None):
+    """The spherical Bessel function of the first kind of order 0, sin(x) / x.
+
+    special_spherical_bessel_j0(Tensor x) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_spherical_bessel_j0', out, special_spherical_bessel_j0(x))
+    if not isinstance(x, Tensor):
+        bad_arg('special_spherical_bessel_j0', 'x', 'Tensor', x)
+    return ops.special_spherical_bessel_j0.call(x._impl.keys, x)
+
+
+# ---- special_chebyshev_polynomial_t ((default), x_scalar, n_scalar) --------------------
+
+def special_chebyshev_polynomial_t(x, n, *, out=None):
+    """The Chebyshev polynomial of the first kind T_n(x).
+
+    special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+    special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_chebyshev_polynomial_t', out, special_chebyshev_polynomial_t(x, n))
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_chebyshev_polynomial_t
+        return ops.special_chebyshev_polynomial_t.call(x._impl.keys | n._impl.keys, x, n)
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
+        n, Tensor,
+    ):  # special_chebyshev_polynomial_t.x_scalar
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_chebyshev_polynomial_t', 'x', x)
+        return ops.special_chebyshev_polynomial_t_x_scalar.call(n._impl.keys, x, n)
+    if isinstance(
+        x, Tensor,
+    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_chebyshev_polynomial_t.n_scalar
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_chebyshev_polynomial_t', 'n', n)
+        return ops.special_chebyshev_polynomial_t_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_chebyshev_polynomial_t',
+        (
+            ops.special_chebyshev_polynomial_t, ops.special_chebyshev_polynomial_t_x_scalar,
+            ops.special_chebyshev_polynomial_t_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_chebyshev_polynomial_u ((default), x_scalar, n_scalar) --------------------
+
+def special_chebyshev_polynomial_u(x, n, *, out=None):
+    """The Chebyshev polynomial of the second kind U_n(x).
+
+    special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+    special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_chebyshev_polynomial_u', out, special_chebyshev_polynomial_u(x, n))
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_chebyshev_polynomial_u
+        return ops.special_chebyshev_polynomial_u.call(x._impl.keys | n._impl.keys, x, n)
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
+        n, Tensor,
+    ):  # special_chebyshev_polynomial_u.x_scalar
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_chebyshev_polynomial_u', 'x', x)
+        return ops.special_chebyshev_polynomial_u_x_scalar.call(n._impl.keys, x, n)
+    if isinstance(
+        x, Tensor,
+    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_chebyshev_polynomial_u.n_scalar
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_chebyshev_polynomial_u', 'n', n)
+        return ops.special_chebyshev_polynomial_u_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_chebyshev_polynomial_u',
+        (
+            ops.special_chebyshev_polynomial_u, ops.special_chebyshev_polynomial_u_x_scalar,
+            ops.special_chebyshev_polynomial_u_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_chebyshev_polynomial_v ((default), x_scalar, n_scalar) --------------------
+
+def special_chebyshev_polynomial_v(x, n, *, out=None):
+    """The Chebyshev polynomial of the third kind V_n(x).
+
+    special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+    special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_chebyshev_polynomial_v', out, special_chebyshev_polynomial_v(x, n))
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_chebyshev_polynomial_v
+        return ops.special_chebyshev_polynomial_v.call(x._impl.keys | n._impl.keys, x, n)
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
+        n, Tensor,
+    ):  # special_chebyshev_polynomial_v.x_scalar
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_chebyshev_polynomial_v', 'x', x)
+        return ops.special_chebyshev_polynomial_v_x_scalar.call(n._impl.keys, x, n)
+    if isinstance(
+        x, Tensor,
+    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_chebyshev_polynomial_v.n_scalar
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_chebyshev_polynomial_v', 'n', n)
+        return ops.special_chebyshev_polynomial_v_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_chebyshev_polynomial_v',
+        (
+            ops.special_chebyshev_polynomial_v, ops.special_chebyshev_polynomial_v_x_scalar,
+            ops.special_chebyshev_polynomial_v_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_chebyshev_polynomial_w ((default), x_scalar, n_scalar) --------------------
+
+def special_chebyshev_polynomial_w(x, n, *, out=None):
+    """The Chebyshev polynomial of the fourth kind W_n(x).
+
+    special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+    special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_chebyshev_polynomial_w', out, special_chebyshev_polynomial_w(x, n))
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_chebyshev_polynomial_w
+        return ops.special_chebyshev_polynomial_w.call(x._impl.keys | n._impl.keys, x, n)
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
+        n, Tensor,
+    ):  # special_chebyshev_polynomial_w.x_scalar
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_chebyshev_polynomial_w', 'x', x)
+        return ops.special_chebyshev_polynomial_w_x_scalar.call(n._impl.keys, x, n)
+    if isinstance(
+        x, Tensor,
+    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_chebyshev_polynomial_w.n_scalar
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_chebyshev_polynomial_w', 'n', n)
+        return ops.special_chebyshev_polynomial_w_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_chebyshev_polynomial_w',
+        (
+            ops.special_chebyshev_polynomial_w, ops.special_chebyshev_polynomial_w_x_scalar,
+            ops.special_chebyshev_polynomial_w_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_shifted_chebyshev_polynomial_t ((default), x_scalar, n_scalar) ------------
+
+def special_shifted_chebyshev_polynomial_t(x, n, *, out=None):
+    """T_n(2x - 1), the shifted Chebyshev polynomial of the first kind.
+
+    special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+    special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'special_shifted_chebyshev_polynomial_t', out,
+            special_shifted_chebyshev_polynomial_t(x, n),
+        )
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_shifted_chebyshev_polynomial_t
+        return ops.special_shifted_chebyshev_polynomial_t.call(x._impl.keys | n._impl.keys, x, n)
+    # special_shifted_chebyshev_polynomial_t.x_scalar
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(n, Tensor):
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_shifted_chebyshev_polynomial_t', 'x', x)
+        return ops.special_shifted_chebyshev_polynomial_t_x_scalar.call(n._impl.keys, x, n)
+    # special_shifted_chebyshev_polynomial_t.n_scalar
+    if isinstance(x, Tensor) and (type(n) in SCALAR_TYPES or is_number(n)):
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_shifted_chebyshev_polynomial_t', 'n', n)
+        return ops.special_shifted_chebyshev_polynomial_t_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_shifted_chebyshev_polynomial_t',
+        (
+            ops.special_shifted_chebyshev_polynomial_t,
+            ops.special_shifted_chebyshev_polynomial_t_x_scalar,
+            ops.special_shifted_chebyshev_polynomial_t_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_shifted_chebyshev_polynomial_u ((default), x_scalar, n_scalar) ------------
+
+def special_shifted_chebyshev_polynomial_u(x, n, *, out=None):
+    """U_n(2x - 1), the shifted Chebyshev polynomial of the second kind.
+
+    special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+    special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'special_shifted_chebyshev_polynomial_u', out,
+            special_shifted_chebyshev_polynomial_u(x, n),
+        )
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_shifted_chebyshev_polynomial_u
+        return ops.special_shifted_chebyshev_polynomial_u.call(x._impl.keys | n._impl.keys, x, n)
+    # special_shifted_chebyshev_polynomial_u.x_scalar
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(n, Tensor):
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_shifted_chebyshev_polynomial_u', 'x', x)
+        return ops.special_shifted_chebyshev_polynomial_u_x_scalar.call(n._impl.keys, x, n)
+    # special_shifted_chebyshev_polynomial_u.n_scalar
+    if isinstance(x, Tensor) and (type(n) in SCALAR_TYPES or is_number(n)):
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_shifted_chebyshev_polynomial_u', 'n', n)
+        return ops.special_shifted_chebyshev_polynomial_u_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_shifted_chebyshev_polynomial_u',
+        (
+            ops.special_shifted_chebyshev_polynomial_u,
+            ops.special_shifted_chebyshev_polynomial_u_x_scalar,
+            ops.special_shifted_chebyshev_polynomial_u_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_shifted_chebyshev_polynomial_v ((default), x_scalar, n_scalar) ------------
+
+def special_shifted_chebyshev_polynomial_v(x, n, *, out=None):
+    """V_n(2x - 1), the shifted Chebyshev polynomial of the third kind.
+
+    special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+    special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'special_shifted_chebyshev_polynomial_v', out,
+            special_shifted_chebyshev_polynomial_v(x, n),
+        )
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_shifted_chebyshev_polynomial_v
+        return ops.special_shifted_chebyshev_polynomial_v.call(x._impl.keys | n._impl.keys, x, n)
+    # special_shifted_chebyshev_polynomial_v.x_scalar
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(n, Tensor):
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_shifted_chebyshev_polynomial_v', 'x', x)
+        return ops.special_shifted_chebyshev_polynomial_v_x_scalar.call(n._impl.keys, x, n)
+    # special_shifted_chebyshev_polynomial_v.n_scalar
+    if isinstance(x, Tensor) and (type(n) in SCALAR_TYPES or is_number(n)):
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_shifted_chebyshev_polynomial_v', 'n', n)
+        return ops.special_shifted_chebyshev_polynomial_v_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_shifted_chebyshev_polynomial_v',
+        (
+            ops.special_shifted_chebyshev_polynomial_v,
+            ops.special_shifted_chebyshev_polynomial_v_x_scalar,
+            ops.special_shifted_chebyshev_polynomial_v_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_shifted_chebyshev_polynomial_w ((default), x_scalar, n_scalar) ------------
+
+def special_shifted_chebyshev_polynomial_w(x, n, *, out=None):
+    """W_n(2x - 1), the shifted Chebyshev polynomial of the fourth kind.
+
+    special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+    special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'special_shifted_chebyshev_polynomial_w', out,
+            special_shifted_chebyshev_polynomial_w(x, n),
+        )
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_shifted_chebyshev_polynomial_w
+        return ops.special_shifted_chebyshev_polynomial_w.call(x._impl.keys | n._impl.keys, x, n)
+    # special_shifted_chebyshev_polynomial_w.x_scalar
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(n, Tensor):
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_shifted_chebyshev_polynomial_w', 'x', x)
+        return ops.special_shifted_chebyshev_polynomial_w_x_scalar.call(n._impl.keys, x, n)
+    # special_shifted_chebyshev_polynomial_w.n_scalar
+    if isinstance(x, Tensor) and (type(n) in SCALAR_TYPES or is_number(n)):
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_shifted_chebyshev_polynomial_w', 'n', n)
+        return ops.special_shifted_chebyshev_polynomial_w_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_shifted_chebyshev_polynomial_w',
+        (
+            ops.special_shifted_chebyshev_polynomial_w,
+            ops.special_shifted_chebyshev_polynomial_w_x_scalar,
+            ops.special_shifted_chebyshev_polynomial_w_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_hermite_polynomial_h ((default), x_scalar, n_scalar) ----------------------
+
+def special_hermite_polynomial_h(x, n, *, out=None):
+    """The physicists' Hermite polynomial H_n(x).
+
+    special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor
+    special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_hermite_polynomial_h', out, special_hermite_polynomial_h(x, n))
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_hermite_polynomial_h
+        return ops.special_hermite_polynomial_h.call(x._impl.keys | n._impl.keys, x, n)
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
+        n, Tensor,
+    ):  # special_hermite_polynomial_h.x_scalar
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_hermite_polynomial_h', 'x', x)
+        return ops.special_hermite_polynomial_h_x_scalar.call(n._impl.keys, x, n)
+    if isinstance(
+        x, Tensor,
+    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_hermite_polynomial_h.n_scalar
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_hermite_polynomial_h', 'n', n)
+        return ops.special_hermite_polynomial_h_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_hermite_polynomial_h',
+        (
+            ops.special_hermite_polynomial_h, ops.special_hermite_polynomial_h_x_scalar,
+            ops.special_hermite_polynomial_h_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_hermite_polynomial_he ((default), x_scalar, n_scalar) ---------------------
+
+def special_hermite_polynomial_he(x, n, *, out=None):
+    """The probabilists' Hermite polynomial He_n(x).
+
+    special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor
+    special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_hermite_polynomial_he', out, special_hermite_polynomial_he(x, n))
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_hermite_polynomial_he
+        return ops.special_hermite_polynomial_he.call(x._impl.keys | n._impl.keys, x, n)
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
+        n, Tensor,
+    ):  # special_hermite_polynomial_he.x_scalar
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_hermite_polynomial_he', 'x', x)
+        return ops.special_hermite_polynomial_he_x_scalar.call(n._impl.keys, x, n)
+    if isinstance(
+        x, Tensor,
+    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_hermite_polynomial_he.n_scalar
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_hermite_polynomial_he', 'n', n)
+        return ops.special_hermite_polynomial_he_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_hermite_polynomial_he',
+        (
+            ops.special_hermite_polynomial_he, ops.special_hermite_polynomial_he_x_scalar,
+            ops.special_hermite_polynomial_he_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_laguerre_polynomial_l ((default), x_scalar, n_scalar) ---------------------
+
+def special_laguerre_polynomial_l(x, n, *, out=None):
+    """The Laguerre polynomial L_n(x).
+
+    special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor
+    special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_laguerre_polynomial_l', out, special_laguerre_polynomial_l(x, n))
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_laguerre_polynomial_l
+        return ops.special_laguerre_polynomial_l.call(x._impl.keys | n._impl.keys, x, n)
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
+        n, Tensor,
+    ):  # special_laguerre_polynomial_l.x_scalar
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_laguerre_polynomial_l', 'x', x)
+        return ops.special_laguerre_polynomial_l_x_scalar.call(n._impl.keys, x, n)
+    if isinstance(
+        x, Tensor,
+    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_laguerre_polynomial_l.n_scalar
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_laguerre_polynomial_l', 'n', n)
+        return ops.special_laguerre_polynomial_l_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_laguerre_polynomial_l',
+        (
+            ops.special_laguerre_polynomial_l, ops.special_laguerre_polynomial_l_x_scalar,
+            ops.special_laguerre_polynomial_l_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_legendre_polynomial_p ((default), x_scalar, n_scalar) ---------------------
+
+def special_legendre_polynomial_p(x, n, *, out=None):
+    """The Legendre polynomial P_n(x).
+
+    special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor
+    special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_legendre_polynomial_p', out, special_legendre_polynomial_p(x, n))
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_legendre_polynomial_p
+        return ops.special_legendre_polynomial_p.call(x._impl.keys | n._impl.keys, x, n)
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
+        n, Tensor,
+    ):  # special_legendre_polynomial_p.x_scalar
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_legendre_polynomial_p', 'x', x)
+        return ops.special_legendre_polynomial_p_x_scalar.call(n._impl.keys, x, n)
+    if isinstance(
+        x, Tensor,
+    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_legendre_polynomial_p.n_scalar
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_legendre_polynomial_p', 'n', n)
+        return ops.special_legendre_polynomial_p_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_legendre_polynomial_p',
+        (
+            ops.special_legendre_polynomial_p, ops.special_legendre_polynomial_p_x_scalar,
+            ops.special_legendre_polynomial_p_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_zeta ((default), self_scalar, other_scalar) -------------------------------
+
+def special_zeta(input, other, *, out=None):
+    """The Hurwitz zeta function, sum over k >= 0 of (k + other) ** -self.
+
+    special_zeta(Tensor self, Tensor other) -> Tensor
+    special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
+    special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_zeta', out, special_zeta(input, other))
+    if isinstance(input, Tensor) and isinstance(other, Tensor):  # special_zeta
+        return ops.special_zeta.call(input._impl.keys | other._impl.keys, input, other)
+    if (type(input) in SCALAR_TYPES or is_number(input)) and isinstance(
+        other, Tensor,
+    ):  # special_zeta.self_scalar
+        if type(input) not in SCALAR_TYPES:
+            input = as_scalar('special_zeta', 'input', input)
+        return ops.special_zeta_self_scalar.call(other._impl.keys, input, other)
+    if isinstance(
+        input, Tensor,
+    ) and (type(other) in SCALAR_TYPES or is_number(other)):  # special_zeta.other_scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('special_zeta', 'other', other)
+        return ops.special_zeta_other_scalar.call(input._impl.keys, input, other)
+    no_overload(
+        'special_zeta',
+        (ops.special_zeta, ops.special_zeta_self_scalar, ops.special_zeta_other_scalar),
+        (input, other,), {},
+    )
+
+
 # ---- absolute --------------------------------------------------------------------------
 
 def absolute(input, *, out=None):
@@ -13167,6 +13799,31 @@ FUNCTIONS = (
     'special_logsumexp',
     'special_round',
     'special_log_softmax',
+    'special_airy_ai',
+    'special_bessel_j0',
+    'special_bessel_j1',
+    'special_bessel_y0',
+    'special_bessel_y1',
+    'special_modified_bessel_i0',
+    'special_modified_bessel_i1',
+    'special_modified_bessel_k0',
+    'special_modified_bessel_k1',
+    'special_scaled_modified_bessel_k0',
+    'special_scaled_modified_bessel_k1',
+    'special_spherical_bessel_j0',
+    'special_chebyshev_polynomial_t',
+    'special_chebyshev_polynomial_u',
+    'special_chebyshev_polynomial_v',
+    'special_chebyshev_polynomial_w',
+    'special_shifted_chebyshev_polynomial_t',
+    'special_shifted_chebyshev_polynomial_u',
+    'special_shifted_chebyshev_polynomial_v',
+    'special_shifted_chebyshev_polynomial_w',
+    'special_hermite_polynomial_h',
+    'special_hermite_polynomial_he',
+    'special_laguerre_polynomial_l',
+    'special_legendre_polynomial_p',
+    'special_zeta',
     'absolute',
     'arccos',
     'arccos_',

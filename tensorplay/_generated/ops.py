@@ -649,6 +649,73 @@ special_logsumexp = dispatcher.find('special_logsumexp')
 special_round = dispatcher.find('special_round')
 special_log_softmax = dispatcher.find('special_log_softmax')
 special_xlogy_self_scalar = dispatcher.find('special_xlogy.self_scalar')
+special_airy_ai = dispatcher.find('special_airy_ai')
+special_bessel_j0 = dispatcher.find('special_bessel_j0')
+special_bessel_j1 = dispatcher.find('special_bessel_j1')
+special_bessel_y0 = dispatcher.find('special_bessel_y0')
+special_bessel_y1 = dispatcher.find('special_bessel_y1')
+special_modified_bessel_i0 = dispatcher.find('special_modified_bessel_i0')
+special_modified_bessel_i1 = dispatcher.find('special_modified_bessel_i1')
+special_modified_bessel_k0 = dispatcher.find('special_modified_bessel_k0')
+special_modified_bessel_k1 = dispatcher.find('special_modified_bessel_k1')
+special_scaled_modified_bessel_k0 = dispatcher.find('special_scaled_modified_bessel_k0')
+special_scaled_modified_bessel_k1 = dispatcher.find('special_scaled_modified_bessel_k1')
+special_spherical_bessel_j0 = dispatcher.find('special_spherical_bessel_j0')
+special_chebyshev_polynomial_t = dispatcher.find('special_chebyshev_polynomial_t')
+special_chebyshev_polynomial_t_x_scalar = dispatcher.find('special_chebyshev_polynomial_t.x_scalar')
+special_chebyshev_polynomial_t_n_scalar = dispatcher.find('special_chebyshev_polynomial_t.n_scalar')
+special_chebyshev_polynomial_u = dispatcher.find('special_chebyshev_polynomial_u')
+special_chebyshev_polynomial_u_x_scalar = dispatcher.find('special_chebyshev_polynomial_u.x_scalar')
+special_chebyshev_polynomial_u_n_scalar = dispatcher.find('special_chebyshev_polynomial_u.n_scalar')
+special_chebyshev_polynomial_v = dispatcher.find('special_chebyshev_polynomial_v')
+special_chebyshev_polynomial_v_x_scalar = dispatcher.find('special_chebyshev_polynomial_v.x_scalar')
+special_chebyshev_polynomial_v_n_scalar = dispatcher.find('special_chebyshev_polynomial_v.n_scalar')
+special_chebyshev_polynomial_w = dispatcher.find('special_chebyshev_polynomial_w')
+special_chebyshev_polynomial_w_x_scalar = dispatcher.find('special_chebyshev_polynomial_w.x_scalar')
+special_chebyshev_polynomial_w_n_scalar = dispatcher.find('special_chebyshev_polynomial_w.n_scalar')
+special_shifted_chebyshev_polynomial_t = dispatcher.find('special_shifted_chebyshev_polynomial_t')
+special_shifted_chebyshev_polynomial_t_x_scalar = dispatcher.find(
+    'special_shifted_chebyshev_polynomial_t.x_scalar',
+)
+special_shifted_chebyshev_polynomial_t_n_scalar = dispatcher.find(
+    'special_shifted_chebyshev_polynomial_t.n_scalar',
+)
+special_shifted_chebyshev_polynomial_u = dispatcher.find('special_shifted_chebyshev_polynomial_u')
+special_shifted_chebyshev_polynomial_u_x_scalar = dispatcher.find(
+    'special_shifted_chebyshev_polynomial_u.x_scalar',
+)
+special_shifted_chebyshev_polynomial_u_n_scalar = dispatcher.find(
+    'special_shifted_chebyshev_polynomial_u.n_scalar',
+)
+special_shifted_chebyshev_polynomial_v = dispatcher.find('special_shifted_chebyshev_polynomial_v')
+special_shifted_chebyshev_polynomial_v_x_scalar = dispatcher.find(
+    'special_shifted_chebyshev_polynomial_v.x_scalar',
+)
+special_shifted_chebyshev_polynomial_v_n_scalar = dispatcher.find(
+    'special_shifted_chebyshev_polynomial_v.n_scalar',
+)
+special_shifted_chebyshev_polynomial_w = dispatcher.find('special_shifted_chebyshev_polynomial_w')
+special_shifted_chebyshev_polynomial_w_x_scalar = dispatcher.find(
+    'special_shifted_chebyshev_polynomial_w.x_scalar',
+)
+special_shifted_chebyshev_polynomial_w_n_scalar = dispatcher.find(
+    'special_shifted_chebyshev_polynomial_w.n_scalar',
+)
+special_hermite_polynomial_h = dispatcher.find('special_hermite_polynomial_h')
+special_hermite_polynomial_h_x_scalar = dispatcher.find('special_hermite_polynomial_h.x_scalar')
+special_hermite_polynomial_h_n_scalar = dispatcher.find('special_hermite_polynomial_h.n_scalar')
+special_hermite_polynomial_he = dispatcher.find('special_hermite_polynomial_he')
+special_hermite_polynomial_he_x_scalar = dispatcher.find('special_hermite_polynomial_he.x_scalar')
+special_hermite_polynomial_he_n_scalar = dispatcher.find('special_hermite_polynomial_he.n_scalar')
+special_laguerre_polynomial_l = dispatcher.find('special_laguerre_polynomial_l')
+special_laguerre_polynomial_l_x_scalar = dispatcher.find('special_laguerre_polynomial_l.x_scalar')
+special_laguerre_polynomial_l_n_scalar = dispatcher.find('special_laguerre_polynomial_l.n_scalar')
+special_legendre_polynomial_p = dispatcher.find('special_legendre_polynomial_p')
+special_legendre_polynomial_p_x_scalar = dispatcher.find('special_legendre_polynomial_p.x_scalar')
+special_legendre_polynomial_p_n_scalar = dispatcher.find('special_legendre_polynomial_p.n_scalar')
+special_zeta = dispatcher.find('special_zeta')
+special_zeta_self_scalar = dispatcher.find('special_zeta.self_scalar')
+special_zeta_other_scalar = dispatcher.find('special_zeta.other_scalar')
 absolute = dispatcher.find('absolute')
 absolute_ = dispatcher.find('absolute_')
 arccos = dispatcher.find('arccos')
