@@ -6,15 +6,21 @@ triton_kernels/special.py.
 
 Each is a `@triton.jit` function of a value already converted to the compute dtype
 (float32 or float64; the half types compute in float32), and evaluates the same
-approximations in either: the polynomial and rational fits of Cephes (Moshier's library,
-which PyTorch's CPU and CUDA kernels use too) where their coefficients are short, and
-Chebyshev series where Cephes tables run to thirty terms.
+approximations in either, accurate to a few float64 ulps (tests/triton_backend/
+test_special.py holds them to PyTorch's values):
 
-The Chebyshev series at the end of this file were computed for TensorPlay: f sampled at
-64 Chebyshev points with mpmath (40 digits), transformed to Chebyshev coefficients, and
-cut where the terms fall below 1e-18 of the first. `_clenshaw`-style evaluation (the
-`b0, b1 = 2 y b0 - b1 + c` lines) is stable for any number of terms, where a power
-series of the same degree would cancel.
+    lgamma    Cephes' lgam: a rational fit on [2, 3) reached by Gamma's recurrence,
+              Stirling's series from 13 on, the reflection formula below 0
+    digamma   PyTorch's calc_digamma: recurrence up to 10, then the asymptotic series
+    erfinv    PyTorch's rational first guess, then two Newton steps
+    ndtri     Acklam's rational fits (1e-9), then one Halley step
+    i0, i1, erfcx (and i0e, i1e, log_ndtr from them): Chebyshev series
+
+The Chebyshev series at the end of this file were computed for TensorPlay (Cephes has
+its own, of thirty terms each): f sampled at 64 Chebyshev points with mpmath (40
+digits), transformed to Chebyshev coefficients, and cut where the terms fall below
+1e-18 of the first. Clenshaw's recurrence (the `b0, b1 = 2 y b0 - b1 + c` lines) sums
+them stably, where a power series of the same degree would cancel.
 
 No data-dependent loop: a recurrence that Cephes runs "while x < 10" runs here a fixed
 number of masked steps (`tl.where`), so every element of a block takes the same path.
