@@ -6,7 +6,8 @@ triton_kernels/special.py.
 
 Each is a `@triton.jit` function of a value already converted to the compute dtype
 (float32 or float64; the half types compute in float32), and evaluates the same
-approximations in either, accurate to a few float64 ulps (tests/triton_backend/
+approximations in either: in float64 to about 1e-13 relative (absolute near the zeros
+of lgamma and digamma), in float32 to its last digit or two (tests/triton_backend/
 test_special.py holds them to PyTorch's values):
 
     lgamma    Cephes' lgam: a rational fit on [2, 3) reached by Gamma's recurrence,
