@@ -10,7 +10,6 @@ import numbers
 
 import tensorplay as tp
 from tensorplay.distributions import constraints
-from tensorplay.distributions._special import lgamma
 from tensorplay.distributions.distribution import Distribution
 from tensorplay.distributions.gamma import Gamma
 from tensorplay.distributions.utils import broadcast_all
@@ -76,7 +75,7 @@ class FisherSnedecor(Distribution):
         ct1 = self.df1 * 0.5
         ct2 = self.df2 * 0.5
         ct3 = self.df1 / self.df2
-        t1 = lgamma(ct1 + ct2) - lgamma(ct1) - lgamma(ct2)
+        t1 = tp.lgamma(ct1 + ct2) - tp.lgamma(ct1) - tp.lgamma(ct2)
         t2 = ct1 * ct3.log() + (ct1 - 1) * tp.log(value)
         t3 = (ct1 + ct2) * tp.log1p(ct3 * value)
         return t1 + t2 - t3

@@ -17,14 +17,9 @@ import numbers
 import tensorplay as tp
 from tensorplay.distributions import constraints
 from tensorplay.distributions.exp_family import ExponentialFamily
-from tensorplay.distributions.utils import broadcast_all, lgamma
+from tensorplay.distributions.utils import broadcast_all
 
 __all__ = ["Gamma"]
-
-
-def digamma(x):
-    """ψ(x) = d log Γ(x)/dx: tp.digamma."""
-    return tp.digamma(x)
 
 
 def _gammainc_series(a, x):
@@ -41,7 +36,7 @@ def _gammainc_series(a, x):
     for n in range(1, n_terms):
         term = term * x_safe / (a + n)
         total = total + term
-    log_p = a * x_safe.log() - x_safe - lgamma(a + 1) + total.log()
+    log_p = a * x_safe.log() - x_safe - tp.lgamma(a + 1) + total.log()
     return tp.where(x > 0, log_p.exp().clamp(max=1.0), tp.zeros_like(log_p))
 
 
@@ -73,7 +68,7 @@ def _standard_gamma(a):
     if not a.requires_grad:
         return x.to(a.dtype)
     # value x; derivative -(∂P/∂a) / p(x; a), from P computed with a live, x fixed
-    log_pdf = (a.detach().to(tp.float64) - 1) * x.log() - x - lgamma(a.detach().to(tp.float64))
+    log_pdf = (a.detach().to(tp.float64) - 1) * x.log() - x - tp.lgamma(a.detach().to(tp.float64))
     p = _gammainc_series(a.to(tp.float64), x)
     return (x - (p - p.detach()) / log_pdf.exp()).to(a.dtype)
 
@@ -122,18 +117,18 @@ class Gamma(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         return (tp.xlogy(self.concentration, self.rate) + tp.xlogy(self.concentration - 1, value)
-                - self.rate * value - lgamma(self.concentration))
+                - self.rate * value - tp.lgamma(self.concentration))
 
     def entropy(self):
-        return (self.concentration - tp.log(self.rate) + lgamma(self.concentration)
-                + (1.0 - self.concentration) * digamma(self.concentration))
+        return (self.concentration - tp.log(self.rate) + tp.lgamma(self.concentration)
+                + (1.0 - self.concentration) * tp.digamma(self.concentration))
 
     @property
     def _natural_params(self):
         return (self.concentration - 1, -self.rate)
 
     def _log_normalizer(self, x, y):
-        return lgamma(x + 1) + (x + 1) * tp.log(-y.reciprocal())
+        return tp.lgamma(x + 1) + (x + 1) * tp.log(-y.reciprocal())
 
     def cdf(self, value):
         if self._validate_args:

@@ -21,7 +21,7 @@ from tensorplay.distributions.dirichlet import Dirichlet
 from tensorplay.distributions.distribution import Distribution
 from tensorplay.distributions.exp_family import ExponentialFamily
 from tensorplay.distributions.exponential import Exponential
-from tensorplay.distributions.gamma import Gamma, digamma
+from tensorplay.distributions.gamma import Gamma
 from tensorplay.distributions.geometric import Geometric
 from tensorplay.distributions.gumbel import Gumbel
 from tensorplay.distributions.half_normal import HalfNormal
@@ -34,7 +34,7 @@ from tensorplay.distributions.pareto import Pareto
 from tensorplay.distributions.poisson import Poisson
 from tensorplay.distributions.transformed_distribution import TransformedDistribution
 from tensorplay.distributions.uniform import Uniform
-from tensorplay.distributions.utils import _sum_rightmost, euler_constant, lgamma
+from tensorplay.distributions.utils import _sum_rightmost, euler_constant
 
 _EULER = euler_constant()
 
@@ -143,11 +143,11 @@ def _kl_bernoulli_bernoulli(p, q):
 def _kl_beta_beta(p, q):
     sum_params_p = p.concentration1 + p.concentration0
     sum_params_q = q.concentration1 + q.concentration0
-    t1 = lgamma(q.concentration1) + lgamma(q.concentration0) + lgamma(sum_params_p)
-    t2 = lgamma(p.concentration1) + lgamma(p.concentration0) + lgamma(sum_params_q)
-    t3 = (p.concentration1 - q.concentration1) * digamma(p.concentration1)
-    t4 = (p.concentration0 - q.concentration0) * digamma(p.concentration0)
-    t5 = (sum_params_q - sum_params_p) * digamma(sum_params_p)
+    t1 = tp.lgamma(q.concentration1) + tp.lgamma(q.concentration0) + tp.lgamma(sum_params_p)
+    t2 = tp.lgamma(p.concentration1) + tp.lgamma(p.concentration0) + tp.lgamma(sum_params_q)
+    t3 = (p.concentration1 - q.concentration1) * tp.digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * tp.digamma(p.concentration0)
+    t5 = (sum_params_q - sum_params_p) * tp.digamma(sum_params_p)
     return t1 - t2 + t3 + t4 + t5
 
 
@@ -172,10 +172,10 @@ def _kl_categorical_categorical(p, q):
 def _kl_dirichlet_dirichlet(p, q):
     sum_p_concentration = p.concentration.sum(-1)
     sum_q_concentration = q.concentration.sum(-1)
-    t1 = lgamma(sum_p_concentration) - lgamma(sum_q_concentration)
-    t2 = (lgamma(p.concentration) - lgamma(q.concentration)).sum(-1)
+    t1 = tp.lgamma(sum_p_concentration) - tp.lgamma(sum_q_concentration)
+    t2 = (tp.lgamma(p.concentration) - tp.lgamma(q.concentration)).sum(-1)
     t3 = p.concentration - q.concentration
-    t4 = digamma(p.concentration) - digamma(sum_p_concentration).unsqueeze(-1)
+    t4 = tp.digamma(p.concentration) - tp.digamma(sum_p_concentration).unsqueeze(-1)
     return t1 - t2 + (t3 * t4).sum(-1)
 
 
@@ -205,8 +205,8 @@ def _kl_expfamily_expfamily(p, q):
 @register_kl(Gamma, Gamma)
 def _kl_gamma_gamma(p, q):
     t1 = q.concentration * tp.log(p.rate / q.rate)
-    t2 = lgamma(q.concentration) - lgamma(p.concentration)
-    t3 = (p.concentration - q.concentration) * digamma(p.concentration)
+    t2 = tp.lgamma(q.concentration) - tp.lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * tp.digamma(p.concentration)
     t4 = (q.rate - p.rate) * (p.concentration / p.rate)
     return t1 + t2 + t3 + t4
 
@@ -218,7 +218,7 @@ def _kl_gumbel_gumbel(p, q):
     ct3 = p.loc / q.scale
     t1 = -ct1.log() - ct2 + ct3
     t2 = ct1 * euler_constant()
-    t3 = tp.exp(ct2 + lgamma(1 + ct1) - ct3)
+    t3 = tp.exp(ct2 + tp.lgamma(1 + ct1) - ct3)
     return t1 + t2 + t3 - (1 + euler_constant())
 
 
@@ -339,9 +339,9 @@ def _kl_beta_exponential(p, q):
 @register_kl(Beta, Gamma)
 def _kl_beta_gamma(p, q):
     t1 = -p.entropy()
-    t2 = lgamma(q.concentration) - q.concentration * q.rate.log()
-    t3 = (q.concentration - 1) * (digamma(p.concentration1)
-                                  - digamma(p.concentration1 + p.concentration0))
+    t2 = tp.lgamma(q.concentration) - q.concentration * q.rate.log()
+    t3 = (q.concentration - 1) * (tp.digamma(p.concentration1)
+                                  - tp.digamma(p.concentration1 + p.concentration0))
     t4 = q.rate * p.concentration1 / (p.concentration1 + p.concentration0)
     return t1 + t2 - t3 + t4
 
@@ -376,7 +376,7 @@ def _kl_exponential_infinity(p, q):
 def _kl_exponential_gamma(p, q):
     ratio = q.rate / p.rate
     t1 = -q.concentration * tp.log(ratio)
-    return t1 + ratio + lgamma(q.concentration) + q.concentration * _EULER - (1 + _EULER)
+    return t1 + ratio + tp.lgamma(q.concentration) + q.concentration * _EULER - (1 + _EULER)
 
 
 @register_kl(Exponential, Gumbel)
@@ -416,7 +416,7 @@ def _kl_gamma_exponential(p, q):
 def _kl_gamma_gumbel(p, q):
     beta_scale_prod = p.rate * q.scale
     loc_scale_ratio = q.loc / q.scale
-    t1 = ((p.concentration - 1) * digamma(p.concentration) - lgamma(p.concentration)
+    t1 = ((p.concentration - 1) * tp.digamma(p.concentration) - tp.lgamma(p.concentration)
           - p.concentration)
     t2 = beta_scale_prod.log() + p.concentration / beta_scale_prod
     t3 = (tp.exp(loc_scale_ratio) * (1 + beta_scale_prod.reciprocal()).pow(-p.concentration)
@@ -429,11 +429,11 @@ def _kl_gamma_normal(p, q):
     var_normal = q.scale.pow(2)
     beta_sqr = p.rate.pow(2)
     t1 = (0.5 * tp.log(beta_sqr * var_normal * 2 * math.pi) - p.concentration
-          - lgamma(p.concentration))
+          - tp.lgamma(p.concentration))
     t2 = 0.5 * (p.concentration.pow(2) + p.concentration) / beta_sqr
     t3 = q.loc * p.concentration / p.rate
     t4 = 0.5 * q.loc.pow(2)
-    return t1 + (p.concentration - 1) * digamma(p.concentration) + (t2 - t3 + t4) / var_normal
+    return t1 + (p.concentration - 1) * tp.digamma(p.concentration) + (t2 - t3 + t4) / var_normal
 
 
 @register_kl(Gumbel, Beta)
@@ -534,7 +534,7 @@ def _kl_pareto_gamma(p, q):
     alpha, infinite = _alpha_above(p, 1)
     common_term = p.scale.log() + alpha.reciprocal()
     t1 = alpha.log() - common_term
-    t2 = lgamma(q.concentration) - q.concentration * q.rate.log()
+    t2 = tp.lgamma(q.concentration) - q.concentration * q.rate.log()
     t3 = (1 - q.concentration) * common_term
     t4 = q.rate * alpha * p.scale / (alpha - 1)
     return _masked(t1 + t2 + t3 + t4 - 1, infinite, math.inf)
@@ -566,8 +566,8 @@ def _kl_uniform_beta(p, q):
           / common_term)
     t3 = ((q.concentration0 - 1) * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + common_term)
           / common_term)
-    t4 = (lgamma(q.concentration1) + lgamma(q.concentration0)
-          - lgamma(q.concentration1 + q.concentration0))
+    t4 = (tp.lgamma(q.concentration1) + tp.lgamma(q.concentration0)
+          - tp.lgamma(q.concentration1 + q.concentration0))
     result = t3 + t4 - t1 - t2
     outside = (p.high > q.support.upper_bound) | (p.low < q.support.lower_bound)
     return _masked(result, outside, math.inf)
@@ -583,7 +583,7 @@ def _kl_uniform_exponential(p, q):
 def _kl_uniform_gamma(p, q):
     common_term = p.high - p.low
     t1 = common_term.log()
-    t2 = lgamma(q.concentration) - q.concentration * q.rate.log()
+    t2 = tp.lgamma(q.concentration) - q.concentration * q.rate.log()
     t3 = (1 - q.concentration) * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / common_term
     t4 = q.rate * (p.high + p.low) / 2
     return _masked(-t1 + t2 + t3 + t4, p.low < q.support.lower_bound, math.inf)

@@ -7,7 +7,6 @@ import math
 
 import tensorplay as tp
 from tensorplay.distributions import constraints
-from tensorplay.distributions._special import digamma, lgamma
 from tensorplay.distributions.transformed_distribution import TransformedDistribution
 from tensorplay.distributions.transforms import AffineTransform, PowerTransform
 from tensorplay.distributions.uniform import Uniform
@@ -19,7 +18,7 @@ __all__ = ["Kumaraswamy"]
 def _moments(a, b, n):
     """E[X^n] = b B(1 + n/a, b)."""
     arg1 = 1 + n / a
-    log_value = lgamma(arg1) + lgamma(b) - lgamma(arg1 + b)
+    log_value = tp.lgamma(arg1) + tp.lgamma(b) - tp.lgamma(arg1 + b)
     return b * tp.exp(log_value)
 
 
@@ -69,5 +68,5 @@ class Kumaraswamy(TransformedDistribution):
     def entropy(self):
         t1 = 1 - self.concentration1.reciprocal()
         t0 = 1 - self.concentration0.reciprocal()
-        h0 = digamma(self.concentration0 + 1) + euler_constant()   # the harmonic number H_b
+        h0 = tp.digamma(self.concentration0 + 1) + euler_constant()   # the harmonic number H_b
         return t0 + t1 * h0 - tp.log(self.concentration1) - tp.log(self.concentration0)

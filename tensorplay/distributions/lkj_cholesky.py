@@ -13,7 +13,6 @@ import math
 
 import tensorplay as tp
 from tensorplay.distributions import constraints
-from tensorplay.distributions._special import lgamma, mvlgamma
 from tensorplay.distributions.beta import Beta
 from tensorplay.distributions.distribution import Distribution
 from tensorplay.distributions.transforms import _diag_embed
@@ -79,8 +78,8 @@ class LKJCholesky(Distribution):
         unnormalized_log_pdf = tp.sum(order * diag_elems.log(), dim=-1)
         dm1 = self.dim - 1
         alpha = self.concentration + 0.5 * dm1
-        denominator = lgamma(alpha) * dm1
-        numerator = mvlgamma(alpha - 0.5, dm1)
+        denominator = tp.lgamma(alpha) * dm1
+        numerator = tp.mvlgamma(alpha - 0.5, dm1)
         pi_constant = 0.5 * dm1 * math.log(math.pi)
         normalize_term = pi_constant + numerator - denominator
         return unnormalized_log_pdf - normalize_term

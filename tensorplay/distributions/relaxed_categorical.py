@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import tensorplay as tp
 from tensorplay.distributions import constraints
-from tensorplay.distributions._special import lgamma
 from tensorplay.distributions.categorical import Categorical
 from tensorplay.distributions.distribution import Distribution
 from tensorplay.distributions.transformed_distribution import TransformedDistribution
@@ -65,7 +64,7 @@ class ExpRelaxedCategorical(Distribution):
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         # log((K-1)!) + (K-1) log temperature: the density's constant
-        log_scale = lgamma(tp.full_like(self.temperature, float(K))) - \
+        log_scale = tp.lgamma(tp.full_like(self.temperature, float(K))) - \
             self.temperature.log().mul(-(K - 1))
         score = logits - value.mul(self.temperature)
         score = (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1)

@@ -1,11 +1,8 @@
 """Helpers shared by the distributions, as torch.distributions.utils has them: broadcasting
-parameters, converting between probabilities and logits, and a cached property.
-
-`lgamma` and `erfinv`, which many distributions import from here, are the ops tp.lgamma
-and tp.erfinv (family `special`, with PyTorch's derivatives)."""
+parameters, converting between probabilities and logits, and a cached property. (The
+special functions they need are ops: tp.lgamma, tp.digamma, tp.erfinv, tp.mvlgamma.)"""
 from __future__ import annotations
 
-import math
 import numbers
 from functools import update_wrapper
 
@@ -98,11 +95,3 @@ def tril_matrix_to_vec(mat, diag=0):
 
 
 # ---- the special functions the distributions use: ops of family `special` -----------
-def lgamma(x):
-    """log|Γ(x)|: tp.lgamma (its gradient is digamma)."""
-    return tp.lgamma(x)
-
-
-def erfinv(y):
-    """The inverse of erf: tp.erfinv (its gradient is sqrt(π)/2 · exp(erfinv(y)²))."""
-    return tp.erfinv(y)

@@ -14,7 +14,6 @@ import warnings
 
 import tensorplay as tp
 from tensorplay.distributions import constraints
-from tensorplay.distributions._special import digamma, mvlgamma
 from tensorplay.distributions.chi2 import Chi2
 from tensorplay.distributions.exp_family import ExponentialFamily
 from tensorplay.distributions.multivariate_normal import _precision_to_scale_tril
@@ -31,7 +30,7 @@ def _mvdigamma(x, p):
     if not bool(x.gt((p - 1) / 2).all()):
         raise AssertionError("Wrong domain for multivariate digamma function.")
     shifts = tp.arange(p, dtype=x.dtype, device=x.device).div(2)
-    return digamma(x.unsqueeze(-1) - shifts.expand(tuple(x.shape) + (-1,))).sum(-1)
+    return tp.digamma(x.unsqueeze(-1) - shifts.expand(tuple(x.shape) + (-1,))).sum(-1)
 
 
 def _clamp_above_eps(x):
@@ -201,7 +200,7 @@ class Wishart(ExponentialFamily):
         p = self._event_shape[-1]
         log_det_L = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
         return (-nu * (p * _log_2 / 2 + log_det_L)
-                - mvlgamma(nu / 2, p=p)
+                - tp.mvlgamma(nu / 2, p=p)
                 + (nu - p - 1) / 2 * tp.linalg.slogdet(value).logabsdet
                 - tp.cholesky_solve(value, self._unbroadcasted_scale_tril)
                 .diagonal(dim1=-2, dim2=-1).sum(dim=-1) / 2)
@@ -211,7 +210,7 @@ class Wishart(ExponentialFamily):
         p = self._event_shape[-1]
         log_det_L = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
         return ((p + 1) * (p * _log_2 / 2 + log_det_L)
-                + mvlgamma(nu / 2, p=p)
+                + tp.mvlgamma(nu / 2, p=p)
                 - (nu - p - 1) / 2 * _mvdigamma(nu / 2, p=p)
                 + nu * p / 2)
 
@@ -224,4 +223,4 @@ class Wishart(ExponentialFamily):
     def _log_normalizer(self, x, y):
         p = self._event_shape[-1]
         return (y + (p + 1) / 2) * (-tp.linalg.slogdet(-2 * x).logabsdet + _log_2 * p) + \
-            mvlgamma(y + (p + 1) / 2, p=p)
+            tp.mvlgamma(y + (p + 1) / 2, p=p)
