@@ -169,18 +169,19 @@ adaptive_max_pool3d_backward = adaptive_max_pool2d_backward
 
 # ---- fractional max pooling -----------------------------------------------------------
 def fractional_params(op, self, kernel_size, output_size):
-    """(kernel, output_size) after PyTorch's checks: each window must fit in the input
-    (output + kernel - 1 <= input along every dim)."""
+    """(kernel, output_size) after PyTorch's checks: the windows must fit in the input,
+    output + kernel - 1 <= input along every dim (< input for the 3-D op, as PyTorch's)."""
     nd = spatial_dims(op)
     sizes = check_pool_input(op, self, nd)
     check_floating(op, "self", self)
     kernel = check_list(op, "kernel_size", kernel_size, nd, 1)
-    out = check_list(op, "output_size", output_size, nd, 1)
+    out = check_list(op, "output_size", output_size, nd, 0)
+    bound = "less than" if nd == 3 else "at most"
     for k, o, n in zip(kernel, out, sizes[-nd:]):
-        if o + k - 1 > n:
+        if o + k - 1 > n or (nd == 3 and o + k - 1 == n):
             raise ArgumentError(f"{op}(): argument 'kernel_size' {list(kernel)} is too large "
                                 f"for output_size {list(out)} and input "
-                                f"{fmt_shape(sizes)}: output + kernel - 1 must be at most "
+                                f"{fmt_shape(sizes)}: output + kernel - 1 must be {bound} "
                                 f"the input size", op=op, arg="kernel_size")
     return kernel, out
 
