@@ -18,10 +18,9 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import DimError
-from tensorplay.kernel_support.arguments import pool_params
+from tensorplay.kernel_support.arguments import pool_params, spatial_dims
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
-from tensorplay.meta.pooling import spatial_dims
 from cpu_kernels._common import accumulate_dtype, out, out_channels_last
 from cpu_kernels._windows import add_windows, windows
 

@@ -30,11 +30,10 @@ import triton.language as tl
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import DimError
-from tensorplay.kernel_support.arguments import pool_params
+from tensorplay.kernel_support.arguments import pool_params, spatial_dims
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from tensorplay.kernel_support.results import factory
 from tensorplay.library import Library, kernel
-from tensorplay.meta.pooling import spatial_dims
 from triton_kernels import _math
 from triton_kernels._launch import (
     INTERPRETED, compute_dtype, launch, new_tensor, operands, pointer,

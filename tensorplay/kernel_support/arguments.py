@@ -4,6 +4,7 @@ tensors cat joins), and the sizes and dtypes both compute. Written once here; th
 of tensorplay/meta/<family>.py import them.
 
     windows       check_list (one entry per spatial dim), window_out_size, pool_params,
+                  spatial_dims (2 or 3, from a pooling op's name),
                   conv_output_sizes
     arguments     upsample_params, scatter_params, cat_inputs, check_repeats_tensor
     reductions    reduced_sizes, integral_to_long
@@ -44,6 +45,12 @@ def window_out_size(size, k, stride, pad, dilation, ceil_mode=False):
     if ceil_mode and (out - 1) * stride >= size + pad:
         out -= 1
     return out
+
+
+def spatial_dims(op):
+    """2 or 3: the number of spatial dims a pooling op works on, read from its name
+    (`avg_pool3d_backward`); the rules and kernels of both forms are written once."""
+    return 3 if "3d" in op else 2
 
 
 def pool_params(op, kernel_size, stride, padding, dilation, nd=2):

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
-from tensorplay.kernel_support.arguments import check_list, pool_params, window_out_size
+from tensorplay.kernel_support.arguments import (
+    check_list, pool_params, spatial_dims, window_out_size,
+)
 from tensorplay.kernel_support.checks import OutSpec
 from tensorplay.meta._spatial import check_floating
 
@@ -18,11 +20,6 @@ _LAYOUTS = {2: "(C, H, W)", 3: "(C, D, H, W)"}
 
 def _sizes(t):
     return t._impl.sizes
-
-
-def spatial_dims(op):
-    """2 or 3: the number of spatial dims an op pools over, read from its name."""
-    return 3 if "3d" in op else 2
 
 
 def check_pool_input(op, self, nd=2):
