@@ -6241,4 +6241,5 @@ VMAP_RULES = {
     'avg_pool3d': 'fold_rule',
     'adaptive_avg_pool3d': 'fold_rule',
     'adaptive_max_pool3d': 'fold_rule',
+    'max_unpool3d': 'pooling.max_unpool3d_rule',
 }
