@@ -402,8 +402,8 @@ def fractional_starts(samples, size, out_size, kernel):
         start[i] = int((i + u) * alpha) - int(u * alpha)     for i < out_size - 1
         start[out_size - 1] = size - kernel                  (the last window ends at the edge)
 
-    computed in the samples' own dtype, as PyTorch does, so the same samples give the
-    same windows."""
+    computed in the samples' dtype (float32 for half types, as PyTorch's CUDA kernel),
+    as PyTorch does, so the same samples give the same windows."""
     kind = samples.dtype.type
     starts = np.full(samples.shape + (out_size,), size - kernel, np.int64)
     if out_size > 1:
@@ -428,6 +428,7 @@ def _fractional(op, self, kernel_size, output_size, random_samples):
     # Which sample draws which dim's windows is PyTorch's order: (W, H) for 2-D, but
     # (D, H, W) for 3-D.
     u = random_samples._impl.array()[:b // channels].reshape(b, nd)
+    u = u.astype(accumulate_dtype(self._impl.dtype), copy=False)
     if nd == 2:
         u = u[:, ::-1]
     # The gather: index arrays shaped (B, *out, *kernel) broadcast, one per spatial dim.
