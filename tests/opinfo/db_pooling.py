@@ -163,9 +163,9 @@ def errors_adaptive(op, device):
 # ---- 3-D ------------------------------------------------------------------------------
 # (input shape, layout, kernel, stride, padding, dilation, ceil_mode)
 MAX3_CASES = (
-    ((1, 2, 4, 5, 4), "contiguous", (2, 2, 2), (), (0, 0, 0), (1, 1, 1), False),
-    ((2, 4, 5, 3), "transposed", (2, 3, 2), (1, 2, 1), (1, 1, 1), (1, 1, 2), True),
-    ((1, 2, 5, 4, 4), "strided", (3, 2, 2), (2, 2, 1), (1, 0, 1), (1, 2, 1), True),
+    ((1, 1, 3, 4, 4), "contiguous", (2, 2, 2), (), (0, 0, 0), (1, 1, 1), False),
+    ((2, 3, 4, 3), "transposed", (2, 3, 2), (1, 2, 1), (1, 1, 1), (1, 1, 2), True),
+    ((1, 2, 4, 3, 3), "strided", (3, 2, 2), (2, 2, 1), (1, 0, 1), (1, 2, 1), True),
     ((0, 2, 3, 3, 3), "contiguous", (2, 2, 2), (1, 1, 1), (0, 0, 0), (1, 1, 1), False),
 )
 
@@ -207,10 +207,10 @@ def errors_max_pool3d(op, device):
 
 # (input shape, layout, kernel, stride, padding, ceil_mode, count_include_pad, divisor)
 AVG3_CASES = (
-    ((1, 2, 4, 5, 4), "contiguous", (2, 2, 2), (), (0, 0, 0), False, True, None),
-    ((2, 4, 5, 3), "transposed", (3, 2, 2), (2, 1, 2), (1, 1, 1), True, True, None),
-    ((1, 2, 5, 4, 5), "strided", (3, 3, 2), (2, 2, 1), (1, 1, 0), True, False, None),
-    ((1, 1, 4, 4, 3), "contiguous", (2, 3, 2), (1, 2, 1), (1, 1, 1), False, True, 5),
+    ((1, 1, 3, 4, 4), "contiguous", (2, 2, 2), (), (0, 0, 0), False, True, None),
+    ((2, 4, 3, 3), "transposed", (3, 2, 2), (2, 1, 2), (1, 1, 1), True, True, None),
+    ((1, 1, 5, 4, 3), "strided", (3, 3, 2), (2, 2, 1), (1, 1, 0), True, False, None),
+    ((1, 1, 3, 4, 3), "contiguous", (2, 3, 2), (1, 2, 1), (1, 1, 1), False, True, 5),
 )
 
 
@@ -245,9 +245,9 @@ def errors_avg_pool3d(op, device):
 
 # (input shape, layout, output size)
 ADAPTIVE3_CASES = (
-    ((1, 2, 4, 5, 3), "contiguous", (2, 3, 2)),
-    ((2, 4, 5, 3), "transposed", (3, 5, 1)),
-    ((1, 2, 3, 3, 4), "strided", (4, 2, 5)),
+    ((1, 1, 4, 3, 3), "contiguous", (2, 3, 2)),
+    ((2, 3, 4, 3), "transposed", (3, 4, 1)),
+    ((1, 1, 3, 2, 4), "strided", (4, 2, 5)),
 )
 
 
@@ -287,12 +287,12 @@ def errors_adaptive3d(op, device):
 # ---- fractional max pooling -----------------------------------------------------------
 # (input shape, layout, kernel, output size)
 FRACTIONAL_CASES = {
-    2: (((2, 3, 7, 6), "contiguous", (2, 2), (3, 4)),
-        ((3, 6, 7), "transposed", (3, 2), (4, 1)),
+    2: (((1, 2, 5, 6), "contiguous", (2, 2), (3, 4)),
+        ((2, 5, 4), "transposed", (3, 2), (3, 1)),
         ((1, 2, 5, 5), "strided", (2, 3), (4, 3)),
         ((2, 1, 4, 4), "contiguous", (3, 3), (2, 2))),
-    3: (((1, 2, 4, 5, 4), "contiguous", (2, 2, 2), (2, 3, 2)),
-        ((2, 4, 4, 5), "transposed", (1, 2, 3), (3, 2, 2)),
+    3: (((1, 1, 4, 4, 4), "contiguous", (2, 2, 2), (2, 2, 1)),
+        ((1, 3, 4, 4), "transposed", (1, 2, 2), (2, 2, 2)),
         ((2, 1, 3, 4, 5), "strided", (2, 2, 2), (1, 2, 1))),
 }
 
@@ -346,7 +346,7 @@ def errors_fractional(op, device):
 UNPOOL3_CASES = (
     ((1, 2, 4, 5, 4), "contiguous", (2, 2, 2), (0, 0, 0)),
     ((2, 4, 5, 3), "transposed", (2, 3, 2), (1, 1, 1)),
-    ((1, 2, 5, 4, 4), "strided", (3, 2, 2), (0, 0, 0)),
+    ((1, 1, 5, 4, 4), "strided", (3, 2, 2), (0, 0, 0)),
 )
 
 
@@ -374,6 +374,8 @@ def errors_max_unpool3d(op, device):
 
 
 # ---- the torch-level 1-D forms, max_pool2d and max_pool3d ------------------------------
+# Composites of the 2-D and 3-D ops: their entries leave out gradgradcheck, which would
+# repeat those ops' own (the suite's time is short).
 def sample_inputs_max_pool1d(op, device, dtype, requires_grad):
     rng = rng_for(op.full_name, dtype)
     for shape, layout, args in (((2, 3, 9), "contiguous", ((3,), (2,), (1,), (1,), True)),
@@ -412,8 +414,7 @@ def sample_inputs_adaptive1d(op, device, dtype, requires_grad):
 
 
 def errors_1d(op, device):
-    args = ((2,),) if "adaptive" in op.name else ((2,),)
-    yield E(S(_t((1, 2, 4, 4)), args), ShapeError,
+    yield E(S(_t((1, 2, 4, 4)), ((2,),)), ShapeError,
             rf"{op.name}\(\): expected argument 'self' to be 2-D \(C, L\) or 3-D", arg="self")
     name = "output_size" if "adaptive" in op.name else "kernel_size"
     yield E(S(_t((1, 2, 8)), ((2, 2),)), ArgumentError,
@@ -448,8 +449,11 @@ op_db = [
     OpInfo("max_pool3d_with_indices", overloads=("max_pool3d_with_indices",),
            dtypes=ALL_BUT_BOOL, ref=aten.max_pool3d_with_indices,
            sample_inputs_func=sample_inputs_max_pool3d, error_inputs_func=errors_max_pool3d),
+    # (overlapping windows add several bfloat16 gradients into one element: PyTorch rounds
+    # each partial sum to bfloat16, the kernel here sums in float32 and rounds once)
     OpInfo("max_pool3d_with_indices_backward",
            overloads=("max_pool3d_with_indices_backward",), dtypes=FLOATING,
+           tolerances={tp.bfloat16: (1.6e-2, 3e-2)},
            sample_inputs_func=sample_inputs_max_pool3d_backward,
            ref=aten.max_pool3d_with_indices_backward),
     # PyTorch's CPU avg_pool3d has no half-type kernel
@@ -486,20 +490,22 @@ op_db = [
            ref=aten.max_unpool3d, sample_inputs_func=sample_inputs_max_unpool3d,
            error_inputs_func=errors_max_unpool3d),
     OpInfo("max_pool1d_with_indices", overloads=("max_pool1d_with_indices",),
-           dtypes=ALL_BUT_BOOL, ref=torch.max_pool1d_with_indices,
+           dtypes=ALL_BUT_BOOL, ref=torch.max_pool1d_with_indices, supports_gradgrad=False,
            sample_inputs_func=sample_inputs_max_pool1d, error_inputs_func=errors_1d),
     OpInfo("max_pool1d", overloads=("max_pool1d",), dtypes=FLOATING, ref=torch.max_pool1d,
-           sample_inputs_func=sample_inputs_max_pool1d, error_inputs_func=errors_1d),
+           supports_gradgrad=False, sample_inputs_func=sample_inputs_max_pool1d,
+           error_inputs_func=errors_1d),
     OpInfo("max_pool2d", overloads=("max_pool2d",), dtypes=ALL_BUT_BOOL, ref=torch.max_pool2d,
-           sample_inputs_func=sample_inputs_max_pool2d_3d),
+           supports_gradgrad=False, sample_inputs_func=sample_inputs_max_pool2d_3d),
     OpInfo("max_pool3d", overloads=("max_pool3d",), dtypes=ALL_BUT_BOOL, ref=torch.max_pool3d,
-           sample_inputs_func=sample_inputs_max_pool2d_3d),
+           supports_gradgrad=False, sample_inputs_func=sample_inputs_max_pool2d_3d),
     OpInfo("avg_pool1d", overloads=("avg_pool1d",), dtypes=FLOATING, ref=torch.avg_pool1d,
-           sample_inputs_func=sample_inputs_avg_pool1d, error_inputs_func=errors_1d),
+           supports_gradgrad=False, sample_inputs_func=sample_inputs_avg_pool1d,
+           error_inputs_func=errors_1d),
     OpInfo("adaptive_avg_pool1d", overloads=("adaptive_avg_pool1d",), dtypes=FLOATING,
-           ref=torch.adaptive_avg_pool1d, sample_inputs_func=sample_inputs_adaptive1d,
-           error_inputs_func=errors_1d),
+           ref=torch.adaptive_avg_pool1d, supports_gradgrad=False,
+           sample_inputs_func=sample_inputs_adaptive1d, error_inputs_func=errors_1d),
     OpInfo("adaptive_max_pool1d", overloads=("adaptive_max_pool1d",), dtypes=FLOATING,
-           ref=torch.adaptive_max_pool1d, sample_inputs_func=sample_inputs_adaptive1d,
-           error_inputs_func=errors_1d),
+           ref=torch.adaptive_max_pool1d, supports_gradgrad=False,
+           sample_inputs_func=sample_inputs_adaptive1d, error_inputs_func=errors_1d),
 ]
