@@ -62,7 +62,7 @@ SKIPPED = [
      "typed storages, shared and pinned memory"),
     (r"torch|jit|fx|export|compile|compiler|package|hub|onnx|distributed|is_distributed|"
      r"multiprocessing|prepare_multiprocessing_environment|futures|fork|wait|Future|monitor|"
-     r"overrides|classes|ops|cpp|library|mobile_optimizer|DataParallel|parallel|SyncBatchNorm|"
+     r"overrides|classes|ops|cpp|library|mobile_optimizer|DataParallel|parallel|"
      r"while_loop|cond|PRIVATE_OPS|import_ir_module.*|parse_ir|parse_schema|"
      r"parse_type_comment|merge_type_from_type_comment|unify_type_list|vmap|func",
      "subsystems outside an eager framework: TorchScript, FX, export, distributed, ..."),

@@ -11352,6 +11352,1124 @@ def adaptive_max_pool1d(input, output_size, *, out=None):
     output_size = as_int_list('adaptive_max_pool1d', 'output_size', output_size, 1)
     return ops.adaptive_max_pool1d.call(input._impl.keys, input, output_size)
 
+
+# ---- absolute --------------------------------------------------------------------------
+
+def absolute(input, *, out=None):
+    """An alias of abs.
+
+    absolute(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('absolute', out, absolute(input))
+    if not isinstance(input, Tensor):
+        bad_arg('absolute', 'input', 'Tensor', input)
+    return ops.absolute.call(input._impl.keys, input)
+
+
+# ---- absolute_ -------------------------------------------------------------------------
+
+def absolute_(self):
+    """An alias of abs_.
+
+    absolute_(Tensor(a!) self) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('absolute_', 'self', 'Tensor', self)
+    return ops.absolute_.call(self._impl.keys, self)
+
+
+# ---- arccos ----------------------------------------------------------------------------
+
+def arccos(input, *, out=None):
+    """An alias of acos.
+
+    arccos(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('arccos', out, arccos(input))
+    if not isinstance(input, Tensor):
+        bad_arg('arccos', 'input', 'Tensor', input)
+    return ops.arccos.call(input._impl.keys, input)
+
+
+# ---- arccos_ ---------------------------------------------------------------------------
+
+def arccos_(input):
+    """An alias of acos_.
+
+    arccos_(Tensor(a!) self) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('arccos_', 'input', 'Tensor', input)
+    return ops.arccos_.call(input._impl.keys, input)
+
+
+# ---- arcsin ----------------------------------------------------------------------------
+
+def arcsin(input, *, out=None):
+    """An alias of asin.
+
+    arcsin(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('arcsin', out, arcsin(input))
+    if not isinstance(input, Tensor):
+        bad_arg('arcsin', 'input', 'Tensor', input)
+    return ops.arcsin.call(input._impl.keys, input)
+
+
+# ---- arcsin_ ---------------------------------------------------------------------------
+
+def arcsin_(input):
+    """An alias of asin_.
+
+    arcsin_(Tensor(a!) self) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('arcsin_', 'input', 'Tensor', input)
+    return ops.arcsin_.call(input._impl.keys, input)
+
+
+# ---- arctan ----------------------------------------------------------------------------
+
+def arctan(input, *, out=None):
+    """An alias of atan.
+
+    arctan(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('arctan', out, arctan(input))
+    if not isinstance(input, Tensor):
+        bad_arg('arctan', 'input', 'Tensor', input)
+    return ops.arctan.call(input._impl.keys, input)
+
+
+# ---- arctan_ ---------------------------------------------------------------------------
+
+def arctan_(input):
+    """An alias of atan_.
+
+    arctan_(Tensor(a!) self) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('arctan_', 'input', 'Tensor', input)
+    return ops.arctan_.call(input._impl.keys, input)
+
+
+# ---- arctan2 ---------------------------------------------------------------------------
+
+def arctan2(input, other, *, out=None):
+    """An alias of atan2.
+
+    arctan2(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('arctan2', out, arctan2(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('arctan2', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('arctan2', 'other', 'Tensor', other)
+    return ops.arctan2.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- arctan2_ --------------------------------------------------------------------------
+
+def arctan2_(self, other):
+    """An alias of atan2_.
+
+    arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('arctan2_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor):
+        bad_arg('arctan2_', 'other', 'Tensor', other)
+    return ops.arctan2_.call(self._impl.keys | other._impl.keys, self, other)
+
+
+# ---- divide (Tensor, Scalar, Tensor_mode, Scalar_mode) ---------------------------------
+
+def _match_divide_Tensor(input, other):
+    if isinstance(input, Tensor) and isinstance(other, Tensor):
+        return (input, other,)
+    return None
+
+
+def _run_divide_Tensor(input, other):
+    return ops.divide_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+
+
+def _match_divide_Scalar(input, other):
+    if isinstance(input, Tensor) and is_number(other):
+        return (input, other,)
+    return None
+
+
+def _run_divide_Scalar(input, other):
+    if type(other) not in SCALAR_TYPES:
+        other = as_scalar('divide', 'other', other)
+    return ops.divide_Scalar.call(input._impl.keys, input, other)
+
+
+def _match_divide_Tensor_mode(input, other, *, rounding_mode):
+    if (isinstance(input, Tensor)
+            and isinstance(other, Tensor)
+            and (rounding_mode is None or isinstance(rounding_mode, _b.str))):
+        return (input, other, rounding_mode,)
+    return None
+
+
+def _run_divide_Tensor_mode(input, other, rounding_mode):
+    ks = input._impl.keys | other._impl.keys
+    return ops.divide_Tensor_mode.call(ks, input, other, rounding_mode)
+
+
+def _match_divide_Scalar_mode(input, other, *, rounding_mode):
+    if (isinstance(input, Tensor)
+            and is_number(other)
+            and (rounding_mode is None or isinstance(rounding_mode, _b.str))):
+        return (input, other, rounding_mode,)
+    return None
+
+
+def _run_divide_Scalar_mode(input, other, rounding_mode):
+    if type(other) not in SCALAR_TYPES:
+        other = as_scalar('divide', 'other', other)
+    return ops.divide_Scalar_mode.call(input._impl.keys, input, other, rounding_mode)
+
+
+def divide(*args, **kwargs):
+    """An alias of div.Tensor.
+
+    divide.Tensor(Tensor self, Tensor other) -> Tensor
+    divide.Scalar(Tensor self, Scalar other) -> Tensor
+    divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+    divide.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('divide', out, divide(*args, **kwargs))
+    for match, run in (
+        (_match_divide_Tensor, _run_divide_Tensor), (_match_divide_Scalar, _run_divide_Scalar),
+        (_match_divide_Tensor_mode, _run_divide_Tensor_mode),
+        (_match_divide_Scalar_mode, _run_divide_Scalar_mode),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload(
+        'divide',
+        (ops.divide_Tensor, ops.divide_Scalar, ops.divide_Tensor_mode, ops.divide_Scalar_mode),
+        args, kwargs,
+    )
+
+
+# ---- divide_ (Tensor, Scalar, Tensor_mode, Scalar_mode) --------------------------------
+
+def _match_divide__Tensor(self, other):
+    if isinstance(self, Tensor) and isinstance(other, Tensor):
+        return (self, other,)
+    return None
+
+
+def _run_divide__Tensor(self, other):
+    return ops.divide__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+
+
+def _match_divide__Scalar(self, other):
+    if isinstance(self, Tensor) and is_number(other):
+        return (self, other,)
+    return None
+
+
+def _run_divide__Scalar(self, other):
+    if type(other) not in SCALAR_TYPES:
+        other = as_scalar('divide_', 'other', other)
+    return ops.divide__Scalar.call(self._impl.keys, self, other)
+
+
+def _match_divide__Tensor_mode(self, other, *, rounding_mode):
+    if (isinstance(self, Tensor)
+            and isinstance(other, Tensor)
+            and (rounding_mode is None or isinstance(rounding_mode, _b.str))):
+        return (self, other, rounding_mode,)
+    return None
+
+
+def _run_divide__Tensor_mode(self, other, rounding_mode):
+    ks = self._impl.keys | other._impl.keys
+    return ops.divide__Tensor_mode.call(ks, self, other, rounding_mode)
+
+
+def _match_divide__Scalar_mode(self, other, *, rounding_mode):
+    if (isinstance(self, Tensor)
+            and is_number(other)
+            and (rounding_mode is None or isinstance(rounding_mode, _b.str))):
+        return (self, other, rounding_mode,)
+    return None
+
+
+def _run_divide__Scalar_mode(self, other, rounding_mode):
+    if type(other) not in SCALAR_TYPES:
+        other = as_scalar('divide_', 'other', other)
+    return ops.divide__Scalar_mode.call(self._impl.keys, self, other, rounding_mode)
+
+
+def divide_(*args, **kwargs):
+    """An alias of div_.Tensor.
+
+    divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    divide_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)
+    divide_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)
+    """
+    for match, run in (
+        (_match_divide__Tensor, _run_divide__Tensor), (_match_divide__Scalar, _run_divide__Scalar),
+        (_match_divide__Tensor_mode, _run_divide__Tensor_mode),
+        (_match_divide__Scalar_mode, _run_divide__Scalar_mode),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload(
+        'divide_',
+        (ops.divide__Tensor, ops.divide__Scalar, ops.divide__Tensor_mode, ops.divide__Scalar_mode),
+        args, kwargs,
+    )
+
+
+# ---- multiply (Tensor, Scalar) ---------------------------------------------------------
+
+def multiply(input, other, *, out=None):
+    """An alias of mul.Tensor.
+
+    multiply.Tensor(Tensor self, Tensor other) -> Tensor
+    multiply.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if out is not None:
+        return into_out('multiply', out, multiply(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('multiply', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # multiply.Tensor
+        return ops.multiply_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # multiply.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('multiply', 'other', other)
+        return ops.multiply_Scalar.call(input._impl.keys, input, other)
+    no_overload('multiply', (ops.multiply_Tensor, ops.multiply_Scalar), (input, other,), {})
+
+
+# ---- multiply_ (Tensor, Scalar) --------------------------------------------------------
+
+def multiply_(self, other):
+    """An alias of mul_.Tensor.
+
+    multiply_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    multiply_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('multiply_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # multiply_.Tensor
+        return ops.multiply__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # multiply_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('multiply_', 'other', other)
+        return ops.multiply__Scalar.call(self._impl.keys, self, other)
+    no_overload('multiply_', (ops.multiply__Tensor, ops.multiply__Scalar), (self, other,), {})
+
+
+# ---- subtract (Tensor, Scalar) ---------------------------------------------------------
+
+def subtract(input, other, *, alpha=1, out=None):
+    """An alias of sub.Tensor.
+
+    subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+    subtract.Scalar(Tensor self, Scalar other, *, Scalar alpha=1) -> Tensor
+    """
+    if out is not None:
+        return into_out('subtract', out, subtract(input, other, alpha=alpha))
+    if not isinstance(input, Tensor):
+        bad_arg('subtract', 'input', 'Tensor', input)
+    if type(alpha) not in SCALAR_TYPES:
+        alpha = as_scalar('subtract', 'alpha', alpha)
+    if isinstance(other, Tensor):  # subtract.Tensor
+        return ops.subtract_Tensor.call(input._impl.keys | other._impl.keys, input, other, alpha)
+    if type(other) in SCALAR_TYPES or is_number(other):  # subtract.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('subtract', 'other', other)
+        return ops.subtract_Scalar.call(input._impl.keys, input, other, alpha)
+    no_overload('subtract', (ops.subtract_Tensor, ops.subtract_Scalar), (input, other, alpha,), {})
+
+
+# ---- subtract_ (Tensor, Scalar) --------------------------------------------------------
+
+def subtract_(self, other, *, alpha=1):
+    """An alias of sub_.Tensor.
+
+    subtract_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+    subtract_.Scalar(Tensor(a!) self, Scalar other, *, Scalar alpha=1) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('subtract_', 'self', 'Tensor', self)
+    if type(alpha) not in SCALAR_TYPES:
+        alpha = as_scalar('subtract_', 'alpha', alpha)
+    if isinstance(other, Tensor):  # subtract_.Tensor
+        return ops.subtract__Tensor.call(self._impl.keys | other._impl.keys, self, other, alpha)
+    if type(other) in SCALAR_TYPES or is_number(other):  # subtract_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('subtract_', 'other', other)
+        return ops.subtract__Scalar.call(self._impl.keys, self, other, alpha)
+    no_overload(
+        'subtract_', (ops.subtract__Tensor, ops.subtract__Scalar), (self, other, alpha,), {},
+    )
+
+
+# ---- negative --------------------------------------------------------------------------
+
+def negative(input, *, out=None):
+    """An alias of neg.
+
+    negative(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('negative', out, negative(input))
+    if not isinstance(input, Tensor):
+        bad_arg('negative', 'input', 'Tensor', input)
+    return ops.negative.call(input._impl.keys, input)
+
+
+# ---- negative_ -------------------------------------------------------------------------
+
+def negative_(input):
+    """An alias of neg_.
+
+    negative_(Tensor(a!) self) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('negative_', 'input', 'Tensor', input)
+    return ops.negative_.call(input._impl.keys, input)
+
+
+# ---- greater (Tensor, Scalar) ----------------------------------------------------------
+
+def greater(input, other, *, out=None):
+    """An alias of gt.Tensor.
+
+    greater.Tensor(Tensor self, Tensor other) -> Tensor
+    greater.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if out is not None:
+        return into_out('greater', out, greater(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('greater', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # greater.Tensor
+        return ops.greater_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # greater.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('greater', 'other', other)
+        return ops.greater_Scalar.call(input._impl.keys, input, other)
+    no_overload('greater', (ops.greater_Tensor, ops.greater_Scalar), (input, other,), {})
+
+
+# ---- greater_equal (Tensor, Scalar) ----------------------------------------------------
+
+def greater_equal(input, other, *, out=None):
+    """An alias of ge.Tensor.
+
+    greater_equal.Tensor(Tensor self, Tensor other) -> Tensor
+    greater_equal.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if out is not None:
+        return into_out('greater_equal', out, greater_equal(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('greater_equal', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # greater_equal.Tensor
+        return ops.greater_equal_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # greater_equal.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('greater_equal', 'other', other)
+        return ops.greater_equal_Scalar.call(input._impl.keys, input, other)
+    no_overload(
+        'greater_equal', (ops.greater_equal_Tensor, ops.greater_equal_Scalar), (input, other,), {},
+    )
+
+
+# ---- less (Tensor, Scalar) -------------------------------------------------------------
+
+def less(input, other, *, out=None):
+    """An alias of lt.Tensor.
+
+    less.Tensor(Tensor self, Tensor other) -> Tensor
+    less.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if out is not None:
+        return into_out('less', out, less(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('less', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # less.Tensor
+        return ops.less_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # less.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('less', 'other', other)
+        return ops.less_Scalar.call(input._impl.keys, input, other)
+    no_overload('less', (ops.less_Tensor, ops.less_Scalar), (input, other,), {})
+
+
+# ---- less_equal (Tensor, Scalar) -------------------------------------------------------
+
+def less_equal(input, other, *, out=None):
+    """An alias of le.Tensor.
+
+    less_equal.Tensor(Tensor self, Tensor other) -> Tensor
+    less_equal.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if out is not None:
+        return into_out('less_equal', out, less_equal(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('less_equal', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # less_equal.Tensor
+        return ops.less_equal_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # less_equal.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('less_equal', 'other', other)
+        return ops.less_equal_Scalar.call(input._impl.keys, input, other)
+    no_overload('less_equal', (ops.less_equal_Tensor, ops.less_equal_Scalar), (input, other,), {})
+
+
+# ---- not_equal (Tensor, Scalar) --------------------------------------------------------
+
+def not_equal(input, other, *, out=None):
+    """An alias of ne.Tensor.
+
+    not_equal.Tensor(Tensor self, Tensor other) -> Tensor
+    not_equal.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if out is not None:
+        return into_out('not_equal', out, not_equal(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('not_equal', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # not_equal.Tensor
+        return ops.not_equal_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # not_equal.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('not_equal', 'other', other)
+        return ops.not_equal_Scalar.call(input._impl.keys, input, other)
+    no_overload('not_equal', (ops.not_equal_Tensor, ops.not_equal_Scalar), (input, other,), {})
+
+
+# ---- fix -------------------------------------------------------------------------------
+
+def fix(input, *, out=None):
+    """An alias of trunc.
+
+    fix(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('fix', out, fix(input))
+    if not isinstance(input, Tensor):
+        bad_arg('fix', 'input', 'Tensor', input)
+    return ops.fix.call(input._impl.keys, input)
+
+
+# ---- fix_ ------------------------------------------------------------------------------
+
+def fix_(input):
+    """An alias of trunc_.
+
+    fix_(Tensor(a!) self) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('fix_', 'input', 'Tensor', input)
+    return ops.fix_.call(input._impl.keys, input)
+
+
+# ---- concat ----------------------------------------------------------------------------
+
+def concat(tensors, dim=0, *, out=None, **kwargs):
+    """An alias of cat.
+
+    concat(Tensor[] tensors, int dim=0) -> Tensor
+    """
+    if out is not None:
+        return into_out('concat', out, concat(tensors, dim, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'concat', {'axis': 'dim'}, kwargs, bound={'tensors': tensors, 'dim': dim},
+        )
+        return concat(**named)
+    tensors = as_tensor_list('concat', 'tensors', tensors)
+    if type(dim) is not _b.int:
+        dim = as_int('concat', 'dim', dim)
+    return ops.concat.call(keyset_list(tensors), tensors, dim)
+
+
+# ---- concatenate -----------------------------------------------------------------------
+
+def concatenate(tensors, dim=0, *, out=None, **kwargs):
+    """An alias of cat.
+
+    concatenate(Tensor[] tensors, int dim=0) -> Tensor
+    """
+    if out is not None:
+        return into_out('concatenate', out, concatenate(tensors, dim, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'concatenate', {'axis': 'dim'}, kwargs, bound={'tensors': tensors, 'dim': dim},
+        )
+        return concatenate(**named)
+    tensors = as_tensor_list('concatenate', 'tensors', tensors)
+    if type(dim) is not _b.int:
+        dim = as_int('concatenate', 'dim', dim)
+    return ops.concatenate.call(keyset_list(tensors), tensors, dim)
+
+
+# ---- moveaxis (intlist, int) -----------------------------------------------------------
+
+def moveaxis(input, source, destination):
+    """An alias of movedim.intlist.
+
+    moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
+    moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('moveaxis', 'input', 'Tensor', input)
+    if is_int_list(source) and is_int_list(destination):  # moveaxis.intlist
+        source = as_int_list('moveaxis', 'source', source)
+        destination = as_int_list('moveaxis', 'destination', destination)
+        return ops.moveaxis_intlist.call(input._impl.keys, input, source, destination)
+    if is_int(source) and is_int(destination):  # moveaxis.int
+        if type(source) is not _b.int:
+            source = as_int('moveaxis', 'source', source)
+        if type(destination) is not _b.int:
+            destination = as_int('moveaxis', 'destination', destination)
+        return ops.moveaxis_int.call(input._impl.keys, input, source, destination)
+    no_overload(
+        'moveaxis', (ops.moveaxis_intlist, ops.moveaxis_int), (input, source, destination,), {},
+    )
+
+
+# ---- row_stack -------------------------------------------------------------------------
+
+def row_stack(*tensors, out=None, **kwargs):
+    """An alias of vstack.
+
+    row_stack(Tensor[] tensors) -> Tensor
+    """
+    if out is not None:
+        return into_out('row_stack', out, row_stack(*tensors, **kwargs))
+    if kwargs:
+        tensors = unpack_kwargs('row_stack', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('row_stack', 'tensors', tensors)
+    return ops.row_stack.call(keyset_list(tensors), tensors)
+
+
+# ---- trapz (x, dx) ---------------------------------------------------------------------
+
+def _match_trapz_x(y, x, *, dim=-1):
+    if isinstance(y, Tensor) and isinstance(x, Tensor) and is_int(dim):
+        return (y, x, dim,)
+    return None
+
+
+def _run_trapz_x(y, x, dim):
+    if type(dim) is not _b.int:
+        dim = as_int('trapz', 'dim', dim)
+    return ops.trapz_x.call(y._impl.keys | x._impl.keys, y, x, dim)
+
+
+def _match_trapz_dx(y, *, dx=1, dim=-1):
+    if isinstance(y, Tensor) and is_number(dx) and is_int(dim):
+        return (y, dx, dim,)
+    return None
+
+
+def _run_trapz_dx(y, dx, dim):
+    if type(dx) not in SCALAR_TYPES:
+        dx = as_scalar('trapz', 'dx', dx)
+    if type(dim) is not _b.int:
+        dim = as_int('trapz', 'dim', dim)
+    return ops.trapz_dx.call(y._impl.keys, y, dx, dim)
+
+
+def trapz(*args, **kwargs):
+    """An alias of trapezoid.x.
+
+    trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+    trapz.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('trapz', out, trapz(*args, **kwargs))
+        kwargs = numpy_aliases('trapz', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_trapz_x, _run_trapz_x), (_match_trapz_dx, _run_trapz_dx)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('trapz', (ops.trapz_x, ops.trapz_dx), args, kwargs)
+
+
+# ---- unsafe_chunk ----------------------------------------------------------------------
+
+def unsafe_chunk(input, chunks, dim=0, **kwargs):
+    """An alias of chunk.
+
+    unsafe_chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
+    """
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'unsafe_chunk', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'chunks': chunks, 'dim': dim},
+        )
+        return unsafe_chunk(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('unsafe_chunk', 'input', 'Tensor', input)
+    if type(chunks) is not _b.int:
+        chunks = as_int('unsafe_chunk', 'chunks', chunks)
+    if type(dim) is not _b.int:
+        dim = as_int('unsafe_chunk', 'dim', dim)
+    return ops.unsafe_chunk.call(input._impl.keys, input, chunks, dim)
+
+
+# ---- unsafe_split ----------------------------------------------------------------------
+
+def unsafe_split(input, split_size, dim=0, **kwargs):
+    """An alias of split.Tensor.
+
+    unsafe_split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]
+    """
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'unsafe_split', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'split_size': split_size, 'dim': dim},
+        )
+        return unsafe_split(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('unsafe_split', 'input', 'Tensor', input)
+    if type(split_size) is not _b.int:
+        split_size = as_int('unsafe_split', 'split_size', split_size)
+    if type(dim) is not _b.int:
+        dim = as_int('unsafe_split', 'dim', dim)
+    return ops.unsafe_split_Tensor.call(input._impl.keys, input, split_size, dim)
+
+
+# ---- as_strided_copy -------------------------------------------------------------------
+
+def as_strided_copy(input, size, stride, storage_offset=None, *, out=None):
+    """as_strided, copied into new memory: the same values, not a view.
+
+    as_strided_copy(Tensor self, int[] size, int[] stride, int? storage_offset=None) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'as_strided_copy', out, as_strided_copy(input, size, stride, storage_offset),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('as_strided_copy', 'input', 'Tensor', input)
+    size = as_int_list('as_strided_copy', 'size', size)
+    stride = as_int_list('as_strided_copy', 'stride', stride)
+    if storage_offset is not None and type(storage_offset) is not _b.int:
+        storage_offset = as_int('as_strided_copy', 'storage_offset', storage_offset)
+    return ops.as_strided_copy.call(input._impl.keys, input, size, stride, storage_offset)
+
+
+# ---- detach_copy -----------------------------------------------------------------------
+
+def detach_copy(input, *, out=None):
+    """detach, copied into new memory: the same values, not a view.
+
+    detach_copy(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('detach_copy', out, detach_copy(input))
+    if not isinstance(input, Tensor):
+        bad_arg('detach_copy', 'input', 'Tensor', input)
+    return ops.detach_copy.call(input._impl.keys, input)
+
+
+# ---- diagonal_copy ---------------------------------------------------------------------
+
+def diagonal_copy(input, offset=0, dim1=0, dim2=1, *, out=None):
+    """diagonal, copied into new memory: the same values, not a view.
+
+    diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor
+    """
+    if out is not None:
+        return into_out('diagonal_copy', out, diagonal_copy(input, offset, dim1, dim2))
+    if not isinstance(input, Tensor):
+        bad_arg('diagonal_copy', 'input', 'Tensor', input)
+    if type(offset) is not _b.int:
+        offset = as_int('diagonal_copy', 'offset', offset)
+    if type(dim1) is not _b.int:
+        dim1 = as_int('diagonal_copy', 'dim1', dim1)
+    if type(dim2) is not _b.int:
+        dim2 = as_int('diagonal_copy', 'dim2', dim2)
+    return ops.diagonal_copy.call(input._impl.keys, input, offset, dim1, dim2)
+
+
+# ---- expand_copy -----------------------------------------------------------------------
+
+def expand_copy(input, *size, implicit=False, out=None, **kwargs):
+    """expand, copied into new memory: the same values, not a view.
+
+    expand_copy(Tensor self, int[] size, *, bool implicit=False) -> Tensor
+    """
+    if out is not None:
+        return into_out('expand_copy', out, expand_copy(input, *size, implicit=implicit, **kwargs))
+    if kwargs:
+        size = unpack_kwargs('expand_copy', 'size', size, kwargs)
+    elif len(size) == 1 and type(size[0]) is not _b.int:
+        size = size[0]
+    if not isinstance(input, Tensor):
+        bad_arg('expand_copy', 'input', 'Tensor', input)
+    size = as_int_list('expand_copy', 'size', size)
+    if type(implicit) is not _b.bool:
+        implicit = as_bool('expand_copy', 'implicit', implicit)
+    return ops.expand_copy.call(input._impl.keys, input, size, implicit)
+
+
+# ---- narrow_copy -----------------------------------------------------------------------
+
+def _match_narrow_copy(input, dim, start, length):
+    if isinstance(input, Tensor) and is_int(dim) and is_int(start) and is_int(length):
+        return (input, dim, start, length,)
+    return None
+
+
+def _run_narrow_copy(input, dim, start, length):
+    if type(dim) is not _b.int:
+        dim = as_int('narrow_copy', 'dim', dim)
+    if type(start) is not _b.int:
+        start = as_int('narrow_copy', 'start', start)
+    if type(length) is not _b.int:
+        length = as_int('narrow_copy', 'length', length)
+    return ops.narrow_copy.call(input._impl.keys, input, dim, start, length)
+
+
+def narrow_copy(*args, **kwargs):
+    """narrow, copied into new memory: the same values, not a view.
+
+    narrow_copy(Tensor self, int dim, int start, int length) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('narrow_copy', out, narrow_copy(*args, **kwargs))
+        kwargs = numpy_aliases('narrow_copy', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_narrow_copy, _run_narrow_copy),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('narrow_copy', (ops.narrow_copy,), args, kwargs)
+
+
+# ---- permute_copy ----------------------------------------------------------------------
+
+def permute_copy(input, *dims, out=None, **kwargs):
+    """permute, copied into new memory: the same values, not a view.
+
+    permute_copy(Tensor self, int[] dims) -> Tensor
+    """
+    if out is not None:
+        return into_out('permute_copy', out, permute_copy(input, *dims, **kwargs))
+    if kwargs:
+        dims = unpack_kwargs('permute_copy', 'dims', dims, kwargs)
+    elif len(dims) == 1 and type(dims[0]) is not _b.int:
+        dims = dims[0]
+    if not isinstance(input, Tensor):
+        bad_arg('permute_copy', 'input', 'Tensor', input)
+    dims = as_int_list('permute_copy', 'dims', dims)
+    return ops.permute_copy.call(input._impl.keys, input, dims)
+
+
+# ---- select_copy -----------------------------------------------------------------------
+
+def _match_select_copy_int(input, dim, index):
+    if isinstance(input, Tensor) and is_int(dim) and is_int(index):
+        return (input, dim, index,)
+    return None
+
+
+def _run_select_copy_int(input, dim, index):
+    if type(dim) is not _b.int:
+        dim = as_int('select_copy', 'dim', dim)
+    if type(index) is not _b.int:
+        index = as_int('select_copy', 'index', index)
+    return ops.select_copy_int.call(input._impl.keys, input, dim, index)
+
+
+def select_copy(*args, **kwargs):
+    """select.int, copied into new memory: the same values, not a view.
+
+    select_copy.int(Tensor self, int dim, int index) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('select_copy', out, select_copy(*args, **kwargs))
+        kwargs = numpy_aliases('select_copy', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_select_copy_int, _run_select_copy_int),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('select_copy', (ops.select_copy_int,), args, kwargs)
+
+
+# ---- slice_copy ------------------------------------------------------------------------
+
+def slice_copy(input, dim=0, start=None, end=None, step=1, *, out=None, **kwargs):
+    """slice.Tensor, copied into new memory: the same values, not a view.
+
+    slice_copy.Tensor(Tensor self, int dim=0, int? start=None, int? end=None,
+        int step=1) -> Tensor
+    """
+    if out is not None:
+        return into_out('slice_copy', out, slice_copy(input, dim, start, end, step, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'slice_copy', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'dim': dim, 'start': start, 'end': end, 'step': step},
+        )
+        return slice_copy(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('slice_copy', 'input', 'Tensor', input)
+    if type(dim) is not _b.int:
+        dim = as_int('slice_copy', 'dim', dim)
+    if start is not None and type(start) is not _b.int:
+        start = as_int('slice_copy', 'start', start)
+    if end is not None and type(end) is not _b.int:
+        end = as_int('slice_copy', 'end', end)
+    if type(step) is not _b.int:
+        step = as_int('slice_copy', 'step', step)
+    return ops.slice_copy_Tensor.call(input._impl.keys, input, dim, start, end, step)
+
+
+# ---- split_copy ------------------------------------------------------------------------
+
+def split_copy(input, split_size, dim=0, **kwargs):
+    """split.Tensor, copied into new memory: the same values, not a view.
+
+    split_copy.Tensor(Tensor self, int split_size, int dim=0) -> Tensor[]
+    """
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'split_copy', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'split_size': split_size, 'dim': dim},
+        )
+        return split_copy(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('split_copy', 'input', 'Tensor', input)
+    if type(split_size) is not _b.int:
+        split_size = as_int('split_copy', 'split_size', split_size)
+    if type(dim) is not _b.int:
+        dim = as_int('split_copy', 'dim', dim)
+    return ops.split_copy_Tensor.call(input._impl.keys, input, split_size, dim)
+
+
+# ---- squeeze_copy ((default), dim) -----------------------------------------------------
+
+def _match_squeeze_copy(input):
+    if isinstance(input, Tensor):
+        return (input,)
+    return None
+
+
+def _run_squeeze_copy(input):
+    return ops.squeeze_copy.call(input._impl.keys, input)
+
+
+def _match_squeeze_copy_dim(input, dim):
+    if isinstance(input, Tensor) and is_int(dim):
+        return (input, dim,)
+    return None
+
+
+def _run_squeeze_copy_dim(input, dim):
+    if type(dim) is not _b.int:
+        dim = as_int('squeeze_copy', 'dim', dim)
+    return ops.squeeze_copy_dim.call(input._impl.keys, input, dim)
+
+
+def squeeze_copy(*args, **kwargs):
+    """squeeze, copied into new memory: the same values, not a view.
+
+    squeeze_copy(Tensor self) -> Tensor
+    squeeze_copy.dim(Tensor self, int dim) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('squeeze_copy', out, squeeze_copy(*args, **kwargs))
+        kwargs = numpy_aliases('squeeze_copy', {'axis': 'dim'}, kwargs)
+    for match, run in (
+        (_match_squeeze_copy, _run_squeeze_copy), (_match_squeeze_copy_dim, _run_squeeze_copy_dim),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('squeeze_copy', (ops.squeeze_copy, ops.squeeze_copy_dim), args, kwargs)
+
+
+# ---- t_copy ----------------------------------------------------------------------------
+
+def t_copy(input, *, out=None):
+    """t, copied into new memory: the same values, not a view.
+
+    t_copy(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('t_copy', out, t_copy(input))
+    if not isinstance(input, Tensor):
+        bad_arg('t_copy', 'input', 'Tensor', input)
+    return ops.t_copy.call(input._impl.keys, input)
+
+
+# ---- transpose_copy --------------------------------------------------------------------
+
+def transpose_copy(input, dim0, dim1, *, out=None):
+    """transpose.int, copied into new memory: the same values, not a view.
+
+    transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor
+    """
+    if out is not None:
+        return into_out('transpose_copy', out, transpose_copy(input, dim0, dim1))
+    if not isinstance(input, Tensor):
+        bad_arg('transpose_copy', 'input', 'Tensor', input)
+    if type(dim0) is not _b.int:
+        dim0 = as_int('transpose_copy', 'dim0', dim0)
+    if type(dim1) is not _b.int:
+        dim1 = as_int('transpose_copy', 'dim1', dim1)
+    return ops.transpose_copy_int.call(input._impl.keys, input, dim0, dim1)
+
+
+# ---- unbind_copy -----------------------------------------------------------------------
+
+def unbind_copy(input, dim=0, **kwargs):
+    """unbind.int, copied into new memory: the same values, not a view.
+
+    unbind_copy.int(Tensor self, int dim=0) -> Tensor[]
+    """
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'unbind_copy', {'axis': 'dim'}, kwargs, bound={'input': input, 'dim': dim},
+        )
+        return unbind_copy(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('unbind_copy', 'input', 'Tensor', input)
+    if type(dim) is not _b.int:
+        dim = as_int('unbind_copy', 'dim', dim)
+    return ops.unbind_copy_int.call(input._impl.keys, input, dim)
+
+
+# ---- unfold_copy -----------------------------------------------------------------------
+
+def unfold_copy(input, dimension, size, step, *, out=None):
+    """unfold, copied into new memory: the same values, not a view.
+
+    unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor
+    """
+    if out is not None:
+        return into_out('unfold_copy', out, unfold_copy(input, dimension, size, step))
+    if not isinstance(input, Tensor):
+        bad_arg('unfold_copy', 'input', 'Tensor', input)
+    if type(dimension) is not _b.int:
+        dimension = as_int('unfold_copy', 'dimension', dimension)
+    if type(size) is not _b.int:
+        size = as_int('unfold_copy', 'size', size)
+    if type(step) is not _b.int:
+        step = as_int('unfold_copy', 'step', step)
+    return ops.unfold_copy.call(input._impl.keys, input, dimension, size, step)
+
+
+# ---- unsqueeze_copy --------------------------------------------------------------------
+
+def _match_unsqueeze_copy(input, dim):
+    if isinstance(input, Tensor) and is_int(dim):
+        return (input, dim,)
+    return None
+
+
+def _run_unsqueeze_copy(input, dim):
+    if type(dim) is not _b.int:
+        dim = as_int('unsqueeze_copy', 'dim', dim)
+    return ops.unsqueeze_copy.call(input._impl.keys, input, dim)
+
+
+def unsqueeze_copy(*args, **kwargs):
+    """unsqueeze, copied into new memory: the same values, not a view.
+
+    unsqueeze_copy(Tensor self, int dim) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('unsqueeze_copy', out, unsqueeze_copy(*args, **kwargs))
+        kwargs = numpy_aliases('unsqueeze_copy', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_unsqueeze_copy, _run_unsqueeze_copy),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('unsqueeze_copy', (ops.unsqueeze_copy,), args, kwargs)
+
+
+# ---- view_copy -------------------------------------------------------------------------
+
+def view_copy(input, *size, out=None, **kwargs):
+    """view, copied into new memory: the same values, not a view.
+
+    view_copy(Tensor self, int[] size) -> Tensor
+    """
+    if out is not None:
+        return into_out('view_copy', out, view_copy(input, *size, **kwargs))
+    if kwargs:
+        size = unpack_kwargs('view_copy', 'size', size, kwargs)
+    elif len(size) == 1 and type(size[0]) is not _b.int:
+        size = size[0]
+    if not isinstance(input, Tensor):
+        bad_arg('view_copy', 'input', 'Tensor', input)
+    size = as_int_list('view_copy', 'size', size)
+    return ops.view_copy.call(input._impl.keys, input, size)
+
+
+# ---- hardshrink ------------------------------------------------------------------------
+
+def hardshrink(input, lambd=0.5, *, out=None):
+    """0 where -lambd <= self <= lambd, else self.
+
+    hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+    """
+    if out is not None:
+        return into_out('hardshrink', out, hardshrink(input, lambd))
+    if not isinstance(input, Tensor):
+        bad_arg('hardshrink', 'input', 'Tensor', input)
+    if type(lambd) not in SCALAR_TYPES:
+        lambd = as_scalar('hardshrink', 'lambd', lambd)
+    return ops.hardshrink.call(input._impl.keys, input, lambd)
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -11788,4 +12906,48 @@ FUNCTIONS = (
     'avg_pool1d',
     'adaptive_avg_pool1d',
     'adaptive_max_pool1d',
+    'absolute',
+    'arccos',
+    'arccos_',
+    'arcsin',
+    'arcsin_',
+    'arctan',
+    'arctan_',
+    'arctan2',
+    'divide',
+    'multiply',
+    'subtract',
+    'negative',
+    'negative_',
+    'greater',
+    'greater_equal',
+    'less',
+    'less_equal',
+    'not_equal',
+    'fix',
+    'fix_',
+    'concat',
+    'concatenate',
+    'moveaxis',
+    'row_stack',
+    'trapz',
+    'unsafe_chunk',
+    'unsafe_split',
+    'as_strided_copy',
+    'detach_copy',
+    'diagonal_copy',
+    'expand_copy',
+    'narrow_copy',
+    'permute_copy',
+    'select_copy',
+    'slice_copy',
+    'split_copy',
+    'squeeze_copy',
+    't_copy',
+    'transpose_copy',
+    'unbind_copy',
+    'unfold_copy',
+    'unsqueeze_copy',
+    'view_copy',
+    'hardshrink',
 )

@@ -341,6 +341,36 @@ class TensorMethods:
     byte = F.byte
     char = F.char
     short = F.short
+    absolute = F.absolute
+    absolute_ = F.absolute_
+    arccos = F.arccos
+    arccos_ = F.arccos_
+    arcsin = F.arcsin
+    arcsin_ = F.arcsin_
+    arctan = F.arctan
+    arctan_ = F.arctan_
+    arctan2 = F.arctan2
+    arctan2_ = F.arctan2_
+    divide = F.divide
+    divide_ = F.divide_
+    multiply = F.multiply
+    multiply_ = F.multiply_
+    subtract = F.subtract
+    subtract_ = F.subtract_
+    negative = F.negative
+    negative_ = F.negative_
+    greater = F.greater
+    greater_equal = F.greater_equal
+    less = F.less
+    less_equal = F.less_equal
+    not_equal = F.not_equal
+    fix = F.fix
+    fix_ = F.fix_
+    moveaxis = F.moveaxis
+    unsafe_chunk = F.unsafe_chunk
+    unsafe_split = F.unsafe_split
+    narrow_copy = F.narrow_copy
+    hardshrink = F.hardshrink
 
     def __add__(self, other):
         if type(other) is not type(self) and not is_operand(other):
