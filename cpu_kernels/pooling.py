@@ -402,8 +402,8 @@ def fractional_starts(samples, size, out_size, kernel):
         start[i] = int((i + u) * alpha) - int(u * alpha)     for i < out_size - 1
         start[out_size - 1] = size - kernel                  (the last window ends at the edge)
 
-    computed in the samples' dtype (float32 for half types, as PyTorch's CUDA kernel),
-    as PyTorch does, so the same samples give the same windows."""
+    computed in the samples' dtype as PyTorch does (float32 for half types, as its CUDA
+    kernel), so the same samples give the same windows."""
     kind = samples.dtype.type
     starts = np.full(samples.shape + (out_size,), size - kernel, np.int64)
     if out_size > 1:
