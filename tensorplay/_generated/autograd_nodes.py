@@ -19,7 +19,7 @@ from tensorplay.autograd.formulas import (
     gelu_second_derivative, group_norm_backward, hardswish_backward, huber_loss_backward,
     i1_backward, i1e_backward, igamma_other_backward, igammac_other_backward, index_backward,
     index_put_self_backward, index_put_values_backward, index_select_backward,
-    index_source_backward, last_two, layer_norm_backward, leaky_relu_backward_of_result,
+    index_source_backward, last_three, last_two, layer_norm_backward, leaky_relu_backward_of_result,
     linalg_det_backward, linalg_inv_backward, linalg_lstsq_backward, linalg_lu_backward,
     linalg_lu_solve_B, linalg_lu_solve_LU, linalg_qr_backward, linalg_solve_backward,
     linalg_solve_triangular_backward, linalg_svd_backward, linear_weight_backward,
@@ -40,11 +40,14 @@ from tensorplay.autograd.formulas import (
 )
 from tensorplay._generated.functional import (
     _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data, adaptive_avg_pool2d,
-    adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward,
-    col2im, convolution_backward, digamma, exp, exp2, gelu_backward, im2col, isfinite, logical_and,
-    logical_or, max_pool2d_with_indices_backward, nll_loss_backward, polygamma, sign, silu_backward,
-    special_i1, special_i1e, special_zeta, threshold_backward, upsample_bilinear2d,
-    upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, where,
+    adaptive_avg_pool2d_backward, adaptive_avg_pool3d, adaptive_avg_pool3d_backward,
+    adaptive_max_pool2d_backward, adaptive_max_pool3d_backward, avg_pool2d, avg_pool2d_backward,
+    avg_pool3d, avg_pool3d_backward, col2im, convolution_backward, digamma, exp, exp2,
+    fractional_max_pool2d_backward, fractional_max_pool3d_backward, gelu_backward, im2col, isfinite,
+    logical_and, logical_or, max_pool2d_with_indices_backward, max_pool3d_with_indices_backward,
+    nll_loss_backward, polygamma, sign, silu_backward, special_i1, special_i1e, special_zeta,
+    threshold_backward, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d,
+    upsample_nearest2d_backward, where,
 )
 
 
@@ -6190,3 +6193,320 @@ class SpecialZetaBackward0(Node):
         if self.needs_input_grad(1):
             d_other = sum_to(grad * -self_ * special_zeta(self_ + 1.0, other), other_sizes)
         return (d_self, d_other)
+
+
+class MaxPool3dWithIndicesBackward0(Node):
+    """Backward of `max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[],
+        int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
+
+    self: max_pool3d_with_indices_backward(
+        grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1,
+    )
+    """
+
+    __slots__ = (
+        'self_', 'result1_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_',
+    )
+    SAVED = ('self_', 'result1_')
+    OP = 'max_pool3d_with_indices'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        self_ = self.self_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        kernel_size = self.kernel_size_
+        stride = self.stride_
+        padding = self.padding_
+        dilation = self.dilation_
+        ceil_mode = self.ceil_mode_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = max_pool3d_with_indices_backward(
+                grad, self_, kernel_size, stride, padding, dilation, ceil_mode, result1,
+            )
+        return (d_self,)
+
+
+class MaxPool3dWithIndicesBackwardBackward0(Node):
+    """Backward of `max_pool3d_with_indices_backward(Tensor grad_output, Tensor self,
+        int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode,
+        Tensor indices) -> Tensor`.
+
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('indices_',)
+    SAVED = ('indices_',)
+    OP = 'max_pool3d_with_indices_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack(self)
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = max_pool_double_backward(grad, indices, 3)
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
+
+
+class AvgPool3dBackward0(Node):
+    """Backward of `avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0,
+        bool ceil_mode=False, bool count_include_pad=True,
+        int? divisor_override=None) -> Tensor`.
+
+    self: avg_pool3d_backward(
+        grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+    )
+    """
+
+    __slots__ = (
+        'self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_',
+        'divisor_override_',
+    )
+    SAVED = ('self_',)
+    OP = 'avg_pool3d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        kernel_size = self.kernel_size_
+        stride = self.stride_
+        padding = self.padding_
+        ceil_mode = self.ceil_mode_
+        count_include_pad = self.count_include_pad_
+        divisor_override = self.divisor_override_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = avg_pool3d_backward(
+                grad, self_, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override,
+            )
+        return (d_self,)
+
+
+class AvgPool3dBackwardBackward0(Node):
+    """Backward of `avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size,
+        int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad,
+        int? divisor_override) -> Tensor`.
+
+    grad_output: avg_pool3d(
+        grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+    )
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_',
+        'divisor_override_',
+    )
+    SAVED = ()
+    OP = 'avg_pool3d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        kernel_size = self.kernel_size_
+        stride = self.stride_
+        padding = self.padding_
+        ceil_mode = self.ceil_mode_
+        count_include_pad = self.count_include_pad_
+        divisor_override = self.divisor_override_
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = avg_pool3d(
+                grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+            )
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
+
+
+class AdaptiveAvgPool3dBackward0(Node):
+    """Backward of `adaptive_avg_pool3d(Tensor self, int[3] output_size) -> Tensor`.
+
+    self: adaptive_avg_pool3d_backward(grad, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'adaptive_avg_pool3d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = adaptive_avg_pool3d_backward(grad, self_)
+        return (d_self,)
+
+
+class AdaptiveAvgPool3dBackwardBackward0(Node):
+    """Backward of `adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor`.
+
+    grad_output: adaptive_avg_pool3d(grad, last_three(grad_output.sizes()))
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('grad_output_sizes',)
+    SAVED = ()
+    OP = 'adaptive_avg_pool3d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output_sizes = self.grad_output_sizes
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = adaptive_avg_pool3d(grad, last_three(grad_output_sizes))
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
+
+
+class AdaptiveMaxPool3dBackward0(Node):
+    """Backward of `adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)`.
+
+    self: adaptive_max_pool3d_backward(grad, self, result1)
+    """
+
+    __slots__ = ('self_', 'result1_')
+    SAVED = ('self_', 'result1_')
+    OP = 'adaptive_max_pool3d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        self_ = self.self_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = adaptive_max_pool3d_backward(grad, self_, result1)
+        return (d_self,)
+
+
+class AdaptiveMaxPool3dBackwardBackward0(Node):
+    """Backward of `adaptive_max_pool3d_backward(Tensor grad_output, Tensor self,
+        Tensor indices) -> Tensor`.
+
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('indices_',)
+    SAVED = ('indices_',)
+    OP = 'adaptive_max_pool3d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack(self)
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = max_pool_double_backward(grad, indices, 3)
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
+
+
+class FractionalMaxPool2dBackward0(Node):
+    """Backward of `fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size,
+        Tensor random_samples) -> (Tensor output, Tensor indices)`.
+
+    self: fractional_max_pool2d_backward(grad, self, kernel_size, output_size, result1)
+    """
+
+    __slots__ = ('self_', 'result1_', 'kernel_size_', 'output_size_')
+    SAVED = ('self_', 'result1_')
+    OP = 'fractional_max_pool2d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        kernel_size = self.kernel_size_
+        output_size = self.output_size_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = fractional_max_pool2d_backward(grad, self_, kernel_size, output_size, result1)
+        return (d_self,)
+
+
+class FractionalMaxPool2dBackwardBackward0(Node):
+    """Backward of `fractional_max_pool2d_backward(Tensor grad_output, Tensor self,
+        int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor`.
+
+    grad_output: max_pool_double_backward(grad, indices, 2)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('indices_',)
+    SAVED = ('indices_',)
+    OP = 'fractional_max_pool2d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack(self)
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = max_pool_double_backward(grad, indices, 2)
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
+
+
+class FractionalMaxPool3dBackward0(Node):
+    """Backward of `fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size,
+        Tensor random_samples) -> (Tensor output, Tensor indices)`.
+
+    self: fractional_max_pool3d_backward(grad, self, kernel_size, output_size, result1)
+    """
+
+    __slots__ = ('self_', 'result1_', 'kernel_size_', 'output_size_')
+    SAVED = ('self_', 'result1_')
+    OP = 'fractional_max_pool3d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        kernel_size = self.kernel_size_
+        output_size = self.output_size_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = fractional_max_pool3d_backward(grad, self_, kernel_size, output_size, result1)
+        return (d_self,)
+
+
+class FractionalMaxPool3dBackwardBackward0(Node):
+    """Backward of `fractional_max_pool3d_backward(Tensor grad_output, Tensor self,
+        int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor`.
+
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('indices_',)
+    SAVED = ('indices_',)
+    OP = 'fractional_max_pool3d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack(self)
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = max_pool_double_backward(grad, indices, 3)
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)

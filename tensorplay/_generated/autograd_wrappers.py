@@ -15,11 +15,13 @@ from tensorplay.dispatch.tls import grad_state
 from tensorplay._generated import ops
 from tensorplay._generated.autograd_nodes import (
     AbsBackward0, AcosBackward0, AdaptiveAvgPool2dBackward0, AdaptiveAvgPool2dBackwardBackward0,
-    AdaptiveMaxPool2dBackward0, AdaptiveMaxPool2dBackwardBackward0, AddBackward0, AddcdivBackward0,
-    AddcmulBackward0, AddmmBackward0, AddmvBackward0, AmaxBackward0, AminBackward0,
-    AsStridedBackward0, AsinBackward0, Atan2Backward0, AtanBackward0, AvgPool2dBackward0,
-    AvgPool2dBackwardBackward0, BaddbmmBackward0, BernoulliBackward0, BernoulliBackward1,
-    BernoulliBackward2, BernoulliBackward3, BinaryCrossEntropyBackward0,
+    AdaptiveAvgPool3dBackward0, AdaptiveAvgPool3dBackwardBackward0, AdaptiveMaxPool2dBackward0,
+    AdaptiveMaxPool2dBackwardBackward0, AdaptiveMaxPool3dBackward0,
+    AdaptiveMaxPool3dBackwardBackward0, AddBackward0, AddcdivBackward0, AddcmulBackward0,
+    AddmmBackward0, AddmvBackward0, AmaxBackward0, AminBackward0, AsStridedBackward0, AsinBackward0,
+    Atan2Backward0, AtanBackward0, AvgPool2dBackward0, AvgPool2dBackwardBackward0,
+    AvgPool3dBackward0, AvgPool3dBackwardBackward0, BaddbmmBackward0, BernoulliBackward0,
+    BernoulliBackward1, BernoulliBackward2, BernoulliBackward3, BinaryCrossEntropyBackward0,
     BinaryCrossEntropyWithLogitsBackward0, BmmBackward0, CatBackward0, CdistBackward0,
     CeilBackward0, CholeskyInverseBackward0, CholeskySolveBackward0, ClampBackward0, ClampBackward1,
     ClampMaxBackward0, CloneBackward0, Col2imBackward0, ConstantPadNdBackward0,
@@ -30,7 +32,9 @@ from tensorplay._generated.autograd_nodes import (
     EluBackward1, EmbeddingBackward0, EmbeddingDenseBackwardBackward0, ErfBackward0, ErfcBackward0,
     ErfinvBackward0, Exp2Backward0, ExpBackward0, ExpandBackward0, Expm1Backward0,
     ExponentialBackward0, FillBackward0, FlipBackward0, FloorBackward0, FloorDivideBackward0,
-    FmodBackward0, FracBackward0, FusedAdamBackward0, FusedRmsNormBackward0,
+    FmodBackward0, FracBackward0, FractionalMaxPool2dBackward0,
+    FractionalMaxPool2dBackwardBackward0, FractionalMaxPool3dBackward0,
+    FractionalMaxPool3dBackwardBackward0, FusedAdamBackward0, FusedRmsNormBackward0,
     FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0, GatherBackward0,
     GeluBackward0, GeluBackwardBackward0, GeqrfBackward0, HardsigmoidBackward0, HardswishBackward0,
     HardtanhBackward0, HeavisideBackward0, HuberLossBackward0, HypotBackward0, I0Backward0,
@@ -47,7 +51,8 @@ from tensorplay._generated.autograd_nodes import (
     Logaddexp2Backward0, LogaddexpBackward0, LogitBackward0, LogsumexpBackward0,
     LstmSequenceBackward0, LstmSequenceBackwardBackward0, LuUnpackBackward0, MaskedFillBackward0,
     MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
-    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0,
+    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0,
+    MaxPool3dWithIndicesBackward0, MaxPool3dWithIndicesBackwardBackward0, MaximumBackward0,
     MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
     MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0,
     MvBackward0, MvlgammaBackward0, NanToNumBackward0, NativeBatchNormBackward0,
@@ -4445,6 +4450,200 @@ def special_zeta(ks, self, other):
     return result
 
 
+def max_pool3d_with_indices(ks, self, kernel_size, stride, padding, dilation, ceil_mode):
+    if not self._impl.requires_grad:
+        return below_autograd(
+            ops.max_pool3d_with_indices, ks, self, kernel_size, stride, padding, dilation,
+            ceil_mode,
+        )
+    node = MaxPool3dWithIndicesBackward0(self)
+    node.kernel_size_ = kernel_size
+    node.stride_ = stride
+    node.padding_ = padding
+    node.dilation_ = dilation
+    node.ceil_mode_ = ceil_mode
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(
+        ops.max_pool3d_with_indices, ks, self, kernel_size, stride, padding, dilation, ceil_mode,
+    )
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def max_pool3d_with_indices_backward(
+    ks, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices,
+):
+    if not (grad_output._impl.requires_grad or self._impl.requires_grad):
+        return below_autograd(
+            ops.max_pool3d_with_indices_backward, ks, grad_output, self, kernel_size, stride,
+            padding, dilation, ceil_mode, indices,
+        )
+    node = MaxPool3dWithIndicesBackwardBackward0(grad_output, self)
+    node.indices_ = SavedVariable(indices, is_output=False)
+    result = below_autograd(
+        ops.max_pool3d_with_indices_backward, ks, grad_output, self, kernel_size, stride, padding,
+        dilation, ceil_mode, indices,
+    )
+    set_history(result, node)
+    return result
+
+
+def avg_pool3d(
+    ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+):
+    if not self._impl.requires_grad:
+        return below_autograd(
+            ops.avg_pool3d, ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+            divisor_override,
+        )
+    node = AvgPool3dBackward0(self)
+    node.kernel_size_ = kernel_size
+    node.stride_ = stride
+    node.padding_ = padding
+    node.ceil_mode_ = ceil_mode
+    node.count_include_pad_ = count_include_pad
+    node.divisor_override_ = divisor_override
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(
+        ops.avg_pool3d, ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
+    )
+    set_history(result, node)
+    return result
+
+
+def avg_pool3d_backward(
+    ks, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    divisor_override,
+):
+    if not (grad_output._impl.requires_grad or self._impl.requires_grad):
+        return below_autograd(
+            ops.avg_pool3d_backward, ks, grad_output, self, kernel_size, stride, padding, ceil_mode,
+            count_include_pad, divisor_override,
+        )
+    node = AvgPool3dBackwardBackward0(grad_output, self)
+    node.kernel_size_ = kernel_size
+    node.stride_ = stride
+    node.padding_ = padding
+    node.ceil_mode_ = ceil_mode
+    node.count_include_pad_ = count_include_pad
+    node.divisor_override_ = divisor_override
+    result = below_autograd(
+        ops.avg_pool3d_backward, ks, grad_output, self, kernel_size, stride, padding, ceil_mode,
+        count_include_pad, divisor_override,
+    )
+    set_history(result, node)
+    return result
+
+
+def adaptive_avg_pool3d(ks, self, output_size):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.adaptive_avg_pool3d, ks, self, output_size)
+    node = AdaptiveAvgPool3dBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.adaptive_avg_pool3d, ks, self, output_size)
+    set_history(result, node)
+    return result
+
+
+def adaptive_avg_pool3d_backward(ks, grad_output, self):
+    if not (grad_output._impl.requires_grad or self._impl.requires_grad):
+        return below_autograd(ops.adaptive_avg_pool3d_backward, ks, grad_output, self)
+    node = AdaptiveAvgPool3dBackwardBackward0(grad_output, self)
+    node.grad_output_sizes = grad_output._impl.sizes
+    result = below_autograd(ops.adaptive_avg_pool3d_backward, ks, grad_output, self)
+    set_history(result, node)
+    return result
+
+
+def adaptive_max_pool3d(ks, self, output_size):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.adaptive_max_pool3d, ks, self, output_size)
+    node = AdaptiveMaxPool3dBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.adaptive_max_pool3d, ks, self, output_size)
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def adaptive_max_pool3d_backward(ks, grad_output, self, indices):
+    if not (grad_output._impl.requires_grad or self._impl.requires_grad):
+        return below_autograd(ops.adaptive_max_pool3d_backward, ks, grad_output, self, indices)
+    node = AdaptiveMaxPool3dBackwardBackward0(grad_output, self)
+    node.indices_ = SavedVariable(indices, is_output=False)
+    result = below_autograd(ops.adaptive_max_pool3d_backward, ks, grad_output, self, indices)
+    set_history(result, node)
+    return result
+
+
+def fractional_max_pool2d(ks, self, kernel_size, output_size, random_samples):
+    if not self._impl.requires_grad:
+        return below_autograd(
+            ops.fractional_max_pool2d, ks, self, kernel_size, output_size, random_samples,
+        )
+    node = FractionalMaxPool2dBackward0(self)
+    node.kernel_size_ = kernel_size
+    node.output_size_ = output_size
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(
+        ops.fractional_max_pool2d, ks, self, kernel_size, output_size, random_samples,
+    )
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def fractional_max_pool2d_backward(ks, grad_output, self, kernel_size, output_size, indices):
+    if not (grad_output._impl.requires_grad or self._impl.requires_grad):
+        return below_autograd(
+            ops.fractional_max_pool2d_backward, ks, grad_output, self, kernel_size, output_size,
+            indices,
+        )
+    node = FractionalMaxPool2dBackwardBackward0(grad_output, self)
+    node.indices_ = SavedVariable(indices, is_output=False)
+    result = below_autograd(
+        ops.fractional_max_pool2d_backward, ks, grad_output, self, kernel_size, output_size,
+        indices,
+    )
+    set_history(result, node)
+    return result
+
+
+def fractional_max_pool3d(ks, self, kernel_size, output_size, random_samples):
+    if not self._impl.requires_grad:
+        return below_autograd(
+            ops.fractional_max_pool3d, ks, self, kernel_size, output_size, random_samples,
+        )
+    node = FractionalMaxPool3dBackward0(self)
+    node.kernel_size_ = kernel_size
+    node.output_size_ = output_size
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(
+        ops.fractional_max_pool3d, ks, self, kernel_size, output_size, random_samples,
+    )
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def fractional_max_pool3d_backward(ks, grad_output, self, kernel_size, output_size, indices):
+    if not (grad_output._impl.requires_grad or self._impl.requires_grad):
+        return below_autograd(
+            ops.fractional_max_pool3d_backward, ks, grad_output, self, kernel_size, output_size,
+            indices,
+        )
+    node = FractionalMaxPool3dBackwardBackward0(grad_output, self)
+    node.indices_ = SavedVariable(indices, is_output=False)
+    result = below_autograd(
+        ops.fractional_max_pool3d_backward, ks, grad_output, self, kernel_size, output_size,
+        indices,
+    )
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -4796,6 +4995,18 @@ WRAPPERS = {
     'special_entr': special_entr,
     'special_xlog1py': special_xlog1py,
     'special_zeta': special_zeta,
+    'max_pool3d_with_indices': max_pool3d_with_indices,
+    'max_pool3d_with_indices_backward': max_pool3d_with_indices_backward,
+    'avg_pool3d': avg_pool3d,
+    'avg_pool3d_backward': avg_pool3d_backward,
+    'adaptive_avg_pool3d': adaptive_avg_pool3d,
+    'adaptive_avg_pool3d_backward': adaptive_avg_pool3d_backward,
+    'adaptive_max_pool3d': adaptive_max_pool3d,
+    'adaptive_max_pool3d_backward': adaptive_max_pool3d_backward,
+    'fractional_max_pool2d': fractional_max_pool2d,
+    'fractional_max_pool2d_backward': fractional_max_pool2d_backward,
+    'fractional_max_pool3d': fractional_max_pool3d,
+    'fractional_max_pool3d_backward': fractional_max_pool3d_backward,
 }
 
 # A wrapper only records: with no tensor that requires grad (no REQUIRES_GRAD flag in

@@ -4883,6 +4883,189 @@ SCHEMAS = (
         tensor_positions=(0,),
     ),
     OpSchema(
+        name='max_pool3d_with_indices',
+        text=(
+            'max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], '
+            'int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)'
+        ),
+        arg_names=('self', 'kernel_size', 'stride', 'padding', 'dilation', 'ceil_mode'),
+        tensor_positions=(0,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='max_pool3d_with_indices_backward',
+        text=(
+            'max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, '
+            'int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, '
+            'bool ceil_mode, Tensor indices) -> Tensor'
+        ),
+        arg_names=(
+            'grad_output', 'self', 'kernel_size', 'stride', 'padding', 'dilation', 'ceil_mode',
+            'indices',
+        ),
+        tensor_positions=(0, 1, 7),
+    ),
+    OpSchema(
+        name='avg_pool3d',
+        text=(
+            'avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, '
+            'bool ceil_mode=False, bool count_include_pad=True, '
+            'int? divisor_override=None) -> Tensor'
+        ),
+        arg_names=(
+            'self', 'kernel_size', 'stride', 'padding', 'ceil_mode', 'count_include_pad',
+            'divisor_override',
+        ),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='avg_pool3d_backward',
+        text=(
+            'avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, '
+            'int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, '
+            'int? divisor_override) -> Tensor'
+        ),
+        arg_names=(
+            'grad_output', 'self', 'kernel_size', 'stride', 'padding', 'ceil_mode',
+            'count_include_pad', 'divisor_override',
+        ),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='adaptive_avg_pool3d',
+        text='adaptive_avg_pool3d(Tensor self, int[3] output_size) -> Tensor',
+        arg_names=('self', 'output_size'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='adaptive_avg_pool3d_backward',
+        text='adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor',
+        arg_names=('grad_output', 'self'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='adaptive_max_pool3d',
+        text='adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)',
+        arg_names=('self', 'output_size'),
+        tensor_positions=(0,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='adaptive_max_pool3d_backward',
+        text=(
+            'adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, '
+            'Tensor indices) -> Tensor'
+        ),
+        arg_names=('grad_output', 'self', 'indices'),
+        tensor_positions=(0, 1, 2),
+    ),
+    OpSchema(
+        name='fractional_max_pool2d',
+        text=(
+            'fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, '
+            'Tensor random_samples) -> (Tensor output, Tensor indices)'
+        ),
+        arg_names=('self', 'kernel_size', 'output_size', 'random_samples'),
+        tensor_positions=(0, 3),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='fractional_max_pool2d_backward',
+        text=(
+            'fractional_max_pool2d_backward(Tensor grad_output, Tensor self, '
+            'int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor'
+        ),
+        arg_names=('grad_output', 'self', 'kernel_size', 'output_size', 'indices'),
+        tensor_positions=(0, 1, 4),
+    ),
+    OpSchema(
+        name='fractional_max_pool3d',
+        text=(
+            'fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, '
+            'Tensor random_samples) -> (Tensor output, Tensor indices)'
+        ),
+        arg_names=('self', 'kernel_size', 'output_size', 'random_samples'),
+        tensor_positions=(0, 3),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='fractional_max_pool3d_backward',
+        text=(
+            'fractional_max_pool3d_backward(Tensor grad_output, Tensor self, '
+            'int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor'
+        ),
+        arg_names=('grad_output', 'self', 'kernel_size', 'output_size', 'indices'),
+        tensor_positions=(0, 1, 4),
+    ),
+    OpSchema(
+        name='max_unpool3d',
+        text=(
+            'max_unpool3d(Tensor self, Tensor indices, int[3] output_size, int[3] stride, '
+            'int[3] padding) -> Tensor'
+        ),
+        arg_names=('self', 'indices', 'output_size', 'stride', 'padding'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='max_pool1d_with_indices',
+        text=(
+            'max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], '
+            'int[1] padding=0, int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)'
+        ),
+        arg_names=('self', 'kernel_size', 'stride', 'padding', 'dilation', 'ceil_mode'),
+        tensor_positions=(0,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='max_pool1d',
+        text=(
+            'max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, '
+            'int[1] dilation=1, bool ceil_mode=False) -> Tensor'
+        ),
+        arg_names=('self', 'kernel_size', 'stride', 'padding', 'dilation', 'ceil_mode'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='max_pool2d',
+        text=(
+            'max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, '
+            'int[2] dilation=1, bool ceil_mode=False) -> Tensor'
+        ),
+        arg_names=('self', 'kernel_size', 'stride', 'padding', 'dilation', 'ceil_mode'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='max_pool3d',
+        text=(
+            'max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, '
+            'int[3] dilation=1, bool ceil_mode=False) -> Tensor'
+        ),
+        arg_names=('self', 'kernel_size', 'stride', 'padding', 'dilation', 'ceil_mode'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='avg_pool1d',
+        text=(
+            'avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0, '
+            'bool ceil_mode=False, bool count_include_pad=True) -> Tensor'
+        ),
+        arg_names=('self', 'kernel_size', 'stride', 'padding', 'ceil_mode', 'count_include_pad'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='adaptive_avg_pool1d',
+        text='adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor',
+        arg_names=('self', 'output_size'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='adaptive_max_pool1d',
+        text='adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)',
+        arg_names=('self', 'output_size'),
+        tensor_positions=(0,),
+        num_returns=2,
+    ),
+    OpSchema(
         name='absolute',
         text='absolute(Tensor self) -> Tensor',
         arg_names=('self',),
@@ -5697,6 +5880,18 @@ DISPATCH = {
         ('special_laguerre_polynomial_l', 'bessel.special_laguerre_polynomial_l'),
         ('special_legendre_polynomial_p', 'bessel.special_legendre_polynomial_p'),
         ('special_zeta', 'bessel.special_zeta'),
+        ('max_pool3d_with_indices', 'pooling.max_pool3d_with_indices'),
+        ('max_pool3d_with_indices_backward', 'pooling.max_pool3d_with_indices_backward'),
+        ('avg_pool3d', 'pooling.avg_pool3d'),
+        ('avg_pool3d_backward', 'pooling.avg_pool3d_backward'),
+        ('adaptive_avg_pool3d', 'pooling.adaptive_avg_pool3d'),
+        ('adaptive_avg_pool3d_backward', 'pooling.adaptive_avg_pool3d_backward'),
+        ('adaptive_max_pool3d', 'pooling.adaptive_max_pool3d'),
+        ('adaptive_max_pool3d_backward', 'pooling.adaptive_max_pool3d_backward'),
+        ('fractional_max_pool2d', 'pooling.fractional_max_pool2d'),
+        ('fractional_max_pool2d_backward', 'pooling.fractional_max_pool2d_backward'),
+        ('fractional_max_pool3d', 'pooling.fractional_max_pool3d'),
+        ('fractional_max_pool3d_backward', 'pooling.fractional_max_pool3d_backward'),
     ),
     'CUDA': (
         ('add.Tensor', 'pointwise.add'),
@@ -6068,6 +6263,18 @@ DISPATCH = {
         ('special_laguerre_polynomial_l', 'bessel.special_laguerre_polynomial_l'),
         ('special_legendre_polynomial_p', 'bessel.special_legendre_polynomial_p'),
         ('special_zeta', 'bessel.special_zeta_on_host'),
+        ('max_pool3d_with_indices', 'pooling.max_pool3d_with_indices'),
+        ('max_pool3d_with_indices_backward', 'pooling.max_pool3d_with_indices_backward'),
+        ('avg_pool3d', 'pooling.avg_pool3d'),
+        ('avg_pool3d_backward', 'pooling.avg_pool3d_backward'),
+        ('adaptive_avg_pool3d', 'pooling.adaptive_avg_pool3d'),
+        ('adaptive_avg_pool3d_backward', 'pooling.adaptive_avg_pool3d_backward'),
+        ('adaptive_max_pool3d', 'pooling.adaptive_max_pool3d'),
+        ('adaptive_max_pool3d_backward', 'pooling.adaptive_max_pool3d_backward'),
+        ('fractional_max_pool2d', 'pooling.fractional_max_pool2d'),
+        ('fractional_max_pool2d_backward', 'pooling.fractional_max_pool2d_backward'),
+        ('fractional_max_pool3d', 'pooling.fractional_max_pool3d'),
+        ('fractional_max_pool3d_backward', 'pooling.fractional_max_pool3d_backward'),
     ),
     'Sparse': (
         ('add.Tensor', 'kernels.add'),
@@ -6448,6 +6655,14 @@ DISPATCH = {
         ('special_legendre_polynomial_p.n_scalar', 'bessel.special_legendre_polynomial_p_n_scalar'),
         ('special_zeta.self_scalar', 'bessel.zeta_self_scalar'),
         ('special_zeta.other_scalar', 'bessel.zeta_other_scalar'),
+        ('max_unpool3d', 'pooling.max_unpool3d'),
+        ('max_pool1d_with_indices', 'pooling.max_pool1d_with_indices'),
+        ('max_pool1d', 'pooling.max_pool1d'),
+        ('max_pool2d', 'pooling.max_pool2d'),
+        ('max_pool3d', 'pooling.max_pool3d'),
+        ('avg_pool1d', 'pooling.avg_pool1d'),
+        ('adaptive_avg_pool1d', 'pooling.adaptive_avg_pool1d'),
+        ('adaptive_max_pool1d', 'pooling.adaptive_max_pool1d'),
         ('hardshrink', 'activations.hardshrink'),
     ),
 }
@@ -6921,6 +7136,18 @@ META_RULES = {
     'special_laguerre_polynomial_l': 'bessel.polynomial',
     'special_legendre_polynomial_p': 'bessel.polynomial',
     'special_zeta': 'bessel.zeta',
+    'max_pool3d_with_indices': 'pooling.max_pool3d_with_indices',
+    'max_pool3d_with_indices_backward': 'pooling.max_pool3d_with_indices_backward',
+    'avg_pool3d': 'pooling.avg_pool3d',
+    'avg_pool3d_backward': 'pooling.avg_pool3d_backward',
+    'adaptive_avg_pool3d': 'pooling.adaptive_avg_pool3d',
+    'adaptive_avg_pool3d_backward': 'pooling.adaptive_avg_pool3d_backward',
+    'adaptive_max_pool3d': 'pooling.adaptive_max_pool3d',
+    'adaptive_max_pool3d_backward': 'pooling.adaptive_max_pool3d_backward',
+    'fractional_max_pool2d': 'pooling.fractional_max_pool2d',
+    'fractional_max_pool2d_backward': 'pooling.fractional_max_pool2d_backward',
+    'fractional_max_pool3d': 'pooling.fractional_max_pool3d',
+    'fractional_max_pool3d_backward': 'pooling.fractional_max_pool3d_backward',
 }
 
 # op -> batching rule in tensorplay/func/batching_rules/ (ops.yaml `vmap:`, or the rule
@@ -7454,4 +7681,9 @@ VMAP_RULES = {
     'special_zeta': 'pointwise_rule',
     'special_zeta.self_scalar': 'pointwise_rule',
     'special_zeta.other_scalar': 'pointwise_rule',
+    'max_pool3d_with_indices': 'fold_rule',
+    'avg_pool3d': 'fold_rule',
+    'adaptive_avg_pool3d': 'fold_rule',
+    'adaptive_max_pool3d': 'fold_rule',
+    'max_unpool3d': 'pooling.max_unpool3d_rule',
 }

@@ -12226,6 +12226,512 @@ def special_zeta(input, other, *, out=None):
     )
 
 
+# ---- max_pool3d_with_indices -----------------------------------------------------------
+
+def max_pool3d_with_indices(
+    input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None,
+):
+    """Max over each window of the last three dims, and the argmax's flat position (depth * H * W +
+    row * W + col) in its volume.
+
+    max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0,
+        int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'max_pool3d_with_indices', out,
+            max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('max_pool3d_with_indices', 'input', 'Tensor', input)
+    kernel_size = as_int_list('max_pool3d_with_indices', 'kernel_size', kernel_size, 3)
+    stride = as_int_list('max_pool3d_with_indices', 'stride', stride, 3)
+    padding = as_int_list('max_pool3d_with_indices', 'padding', padding, 3)
+    dilation = as_int_list('max_pool3d_with_indices', 'dilation', dilation, 3)
+    if type(ceil_mode) is not _b.bool:
+        ceil_mode = as_bool('max_pool3d_with_indices', 'ceil_mode', ceil_mode)
+    ks = input._impl.keys
+    return ops.max_pool3d_with_indices.call(
+        ks, input, kernel_size, stride, padding, dilation, ceil_mode,
+    )
+
+
+# ---- max_pool3d_with_indices_backward --------------------------------------------------
+
+def max_pool3d_with_indices_backward(
+    grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices, *, out=None,
+):
+    """Each gradient added at the position its max came from.
+
+    max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size,
+        int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode,
+        Tensor indices) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'max_pool3d_with_indices_backward', out,
+            max_pool3d_with_indices_backward(
+                grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices,
+            ),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('max_pool3d_with_indices_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor):
+        bad_arg('max_pool3d_with_indices_backward', 'input', 'Tensor', input)
+    kernel_size = as_int_list('max_pool3d_with_indices_backward', 'kernel_size', kernel_size, 3)
+    stride = as_int_list('max_pool3d_with_indices_backward', 'stride', stride, 3)
+    padding = as_int_list('max_pool3d_with_indices_backward', 'padding', padding, 3)
+    dilation = as_int_list('max_pool3d_with_indices_backward', 'dilation', dilation, 3)
+    if type(ceil_mode) is not _b.bool:
+        ceil_mode = as_bool('max_pool3d_with_indices_backward', 'ceil_mode', ceil_mode)
+    if not isinstance(indices, Tensor):
+        bad_arg('max_pool3d_with_indices_backward', 'indices', 'Tensor', indices)
+    ks = grad_output._impl.keys | input._impl.keys | indices._impl.keys
+    return ops.max_pool3d_with_indices_backward.call(
+        ks, grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices,
+    )
+
+
+# ---- avg_pool3d ------------------------------------------------------------------------
+
+def avg_pool3d(
+    input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+    divisor_override=None, *, out=None,
+):
+    """Mean over each window of the last three dims (zero padding counted unless
+    count_include_pad=False).
+
+    avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0,
+        bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'avg_pool3d', out,
+            avg_pool3d(
+                input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+            ),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('avg_pool3d', 'input', 'Tensor', input)
+    kernel_size = as_int_list('avg_pool3d', 'kernel_size', kernel_size, 3)
+    stride = as_int_list('avg_pool3d', 'stride', stride, 3)
+    padding = as_int_list('avg_pool3d', 'padding', padding, 3)
+    if type(ceil_mode) is not _b.bool:
+        ceil_mode = as_bool('avg_pool3d', 'ceil_mode', ceil_mode)
+    if type(count_include_pad) is not _b.bool:
+        count_include_pad = as_bool('avg_pool3d', 'count_include_pad', count_include_pad)
+    if divisor_override is not None and type(divisor_override) is not _b.int:
+        divisor_override = as_int('avg_pool3d', 'divisor_override', divisor_override)
+    ks = input._impl.keys
+    return ops.avg_pool3d.call(
+        ks, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+    )
+
+
+# ---- avg_pool3d_backward ---------------------------------------------------------------
+
+def avg_pool3d_backward(
+    grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    divisor_override, *, out=None,
+):
+    """Each gradient divided by its window's divisor and spread over the window.
+
+    avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride,
+        int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'avg_pool3d_backward', out,
+            avg_pool3d_backward(
+                grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override,
+            ),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('avg_pool3d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor):
+        bad_arg('avg_pool3d_backward', 'input', 'Tensor', input)
+    kernel_size = as_int_list('avg_pool3d_backward', 'kernel_size', kernel_size, 3)
+    stride = as_int_list('avg_pool3d_backward', 'stride', stride, 3)
+    padding = as_int_list('avg_pool3d_backward', 'padding', padding, 3)
+    if type(ceil_mode) is not _b.bool:
+        ceil_mode = as_bool('avg_pool3d_backward', 'ceil_mode', ceil_mode)
+    if type(count_include_pad) is not _b.bool:
+        count_include_pad = as_bool('avg_pool3d_backward', 'count_include_pad', count_include_pad)
+    if divisor_override is not None and type(divisor_override) is not _b.int:
+        divisor_override = as_int('avg_pool3d_backward', 'divisor_override', divisor_override)
+    ks = grad_output._impl.keys | input._impl.keys
+    return ops.avg_pool3d_backward.call(
+        ks, grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
+    )
+
+
+# ---- adaptive_avg_pool3d ---------------------------------------------------------------
+
+def adaptive_avg_pool3d(input, output_size, *, out=None):
+    """Average pooling of the last three dims to a fixed output size.
+
+    adaptive_avg_pool3d(Tensor self, int[3] output_size) -> Tensor
+    """
+    if out is not None:
+        return into_out('adaptive_avg_pool3d', out, adaptive_avg_pool3d(input, output_size))
+    if not isinstance(input, Tensor):
+        bad_arg('adaptive_avg_pool3d', 'input', 'Tensor', input)
+    output_size = as_int_list('adaptive_avg_pool3d', 'output_size', output_size, 3)
+    return ops.adaptive_avg_pool3d.call(input._impl.keys, input, output_size)
+
+
+# ---- adaptive_avg_pool3d_backward ------------------------------------------------------
+
+def adaptive_avg_pool3d_backward(grad_output, input, *, out=None):
+    """adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    if out is not None:
+        return into_out(
+            'adaptive_avg_pool3d_backward', out, adaptive_avg_pool3d_backward(grad_output, input),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('adaptive_avg_pool3d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor):
+        bad_arg('adaptive_avg_pool3d_backward', 'input', 'Tensor', input)
+    ks = grad_output._impl.keys | input._impl.keys
+    return ops.adaptive_avg_pool3d_backward.call(ks, grad_output, input)
+
+
+# ---- adaptive_max_pool3d ---------------------------------------------------------------
+
+def adaptive_max_pool3d(input, output_size, *, out=None):
+    """Max pooling of the last three dims to a fixed output size, with the flat indices of the
+    maxima.
+
+    adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out('adaptive_max_pool3d', out, adaptive_max_pool3d(input, output_size))
+    if not isinstance(input, Tensor):
+        bad_arg('adaptive_max_pool3d', 'input', 'Tensor', input)
+    output_size = as_int_list('adaptive_max_pool3d', 'output_size', output_size, 3)
+    return ops.adaptive_max_pool3d.call(input._impl.keys, input, output_size)
+
+
+# ---- adaptive_max_pool3d_backward ------------------------------------------------------
+
+def adaptive_max_pool3d_backward(grad_output, input, indices, *, out=None):
+    """adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"""
+    if out is not None:
+        return into_out(
+            'adaptive_max_pool3d_backward', out,
+            adaptive_max_pool3d_backward(grad_output, input, indices),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('adaptive_max_pool3d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor):
+        bad_arg('adaptive_max_pool3d_backward', 'input', 'Tensor', input)
+    if not isinstance(indices, Tensor):
+        bad_arg('adaptive_max_pool3d_backward', 'indices', 'Tensor', indices)
+    ks = grad_output._impl.keys | input._impl.keys | indices._impl.keys
+    return ops.adaptive_max_pool3d_backward.call(ks, grad_output, input, indices)
+
+
+# ---- fractional_max_pool2d -------------------------------------------------------------
+
+_returns_fractional_max_pool2d = namedtuple('fractional_max_pool2d', ('output', 'indices'))
+
+def fractional_max_pool2d(input, kernel_size, output_size, random_samples, *, out=None):
+    """Max over windows at pseudo-random positions (random_samples[n, c] = (u_w, u_h)), and the
+    argmax's flat position in its plane.
+
+    fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size,
+        Tensor random_samples) -> (Tensor output, Tensor indices)
+    """
+    if out is not None:
+        return into_out(
+            'fractional_max_pool2d', out,
+            fractional_max_pool2d(input, kernel_size, output_size, random_samples),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('fractional_max_pool2d', 'input', 'Tensor', input)
+    kernel_size = as_int_list('fractional_max_pool2d', 'kernel_size', kernel_size, 2)
+    output_size = as_int_list('fractional_max_pool2d', 'output_size', output_size, 2)
+    if not isinstance(random_samples, Tensor):
+        bad_arg('fractional_max_pool2d', 'random_samples', 'Tensor', random_samples)
+    ks = input._impl.keys | random_samples._impl.keys
+    return _returns_fractional_max_pool2d(
+        *ops.fractional_max_pool2d.call(ks, input, kernel_size, output_size, random_samples),
+    )
+
+
+# ---- fractional_max_pool2d_backward ----------------------------------------------------
+
+def fractional_max_pool2d_backward(
+    grad_output, input, kernel_size, output_size, indices, *, out=None,
+):
+    """Each gradient added at the position its max came from.
+
+    fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size,
+        int[2] output_size, Tensor indices) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'fractional_max_pool2d_backward', out,
+            fractional_max_pool2d_backward(grad_output, input, kernel_size, output_size, indices),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('fractional_max_pool2d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor):
+        bad_arg('fractional_max_pool2d_backward', 'input', 'Tensor', input)
+    kernel_size = as_int_list('fractional_max_pool2d_backward', 'kernel_size', kernel_size, 2)
+    output_size = as_int_list('fractional_max_pool2d_backward', 'output_size', output_size, 2)
+    if not isinstance(indices, Tensor):
+        bad_arg('fractional_max_pool2d_backward', 'indices', 'Tensor', indices)
+    ks = grad_output._impl.keys | input._impl.keys | indices._impl.keys
+    return ops.fractional_max_pool2d_backward.call(
+        ks, grad_output, input, kernel_size, output_size, indices,
+    )
+
+
+# ---- fractional_max_pool3d -------------------------------------------------------------
+
+_returns_fractional_max_pool3d = namedtuple('fractional_max_pool3d', ('output', 'indices'))
+
+def fractional_max_pool3d(input, kernel_size, output_size, random_samples, *, out=None):
+    """Max over windows at pseudo-random positions (random_samples[n, c] = (u_w, u_h, u_d)), and
+    the argmax's flat position in its volume.
+
+    fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size,
+        Tensor random_samples) -> (Tensor output, Tensor indices)
+    """
+    if out is not None:
+        return into_out(
+            'fractional_max_pool3d', out,
+            fractional_max_pool3d(input, kernel_size, output_size, random_samples),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('fractional_max_pool3d', 'input', 'Tensor', input)
+    kernel_size = as_int_list('fractional_max_pool3d', 'kernel_size', kernel_size, 3)
+    output_size = as_int_list('fractional_max_pool3d', 'output_size', output_size, 3)
+    if not isinstance(random_samples, Tensor):
+        bad_arg('fractional_max_pool3d', 'random_samples', 'Tensor', random_samples)
+    ks = input._impl.keys | random_samples._impl.keys
+    return _returns_fractional_max_pool3d(
+        *ops.fractional_max_pool3d.call(ks, input, kernel_size, output_size, random_samples),
+    )
+
+
+# ---- fractional_max_pool3d_backward ----------------------------------------------------
+
+def fractional_max_pool3d_backward(
+    grad_output, input, kernel_size, output_size, indices, *, out=None,
+):
+    """Each gradient added at the position its max came from.
+
+    fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size,
+        int[3] output_size, Tensor indices) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'fractional_max_pool3d_backward', out,
+            fractional_max_pool3d_backward(grad_output, input, kernel_size, output_size, indices),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('fractional_max_pool3d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor):
+        bad_arg('fractional_max_pool3d_backward', 'input', 'Tensor', input)
+    kernel_size = as_int_list('fractional_max_pool3d_backward', 'kernel_size', kernel_size, 3)
+    output_size = as_int_list('fractional_max_pool3d_backward', 'output_size', output_size, 3)
+    if not isinstance(indices, Tensor):
+        bad_arg('fractional_max_pool3d_backward', 'indices', 'Tensor', indices)
+    ks = grad_output._impl.keys | input._impl.keys | indices._impl.keys
+    return ops.fractional_max_pool3d_backward.call(
+        ks, grad_output, input, kernel_size, output_size, indices,
+    )
+
+
+# ---- max_unpool3d ----------------------------------------------------------------------
+
+def max_unpool3d(input, indices, output_size, stride, padding, *, out=None):
+    """The partial inverse of max_pool3d - each value written at its flat index in a zero (D, H, W)
+    volume of output_size.
+
+    max_unpool3d(Tensor self, Tensor indices, int[3] output_size, int[3] stride,
+        int[3] padding) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'max_unpool3d', out, max_unpool3d(input, indices, output_size, stride, padding),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('max_unpool3d', 'input', 'Tensor', input)
+    if not isinstance(indices, Tensor):
+        bad_arg('max_unpool3d', 'indices', 'Tensor', indices)
+    output_size = as_int_list('max_unpool3d', 'output_size', output_size, 3)
+    stride = as_int_list('max_unpool3d', 'stride', stride, 3)
+    padding = as_int_list('max_unpool3d', 'padding', padding, 3)
+    ks = input._impl.keys | indices._impl.keys
+    return ops.max_unpool3d.call(ks, input, indices, output_size, stride, padding)
+
+
+# ---- max_pool1d_with_indices -----------------------------------------------------------
+
+def max_pool1d_with_indices(
+    input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None,
+):
+    """Max over each window of the last dim, and the argmax's position.
+
+    max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0,
+        int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'max_pool1d_with_indices', out,
+            max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('max_pool1d_with_indices', 'input', 'Tensor', input)
+    kernel_size = as_int_list('max_pool1d_with_indices', 'kernel_size', kernel_size, 1)
+    stride = as_int_list('max_pool1d_with_indices', 'stride', stride, 1)
+    padding = as_int_list('max_pool1d_with_indices', 'padding', padding, 1)
+    dilation = as_int_list('max_pool1d_with_indices', 'dilation', dilation, 1)
+    if type(ceil_mode) is not _b.bool:
+        ceil_mode = as_bool('max_pool1d_with_indices', 'ceil_mode', ceil_mode)
+    ks = input._impl.keys
+    return ops.max_pool1d_with_indices.call(
+        ks, input, kernel_size, stride, padding, dilation, ceil_mode,
+    )
+
+
+# ---- max_pool1d ------------------------------------------------------------------------
+
+def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None):
+    """Max over each window of the last dim.
+
+    max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0,
+        int[1] dilation=1, bool ceil_mode=False) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'max_pool1d', out, max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('max_pool1d', 'input', 'Tensor', input)
+    kernel_size = as_int_list('max_pool1d', 'kernel_size', kernel_size, 1)
+    stride = as_int_list('max_pool1d', 'stride', stride, 1)
+    padding = as_int_list('max_pool1d', 'padding', padding, 1)
+    dilation = as_int_list('max_pool1d', 'dilation', dilation, 1)
+    if type(ceil_mode) is not _b.bool:
+        ceil_mode = as_bool('max_pool1d', 'ceil_mode', ceil_mode)
+    ks = input._impl.keys
+    return ops.max_pool1d.call(ks, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+# ---- max_pool2d ------------------------------------------------------------------------
+
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None):
+    """Max over each window of the last two dims (max_pool2d_with_indices without the indices).
+
+    max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0,
+        int[2] dilation=1, bool ceil_mode=False) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'max_pool2d', out, max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('max_pool2d', 'input', 'Tensor', input)
+    kernel_size = as_int_list('max_pool2d', 'kernel_size', kernel_size, 2)
+    stride = as_int_list('max_pool2d', 'stride', stride, 2)
+    padding = as_int_list('max_pool2d', 'padding', padding, 2)
+    dilation = as_int_list('max_pool2d', 'dilation', dilation, 2)
+    if type(ceil_mode) is not _b.bool:
+        ceil_mode = as_bool('max_pool2d', 'ceil_mode', ceil_mode)
+    ks = input._impl.keys
+    return ops.max_pool2d.call(ks, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+# ---- max_pool3d ------------------------------------------------------------------------
+
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None):
+    """Max over each window of the last three dims (max_pool3d_with_indices without the indices).
+
+    max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0,
+        int[3] dilation=1, bool ceil_mode=False) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'max_pool3d', out, max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('max_pool3d', 'input', 'Tensor', input)
+    kernel_size = as_int_list('max_pool3d', 'kernel_size', kernel_size, 3)
+    stride = as_int_list('max_pool3d', 'stride', stride, 3)
+    padding = as_int_list('max_pool3d', 'padding', padding, 3)
+    dilation = as_int_list('max_pool3d', 'dilation', dilation, 3)
+    if type(ceil_mode) is not _b.bool:
+        ceil_mode = as_bool('max_pool3d', 'ceil_mode', ceil_mode)
+    ks = input._impl.keys
+    return ops.max_pool3d.call(ks, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+# ---- avg_pool1d ------------------------------------------------------------------------
+
+def avg_pool1d(
+    input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, *, out=None,
+):
+    """Mean over each window of the last dim.
+
+    avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0,
+        bool ceil_mode=False, bool count_include_pad=True) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'avg_pool1d', out,
+            avg_pool1d(input, kernel_size, stride, padding, ceil_mode, count_include_pad),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('avg_pool1d', 'input', 'Tensor', input)
+    kernel_size = as_int_list('avg_pool1d', 'kernel_size', kernel_size, 1)
+    stride = as_int_list('avg_pool1d', 'stride', stride, 1)
+    padding = as_int_list('avg_pool1d', 'padding', padding, 1)
+    if type(ceil_mode) is not _b.bool:
+        ceil_mode = as_bool('avg_pool1d', 'ceil_mode', ceil_mode)
+    if type(count_include_pad) is not _b.bool:
+        count_include_pad = as_bool('avg_pool1d', 'count_include_pad', count_include_pad)
+    ks = input._impl.keys
+    return ops.avg_pool1d.call(
+        ks, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    )
+
+
+# ---- adaptive_avg_pool1d ---------------------------------------------------------------
+
+def adaptive_avg_pool1d(input, output_size, *, out=None):
+    """Average pooling of the last dim to a fixed output size.
+
+    adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor
+    """
+    if out is not None:
+        return into_out('adaptive_avg_pool1d', out, adaptive_avg_pool1d(input, output_size))
+    if not isinstance(input, Tensor):
+        bad_arg('adaptive_avg_pool1d', 'input', 'Tensor', input)
+    output_size = as_int_list('adaptive_avg_pool1d', 'output_size', output_size, 1)
+    return ops.adaptive_avg_pool1d.call(input._impl.keys, input, output_size)
+
+
+# ---- adaptive_max_pool1d ---------------------------------------------------------------
+
+def adaptive_max_pool1d(input, output_size, *, out=None):
+    """Max pooling of the last dim to a fixed output size, with the positions of the maxima.
+
+    adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out('adaptive_max_pool1d', out, adaptive_max_pool1d(input, output_size))
+    if not isinstance(input, Tensor):
+        bad_arg('adaptive_max_pool1d', 'input', 'Tensor', input)
+    output_size = as_int_list('adaptive_max_pool1d', 'output_size', output_size, 1)
+    return ops.adaptive_max_pool1d.call(input._impl.keys, input, output_size)
+
+
 # ---- absolute --------------------------------------------------------------------------
 
 def absolute(input, *, out=None):
@@ -13824,6 +14330,26 @@ FUNCTIONS = (
     'special_laguerre_polynomial_l',
     'special_legendre_polynomial_p',
     'special_zeta',
+    'max_pool3d_with_indices',
+    'max_pool3d_with_indices_backward',
+    'avg_pool3d',
+    'avg_pool3d_backward',
+    'adaptive_avg_pool3d',
+    'adaptive_avg_pool3d_backward',
+    'adaptive_max_pool3d',
+    'adaptive_max_pool3d_backward',
+    'fractional_max_pool2d',
+    'fractional_max_pool2d_backward',
+    'fractional_max_pool3d',
+    'fractional_max_pool3d_backward',
+    'max_unpool3d',
+    'max_pool1d_with_indices',
+    'max_pool1d',
+    'max_pool2d',
+    'max_pool3d',
+    'avg_pool1d',
+    'adaptive_avg_pool1d',
+    'adaptive_max_pool1d',
     'absolute',
     'arccos',
     'arccos_',

@@ -1349,6 +1349,89 @@ def special_zeta(input: Tensor, other: Tensor, *, out: Tensor = None) -> Tensor:
 def special_zeta(input: Number, other: Tensor, *, out: Tensor = None) -> Tensor: ...
 @overload
 def special_zeta(input: Tensor, other: Number, *, out: Tensor = None) -> Tensor: ...
+def max_pool3d_with_indices(
+    input: Tensor, kernel_size: Sequence[int] | int, stride: Sequence[int] | int = (),
+    padding: Sequence[int] | int = 0, dilation: Sequence[int] | int = 1, ceil_mode: bool = False, *,
+    out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def max_pool3d_with_indices_backward(
+    grad_output: Tensor, input: Tensor, kernel_size: Sequence[int] | int,
+    stride: Sequence[int] | int, padding: Sequence[int] | int, dilation: Sequence[int] | int,
+    ceil_mode: bool, indices: Tensor, *, out: Tensor = None,
+) -> Tensor: ...
+def avg_pool3d(
+    input: Tensor, kernel_size: Sequence[int] | int, stride: Sequence[int] | int = (),
+    padding: Sequence[int] | int = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+    divisor_override: int | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def avg_pool3d_backward(
+    grad_output: Tensor, input: Tensor, kernel_size: Sequence[int] | int,
+    stride: Sequence[int] | int, padding: Sequence[int] | int, ceil_mode: bool,
+    count_include_pad: bool, divisor_override: int | None, *, out: Tensor = None,
+) -> Tensor: ...
+def adaptive_avg_pool3d(
+    input: Tensor, output_size: Sequence[int] | int, *, out: Tensor = None,
+) -> Tensor: ...
+def adaptive_avg_pool3d_backward(
+    grad_output: Tensor, input: Tensor, *, out: Tensor = None,
+) -> Tensor: ...
+def adaptive_max_pool3d(
+    input: Tensor, output_size: Sequence[int] | int, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def adaptive_max_pool3d_backward(
+    grad_output: Tensor, input: Tensor, indices: Tensor, *, out: Tensor = None,
+) -> Tensor: ...
+def fractional_max_pool2d(
+    input: Tensor, kernel_size: Sequence[int] | int, output_size: Sequence[int] | int,
+    random_samples: Tensor, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def fractional_max_pool2d_backward(
+    grad_output: Tensor, input: Tensor, kernel_size: Sequence[int] | int,
+    output_size: Sequence[int] | int, indices: Tensor, *, out: Tensor = None,
+) -> Tensor: ...
+def fractional_max_pool3d(
+    input: Tensor, kernel_size: Sequence[int] | int, output_size: Sequence[int] | int,
+    random_samples: Tensor, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def fractional_max_pool3d_backward(
+    grad_output: Tensor, input: Tensor, kernel_size: Sequence[int] | int,
+    output_size: Sequence[int] | int, indices: Tensor, *, out: Tensor = None,
+) -> Tensor: ...
+def max_unpool3d(
+    input: Tensor, indices: Tensor, output_size: Sequence[int] | int, stride: Sequence[int] | int,
+    padding: Sequence[int] | int, *, out: Tensor = None,
+) -> Tensor: ...
+def max_pool1d_with_indices(
+    input: Tensor, kernel_size: Sequence[int] | int, stride: Sequence[int] | int = (),
+    padding: Sequence[int] | int = 0, dilation: Sequence[int] | int = 1, ceil_mode: bool = False, *,
+    out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def max_pool1d(
+    input: Tensor, kernel_size: Sequence[int] | int, stride: Sequence[int] | int = (),
+    padding: Sequence[int] | int = 0, dilation: Sequence[int] | int = 1, ceil_mode: bool = False, *,
+    out: Tensor = None,
+) -> Tensor: ...
+def max_pool2d(
+    input: Tensor, kernel_size: Sequence[int] | int, stride: Sequence[int] | int = (),
+    padding: Sequence[int] | int = 0, dilation: Sequence[int] | int = 1, ceil_mode: bool = False, *,
+    out: Tensor = None,
+) -> Tensor: ...
+def max_pool3d(
+    input: Tensor, kernel_size: Sequence[int] | int, stride: Sequence[int] | int = (),
+    padding: Sequence[int] | int = 0, dilation: Sequence[int] | int = 1, ceil_mode: bool = False, *,
+    out: Tensor = None,
+) -> Tensor: ...
+def avg_pool1d(
+    input: Tensor, kernel_size: Sequence[int] | int, stride: Sequence[int] | int = (),
+    padding: Sequence[int] | int = 0, ceil_mode: bool = False, count_include_pad: bool = True, *,
+    out: Tensor = None,
+) -> Tensor: ...
+def adaptive_avg_pool1d(
+    input: Tensor, output_size: Sequence[int] | int, *, out: Tensor = None,
+) -> Tensor: ...
+def adaptive_max_pool1d(
+    input: Tensor, output_size: Sequence[int] | int, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
 def absolute(input: Tensor, *, out: Tensor = None) -> Tensor: ...
 def arccos(input: Tensor, *, out: Tensor = None) -> Tensor: ...
 def arccos_(input: Tensor) -> Tensor: ...

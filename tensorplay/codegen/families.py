@@ -61,7 +61,8 @@ FAMILIES = {
                 "advanced indexing (x[idx], index_put)",
     "embedding": "embedding (rows of a table picked by index), its backward, one_hot",
     "conv": "convolution and its backward (conv1d ... conv_transpose3d)",
-    "pooling": "max, average, adaptive and power-average pooling, max unpooling",
+    "pooling": "max, average, adaptive, fractional and power-average pooling (1-D to 3-D), "
+               "max unpooling",
     "padding": "constant, reflect, replicate and circular padding",
     "resample": "upsampling (nearest, bilinear), interpolate, pixel and channel shuffle",
     "fold": "im2col / col2im (F.unfold, F.fold)",
