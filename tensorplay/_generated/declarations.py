@@ -5497,6 +5497,45 @@ SCHEMAS = (
         arg_names=('self', 'lambd'),
         tensor_positions=(0,),
     ),
+    OpSchema(
+        name='smm',
+        text='smm(Tensor self, Tensor mat2) -> Tensor',
+        arg_names=('self', 'mat2'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='hspmm',
+        text='hspmm(Tensor mat1, Tensor mat2) -> Tensor',
+        arg_names=('mat1', 'mat2'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='dsmm',
+        text='dsmm(Tensor self, Tensor mat2) -> Tensor',
+        arg_names=('self', 'mat2'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='sspaddmm',
+        text=(
+            'sspaddmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, '
+            'Scalar alpha=1) -> Tensor'
+        ),
+        arg_names=('self', 'mat1', 'mat2', 'beta', 'alpha'),
+        tensor_positions=(0, 1, 2),
+    ),
+    OpSchema(
+        name='indices_copy',
+        text='indices_copy(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='values_copy',
+        text='values_copy(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -6302,6 +6341,12 @@ DISPATCH = {
         ('detach', 'kernels.detach'),
         ('addmm', 'kernels.addmm'),
         ('index_select', 'kernels.index_select'),
+        ('smm', 'kernels.smm'),
+        ('hspmm', 'kernels.hspmm'),
+        ('dsmm', 'kernels.dsmm'),
+        ('sspaddmm', 'kernels.sspaddmm'),
+        ('indices_copy', 'kernels.indices_copy'),
+        ('values_copy', 'kernels.values_copy'),
     ),
     'Composite': (
         ('add.Scalar', 'pointwise.add_scalar'),

@@ -13849,6 +13849,99 @@ def hardshrink(input, lambd=0.5, *, out=None):
         lambd = as_scalar('hardshrink', 'lambd', lambd)
     return ops.hardshrink.call(input._impl.keys, input, lambd)
 
+
+# ---- smm -------------------------------------------------------------------------------
+
+def smm(input, mat2, *, out=None):
+    """sparse @ dense, as a sparse tensor.
+
+    smm(Tensor self, Tensor mat2) -> Tensor
+    """
+    if out is not None:
+        return into_out('smm', out, smm(input, mat2))
+    if not isinstance(input, Tensor):
+        bad_arg('smm', 'input', 'Tensor', input)
+    if not isinstance(mat2, Tensor):
+        bad_arg('smm', 'mat2', 'Tensor', mat2)
+    return ops.smm.call(input._impl.keys | mat2._impl.keys, input, mat2)
+
+
+# ---- hspmm -----------------------------------------------------------------------------
+
+def hspmm(mat1, mat2, *, out=None):
+    """sparse @ dense, as a hybrid sparse tensor (the rows of mat1 that hold an entry).
+
+    hspmm(Tensor mat1, Tensor mat2) -> Tensor
+    """
+    if out is not None:
+        return into_out('hspmm', out, hspmm(mat1, mat2))
+    if not isinstance(mat1, Tensor):
+        bad_arg('hspmm', 'mat1', 'Tensor', mat1)
+    if not isinstance(mat2, Tensor):
+        bad_arg('hspmm', 'mat2', 'Tensor', mat2)
+    return ops.hspmm.call(mat1._impl.keys | mat2._impl.keys, mat1, mat2)
+
+
+# ---- dsmm ------------------------------------------------------------------------------
+
+def dsmm(input, mat2, *, out=None):
+    """sparse @ dense, as a dense tensor.
+
+    dsmm(Tensor self, Tensor mat2) -> Tensor
+    """
+    if out is not None:
+        return into_out('dsmm', out, dsmm(input, mat2))
+    if not isinstance(input, Tensor):
+        bad_arg('dsmm', 'input', 'Tensor', input)
+    if not isinstance(mat2, Tensor):
+        bad_arg('dsmm', 'mat2', 'Tensor', mat2)
+    return ops.dsmm.call(input._impl.keys | mat2._impl.keys, input, mat2)
+
+
+# ---- sspaddmm --------------------------------------------------------------------------
+
+def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """beta * self + alpha * (mat1 @ mat2), all sparse but mat2.
+
+    sspaddmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+    """
+    if out is not None:
+        return into_out('sspaddmm', out, sspaddmm(input, mat1, mat2, beta=beta, alpha=alpha))
+    if not isinstance(input, Tensor):
+        bad_arg('sspaddmm', 'input', 'Tensor', input)
+    if not isinstance(mat1, Tensor):
+        bad_arg('sspaddmm', 'mat1', 'Tensor', mat1)
+    if not isinstance(mat2, Tensor):
+        bad_arg('sspaddmm', 'mat2', 'Tensor', mat2)
+    if type(beta) not in SCALAR_TYPES:
+        beta = as_scalar('sspaddmm', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES:
+        alpha = as_scalar('sspaddmm', 'alpha', alpha)
+    ks = input._impl.keys | mat1._impl.keys | mat2._impl.keys
+    return ops.sspaddmm.call(ks, input, mat1, mat2, beta, alpha)
+
+
+# ---- indices_copy ----------------------------------------------------------------------
+
+def indices_copy(input, *, out=None):
+    """indices_copy(Tensor self) -> Tensor"""
+    if out is not None:
+        return into_out('indices_copy', out, indices_copy(input))
+    if not isinstance(input, Tensor):
+        bad_arg('indices_copy', 'input', 'Tensor', input)
+    return ops.indices_copy.call(input._impl.keys, input)
+
+
+# ---- values_copy -----------------------------------------------------------------------
+
+def values_copy(input, *, out=None):
+    """values_copy(Tensor self) -> Tensor"""
+    if out is not None:
+        return into_out('values_copy', out, values_copy(input))
+    if not isinstance(input, Tensor):
+        bad_arg('values_copy', 'input', 'Tensor', input)
+    return ops.values_copy.call(input._impl.keys, input)
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -14394,4 +14487,10 @@ FUNCTIONS = (
     'unsqueeze_copy',
     'view_copy',
     'hardshrink',
+    'smm',
+    'hspmm',
+    'dsmm',
+    'sspaddmm',
+    'indices_copy',
+    'values_copy',
 )

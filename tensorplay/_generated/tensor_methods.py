@@ -390,6 +390,8 @@ class TensorMethods:
     unsafe_split = F.unsafe_split
     narrow_copy = F.narrow_copy
     hardshrink = F.hardshrink
+    smm = F.smm
+    sspaddmm = F.sspaddmm
 
     def __add__(self, other):
         if type(other) is not type(self) and not is_operand(other):

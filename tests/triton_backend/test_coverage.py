@@ -26,11 +26,17 @@ WITH_HOST_FALLBACK = {"linalg_inv_ex": "linalg", "linalg_slogdet": "linalg",
 
 
 def cuda_table():
-    table = {"specialised": [], "triton": [], "host": [], "composite": [], "none": []}
+    table = {"specialised": [], "triton": [], "host": [], "composite": [], "sparse": [],
+             "none": []}
     for name in sorted(dispatcher.ops):
         if name.startswith("test."):          # ops the tests define for themselves
             continue
         handle = dispatcher.ops[name]
+        if handle.kernels[DispatchKey.Composite] is None and all(
+                not reg.candidates for key, reg in handle.registries.items()
+                if key != DispatchKey.Sparse):
+            table["sparse"].append(name)      # sparse inputs only: sparse tensors live on the cpu
+            continue
         registry = handle.registries.get(DispatchKey.CUDA)
         if registry is not None and registry.candidates and all(
                 c.name.endswith("_on_host") for c in registry.candidates):
