@@ -30,8 +30,9 @@ from typing import Callable, Union
 import ml_dtypes
 
 from tensorplay import _dtype as dt
+from tensorplay._promotion import result_type
 from tensorplay._random import philox_inputs
-from tensorplay.errors import ArgumentError
+from tensorplay.errors import ArgumentError, DTypeError
 from tensorplay.kernel_support.ops import call_below_autograd
 
 # op -> (arity, expression over x, y, z[, scalar names]). The expression sees its
@@ -238,9 +239,41 @@ def _probabilities(arg):
     return check
 
 
+# ---- the inverse-hyperbolics / number-theory / bit-shift section ------------------------
+_BITS = {dt.float16: ("tl.float16", "tl.int16"), dt.bfloat16: ("tl.bfloat16", "tl.int16"),
+         dt.float32: ("tl.float32", "tl.int32"), dt.float64: ("tl.float64", "tl.int64")}
+
+
+def _nextafter(a):
+    """The step is a unit in the last place of the result's own dtype (a half type is
+    computed in float32, so the expression names the dtype to step in)."""
+    floating, integer = _BITS[result_type(a["self"], a["other"])]
+    return f"_math.nextafter(x, y, {floating}, {integer})", {}
+
+
+def _infinity_test(sign):
+    """isposinf / isneginf: integers and bool are never infinite."""
+    def build(a):
+        if a["self"].dtype.is_floating_point:
+            return f"x == {sign}float('inf')", {}
+        return "x != x", {}
+    return build
+
+
+def _no_negative_integer_power(op, a, compute):
+    """pow_ with a Python number: an integer self refuses a negative exponent (pow's
+    own check, in pointwise.py's launcher)."""
+    exponent = a["exponent"]
+    if not compute.is_floating_point and exponent._impl.wrapped_number and exponent.item() < 0:
+        raise DTypeError(f"pow_(): Integers to negative integer powers are not allowed "
+                         f"(argument 'exponent' is {exponent.item()} and 'self' is "
+                         f"{a['self'].dtype.name})", op="pow_", arg="exponent")
+
+
 # The unary functions of EXPRESSIONS whose in-place forms (exp_, neg_...) are OPS entries.
 _UNARY_INPLACE = {name: EXPRESSIONS[name][1] for name in
-                  ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "neg", "abs")}
+                  ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "neg", "abs",
+                   "sign")}
 
 # kernel name (what ops.yaml's `CUDA:` names) -> the op and its expression
 OPS = {
@@ -326,6 +359,29 @@ OPS = {
     "threshold": Pointwise("threshold", _scalars(f"tl.where(x <= threshold, "
                                                  f"{_as_compute('value')}, x)",
                                                  "threshold", "value")),
+    # inverse hyperbolics, angle, copysign, nextafter, number theory, bit shifts
+    "acosh": Pointwise("acosh", "_math.acosh(x)"),
+    "asinh": Pointwise("asinh", "_math.asinh(x)"),
+    "atanh": Pointwise("atanh", "_math.atanh(x)"),
+    "angle": Pointwise("angle", "tl.where(x != x, x, tl.where(x < 0, 3.141592653589793, 0.0))"),
+    "copysign": Pointwise("copysign.Tensor", "_math.copysign(x, y)"),
+    "nextafter": Pointwise("nextafter", _nextafter),
+    "gcd": Pointwise("gcd", "_math.gcd(x, y)"),
+    "lcm": Pointwise("lcm", "_math.lcm(x, y)"),
+    "signbit": Pointwise("signbit", "_math.signbit(x)", compute="inputs"),
+    "isposinf": Pointwise("isposinf", _infinity_test(""), compute="inputs"),
+    "isneginf": Pointwise("isneginf", _infinity_test("-"), compute="inputs"),
+    "bitwise_left_shift": Pointwise("bitwise_left_shift.Tensor", "_math.left_shift(x, y)"),
+    "bitwise_right_shift": Pointwise("bitwise_right_shift.Tensor", "_math.right_shift(x, y)"),
+    # in-place forms of EXPRESSIONS ops: comparisons write 0/1 in self's dtype
+    "eq_": Pointwise("eq_.Tensor", "x == y", compute="inputs"),
+    "ne_": Pointwise("ne_.Tensor", "x != y", compute="inputs"),
+    "lt_": Pointwise("lt_.Tensor", "x < y", compute="inputs"),
+    "le_": Pointwise("le_.Tensor", "x <= y", compute="inputs"),
+    "gt_": Pointwise("gt_.Tensor", "x > y", compute="inputs"),
+    "ge_": Pointwise("ge_.Tensor", "x >= y", compute="inputs"),
+    "pow_": Pointwise("pow_.Tensor", "_math.pow(x, y)", check=_no_negative_integer_power),
+    "xlogy_": Pointwise("xlogy_.Tensor", "_math.xlogy(x, y)"),
     # random fills (Philox)
     "normal_": Pointwise("normal_", _random("mean + std * tl.randn(seed, index + offset)",
                                             "mean", "std")),
@@ -354,6 +410,8 @@ _INPLACE = {
     "addcmul", "addcdiv", "nan_to_num", "logical_not", "logical_and", "logical_or",
     "logical_xor", "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "leaky_relu",
     "elu", "gelu", "silu", "mish", "hardtanh", "hardsigmoid", "hardswish", "threshold",
+    "acosh", "asinh", "atanh", "copysign", "nextafter", "gcd", "lcm", "bitwise_left_shift",
+    "bitwise_right_shift",
 }
 
 
