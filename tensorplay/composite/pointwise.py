@@ -387,16 +387,24 @@ def frexp(self):
 
 
 def ldexp(self, other):
-    """self * 2 ** other (PyTorch's decomposition: mul and pow, here exp2)."""
-    return F.mul(self, F.exp2(other))
+    """self * 2 ** other, in the promoted dtype of both (the default float for two integer
+    tensors): float16 with an int64 exponent stays float16, as in PyTorch."""
+    dtype = _ldexp_dtype(self, other)
+    return F.mul(self.to(dtype), F.exp2(other.to(dtype)))
 
 
 def ldexp_(self, other):
-    scale = F.exp2(other)
+    dtype = _ldexp_dtype(self, other)
     fits_inplace("ldexp_", OutSpec(broadcast("ldexp_", [("self", tuple(self.shape)),
                                                         ("other", tuple(other.shape))]),
-                                   result_type(self, scale)), self)
-    return self.mul_(scale)
+                                   dtype), self)
+    return self.mul_(F.exp2(other.to(dtype)))
+
+
+def _ldexp_dtype(self, other):
+    _check_args("ldexp", self, other)
+    dtype = result_type(self, other)
+    return dtype if dtype.is_floating_point else dt.get_default_dtype()
 
 
 def rsub(self, other, alpha):
