@@ -400,3 +400,10 @@ def right_shift(x, y):
         inside = (y >= 0) & (y < x.dtype.primitive_bitwidth)
         r = tl.where(inside, x >> tl.where(inside, y, 0).to(x.dtype), 0)
     return r
+
+
+@triton.jit
+def tan_half_turn(u):
+    # tan(pi * (u - 0.5)) for u in [0, 1): the Cauchy quantile function.
+    t = 3.141592653589793 * (u - 0.5)
+    return tl.sin(t) / tl.cos(t)

@@ -24,6 +24,7 @@ returns the expression text and its scalar arguments.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Union
 
@@ -34,6 +35,7 @@ from tensorplay._promotion import result_type
 from tensorplay._random import philox_inputs
 from tensorplay.errors import ArgumentError, DTypeError
 from tensorplay.kernel_support.ops import call_below_autograd
+from tensorplay.kernel_support.random_bounds import random_bounds
 
 # op -> (arity, expression over x, y, z[, scalar names]). The expression sees its
 # inputs converted to the compute dtype; helpers of triton_kernels/_math.py are `_math.*`.
@@ -204,6 +206,56 @@ def _random(expr, *names):
 
 
 _UNIFORM = "tl.rand(seed, index + offset)"
+
+
+# ---- random_, cauchy_, log_normal_, geometric_ (Philox) ------------------------------------
+_WORD = "tl.randint(seed, index + offset).to(tl.int64)"
+# Two 32-bit words per element for a range of 2^32 or more (counters 2i and 2i + 1).
+_WIDE_WORD = ("((tl.randint(seed, 2 * (index + offset)).to(tl.uint64) << 32) | "
+              "tl.randint(seed, 2 * (index + offset) + 1).to(tl.uint64))")
+
+
+def _random_integers(a):
+    """random_'s three overloads: low + (a random word % span), one 32-bit word when the
+    span fits in it, two otherwise; every int64 (from_ = int64 min, to = None): a whole
+    64-bit word."""
+    dtype = a["self"].dtype
+    if "from_" in a:
+        low, high = random_bounds("random_", dtype, a["from_"], a["to"])
+    elif "to" in a:
+        low, high = random_bounds("random_", dtype, 0, a["to"])
+    else:                                           # random_(): [0, the largest integer]
+        low, high = 0, _largest_random(dtype) + 1
+    n = a["self"].numel()
+    if high is None:
+        seed, offset = philox_inputs(a.get("generator"), 2 * n)
+        return f"{_WIDE_WORD}.to(tl.int64, bitcast=True)", {"seed": seed, "offset": offset}
+    span = high - low
+    if span < 2 ** 32:
+        seed, offset = philox_inputs(a.get("generator"), n)
+        return f"low + {_WORD} % span", {"low": low, "span": span, "seed": seed,
+                                          "offset": offset}
+    seed, offset = philox_inputs(a.get("generator"), 2 * n)
+    return (f"low + ({_WIDE_WORD} % span.to(tl.uint64)).to(tl.int64)",
+            {"low": low, "span": span, "seed": seed, "offset": offset})
+
+
+def _largest_random(dtype):
+    """random_() draws 0 .. this: 2^digits for a float (every integer up to it is exact),
+    the largest value of an integer dtype, 1 for bool."""
+    if dtype.is_floating_point:
+        return 1 << {dt.float16: 11, dt.bfloat16: 8, dt.float32: 24, dt.float64: 53}[dtype]
+    if dtype is dt.bool:
+        return 1
+    return 255 if dtype is dt.uint8 else (1 << (8 * dtype.itemsize - 1)) - 1
+
+
+def _geometric(a):
+    # 1 - U lies in (0, 1]: its log is finite; U = 0 would give 0 trials, hence the max.
+    build = _random(f"_math.maximum(_math.ceil(tl.log(1.0 - {_UNIFORM}) / log1mp), 1.0)")
+    expr, scalars = build(a)
+    scalars["log1mp"] = math.log1p(-a["p"])
+    return expr, scalars
 
 
 # ---- integer division by zero: an error, as on the CPU ---------------------------------
@@ -399,6 +451,14 @@ OPS = {
     "bernoulli__tensor": Pointwise("bernoulli_.Tensor",
                                    _random(f"tl.where({_UNIFORM} < y, 1.0, 0.0)"),
                                    check=_probabilities("p")),
+    "random_": Pointwise("random_", _random_integers),
+    "random__to": Pointwise("random_.to", _random_integers),
+    "random__from": Pointwise("random_.from", _random_integers),
+    "cauchy_": Pointwise("cauchy_", _random(f"median + sigma * _math.tan_half_turn({_UNIFORM})",
+                                            "median", "sigma")),
+    "log_normal_": Pointwise("log_normal_", _random("tl.exp(mean + std * tl.randn(seed, "
+                                                    "index + offset))", "mean", "std")),
+    "geometric_": Pointwise("geometric_", _geometric),
 }
 
 # In-place forms: the same expression, written into self.

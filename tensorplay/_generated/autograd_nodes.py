@@ -6124,3 +6124,159 @@ class PowBackward2(Node):
                 pow_backward_exponent(grad, self_, exponent, result), exponent_sizes,
             )
         return (d_self, d_exponent)
+
+
+class RandomBackward0(Node):
+    """Backward of `random_.from(Tensor(a!) self, int from_, int? to, *,
+        Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'random_.from'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class RandomBackward1(Node):
+    """Backward of `random_.to(Tensor(a!) self, int to, *,
+        Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'random_.to'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class RandomBackward2(Node):
+    """Backward of `random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'random_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class CauchyBackward0(Node):
+    """Backward of `cauchy_(Tensor(a!) self, float median=0, float sigma=1, *,
+        Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'cauchy_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class LogNormalBackward0(Node):
+    """Backward of `log_normal_(Tensor(a!) self, float mean=1, float std=2, *,
+        Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'log_normal_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class GeometricBackward0(Node):
+    """Backward of `geometric_(Tensor(a!) self, float p, *,
+        Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'geometric_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class BinomialBackward0(Node):
+    """Backward of `binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor`.
+
+    count: zeros_like(count)
+    prob: zeros_like(prob)
+    """
+
+    __slots__ = ('count_', 'prob_')
+    SAVED = ('count_', 'prob_')
+    OP = 'binomial'
+
+    def apply(self, grads):
+        grad = grads[0]
+        count = self.count_.unpack(self)
+        prob = self.prob_.unpack(self)
+        d_count = None
+        d_prob = None
+        if self.needs_input_grad(0):
+            d_count = zeros_like(count)
+        if self.needs_input_grad(1):
+            d_prob = zeros_like(prob)
+        return (d_count, d_prob)
+
+
+class PoissonBackward0(Node):
+    """Backward of `poisson(Tensor self, Generator? generator=None) -> Tensor`.
+
+    self: zeros_like(self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'poisson'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(self_)
+        return (d_self,)

@@ -21,9 +21,10 @@ from tensorplay._generated.autograd_nodes import (
     AsStridedBackward0, AsinBackward0, AsinhBackward0, Atan2Backward0, AtanBackward0,
     AtanhBackward0, AvgPool2dBackward0, AvgPool2dBackwardBackward0, BaddbmmBackward0,
     BernoulliBackward0, BernoulliBackward1, BernoulliBackward2, BernoulliBackward3,
-    BinaryCrossEntropyBackward0, BinaryCrossEntropyWithLogitsBackward0, BmmBackward0, CatBackward0,
-    CdistBackward0, CeilBackward0, CholeskyInverseBackward0, CholeskySolveBackward0, ClampBackward0,
-    ClampBackward1, ClampMaxBackward0, CloneBackward0, Col2imBackward0, ConstantPadNdBackward0,
+    BinaryCrossEntropyBackward0, BinaryCrossEntropyWithLogitsBackward0, BinomialBackward0,
+    BmmBackward0, CatBackward0, CauchyBackward0, CdistBackward0, CeilBackward0,
+    CholeskyInverseBackward0, CholeskySolveBackward0, ClampBackward0, ClampBackward1,
+    ClampMaxBackward0, CloneBackward0, Col2imBackward0, ConstantPadNdBackward0,
     ConvolutionBackward0, ConvolutionBackwardBackward0, CopyBackward0, CopysignBackward0,
     CosBackward0, CoshBackward0, CrossEntropyBackwardBackward0, CrossEntropyForwardBackward0,
     CummaxBackward0, CumminBackward0, CumprodBackward0, CumsumBackward0, DiagBackward0,
@@ -33,8 +34,8 @@ from tensorplay._generated.autograd_nodes import (
     ExponentialBackward0, FillBackward0, FlipBackward0, FloorBackward0, FloorDivideBackward0,
     FmodBackward0, FracBackward0, FrexpBackward0, FusedAdamBackward0, FusedRmsNormBackward0,
     FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0, GatherBackward0,
-    GeBackward0, GeluBackward0, GeluBackwardBackward0, GeqrfBackward0, GtBackward0,
-    HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0, HeavisideBackward0,
+    GeBackward0, GeluBackward0, GeluBackwardBackward0, GeometricBackward0, GeqrfBackward0,
+    GtBackward0, HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0, HeavisideBackward0,
     HuberLossBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0,
     IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
     IndexSelectBackward0, KthvalueBackward0, LeBackward0, LeakyReluBackward0, LeakyReluBackward1,
@@ -44,32 +45,32 @@ from tensorplay._generated.autograd_nodes import (
     LinalgMatrixExpBackward0, LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0,
     LinalgSolveBackward0, LinalgSolveExBackward0, LinalgSolveTriangularBackward0,
     LinalgSvdBackward0, LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0,
-    Log2Backward0, LogBackward0, LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0,
-    Logaddexp2Backward0, LogaddexpBackward0, LogitBackward0, LogsumexpBackward0,
-    LstmSequenceBackward0, LstmSequenceBackwardBackward0, LtBackward0, LuUnpackBackward0,
-    MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0,
-    MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
+    Log2Backward0, LogBackward0, LogNormalBackward0, LogSoftmaxBackward0,
+    LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0, LogitBackward0,
+    LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0, LtBackward0,
+    LuUnpackBackward0, MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0,
+    MaskedSelectBackward0, MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
     MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
     MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
     MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0, MvBackward0, NanToNumBackward0,
     NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
     NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NeBackward0, NegBackward0,
     NextafterBackward0, NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0,
-    NormalBackward0, PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0,
-    PowBackward1, PowBackward2, PreluBackward0, ProdBackward0, ProdBackward1, ReciprocalBackward0,
-    ReluBackward0, RemainderBackward0, RemainderBackward1, RepeatBackward0,
-    RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1, RsqrtBackward0,
-    ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0, ScatterBackward1,
-    ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0, SigmoidBackward0,
-    SignBackward0, SiluBackward0, SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0,
-    SliceBackward0, SmoothL1LossBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0,
-    SoftplusBackward0, SortBackward0, SortBackward1, SqrtBackward0, SqueezeBackward0,
-    SqueezeBackward1, StdBackward0, StdMeanBackward0, SubBackward0, SumBackward0, SumBackward1,
-    TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0,
-    ToCopyBackward0, TopkBackward0, TransposeBackward0, TriangularSolveBackward0, TrilBackward0,
-    TriuBackward0, TruncBackward0, UniformBackward0, Unique2Backward0, UniqueDimBackward0,
-    UnsafeViewBackward0, UnsqueezeBackward0, UpsampleBilinear2dBackward0,
-    UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
+    NormalBackward0, PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PoissonBackward0,
+    PowBackward0, PowBackward1, PowBackward2, PreluBackward0, ProdBackward0, ProdBackward1,
+    RandomBackward0, RandomBackward1, RandomBackward2, ReciprocalBackward0, ReluBackward0,
+    RemainderBackward0, RemainderBackward1, RepeatBackward0, RepeatInterleaveBackward0,
+    RollBackward0, RoundBackward0, RoundBackward1, RsqrtBackward0, ScatterAddAlongBackward0,
+    ScatterAddBackward0, ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3,
+    ScatterReduceBackward0, SelectBackward0, SigmoidBackward0, SignBackward0, SiluBackward0,
+    SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0, SliceBackward0,
+    SmoothL1LossBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0, SoftplusBackward0,
+    SortBackward0, SortBackward1, SqrtBackward0, SqueezeBackward0, SqueezeBackward1, StdBackward0,
+    StdMeanBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0, TanBackward0,
+    TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0,
+    TransposeBackward0, TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0,
+    UniformBackward0, Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
+    UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
     UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0, ViewBackward0,
     WhereBackward0, Xlog1pyBackward0, XlogyBackward0,
 )
@@ -4422,6 +4423,87 @@ def heaviside_(ks, self, values):
     return result
 
 
+def random__from(ks, self, from_, to, generator):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.random__from, ks, self, from_, to, generator)
+    check_inplace(self, 'random_.from')
+    node = RandomBackward0(self)
+    result = below_autograd(ops.random__from, ks, self, from_, to, generator)
+    rebase_history(self, node)
+    return result
+
+
+def random__to(ks, self, to, generator):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.random__to, ks, self, to, generator)
+    check_inplace(self, 'random_.to')
+    node = RandomBackward1(self)
+    result = below_autograd(ops.random__to, ks, self, to, generator)
+    rebase_history(self, node)
+    return result
+
+
+def random_(ks, self, generator):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.random_, ks, self, generator)
+    check_inplace(self, 'random_')
+    node = RandomBackward2(self)
+    result = below_autograd(ops.random_, ks, self, generator)
+    rebase_history(self, node)
+    return result
+
+
+def cauchy_(ks, self, median, sigma, generator):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.cauchy_, ks, self, median, sigma, generator)
+    check_inplace(self, 'cauchy_')
+    node = CauchyBackward0(self)
+    result = below_autograd(ops.cauchy_, ks, self, median, sigma, generator)
+    rebase_history(self, node)
+    return result
+
+
+def log_normal_(ks, self, mean, std, generator):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.log_normal_, ks, self, mean, std, generator)
+    check_inplace(self, 'log_normal_')
+    node = LogNormalBackward0(self)
+    result = below_autograd(ops.log_normal_, ks, self, mean, std, generator)
+    rebase_history(self, node)
+    return result
+
+
+def geometric_(ks, self, p, generator):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.geometric_, ks, self, p, generator)
+    check_inplace(self, 'geometric_')
+    node = GeometricBackward0(self)
+    result = below_autograd(ops.geometric_, ks, self, p, generator)
+    rebase_history(self, node)
+    return result
+
+
+def binomial(ks, count, prob, generator):
+    if not (count._impl.requires_grad or prob._impl.requires_grad):
+        return below_autograd(ops.binomial, ks, count, prob, generator)
+    node = BinomialBackward0(count, prob)
+    node.count_ = SavedVariable(count, is_output=False) if count._impl.requires_grad else NOT_SAVED
+    node.prob_ = SavedVariable(prob, is_output=False) if prob._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.binomial, ks, count, prob, generator)
+    set_history(result, node)
+    return result
+
+
+def poisson(ks, self, generator):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.poisson, ks, self, generator)
+    node = PoissonBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.poisson, ks, self, generator)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -4771,6 +4853,14 @@ WRAPPERS = {
     'xlogy_.Tensor': xlogy__Tensor,
     'sinc_': sinc_,
     'heaviside_': heaviside_,
+    'random_.from': random__from,
+    'random_.to': random__to,
+    'random_': random_,
+    'cauchy_': cauchy_,
+    'log_normal_': log_normal_,
+    'geometric_': geometric_,
+    'binomial': binomial,
+    'poisson': poisson,
 }
 
 # A wrapper only records: with no tensor that requires grad (no REQUIRES_GRAD flag in

@@ -4672,6 +4672,76 @@ SCHEMAS = (
         tensor_positions=(0,),
         mutable_positions=(0,),
     ),
+    OpSchema(
+        name='random_.from',
+        text=(
+            'random_.from(Tensor(a!) self, int from_, int? to, *, '
+            'Generator? generator=None) -> Tensor(a!)'
+        ),
+        arg_names=('self', 'from_', 'to', 'generator'),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='random_.to',
+        text='random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)',
+        arg_names=('self', 'to', 'generator'),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='random_',
+        text='random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)',
+        arg_names=('self', 'generator'),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='cauchy_',
+        text=(
+            'cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, '
+            'Generator? generator=None) -> Tensor(a!)'
+        ),
+        arg_names=('self', 'median', 'sigma', 'generator'),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='log_normal_',
+        text=(
+            'log_normal_(Tensor(a!) self, float mean=1, float std=2, *, '
+            'Generator? generator=None) -> Tensor(a!)'
+        ),
+        arg_names=('self', 'mean', 'std', 'generator'),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='geometric_',
+        text='geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)',
+        arg_names=('self', 'p', 'generator'),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='binomial',
+        text='binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor',
+        arg_names=('count', 'prob', 'generator'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='poisson',
+        text='poisson(Tensor self, Generator? generator=None) -> Tensor',
+        arg_names=('self', 'generator'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fill_diagonal_',
+        text='fill_diagonal_(Tensor(a!) self, Scalar fill_value, bool wrap=False) -> Tensor(a!)',
+        arg_names=('self', 'fill_value', 'wrap'),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -5040,6 +5110,14 @@ DISPATCH = {
         ('ge_.Tensor', 'pointwise.ge_'),
         ('pow_.Tensor', 'pointwise.pow_'),
         ('xlogy_.Tensor', 'pointwise.xlogy_'),
+        ('random_.from', 'random.random__from'),
+        ('random_.to', 'random.random__to'),
+        ('random_', 'random.random_'),
+        ('cauchy_', 'random.cauchy_'),
+        ('log_normal_', 'random.log_normal_'),
+        ('geometric_', 'random.geometric_'),
+        ('binomial', 'random.binomial'),
+        ('poisson', 'random.poisson'),
     ),
     'CUDA': (
         ('add.Tensor', 'pointwise.add'),
@@ -5395,6 +5473,14 @@ DISPATCH = {
         ('ge_.Tensor', 'pointwise.ge_'),
         ('pow_.Tensor', 'pointwise.pow_'),
         ('xlogy_.Tensor', 'pointwise.xlogy_'),
+        ('random_.from', 'pointwise.random__from'),
+        ('random_.to', 'pointwise.random__to'),
+        ('random_', 'pointwise.random_'),
+        ('cauchy_', 'pointwise.cauchy_'),
+        ('log_normal_', 'pointwise.log_normal_'),
+        ('geometric_', 'pointwise.geometric_'),
+        ('binomial', 'random.binomial_on_host'),
+        ('poisson', 'random.poisson_on_host'),
     ),
     'Sparse': (
         ('add.Tensor', 'kernels.add'),
@@ -5724,6 +5810,7 @@ DISPATCH = {
         ('heaviside_', 'pointwise.heaviside_'),
         ('float_power_.Tensor', 'pointwise.float_power_'),
         ('float_power_.Scalar', 'pointwise.float_power_'),
+        ('fill_diagonal_', 'pointwise.fill_diagonal_'),
     ),
 }
 
@@ -6089,6 +6176,14 @@ META_RULES = {
     'ge_.Tensor': 'logic.logical_inplace',
     'pow_.Tensor': 'pointwise.binary_pow',
     'xlogy_.Tensor': 'pointwise.binary_float',
+    'random_.from': 'random.random_inplace',
+    'random_.to': 'random.random_inplace',
+    'random_': 'random.random_inplace',
+    'cauchy_': 'random.random_inplace',
+    'log_normal_': 'random.random_inplace',
+    'geometric_': 'random.random_inplace',
+    'binomial': 'random.binomial',
+    'poisson': 'random.poisson',
 }
 
 # op -> batching rule in tensorplay/func/batching_rules/ (ops.yaml `vmap:`, or the rule
@@ -6606,4 +6701,12 @@ VMAP_RULES = {
     'heaviside_': 'pointwise_rule',
     'float_power_.Tensor': 'pointwise_rule',
     'float_power_.Scalar': 'pointwise_rule',
+    'random_.from': 'random.random_rule',
+    'random_.to': 'random.random_rule',
+    'random_': 'random.random_rule',
+    'cauchy_': 'random.random_rule',
+    'log_normal_': 'random.random_rule',
+    'geometric_': 'random.random_rule',
+    'binomial': 'random.random_rule',
+    'poisson': 'random.random_rule',
 }

@@ -11547,6 +11547,164 @@ def float_power_(self, exponent):
         'float_power_', (ops.float_power__Tensor, ops.float_power__Scalar), (self, exponent,), {},
     )
 
+
+# ---- random_ (from, to, (default)) -----------------------------------------------------
+
+def _match_random__from(self, from_, to, *, generator=None):
+    if (isinstance(self, Tensor)
+            and is_int(from_)
+            and (to is None or is_int(to))
+            and (generator is None or True)):
+        return (self, from_, to, generator,)
+    return None
+
+
+def _run_random__from(self, from_, to, generator):
+    if type(from_) is not _b.int:
+        from_ = as_int('random_', 'from_', from_)
+    if to is not None and type(to) is not _b.int:
+        to = as_int('random_', 'to', to)
+    return ops.random__from.call(self._impl.keys, self, from_, to, generator)
+
+
+def _match_random__to(self, to, *, generator=None):
+    if isinstance(self, Tensor) and is_int(to) and (generator is None or True):
+        return (self, to, generator,)
+    return None
+
+
+def _run_random__to(self, to, generator):
+    if type(to) is not _b.int:
+        to = as_int('random_', 'to', to)
+    return ops.random__to.call(self._impl.keys, self, to, generator)
+
+
+def _match_random_(self, *, generator=None):
+    if isinstance(self, Tensor) and (generator is None or True):
+        return (self, generator,)
+    return None
+
+
+def _run_random_(self, generator):
+    return ops.random_.call(self._impl.keys, self, generator)
+
+
+def random_(*args, **kwargs):
+    """Fill self with integers drawn uniformly from [from_, to) (to=None - up to the dtype's
+    largest integer; PyTorch spells it `from`).
+
+    random_.from(Tensor(a!) self, int from_, int? to, *,
+        Generator? generator=None) -> Tensor(a!)
+    random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)
+    random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)
+    """
+    for match, run in (
+        (_match_random__from, _run_random__from), (_match_random__to, _run_random__to),
+        (_match_random_, _run_random_),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('random_', (ops.random__from, ops.random__to, ops.random_), args, kwargs)
+
+
+# ---- cauchy_ ---------------------------------------------------------------------------
+
+def cauchy_(self, median=0, sigma=1, *, generator=None):
+    """Fill self with Cauchy draws, median + sigma * tan(pi * (U - 0.5)).
+
+    cauchy_(Tensor(a!) self, float median=0, float sigma=1, *,
+        Generator? generator=None) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('cauchy_', 'self', 'Tensor', self)
+    if type(median) not in FLOAT_TYPES:
+        median = as_float('cauchy_', 'median', median)
+    if type(sigma) not in FLOAT_TYPES:
+        sigma = as_float('cauchy_', 'sigma', sigma)
+    return ops.cauchy_.call(self._impl.keys, self, median, sigma, generator)
+
+
+# ---- log_normal_ -----------------------------------------------------------------------
+
+def log_normal_(self, mean=1, std=2, *, generator=None):
+    """Fill self with exp(N(mean, std)) draws.
+
+    log_normal_(Tensor(a!) self, float mean=1, float std=2, *,
+        Generator? generator=None) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('log_normal_', 'self', 'Tensor', self)
+    if type(mean) not in FLOAT_TYPES:
+        mean = as_float('log_normal_', 'mean', mean)
+    if type(std) not in FLOAT_TYPES:
+        std = as_float('log_normal_', 'std', std)
+    return ops.log_normal_.call(self._impl.keys, self, mean, std, generator)
+
+
+# ---- geometric_ ------------------------------------------------------------------------
+
+def geometric_(self, p, *, generator=None):
+    """Fill self with the number of Bernoulli(p) trials up to the first success (1, 2, ...).
+
+    geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('geometric_', 'self', 'Tensor', self)
+    if type(p) not in FLOAT_TYPES:
+        p = as_float('geometric_', 'p', p)
+    return ops.geometric_.call(self._impl.keys, self, p, generator)
+
+
+# ---- binomial --------------------------------------------------------------------------
+
+def binomial(count, prob, generator=None, *, out=None):
+    """The number of successes in count Bernoulli(prob) trials, elementwise.
+
+    binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('binomial', out, binomial(count, prob, generator))
+    if not isinstance(count, Tensor):
+        bad_arg('binomial', 'count', 'Tensor', count)
+    if not isinstance(prob, Tensor):
+        bad_arg('binomial', 'prob', 'Tensor', prob)
+    return ops.binomial.call(count._impl.keys | prob._impl.keys, count, prob, generator)
+
+
+# ---- poisson ---------------------------------------------------------------------------
+
+def poisson(input, generator=None, *, out=None):
+    """A Poisson draw with rate self, elementwise.
+
+    poisson(Tensor self, Generator? generator=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('poisson', out, poisson(input, generator))
+    if not isinstance(input, Tensor):
+        bad_arg('poisson', 'input', 'Tensor', input)
+    return ops.poisson.call(input._impl.keys, input, generator)
+
+
+# ---- fill_diagonal_ --------------------------------------------------------------------
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Write fill_value on the main diagonal (of a matrix, or of a cube of equal sides); wrap -
+    continue below a tall matrix's first square, every width + 1 rows.
+
+    fill_diagonal_(Tensor(a!) self, Scalar fill_value, bool wrap=False) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('fill_diagonal_', 'self', 'Tensor', self)
+    if type(fill_value) not in SCALAR_TYPES:
+        fill_value = as_scalar('fill_diagonal_', 'fill_value', fill_value)
+    if type(wrap) is not _b.bool:
+        wrap = as_bool('fill_diagonal_', 'wrap', wrap)
+    return ops.fill_diagonal_.call(self._impl.keys, self, fill_value, wrap)
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -11992,4 +12150,6 @@ FUNCTIONS = (
     'sinc_',
     'rad2deg_',
     'deg2rad_',
+    'binomial',
+    'poisson',
 )

@@ -384,4 +384,13 @@ OP_TAGS = {
     'heaviside_': ('pointwise', 'inplace'),
     'float_power_.Tensor': ('pointwise', 'inplace'),
     'float_power_.Scalar': ('pointwise', 'inplace'),
+    'random_.from': ('inplace', 'random'),
+    'random_.to': ('inplace', 'random'),
+    'random_': ('inplace', 'random'),
+    'cauchy_': ('inplace', 'random'),
+    'log_normal_': ('inplace', 'random'),
+    'geometric_': ('inplace', 'random'),
+    'binomial': ('random',),
+    'poisson': ('random',),
+    'fill_diagonal_': ('inplace',),
 }

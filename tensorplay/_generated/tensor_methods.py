@@ -384,6 +384,11 @@ class TensorMethods:
     deg2rad_ = F.deg2rad_
     heaviside_ = F.heaviside_
     float_power_ = F.float_power_
+    random_ = F.random_
+    cauchy_ = F.cauchy_
+    log_normal_ = F.log_normal_
+    geometric_ = F.geometric_
+    fill_diagonal_ = F.fill_diagonal_
 
     def __add__(self, other):
         if type(other) is not type(self) and not is_operand(other):

@@ -11,7 +11,7 @@ from tensorplay._frontdoor import SCALAR_TYPES, wrap_number
 from tensorplay._generated import functional as F, ops
 from tensorplay._promotion import result_type
 from tensorplay._tensor_base import TensorBase
-from tensorplay.errors import DTypeError
+from tensorplay.errors import DTypeError, ShapeError
 from tensorplay.kernel_support.checks import (
     OutSpec, broadcast, check_devices, check_inplace_cast, fits_inplace,
 )
@@ -486,3 +486,25 @@ def float_power_(self, exponent):
     if getattr(exponent, "_impl", None) is not None:
         exponent = exponent.to(dt.float64)
     return self.pow_(exponent)
+
+
+def fill_diagonal_(self, fill_value, wrap):
+    """fill_value on the main diagonal: one strided view of self (stride: the sum of self's
+    strides) filled. With wrap, a tall matrix's diagonal starts again every width + 1
+    rows, as NumPy's fill_diagonal (PyTorch's own decomposition)."""
+    sizes = tuple(self.shape)
+    if len(sizes) < 2:
+        raise ShapeError(f"fill_diagonal_(): dimensions must larger than 1 (argument 'self' "
+                         f"has {len(sizes)})", op="fill_diagonal_", arg="self")
+    if len(sizes) > 2 and any(s != sizes[0] for s in sizes):
+        raise ShapeError(f"fill_diagonal_(): all dimensions of input must be of equal length "
+                         f"(argument 'self' has shape {list(sizes)})", op="fill_diagonal_",
+                         arg="self")
+    height, width = sizes[0], sizes[1]
+    stride, offset = sum(self.stride()), self.storage_offset()
+    self.as_strided([min(height, width)], [stride], offset).fill_(fill_value)
+    if wrap and len(sizes) == 2 and height > width + 1:
+        step = width + 1
+        rest = (self.numel() + step - 1) // step - min(height, width)
+        self.as_strided([rest], [stride], offset + self.stride(0) * step).fill_(fill_value)
+    return self
