@@ -180,7 +180,7 @@ def geometric_(self, p, generator):
 def poisson(self, generator):
     """out[i] ~ Poisson(self[i]), in self's dtype (a new contiguous tensor)."""
     shape_rule("random.poisson")("poisson", (self, generator))
-    rates = np.ascontiguousarray(self._impl.array()).astype(np.float64)
+    rates = np.array(self._impl.array(), np.float64, order="C")   # (0-d stays 0-d)
     if rates.size and not (rates >= 0).all():
         raise ArgumentError("poisson(): invalid Poisson rate, expected rate to be "
                             "non-negative (argument 'self')", op="poisson", arg="self")
@@ -190,6 +190,6 @@ def poisson(self, generator):
 def binomial(count, prob, generator):
     """out[i] ~ Binomial(count[i], prob[i]) (count and prob broadcast together)."""
     spec = shape_rule("random.binomial")("binomial", (count, prob, generator))
-    counts = np.ascontiguousarray(np.broadcast_to(count._impl.array(), spec.sizes))
-    probs = np.ascontiguousarray(np.broadcast_to(prob._impl.array(), spec.sizes))
+    counts = np.array(np.broadcast_to(count._impl.array(), spec.sizes), order="C")
+    probs = np.array(np.broadcast_to(prob._impl.array(), spec.sizes), order="C")
     return out(draws.binomial(get(generator), counts, probs), spec.dtype)

@@ -183,7 +183,7 @@ def binomial_on_host(count, prob, generator):
     """binomial on host copies of count and prob."""
     spec = shape_rule("random.binomial")("binomial", (count, prob, generator))
     device, (count, prob) = operands("binomial", count=count, prob=prob)
-    counts = np.ascontiguousarray(np.broadcast_to(_host_copy("binomial", count), spec.sizes))
-    probs = np.ascontiguousarray(np.broadcast_to(_host_copy("binomial", prob), spec.sizes))
+    counts = np.array(np.broadcast_to(_host_copy("binomial", count), spec.sizes), order="C")
+    probs = np.array(np.broadcast_to(_host_copy("binomial", prob), spec.sizes), order="C")
     gen = _host_generator(generator, counts.size)
     return from_host(draws.binomial(gen, counts, probs), spec.dtype, device)
