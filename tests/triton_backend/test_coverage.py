@@ -15,7 +15,7 @@ from tensorplay.dispatch.dispatcher import dispatcher
 # on purpose: repeat_interleave(Tensor, repeats=Tensor) became Composite on every backend,
 # index_select at repeat_interleave(repeats) as in PyTorch, so that its backward saves
 # what PyTorch's saves; its Triton kernel went with it.)
-TRITON_SERVED_AT_LEAST = 307
+TRITON_SERVED_AT_LEAST = 344
 SPECIALISED = {"mm", "bmm"}
 # Triton kernels for small matrices, with the host fallback below them for larger ones:
 # each op and the module of triton_kernels that holds both.
