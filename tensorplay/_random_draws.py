@@ -130,8 +130,7 @@ def fill_normal(gen, a, mean, std):
 
 @_holding_generator
 def fill_random_from_to(gen, a, low, high):
-    wide = a.dtype in (np.int64, _F64, _F32) or a.dtype.name == "bfloat16"
-    return _write(a, random_from_to(gen, a.size, low, high, wide))
+    return _write(a, random_from_to(gen, a.size, low, high))
 
 
 @_holding_generator
@@ -362,11 +361,12 @@ def _sincos256(x):
 
 # ---- integers, bernoulli, exponential, permutations -----------------------------------
 @_holding_generator
-def random_from_to(gen, n, low, high, wide):
-    """random_(low, high): (word % range) + low, a 64-bit word when range >= 2^32 and
-    the dtype is one of int64/float64/float32/bfloat16 (`wide`), else a 32-bit one."""
+def random_from_to(gen, n, low, high):
+    """random_(low, high): (word % range) + low, a 64-bit word when range >= 2^28, else a
+    32-bit one, whatever the dtype (PyTorch's released builds: DistributionsHelper.h's
+    `#else` branch; its FBCODE_CAFFE2 branch, 2^32 and four dtypes, is not what they run)."""
     span = high - low
-    words = gen.random64(n) if (wide and span >= 2 ** 32) else gen.random(n)
+    words = gen.random64(n) if span >= 2 ** 28 else gen.random(n)
     return (words % np.uint64(span)).astype(np.int64) + np.int64(low)
 
 
