@@ -352,12 +352,20 @@ def nextafter(x, y, FLOAT: tl.constexpr, INT: tl.constexpr):
     towards y. x and y arrive widened (a half type in float32) but hold FLOAT values, so
     converting back is exact; the step is one unit of FLOAT's last place: the bits of a
     float, read as a signed integer, grow with the magnitude, whatever the sign."""
-    bits = x.to(FLOAT).to(INT, bitcast=True)
+    if FLOAT == tl.bfloat16:
+        # A bfloat16 is the high half of a float32: its bits without a conversion (the
+        # interpreter's bfloat16 conversions are not exact for subnormals).
+        bits = (x.to(tl.float32).to(tl.int32, bitcast=True) >> 16).to(INT)
+    else:
+        bits = x.to(FLOAT).to(INT, bitcast=True)
     away_from_zero = (y > x) == (x > 0)
     step = tl.where(away_from_zero, bits + 1, bits - 1)
     smallest = tl.where(y > 0, 1, -(1 << (INT.primitive_bitwidth - 1)) + 1).to(INT)
     step = tl.where(x == 0, smallest, step)
-    r = step.to(FLOAT, bitcast=True).to(x.dtype)
+    if FLOAT == tl.bfloat16:
+        r = (step.to(tl.int32) << 16).to(tl.float32, bitcast=True).to(x.dtype)
+    else:
+        r = step.to(FLOAT, bitcast=True).to(x.dtype)
     r = tl.where(x == y, y, r)
     return tl.where((x != x) | (y != y), x + y, r)
 

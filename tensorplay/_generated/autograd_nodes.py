@@ -5876,6 +5876,60 @@ class AtanhBackward0(Node):
         return (d_self,)
 
 
+class AcoshBackward1(Node):
+    """Backward of `acosh_(Tensor(a!) self) -> Tensor(a!)`.
+
+    self: not_implemented("inplace version of acosh")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'acosh_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("inplace version of acosh")
+        return (d_self,)
+
+
+class AsinhBackward1(Node):
+    """Backward of `asinh_(Tensor(a!) self) -> Tensor(a!)`.
+
+    self: not_implemented("inplace version of asinh")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'asinh_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("inplace version of asinh")
+        return (d_self,)
+
+
+class AtanhBackward1(Node):
+    """Backward of `atanh_(Tensor(a!) self) -> Tensor(a!)`.
+
+    self: not_implemented("inplace version of atanh")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'atanh_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("inplace version of atanh")
+        return (d_self,)
+
+
 class AngleBackward0(Node):
     """Backward of `angle(Tensor self) -> Tensor`.
 

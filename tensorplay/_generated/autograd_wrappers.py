@@ -14,15 +14,15 @@ from tensorplay.autograd.recording import (
 from tensorplay.dispatch.tls import grad_state
 from tensorplay._generated import ops
 from tensorplay._generated.autograd_nodes import (
-    AbsBackward0, AcosBackward0, AcoshBackward0, AdaptiveAvgPool2dBackward0,
+    AbsBackward0, AcosBackward0, AcoshBackward0, AcoshBackward1, AdaptiveAvgPool2dBackward0,
     AdaptiveAvgPool2dBackwardBackward0, AdaptiveMaxPool2dBackward0,
     AdaptiveMaxPool2dBackwardBackward0, AddBackward0, AddcdivBackward0, AddcmulBackward0,
     AddmmBackward0, AddmvBackward0, AmaxBackward0, AminBackward0, AngleBackward0,
-    AsStridedBackward0, AsinBackward0, AsinhBackward0, Atan2Backward0, AtanBackward0,
-    AtanhBackward0, AvgPool2dBackward0, AvgPool2dBackwardBackward0, BaddbmmBackward0,
-    BernoulliBackward0, BernoulliBackward1, BernoulliBackward2, BernoulliBackward3,
-    BinaryCrossEntropyBackward0, BinaryCrossEntropyWithLogitsBackward0, BinomialBackward0,
-    BmmBackward0, CatBackward0, CauchyBackward0, CdistBackward0, CeilBackward0,
+    AsStridedBackward0, AsinBackward0, AsinhBackward0, AsinhBackward1, Atan2Backward0,
+    AtanBackward0, AtanhBackward0, AtanhBackward1, AvgPool2dBackward0, AvgPool2dBackwardBackward0,
+    BaddbmmBackward0, BernoulliBackward0, BernoulliBackward1, BernoulliBackward2,
+    BernoulliBackward3, BinaryCrossEntropyBackward0, BinaryCrossEntropyWithLogitsBackward0,
+    BinomialBackward0, BmmBackward0, CatBackward0, CauchyBackward0, CdistBackward0, CeilBackward0,
     CholeskyInverseBackward0, CholeskySolveBackward0, ClampBackward0, ClampBackward1,
     ClampMaxBackward0, CloneBackward0, Col2imBackward0, ConstantPadNdBackward0,
     ConvolutionBackward0, ConvolutionBackwardBackward0, CopyBackward0, CopysignBackward0,
@@ -4185,8 +4185,7 @@ def acosh_(ks, self):
     if not self._impl.requires_grad:
         return below_autograd(ops.acosh_, ks, self)
     check_inplace(self, 'acosh_')
-    node = AcoshBackward0(self)
-    node.self_ = SavedVariable(self.clone(), is_output=False)
+    node = AcoshBackward1(self)
     result = below_autograd(ops.acosh_, ks, self)
     rebase_history(self, node)
     return result
@@ -4206,8 +4205,7 @@ def asinh_(ks, self):
     if not self._impl.requires_grad:
         return below_autograd(ops.asinh_, ks, self)
     check_inplace(self, 'asinh_')
-    node = AsinhBackward0(self)
-    node.self_ = SavedVariable(self.clone(), is_output=False)
+    node = AsinhBackward1(self)
     result = below_autograd(ops.asinh_, ks, self)
     rebase_history(self, node)
     return result
@@ -4227,8 +4225,7 @@ def atanh_(ks, self):
     if not self._impl.requires_grad:
         return below_autograd(ops.atanh_, ks, self)
     check_inplace(self, 'atanh_')
-    node = AtanhBackward0(self)
-    node.self_ = SavedVariable(self.clone(), is_output=False)
+    node = AtanhBackward1(self)
     result = below_autograd(ops.atanh_, ks, self)
     rebase_history(self, node)
     return result

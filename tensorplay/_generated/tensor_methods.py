@@ -567,9 +567,9 @@ class TensorMethods:
         return F.bitwise_left_shift(self, other)
 
     def __rlshift__(self, other):
-        if type(other) is not type(self) and not is_operand(other):
+        if not is_operand(other):
             return NotImplemented
-        return F.bitwise_left_shift(self, other)
+        return F.bitwise_left_shift(wrap_number(other, self), self)
 
     def __ilshift__(self, other):
         return F.bitwise_left_shift_(self, other)
@@ -580,9 +580,9 @@ class TensorMethods:
         return F.bitwise_right_shift(self, other)
 
     def __rrshift__(self, other):
-        if type(other) is not type(self) and not is_operand(other):
+        if not is_operand(other):
             return NotImplemented
-        return F.bitwise_right_shift(self, other)
+        return F.bitwise_right_shift(wrap_number(other, self), self)
 
     def __irshift__(self, other):
         return F.bitwise_right_shift_(self, other)
