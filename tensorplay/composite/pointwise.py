@@ -489,9 +489,11 @@ def float_power_(self, exponent):
 
 
 def fill_diagonal_(self, fill_value, wrap):
-    """fill_value on the main diagonal: one strided view of self (stride: the sum of self's
-    strides) filled. With wrap, a tall matrix's diagonal starts again every width + 1
-    rows, as NumPy's fill_diagonal (PyTorch's own decomposition)."""
+    """fill_value on the main diagonal, through views of self: `diagonal`, taken until one
+    dimension is left (a cube's [i, i, ..., i]). With wrap, a tall matrix's diagonal
+    starts again every width + 1 rows (NumPy's fill_diagonal): the diagonal of each block
+    of rows. (PyTorch writes through one as_strided view of the same elements; views of
+    the logical tensor also work under vmap.)"""
     sizes = tuple(self.shape)
     if len(sizes) < 2:
         raise ShapeError(f"fill_diagonal_(): dimensions must larger than 1 (argument 'self' "
@@ -500,11 +502,12 @@ def fill_diagonal_(self, fill_value, wrap):
         raise ShapeError(f"fill_diagonal_(): all dimensions of input must be of equal length "
                          f"(argument 'self' has shape {list(sizes)})", op="fill_diagonal_",
                          arg="self")
+    diagonal = self
+    while diagonal.dim() > 1:
+        diagonal = diagonal.diagonal(0, 0, 1)
+    diagonal.fill_(fill_value)
     height, width = sizes[0], sizes[1]
-    stride, offset = sum(self.stride()), self.storage_offset()
-    self.as_strided([min(height, width)], [stride], offset).fill_(fill_value)
     if wrap and len(sizes) == 2 and height > width + 1:
-        step = width + 1
-        rest = (self.numel() + step - 1) // step - min(height, width)
-        self.as_strided([rest], [stride], offset + self.stride(0) * step).fill_(fill_value)
+        for start in range(width + 1, height, width + 1):
+            self[start:start + width].diagonal().fill_(fill_value)
     return self
