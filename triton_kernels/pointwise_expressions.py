@@ -299,7 +299,9 @@ _BITS = {dt.float16: ("tl.float16", "tl.int16"), dt.bfloat16: ("tl.bfloat16", "t
 def _nextafter(a):
     """The step is a unit in the last place of the result's own dtype (a half type is
     computed in float32, so the expression names the dtype to step in)."""
-    floating, integer = _BITS[result_type(a["self"], a["other"])]
+    self, other = a["self"], a["other"]
+    dtype = result_type(self, other) if hasattr(self, "_impl") else self.dtype  # (compile_check)
+    floating, integer = _BITS[dtype]
     return f"_math.nextafter(x, y, {floating}, {integer})", {}
 
 
