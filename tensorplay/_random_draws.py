@@ -414,8 +414,8 @@ def randperm(gen, n):
 @_holding_generator
 def fill_random_full(gen, a, wide):
     """random_() without bounds: random() (random64() for int64 and float64: `wide`)
-    modulo the dtype's count of exactly representable non-negative integers:
-    2^bits-1 for signed, 2^bits for unsigned, 2^digits + 1 for floats, 2 for bool."""
+    modulo the count of non-negative integers the dtype holds exactly: its largest value
+    + 1 for an integer dtype, 2^digits + 1 for a float one; bool takes the lowest bit."""
     words = gen.random64(a.size) if wide else gen.random(a.size)
     if a.dtype == np.bool_:
         return _write(a, (words & np.uint64(1)).astype(np.bool_))
