@@ -15,10 +15,11 @@ from tensorplay.autograd.formulas import (
     cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward,
     dist_backward, div_mode_backward_other, div_mode_backward_self, dropout_backward, eigh_backward,
     einsum_backward, elu_backward, elu_backward_of_result, embedding_backward,
-    embedding_dense_double_backward, evenly_distribute_backward, filled_value_backward,
-    gather_along_backward, gather_backward, gelu_second_derivative, group_norm_backward,
-    hardswish_backward, huber_loss_backward, index_backward, index_put_self_backward,
-    index_put_values_backward, index_select_backward, index_source_backward, last_two,
+    embedding_dense_double_backward, erfinv_backward, evenly_distribute_backward,
+    filled_value_backward, gather_along_backward, gather_backward, gelu_second_derivative,
+    group_norm_backward, hardswish_backward, huber_loss_backward, i1_backward, i1e_backward,
+    igamma_other_backward, igammac_other_backward, index_backward, index_put_self_backward,
+    index_put_values_backward, index_select_backward, index_source_backward, last_three, last_two,
     layer_norm_backward, leaky_relu_backward_of_result, linalg_det_backward, linalg_inv_backward,
     linalg_lstsq_backward, linalg_lu_backward, linalg_lu_solve_B, linalg_lu_solve_LU,
     linalg_qr_backward, linalg_solve_backward, linalg_solve_triangular_backward,
@@ -26,21 +27,26 @@ from tensorplay.autograd.formulas import (
     logsumexp_backward, lu_factor_ex_backward, lu_unpack_backward, masked_scatter_source_backward,
     masked_select_backward, matrix_exp_backward, max_pool2d_double_backward,
     max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
-    nll_loss_value, norm_backward, not_implemented, pad_nd_backward, permute_backward,
-    pinv_backward, pow_backward_exponent, pow_backward_self, pow_scalar_backward, prelu_backward,
-    prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward,
-    rms_norm_backward, roll_backward, rounded_quotient, scatter_reduce_backward,
-    scatter_src_backward, select_backward, select_many_backward, silu_second_derivative,
-    sinc_backward, slice_backward, slogdet_backward, smooth_l1_loss_backward,
-    softmax_double_backward, std_backward, std_mean_backward, sum_backward, sum_to, take_backward,
-    triangular_solve_backward, value_selecting_reduction_backward, var_backward, var_mean_backward,
-    xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward, zeros_like,
+    mvlgamma_backward, nll_loss_value, norm_backward, not_implemented, pad_nd_backward,
+    permute_backward, pinv_backward, pow_backward_exponent, pow_backward_self, pow_scalar_backward,
+    prelu_backward, prod_backward, prod_dim_backward, repeat_backward,
+    repeat_interleave_int_backward, rms_norm_backward, roll_backward, rounded_quotient,
+    scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
+    silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
+    smooth_l1_loss_backward, softmax_double_backward, special_xlog1py_other_backward,
+    special_xlog1py_self_backward, std_backward, std_mean_backward, sum_backward, sum_to,
+    take_backward, triangular_solve_backward, value_selecting_reduction_backward, var_backward,
+    var_mean_backward, xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward,
+    zeros_like,
 )
 from tensorplay._generated.functional import (
     _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data, adaptive_avg_pool2d,
-    adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward,
-    col2im, convolution_backward, exp, exp2, gelu_backward, im2col, isfinite, logical_and,
-    logical_or, max_pool2d_with_indices_backward, nll_loss_backward, sign, silu_backward,
+    adaptive_avg_pool2d_backward, adaptive_avg_pool3d, adaptive_avg_pool3d_backward,
+    adaptive_max_pool2d_backward, adaptive_max_pool3d_backward, avg_pool2d, avg_pool2d_backward,
+    avg_pool3d, avg_pool3d_backward, col2im, convolution_backward, digamma, exp, exp2,
+    fractional_max_pool2d_backward, fractional_max_pool3d_backward, gelu_backward, im2col, isfinite,
+    logical_and, logical_or, max_pool2d_with_indices_backward, max_pool3d_with_indices_backward,
+    nll_loss_backward, polygamma, sign, silu_backward, special_i1, special_i1e, special_zeta,
     threshold_backward, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d,
     upsample_nearest2d_backward, where,
 )
@@ -5819,6 +5825,377 @@ class LinalgPinvBackward0(Node):
         return (d_self,)
 
 
+class LgammaBackward0(Node):
+    """Backward of `lgamma(Tensor self) -> Tensor`.
+
+    self: grad * digamma(self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'lgamma'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * digamma(self_)
+        return (d_self,)
+
+
+class DigammaBackward0(Node):
+    """Backward of `digamma(Tensor self) -> Tensor`.
+
+    self: grad * polygamma(1, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'digamma'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * polygamma(1, self_)
+        return (d_self,)
+
+
+class PolygammaBackward0(Node):
+    """Backward of `polygamma(int n, Tensor self) -> Tensor`.
+
+    self: grad * polygamma(n + 1, self)
+    """
+
+    __slots__ = ('self_', 'n_')
+    SAVED = ('self_',)
+    OP = 'polygamma'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        n = self.n_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * polygamma(n + 1, self_)
+        return (d_self,)
+
+
+class PolygammaBackward1(Node):
+    """Backward of `polygamma_(Tensor(a!) self, int n) -> Tensor(a!)`.
+
+    self: grad * polygamma(n + 1, self)
+    """
+
+    __slots__ = ('self_', 'n_')
+    SAVED = ('self_',)
+    OP = 'polygamma_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        n = self.n_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * polygamma(n + 1, self_)
+        return (d_self,)
+
+
+class MvlgammaBackward0(Node):
+    """Backward of `mvlgamma(Tensor self, int p) -> Tensor`.
+
+    self: mvlgamma_backward(grad, self, p)
+    """
+
+    __slots__ = ('self_', 'p_')
+    SAVED = ('self_',)
+    OP = 'mvlgamma'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        p = self.p_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = mvlgamma_backward(grad, self_, p)
+        return (d_self,)
+
+
+class IgammaBackward0(Node):
+    """Backward of `igamma(Tensor self, Tensor other) -> Tensor`.
+
+    self: not_implemented("igamma: input")
+    other: igamma_other_backward(grad, self, other)
+    """
+
+    __slots__ = ('self_', 'other_')
+    SAVED = ('self_', 'other_')
+    OP = 'igamma'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("igamma: input")
+        if self.needs_input_grad(1):
+            d_other = igamma_other_backward(grad, self_, other)
+        return (d_self, d_other)
+
+
+class IgammacBackward0(Node):
+    """Backward of `igammac(Tensor self, Tensor other) -> Tensor`.
+
+    self: not_implemented("igammac: input")
+    other: igammac_other_backward(grad, self, other)
+    """
+
+    __slots__ = ('self_', 'other_')
+    SAVED = ('self_', 'other_')
+    OP = 'igammac'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("igammac: input")
+        if self.needs_input_grad(1):
+            d_other = igammac_other_backward(grad, self_, other)
+        return (d_self, d_other)
+
+
+class ErfinvBackward0(Node):
+    """Backward of `erfinv(Tensor self) -> Tensor`.
+
+    self: erfinv_backward(grad, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'erfinv'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = erfinv_backward(grad, self_)
+        return (d_self,)
+
+
+class I0Backward0(Node):
+    """Backward of `i0(Tensor self) -> Tensor`.
+
+    self: grad * special_i1(self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'i0'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * special_i1(self_)
+        return (d_self,)
+
+
+class SpecialI0eBackward0(Node):
+    """Backward of `special_i0e(Tensor self) -> Tensor`.
+
+    self: grad * (special_i1e(self) - self.sign() * result)
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'special_i0e'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * (special_i1e(self_) - self_.sign() * result)
+        return (d_self,)
+
+
+class SpecialI1Backward0(Node):
+    """Backward of `special_i1(Tensor self) -> Tensor`.
+
+    self: i1_backward(grad, self, result)
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'special_i1'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = i1_backward(grad, self_, result)
+        return (d_self,)
+
+
+class SpecialI1eBackward0(Node):
+    """Backward of `special_i1e(Tensor self) -> Tensor`.
+
+    self: i1e_backward(grad, self, result)
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'special_i1e'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = i1e_backward(grad, self_, result)
+        return (d_self,)
+
+
+class SpecialErfcxBackward0(Node):
+    """Backward of `special_erfcx(Tensor self) -> Tensor`.
+
+    self: (2.0 * self * result - 1.1283791670955126) * grad
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'special_erfcx'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = (2.0 * self_ * result - 1.1283791670955126) * grad
+        return (d_self,)
+
+
+class SpecialNdtriBackward0(Node):
+    """Backward of `special_ndtri(Tensor self) -> Tensor`.
+
+    self: grad * 2.5066282746310002 * (result * result / 2).exp()
+    """
+
+    __slots__ = ('result_',)
+    SAVED = ('result_',)
+    OP = 'special_ndtri'
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * 2.5066282746310002 * (result * result / 2).exp()
+        return (d_self,)
+
+
+class SpecialLogNdtrBackward0(Node):
+    """Backward of `special_log_ndtr(Tensor self) -> Tensor`.
+
+    self: grad / 2.5066282746310002 * (-(result + self * self / 2)).exp()
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'special_log_ndtr'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad / 2.5066282746310002 * (-(result + self_ * self_ / 2)).exp()
+        return (d_self,)
+
+
+class SpecialEntrBackward0(Node):
+    """Backward of `special_entr(Tensor self) -> Tensor`.
+
+    self: grad * (-(1 + self.log()))
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'special_entr'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * -(1 + self_.log())
+        return (d_self,)
+
+
+class SpecialXlog1pyBackward0(Node):
+    """Backward of `special_xlog1py(Tensor self, Tensor other) -> Tensor`.
+
+    self: special_xlog1py_self_backward(grad, self, other)
+    other: special_xlog1py_other_backward(grad, self, other)
+    """
+
+    __slots__ = ('self_', 'other_')
+    SAVED = ('self_', 'other_')
+    OP = 'special_xlog1py'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = special_xlog1py_self_backward(grad, self_, other)
+        if self.needs_input_grad(1):
+            d_other = special_xlog1py_other_backward(grad, self_, other)
+        return (d_self, d_other)
+
+
+class SpecialZetaBackward0(Node):
+    """Backward of `special_zeta(Tensor self, Tensor other) -> Tensor`.
+
+    self: not_implemented("zeta")
+    other: sum_to(grad * -self * special_zeta(self + 1., other), other.sizes())
+    """
+
+    __slots__ = ('self_', 'other_', 'other_sizes')
+    SAVED = ('self_', 'other_')
+    OP = 'special_zeta'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        other_sizes = self.other_sizes
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("zeta")
+        if self.needs_input_grad(1):
+            d_other = sum_to(grad * -self_ * special_zeta(self_ + 1.0, other), other_sizes)
+        return (d_self, d_other)
+
+
 class AcoshBackward0(Node):
     """Backward of `acosh(Tensor self) -> Tensor`.
 
@@ -6334,3 +6711,320 @@ class PoissonBackward0(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(self_)
         return (d_self,)
+
+
+class MaxPool3dWithIndicesBackward0(Node):
+    """Backward of `max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[],
+        int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
+
+    self: max_pool3d_with_indices_backward(
+        grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1,
+    )
+    """
+
+    __slots__ = (
+        'self_', 'result1_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_',
+    )
+    SAVED = ('self_', 'result1_')
+    OP = 'max_pool3d_with_indices'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        self_ = self.self_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        kernel_size = self.kernel_size_
+        stride = self.stride_
+        padding = self.padding_
+        dilation = self.dilation_
+        ceil_mode = self.ceil_mode_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = max_pool3d_with_indices_backward(
+                grad, self_, kernel_size, stride, padding, dilation, ceil_mode, result1,
+            )
+        return (d_self,)
+
+
+class MaxPool3dWithIndicesBackwardBackward0(Node):
+    """Backward of `max_pool3d_with_indices_backward(Tensor grad_output, Tensor self,
+        int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode,
+        Tensor indices) -> Tensor`.
+
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('indices_',)
+    SAVED = ('indices_',)
+    OP = 'max_pool3d_with_indices_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack(self)
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = max_pool_double_backward(grad, indices, 3)
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
+
+
+class AvgPool3dBackward0(Node):
+    """Backward of `avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0,
+        bool ceil_mode=False, bool count_include_pad=True,
+        int? divisor_override=None) -> Tensor`.
+
+    self: avg_pool3d_backward(
+        grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+    )
+    """
+
+    __slots__ = (
+        'self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_',
+        'divisor_override_',
+    )
+    SAVED = ('self_',)
+    OP = 'avg_pool3d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        kernel_size = self.kernel_size_
+        stride = self.stride_
+        padding = self.padding_
+        ceil_mode = self.ceil_mode_
+        count_include_pad = self.count_include_pad_
+        divisor_override = self.divisor_override_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = avg_pool3d_backward(
+                grad, self_, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override,
+            )
+        return (d_self,)
+
+
+class AvgPool3dBackwardBackward0(Node):
+    """Backward of `avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size,
+        int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad,
+        int? divisor_override) -> Tensor`.
+
+    grad_output: avg_pool3d(
+        grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+    )
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_',
+        'divisor_override_',
+    )
+    SAVED = ()
+    OP = 'avg_pool3d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        kernel_size = self.kernel_size_
+        stride = self.stride_
+        padding = self.padding_
+        ceil_mode = self.ceil_mode_
+        count_include_pad = self.count_include_pad_
+        divisor_override = self.divisor_override_
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = avg_pool3d(
+                grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+            )
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
+
+
+class AdaptiveAvgPool3dBackward0(Node):
+    """Backward of `adaptive_avg_pool3d(Tensor self, int[3] output_size) -> Tensor`.
+
+    self: adaptive_avg_pool3d_backward(grad, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'adaptive_avg_pool3d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = adaptive_avg_pool3d_backward(grad, self_)
+        return (d_self,)
+
+
+class AdaptiveAvgPool3dBackwardBackward0(Node):
+    """Backward of `adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor`.
+
+    grad_output: adaptive_avg_pool3d(grad, last_three(grad_output.sizes()))
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('grad_output_sizes',)
+    SAVED = ()
+    OP = 'adaptive_avg_pool3d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output_sizes = self.grad_output_sizes
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = adaptive_avg_pool3d(grad, last_three(grad_output_sizes))
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
+
+
+class AdaptiveMaxPool3dBackward0(Node):
+    """Backward of `adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)`.
+
+    self: adaptive_max_pool3d_backward(grad, self, result1)
+    """
+
+    __slots__ = ('self_', 'result1_')
+    SAVED = ('self_', 'result1_')
+    OP = 'adaptive_max_pool3d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        self_ = self.self_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = adaptive_max_pool3d_backward(grad, self_, result1)
+        return (d_self,)
+
+
+class AdaptiveMaxPool3dBackwardBackward0(Node):
+    """Backward of `adaptive_max_pool3d_backward(Tensor grad_output, Tensor self,
+        Tensor indices) -> Tensor`.
+
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('indices_',)
+    SAVED = ('indices_',)
+    OP = 'adaptive_max_pool3d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack(self)
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = max_pool_double_backward(grad, indices, 3)
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
+
+
+class FractionalMaxPool2dBackward0(Node):
+    """Backward of `fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size,
+        Tensor random_samples) -> (Tensor output, Tensor indices)`.
+
+    self: fractional_max_pool2d_backward(grad, self, kernel_size, output_size, result1)
+    """
+
+    __slots__ = ('self_', 'result1_', 'kernel_size_', 'output_size_')
+    SAVED = ('self_', 'result1_')
+    OP = 'fractional_max_pool2d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        kernel_size = self.kernel_size_
+        output_size = self.output_size_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = fractional_max_pool2d_backward(grad, self_, kernel_size, output_size, result1)
+        return (d_self,)
+
+
+class FractionalMaxPool2dBackwardBackward0(Node):
+    """Backward of `fractional_max_pool2d_backward(Tensor grad_output, Tensor self,
+        int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor`.
+
+    grad_output: max_pool_double_backward(grad, indices, 2)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('indices_',)
+    SAVED = ('indices_',)
+    OP = 'fractional_max_pool2d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack(self)
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = max_pool_double_backward(grad, indices, 2)
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
+
+
+class FractionalMaxPool3dBackward0(Node):
+    """Backward of `fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size,
+        Tensor random_samples) -> (Tensor output, Tensor indices)`.
+
+    self: fractional_max_pool3d_backward(grad, self, kernel_size, output_size, result1)
+    """
+
+    __slots__ = ('self_', 'result1_', 'kernel_size_', 'output_size_')
+    SAVED = ('self_', 'result1_')
+    OP = 'fractional_max_pool3d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        kernel_size = self.kernel_size_
+        output_size = self.output_size_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = fractional_max_pool3d_backward(grad, self_, kernel_size, output_size, result1)
+        return (d_self,)
+
+
+class FractionalMaxPool3dBackwardBackward0(Node):
+    """Backward of `fractional_max_pool3d_backward(Tensor grad_output, Tensor self,
+        int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor`.
+
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('indices_',)
+    SAVED = ('indices_',)
+    OP = 'fractional_max_pool3d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack(self)
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = max_pool_double_backward(grad, indices, 3)
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)

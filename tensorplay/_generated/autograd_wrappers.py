@@ -15,61 +15,71 @@ from tensorplay.dispatch.tls import grad_state
 from tensorplay._generated import ops
 from tensorplay._generated.autograd_nodes import (
     AbsBackward0, AcosBackward0, AcoshBackward0, AcoshBackward1, AdaptiveAvgPool2dBackward0,
-    AdaptiveAvgPool2dBackwardBackward0, AdaptiveMaxPool2dBackward0,
-    AdaptiveMaxPool2dBackwardBackward0, AddBackward0, AddcdivBackward0, AddcmulBackward0,
+    AdaptiveAvgPool2dBackwardBackward0, AdaptiveAvgPool3dBackward0,
+    AdaptiveAvgPool3dBackwardBackward0, AdaptiveMaxPool2dBackward0,
+    AdaptiveMaxPool2dBackwardBackward0, AdaptiveMaxPool3dBackward0,
+    AdaptiveMaxPool3dBackwardBackward0, AddBackward0, AddcdivBackward0, AddcmulBackward0,
     AddmmBackward0, AddmvBackward0, AmaxBackward0, AminBackward0, AngleBackward0,
     AsStridedBackward0, AsinBackward0, AsinhBackward0, AsinhBackward1, Atan2Backward0,
     AtanBackward0, AtanhBackward0, AtanhBackward1, AvgPool2dBackward0, AvgPool2dBackwardBackward0,
-    BaddbmmBackward0, BernoulliBackward0, BernoulliBackward1, BernoulliBackward2,
-    BernoulliBackward3, BinaryCrossEntropyBackward0, BinaryCrossEntropyWithLogitsBackward0,
-    BinomialBackward0, BmmBackward0, CatBackward0, CauchyBackward0, CdistBackward0, CeilBackward0,
-    CholeskyInverseBackward0, CholeskySolveBackward0, ClampBackward0, ClampBackward1,
-    ClampMaxBackward0, CloneBackward0, Col2imBackward0, ConstantPadNdBackward0,
-    ConvolutionBackward0, ConvolutionBackwardBackward0, CopyBackward0, CopysignBackward0,
-    CosBackward0, CoshBackward0, CrossEntropyBackwardBackward0, CrossEntropyForwardBackward0,
-    CummaxBackward0, CumminBackward0, CumprodBackward0, CumsumBackward0, DiagBackward0,
-    DiagonalBackward0, DistBackward0, DivBackward0, DivBackward1, DotBackward0, EinsumBackward0,
-    EluBackward0, EluBackward1, EmbeddingBackward0, EmbeddingDenseBackwardBackward0, EqBackward0,
-    ErfBackward0, ErfcBackward0, Exp2Backward0, ExpBackward0, ExpandBackward0, Expm1Backward0,
+    AvgPool3dBackward0, AvgPool3dBackwardBackward0, BaddbmmBackward0, BernoulliBackward0,
+    BernoulliBackward1, BernoulliBackward2, BernoulliBackward3, BinaryCrossEntropyBackward0,
+    BinaryCrossEntropyWithLogitsBackward0, BinomialBackward0, BmmBackward0, CatBackward0,
+    CauchyBackward0, CdistBackward0, CeilBackward0, CholeskyInverseBackward0,
+    CholeskySolveBackward0, ClampBackward0, ClampBackward1, ClampMaxBackward0, CloneBackward0,
+    Col2imBackward0, ConstantPadNdBackward0, ConvolutionBackward0, ConvolutionBackwardBackward0,
+    CopyBackward0, CopysignBackward0, CosBackward0, CoshBackward0, CrossEntropyBackwardBackward0,
+    CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0, CumprodBackward0,
+    CumsumBackward0, DiagBackward0, DiagonalBackward0, DigammaBackward0, DistBackward0,
+    DivBackward0, DivBackward1, DotBackward0, EinsumBackward0, EluBackward0, EluBackward1,
+    EmbeddingBackward0, EmbeddingDenseBackwardBackward0, EqBackward0, ErfBackward0, ErfcBackward0,
+    ErfinvBackward0, Exp2Backward0, ExpBackward0, ExpandBackward0, Expm1Backward0,
     ExponentialBackward0, FillBackward0, FlipBackward0, FloorBackward0, FloorDivideBackward0,
-    FmodBackward0, FracBackward0, FrexpBackward0, FusedAdamBackward0, FusedRmsNormBackward0,
+    FmodBackward0, FracBackward0, FractionalMaxPool2dBackward0,
+    FractionalMaxPool2dBackwardBackward0, FractionalMaxPool3dBackward0,
+    FractionalMaxPool3dBackwardBackward0, FrexpBackward0, FusedAdamBackward0, FusedRmsNormBackward0,
     FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0, GatherBackward0,
     GeBackward0, GeluBackward0, GeluBackwardBackward0, GeometricBackward0, GeqrfBackward0,
     GtBackward0, HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0, HeavisideBackward0,
-    HuberLossBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0,
-    IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
-    IndexSelectBackward0, KthvalueBackward0, LeBackward0, LeakyReluBackward0, LeakyReluBackward1,
-    LerpBackward0, LerpBackward1, LinalgCholeskyExBackward0, LinalgDetBackward0,
-    LinalgEighBackward0, LinalgInvExBackward0, LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0,
-    LinalgLstsqBackward0, LinalgLuBackward0, LinalgLuFactorExBackward0, LinalgLuSolveBackward0,
-    LinalgMatrixExpBackward0, LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0,
-    LinalgSolveBackward0, LinalgSolveExBackward0, LinalgSolveTriangularBackward0,
-    LinalgSvdBackward0, LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0,
-    Log2Backward0, LogBackward0, LogNormalBackward0, LogSoftmaxBackward0,
-    LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0, LogitBackward0,
-    LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0, LtBackward0,
-    LuUnpackBackward0, MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0,
-    MaskedSelectBackward0, MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
-    MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
+    HuberLossBackward0, HypotBackward0, I0Backward0, IgammaBackward0, IgammacBackward0,
+    Im2colBackward0, IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0,
+    IndexFillBackward1, IndexPutBackward0, IndexSelectBackward0, KthvalueBackward0, LeBackward0,
+    LeakyReluBackward0, LeakyReluBackward1, LerpBackward0, LerpBackward1, LgammaBackward0,
+    LinalgCholeskyExBackward0, LinalgDetBackward0, LinalgEighBackward0, LinalgInvExBackward0,
+    LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0, LinalgLuBackward0,
+    LinalgLuFactorExBackward0, LinalgLuSolveBackward0, LinalgMatrixExpBackward0,
+    LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0,
+    LinalgSolveExBackward0, LinalgSolveTriangularBackward0, LinalgSvdBackward0,
+    LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0,
+    LogBackward0, LogNormalBackward0, LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0,
+    Logaddexp2Backward0, LogaddexpBackward0, LogitBackward0, LogsumexpBackward0,
+    LstmSequenceBackward0, LstmSequenceBackwardBackward0, LtBackward0, LuUnpackBackward0,
+    MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0,
+    MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
+    MaxPool2dWithIndicesBackwardBackward0, MaxPool3dWithIndicesBackward0,
+    MaxPool3dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
     MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
-    MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0, MvBackward0, NanToNumBackward0,
-    NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
+    MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0, MvBackward0, MvlgammaBackward0,
+    NanToNumBackward0, NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
     NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NeBackward0, NegBackward0,
     NextafterBackward0, NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0,
     NormalBackward0, PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PoissonBackward0,
-    PowBackward0, PowBackward1, PowBackward2, PreluBackward0, ProdBackward0, ProdBackward1,
-    RandomBackward0, RandomBackward1, RandomBackward2, ReciprocalBackward0, ReluBackward0,
-    RemainderBackward0, RemainderBackward1, RepeatBackward0, RepeatInterleaveBackward0,
-    RollBackward0, RoundBackward0, RoundBackward1, RsqrtBackward0, ScatterAddAlongBackward0,
-    ScatterAddBackward0, ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3,
-    ScatterReduceBackward0, SelectBackward0, SigmoidBackward0, SignBackward0, SiluBackward0,
-    SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0, SliceBackward0,
-    SmoothL1LossBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0, SoftplusBackward0,
-    SortBackward0, SortBackward1, SqrtBackward0, SqueezeBackward0, SqueezeBackward1, StdBackward0,
-    StdMeanBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0, TanBackward0,
-    TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0,
-    TransposeBackward0, TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0,
-    UniformBackward0, Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
+    PolygammaBackward0, PolygammaBackward1, PowBackward0, PowBackward1, PowBackward2,
+    PreluBackward0, ProdBackward0, ProdBackward1, RandomBackward0, RandomBackward1, RandomBackward2,
+    ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1, RepeatBackward0,
+    RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1, RsqrtBackward0,
+    ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0, ScatterBackward1,
+    ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0, SigmoidBackward0,
+    SignBackward0, SiluBackward0, SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0,
+    SliceBackward0, SmoothL1LossBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0,
+    SoftplusBackward0, SortBackward0, SortBackward1, SpecialEntrBackward0, SpecialErfcxBackward0,
+    SpecialI0eBackward0, SpecialI1Backward0, SpecialI1eBackward0, SpecialLogNdtrBackward0,
+    SpecialNdtriBackward0, SpecialXlog1pyBackward0, SpecialZetaBackward0, SqrtBackward0,
+    SqueezeBackward0, SqueezeBackward1, StdBackward0, StdMeanBackward0, SubBackward0, SumBackward0,
+    SumBackward1, TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0,
+    ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0, TransposeBackward0,
+    TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0, UniformBackward0,
+    Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
     UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
     UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0, ViewBackward0,
     WhereBackward0, Xlog1pyBackward0, XlogyBackward0,
@@ -4171,6 +4181,280 @@ def dist(ks, self, other, p):
     return result
 
 
+def lgamma(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.lgamma, ks, self)
+    node = LgammaBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.lgamma, ks, self)
+    set_history(result, node)
+    return result
+
+
+def lgamma_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.lgamma_, ks, self)
+    check_inplace(self, 'lgamma_')
+    node = LgammaBackward0(self)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.lgamma_, ks, self)
+    rebase_history(self, node)
+    return result
+
+
+def digamma(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.digamma, ks, self)
+    node = DigammaBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.digamma, ks, self)
+    set_history(result, node)
+    return result
+
+
+def digamma_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.digamma_, ks, self)
+    check_inplace(self, 'digamma_')
+    node = DigammaBackward0(self)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.digamma_, ks, self)
+    rebase_history(self, node)
+    return result
+
+
+def polygamma(ks, n, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.polygamma, ks, n, self)
+    node = PolygammaBackward0(self)
+    node.n_ = n
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.polygamma, ks, n, self)
+    set_history(result, node)
+    return result
+
+
+def polygamma_(ks, self, n):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.polygamma_, ks, self, n)
+    check_inplace(self, 'polygamma_')
+    node = PolygammaBackward1(self)
+    node.n_ = n
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.polygamma_, ks, self, n)
+    rebase_history(self, node)
+    return result
+
+
+def mvlgamma(ks, self, p):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.mvlgamma, ks, self, p)
+    node = MvlgammaBackward0(self)
+    node.p_ = p
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.mvlgamma, ks, self, p)
+    set_history(result, node)
+    return result
+
+
+def mvlgamma_(ks, self, p):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.mvlgamma_, ks, self, p)
+    check_inplace(self, 'mvlgamma_')
+    node = MvlgammaBackward0(self)
+    node.p_ = p
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.mvlgamma_, ks, self, p)
+    rebase_history(self, node)
+    return result
+
+
+def igamma(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.igamma, ks, self, other)
+    node = IgammaBackward0(self, other)
+    node.self_ = SavedVariable(self, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.igamma, ks, self, other)
+    set_history(result, node)
+    return result
+
+
+def igamma_(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.igamma_, ks, self, other)
+    check_inplace(self, 'igamma_')
+    node = IgammaBackward0(self, other)
+    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.igamma_, ks, self, other)
+    rebase_history(self, node)
+    return result
+
+
+def igammac(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.igammac, ks, self, other)
+    node = IgammacBackward0(self, other)
+    node.self_ = SavedVariable(self, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.igammac, ks, self, other)
+    set_history(result, node)
+    return result
+
+
+def igammac_(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.igammac_, ks, self, other)
+    check_inplace(self, 'igammac_')
+    node = IgammacBackward0(self, other)
+    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.igammac_, ks, self, other)
+    rebase_history(self, node)
+    return result
+
+
+def erfinv(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.erfinv, ks, self)
+    node = ErfinvBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.erfinv, ks, self)
+    set_history(result, node)
+    return result
+
+
+def erfinv_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.erfinv_, ks, self)
+    check_inplace(self, 'erfinv_')
+    node = ErfinvBackward0(self)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.erfinv_, ks, self)
+    rebase_history(self, node)
+    return result
+
+
+def i0(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.i0, ks, self)
+    node = I0Backward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.i0, ks, self)
+    set_history(result, node)
+    return result
+
+
+def i0_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.i0_, ks, self)
+    check_inplace(self, 'i0_')
+    node = I0Backward0(self)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.i0_, ks, self)
+    rebase_history(self, node)
+    return result
+
+
+def special_i0e(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_i0e, ks, self)
+    node = SpecialI0eBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.special_i0e, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def special_i1(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_i1, ks, self)
+    node = SpecialI1Backward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.special_i1, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def special_i1e(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_i1e, ks, self)
+    node = SpecialI1eBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.special_i1e, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def special_erfcx(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_erfcx, ks, self)
+    node = SpecialErfcxBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.special_erfcx, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def special_ndtri(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_ndtri, ks, self)
+    node = SpecialNdtriBackward0(self)
+    result = below_autograd(ops.special_ndtri, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def special_log_ndtr(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_log_ndtr, ks, self)
+    node = SpecialLogNdtrBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.special_log_ndtr, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def special_entr(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_entr, ks, self)
+    node = SpecialEntrBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.special_entr, ks, self)
+    set_history(result, node)
+    return result
+
+
+def special_xlog1py(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.special_xlog1py, ks, self, other)
+    node = SpecialXlog1pyBackward0(self, other)
+    node.self_ = SavedVariable(self, is_output=False)
+    node.other_ = SavedVariable(other, is_output=False)
+    result = below_autograd(ops.special_xlog1py, ks, self, other)
+    set_history(result, node)
+    return result
+
+
+def special_zeta(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.special_zeta, ks, self, other)
+    node = SpecialZetaBackward0(self, other)
+    node.other_sizes = other._impl.sizes
+    node.self_ = SavedVariable(self, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.special_zeta, ks, self, other)
+    set_history(result, node)
+    return result
+
+
 def acosh(ks, self):
     if not self._impl.requires_grad:
         return below_autograd(ops.acosh, ks, self)
@@ -4501,6 +4785,200 @@ def poisson(ks, self, generator):
     return result
 
 
+def max_pool3d_with_indices(ks, self, kernel_size, stride, padding, dilation, ceil_mode):
+    if not self._impl.requires_grad:
+        return below_autograd(
+            ops.max_pool3d_with_indices, ks, self, kernel_size, stride, padding, dilation,
+            ceil_mode,
+        )
+    node = MaxPool3dWithIndicesBackward0(self)
+    node.kernel_size_ = kernel_size
+    node.stride_ = stride
+    node.padding_ = padding
+    node.dilation_ = dilation
+    node.ceil_mode_ = ceil_mode
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(
+        ops.max_pool3d_with_indices, ks, self, kernel_size, stride, padding, dilation, ceil_mode,
+    )
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def max_pool3d_with_indices_backward(
+    ks, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices,
+):
+    if not (grad_output._impl.requires_grad or self._impl.requires_grad):
+        return below_autograd(
+            ops.max_pool3d_with_indices_backward, ks, grad_output, self, kernel_size, stride,
+            padding, dilation, ceil_mode, indices,
+        )
+    node = MaxPool3dWithIndicesBackwardBackward0(grad_output, self)
+    node.indices_ = SavedVariable(indices, is_output=False)
+    result = below_autograd(
+        ops.max_pool3d_with_indices_backward, ks, grad_output, self, kernel_size, stride, padding,
+        dilation, ceil_mode, indices,
+    )
+    set_history(result, node)
+    return result
+
+
+def avg_pool3d(
+    ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+):
+    if not self._impl.requires_grad:
+        return below_autograd(
+            ops.avg_pool3d, ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+            divisor_override,
+        )
+    node = AvgPool3dBackward0(self)
+    node.kernel_size_ = kernel_size
+    node.stride_ = stride
+    node.padding_ = padding
+    node.ceil_mode_ = ceil_mode
+    node.count_include_pad_ = count_include_pad
+    node.divisor_override_ = divisor_override
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(
+        ops.avg_pool3d, ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
+    )
+    set_history(result, node)
+    return result
+
+
+def avg_pool3d_backward(
+    ks, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    divisor_override,
+):
+    if not (grad_output._impl.requires_grad or self._impl.requires_grad):
+        return below_autograd(
+            ops.avg_pool3d_backward, ks, grad_output, self, kernel_size, stride, padding, ceil_mode,
+            count_include_pad, divisor_override,
+        )
+    node = AvgPool3dBackwardBackward0(grad_output, self)
+    node.kernel_size_ = kernel_size
+    node.stride_ = stride
+    node.padding_ = padding
+    node.ceil_mode_ = ceil_mode
+    node.count_include_pad_ = count_include_pad
+    node.divisor_override_ = divisor_override
+    result = below_autograd(
+        ops.avg_pool3d_backward, ks, grad_output, self, kernel_size, stride, padding, ceil_mode,
+        count_include_pad, divisor_override,
+    )
+    set_history(result, node)
+    return result
+
+
+def adaptive_avg_pool3d(ks, self, output_size):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.adaptive_avg_pool3d, ks, self, output_size)
+    node = AdaptiveAvgPool3dBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.adaptive_avg_pool3d, ks, self, output_size)
+    set_history(result, node)
+    return result
+
+
+def adaptive_avg_pool3d_backward(ks, grad_output, self):
+    if not (grad_output._impl.requires_grad or self._impl.requires_grad):
+        return below_autograd(ops.adaptive_avg_pool3d_backward, ks, grad_output, self)
+    node = AdaptiveAvgPool3dBackwardBackward0(grad_output, self)
+    node.grad_output_sizes = grad_output._impl.sizes
+    result = below_autograd(ops.adaptive_avg_pool3d_backward, ks, grad_output, self)
+    set_history(result, node)
+    return result
+
+
+def adaptive_max_pool3d(ks, self, output_size):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.adaptive_max_pool3d, ks, self, output_size)
+    node = AdaptiveMaxPool3dBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.adaptive_max_pool3d, ks, self, output_size)
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def adaptive_max_pool3d_backward(ks, grad_output, self, indices):
+    if not (grad_output._impl.requires_grad or self._impl.requires_grad):
+        return below_autograd(ops.adaptive_max_pool3d_backward, ks, grad_output, self, indices)
+    node = AdaptiveMaxPool3dBackwardBackward0(grad_output, self)
+    node.indices_ = SavedVariable(indices, is_output=False)
+    result = below_autograd(ops.adaptive_max_pool3d_backward, ks, grad_output, self, indices)
+    set_history(result, node)
+    return result
+
+
+def fractional_max_pool2d(ks, self, kernel_size, output_size, random_samples):
+    if not self._impl.requires_grad:
+        return below_autograd(
+            ops.fractional_max_pool2d, ks, self, kernel_size, output_size, random_samples,
+        )
+    node = FractionalMaxPool2dBackward0(self)
+    node.kernel_size_ = kernel_size
+    node.output_size_ = output_size
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(
+        ops.fractional_max_pool2d, ks, self, kernel_size, output_size, random_samples,
+    )
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def fractional_max_pool2d_backward(ks, grad_output, self, kernel_size, output_size, indices):
+    if not (grad_output._impl.requires_grad or self._impl.requires_grad):
+        return below_autograd(
+            ops.fractional_max_pool2d_backward, ks, grad_output, self, kernel_size, output_size,
+            indices,
+        )
+    node = FractionalMaxPool2dBackwardBackward0(grad_output, self)
+    node.indices_ = SavedVariable(indices, is_output=False)
+    result = below_autograd(
+        ops.fractional_max_pool2d_backward, ks, grad_output, self, kernel_size, output_size,
+        indices,
+    )
+    set_history(result, node)
+    return result
+
+
+def fractional_max_pool3d(ks, self, kernel_size, output_size, random_samples):
+    if not self._impl.requires_grad:
+        return below_autograd(
+            ops.fractional_max_pool3d, ks, self, kernel_size, output_size, random_samples,
+        )
+    node = FractionalMaxPool3dBackward0(self)
+    node.kernel_size_ = kernel_size
+    node.output_size_ = output_size
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(
+        ops.fractional_max_pool3d, ks, self, kernel_size, output_size, random_samples,
+    )
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def fractional_max_pool3d_backward(ks, grad_output, self, kernel_size, output_size, indices):
+    if not (grad_output._impl.requires_grad or self._impl.requires_grad):
+        return below_autograd(
+            ops.fractional_max_pool3d_backward, ks, grad_output, self, kernel_size, output_size,
+            indices,
+        )
+    node = FractionalMaxPool3dBackwardBackward0(grad_output, self)
+    node.indices_ = SavedVariable(indices, is_output=False)
+    result = below_autograd(
+        ops.fractional_max_pool3d_backward, ks, grad_output, self, kernel_size, output_size,
+        indices,
+    )
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -4827,6 +5305,31 @@ WRAPPERS = {
     'sinc': sinc,
     'heaviside': heaviside,
     'dist': dist,
+    'lgamma': lgamma,
+    'lgamma_': lgamma_,
+    'digamma': digamma,
+    'digamma_': digamma_,
+    'polygamma': polygamma,
+    'polygamma_': polygamma_,
+    'mvlgamma': mvlgamma,
+    'mvlgamma_': mvlgamma_,
+    'igamma': igamma,
+    'igamma_': igamma_,
+    'igammac': igammac,
+    'igammac_': igammac_,
+    'erfinv': erfinv,
+    'erfinv_': erfinv_,
+    'i0': i0,
+    'i0_': i0_,
+    'special_i0e': special_i0e,
+    'special_i1': special_i1,
+    'special_i1e': special_i1e,
+    'special_erfcx': special_erfcx,
+    'special_ndtri': special_ndtri,
+    'special_log_ndtr': special_log_ndtr,
+    'special_entr': special_entr,
+    'special_xlog1py': special_xlog1py,
+    'special_zeta': special_zeta,
     'acosh': acosh,
     'acosh_': acosh_,
     'asinh': asinh,
@@ -4858,6 +5361,18 @@ WRAPPERS = {
     'geometric_': geometric_,
     'binomial': binomial,
     'poisson': poisson,
+    'max_pool3d_with_indices': max_pool3d_with_indices,
+    'max_pool3d_with_indices_backward': max_pool3d_with_indices_backward,
+    'avg_pool3d': avg_pool3d,
+    'avg_pool3d_backward': avg_pool3d_backward,
+    'adaptive_avg_pool3d': adaptive_avg_pool3d,
+    'adaptive_avg_pool3d_backward': adaptive_avg_pool3d_backward,
+    'adaptive_max_pool3d': adaptive_max_pool3d,
+    'adaptive_max_pool3d_backward': adaptive_max_pool3d_backward,
+    'fractional_max_pool2d': fractional_max_pool2d,
+    'fractional_max_pool2d_backward': fractional_max_pool2d_backward,
+    'fractional_max_pool3d': fractional_max_pool3d,
+    'fractional_max_pool3d_backward': fractional_max_pool3d_backward,
 }
 
 # A wrapper only records: with no tensor that requires grad (no REQUIRES_GRAD flag in
