@@ -11,27 +11,28 @@ from tensorplay.autograd.formulas import (
     cholesky_backward, cholesky_inverse_backward, cholesky_solve_backward, clamp_backward,
     clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
     conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight,
-    cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward,
-    cumsum_backward, diag_backward, diagonal_backward, dist_backward, div_mode_backward_other,
-    div_mode_backward_self, dropout_backward, eigh_backward, einsum_backward, elu_backward,
-    elu_backward_of_result, embedding_backward, embedding_dense_double_backward, erfinv_backward,
-    evenly_distribute_backward, filled_value_backward, gather_along_backward, gather_backward,
-    gelu_second_derivative, group_norm_backward, hardswish_backward, huber_loss_backward,
-    i1_backward, i1e_backward, igamma_other_backward, igammac_other_backward, index_backward,
-    index_put_self_backward, index_put_values_backward, index_select_backward,
-    index_source_backward, last_three, last_two, layer_norm_backward, leaky_relu_backward_of_result,
-    linalg_det_backward, linalg_inv_backward, linalg_lstsq_backward, linalg_lu_backward,
-    linalg_lu_solve_B, linalg_lu_solve_LU, linalg_qr_backward, linalg_solve_backward,
-    linalg_solve_triangular_backward, linalg_svd_backward, linear_weight_backward,
-    log_softmax_double_backward_grad, logit_backward, logsumexp_backward, lu_factor_ex_backward,
-    lu_unpack_backward, masked_scatter_source_backward, masked_select_backward, matrix_exp_backward,
-    max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward,
-    mish_backward, mse_loss_backward, mvlgamma_backward, nll_loss_value, norm_backward,
-    not_implemented, pad_nd_backward, permute_backward, pinv_backward, pow_backward_exponent,
-    pow_backward_self, pow_scalar_backward, prelu_backward, prod_backward, prod_dim_backward,
-    repeat_backward, repeat_interleave_int_backward, rms_norm_backward, roll_backward,
-    rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward,
-    select_many_backward, silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
+    copysign_self_backward, cross_entropy_backward, cross_entropy_backward_grads,
+    cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward,
+    dist_backward, div_mode_backward_other, div_mode_backward_self, dropout_backward, eigh_backward,
+    einsum_backward, elu_backward, elu_backward_of_result, embedding_backward,
+    embedding_dense_double_backward, erfinv_backward, evenly_distribute_backward,
+    filled_value_backward, gather_along_backward, gather_backward, gelu_second_derivative,
+    group_norm_backward, hardswish_backward, huber_loss_backward, i1_backward, i1e_backward,
+    igamma_other_backward, igammac_other_backward, index_backward, index_put_self_backward,
+    index_put_values_backward, index_select_backward, index_source_backward, last_three, last_two,
+    layer_norm_backward, leaky_relu_backward_of_result, linalg_det_backward, linalg_inv_backward,
+    linalg_lstsq_backward, linalg_lu_backward, linalg_lu_solve_B, linalg_lu_solve_LU,
+    linalg_qr_backward, linalg_solve_backward, linalg_solve_triangular_backward,
+    linalg_svd_backward, linear_weight_backward, log_softmax_double_backward_grad, logit_backward,
+    logsumexp_backward, lu_factor_ex_backward, lu_unpack_backward, masked_scatter_source_backward,
+    masked_select_backward, matrix_exp_backward, max_pool2d_double_backward,
+    max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
+    mvlgamma_backward, nll_loss_value, norm_backward, not_implemented, pad_nd_backward,
+    permute_backward, pinv_backward, pow_backward_exponent, pow_backward_self, pow_scalar_backward,
+    prelu_backward, prod_backward, prod_dim_backward, repeat_backward,
+    repeat_interleave_int_backward, rms_norm_backward, roll_backward, rounded_quotient,
+    scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
+    silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
     smooth_l1_loss_backward, softmax_double_backward, special_xlog1py_other_backward,
     special_xlog1py_self_backward, std_backward, std_mean_backward, sum_backward, sum_to,
     take_backward, triangular_solve_backward, value_selecting_reduction_backward, var_backward,
@@ -6193,6 +6194,523 @@ class SpecialZetaBackward0(Node):
         if self.needs_input_grad(1):
             d_other = sum_to(grad * -self_ * special_zeta(self_ + 1.0, other), other_sizes)
         return (d_self, d_other)
+
+
+class AcoshBackward0(Node):
+    """Backward of `acosh(Tensor self) -> Tensor`.
+
+    self: grad * (self.pow(2) - 1).rsqrt()
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'acosh'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * (self_.pow(2) - 1).rsqrt()
+        return (d_self,)
+
+
+class AsinhBackward0(Node):
+    """Backward of `asinh(Tensor self) -> Tensor`.
+
+    self: grad * (self.pow(2) + 1).rsqrt()
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'asinh'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * (self_.pow(2) + 1).rsqrt()
+        return (d_self,)
+
+
+class AtanhBackward0(Node):
+    """Backward of `atanh(Tensor self) -> Tensor`.
+
+    self: grad * 1 / (1 - self.pow(2))
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'atanh'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * 1 / (1 - self_.pow(2))
+        return (d_self,)
+
+
+class AcoshBackward1(Node):
+    """Backward of `acosh_(Tensor(a!) self) -> Tensor(a!)`.
+
+    self: not_implemented("inplace version of acosh")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'acosh_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("inplace version of acosh")
+        return (d_self,)
+
+
+class AsinhBackward1(Node):
+    """Backward of `asinh_(Tensor(a!) self) -> Tensor(a!)`.
+
+    self: not_implemented("inplace version of asinh")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'asinh_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("inplace version of asinh")
+        return (d_self,)
+
+
+class AtanhBackward1(Node):
+    """Backward of `atanh_(Tensor(a!) self) -> Tensor(a!)`.
+
+    self: not_implemented("inplace version of atanh")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'atanh_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("inplace version of atanh")
+        return (d_self,)
+
+
+class AngleBackward0(Node):
+    """Backward of `angle(Tensor self) -> Tensor`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'angle'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class CopysignBackward0(Node):
+    """Backward of `copysign.Tensor(Tensor self, Tensor other) -> Tensor`.
+
+    self: copysign_self_backward(grad, self, result)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ('self_', 'other_', 'result_')
+    SAVED = ('self_', 'other_', 'result_')
+    OP = 'copysign.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = copysign_self_backward(grad, self_, result)
+        if self.needs_input_grad(1):
+            d_other = zeros_like(other)
+        return (d_self, d_other)
+
+
+class FrexpBackward0(Node):
+    """Backward of `frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)`.
+
+    self: grad / exponent.exp2()
+    """
+
+    __slots__ = ('exponent_',)
+    SAVED = ('exponent_',)
+    OP = 'frexp.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_mantissa = grads[0]
+        grad_exponent = grads[1]
+        exponent = self.exponent_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad / exponent.exp2()
+        return (d_self,)
+
+
+class NextafterBackward0(Node):
+    """Backward of `nextafter(Tensor self, Tensor other) -> Tensor`.
+
+    self, other: not_implemented("nextafter")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'nextafter'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            d_self, d_other = not_implemented("nextafter")
+        return (d_self, d_other)
+
+
+class EqBackward0(Node):
+    """Backward of `eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ('other_',)
+    SAVED = ('other_',)
+    OP = 'eq_.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        if self.needs_input_grad(1):
+            d_other = zeros_like(other)
+        return (d_self, d_other)
+
+
+class NeBackward0(Node):
+    """Backward of `ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ('other_',)
+    SAVED = ('other_',)
+    OP = 'ne_.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        if self.needs_input_grad(1):
+            d_other = zeros_like(other)
+        return (d_self, d_other)
+
+
+class LtBackward0(Node):
+    """Backward of `lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ('other_',)
+    SAVED = ('other_',)
+    OP = 'lt_.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        if self.needs_input_grad(1):
+            d_other = zeros_like(other)
+        return (d_self, d_other)
+
+
+class LeBackward0(Node):
+    """Backward of `le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ('other_',)
+    SAVED = ('other_',)
+    OP = 'le_.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        if self.needs_input_grad(1):
+            d_other = zeros_like(other)
+        return (d_self, d_other)
+
+
+class GtBackward0(Node):
+    """Backward of `gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ('other_',)
+    SAVED = ('other_',)
+    OP = 'gt_.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        if self.needs_input_grad(1):
+            d_other = zeros_like(other)
+        return (d_self, d_other)
+
+
+class GeBackward0(Node):
+    """Backward of `ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ('other_',)
+    SAVED = ('other_',)
+    OP = 'ge_.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        if self.needs_input_grad(1):
+            d_other = zeros_like(other)
+        return (d_self, d_other)
+
+
+class PowBackward2(Node):
+    """Backward of `pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`.
+
+    self: sum_to(pow_backward_self(grad, self, exponent), self.sizes())
+    exponent: sum_to(pow_backward_exponent(grad, self, exponent, result), exponent.sizes())
+    """
+
+    __slots__ = ('self_', 'exponent_', 'result_', 'self_sizes', 'exponent_sizes')
+    SAVED = ('self_', 'exponent_', 'result_')
+    OP = 'pow_.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        exponent = self.exponent_.unpack(self)
+        result = self.result_.unpack(self)
+        self_sizes = self.self_sizes
+        exponent_sizes = self.exponent_sizes
+        d_self = None
+        d_exponent = None
+        if self.needs_input_grad(0):
+            d_self = sum_to(pow_backward_self(grad, self_, exponent), self_sizes)
+        if self.needs_input_grad(1):
+            d_exponent = sum_to(
+                pow_backward_exponent(grad, self_, exponent, result), exponent_sizes,
+            )
+        return (d_self, d_exponent)
+
+
+class RandomBackward0(Node):
+    """Backward of `random_.from(Tensor(a!) self, int from_, int? to, *,
+        Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'random_.from'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class RandomBackward1(Node):
+    """Backward of `random_.to(Tensor(a!) self, int to, *,
+        Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'random_.to'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class RandomBackward2(Node):
+    """Backward of `random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'random_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class CauchyBackward0(Node):
+    """Backward of `cauchy_(Tensor(a!) self, float median=0, float sigma=1, *,
+        Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'cauchy_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class LogNormalBackward0(Node):
+    """Backward of `log_normal_(Tensor(a!) self, float mean=1, float std=2, *,
+        Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'log_normal_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class GeometricBackward0(Node):
+    """Backward of `geometric_(Tensor(a!) self, float p, *,
+        Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'geometric_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class BinomialBackward0(Node):
+    """Backward of `binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor`.
+
+    count: zeros_like(count)
+    prob: zeros_like(prob)
+    """
+
+    __slots__ = ('count_', 'prob_')
+    SAVED = ('count_', 'prob_')
+    OP = 'binomial'
+
+    def apply(self, grads):
+        grad = grads[0]
+        count = self.count_.unpack(self)
+        prob = self.prob_.unpack(self)
+        d_count = None
+        d_prob = None
+        if self.needs_input_grad(0):
+            d_count = zeros_like(count)
+        if self.needs_input_grad(1):
+            d_prob = zeros_like(prob)
+        return (d_count, d_prob)
+
+
+class PoissonBackward0(Node):
+    """Backward of `poisson(Tensor self, Generator? generator=None) -> Tensor`.
+
+    self: zeros_like(self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'poisson'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(self_)
+        return (d_self,)
 
 
 class MaxPool3dWithIndicesBackward0(Node):

@@ -12226,6 +12226,865 @@ def special_zeta(input, other, *, out=None):
     )
 
 
+# ---- acosh -----------------------------------------------------------------------------
+
+def acosh(input, *, out=None):
+    """log(self + sqrt(self * self - 1)), the inverse of cosh (nan below 1).
+
+    acosh(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('acosh', out, acosh(input))
+    if not isinstance(input, Tensor):
+        bad_arg('acosh', 'input', 'Tensor', input)
+    return ops.acosh.call(input._impl.keys, input)
+
+
+# ---- acosh_ ----------------------------------------------------------------------------
+
+def acosh_(input):
+    """acosh_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('acosh_', 'input', 'Tensor', input)
+    return ops.acosh_.call(input._impl.keys, input)
+
+
+# ---- asinh -----------------------------------------------------------------------------
+
+def asinh(input, *, out=None):
+    """log(self + sqrt(self * self + 1)), the inverse of sinh.
+
+    asinh(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('asinh', out, asinh(input))
+    if not isinstance(input, Tensor):
+        bad_arg('asinh', 'input', 'Tensor', input)
+    return ops.asinh.call(input._impl.keys, input)
+
+
+# ---- asinh_ ----------------------------------------------------------------------------
+
+def asinh_(input):
+    """asinh_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('asinh_', 'input', 'Tensor', input)
+    return ops.asinh_.call(input._impl.keys, input)
+
+
+# ---- atanh -----------------------------------------------------------------------------
+
+def atanh(input, *, out=None):
+    """0.5 * log((1 + self) / (1 - self)), the inverse of tanh (nan outside [-1, 1]).
+
+    atanh(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('atanh', out, atanh(input))
+    if not isinstance(input, Tensor):
+        bad_arg('atanh', 'input', 'Tensor', input)
+    return ops.atanh.call(input._impl.keys, input)
+
+
+# ---- atanh_ ----------------------------------------------------------------------------
+
+def atanh_(input):
+    """atanh_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('atanh_', 'input', 'Tensor', input)
+    return ops.atanh_.call(input._impl.keys, input)
+
+
+# ---- angle -----------------------------------------------------------------------------
+
+def angle(input, *, out=None):
+    """The argument of self as a complex number; for real numbers pi below 0, else 0 (nan kept).
+
+    angle(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('angle', out, angle(input))
+    if not isinstance(input, Tensor):
+        bad_arg('angle', 'input', 'Tensor', input)
+    return ops.angle.call(input._impl.keys, input)
+
+
+# ---- sgn -------------------------------------------------------------------------------
+
+def sgn(input, *, out=None):
+    """self / abs(self) for complex numbers; for real ones, sign(self).
+
+    sgn(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('sgn', out, sgn(input))
+    if not isinstance(input, Tensor):
+        bad_arg('sgn', 'input', 'Tensor', input)
+    return ops.sgn.call(input._impl.keys, input)
+
+
+# ---- sgn_ ------------------------------------------------------------------------------
+
+def sgn_(self):
+    """sgn_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('sgn_', 'self', 'Tensor', self)
+    return ops.sgn_.call(self._impl.keys, self)
+
+
+# ---- sign_ -----------------------------------------------------------------------------
+
+def sign_(self):
+    """sign_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('sign_', 'self', 'Tensor', self)
+    return ops.sign_.call(self._impl.keys, self)
+
+
+# ---- copysign (Tensor, Scalar) ---------------------------------------------------------
+
+def copysign(input, other, *, out=None):
+    """The magnitude of self with the sign of other (signed zeros and nans count), in floating
+    point.
+
+    copysign.Tensor(Tensor self, Tensor other) -> Tensor
+    copysign.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if out is not None:
+        return into_out('copysign', out, copysign(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('copysign', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # copysign.Tensor
+        return ops.copysign_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # copysign.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('copysign', 'other', other)
+        return ops.copysign_Scalar.call(input._impl.keys, input, other)
+    no_overload('copysign', (ops.copysign_Tensor, ops.copysign_Scalar), (input, other,), {})
+
+
+# ---- copysign_ (Tensor, Scalar) --------------------------------------------------------
+
+def copysign_(self, other):
+    """copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('copysign_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # copysign_.Tensor
+        return ops.copysign__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # copysign_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('copysign_', 'other', other)
+        return ops.copysign__Scalar.call(self._impl.keys, self, other)
+    no_overload('copysign_', (ops.copysign__Tensor, ops.copysign__Scalar), (self, other,), {})
+
+
+# ---- frexp -----------------------------------------------------------------------------
+
+_returns_frexp_Tensor = namedtuple('frexp', ('mantissa', 'exponent'))
+
+def frexp(input, *, out=None):
+    """self = mantissa * 2 ** exponent, with 0.5 <= abs(mantissa) < 1 (exponent int32).
+
+    frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
+    """
+    if out is not None:
+        return into_out('frexp', out, frexp(input))
+    if not isinstance(input, Tensor):
+        bad_arg('frexp', 'input', 'Tensor', input)
+    return _returns_frexp_Tensor(*ops.frexp_Tensor.call(input._impl.keys, input))
+
+
+# ---- ldexp -----------------------------------------------------------------------------
+
+def ldexp(input, other, *, out=None):
+    """self * 2 ** other.
+
+    ldexp.Tensor(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('ldexp', out, ldexp(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('ldexp', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('ldexp', 'other', 'Tensor', other)
+    return ops.ldexp_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- ldexp_ ----------------------------------------------------------------------------
+
+def ldexp_(input, other):
+    """ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('ldexp_', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('ldexp_', 'other', 'Tensor', other)
+    return ops.ldexp_.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- nextafter -------------------------------------------------------------------------
+
+def nextafter(input, other, *, out=None):
+    """The next floating-point value after self in the direction of other.
+
+    nextafter(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('nextafter', out, nextafter(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('nextafter', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('nextafter', 'other', 'Tensor', other)
+    return ops.nextafter.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- nextafter_ ------------------------------------------------------------------------
+
+def nextafter_(self, other):
+    """nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('nextafter_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor):
+        bad_arg('nextafter_', 'other', 'Tensor', other)
+    return ops.nextafter_.call(self._impl.keys | other._impl.keys, self, other)
+
+
+# ---- gcd -------------------------------------------------------------------------------
+
+def gcd(input, other, *, out=None):
+    """The greatest common divisor of abs(self) and abs(other) (gcd(0, 0) is 0).
+
+    gcd(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('gcd', out, gcd(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('gcd', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('gcd', 'other', 'Tensor', other)
+    return ops.gcd.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- gcd_ ------------------------------------------------------------------------------
+
+def gcd_(input, other):
+    """gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('gcd_', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('gcd_', 'other', 'Tensor', other)
+    return ops.gcd_.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- lcm -------------------------------------------------------------------------------
+
+def lcm(input, other, *, out=None):
+    """The least common multiple of abs(self) and abs(other) (0 when either is 0).
+
+    lcm(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('lcm', out, lcm(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('lcm', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('lcm', 'other', 'Tensor', other)
+    return ops.lcm.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- lcm_ ------------------------------------------------------------------------------
+
+def lcm_(input, other):
+    """lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('lcm_', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('lcm_', 'other', 'Tensor', other)
+    return ops.lcm_.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- signbit ---------------------------------------------------------------------------
+
+def signbit(input, *, out=None):
+    """True where the sign bit of self is set (-0.0 and -nan included).
+
+    signbit(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('signbit', out, signbit(input))
+    if not isinstance(input, Tensor):
+        bad_arg('signbit', 'input', 'Tensor', input)
+    return ops.signbit.call(input._impl.keys, input)
+
+
+# ---- isneginf --------------------------------------------------------------------------
+
+def isneginf(input, *, out=None):
+    """True where self is -inf.
+
+    isneginf(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('isneginf', out, isneginf(input))
+    if not isinstance(input, Tensor):
+        bad_arg('isneginf', 'input', 'Tensor', input)
+    return ops.isneginf.call(input._impl.keys, input)
+
+
+# ---- isposinf --------------------------------------------------------------------------
+
+def isposinf(input, *, out=None):
+    """True where self is +inf.
+
+    isposinf(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('isposinf', out, isposinf(input))
+    if not isinstance(input, Tensor):
+        bad_arg('isposinf', 'input', 'Tensor', input)
+    return ops.isposinf.call(input._impl.keys, input)
+
+
+# ---- isreal ----------------------------------------------------------------------------
+
+def isreal(input, *, out=None):
+    """True where the imaginary part is 0; every element of a real tensor.
+
+    isreal(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('isreal', out, isreal(input))
+    if not isinstance(input, Tensor):
+        bad_arg('isreal', 'input', 'Tensor', input)
+    return ops.isreal.call(input._impl.keys, input)
+
+
+# ---- bitwise_left_shift (Tensor, Tensor_Scalar, Scalar_Tensor) -------------------------
+
+def bitwise_left_shift(input, other, *, out=None):
+    """self shifted left by other bits.
+
+    bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor
+    bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor
+    bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('bitwise_left_shift', out, bitwise_left_shift(input, other))
+    if isinstance(input, Tensor) and isinstance(other, Tensor):  # bitwise_left_shift.Tensor
+        return ops.bitwise_left_shift_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+    if isinstance(
+        input, Tensor,
+    ) and (type(other) in SCALAR_TYPES or is_number(other)):  # bitwise_left_shift.Tensor_Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('bitwise_left_shift', 'other', other)
+        return ops.bitwise_left_shift_Tensor_Scalar.call(input._impl.keys, input, other)
+    if (type(input) in SCALAR_TYPES or is_number(input)) and isinstance(
+        other, Tensor,
+    ):  # bitwise_left_shift.Scalar_Tensor
+        if type(input) not in SCALAR_TYPES:
+            input = as_scalar('bitwise_left_shift', 'input', input)
+        return ops.bitwise_left_shift_Scalar_Tensor.call(other._impl.keys, input, other)
+    no_overload(
+        'bitwise_left_shift',
+        (
+            ops.bitwise_left_shift_Tensor, ops.bitwise_left_shift_Tensor_Scalar,
+            ops.bitwise_left_shift_Scalar_Tensor,
+        ),
+        (input, other,), {},
+    )
+
+
+# ---- bitwise_left_shift_ (Tensor, Tensor_Scalar) ---------------------------------------
+
+def bitwise_left_shift_(self, other):
+    """bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('bitwise_left_shift_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # bitwise_left_shift_.Tensor
+        return ops.bitwise_left_shift__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_left_shift_.Tensor_Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('bitwise_left_shift_', 'other', other)
+        return ops.bitwise_left_shift__Tensor_Scalar.call(self._impl.keys, self, other)
+    no_overload(
+        'bitwise_left_shift_',
+        (ops.bitwise_left_shift__Tensor, ops.bitwise_left_shift__Tensor_Scalar), (self, other,), {},
+    )
+
+
+# ---- bitwise_right_shift (Tensor, Tensor_Scalar, Scalar_Tensor) ------------------------
+
+def bitwise_right_shift(input, other, *, out=None):
+    """self shifted right by other bits (arithmetic, the sign bit fills in).
+
+    bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor
+    bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor
+    bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('bitwise_right_shift', out, bitwise_right_shift(input, other))
+    if isinstance(input, Tensor) and isinstance(other, Tensor):  # bitwise_right_shift.Tensor
+        ks = input._impl.keys | other._impl.keys
+        return ops.bitwise_right_shift_Tensor.call(ks, input, other)
+    if isinstance(
+        input, Tensor,
+    ) and (type(other) in SCALAR_TYPES or is_number(other)):  # bitwise_right_shift.Tensor_Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('bitwise_right_shift', 'other', other)
+        return ops.bitwise_right_shift_Tensor_Scalar.call(input._impl.keys, input, other)
+    if (type(input) in SCALAR_TYPES or is_number(input)) and isinstance(
+        other, Tensor,
+    ):  # bitwise_right_shift.Scalar_Tensor
+        if type(input) not in SCALAR_TYPES:
+            input = as_scalar('bitwise_right_shift', 'input', input)
+        return ops.bitwise_right_shift_Scalar_Tensor.call(other._impl.keys, input, other)
+    no_overload(
+        'bitwise_right_shift',
+        (
+            ops.bitwise_right_shift_Tensor, ops.bitwise_right_shift_Tensor_Scalar,
+            ops.bitwise_right_shift_Scalar_Tensor,
+        ),
+        (input, other,), {},
+    )
+
+
+# ---- bitwise_right_shift_ (Tensor, Tensor_Scalar) --------------------------------------
+
+def bitwise_right_shift_(self, other):
+    """bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('bitwise_right_shift_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # bitwise_right_shift_.Tensor
+        return ops.bitwise_right_shift__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_right_shift_.Tensor_Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('bitwise_right_shift_', 'other', other)
+        return ops.bitwise_right_shift__Tensor_Scalar.call(self._impl.keys, self, other)
+    no_overload(
+        'bitwise_right_shift_',
+        (ops.bitwise_right_shift__Tensor, ops.bitwise_right_shift__Tensor_Scalar), (self, other,),
+        {},
+    )
+
+
+# ---- rsub (Tensor, Scalar) -------------------------------------------------------------
+
+def _match_rsub_Tensor(input, other, *, alpha=1):
+    if isinstance(input, Tensor) and isinstance(other, Tensor) and is_number(alpha):
+        return (input, other, alpha,)
+    return None
+
+
+def _run_rsub_Tensor(input, other, alpha):
+    if type(alpha) not in SCALAR_TYPES:
+        alpha = as_scalar('rsub', 'alpha', alpha)
+    return ops.rsub_Tensor.call(input._impl.keys | other._impl.keys, input, other, alpha)
+
+
+def _match_rsub_Scalar(input, other, alpha=1):
+    if isinstance(input, Tensor) and is_number(other) and is_number(alpha):
+        return (input, other, alpha,)
+    return None
+
+
+def _run_rsub_Scalar(input, other, alpha):
+    if type(other) not in SCALAR_TYPES:
+        other = as_scalar('rsub', 'other', other)
+    if type(alpha) not in SCALAR_TYPES:
+        alpha = as_scalar('rsub', 'alpha', alpha)
+    return ops.rsub_Scalar.call(input._impl.keys, input, other, alpha)
+
+
+def rsub(*args, **kwargs):
+    """other - alpha * self (sub with the operands swapped).
+
+    rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+    rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('rsub', out, rsub(*args, **kwargs))
+    for match, run in (
+        (_match_rsub_Tensor, _run_rsub_Tensor), (_match_rsub_Scalar, _run_rsub_Scalar),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('rsub', (ops.rsub_Tensor, ops.rsub_Scalar), args, kwargs)
+
+
+# ---- positive --------------------------------------------------------------------------
+
+def positive(input):
+    """self itself (unary plus); refused for bool, as in PyTorch.
+
+    positive(Tensor(a) self) -> Tensor(a)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('positive', 'input', 'Tensor', input)
+    return ops.positive.call(input._impl.keys, input)
+
+
+# ---- eq_ (Tensor, Scalar) --------------------------------------------------------------
+
+def eq_(self, other):
+    """eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('eq_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # eq_.Tensor
+        return ops.eq__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # eq_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('eq_', 'other', other)
+        return ops.eq__Scalar.call(self._impl.keys, self, other)
+    no_overload('eq_', (ops.eq__Tensor, ops.eq__Scalar), (self, other,), {})
+
+
+# ---- ne_ (Tensor, Scalar) --------------------------------------------------------------
+
+def ne_(self, other):
+    """ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('ne_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # ne_.Tensor
+        return ops.ne__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # ne_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('ne_', 'other', other)
+        return ops.ne__Scalar.call(self._impl.keys, self, other)
+    no_overload('ne_', (ops.ne__Tensor, ops.ne__Scalar), (self, other,), {})
+
+
+# ---- lt_ (Tensor, Scalar) --------------------------------------------------------------
+
+def lt_(self, other):
+    """lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('lt_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # lt_.Tensor
+        return ops.lt__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # lt_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('lt_', 'other', other)
+        return ops.lt__Scalar.call(self._impl.keys, self, other)
+    no_overload('lt_', (ops.lt__Tensor, ops.lt__Scalar), (self, other,), {})
+
+
+# ---- le_ (Tensor, Scalar) --------------------------------------------------------------
+
+def le_(self, other):
+    """le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('le_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # le_.Tensor
+        return ops.le__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # le_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('le_', 'other', other)
+        return ops.le__Scalar.call(self._impl.keys, self, other)
+    no_overload('le_', (ops.le__Tensor, ops.le__Scalar), (self, other,), {})
+
+
+# ---- gt_ (Tensor, Scalar) --------------------------------------------------------------
+
+def gt_(self, other):
+    """gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('gt_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # gt_.Tensor
+        return ops.gt__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # gt_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('gt_', 'other', other)
+        return ops.gt__Scalar.call(self._impl.keys, self, other)
+    no_overload('gt_', (ops.gt__Tensor, ops.gt__Scalar), (self, other,), {})
+
+
+# ---- ge_ (Tensor, Scalar) --------------------------------------------------------------
+
+def ge_(self, other):
+    """ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('ge_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # ge_.Tensor
+        return ops.ge__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # ge_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('ge_', 'other', other)
+        return ops.ge__Scalar.call(self._impl.keys, self, other)
+    no_overload('ge_', (ops.ge__Tensor, ops.ge__Scalar), (self, other,), {})
+
+
+# ---- pow_ (Tensor, Scalar) -------------------------------------------------------------
+
+def pow_(self, exponent):
+    """pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
+    pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('pow_', 'self', 'Tensor', self)
+    if isinstance(exponent, Tensor):  # pow_.Tensor
+        return ops.pow__Tensor.call(self._impl.keys | exponent._impl.keys, self, exponent)
+    if type(exponent) in SCALAR_TYPES or is_number(exponent):  # pow_.Scalar
+        if type(exponent) not in SCALAR_TYPES:
+            exponent = as_scalar('pow_', 'exponent', exponent)
+        return ops.pow__Scalar.call(self._impl.keys, self, exponent)
+    no_overload('pow_', (ops.pow__Tensor, ops.pow__Scalar), (self, exponent,), {})
+
+
+# ---- xlogy_ (Tensor, Scalar_Other) -----------------------------------------------------
+
+def xlogy_(input, other):
+    """xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('xlogy_', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # xlogy_.Tensor
+        return ops.xlogy__Tensor.call(input._impl.keys | other._impl.keys, input, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # xlogy_.Scalar_Other
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('xlogy_', 'other', other)
+        return ops.xlogy__Scalar_Other.call(input._impl.keys, input, other)
+    no_overload('xlogy_', (ops.xlogy__Tensor, ops.xlogy__Scalar_Other), (input, other,), {})
+
+
+# ---- sinc_ -----------------------------------------------------------------------------
+
+def sinc_(input):
+    """sinc_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('sinc_', 'input', 'Tensor', input)
+    return ops.sinc_.call(input._impl.keys, input)
+
+
+# ---- rad2deg_ --------------------------------------------------------------------------
+
+def rad2deg_(input):
+    """rad2deg_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('rad2deg_', 'input', 'Tensor', input)
+    return ops.rad2deg_.call(input._impl.keys, input)
+
+
+# ---- deg2rad_ --------------------------------------------------------------------------
+
+def deg2rad_(input):
+    """deg2rad_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('deg2rad_', 'input', 'Tensor', input)
+    return ops.deg2rad_.call(input._impl.keys, input)
+
+
+# ---- heaviside_ ------------------------------------------------------------------------
+
+def heaviside_(self, values):
+    """heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('heaviside_', 'self', 'Tensor', self)
+    if not isinstance(values, Tensor):
+        bad_arg('heaviside_', 'values', 'Tensor', values)
+    return ops.heaviside_.call(self._impl.keys | values._impl.keys, self, values)
+
+
+# ---- float_power_ (Tensor, Scalar) -----------------------------------------------------
+
+def float_power_(self, exponent):
+    """float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
+    float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('float_power_', 'self', 'Tensor', self)
+    if isinstance(exponent, Tensor):  # float_power_.Tensor
+        return ops.float_power__Tensor.call(self._impl.keys | exponent._impl.keys, self, exponent)
+    if type(exponent) in SCALAR_TYPES or is_number(exponent):  # float_power_.Scalar
+        if type(exponent) not in SCALAR_TYPES:
+            exponent = as_scalar('float_power_', 'exponent', exponent)
+        return ops.float_power__Scalar.call(self._impl.keys, self, exponent)
+    no_overload(
+        'float_power_', (ops.float_power__Tensor, ops.float_power__Scalar), (self, exponent,), {},
+    )
+
+
+# ---- random_ (from, to, (default)) -----------------------------------------------------
+
+def _match_random__from(self, from_, to, *, generator=None):
+    if (isinstance(self, Tensor)
+            and is_int(from_)
+            and (to is None or is_int(to))
+            and (generator is None or True)):
+        return (self, from_, to, generator,)
+    return None
+
+
+def _run_random__from(self, from_, to, generator):
+    if type(from_) is not _b.int:
+        from_ = as_int('random_', 'from_', from_)
+    if to is not None and type(to) is not _b.int:
+        to = as_int('random_', 'to', to)
+    return ops.random__from.call(self._impl.keys, self, from_, to, generator)
+
+
+def _match_random__to(self, to, *, generator=None):
+    if isinstance(self, Tensor) and is_int(to) and (generator is None or True):
+        return (self, to, generator,)
+    return None
+
+
+def _run_random__to(self, to, generator):
+    if type(to) is not _b.int:
+        to = as_int('random_', 'to', to)
+    return ops.random__to.call(self._impl.keys, self, to, generator)
+
+
+def _match_random_(self, *, generator=None):
+    if isinstance(self, Tensor) and (generator is None or True):
+        return (self, generator,)
+    return None
+
+
+def _run_random_(self, generator):
+    return ops.random_.call(self._impl.keys, self, generator)
+
+
+def random_(*args, **kwargs):
+    """Fill self with integers drawn uniformly from [from_, to) (to=None - up to the dtype's
+    largest integer; PyTorch spells it `from`).
+
+    random_.from(Tensor(a!) self, int from_, int? to, *,
+        Generator? generator=None) -> Tensor(a!)
+    random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)
+    random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)
+    """
+    for match, run in (
+        (_match_random__from, _run_random__from), (_match_random__to, _run_random__to),
+        (_match_random_, _run_random_),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('random_', (ops.random__from, ops.random__to, ops.random_), args, kwargs)
+
+
+# ---- cauchy_ ---------------------------------------------------------------------------
+
+def cauchy_(self, median=0, sigma=1, *, generator=None):
+    """Fill self with Cauchy draws, median + sigma * tan(pi * (U - 0.5)).
+
+    cauchy_(Tensor(a!) self, float median=0, float sigma=1, *,
+        Generator? generator=None) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('cauchy_', 'self', 'Tensor', self)
+    if type(median) not in FLOAT_TYPES:
+        median = as_float('cauchy_', 'median', median)
+    if type(sigma) not in FLOAT_TYPES:
+        sigma = as_float('cauchy_', 'sigma', sigma)
+    return ops.cauchy_.call(self._impl.keys, self, median, sigma, generator)
+
+
+# ---- log_normal_ -----------------------------------------------------------------------
+
+def log_normal_(self, mean=1, std=2, *, generator=None):
+    """Fill self with exp(N(mean, std)) draws.
+
+    log_normal_(Tensor(a!) self, float mean=1, float std=2, *,
+        Generator? generator=None) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('log_normal_', 'self', 'Tensor', self)
+    if type(mean) not in FLOAT_TYPES:
+        mean = as_float('log_normal_', 'mean', mean)
+    if type(std) not in FLOAT_TYPES:
+        std = as_float('log_normal_', 'std', std)
+    return ops.log_normal_.call(self._impl.keys, self, mean, std, generator)
+
+
+# ---- geometric_ ------------------------------------------------------------------------
+
+def geometric_(self, p, *, generator=None):
+    """Fill self with the number of Bernoulli(p) trials up to the first success (1, 2, ...).
+
+    geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('geometric_', 'self', 'Tensor', self)
+    if type(p) not in FLOAT_TYPES:
+        p = as_float('geometric_', 'p', p)
+    return ops.geometric_.call(self._impl.keys, self, p, generator)
+
+
+# ---- binomial --------------------------------------------------------------------------
+
+def binomial(count, prob, generator=None, *, out=None):
+    """The number of successes in count Bernoulli(prob) trials, elementwise.
+
+    binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('binomial', out, binomial(count, prob, generator))
+    if not isinstance(count, Tensor):
+        bad_arg('binomial', 'count', 'Tensor', count)
+    if not isinstance(prob, Tensor):
+        bad_arg('binomial', 'prob', 'Tensor', prob)
+    return ops.binomial.call(count._impl.keys | prob._impl.keys, count, prob, generator)
+
+
+# ---- poisson ---------------------------------------------------------------------------
+
+def poisson(input, generator=None, *, out=None):
+    """A Poisson draw with rate self, elementwise.
+
+    poisson(Tensor self, Generator? generator=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('poisson', out, poisson(input, generator))
+    if not isinstance(input, Tensor):
+        bad_arg('poisson', 'input', 'Tensor', input)
+    return ops.poisson.call(input._impl.keys, input, generator)
+
+
+# ---- fill_diagonal_ --------------------------------------------------------------------
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Write fill_value on the main diagonal (of a matrix, or of a cube of equal sides); wrap -
+    continue below a tall matrix's first square, every width + 1 rows.
+
+    fill_diagonal_(Tensor(a!) self, Scalar fill_value, bool wrap=False) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('fill_diagonal_', 'self', 'Tensor', self)
+    if type(fill_value) not in SCALAR_TYPES:
+        fill_value = as_scalar('fill_diagonal_', 'fill_value', fill_value)
+    if type(wrap) is not _b.bool:
+        wrap = as_bool('fill_diagonal_', 'wrap', wrap)
+    return ops.fill_diagonal_.call(self._impl.keys, self, fill_value, wrap)
+
+
 # ---- max_pool3d_with_indices -----------------------------------------------------------
 
 def max_pool3d_with_indices(
@@ -14423,6 +15282,37 @@ FUNCTIONS = (
     'special_laguerre_polynomial_l',
     'special_legendre_polynomial_p',
     'special_zeta',
+    'acosh',
+    'acosh_',
+    'asinh',
+    'asinh_',
+    'atanh',
+    'atanh_',
+    'angle',
+    'sgn',
+    'copysign',
+    'frexp',
+    'ldexp',
+    'ldexp_',
+    'nextafter',
+    'gcd',
+    'gcd_',
+    'lcm',
+    'lcm_',
+    'signbit',
+    'isneginf',
+    'isposinf',
+    'isreal',
+    'bitwise_left_shift',
+    'bitwise_right_shift',
+    'rsub',
+    'positive',
+    'xlogy_',
+    'sinc_',
+    'rad2deg_',
+    'deg2rad_',
+    'binomial',
+    'poisson',
     'max_pool3d_with_indices',
     'max_pool3d_with_indices_backward',
     'avg_pool3d',

@@ -360,6 +360,54 @@ class TensorMethods:
     erfinv_ = F.erfinv_
     i0 = F.i0
     i0_ = F.i0_
+    acosh = F.acosh
+    acosh_ = F.acosh_
+    asinh = F.asinh
+    asinh_ = F.asinh_
+    atanh = F.atanh
+    atanh_ = F.atanh_
+    angle = F.angle
+    sgn = F.sgn
+    sgn_ = F.sgn_
+    sign_ = F.sign_
+    copysign = F.copysign
+    copysign_ = F.copysign_
+    frexp = F.frexp
+    ldexp = F.ldexp
+    ldexp_ = F.ldexp_
+    nextafter = F.nextafter
+    nextafter_ = F.nextafter_
+    gcd = F.gcd
+    gcd_ = F.gcd_
+    lcm = F.lcm
+    lcm_ = F.lcm_
+    signbit = F.signbit
+    isneginf = F.isneginf
+    isposinf = F.isposinf
+    isreal = F.isreal
+    bitwise_left_shift = F.bitwise_left_shift
+    bitwise_left_shift_ = F.bitwise_left_shift_
+    bitwise_right_shift = F.bitwise_right_shift
+    bitwise_right_shift_ = F.bitwise_right_shift_
+    positive = F.positive
+    eq_ = F.eq_
+    ne_ = F.ne_
+    lt_ = F.lt_
+    le_ = F.le_
+    gt_ = F.gt_
+    ge_ = F.ge_
+    pow_ = F.pow_
+    xlogy_ = F.xlogy_
+    sinc_ = F.sinc_
+    rad2deg_ = F.rad2deg_
+    deg2rad_ = F.deg2rad_
+    heaviside_ = F.heaviside_
+    float_power_ = F.float_power_
+    random_ = F.random_
+    cauchy_ = F.cauchy_
+    log_normal_ = F.log_normal_
+    geometric_ = F.geometric_
+    fill_diagonal_ = F.fill_diagonal_
     absolute = F.absolute
     absolute_ = F.absolute_
     arccos = F.arccos
@@ -563,3 +611,32 @@ class TensorMethods:
         if not is_operand(other):
             return NotImplemented
         return F.remainder(other, self)
+
+    def __lshift__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other):
+        if not is_operand(other):
+            return NotImplemented
+        return F.bitwise_left_shift(wrap_number(other, self), self)
+
+    def __ilshift__(self, other):
+        return F.bitwise_left_shift_(self, other)
+
+    def __rshift__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other):
+        if not is_operand(other):
+            return NotImplemented
+        return F.bitwise_right_shift(wrap_number(other, self), self)
+
+    def __irshift__(self, other):
+        return F.bitwise_right_shift_(self, other)
+
+    def __pos__(self):
+        return F.positive(self)

@@ -242,7 +242,8 @@ def _front_door(name, entries, params, out) -> list[str]:
 
 # ---- Python operators ------------------------------------------------------------------
 REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rfloordiv__", "__rmod__",
-             "__rpow__", "__rmatmul__", "__rand__", "__ror__", "__rxor__"}
+             "__rpow__", "__rmatmul__", "__rand__", "__ror__", "__rxor__", "__rlshift__",
+             "__rrshift__"}
 UNARY = {"__neg__", "__pos__", "__abs__", "__invert__"}
 
 
