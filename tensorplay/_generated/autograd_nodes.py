@@ -6,10 +6,11 @@ input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
 from tensorplay.autograd.formulas import (
-    amax_backward, as_strided_backward, batch_norm_backward, bce_backward_self, bce_backward_target,
-    bce_with_logits_backward_self, bce_with_logits_backward_target, cat_backward, cdist_backward,
-    cholesky_backward, cholesky_inverse_backward, cholesky_solve_backward, clamp_backward,
-    clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
+    amax_backward, as_strided_backward, as_strided_scatter_backward, batch_norm_backward,
+    bce_backward_self, bce_backward_target, bce_with_logits_backward_self,
+    bce_with_logits_backward_target, cat_backward, cdist_backward, cholesky_backward,
+    cholesky_inverse_backward, cholesky_solve_backward, clamp_backward, clamp_backward_max,
+    clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
     conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight,
     cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward,
     cumsum_backward, diag_backward, diagonal_backward, dist_backward, div_mode_backward_other,
@@ -17,24 +18,24 @@ from tensorplay.autograd.formulas import (
     elu_backward_of_result, embedding_backward, embedding_dense_double_backward,
     evenly_distribute_backward, filled_value_backward, gather_along_backward, gather_backward,
     gelu_second_derivative, group_norm_backward, hardswish_backward, huber_loss_backward,
-    index_backward, index_put_self_backward, index_put_values_backward, index_select_backward,
-    index_source_backward, last_two, layer_norm_backward, leaky_relu_backward_of_result,
-    linalg_det_backward, linalg_inv_backward, linalg_lstsq_backward, linalg_lu_backward,
-    linalg_lu_solve_B, linalg_lu_solve_LU, linalg_qr_backward, linalg_solve_backward,
-    linalg_solve_triangular_backward, linalg_svd_backward, linear_weight_backward,
-    log_softmax_double_backward_grad, logit_backward, logsumexp_backward, lu_factor_ex_backward,
-    lu_unpack_backward, masked_scatter_source_backward, masked_select_backward, matrix_exp_backward,
-    max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward,
-    mish_backward, mse_loss_backward, nll_loss_value, norm_backward, not_implemented,
-    pad_nd_backward, permute_backward, pinv_backward, pow_backward_exponent, pow_backward_self,
-    pow_scalar_backward, prelu_backward, prod_backward, prod_dim_backward, repeat_backward,
-    repeat_interleave_int_backward, rms_norm_backward, roll_backward, rounded_quotient,
-    scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
-    silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
-    smooth_l1_loss_backward, softmax_double_backward, std_backward, std_mean_backward, sum_backward,
-    sum_to, take_backward, triangular_solve_backward, value_selecting_reduction_backward,
-    var_backward, var_mean_backward, xlog1py_other_backward, xlog1py_self_backward,
-    xlogy_self_backward, zeros_like,
+    index_backward, index_put_self_backward, index_put_values_backward, index_reduce_backward,
+    index_select_backward, index_source_backward, last_two, layer_norm_backward,
+    leaky_relu_backward_of_result, linalg_det_backward, linalg_inv_backward, linalg_lstsq_backward,
+    linalg_lu_backward, linalg_lu_solve_B, linalg_lu_solve_LU, linalg_qr_backward,
+    linalg_solve_backward, linalg_solve_triangular_backward, linalg_svd_backward,
+    linear_weight_backward, log_softmax_double_backward_grad, logit_backward, logsumexp_backward,
+    lu_factor_ex_backward, lu_unpack_backward, masked_scatter_source_backward,
+    masked_select_backward, matrix_exp_backward, max_pool2d_double_backward,
+    max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
+    nll_loss_value, norm_backward, not_implemented, pad_nd_backward, permute_backward,
+    pinv_backward, pow_backward_exponent, pow_backward_self, pow_scalar_backward, prelu_backward,
+    prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward,
+    rms_norm_backward, roll_backward, rounded_quotient, scatter_reduce_backward,
+    scatter_src_backward, select_backward, select_many_backward, silu_second_derivative,
+    sinc_backward, slice_backward, slogdet_backward, smooth_l1_loss_backward,
+    softmax_double_backward, std_backward, std_mean_backward, sum_backward, sum_to, take_backward,
+    triangular_solve_backward, value_selecting_reduction_backward, var_backward, var_mean_backward,
+    xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward, zeros_like,
 )
 from tensorplay._generated.functional import (
     _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data, adaptive_avg_pool2d,
@@ -5817,3 +5818,162 @@ class LinalgPinvBackward0(Node):
         if self.needs_input_grad(0):
             d_self = pinv_backward(grad, result, self_)
         return (d_self,)
+
+
+class DiagEmbedBackward0(Node):
+    """Backward of `diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`.
+
+    self: grad.diagonal(offset, dim1, dim2)
+    """
+
+    __slots__ = ('offset_', 'dim1_', 'dim2_')
+    SAVED = ()
+    OP = 'diag_embed'
+
+    def apply(self, grads):
+        grad = grads[0]
+        offset = self.offset_
+        dim1 = self.dim1_
+        dim2 = self.dim2_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad.diagonal(offset, dim1, dim2)
+        return (d_self,)
+
+
+class DiagonalScatterBackward0(Node):
+    """Backward of `diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0,
+        int dim2=1) -> Tensor`.
+
+    self: grad.diagonal_scatter(zeros_like(src), offset, dim1, dim2)
+    src: grad.diagonal(offset, dim1, dim2)
+    """
+
+    __slots__ = ('src_', 'offset_', 'dim1_', 'dim2_')
+    SAVED = ('src_',)
+    OP = 'diagonal_scatter'
+
+    def apply(self, grads):
+        grad = grads[0]
+        src = self.src_.unpack(self)
+        offset = self.offset_
+        dim1 = self.dim1_
+        dim2 = self.dim2_
+        d_self = None
+        d_src = None
+        if self.needs_input_grad(0):
+            d_self = grad.diagonal_scatter(zeros_like(src), offset, dim1, dim2)
+        if self.needs_input_grad(1):
+            d_src = grad.diagonal(offset, dim1, dim2)
+        return (d_self, d_src)
+
+
+class SelectScatterBackward0(Node):
+    """Backward of `select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor`.
+
+    self: grad.select_scatter(zeros_like(src), dim, index)
+    src: grad.select(dim, index)
+    """
+
+    __slots__ = ('src_', 'dim_', 'index_')
+    SAVED = ('src_',)
+    OP = 'select_scatter'
+
+    def apply(self, grads):
+        grad = grads[0]
+        src = self.src_.unpack(self)
+        dim = self.dim_
+        index = self.index_
+        d_self = None
+        d_src = None
+        if self.needs_input_grad(0):
+            d_self = grad.select_scatter(zeros_like(src), dim, index)
+        if self.needs_input_grad(1):
+            d_src = grad.select(dim, index)
+        return (d_self, d_src)
+
+
+class SliceScatterBackward0(Node):
+    """Backward of `slice_scatter(Tensor self, Tensor src, int dim=0, int? start=None,
+        int? end=None, int step=1) -> Tensor`.
+
+    self: grad.slice_scatter(zeros_like(src), dim, start, end, step)
+    src: grad.slice(dim, start, end, step)
+    """
+
+    __slots__ = ('src_', 'dim_', 'start_', 'end_', 'step_')
+    SAVED = ('src_',)
+    OP = 'slice_scatter'
+
+    def apply(self, grads):
+        grad = grads[0]
+        src = self.src_.unpack(self)
+        dim = self.dim_
+        start = self.start_
+        end = self.end_
+        step = self.step_
+        d_self = None
+        d_src = None
+        if self.needs_input_grad(0):
+            d_self = grad.slice_scatter(zeros_like(src), dim, start, end, step)
+        if self.needs_input_grad(1):
+            d_src = grad.slice(dim, start, end, step)
+        return (d_self, d_src)
+
+
+class AsStridedScatterBackward0(Node):
+    """Backward of `as_strided_scatter(Tensor self, Tensor src, int[] size, int[] stride,
+        int? storage_offset=None) -> Tensor`.
+
+    self, src: as_strided_scatter_backward(grad, self, src.sizes(), size, stride, storage_offset)
+    """
+
+    __slots__ = ('self_', 'size_', 'stride_', 'storage_offset_', 'src_sizes')
+    SAVED = ('self_',)
+    OP = 'as_strided_scatter'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        size = self.size_
+        stride = self.stride_
+        storage_offset = self.storage_offset_
+        src_sizes = self.src_sizes
+        d_self = None
+        d_src = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            (d_self, d_src) = as_strided_scatter_backward(
+                grad, self_, src_sizes, size, stride, storage_offset,
+            )
+        return (d_self, d_src)
+
+
+class IndexReduceBackward0(Node):
+    """Backward of `index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *,
+        bool include_self=True) -> Tensor`.
+
+    self, source: index_reduce_backward(
+        grad, self, dim, index, source, reduce, include_self, result,
+    )
+    """
+
+    __slots__ = ('self_', 'index_', 'source_', 'result_', 'dim_', 'reduce_', 'include_self_')
+    SAVED = ('self_', 'index_', 'source_', 'result_')
+    OP = 'index_reduce'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        index = self.index_.unpack(self)
+        source = self.source_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        reduce = self.reduce_
+        include_self = self.include_self_
+        d_self = None
+        d_source = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            (d_self, d_source) = index_reduce_backward(
+                grad, self_, dim, index, source, reduce, include_self, result,
+            )
+        return (d_self, d_source)

@@ -17,28 +17,29 @@ from tensorplay._generated.autograd_nodes import (
     AbsBackward0, AcosBackward0, AdaptiveAvgPool2dBackward0, AdaptiveAvgPool2dBackwardBackward0,
     AdaptiveMaxPool2dBackward0, AdaptiveMaxPool2dBackwardBackward0, AddBackward0, AddcdivBackward0,
     AddcmulBackward0, AddmmBackward0, AddmvBackward0, AmaxBackward0, AminBackward0,
-    AsStridedBackward0, AsinBackward0, Atan2Backward0, AtanBackward0, AvgPool2dBackward0,
-    AvgPool2dBackwardBackward0, BaddbmmBackward0, BernoulliBackward0, BernoulliBackward1,
-    BernoulliBackward2, BernoulliBackward3, BinaryCrossEntropyBackward0,
+    AsStridedBackward0, AsStridedScatterBackward0, AsinBackward0, Atan2Backward0, AtanBackward0,
+    AvgPool2dBackward0, AvgPool2dBackwardBackward0, BaddbmmBackward0, BernoulliBackward0,
+    BernoulliBackward1, BernoulliBackward2, BernoulliBackward3, BinaryCrossEntropyBackward0,
     BinaryCrossEntropyWithLogitsBackward0, BmmBackward0, CatBackward0, CdistBackward0,
     CeilBackward0, CholeskyInverseBackward0, CholeskySolveBackward0, ClampBackward0, ClampBackward1,
     ClampMaxBackward0, CloneBackward0, Col2imBackward0, ConstantPadNdBackward0,
     ConvolutionBackward0, ConvolutionBackwardBackward0, CopyBackward0, CosBackward0, CoshBackward0,
     CrossEntropyBackwardBackward0, CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0,
-    CumprodBackward0, CumsumBackward0, DiagBackward0, DiagonalBackward0, DistBackward0,
-    DivBackward0, DivBackward1, DotBackward0, EinsumBackward0, EluBackward0, EluBackward1,
-    EmbeddingBackward0, EmbeddingDenseBackwardBackward0, ErfBackward0, ErfcBackward0, Exp2Backward0,
-    ExpBackward0, ExpandBackward0, Expm1Backward0, ExponentialBackward0, FillBackward0,
-    FlipBackward0, FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0,
-    FusedAdamBackward0, FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0,
-    GatherAlongBackward0, GatherBackward0, GeluBackward0, GeluBackwardBackward0, GeqrfBackward0,
-    HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0, HeavisideBackward0,
-    HuberLossBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0,
-    IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
-    IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LeakyReluBackward1, LerpBackward0,
-    LerpBackward1, LinalgCholeskyExBackward0, LinalgDetBackward0, LinalgEighBackward0,
-    LinalgInvExBackward0, LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0,
-    LinalgLuBackward0, LinalgLuFactorExBackward0, LinalgLuSolveBackward0, LinalgMatrixExpBackward0,
+    CumprodBackward0, CumsumBackward0, DiagBackward0, DiagEmbedBackward0, DiagonalBackward0,
+    DiagonalScatterBackward0, DistBackward0, DivBackward0, DivBackward1, DotBackward0,
+    EinsumBackward0, EluBackward0, EluBackward1, EmbeddingBackward0,
+    EmbeddingDenseBackwardBackward0, ErfBackward0, ErfcBackward0, Exp2Backward0, ExpBackward0,
+    ExpandBackward0, Expm1Backward0, ExponentialBackward0, FillBackward0, FlipBackward0,
+    FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0, FusedAdamBackward0,
+    FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0,
+    GatherBackward0, GeluBackward0, GeluBackwardBackward0, GeqrfBackward0, HardsigmoidBackward0,
+    HardswishBackward0, HardtanhBackward0, HeavisideBackward0, HuberLossBackward0, HypotBackward0,
+    Im2colBackward0, IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0,
+    IndexFillBackward1, IndexPutBackward0, IndexReduceBackward0, IndexSelectBackward0,
+    KthvalueBackward0, LeakyReluBackward0, LeakyReluBackward1, LerpBackward0, LerpBackward1,
+    LinalgCholeskyExBackward0, LinalgDetBackward0, LinalgEighBackward0, LinalgInvExBackward0,
+    LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0, LinalgLuBackward0,
+    LinalgLuFactorExBackward0, LinalgLuSolveBackward0, LinalgMatrixExpBackward0,
     LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0,
     LinalgSolveExBackward0, LinalgSolveTriangularBackward0, LinalgSvdBackward0,
     LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0,
@@ -57,14 +58,15 @@ from tensorplay._generated.autograd_nodes import (
     RemainderBackward0, RemainderBackward1, RepeatBackward0, RepeatInterleaveBackward0,
     RollBackward0, RoundBackward0, RoundBackward1, RsqrtBackward0, ScatterAddAlongBackward0,
     ScatterAddBackward0, ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3,
-    ScatterReduceBackward0, SelectBackward0, SigmoidBackward0, SignBackward0, SiluBackward0,
-    SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0, SliceBackward0,
-    SmoothL1LossBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0, SoftplusBackward0,
-    SortBackward0, SortBackward1, SqrtBackward0, SqueezeBackward0, SqueezeBackward1, StdBackward0,
-    StdMeanBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0, TanBackward0,
-    TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0,
-    TransposeBackward0, TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0,
-    UniformBackward0, Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
+    ScatterReduceBackward0, SelectBackward0, SelectScatterBackward0, SigmoidBackward0,
+    SignBackward0, SiluBackward0, SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0,
+    SliceBackward0, SliceScatterBackward0, SmoothL1LossBackward0, SoftmaxBackward0,
+    SoftmaxBackwardDataBackward0, SoftplusBackward0, SortBackward0, SortBackward1, SqrtBackward0,
+    SqueezeBackward0, SqueezeBackward1, StdBackward0, StdMeanBackward0, SubBackward0, SumBackward0,
+    SumBackward1, TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0,
+    ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0, TransposeBackward0,
+    TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0, UniformBackward0,
+    Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
     UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
     UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0, ViewBackward0,
     WhereBackward0, Xlog1pyBackward0, XlogyBackward0,
@@ -4166,6 +4168,104 @@ def dist(ks, self, other, p):
     return result
 
 
+def diag_embed(ks, self, offset, dim1, dim2):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.diag_embed, ks, self, offset, dim1, dim2)
+    node = DiagEmbedBackward0(self)
+    node.offset_ = offset
+    node.dim1_ = dim1
+    node.dim2_ = dim2
+    result = below_autograd(ops.diag_embed, ks, self, offset, dim1, dim2)
+    set_history(result, node)
+    return result
+
+
+def diagonal_scatter(ks, self, src, offset, dim1, dim2):
+    if not (self._impl.requires_grad or src._impl.requires_grad):
+        return below_autograd(ops.diagonal_scatter, ks, self, src, offset, dim1, dim2)
+    node = DiagonalScatterBackward0(self, src)
+    node.offset_ = offset
+    node.dim1_ = dim1
+    node.dim2_ = dim2
+    node.src_ = SavedVariable(src, is_output=False) if self._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.diagonal_scatter, ks, self, src, offset, dim1, dim2)
+    set_history(result, node)
+    return result
+
+
+def select_scatter(ks, self, src, dim, index):
+    if not (self._impl.requires_grad or src._impl.requires_grad):
+        return below_autograd(ops.select_scatter, ks, self, src, dim, index)
+    node = SelectScatterBackward0(self, src)
+    node.dim_ = dim
+    node.index_ = index
+    node.src_ = SavedVariable(src, is_output=False) if self._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.select_scatter, ks, self, src, dim, index)
+    set_history(result, node)
+    return result
+
+
+def slice_scatter(ks, self, src, dim, start, end, step):
+    if not (self._impl.requires_grad or src._impl.requires_grad):
+        return below_autograd(ops.slice_scatter, ks, self, src, dim, start, end, step)
+    node = SliceScatterBackward0(self, src)
+    node.dim_ = dim
+    node.start_ = start
+    node.end_ = end
+    node.step_ = step
+    node.src_ = SavedVariable(src, is_output=False) if self._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.slice_scatter, ks, self, src, dim, start, end, step)
+    set_history(result, node)
+    return result
+
+
+def as_strided_scatter(ks, self, src, size, stride, storage_offset):
+    if not (self._impl.requires_grad or src._impl.requires_grad):
+        return below_autograd(ops.as_strided_scatter, ks, self, src, size, stride, storage_offset)
+    node = AsStridedScatterBackward0(self, src)
+    node.size_ = size
+    node.stride_ = stride
+    node.storage_offset_ = storage_offset
+    node.src_sizes = src._impl.sizes
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.as_strided_scatter, ks, self, src, size, stride, storage_offset)
+    set_history(result, node)
+    return result
+
+
+def index_reduce(ks, self, dim, index, source, reduce, include_self):
+    if not (self._impl.requires_grad or source._impl.requires_grad):
+        return below_autograd(ops.index_reduce, ks, self, dim, index, source, reduce, include_self)
+    node = IndexReduceBackward0(self, source)
+    node.dim_ = dim
+    node.reduce_ = reduce
+    node.include_self_ = include_self
+    node.self_ = SavedVariable(self, is_output=False)
+    node.index_ = SavedVariable(index, is_output=False)
+    node.source_ = SavedVariable(source, is_output=False)
+    result = below_autograd(ops.index_reduce, ks, self, dim, index, source, reduce, include_self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def index_reduce_(ks, self, dim, index, source, reduce, include_self):
+    if not (self._impl.requires_grad or source._impl.requires_grad):
+        return below_autograd(ops.index_reduce_, ks, self, dim, index, source, reduce, include_self)
+    check_inplace(self, 'index_reduce_')
+    node = IndexReduceBackward0(self, source)
+    node.dim_ = dim
+    node.reduce_ = reduce
+    node.include_self_ = include_self
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    node.index_ = SavedVariable(index, is_output=False)
+    node.source_ = SavedVariable(source, is_output=False)
+    result = below_autograd(ops.index_reduce_, ks, self, dim, index, source, reduce, include_self)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -4492,6 +4592,13 @@ WRAPPERS = {
     'sinc': sinc,
     'heaviside': heaviside,
     'dist': dist,
+    'diag_embed': diag_embed,
+    'diagonal_scatter': diagonal_scatter,
+    'select_scatter': select_scatter,
+    'slice_scatter': slice_scatter,
+    'as_strided_scatter': as_strided_scatter,
+    'index_reduce': index_reduce,
+    'index_reduce_': index_reduce_,
 }
 
 # A wrapper only records: with no tensor that requires grad (no REQUIRES_GRAD flag in

@@ -325,4 +325,6 @@ OP_TAGS = {
     'isin.Tensor_Tensor': ('non_differentiable',),
     'isin.Tensor_Scalar': ('non_differentiable',),
     'isin.Scalar_Tensor': ('non_differentiable',),
+    'put_': ('inplace',),
+    'index_reduce_': ('inplace',),
 }

@@ -341,6 +341,21 @@ class TensorMethods:
     byte = F.byte
     char = F.char
     short = F.short
+    adjoint = F.adjoint
+    split_with_sizes = F.split_with_sizes
+    hsplit = F.hsplit
+    vsplit = F.vsplit
+    dsplit = F.dsplit
+    diag_embed = F.diag_embed
+    diagflat = F.diagflat
+    diagonal_scatter = F.diagonal_scatter
+    select_scatter = F.select_scatter
+    slice_scatter = F.slice_scatter
+    as_strided_scatter = F.as_strided_scatter
+    put = F.put
+    put_ = F.put_
+    index_reduce = F.index_reduce
+    index_reduce_ = F.index_reduce_
 
     def __add__(self, other):
         if type(other) is not type(self) and not is_operand(other):

@@ -591,3 +591,69 @@ def unfold(self, dimension, size, step):
     stride = strides[d]
     strides[d] = stride * step
     return self.as_strided(sizes + [size], strides + [stride], self.storage_offset())
+
+
+# ---- more views: adjoint, split_with_sizes, numpy's hsplit / vsplit / dsplit --------------
+def adjoint(self):
+    """The conjugate transpose of the last two dims; without complex dtypes, a transpose."""
+    if self.dim() < 2:
+        raise ShapeError(f"adjoint(): expected a matrix or a batch of matrices (argument "
+                         f"'self'), but got a {self.dim()}-D tensor", op="adjoint", arg="self")
+    return self.transpose(-2, -1)
+
+
+def split_with_sizes(self, split_sizes, dim):
+    """split with a list of sizes, under PyTorch's other name for it (split.sizes calls it
+    there)."""
+    op = "split_with_sizes"
+    n = _dim_size(op, self, dim)
+    if sum(split_sizes) != n or any(s < 0 for s in split_sizes):
+        raise ShapeError(f"split_with_sizes(): argument 'split_sizes' {list(split_sizes)} must "
+                         f"be non-negative and sum exactly to {n} (the size of dim {dim})",
+                         op=op, arg="split_sizes")
+    return mark_multi_output_views(_pieces(self, dim, split_sizes, op))
+
+
+def _numpy_split(op, self, least, dim, sections=None, indices=None):
+    """NumPy's hsplit / vsplit / dsplit: tensor_split along `dim`, for a tensor of at least
+    `least` dims; equal pieces only when a number of sections is given."""
+    if self.dim() < least:
+        raise DimError(f"{op}(): expected a tensor with at least {least} "
+                       f"dimension{'s' if least > 1 else ''} (argument 'self'), but got a "
+                       f"tensor with {self.dim()} dimensions", op=op, arg="self")
+    if indices is not None:
+        return self.tensor_split(list(indices), dim)
+    size = self.shape[dim]
+    if sections <= 0:
+        raise ArgumentError(f"{op}(): argument 'sections' must be greater than 0, but got "
+                            f"{sections}", op=op, arg="sections")
+    if size % sections:
+        raise ShapeError(f"{op}(): attempted to split along dimension {dim}, but the size of "
+                         f"the dimension {size} is not divisible by argument 'sections' "
+                         f"({sections})", op=op, arg="sections")
+    return self.tensor_split(sections, dim)
+
+
+def hsplit_int(self, sections):
+    """Along dim 1 (dim 0 of a 1-D tensor), as np.hsplit."""
+    return _numpy_split("hsplit", self, 1, 0 if self.dim() == 1 else 1, sections=sections)
+
+
+def hsplit_array(self, indices):
+    return _numpy_split("hsplit", self, 1, 0 if self.dim() == 1 else 1, indices=indices)
+
+
+def vsplit_int(self, sections):
+    return _numpy_split("vsplit", self, 2, 0, sections=sections)
+
+
+def vsplit_array(self, indices):
+    return _numpy_split("vsplit", self, 2, 0, indices=indices)
+
+
+def dsplit_int(self, sections):
+    return _numpy_split("dsplit", self, 3, 2, sections=sections)
+
+
+def dsplit_array(self, indices):
+    return _numpy_split("dsplit", self, 3, 2, indices=indices)
