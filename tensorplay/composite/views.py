@@ -483,14 +483,13 @@ def tensor_split_sections(self, sections, dim):
 
 
 def tensor_split_indices(self, indices, dim):
-    """Pieces between consecutive indices (clamped to the dim; decreasing ones give empty
+    """Pieces between consecutive indices, each a Python slice `a:b` of the dim (a negative
+    index counts from the end, one past the end is clamped, decreasing ones give empty
     pieces), as NumPy's array_split."""
-    n = _dim_size("tensor_split", self, dim)
-    bounds = [0] + [min(max(i, 0), n) for i in indices] + [n]
-    out, d = [], wrap_dim("tensor_split", "dim", dim, self.dim())
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        out.append(self.narrow(d, a, max(0, b - a)))
-    return out
+    _dim_size("tensor_split", self, dim)
+    bounds = [0] + list(indices) + [None]
+    d = wrap_dim("tensor_split", "dim", dim, self.dim())
+    return [self.slice(d, a, b, 1) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 # ---- views -----------------------------------------------------------------------------
