@@ -171,11 +171,10 @@ def as_strided_scatter(self, src, size, stride, storage_offset):
 
 
 # ---- put: self seen as a flat vector -------------------------------------------------
-def put_(self, index, source, accumulate):
+def _put(op, self, index, source, accumulate):
     """self.flatten()[index] = source (+= with accumulate), written into self whatever its
     layout: the flat positions are unravelled into coordinates for index_put_, whose
     gradient the call records."""
-    op = "put_"
     if index.dtype is not dt.int64:
         raise DTypeError(f"{op}(): argument 'index' must be an int64 tensor of indices, but "
                          f"got {index.dtype.name}", op=op, arg="index")
@@ -192,20 +191,25 @@ def put_(self, index, source, accumulate):
         low, high = int(flat.min().item()), int(flat.max().item())
         if low < -n or high >= n:
             bad = low if low < -n else high
-            raise DimError(f"{op}(): index {bad} (argument 'index') is out of range for a "
+            raise DimError(f"{op}(): index {bad} in argument 'index' is out of bounds for a "
                            f"tensor of {n} elements", op=op, arg="index")
-    if flat.numel() == 0:
-        return self
     flat = F.where(flat < 0, flat + n, flat)
     # a 0-dim self is written through its 1-element view
     target = self if self.dim() else self.view([1])
-    coords = F.unravel_index(flat, list(target.shape))
+    # (no element: the index is empty too, and so is every coordinate; unravel_index would
+    # divide by the zero size)
+    coords = F.unravel_index(flat, list(target.shape)) if n else [flat] * target.dim()
     target.index_put_(list(coords), source.reshape([-1]), accumulate)
     return self
 
 
+def put_(self, index, source, accumulate):
+    return _put("put_", self, index, source, accumulate)
+
+
 def put(self, index, source, accumulate):
-    return put_(self.clone(), index, source, accumulate)
+    """put_ on a copy of self."""
+    return _put("put", self.clone(), index, source, accumulate)
 
 
 # ---- index_reduce: scatter_reduce with a vector of indices ------------------------------
@@ -235,8 +239,8 @@ def _index_reduce_args(op, self, dim, index, source, reduce):
         low, high = int(index.min().item()), int(index.max().item())
         if low < 0 or high >= size:
             bad = low if low < 0 else high
-            raise DimError(f"{op}(): index {bad} (argument 'index') is out of range for "
-                           f"dimension {d} of size {size}", op=op, arg="index")
+            raise DimError(f"{op}(): index {bad} in argument 'index' is out of bounds for "
+                           f"dimension {d} with size {size}", op=op, arg="index")
     return d, spread_index(index, d, source)
 
 
