@@ -4311,6 +4311,26 @@ SCHEMAS = (
         tensor_positions=(0,),
     ),
     OpSchema(
+        name='resize_',
+        text=(
+            'resize_(Tensor(a!) self, int[] size, *, '
+            'MemoryFormat? memory_format=None) -> Tensor(a!)'
+        ),
+        arg_names=('self', 'size', 'memory_format'),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='resize_as_',
+        text=(
+            'resize_as_(Tensor(a!) self, Tensor the_template, *, '
+            'MemoryFormat? memory_format=None) -> Tensor(a!)'
+        ),
+        arg_names=('self', 'the_template', 'memory_format'),
+        tensor_positions=(0, 1),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
         name='column_stack',
         text='column_stack(Tensor[] tensors) -> Tensor',
         arg_names=('tensors',),
@@ -5376,6 +5396,8 @@ DISPATCH = {
         ('vsplit.array', 'views.vsplit_array'),
         ('dsplit.int', 'views.dsplit_int'),
         ('dsplit.array', 'views.dsplit_array'),
+        ('resize_', 'views.resize_'),
+        ('resize_as_', 'views.resize_as_'),
         ('column_stack', 'shape.column_stack'),
         ('dstack', 'shape.dstack'),
         ('diag_embed', 'shape.diag_embed'),

@@ -11009,6 +11009,34 @@ def dsplit(*args, **kwargs):
     no_overload('dsplit', (ops.dsplit_int, ops.dsplit_array), args, kwargs)
 
 
+# ---- resize_ ---------------------------------------------------------------------------
+
+def resize_(self, *size, memory_format=None, **kwargs):
+    """resize_(Tensor(a!) self, int[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)"""
+    if kwargs:
+        size = unpack_kwargs('resize_', 'size', size, kwargs)
+    elif len(size) == 1 and type(size[0]) is not _b.int:
+        size = size[0]
+    if not isinstance(self, Tensor):
+        bad_arg('resize_', 'self', 'Tensor', self)
+    size = as_int_list('resize_', 'size', size)
+    return ops.resize_.call(self._impl.keys, self, size, memory_format)
+
+
+# ---- resize_as_ ------------------------------------------------------------------------
+
+def resize_as_(input, the_template, *, memory_format=None):
+    """resize_as_(Tensor(a!) self, Tensor the_template, *,
+        MemoryFormat? memory_format=None) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('resize_as_', 'input', 'Tensor', input)
+    if not isinstance(the_template, Tensor):
+        bad_arg('resize_as_', 'the_template', 'Tensor', the_template)
+    ks = input._impl.keys | the_template._impl.keys
+    return ops.resize_as_.call(ks, input, the_template, memory_format)
+
+
 # ---- column_stack ----------------------------------------------------------------------
 
 def column_stack(*tensors, out=None, **kwargs):
@@ -11721,6 +11749,7 @@ FUNCTIONS = (
     'hsplit',
     'vsplit',
     'dsplit',
+    'resize_as_',
     'column_stack',
     'dstack',
     'diag_embed',

@@ -325,6 +325,8 @@ OP_TAGS = {
     'isin.Tensor_Tensor': ('non_differentiable',),
     'isin.Tensor_Scalar': ('non_differentiable',),
     'isin.Scalar_Tensor': ('non_differentiable',),
+    'resize_': ('inplace',),
+    'resize_as_': ('inplace',),
     'put_': ('inplace',),
     'index_reduce_': ('inplace',),
 }

@@ -346,6 +346,8 @@ class TensorMethods:
     hsplit = F.hsplit
     vsplit = F.vsplit
     dsplit = F.dsplit
+    resize_ = F.resize_
+    resize_as_ = F.resize_as_
     diag_embed = F.diag_embed
     diagflat = F.diagflat
     diagonal_scatter = F.diagonal_scatter

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 from tensorplay import _subclass as subclass
-from tensorplay._alloc_limit import check_sizes
+from tensorplay._alloc_limit import check_bytes, check_sizes
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._impl import TensorImpl, contiguous_strides, numel_of
-from tensorplay._memory_format import contiguous_format
+from tensorplay._memory_format import channels_last, contiguous_format
 from tensorplay._subclass import PythonTensorImpl
 from tensorplay._tensor import Tensor, _new, wrap
 from tensorplay.autograd.api import adopt_view
@@ -18,7 +20,7 @@ from tensorplay.autograd.view_impl import DEFAULT, mark_multi_output_views, View
 from tensorplay.errors import ArgumentError, DimError, fmt_shape, ShapeError
 from tensorplay.kernel_support.checks import broadcast, reduce_dim_list
 from tensorplay.kernel_support.layout import (
-    expand_strides, is_in_format, is_row_major, view_strides,
+    copy_strides, expand_strides, is_in_format, is_row_major, view_strides,
 )
 
 
@@ -656,3 +658,67 @@ def dsplit_int(self, sections):
 
 def dsplit_array(self, indices):
     return _numpy_split("dsplit", self, 3, 2, indices=indices)
+
+
+# ---- resize_: new sizes, contiguous strides, a larger storage when needed -----------------
+def _grow_storage(impl, nbytes):
+    """A new storage of `nbytes` for `impl` that starts with the bytes of its old one (the
+    elements past them are uninitialised, as PyTorch's).
+
+    NOTE: PyTorch grows the storage object itself, so other views of it see the new
+    memory; here only the resized tensor moves to the new storage (the others keep the
+    old one, which is still valid memory for what they address)."""
+    from tensorplay import _cuda_state
+    from tensorplay._storage import Storage
+    old = impl.storage
+    device = impl.device
+    if device.type == "meta":
+        new = Storage(None, nbytes, device)
+    elif device.type == "cpu":
+        data = np.empty(-(-nbytes // impl.dtype.itemsize), impl.dtype.np)
+        if old.nbytes:
+            old_bytes = np.ascontiguousarray(old.data).reshape(-1).view(np.uint8)
+            data.view(np.uint8)[:old.nbytes] = old_bytes[:old.nbytes]
+        new = Storage(data, nbytes, device)
+    else:
+        new = _cuda_state.allocate(nbytes, device)
+        if old.nbytes:
+            new.data[:old.nbytes].copy_(old.data[:old.nbytes])
+    impl.storage = new
+
+
+def resize_(self, size, memory_format=None):
+    """self takes `size` (contiguous strides; the same sizes keep their strides), on a
+    storage grown to hold them; the elements already there keep their values."""
+    op = "resize_"
+    if self.requires_grad:
+        raise ArgumentError(f"{op}(): cannot resize a tensor that requires grad (argument "
+                            f"'self')", op=op, arg="self")
+    sizes = tuple(size)
+    check_sizes(op, "size", sizes)
+    impl = self._impl
+    if memory_format is not None and memory_format is not contiguous_format \
+            and memory_format is not channels_last:
+        raise ArgumentError(f"{op}(): argument 'memory_format' must be contiguous_format or "
+                            f"channels_last, but got {memory_format}", op=op,
+                            arg="memory_format")
+    if sizes == impl.sizes and memory_format is None:
+        return self
+    strides = contiguous_strides(sizes) if memory_format is not channels_last \
+        else copy_strides(op, sizes, None, channels_last)
+    n = numel_of(sizes)
+    if n:
+        check_bytes(op, "size", sizes, impl.offset + n, impl.dtype.itemsize, impl.device.type)
+        nbytes = (impl.offset + n) * impl.dtype.itemsize
+        if nbytes > impl.storage.nbytes:
+            _grow_storage(impl, nbytes)
+    impl.sizes = sizes
+    impl.strides = strides
+    impl.is_contiguous = is_row_major(sizes, strides)
+    impl._array = None        # the cached NumPy view describes the old shape
+    return self
+
+
+def resize_as_(self, the_template, memory_format=None):
+    """resize_ to the template's sizes."""
+    return resize_(self, the_template.shape, memory_format)
