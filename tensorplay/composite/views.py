@@ -690,7 +690,10 @@ def _grow_storage(impl, nbytes):
 def resize_(self, size, memory_format=None):
     """self takes `size` (contiguous strides; the same sizes keep their strides), on a
     storage grown to hold them; the elements already there keep their values."""
-    op = "resize_"
+    return _resize("resize_", self, size, memory_format)
+
+
+def _resize(op, self, size, memory_format):
     if self.requires_grad:
         raise ArgumentError(f"{op}(): cannot resize a tensor that requires grad (argument "
                             f"'self')", op=op, arg="self")
@@ -702,8 +705,9 @@ def resize_(self, size, memory_format=None):
         raise ArgumentError(f"{op}(): argument 'memory_format' must be contiguous_format or "
                             f"channels_last, but got {memory_format}", op=op,
                             arg="memory_format")
-    if sizes == impl.sizes and memory_format is None:
-        return self
+    if sizes == impl.sizes and (memory_format is None or is_in_format(
+            op, sizes, impl.strides, memory_format)):
+        return self   # nothing changes (and PyTorch's version counter stays)
     strides = contiguous_strides(sizes) if memory_format is not channels_last \
         else copy_strides(op, sizes, None, channels_last)
     n = numel_of(sizes)
@@ -716,9 +720,10 @@ def resize_(self, size, memory_format=None):
     impl.strides = strides
     impl.is_contiguous = is_row_major(sizes, strides)
     impl._array = None        # the cached NumPy view describes the old shape
+    impl.version.value += 1   # a write, for autograd's saved tensors, as PyTorch counts it
     return self
 
 
 def resize_as_(self, the_template, memory_format=None):
     """resize_ to the template's sizes."""
-    return resize_(self, the_template.shape, memory_format)
+    return _resize("resize_as_", self, the_template.shape, memory_format)
