@@ -117,3 +117,17 @@ def test_as_strided_scatter_gradient_of_a_transposed_self():
     np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy())
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
     np.testing.assert_allclose(s.grad.numpy(), ts.grad.numpy())
+
+
+# ---- as_strided_ ----------------------------------------------------------------------------
+def test_as_strided__gradient_reads_the_geometry_before_the_call():
+    rng = np.random.default_rng(1)
+    x0, g0 = rng.standard_normal((3, 4)), rng.standard_normal((2, 2))
+    x, tx = tp.tensor(x0, requires_grad=True), torch.tensor(x0, requires_grad=True)
+    y, ty = x * 2, tx * 2
+    assert y.as_strided_((2, 2), (1, 4), 5) is y
+    ty.as_strided_((2, 2), (1, 4), 5)
+    assert type(y.grad_fn).__name__ == type(ty.grad_fn).__name__ == "AsStridedBackward1"
+    (y * tp.tensor(g0)).sum().backward()
+    (ty * torch.tensor(g0)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())

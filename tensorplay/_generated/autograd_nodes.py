@@ -6,8 +6,8 @@ input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
 from tensorplay.autograd.formulas import (
-    amax_backward, as_strided_backward, as_strided_scatter_backward, batch_norm_backward,
-    bce_backward_self, bce_backward_target, bce_with_logits_backward_self,
+    amax_backward, as_strided_backward, as_strided_geometry_backward, as_strided_scatter_backward,
+    batch_norm_backward, bce_backward_self, bce_backward_target, bce_with_logits_backward_self,
     bce_with_logits_backward_target, cat_backward, cdist_backward, cholesky_backward,
     cholesky_inverse_backward, cholesky_solve_backward, clamp_backward, clamp_backward_max,
     clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
@@ -5919,6 +5919,37 @@ class SliceScatterBackward0(Node):
         if self.needs_input_grad(1):
             d_src = grad.slice(dim, start, end, step)
         return (d_self, d_src)
+
+
+class AsStridedBackward1(Node):
+    """Backward of `as_strided_(Tensor(a!) self, int[] size, int[] stride,
+        int? storage_offset=None) -> Tensor(a!)`.
+
+    self: as_strided_geometry_backward(
+        grad, self.sizes(), self.strides(), self.storage_offset(), size, stride, storage_offset,
+    )
+    """
+
+    __slots__ = (
+        'size_', 'stride_', 'storage_offset_', 'self_sizes', 'self_storage_offset', 'self_strides',
+    )
+    SAVED = ()
+    OP = 'as_strided_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        size = self.size_
+        stride = self.stride_
+        storage_offset = self.storage_offset_
+        self_sizes = self.self_sizes
+        self_storage_offset = self.self_storage_offset
+        self_strides = self.self_strides
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = as_strided_geometry_backward(
+                grad, self_sizes, self_strides, self_storage_offset, size, stride, storage_offset,
+            )
+        return (d_self,)
 
 
 class AsStridedScatterBackward0(Node):

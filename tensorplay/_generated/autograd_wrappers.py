@@ -17,12 +17,12 @@ from tensorplay._generated.autograd_nodes import (
     AbsBackward0, AcosBackward0, AdaptiveAvgPool2dBackward0, AdaptiveAvgPool2dBackwardBackward0,
     AdaptiveMaxPool2dBackward0, AdaptiveMaxPool2dBackwardBackward0, AddBackward0, AddcdivBackward0,
     AddcmulBackward0, AddmmBackward0, AddmvBackward0, AmaxBackward0, AminBackward0,
-    AsStridedBackward0, AsStridedScatterBackward0, AsinBackward0, Atan2Backward0, AtanBackward0,
-    AvgPool2dBackward0, AvgPool2dBackwardBackward0, BaddbmmBackward0, BernoulliBackward0,
-    BernoulliBackward1, BernoulliBackward2, BernoulliBackward3, BinaryCrossEntropyBackward0,
-    BinaryCrossEntropyWithLogitsBackward0, BmmBackward0, CatBackward0, CdistBackward0,
-    CeilBackward0, CholeskyInverseBackward0, CholeskySolveBackward0, ClampBackward0, ClampBackward1,
-    ClampMaxBackward0, CloneBackward0, Col2imBackward0, ConstantPadNdBackward0,
+    AsStridedBackward0, AsStridedBackward1, AsStridedScatterBackward0, AsinBackward0,
+    Atan2Backward0, AtanBackward0, AvgPool2dBackward0, AvgPool2dBackwardBackward0, BaddbmmBackward0,
+    BernoulliBackward0, BernoulliBackward1, BernoulliBackward2, BernoulliBackward3,
+    BinaryCrossEntropyBackward0, BinaryCrossEntropyWithLogitsBackward0, BmmBackward0, CatBackward0,
+    CdistBackward0, CeilBackward0, CholeskyInverseBackward0, CholeskySolveBackward0, ClampBackward0,
+    ClampBackward1, ClampMaxBackward0, CloneBackward0, Col2imBackward0, ConstantPadNdBackward0,
     ConvolutionBackward0, ConvolutionBackwardBackward0, CopyBackward0, CosBackward0, CoshBackward0,
     CrossEntropyBackwardBackward0, CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0,
     CumprodBackward0, CumsumBackward0, DiagBackward0, DiagEmbedBackward0, DiagonalBackward0,
@@ -4168,6 +4168,22 @@ def dist(ks, self, other, p):
     return result
 
 
+def as_strided_(ks, self, size, stride, storage_offset):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.as_strided_, ks, self, size, stride, storage_offset)
+    check_inplace(self, 'as_strided_')
+    node = AsStridedBackward1(self)
+    node.size_ = size
+    node.stride_ = stride
+    node.storage_offset_ = storage_offset
+    node.self_sizes = self._impl.sizes
+    node.self_storage_offset = self._impl.offset
+    node.self_strides = self._impl.strides
+    result = below_autograd(ops.as_strided_, ks, self, size, stride, storage_offset)
+    rebase_history(self, node)
+    return result
+
+
 def diag_embed(ks, self, offset, dim1, dim2):
     if not self._impl.requires_grad:
         return below_autograd(ops.diag_embed, ks, self, offset, dim1, dim2)
@@ -4592,6 +4608,7 @@ WRAPPERS = {
     'sinc': sinc,
     'heaviside': heaviside,
     'dist': dist,
+    'as_strided_': as_strided_,
     'diag_embed': diag_embed,
     'diagonal_scatter': diagonal_scatter,
     'select_scatter': select_scatter,

@@ -4311,6 +4311,16 @@ SCHEMAS = (
         tensor_positions=(0,),
     ),
     OpSchema(
+        name='as_strided_',
+        text=(
+            'as_strided_(Tensor(a!) self, int[] size, int[] stride, '
+            'int? storage_offset=None) -> Tensor(a!)'
+        ),
+        arg_names=('self', 'size', 'stride', 'storage_offset'),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
         name='resize_',
         text=(
             'resize_(Tensor(a!) self, int[] size, *, '
@@ -5396,6 +5406,7 @@ DISPATCH = {
         ('vsplit.array', 'views.vsplit_array'),
         ('dsplit.int', 'views.dsplit_int'),
         ('dsplit.array', 'views.dsplit_array'),
+        ('as_strided_', 'views.as_strided_'),
         ('resize_', 'views.resize_'),
         ('resize_as_', 'views.resize_as_'),
         ('column_stack', 'shape.column_stack'),

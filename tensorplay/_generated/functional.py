@@ -11009,6 +11009,21 @@ def dsplit(*args, **kwargs):
     no_overload('dsplit', (ops.dsplit_int, ops.dsplit_array), args, kwargs)
 
 
+# ---- as_strided_ -----------------------------------------------------------------------
+
+def as_strided_(input, size, stride, storage_offset=None):
+    """as_strided_(Tensor(a!) self, int[] size, int[] stride,
+        int? storage_offset=None) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('as_strided_', 'input', 'Tensor', input)
+    size = as_int_list('as_strided_', 'size', size)
+    stride = as_int_list('as_strided_', 'stride', stride)
+    if storage_offset is not None and type(storage_offset) is not _b.int:
+        storage_offset = as_int('as_strided_', 'storage_offset', storage_offset)
+    return ops.as_strided_.call(input._impl.keys, input, size, stride, storage_offset)
+
+
 # ---- resize_ ---------------------------------------------------------------------------
 
 def resize_(self, *size, memory_format=None, **kwargs):
@@ -11749,6 +11764,7 @@ FUNCTIONS = (
     'hsplit',
     'vsplit',
     'dsplit',
+    'as_strided_',
     'resize_as_',
     'column_stack',
     'dstack',

@@ -346,6 +346,7 @@ class TensorMethods:
     hsplit = F.hsplit
     vsplit = F.vsplit
     dsplit = F.dsplit
+    as_strided_ = F.as_strided_
     resize_ = F.resize_
     resize_as_ = F.resize_as_
     diag_embed = F.diag_embed

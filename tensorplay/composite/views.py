@@ -137,16 +137,21 @@ def reshape(self, shape):
 
 
 def as_strided(self, size, stride, storage_offset):
+    return _as_strided("as_strided", self, size, stride, storage_offset)
+
+
+def _as_strided(op, self, size, stride, storage_offset):
+    """(`op`: as_strided_ checks its arguments here too, under its own name)"""
     if len(size) != len(stride):
-        raise ShapeError(f"as_strided(): mismatch in length of size {list(size)} and stride "
-                         f"{list(stride)} (arguments 'size' and 'stride')", op="as_strided",
+        raise ShapeError(f"{op}(): mismatch in length of size {list(size)} and stride "
+                         f"{list(stride)} (arguments 'size' and 'stride')", op=op,
                          arg="stride")
     offset = self._impl.offset if storage_offset is None else storage_offset
-    _check_reach(self._impl, tuple(size), tuple(stride), offset)
+    _check_reach(self._impl, tuple(size), tuple(stride), offset, op)
     return make_view(self, size, stride, offset)
 
 
-def _check_reach(impl, sizes, strides, offset):
+def _check_reach(impl, sizes, strides, offset, op="as_strided"):
     """A view may only address its storage: PyTorch's setStorage checks, before any element
     is read through it (a reach past the end would read or write foreign memory). One
     pass over the dims: as_strided is on the path of views made by other ops."""
@@ -154,25 +159,26 @@ def _check_reach(impl, sizes, strides, offset):
     for size, stride in zip(sizes, strides):
         if size <= 0 or stride < 0:
             if size < 0:
-                check_sizes("as_strided", "size", sizes)
+                check_sizes(op, "size", sizes)
             if stride < 0:
-                raise ShapeError(f"as_strided(): negative strides are not supported, but "
-                                 f"argument 'stride' is {list(strides)}", op="as_strided",
+                raise ShapeError(f"{op}(): negative strides are not supported, but "
+                                 f"argument 'stride' is {list(strides)}", op=op,
                                  arg="stride")
             if size == 0:
                 last = -1   # no element: any strides and offset fit
         elif last >= 0:
             last += (size - 1) * stride
     if offset < 0:
-        raise ShapeError(f"as_strided(): invalid storage offset {offset} (argument "
-                         f"'storage_offset' must be non-negative)", op="as_strided",
+        raise ShapeError(f"{op}(): invalid storage offset {offset} (argument "
+                         f"'storage_offset' must be non-negative)", op=op,
                          arg="storage_offset")
     itemsize = impl.dtype.itemsize
     if (last + 1) * itemsize > impl.storage.nbytes:
-        raise ShapeError(f"as_strided(): sizes {list(sizes)}, strides {list(strides)} and "
+        raise ShapeError(f"{op}(): sizes {list(sizes)} (argument 'size'), strides "
+                         f"{list(strides)} and "
                          f"storage offset {offset} need a storage of {(last + 1) * itemsize} "
                          f"bytes, but the storage of 'self' holds {impl.storage.nbytes} bytes",
-                         op="as_strided", arg="size")
+                         op=op, arg="size")
 
 
 def transpose(self, dim0, dim1):
@@ -406,6 +412,12 @@ def squeeze__dim(self, dim):
 
 def transpose_(self, dim0, dim1):
     return _in_place(self, "transpose_", lambda t: t.transpose(dim0, dim1))
+
+
+def as_strided_(self, size, stride, storage_offset):
+    """self takes the sizes, strides and storage offset of as_strided(...) of itself."""
+    return _in_place(self, "as_strided_",
+                     lambda t: _as_strided("as_strided_", t, size, stride, storage_offset))
 
 
 # These three have no derivative formula of their own: they call transpose_, whose

@@ -294,6 +294,13 @@ def _errors_t_(op, device):
             r"t_\(\): expects a tensor with <= 2 dimensions", arg="self")
 
 
+def _errors_as_strided_(op, device):
+    yield E(S(t_((2, 3), device=device), ([3, 3], [3, 1])), ShapeError,
+            r"as_strided_\(\): sizes \[3, 3\] \(argument 'size'\), strides \[3, 1\] and storage "
+            r"offset 0 need a "
+            r"storage of 36 bytes", arg="size", meta=False)
+
+
 def _method(name):
     return lambda x, *args, **kw: getattr(x, name)(*args, **kw)
 
@@ -321,6 +328,13 @@ INPLACE_VIEWS = [
            sample_inputs_func=_inplace_view_samples([((2, 3, 4), "contiguous", (2, 1))])),
     OpInfo("swapdims_", overloads=("swapdims_",), mutates_input=True, is_view=True,
            sample_inputs_func=_inplace_view_samples([((2, 3), "transposed", (0, 1))])),
+    OpInfo("as_strided_", overloads=("as_strided_",), mutates_input=True, is_view=True,
+           # (the offset kept: the in-place test checks that data_ptr() does not move)
+           sample_inputs_func=_inplace_view_samples([((3, 4), "contiguous", ([2, 2], [1, 4])),
+                                                     ((3, 4), "transposed", ([6], [2])),
+                                                     ((2, 3), "strided", ([3], [4], 0)),
+                                                     ((), "contiguous", ([], []))]),
+           error_inputs_func=_errors_as_strided_),
 ]
 
 

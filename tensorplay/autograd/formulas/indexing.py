@@ -186,16 +186,25 @@ def as_strided_backward(grad, self, size, stride, storage_offset):
     NOTE: this reads self's strides and storage offset, which the formula language has
     no saved fact for, so `self` is saved whole: changing it in place after the call
     makes backward raise the version-counter error (PyTorch saves the geometry only)."""
-    in_sizes, in_strides, in_offset = tuple(self.shape), self.stride(), self.storage_offset()
+    return as_strided_geometry_backward(grad, tuple(self.shape), self.stride(),
+                                        self.storage_offset(), size, stride, storage_offset)
+
+
+def as_strided_geometry_backward(grad, in_sizes, in_strides, in_offset, size, stride,
+                                 storage_offset):
+    """as_strided_backward from the input's geometry alone (as_strided_, whose input is
+    itself changed by the op, saves only that)."""
+    in_sizes, in_strides = tuple(in_sizes), tuple(in_strides)
     out_offset = in_offset if storage_offset is None else storage_offset
     n = max(_extent(in_sizes, in_strides, in_offset), _extent(size, stride, out_offset))
-    if self.numel() == 0:
+    if numel_of(in_sizes) == 0:
         return _zeros(in_sizes, grad)
     out_pos = _positions(size, stride, out_offset, grad.device).reshape(-1)
     in_pos = _positions(in_sizes, in_strides, in_offset, grad.device)
     storage = F.index_add(_zeros((n,), grad), 0, out_pos, grad.reshape(-1))
     count = F.index_add(_zeros((n,), grad), 0, in_pos.reshape(-1),
-                        _creation.ones(self.numel(), dtype=grad.dtype, device=grad.device))
+                        _creation.ones(numel_of(in_sizes), dtype=grad.dtype,
+                                       device=grad.device))
     storage = storage / count.masked_fill(count == 0, 1)
     return storage.take(in_pos)
 
