@@ -52,6 +52,10 @@ for _name in _functional.FUNCTIONS:
     globals()[_name] = getattr(_functional, _name)
 del _name
 
+# nn functions that PyTorch also serves as torch.conv2d, torch.alpha_dropout, ...
+from tensorplay.nn import _torch_namespace  # noqa: E402
+globals().update(_torch_namespace.names())
+
 
 def is_tensor(obj):
     return isinstance(obj, Tensor)

@@ -106,7 +106,8 @@ def _flat(value):
 # ---- coverage ---------------------------------------------------------------------------
 def test_database_covers_ops_yaml():
     declared = {name for op in op_db for name in op.overloads}
-    in_yaml = set(yaml_ops())
+    # ops.yaml's alias_of / copy_of entries run their target's kernels: tests/test_aliases.py
+    in_yaml = {name for name, e in yaml_ops().items() if e.derived_from is None}
     missing = sorted(in_yaml - declared - set(NOT_IN_DATABASE))
     assert not missing, f"ops.yaml overloads with no OpInfo in tests/opinfo: {missing}"
     unknown = sorted(declared - in_yaml)

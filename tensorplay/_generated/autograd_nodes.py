@@ -15,10 +15,11 @@ from tensorplay.autograd.formulas import (
     cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward,
     cumsum_backward, diag_backward, diagonal_backward, dist_backward, div_mode_backward_other,
     div_mode_backward_self, dropout_backward, eigh_backward, einsum_backward, elu_backward,
-    elu_backward_of_result, embedding_backward, embedding_dense_double_backward,
+    elu_backward_of_result, embedding_backward, embedding_dense_double_backward, erfinv_backward,
     evenly_distribute_backward, filled_value_backward, gather_along_backward, gather_backward,
     gelu_second_derivative, group_norm_backward, hardswish_backward, huber_loss_backward,
-    index_backward, index_put_self_backward, index_put_values_backward, index_reduce_backward,
+    i1_backward, i1e_backward, igamma_other_backward, igammac_other_backward, index_backward,
+    index_put_self_backward, index_put_values_backward, index_reduce_backward,
     index_select_backward, index_source_backward, last_two, layer_norm_backward,
     leaky_relu_backward_of_result, linalg_det_backward, linalg_inv_backward, linalg_lstsq_backward,
     linalg_lu_backward, linalg_lu_solve_B, linalg_lu_solve_LU, linalg_qr_backward,
@@ -27,23 +28,25 @@ from tensorplay.autograd.formulas import (
     lu_factor_ex_backward, lu_unpack_backward, masked_scatter_source_backward,
     masked_select_backward, matrix_exp_backward, max_pool2d_double_backward,
     max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
-    nll_loss_value, norm_backward, not_implemented, pad_nd_backward, permute_backward,
-    pinv_backward, pow_backward_exponent, pow_backward_self, pow_scalar_backward, prelu_backward,
-    prod_backward, prod_dim_backward, repeat_backward, repeat_interleave_int_backward,
-    rms_norm_backward, roll_backward, rounded_quotient, scatter_reduce_backward,
-    scatter_src_backward, select_backward, select_many_backward, silu_second_derivative,
-    sinc_backward, slice_backward, slogdet_backward, smooth_l1_loss_backward,
-    softmax_double_backward, std_backward, std_mean_backward, sum_backward, sum_to, take_backward,
-    triangular_solve_backward, value_selecting_reduction_backward, var_backward, var_mean_backward,
-    xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward, zeros_like,
+    mvlgamma_backward, nll_loss_value, norm_backward, not_implemented, pad_nd_backward,
+    permute_backward, pinv_backward, pow_backward_exponent, pow_backward_self, pow_scalar_backward,
+    prelu_backward, prod_backward, prod_dim_backward, repeat_backward,
+    repeat_interleave_int_backward, rms_norm_backward, roll_backward, rounded_quotient,
+    scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
+    silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
+    smooth_l1_loss_backward, softmax_double_backward, special_xlog1py_other_backward,
+    special_xlog1py_self_backward, std_backward, std_mean_backward, sum_backward, sum_to,
+    take_backward, triangular_solve_backward, value_selecting_reduction_backward, var_backward,
+    var_mean_backward, xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward,
+    zeros_like,
 )
 from tensorplay._generated.functional import (
     _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data, adaptive_avg_pool2d,
     adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward,
-    col2im, convolution_backward, exp, exp2, gelu_backward, im2col, isfinite, logical_and,
-    logical_or, max_pool2d_with_indices_backward, nll_loss_backward, sign, silu_backward,
-    threshold_backward, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d,
-    upsample_nearest2d_backward, where,
+    col2im, convolution_backward, digamma, exp, exp2, gelu_backward, im2col, isfinite, logical_and,
+    logical_or, max_pool2d_with_indices_backward, nll_loss_backward, polygamma, sign, silu_backward,
+    special_i1, special_i1e, special_zeta, threshold_backward, upsample_bilinear2d,
+    upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, where,
 )
 
 
@@ -5818,6 +5821,377 @@ class LinalgPinvBackward0(Node):
         if self.needs_input_grad(0):
             d_self = pinv_backward(grad, result, self_)
         return (d_self,)
+
+
+class LgammaBackward0(Node):
+    """Backward of `lgamma(Tensor self) -> Tensor`.
+
+    self: grad * digamma(self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'lgamma'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * digamma(self_)
+        return (d_self,)
+
+
+class DigammaBackward0(Node):
+    """Backward of `digamma(Tensor self) -> Tensor`.
+
+    self: grad * polygamma(1, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'digamma'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * polygamma(1, self_)
+        return (d_self,)
+
+
+class PolygammaBackward0(Node):
+    """Backward of `polygamma(int n, Tensor self) -> Tensor`.
+
+    self: grad * polygamma(n + 1, self)
+    """
+
+    __slots__ = ('self_', 'n_')
+    SAVED = ('self_',)
+    OP = 'polygamma'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        n = self.n_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * polygamma(n + 1, self_)
+        return (d_self,)
+
+
+class PolygammaBackward1(Node):
+    """Backward of `polygamma_(Tensor(a!) self, int n) -> Tensor(a!)`.
+
+    self: grad * polygamma(n + 1, self)
+    """
+
+    __slots__ = ('self_', 'n_')
+    SAVED = ('self_',)
+    OP = 'polygamma_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        n = self.n_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * polygamma(n + 1, self_)
+        return (d_self,)
+
+
+class MvlgammaBackward0(Node):
+    """Backward of `mvlgamma(Tensor self, int p) -> Tensor`.
+
+    self: mvlgamma_backward(grad, self, p)
+    """
+
+    __slots__ = ('self_', 'p_')
+    SAVED = ('self_',)
+    OP = 'mvlgamma'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        p = self.p_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = mvlgamma_backward(grad, self_, p)
+        return (d_self,)
+
+
+class IgammaBackward0(Node):
+    """Backward of `igamma(Tensor self, Tensor other) -> Tensor`.
+
+    self: not_implemented("igamma: input")
+    other: igamma_other_backward(grad, self, other)
+    """
+
+    __slots__ = ('self_', 'other_')
+    SAVED = ('self_', 'other_')
+    OP = 'igamma'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("igamma: input")
+        if self.needs_input_grad(1):
+            d_other = igamma_other_backward(grad, self_, other)
+        return (d_self, d_other)
+
+
+class IgammacBackward0(Node):
+    """Backward of `igammac(Tensor self, Tensor other) -> Tensor`.
+
+    self: not_implemented("igammac: input")
+    other: igammac_other_backward(grad, self, other)
+    """
+
+    __slots__ = ('self_', 'other_')
+    SAVED = ('self_', 'other_')
+    OP = 'igammac'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("igammac: input")
+        if self.needs_input_grad(1):
+            d_other = igammac_other_backward(grad, self_, other)
+        return (d_self, d_other)
+
+
+class ErfinvBackward0(Node):
+    """Backward of `erfinv(Tensor self) -> Tensor`.
+
+    self: erfinv_backward(grad, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'erfinv'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = erfinv_backward(grad, self_)
+        return (d_self,)
+
+
+class I0Backward0(Node):
+    """Backward of `i0(Tensor self) -> Tensor`.
+
+    self: grad * special_i1(self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'i0'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * special_i1(self_)
+        return (d_self,)
+
+
+class SpecialI0eBackward0(Node):
+    """Backward of `special_i0e(Tensor self) -> Tensor`.
+
+    self: grad * (special_i1e(self) - self.sign() * result)
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'special_i0e'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * (special_i1e(self_) - self_.sign() * result)
+        return (d_self,)
+
+
+class SpecialI1Backward0(Node):
+    """Backward of `special_i1(Tensor self) -> Tensor`.
+
+    self: i1_backward(grad, self, result)
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'special_i1'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = i1_backward(grad, self_, result)
+        return (d_self,)
+
+
+class SpecialI1eBackward0(Node):
+    """Backward of `special_i1e(Tensor self) -> Tensor`.
+
+    self: i1e_backward(grad, self, result)
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'special_i1e'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = i1e_backward(grad, self_, result)
+        return (d_self,)
+
+
+class SpecialErfcxBackward0(Node):
+    """Backward of `special_erfcx(Tensor self) -> Tensor`.
+
+    self: (2.0 * self * result - 1.1283791670955126) * grad
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'special_erfcx'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = (2.0 * self_ * result - 1.1283791670955126) * grad
+        return (d_self,)
+
+
+class SpecialNdtriBackward0(Node):
+    """Backward of `special_ndtri(Tensor self) -> Tensor`.
+
+    self: grad * 2.5066282746310002 * (result * result / 2).exp()
+    """
+
+    __slots__ = ('result_',)
+    SAVED = ('result_',)
+    OP = 'special_ndtri'
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * 2.5066282746310002 * (result * result / 2).exp()
+        return (d_self,)
+
+
+class SpecialLogNdtrBackward0(Node):
+    """Backward of `special_log_ndtr(Tensor self) -> Tensor`.
+
+    self: grad / 2.5066282746310002 * (-(result + self * self / 2)).exp()
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'special_log_ndtr'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad / 2.5066282746310002 * (-(result + self_ * self_ / 2)).exp()
+        return (d_self,)
+
+
+class SpecialEntrBackward0(Node):
+    """Backward of `special_entr(Tensor self) -> Tensor`.
+
+    self: grad * (-(1 + self.log()))
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'special_entr'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * -(1 + self_.log())
+        return (d_self,)
+
+
+class SpecialXlog1pyBackward0(Node):
+    """Backward of `special_xlog1py(Tensor self, Tensor other) -> Tensor`.
+
+    self: special_xlog1py_self_backward(grad, self, other)
+    other: special_xlog1py_other_backward(grad, self, other)
+    """
+
+    __slots__ = ('self_', 'other_')
+    SAVED = ('self_', 'other_')
+    OP = 'special_xlog1py'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = special_xlog1py_self_backward(grad, self_, other)
+        if self.needs_input_grad(1):
+            d_other = special_xlog1py_other_backward(grad, self_, other)
+        return (d_self, d_other)
+
+
+class SpecialZetaBackward0(Node):
+    """Backward of `special_zeta(Tensor self, Tensor other) -> Tensor`.
+
+    self: not_implemented("zeta")
+    other: sum_to(grad * -self * special_zeta(self + 1., other), other.sizes())
+    """
+
+    __slots__ = ('self_', 'other_', 'other_sizes')
+    SAVED = ('self_', 'other_')
+    OP = 'special_zeta'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        other_sizes = self.other_sizes
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("zeta")
+        if self.needs_input_grad(1):
+            d_other = sum_to(grad * -self_ * special_zeta(self_ + 1.0, other), other_sizes)
+        return (d_self, d_other)
 
 
 class DiagEmbedBackward0(Node):

@@ -26,20 +26,21 @@ from tensorplay._generated.autograd_nodes import (
     ConvolutionBackward0, ConvolutionBackwardBackward0, CopyBackward0, CosBackward0, CoshBackward0,
     CrossEntropyBackwardBackward0, CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0,
     CumprodBackward0, CumsumBackward0, DiagBackward0, DiagEmbedBackward0, DiagonalBackward0,
-    DiagonalScatterBackward0, DistBackward0, DivBackward0, DivBackward1, DotBackward0,
-    EinsumBackward0, EluBackward0, EluBackward1, EmbeddingBackward0,
-    EmbeddingDenseBackwardBackward0, ErfBackward0, ErfcBackward0, Exp2Backward0, ExpBackward0,
-    ExpandBackward0, Expm1Backward0, ExponentialBackward0, FillBackward0, FlipBackward0,
-    FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0, FusedAdamBackward0,
-    FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0,
-    GatherBackward0, GeluBackward0, GeluBackwardBackward0, GeqrfBackward0, HardsigmoidBackward0,
-    HardswishBackward0, HardtanhBackward0, HeavisideBackward0, HuberLossBackward0, HypotBackward0,
+    DiagonalScatterBackward0, DigammaBackward0, DistBackward0, DivBackward0, DivBackward1,
+    DotBackward0, EinsumBackward0, EluBackward0, EluBackward1, EmbeddingBackward0,
+    EmbeddingDenseBackwardBackward0, ErfBackward0, ErfcBackward0, ErfinvBackward0, Exp2Backward0,
+    ExpBackward0, ExpandBackward0, Expm1Backward0, ExponentialBackward0, FillBackward0,
+    FlipBackward0, FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0,
+    FusedAdamBackward0, FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0,
+    GatherAlongBackward0, GatherBackward0, GeluBackward0, GeluBackwardBackward0, GeqrfBackward0,
+    HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0, HeavisideBackward0,
+    HuberLossBackward0, HypotBackward0, I0Backward0, IgammaBackward0, IgammacBackward0,
     Im2colBackward0, IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0,
     IndexFillBackward1, IndexPutBackward0, IndexReduceBackward0, IndexSelectBackward0,
     KthvalueBackward0, LeakyReluBackward0, LeakyReluBackward1, LerpBackward0, LerpBackward1,
-    LinalgCholeskyExBackward0, LinalgDetBackward0, LinalgEighBackward0, LinalgInvExBackward0,
-    LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0, LinalgLuBackward0,
-    LinalgLuFactorExBackward0, LinalgLuSolveBackward0, LinalgMatrixExpBackward0,
+    LgammaBackward0, LinalgCholeskyExBackward0, LinalgDetBackward0, LinalgEighBackward0,
+    LinalgInvExBackward0, LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0,
+    LinalgLuBackward0, LinalgLuFactorExBackward0, LinalgLuSolveBackward0, LinalgMatrixExpBackward0,
     LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0,
     LinalgSolveExBackward0, LinalgSolveTriangularBackward0, LinalgSvdBackward0,
     LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0,
@@ -50,10 +51,11 @@ from tensorplay._generated.autograd_nodes import (
     MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0,
     MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
     MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0,
-    MvBackward0, NanToNumBackward0, NativeBatchNormBackward0, NativeDropoutBackward0,
-    NativeGroupNormBackward0, NativeLayerNormBackward0, NativeLayerNormBackwardBackward0,
-    NegBackward0, NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
-    PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, PowBackward1,
+    MvBackward0, MvlgammaBackward0, NanToNumBackward0, NativeBatchNormBackward0,
+    NativeDropoutBackward0, NativeGroupNormBackward0, NativeLayerNormBackward0,
+    NativeLayerNormBackwardBackward0, NegBackward0, NllLossBackwardBackward0,
+    NllLossForwardBackward0, NormBackward0, NormalBackward0, PadNdBackward0, PadNdBackwardBackward0,
+    PermuteBackward0, PolygammaBackward0, PolygammaBackward1, PowBackward0, PowBackward1,
     PreluBackward0, ProdBackward0, ProdBackward1, ReciprocalBackward0, ReluBackward0,
     RemainderBackward0, RemainderBackward1, RepeatBackward0, RepeatInterleaveBackward0,
     RollBackward0, RoundBackward0, RoundBackward1, RsqrtBackward0, ScatterAddAlongBackward0,
@@ -61,12 +63,14 @@ from tensorplay._generated.autograd_nodes import (
     ScatterReduceBackward0, SelectBackward0, SelectScatterBackward0, SigmoidBackward0,
     SignBackward0, SiluBackward0, SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0,
     SliceBackward0, SliceScatterBackward0, SmoothL1LossBackward0, SoftmaxBackward0,
-    SoftmaxBackwardDataBackward0, SoftplusBackward0, SortBackward0, SortBackward1, SqrtBackward0,
-    SqueezeBackward0, SqueezeBackward1, StdBackward0, StdMeanBackward0, SubBackward0, SumBackward0,
-    SumBackward1, TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0,
-    ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0, TransposeBackward0,
-    TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0, UniformBackward0,
-    Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
+    SoftmaxBackwardDataBackward0, SoftplusBackward0, SortBackward0, SortBackward1,
+    SpecialEntrBackward0, SpecialErfcxBackward0, SpecialI0eBackward0, SpecialI1Backward0,
+    SpecialI1eBackward0, SpecialLogNdtrBackward0, SpecialNdtriBackward0, SpecialXlog1pyBackward0,
+    SpecialZetaBackward0, SqrtBackward0, SqueezeBackward0, SqueezeBackward1, StdBackward0,
+    StdMeanBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0, TanBackward0,
+    TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0,
+    TransposeBackward0, TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0,
+    UniformBackward0, Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
     UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
     UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0, ViewBackward0,
     WhereBackward0, Xlog1pyBackward0, XlogyBackward0,
@@ -4168,6 +4172,280 @@ def dist(ks, self, other, p):
     return result
 
 
+def lgamma(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.lgamma, ks, self)
+    node = LgammaBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.lgamma, ks, self)
+    set_history(result, node)
+    return result
+
+
+def lgamma_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.lgamma_, ks, self)
+    check_inplace(self, 'lgamma_')
+    node = LgammaBackward0(self)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.lgamma_, ks, self)
+    rebase_history(self, node)
+    return result
+
+
+def digamma(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.digamma, ks, self)
+    node = DigammaBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.digamma, ks, self)
+    set_history(result, node)
+    return result
+
+
+def digamma_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.digamma_, ks, self)
+    check_inplace(self, 'digamma_')
+    node = DigammaBackward0(self)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.digamma_, ks, self)
+    rebase_history(self, node)
+    return result
+
+
+def polygamma(ks, n, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.polygamma, ks, n, self)
+    node = PolygammaBackward0(self)
+    node.n_ = n
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.polygamma, ks, n, self)
+    set_history(result, node)
+    return result
+
+
+def polygamma_(ks, self, n):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.polygamma_, ks, self, n)
+    check_inplace(self, 'polygamma_')
+    node = PolygammaBackward1(self)
+    node.n_ = n
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.polygamma_, ks, self, n)
+    rebase_history(self, node)
+    return result
+
+
+def mvlgamma(ks, self, p):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.mvlgamma, ks, self, p)
+    node = MvlgammaBackward0(self)
+    node.p_ = p
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.mvlgamma, ks, self, p)
+    set_history(result, node)
+    return result
+
+
+def mvlgamma_(ks, self, p):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.mvlgamma_, ks, self, p)
+    check_inplace(self, 'mvlgamma_')
+    node = MvlgammaBackward0(self)
+    node.p_ = p
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.mvlgamma_, ks, self, p)
+    rebase_history(self, node)
+    return result
+
+
+def igamma(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.igamma, ks, self, other)
+    node = IgammaBackward0(self, other)
+    node.self_ = SavedVariable(self, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.igamma, ks, self, other)
+    set_history(result, node)
+    return result
+
+
+def igamma_(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.igamma_, ks, self, other)
+    check_inplace(self, 'igamma_')
+    node = IgammaBackward0(self, other)
+    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.igamma_, ks, self, other)
+    rebase_history(self, node)
+    return result
+
+
+def igammac(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.igammac, ks, self, other)
+    node = IgammacBackward0(self, other)
+    node.self_ = SavedVariable(self, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.igammac, ks, self, other)
+    set_history(result, node)
+    return result
+
+
+def igammac_(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.igammac_, ks, self, other)
+    check_inplace(self, 'igammac_')
+    node = IgammacBackward0(self, other)
+    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.igammac_, ks, self, other)
+    rebase_history(self, node)
+    return result
+
+
+def erfinv(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.erfinv, ks, self)
+    node = ErfinvBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.erfinv, ks, self)
+    set_history(result, node)
+    return result
+
+
+def erfinv_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.erfinv_, ks, self)
+    check_inplace(self, 'erfinv_')
+    node = ErfinvBackward0(self)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.erfinv_, ks, self)
+    rebase_history(self, node)
+    return result
+
+
+def i0(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.i0, ks, self)
+    node = I0Backward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.i0, ks, self)
+    set_history(result, node)
+    return result
+
+
+def i0_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.i0_, ks, self)
+    check_inplace(self, 'i0_')
+    node = I0Backward0(self)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.i0_, ks, self)
+    rebase_history(self, node)
+    return result
+
+
+def special_i0e(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_i0e, ks, self)
+    node = SpecialI0eBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.special_i0e, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def special_i1(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_i1, ks, self)
+    node = SpecialI1Backward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.special_i1, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def special_i1e(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_i1e, ks, self)
+    node = SpecialI1eBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.special_i1e, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def special_erfcx(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_erfcx, ks, self)
+    node = SpecialErfcxBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.special_erfcx, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def special_ndtri(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_ndtri, ks, self)
+    node = SpecialNdtriBackward0(self)
+    result = below_autograd(ops.special_ndtri, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def special_log_ndtr(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_log_ndtr, ks, self)
+    node = SpecialLogNdtrBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.special_log_ndtr, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def special_entr(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_entr, ks, self)
+    node = SpecialEntrBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.special_entr, ks, self)
+    set_history(result, node)
+    return result
+
+
+def special_xlog1py(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.special_xlog1py, ks, self, other)
+    node = SpecialXlog1pyBackward0(self, other)
+    node.self_ = SavedVariable(self, is_output=False)
+    node.other_ = SavedVariable(other, is_output=False)
+    result = below_autograd(ops.special_xlog1py, ks, self, other)
+    set_history(result, node)
+    return result
+
+
+def special_zeta(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.special_zeta, ks, self, other)
+    node = SpecialZetaBackward0(self, other)
+    node.other_sizes = other._impl.sizes
+    node.self_ = SavedVariable(self, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.special_zeta, ks, self, other)
+    set_history(result, node)
+    return result
+
+
 def as_strided_(ks, self, size, stride, storage_offset):
     if not self._impl.requires_grad:
         return below_autograd(ops.as_strided_, ks, self, size, stride, storage_offset)
@@ -4608,6 +4886,31 @@ WRAPPERS = {
     'sinc': sinc,
     'heaviside': heaviside,
     'dist': dist,
+    'lgamma': lgamma,
+    'lgamma_': lgamma_,
+    'digamma': digamma,
+    'digamma_': digamma_,
+    'polygamma': polygamma,
+    'polygamma_': polygamma_,
+    'mvlgamma': mvlgamma,
+    'mvlgamma_': mvlgamma_,
+    'igamma': igamma,
+    'igamma_': igamma_,
+    'igammac': igammac,
+    'igammac_': igammac_,
+    'erfinv': erfinv,
+    'erfinv_': erfinv_,
+    'i0': i0,
+    'i0_': i0_,
+    'special_i0e': special_i0e,
+    'special_i1': special_i1,
+    'special_i1e': special_i1e,
+    'special_erfcx': special_erfcx,
+    'special_ndtri': special_ndtri,
+    'special_log_ndtr': special_log_ndtr,
+    'special_entr': special_entr,
+    'special_xlog1py': special_xlog1py,
+    'special_zeta': special_zeta,
     'as_strided_': as_strided_,
     'diag_embed': diag_embed,
     'diagonal_scatter': diagonal_scatter,

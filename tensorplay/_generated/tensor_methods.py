@@ -341,6 +341,25 @@ class TensorMethods:
     byte = F.byte
     char = F.char
     short = F.short
+    lgamma = F.lgamma
+    lgamma_ = F.lgamma_
+    digamma = F.digamma
+    digamma_ = F.digamma_
+
+    def polygamma(self, n):
+        return F.polygamma(n, self)
+
+    polygamma_ = F.polygamma_
+    mvlgamma = F.mvlgamma
+    mvlgamma_ = F.mvlgamma_
+    igamma = F.igamma
+    igamma_ = F.igamma_
+    igammac = F.igammac
+    igammac_ = F.igammac_
+    erfinv = F.erfinv
+    erfinv_ = F.erfinv_
+    i0 = F.i0
+    i0_ = F.i0_
     adjoint = F.adjoint
     split_with_sizes = F.split_with_sizes
     hsplit = F.hsplit
@@ -359,6 +378,36 @@ class TensorMethods:
     put_ = F.put_
     index_reduce = F.index_reduce
     index_reduce_ = F.index_reduce_
+    absolute = F.absolute
+    absolute_ = F.absolute_
+    arccos = F.arccos
+    arccos_ = F.arccos_
+    arcsin = F.arcsin
+    arcsin_ = F.arcsin_
+    arctan = F.arctan
+    arctan_ = F.arctan_
+    arctan2 = F.arctan2
+    arctan2_ = F.arctan2_
+    divide = F.divide
+    divide_ = F.divide_
+    multiply = F.multiply
+    multiply_ = F.multiply_
+    subtract = F.subtract
+    subtract_ = F.subtract_
+    negative = F.negative
+    negative_ = F.negative_
+    greater = F.greater
+    greater_equal = F.greater_equal
+    less = F.less
+    less_equal = F.less_equal
+    not_equal = F.not_equal
+    fix = F.fix
+    fix_ = F.fix_
+    moveaxis = F.moveaxis
+    unsafe_chunk = F.unsafe_chunk
+    unsafe_split = F.unsafe_split
+    narrow_copy = F.narrow_copy
+    hardshrink = F.hardshrink
 
     def __add__(self, other):
         if type(other) is not type(self) and not is_operand(other):

@@ -74,6 +74,11 @@ FAMILIES = {
     "distance": "cosine_similarity, pairwise_distance, pdist, cdist, dist",
     "rnn": "the LSTM recurrence (_lstm_sequence) and the RNN layers",
     "optim": "the fused optimizer steps (_fused_adam_, _fused_sgd_)",
+    "bessel": "tp.special's Bessel and Airy functions, the Hurwitz zeta function and the "
+              "orthogonal polynomials (Chebyshev, Hermite, Laguerre, Legendre)",
+    "special": "the special functions of tp.special: the gamma family (lgamma, digamma, "
+               "polygamma, mvlgamma, igamma), erfinv, the modified Bessel functions i0/i1, "
+               "the normal distribution's ndtr/ndtri/log_ndtr, erfcx, entr, xlog1py",
 }
 
 # Modules of a tree that are not a family and do not start with `_`: the machinery the

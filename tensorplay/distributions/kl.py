@@ -615,3 +615,137 @@ def _kl_uniform_pareto(p, q):
     t2 = (_x_log_x(p.high) - _x_log_x(p.low) - support_uniform) / support_uniform
     result = t2 * (q.alpha + 1) - t1
     return _masked(result, p.low < q.support.lower_bound, math.inf)
+
+
+# ---- the families added with issue 29: ContinuousBernoulli, LowRankMultivariateNormal --
+
+from tensorplay.distributions.continuous_bernoulli import ContinuousBernoulli  # noqa: E402
+from tensorplay.distributions.lowrank_multivariate_normal import (  # noqa: E402
+    LowRankMultivariateNormal, _batch_lowrank_logdet, _batch_lowrank_mahalanobis)
+from tensorplay.distributions.transforms import _diag_embed  # noqa: E402
+
+# Where q's support misses part of p's, KL is infinite (as PyTorch registers them).
+for _p_type, _fun in [(Exponential, _kl_exponential_infinity), (Gamma, _kl_gamma_infinity),
+                      (Gumbel, _kl_gumbel_infinity), (Laplace, _kl_laplace_infinity),
+                      (Normal, _kl_normal_infinity), (Pareto, _kl_pareto_infinity)]:
+    register_kl(_p_type, ContinuousBernoulli)(_fun)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + tp.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - tp.log1p(-q.probs)
+    return t1 + t2 + t3
+
+
+def _cross_entropy_with_continuous_bernoulli(p, q):
+    """-E_p[log q(x)] - H(p) for q continuous Bernoulli: log q(x) = x logit + log(1-p)
+    + log C is linear in x, so only p's mean enters."""
+    return -p.entropy() - p.mean * q.logits - tp.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return _cross_entropy_with_continuous_bernoulli(p, q)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = _cross_entropy_with_continuous_bernoulli(p, q)
+    outside = (p.high >= q.support.upper_bound) | (p.low <= q.support.lower_bound)
+    return tp.where(outside, tp.ones_like(result) * math.inf, result)
+
+
+@register_kl(ContinuousBernoulli, Pareto)
+def _kl_continuous_bernoulli_infinity(p, q):
+    return _infinite_like(p.probs)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - tp.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t1 = -p.entropy()
+    t2 = 0.5 * (math.log(2.0 * math.pi) + tp.square(q.loc / q.scale)) + tp.log(q.scale)
+    t3 = (p.variance + tp.square(p.mean) - 2.0 * q.loc * p.mean) / (2.0 * tp.square(q.scale))
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    outside = (q.low >= p.support.lower_bound) | (q.high <= p.support.upper_bound)
+    return tp.where(outside, tp.ones_like(result) * math.inf, result)
+
+
+def _check_event_shapes(p, q, what):
+    if tuple(p.event_shape) != tuple(q.event_shape):
+        raise ValueError(f"KL-divergence between two {what} with different event shapes "
+                         "cannot be computed")
+
+
+def _woodbury_factor(q):
+    """A = L_C⁻¹ Wᵀ D⁻¹ for q low-rank: Σ_q⁻¹ = D⁻¹ - Aᵀ A."""
+    qWt_qDinv = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
+    return tp.linalg.solve_triangular(q._capacitance_tril, qWt_qDinv, upper=False)
+
+
+# KL between Gaussians: ½ (log det Σq - log det Σp + tr(Σq⁻¹ Σp) + Mahalanobis - n).
+# With a low-rank q the trace expands through Woodbury into traces of X Xᵀ.
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_event_shapes(p, q, "Low Rank Multivariate Normals")
+    term1 = (_batch_lowrank_logdet(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
+                                   q._capacitance_tril)
+             - _batch_lowrank_logdet(p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag,
+                                     p._capacitance_tril))
+    term3 = _batch_lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
+                                       q.loc - p.loc, q._capacitance_tril)
+    A = _woodbury_factor(q)
+    term21 = (p._unbroadcasted_cov_diag / q._unbroadcasted_cov_diag).sum(-1)
+    term22 = _batch_trace_XXT(p._unbroadcasted_cov_factor
+                              * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+    term23 = _batch_trace_XXT(A * p._unbroadcasted_cov_diag.sqrt().unsqueeze(-2))
+    term24 = _batch_trace_XXT(A.matmul(p._unbroadcasted_cov_factor))
+    term2 = term21 + term22 - term23 - term24
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    term1 = (_batch_lowrank_logdet(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
+                                   q._capacitance_tril)
+             - 2 * p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+    term3 = _batch_lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
+                                       q.loc - p.loc, q._capacitance_tril)
+    A = _woodbury_factor(q)
+    term21 = _batch_trace_XXT(p._unbroadcasted_scale_tril
+                              * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+    term22 = _batch_trace_XXT(A.matmul(p._unbroadcasted_scale_tril))
+    return 0.5 * (term1 + term21 - term22 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    term1 = (2 * q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+             - _batch_lowrank_logdet(p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag,
+                                     p._capacitance_tril))
+    term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, (q.loc - p.loc))
+    # tr(Σq⁻¹ (W Wᵀ + D)) = |Lq⁻¹ W|² + |Lq⁻¹ D^½|², over the batch both share
+    n = p.event_shape[0]
+    batch = tp.broadcast_tensors(
+        tp.empty(tuple(q._unbroadcasted_scale_tril.shape[:-2]) + (0,)),
+        tp.empty(tuple(p._unbroadcasted_cov_factor.shape[:-2]) + (0,)))[0].shape[:-1]
+    q_scale_tril = q._unbroadcasted_scale_tril.expand(tuple(batch) + (n, n))
+    p_cov_factor = p._unbroadcasted_cov_factor.expand(tuple(batch) + (n, p.cov_factor.size(-1)))
+    p_cov_diag = _diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(tuple(batch) + (n, n))
+    term21 = _batch_trace_XXT(tp.linalg.solve_triangular(q_scale_tril, p_cov_factor, upper=False))
+    term22 = _batch_trace_XXT(tp.linalg.solve_triangular(q_scale_tril, p_cov_diag, upper=False))
+    return 0.5 * (term1 + term21 + term22 + term3 - p.event_shape[0])

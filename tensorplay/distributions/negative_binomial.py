@@ -88,10 +88,11 @@ class NegativeBinomial(Distribution):
             self._validate_sample(value)
         log_unnormalized_prob = (self.total_count * _logsigmoid(-self.logits)
                                  + value * _logsigmoid(self.logits))
-        # total_count = value = 0: probability 1 of no failure, log-normalization 0
-        # (computed on a stand-in count there: lgamma(0) - lgamma(0) would be inf - inf)
+        # total_count = value = 0: probability 1 of no failure, log-normalization 0 (PyTorch's
+        # masked_fill of lgamma(0) - lgamma(0) = inf - inf; its gradient there is nan, as
+        # PyTorch's: 0 * digamma(0))
+        log_normalization = (-lgamma(self.total_count + value) + lgamma(1.0 + value)
+                             + lgamma(self.total_count))
         empty = self.total_count + value == 0.0
-        count = tp.where(empty, tp.ones_like(self.total_count + value), self.total_count + 0 * value)
-        log_normalization = -lgamma(count + value) + lgamma(1.0 + value) + lgamma(count)
         log_normalization = tp.where(empty, tp.zeros_like(log_normalization), log_normalization)
         return log_unnormalized_prob - log_normalization
