@@ -63,6 +63,11 @@ def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
+def get_device(input):
+    """The device index of a cuda tensor, -1 for a CPU one (Tensor.get_device)."""
+    return input.get_device()
+
+
 def numel(t):
     return t.numel()
 

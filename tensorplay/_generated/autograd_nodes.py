@@ -6,10 +6,11 @@ input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
 from tensorplay.autograd.formulas import (
-    amax_backward, as_strided_backward, batch_norm_backward, bce_backward_self, bce_backward_target,
-    bce_with_logits_backward_self, bce_with_logits_backward_target, cat_backward, cdist_backward,
-    cholesky_backward, cholesky_inverse_backward, cholesky_solve_backward, clamp_backward,
-    clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
+    amax_backward, as_strided_backward, as_strided_geometry_backward, as_strided_scatter_backward,
+    batch_norm_backward, bce_backward_self, bce_backward_target, bce_with_logits_backward_self,
+    bce_with_logits_backward_target, cat_backward, cdist_backward, cholesky_backward,
+    cholesky_inverse_backward, cholesky_solve_backward, clamp_backward, clamp_backward_max,
+    clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
     conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight,
     copysign_self_backward, cross_entropy_backward, cross_entropy_backward_grads,
     cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward,
@@ -19,10 +20,10 @@ from tensorplay.autograd.formulas import (
     filled_value_backward, gather_along_backward, gather_backward, gelu_second_derivative,
     group_norm_backward, hardswish_backward, huber_loss_backward, i1_backward, i1e_backward,
     igamma_other_backward, igammac_other_backward, index_backward, index_put_self_backward,
-    index_put_values_backward, index_select_backward, index_source_backward, last_three, last_two,
-    layer_norm_backward, leaky_relu_backward_of_result, linalg_det_backward, linalg_inv_backward,
-    linalg_lstsq_backward, linalg_lu_backward, linalg_lu_solve_B, linalg_lu_solve_LU,
-    linalg_qr_backward, linalg_solve_backward, linalg_solve_triangular_backward,
+    index_put_values_backward, index_reduce_backward, index_select_backward, index_source_backward,
+    last_three, last_two, layer_norm_backward, leaky_relu_backward_of_result, linalg_det_backward,
+    linalg_inv_backward, linalg_lstsq_backward, linalg_lu_backward, linalg_lu_solve_B,
+    linalg_lu_solve_LU, linalg_qr_backward, linalg_solve_backward, linalg_solve_triangular_backward,
     linalg_svd_backward, linear_weight_backward, log_softmax_double_backward_grad, logit_backward,
     logsumexp_backward, lu_factor_ex_backward, lu_unpack_backward, masked_scatter_source_backward,
     masked_select_backward, matrix_exp_backward, max_pool2d_double_backward,
@@ -6711,6 +6712,196 @@ class PoissonBackward0(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(self_)
         return (d_self,)
+
+
+class DiagEmbedBackward0(Node):
+    """Backward of `diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`.
+
+    self: grad.diagonal(offset, dim1, dim2)
+    """
+
+    __slots__ = ('offset_', 'dim1_', 'dim2_')
+    SAVED = ()
+    OP = 'diag_embed'
+
+    def apply(self, grads):
+        grad = grads[0]
+        offset = self.offset_
+        dim1 = self.dim1_
+        dim2 = self.dim2_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad.diagonal(offset, dim1, dim2)
+        return (d_self,)
+
+
+class DiagonalScatterBackward0(Node):
+    """Backward of `diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0,
+        int dim2=1) -> Tensor`.
+
+    self: grad.diagonal_scatter(zeros_like(src), offset, dim1, dim2)
+    src: grad.diagonal(offset, dim1, dim2)
+    """
+
+    __slots__ = ('src_', 'offset_', 'dim1_', 'dim2_')
+    SAVED = ('src_',)
+    OP = 'diagonal_scatter'
+
+    def apply(self, grads):
+        grad = grads[0]
+        src = self.src_.unpack(self)
+        offset = self.offset_
+        dim1 = self.dim1_
+        dim2 = self.dim2_
+        d_self = None
+        d_src = None
+        if self.needs_input_grad(0):
+            d_self = grad.diagonal_scatter(zeros_like(src), offset, dim1, dim2)
+        if self.needs_input_grad(1):
+            d_src = grad.diagonal(offset, dim1, dim2)
+        return (d_self, d_src)
+
+
+class SelectScatterBackward0(Node):
+    """Backward of `select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor`.
+
+    self: grad.select_scatter(zeros_like(src), dim, index)
+    src: grad.select(dim, index)
+    """
+
+    __slots__ = ('src_', 'dim_', 'index_')
+    SAVED = ('src_',)
+    OP = 'select_scatter'
+
+    def apply(self, grads):
+        grad = grads[0]
+        src = self.src_.unpack(self)
+        dim = self.dim_
+        index = self.index_
+        d_self = None
+        d_src = None
+        if self.needs_input_grad(0):
+            d_self = grad.select_scatter(zeros_like(src), dim, index)
+        if self.needs_input_grad(1):
+            d_src = grad.select(dim, index)
+        return (d_self, d_src)
+
+
+class SliceScatterBackward0(Node):
+    """Backward of `slice_scatter(Tensor self, Tensor src, int dim=0, int? start=None,
+        int? end=None, int step=1) -> Tensor`.
+
+    self: grad.slice_scatter(zeros_like(src), dim, start, end, step)
+    src: grad.slice(dim, start, end, step)
+    """
+
+    __slots__ = ('src_', 'dim_', 'start_', 'end_', 'step_')
+    SAVED = ('src_',)
+    OP = 'slice_scatter'
+
+    def apply(self, grads):
+        grad = grads[0]
+        src = self.src_.unpack(self)
+        dim = self.dim_
+        start = self.start_
+        end = self.end_
+        step = self.step_
+        d_self = None
+        d_src = None
+        if self.needs_input_grad(0):
+            d_self = grad.slice_scatter(zeros_like(src), dim, start, end, step)
+        if self.needs_input_grad(1):
+            d_src = grad.slice(dim, start, end, step)
+        return (d_self, d_src)
+
+
+class AsStridedBackward1(Node):
+    """Backward of `as_strided_(Tensor(a!) self, int[] size, int[] stride,
+        int? storage_offset=None) -> Tensor(a!)`.
+
+    self: as_strided_geometry_backward(
+        grad, self.sizes(), self.strides(), self.storage_offset(), size, stride, storage_offset,
+    )
+    """
+
+    __slots__ = (
+        'size_', 'stride_', 'storage_offset_', 'self_sizes', 'self_storage_offset', 'self_strides',
+    )
+    SAVED = ()
+    OP = 'as_strided_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        size = self.size_
+        stride = self.stride_
+        storage_offset = self.storage_offset_
+        self_sizes = self.self_sizes
+        self_storage_offset = self.self_storage_offset
+        self_strides = self.self_strides
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = as_strided_geometry_backward(
+                grad, self_sizes, self_strides, self_storage_offset, size, stride, storage_offset,
+            )
+        return (d_self,)
+
+
+class AsStridedScatterBackward0(Node):
+    """Backward of `as_strided_scatter(Tensor self, Tensor src, int[] size, int[] stride,
+        int? storage_offset=None) -> Tensor`.
+
+    self, src: as_strided_scatter_backward(grad, self, src.sizes(), size, stride, storage_offset)
+    """
+
+    __slots__ = ('self_', 'size_', 'stride_', 'storage_offset_', 'src_sizes')
+    SAVED = ('self_',)
+    OP = 'as_strided_scatter'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        size = self.size_
+        stride = self.stride_
+        storage_offset = self.storage_offset_
+        src_sizes = self.src_sizes
+        d_self = None
+        d_src = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            (d_self, d_src) = as_strided_scatter_backward(
+                grad, self_, src_sizes, size, stride, storage_offset,
+            )
+        return (d_self, d_src)
+
+
+class IndexReduceBackward0(Node):
+    """Backward of `index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *,
+        bool include_self=True) -> Tensor`.
+
+    self, source: index_reduce_backward(
+        grad, self, dim, index, source, reduce, include_self, result,
+    )
+    """
+
+    __slots__ = ('self_', 'index_', 'source_', 'result_', 'dim_', 'reduce_', 'include_self_')
+    SAVED = ('self_', 'index_', 'source_', 'result_')
+    OP = 'index_reduce'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        index = self.index_.unpack(self)
+        source = self.source_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        reduce = self.reduce_
+        include_self = self.include_self_
+        d_self = None
+        d_source = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            (d_self, d_source) = index_reduce_backward(
+                grad, self_, dim, index, source, reduce, include_self, result,
+            )
+        return (d_self, d_source)
 
 
 class MaxPool3dWithIndicesBackward0(Node):

@@ -20,20 +20,21 @@ from tensorplay._generated.autograd_nodes import (
     AdaptiveMaxPool2dBackwardBackward0, AdaptiveMaxPool3dBackward0,
     AdaptiveMaxPool3dBackwardBackward0, AddBackward0, AddcdivBackward0, AddcmulBackward0,
     AddmmBackward0, AddmvBackward0, AmaxBackward0, AminBackward0, AngleBackward0,
-    AsStridedBackward0, AsinBackward0, AsinhBackward0, AsinhBackward1, Atan2Backward0,
-    AtanBackward0, AtanhBackward0, AtanhBackward1, AvgPool2dBackward0, AvgPool2dBackwardBackward0,
-    AvgPool3dBackward0, AvgPool3dBackwardBackward0, BaddbmmBackward0, BernoulliBackward0,
-    BernoulliBackward1, BernoulliBackward2, BernoulliBackward3, BinaryCrossEntropyBackward0,
-    BinaryCrossEntropyWithLogitsBackward0, BinomialBackward0, BmmBackward0, CatBackward0,
-    CauchyBackward0, CdistBackward0, CeilBackward0, CholeskyInverseBackward0,
-    CholeskySolveBackward0, ClampBackward0, ClampBackward1, ClampMaxBackward0, CloneBackward0,
-    Col2imBackward0, ConstantPadNdBackward0, ConvolutionBackward0, ConvolutionBackwardBackward0,
-    CopyBackward0, CopysignBackward0, CosBackward0, CoshBackward0, CrossEntropyBackwardBackward0,
-    CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0, CumprodBackward0,
-    CumsumBackward0, DiagBackward0, DiagonalBackward0, DigammaBackward0, DistBackward0,
-    DivBackward0, DivBackward1, DotBackward0, EinsumBackward0, EluBackward0, EluBackward1,
-    EmbeddingBackward0, EmbeddingDenseBackwardBackward0, EqBackward0, ErfBackward0, ErfcBackward0,
-    ErfinvBackward0, Exp2Backward0, ExpBackward0, ExpandBackward0, Expm1Backward0,
+    AsStridedBackward0, AsStridedBackward1, AsStridedScatterBackward0, AsinBackward0,
+    AsinhBackward0, AsinhBackward1, Atan2Backward0, AtanBackward0, AtanhBackward0, AtanhBackward1,
+    AvgPool2dBackward0, AvgPool2dBackwardBackward0, AvgPool3dBackward0, AvgPool3dBackwardBackward0,
+    BaddbmmBackward0, BernoulliBackward0, BernoulliBackward1, BernoulliBackward2,
+    BernoulliBackward3, BinaryCrossEntropyBackward0, BinaryCrossEntropyWithLogitsBackward0,
+    BinomialBackward0, BmmBackward0, CatBackward0, CauchyBackward0, CdistBackward0, CeilBackward0,
+    CholeskyInverseBackward0, CholeskySolveBackward0, ClampBackward0, ClampBackward1,
+    ClampMaxBackward0, CloneBackward0, Col2imBackward0, ConstantPadNdBackward0,
+    ConvolutionBackward0, ConvolutionBackwardBackward0, CopyBackward0, CopysignBackward0,
+    CosBackward0, CoshBackward0, CrossEntropyBackwardBackward0, CrossEntropyForwardBackward0,
+    CummaxBackward0, CumminBackward0, CumprodBackward0, CumsumBackward0, DiagBackward0,
+    DiagEmbedBackward0, DiagonalBackward0, DiagonalScatterBackward0, DigammaBackward0,
+    DistBackward0, DivBackward0, DivBackward1, DotBackward0, EinsumBackward0, EluBackward0,
+    EluBackward1, EmbeddingBackward0, EmbeddingDenseBackwardBackward0, EqBackward0, ErfBackward0,
+    ErfcBackward0, ErfinvBackward0, Exp2Backward0, ExpBackward0, ExpandBackward0, Expm1Backward0,
     ExponentialBackward0, FillBackward0, FlipBackward0, FloorBackward0, FloorDivideBackward0,
     FmodBackward0, FracBackward0, FractionalMaxPool2dBackward0,
     FractionalMaxPool2dBackwardBackward0, FractionalMaxPool3dBackward0,
@@ -43,19 +44,19 @@ from tensorplay._generated.autograd_nodes import (
     GtBackward0, HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0, HeavisideBackward0,
     HuberLossBackward0, HypotBackward0, I0Backward0, IgammaBackward0, IgammacBackward0,
     Im2colBackward0, IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0,
-    IndexFillBackward1, IndexPutBackward0, IndexSelectBackward0, KthvalueBackward0, LeBackward0,
-    LeakyReluBackward0, LeakyReluBackward1, LerpBackward0, LerpBackward1, LgammaBackward0,
-    LinalgCholeskyExBackward0, LinalgDetBackward0, LinalgEighBackward0, LinalgInvExBackward0,
-    LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0, LinalgLuBackward0,
-    LinalgLuFactorExBackward0, LinalgLuSolveBackward0, LinalgMatrixExpBackward0,
-    LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0,
-    LinalgSolveExBackward0, LinalgSolveTriangularBackward0, LinalgSvdBackward0,
-    LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0,
-    LogBackward0, LogNormalBackward0, LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0,
-    Logaddexp2Backward0, LogaddexpBackward0, LogitBackward0, LogsumexpBackward0,
-    LstmSequenceBackward0, LstmSequenceBackwardBackward0, LtBackward0, LuUnpackBackward0,
-    MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0,
-    MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
+    IndexFillBackward1, IndexPutBackward0, IndexReduceBackward0, IndexSelectBackward0,
+    KthvalueBackward0, LeBackward0, LeakyReluBackward0, LeakyReluBackward1, LerpBackward0,
+    LerpBackward1, LgammaBackward0, LinalgCholeskyExBackward0, LinalgDetBackward0,
+    LinalgEighBackward0, LinalgInvExBackward0, LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0,
+    LinalgLstsqBackward0, LinalgLuBackward0, LinalgLuFactorExBackward0, LinalgLuSolveBackward0,
+    LinalgMatrixExpBackward0, LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0,
+    LinalgSolveBackward0, LinalgSolveExBackward0, LinalgSolveTriangularBackward0,
+    LinalgSvdBackward0, LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0,
+    Log2Backward0, LogBackward0, LogNormalBackward0, LogSoftmaxBackward0,
+    LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0, LogitBackward0,
+    LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0, LtBackward0,
+    LuUnpackBackward0, MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0,
+    MaskedSelectBackward0, MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
     MaxPool2dWithIndicesBackwardBackward0, MaxPool3dWithIndicesBackward0,
     MaxPool3dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
     MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
@@ -69,18 +70,19 @@ from tensorplay._generated.autograd_nodes import (
     ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1, RepeatBackward0,
     RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1, RsqrtBackward0,
     ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0, ScatterBackward1,
-    ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0, SigmoidBackward0,
-    SignBackward0, SiluBackward0, SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0,
-    SliceBackward0, SmoothL1LossBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0,
-    SoftplusBackward0, SortBackward0, SortBackward1, SpecialEntrBackward0, SpecialErfcxBackward0,
-    SpecialI0eBackward0, SpecialI1Backward0, SpecialI1eBackward0, SpecialLogNdtrBackward0,
-    SpecialNdtriBackward0, SpecialXlog1pyBackward0, SpecialZetaBackward0, SqrtBackward0,
-    SqueezeBackward0, SqueezeBackward1, StdBackward0, StdMeanBackward0, SubBackward0, SumBackward0,
-    SumBackward1, TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0,
-    ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0, TransposeBackward0,
-    TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0, UniformBackward0,
-    Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
-    UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
+    ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0,
+    SelectScatterBackward0, SigmoidBackward0, SignBackward0, SiluBackward0, SiluBackwardBackward0,
+    SinBackward0, SincBackward0, SinhBackward0, SliceBackward0, SliceScatterBackward0,
+    SmoothL1LossBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0, SoftplusBackward0,
+    SortBackward0, SortBackward1, SpecialEntrBackward0, SpecialErfcxBackward0, SpecialI0eBackward0,
+    SpecialI1Backward0, SpecialI1eBackward0, SpecialLogNdtrBackward0, SpecialNdtriBackward0,
+    SpecialXlog1pyBackward0, SpecialZetaBackward0, SqrtBackward0, SqueezeBackward0,
+    SqueezeBackward1, StdBackward0, StdMeanBackward0, SubBackward0, SumBackward0, SumBackward1,
+    TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0,
+    ToCopyBackward0, TopkBackward0, TransposeBackward0, TriangularSolveBackward0, TrilBackward0,
+    TriuBackward0, TruncBackward0, UniformBackward0, Unique2Backward0, UniqueDimBackward0,
+    UnsafeViewBackward0, UnsqueezeBackward0, UpsampleBilinear2dBackward0,
+    UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
     UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0, ViewBackward0,
     WhereBackward0, Xlog1pyBackward0, XlogyBackward0,
 )
@@ -4785,6 +4787,120 @@ def poisson(ks, self, generator):
     return result
 
 
+def as_strided_(ks, self, size, stride, storage_offset):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.as_strided_, ks, self, size, stride, storage_offset)
+    check_inplace(self, 'as_strided_')
+    node = AsStridedBackward1(self)
+    node.size_ = size
+    node.stride_ = stride
+    node.storage_offset_ = storage_offset
+    node.self_sizes = self._impl.sizes
+    node.self_storage_offset = self._impl.offset
+    node.self_strides = self._impl.strides
+    result = below_autograd(ops.as_strided_, ks, self, size, stride, storage_offset)
+    rebase_history(self, node)
+    return result
+
+
+def diag_embed(ks, self, offset, dim1, dim2):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.diag_embed, ks, self, offset, dim1, dim2)
+    node = DiagEmbedBackward0(self)
+    node.offset_ = offset
+    node.dim1_ = dim1
+    node.dim2_ = dim2
+    result = below_autograd(ops.diag_embed, ks, self, offset, dim1, dim2)
+    set_history(result, node)
+    return result
+
+
+def diagonal_scatter(ks, self, src, offset, dim1, dim2):
+    if not (self._impl.requires_grad or src._impl.requires_grad):
+        return below_autograd(ops.diagonal_scatter, ks, self, src, offset, dim1, dim2)
+    node = DiagonalScatterBackward0(self, src)
+    node.offset_ = offset
+    node.dim1_ = dim1
+    node.dim2_ = dim2
+    node.src_ = SavedVariable(src, is_output=False) if self._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.diagonal_scatter, ks, self, src, offset, dim1, dim2)
+    set_history(result, node)
+    return result
+
+
+def select_scatter(ks, self, src, dim, index):
+    if not (self._impl.requires_grad or src._impl.requires_grad):
+        return below_autograd(ops.select_scatter, ks, self, src, dim, index)
+    node = SelectScatterBackward0(self, src)
+    node.dim_ = dim
+    node.index_ = index
+    node.src_ = SavedVariable(src, is_output=False) if self._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.select_scatter, ks, self, src, dim, index)
+    set_history(result, node)
+    return result
+
+
+def slice_scatter(ks, self, src, dim, start, end, step):
+    if not (self._impl.requires_grad or src._impl.requires_grad):
+        return below_autograd(ops.slice_scatter, ks, self, src, dim, start, end, step)
+    node = SliceScatterBackward0(self, src)
+    node.dim_ = dim
+    node.start_ = start
+    node.end_ = end
+    node.step_ = step
+    node.src_ = SavedVariable(src, is_output=False) if self._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.slice_scatter, ks, self, src, dim, start, end, step)
+    set_history(result, node)
+    return result
+
+
+def as_strided_scatter(ks, self, src, size, stride, storage_offset):
+    if not (self._impl.requires_grad or src._impl.requires_grad):
+        return below_autograd(ops.as_strided_scatter, ks, self, src, size, stride, storage_offset)
+    node = AsStridedScatterBackward0(self, src)
+    node.size_ = size
+    node.stride_ = stride
+    node.storage_offset_ = storage_offset
+    node.src_sizes = src._impl.sizes
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.as_strided_scatter, ks, self, src, size, stride, storage_offset)
+    set_history(result, node)
+    return result
+
+
+def index_reduce(ks, self, dim, index, source, reduce, include_self):
+    if not (self._impl.requires_grad or source._impl.requires_grad):
+        return below_autograd(ops.index_reduce, ks, self, dim, index, source, reduce, include_self)
+    node = IndexReduceBackward0(self, source)
+    node.dim_ = dim
+    node.reduce_ = reduce
+    node.include_self_ = include_self
+    node.self_ = SavedVariable(self, is_output=False)
+    node.index_ = SavedVariable(index, is_output=False)
+    node.source_ = SavedVariable(source, is_output=False)
+    result = below_autograd(ops.index_reduce, ks, self, dim, index, source, reduce, include_self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def index_reduce_(ks, self, dim, index, source, reduce, include_self):
+    if not (self._impl.requires_grad or source._impl.requires_grad):
+        return below_autograd(ops.index_reduce_, ks, self, dim, index, source, reduce, include_self)
+    check_inplace(self, 'index_reduce_')
+    node = IndexReduceBackward0(self, source)
+    node.dim_ = dim
+    node.reduce_ = reduce
+    node.include_self_ = include_self
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    node.index_ = SavedVariable(index, is_output=False)
+    node.source_ = SavedVariable(source, is_output=False)
+    result = below_autograd(ops.index_reduce_, ks, self, dim, index, source, reduce, include_self)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
 def max_pool3d_with_indices(ks, self, kernel_size, stride, padding, dilation, ceil_mode):
     if not self._impl.requires_grad:
         return below_autograd(
@@ -5361,6 +5477,14 @@ WRAPPERS = {
     'geometric_': geometric_,
     'binomial': binomial,
     'poisson': poisson,
+    'as_strided_': as_strided_,
+    'diag_embed': diag_embed,
+    'diagonal_scatter': diagonal_scatter,
+    'select_scatter': select_scatter,
+    'slice_scatter': slice_scatter,
+    'as_strided_scatter': as_strided_scatter,
+    'index_reduce': index_reduce,
+    'index_reduce_': index_reduce_,
     'max_pool3d_with_indices': max_pool3d_with_indices,
     'max_pool3d_with_indices_backward': max_pool3d_with_indices_backward,
     'avg_pool3d': avg_pool3d,

@@ -5363,6 +5363,184 @@ SCHEMAS = (
         mutable_positions=(0,),
     ),
     OpSchema(
+        name='adjoint',
+        text='adjoint(Tensor(a) self) -> Tensor(a)',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='split_with_sizes',
+        text='split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]',
+        arg_names=('self', 'split_sizes', 'dim'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='hsplit.int',
+        text='hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]',
+        arg_names=('self', 'sections'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='hsplit.array',
+        text='hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]',
+        arg_names=('self', 'indices'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='vsplit.int',
+        text='vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]',
+        arg_names=('self', 'sections'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='vsplit.array',
+        text='vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]',
+        arg_names=('self', 'indices'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='dsplit.int',
+        text='dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]',
+        arg_names=('self', 'sections'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='dsplit.array',
+        text='dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]',
+        arg_names=('self', 'indices'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='as_strided_',
+        text=(
+            'as_strided_(Tensor(a!) self, int[] size, int[] stride, '
+            'int? storage_offset=None) -> Tensor(a!)'
+        ),
+        arg_names=('self', 'size', 'stride', 'storage_offset'),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='resize_',
+        text=(
+            'resize_(Tensor(a!) self, int[] size, *, '
+            'MemoryFormat? memory_format=None) -> Tensor(a!)'
+        ),
+        arg_names=('self', 'size', 'memory_format'),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='resize_as_',
+        text=(
+            'resize_as_(Tensor(a!) self, Tensor the_template, *, '
+            'MemoryFormat? memory_format=None) -> Tensor(a!)'
+        ),
+        arg_names=('self', 'the_template', 'memory_format'),
+        tensor_positions=(0, 1),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='column_stack',
+        text='column_stack(Tensor[] tensors) -> Tensor',
+        arg_names=('tensors',),
+        tensor_positions=(0,),
+        list_positions=(0,),
+    ),
+    OpSchema(
+        name='dstack',
+        text='dstack(Tensor[] tensors) -> Tensor',
+        arg_names=('tensors',),
+        tensor_positions=(0,),
+        list_positions=(0,),
+    ),
+    OpSchema(
+        name='diag_embed',
+        text='diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor',
+        arg_names=('self', 'offset', 'dim1', 'dim2'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='diagflat',
+        text='diagflat(Tensor self, int offset=0) -> Tensor',
+        arg_names=('self', 'offset'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='combinations',
+        text='combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor',
+        arg_names=('self', 'r', 'with_replacement'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='diagonal_scatter',
+        text=(
+            'diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, '
+            'int dim2=1) -> Tensor'
+        ),
+        arg_names=('self', 'src', 'offset', 'dim1', 'dim2'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='select_scatter',
+        text='select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor',
+        arg_names=('self', 'src', 'dim', 'index'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='slice_scatter',
+        text=(
+            'slice_scatter(Tensor self, Tensor src, int dim=0, int? start=None, '
+            'int? end=None, int step=1) -> Tensor'
+        ),
+        arg_names=('self', 'src', 'dim', 'start', 'end', 'step'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='as_strided_scatter',
+        text=(
+            'as_strided_scatter(Tensor self, Tensor src, int[] size, int[] stride, '
+            'int? storage_offset=None) -> Tensor'
+        ),
+        arg_names=('self', 'src', 'size', 'stride', 'storage_offset'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='put',
+        text='put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor',
+        arg_names=('self', 'index', 'source', 'accumulate'),
+        tensor_positions=(0, 1, 2),
+    ),
+    OpSchema(
+        name='put_',
+        text=(
+            'put_(Tensor(a!) self, Tensor index, Tensor source, '
+            'bool accumulate=False) -> Tensor(a!)'
+        ),
+        arg_names=('self', 'index', 'source', 'accumulate'),
+        tensor_positions=(0, 1, 2),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='index_reduce',
+        text=(
+            'index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, '
+            'bool include_self=True) -> Tensor'
+        ),
+        arg_names=('self', 'dim', 'index', 'source', 'reduce', 'include_self'),
+        tensor_positions=(0, 2, 3),
+    ),
+    OpSchema(
+        name='index_reduce_',
+        text=(
+            'index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, '
+            '*, bool include_self=True) -> Tensor(a!)'
+        ),
+        arg_names=('self', 'dim', 'index', 'source', 'reduce', 'include_self'),
+        tensor_positions=(0, 2, 3),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
         name='max_pool3d_with_indices',
         text=(
             'max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], '
@@ -7291,6 +7469,30 @@ DISPATCH = {
         ('float_power_.Tensor', 'pointwise.float_power_'),
         ('float_power_.Scalar', 'pointwise.float_power_'),
         ('fill_diagonal_', 'pointwise.fill_diagonal_'),
+        ('adjoint', 'views.adjoint'),
+        ('split_with_sizes', 'views.split_with_sizes'),
+        ('hsplit.int', 'views.hsplit_int'),
+        ('hsplit.array', 'views.hsplit_array'),
+        ('vsplit.int', 'views.vsplit_int'),
+        ('vsplit.array', 'views.vsplit_array'),
+        ('dsplit.int', 'views.dsplit_int'),
+        ('dsplit.array', 'views.dsplit_array'),
+        ('as_strided_', 'views.as_strided_'),
+        ('resize_', 'views.resize_'),
+        ('resize_as_', 'views.resize_as_'),
+        ('column_stack', 'shape.column_stack'),
+        ('dstack', 'shape.dstack'),
+        ('diag_embed', 'shape.diag_embed'),
+        ('diagflat', 'shape.diagflat'),
+        ('combinations', 'shape.combinations'),
+        ('diagonal_scatter', 'indexing.diagonal_scatter'),
+        ('select_scatter', 'indexing.select_scatter'),
+        ('slice_scatter', 'indexing.slice_scatter'),
+        ('as_strided_scatter', 'indexing.as_strided_scatter'),
+        ('put', 'indexing.put'),
+        ('put_', 'indexing.put_'),
+        ('index_reduce', 'indexing.index_reduce'),
+        ('index_reduce_', 'indexing.index_reduce_'),
         ('max_unpool3d', 'pooling.max_unpool3d'),
         ('max_pool1d_with_indices', 'pooling.max_pool1d_with_indices'),
         ('max_pool1d', 'pooling.max_pool1d'),
@@ -8425,6 +8627,20 @@ VMAP_RULES = {
     'geometric_': 'random.random_rule',
     'binomial': 'random.random_rule',
     'poisson': 'random.random_rule',
+    'adjoint': 'views.shifted_view_rule',
+    'split_with_sizes': 'views.shifted_view_rule',
+    'as_strided_': 'indexing.refused_rule',
+    'resize_': 'indexing.refused_rule',
+    'resize_as_': 'indexing.refused_rule',
+    'diag_embed': 'shape.diag_embed_rule',
+    'diagonal_scatter': 'indexing.view_scatter_rule',
+    'select_scatter': 'indexing.view_scatter_rule',
+    'slice_scatter': 'indexing.view_scatter_rule',
+    'as_strided_scatter': 'indexing.refused_rule',
+    'put': 'indexing.per_example_rule',
+    'put_': 'indexing.per_example_rule',
+    'index_reduce': 'indexing.index_reduce_rule',
+    'index_reduce_': 'indexing.index_reduce_rule',
     'max_pool3d_with_indices': 'fold_rule',
     'avg_pool3d': 'fold_rule',
     'adaptive_avg_pool3d': 'fold_rule',

@@ -13085,6 +13085,503 @@ def fill_diagonal_(self, fill_value, wrap=False):
     return ops.fill_diagonal_.call(self._impl.keys, self, fill_value, wrap)
 
 
+# ---- adjoint ---------------------------------------------------------------------------
+
+def adjoint(input):
+    """adjoint(Tensor(a) self) -> Tensor(a)"""
+    if not isinstance(input, Tensor):
+        bad_arg('adjoint', 'input', 'Tensor', input)
+    return ops.adjoint.call(input._impl.keys, input)
+
+
+# ---- split_with_sizes ------------------------------------------------------------------
+
+def split_with_sizes(input, split_sizes, dim=0, **kwargs):
+    """split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]"""
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'split_with_sizes', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'split_sizes': split_sizes, 'dim': dim},
+        )
+        return split_with_sizes(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('split_with_sizes', 'input', 'Tensor', input)
+    split_sizes = as_int_list('split_with_sizes', 'split_sizes', split_sizes)
+    if type(dim) is not _b.int:
+        dim = as_int('split_with_sizes', 'dim', dim)
+    return ops.split_with_sizes.call(input._impl.keys, input, split_sizes, dim)
+
+
+# ---- hsplit (int, array) ---------------------------------------------------------------
+
+def _match_hsplit_int(input, sections):
+    if isinstance(input, Tensor) and is_int(sections):
+        return (input, sections,)
+    return None
+
+
+def _run_hsplit_int(input, sections):
+    if type(sections) is not _b.int:
+        sections = as_int('hsplit', 'sections', sections)
+    return ops.hsplit_int.call(input._impl.keys, input, sections)
+
+
+def _match_hsplit_array(input, *indices, **kwargs):
+    if kwargs:
+        indices = unpack_kwargs('hsplit', 'indices', indices, kwargs)
+    elif len(indices) == 1 and type(indices[0]) is not _b.int:
+        indices = indices[0]
+    if isinstance(input, Tensor):
+        return (input, indices,)
+    return None
+
+
+def _run_hsplit_array(input, indices):
+    indices = as_int_list('hsplit', 'indices', indices)
+    return ops.hsplit_array.call(input._impl.keys, input, indices)
+
+
+def hsplit(*args, **kwargs):
+    """hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+    hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+    """
+    for match, run in (
+        (_match_hsplit_int, _run_hsplit_int), (_match_hsplit_array, _run_hsplit_array),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('hsplit', (ops.hsplit_int, ops.hsplit_array), args, kwargs)
+
+
+# ---- vsplit (int, array) ---------------------------------------------------------------
+
+def _match_vsplit_int(input, sections):
+    if isinstance(input, Tensor) and is_int(sections):
+        return (input, sections,)
+    return None
+
+
+def _run_vsplit_int(input, sections):
+    if type(sections) is not _b.int:
+        sections = as_int('vsplit', 'sections', sections)
+    return ops.vsplit_int.call(input._impl.keys, input, sections)
+
+
+def _match_vsplit_array(input, *indices, **kwargs):
+    if kwargs:
+        indices = unpack_kwargs('vsplit', 'indices', indices, kwargs)
+    elif len(indices) == 1 and type(indices[0]) is not _b.int:
+        indices = indices[0]
+    if isinstance(input, Tensor):
+        return (input, indices,)
+    return None
+
+
+def _run_vsplit_array(input, indices):
+    indices = as_int_list('vsplit', 'indices', indices)
+    return ops.vsplit_array.call(input._impl.keys, input, indices)
+
+
+def vsplit(*args, **kwargs):
+    """vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+    vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+    """
+    for match, run in (
+        (_match_vsplit_int, _run_vsplit_int), (_match_vsplit_array, _run_vsplit_array),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('vsplit', (ops.vsplit_int, ops.vsplit_array), args, kwargs)
+
+
+# ---- dsplit (int, array) ---------------------------------------------------------------
+
+def _match_dsplit_int(input, sections):
+    if isinstance(input, Tensor) and is_int(sections):
+        return (input, sections,)
+    return None
+
+
+def _run_dsplit_int(input, sections):
+    if type(sections) is not _b.int:
+        sections = as_int('dsplit', 'sections', sections)
+    return ops.dsplit_int.call(input._impl.keys, input, sections)
+
+
+def _match_dsplit_array(input, *indices, **kwargs):
+    if kwargs:
+        indices = unpack_kwargs('dsplit', 'indices', indices, kwargs)
+    elif len(indices) == 1 and type(indices[0]) is not _b.int:
+        indices = indices[0]
+    if isinstance(input, Tensor):
+        return (input, indices,)
+    return None
+
+
+def _run_dsplit_array(input, indices):
+    indices = as_int_list('dsplit', 'indices', indices)
+    return ops.dsplit_array.call(input._impl.keys, input, indices)
+
+
+def dsplit(*args, **kwargs):
+    """dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+    dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+    """
+    for match, run in (
+        (_match_dsplit_int, _run_dsplit_int), (_match_dsplit_array, _run_dsplit_array),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('dsplit', (ops.dsplit_int, ops.dsplit_array), args, kwargs)
+
+
+# ---- as_strided_ -----------------------------------------------------------------------
+
+def as_strided_(input, size, stride, storage_offset=None):
+    """as_strided_(Tensor(a!) self, int[] size, int[] stride,
+        int? storage_offset=None) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('as_strided_', 'input', 'Tensor', input)
+    size = as_int_list('as_strided_', 'size', size)
+    stride = as_int_list('as_strided_', 'stride', stride)
+    if storage_offset is not None and type(storage_offset) is not _b.int:
+        storage_offset = as_int('as_strided_', 'storage_offset', storage_offset)
+    return ops.as_strided_.call(input._impl.keys, input, size, stride, storage_offset)
+
+
+# ---- resize_ ---------------------------------------------------------------------------
+
+def resize_(self, *size, memory_format=None, **kwargs):
+    """resize_(Tensor(a!) self, int[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)"""
+    if kwargs:
+        size = unpack_kwargs('resize_', 'size', size, kwargs)
+    elif len(size) == 1 and type(size[0]) is not _b.int:
+        size = size[0]
+    if not isinstance(self, Tensor):
+        bad_arg('resize_', 'self', 'Tensor', self)
+    size = as_int_list('resize_', 'size', size)
+    return ops.resize_.call(self._impl.keys, self, size, memory_format)
+
+
+# ---- resize_as_ ------------------------------------------------------------------------
+
+def resize_as_(input, the_template, *, memory_format=None):
+    """resize_as_(Tensor(a!) self, Tensor the_template, *,
+        MemoryFormat? memory_format=None) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('resize_as_', 'input', 'Tensor', input)
+    if not isinstance(the_template, Tensor):
+        bad_arg('resize_as_', 'the_template', 'Tensor', the_template)
+    ks = input._impl.keys | the_template._impl.keys
+    return ops.resize_as_.call(ks, input, the_template, memory_format)
+
+
+# ---- column_stack ----------------------------------------------------------------------
+
+def column_stack(*tensors, out=None, **kwargs):
+    """column_stack(Tensor[] tensors) -> Tensor"""
+    if out is not None:
+        return into_out('column_stack', out, column_stack(*tensors, **kwargs))
+    if kwargs:
+        tensors = unpack_kwargs('column_stack', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('column_stack', 'tensors', tensors)
+    return ops.column_stack.call(keyset_list(tensors), tensors)
+
+
+# ---- dstack ----------------------------------------------------------------------------
+
+def dstack(*tensors, out=None, **kwargs):
+    """dstack(Tensor[] tensors) -> Tensor"""
+    if out is not None:
+        return into_out('dstack', out, dstack(*tensors, **kwargs))
+    if kwargs:
+        tensors = unpack_kwargs('dstack', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('dstack', 'tensors', tensors)
+    return ops.dstack.call(keyset_list(tensors), tensors)
+
+
+# ---- diag_embed ------------------------------------------------------------------------
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1, *, out=None):
+    """A tensor whose diagonals (offset, dim1, dim2) hold self's last dim; zeros elsewhere.
+
+    diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor
+    """
+    if out is not None:
+        return into_out('diag_embed', out, diag_embed(input, offset, dim1, dim2))
+    if not isinstance(input, Tensor):
+        bad_arg('diag_embed', 'input', 'Tensor', input)
+    if type(offset) is not _b.int:
+        offset = as_int('diag_embed', 'offset', offset)
+    if type(dim1) is not _b.int:
+        dim1 = as_int('diag_embed', 'dim1', dim1)
+    if type(dim2) is not _b.int:
+        dim2 = as_int('diag_embed', 'dim2', dim2)
+    return ops.diag_embed.call(input._impl.keys, input, offset, dim1, dim2)
+
+
+# ---- diagflat --------------------------------------------------------------------------
+
+def diagflat(input, offset=0, *, out=None):
+    """A 2-D tensor with self's elements (flattened) on its offset-th diagonal.
+
+    diagflat(Tensor self, int offset=0) -> Tensor
+    """
+    if out is not None:
+        return into_out('diagflat', out, diagflat(input, offset))
+    if not isinstance(input, Tensor):
+        bad_arg('diagflat', 'input', 'Tensor', input)
+    if type(offset) is not _b.int:
+        offset = as_int('diagflat', 'offset', offset)
+    return ops.diagflat.call(input._impl.keys, input, offset)
+
+
+# ---- combinations ----------------------------------------------------------------------
+
+def combinations(input, r=2, with_replacement=False, *, out=None):
+    """The r-element combinations of a 1-D tensor's elements (itertools.combinations), one row
+    each.
+
+    combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor
+    """
+    if out is not None:
+        return into_out('combinations', out, combinations(input, r, with_replacement))
+    if not isinstance(input, Tensor):
+        bad_arg('combinations', 'input', 'Tensor', input)
+    if type(r) is not _b.int:
+        r = as_int('combinations', 'r', r)
+    if type(with_replacement) is not _b.bool:
+        with_replacement = as_bool('combinations', 'with_replacement', with_replacement)
+    return ops.combinations.call(input._impl.keys, input, r, with_replacement)
+
+
+# ---- diagonal_scatter ------------------------------------------------------------------
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1, *, out=None):
+    """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
+    if out is not None:
+        return into_out('diagonal_scatter', out, diagonal_scatter(input, src, offset, dim1, dim2))
+    if not isinstance(input, Tensor):
+        bad_arg('diagonal_scatter', 'input', 'Tensor', input)
+    if not isinstance(src, Tensor):
+        bad_arg('diagonal_scatter', 'src', 'Tensor', src)
+    if type(offset) is not _b.int:
+        offset = as_int('diagonal_scatter', 'offset', offset)
+    if type(dim1) is not _b.int:
+        dim1 = as_int('diagonal_scatter', 'dim1', dim1)
+    if type(dim2) is not _b.int:
+        dim2 = as_int('diagonal_scatter', 'dim2', dim2)
+    ks = input._impl.keys | src._impl.keys
+    return ops.diagonal_scatter.call(ks, input, src, offset, dim1, dim2)
+
+
+# ---- select_scatter --------------------------------------------------------------------
+
+def _match_select_scatter(input, src, dim, index):
+    if isinstance(input, Tensor) and isinstance(src, Tensor) and is_int(dim) and is_int(index):
+        return (input, src, dim, index,)
+    return None
+
+
+def _run_select_scatter(input, src, dim, index):
+    if type(dim) is not _b.int:
+        dim = as_int('select_scatter', 'dim', dim)
+    if type(index) is not _b.int:
+        index = as_int('select_scatter', 'index', index)
+    return ops.select_scatter.call(input._impl.keys | src._impl.keys, input, src, dim, index)
+
+
+def select_scatter(*args, **kwargs):
+    """select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor"""
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('select_scatter', out, select_scatter(*args, **kwargs))
+        kwargs = numpy_aliases('select_scatter', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_select_scatter, _run_select_scatter),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('select_scatter', (ops.select_scatter,), args, kwargs)
+
+
+# ---- slice_scatter ---------------------------------------------------------------------
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1, *, out=None, **kwargs):
+    """slice_scatter(Tensor self, Tensor src, int dim=0, int? start=None, int? end=None,
+        int step=1) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'slice_scatter', out, slice_scatter(input, src, dim, start, end, step, **kwargs),
+        )
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'slice_scatter', {'axis': 'dim'}, kwargs,
+            bound={
+                'input': input, 'src': src, 'dim': dim, 'start': start, 'end': end, 'step': step,
+            },
+        )
+        return slice_scatter(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('slice_scatter', 'input', 'Tensor', input)
+    if not isinstance(src, Tensor):
+        bad_arg('slice_scatter', 'src', 'Tensor', src)
+    if type(dim) is not _b.int:
+        dim = as_int('slice_scatter', 'dim', dim)
+    if start is not None and type(start) is not _b.int:
+        start = as_int('slice_scatter', 'start', start)
+    if end is not None and type(end) is not _b.int:
+        end = as_int('slice_scatter', 'end', end)
+    if type(step) is not _b.int:
+        step = as_int('slice_scatter', 'step', step)
+    ks = input._impl.keys | src._impl.keys
+    return ops.slice_scatter.call(ks, input, src, dim, start, end, step)
+
+
+# ---- as_strided_scatter ----------------------------------------------------------------
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None, *, out=None):
+    """as_strided_scatter(Tensor self, Tensor src, int[] size, int[] stride,
+        int? storage_offset=None) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'as_strided_scatter', out, as_strided_scatter(input, src, size, stride, storage_offset),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('as_strided_scatter', 'input', 'Tensor', input)
+    if not isinstance(src, Tensor):
+        bad_arg('as_strided_scatter', 'src', 'Tensor', src)
+    size = as_int_list('as_strided_scatter', 'size', size)
+    stride = as_int_list('as_strided_scatter', 'stride', stride)
+    if storage_offset is not None and type(storage_offset) is not _b.int:
+        storage_offset = as_int('as_strided_scatter', 'storage_offset', storage_offset)
+    ks = input._impl.keys | src._impl.keys
+    return ops.as_strided_scatter.call(ks, input, src, size, stride, storage_offset)
+
+
+# ---- put -------------------------------------------------------------------------------
+
+def put(input, index, source, accumulate=False, *, out=None):
+    """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
+    if out is not None:
+        return into_out('put', out, put(input, index, source, accumulate))
+    if not isinstance(input, Tensor):
+        bad_arg('put', 'input', 'Tensor', input)
+    if not isinstance(index, Tensor):
+        bad_arg('put', 'index', 'Tensor', index)
+    if not isinstance(source, Tensor):
+        bad_arg('put', 'source', 'Tensor', source)
+    if type(accumulate) is not _b.bool:
+        accumulate = as_bool('put', 'accumulate', accumulate)
+    ks = input._impl.keys | index._impl.keys | source._impl.keys
+    return ops.put.call(ks, input, index, source, accumulate)
+
+
+# ---- put_ ------------------------------------------------------------------------------
+
+def put_(self, index, source, accumulate=False):
+    """put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('put_', 'self', 'Tensor', self)
+    if not isinstance(index, Tensor):
+        bad_arg('put_', 'index', 'Tensor', index)
+    if not isinstance(source, Tensor):
+        bad_arg('put_', 'source', 'Tensor', source)
+    if type(accumulate) is not _b.bool:
+        accumulate = as_bool('put_', 'accumulate', accumulate)
+    ks = self._impl.keys | index._impl.keys | source._impl.keys
+    return ops.put_.call(ks, self, index, source, accumulate)
+
+
+# ---- index_reduce ----------------------------------------------------------------------
+
+def _match_index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    if (isinstance(input, Tensor)
+            and is_int(dim)
+            and isinstance(index, Tensor)
+            and isinstance(source, Tensor)
+            and isinstance(reduce, _b.str)
+            and is_bool(include_self)):
+        return (input, dim, index, source, reduce, include_self,)
+    return None
+
+
+def _run_index_reduce(input, dim, index, source, reduce, include_self):
+    if type(dim) is not _b.int:
+        dim = as_int('index_reduce', 'dim', dim)
+    if type(include_self) is not _b.bool:
+        include_self = as_bool('index_reduce', 'include_self', include_self)
+    ks = input._impl.keys | index._impl.keys | source._impl.keys
+    return ops.index_reduce.call(ks, input, dim, index, source, reduce, include_self)
+
+
+def index_reduce(*args, **kwargs):
+    """A copy of self with the slices source[j] reduced ("prod", "mean", "amax", "amin") into slice
+    index[j] along dim.
+
+    index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *,
+        bool include_self=True) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('index_reduce', out, index_reduce(*args, **kwargs))
+        kwargs = numpy_aliases('index_reduce', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_index_reduce, _run_index_reduce),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('index_reduce', (ops.index_reduce,), args, kwargs)
+
+
+# ---- index_reduce_ ---------------------------------------------------------------------
+
+def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    """index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *,
+        bool include_self=True) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('index_reduce_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int:
+        dim = as_int('index_reduce_', 'dim', dim)
+    if not isinstance(index, Tensor):
+        bad_arg('index_reduce_', 'index', 'Tensor', index)
+    if not isinstance(source, Tensor):
+        bad_arg('index_reduce_', 'source', 'Tensor', source)
+    if type(reduce) is not _b.str:
+        bad_arg('index_reduce_', 'reduce', 'str', reduce)
+    if type(include_self) is not _b.bool:
+        include_self = as_bool('index_reduce_', 'include_self', include_self)
+    ks = self._impl.keys | index._impl.keys | source._impl.keys
+    return ops.index_reduce_.call(ks, self, dim, index, source, reduce, include_self)
+
+
 # ---- max_pool3d_with_indices -----------------------------------------------------------
 
 def max_pool3d_with_indices(
@@ -15313,6 +15810,24 @@ FUNCTIONS = (
     'deg2rad_',
     'binomial',
     'poisson',
+    'adjoint',
+    'split_with_sizes',
+    'hsplit',
+    'vsplit',
+    'dsplit',
+    'as_strided_',
+    'resize_as_',
+    'column_stack',
+    'dstack',
+    'diag_embed',
+    'diagflat',
+    'combinations',
+    'diagonal_scatter',
+    'select_scatter',
+    'slice_scatter',
+    'as_strided_scatter',
+    'put',
+    'index_reduce',
     'max_pool3d_with_indices',
     'max_pool3d_with_indices_backward',
     'avg_pool3d',

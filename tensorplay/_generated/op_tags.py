@@ -470,4 +470,8 @@ OP_TAGS = {
     'binomial': ('random',),
     'poisson': ('random',),
     'fill_diagonal_': ('inplace',),
+    'resize_': ('inplace',),
+    'resize_as_': ('inplace',),
+    'put_': ('inplace',),
+    'index_reduce_': ('inplace',),
 }
