@@ -15190,6 +15190,224 @@ def view_copy(input, *size, out=None, **kwargs):
     return ops.view_copy.call(input._impl.keys, input, size)
 
 
+# ---- arccosh ---------------------------------------------------------------------------
+
+def arccosh(input, *, out=None):
+    """An alias of acosh.
+
+    arccosh(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('arccosh', out, arccosh(input))
+    if not isinstance(input, Tensor):
+        bad_arg('arccosh', 'input', 'Tensor', input)
+    return ops.arccosh.call(input._impl.keys, input)
+
+
+# ---- arccosh_ --------------------------------------------------------------------------
+
+def arccosh_(input):
+    """An alias of acosh_.
+
+    arccosh_(Tensor(a!) self) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('arccosh_', 'input', 'Tensor', input)
+    return ops.arccosh_.call(input._impl.keys, input)
+
+
+# ---- arcsinh ---------------------------------------------------------------------------
+
+def arcsinh(input, *, out=None):
+    """An alias of asinh.
+
+    arcsinh(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('arcsinh', out, arcsinh(input))
+    if not isinstance(input, Tensor):
+        bad_arg('arcsinh', 'input', 'Tensor', input)
+    return ops.arcsinh.call(input._impl.keys, input)
+
+
+# ---- arcsinh_ --------------------------------------------------------------------------
+
+def arcsinh_(input):
+    """An alias of asinh_.
+
+    arcsinh_(Tensor(a!) self) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('arcsinh_', 'input', 'Tensor', input)
+    return ops.arcsinh_.call(input._impl.keys, input)
+
+
+# ---- arctanh ---------------------------------------------------------------------------
+
+def arctanh(input, *, out=None):
+    """An alias of atanh.
+
+    arctanh(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('arctanh', out, arctanh(input))
+    if not isinstance(input, Tensor):
+        bad_arg('arctanh', 'input', 'Tensor', input)
+    return ops.arctanh.call(input._impl.keys, input)
+
+
+# ---- arctanh_ --------------------------------------------------------------------------
+
+def arctanh_(input):
+    """An alias of atanh_.
+
+    arctanh_(Tensor(a!) self) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('arctanh_', 'input', 'Tensor', input)
+    return ops.arctanh_.call(input._impl.keys, input)
+
+
+# ---- greater_ (Tensor, Scalar) ---------------------------------------------------------
+
+def greater_(self, other):
+    """An alias of gt_.Tensor.
+
+    greater_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    greater_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('greater_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # greater_.Tensor
+        return ops.greater__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # greater_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('greater_', 'other', other)
+        return ops.greater__Scalar.call(self._impl.keys, self, other)
+    no_overload('greater_', (ops.greater__Tensor, ops.greater__Scalar), (self, other,), {})
+
+
+# ---- greater_equal_ (Tensor, Scalar) ---------------------------------------------------
+
+def greater_equal_(self, other):
+    """An alias of ge_.Tensor.
+
+    greater_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    greater_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('greater_equal_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # greater_equal_.Tensor
+        return ops.greater_equal__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # greater_equal_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('greater_equal_', 'other', other)
+        return ops.greater_equal__Scalar.call(self._impl.keys, self, other)
+    no_overload(
+        'greater_equal_', (ops.greater_equal__Tensor, ops.greater_equal__Scalar), (self, other,),
+        {},
+    )
+
+
+# ---- less_ (Tensor, Scalar) ------------------------------------------------------------
+
+def less_(self, other):
+    """An alias of lt_.Tensor.
+
+    less_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    less_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('less_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # less_.Tensor
+        return ops.less__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # less_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('less_', 'other', other)
+        return ops.less__Scalar.call(self._impl.keys, self, other)
+    no_overload('less_', (ops.less__Tensor, ops.less__Scalar), (self, other,), {})
+
+
+# ---- less_equal_ (Tensor, Scalar) ------------------------------------------------------
+
+def less_equal_(self, other):
+    """An alias of le_.Tensor.
+
+    less_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    less_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('less_equal_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # less_equal_.Tensor
+        return ops.less_equal__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # less_equal_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('less_equal_', 'other', other)
+        return ops.less_equal__Scalar.call(self._impl.keys, self, other)
+    no_overload('less_equal_', (ops.less_equal__Tensor, ops.less_equal__Scalar), (self, other,), {})
+
+
+# ---- not_equal_ (Tensor, Scalar) -------------------------------------------------------
+
+def not_equal_(self, other):
+    """An alias of ne_.Tensor.
+
+    not_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    not_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('not_equal_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # not_equal_.Tensor
+        return ops.not_equal__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # not_equal_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('not_equal_', 'other', other)
+        return ops.not_equal__Scalar.call(self._impl.keys, self, other)
+    no_overload('not_equal_', (ops.not_equal__Tensor, ops.not_equal__Scalar), (self, other,), {})
+
+
+# ---- unsafe_split_with_sizes -----------------------------------------------------------
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0, **kwargs):
+    """An alias of split_with_sizes.
+
+    unsafe_split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
+    """
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'unsafe_split_with_sizes', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'split_sizes': split_sizes, 'dim': dim},
+        )
+        return unsafe_split_with_sizes(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('unsafe_split_with_sizes', 'input', 'Tensor', input)
+    split_sizes = as_int_list('unsafe_split_with_sizes', 'split_sizes', split_sizes)
+    if type(dim) is not _b.int:
+        dim = as_int('unsafe_split_with_sizes', 'dim', dim)
+    return ops.unsafe_split_with_sizes.call(input._impl.keys, input, split_sizes, dim)
+
+
+# ---- split_with_sizes_copy -------------------------------------------------------------
+
+def split_with_sizes_copy(input, split_sizes, dim=0, **kwargs):
+    """split_with_sizes, copied into new memory: the same values, not a view.
+
+    split_with_sizes_copy(Tensor self, int[] split_sizes, int dim=0) -> Tensor[]
+    """
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'split_with_sizes_copy', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'split_sizes': split_sizes, 'dim': dim},
+        )
+        return split_with_sizes_copy(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('split_with_sizes_copy', 'input', 'Tensor', input)
+    split_sizes = as_int_list('split_with_sizes_copy', 'split_sizes', split_sizes)
+    if type(dim) is not _b.int:
+        dim = as_int('split_with_sizes_copy', 'dim', dim)
+    return ops.split_with_sizes_copy.call(input._impl.keys, input, split_sizes, dim)
+
+
 # ---- hardshrink ------------------------------------------------------------------------
 
 def hardshrink(input, lambd=0.5, *, out=None):
@@ -15891,6 +16109,14 @@ FUNCTIONS = (
     'unfold_copy',
     'unsqueeze_copy',
     'view_copy',
+    'arccosh',
+    'arccosh_',
+    'arcsinh',
+    'arcsinh_',
+    'arctanh',
+    'arctanh_',
+    'unsafe_split_with_sizes',
+    'split_with_sizes_copy',
     'hardshrink',
     'smm',
     'hspmm',
