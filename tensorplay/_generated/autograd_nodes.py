@@ -7219,3 +7219,21 @@ class FractionalMaxPool3dBackwardBackward0(Node):
         if self.needs_input_grad(1):
             d_self = zeros_like(grad)
         return (d_grad_output, d_self)
+
+
+class AliasBackward0(Node):
+    """Backward of `alias(Tensor(a) self) -> Tensor(a)`.
+
+    self: grad
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'alias'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad
+        return (d_self,)

@@ -6150,6 +6150,18 @@ SCHEMAS = (
         tensor_positions=(0,),
     ),
     OpSchema(
+        name='alias',
+        text='alias(Tensor(a) self) -> Tensor(a)',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='alias_copy',
+        text='alias_copy(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
         name='arccosh',
         text='arccosh(Tensor self) -> Tensor',
         arg_names=('self',),
@@ -7625,6 +7637,7 @@ DISPATCH = {
         ('avg_pool1d', 'pooling.avg_pool1d'),
         ('adaptive_avg_pool1d', 'pooling.adaptive_avg_pool1d'),
         ('adaptive_max_pool1d', 'pooling.adaptive_max_pool1d'),
+        ('alias', 'views.alias'),
         ('hardshrink', 'activations.hardshrink'),
     ),
 }
@@ -7719,6 +7732,7 @@ DERIVED = {
     'unfold_copy': ('copy_of', 'unfold'),
     'unsqueeze_copy': ('copy_of', 'unsqueeze'),
     'view_copy': ('copy_of', 'view'),
+    'alias_copy': ('copy_of', 'alias'),
     'arccosh': ('alias_of', 'acosh'),
     'arccosh_': ('alias_of', 'acosh_'),
     'arcsinh': ('alias_of', 'asinh'),

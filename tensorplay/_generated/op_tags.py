@@ -474,4 +474,5 @@ OP_TAGS = {
     'resize_as_': ('inplace',),
     'put_': ('inplace',),
     'index_reduce_': ('inplace',),
+    'alias': ('view',),
 }
