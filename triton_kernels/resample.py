@@ -200,3 +200,42 @@ def compile_cases(quick):
                    upsample_backward_kernel,
                    {"grad_ptr": ptr, "acc_ptr": scale, "scale_ptr": scale},
                    dict(MODE=mode, ALIGN=align, ACC=acc, BLOCK=512), {})
+
+
+# ---- grid sampling: on a host copy --------------------------------------------------------
+# No Triton kernel for grid_sampler_2d/3d yet: these copy the operands to the host, run the
+# CPU's NumPy routine (cpu_kernels/resample.py) and copy the results back. explain() names
+# the `_on_host` kernel; the `tensorplay.dispatch` logger says it each call.
+def grid_sampler_on_host(op, input, grid, interpolation_mode, padding_mode, align_corners):
+    from cpu_kernels.resample import grid_sample_arrays
+    from triton_kernels.linalg import _on_host
+
+    spec = shape_rule("resample.grid_sampler")(op, (input, grid, interpolation_mode,
+                                                    padding_mode, align_corners))
+    x, g = _on_host(op, input, grid)
+    acc = np.float32 if x.dtype.itemsize == 2 else x.dtype
+    y = grid_sample_arrays(x.astype(acc), g.astype(acc), interpolation_mode, padding_mode,
+                           align_corners)
+    return from_host(y, spec.dtype, input._impl.device)
+
+
+def grid_sampler_backward_on_host(op, grad_output, input, grid, interpolation_mode,
+                                  padding_mode, align_corners, output_mask):
+    from cpu_kernels.resample import grid_sample_backward_arrays
+    from triton_kernels.linalg import _on_host
+
+    shape_rule("resample.grid_sampler_backward")(
+        op, (grad_output, input, grid, interpolation_mode, padding_mode, align_corners,
+             output_mask))
+    go, x, g = _on_host(op, grad_output, input, grid)
+    acc = np.float32 if x.dtype.itemsize == 2 else x.dtype
+    grad_input, grad_grid = grid_sample_backward_arrays(
+        go.astype(acc), x.astype(acc), g.astype(acc), interpolation_mode, padding_mode,
+        align_corners, output_mask[0])
+    dtype, device = input._impl.dtype, input._impl.device
+    return (None if grad_input is None else from_host(grad_input, dtype, device),
+            from_host(grad_grid, dtype, device))
+
+
+grid_sampler_on_host = kernel(family=True)(grid_sampler_on_host)
+grid_sampler_backward_on_host = kernel(family=True)(grid_sampler_backward_on_host)

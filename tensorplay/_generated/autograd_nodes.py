@@ -39,9 +39,10 @@ from tensorplay.autograd.formulas import (
 from tensorplay._generated.functional import (
     _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data, adaptive_avg_pool2d,
     adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward,
-    col2im, convolution_backward, exp, exp2, gelu_backward, im2col, isfinite, logical_and,
-    logical_or, max_pool2d_with_indices_backward, nll_loss_backward, sign, silu_backward,
-    threshold_backward, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d,
+    col2im, convolution_backward, exp, exp2, gelu_backward, grid_sampler_2d_backward,
+    grid_sampler_3d_backward, im2col, isfinite, logical_and, logical_or,
+    max_pool2d_with_indices_backward, nll_loss_backward, sign, silu_backward, threshold_backward,
+    upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d,
     upsample_nearest2d_backward, where,
 )
 
@@ -5817,3 +5818,109 @@ class LinalgPinvBackward0(Node):
         if self.needs_input_grad(0):
             d_self = pinv_backward(grad, result, self_)
         return (d_self,)
+
+
+class GridSampler2dBackward0(Node):
+    """Backward of `grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode,
+        int padding_mode, bool align_corners) -> Tensor`.
+
+    input, grid: grid_sampler_2d_backward(
+        grad, input, grid, interpolation_mode, padding_mode, align_corners, [True, True],
+    )
+    """
+
+    __slots__ = ('input_', 'grid_', 'interpolation_mode_', 'padding_mode_', 'align_corners_')
+    SAVED = ('input_', 'grid_')
+    OP = 'grid_sampler_2d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self.input_.unpack(self)
+        grid = self.grid_.unpack(self)
+        interpolation_mode = self.interpolation_mode_
+        padding_mode = self.padding_mode_
+        align_corners = self.align_corners_
+        d_input = None
+        d_grid = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            (d_input, d_grid) = grid_sampler_2d_backward(
+                grad, input, grid, interpolation_mode, padding_mode, align_corners, [True, True],
+            )
+        return (d_input, d_grid)
+
+
+class GridSampler2dBackwardBackward0(Node):
+    """Backward of `grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid,
+        int interpolation_mode, int padding_mode, bool align_corners,
+        bool[2] output_mask) -> (Tensor, Tensor)`.
+
+    grad_output, input, grid: not_implemented("grid_sampler_2d_backward")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'grid_sampler_2d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        d_grad_output = None
+        d_input = None
+        d_grid = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
+            d_grad_output, d_input, d_grid = not_implemented("grid_sampler_2d_backward")
+        return (d_grad_output, d_input, d_grid)
+
+
+class GridSampler3dBackward0(Node):
+    """Backward of `grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode,
+        int padding_mode, bool align_corners) -> Tensor`.
+
+    input, grid: grid_sampler_3d_backward(
+        grad, input, grid, interpolation_mode, padding_mode, align_corners, [True, True],
+    )
+    """
+
+    __slots__ = ('input_', 'grid_', 'interpolation_mode_', 'padding_mode_', 'align_corners_')
+    SAVED = ('input_', 'grid_')
+    OP = 'grid_sampler_3d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self.input_.unpack(self)
+        grid = self.grid_.unpack(self)
+        interpolation_mode = self.interpolation_mode_
+        padding_mode = self.padding_mode_
+        align_corners = self.align_corners_
+        d_input = None
+        d_grid = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            (d_input, d_grid) = grid_sampler_3d_backward(
+                grad, input, grid, interpolation_mode, padding_mode, align_corners, [True, True],
+            )
+        return (d_input, d_grid)
+
+
+class GridSampler3dBackwardBackward0(Node):
+    """Backward of `grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid,
+        int interpolation_mode, int padding_mode, bool align_corners,
+        bool[2] output_mask) -> (Tensor, Tensor)`.
+
+    grad_output, input, grid: not_implemented("grid_sampler_3d_backward")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'grid_sampler_3d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        d_grad_output = None
+        d_input = None
+        d_grid = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
+            d_grad_output, d_input, d_grid = not_implemented("grid_sampler_3d_backward")
+        return (d_grad_output, d_input, d_grid)

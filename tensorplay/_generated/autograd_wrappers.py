@@ -32,9 +32,10 @@ from tensorplay._generated.autograd_nodes import (
     FlipBackward0, FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0,
     FusedAdamBackward0, FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0,
     GatherAlongBackward0, GatherBackward0, GeluBackward0, GeluBackwardBackward0, GeqrfBackward0,
-    HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0, HeavisideBackward0,
-    HuberLossBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0,
-    IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
+    GridSampler2dBackward0, GridSampler2dBackwardBackward0, GridSampler3dBackward0,
+    GridSampler3dBackwardBackward0, HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0,
+    HeavisideBackward0, HuberLossBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0,
+    IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
     IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LeakyReluBackward1, LerpBackward0,
     LerpBackward1, LinalgCholeskyExBackward0, LinalgDetBackward0, LinalgEighBackward0,
     LinalgInvExBackward0, LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0,
@@ -4166,6 +4167,80 @@ def dist(ks, self, other, p):
     return result
 
 
+def grid_sampler_2d(ks, input, grid, interpolation_mode, padding_mode, align_corners):
+    if not (input._impl.requires_grad or grid._impl.requires_grad):
+        return below_autograd(
+            ops.grid_sampler_2d, ks, input, grid, interpolation_mode, padding_mode, align_corners,
+        )
+    node = GridSampler2dBackward0(input, grid)
+    node.interpolation_mode_ = interpolation_mode
+    node.padding_mode_ = padding_mode
+    node.align_corners_ = align_corners
+    node.input_ = SavedVariable(input, is_output=False)
+    node.grid_ = SavedVariable(grid, is_output=False)
+    result = below_autograd(
+        ops.grid_sampler_2d, ks, input, grid, interpolation_mode, padding_mode, align_corners,
+    )
+    set_history(result, node)
+    return result
+
+
+def grid_sampler_2d_backward(
+    ks, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,
+):
+    if not (grad_output._impl.requires_grad
+            or input._impl.requires_grad
+            or grid._impl.requires_grad):
+        return below_autograd(
+            ops.grid_sampler_2d_backward, ks, grad_output, input, grid, interpolation_mode,
+            padding_mode, align_corners, output_mask,
+        )
+    node = GridSampler2dBackwardBackward0(grad_output, input, grid)
+    result = below_autograd(
+        ops.grid_sampler_2d_backward, ks, grad_output, input, grid, interpolation_mode,
+        padding_mode, align_corners, output_mask,
+    )
+    set_history(result, node)
+    return result
+
+
+def grid_sampler_3d(ks, input, grid, interpolation_mode, padding_mode, align_corners):
+    if not (input._impl.requires_grad or grid._impl.requires_grad):
+        return below_autograd(
+            ops.grid_sampler_3d, ks, input, grid, interpolation_mode, padding_mode, align_corners,
+        )
+    node = GridSampler3dBackward0(input, grid)
+    node.interpolation_mode_ = interpolation_mode
+    node.padding_mode_ = padding_mode
+    node.align_corners_ = align_corners
+    node.input_ = SavedVariable(input, is_output=False)
+    node.grid_ = SavedVariable(grid, is_output=False)
+    result = below_autograd(
+        ops.grid_sampler_3d, ks, input, grid, interpolation_mode, padding_mode, align_corners,
+    )
+    set_history(result, node)
+    return result
+
+
+def grid_sampler_3d_backward(
+    ks, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,
+):
+    if not (grad_output._impl.requires_grad
+            or input._impl.requires_grad
+            or grid._impl.requires_grad):
+        return below_autograd(
+            ops.grid_sampler_3d_backward, ks, grad_output, input, grid, interpolation_mode,
+            padding_mode, align_corners, output_mask,
+        )
+    node = GridSampler3dBackwardBackward0(grad_output, input, grid)
+    result = below_autograd(
+        ops.grid_sampler_3d_backward, ks, grad_output, input, grid, interpolation_mode,
+        padding_mode, align_corners, output_mask,
+    )
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -4492,6 +4567,10 @@ WRAPPERS = {
     'sinc': sinc,
     'heaviside': heaviside,
     'dist': dist,
+    'grid_sampler_2d': grid_sampler_2d,
+    'grid_sampler_2d_backward': grid_sampler_2d_backward,
+    'grid_sampler_3d': grid_sampler_3d,
+    'grid_sampler_3d_backward': grid_sampler_3d_backward,
 }
 
 # A wrapper only records: with no tensor that requires grad (no REQUIRES_GRAD flag in

@@ -4262,6 +4262,67 @@ SCHEMAS = (
         arg_names=('self',),
         tensor_positions=(0,),
     ),
+    OpSchema(
+        name='grid_sampler_2d',
+        text=(
+            'grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, '
+            'int padding_mode, bool align_corners) -> Tensor'
+        ),
+        arg_names=('input', 'grid', 'interpolation_mode', 'padding_mode', 'align_corners'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='grid_sampler_2d_backward',
+        text=(
+            'grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, '
+            'int interpolation_mode, int padding_mode, bool align_corners, '
+            'bool[2] output_mask) -> (Tensor, Tensor)'
+        ),
+        arg_names=(
+            'grad_output', 'input', 'grid', 'interpolation_mode', 'padding_mode', 'align_corners',
+            'output_mask',
+        ),
+        tensor_positions=(0, 1, 2),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='grid_sampler_3d',
+        text=(
+            'grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, '
+            'int padding_mode, bool align_corners) -> Tensor'
+        ),
+        arg_names=('input', 'grid', 'interpolation_mode', 'padding_mode', 'align_corners'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='grid_sampler_3d_backward',
+        text=(
+            'grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, '
+            'int interpolation_mode, int padding_mode, bool align_corners, '
+            'bool[2] output_mask) -> (Tensor, Tensor)'
+        ),
+        arg_names=(
+            'grad_output', 'input', 'grid', 'interpolation_mode', 'padding_mode', 'align_corners',
+            'output_mask',
+        ),
+        tensor_positions=(0, 1, 2),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='grid_sampler',
+        text=(
+            'grid_sampler(Tensor input, Tensor grid, int interpolation_mode, '
+            'int padding_mode, bool align_corners) -> Tensor'
+        ),
+        arg_names=('input', 'grid', 'interpolation_mode', 'padding_mode', 'align_corners'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='affine_grid_generator',
+        text='affine_grid_generator(Tensor theta, int[] size, bool align_corners) -> Tensor',
+        arg_names=('theta', 'size', 'align_corners'),
+        tensor_positions=(0,),
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -4598,6 +4659,10 @@ DISPATCH = {
         ('_linalg_svd', 'eigen.linalg_svd'),
         ('_linalg_eigh', 'eigen.linalg_eigh'),
         ('linalg_det', 'eigen.linalg_det'),
+        ('grid_sampler_2d', 'resample.grid_sampler'),
+        ('grid_sampler_2d_backward', 'resample.grid_sampler_backward'),
+        ('grid_sampler_3d', 'resample.grid_sampler'),
+        ('grid_sampler_3d_backward', 'resample.grid_sampler_backward'),
     ),
     'CUDA': (
         ('add.Tensor', 'pointwise.add'),
@@ -4922,6 +4987,10 @@ DISPATCH = {
         ('_linalg_svd', 'eigen.linalg_svd_on_host'),
         ('_linalg_eigh', 'eigen.linalg_eigh_on_host'),
         ('linalg_det', 'eigen.linalg_det_on_host'),
+        ('grid_sampler_2d', 'resample.grid_sampler_on_host'),
+        ('grid_sampler_2d_backward', 'resample.grid_sampler_backward_on_host'),
+        ('grid_sampler_3d', 'resample.grid_sampler_on_host'),
+        ('grid_sampler_3d_backward', 'resample.grid_sampler_backward_on_host'),
     ),
     'Sparse': (
         ('add.Tensor', 'kernels.add'),
@@ -5220,6 +5289,8 @@ DISPATCH = {
         ('byte', 'copy.to_byte'),
         ('char', 'copy.to_char'),
         ('short', 'copy.to_short'),
+        ('grid_sampler', 'resample.grid_sampler'),
+        ('affine_grid_generator', 'resample.affine_grid_generator'),
     ),
 }
 
@@ -5553,6 +5624,10 @@ META_RULES = {
     '_linalg_svd': 'eigen.svd',
     '_linalg_eigh': 'eigen.eigh',
     'linalg_det': 'eigen.det',
+    'grid_sampler_2d': 'resample.grid_sampler',
+    'grid_sampler_2d_backward': 'resample.grid_sampler_backward',
+    'grid_sampler_3d': 'resample.grid_sampler',
+    'grid_sampler_3d_backward': 'resample.grid_sampler_backward',
 }
 
 # op -> batching rule in tensorplay/func/batching_rules/ (ops.yaml `vmap:`, or the rule

@@ -10846,6 +10846,193 @@ def short(self):
         bad_arg('short', 'self', 'Tensor', self)
     return ops.short.call(self._impl.keys, self)
 
+
+# ---- grid_sampler_2d -------------------------------------------------------------------
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners, *, out=None):
+    """(N, C, H, W) read at the points grid (N, Ho, Wo, 2) = (x, y) in [-1, 1]; modes 0/1/2 =
+    bilinear/nearest/bicubic, padding 0/1/2 = zeros/border/reflection.
+
+    grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode,
+        bool align_corners) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'grid_sampler_2d', out,
+            grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('grid_sampler_2d', 'input', 'Tensor', input)
+    if not isinstance(grid, Tensor):
+        bad_arg('grid_sampler_2d', 'grid', 'Tensor', grid)
+    if type(interpolation_mode) is not _b.int:
+        interpolation_mode = as_int('grid_sampler_2d', 'interpolation_mode', interpolation_mode)
+    if type(padding_mode) is not _b.int:
+        padding_mode = as_int('grid_sampler_2d', 'padding_mode', padding_mode)
+    if type(align_corners) is not _b.bool:
+        align_corners = as_bool('grid_sampler_2d', 'align_corners', align_corners)
+    ks = input._impl.keys | grid._impl.keys
+    return ops.grid_sampler_2d.call(
+        ks, input, grid, interpolation_mode, padding_mode, align_corners,
+    )
+
+
+# ---- grid_sampler_2d_backward ----------------------------------------------------------
+
+def grid_sampler_2d_backward(
+    grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask, *,
+    out=None,
+):
+    """(grad_input, grad_grid) of grid_sampler_2d; grad_input is None when output_mask[0] is False.
+
+    grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid,
+        int interpolation_mode, int padding_mode, bool align_corners,
+        bool[2] output_mask) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'grid_sampler_2d_backward', out,
+            grid_sampler_2d_backward(
+                grad_output, input, grid, interpolation_mode, padding_mode, align_corners,
+                output_mask,
+            ),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('grid_sampler_2d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor):
+        bad_arg('grid_sampler_2d_backward', 'input', 'Tensor', input)
+    if not isinstance(grid, Tensor):
+        bad_arg('grid_sampler_2d_backward', 'grid', 'Tensor', grid)
+    if type(interpolation_mode) is not _b.int:
+        interpolation_mode = as_int(
+            'grid_sampler_2d_backward', 'interpolation_mode', interpolation_mode,
+        )
+    if type(padding_mode) is not _b.int:
+        padding_mode = as_int('grid_sampler_2d_backward', 'padding_mode', padding_mode)
+    if type(align_corners) is not _b.bool:
+        align_corners = as_bool('grid_sampler_2d_backward', 'align_corners', align_corners)
+    ks = grad_output._impl.keys | input._impl.keys | grid._impl.keys
+    return ops.grid_sampler_2d_backward.call(
+        ks, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,
+    )
+
+
+# ---- grid_sampler_3d -------------------------------------------------------------------
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners, *, out=None):
+    """(N, C, D, H, W) read at the points grid (N, Do, Ho, Wo, 3) = (x, y, z); bilinear (trilinear)
+    or nearest.
+
+    grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode,
+        bool align_corners) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'grid_sampler_3d', out,
+            grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('grid_sampler_3d', 'input', 'Tensor', input)
+    if not isinstance(grid, Tensor):
+        bad_arg('grid_sampler_3d', 'grid', 'Tensor', grid)
+    if type(interpolation_mode) is not _b.int:
+        interpolation_mode = as_int('grid_sampler_3d', 'interpolation_mode', interpolation_mode)
+    if type(padding_mode) is not _b.int:
+        padding_mode = as_int('grid_sampler_3d', 'padding_mode', padding_mode)
+    if type(align_corners) is not _b.bool:
+        align_corners = as_bool('grid_sampler_3d', 'align_corners', align_corners)
+    ks = input._impl.keys | grid._impl.keys
+    return ops.grid_sampler_3d.call(
+        ks, input, grid, interpolation_mode, padding_mode, align_corners,
+    )
+
+
+# ---- grid_sampler_3d_backward ----------------------------------------------------------
+
+def grid_sampler_3d_backward(
+    grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask, *,
+    out=None,
+):
+    """(grad_input, grad_grid) of grid_sampler_3d.
+
+    grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid,
+        int interpolation_mode, int padding_mode, bool align_corners,
+        bool[2] output_mask) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'grid_sampler_3d_backward', out,
+            grid_sampler_3d_backward(
+                grad_output, input, grid, interpolation_mode, padding_mode, align_corners,
+                output_mask,
+            ),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('grid_sampler_3d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor):
+        bad_arg('grid_sampler_3d_backward', 'input', 'Tensor', input)
+    if not isinstance(grid, Tensor):
+        bad_arg('grid_sampler_3d_backward', 'grid', 'Tensor', grid)
+    if type(interpolation_mode) is not _b.int:
+        interpolation_mode = as_int(
+            'grid_sampler_3d_backward', 'interpolation_mode', interpolation_mode,
+        )
+    if type(padding_mode) is not _b.int:
+        padding_mode = as_int('grid_sampler_3d_backward', 'padding_mode', padding_mode)
+    if type(align_corners) is not _b.bool:
+        align_corners = as_bool('grid_sampler_3d_backward', 'align_corners', align_corners)
+    ks = grad_output._impl.keys | input._impl.keys | grid._impl.keys
+    return ops.grid_sampler_3d_backward.call(
+        ks, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,
+    )
+
+
+# ---- grid_sampler ----------------------------------------------------------------------
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners, *, out=None):
+    """grid_sampler_2d for a 4-D input, grid_sampler_3d for a 5-D one (what F.grid_sample calls).
+
+    grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode,
+        bool align_corners) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'grid_sampler', out,
+            grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('grid_sampler', 'input', 'Tensor', input)
+    if not isinstance(grid, Tensor):
+        bad_arg('grid_sampler', 'grid', 'Tensor', grid)
+    if type(interpolation_mode) is not _b.int:
+        interpolation_mode = as_int('grid_sampler', 'interpolation_mode', interpolation_mode)
+    if type(padding_mode) is not _b.int:
+        padding_mode = as_int('grid_sampler', 'padding_mode', padding_mode)
+    if type(align_corners) is not _b.bool:
+        align_corners = as_bool('grid_sampler', 'align_corners', align_corners)
+    ks = input._impl.keys | grid._impl.keys
+    return ops.grid_sampler.call(ks, input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+# ---- affine_grid_generator -------------------------------------------------------------
+
+def affine_grid_generator(theta, size, align_corners, *, out=None):
+    """The sampling grid (N, H, W, 2) or (N, D, H, W, 3) of the affine maps theta (N, 2, 3) or (N,
+    3, 4) - what F.affine_grid calls.
+
+    affine_grid_generator(Tensor theta, int[] size, bool align_corners) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'affine_grid_generator', out, affine_grid_generator(theta, size, align_corners),
+        )
+    if not isinstance(theta, Tensor):
+        bad_arg('affine_grid_generator', 'theta', 'Tensor', theta)
+    size = as_int_list('affine_grid_generator', 'size', size)
+    if type(align_corners) is not _b.bool:
+        align_corners = as_bool('affine_grid_generator', 'align_corners', align_corners)
+    return ops.affine_grid_generator.call(theta._impl.keys, theta, size, align_corners)
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -11262,4 +11449,10 @@ FUNCTIONS = (
     'msort',
     'dist',
     'inner',
+    'grid_sampler_2d',
+    'grid_sampler_2d_backward',
+    'grid_sampler_3d',
+    'grid_sampler_3d_backward',
+    'grid_sampler',
+    'affine_grid_generator',
 )
