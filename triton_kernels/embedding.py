@@ -90,3 +90,32 @@ def one_hot(self, num_classes):
     out = new_tensor(tuple(x._impl.sizes) + (num_classes,), dt.int64, device)
     classes = factory.arange(num_classes, dtype=dt.int64, device=device)
     return run("eq", out, (x.unsqueeze(-1), classes), dt.int64)
+
+
+# ---- _embedding_bag: on a host copy ------------------------------------------------------
+# No Triton kernel yet: the operands go to the host, cpu_kernels/embedding.py's NumPy
+# routine runs there, the four results come back. The `tensorplay.dispatch` logger says it
+# each call; explain() names this `_on_host` kernel.
+def _embedding_bag_on_host(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+                           per_sample_weights, include_last_offset, padding_idx):
+    import numpy as np
+
+    from tensorplay._device_transfer import from_host
+    from triton_kernels.linalg import _on_host
+
+    op = "_embedding_bag"
+    specs = shape_rule("embedding.embedding_bag")(
+        op, (weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+             include_last_offset, padding_idx))
+    tensors = [weight, indices, offsets] + ([per_sample_weights]
+                                            if per_sample_weights is not None else [])
+    arrays = _on_host(op, *tensors)
+    acc = np.float32 if arrays[0].dtype.itemsize == 2 else arrays[0].dtype
+    psw = arrays[3].astype(acc) if per_sample_weights is not None else None
+    result, bag, bag_size, max_indices = cpu_embedding.embedding_bag_arrays(
+        op, arrays[0].astype(acc), arrays[1].astype(np.int64), arrays[2].astype(np.int64),
+        mode, psw, include_last_offset, padding_idx)
+    device, index = weight._impl.device, indices._impl.dtype
+    return (from_host(result, weight._impl.dtype, device),
+            from_host(bag[:specs[1].sizes[0]], index, device),
+            from_host(bag_size, index, device), from_host(max_indices, index, device))

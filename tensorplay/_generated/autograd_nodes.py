@@ -14,7 +14,8 @@ from tensorplay.autograd.formulas import (
     cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward,
     cumsum_backward, diag_backward, diagonal_backward, dist_backward, div_mode_backward_other,
     div_mode_backward_self, dropout_backward, eigh_backward, einsum_backward, elu_backward,
-    elu_backward_of_result, embedding_backward, embedding_dense_double_backward,
+    elu_backward_of_result, embedding_backward, embedding_bag_backward,
+    embedding_bag_per_sample_weights_backward, embedding_dense_double_backward,
     evenly_distribute_backward, filled_value_backward, gather_along_backward, gather_backward,
     gelu_second_derivative, group_norm_backward, hardswish_backward, huber_loss_backward,
     index_backward, index_put_self_backward, index_put_values_backward, index_select_backward,
@@ -5924,3 +5925,57 @@ class GridSampler3dBackwardBackward0(Node):
         if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
             d_grad_output, d_input, d_grid = not_implemented("grid_sampler_3d_backward")
         return (d_grad_output, d_input, d_grid)
+
+
+class EmbeddingBagBackward0(Node):
+    """Backward of `_embedding_bag(Tensor weight, Tensor indices, Tensor offsets,
+        bool scale_grad_by_freq=False, int mode=0, bool sparse=False,
+        Tensor? per_sample_weights=None, bool include_last_offset=False,
+        int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)`.
+
+    weight: embedding_bag_backward(
+        grad, weight, indices, offsets, result2, result3, scale_grad_by_freq, mode,
+        per_sample_weights, include_last_offset, padding_idx,
+    )
+    per_sample_weights: embedding_bag_per_sample_weights_backward(
+        grad, weight, indices, offsets, mode, include_last_offset, padding_idx,
+    )
+    """
+
+    __slots__ = (
+        'weight_', 'indices_', 'offsets_', 'per_sample_weights_', 'result2_', 'result3_',
+        'scale_grad_by_freq_', 'mode_', 'include_last_offset_', 'padding_idx_',
+    )
+    SAVED = ('weight_', 'indices_', 'offsets_', 'per_sample_weights_', 'result2_', 'result3_')
+    OP = '_embedding_bag'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        grad_result3 = grads[3]
+        weight = self.weight_.unpack(self)
+        indices = self.indices_.unpack(self)
+        offsets = self.offsets_.unpack(self)
+        per_sample_weights = self.per_sample_weights_.unpack(self)
+        result2 = self.result2_.unpack(self)
+        result3 = self.result3_.unpack(self)
+        scale_grad_by_freq = self.scale_grad_by_freq_
+        mode = self.mode_
+        include_last_offset = self.include_last_offset_
+        padding_idx = self.padding_idx_
+        d_weight = None
+        d_indices = None
+        d_offsets = None
+        d_per_sample_weights = None
+        if self.needs_input_grad(0):
+            d_weight = embedding_bag_backward(
+                grad, weight, indices, offsets, result2, result3, scale_grad_by_freq, mode,
+                per_sample_weights, include_last_offset, padding_idx,
+            )
+        if self.needs_input_grad(3):
+            d_per_sample_weights = embedding_bag_per_sample_weights_backward(
+                grad, weight, indices, offsets, mode, include_last_offset, padding_idx,
+            )
+        return (d_weight, d_indices, d_offsets, d_per_sample_weights)

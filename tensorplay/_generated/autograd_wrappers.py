@@ -27,15 +27,16 @@ from tensorplay._generated.autograd_nodes import (
     CrossEntropyBackwardBackward0, CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0,
     CumprodBackward0, CumsumBackward0, DiagBackward0, DiagonalBackward0, DistBackward0,
     DivBackward0, DivBackward1, DotBackward0, EinsumBackward0, EluBackward0, EluBackward1,
-    EmbeddingBackward0, EmbeddingDenseBackwardBackward0, ErfBackward0, ErfcBackward0, Exp2Backward0,
-    ExpBackward0, ExpandBackward0, Expm1Backward0, ExponentialBackward0, FillBackward0,
-    FlipBackward0, FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0,
-    FusedAdamBackward0, FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0,
-    GatherAlongBackward0, GatherBackward0, GeluBackward0, GeluBackwardBackward0, GeqrfBackward0,
-    GridSampler2dBackward0, GridSampler2dBackwardBackward0, GridSampler3dBackward0,
-    GridSampler3dBackwardBackward0, HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0,
-    HeavisideBackward0, HuberLossBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0,
-    IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
+    EmbeddingBackward0, EmbeddingBagBackward0, EmbeddingDenseBackwardBackward0, ErfBackward0,
+    ErfcBackward0, Exp2Backward0, ExpBackward0, ExpandBackward0, Expm1Backward0,
+    ExponentialBackward0, FillBackward0, FlipBackward0, FloorBackward0, FloorDivideBackward0,
+    FmodBackward0, FracBackward0, FusedAdamBackward0, FusedRmsNormBackward0,
+    FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0, GatherBackward0,
+    GeluBackward0, GeluBackwardBackward0, GeqrfBackward0, GridSampler2dBackward0,
+    GridSampler2dBackwardBackward0, GridSampler3dBackward0, GridSampler3dBackwardBackward0,
+    HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0, HeavisideBackward0,
+    HuberLossBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0,
+    IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
     IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LeakyReluBackward1, LerpBackward0,
     LerpBackward1, LinalgCholeskyExBackward0, LinalgDetBackward0, LinalgEighBackward0,
     LinalgInvExBackward0, LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0,
@@ -4241,6 +4242,37 @@ def grid_sampler_3d_backward(
     return result
 
 
+def _embedding_bag(
+    ks, weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+    include_last_offset, padding_idx,
+):
+    if not (weight._impl.requires_grad
+            or indices._impl.requires_grad
+            or offsets._impl.requires_grad
+            or (per_sample_weights is not None and per_sample_weights._impl.requires_grad)):
+        return below_autograd(
+            ops._embedding_bag, ks, weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+            per_sample_weights, include_last_offset, padding_idx,
+        )
+    node = EmbeddingBagBackward0(weight, indices, offsets, per_sample_weights)
+    node.scale_grad_by_freq_ = scale_grad_by_freq
+    node.mode_ = mode
+    node.include_last_offset_ = include_last_offset
+    node.padding_idx_ = padding_idx
+    node.weight_ = SavedVariable(weight, is_output=False)
+    node.indices_ = SavedVariable(indices, is_output=False)
+    node.offsets_ = SavedVariable(offsets, is_output=False)
+    node.per_sample_weights_ = SavedVariable(per_sample_weights, is_output=False)
+    result = below_autograd(
+        ops._embedding_bag, ks, weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+        per_sample_weights, include_last_offset, padding_idx,
+    )
+    set_history(result, node, (True, False, False, False))
+    node.result2_ = SavedVariable(result[2], is_output=True)
+    node.result3_ = SavedVariable(result[3], is_output=True)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -4571,6 +4603,7 @@ WRAPPERS = {
     'grid_sampler_2d_backward': grid_sampler_2d_backward,
     'grid_sampler_3d': grid_sampler_3d,
     'grid_sampler_3d_backward': grid_sampler_3d_backward,
+    '_embedding_bag': _embedding_bag,
 }
 
 # A wrapper only records: with no tensor that requires grad (no REQUIRES_GRAD flag in

@@ -4323,6 +4323,50 @@ SCHEMAS = (
         arg_names=('theta', 'size', 'align_corners'),
         tensor_positions=(0,),
     ),
+    OpSchema(
+        name='_embedding_bag',
+        text=(
+            '_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, '
+            'bool scale_grad_by_freq=False, int mode=0, bool sparse=False, '
+            'Tensor? per_sample_weights=None, bool include_last_offset=False, '
+            'int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)'
+        ),
+        arg_names=(
+            'weight', 'indices', 'offsets', 'scale_grad_by_freq', 'mode', 'sparse',
+            'per_sample_weights', 'include_last_offset', 'padding_idx',
+        ),
+        tensor_positions=(0, 1, 2, 6),
+        num_returns=4,
+    ),
+    OpSchema(
+        name='embedding_bag',
+        text=(
+            'embedding_bag(Tensor weight, Tensor indices, Tensor offsets, '
+            'bool scale_grad_by_freq=False, int mode=0, bool sparse=False, '
+            'Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, '
+            'Tensor, Tensor, Tensor)'
+        ),
+        arg_names=(
+            'weight', 'indices', 'offsets', 'scale_grad_by_freq', 'mode', 'sparse',
+            'per_sample_weights', 'include_last_offset',
+        ),
+        tensor_positions=(0, 1, 2, 6),
+        num_returns=4,
+    ),
+    OpSchema(
+        name='embedding_bag.padding_idx',
+        text=(
+            'embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, '
+            'bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, '
+            'bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)'
+        ),
+        arg_names=(
+            'weight', 'indices', 'offsets', 'scale_grad_by_freq', 'mode', 'sparse',
+            'per_sample_weights', 'include_last_offset', 'padding_idx',
+        ),
+        tensor_positions=(0, 1, 2, 6),
+        num_returns=4,
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -4663,6 +4707,7 @@ DISPATCH = {
         ('grid_sampler_2d_backward', 'resample.grid_sampler_backward'),
         ('grid_sampler_3d', 'resample.grid_sampler'),
         ('grid_sampler_3d_backward', 'resample.grid_sampler_backward'),
+        ('_embedding_bag', 'embedding._embedding_bag'),
     ),
     'CUDA': (
         ('add.Tensor', 'pointwise.add'),
@@ -4991,6 +5036,7 @@ DISPATCH = {
         ('grid_sampler_2d_backward', 'resample.grid_sampler_backward_on_host'),
         ('grid_sampler_3d', 'resample.grid_sampler_on_host'),
         ('grid_sampler_3d_backward', 'resample.grid_sampler_backward_on_host'),
+        ('_embedding_bag', 'embedding._embedding_bag_on_host'),
     ),
     'Sparse': (
         ('add.Tensor', 'kernels.add'),
@@ -5291,6 +5337,8 @@ DISPATCH = {
         ('short', 'copy.to_short'),
         ('grid_sampler', 'resample.grid_sampler'),
         ('affine_grid_generator', 'resample.affine_grid_generator'),
+        ('embedding_bag', 'embedding.embedding_bag'),
+        ('embedding_bag.padding_idx', 'embedding.embedding_bag_padding_idx'),
     ),
 }
 
@@ -5628,6 +5676,7 @@ META_RULES = {
     'grid_sampler_2d_backward': 'resample.grid_sampler_backward',
     'grid_sampler_3d': 'resample.grid_sampler',
     'grid_sampler_3d_backward': 'resample.grid_sampler_backward',
+    '_embedding_bag': 'embedding.embedding_bag',
 }
 
 # op -> batching rule in tensorplay/func/batching_rules/ (ops.yaml `vmap:`, or the rule

@@ -11033,6 +11033,169 @@ def affine_grid_generator(theta, size, align_corners, *, out=None):
         align_corners = as_bool('affine_grid_generator', 'align_corners', align_corners)
     return ops.affine_grid_generator.call(theta._impl.keys, theta, size, align_corners)
 
+
+# ---- _embedding_bag --------------------------------------------------------------------
+
+def _embedding_bag(
+    weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+    per_sample_weights=None, include_last_offset=False, padding_idx=-1, *, out=None,
+):
+    """Bags of rows of weight (indices split at offsets) reduced by sum (0), mean (1) or max (2);
+    returns (output, offset2bag, bag_size, max_indices) as PyTorch's CPU kernel does.
+
+    _embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False,
+        int mode=0, bool sparse=False, Tensor? per_sample_weights=None,
+        bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            '_embedding_bag', out,
+            _embedding_bag(
+                weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+                include_last_offset, padding_idx,
+            ),
+        )
+    if not isinstance(weight, Tensor):
+        bad_arg('_embedding_bag', 'weight', 'Tensor', weight)
+    if not isinstance(indices, Tensor):
+        bad_arg('_embedding_bag', 'indices', 'Tensor', indices)
+    if not isinstance(offsets, Tensor):
+        bad_arg('_embedding_bag', 'offsets', 'Tensor', offsets)
+    if type(scale_grad_by_freq) is not _b.bool:
+        scale_grad_by_freq = as_bool('_embedding_bag', 'scale_grad_by_freq', scale_grad_by_freq)
+    if type(mode) is not _b.int:
+        mode = as_int('_embedding_bag', 'mode', mode)
+    if type(sparse) is not _b.bool:
+        sparse = as_bool('_embedding_bag', 'sparse', sparse)
+    if per_sample_weights is not None and not isinstance(per_sample_weights, Tensor):
+        bad_arg('_embedding_bag', 'per_sample_weights', 'Tensor or None', per_sample_weights)
+    if type(include_last_offset) is not _b.bool:
+        include_last_offset = as_bool('_embedding_bag', 'include_last_offset', include_last_offset)
+    if type(padding_idx) is not _b.int:
+        padding_idx = as_int('_embedding_bag', 'padding_idx', padding_idx)
+    ks = (weight._impl.keys
+                | indices._impl.keys
+                | offsets._impl.keys
+                | (per_sample_weights._impl.keys if per_sample_weights is not None else 0))
+    return ops._embedding_bag.call(
+        ks, weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+        include_last_offset, padding_idx,
+    )
+
+
+# ---- embedding_bag ((default), padding_idx) --------------------------------------------
+
+def _match_embedding_bag(
+    weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+    per_sample_weights=None, include_last_offset=False,
+):
+    if (isinstance(weight, Tensor)
+            and isinstance(indices, Tensor)
+            and isinstance(offsets, Tensor)
+            and is_bool(scale_grad_by_freq)
+            and is_int(mode)
+            and is_bool(sparse)
+            and (per_sample_weights is None or isinstance(per_sample_weights, Tensor))
+            and is_bool(include_last_offset)):
+        return (
+            weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+            include_last_offset,
+        )
+    return None
+
+
+def _run_embedding_bag(
+    weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+    include_last_offset,
+):
+    if type(scale_grad_by_freq) is not _b.bool:
+        scale_grad_by_freq = as_bool('embedding_bag', 'scale_grad_by_freq', scale_grad_by_freq)
+    if type(mode) is not _b.int:
+        mode = as_int('embedding_bag', 'mode', mode)
+    if type(sparse) is not _b.bool:
+        sparse = as_bool('embedding_bag', 'sparse', sparse)
+    if type(include_last_offset) is not _b.bool:
+        include_last_offset = as_bool('embedding_bag', 'include_last_offset', include_last_offset)
+    ks = (weight._impl.keys
+                | indices._impl.keys
+                | offsets._impl.keys
+                | (per_sample_weights._impl.keys if per_sample_weights is not None else 0))
+    return ops.embedding_bag.call(
+        ks, weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+        include_last_offset,
+    )
+
+
+def _match_embedding_bag_padding_idx(
+    weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+    include_last_offset, padding_idx,
+):
+    if (isinstance(weight, Tensor)
+            and isinstance(indices, Tensor)
+            and isinstance(offsets, Tensor)
+            and is_bool(scale_grad_by_freq)
+            and is_int(mode)
+            and is_bool(sparse)
+            and (per_sample_weights is None or isinstance(per_sample_weights, Tensor))
+            and is_bool(include_last_offset)
+            and (padding_idx is None or is_int(padding_idx))):
+        return (
+            weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+            include_last_offset, padding_idx,
+        )
+    return None
+
+
+def _run_embedding_bag_padding_idx(
+    weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+    include_last_offset, padding_idx,
+):
+    if type(scale_grad_by_freq) is not _b.bool:
+        scale_grad_by_freq = as_bool('embedding_bag', 'scale_grad_by_freq', scale_grad_by_freq)
+    if type(mode) is not _b.int:
+        mode = as_int('embedding_bag', 'mode', mode)
+    if type(sparse) is not _b.bool:
+        sparse = as_bool('embedding_bag', 'sparse', sparse)
+    if type(include_last_offset) is not _b.bool:
+        include_last_offset = as_bool('embedding_bag', 'include_last_offset', include_last_offset)
+    if padding_idx is not None and type(padding_idx) is not _b.int:
+        padding_idx = as_int('embedding_bag', 'padding_idx', padding_idx)
+    ks = (weight._impl.keys
+                | indices._impl.keys
+                | offsets._impl.keys
+                | (per_sample_weights._impl.keys if per_sample_weights is not None else 0))
+    return ops.embedding_bag_padding_idx.call(
+        ks, weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+        include_last_offset, padding_idx,
+    )
+
+
+def embedding_bag(*args, **kwargs):
+    """_embedding_bag with no padding index (what F.embedding_bag calls).
+
+    embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False,
+        int mode=0, bool sparse=False, Tensor? per_sample_weights=None,
+        bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)
+    embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets,
+        bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights,
+        bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('embedding_bag', out, embedding_bag(*args, **kwargs))
+    for match, run in (
+        (_match_embedding_bag, _run_embedding_bag),
+        (_match_embedding_bag_padding_idx, _run_embedding_bag_padding_idx),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('embedding_bag', (ops.embedding_bag, ops.embedding_bag_padding_idx), args, kwargs)
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -11455,4 +11618,6 @@ FUNCTIONS = (
     'grid_sampler_3d_backward',
     'grid_sampler',
     'affine_grid_generator',
+    '_embedding_bag',
+    'embedding_bag',
 )

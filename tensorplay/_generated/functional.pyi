@@ -1202,3 +1202,20 @@ def grid_sampler(
 def affine_grid_generator(
     theta: Tensor, size: Sequence[int] | int, align_corners: bool, *, out: Tensor = None,
 ) -> Tensor: ...
+def _embedding_bag(
+    weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False,
+    mode: int = 0, sparse: bool = False, per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False, padding_idx: int = -1, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]: ...
+@overload
+def embedding_bag(
+    weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False,
+    mode: int = 0, sparse: bool = False, per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]: ...
+@overload
+def embedding_bag(
+    weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool, mode: int,
+    sparse: bool, per_sample_weights: Tensor | None, include_last_offset: bool,
+    padding_idx: int | None, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]: ...
