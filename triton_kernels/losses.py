@@ -272,3 +272,41 @@ def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction
     elif reduction == "mean":
         loss = call_below_autograd("mean", loss, None)
     return loss.to(self._impl.dtype)
+
+
+# ---- CTC loss: on a host copy --------------------------------------------------------------
+# The recursion runs frame by frame over the whole batch (a loop of T small steps), so no
+# Triton kernel yet: the operands go to the host, cpu_kernels/losses.py's NumPy routines
+# run there and the results come back. The `tensorplay.dispatch` logger says it each call.
+def _ctc_loss_on_host(log_probs, targets, input_lengths, target_lengths, blank=0,
+                      zero_infinity=False):
+    from cpu_kernels import losses as cpu_losses
+    from tensorplay._device_transfer import from_host
+    from triton_kernels.linalg import _on_host
+
+    op = "_ctc_loss"
+    shape_rule("losses.ctc_loss")(op, (log_probs, targets, input_lengths, target_lengths,
+                                       blank, zero_infinity))
+    lp, tg = _on_host(op, log_probs, targets)
+    nll, alpha = cpu_losses.ctc_alpha(lp, cpu_losses.ctc_targets(tg, target_lengths),
+                                      input_lengths, target_lengths, blank)
+    dtype, device = log_probs._impl.dtype, log_probs._impl.device
+    return from_host(nll, dtype, device), from_host(alpha, dtype, device)
+
+
+def _ctc_loss_backward_on_host(grad, log_probs, targets, input_lengths, target_lengths,
+                               neg_log_likelihood, log_alpha, blank, zero_infinity=False):
+    from cpu_kernels import losses as cpu_losses
+    from tensorplay._device_transfer import from_host
+    from triton_kernels.linalg import _on_host
+
+    op = "_ctc_loss_backward"
+    spec = shape_rule("losses.ctc_loss_backward")(
+        op, (grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood,
+             log_alpha, blank, zero_infinity))
+    g, lp, tg, nll, alpha = _on_host(op, grad, log_probs, targets, neg_log_likelihood,
+                                     log_alpha)
+    result = cpu_losses.ctc_grad(g, lp, cpu_losses.ctc_targets(tg, target_lengths),
+                                 input_lengths, target_lengths, nll, alpha, blank,
+                                 zero_infinity)
+    return from_host(result, spec.dtype, log_probs._impl.device)

@@ -38,10 +38,10 @@ from tensorplay.autograd.formulas import (
     xlogy_self_backward, zeros_like,
 )
 from tensorplay._generated.functional import (
-    _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data, adaptive_avg_pool2d,
-    adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward,
-    col2im, convolution_backward, exp, exp2, gelu_backward, grid_sampler_2d_backward,
-    grid_sampler_3d_backward, im2col, isfinite, logical_and, logical_or,
+    _ctc_loss_backward, _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data,
+    adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d,
+    avg_pool2d_backward, col2im, convolution_backward, exp, exp2, gelu_backward,
+    grid_sampler_2d_backward, grid_sampler_3d_backward, im2col, isfinite, logical_and, logical_or,
     max_pool2d_with_indices_backward, nll_loss_backward, sign, silu_backward, threshold_backward,
     upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d,
     upsample_nearest2d_backward, where,
@@ -5979,3 +5979,71 @@ class EmbeddingBagBackward0(Node):
                 grad, weight, indices, offsets, mode, include_last_offset, padding_idx,
             )
         return (d_weight, d_indices, d_offsets, d_per_sample_weights)
+
+
+class CtcLossBackward0(Node):
+    """Backward of `_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths,
+        int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)`.
+
+    log_probs: _ctc_loss_backward(
+        grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank,
+        zero_infinity,
+    )
+    """
+
+    __slots__ = (
+        'log_probs_', 'targets_', 'result0_', 'result1_', 'input_lengths_', 'target_lengths_',
+        'blank_', 'zero_infinity_',
+    )
+    SAVED = ('log_probs_', 'targets_', 'result0_', 'result1_')
+    OP = '_ctc_loss'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        log_probs = self.log_probs_.unpack(self)
+        targets = self.targets_.unpack(self)
+        result0 = self.result0_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        input_lengths = self.input_lengths_
+        target_lengths = self.target_lengths_
+        blank = self.blank_
+        zero_infinity = self.zero_infinity_
+        d_log_probs = None
+        d_targets = None
+        if self.needs_input_grad(0):
+            d_log_probs = _ctc_loss_backward(
+                grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank,
+                zero_infinity,
+            )
+        return (d_log_probs, d_targets)
+
+
+class CtcLossBackwardBackward0(Node):
+    """Backward of `_ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets,
+        int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha,
+        int blank, bool zero_infinity=False) -> Tensor`.
+
+    grad, log_probs, neg_log_likelihood, log_alpha: not_implemented("_ctc_loss_backward")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = '_ctc_loss_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_grad = None
+        d_log_probs = None
+        d_targets = None
+        d_neg_log_likelihood = None
+        d_log_alpha = None
+        if (self.needs_input_grad(0)
+                or self.needs_input_grad(1)
+                or self.needs_input_grad(3)
+                or self.needs_input_grad(4)):
+            (
+                d_grad, d_log_probs, d_neg_log_likelihood, d_log_alpha,
+            ) = not_implemented("_ctc_loss_backward")
+        return (d_grad, d_log_probs, d_targets, d_neg_log_likelihood, d_log_alpha)

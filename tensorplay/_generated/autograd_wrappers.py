@@ -24,15 +24,15 @@ from tensorplay._generated.autograd_nodes import (
     CeilBackward0, CholeskyInverseBackward0, CholeskySolveBackward0, ClampBackward0, ClampBackward1,
     ClampMaxBackward0, CloneBackward0, Col2imBackward0, ConstantPadNdBackward0,
     ConvolutionBackward0, ConvolutionBackwardBackward0, CopyBackward0, CosBackward0, CoshBackward0,
-    CrossEntropyBackwardBackward0, CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0,
-    CumprodBackward0, CumsumBackward0, DiagBackward0, DiagonalBackward0, DistBackward0,
-    DivBackward0, DivBackward1, DotBackward0, EinsumBackward0, EluBackward0, EluBackward1,
-    EmbeddingBackward0, EmbeddingBagBackward0, EmbeddingDenseBackwardBackward0, ErfBackward0,
-    ErfcBackward0, Exp2Backward0, ExpBackward0, ExpandBackward0, Expm1Backward0,
-    ExponentialBackward0, FillBackward0, FlipBackward0, FloorBackward0, FloorDivideBackward0,
-    FmodBackward0, FracBackward0, FusedAdamBackward0, FusedRmsNormBackward0,
-    FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0, GatherBackward0,
-    GeluBackward0, GeluBackwardBackward0, GeqrfBackward0, GridSampler2dBackward0,
+    CrossEntropyBackwardBackward0, CrossEntropyForwardBackward0, CtcLossBackward0,
+    CtcLossBackwardBackward0, CummaxBackward0, CumminBackward0, CumprodBackward0, CumsumBackward0,
+    DiagBackward0, DiagonalBackward0, DistBackward0, DivBackward0, DivBackward1, DotBackward0,
+    EinsumBackward0, EluBackward0, EluBackward1, EmbeddingBackward0, EmbeddingBagBackward0,
+    EmbeddingDenseBackwardBackward0, ErfBackward0, ErfcBackward0, Exp2Backward0, ExpBackward0,
+    ExpandBackward0, Expm1Backward0, ExponentialBackward0, FillBackward0, FlipBackward0,
+    FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0, FusedAdamBackward0,
+    FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0,
+    GatherBackward0, GeluBackward0, GeluBackwardBackward0, GeqrfBackward0, GridSampler2dBackward0,
     GridSampler2dBackwardBackward0, GridSampler3dBackward0, GridSampler3dBackwardBackward0,
     HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0, HeavisideBackward0,
     HuberLossBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0,
@@ -4273,6 +4273,56 @@ def _embedding_bag(
     return result
 
 
+def _ctc_loss(ks, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+    if not (log_probs._impl.requires_grad or targets._impl.requires_grad):
+        return below_autograd(
+            ops._ctc_loss, ks, log_probs, targets, input_lengths, target_lengths, blank,
+            zero_infinity,
+        )
+    node = CtcLossBackward0(log_probs, targets)
+    node.input_lengths_ = input_lengths
+    node.target_lengths_ = target_lengths
+    node.blank_ = blank
+    node.zero_infinity_ = zero_infinity
+    if log_probs._impl.requires_grad:
+        node.log_probs_ = SavedVariable(log_probs, is_output=False)
+    else:
+        node.log_probs_ = NOT_SAVED
+    if log_probs._impl.requires_grad:
+        node.targets_ = SavedVariable(targets, is_output=False)
+    else:
+        node.targets_ = NOT_SAVED
+    result = below_autograd(
+        ops._ctc_loss, ks, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity,
+    )
+    set_history(result, node, (True, False))
+    node.result0_ = SavedVariable(result[0], is_output=True)
+    node.result1_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def _ctc_loss_backward(
+    ks, grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha,
+    blank, zero_infinity,
+):
+    if not (grad._impl.requires_grad
+            or log_probs._impl.requires_grad
+            or targets._impl.requires_grad
+            or neg_log_likelihood._impl.requires_grad
+            or log_alpha._impl.requires_grad):
+        return below_autograd(
+            ops._ctc_loss_backward, ks, grad, log_probs, targets, input_lengths, target_lengths,
+            neg_log_likelihood, log_alpha, blank, zero_infinity,
+        )
+    node = CtcLossBackwardBackward0(grad, log_probs, targets, neg_log_likelihood, log_alpha)
+    result = below_autograd(
+        ops._ctc_loss_backward, ks, grad, log_probs, targets, input_lengths, target_lengths,
+        neg_log_likelihood, log_alpha, blank, zero_infinity,
+    )
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -4604,6 +4654,8 @@ WRAPPERS = {
     'grid_sampler_3d': grid_sampler_3d,
     'grid_sampler_3d_backward': grid_sampler_3d_backward,
     '_embedding_bag': _embedding_bag,
+    '_ctc_loss': _ctc_loss,
+    '_ctc_loss_backward': _ctc_loss_backward,
 }
 
 # A wrapper only records: with no tensor that requires grad (no REQUIRES_GRAD flag in

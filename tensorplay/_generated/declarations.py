@@ -4367,6 +4367,58 @@ SCHEMAS = (
         tensor_positions=(0, 1, 2, 6),
         num_returns=4,
     ),
+    OpSchema(
+        name='_ctc_loss',
+        text=(
+            '_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, '
+            'int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, '
+            'Tensor)'
+        ),
+        arg_names=(
+            'log_probs', 'targets', 'input_lengths', 'target_lengths', 'blank', 'zero_infinity',
+        ),
+        tensor_positions=(0, 1),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='_ctc_loss_backward',
+        text=(
+            '_ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, '
+            'int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, '
+            'Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor'
+        ),
+        arg_names=(
+            'grad', 'log_probs', 'targets', 'input_lengths', 'target_lengths', 'neg_log_likelihood',
+            'log_alpha', 'blank', 'zero_infinity',
+        ),
+        tensor_positions=(0, 1, 2, 5, 6),
+    ),
+    OpSchema(
+        name='ctc_loss.IntList',
+        text=(
+            'ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, '
+            'int[] target_lengths, int blank=0, int reduction=1, '
+            'bool zero_infinity=False) -> Tensor'
+        ),
+        arg_names=(
+            'log_probs', 'targets', 'input_lengths', 'target_lengths', 'blank', 'reduction',
+            'zero_infinity',
+        ),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='ctc_loss.Tensor',
+        text=(
+            'ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, '
+            'Tensor target_lengths, int blank=0, int reduction=1, '
+            'bool zero_infinity=False) -> Tensor'
+        ),
+        arg_names=(
+            'log_probs', 'targets', 'input_lengths', 'target_lengths', 'blank', 'reduction',
+            'zero_infinity',
+        ),
+        tensor_positions=(0, 1, 2, 3),
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -4708,6 +4760,8 @@ DISPATCH = {
         ('grid_sampler_3d', 'resample.grid_sampler'),
         ('grid_sampler_3d_backward', 'resample.grid_sampler_backward'),
         ('_embedding_bag', 'embedding._embedding_bag'),
+        ('_ctc_loss', 'losses._ctc_loss'),
+        ('_ctc_loss_backward', 'losses._ctc_loss_backward'),
     ),
     'CUDA': (
         ('add.Tensor', 'pointwise.add'),
@@ -5037,6 +5091,8 @@ DISPATCH = {
         ('grid_sampler_3d', 'resample.grid_sampler_on_host'),
         ('grid_sampler_3d_backward', 'resample.grid_sampler_backward_on_host'),
         ('_embedding_bag', 'embedding._embedding_bag_on_host'),
+        ('_ctc_loss', 'losses._ctc_loss_on_host'),
+        ('_ctc_loss_backward', 'losses._ctc_loss_backward_on_host'),
     ),
     'Sparse': (
         ('add.Tensor', 'kernels.add'),
@@ -5339,6 +5395,8 @@ DISPATCH = {
         ('affine_grid_generator', 'resample.affine_grid_generator'),
         ('embedding_bag', 'embedding.embedding_bag'),
         ('embedding_bag.padding_idx', 'embedding.embedding_bag_padding_idx'),
+        ('ctc_loss.IntList', 'losses.ctc_loss'),
+        ('ctc_loss.Tensor', 'losses.ctc_loss_tensor'),
     ),
 }
 
@@ -5677,6 +5735,8 @@ META_RULES = {
     'grid_sampler_3d': 'resample.grid_sampler',
     'grid_sampler_3d_backward': 'resample.grid_sampler_backward',
     '_embedding_bag': 'embedding.embedding_bag',
+    '_ctc_loss': 'losses.ctc_loss',
+    '_ctc_loss_backward': 'losses.ctc_loss_backward',
 }
 
 # op -> batching rule in tensorplay/func/batching_rules/ (ops.yaml `vmap:`, or the rule

@@ -11196,6 +11196,138 @@ def embedding_bag(*args, **kwargs):
             return run(*bound)
     no_overload('embedding_bag', (ops.embedding_bag, ops.embedding_bag_padding_idx), args, kwargs)
 
+
+# ---- _ctc_loss -------------------------------------------------------------------------
+
+def _ctc_loss(
+    log_probs, targets, input_lengths, target_lengths, blank=0, zero_infinity=False, *, out=None,
+):
+    """The CTC negative log likelihood of each batch entry (log-space forward recursion) and its
+    log_alpha (N, T, 2S + 1).
+
+    _ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths,
+        int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            '_ctc_loss', out,
+            _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity),
+        )
+    if not isinstance(log_probs, Tensor):
+        bad_arg('_ctc_loss', 'log_probs', 'Tensor', log_probs)
+    if not isinstance(targets, Tensor):
+        bad_arg('_ctc_loss', 'targets', 'Tensor', targets)
+    input_lengths = as_int_list('_ctc_loss', 'input_lengths', input_lengths)
+    target_lengths = as_int_list('_ctc_loss', 'target_lengths', target_lengths)
+    if type(blank) is not _b.int:
+        blank = as_int('_ctc_loss', 'blank', blank)
+    if type(zero_infinity) is not _b.bool:
+        zero_infinity = as_bool('_ctc_loss', 'zero_infinity', zero_infinity)
+    ks = log_probs._impl.keys | targets._impl.keys
+    return ops._ctc_loss.call(
+        ks, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity,
+    )
+
+
+# ---- _ctc_loss_backward ----------------------------------------------------------------
+
+def _ctc_loss_backward(
+    grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank,
+    zero_infinity=False, *, out=None,
+):
+    """The gradient of _ctc_loss by log_probs from alpha and beta (PyTorch's, which assumes
+    log_probs came from log_softmax).
+
+    _ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths,
+        int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank,
+        bool zero_infinity=False) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            '_ctc_loss_backward', out,
+            _ctc_loss_backward(
+                grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood,
+                log_alpha, blank, zero_infinity,
+            ),
+        )
+    if not isinstance(grad, Tensor):
+        bad_arg('_ctc_loss_backward', 'grad', 'Tensor', grad)
+    if not isinstance(log_probs, Tensor):
+        bad_arg('_ctc_loss_backward', 'log_probs', 'Tensor', log_probs)
+    if not isinstance(targets, Tensor):
+        bad_arg('_ctc_loss_backward', 'targets', 'Tensor', targets)
+    input_lengths = as_int_list('_ctc_loss_backward', 'input_lengths', input_lengths)
+    target_lengths = as_int_list('_ctc_loss_backward', 'target_lengths', target_lengths)
+    if not isinstance(neg_log_likelihood, Tensor):
+        bad_arg('_ctc_loss_backward', 'neg_log_likelihood', 'Tensor', neg_log_likelihood)
+    if not isinstance(log_alpha, Tensor):
+        bad_arg('_ctc_loss_backward', 'log_alpha', 'Tensor', log_alpha)
+    if type(blank) is not _b.int:
+        blank = as_int('_ctc_loss_backward', 'blank', blank)
+    if type(zero_infinity) is not _b.bool:
+        zero_infinity = as_bool('_ctc_loss_backward', 'zero_infinity', zero_infinity)
+    ks = (grad._impl.keys
+                | log_probs._impl.keys
+                | targets._impl.keys
+                | neg_log_likelihood._impl.keys
+                | log_alpha._impl.keys)
+    return ops._ctc_loss_backward.call(
+        ks, grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha,
+        blank, zero_infinity,
+    )
+
+
+# ---- ctc_loss (IntList, Tensor) --------------------------------------------------------
+
+def ctc_loss(
+    log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False, *,
+    out=None,
+):
+    """CTC loss (T, N, C) or unbatched (T, C); reduction 0/1/2 = none/mean (over target lengths,
+    then the batch)/sum.
+
+    ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths,
+        int blank=0, int reduction=1, bool zero_infinity=False) -> Tensor
+    ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths,
+        Tensor target_lengths, int blank=0, int reduction=1, bool zero_infinity=False) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'ctc_loss', out,
+            ctc_loss(
+                log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity,
+            ),
+        )
+    if not isinstance(log_probs, Tensor):
+        bad_arg('ctc_loss', 'log_probs', 'Tensor', log_probs)
+    if not isinstance(targets, Tensor):
+        bad_arg('ctc_loss', 'targets', 'Tensor', targets)
+    if type(blank) is not _b.int:
+        blank = as_int('ctc_loss', 'blank', blank)
+    if type(reduction) is not _b.int:
+        reduction = as_int('ctc_loss', 'reduction', reduction)
+    if type(zero_infinity) is not _b.bool:
+        zero_infinity = as_bool('ctc_loss', 'zero_infinity', zero_infinity)
+    if is_int_list(input_lengths) and is_int_list(target_lengths):  # ctc_loss.IntList
+        input_lengths = as_int_list('ctc_loss', 'input_lengths', input_lengths)
+        target_lengths = as_int_list('ctc_loss', 'target_lengths', target_lengths)
+        ks = log_probs._impl.keys | targets._impl.keys
+        return ops.ctc_loss_IntList.call(
+            ks, log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity,
+        )
+    if isinstance(input_lengths, Tensor) and isinstance(target_lengths, Tensor):  # ctc_loss.Tensor
+        ks = (log_probs._impl.keys
+                    | targets._impl.keys
+                    | input_lengths._impl.keys
+                    | target_lengths._impl.keys)
+        return ops.ctc_loss_Tensor.call(
+            ks, log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity,
+        )
+    no_overload(
+        'ctc_loss', (ops.ctc_loss_IntList, ops.ctc_loss_Tensor),
+        (log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity,), {},
+    )
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -11620,4 +11752,7 @@ FUNCTIONS = (
     'affine_grid_generator',
     '_embedding_bag',
     'embedding_bag',
+    '_ctc_loss',
+    '_ctc_loss_backward',
+    'ctc_loss',
 )

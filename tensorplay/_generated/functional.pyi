@@ -1219,3 +1219,24 @@ def embedding_bag(
     sparse: bool, per_sample_weights: Tensor | None, include_last_offset: bool,
     padding_idx: int | None, *, out: Tensor = None,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]: ...
+def _ctc_loss(
+    log_probs: Tensor, targets: Tensor, input_lengths: Sequence[int] | int,
+    target_lengths: Sequence[int] | int, blank: int = 0, zero_infinity: bool = False, *,
+    out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def _ctc_loss_backward(
+    grad: Tensor, log_probs: Tensor, targets: Tensor, input_lengths: Sequence[int] | int,
+    target_lengths: Sequence[int] | int, neg_log_likelihood: Tensor, log_alpha: Tensor, blank: int,
+    zero_infinity: bool = False, *, out: Tensor = None,
+) -> Tensor: ...
+@overload
+def ctc_loss(
+    log_probs: Tensor, targets: Tensor, input_lengths: Sequence[int] | int,
+    target_lengths: Sequence[int] | int, blank: int = 0, reduction: int = 1,
+    zero_infinity: bool = False, *, out: Tensor = None,
+) -> Tensor: ...
+@overload
+def ctc_loss(
+    log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_lengths: Tensor,
+    blank: int = 0, reduction: int = 1, zero_infinity: bool = False, *, out: Tensor = None,
+) -> Tensor: ...

@@ -21,7 +21,8 @@ __all__ = ["nll_loss", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss",
            "margin_ranking_loss", "cosine_embedding_loss", "linear_cross_entropy",
            "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss",
            "multi_margin_loss", "multilabel_margin_loss", "poisson_nll_loss",
-           "gaussian_nll_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss"]
+           "gaussian_nll_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+           "ctc_loss"]
 
 
 def _legacy_reduction(size_average, reduce, reduction):
@@ -307,3 +308,26 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     if swap:
         d_neg = _ops.minimum(d_neg, distance_function(positive, negative))
     return _reduce(op, (margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """Connectionist temporal classification: -log of the probability, summed over every
+    alignment, that the frames log_probs (T, N, C) (log_softmax's output) spell targets.
+
+    targets: (N, S) padded, or the N targets concatenated (1-D); input_lengths and
+    target_lengths: one length per batch entry (lists or tensors). reduction 'mean'
+    divides each loss by its target length before the batch mean."""
+    if reduction not in _REDUCTIONS:
+        raise ArgumentError(f"ctc_loss(): argument 'reduction' must be one of 'none', "
+                            f"'mean', 'sum', but got {reduction!r}", op="ctc_loss",
+                            arg="reduction")
+    lengths = (input_lengths, target_lengths)
+    if not all(hasattr(v, "tolist") for v in lengths):     # ctc_loss.IntList (or a mix)
+        input_lengths, target_lengths = (v.tolist() if hasattr(v, "tolist") else list(v)
+                                         for v in lengths)
+    return _ops.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                         _REDUCTIONS[reduction], zero_infinity)
