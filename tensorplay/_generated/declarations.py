@@ -4419,6 +4419,12 @@ SCHEMAS = (
         ),
         tensor_positions=(0, 1, 2, 3),
     ),
+    OpSchema(
+        name='conv_tbc',
+        text='conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor',
+        arg_names=('self', 'weight', 'bias', 'pad'),
+        tensor_positions=(0, 1, 2),
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -5397,6 +5403,7 @@ DISPATCH = {
         ('embedding_bag.padding_idx', 'embedding.embedding_bag_padding_idx'),
         ('ctc_loss.IntList', 'losses.ctc_loss'),
         ('ctc_loss.Tensor', 'losses.ctc_loss_tensor'),
+        ('conv_tbc', 'conv.conv_tbc'),
     ),
 }
 

@@ -11328,6 +11328,28 @@ def ctc_loss(
         (log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity,), {},
     )
 
+
+# ---- conv_tbc --------------------------------------------------------------------------
+
+def conv_tbc(input, weight, bias, pad=0, *, out=None):
+    """1-D convolution of time-major input (T, B, C_in) with weight (K, C_in, C_out), padding pad
+    frames at each end.
+
+    conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor
+    """
+    if out is not None:
+        return into_out('conv_tbc', out, conv_tbc(input, weight, bias, pad))
+    if not isinstance(input, Tensor):
+        bad_arg('conv_tbc', 'input', 'Tensor', input)
+    if not isinstance(weight, Tensor):
+        bad_arg('conv_tbc', 'weight', 'Tensor', weight)
+    if not isinstance(bias, Tensor):
+        bad_arg('conv_tbc', 'bias', 'Tensor', bias)
+    if type(pad) is not _b.int:
+        pad = as_int('conv_tbc', 'pad', pad)
+    ks = input._impl.keys | weight._impl.keys | bias._impl.keys
+    return ops.conv_tbc.call(ks, input, weight, bias, pad)
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -11755,4 +11777,5 @@ FUNCTIONS = (
     '_ctc_loss',
     '_ctc_loss_backward',
     'ctc_loss',
+    'conv_tbc',
 )

@@ -1240,3 +1240,6 @@ def ctc_loss(
     log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_lengths: Tensor,
     blank: int = 0, reduction: int = 1, zero_infinity: bool = False, *, out: Tensor = None,
 ) -> Tensor: ...
+def conv_tbc(
+    input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0, *, out: Tensor = None,
+) -> Tensor: ...
