@@ -4425,6 +4425,104 @@ SCHEMAS = (
         arg_names=('self', 'weight', 'bias', 'pad'),
         tensor_positions=(0, 1, 2),
     ),
+    OpSchema(
+        name='lstm.input',
+        text=(
+            'lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, '
+            'int num_layers, float dropout, bool train, bool bidirectional, '
+            'bool batch_first) -> (Tensor, Tensor, Tensor)'
+        ),
+        arg_names=(
+            'input', 'hx', 'params', 'has_biases', 'num_layers', 'dropout', 'train',
+            'bidirectional', 'batch_first',
+        ),
+        tensor_positions=(0, 1, 2),
+        list_positions=(1, 2),
+        num_returns=3,
+    ),
+    OpSchema(
+        name='gru.input',
+        text=(
+            'gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, '
+            'int num_layers, float dropout, bool train, bool bidirectional, '
+            'bool batch_first) -> (Tensor, Tensor)'
+        ),
+        arg_names=(
+            'input', 'hx', 'params', 'has_biases', 'num_layers', 'dropout', 'train',
+            'bidirectional', 'batch_first',
+        ),
+        tensor_positions=(0, 1, 2),
+        list_positions=(2,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='rnn_tanh.input',
+        text=(
+            'rnn_tanh.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, '
+            'int num_layers, float dropout, bool train, bool bidirectional, '
+            'bool batch_first) -> (Tensor, Tensor)'
+        ),
+        arg_names=(
+            'input', 'hx', 'params', 'has_biases', 'num_layers', 'dropout', 'train',
+            'bidirectional', 'batch_first',
+        ),
+        tensor_positions=(0, 1, 2),
+        list_positions=(2,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='rnn_relu.input',
+        text=(
+            'rnn_relu.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, '
+            'int num_layers, float dropout, bool train, bool bidirectional, '
+            'bool batch_first) -> (Tensor, Tensor)'
+        ),
+        arg_names=(
+            'input', 'hx', 'params', 'has_biases', 'num_layers', 'dropout', 'train',
+            'bidirectional', 'batch_first',
+        ),
+        tensor_positions=(0, 1, 2),
+        list_positions=(2,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='lstm_cell',
+        text=(
+            'lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, '
+            'Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor, Tensor)'
+        ),
+        arg_names=('input', 'hx', 'w_ih', 'w_hh', 'b_ih', 'b_hh'),
+        tensor_positions=(0, 1, 2, 3, 4, 5),
+        list_positions=(1,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='gru_cell',
+        text=(
+            'gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, '
+            'Tensor? b_hh=None) -> Tensor'
+        ),
+        arg_names=('input', 'hx', 'w_ih', 'w_hh', 'b_ih', 'b_hh'),
+        tensor_positions=(0, 1, 2, 3, 4, 5),
+    ),
+    OpSchema(
+        name='rnn_tanh_cell',
+        text=(
+            'rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, '
+            'Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor'
+        ),
+        arg_names=('input', 'hx', 'w_ih', 'w_hh', 'b_ih', 'b_hh'),
+        tensor_positions=(0, 1, 2, 3, 4, 5),
+    ),
+    OpSchema(
+        name='rnn_relu_cell',
+        text=(
+            'rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, '
+            'Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor'
+        ),
+        arg_names=('input', 'hx', 'w_ih', 'w_hh', 'b_ih', 'b_hh'),
+        tensor_positions=(0, 1, 2, 3, 4, 5),
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -5404,6 +5502,14 @@ DISPATCH = {
         ('ctc_loss.IntList', 'losses.ctc_loss'),
         ('ctc_loss.Tensor', 'losses.ctc_loss_tensor'),
         ('conv_tbc', 'conv.conv_tbc'),
+        ('lstm.input', 'rnn.lstm_input'),
+        ('gru.input', 'rnn.gru_input'),
+        ('rnn_tanh.input', 'rnn.rnn_tanh_input'),
+        ('rnn_relu.input', 'rnn.rnn_relu_input'),
+        ('lstm_cell', 'rnn.lstm_cell'),
+        ('gru_cell', 'rnn.gru_cell'),
+        ('rnn_tanh_cell', 'rnn.rnn_tanh_cell'),
+        ('rnn_relu_cell', 'rnn.rnn_relu_cell'),
     ),
 }
 

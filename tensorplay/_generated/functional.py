@@ -11350,6 +11350,301 @@ def conv_tbc(input, weight, bias, pad=0, *, out=None):
     ks = input._impl.keys | weight._impl.keys | bias._impl.keys
     return ops.conv_tbc.call(ks, input, weight, bias, pad)
 
+
+# ---- lstm ------------------------------------------------------------------------------
+
+def lstm(
+    input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first, *,
+    out=None,
+):
+    """nn.LSTM's computation with explicit weights (params per layer and direction); returns
+    (output, h_n, c_n).
+
+    lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers,
+        float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor,
+        Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'lstm', out,
+            lstm(
+                input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                batch_first,
+            ),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('lstm', 'input', 'Tensor', input)
+    hx = as_tensor_list('lstm', 'hx', hx)
+    params = as_tensor_list('lstm', 'params', params)
+    if type(has_biases) is not _b.bool:
+        has_biases = as_bool('lstm', 'has_biases', has_biases)
+    if type(num_layers) is not _b.int:
+        num_layers = as_int('lstm', 'num_layers', num_layers)
+    if type(dropout) not in FLOAT_TYPES:
+        dropout = as_float('lstm', 'dropout', dropout)
+    if type(train) is not _b.bool:
+        train = as_bool('lstm', 'train', train)
+    if type(bidirectional) is not _b.bool:
+        bidirectional = as_bool('lstm', 'bidirectional', bidirectional)
+    if type(batch_first) is not _b.bool:
+        batch_first = as_bool('lstm', 'batch_first', batch_first)
+    ks = input._impl.keys | keyset_list(hx) | keyset_list(params)
+    return ops.lstm_input.call(
+        ks, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first,
+    )
+
+
+# ---- gru -------------------------------------------------------------------------------
+
+def gru(
+    input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first, *,
+    out=None,
+):
+    """nn.GRU's computation with explicit weights (params per layer and direction); returns
+    (output, h_n).
+
+    gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers,
+        float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'gru', out,
+            gru(
+                input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                batch_first,
+            ),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('gru', 'input', 'Tensor', input)
+    if not isinstance(hx, Tensor):
+        bad_arg('gru', 'hx', 'Tensor', hx)
+    params = as_tensor_list('gru', 'params', params)
+    if type(has_biases) is not _b.bool:
+        has_biases = as_bool('gru', 'has_biases', has_biases)
+    if type(num_layers) is not _b.int:
+        num_layers = as_int('gru', 'num_layers', num_layers)
+    if type(dropout) not in FLOAT_TYPES:
+        dropout = as_float('gru', 'dropout', dropout)
+    if type(train) is not _b.bool:
+        train = as_bool('gru', 'train', train)
+    if type(bidirectional) is not _b.bool:
+        bidirectional = as_bool('gru', 'bidirectional', bidirectional)
+    if type(batch_first) is not _b.bool:
+        batch_first = as_bool('gru', 'batch_first', batch_first)
+    ks = input._impl.keys | hx._impl.keys | keyset_list(params)
+    return ops.gru_input.call(
+        ks, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first,
+    )
+
+
+# ---- rnn_tanh --------------------------------------------------------------------------
+
+def rnn_tanh(
+    input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first, *,
+    out=None,
+):
+    """nn.RNN's computation (tanh) with explicit weights (params per layer and direction); returns
+    (output, h_n).
+
+    rnn_tanh.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers,
+        float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'rnn_tanh', out,
+            rnn_tanh(
+                input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                batch_first,
+            ),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('rnn_tanh', 'input', 'Tensor', input)
+    if not isinstance(hx, Tensor):
+        bad_arg('rnn_tanh', 'hx', 'Tensor', hx)
+    params = as_tensor_list('rnn_tanh', 'params', params)
+    if type(has_biases) is not _b.bool:
+        has_biases = as_bool('rnn_tanh', 'has_biases', has_biases)
+    if type(num_layers) is not _b.int:
+        num_layers = as_int('rnn_tanh', 'num_layers', num_layers)
+    if type(dropout) not in FLOAT_TYPES:
+        dropout = as_float('rnn_tanh', 'dropout', dropout)
+    if type(train) is not _b.bool:
+        train = as_bool('rnn_tanh', 'train', train)
+    if type(bidirectional) is not _b.bool:
+        bidirectional = as_bool('rnn_tanh', 'bidirectional', bidirectional)
+    if type(batch_first) is not _b.bool:
+        batch_first = as_bool('rnn_tanh', 'batch_first', batch_first)
+    ks = input._impl.keys | hx._impl.keys | keyset_list(params)
+    return ops.rnn_tanh_input.call(
+        ks, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first,
+    )
+
+
+# ---- rnn_relu --------------------------------------------------------------------------
+
+def rnn_relu(
+    input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first, *,
+    out=None,
+):
+    """nn.RNN's computation (relu) with explicit weights (params per layer and direction); returns
+    (output, h_n).
+
+    rnn_relu.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers,
+        float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'rnn_relu', out,
+            rnn_relu(
+                input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                batch_first,
+            ),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('rnn_relu', 'input', 'Tensor', input)
+    if not isinstance(hx, Tensor):
+        bad_arg('rnn_relu', 'hx', 'Tensor', hx)
+    params = as_tensor_list('rnn_relu', 'params', params)
+    if type(has_biases) is not _b.bool:
+        has_biases = as_bool('rnn_relu', 'has_biases', has_biases)
+    if type(num_layers) is not _b.int:
+        num_layers = as_int('rnn_relu', 'num_layers', num_layers)
+    if type(dropout) not in FLOAT_TYPES:
+        dropout = as_float('rnn_relu', 'dropout', dropout)
+    if type(train) is not _b.bool:
+        train = as_bool('rnn_relu', 'train', train)
+    if type(bidirectional) is not _b.bool:
+        bidirectional = as_bool('rnn_relu', 'bidirectional', bidirectional)
+    if type(batch_first) is not _b.bool:
+        batch_first = as_bool('rnn_relu', 'batch_first', batch_first)
+    ks = input._impl.keys | hx._impl.keys | keyset_list(params)
+    return ops.rnn_relu_input.call(
+        ks, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first,
+    )
+
+
+# ---- lstm_cell -------------------------------------------------------------------------
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None, *, out=None):
+    """One LSTM step, (h', c') from hx = [h, c].
+
+    lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
+        Tensor? b_hh=None) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out('lstm_cell', out, lstm_cell(input, hx, w_ih, w_hh, b_ih, b_hh))
+    if not isinstance(input, Tensor):
+        bad_arg('lstm_cell', 'input', 'Tensor', input)
+    hx = as_tensor_list('lstm_cell', 'hx', hx)
+    if not isinstance(w_ih, Tensor):
+        bad_arg('lstm_cell', 'w_ih', 'Tensor', w_ih)
+    if not isinstance(w_hh, Tensor):
+        bad_arg('lstm_cell', 'w_hh', 'Tensor', w_hh)
+    if b_ih is not None and not isinstance(b_ih, Tensor):
+        bad_arg('lstm_cell', 'b_ih', 'Tensor or None', b_ih)
+    if b_hh is not None and not isinstance(b_hh, Tensor):
+        bad_arg('lstm_cell', 'b_hh', 'Tensor or None', b_hh)
+    ks = (input._impl.keys
+                | keyset_list(hx)
+                | w_ih._impl.keys
+                | w_hh._impl.keys
+                | (b_ih._impl.keys if b_ih is not None else 0)
+                | (b_hh._impl.keys if b_hh is not None else 0))
+    return ops.lstm_cell.call(ks, input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+# ---- gru_cell --------------------------------------------------------------------------
+
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None, *, out=None):
+    """One step of the gru cell, h' from hx.
+
+    gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
+        Tensor? b_hh=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('gru_cell', out, gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh))
+    if not isinstance(input, Tensor):
+        bad_arg('gru_cell', 'input', 'Tensor', input)
+    if not isinstance(hx, Tensor):
+        bad_arg('gru_cell', 'hx', 'Tensor', hx)
+    if not isinstance(w_ih, Tensor):
+        bad_arg('gru_cell', 'w_ih', 'Tensor', w_ih)
+    if not isinstance(w_hh, Tensor):
+        bad_arg('gru_cell', 'w_hh', 'Tensor', w_hh)
+    if b_ih is not None and not isinstance(b_ih, Tensor):
+        bad_arg('gru_cell', 'b_ih', 'Tensor or None', b_ih)
+    if b_hh is not None and not isinstance(b_hh, Tensor):
+        bad_arg('gru_cell', 'b_hh', 'Tensor or None', b_hh)
+    ks = (input._impl.keys
+                | hx._impl.keys
+                | w_ih._impl.keys
+                | w_hh._impl.keys
+                | (b_ih._impl.keys if b_ih is not None else 0)
+                | (b_hh._impl.keys if b_hh is not None else 0))
+    return ops.gru_cell.call(ks, input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+# ---- rnn_tanh_cell ---------------------------------------------------------------------
+
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None, *, out=None):
+    """One step of the rnn tanh cell, h' from hx.
+
+    rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
+        Tensor? b_hh=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('rnn_tanh_cell', out, rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih, b_hh))
+    if not isinstance(input, Tensor):
+        bad_arg('rnn_tanh_cell', 'input', 'Tensor', input)
+    if not isinstance(hx, Tensor):
+        bad_arg('rnn_tanh_cell', 'hx', 'Tensor', hx)
+    if not isinstance(w_ih, Tensor):
+        bad_arg('rnn_tanh_cell', 'w_ih', 'Tensor', w_ih)
+    if not isinstance(w_hh, Tensor):
+        bad_arg('rnn_tanh_cell', 'w_hh', 'Tensor', w_hh)
+    if b_ih is not None and not isinstance(b_ih, Tensor):
+        bad_arg('rnn_tanh_cell', 'b_ih', 'Tensor or None', b_ih)
+    if b_hh is not None and not isinstance(b_hh, Tensor):
+        bad_arg('rnn_tanh_cell', 'b_hh', 'Tensor or None', b_hh)
+    ks = (input._impl.keys
+                | hx._impl.keys
+                | w_ih._impl.keys
+                | w_hh._impl.keys
+                | (b_ih._impl.keys if b_ih is not None else 0)
+                | (b_hh._impl.keys if b_hh is not None else 0))
+    return ops.rnn_tanh_cell.call(ks, input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+# ---- rnn_relu_cell ---------------------------------------------------------------------
+
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None, *, out=None):
+    """One step of the rnn relu cell, h' from hx.
+
+    rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
+        Tensor? b_hh=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('rnn_relu_cell', out, rnn_relu_cell(input, hx, w_ih, w_hh, b_ih, b_hh))
+    if not isinstance(input, Tensor):
+        bad_arg('rnn_relu_cell', 'input', 'Tensor', input)
+    if not isinstance(hx, Tensor):
+        bad_arg('rnn_relu_cell', 'hx', 'Tensor', hx)
+    if not isinstance(w_ih, Tensor):
+        bad_arg('rnn_relu_cell', 'w_ih', 'Tensor', w_ih)
+    if not isinstance(w_hh, Tensor):
+        bad_arg('rnn_relu_cell', 'w_hh', 'Tensor', w_hh)
+    if b_ih is not None and not isinstance(b_ih, Tensor):
+        bad_arg('rnn_relu_cell', 'b_ih', 'Tensor or None', b_ih)
+    if b_hh is not None and not isinstance(b_hh, Tensor):
+        bad_arg('rnn_relu_cell', 'b_hh', 'Tensor or None', b_hh)
+    ks = (input._impl.keys
+                | hx._impl.keys
+                | w_ih._impl.keys
+                | w_hh._impl.keys
+                | (b_ih._impl.keys if b_ih is not None else 0)
+                | (b_hh._impl.keys if b_hh is not None else 0))
+    return ops.rnn_relu_cell.call(ks, input, hx, w_ih, w_hh, b_ih, b_hh)
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -11778,4 +12073,12 @@ FUNCTIONS = (
     '_ctc_loss_backward',
     'ctc_loss',
     'conv_tbc',
+    'lstm',
+    'gru',
+    'rnn_tanh',
+    'rnn_relu',
+    'lstm_cell',
+    'gru_cell',
+    'rnn_tanh_cell',
+    'rnn_relu_cell',
 )

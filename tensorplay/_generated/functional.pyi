@@ -1243,3 +1243,36 @@ def ctc_loss(
 def conv_tbc(
     input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0, *, out: Tensor = None,
 ) -> Tensor: ...
+def lstm(
+    input: Tensor, hx: Sequence[Tensor], params: Sequence[Tensor], has_biases: bool,
+    num_layers: int, dropout: float, train: bool, bidirectional: bool, batch_first: bool, *,
+    out: Tensor = None,
+) -> tuple[Tensor, Tensor, Tensor]: ...
+def gru(
+    input: Tensor, hx: Tensor, params: Sequence[Tensor], has_biases: bool, num_layers: int,
+    dropout: float, train: bool, bidirectional: bool, batch_first: bool, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def rnn_tanh(
+    input: Tensor, hx: Tensor, params: Sequence[Tensor], has_biases: bool, num_layers: int,
+    dropout: float, train: bool, bidirectional: bool, batch_first: bool, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def rnn_relu(
+    input: Tensor, hx: Tensor, params: Sequence[Tensor], has_biases: bool, num_layers: int,
+    dropout: float, train: bool, bidirectional: bool, batch_first: bool, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def lstm_cell(
+    input: Tensor, hx: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def gru_cell(
+    input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def rnn_tanh_cell(
+    input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def rnn_relu_cell(
+    input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None, *, out: Tensor = None,
+) -> Tensor: ...
