@@ -4523,6 +4523,83 @@ SCHEMAS = (
         arg_names=('input', 'hx', 'w_ih', 'w_hh', 'b_ih', 'b_hh'),
         tensor_positions=(0, 1, 2, 3, 4, 5),
     ),
+    OpSchema(
+        name='batch_norm_stats',
+        text='batch_norm_stats(Tensor input, float eps) -> (Tensor, Tensor)',
+        arg_names=('input', 'eps'),
+        tensor_positions=(0,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='batch_norm_elemt',
+        text=(
+            'batch_norm_elemt(Tensor input, Tensor? weight, Tensor? bias, Tensor mean, '
+            'Tensor invstd, float eps) -> Tensor'
+        ),
+        arg_names=('input', 'weight', 'bias', 'mean', 'invstd', 'eps'),
+        tensor_positions=(0, 1, 2, 3, 4),
+    ),
+    OpSchema(
+        name='batch_norm_gather_stats',
+        text=(
+            'batch_norm_gather_stats(Tensor input, Tensor mean, Tensor invstd, '
+            'Tensor? running_mean, Tensor? running_var, float momentum, float eps, '
+            'int count) -> (Tensor, Tensor)'
+        ),
+        arg_names=(
+            'input', 'mean', 'invstd', 'running_mean', 'running_var', 'momentum', 'eps', 'count',
+        ),
+        tensor_positions=(0, 1, 2, 3, 4),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='batch_norm_gather_stats_with_counts',
+        text=(
+            'batch_norm_gather_stats_with_counts(Tensor input, Tensor mean, Tensor invstd, '
+            'Tensor? running_mean, Tensor? running_var, float momentum, float eps, '
+            'Tensor counts) -> (Tensor, Tensor)'
+        ),
+        arg_names=(
+            'input', 'mean', 'invstd', 'running_mean', 'running_var', 'momentum', 'eps', 'counts',
+        ),
+        tensor_positions=(0, 1, 2, 3, 4, 7),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='batch_norm_backward_reduce',
+        text=(
+            'batch_norm_backward_reduce(Tensor grad_out, Tensor input, Tensor mean, '
+            'Tensor invstd, Tensor? weight, bool input_g, bool weight_g, '
+            'bool bias_g) -> (Tensor, Tensor, Tensor, Tensor)'
+        ),
+        arg_names=(
+            'grad_out', 'input', 'mean', 'invstd', 'weight', 'input_g', 'weight_g', 'bias_g',
+        ),
+        tensor_positions=(0, 1, 2, 3, 4),
+        num_returns=4,
+    ),
+    OpSchema(
+        name='batch_norm_backward_elemt',
+        text=(
+            'batch_norm_backward_elemt(Tensor grad_out, Tensor input, Tensor mean, '
+            'Tensor invstd, Tensor? weight, Tensor sum_dy, Tensor sum_dy_xmu, '
+            'Tensor count) -> Tensor'
+        ),
+        arg_names=(
+            'grad_out', 'input', 'mean', 'invstd', 'weight', 'sum_dy', 'sum_dy_xmu', 'count',
+        ),
+        tensor_positions=(0, 1, 2, 3, 4, 5, 6, 7),
+    ),
+    OpSchema(
+        name='batch_norm_update_stats',
+        text=(
+            'batch_norm_update_stats(Tensor input, Tensor? running_mean, Tensor? running_var, '
+            'float momentum) -> (Tensor, Tensor)'
+        ),
+        arg_names=('input', 'running_mean', 'running_var', 'momentum'),
+        tensor_positions=(0, 1, 2),
+        num_returns=2,
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -5510,6 +5587,16 @@ DISPATCH = {
         ('gru_cell', 'rnn.gru_cell'),
         ('rnn_tanh_cell', 'rnn.rnn_tanh_cell'),
         ('rnn_relu_cell', 'rnn.rnn_relu_cell'),
+        ('batch_norm_stats', 'normalization.batch_norm_stats'),
+        ('batch_norm_elemt', 'normalization.batch_norm_elemt'),
+        ('batch_norm_gather_stats', 'normalization.batch_norm_gather_stats'),
+        (
+            'batch_norm_gather_stats_with_counts',
+            'normalization.batch_norm_gather_stats_with_counts',
+        ),
+        ('batch_norm_backward_reduce', 'normalization.batch_norm_backward_reduce'),
+        ('batch_norm_backward_elemt', 'normalization.batch_norm_backward_elemt'),
+        ('batch_norm_update_stats', 'normalization.batch_norm_update_stats'),
     ),
 }
 

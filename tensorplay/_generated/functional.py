@@ -11645,6 +11645,265 @@ def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None, *, out=None):
                 | (b_hh._impl.keys if b_hh is not None else 0))
     return ops.rnn_relu_cell.call(ks, input, hx, w_ih, w_hh, b_ih, b_hh)
 
+
+# ---- batch_norm_stats ------------------------------------------------------------------
+
+def batch_norm_stats(input, eps, *, out=None):
+    """SyncBatchNorm's per-process statistics, (mean, invstd) of each channel (PyTorch has this op
+    for CUDA only).
+
+    batch_norm_stats(Tensor input, float eps) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out('batch_norm_stats', out, batch_norm_stats(input, eps))
+    if not isinstance(input, Tensor):
+        bad_arg('batch_norm_stats', 'input', 'Tensor', input)
+    if type(eps) not in FLOAT_TYPES:
+        eps = as_float('batch_norm_stats', 'eps', eps)
+    return ops.batch_norm_stats.call(input._impl.keys, input, eps)
+
+
+# ---- batch_norm_elemt ------------------------------------------------------------------
+
+def batch_norm_elemt(input, weight, bias, mean, invstd, eps, *, out=None):
+    """(input - mean) * invstd * weight + bias per channel, from given statistics.
+
+    batch_norm_elemt(Tensor input, Tensor? weight, Tensor? bias, Tensor mean, Tensor invstd,
+        float eps) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'batch_norm_elemt', out, batch_norm_elemt(input, weight, bias, mean, invstd, eps),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('batch_norm_elemt', 'input', 'Tensor', input)
+    if weight is not None and not isinstance(weight, Tensor):
+        bad_arg('batch_norm_elemt', 'weight', 'Tensor or None', weight)
+    if bias is not None and not isinstance(bias, Tensor):
+        bad_arg('batch_norm_elemt', 'bias', 'Tensor or None', bias)
+    if not isinstance(mean, Tensor):
+        bad_arg('batch_norm_elemt', 'mean', 'Tensor', mean)
+    if not isinstance(invstd, Tensor):
+        bad_arg('batch_norm_elemt', 'invstd', 'Tensor', invstd)
+    if type(eps) not in FLOAT_TYPES:
+        eps = as_float('batch_norm_elemt', 'eps', eps)
+    ks = (input._impl.keys
+                | (weight._impl.keys if weight is not None else 0)
+                | (bias._impl.keys if bias is not None else 0)
+                | mean._impl.keys
+                | invstd._impl.keys)
+    return ops.batch_norm_elemt.call(ks, input, weight, bias, mean, invstd, eps)
+
+
+# ---- batch_norm_gather_stats -----------------------------------------------------------
+
+def batch_norm_gather_stats(
+    input, mean, invstd, running_mean, running_var, momentum, eps, count, *, out=None,
+):
+    """The (mean, invstd) of W processes' batches of `count` elements each combined; updates the
+    running statistics.
+
+    batch_norm_gather_stats(Tensor input, Tensor mean, Tensor invstd, Tensor? running_mean,
+        Tensor? running_var, float momentum, float eps, int count) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'batch_norm_gather_stats', out,
+            batch_norm_gather_stats(
+                input, mean, invstd, running_mean, running_var, momentum, eps, count,
+            ),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('batch_norm_gather_stats', 'input', 'Tensor', input)
+    if not isinstance(mean, Tensor):
+        bad_arg('batch_norm_gather_stats', 'mean', 'Tensor', mean)
+    if not isinstance(invstd, Tensor):
+        bad_arg('batch_norm_gather_stats', 'invstd', 'Tensor', invstd)
+    if running_mean is not None and not isinstance(running_mean, Tensor):
+        bad_arg('batch_norm_gather_stats', 'running_mean', 'Tensor or None', running_mean)
+    if running_var is not None and not isinstance(running_var, Tensor):
+        bad_arg('batch_norm_gather_stats', 'running_var', 'Tensor or None', running_var)
+    if type(momentum) not in FLOAT_TYPES:
+        momentum = as_float('batch_norm_gather_stats', 'momentum', momentum)
+    if type(eps) not in FLOAT_TYPES:
+        eps = as_float('batch_norm_gather_stats', 'eps', eps)
+    if type(count) is not _b.int:
+        count = as_int('batch_norm_gather_stats', 'count', count)
+    ks = (input._impl.keys
+                | mean._impl.keys
+                | invstd._impl.keys
+                | (running_mean._impl.keys if running_mean is not None else 0)
+                | (running_var._impl.keys if running_var is not None else 0))
+    return ops.batch_norm_gather_stats.call(
+        ks, input, mean, invstd, running_mean, running_var, momentum, eps, count,
+    )
+
+
+# ---- batch_norm_gather_stats_with_counts -----------------------------------------------
+
+def batch_norm_gather_stats_with_counts(
+    input, mean, invstd, running_mean, running_var, momentum, eps, counts, *, out=None,
+):
+    """The (mean, invstd) of W processes' batches of counts[w] elements combined; updates the
+    running statistics.
+
+    batch_norm_gather_stats_with_counts(Tensor input, Tensor mean, Tensor invstd,
+        Tensor? running_mean, Tensor? running_var, float momentum, float eps,
+        Tensor counts) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'batch_norm_gather_stats_with_counts', out,
+            batch_norm_gather_stats_with_counts(
+                input, mean, invstd, running_mean, running_var, momentum, eps, counts,
+            ),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('batch_norm_gather_stats_with_counts', 'input', 'Tensor', input)
+    if not isinstance(mean, Tensor):
+        bad_arg('batch_norm_gather_stats_with_counts', 'mean', 'Tensor', mean)
+    if not isinstance(invstd, Tensor):
+        bad_arg('batch_norm_gather_stats_with_counts', 'invstd', 'Tensor', invstd)
+    if running_mean is not None and not isinstance(running_mean, Tensor):
+        bad_arg(
+            'batch_norm_gather_stats_with_counts', 'running_mean', 'Tensor or None', running_mean,
+        )
+    if running_var is not None and not isinstance(running_var, Tensor):
+        bad_arg('batch_norm_gather_stats_with_counts', 'running_var', 'Tensor or None', running_var)
+    if type(momentum) not in FLOAT_TYPES:
+        momentum = as_float('batch_norm_gather_stats_with_counts', 'momentum', momentum)
+    if type(eps) not in FLOAT_TYPES:
+        eps = as_float('batch_norm_gather_stats_with_counts', 'eps', eps)
+    if not isinstance(counts, Tensor):
+        bad_arg('batch_norm_gather_stats_with_counts', 'counts', 'Tensor', counts)
+    ks = (input._impl.keys
+                | mean._impl.keys
+                | invstd._impl.keys
+                | (running_mean._impl.keys if running_mean is not None else 0)
+                | (running_var._impl.keys if running_var is not None else 0)
+                | counts._impl.keys)
+    return ops.batch_norm_gather_stats_with_counts.call(
+        ks, input, mean, invstd, running_mean, running_var, momentum, eps, counts,
+    )
+
+
+# ---- batch_norm_backward_reduce --------------------------------------------------------
+
+def batch_norm_backward_reduce(
+    grad_out, input, mean, invstd, weight, input_g, weight_g, bias_g, *, out=None,
+):
+    """(sum_dy, sum_dy_xmu, grad_weight, grad_bias) per channel of one process's batch.
+
+    batch_norm_backward_reduce(Tensor grad_out, Tensor input, Tensor mean, Tensor invstd,
+        Tensor? weight, bool input_g, bool weight_g, bool bias_g) -> (Tensor, Tensor, Tensor,
+        Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'batch_norm_backward_reduce', out,
+            batch_norm_backward_reduce(
+                grad_out, input, mean, invstd, weight, input_g, weight_g, bias_g,
+            ),
+        )
+    if not isinstance(grad_out, Tensor):
+        bad_arg('batch_norm_backward_reduce', 'grad_out', 'Tensor', grad_out)
+    if not isinstance(input, Tensor):
+        bad_arg('batch_norm_backward_reduce', 'input', 'Tensor', input)
+    if not isinstance(mean, Tensor):
+        bad_arg('batch_norm_backward_reduce', 'mean', 'Tensor', mean)
+    if not isinstance(invstd, Tensor):
+        bad_arg('batch_norm_backward_reduce', 'invstd', 'Tensor', invstd)
+    if weight is not None and not isinstance(weight, Tensor):
+        bad_arg('batch_norm_backward_reduce', 'weight', 'Tensor or None', weight)
+    if type(input_g) is not _b.bool:
+        input_g = as_bool('batch_norm_backward_reduce', 'input_g', input_g)
+    if type(weight_g) is not _b.bool:
+        weight_g = as_bool('batch_norm_backward_reduce', 'weight_g', weight_g)
+    if type(bias_g) is not _b.bool:
+        bias_g = as_bool('batch_norm_backward_reduce', 'bias_g', bias_g)
+    ks = (grad_out._impl.keys
+                | input._impl.keys
+                | mean._impl.keys
+                | invstd._impl.keys
+                | (weight._impl.keys if weight is not None else 0))
+    return ops.batch_norm_backward_reduce.call(
+        ks, grad_out, input, mean, invstd, weight, input_g, weight_g, bias_g,
+    )
+
+
+# ---- batch_norm_backward_elemt ---------------------------------------------------------
+
+def batch_norm_backward_elemt(
+    grad_out, input, mean, invstd, weight, sum_dy, sum_dy_xmu, count, *, out=None,
+):
+    """grad_input of batch norm from the all-reduced sums and the processes' element counts.
+
+    batch_norm_backward_elemt(Tensor grad_out, Tensor input, Tensor mean, Tensor invstd,
+        Tensor? weight, Tensor sum_dy, Tensor sum_dy_xmu, Tensor count) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'batch_norm_backward_elemt', out,
+            batch_norm_backward_elemt(
+                grad_out, input, mean, invstd, weight, sum_dy, sum_dy_xmu, count,
+            ),
+        )
+    if not isinstance(grad_out, Tensor):
+        bad_arg('batch_norm_backward_elemt', 'grad_out', 'Tensor', grad_out)
+    if not isinstance(input, Tensor):
+        bad_arg('batch_norm_backward_elemt', 'input', 'Tensor', input)
+    if not isinstance(mean, Tensor):
+        bad_arg('batch_norm_backward_elemt', 'mean', 'Tensor', mean)
+    if not isinstance(invstd, Tensor):
+        bad_arg('batch_norm_backward_elemt', 'invstd', 'Tensor', invstd)
+    if weight is not None and not isinstance(weight, Tensor):
+        bad_arg('batch_norm_backward_elemt', 'weight', 'Tensor or None', weight)
+    if not isinstance(sum_dy, Tensor):
+        bad_arg('batch_norm_backward_elemt', 'sum_dy', 'Tensor', sum_dy)
+    if not isinstance(sum_dy_xmu, Tensor):
+        bad_arg('batch_norm_backward_elemt', 'sum_dy_xmu', 'Tensor', sum_dy_xmu)
+    if not isinstance(count, Tensor):
+        bad_arg('batch_norm_backward_elemt', 'count', 'Tensor', count)
+    ks = (grad_out._impl.keys
+                | input._impl.keys
+                | mean._impl.keys
+                | invstd._impl.keys
+                | (weight._impl.keys if weight is not None else 0)
+                | sum_dy._impl.keys
+                | sum_dy_xmu._impl.keys
+                | count._impl.keys)
+    return ops.batch_norm_backward_elemt.call(
+        ks, grad_out, input, mean, invstd, weight, sum_dy, sum_dy_xmu, count,
+    )
+
+
+# ---- batch_norm_update_stats -----------------------------------------------------------
+
+def batch_norm_update_stats(input, running_mean, running_var, momentum, *, out=None):
+    """(mean, biased var) of each channel; moves the running statistics toward the mean and
+    unbiased var.
+
+    batch_norm_update_stats(Tensor input, Tensor? running_mean, Tensor? running_var,
+        float momentum) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'batch_norm_update_stats', out,
+            batch_norm_update_stats(input, running_mean, running_var, momentum),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('batch_norm_update_stats', 'input', 'Tensor', input)
+    if running_mean is not None and not isinstance(running_mean, Tensor):
+        bad_arg('batch_norm_update_stats', 'running_mean', 'Tensor or None', running_mean)
+    if running_var is not None and not isinstance(running_var, Tensor):
+        bad_arg('batch_norm_update_stats', 'running_var', 'Tensor or None', running_var)
+    if type(momentum) not in FLOAT_TYPES:
+        momentum = as_float('batch_norm_update_stats', 'momentum', momentum)
+    ks = (input._impl.keys
+                | (running_mean._impl.keys if running_mean is not None else 0)
+                | (running_var._impl.keys if running_var is not None else 0))
+    return ops.batch_norm_update_stats.call(ks, input, running_mean, running_var, momentum)
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -12081,4 +12340,11 @@ FUNCTIONS = (
     'gru_cell',
     'rnn_tanh_cell',
     'rnn_relu_cell',
+    'batch_norm_stats',
+    'batch_norm_elemt',
+    'batch_norm_gather_stats',
+    'batch_norm_gather_stats_with_counts',
+    'batch_norm_backward_reduce',
+    'batch_norm_backward_elemt',
+    'batch_norm_update_stats',
 )

@@ -1276,3 +1276,28 @@ def rnn_relu_cell(
     input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
     b_hh: Tensor | None = None, *, out: Tensor = None,
 ) -> Tensor: ...
+def batch_norm_stats(input: Tensor, eps: float, *, out: Tensor = None) -> tuple[Tensor, Tensor]: ...
+def batch_norm_elemt(
+    input: Tensor, weight: Tensor | None, bias: Tensor | None, mean: Tensor, invstd: Tensor,
+    eps: float, *, out: Tensor = None,
+) -> Tensor: ...
+def batch_norm_gather_stats(
+    input: Tensor, mean: Tensor, invstd: Tensor, running_mean: Tensor | None,
+    running_var: Tensor | None, momentum: float, eps: float, count: int, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def batch_norm_gather_stats_with_counts(
+    input: Tensor, mean: Tensor, invstd: Tensor, running_mean: Tensor | None,
+    running_var: Tensor | None, momentum: float, eps: float, counts: Tensor, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def batch_norm_backward_reduce(
+    grad_out: Tensor, input: Tensor, mean: Tensor, invstd: Tensor, weight: Tensor | None,
+    input_g: bool, weight_g: bool, bias_g: bool, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]: ...
+def batch_norm_backward_elemt(
+    grad_out: Tensor, input: Tensor, mean: Tensor, invstd: Tensor, weight: Tensor | None,
+    sum_dy: Tensor, sum_dy_xmu: Tensor, count: Tensor, *, out: Tensor = None,
+) -> Tensor: ...
+def batch_norm_update_stats(
+    input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, momentum: float, *,
+    out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...

@@ -325,4 +325,11 @@ OP_TAGS = {
     'isin.Tensor_Tensor': ('non_differentiable',),
     'isin.Tensor_Scalar': ('non_differentiable',),
     'isin.Scalar_Tensor': ('non_differentiable',),
+    'batch_norm_stats': ('non_differentiable',),
+    'batch_norm_elemt': ('non_differentiable',),
+    'batch_norm_gather_stats': ('non_differentiable',),
+    'batch_norm_gather_stats_with_counts': ('non_differentiable',),
+    'batch_norm_backward_reduce': ('non_differentiable',),
+    'batch_norm_backward_elemt': ('non_differentiable',),
+    'batch_norm_update_stats': ('non_differentiable',),
 }
