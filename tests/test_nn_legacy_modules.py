@@ -40,3 +40,44 @@ def test_container_is_deprecated_and_holds_its_kwargs():
         box = nn.Container(fc=nn.Linear(2, 3), act=nn.ReLU())
     assert [name for name, _ in box.named_children()] == ["fc", "act"]
     assert len(list(box.parameters())) == 2
+
+
+def _adaptive_pair():
+    torch.manual_seed(0)
+    t = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0,
+                                            head_bias=True).double()
+    m = nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0, head_bias=True,
+                                      dtype=tp.float64)
+    m.load_state_dict({k: tp.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    assert repr(m) == repr(t)
+    return m, t
+
+
+def test_adaptive_log_softmax_matches_torch():
+    m, t = _adaptive_pair()
+    x = np.random.default_rng(0).standard_normal((6, 8))
+    y = [0, 4, 9, 2, 7, 5]
+    a, b = tp.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, tout = m(a, tp.tensor(y)), t(b, torch.tensor(y))
+    np.testing.assert_allclose(out.output.detach().numpy(), tout.output.detach().numpy(),
+                               atol=1e-12)
+    out.loss.backward()
+    tout.loss.backward()
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), atol=1e-12)
+    np.testing.assert_allclose(m.head.weight.grad.numpy(), t.head.weight.grad.numpy(),
+                               atol=1e-12)
+    np.testing.assert_allclose(m.log_prob(tp.tensor(x)).detach().numpy(),
+                               t.log_prob(torch.tensor(x)).detach().numpy(), atol=1e-12)
+    assert m.predict(tp.tensor(x)).tolist() == t.predict(torch.tensor(x)).tolist()
+    single = m(tp.tensor(x[0]), tp.tensor(9)).output
+    assert abs(single.item() - t(torch.tensor(x[0]), torch.tensor(9)).output.item()) < 1e-12
+
+
+def test_adaptive_log_softmax_errors():
+    m, _ = _adaptive_pair()
+    with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
+        nn.AdaptiveLogSoftmaxWithLoss(8, 10, [6, 3])
+    with pytest.raises(tp.errors.DimError, match=r"Target values should be in \[0, 9\]"):
+        m(tp.ones(2, 8, dtype=tp.float64), tp.tensor([1, 10]))
+    with pytest.raises(ShapeError, match="multi-target not supported"):
+        m(tp.ones(2, 8, dtype=tp.float64), tp.tensor([[1]]))
