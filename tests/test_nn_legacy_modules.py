@@ -81,3 +81,45 @@ def test_adaptive_log_softmax_errors():
         m(tp.ones(2, 8, dtype=tp.float64), tp.tensor([1, 10]))
     with pytest.raises(ShapeError, match="multi-target not supported"):
         m(tp.ones(2, 8, dtype=tp.float64), tp.tensor([[1]]))
+
+
+@pytest.mark.parametrize("out_features, bias, options, target_kind", [
+    ((), True, None, "index"), ((), False, "default", "index"), ((), True, "chunks", "index"),
+    ((4, 3), False, None, "index"), ((2,), True, None, "probs")])
+def test_linear_cross_entropy_loss_matches_torch(out_features, bias, options, target_kind):
+    torch.manual_seed(1)
+    smoothing = 0.0 if options else 0.1     # (PyTorch chunks only without smoothing)
+    topts = {None: None, "default": torch.nn.LinearCrossEntropyOptions(),
+             "chunks": torch.nn.LinearCrossEntropyOptions(batch_chunk_size=2)}[options]
+    opts = {None: None, "default": nn.LinearCrossEntropyOptions(),
+            "chunks": nn.LinearCrossEntropyOptions(batch_chunk_size=2)}[options]
+    t = torch.nn.LinearCrossEntropyLoss(5, 6, out_features=out_features, bias=bias,
+                                        dtype=torch.float64, label_smoothing=smoothing,
+                                        options=topts)
+    m = nn.LinearCrossEntropyLoss(5, 6, out_features=out_features, bias=bias,
+                                  dtype=tp.float64, label_smoothing=smoothing, options=opts)
+    m.load_state_dict({k: tp.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    assert repr(m) == repr(t)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 5))
+    if target_kind == "index":
+        y = rng.integers(0, 6, (3,) + out_features)
+    else:
+        y = rng.random((3, 6) + out_features)
+        y = y / y.sum(1, keepdims=True)
+    a, b = tp.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    loss, tloss = m(a, tp.tensor(y)), t(b, torch.tensor(y))
+    assert abs(loss.item() - tloss.item()) < 1e-12
+    loss.backward()
+    tloss.backward()
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), atol=1e-12)
+    np.testing.assert_allclose(m.linear.weight.grad.numpy(), t.linear.weight.grad.numpy(),
+                               atol=1e-12)
+
+
+def test_linear_cross_entropy_options_are_validated():
+    for bad in (dict(acc_policy="fast"), dict(chunking_method="rows"),
+                dict(batch_chunk_size=0)):
+        with pytest.raises(ValueError):
+            nn.LinearCrossEntropyOptions(**bad)
+    assert repr(nn.LinearCrossEntropyOptions()) == repr(torch.nn.LinearCrossEntropyOptions())

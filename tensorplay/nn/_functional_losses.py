@@ -112,12 +112,24 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
 def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
                          reduction="mean", ignore_index=None, label_smoothing=0.0,
                          options=None):
-    """cross_entropy(linear(input, linear_weight, linear_bias), target): the unfused
-    reference form (PyTorch may chunk it to save memory; `options` is not supported)."""
-    if options is not None:
-        raise ArgumentError("linear_cross_entropy(): argument 'options' is not supported "
-                            f"(got {options!r})", op="linear_cross_entropy", arg="options")
-    logits = _ops.linear(input, linear_weight, linear_bias)
+    """cross_entropy(logits, target) with logits = the linear map of input: linear_weight
+    (C, *out_features, in_features) gives logits (N, C, *out_features) (a K-dimensional
+    loss). `options` (nn.LinearCrossEntropyOptions) picks PyTorch's chunked path, a memory
+    saving with the same result; TensorPlay validates it and computes the reference path."""
+    op = "linear_cross_entropy"
+    if options is not None and type(options).__name__ != "LinearCrossEntropyOptions":
+        raise ArgumentError(f"{op}(): argument 'options' must be a LinearCrossEntropyOptions "
+                            f"or None, but got {type(options).__name__}", op=op,
+                            arg="options")
+    if linear_weight.dim() < 2:
+        raise ShapeError(f"{op}(): argument 'linear_weight' must be (C, *out_features, "
+                         f"in_features), but got shape {fmt_shape(tuple(linear_weight.shape))}",
+                         op=op, arg="linear_weight")
+    class_shape = tuple(linear_weight.shape[:-1])
+    flat_weight = linear_weight.reshape(-1, linear_weight.shape[-1])
+    flat_bias = None if linear_bias is None else linear_bias.reshape(-1)
+    logits = _ops.linear(input, flat_weight, flat_bias)
+    logits = logits.reshape(tuple(input.shape[:-1]) + class_shape)
     return cross_entropy(logits, target, weight, reduction=reduction,
                          ignore_index=-100 if ignore_index is None else ignore_index,
                          label_smoothing=label_smoothing)

@@ -6,6 +6,8 @@ pos_weight) are buffers, so they move with `to()` and appear in the state_dict.
 """
 from __future__ import annotations
 
+import dataclasses
+import math
 import warnings
 from collections import namedtuple
 
@@ -22,7 +24,8 @@ __all__ = ["L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWi
            "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
            "MultiLabelMarginLoss", "MultiMarginLoss", "TripletMarginLoss",
            "TripletMarginWithDistanceLoss", "PoissonNLLLoss", "GaussianNLLLoss", "CTCLoss",
-           "NLLLoss2d", "AdaptiveLogSoftmaxWithLoss"]
+           "NLLLoss2d", "AdaptiveLogSoftmaxWithLoss", "LinearCrossEntropyLoss",
+           "LinearCrossEntropyOptions"]
 
 
 class _Loss(Module):
@@ -400,3 +403,83 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         if not (best >= self.shortlist_size).any().item():
             return best
         return self._get_full_log_prob(input, head_output).argmax(1)
+
+
+@dataclasses.dataclass(slots=True, frozen=True)
+class LinearCrossEntropyOptions:
+    """PyTorch's options of the chunked linear_cross_entropy (the batch in pieces, so the
+    (N, C) logits never exist at once). Validated as PyTorch validates them; TensorPlay's
+    linear_cross_entropy computes the same loss on its reference path whatever they say.
+
+    allow_retain_graph   allow a second backward through the scalar reductions
+    batch_chunk_size     rows per chunk (None: one chunk, or chunking_method's pick)
+    chunking_method      "auto", "aspect_ratio", "aspect_ratio:N" or None
+    acc_policy           "auto", "accurate", "balanced" or "compact"
+    acc_dtype            the accumulation dtype (None: picked per input)"""
+    allow_retain_graph: bool = False
+    batch_chunk_size: int | None = None
+    chunking_method: str | None = "auto"
+    acc_policy: str = "auto"
+    acc_dtype: object = None
+
+    def __post_init__(self):
+        if self.acc_policy not in {"auto", "accurate", "balanced", "compact"}:
+            raise ValueError(f"invalid acc_policy: {self.acc_policy!r}")
+        if self.chunking_method is not None and self.chunking_method != "auto":
+            name, sep, factor = self.chunking_method.partition(":")
+            if not sep:
+                factor = "1"
+            if not (name == "aspect_ratio" and factor.isdigit() and int(factor) > 0):
+                raise ValueError(f"invalid chunking_method: {self.chunking_method!r}")
+        if not (self.batch_chunk_size is None or (isinstance(self.batch_chunk_size, int)
+                                                  and self.batch_chunk_size > 0)):
+            raise ValueError(f"batch_chunk_size must be positive int or None, got "
+                             f"{self.batch_chunk_size!r}")
+        if self.acc_dtype is not None and self.acc_dtype not in (
+                tp.float16, tp.bfloat16, tp.float32, tp.float64):
+            raise ValueError(f"acc_dtype must be one of {{None, float16, bfloat16, float32, "
+                             f"float64}}, got {self.acc_dtype!r}")
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """cross entropy of a Linear(in_features, num_classes * prod(out_features)) map of the
+    input (F.linear_cross_entropy): the linear layer is this loss's own parameter."""
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None,
+                 dtype=None, reduction="mean", weight=None, ignore_index=None,
+                 label_smoothing=0.0, options=None):
+        op = "LinearCrossEntropyLoss"
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise ShapeError(f"{op}(): expected argument 'weight' shape to be "
+                             f"{(num_classes,)}, got {tuple(weight.shape)}", op=op,
+                             arg="weight")
+        if not 0 <= label_smoothing <= 1.0:
+            raise ArgumentError(f"{op}(): expected argument 'label_smoothing' to be in range "
+                                f"[0, 1], got {label_smoothing}", op=op,
+                                arg="label_smoothing")
+        super().__init__(weight=weight, reduction=reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        # Linear holds 2-D weights: (C * prod(out_features), in), reshaped in forward.
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes),
+                             bias=bias, device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        linear_weight = self.linear.weight.reshape(
+            (self.num_classes, *self.out_features, self.linear.in_features))
+        linear_bias = None if self.linear.bias is None else \
+            self.linear.bias.reshape((self.num_classes, *self.out_features))
+        return F.linear_cross_entropy(input, linear_weight, target, linear_bias=linear_bias,
+                                      weight=self.weight, reduction=self.reduction,
+                                      ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing,
+                                      options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")
