@@ -5271,7 +5271,7 @@ DISPATCH = {
         ('grid_sampler_2d_backward', 'resample.grid_sampler_backward'),
         ('grid_sampler_3d', 'resample.grid_sampler'),
         ('grid_sampler_3d_backward', 'resample.grid_sampler_backward'),
-        ('_embedding_bag', 'embedding._embedding_bag_on_host'),
+        ('_embedding_bag', 'embedding._embedding_bag'),
         ('_ctc_loss', 'losses._ctc_loss_on_host'),
         ('_ctc_loss_backward', 'losses._ctc_loss_backward_on_host'),
     ),
