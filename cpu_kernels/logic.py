@@ -111,3 +111,61 @@ logical_not_ = inplace_of(logical_not, "logic.logical_inplace", "logical_not_")
 logical_and_ = inplace_of(logical_and, "logic.logical_inplace", "logical_and_")
 logical_or_ = inplace_of(logical_or, "logic.logical_inplace", "logical_or_")
 logical_xor_ = inplace_of(logical_xor, "logic.logical_inplace", "logical_xor_")
+
+
+# ---- sign and infinity tests ----------------------------------------------------------
+isneginf = _unary_test("isneginf", np.isneginf)   # integers are never infinite
+isposinf = _unary_test("isposinf", np.isposinf)
+
+
+def signbit(self):
+    """The sign bit: -0.0 and -nan are negative; integers below 0; bool never."""
+    dtype = self._impl.dtype
+    if dtype.is_floating_point:
+        (x,) = arrays(dtype, self)     # (half types widen exactly, sign bit included)
+        return out_like(np.signbit(x), dt.bool, self)
+    a = self._impl.array()
+    return out_like(a < 0 if dtype is not dt.bool else np.zeros(a.shape, np.bool_), dt.bool,
+                    self)
+
+
+# ---- bit shifts -----------------------------------------------------------------------
+def _shift_operands(op, self, other):
+    spec = shape_rule("pointwise.binary_integral")(op, (self, other))
+    (a, b) = arrays(spec.dtype, self, other)
+    return spec.dtype, a, b, a.dtype.itemsize * 8
+
+
+def bitwise_left_shift(self, other):
+    """self << other in the promoted dtype, wrapping around; a count below 0 or of the
+    dtype's width or more gives 0 (PyTorch's rule: NumPy's shift is undefined there).
+
+        for each i:  out[i] = 0 <= other[i] < bits ? self[i] << other[i] : 0
+    """
+    dtype, a, b, bits = _shift_operands("bitwise_left_shift", self, other)
+    inside = (b >= 0) & (b < bits)
+    r = np.left_shift(a, np.where(inside, b, 0).astype(a.dtype))
+    return out_like(np.where(inside, r, np.zeros((), a.dtype)), dtype, self, other)
+
+
+def bitwise_right_shift(self, other):
+    """self >> other, arithmetic (the sign fills in); a count below 0 or past the last
+    value bit shifts everything out: -1 for a negative signed self, else 0.
+
+        for each i:  out[i] = 0 <= other[i] < width ? self[i] >> other[i] : self[i] >> width
+        (width: the number of value bits, bits - 1 for a signed dtype)
+    """
+    dtype, a, b, bits = _shift_operands("bitwise_right_shift", self, other)
+    signed = np.issubdtype(a.dtype, np.signedinteger)
+    width = bits - 1 if signed else bits
+    inside = (b >= 0) & (b < width)
+    r = np.right_shift(a, np.where(inside, b, 0).astype(a.dtype))
+    out_of_range = np.right_shift(a, np.asarray(bits - 1, a.dtype)) if signed \
+        else np.zeros((), a.dtype)
+    return out_like(np.where(inside, r, out_of_range), dtype, self, other)
+
+
+bitwise_left_shift_ = inplace_of(bitwise_left_shift, "pointwise.binary_integral",
+                                 "bitwise_left_shift_")
+bitwise_right_shift_ = inplace_of(bitwise_right_shift, "pointwise.binary_integral",
+                                  "bitwise_right_shift_")

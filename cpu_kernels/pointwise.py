@@ -677,3 +677,82 @@ def clamp_max_tensor(self, max):  # noqa: A002
 
 
 clamp_max_tensor_ = inplace_of(clamp_max_tensor, "pointwise.clamp_max", "clamp_max_")
+
+
+# ---- inverse hyperbolics, angle, copysign, frexp, nextafter, gcd/lcm ------------------
+acosh = unary_float_kernel("acosh", np.arccosh)
+asinh = unary_float_kernel("asinh", np.arcsinh)
+atanh = unary_float_kernel("atanh", np.arctanh)
+
+
+def angle(self):
+    """The argument of a real number: pi below 0, 0 at or above it, nan kept."""
+    dtype = float_dtype(self._impl.dtype)
+    (x,) = arrays(dtype, self)
+    r = np.where(np.isnan(x), x, np.where(x < 0, np.asarray(np.pi, x.dtype),
+                                          np.zeros((), x.dtype)))
+    return out_like(r, dtype, self)
+
+
+def copysign(self, other):
+    """abs(self) with the sign bit of other (so -0.0 and -nan count as negative)."""
+    dtype = float_dtype(result_type2(self, other))
+    a, b = arrays(dtype, self, other)
+    return out_like(np.copysign(a, b), dtype, self, other)
+
+
+def frexp(self):
+    """(mantissa, exponent) with self = mantissa * 2 ** exponent, 0.5 <= |mantissa| < 1;
+    0, inf and nan give themselves and exponent 0. The half types go through float32,
+    which holds their values exactly."""
+    shape_rule("pointwise.frexp")("frexp", (self,))
+    dtype = self._impl.dtype
+    (x,) = arrays(dtype, self)
+    mantissa, exponent = np.frexp(x)
+    return out_like(mantissa, dtype, self), out_like(exponent.astype(np.int32), dt.int32, self)
+
+
+def nextafter(self, other):
+    """The next representable value after self towards other, in the result's own dtype
+    (never through float32: the step is a unit in the last place of that dtype)."""
+    spec = shape_rule("pointwise.binary_floating")("nextafter", (self, other))
+    a, b = array_as(self, spec.dtype), array_as(other, spec.dtype)
+    with np.errstate(over="ignore"):      # the largest float steps to inf, no warning
+        return out_like(np.nextafter(a, b), spec.dtype, self, other)
+
+
+def gcd(self, other):
+    """The greatest common divisor of |self| and |other| (Euclid; gcd(0, 0) = 0)."""
+    spec = shape_rule("pointwise.binary_integral")("gcd", (self, other))
+    a, b = array_as(self, spec.dtype), array_as(other, spec.dtype)
+    return out_like(np.gcd(a, b), spec.dtype, self, other)
+
+
+def lcm(self, other):
+    """|self / gcd * other|, as PyTorch computes it (0 when the gcd is 0)."""
+    spec = shape_rule("pointwise.binary_integral")("lcm", (self, other))
+    a, b = array_as(self, spec.dtype), array_as(other, spec.dtype)
+    g = np.gcd(a, b)
+    with np.errstate(all="ignore"):
+        r = np.abs(a // np.where(g == 0, 1, g) * b)
+    return out_like(np.where(g == 0, np.zeros((), r.dtype), r), spec.dtype, self, other)
+
+
+# ---- in-place forms -----------------------------------------------------------------
+acosh_ = inplace_of(acosh, "pointwise.unary_float", "acosh_")
+asinh_ = inplace_of(asinh, "pointwise.unary_float", "asinh_")
+atanh_ = inplace_of(atanh, "pointwise.unary_float", "atanh_")
+sign_ = inplace_of(sign, "pointwise.unary_same", "sign_")
+copysign_ = inplace_of(copysign, "pointwise.binary_float", "copysign_")
+nextafter_ = inplace_of(nextafter, "pointwise.binary_floating", "nextafter_")
+gcd_ = inplace_of(gcd, "pointwise.binary_integral", "gcd_")
+lcm_ = inplace_of(lcm, "pointwise.binary_integral", "lcm_")
+pow_ = inplace_of(pow, "pointwise.binary_pow", "pow_")
+xlogy_ = inplace_of(xlogy, "pointwise.binary_float", "xlogy_")
+# The comparisons write their 0/1 result in self's dtype (every dtype holds it).
+eq_ = inplace_of(eq, "logic.logical_inplace", "eq_")
+ne_ = inplace_of(ne, "logic.logical_inplace", "ne_")
+lt_ = inplace_of(lt, "logic.logical_inplace", "lt_")
+le_ = inplace_of(le, "logic.logical_inplace", "le_")
+gt_ = inplace_of(gt, "logic.logical_inplace", "gt_")
+ge_ = inplace_of(ge, "logic.logical_inplace", "ge_")

@@ -1,20 +1,24 @@
-"""Max, average and adaptive pooling over the last two dims, and their backwards.
+"""Max, average, adaptive and fractional pooling over the last two or three dims, and
+their backwards.
 
-Inputs are (C, H, W) or (N, C, H, W); the kernels view both as (B, H, W) with
-B = N * C. Windows come from `windows` (a strided view, no copy), so each
+Inputs are (C, *spatial) or (N, C, *spatial) with 2 spatial dims (H, W) or 3 (D, H, W);
+the kernels view both as (B, *spatial) with B = N * C, and are written once for either
+number of dims (`nd`). Windows come from `windows` (a strided view, no copy), so each
 forward is one reduction over the window axes (for the max, a loop over the kernel
 offsets that also tracks where the max is: `_window_max`); the backward of an average adds
 the windows back (`add_windows`), that of a max adds each gradient at its argmax
-(`np.bincount`). Indices are flat positions in each (H, W) plane, as in PyTorch.
-Channels_last inputs have their own NHWC kernels (the section at the end).
+(`np.bincount`). Indices are flat positions in each (H, W) plane (each (D, H, W) volume),
+as in PyTorch. Channels_last 2-D inputs have their own NHWC kernels (the section at the end).
 """
 from __future__ import annotations
+
+from functools import reduce
 
 import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import DimError
-from tensorplay.kernel_support.arguments import pool_params
+from tensorplay.kernel_support.arguments import pool_params, spatial_dims
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
 from cpu_kernels._common import accumulate_dtype, out, out_channels_last
@@ -25,9 +29,10 @@ from cpu_kernels._windows import add_windows, windows
 NCHW = "contiguous_format"
 
 
-def _planes(t):
+def _planes(t, nd=2):
+    """The (B, *spatial) array of a (C, *spatial) or (N, C, *spatial) tensor."""
     a = t._impl.array()
-    return a.reshape((-1,) + a.shape[-2:]) if a.size else a.reshape((0,) + a.shape[-2:])
+    return a.reshape((-1,) + a.shape[-nd:]) if a.size else a.reshape((0,) + a.shape[-nd:])
 
 
 def _pad_for(sizes, out_sizes, kernel, stride, padding, dilation):
@@ -45,26 +50,34 @@ def _lowest(dtype):
     return -np.inf if dtype.is_floating_point else np.iinfo(dtype.np).min
 
 
-def _window_max(win, floating, offsets):
-    """(max, offsets[k] of the max's kernel offset k) of each window of `win` (B, oh, ow,
-    kh, kw): the first of equal maxima, but the last NaN, as PyTorch's CPU kernel decides
-    (it takes a value when `value > max or isnan(value)`). A loop over the kh * kw
-    offsets, each step elementwise over all windows at once (np.where and copyto with a
-    mask are several times slower than the arithmetic below):
+def _plane_strides(sizes):
+    """How far apart neighbours along each spatial dim are in a flat plane (volume):
+    (W, 1) for (H, W), (H * W, W, 1) for (D, H, W)."""
+    return tuple(int(np.prod(sizes[i + 1:], dtype=np.int64)) for i in range(len(sizes)))
 
-        values, arg = win[..., 0, 0], offsets[0]
+
+def _window_max(win, floating, offsets):
+    """(max, offsets[k] of the max's kernel offset k) of each window of `win` (B, *out,
+    *kernel): the first of equal maxima, but the last NaN, as PyTorch's CPU kernel decides
+    (it takes a value when `value > max or isnan(value)`). A loop over the kernel offsets
+    (`offsets` lists them in row-major order), each step elementwise over all windows at
+    once (np.where and copyto with a mask are several times slower than the arithmetic
+    below):
+
+        values, arg = win[..., first offset], offsets[0]
         for k in the other offsets:
             taken = win[..., k] > values or isnan(win[..., k])
             arg += taken * (offsets[k] - arg);  values = maximum(values, win[..., k])
     """
-    kw = win.shape[-1]
-    values = np.array(win[..., 0, 0])
+    nd = (win.ndim - 1) // 2
+    kernel = win.shape[-nd:]
+    values = np.array(win[(Ellipsis,) + (0,) * nd])
     arg = np.full(values.shape, offsets[0], np.int64)
     if values.size == 0:
         return values, arg
     with np.errstate(invalid="ignore"):
         for k in range(1, len(offsets)):
-            candidate = win[..., k // kw, k % kw]
+            candidate = win[(Ellipsis,) + np.unravel_index(k, kernel)]
             taken = candidate > values
             if floating:
                 taken |= np.isnan(candidate)
@@ -76,48 +89,76 @@ def _window_max(win, floating, offsets):
     return values, arg
 
 
-@kernel(layout=NCHW)
-def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
-    """out[b, i, j] = max over (u, v) of x[b, i*s - p + u*d, j*s - p + v*d], and its flat
-    position (row * W + column) in the plane."""
-    spec, _ = shape_rule("pooling.max_pool2d_with_indices")(
-        "max_pool2d_with_indices", (self, kernel_size, stride, padding, dilation, ceil_mode))
-    kernel, stride, padding, dilation = pool_params(
-        "max_pool2d_with_indices", kernel_size, stride, padding, dilation)
-    x = _planes(self)
-    h, w = x.shape[-2:]
-    oh, ow = spec.sizes[-2:]
-    pads = _pad_for((h, w), (oh, ow), kernel, stride, padding, dilation)
+def _kernel_offsets(kernel, dilation, strides):
+    """The flat plane offset of each kernel offset (row-major): sum of u_i * d_i * stride_i."""
+    grids = np.meshgrid(*[np.arange(k) * d * st for k, d, st in zip(kernel, dilation, strides)],
+                        indexing="ij")
+    return [int(v) for v in sum(grids).ravel()]
+
+
+def _corners(out_sizes, stride, padding, strides):
+    """The flat plane position of each window's first element (it may lie in the padding):
+    an array broadcast over the output's spatial dims."""
+    nd = len(out_sizes)
+    total = np.zeros((1,) * nd, np.int64)
+    for i, (o, s, p, st) in enumerate(zip(out_sizes, stride, padding, strides)):
+        shape = [1] * nd
+        shape[i] = o
+        total = total + ((np.arange(o) * s - p) * st).reshape(shape)
+    return total
+
+
+def _max_pool(op, self, kernel_size, stride, padding, dilation, ceil_mode):
+    """out[b, *o] = max over kernel offsets u of x[b, *(o * s - p + u * d)], and its flat
+    position (row * W + column, or (depth * H + row) * W + column) in the plane."""
+    nd = spatial_dims(op)
+    spec, _ = shape_rule(f"pooling.{op}")(
+        op, (self, kernel_size, stride, padding, dilation, ceil_mode))
+    kernel, stride, padding, dilation = pool_params(op, kernel_size, stride, padding,
+                                                    dilation, nd)
+    x = _planes(self, nd)
+    sizes, out_sizes = x.shape[1:], tuple(spec.sizes[-nd:])
+    pads = _pad_for(sizes, out_sizes, kernel, stride, padding, dilation)
     xp = x
     if any(p for pair in pads for p in pair):
         xp = np.pad(x, [(0, 0)] + pads, constant_values=_lowest(self._impl.dtype))
     # The max's flat position = its window's corner + the kernel offset's plane offset.
-    offsets = [u * dilation[0] * w + v * dilation[1]
-               for u in range(kernel[0]) for v in range(kernel[1])]
-    values, arg = _window_max(windows(xp, kernel, stride, dilation)[:, :oh, :ow],
-                              self._impl.dtype.is_floating_point, offsets)
-    corners = ((np.arange(oh)[:, None] * stride[0] - padding[0]) * w
-               + np.arange(ow)[None, :] * stride[1] - padding[1])
-    indices = arg + corners
+    strides = _plane_strides(sizes)
+    win = windows(xp, kernel, stride, dilation)[(slice(None),)
+                                                + tuple(slice(o) for o in out_sizes)]
+    values, arg = _window_max(win, self._impl.dtype.is_floating_point,
+                              _kernel_offsets(kernel, dilation, strides))
+    indices = arg + _corners(out_sizes, stride, padding, strides)
     return (out(values.reshape(spec.sizes), self._impl.dtype),
             out(indices.reshape(spec.sizes).astype(np.int64), dt.int64))
 
 
-def _check_indices(op, idx, h, w):
-    """Saved indices must be positions in the H x W plane: np.bincount would add a bad one
-    into a neighbouring plane (or fail on the result's size) without a word."""
-    if idx.size and (idx.min() < 0 or idx.max() >= h * w):
+@kernel(layout=NCHW)
+def max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
+    return _max_pool("max_pool2d_with_indices", self, kernel_size, stride, padding, dilation,
+                     ceil_mode)
+
+
+def max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
+    return _max_pool("max_pool3d_with_indices", self, kernel_size, stride, padding, dilation,
+                     ceil_mode)
+
+
+def _check_indices(op, idx, sizes):
+    """Saved indices must be positions in the input plane (volume): np.bincount would add
+    a bad one into a neighbouring plane (or fail on the result's size) without a word."""
+    if idx.size and (idx.min() < 0 or idx.max() >= int(np.prod(sizes))):
         raise DimError(f"{op}(): argument 'indices' holds a position outside the "
-                       f"{h} x {w} input plane", op=op, arg="indices")
+                       f"{' x '.join(map(str, sizes))} input plane", op=op, arg="indices")
 
 
-def _scatter_to_planes(op, grad_output, indices, sizes):
+def _scatter_to_planes(op, grad_output, indices, sizes, nd=2):
     """A zero input-shaped array with each gradient element added at its flat index."""
     g = grad_output._impl.array()
     idx = indices._impl.array()
-    _check_indices(op, idx, *sizes[-2:])
-    plane = sizes[-2] * sizes[-1]
-    b = int(np.prod(sizes[:-2], dtype=np.int64))
+    _check_indices(op, idx, sizes[-nd:])
+    plane = int(np.prod(sizes[-nd:], dtype=np.int64))
+    b = int(np.prod(sizes[:-nd], dtype=np.int64))
     acc = accumulate_dtype(grad_output._impl.dtype)
     offsets = (np.arange(b) * plane).reshape((b, 1))
     flat = idx.reshape(b, idx.size // max(b, 1)) + offsets
@@ -126,19 +167,29 @@ def _scatter_to_planes(op, grad_output, indices, sizes):
     return out(summed.reshape(sizes), grad_output._impl.dtype)
 
 
+def _max_pool_backward(op, grad_output, self, kernel_size, stride, padding, dilation,
+                       ceil_mode, indices):
+    shape_rule(f"pooling.{op}")(op, (grad_output, self, kernel_size, stride, padding,
+                                     dilation, ceil_mode, indices))
+    return _scatter_to_planes(op, grad_output, indices, self._impl.sizes, spatial_dims(op))
+
+
 @kernel(layout=NCHW)
 def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding,
                                      dilation, ceil_mode, indices):
-    shape_rule("pooling.max_pool2d_with_indices_backward")(
-        "max_pool2d_with_indices_backward", (grad_output, self, kernel_size, stride, padding,
-                                             dilation, ceil_mode, indices))
-    return _scatter_to_planes("max_pool2d_with_indices_backward", grad_output, indices,
-                              self._impl.sizes)
+    return _max_pool_backward("max_pool2d_with_indices_backward", grad_output, self,
+                              kernel_size, stride, padding, dilation, ceil_mode, indices)
+
+
+def max_pool3d_with_indices_backward(grad_output, self, kernel_size, stride, padding,
+                                     dilation, ceil_mode, indices):
+    return _max_pool_backward("max_pool3d_with_indices_backward", grad_output, self,
+                              kernel_size, stride, padding, dilation, ceil_mode, indices)
 
 
 def _avg_divisor(sizes, out_sizes, kernel, stride, padding, count_include_pad,
                  divisor_override):
-    """(oh, ow) divisors: the window's area inside the padded input (count_include_pad) or
+    """(*out) divisors: the window's size inside the padded input (count_include_pad) or
     inside the input itself, unless divisor_override fixes it."""
     if divisor_override is not None:
         return np.full(out_sizes, float(divisor_override))
@@ -149,47 +200,74 @@ def _avg_divisor(sizes, out_sizes, kernel, stride, padding, count_include_pad,
         if not count_include_pad:
             start, end = np.maximum(start, 0), np.minimum(end, n)
         lengths.append(end - start)
-    return np.outer(lengths[0], lengths[1])
+    return reduce(np.multiply.outer, lengths)
 
 
-@kernel(layout=NCHW)
-def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
-               divisor_override):
-    """out[b, i, j] = sum of the window at (i, j) / its divisor (see _avg_divisor)."""
-    op = "avg_pool2d"
-    spec = shape_rule("pooling.avg_pool2d")(
+def _avg_pool(op, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override):
+    """out[b, *o] = sum of the window at o / its divisor (see _avg_divisor)."""
+    nd = spatial_dims(op)
+    spec = shape_rule(f"pooling.{op}")(
         op, (self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
-    kernel, stride, padding, _ = pool_params(op, kernel_size, stride, padding, (1, 1))
+    kernel, stride, padding, _ = pool_params(op, kernel_size, stride, padding, (1,) * nd, nd)
     acc = accumulate_dtype(self._impl.dtype)
-    x = _planes(self).astype(acc, copy=False)
-    sizes, out_sizes = x.shape[-2:], spec.sizes[-2:]
-    xp = np.pad(x, [(0, 0)] + _pad_for(sizes, out_sizes, kernel, stride, padding, (1, 1)))
-    sums = windows(xp, kernel, stride, (1, 1))[:, :out_sizes[0], :out_sizes[1]].sum((-2, -1))
+    x = _planes(self, nd).astype(acc, copy=False)
+    sizes, out_sizes = x.shape[1:], tuple(spec.sizes[-nd:])
+    xp = np.pad(x, [(0, 0)] + _pad_for(sizes, out_sizes, kernel, stride, padding, (1,) * nd))
+    win = windows(xp, kernel, stride, (1,) * nd)[(slice(None),)
+                                                 + tuple(slice(o) for o in out_sizes)]
+    sums = win.sum(tuple(range(-nd, 0)))
     divisor = _avg_divisor(sizes, out_sizes, kernel, stride, padding, count_include_pad,
                            divisor_override)
     return out((sums / divisor).reshape(spec.sizes), self._impl.dtype)
 
 
 @kernel(layout=NCHW)
-def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
-                        count_include_pad, divisor_override):
+def avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+               divisor_override):
+    return _avg_pool("avg_pool2d", self, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
+
+
+def avg_pool3d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+               divisor_override):
+    return _avg_pool("avg_pool3d", self, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
+
+
+def _avg_pool_backward(op, grad_output, self, kernel_size, stride, padding, ceil_mode,
+                       count_include_pad, divisor_override):
     """Each output's gradient / divisor, added to every input position of its window."""
-    op = "avg_pool2d_backward"
-    shape_rule("pooling.avg_pool2d_backward")(op, (grad_output, self, kernel_size, stride, padding,
-                                                   ceil_mode, count_include_pad, divisor_override))
-    kernel, stride, padding, _ = pool_params(op, kernel_size, stride, padding, (1, 1))
+    nd = spatial_dims(op)
+    shape_rule(f"pooling.{op}")(op, (grad_output, self, kernel_size, stride, padding,
+                                     ceil_mode, count_include_pad, divisor_override))
+    kernel, stride, padding, _ = pool_params(op, kernel_size, stride, padding, (1,) * nd, nd)
     acc = accumulate_dtype(grad_output._impl.dtype)
-    sizes = self._impl.sizes[-2:]
-    g = _planes(grad_output).astype(acc, copy=False)
-    out_sizes = g.shape[-2:]
+    sizes = tuple(self._impl.sizes[-nd:])
+    g = _planes(grad_output, nd).astype(acc, copy=False)
+    out_sizes = g.shape[1:]
     divisor = _avg_divisor(sizes, out_sizes, kernel, stride, padding, count_include_pad,
                            divisor_override)
-    cols = np.broadcast_to((g / divisor)[..., None, None], g.shape + tuple(kernel))
-    pads = _pad_for(sizes, out_sizes, kernel, stride, padding, (1, 1))
+    cols = np.broadcast_to((g / divisor)[(Ellipsis,) + (None,) * nd], g.shape + tuple(kernel))
+    pads = _pad_for(sizes, out_sizes, kernel, stride, padding, (1,) * nd)
     full = [n + before + after for n, (before, after) in zip(sizes, pads)]
-    image = add_windows(cols, full, stride, (1, 1))
-    image = image[:, pads[0][0]:pads[0][0] + sizes[0], pads[1][0]:pads[1][0] + sizes[1]]
+    image = add_windows(cols, full, stride, (1,) * nd)
+    image = image[(slice(None),) + tuple(slice(before, before + n)
+                                         for n, (before, _) in zip(sizes, pads))]
     return out(image.reshape(self._impl.sizes), grad_output._impl.dtype)
+
+
+@kernel(layout=NCHW)
+def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override):
+    return _avg_pool_backward("avg_pool2d_backward", grad_output, self, kernel_size, stride,
+                              padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool3d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override):
+    return _avg_pool_backward("avg_pool3d_backward", grad_output, self, kernel_size, stride,
+                              padding, ceil_mode, count_include_pad, divisor_override)
 
 
 def adaptive_ranges(size, out_size):
@@ -223,59 +301,177 @@ def _window_spread(g, size, axis):
     return total
 
 
-@kernel(layout=NCHW)
-def adaptive_avg_pool2d(self, output_size):
-    """The mean of each adaptive window: means along H, then along W."""
-    spec = shape_rule("pooling.adaptive_avg_pool2d")("adaptive_avg_pool2d", (self, output_size))
+def _adaptive_avg(op, self, output_size):
+    """The mean of each adaptive window: means along each spatial dim in turn (an adaptive
+    window is a product of one range per dim, so the means separate)."""
+    nd = spatial_dims(op)
+    spec = shape_rule(f"pooling.{op}")(op, (self, output_size))
     acc = accumulate_dtype(self._impl.dtype)
-    x = self._impl.array().astype(acc, copy=False)
+    y = self._impl.array().astype(acc, copy=False)
     with np.errstate(invalid="ignore"):
-        y = _window_means(_window_means(x, spec.sizes[-2], -2), spec.sizes[-1], -1)
+        for axis in range(-nd, 0):
+            y = _window_means(y, spec.sizes[axis], axis)
     return out(y, self._impl.dtype)
 
 
 @kernel(layout=NCHW)
-def adaptive_avg_pool2d_backward(grad_output, self):
+def adaptive_avg_pool2d(self, output_size):
+    return _adaptive_avg("adaptive_avg_pool2d", self, output_size)
+
+
+def adaptive_avg_pool3d(self, output_size):
+    return _adaptive_avg("adaptive_avg_pool3d", self, output_size)
+
+
+def _adaptive_avg_backward(op, grad_output, self):
     """The transposed map: each window's gradient spread evenly over its positions."""
-    shape_rule("pooling.adaptive_avg_pool2d_backward")(
-        "adaptive_avg_pool2d_backward", (grad_output, self))
+    nd = spatial_dims(op)
+    shape_rule(f"pooling.{op}")(op, (grad_output, self))
     acc = accumulate_dtype(grad_output._impl.dtype)
-    g = grad_output._impl.array().astype(acc, copy=False)
+    grad = grad_output._impl.array().astype(acc, copy=False)
     with np.errstate(invalid="ignore"):
-        rows = _window_spread(g, self._impl.sizes[-1], -1)
-        grad = _window_spread(rows, self._impl.sizes[-2], -2)
+        for axis in range(-1, -nd - 1, -1):
+            grad = _window_spread(grad, self._impl.sizes[axis], axis)
     return out(grad, grad_output._impl.dtype)
 
 
 @kernel(layout=NCHW)
-def adaptive_max_pool2d(self, output_size):
+def adaptive_avg_pool2d_backward(grad_output, self):
+    return _adaptive_avg_backward("adaptive_avg_pool2d_backward", grad_output, self)
+
+
+def adaptive_avg_pool3d_backward(grad_output, self):
+    return _adaptive_avg_backward("adaptive_avg_pool3d_backward", grad_output, self)
+
+
+def _adaptive_max(op, self, output_size):
     """The max of each adaptive window and its flat index. Windows differ in size, so this
-    loops over output cells (output_size is small: 1x1, 7x7), each one vectorised."""
-    spec, _ = shape_rule("pooling.adaptive_max_pool2d")("adaptive_max_pool2d", (self, output_size))
-    x = _planes(self)
-    h, w = x.shape[-2:]
-    oh, ow = spec.sizes[-2:]
-    values = np.empty((x.shape[0], oh, ow), x.dtype)
-    indices = np.empty((x.shape[0], oh, ow), np.int64)
-    (hs, he), (ws, we) = adaptive_ranges(h, oh), adaptive_ranges(w, ow)
-    for i in range(oh):
-        for j in range(ow):
-            bh, bw = he[i] - hs[i], we[j] - ws[j]
-            block = x[:, hs[i]:he[i], ws[j]:we[j]].reshape(x.shape[0], bh * bw)
-            with np.errstate(invalid="ignore"):
-                arg = np.argmax(block, axis=1)
-            values[:, i, j] = block[np.arange(x.shape[0]), arg]
-            indices[:, i, j] = (hs[i] + arg // bw) * w + ws[j] + arg % bw
+    loops over output cells (output_size is small: 1x1, 7x7), each one vectorised over the
+    planes."""
+    nd = spatial_dims(op)
+    spec, _ = shape_rule(f"pooling.{op}")(op, (self, output_size))
+    x = _planes(self, nd)
+    b, sizes, out_sizes = x.shape[0], x.shape[1:], tuple(spec.sizes[-nd:])
+    values = np.empty((b,) + out_sizes, x.dtype)
+    indices = np.empty((b,) + out_sizes, np.int64)
+    ranges = [adaptive_ranges(n, o) for n, o in zip(sizes, out_sizes)]
+    strides = _plane_strides(sizes)
+    for cell in np.ndindex(*out_sizes):
+        bounds = [(starts[i], ends[i]) for i, (starts, ends) in zip(cell, ranges)]
+        block = x[(slice(None),) + tuple(slice(s, e) for s, e in bounds)]
+        extent = block.shape[1:]
+        with np.errstate(invalid="ignore"):
+            arg = np.argmax(block.reshape(b, -1), axis=1)
+        values[(slice(None),) + cell] = block.reshape(b, -1)[np.arange(b), arg]
+        where = np.unravel_index(arg, extent)
+        indices[(slice(None),) + cell] = sum((s + w) * st for (s, _), w, st
+                                             in zip(bounds, where, strides))
     return (out(values.reshape(spec.sizes), self._impl.dtype),
             out(indices.reshape(spec.sizes), dt.int64))
 
 
 @kernel(layout=NCHW)
+def adaptive_max_pool2d(self, output_size):
+    return _adaptive_max("adaptive_max_pool2d", self, output_size)
+
+
+def adaptive_max_pool3d(self, output_size):
+    return _adaptive_max("adaptive_max_pool3d", self, output_size)
+
+
+def _adaptive_max_backward(op, grad_output, self, indices):
+    shape_rule(f"pooling.{op}")(op, (grad_output, self, indices))
+    return _scatter_to_planes(op, grad_output, indices, self._impl.sizes, spatial_dims(op))
+
+
+@kernel(layout=NCHW)
 def adaptive_max_pool2d_backward(grad_output, self, indices):
-    shape_rule("pooling.adaptive_max_pool2d_backward")(
-        "adaptive_max_pool2d_backward", (grad_output, self, indices))
-    return _scatter_to_planes("adaptive_max_pool2d_backward", grad_output, indices,
-                              self._impl.sizes)
+    return _adaptive_max_backward("adaptive_max_pool2d_backward", grad_output, self, indices)
+
+
+def adaptive_max_pool3d_backward(grad_output, self, indices):
+    return _adaptive_max_backward("adaptive_max_pool3d_backward", grad_output, self, indices)
+
+
+# ---- fractional max pooling -----------------------------------------------------------
+def fractional_starts(samples, size, out_size, kernel):
+    """The first position of each window along one dim, per plane: (B, out_size) for the
+    (B,) random samples u in [0, 1) of that dim (PyTorch's generate_intervals):
+
+        alpha = (size - kernel) / (out_size - 1)
+        start[i] = int((i + u) * alpha) - int(u * alpha)     for i < out_size - 1
+        start[out_size - 1] = size - kernel                  (the last window ends at the edge)
+
+    computed in the samples' dtype as PyTorch does (float32 for half types, as its CUDA
+    kernel), so the same samples give the same windows."""
+    kind = samples.dtype.type
+    starts = np.full(samples.shape + (out_size,), size - kernel, np.int64)
+    if out_size > 1:
+        alpha = kind(size - kernel) / kind(out_size - 1)
+        i = np.arange(out_size - 1).astype(samples.dtype)
+        u = samples[:, None]
+        starts[:, :-1] = (((i + u) * alpha).astype(np.int64)
+                          - (u * alpha).astype(np.int64))
+    return starts
+
+
+def _fractional(op, self, kernel_size, output_size, random_samples):
+    """The max of each window (windows of `kernel_size` that start at the pseudo-random
+    positions of fractional_starts), and its flat position, as max_pool's."""
+    nd = spatial_dims(op)
+    spec, _ = shape_rule(f"pooling.{op}")(op, (self, kernel_size, output_size,
+                                               random_samples))
+    kernel, out_sizes = tuple(kernel_size), tuple(output_size)
+    x = _planes(self, nd)
+    b, sizes = x.shape[0], x.shape[1:]
+    channels = self._impl.sizes[-(nd + 1)]
+    # Which sample draws which dim's windows is PyTorch's order: (W, H) for 2-D, but
+    # (D, H, W) for 3-D.
+    u = random_samples._impl.array()[:b // channels].reshape(b, nd)
+    u = u.astype(accumulate_dtype(self._impl.dtype), copy=False)
+    if nd == 2:
+        u = u[:, ::-1]
+    # The gather: index arrays shaped (B, *out, *kernel) broadcast, one per spatial dim.
+    index = [np.arange(b).reshape((b,) + (1,) * (2 * nd))]
+    for i, (n, o, k) in enumerate(zip(sizes, out_sizes, kernel)):
+        starts = fractional_starts(u[:, i], n, o, k)           # (B, o)
+        shape = [b] + [1] * (2 * nd)
+        shape[1 + i] = o
+        offset = [1] * (2 * nd + 1)
+        offset[1 + nd + i] = k
+        index.append(starts.reshape(shape) + np.arange(k).reshape(offset))
+    win = x[tuple(index)]                                                 # (B, *out, *kernel)
+    strides = _plane_strides(sizes)
+    values, arg = _window_max(win, True, _kernel_offsets(kernel, (1,) * nd, strides))
+    # arg is the kernel offset's plane offset; the window's first position is
+    # sum of start_i * stride_i, read from the index arrays at kernel offset 0.
+    corner = sum(ix[(Ellipsis,) + (0,) * nd] * st for ix, st in zip(index[1:], strides))
+    indices = arg + corner
+    return (out(values.reshape(spec.sizes), self._impl.dtype),
+            out(indices.reshape(spec.sizes), dt.int64))
+
+
+def fractional_max_pool2d(self, kernel_size, output_size, random_samples):
+    return _fractional("fractional_max_pool2d", self, kernel_size, output_size, random_samples)
+
+
+def fractional_max_pool3d(self, kernel_size, output_size, random_samples):
+    return _fractional("fractional_max_pool3d", self, kernel_size, output_size, random_samples)
+
+
+def _fractional_backward(op, grad_output, self, kernel_size, output_size, indices):
+    shape_rule(f"pooling.{op}")(op, (grad_output, self, kernel_size, output_size, indices))
+    return _scatter_to_planes(op, grad_output, indices, self._impl.sizes, spatial_dims(op))
+
+
+def fractional_max_pool2d_backward(grad_output, self, kernel_size, output_size, indices):
+    return _fractional_backward("fractional_max_pool2d_backward", grad_output, self,
+                                kernel_size, output_size, indices)
+
+
+def fractional_max_pool3d_backward(grad_output, self, kernel_size, output_size, indices):
+    return _fractional_backward("fractional_max_pool3d_backward", grad_output, self,
+                                kernel_size, output_size, indices)
 
 
 # ---- NHWC kernels: pooling of channels_last inputs -----------------------------------
@@ -336,7 +532,7 @@ def max_pool2d_with_indices_backward_nhwc(grad_output, self, kernel_size, stride
     n, c, h, w = self._impl.sizes
     acc = accumulate_dtype(grad_output._impl.dtype)
     idx = _nhwc(indices)                                             # (N, oh, ow, C)
-    _check_indices("max_pool2d_with_indices_backward", idx, h, w)
+    _check_indices("max_pool2d_with_indices_backward", idx, (h, w))
     flat = (idx + (np.arange(n) * h * w).reshape(n, 1, 1, 1)) * c + np.arange(c)
     summed = np.bincount(flat.ravel(), weights=_nhwc(grad_output, acc).ravel(),
                          minlength=n * h * w * c)

@@ -1,4 +1,5 @@
-"""Random kernels: normal_, uniform_, exponential_, bernoulli, multinomial.
+"""Random kernels: normal_, uniform_, exponential_, bernoulli, multinomial, random_,
+cauchy_, log_normal_, geometric_, poisson, binomial.
 
 Every draw comes from the given tp.Generator or the default one, consumed exactly as
 PyTorch's CPU kernels consume theirs (tensorplay/_random_draws.py), so after the same
@@ -14,6 +15,7 @@ from tensorplay import _random_draws as draws
 from tensorplay._random import get
 from tensorplay.errors import ArgumentError
 from tensorplay.kernel_support.ops import shape_rule
+from tensorplay.kernel_support.random_bounds import random_bounds
 from cpu_kernels._common import out
 
 
@@ -119,3 +121,75 @@ def multinomial(self, num_samples, replacement, generator):
         picks = np.empty((0, num_samples), np.int64) if not len(cdf) else np.stack(
             [np.searchsorted(c.astype(np.float64), x, side="left") for c, x in zip(cdf, u)])
     return out(picks.reshape(w.shape[:-1] + (num_samples,)), dt.int64)
+
+
+# ---- random_, cauchy_, log_normal_, geometric_ ------------------------------------------
+# Whole 64-bit words for these dtypes (PyTorch's uniform_int distributions).
+_WIDE = (dt.int64, dt.float64)
+
+
+def random_(self, generator):
+    """Integers from 0 to the dtype's largest exactly representable one (2^digits for a
+    float; bool: 0 or 1)."""
+    shape_rule("random.random_inplace")("random_", (self, generator))
+    draws.fill_random_full(get(generator), self._impl.array(), self._impl.dtype in _WIDE)
+    return self
+
+
+def random__to(self, to, generator):
+    """Integers drawn uniformly from [0, to)."""
+    shape_rule("random.random_inplace")("random_", (self, to, generator))
+    draws.fill_random_from_to(get(generator), self._impl.array(), 0, to)
+    return self
+
+
+def random__from(self, from_, to, generator):
+    """Integers drawn uniformly from [from_, to); to=None: up to the dtype's largest
+    integer (inclusive), or every int64 when from_ is the int64 minimum."""
+    shape_rule("random.random_inplace")("random_", (self, from_, to, generator))
+    low, high = random_bounds("random_", self._impl.dtype, from_, to)
+    if high is None:
+        draws.fill_random_64_bits(get(generator), self._impl.array())
+    else:
+        draws.fill_random_from_to(get(generator), self._impl.array(), low, high)
+    return self
+
+
+def cauchy_(self, median, sigma, generator):
+    """self[i] = median + sigma * tan(pi * (U - 0.5))."""
+    shape_rule("random.random_inplace")("cauchy_", (self, median, sigma, generator))
+    draws.fill_cauchy(get(generator), self._impl.array(), median, sigma)
+    return self
+
+
+def log_normal_(self, mean, std, generator):
+    """self[i] = exp(mean + std * N(0, 1))."""
+    shape_rule("random.random_inplace")("log_normal_", (self, mean, std, generator))
+    draws.fill_log_normal(get(generator), self._impl.array(), mean, std)
+    return self
+
+
+def geometric_(self, p, generator):
+    """self[i] = the number of Bernoulli(p) trials up to the first success."""
+    shape_rule("random.random_inplace")("geometric_", (self, p, generator))
+    draws.fill_geometric(get(generator), self._impl.array(), p)
+    return self
+
+
+# ---- poisson, binomial ------------------------------------------------------------------
+def poisson(self, generator):
+    """out[i] ~ Poisson(self[i]), in self's dtype (a new contiguous tensor)."""
+    shape_rule("random.poisson")("poisson", (self, generator))
+    rates = np.array(self._impl.array(), np.float64, order="C")   # (0-d stays 0-d)
+    if rates.size and not (rates >= 0).all():
+        raise ArgumentError("poisson(): invalid Poisson rate, expected rate to be "
+                            "non-negative (argument 'self')", op="poisson", arg="self")
+    return out(draws.poisson(get(generator), rates), self._impl.dtype)
+
+
+def binomial(count, prob, generator):
+    """out[i] ~ Binomial(count[i], prob[i]) (count and prob broadcast together)."""
+    spec = shape_rule("random.binomial")("binomial", (count, prob, generator))
+    counts = np.array(np.broadcast_to(count._impl.array(), spec.sizes), order="C")
+    probs = np.array(np.broadcast_to(prob._impl.array(), spec.sizes), order="C")
+    return out(draws.binomial(get(generator), counts, probs), spec.dtype)

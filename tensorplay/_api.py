@@ -52,9 +52,20 @@ for _name in _functional.FUNCTIONS:
     globals()[_name] = getattr(_functional, _name)
 del _name
 
+saddmm = sspaddmm     # noqa: F821 (generated above): PyTorch's other name of it, not an op
+
+# nn functions that PyTorch also serves as torch.conv2d, torch.alpha_dropout, ...
+from tensorplay.nn import _torch_namespace  # noqa: E402
+globals().update(_torch_namespace.names())
+
 
 def is_tensor(obj):
     return isinstance(obj, Tensor)
+
+
+def get_device(input):
+    """The device index of a cuda tensor, -1 for a CPU one (Tensor.get_device)."""
+    return input.get_device()
 
 
 def numel(t):

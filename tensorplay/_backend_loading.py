@@ -10,9 +10,10 @@ from __future__ import annotations
 import importlib
 
 from tensorplay import _cuda_state
-from tensorplay._generated.declarations import DISPATCH, META_RULES
+from tensorplay._generated.declarations import DERIVED, DISPATCH, META_RULES
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.dispatch.keys import AUTOGRAD_OFFSET, NUM_BACKENDS, DispatchKey
+from tensorplay.dispatch.python_key import key_set_of
 from tensorplay.library import Library
 
 BACKENDS = {
@@ -44,6 +45,42 @@ def load_backend(key):
     for op, name in DISPATCH.get(key, ()):
         lib.impl(op, resolve(package, name), name=f"{package}.{name}")
     loaded.add(key)
+
+
+def load_derived():
+    """The kernels of ops.yaml's `alias_of:` and `copy_of:` entries, at the Composite key:
+    `arccos` (alias_of: acos) calls acos with the arguments it was given (the two
+    schemas are the same, as the code generator checked), and `permute_copy` (copy_of:
+    permute) calls permute, then copies the view into new contiguous memory, as
+    PyTorch's generated `*_copy` kernels do. Run above autograd like every Composite
+    kernel, they record nothing themselves: the ops they call do."""
+    lib = Library("Composite", "generated (ops.yaml alias_of: / copy_of:)")
+    for op, (key, target) in DERIVED.items():
+        make = alias_kernel if key == "alias_of" else copy_kernel
+        lib.impl(op, make(op, target), name=f"{key} {target}")
+
+
+def alias_kernel(op, target):
+    handle = dispatcher.find(target)
+
+    def alias(*args):
+        return handle.call(key_set_of(args), *args)
+    alias.__qualname__ = alias.__name__ = op.split(".")[0]
+    return alias
+
+
+def copy_kernel(op, target):
+    from tensorplay._generated.functional import clone
+    from tensorplay._memory_format import contiguous_format
+    handle = dispatcher.find(target)
+
+    def copy(*args):
+        view = handle.call(key_set_of(args), *args)
+        if isinstance(view, (list, tuple)):      # split_copy, unbind_copy: one copy a view
+            return type(view)(clone(v, memory_format=contiguous_format) for v in view)
+        return clone(view, memory_format=contiguous_format)
+    copy.__qualname__ = copy.__name__ = op.split(".")[0]
+    return copy
 
 
 def load_meta():
@@ -120,6 +157,7 @@ def load_autocast():
 
 def load_default():
     load_backend("Composite")
+    load_derived()
     load_backend("CPU")
     if _cuda_state.triton_available():     # the Triton backend serves the `cuda` device
         load_backend("CUDA")

@@ -130,8 +130,7 @@ def fill_normal(gen, a, mean, std):
 
 @_holding_generator
 def fill_random_from_to(gen, a, low, high):
-    wide = a.dtype in (np.int64, _F64, _F32) or a.dtype.name == "bfloat16"
-    return _write(a, random_from_to(gen, a.size, low, high, wide))
+    return _write(a, random_from_to(gen, a.size, low, high))
 
 
 @_holding_generator
@@ -362,11 +361,12 @@ def _sincos256(x):
 
 # ---- integers, bernoulli, exponential, permutations -----------------------------------
 @_holding_generator
-def random_from_to(gen, n, low, high, wide):
-    """random_(low, high): (word % range) + low, a 64-bit word when range >= 2^32 and
-    the dtype is one of int64/float64/float32/bfloat16 (`wide`), else a 32-bit one."""
+def random_from_to(gen, n, low, high):
+    """random_(low, high): (word % range) + low, a 64-bit word when range >= 2^28, else a
+    32-bit one, whatever the dtype (PyTorch's released builds: DistributionsHelper.h's
+    `#else` branch; its FBCODE_CAFFE2 branch, 2^32 and four dtypes, is not what they run)."""
     span = high - low
-    words = gen.random64(n) if (wide and span >= 2 ** 32) else gen.random(n)
+    words = gen.random64(n) if span >= 2 ** 28 else gen.random(n)
     return (words % np.uint64(span)).astype(np.int64) + np.int64(low)
 
 
@@ -406,3 +406,190 @@ def randperm(gen, n):
     for i, k in enumerate(z.tolist()):
         r[i], r[k] = r[k], r[i]
     return np.array(r, np.int64)
+
+
+# ---- random_, cauchy_, log_normal_, geometric_ ------------------------------------------
+# (cpu_kernels/random.py fills with these; each is a serial kernel of PyTorch's that makes
+# one double (or one integer) per element from its own words, in visiting order.)
+@_holding_generator
+def fill_random_full(gen, a, wide):
+    """random_() without bounds: random() (random64() for int64 and float64: `wide`)
+    modulo the count of non-negative integers the dtype holds exactly: its largest value
+    + 1 for an integer dtype, 2^digits + 1 for a float one; bool takes the lowest bit."""
+    words = gen.random64(a.size) if wide else gen.random(a.size)
+    if a.dtype == np.bool_:
+        return _write(a, (words & np.uint64(1)).astype(np.bool_))
+    if np.issubdtype(a.dtype, np.integer):
+        modulus = np.uint64(int(np.iinfo(a.dtype).max) + 1)
+    else:
+        digits = {2: 11, 4: 24, 8: 53}[a.dtype.itemsize] if a.dtype.name != "bfloat16" else 8
+        modulus = np.uint64((1 << digits) + 1)
+    return _write(a, (words % modulus).astype(np.int64))
+
+
+@_holding_generator
+def fill_random_64_bits(gen, a):
+    """random_(from=int64 min, to=None): a whole 64-bit word, read as a signed integer."""
+    return _write(a, gen.random64(a.size).view(np.int64))
+
+
+@_holding_generator
+def fill_cauchy(gen, a, median, sigma):
+    """median + sigma * tan(pi * (u - 0.5)), u a double uniform; libm's tan, and the
+    multiply-add fused as the compiler fuses PyTorch's."""
+    u = uniform01_double(gen, a.size)
+    t = _map(math.tan, math.pi * (u - 0.5))
+    return _write(a, _fma64(t, sigma, median))
+
+
+@_holding_generator
+def fill_log_normal(gen, a, mean, std):
+    """exp(N(mean, std)), the scalar normal draw of normal_ (one Box-Muller pair per two
+    elements, the odd one kept in the generator)."""
+    return _write(a, _map(math.exp, normal_scalar(gen, a.size, mean, std)))
+
+
+@_holding_generator
+def fill_geometric(gen, a, p):
+    """ceil(log(u) / log1p(-p)): the number of Bernoulli(p) trials up to the first success,
+    u a double uniform."""
+    u = uniform01_double(gen, a.size)
+    return _write(a, np.ceil(_map(math.log, u) / math.log1p(-p)))
+
+
+# ---- poisson and binomial: rejection samplers, one element at a time -------------------
+# Each element draws as many double uniforms as its loop needs, so the elements run in
+# visiting order, one uniform at a time (Distributions.cpp's serial kernels).
+def _uniform_stream(gen):
+    return lambda: float(uniform01_double(gen, 1)[0])
+
+
+def _poisson_one(lam, uniform):
+    """sample_poisson: Hoermann's transformed rejection (1993) for lam >= 10, else the
+    product of uniforms until it falls below exp(-lam)."""
+    if lam >= 10:
+        slam, loglam = math.sqrt(lam), math.log(lam)
+        b = 0.931 + 2.53 * slam
+        a = -0.059 + 0.02483 * b
+        invalpha = 1.1239 + 1.1328 / (b - 3.4)
+        vr = 0.9277 - 3.6224 / (b - 2)
+        while True:
+            U = uniform() - 0.5
+            V = uniform()
+            us = 0.5 - abs(U)
+            k = math.floor((2 * a / us + b) * U + lam + 0.43)
+            if us >= 0.07 and V <= vr:
+                return k
+            if k < 0 or (us < 0.013 and V > us):
+                continue
+            if (math.log(V) + math.log(invalpha) - math.log(a / (us * us) + b)
+                    <= -lam + k * loglam - math.lgamma(k + 1.0)):
+                return k
+    if lam == 0:
+        return 0
+    enlam, x, prod = math.exp(-lam), 0, 1.0
+    while True:
+        prod *= uniform()
+        if prod > enlam:
+            x += 1
+        else:
+            return x
+
+
+@_holding_generator
+def poisson(gen, rates):
+    """poisson(rates): the rates (a float64 array, in visiting order) drawn one by one."""
+    uniform = _uniform_stream(gen)
+    return np.array([_poisson_one(lam, uniform) for lam in rates.ravel().tolist()],
+                    np.float64).reshape(rates.shape)
+
+
+_STIRLING_TAIL = (0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                  0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                  0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
+                  0.00833056343336287)
+
+
+def _stirling_tail(k):
+    """log(k!) - (its Stirling approximation), tabled below 10."""
+    if k <= 9:
+        return _STIRLING_TAIL[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def _binomial_inversion(count, prob, uniform, S):
+    """Geometric waiting times until they pass count: their number."""
+    logprob = float(S(math.log1p(-prob)))
+    geom_sum, num_geom = 0.0, S(0)
+    while True:
+        geom_sum += math.ceil(math.log(uniform()) / logprob)
+        if geom_sum > count:
+            return num_geom
+        num_geom = S(num_geom + 1)
+
+
+def _btrs(count, prob, uniform, S):
+    """Hoermann's BTRS (transformed rejection with squeeze), as TensorFlow and PyTorch
+    write it. `S` rounds to the element dtype where PyTorch computes in it (float32)."""
+    stddev = float(S(math.sqrt(S(S(count * prob) * S(1 - prob)))))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = float(S(count * prob)) + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = float(S(prob / S(1 - prob)))
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = float(math.floor(S(S(count + 1) * prob)))
+    while True:
+        U = uniform() - 0.5
+        V = uniform()
+        us = 0.5 - abs(U)
+        k = S(math.floor((2 * a / us + b) * U + c))
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and V <= v_r:
+            return k
+        V = math.log(V * alpha / (a / (us * us) + b))
+        n_k = float(S(S(count - k) + 1))
+        upperbound = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
+                      + float(S(count + 1)) * math.log((count - m + 1) / n_k)
+                      + (float(k) + 0.5) * math.log(r * n_k / float(S(k + 1)))
+                      + _stirling_tail(m) + _stirling_tail(count - m)
+                      - _stirling_tail(float(k)) - _stirling_tail(float(S(count - k))))
+        if V <= upperbound:
+            return k
+
+
+def _binomial_one(count, prob, uniform, S):
+    if count <= 0.0 or prob <= 0.0:
+        return S(0)
+    if prob >= 1.0:
+        return S(count)
+    if prob <= 0.5:
+        if S(count * prob) >= 10.0:
+            return _btrs(count, prob, uniform, S)
+        return _binomial_inversion(count, prob, uniform, S)
+    if prob > 0.5:
+        q = float(S(1.0 - prob))
+        sample = _btrs(count, q, uniform, S) if S(count * q) >= 10.0 \
+            else _binomial_inversion(count, q, uniform, S)
+        return S(count - sample)
+    return math.nan
+
+
+@_holding_generator
+def binomial(gen, counts, probs):
+    """binomial(count, prob), element by element in visiting order (`counts` and `probs`
+    broadcast to one shape, float32 or float64: the arithmetic PyTorch does in the element
+    type is rounded to it)."""
+    S = _f32 if counts.dtype == _F32 else float
+    uniform = _uniform_stream(gen)
+    out = [_binomial_one(n, p, uniform, S)
+           for n, p in zip(counts.ravel().tolist(), probs.ravel().tolist())]
+    return np.array(out, counts.dtype).reshape(counts.shape)
+
+
+def _f32(x):
+    """x rounded to float32, kept as a Python float (float32 arithmetic by rounding each
+    result of double arithmetic: exact for one +, -, * or / of two float32 values)."""
+    return float(np.float32(x))

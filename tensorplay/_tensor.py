@@ -26,7 +26,7 @@ from tensorplay._legacy_types import construct, is_size, parse_type, type_name
 from tensorplay._tensor_base import TensorBase
 from tensorplay.autograd import api as autograd_api
 from tensorplay.autograd.engine import tensor_backward
-from tensorplay.errors import DataDependentError, LayoutError
+from tensorplay.errors import DataDependentError, LayoutError, ShapeError
 from tensorplay._layout import sparse_coo
 from tensorplay._memory_format import contiguous_format
 from tensorplay.kernel_support.layout import is_in_format
@@ -170,6 +170,34 @@ class Tensor(TensorMethods, TensorBase):
         else:
             base = data.data_ptr()
         return base + impl.offset * impl.dtype.itemsize
+
+    def const_data_ptr(self):
+        """data_ptr, for a reader that promises not to write through it (PyTorch's
+        read-only spelling; no copy-on-write storage here, so the same address)."""
+        return self.data_ptr()
+
+    def resize(self, *sizes):
+        """Deprecated (PyTorch warns too): the same elements in a new shape, a view of a
+        contiguous self, with reshape's gradient. resize_ changes self in place."""
+        warnings.warn("non-inplace resize is deprecated", stacklevel=2)
+        return self._deprecated_resize("resize", sizes)
+
+    def resize_as(self, tensor):
+        warnings.warn("non-inplace resize_as is deprecated", stacklevel=2)
+        return self._deprecated_resize("resize_as", tuple(tensor.shape))
+
+    def _deprecated_resize(self, op, sizes):
+        if len(sizes) == 1 and not isinstance(sizes[0], int):
+            sizes = tuple(sizes[0])
+        n = 1
+        for s in sizes:
+            n *= s
+        if n != self.numel():
+            raise ShapeError(f"{op}(): requested resize to {list(sizes)} ({n} elements in "
+                              f"total), but the given tensor has a size of {list(self.shape)} "
+                              f"({self.numel()} elements): the deprecated {op} can only change "
+                              f"the shape, keeping the number of elements", op=op, arg="sizes")
+        return self.contiguous().view(sizes)
 
     def untyped_storage(self):
         return self._impl.storage

@@ -8,6 +8,14 @@ import pytest
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
 
+def pytest_configure(config):
+    """A run that leaves the `slow` mark out (the default `-m "not slow"`) runs the
+    operator database on cuda with fewer samples an op (tests/opinfo/core.py)."""
+    from opinfo import core
+    if "not slow" in (config.getoption("markexpr") or ""):
+        core.CUDA_SAMPLES["limit"] = 3
+
+
 @pytest.fixture
 def leaves():
     """A float32 leaf x of shape (2, 3) that requires grad and a plain input w of shape

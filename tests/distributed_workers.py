@@ -122,7 +122,8 @@ def every_check_job(rank, world):
     command); with 3 ranks, rank 1 then dies and the others report how their next
     collective failed under "killed"."""
     out = {"collectives": collectives_job(rank, world), "ddp": ddp_job(rank, world),
-           "unused": unused_parameters_job(rank, world)}
+           "unused": unused_parameters_job(rank, world),
+           "sync_bn": sync_batch_norm_job(rank, world)}
     if world == 2:
         out["train"] = train_command_job(rank, world)
     if world == 3:
@@ -296,6 +297,46 @@ def ddp_job(rank, world):
     model(tp.tensor(x[index]))
     model(tp.tensor(x[index]))
     out["running_mean_seen"] = seen
+    return out
+
+
+# ---- SyncBatchNorm -----------------------------------------------------------------------
+# Unequal slices of one global batch (with 3 ranks, rank 0's is empty).
+SYNC_BN_SLICES = {2: (5, 7), 3: (0, 5, 7)}
+SYNC_BN_CHANNELS = 4
+
+
+def sync_bn_inputs():
+    """The global batch (12, C, 3), the gradient of the output, and weight and bias."""
+    rng = np.random.RandomState(11)
+    x = rng.randn(12, SYNC_BN_CHANNELS, 3)
+    grad = rng.randn(12, SYNC_BN_CHANNELS, 3)
+    weight = 1 + 0.1 * np.arange(SYNC_BN_CHANNELS)
+    bias = 0.1 * np.arange(SYNC_BN_CHANNELS)
+    return x, grad, weight, bias
+
+
+def sync_batch_norm_job(rank, world):
+    """Two training steps of SyncBatchNorm on this rank's slice (float64): the output, the
+    input's gradient, this rank's share of the weight's and bias's, the running stats."""
+    x, grad, weight, bias = sync_bn_inputs()
+    bounds = np.cumsum((0,) + SYNC_BN_SLICES[world])
+    rows = slice(bounds[rank], bounds[rank + 1])
+    layer = tp.nn.SyncBatchNorm(SYNC_BN_CHANNELS, momentum=0.3).double()
+    with tp.no_grad():
+        layer.weight.copy_(tp.tensor(weight))
+        layer.bias.copy_(tp.tensor(bias))
+    out = {}
+    for step in range(2):
+        xs = tp.tensor(x[rows] * (step + 1), requires_grad=True)
+        y = layer(xs)
+        (y * tp.tensor(grad[rows])).sum().backward()
+        out[step] = {"y": y.detach().numpy(), "x_grad": xs.grad.numpy()}
+    # (an empty slice gives the weight and bias no gradient, as in PyTorch: None)
+    for name in ("weight", "bias"):
+        g = getattr(layer, name).grad
+        out[f"{name}_grad"] = None if g is None else g.numpy()
+    out["running"] = (layer.running_mean.numpy(), layer.running_var.numpy())
     return out
 
 

@@ -1,9 +1,10 @@
 """The PyTorch surface a script touches, compared name by name with TensorPlay's.
 
-For six namespaces (`torch`, `torch.Tensor`, `torch.nn.functional`, `torch.nn`,
-`torch.optim`, `torch.linalg`) every public name of PyTorch is either served by the TensorPlay
-namespace that mirrors it, skipped for a stated reason (`SKIPPED` below: things that
-make no sense in a NumPy/Triton framework), or listed in `tests/api_surface_missing.txt`.
+For seven namespaces (`torch`, `torch.Tensor`, `torch.nn.functional`, `torch.nn`,
+`torch.optim`, `torch.linalg`, `torch.special`) every public name of PyTorch is either
+served by the TensorPlay namespace that mirrors it, skipped for a stated reason (`SKIPPED`
+below: things that make no sense in a NumPy/Triton framework), or listed in
+`tests/api_surface_missing.txt`.
 
 The list may only shrink: the test fails when a listed name now exists (take it off the
 list) and when a missing name is not listed (add it, or better, the function). Run this
@@ -34,6 +35,7 @@ NAMESPACES = {
     "torch.nn": (torch.nn, lambda: tp.nn),
     "torch.optim": (torch.optim, lambda: tp.optim),
     "torch.linalg": (torch.linalg, lambda: tp.linalg),
+    "torch.special": (torch.special, lambda: tp.special),
 }
 
 # (pattern on the bare name, reason). A pattern skips the names it matches fully, in every
@@ -62,7 +64,7 @@ SKIPPED = [
      "typed storages, shared and pinned memory"),
     (r"torch|jit|fx|export|compile|compiler|package|hub|onnx|distributed|is_distributed|"
      r"multiprocessing|prepare_multiprocessing_environment|futures|fork|wait|Future|monitor|"
-     r"overrides|classes|ops|cpp|library|mobile_optimizer|DataParallel|parallel|SyncBatchNorm|"
+     r"overrides|classes|ops|cpp|library|mobile_optimizer|DataParallel|parallel|"
      r"while_loop|cond|PRIVATE_OPS|import_ir_module.*|parse_ir|parse_schema|"
      r"parse_type_comment|merge_type_from_type_comment|unify_type_list|vmap|func",
      "subsystems outside an eager framework: TorchScript, FX, export, distributed, ..."),
@@ -77,7 +79,8 @@ SKIPPED = [
      r"FatalError|thread_safe_generator|get_file_path|classproperty|torch_version|"
      r"TYPE_CHECKING|USE_.*|Callable|Optional|DType|BroadcastingList\d|ScalingType|"
      r"SwizzleType|boolean_dispatch|(has|handle)_torch_function.*|assert_int_or_pair|"
-     r".*_notes|common_types|factory_kwargs|reproducibility_notes|grouped_mm|"
+     r".*_notes|common_types|common_args|multi_dim_common|factory_kwargs|reproducibility_notes|"
+     r"grouped_mm|"
      r"scaled_(grouped_)?mm|hash_tensor|slice_inverse",
      "PyTorch's internals: JIT IR types, C++ bindings, typing helpers, doc strings"),
     (r"autocast_.*|clear_autocast_cache|(get|set)_autocast_.*|is_autocast_.*",

@@ -143,7 +143,7 @@ def test_ops_without_a_cpu_policy_fall_through(call):
 TORCH_CUDA_LISTS = {
     "lower": "convolution prelu addmm addmv matmul einsum mm mv linear baddbmm bmm "
              "scaled_dot_product_attention _lstm_sequence",
-    "fp32": "acos asin cosh exp expm1 log log10 log2 log1p reciprocal rsqrt sinh tan "
+    "fp32": "acos asin cosh erfinv exp expm1 log log10 log2 log1p reciprocal rsqrt sinh tan "
             "pow.Tensor_Scalar pow.Tensor_Tensor softplus layer_norm native_layer_norm "
             "group_norm cosine_similarity cosine_embedding_loss nll_loss kl_div l1_loss "
             "smooth_l1_loss huber_loss mse_loss margin_ranking_loss "

@@ -40,7 +40,8 @@ def test_every_generated_line_fits_in_100_columns():
 def test_one_op_reads_on_one_screen():
     """tp.add's front door enters the dispatcher itself: no helper 4,500 lines away."""
     text = generated("functional.py")
-    assert "def _op_" not in text and "_h_" not in text
+    # (a word that starts with `_h_`: special_hermite_polynomial_h_x_scalar is an op's name)
+    assert "def _op_" not in text and not re.search(r"\b_h_", text)
     start = text.index("# ---- add (Tensor, Scalar) ")
     end = text.index("# ---- ", start + 1)
     block = text[start:end]

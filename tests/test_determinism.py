@@ -44,6 +44,15 @@ DISPATCHED = {
     "bernoulli_.Tensor": lambda d, g: tp.empty(SHAPE, device=d).bernoulli_(_probs(d),
                                                                             generator=g),
     "multinomial": lambda d, g: tp.multinomial(_probs(d), 4, generator=g),
+    "random_": lambda d, g: tp.empty(SHAPE, device=d).random_(generator=g),
+    "random_.to": lambda d, g: tp.empty(SHAPE, device=d).random_(1000, generator=g),
+    "random_.from": lambda d, g: tp.empty(SHAPE, dtype=tp.int64, device=d).random_(
+        -5, 2 ** 40, generator=g),
+    "cauchy_": lambda d, g: tp.empty(SHAPE, device=d).cauchy_(0.5, 2.0, generator=g),
+    "log_normal_": lambda d, g: tp.empty(SHAPE, device=d).log_normal_(generator=g),
+    "geometric_": lambda d, g: tp.empty(SHAPE, device=d).geometric_(0.3, generator=g),
+    "poisson": lambda d, g: tp.poisson(_probs(d) * 20, generator=g),
+    "binomial": lambda d, g: tp.binomial(_probs(d) * 30, _probs(d), generator=g),
 }
 
 # Random functions that are not dispatched ops (they draw through the ones above or

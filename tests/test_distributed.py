@@ -366,3 +366,36 @@ def test_post_accumulate_grad_hook_matches_torch():
         (tp.ones(2, requires_grad=True) * 2).register_post_accumulate_grad_hook(print)
     with pytest.raises(RuntimeError, match="doesn't require gradient"):
         tp.ones(2).register_post_accumulate_grad_hook(print)
+
+
+def test_sync_batch_norm_equals_batch_norm_on_the_global_batch(suite):
+    """Each rank's SyncBatchNorm on its slice (unequal slices; one empty with 3 ranks) gives
+    PyTorch's BatchNorm on the whole batch: outputs, input gradients, the sum of the ranks'
+    weight and bias gradients, and the running statistics, over two steps."""
+    world, results = suite
+    x, grad, weight, bias = workers.sync_bn_inputs()
+    layer = torch.nn.BatchNorm1d(workers.SYNC_BN_CHANNELS, momentum=0.3).double()
+    with torch.no_grad():
+        layer.weight.copy_(torch.tensor(weight))
+        layer.bias.copy_(torch.tensor(bias))
+    bounds = np.cumsum((0,) + workers.SYNC_BN_SLICES[world])
+    for step in range(2):
+        xt = torch.tensor(x * (step + 1), requires_grad=True)
+        y = layer(xt)
+        (y * torch.tensor(grad)).sum().backward()
+        for rank in results:           # (with 3 ranks, rank 1 is killed later: no report)
+            mine = results[rank]["sync_bn"][step]
+            rows = slice(bounds[rank], bounds[rank + 1])
+            np.testing.assert_allclose(mine["y"], y.detach().numpy()[rows], rtol=1e-10,
+                                       atol=1e-12)
+            np.testing.assert_allclose(mine["x_grad"], xt.grad.numpy()[rows], rtol=1e-9,
+                                       atol=1e-12)
+    for name, expected in (("weight_grad", layer.weight.grad), ("bias_grad", layer.bias.grad)):
+        shares = [results[rank]["sync_bn"][name] for rank in results]
+        if len(shares) == world:
+            total = sum(g for g in shares if g is not None)
+            np.testing.assert_allclose(total, expected.numpy(), rtol=1e-10)
+    for rank in results:
+        mean, var = results[rank]["sync_bn"]["running"]
+        np.testing.assert_allclose(mean, layer.running_mean.numpy(), rtol=1e-10)
+        np.testing.assert_allclose(var, layer.running_var.numpy(), rtol=1e-10)

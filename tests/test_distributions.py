@@ -50,6 +50,12 @@ POSITIVE = [[[0.1]], [[0.7]], [[1.4]], [[2.5]]]
 UNIT = [[[0.05]], [[0.3]], [[0.5]], [[0.95]]]
 COUNTS = [[[0.0]], [[1.0]], [[3.0]], [[5.0]]]
 BINARY = [[[0.0]], [[1.0]], [[1.0]], [[0.0]]]
+WISHART_VALUES = [[[[2.0, 0.5], [0.5, 1.0]]], [[[0.7, -0.2], [-0.2, 3.0]]], [[[5.0, 1.0], [1.0, 0.4]]]]
+# three Cholesky factors of 3 x 3 correlation matrices (rows of unit length), against a
+# batch of two LKJ distributions
+CORR_CHOLESKY = [[[[1.0, 0.0, 0.0], [0.6, 0.8, 0.0], [-0.36, 0.48, 0.8]]],
+                 [[[1.0, 0.0, 0.0], [-0.28, 0.96, 0.0], [0.0, 0.6, 0.8]]],
+                 [[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]]]
 
 # name: (params {name: values}, builder(module, **params), values for log_prob/cdf)
 FAMILIES = {
@@ -144,9 +150,65 @@ FAMILIES = {
                                lambda M, loc, precision_matrix:
                                M.MultivariateNormal(loc, precision_matrix=precision_matrix),
                                [[0.3, 1.0], [2.0, -1.0]]),
+    # ---- the families added with issue 29 ----
+    "ContinuousBernoulli": ({"probs": PROBS}, lambda M, probs: M.ContinuousBernoulli(probs), UNIT),
+    "ContinuousBernoulliLogits": ({"logits": LOGITS}, lambda M, logits: M.ContinuousBernoulli(logits=logits),
+                                  UNIT),
+    "FisherSnedecor": ({"df1": [[0.5, 1.5, 3.0], [2.5, 1.0, 4.0]], "df2": [[3.0, 5.0, 6.0], [2.5, 8.0, 4.5]]},
+                       lambda M, df1, df2: M.FisherSnedecor(df1, df2), POSITIVE),
+    "GeneralizedPareto": ({"loc": [[0.0, -1.0, 0.05], [0.0, -0.5, -0.2]], "scale": SCALE,
+                           "concentration": [[0.0, 0.3, -0.2], [0.5, 0.1, 0.2]]},
+                          lambda M, loc, scale, concentration: M.GeneralizedPareto(loc, scale, concentration),
+                          POSITIVE),
+    "Kumaraswamy": ({"concentration1": [[0.5, 1.5, 3.0], [2.5, 1.0, 4.0]], "concentration0": SCALE},
+                    lambda M, concentration1, concentration0: M.Kumaraswamy(concentration1, concentration0),
+                    UNIT),
+    "LKJCholesky": ({"concentration": [0.5, 2.0]}, lambda M, concentration: M.LKJCholesky(3, concentration),
+                    CORR_CHOLESKY),
+    "LowRankMultivariateNormal": ({"loc": LOC, "cov_factor": [[1.0, 0.2], [0.5, -0.3], [0.1, 0.8]],
+                                   "cov_diag": [0.5, 1.0, 2.0]},
+                                  lambda M, loc, cov_factor, cov_diag:
+                                  M.LowRankMultivariateNormal(loc, cov_factor, cov_diag),
+                                  [[[0.3, 1.0, 0.0]], [[2.0, -1.0, 1.0]]]),
+    "MultivariateNormal3": ({"loc": [[1.0, 2.0, 0.5], [0.0, -1.0, 0.3]],
+                             "scale_tril": [[1.0, 0.0, 0.0], [0.5, 2.0, 0.0], [-0.3, 0.2, 0.7]]},
+                            lambda M, loc, scale_tril: M.MultivariateNormal(loc, scale_tril=scale_tril),
+                            [[[0.3, 1.0, 0.0]], [[2.0, -1.0, 1.0]]]),
+    "OneHotCategoricalStraightThrough": ({"probs": [[0.2, 0.5, 0.3], [0.1, 0.1, 0.8]]},
+                                         lambda M, probs: M.OneHotCategoricalStraightThrough(probs),
+                                         [[[0.0, 0.0, 1.0]], [[1.0, 0.0, 0.0]]]),
+    "RelaxedOneHotCategorical": ({"temperature": [0.7], "probs": [[0.2, 0.5, 0.3], [0.1, 0.1, 0.8]]},
+                                 lambda M, temperature, probs: M.RelaxedOneHotCategorical(temperature, probs),
+                                 [[[0.2, 0.3, 0.5]], [[0.6, 0.1, 0.3]]]),
+    "ExpRelaxedCategorical": ({"temperature": [1.3], "logits": LOGITS},
+                              lambda M, temperature, logits: M.relaxed_categorical.ExpRelaxedCategorical(
+                                  temperature, logits=logits),
+                              [[[-1.6, -1.2, -0.7]], [[-0.5, -2.3, -1.2]]]),
+    "VonMises": ({"loc": LOC, "concentration": [[0.5, 1.5, 3.0], [2.5, 5.0, 40.0]]},
+                 lambda M, loc, concentration: M.VonMises(loc, concentration), REAL),
+    "Wishart": ({"df": [4.0, 2.5], "covariance_matrix": [[2.0, 0.3], [0.3, 1.0]]},
+                lambda M, df, covariance_matrix: M.Wishart(df, covariance_matrix=covariance_matrix),
+                WISHART_VALUES),
+    "WishartTril": ({"df": [4.0, 6.5], "scale_tril": [[1.0, 0.0], [0.5, 2.0]]},
+                    lambda M, df, scale_tril: M.Wishart(df, scale_tril=scale_tril), WISHART_VALUES),
+    "WishartPrec": ({"df": [3.0], "precision_matrix": [[2.0, 0.3], [0.3, 1.0]]},
+                    lambda M, df, precision_matrix: M.Wishart(df, precision_matrix=precision_matrix),
+                    WISHART_VALUES),
 }
 
 STATS = ["mean", "variance", "stddev", "mode"]
+
+# Families of issue 29 whose rsample draws through rand/randn as PyTorch's does: seeded
+# draws and their gradients are compared number by number.
+NEW_REPARAMETERIZED = ["ContinuousBernoulli", "ContinuousBernoulliLogits", "GeneralizedPareto",
+                       "Kumaraswamy", "LowRankMultivariateNormal", "RelaxedOneHotCategorical",
+                       "ExpRelaxedCategorical", "OneHotCategoricalStraightThrough"]
+
+# Where PyTorch 2.13's value is wrong, ours is checked another way (the test named).
+PYTORCH_BUGS = {
+    ("Kumaraswamy", "mode"): "exp(log1p(-b)/b - log1p(-ab)) is NaN for every b > 1: "
+                             "test_kumaraswamy_mode_is_where_the_density_peaks",
+}
 
 
 def build(name, dtype, requires_grad=False):
@@ -177,10 +239,18 @@ def test_values_equal_pytorchs(name, dtype):
     checked = 0
     for what in ["log_prob", "cdf", "icdf", "entropy", "perplexity"] + STATS:
         arg_ours, arg_theirs = (q_ours, q_theirs) if what == "icdf" else (v_ours, v_theirs)
+        if (name, what) in PYTORCH_BUGS:
+            continue          # checked on its own (see PYTORCH_BUGS)
         try:
             expected = _call(theirs, what, arg_theirs)
         except NotImplementedError:
             continue          # PyTorch has none
+        except RuntimeError as e:
+            # PyTorch 2.13's GeneralizedPareto compares a float64 concentration with
+            # torch.tensor(0.0) (float32) in isclose and raises; ours is checked against
+            # scipy in test_generalized_pareto_in_float64_against_scipy.
+            assert name == "GeneralizedPareto" and "did not match" in str(e), e
+            continue
         except ValueError:    # PyTorch's validation refuses the value: so must ours
             with pytest.raises(ValueError):
                 _call(ours, what, arg_ours)
@@ -190,6 +260,9 @@ def test_values_equal_pytorchs(name, dtype):
             # PyTorch takes lgamma(total_count + 1) of an int64 tensor, so in float32
             # whatever the dtype: its float64 entropy is off by ~1e-8; ours is not.
             close(got, expected, dtype, rtol=max(RTOL[dtype], 1e-7), atol=max(ATOL[dtype], 1e-7))
+        elif name.startswith("ContinuousBernoulli") and dtype == "float32":
+            # its mean and variance cancel large terms: float32 rounding shows at ~1e-4
+            close(got, expected, dtype, rtol=5e-4, atol=5e-6)
         else:
             close(got, expected, dtype)
         checked += 1
@@ -198,7 +271,9 @@ def test_values_equal_pytorchs(name, dtype):
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_log_prob_gradients_equal_pytorchs(name):
-    dtype = "float64"
+    # PyTorch 2.13's GeneralizedPareto.log_prob raises in float64 (isclose against a
+    # float32 zero): its gradients are compared in float32
+    dtype = "float32" if name == "GeneralizedPareto" else "float64"
     ours, theirs, p_ours, p_theirs, values = build(name, dtype, requires_grad=True)
     v_ours, v_theirs = pair(values, dtype)
     try:
@@ -212,14 +287,15 @@ def test_log_prob_gradients_equal_pytorchs(name):
     (out_ours * tp.tensor(weights.tolist(), dtype=tp.float64)).sum().backward()
     (out_theirs * weights).sum().backward()
     for k in p_ours:
-        close(p_ours[k].grad, p_theirs[k].grad, dtype, rtol=1e-8, atol=1e-10)
+        close(p_ours[k].grad, p_theirs[k].grad, dtype, rtol=1e-8 if dtype == "float64" else 1e-5,
+              atol=1e-10 if dtype == "float64" else 1e-6)
 
 
 @pytest.mark.parametrize("name", ["Normal", "Laplace", "Cauchy", "Gumbel", "LogNormal", "HalfNormal",
                                   "Exponential", "Uniform", "Pareto", "Weibull", "Independent",
                                   "HalfCauchy", "RelaxedBernoulli", "LogisticNormal",
                                   "MultivariateNormal",
-                                  "MultivariateNormalCov", "MultivariateNormalPrec"])
+                                  "MultivariateNormalCov", "MultivariateNormalPrec"] + NEW_REPARAMETERIZED)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_rsample_draws_pytorchs_numbers_and_gradients(name, dtype):
     ours, theirs, p_ours, p_theirs, _ = build(name, dtype, requires_grad=True)
@@ -242,7 +318,7 @@ def test_rsample_draws_pytorchs_numbers_and_gradients(name, dtype):
                                   "OneHotCategorical", "Multinomial", "MultinomialLogits", "Pareto",
                                   "Weibull", "Independent", "MultivariateNormal", "MixtureSameFamily",
                                   "LogisticNormal",
-                                  "MixtureOfMVN"])
+                                  "MixtureOfMVN", "VonMises"] + NEW_REPARAMETERIZED)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_sample_draws_pytorchs_numbers_when_seeded(name, dtype):
     ours, theirs, _, _, _ = build(name, dtype)
@@ -273,26 +349,6 @@ def test_draws_without_a_pytorch_op_have_the_right_statistics(name, rate):
     se_mean = (var / n).sqrt()
     assert bool(((x.mean(0) - mean).abs() < 5 * se_mean).all()), (x.mean(0), mean)
     assert bool(((x.var(0) - var).abs() < 0.06 * var + 1e-3).all()), (x.var(0), var)
-
-
-def test_lgamma_and_erfinv_composites_equal_pytorchs():
-    """utils.lgamma and utils.erfinv stand in for missing ops: values and gradients."""
-    from tensorplay.distributions.utils import erfinv, lgamma
-    xs = [-2.5, -0.3, 0.1, 0.5, 1.0, 2.0, 3.7, 10.0, 150.0]
-    a, b = pair(xs, "float64", requires_grad=True)
-    close(lgamma(a), torch.lgamma(b), rtol=1e-12, atol=1e-12)
-    lgamma(a).sum().backward()
-    torch.lgamma(b).sum().backward()
-    close(a.grad, b.grad, rtol=1e-7, atol=1e-9)
-    ys = [-0.999999, -0.9, -0.3, 0.0, 0.2, 0.75, 0.99, 1.0, -1.0]
-    for dtype in DTYPES:
-        a, b = pair(ys, dtype, requires_grad=True)
-        close(erfinv(a), torch.erfinv(b), dtype, rtol=1e-5 if dtype == "float32" else 1e-12,
-              atol=1e-6 if dtype == "float32" else 1e-12)
-        erfinv(a)[:-2].sum().backward()
-        torch.erfinv(b)[:-2].sum().backward()
-        # (at ±1 PyTorch's gradient is 0 · inf = nan; ours is 0: those two are left out)
-        close(a.grad[:-2], b.grad[:-2], dtype, rtol=1e-4 if dtype == "float32" else 1e-10, atol=1e-6)
 
 
 def test_validation_is_on_by_default_with_pytorchs_messages():
@@ -404,6 +460,20 @@ TRANSFORMS = [
     ("StickBreakingTransform", lambda M, t: M.StickBreakingTransform()),
     ("IndependentTransform", lambda M, t: M.IndependentTransform(M.ExpTransform(), 1)),
     ("PowerTransform", lambda M, t: M.PowerTransform(t(2.5))),
+    ("ReshapeTransform", lambda M, t: M.ReshapeTransform((3,), (3, 1))),
+    ("CorrCholeskyTransform", lambda M, t: M.CorrCholeskyTransform()),
+    ("CatTransform", lambda M, t: M.CatTransform([M.ExpTransform(), M.AffineTransform(1.0, 2.0)], dim=-1,
+                                                 lengths=[2, 1])),
+    ("CatTransformBatch", lambda M, t: M.CatTransform([M.IndependentTransform(M.ExpTransform(), 1),
+                                                       M.IndependentTransform(M.TanhTransform(), 1)],
+                                                      dim=0, lengths=[1, 1])),
+    ("CatTransformEvent", lambda M, t: M.CatTransform([M.IndependentTransform(M.ExpTransform(), 1),
+                                                       M.SigmoidTransform()], dim=-1, lengths=[2, 1])),
+    ("StackTransform", lambda M, t: M.StackTransform([M.ExpTransform(), M.TanhTransform(),
+                                                      M.SoftplusTransform()], dim=-1)),
+    ("CumulativeDistributionTransform",
+     lambda M, t: M.CumulativeDistributionTransform(
+         (torch.distributions if M is TD.transforms else D).Normal(t([0.3, -0.2, 0.1]), t([1.5, 0.7, 2.0])))),
 ]
 
 
@@ -426,7 +496,8 @@ def test_transforms_equal_pytorchs(name, make):
 def test_non_bijective_transforms_equal_pytorchs():
     x_ours, x_theirs = pair([[[-0.7, 0.2], [1.3, 0.4]], [[0.1, -2.0], [0.5, 0.9]]], "float64",
                             requires_grad=True)
-    for make in (lambda M: M.SoftmaxTransform(), lambda M: M.LowerCholeskyTransform()):
+    for make in (lambda M: M.SoftmaxTransform(), lambda M: M.LowerCholeskyTransform(),
+                 lambda M: M.PositiveDefiniteTransform()):
         t_ours, t_theirs = make(D.transforms), make(TD.transforms)
         y_ours, y_theirs = t_ours(x_ours), t_theirs(x_theirs)
         close(y_ours, y_theirs)
@@ -466,6 +537,17 @@ KL_PAIRS = [
     ("Poisson", "Bernoulli"), ("Uniform", "Beta"), ("Uniform", "Gamma"), ("Uniform", "Pareto"),
     ("UniformUnit", "Beta"), ("UniformPositive", "Gamma"), ("UniformPositive", "Pareto"),
     ("UniformPositive", "Exponential"), ("Beta", "UniformWide"),
+    # issue 29's families
+    ("ContinuousBernoulli", "ContinuousBernoulli"), ("ContinuousBernoulliLogits", "ContinuousBernoulli"),
+    ("ContinuousBernoulli", "Normal"), ("ContinuousBernoulli", "Exponential"),
+    ("ContinuousBernoulli", "Uniform"), ("ContinuousBernoulli", "UniformWide"),
+    ("ContinuousBernoulli", "Pareto"), ("ContinuousBernoulli", "Beta"),
+    ("Beta", "ContinuousBernoulli"), ("UniformUnit", "ContinuousBernoulli"), ("Uniform", "ContinuousBernoulli"),
+    ("Normal", "ContinuousBernoulli"), ("Exponential", "ContinuousBernoulli"), ("Gamma", "ContinuousBernoulli"),
+    ("Gumbel", "ContinuousBernoulli"), ("Laplace", "ContinuousBernoulli"), ("Pareto", "ContinuousBernoulli"),
+    ("LowRankMultivariateNormal", "LowRankMultivariateNormal"),
+    ("MultivariateNormal3", "LowRankMultivariateNormal"), ("LowRankMultivariateNormal", "MultivariateNormal3"),
+    ("Wishart", "WishartTril"), ("VonMises", "VonMises"), ("Kumaraswamy", "Kumaraswamy"),
 ]
 
 
@@ -696,3 +778,220 @@ def test_dirichlet_and_beta_draws_and_their_gradients_in_expectation():
     y = b.sample((20000,))
     assert bool((y > 0).all() & (y < 1).all())
     assert bool(((y.mean(0) - b.mean).abs() < 5 * (b.variance / 20000).sqrt()).all())
+
+
+# ---- issue 29: the rest of torch.distributions ------------------------------------------
+
+def test_new_constraints_reach_their_transforms_as_pytorchs():
+    C, TC = D.constraints, TD.constraints
+    x_ours, x_theirs = pair([[-0.7, 0.2, 1.3], [0.4, -1.1, 0.05]], "float64")
+    m_ours, m_theirs = pair([[[0.3, 2.0], [-0.5, 0.1]], [[1.0, 0.0], [0.7, -1.2]]], "float64")
+    cases = [(D.biject_to, TD.biject_to, C.corr_cholesky, TC.corr_cholesky, x_ours, x_theirs),
+             (D.transform_to, TD.transform_to, C.corr_cholesky, TC.corr_cholesky, x_ours, x_theirs),
+             (D.transform_to, TD.transform_to, C.positive_definite, TC.positive_definite, m_ours, m_theirs),
+             (D.transform_to, TD.transform_to, C.positive_semidefinite, TC.positive_semidefinite,
+              m_ours, m_theirs)]
+    for registry_ours, registry_theirs in [(D.biject_to, TD.biject_to), (D.transform_to, TD.transform_to)]:
+        cases.append((registry_ours, registry_theirs,
+                      C.cat([C.positive, C.interval(-1.0, 2.0)], dim=-1, lengths=[2, 1]),
+                      TC.cat([TC.positive, TC.interval(-1.0, 2.0)], dim=-1, lengths=[2, 1]),
+                      x_ours, x_theirs))
+        cases.append((registry_ours, registry_theirs,
+                      C.stack([C.positive, C.unit_interval, C.real], dim=-1),
+                      TC.stack([TC.positive, TC.unit_interval, TC.real], dim=-1), x_ours, x_theirs))
+    for registry_ours, registry_theirs, c_ours, c_theirs, a, b in cases:
+        t_ours, t_theirs = registry_ours(c_ours), registry_theirs(c_theirs)
+        assert type(t_ours).__name__ == type(t_theirs).__name__
+        y_ours, y_theirs = t_ours(a), t_theirs(b)
+        close(y_ours, y_theirs)
+        assert bool(c_ours.check(y_ours).all())
+        assert t_ours.bijective == t_theirs.bijective
+        if t_theirs.bijective:
+            close(t_ours.log_abs_det_jacobian(a, y_ours), t_theirs.log_abs_det_jacobian(b, y_theirs))
+            close(t_ours.inv(y_ours), t_theirs.inv(y_theirs), rtol=1e-9, atol=1e-9)
+    shape = (4, 6)
+    for name in ("CorrCholeskyTransform",):
+        ours, theirs = getattr(D, name)(), getattr(TD, name)()
+        assert tuple(ours.forward_shape(shape)) == tuple(theirs.forward_shape(shape)) == (4, 4, 4)
+        assert tuple(ours.inverse_shape((4, 4, 4))) == tuple(theirs.inverse_shape(torch.Size((4, 4, 4))))
+    r = D.ReshapeTransform((2, 3), (6,))
+    assert tuple(r.forward_shape((5, 2, 3))) == (5, 6) and tuple(r.inverse_shape((5, 6))) == (5, 2, 3)
+    with pytest.raises(ValueError, match="in_shape, out_shape have different numbers of elements"):
+        D.ReshapeTransform((2, 3), (5,))
+    assert D.identity_transform(x_ours) is x_ours
+
+
+@pytest.mark.filterwarnings("ignore:Singular sample detected")   # PyTorch 2.13's Wishart, always
+@pytest.mark.parametrize("name", ["FisherSnedecor", "LKJCholesky", "Wishart"])
+def test_draws_from_our_gamma_sampler_match_pytorchs_in_distribution(name):
+    """FisherSnedecor, LKJCholesky (through Beta) and Wishart (through Chi2) draw from
+    TensorPlay's own gamma sampler, so not PyTorch's numbers: a two-sample
+    Kolmogorov-Smirnov test against PyTorch's draws, entry by entry (3000 each; a fixed
+    seed, so the test is deterministic; p > 0.001 for every entry)."""
+    from scipy import stats
+    params = {"FisherSnedecor": (lambda M, t: M.FisherSnedecor(t([3.0, 0.7]), t([5.0, 9.0]))),
+              "LKJCholesky": (lambda M, t: M.LKJCholesky(3, t([0.5, 3.0]))),
+              "Wishart": (lambda M, t: M.Wishart(t([3.5]), covariance_matrix=t([[2.0, 0.3], [0.3, 1.0]])))}
+    make = params[name]
+    ours = make(D, lambda v: tp.tensor(v, dtype=tp.float64))
+    theirs = make(TD, lambda v: torch.tensor(v, dtype=torch.float64))
+    tp.manual_seed(12)
+    torch.manual_seed(12)
+    x_ours = torch.tensor(ours.sample((3000,)).tolist(), dtype=torch.float64).reshape(3000, -1)
+    x_theirs = theirs.sample((3000,)).reshape(3000, -1)
+    assert bool(theirs.support.check(torch.tensor(ours.sample((5,)).tolist(), dtype=torch.float64)).all())
+    for column in range(x_ours.shape[1]):
+        a, b = x_ours[:, column].numpy(), x_theirs[:, column].numpy()
+        if (a == a[0]).all():          # a constant entry (LKJ's upper triangle, its first 1)
+            assert (b == a[0]).all()
+            continue
+        assert stats.ks_2samp(a, b).pvalue > 1e-3, (column, stats.ks_2samp(a, b))
+
+
+def test_reparameterized_draws_of_gamma_based_families_carry_gradients():
+    """FisherSnedecor and Wishart rsample through the gammas' implicit gradient: d E[x] /
+    d parameter, estimated by the mean gradient of 4000 draws, against the exact one."""
+    tp.manual_seed(3)
+    scale = tp.tensor([[2.0, 0.3], [0.3, 1.0]], dtype=tp.float64, requires_grad=True)
+    df = tp.tensor(5.0, dtype=tp.float64, requires_grad=True)
+    x = D.Wishart(df, covariance_matrix=scale).rsample((4000,))
+    x.mean(0)[0, 0].backward()           # E[X] = df Σ: d/d df = Σ_00 = 2, d/d Σ_00 = df
+    assert abs(float(df.grad) - 2.0) < 0.15 and abs(float(scale.grad[0, 0]) - 5.0) < 0.3
+    df2 = tp.tensor([9.0], dtype=tp.float64, requires_grad=True)
+    y = D.FisherSnedecor(tp.tensor([4.0], dtype=tp.float64), df2).rsample((20000,))
+    y.mean().backward()                  # E[F] = df2 / (df2 - 2): d/d df2 = -2 / (df2 - 2)² = -0.0408
+    assert abs(float(df2.grad) + 2 / 49) < 0.015
+
+
+def test_generalized_pareto_in_float64_against_scipy():
+    from scipy import stats
+    loc, scale, xi = [0.0, -1.0, 0.5, 0.2], [1.5, 0.5, 2.0, 1.0], [0.0, 0.3, -0.2, 1.2]
+    d = D.GeneralizedPareto(tp.tensor(loc, dtype=tp.float64), tp.tensor(scale, dtype=tp.float64),
+                            tp.tensor(xi, dtype=tp.float64))
+    x = [[0.1, 0.2, 0.9, 3.0], [2.0, 0.0, 5.0, 0.5]]
+    ref = stats.genpareto(c=xi, loc=loc, scale=scale)
+    t = tp.tensor(x, dtype=tp.float64)
+    close(d.log_prob(t), torch.tensor(ref.logpdf(x)), rtol=1e-12, atol=1e-12)
+    close(d.cdf(t), torch.tensor(ref.cdf(x)), rtol=1e-12, atol=1e-12)
+    close(d.icdf(tp.tensor([[0.3] * 4], dtype=tp.float64)), torch.tensor(ref.ppf([[0.3] * 4])),
+          rtol=1e-12, atol=1e-12)
+    close(d.entropy(), torch.tensor(ref.entropy()), rtol=1e-12, atol=1e-12)
+    assert tp.isnan(d.mean).tolist() == [False, False, False, True]       # no mean for ξ >= 1
+
+
+def test_kumaraswamy_mode_is_where_the_density_peaks():
+    a = tp.tensor([2.0, 3.5, 1.0, 0.5], dtype=tp.float64)
+    b = tp.tensor([3.0, 1.2, 4.0, 2.0], dtype=tp.float64)
+    d = D.Kumaraswamy(a, b)
+    mode = d.mode
+    assert math.isnan(mode[3].item())                      # a < 1: the density is unbounded at 0
+    grid = tp.linspace(1e-4, 1 - 1e-4, 20001, dtype=tp.float64).unsqueeze(-1)
+    peak = grid[d.log_prob(grid).argmax(0), 0]
+    assert bool(((mode[:3] - peak[:3]).abs() < 2e-4).all()), (mode, peak)   # the grid's step: 5e-5
+
+
+@pytest.mark.filterwarnings("ignore:Singular sample detected")
+def test_new_families_expand_validate_and_error_as_pytorchs():
+    t = lambda v: tp.tensor(v, dtype=tp.float64)      # noqa: E731
+    tt = lambda v: torch.tensor(v, dtype=torch.float64)  # noqa: E731
+    for make in [lambda M, t: M.ContinuousBernoulli(t([0.2, 0.7])),
+                 lambda M, t: M.FisherSnedecor(t([2.0, 3.0]), t([5.0, 6.0])),
+                 lambda M, t: M.GeneralizedPareto(t([0.0, 1.0]), t([1.0, 2.0]), t([0.1, -0.1])),
+                 lambda M, t: M.Kumaraswamy(t([2.0, 3.0]), t([1.5, 0.5])),
+                 lambda M, t: M.LKJCholesky(3, t([1.0, 2.0])),
+                 lambda M, t: M.LowRankMultivariateNormal(t([[0.0, 1.0]] * 2), t([[1.0], [0.5]]), t([1.0, 2.0])),
+                 lambda M, t: M.OneHotCategoricalStraightThrough(t([[0.3, 0.7]] * 2)),
+                 lambda M, t: M.RelaxedOneHotCategorical(t(0.5), t([[0.3, 0.7]] * 2)),
+                 lambda M, t: M.VonMises(t([0.0, 1.0]), t([1.0, 4.0])),
+                 lambda M, t: M.Wishart(t([3.0, 4.0]), covariance_matrix=t([[1.0, 0.2], [0.2, 1.0]]))]:
+        ours, theirs = make(D, t), make(TD, tt)
+        e_ours, e_theirs = ours.expand((3, 2)), theirs.expand((3, 2))
+        assert tuple(e_ours.batch_shape) == tuple(e_theirs.batch_shape) == (3, 2)
+        assert tuple(e_ours.event_shape) == tuple(e_theirs.event_shape)
+        tp.manual_seed(0)
+        assert tuple(e_ours.sample().shape) == tuple(e_theirs.sample().shape)
+        assert e_ours.has_rsample == e_theirs.has_rsample
+        assert type(e_ours.support).__name__ == type(e_theirs.support).__name__
+    with pytest.raises(ValueError, match="Expected dim to be an integer greater than or equal to 2"):
+        D.LKJCholesky(1)
+    with pytest.raises(ValueError, match="cov_factor must be a batch of matrices with shape 2 x m"):
+        D.LowRankMultivariateNormal(t([0.0, 1.0]), t([[1.0], [0.5], [0.2]]), t([1.0, 2.0]))
+    with pytest.raises(ValueError, match="expected to be greater than ndim - 1 = 1"):
+        D.Wishart(t(0.5), covariance_matrix=t([[1.0, 0.0], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="The parameter probs has invalid values"):
+        D.ContinuousBernoulli(t([1.5]), validate_args=True)
+    with pytest.raises(ValueError, match="to satisfy the constraint"):
+        D.VonMises(t([0.0]), t([-1.0]))
+    with pytest.raises(ValueError, match="to be within the support"):
+        D.LKJCholesky(2).log_prob(tp.tensor([[1.0, 0.0], [0.8, 0.8]]))
+    with pytest.warns(UserWarning, match="Low df values detected"):
+        D.Wishart(t(1.5), covariance_matrix=t([[1.0, 0.0], [0.0, 1.0]]))
+
+
+def test_low_rank_normal_matrices_equal_pytorchs():
+    loc, W, diag = [[1.0, 2.0, 0.5], [0.0, -1.0, 0.3]], [[1.0, 0.2], [0.5, -0.3], [0.1, 0.8]], [0.5, 1.0, 2.0]
+    ours = D.LowRankMultivariateNormal(*[tp.tensor(v, dtype=tp.float64) for v in (loc, W, diag)])
+    theirs = TD.LowRankMultivariateNormal(*[torch.tensor(v, dtype=torch.float64) for v in (loc, W, diag)])
+    for what in ["covariance_matrix", "precision_matrix", "scale_tril", "variance"]:
+        close(getattr(ours, what), getattr(theirs, what))
+    full = D.MultivariateNormal(ours.loc, covariance_matrix=ours.covariance_matrix)
+    v = tp.tensor([[0.3, 1.0, 0.0], [2.0, -1.0, 1.0]], dtype=tp.float64)
+    close(ours.log_prob(v), torch.tensor(full.log_prob(v).tolist(), dtype=torch.float64))
+
+
+def test_straight_through_gradient_is_the_probabilities():
+    """rsample is one-hot, its gradient that of the (normalized) probabilities."""
+    probs, probs_t = pair([[0.2, 0.5, 0.3]], "float64", requires_grad=True)
+    x = D.OneHotCategoricalStraightThrough(probs * 2).rsample((4,))
+    x_t = TD.OneHotCategoricalStraightThrough(probs_t * 2).rsample((4,))
+    assert bool(((x == 0) | (x == 1)).all()) and x.sum(-1).tolist() == [[1.0]] * 4
+    (x * tp.tensor([1.0, 2.0, 3.0], dtype=tp.float64)).sum().backward()
+    (x_t * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum().backward()
+    close(probs.grad, probs_t.grad)
+
+
+# Distribution classes of torch.distributions that tp.distributions leaves out, and why.
+LEFT_OUT = {}
+
+
+def test_distribution_class_coverage_of_torch_distributions():
+    """At least 90% of torch.distributions' distribution classes exist in
+    tp.distributions (under the same name, as Distribution subclasses); those left out
+    are listed in LEFT_OUT with a reason."""
+    theirs = sorted(n for n in TD.__all__ if isinstance(getattr(TD, n), type)
+                    and issubclass(getattr(TD, n), TD.Distribution))
+    missing = [n for n in theirs if not (isinstance(getattr(D, n, None), type)
+                                         and issubclass(getattr(D, n), D.Distribution))]
+    assert sorted(missing) == sorted(LEFT_OUT), (missing, LEFT_OUT)
+    assert len(theirs) - len(missing) >= 0.9 * len(theirs), (len(theirs), missing)
+    assert len(theirs) >= 40
+    # and every other public name: transforms, constraints, functions
+    others = [n for n in TD.__all__ if n not in theirs]
+    assert [n for n in others if not hasattr(D, n)] == []
+    assert [n for n in TD.transforms.__all__ if not hasattr(D.transforms, n)] == []
+    assert [n for n in TD.constraints.__all__ if not hasattr(D.constraints, n)] == []
+    # with PyTorch's arguments, in PyTorch's order
+    import inspect
+    for name in TD.__all__:
+        theirs_obj, ours_obj = getattr(TD, name), getattr(D, name)
+        if isinstance(theirs_obj, type) and issubclass(theirs_obj, TD.Distribution):
+            theirs_obj, ours_obj = theirs_obj.__init__, ours_obj.__init__
+        elif not inspect.isfunction(theirs_obj):
+            continue
+        assert list(inspect.signature(ours_obj).parameters) == \
+            list(inspect.signature(theirs_obj).parameters), name
+
+
+def test_kl_pairs_and_constraint_registries_are_pytorchs():
+    """Every (p, q) pair PyTorch registers a KL for is registered here (by class names),
+    and nothing else; the same for biject_to's and transform_to's constraint types."""
+    from torch.distributions.kl import _KL_REGISTRY as theirs
+    from tensorplay.distributions.kl import _KL_REGISTRY as ours
+    def names(registry):      # (leaving out pairs other tests register for their own classes)
+        return sorted((p.__name__, q.__name__) for p, q in registry
+                      if p.__module__.split(".")[0] in ("torch", "tensorplay")
+                      and q.__module__.split(".")[0] in ("torch", "tensorplay"))
+    assert names(ours) == names(theirs)
+    for registry in ("biject_to", "transform_to"):
+        assert sorted(c.__name__ for c in getattr(D, registry)._registry) == \
+            sorted(c.__name__ for c in getattr(TD, registry)._registry)

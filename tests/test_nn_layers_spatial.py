@@ -65,7 +65,9 @@ def test_the_layers_are_exported():
                  "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d", "MaxPool2d", "AvgPool1d",
                  "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
                  "AdaptiveMaxPool2d", "Upsample", "UpsamplingNearest2d",
-                 "UpsamplingBilinear2d"):
+                 "UpsamplingBilinear2d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d",
+                 "AdaptiveMaxPool3d", "LPPool3d", "MaxUnpool3d", "FractionalMaxPool2d",
+                 "FractionalMaxPool3d"):
         assert issubclass(getattr(nn, name), nn.Module), name
 
 
@@ -138,6 +140,10 @@ REPRS = [
     "AvgPool2d((2, 3), count_include_pad=False)", "AvgPool2d(3, 2, 1, divisor_override=2)",
     "AdaptiveAvgPool1d(5)", "AdaptiveAvgPool2d((3, None))", "AdaptiveMaxPool1d(2)",
     "AdaptiveMaxPool2d(2, True)",
+    "MaxPool3d(2)", "MaxPool3d((1, 2, 3), stride=1, padding=(0, 1, 1), dilation=2)",
+    "AvgPool3d(3, 2, 1, ceil_mode=True, count_include_pad=False, divisor_override=3)",
+    "AdaptiveAvgPool3d((2, None, 3))", "AdaptiveMaxPool3d(1, return_indices=True)",
+    "FractionalMaxPool2d(3, output_size=(4, 5))", "FractionalMaxPool3d(2, output_ratio=0.5)",
     "Upsample(scale_factor=2)", "Upsample(scale_factor=(2, 3), mode='bilinear')",
     "Upsample(size=(4, 5), mode='bilinear', align_corners=True)",
     "Upsample(size=7, mode='linear')", "UpsamplingNearest2d(size=4)",
@@ -251,6 +257,18 @@ POOLS = [
     ("AdaptiveMaxPool1d(3, return_indices=True)", (2, 2, 8)),
     ("AdaptiveMaxPool2d((2, 3), return_indices=True)", (2, 2, 5, 7)),
     ("AdaptiveMaxPool2d(2)", (3, 5, 5)),                                  # unbatched
+    ("MaxPool3d(2)", (2, 2, 4, 5, 4)),
+    ("MaxPool3d((2, 3, 2), stride=(1, 2, 2), padding=1, dilation=(2, 1, 1), "
+     "ceil_mode=True, return_indices=True)", (1, 2, 5, 6, 5)),
+    ("MaxPool3d(2, return_indices=True)", (2, 4, 4, 3)),                  # unbatched
+    ("AvgPool3d(2)", (2, 2, 4, 5, 4)),
+    ("AvgPool3d((3, 2, 2), stride=(2, 1, 2), padding=1, ceil_mode=True, "
+     "count_include_pad=False)", (1, 2, 5, 4, 5)),
+    ("AvgPool3d(2, divisor_override=3)", (2, 4, 4, 3)),                  # unbatched
+    ("AdaptiveAvgPool3d((2, 3, 1))", (2, 2, 5, 4, 3)),
+    ("AdaptiveAvgPool3d((None, 2, None))", (2, 3, 4, 5)),                # unbatched
+    ("AdaptiveMaxPool3d((2, 3, 2), return_indices=True)", (2, 2, 5, 4, 3)),
+    ("AdaptiveMaxPool3d(1)", (2, 3, 4, 5)),                              # unbatched
     ("Upsample(scale_factor=2)", (2, 2, 3, 4)),
     ("Upsample(size=(5, 7))", (1, 2, 3, 4)),
     ("Upsample(scale_factor=(1.5, 2.5), mode='bilinear')", (1, 2, 4, 3)),
@@ -279,6 +297,46 @@ def test_unflatten_errors():
         nn.Unflatten(1, (2, 2.0))
     with pytest.raises(TypeError, match="'dim' must be an int.*str"):
         nn.Unflatten("features", (("a", 2), ("b", 3)))
+
+
+FRACTIONAL = [
+    ("FractionalMaxPool2d(2, output_size=(3, 4), return_indices=True)", (2, 3, 6, 7), 2),
+    ("FractionalMaxPool2d((2, 3), output_ratio=(0.5, 0.7))", (3, 7, 8), 2),   # unbatched
+    ("FractionalMaxPool3d(2, output_size=(2, 3, 3), return_indices=True)", (2, 2, 4, 5, 6), 3),
+    ("FractionalMaxPool3d((1, 2, 2), output_ratio=0.6)", (2, 5, 5, 4), 3),   # unbatched
+]
+
+
+@pytest.mark.parametrize("spec, x_shape, dims", FRACTIONAL, ids=[f[0] for f in FRACTIONAL])
+def test_fractional_max_pool_matches_torch(spec, x_shape, dims):
+    """With _random_samples given, the windows are PyTorch's; drawn, the shapes and dtypes
+    of the samples and the result are."""
+    batch = 1 if len(x_shape) == dims + 1 else x_shape[0]
+    samples = RNG.random((batch, x_shape[-dims - 1], dims)).astype(np.float32)
+    fixed = spec[:-1] + ", _random_samples=_samples)"
+    ours = eval("nn." + fixed, {"nn": nn, "_samples": tp.tensor(samples)})
+    theirs = eval("torch.nn." + fixed, {"torch": torch, "_samples": torch.tensor(samples)})
+    assert repr(ours) == repr(theirs)
+    check(ours, theirs, x_shape)
+    drawn, t_drawn = build(spec)
+    a = RNG.standard_normal(x_shape).astype(np.float32)
+    y, ty = drawn(tp.tensor(a)), t_drawn(torch.tensor(a))
+    if isinstance(ty, tuple):
+        assert y[1].dtype == tp.int64
+        y, ty = y[0], ty[0]
+    assert tuple(y.shape) == tuple(ty.shape) and y.dtype == tp.float32
+    # every output is an input element (a max of some window)
+    assert np.isin(numpy(y), a).all()
+
+
+def test_fractional_max_pool_argument_errors_as_torch():
+    for m in (nn, torch.nn):
+        with pytest.raises(ValueError, match="requires specifying either an output size"):
+            m.FractionalMaxPool2d(2)
+        with pytest.raises(ValueError, match="only one of output_size and output_ratio"):
+            m.FractionalMaxPool3d(2, output_size=2, output_ratio=0.5)
+        with pytest.raises(ValueError, match="output_ratio must be between 0 and 1"):
+            m.FractionalMaxPool2d(2, output_ratio=(0.5, 1.0))
 
 
 def test_pool_errors_come_from_the_functional():

@@ -1,5 +1,6 @@
 """tp.nn.functional pooling against PyTorch: the 1-D forms (2-D ops over a height-1
-plane), tuple/int/None arguments, return_indices, and gradients to second order."""
+plane), the 3-D forms, fractional max pooling, tuple/int/None arguments, return_indices,
+and gradients to second order."""
 from __future__ import annotations
 
 import numpy as np
@@ -33,6 +34,17 @@ CASES = [
     ("adaptive_avg_pool1d", (2, 3, 7), dict(output_size=3)),
     ("adaptive_max_pool2d", (2, 3, 7, 6), dict(output_size=(3, 4), return_indices=True)),
     ("adaptive_max_pool1d", (2, 3, 7), dict(output_size=3, return_indices=True)),
+    ("max_pool3d", (2, 2, 5, 4, 6), dict(kernel_size=(2, 3, 2), stride=(1, 2, 2), padding=1,
+                                         dilation=(2, 1, 1), ceil_mode=True,
+                                         return_indices=True)),
+    ("max_pool3d", (2, 4, 4, 3), dict(kernel_size=2)),
+    ("avg_pool3d", (2, 2, 5, 4, 6), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
+                                         count_include_pad=False)),
+    ("avg_pool3d", (2, 4, 4, 3), dict(kernel_size=(2, 2, 1), divisor_override=3)),
+    ("adaptive_avg_pool3d", (2, 2, 5, 4, 6), dict(output_size=(2, None, 4))),
+    ("adaptive_avg_pool3d", (2, 4, 4, 3), dict(output_size=1)),
+    ("adaptive_max_pool3d", (2, 2, 5, 4, 6), dict(output_size=(3, 2, 4), return_indices=True)),
+    ("lp_pool3d", (2, 2, 4, 4, 6), dict(norm_type=float("inf"), kernel_size=2)),
 ]
 
 
@@ -51,7 +63,8 @@ def test_functional_pool_matches_torch(name, shape, kwargs):
     (ty * torch.tensor(g)).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), atol=1e-12)
     kwargs = {k: v for k, v in kwargs.items() if k != "return_indices"}
-    small = (1,) * (len(shape) - 2) + tuple(shape[-2:])   # one plane: finite differences
+    nd = 3 if "3d" in name else 2
+    small = (1,) * (len(shape) - nd) + tuple(shape[-nd:])   # one plane: finite differences
     x2 = tp.tensor(RNG.standard_normal(small), requires_grad=True)
     fn = lambda x: getattr(F, name)(x, **kwargs)   # noqa: E731
     assert gradcheck(fn, (x2,))
@@ -74,6 +87,11 @@ def test_max_pool_keeps_nan():
      r"max_pool2d\(\): argument 'kernel_size' must be an int or a pair", "kernel_size"),
     (lambda x: F.avg_pool2d(x, 2, padding=2), ArgumentError,
      r"avg_pool2d\(\): argument 'padding' \(\[2, 2\]\) must be at most half", "padding"),
+    (lambda x: F.max_pool3d(x[None], (1, 2)), ArgumentError,
+     r"max_pool3d\(\): argument 'kernel_size' must be an int or a triple", "kernel_size"),
+    (lambda x: F.fractional_max_pool2d(x, 2), ArgumentError,
+     r"fractional_max_pool2d\(\): requires specifying either an 'output_size' or an "
+     r"'output_ratio'", "output_size"),
 ])
 def test_functional_pool_errors(call, error, regex, arg):
     x = tp.zeros(1, 2, 4, 4)
@@ -99,3 +117,52 @@ def test_max_pool_double_backward_windows_equal_planes(shape, args):
     windowed = max_pool2d_double_backward(gg, indices, kernel, stride, padding, dilation)
     np.testing.assert_array_equal(windowed.numpy(),
                                   max_pool_double_backward(gg, indices).numpy())
+
+
+def test_fractional_max_pool_samples_place_the_windows_as_torch():
+    """The same _random_samples give PyTorch's values and indices, from output_size or
+    output_ratio; a seeded draw gives samples shaped (batch, channels, dims) of the input's
+    dtype (as PyTorch's), the same again under the same seed."""
+    for dims, shape in ((2, (2, 3, 9, 7)), (3, (2, 2, 6, 5, 7)), (2, (3, 8, 6))):
+        fn, t_fn = getattr(F, f"fractional_max_pool{dims}d"), \
+            getattr(TF, f"fractional_max_pool{dims}d")
+        a = RNG.standard_normal(shape)
+        batch = 1 if len(shape) == dims + 1 else shape[0]
+        u = RNG.random((batch, shape[-dims - 1], dims))
+        for kwargs in (dict(output_size=3), dict(output_ratio=(0.6,) * dims)):
+            y, i = fn(tp.tensor(a), 2, return_indices=True, _random_samples=tp.tensor(u),
+                      **kwargs)
+            ty, ti = t_fn(torch.tensor(a), 2, return_indices=True,
+                          _random_samples=torch.tensor(u), **kwargs)
+            np.testing.assert_array_equal(y.numpy(), ty.numpy())
+            np.testing.assert_array_equal(i.numpy(), ti.numpy())
+        x = tp.tensor(a, dtype=tp.float32)
+        tp.manual_seed(5)
+        drawn = tp.rand(batch, shape[-dims - 1], dims, dtype=tp.float32)
+        tp.manual_seed(5)
+        y = fn(x, 2, output_size=3)
+        np.testing.assert_array_equal(
+            y.numpy(), fn(x, 2, output_size=3, _random_samples=drawn).numpy())
+        assert y.dtype == tp.float32 and tuple(y.shape) == tuple(
+            t_fn(torch.tensor(a, dtype=torch.float32), 2, output_size=3).shape)
+
+
+def test_fractional_max_pool_reads_channels_last_input():
+    a = RNG.standard_normal((2, 3, 7, 6)).astype(np.float32)
+    u = RNG.random((2, 3, 2)).astype(np.float32)
+    x = tp.tensor(a).contiguous(memory_format=tp.channels_last)
+    tx = torch.tensor(a).contiguous(memory_format=torch.channels_last)
+    y = F.fractional_max_pool2d(x, 2, output_size=(4, 3), _random_samples=tp.tensor(u))
+    ty = TF.fractional_max_pool2d(tx, 2, output_size=(4, 3), _random_samples=torch.tensor(u))
+    np.testing.assert_array_equal(y.numpy(), ty.numpy())
+    assert y.is_contiguous() == ty.is_contiguous()
+
+
+@pytest.mark.parametrize("shape, args", [
+    ((2, 2, 5, 4, 6), ((2, 3, 2), (1, 2, 2), (1, 1, 1), (2, 1, 1), True)),
+    ((2, 4, 4, 3), ((2, 2, 2), (), (0, 0, 0), (1, 1, 1), False)),
+])
+def test_max_pool3d_gradients_to_second_order(shape, args):
+    x = tp.tensor(RNG.standard_normal(shape), requires_grad=True)
+    assert gradcheck(lambda x: tp.max_pool3d_with_indices(x, *args)[0], (x,))
+    assert gradgradcheck(lambda x: tp.max_pool3d_with_indices(x, *args)[0], (x,))

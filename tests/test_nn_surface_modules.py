@@ -44,6 +44,8 @@ CASES = [
     ("CosineSimilarity", (0, 1e-6), [(4, 6), (4, 6)]),
     ("LPPool1d", (2, 3), [(2, 3, 7)]),
     ("LPPool2d", (1.5, (2, 3), 1), [(2, 3, 5, 6)]),
+    ("LPPool3d", (2, (2, 1, 2)), [(1, 2, 4, 3, 5)]),
+    ("LPPool3d", (3, 2, 1, True), [(2, 3, 4, 4)]),                  # unbatched
 ]
 
 
@@ -66,9 +68,9 @@ def test_module_matches_torch(name, args, shapes):
         np.testing.assert_allclose(np.asarray(x.grad), tx.grad.numpy(), rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("dims", [1, 2])
+@pytest.mark.parametrize("dims", [1, 2, 3])
 def test_max_unpool_inverts_max_pool_as_torch(dims):
-    shape = (2, 3, 8) if dims == 1 else (2, 3, 4, 6)
+    shape = {1: (2, 3, 8), 2: (2, 3, 4, 6), 3: (2, 2, 4, 2, 6)}[dims]
     data = _data(shape)
     pool = getattr(tp.nn, f"MaxPool{dims}d")(2, return_indices=True)
     t_pool = getattr(torch.nn, f"MaxPool{dims}d")(2, return_indices=True)

@@ -208,6 +208,53 @@ def test_sparse_times_dense(rng, form):
     run_both(lambda lib, x, v: x @ v, [a, DenseSpec(rng, (5,))])
 
 
+@pytest.mark.parametrize("form", FORMS)
+def test_the_older_sparse_products(rng, form):
+    """torch.smm, hspmm, dsmm, sspaddmm (and saddmm): values, gradients, and the entries
+    in PyTorch's order (uncoalesced where PyTorch's are)."""
+    a, d = SparseSpec(rng, (4, 5), form), DenseSpec(rng, (5, 3))
+    base = SparseSpec(rng, (4, 3), form)
+    run_both(lambda lib, x, y: lib.dsmm(x, y), [a, d])
+    # (PyTorch has no derivative of hspmm, smm and sspaddmm; these ones' gradients are
+    # their parts')
+    run_both(lambda lib, x, y: lib.hspmm(x, y), [a, d], grad=False)
+    run_both(lambda lib, x, y: lib.smm(x, y), [a, d], grad=False)
+    run_both(lambda lib, x, y: x.smm(y), [a, d], grad=False)
+    for op in (lambda lib, b, x, y: lib.sspaddmm(b, x, y, beta=0.5, alpha=2.0),
+               lambda lib, b, x, y: b.sspaddmm(x, y),
+               lambda lib, b, x, y: lib.saddmm(b, x, y, beta=2, alpha=-1)):
+        run_both(op, [base, a, d], grad=False)
+    ours = [tp.smm(a.build(tp)[0], d.build(tp)[0]),
+            tp.sspaddmm(base.build(tp)[0], a.build(tp)[0], d.build(tp)[0])]
+    theirs = [torch.smm(a.build(torch)[0], d.build(torch)[0]),
+              torch.sspaddmm(base.build(torch)[0], a.build(torch)[0], d.build(torch)[0])]
+    for o, t in zip(ours, theirs):
+        assert o.is_coalesced() == t.is_coalesced()
+        np.testing.assert_array_equal(o._indices().numpy(), t._indices().numpy())
+    h = tp.hspmm(a.build(tp)[0], d.build(tp)[0])
+    assert (h.sparse_dim(), h.dense_dim()) == (1, 1)
+
+
+def test_the_older_sparse_products_refuse_dense_inputs():
+    x = tp.ones(2, 2)
+    with pytest.raises(LayoutError, match=r"hspmm\(\): argument 'mat2' must be a dense"):
+        tp.hspmm(x.to_sparse(), x.to_sparse())
+    with pytest.raises(NoKernelError, match="smm: no kernel for dispatch key CPU"):
+        tp.smm(x, x)
+
+
+def test_copies_of_indices_and_values(rng):
+    """(PyTorch's indices_copy / values_copy, made for its functionalization, have no
+    sparse kernel: the reference is indices() / values() copied.)"""
+    spec = SparseSpec(rng, (4, 5), "coalesced")
+    s, st = spec.build(tp)[0], spec.build(torch)[0]
+    np.testing.assert_array_equal(tp.indices_copy(s).numpy(), st.indices().numpy())
+    values = tp.values_copy(s)
+    np.testing.assert_array_equal(values.detach().numpy(), st.values().detach().numpy())
+    assert values.untyped_storage() is not s.values().untyped_storage()
+    values.sum().backward()             # reaches the leaf values through the copy
+
+
 def test_leaf_sparse_gradient_of_sparse_mm_is_masked(rng):
     """torch.sparse.mm's gradient for a sparse leaf is sparse, on the leaf's coordinates;
     two backward passes accumulate into it."""

@@ -155,11 +155,22 @@ def _batched_flags(n, mode):
 CPU_OPS = [op for op in op_db]
 
 
+# Ops whose batching rule refuses vmap (they address or change the storage under one
+# example, which the batch shares): vmap must raise VmapError instead of matching a loop.
+VMAP_REFUSED = {"as_strided_scatter", "as_strided_", "resize_", "resize_as_"}
+
+
 def _op_check(op, samples):
     ran = False
     for sample in samples:
         n = len(_leaves(sample))
         if n == 0:
+            continue
+        if op.name in VMAP_REFUSED:
+            physical = [tp.stack([t.detach(), t.detach()]) for t in _leaves(sample)]
+            with pytest.raises(VmapError, match=rf"vmap: {op.name}\(\) addresses the storage"):
+                tp.vmap(lambda *ls: op.call(_rebuild(sample, list(ls))))(*physical)
+            ran = True
             continue
         for in_dim, mode in _modes(n):
             _check(op, sample, in_dim, _batched_flags(n, mode))

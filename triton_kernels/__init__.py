@@ -37,10 +37,16 @@ and the support modules (leading `_`) they share:
     pooling.py       max/avg/adaptive pooling (+ backward)
     resample.py      nearest/bilinear upsampling (+ backward)
     padding.py       constant/reflect/replicate/circular padding (+ backward)
+    bessel.py        tp.special's Bessel functions (ports of PyTorch's Cephes code) and
+                     orthogonal polynomials (the recurrence as a loop); airy_ai, zeta on host
+    special.py       the special functions (lgamma, digamma, erfinv, i0/i1, ndtri,
+                     log_ndtr...) as pointwise expressions; polygamma and igamma on a
+                     host copy (SciPy), logged
     _indexing.py     the indexing kernels: gather / scatter / atomic-add walks, the
                      deterministic scatter-reduce, mask compaction, bounds checks
     _spatial.py      what pooling.py, resample.py and padding.py share
     _math.py         the scalar math the expressions call
+    _special_math.py the special functions' scalar math (Cephes fits, Chebyshev series)
     compile_check.py every kernel compiled for a real GPU, without one
 
 Without a GPU, set `TENSORPLAY_TRITON_INTERPRET=1`

@@ -300,3 +300,118 @@ def stable_sigmoid(x):
 def lerp(x, y, w):
     # PyTorch's form: exact at both ends (w = 0 gives x, w = 1 gives y).
     return tl.where(tl.abs(w) < 0.5, x + w * (y - x), y - (y - x) * (1.0 - w))
+
+
+# ---- inverse hyperbolics, copysign, nextafter, gcd/lcm, bit shifts -------------------
+@triton.jit
+def asinh(x):
+    # sign(x) * log1p(|x| + x^2 / (1 + sqrt(1 + x^2))): log1p keeps small |x| accurate;
+    # past 2^28, x^2 would overflow float32 and asinh is log(2|x|) to the last bit.
+    a = tl.abs(x)
+    r = log1p(a + a * a / (1.0 + tl.sqrt(1.0 + a * a)))
+    r = tl.where(a > 268435456.0, tl.log(a) + 0.6931471805599453, r)
+    return tl.where(x < 0, -r, r)
+
+
+@triton.jit
+def acosh(x):
+    # log1p(t + sqrt(2t + t^2)) with t = x - 1: exact near 1; log(2x) where x^2 overflows.
+    t = x - 1.0
+    r = log1p(t + tl.sqrt(2.0 * t + t * t))
+    return tl.where(x > 268435456.0, tl.log(x) + 0.6931471805599453, r)
+
+
+@triton.jit
+def atanh(x):
+    # 0.5 * log1p(2x / (1 - x)): +-inf at +-1, nan beyond.
+    return 0.5 * log1p(2.0 * x / (1.0 - x))
+
+
+@triton.jit
+def copysign(x, y):
+    # The sign bit of y (so -0.0 and -nan count), on the magnitude of x.
+    negative = signbit(y)
+    return tl.where(negative, -tl.abs(x), tl.abs(x))
+
+
+@triton.jit
+def signbit(x):
+    if x.dtype.is_floating():
+        if x.dtype == tl.float64:
+            r = x.to(tl.int64, bitcast=True) < 0
+        else:
+            r = x.to(tl.float32).to(tl.int32, bitcast=True) < 0
+    else:
+        r = x < 0
+    return r
+
+
+@triton.jit
+def nextafter(x, y, FLOAT: tl.constexpr, INT: tl.constexpr):
+    """The next value of the dtype FLOAT (whose bits are the integer dtype INT) after x
+    towards y. x and y arrive widened (a half type in float32) but hold FLOAT values, so
+    converting back is exact; the step is one unit of FLOAT's last place: the bits of a
+    float, read as a signed integer, grow with the magnitude, whatever the sign."""
+    if FLOAT == tl.bfloat16:
+        # A bfloat16 is the high half of a float32: its bits without a conversion (the
+        # interpreter's bfloat16 conversions are not exact for subnormals).
+        bits = (x.to(tl.float32).to(tl.int32, bitcast=True) >> 16).to(INT)
+    else:
+        bits = x.to(FLOAT).to(INT, bitcast=True)
+    away_from_zero = (y > x) == (x > 0)
+    step = tl.where(away_from_zero, bits + 1, bits - 1)
+    smallest = tl.where(y > 0, 1, -(1 << (INT.primitive_bitwidth - 1)) + 1).to(INT)
+    step = tl.where(x == 0, smallest, step)
+    if FLOAT == tl.bfloat16:
+        r = (step.to(tl.int32) << 16).to(tl.float32, bitcast=True).to(x.dtype)
+    else:
+        r = step.to(FLOAT, bitcast=True).to(x.dtype)
+    r = tl.where(x == y, y, r)
+    return tl.where((x != x) | (y != y), x + y, r)
+
+
+@triton.jit
+def gcd(x, y):
+    """Euclid on |x| and |y|, a fixed number of rounds (no per-element loop in a block):
+    93 cover the worst case of 64-bit integers, two consecutive Fibonacci numbers."""
+    a = tl.abs(x)
+    b = tl.abs(y)
+    for _ in range(93):
+        more = b != 0
+        r = a % tl.where(more, b, 1)
+        a = tl.where(more, b, a)
+        b = tl.where(more, r, 0)
+    return a
+
+
+@triton.jit
+def lcm(x, y):
+    g = gcd(x, y)
+    return tl.where(g == 0, 0, tl.abs(x // tl.where(g == 0, 1, g) * y))
+
+
+@triton.jit
+def left_shift(x, y):
+    # A count below 0 or of the width or more shifts everything out (PyTorch's rule).
+    inside = (y >= 0) & (y < x.dtype.primitive_bitwidth)
+    return tl.where(inside, x << tl.where(inside, y, 0).to(x.dtype), 0)
+
+
+@triton.jit
+def right_shift(x, y):
+    # Arithmetic for signed dtypes: past the value bits only the sign is left.
+    if x.dtype.is_int_signed():
+        width = x.dtype.primitive_bitwidth - 1
+        inside = (y >= 0) & (y < width)
+        r = tl.where(inside, x >> tl.where(inside, y, 0).to(x.dtype), x >> width)
+    else:
+        inside = (y >= 0) & (y < x.dtype.primitive_bitwidth)
+        r = tl.where(inside, x >> tl.where(inside, y, 0).to(x.dtype), 0)
+    return r
+
+
+@triton.jit
+def tan_half_turn(u):
+    # tan(pi * (u - 0.5)) for u in [0, 1): the Cauchy quantile function.
+    t = 3.141592653589793 * (u - 0.5)
+    return tl.sin(t) / tl.cos(t)

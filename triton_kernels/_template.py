@@ -1,7 +1,8 @@
 """Pointwise kernels generated from one template per arity ("template + parameters").
 
 An op contributes only its expression over the inputs `x`, `y`, `z` (already
-converted to the compute dtype) and its scalar arguments, by name:
+converted to the compute dtype) and its scalar arguments, by name (the helpers it may
+call are `_math.*` and, for the special functions, `_special_math.*`):
 
     add:         x + y * alpha                      (scalar: alpha)
     sigmoid:     tl.sigmoid(x)
@@ -25,7 +26,7 @@ import linecache
 import triton
 import triton.language as tl
 
-from triton_kernels import _math
+from triton_kernels import _math, _special_math
 
 INPUTS = ("x", "y", "z")
 
@@ -131,6 +132,6 @@ def _compile(fn_name, text):
     # in linecache under a made-up file name, as if it had been imported from a file.
     filename = f"<triton_kernels generated: {fn_name}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    namespace = {"triton": triton, "tl": tl, "_math": _math}
+    namespace = {"triton": triton, "tl": tl, "_math": _math, "_special_math": _special_math}
     exec(compile(text, filename, "exec"), namespace)
     return namespace[fn_name]

@@ -28,7 +28,7 @@ def _signature(fn, types, constexprs):
 # Sample values for the non-tensor arguments an expression depends on.
 _SAMPLE_ARGS = {"rounding_mode": "floor", "approximate": "tanh", "equal_nan": True, "eps": 0.1,
                 "decimals": 2, "generator": None, "min": 0.5, "max": 1.5, "nan": None,
-                "posinf": None, "neginf": None}
+                "posinf": None, "neginf": None, "from_": -3, "to": 10}
 
 
 class _FakeTensor:
@@ -61,7 +61,7 @@ def _pointwise_table_cases(quick):
             continue                     # the in-place form compiles the same expression
         schema = schema_of(entry.op)
         tensors = [schema.arg_names[i] for i in schema.tensor_positions]
-        integral = kernel.startswith("bitwise")
+        integral = kernel.startswith(("bitwise", "gcd", "lcm"))
         dtype, ptr, compute = (dt.int32, "*i32", tl.int32) if integral else \
             (dt.float32, "*fp32", tl.float32)
         a = {n: _FakeTensor(dtype) if n in tensors else _SAMPLE_ARGS.get(n, 0.5)
@@ -80,7 +80,7 @@ def _pointwise_table_cases(quick):
 # the same (label, kernel, argument types, constexprs, options) tuples as `cases` below,
 # so a new kernel module adds its kernels here by one name.
 MODULES_WITH_CASES = ("normalization", "_indexing", "sorting", "random", "conv", "pooling",
-                      "resample", "padding", "triangular", "embedding")
+                      "resample", "padding", "triangular", "bessel", "special", "embedding")
 
 
 def cases(quick):

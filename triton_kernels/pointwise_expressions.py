@@ -24,15 +24,18 @@ returns the expression text and its scalar arguments.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Union
 
 import ml_dtypes
 
 from tensorplay import _dtype as dt
+from tensorplay._promotion import result_type
 from tensorplay._random import philox_inputs
-from tensorplay.errors import ArgumentError
+from tensorplay.errors import ArgumentError, DTypeError
 from tensorplay.kernel_support.ops import call_below_autograd
+from tensorplay.kernel_support.random_bounds import random_bounds
 
 # op -> (arity, expression over x, y, z[, scalar names]). The expression sees its
 # inputs converted to the compute dtype; helpers of triton_kernels/_math.py are `_math.*`.
@@ -205,6 +208,56 @@ def _random(expr, *names):
 _UNIFORM = "tl.rand(seed, index + offset)"
 
 
+# ---- random_, cauchy_, log_normal_, geometric_ (Philox) ------------------------------------
+_WORD = "tl.randint(seed, index + offset).to(tl.int64)"
+# Two 32-bit words per element for a range of 2^32 or more (counters 2i and 2i + 1).
+_WIDE_WORD = ("((tl.randint(seed, 2 * (index + offset)).to(tl.uint64) << 32) | "
+              "tl.randint(seed, 2 * (index + offset) + 1).to(tl.uint64))")
+
+
+def _random_integers(a):
+    """random_'s three overloads: low + (a random word % span), one 32-bit word when the
+    span fits in it, two otherwise; every int64 (from_ = int64 min, to = None): a whole
+    64-bit word."""
+    dtype = a["self"].dtype
+    if "from_" in a:
+        low, high = random_bounds("random_", dtype, a["from_"], a["to"])
+    elif "to" in a:
+        low, high = random_bounds("random_", dtype, 0, a["to"])
+    else:                                           # random_(): [0, the largest integer]
+        low, high = 0, _largest_random(dtype) + 1
+    n = a["self"].numel()
+    if high is None:
+        seed, offset = philox_inputs(a.get("generator"), 2 * n)
+        return f"{_WIDE_WORD}.to(tl.int64, bitcast=True)", {"seed": seed, "offset": offset}
+    span = high - low
+    if span < 2 ** 32:
+        seed, offset = philox_inputs(a.get("generator"), n)
+        return f"low + {_WORD} % span", {"low": low, "span": span, "seed": seed,
+                                          "offset": offset}
+    seed, offset = philox_inputs(a.get("generator"), 2 * n)
+    return (f"low + ({_WIDE_WORD} % span.to(tl.uint64)).to(tl.int64)",
+            {"low": low, "span": span, "seed": seed, "offset": offset})
+
+
+def _largest_random(dtype):
+    """random_() draws 0 .. this: 2^digits for a float (every integer up to it is exact),
+    the largest value of an integer dtype, 1 for bool."""
+    if dtype.is_floating_point:
+        return 1 << {dt.float16: 11, dt.bfloat16: 8, dt.float32: 24, dt.float64: 53}[dtype]
+    if dtype is dt.bool:
+        return 1
+    return 255 if dtype is dt.uint8 else (1 << (8 * dtype.itemsize - 1)) - 1
+
+
+def _geometric(a):
+    # 1 - U lies in (0, 1]: its log is finite; U = 0 would give 0 trials, hence the max.
+    build = _random(f"_math.maximum(_math.ceil(tl.log(1.0 - {_UNIFORM}) / log1mp), 1.0)")
+    expr, scalars = build(a)
+    scalars["log1mp"] = math.log1p(-a["p"])
+    return expr, scalars
+
+
 # ---- integer division by zero: an error, as on the CPU ---------------------------------
 def _nonzero_divisor(op, a, compute):
     if compute.is_floating_point or a.get("rounding_mode", "floor") is None:
@@ -238,9 +291,43 @@ def _probabilities(arg):
     return check
 
 
+# ---- the inverse-hyperbolics / number-theory / bit-shift section ------------------------
+_BITS = {dt.float16: ("tl.float16", "tl.int16"), dt.bfloat16: ("tl.bfloat16", "tl.int16"),
+         dt.float32: ("tl.float32", "tl.int32"), dt.float64: ("tl.float64", "tl.int64")}
+
+
+def _nextafter(a):
+    """The step is a unit in the last place of the result's own dtype (a half type is
+    computed in float32, so the expression names the dtype to step in)."""
+    self, other = a["self"], a["other"]
+    dtype = result_type(self, other) if hasattr(self, "_impl") else self.dtype  # (compile_check)
+    floating, integer = _BITS[dtype]
+    return f"_math.nextafter(x, y, {floating}, {integer})", {}
+
+
+def _infinity_test(sign):
+    """isposinf / isneginf: integers and bool are never infinite."""
+    def build(a):
+        if a["self"].dtype.is_floating_point:
+            return f"x == {sign}float('inf')", {}
+        return "x != x", {}
+    return build
+
+
+def _no_negative_integer_power(op, a, compute):
+    """pow_ with a Python number: an integer self refuses a negative exponent (pow's
+    own check, in pointwise.py's launcher)."""
+    exponent = a["exponent"]
+    if not compute.is_floating_point and exponent._impl.wrapped_number and exponent.item() < 0:
+        raise DTypeError(f"pow_(): Integers to negative integer powers are not allowed "
+                         f"(argument 'exponent' is {exponent.item()} and 'self' is "
+                         f"{a['self'].dtype.name})", op="pow_", arg="exponent")
+
+
 # The unary functions of EXPRESSIONS whose in-place forms (exp_, neg_...) are OPS entries.
 _UNARY_INPLACE = {name: EXPRESSIONS[name][1] for name in
-                  ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "neg", "abs")}
+                  ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "neg", "abs",
+                   "sign")}
 
 # kernel name (what ops.yaml's `CUDA:` names) -> the op and its expression
 OPS = {
@@ -326,6 +413,29 @@ OPS = {
     "threshold": Pointwise("threshold", _scalars(f"tl.where(x <= threshold, "
                                                  f"{_as_compute('value')}, x)",
                                                  "threshold", "value")),
+    # inverse hyperbolics, angle, copysign, nextafter, number theory, bit shifts
+    "acosh": Pointwise("acosh", "_math.acosh(x)"),
+    "asinh": Pointwise("asinh", "_math.asinh(x)"),
+    "atanh": Pointwise("atanh", "_math.atanh(x)"),
+    "angle": Pointwise("angle", "tl.where(x != x, x, tl.where(x < 0, 3.141592653589793, 0.0))"),
+    "copysign": Pointwise("copysign.Tensor", "_math.copysign(x, y)"),
+    "nextafter": Pointwise("nextafter", _nextafter),
+    "gcd": Pointwise("gcd", "_math.gcd(x, y)"),
+    "lcm": Pointwise("lcm", "_math.lcm(x, y)"),
+    "signbit": Pointwise("signbit", "_math.signbit(x)", compute="inputs"),
+    "isposinf": Pointwise("isposinf", _infinity_test(""), compute="inputs"),
+    "isneginf": Pointwise("isneginf", _infinity_test("-"), compute="inputs"),
+    "bitwise_left_shift": Pointwise("bitwise_left_shift.Tensor", "_math.left_shift(x, y)"),
+    "bitwise_right_shift": Pointwise("bitwise_right_shift.Tensor", "_math.right_shift(x, y)"),
+    # in-place forms of EXPRESSIONS ops: comparisons write 0/1 in self's dtype
+    "eq_": Pointwise("eq_.Tensor", "x == y", compute="inputs"),
+    "ne_": Pointwise("ne_.Tensor", "x != y", compute="inputs"),
+    "lt_": Pointwise("lt_.Tensor", "x < y", compute="inputs"),
+    "le_": Pointwise("le_.Tensor", "x <= y", compute="inputs"),
+    "gt_": Pointwise("gt_.Tensor", "x > y", compute="inputs"),
+    "ge_": Pointwise("ge_.Tensor", "x >= y", compute="inputs"),
+    "pow_": Pointwise("pow_.Tensor", "_math.pow(x, y)", check=_no_negative_integer_power),
+    "xlogy_": Pointwise("xlogy_.Tensor", "_math.xlogy(x, y)"),
     # random fills (Philox)
     "normal_": Pointwise("normal_", _random("mean + std * tl.randn(seed, index + offset)",
                                             "mean", "std")),
@@ -343,6 +453,14 @@ OPS = {
     "bernoulli__tensor": Pointwise("bernoulli_.Tensor",
                                    _random(f"tl.where({_UNIFORM} < y, 1.0, 0.0)"),
                                    check=_probabilities("p")),
+    "random_": Pointwise("random_", _random_integers),
+    "random__to": Pointwise("random_.to", _random_integers),
+    "random__from": Pointwise("random_.from", _random_integers),
+    "cauchy_": Pointwise("cauchy_", _random(f"median + sigma * _math.tan_half_turn({_UNIFORM})",
+                                            "median", "sigma")),
+    "log_normal_": Pointwise("log_normal_", _random("tl.exp(mean + std * tl.randn(seed, "
+                                                    "index + offset))", "mean", "std")),
+    "geometric_": Pointwise("geometric_", _geometric),
 }
 
 # In-place forms: the same expression, written into self.
@@ -354,6 +472,8 @@ _INPLACE = {
     "addcmul", "addcdiv", "nan_to_num", "logical_not", "logical_and", "logical_or",
     "logical_xor", "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "leaky_relu",
     "elu", "gelu", "silu", "mish", "hardtanh", "hardsigmoid", "hardswish", "threshold",
+    "acosh", "asinh", "atanh", "copysign", "nextafter", "gcd", "lcm", "bitwise_left_shift",
+    "bitwise_right_shift",
 }
 
 

@@ -17,15 +17,22 @@ Philox (tl.rand) at the cuda generator's seed and offset, as dropout's.
 """
 from __future__ import annotations
 
+import logging
+import zlib
+
+import numpy as np
 import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
+from tensorplay import _random_draws as draws
+from tensorplay._device_transfer import from_host, to_host
 from tensorplay._random import philox_inputs
 from tensorplay.errors import ArgumentError
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from triton_kernels import sorting
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
+from triton_kernels.pointwise import run
 
 MAX_BLOCK = 4096 if INTERPRETED else 1024
 MAX_BLOCK_S = 64
@@ -135,3 +142,48 @@ def compile_cases(quick):
         yield (f"multinomial exponential keys {ptr[1:]}", exponential_keys_kernel,
                {"w_ptr": ptr, "keys_ptr": "*fp32", "seed": "i32", "offset": "i32"},
                dict(BLOCK=1024), {})
+
+
+# ---- binomial and poisson: on a host copy ------------------------------------------------
+# Their rejection samplers draw a different number of uniforms per element, a loop of its
+# own per element: no Triton kernel here. They run on a host copy, logged, with the
+# draws of the CPU kernels from a generator seeded by the Philox (seed, offset) the call
+# takes, so that tp.manual_seed makes them reproducible on `cuda` too.
+log = logging.getLogger(__name__)
+
+
+def _host_generator(generator, count):
+    from tensorplay._random import Generator    # (the CPU generator class, not a draw)
+    seed, offset = _philox(generator, count)
+    return Generator().manual_seed(zlib.crc32(f"{seed}:{offset}".encode()))
+
+
+def _host_copy(op, t):
+    log.info("%s on cuda: no Triton kernel, the CPU sampler on a host copy", op)
+    if not t._impl.is_contiguous:        # (to_host reads dense memory)
+        dense = new_tensor(t._impl.sizes, t._impl.dtype, t._impl.device)
+        run("copy", dense, (t,), t._impl.dtype)
+        t = dense
+    return to_host(t)
+
+
+def poisson_on_host(self, generator):
+    """poisson on a host copy of the rates."""
+    spec = shape_rule("random.poisson")("poisson", (self, generator))
+    device, (self,) = operands("poisson", self=self)
+    rates = _host_copy("poisson", self).astype(np.float64)
+    if rates.size and not (rates >= 0).all():
+        raise ArgumentError("poisson(): invalid Poisson rate, expected rate to be "
+                            "non-negative (argument 'self')", op="poisson", arg="self")
+    gen = _host_generator(generator, rates.size)
+    return from_host(draws.poisson(gen, rates), spec.dtype, device)
+
+
+def binomial_on_host(count, prob, generator):
+    """binomial on host copies of count and prob."""
+    spec = shape_rule("random.binomial")("binomial", (count, prob, generator))
+    device, (count, prob) = operands("binomial", count=count, prob=prob)
+    counts = np.array(np.broadcast_to(_host_copy("binomial", count), spec.sizes), order="C")
+    probs = np.array(np.broadcast_to(_host_copy("binomial", prob), spec.sizes), order="C")
+    gen = _host_generator(generator, counts.size)
+    return from_host(draws.binomial(gen, counts, probs), spec.dtype, device)

@@ -842,6 +842,13 @@ def dist_cuda(ks, self, other, p):
         return ops.dist.redispatch(ks & ~AUTOCAST_CUDA, self, other, p)
 
 
+def erfinv_cuda(ks, self):
+    to_type = fp32_type('cuda', 'erfinv')
+    with ExcludeKeys(AUTOCAST_CUDA):
+        self = cached_cast(to_type, self, 'cuda', 'self')
+        return ops.erfinv.redispatch(ks & ~AUTOCAST_CUDA, self)
+
+
 # Autocast key -> {op full name: wrapper}
 WRAPPERS = {
     'AutocastCPU': {
@@ -945,6 +952,7 @@ WRAPPERS = {
         'linalg_matrix_norm': linalg_matrix_norm_cuda,
         'linalg_matrix_norm.str_ord': linalg_matrix_norm_str_ord_cuda,
         'dist': dist_cuda,
+        'erfinv': erfinv_cuda,
     },
 }
 
@@ -1051,5 +1059,6 @@ POLICIES = {
         'linalg_matrix_norm': 'fp32_set_opt_dtype',
         'linalg_matrix_norm.str_ord': 'fp32_set_opt_dtype',
         'dist': 'fp32',
+        'erfinv': 'fp32',
     },
 }

@@ -6,44 +6,51 @@ input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
 from tensorplay.autograd.formulas import (
-    amax_backward, as_strided_backward, batch_norm_backward, bce_backward_self, bce_backward_target,
-    bce_with_logits_backward_self, bce_with_logits_backward_target, cat_backward, cdist_backward,
-    cholesky_backward, cholesky_inverse_backward, cholesky_solve_backward, clamp_backward,
-    clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
+    amax_backward, as_strided_backward, as_strided_geometry_backward, as_strided_scatter_backward,
+    batch_norm_backward, bce_backward_self, bce_backward_target, bce_with_logits_backward_self,
+    bce_with_logits_backward_target, cat_backward, cdist_backward, cholesky_backward,
+    cholesky_inverse_backward, cholesky_solve_backward, clamp_backward, clamp_backward_max,
+    clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
     conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight,
-    cross_entropy_backward, cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward,
-    cumsum_backward, diag_backward, diagonal_backward, dist_backward, div_mode_backward_other,
-    div_mode_backward_self, dropout_backward, eigh_backward, einsum_backward, elu_backward,
-    elu_backward_of_result, embedding_backward, embedding_bag_backward,
-    embedding_bag_per_sample_weights_backward, embedding_dense_double_backward,
-    evenly_distribute_backward, filled_value_backward, gather_along_backward, gather_backward,
-    gelu_second_derivative, group_norm_backward, hardswish_backward, huber_loss_backward,
-    index_backward, index_put_self_backward, index_put_values_backward, index_select_backward,
-    index_source_backward, last_two, layer_norm_backward, leaky_relu_backward_of_result,
-    linalg_det_backward, linalg_inv_backward, linalg_lstsq_backward, linalg_lu_backward,
-    linalg_lu_solve_B, linalg_lu_solve_LU, linalg_qr_backward, linalg_solve_backward,
-    linalg_solve_triangular_backward, linalg_svd_backward, linear_weight_backward,
-    log_softmax_double_backward_grad, logit_backward, logsumexp_backward, lu_factor_ex_backward,
-    lu_unpack_backward, masked_scatter_source_backward, masked_select_backward, matrix_exp_backward,
-    max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward,
-    mish_backward, mse_loss_backward, nll_loss_value, norm_backward, not_implemented,
-    pad_nd_backward, permute_backward, pinv_backward, pow_backward_exponent, pow_backward_self,
-    pow_scalar_backward, prelu_backward, prod_backward, prod_dim_backward, repeat_backward,
+    copysign_self_backward, cross_entropy_backward, cross_entropy_backward_grads,
+    cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward,
+    dist_backward, div_mode_backward_other, div_mode_backward_self, dropout_backward, eigh_backward,
+    einsum_backward, elu_backward, elu_backward_of_result, embedding_backward,
+    embedding_bag_backward, embedding_bag_per_sample_weights_backward,
+    embedding_dense_double_backward, erfinv_backward, evenly_distribute_backward,
+    filled_value_backward, gather_along_backward, gather_backward, gelu_second_derivative,
+    group_norm_backward, hardswish_backward, huber_loss_backward, i1_backward, i1e_backward,
+    igamma_other_backward, igammac_other_backward, index_backward, index_put_self_backward,
+    index_put_values_backward, index_reduce_backward, index_select_backward, index_source_backward,
+    last_three, last_two, layer_norm_backward, leaky_relu_backward_of_result, linalg_det_backward,
+    linalg_inv_backward, linalg_lstsq_backward, linalg_lu_backward, linalg_lu_solve_B,
+    linalg_lu_solve_LU, linalg_qr_backward, linalg_solve_backward, linalg_solve_triangular_backward,
+    linalg_svd_backward, linear_weight_backward, log_softmax_double_backward_grad, logit_backward,
+    logsumexp_backward, lu_factor_ex_backward, lu_unpack_backward, masked_scatter_source_backward,
+    masked_select_backward, matrix_exp_backward, max_pool2d_double_backward,
+    max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
+    mvlgamma_backward, nll_loss_value, norm_backward, not_implemented, pad_nd_backward,
+    permute_backward, pinv_backward, pow_backward_exponent, pow_backward_self, pow_scalar_backward,
+    prelu_backward, prod_backward, prod_dim_backward, repeat_backward,
     repeat_interleave_int_backward, rms_norm_backward, roll_backward, rounded_quotient,
     scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
     silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
-    smooth_l1_loss_backward, softmax_double_backward, std_backward, std_mean_backward, sum_backward,
-    sum_to, take_backward, triangular_solve_backward, value_selecting_reduction_backward,
-    var_backward, var_mean_backward, xlog1py_other_backward, xlog1py_self_backward,
-    xlogy_self_backward, zeros_like,
+    smooth_l1_loss_backward, softmax_double_backward, special_xlog1py_other_backward,
+    special_xlog1py_self_backward, std_backward, std_mean_backward, sum_backward, sum_to,
+    take_backward, triangular_solve_backward, value_selecting_reduction_backward, var_backward,
+    var_mean_backward, xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward,
+    zeros_like,
 )
 from tensorplay._generated.functional import (
     _ctc_loss_backward, _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data,
-    adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_max_pool2d_backward, avg_pool2d,
-    avg_pool2d_backward, col2im, convolution_backward, exp, exp2, gelu_backward,
-    grid_sampler_2d_backward, grid_sampler_3d_backward, im2col, isfinite, logical_and, logical_or,
-    max_pool2d_with_indices_backward, nll_loss_backward, sign, silu_backward, threshold_backward,
-    upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d,
+    adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_avg_pool3d,
+    adaptive_avg_pool3d_backward, adaptive_max_pool2d_backward, adaptive_max_pool3d_backward,
+    avg_pool2d, avg_pool2d_backward, avg_pool3d, avg_pool3d_backward, col2im, convolution_backward,
+    digamma, exp, exp2, fractional_max_pool2d_backward, fractional_max_pool3d_backward,
+    gelu_backward, grid_sampler_2d_backward, grid_sampler_3d_backward, im2col, isfinite,
+    logical_and, logical_or, max_pool2d_with_indices_backward, max_pool3d_with_indices_backward,
+    nll_loss_backward, polygamma, sign, silu_backward, special_i1, special_i1e, special_zeta,
+    threshold_backward, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d,
     upsample_nearest2d_backward, where,
 )
 
@@ -5819,6 +5826,1401 @@ class LinalgPinvBackward0(Node):
         if self.needs_input_grad(0):
             d_self = pinv_backward(grad, result, self_)
         return (d_self,)
+
+
+class LgammaBackward0(Node):
+    """Backward of `lgamma(Tensor self) -> Tensor`.
+
+    self: grad * digamma(self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'lgamma'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * digamma(self_)
+        return (d_self,)
+
+
+class DigammaBackward0(Node):
+    """Backward of `digamma(Tensor self) -> Tensor`.
+
+    self: grad * polygamma(1, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'digamma'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * polygamma(1, self_)
+        return (d_self,)
+
+
+class PolygammaBackward0(Node):
+    """Backward of `polygamma(int n, Tensor self) -> Tensor`.
+
+    self: grad * polygamma(n + 1, self)
+    """
+
+    __slots__ = ('self_', 'n_')
+    SAVED = ('self_',)
+    OP = 'polygamma'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        n = self.n_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * polygamma(n + 1, self_)
+        return (d_self,)
+
+
+class PolygammaBackward1(Node):
+    """Backward of `polygamma_(Tensor(a!) self, int n) -> Tensor(a!)`.
+
+    self: grad * polygamma(n + 1, self)
+    """
+
+    __slots__ = ('self_', 'n_')
+    SAVED = ('self_',)
+    OP = 'polygamma_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        n = self.n_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * polygamma(n + 1, self_)
+        return (d_self,)
+
+
+class MvlgammaBackward0(Node):
+    """Backward of `mvlgamma(Tensor self, int p) -> Tensor`.
+
+    self: mvlgamma_backward(grad, self, p)
+    """
+
+    __slots__ = ('self_', 'p_')
+    SAVED = ('self_',)
+    OP = 'mvlgamma'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        p = self.p_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = mvlgamma_backward(grad, self_, p)
+        return (d_self,)
+
+
+class IgammaBackward0(Node):
+    """Backward of `igamma(Tensor self, Tensor other) -> Tensor`.
+
+    self: not_implemented("igamma: input")
+    other: igamma_other_backward(grad, self, other)
+    """
+
+    __slots__ = ('self_', 'other_')
+    SAVED = ('self_', 'other_')
+    OP = 'igamma'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("igamma: input")
+        if self.needs_input_grad(1):
+            d_other = igamma_other_backward(grad, self_, other)
+        return (d_self, d_other)
+
+
+class IgammacBackward0(Node):
+    """Backward of `igammac(Tensor self, Tensor other) -> Tensor`.
+
+    self: not_implemented("igammac: input")
+    other: igammac_other_backward(grad, self, other)
+    """
+
+    __slots__ = ('self_', 'other_')
+    SAVED = ('self_', 'other_')
+    OP = 'igammac'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("igammac: input")
+        if self.needs_input_grad(1):
+            d_other = igammac_other_backward(grad, self_, other)
+        return (d_self, d_other)
+
+
+class ErfinvBackward0(Node):
+    """Backward of `erfinv(Tensor self) -> Tensor`.
+
+    self: erfinv_backward(grad, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'erfinv'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = erfinv_backward(grad, self_)
+        return (d_self,)
+
+
+class I0Backward0(Node):
+    """Backward of `i0(Tensor self) -> Tensor`.
+
+    self: grad * special_i1(self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'i0'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * special_i1(self_)
+        return (d_self,)
+
+
+class SpecialI0eBackward0(Node):
+    """Backward of `special_i0e(Tensor self) -> Tensor`.
+
+    self: grad * (special_i1e(self) - self.sign() * result)
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'special_i0e'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * (special_i1e(self_) - self_.sign() * result)
+        return (d_self,)
+
+
+class SpecialI1Backward0(Node):
+    """Backward of `special_i1(Tensor self) -> Tensor`.
+
+    self: i1_backward(grad, self, result)
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'special_i1'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = i1_backward(grad, self_, result)
+        return (d_self,)
+
+
+class SpecialI1eBackward0(Node):
+    """Backward of `special_i1e(Tensor self) -> Tensor`.
+
+    self: i1e_backward(grad, self, result)
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'special_i1e'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = i1e_backward(grad, self_, result)
+        return (d_self,)
+
+
+class SpecialErfcxBackward0(Node):
+    """Backward of `special_erfcx(Tensor self) -> Tensor`.
+
+    self: (2.0 * self * result - 1.1283791670955126) * grad
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'special_erfcx'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = (2.0 * self_ * result - 1.1283791670955126) * grad
+        return (d_self,)
+
+
+class SpecialNdtriBackward0(Node):
+    """Backward of `special_ndtri(Tensor self) -> Tensor`.
+
+    self: grad * 2.5066282746310002 * (result * result / 2).exp()
+    """
+
+    __slots__ = ('result_',)
+    SAVED = ('result_',)
+    OP = 'special_ndtri'
+
+    def apply(self, grads):
+        grad = grads[0]
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * 2.5066282746310002 * (result * result / 2).exp()
+        return (d_self,)
+
+
+class SpecialLogNdtrBackward0(Node):
+    """Backward of `special_log_ndtr(Tensor self) -> Tensor`.
+
+    self: grad / 2.5066282746310002 * (-(result + self * self / 2)).exp()
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'special_log_ndtr'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad / 2.5066282746310002 * (-(result + self_ * self_ / 2)).exp()
+        return (d_self,)
+
+
+class SpecialEntrBackward0(Node):
+    """Backward of `special_entr(Tensor self) -> Tensor`.
+
+    self: grad * (-(1 + self.log()))
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'special_entr'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * -(1 + self_.log())
+        return (d_self,)
+
+
+class SpecialXlog1pyBackward0(Node):
+    """Backward of `special_xlog1py(Tensor self, Tensor other) -> Tensor`.
+
+    self: special_xlog1py_self_backward(grad, self, other)
+    other: special_xlog1py_other_backward(grad, self, other)
+    """
+
+    __slots__ = ('self_', 'other_')
+    SAVED = ('self_', 'other_')
+    OP = 'special_xlog1py'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = special_xlog1py_self_backward(grad, self_, other)
+        if self.needs_input_grad(1):
+            d_other = special_xlog1py_other_backward(grad, self_, other)
+        return (d_self, d_other)
+
+
+class SpecialZetaBackward0(Node):
+    """Backward of `special_zeta(Tensor self, Tensor other) -> Tensor`.
+
+    self: not_implemented("zeta")
+    other: sum_to(grad * -self * special_zeta(self + 1., other), other.sizes())
+    """
+
+    __slots__ = ('self_', 'other_', 'other_sizes')
+    SAVED = ('self_', 'other_')
+    OP = 'special_zeta'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        other_sizes = self.other_sizes
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("zeta")
+        if self.needs_input_grad(1):
+            d_other = sum_to(grad * -self_ * special_zeta(self_ + 1.0, other), other_sizes)
+        return (d_self, d_other)
+
+
+class AcoshBackward0(Node):
+    """Backward of `acosh(Tensor self) -> Tensor`.
+
+    self: grad * (self.pow(2) - 1).rsqrt()
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'acosh'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * (self_.pow(2) - 1).rsqrt()
+        return (d_self,)
+
+
+class AsinhBackward0(Node):
+    """Backward of `asinh(Tensor self) -> Tensor`.
+
+    self: grad * (self.pow(2) + 1).rsqrt()
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'asinh'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * (self_.pow(2) + 1).rsqrt()
+        return (d_self,)
+
+
+class AtanhBackward0(Node):
+    """Backward of `atanh(Tensor self) -> Tensor`.
+
+    self: grad * 1 / (1 - self.pow(2))
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'atanh'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad * 1 / (1 - self_.pow(2))
+        return (d_self,)
+
+
+class AcoshBackward1(Node):
+    """Backward of `acosh_(Tensor(a!) self) -> Tensor(a!)`.
+
+    self: not_implemented("inplace version of acosh")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'acosh_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("inplace version of acosh")
+        return (d_self,)
+
+
+class AsinhBackward1(Node):
+    """Backward of `asinh_(Tensor(a!) self) -> Tensor(a!)`.
+
+    self: not_implemented("inplace version of asinh")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'asinh_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("inplace version of asinh")
+        return (d_self,)
+
+
+class AtanhBackward1(Node):
+    """Backward of `atanh_(Tensor(a!) self) -> Tensor(a!)`.
+
+    self: not_implemented("inplace version of atanh")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'atanh_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = not_implemented("inplace version of atanh")
+        return (d_self,)
+
+
+class AngleBackward0(Node):
+    """Backward of `angle(Tensor self) -> Tensor`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'angle'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class CopysignBackward0(Node):
+    """Backward of `copysign.Tensor(Tensor self, Tensor other) -> Tensor`.
+
+    self: copysign_self_backward(grad, self, result)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ('self_', 'other_', 'result_')
+    SAVED = ('self_', 'other_', 'result_')
+    OP = 'copysign.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = copysign_self_backward(grad, self_, result)
+        if self.needs_input_grad(1):
+            d_other = zeros_like(other)
+        return (d_self, d_other)
+
+
+class FrexpBackward0(Node):
+    """Backward of `frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)`.
+
+    self: grad / exponent.exp2()
+    """
+
+    __slots__ = ('exponent_',)
+    SAVED = ('exponent_',)
+    OP = 'frexp.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_mantissa = grads[0]
+        grad_exponent = grads[1]
+        exponent = self.exponent_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad / exponent.exp2()
+        return (d_self,)
+
+
+class NextafterBackward0(Node):
+    """Backward of `nextafter(Tensor self, Tensor other) -> Tensor`.
+
+    self, other: not_implemented("nextafter")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'nextafter'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            d_self, d_other = not_implemented("nextafter")
+        return (d_self, d_other)
+
+
+class EqBackward0(Node):
+    """Backward of `eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ('other_',)
+    SAVED = ('other_',)
+    OP = 'eq_.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        if self.needs_input_grad(1):
+            d_other = zeros_like(other)
+        return (d_self, d_other)
+
+
+class NeBackward0(Node):
+    """Backward of `ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ('other_',)
+    SAVED = ('other_',)
+    OP = 'ne_.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        if self.needs_input_grad(1):
+            d_other = zeros_like(other)
+        return (d_self, d_other)
+
+
+class LtBackward0(Node):
+    """Backward of `lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ('other_',)
+    SAVED = ('other_',)
+    OP = 'lt_.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        if self.needs_input_grad(1):
+            d_other = zeros_like(other)
+        return (d_self, d_other)
+
+
+class LeBackward0(Node):
+    """Backward of `le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ('other_',)
+    SAVED = ('other_',)
+    OP = 'le_.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        if self.needs_input_grad(1):
+            d_other = zeros_like(other)
+        return (d_self, d_other)
+
+
+class GtBackward0(Node):
+    """Backward of `gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ('other_',)
+    SAVED = ('other_',)
+    OP = 'gt_.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        if self.needs_input_grad(1):
+            d_other = zeros_like(other)
+        return (d_self, d_other)
+
+
+class GeBackward0(Node):
+    """Backward of `ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ('other_',)
+    SAVED = ('other_',)
+    OP = 'ge_.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self.other_.unpack(self)
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        if self.needs_input_grad(1):
+            d_other = zeros_like(other)
+        return (d_self, d_other)
+
+
+class PowBackward2(Node):
+    """Backward of `pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)`.
+
+    self: sum_to(pow_backward_self(grad, self, exponent), self.sizes())
+    exponent: sum_to(pow_backward_exponent(grad, self, exponent, result), exponent.sizes())
+    """
+
+    __slots__ = ('self_', 'exponent_', 'result_', 'self_sizes', 'exponent_sizes')
+    SAVED = ('self_', 'exponent_', 'result_')
+    OP = 'pow_.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        exponent = self.exponent_.unpack(self)
+        result = self.result_.unpack(self)
+        self_sizes = self.self_sizes
+        exponent_sizes = self.exponent_sizes
+        d_self = None
+        d_exponent = None
+        if self.needs_input_grad(0):
+            d_self = sum_to(pow_backward_self(grad, self_, exponent), self_sizes)
+        if self.needs_input_grad(1):
+            d_exponent = sum_to(
+                pow_backward_exponent(grad, self_, exponent, result), exponent_sizes,
+            )
+        return (d_self, d_exponent)
+
+
+class RandomBackward0(Node):
+    """Backward of `random_.from(Tensor(a!) self, int from_, int? to, *,
+        Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'random_.from'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class RandomBackward1(Node):
+    """Backward of `random_.to(Tensor(a!) self, int to, *,
+        Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'random_.to'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class RandomBackward2(Node):
+    """Backward of `random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'random_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class CauchyBackward0(Node):
+    """Backward of `cauchy_(Tensor(a!) self, float median=0, float sigma=1, *,
+        Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'cauchy_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class LogNormalBackward0(Node):
+    """Backward of `log_normal_(Tensor(a!) self, float mean=1, float std=2, *,
+        Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'log_normal_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class GeometricBackward0(Node):
+    """Backward of `geometric_(Tensor(a!) self, float p, *,
+        Generator? generator=None) -> Tensor(a!)`.
+
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'geometric_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(grad)
+        return (d_self,)
+
+
+class BinomialBackward0(Node):
+    """Backward of `binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor`.
+
+    count: zeros_like(count)
+    prob: zeros_like(prob)
+    """
+
+    __slots__ = ('count_', 'prob_')
+    SAVED = ('count_', 'prob_')
+    OP = 'binomial'
+
+    def apply(self, grads):
+        grad = grads[0]
+        count = self.count_.unpack(self)
+        prob = self.prob_.unpack(self)
+        d_count = None
+        d_prob = None
+        if self.needs_input_grad(0):
+            d_count = zeros_like(count)
+        if self.needs_input_grad(1):
+            d_prob = zeros_like(prob)
+        return (d_count, d_prob)
+
+
+class PoissonBackward0(Node):
+    """Backward of `poisson(Tensor self, Generator? generator=None) -> Tensor`.
+
+    self: zeros_like(self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'poisson'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = zeros_like(self_)
+        return (d_self,)
+
+
+class DiagEmbedBackward0(Node):
+    """Backward of `diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor`.
+
+    self: grad.diagonal(offset, dim1, dim2)
+    """
+
+    __slots__ = ('offset_', 'dim1_', 'dim2_')
+    SAVED = ()
+    OP = 'diag_embed'
+
+    def apply(self, grads):
+        grad = grads[0]
+        offset = self.offset_
+        dim1 = self.dim1_
+        dim2 = self.dim2_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad.diagonal(offset, dim1, dim2)
+        return (d_self,)
+
+
+class DiagonalScatterBackward0(Node):
+    """Backward of `diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0,
+        int dim2=1) -> Tensor`.
+
+    self: grad.diagonal_scatter(zeros_like(src), offset, dim1, dim2)
+    src: grad.diagonal(offset, dim1, dim2)
+    """
+
+    __slots__ = ('src_', 'offset_', 'dim1_', 'dim2_')
+    SAVED = ('src_',)
+    OP = 'diagonal_scatter'
+
+    def apply(self, grads):
+        grad = grads[0]
+        src = self.src_.unpack(self)
+        offset = self.offset_
+        dim1 = self.dim1_
+        dim2 = self.dim2_
+        d_self = None
+        d_src = None
+        if self.needs_input_grad(0):
+            d_self = grad.diagonal_scatter(zeros_like(src), offset, dim1, dim2)
+        if self.needs_input_grad(1):
+            d_src = grad.diagonal(offset, dim1, dim2)
+        return (d_self, d_src)
+
+
+class SelectScatterBackward0(Node):
+    """Backward of `select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor`.
+
+    self: grad.select_scatter(zeros_like(src), dim, index)
+    src: grad.select(dim, index)
+    """
+
+    __slots__ = ('src_', 'dim_', 'index_')
+    SAVED = ('src_',)
+    OP = 'select_scatter'
+
+    def apply(self, grads):
+        grad = grads[0]
+        src = self.src_.unpack(self)
+        dim = self.dim_
+        index = self.index_
+        d_self = None
+        d_src = None
+        if self.needs_input_grad(0):
+            d_self = grad.select_scatter(zeros_like(src), dim, index)
+        if self.needs_input_grad(1):
+            d_src = grad.select(dim, index)
+        return (d_self, d_src)
+
+
+class SliceScatterBackward0(Node):
+    """Backward of `slice_scatter(Tensor self, Tensor src, int dim=0, int? start=None,
+        int? end=None, int step=1) -> Tensor`.
+
+    self: grad.slice_scatter(zeros_like(src), dim, start, end, step)
+    src: grad.slice(dim, start, end, step)
+    """
+
+    __slots__ = ('src_', 'dim_', 'start_', 'end_', 'step_')
+    SAVED = ('src_',)
+    OP = 'slice_scatter'
+
+    def apply(self, grads):
+        grad = grads[0]
+        src = self.src_.unpack(self)
+        dim = self.dim_
+        start = self.start_
+        end = self.end_
+        step = self.step_
+        d_self = None
+        d_src = None
+        if self.needs_input_grad(0):
+            d_self = grad.slice_scatter(zeros_like(src), dim, start, end, step)
+        if self.needs_input_grad(1):
+            d_src = grad.slice(dim, start, end, step)
+        return (d_self, d_src)
+
+
+class AsStridedBackward1(Node):
+    """Backward of `as_strided_(Tensor(a!) self, int[] size, int[] stride,
+        int? storage_offset=None) -> Tensor(a!)`.
+
+    self: as_strided_geometry_backward(
+        grad, self.sizes(), self.strides(), self.storage_offset(), size, stride, storage_offset,
+    )
+    """
+
+    __slots__ = (
+        'size_', 'stride_', 'storage_offset_', 'self_sizes', 'self_storage_offset', 'self_strides',
+    )
+    SAVED = ()
+    OP = 'as_strided_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        size = self.size_
+        stride = self.stride_
+        storage_offset = self.storage_offset_
+        self_sizes = self.self_sizes
+        self_storage_offset = self.self_storage_offset
+        self_strides = self.self_strides
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = as_strided_geometry_backward(
+                grad, self_sizes, self_strides, self_storage_offset, size, stride, storage_offset,
+            )
+        return (d_self,)
+
+
+class AsStridedScatterBackward0(Node):
+    """Backward of `as_strided_scatter(Tensor self, Tensor src, int[] size, int[] stride,
+        int? storage_offset=None) -> Tensor`.
+
+    self, src: as_strided_scatter_backward(grad, self, src.sizes(), size, stride, storage_offset)
+    """
+
+    __slots__ = ('self_', 'size_', 'stride_', 'storage_offset_', 'src_sizes')
+    SAVED = ('self_',)
+    OP = 'as_strided_scatter'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        size = self.size_
+        stride = self.stride_
+        storage_offset = self.storage_offset_
+        src_sizes = self.src_sizes
+        d_self = None
+        d_src = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            (d_self, d_src) = as_strided_scatter_backward(
+                grad, self_, src_sizes, size, stride, storage_offset,
+            )
+        return (d_self, d_src)
+
+
+class IndexReduceBackward0(Node):
+    """Backward of `index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *,
+        bool include_self=True) -> Tensor`.
+
+    self, source: index_reduce_backward(
+        grad, self, dim, index, source, reduce, include_self, result,
+    )
+    """
+
+    __slots__ = ('self_', 'index_', 'source_', 'result_', 'dim_', 'reduce_', 'include_self_')
+    SAVED = ('self_', 'index_', 'source_', 'result_')
+    OP = 'index_reduce'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        index = self.index_.unpack(self)
+        source = self.source_.unpack(self)
+        result = self.result_.unpack(self)
+        dim = self.dim_
+        reduce = self.reduce_
+        include_self = self.include_self_
+        d_self = None
+        d_source = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            (d_self, d_source) = index_reduce_backward(
+                grad, self_, dim, index, source, reduce, include_self, result,
+            )
+        return (d_self, d_source)
+
+
+class MaxPool3dWithIndicesBackward0(Node):
+    """Backward of `max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[],
+        int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`.
+
+    self: max_pool3d_with_indices_backward(
+        grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1,
+    )
+    """
+
+    __slots__ = (
+        'self_', 'result1_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_',
+    )
+    SAVED = ('self_', 'result1_')
+    OP = 'max_pool3d_with_indices'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        self_ = self.self_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        kernel_size = self.kernel_size_
+        stride = self.stride_
+        padding = self.padding_
+        dilation = self.dilation_
+        ceil_mode = self.ceil_mode_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = max_pool3d_with_indices_backward(
+                grad, self_, kernel_size, stride, padding, dilation, ceil_mode, result1,
+            )
+        return (d_self,)
+
+
+class MaxPool3dWithIndicesBackwardBackward0(Node):
+    """Backward of `max_pool3d_with_indices_backward(Tensor grad_output, Tensor self,
+        int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode,
+        Tensor indices) -> Tensor`.
+
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('indices_',)
+    SAVED = ('indices_',)
+    OP = 'max_pool3d_with_indices_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack(self)
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = max_pool_double_backward(grad, indices, 3)
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
+
+
+class AvgPool3dBackward0(Node):
+    """Backward of `avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0,
+        bool ceil_mode=False, bool count_include_pad=True,
+        int? divisor_override=None) -> Tensor`.
+
+    self: avg_pool3d_backward(
+        grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+    )
+    """
+
+    __slots__ = (
+        'self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_',
+        'divisor_override_',
+    )
+    SAVED = ('self_',)
+    OP = 'avg_pool3d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        kernel_size = self.kernel_size_
+        stride = self.stride_
+        padding = self.padding_
+        ceil_mode = self.ceil_mode_
+        count_include_pad = self.count_include_pad_
+        divisor_override = self.divisor_override_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = avg_pool3d_backward(
+                grad, self_, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override,
+            )
+        return (d_self,)
+
+
+class AvgPool3dBackwardBackward0(Node):
+    """Backward of `avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size,
+        int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad,
+        int? divisor_override) -> Tensor`.
+
+    grad_output: avg_pool3d(
+        grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+    )
+    self: zeros_like(grad)
+    """
+
+    __slots__ = (
+        'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_',
+        'divisor_override_',
+    )
+    SAVED = ()
+    OP = 'avg_pool3d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        kernel_size = self.kernel_size_
+        stride = self.stride_
+        padding = self.padding_
+        ceil_mode = self.ceil_mode_
+        count_include_pad = self.count_include_pad_
+        divisor_override = self.divisor_override_
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = avg_pool3d(
+                grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+            )
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
+
+
+class AdaptiveAvgPool3dBackward0(Node):
+    """Backward of `adaptive_avg_pool3d(Tensor self, int[3] output_size) -> Tensor`.
+
+    self: adaptive_avg_pool3d_backward(grad, self)
+    """
+
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
+    OP = 'adaptive_avg_pool3d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = adaptive_avg_pool3d_backward(grad, self_)
+        return (d_self,)
+
+
+class AdaptiveAvgPool3dBackwardBackward0(Node):
+    """Backward of `adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor`.
+
+    grad_output: adaptive_avg_pool3d(grad, last_three(grad_output.sizes()))
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('grad_output_sizes',)
+    SAVED = ()
+    OP = 'adaptive_avg_pool3d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output_sizes = self.grad_output_sizes
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = adaptive_avg_pool3d(grad, last_three(grad_output_sizes))
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
+
+
+class AdaptiveMaxPool3dBackward0(Node):
+    """Backward of `adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)`.
+
+    self: adaptive_max_pool3d_backward(grad, self, result1)
+    """
+
+    __slots__ = ('self_', 'result1_')
+    SAVED = ('self_', 'result1_')
+    OP = 'adaptive_max_pool3d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        self_ = self.self_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = adaptive_max_pool3d_backward(grad, self_, result1)
+        return (d_self,)
+
+
+class AdaptiveMaxPool3dBackwardBackward0(Node):
+    """Backward of `adaptive_max_pool3d_backward(Tensor grad_output, Tensor self,
+        Tensor indices) -> Tensor`.
+
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('indices_',)
+    SAVED = ('indices_',)
+    OP = 'adaptive_max_pool3d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack(self)
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = max_pool_double_backward(grad, indices, 3)
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
+
+
+class FractionalMaxPool2dBackward0(Node):
+    """Backward of `fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size,
+        Tensor random_samples) -> (Tensor output, Tensor indices)`.
+
+    self: fractional_max_pool2d_backward(grad, self, kernel_size, output_size, result1)
+    """
+
+    __slots__ = ('self_', 'result1_', 'kernel_size_', 'output_size_')
+    SAVED = ('self_', 'result1_')
+    OP = 'fractional_max_pool2d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        kernel_size = self.kernel_size_
+        output_size = self.output_size_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = fractional_max_pool2d_backward(grad, self_, kernel_size, output_size, result1)
+        return (d_self,)
+
+
+class FractionalMaxPool2dBackwardBackward0(Node):
+    """Backward of `fractional_max_pool2d_backward(Tensor grad_output, Tensor self,
+        int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor`.
+
+    grad_output: max_pool_double_backward(grad, indices, 2)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('indices_',)
+    SAVED = ('indices_',)
+    OP = 'fractional_max_pool2d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack(self)
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = max_pool_double_backward(grad, indices, 2)
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
+
+
+class FractionalMaxPool3dBackward0(Node):
+    """Backward of `fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size,
+        Tensor random_samples) -> (Tensor output, Tensor indices)`.
+
+    self: fractional_max_pool3d_backward(grad, self, kernel_size, output_size, result1)
+    """
+
+    __slots__ = ('self_', 'result1_', 'kernel_size_', 'output_size_')
+    SAVED = ('self_', 'result1_')
+    OP = 'fractional_max_pool3d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = grads[0]
+        grad_indices = grads[1]
+        self_ = self.self_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        kernel_size = self.kernel_size_
+        output_size = self.output_size_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = fractional_max_pool3d_backward(grad, self_, kernel_size, output_size, result1)
+        return (d_self,)
+
+
+class FractionalMaxPool3dBackwardBackward0(Node):
+    """Backward of `fractional_max_pool3d_backward(Tensor grad_output, Tensor self,
+        int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor`.
+
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ('indices_',)
+    SAVED = ('indices_',)
+    OP = 'fractional_max_pool3d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        indices = self.indices_.unpack(self)
+        d_grad_output = None
+        d_self = None
+        if self.needs_input_grad(0):
+            d_grad_output = max_pool_double_backward(grad, indices, 3)
+        if self.needs_input_grad(1):
+            d_self = zeros_like(grad)
+        return (d_grad_output, d_self)
 
 
 class GridSampler2dBackward0(Node):

@@ -14,60 +14,77 @@ from tensorplay.autograd.recording import (
 from tensorplay.dispatch.tls import grad_state
 from tensorplay._generated import ops
 from tensorplay._generated.autograd_nodes import (
-    AbsBackward0, AcosBackward0, AdaptiveAvgPool2dBackward0, AdaptiveAvgPool2dBackwardBackward0,
-    AdaptiveMaxPool2dBackward0, AdaptiveMaxPool2dBackwardBackward0, AddBackward0, AddcdivBackward0,
-    AddcmulBackward0, AddmmBackward0, AddmvBackward0, AmaxBackward0, AminBackward0,
-    AsStridedBackward0, AsinBackward0, Atan2Backward0, AtanBackward0, AvgPool2dBackward0,
-    AvgPool2dBackwardBackward0, BaddbmmBackward0, BernoulliBackward0, BernoulliBackward1,
-    BernoulliBackward2, BernoulliBackward3, BinaryCrossEntropyBackward0,
-    BinaryCrossEntropyWithLogitsBackward0, BmmBackward0, CatBackward0, CdistBackward0,
-    CeilBackward0, CholeskyInverseBackward0, CholeskySolveBackward0, ClampBackward0, ClampBackward1,
+    AbsBackward0, AcosBackward0, AcoshBackward0, AcoshBackward1, AdaptiveAvgPool2dBackward0,
+    AdaptiveAvgPool2dBackwardBackward0, AdaptiveAvgPool3dBackward0,
+    AdaptiveAvgPool3dBackwardBackward0, AdaptiveMaxPool2dBackward0,
+    AdaptiveMaxPool2dBackwardBackward0, AdaptiveMaxPool3dBackward0,
+    AdaptiveMaxPool3dBackwardBackward0, AddBackward0, AddcdivBackward0, AddcmulBackward0,
+    AddmmBackward0, AddmvBackward0, AmaxBackward0, AminBackward0, AngleBackward0,
+    AsStridedBackward0, AsStridedBackward1, AsStridedScatterBackward0, AsinBackward0,
+    AsinhBackward0, AsinhBackward1, Atan2Backward0, AtanBackward0, AtanhBackward0, AtanhBackward1,
+    AvgPool2dBackward0, AvgPool2dBackwardBackward0, AvgPool3dBackward0, AvgPool3dBackwardBackward0,
+    BaddbmmBackward0, BernoulliBackward0, BernoulliBackward1, BernoulliBackward2,
+    BernoulliBackward3, BinaryCrossEntropyBackward0, BinaryCrossEntropyWithLogitsBackward0,
+    BinomialBackward0, BmmBackward0, CatBackward0, CauchyBackward0, CdistBackward0, CeilBackward0,
+    CholeskyInverseBackward0, CholeskySolveBackward0, ClampBackward0, ClampBackward1,
     ClampMaxBackward0, CloneBackward0, Col2imBackward0, ConstantPadNdBackward0,
-    ConvolutionBackward0, ConvolutionBackwardBackward0, CopyBackward0, CosBackward0, CoshBackward0,
-    CrossEntropyBackwardBackward0, CrossEntropyForwardBackward0, CtcLossBackward0,
-    CtcLossBackwardBackward0, CummaxBackward0, CumminBackward0, CumprodBackward0, CumsumBackward0,
-    DiagBackward0, DiagonalBackward0, DistBackward0, DivBackward0, DivBackward1, DotBackward0,
-    EinsumBackward0, EluBackward0, EluBackward1, EmbeddingBackward0, EmbeddingBagBackward0,
-    EmbeddingDenseBackwardBackward0, ErfBackward0, ErfcBackward0, Exp2Backward0, ExpBackward0,
-    ExpandBackward0, Expm1Backward0, ExponentialBackward0, FillBackward0, FlipBackward0,
-    FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0, FusedAdamBackward0,
-    FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0,
-    GatherBackward0, GeluBackward0, GeluBackwardBackward0, GeqrfBackward0, GridSampler2dBackward0,
-    GridSampler2dBackwardBackward0, GridSampler3dBackward0, GridSampler3dBackwardBackward0,
-    HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0, HeavisideBackward0,
-    HuberLossBackward0, HypotBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0,
-    IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
-    IndexSelectBackward0, KthvalueBackward0, LeakyReluBackward0, LeakyReluBackward1, LerpBackward0,
-    LerpBackward1, LinalgCholeskyExBackward0, LinalgDetBackward0, LinalgEighBackward0,
-    LinalgInvExBackward0, LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0,
-    LinalgLuBackward0, LinalgLuFactorExBackward0, LinalgLuSolveBackward0, LinalgMatrixExpBackward0,
-    LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0,
-    LinalgSolveExBackward0, LinalgSolveTriangularBackward0, LinalgSvdBackward0,
-    LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0,
-    LogBackward0, LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0,
-    LogaddexpBackward0, LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0,
-    LstmSequenceBackwardBackward0, LuUnpackBackward0, MaskedFillBackward0, MaskedFillBackward1,
+    ConvolutionBackward0, ConvolutionBackwardBackward0, CopyBackward0, CopysignBackward0,
+    CosBackward0, CoshBackward0, CrossEntropyBackwardBackward0, CrossEntropyForwardBackward0,
+    CtcLossBackward0, CtcLossBackwardBackward0, CummaxBackward0, CumminBackward0, CumprodBackward0,
+    CumsumBackward0, DiagBackward0, DiagEmbedBackward0, DiagonalBackward0, DiagonalScatterBackward0,
+    DigammaBackward0, DistBackward0, DivBackward0, DivBackward1, DotBackward0, EinsumBackward0,
+    EluBackward0, EluBackward1, EmbeddingBackward0, EmbeddingBagBackward0,
+    EmbeddingDenseBackwardBackward0, EqBackward0, ErfBackward0, ErfcBackward0, ErfinvBackward0,
+    Exp2Backward0, ExpBackward0, ExpandBackward0, Expm1Backward0, ExponentialBackward0,
+    FillBackward0, FlipBackward0, FloorBackward0, FloorDivideBackward0, FmodBackward0,
+    FracBackward0, FractionalMaxPool2dBackward0, FractionalMaxPool2dBackwardBackward0,
+    FractionalMaxPool3dBackward0, FractionalMaxPool3dBackwardBackward0, FrexpBackward0,
+    FusedAdamBackward0, FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0,
+    GatherAlongBackward0, GatherBackward0, GeBackward0, GeluBackward0, GeluBackwardBackward0,
+    GeometricBackward0, GeqrfBackward0, GridSampler2dBackward0, GridSampler2dBackwardBackward0,
+    GridSampler3dBackward0, GridSampler3dBackwardBackward0, GtBackward0, HardsigmoidBackward0,
+    HardswishBackward0, HardtanhBackward0, HeavisideBackward0, HuberLossBackward0, HypotBackward0,
+    I0Backward0, IgammaBackward0, IgammacBackward0, Im2colBackward0, IndexAddBackward0,
+    IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
+    IndexReduceBackward0, IndexSelectBackward0, KthvalueBackward0, LeBackward0, LeakyReluBackward0,
+    LeakyReluBackward1, LerpBackward0, LerpBackward1, LgammaBackward0, LinalgCholeskyExBackward0,
+    LinalgDetBackward0, LinalgEighBackward0, LinalgInvExBackward0, LinalgLdlFactorExBackward0,
+    LinalgLdlSolveBackward0, LinalgLstsqBackward0, LinalgLuBackward0, LinalgLuFactorExBackward0,
+    LinalgLuSolveBackward0, LinalgMatrixExpBackward0, LinalgPinvBackward0, LinalgQrBackward0,
+    LinalgSlogdetBackward0, LinalgSolveBackward0, LinalgSolveExBackward0,
+    LinalgSolveTriangularBackward0, LinalgSvdBackward0, LinalgVectorNormBackward0, LinearBackward0,
+    Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0, LogNormalBackward0,
+    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
+    LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0,
+    LtBackward0, LuUnpackBackward0, MaskedFillBackward0, MaskedFillBackward1,
     MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
-    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0, MaximumBackward0,
+    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0,
+    MaxPool3dWithIndicesBackward0, MaxPool3dWithIndicesBackwardBackward0, MaximumBackward0,
     MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
     MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0,
-    MvBackward0, NanToNumBackward0, NativeBatchNormBackward0, NativeDropoutBackward0,
-    NativeGroupNormBackward0, NativeLayerNormBackward0, NativeLayerNormBackwardBackward0,
-    NegBackward0, NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
-    PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PowBackward0, PowBackward1,
-    PreluBackward0, ProdBackward0, ProdBackward1, ReciprocalBackward0, ReluBackward0,
-    RemainderBackward0, RemainderBackward1, RepeatBackward0, RepeatInterleaveBackward0,
-    RollBackward0, RoundBackward0, RoundBackward1, RsqrtBackward0, ScatterAddAlongBackward0,
-    ScatterAddBackward0, ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3,
-    ScatterReduceBackward0, SelectBackward0, SigmoidBackward0, SignBackward0, SiluBackward0,
-    SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0, SliceBackward0,
+    MvBackward0, MvlgammaBackward0, NanToNumBackward0, NativeBatchNormBackward0,
+    NativeDropoutBackward0, NativeGroupNormBackward0, NativeLayerNormBackward0,
+    NativeLayerNormBackwardBackward0, NeBackward0, NegBackward0, NextafterBackward0,
+    NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
+    PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PoissonBackward0, PolygammaBackward0,
+    PolygammaBackward1, PowBackward0, PowBackward1, PowBackward2, PreluBackward0, ProdBackward0,
+    ProdBackward1, RandomBackward0, RandomBackward1, RandomBackward2, ReciprocalBackward0,
+    ReluBackward0, RemainderBackward0, RemainderBackward1, RepeatBackward0,
+    RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1, RsqrtBackward0,
+    ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0, ScatterBackward1,
+    ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0,
+    SelectScatterBackward0, SigmoidBackward0, SignBackward0, SiluBackward0, SiluBackwardBackward0,
+    SinBackward0, SincBackward0, SinhBackward0, SliceBackward0, SliceScatterBackward0,
     SmoothL1LossBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0, SoftplusBackward0,
-    SortBackward0, SortBackward1, SqrtBackward0, SqueezeBackward0, SqueezeBackward1, StdBackward0,
-    StdMeanBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0, TanBackward0,
-    TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0,
-    TransposeBackward0, TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0,
-    UniformBackward0, Unique2Backward0, UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0,
-    UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
+    SortBackward0, SortBackward1, SpecialEntrBackward0, SpecialErfcxBackward0, SpecialI0eBackward0,
+    SpecialI1Backward0, SpecialI1eBackward0, SpecialLogNdtrBackward0, SpecialNdtriBackward0,
+    SpecialXlog1pyBackward0, SpecialZetaBackward0, SqrtBackward0, SqueezeBackward0,
+    SqueezeBackward1, StdBackward0, StdMeanBackward0, SubBackward0, SumBackward0, SumBackward1,
+    TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0,
+    ToCopyBackward0, TopkBackward0, TransposeBackward0, TriangularSolveBackward0, TrilBackward0,
+    TriuBackward0, TruncBackward0, UniformBackward0, Unique2Backward0, UniqueDimBackward0,
+    UnsafeViewBackward0, UnsqueezeBackward0, UpsampleBilinear2dBackward0,
+    UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
     UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0, ViewBackward0,
     WhereBackward0, Xlog1pyBackward0, XlogyBackward0,
 )
@@ -4168,6 +4185,918 @@ def dist(ks, self, other, p):
     return result
 
 
+def lgamma(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.lgamma, ks, self)
+    node = LgammaBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.lgamma, ks, self)
+    set_history(result, node)
+    return result
+
+
+def lgamma_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.lgamma_, ks, self)
+    check_inplace(self, 'lgamma_')
+    node = LgammaBackward0(self)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.lgamma_, ks, self)
+    rebase_history(self, node)
+    return result
+
+
+def digamma(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.digamma, ks, self)
+    node = DigammaBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.digamma, ks, self)
+    set_history(result, node)
+    return result
+
+
+def digamma_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.digamma_, ks, self)
+    check_inplace(self, 'digamma_')
+    node = DigammaBackward0(self)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.digamma_, ks, self)
+    rebase_history(self, node)
+    return result
+
+
+def polygamma(ks, n, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.polygamma, ks, n, self)
+    node = PolygammaBackward0(self)
+    node.n_ = n
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.polygamma, ks, n, self)
+    set_history(result, node)
+    return result
+
+
+def polygamma_(ks, self, n):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.polygamma_, ks, self, n)
+    check_inplace(self, 'polygamma_')
+    node = PolygammaBackward1(self)
+    node.n_ = n
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.polygamma_, ks, self, n)
+    rebase_history(self, node)
+    return result
+
+
+def mvlgamma(ks, self, p):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.mvlgamma, ks, self, p)
+    node = MvlgammaBackward0(self)
+    node.p_ = p
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.mvlgamma, ks, self, p)
+    set_history(result, node)
+    return result
+
+
+def mvlgamma_(ks, self, p):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.mvlgamma_, ks, self, p)
+    check_inplace(self, 'mvlgamma_')
+    node = MvlgammaBackward0(self)
+    node.p_ = p
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.mvlgamma_, ks, self, p)
+    rebase_history(self, node)
+    return result
+
+
+def igamma(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.igamma, ks, self, other)
+    node = IgammaBackward0(self, other)
+    node.self_ = SavedVariable(self, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.igamma, ks, self, other)
+    set_history(result, node)
+    return result
+
+
+def igamma_(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.igamma_, ks, self, other)
+    check_inplace(self, 'igamma_')
+    node = IgammaBackward0(self, other)
+    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.igamma_, ks, self, other)
+    rebase_history(self, node)
+    return result
+
+
+def igammac(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.igammac, ks, self, other)
+    node = IgammacBackward0(self, other)
+    node.self_ = SavedVariable(self, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.igammac, ks, self, other)
+    set_history(result, node)
+    return result
+
+
+def igammac_(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.igammac_, ks, self, other)
+    check_inplace(self, 'igammac_')
+    node = IgammacBackward0(self, other)
+    node.self_ = SavedVariable(self.clone() if other._impl.requires_grad else None, is_output=False)
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.igammac_, ks, self, other)
+    rebase_history(self, node)
+    return result
+
+
+def erfinv(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.erfinv, ks, self)
+    node = ErfinvBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.erfinv, ks, self)
+    set_history(result, node)
+    return result
+
+
+def erfinv_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.erfinv_, ks, self)
+    check_inplace(self, 'erfinv_')
+    node = ErfinvBackward0(self)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.erfinv_, ks, self)
+    rebase_history(self, node)
+    return result
+
+
+def i0(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.i0, ks, self)
+    node = I0Backward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.i0, ks, self)
+    set_history(result, node)
+    return result
+
+
+def i0_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.i0_, ks, self)
+    check_inplace(self, 'i0_')
+    node = I0Backward0(self)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.i0_, ks, self)
+    rebase_history(self, node)
+    return result
+
+
+def special_i0e(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_i0e, ks, self)
+    node = SpecialI0eBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.special_i0e, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def special_i1(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_i1, ks, self)
+    node = SpecialI1Backward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.special_i1, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def special_i1e(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_i1e, ks, self)
+    node = SpecialI1eBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.special_i1e, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def special_erfcx(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_erfcx, ks, self)
+    node = SpecialErfcxBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.special_erfcx, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def special_ndtri(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_ndtri, ks, self)
+    node = SpecialNdtriBackward0(self)
+    result = below_autograd(ops.special_ndtri, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def special_log_ndtr(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_log_ndtr, ks, self)
+    node = SpecialLogNdtrBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.special_log_ndtr, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def special_entr(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.special_entr, ks, self)
+    node = SpecialEntrBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.special_entr, ks, self)
+    set_history(result, node)
+    return result
+
+
+def special_xlog1py(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.special_xlog1py, ks, self, other)
+    node = SpecialXlog1pyBackward0(self, other)
+    node.self_ = SavedVariable(self, is_output=False)
+    node.other_ = SavedVariable(other, is_output=False)
+    result = below_autograd(ops.special_xlog1py, ks, self, other)
+    set_history(result, node)
+    return result
+
+
+def special_zeta(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.special_zeta, ks, self, other)
+    node = SpecialZetaBackward0(self, other)
+    node.other_sizes = other._impl.sizes
+    node.self_ = SavedVariable(self, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.special_zeta, ks, self, other)
+    set_history(result, node)
+    return result
+
+
+def acosh(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.acosh, ks, self)
+    node = AcoshBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.acosh, ks, self)
+    set_history(result, node)
+    return result
+
+
+def acosh_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.acosh_, ks, self)
+    check_inplace(self, 'acosh_')
+    node = AcoshBackward1(self)
+    result = below_autograd(ops.acosh_, ks, self)
+    rebase_history(self, node)
+    return result
+
+
+def asinh(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.asinh, ks, self)
+    node = AsinhBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.asinh, ks, self)
+    set_history(result, node)
+    return result
+
+
+def asinh_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.asinh_, ks, self)
+    check_inplace(self, 'asinh_')
+    node = AsinhBackward1(self)
+    result = below_autograd(ops.asinh_, ks, self)
+    rebase_history(self, node)
+    return result
+
+
+def atanh(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.atanh, ks, self)
+    node = AtanhBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.atanh, ks, self)
+    set_history(result, node)
+    return result
+
+
+def atanh_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.atanh_, ks, self)
+    check_inplace(self, 'atanh_')
+    node = AtanhBackward1(self)
+    result = below_autograd(ops.atanh_, ks, self)
+    rebase_history(self, node)
+    return result
+
+
+def angle(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.angle, ks, self)
+    node = AngleBackward0(self)
+    result = below_autograd(ops.angle, ks, self)
+    set_history(result, node)
+    return result
+
+
+def sign_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.sign_, ks, self)
+    check_inplace(self, 'sign_')
+    node = SignBackward0(self)
+    result = below_autograd(ops.sign_, ks, self)
+    rebase_history(self, node)
+    return result
+
+
+def copysign_Tensor(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.copysign_Tensor, ks, self, other)
+    node = CopysignBackward0(self, other)
+    node.self_ = SavedVariable(self, is_output=False) if self._impl.requires_grad else NOT_SAVED
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.copysign_Tensor, ks, self, other)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def copysign__Tensor(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.copysign__Tensor, ks, self, other)
+    check_inplace(self, 'copysign_.Tensor')
+    node = CopysignBackward0(self, other)
+    node.self_ = SavedVariable(self.clone() if self._impl.requires_grad else None, is_output=False)
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.copysign__Tensor, ks, self, other)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def frexp_Tensor(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.frexp_Tensor, ks, self)
+    node = FrexpBackward0(self)
+    result = below_autograd(ops.frexp_Tensor, ks, self)
+    set_history(result, node, (True, False))
+    node.exponent_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def nextafter(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.nextafter, ks, self, other)
+    node = NextafterBackward0(self, other)
+    result = below_autograd(ops.nextafter, ks, self, other)
+    set_history(result, node)
+    return result
+
+
+def nextafter_(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.nextafter_, ks, self, other)
+    check_inplace(self, 'nextafter_')
+    node = NextafterBackward0(self, other)
+    result = below_autograd(ops.nextafter_, ks, self, other)
+    rebase_history(self, node)
+    return result
+
+
+def eq__Tensor(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.eq__Tensor, ks, self, other)
+    check_inplace(self, 'eq_.Tensor')
+    node = EqBackward0(self, other)
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.eq__Tensor, ks, self, other)
+    rebase_history(self, node)
+    return result
+
+
+def ne__Tensor(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.ne__Tensor, ks, self, other)
+    check_inplace(self, 'ne_.Tensor')
+    node = NeBackward0(self, other)
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.ne__Tensor, ks, self, other)
+    rebase_history(self, node)
+    return result
+
+
+def lt__Tensor(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.lt__Tensor, ks, self, other)
+    check_inplace(self, 'lt_.Tensor')
+    node = LtBackward0(self, other)
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.lt__Tensor, ks, self, other)
+    rebase_history(self, node)
+    return result
+
+
+def le__Tensor(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.le__Tensor, ks, self, other)
+    check_inplace(self, 'le_.Tensor')
+    node = LeBackward0(self, other)
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.le__Tensor, ks, self, other)
+    rebase_history(self, node)
+    return result
+
+
+def gt__Tensor(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.gt__Tensor, ks, self, other)
+    check_inplace(self, 'gt_.Tensor')
+    node = GtBackward0(self, other)
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.gt__Tensor, ks, self, other)
+    rebase_history(self, node)
+    return result
+
+
+def ge__Tensor(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.ge__Tensor, ks, self, other)
+    check_inplace(self, 'ge_.Tensor')
+    node = GeBackward0(self, other)
+    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.ge__Tensor, ks, self, other)
+    rebase_history(self, node)
+    return result
+
+
+def pow__Tensor(ks, self, exponent):
+    if not (self._impl.requires_grad or exponent._impl.requires_grad):
+        return below_autograd(ops.pow__Tensor, ks, self, exponent)
+    check_inplace(self, 'pow_.Tensor')
+    node = PowBackward2(self, exponent)
+    node.self_sizes = self._impl.sizes
+    node.exponent_sizes = exponent._impl.sizes
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    node.exponent_ = SavedVariable(exponent, is_output=False)
+    result = below_autograd(ops.pow__Tensor, ks, self, exponent)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def xlogy__Tensor(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.xlogy__Tensor, ks, self, other)
+    check_inplace(self, 'xlogy_.Tensor')
+    node = XlogyBackward0(self, other)
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    node.other_ = SavedVariable(other, is_output=False)
+    result = below_autograd(ops.xlogy__Tensor, ks, self, other)
+    rebase_history(self, node)
+    return result
+
+
+def sinc_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.sinc_, ks, self)
+    check_inplace(self, 'sinc_')
+    node = SincBackward0(self)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.sinc_, ks, self)
+    rebase_history(self, node)
+    return result
+
+
+def heaviside_(ks, self, values):
+    if not (self._impl.requires_grad or values._impl.requires_grad):
+        return below_autograd(ops.heaviside_, ks, self, values)
+    check_inplace(self, 'heaviside_')
+    node = HeavisideBackward0(self, values)
+    result = below_autograd(ops.heaviside_, ks, self, values)
+    rebase_history(self, node)
+    return result
+
+
+def random__from(ks, self, from_, to, generator):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.random__from, ks, self, from_, to, generator)
+    check_inplace(self, 'random_.from')
+    node = RandomBackward0(self)
+    result = below_autograd(ops.random__from, ks, self, from_, to, generator)
+    rebase_history(self, node)
+    return result
+
+
+def random__to(ks, self, to, generator):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.random__to, ks, self, to, generator)
+    check_inplace(self, 'random_.to')
+    node = RandomBackward1(self)
+    result = below_autograd(ops.random__to, ks, self, to, generator)
+    rebase_history(self, node)
+    return result
+
+
+def random_(ks, self, generator):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.random_, ks, self, generator)
+    check_inplace(self, 'random_')
+    node = RandomBackward2(self)
+    result = below_autograd(ops.random_, ks, self, generator)
+    rebase_history(self, node)
+    return result
+
+
+def cauchy_(ks, self, median, sigma, generator):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.cauchy_, ks, self, median, sigma, generator)
+    check_inplace(self, 'cauchy_')
+    node = CauchyBackward0(self)
+    result = below_autograd(ops.cauchy_, ks, self, median, sigma, generator)
+    rebase_history(self, node)
+    return result
+
+
+def log_normal_(ks, self, mean, std, generator):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.log_normal_, ks, self, mean, std, generator)
+    check_inplace(self, 'log_normal_')
+    node = LogNormalBackward0(self)
+    result = below_autograd(ops.log_normal_, ks, self, mean, std, generator)
+    rebase_history(self, node)
+    return result
+
+
+def geometric_(ks, self, p, generator):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.geometric_, ks, self, p, generator)
+    check_inplace(self, 'geometric_')
+    node = GeometricBackward0(self)
+    result = below_autograd(ops.geometric_, ks, self, p, generator)
+    rebase_history(self, node)
+    return result
+
+
+def binomial(ks, count, prob, generator):
+    if not (count._impl.requires_grad or prob._impl.requires_grad):
+        return below_autograd(ops.binomial, ks, count, prob, generator)
+    node = BinomialBackward0(count, prob)
+    node.count_ = SavedVariable(count, is_output=False) if count._impl.requires_grad else NOT_SAVED
+    node.prob_ = SavedVariable(prob, is_output=False) if prob._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.binomial, ks, count, prob, generator)
+    set_history(result, node)
+    return result
+
+
+def poisson(ks, self, generator):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.poisson, ks, self, generator)
+    node = PoissonBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.poisson, ks, self, generator)
+    set_history(result, node)
+    return result
+
+
+def as_strided_(ks, self, size, stride, storage_offset):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.as_strided_, ks, self, size, stride, storage_offset)
+    check_inplace(self, 'as_strided_')
+    node = AsStridedBackward1(self)
+    node.size_ = size
+    node.stride_ = stride
+    node.storage_offset_ = storage_offset
+    node.self_sizes = self._impl.sizes
+    node.self_storage_offset = self._impl.offset
+    node.self_strides = self._impl.strides
+    result = below_autograd(ops.as_strided_, ks, self, size, stride, storage_offset)
+    rebase_history(self, node)
+    return result
+
+
+def diag_embed(ks, self, offset, dim1, dim2):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.diag_embed, ks, self, offset, dim1, dim2)
+    node = DiagEmbedBackward0(self)
+    node.offset_ = offset
+    node.dim1_ = dim1
+    node.dim2_ = dim2
+    result = below_autograd(ops.diag_embed, ks, self, offset, dim1, dim2)
+    set_history(result, node)
+    return result
+
+
+def diagonal_scatter(ks, self, src, offset, dim1, dim2):
+    if not (self._impl.requires_grad or src._impl.requires_grad):
+        return below_autograd(ops.diagonal_scatter, ks, self, src, offset, dim1, dim2)
+    node = DiagonalScatterBackward0(self, src)
+    node.offset_ = offset
+    node.dim1_ = dim1
+    node.dim2_ = dim2
+    node.src_ = SavedVariable(src, is_output=False) if self._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.diagonal_scatter, ks, self, src, offset, dim1, dim2)
+    set_history(result, node)
+    return result
+
+
+def select_scatter(ks, self, src, dim, index):
+    if not (self._impl.requires_grad or src._impl.requires_grad):
+        return below_autograd(ops.select_scatter, ks, self, src, dim, index)
+    node = SelectScatterBackward0(self, src)
+    node.dim_ = dim
+    node.index_ = index
+    node.src_ = SavedVariable(src, is_output=False) if self._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.select_scatter, ks, self, src, dim, index)
+    set_history(result, node)
+    return result
+
+
+def slice_scatter(ks, self, src, dim, start, end, step):
+    if not (self._impl.requires_grad or src._impl.requires_grad):
+        return below_autograd(ops.slice_scatter, ks, self, src, dim, start, end, step)
+    node = SliceScatterBackward0(self, src)
+    node.dim_ = dim
+    node.start_ = start
+    node.end_ = end
+    node.step_ = step
+    node.src_ = SavedVariable(src, is_output=False) if self._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.slice_scatter, ks, self, src, dim, start, end, step)
+    set_history(result, node)
+    return result
+
+
+def as_strided_scatter(ks, self, src, size, stride, storage_offset):
+    if not (self._impl.requires_grad or src._impl.requires_grad):
+        return below_autograd(ops.as_strided_scatter, ks, self, src, size, stride, storage_offset)
+    node = AsStridedScatterBackward0(self, src)
+    node.size_ = size
+    node.stride_ = stride
+    node.storage_offset_ = storage_offset
+    node.src_sizes = src._impl.sizes
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.as_strided_scatter, ks, self, src, size, stride, storage_offset)
+    set_history(result, node)
+    return result
+
+
+def index_reduce(ks, self, dim, index, source, reduce, include_self):
+    if not (self._impl.requires_grad or source._impl.requires_grad):
+        return below_autograd(ops.index_reduce, ks, self, dim, index, source, reduce, include_self)
+    node = IndexReduceBackward0(self, source)
+    node.dim_ = dim
+    node.reduce_ = reduce
+    node.include_self_ = include_self
+    node.self_ = SavedVariable(self, is_output=False)
+    node.index_ = SavedVariable(index, is_output=False)
+    node.source_ = SavedVariable(source, is_output=False)
+    result = below_autograd(ops.index_reduce, ks, self, dim, index, source, reduce, include_self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def index_reduce_(ks, self, dim, index, source, reduce, include_self):
+    if not (self._impl.requires_grad or source._impl.requires_grad):
+        return below_autograd(ops.index_reduce_, ks, self, dim, index, source, reduce, include_self)
+    check_inplace(self, 'index_reduce_')
+    node = IndexReduceBackward0(self, source)
+    node.dim_ = dim
+    node.reduce_ = reduce
+    node.include_self_ = include_self
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    node.index_ = SavedVariable(index, is_output=False)
+    node.source_ = SavedVariable(source, is_output=False)
+    result = below_autograd(ops.index_reduce_, ks, self, dim, index, source, reduce, include_self)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def max_pool3d_with_indices(ks, self, kernel_size, stride, padding, dilation, ceil_mode):
+    if not self._impl.requires_grad:
+        return below_autograd(
+            ops.max_pool3d_with_indices, ks, self, kernel_size, stride, padding, dilation,
+            ceil_mode,
+        )
+    node = MaxPool3dWithIndicesBackward0(self)
+    node.kernel_size_ = kernel_size
+    node.stride_ = stride
+    node.padding_ = padding
+    node.dilation_ = dilation
+    node.ceil_mode_ = ceil_mode
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(
+        ops.max_pool3d_with_indices, ks, self, kernel_size, stride, padding, dilation, ceil_mode,
+    )
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def max_pool3d_with_indices_backward(
+    ks, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices,
+):
+    if not (grad_output._impl.requires_grad or self._impl.requires_grad):
+        return below_autograd(
+            ops.max_pool3d_with_indices_backward, ks, grad_output, self, kernel_size, stride,
+            padding, dilation, ceil_mode, indices,
+        )
+    node = MaxPool3dWithIndicesBackwardBackward0(grad_output, self)
+    node.indices_ = SavedVariable(indices, is_output=False)
+    result = below_autograd(
+        ops.max_pool3d_with_indices_backward, ks, grad_output, self, kernel_size, stride, padding,
+        dilation, ceil_mode, indices,
+    )
+    set_history(result, node)
+    return result
+
+
+def avg_pool3d(
+    ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+):
+    if not self._impl.requires_grad:
+        return below_autograd(
+            ops.avg_pool3d, ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+            divisor_override,
+        )
+    node = AvgPool3dBackward0(self)
+    node.kernel_size_ = kernel_size
+    node.stride_ = stride
+    node.padding_ = padding
+    node.ceil_mode_ = ceil_mode
+    node.count_include_pad_ = count_include_pad
+    node.divisor_override_ = divisor_override
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(
+        ops.avg_pool3d, ks, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
+    )
+    set_history(result, node)
+    return result
+
+
+def avg_pool3d_backward(
+    ks, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    divisor_override,
+):
+    if not (grad_output._impl.requires_grad or self._impl.requires_grad):
+        return below_autograd(
+            ops.avg_pool3d_backward, ks, grad_output, self, kernel_size, stride, padding, ceil_mode,
+            count_include_pad, divisor_override,
+        )
+    node = AvgPool3dBackwardBackward0(grad_output, self)
+    node.kernel_size_ = kernel_size
+    node.stride_ = stride
+    node.padding_ = padding
+    node.ceil_mode_ = ceil_mode
+    node.count_include_pad_ = count_include_pad
+    node.divisor_override_ = divisor_override
+    result = below_autograd(
+        ops.avg_pool3d_backward, ks, grad_output, self, kernel_size, stride, padding, ceil_mode,
+        count_include_pad, divisor_override,
+    )
+    set_history(result, node)
+    return result
+
+
+def adaptive_avg_pool3d(ks, self, output_size):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.adaptive_avg_pool3d, ks, self, output_size)
+    node = AdaptiveAvgPool3dBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.adaptive_avg_pool3d, ks, self, output_size)
+    set_history(result, node)
+    return result
+
+
+def adaptive_avg_pool3d_backward(ks, grad_output, self):
+    if not (grad_output._impl.requires_grad or self._impl.requires_grad):
+        return below_autograd(ops.adaptive_avg_pool3d_backward, ks, grad_output, self)
+    node = AdaptiveAvgPool3dBackwardBackward0(grad_output, self)
+    node.grad_output_sizes = grad_output._impl.sizes
+    result = below_autograd(ops.adaptive_avg_pool3d_backward, ks, grad_output, self)
+    set_history(result, node)
+    return result
+
+
+def adaptive_max_pool3d(ks, self, output_size):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.adaptive_max_pool3d, ks, self, output_size)
+    node = AdaptiveMaxPool3dBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.adaptive_max_pool3d, ks, self, output_size)
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def adaptive_max_pool3d_backward(ks, grad_output, self, indices):
+    if not (grad_output._impl.requires_grad or self._impl.requires_grad):
+        return below_autograd(ops.adaptive_max_pool3d_backward, ks, grad_output, self, indices)
+    node = AdaptiveMaxPool3dBackwardBackward0(grad_output, self)
+    node.indices_ = SavedVariable(indices, is_output=False)
+    result = below_autograd(ops.adaptive_max_pool3d_backward, ks, grad_output, self, indices)
+    set_history(result, node)
+    return result
+
+
+def fractional_max_pool2d(ks, self, kernel_size, output_size, random_samples):
+    if not self._impl.requires_grad:
+        return below_autograd(
+            ops.fractional_max_pool2d, ks, self, kernel_size, output_size, random_samples,
+        )
+    node = FractionalMaxPool2dBackward0(self)
+    node.kernel_size_ = kernel_size
+    node.output_size_ = output_size
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(
+        ops.fractional_max_pool2d, ks, self, kernel_size, output_size, random_samples,
+    )
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def fractional_max_pool2d_backward(ks, grad_output, self, kernel_size, output_size, indices):
+    if not (grad_output._impl.requires_grad or self._impl.requires_grad):
+        return below_autograd(
+            ops.fractional_max_pool2d_backward, ks, grad_output, self, kernel_size, output_size,
+            indices,
+        )
+    node = FractionalMaxPool2dBackwardBackward0(grad_output, self)
+    node.indices_ = SavedVariable(indices, is_output=False)
+    result = below_autograd(
+        ops.fractional_max_pool2d_backward, ks, grad_output, self, kernel_size, output_size,
+        indices,
+    )
+    set_history(result, node)
+    return result
+
+
+def fractional_max_pool3d(ks, self, kernel_size, output_size, random_samples):
+    if not self._impl.requires_grad:
+        return below_autograd(
+            ops.fractional_max_pool3d, ks, self, kernel_size, output_size, random_samples,
+        )
+    node = FractionalMaxPool3dBackward0(self)
+    node.kernel_size_ = kernel_size
+    node.output_size_ = output_size
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(
+        ops.fractional_max_pool3d, ks, self, kernel_size, output_size, random_samples,
+    )
+    set_history(result, node, (True, False))
+    node.result1_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def fractional_max_pool3d_backward(ks, grad_output, self, kernel_size, output_size, indices):
+    if not (grad_output._impl.requires_grad or self._impl.requires_grad):
+        return below_autograd(
+            ops.fractional_max_pool3d_backward, ks, grad_output, self, kernel_size, output_size,
+            indices,
+        )
+    node = FractionalMaxPool3dBackwardBackward0(grad_output, self)
+    node.indices_ = SavedVariable(indices, is_output=False)
+    result = below_autograd(
+        ops.fractional_max_pool3d_backward, ks, grad_output, self, kernel_size, output_size,
+        indices,
+    )
+    set_history(result, node)
+    return result
+
+
 def grid_sampler_2d(ks, input, grid, interpolation_mode, padding_mode, align_corners):
     if not (input._impl.requires_grad or grid._impl.requires_grad):
         return below_autograd(
@@ -4649,6 +5578,82 @@ WRAPPERS = {
     'sinc': sinc,
     'heaviside': heaviside,
     'dist': dist,
+    'lgamma': lgamma,
+    'lgamma_': lgamma_,
+    'digamma': digamma,
+    'digamma_': digamma_,
+    'polygamma': polygamma,
+    'polygamma_': polygamma_,
+    'mvlgamma': mvlgamma,
+    'mvlgamma_': mvlgamma_,
+    'igamma': igamma,
+    'igamma_': igamma_,
+    'igammac': igammac,
+    'igammac_': igammac_,
+    'erfinv': erfinv,
+    'erfinv_': erfinv_,
+    'i0': i0,
+    'i0_': i0_,
+    'special_i0e': special_i0e,
+    'special_i1': special_i1,
+    'special_i1e': special_i1e,
+    'special_erfcx': special_erfcx,
+    'special_ndtri': special_ndtri,
+    'special_log_ndtr': special_log_ndtr,
+    'special_entr': special_entr,
+    'special_xlog1py': special_xlog1py,
+    'special_zeta': special_zeta,
+    'acosh': acosh,
+    'acosh_': acosh_,
+    'asinh': asinh,
+    'asinh_': asinh_,
+    'atanh': atanh,
+    'atanh_': atanh_,
+    'angle': angle,
+    'sign_': sign_,
+    'copysign.Tensor': copysign_Tensor,
+    'copysign_.Tensor': copysign__Tensor,
+    'frexp.Tensor': frexp_Tensor,
+    'nextafter': nextafter,
+    'nextafter_': nextafter_,
+    'eq_.Tensor': eq__Tensor,
+    'ne_.Tensor': ne__Tensor,
+    'lt_.Tensor': lt__Tensor,
+    'le_.Tensor': le__Tensor,
+    'gt_.Tensor': gt__Tensor,
+    'ge_.Tensor': ge__Tensor,
+    'pow_.Tensor': pow__Tensor,
+    'xlogy_.Tensor': xlogy__Tensor,
+    'sinc_': sinc_,
+    'heaviside_': heaviside_,
+    'random_.from': random__from,
+    'random_.to': random__to,
+    'random_': random_,
+    'cauchy_': cauchy_,
+    'log_normal_': log_normal_,
+    'geometric_': geometric_,
+    'binomial': binomial,
+    'poisson': poisson,
+    'as_strided_': as_strided_,
+    'diag_embed': diag_embed,
+    'diagonal_scatter': diagonal_scatter,
+    'select_scatter': select_scatter,
+    'slice_scatter': slice_scatter,
+    'as_strided_scatter': as_strided_scatter,
+    'index_reduce': index_reduce,
+    'index_reduce_': index_reduce_,
+    'max_pool3d_with_indices': max_pool3d_with_indices,
+    'max_pool3d_with_indices_backward': max_pool3d_with_indices_backward,
+    'avg_pool3d': avg_pool3d,
+    'avg_pool3d_backward': avg_pool3d_backward,
+    'adaptive_avg_pool3d': adaptive_avg_pool3d,
+    'adaptive_avg_pool3d_backward': adaptive_avg_pool3d_backward,
+    'adaptive_max_pool3d': adaptive_max_pool3d,
+    'adaptive_max_pool3d_backward': adaptive_max_pool3d_backward,
+    'fractional_max_pool2d': fractional_max_pool2d,
+    'fractional_max_pool2d_backward': fractional_max_pool2d_backward,
+    'fractional_max_pool3d': fractional_max_pool3d,
+    'fractional_max_pool3d_backward': fractional_max_pool3d_backward,
     'grid_sampler_2d': grid_sampler_2d,
     'grid_sampler_2d_backward': grid_sampler_2d_backward,
     'grid_sampler_3d': grid_sampler_3d,

@@ -10847,6 +10847,3247 @@ def short(self):
     return ops.short.call(self._impl.keys, self)
 
 
+# ---- lgamma ----------------------------------------------------------------------------
+
+def lgamma(input, *, out=None):
+    """log|Gamma(self)|, the log of the gamma function's absolute value.
+
+    lgamma(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('lgamma', out, lgamma(input))
+    if not isinstance(input, Tensor):
+        bad_arg('lgamma', 'input', 'Tensor', input)
+    return ops.lgamma.call(input._impl.keys, input)
+
+
+# ---- lgamma_ ---------------------------------------------------------------------------
+
+def lgamma_(self):
+    """lgamma_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('lgamma_', 'self', 'Tensor', self)
+    return ops.lgamma_.call(self._impl.keys, self)
+
+
+# ---- digamma ---------------------------------------------------------------------------
+
+def digamma(input, *, out=None):
+    """d/dx log Gamma(x), the logarithmic derivative of the gamma function.
+
+    digamma(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('digamma', out, digamma(input))
+    if not isinstance(input, Tensor):
+        bad_arg('digamma', 'input', 'Tensor', input)
+    return ops.digamma.call(input._impl.keys, input)
+
+
+# ---- digamma_ --------------------------------------------------------------------------
+
+def digamma_(self):
+    """digamma_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('digamma_', 'self', 'Tensor', self)
+    return ops.digamma_.call(self._impl.keys, self)
+
+
+# ---- polygamma -------------------------------------------------------------------------
+
+def polygamma(n, input, *, out=None):
+    """The n-th derivative of digamma (n = 0 is digamma itself).
+
+    polygamma(int n, Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('polygamma', out, polygamma(n, input))
+    if type(n) is not _b.int:
+        n = as_int('polygamma', 'n', n)
+    if not isinstance(input, Tensor):
+        bad_arg('polygamma', 'input', 'Tensor', input)
+    return ops.polygamma.call(input._impl.keys, n, input)
+
+
+# ---- polygamma_ ------------------------------------------------------------------------
+
+def polygamma_(self, n):
+    """polygamma_(Tensor(a!) self, int n) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('polygamma_', 'self', 'Tensor', self)
+    if type(n) is not _b.int:
+        n = as_int('polygamma_', 'n', n)
+    return ops.polygamma_.call(self._impl.keys, self, n)
+
+
+# ---- mvlgamma --------------------------------------------------------------------------
+
+def mvlgamma(input, p, *, out=None):
+    """The multivariate log-gamma function of dimension p.
+
+    mvlgamma(Tensor self, int p) -> Tensor
+    """
+    if out is not None:
+        return into_out('mvlgamma', out, mvlgamma(input, p))
+    if not isinstance(input, Tensor):
+        bad_arg('mvlgamma', 'input', 'Tensor', input)
+    if type(p) is not _b.int:
+        p = as_int('mvlgamma', 'p', p)
+    return ops.mvlgamma.call(input._impl.keys, input, p)
+
+
+# ---- mvlgamma_ -------------------------------------------------------------------------
+
+def mvlgamma_(self, p):
+    """mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('mvlgamma_', 'self', 'Tensor', self)
+    if type(p) is not _b.int:
+        p = as_int('mvlgamma_', 'p', p)
+    return ops.mvlgamma_.call(self._impl.keys, self, p)
+
+
+# ---- igamma ----------------------------------------------------------------------------
+
+def igamma(input, other, *, out=None):
+    """The regularized lower incomplete gamma function P(self, other).
+
+    igamma(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('igamma', out, igamma(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('igamma', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('igamma', 'other', 'Tensor', other)
+    return ops.igamma.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- igamma_ ---------------------------------------------------------------------------
+
+def igamma_(self, other):
+    """igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('igamma_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor):
+        bad_arg('igamma_', 'other', 'Tensor', other)
+    return ops.igamma_.call(self._impl.keys | other._impl.keys, self, other)
+
+
+# ---- igammac ---------------------------------------------------------------------------
+
+def igammac(input, other, *, out=None):
+    """The regularized upper incomplete gamma function Q(self, other) = 1 - P(self, other).
+
+    igammac(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('igammac', out, igammac(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('igammac', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('igammac', 'other', 'Tensor', other)
+    return ops.igammac.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- igammac_ --------------------------------------------------------------------------
+
+def igammac_(self, other):
+    """igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('igammac_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor):
+        bad_arg('igammac_', 'other', 'Tensor', other)
+    return ops.igammac_.call(self._impl.keys | other._impl.keys, self, other)
+
+
+# ---- erfinv ----------------------------------------------------------------------------
+
+def erfinv(input, *, out=None):
+    """The inverse of erf on (-1, 1).
+
+    erfinv(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('erfinv', out, erfinv(input))
+    if not isinstance(input, Tensor):
+        bad_arg('erfinv', 'input', 'Tensor', input)
+    return ops.erfinv.call(input._impl.keys, input)
+
+
+# ---- erfinv_ ---------------------------------------------------------------------------
+
+def erfinv_(self):
+    """erfinv_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('erfinv_', 'self', 'Tensor', self)
+    return ops.erfinv_.call(self._impl.keys, self)
+
+
+# ---- i0 --------------------------------------------------------------------------------
+
+def i0(input, *, out=None):
+    """The modified Bessel function of the first kind of order 0.
+
+    i0(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('i0', out, i0(input))
+    if not isinstance(input, Tensor):
+        bad_arg('i0', 'input', 'Tensor', input)
+    return ops.i0.call(input._impl.keys, input)
+
+
+# ---- i0_ -------------------------------------------------------------------------------
+
+def i0_(input):
+    """i0_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('i0_', 'input', 'Tensor', input)
+    return ops.i0_.call(input._impl.keys, input)
+
+
+# ---- special_i0e -----------------------------------------------------------------------
+
+def special_i0e(input, *, out=None):
+    """exp(-|x|) i0(x), the exponentially scaled i0.
+
+    special_i0e(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_i0e', out, special_i0e(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_i0e', 'input', 'Tensor', input)
+    return ops.special_i0e.call(input._impl.keys, input)
+
+
+# ---- special_i1 ------------------------------------------------------------------------
+
+def special_i1(input, *, out=None):
+    """The modified Bessel function of the first kind of order 1.
+
+    special_i1(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_i1', out, special_i1(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_i1', 'input', 'Tensor', input)
+    return ops.special_i1.call(input._impl.keys, input)
+
+
+# ---- special_i1e -----------------------------------------------------------------------
+
+def special_i1e(input, *, out=None):
+    """exp(-|x|) i1(x), the exponentially scaled i1.
+
+    special_i1e(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_i1e', out, special_i1e(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_i1e', 'input', 'Tensor', input)
+    return ops.special_i1e.call(input._impl.keys, input)
+
+
+# ---- special_erfcx ---------------------------------------------------------------------
+
+def special_erfcx(input, *, out=None):
+    """exp(x**2) erfc(x), the scaled complementary error function.
+
+    special_erfcx(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_erfcx', out, special_erfcx(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_erfcx', 'input', 'Tensor', input)
+    return ops.special_erfcx.call(input._impl.keys, input)
+
+
+# ---- special_ndtr ----------------------------------------------------------------------
+
+def special_ndtr(input, *, out=None):
+    """The standard normal distribution's CDF, (1 + erf(x / sqrt(2))) / 2.
+
+    special_ndtr(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_ndtr', out, special_ndtr(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_ndtr', 'input', 'Tensor', input)
+    return ops.special_ndtr.call(input._impl.keys, input)
+
+
+# ---- special_ndtri ---------------------------------------------------------------------
+
+def special_ndtri(input, *, out=None):
+    """The inverse of ndtr, the standard normal quantile function.
+
+    special_ndtri(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_ndtri', out, special_ndtri(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_ndtri', 'input', 'Tensor', input)
+    return ops.special_ndtri.call(input._impl.keys, input)
+
+
+# ---- special_log_ndtr ------------------------------------------------------------------
+
+def special_log_ndtr(input, *, out=None):
+    """log(ndtr(x)), accurate where ndtr(x) is tiny.
+
+    special_log_ndtr(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_log_ndtr', out, special_log_ndtr(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_log_ndtr', 'input', 'Tensor', input)
+    return ops.special_log_ndtr.call(input._impl.keys, input)
+
+
+# ---- special_entr ----------------------------------------------------------------------
+
+def special_entr(input, *, out=None):
+    """-x log(x) for x > 0, 0 at 0, -inf for x < 0 (the entropy of one outcome).
+
+    special_entr(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_entr', out, special_entr(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_entr', 'input', 'Tensor', input)
+    return ops.special_entr.call(input._impl.keys, input)
+
+
+# ---- special_xlog1py ((default), self_scalar, other_scalar) ----------------------------
+
+def special_xlog1py(input, other, *, out=None):
+    """self * log1p(other), and 0 where self == 0 (unless other is nan).
+
+    special_xlog1py(Tensor self, Tensor other) -> Tensor
+    special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
+    special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_xlog1py', out, special_xlog1py(input, other))
+    if isinstance(input, Tensor) and isinstance(other, Tensor):  # special_xlog1py
+        return ops.special_xlog1py.call(input._impl.keys | other._impl.keys, input, other)
+    if (type(input) in SCALAR_TYPES or is_number(input)) and isinstance(
+        other, Tensor,
+    ):  # special_xlog1py.self_scalar
+        if type(input) not in SCALAR_TYPES:
+            input = as_scalar('special_xlog1py', 'input', input)
+        return ops.special_xlog1py_self_scalar.call(other._impl.keys, input, other)
+    if isinstance(
+        input, Tensor,
+    ) and (type(other) in SCALAR_TYPES or is_number(other)):  # special_xlog1py.other_scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('special_xlog1py', 'other', other)
+        return ops.special_xlog1py_other_scalar.call(input._impl.keys, input, other)
+    no_overload(
+        'special_xlog1py',
+        (ops.special_xlog1py, ops.special_xlog1py_self_scalar, ops.special_xlog1py_other_scalar),
+        (input, other,), {},
+    )
+
+
+# ---- special_gammaln -------------------------------------------------------------------
+
+def special_gammaln(input, *, out=None):
+    """An alias of lgamma.
+
+    special_gammaln(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_gammaln', out, special_gammaln(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_gammaln', 'input', 'Tensor', input)
+    return ops.special_gammaln.call(input._impl.keys, input)
+
+
+# ---- special_psi -----------------------------------------------------------------------
+
+def special_psi(input, *, out=None):
+    """An alias of digamma.
+
+    special_psi(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_psi', out, special_psi(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_psi', 'input', 'Tensor', input)
+    return ops.special_psi.call(input._impl.keys, input)
+
+
+# ---- special_digamma -------------------------------------------------------------------
+
+def special_digamma(input, *, out=None):
+    """An alias of digamma.
+
+    special_digamma(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_digamma', out, special_digamma(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_digamma', 'input', 'Tensor', input)
+    return ops.special_digamma.call(input._impl.keys, input)
+
+
+# ---- special_polygamma -----------------------------------------------------------------
+
+def special_polygamma(n, input, *, out=None):
+    """An alias of polygamma.
+
+    special_polygamma(int n, Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_polygamma', out, special_polygamma(n, input))
+    if type(n) is not _b.int:
+        n = as_int('special_polygamma', 'n', n)
+    if not isinstance(input, Tensor):
+        bad_arg('special_polygamma', 'input', 'Tensor', input)
+    return ops.special_polygamma.call(input._impl.keys, n, input)
+
+
+# ---- special_multigammaln --------------------------------------------------------------
+
+def special_multigammaln(input, p, *, out=None):
+    """An alias of mvlgamma.
+
+    special_multigammaln(Tensor self, int p) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_multigammaln', out, special_multigammaln(input, p))
+    if not isinstance(input, Tensor):
+        bad_arg('special_multigammaln', 'input', 'Tensor', input)
+    if type(p) is not _b.int:
+        p = as_int('special_multigammaln', 'p', p)
+    return ops.special_multigammaln.call(input._impl.keys, input, p)
+
+
+# ---- special_gammainc ------------------------------------------------------------------
+
+def special_gammainc(input, other, *, out=None):
+    """An alias of igamma.
+
+    special_gammainc(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_gammainc', out, special_gammainc(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('special_gammainc', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('special_gammainc', 'other', 'Tensor', other)
+    return ops.special_gammainc.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- special_gammaincc -----------------------------------------------------------------
+
+def special_gammaincc(input, other, *, out=None):
+    """An alias of igammac.
+
+    special_gammaincc(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_gammaincc', out, special_gammaincc(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('special_gammaincc', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('special_gammaincc', 'other', 'Tensor', other)
+    return ops.special_gammaincc.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- special_erf -----------------------------------------------------------------------
+
+def special_erf(input, *, out=None):
+    """An alias of erf.
+
+    special_erf(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_erf', out, special_erf(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_erf', 'input', 'Tensor', input)
+    return ops.special_erf.call(input._impl.keys, input)
+
+
+# ---- special_erfc ----------------------------------------------------------------------
+
+def special_erfc(input, *, out=None):
+    """An alias of erfc.
+
+    special_erfc(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_erfc', out, special_erfc(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_erfc', 'input', 'Tensor', input)
+    return ops.special_erfc.call(input._impl.keys, input)
+
+
+# ---- special_erfinv --------------------------------------------------------------------
+
+def special_erfinv(input, *, out=None):
+    """An alias of erfinv.
+
+    special_erfinv(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_erfinv', out, special_erfinv(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_erfinv', 'input', 'Tensor', input)
+    return ops.special_erfinv.call(input._impl.keys, input)
+
+
+# ---- special_i0 ------------------------------------------------------------------------
+
+def special_i0(input, *, out=None):
+    """An alias of i0.
+
+    special_i0(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_i0', out, special_i0(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_i0', 'input', 'Tensor', input)
+    return ops.special_i0.call(input._impl.keys, input)
+
+
+# ---- special_expit ---------------------------------------------------------------------
+
+def special_expit(input, *, out=None):
+    """An alias of sigmoid.
+
+    special_expit(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_expit', out, special_expit(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_expit', 'input', 'Tensor', input)
+    return ops.special_expit.call(input._impl.keys, input)
+
+
+# ---- special_logit ---------------------------------------------------------------------
+
+def special_logit(input, eps=None, *, out=None):
+    """An alias of logit.
+
+    special_logit(Tensor self, float? eps=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_logit', out, special_logit(input, eps))
+    if not isinstance(input, Tensor):
+        bad_arg('special_logit', 'input', 'Tensor', input)
+    if eps is not None and type(eps) not in FLOAT_TYPES:
+        eps = as_float('special_logit', 'eps', eps)
+    return ops.special_logit.call(input._impl.keys, input, eps)
+
+
+# ---- special_exp2 ----------------------------------------------------------------------
+
+def special_exp2(input, *, out=None):
+    """An alias of exp2.
+
+    special_exp2(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_exp2', out, special_exp2(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_exp2', 'input', 'Tensor', input)
+    return ops.special_exp2.call(input._impl.keys, input)
+
+
+# ---- special_expm1 ---------------------------------------------------------------------
+
+def special_expm1(input, *, out=None):
+    """An alias of expm1.
+
+    special_expm1(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_expm1', out, special_expm1(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_expm1', 'input', 'Tensor', input)
+    return ops.special_expm1.call(input._impl.keys, input)
+
+
+# ---- special_log1p ---------------------------------------------------------------------
+
+def special_log1p(input, *, out=None):
+    """An alias of log1p.
+
+    special_log1p(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_log1p', out, special_log1p(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_log1p', 'input', 'Tensor', input)
+    return ops.special_log1p.call(input._impl.keys, input)
+
+
+# ---- special_sinc ----------------------------------------------------------------------
+
+def special_sinc(input, *, out=None):
+    """An alias of sinc.
+
+    special_sinc(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_sinc', out, special_sinc(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_sinc', 'input', 'Tensor', input)
+    return ops.special_sinc.call(input._impl.keys, input)
+
+
+# ---- special_xlogy ((default), other_scalar, self_scalar) ------------------------------
+
+def special_xlogy(input, other, *, out=None):
+    """An alias of xlogy.Tensor.
+
+    special_xlogy(Tensor self, Tensor other) -> Tensor
+    special_xlogy.other_scalar(Tensor self, Scalar other) -> Tensor
+    special_xlogy.self_scalar(Scalar self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_xlogy', out, special_xlogy(input, other))
+    if isinstance(input, Tensor) and isinstance(other, Tensor):  # special_xlogy
+        return ops.special_xlogy.call(input._impl.keys | other._impl.keys, input, other)
+    if isinstance(
+        input, Tensor,
+    ) and (type(other) in SCALAR_TYPES or is_number(other)):  # special_xlogy.other_scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('special_xlogy', 'other', other)
+        return ops.special_xlogy_other_scalar.call(input._impl.keys, input, other)
+    if (type(input) in SCALAR_TYPES or is_number(input)) and isinstance(
+        other, Tensor,
+    ):  # special_xlogy.self_scalar
+        if type(input) not in SCALAR_TYPES:
+            input = as_scalar('special_xlogy', 'input', input)
+        return ops.special_xlogy_self_scalar.call(other._impl.keys, input, other)
+    no_overload(
+        'special_xlogy',
+        (ops.special_xlogy, ops.special_xlogy_other_scalar, ops.special_xlogy_self_scalar),
+        (input, other,), {},
+    )
+
+
+# ---- special_softmax -------------------------------------------------------------------
+
+def _match_special_softmax(input, dim, dtype=None):
+    if isinstance(input, Tensor) and is_int(dim) and (dtype is None or is_dtype(dtype)):
+        return (input, dim, dtype,)
+    return None
+
+
+def _run_special_softmax(input, dim, dtype):
+    if type(dim) is not _b.int:
+        dim = as_int('special_softmax', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE:
+        dtype = as_dtype('special_softmax', 'dtype', dtype)
+    return ops.special_softmax.call(input._impl.keys, input, dim, dtype)
+
+
+def special_softmax(*args, **kwargs):
+    """An alias of softmax.int.
+
+    special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('special_softmax', out, special_softmax(*args, **kwargs))
+        kwargs = numpy_aliases('special_softmax', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_special_softmax, _run_special_softmax),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('special_softmax', (ops.special_softmax,), args, kwargs)
+
+
+# ---- special_logsumexp -----------------------------------------------------------------
+
+def _match_special_logsumexp(input, dim, keepdim=False):
+    if isinstance(input, Tensor) and is_int_list(dim) and is_bool(keepdim):
+        return (input, dim, keepdim,)
+    return None
+
+
+def _run_special_logsumexp(input, dim, keepdim):
+    dim = as_int_list('special_logsumexp', 'dim', dim, 1)
+    if type(keepdim) is not _b.bool:
+        keepdim = as_bool('special_logsumexp', 'keepdim', keepdim)
+    return ops.special_logsumexp.call(input._impl.keys, input, dim, keepdim)
+
+
+def special_logsumexp(*args, **kwargs):
+    """An alias of logsumexp.
+
+    special_logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('special_logsumexp', out, special_logsumexp(*args, **kwargs))
+        kwargs = numpy_aliases('special_logsumexp', {'axis': 'dim', 'keepdims': 'keepdim'}, kwargs)
+    for match, run in ((_match_special_logsumexp, _run_special_logsumexp),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('special_logsumexp', (ops.special_logsumexp,), args, kwargs)
+
+
+# ---- special_round ---------------------------------------------------------------------
+
+def special_round(input, *, decimals=0, out=None):
+    """round(self, decimals=decimals), half to even, at `decimals` decimal digits.
+
+    special_round(Tensor self, *, int decimals=0) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_round', out, special_round(input, decimals=decimals))
+    if not isinstance(input, Tensor):
+        bad_arg('special_round', 'input', 'Tensor', input)
+    if type(decimals) is not _b.int:
+        decimals = as_int('special_round', 'decimals', decimals)
+    return ops.special_round.call(input._impl.keys, input, decimals)
+
+
+# ---- special_log_softmax ---------------------------------------------------------------
+
+def _match_special_log_softmax(input, dim, *, dtype=None):
+    if isinstance(input, Tensor) and is_int(dim) and (dtype is None or is_dtype(dtype)):
+        return (input, dim, dtype,)
+    return None
+
+
+def _run_special_log_softmax(input, dim, dtype):
+    if type(dim) is not _b.int:
+        dim = as_int('special_log_softmax', 'dim', dim)
+    if dtype is not None and type(dtype) is not DTYPE:
+        dtype = as_dtype('special_log_softmax', 'dtype', dtype)
+    return ops.special_log_softmax.call(input._impl.keys, input, dim, dtype)
+
+
+def special_log_softmax(*args, **kwargs):
+    """log_softmax(self, dim, dtype=dtype).
+
+    special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('special_log_softmax', out, special_log_softmax(*args, **kwargs))
+        kwargs = numpy_aliases('special_log_softmax', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_special_log_softmax, _run_special_log_softmax),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('special_log_softmax', (ops.special_log_softmax,), args, kwargs)
+
+
+# ---- special_airy_ai -------------------------------------------------------------------
+
+def special_airy_ai(x, *, out=None):
+    """The Airy function Ai(x).
+
+    special_airy_ai(Tensor x) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_airy_ai', out, special_airy_ai(x))
+    if not isinstance(x, Tensor):
+        bad_arg('special_airy_ai', 'x', 'Tensor', x)
+    return ops.special_airy_ai.call(x._impl.keys, x)
+
+
+# ---- special_bessel_j0 -----------------------------------------------------------------
+
+def special_bessel_j0(input, *, out=None):
+    """The Bessel function of the first kind of order 0.
+
+    special_bessel_j0(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_bessel_j0', out, special_bessel_j0(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_bessel_j0', 'input', 'Tensor', input)
+    return ops.special_bessel_j0.call(input._impl.keys, input)
+
+
+# ---- special_bessel_j1 -----------------------------------------------------------------
+
+def special_bessel_j1(input, *, out=None):
+    """The Bessel function of the first kind of order 1.
+
+    special_bessel_j1(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_bessel_j1', out, special_bessel_j1(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_bessel_j1', 'input', 'Tensor', input)
+    return ops.special_bessel_j1.call(input._impl.keys, input)
+
+
+# ---- special_bessel_y0 -----------------------------------------------------------------
+
+def special_bessel_y0(input, *, out=None):
+    """The Bessel function of the second kind of order 0 (nan for x < 0).
+
+    special_bessel_y0(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_bessel_y0', out, special_bessel_y0(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_bessel_y0', 'input', 'Tensor', input)
+    return ops.special_bessel_y0.call(input._impl.keys, input)
+
+
+# ---- special_bessel_y1 -----------------------------------------------------------------
+
+def special_bessel_y1(input, *, out=None):
+    """The Bessel function of the second kind of order 1 (nan for x < 0).
+
+    special_bessel_y1(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_bessel_y1', out, special_bessel_y1(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_bessel_y1', 'input', 'Tensor', input)
+    return ops.special_bessel_y1.call(input._impl.keys, input)
+
+
+# ---- special_modified_bessel_i0 --------------------------------------------------------
+
+def special_modified_bessel_i0(input, *, out=None):
+    """The modified Bessel function of the first kind of order 0.
+
+    special_modified_bessel_i0(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_modified_bessel_i0', out, special_modified_bessel_i0(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_modified_bessel_i0', 'input', 'Tensor', input)
+    return ops.special_modified_bessel_i0.call(input._impl.keys, input)
+
+
+# ---- special_modified_bessel_i1 --------------------------------------------------------
+
+def special_modified_bessel_i1(input, *, out=None):
+    """The modified Bessel function of the first kind of order 1.
+
+    special_modified_bessel_i1(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_modified_bessel_i1', out, special_modified_bessel_i1(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_modified_bessel_i1', 'input', 'Tensor', input)
+    return ops.special_modified_bessel_i1.call(input._impl.keys, input)
+
+
+# ---- special_modified_bessel_k0 --------------------------------------------------------
+
+def special_modified_bessel_k0(input, *, out=None):
+    """The modified Bessel function of the second kind of order 0.
+
+    special_modified_bessel_k0(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_modified_bessel_k0', out, special_modified_bessel_k0(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_modified_bessel_k0', 'input', 'Tensor', input)
+    return ops.special_modified_bessel_k0.call(input._impl.keys, input)
+
+
+# ---- special_modified_bessel_k1 --------------------------------------------------------
+
+def special_modified_bessel_k1(input, *, out=None):
+    """The modified Bessel function of the second kind of order 1.
+
+    special_modified_bessel_k1(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_modified_bessel_k1', out, special_modified_bessel_k1(input))
+    if not isinstance(input, Tensor):
+        bad_arg('special_modified_bessel_k1', 'input', 'Tensor', input)
+    return ops.special_modified_bessel_k1.call(input._impl.keys, input)
+
+
+# ---- special_scaled_modified_bessel_k0 -------------------------------------------------
+
+def special_scaled_modified_bessel_k0(x, *, out=None):
+    """exp(x) * K0(x), the exponentially scaled modified Bessel function K0.
+
+    special_scaled_modified_bessel_k0(Tensor x) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'special_scaled_modified_bessel_k0', out, special_scaled_modified_bessel_k0(x),
+        )
+    if not isinstance(x, Tensor):
+        bad_arg('special_scaled_modified_bessel_k0', 'x', 'Tensor', x)
+    return ops.special_scaled_modified_bessel_k0.call(x._impl.keys, x)
+
+
+# ---- special_scaled_modified_bessel_k1 -------------------------------------------------
+
+def special_scaled_modified_bessel_k1(x, *, out=None):
+    """exp(x) * K1(x), the exponentially scaled modified Bessel function K1.
+
+    special_scaled_modified_bessel_k1(Tensor x) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'special_scaled_modified_bessel_k1', out, special_scaled_modified_bessel_k1(x),
+        )
+    if not isinstance(x, Tensor):
+        bad_arg('special_scaled_modified_bessel_k1', 'x', 'Tensor', x)
+    return ops.special_scaled_modified_bessel_k1.call(x._impl.keys, x)
+
+
+# ---- special_spherical_bessel_j0 -------------------------------------------------------
+
+def special_spherical_bessel_j0(x, *, out=None):
+    """The spherical Bessel function of the first kind of order 0, sin(x) / x.
+
+    special_spherical_bessel_j0(Tensor x) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_spherical_bessel_j0', out, special_spherical_bessel_j0(x))
+    if not isinstance(x, Tensor):
+        bad_arg('special_spherical_bessel_j0', 'x', 'Tensor', x)
+    return ops.special_spherical_bessel_j0.call(x._impl.keys, x)
+
+
+# ---- special_chebyshev_polynomial_t ((default), x_scalar, n_scalar) --------------------
+
+def special_chebyshev_polynomial_t(x, n, *, out=None):
+    """The Chebyshev polynomial of the first kind T_n(x).
+
+    special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+    special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_chebyshev_polynomial_t', out, special_chebyshev_polynomial_t(x, n))
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_chebyshev_polynomial_t
+        return ops.special_chebyshev_polynomial_t.call(x._impl.keys | n._impl.keys, x, n)
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
+        n, Tensor,
+    ):  # special_chebyshev_polynomial_t.x_scalar
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_chebyshev_polynomial_t', 'x', x)
+        return ops.special_chebyshev_polynomial_t_x_scalar.call(n._impl.keys, x, n)
+    if isinstance(
+        x, Tensor,
+    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_chebyshev_polynomial_t.n_scalar
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_chebyshev_polynomial_t', 'n', n)
+        return ops.special_chebyshev_polynomial_t_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_chebyshev_polynomial_t',
+        (
+            ops.special_chebyshev_polynomial_t, ops.special_chebyshev_polynomial_t_x_scalar,
+            ops.special_chebyshev_polynomial_t_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_chebyshev_polynomial_u ((default), x_scalar, n_scalar) --------------------
+
+def special_chebyshev_polynomial_u(x, n, *, out=None):
+    """The Chebyshev polynomial of the second kind U_n(x).
+
+    special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+    special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_chebyshev_polynomial_u', out, special_chebyshev_polynomial_u(x, n))
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_chebyshev_polynomial_u
+        return ops.special_chebyshev_polynomial_u.call(x._impl.keys | n._impl.keys, x, n)
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
+        n, Tensor,
+    ):  # special_chebyshev_polynomial_u.x_scalar
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_chebyshev_polynomial_u', 'x', x)
+        return ops.special_chebyshev_polynomial_u_x_scalar.call(n._impl.keys, x, n)
+    if isinstance(
+        x, Tensor,
+    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_chebyshev_polynomial_u.n_scalar
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_chebyshev_polynomial_u', 'n', n)
+        return ops.special_chebyshev_polynomial_u_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_chebyshev_polynomial_u',
+        (
+            ops.special_chebyshev_polynomial_u, ops.special_chebyshev_polynomial_u_x_scalar,
+            ops.special_chebyshev_polynomial_u_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_chebyshev_polynomial_v ((default), x_scalar, n_scalar) --------------------
+
+def special_chebyshev_polynomial_v(x, n, *, out=None):
+    """The Chebyshev polynomial of the third kind V_n(x).
+
+    special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+    special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_chebyshev_polynomial_v', out, special_chebyshev_polynomial_v(x, n))
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_chebyshev_polynomial_v
+        return ops.special_chebyshev_polynomial_v.call(x._impl.keys | n._impl.keys, x, n)
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
+        n, Tensor,
+    ):  # special_chebyshev_polynomial_v.x_scalar
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_chebyshev_polynomial_v', 'x', x)
+        return ops.special_chebyshev_polynomial_v_x_scalar.call(n._impl.keys, x, n)
+    if isinstance(
+        x, Tensor,
+    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_chebyshev_polynomial_v.n_scalar
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_chebyshev_polynomial_v', 'n', n)
+        return ops.special_chebyshev_polynomial_v_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_chebyshev_polynomial_v',
+        (
+            ops.special_chebyshev_polynomial_v, ops.special_chebyshev_polynomial_v_x_scalar,
+            ops.special_chebyshev_polynomial_v_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_chebyshev_polynomial_w ((default), x_scalar, n_scalar) --------------------
+
+def special_chebyshev_polynomial_w(x, n, *, out=None):
+    """The Chebyshev polynomial of the fourth kind W_n(x).
+
+    special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+    special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_chebyshev_polynomial_w', out, special_chebyshev_polynomial_w(x, n))
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_chebyshev_polynomial_w
+        return ops.special_chebyshev_polynomial_w.call(x._impl.keys | n._impl.keys, x, n)
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
+        n, Tensor,
+    ):  # special_chebyshev_polynomial_w.x_scalar
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_chebyshev_polynomial_w', 'x', x)
+        return ops.special_chebyshev_polynomial_w_x_scalar.call(n._impl.keys, x, n)
+    if isinstance(
+        x, Tensor,
+    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_chebyshev_polynomial_w.n_scalar
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_chebyshev_polynomial_w', 'n', n)
+        return ops.special_chebyshev_polynomial_w_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_chebyshev_polynomial_w',
+        (
+            ops.special_chebyshev_polynomial_w, ops.special_chebyshev_polynomial_w_x_scalar,
+            ops.special_chebyshev_polynomial_w_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_shifted_chebyshev_polynomial_t ((default), x_scalar, n_scalar) ------------
+
+def special_shifted_chebyshev_polynomial_t(x, n, *, out=None):
+    """T_n(2x - 1), the shifted Chebyshev polynomial of the first kind.
+
+    special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+    special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'special_shifted_chebyshev_polynomial_t', out,
+            special_shifted_chebyshev_polynomial_t(x, n),
+        )
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_shifted_chebyshev_polynomial_t
+        return ops.special_shifted_chebyshev_polynomial_t.call(x._impl.keys | n._impl.keys, x, n)
+    # special_shifted_chebyshev_polynomial_t.x_scalar
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(n, Tensor):
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_shifted_chebyshev_polynomial_t', 'x', x)
+        return ops.special_shifted_chebyshev_polynomial_t_x_scalar.call(n._impl.keys, x, n)
+    # special_shifted_chebyshev_polynomial_t.n_scalar
+    if isinstance(x, Tensor) and (type(n) in SCALAR_TYPES or is_number(n)):
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_shifted_chebyshev_polynomial_t', 'n', n)
+        return ops.special_shifted_chebyshev_polynomial_t_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_shifted_chebyshev_polynomial_t',
+        (
+            ops.special_shifted_chebyshev_polynomial_t,
+            ops.special_shifted_chebyshev_polynomial_t_x_scalar,
+            ops.special_shifted_chebyshev_polynomial_t_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_shifted_chebyshev_polynomial_u ((default), x_scalar, n_scalar) ------------
+
+def special_shifted_chebyshev_polynomial_u(x, n, *, out=None):
+    """U_n(2x - 1), the shifted Chebyshev polynomial of the second kind.
+
+    special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+    special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'special_shifted_chebyshev_polynomial_u', out,
+            special_shifted_chebyshev_polynomial_u(x, n),
+        )
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_shifted_chebyshev_polynomial_u
+        return ops.special_shifted_chebyshev_polynomial_u.call(x._impl.keys | n._impl.keys, x, n)
+    # special_shifted_chebyshev_polynomial_u.x_scalar
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(n, Tensor):
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_shifted_chebyshev_polynomial_u', 'x', x)
+        return ops.special_shifted_chebyshev_polynomial_u_x_scalar.call(n._impl.keys, x, n)
+    # special_shifted_chebyshev_polynomial_u.n_scalar
+    if isinstance(x, Tensor) and (type(n) in SCALAR_TYPES or is_number(n)):
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_shifted_chebyshev_polynomial_u', 'n', n)
+        return ops.special_shifted_chebyshev_polynomial_u_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_shifted_chebyshev_polynomial_u',
+        (
+            ops.special_shifted_chebyshev_polynomial_u,
+            ops.special_shifted_chebyshev_polynomial_u_x_scalar,
+            ops.special_shifted_chebyshev_polynomial_u_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_shifted_chebyshev_polynomial_v ((default), x_scalar, n_scalar) ------------
+
+def special_shifted_chebyshev_polynomial_v(x, n, *, out=None):
+    """V_n(2x - 1), the shifted Chebyshev polynomial of the third kind.
+
+    special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+    special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'special_shifted_chebyshev_polynomial_v', out,
+            special_shifted_chebyshev_polynomial_v(x, n),
+        )
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_shifted_chebyshev_polynomial_v
+        return ops.special_shifted_chebyshev_polynomial_v.call(x._impl.keys | n._impl.keys, x, n)
+    # special_shifted_chebyshev_polynomial_v.x_scalar
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(n, Tensor):
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_shifted_chebyshev_polynomial_v', 'x', x)
+        return ops.special_shifted_chebyshev_polynomial_v_x_scalar.call(n._impl.keys, x, n)
+    # special_shifted_chebyshev_polynomial_v.n_scalar
+    if isinstance(x, Tensor) and (type(n) in SCALAR_TYPES or is_number(n)):
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_shifted_chebyshev_polynomial_v', 'n', n)
+        return ops.special_shifted_chebyshev_polynomial_v_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_shifted_chebyshev_polynomial_v',
+        (
+            ops.special_shifted_chebyshev_polynomial_v,
+            ops.special_shifted_chebyshev_polynomial_v_x_scalar,
+            ops.special_shifted_chebyshev_polynomial_v_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_shifted_chebyshev_polynomial_w ((default), x_scalar, n_scalar) ------------
+
+def special_shifted_chebyshev_polynomial_w(x, n, *, out=None):
+    """W_n(2x - 1), the shifted Chebyshev polynomial of the fourth kind.
+
+    special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+    special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'special_shifted_chebyshev_polynomial_w', out,
+            special_shifted_chebyshev_polynomial_w(x, n),
+        )
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_shifted_chebyshev_polynomial_w
+        return ops.special_shifted_chebyshev_polynomial_w.call(x._impl.keys | n._impl.keys, x, n)
+    # special_shifted_chebyshev_polynomial_w.x_scalar
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(n, Tensor):
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_shifted_chebyshev_polynomial_w', 'x', x)
+        return ops.special_shifted_chebyshev_polynomial_w_x_scalar.call(n._impl.keys, x, n)
+    # special_shifted_chebyshev_polynomial_w.n_scalar
+    if isinstance(x, Tensor) and (type(n) in SCALAR_TYPES or is_number(n)):
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_shifted_chebyshev_polynomial_w', 'n', n)
+        return ops.special_shifted_chebyshev_polynomial_w_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_shifted_chebyshev_polynomial_w',
+        (
+            ops.special_shifted_chebyshev_polynomial_w,
+            ops.special_shifted_chebyshev_polynomial_w_x_scalar,
+            ops.special_shifted_chebyshev_polynomial_w_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_hermite_polynomial_h ((default), x_scalar, n_scalar) ----------------------
+
+def special_hermite_polynomial_h(x, n, *, out=None):
+    """The physicists' Hermite polynomial H_n(x).
+
+    special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor
+    special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_hermite_polynomial_h', out, special_hermite_polynomial_h(x, n))
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_hermite_polynomial_h
+        return ops.special_hermite_polynomial_h.call(x._impl.keys | n._impl.keys, x, n)
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
+        n, Tensor,
+    ):  # special_hermite_polynomial_h.x_scalar
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_hermite_polynomial_h', 'x', x)
+        return ops.special_hermite_polynomial_h_x_scalar.call(n._impl.keys, x, n)
+    if isinstance(
+        x, Tensor,
+    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_hermite_polynomial_h.n_scalar
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_hermite_polynomial_h', 'n', n)
+        return ops.special_hermite_polynomial_h_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_hermite_polynomial_h',
+        (
+            ops.special_hermite_polynomial_h, ops.special_hermite_polynomial_h_x_scalar,
+            ops.special_hermite_polynomial_h_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_hermite_polynomial_he ((default), x_scalar, n_scalar) ---------------------
+
+def special_hermite_polynomial_he(x, n, *, out=None):
+    """The probabilists' Hermite polynomial He_n(x).
+
+    special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor
+    special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_hermite_polynomial_he', out, special_hermite_polynomial_he(x, n))
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_hermite_polynomial_he
+        return ops.special_hermite_polynomial_he.call(x._impl.keys | n._impl.keys, x, n)
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
+        n, Tensor,
+    ):  # special_hermite_polynomial_he.x_scalar
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_hermite_polynomial_he', 'x', x)
+        return ops.special_hermite_polynomial_he_x_scalar.call(n._impl.keys, x, n)
+    if isinstance(
+        x, Tensor,
+    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_hermite_polynomial_he.n_scalar
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_hermite_polynomial_he', 'n', n)
+        return ops.special_hermite_polynomial_he_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_hermite_polynomial_he',
+        (
+            ops.special_hermite_polynomial_he, ops.special_hermite_polynomial_he_x_scalar,
+            ops.special_hermite_polynomial_he_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_laguerre_polynomial_l ((default), x_scalar, n_scalar) ---------------------
+
+def special_laguerre_polynomial_l(x, n, *, out=None):
+    """The Laguerre polynomial L_n(x).
+
+    special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor
+    special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_laguerre_polynomial_l', out, special_laguerre_polynomial_l(x, n))
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_laguerre_polynomial_l
+        return ops.special_laguerre_polynomial_l.call(x._impl.keys | n._impl.keys, x, n)
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
+        n, Tensor,
+    ):  # special_laguerre_polynomial_l.x_scalar
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_laguerre_polynomial_l', 'x', x)
+        return ops.special_laguerre_polynomial_l_x_scalar.call(n._impl.keys, x, n)
+    if isinstance(
+        x, Tensor,
+    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_laguerre_polynomial_l.n_scalar
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_laguerre_polynomial_l', 'n', n)
+        return ops.special_laguerre_polynomial_l_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_laguerre_polynomial_l',
+        (
+            ops.special_laguerre_polynomial_l, ops.special_laguerre_polynomial_l_x_scalar,
+            ops.special_laguerre_polynomial_l_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_legendre_polynomial_p ((default), x_scalar, n_scalar) ---------------------
+
+def special_legendre_polynomial_p(x, n, *, out=None):
+    """The Legendre polynomial P_n(x).
+
+    special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor
+    special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor
+    special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_legendre_polynomial_p', out, special_legendre_polynomial_p(x, n))
+    if isinstance(x, Tensor) and isinstance(n, Tensor):  # special_legendre_polynomial_p
+        return ops.special_legendre_polynomial_p.call(x._impl.keys | n._impl.keys, x, n)
+    if (type(x) in SCALAR_TYPES or is_number(x)) and isinstance(
+        n, Tensor,
+    ):  # special_legendre_polynomial_p.x_scalar
+        if type(x) not in SCALAR_TYPES:
+            x = as_scalar('special_legendre_polynomial_p', 'x', x)
+        return ops.special_legendre_polynomial_p_x_scalar.call(n._impl.keys, x, n)
+    if isinstance(
+        x, Tensor,
+    ) and (type(n) in SCALAR_TYPES or is_number(n)):  # special_legendre_polynomial_p.n_scalar
+        if type(n) not in SCALAR_TYPES:
+            n = as_scalar('special_legendre_polynomial_p', 'n', n)
+        return ops.special_legendre_polynomial_p_n_scalar.call(x._impl.keys, x, n)
+    no_overload(
+        'special_legendre_polynomial_p',
+        (
+            ops.special_legendre_polynomial_p, ops.special_legendre_polynomial_p_x_scalar,
+            ops.special_legendre_polynomial_p_n_scalar,
+        ),
+        (x, n,), {},
+    )
+
+
+# ---- special_zeta ((default), self_scalar, other_scalar) -------------------------------
+
+def special_zeta(input, other, *, out=None):
+    """The Hurwitz zeta function, sum over k >= 0 of (k + other) ** -self.
+
+    special_zeta(Tensor self, Tensor other) -> Tensor
+    special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
+    special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if out is not None:
+        return into_out('special_zeta', out, special_zeta(input, other))
+    if isinstance(input, Tensor) and isinstance(other, Tensor):  # special_zeta
+        return ops.special_zeta.call(input._impl.keys | other._impl.keys, input, other)
+    if (type(input) in SCALAR_TYPES or is_number(input)) and isinstance(
+        other, Tensor,
+    ):  # special_zeta.self_scalar
+        if type(input) not in SCALAR_TYPES:
+            input = as_scalar('special_zeta', 'input', input)
+        return ops.special_zeta_self_scalar.call(other._impl.keys, input, other)
+    if isinstance(
+        input, Tensor,
+    ) and (type(other) in SCALAR_TYPES or is_number(other)):  # special_zeta.other_scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('special_zeta', 'other', other)
+        return ops.special_zeta_other_scalar.call(input._impl.keys, input, other)
+    no_overload(
+        'special_zeta',
+        (ops.special_zeta, ops.special_zeta_self_scalar, ops.special_zeta_other_scalar),
+        (input, other,), {},
+    )
+
+
+# ---- acosh -----------------------------------------------------------------------------
+
+def acosh(input, *, out=None):
+    """log(self + sqrt(self * self - 1)), the inverse of cosh (nan below 1).
+
+    acosh(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('acosh', out, acosh(input))
+    if not isinstance(input, Tensor):
+        bad_arg('acosh', 'input', 'Tensor', input)
+    return ops.acosh.call(input._impl.keys, input)
+
+
+# ---- acosh_ ----------------------------------------------------------------------------
+
+def acosh_(input):
+    """acosh_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('acosh_', 'input', 'Tensor', input)
+    return ops.acosh_.call(input._impl.keys, input)
+
+
+# ---- asinh -----------------------------------------------------------------------------
+
+def asinh(input, *, out=None):
+    """log(self + sqrt(self * self + 1)), the inverse of sinh.
+
+    asinh(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('asinh', out, asinh(input))
+    if not isinstance(input, Tensor):
+        bad_arg('asinh', 'input', 'Tensor', input)
+    return ops.asinh.call(input._impl.keys, input)
+
+
+# ---- asinh_ ----------------------------------------------------------------------------
+
+def asinh_(input):
+    """asinh_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('asinh_', 'input', 'Tensor', input)
+    return ops.asinh_.call(input._impl.keys, input)
+
+
+# ---- atanh -----------------------------------------------------------------------------
+
+def atanh(input, *, out=None):
+    """0.5 * log((1 + self) / (1 - self)), the inverse of tanh (nan outside [-1, 1]).
+
+    atanh(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('atanh', out, atanh(input))
+    if not isinstance(input, Tensor):
+        bad_arg('atanh', 'input', 'Tensor', input)
+    return ops.atanh.call(input._impl.keys, input)
+
+
+# ---- atanh_ ----------------------------------------------------------------------------
+
+def atanh_(input):
+    """atanh_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('atanh_', 'input', 'Tensor', input)
+    return ops.atanh_.call(input._impl.keys, input)
+
+
+# ---- angle -----------------------------------------------------------------------------
+
+def angle(input, *, out=None):
+    """The argument of self as a complex number; for real numbers pi below 0, else 0 (nan kept).
+
+    angle(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('angle', out, angle(input))
+    if not isinstance(input, Tensor):
+        bad_arg('angle', 'input', 'Tensor', input)
+    return ops.angle.call(input._impl.keys, input)
+
+
+# ---- sgn -------------------------------------------------------------------------------
+
+def sgn(input, *, out=None):
+    """self / abs(self) for complex numbers; for real ones, sign(self).
+
+    sgn(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('sgn', out, sgn(input))
+    if not isinstance(input, Tensor):
+        bad_arg('sgn', 'input', 'Tensor', input)
+    return ops.sgn.call(input._impl.keys, input)
+
+
+# ---- sgn_ ------------------------------------------------------------------------------
+
+def sgn_(self):
+    """sgn_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('sgn_', 'self', 'Tensor', self)
+    return ops.sgn_.call(self._impl.keys, self)
+
+
+# ---- sign_ -----------------------------------------------------------------------------
+
+def sign_(self):
+    """sign_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('sign_', 'self', 'Tensor', self)
+    return ops.sign_.call(self._impl.keys, self)
+
+
+# ---- copysign (Tensor, Scalar) ---------------------------------------------------------
+
+def copysign(input, other, *, out=None):
+    """The magnitude of self with the sign of other (signed zeros and nans count), in floating
+    point.
+
+    copysign.Tensor(Tensor self, Tensor other) -> Tensor
+    copysign.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if out is not None:
+        return into_out('copysign', out, copysign(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('copysign', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # copysign.Tensor
+        return ops.copysign_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # copysign.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('copysign', 'other', other)
+        return ops.copysign_Scalar.call(input._impl.keys, input, other)
+    no_overload('copysign', (ops.copysign_Tensor, ops.copysign_Scalar), (input, other,), {})
+
+
+# ---- copysign_ (Tensor, Scalar) --------------------------------------------------------
+
+def copysign_(self, other):
+    """copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    copysign_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('copysign_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # copysign_.Tensor
+        return ops.copysign__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # copysign_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('copysign_', 'other', other)
+        return ops.copysign__Scalar.call(self._impl.keys, self, other)
+    no_overload('copysign_', (ops.copysign__Tensor, ops.copysign__Scalar), (self, other,), {})
+
+
+# ---- frexp -----------------------------------------------------------------------------
+
+_returns_frexp_Tensor = namedtuple('frexp', ('mantissa', 'exponent'))
+
+def frexp(input, *, out=None):
+    """self = mantissa * 2 ** exponent, with 0.5 <= abs(mantissa) < 1 (exponent int32).
+
+    frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
+    """
+    if out is not None:
+        return into_out('frexp', out, frexp(input))
+    if not isinstance(input, Tensor):
+        bad_arg('frexp', 'input', 'Tensor', input)
+    return _returns_frexp_Tensor(*ops.frexp_Tensor.call(input._impl.keys, input))
+
+
+# ---- ldexp -----------------------------------------------------------------------------
+
+def ldexp(input, other, *, out=None):
+    """self * 2 ** other.
+
+    ldexp.Tensor(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('ldexp', out, ldexp(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('ldexp', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('ldexp', 'other', 'Tensor', other)
+    return ops.ldexp_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- ldexp_ ----------------------------------------------------------------------------
+
+def ldexp_(input, other):
+    """ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('ldexp_', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('ldexp_', 'other', 'Tensor', other)
+    return ops.ldexp_.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- nextafter -------------------------------------------------------------------------
+
+def nextafter(input, other, *, out=None):
+    """The next floating-point value after self in the direction of other.
+
+    nextafter(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('nextafter', out, nextafter(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('nextafter', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('nextafter', 'other', 'Tensor', other)
+    return ops.nextafter.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- nextafter_ ------------------------------------------------------------------------
+
+def nextafter_(self, other):
+    """nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('nextafter_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor):
+        bad_arg('nextafter_', 'other', 'Tensor', other)
+    return ops.nextafter_.call(self._impl.keys | other._impl.keys, self, other)
+
+
+# ---- gcd -------------------------------------------------------------------------------
+
+def gcd(input, other, *, out=None):
+    """The greatest common divisor of abs(self) and abs(other) (gcd(0, 0) is 0).
+
+    gcd(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('gcd', out, gcd(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('gcd', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('gcd', 'other', 'Tensor', other)
+    return ops.gcd.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- gcd_ ------------------------------------------------------------------------------
+
+def gcd_(input, other):
+    """gcd_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('gcd_', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('gcd_', 'other', 'Tensor', other)
+    return ops.gcd_.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- lcm -------------------------------------------------------------------------------
+
+def lcm(input, other, *, out=None):
+    """The least common multiple of abs(self) and abs(other) (0 when either is 0).
+
+    lcm(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('lcm', out, lcm(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('lcm', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('lcm', 'other', 'Tensor', other)
+    return ops.lcm.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- lcm_ ------------------------------------------------------------------------------
+
+def lcm_(input, other):
+    """lcm_(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('lcm_', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('lcm_', 'other', 'Tensor', other)
+    return ops.lcm_.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- signbit ---------------------------------------------------------------------------
+
+def signbit(input, *, out=None):
+    """True where the sign bit of self is set (-0.0 and -nan included).
+
+    signbit(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('signbit', out, signbit(input))
+    if not isinstance(input, Tensor):
+        bad_arg('signbit', 'input', 'Tensor', input)
+    return ops.signbit.call(input._impl.keys, input)
+
+
+# ---- isneginf --------------------------------------------------------------------------
+
+def isneginf(input, *, out=None):
+    """True where self is -inf.
+
+    isneginf(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('isneginf', out, isneginf(input))
+    if not isinstance(input, Tensor):
+        bad_arg('isneginf', 'input', 'Tensor', input)
+    return ops.isneginf.call(input._impl.keys, input)
+
+
+# ---- isposinf --------------------------------------------------------------------------
+
+def isposinf(input, *, out=None):
+    """True where self is +inf.
+
+    isposinf(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('isposinf', out, isposinf(input))
+    if not isinstance(input, Tensor):
+        bad_arg('isposinf', 'input', 'Tensor', input)
+    return ops.isposinf.call(input._impl.keys, input)
+
+
+# ---- isreal ----------------------------------------------------------------------------
+
+def isreal(input, *, out=None):
+    """True where the imaginary part is 0; every element of a real tensor.
+
+    isreal(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('isreal', out, isreal(input))
+    if not isinstance(input, Tensor):
+        bad_arg('isreal', 'input', 'Tensor', input)
+    return ops.isreal.call(input._impl.keys, input)
+
+
+# ---- bitwise_left_shift (Tensor, Tensor_Scalar, Scalar_Tensor) -------------------------
+
+def bitwise_left_shift(input, other, *, out=None):
+    """self shifted left by other bits.
+
+    bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor
+    bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor
+    bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('bitwise_left_shift', out, bitwise_left_shift(input, other))
+    if isinstance(input, Tensor) and isinstance(other, Tensor):  # bitwise_left_shift.Tensor
+        return ops.bitwise_left_shift_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+    if isinstance(
+        input, Tensor,
+    ) and (type(other) in SCALAR_TYPES or is_number(other)):  # bitwise_left_shift.Tensor_Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('bitwise_left_shift', 'other', other)
+        return ops.bitwise_left_shift_Tensor_Scalar.call(input._impl.keys, input, other)
+    if (type(input) in SCALAR_TYPES or is_number(input)) and isinstance(
+        other, Tensor,
+    ):  # bitwise_left_shift.Scalar_Tensor
+        if type(input) not in SCALAR_TYPES:
+            input = as_scalar('bitwise_left_shift', 'input', input)
+        return ops.bitwise_left_shift_Scalar_Tensor.call(other._impl.keys, input, other)
+    no_overload(
+        'bitwise_left_shift',
+        (
+            ops.bitwise_left_shift_Tensor, ops.bitwise_left_shift_Tensor_Scalar,
+            ops.bitwise_left_shift_Scalar_Tensor,
+        ),
+        (input, other,), {},
+    )
+
+
+# ---- bitwise_left_shift_ (Tensor, Tensor_Scalar) ---------------------------------------
+
+def bitwise_left_shift_(self, other):
+    """bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('bitwise_left_shift_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # bitwise_left_shift_.Tensor
+        return ops.bitwise_left_shift__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_left_shift_.Tensor_Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('bitwise_left_shift_', 'other', other)
+        return ops.bitwise_left_shift__Tensor_Scalar.call(self._impl.keys, self, other)
+    no_overload(
+        'bitwise_left_shift_',
+        (ops.bitwise_left_shift__Tensor, ops.bitwise_left_shift__Tensor_Scalar), (self, other,), {},
+    )
+
+
+# ---- bitwise_right_shift (Tensor, Tensor_Scalar, Scalar_Tensor) ------------------------
+
+def bitwise_right_shift(input, other, *, out=None):
+    """self shifted right by other bits (arithmetic, the sign bit fills in).
+
+    bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor
+    bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor
+    bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('bitwise_right_shift', out, bitwise_right_shift(input, other))
+    if isinstance(input, Tensor) and isinstance(other, Tensor):  # bitwise_right_shift.Tensor
+        ks = input._impl.keys | other._impl.keys
+        return ops.bitwise_right_shift_Tensor.call(ks, input, other)
+    if isinstance(
+        input, Tensor,
+    ) and (type(other) in SCALAR_TYPES or is_number(other)):  # bitwise_right_shift.Tensor_Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('bitwise_right_shift', 'other', other)
+        return ops.bitwise_right_shift_Tensor_Scalar.call(input._impl.keys, input, other)
+    if (type(input) in SCALAR_TYPES or is_number(input)) and isinstance(
+        other, Tensor,
+    ):  # bitwise_right_shift.Scalar_Tensor
+        if type(input) not in SCALAR_TYPES:
+            input = as_scalar('bitwise_right_shift', 'input', input)
+        return ops.bitwise_right_shift_Scalar_Tensor.call(other._impl.keys, input, other)
+    no_overload(
+        'bitwise_right_shift',
+        (
+            ops.bitwise_right_shift_Tensor, ops.bitwise_right_shift_Tensor_Scalar,
+            ops.bitwise_right_shift_Scalar_Tensor,
+        ),
+        (input, other,), {},
+    )
+
+
+# ---- bitwise_right_shift_ (Tensor, Tensor_Scalar) --------------------------------------
+
+def bitwise_right_shift_(self, other):
+    """bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('bitwise_right_shift_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # bitwise_right_shift_.Tensor
+        return ops.bitwise_right_shift__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # bitwise_right_shift_.Tensor_Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('bitwise_right_shift_', 'other', other)
+        return ops.bitwise_right_shift__Tensor_Scalar.call(self._impl.keys, self, other)
+    no_overload(
+        'bitwise_right_shift_',
+        (ops.bitwise_right_shift__Tensor, ops.bitwise_right_shift__Tensor_Scalar), (self, other,),
+        {},
+    )
+
+
+# ---- rsub (Tensor, Scalar) -------------------------------------------------------------
+
+def _match_rsub_Tensor(input, other, *, alpha=1):
+    if isinstance(input, Tensor) and isinstance(other, Tensor) and is_number(alpha):
+        return (input, other, alpha,)
+    return None
+
+
+def _run_rsub_Tensor(input, other, alpha):
+    if type(alpha) not in SCALAR_TYPES:
+        alpha = as_scalar('rsub', 'alpha', alpha)
+    return ops.rsub_Tensor.call(input._impl.keys | other._impl.keys, input, other, alpha)
+
+
+def _match_rsub_Scalar(input, other, alpha=1):
+    if isinstance(input, Tensor) and is_number(other) and is_number(alpha):
+        return (input, other, alpha,)
+    return None
+
+
+def _run_rsub_Scalar(input, other, alpha):
+    if type(other) not in SCALAR_TYPES:
+        other = as_scalar('rsub', 'other', other)
+    if type(alpha) not in SCALAR_TYPES:
+        alpha = as_scalar('rsub', 'alpha', alpha)
+    return ops.rsub_Scalar.call(input._impl.keys, input, other, alpha)
+
+
+def rsub(*args, **kwargs):
+    """other - alpha * self (sub with the operands swapped).
+
+    rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+    rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('rsub', out, rsub(*args, **kwargs))
+    for match, run in (
+        (_match_rsub_Tensor, _run_rsub_Tensor), (_match_rsub_Scalar, _run_rsub_Scalar),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('rsub', (ops.rsub_Tensor, ops.rsub_Scalar), args, kwargs)
+
+
+# ---- positive --------------------------------------------------------------------------
+
+def positive(input):
+    """self itself (unary plus); refused for bool, as in PyTorch.
+
+    positive(Tensor(a) self) -> Tensor(a)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('positive', 'input', 'Tensor', input)
+    return ops.positive.call(input._impl.keys, input)
+
+
+# ---- eq_ (Tensor, Scalar) --------------------------------------------------------------
+
+def eq_(self, other):
+    """eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('eq_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # eq_.Tensor
+        return ops.eq__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # eq_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('eq_', 'other', other)
+        return ops.eq__Scalar.call(self._impl.keys, self, other)
+    no_overload('eq_', (ops.eq__Tensor, ops.eq__Scalar), (self, other,), {})
+
+
+# ---- ne_ (Tensor, Scalar) --------------------------------------------------------------
+
+def ne_(self, other):
+    """ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('ne_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # ne_.Tensor
+        return ops.ne__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # ne_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('ne_', 'other', other)
+        return ops.ne__Scalar.call(self._impl.keys, self, other)
+    no_overload('ne_', (ops.ne__Tensor, ops.ne__Scalar), (self, other,), {})
+
+
+# ---- lt_ (Tensor, Scalar) --------------------------------------------------------------
+
+def lt_(self, other):
+    """lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('lt_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # lt_.Tensor
+        return ops.lt__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # lt_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('lt_', 'other', other)
+        return ops.lt__Scalar.call(self._impl.keys, self, other)
+    no_overload('lt_', (ops.lt__Tensor, ops.lt__Scalar), (self, other,), {})
+
+
+# ---- le_ (Tensor, Scalar) --------------------------------------------------------------
+
+def le_(self, other):
+    """le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('le_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # le_.Tensor
+        return ops.le__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # le_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('le_', 'other', other)
+        return ops.le__Scalar.call(self._impl.keys, self, other)
+    no_overload('le_', (ops.le__Tensor, ops.le__Scalar), (self, other,), {})
+
+
+# ---- gt_ (Tensor, Scalar) --------------------------------------------------------------
+
+def gt_(self, other):
+    """gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('gt_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # gt_.Tensor
+        return ops.gt__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # gt_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('gt_', 'other', other)
+        return ops.gt__Scalar.call(self._impl.keys, self, other)
+    no_overload('gt_', (ops.gt__Tensor, ops.gt__Scalar), (self, other,), {})
+
+
+# ---- ge_ (Tensor, Scalar) --------------------------------------------------------------
+
+def ge_(self, other):
+    """ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('ge_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # ge_.Tensor
+        return ops.ge__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # ge_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('ge_', 'other', other)
+        return ops.ge__Scalar.call(self._impl.keys, self, other)
+    no_overload('ge_', (ops.ge__Tensor, ops.ge__Scalar), (self, other,), {})
+
+
+# ---- pow_ (Tensor, Scalar) -------------------------------------------------------------
+
+def pow_(self, exponent):
+    """pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
+    pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('pow_', 'self', 'Tensor', self)
+    if isinstance(exponent, Tensor):  # pow_.Tensor
+        return ops.pow__Tensor.call(self._impl.keys | exponent._impl.keys, self, exponent)
+    if type(exponent) in SCALAR_TYPES or is_number(exponent):  # pow_.Scalar
+        if type(exponent) not in SCALAR_TYPES:
+            exponent = as_scalar('pow_', 'exponent', exponent)
+        return ops.pow__Scalar.call(self._impl.keys, self, exponent)
+    no_overload('pow_', (ops.pow__Tensor, ops.pow__Scalar), (self, exponent,), {})
+
+
+# ---- xlogy_ (Tensor, Scalar_Other) -----------------------------------------------------
+
+def xlogy_(input, other):
+    """xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('xlogy_', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # xlogy_.Tensor
+        return ops.xlogy__Tensor.call(input._impl.keys | other._impl.keys, input, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # xlogy_.Scalar_Other
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('xlogy_', 'other', other)
+        return ops.xlogy__Scalar_Other.call(input._impl.keys, input, other)
+    no_overload('xlogy_', (ops.xlogy__Tensor, ops.xlogy__Scalar_Other), (input, other,), {})
+
+
+# ---- sinc_ -----------------------------------------------------------------------------
+
+def sinc_(input):
+    """sinc_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('sinc_', 'input', 'Tensor', input)
+    return ops.sinc_.call(input._impl.keys, input)
+
+
+# ---- rad2deg_ --------------------------------------------------------------------------
+
+def rad2deg_(input):
+    """rad2deg_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('rad2deg_', 'input', 'Tensor', input)
+    return ops.rad2deg_.call(input._impl.keys, input)
+
+
+# ---- deg2rad_ --------------------------------------------------------------------------
+
+def deg2rad_(input):
+    """deg2rad_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('deg2rad_', 'input', 'Tensor', input)
+    return ops.deg2rad_.call(input._impl.keys, input)
+
+
+# ---- heaviside_ ------------------------------------------------------------------------
+
+def heaviside_(self, values):
+    """heaviside_(Tensor(a!) self, Tensor values) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('heaviside_', 'self', 'Tensor', self)
+    if not isinstance(values, Tensor):
+        bad_arg('heaviside_', 'values', 'Tensor', values)
+    return ops.heaviside_.call(self._impl.keys | values._impl.keys, self, values)
+
+
+# ---- float_power_ (Tensor, Scalar) -----------------------------------------------------
+
+def float_power_(self, exponent):
+    """float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)
+    float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('float_power_', 'self', 'Tensor', self)
+    if isinstance(exponent, Tensor):  # float_power_.Tensor
+        return ops.float_power__Tensor.call(self._impl.keys | exponent._impl.keys, self, exponent)
+    if type(exponent) in SCALAR_TYPES or is_number(exponent):  # float_power_.Scalar
+        if type(exponent) not in SCALAR_TYPES:
+            exponent = as_scalar('float_power_', 'exponent', exponent)
+        return ops.float_power__Scalar.call(self._impl.keys, self, exponent)
+    no_overload(
+        'float_power_', (ops.float_power__Tensor, ops.float_power__Scalar), (self, exponent,), {},
+    )
+
+
+# ---- random_ (from, to, (default)) -----------------------------------------------------
+
+def _match_random__from(self, from_, to, *, generator=None):
+    if (isinstance(self, Tensor)
+            and is_int(from_)
+            and (to is None or is_int(to))
+            and (generator is None or True)):
+        return (self, from_, to, generator,)
+    return None
+
+
+def _run_random__from(self, from_, to, generator):
+    if type(from_) is not _b.int:
+        from_ = as_int('random_', 'from_', from_)
+    if to is not None and type(to) is not _b.int:
+        to = as_int('random_', 'to', to)
+    return ops.random__from.call(self._impl.keys, self, from_, to, generator)
+
+
+def _match_random__to(self, to, *, generator=None):
+    if isinstance(self, Tensor) and is_int(to) and (generator is None or True):
+        return (self, to, generator,)
+    return None
+
+
+def _run_random__to(self, to, generator):
+    if type(to) is not _b.int:
+        to = as_int('random_', 'to', to)
+    return ops.random__to.call(self._impl.keys, self, to, generator)
+
+
+def _match_random_(self, *, generator=None):
+    if isinstance(self, Tensor) and (generator is None or True):
+        return (self, generator,)
+    return None
+
+
+def _run_random_(self, generator):
+    return ops.random_.call(self._impl.keys, self, generator)
+
+
+def random_(*args, **kwargs):
+    """Fill self with integers drawn uniformly from [from_, to) (to=None - up to the dtype's
+    largest integer; PyTorch spells it `from`).
+
+    random_.from(Tensor(a!) self, int from_, int? to, *,
+        Generator? generator=None) -> Tensor(a!)
+    random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)
+    random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)
+    """
+    for match, run in (
+        (_match_random__from, _run_random__from), (_match_random__to, _run_random__to),
+        (_match_random_, _run_random_),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('random_', (ops.random__from, ops.random__to, ops.random_), args, kwargs)
+
+
+# ---- cauchy_ ---------------------------------------------------------------------------
+
+def cauchy_(self, median=0, sigma=1, *, generator=None):
+    """Fill self with Cauchy draws, median + sigma * tan(pi * (U - 0.5)).
+
+    cauchy_(Tensor(a!) self, float median=0, float sigma=1, *,
+        Generator? generator=None) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('cauchy_', 'self', 'Tensor', self)
+    if type(median) not in FLOAT_TYPES:
+        median = as_float('cauchy_', 'median', median)
+    if type(sigma) not in FLOAT_TYPES:
+        sigma = as_float('cauchy_', 'sigma', sigma)
+    return ops.cauchy_.call(self._impl.keys, self, median, sigma, generator)
+
+
+# ---- log_normal_ -----------------------------------------------------------------------
+
+def log_normal_(self, mean=1, std=2, *, generator=None):
+    """Fill self with exp(N(mean, std)) draws.
+
+    log_normal_(Tensor(a!) self, float mean=1, float std=2, *,
+        Generator? generator=None) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('log_normal_', 'self', 'Tensor', self)
+    if type(mean) not in FLOAT_TYPES:
+        mean = as_float('log_normal_', 'mean', mean)
+    if type(std) not in FLOAT_TYPES:
+        std = as_float('log_normal_', 'std', std)
+    return ops.log_normal_.call(self._impl.keys, self, mean, std, generator)
+
+
+# ---- geometric_ ------------------------------------------------------------------------
+
+def geometric_(self, p, *, generator=None):
+    """Fill self with the number of Bernoulli(p) trials up to the first success (1, 2, ...).
+
+    geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('geometric_', 'self', 'Tensor', self)
+    if type(p) not in FLOAT_TYPES:
+        p = as_float('geometric_', 'p', p)
+    return ops.geometric_.call(self._impl.keys, self, p, generator)
+
+
+# ---- binomial --------------------------------------------------------------------------
+
+def binomial(count, prob, generator=None, *, out=None):
+    """The number of successes in count Bernoulli(prob) trials, elementwise.
+
+    binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('binomial', out, binomial(count, prob, generator))
+    if not isinstance(count, Tensor):
+        bad_arg('binomial', 'count', 'Tensor', count)
+    if not isinstance(prob, Tensor):
+        bad_arg('binomial', 'prob', 'Tensor', prob)
+    return ops.binomial.call(count._impl.keys | prob._impl.keys, count, prob, generator)
+
+
+# ---- poisson ---------------------------------------------------------------------------
+
+def poisson(input, generator=None, *, out=None):
+    """A Poisson draw with rate self, elementwise.
+
+    poisson(Tensor self, Generator? generator=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('poisson', out, poisson(input, generator))
+    if not isinstance(input, Tensor):
+        bad_arg('poisson', 'input', 'Tensor', input)
+    return ops.poisson.call(input._impl.keys, input, generator)
+
+
+# ---- fill_diagonal_ --------------------------------------------------------------------
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Write fill_value on the main diagonal (of a matrix, or of a cube of equal sides); wrap -
+    continue below a tall matrix's first square, every width + 1 rows.
+
+    fill_diagonal_(Tensor(a!) self, Scalar fill_value, bool wrap=False) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('fill_diagonal_', 'self', 'Tensor', self)
+    if type(fill_value) not in SCALAR_TYPES:
+        fill_value = as_scalar('fill_diagonal_', 'fill_value', fill_value)
+    if type(wrap) is not _b.bool:
+        wrap = as_bool('fill_diagonal_', 'wrap', wrap)
+    return ops.fill_diagonal_.call(self._impl.keys, self, fill_value, wrap)
+
+
+# ---- adjoint ---------------------------------------------------------------------------
+
+def adjoint(input):
+    """adjoint(Tensor(a) self) -> Tensor(a)"""
+    if not isinstance(input, Tensor):
+        bad_arg('adjoint', 'input', 'Tensor', input)
+    return ops.adjoint.call(input._impl.keys, input)
+
+
+# ---- split_with_sizes ------------------------------------------------------------------
+
+def split_with_sizes(input, split_sizes, dim=0, **kwargs):
+    """split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]"""
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'split_with_sizes', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'split_sizes': split_sizes, 'dim': dim},
+        )
+        return split_with_sizes(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('split_with_sizes', 'input', 'Tensor', input)
+    split_sizes = as_int_list('split_with_sizes', 'split_sizes', split_sizes)
+    if type(dim) is not _b.int:
+        dim = as_int('split_with_sizes', 'dim', dim)
+    return ops.split_with_sizes.call(input._impl.keys, input, split_sizes, dim)
+
+
+# ---- hsplit (int, array) ---------------------------------------------------------------
+
+def _match_hsplit_int(input, sections):
+    if isinstance(input, Tensor) and is_int(sections):
+        return (input, sections,)
+    return None
+
+
+def _run_hsplit_int(input, sections):
+    if type(sections) is not _b.int:
+        sections = as_int('hsplit', 'sections', sections)
+    return ops.hsplit_int.call(input._impl.keys, input, sections)
+
+
+def _match_hsplit_array(input, *indices, **kwargs):
+    if kwargs:
+        indices = unpack_kwargs('hsplit', 'indices', indices, kwargs)
+    elif len(indices) == 1 and type(indices[0]) is not _b.int:
+        indices = indices[0]
+    if isinstance(input, Tensor):
+        return (input, indices,)
+    return None
+
+
+def _run_hsplit_array(input, indices):
+    indices = as_int_list('hsplit', 'indices', indices)
+    return ops.hsplit_array.call(input._impl.keys, input, indices)
+
+
+def hsplit(*args, **kwargs):
+    """hsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+    hsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+    """
+    for match, run in (
+        (_match_hsplit_int, _run_hsplit_int), (_match_hsplit_array, _run_hsplit_array),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('hsplit', (ops.hsplit_int, ops.hsplit_array), args, kwargs)
+
+
+# ---- vsplit (int, array) ---------------------------------------------------------------
+
+def _match_vsplit_int(input, sections):
+    if isinstance(input, Tensor) and is_int(sections):
+        return (input, sections,)
+    return None
+
+
+def _run_vsplit_int(input, sections):
+    if type(sections) is not _b.int:
+        sections = as_int('vsplit', 'sections', sections)
+    return ops.vsplit_int.call(input._impl.keys, input, sections)
+
+
+def _match_vsplit_array(input, *indices, **kwargs):
+    if kwargs:
+        indices = unpack_kwargs('vsplit', 'indices', indices, kwargs)
+    elif len(indices) == 1 and type(indices[0]) is not _b.int:
+        indices = indices[0]
+    if isinstance(input, Tensor):
+        return (input, indices,)
+    return None
+
+
+def _run_vsplit_array(input, indices):
+    indices = as_int_list('vsplit', 'indices', indices)
+    return ops.vsplit_array.call(input._impl.keys, input, indices)
+
+
+def vsplit(*args, **kwargs):
+    """vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+    vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+    """
+    for match, run in (
+        (_match_vsplit_int, _run_vsplit_int), (_match_vsplit_array, _run_vsplit_array),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('vsplit', (ops.vsplit_int, ops.vsplit_array), args, kwargs)
+
+
+# ---- dsplit (int, array) ---------------------------------------------------------------
+
+def _match_dsplit_int(input, sections):
+    if isinstance(input, Tensor) and is_int(sections):
+        return (input, sections,)
+    return None
+
+
+def _run_dsplit_int(input, sections):
+    if type(sections) is not _b.int:
+        sections = as_int('dsplit', 'sections', sections)
+    return ops.dsplit_int.call(input._impl.keys, input, sections)
+
+
+def _match_dsplit_array(input, *indices, **kwargs):
+    if kwargs:
+        indices = unpack_kwargs('dsplit', 'indices', indices, kwargs)
+    elif len(indices) == 1 and type(indices[0]) is not _b.int:
+        indices = indices[0]
+    if isinstance(input, Tensor):
+        return (input, indices,)
+    return None
+
+
+def _run_dsplit_array(input, indices):
+    indices = as_int_list('dsplit', 'indices', indices)
+    return ops.dsplit_array.call(input._impl.keys, input, indices)
+
+
+def dsplit(*args, **kwargs):
+    """dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
+    dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+    """
+    for match, run in (
+        (_match_dsplit_int, _run_dsplit_int), (_match_dsplit_array, _run_dsplit_array),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('dsplit', (ops.dsplit_int, ops.dsplit_array), args, kwargs)
+
+
+# ---- as_strided_ -----------------------------------------------------------------------
+
+def as_strided_(input, size, stride, storage_offset=None):
+    """as_strided_(Tensor(a!) self, int[] size, int[] stride,
+        int? storage_offset=None) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('as_strided_', 'input', 'Tensor', input)
+    size = as_int_list('as_strided_', 'size', size)
+    stride = as_int_list('as_strided_', 'stride', stride)
+    if storage_offset is not None and type(storage_offset) is not _b.int:
+        storage_offset = as_int('as_strided_', 'storage_offset', storage_offset)
+    return ops.as_strided_.call(input._impl.keys, input, size, stride, storage_offset)
+
+
+# ---- resize_ ---------------------------------------------------------------------------
+
+def resize_(self, *size, memory_format=None, **kwargs):
+    """resize_(Tensor(a!) self, int[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)"""
+    if kwargs:
+        size = unpack_kwargs('resize_', 'size', size, kwargs)
+    elif len(size) == 1 and type(size[0]) is not _b.int:
+        size = size[0]
+    if not isinstance(self, Tensor):
+        bad_arg('resize_', 'self', 'Tensor', self)
+    size = as_int_list('resize_', 'size', size)
+    return ops.resize_.call(self._impl.keys, self, size, memory_format)
+
+
+# ---- resize_as_ ------------------------------------------------------------------------
+
+def resize_as_(input, the_template, *, memory_format=None):
+    """resize_as_(Tensor(a!) self, Tensor the_template, *,
+        MemoryFormat? memory_format=None) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('resize_as_', 'input', 'Tensor', input)
+    if not isinstance(the_template, Tensor):
+        bad_arg('resize_as_', 'the_template', 'Tensor', the_template)
+    ks = input._impl.keys | the_template._impl.keys
+    return ops.resize_as_.call(ks, input, the_template, memory_format)
+
+
+# ---- column_stack ----------------------------------------------------------------------
+
+def column_stack(*tensors, out=None, **kwargs):
+    """column_stack(Tensor[] tensors) -> Tensor"""
+    if out is not None:
+        return into_out('column_stack', out, column_stack(*tensors, **kwargs))
+    if kwargs:
+        tensors = unpack_kwargs('column_stack', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('column_stack', 'tensors', tensors)
+    return ops.column_stack.call(keyset_list(tensors), tensors)
+
+
+# ---- dstack ----------------------------------------------------------------------------
+
+def dstack(*tensors, out=None, **kwargs):
+    """dstack(Tensor[] tensors) -> Tensor"""
+    if out is not None:
+        return into_out('dstack', out, dstack(*tensors, **kwargs))
+    if kwargs:
+        tensors = unpack_kwargs('dstack', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('dstack', 'tensors', tensors)
+    return ops.dstack.call(keyset_list(tensors), tensors)
+
+
+# ---- diag_embed ------------------------------------------------------------------------
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1, *, out=None):
+    """A tensor whose diagonals (offset, dim1, dim2) hold self's last dim; zeros elsewhere.
+
+    diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor
+    """
+    if out is not None:
+        return into_out('diag_embed', out, diag_embed(input, offset, dim1, dim2))
+    if not isinstance(input, Tensor):
+        bad_arg('diag_embed', 'input', 'Tensor', input)
+    if type(offset) is not _b.int:
+        offset = as_int('diag_embed', 'offset', offset)
+    if type(dim1) is not _b.int:
+        dim1 = as_int('diag_embed', 'dim1', dim1)
+    if type(dim2) is not _b.int:
+        dim2 = as_int('diag_embed', 'dim2', dim2)
+    return ops.diag_embed.call(input._impl.keys, input, offset, dim1, dim2)
+
+
+# ---- diagflat --------------------------------------------------------------------------
+
+def diagflat(input, offset=0, *, out=None):
+    """A 2-D tensor with self's elements (flattened) on its offset-th diagonal.
+
+    diagflat(Tensor self, int offset=0) -> Tensor
+    """
+    if out is not None:
+        return into_out('diagflat', out, diagflat(input, offset))
+    if not isinstance(input, Tensor):
+        bad_arg('diagflat', 'input', 'Tensor', input)
+    if type(offset) is not _b.int:
+        offset = as_int('diagflat', 'offset', offset)
+    return ops.diagflat.call(input._impl.keys, input, offset)
+
+
+# ---- combinations ----------------------------------------------------------------------
+
+def combinations(input, r=2, with_replacement=False, *, out=None):
+    """The r-element combinations of a 1-D tensor's elements (itertools.combinations), one row
+    each.
+
+    combinations(Tensor self, int r=2, bool with_replacement=False) -> Tensor
+    """
+    if out is not None:
+        return into_out('combinations', out, combinations(input, r, with_replacement))
+    if not isinstance(input, Tensor):
+        bad_arg('combinations', 'input', 'Tensor', input)
+    if type(r) is not _b.int:
+        r = as_int('combinations', 'r', r)
+    if type(with_replacement) is not _b.bool:
+        with_replacement = as_bool('combinations', 'with_replacement', with_replacement)
+    return ops.combinations.call(input._impl.keys, input, r, with_replacement)
+
+
+# ---- diagonal_scatter ------------------------------------------------------------------
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1, *, out=None):
+    """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
+    if out is not None:
+        return into_out('diagonal_scatter', out, diagonal_scatter(input, src, offset, dim1, dim2))
+    if not isinstance(input, Tensor):
+        bad_arg('diagonal_scatter', 'input', 'Tensor', input)
+    if not isinstance(src, Tensor):
+        bad_arg('diagonal_scatter', 'src', 'Tensor', src)
+    if type(offset) is not _b.int:
+        offset = as_int('diagonal_scatter', 'offset', offset)
+    if type(dim1) is not _b.int:
+        dim1 = as_int('diagonal_scatter', 'dim1', dim1)
+    if type(dim2) is not _b.int:
+        dim2 = as_int('diagonal_scatter', 'dim2', dim2)
+    ks = input._impl.keys | src._impl.keys
+    return ops.diagonal_scatter.call(ks, input, src, offset, dim1, dim2)
+
+
+# ---- select_scatter --------------------------------------------------------------------
+
+def _match_select_scatter(input, src, dim, index):
+    if isinstance(input, Tensor) and isinstance(src, Tensor) and is_int(dim) and is_int(index):
+        return (input, src, dim, index,)
+    return None
+
+
+def _run_select_scatter(input, src, dim, index):
+    if type(dim) is not _b.int:
+        dim = as_int('select_scatter', 'dim', dim)
+    if type(index) is not _b.int:
+        index = as_int('select_scatter', 'index', index)
+    return ops.select_scatter.call(input._impl.keys | src._impl.keys, input, src, dim, index)
+
+
+def select_scatter(*args, **kwargs):
+    """select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor"""
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('select_scatter', out, select_scatter(*args, **kwargs))
+        kwargs = numpy_aliases('select_scatter', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_select_scatter, _run_select_scatter),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('select_scatter', (ops.select_scatter,), args, kwargs)
+
+
+# ---- slice_scatter ---------------------------------------------------------------------
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1, *, out=None, **kwargs):
+    """slice_scatter(Tensor self, Tensor src, int dim=0, int? start=None, int? end=None,
+        int step=1) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'slice_scatter', out, slice_scatter(input, src, dim, start, end, step, **kwargs),
+        )
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'slice_scatter', {'axis': 'dim'}, kwargs,
+            bound={
+                'input': input, 'src': src, 'dim': dim, 'start': start, 'end': end, 'step': step,
+            },
+        )
+        return slice_scatter(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('slice_scatter', 'input', 'Tensor', input)
+    if not isinstance(src, Tensor):
+        bad_arg('slice_scatter', 'src', 'Tensor', src)
+    if type(dim) is not _b.int:
+        dim = as_int('slice_scatter', 'dim', dim)
+    if start is not None and type(start) is not _b.int:
+        start = as_int('slice_scatter', 'start', start)
+    if end is not None and type(end) is not _b.int:
+        end = as_int('slice_scatter', 'end', end)
+    if type(step) is not _b.int:
+        step = as_int('slice_scatter', 'step', step)
+    ks = input._impl.keys | src._impl.keys
+    return ops.slice_scatter.call(ks, input, src, dim, start, end, step)
+
+
+# ---- as_strided_scatter ----------------------------------------------------------------
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None, *, out=None):
+    """as_strided_scatter(Tensor self, Tensor src, int[] size, int[] stride,
+        int? storage_offset=None) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'as_strided_scatter', out, as_strided_scatter(input, src, size, stride, storage_offset),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('as_strided_scatter', 'input', 'Tensor', input)
+    if not isinstance(src, Tensor):
+        bad_arg('as_strided_scatter', 'src', 'Tensor', src)
+    size = as_int_list('as_strided_scatter', 'size', size)
+    stride = as_int_list('as_strided_scatter', 'stride', stride)
+    if storage_offset is not None and type(storage_offset) is not _b.int:
+        storage_offset = as_int('as_strided_scatter', 'storage_offset', storage_offset)
+    ks = input._impl.keys | src._impl.keys
+    return ops.as_strided_scatter.call(ks, input, src, size, stride, storage_offset)
+
+
+# ---- put -------------------------------------------------------------------------------
+
+def put(input, index, source, accumulate=False, *, out=None):
+    """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
+    if out is not None:
+        return into_out('put', out, put(input, index, source, accumulate))
+    if not isinstance(input, Tensor):
+        bad_arg('put', 'input', 'Tensor', input)
+    if not isinstance(index, Tensor):
+        bad_arg('put', 'index', 'Tensor', index)
+    if not isinstance(source, Tensor):
+        bad_arg('put', 'source', 'Tensor', source)
+    if type(accumulate) is not _b.bool:
+        accumulate = as_bool('put', 'accumulate', accumulate)
+    ks = input._impl.keys | index._impl.keys | source._impl.keys
+    return ops.put.call(ks, input, index, source, accumulate)
+
+
+# ---- put_ ------------------------------------------------------------------------------
+
+def put_(self, index, source, accumulate=False):
+    """put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)"""
+    if not isinstance(self, Tensor):
+        bad_arg('put_', 'self', 'Tensor', self)
+    if not isinstance(index, Tensor):
+        bad_arg('put_', 'index', 'Tensor', index)
+    if not isinstance(source, Tensor):
+        bad_arg('put_', 'source', 'Tensor', source)
+    if type(accumulate) is not _b.bool:
+        accumulate = as_bool('put_', 'accumulate', accumulate)
+    ks = self._impl.keys | index._impl.keys | source._impl.keys
+    return ops.put_.call(ks, self, index, source, accumulate)
+
+
+# ---- index_reduce ----------------------------------------------------------------------
+
+def _match_index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    if (isinstance(input, Tensor)
+            and is_int(dim)
+            and isinstance(index, Tensor)
+            and isinstance(source, Tensor)
+            and isinstance(reduce, _b.str)
+            and is_bool(include_self)):
+        return (input, dim, index, source, reduce, include_self,)
+    return None
+
+
+def _run_index_reduce(input, dim, index, source, reduce, include_self):
+    if type(dim) is not _b.int:
+        dim = as_int('index_reduce', 'dim', dim)
+    if type(include_self) is not _b.bool:
+        include_self = as_bool('index_reduce', 'include_self', include_self)
+    ks = input._impl.keys | index._impl.keys | source._impl.keys
+    return ops.index_reduce.call(ks, input, dim, index, source, reduce, include_self)
+
+
+def index_reduce(*args, **kwargs):
+    """A copy of self with the slices source[j] reduced ("prod", "mean", "amax", "amin") into slice
+    index[j] along dim.
+
+    index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *,
+        bool include_self=True) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('index_reduce', out, index_reduce(*args, **kwargs))
+        kwargs = numpy_aliases('index_reduce', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_index_reduce, _run_index_reduce),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('index_reduce', (ops.index_reduce,), args, kwargs)
+
+
+# ---- index_reduce_ ---------------------------------------------------------------------
+
+def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    """index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *,
+        bool include_self=True) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('index_reduce_', 'self', 'Tensor', self)
+    if type(dim) is not _b.int:
+        dim = as_int('index_reduce_', 'dim', dim)
+    if not isinstance(index, Tensor):
+        bad_arg('index_reduce_', 'index', 'Tensor', index)
+    if not isinstance(source, Tensor):
+        bad_arg('index_reduce_', 'source', 'Tensor', source)
+    if type(reduce) is not _b.str:
+        bad_arg('index_reduce_', 'reduce', 'str', reduce)
+    if type(include_self) is not _b.bool:
+        include_self = as_bool('index_reduce_', 'include_self', include_self)
+    ks = self._impl.keys | index._impl.keys | source._impl.keys
+    return ops.index_reduce_.call(ks, self, dim, index, source, reduce, include_self)
+
+
+# ---- max_pool3d_with_indices -----------------------------------------------------------
+
+def max_pool3d_with_indices(
+    input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None,
+):
+    """Max over each window of the last three dims, and the argmax's flat position (depth * H * W +
+    row * W + col) in its volume.
+
+    max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0,
+        int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'max_pool3d_with_indices', out,
+            max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('max_pool3d_with_indices', 'input', 'Tensor', input)
+    kernel_size = as_int_list('max_pool3d_with_indices', 'kernel_size', kernel_size, 3)
+    stride = as_int_list('max_pool3d_with_indices', 'stride', stride, 3)
+    padding = as_int_list('max_pool3d_with_indices', 'padding', padding, 3)
+    dilation = as_int_list('max_pool3d_with_indices', 'dilation', dilation, 3)
+    if type(ceil_mode) is not _b.bool:
+        ceil_mode = as_bool('max_pool3d_with_indices', 'ceil_mode', ceil_mode)
+    ks = input._impl.keys
+    return ops.max_pool3d_with_indices.call(
+        ks, input, kernel_size, stride, padding, dilation, ceil_mode,
+    )
+
+
+# ---- max_pool3d_with_indices_backward --------------------------------------------------
+
+def max_pool3d_with_indices_backward(
+    grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices, *, out=None,
+):
+    """Each gradient added at the position its max came from.
+
+    max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size,
+        int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode,
+        Tensor indices) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'max_pool3d_with_indices_backward', out,
+            max_pool3d_with_indices_backward(
+                grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices,
+            ),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('max_pool3d_with_indices_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor):
+        bad_arg('max_pool3d_with_indices_backward', 'input', 'Tensor', input)
+    kernel_size = as_int_list('max_pool3d_with_indices_backward', 'kernel_size', kernel_size, 3)
+    stride = as_int_list('max_pool3d_with_indices_backward', 'stride', stride, 3)
+    padding = as_int_list('max_pool3d_with_indices_backward', 'padding', padding, 3)
+    dilation = as_int_list('max_pool3d_with_indices_backward', 'dilation', dilation, 3)
+    if type(ceil_mode) is not _b.bool:
+        ceil_mode = as_bool('max_pool3d_with_indices_backward', 'ceil_mode', ceil_mode)
+    if not isinstance(indices, Tensor):
+        bad_arg('max_pool3d_with_indices_backward', 'indices', 'Tensor', indices)
+    ks = grad_output._impl.keys | input._impl.keys | indices._impl.keys
+    return ops.max_pool3d_with_indices_backward.call(
+        ks, grad_output, input, kernel_size, stride, padding, dilation, ceil_mode, indices,
+    )
+
+
+# ---- avg_pool3d ------------------------------------------------------------------------
+
+def avg_pool3d(
+    input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+    divisor_override=None, *, out=None,
+):
+    """Mean over each window of the last three dims (zero padding counted unless
+    count_include_pad=False).
+
+    avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0,
+        bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'avg_pool3d', out,
+            avg_pool3d(
+                input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+            ),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('avg_pool3d', 'input', 'Tensor', input)
+    kernel_size = as_int_list('avg_pool3d', 'kernel_size', kernel_size, 3)
+    stride = as_int_list('avg_pool3d', 'stride', stride, 3)
+    padding = as_int_list('avg_pool3d', 'padding', padding, 3)
+    if type(ceil_mode) is not _b.bool:
+        ceil_mode = as_bool('avg_pool3d', 'ceil_mode', ceil_mode)
+    if type(count_include_pad) is not _b.bool:
+        count_include_pad = as_bool('avg_pool3d', 'count_include_pad', count_include_pad)
+    if divisor_override is not None and type(divisor_override) is not _b.int:
+        divisor_override = as_int('avg_pool3d', 'divisor_override', divisor_override)
+    ks = input._impl.keys
+    return ops.avg_pool3d.call(
+        ks, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+    )
+
+
+# ---- avg_pool3d_backward ---------------------------------------------------------------
+
+def avg_pool3d_backward(
+    grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    divisor_override, *, out=None,
+):
+    """Each gradient divided by its window's divisor and spread over the window.
+
+    avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride,
+        int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'avg_pool3d_backward', out,
+            avg_pool3d_backward(
+                grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override,
+            ),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('avg_pool3d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor):
+        bad_arg('avg_pool3d_backward', 'input', 'Tensor', input)
+    kernel_size = as_int_list('avg_pool3d_backward', 'kernel_size', kernel_size, 3)
+    stride = as_int_list('avg_pool3d_backward', 'stride', stride, 3)
+    padding = as_int_list('avg_pool3d_backward', 'padding', padding, 3)
+    if type(ceil_mode) is not _b.bool:
+        ceil_mode = as_bool('avg_pool3d_backward', 'ceil_mode', ceil_mode)
+    if type(count_include_pad) is not _b.bool:
+        count_include_pad = as_bool('avg_pool3d_backward', 'count_include_pad', count_include_pad)
+    if divisor_override is not None and type(divisor_override) is not _b.int:
+        divisor_override = as_int('avg_pool3d_backward', 'divisor_override', divisor_override)
+    ks = grad_output._impl.keys | input._impl.keys
+    return ops.avg_pool3d_backward.call(
+        ks, grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
+    )
+
+
+# ---- adaptive_avg_pool3d ---------------------------------------------------------------
+
+def adaptive_avg_pool3d(input, output_size, *, out=None):
+    """Average pooling of the last three dims to a fixed output size.
+
+    adaptive_avg_pool3d(Tensor self, int[3] output_size) -> Tensor
+    """
+    if out is not None:
+        return into_out('adaptive_avg_pool3d', out, adaptive_avg_pool3d(input, output_size))
+    if not isinstance(input, Tensor):
+        bad_arg('adaptive_avg_pool3d', 'input', 'Tensor', input)
+    output_size = as_int_list('adaptive_avg_pool3d', 'output_size', output_size, 3)
+    return ops.adaptive_avg_pool3d.call(input._impl.keys, input, output_size)
+
+
+# ---- adaptive_avg_pool3d_backward ------------------------------------------------------
+
+def adaptive_avg_pool3d_backward(grad_output, input, *, out=None):
+    """adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    if out is not None:
+        return into_out(
+            'adaptive_avg_pool3d_backward', out, adaptive_avg_pool3d_backward(grad_output, input),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('adaptive_avg_pool3d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor):
+        bad_arg('adaptive_avg_pool3d_backward', 'input', 'Tensor', input)
+    ks = grad_output._impl.keys | input._impl.keys
+    return ops.adaptive_avg_pool3d_backward.call(ks, grad_output, input)
+
+
+# ---- adaptive_max_pool3d ---------------------------------------------------------------
+
+def adaptive_max_pool3d(input, output_size, *, out=None):
+    """Max pooling of the last three dims to a fixed output size, with the flat indices of the
+    maxima.
+
+    adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out('adaptive_max_pool3d', out, adaptive_max_pool3d(input, output_size))
+    if not isinstance(input, Tensor):
+        bad_arg('adaptive_max_pool3d', 'input', 'Tensor', input)
+    output_size = as_int_list('adaptive_max_pool3d', 'output_size', output_size, 3)
+    return ops.adaptive_max_pool3d.call(input._impl.keys, input, output_size)
+
+
+# ---- adaptive_max_pool3d_backward ------------------------------------------------------
+
+def adaptive_max_pool3d_backward(grad_output, input, indices, *, out=None):
+    """adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor"""
+    if out is not None:
+        return into_out(
+            'adaptive_max_pool3d_backward', out,
+            adaptive_max_pool3d_backward(grad_output, input, indices),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('adaptive_max_pool3d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor):
+        bad_arg('adaptive_max_pool3d_backward', 'input', 'Tensor', input)
+    if not isinstance(indices, Tensor):
+        bad_arg('adaptive_max_pool3d_backward', 'indices', 'Tensor', indices)
+    ks = grad_output._impl.keys | input._impl.keys | indices._impl.keys
+    return ops.adaptive_max_pool3d_backward.call(ks, grad_output, input, indices)
+
+
+# ---- fractional_max_pool2d -------------------------------------------------------------
+
+_returns_fractional_max_pool2d = namedtuple('fractional_max_pool2d', ('output', 'indices'))
+
+def fractional_max_pool2d(input, kernel_size, output_size, random_samples, *, out=None):
+    """Max over windows at pseudo-random positions (random_samples[n, c] = (u_w, u_h)), and the
+    argmax's flat position in its plane.
+
+    fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size,
+        Tensor random_samples) -> (Tensor output, Tensor indices)
+    """
+    if out is not None:
+        return into_out(
+            'fractional_max_pool2d', out,
+            fractional_max_pool2d(input, kernel_size, output_size, random_samples),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('fractional_max_pool2d', 'input', 'Tensor', input)
+    kernel_size = as_int_list('fractional_max_pool2d', 'kernel_size', kernel_size, 2)
+    output_size = as_int_list('fractional_max_pool2d', 'output_size', output_size, 2)
+    if not isinstance(random_samples, Tensor):
+        bad_arg('fractional_max_pool2d', 'random_samples', 'Tensor', random_samples)
+    ks = input._impl.keys | random_samples._impl.keys
+    return _returns_fractional_max_pool2d(
+        *ops.fractional_max_pool2d.call(ks, input, kernel_size, output_size, random_samples),
+    )
+
+
+# ---- fractional_max_pool2d_backward ----------------------------------------------------
+
+def fractional_max_pool2d_backward(
+    grad_output, input, kernel_size, output_size, indices, *, out=None,
+):
+    """Each gradient added at the position its max came from.
+
+    fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size,
+        int[2] output_size, Tensor indices) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'fractional_max_pool2d_backward', out,
+            fractional_max_pool2d_backward(grad_output, input, kernel_size, output_size, indices),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('fractional_max_pool2d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor):
+        bad_arg('fractional_max_pool2d_backward', 'input', 'Tensor', input)
+    kernel_size = as_int_list('fractional_max_pool2d_backward', 'kernel_size', kernel_size, 2)
+    output_size = as_int_list('fractional_max_pool2d_backward', 'output_size', output_size, 2)
+    if not isinstance(indices, Tensor):
+        bad_arg('fractional_max_pool2d_backward', 'indices', 'Tensor', indices)
+    ks = grad_output._impl.keys | input._impl.keys | indices._impl.keys
+    return ops.fractional_max_pool2d_backward.call(
+        ks, grad_output, input, kernel_size, output_size, indices,
+    )
+
+
+# ---- fractional_max_pool3d -------------------------------------------------------------
+
+_returns_fractional_max_pool3d = namedtuple('fractional_max_pool3d', ('output', 'indices'))
+
+def fractional_max_pool3d(input, kernel_size, output_size, random_samples, *, out=None):
+    """Max over windows at pseudo-random positions (random_samples[n, c] = (u_w, u_h, u_d)), and
+    the argmax's flat position in its volume.
+
+    fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size,
+        Tensor random_samples) -> (Tensor output, Tensor indices)
+    """
+    if out is not None:
+        return into_out(
+            'fractional_max_pool3d', out,
+            fractional_max_pool3d(input, kernel_size, output_size, random_samples),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('fractional_max_pool3d', 'input', 'Tensor', input)
+    kernel_size = as_int_list('fractional_max_pool3d', 'kernel_size', kernel_size, 3)
+    output_size = as_int_list('fractional_max_pool3d', 'output_size', output_size, 3)
+    if not isinstance(random_samples, Tensor):
+        bad_arg('fractional_max_pool3d', 'random_samples', 'Tensor', random_samples)
+    ks = input._impl.keys | random_samples._impl.keys
+    return _returns_fractional_max_pool3d(
+        *ops.fractional_max_pool3d.call(ks, input, kernel_size, output_size, random_samples),
+    )
+
+
+# ---- fractional_max_pool3d_backward ----------------------------------------------------
+
+def fractional_max_pool3d_backward(
+    grad_output, input, kernel_size, output_size, indices, *, out=None,
+):
+    """Each gradient added at the position its max came from.
+
+    fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size,
+        int[3] output_size, Tensor indices) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'fractional_max_pool3d_backward', out,
+            fractional_max_pool3d_backward(grad_output, input, kernel_size, output_size, indices),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('fractional_max_pool3d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor):
+        bad_arg('fractional_max_pool3d_backward', 'input', 'Tensor', input)
+    kernel_size = as_int_list('fractional_max_pool3d_backward', 'kernel_size', kernel_size, 3)
+    output_size = as_int_list('fractional_max_pool3d_backward', 'output_size', output_size, 3)
+    if not isinstance(indices, Tensor):
+        bad_arg('fractional_max_pool3d_backward', 'indices', 'Tensor', indices)
+    ks = grad_output._impl.keys | input._impl.keys | indices._impl.keys
+    return ops.fractional_max_pool3d_backward.call(
+        ks, grad_output, input, kernel_size, output_size, indices,
+    )
+
+
+# ---- max_unpool3d ----------------------------------------------------------------------
+
+def max_unpool3d(input, indices, output_size, stride, padding, *, out=None):
+    """The partial inverse of max_pool3d - each value written at its flat index in a zero (D, H, W)
+    volume of output_size.
+
+    max_unpool3d(Tensor self, Tensor indices, int[3] output_size, int[3] stride,
+        int[3] padding) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'max_unpool3d', out, max_unpool3d(input, indices, output_size, stride, padding),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('max_unpool3d', 'input', 'Tensor', input)
+    if not isinstance(indices, Tensor):
+        bad_arg('max_unpool3d', 'indices', 'Tensor', indices)
+    output_size = as_int_list('max_unpool3d', 'output_size', output_size, 3)
+    stride = as_int_list('max_unpool3d', 'stride', stride, 3)
+    padding = as_int_list('max_unpool3d', 'padding', padding, 3)
+    ks = input._impl.keys | indices._impl.keys
+    return ops.max_unpool3d.call(ks, input, indices, output_size, stride, padding)
+
+
+# ---- max_pool1d_with_indices -----------------------------------------------------------
+
+def max_pool1d_with_indices(
+    input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None,
+):
+    """Max over each window of the last dim, and the argmax's position.
+
+    max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0,
+        int[1] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'max_pool1d_with_indices', out,
+            max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('max_pool1d_with_indices', 'input', 'Tensor', input)
+    kernel_size = as_int_list('max_pool1d_with_indices', 'kernel_size', kernel_size, 1)
+    stride = as_int_list('max_pool1d_with_indices', 'stride', stride, 1)
+    padding = as_int_list('max_pool1d_with_indices', 'padding', padding, 1)
+    dilation = as_int_list('max_pool1d_with_indices', 'dilation', dilation, 1)
+    if type(ceil_mode) is not _b.bool:
+        ceil_mode = as_bool('max_pool1d_with_indices', 'ceil_mode', ceil_mode)
+    ks = input._impl.keys
+    return ops.max_pool1d_with_indices.call(
+        ks, input, kernel_size, stride, padding, dilation, ceil_mode,
+    )
+
+
+# ---- max_pool1d ------------------------------------------------------------------------
+
+def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None):
+    """Max over each window of the last dim.
+
+    max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0,
+        int[1] dilation=1, bool ceil_mode=False) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'max_pool1d', out, max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('max_pool1d', 'input', 'Tensor', input)
+    kernel_size = as_int_list('max_pool1d', 'kernel_size', kernel_size, 1)
+    stride = as_int_list('max_pool1d', 'stride', stride, 1)
+    padding = as_int_list('max_pool1d', 'padding', padding, 1)
+    dilation = as_int_list('max_pool1d', 'dilation', dilation, 1)
+    if type(ceil_mode) is not _b.bool:
+        ceil_mode = as_bool('max_pool1d', 'ceil_mode', ceil_mode)
+    ks = input._impl.keys
+    return ops.max_pool1d.call(ks, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+# ---- max_pool2d ------------------------------------------------------------------------
+
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None):
+    """Max over each window of the last two dims (max_pool2d_with_indices without the indices).
+
+    max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0,
+        int[2] dilation=1, bool ceil_mode=False) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'max_pool2d', out, max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('max_pool2d', 'input', 'Tensor', input)
+    kernel_size = as_int_list('max_pool2d', 'kernel_size', kernel_size, 2)
+    stride = as_int_list('max_pool2d', 'stride', stride, 2)
+    padding = as_int_list('max_pool2d', 'padding', padding, 2)
+    dilation = as_int_list('max_pool2d', 'dilation', dilation, 2)
+    if type(ceil_mode) is not _b.bool:
+        ceil_mode = as_bool('max_pool2d', 'ceil_mode', ceil_mode)
+    ks = input._impl.keys
+    return ops.max_pool2d.call(ks, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+# ---- max_pool3d ------------------------------------------------------------------------
+
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None):
+    """Max over each window of the last three dims (max_pool3d_with_indices without the indices).
+
+    max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0,
+        int[3] dilation=1, bool ceil_mode=False) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'max_pool3d', out, max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('max_pool3d', 'input', 'Tensor', input)
+    kernel_size = as_int_list('max_pool3d', 'kernel_size', kernel_size, 3)
+    stride = as_int_list('max_pool3d', 'stride', stride, 3)
+    padding = as_int_list('max_pool3d', 'padding', padding, 3)
+    dilation = as_int_list('max_pool3d', 'dilation', dilation, 3)
+    if type(ceil_mode) is not _b.bool:
+        ceil_mode = as_bool('max_pool3d', 'ceil_mode', ceil_mode)
+    ks = input._impl.keys
+    return ops.max_pool3d.call(ks, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+# ---- avg_pool1d ------------------------------------------------------------------------
+
+def avg_pool1d(
+    input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, *, out=None,
+):
+    """Mean over each window of the last dim.
+
+    avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=0,
+        bool ceil_mode=False, bool count_include_pad=True) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'avg_pool1d', out,
+            avg_pool1d(input, kernel_size, stride, padding, ceil_mode, count_include_pad),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('avg_pool1d', 'input', 'Tensor', input)
+    kernel_size = as_int_list('avg_pool1d', 'kernel_size', kernel_size, 1)
+    stride = as_int_list('avg_pool1d', 'stride', stride, 1)
+    padding = as_int_list('avg_pool1d', 'padding', padding, 1)
+    if type(ceil_mode) is not _b.bool:
+        ceil_mode = as_bool('avg_pool1d', 'ceil_mode', ceil_mode)
+    if type(count_include_pad) is not _b.bool:
+        count_include_pad = as_bool('avg_pool1d', 'count_include_pad', count_include_pad)
+    ks = input._impl.keys
+    return ops.avg_pool1d.call(
+        ks, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    )
+
+
+# ---- adaptive_avg_pool1d ---------------------------------------------------------------
+
+def adaptive_avg_pool1d(input, output_size, *, out=None):
+    """Average pooling of the last dim to a fixed output size.
+
+    adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor
+    """
+    if out is not None:
+        return into_out('adaptive_avg_pool1d', out, adaptive_avg_pool1d(input, output_size))
+    if not isinstance(input, Tensor):
+        bad_arg('adaptive_avg_pool1d', 'input', 'Tensor', input)
+    output_size = as_int_list('adaptive_avg_pool1d', 'output_size', output_size, 1)
+    return ops.adaptive_avg_pool1d.call(input._impl.keys, input, output_size)
+
+
+# ---- adaptive_max_pool1d ---------------------------------------------------------------
+
+def adaptive_max_pool1d(input, output_size, *, out=None):
+    """Max pooling of the last dim to a fixed output size, with the positions of the maxima.
+
+    adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out('adaptive_max_pool1d', out, adaptive_max_pool1d(input, output_size))
+    if not isinstance(input, Tensor):
+        bad_arg('adaptive_max_pool1d', 'input', 'Tensor', input)
+    output_size = as_int_list('adaptive_max_pool1d', 'output_size', output_size, 1)
+    return ops.adaptive_max_pool1d.call(input._impl.keys, input, output_size)
+
+
 # ---- grid_sampler_2d -------------------------------------------------------------------
 
 def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners, *, out=None):
@@ -11904,6 +15145,1435 @@ def batch_norm_update_stats(input, running_mean, running_var, momentum, *, out=N
                 | (running_var._impl.keys if running_var is not None else 0))
     return ops.batch_norm_update_stats.call(ks, input, running_mean, running_var, momentum)
 
+
+# ---- absolute --------------------------------------------------------------------------
+
+def absolute(input, *, out=None):
+    """An alias of abs.
+
+    absolute(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('absolute', out, absolute(input))
+    if not isinstance(input, Tensor):
+        bad_arg('absolute', 'input', 'Tensor', input)
+    return ops.absolute.call(input._impl.keys, input)
+
+
+# ---- absolute_ -------------------------------------------------------------------------
+
+def absolute_(self):
+    """An alias of abs_.
+
+    absolute_(Tensor(a!) self) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('absolute_', 'self', 'Tensor', self)
+    return ops.absolute_.call(self._impl.keys, self)
+
+
+# ---- arccos ----------------------------------------------------------------------------
+
+def arccos(input, *, out=None):
+    """An alias of acos.
+
+    arccos(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('arccos', out, arccos(input))
+    if not isinstance(input, Tensor):
+        bad_arg('arccos', 'input', 'Tensor', input)
+    return ops.arccos.call(input._impl.keys, input)
+
+
+# ---- arccos_ ---------------------------------------------------------------------------
+
+def arccos_(input):
+    """An alias of acos_.
+
+    arccos_(Tensor(a!) self) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('arccos_', 'input', 'Tensor', input)
+    return ops.arccos_.call(input._impl.keys, input)
+
+
+# ---- arcsin ----------------------------------------------------------------------------
+
+def arcsin(input, *, out=None):
+    """An alias of asin.
+
+    arcsin(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('arcsin', out, arcsin(input))
+    if not isinstance(input, Tensor):
+        bad_arg('arcsin', 'input', 'Tensor', input)
+    return ops.arcsin.call(input._impl.keys, input)
+
+
+# ---- arcsin_ ---------------------------------------------------------------------------
+
+def arcsin_(input):
+    """An alias of asin_.
+
+    arcsin_(Tensor(a!) self) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('arcsin_', 'input', 'Tensor', input)
+    return ops.arcsin_.call(input._impl.keys, input)
+
+
+# ---- arctan ----------------------------------------------------------------------------
+
+def arctan(input, *, out=None):
+    """An alias of atan.
+
+    arctan(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('arctan', out, arctan(input))
+    if not isinstance(input, Tensor):
+        bad_arg('arctan', 'input', 'Tensor', input)
+    return ops.arctan.call(input._impl.keys, input)
+
+
+# ---- arctan_ ---------------------------------------------------------------------------
+
+def arctan_(input):
+    """An alias of atan_.
+
+    arctan_(Tensor(a!) self) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('arctan_', 'input', 'Tensor', input)
+    return ops.arctan_.call(input._impl.keys, input)
+
+
+# ---- arctan2 ---------------------------------------------------------------------------
+
+def arctan2(input, other, *, out=None):
+    """An alias of atan2.
+
+    arctan2(Tensor self, Tensor other) -> Tensor
+    """
+    if out is not None:
+        return into_out('arctan2', out, arctan2(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('arctan2', 'input', 'Tensor', input)
+    if not isinstance(other, Tensor):
+        bad_arg('arctan2', 'other', 'Tensor', other)
+    return ops.arctan2.call(input._impl.keys | other._impl.keys, input, other)
+
+
+# ---- arctan2_ --------------------------------------------------------------------------
+
+def arctan2_(self, other):
+    """An alias of atan2_.
+
+    arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('arctan2_', 'self', 'Tensor', self)
+    if not isinstance(other, Tensor):
+        bad_arg('arctan2_', 'other', 'Tensor', other)
+    return ops.arctan2_.call(self._impl.keys | other._impl.keys, self, other)
+
+
+# ---- divide (Tensor, Scalar, Tensor_mode, Scalar_mode) ---------------------------------
+
+def _match_divide_Tensor(input, other):
+    if isinstance(input, Tensor) and isinstance(other, Tensor):
+        return (input, other,)
+    return None
+
+
+def _run_divide_Tensor(input, other):
+    return ops.divide_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+
+
+def _match_divide_Scalar(input, other):
+    if isinstance(input, Tensor) and is_number(other):
+        return (input, other,)
+    return None
+
+
+def _run_divide_Scalar(input, other):
+    if type(other) not in SCALAR_TYPES:
+        other = as_scalar('divide', 'other', other)
+    return ops.divide_Scalar.call(input._impl.keys, input, other)
+
+
+def _match_divide_Tensor_mode(input, other, *, rounding_mode):
+    if (isinstance(input, Tensor)
+            and isinstance(other, Tensor)
+            and (rounding_mode is None or isinstance(rounding_mode, _b.str))):
+        return (input, other, rounding_mode,)
+    return None
+
+
+def _run_divide_Tensor_mode(input, other, rounding_mode):
+    ks = input._impl.keys | other._impl.keys
+    return ops.divide_Tensor_mode.call(ks, input, other, rounding_mode)
+
+
+def _match_divide_Scalar_mode(input, other, *, rounding_mode):
+    if (isinstance(input, Tensor)
+            and is_number(other)
+            and (rounding_mode is None or isinstance(rounding_mode, _b.str))):
+        return (input, other, rounding_mode,)
+    return None
+
+
+def _run_divide_Scalar_mode(input, other, rounding_mode):
+    if type(other) not in SCALAR_TYPES:
+        other = as_scalar('divide', 'other', other)
+    return ops.divide_Scalar_mode.call(input._impl.keys, input, other, rounding_mode)
+
+
+def divide(*args, **kwargs):
+    """An alias of div.Tensor.
+
+    divide.Tensor(Tensor self, Tensor other) -> Tensor
+    divide.Scalar(Tensor self, Scalar other) -> Tensor
+    divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+    divide.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('divide', out, divide(*args, **kwargs))
+    for match, run in (
+        (_match_divide_Tensor, _run_divide_Tensor), (_match_divide_Scalar, _run_divide_Scalar),
+        (_match_divide_Tensor_mode, _run_divide_Tensor_mode),
+        (_match_divide_Scalar_mode, _run_divide_Scalar_mode),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload(
+        'divide',
+        (ops.divide_Tensor, ops.divide_Scalar, ops.divide_Tensor_mode, ops.divide_Scalar_mode),
+        args, kwargs,
+    )
+
+
+# ---- divide_ (Tensor, Scalar, Tensor_mode, Scalar_mode) --------------------------------
+
+def _match_divide__Tensor(self, other):
+    if isinstance(self, Tensor) and isinstance(other, Tensor):
+        return (self, other,)
+    return None
+
+
+def _run_divide__Tensor(self, other):
+    return ops.divide__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+
+
+def _match_divide__Scalar(self, other):
+    if isinstance(self, Tensor) and is_number(other):
+        return (self, other,)
+    return None
+
+
+def _run_divide__Scalar(self, other):
+    if type(other) not in SCALAR_TYPES:
+        other = as_scalar('divide_', 'other', other)
+    return ops.divide__Scalar.call(self._impl.keys, self, other)
+
+
+def _match_divide__Tensor_mode(self, other, *, rounding_mode):
+    if (isinstance(self, Tensor)
+            and isinstance(other, Tensor)
+            and (rounding_mode is None or isinstance(rounding_mode, _b.str))):
+        return (self, other, rounding_mode,)
+    return None
+
+
+def _run_divide__Tensor_mode(self, other, rounding_mode):
+    ks = self._impl.keys | other._impl.keys
+    return ops.divide__Tensor_mode.call(ks, self, other, rounding_mode)
+
+
+def _match_divide__Scalar_mode(self, other, *, rounding_mode):
+    if (isinstance(self, Tensor)
+            and is_number(other)
+            and (rounding_mode is None or isinstance(rounding_mode, _b.str))):
+        return (self, other, rounding_mode,)
+    return None
+
+
+def _run_divide__Scalar_mode(self, other, rounding_mode):
+    if type(other) not in SCALAR_TYPES:
+        other = as_scalar('divide_', 'other', other)
+    return ops.divide__Scalar_mode.call(self._impl.keys, self, other, rounding_mode)
+
+
+def divide_(*args, **kwargs):
+    """An alias of div_.Tensor.
+
+    divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    divide_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)
+    divide_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)
+    """
+    for match, run in (
+        (_match_divide__Tensor, _run_divide__Tensor), (_match_divide__Scalar, _run_divide__Scalar),
+        (_match_divide__Tensor_mode, _run_divide__Tensor_mode),
+        (_match_divide__Scalar_mode, _run_divide__Scalar_mode),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload(
+        'divide_',
+        (ops.divide__Tensor, ops.divide__Scalar, ops.divide__Tensor_mode, ops.divide__Scalar_mode),
+        args, kwargs,
+    )
+
+
+# ---- multiply (Tensor, Scalar) ---------------------------------------------------------
+
+def multiply(input, other, *, out=None):
+    """An alias of mul.Tensor.
+
+    multiply.Tensor(Tensor self, Tensor other) -> Tensor
+    multiply.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if out is not None:
+        return into_out('multiply', out, multiply(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('multiply', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # multiply.Tensor
+        return ops.multiply_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # multiply.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('multiply', 'other', other)
+        return ops.multiply_Scalar.call(input._impl.keys, input, other)
+    no_overload('multiply', (ops.multiply_Tensor, ops.multiply_Scalar), (input, other,), {})
+
+
+# ---- multiply_ (Tensor, Scalar) --------------------------------------------------------
+
+def multiply_(self, other):
+    """An alias of mul_.Tensor.
+
+    multiply_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    multiply_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('multiply_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # multiply_.Tensor
+        return ops.multiply__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # multiply_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('multiply_', 'other', other)
+        return ops.multiply__Scalar.call(self._impl.keys, self, other)
+    no_overload('multiply_', (ops.multiply__Tensor, ops.multiply__Scalar), (self, other,), {})
+
+
+# ---- subtract (Tensor, Scalar) ---------------------------------------------------------
+
+def subtract(input, other, *, alpha=1, out=None):
+    """An alias of sub.Tensor.
+
+    subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+    subtract.Scalar(Tensor self, Scalar other, *, Scalar alpha=1) -> Tensor
+    """
+    if out is not None:
+        return into_out('subtract', out, subtract(input, other, alpha=alpha))
+    if not isinstance(input, Tensor):
+        bad_arg('subtract', 'input', 'Tensor', input)
+    if type(alpha) not in SCALAR_TYPES:
+        alpha = as_scalar('subtract', 'alpha', alpha)
+    if isinstance(other, Tensor):  # subtract.Tensor
+        return ops.subtract_Tensor.call(input._impl.keys | other._impl.keys, input, other, alpha)
+    if type(other) in SCALAR_TYPES or is_number(other):  # subtract.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('subtract', 'other', other)
+        return ops.subtract_Scalar.call(input._impl.keys, input, other, alpha)
+    no_overload('subtract', (ops.subtract_Tensor, ops.subtract_Scalar), (input, other, alpha,), {})
+
+
+# ---- subtract_ (Tensor, Scalar) --------------------------------------------------------
+
+def subtract_(self, other, *, alpha=1):
+    """An alias of sub_.Tensor.
+
+    subtract_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+    subtract_.Scalar(Tensor(a!) self, Scalar other, *, Scalar alpha=1) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('subtract_', 'self', 'Tensor', self)
+    if type(alpha) not in SCALAR_TYPES:
+        alpha = as_scalar('subtract_', 'alpha', alpha)
+    if isinstance(other, Tensor):  # subtract_.Tensor
+        return ops.subtract__Tensor.call(self._impl.keys | other._impl.keys, self, other, alpha)
+    if type(other) in SCALAR_TYPES or is_number(other):  # subtract_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('subtract_', 'other', other)
+        return ops.subtract__Scalar.call(self._impl.keys, self, other, alpha)
+    no_overload(
+        'subtract_', (ops.subtract__Tensor, ops.subtract__Scalar), (self, other, alpha,), {},
+    )
+
+
+# ---- negative --------------------------------------------------------------------------
+
+def negative(input, *, out=None):
+    """An alias of neg.
+
+    negative(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('negative', out, negative(input))
+    if not isinstance(input, Tensor):
+        bad_arg('negative', 'input', 'Tensor', input)
+    return ops.negative.call(input._impl.keys, input)
+
+
+# ---- negative_ -------------------------------------------------------------------------
+
+def negative_(input):
+    """An alias of neg_.
+
+    negative_(Tensor(a!) self) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('negative_', 'input', 'Tensor', input)
+    return ops.negative_.call(input._impl.keys, input)
+
+
+# ---- greater (Tensor, Scalar) ----------------------------------------------------------
+
+def greater(input, other, *, out=None):
+    """An alias of gt.Tensor.
+
+    greater.Tensor(Tensor self, Tensor other) -> Tensor
+    greater.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if out is not None:
+        return into_out('greater', out, greater(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('greater', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # greater.Tensor
+        return ops.greater_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # greater.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('greater', 'other', other)
+        return ops.greater_Scalar.call(input._impl.keys, input, other)
+    no_overload('greater', (ops.greater_Tensor, ops.greater_Scalar), (input, other,), {})
+
+
+# ---- greater_equal (Tensor, Scalar) ----------------------------------------------------
+
+def greater_equal(input, other, *, out=None):
+    """An alias of ge.Tensor.
+
+    greater_equal.Tensor(Tensor self, Tensor other) -> Tensor
+    greater_equal.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if out is not None:
+        return into_out('greater_equal', out, greater_equal(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('greater_equal', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # greater_equal.Tensor
+        return ops.greater_equal_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # greater_equal.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('greater_equal', 'other', other)
+        return ops.greater_equal_Scalar.call(input._impl.keys, input, other)
+    no_overload(
+        'greater_equal', (ops.greater_equal_Tensor, ops.greater_equal_Scalar), (input, other,), {},
+    )
+
+
+# ---- less (Tensor, Scalar) -------------------------------------------------------------
+
+def less(input, other, *, out=None):
+    """An alias of lt.Tensor.
+
+    less.Tensor(Tensor self, Tensor other) -> Tensor
+    less.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if out is not None:
+        return into_out('less', out, less(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('less', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # less.Tensor
+        return ops.less_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # less.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('less', 'other', other)
+        return ops.less_Scalar.call(input._impl.keys, input, other)
+    no_overload('less', (ops.less_Tensor, ops.less_Scalar), (input, other,), {})
+
+
+# ---- less_equal (Tensor, Scalar) -------------------------------------------------------
+
+def less_equal(input, other, *, out=None):
+    """An alias of le.Tensor.
+
+    less_equal.Tensor(Tensor self, Tensor other) -> Tensor
+    less_equal.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if out is not None:
+        return into_out('less_equal', out, less_equal(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('less_equal', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # less_equal.Tensor
+        return ops.less_equal_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # less_equal.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('less_equal', 'other', other)
+        return ops.less_equal_Scalar.call(input._impl.keys, input, other)
+    no_overload('less_equal', (ops.less_equal_Tensor, ops.less_equal_Scalar), (input, other,), {})
+
+
+# ---- not_equal (Tensor, Scalar) --------------------------------------------------------
+
+def not_equal(input, other, *, out=None):
+    """An alias of ne.Tensor.
+
+    not_equal.Tensor(Tensor self, Tensor other) -> Tensor
+    not_equal.Scalar(Tensor self, Scalar other) -> Tensor
+    """
+    if out is not None:
+        return into_out('not_equal', out, not_equal(input, other))
+    if not isinstance(input, Tensor):
+        bad_arg('not_equal', 'input', 'Tensor', input)
+    if isinstance(other, Tensor):  # not_equal.Tensor
+        return ops.not_equal_Tensor.call(input._impl.keys | other._impl.keys, input, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # not_equal.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('not_equal', 'other', other)
+        return ops.not_equal_Scalar.call(input._impl.keys, input, other)
+    no_overload('not_equal', (ops.not_equal_Tensor, ops.not_equal_Scalar), (input, other,), {})
+
+
+# ---- fix -------------------------------------------------------------------------------
+
+def fix(input, *, out=None):
+    """An alias of trunc.
+
+    fix(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('fix', out, fix(input))
+    if not isinstance(input, Tensor):
+        bad_arg('fix', 'input', 'Tensor', input)
+    return ops.fix.call(input._impl.keys, input)
+
+
+# ---- fix_ ------------------------------------------------------------------------------
+
+def fix_(input):
+    """An alias of trunc_.
+
+    fix_(Tensor(a!) self) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('fix_', 'input', 'Tensor', input)
+    return ops.fix_.call(input._impl.keys, input)
+
+
+# ---- concat ----------------------------------------------------------------------------
+
+def concat(tensors, dim=0, *, out=None, **kwargs):
+    """An alias of cat.
+
+    concat(Tensor[] tensors, int dim=0) -> Tensor
+    """
+    if out is not None:
+        return into_out('concat', out, concat(tensors, dim, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'concat', {'axis': 'dim'}, kwargs, bound={'tensors': tensors, 'dim': dim},
+        )
+        return concat(**named)
+    tensors = as_tensor_list('concat', 'tensors', tensors)
+    if type(dim) is not _b.int:
+        dim = as_int('concat', 'dim', dim)
+    return ops.concat.call(keyset_list(tensors), tensors, dim)
+
+
+# ---- concatenate -----------------------------------------------------------------------
+
+def concatenate(tensors, dim=0, *, out=None, **kwargs):
+    """An alias of cat.
+
+    concatenate(Tensor[] tensors, int dim=0) -> Tensor
+    """
+    if out is not None:
+        return into_out('concatenate', out, concatenate(tensors, dim, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'concatenate', {'axis': 'dim'}, kwargs, bound={'tensors': tensors, 'dim': dim},
+        )
+        return concatenate(**named)
+    tensors = as_tensor_list('concatenate', 'tensors', tensors)
+    if type(dim) is not _b.int:
+        dim = as_int('concatenate', 'dim', dim)
+    return ops.concatenate.call(keyset_list(tensors), tensors, dim)
+
+
+# ---- moveaxis (intlist, int) -----------------------------------------------------------
+
+def moveaxis(input, source, destination):
+    """An alias of movedim.intlist.
+
+    moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)
+    moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('moveaxis', 'input', 'Tensor', input)
+    if is_int_list(source) and is_int_list(destination):  # moveaxis.intlist
+        source = as_int_list('moveaxis', 'source', source)
+        destination = as_int_list('moveaxis', 'destination', destination)
+        return ops.moveaxis_intlist.call(input._impl.keys, input, source, destination)
+    if is_int(source) and is_int(destination):  # moveaxis.int
+        if type(source) is not _b.int:
+            source = as_int('moveaxis', 'source', source)
+        if type(destination) is not _b.int:
+            destination = as_int('moveaxis', 'destination', destination)
+        return ops.moveaxis_int.call(input._impl.keys, input, source, destination)
+    no_overload(
+        'moveaxis', (ops.moveaxis_intlist, ops.moveaxis_int), (input, source, destination,), {},
+    )
+
+
+# ---- row_stack -------------------------------------------------------------------------
+
+def row_stack(*tensors, out=None, **kwargs):
+    """An alias of vstack.
+
+    row_stack(Tensor[] tensors) -> Tensor
+    """
+    if out is not None:
+        return into_out('row_stack', out, row_stack(*tensors, **kwargs))
+    if kwargs:
+        tensors = unpack_kwargs('row_stack', 'tensors', tensors, kwargs)
+    elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tensors[0]
+    tensors = as_tensor_list('row_stack', 'tensors', tensors)
+    return ops.row_stack.call(keyset_list(tensors), tensors)
+
+
+# ---- trapz (x, dx) ---------------------------------------------------------------------
+
+def _match_trapz_x(y, x, *, dim=-1):
+    if isinstance(y, Tensor) and isinstance(x, Tensor) and is_int(dim):
+        return (y, x, dim,)
+    return None
+
+
+def _run_trapz_x(y, x, dim):
+    if type(dim) is not _b.int:
+        dim = as_int('trapz', 'dim', dim)
+    return ops.trapz_x.call(y._impl.keys | x._impl.keys, y, x, dim)
+
+
+def _match_trapz_dx(y, *, dx=1, dim=-1):
+    if isinstance(y, Tensor) and is_number(dx) and is_int(dim):
+        return (y, dx, dim,)
+    return None
+
+
+def _run_trapz_dx(y, dx, dim):
+    if type(dx) not in SCALAR_TYPES:
+        dx = as_scalar('trapz', 'dx', dx)
+    if type(dim) is not _b.int:
+        dim = as_int('trapz', 'dim', dim)
+    return ops.trapz_dx.call(y._impl.keys, y, dx, dim)
+
+
+def trapz(*args, **kwargs):
+    """An alias of trapezoid.x.
+
+    trapz.x(Tensor y, Tensor x, *, int dim=-1) -> Tensor
+    trapz.dx(Tensor y, *, Scalar dx=1, int dim=-1) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('trapz', out, trapz(*args, **kwargs))
+        kwargs = numpy_aliases('trapz', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_trapz_x, _run_trapz_x), (_match_trapz_dx, _run_trapz_dx)):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('trapz', (ops.trapz_x, ops.trapz_dx), args, kwargs)
+
+
+# ---- unsafe_chunk ----------------------------------------------------------------------
+
+def unsafe_chunk(input, chunks, dim=0, **kwargs):
+    """An alias of chunk.
+
+    unsafe_chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
+    """
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'unsafe_chunk', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'chunks': chunks, 'dim': dim},
+        )
+        return unsafe_chunk(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('unsafe_chunk', 'input', 'Tensor', input)
+    if type(chunks) is not _b.int:
+        chunks = as_int('unsafe_chunk', 'chunks', chunks)
+    if type(dim) is not _b.int:
+        dim = as_int('unsafe_chunk', 'dim', dim)
+    return ops.unsafe_chunk.call(input._impl.keys, input, chunks, dim)
+
+
+# ---- unsafe_split ----------------------------------------------------------------------
+
+def unsafe_split(input, split_size, dim=0, **kwargs):
+    """An alias of split.Tensor.
+
+    unsafe_split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]
+    """
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'unsafe_split', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'split_size': split_size, 'dim': dim},
+        )
+        return unsafe_split(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('unsafe_split', 'input', 'Tensor', input)
+    if type(split_size) is not _b.int:
+        split_size = as_int('unsafe_split', 'split_size', split_size)
+    if type(dim) is not _b.int:
+        dim = as_int('unsafe_split', 'dim', dim)
+    return ops.unsafe_split_Tensor.call(input._impl.keys, input, split_size, dim)
+
+
+# ---- as_strided_copy -------------------------------------------------------------------
+
+def as_strided_copy(input, size, stride, storage_offset=None, *, out=None):
+    """as_strided, copied into new memory: the same values, not a view.
+
+    as_strided_copy(Tensor self, int[] size, int[] stride, int? storage_offset=None) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'as_strided_copy', out, as_strided_copy(input, size, stride, storage_offset),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('as_strided_copy', 'input', 'Tensor', input)
+    size = as_int_list('as_strided_copy', 'size', size)
+    stride = as_int_list('as_strided_copy', 'stride', stride)
+    if storage_offset is not None and type(storage_offset) is not _b.int:
+        storage_offset = as_int('as_strided_copy', 'storage_offset', storage_offset)
+    return ops.as_strided_copy.call(input._impl.keys, input, size, stride, storage_offset)
+
+
+# ---- detach_copy -----------------------------------------------------------------------
+
+def detach_copy(input, *, out=None):
+    """detach, copied into new memory: the same values, not a view.
+
+    detach_copy(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('detach_copy', out, detach_copy(input))
+    if not isinstance(input, Tensor):
+        bad_arg('detach_copy', 'input', 'Tensor', input)
+    return ops.detach_copy.call(input._impl.keys, input)
+
+
+# ---- diagonal_copy ---------------------------------------------------------------------
+
+def diagonal_copy(input, offset=0, dim1=0, dim2=1, *, out=None):
+    """diagonal, copied into new memory: the same values, not a view.
+
+    diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor
+    """
+    if out is not None:
+        return into_out('diagonal_copy', out, diagonal_copy(input, offset, dim1, dim2))
+    if not isinstance(input, Tensor):
+        bad_arg('diagonal_copy', 'input', 'Tensor', input)
+    if type(offset) is not _b.int:
+        offset = as_int('diagonal_copy', 'offset', offset)
+    if type(dim1) is not _b.int:
+        dim1 = as_int('diagonal_copy', 'dim1', dim1)
+    if type(dim2) is not _b.int:
+        dim2 = as_int('diagonal_copy', 'dim2', dim2)
+    return ops.diagonal_copy.call(input._impl.keys, input, offset, dim1, dim2)
+
+
+# ---- expand_copy -----------------------------------------------------------------------
+
+def expand_copy(input, *size, implicit=False, out=None, **kwargs):
+    """expand, copied into new memory: the same values, not a view.
+
+    expand_copy(Tensor self, int[] size, *, bool implicit=False) -> Tensor
+    """
+    if out is not None:
+        return into_out('expand_copy', out, expand_copy(input, *size, implicit=implicit, **kwargs))
+    if kwargs:
+        size = unpack_kwargs('expand_copy', 'size', size, kwargs)
+    elif len(size) == 1 and type(size[0]) is not _b.int:
+        size = size[0]
+    if not isinstance(input, Tensor):
+        bad_arg('expand_copy', 'input', 'Tensor', input)
+    size = as_int_list('expand_copy', 'size', size)
+    if type(implicit) is not _b.bool:
+        implicit = as_bool('expand_copy', 'implicit', implicit)
+    return ops.expand_copy.call(input._impl.keys, input, size, implicit)
+
+
+# ---- narrow_copy -----------------------------------------------------------------------
+
+def _match_narrow_copy(input, dim, start, length):
+    if isinstance(input, Tensor) and is_int(dim) and is_int(start) and is_int(length):
+        return (input, dim, start, length,)
+    return None
+
+
+def _run_narrow_copy(input, dim, start, length):
+    if type(dim) is not _b.int:
+        dim = as_int('narrow_copy', 'dim', dim)
+    if type(start) is not _b.int:
+        start = as_int('narrow_copy', 'start', start)
+    if type(length) is not _b.int:
+        length = as_int('narrow_copy', 'length', length)
+    return ops.narrow_copy.call(input._impl.keys, input, dim, start, length)
+
+
+def narrow_copy(*args, **kwargs):
+    """narrow, copied into new memory: the same values, not a view.
+
+    narrow_copy(Tensor self, int dim, int start, int length) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('narrow_copy', out, narrow_copy(*args, **kwargs))
+        kwargs = numpy_aliases('narrow_copy', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_narrow_copy, _run_narrow_copy),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('narrow_copy', (ops.narrow_copy,), args, kwargs)
+
+
+# ---- permute_copy ----------------------------------------------------------------------
+
+def permute_copy(input, *dims, out=None, **kwargs):
+    """permute, copied into new memory: the same values, not a view.
+
+    permute_copy(Tensor self, int[] dims) -> Tensor
+    """
+    if out is not None:
+        return into_out('permute_copy', out, permute_copy(input, *dims, **kwargs))
+    if kwargs:
+        dims = unpack_kwargs('permute_copy', 'dims', dims, kwargs)
+    elif len(dims) == 1 and type(dims[0]) is not _b.int:
+        dims = dims[0]
+    if not isinstance(input, Tensor):
+        bad_arg('permute_copy', 'input', 'Tensor', input)
+    dims = as_int_list('permute_copy', 'dims', dims)
+    return ops.permute_copy.call(input._impl.keys, input, dims)
+
+
+# ---- select_copy -----------------------------------------------------------------------
+
+def _match_select_copy_int(input, dim, index):
+    if isinstance(input, Tensor) and is_int(dim) and is_int(index):
+        return (input, dim, index,)
+    return None
+
+
+def _run_select_copy_int(input, dim, index):
+    if type(dim) is not _b.int:
+        dim = as_int('select_copy', 'dim', dim)
+    if type(index) is not _b.int:
+        index = as_int('select_copy', 'index', index)
+    return ops.select_copy_int.call(input._impl.keys, input, dim, index)
+
+
+def select_copy(*args, **kwargs):
+    """select.int, copied into new memory: the same values, not a view.
+
+    select_copy.int(Tensor self, int dim, int index) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('select_copy', out, select_copy(*args, **kwargs))
+        kwargs = numpy_aliases('select_copy', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_select_copy_int, _run_select_copy_int),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('select_copy', (ops.select_copy_int,), args, kwargs)
+
+
+# ---- slice_copy ------------------------------------------------------------------------
+
+def slice_copy(input, dim=0, start=None, end=None, step=1, *, out=None, **kwargs):
+    """slice.Tensor, copied into new memory: the same values, not a view.
+
+    slice_copy.Tensor(Tensor self, int dim=0, int? start=None, int? end=None,
+        int step=1) -> Tensor
+    """
+    if out is not None:
+        return into_out('slice_copy', out, slice_copy(input, dim, start, end, step, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'slice_copy', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'dim': dim, 'start': start, 'end': end, 'step': step},
+        )
+        return slice_copy(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('slice_copy', 'input', 'Tensor', input)
+    if type(dim) is not _b.int:
+        dim = as_int('slice_copy', 'dim', dim)
+    if start is not None and type(start) is not _b.int:
+        start = as_int('slice_copy', 'start', start)
+    if end is not None and type(end) is not _b.int:
+        end = as_int('slice_copy', 'end', end)
+    if type(step) is not _b.int:
+        step = as_int('slice_copy', 'step', step)
+    return ops.slice_copy_Tensor.call(input._impl.keys, input, dim, start, end, step)
+
+
+# ---- split_copy ------------------------------------------------------------------------
+
+def split_copy(input, split_size, dim=0, **kwargs):
+    """split.Tensor, copied into new memory: the same values, not a view.
+
+    split_copy.Tensor(Tensor self, int split_size, int dim=0) -> Tensor[]
+    """
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'split_copy', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'split_size': split_size, 'dim': dim},
+        )
+        return split_copy(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('split_copy', 'input', 'Tensor', input)
+    if type(split_size) is not _b.int:
+        split_size = as_int('split_copy', 'split_size', split_size)
+    if type(dim) is not _b.int:
+        dim = as_int('split_copy', 'dim', dim)
+    return ops.split_copy_Tensor.call(input._impl.keys, input, split_size, dim)
+
+
+# ---- squeeze_copy ((default), dim) -----------------------------------------------------
+
+def _match_squeeze_copy(input):
+    if isinstance(input, Tensor):
+        return (input,)
+    return None
+
+
+def _run_squeeze_copy(input):
+    return ops.squeeze_copy.call(input._impl.keys, input)
+
+
+def _match_squeeze_copy_dim(input, dim):
+    if isinstance(input, Tensor) and is_int(dim):
+        return (input, dim,)
+    return None
+
+
+def _run_squeeze_copy_dim(input, dim):
+    if type(dim) is not _b.int:
+        dim = as_int('squeeze_copy', 'dim', dim)
+    return ops.squeeze_copy_dim.call(input._impl.keys, input, dim)
+
+
+def squeeze_copy(*args, **kwargs):
+    """squeeze, copied into new memory: the same values, not a view.
+
+    squeeze_copy(Tensor self) -> Tensor
+    squeeze_copy.dim(Tensor self, int dim) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('squeeze_copy', out, squeeze_copy(*args, **kwargs))
+        kwargs = numpy_aliases('squeeze_copy', {'axis': 'dim'}, kwargs)
+    for match, run in (
+        (_match_squeeze_copy, _run_squeeze_copy), (_match_squeeze_copy_dim, _run_squeeze_copy_dim),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('squeeze_copy', (ops.squeeze_copy, ops.squeeze_copy_dim), args, kwargs)
+
+
+# ---- t_copy ----------------------------------------------------------------------------
+
+def t_copy(input, *, out=None):
+    """t, copied into new memory: the same values, not a view.
+
+    t_copy(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('t_copy', out, t_copy(input))
+    if not isinstance(input, Tensor):
+        bad_arg('t_copy', 'input', 'Tensor', input)
+    return ops.t_copy.call(input._impl.keys, input)
+
+
+# ---- transpose_copy --------------------------------------------------------------------
+
+def transpose_copy(input, dim0, dim1, *, out=None):
+    """transpose.int, copied into new memory: the same values, not a view.
+
+    transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor
+    """
+    if out is not None:
+        return into_out('transpose_copy', out, transpose_copy(input, dim0, dim1))
+    if not isinstance(input, Tensor):
+        bad_arg('transpose_copy', 'input', 'Tensor', input)
+    if type(dim0) is not _b.int:
+        dim0 = as_int('transpose_copy', 'dim0', dim0)
+    if type(dim1) is not _b.int:
+        dim1 = as_int('transpose_copy', 'dim1', dim1)
+    return ops.transpose_copy_int.call(input._impl.keys, input, dim0, dim1)
+
+
+# ---- unbind_copy -----------------------------------------------------------------------
+
+def unbind_copy(input, dim=0, **kwargs):
+    """unbind.int, copied into new memory: the same values, not a view.
+
+    unbind_copy.int(Tensor self, int dim=0) -> Tensor[]
+    """
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'unbind_copy', {'axis': 'dim'}, kwargs, bound={'input': input, 'dim': dim},
+        )
+        return unbind_copy(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('unbind_copy', 'input', 'Tensor', input)
+    if type(dim) is not _b.int:
+        dim = as_int('unbind_copy', 'dim', dim)
+    return ops.unbind_copy_int.call(input._impl.keys, input, dim)
+
+
+# ---- unfold_copy -----------------------------------------------------------------------
+
+def unfold_copy(input, dimension, size, step, *, out=None):
+    """unfold, copied into new memory: the same values, not a view.
+
+    unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor
+    """
+    if out is not None:
+        return into_out('unfold_copy', out, unfold_copy(input, dimension, size, step))
+    if not isinstance(input, Tensor):
+        bad_arg('unfold_copy', 'input', 'Tensor', input)
+    if type(dimension) is not _b.int:
+        dimension = as_int('unfold_copy', 'dimension', dimension)
+    if type(size) is not _b.int:
+        size = as_int('unfold_copy', 'size', size)
+    if type(step) is not _b.int:
+        step = as_int('unfold_copy', 'step', step)
+    return ops.unfold_copy.call(input._impl.keys, input, dimension, size, step)
+
+
+# ---- unsqueeze_copy --------------------------------------------------------------------
+
+def _match_unsqueeze_copy(input, dim):
+    if isinstance(input, Tensor) and is_int(dim):
+        return (input, dim,)
+    return None
+
+
+def _run_unsqueeze_copy(input, dim):
+    if type(dim) is not _b.int:
+        dim = as_int('unsqueeze_copy', 'dim', dim)
+    return ops.unsqueeze_copy.call(input._impl.keys, input, dim)
+
+
+def unsqueeze_copy(*args, **kwargs):
+    """unsqueeze, copied into new memory: the same values, not a view.
+
+    unsqueeze_copy(Tensor self, int dim) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('unsqueeze_copy', out, unsqueeze_copy(*args, **kwargs))
+        kwargs = numpy_aliases('unsqueeze_copy', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match_unsqueeze_copy, _run_unsqueeze_copy),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('unsqueeze_copy', (ops.unsqueeze_copy,), args, kwargs)
+
+
+# ---- view_copy -------------------------------------------------------------------------
+
+def view_copy(input, *size, out=None, **kwargs):
+    """view, copied into new memory: the same values, not a view.
+
+    view_copy(Tensor self, int[] size) -> Tensor
+    """
+    if out is not None:
+        return into_out('view_copy', out, view_copy(input, *size, **kwargs))
+    if kwargs:
+        size = unpack_kwargs('view_copy', 'size', size, kwargs)
+    elif len(size) == 1 and type(size[0]) is not _b.int:
+        size = size[0]
+    if not isinstance(input, Tensor):
+        bad_arg('view_copy', 'input', 'Tensor', input)
+    size = as_int_list('view_copy', 'size', size)
+    return ops.view_copy.call(input._impl.keys, input, size)
+
+
+# ---- arccosh ---------------------------------------------------------------------------
+
+def arccosh(input, *, out=None):
+    """An alias of acosh.
+
+    arccosh(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('arccosh', out, arccosh(input))
+    if not isinstance(input, Tensor):
+        bad_arg('arccosh', 'input', 'Tensor', input)
+    return ops.arccosh.call(input._impl.keys, input)
+
+
+# ---- arccosh_ --------------------------------------------------------------------------
+
+def arccosh_(input):
+    """An alias of acosh_.
+
+    arccosh_(Tensor(a!) self) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('arccosh_', 'input', 'Tensor', input)
+    return ops.arccosh_.call(input._impl.keys, input)
+
+
+# ---- arcsinh ---------------------------------------------------------------------------
+
+def arcsinh(input, *, out=None):
+    """An alias of asinh.
+
+    arcsinh(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('arcsinh', out, arcsinh(input))
+    if not isinstance(input, Tensor):
+        bad_arg('arcsinh', 'input', 'Tensor', input)
+    return ops.arcsinh.call(input._impl.keys, input)
+
+
+# ---- arcsinh_ --------------------------------------------------------------------------
+
+def arcsinh_(input):
+    """An alias of asinh_.
+
+    arcsinh_(Tensor(a!) self) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('arcsinh_', 'input', 'Tensor', input)
+    return ops.arcsinh_.call(input._impl.keys, input)
+
+
+# ---- arctanh ---------------------------------------------------------------------------
+
+def arctanh(input, *, out=None):
+    """An alias of atanh.
+
+    arctanh(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('arctanh', out, arctanh(input))
+    if not isinstance(input, Tensor):
+        bad_arg('arctanh', 'input', 'Tensor', input)
+    return ops.arctanh.call(input._impl.keys, input)
+
+
+# ---- arctanh_ --------------------------------------------------------------------------
+
+def arctanh_(input):
+    """An alias of atanh_.
+
+    arctanh_(Tensor(a!) self) -> Tensor(a!)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('arctanh_', 'input', 'Tensor', input)
+    return ops.arctanh_.call(input._impl.keys, input)
+
+
+# ---- greater_ (Tensor, Scalar) ---------------------------------------------------------
+
+def greater_(self, other):
+    """An alias of gt_.Tensor.
+
+    greater_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    greater_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('greater_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # greater_.Tensor
+        return ops.greater__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # greater_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('greater_', 'other', other)
+        return ops.greater__Scalar.call(self._impl.keys, self, other)
+    no_overload('greater_', (ops.greater__Tensor, ops.greater__Scalar), (self, other,), {})
+
+
+# ---- greater_equal_ (Tensor, Scalar) ---------------------------------------------------
+
+def greater_equal_(self, other):
+    """An alias of ge_.Tensor.
+
+    greater_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    greater_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('greater_equal_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # greater_equal_.Tensor
+        return ops.greater_equal__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # greater_equal_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('greater_equal_', 'other', other)
+        return ops.greater_equal__Scalar.call(self._impl.keys, self, other)
+    no_overload(
+        'greater_equal_', (ops.greater_equal__Tensor, ops.greater_equal__Scalar), (self, other,),
+        {},
+    )
+
+
+# ---- less_ (Tensor, Scalar) ------------------------------------------------------------
+
+def less_(self, other):
+    """An alias of lt_.Tensor.
+
+    less_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    less_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('less_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # less_.Tensor
+        return ops.less__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # less_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('less_', 'other', other)
+        return ops.less__Scalar.call(self._impl.keys, self, other)
+    no_overload('less_', (ops.less__Tensor, ops.less__Scalar), (self, other,), {})
+
+
+# ---- less_equal_ (Tensor, Scalar) ------------------------------------------------------
+
+def less_equal_(self, other):
+    """An alias of le_.Tensor.
+
+    less_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    less_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('less_equal_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # less_equal_.Tensor
+        return ops.less_equal__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # less_equal_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('less_equal_', 'other', other)
+        return ops.less_equal__Scalar.call(self._impl.keys, self, other)
+    no_overload('less_equal_', (ops.less_equal__Tensor, ops.less_equal__Scalar), (self, other,), {})
+
+
+# ---- not_equal_ (Tensor, Scalar) -------------------------------------------------------
+
+def not_equal_(self, other):
+    """An alias of ne_.Tensor.
+
+    not_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+    not_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('not_equal_', 'self', 'Tensor', self)
+    if isinstance(other, Tensor):  # not_equal_.Tensor
+        return ops.not_equal__Tensor.call(self._impl.keys | other._impl.keys, self, other)
+    if type(other) in SCALAR_TYPES or is_number(other):  # not_equal_.Scalar
+        if type(other) not in SCALAR_TYPES:
+            other = as_scalar('not_equal_', 'other', other)
+        return ops.not_equal__Scalar.call(self._impl.keys, self, other)
+    no_overload('not_equal_', (ops.not_equal__Tensor, ops.not_equal__Scalar), (self, other,), {})
+
+
+# ---- unsafe_split_with_sizes -----------------------------------------------------------
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0, **kwargs):
+    """An alias of split_with_sizes.
+
+    unsafe_split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]
+    """
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'unsafe_split_with_sizes', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'split_sizes': split_sizes, 'dim': dim},
+        )
+        return unsafe_split_with_sizes(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('unsafe_split_with_sizes', 'input', 'Tensor', input)
+    split_sizes = as_int_list('unsafe_split_with_sizes', 'split_sizes', split_sizes)
+    if type(dim) is not _b.int:
+        dim = as_int('unsafe_split_with_sizes', 'dim', dim)
+    return ops.unsafe_split_with_sizes.call(input._impl.keys, input, split_sizes, dim)
+
+
+# ---- split_with_sizes_copy -------------------------------------------------------------
+
+def split_with_sizes_copy(input, split_sizes, dim=0, **kwargs):
+    """split_with_sizes, copied into new memory: the same values, not a view.
+
+    split_with_sizes_copy(Tensor self, int[] split_sizes, int dim=0) -> Tensor[]
+    """
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'split_with_sizes_copy', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'split_sizes': split_sizes, 'dim': dim},
+        )
+        return split_with_sizes_copy(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('split_with_sizes_copy', 'input', 'Tensor', input)
+    split_sizes = as_int_list('split_with_sizes_copy', 'split_sizes', split_sizes)
+    if type(dim) is not _b.int:
+        dim = as_int('split_with_sizes_copy', 'dim', dim)
+    return ops.split_with_sizes_copy.call(input._impl.keys, input, split_sizes, dim)
+
+
+# ---- hardshrink ------------------------------------------------------------------------
+
+def hardshrink(input, lambd=0.5, *, out=None):
+    """0 where -lambd <= self <= lambd, else self.
+
+    hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor
+    """
+    if out is not None:
+        return into_out('hardshrink', out, hardshrink(input, lambd))
+    if not isinstance(input, Tensor):
+        bad_arg('hardshrink', 'input', 'Tensor', input)
+    if type(lambd) not in SCALAR_TYPES:
+        lambd = as_scalar('hardshrink', 'lambd', lambd)
+    return ops.hardshrink.call(input._impl.keys, input, lambd)
+
+
+# ---- smm -------------------------------------------------------------------------------
+
+def smm(input, mat2, *, out=None):
+    """sparse @ dense, as a sparse tensor.
+
+    smm(Tensor self, Tensor mat2) -> Tensor
+    """
+    if out is not None:
+        return into_out('smm', out, smm(input, mat2))
+    if not isinstance(input, Tensor):
+        bad_arg('smm', 'input', 'Tensor', input)
+    if not isinstance(mat2, Tensor):
+        bad_arg('smm', 'mat2', 'Tensor', mat2)
+    return ops.smm.call(input._impl.keys | mat2._impl.keys, input, mat2)
+
+
+# ---- hspmm -----------------------------------------------------------------------------
+
+def hspmm(mat1, mat2, *, out=None):
+    """sparse @ dense, as a hybrid sparse tensor (the rows of mat1 that hold an entry).
+
+    hspmm(Tensor mat1, Tensor mat2) -> Tensor
+    """
+    if out is not None:
+        return into_out('hspmm', out, hspmm(mat1, mat2))
+    if not isinstance(mat1, Tensor):
+        bad_arg('hspmm', 'mat1', 'Tensor', mat1)
+    if not isinstance(mat2, Tensor):
+        bad_arg('hspmm', 'mat2', 'Tensor', mat2)
+    return ops.hspmm.call(mat1._impl.keys | mat2._impl.keys, mat1, mat2)
+
+
+# ---- dsmm ------------------------------------------------------------------------------
+
+def dsmm(input, mat2, *, out=None):
+    """sparse @ dense, as a dense tensor.
+
+    dsmm(Tensor self, Tensor mat2) -> Tensor
+    """
+    if out is not None:
+        return into_out('dsmm', out, dsmm(input, mat2))
+    if not isinstance(input, Tensor):
+        bad_arg('dsmm', 'input', 'Tensor', input)
+    if not isinstance(mat2, Tensor):
+        bad_arg('dsmm', 'mat2', 'Tensor', mat2)
+    return ops.dsmm.call(input._impl.keys | mat2._impl.keys, input, mat2)
+
+
+# ---- sspaddmm --------------------------------------------------------------------------
+
+def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """beta * self + alpha * (mat1 @ mat2), all sparse but mat2.
+
+    sspaddmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+    """
+    if out is not None:
+        return into_out('sspaddmm', out, sspaddmm(input, mat1, mat2, beta=beta, alpha=alpha))
+    if not isinstance(input, Tensor):
+        bad_arg('sspaddmm', 'input', 'Tensor', input)
+    if not isinstance(mat1, Tensor):
+        bad_arg('sspaddmm', 'mat1', 'Tensor', mat1)
+    if not isinstance(mat2, Tensor):
+        bad_arg('sspaddmm', 'mat2', 'Tensor', mat2)
+    if type(beta) not in SCALAR_TYPES:
+        beta = as_scalar('sspaddmm', 'beta', beta)
+    if type(alpha) not in SCALAR_TYPES:
+        alpha = as_scalar('sspaddmm', 'alpha', alpha)
+    ks = input._impl.keys | mat1._impl.keys | mat2._impl.keys
+    return ops.sspaddmm.call(ks, input, mat1, mat2, beta, alpha)
+
+
+# ---- indices_copy ----------------------------------------------------------------------
+
+def indices_copy(input, *, out=None):
+    """indices_copy(Tensor self) -> Tensor"""
+    if out is not None:
+        return into_out('indices_copy', out, indices_copy(input))
+    if not isinstance(input, Tensor):
+        bad_arg('indices_copy', 'input', 'Tensor', input)
+    return ops.indices_copy.call(input._impl.keys, input)
+
+
+# ---- values_copy -----------------------------------------------------------------------
+
+def values_copy(input, *, out=None):
+    """values_copy(Tensor self) -> Tensor"""
+    if out is not None:
+        return into_out('values_copy', out, values_copy(input))
+    if not isinstance(input, Tensor):
+        bad_arg('values_copy', 'input', 'Tensor', input)
+    return ops.values_copy.call(input._impl.keys, input)
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -12320,6 +16990,140 @@ FUNCTIONS = (
     'msort',
     'dist',
     'inner',
+    'lgamma',
+    'digamma',
+    'polygamma',
+    'mvlgamma',
+    'igamma',
+    'igammac',
+    'erfinv',
+    'i0',
+    'i0_',
+    'special_i0e',
+    'special_i1',
+    'special_i1e',
+    'special_erfcx',
+    'special_ndtr',
+    'special_ndtri',
+    'special_log_ndtr',
+    'special_entr',
+    'special_xlog1py',
+    'special_gammaln',
+    'special_psi',
+    'special_digamma',
+    'special_polygamma',
+    'special_multigammaln',
+    'special_gammainc',
+    'special_gammaincc',
+    'special_erf',
+    'special_erfc',
+    'special_erfinv',
+    'special_i0',
+    'special_expit',
+    'special_logit',
+    'special_exp2',
+    'special_expm1',
+    'special_log1p',
+    'special_sinc',
+    'special_xlogy',
+    'special_softmax',
+    'special_logsumexp',
+    'special_round',
+    'special_log_softmax',
+    'special_airy_ai',
+    'special_bessel_j0',
+    'special_bessel_j1',
+    'special_bessel_y0',
+    'special_bessel_y1',
+    'special_modified_bessel_i0',
+    'special_modified_bessel_i1',
+    'special_modified_bessel_k0',
+    'special_modified_bessel_k1',
+    'special_scaled_modified_bessel_k0',
+    'special_scaled_modified_bessel_k1',
+    'special_spherical_bessel_j0',
+    'special_chebyshev_polynomial_t',
+    'special_chebyshev_polynomial_u',
+    'special_chebyshev_polynomial_v',
+    'special_chebyshev_polynomial_w',
+    'special_shifted_chebyshev_polynomial_t',
+    'special_shifted_chebyshev_polynomial_u',
+    'special_shifted_chebyshev_polynomial_v',
+    'special_shifted_chebyshev_polynomial_w',
+    'special_hermite_polynomial_h',
+    'special_hermite_polynomial_he',
+    'special_laguerre_polynomial_l',
+    'special_legendre_polynomial_p',
+    'special_zeta',
+    'acosh',
+    'acosh_',
+    'asinh',
+    'asinh_',
+    'atanh',
+    'atanh_',
+    'angle',
+    'sgn',
+    'copysign',
+    'frexp',
+    'ldexp',
+    'ldexp_',
+    'nextafter',
+    'gcd',
+    'gcd_',
+    'lcm',
+    'lcm_',
+    'signbit',
+    'isneginf',
+    'isposinf',
+    'isreal',
+    'bitwise_left_shift',
+    'bitwise_right_shift',
+    'rsub',
+    'positive',
+    'xlogy_',
+    'sinc_',
+    'rad2deg_',
+    'deg2rad_',
+    'binomial',
+    'poisson',
+    'adjoint',
+    'split_with_sizes',
+    'hsplit',
+    'vsplit',
+    'dsplit',
+    'as_strided_',
+    'resize_as_',
+    'column_stack',
+    'dstack',
+    'diag_embed',
+    'diagflat',
+    'combinations',
+    'diagonal_scatter',
+    'select_scatter',
+    'slice_scatter',
+    'as_strided_scatter',
+    'put',
+    'index_reduce',
+    'max_pool3d_with_indices',
+    'max_pool3d_with_indices_backward',
+    'avg_pool3d',
+    'avg_pool3d_backward',
+    'adaptive_avg_pool3d',
+    'adaptive_avg_pool3d_backward',
+    'adaptive_max_pool3d',
+    'adaptive_max_pool3d_backward',
+    'fractional_max_pool2d',
+    'fractional_max_pool2d_backward',
+    'fractional_max_pool3d',
+    'fractional_max_pool3d_backward',
+    'max_unpool3d',
+    'max_pool1d_with_indices',
+    'max_pool1d',
+    'max_pool2d',
+    'max_pool3d',
+    'avg_pool1d',
+    'adaptive_avg_pool1d',
+    'adaptive_max_pool1d',
     'grid_sampler_2d',
     'grid_sampler_2d_backward',
     'grid_sampler_3d',
@@ -12347,4 +17151,62 @@ FUNCTIONS = (
     'batch_norm_backward_reduce',
     'batch_norm_backward_elemt',
     'batch_norm_update_stats',
+    'absolute',
+    'arccos',
+    'arccos_',
+    'arcsin',
+    'arcsin_',
+    'arctan',
+    'arctan_',
+    'arctan2',
+    'divide',
+    'multiply',
+    'subtract',
+    'negative',
+    'negative_',
+    'greater',
+    'greater_equal',
+    'less',
+    'less_equal',
+    'not_equal',
+    'fix',
+    'fix_',
+    'concat',
+    'concatenate',
+    'moveaxis',
+    'row_stack',
+    'trapz',
+    'unsafe_chunk',
+    'unsafe_split',
+    'as_strided_copy',
+    'detach_copy',
+    'diagonal_copy',
+    'expand_copy',
+    'narrow_copy',
+    'permute_copy',
+    'select_copy',
+    'slice_copy',
+    'split_copy',
+    'squeeze_copy',
+    't_copy',
+    'transpose_copy',
+    'unbind_copy',
+    'unfold_copy',
+    'unsqueeze_copy',
+    'view_copy',
+    'arccosh',
+    'arccosh_',
+    'arcsinh',
+    'arcsinh_',
+    'arctanh',
+    'arctanh_',
+    'unsafe_split_with_sizes',
+    'split_with_sizes_copy',
+    'hardshrink',
+    'smm',
+    'hspmm',
+    'dsmm',
+    'sspaddmm',
+    'indices_copy',
+    'values_copy',
 )

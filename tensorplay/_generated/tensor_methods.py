@@ -341,6 +341,135 @@ class TensorMethods:
     byte = F.byte
     char = F.char
     short = F.short
+    lgamma = F.lgamma
+    lgamma_ = F.lgamma_
+    digamma = F.digamma
+    digamma_ = F.digamma_
+
+    def polygamma(self, n):
+        return F.polygamma(n, self)
+
+    polygamma_ = F.polygamma_
+    mvlgamma = F.mvlgamma
+    mvlgamma_ = F.mvlgamma_
+    igamma = F.igamma
+    igamma_ = F.igamma_
+    igammac = F.igammac
+    igammac_ = F.igammac_
+    erfinv = F.erfinv
+    erfinv_ = F.erfinv_
+    i0 = F.i0
+    i0_ = F.i0_
+    acosh = F.acosh
+    acosh_ = F.acosh_
+    asinh = F.asinh
+    asinh_ = F.asinh_
+    atanh = F.atanh
+    atanh_ = F.atanh_
+    angle = F.angle
+    sgn = F.sgn
+    sgn_ = F.sgn_
+    sign_ = F.sign_
+    copysign = F.copysign
+    copysign_ = F.copysign_
+    frexp = F.frexp
+    ldexp = F.ldexp
+    ldexp_ = F.ldexp_
+    nextafter = F.nextafter
+    nextafter_ = F.nextafter_
+    gcd = F.gcd
+    gcd_ = F.gcd_
+    lcm = F.lcm
+    lcm_ = F.lcm_
+    signbit = F.signbit
+    isneginf = F.isneginf
+    isposinf = F.isposinf
+    isreal = F.isreal
+    bitwise_left_shift = F.bitwise_left_shift
+    bitwise_left_shift_ = F.bitwise_left_shift_
+    bitwise_right_shift = F.bitwise_right_shift
+    bitwise_right_shift_ = F.bitwise_right_shift_
+    positive = F.positive
+    eq_ = F.eq_
+    ne_ = F.ne_
+    lt_ = F.lt_
+    le_ = F.le_
+    gt_ = F.gt_
+    ge_ = F.ge_
+    pow_ = F.pow_
+    xlogy_ = F.xlogy_
+    sinc_ = F.sinc_
+    rad2deg_ = F.rad2deg_
+    deg2rad_ = F.deg2rad_
+    heaviside_ = F.heaviside_
+    float_power_ = F.float_power_
+    random_ = F.random_
+    cauchy_ = F.cauchy_
+    log_normal_ = F.log_normal_
+    geometric_ = F.geometric_
+    fill_diagonal_ = F.fill_diagonal_
+    adjoint = F.adjoint
+    split_with_sizes = F.split_with_sizes
+    hsplit = F.hsplit
+    vsplit = F.vsplit
+    dsplit = F.dsplit
+    as_strided_ = F.as_strided_
+    resize_ = F.resize_
+    resize_as_ = F.resize_as_
+    diag_embed = F.diag_embed
+    diagflat = F.diagflat
+    diagonal_scatter = F.diagonal_scatter
+    select_scatter = F.select_scatter
+    slice_scatter = F.slice_scatter
+    as_strided_scatter = F.as_strided_scatter
+    put = F.put
+    put_ = F.put_
+    index_reduce = F.index_reduce
+    index_reduce_ = F.index_reduce_
+    absolute = F.absolute
+    absolute_ = F.absolute_
+    arccos = F.arccos
+    arccos_ = F.arccos_
+    arcsin = F.arcsin
+    arcsin_ = F.arcsin_
+    arctan = F.arctan
+    arctan_ = F.arctan_
+    arctan2 = F.arctan2
+    arctan2_ = F.arctan2_
+    divide = F.divide
+    divide_ = F.divide_
+    multiply = F.multiply
+    multiply_ = F.multiply_
+    subtract = F.subtract
+    subtract_ = F.subtract_
+    negative = F.negative
+    negative_ = F.negative_
+    greater = F.greater
+    greater_equal = F.greater_equal
+    less = F.less
+    less_equal = F.less_equal
+    not_equal = F.not_equal
+    fix = F.fix
+    fix_ = F.fix_
+    moveaxis = F.moveaxis
+    unsafe_chunk = F.unsafe_chunk
+    unsafe_split = F.unsafe_split
+    narrow_copy = F.narrow_copy
+    arccosh = F.arccosh
+    arccosh_ = F.arccosh_
+    arcsinh = F.arcsinh
+    arcsinh_ = F.arcsinh_
+    arctanh = F.arctanh
+    arctanh_ = F.arctanh_
+    greater_ = F.greater_
+    greater_equal_ = F.greater_equal_
+    less_ = F.less_
+    less_equal_ = F.less_equal_
+    not_equal_ = F.not_equal_
+    unsafe_split_with_sizes = F.unsafe_split_with_sizes
+    hardshrink = F.hardshrink
+    smm = F.smm
+    sspaddmm = F.sspaddmm
 
     def __add__(self, other):
         if type(other) is not type(self) and not is_operand(other):
@@ -512,3 +641,32 @@ class TensorMethods:
         if not is_operand(other):
             return NotImplemented
         return F.remainder(other, self)
+
+    def __lshift__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other):
+        if not is_operand(other):
+            return NotImplemented
+        return F.bitwise_left_shift(wrap_number(other, self), self)
+
+    def __ilshift__(self, other):
+        return F.bitwise_left_shift_(self, other)
+
+    def __rshift__(self, other):
+        if type(other) is not type(self) and not is_operand(other):
+            return NotImplemented
+        return F.bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other):
+        if not is_operand(other):
+            return NotImplemented
+        return F.bitwise_right_shift(wrap_number(other, self), self)
+
+    def __irshift__(self, other):
+        return F.bitwise_right_shift_(self, other)
+
+    def __pos__(self):
+        return F.positive(self)

@@ -61,7 +61,8 @@ FAMILIES = {
                 "advanced indexing (x[idx], index_put)",
     "embedding": "embedding (rows of a table picked by index), its backward, one_hot",
     "conv": "convolution and its backward (conv1d ... conv_transpose3d)",
-    "pooling": "max, average, adaptive and power-average pooling, max unpooling",
+    "pooling": "max, average, adaptive, fractional and power-average pooling (1-D to 3-D), "
+               "max unpooling",
     "padding": "constant, reflect, replicate and circular padding",
     "resample": "upsampling (nearest, bilinear), interpolate, pixel and channel shuffle",
     "fold": "im2col / col2im (F.unfold, F.fold)",
@@ -74,6 +75,11 @@ FAMILIES = {
     "distance": "cosine_similarity, pairwise_distance, pdist, cdist, dist",
     "rnn": "the LSTM recurrence (_lstm_sequence) and the RNN layers",
     "optim": "the fused optimizer steps (_fused_adam_, _fused_sgd_)",
+    "bessel": "tp.special's Bessel and Airy functions, the Hurwitz zeta function and the "
+              "orthogonal polynomials (Chebyshev, Hermite, Laguerre, Legendre)",
+    "special": "the special functions of tp.special: the gamma family (lgamma, digamma, "
+               "polygamma, mvlgamma, igamma), erfinv, the modified Bessel functions i0/i1, "
+               "the normal distribution's ndtr/ndtri/log_ndtr, erfcx, entr, xlog1py",
 }
 
 # Modules of a tree that are not a family and do not start with `_`: the machinery the

@@ -398,7 +398,9 @@ _CONSTANTS = frozenset({"True", "False", "None"})
 # Metadata of a tensor argument that can be saved as a plain value instead of the tensor:
 # the backward of ``add`` needs ``self``'s shape, not its (possibly huge) data.
 _FACT_ATTRS = frozenset({"dtype", "device", "shape"})
-_FACT_METHODS = frozenset({"sizes", "dim", "numel"})
+# (strides() and storage_offset(): the geometry an in-place view op such as as_strided_
+# changes, saved before it runs, as PyTorch's TensorGeometry)
+_FACT_METHODS = frozenset({"sizes", "dim", "numel", "strides", "storage_offset"})
 
 
 def names_read(node: Node) -> set[str]:

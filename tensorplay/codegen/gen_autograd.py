@@ -284,7 +284,8 @@ def _fact_expr(arg: str, attr: str, is_list: bool = False) -> str:
         return f"tuple({_fact_expr('t', attr)} for t in {arg})"
     return {"sizes": f"{arg}._impl.sizes", "dim": f"len({arg}._impl.sizes)",
             "numel": f"{arg}.numel()", "dtype": f"{arg}._impl.dtype",
-            "device": f"{arg}._impl.device", "shape": f"{arg}.shape"}[attr]
+            "device": f"{arg}._impl.device", "shape": f"{arg}.shape",
+            "strides": f"{arg}._impl.strides", "storage_offset": f"{arg}._impl.offset"}[attr]
 
 
 # The names the wrapper's body binds; no argument may have one of them.

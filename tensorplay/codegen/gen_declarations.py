@@ -60,6 +60,12 @@ DISPATCH = {
     $dispatch
 }
 
+# op -> ('alias_of', op it calls) or ('copy_of', view it copies): ops whose Composite
+# kernel tensorplay/_backend_loading.py makes (load_derived)
+DERIVED = {
+    $derived
+}
+
 # op -> shape/dtype rule in tensorplay/meta/ (the Meta kernel and input checks)
 META_RULES = {
     $meta
@@ -85,5 +91,7 @@ def generate(ctx) -> str:
         dispatch += [f"{key!r}: ("] + [f"    ({op!r}, {k!r})," for op, k in pairs] + ["),"]
     meta = [f"{e.schema.name.full!r}: {e.meta!r}," for e in ctx.ops if e.meta]
     vmap = [f"{e.schema.name.full!r}: {e.batching_rule!r}," for e in ctx.ops if e.batching_rule]
-    lines = DECLARATIONS.substitute(schemas=schemas, dispatch=dispatch, meta=meta, vmap=vmap)
+    derived = [f"{e.schema.name.full!r}: {e.derived_from!r}," for e in ctx.ops if e.derived_from]
+    lines = DECLARATIONS.substitute(schemas=schemas, dispatch=dispatch, derived=derived,
+                                    meta=meta, vmap=vmap)
     return HEADER + "\n".join(fit(lines)) + "\n"

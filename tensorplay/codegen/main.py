@@ -78,6 +78,10 @@ def load_context(ops_path: str, derivatives_path: str, out_dir: str,
         op = known.get(d.schema.name.full)
         if op is None:
             raise CodegenError(d.loc, f"derivative for unknown op '{d.schema.name.full}'")
+        if op.derived_from is not None:
+            key, target = op.derived_from
+            raise CodegenError(d.loc, f"'{d.schema.name.full}' has {key} '{target}' "
+                                      f"({op.loc}): the derivative is that op's")
         if str(op.schema) != str(d.schema):
             raise CodegenError(d.loc, f"schema differs from ops.yaml ({op.loc}): "
                                       f"'{d.schema}' vs '{op.schema}'")

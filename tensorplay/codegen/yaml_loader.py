@@ -12,6 +12,7 @@ about schemas alone, with no import back into this module.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,7 +184,12 @@ class _Fields:
 # --- ops.yaml ------------------------------------------------------------------
 
 OP_KEYS = ("func", "variants", "dispatch", "meta", "vmap", "tags", "python_operators", "doc",
-           "autocast")
+           "autocast", "alias_of", "copy_of")
+# An entry with `alias_of: acos` (arccos) or `copy_of: permute` (permute_copy) gets its
+# kernel from the code generator: the other op called with the same arguments (then, for
+# `copy_of`, the view copied into new memory). It has no `dispatch`, `meta` or
+# `vmap` of its own: the op it calls brings them, and records the graph.
+DERIVED_KEYS = ("alias_of", "copy_of")
 VARIANTS = ("function", "method")
 # What a tag tells the rest of the framework: `pointwise` and `reduction` pick the batching
 # rule family, `view` and `inplace` say how the result relates to `self`, `random` that it
@@ -230,6 +236,18 @@ class OpEntry:
     autocast: tuple[tuple[str, str], ...] = ()   # (device key, cast policy), YAML order
     vmap: str | None = None      # the batching rule as written (None: the tags decide)
     vmap_loc: Location | None = None     # the line of `vmap:`
+    alias_of: str | None = None  # `alias_of: acos`: the overload this one calls as it is
+    copy_of: str | None = None   # `copy_of: permute`: the view this one copies
+
+    @property
+    def derived_from(self) -> tuple[str, str] | None:
+        """('alias_of', target) or ('copy_of', target) for an entry whose kernel is
+        generated, else None."""
+        for key in DERIVED_KEYS:
+            target = getattr(self, key)
+            if target is not None:
+                return key, target
+        return None
 
     @property
     def batching_rule(self) -> str | None:
@@ -263,8 +281,20 @@ class OpEntry:
             if tag not in TAGS:
                 hint = did_you_mean(tag, TAGS)
                 raise CodegenError(fields.at("tags"), f"unknown tag '{tag}'{hint}")
+        derived = [key for key in DERIVED_KEYS if key in d]
+        if len(derived) > 1:
+            raise CodegenError(fields.at(derived[1]), f"'{schema.name.full}': 'alias_of' and "
+                                                      f"'copy_of' exclude each other")
+        for key in derived:
+            for own in ("dispatch", "meta", "vmap", "autocast"):
+                if own in d:
+                    raise CodegenError(fields.at(own), f"'{schema.name.full}': an entry with "
+                                       f"'{key}' has no '{own}' (its kernel is generated: "
+                                       f"the op it calls brings its own)")
         return OpEntry(
             schema=schema,
+            alias_of=fields.get("alias_of", str, "the name of an overload"),
+            copy_of=fields.get("copy_of", str, "the name of a view op's overload"),
             variants=_parse_variants(fields),
             dispatch=_parse_dispatch(fields),
             meta=fields.get("meta", str, "the name of a shape rule"),
@@ -272,10 +302,19 @@ class OpEntry:
             vmap_loc=fields.at("vmap") if "vmap" in d else None,
             tags=tags,
             python_operators=operators,
-            doc=fields.get("doc", str, "a string"),
+            doc=fields.get("doc", str, "a string") or _derived_doc(d),
             loc=loc,
             autocast=_parse_autocast(fields, schema),
         )
+
+
+def _derived_doc(d: dict) -> str | None:
+    """The doc of an `alias_of` / `copy_of` entry that gives none."""
+    if "alias_of" in d:
+        return f"An alias of {d['alias_of']}."
+    if "copy_of" in d:
+        return f"{d['copy_of']}, copied into new memory: the same values, not a view."
+    return None
 
 
 def _parse_variants(fields: _Fields) -> frozenset[str]:
@@ -424,7 +463,50 @@ def load_ops(path_or_text: str | os.PathLike, file_name: str = "ops.yaml") -> li
             raise CodegenError(loc, f"duplicate operator '{name}' (first at {first_seen[name]})")
         first_seen[name] = loc
         entries.append(entry)
+    check_derived(entries)
     return entries
+
+
+def _signature(schema: FunctionSchema, annotations: bool) -> list[str]:
+    """The arguments as a caller sees them: name, type, default, keyword-only; the alias
+    annotations too unless `annotations` is False (a copy drops its view's `(a)`)."""
+    out = []
+    for a in schema.arguments:
+        t = a.type if annotations else dataclasses.replace(a.type, annotation=None)
+        out.append(f"{'*' if a.kwarg_only else ''}{t} {a.name}"
+                   f"{'=' + a.default if a.default is not None else ''}")
+    return out
+
+
+def check_derived(entries: Sequence[OpEntry]) -> None:
+    """`alias_of` / `copy_of` name an op of the file that is not derived itself, whose
+    arguments are the entry's own (a copy's without the view's alias annotations), so
+    the generated kernel can hand its arguments on as they come."""
+    by_name = {e.schema.name.full: e for e in entries}
+    for e in entries:
+        derived = e.derived_from
+        if derived is None:
+            continue
+        key, target_name = derived
+        where, op = e.loc, e.schema.name.full
+        target = by_name.get(target_name)
+        if target is None:
+            hint = did_you_mean(target_name, list(by_name))
+            raise CodegenError(where, f"'{op}': {key} names no op of the file: "
+                                      f"'{target_name}'{hint}")
+        if target.derived_from is not None:
+            raise CodegenError(where, f"'{op}': {key} '{target_name}' is itself derived "
+                                      f"({target.derived_from[0]} "
+                                      f"'{target.derived_from[1]}'): name the op it calls")
+        annotations = key == "alias_of"
+        mine, theirs = _signature(e.schema, annotations), _signature(target.schema, annotations)
+        if mine != theirs:
+            raise CodegenError(where, f"'{op}': its arguments must be those of '{target_name}' "
+                                      f"({', '.join(theirs)}), not ({', '.join(mine)})")
+        returns = [r.type.annotation for r in target.schema.returns]
+        if key == "copy_of" and not all(a is not None and not a.is_write for a in returns):
+            raise CodegenError(where, f"'{op}': copy_of names '{target_name}', which does "
+                                      f"not return a view (`-> Tensor(a)`)")
 
 
 # --- derivatives.yaml ----------------------------------------------------------

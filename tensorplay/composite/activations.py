@@ -38,6 +38,13 @@ def celu_(self, alpha):
     return F.elu_(self, alpha, 1, 1 / alpha)
 
 
+def hardshrink(self, lambd):
+    """0 where -lambd <= x <= lambd, else x (NaN stays NaN: it is in no interval)."""
+    unary_floating("hardshrink", (self,))
+    inside = (self >= -lambd).logical_and(self <= lambd)
+    return F.where(inside.logical_not(), self, 0.0)
+
+
 def softsign(self):
     return self / (F.abs(self) + 1)
 

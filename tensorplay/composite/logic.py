@@ -2,6 +2,7 @@
 with the number wrapped in a 0-dim tensor, as pointwise.py's Scalar overloads."""
 from __future__ import annotations
 
+from tensorplay import _creation, _dtype as dt
 from tensorplay._frontdoor import wrap_number
 from tensorplay._generated import functional as F
 
@@ -34,3 +35,33 @@ def bitwise_or__scalar(self, other):
 
 def bitwise_xor__scalar(self, other):
     return self.bitwise_xor_(wrap_number(other, self))
+
+
+def isreal(self):
+    """Every element of a real tensor is real: all True (a new contiguous tensor)."""
+    return _creation.ones(tuple(self.shape), dtype=dt.bool, device=self.device)
+
+
+# The bit shifts with a number: the Tensor overload with the number wrapped.
+def bitwise_left_shift_tensor_scalar(self, other):
+    return F.bitwise_left_shift(self, wrap_number(other, self))
+
+
+def bitwise_left_shift__tensor_scalar(self, other):
+    return self.bitwise_left_shift_(wrap_number(other, self))
+
+
+def bitwise_left_shift_scalar_tensor(self, other):
+    return F.bitwise_left_shift(wrap_number(self, other), other)
+
+
+def bitwise_right_shift_tensor_scalar(self, other):
+    return F.bitwise_right_shift(self, wrap_number(other, self))
+
+
+def bitwise_right_shift__tensor_scalar(self, other):
+    return self.bitwise_right_shift_(wrap_number(other, self))
+
+
+def bitwise_right_shift_scalar_tensor(self, other):
+    return F.bitwise_right_shift(wrap_number(self, other), other)

@@ -11,8 +11,10 @@ from tensorplay._frontdoor import SCALAR_TYPES, wrap_number
 from tensorplay._generated import functional as F, ops
 from tensorplay._promotion import result_type
 from tensorplay._tensor_base import TensorBase
-from tensorplay.errors import DTypeError
-from tensorplay.kernel_support.checks import broadcast, check_devices
+from tensorplay.errors import DTypeError, ShapeError
+from tensorplay.kernel_support.checks import (
+    OutSpec, broadcast, check_devices, check_inplace_cast, fits_inplace,
+)
 
 
 def _check_args(op, self, other):
@@ -333,3 +335,179 @@ def heaviside(self, values):
                          f"dtypes (argument 'values' is {values.dtype.name}, 'self' is "
                          f"{self.dtype.name})", op="heaviside", arg="values")
     return F.where(F.eq(self, 0), values, F.gt(self, 0).to(self.dtype))
+
+
+# ---- the inverse-hyperbolics / number-theory / bit-shift section ------------------------
+def _write_back(op, self, result):
+    """An in-place form made of its out-of-place op: the result must fit into self (its
+    shape, a dtype self can hold: PyTorch refuses to write a float into an int tensor),
+    then it is copied in."""
+    fits_inplace(op, OutSpec(tuple(result.shape), result.dtype), self)
+    return self.copy_(result)
+
+
+def sgn(self):
+    """sign(self): for a real number, self / abs(self) is its sign (0 at 0)."""
+    return F.sign(self)
+
+
+def sgn_(self):
+    return self.sign_()
+
+
+def copysign_scalar(self, other):
+    return F.copysign(self, wrap_number(other, self))
+
+
+def copysign__scalar(self, other):
+    return self.copysign_(wrap_number(other, self))
+
+
+def frexp(self):
+    """(mantissa, exponent) from ops that run on any device: exponent = floor(log2|x|) + 1
+    in float64 (every float32 value, subnormals too, is a normal float64), then corrected
+    by one where log2 rounded across a power of two; 0, inf and nan are kept with
+    exponent 0. The scaling by 2 ** -exponent is split in two factors, so that it cannot
+    overflow for a subnormal float64 (exponent down to -1073)."""
+    if not self.is_floating_point():
+        raise DTypeError(f"frexp(): only supports floating-point dtypes (argument 'self' is "
+                         f"{self.dtype.name})", op="frexp", arg="self")
+    x = self.to(dt.float64)
+    regular = F.logical_and(F.isfinite(x), F.ne(x, 0))
+    magnitude = F.where(regular, F.abs(x), 1.0)
+    e = F.floor(F.log2(magnitude)) + 1
+    half = F.floor(e / 2)
+    m = x * F.exp2(-half) * F.exp2(half - e)
+    too_big = F.ge(F.abs(m), 1.0)            # log2 rounded up across a power of two
+    m, e = F.where(too_big, m / 2, m), F.where(too_big, e + 1, e)
+    too_small = F.logical_and(regular, F.lt(F.abs(m), 0.5))
+    m, e = F.where(too_small, m * 2, m), F.where(too_small, e - 1, e)
+    mantissa = F.where(regular, m, x).to(self.dtype)
+    return mantissa, F.where(regular, e, 0.0).to(dt.int32)
+
+
+def ldexp(self, other):
+    """self * 2 ** other, in the promoted dtype of both (the default float for two integer
+    tensors): float16 with an int64 exponent stays float16, as in PyTorch."""
+    dtype = _ldexp_dtype(self, other)
+    return F.mul(self.to(dtype), F.exp2(other.to(dtype)))
+
+
+def ldexp_(self, other):
+    dtype = _ldexp_dtype(self, other)
+    fits_inplace("ldexp_", OutSpec(broadcast("ldexp_", [("self", tuple(self.shape)),
+                                                        ("other", tuple(other.shape))]),
+                                   dtype), self)
+    return self.mul_(F.exp2(other.to(dtype)))
+
+
+def _ldexp_dtype(self, other):
+    _check_args("ldexp", self, other)
+    dtype = result_type(self, other)
+    return dtype if dtype.is_floating_point else dt.get_default_dtype()
+
+
+def rsub(self, other, alpha):
+    """other - alpha * self."""
+    _check_args("rsub", self, other)
+    return F.sub(other, self, alpha=alpha)
+
+
+def rsub_scalar(self, other, alpha):
+    return F.sub(wrap_number(other, self), self, alpha=alpha)
+
+
+def positive(self):
+    """Unary plus: self itself, as in PyTorch (not a copy)."""
+    if self.dtype is dt.bool:
+        raise DTypeError("positive(): the `+` operator, on a bool tensor is not supported "
+                         "(argument 'self' is bool)", op="positive", arg="self")
+    return self
+
+
+def eq__scalar(self, other):
+    return self.eq_(wrap_number(other, self))
+
+
+def ne__scalar(self, other):
+    return self.ne_(wrap_number(other, self))
+
+
+def lt__scalar(self, other):
+    return self.lt_(wrap_number(other, self))
+
+
+def le__scalar(self, other):
+    return self.le_(wrap_number(other, self))
+
+
+def gt__scalar(self, other):
+    return self.gt_(wrap_number(other, self))
+
+
+def ge__scalar(self, other):
+    return self.ge_(wrap_number(other, self))
+
+
+def pow__scalar(self, exponent):
+    return self.pow_(wrap_number(exponent, self))
+
+
+def xlogy__scalar(self, other):
+    return F.xlogy_(self, wrap_number(other, self))
+
+
+def sinc_(self):
+    """sinc written back (sinc's derivatives.yaml entry makes this run below autograd,
+    with the node of sinc, as PyTorch's sinc_)."""
+    return _write_back("sinc_", self, F.sinc(self))
+
+
+def rad2deg_(self):
+    check_inplace_cast("rad2deg_", _as_floating(self).dtype, self)
+    return self.mul_(180.0 / math.pi)
+
+
+def deg2rad_(self):
+    check_inplace_cast("deg2rad_", _as_floating(self).dtype, self)
+    return self.mul_(math.pi / 180.0)
+
+
+def heaviside_(self, values):
+    return _write_back("heaviside_", self, F.heaviside(self, values))
+
+
+def float_power_(self, exponent):
+    """self **= exponent in float64: self must be float64 already (the result's dtype)."""
+    if self.dtype is not dt.float64:
+        raise DTypeError(f"float_power_(): the base given to float_power_ has dtype "
+                         f"{self.dtype.name} but the operation's result requires dtype "
+                         f"float64 (argument 'self')", op="float_power_", arg="self")
+    if getattr(exponent, "_impl", None) is not None:
+        exponent = exponent.to(dt.float64)
+    return self.pow_(exponent)
+
+
+def fill_diagonal_(self, fill_value, wrap):
+    """fill_value on the main diagonal, through views of self: `diagonal`, taken until one
+    dimension is left (a cube's [i, i, ..., i]). With wrap, a tall matrix's diagonal
+    starts again every width + 1 rows (NumPy's fill_diagonal): the diagonal of each block
+    of rows. (PyTorch writes through one as_strided view of the same elements; views of
+    the logical tensor also work under vmap.)"""
+    sizes = tuple(self.shape)
+    if len(sizes) < 2:
+        raise ShapeError(f"fill_diagonal_(): dimensions must larger than 1 (argument 'self' "
+                         f"has {len(sizes)})", op="fill_diagonal_", arg="self")
+    if len(sizes) > 2 and any(s != sizes[0] for s in sizes):
+        raise ShapeError(f"fill_diagonal_(): all dimensions of input must be of equal length "
+                         f"(argument 'self' has shape {list(sizes)})", op="fill_diagonal_",
+                         arg="self")
+    diagonal = self
+    while diagonal.dim() > 1:
+        diagonal = diagonal.diagonal(0, 0, 1)
+    diagonal.fill_(fill_value)
+    height, width = sizes[0], sizes[1]
+    if wrap and len(sizes) == 2 and height > width + 1:
+        for start in range(width + 1, height, width + 1):
+            self[start:start + width].diagonal().fill_(fill_value)
+    return self

@@ -1,9 +1,12 @@
 """Shape helpers scripts reach for, composed of views and existing ops: atleast_1d/2d/3d,
 meshgrid, sum_to_size, argwhere, ravel, fliplr, flipud, rot90, block_diag, cartesian_prod,
-vander, unravel_index and Tensor.unfold (sliding windows as a view)."""
+vander, unravel_index and Tensor.unfold (sliding windows as a view); column_stack, dstack,
+diag_embed, diagflat and combinations."""
 from __future__ import annotations
 
-from tensorplay import _dtype as dt
+import itertools
+
+from tensorplay import _creation, _dtype as dt
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._generated import functional as F
 from tensorplay._memory_format import contiguous_format
@@ -206,6 +209,72 @@ def hstack(tensors):
 def vstack(tensors):
     """Along dim 0, after making 0-D and 1-D tensors rows (atleast_2d)."""
     return F.cat([t.reshape([1, -1]) if t.dim() < 2 else t for t in tensors], 0)
+
+
+def _non_empty(op, tensors):
+    if not tensors:
+        raise ArgumentError(f"{op}(): expects a non-empty list of tensors (argument "
+                            f"'tensors')", op=op, arg="tensors")
+
+
+def column_stack(tensors):
+    """Side by side as columns: 0-D and 1-D tensors become (n, 1) columns, then hstack."""
+    _non_empty("column_stack", tensors)
+    return hstack([t.reshape([t.numel(), 1]) if t.dim() <= 1 else t for t in tensors])
+
+
+def dstack(tensors):
+    """Along the third dim (depth), after atleast_3d."""
+    _non_empty("dstack", tensors)
+    return F.cat([atleast_3d(t) for t in tensors], 2)
+
+
+# ---- diagonals -------------------------------------------------------------------------
+def diag_embed(self, offset, dim1, dim2):
+    """self's last dim written on the `offset` diagonal of the planes (dim1, dim2) of a
+    tensor of zeros with one dim more: the inverse of diagonal(offset, dim1, dim2)."""
+    op = "diag_embed"
+    if self.dim() == 0:
+        raise ShapeError("diag_embed(): expected a tensor with at least 1 dimension "
+                         "(argument 'self'), but got a 0-D tensor", op=op, arg="self")
+    n = self.dim() + 1
+    d1, d2 = wrap_dim(op, "dim1", dim1, n), wrap_dim(op, "dim2", dim2, n)
+    if d1 == d2:
+        raise ArgumentError(f"diag_embed(): diagonal dimensions cannot be identical (arguments "
+                            f"'dim1' and 'dim2': {dim1}, {dim2})", op=op, arg="dim2")
+    length = abs(offset) + self.shape[-1]
+    sizes = list(self.shape[:-1])
+    sizes.insert(min(d1, d2), length)
+    sizes.insert(max(d1, d2), length)
+    out = self.new_zeros(sizes)
+    # diagonal() puts the diagonal last and keeps the other dims in order: self's layout
+    out.diagonal(offset, d1, d2).copy_(self)
+    return out
+
+
+def diagflat(self, offset):
+    """The flattened input on the `offset` diagonal of a square matrix."""
+    return F.diag(self.reshape([-1]), offset)
+
+
+def combinations(self, r, with_replacement):
+    """The r-element combinations of a vector's elements, in itertools' order, one row each.
+    Which elements are combined depends on the length only, so the index is built in
+    Python and the rows are picked with index_select (its gradient sums the repeats)."""
+    op = "combinations"
+    if self.dim() != 1:
+        raise ShapeError(f"combinations(): expected a 1-D tensor (argument 'self'), but got "
+                         f"shape {fmt_shape(self.shape)}", op=op, arg="self")
+    if r < 0:
+        raise ArgumentError(f"combinations(): argument 'r' must be non-negative, but got {r}",
+                            op=op, arg="r")
+    if r == 0:
+        return self.new_empty([0])
+    pick = itertools.combinations_with_replacement if with_replacement \
+        else itertools.combinations
+    index = [i for combo in pick(range(self.shape[0]), r) for i in combo]
+    index = _creation.tensor(index, dtype=dt.int64, device=self.device)
+    return F.index_select(self, 0, index).reshape([-1, r])
 
 
 # ---- repeating -------------------------------------------------------------------------

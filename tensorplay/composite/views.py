@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 from tensorplay import _subclass as subclass
-from tensorplay._alloc_limit import check_sizes
+from tensorplay._alloc_limit import check_bytes, check_sizes
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._impl import TensorImpl, contiguous_strides, numel_of
-from tensorplay._memory_format import contiguous_format
+from tensorplay._memory_format import channels_last, contiguous_format
 from tensorplay._subclass import PythonTensorImpl
 from tensorplay._tensor import Tensor, _new, wrap
 from tensorplay.autograd.api import adopt_view
@@ -18,7 +20,7 @@ from tensorplay.autograd.view_impl import DEFAULT, mark_multi_output_views, View
 from tensorplay.errors import ArgumentError, DimError, fmt_shape, ShapeError
 from tensorplay.kernel_support.checks import broadcast, reduce_dim_list
 from tensorplay.kernel_support.layout import (
-    expand_strides, is_in_format, is_row_major, view_strides,
+    copy_strides, expand_strides, is_in_format, is_row_major, view_strides,
 )
 
 
@@ -135,16 +137,21 @@ def reshape(self, shape):
 
 
 def as_strided(self, size, stride, storage_offset):
+    return _as_strided("as_strided", self, size, stride, storage_offset)
+
+
+def _as_strided(op, self, size, stride, storage_offset):
+    """(`op`: as_strided_ checks its arguments here too, under its own name)"""
     if len(size) != len(stride):
-        raise ShapeError(f"as_strided(): mismatch in length of size {list(size)} and stride "
-                         f"{list(stride)} (arguments 'size' and 'stride')", op="as_strided",
+        raise ShapeError(f"{op}(): mismatch in length of size {list(size)} and stride "
+                         f"{list(stride)} (arguments 'size' and 'stride')", op=op,
                          arg="stride")
     offset = self._impl.offset if storage_offset is None else storage_offset
-    _check_reach(self._impl, tuple(size), tuple(stride), offset)
+    _check_reach(self._impl, tuple(size), tuple(stride), offset, op)
     return make_view(self, size, stride, offset)
 
 
-def _check_reach(impl, sizes, strides, offset):
+def _check_reach(impl, sizes, strides, offset, op="as_strided"):
     """A view may only address its storage: PyTorch's setStorage checks, before any element
     is read through it (a reach past the end would read or write foreign memory). One
     pass over the dims: as_strided is on the path of views made by other ops."""
@@ -152,25 +159,26 @@ def _check_reach(impl, sizes, strides, offset):
     for size, stride in zip(sizes, strides):
         if size <= 0 or stride < 0:
             if size < 0:
-                check_sizes("as_strided", "size", sizes)
+                check_sizes(op, "size", sizes)
             if stride < 0:
-                raise ShapeError(f"as_strided(): negative strides are not supported, but "
-                                 f"argument 'stride' is {list(strides)}", op="as_strided",
+                raise ShapeError(f"{op}(): negative strides are not supported, but "
+                                 f"argument 'stride' is {list(strides)}", op=op,
                                  arg="stride")
             if size == 0:
                 last = -1   # no element: any strides and offset fit
         elif last >= 0:
             last += (size - 1) * stride
     if offset < 0:
-        raise ShapeError(f"as_strided(): invalid storage offset {offset} (argument "
-                         f"'storage_offset' must be non-negative)", op="as_strided",
+        raise ShapeError(f"{op}(): invalid storage offset {offset} (argument "
+                         f"'storage_offset' must be non-negative)", op=op,
                          arg="storage_offset")
     itemsize = impl.dtype.itemsize
     if (last + 1) * itemsize > impl.storage.nbytes:
-        raise ShapeError(f"as_strided(): sizes {list(sizes)}, strides {list(strides)} and "
+        raise ShapeError(f"{op}(): sizes {list(sizes)} (argument 'size'), strides "
+                         f"{list(strides)} and "
                          f"storage offset {offset} need a storage of {(last + 1) * itemsize} "
                          f"bytes, but the storage of 'self' holds {impl.storage.nbytes} bytes",
-                         op="as_strided", arg="size")
+                         op=op, arg="size")
 
 
 def transpose(self, dim0, dim1):
@@ -406,6 +414,12 @@ def transpose_(self, dim0, dim1):
     return _in_place(self, "transpose_", lambda t: t.transpose(dim0, dim1))
 
 
+def as_strided_(self, size, stride, storage_offset):
+    """self takes the sizes, strides and storage offset of as_strided(...) of itself."""
+    return _in_place(self, "as_strided_",
+                     lambda t: _as_strided("as_strided_", t, size, stride, storage_offset))
+
+
 # These three have no derivative formula of their own: they call transpose_, whose
 # autograd wrapper records the backward node.
 def t_(self):
@@ -483,14 +497,13 @@ def tensor_split_sections(self, sections, dim):
 
 
 def tensor_split_indices(self, indices, dim):
-    """Pieces between consecutive indices (clamped to the dim; decreasing ones give empty
+    """Pieces between consecutive indices, each a Python slice `a:b` of the dim (a negative
+    index counts from the end, one past the end is clamped, decreasing ones give empty
     pieces), as NumPy's array_split."""
-    n = _dim_size("tensor_split", self, dim)
-    bounds = [0] + [min(max(i, 0), n) for i in indices] + [n]
-    out, d = [], wrap_dim("tensor_split", "dim", dim, self.dim())
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        out.append(self.narrow(d, a, max(0, b - a)))
-    return out
+    _dim_size("tensor_split", self, dim)
+    bounds = [0] + list(indices) + [None]
+    d = wrap_dim("tensor_split", "dim", dim, self.dim())
+    return [self.slice(d, a, b, 1) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 # ---- views -----------------------------------------------------------------------------
@@ -591,3 +604,138 @@ def unfold(self, dimension, size, step):
     stride = strides[d]
     strides[d] = stride * step
     return self.as_strided(sizes + [size], strides + [stride], self.storage_offset())
+
+
+# ---- more views: adjoint, split_with_sizes, numpy's hsplit / vsplit / dsplit --------------
+def adjoint(self):
+    """The conjugate transpose of the last two dims; without complex dtypes, a transpose."""
+    if self.dim() < 2:
+        raise ShapeError(f"adjoint(): expected a matrix or a batch of matrices (argument "
+                         f"'self'), but got a {self.dim()}-D tensor", op="adjoint", arg="self")
+    return self.transpose(-2, -1)
+
+
+def split_with_sizes(self, split_sizes, dim):
+    """split with a list of sizes, under PyTorch's other name for it (split.sizes calls it
+    there)."""
+    op = "split_with_sizes"
+    n = _dim_size(op, self, dim)
+    if sum(split_sizes) != n or any(s < 0 for s in split_sizes):
+        raise ShapeError(f"split_with_sizes(): argument 'split_sizes' {list(split_sizes)} must "
+                         f"be non-negative and sum exactly to {n} (the size of dim {dim})",
+                         op=op, arg="split_sizes")
+    return mark_multi_output_views(_pieces(self, dim, split_sizes, op))
+
+
+def _numpy_split(op, self, least, dim, sections=None, indices=None):
+    """NumPy's hsplit / vsplit / dsplit: tensor_split along `dim`, for a tensor of at least
+    `least` dims; equal pieces only when a number of sections is given."""
+    if self.dim() < least:
+        raise DimError(f"{op}(): expected a tensor with at least {least} "
+                       f"dimension{'s' if least > 1 else ''} (argument 'self'), but got a "
+                       f"tensor with {self.dim()} dimensions", op=op, arg="self")
+    if indices is not None:
+        return self.tensor_split(list(indices), dim)
+    size = self.shape[dim]
+    if sections <= 0:
+        raise ArgumentError(f"{op}(): argument 'sections' must be greater than 0, but got "
+                            f"{sections}", op=op, arg="sections")
+    if size % sections:
+        raise ShapeError(f"{op}(): attempted to split along dimension {dim}, but the size of "
+                         f"the dimension {size} is not divisible by argument 'sections' "
+                         f"({sections})", op=op, arg="sections")
+    return self.tensor_split(sections, dim)
+
+
+def hsplit_int(self, sections):
+    """Along dim 1 (dim 0 of a 1-D tensor), as np.hsplit."""
+    return _numpy_split("hsplit", self, 1, 0 if self.dim() == 1 else 1, sections=sections)
+
+
+def hsplit_array(self, indices):
+    return _numpy_split("hsplit", self, 1, 0 if self.dim() == 1 else 1, indices=indices)
+
+
+def vsplit_int(self, sections):
+    return _numpy_split("vsplit", self, 2, 0, sections=sections)
+
+
+def vsplit_array(self, indices):
+    return _numpy_split("vsplit", self, 2, 0, indices=indices)
+
+
+def dsplit_int(self, sections):
+    return _numpy_split("dsplit", self, 3, 2, sections=sections)
+
+
+def dsplit_array(self, indices):
+    return _numpy_split("dsplit", self, 3, 2, indices=indices)
+
+
+# ---- resize_: new sizes, contiguous strides, a larger storage when needed -----------------
+def _grow_storage(impl, nbytes):
+    """A new storage of `nbytes` for `impl` that starts with the bytes of its old one (the
+    elements past them are uninitialised, as PyTorch's).
+
+    NOTE: PyTorch grows the storage object itself, so other views of it see the new
+    memory; here only the resized tensor moves to the new storage (the others keep the
+    old one, which is still valid memory for what they address)."""
+    from tensorplay import _cuda_state
+    from tensorplay._storage import Storage
+    old = impl.storage
+    device = impl.device
+    if device.type == "meta":
+        new = Storage(None, nbytes, device)
+    elif device.type == "cpu":
+        data = np.empty(-(-nbytes // impl.dtype.itemsize), impl.dtype.np)
+        if old.nbytes:
+            old_bytes = np.ascontiguousarray(old.data).reshape(-1).view(np.uint8)
+            data.view(np.uint8)[:old.nbytes] = old_bytes[:old.nbytes]
+        new = Storage(data, nbytes, device)
+    else:
+        new = _cuda_state.allocate(nbytes, device)
+        if old.nbytes:
+            new.data[:old.nbytes].copy_(old.data[:old.nbytes])
+    impl.storage = new
+
+
+def resize_(self, size, memory_format=None):
+    """self takes `size` (contiguous strides; the same sizes keep their strides), on a
+    storage grown to hold them; the elements already there keep their values."""
+    return _resize("resize_", self, size, memory_format)
+
+
+def _resize(op, self, size, memory_format):
+    if self.requires_grad:
+        raise ArgumentError(f"{op}(): cannot resize a tensor that requires grad (argument "
+                            f"'self')", op=op, arg="self")
+    sizes = tuple(size)
+    check_sizes(op, "size", sizes)
+    impl = self._impl
+    if memory_format is not None and memory_format is not contiguous_format \
+            and memory_format is not channels_last:
+        raise ArgumentError(f"{op}(): argument 'memory_format' must be contiguous_format or "
+                            f"channels_last, but got {memory_format}", op=op,
+                            arg="memory_format")
+    if sizes == impl.sizes and (memory_format is None or is_in_format(
+            op, sizes, impl.strides, memory_format)):
+        return self   # nothing changes (and PyTorch's version counter stays)
+    strides = contiguous_strides(sizes) if memory_format is not channels_last \
+        else copy_strides(op, sizes, None, channels_last)
+    n = numel_of(sizes)
+    if n:
+        check_bytes(op, "size", sizes, impl.offset + n, impl.dtype.itemsize, impl.device.type)
+        nbytes = (impl.offset + n) * impl.dtype.itemsize
+        if nbytes > impl.storage.nbytes:
+            _grow_storage(impl, nbytes)
+    impl.sizes = sizes
+    impl.strides = strides
+    impl.is_contiguous = is_row_major(sizes, strides)
+    impl._array = None        # the cached NumPy view describes the old shape
+    impl.version.value += 1   # a write, for autograd's saved tensors, as PyTorch counts it
+    return self
+
+
+def resize_as_(self, the_template, memory_format=None):
+    """resize_ to the template's sizes."""
+    return _resize("resize_as_", self, the_template.shape, memory_format)

@@ -8,7 +8,7 @@ import tensorplay as tp
 from tensorplay.distributions import constraints
 from tensorplay.distributions.dirichlet import Dirichlet
 from tensorplay.distributions.exp_family import ExponentialFamily
-from tensorplay.distributions.utils import broadcast_all, lgamma
+from tensorplay.distributions.utils import broadcast_all
 
 __all__ = ["Beta"]
 
@@ -74,4 +74,4 @@ class Beta(ExponentialFamily):
         return (self.concentration1, self.concentration0)
 
     def _log_normalizer(self, x, y):
-        return lgamma(x) + lgamma(y) - lgamma(x + y)
+        return tp.lgamma(x) + tp.lgamma(y) - tp.lgamma(x + y)

@@ -5,7 +5,11 @@ import tensorplay as tp
 from tensorplay.distributions import constraints
 from tensorplay.distributions.distribution import Distribution
 from tensorplay.distributions.utils import (
-    broadcast_all, lazy_property, lgamma, logits_to_probs, probs_to_logits)
+    broadcast_all,
+    lazy_property,
+    logits_to_probs,
+    probs_to_logits,
+)
 
 __all__ = ["Binomial"]
 
@@ -92,9 +96,9 @@ class Binomial(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        log_factorial_n = lgamma(self.total_count + 1)
-        log_factorial_k = lgamma(value + 1)
-        log_factorial_nmk = lgamma(self.total_count - value + 1)
+        log_factorial_n = tp.lgamma(self.total_count + 1)
+        log_factorial_k = tp.lgamma(value + 1)
+        log_factorial_nmk = tp.lgamma(self.total_count - value + 1)
         # k log p + (n - k) log(1 - p) = k·logit - n·max(logit, 0) - n·log1p(e^-|logit|)
         normalize_term = (self.total_count * _clamp_by_zero(self.logits)
                           + self.total_count * tp.log1p(tp.exp(-tp.abs(self.logits)))

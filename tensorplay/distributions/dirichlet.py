@@ -9,8 +9,7 @@ from __future__ import annotations
 import tensorplay as tp
 from tensorplay.distributions import constraints
 from tensorplay.distributions.exp_family import ExponentialFamily
-from tensorplay.distributions.gamma import _standard_gamma, digamma
-from tensorplay.distributions.utils import lgamma
+from tensorplay.distributions.gamma import _standard_gamma
 
 __all__ = ["Dirichlet"]
 
@@ -45,7 +44,7 @@ class Dirichlet(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         return (tp.xlogy(self.concentration - 1.0, value).sum(-1)
-                + lgamma(self.concentration.sum(-1)) - lgamma(self.concentration).sum(-1))
+                + tp.lgamma(self.concentration.sum(-1)) - tp.lgamma(self.concentration).sum(-1))
 
     @property
     def mean(self):
@@ -70,12 +69,12 @@ class Dirichlet(ExponentialFamily):
     def entropy(self):
         k = self.concentration.size(-1)
         a0 = self.concentration.sum(-1)
-        return (lgamma(self.concentration).sum(-1) - lgamma(a0) - (k - a0) * digamma(a0)
-                - ((self.concentration - 1.0) * digamma(self.concentration)).sum(-1))
+        return (tp.lgamma(self.concentration).sum(-1) - tp.lgamma(a0) - (k - a0) * tp.digamma(a0)
+                - ((self.concentration - 1.0) * tp.digamma(self.concentration)).sum(-1))
 
     @property
     def _natural_params(self):
         return (self.concentration,)
 
     def _log_normalizer(self, x):
-        return lgamma(x).sum(-1) - lgamma(x.sum(-1))
+        return tp.lgamma(x).sum(-1) - tp.lgamma(x.sum(-1))

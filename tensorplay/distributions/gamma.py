@@ -1,13 +1,14 @@
 """Gamma(concentration, rate): density rate^a x^(a-1) e^(-rate x) / Γ(a) on x > 0.
 
-TensorPlay has no gamma sampler, no digamma and no incomplete gamma op, so three pieces
-are composites here:
+The special functions are ops of family `special`: tp.lgamma, tp.digamma (the entropy)
+and tp.igamma, the regularized lower incomplete gamma P(a, x) (the cdf). TensorPlay has
+no gamma sampler, so two pieces are composites here:
 - draws: Marsaglia and Tsang's rejection method (vectorized: every entry retries until
   accepted). It does not reproduce PyTorch's draws; tests compare statistics.
 - rsample's gradient: implicit reparameterization. A draw x of Gamma(a, 1) moves with a
-  as dx/da = -(∂P(a, x)/∂a) / p(x; a), P the regularized lower incomplete gamma, whose
-  a-derivative autograd takes through its series.
-- digamma (for the entropy): recurrence up to x >= 10, then the asymptotic series."""
+  as dx/da = -(∂P(a, x)/∂a) / p(x; a). tp.igamma has no derivative in a (PyTorch's
+  has none either; its sampler has an op of its own for this gradient), so P is summed
+  here as its power series, which autograd differentiates in a."""
 from __future__ import annotations
 
 import math
@@ -16,32 +17,16 @@ import numbers
 import tensorplay as tp
 from tensorplay.distributions import constraints
 from tensorplay.distributions.exp_family import ExponentialFamily
-from tensorplay.distributions.utils import broadcast_all, lgamma
+from tensorplay.distributions.utils import broadcast_all
 
 __all__ = ["Gamma"]
 
 
-def digamma(x):
-    """ψ(x) = d log Γ(x)/dx for x > 0: ψ(x) = ψ(x + 10) - Σ_{k<10} 1/(x + k), and for
-    y >= 10 the asymptotic series log y - 1/(2y) - Σ B_2k / (2k y^2k) (to y^-14)."""
-    if hasattr(tp, "digamma"):
-        return tp.digamma(x)
-    shift = 0
-    for k in range(10):
-        shift = shift + 1 / (x + k)
-    y = x + 10
-    inv2 = 1 / (y * y)
-    series = 0.0
-    for c in (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12)[::-1]:
-        series = c + inv2 * series
-    return tp.log(y) - 0.5 / y - inv2 * series - shift
-
-
-def gammainc(a, x):
+def _gammainc_series(a, x):
     """P(a, x), the regularized lower incomplete gamma, by its power series
-    x^a e^-x / Γ(a + 1) · Σ_n x^n / ((a + 1)···(a + n)): differentiable in a and x.
-    The series needs about x + 10 sqrt(x) terms; fine for the moderate x of sampling
-    and cdf checks, slow for huge x."""
+    x^a e^-x / Γ(a + 1) · Σ_n x^n / ((a + 1)···(a + n)): differentiable in a (tp.igamma
+    is not), for rsample's gradient. The series needs about x + 10 sqrt(x) terms; fine
+    for the moderate x of sampling."""
     a, x = broadcast_all(a, x)
     x_safe = x.clamp(min=tp.finfo(x.dtype).tiny)
     n_terms = int(float(x.detach().max()) + 10 * math.sqrt(float(x.detach().max())) + 30) \
@@ -51,7 +36,7 @@ def gammainc(a, x):
     for n in range(1, n_terms):
         term = term * x_safe / (a + n)
         total = total + term
-    log_p = a * x_safe.log() - x_safe - lgamma(a + 1) + total.log()
+    log_p = a * x_safe.log() - x_safe - tp.lgamma(a + 1) + total.log()
     return tp.where(x > 0, log_p.exp().clamp(max=1.0), tp.zeros_like(log_p))
 
 
@@ -83,8 +68,8 @@ def _standard_gamma(a):
     if not a.requires_grad:
         return x.to(a.dtype)
     # value x; derivative -(∂P/∂a) / p(x; a), from P computed with a live, x fixed
-    log_pdf = (a.detach().to(tp.float64) - 1) * x.log() - x - lgamma(a.detach().to(tp.float64))
-    p = gammainc(a.to(tp.float64), x)
+    log_pdf = (a.detach().to(tp.float64) - 1) * x.log() - x - tp.lgamma(a.detach().to(tp.float64))
+    p = _gammainc_series(a.to(tp.float64), x)
     return (x - (p - p.detach()) / log_pdf.exp()).to(a.dtype)
 
 
@@ -132,21 +117,21 @@ class Gamma(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         return (tp.xlogy(self.concentration, self.rate) + tp.xlogy(self.concentration - 1, value)
-                - self.rate * value - lgamma(self.concentration))
+                - self.rate * value - tp.lgamma(self.concentration))
 
     def entropy(self):
-        return (self.concentration - tp.log(self.rate) + lgamma(self.concentration)
-                + (1.0 - self.concentration) * digamma(self.concentration))
+        return (self.concentration - tp.log(self.rate) + tp.lgamma(self.concentration)
+                + (1.0 - self.concentration) * tp.digamma(self.concentration))
 
     @property
     def _natural_params(self):
         return (self.concentration - 1, -self.rate)
 
     def _log_normalizer(self, x, y):
-        return lgamma(x + 1) + (x + 1) * tp.log(-y.reciprocal())
+        return tp.lgamma(x + 1) + (x + 1) * tp.log(-y.reciprocal())
 
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return gammainc(self.concentration, value * self.rate)
+        return tp.igamma(self.concentration, value * self.rate)
 

@@ -6,10 +6,9 @@ import math
 
 import tensorplay as tp
 from tensorplay.distributions import constraints
-from tensorplay.distributions.gamma import Gamma, digamma
+from tensorplay.distributions.gamma import Gamma
 from tensorplay.distributions.transformed_distribution import TransformedDistribution
 from tensorplay.distributions.transforms import PowerTransform
-from tensorplay.distributions.utils import lgamma
 
 __all__ = ["InverseGamma"]
 
@@ -51,5 +50,5 @@ class InverseGamma(TransformedDistribution):
         return tp.where(self.concentration > 2, result, tp.full_like(result, math.inf))
 
     def entropy(self):
-        return (self.concentration + self.rate.log() + lgamma(self.concentration)
-                - (1 + self.concentration) * digamma(self.concentration))
+        return (self.concentration + self.rate.log() + tp.lgamma(self.concentration)
+                - (1 + self.concentration) * tp.digamma(self.concentration))

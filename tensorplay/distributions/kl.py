@@ -21,7 +21,7 @@ from tensorplay.distributions.dirichlet import Dirichlet
 from tensorplay.distributions.distribution import Distribution
 from tensorplay.distributions.exp_family import ExponentialFamily
 from tensorplay.distributions.exponential import Exponential
-from tensorplay.distributions.gamma import Gamma, digamma
+from tensorplay.distributions.gamma import Gamma
 from tensorplay.distributions.geometric import Geometric
 from tensorplay.distributions.gumbel import Gumbel
 from tensorplay.distributions.half_normal import HalfNormal
@@ -34,7 +34,7 @@ from tensorplay.distributions.pareto import Pareto
 from tensorplay.distributions.poisson import Poisson
 from tensorplay.distributions.transformed_distribution import TransformedDistribution
 from tensorplay.distributions.uniform import Uniform
-from tensorplay.distributions.utils import _sum_rightmost, euler_constant, lgamma
+from tensorplay.distributions.utils import _sum_rightmost, euler_constant
 
 _EULER = euler_constant()
 
@@ -143,11 +143,11 @@ def _kl_bernoulli_bernoulli(p, q):
 def _kl_beta_beta(p, q):
     sum_params_p = p.concentration1 + p.concentration0
     sum_params_q = q.concentration1 + q.concentration0
-    t1 = lgamma(q.concentration1) + lgamma(q.concentration0) + lgamma(sum_params_p)
-    t2 = lgamma(p.concentration1) + lgamma(p.concentration0) + lgamma(sum_params_q)
-    t3 = (p.concentration1 - q.concentration1) * digamma(p.concentration1)
-    t4 = (p.concentration0 - q.concentration0) * digamma(p.concentration0)
-    t5 = (sum_params_q - sum_params_p) * digamma(sum_params_p)
+    t1 = tp.lgamma(q.concentration1) + tp.lgamma(q.concentration0) + tp.lgamma(sum_params_p)
+    t2 = tp.lgamma(p.concentration1) + tp.lgamma(p.concentration0) + tp.lgamma(sum_params_q)
+    t3 = (p.concentration1 - q.concentration1) * tp.digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * tp.digamma(p.concentration0)
+    t5 = (sum_params_q - sum_params_p) * tp.digamma(sum_params_p)
     return t1 - t2 + t3 + t4 + t5
 
 
@@ -172,10 +172,10 @@ def _kl_categorical_categorical(p, q):
 def _kl_dirichlet_dirichlet(p, q):
     sum_p_concentration = p.concentration.sum(-1)
     sum_q_concentration = q.concentration.sum(-1)
-    t1 = lgamma(sum_p_concentration) - lgamma(sum_q_concentration)
-    t2 = (lgamma(p.concentration) - lgamma(q.concentration)).sum(-1)
+    t1 = tp.lgamma(sum_p_concentration) - tp.lgamma(sum_q_concentration)
+    t2 = (tp.lgamma(p.concentration) - tp.lgamma(q.concentration)).sum(-1)
     t3 = p.concentration - q.concentration
-    t4 = digamma(p.concentration) - digamma(sum_p_concentration).unsqueeze(-1)
+    t4 = tp.digamma(p.concentration) - tp.digamma(sum_p_concentration).unsqueeze(-1)
     return t1 - t2 + (t3 * t4).sum(-1)
 
 
@@ -205,8 +205,8 @@ def _kl_expfamily_expfamily(p, q):
 @register_kl(Gamma, Gamma)
 def _kl_gamma_gamma(p, q):
     t1 = q.concentration * tp.log(p.rate / q.rate)
-    t2 = lgamma(q.concentration) - lgamma(p.concentration)
-    t3 = (p.concentration - q.concentration) * digamma(p.concentration)
+    t2 = tp.lgamma(q.concentration) - tp.lgamma(p.concentration)
+    t3 = (p.concentration - q.concentration) * tp.digamma(p.concentration)
     t4 = (q.rate - p.rate) * (p.concentration / p.rate)
     return t1 + t2 + t3 + t4
 
@@ -218,7 +218,7 @@ def _kl_gumbel_gumbel(p, q):
     ct3 = p.loc / q.scale
     t1 = -ct1.log() - ct2 + ct3
     t2 = ct1 * euler_constant()
-    t3 = tp.exp(ct2 + lgamma(1 + ct1) - ct3)
+    t3 = tp.exp(ct2 + tp.lgamma(1 + ct1) - ct3)
     return t1 + t2 + t3 - (1 + euler_constant())
 
 
@@ -339,9 +339,9 @@ def _kl_beta_exponential(p, q):
 @register_kl(Beta, Gamma)
 def _kl_beta_gamma(p, q):
     t1 = -p.entropy()
-    t2 = lgamma(q.concentration) - q.concentration * q.rate.log()
-    t3 = (q.concentration - 1) * (digamma(p.concentration1)
-                                  - digamma(p.concentration1 + p.concentration0))
+    t2 = tp.lgamma(q.concentration) - q.concentration * q.rate.log()
+    t3 = (q.concentration - 1) * (tp.digamma(p.concentration1)
+                                  - tp.digamma(p.concentration1 + p.concentration0))
     t4 = q.rate * p.concentration1 / (p.concentration1 + p.concentration0)
     return t1 + t2 - t3 + t4
 
@@ -376,7 +376,7 @@ def _kl_exponential_infinity(p, q):
 def _kl_exponential_gamma(p, q):
     ratio = q.rate / p.rate
     t1 = -q.concentration * tp.log(ratio)
-    return t1 + ratio + lgamma(q.concentration) + q.concentration * _EULER - (1 + _EULER)
+    return t1 + ratio + tp.lgamma(q.concentration) + q.concentration * _EULER - (1 + _EULER)
 
 
 @register_kl(Exponential, Gumbel)
@@ -416,7 +416,7 @@ def _kl_gamma_exponential(p, q):
 def _kl_gamma_gumbel(p, q):
     beta_scale_prod = p.rate * q.scale
     loc_scale_ratio = q.loc / q.scale
-    t1 = ((p.concentration - 1) * digamma(p.concentration) - lgamma(p.concentration)
+    t1 = ((p.concentration - 1) * tp.digamma(p.concentration) - tp.lgamma(p.concentration)
           - p.concentration)
     t2 = beta_scale_prod.log() + p.concentration / beta_scale_prod
     t3 = (tp.exp(loc_scale_ratio) * (1 + beta_scale_prod.reciprocal()).pow(-p.concentration)
@@ -429,11 +429,11 @@ def _kl_gamma_normal(p, q):
     var_normal = q.scale.pow(2)
     beta_sqr = p.rate.pow(2)
     t1 = (0.5 * tp.log(beta_sqr * var_normal * 2 * math.pi) - p.concentration
-          - lgamma(p.concentration))
+          - tp.lgamma(p.concentration))
     t2 = 0.5 * (p.concentration.pow(2) + p.concentration) / beta_sqr
     t3 = q.loc * p.concentration / p.rate
     t4 = 0.5 * q.loc.pow(2)
-    return t1 + (p.concentration - 1) * digamma(p.concentration) + (t2 - t3 + t4) / var_normal
+    return t1 + (p.concentration - 1) * tp.digamma(p.concentration) + (t2 - t3 + t4) / var_normal
 
 
 @register_kl(Gumbel, Beta)
@@ -534,7 +534,7 @@ def _kl_pareto_gamma(p, q):
     alpha, infinite = _alpha_above(p, 1)
     common_term = p.scale.log() + alpha.reciprocal()
     t1 = alpha.log() - common_term
-    t2 = lgamma(q.concentration) - q.concentration * q.rate.log()
+    t2 = tp.lgamma(q.concentration) - q.concentration * q.rate.log()
     t3 = (1 - q.concentration) * common_term
     t4 = q.rate * alpha * p.scale / (alpha - 1)
     return _masked(t1 + t2 + t3 + t4 - 1, infinite, math.inf)
@@ -566,8 +566,8 @@ def _kl_uniform_beta(p, q):
           / common_term)
     t3 = ((q.concentration0 - 1) * (_x_log_x(1 - p.high) - _x_log_x(1 - p.low) + common_term)
           / common_term)
-    t4 = (lgamma(q.concentration1) + lgamma(q.concentration0)
-          - lgamma(q.concentration1 + q.concentration0))
+    t4 = (tp.lgamma(q.concentration1) + tp.lgamma(q.concentration0)
+          - tp.lgamma(q.concentration1 + q.concentration0))
     result = t3 + t4 - t1 - t2
     outside = (p.high > q.support.upper_bound) | (p.low < q.support.lower_bound)
     return _masked(result, outside, math.inf)
@@ -583,7 +583,7 @@ def _kl_uniform_exponential(p, q):
 def _kl_uniform_gamma(p, q):
     common_term = p.high - p.low
     t1 = common_term.log()
-    t2 = lgamma(q.concentration) - q.concentration * q.rate.log()
+    t2 = tp.lgamma(q.concentration) - q.concentration * q.rate.log()
     t3 = (1 - q.concentration) * (_x_log_x(p.high) - _x_log_x(p.low) - common_term) / common_term
     t4 = q.rate * (p.high + p.low) / 2
     return _masked(-t1 + t2 + t3 + t4, p.low < q.support.lower_bound, math.inf)
@@ -615,3 +615,137 @@ def _kl_uniform_pareto(p, q):
     t2 = (_x_log_x(p.high) - _x_log_x(p.low) - support_uniform) / support_uniform
     result = t2 * (q.alpha + 1) - t1
     return _masked(result, p.low < q.support.lower_bound, math.inf)
+
+
+# ---- the families added with issue 29: ContinuousBernoulli, LowRankMultivariateNormal --
+
+from tensorplay.distributions.continuous_bernoulli import ContinuousBernoulli  # noqa: E402
+from tensorplay.distributions.lowrank_multivariate_normal import (  # noqa: E402
+    LowRankMultivariateNormal, _batch_lowrank_logdet, _batch_lowrank_mahalanobis)
+from tensorplay.distributions.transforms import _diag_embed  # noqa: E402
+
+# Where q's support misses part of p's, KL is infinite (as PyTorch registers them).
+for _p_type, _fun in [(Exponential, _kl_exponential_infinity), (Gamma, _kl_gamma_infinity),
+                      (Gumbel, _kl_gumbel_infinity), (Laplace, _kl_laplace_infinity),
+                      (Normal, _kl_normal_infinity), (Pareto, _kl_pareto_infinity)]:
+    register_kl(_p_type, ContinuousBernoulli)(_fun)
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + tp.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - tp.log1p(-q.probs)
+    return t1 + t2 + t3
+
+
+def _cross_entropy_with_continuous_bernoulli(p, q):
+    """-E_p[log q(x)] - H(p) for q continuous Bernoulli: log q(x) = x logit + log(1-p)
+    + log C is linear in x, so only p's mean enters."""
+    return -p.entropy() - p.mean * q.logits - tp.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return _cross_entropy_with_continuous_bernoulli(p, q)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = _cross_entropy_with_continuous_bernoulli(p, q)
+    outside = (p.high >= q.support.upper_bound) | (p.low <= q.support.lower_bound)
+    return tp.where(outside, tp.ones_like(result) * math.inf, result)
+
+
+@register_kl(ContinuousBernoulli, Pareto)
+def _kl_continuous_bernoulli_infinity(p, q):
+    return _infinite_like(p.probs)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - tp.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t1 = -p.entropy()
+    t2 = 0.5 * (math.log(2.0 * math.pi) + tp.square(q.loc / q.scale)) + tp.log(q.scale)
+    t3 = (p.variance + tp.square(p.mean) - 2.0 * q.loc * p.mean) / (2.0 * tp.square(q.scale))
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    outside = (q.low >= p.support.lower_bound) | (q.high <= p.support.upper_bound)
+    return tp.where(outside, tp.ones_like(result) * math.inf, result)
+
+
+def _check_event_shapes(p, q, what):
+    if tuple(p.event_shape) != tuple(q.event_shape):
+        raise ValueError(f"KL-divergence between two {what} with different event shapes "
+                         "cannot be computed")
+
+
+def _woodbury_factor(q):
+    """A = L_C⁻¹ Wᵀ D⁻¹ for q low-rank: Σ_q⁻¹ = D⁻¹ - Aᵀ A."""
+    qWt_qDinv = q._unbroadcasted_cov_factor.mT / q._unbroadcasted_cov_diag.unsqueeze(-2)
+    return tp.linalg.solve_triangular(q._capacitance_tril, qWt_qDinv, upper=False)
+
+
+# KL between Gaussians: ½ (log det Σq - log det Σp + tr(Σq⁻¹ Σp) + Mahalanobis - n).
+# With a low-rank q the trace expands through Woodbury into traces of X Xᵀ.
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrankmultivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_event_shapes(p, q, "Low Rank Multivariate Normals")
+    term1 = (_batch_lowrank_logdet(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
+                                   q._capacitance_tril)
+             - _batch_lowrank_logdet(p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag,
+                                     p._capacitance_tril))
+    term3 = _batch_lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
+                                       q.loc - p.loc, q._capacitance_tril)
+    A = _woodbury_factor(q)
+    term21 = (p._unbroadcasted_cov_diag / q._unbroadcasted_cov_diag).sum(-1)
+    term22 = _batch_trace_XXT(p._unbroadcasted_cov_factor
+                              * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+    term23 = _batch_trace_XXT(A * p._unbroadcasted_cov_diag.sqrt().unsqueeze(-2))
+    term24 = _batch_trace_XXT(A.matmul(p._unbroadcasted_cov_factor))
+    term2 = term21 + term22 - term23 - term24
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrankmultivariatenormal(p, q):
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    term1 = (_batch_lowrank_logdet(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
+                                   q._capacitance_tril)
+             - 2 * p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+    term3 = _batch_lowrank_mahalanobis(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag,
+                                       q.loc - p.loc, q._capacitance_tril)
+    A = _woodbury_factor(q)
+    term21 = _batch_trace_XXT(p._unbroadcasted_scale_tril
+                              * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+    term22 = _batch_trace_XXT(A.matmul(p._unbroadcasted_scale_tril))
+    return 0.5 * (term1 + term21 - term22 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrankmultivariatenormal_multivariatenormal(p, q):
+    _check_event_shapes(p, q, "(Low Rank) Multivariate Normals")
+    term1 = (2 * q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+             - _batch_lowrank_logdet(p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag,
+                                     p._capacitance_tril))
+    term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, (q.loc - p.loc))
+    # tr(Σq⁻¹ (W Wᵀ + D)) = |Lq⁻¹ W|² + |Lq⁻¹ D^½|², over the batch both share
+    n = p.event_shape[0]
+    batch = tp.broadcast_tensors(
+        tp.empty(tuple(q._unbroadcasted_scale_tril.shape[:-2]) + (0,)),
+        tp.empty(tuple(p._unbroadcasted_cov_factor.shape[:-2]) + (0,)))[0].shape[:-1]
+    q_scale_tril = q._unbroadcasted_scale_tril.expand(tuple(batch) + (n, n))
+    p_cov_factor = p._unbroadcasted_cov_factor.expand(tuple(batch) + (n, p.cov_factor.size(-1)))
+    p_cov_diag = _diag_embed(p._unbroadcasted_cov_diag.sqrt()).expand(tuple(batch) + (n, n))
+    term21 = _batch_trace_XXT(tp.linalg.solve_triangular(q_scale_tril, p_cov_factor, upper=False))
+    term22 = _batch_trace_XXT(tp.linalg.solve_triangular(q_scale_tril, p_cov_diag, upper=False))
+    return 0.5 * (term1 + term21 + term22 + term3 - p.event_shape[0])

@@ -9,7 +9,7 @@ from tensorplay.distributions import constraints
 from tensorplay.distributions.binomial import Binomial
 from tensorplay.distributions.categorical import Categorical
 from tensorplay.distributions.distribution import Distribution
-from tensorplay.distributions.utils import broadcast_all, lgamma
+from tensorplay.distributions.utils import broadcast_all
 
 __all__ = ["Multinomial"]
 
@@ -72,10 +72,10 @@ class Multinomial(Distribution):
     def entropy(self):
         n = tp.tensor(float(self.total_count), dtype=self.probs.dtype)
         cat_entropy = self._categorical.entropy()
-        term1 = n * cat_entropy - lgamma(n + 1)
+        term1 = n * cat_entropy - tp.lgamma(n + 1)
         support = self._binomial.enumerate_support(expand=False)[1:]
         binomial_probs = tp.exp(self._binomial.log_prob(support))
-        weights = lgamma(support + 1)
+        weights = tp.lgamma(support + 1)
         term2 = (binomial_probs * weights).sum(0).sum(-1)
         return term1 + term2
 
@@ -83,8 +83,8 @@ class Multinomial(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        log_factorial_n = lgamma(value.sum(-1) + 1)
-        log_factorial_xs = lgamma(value + 1).sum(-1)
+        log_factorial_n = tp.lgamma(value.sum(-1) + 1)
+        log_factorial_xs = tp.lgamma(value + 1).sum(-1)
         # 0 · log 0 counts as 0: a category of probability 0 that was never drawn
         logits = tp.where((value == 0) & (logits == -math.inf), tp.zeros_like(logits), logits)
         log_powers = (logits * value).sum(-1)

@@ -9,7 +9,11 @@ from tensorplay.distributions.distribution import Distribution
 from tensorplay.distributions.gamma import Gamma
 from tensorplay.distributions.poisson import _poisson_draw
 from tensorplay.distributions.utils import (
-    broadcast_all, lazy_property, lgamma, logits_to_probs, probs_to_logits)
+    broadcast_all,
+    lazy_property,
+    logits_to_probs,
+    probs_to_logits,
+)
 
 __all__ = ["NegativeBinomial"]
 
@@ -88,10 +92,11 @@ class NegativeBinomial(Distribution):
             self._validate_sample(value)
         log_unnormalized_prob = (self.total_count * _logsigmoid(-self.logits)
                                  + value * _logsigmoid(self.logits))
-        # total_count = value = 0: probability 1 of no failure, log-normalization 0
-        # (computed on a stand-in count there: lgamma(0) - lgamma(0) would be inf - inf)
+        # total_count = value = 0: probability 1 of no failure, log-normalization 0 (PyTorch's
+        # masked_fill of tp.lgamma(0) - tp.lgamma(0) = inf - inf; its gradient there is nan, as
+        # PyTorch's: 0 * tp.digamma(0))
+        log_normalization = (-tp.lgamma(self.total_count + value) + tp.lgamma(1.0 + value)
+                             + tp.lgamma(self.total_count))
         empty = self.total_count + value == 0.0
-        count = tp.where(empty, tp.ones_like(self.total_count + value), self.total_count + 0 * value)
-        log_normalization = -lgamma(count + value) + lgamma(1.0 + value) + lgamma(count)
         log_normalization = tp.where(empty, tp.zeros_like(log_normalization), log_normalization)
         return log_unnormalized_prob - log_normalization

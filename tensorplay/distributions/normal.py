@@ -7,7 +7,7 @@ import numbers
 import tensorplay as tp
 from tensorplay.distributions import constraints
 from tensorplay.distributions.exp_family import ExponentialFamily
-from tensorplay.distributions.utils import _standard_normal, broadcast_all, erfinv
+from tensorplay.distributions.utils import _standard_normal, broadcast_all
 
 __all__ = ["Normal"]
 
@@ -75,7 +75,7 @@ class Normal(ExponentialFamily):
         return 0.5 * (1 + tp.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
     def icdf(self, value):
-        return self.loc + self.scale * erfinv(2 * value - 1) * math.sqrt(2)
+        return self.loc + self.scale * tp.erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + tp.log(self.scale)

@@ -6,7 +6,7 @@ from tensorplay.distributions import constraints
 from tensorplay.distributions.categorical import Categorical
 from tensorplay.distributions.distribution import Distribution
 
-__all__ = ["OneHotCategorical"]
+__all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class OneHotCategorical(Distribution):
@@ -81,3 +81,16 @@ class OneHotCategorical(Distribution):
         if expand:
             values = values.expand((n,) + tuple(self.batch_shape) + (n,))
         return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical with the straight-through gradient estimator: rsample returns the
+    one-hot draw, but its gradient is that of the probabilities (draw + probs - probs
+    detached), a biased but useful gradient through a discrete choice."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())

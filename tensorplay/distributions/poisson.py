@@ -6,7 +6,7 @@ import numbers
 import tensorplay as tp
 from tensorplay.distributions import constraints
 from tensorplay.distributions.exp_family import ExponentialFamily
-from tensorplay.distributions.utils import broadcast_all, lgamma
+from tensorplay.distributions.utils import broadcast_all
 
 __all__ = ["Poisson"]
 
@@ -66,7 +66,7 @@ class Poisson(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
-        return tp.xlogy(value, rate) - rate - lgamma(value + 1)
+        return tp.xlogy(value, rate) - rate - tp.lgamma(value + 1)
 
     @property
     def _natural_params(self):

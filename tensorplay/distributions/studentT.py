@@ -9,8 +9,7 @@ import tensorplay as tp
 from tensorplay.distributions import constraints
 from tensorplay.distributions.chi2 import Chi2
 from tensorplay.distributions.distribution import Distribution
-from tensorplay.distributions.gamma import digamma
-from tensorplay.distributions.utils import _standard_normal, broadcast_all, lgamma
+from tensorplay.distributions.utils import _standard_normal, broadcast_all
 
 __all__ = ["StudentT"]
 
@@ -67,11 +66,12 @@ class StudentT(Distribution):
             self._validate_sample(value)
         y = (value - self.loc) / self.scale
         Z = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi)
-             + lgamma(0.5 * self.df) - lgamma(0.5 * (self.df + 1.0)))
+             + tp.lgamma(0.5 * self.df) - tp.lgamma(0.5 * (self.df + 1.0)))
         return -0.5 * (self.df + 1.0) * tp.log1p(y ** 2.0 / self.df) - Z
 
     def entropy(self):
-        lbeta = lgamma(0.5 * self.df) + math.lgamma(0.5) - lgamma(0.5 * (self.df + 1))
+        lbeta = tp.lgamma(0.5 * self.df) + math.lgamma(0.5) - tp.lgamma(0.5 * (self.df + 1))
         return (self.scale.log()
-                + 0.5 * (self.df + 1) * (digamma(0.5 * (self.df + 1)) - digamma(0.5 * self.df))
+                + 0.5 * (self.df + 1)
+                * (tp.digamma(0.5 * (self.df + 1)) - tp.digamma(0.5 * self.df))
                 + 0.5 * self.df.log() + lbeta)

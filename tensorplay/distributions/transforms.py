@@ -11,11 +11,14 @@ import weakref
 
 import tensorplay as tp
 from tensorplay.distributions import constraints
+from tensorplay.distributions.utils import _sum_rightmost, lazy_property, tril_matrix_to_vec
 
 __all__ = ["Transform", "ComposeTransform", "ExpTransform", "AffineTransform",
            "SigmoidTransform", "TanhTransform", "AbsTransform", "PowerTransform",
            "SoftplusTransform", "SoftmaxTransform", "StickBreakingTransform",
-           "LowerCholeskyTransform", "IndependentTransform", "identity_transform"]
+           "LowerCholeskyTransform", "IndependentTransform", "identity_transform",
+           "ReshapeTransform", "CorrCholeskyTransform", "PositiveDefiniteTransform",
+           "CatTransform", "StackTransform", "CumulativeDistributionTransform"]
 
 
 class Transform:
@@ -610,3 +613,310 @@ class IndependentTransform(Transform):
 
     def inverse_shape(self, shape):
         return self.base_transform.inverse_shape(shape)
+
+
+class ReshapeTransform(Transform):
+    """Reshape the rightmost dimensions from `in_shape` to `out_shape` (same number of
+    elements): a bijection whose Jacobian is a permutation, so log |det J| = 0."""
+
+    bijective = True
+
+    def __init__(self, in_shape, out_shape, cache_size=0):
+        self.in_shape = tp.Size(tuple(in_shape))
+        self.out_shape = tp.Size(tuple(out_shape))
+        if self.in_shape.numel() != self.out_shape.numel():
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
+
+    def _call(self, x):
+        batch_shape = tuple(x.shape[: x.dim() - len(self.in_shape)])
+        return x.reshape(batch_shape + tuple(self.out_shape))
+
+    def _inverse(self, y):
+        batch_shape = tuple(y.shape[: y.dim() - len(self.out_shape)])
+        return y.reshape(batch_shape + tuple(self.in_shape))
+
+    def log_abs_det_jacobian(self, x, y):
+        batch_shape = tuple(x.shape[: x.dim() - len(self.in_shape)])
+        return x.new_zeros(batch_shape)
+
+    def _reshape(self, shape, old, new):
+        if len(shape) < len(old):
+            raise ValueError("Too few dimensions on input")
+        cut = len(shape) - len(old)
+        if tuple(shape[cut:]) != tuple(old):
+            raise ValueError(f"Shape mismatch: expected {tp.Size(tuple(shape[cut:]))} but got {old}")
+        return tp.Size(tuple(shape[:cut]) + tuple(new))
+
+    def forward_shape(self, shape):
+        return self._reshape(shape, self.in_shape, self.out_shape)
+
+    def inverse_shape(self, shape):
+        return self._reshape(shape, self.out_shape, self.in_shape)
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """The inverse of utils.tril_matrix_to_vec: a vector of n(n+1)/2 + ... entries laid
+    row by row into the lower triangle (below diagonal `diag`) of an n x n matrix."""
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1]
+                             + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > tp.finfo(vec.dtype).eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be "
+                         "expressed as the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
+    rows, cols = tp.tril_indices(n, n, offset=diag)
+    mat[..., rows, cols] = vec       # an index_put: differentiable in vec
+    return mat
+
+
+class CorrCholeskyTransform(Transform):
+    """An unconstrained vector of D(D-1)/2 numbers to the Cholesky factor of a D x D
+    correlation matrix (rows of unit length, positive diagonal): tanh maps each number
+    into (-1, 1), then every row is filled by stick breaking so its squares sum to 1."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, CorrCholeskyTransform)
+
+    def _call(self, x):
+        x = tp.tanh(x)
+        eps = tp.finfo(x.dtype).eps
+        x = x.clamp(min=-1 + eps, max=1 - eps)
+        r = vec_to_tril_matrix(x, diag=-1)
+        # y_ij = r_ij · sqrt(prod_{k<j} (1 - r_ik²)): the share of the row's unit length left
+        z = r ** 2
+        z1m_cumprod_sqrt = (1 - z).sqrt().cumprod(-1)
+        r = r + tp.eye(r.shape[-1], dtype=r.dtype, device=r.device)
+        return r * tp.nn.functional.pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        y_cumsum = 1 - tp.cumsum(y * y, dim=-1)
+        y_cumsum_shifted = tp.nn.functional.pad(y_cumsum[..., :-1], [1, 0], value=1)
+        y_vec = tril_matrix_to_vec(y, diag=-1)
+        y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
+        t = y_vec / y_cumsum_vec.sqrt()
+        return (t.log1p() - t.neg().log1p()) / 2      # atanh(t)
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
+        y1m_cumsum_tril = tril_matrix_to_vec(y1m_cumsum, diag=-2)
+        stick_breaking_logdet = 0.5 * y1m_cumsum_tril.log().sum(-1)
+        # log(1 - tanh(x)²) = 2 (log 2 - x - softplus(-2x)), stable for large |x|
+        tanh_logdet = -2 * (x + tp.nn.functional.softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((0.25 + 2 * n) ** 0.5 + 0.5)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattened lower-diagonal number")
+        return tp.Size(tuple(shape[:-1]) + (d, d))
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return tp.Size(tuple(shape[:-2]) + (d * (d - 1) // 2,))
+
+
+class PositiveDefiniteTransform(Transform):
+    """A square matrix to a positive definite one, L Lᵀ with L = LowerCholeskyTransform(x)
+    (not bijective: the upper triangle of x is dropped)."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other):
+        return isinstance(other, PositiveDefiniteTransform)
+
+    def _call(self, x):
+        x = LowerCholeskyTransform()(x)
+        return x @ x.mT
+
+    def _inverse(self, y):
+        y = tp.linalg.cholesky(y)
+        return LowerCholeskyTransform().inv(y)
+
+
+def _check_dim(name, x, dim, size, what):
+    if not (-x.dim() <= dim < x.dim()):
+        raise AssertionError(f"dim {dim} out of range for {name} with {x.dim()} dimensions")
+    if x.size(dim) != size:
+        raise AssertionError(f"{name}.size({dim}) = {x.size(dim)} must equal {what} {size}")
+
+
+class CatTransform(Transform):
+    """Transforms applied to consecutive slices along `dim` (of the given `lengths`), as
+    torch.cat joins tensors."""
+
+    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        if lengths is None:
+            lengths = [1] * len(self.transforms)
+        self.lengths = list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms "
+                                 f"({len(self.transforms)})")
+        self.dim = dim
+
+    @lazy_property
+    def event_dim(self):
+        return max(t.event_dim for t in self.transforms)
+
+    @lazy_property
+    def length(self):
+        return sum(self.lengths)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
+
+    def _map(self, x, name, each):
+        _check_dim(name, x, self.dim, self.length, "length")
+        out, start = [], 0
+        for trans, length in zip(self.transforms, self.lengths):
+            out.append(each(trans, x.narrow(self.dim, start, length)))
+            start = start + length
+        return tp.cat(out, dim=self.dim)
+
+    def _call(self, x):
+        return self._map(x, "x", lambda t, s: t(s))
+
+    def _inverse(self, y):
+        return self._map(y, "y", lambda t, s: t.inv(s))
+
+    def log_abs_det_jacobian(self, x, y):
+        _check_dim("x", x, self.dim, self.length, "length")
+        _check_dim("y", y, self.dim, self.length, "length")
+        logdetjacs, start = [], 0
+        for trans, length in zip(self.transforms, self.lengths):
+            logdetjac = trans.log_abs_det_jacobian(x.narrow(self.dim, start, length),
+                                                   y.narrow(self.dim, start, length))
+            if trans.event_dim < self.event_dim:
+                logdetjac = _sum_rightmost(logdetjac, self.event_dim - trans.event_dim)
+            logdetjacs.append(logdetjac)
+            start = start + length
+        # If `dim` is inside the event, the pieces are parts of one event: they add up;
+        # otherwise they stay side by side along `dim`.
+        dim = self.dim if self.dim < 0 else self.dim - x.dim()
+        dim = dim + self.event_dim
+        if dim < 0:
+            return tp.cat(logdetjacs, dim=dim)
+        return sum(logdetjacs)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+
+class StackTransform(Transform):
+    """Transform i applied to slice i along `dim`, as torch.stack joins tensors."""
+
+    def __init__(self, tseq, dim=0, cache_size=0):
+        if not all(isinstance(t, Transform) for t in tseq):
+            raise AssertionError("All elements of tseq must be Transform instances")
+        if cache_size:
+            tseq = [t.with_cache(cache_size) for t in tseq]
+        super().__init__(cache_size=cache_size)
+        self.transforms = list(tseq)
+        self.dim = dim
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return StackTransform(self.transforms, self.dim, cache_size)
+
+    def _slice(self, z):
+        return [z.select(self.dim, i) for i in range(z.size(self.dim))]
+
+    def _call(self, x):
+        _check_dim("x", x, self.dim, len(self.transforms), "len(transforms)")
+        return tp.stack([t(s) for s, t in zip(self._slice(x), self.transforms)], dim=self.dim)
+
+    def _inverse(self, y):
+        _check_dim("y", y, self.dim, len(self.transforms), "len(transforms)")
+        return tp.stack([t.inv(s) for s, t in zip(self._slice(y), self.transforms)], dim=self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        _check_dim("x", x, self.dim, len(self.transforms), "len(transforms)")
+        _check_dim("y", y, self.dim, len(self.transforms), "len(transforms)")
+        return tp.stack([t.log_abs_det_jacobian(xs, ys) for xs, ys, t in
+                         zip(self._slice(x), self._slice(y), self.transforms)], dim=self.dim)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    @constraints.dependent_property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @constraints.dependent_property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+
+class CumulativeDistributionTransform(Transform):
+    """x -> F(x), a distribution's cdf, onto (0, 1); its log |det J| is log p(x)
+    (a copula's building block)."""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)

@@ -7,7 +7,7 @@ from tensorplay.distributions import constraints
 from tensorplay.distributions.exponential import Exponential
 from tensorplay.distributions.transformed_distribution import TransformedDistribution
 from tensorplay.distributions.transforms import AffineTransform, PowerTransform
-from tensorplay.distributions.utils import broadcast_all, euler_constant, lgamma
+from tensorplay.distributions.utils import broadcast_all, euler_constant
 
 __all__ = ["Weibull"]
 
@@ -38,7 +38,7 @@ class Weibull(TransformedDistribution):
 
     @property
     def mean(self):
-        return self.scale * tp.exp(lgamma(1 + self.concentration_reciprocal))
+        return self.scale * tp.exp(tp.lgamma(1 + self.concentration_reciprocal))
 
     @property
     def mode(self):
@@ -47,8 +47,8 @@ class Weibull(TransformedDistribution):
 
     @property
     def variance(self):
-        return self.scale.pow(2) * (tp.exp(lgamma(1 + 2 * self.concentration_reciprocal))
-                                    - tp.exp(2 * lgamma(1 + self.concentration_reciprocal)))
+        return self.scale.pow(2) * (tp.exp(tp.lgamma(1 + 2 * self.concentration_reciprocal))
+                                    - tp.exp(2 * tp.lgamma(1 + self.concentration_reciprocal)))
 
     def entropy(self):
         return (euler_constant() * (1 - self.concentration_reciprocal)

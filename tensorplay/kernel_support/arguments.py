@@ -4,6 +4,7 @@ tensors cat joins), and the sizes and dtypes both compute. Written once here; th
 of tensorplay/meta/<family>.py import them.
 
     windows       check_list (one entry per spatial dim), window_out_size, pool_params,
+                  spatial_dims (2 or 3, from a pooling op's name),
                   conv_output_sizes
     arguments     upsample_params, scatter_params, cat_inputs, check_repeats_tensor
     reductions    reduced_sizes, integral_to_long
@@ -46,12 +47,19 @@ def window_out_size(size, k, stride, pad, dilation, ceil_mode=False):
     return out
 
 
-def pool_params(op, kernel_size, stride, padding, dilation):
-    """(kernel, stride, padding, dilation), each a pair; an empty stride means the kernel."""
-    kernel = check_list(op, "kernel_size", kernel_size, 2, 1)
-    stride = check_list(op, "stride", stride or kernel, 2, 1)
-    padding = check_list(op, "padding", padding, 2, 0)
-    dilation = check_list(op, "dilation", dilation, 2, 1)
+def spatial_dims(op):
+    """2 or 3: the number of spatial dims a pooling op works on, read from its name
+    (`avg_pool3d_backward`); the rules and kernels of both forms are written once."""
+    return 3 if "3d" in op else 2
+
+
+def pool_params(op, kernel_size, stride, padding, dilation, nd=2):
+    """(kernel, stride, padding, dilation), each with one entry per spatial dim (`nd` of
+    them); an empty stride means the kernel."""
+    kernel = check_list(op, "kernel_size", kernel_size, nd, 1)
+    stride = check_list(op, "stride", stride or kernel, nd, 1)
+    padding = check_list(op, "padding", padding, nd, 0)
+    dilation = check_list(op, "dilation", dilation, nd, 1)
     for p, k, d in zip(padding, kernel, dilation):
         if p > (d * (k - 1) + 1) // 2:
             raise ArgumentError(f"{op}(): argument 'padding' ({list(padding)}) must be at most "

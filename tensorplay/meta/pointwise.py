@@ -187,3 +187,32 @@ def clamp_scalar(op, args):
     return _finish(op, OutSpec(_sizes(self), result_type(self, lo, hi)), self)
 
 
+
+
+# ---- the ops of the inverse-hyperbolics / number-theory / bit-shift section ---------
+def binary_pow(op, args):
+    """pow_: pow's rule (no bool ** bool), then the result must fit into self."""
+    return _finish(op, rules.binary_pow(op, args), args[0])
+
+
+def binary_integral(op, args):
+    """gcd, lcm, the bit shifts: the promoted dtype must be an integer one (a bool
+    operand promotes, as in `x << True`; two bools or a float do not)."""
+    spec = binary(op, args)
+    if spec.dtype.is_floating_point or spec.dtype is dt.bool:
+        self, other = args[0], args[1]
+        name, t = ("self", self) if (self._impl.dtype.is_floating_point or
+                                     self._impl.dtype is spec.dtype) else ("other", other)
+        raise DTypeError(f"{op}(): not implemented for {spec.dtype.name} tensors (argument "
+                         f"'{name}' is {t._impl.dtype.name}; expected an integer tensor)",
+                         op=op, arg=name)
+    return _finish(op, spec, args[0])
+
+
+def frexp(op, args):
+    """(mantissa in self's dtype, exponent int32), floating inputs only."""
+    self = args[0]
+    if not self._impl.dtype.is_floating_point:
+        raise DTypeError(f"{op}(): only supports floating-point dtypes (argument 'self' is "
+                         f"{self._impl.dtype.name})", op=op, arg="self")
+    return OutSpec(_sizes(self), self._impl.dtype), OutSpec(_sizes(self), dt.int32)

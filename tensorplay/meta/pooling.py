@@ -1,52 +1,69 @@
-"""Shape and dtype rules of the pooling ops (max, average, adaptive), 2-D forms.
+"""Shape and dtype rules of the pooling ops (max, average, adaptive, fractional), 2-D and
+3-D forms.
 
-Every pooling op takes (C, H, W) or (N, C, H, W); the 1-D functions of
-tp.nn.functional call these with H = 1.
+Every 2-D pooling op takes (C, H, W) or (N, C, H, W), every 3-D one (C, D, H, W) or
+(N, C, D, H, W); the 1-D functions of tp.nn.functional call the 2-D ops with H = 1. The
+rules are written once for `nd` spatial dims; the op's name says which (`..._3d...`).
 """
 from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
-from tensorplay.kernel_support.arguments import check_list, pool_params, window_out_size
+from tensorplay.kernel_support.arguments import (
+    check_list, pool_params, spatial_dims, window_out_size,
+)
 from tensorplay.kernel_support.checks import OutSpec
 from tensorplay.meta._spatial import check_floating
+
+_LAYOUTS = {2: "(C, H, W)", 3: "(C, D, H, W)"}
 
 
 def _sizes(t):
     return t._impl.sizes
 
 
-def check_pool_input(op, self):
+def check_pool_input(op, self, nd=2):
     sizes = _sizes(self)
-    if len(sizes) not in (3, 4):
-        raise ShapeError(f"{op}(): expected argument 'self' to be 3-D (C, H, W) or 4-D "
-                         f"(N, C, H, W), but got shape {fmt_shape(sizes)}", op=op, arg="self")
-    if any(s == 0 for s in sizes[-3:]):
+    if len(sizes) not in (nd + 1, nd + 2):
+        unbatched = _LAYOUTS[nd]
+        raise ShapeError(f"{op}(): expected argument 'self' to be {nd + 1}-D {unbatched} or "
+                         f"{nd + 2}-D (N, {unbatched[1:]}, but got shape {fmt_shape(sizes)}",
+                         op=op, arg="self")
+    if any(s == 0 for s in sizes[-(nd + 1):]):
         raise ShapeError(f"{op}(): expected non-empty channel and spatial dims in argument "
                          f"'self', but got shape {fmt_shape(sizes)}", op=op, arg="self")
     return sizes
 
 
 def pool_output(op, sizes, kernel, stride, padding, dilation, ceil_mode):
+    nd = len(kernel)
     out = tuple(window_out_size(s, k, st, p, d, ceil_mode) for s, k, st, p, d
-                in zip(sizes[-2:], kernel, stride, padding, dilation))
+                in zip(sizes[-nd:], kernel, stride, padding, dilation))
     if any(o <= 0 for o in out):
         raise ShapeError(f"{op}(): the output would be empty: input {fmt_shape(sizes)} "
                          f"(argument 'self') is too small for kernel {list(kernel)}, "
                          f"padding {list(padding)} and dilation {list(dilation)}", op=op,
                          arg="self")
-    return tuple(sizes[:-2]) + out
+    return tuple(sizes[:-nd]) + out
+
+
+def _check_not_bool(op, self):
+    if self._impl.dtype is dt.bool:
+        raise DTypeError(f"{op}(): not implemented for bool tensors (argument 'self' is "
+                         f"bool)", op=op, arg="self")
 
 
 def max_pool2d_with_indices(op, args):
     self, kernel_size, stride, padding, dilation, ceil_mode = args
-    sizes = check_pool_input(op, self)
-    if self._impl.dtype is dt.bool:
-        raise DTypeError(f"{op}(): not implemented for bool tensors (argument 'self' is "
-                         f"bool)", op=op, arg="self")
-    params = pool_params(op, kernel_size, stride, padding, dilation)
+    nd = spatial_dims(op)
+    sizes = check_pool_input(op, self, nd)
+    _check_not_bool(op, self)
+    params = pool_params(op, kernel_size, stride, padding, dilation, nd)
     out = pool_output(op, sizes, *params, ceil_mode)
     return OutSpec(out, self._impl.dtype), OutSpec(out, dt.int64)
+
+
+max_pool3d_with_indices = max_pool2d_with_indices
 
 
 def _check_grad(op, grad_output, expected):
@@ -64,16 +81,23 @@ def max_pool2d_with_indices_backward(op, args):
     return OutSpec(_sizes(self), grad_output._impl.dtype)
 
 
+max_pool3d_with_indices_backward = max_pool2d_with_indices_backward
+
+
 def avg_pool2d(op, args):
     self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = args
-    sizes = check_pool_input(op, self)
+    nd = spatial_dims(op)
+    sizes = check_pool_input(op, self, nd)
     if self._impl.dtype is not dt.int64:   # int64: sums divided with truncation, as torch
         check_floating(op, "self", self)
-    params = pool_params(op, kernel_size, stride, padding, (1, 1))
+    params = pool_params(op, kernel_size, stride, padding, (1,) * nd, nd)
     if divisor_override is not None and divisor_override == 0:
         raise ArgumentError(f"{op}(): argument 'divisor_override' must not be zero", op=op,
                             arg="divisor_override")
     return OutSpec(pool_output(op, sizes, *params, ceil_mode), self._impl.dtype)
+
+
+avg_pool3d = avg_pool2d
 
 
 def avg_pool2d_backward(op, args):
@@ -83,12 +107,16 @@ def avg_pool2d_backward(op, args):
     return OutSpec(_sizes(self), grad_output._impl.dtype)
 
 
+avg_pool3d_backward = avg_pool2d_backward
+
+
 def _adaptive(op, self, output_size, floating):
-    sizes = check_pool_input(op, self)
+    nd = spatial_dims(op)
+    sizes = check_pool_input(op, self, nd)
     if floating:
         check_floating(op, "self", self)
-    out = check_list(op, "output_size", output_size, 2, 0)
-    return tuple(sizes[:-2]) + out
+    out = check_list(op, "output_size", output_size, nd, 0)
+    return tuple(sizes[:-nd]) + out
 
 
 def adaptive_avg_pool2d(op, args):
@@ -96,15 +124,22 @@ def adaptive_avg_pool2d(op, args):
     return OutSpec(_adaptive(op, self, output_size, True), self._impl.dtype)
 
 
+adaptive_avg_pool3d = adaptive_avg_pool2d
+
+
 def adaptive_avg_pool2d_backward(op, args):
     grad_output, self = args
-    check_pool_input(op, self)
-    if tuple(_sizes(grad_output)[:-2]) != tuple(_sizes(self)[:-2]):
+    nd = spatial_dims(op)
+    check_pool_input(op, self, nd)
+    if tuple(_sizes(grad_output)[:-nd]) != tuple(_sizes(self)[:-nd]):
         raise ShapeError(f"{op}(): argument 'grad_output' (shape "
                          f"{fmt_shape(_sizes(grad_output))}) must have the leading dims of "
                          f"'self' (shape {fmt_shape(_sizes(self))})", op=op,
                          arg="grad_output")
     return OutSpec(_sizes(self), grad_output._impl.dtype)
+
+
+adaptive_avg_pool3d_backward = adaptive_avg_pool2d_backward
 
 
 def adaptive_max_pool2d(op, args):
@@ -113,11 +148,77 @@ def adaptive_max_pool2d(op, args):
     return OutSpec(out, self._impl.dtype), OutSpec(out, dt.int64)
 
 
+adaptive_max_pool3d = adaptive_max_pool2d
+
+
 def adaptive_max_pool2d_backward(op, args):
     grad_output, self, indices = args
-    check_pool_input(op, self)
+    check_pool_input(op, self, spatial_dims(op))
     if tuple(_sizes(grad_output)) != tuple(_sizes(indices)):
         raise ShapeError(f"{op}(): argument 'grad_output' (shape "
                          f"{fmt_shape(_sizes(grad_output))}) must have the shape of "
                          f"'indices' ({fmt_shape(_sizes(indices))})", op=op, arg="grad_output")
     return OutSpec(_sizes(self), grad_output._impl.dtype)
+
+
+adaptive_max_pool3d_backward = adaptive_max_pool2d_backward
+
+
+# ---- fractional max pooling -----------------------------------------------------------
+def fractional_params(op, self, kernel_size, output_size):
+    """(kernel, output_size) after PyTorch's checks: the windows must fit in the input,
+    output + kernel - 1 <= input along every dim (< input for the 3-D op, as PyTorch's)."""
+    nd = spatial_dims(op)
+    sizes = check_pool_input(op, self, nd)
+    check_floating(op, "self", self)
+    kernel = check_list(op, "kernel_size", kernel_size, nd, 1)
+    out = check_list(op, "output_size", output_size, nd, 0)
+    bound = "less than" if nd == 3 else "at most"
+    for k, o, n in zip(kernel, out, sizes[-nd:]):
+        if o + k - 1 > n or (nd == 3 and o + k - 1 == n):
+            raise ArgumentError(f"{op}(): argument 'kernel_size' {list(kernel)} is too large "
+                                f"for output_size {list(out)} and input "
+                                f"{fmt_shape(sizes)}: output + kernel - 1 must be {bound} "
+                                f"the input size", op=op, arg="kernel_size")
+    return kernel, out
+
+
+def _check_samples(op, self, random_samples, nd):
+    sizes, given = _sizes(self), _sizes(random_samples)
+    batch = sizes[0] if len(sizes) == nd + 2 else 1
+    expected = f"(at least {batch}, {sizes[-(nd + 1)]}, {nd})"
+    if random_samples._impl.dtype is not self._impl.dtype:
+        raise DTypeError(f"{op}(): argument 'random_samples' must have the dtype of 'self' "
+                         f"({self._impl.dtype.name}), but got "
+                         f"{random_samples._impl.dtype.name}", op=op, arg="random_samples")
+    if len(given) != 3 or given[0] < batch or given[1] != sizes[-(nd + 1)] or given[2] != nd:
+        raise ShapeError(f"{op}(): argument 'random_samples' must have shape {expected} "
+                         f"(batch, channels, {nd}), but got {fmt_shape(given)}", op=op,
+                         arg="random_samples")
+
+
+def fractional_max_pool2d(op, args):
+    self, kernel_size, output_size, random_samples = args
+    nd = spatial_dims(op)
+    _, out = fractional_params(op, self, kernel_size, output_size)
+    _check_samples(op, self, random_samples, nd)
+    sizes = tuple(_sizes(self)[:-nd]) + out
+    return OutSpec(sizes, self._impl.dtype), OutSpec(sizes, dt.int64)
+
+
+fractional_max_pool3d = fractional_max_pool2d
+
+
+def fractional_max_pool2d_backward(op, args):
+    grad_output, self, kernel_size, output_size, indices = args
+    nd = spatial_dims(op)
+    _, out = fractional_params(op, self, kernel_size, output_size)
+    _check_grad(op, grad_output, tuple(_sizes(self)[:-nd]) + out)
+    if tuple(_sizes(indices)) != tuple(_sizes(grad_output)):
+        raise ShapeError(f"{op}(): argument 'indices' (shape {fmt_shape(_sizes(indices))}) "
+                         f"must have the shape of 'grad_output' "
+                         f"({fmt_shape(_sizes(grad_output))})", op=op, arg="indices")
+    return OutSpec(_sizes(self), grad_output._impl.dtype)
+
+
+fractional_max_pool3d_backward = fractional_max_pool2d_backward

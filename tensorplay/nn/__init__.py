@@ -11,7 +11,7 @@
 from tensorplay.nn import functional  # noqa: F401
 from tensorplay.nn.parameter import Buffer, Parameter  # noqa: F401
 from tensorplay.nn.modules import *  # noqa: F401,F403
-from tensorplay.nn import init, utils  # noqa: F401,E402
+from tensorplay.nn import grad, init, utils  # noqa: F401,E402
 
 
 def __getattr__(name):

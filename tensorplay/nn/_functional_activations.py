@@ -2,7 +2,8 @@
 ops of ops.yaml (`F.elu(x, alpha, inplace=True)` is `tp.elu_(x, alpha)`)."""
 from __future__ import annotations
 
-from tensorplay._creation import empty_like
+from tensorplay._creation import empty, ones_like
+from tensorplay._dtype import float64
 from tensorplay._generated import functional as _ops
 from tensorplay.errors import ArgumentError
 
@@ -129,9 +130,8 @@ def softshrink(input, lambd=0.5):
 
 
 def hardshrink(input, lambd=0.5):
-    """x where |x| > lambd, else 0."""
-    _check_lambd("hardshrink", lambd)
-    return _ops.where((input > lambd).logical_or(input < -lambd), input, 0.0)
+    """x where |x| > lambd, else 0 (the op, Tensor.hardshrink's too)."""
+    return _ops.hardshrink(input, lambd)
 
 
 def tanhshrink(input):
@@ -139,14 +139,20 @@ def tanhshrink(input):
     return input - _ops.tanh(input)
 
 
-def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False, *,
+          generator=None):
     """Leaky ReLU with a random slope ~ U(lower, upper) per negative element in training,
-    and the mean slope (lower + upper) / 2 in eval."""
+    and the mean slope (lower + upper) / 2 in eval. (`generator`: torch.rrelu's.)"""
     if not training:
         slope = (lower + upper) / 2
         return _ops.leaky_relu_(input, slope) if inplace else _ops.leaky_relu(input, slope)
-    slopes = _ops.uniform_(empty_like(input), lower, upper)
-    out = _ops.where(input >= 0, input, input * slopes)
+    # PyTorch draws one slope per element <= 0, in order, in double precision
+    # (rrelu_with_noise); drawn the same way, the same seed gives the same slopes.
+    negative = input <= 0
+    draws = _ops.uniform_(empty(int(negative.sum()), dtype=float64, device=input.device),
+                          lower, upper, generator=generator)
+    slopes = ones_like(input).masked_scatter(negative, draws.to(input.dtype))
+    out = input * slopes
     return input.copy_(out) if inplace else out
 
 

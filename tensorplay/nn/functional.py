@@ -24,3 +24,4 @@ from tensorplay.nn._functional_padding import *  # noqa: F401,F403
 from tensorplay.nn._functional_pooling import *  # noqa: F401,F403
 from tensorplay.nn._functional_resample import *  # noqa: F401,F403
 from tensorplay.nn._functional_softmax import *  # noqa: F401,F403
+from tensorplay.nn import grad  # noqa: F401,E402  (F.grad is torch.nn.grad, as in PyTorch)

@@ -8,7 +8,8 @@
         opt.step()
     sched.step()
 """
-from tensorplay.optim import lr_scheduler  # noqa: F401
+from tensorplay.optim import lr_scheduler, swa_utils  # noqa: F401
+from tensorplay.optim._stateless import swap_in_optimizer_params_and_state
 from tensorplay.optim.adadelta import Adadelta
 from tensorplay.optim.adafactor import Adafactor
 from tensorplay.optim.adagrad import Adagrad
@@ -16,6 +17,7 @@ from tensorplay.optim.adam import Adam, AdamW
 from tensorplay.optim.adamax import Adamax
 from tensorplay.optim.asgd import ASGD
 from tensorplay.optim.lbfgs import LBFGS
+from tensorplay.optim.muon import Muon
 from tensorplay.optim.nadam import NAdam
 from tensorplay.optim.optimizer import Optimizer
 from tensorplay.optim.radam import RAdam
@@ -26,4 +28,4 @@ from tensorplay.optim.sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
            "NAdam", "RAdam", "Rprop", "ASGD", "Adafactor", "LBFGS", "SparseAdam",
-           "lr_scheduler"]
+           "lr_scheduler", "Muon", "swa_utils", "swap_in_optimizer_params_and_state"]

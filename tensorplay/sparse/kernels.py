@@ -29,7 +29,7 @@ from tensorplay.errors import (
 )
 from tensorplay.sparse.coo import (
     SparseTensorImpl, coalesce, delinearize, gather_at, index_array, linearize, long_tensor,
-    make_coo, to_dense, to_sparse, values_of, zeros_for,
+    make_coo, require_sparse, to_dense, to_sparse, values_of, zeros_for,
 )
 
 
@@ -387,3 +387,78 @@ def _softmax(op, x, dim, dtype, log):
     total = zeros_for(exp, groups).index_add(0, gather, exp).index_select(0, gather)
     out = shifted - total.log() if log else exp / total
     return _with_values(c, out, coalesced=True)
+
+
+# ---- PyTorch's older sparse products (torch.smm, hspmm, dsmm, sspaddmm) ---------------------
+# Each is the sparse @ dense product above, laid out another way. PyTorch's results are
+# uncoalesced where these build them by concatenation; so are these, in the same order.
+def _product_rows(op, self, mat2):
+    """The rows of `self` that hold an entry (sorted) and the product's values there."""
+    if not _sparse(self):
+        raise LayoutError(f"{op}(): argument 'mat1' must be a sparse tensor, but got a "
+                          f"{self._impl.layout} one", op=op, arg="mat1")
+    if _sparse(mat2):
+        raise LayoutError(f"{op}(): argument 'mat2' must be a dense tensor, but got a sparse "
+                          f"one", op=op, arg="mat2")
+    rows = np.unique(index_array(self)[0])
+    product = mm(self, mat2)
+    return rows, product.index_select(0, long_tensor(rows))
+
+
+def hspmm(mat1, mat2):
+    """sparse @ dense as a hybrid sparse tensor: one sparse dim (the rows of mat1 that hold
+    an entry), each row's product a dense row of values."""
+    rows, values = _product_rows("hspmm", mat1, mat2)
+    size = (mat1._impl.sizes[0], mat2._impl.sizes[1])
+    return make_coo(long_tensor(rows.reshape(1, -1)), values, size, True)
+
+
+def _spread(rows, values):
+    """(indices, values) of a (rows, n) block of products as 2-D COO entries, row-major."""
+    n = values._impl.sizes[1]
+    indices = np.stack([np.repeat(rows, n), np.tile(np.arange(n), len(rows))])
+    return long_tensor(indices.reshape(2, -1)), values.reshape(-1)
+
+
+def smm(self, mat2):
+    """sparse @ dense as a sparse tensor: every column of each row of self that holds an
+    entry (zeros included, as PyTorch's), uncoalesced."""
+    rows, values = _product_rows("smm", self, mat2)
+    indices, flat = _spread(rows, values)
+    size = (self._impl.sizes[0], mat2._impl.sizes[1])
+    return make_coo(indices, flat, size, len(rows) == 0)   # (no entries: coalesced)
+
+
+def dsmm(self, mat2):
+    """sparse @ dense as a dense tensor (mm)."""
+    _product_rows("dsmm", self, mat2)     # the same argument checks
+    return mm(self, mat2)
+
+
+def sspaddmm(self, mat1, mat2, beta, alpha):
+    """beta * self + alpha * (mat1 @ mat2), sparse: self's entries, then the product's
+    (smm's), uncoalesced."""
+    op = "sspaddmm"
+    if not _sparse(self):
+        raise LayoutError(f"{op}(): argument 'self' must be a sparse tensor, but got a "
+                          f"{self._impl.layout} one", op=op, arg="self")
+    rows, values = _product_rows(op, mat1, mat2)
+    size = (mat1._impl.sizes[0], mat2._impl.sizes[1])
+    if tuple(self._impl.sizes) != size:
+        raise ShapeError(f"{op}(): argument 'self' must have the product's shape "
+                         f"{fmt_shape(size)}, but got {fmt_shape(self._impl.sizes)}", op=op,
+                         arg="self")
+    indices, flat = _spread(rows, values)
+    all_indices = long_tensor(np.concatenate([index_array(self), indices._impl.array()], 1))
+    all_values = F.cat([values_of(self) * beta, flat * alpha])
+    return make_coo(all_indices, all_values, size, all_values._impl.sizes[0] == 0)
+
+
+def indices_copy(self):
+    require_sparse("indices_copy", self)
+    return self.indices().clone()
+
+
+def values_copy(self):
+    require_sparse("values_copy", self)
+    return self.values().clone()

@@ -347,6 +347,21 @@ def _resolve(namespace, dotted):
     return obj
 
 
+# A plain `pytest` (which deselects the `slow` mark) runs the database on `cuda`, where the
+# Triton interpreter costs about 0.5 ms a program, with at most this many samples an op,
+# spread over its list (the first, the last and between: the plain cases, the edge cases
+# at the end); `pytest -m slow` (or `-m ""`) runs them all. tests/conftest.py sets it.
+CUDA_SAMPLES = {"limit": None}
+
+
+def reduced_on_cuda(samples):
+    limit = CUDA_SAMPLES["limit"]
+    if limit is None or len(samples) <= limit:
+        return samples
+    step = (len(samples) - 1) / (limit - 1)
+    return [samples[round(i * step)] for i in range(limit)]
+
+
 @dataclass
 class OpInfo:
     """Everything the generic tests need to know about one op.
@@ -426,7 +441,8 @@ class OpInfo:
         return self.op(*args, **kwargs)
 
     def sample_inputs(self, device, dtype, requires_grad=False):
-        return list(self.sample_inputs_func(self, device, dtype, requires_grad))
+        samples = list(self.sample_inputs_func(self, device, dtype, requires_grad))
+        return reduced_on_cuda(samples) if device == "cuda" else samples
 
     def error_inputs(self, device):
         if self.error_inputs_func is None:

@@ -112,6 +112,9 @@ ACTIVATIONS = [entry for entries in [
     _act("hardswish", with_args()),
     _act("threshold", samples(((0.5, -2.0), {}), ((-1, 7), {})), dtypes=SIGNED, errors=None,
          ref=torch.threshold),
+    # (negative lambd shrinks nothing; torch accepts it too)
+    _act("hardshrink", samples(((), {}), ((1.5,), {}), ((-1.0,), {}), ((), {"lambd": 3})),
+         inplace=False, ref=torch.hardshrink),
 ] for entry in entries]
 
 

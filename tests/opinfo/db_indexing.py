@@ -17,8 +17,10 @@ import numpy as np
 import torch
 
 import tensorplay as tp
+from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError
 from opinfo.core import (
-    ALL_BUT_BOOL, ALL_DTYPES, make_tensor, OpInfo, rng_for, SampleInput, SampleInput as S,
+    ALL_BUT_BOOL, ALL_DTYPES, ErrorInput as E, make_tensor, OpInfo, rng_for, SampleInput,
+    SampleInput as S,
 )
 from opinfo import indexing_errors as err
 from opinfo.samples import _x
@@ -421,3 +423,147 @@ op_db = [
     OpInfo("unravel_index", overloads=("unravel_index",), dtypes=(tp.int32, tp.int64),
            supports_autograd=False, sample_inputs_func=_unravel_samples),
 ]
+
+
+# ---- scatters into views, put, index_reduce ----------------------------------------------
+# (self shape, layout, args); src has the shape of the view the args pick
+VIEW_SCATTER_CASES = {
+    "diagonal_scatter": [((3, 4), "contiguous", ()), ((3, 4), "transposed", (1, 1, 0)),
+                         ((2, 3, 4), "strided", (-1, 0, 2)), ((3, 3), "expanded", (0,)),
+                         ((0, 3), "contiguous", ())],
+    "select_scatter": [((3, 4), "contiguous", (0, 1)), ((3, 4), "transposed", (1, -1)),
+                       ((2, 3, 4), "strided", (-1, 2)), ((4,), "contiguous", (0, 3)),
+                       ((3, 4), "expanded", (1, 0))],
+    "slice_scatter": [((5, 3), "contiguous", (0, 1, 4, 2)), ((3, 6), "transposed", (1, None, None, 4)),
+                      ((3, 4), "strided", (-1, -3)), ((5,), "contiguous", ()),
+                      ((3, 4), "expanded", (0, 1, 100))],
+    # (size, stride, storage_offset) address self's storage
+    "as_strided_scatter": [((3, 4), "contiguous", ([2], [2], 1)),
+                           ((3, 4), "contiguous", ([2, 2], [1, 4])),
+                           ((3, 4), "transposed", ([3], [5], 0)),
+                           ((2, 3), "strided", ([2, 2], [6, 2], 1)),
+                           ((3, 2), "expanded", ([2], [1])), ((), "contiguous", ([], []))],
+}
+
+
+def _view_of(op, x, args):
+    if op.name == "as_strided_scatter":
+        size, stride, *offset = args
+        if any(st == 0 and sz > 1 for sz, st in zip(x.shape, x.stride())):
+            x = x.clone()   # an overlapping self is cloned plainly (contiguous)
+        return x.as_strided(size, stride, *offset)
+    return getattr(x, op.name.replace("_scatter", ""))(*args)
+
+
+def _view_scatter_samples(op, device, dtype, requires_grad):
+    grad = _grad(dtype, requires_grad)
+    for shape, layout, args in VIEW_SCATTER_CASES[op.name]:
+        rng = rng_for(op.full_name, dtype, shape, layout)
+        x = make_tensor(shape, dtype, device, rng=rng, layout=layout, requires_grad=grad)
+        src = make_tensor(_view_of(op, x.detach(), args).shape, dtype, device, rng=rng,
+                          requires_grad=grad)
+        # as_strided_scatter's positions depend on self's strides (and the "strided"
+        # sample's reach into its larger buffer), which gradcheck's copies do not keep
+        yield S(x, (src,) + tuple(args), name=f"{list(shape)} {layout} {args}",
+                grad=not (op.name == "as_strided_scatter" and layout != "contiguous"))
+
+
+def _errors_view_scatter(op, device):
+    args = {"diagonal_scatter": (), "select_scatter": (0, 0), "slice_scatter": (0, 0, 2),
+            "as_strided_scatter": ([3], [1])}[op.name]
+    x = err._t((3, 3), device=device)
+    want = ", ".join(str(n) for n in _view_of(op, x, args).shape)
+    yield E(S(x, (err._t((4,), device=device),) + args), ShapeError,
+            rf"{op.name}\(\): expected argument 'src' to have the size of the slice of self "
+            rf"\[{want}\], but got \[4\]", arg="src")
+
+
+def _put_samples(op, device, dtype, requires_grad):
+    grad = _grad(dtype, requires_grad)
+    # (self shape, layout, index, accumulate): repeats only with accumulate
+    for shape, layout, index, accumulate in (((3, 4), "contiguous", [0, 5, 11], False),
+                                             ((3, 4), "transposed", [[1, -1], [4, 2]], False),
+                                             ((2, 3), "strided", [0, 0, -6, 3], True),
+                                             ((), "contiguous", [0, -1], True),
+                                             ((3,), "contiguous", [], False),
+                                             ((0, 2), "contiguous", [], True)):
+        rng = rng_for(op.full_name, dtype, shape, layout)
+        x = make_tensor(shape, dtype, device, rng=rng, layout=layout, requires_grad=grad)
+        idx = _index(np.asarray(index, dtype=np.int64), device)
+        src = make_tensor(tuple(idx.shape), dtype, device, rng=rng, requires_grad=grad)
+        yield S(x, (idx, src), {"accumulate": accumulate},
+                name=f"{list(shape)} {layout} index {index} accumulate={accumulate}")
+
+
+def _errors_put(op, device):
+    x = err._t((2, 3), device=device)
+    yield E(S(x, (_index([6], device), err._t((1,), device=device))), DimError,
+            r"put\(\): index 6 in argument 'index' is out of bounds for a tensor of 6 elements",
+            arg="index", meta=False)
+    yield E(S(x, (_index([1, 2], device), err._t((1,), device=device))), ShapeError,
+            r"put\(\): arguments 'source' and 'index' must have the same number of elements",
+            arg="source")
+    yield E(S(x, (_index([1], device), err._t((1,), tp.float64, device))), DTypeError,
+            r"put\(\): argument 'source' \(float64\) must have the same dtype as 'self'",
+            arg="source")
+    yield E(S(x, (err._t((1,), device=device), err._t((1,), device=device))), DTypeError,
+            r"put\(\): argument 'index' must be an int64 tensor of indices, but got float32",
+            arg="index")
+
+
+# (self shape, layout, dim, index, source shape); the index repeats
+INDEX_REDUCE_CASES = (((3, 4), "contiguous", 0, [0, 2, 0, 0], (4, 4)),
+                      ((3, 4), "transposed", 1, [3, 1, 3], (3, 3)),
+                      ((2, 3, 4), "strided", -1, [1, 1], (2, 3, 2)),
+                      ((), "contiguous", 0, 0, ()))
+
+
+def _index_reduce_samples(op, device, dtype, requires_grad):
+    grad = _grad(dtype, requires_grad)
+    # include_self alternates over the cases (both for every reduction; the suite's time)
+    for r, reduce in enumerate(("prod", "mean", "amax", "amin")):
+        for k, (shape, layout, dim, index, sshape) in enumerate(INDEX_REDUCE_CASES):
+            include_self = (r + k) % 2 == 0
+            rng = rng_for(op.full_name, dtype, reduce, include_self, shape)
+            x = make_tensor(shape, dtype, device, rng=rng, layout=layout, low=-2, high=3,
+                            requires_grad=grad)
+            src = make_tensor(sshape, dtype, device, rng=rng, low=-2, high=3,
+                              requires_grad=grad)
+            yield S(x, (dim, _index(index, device), src, reduce),
+                    {"include_self": include_self},
+                    name=f"{reduce} include_self={include_self} {list(shape)} {layout}")
+
+
+def _errors_index_reduce(op, device):
+    x = err._t((3, 2), device=device)
+    yield E(S(x, (0, _index([0, 0], device), err._t((2, 2), device=device), "sum")),
+            ArgumentError, r"index_reduce\(\): argument 'reduce' must be one of prod, mean, amax "
+            r"or amin, but got 'sum'", arg="reduce")
+    yield E(S(x, (0, _index([0, 3], device), err._t((2, 2), device=device), "amax")),
+            DimError, r"index_reduce\(\): index 3 in argument 'index' is out of bounds for "
+            r"dimension 0 with size 3", arg="index", meta=False)
+    yield E(S(x, (0, _index([0, 1], device), err._t((2, 3), device=device), "amax")),
+            ShapeError, r"index_reduce\(\): argument 'source' must have shape \[2, 2\]",
+            arg="source")
+    yield E(S(x, (0, _index([0], device), err._t((1, 2), tp.float64, device), "amin")),
+            DTypeError, r"index_reduce\(\): argument 'source' \(float64\) must have the same "
+            r"dtype", arg="source")
+
+
+ASSC_TORCH_GRAD = ("PyTorch 2.13 gives as_strided_scatter's self the gradient of the elements "
+                   "src overwrote (and asserts on a non-contiguous self); gradcheck checks ours")
+
+SCATTERS_PUT_INDEX_REDUCE = [
+    *[OpInfo(name, overloads=(name,), sample_inputs_func=_view_scatter_samples,
+             error_inputs_func=_errors_view_scatter,
+             xfails={"test_grad_matches_torch": ASSC_TORCH_GRAD}
+             if name == "as_strided_scatter" else {})
+      for name in VIEW_SCATTER_CASES],
+    OpInfo("put", overloads=("put", "put_"), inplace="put_", sample_inputs_func=_put_samples,
+           error_inputs_func=_errors_put),
+    OpInfo("index_reduce", overloads=("index_reduce", "index_reduce_"), inplace="index_reduce_",
+           dtypes=ALL_BUT_BOOL, sample_inputs_func=_index_reduce_samples,
+           error_inputs_func=_errors_index_reduce,
+           tolerances={tp.float16: (4e-3, 4e-3), tp.bfloat16: (3e-2, 3e-2)}),
+]
+op_db += SCATTERS_PUT_INDEX_REDUCE

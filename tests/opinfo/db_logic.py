@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from functools import partial
 
+import torch
+
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError
 from opinfo.core import (
@@ -141,6 +143,75 @@ for _n in ("and", "or", "xor"):
                overloads=(f"bitwise_{_n}.Scalar", f"bitwise_{_n}_.Scalar"),
                inplace=f"bitwise_{_n}_", dtypes=INTEGRAL_AND_BOOL, supports_autograd=False,
                sample_inputs_func=_bitwise_scalar_samples),
+    ]
+
+
+
+# ---- signbit, isneginf/isposinf, isreal, the bit shifts ------------------------------
+SIGNED_EDGES = EDGES + (-0.0, float("-inf"), -float("nan"), -2.5)
+INTEGRAL_ONLY = INTEGRAL
+
+
+def _shift_samples(op, device, dtype, requires_grad):
+    """Counts from -2 to the width of the dtype and past it (both are PyTorch's edge rules)."""
+    yield from sample_inputs_binary(op, device, dtype, False, rhs_low=0, rhs_high=8,
+                                    mixed=False)
+    bits = 8 * {tp.uint8: 1, tp.int8: 1, tp.int16: 2, tp.int32: 4, tp.int64: 8}[dtype]
+    counts = [-2, -1, 0, 1, bits - 2, bits - 1, bits, bits + 3]
+    low = 0 if dtype is tp.uint8 else -7
+    values = [low, 5, 1, -1 if low else 3, 100 if dtype is not tp.int8 else 99, low, 7, 9]
+    counts = [c for c in counts if dtype is not tp.uint8 or c >= 0]
+    yield S(tp.tensor(values[:len(counts)], dtype=dtype, device=device),
+            (tp.tensor(counts, dtype=dtype, device=device),), name="counts at the edges")
+    rng = rng_for(op.full_name, dtype, "mixed")
+    yield S(make_tensor((3, 4), dtype, device, rng=rng),
+            (make_tensor((4,), tp.int64, device, rng=rng, low=0, high=5),), name="int64 count")
+
+
+def _shift_scalar_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    for count in (0, 3, 70, True):
+        for shape, layout in (((3, 4), "transposed"), ((), "contiguous"), ((0, 2), "contiguous")):
+            yield S(make_tensor(shape, dtype, device, rng=rng, layout=layout), (count,),
+                    name=f"{list(shape)} {layout} by {count!r}")
+
+
+def _number_shifted_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    for number in (3, -5):
+        yield S(make_tensor((3, 4), dtype, device, rng=rng, low=0, high=6, layout="transposed"),
+                (number,), name=f"{number} shifted by a tensor")
+
+
+def errors_shift(op, device):
+    yield E(S(_t((3,), device=device), (_t((3,), tp.int64, device),)), DTypeError,
+            rf"{op.name}\(\): not implemented for float32 tensors \(argument 'self'", arg="self")
+    yield E(S(_t((3,), tp.bool, device), (_t((3,), tp.bool, device),)), DTypeError,
+            rf"{op.name}\(\): not implemented for bool tensors", arg="self")
+    yield E(S(_t((3, 4), tp.int64, device), (_t((5,), tp.int64, device),)), ShapeError,
+            rf"{op.name}\(\): argument 'other' \(shape \[5\]\) is not broadcastable",
+            arg="other")
+
+
+LOGIC += [
+    OpInfo(name, overloads=(name,), supports_autograd=False,
+           sample_inputs_func=partial(sample_inputs_unary, extra_values=SIGNED_EDGES))
+    for name in ("signbit", "isneginf", "isposinf", "isreal")
+]
+for _d in ("left", "right"):
+    _op = f"bitwise_{_d}_shift"
+    LOGIC += [
+        OpInfo(_op, overloads=(f"{_op}.Tensor", f"{_op}_.Tensor"), inplace=f"{_op}_",
+               dtypes=INTEGRAL_ONLY, supports_autograd=False, sample_inputs_func=_shift_samples,
+               error_inputs_func=errors_shift),
+        OpInfo(_op, "scalar", overloads=(f"{_op}.Tensor_Scalar", f"{_op}_.Tensor_Scalar"),
+               inplace=f"{_op}_", dtypes=INTEGRAL_ONLY, supports_autograd=False,
+               sample_inputs_func=_shift_scalar_samples),
+        OpInfo(_op, "scalar_tensor", overloads=(f"{_op}.Scalar_Tensor",), dtypes=INTEGRAL_ONLY,
+               supports_autograd=False, method=False, supports_meta=False,
+               op=partial(lambda x, number, name: getattr(tp, name)(number, x), name=_op),
+               ref=partial(lambda x, number, name: getattr(torch, name)(number, x), name=_op),
+               sample_inputs_func=_number_shifted_samples),
     ]
 
 op_db = TESTS + LOGIC

@@ -382,3 +382,247 @@ BLEND = [
 ]
 
 op_db = UNARY + ROUNDING + DIVISION + BLEND
+
+
+# ---- inverse hyperbolics, angle, sgn, copysign, frexp, ldexp, nextafter, gcd/lcm,
+# ---- rsub, positive, and the in-place forms of ops of db_pointwise.py -----------------
+from opinfo.db_pointwise import (  # noqa: E402 - the samples of the out-of-place entries
+    _float_power_samples, _heaviside_samples, _pow_samples, _pow_scalar_samples,
+)
+from opinfo.core import INTEGRAL  # noqa: E402
+
+SIGNED_ZEROS = (0.0, -0.0, 2.0, -3.0, float("inf"), float("-inf"), float("nan"),
+                -float("nan"))
+
+
+def errors_integral_only(op, device):
+    yield E(S(_t((3, 4), tp.int64, device), (_t((5,), tp.int64, device),)), ShapeError,
+            rf"{op.name}\(\): argument 'other' \(shape \[5\]\) is not broadcastable", arg="other")
+    yield E(S(_t((3, 1), tp.int64, device), (_t((3, 4), tp.int64, device),)), ShapeError,
+            rf"{op.inplace}\(\): output with shape \[3, 1\] doesn't match the broadcast shape",
+            arg="self", inplace=True)
+    yield E(S(_t((3,), device=device), (_t((3,), tp.int64, device),)), DTypeError,
+            rf"{op.name}\(\): not implemented for float32 tensors \(argument 'self'",
+            arg="self")
+    yield E(S(_t((3,), tp.bool, device), (_t((3,), tp.bool, device),)), DTypeError,
+            rf"{op.name}\(\): not implemented for bool tensors", arg="self")
+
+
+def _copysign_samples(op, device, dtype, requires_grad):
+    # Away from 0 in self: there the gradient is 0 in PyTorch, a kink for finite differences.
+    yield from sample_inputs_binary(op, device, dtype, requires_grad, low=0.5, high=3)
+    if dtype.is_floating_point:
+        a = tp.tensor([1.5, -2.0, 0.0, -0.0, 3.0, float("nan"), -1.0, 4.0], dtype=dtype,
+                      device=device)
+        b = tp.tensor(list(SIGNED_ZEROS), dtype=dtype, device=device)
+        yield S(a, (b,), name="signed zeros and nans", grad=False)
+
+
+def errors_copysign(op, device):
+    yield from errors_binary_shape(op, device)
+    yield from errors_inplace_int(op, device)
+
+
+def errors_inplace_int_binary(op, device):
+    yield E(S(_t((3,), tp.int64, device), (_t((3,), tp.int64, device),)), DTypeError,
+            rf"{op.inplace}\(\): result type float32 can't be cast to the desired output type "
+            r"int64", arg="self", inplace=True)
+
+
+def _frexp_samples(op, device, dtype, requires_grad):
+    yield from sample_inputs_unary(op, device, dtype, requires_grad, low=-40, high=40,
+                                   extra_values=EDGES + (0.5, 1024.0, -0.75, 3e-5))
+    if dtype in (tp.float32, tp.float64):
+        yield S(tp.tensor([1e-40, -3e-39, 1e-45], dtype=dtype, device=device),
+                name="subnormal float32 values", grad=False)
+
+
+def errors_frexp(op, device):
+    yield E(S(_t((3,), tp.int64, device)), DTypeError,
+            r"frexp\(\): only supports floating-point dtypes \(argument 'self' is int64\)",
+            arg="self")
+
+
+def _ldexp_samples(op, device, dtype, requires_grad):
+    yield from sample_inputs_binary(op, device, dtype, requires_grad, rhs_low=-4, rhs_high=4,
+                                    mixed=False)
+    # NOTE: an integer exponent >= 0 only: PyTorch's LdexpBackward0 computes 2 ** other in
+    # integers there, so its gradient for a negative one is 0; ours is 2 ** other.
+    rng = rng_for(op.full_name, dtype, "int exponent")
+    yield S(make_tensor((3, 4), dtype, device, rng=rng,
+                        requires_grad=requires_grad and dtype.is_floating_point),
+            (make_tensor((4,), tp.int64, device, rng=rng, low=0, high=5),), name="int exponent")
+
+
+def _nextafter_samples(op, device, dtype, requires_grad):
+    yield from sample_inputs_binary(op, device, dtype, False, mixed=False)
+    inf, nan = float("inf"), float("nan")
+    a = tp.tensor([1.0, 1.0, 0.0, -0.0, 0.0, -2.0, inf, nan, 2.0, 65504.0], dtype=dtype,
+                  device=device)
+    b = tp.tensor([2.0, 0.0, 1.0, -1.0, 0.0, -inf, 0.0, 1.0, nan, inf], dtype=dtype,
+                  device=device)
+    yield S(a, (b,), name="towards zero, away, through zero, infinities and nans")
+
+
+def errors_nextafter(op, device):
+    yield from errors_binary_shape(op, device)
+    yield E(S(_t((3,), tp.int64, device), (_t((3,), tp.int64, device),)), DTypeError,
+            r"nextafter\(\): not implemented for int64 tensors \(argument 'self'", arg="self")
+
+
+def _integral_pair_samples(op, device, dtype, requires_grad):
+    """gcd and lcm: zeros on either side (gcd(0, 0) = 0), negative values, broadcasting."""
+    yield from sample_inputs_binary(op, device, dtype, False, mixed=False)
+    if dtype is not tp.uint8:
+        a = tp.tensor([12, -18, 0, 7, 0, -9, 6], dtype=dtype, device=device)
+        b = tp.tensor([18, 12, 5, 0, 0, -6, -4], dtype=dtype, device=device)
+        yield S(a, (b,), name="zeros and signs")
+    rng = rng_for(op.full_name, dtype, "mixed")
+    yield S(make_tensor((3, 4), dtype, device, rng=rng),
+            (make_tensor((4,), tp.int64, device, rng=rng),), name="with int64 other")
+
+
+def _alpha_kw_samples(op, device, dtype, requires_grad):
+    yield from sample_inputs_binary(op, device, dtype, requires_grad)
+    rng = rng_for(op.full_name, dtype, "alpha")
+    alpha = 0.5 if dtype.is_floating_point else 3
+    yield S(make_tensor((3, 4), dtype, device, rng=rng, requires_grad=requires_grad and
+                        dtype.is_floating_point),
+            (make_tensor((4,), dtype, device, rng=rng),), {"alpha": alpha}, name=f"alpha={alpha}")
+
+
+def errors_rsub(op, device):
+    yield E(S(_t((3, 4), device=device), (_t((5,), device=device),)), ShapeError,
+            r"rsub\(\): argument 'other' \(shape \[5\]\) is not broadcastable", arg="other")
+
+
+def _rsub_scalar_samples(op, device, dtype, requires_grad):
+    yield from sample_inputs_scalar(op, device, dtype, requires_grad, bools=False)
+    rng = rng_for(op.full_name, dtype, "alpha")
+    yield S(make_tensor((3, 4), dtype, device, rng=rng, requires_grad=requires_grad and
+                        dtype.is_floating_point), (2,), {"alpha": 3}, name="alpha=3")
+
+
+def errors_positive(op, device):
+    yield E(S(_t((3,), tp.bool, device)), DTypeError,
+            r"positive\(\): the `\+` operator, on a bool tensor is not supported", arg="self",
+            meta=False)
+
+
+def _variant_named(gen, variant):
+    """A sample generator that reads `op.variant` (float_power's), called as `variant`."""
+    def samples(op, device, dtype, requires_grad):
+        class As:
+            full_name, name = op.full_name, op.name
+        As.variant = variant
+        yield from gen(As, device, dtype, requires_grad)
+    return samples
+
+
+def errors_float_power_(op, device):
+    yield E(S(_t((3,), device=device), (2,)), DTypeError,
+            r"float_power_\(\): the base given to float_power_ has dtype float32 but the "
+            r"operation's result requires dtype float64", arg="self", inplace=True)
+
+
+_COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
+
+EXTRA = [
+    OpInfo("acosh", overloads=("acosh", "acosh_"), inplace="acosh_",
+           sample_inputs_func=partial(sample_inputs_unary, low=1.1, high=5,
+                                      extra_values=EDGES + (1.0, 0.5)),
+           error_inputs_func=errors_inplace_int),
+    OpInfo("asinh", overloads=("asinh", "asinh_"), inplace="asinh_",
+           sample_inputs_func=partial(sample_inputs_unary, extra_values=EDGES + (1e-5, 1e5)),
+           error_inputs_func=errors_inplace_int),
+    OpInfo("atanh", overloads=("atanh", "atanh_"), inplace="atanh_",
+           sample_inputs_func=partial(sample_inputs_unary, low=-0.9, high=0.9,
+                                      extra_values=EDGES + (1e-5, 0.5, -0.99)),
+           error_inputs_func=errors_inplace_int),
+    OpInfo("angle", overloads=("angle",),
+           sample_inputs_func=partial(sample_inputs_unary, exclude_zero=True,
+                                      extra_values=EDGES)),
+    # torch.sgn's gradient is a ZeroTensor, which the gradient tests cannot read; ours is
+    # sign's (zeros), tested there and in tests/test_pointwise_extra.py.
+    OpInfo("sgn", overloads=("sgn", "sgn_"), inplace="sgn_", supports_autograd=False,
+           sample_inputs_func=partial(sample_inputs_unary, extra_values=EDGES)),
+    OpInfo("sign", "inplace", overloads=("sign_",), inplace="sign_", supports_autograd=False,
+           sample_inputs_func=partial(sample_inputs_unary, extra_values=EDGES)),
+    OpInfo("copysign", overloads=("copysign.Tensor", "copysign_.Tensor"), inplace="copysign_",
+           sample_inputs_func=_copysign_samples, error_inputs_func=errors_binary_shape),
+    OpInfo("copysign", "scalar", overloads=("copysign.Scalar", "copysign_.Scalar"),
+           inplace="copysign_",
+           sample_inputs_func=partial(sample_inputs_scalar, low=0.5, high=3),
+           error_inputs_func=lambda op, device: [E(
+               S(_t((3,), tp.int64, device), (-1.0,)), DTypeError,
+               r"copysign_\(\): result type float32 can't be cast to the desired output type "
+               r"int64", arg="self", inplace=True)]),
+    OpInfo("frexp", overloads=("frexp.Tensor",), dtypes=FLOATING,
+           sample_inputs_func=_frexp_samples, error_inputs_func=errors_frexp),
+    OpInfo("ldexp", overloads=("ldexp.Tensor", "ldexp_"), inplace="ldexp_",
+           dtypes=ALL_BUT_BOOL, sample_inputs_func=_ldexp_samples),
+    # torch: nextafter has no derivative ("not implemented"); neither do we.
+    OpInfo("nextafter", overloads=("nextafter", "nextafter_"), inplace="nextafter_",
+           dtypes=FLOATING, supports_autograd=False, sample_inputs_func=_nextafter_samples,
+           error_inputs_func=errors_nextafter),
+    OpInfo("gcd", overloads=("gcd", "gcd_"), inplace="gcd_", dtypes=INTEGRAL,
+           supports_autograd=False, sample_inputs_func=_integral_pair_samples,
+           error_inputs_func=errors_integral_only),
+    OpInfo("lcm", overloads=("lcm", "lcm_"), inplace="lcm_", dtypes=INTEGRAL,
+           supports_autograd=False, sample_inputs_func=_integral_pair_samples,
+           error_inputs_func=errors_integral_only),
+    OpInfo("rsub", overloads=("rsub.Tensor",), dtypes=ALL_BUT_BOOL,
+           sample_inputs_func=_alpha_kw_samples, error_inputs_func=errors_rsub),
+    OpInfo("rsub", "scalar", overloads=("rsub.Scalar",), dtypes=ALL_BUT_BOOL,
+           sample_inputs_func=_rsub_scalar_samples),
+    OpInfo("positive", overloads=("positive",), dtypes=ALL_BUT_BOOL, is_view=True,
+           sample_inputs_func=sample_inputs_unary, error_inputs_func=errors_positive),
+]
+# The in-place comparisons: the out-of-place comparison's samples, written into self.
+for _name in _COMPARE:
+    EXTRA += [
+        OpInfo(_name, "inplace", overloads=(f"{_name}_.Tensor",), inplace=f"{_name}_",
+               supports_autograd=False, sample_inputs_func=sample_inputs_binary,
+               error_inputs_func=errors_binary_shape),
+        OpInfo(_name, "inplace_scalar", overloads=(f"{_name}_.Scalar",), inplace=f"{_name}_",
+               supports_autograd=False, sample_inputs_func=sample_inputs_scalar),
+    ]
+EXTRA += [
+    OpInfo("pow", "inplace", overloads=("pow_.Tensor",), inplace="pow_", dtypes=ALL_BUT_BOOL,
+           supports_autograd=False, sample_inputs_func=_pow_samples,
+           tolerances={tp.float16: (4e-3, 4e-3), tp.bfloat16: (3e-2, 3e-2)}),
+    OpInfo("pow", "inplace_scalar", overloads=("pow_.Scalar",), inplace="pow_",
+           dtypes=ALL_BUT_BOOL, supports_autograd=False, sample_inputs_func=_pow_scalar_samples),
+    OpInfo("xlogy", "inplace", overloads=("xlogy_.Tensor",), inplace="xlogy_",
+           supports_autograd=False,
+           sample_inputs_func=partial(sample_inputs_binary, low=-1, high=2, rhs_low=0.1,
+                                      rhs_high=3.0),
+           error_inputs_func=errors_inplace_int_binary),
+    OpInfo("xlogy", "inplace_scalar", overloads=("xlogy_.Scalar_Other",), inplace="xlogy_",
+           supports_autograd=False,
+           sample_inputs_func=partial(sample_inputs_scalar, nonnegative=True, exclude_zero=True)),
+    OpInfo("sinc", "inplace", overloads=("sinc_",), inplace="sinc_", dtypes=ALL_BUT_BOOL,
+           supports_autograd=False, tolerances={tp.bfloat16: (2e-2, 2e-2)},
+           sample_inputs_func=partial(sample_inputs_unary, low=-3, high=3,
+                                      extra_values=(0.0, 1.0, -2.0, float("inf"))),
+           error_inputs_func=errors_inplace_int),
+    OpInfo("rad2deg", "inplace", overloads=("rad2deg_",), inplace="rad2deg_",
+           dtypes=ALL_BUT_BOOL, supports_autograd=False, sample_inputs_func=sample_inputs_unary,
+           tolerances={tp.bfloat16: (2e-2, 2e-2)}, error_inputs_func=errors_inplace_int),
+    OpInfo("deg2rad", "inplace", overloads=("deg2rad_",), inplace="deg2rad_",
+           dtypes=ALL_BUT_BOOL, supports_autograd=False, sample_inputs_func=sample_inputs_unary,
+           tolerances={tp.bfloat16: (2e-2, 2e-2)}, error_inputs_func=errors_inplace_int),
+    OpInfo("heaviside", "inplace", overloads=("heaviside_",), inplace="heaviside_",
+           dtypes=ALL_BUT_BOOL, supports_autograd=False, sample_inputs_func=_heaviside_samples),
+    OpInfo("float_power", "inplace", overloads=("float_power_.Tensor",),
+           inplace="float_power_", dtypes=(tp.float32, tp.float64, tp.int64),
+           supports_autograd=False,
+           sample_inputs_func=_variant_named(_float_power_samples, "tensor"),
+           error_inputs_func=errors_float_power_),
+    OpInfo("float_power", "inplace_scalar", overloads=("float_power_.Scalar",),
+           inplace="float_power_", dtypes=(tp.float32, tp.float64, tp.int64),
+           supports_autograd=False,
+           sample_inputs_func=_variant_named(_float_power_samples, "scalar")),
+]
+
+op_db = op_db + EXTRA

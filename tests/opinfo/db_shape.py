@@ -388,4 +388,119 @@ MOVED_DB_VIEWS_INPLACE_TMP = [
            tolerances=TOL, sample_inputs_func=_vander_samples, supports_autograd=False),
 ]
 
-op_db = SHAPE + MOVED_DB_VIEWS_INPLACE_TMP
+
+
+# ---- column_stack, dstack, diag_embed, diagflat, combinations, the numpy splits --------------
+# (column_stack's and dstack's own error, an empty list, is in tests/test_shape_extra.py:
+# these samples always hold a first tensor)
+def _column_dstack_samples(op, device, dtype, requires_grad):
+    column = op.name == "column_stack"
+    yield from _list_samples(op, device, dtype, requires_grad, [
+        ([(3,), (3, 2)] if column else [(3,), (3,)], ()),
+        ([(2, 3), (2, 1)] if column else [(2, 3), (2, 3, 2)], ()),
+        ([(), ()], ()),
+        ([(2, 3), ((2, 3), tp.float64)], ()),
+        ([(0,), (0, 2)] if column else [(0, 2), (0, 2)], ())])
+
+
+def _diag_embed_samples(op, device, dtype, requires_grad):
+    for shape, layout, args in (((3,), "contiguous", ()), ((2, 3), "transposed", (1,)),
+                                ((2, 3), "strided", (-1, 0, 2)), ((2, 2, 3), "contiguous", (0, -1, 1)),
+                                ((0,), "contiguous", (2,)), ((3, 2), "expanded", (-2, 2, 0))):
+        yield S(_x(op, device, dtype, requires_grad, shape, layout), args,
+                name=f"{list(shape)} {layout} {args}")
+
+
+def _errors_diag_embed(op, device):
+    yield E(S(t_((3,), device=device), (0, 0, 0)), ArgumentError,
+            r"diag_embed\(\): diagonal dimensions cannot be identical \(arguments 'dim1' and "
+            r"'dim2': 0, 0\)", arg="dim2")
+    yield E(S(t_((3,), device=device), (0, 3)), DimError, r"diag_embed\(\): Dimension out of range",
+            arg="dim1")
+    yield E(S(t_((), device=device)), ShapeError,
+            r"diag_embed\(\): expected a tensor with at least 1 dimension", arg="self")
+
+
+def _diagflat_samples(op, device, dtype, requires_grad):
+    for shape, layout, args in (((3,), "contiguous", ()), ((2, 2), "transposed", (1,)),
+                                ((2, 3), "strided", (-2,)), ((), "contiguous", ()),
+                                ((0,), "contiguous", (1,))):
+        yield S(_x(op, device, dtype, requires_grad, shape, layout), args,
+                name=f"{list(shape)} {layout} {args}")
+
+
+def _combinations_samples(op, device, dtype, requires_grad):
+    for shape, layout, args in (((4,), "contiguous", ()), ((4,), "strided", (3,)),
+                                ((3,), "contiguous", (2, True)), ((3,), "contiguous", (4,)),
+                                ((3,), "contiguous", (1,)), ((3,), "contiguous", (0,)),
+                                ((0,), "contiguous", (2, True))):
+        yield S(_x(op, device, dtype, requires_grad, shape, layout), args,
+                name=f"{list(shape)} {layout} {args}")
+
+
+def _errors_combinations(op, device):
+    yield E(S(t_((2, 2), device=device)), ShapeError,
+            r"combinations\(\): expected a 1-D tensor \(argument 'self'\), but got shape \[2, 2\]",
+            arg="self")
+    yield E(S(t_((3,), device=device), (-1,)), ArgumentError,
+            r"combinations\(\): argument 'r' must be non-negative, but got -1", arg="r")
+
+
+SPLITS = {
+    "split_with_sizes": [((5, 4), "contiguous", ([2, 3],)), ((3, 4), "transposed", ([1, 0, 3], 1)),
+                         ((3, 4), "strided", ([3],)), ((0, 2), "contiguous", ([0, 0],))],
+    "hsplit": [((4,), "contiguous", (2,)), ((3, 4), "transposed", (2,)),
+               ((2, 6, 3), "strided", (3,))],
+    "hsplit.array": [((5,), "contiguous", ([1, 3],)), ((3, 4), "transposed", ([3, 1, 7],)),
+                     ((2, 3), "strided", ([],))],
+    "vsplit": [((4, 3), "contiguous", (2,)), ((6, 2, 3), "transposed", (3,))],
+    "vsplit.array": [((5, 2), "contiguous", ([1, -1],)), ((3, 4), "transposed", ([2],))],
+    "dsplit": [((2, 3, 4), "contiguous", (2,)), ((2, 2, 3), "strided", (1,))],
+    "dsplit.array": [((2, 3, 4), "transposed", ([1, 3],)), ((1, 2, 5), "strided", ([2, 2],))],
+}
+
+
+def _numpy_split_samples(op, device, dtype, requires_grad):
+    for shape, layout, args in SPLITS[op.full_name]:
+        yield S(_x(op, device, dtype, requires_grad, shape, layout), args,
+                name=f"{list(shape)} {layout} {args}")
+
+
+def _errors_numpy_split(op, device):
+    least = {"hsplit": 1, "vsplit": 2, "dsplit": 3, "split_with_sizes": 1}[op.name]
+    if op.name == "split_with_sizes":
+        yield E(S(t_((5,), device=device), ([2, 2],)), ShapeError,
+                r"split_with_sizes\(\): argument 'split_sizes' \[2, 2\] must be non-negative "
+                r"and sum exactly to 5", arg="split_sizes")
+        yield E(S(t_((), device=device), ([1],)), DimError,
+                r"split_with_sizes\(\): expected at least a 1-dimensional tensor", arg="self")
+        return
+    shape = (1,) * (least - 1)
+    yield E(S(t_(shape, device=device), (2,)), DimError,
+            rf"{op.name}\(\): expected a tensor with at least {least} dimensions? \(argument "
+            rf"'self'\), but got a tensor with {least - 1} dimensions", arg="self")
+    if op.variant == "":
+        yield E(S(t_((5, 5, 5), device=device), (3,)), ShapeError,
+                rf"{op.name}\(\): attempted to split along dimension \d, but the size of the "
+                rf"dimension 5 is not divisible by argument 'sections' \(3\)", arg="sections")
+
+
+SHAPE_EXTRA = [
+    OpInfo("column_stack", overloads=("column_stack",), op=_list_op(tp.column_stack),
+           ref=_list_op(torch.column_stack), method=False,
+           sample_inputs_func=_column_dstack_samples),
+    OpInfo("dstack", overloads=("dstack",), op=_list_op(tp.dstack), ref=_list_op(torch.dstack),
+           method=False, sample_inputs_func=_column_dstack_samples),
+    OpInfo("diag_embed", overloads=("diag_embed",), sample_inputs_func=_diag_embed_samples,
+           error_inputs_func=_errors_diag_embed),
+    OpInfo("diagflat", overloads=("diagflat",), sample_inputs_func=_diagflat_samples),
+    OpInfo("combinations", overloads=("combinations",), sample_inputs_func=_combinations_samples,
+           error_inputs_func=_errors_combinations),
+    OpInfo("split_with_sizes", overloads=("split_with_sizes",), is_view=True,
+           sample_inputs_func=_numpy_split_samples, error_inputs_func=_errors_numpy_split),
+    *[OpInfo(name, variant, overloads=(f"{name}.{variant or 'int'}",), is_view=True,
+             sample_inputs_func=_numpy_split_samples, error_inputs_func=_errors_numpy_split)
+      for name in ("hsplit", "vsplit", "dsplit") for variant in ("", "array")],
+]
+
+op_db = SHAPE + MOVED_DB_VIEWS_INPLACE_TMP + SHAPE_EXTRA

@@ -294,6 +294,13 @@ def _errors_t_(op, device):
             r"t_\(\): expects a tensor with <= 2 dimensions", arg="self")
 
 
+def _errors_as_strided_(op, device):
+    yield E(S(t_((2, 3), device=device), ([3, 3], [3, 1])), ShapeError,
+            r"as_strided_\(\): sizes \[3, 3\] \(argument 'size'\), strides \[3, 1\] and storage "
+            r"offset 0 need a "
+            r"storage of 36 bytes", arg="size", meta=False)
+
+
 def _method(name):
     return lambda x, *args, **kw: getattr(x, name)(*args, **kw)
 
@@ -321,6 +328,13 @@ INPLACE_VIEWS = [
            sample_inputs_func=_inplace_view_samples([((2, 3, 4), "contiguous", (2, 1))])),
     OpInfo("swapdims_", overloads=("swapdims_",), mutates_input=True, is_view=True,
            sample_inputs_func=_inplace_view_samples([((2, 3), "transposed", (0, 1))])),
+    OpInfo("as_strided_", overloads=("as_strided_",), mutates_input=True, is_view=True,
+           # (the offset kept: the in-place test checks that data_ptr() does not move)
+           sample_inputs_func=_inplace_view_samples([((3, 4), "contiguous", ([2, 2], [1, 4])),
+                                                     ((3, 4), "transposed", ([6], [2])),
+                                                     ((2, 3), "strided", ([3], [4], 0)),
+                                                     ((), "contiguous", ([], []))]),
+           error_inputs_func=_errors_as_strided_),
 ]
 
 
@@ -339,7 +353,43 @@ def _errors_unfold(op, device):
     yield E(S(t_((4,), device=device), (0, 2, 0)), ArgumentError,
             r"unfold\(\): step is 0 but must be > 0", arg="step")
 
+def _errors_adjoint(op, device):
+    yield E(S(t_((3,), device=device)), ShapeError,
+            r"adjoint\(\): expected a matrix or a batch of matrices \(argument 'self'\), but "
+            r"got a 1-D tensor", arg="self")
+
+
+# resize_ within the storage (a larger one moves the data: tests/test_shape_extra.py)
+def _resize_samples(op, device, dtype, requires_grad):
+    for shape, layout, size in (((4,), "contiguous", (2, 2)), ((3, 4), "contiguous", (2, 3)),
+                                ((3, 4), "transposed", (3, 4)), ((2, 3), "contiguous", (0,)),
+                                ((2, 3), "contiguous", (2, 3))):
+        x = _x(op, device, dtype, False, shape, layout)
+        arg = (size,) if op.name == "resize_" else (t_(size, device=device),)
+        yield S(x, arg, name=f"{list(shape)} {layout} -> {list(size)}")
+
+
+def _errors_resize(op, device):
+    x = t_((3,), device=device).requires_grad_()
+    arg = ((2,),) if op.name == "resize_" else (t_((2,), device=device),)
+    yield E(S(x, arg), ArgumentError,
+            rf"{op.name}\(\): cannot resize a tensor that requires grad \(argument 'self'\)",
+            arg="self", meta=False)
+
+
 MOVED_DB_VIEWS_INPLACE_TMP = [
+    OpInfo("adjoint", overloads=("adjoint",), is_view=True, error_inputs_func=_errors_adjoint,
+           sample_inputs_func=_dims_samples([
+               ((3, 4), "contiguous"), ((2, 3, 4), "transposed"), ((2, 3, 4), "strided"),
+               ((3, 4), "expanded"), ((0, 3), "contiguous")])),
+    # is_view: the in-place test then checks the new strides against PyTorch's
+    OpInfo("resize_", overloads=("resize_",), mutates_input=True, is_view=True,
+           supports_autograd=False,
+           op=_method("resize_"), ref=_method("resize_"), sample_inputs_func=_resize_samples,
+           error_inputs_func=_errors_resize),
+    OpInfo("resize_as_", overloads=("resize_as_",), mutates_input=True, is_view=True,
+           supports_autograd=False,
+           sample_inputs_func=_resize_samples, error_inputs_func=_errors_resize),
     OpInfo("ravel", overloads=("ravel",), view_like=True, sample_inputs_func=_shape_samples),
     OpInfo("unfold", overloads=("unfold",), is_view=True, sample_inputs_func=_unfold_samples,
            error_inputs_func=_errors_unfold),

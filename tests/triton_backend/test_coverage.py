@@ -15,7 +15,8 @@ from tensorplay.dispatch.dispatcher import dispatcher
 # on purpose: repeat_interleave(Tensor, repeats=Tensor) became Composite on every backend,
 # index_select at repeat_interleave(repeats) as in PyTorch, so that its backward saves
 # what PyTorch's saves; its Triton kernel went with it.)
-TRITON_SERVED_AT_LEAST = 307
+TRITON_SERVED_AT_LEAST = 356   # 307 + the 3-d and fractional poolings (12) + the inverse
+# hyperbolics, number theory, bit shifts, in-place comparisons and draws (37)
 SPECIALISED = {"mm", "bmm"}
 # Triton kernels for small matrices, with the host fallback below them for larger ones:
 # each op and the module of triton_kernels that holds both.
@@ -26,11 +27,17 @@ WITH_HOST_FALLBACK = {"linalg_inv_ex": "linalg", "linalg_slogdet": "linalg",
 
 
 def cuda_table():
-    table = {"specialised": [], "triton": [], "host": [], "composite": [], "none": []}
+    table = {"specialised": [], "triton": [], "host": [], "composite": [], "sparse": [],
+             "none": []}
     for name in sorted(dispatcher.ops):
         if name.startswith("test."):          # ops the tests define for themselves
             continue
         handle = dispatcher.ops[name]
+        if handle.kernels[DispatchKey.Composite] is None and all(
+                not reg.candidates for key, reg in handle.registries.items()
+                if key != DispatchKey.Sparse):
+            table["sparse"].append(name)      # sparse inputs only: sparse tensors live on the cpu
+            continue
         registry = handle.registries.get(DispatchKey.CUDA)
         if registry is not None and registry.candidates and all(
                 c.name.endswith("_on_host") for c in registry.candidates):

@@ -155,3 +155,42 @@ def test_explain_shows_the_triton_launch():
     with tp.dispatch.explain(file=False) as ex:
         F.max_pool2d(x, 2)
     assert any("triton" in line and "max_pool2d_with_indices" in line for line in ex.lines)
+
+
+BIG3 = make((2, 3, 5, 22, 20), seed=4)    # 3-D: several programs too
+
+
+def test_3d_pools_take_several_programs_and_overlapping_windows():
+    assert BIG3.numel() > 2 * pool.BLOCK
+    forward_backward(lambda x: F.max_pool3d(x, 2, 1, 1, ceil_mode=True),
+                     lambda x: TF.max_pool3d(x, 2, 1, 1, ceil_mode=True), BIG3)
+    forward_backward(lambda x: F.avg_pool3d(x, 2, 1, 1, count_include_pad=False),
+                     lambda x: TF.avg_pool3d(x, 2, 1, 1, count_include_pad=False), BIG3)
+    forward_backward(lambda x: F.adaptive_avg_pool3d(x, (4, 7, 5)),
+                     lambda x: TF.adaptive_avg_pool3d(x, (4, 7, 5)), BIG3)
+    forward_backward(lambda x: F.adaptive_max_pool3d(x, (4, 7, 5)),
+                     lambda x: TF.adaptive_max_pool3d(x, (4, 7, 5)), BIG3)
+
+
+@pytest.mark.parametrize("dtype", [tp.float16, tp.bfloat16])
+def test_fractional_max_pool_half_inputs(dtype):
+    """Half inputs: windows placed with float32 arithmetic (PyTorch's CUDA kernel's), the
+    gradients summed in float32 and rounded once."""
+    x = make((2, 3, 9, 8), dtype, seed=5)
+    u = torch.rand(2, 3, 2, generator=torch.Generator().manual_seed(0))
+    samples = tp.tensor(u.numpy(), dtype=dtype)
+    t_samples = u.to(getattr(torch, dtype.name)).float()
+    forward_backward(
+        lambda t: F.fractional_max_pool2d(t, 2, output_size=(5, 4),
+                                          _random_samples=samples.to(CUDA)),
+        lambda t: TF.fractional_max_pool2d(t.float(), 2, output_size=(5, 4),
+                                           _random_samples=t_samples).to(t.dtype), x)
+
+
+def test_fractional_max_pool_backward_rejects_bad_indices():
+    x = make((1, 2, 5, 5), seed=6).to(CUDA)
+    g = tp.ones((1, 2, 2, 2), device=CUDA)
+    bad = tp.full((1, 2, 2, 2), 25, dtype=tp.int64, device=CUDA)
+    with pytest.raises(DimError, match=r"fractional_max_pool2d_backward\(\): argument "
+                                       r"'indices' holds a position outside"):
+        tp.fractional_max_pool2d_backward(g, x, [2, 2], [2, 2], bad)

@@ -28,4 +28,5 @@ from tensorplay.autograd.formulas.scan import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.shape import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.softmax import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.sorting import *  # noqa: F401,F403
+from tensorplay.autograd.formulas.special import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.triangular import *  # noqa: F401,F403

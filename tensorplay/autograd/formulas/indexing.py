@@ -11,6 +11,7 @@ from __future__ import annotations
 from tensorplay import _creation
 from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
+from tensorplay._impl import contiguous_strides, numel_of
 from tensorplay.autograd.formulas.core import sum_to
 from tensorplay.kernel_support.checks import broadcast
 
@@ -185,15 +186,57 @@ def as_strided_backward(grad, self, size, stride, storage_offset):
     NOTE: this reads self's strides and storage offset, which the formula language has
     no saved fact for, so `self` is saved whole: changing it in place after the call
     makes backward raise the version-counter error (PyTorch saves the geometry only)."""
-    in_sizes, in_strides, in_offset = tuple(self.shape), self.stride(), self.storage_offset()
+    return as_strided_geometry_backward(grad, tuple(self.shape), self.stride(),
+                                        self.storage_offset(), size, stride, storage_offset)
+
+
+def as_strided_geometry_backward(grad, in_sizes, in_strides, in_offset, size, stride,
+                                 storage_offset):
+    """as_strided_backward from the input's geometry alone (as_strided_, whose input is
+    itself changed by the op, saves only that)."""
+    in_sizes, in_strides = tuple(in_sizes), tuple(in_strides)
     out_offset = in_offset if storage_offset is None else storage_offset
     n = max(_extent(in_sizes, in_strides, in_offset), _extent(size, stride, out_offset))
-    if self.numel() == 0:
+    if numel_of(in_sizes) == 0:
         return _zeros(in_sizes, grad)
     out_pos = _positions(size, stride, out_offset, grad.device).reshape(-1)
     in_pos = _positions(in_sizes, in_strides, in_offset, grad.device)
     storage = F.index_add(_zeros((n,), grad), 0, out_pos, grad.reshape(-1))
     count = F.index_add(_zeros((n,), grad), 0, in_pos.reshape(-1),
-                        _creation.ones(self.numel(), dtype=grad.dtype, device=grad.device))
+                        _creation.ones(numel_of(in_sizes), dtype=grad.dtype,
+                                       device=grad.device))
     storage = storage / count.masked_fill(count == 0, 1)
     return storage.take(in_pos)
+
+
+def as_strided_scatter_backward(grad, self, src_sizes, size, stride, storage_offset):
+    """(grad_self, grad_src) of as_strided_scatter, through the storage as above: the
+    result has self's geometry (contiguous where self overlaps: it was cloned plainly);
+    its elements at the positions src was written to came from src, the others from self.
+
+    NOTE: PyTorch (2.13) asserts that self is contiguous when it requires grad, and its
+    gradient for self is the part src overwrote instead of the rest; this one is the
+    derivative of the forward (checked by gradcheck)."""
+    in_sizes = tuple(self.shape)
+    in_strides, in_offset = self.stride(), self.storage_offset()
+    if any(st == 0 and sz > 1 for sz, st in zip(in_sizes, in_strides)):
+        in_strides, in_offset = contiguous_strides(in_sizes), 0
+    out_offset = in_offset if storage_offset is None else storage_offset
+    if self.numel() == 0 or numel_of(size) == 0:
+        return grad.clone() if numel_of(size) == 0 else _zeros(in_sizes, grad), \
+            _zeros(src_sizes, grad)
+    n = max(_extent(in_sizes, in_strides, in_offset), _extent(size, stride, out_offset))
+    in_pos = _positions(in_sizes, in_strides, in_offset, grad.device)
+    src_pos = _positions(size, stride, out_offset, grad.device).reshape(-1)
+    written = _zeros((n,), grad).index_fill(0, src_pos, 1).take(in_pos)
+    storage = F.index_add(_zeros((n,), grad), 0, in_pos.reshape(-1), grad.reshape(-1))
+    return grad * (1 - written), storage.take(src_pos).reshape(tuple(src_sizes))
+
+
+def index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result):
+    """(grad_self, grad_source) of index_reduce: scatter_reduce's, with the index vector
+    spread over source's shape as the forward spreads it."""
+    from tensorplay.composite.indexing import spread_index
+    d = dim % max(self.dim(), 1)
+    return scatter_reduce_backward(grad, self, d, spread_index(index, d, source), source,
+                                   reduce, include_self, result)

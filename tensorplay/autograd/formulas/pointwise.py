@@ -97,3 +97,10 @@ def xlog1py_other_backward(grad, self, other):
     return sum_to(grad * self / (other + 1), tuple(other.shape)).to(other.dtype)
 
 
+
+
+def copysign_self_backward(grad, self, result):
+    """grad * result / self, the sign flip (+1 or -1), and 0 where self is 0 (PyTorch's
+    copysign_tensor_self_backward), summed to self's shape."""
+    ratio = F.where(self == 0, 0.0, result / self)
+    return sum_to(grad * ratio, tuple(self.shape))

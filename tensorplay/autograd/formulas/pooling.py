@@ -13,14 +13,19 @@ def last_two(sizes):
     return list(sizes)[-2:]
 
 
-def max_pool_double_backward(grad, indices):
+def last_three(sizes):
+    return list(sizes)[-3:]
+
+
+def max_pool_double_backward(grad, indices, dims=2):
     """The derivative of a max pooling's backward in grad_output: read `grad` (input-shaped)
-    at each saved index. Built as a one-hot comparison so it stays differentiable with the
-    ops at hand; it costs (pooled positions x plane) per channel, which suits adaptive max
-    pooling (small outputs); max_pool2d has windows and uses the cheaper helper below."""
-    plane = grad.flatten(-2)                                       # (..., H * W)
+    at each saved index, a flat position in the last `dims` dims. Built as a one-hot
+    comparison so it stays differentiable with the ops at hand; it costs (pooled positions
+    x plane) per channel, which suits adaptive and fractional max pooling (small outputs);
+    max_pool2d has windows and uses the cheaper helper below."""
+    plane = grad.flatten(-dims)                                    # (..., H * W)
     positions = _creation.arange(plane.shape[-1], device=grad.device)
-    onehot = indices.flatten(-2).unsqueeze(-1) == positions        # (..., P, H * W)
+    onehot = indices.flatten(-dims).unsqueeze(-1) == positions     # (..., P, H * W)
     picked = F.where(onehot, plane.unsqueeze(-2), 0.0).sum(-1)     # (..., P)
     return picked.view(tuple(indices.shape))
 

@@ -304,6 +304,8 @@ def fold_rule(op, args, bdims):
     if any(d is not None for d in bdims[1:]):
         raise NeedsFallback(op.name)
     full = 3 if op.name == "col2im" else 4      # col2im: (N, C * kernel, L)
+    if "pool3d" in op.name:
+        full = 5                                # (N, C, D, H, W)
     if op.name in ("_pad_nd", "constant_pad_nd", "pad"):
         if op.name == "constant_pad_nd" or args[2] == "constant":
             # Constant padding touches the last len(pad)/2 dims of any tensor: B is one

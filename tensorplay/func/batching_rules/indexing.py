@@ -163,3 +163,54 @@ def index_put_rule(op, args, bdims):
 
 def _arange(size, like):
     return factory.tensor(np.arange(size), dtype=int64, device=like.device)
+
+
+# ---- scatters into views, index_reduce, and the ops that take the loop -------------------
+def view_scatter_rule(op, args, bdims):
+    """diagonal_scatter / select_scatter / slice_scatter: self and src batched first, the
+    dims of self shifted by one (src's view of the batch is the batch of its views)."""
+    size = batch_size(args, bdims)
+    self_ = materialize(args[0], bdims[0], size)
+    src = materialize(args[1], bdims[1], size)
+    rank = logical_rank(args[0], bdims[0])
+    rest = list(args[2:])
+    if op.name == "diagonal_scatter":
+        rest[1] = wrap_dim(rest[1], rank, op.name, "dim1") + 1
+        rest[2] = wrap_dim(rest[2], rank, op.name, "dim2") + 1
+    else:
+        if rank == 0:
+            raise NeedsFallback(op.name)   # the example's own error, from the loop
+        rest[0] = wrap_dim(rest[0], rank, op.name) + 1
+    return call(op, self_, src, *rest), 0
+
+
+def index_reduce_rule(op, args, bdims):
+    """One index for the whole batch: it picks slices along dim + 1 of the batched self
+    and source. A batched index (each example its own) takes the loop."""
+    self_, dim, index, source = args[:4]
+    rank = logical_rank(self_, bdims[0])
+    if bdims[2] is not None or rank == 0:
+        raise NeedsFallback(op.name)
+    check_inplace_target(op, args, bdims)
+    size = batch_size(args, bdims)
+    new = list(args)
+    new[0] = materialize(self_, bdims[0], size)
+    new[1] = wrap_dim(dim, rank, op.name) + 1
+    new[3] = materialize(source, bdims[3], size)
+    out = call(op, *new)
+    return out, 0
+
+
+def per_example_rule(op, args, bdims):
+    """put: positions in each example's flattened self; the loop over examples runs it."""
+    raise NeedsFallback(op.name)
+
+
+def refused_rule(op, args, bdims):
+    """as_strided_scatter, as_strided_, resize_, resize_as_ address (or change) the memory
+    under one example, which the batch shares with the others: refused, as PyTorch's vmap
+    refuses as_strided_scatter."""
+    from tensorplay.func.batched import VmapError
+    raise VmapError(f"vmap: {op.name}() addresses the storage under one example, which a "
+                    f"batch shares with the others: it has no batching rule; call it outside "
+                    f"vmap", op=op.name)

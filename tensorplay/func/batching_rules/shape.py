@@ -37,3 +37,14 @@ def cat_rule(op, args, bdims):
         rank = max(t.dim() - 1 for t in tensors)
         dim = wrap_dim(args[1], rank, "cat")
     return call(op, tensors, dim + 1), 0
+
+
+def diag_embed_rule(op, args, bdims):
+    """The batch dim first; dim1 and dim2 (dims of the result, one more than the
+    example's) shift by one."""
+    x, offset, dim1, dim2 = args
+    x = to_front(x, bdims[0])
+    rank = x.dim()            # the example's rank + 1: the result's
+    d1 = wrap_dim(dim1, rank, op.name, "dim1") + 1
+    d2 = wrap_dim(dim2, rank, op.name, "dim2") + 1
+    return call(op, x, offset, d1, d2), 0

@@ -17,9 +17,9 @@ from tensorplay.nn import functional as F
 from tensorplay.nn.modules.module import Module
 from tensorplay.nn.parameter import Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
-           "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm",
-           "CrossMapLRN2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d",
+           "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
+           "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 def _register_affine(module, shape, affine, bias, device, dtype):
@@ -136,6 +136,66 @@ class BatchNorm3d(_BatchNorm):
     """Batch norm over (N, C, D, H, W)."""
     _dims = (5,)
     _shapes = "5-D (N, C, D, H, W)"
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch norm over (N, C, *) whose statistics, in training, span the whole batch that
+    the ranks of `process_group` (default: the world) hold between them
+    (tensorplay/nn/_sync_batch_norm.py). Without a process group, or with one rank, or in
+    eval, it is BatchNorm. PyTorch's runs on GPUs only; this one on CPU ranks too."""
+    _dims = tuple(range(2, 9))
+    _shapes = "at least 2-D (N, C, *)"
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, process_group=None, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype)
+        self.process_group = process_group
+
+    def forward(self, input):
+        if input.dim() < 2:
+            raise ShapeError(f"SyncBatchNorm: expected at least 2D input (got {input.dim()}D "
+                             f"input)", op="SyncBatchNorm", arg="input")
+        if input.shape[1] == 0:
+            raise ShapeError("SyncBatchNorm: the number of input channels should be "
+                             "non-zero", op="SyncBatchNorm", arg="input")
+        from tensorplay import distributed as dist
+        need_sync = self.training and dist.is_available() and dist.is_initialized()
+        group = self.process_group
+        world = dist.get_world_size(group) if need_sync else 1
+        if world < 2:
+            return _BatchNorm.forward(self, input)
+        from tensorplay.nn._sync_batch_norm import SyncBatchNormFunction
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.track_running_stats:
+            with tp.no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                factor = 1.0 / float(self.num_batches_tracked.item())
+        running = self.track_running_stats
+        return SyncBatchNormFunction.apply(
+            input, self.weight, self.bias, self.running_mean if running else None,
+            self.running_var if running else None, self.eps, factor, group, world)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """`module` with every BatchNorm*d layer in it replaced by a SyncBatchNorm holding
+        the same parameters and buffers (PyTorch's helper)."""
+        out = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine,
+                      module.track_running_stats, process_group)
+            if module.affine:
+                with tp.no_grad():
+                    out.weight = module.weight
+                    out.bias = module.bias
+            out.running_mean = module.running_mean
+            out.running_var = module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
 
 
 class _InstanceNorm(_NormBase):

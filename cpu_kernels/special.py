@@ -1,0 +1,143 @@
+"""NumPy kernels of the special functions (family `special`): the gamma family (lgamma,
+digamma, polygamma, the incomplete gamma functions igamma/igammac), erfinv, the modified
+Bessel functions of order 0 and 1 (i0, i0e, i1, i1e), the normal distribution's
+functions (ndtri, log_ndtr), erfcx, entr and xlog1py.
+
+Each is SciPy's `scipy.special` function (Cephes underneath, as in PyTorch's own CPU
+kernels) applied to the input converted to a float dtype: integers and bool compute in
+the default float dtype, the half types in float32, rounded once at the end, as PyTorch
+does. `FUNCTIONS` maps each op to its array function, so that the `cuda` fallbacks of
+triton_kernels/special.py compute the same values on a host copy.
+
+Where SciPy's value differs from PyTorch's at an edge, the kernel says so and follows
+PyTorch (lgamma(-inf) is inf: C's lgamma).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.special as sc
+
+from tensorplay.kernel_support.ops import shape_rule
+from tensorplay.kernel_support.overlap import check_inplace_overlap
+from cpu_kernels._common import float_dtype, out_like, out_like2
+from cpu_kernels._pointwise_common import arrays, inplace_of, unary_float_kernel
+
+
+# ---- the array functions (also the `cuda` host fallbacks' ) --------------------------
+def lgamma_array(x):
+    # log|Gamma(x)|. C's lgamma (PyTorch's) gives +inf at -inf; SciPy's gammaln -inf.
+    return np.where(x == -np.inf, np.inf, sc.gammaln(x)).astype(x.dtype, copy=False)
+
+
+def polygamma_array(n, x):
+    # SciPy's polygamma(0, x) is digamma(x); for n >= 1 it is (-1)^(n+1) n! zeta(n+1, x),
+    # PyTorch's formula too.
+    if n == 0:
+        return sc.digamma(x)
+    r = sc.polygamma(n, x).astype(x.dtype, copy=False)
+    # PyTorch's edges: trigamma(-inf) is nan (SciPy: inf), and for n >= 2 the zeta
+    # function of q = inf is nan (SciPy: 0).
+    return np.where(x == (-np.inf if n == 1 else np.inf), np.nan, r).astype(x.dtype, copy=False)
+
+
+def mvlgamma_array(x, p):
+    """The multivariate log-gamma: sum_{j<p} lgamma(x - j/2) + p(p-1)/4 log(pi)."""
+    total = sum(lgamma_array(x - x.dtype.type(j / 2)) for j in range(p))
+    return total + x.dtype.type(p * (p - 1) / 4 * np.log(np.pi))
+
+
+def xlog1py_array(x, y):
+    # SciPy: 0 where x == 0 unless y is nan, as PyTorch.
+    return sc.xlog1py(x, y)
+
+
+FUNCTIONS = {
+    "lgamma": lgamma_array,
+    "digamma": sc.digamma,
+    "erfinv": sc.erfinv,
+    "i0": sc.i0,
+    "special_i0e": sc.i0e,
+    "special_i1": sc.i1,
+    "special_i1e": sc.i1e,
+    "special_erfcx": sc.erfcx,
+    "special_ndtri": sc.ndtri,
+    "special_log_ndtr": sc.log_ndtr,
+    "special_entr": sc.entr,
+    "igamma": sc.gammainc,       # the regularized lower incomplete gamma P(a, x)
+    "igammac": sc.gammaincc,     # and the upper one, Q(a, x) = 1 - P(a, x)
+    "special_xlog1py": xlog1py_array,
+}
+
+
+# ---- unary: integers and bool compute in the default float dtype ----------------------
+lgamma = unary_float_kernel("lgamma", FUNCTIONS["lgamma"])
+digamma = unary_float_kernel("digamma", FUNCTIONS["digamma"])
+erfinv = unary_float_kernel("erfinv", FUNCTIONS["erfinv"])
+i0 = unary_float_kernel("i0", FUNCTIONS["i0"])
+special_i0e = unary_float_kernel("special_i0e", FUNCTIONS["special_i0e"])
+special_i1 = unary_float_kernel("special_i1", FUNCTIONS["special_i1"])
+special_i1e = unary_float_kernel("special_i1e", FUNCTIONS["special_i1e"])
+special_entr = unary_float_kernel("special_entr", FUNCTIONS["special_entr"])
+
+
+def _no_half(name):
+    """A float function PyTorch has no half kernel for: the rule refuses float16/bfloat16."""
+    compute = unary_float_kernel(name, FUNCTIONS[name])
+
+    def kernel(self):
+        shape_rule("special.unary_float_no_half")(name, (self,))
+        return compute(self)
+    kernel.__name__ = kernel.__qualname__ = name
+    kernel.__doc__ = compute.__doc__
+    return kernel
+
+
+special_erfcx = _no_half("special_erfcx")
+special_ndtri = _no_half("special_ndtri")
+special_log_ndtr = _no_half("special_log_ndtr")
+
+
+def polygamma(n, self):
+    """The n-th derivative of digamma (n = 0: digamma itself)."""
+    shape_rule("special.polygamma")("polygamma", (n, self))
+    dtype = float_dtype(self._impl.dtype)
+    (x,) = arrays(dtype, self)
+    with np.errstate(all="ignore"):
+        return out_like(polygamma_array(n, x), dtype, self)
+
+
+def polygamma_(self, n):
+    shape_rule("special.polygamma_")("polygamma_", (self, n))
+    check_inplace_overlap("polygamma_", self)
+    result = polygamma(n, self)
+    np.copyto(self._impl.array(), result._impl.array(), casting="unsafe")
+    return self
+
+
+# ---- binary ---------------------------------------------------------------------------
+def _binary(name, rule):
+    fn = FUNCTIONS[name]
+
+    def kernel(self, other):
+        spec = shape_rule(rule)(name, (self, other))
+        a, b = arrays(spec.dtype, self, other)
+        with np.errstate(all="ignore"):
+            return out_like2(np.asarray(fn(a, b)), spec.dtype, self, other)
+    kernel.__name__ = kernel.__qualname__ = name
+    kernel.__doc__ = f"{name}(self, other) elementwise, broadcasting."
+    return kernel
+
+
+# igamma and igammac have floating kernels only (PyTorch: "not implemented for 'Long'").
+igamma = _binary("igamma", "pointwise.binary_floating")
+igammac = _binary("igammac", "pointwise.binary_floating")
+special_xlog1py = _binary("special_xlog1py", "pointwise.binary_float")
+
+
+# ---- in place -------------------------------------------------------------------------
+lgamma_ = inplace_of(lgamma, "pointwise.unary_float", "lgamma_")
+digamma_ = inplace_of(digamma, "pointwise.unary_float", "digamma_")
+erfinv_ = inplace_of(erfinv, "pointwise.unary_float", "erfinv_")
+i0_ = inplace_of(i0, "pointwise.unary_float", "i0_")
+igamma_ = inplace_of(igamma, "pointwise.binary_floating", "igamma_")
+igammac_ = inplace_of(igammac, "pointwise.binary_floating", "igammac_")
