@@ -52,7 +52,9 @@ for _name in _functional.FUNCTIONS:
     globals()[_name] = getattr(_functional, _name)
 del _name
 
-saddmm = sspaddmm     # noqa: F821 (generated above): PyTorch's other name of it, not an op
+# PyTorch's other names of two sparse products (not ops: Python-level names in torch too)
+saddmm = sspaddmm     # noqa: F821 (generated above)
+hsmm = hspmm          # noqa: F821
 
 # nn functions that PyTorch also serves as torch.conv2d, torch.alpha_dropout, ...
 from tensorplay.nn import _torch_namespace  # noqa: E402

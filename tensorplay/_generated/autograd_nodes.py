@@ -7449,3 +7449,21 @@ class CtcLossBackwardBackward0(Node):
                 d_grad, d_log_probs, d_neg_log_likelihood, d_log_alpha,
             ) = not_implemented("_ctc_loss_backward")
         return (d_grad, d_log_probs, d_targets, d_neg_log_likelihood, d_log_alpha)
+
+
+class AliasBackward0(Node):
+    """Backward of `alias(Tensor(a) self) -> Tensor(a)`.
+
+    self: grad
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'alias'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad
+        return (d_self,)

@@ -19,7 +19,7 @@ from tensorplay._generated.autograd_nodes import (
     AdaptiveAvgPool3dBackwardBackward0, AdaptiveMaxPool2dBackward0,
     AdaptiveMaxPool2dBackwardBackward0, AdaptiveMaxPool3dBackward0,
     AdaptiveMaxPool3dBackwardBackward0, AddBackward0, AddcdivBackward0, AddcmulBackward0,
-    AddmmBackward0, AddmvBackward0, AmaxBackward0, AminBackward0, AngleBackward0,
+    AddmmBackward0, AddmvBackward0, AliasBackward0, AmaxBackward0, AminBackward0, AngleBackward0,
     AsStridedBackward0, AsStridedBackward1, AsStridedScatterBackward0, AsinBackward0,
     AsinhBackward0, AsinhBackward1, Atan2Backward0, AtanBackward0, AtanhBackward0, AtanhBackward1,
     AvgPool2dBackward0, AvgPool2dBackwardBackward0, AvgPool3dBackward0, AvgPool3dBackwardBackward0,
@@ -5252,6 +5252,15 @@ def _ctc_loss_backward(
     return result
 
 
+def alias(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.alias, ks, self)
+    node = AliasBackward0(self)
+    result = below_autograd(ops.alias, ks, self)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -5661,6 +5670,7 @@ WRAPPERS = {
     '_embedding_bag': _embedding_bag,
     '_ctc_loss': _ctc_loss,
     '_ctc_loss_backward': _ctc_loss_backward,
+    'alias': alias,
 }
 
 # A wrapper only records: with no tensor that requires grad (no REQUIRES_GRAD flag in

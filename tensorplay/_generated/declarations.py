@@ -6488,6 +6488,18 @@ SCHEMAS = (
         tensor_positions=(0,),
     ),
     OpSchema(
+        name='alias',
+        text='alias(Tensor(a) self) -> Tensor(a)',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='alias_copy',
+        text='alias_copy(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
         name='arccosh',
         text='arccosh(Tensor self) -> Tensor',
         arg_names=('self',),
@@ -8002,6 +8014,7 @@ DISPATCH = {
         ('batch_norm_backward_reduce', 'normalization.batch_norm_backward_reduce'),
         ('batch_norm_backward_elemt', 'normalization.batch_norm_backward_elemt'),
         ('batch_norm_update_stats', 'normalization.batch_norm_update_stats'),
+        ('alias', 'views.alias'),
         ('hardshrink', 'activations.hardshrink'),
     ),
 }
@@ -8096,6 +8109,7 @@ DERIVED = {
     'unfold_copy': ('copy_of', 'unfold'),
     'unsqueeze_copy': ('copy_of', 'unsqueeze'),
     'view_copy': ('copy_of', 'view'),
+    'alias_copy': ('copy_of', 'alias'),
     'arccosh': ('alias_of', 'acosh'),
     'arccosh_': ('alias_of', 'acosh_'),
     'arcsinh': ('alias_of', 'asinh'),

@@ -16248,6 +16248,32 @@ def view_copy(input, *size, out=None, **kwargs):
     return ops.view_copy.call(input._impl.keys, input, size)
 
 
+# ---- alias -----------------------------------------------------------------------------
+
+def alias(input):
+    """A view of all of self (aten::alias, which alias_copy copies).
+
+    alias(Tensor(a) self) -> Tensor(a)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('alias', 'input', 'Tensor', input)
+    return ops.alias.call(input._impl.keys, input)
+
+
+# ---- alias_copy ------------------------------------------------------------------------
+
+def alias_copy(input, *, out=None):
+    """alias, copied into new memory: the same values, not a view.
+
+    alias_copy(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('alias_copy', out, alias_copy(input))
+    if not isinstance(input, Tensor):
+        bad_arg('alias_copy', 'input', 'Tensor', input)
+    return ops.alias_copy.call(input._impl.keys, input)
+
+
 # ---- arccosh ---------------------------------------------------------------------------
 
 def arccosh(input, *, out=None):
@@ -17194,6 +17220,8 @@ FUNCTIONS = (
     'unfold_copy',
     'unsqueeze_copy',
     'view_copy',
+    'alias',
+    'alias_copy',
     'arccosh',
     'arccosh_',
     'arcsinh',

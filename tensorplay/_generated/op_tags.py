@@ -481,4 +481,5 @@ OP_TAGS = {
     'batch_norm_backward_reduce': ('non_differentiable',),
     'batch_norm_backward_elemt': ('non_differentiable',),
     'batch_norm_update_stats': ('non_differentiable',),
+    'alias': ('view',),
 }

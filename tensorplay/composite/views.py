@@ -364,6 +364,13 @@ def contiguous(self, memory_format=None):
     return self.clone(memory_format=memory_format)
 
 
+def alias(self):
+    """A view of all of self: its sizes, strides and offset (aten::alias; PyTorch's
+    functionalization copies it as alias_copy)."""
+    impl = self._impl
+    return make_view(self, impl.sizes, impl.strides, impl.offset)
+
+
 def detach(self):
     """A tensor sharing data (and version counter) with self, outside the graph. A tensor
     subclass stays of its class (its impl class carries the Python key)."""

@@ -614,13 +614,15 @@ EXTRA += [
            tolerances={tp.bfloat16: (2e-2, 2e-2)}, error_inputs_func=errors_inplace_int),
     OpInfo("heaviside", "inplace", overloads=("heaviside_",), inplace="heaviside_",
            dtypes=ALL_BUT_BOOL, supports_autograd=False, sample_inputs_func=_heaviside_samples),
+    # (float_power_ computes in float64: only a float64 self can hold its result; the
+    # refusal of the others is in errors_float_power_)
     OpInfo("float_power", "inplace", overloads=("float_power_.Tensor",),
-           inplace="float_power_", dtypes=(tp.float32, tp.float64, tp.int64),
+           inplace="float_power_", dtypes=(tp.float64,),
            supports_autograd=False,
            sample_inputs_func=_variant_named(_float_power_samples, "tensor"),
            error_inputs_func=errors_float_power_),
     OpInfo("float_power", "inplace_scalar", overloads=("float_power_.Scalar",),
-           inplace="float_power_", dtypes=(tp.float32, tp.float64, tp.int64),
+           inplace="float_power_", dtypes=(tp.float64,),
            supports_autograd=False,
            sample_inputs_func=_variant_named(_float_power_samples, "scalar")),
 ]

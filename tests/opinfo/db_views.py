@@ -273,6 +273,9 @@ VIEWS = [
     OpInfo("contiguous", overloads=("contiguous",), sample_inputs_func=_dims_samples(VIEW_SHAPES)),
     OpInfo("detach", overloads=("detach",), sample_inputs_func=_dims_samples(VIEW_SHAPES),
            supports_autograd=False),
+    # (aten::alias: torch has no torch.alias, so the reference is the aten op)
+    OpInfo("alias", overloads=("alias",), ref=torch.ops.aten.alias, method=False,
+           is_view=True, sample_inputs_func=_dims_samples(VIEW_SHAPES)),
     # Views cannot be detached in place: the samples are fresh tensors (make_tensor's
     # non-contiguous layouts are views).
     OpInfo("detach_", overloads=("detach_",), mutates_input=True,
