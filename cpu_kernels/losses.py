@@ -196,3 +196,167 @@ def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore
     grad = p.astype(acc, copy=False) * scale[:, None]
     grad[np.arange(len(t)), t] -= scale
     return out(grad, probs._impl.dtype)
+
+
+# ---- CTC loss ---------------------------------------------------------------------------
+# Connectionist temporal classification (Graves et al. 2006), as PyTorch's LossCTC.cpp: the
+# target l = (l1 .. lS) is extended with blanks, l' = (blank, l1, blank, l2, ..., lS,
+# blank), 2S + 1 labels. alpha[t, s] = log P(the first t + 1 frames emit l'[:s + 1]):
+#
+#   alpha[0, 0] = lp[0, blank],  alpha[0, 1] = lp[0, l1]
+#   alpha[t, s] = logsumexp(alpha[t-1, s], alpha[t-1, s-1], alpha[t-1, s-2] if l'[s] is
+#                 not blank and differs from l'[s-2]) + lp[t, l'[s]]
+#   nll = -logsumexp(alpha[L-1, 2S], alpha[L-1, 2S-1])
+#
+# beta is the same recursion run backwards from the last frame. Everything is in log
+# space; one step of the recursion handles the whole batch and every s at once.
+def _extended(targets, target_lengths, blank, width):
+    """l' of each batch entry (N, width), blank past its 2S + 1 labels, and where the skip
+    from s - 2 is allowed."""
+    labels = np.full((len(targets), width), blank, np.int64)
+    for n, target in enumerate(targets):
+        labels[n, 1:2 * len(target):2] = target
+    skip = np.zeros(labels.shape, bool)
+    skip[:, 2:] = (labels[:, 2:] != blank) & (labels[:, 2:] != labels[:, :-2])
+    return labels, skip
+
+
+def _logsumexp3(a, b, c):
+    m = np.maximum(np.maximum(a, b), c)
+    safe = np.where(np.isfinite(m), m, 0)
+    with np.errstate(divide="ignore"):
+        return np.log(np.exp(a - safe) + np.exp(b - safe) + np.exp(c - safe)) + safe
+
+
+def _shift(x, k):
+    """x moved k places to the right along the last dim, -inf filling in."""
+    out = np.full_like(x, -np.inf)
+    out[..., k:] = x[..., :-k] if k < x.shape[-1] else out[..., k:]
+    return out
+
+
+def ctc_targets(targets, target_lengths):
+    """Each batch entry's labels: rows of a padded 2-D targets, or slices of the 1-D
+    concatenation."""
+    t = targets.astype(np.int64, copy=False)
+    if t.ndim == 2:
+        return [t[n, :s] for n, s in enumerate(target_lengths)]
+    ends = np.cumsum(target_lengths)
+    return [t[e - s:e] for s, e in zip(target_lengths, ends)]
+
+
+def ctc_alpha(lp, targets, input_lengths, target_lengths, blank):
+    """(nll (N,), log_alpha (N, T, 2S + 1)); log_alpha is -inf where no path reaches."""
+    T, N, C = lp.shape
+    width = 2 * max(target_lengths, default=0) + 1
+    labels, skip = _extended(targets, target_lengths, blank, width)
+    L = np.asarray(input_lengths)
+    valid = np.arange(width)[None, :] < 2 * np.asarray(target_lengths)[:, None] + 1
+    rows = np.arange(N)[:, None]
+    alpha = np.full((N, T, width), -np.inf, lp.dtype)
+    if T:
+        first = np.full((N, width), -np.inf, lp.dtype)
+        first[:, 0] = lp[0, :, blank]
+        first[:, 1:2] = np.where(valid[:, 1:2], lp[0, rows, labels[:, 1:2]], -np.inf)
+        alpha[:, 0] = np.where((L > 0)[:, None], first, -np.inf)
+    for t in range(1, T):
+        prev = alpha[:, t - 1]
+        step = _logsumexp3(prev, _shift(prev, 1), np.where(skip, _shift(prev, 2), -np.inf))
+        step = step + lp[t, rows, labels]
+        alpha[:, t] = np.where(valid & (t < L)[:, None], step, -np.inf)
+    last = alpha[np.arange(N), np.maximum(L - 1, 0)]
+    end = 2 * np.asarray(target_lengths)
+    a = last[np.arange(N), end]
+    b = np.where(end > 0, last[np.arange(N), np.maximum(end - 1, 0)], -np.inf)
+    with np.errstate(divide="ignore"):
+        nll = -np.logaddexp(a, b)
+    return nll, alpha
+
+
+def ctc_grad(grad, lp, targets, input_lengths, target_lengths, nll, alpha, blank,
+             zero_infinity):
+    """PyTorch's ctc_loss_backward: d loss / d lp[t, n, c] = (exp(lp[t, n, c]) -
+    exp(log(sum over s with l'[s] = c of alpha[t, s] * beta[t, s]) + nll - lp[t, n, c]))
+    * grad[n] for t < L; the exp(lp) term is the gradient through a log_softmax taken for
+    granted (PyTorch's convention: log_probs is meant to be log_softmax's output)."""
+    T, N, C = lp.shape
+    width = alpha.shape[-1]
+    labels, skip = _extended(targets, target_lengths, blank, width)
+    L = np.asarray(input_lengths)
+    S = np.asarray(target_lengths)
+    valid = np.arange(width)[None, :] < 2 * S[:, None] + 1
+    rows = np.arange(N)[:, None]
+    skip_back = np.zeros_like(skip)
+    skip_back[:, :-2] = skip[:, 2:]          # from s + 2: l'[s + 2] differs from l'[s]
+    beta = np.full((N, T, width), -np.inf, lp.dtype)
+    emit = None
+    for t in range(T - 1, -1, -1):
+        emit = np.where(valid, lp[t, rows, labels], -np.inf)
+        start = np.full((N, width), -np.inf, lp.dtype)
+        start[rows[:, 0], 2 * S] = emit[rows[:, 0], 2 * S]
+        has = S > 0
+        start[rows[has, 0], 2 * S[has] - 1] = emit[rows[has, 0], 2 * S[has] - 1]
+        if t + 1 < T:
+            nxt = beta[:, t + 1]
+            step = _logsumexp3(nxt, _shift_left(nxt, 1),
+                               np.where(skip_back, _shift_left(nxt, 2), -np.inf)) + emit
+        else:
+            step = start
+        at_end = (t == L - 1)[:, None]
+        inside = (t < L - 1)[:, None] & valid
+        beta[:, t] = np.where(at_end, start, np.where(inside, step, -np.inf))
+    ab = alpha + beta                                    # (N, T, width)
+    top = ab.max(axis=2, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0)
+    sums = np.zeros((N, T, C), lp.dtype)
+    idx_n = np.arange(N)[:, None, None]
+    idx_t = np.arange(T)[None, :, None]
+    np.add.at(sums, (idx_n, idx_t, np.broadcast_to(labels[:, None, :], ab.shape)),
+              np.exp(ab - top))
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        lcab = np.log(sums) + top                       # (N, T, C)
+        lpn = np.transpose(lp, (1, 0, 2))
+        g = (np.exp(lpn) - np.exp(lcab + nll[:, None, None] - lpn)) * \
+            np.asarray(grad).reshape(-1)[:, None, None]
+    g = np.where((np.arange(T)[None, :] < L[:, None])[:, :, None], g, 0)
+    if zero_infinity:
+        g = np.where(np.isinf(nll)[:, None, None], 0, g)
+    return np.transpose(g, (1, 0, 2))
+
+
+def _shift_left(x, k):
+    out = np.full_like(x, -np.inf)
+    if k < x.shape[-1]:
+        out[..., :-k] = x[..., k:]
+    return out
+
+
+def _ctc_lists(log_probs, targets):
+    lp = log_probs._impl.array()
+    return lp, targets._impl.array()
+
+
+def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0,
+              zero_infinity=False):
+    """(neg_log_likelihood (N,), log_alpha (N, T, 2S + 1)) of each batch entry."""
+    op = "_ctc_loss"
+    shape_rule("losses.ctc_loss")(op, (log_probs, targets, input_lengths, target_lengths,
+                                       blank, zero_infinity))
+    lp, tg = _ctc_lists(log_probs, targets)
+    nll, alpha = ctc_alpha(lp, ctc_targets(tg, target_lengths), input_lengths,
+                           target_lengths, blank)
+    dtype = log_probs._impl.dtype
+    return out(nll, dtype), out(alpha, dtype)
+
+
+def _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths,
+                       neg_log_likelihood, log_alpha, blank, zero_infinity=False):
+    op = "_ctc_loss_backward"
+    spec = shape_rule("losses.ctc_loss_backward")(
+        op, (grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood,
+             log_alpha, blank, zero_infinity))
+    lp, tg = _ctc_lists(log_probs, targets)
+    g = ctc_grad(grad._impl.array(), lp, ctc_targets(tg, target_lengths), input_lengths,
+                 target_lengths, neg_log_likelihood._impl.array(), log_alpha._impl.array(),
+                 blank, zero_infinity)
+    return out(g, spec.dtype)

@@ -550,3 +550,11 @@ def test_cuda_matches_cpu():
     for (name, p), p_g in zip(cpu.named_parameters(), gpu.parameters()):
         np.testing.assert_allclose(util.host(p_g.grad), util.host(p.grad), rtol=1e-4,
                                    atol=1e-5, err_msg=name)
+
+
+def test_multi_head_attention_forward_is_served_by_functional():
+    """F.multi_head_attention_forward is the function MultiheadAttention calls, as in
+    PyTorch."""
+    from tensorplay.nn.modules import attention
+    assert tp.nn.functional.multi_head_attention_forward is \
+        attention.multi_head_attention_forward

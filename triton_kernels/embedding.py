@@ -2,7 +2,11 @@
 atomic-add scatter of the gradient rows) and one_hot on the `cuda` device."""
 from __future__ import annotations
 
+import triton
+import triton.language as tl
+
 from tensorplay import _dtype as dt
+from tensorplay._device_transfer import to_host
 from tensorplay.errors import DimError
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from tensorplay.kernel_support.results import factory
@@ -10,7 +14,8 @@ from cpu_kernels import embedding as cpu_embedding   # its index check: the same
 from triton_kernels._indexing import (
     atomic_dtype, check_in_range, copy_of, gather_walk, value_tensor, zeroed,
 )
-from triton_kernels._launch import new_tensor, operands
+from triton_kernels._launch import launch, new_tensor, operands, pointer
+from triton_kernels.copy import fill_
 from triton_kernels.indexing import _strides
 from triton_kernels.pointwise import run
 
@@ -90,3 +95,116 @@ def one_hot(self, num_classes):
     out = new_tensor(tuple(x._impl.sizes) + (num_classes,), dt.int64, device)
     classes = factory.arange(num_classes, dtype=dt.int64, device=device)
     return run("eq", out, (x.unsqueeze(-1), classes), dt.int64)
+
+
+
+# ---- _embedding_bag ----------------------------------------------------------------------
+# One program per (bag, block of columns): it walks the bag's indices in order, adding
+# (psw *) weight rows, or keeping the running maximum and the row it came from (first on
+# ties, as PyTorch's strict >), skipping padding_idx; it also counts the bag and, in its
+# first column block, writes offset2bag. The bags' starts are the offsets (the last bag
+# runs to the end of the indices, as on the CPU); they are checked on the host (one small
+# copy), the indices' range on the device (one sync), before anything is launched.
+@triton.jit
+def embedding_bag_kernel(
+    w_ptr,  # weight (V, D), row stride sw (columns contiguous)
+    idx_ptr,  # indices (n,) contiguous
+    start_ptr,  # the bags' start offsets (B,) contiguous
+    psw_ptr,  # per-sample weights (n,) or a dummy
+    out_ptr,  # output (B, D) contiguous, compute dtype
+    bag_ptr,  # offset2bag (n,) int64 (written when WRITE_BAG)
+    size_ptr,  # bag_size (B,) int64
+    max_ptr,  # max_indices (B, D) int64 (max mode)
+    n, B, D, sw, padding_idx,
+    MODE: tl.constexpr, HAS_PSW: tl.constexpr, WRITE_BAG: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+):
+    b = tl.program_id(0)
+    cols = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
+    cmask = cols < D
+    start = tl.load(start_ptr + b).to(tl.int64)
+    end = tl.where(b + 1 < B, tl.load(start_ptr + b + 1, mask=b + 1 < B, other=0), n)
+    end = end.to(tl.int64)
+    acc_dtype = out_ptr.dtype.element_ty
+    if MODE == 2:
+        acc = tl.full((BLOCK_D,), float("-inf"), acc_dtype)
+    else:
+        acc = tl.zeros((BLOCK_D,), acc_dtype)
+    best = tl.zeros((BLOCK_D,), tl.int64)
+    count = start * 0
+    for i in range(start, end):
+        row = tl.load(idx_ptr + i).to(tl.int64)
+        if WRITE_BAG:
+            if tl.program_id(1) == 0:
+                tl.store(bag_ptr + i, b.to(tl.int64))
+        if row != padding_idx:
+            value = tl.load(w_ptr + row * sw + cols, mask=cmask, other=0).to(acc_dtype)
+            if HAS_PSW:
+                value = value * tl.load(psw_ptr + i).to(acc_dtype)
+            if MODE == 2:
+                better = (value > acc) | (count == 0)
+                best = tl.where(better, row, best)
+                acc = tl.where(better, value, acc)
+            else:
+                acc += value
+            count += 1
+    if MODE == 2:
+        acc = tl.where(count > 0, acc, 0.0)
+        tl.store(max_ptr + b * D + cols, best, mask=cmask)
+    if MODE == 1:
+        acc = acc / tl.maximum(count, 1).to(acc_dtype)
+    tl.store(out_ptr + b * D + cols, acc, mask=cmask)
+    if tl.program_id(1) == 0:
+        if MODE == 0:
+            count = count * 0       # bag_size is only filled for mean and max
+        tl.store(size_ptr + b, count)
+
+
+def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+                   per_sample_weights, include_last_offset, padding_idx):
+    """Bags of rows of `weight` reduced by sum, mean or max (see the kernel)."""
+    op = "_embedding_bag"
+    specs = shape_rule("embedding.embedding_bag")(
+        op, (weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+             include_last_offset, padding_idx))
+    device, _ = operands(op, weight=weight, indices=indices, offsets=offsets)
+    rows, dim = weight._impl.sizes
+    n = indices._impl.sizes[0]
+    host_offsets = to_host(copy_of(offsets, dt.int64))          # small: checked on the host
+    cpu_embedding.bag_of_each_index(op, host_offsets, n, include_last_offset)
+    _check_embedding_indices(op, indices, rows)
+    bags = specs[0].sizes[0]
+    acc = dt.float64 if weight._impl.dtype is dt.float64 else dt.float32
+    w = weight if weight._impl.strides[1] == 1 else copy_of(weight)
+    idx = copy_of(indices, dt.int64)
+    starts = copy_of(offsets.narrow(0, 0, bags), dt.int64)
+    psw = copy_of(per_sample_weights, acc) if per_sample_weights is not None else idx
+    out = new_tensor((bags, dim), acc, device)
+    bag = new_tensor((n,), dt.int64, device)
+    size = new_tensor((bags,), dt.int64, device)
+    best = zeroed((bags, dim) if mode == 2 else (bags,), dt.int64, device)
+    if bags and dim:
+        block = min(triton.next_power_of_2(dim), 256)
+        launch(op, embedding_bag_kernel, (bags, triton.cdiv(dim, block)), pointer(w),
+               pointer(idx), pointer(starts), pointer(psw), pointer(out), pointer(bag),
+               pointer(size), pointer(best), n, bags, dim, w._impl.strides[0], padding_idx,
+               MODE=mode, HAS_PSW=per_sample_weights is not None,
+               WRITE_BAG=specs[1].sizes[0] > 0, BLOCK_D=block)
+    elif bags:
+        fill_(out, 0)
+        fill_(size, 0)
+    index = indices._impl.dtype
+    if mode == 1:
+        best = size
+    return (copy_of(out, weight._impl.dtype), copy_of(bag.narrow(0, 0, specs[1].sizes[0]),
+                                                      index),
+            copy_of(size, index), copy_of(best, index))
+
+
+def compile_cases(quick):
+    """compile_check's cases for the embedding_bag kernel."""
+    for mode in ((0,) if quick else (0, 1, 2)):
+        yield (f"embedding_bag mode={mode}", embedding_bag_kernel,
+               {"w_ptr": "*fp16", "idx_ptr": "*i64", "start_ptr": "*i64", "psw_ptr": "*fp32",
+                "out_ptr": "*fp32", "bag_ptr": "*i64", "size_ptr": "*i64", "max_ptr": "*i64"},
+               dict(MODE=mode, HAS_PSW=mode == 0, WRITE_BAG=mode != 0, BLOCK_D=64), {})

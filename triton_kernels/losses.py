@@ -1,15 +1,21 @@
 """The loss kernels on the `cuda` device: cross-entropy forward and backward, nll_loss
 (+ backward), binary_cross_entropy_with_logits. One program per row, as softmax.py's
-kernels (whose online max-and-sum pass the cross-entropy kernels share)."""
+kernels (whose online max-and-sum pass the cross-entropy kernels share). CTC loss runs
+on a host copy (a logged fallback, at the end)."""
 from __future__ import annotations
+
+import logging
 
 import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
+from tensorplay._device_transfer import from_host, to_host
 from tensorplay.errors import DimError
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
+from cpu_kernels import losses as cpu_losses
 from triton_kernels import _math
+from triton_kernels._indexing import copy_of
 from triton_kernels._launch import launch, new_tensor, operands, pointer
 from triton_kernels.pointwise import run, run_expression
 from triton_kernels.softmax import acc_dtype, row_block, row_max_and_sum
@@ -272,3 +278,40 @@ def binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction
     elif reduction == "mean":
         loss = call_below_autograd("mean", loss, None)
     return loss.to(self._impl.dtype)
+
+
+# ---- CTC loss: on a host copy --------------------------------------------------------------
+# The recursion runs frame by frame over the whole batch (a loop of T small steps), so no
+# Triton kernel yet: the operands go to the host, cpu_kernels/losses.py's NumPy routines
+# run there and the results come back. The `tensorplay.dispatch` logger says it each call.
+def _on_host(op, *tensors):
+    """The tensors' elements as host arrays (contiguous copies first)."""
+    logging.getLogger("tensorplay.dispatch").info(
+        "%s on cuda: no Triton kernel, NumPy on a host copy", op)
+    return [to_host(copy_of(t)) for t in tensors]
+
+
+def _ctc_loss_on_host(log_probs, targets, input_lengths, target_lengths, blank=0,
+                      zero_infinity=False):
+    op = "_ctc_loss"
+    shape_rule("losses.ctc_loss")(op, (log_probs, targets, input_lengths, target_lengths,
+                                       blank, zero_infinity))
+    lp, tg = _on_host(op, log_probs, targets)
+    nll, alpha = cpu_losses.ctc_alpha(lp, cpu_losses.ctc_targets(tg, target_lengths),
+                                      input_lengths, target_lengths, blank)
+    dtype, device = log_probs._impl.dtype, log_probs._impl.device
+    return from_host(nll, dtype, device), from_host(alpha, dtype, device)
+
+
+def _ctc_loss_backward_on_host(grad, log_probs, targets, input_lengths, target_lengths,
+                               neg_log_likelihood, log_alpha, blank, zero_infinity=False):
+    op = "_ctc_loss_backward"
+    spec = shape_rule("losses.ctc_loss_backward")(
+        op, (grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood,
+             log_alpha, blank, zero_infinity))
+    g, lp, tg, nll, alpha = _on_host(op, grad, log_probs, targets, neg_log_likelihood,
+                                     log_alpha)
+    result = cpu_losses.ctc_grad(g, lp, cpu_losses.ctc_targets(tg, target_lengths),
+                                 input_lengths, target_lengths, nll, alpha, blank,
+                                 zero_infinity)
+    return from_host(result, spec.dtype, log_probs._impl.device)

@@ -16,6 +16,7 @@ from tensorplay.autograd.formulas import (
     cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward,
     dist_backward, div_mode_backward_other, div_mode_backward_self, dropout_backward, eigh_backward,
     einsum_backward, elu_backward, elu_backward_of_result, embedding_backward,
+    embedding_bag_backward, embedding_bag_per_sample_weights_backward,
     embedding_dense_double_backward, erfinv_backward, evenly_distribute_backward,
     filled_value_backward, gather_along_backward, gather_backward, gelu_second_derivative,
     group_norm_backward, hardswish_backward, huber_loss_backward, i1_backward, i1e_backward,
@@ -41,11 +42,12 @@ from tensorplay.autograd.formulas import (
     zeros_like,
 )
 from tensorplay._generated.functional import (
-    _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data, adaptive_avg_pool2d,
-    adaptive_avg_pool2d_backward, adaptive_avg_pool3d, adaptive_avg_pool3d_backward,
-    adaptive_max_pool2d_backward, adaptive_max_pool3d_backward, avg_pool2d, avg_pool2d_backward,
-    avg_pool3d, avg_pool3d_backward, col2im, convolution_backward, digamma, exp, exp2,
-    fractional_max_pool2d_backward, fractional_max_pool3d_backward, gelu_backward, im2col, isfinite,
+    _ctc_loss_backward, _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data,
+    adaptive_avg_pool2d, adaptive_avg_pool2d_backward, adaptive_avg_pool3d,
+    adaptive_avg_pool3d_backward, adaptive_max_pool2d_backward, adaptive_max_pool3d_backward,
+    avg_pool2d, avg_pool2d_backward, avg_pool3d, avg_pool3d_backward, col2im, convolution_backward,
+    digamma, exp, exp2, fractional_max_pool2d_backward, fractional_max_pool3d_backward,
+    gelu_backward, grid_sampler_2d_backward, grid_sampler_3d_backward, im2col, isfinite,
     logical_and, logical_or, max_pool2d_with_indices_backward, max_pool3d_with_indices_backward,
     nll_loss_backward, polygamma, sign, silu_backward, special_i1, special_i1e, special_zeta,
     threshold_backward, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d,
@@ -7352,6 +7354,234 @@ class FractionalMaxPool3dBackwardBackward0(Node):
         if self.needs_input_grad(1):
             d_self = zeros_like(grad)
         return (d_grad_output, d_self)
+
+
+class GridSampler2dBackward0(Node):
+    """Backward of `grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode,
+        int padding_mode, bool align_corners) -> Tensor`.
+
+    input, grid: grid_sampler_2d_backward(
+        grad, input, grid, interpolation_mode, padding_mode, align_corners, [True, True],
+    )
+    """
+
+    __slots__ = ('input_', 'grid_', 'interpolation_mode_', 'padding_mode_', 'align_corners_')
+    SAVED = ('input_', 'grid_')
+    OP = 'grid_sampler_2d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self.input_.unpack(self)
+        grid = self.grid_.unpack(self)
+        interpolation_mode = self.interpolation_mode_
+        padding_mode = self.padding_mode_
+        align_corners = self.align_corners_
+        d_input = None
+        d_grid = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            (d_input, d_grid) = grid_sampler_2d_backward(
+                grad, input, grid, interpolation_mode, padding_mode, align_corners, [True, True],
+            )
+        return (d_input, d_grid)
+
+
+class GridSampler2dBackwardBackward0(Node):
+    """Backward of `grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid,
+        int interpolation_mode, int padding_mode, bool align_corners,
+        bool[2] output_mask) -> (Tensor, Tensor)`.
+
+    grad_output, input, grid: not_implemented("grid_sampler_2d_backward")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'grid_sampler_2d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        d_grad_output = None
+        d_input = None
+        d_grid = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
+            d_grad_output, d_input, d_grid = not_implemented("grid_sampler_2d_backward")
+        return (d_grad_output, d_input, d_grid)
+
+
+class GridSampler3dBackward0(Node):
+    """Backward of `grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode,
+        int padding_mode, bool align_corners) -> Tensor`.
+
+    input, grid: grid_sampler_3d_backward(
+        grad, input, grid, interpolation_mode, padding_mode, align_corners, [True, True],
+    )
+    """
+
+    __slots__ = ('input_', 'grid_', 'interpolation_mode_', 'padding_mode_', 'align_corners_')
+    SAVED = ('input_', 'grid_')
+    OP = 'grid_sampler_3d'
+
+    def apply(self, grads):
+        grad = grads[0]
+        input = self.input_.unpack(self)
+        grid = self.grid_.unpack(self)
+        interpolation_mode = self.interpolation_mode_
+        padding_mode = self.padding_mode_
+        align_corners = self.align_corners_
+        d_input = None
+        d_grid = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            (d_input, d_grid) = grid_sampler_3d_backward(
+                grad, input, grid, interpolation_mode, padding_mode, align_corners, [True, True],
+            )
+        return (d_input, d_grid)
+
+
+class GridSampler3dBackwardBackward0(Node):
+    """Backward of `grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid,
+        int interpolation_mode, int padding_mode, bool align_corners,
+        bool[2] output_mask) -> (Tensor, Tensor)`.
+
+    grad_output, input, grid: not_implemented("grid_sampler_3d_backward")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'grid_sampler_3d_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        d_grad_output = None
+        d_input = None
+        d_grid = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
+            d_grad_output, d_input, d_grid = not_implemented("grid_sampler_3d_backward")
+        return (d_grad_output, d_input, d_grid)
+
+
+class EmbeddingBagBackward0(Node):
+    """Backward of `_embedding_bag(Tensor weight, Tensor indices, Tensor offsets,
+        bool scale_grad_by_freq=False, int mode=0, bool sparse=False,
+        Tensor? per_sample_weights=None, bool include_last_offset=False,
+        int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)`.
+
+    weight: embedding_bag_backward(
+        grad, weight, indices, offsets, result2, result3, scale_grad_by_freq, mode,
+        per_sample_weights, include_last_offset, padding_idx,
+    )
+    per_sample_weights: embedding_bag_per_sample_weights_backward(
+        grad, weight, indices, offsets, mode, include_last_offset, padding_idx,
+    )
+    """
+
+    __slots__ = (
+        'weight_', 'indices_', 'offsets_', 'per_sample_weights_', 'result2_', 'result3_',
+        'scale_grad_by_freq_', 'mode_', 'include_last_offset_', 'padding_idx_',
+    )
+    SAVED = ('weight_', 'indices_', 'offsets_', 'per_sample_weights_', 'result2_', 'result3_')
+    OP = '_embedding_bag'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        grad_result3 = grads[3]
+        weight = self.weight_.unpack(self)
+        indices = self.indices_.unpack(self)
+        offsets = self.offsets_.unpack(self)
+        per_sample_weights = self.per_sample_weights_.unpack(self)
+        result2 = self.result2_.unpack(self)
+        result3 = self.result3_.unpack(self)
+        scale_grad_by_freq = self.scale_grad_by_freq_
+        mode = self.mode_
+        include_last_offset = self.include_last_offset_
+        padding_idx = self.padding_idx_
+        d_weight = None
+        d_indices = None
+        d_offsets = None
+        d_per_sample_weights = None
+        if self.needs_input_grad(0):
+            d_weight = embedding_bag_backward(
+                grad, weight, indices, offsets, result2, result3, scale_grad_by_freq, mode,
+                per_sample_weights, include_last_offset, padding_idx,
+            )
+        if self.needs_input_grad(3):
+            d_per_sample_weights = embedding_bag_per_sample_weights_backward(
+                grad, weight, indices, offsets, mode, include_last_offset, padding_idx,
+            )
+        return (d_weight, d_indices, d_offsets, d_per_sample_weights)
+
+
+class CtcLossBackward0(Node):
+    """Backward of `_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths,
+        int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)`.
+
+    log_probs: _ctc_loss_backward(
+        grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank,
+        zero_infinity,
+    )
+    """
+
+    __slots__ = (
+        'log_probs_', 'targets_', 'result0_', 'result1_', 'input_lengths_', 'target_lengths_',
+        'blank_', 'zero_infinity_',
+    )
+    SAVED = ('log_probs_', 'targets_', 'result0_', 'result1_')
+    OP = '_ctc_loss'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        log_probs = self.log_probs_.unpack(self)
+        targets = self.targets_.unpack(self)
+        result0 = self.result0_.unpack(self)
+        result1 = self.result1_.unpack(self)
+        input_lengths = self.input_lengths_
+        target_lengths = self.target_lengths_
+        blank = self.blank_
+        zero_infinity = self.zero_infinity_
+        d_log_probs = None
+        d_targets = None
+        if self.needs_input_grad(0):
+            d_log_probs = _ctc_loss_backward(
+                grad, log_probs, targets, input_lengths, target_lengths, result0, result1, blank,
+                zero_infinity,
+            )
+        return (d_log_probs, d_targets)
+
+
+class CtcLossBackwardBackward0(Node):
+    """Backward of `_ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets,
+        int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha,
+        int blank, bool zero_infinity=False) -> Tensor`.
+
+    grad, log_probs, neg_log_likelihood, log_alpha: not_implemented("_ctc_loss_backward")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = '_ctc_loss_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_grad = None
+        d_log_probs = None
+        d_targets = None
+        d_neg_log_likelihood = None
+        d_log_alpha = None
+        if (self.needs_input_grad(0)
+                or self.needs_input_grad(1)
+                or self.needs_input_grad(3)
+                or self.needs_input_grad(4)):
+            (
+                d_grad, d_log_probs, d_neg_log_likelihood, d_log_alpha,
+            ) = not_implemented("_ctc_loss_backward")
+        return (d_grad, d_log_probs, d_targets, d_neg_log_likelihood, d_log_alpha)
 
 
 class AliasBackward0(Node):

@@ -30,33 +30,35 @@ from tensorplay._generated.autograd_nodes import (
     CholeskySolveBackward0, ClampBackward0, ClampBackward1, ClampMaxBackward0, CloneBackward0,
     Col2imBackward0, ConstantPadNdBackward0, ConvolutionBackward0, ConvolutionBackwardBackward0,
     CopyBackward0, CopysignBackward0, CosBackward0, CoshBackward0, CrossEntropyBackwardBackward0,
-    CrossEntropyForwardBackward0, CummaxBackward0, CumminBackward0, CumprodBackward0,
-    CumsumBackward0, DiagBackward0, DiagEmbedBackward0, DiagonalBackward0, DiagonalScatterBackward0,
-    DigammaBackward0, DistBackward0, DivBackward0, DivBackward1, DotBackward0, EinsumBackward0,
-    EluBackward0, EluBackward1, EmbeddingBackward0, EmbeddingDenseBackwardBackward0, EqBackward0,
-    ErfBackward0, ErfcBackward0, ErfinvBackward0, Exp2Backward0, ExpBackward0, ExpandBackward0,
-    Expm1Backward0, ExponentialBackward0, FillBackward0, FlipBackward0, FloorBackward0,
-    FloorDivideBackward0, FmodBackward0, FracBackward0, FractionalMaxPool2dBackward0,
+    CrossEntropyForwardBackward0, CtcLossBackward0, CtcLossBackwardBackward0, CummaxBackward0,
+    CumminBackward0, CumprodBackward0, CumsumBackward0, DiagBackward0, DiagEmbedBackward0,
+    DiagonalBackward0, DiagonalScatterBackward0, DigammaBackward0, DistBackward0, DivBackward0,
+    DivBackward1, DotBackward0, EinsumBackward0, EluBackward0, EluBackward1, EmbeddingBackward0,
+    EmbeddingBagBackward0, EmbeddingDenseBackwardBackward0, EqBackward0, ErfBackward0,
+    ErfcBackward0, ErfinvBackward0, Exp2Backward0, ExpBackward0, ExpandBackward0, Expm1Backward0,
+    ExponentialBackward0, FillBackward0, FlipBackward0, FloorBackward0, FloorDivideBackward0,
+    FmodBackward0, FracBackward0, FractionalMaxPool2dBackward0,
     FractionalMaxPool2dBackwardBackward0, FractionalMaxPool3dBackward0,
     FractionalMaxPool3dBackwardBackward0, FrexpBackward0, FusedAdamBackward0, FusedRmsNormBackward0,
     FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0, GatherBackward0,
     GeBackward0, GeluBackward0, GeluBackwardBackward0, GeometricBackward0, GeqrfBackward0,
-    GtBackward0, HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0, HeavisideBackward0,
-    HuberLossBackward0, HypotBackward0, I0Backward0, IgammaBackward0, IgammacBackward0,
-    Im2colBackward0, IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0,
-    IndexFillBackward1, IndexPutBackward0, IndexReduceBackward0, IndexSelectBackward0,
-    KthvalueBackward0, LeBackward0, LeakyReluBackward0, LeakyReluBackward1, LerpBackward0,
-    LerpBackward1, LgammaBackward0, LinalgCholeskyExBackward0, LinalgDetBackward0,
-    LinalgEighBackward0, LinalgInvExBackward0, LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0,
-    LinalgLstsqBackward0, LinalgLuBackward0, LinalgLuFactorExBackward0, LinalgLuSolveBackward0,
-    LinalgMatrixExpBackward0, LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0,
-    LinalgSolveBackward0, LinalgSolveExBackward0, LinalgSolveTriangularBackward0,
-    LinalgSvdBackward0, LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0,
-    Log2Backward0, LogBackward0, LogNormalBackward0, LogSoftmaxBackward0,
-    LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0, LogcumsumexpBackward0,
-    LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0,
-    LtBackward0, LuUnpackBackward0, MaskedFillBackward0, MaskedFillBackward1,
-    MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
+    GridSampler2dBackward0, GridSampler2dBackwardBackward0, GridSampler3dBackward0,
+    GridSampler3dBackwardBackward0, GtBackward0, HardsigmoidBackward0, HardswishBackward0,
+    HardtanhBackward0, HeavisideBackward0, HuberLossBackward0, HypotBackward0, I0Backward0,
+    IgammaBackward0, IgammacBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0,
+    IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
+    IndexReduceBackward0, IndexSelectBackward0, KthvalueBackward0, LeBackward0, LeakyReluBackward0,
+    LeakyReluBackward1, LerpBackward0, LerpBackward1, LgammaBackward0, LinalgCholeskyExBackward0,
+    LinalgDetBackward0, LinalgEighBackward0, LinalgInvExBackward0, LinalgLdlFactorExBackward0,
+    LinalgLdlSolveBackward0, LinalgLstsqBackward0, LinalgLuBackward0, LinalgLuFactorExBackward0,
+    LinalgLuSolveBackward0, LinalgMatrixExpBackward0, LinalgPinvBackward0, LinalgQrBackward0,
+    LinalgSlogdetBackward0, LinalgSolveBackward0, LinalgSolveExBackward0,
+    LinalgSolveTriangularBackward0, LinalgSvdBackward0, LinalgVectorNormBackward0, LinearBackward0,
+    Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0, LogNormalBackward0,
+    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
+    LogcumsumexpBackward0, LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0,
+    LstmSequenceBackwardBackward0, LtBackward0, LuUnpackBackward0, MaskedFillBackward0,
+    MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
     MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0,
     MaxPool3dWithIndicesBackward0, MaxPool3dWithIndicesBackwardBackward0, MaximumBackward0,
     MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
@@ -5186,6 +5188,161 @@ def fractional_max_pool3d_backward(ks, grad_output, self, kernel_size, output_si
     return result
 
 
+def grid_sampler_2d(ks, input, grid, interpolation_mode, padding_mode, align_corners):
+    if not (input._impl.requires_grad or grid._impl.requires_grad):
+        return below_autograd(
+            ops.grid_sampler_2d, ks, input, grid, interpolation_mode, padding_mode, align_corners,
+        )
+    node = GridSampler2dBackward0(input, grid)
+    node.interpolation_mode_ = interpolation_mode
+    node.padding_mode_ = padding_mode
+    node.align_corners_ = align_corners
+    node.input_ = SavedVariable(input, is_output=False)
+    node.grid_ = SavedVariable(grid, is_output=False)
+    result = below_autograd(
+        ops.grid_sampler_2d, ks, input, grid, interpolation_mode, padding_mode, align_corners,
+    )
+    set_history(result, node)
+    return result
+
+
+def grid_sampler_2d_backward(
+    ks, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,
+):
+    if not (grad_output._impl.requires_grad
+            or input._impl.requires_grad
+            or grid._impl.requires_grad):
+        return below_autograd(
+            ops.grid_sampler_2d_backward, ks, grad_output, input, grid, interpolation_mode,
+            padding_mode, align_corners, output_mask,
+        )
+    node = GridSampler2dBackwardBackward0(grad_output, input, grid)
+    result = below_autograd(
+        ops.grid_sampler_2d_backward, ks, grad_output, input, grid, interpolation_mode,
+        padding_mode, align_corners, output_mask,
+    )
+    set_history(result, node)
+    return result
+
+
+def grid_sampler_3d(ks, input, grid, interpolation_mode, padding_mode, align_corners):
+    if not (input._impl.requires_grad or grid._impl.requires_grad):
+        return below_autograd(
+            ops.grid_sampler_3d, ks, input, grid, interpolation_mode, padding_mode, align_corners,
+        )
+    node = GridSampler3dBackward0(input, grid)
+    node.interpolation_mode_ = interpolation_mode
+    node.padding_mode_ = padding_mode
+    node.align_corners_ = align_corners
+    node.input_ = SavedVariable(input, is_output=False)
+    node.grid_ = SavedVariable(grid, is_output=False)
+    result = below_autograd(
+        ops.grid_sampler_3d, ks, input, grid, interpolation_mode, padding_mode, align_corners,
+    )
+    set_history(result, node)
+    return result
+
+
+def grid_sampler_3d_backward(
+    ks, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,
+):
+    if not (grad_output._impl.requires_grad
+            or input._impl.requires_grad
+            or grid._impl.requires_grad):
+        return below_autograd(
+            ops.grid_sampler_3d_backward, ks, grad_output, input, grid, interpolation_mode,
+            padding_mode, align_corners, output_mask,
+        )
+    node = GridSampler3dBackwardBackward0(grad_output, input, grid)
+    result = below_autograd(
+        ops.grid_sampler_3d_backward, ks, grad_output, input, grid, interpolation_mode,
+        padding_mode, align_corners, output_mask,
+    )
+    set_history(result, node)
+    return result
+
+
+def _embedding_bag(
+    ks, weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+    include_last_offset, padding_idx,
+):
+    if not (weight._impl.requires_grad
+            or indices._impl.requires_grad
+            or offsets._impl.requires_grad
+            or (per_sample_weights is not None and per_sample_weights._impl.requires_grad)):
+        return below_autograd(
+            ops._embedding_bag, ks, weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+            per_sample_weights, include_last_offset, padding_idx,
+        )
+    node = EmbeddingBagBackward0(weight, indices, offsets, per_sample_weights)
+    node.scale_grad_by_freq_ = scale_grad_by_freq
+    node.mode_ = mode
+    node.include_last_offset_ = include_last_offset
+    node.padding_idx_ = padding_idx
+    node.weight_ = SavedVariable(weight, is_output=False)
+    node.indices_ = SavedVariable(indices, is_output=False)
+    node.offsets_ = SavedVariable(offsets, is_output=False)
+    node.per_sample_weights_ = SavedVariable(per_sample_weights, is_output=False)
+    result = below_autograd(
+        ops._embedding_bag, ks, weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+        per_sample_weights, include_last_offset, padding_idx,
+    )
+    set_history(result, node, (True, False, False, False))
+    node.result2_ = SavedVariable(result[2], is_output=True)
+    node.result3_ = SavedVariable(result[3], is_output=True)
+    return result
+
+
+def _ctc_loss(ks, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+    if not (log_probs._impl.requires_grad or targets._impl.requires_grad):
+        return below_autograd(
+            ops._ctc_loss, ks, log_probs, targets, input_lengths, target_lengths, blank,
+            zero_infinity,
+        )
+    node = CtcLossBackward0(log_probs, targets)
+    node.input_lengths_ = input_lengths
+    node.target_lengths_ = target_lengths
+    node.blank_ = blank
+    node.zero_infinity_ = zero_infinity
+    if log_probs._impl.requires_grad:
+        node.log_probs_ = SavedVariable(log_probs, is_output=False)
+    else:
+        node.log_probs_ = NOT_SAVED
+    if log_probs._impl.requires_grad:
+        node.targets_ = SavedVariable(targets, is_output=False)
+    else:
+        node.targets_ = NOT_SAVED
+    result = below_autograd(
+        ops._ctc_loss, ks, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity,
+    )
+    set_history(result, node, (True, False))
+    node.result0_ = SavedVariable(result[0], is_output=True)
+    node.result1_ = SavedVariable(result[1], is_output=True)
+    return result
+
+
+def _ctc_loss_backward(
+    ks, grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha,
+    blank, zero_infinity,
+):
+    if not (grad._impl.requires_grad
+            or log_probs._impl.requires_grad
+            or targets._impl.requires_grad
+            or neg_log_likelihood._impl.requires_grad
+            or log_alpha._impl.requires_grad):
+        return below_autograd(
+            ops._ctc_loss_backward, ks, grad, log_probs, targets, input_lengths, target_lengths,
+            neg_log_likelihood, log_alpha, blank, zero_infinity,
+        )
+    node = CtcLossBackwardBackward0(grad, log_probs, targets, neg_log_likelihood, log_alpha)
+    result = below_autograd(
+        ops._ctc_loss_backward, ks, grad, log_probs, targets, input_lengths, target_lengths,
+        neg_log_likelihood, log_alpha, blank, zero_infinity,
+    )
+    set_history(result, node)
+    return result
+
+
 def alias(ks, self):
     if not self._impl.requires_grad:
         return below_autograd(ops.alias, ks, self)
@@ -5603,6 +5760,13 @@ WRAPPERS = {
     'fractional_max_pool2d_backward': fractional_max_pool2d_backward,
     'fractional_max_pool3d': fractional_max_pool3d,
     'fractional_max_pool3d_backward': fractional_max_pool3d_backward,
+    'grid_sampler_2d': grid_sampler_2d,
+    'grid_sampler_2d_backward': grid_sampler_2d_backward,
+    'grid_sampler_3d': grid_sampler_3d,
+    'grid_sampler_3d_backward': grid_sampler_3d_backward,
+    '_embedding_bag': _embedding_bag,
+    '_ctc_loss': _ctc_loss,
+    '_ctc_loss_backward': _ctc_loss_backward,
     'alias': alias,
 }
 

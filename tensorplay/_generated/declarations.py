@@ -6060,6 +6060,344 @@ SCHEMAS = (
         num_returns=2,
     ),
     OpSchema(
+        name='grid_sampler_2d',
+        text=(
+            'grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, '
+            'int padding_mode, bool align_corners) -> Tensor'
+        ),
+        arg_names=('input', 'grid', 'interpolation_mode', 'padding_mode', 'align_corners'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='grid_sampler_2d_backward',
+        text=(
+            'grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, '
+            'int interpolation_mode, int padding_mode, bool align_corners, '
+            'bool[2] output_mask) -> (Tensor, Tensor)'
+        ),
+        arg_names=(
+            'grad_output', 'input', 'grid', 'interpolation_mode', 'padding_mode', 'align_corners',
+            'output_mask',
+        ),
+        tensor_positions=(0, 1, 2),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='grid_sampler_3d',
+        text=(
+            'grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, '
+            'int padding_mode, bool align_corners) -> Tensor'
+        ),
+        arg_names=('input', 'grid', 'interpolation_mode', 'padding_mode', 'align_corners'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='grid_sampler_3d_backward',
+        text=(
+            'grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, '
+            'int interpolation_mode, int padding_mode, bool align_corners, '
+            'bool[2] output_mask) -> (Tensor, Tensor)'
+        ),
+        arg_names=(
+            'grad_output', 'input', 'grid', 'interpolation_mode', 'padding_mode', 'align_corners',
+            'output_mask',
+        ),
+        tensor_positions=(0, 1, 2),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='grid_sampler',
+        text=(
+            'grid_sampler(Tensor input, Tensor grid, int interpolation_mode, '
+            'int padding_mode, bool align_corners) -> Tensor'
+        ),
+        arg_names=('input', 'grid', 'interpolation_mode', 'padding_mode', 'align_corners'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='affine_grid_generator',
+        text='affine_grid_generator(Tensor theta, int[] size, bool align_corners) -> Tensor',
+        arg_names=('theta', 'size', 'align_corners'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='_embedding_bag',
+        text=(
+            '_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, '
+            'bool scale_grad_by_freq=False, int mode=0, bool sparse=False, '
+            'Tensor? per_sample_weights=None, bool include_last_offset=False, '
+            'int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)'
+        ),
+        arg_names=(
+            'weight', 'indices', 'offsets', 'scale_grad_by_freq', 'mode', 'sparse',
+            'per_sample_weights', 'include_last_offset', 'padding_idx',
+        ),
+        tensor_positions=(0, 1, 2, 6),
+        num_returns=4,
+    ),
+    OpSchema(
+        name='embedding_bag',
+        text=(
+            'embedding_bag(Tensor weight, Tensor indices, Tensor offsets, '
+            'bool scale_grad_by_freq=False, int mode=0, bool sparse=False, '
+            'Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, '
+            'Tensor, Tensor, Tensor)'
+        ),
+        arg_names=(
+            'weight', 'indices', 'offsets', 'scale_grad_by_freq', 'mode', 'sparse',
+            'per_sample_weights', 'include_last_offset',
+        ),
+        tensor_positions=(0, 1, 2, 6),
+        num_returns=4,
+    ),
+    OpSchema(
+        name='embedding_bag.padding_idx',
+        text=(
+            'embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, '
+            'bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, '
+            'bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)'
+        ),
+        arg_names=(
+            'weight', 'indices', 'offsets', 'scale_grad_by_freq', 'mode', 'sparse',
+            'per_sample_weights', 'include_last_offset', 'padding_idx',
+        ),
+        tensor_positions=(0, 1, 2, 6),
+        num_returns=4,
+    ),
+    OpSchema(
+        name='_ctc_loss',
+        text=(
+            '_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, '
+            'int[] target_lengths, int blank=0, bool zero_infinity=False) -> (Tensor, '
+            'Tensor)'
+        ),
+        arg_names=(
+            'log_probs', 'targets', 'input_lengths', 'target_lengths', 'blank', 'zero_infinity',
+        ),
+        tensor_positions=(0, 1),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='_ctc_loss_backward',
+        text=(
+            '_ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, '
+            'int[] input_lengths, int[] target_lengths, Tensor neg_log_likelihood, '
+            'Tensor log_alpha, int blank, bool zero_infinity=False) -> Tensor'
+        ),
+        arg_names=(
+            'grad', 'log_probs', 'targets', 'input_lengths', 'target_lengths', 'neg_log_likelihood',
+            'log_alpha', 'blank', 'zero_infinity',
+        ),
+        tensor_positions=(0, 1, 2, 5, 6),
+    ),
+    OpSchema(
+        name='ctc_loss.IntList',
+        text=(
+            'ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, '
+            'int[] target_lengths, int blank=0, int reduction=1, '
+            'bool zero_infinity=False) -> Tensor'
+        ),
+        arg_names=(
+            'log_probs', 'targets', 'input_lengths', 'target_lengths', 'blank', 'reduction',
+            'zero_infinity',
+        ),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='ctc_loss.Tensor',
+        text=(
+            'ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths, '
+            'Tensor target_lengths, int blank=0, int reduction=1, '
+            'bool zero_infinity=False) -> Tensor'
+        ),
+        arg_names=(
+            'log_probs', 'targets', 'input_lengths', 'target_lengths', 'blank', 'reduction',
+            'zero_infinity',
+        ),
+        tensor_positions=(0, 1, 2, 3),
+    ),
+    OpSchema(
+        name='conv_tbc',
+        text='conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor',
+        arg_names=('self', 'weight', 'bias', 'pad'),
+        tensor_positions=(0, 1, 2),
+    ),
+    OpSchema(
+        name='lstm.input',
+        text=(
+            'lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, '
+            'int num_layers, float dropout, bool train, bool bidirectional, '
+            'bool batch_first) -> (Tensor, Tensor, Tensor)'
+        ),
+        arg_names=(
+            'input', 'hx', 'params', 'has_biases', 'num_layers', 'dropout', 'train',
+            'bidirectional', 'batch_first',
+        ),
+        tensor_positions=(0, 1, 2),
+        list_positions=(1, 2),
+        num_returns=3,
+    ),
+    OpSchema(
+        name='gru.input',
+        text=(
+            'gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, '
+            'int num_layers, float dropout, bool train, bool bidirectional, '
+            'bool batch_first) -> (Tensor, Tensor)'
+        ),
+        arg_names=(
+            'input', 'hx', 'params', 'has_biases', 'num_layers', 'dropout', 'train',
+            'bidirectional', 'batch_first',
+        ),
+        tensor_positions=(0, 1, 2),
+        list_positions=(2,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='rnn_tanh.input',
+        text=(
+            'rnn_tanh.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, '
+            'int num_layers, float dropout, bool train, bool bidirectional, '
+            'bool batch_first) -> (Tensor, Tensor)'
+        ),
+        arg_names=(
+            'input', 'hx', 'params', 'has_biases', 'num_layers', 'dropout', 'train',
+            'bidirectional', 'batch_first',
+        ),
+        tensor_positions=(0, 1, 2),
+        list_positions=(2,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='rnn_relu.input',
+        text=(
+            'rnn_relu.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, '
+            'int num_layers, float dropout, bool train, bool bidirectional, '
+            'bool batch_first) -> (Tensor, Tensor)'
+        ),
+        arg_names=(
+            'input', 'hx', 'params', 'has_biases', 'num_layers', 'dropout', 'train',
+            'bidirectional', 'batch_first',
+        ),
+        tensor_positions=(0, 1, 2),
+        list_positions=(2,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='lstm_cell',
+        text=(
+            'lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, '
+            'Tensor? b_ih=None, Tensor? b_hh=None) -> (Tensor, Tensor)'
+        ),
+        arg_names=('input', 'hx', 'w_ih', 'w_hh', 'b_ih', 'b_hh'),
+        tensor_positions=(0, 1, 2, 3, 4, 5),
+        list_positions=(1,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='gru_cell',
+        text=(
+            'gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None, '
+            'Tensor? b_hh=None) -> Tensor'
+        ),
+        arg_names=('input', 'hx', 'w_ih', 'w_hh', 'b_ih', 'b_hh'),
+        tensor_positions=(0, 1, 2, 3, 4, 5),
+    ),
+    OpSchema(
+        name='rnn_tanh_cell',
+        text=(
+            'rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, '
+            'Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor'
+        ),
+        arg_names=('input', 'hx', 'w_ih', 'w_hh', 'b_ih', 'b_hh'),
+        tensor_positions=(0, 1, 2, 3, 4, 5),
+    ),
+    OpSchema(
+        name='rnn_relu_cell',
+        text=(
+            'rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, '
+            'Tensor? b_ih=None, Tensor? b_hh=None) -> Tensor'
+        ),
+        arg_names=('input', 'hx', 'w_ih', 'w_hh', 'b_ih', 'b_hh'),
+        tensor_positions=(0, 1, 2, 3, 4, 5),
+    ),
+    OpSchema(
+        name='batch_norm_stats',
+        text='batch_norm_stats(Tensor input, float eps) -> (Tensor, Tensor)',
+        arg_names=('input', 'eps'),
+        tensor_positions=(0,),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='batch_norm_elemt',
+        text=(
+            'batch_norm_elemt(Tensor input, Tensor? weight, Tensor? bias, Tensor mean, '
+            'Tensor invstd, float eps) -> Tensor'
+        ),
+        arg_names=('input', 'weight', 'bias', 'mean', 'invstd', 'eps'),
+        tensor_positions=(0, 1, 2, 3, 4),
+    ),
+    OpSchema(
+        name='batch_norm_gather_stats',
+        text=(
+            'batch_norm_gather_stats(Tensor input, Tensor mean, Tensor invstd, '
+            'Tensor? running_mean, Tensor? running_var, float momentum, float eps, '
+            'int count) -> (Tensor, Tensor)'
+        ),
+        arg_names=(
+            'input', 'mean', 'invstd', 'running_mean', 'running_var', 'momentum', 'eps', 'count',
+        ),
+        tensor_positions=(0, 1, 2, 3, 4),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='batch_norm_gather_stats_with_counts',
+        text=(
+            'batch_norm_gather_stats_with_counts(Tensor input, Tensor mean, Tensor invstd, '
+            'Tensor? running_mean, Tensor? running_var, float momentum, float eps, '
+            'Tensor counts) -> (Tensor, Tensor)'
+        ),
+        arg_names=(
+            'input', 'mean', 'invstd', 'running_mean', 'running_var', 'momentum', 'eps', 'counts',
+        ),
+        tensor_positions=(0, 1, 2, 3, 4, 7),
+        num_returns=2,
+    ),
+    OpSchema(
+        name='batch_norm_backward_reduce',
+        text=(
+            'batch_norm_backward_reduce(Tensor grad_out, Tensor input, Tensor mean, '
+            'Tensor invstd, Tensor? weight, bool input_g, bool weight_g, '
+            'bool bias_g) -> (Tensor, Tensor, Tensor, Tensor)'
+        ),
+        arg_names=(
+            'grad_out', 'input', 'mean', 'invstd', 'weight', 'input_g', 'weight_g', 'bias_g',
+        ),
+        tensor_positions=(0, 1, 2, 3, 4),
+        num_returns=4,
+    ),
+    OpSchema(
+        name='batch_norm_backward_elemt',
+        text=(
+            'batch_norm_backward_elemt(Tensor grad_out, Tensor input, Tensor mean, '
+            'Tensor invstd, Tensor? weight, Tensor sum_dy, Tensor sum_dy_xmu, '
+            'Tensor count) -> Tensor'
+        ),
+        arg_names=(
+            'grad_out', 'input', 'mean', 'invstd', 'weight', 'sum_dy', 'sum_dy_xmu', 'count',
+        ),
+        tensor_positions=(0, 1, 2, 3, 4, 5, 6, 7),
+    ),
+    OpSchema(
+        name='batch_norm_update_stats',
+        text=(
+            'batch_norm_update_stats(Tensor input, Tensor? running_mean, Tensor? running_var, '
+            'float momentum) -> (Tensor, Tensor)'
+        ),
+        arg_names=('input', 'running_mean', 'running_var', 'momentum'),
+        tensor_positions=(0, 1, 2),
+        num_returns=2,
+    ),
+    OpSchema(
         name='absolute',
         text='absolute(Tensor self) -> Tensor',
         arg_names=('self',),
@@ -7109,6 +7447,13 @@ DISPATCH = {
         ('fractional_max_pool2d_backward', 'pooling.fractional_max_pool2d_backward'),
         ('fractional_max_pool3d', 'pooling.fractional_max_pool3d'),
         ('fractional_max_pool3d_backward', 'pooling.fractional_max_pool3d_backward'),
+        ('grid_sampler_2d', 'resample.grid_sampler'),
+        ('grid_sampler_2d_backward', 'resample.grid_sampler_backward'),
+        ('grid_sampler_3d', 'resample.grid_sampler'),
+        ('grid_sampler_3d_backward', 'resample.grid_sampler_backward'),
+        ('_embedding_bag', 'embedding._embedding_bag'),
+        ('_ctc_loss', 'losses._ctc_loss'),
+        ('_ctc_loss_backward', 'losses._ctc_loss_backward'),
     ),
     'CUDA': (
         ('add.Tensor', 'pointwise.add'),
@@ -7539,6 +7884,13 @@ DISPATCH = {
         ('fractional_max_pool2d_backward', 'pooling.fractional_max_pool2d_backward'),
         ('fractional_max_pool3d', 'pooling.fractional_max_pool3d'),
         ('fractional_max_pool3d_backward', 'pooling.fractional_max_pool3d_backward'),
+        ('grid_sampler_2d', 'resample.grid_sampler'),
+        ('grid_sampler_2d_backward', 'resample.grid_sampler_backward'),
+        ('grid_sampler_3d', 'resample.grid_sampler'),
+        ('grid_sampler_3d_backward', 'resample.grid_sampler_backward'),
+        ('_embedding_bag', 'embedding._embedding_bag'),
+        ('_ctc_loss', 'losses._ctc_loss_on_host'),
+        ('_ctc_loss_backward', 'losses._ctc_loss_backward_on_host'),
     ),
     'Sparse': (
         ('add.Tensor', 'kernels.add'),
@@ -8021,6 +8373,31 @@ DISPATCH = {
         ('avg_pool1d', 'pooling.avg_pool1d'),
         ('adaptive_avg_pool1d', 'pooling.adaptive_avg_pool1d'),
         ('adaptive_max_pool1d', 'pooling.adaptive_max_pool1d'),
+        ('grid_sampler', 'resample.grid_sampler'),
+        ('affine_grid_generator', 'resample.affine_grid_generator'),
+        ('embedding_bag', 'embedding.embedding_bag'),
+        ('embedding_bag.padding_idx', 'embedding.embedding_bag_padding_idx'),
+        ('ctc_loss.IntList', 'losses.ctc_loss'),
+        ('ctc_loss.Tensor', 'losses.ctc_loss_tensor'),
+        ('conv_tbc', 'conv.conv_tbc'),
+        ('lstm.input', 'rnn.lstm_input'),
+        ('gru.input', 'rnn.gru_input'),
+        ('rnn_tanh.input', 'rnn.rnn_tanh_input'),
+        ('rnn_relu.input', 'rnn.rnn_relu_input'),
+        ('lstm_cell', 'rnn.lstm_cell'),
+        ('gru_cell', 'rnn.gru_cell'),
+        ('rnn_tanh_cell', 'rnn.rnn_tanh_cell'),
+        ('rnn_relu_cell', 'rnn.rnn_relu_cell'),
+        ('batch_norm_stats', 'normalization.batch_norm_stats'),
+        ('batch_norm_elemt', 'normalization.batch_norm_elemt'),
+        ('batch_norm_gather_stats', 'normalization.batch_norm_gather_stats'),
+        (
+            'batch_norm_gather_stats_with_counts',
+            'normalization.batch_norm_gather_stats_with_counts',
+        ),
+        ('batch_norm_backward_reduce', 'normalization.batch_norm_backward_reduce'),
+        ('batch_norm_backward_elemt', 'normalization.batch_norm_backward_elemt'),
+        ('batch_norm_update_stats', 'normalization.batch_norm_update_stats'),
         ('alias', 'views.alias'),
         ('hardshrink', 'activations.hardshrink'),
     ),
@@ -8574,6 +8951,13 @@ META_RULES = {
     'fractional_max_pool2d_backward': 'pooling.fractional_max_pool2d_backward',
     'fractional_max_pool3d': 'pooling.fractional_max_pool3d',
     'fractional_max_pool3d_backward': 'pooling.fractional_max_pool3d_backward',
+    'grid_sampler_2d': 'resample.grid_sampler',
+    'grid_sampler_2d_backward': 'resample.grid_sampler_backward',
+    'grid_sampler_3d': 'resample.grid_sampler',
+    'grid_sampler_3d_backward': 'resample.grid_sampler_backward',
+    '_embedding_bag': 'embedding.embedding_bag',
+    '_ctc_loss': 'losses.ctc_loss',
+    '_ctc_loss_backward': 'losses.ctc_loss_backward',
 }
 
 # op -> batching rule in tensorplay/func/batching_rules/ (ops.yaml `vmap:`, or the rule

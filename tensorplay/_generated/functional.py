@@ -15091,6 +15091,1064 @@ def adaptive_max_pool1d(input, output_size, *, out=None):
     return ops.adaptive_max_pool1d.call(input._impl.keys, input, output_size)
 
 
+# ---- grid_sampler_2d -------------------------------------------------------------------
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners, *, out=None):
+    """(N, C, H, W) read at the points grid (N, Ho, Wo, 2) = (x, y) in [-1, 1]; modes 0/1/2 =
+    bilinear/nearest/bicubic, padding 0/1/2 = zeros/border/reflection.
+
+    grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode,
+        bool align_corners) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'grid_sampler_2d', out,
+            grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('grid_sampler_2d', 'input', 'Tensor', input)
+    if not isinstance(grid, Tensor):
+        bad_arg('grid_sampler_2d', 'grid', 'Tensor', grid)
+    if type(interpolation_mode) is not _b.int:
+        interpolation_mode = as_int('grid_sampler_2d', 'interpolation_mode', interpolation_mode)
+    if type(padding_mode) is not _b.int:
+        padding_mode = as_int('grid_sampler_2d', 'padding_mode', padding_mode)
+    if type(align_corners) is not _b.bool:
+        align_corners = as_bool('grid_sampler_2d', 'align_corners', align_corners)
+    ks = input._impl.keys | grid._impl.keys
+    return ops.grid_sampler_2d.call(
+        ks, input, grid, interpolation_mode, padding_mode, align_corners,
+    )
+
+
+# ---- grid_sampler_2d_backward ----------------------------------------------------------
+
+def grid_sampler_2d_backward(
+    grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask, *,
+    out=None,
+):
+    """(grad_input, grad_grid) of grid_sampler_2d; grad_input is None when output_mask[0] is False.
+
+    grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid,
+        int interpolation_mode, int padding_mode, bool align_corners,
+        bool[2] output_mask) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'grid_sampler_2d_backward', out,
+            grid_sampler_2d_backward(
+                grad_output, input, grid, interpolation_mode, padding_mode, align_corners,
+                output_mask,
+            ),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('grid_sampler_2d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor):
+        bad_arg('grid_sampler_2d_backward', 'input', 'Tensor', input)
+    if not isinstance(grid, Tensor):
+        bad_arg('grid_sampler_2d_backward', 'grid', 'Tensor', grid)
+    if type(interpolation_mode) is not _b.int:
+        interpolation_mode = as_int(
+            'grid_sampler_2d_backward', 'interpolation_mode', interpolation_mode,
+        )
+    if type(padding_mode) is not _b.int:
+        padding_mode = as_int('grid_sampler_2d_backward', 'padding_mode', padding_mode)
+    if type(align_corners) is not _b.bool:
+        align_corners = as_bool('grid_sampler_2d_backward', 'align_corners', align_corners)
+    ks = grad_output._impl.keys | input._impl.keys | grid._impl.keys
+    return ops.grid_sampler_2d_backward.call(
+        ks, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,
+    )
+
+
+# ---- grid_sampler_3d -------------------------------------------------------------------
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners, *, out=None):
+    """(N, C, D, H, W) read at the points grid (N, Do, Ho, Wo, 3) = (x, y, z); bilinear (trilinear)
+    or nearest.
+
+    grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode,
+        bool align_corners) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'grid_sampler_3d', out,
+            grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('grid_sampler_3d', 'input', 'Tensor', input)
+    if not isinstance(grid, Tensor):
+        bad_arg('grid_sampler_3d', 'grid', 'Tensor', grid)
+    if type(interpolation_mode) is not _b.int:
+        interpolation_mode = as_int('grid_sampler_3d', 'interpolation_mode', interpolation_mode)
+    if type(padding_mode) is not _b.int:
+        padding_mode = as_int('grid_sampler_3d', 'padding_mode', padding_mode)
+    if type(align_corners) is not _b.bool:
+        align_corners = as_bool('grid_sampler_3d', 'align_corners', align_corners)
+    ks = input._impl.keys | grid._impl.keys
+    return ops.grid_sampler_3d.call(
+        ks, input, grid, interpolation_mode, padding_mode, align_corners,
+    )
+
+
+# ---- grid_sampler_3d_backward ----------------------------------------------------------
+
+def grid_sampler_3d_backward(
+    grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask, *,
+    out=None,
+):
+    """(grad_input, grad_grid) of grid_sampler_3d.
+
+    grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid,
+        int interpolation_mode, int padding_mode, bool align_corners,
+        bool[2] output_mask) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'grid_sampler_3d_backward', out,
+            grid_sampler_3d_backward(
+                grad_output, input, grid, interpolation_mode, padding_mode, align_corners,
+                output_mask,
+            ),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('grid_sampler_3d_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(input, Tensor):
+        bad_arg('grid_sampler_3d_backward', 'input', 'Tensor', input)
+    if not isinstance(grid, Tensor):
+        bad_arg('grid_sampler_3d_backward', 'grid', 'Tensor', grid)
+    if type(interpolation_mode) is not _b.int:
+        interpolation_mode = as_int(
+            'grid_sampler_3d_backward', 'interpolation_mode', interpolation_mode,
+        )
+    if type(padding_mode) is not _b.int:
+        padding_mode = as_int('grid_sampler_3d_backward', 'padding_mode', padding_mode)
+    if type(align_corners) is not _b.bool:
+        align_corners = as_bool('grid_sampler_3d_backward', 'align_corners', align_corners)
+    ks = grad_output._impl.keys | input._impl.keys | grid._impl.keys
+    return ops.grid_sampler_3d_backward.call(
+        ks, grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,
+    )
+
+
+# ---- grid_sampler ----------------------------------------------------------------------
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners, *, out=None):
+    """grid_sampler_2d for a 4-D input, grid_sampler_3d for a 5-D one (what F.grid_sample calls).
+
+    grid_sampler(Tensor input, Tensor grid, int interpolation_mode, int padding_mode,
+        bool align_corners) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'grid_sampler', out,
+            grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('grid_sampler', 'input', 'Tensor', input)
+    if not isinstance(grid, Tensor):
+        bad_arg('grid_sampler', 'grid', 'Tensor', grid)
+    if type(interpolation_mode) is not _b.int:
+        interpolation_mode = as_int('grid_sampler', 'interpolation_mode', interpolation_mode)
+    if type(padding_mode) is not _b.int:
+        padding_mode = as_int('grid_sampler', 'padding_mode', padding_mode)
+    if type(align_corners) is not _b.bool:
+        align_corners = as_bool('grid_sampler', 'align_corners', align_corners)
+    ks = input._impl.keys | grid._impl.keys
+    return ops.grid_sampler.call(ks, input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+# ---- affine_grid_generator -------------------------------------------------------------
+
+def affine_grid_generator(theta, size, align_corners, *, out=None):
+    """The sampling grid (N, H, W, 2) or (N, D, H, W, 3) of the affine maps theta (N, 2, 3) or (N,
+    3, 4) - what F.affine_grid calls.
+
+    affine_grid_generator(Tensor theta, int[] size, bool align_corners) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'affine_grid_generator', out, affine_grid_generator(theta, size, align_corners),
+        )
+    if not isinstance(theta, Tensor):
+        bad_arg('affine_grid_generator', 'theta', 'Tensor', theta)
+    size = as_int_list('affine_grid_generator', 'size', size)
+    if type(align_corners) is not _b.bool:
+        align_corners = as_bool('affine_grid_generator', 'align_corners', align_corners)
+    return ops.affine_grid_generator.call(theta._impl.keys, theta, size, align_corners)
+
+
+# ---- _embedding_bag --------------------------------------------------------------------
+
+def _embedding_bag(
+    weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+    per_sample_weights=None, include_last_offset=False, padding_idx=-1, *, out=None,
+):
+    """Bags of rows of weight (indices split at offsets) reduced by sum (0), mean (1) or max (2);
+    returns (output, offset2bag, bag_size, max_indices) as PyTorch's CPU kernel does.
+
+    _embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False,
+        int mode=0, bool sparse=False, Tensor? per_sample_weights=None,
+        bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            '_embedding_bag', out,
+            _embedding_bag(
+                weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+                include_last_offset, padding_idx,
+            ),
+        )
+    if not isinstance(weight, Tensor):
+        bad_arg('_embedding_bag', 'weight', 'Tensor', weight)
+    if not isinstance(indices, Tensor):
+        bad_arg('_embedding_bag', 'indices', 'Tensor', indices)
+    if not isinstance(offsets, Tensor):
+        bad_arg('_embedding_bag', 'offsets', 'Tensor', offsets)
+    if type(scale_grad_by_freq) is not _b.bool:
+        scale_grad_by_freq = as_bool('_embedding_bag', 'scale_grad_by_freq', scale_grad_by_freq)
+    if type(mode) is not _b.int:
+        mode = as_int('_embedding_bag', 'mode', mode)
+    if type(sparse) is not _b.bool:
+        sparse = as_bool('_embedding_bag', 'sparse', sparse)
+    if per_sample_weights is not None and not isinstance(per_sample_weights, Tensor):
+        bad_arg('_embedding_bag', 'per_sample_weights', 'Tensor or None', per_sample_weights)
+    if type(include_last_offset) is not _b.bool:
+        include_last_offset = as_bool('_embedding_bag', 'include_last_offset', include_last_offset)
+    if type(padding_idx) is not _b.int:
+        padding_idx = as_int('_embedding_bag', 'padding_idx', padding_idx)
+    ks = (weight._impl.keys
+                | indices._impl.keys
+                | offsets._impl.keys
+                | (per_sample_weights._impl.keys if per_sample_weights is not None else 0))
+    return ops._embedding_bag.call(
+        ks, weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+        include_last_offset, padding_idx,
+    )
+
+
+# ---- embedding_bag ((default), padding_idx) --------------------------------------------
+
+def _match_embedding_bag(
+    weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+    per_sample_weights=None, include_last_offset=False,
+):
+    if (isinstance(weight, Tensor)
+            and isinstance(indices, Tensor)
+            and isinstance(offsets, Tensor)
+            and is_bool(scale_grad_by_freq)
+            and is_int(mode)
+            and is_bool(sparse)
+            and (per_sample_weights is None or isinstance(per_sample_weights, Tensor))
+            and is_bool(include_last_offset)):
+        return (
+            weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+            include_last_offset,
+        )
+    return None
+
+
+def _run_embedding_bag(
+    weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+    include_last_offset,
+):
+    if type(scale_grad_by_freq) is not _b.bool:
+        scale_grad_by_freq = as_bool('embedding_bag', 'scale_grad_by_freq', scale_grad_by_freq)
+    if type(mode) is not _b.int:
+        mode = as_int('embedding_bag', 'mode', mode)
+    if type(sparse) is not _b.bool:
+        sparse = as_bool('embedding_bag', 'sparse', sparse)
+    if type(include_last_offset) is not _b.bool:
+        include_last_offset = as_bool('embedding_bag', 'include_last_offset', include_last_offset)
+    ks = (weight._impl.keys
+                | indices._impl.keys
+                | offsets._impl.keys
+                | (per_sample_weights._impl.keys if per_sample_weights is not None else 0))
+    return ops.embedding_bag.call(
+        ks, weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+        include_last_offset,
+    )
+
+
+def _match_embedding_bag_padding_idx(
+    weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+    include_last_offset, padding_idx,
+):
+    if (isinstance(weight, Tensor)
+            and isinstance(indices, Tensor)
+            and isinstance(offsets, Tensor)
+            and is_bool(scale_grad_by_freq)
+            and is_int(mode)
+            and is_bool(sparse)
+            and (per_sample_weights is None or isinstance(per_sample_weights, Tensor))
+            and is_bool(include_last_offset)
+            and (padding_idx is None or is_int(padding_idx))):
+        return (
+            weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+            include_last_offset, padding_idx,
+        )
+    return None
+
+
+def _run_embedding_bag_padding_idx(
+    weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+    include_last_offset, padding_idx,
+):
+    if type(scale_grad_by_freq) is not _b.bool:
+        scale_grad_by_freq = as_bool('embedding_bag', 'scale_grad_by_freq', scale_grad_by_freq)
+    if type(mode) is not _b.int:
+        mode = as_int('embedding_bag', 'mode', mode)
+    if type(sparse) is not _b.bool:
+        sparse = as_bool('embedding_bag', 'sparse', sparse)
+    if type(include_last_offset) is not _b.bool:
+        include_last_offset = as_bool('embedding_bag', 'include_last_offset', include_last_offset)
+    if padding_idx is not None and type(padding_idx) is not _b.int:
+        padding_idx = as_int('embedding_bag', 'padding_idx', padding_idx)
+    ks = (weight._impl.keys
+                | indices._impl.keys
+                | offsets._impl.keys
+                | (per_sample_weights._impl.keys if per_sample_weights is not None else 0))
+    return ops.embedding_bag_padding_idx.call(
+        ks, weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+        include_last_offset, padding_idx,
+    )
+
+
+def embedding_bag(*args, **kwargs):
+    """_embedding_bag with no padding index (what F.embedding_bag calls).
+
+    embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False,
+        int mode=0, bool sparse=False, Tensor? per_sample_weights=None,
+        bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)
+    embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets,
+        bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights,
+        bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('embedding_bag', out, embedding_bag(*args, **kwargs))
+    for match, run in (
+        (_match_embedding_bag, _run_embedding_bag),
+        (_match_embedding_bag_padding_idx, _run_embedding_bag_padding_idx),
+    ):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('embedding_bag', (ops.embedding_bag, ops.embedding_bag_padding_idx), args, kwargs)
+
+
+# ---- _ctc_loss -------------------------------------------------------------------------
+
+def _ctc_loss(
+    log_probs, targets, input_lengths, target_lengths, blank=0, zero_infinity=False, *, out=None,
+):
+    """The CTC negative log likelihood of each batch entry (log-space forward recursion) and its
+    log_alpha (N, T, 2S + 1).
+
+    _ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths,
+        int blank=0, bool zero_infinity=False) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            '_ctc_loss', out,
+            _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity),
+        )
+    if not isinstance(log_probs, Tensor):
+        bad_arg('_ctc_loss', 'log_probs', 'Tensor', log_probs)
+    if not isinstance(targets, Tensor):
+        bad_arg('_ctc_loss', 'targets', 'Tensor', targets)
+    input_lengths = as_int_list('_ctc_loss', 'input_lengths', input_lengths)
+    target_lengths = as_int_list('_ctc_loss', 'target_lengths', target_lengths)
+    if type(blank) is not _b.int:
+        blank = as_int('_ctc_loss', 'blank', blank)
+    if type(zero_infinity) is not _b.bool:
+        zero_infinity = as_bool('_ctc_loss', 'zero_infinity', zero_infinity)
+    ks = log_probs._impl.keys | targets._impl.keys
+    return ops._ctc_loss.call(
+        ks, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity,
+    )
+
+
+# ---- _ctc_loss_backward ----------------------------------------------------------------
+
+def _ctc_loss_backward(
+    grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha, blank,
+    zero_infinity=False, *, out=None,
+):
+    """The gradient of _ctc_loss by log_probs from alpha and beta (PyTorch's, which assumes
+    log_probs came from log_softmax).
+
+    _ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths,
+        int[] target_lengths, Tensor neg_log_likelihood, Tensor log_alpha, int blank,
+        bool zero_infinity=False) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            '_ctc_loss_backward', out,
+            _ctc_loss_backward(
+                grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood,
+                log_alpha, blank, zero_infinity,
+            ),
+        )
+    if not isinstance(grad, Tensor):
+        bad_arg('_ctc_loss_backward', 'grad', 'Tensor', grad)
+    if not isinstance(log_probs, Tensor):
+        bad_arg('_ctc_loss_backward', 'log_probs', 'Tensor', log_probs)
+    if not isinstance(targets, Tensor):
+        bad_arg('_ctc_loss_backward', 'targets', 'Tensor', targets)
+    input_lengths = as_int_list('_ctc_loss_backward', 'input_lengths', input_lengths)
+    target_lengths = as_int_list('_ctc_loss_backward', 'target_lengths', target_lengths)
+    if not isinstance(neg_log_likelihood, Tensor):
+        bad_arg('_ctc_loss_backward', 'neg_log_likelihood', 'Tensor', neg_log_likelihood)
+    if not isinstance(log_alpha, Tensor):
+        bad_arg('_ctc_loss_backward', 'log_alpha', 'Tensor', log_alpha)
+    if type(blank) is not _b.int:
+        blank = as_int('_ctc_loss_backward', 'blank', blank)
+    if type(zero_infinity) is not _b.bool:
+        zero_infinity = as_bool('_ctc_loss_backward', 'zero_infinity', zero_infinity)
+    ks = (grad._impl.keys
+                | log_probs._impl.keys
+                | targets._impl.keys
+                | neg_log_likelihood._impl.keys
+                | log_alpha._impl.keys)
+    return ops._ctc_loss_backward.call(
+        ks, grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood, log_alpha,
+        blank, zero_infinity,
+    )
+
+
+# ---- ctc_loss (IntList, Tensor) --------------------------------------------------------
+
+def ctc_loss(
+    log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False, *,
+    out=None,
+):
+    """CTC loss (T, N, C) or unbatched (T, C); reduction 0/1/2 = none/mean (over target lengths,
+    then the batch)/sum.
+
+    ctc_loss.IntList(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths,
+        int blank=0, int reduction=1, bool zero_infinity=False) -> Tensor
+    ctc_loss.Tensor(Tensor log_probs, Tensor targets, Tensor input_lengths,
+        Tensor target_lengths, int blank=0, int reduction=1, bool zero_infinity=False) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'ctc_loss', out,
+            ctc_loss(
+                log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity,
+            ),
+        )
+    if not isinstance(log_probs, Tensor):
+        bad_arg('ctc_loss', 'log_probs', 'Tensor', log_probs)
+    if not isinstance(targets, Tensor):
+        bad_arg('ctc_loss', 'targets', 'Tensor', targets)
+    if type(blank) is not _b.int:
+        blank = as_int('ctc_loss', 'blank', blank)
+    if type(reduction) is not _b.int:
+        reduction = as_int('ctc_loss', 'reduction', reduction)
+    if type(zero_infinity) is not _b.bool:
+        zero_infinity = as_bool('ctc_loss', 'zero_infinity', zero_infinity)
+    if is_int_list(input_lengths) and is_int_list(target_lengths):  # ctc_loss.IntList
+        input_lengths = as_int_list('ctc_loss', 'input_lengths', input_lengths)
+        target_lengths = as_int_list('ctc_loss', 'target_lengths', target_lengths)
+        ks = log_probs._impl.keys | targets._impl.keys
+        return ops.ctc_loss_IntList.call(
+            ks, log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity,
+        )
+    if isinstance(input_lengths, Tensor) and isinstance(target_lengths, Tensor):  # ctc_loss.Tensor
+        ks = (log_probs._impl.keys
+                    | targets._impl.keys
+                    | input_lengths._impl.keys
+                    | target_lengths._impl.keys)
+        return ops.ctc_loss_Tensor.call(
+            ks, log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity,
+        )
+    no_overload(
+        'ctc_loss', (ops.ctc_loss_IntList, ops.ctc_loss_Tensor),
+        (log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity,), {},
+    )
+
+
+# ---- conv_tbc --------------------------------------------------------------------------
+
+def conv_tbc(input, weight, bias, pad=0, *, out=None):
+    """1-D convolution of time-major input (T, B, C_in) with weight (K, C_in, C_out), padding pad
+    frames at each end.
+
+    conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor
+    """
+    if out is not None:
+        return into_out('conv_tbc', out, conv_tbc(input, weight, bias, pad))
+    if not isinstance(input, Tensor):
+        bad_arg('conv_tbc', 'input', 'Tensor', input)
+    if not isinstance(weight, Tensor):
+        bad_arg('conv_tbc', 'weight', 'Tensor', weight)
+    if not isinstance(bias, Tensor):
+        bad_arg('conv_tbc', 'bias', 'Tensor', bias)
+    if type(pad) is not _b.int:
+        pad = as_int('conv_tbc', 'pad', pad)
+    ks = input._impl.keys | weight._impl.keys | bias._impl.keys
+    return ops.conv_tbc.call(ks, input, weight, bias, pad)
+
+
+# ---- lstm ------------------------------------------------------------------------------
+
+def lstm(
+    input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first, *,
+    out=None,
+):
+    """nn.LSTM's computation with explicit weights (params per layer and direction); returns
+    (output, h_n, c_n).
+
+    lstm.input(Tensor input, Tensor[] hx, Tensor[] params, bool has_biases, int num_layers,
+        float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor,
+        Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'lstm', out,
+            lstm(
+                input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                batch_first,
+            ),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('lstm', 'input', 'Tensor', input)
+    hx = as_tensor_list('lstm', 'hx', hx)
+    params = as_tensor_list('lstm', 'params', params)
+    if type(has_biases) is not _b.bool:
+        has_biases = as_bool('lstm', 'has_biases', has_biases)
+    if type(num_layers) is not _b.int:
+        num_layers = as_int('lstm', 'num_layers', num_layers)
+    if type(dropout) not in FLOAT_TYPES:
+        dropout = as_float('lstm', 'dropout', dropout)
+    if type(train) is not _b.bool:
+        train = as_bool('lstm', 'train', train)
+    if type(bidirectional) is not _b.bool:
+        bidirectional = as_bool('lstm', 'bidirectional', bidirectional)
+    if type(batch_first) is not _b.bool:
+        batch_first = as_bool('lstm', 'batch_first', batch_first)
+    ks = input._impl.keys | keyset_list(hx) | keyset_list(params)
+    return ops.lstm_input.call(
+        ks, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first,
+    )
+
+
+# ---- gru -------------------------------------------------------------------------------
+
+def gru(
+    input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first, *,
+    out=None,
+):
+    """nn.GRU's computation with explicit weights (params per layer and direction); returns
+    (output, h_n).
+
+    gru.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers,
+        float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'gru', out,
+            gru(
+                input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                batch_first,
+            ),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('gru', 'input', 'Tensor', input)
+    if not isinstance(hx, Tensor):
+        bad_arg('gru', 'hx', 'Tensor', hx)
+    params = as_tensor_list('gru', 'params', params)
+    if type(has_biases) is not _b.bool:
+        has_biases = as_bool('gru', 'has_biases', has_biases)
+    if type(num_layers) is not _b.int:
+        num_layers = as_int('gru', 'num_layers', num_layers)
+    if type(dropout) not in FLOAT_TYPES:
+        dropout = as_float('gru', 'dropout', dropout)
+    if type(train) is not _b.bool:
+        train = as_bool('gru', 'train', train)
+    if type(bidirectional) is not _b.bool:
+        bidirectional = as_bool('gru', 'bidirectional', bidirectional)
+    if type(batch_first) is not _b.bool:
+        batch_first = as_bool('gru', 'batch_first', batch_first)
+    ks = input._impl.keys | hx._impl.keys | keyset_list(params)
+    return ops.gru_input.call(
+        ks, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first,
+    )
+
+
+# ---- rnn_tanh --------------------------------------------------------------------------
+
+def rnn_tanh(
+    input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first, *,
+    out=None,
+):
+    """nn.RNN's computation (tanh) with explicit weights (params per layer and direction); returns
+    (output, h_n).
+
+    rnn_tanh.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers,
+        float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'rnn_tanh', out,
+            rnn_tanh(
+                input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                batch_first,
+            ),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('rnn_tanh', 'input', 'Tensor', input)
+    if not isinstance(hx, Tensor):
+        bad_arg('rnn_tanh', 'hx', 'Tensor', hx)
+    params = as_tensor_list('rnn_tanh', 'params', params)
+    if type(has_biases) is not _b.bool:
+        has_biases = as_bool('rnn_tanh', 'has_biases', has_biases)
+    if type(num_layers) is not _b.int:
+        num_layers = as_int('rnn_tanh', 'num_layers', num_layers)
+    if type(dropout) not in FLOAT_TYPES:
+        dropout = as_float('rnn_tanh', 'dropout', dropout)
+    if type(train) is not _b.bool:
+        train = as_bool('rnn_tanh', 'train', train)
+    if type(bidirectional) is not _b.bool:
+        bidirectional = as_bool('rnn_tanh', 'bidirectional', bidirectional)
+    if type(batch_first) is not _b.bool:
+        batch_first = as_bool('rnn_tanh', 'batch_first', batch_first)
+    ks = input._impl.keys | hx._impl.keys | keyset_list(params)
+    return ops.rnn_tanh_input.call(
+        ks, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first,
+    )
+
+
+# ---- rnn_relu --------------------------------------------------------------------------
+
+def rnn_relu(
+    input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first, *,
+    out=None,
+):
+    """nn.RNN's computation (relu) with explicit weights (params per layer and direction); returns
+    (output, h_n).
+
+    rnn_relu.input(Tensor input, Tensor hx, Tensor[] params, bool has_biases, int num_layers,
+        float dropout, bool train, bool bidirectional, bool batch_first) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'rnn_relu', out,
+            rnn_relu(
+                input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                batch_first,
+            ),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('rnn_relu', 'input', 'Tensor', input)
+    if not isinstance(hx, Tensor):
+        bad_arg('rnn_relu', 'hx', 'Tensor', hx)
+    params = as_tensor_list('rnn_relu', 'params', params)
+    if type(has_biases) is not _b.bool:
+        has_biases = as_bool('rnn_relu', 'has_biases', has_biases)
+    if type(num_layers) is not _b.int:
+        num_layers = as_int('rnn_relu', 'num_layers', num_layers)
+    if type(dropout) not in FLOAT_TYPES:
+        dropout = as_float('rnn_relu', 'dropout', dropout)
+    if type(train) is not _b.bool:
+        train = as_bool('rnn_relu', 'train', train)
+    if type(bidirectional) is not _b.bool:
+        bidirectional = as_bool('rnn_relu', 'bidirectional', bidirectional)
+    if type(batch_first) is not _b.bool:
+        batch_first = as_bool('rnn_relu', 'batch_first', batch_first)
+    ks = input._impl.keys | hx._impl.keys | keyset_list(params)
+    return ops.rnn_relu_input.call(
+        ks, input, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first,
+    )
+
+
+# ---- lstm_cell -------------------------------------------------------------------------
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None, *, out=None):
+    """One LSTM step, (h', c') from hx = [h, c].
+
+    lstm_cell(Tensor input, Tensor[] hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
+        Tensor? b_hh=None) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out('lstm_cell', out, lstm_cell(input, hx, w_ih, w_hh, b_ih, b_hh))
+    if not isinstance(input, Tensor):
+        bad_arg('lstm_cell', 'input', 'Tensor', input)
+    hx = as_tensor_list('lstm_cell', 'hx', hx)
+    if not isinstance(w_ih, Tensor):
+        bad_arg('lstm_cell', 'w_ih', 'Tensor', w_ih)
+    if not isinstance(w_hh, Tensor):
+        bad_arg('lstm_cell', 'w_hh', 'Tensor', w_hh)
+    if b_ih is not None and not isinstance(b_ih, Tensor):
+        bad_arg('lstm_cell', 'b_ih', 'Tensor or None', b_ih)
+    if b_hh is not None and not isinstance(b_hh, Tensor):
+        bad_arg('lstm_cell', 'b_hh', 'Tensor or None', b_hh)
+    ks = (input._impl.keys
+                | keyset_list(hx)
+                | w_ih._impl.keys
+                | w_hh._impl.keys
+                | (b_ih._impl.keys if b_ih is not None else 0)
+                | (b_hh._impl.keys if b_hh is not None else 0))
+    return ops.lstm_cell.call(ks, input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+# ---- gru_cell --------------------------------------------------------------------------
+
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None, *, out=None):
+    """One step of the gru cell, h' from hx.
+
+    gru_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
+        Tensor? b_hh=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('gru_cell', out, gru_cell(input, hx, w_ih, w_hh, b_ih, b_hh))
+    if not isinstance(input, Tensor):
+        bad_arg('gru_cell', 'input', 'Tensor', input)
+    if not isinstance(hx, Tensor):
+        bad_arg('gru_cell', 'hx', 'Tensor', hx)
+    if not isinstance(w_ih, Tensor):
+        bad_arg('gru_cell', 'w_ih', 'Tensor', w_ih)
+    if not isinstance(w_hh, Tensor):
+        bad_arg('gru_cell', 'w_hh', 'Tensor', w_hh)
+    if b_ih is not None and not isinstance(b_ih, Tensor):
+        bad_arg('gru_cell', 'b_ih', 'Tensor or None', b_ih)
+    if b_hh is not None and not isinstance(b_hh, Tensor):
+        bad_arg('gru_cell', 'b_hh', 'Tensor or None', b_hh)
+    ks = (input._impl.keys
+                | hx._impl.keys
+                | w_ih._impl.keys
+                | w_hh._impl.keys
+                | (b_ih._impl.keys if b_ih is not None else 0)
+                | (b_hh._impl.keys if b_hh is not None else 0))
+    return ops.gru_cell.call(ks, input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+# ---- rnn_tanh_cell ---------------------------------------------------------------------
+
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None, *, out=None):
+    """One step of the rnn tanh cell, h' from hx.
+
+    rnn_tanh_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
+        Tensor? b_hh=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('rnn_tanh_cell', out, rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih, b_hh))
+    if not isinstance(input, Tensor):
+        bad_arg('rnn_tanh_cell', 'input', 'Tensor', input)
+    if not isinstance(hx, Tensor):
+        bad_arg('rnn_tanh_cell', 'hx', 'Tensor', hx)
+    if not isinstance(w_ih, Tensor):
+        bad_arg('rnn_tanh_cell', 'w_ih', 'Tensor', w_ih)
+    if not isinstance(w_hh, Tensor):
+        bad_arg('rnn_tanh_cell', 'w_hh', 'Tensor', w_hh)
+    if b_ih is not None and not isinstance(b_ih, Tensor):
+        bad_arg('rnn_tanh_cell', 'b_ih', 'Tensor or None', b_ih)
+    if b_hh is not None and not isinstance(b_hh, Tensor):
+        bad_arg('rnn_tanh_cell', 'b_hh', 'Tensor or None', b_hh)
+    ks = (input._impl.keys
+                | hx._impl.keys
+                | w_ih._impl.keys
+                | w_hh._impl.keys
+                | (b_ih._impl.keys if b_ih is not None else 0)
+                | (b_hh._impl.keys if b_hh is not None else 0))
+    return ops.rnn_tanh_cell.call(ks, input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+# ---- rnn_relu_cell ---------------------------------------------------------------------
+
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None, *, out=None):
+    """One step of the rnn relu cell, h' from hx.
+
+    rnn_relu_cell(Tensor input, Tensor hx, Tensor w_ih, Tensor w_hh, Tensor? b_ih=None,
+        Tensor? b_hh=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('rnn_relu_cell', out, rnn_relu_cell(input, hx, w_ih, w_hh, b_ih, b_hh))
+    if not isinstance(input, Tensor):
+        bad_arg('rnn_relu_cell', 'input', 'Tensor', input)
+    if not isinstance(hx, Tensor):
+        bad_arg('rnn_relu_cell', 'hx', 'Tensor', hx)
+    if not isinstance(w_ih, Tensor):
+        bad_arg('rnn_relu_cell', 'w_ih', 'Tensor', w_ih)
+    if not isinstance(w_hh, Tensor):
+        bad_arg('rnn_relu_cell', 'w_hh', 'Tensor', w_hh)
+    if b_ih is not None and not isinstance(b_ih, Tensor):
+        bad_arg('rnn_relu_cell', 'b_ih', 'Tensor or None', b_ih)
+    if b_hh is not None and not isinstance(b_hh, Tensor):
+        bad_arg('rnn_relu_cell', 'b_hh', 'Tensor or None', b_hh)
+    ks = (input._impl.keys
+                | hx._impl.keys
+                | w_ih._impl.keys
+                | w_hh._impl.keys
+                | (b_ih._impl.keys if b_ih is not None else 0)
+                | (b_hh._impl.keys if b_hh is not None else 0))
+    return ops.rnn_relu_cell.call(ks, input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+# ---- batch_norm_stats ------------------------------------------------------------------
+
+def batch_norm_stats(input, eps, *, out=None):
+    """SyncBatchNorm's per-process statistics, (mean, invstd) of each channel (PyTorch has this op
+    for CUDA only).
+
+    batch_norm_stats(Tensor input, float eps) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out('batch_norm_stats', out, batch_norm_stats(input, eps))
+    if not isinstance(input, Tensor):
+        bad_arg('batch_norm_stats', 'input', 'Tensor', input)
+    if type(eps) not in FLOAT_TYPES:
+        eps = as_float('batch_norm_stats', 'eps', eps)
+    return ops.batch_norm_stats.call(input._impl.keys, input, eps)
+
+
+# ---- batch_norm_elemt ------------------------------------------------------------------
+
+def batch_norm_elemt(input, weight, bias, mean, invstd, eps, *, out=None):
+    """(input - mean) * invstd * weight + bias per channel, from given statistics.
+
+    batch_norm_elemt(Tensor input, Tensor? weight, Tensor? bias, Tensor mean, Tensor invstd,
+        float eps) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'batch_norm_elemt', out, batch_norm_elemt(input, weight, bias, mean, invstd, eps),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('batch_norm_elemt', 'input', 'Tensor', input)
+    if weight is not None and not isinstance(weight, Tensor):
+        bad_arg('batch_norm_elemt', 'weight', 'Tensor or None', weight)
+    if bias is not None and not isinstance(bias, Tensor):
+        bad_arg('batch_norm_elemt', 'bias', 'Tensor or None', bias)
+    if not isinstance(mean, Tensor):
+        bad_arg('batch_norm_elemt', 'mean', 'Tensor', mean)
+    if not isinstance(invstd, Tensor):
+        bad_arg('batch_norm_elemt', 'invstd', 'Tensor', invstd)
+    if type(eps) not in FLOAT_TYPES:
+        eps = as_float('batch_norm_elemt', 'eps', eps)
+    ks = (input._impl.keys
+                | (weight._impl.keys if weight is not None else 0)
+                | (bias._impl.keys if bias is not None else 0)
+                | mean._impl.keys
+                | invstd._impl.keys)
+    return ops.batch_norm_elemt.call(ks, input, weight, bias, mean, invstd, eps)
+
+
+# ---- batch_norm_gather_stats -----------------------------------------------------------
+
+def batch_norm_gather_stats(
+    input, mean, invstd, running_mean, running_var, momentum, eps, count, *, out=None,
+):
+    """The (mean, invstd) of W processes' batches of `count` elements each combined; updates the
+    running statistics.
+
+    batch_norm_gather_stats(Tensor input, Tensor mean, Tensor invstd, Tensor? running_mean,
+        Tensor? running_var, float momentum, float eps, int count) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'batch_norm_gather_stats', out,
+            batch_norm_gather_stats(
+                input, mean, invstd, running_mean, running_var, momentum, eps, count,
+            ),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('batch_norm_gather_stats', 'input', 'Tensor', input)
+    if not isinstance(mean, Tensor):
+        bad_arg('batch_norm_gather_stats', 'mean', 'Tensor', mean)
+    if not isinstance(invstd, Tensor):
+        bad_arg('batch_norm_gather_stats', 'invstd', 'Tensor', invstd)
+    if running_mean is not None and not isinstance(running_mean, Tensor):
+        bad_arg('batch_norm_gather_stats', 'running_mean', 'Tensor or None', running_mean)
+    if running_var is not None and not isinstance(running_var, Tensor):
+        bad_arg('batch_norm_gather_stats', 'running_var', 'Tensor or None', running_var)
+    if type(momentum) not in FLOAT_TYPES:
+        momentum = as_float('batch_norm_gather_stats', 'momentum', momentum)
+    if type(eps) not in FLOAT_TYPES:
+        eps = as_float('batch_norm_gather_stats', 'eps', eps)
+    if type(count) is not _b.int:
+        count = as_int('batch_norm_gather_stats', 'count', count)
+    ks = (input._impl.keys
+                | mean._impl.keys
+                | invstd._impl.keys
+                | (running_mean._impl.keys if running_mean is not None else 0)
+                | (running_var._impl.keys if running_var is not None else 0))
+    return ops.batch_norm_gather_stats.call(
+        ks, input, mean, invstd, running_mean, running_var, momentum, eps, count,
+    )
+
+
+# ---- batch_norm_gather_stats_with_counts -----------------------------------------------
+
+def batch_norm_gather_stats_with_counts(
+    input, mean, invstd, running_mean, running_var, momentum, eps, counts, *, out=None,
+):
+    """The (mean, invstd) of W processes' batches of counts[w] elements combined; updates the
+    running statistics.
+
+    batch_norm_gather_stats_with_counts(Tensor input, Tensor mean, Tensor invstd,
+        Tensor? running_mean, Tensor? running_var, float momentum, float eps,
+        Tensor counts) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'batch_norm_gather_stats_with_counts', out,
+            batch_norm_gather_stats_with_counts(
+                input, mean, invstd, running_mean, running_var, momentum, eps, counts,
+            ),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('batch_norm_gather_stats_with_counts', 'input', 'Tensor', input)
+    if not isinstance(mean, Tensor):
+        bad_arg('batch_norm_gather_stats_with_counts', 'mean', 'Tensor', mean)
+    if not isinstance(invstd, Tensor):
+        bad_arg('batch_norm_gather_stats_with_counts', 'invstd', 'Tensor', invstd)
+    if running_mean is not None and not isinstance(running_mean, Tensor):
+        bad_arg(
+            'batch_norm_gather_stats_with_counts', 'running_mean', 'Tensor or None', running_mean,
+        )
+    if running_var is not None and not isinstance(running_var, Tensor):
+        bad_arg('batch_norm_gather_stats_with_counts', 'running_var', 'Tensor or None', running_var)
+    if type(momentum) not in FLOAT_TYPES:
+        momentum = as_float('batch_norm_gather_stats_with_counts', 'momentum', momentum)
+    if type(eps) not in FLOAT_TYPES:
+        eps = as_float('batch_norm_gather_stats_with_counts', 'eps', eps)
+    if not isinstance(counts, Tensor):
+        bad_arg('batch_norm_gather_stats_with_counts', 'counts', 'Tensor', counts)
+    ks = (input._impl.keys
+                | mean._impl.keys
+                | invstd._impl.keys
+                | (running_mean._impl.keys if running_mean is not None else 0)
+                | (running_var._impl.keys if running_var is not None else 0)
+                | counts._impl.keys)
+    return ops.batch_norm_gather_stats_with_counts.call(
+        ks, input, mean, invstd, running_mean, running_var, momentum, eps, counts,
+    )
+
+
+# ---- batch_norm_backward_reduce --------------------------------------------------------
+
+def batch_norm_backward_reduce(
+    grad_out, input, mean, invstd, weight, input_g, weight_g, bias_g, *, out=None,
+):
+    """(sum_dy, sum_dy_xmu, grad_weight, grad_bias) per channel of one process's batch.
+
+    batch_norm_backward_reduce(Tensor grad_out, Tensor input, Tensor mean, Tensor invstd,
+        Tensor? weight, bool input_g, bool weight_g, bool bias_g) -> (Tensor, Tensor, Tensor,
+        Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'batch_norm_backward_reduce', out,
+            batch_norm_backward_reduce(
+                grad_out, input, mean, invstd, weight, input_g, weight_g, bias_g,
+            ),
+        )
+    if not isinstance(grad_out, Tensor):
+        bad_arg('batch_norm_backward_reduce', 'grad_out', 'Tensor', grad_out)
+    if not isinstance(input, Tensor):
+        bad_arg('batch_norm_backward_reduce', 'input', 'Tensor', input)
+    if not isinstance(mean, Tensor):
+        bad_arg('batch_norm_backward_reduce', 'mean', 'Tensor', mean)
+    if not isinstance(invstd, Tensor):
+        bad_arg('batch_norm_backward_reduce', 'invstd', 'Tensor', invstd)
+    if weight is not None and not isinstance(weight, Tensor):
+        bad_arg('batch_norm_backward_reduce', 'weight', 'Tensor or None', weight)
+    if type(input_g) is not _b.bool:
+        input_g = as_bool('batch_norm_backward_reduce', 'input_g', input_g)
+    if type(weight_g) is not _b.bool:
+        weight_g = as_bool('batch_norm_backward_reduce', 'weight_g', weight_g)
+    if type(bias_g) is not _b.bool:
+        bias_g = as_bool('batch_norm_backward_reduce', 'bias_g', bias_g)
+    ks = (grad_out._impl.keys
+                | input._impl.keys
+                | mean._impl.keys
+                | invstd._impl.keys
+                | (weight._impl.keys if weight is not None else 0))
+    return ops.batch_norm_backward_reduce.call(
+        ks, grad_out, input, mean, invstd, weight, input_g, weight_g, bias_g,
+    )
+
+
+# ---- batch_norm_backward_elemt ---------------------------------------------------------
+
+def batch_norm_backward_elemt(
+    grad_out, input, mean, invstd, weight, sum_dy, sum_dy_xmu, count, *, out=None,
+):
+    """grad_input of batch norm from the all-reduced sums and the processes' element counts.
+
+    batch_norm_backward_elemt(Tensor grad_out, Tensor input, Tensor mean, Tensor invstd,
+        Tensor? weight, Tensor sum_dy, Tensor sum_dy_xmu, Tensor count) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'batch_norm_backward_elemt', out,
+            batch_norm_backward_elemt(
+                grad_out, input, mean, invstd, weight, sum_dy, sum_dy_xmu, count,
+            ),
+        )
+    if not isinstance(grad_out, Tensor):
+        bad_arg('batch_norm_backward_elemt', 'grad_out', 'Tensor', grad_out)
+    if not isinstance(input, Tensor):
+        bad_arg('batch_norm_backward_elemt', 'input', 'Tensor', input)
+    if not isinstance(mean, Tensor):
+        bad_arg('batch_norm_backward_elemt', 'mean', 'Tensor', mean)
+    if not isinstance(invstd, Tensor):
+        bad_arg('batch_norm_backward_elemt', 'invstd', 'Tensor', invstd)
+    if weight is not None and not isinstance(weight, Tensor):
+        bad_arg('batch_norm_backward_elemt', 'weight', 'Tensor or None', weight)
+    if not isinstance(sum_dy, Tensor):
+        bad_arg('batch_norm_backward_elemt', 'sum_dy', 'Tensor', sum_dy)
+    if not isinstance(sum_dy_xmu, Tensor):
+        bad_arg('batch_norm_backward_elemt', 'sum_dy_xmu', 'Tensor', sum_dy_xmu)
+    if not isinstance(count, Tensor):
+        bad_arg('batch_norm_backward_elemt', 'count', 'Tensor', count)
+    ks = (grad_out._impl.keys
+                | input._impl.keys
+                | mean._impl.keys
+                | invstd._impl.keys
+                | (weight._impl.keys if weight is not None else 0)
+                | sum_dy._impl.keys
+                | sum_dy_xmu._impl.keys
+                | count._impl.keys)
+    return ops.batch_norm_backward_elemt.call(
+        ks, grad_out, input, mean, invstd, weight, sum_dy, sum_dy_xmu, count,
+    )
+
+
+# ---- batch_norm_update_stats -----------------------------------------------------------
+
+def batch_norm_update_stats(input, running_mean, running_var, momentum, *, out=None):
+    """(mean, biased var) of each channel; moves the running statistics toward the mean and
+    unbiased var.
+
+    batch_norm_update_stats(Tensor input, Tensor? running_mean, Tensor? running_var,
+        float momentum) -> (Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            'batch_norm_update_stats', out,
+            batch_norm_update_stats(input, running_mean, running_var, momentum),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('batch_norm_update_stats', 'input', 'Tensor', input)
+    if running_mean is not None and not isinstance(running_mean, Tensor):
+        bad_arg('batch_norm_update_stats', 'running_mean', 'Tensor or None', running_mean)
+    if running_var is not None and not isinstance(running_var, Tensor):
+        bad_arg('batch_norm_update_stats', 'running_var', 'Tensor or None', running_var)
+    if type(momentum) not in FLOAT_TYPES:
+        momentum = as_float('batch_norm_update_stats', 'momentum', momentum)
+    ks = (input._impl.keys
+                | (running_mean._impl.keys if running_mean is not None else 0)
+                | (running_var._impl.keys if running_var is not None else 0))
+    return ops.batch_norm_update_stats.call(ks, input, running_mean, running_var, momentum)
+
+
 # ---- absolute --------------------------------------------------------------------------
 
 def absolute(input, *, out=None):
@@ -17120,6 +18178,33 @@ FUNCTIONS = (
     'avg_pool1d',
     'adaptive_avg_pool1d',
     'adaptive_max_pool1d',
+    'grid_sampler_2d',
+    'grid_sampler_2d_backward',
+    'grid_sampler_3d',
+    'grid_sampler_3d_backward',
+    'grid_sampler',
+    'affine_grid_generator',
+    '_embedding_bag',
+    'embedding_bag',
+    '_ctc_loss',
+    '_ctc_loss_backward',
+    'ctc_loss',
+    'conv_tbc',
+    'lstm',
+    'gru',
+    'rnn_tanh',
+    'rnn_relu',
+    'lstm_cell',
+    'gru_cell',
+    'rnn_tanh_cell',
+    'rnn_relu_cell',
+    'batch_norm_stats',
+    'batch_norm_elemt',
+    'batch_norm_gather_stats',
+    'batch_norm_gather_stats_with_counts',
+    'batch_norm_backward_reduce',
+    'batch_norm_backward_elemt',
+    'batch_norm_update_stats',
     'absolute',
     'arccos',
     'arccos_',

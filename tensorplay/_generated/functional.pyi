@@ -1676,6 +1676,128 @@ def adaptive_avg_pool1d(
 def adaptive_max_pool1d(
     input: Tensor, output_size: Sequence[int] | int, *, out: Tensor = None,
 ) -> tuple[Tensor, Tensor]: ...
+def grid_sampler_2d(
+    input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool, *,
+    out: Tensor = None,
+) -> Tensor: ...
+def grid_sampler_2d_backward(
+    grad_output: Tensor, input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+    align_corners: bool, output_mask: Sequence[bool], *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def grid_sampler_3d(
+    input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool, *,
+    out: Tensor = None,
+) -> Tensor: ...
+def grid_sampler_3d_backward(
+    grad_output: Tensor, input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+    align_corners: bool, output_mask: Sequence[bool], *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def grid_sampler(
+    input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool, *,
+    out: Tensor = None,
+) -> Tensor: ...
+def affine_grid_generator(
+    theta: Tensor, size: Sequence[int] | int, align_corners: bool, *, out: Tensor = None,
+) -> Tensor: ...
+def _embedding_bag(
+    weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False,
+    mode: int = 0, sparse: bool = False, per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False, padding_idx: int = -1, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]: ...
+@overload
+def embedding_bag(
+    weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool = False,
+    mode: int = 0, sparse: bool = False, per_sample_weights: Tensor | None = None,
+    include_last_offset: bool = False, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]: ...
+@overload
+def embedding_bag(
+    weight: Tensor, indices: Tensor, offsets: Tensor, scale_grad_by_freq: bool, mode: int,
+    sparse: bool, per_sample_weights: Tensor | None, include_last_offset: bool,
+    padding_idx: int | None, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]: ...
+def _ctc_loss(
+    log_probs: Tensor, targets: Tensor, input_lengths: Sequence[int] | int,
+    target_lengths: Sequence[int] | int, blank: int = 0, zero_infinity: bool = False, *,
+    out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def _ctc_loss_backward(
+    grad: Tensor, log_probs: Tensor, targets: Tensor, input_lengths: Sequence[int] | int,
+    target_lengths: Sequence[int] | int, neg_log_likelihood: Tensor, log_alpha: Tensor, blank: int,
+    zero_infinity: bool = False, *, out: Tensor = None,
+) -> Tensor: ...
+@overload
+def ctc_loss(
+    log_probs: Tensor, targets: Tensor, input_lengths: Sequence[int] | int,
+    target_lengths: Sequence[int] | int, blank: int = 0, reduction: int = 1,
+    zero_infinity: bool = False, *, out: Tensor = None,
+) -> Tensor: ...
+@overload
+def ctc_loss(
+    log_probs: Tensor, targets: Tensor, input_lengths: Tensor, target_lengths: Tensor,
+    blank: int = 0, reduction: int = 1, zero_infinity: bool = False, *, out: Tensor = None,
+) -> Tensor: ...
+def conv_tbc(
+    input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0, *, out: Tensor = None,
+) -> Tensor: ...
+def lstm(
+    input: Tensor, hx: Sequence[Tensor], params: Sequence[Tensor], has_biases: bool,
+    num_layers: int, dropout: float, train: bool, bidirectional: bool, batch_first: bool, *,
+    out: Tensor = None,
+) -> tuple[Tensor, Tensor, Tensor]: ...
+def gru(
+    input: Tensor, hx: Tensor, params: Sequence[Tensor], has_biases: bool, num_layers: int,
+    dropout: float, train: bool, bidirectional: bool, batch_first: bool, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def rnn_tanh(
+    input: Tensor, hx: Tensor, params: Sequence[Tensor], has_biases: bool, num_layers: int,
+    dropout: float, train: bool, bidirectional: bool, batch_first: bool, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def rnn_relu(
+    input: Tensor, hx: Tensor, params: Sequence[Tensor], has_biases: bool, num_layers: int,
+    dropout: float, train: bool, bidirectional: bool, batch_first: bool, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def lstm_cell(
+    input: Tensor, hx: Sequence[Tensor], w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def gru_cell(
+    input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def rnn_tanh_cell(
+    input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def rnn_relu_cell(
+    input: Tensor, hx: Tensor, w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None = None,
+    b_hh: Tensor | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def batch_norm_stats(input: Tensor, eps: float, *, out: Tensor = None) -> tuple[Tensor, Tensor]: ...
+def batch_norm_elemt(
+    input: Tensor, weight: Tensor | None, bias: Tensor | None, mean: Tensor, invstd: Tensor,
+    eps: float, *, out: Tensor = None,
+) -> Tensor: ...
+def batch_norm_gather_stats(
+    input: Tensor, mean: Tensor, invstd: Tensor, running_mean: Tensor | None,
+    running_var: Tensor | None, momentum: float, eps: float, count: int, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def batch_norm_gather_stats_with_counts(
+    input: Tensor, mean: Tensor, invstd: Tensor, running_mean: Tensor | None,
+    running_var: Tensor | None, momentum: float, eps: float, counts: Tensor, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
+def batch_norm_backward_reduce(
+    grad_out: Tensor, input: Tensor, mean: Tensor, invstd: Tensor, weight: Tensor | None,
+    input_g: bool, weight_g: bool, bias_g: bool, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]: ...
+def batch_norm_backward_elemt(
+    grad_out: Tensor, input: Tensor, mean: Tensor, invstd: Tensor, weight: Tensor | None,
+    sum_dy: Tensor, sum_dy_xmu: Tensor, count: Tensor, *, out: Tensor = None,
+) -> Tensor: ...
+def batch_norm_update_stats(
+    input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, momentum: float, *,
+    out: Tensor = None,
+) -> tuple[Tensor, Tensor]: ...
 def absolute(input: Tensor, *, out: Tensor = None) -> Tensor: ...
 def arccos(input: Tensor, *, out: Tensor = None) -> Tensor: ...
 def arccos_(input: Tensor) -> Tensor: ...

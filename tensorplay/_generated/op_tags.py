@@ -492,5 +492,12 @@ OP_TAGS = {
     'histogramdd.int_bins': ('non_differentiable',),
     'histogramdd': ('non_differentiable',),
     'histogramdd.TensorList_bins': ('non_differentiable',),
+    'batch_norm_stats': ('non_differentiable',),
+    'batch_norm_elemt': ('non_differentiable',),
+    'batch_norm_gather_stats': ('non_differentiable',),
+    'batch_norm_gather_stats_with_counts': ('non_differentiable',),
+    'batch_norm_backward_reduce': ('non_differentiable',),
+    'batch_norm_backward_elemt': ('non_differentiable',),
+    'batch_norm_update_stats': ('non_differentiable',),
     'alias': ('view',),
 }

@@ -226,3 +226,38 @@ def cosine_embedding_loss(input1, input2, target, margin, reduction):
     pos = F.where(target == 1, 1 - cos, 0.0)
     neg = F.where(target == -1, F.relu(cos - margin), 0.0)
     return reduce_loss(op, pos + neg, reduction)
+
+
+# ---- ctc_loss -----------------------------------------------------------------------------
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1,
+             zero_infinity=False):
+    """_ctc_loss's per-entry losses, reduced: 0 none, 1 mean (each loss divided by its
+    target length, at least 1, then the batch mean), 2 sum. An unbatched (T, C) input is a
+    batch of one; zero_infinity turns an impossible alignment's inf into 0."""
+    if reduction not in (0, 1, 2):
+        raise ArgumentError(f"ctc_loss(): argument 'reduction' must be 0 (none), 1 (mean) or "
+                            f"2 (sum), but got {reduction}", op="ctc_loss", arg="reduction")
+    input_lengths = [int(v) for v in input_lengths]
+    target_lengths = [int(v) for v in target_lengths]
+    unbatched = log_probs.dim() == 2
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)
+        if targets.dim() == 1:
+            targets = targets.unsqueeze(0)
+    losses = F._ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                         zero_infinity)[0]
+    if zero_infinity:
+        losses = F.where(losses == float("inf"), 0.0, losses)
+    if reduction == 1:
+        divisor = losses.new_tensor(target_lengths).clamp(min=1)
+        return (losses / divisor).mean()
+    if reduction == 2:
+        return losses.sum()
+    return losses.squeeze(0) if unbatched else losses
+
+
+def ctc_loss_tensor(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1,
+                    zero_infinity=False):
+    """ctc_loss with the lengths as integer tensors (read on the host)."""
+    return ctc_loss(log_probs, targets, input_lengths.tolist(), target_lengths.tolist(),
+                    blank, reduction, zero_infinity)

@@ -5,12 +5,15 @@ cpu_kernels/rnn.py). Same arithmetic and the same flat workspace, one op at a ti
     workspace = [ gates (L, N, 4H) | cells (L, N, H) | tanh(cells) (L, N, H) ], flattened
 
 These run below autograd (the ops' derivatives are nn.LSTM's autograd Function), so
-nothing here is recorded.
+nothing here is recorded. Below them, the torch-level functions (torch.lstm, torch.gru,
+torch.rnn_tanh, the cells): ordinary Composites, recorded op by op.
 """
 from __future__ import annotations
 
 from tensorplay._generated import functional as F
+from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
 from tensorplay.meta import rnn as rules
+from tensorplay.nn.modules._rnn_cells import gru_step, lstm_step, rnn_relu_step, rnn_tanh_step
 
 
 def lstm_sequence(gi, h0, c0, w_hh):
@@ -68,3 +71,127 @@ def lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, 
     flat = d_gi.reshape(steps * d_gi.shape[1], 4 * hidden)
     d_w_hh = flat.t().mm(h_prev.reshape(flat.shape[0], hidden))
     return d_gi, dgates[0].mm(w_hh), dc * forget[0], d_w_hh
+
+
+# ---- the torch-level recurrent functions (torch.lstm, torch.gru_cell, ...) ----------------
+# What nn.LSTM / GRU / RNN and their cells compute, as functions of explicit weights:
+# `params` lists, for each layer and then each direction, w_ih, w_hh, then b_ih, b_hh when
+# has_biases, then w_hr for an LSTM with a projection; the steps are the layers' own
+# (nn/modules/_rnn_cells.py).
+_STEPS = {"rnn_tanh": rnn_tanh_step, "rnn_relu": rnn_relu_step}
+
+
+def _projected(input, w_ih, b_ih, b_hh, mode):
+    """x @ W_ih.T + b_ih (+ b_hh, except for the GRU, whose n gate needs it apart)."""
+    if b_ih is not None and b_hh is not None and mode != "gru":
+        b_ih = b_ih + b_hh
+    return F.linear(input, w_ih, b_ih)
+
+
+def _step(mode, gi, states, w_hh_t, b_hh, w_hr_t=None):
+    if mode == "lstm":
+        return lstm_step(gi, states[0], states[1], w_hh_t, w_hr_t)
+    if mode == "gru":
+        return (gru_step(gi, states[0], w_hh_t, b_hh),)
+    return (_STEPS[mode](gi, states[0], w_hh_t),)
+
+
+def _cell(mode, input, states, w_ih, w_hh, b_ih, b_hh):
+    if input.dim() != 2 or any(s.dim() != 2 for s in states):
+        raise ShapeError(f"{mode}_cell(): expected argument 'input' and the hidden states to "
+                         f"be 2-D (batch, features), but got input of shape "
+                         f"{fmt_shape(tuple(input.shape))}", op=f"{mode}_cell", arg="input")
+    gi = _projected(input, w_ih, b_ih, b_hh if mode != "gru" else None, mode)
+    if mode != "gru" and b_ih is None and b_hh is not None:
+        gi = gi + b_hh
+    return _step(mode, gi, states, w_hh.t(), b_hh)
+
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """(h', c') of one LSTM step from hx = (h, c)."""
+    return _cell("lstm", input, list(hx), w_ih, w_hh, b_ih, b_hh)
+
+
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _cell("gru", input, [hx], w_ih, w_hh, b_ih, b_hh)[0]
+
+
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _cell("rnn_tanh", input, [hx], w_ih, w_hh, b_ih, b_hh)[0]
+
+
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _cell("rnn_relu", input, [hx], w_ih, w_hh, b_ih, b_hh)[0]
+
+
+def _direction(mode, input, states, weights, has_biases, reverse):
+    """One layer, one direction over the sequence input (L, N, in)."""
+    w_ih, w_hh = weights[:2]
+    b_ih, b_hh = weights[2:4] if has_biases else (None, None)
+    w_hr = weights[-1] if len(weights) in (3, 5) else None
+    steps = _projected(input, w_ih, b_ih, b_hh, mode).unbind(0)
+    w_hh_t, w_hr_t = w_hh.t(), None if w_hr is None else w_hr.t()
+    order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
+    outs = [None] * len(steps)
+    for t in order:
+        states = _step(mode, steps[t], states, w_hh_t, b_hh, w_hr_t)
+        outs[t] = states[0]
+    return F.stack(outs, 0), states
+
+
+def _sequence(mode, input, hx, params, has_biases, num_layers, dropout, train,
+              bidirectional, batch_first):
+    op = mode
+    directions = 2 if bidirectional else 1
+    per = 4 if has_biases else 2
+    stride, extra = divmod(len(params), num_layers * directions)
+    if extra or stride not in ((per, per + 1) if mode == "lstm" else (per,)):
+        raise ArgumentError(f"{op}(): argument 'params' must hold {per} tensors (w_ih, w_hh"
+                            f"{', b_ih, b_hh' if has_biases else ''}) per layer and direction"
+                            f"{' (one more with a projection)' if mode == 'lstm' else ''}, "
+                            f"{num_layers * directions} groups, but got {len(params)}", op=op,
+                            arg="params")
+    if input.dim() != 3:
+        raise ShapeError(f"{op}(): argument 'input' must be 3-D (seq, batch, feature), but "
+                         f"got shape {fmt_shape(tuple(input.shape))}", op=op, arg="input")
+    x = input.transpose(0, 1) if batch_first else input
+    finals = [[] for _ in hx]
+    for layer in range(num_layers):
+        outputs = []
+        for d in range(directions):
+            row = layer * directions + d
+            out, last = _direction(mode, x, [s[row] for s in hx],
+                                   params[row * stride:(row + 1) * stride], has_biases, d == 1)
+            outputs.append(out)
+            for kind, value in zip(finals, last):
+                kind.append(value)
+        x = outputs[0] if directions == 1 else F.cat(outputs, 2)
+        if dropout > 0 and train and layer < num_layers - 1:
+            x = F.dropout(x, dropout, True)
+    output = x.transpose(0, 1) if batch_first else x
+    return (output,) + tuple(F.stack(kind, 0) for kind in finals)
+
+
+def lstm_input(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+               batch_first):
+    """(output, h_n, c_n) of a multi-layer LSTM; hx = (h_0, c_0)."""
+    return _sequence("lstm", input, list(hx), params, has_biases, num_layers, dropout, train,
+                     bidirectional, batch_first)
+
+
+def gru_input(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+              batch_first):
+    return _sequence("gru", input, [hx], params, has_biases, num_layers, dropout, train,
+                     bidirectional, batch_first)
+
+
+def rnn_tanh_input(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                   batch_first):
+    return _sequence("rnn_tanh", input, [hx], params, has_biases, num_layers, dropout, train,
+                     bidirectional, batch_first)
+
+
+def rnn_relu_input(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+                   batch_first):
+    return _sequence("rnn_relu", input, [hx], params, has_biases, num_layers, dropout, train,
+                     bidirectional, batch_first)

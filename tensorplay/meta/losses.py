@@ -3,7 +3,7 @@ backward), the fused cross-entropy pair, binary_cross_entropy_with_logits."""
 from __future__ import annotations
 
 from tensorplay import _dtype as dt
-from tensorplay.errors import DTypeError, ShapeError, fmt_shape
+from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 from tensorplay.kernel_support.checks import OutSpec, broadcast, check_devices
 from tensorplay.meta._nn import check_floating, check_reduction, check_size
 
@@ -91,3 +91,68 @@ def cross_entropy_backward(op, args):
     grad_output, probs, target, weight, reduction, ignore_index, total_weight = args
     cross_entropy_forward(op, (probs, target, weight, reduction, ignore_index))
     return OutSpec(_sizes(probs), probs._impl.dtype)
+
+
+# ---- _ctc_loss and its backward --------------------------------------------------------
+def check_ctc(op, log_probs, targets, input_lengths, target_lengths, blank):
+    """PyTorch's ctc_loss checks; (T, N, C, S) with S the longest target."""
+    sizes = _sizes(log_probs)
+    if len(sizes) != 3:
+        raise ShapeError(f"{op}(): argument 'log_probs' must be 3-D (T, N, C), but got shape "
+                         f"{fmt_shape(sizes)}", op=op, arg="log_probs")
+    check_floating(op, log_probs, "log_probs")
+    if targets._impl.dtype not in (dt.int64, dt.int32):
+        raise DTypeError(f"{op}(): argument 'targets' must be an int64 or int32 tensor, but "
+                         f"got {targets._impl.dtype.name}", op=op, arg="targets")
+    T, N, C = sizes
+    if not 0 <= blank < C:
+        raise ArgumentError(f"{op}(): argument 'blank' must be in label range [0, {C}), but "
+                            f"got {blank}", op=op, arg="blank")
+    for name, lengths in (("input_lengths", input_lengths),
+                          ("target_lengths", target_lengths)):
+        if len(lengths) != N:
+            raise ShapeError(f"{op}(): argument '{name}' must be of size batch_size ({N}), "
+                             f"but got {len(lengths)} lengths", op=op, arg=name)
+        if any(v < 0 for v in lengths):
+            raise ArgumentError(f"{op}(): argument '{name}' must be non-negative, but got "
+                                f"{list(lengths)}", op=op, arg=name)
+    if any(v > T for v in input_lengths):
+        raise ArgumentError(f"{op}(): expected argument 'input_lengths' to have value at most "
+                            f"{T}, but got {list(input_lengths)}", op=op, arg="input_lengths")
+    S = max(target_lengths, default=0)
+    tsizes = _sizes(targets)
+    if len(tsizes) == 1:
+        if tsizes[0] < sum(target_lengths):
+            raise ShapeError(f"{op}(): argument 'targets' (1-D: the targets concatenated) "
+                             f"must hold sum(target_lengths) = {sum(target_lengths)} labels, "
+                             f"but got {tsizes[0]}", op=op, arg="targets")
+    elif len(tsizes) == 2:
+        if tsizes[0] != N or tsizes[1] < S:
+            raise ShapeError(f"{op}(): argument 'targets' (2-D: one padded row per batch "
+                             f"entry) must have shape [{N}, >= {S}], but got "
+                             f"{fmt_shape(tsizes)}", op=op, arg="targets")
+    else:
+        raise ShapeError(f"{op}(): argument 'targets' must be 1-D or 2-D, but got shape "
+                         f"{fmt_shape(tsizes)}", op=op, arg="targets")
+    check_devices(op, [("log_probs", log_probs), ("targets", targets)])
+    return T, N, C, S
+
+
+def ctc_loss(op, args):
+    log_probs, targets, input_lengths, target_lengths, blank = args[:5]
+    T, N, C, S = check_ctc(op, log_probs, targets, input_lengths, target_lengths, blank)
+    dtype = log_probs._impl.dtype
+    return OutSpec((N,), dtype), OutSpec((N, T, 2 * S + 1), dtype)
+
+
+def ctc_loss_backward(op, args):
+    grad, log_probs, targets, input_lengths, target_lengths, nll, log_alpha, blank = args[:8]
+    T, N, C, S = check_ctc(op, log_probs, targets, input_lengths, target_lengths, blank)
+    if tuple(_sizes(grad)) not in ((N,), ()):
+        raise ShapeError(f"{op}(): argument 'grad' must have shape [{N}] (one gradient per "
+                         f"batch entry), but got {fmt_shape(_sizes(grad))}", op=op, arg="grad")
+    if tuple(_sizes(log_alpha)) != (N, T, 2 * S + 1):
+        raise ShapeError(f"{op}(): argument 'log_alpha' must have shape "
+                         f"{fmt_shape((N, T, 2 * S + 1))}, but got "
+                         f"{fmt_shape(_sizes(log_alpha))}", op=op, arg="log_alpha")
+    return OutSpec((T, N, C), log_probs._impl.dtype)

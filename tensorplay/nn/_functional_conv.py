@@ -8,10 +8,11 @@ its explicit ones.
 from __future__ import annotations
 
 from tensorplay._generated import functional as _ops
+from tensorplay._generated.functional import conv_tbc  # noqa: F401
 from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
 
 __all__ = ["conv1d", "conv2d", "conv3d",
-           "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+           "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "conv_tbc"]
 
 
 def _tuple(op, name, value, n):

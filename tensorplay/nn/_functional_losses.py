@@ -21,7 +21,8 @@ __all__ = ["nll_loss", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss",
            "margin_ranking_loss", "cosine_embedding_loss", "linear_cross_entropy",
            "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss",
            "multi_margin_loss", "multilabel_margin_loss", "poisson_nll_loss",
-           "gaussian_nll_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss"]
+           "gaussian_nll_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+           "ctc_loss"]
 
 
 def _legacy_reduction(size_average, reduce, reduction):
@@ -111,12 +112,24 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
 def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
                          reduction="mean", ignore_index=None, label_smoothing=0.0,
                          options=None):
-    """cross_entropy(linear(input, linear_weight, linear_bias), target): the unfused
-    reference form (PyTorch may chunk it to save memory; `options` is not supported)."""
-    if options is not None:
-        raise ArgumentError("linear_cross_entropy(): argument 'options' is not supported "
-                            f"(got {options!r})", op="linear_cross_entropy", arg="options")
-    logits = _ops.linear(input, linear_weight, linear_bias)
+    """cross_entropy(logits, target) with logits = the linear map of input: linear_weight
+    (C, *out_features, in_features) gives logits (N, C, *out_features) (a K-dimensional
+    loss). `options` (nn.LinearCrossEntropyOptions) picks PyTorch's chunked path, a memory
+    saving with the same result; TensorPlay validates it and computes the reference path."""
+    op = "linear_cross_entropy"
+    if options is not None and type(options).__name__ != "LinearCrossEntropyOptions":
+        raise ArgumentError(f"{op}(): argument 'options' must be a LinearCrossEntropyOptions "
+                            f"or None, but got {type(options).__name__}", op=op,
+                            arg="options")
+    if linear_weight.dim() < 2:
+        raise ShapeError(f"{op}(): argument 'linear_weight' must be (C, *out_features, "
+                         f"in_features), but got shape {fmt_shape(tuple(linear_weight.shape))}",
+                         op=op, arg="linear_weight")
+    class_shape = tuple(linear_weight.shape[:-1])
+    flat_weight = linear_weight.reshape(-1, linear_weight.shape[-1])
+    flat_bias = None if linear_bias is None else linear_bias.reshape(-1)
+    logits = _ops.linear(input, flat_weight, flat_bias)
+    logits = logits.reshape(tuple(input.shape[:-1]) + class_shape)
     return cross_entropy(logits, target, weight, reduction=reduction,
                          ignore_index=-100 if ignore_index is None else ignore_index,
                          label_smoothing=label_smoothing)
@@ -307,3 +320,26 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     if swap:
         d_neg = _ops.minimum(d_neg, distance_function(positive, negative))
     return _reduce(op, (margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """Connectionist temporal classification: -log of the probability, summed over every
+    alignment, that the frames log_probs (T, N, C) (log_softmax's output) spell targets.
+
+    targets: (N, S) padded, or the N targets concatenated (1-D); input_lengths and
+    target_lengths: one length per batch entry (lists or tensors). reduction 'mean'
+    divides each loss by its target length before the batch mean."""
+    if reduction not in _REDUCTIONS:
+        raise ArgumentError(f"ctc_loss(): argument 'reduction' must be one of 'none', "
+                            f"'mean', 'sum', but got {reduction!r}", op="ctc_loss",
+                            arg="reduction")
+    lengths = (input_lengths, target_lengths)
+    if not all(hasattr(v, "tolist") for v in lengths):     # ctc_loss.IntList (or a mix)
+        input_lengths, target_lengths = (v.tolist() if hasattr(v, "tolist") else list(v)
+                                         for v in lengths)
+    return _ops.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                         _REDUCTIONS[reduction], zero_infinity)

@@ -77,10 +77,8 @@ ATEN_FORMS = ("alpha_dropout", "feature_alpha_dropout", "feature_dropout", "rrel
 
 
 def names():
-    """{torch-level name: function} for tensorplay/_api.py (with SyncBatchNorm's steps,
-    torch.batch_norm_stats and the others, from tensorplay/nn/_sync_batch_norm.py)."""
-    from tensorplay.nn import _sync_batch_norm
+    """{torch-level name: function} for tensorplay/_api.py. (SyncBatchNorm's steps,
+    torch.batch_norm_stats and the others, are ops of ops.yaml.)"""
     out = {name: getattr(F, name) for name in SAME_AS_FUNCTIONAL}
     out.update({name: globals()[name] for name in ATEN_FORMS})
-    out.update({name: getattr(_sync_batch_norm, name) for name in _sync_batch_norm.TORCH_LEVEL})
     return out

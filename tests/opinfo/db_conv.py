@@ -146,4 +146,42 @@ CONV = [
                        tp.float32: (1e-5, 1e-5)}),
 ]
 
-op_db = CONV
+
+# ---- conv_tbc ---------------------------------------------------------------------------
+def sample_inputs_conv_tbc(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = requires_grad and dtype.is_floating_point
+    # (input (T, B, C_in), kernel width, C_out, pad, layout); a negative pad crops
+    for (T, B, C), K, O, pad, layout in (((5, 2, 3), 2, 4, 1, "contiguous"),
+                                         ((4, 1, 2), 3, 2, 0, "transposed"),
+                                         ((6, 2, 2), 2, 3, -1, "strided"),
+                                         ((2, 3, 1), 1, 2, 2, "contiguous")):
+        x = make_tensor((T, B, C), dtype, device, rng=rng, layout=layout, requires_grad=grad)
+        w = make_tensor((K, C, O), dtype, device, rng=rng, requires_grad=grad)
+        b = make_tensor((O,), dtype, device, rng=rng, requires_grad=grad)
+        yield S(x, (w, b, pad), name=f"T,B,C={T},{B},{C} K={K} out={O} pad={pad} {layout}")
+
+
+def errors_conv_tbc(op, device):
+    x, w, b = _t((5, 2, 3), device=device), _t((2, 3, 4), device=device), \
+        _t((4,), device=device)
+    yield E(S(x[0], (w, b)), ShapeError, r"conv_tbc\(\): input must have 3 dims: time, "
+            r"batch, in_channel", arg="self", meta=False)
+    yield E(S(x, (w[0], b)), ShapeError, r"conv_tbc\(\): weight must have 3 dims",
+            arg="weight", meta=False)
+    yield E(S(x, (w, b[None])), ShapeError, r"conv_tbc\(\): bias must be 1-D", arg="bias",
+            meta=False)
+    yield E(S(x, (_t((2, 2, 4), device=device), b)), ShapeError,
+            r"conv_tbc\(\): dim 1 of the weight \(in_channels\) must equal the input's "
+            r"dim 2 \(3\)", arg="weight", meta=False)
+    yield E(S(x, (w, _t((3,), device=device))), ShapeError,
+            r"conv_tbc\(\): bias size must equal dim 2 of the weight", arg="bias",
+            meta=False)
+
+
+CONV_TBC = [
+    OpInfo("conv_tbc", overloads=("conv_tbc",), dtypes=(tp.float32, tp.float64),
+           sample_inputs_func=sample_inputs_conv_tbc, error_inputs_func=errors_conv_tbc),
+]
+
+op_db = CONV + CONV_TBC

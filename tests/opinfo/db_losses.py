@@ -1,5 +1,5 @@
 """Database entries: nll_loss and cross_entropy, their kernels (nll_loss_forward /
-backward, the fused cross-entropy pair). The entries call `tp.nn.functional`, so the
+backward, the fused cross-entropy pair), ctc_loss and its kernels. The entries call `tp.nn.functional`, so the
 PyTorch-signature wrappers are tested together with the ops of ops.yaml."""
 from __future__ import annotations
 
@@ -482,4 +482,138 @@ POINTWISE_LOSSES = [
            error_inputs_func=errors_cosine_embedding),
 ]
 
-op_db = CLASS_LOSSES + POINTWISE_LOSSES
+
+# ---- ctc_loss ---------------------------------------------------------------------------
+# The samples hold logits; the entries take their log_softmax first (PyTorch's gradient of
+# _ctc_loss assumes log_probs came from it, so finite differences agree only through it).
+# (T, N, C, targets, 2-D?, input_lengths, target_lengths, blank, zero_infinity, layout,
+# index dtype, smooth: no infinite loss)
+CTC_CASES = (
+    (5, 2, 4, [[1, 2, 0], [3, 3, 1]], True, [5, 4], [2, 3], 0, False, "contiguous", tp.int64,
+     True),
+    (6, 3, 5, [1, 4, 4, 2], False, [6, 6, 3], [3, 0, 1], 0, False, "transposed", tp.int32,
+     True),
+    (4, 2, 3, [[0, 1], [1, 1]], True, [4, 1], [2, 2], 2, True, "strided", tp.int64, False),
+    (3, 1, 3, [[1]], True, [3], [1], 0, False, "contiguous", tp.int64, True),
+)
+
+
+def _ctc_samples(op, device, dtype, requires_grad, reductions=(None,)):
+    rng = rng_for(op.full_name, dtype)
+    grad = _grad(dtype, requires_grad)
+    for i, (T, N, C, tg, padded, il, tl, blank, zinf, layout, index, smooth) in \
+            enumerate(CTC_CASES):
+        x = make_tensor((T, N, C), dtype, device, rng=rng, layout=layout, requires_grad=grad)
+        targets = tp.tensor(tg, dtype=index, device=device)
+        reduction = reductions[i % len(reductions)]
+        name = f"T={T} N={N} C={C} targets={tg} lengths={il}/{tl} blank={blank} {layout}"
+        if reduction is None:
+            yield S(x, (targets, il, tl, blank, zinf), name=name, grad=smooth)
+            continue
+        if op.variant == "Tensor":
+            il, tl = tp.tensor(il, device=device), tp.tensor(tl, device=device)
+        yield S(x, (targets, il, tl, blank, reduction, zinf), name=f"{name} reduction="
+                f"{reduction}", grad=smooth or zinf)
+
+
+def _ctc_loss_reduced_samples(op, device, dtype, requires_grad):
+    yield from _ctc_samples(op, device, dtype, requires_grad, reductions=(1, 0, 2))
+
+
+def _valid_alpha(nll_alpha, input_lengths, target_lengths, lib):
+    """PyTorch leaves log_alpha unwritten past each entry's lengths: compare the rest."""
+    nll, alpha = nll_alpha
+    if alpha.device.type == "meta":
+        return nll, alpha
+    width = alpha.shape[-1]
+    mask = [[[t < L and s < 2 * S + 1 for s in range(width)] for t in range(alpha.shape[1])]
+            for L, S in zip(input_lengths, target_lengths)]
+    mask = lib.tensor(mask, device=alpha.device)
+    return nll, lib.where(mask, alpha, lib.zeros_like(alpha))
+
+
+def _tp_ctc(x, targets, il, tl, blank, zinf):
+    return _valid_alpha(tp._ctc_loss(x.log_softmax(2), targets, il, tl, blank, zinf), il, tl,
+                        tp)
+
+
+def _torch_ctc(x, targets, il, tl, blank, zinf):
+    return _valid_alpha(torch._ctc_loss(x.log_softmax(2), targets, il, tl, blank, zinf), il,
+                        tl, torch)
+
+
+def _ctc_backward_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    fake = OpInfo("_ctc_loss", sample_inputs_func=_ctc_samples)
+    for s in _ctc_samples(fake, device, dtype, False):
+        targets, il, tl, blank, zinf = s.args
+        lp = s.input.log_softmax(2)
+        nll, alpha = tp._ctc_loss(lp, targets, il, tl, blank, zinf)
+        grad = make_tensor((lp.shape[1],), dtype, device, rng=rng)
+        yield S(grad, (lp, targets, il, tl, nll, alpha, blank, zinf), name=s.name)
+
+
+def _torch_ctc_backward(grad, lp, targets, il, tl, nll, alpha, blank, zinf):
+    """PyTorch's backward from its own forward's results (it reads log_alpha only where
+    it wrote it, which ours equals)."""
+    nll, alpha = torch._ctc_loss(lp, targets, il, tl, blank, zinf)
+    return torch.ops.aten._ctc_loss_backward(grad, lp, targets, il, tl, nll, alpha, blank,
+                                             zinf)
+
+
+def _tp_ctc_loss(x, *args):
+    return tp.ctc_loss(x.log_softmax(2), *args)
+
+
+def _torch_ctc_loss(x, *args):
+    return torch.ctc_loss(x.log_softmax(2), *args)
+
+
+def errors_ctc(op, device):
+    name = "_ctc_loss"
+    x = _t((4, 2, 3), device=device)
+    tg = tp.tensor([[1, 2], [1, 1]], device=device)
+    yield E(S(x, (tg, [4, 4], [2, 2], 3, False)), ArgumentError,
+            rf"{name}\(\): argument 'blank' must be in label range \[0, 3\)", arg="blank")
+    yield E(S(x, (tg, [5, 4], [2, 2], 0, False)), ArgumentError,
+            rf"{name}\(\): expected argument 'input_lengths' to have value at most 4",
+            arg="input_lengths")
+    yield E(S(x, (tg, [4], [2, 2], 0, False)), ShapeError,
+            rf"{name}\(\): argument 'input_lengths' must be of size batch_size \(2\)",
+            arg="input_lengths")
+    yield E(S(x, (tg, [4, 4], [3, 2], 0, False)), ShapeError,
+            rf"{name}\(\): argument 'targets' \(2-D: one padded row per batch entry\) must "
+            r"have shape \[2, >= 3\]", arg="targets")
+    yield E(S(x, (tg.float(), [4, 4], [2, 2], 0, False)), DTypeError,
+            rf"{name}\(\): argument 'targets' must be an int64 or int32 tensor",
+            arg="targets", torch_raises=False)
+
+
+def errors_ctc_loss(op, device):
+    x = _t((4, 2, 3), device=device)
+    tg = tp.tensor([[1, 2], [1, 1]], device=device)
+    yield E(S(x, (tg, [4, 4], [2, 2], 0, 3, False)), ArgumentError,
+            r"ctc_loss\(\): argument 'reduction' must be 0 \(none\), 1 \(mean\) or 2",
+            arg="reduction", torch_raises=False, meta=False)
+
+
+CTC_LOSSES = [
+    OpInfo("_ctc_loss", op=_tp_ctc, ref=_torch_ctc, overloads=("_ctc_loss",),
+           dtypes=(tp.float32, tp.float64), sample_inputs_func=_ctc_samples,
+           # (gradcheck: through ctc_loss below; log_alpha, an output with no gradient,
+           # moves under finite differences)
+           gradcheck=False, error_inputs_func=errors_ctc, method=False),
+    OpInfo("_ctc_loss_backward", ref=_torch_ctc_backward, overloads=("_ctc_loss_backward",),
+           dtypes=(tp.float32, tp.float64), sample_inputs_func=_ctc_backward_samples,
+           supports_autograd=False),
+    OpInfo("ctc_loss", variant="IntList", op=_tp_ctc_loss, ref=_torch_ctc_loss,
+           overloads=("ctc_loss.IntList", "_ctc_loss"), dtypes=(tp.float32, tp.float64),
+           sample_inputs_func=_ctc_loss_reduced_samples, supports_gradgrad=False,
+           error_inputs_func=errors_ctc_loss, method=False),
+    OpInfo("ctc_loss", variant="Tensor", op=_tp_ctc_loss, ref=_torch_ctc_loss,
+           overloads=("ctc_loss.Tensor", "_ctc_loss"), dtypes=(tp.float32, tp.float64),
+           sample_inputs_func=_ctc_loss_reduced_samples, supports_gradgrad=False,
+           supports_meta=False, method=False),   # (meta: the lengths are read as values)
+]
+
+op_db = CLASS_LOSSES + POINTWISE_LOSSES + CTC_LOSSES

@@ -317,6 +317,132 @@ def _ref_fused_rms_norm(*args):
 # The native_* entries skip gradcheck: their statistics outputs are not differentiable,
 # while finite differences see them move. The user-facing entries run gradcheck and
 # gradgradcheck through the same backward formulas.
+
+# ---- the SyncBatchNorm internals --------------------------------------------------------
+# PyTorch serves these for CUDA only (batch_norm_update_stats excepted), so the references
+# are PyTorch's formulas (Normalization.cuh) in torch ops; tests/test_nn_sync_batch_norm.py
+# checks the pieces together against F.batch_norm and its gradient.
+SYNC_DTYPES = (tp.float32, tp.float64)
+
+
+def _dims(x):
+    return [d for d in range(x.dim()) if d != 1]
+
+
+def _chan(t, x):
+    return t.reshape((1, -1) + (1,) * (x.dim() - 2))
+
+
+def _ref_stats(x, eps):
+    mean = x.mean(_dims(x))
+    return mean, (x.var(_dims(x), unbiased=False) + eps).rsqrt()
+
+
+def _ref_elemt(x, w, b, mean, invstd, eps):
+    out = (x - _chan(mean, x)) * _chan(invstd, x)
+    out = out if w is None else out * _chan(w, x)
+    return out if b is None else out + _chan(b, x)
+
+
+def _ref_gather(x, mean, invstd, rm, rv, momentum, eps, counts):
+    counts = torch.full((mean.shape[0],), float(counts), dtype=mean.dtype) \
+        if isinstance(counts, int) else counts.to(mean.dtype)
+    n, avg, var_n = 0.0, torch.zeros_like(mean[0]), torch.zeros_like(mean[0])
+    for j in range(mean.shape[0]):      # Welford's merge, one process at a time (PyTorch's)
+        c, m, v = counts[j], mean[j], invstd[j].pow(-2) - eps
+        factor = 1.0 / max(1.0, float(n + c))
+        var_n = var_n + v * c + (m - avg).square() * n * c * factor
+        avg = n * factor * avg + c * factor * m
+        n = n + c
+    if rm is not None:
+        rm.copy_(rm * (1 - momentum) + avg * momentum)
+    if rv is not None:
+        rv.copy_(rv * (1 - momentum) + var_n / (n - 1) * momentum)
+    return avg, (var_n / n + eps).rsqrt()
+
+
+def _ref_backward_reduce(dy, x, mean, invstd, w, input_g, weight_g, bias_g):
+    sum_dy = dy.sum(_dims(x))
+    sum_dy_xmu = (dy * (x - _chan(mean, x))).sum(_dims(x))
+    return (sum_dy if input_g else None, sum_dy_xmu if input_g else None,
+            sum_dy_xmu * invstd if weight_g else None, sum_dy if bias_g else None)
+
+
+def _ref_backward_elemt(dy, x, mean, invstd, w, sum_dy, sum_dy_xmu, count):
+    norm = 1.0 / float(count.sum())
+    factor = _chan(invstd if w is None else invstd * w, x)
+    inv = _chan(invstd, x)
+    return (dy - _chan(sum_dy * norm, x)
+            - (x - _chan(mean, x)) * inv * inv * _chan(sum_dy_xmu * norm, x)) * factor
+
+
+SYNC_SHAPES = (((4, 3, 2), "contiguous"), ((3, 2), "strided"), ((2, 3, 2, 2), "transposed"))
+
+
+def _sync_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    for k, (shape, layout) in enumerate(SYNC_SHAPES):
+        c = shape[1]
+        x = make_tensor(shape, dtype, device, rng=rng, layout=layout)
+        mean = make_tensor((c,), dtype, device, rng=rng)
+        invstd = make_tensor((c,), dtype, device, rng=rng, low=0.5, high=2.0)
+        w = make_tensor((c,), dtype, device, rng=rng) if k != 1 else None
+        dy = make_tensor(shape, dtype, device, rng=rng)
+        name = f"{list(shape)} {layout} weight={w is not None}"
+        if op.name == "batch_norm_stats":
+            yield S(x, (1e-5,), name=name)
+        elif op.name == "batch_norm_elemt":
+            b = make_tensor((c,), dtype, device, rng=rng) if k != 2 else None
+            yield S(x, (w, b, mean, invstd, 1e-5), name=name)
+        elif op.name.startswith("batch_norm_gather_stats"):
+            means = make_tensor((k + 2, c), dtype, device, rng=rng)
+            invstds = make_tensor((k + 2, c), dtype, device, rng=rng, low=0.5, high=2.0)
+            rm = make_tensor((c,), dtype, device, rng=rng) if k != 1 else None
+            rv = make_tensor((c,), dtype, device, rng=rng, low=0.5, high=2.0) \
+                if k != 1 else None
+            count = tp.tensor([3.0 + j for j in range(k + 2)], dtype=dtype, device=device) \
+                if op.name.endswith("counts") else 4
+            yield S(x, (means, invstds, rm, rv, 0.1, 1e-5, count), name=name)
+        elif op.name == "batch_norm_backward_reduce":
+            flags = (k != 1, w is not None, k != 2)
+            # (Meta compares every output's shape: only where none is left out.)
+            yield S(dy, (x, mean, invstd, w) + flags, name=name, meta=all(flags))
+        elif op.name == "batch_norm_backward_elemt":
+            sums = make_tensor((c,), dtype, device, rng=rng)
+            sums_xmu = make_tensor((c,), dtype, device, rng=rng)
+            count = tp.tensor([5, 7], dtype=tp.int32, device=device)
+            yield S(dy, (x, mean, invstd, w, sums, sums_xmu, count), name=name)
+        else:
+            rm = make_tensor((c,), dtype, device, rng=rng) if k != 1 else None
+            rv = make_tensor((c,), dtype, device, rng=rng, low=0.5, high=2.0) \
+                if k != 1 else None
+            yield S(x, (rm, rv, 0.1), name=name)
+
+
+def errors_gather(op, device):
+    x, m = _t((4, 3), device=device), _t((2, 3), device=device)
+    count = tp.tensor([1.0, 2.0, 3.0], device=device) if op.name.endswith("counts") else None
+    if count is not None:
+        yield E(S(x, (m, m, None, None, 0.1, 1e-5, count)), ShapeError,
+                rf"{op.name}\(\): argument 'counts' must hold one count per row of 'mean'",
+                arg="counts", torch_raises=False, meta=False)
+    yield E(S(x, (m[0], m[0], None, None, 0.1, 1e-5, count if count is not None else 2)),
+            ShapeError, rf"{op.name}\(\): arguments 'mean' and 'invstd' must be "
+            r"\(world_size, C\)", arg="mean", torch_raises=False, meta=False)
+
+
+SYNC_REFS = {"batch_norm_stats": _ref_stats, "batch_norm_elemt": _ref_elemt,
+             "batch_norm_gather_stats": _ref_gather,
+             "batch_norm_gather_stats_with_counts": _ref_gather,
+             "batch_norm_backward_reduce": _ref_backward_reduce,
+             "batch_norm_backward_elemt": _ref_backward_elemt,
+             "batch_norm_update_stats": torch.batch_norm_update_stats}
+SYNC_BATCH_NORM = [
+    OpInfo(name, ref=ref, overloads=(name,), dtypes=SYNC_DTYPES, supports_autograd=False,
+           sample_inputs_func=_sync_samples, tolerances=TOL,
+           error_inputs_func=errors_gather if "gather" in name else None)
+    for name, ref in SYNC_REFS.items()]
+
 op_db = [
     OpInfo("batch_norm", op=F.batch_norm, ref=TF.batch_norm, overloads=("batch_norm",),
            dtypes=FLOATING, sample_inputs_func=_batch_norm_samples,
@@ -358,4 +484,4 @@ op_db = [
            overloads=("instance_norm", "batch_norm"), dtypes=FLOATING,
            sample_inputs_func=_instance_norm_samples, error_inputs_func=errors_instance_norm,
            tolerances=TOL),
-]
+] + SYNC_BATCH_NORM

@@ -1,4 +1,5 @@
-"""Operator database entries: upsampling (nearest, bilinear) and pixel (un)shuffle."""
+"""Operator database entries: upsampling (nearest, bilinear), pixel (un)shuffle, grid
+sampling and affine grids."""
 from __future__ import annotations
 
 import torch
@@ -95,6 +96,125 @@ def errors_pixel_shuffle(op, device):
     yield E(S(_t((1, 4, 2, 2)), (0,)), ArgumentError,
             rf"{name}\(\): argument '{arg}' must be positive", arg=arg, meta=False)
 
+
+# ---- grid_sampler_2d / _3d, grid_sampler, affine_grid_generator ------------------------
+# (input shape, output spatial shape, mode, padding, align_corners, layout): every mode and
+# padding once; the grid reaches a little past [-1, 1] so that padding matters.
+GRID_CASES_2D = (
+    ((2, 2, 3, 4), (2, 3), 0, 0, False, "contiguous"),
+    ((1, 3, 4, 3), (3, 2), 1, 1, True, "transposed"),
+    ((2, 1, 3, 5), (2, 2), 2, 2, False, "strided"),
+    ((1, 2, 4, 4), (2, 3), 0, 2, True, "contiguous"),
+    ((1, 2, 3, 3), (3, 2), 2, 1, True, "contiguous"),
+    ((2, 1, 3, 3), (0, 2), 0, 0, False, "contiguous"),
+)
+GRID_CASES_3D = (
+    ((1, 2, 2, 3, 4), (2, 2, 2), 0, 1, False, "contiguous"),
+    ((2, 1, 3, 2, 3), (1, 2, 3), 1, 0, True, "strided"),
+    ((1, 1, 3, 3, 2), (2, 1, 2), 0, 2, True, "transposed"),
+)
+
+
+def _grid_samples(op, device, dtype, requires_grad, cases):
+    rng = rng_for(op.full_name, dtype)
+    grad = _grad(dtype, requires_grad)
+    for shape, out, mode, pad, align, layout in cases:
+        x = make_tensor(shape, dtype, device, rng=rng, layout=layout, requires_grad=grad)
+        g = make_tensor((shape[0],) + out + (len(out),), dtype, device, rng=rng, low=-1.2,
+                        high=1.2, layout=layout, requires_grad=grad)
+        yield S(x, (g, mode, pad, align), name=f"{list(shape)} {layout} -> {out} mode={mode} "
+                                                f"padding={pad} align_corners={align}")
+
+
+def sample_inputs_grid_sampler(op, device, dtype, requires_grad):
+    yield from _grid_samples(op, device, dtype, requires_grad,
+                             GRID_CASES_3D if op.name.endswith("3d") else GRID_CASES_2D)
+    if op.name == "grid_sampler":
+        yield from _grid_samples(op, device, dtype, requires_grad, GRID_CASES_3D[:1])
+
+
+def sample_inputs_grid_sampler_backward(op, device, dtype, requires_grad):
+    forward = OpInfo(op.name.replace("_backward", ""), sample_inputs_func=sample_inputs_upsample)
+    cases = GRID_CASES_3D if "3d" in op.name else GRID_CASES_2D
+    for i, s in enumerate(_grid_samples(forward, device, dtype, False, cases)):
+        g = s.args[0]
+        go = make_tensor(tuple(s.input.shape[:2]) + tuple(g.shape[1:-1]), dtype, device,
+                         rng=rng_for(op.name, s.name))
+        mask = [i % 3 != 1, True]
+        # (The Meta test compares every output's shape: not for a left-out grad_input.)
+        yield S(go, (s.input, g) + s.args[1:] + (mask,), name=f"{s.name} mask={mask}",
+                meta=mask[0])
+
+
+def errors_grid_sampler(op, device):
+    name = op.name
+    d = 3 if "3d" in name else 2
+    x = _t((1, 2) + (3,) * d)
+    grid = _t((1,) + (2,) * d + (d,))
+    backward = name.endswith("_backward")
+
+    def call(inp, g, *rest):
+        if not backward:
+            return S(inp, (g,) + rest)
+        go = _t((1, 2) + tuple(g.shape[1:-1]))
+        return S(go, (inp, g) + rest + ([True, True],))
+
+    forward = name
+    yield E(call(x, _t((1,) + (2,) * d + (d + 1,)), 0, 0, False), ShapeError,
+            rf"{forward}\(\): expected argument 'grid' to have size {d} in the last dim",
+            arg="grid")
+    yield E(call(x, _t((2,) + (2,) * d + (d,)), 0, 0, False), ShapeError,
+            rf"{forward}\(\): expected argument 'grid' and argument 'input' to have the same "
+            r"batch size", arg="grid")
+    yield E(call(x, grid.to(tp.float64), 0, 0, False), DTypeError,
+            rf"{forward}\(\): expected argument 'grid' to have the dtype of 'input'",
+            arg="grid")
+    yield E(call(x, grid, 0, 3, False), ArgumentError,
+            rf"{forward}\(\): argument 'padding_mode' must be 0 \(zeros\)", arg="padding_mode",
+            torch_raises=False)
+    yield E(call(_t((1, 2, 0) + (3,) * (d - 1)), grid, 0, 0, False), ShapeError,
+            rf"{forward}\(\): expected argument 'input' to have non-empty spatial dim",
+            arg="input")
+    if d == 3:
+        yield E(call(x, grid, 2, 0, False), ArgumentError,
+                rf"{forward}\(\): bicubic interpolation \(argument 'interpolation_mode' = 2\) "
+                r"only supports 4-D input", arg="interpolation_mode")
+
+
+def errors_grid_sampler_dispatch(op, device):
+    yield E(S(_t((2, 3, 4)), (_t((2, 3, 2)), 0, 0, False)), ShapeError,
+            r"grid_sampler\(\): expected argument 'input' to be 4-D or 5-D", arg="input",
+            meta=False)
+
+
+def sample_inputs_affine_grid(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = _grad(dtype, requires_grad)
+    for size, align, layout in (([2, 1, 3, 4], False, "contiguous"),
+                                ([1, 3, 2, 5], True, "transposed"),
+                                ([2, 2, 1, 3], False, "strided"),
+                                ([1, 1, 2, 3, 2], True, "contiguous"),
+                                ([2, 1, 2, 2, 3], False, "strided")):
+        d = len(size) - 2
+        theta = make_tensor((size[0], d, d + 1), dtype, device, rng=rng, layout=layout,
+                            requires_grad=grad)
+        yield S(theta, (size, align), name=f"size={size} align_corners={align} {layout}")
+
+
+def errors_affine_grid(op, device):
+    yield E(S(_t((2, 2, 3)), ([2, 1, 3], False)), ShapeError,
+            r"affine_grid_generator\(\): argument 'size' must have 4 \(N, C, H, W\) or 5",
+            arg="size", meta=False)
+    yield E(S(_t((2, 3, 4)), ([2, 1, 3, 3], False)), ShapeError,
+            r"affine_grid_generator\(\): argument 'theta' must have shape \[2, 2, 3\]",
+            arg="theta", meta=False, torch_raises=False)
+
+
+# float32 and float64 only: PyTorch's half-precision grid sampling rounds its coordinates
+# and weights to half, so a tap's floor can differ from ours (float32 math); its CPU
+# affine_grid_generator has no half kernel.
+GRID_DTYPES = (tp.float32, tp.float64)
+
 op_db = [
     OpInfo("upsample_nearest2d", overloads=("upsample_nearest2d",), dtypes=FLOATING,
            ref=aten.upsample_nearest2d, sample_inputs_func=sample_inputs_upsample,
@@ -114,4 +234,23 @@ op_db = [
     OpInfo("pixel_unshuffle", overloads=("pixel_unshuffle",), dtypes=ALL_DTYPES,
            sample_inputs_func=sample_inputs_pixel_shuffle,
            error_inputs_func=errors_pixel_shuffle),
+    OpInfo("grid_sampler_2d", overloads=("grid_sampler_2d",), dtypes=GRID_DTYPES,
+           sample_inputs_func=sample_inputs_grid_sampler, supports_gradgrad=False,
+           error_inputs_func=errors_grid_sampler),
+    OpInfo("grid_sampler_3d", overloads=("grid_sampler_3d",), dtypes=GRID_DTYPES,
+           sample_inputs_func=sample_inputs_grid_sampler, supports_gradgrad=False,
+           error_inputs_func=errors_grid_sampler),
+    OpInfo("grid_sampler_2d_backward", overloads=("grid_sampler_2d_backward",),
+           dtypes=GRID_DTYPES, ref=aten.grid_sampler_2d_backward, supports_autograd=False,
+           sample_inputs_func=sample_inputs_grid_sampler_backward,
+           error_inputs_func=errors_grid_sampler),
+    OpInfo("grid_sampler_3d_backward", overloads=("grid_sampler_3d_backward",),
+           dtypes=GRID_DTYPES, ref=aten.grid_sampler_3d_backward, supports_autograd=False,
+           sample_inputs_func=sample_inputs_grid_sampler_backward,
+           error_inputs_func=errors_grid_sampler),
+    OpInfo("grid_sampler", overloads=("grid_sampler", "grid_sampler_2d", "grid_sampler_3d"),
+           dtypes=GRID_DTYPES, sample_inputs_func=sample_inputs_grid_sampler,
+           supports_gradgrad=False, error_inputs_func=errors_grid_sampler_dispatch,),
+    OpInfo("affine_grid_generator", overloads=("affine_grid_generator",), dtypes=GRID_DTYPES,
+           sample_inputs_func=sample_inputs_affine_grid, error_inputs_func=errors_affine_grid,),
 ]

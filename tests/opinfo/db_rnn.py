@@ -1,5 +1,5 @@
 """Database entries: the LSTM recurrence ops behind nn.LSTM (_lstm_sequence and its
-backward). PyTorch has no such ops, so the references are the recurrence written in
+backward), and the torch-level recurrent functions (torch.lstm, torch.gru_cell, ...). PyTorch has no such ops, so the references are the recurrence written in
 torch ops (forward) and torch's autograd through it (backward). Their gradients are
 tested through nn.LSTM in tests/test_nn_rnn.py (the ops have no derivative of their own).
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 import tensorplay as tp
-from tensorplay.errors import DTypeError, ShapeError
+from tensorplay.errors import ArgumentError, DTypeError, ShapeError
 from opinfo.core import ErrorInput, OpInfo, SampleInput, make_tensor, rng_for
 
 E = ErrorInput
@@ -116,6 +116,78 @@ def errors_lstm_sequence_backward(op, device):
             arg="workspace", torch_raises=False)
 
 
+
+# ---- torch.lstm / gru / rnn_tanh / rnn_relu and their cells -----------------------------
+GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
+# (steps, batch, input size, hidden, layers, bidirectional, has_biases, batch_first)
+SEQ_CASES = ((2, 2, 2, 2, 1, False, True, False), (2, 1, 2, 1, 2, True, False, True))
+
+
+def _params(rng, dtype, device, grad, gates, input_size, hidden, layers, directions, bias):
+    params = []
+    for layer in range(layers):
+        for _ in range(directions):
+            width = input_size if layer == 0 else directions * hidden
+            shapes = [(gates * hidden, width), (gates * hidden, hidden)]
+            shapes += [(gates * hidden,)] * 2 if bias else []
+            params += [make_tensor(s, dtype, device, rng=rng, low=-0.7, high=0.7,
+                                   requires_grad=grad) for s in shapes]
+    return params
+
+
+def _sequence_samples(op, device, dtype, requires_grad):
+    rng = rng_for(op.full_name, dtype)
+    grad = requires_grad
+    for T, N, I, H, layers, bidir, bias, batch_first in SEQ_CASES:
+        d = 2 if bidir else 1
+        x = make_tensor((N, T, I) if batch_first else (T, N, I), dtype, device, rng=rng,
+                        requires_grad=grad, layout="transposed" if batch_first else
+                        "contiguous")
+        states = [make_tensor((layers * d, N, H), dtype, device, rng=rng, requires_grad=grad)
+                  for _ in range(2 if op.name == "lstm" else 1)]
+        params = _params(rng, dtype, device, grad, GATES[op.name], I, H, layers, d, bias)
+        hx = states if op.name == "lstm" else states[0]
+        yield S(x, (hx, params, bias, layers, 0.0, False, bidir, batch_first),
+                name=f"T={T} N={N} layers={layers} bidirectional={bidir} bias={bias} "
+                     f"batch_first={batch_first}")
+
+
+def _cell_samples(op, device, dtype, requires_grad):
+    mode = op.name[:-len("_cell")]
+    rng = rng_for(op.full_name, dtype)
+    for N, I, H, bias in ((2, 3, 2, True), (1, 2, 3, False), (3, 2, 2, "ih")):
+        x = make_tensor((N, I), dtype, device, rng=rng, requires_grad=requires_grad)
+        states = [make_tensor((N, H), dtype, device, rng=rng, requires_grad=requires_grad)
+                  for _ in range(2 if mode == "lstm" else 1)]
+        w = _params(rng, dtype, device, requires_grad, GATES[mode], I, H, 1, 1, True)
+        b_hh = w[3] if bias is True else None
+        b_ih = w[2] if bias else None
+        yield S(x, (states if mode == "lstm" else states[0], w[0], w[1], b_ih, b_hh),
+                name=f"N={N} I={I} H={H} biases={bias}")
+
+
+def errors_sequence(op, device):
+    x = make_tensor((2, 1, 2), tp.float32, device, rng=rng_for("rnn errors"))
+    h = make_tensor((1, 1, 2), tp.float32, device, rng=rng_for("rnn errors h"))
+    hx = [h, h] if op.name == "lstm" else h
+    w = _params(rng_for("rnn errors w"), tp.float32, device, False, GATES[op.name], 2, 2, 1, 1,
+                True)
+    yield E(S(x, (hx, w[:3], True, 1, 0.0, False, False, False)), ArgumentError,
+            rf"{op.name}\(\): argument 'params' must hold 4 tensors", arg="params",
+            torch_raises=False, meta=False)
+    # (PyTorch's rnn_tanh / rnn_relu run a 2-D input through without a word.)
+    yield E(S(x[0], (hx, w, True, 1, 0.0, False, False, False)), ShapeError,
+            rf"{op.name}\(\): argument 'input' must be 3-D", arg="input", meta=False,
+            torch_raises=op.name in ("lstm", "gru"))
+
+
+RECURRENT = [OpInfo(name, overloads=(f"{name}.input",), dtypes=DTYPES, tolerances=TOL,
+                    sample_inputs_func=_sequence_samples, error_inputs_func=errors_sequence)
+             for name in GATES] + \
+            [OpInfo(f"{name}_cell", overloads=(f"{name}_cell",), dtypes=DTYPES, tolerances=TOL,
+                    sample_inputs_func=_cell_samples)
+             for name in GATES]
+
 op_db = [
     OpInfo("_lstm_sequence", ref=_torch_lstm, overloads=("_lstm_sequence",), dtypes=DTYPES,
            supports_autograd=False, sample_inputs_func=_lstm_sequence_samples,
@@ -124,4 +196,4 @@ op_db = [
            overloads=("_lstm_sequence_backward",), dtypes=DTYPES, supports_autograd=False,
            sample_inputs_func=_lstm_sequence_backward_samples,
            error_inputs_func=errors_lstm_sequence_backward, tolerances=TOL),
-]
+] + RECURRENT

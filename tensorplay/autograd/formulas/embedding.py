@@ -1,9 +1,10 @@
-"""embedding's backward and double backward.
+"""embedding's backward and double backward; embedding_bag's backward.
 
 Written with TensorPlay ops only, so they can be differentiated again.
 """
 from __future__ import annotations
 
+from tensorplay import _creation
 from tensorplay._generated import functional as F
 
 
@@ -22,3 +23,44 @@ def embedding_dense_double_backward(grad, indices, padding_idx, scale_grad_by_fr
         counts = (flat.unsqueeze(1) == flat.unsqueeze(0)).sum(1, dtype=grad.dtype)
         rows = rows / counts.reshape(tuple(indices.shape) + (1,))
     return F.where(keep, rows, 0.0)
+
+
+# ---- _embedding_bag ----------------------------------------------------------------------
+def _bag_of_each_index(indices, offsets, include_last_offset):
+    """bag[i]: the bag position i falls in (the last start offset at or before i)."""
+    starts = offsets[:-1] if include_last_offset else offsets
+    at = _creation.arange(indices.shape[0], dtype=offsets.dtype, device=offsets.device)
+    return F.searchsorted(starts, at, right=True) - 1
+
+
+def embedding_bag_backward(grad, weight, indices, offsets, bag_size, max_indices,
+                           scale_grad_by_freq, mode, per_sample_weights, include_last_offset,
+                           padding_idx):
+    """The gradient of the table (PyTorch's _embedding_bag_dense_backward): for sum and
+    mean each index's row gets its bag's gradient (/ the bag's size for mean, * its
+    per-sample weight), as embedding's backward scatters it (the padding row gets none,
+    scale_grad_by_freq divides by each index's count); for max each (bag, column)'s
+    gradient goes to the row its maximum came from, empty bags giving nothing."""
+    num_weights, dim = weight.shape
+    if mode == 2:
+        kept = F.where((bag_size > 0).unsqueeze(1), grad, 0.0)
+        table = grad.new_zeros((num_weights, dim))
+        return F.scatter_add(table, 0, max_indices.long(), kept)
+    bag = _bag_of_each_index(indices, offsets, include_last_offset)
+    rows = F.index_select(grad, 0, bag)
+    if mode == 1:
+        size = F.index_select(bag_size, 0, bag).clamp(min=1).to(grad.dtype)
+        rows = rows / size.unsqueeze(1)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(1)
+    return F.embedding_dense_backward(rows, indices, num_weights, padding_idx,
+                                      scale_grad_by_freq)
+
+
+def embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, mode,
+                                              include_last_offset, padding_idx):
+    """d out[bag[i]] / d psw[i] = weight[indices[i]]: the dot of the two rows (0 at the
+    padding index)."""
+    bag = _bag_of_each_index(indices, offsets, include_last_offset)
+    dots = (F.index_select(grad, 0, bag) * F.index_select(weight, 0, indices)).sum(1)
+    return F.where(indices != padding_idx, dots, 0.0)

@@ -6,12 +6,14 @@ so `state_dict()` keys read `layers.0.weight`, as in PyTorch.
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 
 from tensorplay.nn.modules.module import Module
 from tensorplay.nn.parameter import Parameter
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+           "ParameterDict"]
 
 
 def _index(cls_name, idx, n):
@@ -20,6 +22,19 @@ def _index(cls_name, idx, n):
         raise IndexError(f"{cls_name}: index {idx} is out of range for length {n}")
     return idx % n
 
+
+
+class Container(Module):
+    """Deprecated (PyTorch's first container): a Module holding the keyword arguments as
+    submodules. Subclass Module instead."""
+
+    def __init__(self, **kwargs):
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                      stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 class _NumberedModules(Module):
     """What Sequential and ModuleList share: submodules named "0".."n-1", kept numbered

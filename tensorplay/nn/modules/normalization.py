@@ -17,8 +17,9 @@ from tensorplay.nn import functional as F
 from tensorplay.nn.modules.module import Module
 from tensorplay.nn.parameter import Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d", "InstanceNorm2d",
-           "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d",
+           "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
+           "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 def _register_affine(module, shape, affine, bias, device, dtype):
@@ -347,6 +348,47 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """PyTorch's legacy cross-channel LRN of a 4-D input (N, C, H, W):
+
+        out = x / (k + alpha / size * sum of x^2 over the channels of c's window)^beta
+
+    The window is Lua Torch's running sum, as PyTorch keeps it: channels [c - p + 1, c + p)
+    with p = (size - 1) // 2 + 1, and, once c >= p, channel 0 as well (the running sum
+    never subtracts it)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ShapeError(f"CrossMapLRN2d.forward(): expected argument 'input' to be 4-D, "
+                             f"got {input.dim()}-D instead", op="CrossMapLRN2d.forward",
+                             arg="input")
+        channels = input.shape[1]
+        reach = int((self.size - 1) / 2 + 1)
+        squares = input * input
+        # window sums as differences of a running sum over the channels (0 in front)
+        running = tp.cat([tp.zeros_like(squares.narrow(1, 0, 1)), squares.cumsum(1)], 1)
+        hi = tp.tensor([min(channels, c + reach) for c in range(channels)],
+                       device=input.device)
+        lo = tp.tensor([max(0, c - reach + 1) for c in range(channels)],
+                       device=input.device)
+        stuck = tp.tensor([float(c >= reach) for c in range(channels)], dtype=input.dtype,
+                          device=input.device).reshape(1, channels, 1, 1)
+        window = running.index_select(1, hi) - running.index_select(1, lo) + \
+            stuck * squares.narrow(1, 0, 1)
+        scale = window * (self.alpha / self.size) + self.k
+        return input * scale.pow(-self.beta)
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
