@@ -1,7 +1,8 @@
 """The SyncBatchNorm internals put together as nn.SyncBatchNorm uses them, with a batch
 split between two pretend processes: the result, the running statistics and the input's
 gradient must be batch norm's over the whole batch (PyTorch's F.batch_norm and its
-autograd; PyTorch itself runs these ops on CUDA only)."""
+autograd; PyTorch itself runs these ops on CUDA only); and nn.SyncBatchNorm without a
+process group. tests/test_distributed.py runs it on 2 and 3 ranks."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,6 +10,7 @@ import torch
 import torch.nn.functional as TF
 
 import tensorplay as tp
+from opinfo.core import assert_close
 
 RNG = np.random.default_rng(5)
 
@@ -49,3 +51,18 @@ def test_two_processes_compute_batch_norm_of_the_whole_batch():
     xhat = tout.detach().numpy() - b[None, :, None]
     np.testing.assert_allclose(grad_w.numpy(), (dy * xhat / w[None, :, None]).sum((0, 2)),
                                atol=1e-10)
+
+
+def test_sync_batch_norm_without_a_process_group_is_pytorchs():
+    x = RNG.standard_normal((5, 3, 2, 2)).astype(np.float32)
+    ours, theirs = tp.nn.SyncBatchNorm(3), torch.nn.SyncBatchNorm(3)
+    xs, xt = tp.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, yt = ours(xs), theirs(xt)
+    assert_close(y, yt)
+    y.sum().backward()
+    yt.sum().backward()
+    assert_close(xs.grad, xt.grad)
+    assert_close(ours.running_var, theirs.running_var)
+    model = tp.nn.SyncBatchNorm.convert_sync_batchnorm(
+        tp.nn.Sequential(tp.nn.Conv2d(3, 3, 1), tp.nn.BatchNorm2d(3)))
+    assert type(model[1]) is tp.nn.SyncBatchNorm
