@@ -273,7 +273,9 @@ def grid_sample_arrays(x, grid, interpolation_mode, padding_mode, align_corners)
         for flat, inside, weight, _ in _grid_taps(spatial, g, interpolation_mode,
                                                   padding_mode, align_corners):
             values = np.take_along_axis(xf, flat[:, None, :], axis=2)
-            y += np.where(inside[:, None, :], weight[:, None, :] * values, 0)
+            # the value read is 0 off the input, and then weighted: a NaN grid point
+            # (NaN weights) gives NaN even there, as PyTorch's masked gather does
+            y += weight[:, None, :] * np.where(inside[:, None, :], values, 0)
     return y.reshape((n, c) + grid.shape[1:-1])
 
 

@@ -394,3 +394,27 @@ def test_batch_norm_backward_infinite_weight_scales_last():
         y.backward(lib.tensor(g))
         grads.append(xs.grad)
     _same([grads[0]], [grads[1]])
+
+
+def test_conv_tbc_writes_its_result_row_major():
+    """conv_tbc's (time, batch, out_channels) result is laid out as PyTorch's kernel
+    writes it, not as the permuted convolution it is computed with."""
+    x, w, b = (np.random.default_rng(3).standard_normal(s).astype(np.float32)
+               for s in [(4, 1, 2), (3, 2, 2), (2,)])
+    ours = tp.conv_tbc(tp.tensor(x), tp.tensor(w), tp.tensor(b), 0)
+    theirs = torch.conv_tbc(torch.tensor(x), torch.tensor(w), torch.tensor(b), 0)
+    assert ours.stride() == theirs.stride()
+    _same([ours], [theirs])
+
+
+@pytest.mark.parametrize("mode", [0, 2])          # bilinear, bicubic
+def test_grid_sample_at_a_nan_point_is_nan(mode):
+    """A NaN grid point reads nothing, but its weight is NaN: PyTorch's gather-then-weigh
+    gives NaN there (nearest, which weighs nothing, gives 0)."""
+    x = np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4)
+    grid = np.zeros((1, 2, 2, 2), np.float32)
+    grid[0, 1, 0, 1] = nan
+    ours = tp.grid_sampler(tp.tensor(x), tp.tensor(grid), mode, 0, False)
+    theirs = torch.grid_sampler(torch.tensor(x), torch.tensor(grid), mode, 0, False)
+    _same([ours], [theirs])
+    assert ours.isnan().any()

@@ -33,4 +33,5 @@ def conv_tbc(self, weight, bias, pad=0):
     if pad < 0:
         x, pad = x[:, :, -pad:x.shape[2] + pad], 0
     out = F.convolution(x, weight.permute(2, 1, 0), bias, [1], [pad], [1], False, [0], 1)
-    return out.permute(2, 0, 1)
+    # (time, batch, out_channels) in row-major memory, as PyTorch's kernel writes it
+    return out.permute(2, 0, 1).contiguous()
