@@ -23,7 +23,9 @@ def generated(name):
 def blocks(text, prefix):
     """{function name: its source} for the top-level functions whose name starts with prefix."""
     tree = ast.parse(text)
-    return {node.name: ast.get_source_segment(text, node) for node in tree.body
+    lines = text.split("\n")      # (ast.get_source_segment splits the text at every call)
+    return {node.name: "\n".join(lines[node.lineno - 1:node.end_lineno])
+            for node in tree.body
             if isinstance(node, ast.FunctionDef) and node.name.startswith(prefix)}
 
 

@@ -14407,7 +14407,7 @@ def lobpcg(
     return ops.lobpcg.call(ks, A, k, B, X, n, iK, niter, tol, largest, method)
 
 
-# ---- gradient (scalarint, scalararray, array, tensorarrayint, tensorarray, scalarrayint, scalarrayarray) ----
+# ---- gradient (7 overloads) ------------------------------------------------------------
 
 def _match_gradient_scalarint(input, *, spacing=None, dim=None, edge_order=1):
     if (isinstance(input, Tensor)

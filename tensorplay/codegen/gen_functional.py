@@ -440,6 +440,8 @@ def generate(ctx) -> str:
     for name, entries in groups(ctx.ops).items():
         overloads = ", ".join(e.schema.name.overload or "(default)" for e in entries)
         rule = f"# ---- {name} " + (f"({overloads}) " if len(entries) > 1 else "")
+        if len(rule) > 94:      # many overloads: the rule names how many, the docstring which
+            rule = f"# ---- {name} ({len(entries)} overloads) "
         front_doors += ["", rule + "-" * max(4, 90 - len(rule)), ""]
         front_doors += gen_front_door(name, entries)
         if any("function" in e.variants for e in entries) and \

@@ -15,8 +15,8 @@ from tensorplay.dispatch.dispatcher import dispatcher
 # on purpose: repeat_interleave(Tensor, repeats=Tensor) became Composite on every backend,
 # index_select at repeat_interleave(repeats) as in PyTorch, so that its backward saves
 # what PyTorch's saves; its Triton kernel went with it.)
-TRITON_SERVED_AT_LEAST = 356   # 307 + the 3-d and fractional poolings (12) + the inverse
-# hyperbolics, number theory, bit shifts, in-place comparisons and draws (37)
+TRITON_SERVED_AT_LEAST = 406   # 307 before the rest of PyTorch's surface (issue 29) came:
+# the special functions, the new pointwise, pooling, reduction and nn kernels
 SPECIALISED = {"mm", "bmm"}
 # Triton kernels for small matrices, with the host fallback below them for larger ones:
 # each op and the module of triton_kernels that holds both.
