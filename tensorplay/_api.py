@@ -56,6 +56,84 @@ del _name
 saddmm = sspaddmm     # noqa: F821 (generated above)
 hsmm = hspmm          # noqa: F821
 
+from tensorplay._window_functions import (  # noqa: E402,F401
+    bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window,
+)
+from tensorplay import _removed  # noqa: E402
+globals().update(_removed.FUNCTIONS)      # torch.solve, eig, symeig, lstsq, matrix_rank
+from tensorplay.autograd.anomaly_mode import (  # noqa: E402,F401
+    is_anomaly_check_nan_enabled, is_anomaly_enabled,
+)
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    autograd.set_detect_anomaly(enabled, check_nan)
+
+
+def broadcast_shapes(*shapes):
+    """The shape tensors of these shapes broadcast to (PyTorch's rules; an int is a 1-D
+    shape), without making any tensor."""
+    from tensorplay.kernel_support.checks import broadcast
+    named = [(f"shape {i}", (s,) if isinstance(s, _builtins.int) else tuple(s))
+             for i, s in enumerate(shapes)]
+    return Size(broadcast("broadcast_shapes", named) if named else ())
+
+
+def typename(obj):
+    """`tensorplay.FloatTensor` for a tensor (its legacy type name), else the class's
+    qualified name (a builtin's bare name), as torch.typename."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(type(obj), "__module__", "") or ""
+    name = type(obj).__qualname__
+    return name if module in ("", "builtins") else f"{module}.{name}"
+
+
+def range(start=0, end=None, step=1, *, dtype=None, device=None,   # noqa: A001
+          requires_grad=False):
+    """Deprecated in PyTorch (use arange): start, start + step, ... up to end *included*,
+    in the default float dtype."""
+    import warnings
+    warnings.warn("torch.range is deprecated and will be removed in a future release "
+                  "because its behavior is inconsistent with Python's range builtin. "
+                  "Instead, use torch.arange, which produces values in [start, end).",
+                  UserWarning, stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    count = _math.floor((end - start) / step) + 1
+    values = [start + i * step for i in _builtins.range(_builtins.max(count, 0))]
+    return tensor(values, dtype=dtype or get_default_dtype(), device=device,  # noqa: F821
+                  requires_grad=requires_grad)
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, device=None,
+                   requires_grad=False, pin_memory=False):
+    """An uninitialised tensor of logical shape `size` whose memory holds its dims in the
+    order `physical_layout` (the last one varying fastest)."""
+    size, order = tuple(size), tuple(physical_layout)
+    if sorted(order) != list(_builtins.range(len(size))):
+        raise ValueError(f"empty_permuted(): argument 'physical_layout' must be a "
+                         f"permutation of the dims 0..{len(size) - 1}, but got "
+                         f"{list(order)}")
+    strides, step = [0] * len(size), 1
+    for dim in reversed(order):
+        strides[dim] = step
+        step *= size[dim]
+    return empty_strided(size, strides, dtype=dtype, device=device,  # noqa: F821
+                         requires_grad=requires_grad)
+
+
+def fill(input, value):
+    """A new tensor like `input`, every element `value` (the out-of-place fill_)."""
+    return input.clone().fill_(value)
+
+
+def addmv_(input, mat, vec, *, beta=1, alpha=1):
+    return input.addmv_(mat, vec, beta=beta, alpha=alpha)
+
+
+spmm = mm     # noqa: F821 (torch.spmm: the sparse @ dense product mm serves)
+
 # nn functions that PyTorch also serves as torch.conv2d, torch.alpha_dropout, ...
 from tensorplay.nn import _torch_namespace  # noqa: E402
 globals().update(_torch_namespace.names())

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from tensorplay import _removed
 from tensorplay import _dtype as dt
 from tensorplay import _tensor_factory as factory
 from tensorplay import _subclass as subclass
@@ -292,6 +293,38 @@ class Tensor(TensorMethods, TensorBase):
         dtype, device = self._new_dtype_device(dtype, device)
         return factory.full(size, fill_value, dtype=dtype, device=device,
                             requires_grad=requires_grad)
+
+    def new_empty_strided(self, size, stride, *, dtype=None, device=None,
+                          requires_grad=False):
+        dtype, device = self._new_dtype_device(dtype, device)
+        return factory.empty_strided(size, stride, dtype=dtype, device=device,
+                                     requires_grad=requires_grad)
+
+    def new(self, *args, device=None):
+        """The legacy constructor, in this tensor's dtype: `t.new(2, 3)` (uninitialised),
+        `t.new([1, 2])` (data), `t.new(other)` (other itself, as PyTorch returns it),
+        `t.new()` (empty)."""
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            return args[0]
+        if len(args) == 1 and isinstance(args[0], Size):
+            args = tuple(args[0])
+        elif len(args) == 1 and not isinstance(args[0], int):
+            return self.new_tensor(args[0], device=device)       # a list is data
+        return self.new_empty(*args, device=device) if args else self.new_empty(0, device=device)
+
+    # torch.Tensor.solve, eig, symeig, lstsq: removed from PyTorch, they raise its message
+    solve = _removed.METHODS["solve"]
+    eig = _removed.METHODS["eig"]
+    symeig = _removed.METHODS["symeig"]
+    lstsq = _removed.METHODS["lstsq"]
+
+    @property
+    def is_nested(self):
+        return False     # no nested (jagged) tensors here
+
+    @property
+    def is_quantized(self):
+        return False     # no quantized tensors here
 
     def _new_dtype_device(self, dtype, device):
         return (self._impl.dtype if dtype is None else dtype,

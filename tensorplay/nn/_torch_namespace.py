@@ -71,7 +71,38 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
                               reduction=_reduction("poisson_nll_loss", reduction))
 
 
-ATEN_FORMS = ("alpha_dropout", "feature_alpha_dropout", "feature_dropout", "rrelu",
+# The in-place forms (torch.dropout_(input, p, train), ...): the same, written into input.
+def dropout_(input, p, train):
+    return F.dropout(input, p, train, inplace=True)
+
+
+def alpha_dropout_(input, p, train):
+    return F.alpha_dropout(input, p, train, inplace=True)
+
+
+def feature_alpha_dropout_(input, p, train):
+    return F.feature_alpha_dropout(input, p, train, inplace=True)
+
+
+def feature_dropout_(input, p, train):
+    return _functional_dropout._channel_dropout("feature_dropout_", input, p, train, True,
+                                                input.dim())
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    return _functional_activations.rrelu(input, lower, upper, training, inplace=True,
+                                         generator=generator)
+
+
+def embedding_renorm_(input, indices, max_norm, norm_type):
+    """The rows of `input` that `indices` names scaled down to norm max_norm, in place."""
+    from tensorplay.nn import _functional_embedding
+    return _functional_embedding._embedding_renorm_(input, indices, max_norm, norm_type)
+
+
+ATEN_FORMS = ("dropout_", "alpha_dropout_", "feature_alpha_dropout_", "feature_dropout_",
+              "rrelu_", "embedding_renorm_",
+              "alpha_dropout", "feature_alpha_dropout", "feature_dropout", "rrelu",
               "native_channel_shuffle",
               "hinge_embedding_loss", "triplet_margin_loss", "poisson_nll_loss")
 
