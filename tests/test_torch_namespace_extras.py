@@ -130,3 +130,17 @@ def test_tensor_new_and_the_predicates():
         xt.new_empty_strided((2, 3), (1, 2)).stride()
     assert x.is_nested is xt.is_nested is False
     assert x.is_quantized is xt.is_quantized is False
+
+
+def test_random_version_and_functional_modules():
+    tp.manual_seed(3)
+    before = tp.rand(2)
+    tp.manual_seed(3)
+    with tp.random.fork_rng():
+        tp.rand(5)
+    assert_close(tp.rand(2), torch.tensor(before.numpy()))
+    assert tp.random.initial_seed() == 3
+    assert tp.version.cuda is None and tp.version.__version__ == tp.__version__
+    assert tp.functional.einsum is tp.einsum and tp.functional.split is tp.split
+    with pytest.raises(AttributeError):
+        tp.functional.conv2d

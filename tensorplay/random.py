@@ -1,0 +1,28 @@
+"""`tp.random` (torch.random): the default CPU generator and its seed and state, and
+`fork_rng`, which runs a block and then puts the generators' states back."""
+from __future__ import annotations
+
+import contextlib
+
+from tensorplay._random import (  # noqa: F401
+    Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed,
+    set_rng_state,
+)
+
+__all__ = ["Generator", "default_generator", "fork_rng", "get_rng_state", "initial_seed",
+           "manual_seed", "seed", "set_rng_state"]
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices",
+             device_type="cuda"):
+    """Inside the block, draw as you like; after it, the generator is where it was before.
+    (One generator serves both devices here: the cuda kernels draw from it too.)"""
+    if not enabled:
+        yield
+        return
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)
