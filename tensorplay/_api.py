@@ -134,6 +134,33 @@ def addmv_(input, mat, vec, *, beta=1, alpha=1):
 
 
 spmm = mm     # noqa: F821 (torch.spmm: the sparse @ dense product mm serves)
+GradScaler = amp.GradScaler
+from tensorplay import _device as _devices  # noqa: E402  (`device` is asarray's argument)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """`obj` as a tensor, sharing its memory when it can (a tensor, or a NumPy array on the
+    cpu, of the dtype asked for) unless copy=True; copy=False refuses to copy."""
+    def refuse():
+        raise ValueError("asarray(): can't alias the given object without copying it "
+                         "(argument 'copy' is False)")
+    if isinstance(obj, Tensor):
+        same = (dtype is None or dtype == obj.dtype) and \
+            (device is None or _devices.device(device) == obj.device)
+        if same and not copy:
+            return obj
+        if copy is False:
+            refuse()
+        out = obj.to(dtype=dtype or obj.dtype, device=device or obj.device, copy=True)
+        return out.requires_grad_(requires_grad) if requires_grad else out
+    if isinstance(obj, _np.ndarray) and not copy and (device is None or
+                                                     _devices.device(device).type == "cpu"):
+        shared = from_numpy(obj)   # noqa: F821
+        if dtype is None or dtype == shared.dtype:
+            return shared.requires_grad_(requires_grad) if requires_grad else shared
+    if copy is False:
+        refuse()
+    return tensor(obj, dtype=dtype, device=device, requires_grad=requires_grad)  # noqa: F821
 
 # nn functions that PyTorch also serves as torch.conv2d, torch.alpha_dropout, ...
 from tensorplay.nn import _torch_namespace  # noqa: E402

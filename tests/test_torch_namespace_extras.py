@@ -144,3 +144,22 @@ def test_random_version_and_functional_modules():
     assert tp.functional.einsum is tp.einsum and tp.functional.split is tp.split
     with pytest.raises(AttributeError):
         tp.functional.conv2d
+
+
+def test_asarray_shares_memory_where_pytorchs_does():
+    a = np.arange(3.0)
+    t = tp.asarray(a)
+    t[0] = 5
+    assert a[0] == 5                                    # shares the NumPy array
+    c = tp.asarray(a, copy=True)
+    c[1] = 7
+    assert a[1] == 1
+    x = tp.ones(2)
+    assert tp.asarray(x) is x and tp.asarray(x, copy=False) is x
+    assert tp.asarray(x, dtype=tp.float64).dtype == tp.float64
+    with pytest.raises(ValueError, match="copy"):
+        tp.asarray(x, dtype=tp.float64, copy=False)
+    assert_close(tp.asarray([1, 2.5]), torch.asarray([1, 2.5]))
+    assert tp.asarray(3).shape == torch.asarray(3).shape
+    assert tp.asarray(a, dtype=tp.float32).dtype == tp.float32
+    assert tp.GradScaler is tp.amp.GradScaler
