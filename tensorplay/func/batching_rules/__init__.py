@@ -146,6 +146,13 @@ def op_name(op):
 #   x [3] (bdim 1: [3,B]) ->  [B, 1, 3]                 [B, 2, 3] bdim 0
 #   y [2, 3] unbatched    ->  [2, 3] (unchanged)
 #
+def per_example_rule(op, args, bdims):
+    """Ops whose arguments' values decide their work (histogram's bin edges from each
+    example's min and max, put's positions, ctc_loss's lengths read on the host): one
+    call cannot serve the batch, so vmap runs the op once per example."""
+    raise NeedsFallback(op.name)
+
+
 def pointwise_rule(op, args, bdims):
     positions = [i for i in op.schema.tensor_positions if args[i] is not None]
     ranks = [logical_rank(args[i], bdims[i]) for i in positions]

@@ -201,10 +201,6 @@ def index_reduce_rule(op, args, bdims):
     return out, 0
 
 
-def per_example_rule(op, args, bdims):
-    """put: positions in each example's flattened self; the loop over examples runs it."""
-    raise NeedsFallback(op.name)
-
 
 def refused_rule(op, args, bdims):
     """as_strided_scatter, as_strided_, resize_, resize_as_ address (or change) the memory

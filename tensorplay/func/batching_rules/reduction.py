@@ -33,11 +33,3 @@ def full_reduction_rule(op, args, bdims):
         out = out[0]
     return out, 0
 
-
-
-
-def per_example_rule(op, args, bdims):
-    """histogram and histogramdd (each example's bin edges come from its own min and max),
-    quantile and nanquantile (q's range is checked): values read on the host, so the batch
-    cannot be one call: the per-example loop."""
-    raise NeedsFallback(op.name)
