@@ -1,19 +1,6 @@
-"""Multi-head attention: `tp.nn.MultiheadAttention` and its functional form
-`multi_head_attention_forward`, with PyTorch's parameter names, shapes and masks.
-
-Shapes (L: target length, S: source length, N: batch, E: embed_dim, H: num_heads,
-D = E / H: head size). Inputs are (L, N, E) ((N, L, E) with batch_first) or unbatched
-(L, E). Inside, each head is a batch entry:
-
-    q = query @ W_q.T + b_q            (L, N, E) -> (N * H, L, D)
-    k, v likewise from key and value   (S, N, E) -> (N * H, S, D)
-    weights = softmax(q @ k^T / sqrt(D) + mask)           (N * H, L, S)
-    out = (weights @ v) heads side by side @ W_out.T + b_out          (L, N, E)
-
-Masks follow PyTorch's convention, the opposite of scaled_dot_product_attention's: in a
-bool `attn_mask` or `key_padding_mask`, True means "do not attend". Both are turned into
-float masks (-inf where True, else 0) and added to the scores; a float mask is added as is.
-"""
+"""Multi-head attention: `tp.nn.MultiheadAttention`, with PyTorch's parameter names,
+shapes and masks. The computation is `F.multi_head_attention_forward`
+(tensorplay/nn/_functional_attention.py, whose docstring draws its shapes and masks)."""
 from __future__ import annotations
 
 import tensorplay as tp
