@@ -554,3 +554,37 @@ def test_view_of_a_no_grad_view_refuses_in_place():
             v = y[1:]
         with pytest.raises(error, match="no_grad mode"):
             v[0:1].mul_(2)
+
+
+# ---- in-place view ops on a view -----------------------------------------------------
+def _view_op_programs(lib):
+    """(name, leaf gradient) of three programs that change a view's geometry in place."""
+    out = []
+    a = lib.arange(6.0, requires_grad=True)
+    v = (a * 1).view(2, 3)
+    v.transpose_(0, 1)                                       # then read through the view
+    (v * lib.arange(6.0).view(3, 2)).sum().backward()
+    out.append(("transpose_ then read", a.grad))
+    a = lib.arange(6.0, requires_grad=True)
+    b = a * 1
+    v = b.view(2, 3)
+    v.unsqueeze_(0)
+    b.mul_(2)                                                # the base written afterwards
+    (v * lib.arange(6.0).view(1, 2, 3)).sum().backward()
+    out.append(("unsqueeze_ then the base written", a.grad))
+    a = lib.arange(6.0, requires_grad=True)
+    b = a * 1
+    v = b.view(2, 3)
+    v.t_()
+    v.mul_(lib.arange(6.0).view(3, 2))                      # the view written afterwards
+    (b * lib.arange(6.0)).sum().backward()
+    out.append(("t_ then the view written", a.grad))
+    return out
+
+
+def test_an_in_place_view_op_on_a_view_keeps_its_bases_history():
+    """transpose_ (unsqueeze_, t_, ...) on a view changes the view's shape and strides but
+    no value: the view's history is the op's node, and the base keeps its own (it used to
+    get a CopySlices node, whose region was the view's new shape: backward then failed)."""
+    for (name, ours), (_, theirs) in zip(_view_op_programs(tp), _view_op_programs(torch)):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=name)

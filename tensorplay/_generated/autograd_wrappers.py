@@ -4090,7 +4090,7 @@ def unsqueeze_(ks, self, dim):
     node = UnsqueezeBackward0(self)
     node.dim_ = dim
     result = below_autograd(ops.unsqueeze_, ks, self, dim)
-    rebase_history(self, node)
+    rebase_history(self, node, view_op=True)
     return result
 
 
@@ -4101,7 +4101,7 @@ def squeeze_(ks, self):
     node = SqueezeBackward0(self)
     node.self_sizes = self._impl.sizes
     result = below_autograd(ops.squeeze_, ks, self)
-    rebase_history(self, node)
+    rebase_history(self, node, view_op=True)
     return result
 
 
@@ -4112,7 +4112,7 @@ def squeeze__dim(ks, self, dim):
     node = SqueezeBackward1(self)
     node.self_sizes = self._impl.sizes
     result = below_autograd(ops.squeeze__dim, ks, self, dim)
-    rebase_history(self, node)
+    rebase_history(self, node, view_op=True)
     return result
 
 
@@ -4124,7 +4124,7 @@ def transpose__int(ks, self, dim0, dim1):
     node.dim0_ = dim0
     node.dim1_ = dim1
     result = below_autograd(ops.transpose__int, ks, self, dim0, dim1)
-    rebase_history(self, node)
+    rebase_history(self, node, view_op=True)
     return result
 
 
@@ -4802,7 +4802,7 @@ def as_strided_(ks, self, size, stride, storage_offset):
     node.self_storage_offset = self._impl.offset
     node.self_strides = self._impl.strides
     result = below_autograd(ops.as_strided_, ks, self, size, stride, storage_offset)
-    rebase_history(self, node)
+    rebase_history(self, node, view_op=True)
     return result
 
 

@@ -142,17 +142,19 @@ def check_inplace(tensor, op_name):
                            f"an in-place operation.")
 
 
-def rebase_history(tensor, node):
+def rebase_history(tensor, node, view_op=False):
     """After an in-place op: `tensor`'s value is now the output of `node`.
 
     For a view, the *base* changed too: the base's new history is a CopySlices node
     (base with the view's region replaced by node's output), and the view becomes a
-    strided window onto that new base history (see inplace_views.py)."""
+    strided window onto that new base history (see inplace_views.py). An in-place view
+    op (`view_op`: transpose_, unsqueeze_, ...) changes the view's shape and strides
+    but no value, of the view or of its base: the view's history is `node` alone."""
     impl = tensor._impl
     if not impl.dtype.is_floating_point:
         return      # `int_tensor.copy_(float_requiring_grad)`: no gradient flows into ints
     node._output_meta = ((impl.sizes, impl.dtype, impl.device),)
-    if impl.base is None:
+    if impl.base is None or view_op:
         _set_grad_fn(impl, node)
         return
     from tensorplay.autograd.inplace_views import CopySlices, view_of_base

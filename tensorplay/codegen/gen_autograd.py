@@ -330,7 +330,10 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
     if clash:
         raise CodegenError(e.loc, f"{schema.name.full}: argument {clash[0]!r} would be "
                                   f"shadowed by a local of the autograd wrapper")
-    if inplace:
+    if inplace and "view" in e.tags:
+        # an in-place view op (transpose_): self's geometry changes, no value does
+        history = ["rebase_history(self, node, view_op=True)"]
+    elif inplace:
         history = ["rebase_history(self, node)"]
     else:
         diff = spec.entry.output_differentiability
