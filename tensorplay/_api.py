@@ -20,6 +20,7 @@ from tensorplay._creation import (  # noqa: F401
     tensor, as_tensor, from_numpy, from_dlpack, scalar_tensor, empty, empty_strided, zeros, ones,
     full, empty_like, zeros_like, ones_like, full_like, arange, linspace, logspace, eye, rand,
     randn, randint, randperm, rand_like, randn_like, randint_like, tril_indices, triu_indices,
+    asarray, empty_permuted,
 )
 from tensorplay._creation import normal  # noqa: F401
 from tensorplay._random import (  # noqa: F401
@@ -107,23 +108,6 @@ def range(start=0, end=None, step=1, *, dtype=None, device=None,   # noqa: A001
                   requires_grad=requires_grad)
 
 
-def empty_permuted(size, physical_layout, *, dtype=None, device=None,
-                   requires_grad=False, pin_memory=False):
-    """An uninitialised tensor of logical shape `size` whose memory holds its dims in the
-    order `physical_layout` (the last one varying fastest)."""
-    size, order = tuple(size), tuple(physical_layout)
-    if sorted(order) != list(_builtins.range(len(size))):
-        raise ValueError(f"empty_permuted(): argument 'physical_layout' must be a "
-                         f"permutation of the dims 0..{len(size) - 1}, but got "
-                         f"{list(order)}")
-    strides, step = [0] * len(size), 1
-    for dim in reversed(order):
-        strides[dim] = step
-        step *= size[dim]
-    return empty_strided(size, strides, dtype=dtype, device=device,  # noqa: F821
-                         requires_grad=requires_grad)
-
-
 def fill(input, value):
     """A new tensor like `input`, every element `value` (the out-of-place fill_)."""
     return input.clone().fill_(value)
@@ -135,32 +119,6 @@ def addmv_(input, mat, vec, *, beta=1, alpha=1):
 
 spmm = mm     # noqa: F821 (torch.spmm: the sparse @ dense product mm serves)
 GradScaler = amp.GradScaler
-from tensorplay import _device as _devices  # noqa: E402  (`device` is asarray's argument)
-
-
-def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
-    """`obj` as a tensor, sharing its memory when it can (a tensor, or a NumPy array on the
-    cpu, of the dtype asked for) unless copy=True; copy=False refuses to copy."""
-    def refuse():
-        raise ValueError("asarray(): can't alias the given object without copying it "
-                         "(argument 'copy' is False)")
-    if isinstance(obj, Tensor):
-        same = (dtype is None or dtype == obj.dtype) and \
-            (device is None or _devices.device(device) == obj.device)
-        if same and not copy:
-            return obj
-        if copy is False:
-            refuse()
-        out = obj.to(dtype=dtype or obj.dtype, device=device or obj.device, copy=True)
-        return out.requires_grad_(requires_grad) if requires_grad else out
-    if isinstance(obj, _np.ndarray) and not copy and (device is None or
-                                                     _devices.device(device).type == "cpu"):
-        shared = from_numpy(obj)   # noqa: F821
-        if dtype is None or dtype == shared.dtype:
-            return shared.requires_grad_(requires_grad) if requires_grad else shared
-    if copy is False:
-        refuse()
-    return tensor(obj, dtype=dtype, device=device, requires_grad=requires_grad)  # noqa: F821
 
 # nn functions that PyTorch also serves as torch.conv2d, torch.alpha_dropout, ...
 from tensorplay.nn import _torch_namespace  # noqa: E402

@@ -178,6 +178,16 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
     return _finish(_from_array(arr, dtype, device, op="tensor"), requires_grad)
 
 
+def _can_share(data, dtype, device):
+    """as_tensor hands back `data`'s own memory: a tensor it need not convert, or a
+    NumPy array of that dtype, on the cpu."""
+    if isinstance(data, Tensor):
+        return (dtype is None or dtype == data.dtype) and \
+            (device is None or factory_device(device) == data.device)
+    return isinstance(data, np.ndarray) and (dtype is None or dtype.np == data.dtype) \
+        and factory_device(device) is CPU
+
+
 def as_tensor(data, dtype=None, device=None):
     """Like `tensor`, but shares memory with a NumPy array or tensor when it can."""
     if isinstance(data, Tensor):
@@ -185,10 +195,41 @@ def as_tensor(data, dtype=None, device=None):
         if dtype is not None or device is not None:
             out = data.to(device=device or data.device, dtype=dtype)
         return out
-    if isinstance(data, np.ndarray) and (dtype is None or dtype.np == data.dtype) \
-            and factory_device(device) is CPU:
+    if _can_share(data, dtype, device):
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """as_tensor with NumPy's `copy`: None shares memory where it can, True always copies,
+    False refuses to copy."""
+    if copy is False and not _can_share(obj, dtype, device):
+        raise ValueError("asarray(): can't alias the given object without copying it "
+                         "(argument 'copy' is False)")
+    if copy and isinstance(obj, Tensor):
+        out = obj.to(dtype=dtype or obj.dtype, device=device or obj.device, copy=True)
+    elif copy:
+        out = tensor(obj, dtype=dtype, device=device)
+    else:
+        out = as_tensor(obj, dtype, device)
+    return out.requires_grad_() if requires_grad else out
+
+
+def empty_permuted(size, physical_layout, *, dtype=None, device=None, requires_grad=False,
+                   pin_memory=False):
+    """An uninitialised tensor of logical shape `size` whose memory holds its dims in the
+    order `physical_layout` (the last one varying fastest)."""
+    size, order = tuple(size), tuple(physical_layout)
+    if sorted(order) != list(builtins.range(len(size))):
+        raise ValueError(f"empty_permuted(): argument 'physical_layout' must be a "
+                         f"permutation of the dims 0..{len(size) - 1}, but got "
+                         f"{list(order)}")
+    strides, step = [0] * len(size), 1
+    for dim in reversed(order):
+        strides[dim] = step
+        step *= size[dim]
+    return empty_strided(size, strides, dtype=dtype, device=device,
+                         requires_grad=requires_grad)
 
 
 def from_numpy(array):

@@ -2,6 +2,7 @@
 `tp.hann_window(8)`, `hamming_window`, `bartlett_window`, `blackman_window`,
 `kaiser_window` (aten/src/ATen/native/TensorFactories.cpp).
 
+`layout` and `pin_memory` are accepted as PyTorch's are (strided, no pinned memory here).
 A *periodic* window (the default: the one spectral analysis wants) is the symmetric
 window one sample longer, with that last sample dropped. The values are computed in
 float64 and converted to the dtype asked for, which must be a floating one.
@@ -19,7 +20,7 @@ __all__ = ["hann_window", "hamming_window", "bartlett_window", "blackman_window"
            "kaiser_window"]
 
 
-def _window(op, window_length, periodic, dtype, device, requires_grad, layout, values):
+def _window(op, window_length, periodic, dtype, device, requires_grad, values):
     """The window of `values(n)` (the symmetric window of n samples) as a tensor."""
     dtype = dt.get_default_dtype() if dtype is None else dtype
     if not dtype.is_floating_point:
@@ -45,19 +46,19 @@ def _cosine_sum(n, *coefficients):
 def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
                 requires_grad=False, pin_memory=False):
     return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
-                   layout, lambda n: _cosine_sum(n, 0.5, 0.5))
+                   lambda n: _cosine_sum(n, 0.5, 0.5))
 
 
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
                    layout=None, device=None, requires_grad=False, pin_memory=False):
     return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
-                   layout, lambda n: _cosine_sum(n, alpha, beta))
+                   lambda n: _cosine_sum(n, alpha, beta))
 
 
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
                     requires_grad=False, pin_memory=False):
     return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
-                   layout, lambda n: _cosine_sum(n, 0.42, 0.5, 0.08))
+                   lambda n: _cosine_sum(n, 0.42, 0.5, 0.08))
 
 
 def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
@@ -65,7 +66,7 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
     def triangle(n):
         return 1 - np.abs(np.arange(n) * (2 / (n - 1)) - 1)
     return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
-                   layout, triangle)
+                   triangle)
 
 
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
@@ -75,4 +76,4 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
         return special.i0(beta * np.sqrt(np.clip(1 - ((np.arange(n) - half) / half) ** 2,
                                                  0, None))) / special.i0(beta)
     return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
-                   layout, kaiser)
+                   kaiser)

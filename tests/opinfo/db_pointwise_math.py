@@ -543,7 +543,7 @@ EXTRA = [
            sample_inputs_func=partial(sample_inputs_unary, exclude_zero=True,
                                       extra_values=EDGES)),
     # torch.sgn's gradient is a ZeroTensor, which the gradient tests cannot read; ours is
-    # sign's (zeros), tested there and in tests/test_pointwise_extra.py.
+    # sign's (zeros), tested there and in tests/test_pointwise_shifts_and_inplace_grads.py.
     OpInfo("sgn", overloads=("sgn", "sgn_"), inplace="sgn_", supports_autograd=False,
            sample_inputs_func=partial(sample_inputs_unary, extra_values=EDGES)),
     OpInfo("sign", "inplace", overloads=("sign_",), inplace="sign_", supports_autograd=False,

@@ -127,7 +127,7 @@ op_db = [
 # Certain draws again: random_(from_, from_ + 1), cauchy_ and log_normal_ with a scale too
 # small to move the result, geometric_ with p so close to 1 that the first trial succeeds,
 # rates 0 and probabilities 0 and 1. random_() has no certain draw: its entry checks the
-# range of the draws. The numbers themselves: tests/test_random_extra.py.
+# range of the draws. The numbers themselves: tests/test_random_distribution_draws.py.
 INTEGERS_AND_FLOATS = (tp.uint8, tp.int8, tp.int16, tp.int32, tp.int64) + FLOATING
 
 

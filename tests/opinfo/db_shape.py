@@ -391,8 +391,8 @@ MOVED_DB_VIEWS_INPLACE_TMP = [
 
 
 # ---- column_stack, dstack, diag_embed, diagflat, combinations, the numpy splits --------------
-# (column_stack's and dstack's own error, an empty list, is in tests/test_shape_extra.py:
-# these samples always hold a first tensor)
+# (column_stack's and dstack's own error, an empty list, is in
+# tests/test_resize_and_storage_views.py: these samples always hold a first tensor)
 def _column_dstack_samples(op, device, dtype, requires_grad):
     column = op.name == "column_stack"
     yield from _list_samples(op, device, dtype, requires_grad, [

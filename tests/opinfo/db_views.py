@@ -362,7 +362,7 @@ def _errors_adjoint(op, device):
             r"got a 1-D tensor", arg="self")
 
 
-# resize_ within the storage (a larger one moves the data: tests/test_shape_extra.py)
+# resize_ within the storage (a larger one moves the data: tests/test_resize_and_storage_views.py)
 def _resize_samples(op, device, dtype, requires_grad):
     for shape, layout, size in (((4,), "contiguous", (2, 2)), ((3, 4), "contiguous", (2, 3)),
                                 ((3, 4), "transposed", (3, 4)), ((2, 3), "contiguous", (0,)),

@@ -1,4 +1,4 @@
-"""What the operator database cannot express about the shape and indexing additions:
+"""What the operator database cannot express about resizing and storage views:
 resize_ growing the storage (the data moves, the old elements stay), the deprecated
 out-of-place resize / resize_as, get_device and const_data_ptr, the empty-list errors of
 column_stack and dstack, and as_strided_scatter's gradient on a non-contiguous self
