@@ -530,6 +530,18 @@ SCHEMAS = (
         tensor_positions=(0,),
     ),
     OpSchema(
+        name='cfloat',
+        text='cfloat(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='cdouble',
+        text='cdouble(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
         name='bfloat16',
         text='bfloat16(Tensor self) -> Tensor',
         arg_names=('self',),
@@ -7004,6 +7016,91 @@ SCHEMAS = (
         arg_names=('self',),
         tensor_positions=(0,),
     ),
+    OpSchema(
+        name='view_as_real',
+        text='view_as_real(Tensor(a) self) -> Tensor(a)',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='view_as_complex',
+        text='view_as_complex(Tensor(a) self) -> Tensor(a)',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='real',
+        text='real(Tensor(a) self) -> Tensor(a)',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='imag',
+        text='imag(Tensor(a) self) -> Tensor(a)',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='conj',
+        text='conj(Tensor(a) self) -> Tensor(a)',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='conj_physical',
+        text='conj_physical(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='_conj_physical',
+        text='_conj_physical(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='conj_physical_',
+        text='conj_physical_(Tensor(a!) self) -> Tensor(a!)',
+        arg_names=('self',),
+        tensor_positions=(0,),
+        mutable_positions=(0,),
+    ),
+    OpSchema(
+        name='resolve_conj',
+        text='resolve_conj(Tensor(a) self) -> Tensor(a)',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='resolve_neg',
+        text='resolve_neg(Tensor(a) self) -> Tensor(a)',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='complex',
+        text='complex(Tensor real, Tensor imag) -> Tensor',
+        arg_names=('real', 'imag'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='polar',
+        text='polar(Tensor abs, Tensor angle) -> Tensor',
+        arg_names=('abs', 'angle'),
+        tensor_positions=(0, 1),
+    ),
+    OpSchema(
+        name='view_as_real_copy',
+        text='view_as_real_copy(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='view_as_complex_copy',
+        text='view_as_complex_copy(Tensor self) -> Tensor',
+        arg_names=('self',),
+        tensor_positions=(0,),
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -7960,6 +8057,8 @@ DISPATCH = {
         ('int', 'copy.to_int'),
         ('bool', 'copy.to_bool'),
         ('half', 'copy.to_half'),
+        ('cfloat', 'copy.to_cfloat'),
+        ('cdouble', 'copy.to_cdouble'),
         ('bfloat16', 'copy.to_bfloat16'),
         ('view', 'views.view'),
         ('view_as', 'views.view_as'),
@@ -8400,6 +8499,18 @@ DISPATCH = {
         ('batch_norm_update_stats', 'normalization.batch_norm_update_stats'),
         ('alias', 'views.alias'),
         ('hardshrink', 'activations.hardshrink'),
+        ('view_as_real', 'complex.view_as_real'),
+        ('view_as_complex', 'complex.view_as_complex'),
+        ('real', 'complex.real'),
+        ('imag', 'complex.imag'),
+        ('conj', 'complex.conj'),
+        ('conj_physical', 'complex.conj_physical'),
+        ('_conj_physical', 'complex.conj_physical_kernel'),
+        ('conj_physical_', 'complex.conj_physical_'),
+        ('resolve_conj', 'complex.resolve_conj'),
+        ('resolve_neg', 'complex.resolve_neg'),
+        ('complex', 'complex.complex'),
+        ('polar', 'complex.polar'),
     ),
 }
 
@@ -8512,6 +8623,8 @@ DERIVED = {
     'not_equal_.Scalar': ('alias_of', 'ne_.Scalar'),
     'unsafe_split_with_sizes': ('alias_of', 'split_with_sizes'),
     'split_with_sizes_copy': ('copy_of', 'split_with_sizes'),
+    'view_as_real_copy': ('copy_of', 'view_as_real'),
+    'view_as_complex_copy': ('copy_of', 'view_as_complex'),
 }
 
 # op -> shape/dtype rule in tensorplay/meta/ (the Meta kernel and input checks)
@@ -9042,6 +9155,8 @@ VMAP_RULES = {
     'int': 'copy.same_layout_rule',
     'bool': 'copy.same_layout_rule',
     'half': 'copy.same_layout_rule',
+    'cfloat': 'copy.same_layout_rule',
+    'cdouble': 'copy.same_layout_rule',
     'bfloat16': 'copy.same_layout_rule',
     'view': 'views.view_rule',
     'view_as': 'views.view_as_rule',
