@@ -16,6 +16,7 @@ included) so that a file one accepts the other accepts, and a refusal reads the 
 from __future__ import annotations
 
 import collections
+from _compat_pickle import IMPORT_MAPPING, NAME_MAPPING
 from pickle import (
     APPEND, APPENDS, BINFLOAT, BINGET, BININT, BININT1, BININT2, BINPERSID, BINPUT,
     BINUNICODE, BUILD, EMPTY_DICT, EMPTY_LIST, EMPTY_SET, EMPTY_TUPLE, GLOBAL, LONG1,
@@ -139,6 +140,11 @@ class Unpickler:
             if op == GLOBAL[0]:
                 module = self.readline()[:-1].decode("utf-8")
                 name = self.readline()[:-1].decode("utf-8")
+                # protocol 2 writes Python 2's names (__builtin__.eval): read Python 3's
+                if (module, name) in NAME_MAPPING:
+                    module, name = NAME_MAPPING[(module, name)]
+                elif module in IMPORT_MAPPING:
+                    module = IMPORT_MAPPING[module]
                 self.stack.append(self.find_global(module, name))
             elif op == NEWOBJ[0]:
                 args = self.stack.pop()
