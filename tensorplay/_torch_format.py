@@ -368,8 +368,10 @@ def _tensorplay_counterpart(module, name):
             found = getattr(found, part)
         return found
     except (ImportError, AttributeError):
-        raise pickle.UnpicklingError(f"the file needs {module}.{name}, a PyTorch object "
-                                     f"TensorPlay has no counterpart for") from None
+        raise SerializationError(f"load(): the file needs {module}.{name}, a PyTorch object "
+                                 f"TensorPlay has no counterpart for (at "
+                                 f"tensorplay{module[len('torch'):]})", op="load",
+                                 arg="f") from None
 
 
 def unpickle(file, weights_only, persistent_load, encoding="utf-8"):
@@ -407,7 +409,7 @@ def read_zip(zf, prefix, placement, weights_only, corrupt, mmap_path=None,
     if prefix + "constants.pkl" in names or any(n.startswith(prefix + "code/") for n in names):
         raise corrupt("it is a TorchScript archive (torch.jit.save), which holds code; "
                       "TensorPlay loads checkpoints of torch.save only")
-    byteorder = sys.byteorder
+    byteorder = "little"   # PyTorch's reading of a file without the record
     if prefix + "byteorder" in names:
         byteorder = zf.read(prefix + "byteorder").decode("ascii")
         if byteorder not in ("little", "big"):
@@ -494,9 +496,9 @@ def _to_native(raw, dtype, byteorder):
 
 def is_legacy(head):
     """Whether a file starting with `head` is a legacy (pre-1.6) PyTorch checkpoint: it
-    opens with the pickle of MAGIC_NUMBER."""
-    return head.startswith(pickle.dumps(MAGIC_NUMBER, protocol=2)[:-1]) or \
-        head.startswith(pickle.dumps(MAGIC_NUMBER, protocol=2)[2:-1])
+    opens with the pickle of MAGIC_NUMBER (PROTO n, then the 10-byte LONG1)."""
+    body = pickle.dumps(MAGIC_NUMBER, protocol=2)[2:-1]
+    return head[:1] == pickle.PROTO and head[2:2 + len(body)] == body
 
 
 def read_legacy(f, placement, weights_only, corrupt, encoding="utf-8"):
@@ -704,12 +706,14 @@ def pickle_object(obj, protocol, legacy=False):
     return buf.getvalue(), [tuple(entry) for entry in pickler.storages.values()]
 
 
-def write_zip(obj, out, protocol):
-    """`obj` as torch.save writes it, into the seekable binary file `out`."""
+def write_zip(obj, out, protocol, byteorder_record=True):
+    """`obj` as torch.save writes it, into the seekable binary file `out` (without the
+    byteorder record if asked: readers then take the bytes as little-endian)."""
     data, storages = pickle_object(obj, protocol)
     records = [("data.pkl", data), (".format_version", b"1"),
-               (".storage_alignment", str(STORAGE_ALIGNMENT).encode()),
-               ("byteorder", sys.byteorder.encode())]
+               (".storage_alignment", str(STORAGE_ALIGNMENT).encode())]
+    if byteorder_record:
+        records.append(("byteorder", sys.byteorder.encode()))
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as zf:
         for name, payload in records:
             _write_aligned(zf, f"{ARCHIVE}/{name}", payload)

@@ -115,25 +115,28 @@ def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL,
                          f"got {format!r}")
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as out:
-            _save_to(obj, out, format, pickle_protocol, _use_new_zipfile_serialization)
+            _save_to(obj, out, format, pickle_protocol, _use_new_zipfile_serialization,
+                     _disable_byteorder_record)
         return
     if not hasattr(f, "write"):
         raise TypeError(f"save(): argument 'f' must be a path or a binary file object, but "
                         f"got {type(f).__name__}")
     seekable = hasattr(f, "seekable") and f.seekable()
     if seekable:
-        _save_to(obj, f, format, pickle_protocol, _use_new_zipfile_serialization)
+        _save_to(obj, f, format, pickle_protocol, _use_new_zipfile_serialization,
+                 _disable_byteorder_record)
     else:   # zipfile rewrites headers after the data: build it in memory, then copy
         buf = io.BytesIO()
-        _save_to(obj, buf, format, pickle_protocol, _use_new_zipfile_serialization)
+        _save_to(obj, buf, format, pickle_protocol, _use_new_zipfile_serialization,
+                 _disable_byteorder_record)
         f.write(buf.getvalue())
 
 
-def _save_to(obj, out, format, protocol, zip_format):
+def _save_to(obj, out, format, protocol, zip_format, no_byteorder):
     if format == "tensorplay":
         _save_tensorplay(obj, out)
     elif zip_format:
-        _torch_format.write_zip(obj, out, protocol)
+        _torch_format.write_zip(obj, out, protocol, byteorder_record=not no_byteorder)
     else:
         _torch_format.write_legacy(obj, out, protocol)
 
@@ -190,7 +193,8 @@ def _read(src, name, placement, weights_only, mmap_path, encoding):
                 raise RuntimeError("load(): mmap can only be used with files saved in the "
                                    "zip format (torch.save's default since PyTorch 1.6)")
             return _guard(lambda: _torch_format.read_legacy(src, placement, weights_only,
-                                                            corrupt, encoding), corrupt)
+                                                            corrupt, encoding),
+                          corrupt, weights_only)
     src.seek(start)
     try:
         zf = zipfile.ZipFile(src)
@@ -208,20 +212,27 @@ def _read(src, name, placement, weights_only, mmap_path, encoding):
             raise corrupt(f"it has neither '{HEADER}' nor a PyTorch 'data.pkl' (a file from "
                           f"another program?)")
         return _guard(lambda: _torch_format.read_zip(zf, prefix, placement, weights_only,
-                                                     corrupt, mmap_path, encoding), corrupt)
+                                                     corrupt, mmap_path, encoding),
+                      corrupt, weights_only)
 
 
-def _guard(read, corrupt):
+def _guard(read, corrupt, weights_only):
     """Run a PyTorch-format reader: a refusal of the weights-only unpickler becomes
-    PyTorch's message, a malformed file a SerializationError naming it."""
+    PyTorch's message, a malformed file a SerializationError naming it. Without
+    weights_only, what the file's own classes raise (a class that no longer exists, a
+    __setstate__ that fails) passes through unchanged, as from torch.load."""
+    structural = (EOFError, zipfile.BadZipFile, struct.error, UnicodeDecodeError)
+    if weights_only:
+        structural += (KeyError, IndexError, TypeError, ValueError, AttributeError)
     try:
         return read()
-    except pickle.UnpicklingError as e:
-        raise WeightsOnlyError(_weights_only_message(str(e))) from None
     except (SerializationError, DeviceError):
         raise
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError, EOFError,
-            zipfile.BadZipFile, struct.error, UnicodeDecodeError) as e:
+    except pickle.UnpicklingError as e:
+        if weights_only:
+            raise WeightsOnlyError(_weights_only_message(str(e))) from None
+        raise corrupt(f"malformed pickle ({e})") from None
+    except structural as e:
         raise corrupt(f"malformed PyTorch checkpoint ({type(e).__name__}: {e})") from None
 
 

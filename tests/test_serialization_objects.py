@@ -5,6 +5,8 @@ PyTorch's message, loads them with weights_only=False or once allow-listed
 import collections
 import io
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -172,3 +174,29 @@ def test_serialization_is_an_attribute_and_has_pytorchs_names():
     for name in ("save", "load", "add_safe_globals", "safe_globals", "get_safe_globals",
                  "clear_safe_globals", "DEFAULT_PROTOCOL"):
         assert hasattr(tp.serialization, name), name
+
+
+def test_torch_saved_whole_module_loads_without_torch(tmp_path):
+    """weights_only=False maps torch.nn.modules.<m>.<Class> to TensorPlay's class at the
+    same path; the module's state (its __dict__) is PyTorch's layout, which TensorPlay's
+    Module shares, so the loaded model runs."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    torch.save(net, tmp_path / "net.pt")
+    x = np.random.default_rng(0).normal(size=(5, 3)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    code = f"""
+import sys
+import numpy as np
+import tensorplay as tp
+model = tp.load({str(tmp_path / 'net.pt')!r}, weights_only=False)
+assert 'torch' not in sys.modules
+assert type(model) is tp.nn.Sequential and type(model[0]) is tp.nn.Linear
+np.save({str(tmp_path / 'y.npy')!r}, model(tp.from_numpy(np.load({str(tmp_path / 'x.npy')!r})))
+        .detach().numpy())
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"),
+                               net(torch.from_numpy(x)).detach().numpy(), rtol=1e-6, atol=1e-6)

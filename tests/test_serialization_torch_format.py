@@ -310,3 +310,45 @@ def test_bad_torch_files_raise_serialization_error(kind, tmp_path):
     path.write_bytes(BAD_TORCH_FILES[kind]())
     with pytest.raises(SerializationError, match=f"{kind}\\.pt.* is not a valid TensorPlay"):
         tp.load(path)
+
+
+def test_big_endian_checkpoint_is_byteswapped():
+    values = torch.tensor([1.5, -2.0, 3.25], dtype=torch.float64)
+    halves = torch.tensor([1.0, 2.0], dtype=torch.bfloat16)
+
+    def to_big(members):
+        for name in list(members):
+            if name.endswith("byteorder"):
+                members[name] = b"big"
+            elif name.endswith("data/0"):
+                members[name] = values.numpy().astype(">f8").tobytes()
+            elif name.endswith("data/1"):
+                members[name] = halves.view(torch.int16).numpy().astype(">i2").tobytes()
+    got = tp.load(io.BytesIO(rewrite(torch_bytes({"v": values, "h": halves}), to_big)))
+    assert got["v"].tolist() == [1.5, -2.0, 3.25] and got["h"].tolist() == [1.0, 2.0]
+
+
+class WriteOnly(io.RawIOBase):
+    """A stream that can neither seek nor tell (a pipe, a socket)."""
+
+    def __init__(self):
+        self.chunks = []
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        self.chunks.append(bytes(b))
+        return len(b)
+
+
+def test_save_to_unseekable_stream_and_torch_mmap(tmp_path):
+    stream = WriteOnly()
+    tp.save({"w": tp.arange(4.0)}, stream)
+    path = tmp_path / "s.pt"
+    path.write_bytes(b"".join(stream.chunks))
+    assert torch.load(path, mmap=True)["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    tp.save({"w": tp.arange(4.0)}, path, _disable_byteorder_record=True)
+    with zipfile.ZipFile(path) as zf:
+        assert not any(n.endswith("byteorder") for n in zf.namelist())
+    assert torch.load(path)["w"].tolist() == tp.load(path)["w"].tolist() == [0, 1, 2, 3]
