@@ -73,7 +73,7 @@ import zipfile
 import numpy as np
 
 from tensorplay import _dtype as dt
-from tensorplay import _torch_format
+from tensorplay import _torch_format, _torch_pickler
 from tensorplay._device import device as Device
 from tensorplay._impl import TensorImpl, VersionCounter, numel_of
 from tensorplay._tensor import Size, Tensor, wrap
@@ -136,9 +136,9 @@ def _save_to(obj, out, format, protocol, zip_format, no_byteorder):
     if format == "tensorplay":
         _save_tensorplay(obj, out)
     elif zip_format:
-        _torch_format.write_zip(obj, out, protocol, byteorder_record=not no_byteorder)
+        _torch_pickler.write_zip(obj, out, protocol, byteorder_record=not no_byteorder)
     else:
-        _torch_format.write_legacy(obj, out, protocol)
+        _torch_pickler.write_legacy(obj, out, protocol)
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
