@@ -312,12 +312,28 @@ def _as_load_device(location):
                           op="load", arg="map_location") from None
 
 
+class CpuStorage(Storage):
+    """A storage on the CPU as a `map_location` callable receives it (PyTorch passes its
+    CPU storage): the idioms `lambda storage, loc: storage.cpu()` and
+    `lambda storage, loc: storage.cuda(0)` work on it."""
+
+    __slots__ = ()
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        if device is None or isinstance(device, int):
+            device = "cuda" if device is None else f"cuda:{device}"
+        return _device_storage(self.data.reshape(-1).view(np.uint8), as_device(device))
+
+
 def _cpu_storage(raw, nbytes, dtype):
     if raw is None:
         return Storage(None, nbytes, as_device("meta"))
     if nbytes % dtype.itemsize == 0:
         raw = raw.view(dtype.np)   # the CPU backend's storages hold their dtype
-    return Storage(raw, nbytes, CPU)
+    return CpuStorage(raw, nbytes, CPU)
 
 
 def _device_storage(raw, device):

@@ -249,6 +249,10 @@ UNSAFE_MESSAGE = (
     "source.")
 
 
+DOCS_MESSAGE = ("\n\nCheck the documentation of tensorplay.load (tensorplay/serialization.py) to "
+                "learn more about types accepted by default with weights_only.")
+
+
 def _weights_only_message(message):
     """PyTorch's wording (torch.serialization._get_wo_message) around the unpickler's."""
     if re.search(r"GLOBAL (\S+) was not an allowed global by default.", message):
@@ -256,13 +260,13 @@ def _weights_only_message(message):
                 "two options, do those steps only if you trust the source of the checkpoint. "
                 f"\n\t(1) {UNSAFE_MESSAGE}\n\t(2) Alternatively, to load with "
                 "`weights_only=True` please check the recommended steps in the following "
-                "error message.\n\tWeightsUnpickler error: " + message)
+                "error message.\n\tWeightsUnpickler error: " + message + DOCS_MESSAGE)
     updated = f"Weights only load failed. {UNSAFE_MESSAGE}\n"
     if not re.search(r"whose module (\S+) is blocked", message):
         updated += ("Please file an issue with the following so that we can make "
                     "`weights_only=True` compatible with your use case: WeightsUnpickler "
                     "error: ")
-    return updated + "\n\n" + message
+    return updated + "\n\n" + message + DOCS_MESSAGE
 
 
 # ---- TensorPlay's JSON format: saving -----------------------------------------------------

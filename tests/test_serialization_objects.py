@@ -200,3 +200,27 @@ np.save({str(tmp_path / 'y.npy')!r}, model(tp.from_numpy(np.load({str(tmp_path /
     assert out.returncode == 0, out.stderr
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"),
                                net(torch.from_numpy(x)).detach().numpy(), rtol=1e-6, atol=1e-6)
+
+
+PLAIN_VALUES = {
+    "bytes": b"ab\x00", "complex": 1 + 2j, "set": {1, 2}, "frozenset": frozenset([1]),
+    "counter": collections.Counter("aab"), "big": 2 ** 70, "negbig": -2 ** 40,
+    "tuple": (1, (2, 3)), "str": "h\u00e9llo", "bytearray": bytearray(b"x"),
+    "range": range(3), "slice": slice(1, 2), "layout": tp.strided,
+    "ordered": collections.OrderedDict(a=1), "intkeys": {i: -i for i in range(300)},
+}
+
+
+@pytest.mark.parametrize("key", list(PLAIN_VALUES))
+def test_allow_list_agrees_with_torchs(key):
+    """What torch.load(weights_only=True) accepts from a TensorPlay file, tp.load accepts
+    (equal values), and what it refuses, tp.load refuses."""
+    data = saved({key: PLAIN_VALUES[key]})
+    try:
+        expected = torch.load(io.BytesIO(data))[key]
+    except pickle.UnpicklingError:
+        with pytest.raises(pickle.UnpicklingError, match="Weights only load failed"):
+            tp.load(io.BytesIO(data))
+        return
+    got = tp.load(io.BytesIO(data))[key]
+    assert repr(got).replace("tensorplay", "torch") == repr(expected)

@@ -116,7 +116,7 @@ def test_map_location_forms_and_mmap(tmp_path):
     torch.save({"w": torch.arange(6.0).reshape(2, 3), "v": torch.arange(3)}, tmp_path / "a.pt")
     path = tmp_path / "a.pt"
     for location in ("cpu", tp.device("cpu"), {"cpu": "cpu"}, lambda storage, loc: storage,
-                     lambda storage, loc: None):
+                     lambda storage, loc: None, lambda storage, loc: storage.cpu()):
         got = tp.load(path, map_location=location)
         assert got["w"].tolist() == [[0, 1, 2], [3, 4, 5]] and got["w"].device == tp.device("cpu")
     seen = []
@@ -133,6 +133,23 @@ def test_map_location_forms_and_mmap(tmp_path):
         tp.load(io.BytesIO(path.read_bytes()), mmap=True)
     with pytest.raises(TypeError, match="map_location"):
         tp.load(path, map_location=42)
+
+
+def test_map_location_onto_cuda(tmp_path):
+    pytest.importorskip("triton")
+    if not (tp.cuda.is_available() or tp.cuda.is_interpreted()):
+        pytest.skip("no GPU and no Triton interpreter")
+    torch.save({"w": torch.arange(6.0).reshape(2, 3), "v": torch.arange(3)}, tmp_path / "a.pt")
+    for location in ("cuda", {"cpu": "cuda:0"}, lambda storage, loc: storage.cuda(0)):
+        got = tp.load(tmp_path / "a.pt", map_location=location)
+        assert got["w"].device == tp.device("cuda") and got["v"].device == tp.device("cuda")
+        assert got["w"].tolist() == [[0, 1, 2], [3, 4, 5]] and got["v"].tolist() == [0, 1, 2]
+    # saved from cuda: the location says so, and map_location brings it back to the CPU
+    tp.save({"w": got["w"]}, tmp_path / "b.pt")
+    assert torch.load(tmp_path / "b.pt", map_location="cpu")["w"].tolist() == \
+        [[0, 1, 2], [3, 4, 5]]
+    assert tp.load(tmp_path / "b.pt")["w"].device == tp.device("cuda")
+    assert tp.load(tmp_path / "b.pt", map_location="cpu")["w"].device == tp.device("cpu")
 
 
 def test_location_tensorplay_lacks_names_the_way_out(tmp_path):
