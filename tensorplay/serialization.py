@@ -184,10 +184,13 @@ def _read(src, name, placement, weights_only, mmap_path, encoding):
         return SerializationError(f"load(): {name} is not a valid TensorPlay file: {why}",
                                   op="load", arg="f")
     start = src.tell()
-    head = src.read(64)
+    head = src.read(512)
     src.seek(start)
     if not zipfile.is_zipfile(src):
         src.seek(start)
+        if head[257:262] == b"ustar":
+            raise corrupt("it is a tar archive: PyTorch's format before 0.4, which "
+                          "TensorPlay does not read (load and re-save it with PyTorch)")
         if _torch_format.is_legacy(head):
             if mmap_path is not None:
                 raise RuntimeError("load(): mmap can only be used with files saved in the "

@@ -312,20 +312,42 @@ def shorten(members):
     members[name] = members[name][:-4]
 
 
-BAD_TORCH_FILES = {
-    "missing_storage": lambda: rewrite(torch_bytes({"w": torch.ones(4)}), drop("data/0")),
-    "short_storage": lambda: rewrite(torch_bytes({"w": torch.ones(4)}), shorten),
-    "truncated_legacy": lambda: (lambda b: b.getvalue()[:-8])(
-        (lambda b: (torch.save(torch.ones(4), b, _use_new_zipfile_serialization=False), b)[1])(
-            io.BytesIO())),
+def tar_bytes():
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo("storages")
+        info.size = 4
+        tar.addfile(info, io.BytesIO(b"\x80\x02K\x00"))
+    return buf.getvalue()
+
+
+def legacy_bytes(obj):
+    buf = io.BytesIO()
+    torch.save(obj, buf, _use_new_zipfile_serialization=False)
+    return buf.getvalue()
+
+
+BAD_TORCH_FILES = {   # kind: (the file's bytes, what the message says)
+    "tar_format": (tar_bytes, "tar archive: PyTorch's format before 0.4"),
+    "missing_storage": (lambda: rewrite(torch_bytes({"w": torch.ones(4)}), drop("data/0")),
+                        "'archive/data/0' is missing|data/0' is missing"),
+    "short_storage": (lambda: rewrite(torch_bytes({"w": torch.ones(4)}), shorten),
+                      "holds 12 bytes, the pickle says 16"),
+    "truncated_legacy": (lambda: legacy_bytes(torch.ones(4))[:-8], "ends early"),
+    "torchscript": (lambda: rewrite(torch_bytes({"w": torch.ones(1)}),
+                                    lambda m: m.update({"archive/constants.pkl": b""})),
+                    "TorchScript"),
 }
 
 
 @pytest.mark.parametrize("kind", list(BAD_TORCH_FILES))
 def test_bad_torch_files_raise_serialization_error(kind, tmp_path):
     path = tmp_path / f"{kind}.pt"
-    path.write_bytes(BAD_TORCH_FILES[kind]())
-    with pytest.raises(SerializationError, match=f"{kind}\\.pt.* is not a valid TensorPlay"):
+    make, says = BAD_TORCH_FILES[kind]
+    path.write_bytes(make())
+    with pytest.raises(SerializationError,
+                       match=f"{kind}\\.pt.* is not a valid TensorPlay file: .*({says})"):
         tp.load(path)
 
 
@@ -369,3 +391,44 @@ def test_save_to_unseekable_stream_and_torch_mmap(tmp_path):
     with zipfile.ZipFile(path) as zf:
         assert not any(n.endswith("byteorder") for n in zf.namelist())
     assert torch.load(path)["w"].tolist() == tp.load(path)["w"].tolist() == [0, 1, 2, 3]
+
+
+def adam_steps(model, opt, x, n):
+    for _ in range(n):
+        opt.zero_grad()
+        model(x).pow(2).sum().backward()
+        opt.step()
+
+
+def test_training_checkpoint_resumes_across_libraries():
+    """Model + Adam state saved after 3 steps by one library, resumed for 2 more by the
+    other: the weights match the run that never stopped."""
+    tp.manual_seed(0)
+    model = tp.nn.Linear(3, 2)
+    opt = tp.optim.Adam(model.parameters(), lr=0.1)
+    x = tp.randn(4, 3)
+    adam_steps(model, opt, x, 3)
+    buf = io.BytesIO()
+    tp.save({"model": model.state_dict(), "optimizer": opt.state_dict()}, buf)
+    ckpt = torch.load(io.BytesIO(buf.getvalue()))
+    tmodel = torch.nn.Linear(3, 2)
+    tmodel.load_state_dict(ckpt["model"])
+    topt = torch.optim.Adam(tmodel.parameters(), lr=0.1)
+    topt.load_state_dict(ckpt["optimizer"])
+    tx = torch.from_numpy(x.numpy())
+    adam_steps(model, opt, x, 2)
+    adam_steps(tmodel, topt, tx, 2)
+    np.testing.assert_allclose(tmodel.weight.detach().numpy(), model.weight.detach().numpy(),
+                               rtol=1e-6, atol=1e-7)
+    # and back: PyTorch's checkpoint resumes in TensorPlay
+    tbuf = io.BytesIO()
+    torch.save({"model": tmodel.state_dict(), "optimizer": topt.state_dict()}, tbuf)
+    back = tp.load(io.BytesIO(tbuf.getvalue()))
+    model2 = tp.nn.Linear(3, 2)
+    model2.load_state_dict(back["model"])
+    opt2 = tp.optim.Adam(model2.parameters(), lr=0.1)
+    opt2.load_state_dict(back["optimizer"])
+    adam_steps(model2, opt2, x, 2)
+    adam_steps(tmodel, topt, tx, 2)
+    np.testing.assert_allclose(model2.weight.detach().numpy(), tmodel.weight.detach().numpy(),
+                               rtol=1e-6, atol=1e-7)
