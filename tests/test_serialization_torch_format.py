@@ -432,3 +432,19 @@ def test_training_checkpoint_resumes_across_libraries():
     adam_steps(tmodel, topt, tx, 2)
     np.testing.assert_allclose(model2.weight.detach().numpy(), tmodel.weight.detach().numpy(),
                                rtol=1e-6, atol=1e-7)
+
+
+def test_sparse_coo_tensors_cross_both_ways():
+    s = tp.sparse_coo_tensor(tp.tensor([[0, 1], [1, 0]]), tp.tensor([1.0, 2.0]), (2, 3))
+    buf = io.BytesIO()
+    tp.save({"s": s}, buf)
+    got = torch.load(io.BytesIO(buf.getvalue()))["s"]
+    assert got.layout is torch.sparse_coo and got.to_dense().tolist() == s.to_dense().tolist()
+    assert tp.load(io.BytesIO(buf.getvalue()))["s"].to_dense().tolist() == \
+        s.to_dense().tolist()
+    tbuf = io.BytesIO()
+    ts = torch.sparse_coo_tensor([[0, 1], [1, 0]], [3.0, 4.0], (2, 2)).coalesce()
+    torch.save({"s": ts}, tbuf)
+    back = tp.load(io.BytesIO(tbuf.getvalue()))["s"]
+    assert back.layout is tp.sparse_coo and back.is_coalesced()
+    assert back.to_dense().tolist() == ts.to_dense().tolist()
