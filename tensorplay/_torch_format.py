@@ -468,10 +468,10 @@ def read_zip(zf, prefix, placement, weights_only, corrupt, mmap_path=None,
         return found
 
     try:
-        with zf.open(prefix + "data.pkl") as pkl:
-            return unpickle(io.BufferedReader(pkl), weights_only, persistent_load, encoding)
+        pkl = zf.read(prefix + "data.pkl")
     except KeyError:
         raise corrupt(f"the member '{prefix}data.pkl' is missing") from None
+    return unpickle(io.BytesIO(pkl), weights_only, persistent_load, encoding)
 
 
 def _read_exactly(src, out, name, corrupt):
