@@ -399,7 +399,8 @@ def point_to_point_job(rank, world):
         dist.recv(three, 1, tag=3)
         dist.recv(seven, 1, tag=7)
         out["tags"] = ((float(three.item()), float(seven.item())), (3.0, 7.0))
-    dist.barrier()
+    # (gloo's barrier that names the ranks missing; here every rank comes)
+    assert dist.monitored_barrier(timeout=datetime.timedelta(seconds=10)) is None
     return out
 
 
@@ -590,6 +591,8 @@ ARGUMENT_ERRORS = {
                                "RankError", "get_group_rank", "global_rank"),
     "all_gather_object short list": (lambda rank, world: dist.all_gather_object([None], 1),
                                      "ArgumentError", "all_gather_object", "object_list"),
+    "an object pickle refuses": (lambda rank, world: dist.all_gather_object(
+        [None] * world, lambda: rank), "ArgumentError", "all_gather_object", "obj"),
     "gather_object list off the root": (lambda rank, world: dist.gather_object(
         1, [None] * world, dst=(rank + 1) % world),
         "ArgumentError", "gather_object", "object_gather_list"),

@@ -38,7 +38,7 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
     src = peer_rank(name, group, "src", src, "group_src", group_src, default=0)
     _check_list(name, "object_list", object_list)
     if tdist.get_rank() == src:
-        payloads = [_pickle(obj) for obj in object_list]
+        payloads = [_pickle(name, "object_list", obj) for obj in object_list]
         lengths = _lengths([len(p) for p in payloads])
         data = _bytes(b"".join(payloads))
     else:
@@ -60,7 +60,7 @@ def all_gather_object(object_list, obj, group=None):
         return None
     world = tdist.get_world_size(group)
     _check_list(name, "object_list", object_list, world)
-    blocks, lengths = _exchange_padded(obj, group, world)
+    blocks, lengths = _exchange_padded(_pickle(name, "obj", obj), group, world)
     gathered = [_zeros(blocks.shape[0]) for _ in range(world)]
     collectives.all_gather(gathered, blocks, group)
     object_list[:] = [_unpickle(g, n) for g, n in zip(gathered, lengths)]
@@ -82,7 +82,7 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
         raise ArgumentError(f"{name}(): argument 'object_gather_list' must be None on a rank "
                             f"other than dst={dst} (this is rank {tdist.get_rank()})",
                             op=name, arg="object_gather_list")
-    blocks, lengths = _exchange_padded(obj, group, world)
+    blocks, lengths = _exchange_padded(_pickle(name, "obj", obj), group, world)
     gathered = [_zeros(blocks.shape[0]) for _ in range(world)] if root else None
     collectives.gather(blocks, gathered, dst, group)
     if root:
@@ -107,7 +107,8 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
     root = tdist.get_rank() == src
     if root:
         _check_list(name, "scatter_object_input_list", scatter_object_input_list, world)
-        payloads = [_pickle(obj) for obj in scatter_object_input_list]
+        payloads = [_pickle(name, "scatter_object_input_list", obj)
+                    for obj in scatter_object_input_list]
         width = _lengths([max(len(p) for p in payloads)])
     else:
         width = _lengths([0])
@@ -132,7 +133,7 @@ def send_object_list(object_list, dst=None, group=None, device=None, group_dst=N
     if not_a_member(name, group):
         return None
     _check_list(name, "object_list", object_list)
-    payloads = [_pickle(obj) for obj in object_list]
+    payloads = [_pickle(name, "object_list", obj) for obj in object_list]
     point_to_point.send(_lengths([len(p) for p in payloads]), dst, group, group_dst=group_dst)
     if payloads:
         point_to_point.send(_bytes(b"".join(payloads)), dst, group, group_dst=group_dst)
@@ -157,9 +158,15 @@ def recv_object_list(object_list, src=None, group=None, device=None, group_src=N
 
 
 # ---- bytes ------------------------------------------------------------------------------
-def _pickle(obj):
+def _pickle(op, arg, obj):
+    """The bytes of `obj`; an object pickle refuses (a lambda, a lock, ...) is this
+    rank's ArgumentError before anything is sent."""
     buffer = io.BytesIO()
-    pickle.Pickler(buffer).dump(obj)
+    try:
+        pickle.Pickler(buffer).dump(obj)
+    except (pickle.PicklingError, TypeError, AttributeError) as error:
+        raise ArgumentError(f"{op}(): argument '{arg}' holds an object pickle cannot "
+                            f"serialize: {error}", op=op, arg=arg) from error
     return buffer.getvalue()
 
 
@@ -195,10 +202,9 @@ def _unpickle_all(data, lengths):
     return [pickle.loads(raw[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def _exchange_padded(obj, group, world):
-    """This rank's pickle of `obj` padded to the group's longest, and every rank's
+def _exchange_padded(payload, group, world):
+    """This rank's pickle `payload` padded to the group's longest, and every rank's
     length (an all_gather of the lengths first)."""
-    payload = _pickle(obj)
     lengths = [_lengths([0]) for _ in range(world)]
     collectives.all_gather(lengths, _lengths([len(payload)]), group)
     lengths = [int(n.item()) for n in lengths]
