@@ -479,6 +479,7 @@ def subgroup_job(rank, world):
     theirs = tdist.new_group(members)
     out = {"members": members}
     if rank not in members:
+        out["marker"] = group == dist.GroupMember.NON_GROUP_MEMBER     # what torch returns
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             out["outside"] = (dist.get_rank(group), dist.get_world_size(group),

@@ -193,6 +193,7 @@ def test_subgroup_ranks_collectives_and_non_members(suite):
             rank_in, size, *returned, messages = out["outside"]
             assert (rank_in, size, returned) == (-1, -1, [None, None, None])
             assert len(messages) == 3 and all("not a member" in m for m in messages)
+            assert out["marker"] is True
             continue
         assert out["ranks"] == (members.index(rank), 2, members, 1, world - 2)
         pairs = {k: v for k, v in out.items()

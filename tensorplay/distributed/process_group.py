@@ -205,7 +205,7 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
                                group_desc=group_desc, device_id=device_id)
     except RuntimeError as error:
         raise collective_failure(op, error) from error
-    if made is not GroupMember.NON_GROUP_MEMBER:
+    if not _non_member_marker(made):
         _state.group_timeouts[id(made)] = timeout or _state.timeout
     return made
 
@@ -281,7 +281,7 @@ def check_group(op, group):
     """NotInitializedError without a default group; ArgumentError unless `group` is
     None, a ProcessGroup or the non-member marker new_group returns."""
     require_group(op)
-    if group is not None and group is not GroupMember.NON_GROUP_MEMBER \
+    if group is not None and not _non_member_marker(group) \
             and not isinstance(group, ProcessGroup):
         raise ArgumentError(f"{op}(): argument 'group' must be a ProcessGroup (from "
                             f"new_group) or None, got {type(group).__name__}", op=op,
@@ -323,6 +323,11 @@ def peer_rank(op, group, arg, rank, group_arg, group_rank, default=None):
         raise RankError(f"{op}(): argument '{arg}' must be {where}, got {rank!r}",
                         op=op, arg=arg)
     return rank
+
+
+def _non_member_marker(group):
+    """new_group's answer on a rank outside the group: the int GroupMember.NON_GROUP_MEMBER."""
+    return isinstance(group, int) and group == GroupMember.NON_GROUP_MEMBER
 
 
 def _is_rank(value):
