@@ -252,11 +252,14 @@ def against_torch_job(rank, world):
     out = {}
     root = world - 1
     for dtype in ("float32", "int64"):
-        tp_dtype = getattr(tp, dtype)
+        tp_dtype, torch_dtype = getattr(tp, dtype), getattr(torch, dtype)
         x = rank_values(rank, dtype)
 
         def twin(values):
             return tp.tensor(values.copy()), torch.from_numpy(values.copy())
+
+        def twin_zeros(*shape):
+            return tp.zeros(*shape, dtype=tp_dtype), torch.zeros(*shape, dtype=torch_dtype)
 
         for i, (name, op) in enumerate(reduce_ops(dtype).items()):
             async_op = i % 2 == 1
@@ -281,7 +284,7 @@ def against_torch_job(rank, world):
             # gather to the last rank (non-contiguous outputs there)
             ours = ([tp.zeros(4, 3, dtype=tp_dtype).t() for _ in range(world)]
                     if rank == root else None)
-            theirs = [torch.zeros(3, 4, dtype=getattr(torch, dtype)) for _ in range(world)]
+            theirs = [torch.zeros(3, 4, dtype=torch_dtype) for _ in range(world)]
             settle(dist.gather(tp.tensor(x), ours, dst=root, async_op=async_op), async_op)
             tdist.gather(torch.from_numpy(x.copy()), theirs if rank == root else None, dst=root)
             if rank == root:
@@ -289,14 +292,14 @@ def against_torch_job(rank, world):
                                                  torch.stack(theirs).numpy())
             # scatter from rank 0 (the default src)
             pieces = [rank_values(50 + q, dtype) for q in range(world)]
-            ours, theirs = tp.zeros(3, 4, dtype=tp_dtype), torch.zeros(3, 4, dtype=getattr(torch, dtype))
+            ours, theirs = twin_zeros(3, 4)
             settle(dist.scatter(ours, [tp.tensor(p) for p in pieces] if rank == 0 else None,
                                 async_op=async_op), async_op)
             tdist.scatter(theirs, [torch.from_numpy(p) for p in pieces] if rank == 0 else None)
             out[f"scatter/{dtype}/{mode}"] = (ours.numpy().copy(), theirs.numpy())
             # reduce_scatter: rank r's piece q differs for every (r, q)
             pieces = [rank_values(10 * rank + q, dtype) for q in range(world)]
-            ours, theirs = tp.zeros(3, 4, dtype=tp_dtype), torch.zeros(3, 4, dtype=getattr(torch, dtype))
+            ours, theirs = twin_zeros(3, 4)
             settle(dist.reduce_scatter(ours, [tp.tensor(p) for p in pieces],
                                        op=dist.ReduceOp.MAX, async_op=async_op), async_op)
             tdist.reduce_scatter(theirs, [torch.from_numpy(p) for p in pieces],
@@ -305,7 +308,7 @@ def against_torch_job(rank, world):
             # all_to_all: rank r's block q goes to rank q as its block r
             blocks = [rank_values(10 * rank + q, dtype, (2, 3)) for q in range(world)]
             ours = [tp.zeros(2, 3, dtype=tp_dtype) for _ in range(world)]
-            theirs = [torch.zeros(2, 3, dtype=getattr(torch, dtype)) for _ in range(world)]
+            theirs = [torch.zeros(2, 3, dtype=torch_dtype) for _ in range(world)]
             settle(dist.all_to_all(ours, [tp.tensor(b) for b in blocks], async_op=async_op),
                    async_op)
             tdist.all_to_all(theirs, [torch.from_numpy(b) for b in blocks])
@@ -322,7 +325,7 @@ def against_torch_job(rank, world):
                 [np.full((rank + 1, 2), 100 * r + rank).astype(dtype) for r in range(world)])
             # all_to_all_single, equal slices
             x2 = rank_values(rank, dtype, (2 * world, 3))
-            ours, theirs = tp.zeros(2 * world, 3, dtype=tp_dtype), torch.zeros(2 * world, 3, dtype=getattr(torch, dtype))
+            ours, theirs = twin_zeros(2 * world, 3)
             settle(dist.all_to_all_single(ours, tp.tensor(x2), async_op=async_op), async_op)
             tdist.all_to_all_single(theirs, torch.from_numpy(x2.copy()))
             out[f"all_to_all_single/{dtype}/{mode}"] = (ours.numpy().copy(), theirs.numpy())
@@ -332,7 +335,7 @@ def against_torch_job(rank, world):
             received = [r + 2 * rank for r in range(world)]
             x3 = rank_values(rank, dtype, (sum(sent), 3))
             wide = tp.zeros(sum(received), 6, dtype=tp_dtype)
-            theirs = torch.zeros(sum(received), 3, dtype=getattr(torch, dtype))
+            theirs = torch.zeros(sum(received), 3, dtype=torch_dtype)
             settle(dist.all_to_all_single(wide[:, ::2], tp.tensor(x3), received, sent,
                                           async_op=async_op), async_op)
             tdist.all_to_all_single(theirs, torch.from_numpy(x3.copy()), received, sent)
