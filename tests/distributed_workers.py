@@ -346,6 +346,11 @@ def against_torch_job(rank, world):
     settle(work, True)
     result = dist.all_reduce(tp.ones(2), async_op=True).result()
     out["work.result"] = (result[0].numpy(), np.full(2, world, np.float32))
+    outputs = [tp.zeros(1) for _ in range(world)]
+    result = dist.all_to_all(outputs, [tp.tensor([float(rank)])] * world, async_op=True).result()
+    assert all(a is b for a, b in zip(result, outputs))       # the outputs themselves
+    out["work.result/all_to_all"] = ([r.numpy() for r in result],
+                                     [np.array([float(r)], np.float32) for r in range(world)])
     return out
 
 

@@ -134,7 +134,7 @@ def assert_pairs(pairs, names):
 def test_reduce_gather_scatter_all_to_all_match_torch(suite):
     world, results = suite
     for rank, out in results.items():
-        names = {"work.result"}
+        names = {"work.result", "work.result/all_to_all"}
         for dtype in ("float32", "int64"):
             ops = [name for name in workers.reduce_ops(dtype)]
             names |= {f"all_reduce/{op}/{dtype}" for op in ops}

@@ -232,7 +232,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
                               (sent, "input_tensor_list", False)])
     return launch(name, shared, async_op, lambda: tdist.all_to_all_single(
         shared[0].torch, shared[1].torch, received_sizes, sent_sizes, group=group,
-        async_op=True), group, after=unpack)
+        async_op=True), group, after=unpack, outputs=output_tensor_list)
 
 
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,

@@ -38,12 +38,13 @@ class Work:
     returns True; a failure raises CollectiveError. `is_completed()` asks without
     blocking; `result()` waits and returns the tensors the op wrote."""
 
-    def __init__(self, op, torch_work, shared, group=None, after=None):
+    def __init__(self, op, torch_work, shared, group=None, after=None, outputs=None):
         self.op = op
         self._work = torch_work
         self._shared = shared
         self._group = group
         self._after = after           # called once, after the memory is back
+        self._outputs = outputs       # what result() returns, when not the written memory
         self._done = False
         self._error = None
         self.peer = None              # irecv: the sender's global rank, when named
@@ -85,6 +86,8 @@ class Work:
     def result(self):
         """Wait, then return the tensors the collective wrote."""
         self.wait()
+        if self._outputs is not None:
+            return list(self._outputs)
         return [s.tensor for s in self._shared if s.written]
 
     def source_rank(self):
@@ -117,11 +120,11 @@ def hand_over(op, tensors, group=None):
     return shared
 
 
-def launch(op, shared, async_op, start, group=None, after=None):
+def launch(op, shared, async_op, start, group=None, after=None, outputs=None):
     """Start the collective (`start()` returns torch's Work); return our Work, or wait
     for it when not async."""
     try:
-        work = Work(op, start(), shared, group, after)
+        work = Work(op, start(), shared, group, after, outputs)
     except RuntimeError as error:
         raise collective_failure(op, error, group) from error
     if async_op:
