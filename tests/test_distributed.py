@@ -292,7 +292,7 @@ def test_contiguous_memory_is_handed_over_without_a_copy(dtype):
 @pytest.fixture
 def group_of_one():
     """A gloo group of this process alone (a HashStore: nothing listens on the network)."""
-    tp.distributed.init_process_group("gloo", store=torch.distributed.HashStore(), rank=0,
+    tp.distributed.init_process_group("gloo", store=tp.distributed.HashStore(), rank=0,
                                       world_size=1)
     yield
     tp.distributed.destroy_process_group()

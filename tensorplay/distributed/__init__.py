@@ -52,4 +52,10 @@ from tensorplay.distributed.work import ReduceOp, Work  # noqa: F401
 is_gloo_available = _tdist.is_gloo_available
 is_nccl_available = _tdist.is_nccl_available
 is_mpi_available = _tdist.is_mpi_available
+is_backend_available = _tdist.is_backend_available
 is_torchelastic_launched = _tdist.is_torchelastic_launched
+get_node_local_rank = _tdist.get_node_local_rank
+
+# The stores the ranks meet at (init_process_group(store=...)): torch's own.
+Store, TCPStore, FileStore, HashStore, PrefixStore = (
+    _tdist.Store, _tdist.TCPStore, _tdist.FileStore, _tdist.HashStore, _tdist.PrefixStore)
