@@ -415,3 +415,59 @@ def tan_half_turn(u):
     # tan(pi * (u - 0.5)) for u in [0, 1): the Cauchy quantile function.
     t = 3.141592653589793 * (u - 0.5)
     return tl.sin(t) / tl.cos(t)
+
+
+# ---- complex numbers: functions of the parts (re, im), giving the parts of the result -----
+# Triton has no complex type; the complex forms of the pointwise template
+# (pointwise_expressions.COMPLEX_EXPRESSIONS) call these on the parts.
+@triton.jit
+def complex_arg(re, im):
+    """atan2(im, re) to the precision of the dtype: atan2's polynomial (float32 accurate)
+    refined by one Newton step, t + sin(angle - t) / cos(angle - t) with both read off
+    the rotation of (re, im) by -t."""
+    t = atan2(im, re)
+    c = tl.cos(t)
+    s = tl.sin(t)
+    along = re * c + im * s         # |z| cos(angle - t), about |z|
+    across = im * c - re * s        # |z| sin(angle - t), about 0
+    ok = (along > 0) & (along < float("inf"))
+    return t + tl.where(ok, across / tl.where(ok, along, 1.0), 0.0)
+
+
+@triton.jit
+def complex_div(ar, ai, br, bi):
+    """(ar + i ai) / (br + i bi) by Smith's method: divide through by the larger part of
+    the divisor, so that |b|^2 is never formed (it would overflow or underflow)."""
+    wide = tl.abs(br) >= tl.abs(bi)
+    r = tl.where(wide, bi / br, br / bi)                # the ratio of the parts, <= 1
+    d = tl.where(wide, br + bi * r, br * r + bi)
+    re = tl.where(wide, ar + ai * r, ar * r + ai) / d
+    im = tl.where(wide, ai - ar * r, ai * r - ar) / d
+    return re, im
+
+
+@triton.jit
+def complex_exp(re, im):
+    """e^re (cos im + i sin im); a real argument (im == 0) keeps its 0 (exp(inf) is inf,
+    not inf * 0 = nan)."""
+    e = tl.exp(re)
+    return e * tl.cos(im), tl.where(im == 0, im, e * tl.sin(im))
+
+
+@triton.jit
+def complex_log(re, im):
+    """log|z| + i arg z (the principal branch: the angle in (-pi, pi])."""
+    return tl.log(hypot(re, im)), complex_arg(re, im)
+
+
+@triton.jit
+def complex_sqrt(re, im):
+    """The principal square root: t = sqrt((|z| + |re|) / 2) is the larger part of the
+    result, the other is im / 2t (so that nothing cancels); for re < 0 the parts swap,
+    the imaginary one taking im's sign."""
+    t = tl.sqrt((hypot(re, im) + tl.abs(re)) * 0.5)
+    half = tl.where(t == 0, 0.0, 0.5 / tl.where(t == 0, 1.0, t))
+    other = im * half
+    real = tl.where(re >= 0, t, tl.abs(other))
+    imag = tl.where(re >= 0, other, copysign(t, im))
+    return real, tl.where(t == 0, im, imag)
