@@ -9,6 +9,8 @@ of the same bytes:
     part(z, 0): float32, sizes (3,),   strides (2,),   offset 2k    (z.real)
     part(z, 1): float32, sizes (3,),   strides (2,),   offset 2k+1  (z.imag)
 
+and back: `as_complex` of a float tensor with a last dim of 2 (view_as_complex).
+
 These are the views of tensorplay/composite/complex.py built directly on the impl: a
 kernel runs below autograd and only needs somewhere to read and write.
 
@@ -35,6 +37,15 @@ def pairs(t):
     impl = t._impl
     return _view(t, impl.sizes + (2,), tuple(2 * s for s in impl.strides) + (1,),
                  2 * impl.offset)
+
+
+def as_complex(t):
+    """The float tensor `t` with a last dim of 2 (stride 1, even strides and offset: a
+    result the backend allocated) as the complex tensor of its pairs: view_as_complex."""
+    impl = t._impl
+    sizes, strides = impl.sizes[:-1], tuple(s // 2 for s in impl.strides[:-1])
+    return factory.wrap(TensorImpl(impl.storage, tuple(sizes), strides, impl.offset // 2,
+                                   impl.dtype.to_complex(), impl.device))
 
 
 def part(t, k):

@@ -197,8 +197,12 @@ class KernelRegistry:
         self.layout_aware = False
         self.pinned = {}        # describe_key text -> candidate name (tp.dispatch.tune)
         # Complex calls are this registry's to route (fallback 3) only at the CUDA key: the
-        # CPU kernels are NumPy, which has complex types.
+        # CPU kernels are NumPy, which has complex types. A complex `dtype=` argument
+        # makes a complex call too (cumsum of a float tensor into complex64).
         self.complex_on_host = key == DispatchKey.CUDA
+        names = handle.schema.arg_names
+        self.dtype_arg = names.index("dtype") if self.complex_on_host and "dtype" in names \
+            else None
 
     def add(self, fn, *, name, priority=0, dtypes=None, contiguous=False, shape=None,
             layout=None, takes_complex=False):
@@ -295,8 +299,9 @@ class KernelRegistry:
             return self.run_candidates(plan.candidates, args)
 
     def cache_key(self, args):
-        """(dtypes of the tensor arguments, contiguity if a candidate cares, shape rules,
-        memory layout if a candidate cares)."""
+        """(dtypes of the tensor arguments (and a complex `dtype=` argument at the CUDA
+        key), contiguity if a candidate cares, shape rules, memory layout if a candidate
+        cares)."""
         schema = self.handle.schema
         if schema.list_positions:
             dtypes, contiguous = _list_aware_dtypes(schema, args)
@@ -307,6 +312,10 @@ class KernelRegistry:
             if self.needs_layout:
                 contiguous = all(args[i]._impl.is_contiguous for i in schema.tensor_positions
                                  if args[i] is not None)
+        if self.dtype_arg is not None:
+            wanted = args[self.dtype_arg]
+            if wanted is not None and wanted.is_complex:
+                dtypes += (wanted,)
         layout = self.call_layout(args) if self.layout_aware else None
         if self.shape_rules:
             return (dtypes, contiguous, tuple(bool(r.check(*args)) for r in self.shape_rules),
