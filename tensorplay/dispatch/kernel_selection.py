@@ -527,7 +527,7 @@ class KernelRegistry:
             if args[i] is not None and moved[i] is not args[i]:
                 args[i].copy_(moved[i])
                 written[id(moved[i])] = args[i]
-        return _map_tensors(out, lambda t: written.get(id(t)) or t.to(device))
+        return _map_tensors(out, lambda t: written[id(t)] if id(t) in written else t.to(device))
 
 
 def _list_aware_dtypes(schema, args):
