@@ -286,11 +286,15 @@ def _is_complex(self, dtype):
 def _complex_reduce(op, self, dim, keepdim, dtype):
     """sum / mean of a complex tensor: the real reduction `op` of its (re, im) pairs
     (triton_kernels/_complex.py) over the same dims, which leaves the pair dim, last,
-    alone. A real tensor summed into a complex dtype is converted first."""
+    alone. A tensor reduced into another dtype is converted first: a real one into a
+    complex dtype, and a complex one into a real dtype keeps its real parts (as PyTorch
+    casts), which the real reduction then takes."""
     dtype = dtype or self._impl.dtype
     if self._impl.dtype is not dtype:
         converted = new_tensor(self._impl.sizes, dtype, self._impl.device)
         self = copy_values(converted, self)
+        if not dtype.is_complex:
+            return call_below_autograd(op, self, dim, keepdim, dtype)
     ndim = len(self._impl.sizes)
     if ndim == 0:       # one number: its own sum and mean (dims [] would reduce the pair)
         return clone(self, None)

@@ -210,11 +210,17 @@ def test_sum_and_mean_reduce_the_pairs(dtype):
     assert_matches(z[0, 0, 0].sum(), Z[0, 0, 0].sum())          # a 0-dim tensor
 
 
-def test_sum_into_a_complex_dtype():
+def test_sum_into_another_dtype():
     x, X = numbers((3, 4), tp.float32)
     assert_matches(x.sum(1, dtype=tp.complex64), X.sum(1, dtype=torch.complex64))
     z, Z = numbers((3, 4))
     assert_matches(z.sum(0, dtype=tp.complex128), Z.sum(0, dtype=torch.complex128), tol=1e-6)
+    with pytest.warns(UserWarning):        # PyTorch: the cast discards the imaginary parts
+        expected = Z.sum(1, dtype=torch.float64)
+    assert_matches(z.sum(1, dtype=tp.float64), expected, tol=1e-6)
+    assert_matches(z.mean(dtype=tp.float64), Z.real.double().mean(), tol=1e-6)
+    out = z.sum(1, dtype=tp.int32)
+    assert out.dtype is tp.int32 and out.device == CUDA
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
