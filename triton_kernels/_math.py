@@ -471,3 +471,31 @@ def complex_sqrt(re, im):
     real = tl.where(re >= 0, t, tl.abs(other))
     imag = tl.where(re >= 0, other, copysign(t, im))
     return real, tl.where(t == 0, im, imag)
+
+
+@triton.jit
+def complex_sin(re, im):
+    """sin(a + bi) = sin a cosh b + i cos a sinh b."""
+    return tl.sin(re) * cosh(im), tl.cos(re) * sinh(im)
+
+
+@triton.jit
+def complex_cos(re, im):
+    """cos(a + bi) = cos a cosh b - i sin a sinh b."""
+    return tl.cos(re) * cosh(im), -(tl.sin(re) * sinh(im))
+
+
+@triton.jit
+def complex_tanh(re, im):
+    """tanh(a + bi) = (sinh 2a + i sin 2b) / (cosh 2a + cos 2b). Past |a| = 20 the real
+    part is +-1 to double precision, where sinh and cosh would overflow to inf / inf."""
+    d = cosh(2.0 * re) + tl.cos(2.0 * im)
+    real = tl.where(tl.abs(re) > 20.0, tl.where(re < 0, -1.0, 1.0), sinh(2.0 * re) / d)
+    return real, tl.sin(2.0 * im) / d
+
+
+@triton.jit
+def complex_sigmoid(re, im):
+    """1 / (1 + e^-z)."""
+    er, ei = complex_exp(-re, -im)
+    return complex_div(tl.zeros_like(re) + 1.0, tl.zeros_like(re), 1.0 + er, ei)

@@ -97,6 +97,11 @@ COMPLEX_EXPRESSIONS = {
     "sqrt": (1, "complex", "_math.complex_sqrt(xr, xi)"),
     "reciprocal": (1, "complex", "_math.complex_div(tl.zeros_like(xr) + 1.0, tl.zeros_like(xr), "
                                  "xr, xi)"),
+    "sin": (1, "complex", "_math.complex_sin(xr, xi)"),
+    "cos": (1, "complex", "_math.complex_cos(xr, xi)"),
+    "tanh": (1, "complex", "_math.complex_tanh(xr, xi)"),
+    "sigmoid": (1, "complex", "_math.complex_sigmoid(xr, xi)"),
+    "angle": (1, "real", "_math.complex_arg(xr, xi)"),
 }
 
 

@@ -113,7 +113,8 @@ def test_fill_and_zero():
 # ---- the pointwise template's complex form ----------------------------------------------------
 BINARY = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div}
 UNARY = {"neg": torch.neg, "abs": torch.abs, "exp": torch.exp, "log": torch.log,
-         "sqrt": torch.sqrt, "reciprocal": torch.reciprocal}
+         "sqrt": torch.sqrt, "reciprocal": torch.reciprocal, "sin": torch.sin,
+         "cos": torch.cos, "tanh": torch.tanh, "sigmoid": torch.sigmoid, "angle": torch.angle}
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)
@@ -143,6 +144,15 @@ def test_abs_is_real_and_log_and_sqrt_take_the_principal_branch():
         assert_matches(tp.abs(z), Z.abs())
         assert_matches(tp.sqrt(z), Z.sqrt())
         assert_matches(tp.log(z[:-2]), Z[:-2].log())     # log of 0 is -inf + 0j, below
+
+
+def test_tanh_and_sigmoid_far_from_the_origin():
+    values = [30 + 1j, -30 + 2j, 1e-4 - 1e-4j, 5 + 100j, -40 - 0.5j]
+    for dtype in COMPLEX:
+        Z = torch.tensor(values, dtype=TORCH[dtype])
+        z = tp.tensor(Z.numpy()).to(CUDA)
+        assert_matches(tp.tanh(z), Z.tanh())
+        assert_matches(tp.sigmoid(z), Z.sigmoid())
 
 
 def test_real_and_complex_operands_mix():
