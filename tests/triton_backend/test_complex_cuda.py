@@ -135,6 +135,26 @@ def test_unary_ops_run_their_complex_kernel(op, dtype):
     assert f"{op}_complex_c_kernel" in text and "complex on host" not in text
 
 
+SPECIAL = [0.0, -0.0, 1.0, -1.5, float("inf"), -float("inf"), float("nan"), 1e-30, 1e30, 25.0,
+           -25.0]
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_infinities_nans_and_zeros_match_pytorch(dtype):
+    """Every pair of special parts (C99 Annex G's cases); the signs of zeros are not
+    compared (PyTorch's own kernels differ among themselves there)."""
+    Z = torch.tensor([complex(a, b) for a, b in itertools.product(SPECIAL, SPECIAL)],
+                     dtype=TORCH[dtype])
+    z = tp.tensor(Z.numpy()).to(CUDA)
+    W = Z.roll(7)
+    w = tp.tensor(W.numpy()).to(CUDA)
+    cases = [(op, getattr(tp, op)(z), fn(Z)) for op, fn in UNARY.items()]
+    cases += [(op, getattr(tp, op)(z, w), fn(Z, W)) for op, fn in BINARY.items()]
+    for op, got, expected in cases:
+        np.testing.assert_allclose(np.asarray(got.cpu()), expected.numpy(), rtol=2e-6,
+                                   equal_nan=True, err_msg=op)
+
+
 def test_abs_is_real_and_log_and_sqrt_take_the_principal_branch():
     values = [-1 + 0j, -1 - 0j, -4 + 1e-30j, 0j, 2j, -2j, 1e30 + 1e30j, 1e-30 - 1e-30j]
     for dtype in COMPLEX:
