@@ -67,6 +67,8 @@ def test_transfers_repr_and_the_torch_view():
     np.testing.assert_array_equal(np.asarray(back), Z.numpy())
     assert "device='cuda:0'" in repr(z) and "j" in repr(z)
     assert torch.equal(tp.cuda.as_torch(z), Z)
+    assert torch.equal(torch.from_dlpack(z), Z)
+    np.testing.assert_array_equal(np.asarray(z.t().cpu()), Z.t().numpy())   # strided
     assert tp.view_as_real(z).dtype is tp.float32          # views are device-independent
     assert_matches(z.imag, Z.imag)
 
