@@ -268,16 +268,30 @@ def test_mm_and_bmm_are_real_products_of_the_parts(dtype):
     assert_matches(tp.matmul(a, b[0]), torch.matmul(A, B[0]), tol)
 
 
+def test_shape_ops_copy_the_pairs():
+    (z, Z), (w, W) = numbers((2, 3)), numbers((2, 2), seed=1)
+    x, X = numbers((2, 1), tp.float32, seed=2)
+    out, text = kernels_run(lambda: tp.cat([z, w, x], 1))        # a real input promoted
+    assert_matches(out, torch.cat([Z, W, X], 1))
+    assert "complex on host" not in text
+    assert_matches(tp.flip(z, [0, 1]), torch.flip(Z, [0, 1]))
+    assert_matches(tp.roll(z, 1, 1), torch.roll(Z, 1, 1))
+    assert_matches(z.repeat(2, 1, 2), Z.repeat(2, 1, 2))
+    assert_matches(z.repeat_interleave(2, 0), Z.repeat_interleave(2, 0))
+    assert_matches(tp.stack([z, w[:, :1].expand(2, 3)]), torch.stack([Z, W[:, :1].expand(2, 3)]))
+
+
 # ---- every other op: the CPU kernel on host copies, logged ----------------------------------
 def test_an_op_without_a_complex_form_runs_on_a_host_copy_and_says_so(caplog):
     z, Z = numbers((2, 3))
+    index = tp.tensor([2, 0]).to(CUDA)
     with caplog.at_level(logging.INFO, logger="tensorplay.dispatch"):
-        out, text = kernels_run(lambda: tp.flip(z, [1]))
-    assert_matches(out, torch.flip(Z, [1]))
+        out, text = kernels_run(lambda: tp.index_select(z, 1, index))
+    assert_matches(out, torch.index_select(Z, 1, torch.tensor([2, 0])))
     assert "rejected, no complex form" in text
     assert "fallback  complex on host" in text
-    assert "cpu_kernels.shape.flip" in text
-    assert "flip on CUDA: complex on host" in caplog.text
+    assert "cpu_kernels.indexing.index_select" in text
+    assert "index_select on CUDA: complex on host" in caplog.text
 
 
 def test_the_host_fallback_writes_an_in_place_result_back():
