@@ -87,13 +87,15 @@ def _complex_table_cases(quick):
         arity, result, expr, *scalar_names = COMPLEX_EXPRESSIONS[name]
         scalars = tuple(f"{s}_{part}" for s in (scalar_names[0] if scalar_names else ())
                         for part in ("re", "im"))
-        patterns = [(True,) * arity] + ([(True, False)] if arity == 2 else [])
+        patterns = [(True,) * arity] + ([(True, False)] if arity == 2 else []) \
+            if name != "where" else [(False, True, True), (False, False, True)]
         for pattern in patterns:
             variant = f"{name}_complex_{''.join('c' if c else 'r' for c in pattern)}"
             fn = _template.kernel(variant, expr, arity, 2, scalars,
                                   parts=(pattern, result == "complex"))
             for ptr, compute in (("*fp32", tl.float32), ("*fp64", tl.float64)):
-                types = {"out_ptr": ptr, "x_ptr": ptr, "y_ptr": ptr if pattern[-1] else "*i64"}
+                types = {"out_ptr": ptr, "x_ptr": ptr if pattern[0] else "*i1",
+                         "y_ptr": ptr if pattern[1 % arity] else "*i64", "z_ptr": ptr}
                 types.update({s: "fp32" for s in scalars})
                 yield (f"{variant} {ptr[1:]}", fn, types,
                        dict(COMPUTE=compute, BLOCK=1024, WIDE_INDEX=False), {})

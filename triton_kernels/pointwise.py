@@ -225,6 +225,9 @@ ge = _compare("ge")
 def where(condition, self, other):
     device, tensors = operands("where", condition=condition, self=self, other=other)
     spec = shape_rule("where")("where", (condition, self, other))
+    if is_complex_call(self, other):        # the result's dtype is theirs, not condition's
+        out, compute = complex_result("where", spec.sizes, device, (self, other))
+        return run_complex("where", out, tensors, compute)
     out = new_tensor_like(spec.sizes, spec.dtype, device, (condition, self, other))
     return run("where", out, tensors, spec.dtype)
 

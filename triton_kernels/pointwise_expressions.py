@@ -102,6 +102,8 @@ COMPLEX_EXPRESSIONS = {
     "tanh": (1, "complex", "_math.complex_tanh(xr, xi)"),
     "sigmoid": (1, "complex", "_math.complex_sigmoid(xr, xi)"),
     "angle": (1, "real", "_math.complex_arg(xr, xi)"),
+    # where(condition, self, other): the condition is the real input x
+    "where": (3, "complex", "(tl.where(xr != 0, yr, zr), tl.where(xr != 0, yi, zi))"),
 }
 
 

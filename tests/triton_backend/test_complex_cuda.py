@@ -186,6 +186,15 @@ def test_real_and_complex_operands_mix():
     assert_matches(z - 2, Z - 2)
 
 
+def test_where_picks_complex_numbers():
+    (z, Z), (w, W) = numbers((3, 4)), numbers((4,), seed=1)
+    x, X = numbers((3, 4), tp.float64, seed=2)
+    out, text = kernels_run(lambda: tp.where(x > 0, z, w))
+    assert_matches(out, torch.where(X > 0, Z, W))
+    assert "where_complex_rcc_kernel" in text
+    assert_matches(tp.where(x > 0, x, z), torch.where(X > 0, X, Z))    # complex128
+
+
 def test_complex_scalars_and_alpha():
     z, Z = numbers((4,))
     w, W = numbers((4,), seed=1)
