@@ -31,9 +31,15 @@ from tensorplay.nn.modules._rnn_fused import LSTMSequence
 from tensorplay.nn.modules.module import Module
 from tensorplay.nn.parameter import Parameter
 
-__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+__all__ = ["apply_permutation", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+def apply_permutation(tensor, permutation, dim=1):
+    """`tensor` with its entries along `dim` reordered by `permutation` (how PyTorch's RNNs
+    put a PackedSequence's hidden states back in the caller's batch order)."""
+    return tensor.index_select(dim, permutation)
 
 
 class RNNBase(Module):
