@@ -378,7 +378,7 @@ def einsum_cpu(ks, equation, tensors):
 def einsum_cuda(ks, equation, tensors):
     to_type = lower_type('cuda', 'einsum')
     with ExcludeKeys(AUTOCAST_CUDA):
-        tensors = cast_contracted(to_type, equation, tensors, 'cuda', 'tensors')
+        tensors = cached_cast(to_type, tensors, 'cuda', 'tensors')
         return ops.einsum.redispatch(ks & ~AUTOCAST_CUDA, equation, tensors)
 
 
@@ -1037,7 +1037,7 @@ POLICIES = {
         'addmv': 'lower',
         'baddbmm': 'lower',
         'linear': 'lower',
-        'einsum': 'lower_contracted',
+        'einsum': 'lower',
         'tensordot': 'promote',
         'tensordot.dims': 'promote',
         'scatter_add': 'promote',
