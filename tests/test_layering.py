@@ -67,6 +67,11 @@ ALLOWED = {
     ("tensorplay.dispatch.trace", "tensorplay.dispatch.dispatcher"):
         "the dispatcher reports every hop through trace; trace reads the dispatcher "
         "only while explaining a call",
+    ("tensorplay.autograd.gradcheck", "tensorplay.func"):
+        "check_batched_grad runs backward under vmap, which is built on the engine; "
+        "gradcheck reaches it only when that check is asked for",
+    ("tensorplay.autograd.gradcheck", "tensorplay.func.vmap"):
+        "the same import of vmap (check_batched_grad), seen as the module it names",
     ("tensorplay.dispatch.trace", "tensorplay.dispatch.kernel_selection"):
         "the kernel registry reports its choice through trace; trace reads the "
         "registry only while explaining a call",
