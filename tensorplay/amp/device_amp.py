@@ -1,6 +1,7 @@
 """`tp.cpu.amp` and `tp.cuda.amp`: autocast and GradScaler with the device fixed (PyTorch's
 older spelling of `tp.amp.autocast("cpu")`). One builder makes both namespaces, so the
 two differ only in their device and default dtype."""
+import sys
 import types
 import warnings
 
@@ -40,8 +41,15 @@ def _namespace(device, default_dtype):
                           FutureWarning, stacklevel=2)
             return autocast_mode.custom_bwd(bwd, device_type="cuda")
         extra = dict(custom_fwd=custom_fwd, custom_bwd=custom_bwd)
-    return types.SimpleNamespace(__name__=name, autocast=autocast, GradScaler=GradScaler,
-                                 **extra)
+    # A real module, registered under its dotted name, so that `import tensorplay.cuda.amp`
+    # and `from tensorplay.cuda.amp import GradScaler` work as torch.cuda.amp's do (tp.cuda
+    # is a module, not a package, so the import system would not find it otherwise).
+    module = types.ModuleType(name, f"`{name}`: autocast and GradScaler for the {device} "
+                                    f"device (PyTorch's older spelling of tp.amp).")
+    vars(module).update(autocast=autocast, GradScaler=GradScaler, **extra)
+    module.__all__ = ["autocast", "GradScaler", *extra]
+    sys.modules[name] = module
+    return module
 
 
 cpu_amp = _namespace("cpu", dt.bfloat16)
