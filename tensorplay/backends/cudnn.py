@@ -10,7 +10,7 @@ from tensorplay.backends._flags import flag_setters
 # PyTorch's defaults.
 enabled = True
 benchmark = False
-benchmark_limit = 10
+benchmark_limit = None      # None without cuDNN, as PyTorch reports it (10 with it)
 deterministic = False
 allow_tf32 = True
 fp32_precision = "none"
