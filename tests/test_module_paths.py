@@ -301,18 +301,13 @@ def test_module_paths_hold_the_names_scripts_import():
 
 def test_each_torch_nn_modules_file_has_its_public_names_here():
     """torch.nn.modules.<file>'s public classes and functions, at the same path (the lazy
-    modules and the global module hooks are the exceptions, each with its reason)."""
+    modules and two kinds of backward hook are the exceptions, each with its reason)."""
     import inspect
     not_here = {"LazyModuleMixin": "lazy modules", "LazyLinear": "lazy modules",
-                "register_module_forward_pre_hook": "global module hooks: not built",
-                "register_module_forward_hook": "global module hooks: not built",
-                "register_module_backward_hook": "global module hooks: not built",
-                "register_module_full_backward_pre_hook": "global module hooks: not built",
-                "register_module_full_backward_hook": "global module hooks: not built",
-                "register_module_buffer_registration_hook": "global module hooks: not built",
-                "register_module_module_registration_hook": "global module hooks: not built",
-                "register_module_parameter_registration_hook":
-                    "global module hooks: not built"}
+                "register_module_full_backward_pre_hook":
+                    "backward pre-hooks: not built (per module either)",
+                "register_module_backward_hook":
+                    "the deprecated non-full backward hook: not built (per module either)"}
     missing = []
     for path in KEPT:
         if not path.startswith("torch.nn.modules."):
