@@ -32,6 +32,11 @@ from tensorplay.errors import NotBuiltYetError
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
+# tp.func.vmap, for check_batched_grad. vmap is built on the autograd engine, above this
+# module, so tensorplay/func/__init__.py hands it over when it loads (as it hands the
+# engine its batched_grad) instead of this module importing upward.
+vmap = None
+
 
 class GradcheckError(RuntimeError):
     """The analytical gradient does not match the numerical one."""
@@ -291,7 +296,6 @@ def _check_fast(func, inputs, eps, atol, rtol):
 def _check_batched_grad(func, inputs):
     """check_batched_grad: backward under vmap, over two random grad_outputs at once,
     equals the two backward passes one by one (PyTorch's _test_batched_grad)."""
-    from tensorplay.func import vmap
     diff_ins = [x for x in inputs if _is_tensor(x) and x.requires_grad]
     for o, out in enumerate(_differentiable_outputs(func(*inputs))):
         def vjp(v, out=out):
@@ -306,7 +310,7 @@ def _check_batched_grad(func, inputs):
         for k, v in enumerate(vs):
             batch[k].copy_(v)
         try:
-            result = vmap(vjp)(batch)
+            result = vmap(vjp)(batch)     # vmap: handed over by tensorplay.func
         except Exception as ex:   # any failure of the batched backward is the finding
             raise GradcheckError(f"While computing batched gradients, got: {ex}") from ex
         for j, (res, exp) in enumerate(zip(result, expected)):
