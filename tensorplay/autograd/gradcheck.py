@@ -154,7 +154,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
 
 def _random_grad_output(out, noncontiguous):
-    """torch.testing.make_tensor(out.shape, dtype=out's (float64 if not floating or
+    """tp.testing.make_tensor(out.shape, dtype=out's (float64 if not floating or
     complex), low=-1, high=1, requires_grad=True, noncontiguous=...): its floating and
     complex branch, draw for draw (a complex tensor draws its (re, im) pairs in order)."""
     dtype = out.dtype if out.dtype.is_differentiable else dt.float64
