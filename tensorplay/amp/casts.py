@@ -88,8 +88,9 @@ def cast_contracted(to_type, equation, tensors, device_type, arg):
     """einsum's operands as PyTorch's CPU autocast leaves them (CUDA lists einsum as a
     `lower` op). On the CPU einsum is no autocast op but a chain of pairwise products,
     left to right: a pair contracted over a shared letter runs in bmm (cast to the
-    autocast dtype), any other pair in mul (no policy: promotes). So every operand up to the last contracted pair is cast, and the ones
-    multiplied in after it are not: `ij,jk->ik` runs in bfloat16, `i,j->ij` in float32."""
+    autocast dtype), any other pair in mul (no policy: promotes). So every operand up to
+    the last contracted pair is cast, and the ones multiplied in after it are not:
+    `ij,jk->ik` runs in bfloat16, `i,j->ij` in float32."""
     from tensorplay.kernel_support.einsum import parse_einsum
     from tensorplay.meta.einsum import contractions
     sizes = [getattr(t, "_impl", None) and t._impl.sizes for t in tensors]
