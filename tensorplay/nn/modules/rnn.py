@@ -31,8 +31,7 @@ from tensorplay.nn.modules._rnn_fused import LSTMSequence
 from tensorplay.nn.modules.module import Module
 from tensorplay.nn.parameter import Parameter
 
-__all__ = ["apply_permutation", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell",
-           "LSTMCell", "GRUCell"]
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
