@@ -179,8 +179,10 @@ def scalar_as(value, dtype):
 
 
 def float_dtype(dtype):
-    """The dtype unary float ops compute in: integers and bool become the default float."""
-    return dtype if dtype.is_floating_point else get_default_dtype()
+    """The dtype unary float ops compute in: integers and bool become the default float;
+    floating and complex dtypes are kept (exp, log, sqrt... of a complex number are
+    complex; the ops PyTorch refuses for complex refuse it before they ask)."""
+    return dtype if dtype.is_differentiable else get_default_dtype()
 
 
 def accumulate_dtype(dtype):

@@ -30,7 +30,9 @@ def _finish(op, spec, self):
 
 
 def _float(dtype):
-    return dtype if dtype.is_floating_point else dt.get_default_dtype()
+    """The dtype a float function computes in: floating and complex dtypes are kept,
+    integers and bool become the default float dtype."""
+    return dtype if dtype.is_differentiable else dt.get_default_dtype()
 
 
 def reject_dtypes(op, name, t, bad, what):
@@ -54,6 +56,15 @@ def unary_float(op, args):
     """exp2, log1p, asin, ...: integers and bool compute in the default float dtype."""
     self = args[0]
     return _finish(op, OutSpec(_sizes(self), _float(self._impl.dtype)), self)
+
+
+def unary_real_of_complex(op, args):
+    """angle: a real result, complex64 -> float32, complex128 -> float64; a real input
+    is unary_float's."""
+    dtype = args[0]._impl.dtype
+    if dtype.is_complex:
+        return _finish(op, OutSpec(_sizes(args[0]), dtype.to_real()), args[0])
+    return unary_float(op, args)
 
 
 def unary_same(op, args):

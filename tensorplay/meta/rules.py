@@ -38,7 +38,7 @@ def binary_sub(op, args):
 
 def binary_float(op, args):
     spec = binary(op, args)
-    return OutSpec(spec.sizes, spec.dtype if spec.dtype.is_floating_point
+    return OutSpec(spec.sizes, spec.dtype if spec.dtype.is_differentiable
                    else dt.get_default_dtype())
 
 
@@ -82,10 +82,11 @@ def unary_neg(op, args):
 
 
 def unary_abs(op, args):
-    if args[0]._impl.dtype is dt.bool:
+    dtype = args[0]._impl.dtype
+    if dtype is dt.bool:
         raise DTypeError(f"{op}(): not implemented for bool tensors (argument 'self' is "
                          f"bool)", op=op, arg="self")
-    return unary(op, args)
+    return OutSpec(_sizes(args[0]), dtype.to_real())    # |complex| is real
 
 
 def unary_relu(op, args):
@@ -97,7 +98,7 @@ def unary_relu(op, args):
 
 def unary_float(op, args):
     d = args[0]._impl.dtype
-    return OutSpec(_sizes(args[0]), d if d.is_floating_point else dt.get_default_dtype())
+    return OutSpec(_sizes(args[0]), d if d.is_differentiable else dt.get_default_dtype())
 
 
 def check_value_fits(op, value, dtype, arg="value"):

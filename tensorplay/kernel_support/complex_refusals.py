@@ -1,0 +1,110 @@
+"""The ops PyTorch refuses for complex tensors, each with PyTorch's own message.
+
+Complex numbers have no order (no `<`, max, clamp, relu, floor, sign...) and many real
+functions have no complex kernel in PyTorch (erf, atan2, fmod...). TensorPlay refuses
+the same ops, with a DTypeError that names the op and the argument and quotes PyTorch's
+message, so that code written against one behaves the same on the other:
+
+    >>> tp.lt(z, z)
+    DTypeError: lt(): "lt_cpu" not implemented for 'ComplexFloat' (argument 'self' is
+    complex64: complex numbers are not ordered)
+
+Kernels call `reject_complex` before computing (NumPy would happily compare complex
+numbers lexicographically, or floor their parts); the shape rules of tensorplay/meta call
+it too, so a meta tensor is refused alike.
+"""
+from __future__ import annotations
+
+from tensorplay.errors import DTypeError
+
+# PyTorch's name of each complex dtype in its messages (its ScalarType).
+TORCH_NAMES = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _no_kernel(kernel):
+    """PyTorch's AT_DISPATCH message: its kernel has no complex case."""
+    return f'"{kernel}" not implemented for ' + "'{torch_dtype}'"
+
+
+_UNORDERED = "complex numbers are not ordered"
+
+# op name (the out-of-place one: `floor_` looks up `floor`) -> (PyTorch's message, why).
+# The messages are PyTorch's (torch 2.x, CPU), `{torch_dtype}` its dtype name.
+MESSAGES = {
+    # comparisons and everything built on an order
+    **{op: (_no_kernel(f"{op}_cpu"), _UNORDERED) for op in ("lt", "le", "gt", "ge")},
+    **{op: (f"{op} not implemented for complex tensors.", _UNORDERED)
+       for op in ("maximum", "minimum", "fmax", "fmin")},
+    **{op: ("clamp is not supported for complex types", _UNORDERED)
+       for op in ("clamp", "clamp_min", "clamp_max", "relu", "hardtanh", "relu6")},
+    "sign": ("Unlike NumPy, torch.sign is not intended to support complex numbers. "
+             "Please use torch.sgn instead.", "sgn(z) = z / |z| is the complex sign"),
+    "signbit": ("signbit is not implemented for complex tensors.", _UNORDERED),
+    "heaviside": ("heaviside is not yet implemented for complex tensors.", _UNORDERED),
+    "isposinf": ("isposinf does not support complex inputs.", _UNORDERED),
+    "isneginf": ("isneginf does not support complex inputs.", _UNORDERED),
+    # rounding
+    **{op: (f"{op} is not supported for complex inputs", "rounding is real")
+       for op in ("floor", "ceil", "trunc", "fix")},
+    "round": (_no_kernel("round_vml_cpu"), "rounding is real"),
+    "round_decimals": (_no_kernel("round_cpu"), "rounding is real"),
+    "frac": (_no_kernel("frac_cpu"), "rounding is real"),
+    # the division family
+    "fmod": (_no_kernel("fmod_cpu"), "a remainder needs rounding"),
+    "remainder": (_no_kernel("remainder_cpu"), "a remainder needs rounding"),
+    "floor_divide": (_no_kernel("div_floor_cpu"), "rounding is real"),
+    "div_floor": (_no_kernel("div_floor_cpu"), "rounding is real"),
+    "div_trunc": (_no_kernel("div_trunc_cpu"), "rounding is real"),
+    # real functions with no complex kernel in PyTorch
+    **{op: (_no_kernel(kernel), "a real function") for op, kernel in (
+        ("erf", "erf_vml_cpu"), ("erfc", "erfc_vml_cpu"), ("erfinv", "erfinv_vml_cpu"),
+        ("atan2", "atan2_cpu"), ("hypot", "hypot_cpu"), ("copysign", "copysign_cpu"),
+        ("xlogy", "xlogy_cpu"), ("xlog1py", "xlog1py_cpu"), ("logit", "logit_cpu"),
+        ("nextafter", "nextafter_cpu"), ("lgamma", "lgamma_vml_cpu"),
+        ("digamma", "digamma"), ("i0", "i0_vml_cpu"), ("logaddexp2", "logaddexp2_cpu"),
+        ("gcd", "gcd_cpu"), ("lcm", "lcm_cpu"),
+        ("leaky_relu", "leaky_relu_cpu"), ("elu", "elu_cpu"), ("gelu", "GeluKernelImpl"),
+        ("softplus", "softplus_cpu"), ("mish", "mish_cpu"), ("hardsigmoid", "hardsigmoid_cpu"),
+        ("hardswish", "hardswish_cpu"), ("hardshrink", "hardshrink_cpu"),
+        ("softshrink", "softshrink_check"), ("threshold", "threshold_cpu"),
+        ("log_sigmoid", "log_sigmoid_cpu"))},
+    "deg2rad": ("deg2rad is not supported for complex tensors.", "a real function"),
+    "rad2deg": ("rad2deg is not supported for complex tensors.", "a real function"),
+    # in place, where the out-of-place op takes complex: abs(z) is real, it cannot be
+    # written back into z's complex memory
+    "abs_": ("In-place abs is not supported for complex tensors.",
+             "abs of a complex tensor is a real tensor"),
+}
+
+
+def complex_message(op, dtype, kind=None):
+    """`op`'s refusal of a complex tensor of `dtype`: PyTorch's text and why (None when
+    PyTorch takes complex tensors in `op`). `kind` picks an entry other than op's own
+    (`div_floor` for div with rounding_mode='floor')."""
+    entry = MESSAGES.get(kind or op) or MESSAGES.get((kind or op).rstrip("_"))
+    if entry is None:
+        return None
+    text, why = entry
+    return text.format(torch_dtype=TORCH_NAMES[dtype.name]), why
+
+
+def reject_complex(op, t, arg="self", kind=None):
+    """Raise PyTorch's error when `t` (argument `arg` of `op`) is a complex tensor and
+    PyTorch has no complex kernel for `op` (an op MESSAGES does not list takes it: no
+    error). `op` is the name the message starts with (`floor_` for the in-place form)."""
+    impl = getattr(t, "_impl", None)
+    if impl is None or not impl.dtype.is_complex:
+        return
+    found = complex_message(op, impl.dtype, kind)
+    if found is None:
+        return
+    text, why = found
+    raise DTypeError(f"{op}(): {text} (argument '{arg}' is {impl.dtype.name}: {why})",
+                     op=op, arg=arg)
+
+
+def reject_complex_args(op, named, kind=None):
+    """`reject_complex` for several (name, tensor) arguments: the first complex one is
+    blamed."""
+    for arg, t in named:
+        reject_complex(op, t, arg, kind)
