@@ -1,6 +1,8 @@
 """Shared pieces of the NumPy kernels: views in, tensors out."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from tensorplay._device import CPU
@@ -167,6 +169,18 @@ def array_as(t, dtype):
     if a is None:
         a = impl.array()
     return a if impl.dtype is dtype else a.astype(dtype.np)
+
+
+def real_part_for(a, dtype):
+    """The array `a` about to be converted to `dtype`: a complex array going to a real
+    dtype keeps only its real part, with PyTorch's warning (a UserWarning; NumPy's own
+    ComplexWarning says the same but is another class). A conversion to bool keeps the
+    whole number: z is True when z != 0, either part nonzero."""
+    if a.dtype.kind != "c" or dtype.is_complex or dtype.np.kind == "b":
+        return a
+    warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
+                  stacklevel=2)
+    return a.real
 
 
 def scalar_as(value, dtype):

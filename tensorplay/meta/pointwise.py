@@ -15,6 +15,7 @@ from tensorplay.errors import ArgumentError, DTypeError
 from tensorplay.kernel_support.checks import (
     OutSpec, SELF, binary, broadcast, check_devices, fits_inplace,
 )
+from tensorplay.kernel_support.complex_refusals import reject_complex
 from tensorplay.meta import rules
 
 
@@ -42,6 +43,7 @@ def reject_dtypes(op, name, t, bad, what):
 
 
 def require_float(op, name, t):
+    reject_complex(op, t, name)     # PyTorch's own message where it has one (elu, gelu...)
     if not t._impl.dtype.is_floating_point:
         raise DTypeError(f"{op}(): not implemented for {t._impl.dtype.name} tensors (argument "
                          f"'{name}' is {t._impl.dtype.name}; expected a floating point "
@@ -74,7 +76,9 @@ def unary_same(op, args):
 
 
 def unary_no_bool(op, args):
-    """floor, ceil, round, trunc, abs_: any dtype but bool, kept as it is."""
+    """floor, ceil, round, trunc, abs_: any dtype but bool, kept as it is (and no
+    complex where PyTorch refuses it: rounding, threshold, abs_)."""
+    reject_complex(op, args[0])
     reject_dtypes(op, "self", args[0], _NOT_BOOL, "a number tensor")
     return unary_same(op, args)
 
@@ -149,7 +153,7 @@ def addcmul(op, args):
 
 def addcdiv(op, args):
     self, t1, t2 = args[:3]
-    if not (t1._impl.dtype.is_floating_point or t2._impl.dtype.is_floating_point):
+    if not (t1._impl.dtype.is_differentiable or t2._impl.dtype.is_differentiable):
         raise DTypeError(f"{op}(): integer division with addcdiv is not supported (arguments "
                          f"'tensor1' and 'tensor2' are {t1._impl.dtype.name} and "
                          f"{t2._impl.dtype.name}); use a floating point tensor", op=op,

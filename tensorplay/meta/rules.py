@@ -112,8 +112,17 @@ def check_value_fits(op, value, dtype, arg="value"):
         if impl.device.type == "meta":
             return
         value = value.item()
-    if dtype is dt.bool or dtype.is_complex or isinstance(value, (bool, complex)):
+    if dtype is dt.bool or dtype.is_complex or isinstance(value, bool):
         return
+    if isinstance(value, complex):
+        # PyTorch converts a complex number to a real dtype only when it is real (its
+        # imaginary part 0); then its real part must fit like any number
+        if value.imag != 0:
+            raise DTypeError(f"{op}(): argument '{arg}' ({value}) cannot be converted to "
+                             f"{dtype.name} without overflow (value cannot be converted to "
+                             f"type {dtype.name} without overflow: a complex number with "
+                             f"a nonzero imaginary part into a real tensor)", op=op, arg=arg)
+        value = value.real
     if dtype.is_floating_point:
         info = ml_dtypes.finfo(dtype.np)
         fits = not math.isfinite(value) or float(info.min) <= value <= float(info.max)
