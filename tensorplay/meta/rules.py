@@ -162,7 +162,7 @@ def _sum_dtype(t, dtype):
     if dtype is not None:
         return dtype
     d = t._impl.dtype
-    return d if d.is_floating_point else dt.int64
+    return d if d.is_differentiable else dt.int64
 
 
 def reduce_all(op, args):

@@ -60,7 +60,7 @@ def sgn_backward(self, grad, result):
     the gradient is (grad - sgn(z)^2 conj(grad)) / (2|z|), and 0 at z = 0 (PyTorch's
     choice). For a real tensor sgn is sign, flat wherever it is differentiable."""
     if not self.dtype.is_complex:
-        return F.zeros_like(grad)
+        return _creation.zeros_like(grad)
     magnitude = F.abs(self)
     zero = magnitude == 0
     g = (grad - result * result * F.conj(grad)) / (2 * F.where(zero, 1.0, magnitude))
