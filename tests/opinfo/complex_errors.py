@@ -19,13 +19,16 @@ def _z(shape, device):
     return make_tensor(shape, tp.complex64, device, rng=rng_for("complex errors", shape))
 
 
-def refused_for_complex(message, *, args=(), kwargs=None, other=None, inplace=True):
+def refused_for_complex(message, *, args=(), kwargs=None, other=None, inplace=True,
+                        outplace=True):
     """An error_inputs_func: `op(z, *args, **kwargs)` with z complex64 raises PyTorch's
     `message` (its text for complex64: 'ComplexFloat'). `other`: the op takes a second
     tensor, given as a complex tensor too (the error blames 'self', the first). `inplace`:
-    the in-place form (when the entry has one) refuses alike."""
+    the in-place form (when the entry has one) refuses alike; `outplace=False`: only the
+    in-place form refuses (abs_)."""
     def gen(op, device):
-        names = [op.name] + ([op.inplace] if inplace and op.inplace else [])
+        names = ([op.name] if outplace else []) + \
+            ([op.inplace] if inplace and op.inplace else [])
         for name in names:
             rest = ((_z((3,), device),) if other else ()) + tuple(args)
             yield E(S(_z((3,), device), rest, dict(kwargs or {})), DTypeError,
