@@ -12,6 +12,15 @@ from tensorplay._generated import functional as F
 from tensorplay.autograd.formulas.core import sum_to
 
 
+def handle_r_to_c(dtype, grad):
+    """The gradient of an input of `dtype`: the real part of a complex gradient when that
+    input is real (PyTorch's handle_r_to_c: a real x has no d/d(imag x)), else grad as it
+    is. Taken before a conversion back to a real dtype, which would warn."""
+    if grad.dtype.is_complex and not dtype.is_complex:
+        return F.real(grad)
+    return grad
+
+
 def conj_number(value):
     """The complex conjugate of a Python number (add's and sub's alpha): a real number
     is its own."""
