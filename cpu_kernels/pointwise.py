@@ -640,7 +640,7 @@ def lerp_scalar(self, end, weight):
     w = np.asarray(weight, a.dtype)
     # One weight: choose PyTorch's formula once instead of computing both per element.
     diff = b - a
-    if builtins.abs(float(weight)) < 0.5:   # (`abs` here is the kernel)
+    if builtins.abs(weight) < 0.5:   # (`abs` here is the kernel; |w| for a complex w)
         return out_like(a + w * diff, spec.dtype, self, end)
     return out_like(b - diff * (1 - w), spec.dtype, self, end)
 
