@@ -138,6 +138,14 @@ REFUSED = [
     ("deg2rad", lambda m, z, w: m.deg2rad(z)), ("rad2deg", lambda m, z, w: m.rad2deg(z)),
     ("logaddexp2", lambda m, z, w: m.logaddexp2(z, w)),
     ("abs_", lambda m, z, w: z.abs_()),
+    # the special functions are real
+    ("polygamma", lambda m, z, w: m.polygamma(1, z)),
+    ("special_i0e", lambda m, z, w: m.special.i0e(z)),
+    ("special_entr", lambda m, z, w: m.special.entr(z)),
+    ("special_erfcx", lambda m, z, w: m.special.erfcx(z)),
+    ("special_bessel_j0", lambda m, z, w: m.special.bessel_j0(z)),
+    ("special_chebyshev_polynomial_t", lambda m, z, w: m.special.chebyshev_polynomial_t(z, 2)),
+    ("special_zeta", lambda m, z, w: m.special.zeta(z, w)),
 ]
 # torch.nn.functional's activations, same shape of entry
 REFUSED_NN = [

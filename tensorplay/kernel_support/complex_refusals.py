@@ -69,7 +69,12 @@ MESSAGES = {
         ("softplus", "softplus_cpu"), ("mish", "mish_cpu"), ("hardsigmoid", "hardsigmoid_cpu"),
         ("hardswish", "hardswish_cpu"), ("hardshrink", "hardshrink_cpu"),
         ("softshrink", "softshrink_check"), ("threshold", "threshold_cpu"),
-        ("log_sigmoid", "log_sigmoid_cpu"))},
+        ("log_sigmoid", "log_sigmoid_cpu"),
+        # tp.special's functions of one real variable
+        ("special_i0e", "i0e_cpu"), ("special_i1", "i1_cpu"), ("special_i1e", "i1e_cpu"),
+        ("special_entr", "entr_cpu"), ("special_erfcx", "erfcx_cpu"),
+        ("special_ndtri", "ndtri_cpu"), ("special_log_ndtr", "log_ndtr_cpu"),
+        ("polygamma", "polygamma"), ("trigamma", "trigamma"))},
     "deg2rad": ("deg2rad is not supported for complex tensors.", "a real function"),
     "rad2deg": ("rad2deg is not supported for complex tensors.", "a real function"),
     # in place, where the out-of-place op takes complex: abs(z) is real, it cannot be
@@ -104,6 +109,21 @@ def reject_complex(op, t, arg="self", kind=None, dtype=None):
     text, why = found
     raise DTypeError(f"{op}(): {text} (argument '{arg}' is {impl.dtype.name}: {why})",
                      op=op, arg=arg)
+
+
+def reject_complex_no_kernel(op, named, kernel):
+    """PyTorch's refusal by a kernel with no complex case (`"{kernel}" not implemented for
+    'ComplexFloat'`) for an op MESSAGES does not list by name (the special functions of
+    tensorplay/meta/bessel.py: "bessel_j0_cpu" for special_bessel_j0)."""
+    tensors = [t for _, t in named if getattr(t, "_impl", None) is not None]
+    if not any(t._impl.dtype.is_complex for t in tensors):
+        return
+    dtype = result_type(*tensors)
+    arg, t = next((a, t) for a, t in named if getattr(t, "_impl", None) is not None
+                  and t._impl.dtype.is_complex)
+    text = _no_kernel(kernel).format(torch_dtype=TORCH_NAMES[dtype.name])
+    raise DTypeError(f"{op}(): {text} (argument '{arg}' is {t._impl.dtype.name}: a real "
+                     f"function)", op=op, arg=arg)
 
 
 def reject_complex_args(op, named, kind=None):
