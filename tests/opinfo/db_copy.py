@@ -7,7 +7,7 @@ from tensorplay.errors import ArgumentError, DeviceError, ShapeError
 from opinfo.core import (
     ALL_DTYPES, COMPLEX, ErrorInput as E, make_tensor, OpInfo, rng_for, SampleInput as S,
 )
-from opinfo.samples import _t, complex_numbers_on, sample_inputs_unary, UNARY_SHAPES
+from opinfo.samples import _t, sample_inputs_unary, UNARY_SHAPES
 
 def _source_low(src, dst):
     """Float -> unsigned conversion of negative values is undefined (in C, hence in both
@@ -22,21 +22,10 @@ WITH_COMPLEX = ALL_DTYPES + COMPLEX
 GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
 
 
-def _targets(device):
-    """The dtypes a conversion sample goes to: complex ones where the device's kernels
-    make complex results (not cuda yet: opinfo/samples.py, COMPLEX_NUMBERS_ON)."""
-    return WITH_COMPLEX if complex_numbers_on(device) else ALL_DTYPES
-
-
-def _to_complex_samples(op, device, dtype, requires_grad):
-    if complex_numbers_on(device) or dtype.is_complex:
-        yield from sample_inputs_unary(op, device, dtype, requires_grad)
-
-
 # ---- copies and fills -----------------------------------------------------------------
 def _copy_samples(op, device, dtype, requires_grad):
     rng = rng_for(op.full_name, dtype)
-    for src_dtype in _targets(device):
+    for src_dtype in WITH_COMPLEX:
         yield S(make_tensor((3, 4), dtype, device, rng=rng),
                 (make_tensor((3, 4), src_dtype, device, rng=rng, layout="transposed",
                              low=_source_low(src_dtype, dtype)),),
@@ -91,7 +80,7 @@ def _zero_samples(op, device, dtype, requires_grad):
 def _to_copy_samples(op, device, dtype, requires_grad):
     rng = rng_for(op.full_name, dtype)
     grad = requires_grad and dtype.is_differentiable
-    for target in _targets(device):
+    for target in WITH_COMPLEX:
         yield S(make_tensor((3, 4), dtype, device, rng=rng, layout="transposed",
                             low=_source_low(dtype, target), requires_grad=grad),
                 kwargs={"dtype": target}, name=f"to {target.name}")
@@ -110,7 +99,7 @@ def _to_samples(op, device, dtype, requires_grad):
         return make_tensor((3, 4), dtype, device, rng=rng, layout=layout, low=low,
                            requires_grad=grad)
 
-    for target in _targets(device):
+    for target in WITH_COMPLEX:
         yield S(x("transposed", _source_low(dtype, target)), (target,), name=f"to {target.name}")
     yield S(x(), (dtype,), name="same dtype (returns self)")
     yield S(x(), (dtype,), {"copy": True}, name="same dtype, copy=True")
@@ -168,7 +157,7 @@ for _name in ("float", "double", "long", "int", "bool", "half", "bfloat16"):
 # to a complex dtype, from any dtype; cdouble's complex128 result takes a gradcheck
 for _name in ("cfloat", "cdouble"):
     COPIES.append(OpInfo(_name, overloads=(_name,), ref=f"Tensor.{_name}", dtypes=WITH_COMPLEX,
-                         grad_dtypes=GRAD_COMPLEX, sample_inputs_func=_to_complex_samples,
+                         grad_dtypes=GRAD_COMPLEX, sample_inputs_func=sample_inputs_unary,
                          gradcheck=_name == "cdouble"))
 
 

@@ -19,7 +19,7 @@ from opinfo.core import (
     OpInfo, rng_for, SampleInput, SampleInput as S,
 )
 from opinfo.samples import (
-    _t, _x, complex_numbers_on, NUMERIC, sample_inputs_binary, sample_inputs_scalar,
+    _t, _x, NUMERIC, sample_inputs_binary, sample_inputs_scalar,
     sample_inputs_unary, TOL,
 )
 from opinfo.reduction_common import t_
@@ -159,7 +159,7 @@ def _pow_scalar_samples(op, device, dtype, requires_grad):
     exponents = [2, 3, 0, 0.5, -1.5, 2.0] if floating else [2, 3, 0, 0.5, -1.5]
     # a complex exponent makes any base complex (`x ** 1j`; not float16's: PyTorch's
     # complex32 has no pow); a float base stays positive
-    if floating and dtype is not tp.float16 and complex_numbers_on(device):
+    if floating and dtype is not tp.float16:
         exponents += [1.5 - 0.5j]
     for e in exponents:
         x = make_tensor((3, 4), dtype, device, rng=rng, low=0.5 if floating else 0, high=3,
@@ -244,7 +244,7 @@ def _where_numbers(dtype, device):
     """The numbers `where` takes for self or other: int, float, bool, and complex, which
     makes the result complex (not for float16: PyTorch's result would be complex32, a
     dtype TensorPlay does not have)."""
-    with_complex = dtype is not tp.float16 and complex_numbers_on(device)
+    with_complex = dtype is not tp.float16
     return (2, 1.5, True) + ((2 - 1j,) if with_complex else ())
 
 
