@@ -38,8 +38,12 @@ import numpy as np
 import triton
 import triton.language as tl
 
-from tensorplay import _dtype as dt
-from tensorplay._device_transfer import from_host
+from tensorplay._device_transfer import from_host, to_host
+from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
+from tensorplay.kernel_support.pocketfft import BY_N, BY_ROOT_N, c2c_array, c2r_array, \
+    r2c_array, wrap_fft_dims
+from tensorplay.kernel_support.results import TensorImpl, factory
+from tensorplay.library import Library, ShapeRule, kernel
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, pointer
 from triton_kernels.pointwise import run
 
@@ -141,3 +145,166 @@ def stockham(pairs, forward, scale):
                pointer(table), half, 1 << stage, pointer(factor), LAST=last, BLOCK=block)
         x = y
     return x
+
+
+# ---- the transforms of ops.yaml, on the complex tensors' float views ----------------------
+def _transform_pairs(pairs, dims, normalization, forward):
+    """The DFT of the complex tensor whose real view is `pairs` (..., 2), along each of
+    `dims` in turn (a multi-dimensional DFT is the one-dimensional ones, one dim at a
+    time): each dim moved last and copied to (rows, n, 2), transformed, moved back. The
+    factor 1/n (or 1/sqrt(n)) of a dim is applied by its own last stage, so the product
+    of the dims' factors is the transform's."""
+    last = pairs.dim() - 1
+    for d in dims:
+        n = pairs.shape[d]
+        order = [i for i in range(last) if i != d] + [d, last]
+        moved = pairs.permute(order).contiguous()
+        rows = moved.numel() // (2 * n) if n else 0
+        if normalization == BY_N:
+            scale = 1.0 / n
+        elif normalization == BY_ROOT_N:
+            scale = 1.0 / math.sqrt(n)
+        else:
+            scale = 1.0
+        done = stockham(moved.view([rows, n, 2]), forward, scale).view(list(moved.shape))
+        pairs = done.permute([order.index(i) for i in range(last + 1)])
+    return pairs
+
+
+def _pairs(t):
+    """The float view of complex tensor t (view_as_real): the same memory, each element
+    two floats, a last dim of 2."""
+    impl = t._impl
+    return factory.wrap(TensorImpl(impl.storage, impl.sizes + (2,),
+                                   tuple(2 * s for s in impl.strides) + (1,),
+                                   2 * impl.offset, impl.dtype.to_real(), impl.device))
+
+
+def _complex_result(pairs, dtype):
+    """A new complex tensor of `dtype` holding the (..., 2) float pairs."""
+    sizes = tuple(pairs.shape[:-1])
+    result = new_tensor(sizes, dtype, pairs._impl.device)
+    _copy_into(_pairs(result), pairs)
+    return result
+
+
+def _copy_into(dst, src):
+    call_below_autograd("copy_", dst, src, False)
+
+
+def _lengths_are_powers_of_two(self, dim, last_dim_size=None):
+    ndim = len(self._impl.sizes)
+    if ndim == 0 or any(not -ndim <= d < ndim for d in dim):
+        return False        # a bad dim: the host fallback raises the shape rule's error
+    lengths = [self._impl.sizes[d] for d in dim]
+    if last_dim_size is not None and lengths:
+        lengths[-1] = last_dim_size
+    return all(is_power_of_two(n) for n in lengths)
+
+
+POWER_OF_TWO = ShapeRule("every transformed length a power of two (radix-2 Stockham)",
+                         lambda self, dim, *rest: _lengths_are_powers_of_two(self, dim))
+POWER_OF_TWO_SIGNAL = ShapeRule(
+    "every transformed length of the real signal a power of two (radix-2 Stockham)",
+    lambda self, dim, normalization, last_dim_size:
+        _lengths_are_powers_of_two(self, dim, last_dim_size))
+
+
+@kernel(shape=POWER_OF_TWO)
+def fft_c2c(self, dim, normalization, forward):
+    shape_rule("fft.c2c")("_fft_c2c", (self, dim, normalization, forward))
+    dims = wrap_fft_dims("_fft_c2c", dim, len(self._impl.sizes))
+    pairs = _transform_pairs(_pairs(self), dims, normalization, forward)
+    return _complex_result(pairs, self._impl.dtype)
+
+
+@kernel(shape=POWER_OF_TWO)
+def fft_r2c(self, dim, normalization, onesided):
+    """A real signal is a complex one with zero imaginary parts: (x, 0) pairs transformed
+    by c2c (twice the work of a real-input FFT, which packs two real values into one
+    complex one; this one is the plain definition), then only the first n // 2 + 1
+    values kept along the last dim when onesided."""
+    shape_rule("fft.r2c")("_fft_r2c", (self, dim, normalization, onesided))
+    dims = wrap_fft_dims("_fft_r2c", dim, len(self._impl.sizes))
+    impl = self._impl
+    pairs = new_tensor(impl.sizes + (2,), impl.dtype, impl.device)
+    pairs.zero_()
+    _copy_into(pairs.select(-1, 0), self)
+    spectrum = _transform_pairs(pairs, dims, normalization, True)
+    if onesided:
+        last = dims[-1]
+        spectrum = spectrum.narrow(last, 0, impl.sizes[last] // 2 + 1)
+    return _complex_result(spectrum, impl.dtype.to_complex())
+
+
+@kernel(shape=POWER_OF_TWO_SIGNAL)
+def fft_c2r(self, dim, normalization, last_dim_size):
+    """The inverse c2c over every dim but the last; then along the last, the half
+    spectrum completed by Hermitian symmetry, X[n - k] = conj(X[k]) for the missing
+    k = n // 2 + 1 .. n - 1, transformed back, and the real parts kept (the imaginary
+    parts of X[0] and X[n/2], which a real signal's spectrum cannot have, end up in the
+    imaginary parts of the result and are dropped, as pocketfft drops them)."""
+    shape_rule("fft.c2r")("_fft_c2r", (self, dim, normalization, last_dim_size))
+    dims = wrap_fft_dims("_fft_c2r", dim, len(self._impl.sizes))
+    pairs = _pairs(self)
+    if len(dims) > 1:
+        pairs = _transform_pairs(pairs, dims[:-1], normalization, False)
+    last = dims[-1]
+    n = last_dim_size
+    half = n // 2 + 1
+    sizes = list(pairs.shape)
+    sizes[last] = n
+    full = new_tensor(sizes, pairs.dtype, self._impl.device)
+    _copy_into(full.narrow(last, 0, half), pairs)
+    if n > half:
+        mirrored = pairs.narrow(last, 1, n - half).flip([last])     # X[n-k], k >= half
+        rest = full.narrow(last, half, n - half)
+        _copy_into(rest.select(-1, 0), mirrored.select(-1, 0))
+        _copy_into(rest.select(-1, 1), -mirrored.select(-1, 1))     # conjugated
+    signal = _transform_pairs(full, [last], normalization, False)
+    return signal.select(-1, 0).contiguous()
+
+
+# ---- other lengths: pocketfft on a host copy -------------------------------------------------
+def _on_host(op, t):
+    """t's elements as a host array (its float view copied row-major first: the copy
+    kernels know floats), with a log line: explain() names the kernel too."""
+    log.info("%s on cuda: a transformed length is not a power of two, pocketfft on a host "
+             "copy", op)
+    impl = t._impl
+    if impl.dtype.is_complex:
+        pairs = to_host(_pairs(t).contiguous())
+        return pairs.view(impl.dtype.np)[..., 0]
+    return to_host(t.contiguous())
+
+
+def fft_c2c_on_host(self, dim, normalization, forward):
+    spec = shape_rule("fft.c2c")("_fft_c2c", (self, dim, normalization, forward))
+    a = _on_host("_fft_c2c", self)
+    dims = wrap_fft_dims("_fft_c2c", dim, a.ndim)
+    return from_host(c2c_array(a, dims, normalization, forward), spec.dtype,
+                     self._impl.device)
+
+
+def fft_r2c_on_host(self, dim, normalization, onesided):
+    spec = shape_rule("fft.r2c")("_fft_r2c", (self, dim, normalization, onesided))
+    a = _on_host("_fft_r2c", self)
+    dims = wrap_fft_dims("_fft_r2c", dim, a.ndim)
+    return from_host(r2c_array(a, dims, normalization, onesided), spec.dtype,
+                     self._impl.device)
+
+
+def fft_c2r_on_host(self, dim, normalization, last_dim_size):
+    spec = shape_rule("fft.c2r")("_fft_c2r", (self, dim, normalization, last_dim_size))
+    a = _on_host("_fft_c2r", self)
+    dims = wrap_fft_dims("_fft_c2r", dim, a.ndim)
+    return from_host(c2r_array(a, dims, normalization, last_dim_size), spec.dtype,
+                     self._impl.device)
+
+
+# The Stockham kernels are the ones ops.yaml names, for power-of-two lengths; any other
+# length (and the errors of bad arguments) goes to these, registered below them.
+host_fallback = Library("CUDA", "triton_kernels.fft (host fallback)")
+host_fallback.impl("_fft_c2c", fft_c2c_on_host, priority=-10)
+host_fallback.impl("_fft_r2c", fft_r2c_on_host, priority=-10)
+host_fallback.impl("_fft_c2r", fft_c2r_on_host, priority=-10)

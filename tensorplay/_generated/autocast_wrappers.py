@@ -849,6 +849,118 @@ def erfinv_cuda(ks, self):
         return ops.erfinv.redispatch(ks & ~AUTOCAST_CUDA, self)
 
 
+def fft_fft_cuda(ks, self, n, dim, norm):
+    to_type = fp32_type('cuda', 'fft_fft')
+    with ExcludeKeys(AUTOCAST_CUDA):
+        self = cached_cast(to_type, self, 'cuda', 'self')
+        return ops.fft_fft.redispatch(ks & ~AUTOCAST_CUDA, self, n, dim, norm)
+
+
+def fft_ifft_cuda(ks, self, n, dim, norm):
+    to_type = fp32_type('cuda', 'fft_ifft')
+    with ExcludeKeys(AUTOCAST_CUDA):
+        self = cached_cast(to_type, self, 'cuda', 'self')
+        return ops.fft_ifft.redispatch(ks & ~AUTOCAST_CUDA, self, n, dim, norm)
+
+
+def fft_rfft_cuda(ks, self, n, dim, norm):
+    to_type = fp32_type('cuda', 'fft_rfft')
+    with ExcludeKeys(AUTOCAST_CUDA):
+        self = cached_cast(to_type, self, 'cuda', 'self')
+        return ops.fft_rfft.redispatch(ks & ~AUTOCAST_CUDA, self, n, dim, norm)
+
+
+def fft_irfft_cuda(ks, self, n, dim, norm):
+    to_type = fp32_type('cuda', 'fft_irfft')
+    with ExcludeKeys(AUTOCAST_CUDA):
+        self = cached_cast(to_type, self, 'cuda', 'self')
+        return ops.fft_irfft.redispatch(ks & ~AUTOCAST_CUDA, self, n, dim, norm)
+
+
+def fft_hfft_cuda(ks, self, n, dim, norm):
+    to_type = fp32_type('cuda', 'fft_hfft')
+    with ExcludeKeys(AUTOCAST_CUDA):
+        self = cached_cast(to_type, self, 'cuda', 'self')
+        return ops.fft_hfft.redispatch(ks & ~AUTOCAST_CUDA, self, n, dim, norm)
+
+
+def fft_ihfft_cuda(ks, self, n, dim, norm):
+    to_type = fp32_type('cuda', 'fft_ihfft')
+    with ExcludeKeys(AUTOCAST_CUDA):
+        self = cached_cast(to_type, self, 'cuda', 'self')
+        return ops.fft_ihfft.redispatch(ks & ~AUTOCAST_CUDA, self, n, dim, norm)
+
+
+def fft_fft2_cuda(ks, self, s, dim, norm):
+    to_type = fp32_type('cuda', 'fft_fft2')
+    with ExcludeKeys(AUTOCAST_CUDA):
+        self = cached_cast(to_type, self, 'cuda', 'self')
+        return ops.fft_fft2.redispatch(ks & ~AUTOCAST_CUDA, self, s, dim, norm)
+
+
+def fft_ifft2_cuda(ks, self, s, dim, norm):
+    to_type = fp32_type('cuda', 'fft_ifft2')
+    with ExcludeKeys(AUTOCAST_CUDA):
+        self = cached_cast(to_type, self, 'cuda', 'self')
+        return ops.fft_ifft2.redispatch(ks & ~AUTOCAST_CUDA, self, s, dim, norm)
+
+
+def fft_rfft2_cuda(ks, self, s, dim, norm):
+    to_type = fp32_type('cuda', 'fft_rfft2')
+    with ExcludeKeys(AUTOCAST_CUDA):
+        self = cached_cast(to_type, self, 'cuda', 'self')
+        return ops.fft_rfft2.redispatch(ks & ~AUTOCAST_CUDA, self, s, dim, norm)
+
+
+def fft_irfft2_cuda(ks, self, s, dim, norm):
+    to_type = fp32_type('cuda', 'fft_irfft2')
+    with ExcludeKeys(AUTOCAST_CUDA):
+        self = cached_cast(to_type, self, 'cuda', 'self')
+        return ops.fft_irfft2.redispatch(ks & ~AUTOCAST_CUDA, self, s, dim, norm)
+
+
+def fft_fftn_cuda(ks, self, s, dim, norm):
+    to_type = fp32_type('cuda', 'fft_fftn')
+    with ExcludeKeys(AUTOCAST_CUDA):
+        self = cached_cast(to_type, self, 'cuda', 'self')
+        return ops.fft_fftn.redispatch(ks & ~AUTOCAST_CUDA, self, s, dim, norm)
+
+
+def fft_ifftn_cuda(ks, self, s, dim, norm):
+    to_type = fp32_type('cuda', 'fft_ifftn')
+    with ExcludeKeys(AUTOCAST_CUDA):
+        self = cached_cast(to_type, self, 'cuda', 'self')
+        return ops.fft_ifftn.redispatch(ks & ~AUTOCAST_CUDA, self, s, dim, norm)
+
+
+def fft_rfftn_cuda(ks, self, s, dim, norm):
+    to_type = fp32_type('cuda', 'fft_rfftn')
+    with ExcludeKeys(AUTOCAST_CUDA):
+        self = cached_cast(to_type, self, 'cuda', 'self')
+        return ops.fft_rfftn.redispatch(ks & ~AUTOCAST_CUDA, self, s, dim, norm)
+
+
+def fft_irfftn_cuda(ks, self, s, dim, norm):
+    to_type = fp32_type('cuda', 'fft_irfftn')
+    with ExcludeKeys(AUTOCAST_CUDA):
+        self = cached_cast(to_type, self, 'cuda', 'self')
+        return ops.fft_irfftn.redispatch(ks & ~AUTOCAST_CUDA, self, s, dim, norm)
+
+
+def stft_cuda(
+    ks, self, n_fft, hop_length, win_length, window, center, pad_mode, normalized, onesided,
+    return_complex, align_to_window,
+):
+    to_type = fp32_type('cuda', 'stft')
+    with ExcludeKeys(AUTOCAST_CUDA):
+        self = cached_cast(to_type, self, 'cuda', 'self')
+        window = cached_cast(to_type, window, 'cuda', 'window')
+        return ops.stft.redispatch(
+            ks & ~AUTOCAST_CUDA, self, n_fft, hop_length, win_length, window, center, pad_mode,
+            normalized, onesided, return_complex, align_to_window,
+        )
+
+
 # Autocast key -> {op full name: wrapper}
 WRAPPERS = {
     'AutocastCPU': {
@@ -953,6 +1065,21 @@ WRAPPERS = {
         'linalg_matrix_norm.str_ord': linalg_matrix_norm_str_ord_cuda,
         'dist': dist_cuda,
         'erfinv': erfinv_cuda,
+        'fft_fft': fft_fft_cuda,
+        'fft_ifft': fft_ifft_cuda,
+        'fft_rfft': fft_rfft_cuda,
+        'fft_irfft': fft_irfft_cuda,
+        'fft_hfft': fft_hfft_cuda,
+        'fft_ihfft': fft_ihfft_cuda,
+        'fft_fft2': fft_fft2_cuda,
+        'fft_ifft2': fft_ifft2_cuda,
+        'fft_rfft2': fft_rfft2_cuda,
+        'fft_irfft2': fft_irfft2_cuda,
+        'fft_fftn': fft_fftn_cuda,
+        'fft_ifftn': fft_ifftn_cuda,
+        'fft_rfftn': fft_rfftn_cuda,
+        'fft_irfftn': fft_irfftn_cuda,
+        'stft': stft_cuda,
     },
 }
 
@@ -1060,5 +1187,20 @@ POLICIES = {
         'linalg_matrix_norm.str_ord': 'fp32_set_opt_dtype',
         'dist': 'fp32',
         'erfinv': 'fp32',
+        'fft_fft': 'fp32',
+        'fft_ifft': 'fp32',
+        'fft_rfft': 'fp32',
+        'fft_irfft': 'fp32',
+        'fft_hfft': 'fp32',
+        'fft_ihfft': 'fp32',
+        'fft_fft2': 'fp32',
+        'fft_ifft2': 'fp32',
+        'fft_rfft2': 'fp32',
+        'fft_irfft2': 'fp32',
+        'fft_fftn': 'fp32',
+        'fft_ifftn': 'fp32',
+        'fft_rfftn': 'fp32',
+        'fft_irfftn': 'fp32',
+        'stft': 'fp32',
     },
 }

@@ -486,6 +486,8 @@ class TensorMethods:
     hardshrink = F.hardshrink
     smm = F.smm
     sspaddmm = F.sspaddmm
+    stft = F.stft
+    istft = F.istft
 
     def __add__(self, other):
         if type(other) is not type(self) and not is_operand(other):

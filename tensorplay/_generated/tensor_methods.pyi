@@ -1003,3 +1003,14 @@ class TensorMethods:
     def sspaddmm(
         self, mat1: Tensor, mat2: Tensor, *, beta: Number = 1, alpha: Number = 1,
     ) -> Tensor: ...
+    def stft(
+        self, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
+        window: Tensor | None = None, center: bool = True, pad_mode: str = "reflect",
+        normalized: bool = False, onesided: bool | None = None, return_complex: bool | None = None,
+        align_to_window: bool | None = None,
+    ) -> Tensor: ...
+    def istft(
+        self, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
+        window: Tensor | None = None, center: bool = True, normalized: bool = False,
+        onesided: bool | None = None, length: int | None = None, return_complex: bool = False,
+    ) -> Tensor: ...
