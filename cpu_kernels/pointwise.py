@@ -52,7 +52,7 @@ def _with_number(ufunc, self, other):
     and the number's 0-d array converted to that dtype, and out_like2's layout depends
     only on the tensor (the number is 0-d, hence row-major). The half types, whose 0-d
     operand has a rule of its own in mul and div (`mul_div_arrays`), are not taken, nor is
-    a bool number (sub refuses it)."""
+    a bool number (sub refuses it) or a complex one (`x * 1j` is complex)."""
     ia, ib = self._impl, other._impl
     if ib.wrapped_number:
         if ia.wrapped_number:
@@ -63,7 +63,7 @@ def _with_number(ufunc, self, other):
     else:
         return None
     dtype = tensor.dtype
-    if dtype not in _FULL_FLOATS or number.dtype is dt.bool:
+    if dtype not in _FULL_FLOATS or number.dtype is dt.bool or number.dtype.is_complex:
         return None
     t, n = tensor._array, number._array
     if n is None:

@@ -39,6 +39,9 @@ def __getattr__(name):
     names = _load()
     if name in names:
         return names[name]
+    if name in ("complex32", "chalf"):
+        raise AttributeError(f"tensorplay has no '{name}': NumPy, which holds the CPU "
+                             "backend's data, has no complex half type; use complex64")
     raise AttributeError(f"module 'tensorplay' has no attribute '{name}'")
 
 

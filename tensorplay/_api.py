@@ -2,10 +2,11 @@
 functional API, autograd, and the backends registered with the dispatcher."""
 from tensorplay._dtype import (  # noqa: F401
     dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-    promote_types, get_default_dtype, set_default_dtype, can_cast,
+    complex64, complex128, promote_types, get_default_dtype, set_default_dtype, can_cast,
 )
 from tensorplay._dtype import float16 as half, float32 as float, float64 as double  # noqa
 from tensorplay._dtype import int64 as long, int32 as int, int16 as short  # noqa
+from tensorplay._dtype import complex64 as cfloat, complex128 as cdouble  # noqa
 from tensorplay._device import device, set_default_device, get_default_device  # noqa: F401
 from tensorplay._promotion import result_type  # noqa: F401
 from tensorplay._tensor import Tensor, Size  # noqa: F401
@@ -184,6 +185,22 @@ def is_floating_point(input):
         raise TypeError(f"is_floating_point(): argument 'input' (position 1) must be Tensor, "
                         f"not {type(input).__name__}")
     return input.is_floating_point()
+
+
+def is_complex(input):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_complex(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(input).__name__}")
+    return input.is_complex()
+
+
+def is_conj(input):
+    """False: conj is eager in TensorPlay (there is no conjugate bit)."""
+    return input.is_conj()
+
+
+def is_neg(input):
+    return input.is_neg()
 
 
 class finfo:

@@ -134,7 +134,8 @@ def _allocate(sizes, dtype, device, strides=None, *, op):
 
 # ---- from data ------------------------------------------------------------------------
 def _infer(data):
-    """NumPy array and TensorPlay dtype for Python data (floats -> the default dtype)."""
+    """NumPy array and TensorPlay dtype for Python data (floats -> the default dtype,
+    complex numbers -> its complex twin)."""
     if isinstance(data, Tensor):
         return data.detach().cpu()._impl.array(), data.dtype
     if isinstance(data, (np.ndarray, np.generic)):
@@ -148,7 +149,7 @@ def _infer(data):
         raise ShapeError(f"tensor(): argument 'data' is a ragged nested sequence (the "
                          f"sequences at one depth differ in length)", op="tensor",
                          arg="data") from None
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype.kind not in "biufc":
         raise ArgumentError(f"tensor(): argument 'data' must be numbers or (nested) sequences "
                             f"of numbers, but got {type(data).__name__} of NumPy dtype "
                             f"{arr.dtype}", op="tensor", arg="data")
@@ -157,6 +158,8 @@ def _infer(data):
         return arr, dt.from_numpy_dtype(arr.dtype)   # NumPy scalars keep their dtype
     if arr.dtype.kind == "f":
         return arr, dt.get_default_dtype()
+    if arr.dtype.kind == "c":   # Python complex numbers: the default dtype's complex twin
+        return arr, dt.get_default_dtype().to_complex()
     if arr.dtype.kind in "iu" and arr.dtype != np.uint8:
         return arr, dt.int64
     return arr, dt.from_numpy_dtype(arr.dtype)
@@ -272,9 +275,9 @@ def scalar_tensor(value, dtype=None, device=None):
 
 
 # The wrapped number's fast path (wrapped_scalar): a Python number's dtype and NumPy type.
-# A float stays double precision (see wrap_number); int and bool are scalar_dtype's.
+# A float (complex) stays double precision (see wrap_number); int and bool are scalar_dtype's.
 _WRAPPED_TYPES = {float: (dt.float64, np.float64), int: (dt.int64, np.int64),
-                  builtins.bool: (dt.bool, np.bool_)}
+                  builtins.bool: (dt.bool, np.bool_), complex: (dt.complex128, np.complex128)}
 
 
 def wrapped_scalar(value, device=None):
@@ -288,8 +291,8 @@ def wrapped_scalar(value, device=None):
     kind = _WRAPPED_TYPES.get(type(value))
     if (kind is None or (device is not None and device is not CPU)
             or (type(value) is int and not -2 ** 63 <= value < 2 ** 63)):
-        t = scalar_tensor(value, dtype=dt.float64 if type(value) is float else None,
-                          device=device)
+        t = scalar_tensor(value, dtype=_WRAPPED_TYPES[type(value)][0]
+                          if type(value) in (float, complex) else None, device=device)
         t._impl.wrapped_number = True
         return t
     arr = np.array(value, kind[1])

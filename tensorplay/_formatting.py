@@ -10,7 +10,9 @@ text in both frameworks:
 - above 1000 elements only the first and last 3 of each dim are shown (` ...`), and the
   formatter only looks at those;
 - rows wrap at 80 columns, `(80 - indent) // (width + 2)` elements per line, and a suffix
-  (`dtype=...`) that would pass column 80 goes on a line of its own.
+  (`dtype=...`) that would pass column 80 goes on a line of its own;
+- a complex tensor has two formatters, one fitted to the real parts and one to the
+  imaginary parts: `1.0000+2.5000j`, the imaginary part's sign joining the two.
 
 `tp.set_printoptions` changes those numbers (precision, threshold, edgeitems, linewidth)
 and forces or frees the scientific mode (sci_mode), as `torch.set_printoptions` does.
@@ -121,6 +123,21 @@ def _summarized(values):
     return np.stack([_summarized(row) for row in values])
 
 
+class _ComplexFormatter:
+    """Two formatters, for the real and the imaginary parts (PyTorch's formatter1 and
+    formatter2); an element is `real+imagj` or `real-imagj`."""
+
+    def __init__(self, values):
+        self.real = _Formatter(values.real, True)
+        self.imag = _Formatter(values.imag, True)
+        self.width = self.real.width + self.imag.width + 1     # the 'j'
+
+    def format(self, value):
+        value = complex(value)
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        return self.real.format(value.real) + (imag if imag[0] in "+-" else "+" + imag)
+
+
 def _vector(values, indent, summarize, fmt):
     per_line = max(1, math.floor((OPTIONS.linewidth - indent) / (fmt.width + 2)))
     items = values.tolist()
@@ -156,9 +173,13 @@ def format_data(arr, indent=len("tensor(")):
     """The bracketed values part of a tensor repr."""
     if arr.size == 0:
         return "[]"
+    summarize = arr.size > OPTIONS.threshold
+    if arr.dtype.kind == "c":
+        values = arr.astype(np.complex128)
+        fmt = _ComplexFormatter(_summarized(values) if summarize else values)
+        return _nested(values, indent, summarize, fmt)
     floating = arr.dtype.kind == "f" or arr.dtype.name == "bfloat16"
     values = arr.astype(np.float64) if floating else arr
-    summarize = values.size > OPTIONS.threshold
     fmt = _Formatter(_summarized(values) if summarize else values, floating)
     return _nested(values, indent, summarize, fmt)
 
@@ -195,7 +216,8 @@ def _values_and_suffixes(t):
         suffix.append(f"device='{impl.device}'")
         if impl.device.type == "cuda" and _cuda_state.is_interpreted():
             suffix.append("triton='interpreter'")
-    default_types = (dt.get_default_dtype(), dt.int64, dt.bool)
+    default_types = (dt.get_default_dtype(), dt.get_default_dtype().to_complex(), dt.int64,
+                     dt.bool)
     if impl.dtype not in default_types or (impl.numel() == 0 and impl.dtype is not dt.float32):
         suffix.append(f"dtype=tensorplay.{impl.dtype.name}")
     return format_data(arr), suffix

@@ -23,7 +23,7 @@ from tensorplay.autograd.api import set_data
 from tensorplay.autograd.grad_mode import grad_state, no_grad
 from tensorplay.errors import ArgumentError, DimError
 
-SCALAR_TYPES = frozenset({int, float, builtins.bool})
+SCALAR_TYPES = frozenset({int, float, builtins.bool, complex})
 FLOAT_TYPES = frozenset({float, int})
 
 
@@ -40,7 +40,7 @@ def bad_arg(op, arg, expected, value):
 
 
 def as_scalar(op, arg, value):
-    if isinstance(value, (np.integer, np.floating, np.bool_)):
+    if isinstance(value, (np.integer, np.floating, np.complexfloating, np.bool_)):
         return value.item()
     impl = getattr(value, "_impl", None)
     if impl is not None and impl.numel() == 1 and not impl.requires_grad:
@@ -52,7 +52,7 @@ def as_int(op, arg, value):
     if isinstance(value, np.integer):
         return int(value)
     impl = getattr(value, "_impl", None)
-    if impl is not None and not impl.dtype.is_floating_point and impl.numel() == 1:
+    if impl is not None and impl.dtype.category < 2 and impl.numel() == 1:   # bool or int
         return int(value.item())
     if isinstance(value, builtins.bool) and arg not in ("dim",):
         return int(value)

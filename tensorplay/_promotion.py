@@ -3,7 +3,7 @@
     dimensioned tensors  >  0-dim tensors  >  Python numbers (and wrapped numbers)
 
 Within a class, dtypes promote through `promote_types`. Across classes, a lower
-class only counts when its *category* (bool < int < float) is higher: so
+class only counts when its *category* (bool < int < float < complex) is higher: so
 `int32_tensor + 2.5 -> float32` but `float16_tensor + 2.5 -> float16` and
 `uint8_tensor + tensor(1000)` stays uint8.
 """
@@ -21,12 +21,15 @@ def _class_of(value):
     impl = getattr(value, "_impl", None)
     if impl is not None:
         if impl.wrapped_number:
-            d = impl.dtype
-            return 2, (dt.get_default_dtype() if d.is_floating_point else d)
+            d = impl.dtype     # a float or complex number promotes as the default dtype
+            if d.category >= 2:
+                d = dt.get_default_dtype() if d.is_floating_point \
+                    else dt.get_default_dtype().to_complex()
+            return 2, d
         return (0 if impl.sizes else 1), impl.dtype
     if isinstance(value, dt.dtype):
         return 0, value
-    if isinstance(value, (builtins.bool, int, float, np.generic)):
+    if isinstance(value, (builtins.bool, int, float, complex, np.generic)):
         return 2, dt.scalar_dtype(value)
     raise TypeError(f"result_type(): expected tensors or numbers, got {type(value).__name__}")
 
@@ -53,10 +56,12 @@ def result_type2(a, b):
         return da
     if bool(ia.sizes) == bool(ib.sizes) and not (ia.wrapped_number or ib.wrapped_number):
         return dt._PROMOTE[(da, db)]
-    # A float tensor with a Python number (`x * 2`): the number's class is lower and its
-    # category is never higher than float, so the tensor's dtype wins.
-    if ib.wrapped_number and not ia.wrapped_number and da.is_floating_point:
+    # A float or complex tensor with a Python number (`x * 2`): the number's class is
+    # lower, so the tensor's dtype wins unless the number's category is higher (x * 1j).
+    if ib.wrapped_number and not ia.wrapped_number and da.category >= 2 \
+            and da.category >= db.category:
         return da
-    if ia.wrapped_number and not ib.wrapped_number and db.is_floating_point:
+    if ia.wrapped_number and not ib.wrapped_number and db.category >= 2 \
+            and db.category >= da.category:
         return db
     return result_type(a, b)

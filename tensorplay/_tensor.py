@@ -129,7 +129,32 @@ class Tensor(TensorMethods, TensorBase):
         return self._impl.dtype.is_floating_point
 
     def is_complex(self):
+        return self._impl.dtype.is_complex
+
+    def is_conj(self):
+        """False: conj is eager here (tensorplay/composite/complex.py says why)."""
         return False
+
+    def is_neg(self):
+        return False
+
+    # The parts of a complex tensor, as views (x.real of a real tensor is x itself);
+    # assigning to them writes into this tensor.
+    @property
+    def real(self):
+        return F.real(self)
+
+    @real.setter
+    def real(self, value):
+        F.real(self).copy_(value)
+
+    @property
+    def imag(self):
+        return F.imag(self)
+
+    @imag.setter
+    def imag(self, value):
+        F.imag(self).copy_(value)
 
     def is_inference(self):
         return self._impl.inference
@@ -254,15 +279,15 @@ class Tensor(TensorMethods, TensorBase):
 
     @property
     def H(self):
-        """The conjugate transpose of a matrix; tensors are real, so the transpose."""
+        """The conjugate transpose of a matrix (for a real one, the transpose: a view)."""
         _check_matrices("H", self, batched=False)
-        return self.transpose(-2, -1)
+        return self.transpose(-2, -1).conj()
 
     @property
     def mH(self):
         """The conjugate transpose of a batch of matrices; for real tensors, `mT`."""
         _check_matrices("mH", self, batched=True)
-        return self.transpose(-2, -1)
+        return self.transpose(-2, -1).conj()
 
     # ---- new tensors with this one's dtype and device -----------------------------
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):

@@ -265,8 +265,10 @@ def test_aliasing_matches_torch(device, op, dtype):
                 assert out.storage_offset() == t_out.storage_offset(), \
                     f"output {i}: storage offset {out.storage_offset()}, PyTorch " \
                     f"{t_out.storage_offset()}"
-                assert out.data_ptr() == x.data_ptr() + \
-                    (out.storage_offset() - x.storage_offset()) * x.element_size()
+                # (offsets count elements; a view of another dtype, view_as_real, has
+                # elements of another size)
+                assert out.data_ptr() - out.storage_offset() * out.element_size() == \
+                    x.data_ptr() - x.storage_offset() * x.element_size()
                 if out.numel() == 0 or _overlapping(out):
                     continue
                 # A write through the view is seen by the base, and bumps the shared counter
@@ -385,9 +387,12 @@ def test_grad_matches_torch(device, op, dtype):
             t_outs = [o for o in _flat(t_result)
                       if isinstance(o, torch.Tensor) and o.requires_grad]
             outs = [o for o in _flat(op.call(sample))
-                    if isinstance(o, tp.Tensor) and o.dtype.is_floating_point]
+                    if isinstance(o, tp.Tensor) and o.dtype.is_differentiable]
             if not t_outs:
                 continue
+            # a real loss: a complex output enters through its parts (view_as_real)
+            outs = [tp.view_as_real(o) if o.is_complex() else o for o in outs]
+            t_outs = [torch.view_as_real(o) if o.is_complex() else o for o in t_outs]
             grads = [make_tensor(o.shape, o.dtype, device, rng=rng) for o in outs[:len(t_outs)]]
             loss = sum((o * g).sum() for o, g in zip(outs, grads))
             t_loss = sum((o * to_torch(g)).sum() for o, g in zip(t_outs, grads))
@@ -414,13 +419,17 @@ def _gradcheck_fns():
     return gradcheck, gradgradcheck, ""
 
 
+_DOUBLE = (tp.float64, tp.complex128)
+
+
 def _run_gradcheck(op, device, second_order):
     gradcheck, gradgradcheck, reason = _gradcheck_fns()
     if gradcheck is None:
         pytest.skip(reason)
     check = gradgradcheck if second_order else gradcheck
     checked = 0
-    for sample in op.sample_inputs(device, tp.float64, requires_grad=True):
+    dtypes = [d for d in _DOUBLE if d in op.dtypes] or [tp.float64]
+    for sample in (s for d in dtypes for s in op.sample_inputs(device, d, requires_grad=True)):
         leaves = [t for t in sample.tensors() if t.requires_grad]
         # Finite differences need a smooth point, distinct elements to nudge (not an
         # expanded tensor) and float64 outputs (a float16 result rounds the nudge away).
@@ -431,14 +440,14 @@ def _run_gradcheck(op, device, second_order):
             outs = _flat(op.call(sample))
         except tp.errors.AutogradError:
             continue    # sum(x, dtype=int32) of a recorded x: PyTorch refuses it too
-        if not any(isinstance(o, tp.Tensor) and o.dtype is tp.float64 for o in outs):
+        if not any(isinstance(o, tp.Tensor) and o.dtype in _DOUBLE for o in outs):
             continue
 
         def fn(*inputs, sample=sample, leaves=leaves):
             swap = {id(t): new for t, new in zip(leaves, inputs)}
             s = sample.map_tensors(lambda t: swap.get(id(t), t))
             return tuple(o for o in _flat(op.call(s))
-                         if isinstance(o, tp.Tensor) and o.dtype is tp.float64)
+                         if isinstance(o, tp.Tensor) and o.dtype in _DOUBLE)
 
         with checking(sample):
             assert check(fn, tuple(leaves)), f"{check.__name__} failed"

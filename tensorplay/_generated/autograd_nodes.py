@@ -10,37 +10,37 @@ from tensorplay.autograd.formulas import (
     as_strided_scatter_backward, batch_norm_backward, bce_backward_self, bce_backward_target,
     bce_with_logits_backward_self, bce_with_logits_backward_target, cat_backward, cdist_backward,
     cholesky_backward, cholesky_inverse_backward, cholesky_solve_backward, clamp_backward,
-    clamp_backward_max, clamp_backward_min, clamp_backward_self, constant_pad_nd_backward,
-    conv_double_backward_grad_output, conv_double_backward_input, conv_double_backward_weight,
-    copysign_self_backward, cross_entropy_backward, cross_entropy_backward_grads,
-    cummaxmin_backward, cumprod_backward, cumsum_backward, diag_backward, diagonal_backward,
-    dist_backward, div_mode_backward_other, div_mode_backward_self, dropout_backward, eigh_backward,
-    einsum_backward, elu_backward, elu_backward_of_result, embedding_backward,
-    embedding_bag_backward, embedding_bag_per_sample_weights_backward,
-    embedding_dense_double_backward, erfinv_backward, evenly_distribute_backward, fft_c2c_backward,
-    fft_c2r_backward, fft_r2c_backward, filled_value_backward, gather_along_backward,
-    gather_backward, gelu_second_derivative, group_norm_backward, hardswish_backward,
-    huber_loss_backward, i1_backward, i1e_backward, igamma_other_backward, igammac_other_backward,
-    index_backward, index_put_self_backward, index_put_values_backward, index_reduce_backward,
-    index_select_backward, index_source_backward, last_three, last_two, layer_norm_backward,
-    leaky_relu_backward_of_result, linalg_det_backward, linalg_inv_backward, linalg_lstsq_backward,
-    linalg_lu_backward, linalg_lu_solve_B, linalg_lu_solve_LU, linalg_qr_backward,
-    linalg_solve_backward, linalg_solve_triangular_backward, linalg_svd_backward,
-    linear_weight_backward, log_softmax_double_backward_grad, logcumsumexp_backward, logit_backward,
-    logsumexp_backward, lu_factor_ex_backward, lu_unpack_backward, masked_scatter_source_backward,
-    masked_select_backward, matrix_exp_backward, max_pool2d_double_backward,
-    max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
-    mvlgamma_backward, nll_loss_value, norm_backward, not_implemented, pad_nd_backward,
-    permute_backward, pinv_backward, pow_backward_exponent, pow_backward_self, pow_scalar_backward,
-    prelu_backward, prod_backward, prod_dim_backward, repeat_backward,
-    repeat_interleave_int_backward, rms_norm_backward, roll_backward, rounded_quotient,
-    scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
-    silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
-    smooth_l1_loss_backward, softmax_double_backward, special_xlog1py_other_backward,
-    special_xlog1py_self_backward, std_backward, std_mean_backward, sum_backward, sum_to,
-    take_backward, triangular_solve_backward, value_selecting_reduction_backward, var_backward,
-    var_mean_backward, xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward,
-    zeros_like,
+    clamp_backward_max, clamp_backward_min, clamp_backward_self, complex_backward,
+    constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input,
+    conv_double_backward_weight, copysign_self_backward, cross_entropy_backward,
+    cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward, cumsum_backward,
+    diag_backward, diagonal_backward, dist_backward, div_mode_backward_other,
+    div_mode_backward_self, dropout_backward, eigh_backward, einsum_backward, elu_backward,
+    elu_backward_of_result, embedding_backward, embedding_bag_backward,
+    embedding_bag_per_sample_weights_backward, embedding_dense_double_backward, erfinv_backward,
+    evenly_distribute_backward, fft_c2c_backward, fft_c2r_backward, fft_r2c_backward,
+    filled_value_backward, gather_along_backward, gather_backward, gelu_second_derivative,
+    group_norm_backward, hardswish_backward, huber_loss_backward, i1_backward, i1e_backward,
+    igamma_other_backward, igammac_other_backward, index_backward, index_put_self_backward,
+    index_put_values_backward, index_reduce_backward, index_select_backward, index_source_backward,
+    last_three, last_two, layer_norm_backward, leaky_relu_backward_of_result, linalg_det_backward,
+    linalg_inv_backward, linalg_lstsq_backward, linalg_lu_backward, linalg_lu_solve_B,
+    linalg_lu_solve_LU, linalg_qr_backward, linalg_solve_backward, linalg_solve_triangular_backward,
+    linalg_svd_backward, linear_weight_backward, log_softmax_double_backward_grad,
+    logcumsumexp_backward, logit_backward, logsumexp_backward, lu_factor_ex_backward,
+    lu_unpack_backward, masked_scatter_source_backward, masked_select_backward, matrix_exp_backward,
+    max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward,
+    mish_backward, mse_loss_backward, mvlgamma_backward, nll_loss_value, norm_backward,
+    not_implemented, pad_nd_backward, permute_backward, pinv_backward, polar_backward,
+    pow_backward_exponent, pow_backward_self, pow_scalar_backward, prelu_backward, prod_backward,
+    prod_dim_backward, repeat_backward, repeat_interleave_int_backward, rms_norm_backward,
+    roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward,
+    select_many_backward, sgn_backward, silu_second_derivative, sinc_backward, slice_backward,
+    slogdet_backward, smooth_l1_loss_backward, softmax_double_backward,
+    special_xlog1py_other_backward, special_xlog1py_self_backward, std_backward, std_mean_backward,
+    sum_backward, sum_to, take_backward, triangular_solve_backward,
+    value_selecting_reduction_backward, var_backward, var_mean_backward, xlog1py_other_backward,
+    xlog1py_self_backward, xlogy_self_backward, zeros_like,
 )
 from tensorplay._generated.functional import (
     _ctc_loss_backward, _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data,
@@ -52,7 +52,7 @@ from tensorplay._generated.functional import (
     logical_and, logical_or, max_pool2d_with_indices_backward, max_pool3d_with_indices_backward,
     nll_loss_backward, polygamma, sign, silu_backward, special_i1, special_i1e, special_zeta,
     threshold_backward, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d,
-    upsample_nearest2d_backward, where,
+    upsample_nearest2d_backward, view_as_complex, view_as_real, where,
 )
 
 
@@ -7601,6 +7601,141 @@ class AliasBackward0(Node):
         if self.needs_input_grad(0):
             d_self = grad
         return (d_self,)
+
+
+class SgnBackward0(Node):
+    """Backward of `sgn(Tensor self) -> Tensor`.
+
+    self: sgn_backward(self, grad, result)
+    """
+
+    __slots__ = ('self_', 'result_')
+    SAVED = ('self_', 'result_')
+    OP = 'sgn'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        result = self.result_.unpack(self)
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = sgn_backward(self_, grad, result)
+        return (d_self,)
+
+
+class ViewAsRealBackward0(Node):
+    """Backward of `view_as_real(Tensor(a) self) -> Tensor(a)`.
+
+    self: view_as_complex(grad.contiguous())
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'view_as_real'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = view_as_complex(grad.contiguous())
+        return (d_self,)
+
+
+class ViewAsComplexBackward0(Node):
+    """Backward of `view_as_complex(Tensor(a) self) -> Tensor(a)`.
+
+    self: view_as_real(grad.contiguous())
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'view_as_complex'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = view_as_real(grad.contiguous())
+        return (d_self,)
+
+
+class ConjPhysicalBackward0(Node):
+    """Backward of `_conj_physical(Tensor self) -> Tensor`.
+
+    self: grad.conj_physical()
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = '_conj_physical'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad.conj_physical()
+        return (d_self,)
+
+
+class ConjPhysicalBackward1(Node):
+    """Backward of `conj_physical_(Tensor(a!) self) -> Tensor(a!)`.
+
+    self: grad.conj_physical()
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'conj_physical_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = grad.conj_physical()
+        return (d_self,)
+
+
+class ComplexBackward0(Node):
+    """Backward of `complex(Tensor real, Tensor imag) -> Tensor`.
+
+    real, imag: complex_backward(grad, real, imag)
+    """
+
+    __slots__ = ('real_', 'imag_')
+    SAVED = ('real_', 'imag_')
+    OP = 'complex'
+
+    def apply(self, grads):
+        grad = grads[0]
+        real = self.real_.unpack(self)
+        imag = self.imag_.unpack(self)
+        d_real = None
+        d_imag = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            d_real, d_imag = complex_backward(grad, real, imag)
+        return (d_real, d_imag)
+
+
+class PolarBackward0(Node):
+    """Backward of `polar(Tensor abs, Tensor angle) -> Tensor`.
+
+    abs, angle: polar_backward(grad, result, abs, angle)
+    """
+
+    __slots__ = ('abs_', 'angle_', 'result_')
+    SAVED = ('abs_', 'angle_', 'result_')
+    OP = 'polar'
+
+    def apply(self, grads):
+        grad = grads[0]
+        abs = self.abs_.unpack(self)
+        angle = self.angle_.unpack(self)
+        result = self.result_.unpack(self)
+        d_abs = None
+        d_angle = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            d_abs, d_angle = polar_backward(grad, result, abs, angle)
+        return (d_abs, d_angle)
 
 
 class FftR2cBackward0(Node):

@@ -28,8 +28,9 @@ from tensorplay._generated.autograd_nodes import (
     BinaryCrossEntropyWithLogitsBackward0, BinomialBackward0, BmmBackward0, CatBackward0,
     CauchyBackward0, CdistBackward0, CeilBackward0, CholeskyInverseBackward0,
     CholeskySolveBackward0, ClampBackward0, ClampBackward1, ClampMaxBackward0, CloneBackward0,
-    Col2imBackward0, ConstantPadNdBackward0, ConvolutionBackward0, ConvolutionBackwardBackward0,
-    CopyBackward0, CopysignBackward0, CosBackward0, CoshBackward0, CrossEntropyBackwardBackward0,
+    Col2imBackward0, ComplexBackward0, ConjPhysicalBackward0, ConjPhysicalBackward1,
+    ConstantPadNdBackward0, ConvolutionBackward0, ConvolutionBackwardBackward0, CopyBackward0,
+    CopysignBackward0, CosBackward0, CoshBackward0, CrossEntropyBackwardBackward0,
     CrossEntropyForwardBackward0, CtcLossBackward0, CtcLossBackwardBackward0, CummaxBackward0,
     CumminBackward0, CumprodBackward0, CumsumBackward0, DiagBackward0, DiagEmbedBackward0,
     DiagonalBackward0, DiagonalScatterBackward0, DigammaBackward0, DistBackward0, DivBackward0,
@@ -68,26 +69,27 @@ from tensorplay._generated.autograd_nodes import (
     NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NeBackward0, NegBackward0,
     NextafterBackward0, NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0,
     NormalBackward0, PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PoissonBackward0,
-    PolygammaBackward0, PolygammaBackward1, PowBackward0, PowBackward1, PowBackward2,
-    PreluBackward0, ProdBackward0, ProdBackward1, RandomBackward0, RandomBackward1, RandomBackward2,
-    ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1, RepeatBackward0,
-    RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1, RsqrtBackward0,
-    ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0, ScatterBackward1,
-    ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0,
-    SelectScatterBackward0, SigmoidBackward0, SignBackward0, SiluBackward0, SiluBackwardBackward0,
-    SinBackward0, SincBackward0, SinhBackward0, SliceBackward0, SliceScatterBackward0,
-    SmoothL1LossBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0, SoftplusBackward0,
-    SortBackward0, SortBackward1, SpecialEntrBackward0, SpecialErfcxBackward0, SpecialI0eBackward0,
-    SpecialI1Backward0, SpecialI1eBackward0, SpecialLogNdtrBackward0, SpecialNdtriBackward0,
-    SpecialXlog1pyBackward0, SpecialZetaBackward0, SqrtBackward0, SqueezeBackward0,
-    SqueezeBackward1, StdBackward0, StdMeanBackward0, SubBackward0, SumBackward0, SumBackward1,
-    TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0,
-    ToCopyBackward0, TopkBackward0, TransposeBackward0, TriangularSolveBackward0, TrilBackward0,
-    TriuBackward0, TruncBackward0, UniformBackward0, Unique2Backward0, UniqueConsecutiveBackward0,
-    UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0, UpsampleBilinear2dBackward0,
-    UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
-    UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0, ViewBackward0,
-    WhereBackward0, Xlog1pyBackward0, XlogyBackward0,
+    PolarBackward0, PolygammaBackward0, PolygammaBackward1, PowBackward0, PowBackward1,
+    PowBackward2, PreluBackward0, ProdBackward0, ProdBackward1, RandomBackward0, RandomBackward1,
+    RandomBackward2, ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1,
+    RepeatBackward0, RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1,
+    RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0,
+    ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0,
+    SelectScatterBackward0, SgnBackward0, SigmoidBackward0, SignBackward0, SiluBackward0,
+    SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0, SliceBackward0,
+    SliceScatterBackward0, SmoothL1LossBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0,
+    SoftplusBackward0, SortBackward0, SortBackward1, SpecialEntrBackward0, SpecialErfcxBackward0,
+    SpecialI0eBackward0, SpecialI1Backward0, SpecialI1eBackward0, SpecialLogNdtrBackward0,
+    SpecialNdtriBackward0, SpecialXlog1pyBackward0, SpecialZetaBackward0, SqrtBackward0,
+    SqueezeBackward0, SqueezeBackward1, StdBackward0, StdMeanBackward0, SubBackward0, SumBackward0,
+    SumBackward1, TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0,
+    ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0, TransposeBackward0,
+    TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0, UniformBackward0,
+    Unique2Backward0, UniqueConsecutiveBackward0, UniqueDimBackward0, UnsafeViewBackward0,
+    UnsqueezeBackward0, UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0,
+    UpsampleNearest2dBackward0, UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0,
+    ViewAsComplexBackward0, ViewAsRealBackward0, ViewBackward0, WhereBackward0, Xlog1pyBackward0,
+    XlogyBackward0,
 )
 
 
@@ -4529,6 +4531,29 @@ def angle(ks, self):
     return result
 
 
+def sgn(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.sgn, ks, self)
+    node = SgnBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.sgn, ks, self)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
+def sgn_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.sgn_, ks, self)
+    check_inplace(self, 'sgn_')
+    node = SgnBackward0(self)
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.sgn_, ks, self)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
 def sign_(ks, self):
     if not self._impl.requires_grad:
         return below_autograd(ops.sign_, ks, self)
@@ -5352,6 +5377,66 @@ def alias(ks, self):
     return result
 
 
+def view_as_real(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.view_as_real, ks, self)
+    node = ViewAsRealBackward0(self)
+    result = below_autograd(ops.view_as_real, ks, self)
+    set_history(result, node)
+    return result
+
+
+def view_as_complex(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.view_as_complex, ks, self)
+    node = ViewAsComplexBackward0(self)
+    result = below_autograd(ops.view_as_complex, ks, self)
+    set_history(result, node)
+    return result
+
+
+def _conj_physical(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops._conj_physical, ks, self)
+    node = ConjPhysicalBackward0(self)
+    result = below_autograd(ops._conj_physical, ks, self)
+    set_history(result, node)
+    return result
+
+
+def conj_physical_(ks, self):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.conj_physical_, ks, self)
+    check_inplace(self, 'conj_physical_')
+    node = ConjPhysicalBackward1(self)
+    result = below_autograd(ops.conj_physical_, ks, self)
+    rebase_history(self, node)
+    return result
+
+
+def complex(ks, real, imag):
+    if not (real._impl.requires_grad or imag._impl.requires_grad):
+        return below_autograd(ops.complex, ks, real, imag)
+    node = ComplexBackward0(real, imag)
+    node.real_ = SavedVariable(real, is_output=False)
+    node.imag_ = SavedVariable(imag, is_output=False)
+    result = below_autograd(ops.complex, ks, real, imag)
+    set_history(result, node)
+    return result
+
+
+def polar(ks, abs, angle):
+    if not (abs._impl.requires_grad or angle._impl.requires_grad):
+        return below_autograd(ops.polar, ks, abs, angle)
+    node = PolarBackward0(abs, angle)
+    node.abs_ = SavedVariable(abs, is_output=False)
+    node.angle_ = SavedVariable(angle, is_output=False)
+    result = below_autograd(ops.polar, ks, abs, angle)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
 def _fft_r2c(ks, self, dim, normalization, onesided):
     if not self._impl.requires_grad:
         return below_autograd(ops._fft_r2c, ks, self, dim, normalization, onesided)
@@ -5746,6 +5831,8 @@ WRAPPERS = {
     'atanh': atanh,
     'atanh_': atanh_,
     'angle': angle,
+    'sgn': sgn,
+    'sgn_': sgn_,
     'sign_': sign_,
     'copysign.Tensor': copysign_Tensor,
     'copysign_.Tensor': copysign__Tensor,
@@ -5804,6 +5891,12 @@ WRAPPERS = {
     '_ctc_loss': _ctc_loss,
     '_ctc_loss_backward': _ctc_loss_backward,
     'alias': alias,
+    'view_as_real': view_as_real,
+    'view_as_complex': view_as_complex,
+    '_conj_physical': _conj_physical,
+    'conj_physical_': conj_physical_,
+    'complex': complex,
+    'polar': polar,
     '_fft_r2c': _fft_r2c,
     '_fft_c2r': _fft_c2r,
     '_fft_c2c': _fft_c2c,

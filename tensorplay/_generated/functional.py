@@ -1253,6 +1253,30 @@ def half(self):
     return ops.half.call(self._impl.keys, self)
 
 
+# ---- cfloat ----------------------------------------------------------------------------
+
+def cfloat(self):
+    """self.to(tp.complex64).
+
+    cfloat(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('cfloat', 'self', 'Tensor', self)
+    return ops.cfloat.call(self._impl.keys, self)
+
+
+# ---- cdouble ---------------------------------------------------------------------------
+
+def cdouble(self):
+    """self.to(tp.complex128).
+
+    cdouble(Tensor self) -> Tensor
+    """
+    if not isinstance(self, Tensor):
+        bad_arg('cdouble', 'self', 'Tensor', self)
+    return ops.cdouble.call(self._impl.keys, self)
+
+
 # ---- bfloat16 --------------------------------------------------------------------------
 
 def bfloat16(self):
@@ -17604,6 +17628,187 @@ def values_copy(input, *, out=None):
     return ops.values_copy.call(input._impl.keys, input)
 
 
+# ---- view_as_real ----------------------------------------------------------------------
+
+def view_as_real(input):
+    """A complex tensor's (re, im) pairs as a float tensor with a last dim of 2 (a view).
+
+    view_as_real(Tensor(a) self) -> Tensor(a)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('view_as_real', 'input', 'Tensor', input)
+    return ops.view_as_real.call(input._impl.keys, input)
+
+
+# ---- view_as_complex -------------------------------------------------------------------
+
+def view_as_complex(input):
+    """A float tensor with a last dim of 2 (stride 1) as the complex tensor of its pairs (a view).
+
+    view_as_complex(Tensor(a) self) -> Tensor(a)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('view_as_complex', 'input', 'Tensor', input)
+    return ops.view_as_complex.call(input._impl.keys, input)
+
+
+# ---- real ------------------------------------------------------------------------------
+
+def real(input):
+    """The real parts of a complex tensor (a view); a real tensor itself.
+
+    real(Tensor(a) self) -> Tensor(a)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('real', 'input', 'Tensor', input)
+    return ops.real.call(input._impl.keys, input)
+
+
+# ---- imag ------------------------------------------------------------------------------
+
+def imag(input):
+    """The imaginary parts of a complex tensor (a view).
+
+    imag(Tensor(a) self) -> Tensor(a)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('imag', 'input', 'Tensor', input)
+    return ops.imag.call(input._impl.keys, input)
+
+
+# ---- conj ------------------------------------------------------------------------------
+
+def conj(input):
+    """The complex conjugate (a copy; eager, no conjugate bit); a real tensor itself.
+
+    conj(Tensor(a) self) -> Tensor(a)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('conj', 'input', 'Tensor', input)
+    return ops.conj.call(input._impl.keys, input)
+
+
+# ---- conj_physical ---------------------------------------------------------------------
+
+def conj_physical(input, *, out=None):
+    """The complex conjugate in new memory; a real tensor itself.
+
+    conj_physical(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('conj_physical', out, conj_physical(input))
+    if not isinstance(input, Tensor):
+        bad_arg('conj_physical', 'input', 'Tensor', input)
+    return ops.conj_physical.call(input._impl.keys, input)
+
+
+# ---- _conj_physical --------------------------------------------------------------------
+
+def _conj_physical(input, *, out=None):
+    """The complex conjugate of a complex tensor in new memory (conj_physical's kernel).
+
+    _conj_physical(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('_conj_physical', out, _conj_physical(input))
+    if not isinstance(input, Tensor):
+        bad_arg('_conj_physical', 'input', 'Tensor', input)
+    return ops._conj_physical.call(input._impl.keys, input)
+
+
+# ---- conj_physical_ --------------------------------------------------------------------
+
+def conj_physical_(input):
+    """conj_physical_(Tensor(a!) self) -> Tensor(a!)"""
+    if not isinstance(input, Tensor):
+        bad_arg('conj_physical_', 'input', 'Tensor', input)
+    return ops.conj_physical_.call(input._impl.keys, input)
+
+
+# ---- resolve_conj ----------------------------------------------------------------------
+
+def resolve_conj(input):
+    """self (conj is eager here, so there is no conjugate bit to resolve).
+
+    resolve_conj(Tensor(a) self) -> Tensor(a)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('resolve_conj', 'input', 'Tensor', input)
+    return ops.resolve_conj.call(input._impl.keys, input)
+
+
+# ---- resolve_neg -----------------------------------------------------------------------
+
+def resolve_neg(input):
+    """self (there is no negative bit to resolve here).
+
+    resolve_neg(Tensor(a) self) -> Tensor(a)
+    """
+    if not isinstance(input, Tensor):
+        bad_arg('resolve_neg', 'input', 'Tensor', input)
+    return ops.resolve_neg.call(input._impl.keys, input)
+
+
+# ---- complex ---------------------------------------------------------------------------
+
+def complex(real, imag, *, out=None):
+    """real + 1j * imag from two float tensors of one dtype, broadcast.
+
+    complex(Tensor real, Tensor imag) -> Tensor
+    """
+    if out is not None:
+        return into_out('complex', out, complex(real, imag))
+    if not isinstance(real, Tensor):
+        bad_arg('complex', 'real', 'Tensor', real)
+    if not isinstance(imag, Tensor):
+        bad_arg('complex', 'imag', 'Tensor', imag)
+    return ops.complex.call(real._impl.keys | imag._impl.keys, real, imag)
+
+
+# ---- polar -----------------------------------------------------------------------------
+
+def polar(abs, angle, *, out=None):
+    """abs * (cos(angle) + 1j * sin(angle)).
+
+    polar(Tensor abs, Tensor angle) -> Tensor
+    """
+    if out is not None:
+        return into_out('polar', out, polar(abs, angle))
+    if not isinstance(abs, Tensor):
+        bad_arg('polar', 'abs', 'Tensor', abs)
+    if not isinstance(angle, Tensor):
+        bad_arg('polar', 'angle', 'Tensor', angle)
+    return ops.polar.call(abs._impl.keys | angle._impl.keys, abs, angle)
+
+
+# ---- view_as_real_copy -----------------------------------------------------------------
+
+def view_as_real_copy(input, *, out=None):
+    """view_as_real, copied into new memory: the same values, not a view.
+
+    view_as_real_copy(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('view_as_real_copy', out, view_as_real_copy(input))
+    if not isinstance(input, Tensor):
+        bad_arg('view_as_real_copy', 'input', 'Tensor', input)
+    return ops.view_as_real_copy.call(input._impl.keys, input)
+
+
+# ---- view_as_complex_copy --------------------------------------------------------------
+
+def view_as_complex_copy(input, *, out=None):
+    """view_as_complex, copied into new memory: the same values, not a view.
+
+    view_as_complex_copy(Tensor self) -> Tensor
+    """
+    if out is not None:
+        return into_out('view_as_complex_copy', out, view_as_complex_copy(input))
+    if not isinstance(input, Tensor):
+        bad_arg('view_as_complex_copy', 'input', 'Tensor', input)
+    return ops.view_as_complex_copy.call(input._impl.keys, input)
+
+
 # ---- _fft_r2c --------------------------------------------------------------------------
 
 def _match__fft_r2c(input, dim, normalization, onesided):
@@ -18989,6 +19194,20 @@ FUNCTIONS = (
     'sspaddmm',
     'indices_copy',
     'values_copy',
+    'view_as_real',
+    'view_as_complex',
+    'real',
+    'imag',
+    'conj',
+    'conj_physical',
+    '_conj_physical',
+    'conj_physical_',
+    'resolve_conj',
+    'resolve_neg',
+    'complex',
+    'polar',
+    'view_as_real_copy',
+    'view_as_complex_copy',
     '_fft_r2c',
     '_fft_c2r',
     '_fft_c2c',

@@ -508,4 +508,7 @@ OP_TAGS = {
     'batch_norm_backward_elemt': ('non_differentiable',),
     'batch_norm_update_stats': ('non_differentiable',),
     'alias': ('view',),
+    'view_as_real': ('view',),
+    'view_as_complex': ('view',),
+    'conj_physical_': ('inplace',),
 }

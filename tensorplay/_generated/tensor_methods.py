@@ -64,6 +64,8 @@ class TensorMethods:
     int = F.int
     bool = F.bool
     half = F.half
+    cfloat = F.cfloat
+    cdouble = F.cdouble
     bfloat16 = F.bfloat16
     view = F.view
     view_as = F.view_as
@@ -486,6 +488,11 @@ class TensorMethods:
     hardshrink = F.hardshrink
     smm = F.smm
     sspaddmm = F.sspaddmm
+    conj = F.conj
+    conj_physical = F.conj_physical
+    conj_physical_ = F.conj_physical_
+    resolve_conj = F.resolve_conj
+    resolve_neg = F.resolve_neg
     stft = F.stft
     istft = F.istft
 

@@ -26,8 +26,9 @@ def set_requires_grad(tensor, flag):
                                "you want to use a computed variable in a subgraph that doesn't "
                                "require differentiation use var_no_grad = var.detach().")
         return
-    if flag and not impl.dtype.is_floating_point:
+    if flag and not impl.dtype.is_differentiable:
         from tensorplay.errors import DTypeError
+        # PyTorch's words, though complex tensors can require gradients too
         raise DTypeError(f"requires_grad_(): only Tensors of floating point dtype can require "
                          f"gradients (got {impl.dtype.name})", op="requires_grad_",
                          arg="requires_grad")
@@ -43,7 +44,7 @@ def set_data(tensor, value):
     if getattr(value, "_impl", None) is None:
         raise TypeError(f"Tensor.data must be set to a Tensor, got {type(value).__name__}")
     impl, new = tensor._impl, value._impl
-    if impl.requires_grad and not new.dtype.is_floating_point:
+    if impl.requires_grad and not new.dtype.is_differentiable:
         raise AutogradError("data set to a tensor that requires gradients must be floating "
                            "point")
     # A new device is allowed, as in PyTorch: `Module.to("cuda")` moves parameters this

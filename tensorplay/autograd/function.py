@@ -179,7 +179,7 @@ def _attach(ctx, args, outputs):
             with ExcludeKeys(AUTOGRAD_MASK):
                 o = o.detach()
         impl = o._impl
-        if not impl.dtype.is_floating_point:
+        if not impl.dtype.is_differentiable:
             meta.append(None)
         else:
             meta.append((impl.sizes, impl.dtype, impl.device))

@@ -110,7 +110,7 @@ def _expandable(sizes, target):
 
 def check_nan(node, outs):
     for i, g in enumerate(outs):
-        if g is None or not g._impl.dtype.is_floating_point:
+        if g is None or not g._impl.dtype.is_differentiable:
             continue
         with ExcludeKeys(AUTOGRAD_MASK):
             has_nan = (g != g).sum().item() > 0

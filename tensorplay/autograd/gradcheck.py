@@ -11,6 +11,13 @@ central difference alone is off by more than the tolerance.
 
 gradgradcheck runs gradcheck on the function `(inputs, v) -> grad(f(inputs), inputs, v,
 create_graph=True)`, which checks the second derivative (the backward of the backward).
+
+Complex numbers are checked as pairs of real ones (`_real_form`): a complex input becomes
+two real inputs, its real and imaginary parts, joined by `tp.complex` inside the checked
+function, and a complex output becomes its `view_as_real`. The function of real numbers
+has an ordinary Jacobian, and PyTorch's convention (z.grad = dL/dx + i dL/dy) is what
+makes the gradient through `complex` and `view_as_real` agree with it, so any complex
+formula that breaks the convention fails the real check.
 """
 from __future__ import annotations
 
@@ -36,6 +43,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     Jacobians (or returns False with `raise_exception=False`)."""
     inputs = inputs if isinstance(inputs, tuple) else \
         tuple(inputs) if isinstance(inputs, list) else (inputs,)
+    func, inputs = _real_form(func, inputs)
     try:
         _check(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes)
     except GradcheckError:
@@ -53,6 +61,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     from a fixed seed, so a failure reproduces)."""
     inputs = inputs if isinstance(inputs, tuple) else \
         tuple(inputs) if isinstance(inputs, list) else (inputs,)
+    func, inputs = _real_form(func, inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(seed)
         grad_outputs = tuple(
@@ -62,6 +71,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     else:
         grad_outputs = grad_outputs if isinstance(grad_outputs, tuple) else \
             tuple(grad_outputs) if isinstance(grad_outputs, list) else (grad_outputs,)
+        grad_outputs = tuple(_parts(v) if _is_complex(v) else v for v in grad_outputs)
     n_in = len(inputs)
 
     def first_derivative(*args):
@@ -78,6 +88,47 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
 def _is_tensor(x):
     return getattr(x, "_impl", None) is not None
+
+
+def _is_complex(x):
+    return _is_tensor(x) and x.dtype.is_complex
+
+
+def _parts(z):
+    from tensorplay._generated.functional import view_as_real
+    return view_as_real(z)
+
+
+def _real_form(func, inputs):
+    """(func, inputs) with every complex number split into its two parts (the module
+    docstring says why); a function of real tensors is returned as it is."""
+    if not any(_is_complex(x) for x in inputs) and \
+            not any(_is_complex(o) for o in _as_tuple(func(*inputs))):
+        return func, inputs
+    from tensorplay._generated.functional import complex as make_complex
+    real_inputs = []
+    for x in inputs:
+        if not _is_complex(x):
+            real_inputs.append(x)
+            continue
+        for part in (x.real, x.imag):
+            part = part.detach().clone()
+            part.requires_grad_(x.requires_grad)
+            real_inputs.append(part)
+
+    def real_func(*args):
+        args = iter(args)
+        rebuilt = [make_complex(next(args), next(args)) if _is_complex(x) else next(args)
+                   for x in inputs]
+        out = func(*rebuilt)
+        outs = tuple(_parts(o) if _is_complex(o) else o for o in _as_tuple(out))
+        return outs if isinstance(out, (tuple, list)) else outs[0]
+
+    return real_func, tuple(real_inputs)
+
+
+def _as_tuple(out):
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
 
 def _differentiable_outputs(out):

@@ -34,16 +34,29 @@ __all__ = ["CopySlices", "ViewOfBaseBackward", "view_of_base", "regenerate_view_
 
 
 class Region:
-    """Sizes, strides and offset of a tensor inside its base's memory."""
+    """Sizes, strides and offset of a tensor inside its base's memory.
 
-    __slots__ = ("sizes", "strides", "offset")
+    `parts`: the region is of a complex base's real and imaginary parts (a real view:
+    view_as_real, .real, .imag), measured in the parts' units, i.e. inside
+    `view_as_real(base)`: its offset counts floats, two per complex element."""
 
-    def __init__(self, sizes, strides, offset):
+    __slots__ = ("sizes", "strides", "offset", "parts")
+
+    def __init__(self, sizes, strides, offset, parts=False):
         self.sizes, self.strides, self.offset = tuple(sizes), tuple(strides), offset
+        self.parts = parts
 
     @staticmethod
     def of(impl, base):
-        return Region(impl.sizes, impl.strides, impl.offset - base.offset)
+        if impl.dtype is base.dtype:
+            return Region(impl.sizes, impl.strides, impl.offset - base.offset)
+        if base.dtype.is_complex and impl.dtype is base.dtype.to_real():
+            return Region(impl.sizes, impl.strides, impl.offset - 2 * base.offset, True)
+        from tensorplay.errors import AutogradError
+        raise AutogradError(f"an in-place op on a {impl.dtype.name} view of a "
+                            f"{base.dtype.name} tensor that requires grad: only the real "
+                            f"views of a complex tensor (view_as_real, .real, .imag) can be "
+                            f"written in place under autograd; clone the view first")
 
     def overlaps_itself(self):
         """True when two elements may share memory (an expanded view): then a scatter
@@ -69,18 +82,36 @@ def _buffer(base, dtype, device):
     return factory.empty_strided(base.sizes, base.strides, dtype=dtype, device=device)
 
 
+def _window(buf, view):
+    """The view's elements in a base-shaped buffer (in its parts, for a `parts` region)."""
+    if view.parts:
+        buf = _parts(buf)
+    return buf.as_strided(view.sizes, view.strides, view.offset)
+
+
+def _parts(t):
+    from tensorplay._generated.functional import view_as_real
+    return view_as_real(t)
+
+
+def _complex_of_parts(t):
+    from tensorplay._generated.functional import view_as_complex
+    return view_as_complex(t)
+
+
 def _gather_raw(g, base, view):
     buf = _buffer(base, g.dtype, g.device)
     buf.copy_(g)
-    return buf.as_strided(view.sizes, view.strides, view.offset)
+    return _window(buf, view)
 
 
 def _scatter_raw(g, base, view):
     if view.overlaps_itself():
         return _scatter_add_on_host(g, base, view)
-    buf = _buffer(base, g.dtype, g.device)
+    # a real view's gradient goes back into a complex base's parts
+    buf = _buffer(base, g.dtype.to_complex() if view.parts else g.dtype, g.device)
     buf.zero_()
-    buf.as_strided(view.sizes, view.strides, view.offset).copy_(g)
+    _window(buf, view).copy_(g)
     return buf
 
 
@@ -110,8 +141,14 @@ def _readers_per_slot(like, base):
 
 
 def _region_mask(grad, base, view):
-    """A bool tensor of base shape: True inside the view's region."""
+    """A bool tensor of base shape: True inside the view's region (for a `parts` region,
+    of base shape + (2,): True at the parts inside it)."""
     from tensorplay import _dtype
+    if view.parts:
+        marks = _buffer(base, grad.dtype, grad.device)     # complex, laid out like the base
+        marks.zero_()
+        _window(marks, view).fill_(1)
+        return _parts(marks) != 0
     mask = _buffer(base, _dtype.bool, grad.device)
     mask.fill_(False)
     mask.as_strided(view.sizes, view.strides, view.offset).fill_(True)
@@ -222,7 +259,10 @@ class CopySlices(Node):
                 inside = factory.zeros_like(grad)
             else:
                 inside = scatter(inside, self.base, self.view)
-            results[0] = inside.where(mask, grad)     # tp.where(mask, inside, grad)
+            if self.view.parts:     # chosen part by part: the mask has a last dim of 2
+                results[0] = _complex_of_parts(_parts(inside).where(mask, _parts(grad)))
+            else:
+                results[0] = inside.where(mask, grad)     # tp.where(mask, inside, grad)
         else:
             results[0] = None
         return tuple(results)

@@ -43,7 +43,7 @@ def any_requires_grad(tensors):
 def set_history(result, node, output_differentiability=None):
     """Make `node` the grad_fn of each differentiable output of an out-of-place op.
 
-    Only floating outputs are differentiable (an argmax's indices are not), and the
+    Only floating and complex outputs are differentiable (an argmax's indices are not), and the
     derivatives.yaml entry can exclude outputs (`output_differentiability`)."""
     if output_differentiability is None:
         try:
@@ -51,7 +51,7 @@ def set_history(result, node, output_differentiability=None):
         except AttributeError:          # a tuple or list of outputs
             impl = None
         if (impl is not None and impl.grad_fn is None and not impl.requires_grad
-                and impl.dtype.is_floating_point):
+                and impl.dtype.is_differentiable):
             # The common case, a fresh floating output, without the calls: exactly what
             # _attach(result, node, 0) does for it (no history to refuse, floating so no
             # dtype check), and the one-output _output_meta the general path builds.
@@ -63,7 +63,7 @@ def set_history(result, node, output_differentiability=None):
             return
     if not isinstance(result, (tuple, list)):
         impl = getattr(result, "_impl", None)
-        if impl is not None and not impl.dtype.is_floating_point:   # the rare case: a call
+        if impl is not None and not impl.dtype.is_differentiable:   # the rare case: a call
             _check_differentiable_dtype(result, node)
         if output_differentiability is None:
             node._output_meta = (_attach(result, node, 0),)      # the common single output
@@ -82,11 +82,11 @@ def set_history(result, node, output_differentiability=None):
 
 def _attach(t, node, i):
     """Make `node` the grad_fn of output `i`, `t`; its (sizes, dtype, device), or None
-    when it is not differentiable (missing, or not floating point)."""
+    when it is not differentiable (missing, or neither floating nor complex)."""
     if t is None:
         return None
     impl = t._impl
-    if not impl.dtype.is_floating_point:
+    if not impl.dtype.is_differentiable:
         return None
     if impl.grad_fn is not None or (impl.requires_grad and impl.base is None):
         raise AutogradError(
@@ -110,7 +110,7 @@ def _check_differentiable_dtype(result, node):
     could not flow back through it. A conversion (`x.to(tp.int32)`) is the exception:
     its result just does not require grad."""
     impl = getattr(result, "_impl", None)
-    if impl is None or impl.dtype.is_floating_point or impl.dtype.is_complex:
+    if impl is None or impl.dtype.is_differentiable:
         return
     if node.OP == "_to_copy":
         return
@@ -151,7 +151,7 @@ def rebase_history(tensor, node, view_op=False):
     op (`view_op`: transpose_, unsqueeze_, ...) changes the view's shape and strides
     but no value, of the view or of its base: the view's history is `node` alone."""
     impl = tensor._impl
-    if not impl.dtype.is_floating_point:
+    if not impl.dtype.is_differentiable:
         return      # `int_tensor.copy_(float_requiring_grad)`: no gradient flows into ints
     node._output_meta = ((impl.sizes, impl.dtype, impl.device),)
     if impl.base is None or view_op:

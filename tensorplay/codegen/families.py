@@ -79,6 +79,8 @@ FAMILIES = {
     "optim": "the fused optimizer steps (_fused_adam_, _fused_sgd_)",
     "bessel": "tp.special's Bessel and Airy functions, the Hurwitz zeta function and the "
               "orthogonal polynomials (Chebyshev, Hermite, Laguerre, Legendre)",
+    "complex": "complex numbers: view_as_real / view_as_complex, real, imag, conj, "
+               "complex, polar (the views of a complex tensor's parts)",
     "special": "the special functions of tp.special: the gamma family (lgamma, digamma, "
                "polygamma, mvlgamma, igamma), erfinv, the modified Bessel functions i0/i1, "
                "the normal distribution's ndtr/ndtri/log_ndtr, erfcx, entr, xlog1py",

@@ -60,6 +60,14 @@ def to_bool(self):
     return _to(self, dt.bool, None, False, False)
 
 
+def to_cfloat(self):
+    return _to(self, dt.complex64, None, False, False)
+
+
+def to_cdouble(self):
+    return _to(self, dt.complex128, None, False, False)
+
+
 def to_half(self):
     return _to(self, dt.float16, None, False, False)
 

@@ -347,8 +347,12 @@ def _write_back(op, self, result):
 
 
 def sgn(self):
-    """sign(self): for a real number, self / abs(self) is its sign (0 at 0)."""
-    return F.sign(self)
+    """self / abs(self), 0 at 0: for a real number its sign, for a complex one the point of
+    the unit circle in its direction."""
+    if not self._impl.dtype.is_complex:
+        return F.sign(self)
+    magnitude = F.abs(self)
+    return self / F.where(magnitude == 0, 1.0, magnitude)
 
 
 def sgn_(self):

@@ -24,9 +24,10 @@ from tensorplay.kernel_support.layout import (
 )
 
 
-def make_view(self, sizes, strides, offset, contiguous=None):
+def make_view(self, sizes, strides, offset, contiguous=None, dtype=None):
     """A ViewImpl of `self`'s memory wrapped in a Tensor; `contiguous`, when the caller
-    knows it, saves ViewImpl the contiguity walk."""
+    knows it, saves ViewImpl the contiguity walk. `dtype`: another element type over the
+    same bytes (view_as_real), measured in its own units."""
     src = self._impl
     base = src.base
     if base is None:
@@ -36,8 +37,8 @@ def make_view(self, sizes, strides, offset, contiguous=None):
         sizes = tuple(sizes)
     if type(strides) is not tuple:
         strides = tuple(strides)
-    impl = ViewImpl(base, src.storage, sizes, strides, offset, src.dtype, src._device,
-                    src.version, src._inference, contiguous)
+    impl = ViewImpl(base, src.storage, sizes, strides, offset, dtype or src.dtype,
+                    src._device, src.version, src._inference, contiguous)
     # A view of a view made in no_grad mode or by split/unbind/chunk is made that way too
     # (PyTorch's propagate_creation_meta): a write into its base must then make reading
     # its history raise as for the view it was taken from, not rebase it silently.
@@ -615,11 +616,11 @@ def unfold(self, dimension, size, step):
 
 # ---- more views: adjoint, split_with_sizes, numpy's hsplit / vsplit / dsplit --------------
 def adjoint(self):
-    """The conjugate transpose of the last two dims; without complex dtypes, a transpose."""
+    """The conjugate transpose of the last two dims (for a real tensor, a transposed view)."""
     if self.dim() < 2:
         raise ShapeError(f"adjoint(): expected a matrix or a batch of matrices (argument "
                          f"'self'), but got a {self.dim()}-D tensor", op="adjoint", arg="self")
-    return self.transpose(-2, -1)
+    return self.transpose(-2, -1).conj()
 
 
 def split_with_sizes(self, split_sizes, dim):

@@ -75,8 +75,8 @@ class Level:
         if not is_tensor(x):
             raise ArgumentError(f"{self.transform}: {where} must be a Tensor, got "
                                 f"{type(x).__name__}", op=self.transform, arg=where)
-        if not x.dtype.is_floating_point:
-            raise DTypeError(f"{self.transform}: {where} must have a floating point dtype "
+        if not x.dtype.is_differentiable:
+            raise DTypeError(f"{self.transform}: {where} must have a floating point or complex dtype "
                              f"to be differentiated, got {x.dtype.name}",
                              op=self.transform, arg=where)
         if self.outer_grad and x.requires_grad:

@@ -34,11 +34,14 @@ ALL_DTYPES = (tp.bool, tp.uint8, tp.int8, tp.int16, tp.int32, tp.int64,
 FLOATING = (tp.float16, tp.bfloat16, tp.float32, tp.float64)
 INTEGRAL = (tp.uint8, tp.int8, tp.int16, tp.int32, tp.int64)
 ALL_BUT_BOOL = INTEGRAL + FLOATING
+# Not in ALL_DTYPES: an entry takes complex samples when its dtypes name them.
+COMPLEX = (tp.complex64, tp.complex128)
 
 TORCH_DTYPE = {
     tp.bool: torch.bool, tp.uint8: torch.uint8, tp.int8: torch.int8, tp.int16: torch.int16,
     tp.int32: torch.int32, tp.int64: torch.int64, tp.float16: torch.float16,
     tp.bfloat16: torch.bfloat16, tp.float32: torch.float32, tp.float64: torch.float64,
+    tp.complex64: torch.complex64, tp.complex128: torch.complex128,
 }
 TP_DTYPE = {v: k for k, v in TORCH_DTYPE.items()}
 
@@ -49,6 +52,8 @@ DEFAULT_TOLERANCES = {
     tp.bfloat16: (1.6e-2, 1e-2),
     tp.float32: (1.3e-6, 1e-5),
     tp.float64: (1e-7, 1e-7),
+    tp.complex64: (1.3e-6, 1e-5),
+    tp.complex128: (1e-7, 1e-7),
 }
 
 
@@ -163,6 +168,10 @@ def rng_for(*key):
 def _values(shape, dtype, rng, low, high, exclude_zero):
     if dtype is tp.bool:
         return rng.random(shape) < 0.5
+    if dtype.is_complex:     # both parts drawn like a float's
+        part = dtype.to_real()
+        return _values(shape, part, rng, low, high, exclude_zero) \
+            + 1j * _values(shape, part, rng, low, high, exclude_zero)
     if dtype.is_floating_point:
         low = -3.0 if low is None else low
         high = 3.0 if high is None else high
@@ -243,7 +252,7 @@ def tp_to_numpy(t):
 
 
 def torch_to_numpy(t):
-    t = t.detach().cpu()
+    t = t.detach().cpu().resolve_conj().resolve_neg()   # (PyTorch's lazy conj of a gradient)
     if t.dtype is torch.bfloat16:
         t = t.float()
     return t.numpy()
@@ -322,7 +331,11 @@ def assert_close(actual, expected, tol=None, *, check_dtype=True, check_device=N
             assert actual.device.type == check_device, \
                 f"{where}: on {actual.device}, expected {check_device}"
         a, e = tp_to_numpy(actual), torch_to_numpy(expected)
-        if a.dtype.kind == "f" or e.dtype.kind == "f":
+        if a.dtype.kind == "c" or e.dtype.kind == "c":
+            rtol, atol = tol or DEFAULT_TOLERANCES.get(actual.dtype, (0.0, 0.0))
+            np.testing.assert_allclose(a.astype(np.complex128), e.astype(np.complex128),
+                                       rtol=rtol, atol=atol, equal_nan=True, err_msg=where)
+        elif a.dtype.kind == "f" or e.dtype.kind == "f":
             rtol, atol = tol or DEFAULT_TOLERANCES.get(actual.dtype, (0.0, 0.0))
             np.testing.assert_allclose(a.astype(np.float64), e.astype(np.float64), rtol=rtol,
                                        atol=atol, equal_nan=True, err_msg=where)

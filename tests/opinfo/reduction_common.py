@@ -8,7 +8,7 @@ from opinfo.core import SampleInput, make_tensor, rng_for
 
 
 def grad_for(dtype, requires_grad):
-    return requires_grad and dtype.is_floating_point
+    return requires_grad and dtype.is_differentiable
 
 
 def t_(shape, dtype=tp.float32, device="cpu", **kw):

@@ -21,6 +21,7 @@ PARTNER = {
     tp.bool: tp.uint8, tp.uint8: tp.int8, tp.int8: tp.int16, tp.int16: tp.uint8,
     tp.int32: tp.float16, tp.int64: tp.float32, tp.float16: tp.bfloat16,
     tp.bfloat16: tp.float16, tp.float32: tp.float64, tp.float64: tp.int32,
+    tp.complex64: tp.float64, tp.complex128: tp.complex64,
 }
 
 UNARY_SHAPES = (
@@ -51,7 +52,7 @@ BINARY_SHAPES = (
 
 
 def _grad(dtype, requires_grad):
-    return requires_grad and dtype.is_floating_point
+    return requires_grad and dtype.is_differentiable
 
 
 def sample_inputs_unary(op, device, dtype, requires_grad, low=None, high=None,

@@ -1,0 +1,40 @@
+"""Backward helpers of the complex accessors and constructors (see derivatives.yaml).
+
+The convention is PyTorch's: the gradient handed back for a complex input is the
+conjugate Wirtinger derivative, dL/d(conj z) times 2, so that for a real loss L and
+z = x + iy, z.grad = dL/dx + i dL/dy. A holomorphic f then has the formula
+grad * conj(f'(z)); the functions below are not holomorphic and take both parts.
+"""
+from __future__ import annotations
+
+from tensorplay._generated import functional as F
+from tensorplay.autograd.formulas.core import sum_to
+
+
+def complex_backward(grad, real, imag):
+    """(grad_real, grad_imag) of real + i imag: the parts of grad, each summed back to its
+    input's shape (complex broadcasts)."""
+    return (sum_to(F.real(grad), tuple(real.shape)),
+            sum_to(F.imag(grad), tuple(imag.shape)))
+
+
+def polar_backward(grad, result, abs, angle):
+    """(grad_abs, grad_angle) of result = abs * exp(i angle): the real parts of
+    conj(grad) * d result / d abs = sgn(result) and of conj(grad) * d result / d angle =
+    i * result (PyTorch's polar_backward), summed back to the inputs' shapes."""
+    grad_conj = F.conj(grad)
+    grad_abs = F.real(grad_conj * F.sgn(result))
+    grad_angle = F.real(grad_conj * (result * 1j))
+    return sum_to(grad_abs, tuple(abs.shape)), sum_to(grad_angle, tuple(angle.shape))
+
+
+def sgn_backward(self, grad, result):
+    """sgn(z) = z / |z|: d sgn/dz = 1 / (2|z|), d sgn/d conj(z) = -sgn(z)^2 / (2|z|), so
+    the gradient is (grad - sgn(z)^2 conj(grad)) / (2|z|), and 0 at z = 0 (PyTorch's
+    choice). For a real tensor sgn is sign, flat wherever it is differentiable."""
+    if not self.dtype.is_complex:
+        return F.zeros_like(grad)
+    magnitude = F.abs(self)
+    zero = magnitude == 0
+    g = (grad - result * result * F.conj(grad)) / (2 * F.where(zero, 1.0, magnitude))
+    return F.where(zero, 0.0, g)

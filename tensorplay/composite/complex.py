@@ -1,0 +1,147 @@
+"""Complex numbers: the views of a complex tensor's parts, the accessors, the constructors.
+
+A complex tensor holds (re, im) pairs side by side in memory, as NumPy and PyTorch lay
+them out, so its parts are *views* of a float dtype over the same storage:
+
+    z: complex64, sizes (3,), strides (1,), offset k
+    view_as_real(z): float32, sizes (3, 2), strides (2, 1), offset 2k
+    z.real = view_as_real(z)[..., 0]      z.imag = view_as_real(z)[..., 1]
+
+Writes through them change `z` (`z.imag.zero_()`), and autograd follows them like any
+view (tensorplay/autograd/inplace_views.py measures such a region in the parts' units).
+
+`conj` is eager here: PyTorch gives a complex tensor a lazy "conjugate bit" that every
+kernel must honour (a view whose reads are conjugated); TensorPlay copies instead, so
+no kernel needs to know, at the cost of one pass over the data. `is_conj()` is
+therefore always False, `resolve_conj()` returns its input, and `conj()` of a real
+tensor is the tensor itself, as in PyTorch.
+"""
+from __future__ import annotations
+
+from tensorplay._generated import functional as F
+from tensorplay.composite.views import make_view
+from tensorplay.errors import DTypeError, ShapeError
+
+
+def view_as_real(self):
+    """A complex tensor as a float tensor with a last dim of 2: (re, im), a view."""
+    impl = self._impl
+    if not impl.dtype.is_complex:
+        raise DTypeError(f"view_as_real(): argument 'self' must be a complex tensor, but got "
+                         f"a tensor of dtype {impl.dtype.name}", op="view_as_real",
+                         arg="self")
+    sizes = tuple(impl.sizes) + (2,)
+    strides = tuple(2 * s for s in impl.strides) + (1,)
+    return make_view(self, sizes, strides, 2 * impl.offset, dtype=impl.dtype.to_real())
+
+
+def view_as_complex(self):
+    """A float tensor with a last dim of 2 as a complex tensor (its pairs), a view."""
+    op = "view_as_complex"
+    impl = self._impl
+    if impl.dtype not in _COMPLEX_OF:
+        raise DTypeError(f"view_as_complex(): argument 'self' must be a float32 or float64 "
+                         f"tensor, but got a tensor of dtype {impl.dtype.name}", op=op,
+                         arg="self")
+    sizes, strides = tuple(impl.sizes), tuple(impl.strides)
+    if not sizes or sizes[-1] != 2:
+        raise ShapeError(f"view_as_complex(): argument 'self' must have a last dimension of "
+                         f"size 2, but got shape {list(sizes)}", op=op, arg="self")
+    if strides[-1] != 1:
+        raise ShapeError(f"view_as_complex(): argument 'self' must have a last dimension of "
+                         f"stride 1, but got strides {list(strides)}", op=op, arg="self")
+    if any(s % 2 for s in strides[:-1]) or impl.offset % 2:
+        raise ShapeError(f"view_as_complex(): argument 'self' must have even strides and an "
+                         f"even storage offset (whole complex numbers), but got strides "
+                         f"{list(strides)} and offset {impl.offset}", op=op, arg="self")
+    return make_view(self, sizes[:-1], tuple(s // 2 for s in strides[:-1]), impl.offset // 2,
+                     dtype=_COMPLEX_OF[impl.dtype])
+
+
+def _complex_of():
+    from tensorplay import _dtype as dt
+    return {dt.float32: dt.complex64, dt.float64: dt.complex128}
+
+
+_COMPLEX_OF = _complex_of()
+
+
+def real(self):
+    """The real parts (a view) of a complex tensor; a real tensor itself."""
+    if not self._impl.dtype.is_complex:
+        return self
+    return F.view_as_real(self).select(-1, 0)
+
+
+def imag(self):
+    """The imaginary parts (a view) of a complex tensor."""
+    if not self._impl.dtype.is_complex:
+        raise DTypeError("imag(): argument 'self' must be a complex tensor (imag is not "
+                         f"implemented for tensors with non-complex dtypes), but got "
+                         f"{self._impl.dtype.name}", op="imag", arg="self")
+    return F.view_as_real(self).select(-1, 1)
+
+
+def conj(self):
+    """The complex conjugate: a copy for a complex tensor (see the module docstring), the
+    tensor itself for a real one."""
+    if not self._impl.dtype.is_complex:
+        return self
+    return F.conj_physical(self)
+
+
+def conj_physical(self):
+    """The complex conjugate in new memory; a real tensor itself (as PyTorch's)."""
+    if not self._impl.dtype.is_complex:
+        return self
+    return F._conj_physical(self)
+
+
+def conj_physical_kernel(self):
+    """`_conj_physical`, the op with the derivative: the parts copied, the imaginary ones
+    negated."""
+    out = self.clone()
+    F.view_as_real(out).select(-1, 1).neg_()
+    return out
+
+
+def conj_physical_(self):
+    if self._impl.dtype.is_complex:
+        F.view_as_real(self).select(-1, 1).neg_()
+    else:
+        self._impl.version.value += 1    # a write of the same values, as PyTorch counts it
+    return self
+
+
+def resolve_conj(self):
+    """A tensor with its conjugate bit resolved: conj is eager here, so `self`."""
+    return self
+
+
+def resolve_neg(self):
+    """A tensor with its negative bit resolved: there is no negative bit here, so `self`."""
+    return self
+
+
+def complex(real, imag):
+    """real + 1j * imag, from two float tensors of one dtype (broadcast)."""
+    op = "complex"
+    for arg, t in (("real", real), ("imag", imag)):
+        if t._impl.dtype not in _COMPLEX_OF and t._impl.dtype.name not in ("float16",
+                                                                             "bfloat16"):
+            raise DTypeError(f"complex(): argument '{arg}' must be a float tensor (float16, "
+                             f"float32 or float64), but got {t._impl.dtype.name}",
+                             op=op, arg=arg)
+    if real._impl.dtype is not imag._impl.dtype:
+        raise DTypeError(f"complex(): expected argument 'real' and 'imag' to have the same "
+                         f"dtype, but got {real._impl.dtype.name} and "
+                         f"{imag._impl.dtype.name}", op=op, arg="imag")
+    parts = F.stack(F.broadcast_tensors([real, imag]), -1)
+    if parts._impl.dtype not in _COMPLEX_OF:     # float16: NumPy has no complex32
+        parts = parts.float()
+    return F.view_as_complex(parts)
+
+
+def polar(abs, angle):
+    """abs * (cos(angle) + 1j * sin(angle))."""
+    return complex(abs * F.cos(angle), abs * F.sin(angle))
