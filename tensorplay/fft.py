@@ -54,9 +54,9 @@ def _frequencies(op, n, d, count, dtype, device, requires_grad, out):
         raise DTypeError(f"{op}(): requires a floating point or complex dtype, but got "
                          f"{dtype.name} (argument 'dtype')", op=op, arg="dtype")
     # as PyTorch: the integers k in the dtype, times the Python float 1 / (n * d)
+    # (n * d = 0 gives inf, as in C++: rfftfreq(0) is [nan], 0 * inf)
     result = _creation.tensor(count(n), dtype=dtype, device=device)
-    if n:
-        result = result * (1.0 / (n * d))
+    result = result * (1.0 / (n * d) if n * d else float("inf"))
     if out is not None:
         if tuple(out.shape) != tuple(result.shape):
             out.resize_(result.shape)

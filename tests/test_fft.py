@@ -44,7 +44,7 @@ def _pair(shape, dtype, device="cpu", requires_grad=False, seed=0):
 
 def _numpy(t):
     if isinstance(t, torch.Tensor):
-        return t.detach().numpy()
+        return t.detach().resolve_conj().numpy()
     return t.detach().cpu().numpy()
 
 
@@ -63,7 +63,7 @@ def _weights(out, seed=1):
 
 def _linear_loss(out, w, lib):
     """sum(view_as_real(out) * w): real, linear in out."""
-    real = lib.view_as_real(out) if out.is_complex() else out
+    real = lib.view_as_real(out.resolve_conj()) if out.is_complex() else out
     return (real * lib.tensor(w, dtype=real.dtype, device=real.device)).sum()
 
 
@@ -202,8 +202,8 @@ def test_frequencies():
         _close(tp.fft.rfftfreq(n, d), torch.fft.rfftfreq(n, d), tp.float32)
     _close(tp.fft.fftfreq(6, dtype=tp.float64), torch.fft.fftfreq(6, dtype=torch.float64),
            tp.float64)
-    _close(tp.fft.rfftfreq(6, 2.0, dtype=tp.complex64),
-           torch.fft.rfftfreq(6, 2.0, dtype=torch.complex64), tp.complex64)
+    np.testing.assert_allclose(_numpy(tp.fft.rfftfreq(6, 2.0, dtype=tp.complex64)),
+                               np.fft.rfftfreq(6, 2.0), atol=1e-7)  # (PyTorch's arange refuses)
     assert tp.fft.fftfreq(4, requires_grad=True).requires_grad
     with pytest.raises(DTypeError, match=r"fft_fftfreq\(\): requires a floating point or "
                                          r"complex dtype, but got int64"):
@@ -211,7 +211,9 @@ def test_frequencies():
 
 
 def test_namespace_serves_every_torch_fft_function():
-    names = {n for n in dir(torch.fft) if not n.startswith("_") and callable(getattr(torch.fft, n))}
+    import inspect
+    names = {n for n in dir(torch.fft) if not n.startswith("_")
+             and callable(getattr(torch.fft, n)) and not inspect.isclass(getattr(torch.fft, n))}
     assert names <= set(dir(tp.fft)), names - set(dir(tp.fft))
 
 
@@ -334,8 +336,10 @@ def test_stft_window_gradient_and_real_output():
 
 
 @pytest.mark.parametrize("dtype", (tp.float32, tp.float64), ids=lambda d: d.name)
-@pytest.mark.parametrize("case", range(5))
+@pytest.mark.parametrize("case", (0, 2, 3, 4))
 def test_istft_values_and_grads(dtype, case):
+    """(Case 1, center=False with a Hann window, has a zero envelope at its first sample:
+    istft refuses it, test_stft_errors.)"""
     shape, n_fft, kw = STFT_CASES[case]
     if kw.get("win_length", n_fft) < n_fft or kw.get("window") == "ones":
         kw = dict(kw, window="hann")
@@ -440,6 +444,14 @@ def test_cuda_equals_cpu(case):
     out, outc = fn(x, **kw), fn(xc, **kw)
     assert outc.device.type == "cuda"
     _same(outc, out, dtype)
+
+
+@pytest.mark.parametrize("case", range(len(CUDA_CASES)))
+def test_cuda_gradients_equal_cpu(case):
+    name, dtype, shape, kw = CUDA_CASES[case]
+    fn = getattr(tp.fft, name)
+    x, xc = _cpu_and_cuda(shape, dtype)
+    out, outc = fn(x, **kw), fn(xc, **kw)
     w = _weights(out)
     _linear_loss(out, w, tp).backward()
     _linear_loss(outc, w, tp).backward()

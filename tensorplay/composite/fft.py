@@ -218,7 +218,8 @@ def _hfftn(op, self, s, dim, norm):
 
 
 def _ihfftn(op, self, s, dim, norm):
-    """ihfft along the last dim (a conjugated rfft), then the forward c2c over the rest."""
+    """ihfft along the last dim (a conjugated rfft: the inverse transform of a real
+    signal), then the inverse c2c over the rest."""
     _check_real_input(op, self)
     shape, dims = _shape_and_dims(op, self, s, dim)
     _at_least_one(op, dims)
@@ -227,7 +228,7 @@ def _ihfftn(op, self, s, dim, norm):
     half = F.conj(F._fft_r2c(x, [dims[-1]], mode, True))
     if len(dims) == 1:
         return half
-    return F._fft_c2c(half, dims[:-1], mode, True)
+    return F._fft_c2c(half, dims[:-1], mode, False)
 
 
 def fft_fft2(self, s, dim, norm):
