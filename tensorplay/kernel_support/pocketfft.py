@@ -44,8 +44,8 @@ def wrap_fft_dim(op, dim, ndim, arg="dim"):
 def wrap_fft_dims(op, dims, ndim, arg="dim"):
     out = [wrap_fft_dim(op, d, ndim, arg) for d in dims]
     if len(set(out)) != len(out):
-        raise DimError(f"{op}(): FFT dims must be unique, but got {arg}={list(dims)}",
-                       op=op, arg=arg)
+        raise DimError(f"{op}(): FFT dims must be unique, but got {arg}={list(dims)} "
+                       f"(argument '{arg}')", op=op, arg=arg)
     return out
 
 

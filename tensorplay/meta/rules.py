@@ -39,7 +39,7 @@ def binary_sub(op, args):
 def binary_float(op, args):
     spec = binary(op, args)
     return OutSpec(spec.sizes, spec.dtype if spec.dtype.is_floating_point
-                   else dt.get_default_dtype())
+                   or spec.dtype.is_complex else dt.get_default_dtype())
 
 
 def binary_pow(op, args):
