@@ -9912,4 +9912,8 @@ VMAP_RULES = {
     'adaptive_max_pool3d': 'fold_rule',
     'max_unpool3d': 'pooling.max_unpool3d_rule',
     'ctc_loss.Tensor': 'per_example_rule',
+    'view_as_real': 'pointwise_rule',
+    '_fft_r2c': 'dim_rule',
+    '_fft_c2r': 'dim_rule',
+    '_fft_c2c': 'dim_rule',
 }
