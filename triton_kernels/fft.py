@@ -23,6 +23,10 @@ cos of large angles in float32 would lose digits) and read as a table; the inver
 transform reads their conjugates. The normalization (1, 1/n or 1/sqrt(n)) is applied by
 the last stage.
 
+The kernels say `takes_complex=True`: they compute complex tensors (through their float
+views), so the kernel registry hands them complex calls instead of running the CPU kernel
+on host copies (dispatch/kernel_selection.py's complex-on-host fallback).
+
 Which ops run here: _fft_c2c when every transformed dim has a power-of-two length;
 _fft_r2c and _fft_c2r then too, through c2c (a real signal is a complex one with zero
 imaginary parts; the half spectrum of c2r is first completed by its Hermitian symmetry).
@@ -210,7 +214,7 @@ POWER_OF_TWO_SIGNAL = ShapeRule(
         _lengths_are_powers_of_two(self, dim, last_dim_size))
 
 
-@kernel(shape=POWER_OF_TWO)
+@kernel(shape=POWER_OF_TWO, takes_complex=True)
 def fft_c2c(self, dim, normalization, forward):
     shape_rule("fft.c2c")("_fft_c2c", (self, dim, normalization, forward))
     dims = wrap_fft_dims("_fft_c2c", dim, len(self._impl.sizes))
@@ -218,7 +222,7 @@ def fft_c2c(self, dim, normalization, forward):
     return _complex_result(pairs, self._impl.dtype)
 
 
-@kernel(shape=POWER_OF_TWO)
+@kernel(shape=POWER_OF_TWO, takes_complex=True)
 def fft_r2c(self, dim, normalization, onesided):
     """A real signal is a complex one with zero imaginary parts: (x, 0) pairs transformed
     by c2c (twice the work of a real-input FFT, which packs two real values into one
@@ -237,7 +241,7 @@ def fft_r2c(self, dim, normalization, onesided):
     return _complex_result(spectrum, impl.dtype.to_complex())
 
 
-@kernel(shape=POWER_OF_TWO_SIGNAL)
+@kernel(shape=POWER_OF_TWO_SIGNAL, takes_complex=True)
 def fft_c2r(self, dim, normalization, last_dim_size):
     """The inverse c2c over every dim but the last; then along the last, the half
     spectrum completed by Hermitian symmetry, X[n - k] = conj(X[k]) for the missing
@@ -305,6 +309,6 @@ def fft_c2r_on_host(self, dim, normalization, last_dim_size):
 # The Stockham kernels are the ones ops.yaml names, for power-of-two lengths; any other
 # length (and the errors of bad arguments) goes to these, registered below them.
 host_fallback = Library("CUDA", "triton_kernels.fft (host fallback)")
-host_fallback.impl("_fft_c2c", fft_c2c_on_host, priority=-10)
-host_fallback.impl("_fft_r2c", fft_r2c_on_host, priority=-10)
-host_fallback.impl("_fft_c2r", fft_c2r_on_host, priority=-10)
+host_fallback.impl("_fft_c2c", fft_c2c_on_host, priority=-10, takes_complex=True)
+host_fallback.impl("_fft_r2c", fft_r2c_on_host, priority=-10, takes_complex=True)
+host_fallback.impl("_fft_c2r", fft_c2r_on_host, priority=-10, takes_complex=True)
