@@ -38,6 +38,7 @@ import zipfile
 import numpy as np
 
 from tensorplay import _dtype as dt
+from tensorplay import _tensor_factory as factory
 from tensorplay import _weights_only_unpickler
 from tensorplay._device import CPU, as_device, device as Device
 from tensorplay._impl import Storage, TensorImpl, VersionCounter, numel_of
@@ -135,8 +136,7 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
 
 
 def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
-    from tensorplay._creation import empty_strided
-    t = empty_strided(tuple(size), tuple(stride), dtype=dtype, device="meta")
+    t = factory.empty_strided(tuple(size), tuple(stride), dtype=dtype, device="meta")
     return t.requires_grad_(True) if requires_grad else t
 
 
