@@ -1,5 +1,5 @@
 """The discrete Fourier transform on the `cuda` device: a radix-2 Stockham FFT in Triton for
-power-of-two lengths, LAPACK-style host fallbacks (pocketfft on a host copy) for the rest.
+power-of-two lengths, host fallbacks (pocketfft on a host copy) for the rest.
 
 Triton has no complex type, so a complex tensor is read through its float view
 (`view_as_real`: the last dim holds (re, im)), and a transform along one dim runs on a
