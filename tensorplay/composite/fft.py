@@ -303,7 +303,7 @@ def fft_ifftshift(self, dim):
 
 
 # ---- the short-time transforms ---------------------------------------------------------------
-def _stft_window(op, window, win_length, n_fft, like):
+def _stft_window(window, win_length, n_fft, like):
     """The window zero-padded on both sides to n_fft samples (centred, the extra sample on
     the right); no window is a rectangular one (ones) of win_length."""
     if window is None:
@@ -381,7 +381,7 @@ def stft(self, n_fft, hop_length, win_length, window, center, pad_mode, normaliz
         # frames start where their (centred) window starts: pad as the window was padded
         left = (n_fft - win_length) // 2
         x = F.constant_pad_nd(x, [left, n_fft - win_length - left])
-    window = _stft_window(op, window, win_length, n_fft, self)
+    window = _stft_window(window, win_length, n_fft, self)
     frames = x.unfold(1, n_fft, hop_length)         # (batch, n_frames, n_fft), a view
     if window is not None:
         frames = frames * window
