@@ -41,7 +41,7 @@ def _dims(op, self, dim):
 def _full_sum_types(d):
     """The result dtype of a sum of dtype `d` with no dtype given (floating types keep
     theirs, bool and integers give int64, as in PyTorch) and the dtype it adds in."""
-    result = d if d.is_floating_point else dt.int64
+    result = d if d.is_differentiable else dt.int64
     return result, accumulate_dtype(result)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
+from tensorplay.kernel_support.complex_refusals import reject_complex
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.kernel_support.overlap import check_inplace_overlap
 from cpu_kernels._common import float_dtype, out_like, out_like2
@@ -100,6 +101,8 @@ special_log_ndtr = _no_half("special_log_ndtr")
 def polygamma(n, self):
     """The n-th derivative of digamma (n = 0: digamma itself)."""
     shape_rule("special.polygamma")("polygamma", (n, self))
+    if self._impl.dtype.is_complex:   # (PyTorch names digamma's, trigamma's kernel for n < 2)
+        reject_complex("polygamma", self, kind=("digamma", "trigamma", "polygamma")[min(n, 2)])
     dtype = float_dtype(self._impl.dtype)
     (x,) = arrays(dtype, self)
     with np.errstate(all="ignore"):

@@ -69,6 +69,17 @@ def is_interpreted():
     return _mode == "interpreter"
 
 
+def is_usable():
+    """Whether `cuda` tensors can be made at all: a GPU, or the interpreter's host memory.
+    (AMP's GradScaler and autocast turn themselves off for a device that is not.)"""
+    return triton_available() and (is_interpreted() or _gpu_present())
+
+
+# tp.backends.cuda.matmul.allow_tf32 (PyTorch's default False): whether float32 matmuls
+# on the GPU may round their inputs to TF32 (10-bit mantissa) in the tensor cores.
+matmul_allow_tf32 = False
+
+
 def device_count():
     if is_available():
         import torch

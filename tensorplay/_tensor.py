@@ -125,6 +125,49 @@ class Tensor(TensorMethods, TensorBase):
     def is_cpu(self):
         return self._impl.device.type == "cpu"
 
+    # PyTorch's predicates for the devices and layouts TensorPlay does not have (Intel
+    # GPUs, Apple's MPS, oneDNN's blocked layout, Vulkan, Graphcore, XLA, MAIA, MTIA,
+    # CSR): a TensorPlay tensor lives on 'cpu', 'cuda' or 'meta', so each is False, the
+    # truth that scripts testing `x.is_mps` before a device-specific path expect.
+    @property
+    def is_xpu(self):
+        return self._impl.device.type == "xpu"
+
+    @property
+    def is_mps(self):
+        return self._impl.device.type == "mps"
+
+    @property
+    def is_mkldnn(self):
+        return False    # no oneDNN layout: every tensor here is strided or sparse COO
+
+    @property
+    def is_vulkan(self):
+        return self._impl.device.type == "vulkan"
+
+    @property
+    def is_ipu(self):
+        return self._impl.device.type == "ipu"
+
+    @property
+    def is_xla(self):
+        return self._impl.device.type == "xla"
+
+    @property
+    def is_maia(self):
+        return self._impl.device.type == "maia"
+
+    @property
+    def is_mtia(self):
+        return self._impl.device.type == "mtia"
+
+    @property
+    def is_sparse_csr(self):
+        return False    # sparse tensors here are COO
+
+    def is_distributed(self):
+        return False    # PyTorch's legacy THD check, False there too
+
     def is_floating_point(self):
         return self._impl.dtype.is_floating_point
 

@@ -48,6 +48,12 @@ class NoKernelError(TensorPlayError, NotImplementedError):
     """No kernel (and no fallback) serves this op for these inputs."""
 
 
+class NotBuiltYetError(TensorPlayError, NotImplementedError):
+    """A PyTorch feature whose name exists here so that scripts import, but whose work is
+    not built yet (ONNX export, forward-mode AD in gradcheck); the message names the
+    TensorPlay issue that builds it. Never a result that pretends to be right."""
+
+
 class DataDependentError(TensorPlayError, NotImplementedError):
     """The output depends on values, and the input is a meta tensor, which has none:
     nonzero, masked_select, unique, equal, item() (PyTorch raises NotImplementedError or

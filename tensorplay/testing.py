@@ -1,4 +1,5 @@
-"""`tp.testing.assert_close`: PyTorch's comparison of tensors, numbers and containers.
+"""`tp.testing.assert_close`: PyTorch's comparison of tensors, numbers and containers; and
+`tp.testing.make_tensor`, its random test tensors (at the end of this file).
 
     tp.testing.assert_close(actual, expected)          # dtype-aware default tolerances
     tp.testing.assert_close(a, b, rtol=0, atol=0)      # exact
@@ -22,6 +23,7 @@ greatest absolute and relative differences with their index.
 from __future__ import annotations
 
 import builtins
+import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -215,3 +217,80 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
         elif msg is not None:
             text = msg
         raise mismatch.error(text) from None
+
+
+# ---- make_tensor -----------------------------------------------------------------------
+def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
+                noncontiguous=False, exclude_zero=False, memory_format=None):
+    """A tensor of `shape` with values drawn uniformly from [low, high), as
+    torch.testing.make_tensor makes it: the same defaults (-9 and 9 for floating and
+    complex dtypes, -9 and 10 for integers, 0 and 10 unsigned, 0 and 2 for bool), the
+    bounds clamped to the dtype's range, and the same draws from the global generator
+    (uniform_ for floating and complex, a complex tensor through its (re, im) pairs;
+    randint for integers and bool), so a seeded program gets PyTorch's values.
+
+    noncontiguous: every other element of a tensor twice as long in its last dim (offset
+    by one); exclude_zero: zeros replaced by 1 (integers) or the dtype's tiniest normal."""
+    import math
+
+    import tensorplay as tp
+
+    if len(shape) == 1 and isinstance(shape[0], Sequence):
+        shape = shape[0]
+    shape = tuple(shape)
+    if noncontiguous and memory_format is not None:
+        raise ValueError(f"The parameters `noncontiguous` and `memory_format` are mutually "
+                         f"exclusive, but got noncontiguous={noncontiguous} and "
+                         f"memory_format={memory_format}")
+    integral = not (dtype.is_floating_point or dtype.is_complex)
+    if requires_grad and integral:
+        raise ValueError(f"`requires_grad=True` is not supported for boolean and integral "
+                         f"dtypes, but got dtype={dtype}")
+
+    def bounds(lowest, highest, default_low, default_high):
+        lo = default_low if low is None else low
+        hi = default_high if high is None else high
+        if any(isinstance(v, float) and math.isnan(v) for v in (lo, hi)):
+            raise ValueError(f"`low` and `high` cannot be NaN, but got low={lo} and high={hi}")
+        if lo == hi and not integral:
+            warnings.warn("Passing `low==high` to `torch.testing.make_tensor` for floating or "
+                          "complex types is deprecated since 2.1 and will be removed in 2.3. "
+                          "Use `torch.full(...)` instead.", FutureWarning, stacklevel=3)
+        elif lo >= hi:
+            raise ValueError(f"`low` must be less than `high`, but got {lo} >= {hi}")
+        elif hi < lowest or lo >= highest:
+            raise ValueError(f"The value interval specified by `low` and `high` is [{lo}, "
+                             f"{hi}), but {dtype} only supports [{lowest}, {highest})")
+        lo, hi = min(max(lo, lowest), highest), min(max(hi, lowest), highest)
+        return (math.ceil(lo), math.ceil(hi)) if integral else (lo, hi)
+
+    noncontiguous = noncontiguous and math.prod(shape) > 1
+    if noncontiguous:
+        shape = shape[:-1] + (2 * shape[-1],)
+    if dtype is dt.bool:
+        lo, hi = bounds(0, 2, 0, 2)
+        result = tp.randint(lo, hi, shape, device=device, dtype=dtype)
+    elif integral:
+        info = np.iinfo(dtype.np)
+        lo, hi = bounds(int(info.min), int(info.max) + (dtype is not dt.int64), -9, 10)
+        result = tp.randint(lo, hi, shape, device=device, dtype=dtype)
+    else:
+        real = dtype.to_real() if dtype.is_complex else dtype
+        finfo = tp.finfo(real)
+        lo, hi = bounds(finfo.min, finfo.max, -9, 9)
+        result = tp.empty(shape, device=device, dtype=dtype)
+        target = tp.view_as_real(result) if dtype.is_complex else result
+        if hi - lo >= finfo.max:      # uniform_ needs hi - lo finite: draw half, double
+            target.uniform_(lo / 2, hi / 2).mul_(2)
+        else:
+            target.uniform_(lo, hi)
+    if noncontiguous:
+        result = result[..., 1::2]
+    elif memory_format is not None:
+        result = result.clone(memory_format=memory_format)
+    if exclude_zero:
+        result[result == 0] = 1 if integral else tp.finfo(dtype.to_real() if dtype.is_complex
+                                                         else dtype).tiny
+    if not integral:
+        result.requires_grad_(requires_grad)
+    return result

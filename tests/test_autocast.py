@@ -93,6 +93,8 @@ CPU_CASES = {
         _t(m, _data((3, 4), 0), d), _t(m, _data((3, 4), 1), e), _t(m, [1.0, -1.0, 1.0], e)),
     "cat": lambda m, d, e: _mod(m).cat([_t(m, _data((2, 2), 0), d), _t(m, _data((1, 2), 1), e)]),
     "stack": lambda m, d, e: _mod(m).stack([_t(m, _data(3, 0), d), _t(m, _data(3, 1), e)]),
+    "einsum": lambda m, d, e: _mod(m).einsum("ij,jk->ik", _t(m, _data((3, 4), 0), d),
+                                            _t(m, _data((4, 2), 1), e)),
     "index_copy": lambda m, d, e: _mod(m).index_copy(
         _t(m, _data((3, 2), 0), d), 0, _mod(m).tensor([2, 0]), _t(m, _data((2, 2), 1), e)),
     # the FFT: a bfloat16 input is transformed in float32 (a complex64 result)
@@ -126,6 +128,41 @@ def test_cpu_policy_matches_torch(op):
         want = expected.detach().double().numpy()
         np.testing.assert_allclose(np.asarray(got.detach().double()), want, rtol=3e-2,
                                    atol=3e-2, err_msg=f"{op} {mix}")
+
+
+# einsum is a chain of pairwise products in PyTorch: bmm (autocast) for a pair contracted
+# over a shared letter, mul (promotes) for any other, so its result dtype depends on the
+# equation: (equation, operand shapes, operand dtypes).
+EINSUM_CASES = [
+    ("ij,jk->ik", [(3, 4), (4, 5)], ["bfloat16", "float32"]),
+    ("i,j->ij", [(3,), (4,)], ["float32", "float32"]),
+    ("ij,kl->ijkl", [(3, 4), (2, 2)], ["bfloat16", "float32"]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)], ["float32", "float32"]),
+    ("ij,ij->i", [(3, 4), (3, 4)], ["bfloat16", "float32"]),
+    ("ii->i", [(3, 3)], ["float32"]),
+    ("ij,jk,kl->il", [(3, 4), (4, 5), (5, 2)], ["float32", "float32", "float32"]),
+    ("ij,jk,l->ikl", [(3, 4), (4, 5), (2,)], ["float32", "float32", "float32"]),
+    ("i,j,ij->", [(3,), (4,), (3, 4)], ["float32", "float32", "float32"]),
+]
+
+
+@pytest.mark.parametrize("equation,shapes,dtypes", EINSUM_CASES)
+def test_einsum_under_autocast_matches_torch(equation, shapes, dtypes):
+    def run(m):
+        operands = [_t(m, _data(s, i), d, requires_grad=True)
+                    for i, (s, d) in enumerate(zip(shapes, dtypes))]
+        with _mod(m).autocast("cpu"):
+            out = _mod(m).einsum(equation, *operands)
+        out.float().sum().backward()
+        return out, [x.grad for x in operands]
+    (expected, expected_grads), (got, grads) = run("torch"), run("tp")
+    assert str(got.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
+    np.testing.assert_allclose(np.asarray(got.detach().double()),
+                               expected.detach().double().numpy(), rtol=3e-2, atol=3e-2)
+    for g, w in zip(grads, expected_grads):
+        assert str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
+        np.testing.assert_allclose(np.asarray(g.double()), w.double().numpy(), rtol=3e-2,
+                                   atol=5e-2)
 
 
 @pytest.mark.parametrize("call", [

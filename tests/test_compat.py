@@ -102,15 +102,19 @@ PROGRAMS = {
     "word_embeddings.py": EveryLine(rtol=FLOAT32, seeded=True),
     "bigram.py": EveryLine(rtol=FLOAT32, seeded=True),
     "mlp_char_model.py": EveryLine(rtol=FLOAT32, seeded=True),
+    "gpu_script_on_cpu.py": EveryLine(rtol=FLOAT32, seeded=True),
 }
 
 # The import forms a program may use, and what each becomes under TensorPlay.
 #   import torch                 -> import tensorplay as torch
 #   import torch.nn as nn        -> import tensorplay.nn as nn
+#   import torch.onnx            -> import tensorplay.onnx, tensorplay as torch
+#                                   (Python binds `torch` to the package, and so do we)
 #   from torch.utils.data import -> from tensorplay.utils.data import
 _IMPORT_RULES = [
     (re.compile(r"^import torch$"), "import tensorplay as torch"),
     (re.compile(r"^import torch\.([\w.]+) as (\w+)$"), r"import tensorplay.\1 as \2"),
+    (re.compile(r"^import torch\.([\w.]+)$"), r"import tensorplay.\1, tensorplay as torch"),
     (re.compile(r"^from torch(\.[\w.]+)? import "), r"from tensorplay\1 import "),
 ]
 _ANY_TORCH_IMPORT = re.compile(r"^\s*(import|from)\s+torch\b")
@@ -119,9 +123,9 @@ _ANY_TORCH_IMPORT = re.compile(r"^\s*(import|from)\s+torch\b")
 def to_tensorplay(source):
     """The program with its torch imports rewritten to TensorPlay's.
 
-    Raises ValueError for an import form the rules do not cover (`import torch.nn`
-    without `as`, an indented import), naming the line, so that no program can reach
-    the real torch in its TensorPlay run.
+    Raises ValueError for an import form the rules do not cover (`import torch, os`,
+    an indented import), naming the line, so that no program can reach the real torch
+    in its TensorPlay run.
     """
     lines = []
     for number, line in enumerate(source.splitlines(), start=1):
@@ -243,8 +247,10 @@ def test_rewrite_rules():
     assert to_tensorplay(source) == (
         "import math\nimport tensorplay as torch\nimport tensorplay.nn as nn\n"
         "from tensorplay.utils.data import DataLoader\nfrom tensorplay import optim\n")
-    with pytest.raises(ValueError, match="line 2: no rule rewrites 'import torch.nn'"):
-        to_tensorplay("import math\nimport torch.nn\n")
+    assert to_tensorplay("import torch.onnx\n") == \
+        "import tensorplay.onnx, tensorplay as torch\n"
+    with pytest.raises(ValueError, match="line 2: no rule rewrites 'import torch, os'"):
+        to_tensorplay("import math\nimport torch, os\n")
     with pytest.raises(ValueError, match="line 1: no rule rewrites 'import torch'"):
         to_tensorplay("    import torch\n")
 

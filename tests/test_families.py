@@ -7,7 +7,7 @@ import pytest
 
 from tensorplay._backend_loading import BACKENDS, resolve
 from tensorplay.codegen.families import (
-    FAMILIES, NN_BUILDING_BLOCKS, NN_MODULES, SUPPORT,
+    FAMILIES, NN_BUILDING_BLOCKS, NN_MODULES, NN_PATH_ALIASES, SUPPORT,
 )
 from tensorplay.codegen.yaml_loader import load_ops
 
@@ -84,8 +84,9 @@ def test_functional_and_layer_modules_follow_the_families():
                                                                   "_functional_*.py")]
     assert not [f for f in functional if f not in FAMILIES]
     layers = [s for s in _stems("tensorplay/nn/modules") if not s.startswith("_")]
-    assert not [m for m in layers if m not in NN_MODULES and m not in NN_BUILDING_BLOCKS]
-    assert set(NN_MODULES.values()) <= set(FAMILIES)
+    assert not [m for m in layers if m not in NN_MODULES and m not in NN_BUILDING_BLOCKS
+                and m not in NN_PATH_ALIASES]
+    assert set(NN_MODULES.values()) | set(NN_PATH_ALIASES.values()) <= set(FAMILIES)
 
 
 def test_opinfo_files_follow_the_families():

@@ -30,8 +30,8 @@ exceptions are ALLOWED):
 Where a low layer must call up, the layer above hands it the function, in one visible
 place: `_creation` installs the Tensor class and the creation functions into
 `_tensor_factory`; `tensorplay/func/__init__.py` gives the engine vmap's per-example
-gradients (`engine.batched_grad`); `func/random_under_vmap.py` gives `_random` vmap's
-randomness.
+gradients (`engine.batched_grad`) and gradcheck vmap (`gradcheck.vmap`);
+`func/random_under_vmap.py` gives `_random` vmap's randomness.
 
 The graph is read from the source with `ast` (nothing is imported). An edge A -> B means
 importing A runs B first: a module-level import in A of module B (a `from pkg import
@@ -367,6 +367,11 @@ def test_the_func_package_hands_the_engine_vmaps_gradients():
     from tensorplay.autograd import engine
     from tensorplay.func import batched_grad     # (importing tensorplay.func installs it)
     assert engine.batched_grad is batched_grad.batched_grad
+
+
+def test_the_func_package_hands_gradcheck_vmap():
+    from tensorplay.func import vmap             # (importing tensorplay.func installs it)
+    assert sys.modules["tensorplay.autograd.gradcheck"].vmap is vmap
 
 
 def _tensorplay_imports(module):

@@ -36,6 +36,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
+from tensorplay import _cuda_state
 from tensorplay import _dtype as dt
 from tensorplay._device_transfer import from_host, to_host
 from tensorplay.errors import KernelConstraintError
@@ -166,7 +167,10 @@ matmul_aligned = triton.autotune(prune_configs_by={"early_config_prune": _dividi
 
 def _dot_options(dtype):
     half = dtype in (dt.float16, dt.bfloat16)
-    return dict(UPCAST=half and INTERPRETED, PRECISION="tf32" if half else "ieee",
+    # float32 in TF32 only when tp.backends.cuda.matmul.allow_tf32 says so (PyTorch's
+    # default is full float32 precision); float64 always in full precision.
+    tf32 = half or (dtype is dt.float32 and _cuda_state.matmul_allow_tf32)
+    return dict(UPCAST=half and INTERPRETED, PRECISION="tf32" if tf32 else "ieee",
                 ACC=tl.float64 if dtype is dt.float64 else tl.float32)
 
 

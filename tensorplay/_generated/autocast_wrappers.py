@@ -6,7 +6,8 @@ Each one picks the dtype its policy asks for; then, with its own Autocast key ex
 eligible tensor arguments (floating, not float64, on the autocast device) and
 redispatches below the key. The policies are tensorplay/amp/casts.py."""
 from tensorplay.amp.casts import (
-    banned, cached_cast, fp32_opt_dtype, fp32_type, lower_type, promote_type,
+    banned, cached_cast, cast_contracted, fp32_opt_dtype, fp32_type, lower_type,
+    promote_type,
 )
 from tensorplay.dispatch.keys import DispatchKey
 from tensorplay.dispatch.tls import ExcludeKeys
@@ -365,6 +366,13 @@ def linear_cuda(ks, input, weight, bias):
         weight = cached_cast(to_type, weight, 'cuda', 'weight')
         bias = cached_cast(to_type, bias, 'cuda', 'bias')
         return ops.linear.redispatch(ks & ~AUTOCAST_CUDA, input, weight, bias)
+
+
+def einsum_cpu(ks, equation, tensors):
+    to_type = lower_type('cpu', 'einsum')
+    with ExcludeKeys(AUTOCAST_CPU):
+        tensors = cast_contracted(to_type, equation, tensors, 'cpu', 'tensors')
+        return ops.einsum.redispatch(ks & ~AUTOCAST_CPU, equation, tensors)
 
 
 def einsum_cuda(ks, equation, tensors):
@@ -959,6 +967,7 @@ WRAPPERS = {
         'addmm': addmm_cpu,
         'baddbmm': baddbmm_cpu,
         'linear': linear_cpu,
+        'einsum': einsum_cpu,
         'trace': trace_cpu,
         'cat': cat_cpu,
         'stack': stack_cpu,
@@ -1080,6 +1089,7 @@ POLICIES = {
         'addmm': 'lower',
         'baddbmm': 'lower',
         'linear': 'lower',
+        'einsum': 'lower_contracted',
         'trace': 'fp32',
         'cat': 'promote',
         'stack': 'promote',

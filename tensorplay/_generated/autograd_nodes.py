@@ -6,11 +6,12 @@ input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
 from tensorplay.autograd.formulas import (
-    addbmm_grad_batches, amax_backward, as_strided_backward, as_strided_geometry_backward,
-    as_strided_scatter_backward, batch_norm_backward, bce_backward_self, bce_backward_target,
-    bce_with_logits_backward_self, bce_with_logits_backward_target, cat_backward, cdist_backward,
-    cholesky_backward, cholesky_inverse_backward, cholesky_solve_backward, clamp_backward,
-    clamp_backward_max, clamp_backward_min, clamp_backward_self, complex_backward,
+    acosh_backward, addbmm_grad_batches, amax_backward, angle_backward, as_strided_backward,
+    as_strided_geometry_backward, as_strided_scatter_backward, batch_norm_backward,
+    bce_backward_self, bce_backward_target, bce_with_logits_backward_self,
+    bce_with_logits_backward_target, cat_backward, cdist_backward, cholesky_backward,
+    cholesky_inverse_backward, cholesky_solve_backward, clamp_backward, clamp_backward_max,
+    clamp_backward_min, clamp_backward_self, complex_backward, conj_number,
     constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input,
     conv_double_backward_weight, copysign_self_backward, cross_entropy_backward,
     cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward, cumsum_backward,
@@ -20,27 +21,28 @@ from tensorplay.autograd.formulas import (
     embedding_bag_per_sample_weights_backward, embedding_dense_double_backward, erfinv_backward,
     evenly_distribute_backward, fft_c2c_backward, fft_c2r_backward, fft_r2c_backward,
     filled_value_backward, gather_along_backward, gather_backward, gelu_second_derivative,
-    group_norm_backward, hardswish_backward, huber_loss_backward, i1_backward, i1e_backward,
-    igamma_other_backward, igammac_other_backward, index_backward, index_put_self_backward,
-    index_put_values_backward, index_reduce_backward, index_select_backward, index_source_backward,
-    last_three, last_two, layer_norm_backward, leaky_relu_backward_of_result, linalg_det_backward,
-    linalg_inv_backward, linalg_lstsq_backward, linalg_lu_backward, linalg_lu_solve_B,
-    linalg_lu_solve_LU, linalg_qr_backward, linalg_solve_backward, linalg_solve_triangular_backward,
-    linalg_svd_backward, linear_weight_backward, log_softmax_double_backward_grad,
-    logcumsumexp_backward, logit_backward, logsumexp_backward, lu_factor_ex_backward,
-    lu_unpack_backward, masked_scatter_source_backward, masked_select_backward, matrix_exp_backward,
-    max_pool2d_double_backward, max_pool_double_backward, maybe_multiply, mean_backward,
-    mish_backward, mse_loss_backward, mvlgamma_backward, nll_loss_value, norm_backward,
-    not_implemented, pad_nd_backward, permute_backward, pinv_backward, polar_backward,
-    pow_backward_exponent, pow_backward_self, pow_scalar_backward, prelu_backward, prod_backward,
-    prod_dim_backward, repeat_backward, repeat_interleave_int_backward, rms_norm_backward,
-    roll_backward, rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward,
-    select_many_backward, sgn_backward, silu_second_derivative, sinc_backward, slice_backward,
-    slogdet_backward, smooth_l1_loss_backward, softmax_double_backward,
-    special_xlog1py_other_backward, special_xlog1py_self_backward, std_backward, std_mean_backward,
-    sum_backward, sum_to, take_backward, triangular_solve_backward,
-    value_selecting_reduction_backward, var_backward, var_mean_backward, xlog1py_other_backward,
-    xlog1py_self_backward, xlogy_self_backward, zeros_like,
+    group_norm_backward, handle_r_to_c, hardswish_backward, huber_loss_backward, i1_backward,
+    i1e_backward, igamma_other_backward, igammac_other_backward, index_backward,
+    index_put_self_backward, index_put_values_backward, index_reduce_backward,
+    index_select_backward, index_source_backward, last_three, last_two, layer_norm_backward,
+    leaky_relu_backward_of_result, linalg_det_backward, linalg_inv_backward, linalg_lstsq_backward,
+    linalg_lu_backward, linalg_lu_solve_B, linalg_lu_solve_LU, linalg_qr_backward,
+    linalg_solve_backward, linalg_solve_triangular_backward, linalg_svd_backward,
+    linear_weight_backward, log_softmax_double_backward_grad, logcumsumexp_backward, logit_backward,
+    logsumexp_backward, lu_factor_ex_backward, lu_unpack_backward, masked_scatter_source_backward,
+    masked_select_backward, matrix_exp_backward, max_pool2d_double_backward,
+    max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
+    mvlgamma_backward, nll_loss_value, norm_backward, not_implemented, pad_nd_backward,
+    permute_backward, pinv_backward, polar_backward, pow_backward_exponent, pow_backward_self,
+    pow_scalar_backward, prelu_backward, prod_backward, prod_dim_backward, repeat_backward,
+    repeat_interleave_int_backward, rms_norm_backward, roll_backward, rounded_quotient,
+    scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
+    sgn_backward, silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
+    smooth_l1_loss_backward, softmax_double_backward, special_xlog1py_other_backward,
+    special_xlog1py_self_backward, std_backward, std_mean_backward, sum_backward, sum_to,
+    take_backward, triangular_solve_backward, value_selecting_reduction_backward, var_backward,
+    var_mean_backward, xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward,
+    zeros_like,
 )
 from tensorplay._generated.functional import (
     _ctc_loss_backward, _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data,
@@ -50,7 +52,7 @@ from tensorplay._generated.functional import (
     digamma, exp, exp2, fractional_max_pool2d_backward, fractional_max_pool3d_backward,
     gelu_backward, grid_sampler_2d_backward, grid_sampler_3d_backward, im2col, isfinite,
     logical_and, logical_or, max_pool2d_with_indices_backward, max_pool3d_with_indices_backward,
-    nll_loss_backward, polygamma, sign, silu_backward, special_i1, special_i1e, special_zeta,
+    nll_loss_backward, polygamma, silu_backward, special_i1, special_i1e, special_zeta,
     threshold_backward, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d,
     upsample_nearest2d_backward, view_as_complex, view_as_real, where,
 )
@@ -60,7 +62,7 @@ class AddBackward0(Node):
     """Backward of `add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
 
     self: sum_to(grad, self.sizes())
-    other: sum_to(maybe_multiply(grad, alpha), other.sizes())
+    other: sum_to(maybe_multiply(grad, conj_number(alpha)), other.sizes())
     """
 
     __slots__ = ('alpha_', 'self_sizes', 'other_sizes')
@@ -77,7 +79,7 @@ class AddBackward0(Node):
         if self.needs_input_grad(0):
             d_self = sum_to(grad, self_sizes)
         if self.needs_input_grad(1):
-            d_other = sum_to(maybe_multiply(grad, alpha), other_sizes)
+            d_other = sum_to(maybe_multiply(grad, conj_number(alpha)), other_sizes)
         return (d_self, d_other)
 
 
@@ -85,7 +87,7 @@ class SubBackward0(Node):
     """Backward of `sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
 
     self: sum_to(grad, self.sizes())
-    other: sum_to(-maybe_multiply(grad, alpha), other.sizes())
+    other: sum_to(-maybe_multiply(grad, conj_number(alpha)), other.sizes())
     """
 
     __slots__ = ('alpha_', 'self_sizes', 'other_sizes')
@@ -102,15 +104,15 @@ class SubBackward0(Node):
         if self.needs_input_grad(0):
             d_self = sum_to(grad, self_sizes)
         if self.needs_input_grad(1):
-            d_other = sum_to(-maybe_multiply(grad, alpha), other_sizes)
+            d_other = sum_to(-maybe_multiply(grad, conj_number(alpha)), other_sizes)
         return (d_self, d_other)
 
 
 class MulBackward0(Node):
     """Backward of `mul.Tensor(Tensor self, Tensor other) -> Tensor`.
 
-    self: sum_to(grad * other, self.sizes())
-    other: sum_to(grad * self, other.sizes())
+    self: sum_to(grad * other.conj(), self.sizes())
+    other: sum_to(grad * self.conj(), other.sizes())
     """
 
     __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
@@ -126,17 +128,17 @@ class MulBackward0(Node):
         d_self = None
         d_other = None
         if self.needs_input_grad(0):
-            d_self = sum_to(grad * other, self_sizes)
+            d_self = sum_to(grad * other.conj(), self_sizes)
         if self.needs_input_grad(1):
-            d_other = sum_to(grad * self_, other_sizes)
+            d_other = sum_to(grad * self_.conj(), other_sizes)
         return (d_self, d_other)
 
 
 class DivBackward0(Node):
     """Backward of `div.Tensor(Tensor self, Tensor other) -> Tensor`.
 
-    self: sum_to(grad / other, self.sizes())
-    other: sum_to(-grad * ((self / other) / other), other.sizes())
+    self: sum_to(grad / other.conj(), self.sizes())
+    other: sum_to(-grad * ((self / other) / other).conj(), other.sizes())
     """
 
     __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
@@ -152,9 +154,9 @@ class DivBackward0(Node):
         d_self = None
         d_other = None
         if self.needs_input_grad(0):
-            d_self = sum_to(grad / other, self_sizes)
+            d_self = sum_to(grad / other.conj(), self_sizes)
         if self.needs_input_grad(1):
-            d_other = sum_to(-grad * (self_ / other / other), other_sizes)
+            d_other = sum_to(-grad * (self_ / other / other).conj(), other_sizes)
         return (d_self, d_other)
 
 
@@ -401,7 +403,7 @@ class NegBackward0(Node):
 class AbsBackward0(Node):
     """Backward of `abs(Tensor self) -> Tensor`.
 
-    self: grad * sign(self)
+    self: grad * self.sgn()
     """
 
     __slots__ = ('self_',)
@@ -413,7 +415,7 @@ class AbsBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * sign(self_)
+            d_self = grad * self_.sgn()
         return (d_self,)
 
 
@@ -438,7 +440,7 @@ class SignBackward0(Node):
 class ExpBackward0(Node):
     """Backward of `exp(Tensor self) -> Tensor`.
 
-    self: grad * result
+    self: grad * result.conj()
     """
 
     __slots__ = ('result_',)
@@ -450,14 +452,14 @@ class ExpBackward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * result
+            d_self = grad * result.conj()
         return (d_self,)
 
 
 class LogBackward0(Node):
     """Backward of `log(Tensor self) -> Tensor`.
 
-    self: grad / self
+    self: grad / self.conj()
     """
 
     __slots__ = ('self_',)
@@ -469,14 +471,14 @@ class LogBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad / self_
+            d_self = grad / self_.conj()
         return (d_self,)
 
 
 class SqrtBackward0(Node):
     """Backward of `sqrt(Tensor self) -> Tensor`.
 
-    self: grad / (2 * result)
+    self: grad / (2 * result.conj())
     """
 
     __slots__ = ('result_',)
@@ -488,14 +490,14 @@ class SqrtBackward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad / (2 * result)
+            d_self = grad / (2 * result.conj())
         return (d_self,)
 
 
 class SinBackward0(Node):
     """Backward of `sin(Tensor self) -> Tensor`.
 
-    self: grad * self.cos()
+    self: grad * self.cos().conj()
     """
 
     __slots__ = ('self_',)
@@ -507,14 +509,14 @@ class SinBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * self_.cos()
+            d_self = grad * self_.cos().conj()
         return (d_self,)
 
 
 class CosBackward0(Node):
     """Backward of `cos(Tensor self) -> Tensor`.
 
-    self: -grad * self.sin()
+    self: -grad * self.sin().conj()
     """
 
     __slots__ = ('self_',)
@@ -526,14 +528,14 @@ class CosBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = -grad * self_.sin()
+            d_self = -grad * self_.sin().conj()
         return (d_self,)
 
 
 class TanhBackward0(Node):
     """Backward of `tanh(Tensor self) -> Tensor`.
 
-    self: grad * (1 - result * result)
+    self: grad * (1 - result * result).conj()
     """
 
     __slots__ = ('result_',)
@@ -545,14 +547,14 @@ class TanhBackward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * (1 - result * result)
+            d_self = grad * (1 - result * result).conj()
         return (d_self,)
 
 
 class SigmoidBackward0(Node):
     """Backward of `sigmoid(Tensor self) -> Tensor`.
 
-    self: grad * result * (1 - result)
+    self: grad * (result * (1 - result)).conj()
     """
 
     __slots__ = ('result_',)
@@ -564,7 +566,7 @@ class SigmoidBackward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * result * (1 - result)
+            d_self = grad * (result * (1 - result)).conj()
         return (d_self,)
 
 
@@ -837,7 +839,7 @@ class CopyBackward0(Node):
     """Backward of `copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)`.
 
     self: zeros_like(grad)
-    src: sum_to(grad.to(src.dtype), src.sizes())
+    src: sum_to(handle_r_to_c(src.dtype, grad).to(src.dtype), src.sizes())
     """
 
     __slots__ = ('src_dtype', 'src_sizes')
@@ -853,7 +855,7 @@ class CopyBackward0(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         if self.needs_input_grad(1):
-            d_src = sum_to(grad.to(src_dtype), src_sizes)
+            d_src = sum_to(handle_r_to_c(src_dtype, grad).to(src_dtype), src_sizes)
         return (d_self, d_src)
 
 
@@ -897,7 +899,7 @@ class ToCopyBackward0(Node):
     """Backward of `_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None,
         bool non_blocking=False) -> Tensor`.
 
-    self: grad.to(self.device, self.dtype)
+    self: handle_r_to_c(self.dtype, grad).to(self.device, self.dtype)
     """
 
     __slots__ = ('self_device', 'self_dtype')
@@ -910,7 +912,7 @@ class ToCopyBackward0(Node):
         self_dtype = self.self_dtype
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad.to(self_device, self_dtype)
+            d_self = handle_r_to_c(self_dtype, grad).to(self_device, self_dtype)
         return (d_self,)
 
 
@@ -1138,7 +1140,7 @@ class SliceBackward0(Node):
 class ReciprocalBackward0(Node):
     """Backward of `reciprocal(Tensor self) -> Tensor`.
 
-    self: -grad * result * result
+    self: -grad * (result * result).conj()
     """
 
     __slots__ = ('result_',)
@@ -1150,14 +1152,14 @@ class ReciprocalBackward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = -grad * result * result
+            d_self = -grad * (result * result).conj()
         return (d_self,)
 
 
 class RsqrtBackward0(Node):
     """Backward of `rsqrt(Tensor self) -> Tensor`.
 
-    self: -0.5 * grad * result * result * result
+    self: -0.5 * grad * (result * result * result).conj()
     """
 
     __slots__ = ('result_',)
@@ -1169,14 +1171,14 @@ class RsqrtBackward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = -0.5 * grad * result * result * result
+            d_self = -0.5 * grad * (result * result * result).conj()
         return (d_self,)
 
 
 class Exp2Backward0(Node):
     """Backward of `exp2(Tensor self) -> Tensor`.
 
-    self: grad * result * 0.6931471805599453
+    self: grad * result.conj() * 0.6931471805599453
     """
 
     __slots__ = ('result_',)
@@ -1188,14 +1190,14 @@ class Exp2Backward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * result * 0.6931471805599453
+            d_self = grad * result.conj() * 0.6931471805599453
         return (d_self,)
 
 
 class Expm1Backward0(Node):
     """Backward of `expm1(Tensor self) -> Tensor`.
 
-    self: grad * (result + 1)
+    self: grad * (result.conj() + 1)
     """
 
     __slots__ = ('result_',)
@@ -1207,14 +1209,14 @@ class Expm1Backward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * (result + 1)
+            d_self = grad * (result.conj() + 1)
         return (d_self,)
 
 
 class Log2Backward0(Node):
     """Backward of `log2(Tensor self) -> Tensor`.
 
-    self: grad / (self * 0.6931471805599453)
+    self: grad / (self.conj() * 0.6931471805599453)
     """
 
     __slots__ = ('self_',)
@@ -1226,14 +1228,14 @@ class Log2Backward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad / (self_ * 0.6931471805599453)
+            d_self = grad / (self_.conj() * 0.6931471805599453)
         return (d_self,)
 
 
 class Log10Backward0(Node):
     """Backward of `log10(Tensor self) -> Tensor`.
 
-    self: grad / (self * 2.302585092994046)
+    self: grad / (self.conj() * 2.302585092994046)
     """
 
     __slots__ = ('self_',)
@@ -1245,14 +1247,14 @@ class Log10Backward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad / (self_ * 2.302585092994046)
+            d_self = grad / (self_.conj() * 2.302585092994046)
         return (d_self,)
 
 
 class Log1pBackward0(Node):
     """Backward of `log1p(Tensor self) -> Tensor`.
 
-    self: grad / (self + 1)
+    self: grad / (self + 1).conj()
     """
 
     __slots__ = ('self_',)
@@ -1264,14 +1266,14 @@ class Log1pBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad / (self_ + 1)
+            d_self = grad / (self_ + 1).conj()
         return (d_self,)
 
 
 class TanBackward0(Node):
     """Backward of `tan(Tensor self) -> Tensor`.
 
-    self: grad * (1 + result * result)
+    self: grad * (1 + result * result).conj()
     """
 
     __slots__ = ('result_',)
@@ -1283,14 +1285,14 @@ class TanBackward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * (1 + result * result)
+            d_self = grad * (1 + result * result).conj()
         return (d_self,)
 
 
 class AsinBackward0(Node):
     """Backward of `asin(Tensor self) -> Tensor`.
 
-    self: grad / (1 - self * self).sqrt()
+    self: grad / (1 - self * self).sqrt().conj()
     """
 
     __slots__ = ('self_',)
@@ -1302,14 +1304,14 @@ class AsinBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad / (1 - self_ * self_).sqrt()
+            d_self = grad / (1 - self_ * self_).sqrt().conj()
         return (d_self,)
 
 
 class AcosBackward0(Node):
     """Backward of `acos(Tensor self) -> Tensor`.
 
-    self: -grad / (1 - self * self).sqrt()
+    self: -grad / (1 - self * self).sqrt().conj()
     """
 
     __slots__ = ('self_',)
@@ -1321,14 +1323,14 @@ class AcosBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = -grad / (1 - self_ * self_).sqrt()
+            d_self = -grad / (1 - self_ * self_).sqrt().conj()
         return (d_self,)
 
 
 class AtanBackward0(Node):
     """Backward of `atan(Tensor self) -> Tensor`.
 
-    self: grad / (1 + self * self)
+    self: grad / (1 + self * self).conj()
     """
 
     __slots__ = ('self_',)
@@ -1340,14 +1342,14 @@ class AtanBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad / (1 + self_ * self_)
+            d_self = grad / (1 + self_ * self_).conj()
         return (d_self,)
 
 
 class SinhBackward0(Node):
     """Backward of `sinh(Tensor self) -> Tensor`.
 
-    self: grad * self.cosh()
+    self: grad * self.cosh().conj()
     """
 
     __slots__ = ('self_',)
@@ -1359,14 +1361,14 @@ class SinhBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * self_.cosh()
+            d_self = grad * self_.cosh().conj()
         return (d_self,)
 
 
 class CoshBackward0(Node):
     """Backward of `cosh(Tensor self) -> Tensor`.
 
-    self: grad * self.sinh()
+    self: grad * self.sinh().conj()
     """
 
     __slots__ = ('self_',)
@@ -1378,7 +1380,7 @@ class CoshBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * self_.sinh()
+            d_self = grad * self_.sinh().conj()
         return (d_self,)
 
 
@@ -1807,8 +1809,8 @@ class ClampMaxBackward0(Node):
 class LerpBackward0(Node):
     """Backward of `lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
 
-    self: sum_to(grad * (1 - weight), self.sizes())
-    end: sum_to(grad * weight, end.sizes())
+    self: sum_to(grad * (1 - conj_number(weight)), self.sizes())
+    end: sum_to(grad * conj_number(weight), end.sizes())
     """
 
     __slots__ = ('weight_', 'self_sizes', 'end_sizes')
@@ -1822,19 +1824,22 @@ class LerpBackward0(Node):
         end_sizes = self.end_sizes
         d_self = None
         d_end = None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = conj_number(weight)
         if self.needs_input_grad(0):
-            d_self = sum_to(grad * (1 - weight), self_sizes)
+            d_self = sum_to(grad * (1 - _tmp0), self_sizes)
         if self.needs_input_grad(1):
-            d_end = sum_to(grad * weight, end_sizes)
+            d_end = sum_to(grad * _tmp0, end_sizes)
         return (d_self, d_end)
 
 
 class LerpBackward1(Node):
     """Backward of `lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor`.
 
-    self: sum_to(grad * (1 - weight), self.sizes())
-    end: sum_to(grad * weight, end.sizes())
-    weight: sum_to(grad * (end - self), weight.sizes())
+    self: sum_to(grad * (1 - weight).conj(), self.sizes())
+    end: sum_to(grad * weight.conj(), end.sizes())
+    weight: sum_to(grad * (end - self).conj(), weight.sizes())
     """
 
     __slots__ = ('self_', 'end_', 'weight_', 'self_sizes', 'end_sizes', 'weight_sizes')
@@ -1853,11 +1858,11 @@ class LerpBackward1(Node):
         d_end = None
         d_weight = None
         if self.needs_input_grad(0):
-            d_self = sum_to(grad * (1 - weight), self_sizes)
+            d_self = sum_to(grad * (1 - weight).conj(), self_sizes)
         if self.needs_input_grad(1):
-            d_end = sum_to(grad * weight, end_sizes)
+            d_end = sum_to(grad * weight.conj(), end_sizes)
         if self.needs_input_grad(2):
-            d_weight = sum_to(grad * (end - self_), weight_sizes)
+            d_weight = sum_to(grad * (end - self_).conj(), weight_sizes)
         return (d_self, d_end, d_weight)
 
 
@@ -1866,8 +1871,8 @@ class AddcmulBackward0(Node):
         Scalar value=1) -> Tensor`.
 
     self: sum_to(grad, self.sizes())
-    tensor1: sum_to(maybe_multiply(grad * tensor2, value), tensor1.sizes())
-    tensor2: sum_to(maybe_multiply(grad * tensor1, value), tensor2.sizes())
+    tensor1: sum_to(maybe_multiply(grad * tensor2.conj(), conj_number(value)), tensor1.sizes())
+    tensor2: sum_to(maybe_multiply(grad * tensor1.conj(), conj_number(value)), tensor2.sizes())
     """
 
     __slots__ = ('tensor1_', 'tensor2_', 'value_', 'self_sizes', 'tensor1_sizes', 'tensor2_sizes')
@@ -1885,12 +1890,13 @@ class AddcmulBackward0(Node):
         d_self = None
         d_tensor1 = None
         d_tensor2 = None
+        _tmp0 = conj_number(value) if self.needs_input_grad(1) or self.needs_input_grad(2) else None
         if self.needs_input_grad(0):
             d_self = sum_to(grad, self_sizes)
         if self.needs_input_grad(1):
-            d_tensor1 = sum_to(maybe_multiply(grad * tensor2, value), tensor1_sizes)
+            d_tensor1 = sum_to(maybe_multiply(grad * tensor2.conj(), _tmp0), tensor1_sizes)
         if self.needs_input_grad(2):
-            d_tensor2 = sum_to(maybe_multiply(grad * tensor1, value), tensor2_sizes)
+            d_tensor2 = sum_to(maybe_multiply(grad * tensor1.conj(), _tmp0), tensor2_sizes)
         return (d_self, d_tensor1, d_tensor2)
 
 
@@ -1899,8 +1905,11 @@ class AddcdivBackward0(Node):
         Scalar value=1) -> Tensor`.
 
     self: sum_to(grad, self.sizes())
-    tensor1: sum_to(maybe_multiply(grad / tensor2, value), tensor1.sizes())
-    tensor2: sum_to(-maybe_multiply(grad * tensor1 / (tensor2 * tensor2), value), tensor2.sizes())
+    tensor1: sum_to(maybe_multiply(grad / tensor2.conj(), conj_number(value)), tensor1.sizes())
+    tensor2: sum_to(
+        -maybe_multiply(grad * (tensor1 / (tensor2 * tensor2)).conj(), conj_number(value)),
+        tensor2.sizes(),
+    )
     """
 
     __slots__ = ('tensor1_', 'tensor2_', 'value_', 'self_sizes', 'tensor1_sizes', 'tensor2_sizes')
@@ -1918,13 +1927,15 @@ class AddcdivBackward0(Node):
         d_self = None
         d_tensor1 = None
         d_tensor2 = None
+        _tmp0 = conj_number(value) if self.needs_input_grad(1) or self.needs_input_grad(2) else None
         if self.needs_input_grad(0):
             d_self = sum_to(grad, self_sizes)
         if self.needs_input_grad(1):
-            d_tensor1 = sum_to(maybe_multiply(grad / tensor2, value), tensor1_sizes)
+            d_tensor1 = sum_to(maybe_multiply(grad / tensor2.conj(), _tmp0), tensor1_sizes)
         if self.needs_input_grad(2):
             d_tensor2 = sum_to(
-                -maybe_multiply(grad * tensor1 / (tensor2 * tensor2), value), tensor2_sizes,
+                -maybe_multiply(grad * (tensor1 / (tensor2 * tensor2)).conj(), _tmp0),
+                tensor2_sizes,
             )
         return (d_self, d_tensor1, d_tensor2)
 
@@ -6203,7 +6214,7 @@ class SpecialZetaBackward0(Node):
 class AcoshBackward0(Node):
     """Backward of `acosh(Tensor self) -> Tensor`.
 
-    self: grad * (self.pow(2) - 1).rsqrt()
+    self: acosh_backward(grad, self)
     """
 
     __slots__ = ('self_',)
@@ -6215,14 +6226,14 @@ class AcoshBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * (self_.pow(2) - 1).rsqrt()
+            d_self = acosh_backward(grad, self_)
         return (d_self,)
 
 
 class AsinhBackward0(Node):
     """Backward of `asinh(Tensor self) -> Tensor`.
 
-    self: grad * (self.pow(2) + 1).rsqrt()
+    self: grad * (self.pow(2) + 1).rsqrt().conj()
     """
 
     __slots__ = ('self_',)
@@ -6234,14 +6245,14 @@ class AsinhBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * (self_.pow(2) + 1).rsqrt()
+            d_self = grad * (self_.pow(2) + 1).rsqrt().conj()
         return (d_self,)
 
 
 class AtanhBackward0(Node):
     """Backward of `atanh(Tensor self) -> Tensor`.
 
-    self: grad * 1 / (1 - self.pow(2))
+    self: grad * 1 / (1 - self.pow(2)).conj()
     """
 
     __slots__ = ('self_',)
@@ -6253,7 +6264,7 @@ class AtanhBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * 1 / (1 - self_.pow(2))
+            d_self = grad * 1 / (1 - self_.pow(2)).conj()
         return (d_self,)
 
 
@@ -6314,18 +6325,19 @@ class AtanhBackward1(Node):
 class AngleBackward0(Node):
     """Backward of `angle(Tensor self) -> Tensor`.
 
-    self: zeros_like(grad)
+    self: angle_backward(grad, self)
     """
 
-    __slots__ = ()
-    SAVED = ()
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
     OP = 'angle'
 
     def apply(self, grads):
         grad = grads[0]
+        self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = zeros_like(grad)
+            d_self = angle_backward(grad, self_)
         return (d_self,)
 
 

@@ -52,7 +52,7 @@ class autocast:
         if not self._enabled:
             return
         # PyTorch warns and runs the region without autocast in these cases.
-        if device_type == "cuda" and not _cuda_state.triton_available():
+        if device_type == "cuda" and not _cuda_state.is_usable():
             warnings.warn("User provided device_type of 'cuda', but CUDA (the Triton "
                           "backend) is not available. Disabling")
             self._enabled = False
@@ -103,3 +103,68 @@ class autocast:
 
 def is_autocast_available(device_type):
     return device_type in st.DEVICE_KEYS
+
+
+# ---- custom autograd Functions under autocast ------------------------------------------
+def _cast(value, device_type, dtype):
+    """`value` with every autocast-eligible tensor in it (floating, not float64, on
+    `device_type`) cast to `dtype`, through lists, tuples and dicts (PyTorch's _cast)."""
+    if getattr(value, "_impl", None) is not None:
+        eligible = (value.is_floating_point() and value.device.type == device_type
+                    and value.dtype is not dt.float64)
+        return value.to(dtype) if eligible else value
+    if isinstance(value, (str, bytes)) or type(value).__module__ == "numpy":
+        return value
+    if isinstance(value, dict):
+        return {_cast(k, device_type, dtype): _cast(v, device_type, dtype)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(v, device_type, dtype) for v in value)
+    return value
+
+
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """Decorate the `forward(ctx, ...)` of an autograd.Function for autocast regions.
+
+    cast_inputs=None: forward's ops run under whatever autocast state the caller has.
+    cast_inputs=dtype: inside an autocast region for `device_type`, the floating tensor
+    arguments are cast to `dtype` and forward runs with autocast off (a forward written
+    for one precision gets it); outside a region nothing changes. Either way `ctx`
+    records the state, so that `custom_bwd` runs backward under the same one."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args, **kwargs):
+        ctx = args[0]
+        ctx._dtype = st.get_autocast_dtype(device_type)
+        if cast_inputs is None:
+            ctx._fwd_used_autocast = st.is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
+        ctx._fwd_used_autocast = False
+        if st.is_autocast_enabled(device_type):
+            with autocast(device_type=device_type, enabled=False):
+                return fwd(*_cast(args, device_type, cast_inputs),
+                           **_cast(kwargs, device_type, cast_inputs))
+        return fwd(*args, **kwargs)
+    return decorate_fwd
+
+
+def custom_bwd(bwd=None, *, device_type):
+    """Decorate the `backward(ctx, ...)` of an autograd.Function decorated with
+    `custom_fwd`: backward runs with the autocast state (on/off, dtype) forward had. (No
+    cast_inputs here: the gradients arrive in the dtypes of forward's outputs.)"""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args, **kwargs):
+        ctx = args[0]
+        with autocast(device_type=device_type, enabled=ctx._fwd_used_autocast,
+                      dtype=ctx._dtype):
+            return bwd(*args, **kwargs)
+    return decorate_bwd

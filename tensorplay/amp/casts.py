@@ -10,6 +10,8 @@ their eligibility rules are PyTorch's (`aten/src/ATen/autocast_mode.h`):
     fp32                float32                                   losses, exp on CUDA
     fp32_set_opt_dtype  float32 through `dtype=`, unless given     sum, softmax on CUDA
     promote             the widest floating type of the inputs    cat, stack, addcmul
+    lower_contracted    the autocast dtype, for the operands a    einsum
+                        contraction reaches (cast_contracted)
     banned              -- (refused)                              binary_cross_entropy
 
 Only floating tensors on the autocast device are cast, and never float64 ones: a
@@ -80,6 +82,24 @@ def banned(device_type, op):
         f"models use a sigmoid layer right before the binary cross entropy layer; combine "
         f"the two with binary_cross_entropy_with_logits (nn.BCEWithLogitsLoss), which is "
         f"safe to autocast", op=op)
+
+
+def cast_contracted(to_type, equation, tensors, device_type, arg):
+    """einsum's operands as PyTorch's CPU autocast leaves them (CUDA lists einsum as a
+    `lower` op). On the CPU einsum is no autocast op but a chain of pairwise products,
+    left to right: a pair contracted over a shared letter runs in bmm (cast to the
+    autocast dtype), any other pair in mul (no policy: promotes). So every operand up to
+    the last contracted pair is cast, and the ones multiplied in after it are not:
+    `ij,jk->ik` runs in bfloat16, `i,j->ij` in float32."""
+    from tensorplay.kernel_support.einsum import parse_einsum
+    from tensorplay.meta.einsum import contractions
+    sizes = [getattr(t, "_impl", None) and t._impl.sizes for t in tensors]
+    if any(s is None for s in sizes) or any(0 in s for s in sizes):
+        return tensors     # not tensors, or an empty operand: einsum's own checks speak
+    spec = parse_einsum("einsum", equation, sizes)
+    reached = max([i for i, summed in contractions(spec, sizes) if summed], default=-1)
+    return type(tensors)(cached_cast(to_type, t, device_type, f"{arg}[{i}]")
+                         if i <= reached else t for i, t in enumerate(tensors))
 
 
 # ---- casting --------------------------------------------------------------------------

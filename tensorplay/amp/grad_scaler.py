@@ -33,15 +33,18 @@ def _new_optimizer_state():
 
 class GradScaler:
     def __init__(self, device="cuda", init_scale=2.0 ** 16, growth_factor=2.0,
-                 backoff_factor=0.5, growth_interval=2000, enabled=True):
+                 backoff_factor=0.5, growth_interval=2000, enabled=True, *, stacklevel=2):
         self._device = str(device)
         if self._device not in ("cpu", "cuda"):
             raise ArgumentError(f"GradScaler(): argument 'device' must be 'cpu' or 'cuda', got "
                                 f"{device!r}", op="GradScaler", arg="device")
         self._enabled = bool(enabled)
-        if self._enabled and self._device == "cuda" and not _cuda_state.triton_available():
-            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available. "
-                          "Disabling.")
+        # PyTorch's rule and words: a scaler for a cuda device that cannot make tensors
+        # (no GPU, and not the Triton interpreter) turns itself off, so a script written
+        # for a GPU still runs on a laptop: scale() returns the loss, step() just steps.
+        if self._enabled and self._device == "cuda" and not _cuda_state.is_usable():
+            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  "
+                          "Disabling.", stacklevel=stacklevel)
             self._enabled = False
         if self._enabled:
             if not growth_factor > 1.0:

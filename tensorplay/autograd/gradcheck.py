@@ -25,28 +25,74 @@ import warnings
 
 import numpy as np
 
+from tensorplay import _dtype as dt
 from tensorplay import _tensor_factory as factory
 from tensorplay._generated import ops
 from tensorplay.autograd.engine import grad as autograd_grad
+from tensorplay.errors import NotBuiltYetError
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+
+# tp.func.vmap, for check_batched_grad. vmap is built on the autograd engine, above this
+# module, so tensorplay/func/__init__.py hands it over when it loads (as it hands the
+# engine its batched_grad) instead of this module importing upward.
+vmap = None
 
 
 class GradcheckError(RuntimeError):
     """The analytical gradient does not match the numerical one."""
 
 
+_NO_FORWARD_AD = ("forward-mode AD (dual numbers, forward_ad, jvp formulas) is not built "
+                  "in TensorPlay yet: it is TensorPlay issue 30; tp.func.jvp computes a "
+                  "Jacobian-vector product by two backward passes meanwhile")
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
-              nondet_tol=0.0, check_grad_dtypes=False):
+              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
+              check_batched_grad=False, check_batched_forward_grad=False,
+              check_forward_ad=False, check_backward_ad=True, fast_mode=False, masked=None):
     """True if the gradients of `func` at `inputs` match finite differences.
 
     On a mismatch: raises GradcheckError naming the output and input, with both
-    Jacobians (or returns False with `raise_exception=False`)."""
+    Jacobians (or returns False with `raise_exception=False`). PyTorch's arguments:
+
+        check_undefined_grad  backward copes with outputs that receive no gradient
+        check_batched_grad    vmap over backward gives the per-grad_output results
+        fast_mode             compare v^T J u for random u, v, not whole Jacobians
+        check_backward_ad     False skips every backward check (nothing is left here)
+        check_forward_ad, check_batched_forward_grad  forward-mode AD: not built yet,
+                              True raises NotBuiltYetError
+        masked                sparse inputs' gradients only on their stored elements:
+                              dense inputs only here, so it changes nothing
+    """
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad "
+                             "to be True")
+    if check_batched_grad and not check_backward_ad:
+        raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to "
+                             "be True")
+    if check_batched_forward_grad and not check_forward_ad:
+        raise AssertionError("Setting check_batched_forward_grad=True requires "
+                             "check_forward_ad to be True")
+    if check_forward_ad:
+        raise NotBuiltYetError(f"gradcheck(): argument 'check_forward_ad' is True, but "
+                               f"{_NO_FORWARD_AD}", op="gradcheck", arg="check_forward_ad")
     inputs = inputs if isinstance(inputs, tuple) else \
         tuple(inputs) if isinstance(inputs, list) else (inputs,)
+    if any(_is_tensor(x) and x.is_sparse for x in inputs):
+        raise NotBuiltYetError("gradcheck(): sparse inputs are not supported (masked or "
+                               "not); pass x.to_dense()", op="gradcheck", arg="inputs")
     func, inputs = _real_form(func, inputs)
     try:
-        _check(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes)
+        if fast_mode:
+            _check_fast(func, inputs, eps, atol, rtol)
+        else:
+            _check(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes)
+        if check_batched_grad:
+            _check_batched_grad(func, inputs)
+        if check_undefined_grad:
+            _check_undefined_grad(func, inputs)
     except GradcheckError:
         if raise_exception:
             raise
@@ -55,24 +101,42 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  raise_exception=True, nondet_tol=0.0, check_grad_dtypes=False, seed=0):
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
+                  check_undefined_grad=True, check_grad_dtypes=False,
+                  check_batched_grad=False, check_fwd_over_rev=False,
+                  check_rev_over_rev=True, fast_mode=False, masked=False):
     """gradcheck of the backward of `func`: checks second derivatives.
 
-    `grad_outputs` default to random float values in [-1, 1) that require grad (drawn
-    from a fixed seed, so a failure reproduces)."""
+    `grad_outputs` default to random values in [-1, 1) that require grad, drawn from the
+    global generator as PyTorch draws them (torch.testing.make_tensor, one output after
+    the other), so `tp.manual_seed` decides them and every later random number matches a
+    PyTorch program's. gen_non_contig_grad_outputs makes them non-contiguous (make_tensor's
+    noncontiguous: every other element of a tensor twice as long in its last dim)."""
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError("Expected at least one of check_fwd_over_rev or "
+                             "check_rev_over_rev to be True")
+    if check_undefined_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev "
+                             "to be True")
+    if check_batched_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_batched_grad=True requires check_rev_over_rev "
+                             "to be True")
+    if check_fwd_over_rev:
+        raise NotBuiltYetError(f"gradgradcheck(): argument 'check_fwd_over_rev' is True, but "
+                               f"{_NO_FORWARD_AD}", op="gradgradcheck",
+                               arg="check_fwd_over_rev")
     inputs = inputs if isinstance(inputs, tuple) else \
         tuple(inputs) if isinstance(inputs, list) else (inputs,)
-    func, inputs = _real_form(func, inputs)
     if grad_outputs is None:
-        rng = np.random.default_rng(seed)
-        grad_outputs = tuple(
-            factory.tensor(rng.uniform(-1, 1, size=tuple(o.shape)), dtype=o.dtype,
-                           device=o.device, requires_grad=True)
-            for o in _differentiable_outputs(func(*inputs)))
+        # Drawn on the outputs as `func` returns them (a complex one as complex, as
+        # PyTorch does), before the real form splits them into parts.
+        grad_outputs = tuple(_random_grad_output(o, gen_non_contig_grad_outputs)
+                             for o in _differentiable_outputs(func(*inputs)))
     else:
         grad_outputs = grad_outputs if isinstance(grad_outputs, tuple) else \
             tuple(grad_outputs) if isinstance(grad_outputs, list) else (grad_outputs,)
-        grad_outputs = tuple(_parts(v) if _is_complex(v) else v for v in grad_outputs)
+    grad_outputs = tuple(_parts(v) if _is_complex(v) else v for v in grad_outputs)
+    func, inputs = _real_form(func, inputs)
     n_in = len(inputs)
 
     def first_derivative(*args):
@@ -84,7 +148,26 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
     return gradcheck(first_derivative, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol,
-                     check_grad_dtypes=check_grad_dtypes)
+                     check_undefined_grad=check_undefined_grad,
+                     check_grad_dtypes=check_grad_dtypes,
+                     check_batched_grad=check_batched_grad, fast_mode=fast_mode,
+                     masked=masked)
+
+
+def _random_grad_output(out, noncontiguous):
+    """tp.testing.make_tensor(out.shape, dtype=out's (float64 if not floating or
+    complex), low=-1, high=1, requires_grad=True, noncontiguous=...): its floating and
+    complex branch, draw for draw (a complex tensor draws its (re, im) pairs in order)."""
+    dtype = out.dtype if out.dtype.is_differentiable else dt.float64
+    shape = tuple(out.shape)
+    noncontiguous = noncontiguous and int(np.prod(shape, dtype=np.int64)) > 1
+    if noncontiguous:
+        shape = shape[:-1] + (2 * shape[-1],)
+    result = factory.empty(shape, dtype=dtype, device=out.device)
+    (_parts(result) if dtype.is_complex else result).uniform_(-1, 1)
+    if noncontiguous:
+        result = result[..., 1::2]      # offset by one, as make_tensor, to catch offsets
+    return result.requires_grad_(True)
 
 
 def _is_tensor(x):
@@ -172,6 +255,99 @@ def _check(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes):
                     "grad_output multiple times gives different values, although analytical "
                     "gradient matches numerical gradient. The tolerance for nondeterminism "
                     f"was {nondet_tol}.")
+
+
+def _check_fast(func, inputs, eps, atol, rtol):
+    """fast_mode: per input j and output o, one number each way instead of a Jacobian:
+    v^T J u, with u a random direction in the input's space and v a random weighting of
+    the output (both drawn from the global generator). The central difference along u
+    gives J u numerically; one backward pass with grad_output v gives v^T J."""
+    diff_idx = [i for i, x in enumerate(inputs) if _is_tensor(x) and x.requires_grad]
+    if not diff_idx:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
+                         "but none of the them have requires_grad=True.")
+    outs = [o for o in _as_tuple(func(*inputs))
+            if _is_tensor(o) and o.dtype.is_floating_point]
+    vs = [_as_array(factory.empty(tuple(o.shape), dtype=dt.float64).uniform_(0, 1))
+          for o in outs]
+    for j, i in enumerate(diff_idx):
+        x = inputs[i]
+        u = _as_array(factory.empty(tuple(x.shape), dtype=dt.float64).uniform_(0, 1))
+        base = np.array(np.asarray(x.detach().cpu()), dtype=np.float64).reshape(-1)
+        shifted = []
+        for sign in (1, -1):
+            args = list(inputs)
+            args[i] = _rebuilt(x, base + sign * eps * u)
+            shifted.append([_as_array(o) for o in _as_tuple(func(*args))
+                            if _is_tensor(o) and o.dtype.is_floating_point])
+        for o, (out, v) in enumerate(zip(outs, vs)):
+            numerical = float(v @ ((shifted[0][o] - shifted[1][o]) / (2 * eps)))
+            analytical = 0.0
+            if out.requires_grad:
+                weight = factory.tensor(v.reshape(tuple(out.shape)), dtype=out.dtype,
+                                        device=out.device)
+                g, = autograd_grad(out, [x], weight, retain_graph=True, allow_unused=True)
+                analytical = 0.0 if g is None else float(_as_array(g) @ u)
+            if not np.isclose(analytical, numerical, rtol=rtol, atol=atol):
+                raise GradcheckError(
+                    f"Jacobian mismatch for output {o} with respect to input {j},\n"
+                    f"numerical:{numerical!r}\nanalytical:{analytical!r}\n\n"
+                    f"The above quantities relating the numerical and analytical jacobians "
+                    f"are computed in fast mode (v^T J u for random u and v); run with "
+                    f"fast_mode=False to see the whole Jacobians.")
+
+
+def _check_batched_grad(func, inputs):
+    """check_batched_grad: backward under vmap, over two random grad_outputs at once,
+    equals the two backward passes one by one (PyTorch's _test_batched_grad)."""
+    diff_ins = [x for x in inputs if _is_tensor(x) and x.requires_grad]
+    for o, out in enumerate(_differentiable_outputs(func(*inputs))):
+        def vjp(v, out=out):
+            grads = autograd_grad(out, diff_ins, v, retain_graph=True, allow_unused=True)
+            return tuple(factory.zeros(tuple(x.shape), dtype=x.dtype, device=x.device)
+                         if g is None else g for g, x in zip(grads, diff_ins))
+        vs = [factory.empty(tuple(out.shape), dtype=out.dtype, device=out.device).normal_()
+              for _ in range(2)]
+        expected = [np.stack([_as_array(g) for g in shards])
+                    for shards in zip(*(vjp(v) for v in vs))]
+        batch = vs[0].new_empty((2,) + tuple(out.shape))
+        for k, v in enumerate(vs):
+            batch[k].copy_(v)
+        try:
+            result = vmap(vjp)(batch)     # vmap: handed over by tensorplay.func
+        except Exception as ex:   # any failure of the batched backward is the finding
+            raise GradcheckError(f"While computing batched gradients, got: {ex}") from ex
+        for j, (res, exp) in enumerate(zip(result, expected)):
+            if not np.allclose(_as_array(res), exp.reshape(-1)):
+                raise GradcheckError(
+                    f"For output {o} and input {j}:\n\nbackward under vmap gives "
+                    f"different gradients from backward called once per grad_output.\n\n"
+                    f"Got:\n{res!r}\n\nExpected:\n{factory.tensor(exp)!r}")
+
+
+def _check_undefined_grad(func, inputs):
+    """check_undefined_grad: a function of several outputs must backpropagate when some
+    outputs get no gradient (PyTorch: an undefined grad) and the others zero: every input
+    gradient is then None or zero. TensorPlay's engine never runs a backward that gets no
+    gradient at all, so the case of every output undefined needs no check here; each
+    output is left out of the backward in turn."""
+    diff_ins = [x for x in inputs if _is_tensor(x) and x.requires_grad]
+    n_outputs = len(_differentiable_outputs(func(*inputs)))
+    for left_out in range(n_outputs if n_outputs > 1 else 0):
+        outs = [o for k, o in enumerate(_differentiable_outputs(func(*inputs)))
+                if k != left_out]
+        zeros = [factory.zeros(tuple(o.shape), dtype=o.dtype, device=o.device) for o in outs]
+        try:
+            grads = autograd_grad(outs, diff_ins, zeros, allow_unused=True)
+        except RuntimeError as e:
+            raise GradcheckError("Expected backward function to handle undefined output "
+                                 f"grads (output {left_out} got none).") from e
+        for g in grads:
+            if g is not None and np.any(_as_array(g) != 0):
+                raise GradcheckError(
+                    "Expected all input grads to be undefined or zero when all output "
+                    f"grads are undefined or zero (output {left_out} got none, the others "
+                    "zero).")
 
 
 def _mismatch_message(o, j, numerical, analytical):

@@ -99,7 +99,7 @@ SUPPORT = {
 
 # tp.nn's layer modules (tensorplay/nn/modules/): PyTorch's public module names, with the
 # family each holds; module.py, container.py, linear.py, flatten.py and transformer.py hold
-# the building blocks, not an op family.
+# the building blocks, not an op family; utils.py a checkpoint helper.
 NN_MODULES = {
     "activation": "activations",      # and Softmax, as in torch.nn.modules.activation
     "attention": "attention",
@@ -116,4 +116,9 @@ NN_MODULES = {
     "sparse": "embedding",
     "upsampling": "resample",
 }
-NN_BUILDING_BLOCKS = ("module", "container", "linear", "flatten", "transformer")
+NN_BUILDING_BLOCKS = ("module", "container", "linear", "flatten", "transformer", "utils")
+# PyTorch's paths for layers defined in a family's module here (batchnorm.py re-exports
+# normalization.py's BatchNorm*): importable where scripts import them, nothing of their own
+NN_PATH_ALIASES = {"adaptive": "losses", "batchnorm": "normalization",
+                   "channelshuffle": "resample", "instancenorm": "normalization",
+                   "linear_cross_entropy_options": "losses"}

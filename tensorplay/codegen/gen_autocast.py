@@ -12,8 +12,8 @@ For `mm` (`autocast: lower`) it writes, for the CPU and the same for CUDA,
 
 The casts run with the key excluded too, as PyTorch's do. The policy functions
 (`lower_type`, `fp32_type`, `promote_type`, `fp32_opt_dtype`, `banned`) and
-`cached_cast` are written once, in `tensorplay/amp/casts.py`. Ops without a policy get
-no wrapper: their Autocast slot falls through.
+`cached_cast` / `cast_contracted` are written once, in `tensorplay/amp/casts.py`. Ops
+without a policy get no wrapper: their Autocast slot falls through.
 """
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ Each one picks the dtype its policy asks for; then, with its own Autocast key ex
 eligible tensor arguments (floating, not float64, on the autocast device) and
 redispatches below the key. The policies are tensorplay/amp/casts.py."""
 from tensorplay.amp.casts import (
-    banned, cached_cast, fp32_opt_dtype, fp32_type, lower_type, promote_type,
+    banned, cached_cast, cast_contracted, fp32_opt_dtype, fp32_type, lower_type,
+    promote_type,
 )
 from tensorplay.dispatch.keys import DispatchKey
 from tensorplay.dispatch.tls import ExcludeKeys
@@ -76,7 +77,11 @@ def gen_wrapper(e: OpEntry, device_key: str, policy: str) -> list[str]:
     if policy == "banned":
         return BANNED.substitute(name=name, device=device, args=names, where=where)
     casts = []
-    if policy == "fp32_set_opt_dtype":
+    if policy == "lower_contracted":
+        policy_line = f"to_type = lower_type({where})"
+        casts = [f"tensors = cast_contracted(to_type, equation, tensors, {device!r}, "
+                 f"'tensors')"]
+    elif policy == "fp32_set_opt_dtype":
         first = _tensor_args(e)[0]
         policy_line = f"dtype = fp32_opt_dtype({where}, {first}, dtype)"
     else:

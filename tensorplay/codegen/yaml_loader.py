@@ -411,7 +411,10 @@ def check_batching_rules(entries: Sequence[OpEntry], rules_dir: str) -> None:
 #   fp32_set_opt_dtype  run in float32 through the op's `dtype=` argument, unless given
 #   promote             cast floating inputs to the widest floating type among them
 #   banned              refuse the op (unsafe in lower precision)
-AUTOCAST_POLICIES = ("lower", "fp32", "fp32_set_opt_dtype", "promote", "banned")
+#   lower_contracted    lower, for the operands that reach a contraction (einsum's
+#                       pairwise products: amp/casts.py cast_contracted)
+AUTOCAST_POLICIES = ("lower", "fp32", "fp32_set_opt_dtype", "promote", "banned",
+                     "lower_contracted")
 AUTOCAST_DEVICES = ("CPU", "CUDA")
 
 
@@ -441,6 +444,11 @@ def _parse_autocast(fields: _Fields, schema: FunctionSchema) -> tuple[tuple[str,
                 for a in schema.arguments):
             raise CodegenError(where, f"'{op}': policy fp32_set_opt_dtype needs a "
                                       f"'ScalarType? dtype' argument")
+        if policy == "lower_contracted" and [
+                (a.name, str(a.type)) for a in schema.arguments] != [
+                ("equation", "str"), ("tensors", "Tensor[]")]:
+            raise CodegenError(where, f"'{op}': policy lower_contracted needs the arguments "
+                                      f"(str equation, Tensor[] tensors)")
         for key in str(keys).split(","):
             key = key.strip()
             if key not in AUTOCAST_DEVICES:

@@ -11,12 +11,20 @@ from __future__ import annotations
 from tensorplay import _dtype as dt
 from tensorplay.errors import DTypeError
 from tensorplay.kernel_support.checks import OutSpec, binary, check_devices
+from tensorplay.kernel_support.complex_refusals import reject_complex_no_kernel
 
 _HALF = (dt.float16, dt.bfloat16)
 
 
 def _float(dtype):
     return dtype if dtype.is_floating_point else dt.get_default_dtype()
+
+
+def _reject_complex(op, named):
+    """PyTorch's special functions are real: "bessel_j0_cpu" not implemented for
+    'ComplexFloat' (its kernel is the op's name less `special_`)."""
+    kernel = op.rstrip("_").removeprefix("special_") + "_cpu"
+    reject_complex_no_kernel(op, named, kernel)
 
 
 def _reject_half(op, name, t):
@@ -30,6 +38,7 @@ def _reject_half(op, name, t):
 def unary(op, args):
     """airy_ai, bessel_j0, ...: one tensor (named `x` or `self`, as PyTorch names it)."""
     (t,) = args
+    _reject_complex(op, [(_unary_arg(op), t)])
     _reject_half(op, _unary_arg(op), t)
     check_devices(op, [(_unary_arg(op), t)])
     return OutSpec(t._impl.sizes, _float(t._impl.dtype))
@@ -47,6 +56,7 @@ def _unary_arg(op):
 
 def _binary(op, args, names):
     spec = binary(op, args, names)
+    _reject_complex(op, list(zip(names, args)))
     # The promoted dtype decides (float16 x with a float64 n computes in float64); a
     # half result blames the argument that carries the half type.
     if spec.dtype in _HALF:

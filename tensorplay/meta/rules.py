@@ -38,8 +38,8 @@ def binary_sub(op, args):
 
 def binary_float(op, args):
     spec = binary(op, args)
-    return OutSpec(spec.sizes, spec.dtype if spec.dtype.is_floating_point
-                   or spec.dtype.is_complex else dt.get_default_dtype())
+    return OutSpec(spec.sizes, spec.dtype if spec.dtype.is_differentiable
+                   else dt.get_default_dtype())
 
 
 def binary_pow(op, args):
@@ -82,10 +82,11 @@ def unary_neg(op, args):
 
 
 def unary_abs(op, args):
-    if args[0]._impl.dtype is dt.bool:
+    dtype = args[0]._impl.dtype
+    if dtype is dt.bool:
         raise DTypeError(f"{op}(): not implemented for bool tensors (argument 'self' is "
                          f"bool)", op=op, arg="self")
-    return unary(op, args)
+    return OutSpec(_sizes(args[0]), dtype.to_real())    # |complex| is real
 
 
 def unary_relu(op, args):
@@ -97,7 +98,7 @@ def unary_relu(op, args):
 
 def unary_float(op, args):
     d = args[0]._impl.dtype
-    return OutSpec(_sizes(args[0]), d if d.is_floating_point else dt.get_default_dtype())
+    return OutSpec(_sizes(args[0]), d if d.is_differentiable else dt.get_default_dtype())
 
 
 def check_value_fits(op, value, dtype, arg="value"):
@@ -111,8 +112,17 @@ def check_value_fits(op, value, dtype, arg="value"):
         if impl.device.type == "meta":
             return
         value = value.item()
-    if dtype is dt.bool or dtype.is_complex or isinstance(value, (bool, complex)):
+    if dtype is dt.bool or dtype.is_complex or isinstance(value, bool):
         return
+    if isinstance(value, complex):
+        # PyTorch converts a complex number to a real dtype only when it is real (its
+        # imaginary part 0); then its real part must fit like any number
+        if value.imag != 0:
+            raise DTypeError(f"{op}(): argument '{arg}' ({value}) cannot be converted to "
+                             f"{dtype.name} without overflow (value cannot be converted to "
+                             f"type {dtype.name} without overflow: a complex number with "
+                             f"a nonzero imaginary part into a real tensor)", op=op, arg=arg)
+        value = value.real
     if dtype.is_floating_point:
         info = ml_dtypes.finfo(dtype.np)
         fits = not math.isfinite(value) or float(info.min) <= value <= float(info.max)
@@ -152,7 +162,7 @@ def _sum_dtype(t, dtype):
     if dtype is not None:
         return dtype
     d = t._impl.dtype
-    return d if d.is_floating_point else dt.int64
+    return d if d.is_differentiable else dt.int64
 
 
 def reduce_all(op, args):

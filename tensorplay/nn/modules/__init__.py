@@ -9,7 +9,8 @@ from tensorplay.nn.modules.flatten import *  # noqa: F401,F403
 from tensorplay.nn.modules.fold import *  # noqa: F401,F403
 from tensorplay.nn.modules.linear import *  # noqa: F401,F403
 from tensorplay.nn.modules.loss import *  # noqa: F401,F403
-from tensorplay.nn.modules.module import *  # noqa: F401,F403
+# (not *: module.py's __all__ also names the global hooks, which torch.nn does not have)
+from tensorplay.nn.modules.module import IncompatibleKeys, Module  # noqa: F401
 from tensorplay.nn.modules.normalization import *  # noqa: F401,F403
 from tensorplay.nn.modules.padding import *  # noqa: F401,F403
 from tensorplay.nn.modules.pixelshuffle import *  # noqa: F401,F403

@@ -34,7 +34,8 @@ class _GradTap(Function):
 
 
 def _run_hooks(module, grad_input, grad_output):
-    for hook in list(module._backward_hooks.values()):
+    from tensorplay.nn.modules.module import _global_backward_hooks
+    for hook in list(_global_backward_hooks.values()) + list(module._backward_hooks.values()):
         result = hook(module, grad_input, grad_output)
         if result is None:
             continue

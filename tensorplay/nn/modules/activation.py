@@ -308,3 +308,8 @@ class Softmax2d(Module):
                              f"instead (shape {fmt_shape(tuple(input.shape))})",
                              op="Softmax2d", arg="input")
         return F.softmax(input, -3, _stacklevel=5)
+
+
+# PyTorch defines MultiheadAttention in torch/nn/modules/activation.py, and scripts
+# import it from there; it lives in attention.py here, with its helpers.
+from tensorplay.nn.modules.attention import MultiheadAttention  # noqa: E402,F401

@@ -6,7 +6,7 @@ from __future__ import annotations
 import tensorplay as tp
 from tensorplay.nn import init
 from tensorplay.nn._functional_attention import _canonical_mask, multi_head_attention_forward
-from tensorplay.nn.modules.linear import Linear
+from tensorplay.nn.modules.linear import NonDynamicallyQuantizableLinear
 from tensorplay.nn.modules.module import Module
 from tensorplay.nn.parameter import Parameter
 
@@ -62,7 +62,8 @@ class MultiheadAttention(Module):
             self.in_proj_bias = Parameter(tp.empty(3 * embed_dim, **factory))
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, **factory)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
+                                                        **factory)
         if add_bias_kv:
             self.bias_k = Parameter(tp.empty((1, 1, embed_dim), **factory))
             self.bias_v = Parameter(tp.empty((1, 1, embed_dim), **factory))

@@ -84,3 +84,10 @@ class Bilinear(Module):
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear under another name: PyTorch gives MultiheadAttention's `out_proj` this
+    class so that its dynamic quantization skips it. There is no quantization here; the
+    class exists so that the attention's repr, its pickles and the scripts that name it
+    (`isinstance(m, nn.modules.linear.NonDynamicallyQuantizableLinear)`) match PyTorch."""

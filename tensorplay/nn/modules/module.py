@@ -23,7 +23,11 @@ from tensorplay.autograd.grad_mode import no_grad
 from tensorplay.autograd.node import RemovableHandle
 from tensorplay.nn.parameter import Buffer, Parameter
 
-__all__ = ["Module", "IncompatibleKeys"]
+__all__ = ["Module", "IncompatibleKeys", "register_module_forward_pre_hook",
+           "register_module_forward_hook", "register_module_full_backward_hook",
+           "register_module_buffer_registration_hook",
+           "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook"]
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 IncompatibleKeys.__repr__ = (
@@ -43,6 +47,68 @@ def _add_hook(hooks, hook, prepend=False):
     if prepend:
         hooks.move_to_end(handle.id, last=False)
     return handle
+
+
+# ---- global hooks: run for every module (PyTorch's torch.nn.modules.module ones) -------
+# Each registry maps a handle id to a hook; the hooks run before the module's own ones.
+_global_forward_pre_hooks = OrderedDict()
+_global_forward_hooks = OrderedDict()
+_global_forward_hooks_with_kwargs = set()
+_global_forward_hooks_always_called = set()
+_global_backward_hooks = OrderedDict()
+_global_buffer_registration_hooks = OrderedDict()
+_global_module_registration_hooks = OrderedDict()
+_global_parameter_registration_hooks = OrderedDict()
+
+
+def register_module_forward_pre_hook(hook):
+    """hook(module, args) -> None or new args, before every module's forward (and before
+    the module's own pre-hooks). Debugging and profiling only, as PyTorch says."""
+    return _add_hook(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """hook(module, args, output) -> None or a new output (with_kwargs: (module, args,
+    kwargs, output)), after every module's forward; always_call: even when forward
+    raised."""
+    handle = _add_hook(_global_forward_hooks, hook)
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs.add(handle.id)
+    if always_call:
+        _global_forward_hooks_always_called.add(handle.id)
+    return handle
+
+
+def register_module_full_backward_hook(hook):
+    """hook(module, grad_input, grad_output) -> None or new grad_input, for every
+    module's backward (before the module's own backward hooks)."""
+    return _add_hook(_global_backward_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook):
+    """hook(module, name, buffer) -> None or a replacement, whenever a buffer is
+    registered on any module."""
+    return _add_hook(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook):
+    """hook(module, name, submodule) -> None or a replacement, whenever a submodule is
+    registered on any module."""
+    return _add_hook(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook):
+    """hook(module, name, param) -> None or a replacement, whenever a parameter is
+    registered on any module."""
+    return _add_hook(_global_parameter_registration_hooks, hook)
+
+
+def _registered(hooks, module, name, value):
+    for hook in list(hooks.values()):
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
 
 
 def _addindent(text, spaces):
@@ -88,14 +154,16 @@ class Module:
         if not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
                             f"'{name}' (tp.nn.Parameter or None required)")
-        self._parameters[name] = param
+        self._parameters[name] = _registered(_global_parameter_registration_hooks, self,
+                                             name, param)
 
     def register_buffer(self, name, tensor, persistent=True):
         self._check_name("register_buffer", name, "_buffers")
         if tensor is not None and not _is_tensor(tensor):
             raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
                             f"'{name}' (tp.Tensor or None required)")
-        self._buffers[name] = tensor
+        self._buffers[name] = _registered(_global_buffer_registration_hooks, self, name,
+                                          tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -105,7 +173,8 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         self._check_name("add_module", name, "_modules")
-        self._modules[name] = module
+        self._modules[name] = _registered(_global_module_registration_hooks, self, name,
+                                          module)
 
     register_module = add_module
 
@@ -489,6 +558,11 @@ class Module:
         return _add_hook(self._backward_hooks, hook, prepend)
 
     def __call__(self, *args, **kwargs):
+        # The global hooks (register_module_*) run first, then the module's own.
+        for hook in list(_global_forward_pre_hooks.values()):
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
@@ -498,16 +572,34 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
-        if self._backward_hooks:
-            from tensorplay.nn.modules._backward_hooks import call_with_backward_hooks
-            output = call_with_backward_hooks(self, args, kwargs)
-        else:
-            output = self.forward(*args, **kwargs)
-        for hook_id, hook in list(self._forward_hooks.items()):
-            if hook_id in self._forward_hooks_with_kwargs:
-                result = hook(self, args, kwargs, output)
+        try:
+            if self._backward_hooks or _global_backward_hooks:
+                from tensorplay.nn.modules._backward_hooks import call_with_backward_hooks
+                output = call_with_backward_hooks(self, args, kwargs)
             else:
-                result = hook(self, args, output)
+                output = self.forward(*args, **kwargs)
+        except Exception:
+            # always_call global forward hooks still see the call (output None), as in
+            # PyTorch; their errors are not allowed to hide the forward's.
+            for hook_id in list(_global_forward_hooks_always_called):
+                hook = _global_forward_hooks.get(hook_id)
+                if hook is None:
+                    continue
+                try:
+                    if hook_id in _global_forward_hooks_with_kwargs:
+                        hook(self, args, kwargs, None)
+                    else:
+                        hook(self, args, None)
+                except Exception:
+                    pass
+            raise
+        hooks = [(hook_id in _global_forward_hooks_with_kwargs, hook)
+                 for hook_id, hook in list(_global_forward_hooks.items())]
+        hooks += [(hook_id in self._forward_hooks_with_kwargs, hook)
+                  for hook_id, hook in list(self._forward_hooks.items())]
+        for with_kwargs, hook in hooks:
+            result = hook(self, args, kwargs, output) if with_kwargs else \
+                hook(self, args, output)
             if result is not None:
                 output = result
         return output

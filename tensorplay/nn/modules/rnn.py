@@ -36,6 +36,12 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 
+def apply_permutation(tensor, permutation, dim=1):
+    """`tensor` with its entries along `dim` reordered by `permutation` (how PyTorch's RNNs
+    put a PackedSequence's hidden states back in the caller's batch order)."""
+    return tensor.index_select(dim, permutation)
+
+
 class RNNBase(Module):
     """The shared machinery: parameters, argument checks, the layer/direction loop."""
 
