@@ -29,6 +29,7 @@ from tensorplay._random import (  # noqa: F401
 )
 from tensorplay import dispatch, library, errors, cuda, profiler, nn  # noqa: F401
 from tensorplay import optim, utils, testing, accelerator, linalg, special, distributions  # noqa: F401
+from tensorplay import fft  # noqa: F401  (tp.fft, torch.fft's namespace)
 from tensorplay import functional, random, version  # noqa: F401  (torch.functional, ...)
 from tensorplay._formatting import set_printoptions, get_printoptions  # noqa: F401
 from tensorplay._runtime import (  # noqa: F401

@@ -97,6 +97,11 @@ CPU_CASES = {
                                             _t(m, _data((4, 2), 1), e)),
     "index_copy": lambda m, d, e: _mod(m).index_copy(
         _t(m, _data((3, 2), 0), d), 0, _mod(m).tensor([2, 0]), _t(m, _data((2, 2), 1), e)),
+    # the FFT: a bfloat16 input is transformed in float32 (a complex64 result)
+    **{f"fft_{name}": (lambda name: lambda m, d, e: getattr(_mod(m).fft, name)(
+        _t(m, _data((4, 6), 0), d)))(name)
+       for name in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2",
+                    "irfft2", "rfftn", "irfftn", "hfft", "ihfft")},
 }
 
 # (first, others): all float32, all bfloat16, mixed both ways, and float64 (never cast).

@@ -196,6 +196,12 @@ def cases(quick):
         yield (f"matmul {ptr[1:]} (integer)", linalg.matmul_kernel,
                {"a_ptr": ptr, "b_ptr": ptr, "c_ptr": ptr}, const, {})
     yield from linalg.compile_cases(quick)     # Cholesky and LU, a matrix in registers
+    from triton_kernels import fft
+    for ptr in ("*fp32", "*fp64"):
+        for last in (False, True):
+            yield (f"fft stockham stage {ptr[1:]} last={last}", fft.stockham_stage_kernel,
+                   {"x_ptr": ptr, "y_ptr": ptr, "tw_ptr": ptr, "scale_ptr": ptr},
+                   dict(LAST=last, BLOCK=512), {})
 
 
 def main(argv=None):

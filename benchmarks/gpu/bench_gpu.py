@@ -116,8 +116,19 @@ def cross_entropy_case():
                 needs=("cross_entropy",))
 
 
+def fft_case():
+    """The radix-2 Stockham FFT (one launch per stage: log2(n) passes over the data)
+    against cuFFT; GB/s counts the ideal traffic, one read and one write of the data."""
+    def build(smoke):
+        rows, n = (4, 64) if smoke else (64, 1 << 16)
+        x, tx = _pair((rows, n), tp.complex64, smoke)
+        torch = _torch()
+        return (lambda: tp.fft.fft(x)), (lambda: torch.fft.fft(tx)), 2 * 8 * rows * n
+    return Case("fft complex64 64 x 2^16", build, "GB/s", None)
+
+
 CASES = [matmul_case(tp.float16), matmul_case(tp.bfloat16), add_case(), softmax_case(),
-         layer_norm_case(), cross_entropy_case()]
+         layer_norm_case(), cross_entropy_case(), fft_case()]
 
 
 # ---- timing -----------------------------------------------------------------------------

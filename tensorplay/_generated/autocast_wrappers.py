@@ -857,6 +857,104 @@ def erfinv_cuda(ks, self):
         return ops.erfinv.redispatch(ks & ~AUTOCAST_CUDA, self)
 
 
+def fft_fft_cpu(ks, self, n, dim, norm):
+    to_type = fp32_type('cpu', 'fft_fft')
+    with ExcludeKeys(AUTOCAST_CPU):
+        self = cached_cast(to_type, self, 'cpu', 'self')
+        return ops.fft_fft.redispatch(ks & ~AUTOCAST_CPU, self, n, dim, norm)
+
+
+def fft_ifft_cpu(ks, self, n, dim, norm):
+    to_type = fp32_type('cpu', 'fft_ifft')
+    with ExcludeKeys(AUTOCAST_CPU):
+        self = cached_cast(to_type, self, 'cpu', 'self')
+        return ops.fft_ifft.redispatch(ks & ~AUTOCAST_CPU, self, n, dim, norm)
+
+
+def fft_rfft_cpu(ks, self, n, dim, norm):
+    to_type = fp32_type('cpu', 'fft_rfft')
+    with ExcludeKeys(AUTOCAST_CPU):
+        self = cached_cast(to_type, self, 'cpu', 'self')
+        return ops.fft_rfft.redispatch(ks & ~AUTOCAST_CPU, self, n, dim, norm)
+
+
+def fft_irfft_cpu(ks, self, n, dim, norm):
+    to_type = fp32_type('cpu', 'fft_irfft')
+    with ExcludeKeys(AUTOCAST_CPU):
+        self = cached_cast(to_type, self, 'cpu', 'self')
+        return ops.fft_irfft.redispatch(ks & ~AUTOCAST_CPU, self, n, dim, norm)
+
+
+def fft_hfft_cpu(ks, self, n, dim, norm):
+    to_type = fp32_type('cpu', 'fft_hfft')
+    with ExcludeKeys(AUTOCAST_CPU):
+        self = cached_cast(to_type, self, 'cpu', 'self')
+        return ops.fft_hfft.redispatch(ks & ~AUTOCAST_CPU, self, n, dim, norm)
+
+
+def fft_ihfft_cpu(ks, self, n, dim, norm):
+    to_type = fp32_type('cpu', 'fft_ihfft')
+    with ExcludeKeys(AUTOCAST_CPU):
+        self = cached_cast(to_type, self, 'cpu', 'self')
+        return ops.fft_ihfft.redispatch(ks & ~AUTOCAST_CPU, self, n, dim, norm)
+
+
+def fft_fft2_cpu(ks, self, s, dim, norm):
+    to_type = fp32_type('cpu', 'fft_fft2')
+    with ExcludeKeys(AUTOCAST_CPU):
+        self = cached_cast(to_type, self, 'cpu', 'self')
+        return ops.fft_fft2.redispatch(ks & ~AUTOCAST_CPU, self, s, dim, norm)
+
+
+def fft_ifft2_cpu(ks, self, s, dim, norm):
+    to_type = fp32_type('cpu', 'fft_ifft2')
+    with ExcludeKeys(AUTOCAST_CPU):
+        self = cached_cast(to_type, self, 'cpu', 'self')
+        return ops.fft_ifft2.redispatch(ks & ~AUTOCAST_CPU, self, s, dim, norm)
+
+
+def fft_rfft2_cpu(ks, self, s, dim, norm):
+    to_type = fp32_type('cpu', 'fft_rfft2')
+    with ExcludeKeys(AUTOCAST_CPU):
+        self = cached_cast(to_type, self, 'cpu', 'self')
+        return ops.fft_rfft2.redispatch(ks & ~AUTOCAST_CPU, self, s, dim, norm)
+
+
+def fft_irfft2_cpu(ks, self, s, dim, norm):
+    to_type = fp32_type('cpu', 'fft_irfft2')
+    with ExcludeKeys(AUTOCAST_CPU):
+        self = cached_cast(to_type, self, 'cpu', 'self')
+        return ops.fft_irfft2.redispatch(ks & ~AUTOCAST_CPU, self, s, dim, norm)
+
+
+def fft_fftn_cpu(ks, self, s, dim, norm):
+    to_type = fp32_type('cpu', 'fft_fftn')
+    with ExcludeKeys(AUTOCAST_CPU):
+        self = cached_cast(to_type, self, 'cpu', 'self')
+        return ops.fft_fftn.redispatch(ks & ~AUTOCAST_CPU, self, s, dim, norm)
+
+
+def fft_ifftn_cpu(ks, self, s, dim, norm):
+    to_type = fp32_type('cpu', 'fft_ifftn')
+    with ExcludeKeys(AUTOCAST_CPU):
+        self = cached_cast(to_type, self, 'cpu', 'self')
+        return ops.fft_ifftn.redispatch(ks & ~AUTOCAST_CPU, self, s, dim, norm)
+
+
+def fft_rfftn_cpu(ks, self, s, dim, norm):
+    to_type = fp32_type('cpu', 'fft_rfftn')
+    with ExcludeKeys(AUTOCAST_CPU):
+        self = cached_cast(to_type, self, 'cpu', 'self')
+        return ops.fft_rfftn.redispatch(ks & ~AUTOCAST_CPU, self, s, dim, norm)
+
+
+def fft_irfftn_cpu(ks, self, s, dim, norm):
+    to_type = fp32_type('cpu', 'fft_irfftn')
+    with ExcludeKeys(AUTOCAST_CPU):
+        self = cached_cast(to_type, self, 'cpu', 'self')
+        return ops.fft_irfftn.redispatch(ks & ~AUTOCAST_CPU, self, s, dim, norm)
+
+
 # Autocast key -> {op full name: wrapper}
 WRAPPERS = {
     'AutocastCPU': {
@@ -889,6 +987,20 @@ WRAPPERS = {
         'scaled_dot_product_attention': scaled_dot_product_attention_cpu,
         '_lstm_sequence': _lstm_sequence_cpu,
         'cdist': cdist_cpu,
+        'fft_fft': fft_fft_cpu,
+        'fft_ifft': fft_ifft_cpu,
+        'fft_rfft': fft_rfft_cpu,
+        'fft_irfft': fft_irfft_cpu,
+        'fft_hfft': fft_hfft_cpu,
+        'fft_ihfft': fft_ihfft_cpu,
+        'fft_fft2': fft_fft2_cpu,
+        'fft_ifft2': fft_ifft2_cpu,
+        'fft_rfft2': fft_rfft2_cpu,
+        'fft_irfft2': fft_irfft2_cpu,
+        'fft_fftn': fft_fftn_cpu,
+        'fft_ifftn': fft_ifftn_cpu,
+        'fft_rfftn': fft_rfftn_cpu,
+        'fft_irfftn': fft_irfftn_cpu,
     },
     'AutocastCUDA': {
         'pow.Tensor_Tensor': pow_Tensor_Tensor_cuda,
@@ -997,6 +1109,20 @@ POLICIES = {
         'scaled_dot_product_attention': 'lower',
         '_lstm_sequence': 'lower',
         'cdist': 'fp32',
+        'fft_fft': 'fp32',
+        'fft_ifft': 'fp32',
+        'fft_rfft': 'fp32',
+        'fft_irfft': 'fp32',
+        'fft_hfft': 'fp32',
+        'fft_ihfft': 'fp32',
+        'fft_fft2': 'fp32',
+        'fft_ifft2': 'fp32',
+        'fft_rfft2': 'fp32',
+        'fft_irfft2': 'fp32',
+        'fft_fftn': 'fp32',
+        'fft_ifftn': 'fp32',
+        'fft_rfftn': 'fp32',
+        'fft_irfftn': 'fp32',
     },
     'CUDA': {
         'pow.Tensor_Tensor': 'fp32',

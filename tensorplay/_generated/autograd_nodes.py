@@ -19,10 +19,11 @@ from tensorplay.autograd.formulas import (
     div_mode_backward_self, dropout_backward, eigh_backward, einsum_backward, elu_backward,
     elu_backward_of_result, embedding_backward, embedding_bag_backward,
     embedding_bag_per_sample_weights_backward, embedding_dense_double_backward, erfinv_backward,
-    evenly_distribute_backward, filled_value_backward, gather_along_backward, gather_backward,
-    gelu_second_derivative, group_norm_backward, handle_r_to_c, hardswish_backward,
-    huber_loss_backward, i1_backward, i1e_backward, igamma_other_backward, igammac_other_backward,
-    index_backward, index_put_self_backward, index_put_values_backward, index_reduce_backward,
+    evenly_distribute_backward, fft_c2c_backward, fft_c2r_backward, fft_r2c_backward,
+    filled_value_backward, gather_along_backward, gather_backward, gelu_second_derivative,
+    group_norm_backward, handle_r_to_c, hardswish_backward, huber_loss_backward, i1_backward,
+    i1e_backward, igamma_other_backward, igammac_other_backward, index_backward,
+    index_put_self_backward, index_put_values_backward, index_reduce_backward,
     index_select_backward, index_source_backward, last_three, last_two, layer_norm_backward,
     leaky_relu_backward_of_result, linalg_det_backward, linalg_inv_backward, linalg_lstsq_backward,
     linalg_lu_backward, linalg_lu_solve_B, linalg_lu_solve_LU, linalg_qr_backward,
@@ -7747,3 +7748,67 @@ class PolarBackward0(Node):
         if self.needs_input_grad(0) or self.needs_input_grad(1):
             d_abs, d_angle = polar_backward(grad, result, abs, angle)
         return (d_abs, d_angle)
+
+
+class FftR2cBackward0(Node):
+    """Backward of `_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor`.
+
+    self: fft_r2c_backward(grad, dim, normalization, onesided, self.sizes())
+    """
+
+    __slots__ = ('dim_', 'normalization_', 'onesided_', 'self_sizes')
+    SAVED = ()
+    OP = '_fft_r2c'
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self.dim_
+        normalization = self.normalization_
+        onesided = self.onesided_
+        self_sizes = self.self_sizes
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = fft_r2c_backward(grad, dim, normalization, onesided, self_sizes)
+        return (d_self,)
+
+
+class FftC2rBackward0(Node):
+    """Backward of `_fft_c2r(Tensor self, int[] dim, int normalization,
+        int last_dim_size) -> Tensor`.
+
+    self: fft_c2r_backward(grad, dim, normalization)
+    """
+
+    __slots__ = ('dim_', 'normalization_')
+    SAVED = ()
+    OP = '_fft_c2r'
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self.dim_
+        normalization = self.normalization_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = fft_c2r_backward(grad, dim, normalization)
+        return (d_self,)
+
+
+class FftC2cBackward0(Node):
+    """Backward of `_fft_c2c(Tensor self, int[] dim, int normalization, bool forward) -> Tensor`.
+
+    self: fft_c2c_backward(grad, dim, normalization, forward)
+    """
+
+    __slots__ = ('dim_', 'normalization_', 'forward_')
+    SAVED = ()
+    OP = '_fft_c2c'
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self.dim_
+        normalization = self.normalization_
+        forward = self.forward_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = fft_c2c_backward(grad, dim, normalization, forward)
+        return (d_self,)

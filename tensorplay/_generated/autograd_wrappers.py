@@ -37,17 +37,17 @@ from tensorplay._generated.autograd_nodes import (
     DivBackward1, DotBackward0, EinsumBackward0, EluBackward0, EluBackward1, EmbeddingBackward0,
     EmbeddingBagBackward0, EmbeddingDenseBackwardBackward0, EqBackward0, ErfBackward0,
     ErfcBackward0, ErfinvBackward0, Exp2Backward0, ExpBackward0, ExpandBackward0, Expm1Backward0,
-    ExponentialBackward0, FillBackward0, FlipBackward0, FloorBackward0, FloorDivideBackward0,
-    FmodBackward0, FracBackward0, FractionalMaxPool2dBackward0,
-    FractionalMaxPool2dBackwardBackward0, FractionalMaxPool3dBackward0,
-    FractionalMaxPool3dBackwardBackward0, FrexpBackward0, FusedAdamBackward0, FusedRmsNormBackward0,
-    FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0, GatherBackward0,
-    GeBackward0, GeluBackward0, GeluBackwardBackward0, GeometricBackward0, GeqrfBackward0,
-    GridSampler2dBackward0, GridSampler2dBackwardBackward0, GridSampler3dBackward0,
-    GridSampler3dBackwardBackward0, GtBackward0, HardsigmoidBackward0, HardswishBackward0,
-    HardtanhBackward0, HeavisideBackward0, HuberLossBackward0, HypotBackward0, I0Backward0,
-    IgammaBackward0, IgammacBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0,
-    IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
+    ExponentialBackward0, FftC2cBackward0, FftC2rBackward0, FftR2cBackward0, FillBackward0,
+    FlipBackward0, FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0,
+    FractionalMaxPool2dBackward0, FractionalMaxPool2dBackwardBackward0,
+    FractionalMaxPool3dBackward0, FractionalMaxPool3dBackwardBackward0, FrexpBackward0,
+    FusedAdamBackward0, FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0,
+    GatherAlongBackward0, GatherBackward0, GeBackward0, GeluBackward0, GeluBackwardBackward0,
+    GeometricBackward0, GeqrfBackward0, GridSampler2dBackward0, GridSampler2dBackwardBackward0,
+    GridSampler3dBackward0, GridSampler3dBackwardBackward0, GtBackward0, HardsigmoidBackward0,
+    HardswishBackward0, HardtanhBackward0, HeavisideBackward0, HuberLossBackward0, HypotBackward0,
+    I0Backward0, IgammaBackward0, IgammacBackward0, Im2colBackward0, IndexAddBackward0,
+    IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
     IndexReduceBackward0, IndexSelectBackward0, KthvalueBackward0, LeBackward0, LeakyReluBackward0,
     LeakyReluBackward1, LerpBackward0, LerpBackward1, LgammaBackward0, LinalgCholeskyExBackward0,
     LinalgDetBackward0, LinalgEighBackward0, LinalgInvExBackward0, LinalgLdlFactorExBackward0,
@@ -5438,6 +5438,42 @@ def polar(ks, abs, angle):
     return result
 
 
+def _fft_r2c(ks, self, dim, normalization, onesided):
+    if not self._impl.requires_grad:
+        return below_autograd(ops._fft_r2c, ks, self, dim, normalization, onesided)
+    node = FftR2cBackward0(self)
+    node.dim_ = dim
+    node.normalization_ = normalization
+    node.onesided_ = onesided
+    node.self_sizes = self._impl.sizes
+    result = below_autograd(ops._fft_r2c, ks, self, dim, normalization, onesided)
+    set_history(result, node)
+    return result
+
+
+def _fft_c2r(ks, self, dim, normalization, last_dim_size):
+    if not self._impl.requires_grad:
+        return below_autograd(ops._fft_c2r, ks, self, dim, normalization, last_dim_size)
+    node = FftC2rBackward0(self)
+    node.dim_ = dim
+    node.normalization_ = normalization
+    result = below_autograd(ops._fft_c2r, ks, self, dim, normalization, last_dim_size)
+    set_history(result, node)
+    return result
+
+
+def _fft_c2c(ks, self, dim, normalization, forward):
+    if not self._impl.requires_grad:
+        return below_autograd(ops._fft_c2c, ks, self, dim, normalization, forward)
+    node = FftC2cBackward0(self)
+    node.dim_ = dim
+    node.normalization_ = normalization
+    node.forward_ = forward
+    result = below_autograd(ops._fft_c2c, ks, self, dim, normalization, forward)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -5862,6 +5898,9 @@ WRAPPERS = {
     'conj_physical_': conj_physical_,
     'complex': complex,
     'polar': polar,
+    '_fft_r2c': _fft_r2c,
+    '_fft_c2r': _fft_c2r,
+    '_fft_c2c': _fft_c2c,
 }
 
 # A wrapper only records: with no tensor that requires grad (no REQUIRES_GRAD flag in

@@ -7101,6 +7101,177 @@ SCHEMAS = (
         arg_names=('self',),
         tensor_positions=(0,),
     ),
+    OpSchema(
+        name='_fft_r2c',
+        text='_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor',
+        arg_names=('self', 'dim', 'normalization', 'onesided'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='_fft_c2r',
+        text='_fft_c2r(Tensor self, int[] dim, int normalization, int last_dim_size) -> Tensor',
+        arg_names=('self', 'dim', 'normalization', 'last_dim_size'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='_fft_c2c',
+        text='_fft_c2c(Tensor self, int[] dim, int normalization, bool forward) -> Tensor',
+        arg_names=('self', 'dim', 'normalization', 'forward'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_fft',
+        text='fft_fft(Tensor self, int? n=None, int dim=-1, str? norm=None) -> Tensor',
+        arg_names=('self', 'n', 'dim', 'norm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_ifft',
+        text='fft_ifft(Tensor self, int? n=None, int dim=-1, str? norm=None) -> Tensor',
+        arg_names=('self', 'n', 'dim', 'norm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_rfft',
+        text='fft_rfft(Tensor self, int? n=None, int dim=-1, str? norm=None) -> Tensor',
+        arg_names=('self', 'n', 'dim', 'norm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_irfft',
+        text='fft_irfft(Tensor self, int? n=None, int dim=-1, str? norm=None) -> Tensor',
+        arg_names=('self', 'n', 'dim', 'norm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_hfft',
+        text='fft_hfft(Tensor self, int? n=None, int dim=-1, str? norm=None) -> Tensor',
+        arg_names=('self', 'n', 'dim', 'norm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_ihfft',
+        text='fft_ihfft(Tensor self, int? n=None, int dim=-1, str? norm=None) -> Tensor',
+        arg_names=('self', 'n', 'dim', 'norm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_fft2',
+        text='fft_fft2(Tensor self, int[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor',
+        arg_names=('self', 's', 'dim', 'norm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_ifft2',
+        text='fft_ifft2(Tensor self, int[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor',
+        arg_names=('self', 's', 'dim', 'norm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_rfft2',
+        text='fft_rfft2(Tensor self, int[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor',
+        arg_names=('self', 's', 'dim', 'norm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_irfft2',
+        text=(
+            'fft_irfft2(Tensor self, int[1]? s=None, int[1] dim=[-2,-1], '
+            'str? norm=None) -> Tensor'
+        ),
+        arg_names=('self', 's', 'dim', 'norm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_hfft2',
+        text='fft_hfft2(Tensor self, int[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor',
+        arg_names=('self', 's', 'dim', 'norm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_ihfft2',
+        text=(
+            'fft_ihfft2(Tensor self, int[1]? s=None, int[1] dim=[-2,-1], '
+            'str? norm=None) -> Tensor'
+        ),
+        arg_names=('self', 's', 'dim', 'norm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_fftn',
+        text='fft_fftn(Tensor self, int[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor',
+        arg_names=('self', 's', 'dim', 'norm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_ifftn',
+        text='fft_ifftn(Tensor self, int[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor',
+        arg_names=('self', 's', 'dim', 'norm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_rfftn',
+        text='fft_rfftn(Tensor self, int[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor',
+        arg_names=('self', 's', 'dim', 'norm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_irfftn',
+        text='fft_irfftn(Tensor self, int[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor',
+        arg_names=('self', 's', 'dim', 'norm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_hfftn',
+        text='fft_hfftn(Tensor self, int[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor',
+        arg_names=('self', 's', 'dim', 'norm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_ihfftn',
+        text='fft_ihfftn(Tensor self, int[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor',
+        arg_names=('self', 's', 'dim', 'norm'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_fftshift',
+        text='fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor',
+        arg_names=('self', 'dim'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='fft_ifftshift',
+        text='fft_ifftshift(Tensor self, int[1]? dim=None) -> Tensor',
+        arg_names=('self', 'dim'),
+        tensor_positions=(0,),
+    ),
+    OpSchema(
+        name='stft',
+        text=(
+            'stft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, '
+            'Tensor? window=None, bool center=True, str pad_mode="reflect", '
+            'bool normalized=False, bool? onesided=None, bool? return_complex=None, '
+            'bool? align_to_window=None) -> Tensor'
+        ),
+        arg_names=(
+            'self', 'n_fft', 'hop_length', 'win_length', 'window', 'center', 'pad_mode',
+            'normalized', 'onesided', 'return_complex', 'align_to_window',
+        ),
+        tensor_positions=(0, 4),
+    ),
+    OpSchema(
+        name='istft',
+        text=(
+            'istft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, '
+            'Tensor? window=None, bool center=True, bool normalized=False, '
+            'bool? onesided=None, int? length=None, bool return_complex=False) -> Tensor'
+        ),
+        arg_names=(
+            'self', 'n_fft', 'hop_length', 'win_length', 'window', 'center', 'normalized',
+            'onesided', 'length', 'return_complex',
+        ),
+        tensor_positions=(0, 4),
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -7551,6 +7722,9 @@ DISPATCH = {
         ('_embedding_bag', 'embedding._embedding_bag'),
         ('_ctc_loss', 'losses._ctc_loss'),
         ('_ctc_loss_backward', 'losses._ctc_loss_backward'),
+        ('_fft_r2c', 'fft.fft_r2c'),
+        ('_fft_c2r', 'fft.fft_c2r'),
+        ('_fft_c2c', 'fft.fft_c2c'),
     ),
     'CUDA': (
         ('add.Tensor', 'pointwise.add'),
@@ -7988,6 +8162,9 @@ DISPATCH = {
         ('_embedding_bag', 'embedding._embedding_bag'),
         ('_ctc_loss', 'losses._ctc_loss_on_host'),
         ('_ctc_loss_backward', 'losses._ctc_loss_backward_on_host'),
+        ('_fft_r2c', 'fft.fft_r2c'),
+        ('_fft_c2r', 'fft.fft_c2r'),
+        ('_fft_c2c', 'fft.fft_c2c'),
     ),
     'Sparse': (
         ('add.Tensor', 'kernels.add'),
@@ -8511,6 +8688,28 @@ DISPATCH = {
         ('resolve_neg', 'complex.resolve_neg'),
         ('complex', 'complex.complex'),
         ('polar', 'complex.polar'),
+        ('fft_fft', 'fft.fft_fft'),
+        ('fft_ifft', 'fft.fft_ifft'),
+        ('fft_rfft', 'fft.fft_rfft'),
+        ('fft_irfft', 'fft.fft_irfft'),
+        ('fft_hfft', 'fft.fft_hfft'),
+        ('fft_ihfft', 'fft.fft_ihfft'),
+        ('fft_fft2', 'fft.fft_fft2'),
+        ('fft_ifft2', 'fft.fft_ifft2'),
+        ('fft_rfft2', 'fft.fft_rfft2'),
+        ('fft_irfft2', 'fft.fft_irfft2'),
+        ('fft_hfft2', 'fft.fft_hfft2'),
+        ('fft_ihfft2', 'fft.fft_ihfft2'),
+        ('fft_fftn', 'fft.fft_fftn'),
+        ('fft_ifftn', 'fft.fft_ifftn'),
+        ('fft_rfftn', 'fft.fft_rfftn'),
+        ('fft_irfftn', 'fft.fft_irfftn'),
+        ('fft_hfftn', 'fft.fft_hfftn'),
+        ('fft_ihfftn', 'fft.fft_ihfftn'),
+        ('fft_fftshift', 'fft.fft_fftshift'),
+        ('fft_ifftshift', 'fft.fft_ifftshift'),
+        ('stft', 'fft.stft'),
+        ('istft', 'fft.istft'),
     ),
 }
 
@@ -9071,6 +9270,9 @@ META_RULES = {
     '_embedding_bag': 'embedding.embedding_bag',
     '_ctc_loss': 'losses.ctc_loss',
     '_ctc_loss_backward': 'losses.ctc_loss_backward',
+    '_fft_r2c': 'fft.r2c',
+    '_fft_c2r': 'fft.c2r',
+    '_fft_c2c': 'fft.c2c',
 }
 
 # op -> batching rule in tensorplay/func/batching_rules/ (ops.yaml `vmap:`, or the rule
@@ -9710,4 +9912,8 @@ VMAP_RULES = {
     'adaptive_max_pool3d': 'fold_rule',
     'max_unpool3d': 'pooling.max_unpool3d_rule',
     'ctc_loss.Tensor': 'per_example_rule',
+    'view_as_real': 'pointwise_rule',
+    '_fft_r2c': 'dim_rule',
+    '_fft_c2r': 'dim_rule',
+    '_fft_c2c': 'dim_rule',
 }

@@ -17808,6 +17808,730 @@ def view_as_complex_copy(input, *, out=None):
         bad_arg('view_as_complex_copy', 'input', 'Tensor', input)
     return ops.view_as_complex_copy.call(input._impl.keys, input)
 
+
+# ---- _fft_r2c --------------------------------------------------------------------------
+
+def _match__fft_r2c(input, dim, normalization, onesided):
+    if (isinstance(input, Tensor)
+            and is_int_list(dim)
+            and is_int(normalization)
+            and is_bool(onesided)):
+        return (input, dim, normalization, onesided,)
+    return None
+
+
+def _run__fft_r2c(input, dim, normalization, onesided):
+    dim = as_int_list('_fft_r2c', 'dim', dim)
+    if type(normalization) is not _b.int:
+        normalization = as_int('_fft_r2c', 'normalization', normalization)
+    if type(onesided) is not _b.bool:
+        onesided = as_bool('_fft_r2c', 'onesided', onesided)
+    return ops._fft_r2c.call(input._impl.keys, input, dim, normalization, onesided)
+
+
+def _fft_r2c(*args, **kwargs):
+    """The forward DFT of a real signal over dim (only n // 2 + 1 values along the last dim when
+    onesided).
+
+    _fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('_fft_r2c', out, _fft_r2c(*args, **kwargs))
+        kwargs = numpy_aliases('_fft_r2c', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match__fft_r2c, _run__fft_r2c),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('_fft_r2c', (ops._fft_r2c,), args, kwargs)
+
+
+# ---- _fft_c2r --------------------------------------------------------------------------
+
+def _match__fft_c2r(input, dim, normalization, last_dim_size):
+    if (isinstance(input, Tensor)
+            and is_int_list(dim)
+            and is_int(normalization)
+            and is_int(last_dim_size)):
+        return (input, dim, normalization, last_dim_size,)
+    return None
+
+
+def _run__fft_c2r(input, dim, normalization, last_dim_size):
+    dim = as_int_list('_fft_c2r', 'dim', dim)
+    if type(normalization) is not _b.int:
+        normalization = as_int('_fft_c2r', 'normalization', normalization)
+    if type(last_dim_size) is not _b.int:
+        last_dim_size = as_int('_fft_c2r', 'last_dim_size', last_dim_size)
+    return ops._fft_c2r.call(input._impl.keys, input, dim, normalization, last_dim_size)
+
+
+def _fft_c2r(*args, **kwargs):
+    """The inverse DFT of a Hermitian half spectrum over dim, a real signal of last_dim_size
+    samples along the last dim.
+
+    _fft_c2r(Tensor self, int[] dim, int normalization, int last_dim_size) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('_fft_c2r', out, _fft_c2r(*args, **kwargs))
+        kwargs = numpy_aliases('_fft_c2r', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match__fft_c2r, _run__fft_c2r),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('_fft_c2r', (ops._fft_c2r,), args, kwargs)
+
+
+# ---- _fft_c2c --------------------------------------------------------------------------
+
+def _match__fft_c2c(input, dim, normalization, forward):
+    if (isinstance(input, Tensor)
+            and is_int_list(dim)
+            and is_int(normalization)
+            and is_bool(forward)):
+        return (input, dim, normalization, forward,)
+    return None
+
+
+def _run__fft_c2c(input, dim, normalization, forward):
+    dim = as_int_list('_fft_c2c', 'dim', dim)
+    if type(normalization) is not _b.int:
+        normalization = as_int('_fft_c2c', 'normalization', normalization)
+    if type(forward) is not _b.bool:
+        forward = as_bool('_fft_c2c', 'forward', forward)
+    return ops._fft_c2c.call(input._impl.keys, input, dim, normalization, forward)
+
+
+def _fft_c2c(*args, **kwargs):
+    """The DFT of a complex tensor over dim, exp(-2 pi i jk/n) when forward, exp(+2 pi i jk/n)
+    otherwise.
+
+    _fft_c2c(Tensor self, int[] dim, int normalization, bool forward) -> Tensor
+    """
+    if kwargs:
+        out = kwargs.pop("out", None)
+        if out is not None:
+            return into_out('_fft_c2c', out, _fft_c2c(*args, **kwargs))
+        kwargs = numpy_aliases('_fft_c2c', {'axis': 'dim'}, kwargs)
+    for match, run in ((_match__fft_c2c, _run__fft_c2c),):
+        try:
+            bound = match(*args, **kwargs)
+        except TypeError:   # wrong count or names: not this overload
+            continue
+        if bound is not None:
+            return run(*bound)
+    no_overload('_fft_c2c', (ops._fft_c2c,), args, kwargs)
+
+
+# ---- fft_fft ---------------------------------------------------------------------------
+
+def fft_fft(input, n=None, dim=-1, norm=None, *, out=None, **kwargs):
+    """The one-dimensional discrete Fourier transform of input along dim.
+
+    fft_fft(Tensor self, int? n=None, int dim=-1, str? norm=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_fft', out, fft_fft(input, n, dim, norm, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_fft', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'n': n, 'dim': dim, 'norm': norm},
+        )
+        return fft_fft(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_fft', 'input', 'Tensor', input)
+    if n is not None and type(n) is not _b.int:
+        n = as_int('fft_fft', 'n', n)
+    if type(dim) is not _b.int:
+        dim = as_int('fft_fft', 'dim', dim)
+    if norm is not None and type(norm) is not _b.str:
+        bad_arg('fft_fft', 'norm', 'str', norm)
+    return ops.fft_fft.call(input._impl.keys, input, n, dim, norm)
+
+
+# ---- fft_ifft --------------------------------------------------------------------------
+
+def fft_ifft(input, n=None, dim=-1, norm=None, *, out=None, **kwargs):
+    """The one-dimensional inverse discrete Fourier transform of input along dim.
+
+    fft_ifft(Tensor self, int? n=None, int dim=-1, str? norm=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_ifft', out, fft_ifft(input, n, dim, norm, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_ifft', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'n': n, 'dim': dim, 'norm': norm},
+        )
+        return fft_ifft(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_ifft', 'input', 'Tensor', input)
+    if n is not None and type(n) is not _b.int:
+        n = as_int('fft_ifft', 'n', n)
+    if type(dim) is not _b.int:
+        dim = as_int('fft_ifft', 'dim', dim)
+    if norm is not None and type(norm) is not _b.str:
+        bad_arg('fft_ifft', 'norm', 'str', norm)
+    return ops.fft_ifft.call(input._impl.keys, input, n, dim, norm)
+
+
+# ---- fft_rfft --------------------------------------------------------------------------
+
+def fft_rfft(input, n=None, dim=-1, norm=None, *, out=None, **kwargs):
+    """The FFT of a real signal, the n // 2 + 1 non-negative frequencies only.
+
+    fft_rfft(Tensor self, int? n=None, int dim=-1, str? norm=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_rfft', out, fft_rfft(input, n, dim, norm, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_rfft', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'n': n, 'dim': dim, 'norm': norm},
+        )
+        return fft_rfft(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_rfft', 'input', 'Tensor', input)
+    if n is not None and type(n) is not _b.int:
+        n = as_int('fft_rfft', 'n', n)
+    if type(dim) is not _b.int:
+        dim = as_int('fft_rfft', 'dim', dim)
+    if norm is not None and type(norm) is not _b.str:
+        bad_arg('fft_rfft', 'norm', 'str', norm)
+    return ops.fft_rfft.call(input._impl.keys, input, n, dim, norm)
+
+
+# ---- fft_irfft -------------------------------------------------------------------------
+
+def fft_irfft(input, n=None, dim=-1, norm=None, *, out=None, **kwargs):
+    """The inverse of rfft, a real signal of n samples (2 * (m - 1) by default).
+
+    fft_irfft(Tensor self, int? n=None, int dim=-1, str? norm=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_irfft', out, fft_irfft(input, n, dim, norm, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_irfft', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'n': n, 'dim': dim, 'norm': norm},
+        )
+        return fft_irfft(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_irfft', 'input', 'Tensor', input)
+    if n is not None and type(n) is not _b.int:
+        n = as_int('fft_irfft', 'n', n)
+    if type(dim) is not _b.int:
+        dim = as_int('fft_irfft', 'dim', dim)
+    if norm is not None and type(norm) is not _b.str:
+        bad_arg('fft_irfft', 'norm', 'str', norm)
+    return ops.fft_irfft.call(input._impl.keys, input, n, dim, norm)
+
+
+# ---- fft_hfft --------------------------------------------------------------------------
+
+def fft_hfft(input, n=None, dim=-1, norm=None, *, out=None, **kwargs):
+    """The FFT of a Hermitian-symmetric signal given by its first half, a real spectrum.
+
+    fft_hfft(Tensor self, int? n=None, int dim=-1, str? norm=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_hfft', out, fft_hfft(input, n, dim, norm, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_hfft', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'n': n, 'dim': dim, 'norm': norm},
+        )
+        return fft_hfft(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_hfft', 'input', 'Tensor', input)
+    if n is not None and type(n) is not _b.int:
+        n = as_int('fft_hfft', 'n', n)
+    if type(dim) is not _b.int:
+        dim = as_int('fft_hfft', 'dim', dim)
+    if norm is not None and type(norm) is not _b.str:
+        bad_arg('fft_hfft', 'norm', 'str', norm)
+    return ops.fft_hfft.call(input._impl.keys, input, n, dim, norm)
+
+
+# ---- fft_ihfft -------------------------------------------------------------------------
+
+def fft_ihfft(input, n=None, dim=-1, norm=None, *, out=None, **kwargs):
+    """The inverse of hfft, the first n // 2 + 1 values of the inverse FFT of a real signal.
+
+    fft_ihfft(Tensor self, int? n=None, int dim=-1, str? norm=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_ihfft', out, fft_ihfft(input, n, dim, norm, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_ihfft', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 'n': n, 'dim': dim, 'norm': norm},
+        )
+        return fft_ihfft(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_ihfft', 'input', 'Tensor', input)
+    if n is not None and type(n) is not _b.int:
+        n = as_int('fft_ihfft', 'n', n)
+    if type(dim) is not _b.int:
+        dim = as_int('fft_ihfft', 'dim', dim)
+    if norm is not None and type(norm) is not _b.str:
+        bad_arg('fft_ihfft', 'norm', 'str', norm)
+    return ops.fft_ihfft.call(input._impl.keys, input, n, dim, norm)
+
+
+# ---- fft_fft2 --------------------------------------------------------------------------
+
+def fft_fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None, **kwargs):
+    """The two-dimensional discrete Fourier transform (the last two dims by default).
+
+    fft_fft2(Tensor self, int[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_fft2', out, fft_fft2(input, s, dim, norm, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_fft2', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 's': s, 'dim': dim, 'norm': norm},
+        )
+        return fft_fft2(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_fft2', 'input', 'Tensor', input)
+    if s is not None:
+        s = as_int_list('fft_fft2', 's', s, 1)
+    dim = as_int_list('fft_fft2', 'dim', dim, 1)
+    if norm is not None and type(norm) is not _b.str:
+        bad_arg('fft_fft2', 'norm', 'str', norm)
+    return ops.fft_fft2.call(input._impl.keys, input, s, dim, norm)
+
+
+# ---- fft_ifft2 -------------------------------------------------------------------------
+
+def fft_ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None, **kwargs):
+    """The two-dimensional inverse discrete Fourier transform.
+
+    fft_ifft2(Tensor self, int[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_ifft2', out, fft_ifft2(input, s, dim, norm, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_ifft2', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 's': s, 'dim': dim, 'norm': norm},
+        )
+        return fft_ifft2(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_ifft2', 'input', 'Tensor', input)
+    if s is not None:
+        s = as_int_list('fft_ifft2', 's', s, 1)
+    dim = as_int_list('fft_ifft2', 'dim', dim, 1)
+    if norm is not None and type(norm) is not _b.str:
+        bad_arg('fft_ifft2', 'norm', 'str', norm)
+    return ops.fft_ifft2.call(input._impl.keys, input, s, dim, norm)
+
+
+# ---- fft_rfft2 -------------------------------------------------------------------------
+
+def fft_rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None, **kwargs):
+    """The two-dimensional FFT of a real signal (half the last dim).
+
+    fft_rfft2(Tensor self, int[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_rfft2', out, fft_rfft2(input, s, dim, norm, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_rfft2', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 's': s, 'dim': dim, 'norm': norm},
+        )
+        return fft_rfft2(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_rfft2', 'input', 'Tensor', input)
+    if s is not None:
+        s = as_int_list('fft_rfft2', 's', s, 1)
+    dim = as_int_list('fft_rfft2', 'dim', dim, 1)
+    if norm is not None and type(norm) is not _b.str:
+        bad_arg('fft_rfft2', 'norm', 'str', norm)
+    return ops.fft_rfft2.call(input._impl.keys, input, s, dim, norm)
+
+
+# ---- fft_irfft2 ------------------------------------------------------------------------
+
+def fft_irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None, **kwargs):
+    """The inverse of rfft2.
+
+    fft_irfft2(Tensor self, int[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_irfft2', out, fft_irfft2(input, s, dim, norm, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_irfft2', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 's': s, 'dim': dim, 'norm': norm},
+        )
+        return fft_irfft2(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_irfft2', 'input', 'Tensor', input)
+    if s is not None:
+        s = as_int_list('fft_irfft2', 's', s, 1)
+    dim = as_int_list('fft_irfft2', 'dim', dim, 1)
+    if norm is not None and type(norm) is not _b.str:
+        bad_arg('fft_irfft2', 'norm', 'str', norm)
+    return ops.fft_irfft2.call(input._impl.keys, input, s, dim, norm)
+
+
+# ---- fft_hfft2 -------------------------------------------------------------------------
+
+def fft_hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None, **kwargs):
+    """The two-dimensional FFT of a Hermitian-symmetric signal, a real spectrum.
+
+    fft_hfft2(Tensor self, int[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_hfft2', out, fft_hfft2(input, s, dim, norm, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_hfft2', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 's': s, 'dim': dim, 'norm': norm},
+        )
+        return fft_hfft2(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_hfft2', 'input', 'Tensor', input)
+    if s is not None:
+        s = as_int_list('fft_hfft2', 's', s, 1)
+    dim = as_int_list('fft_hfft2', 'dim', dim, 1)
+    if norm is not None and type(norm) is not _b.str:
+        bad_arg('fft_hfft2', 'norm', 'str', norm)
+    return ops.fft_hfft2.call(input._impl.keys, input, s, dim, norm)
+
+
+# ---- fft_ihfft2 ------------------------------------------------------------------------
+
+def fft_ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None, **kwargs):
+    """The inverse of hfft2.
+
+    fft_ihfft2(Tensor self, int[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_ihfft2', out, fft_ihfft2(input, s, dim, norm, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_ihfft2', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 's': s, 'dim': dim, 'norm': norm},
+        )
+        return fft_ihfft2(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_ihfft2', 'input', 'Tensor', input)
+    if s is not None:
+        s = as_int_list('fft_ihfft2', 's', s, 1)
+    dim = as_int_list('fft_ihfft2', 'dim', dim, 1)
+    if norm is not None and type(norm) is not _b.str:
+        bad_arg('fft_ihfft2', 'norm', 'str', norm)
+    return ops.fft_ihfft2.call(input._impl.keys, input, s, dim, norm)
+
+
+# ---- fft_fftn --------------------------------------------------------------------------
+
+def fft_fftn(input, s=None, dim=None, norm=None, *, out=None, **kwargs):
+    """The N-dimensional discrete Fourier transform (every dim by default).
+
+    fft_fftn(Tensor self, int[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_fftn', out, fft_fftn(input, s, dim, norm, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_fftn', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 's': s, 'dim': dim, 'norm': norm},
+        )
+        return fft_fftn(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_fftn', 'input', 'Tensor', input)
+    if s is not None:
+        s = as_int_list('fft_fftn', 's', s, 1)
+    if dim is not None:
+        dim = as_int_list('fft_fftn', 'dim', dim, 1)
+    if norm is not None and type(norm) is not _b.str:
+        bad_arg('fft_fftn', 'norm', 'str', norm)
+    return ops.fft_fftn.call(input._impl.keys, input, s, dim, norm)
+
+
+# ---- fft_ifftn -------------------------------------------------------------------------
+
+def fft_ifftn(input, s=None, dim=None, norm=None, *, out=None, **kwargs):
+    """The N-dimensional inverse discrete Fourier transform.
+
+    fft_ifftn(Tensor self, int[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_ifftn', out, fft_ifftn(input, s, dim, norm, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_ifftn', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 's': s, 'dim': dim, 'norm': norm},
+        )
+        return fft_ifftn(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_ifftn', 'input', 'Tensor', input)
+    if s is not None:
+        s = as_int_list('fft_ifftn', 's', s, 1)
+    if dim is not None:
+        dim = as_int_list('fft_ifftn', 'dim', dim, 1)
+    if norm is not None and type(norm) is not _b.str:
+        bad_arg('fft_ifftn', 'norm', 'str', norm)
+    return ops.fft_ifftn.call(input._impl.keys, input, s, dim, norm)
+
+
+# ---- fft_rfftn -------------------------------------------------------------------------
+
+def fft_rfftn(input, s=None, dim=None, norm=None, *, out=None, **kwargs):
+    """The N-dimensional FFT of a real signal (half the last dim).
+
+    fft_rfftn(Tensor self, int[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_rfftn', out, fft_rfftn(input, s, dim, norm, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_rfftn', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 's': s, 'dim': dim, 'norm': norm},
+        )
+        return fft_rfftn(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_rfftn', 'input', 'Tensor', input)
+    if s is not None:
+        s = as_int_list('fft_rfftn', 's', s, 1)
+    if dim is not None:
+        dim = as_int_list('fft_rfftn', 'dim', dim, 1)
+    if norm is not None and type(norm) is not _b.str:
+        bad_arg('fft_rfftn', 'norm', 'str', norm)
+    return ops.fft_rfftn.call(input._impl.keys, input, s, dim, norm)
+
+
+# ---- fft_irfftn ------------------------------------------------------------------------
+
+def fft_irfftn(input, s=None, dim=None, norm=None, *, out=None, **kwargs):
+    """The inverse of rfftn.
+
+    fft_irfftn(Tensor self, int[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_irfftn', out, fft_irfftn(input, s, dim, norm, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_irfftn', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 's': s, 'dim': dim, 'norm': norm},
+        )
+        return fft_irfftn(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_irfftn', 'input', 'Tensor', input)
+    if s is not None:
+        s = as_int_list('fft_irfftn', 's', s, 1)
+    if dim is not None:
+        dim = as_int_list('fft_irfftn', 'dim', dim, 1)
+    if norm is not None and type(norm) is not _b.str:
+        bad_arg('fft_irfftn', 'norm', 'str', norm)
+    return ops.fft_irfftn.call(input._impl.keys, input, s, dim, norm)
+
+
+# ---- fft_hfftn -------------------------------------------------------------------------
+
+def fft_hfftn(input, s=None, dim=None, norm=None, *, out=None, **kwargs):
+    """The N-dimensional FFT of a Hermitian-symmetric signal, a real spectrum.
+
+    fft_hfftn(Tensor self, int[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_hfftn', out, fft_hfftn(input, s, dim, norm, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_hfftn', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 's': s, 'dim': dim, 'norm': norm},
+        )
+        return fft_hfftn(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_hfftn', 'input', 'Tensor', input)
+    if s is not None:
+        s = as_int_list('fft_hfftn', 's', s, 1)
+    if dim is not None:
+        dim = as_int_list('fft_hfftn', 'dim', dim, 1)
+    if norm is not None and type(norm) is not _b.str:
+        bad_arg('fft_hfftn', 'norm', 'str', norm)
+    return ops.fft_hfftn.call(input._impl.keys, input, s, dim, norm)
+
+
+# ---- fft_ihfftn ------------------------------------------------------------------------
+
+def fft_ihfftn(input, s=None, dim=None, norm=None, *, out=None, **kwargs):
+    """The inverse of hfftn.
+
+    fft_ihfftn(Tensor self, int[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_ihfftn', out, fft_ihfftn(input, s, dim, norm, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_ihfftn', {'axis': 'dim'}, kwargs,
+            bound={'input': input, 's': s, 'dim': dim, 'norm': norm},
+        )
+        return fft_ihfftn(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_ihfftn', 'input', 'Tensor', input)
+    if s is not None:
+        s = as_int_list('fft_ihfftn', 's', s, 1)
+    if dim is not None:
+        dim = as_int_list('fft_ihfftn', 'dim', dim, 1)
+    if norm is not None and type(norm) is not _b.str:
+        bad_arg('fft_ihfftn', 'norm', 'str', norm)
+    return ops.fft_ihfftn.call(input._impl.keys, input, s, dim, norm)
+
+
+# ---- fft_fftshift ----------------------------------------------------------------------
+
+def fft_fftshift(input, dim=None, *, out=None, **kwargs):
+    """The zero-frequency term moved to the centre (a roll by n // 2 along each dim).
+
+    fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_fftshift', out, fft_fftshift(input, dim, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_fftshift', {'axis': 'dim'}, kwargs, bound={'input': input, 'dim': dim},
+        )
+        return fft_fftshift(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_fftshift', 'input', 'Tensor', input)
+    if dim is not None:
+        dim = as_int_list('fft_fftshift', 'dim', dim, 1)
+    return ops.fft_fftshift.call(input._impl.keys, input, dim)
+
+
+# ---- fft_ifftshift ---------------------------------------------------------------------
+
+def fft_ifftshift(input, dim=None, *, out=None, **kwargs):
+    """The inverse of fftshift (a roll by (n + 1) // 2 along each dim).
+
+    fft_ifftshift(Tensor self, int[1]? dim=None) -> Tensor
+    """
+    if out is not None:
+        return into_out('fft_ifftshift', out, fft_ifftshift(input, dim, **kwargs))
+    if kwargs:   # NumPy's names for some parameters; resolved, then called again
+        named = numpy_aliases(
+            'fft_ifftshift', {'axis': 'dim'}, kwargs, bound={'input': input, 'dim': dim},
+        )
+        return fft_ifftshift(**named)
+    if not isinstance(input, Tensor):
+        bad_arg('fft_ifftshift', 'input', 'Tensor', input)
+    if dim is not None:
+        dim = as_int_list('fft_ifftshift', 'dim', dim, 1)
+    return ops.fft_ifftshift.call(input._impl.keys, input, dim)
+
+
+# ---- stft ------------------------------------------------------------------------------
+
+def stft(
+    input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
+    normalized=False, onesided=None, return_complex=None, align_to_window=None, *, out=None,
+):
+    """The short-time Fourier transform, (freq, frames) of windowed frames every hop_length
+    samples.
+
+    stft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None,
+        bool center=True, str pad_mode="reflect", bool normalized=False, bool? onesided=None,
+        bool? return_complex=None, bool? align_to_window=None) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'stft', out,
+            stft(
+                input, n_fft, hop_length, win_length, window, center, pad_mode, normalized,
+                onesided, return_complex, align_to_window,
+            ),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('stft', 'input', 'Tensor', input)
+    if type(n_fft) is not _b.int:
+        n_fft = as_int('stft', 'n_fft', n_fft)
+    if hop_length is not None and type(hop_length) is not _b.int:
+        hop_length = as_int('stft', 'hop_length', hop_length)
+    if win_length is not None and type(win_length) is not _b.int:
+        win_length = as_int('stft', 'win_length', win_length)
+    if window is not None and not isinstance(window, Tensor):
+        bad_arg('stft', 'window', 'Tensor or None', window)
+    if type(center) is not _b.bool:
+        center = as_bool('stft', 'center', center)
+    if type(pad_mode) is not _b.str:
+        bad_arg('stft', 'pad_mode', 'str', pad_mode)
+    if type(normalized) is not _b.bool:
+        normalized = as_bool('stft', 'normalized', normalized)
+    if onesided is not None and type(onesided) is not _b.bool:
+        onesided = as_bool('stft', 'onesided', onesided)
+    if return_complex is not None and type(return_complex) is not _b.bool:
+        return_complex = as_bool('stft', 'return_complex', return_complex)
+    if align_to_window is not None and type(align_to_window) is not _b.bool:
+        align_to_window = as_bool('stft', 'align_to_window', align_to_window)
+    ks = input._impl.keys | (window._impl.keys if window is not None else 0)
+    return ops.stft.call(
+        ks, input, n_fft, hop_length, win_length, window, center, pad_mode, normalized, onesided,
+        return_complex, align_to_window,
+    )
+
+
+# ---- istft -----------------------------------------------------------------------------
+
+def istft(
+    input, n_fft, hop_length=None, win_length=None, window=None, center=True, normalized=False,
+    onesided=None, length=None, return_complex=False, *, out=None,
+):
+    """The inverse short-time Fourier transform, by windowed overlap-add.
+
+    istft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None,
+        Tensor? window=None, bool center=True, bool normalized=False, bool? onesided=None,
+        int? length=None, bool return_complex=False) -> Tensor
+    """
+    if out is not None:
+        return into_out(
+            'istft', out,
+            istft(
+                input, n_fft, hop_length, win_length, window, center, normalized, onesided, length,
+                return_complex,
+            ),
+        )
+    if not isinstance(input, Tensor):
+        bad_arg('istft', 'input', 'Tensor', input)
+    if type(n_fft) is not _b.int:
+        n_fft = as_int('istft', 'n_fft', n_fft)
+    if hop_length is not None and type(hop_length) is not _b.int:
+        hop_length = as_int('istft', 'hop_length', hop_length)
+    if win_length is not None and type(win_length) is not _b.int:
+        win_length = as_int('istft', 'win_length', win_length)
+    if window is not None and not isinstance(window, Tensor):
+        bad_arg('istft', 'window', 'Tensor or None', window)
+    if type(center) is not _b.bool:
+        center = as_bool('istft', 'center', center)
+    if type(normalized) is not _b.bool:
+        normalized = as_bool('istft', 'normalized', normalized)
+    if onesided is not None and type(onesided) is not _b.bool:
+        onesided = as_bool('istft', 'onesided', onesided)
+    if length is not None and type(length) is not _b.int:
+        length = as_int('istft', 'length', length)
+    if type(return_complex) is not _b.bool:
+        return_complex = as_bool('istft', 'return_complex', return_complex)
+    ks = input._impl.keys | (window._impl.keys if window is not None else 0)
+    return ops.istft.call(
+        ks, input, n_fft, hop_length, win_length, window, center, normalized, onesided, length,
+        return_complex,
+    )
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -18484,4 +19208,29 @@ FUNCTIONS = (
     'polar',
     'view_as_real_copy',
     'view_as_complex_copy',
+    '_fft_r2c',
+    '_fft_c2r',
+    '_fft_c2c',
+    'fft_fft',
+    'fft_ifft',
+    'fft_rfft',
+    'fft_irfft',
+    'fft_hfft',
+    'fft_ihfft',
+    'fft_fft2',
+    'fft_ifft2',
+    'fft_rfft2',
+    'fft_irfft2',
+    'fft_hfft2',
+    'fft_ihfft2',
+    'fft_fftn',
+    'fft_ifftn',
+    'fft_rfftn',
+    'fft_irfftn',
+    'fft_hfftn',
+    'fft_ihfftn',
+    'fft_fftshift',
+    'fft_ifftshift',
+    'stft',
+    'istft',
 )

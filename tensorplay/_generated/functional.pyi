@@ -1936,3 +1936,105 @@ def complex(real: Tensor, imag: Tensor, *, out: Tensor = None) -> Tensor: ...
 def polar(abs: Tensor, angle: Tensor, *, out: Tensor = None) -> Tensor: ...
 def view_as_real_copy(input: Tensor, *, out: Tensor = None) -> Tensor: ...
 def view_as_complex_copy(input: Tensor, *, out: Tensor = None) -> Tensor: ...
+def _fft_r2c(
+    input: Tensor, dim: Sequence[int] | int, normalization: int, onesided: bool, *,
+    out: Tensor = None,
+) -> Tensor: ...
+def _fft_c2r(
+    input: Tensor, dim: Sequence[int] | int, normalization: int, last_dim_size: int, *,
+    out: Tensor = None,
+) -> Tensor: ...
+def _fft_c2c(
+    input: Tensor, dim: Sequence[int] | int, normalization: int, forward: bool, *,
+    out: Tensor = None,
+) -> Tensor: ...
+def fft_fft(
+    input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
+    out: Tensor = None,
+) -> Tensor: ...
+def fft_ifft(
+    input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
+    out: Tensor = None,
+) -> Tensor: ...
+def fft_rfft(
+    input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
+    out: Tensor = None,
+) -> Tensor: ...
+def fft_irfft(
+    input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
+    out: Tensor = None,
+) -> Tensor: ...
+def fft_hfft(
+    input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
+    out: Tensor = None,
+) -> Tensor: ...
+def fft_ihfft(
+    input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None, *,
+    out: Tensor = None,
+) -> Tensor: ...
+def fft_fft2(
+    input: Tensor, s: Sequence[int] | int | None = None, dim: Sequence[int] | int = (-2, -1),
+    norm: str | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def fft_ifft2(
+    input: Tensor, s: Sequence[int] | int | None = None, dim: Sequence[int] | int = (-2, -1),
+    norm: str | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def fft_rfft2(
+    input: Tensor, s: Sequence[int] | int | None = None, dim: Sequence[int] | int = (-2, -1),
+    norm: str | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def fft_irfft2(
+    input: Tensor, s: Sequence[int] | int | None = None, dim: Sequence[int] | int = (-2, -1),
+    norm: str | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def fft_hfft2(
+    input: Tensor, s: Sequence[int] | int | None = None, dim: Sequence[int] | int = (-2, -1),
+    norm: str | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def fft_ihfft2(
+    input: Tensor, s: Sequence[int] | int | None = None, dim: Sequence[int] | int = (-2, -1),
+    norm: str | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def fft_fftn(
+    input: Tensor, s: Sequence[int] | int | None = None, dim: Sequence[int] | int | None = None,
+    norm: str | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def fft_ifftn(
+    input: Tensor, s: Sequence[int] | int | None = None, dim: Sequence[int] | int | None = None,
+    norm: str | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def fft_rfftn(
+    input: Tensor, s: Sequence[int] | int | None = None, dim: Sequence[int] | int | None = None,
+    norm: str | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def fft_irfftn(
+    input: Tensor, s: Sequence[int] | int | None = None, dim: Sequence[int] | int | None = None,
+    norm: str | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def fft_hfftn(
+    input: Tensor, s: Sequence[int] | int | None = None, dim: Sequence[int] | int | None = None,
+    norm: str | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def fft_ihfftn(
+    input: Tensor, s: Sequence[int] | int | None = None, dim: Sequence[int] | int | None = None,
+    norm: str | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def fft_fftshift(
+    input: Tensor, dim: Sequence[int] | int | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def fft_ifftshift(
+    input: Tensor, dim: Sequence[int] | int | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def stft(
+    input: Tensor, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
+    window: Tensor | None = None, center: bool = True, pad_mode: str = "reflect",
+    normalized: bool = False, onesided: bool | None = None, return_complex: bool | None = None,
+    align_to_window: bool | None = None, *, out: Tensor = None,
+) -> Tensor: ...
+def istft(
+    input: Tensor, n_fft: int, hop_length: int | None = None, win_length: int | None = None,
+    window: Tensor | None = None, center: bool = True, normalized: bool = False,
+    onesided: bool | None = None, length: int | None = None, return_complex: bool = False, *,
+    out: Tensor = None,
+) -> Tensor: ...

@@ -493,6 +493,8 @@ class TensorMethods:
     conj_physical_ = F.conj_physical_
     resolve_conj = F.resolve_conj
     resolve_neg = F.resolve_neg
+    stft = F.stft
+    istft = F.istft
 
     def __add__(self, other):
         if type(other) is not type(self) and not is_operand(other):

@@ -51,6 +51,8 @@ FAMILIES = {
           "householder_product / orgqr, ormqr, lstsq",
     "eigen": "the SVD and the symmetric eigendecomposition, and what is built on them: "
              "svdvals, pinv, matrix_rank, cond, det (LAPACK)",
+    "fft": "the discrete Fourier transform: the three transforms (_fft_r2c, _fft_c2r, "
+           "_fft_c2c) and the tp.fft functions composed of them, fftshift, stft / istft",
     "einsum": "einsum: parsing the equation, the result's layout, the kernels",
     "views": "ops that return a view: view, reshape, transpose, permute, expand, squeeze, "
              "select, slice, split, movedim, unfold, ... and their in-place forms",

@@ -25,7 +25,7 @@ FAMILIES = ("pointwise", "pointwise_math", "logic", "activations", "random", "dr
             "reduction", "scan", "sorting", "linalg", "triangular", "qr", "eigen", "views",
             "shape", "copy", "indexing", "embedding", "conv", "pooling", "padding", "resample",
             "fold", "normalization", "softmax", "losses", "attention", "distance", "rnn",
-            "optim", "bessel", "special", "complex")
+            "optim", "bessel", "special", "complex", "fft")
 
 _entries = [entry for family in FAMILIES
             for entry in importlib.import_module(f"opinfo.db_{family}").op_db]
