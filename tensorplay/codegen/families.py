@@ -94,7 +94,7 @@ SUPPORT = {
     "triton_kernels": ("compile_check", "pointwise_expressions"),
     "tensorplay/meta": ("backend", "layout", "overlap", "rules"),
     "tensorplay/autograd/formulas": ("core",),
-    "tests/opinfo": ("core", "samples", "reduction_common", "indexing_errors"),
+    "tests/opinfo": ("core", "samples", "reduction_common", "indexing_errors", "complex_errors"),
 }
 
 # tp.nn's layer modules (tensorplay/nn/modules/): PyTorch's public module names, with the
