@@ -158,8 +158,8 @@ def div(self, other):
     if result is not None:
         return result
     a, b, dtype = binary_arrays(self, other)
-    if not dtype.is_floating_point or dtype.itemsize == 2:
-        # Integers and bool divide in the default float; a half type takes mul_div_arrays's
+    if not dtype.is_differentiable or dtype.itemsize == 2:
+        # Integers and bool divide in the default float (complex types in their own); a half type takes mul_div_arrays's
         # rule for a 0-d operand. A float dtype of 4 or 8 bytes is float_dtype's own, and
         # mul_div_arrays's operands for it are binary_arrays's.
         dtype = float_dtype(dtype)

@@ -17,6 +17,7 @@ from tensorplay.errors import (
 )
 from tensorplay.kernel_support.checks import broadcast
 from tensorplay.meta.linalg import check_matrix_exp, check_rank, check_square
+from tensorplay.meta.reduction import check_norm_dtype
 
 
 def matmul(self, other):
@@ -161,9 +162,12 @@ def kron(self, other):
 
 
 def _check_floating(op, self, dtype):
-    if not (dtype or self.dtype).is_floating_point:
-        raise DTypeError(f"{op}(): Expected a floating point tensor as input. Got "
+    """A norm's input is floating or complex (its norm is real); dtype=, the dtype it
+    computes in, is complex exactly when the input is (reduction.check_norm_dtype)."""
+    if not self.dtype.is_differentiable:
+        raise DTypeError(f"{op}(): Expected a floating point or complex tensor as input. Got "
                          f"{self.dtype.name} (argument 'self')", op=op, arg="self")
+    check_norm_dtype(op, self, dtype)
 
 
 def linalg_vector_norm(self, ord, dim, keepdim, dtype):

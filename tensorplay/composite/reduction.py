@@ -263,7 +263,8 @@ def vdot(self, other):
         raise DTypeError(f"{op}(): expected both vectors to have same dtype, but found "
                          f"{self.dtype.name} and {other.dtype.name} (argument 'other')", op=op,
                          arg="other")
-    return F.dot(self, other)
+    # conj is the tensor itself for a real one; for a complex one, a copy autograd records
+    return F.dot(self.conj(), other)
 
 
 def _addbmm_operands(op, self, batch1, batch2):
@@ -304,7 +305,7 @@ def frobenius_norm(self, dim, keepdim):
 
 
 def _as_float_norm_input(op, self):
-    if not self.is_floating_point():
+    if not self.dtype.is_differentiable:
         raise DTypeError(f"{op}(): input dtype should be either floating point or complex. "
                          f"Got {self.dtype.name} instead (argument 'self').", op=op, arg="self")
 

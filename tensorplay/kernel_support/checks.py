@@ -135,9 +135,9 @@ def reject_bool(op, t, name="self"):
 
 def check_mean_dtype(op, self, dtype):
     d = dtype or self._impl.dtype
-    if not d.is_floating_point:
+    if not d.is_differentiable:      # floating or complex, as PyTorch's mean
         raise DTypeError(f"{op}(): could not infer output dtype. Argument 'self' must have a "
-                         f"floating point dtype (or pass dtype=). Got: {d.name}", op=op,
+                         f"floating point or complex dtype (or pass dtype=). Got: {d.name}", op=op,
                          arg="self")
 
 

@@ -152,7 +152,7 @@ def _sum_dtype(t, dtype):
     if dtype is not None:
         return dtype
     d = t._impl.dtype
-    return d if d.is_floating_point else dt.int64
+    return d if d.is_differentiable else dt.int64     # floating and complex keep theirs
 
 
 def reduce_all(op, args):

@@ -367,7 +367,7 @@ def _vector_norm_samples(op, device, dtype, requires_grad):
 
 def _errors_norms(op, device):
     yield E(S(t_((3, 4), tp.int64, device=device)), DTypeError,
-            r"Expected a floating point tensor as input", arg="self")
+            r"Expected a floating point or complex tensor as input", arg="self")
 
 
 def _matrix_norm_samples(op, device, dtype, requires_grad):

@@ -28,8 +28,8 @@ from opinfo.samples import (
 
 def _errors_float_only(op, device):
     yield E(S(t_((3, 4), tp.int64, device=device)), DTypeError,
-            rf"{op.name}\(\): expected a floating point input, but argument 'self' has dtype "
-            r"int64", arg="self")
+            rf"{op.name}\(\): expected a floating point or complex input, but argument 'self' "
+            r"has dtype int64", arg="self")
 
 
 # ---- prod ------------------------------------------------------------------------------
@@ -226,7 +226,7 @@ def errors_reduce_dims(op, device):
 def errors_mean(op, device):
     yield E(S(_t((3,), tp.int64, device=device)), DTypeError,
             r"mean\(\): could not infer output dtype. Argument 'self' must have a floating point "
-            r"dtype \(or pass dtype=\). Got: int64", arg="self")
+            r"or complex dtype \(or pass dtype=\). Got: int64", arg="self")
 
 
 def errors_reduce_all_nonempty(op, device):

@@ -11,6 +11,14 @@ from tensorplay._generated import functional as F
 from tensorplay.autograd.formulas.core import sum_to
 
 
+def handle_r_to_c(dtype, grad):
+    """The gradient of an input of real `dtype` that a complex computation used: the real
+    part of a complex gradient (PyTorch's handle_r_to_c); any other gradient as it is."""
+    if grad.dtype.is_complex and not dtype.is_complex:
+        return F.real(grad)
+    return grad
+
+
 def complex_backward(grad, real, imag):
     """(grad_real, grad_imag) of real + i imag: the parts of grad, each summed back to its
     input's shape (complex broadcasts)."""

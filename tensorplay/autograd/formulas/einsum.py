@@ -69,7 +69,7 @@ def _operand_grad(grad, spec, tensors, i):
     """The gradient of operand i is itself an einsum: the output's gradient contracted with
     every other operand, written to operand i's subscripts.
 
-        'ij,jk->ik':  d A = einsum('ik,jk->ij', grad, B),  d B = einsum('ik,ij->jk', grad, A)
+        'ij,jk->ik':  d A = einsum('ik,jk->ij', grad, conj(B)),  d B = einsum('ik,ij->jk', grad, conj(A))
 
     Two cases need help:
     - a letter only operand i has ('ij->i' sums j away): a ones vector brings it back;
@@ -79,7 +79,8 @@ def _operand_grad(grad, spec, tensors, i):
     Broadcast (size-1) dims of operand i are summed back with sum_to."""
     t = tensors[i]
     subs = [spec.output] + [s for j, s in enumerate(spec.inputs) if j != i]
-    operands = [grad] + [x for j, x in enumerate(tensors) if j != i]
+    # complex numbers: the other operands' conjugates (d A of A @ B is grad @ B^H)
+    operands = [grad] + [x.conj() for j, x in enumerate(tensors) if j != i]
     target = "".join(dict.fromkeys(spec.inputs[i]))
     for c in target:
         if not any(c in s for s in subs):
