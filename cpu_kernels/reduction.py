@@ -12,6 +12,7 @@ from tensorplay.kernel_support.checks import (
     check_mean_dtype, check_nonempty_dim, check_nonempty_reduction, reduce_dim_list, reject_bool,
     wrap_dim,
 )
+from tensorplay.kernel_support.complex_refusals import reject_complex
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import kernel
 from cpu_kernels._common import accumulate_dtype, out
@@ -130,12 +131,14 @@ def _sum_over_count(a, axes, keepdim, acc, count):
 
 
 def max(self):  # noqa: A001
+    reject_complex("max", self)     # NumPy orders complex numbers; PyTorch refuses them
     check_nonempty_reduction("max", self)
     with np.errstate(invalid="ignore"):   # nan propagates; bfloat16 warns about it
         return out(np.max(self._impl.array()), self._impl.dtype)
 
 
 def min(self):  # noqa: A001
+    reject_complex("min", self)
     check_nonempty_reduction("min", self)
     with np.errstate(invalid="ignore"):
         return out(np.min(self._impl.array()), self._impl.dtype)
@@ -144,6 +147,7 @@ def min(self):  # noqa: A001
 @kernel(family=True)
 def max_min_dim(op, self, dim, keepdim):
     """max.dim and min.dim: the extreme values along `dim` and where they are."""
+    reject_complex(op, self, f"{op}.dim")
     pick = np.argmax if op == "max" else np.argmin
     sizes = self._impl.sizes
     dim = wrap_dim(op, dim, len(sizes))
@@ -163,6 +167,7 @@ def max_min_dim(op, self, dim, keepdim):
 def argmax_argmin(op, self, dim, keepdim):
     """argmax and argmin, over everything (dim None) or along `dim`."""
     reject_bool(op, self)
+    reject_complex(op, self)
     pick = np.argmax if op == "argmax" else np.argmin
     a = self._impl.array()
     if dim is None:

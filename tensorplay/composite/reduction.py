@@ -20,6 +20,7 @@ from tensorplay.composite.pointwise import _as_floating
 from tensorplay.composite.scan import _spacing_product, _trapezoid_args
 from tensorplay._frontdoor import wrap_dim
 from tensorplay.errors import ArgumentError, DTypeError, fmt_shape, ShapeError
+from tensorplay.kernel_support.complex_refusals import reject_complex
 from tensorplay.meta.reduction import check_bin_counts, check_bin_tensors, check_histogram_input
 
 
@@ -35,13 +36,16 @@ def _nan_to_zero(self):
 
 
 def nansum(self, dim, keepdim, dtype):
-    """sum with NaNs counted as zero (integers have none)."""
+    """sum with NaNs counted as zero (integers have none); not for complex numbers (as
+    PyTorch's CPU kernel)."""
+    reject_complex("nansum", self)
     return F.sum(_nan_to_zero(self), dim, keepdim, dtype=dtype)
 
 
 def nanmean(self, dim, keepdim, dtype):
     """nansum / the number of non-NaN values (NaN where every value is NaN, as 0 / 0;
     there the gradient is NaN too, as in PyTorch)."""
+    reject_complex("nanmean", self)
     if not self.is_floating_point():
         raise DTypeError(f"nanmean(): expected input to have floating point dtype but got "
                          f"{self.dtype.name} (argument 'self')", op="nanmean", arg="self")
@@ -239,6 +243,7 @@ def aminmax(self, dim, keepdim):
     """(amin, amax) over everything (dim None) or along one dim. Their gradients are
     amin's and amax's (shared by ties), which is PyTorch's aminmax_backward."""
     op = "aminmax"
+    reject_complex(op, self)
     dims = [] if dim is None else [wrap_dim(op, "dim", dim, self.dim())]
     if self.numel() == 0 and (dim is None or self.dim() == 0 or self.shape[dims[0]] == 0):
         raise ShapeError(f"{op}(): cannot compute aminmax over an empty dimension as the "

@@ -16,6 +16,7 @@ from tensorplay.kernel_support.checks import (
 )
 from tensorplay.kernel_support.overlap import (assert_no_internal_overlap, assert_no_overlap,
                                                assert_no_partial_overlap)
+from tensorplay.kernel_support.complex_refusals import reject_complex
 from tensorplay.meta.rules import check_value_fits
 
 SCATTER_REDUCES = ("add", "multiply")
@@ -137,6 +138,8 @@ def scatter_reduce(op, args):
     check_same_dtype(op, self, src, "src")
     _check_writes(op, self, ("index", index), ("src", src))
     _check_reduce(op, reduce, SCATTER_REDUCE_REDUCES)
+    if reduce in ("amax", "amin"):
+        reject_complex(op, self, f"scatter_reduce.{reduce}")   # complex numbers have no order
     return _out(op, self)
 
 

@@ -12,6 +12,7 @@ from tensorplay.kernel_support.arguments import integral_to_long, reduced_sizes
 from tensorplay.kernel_support.checks import (
     DataDependent, OutSpec, check_nonempty_dim, reduce_dim_list, wrap_dim,
 )
+from tensorplay.kernel_support.complex_refusals import reject_complex
 
 
 def _sizes(t):
@@ -71,6 +72,7 @@ def prod_dim(op, args):
 def amax(op, args):
     """amax/amin over dims (all when empty); a reduced dim must not be empty."""
     self, dim, keepdim = args
+    reject_complex(op, self)
     sizes = _sizes(self)
     out = reduced_sizes(op, sizes, dim, keepdim)
     dims = range(len(sizes)) if not dim else reduce_dim_list(op, dim, len(sizes))
@@ -124,6 +126,7 @@ def count_nonzero(op, args):
 def bincount(op, args):
     """The counts have max(self) + 1 (at least minlength) entries: a value-dependent size."""
     self, weights, minlength = args
+    reject_complex(op, self)
     sizes = _sizes(self)
     if len(sizes) != 1 or self._impl.dtype.is_floating_point or self._impl.dtype is dt.bool:
         raise ShapeError(f"{op}(): only supports 1-d non-negative integral inputs, but "
