@@ -1,6 +1,8 @@
 """Shared pieces of the NumPy kernels: views in, tensors out."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from tensorplay._device import CPU
@@ -169,6 +171,18 @@ def array_as(t, dtype):
     return a if impl.dtype is dtype else a.astype(dtype.np)
 
 
+def real_part_for(a, dtype):
+    """The array `a` about to be converted to `dtype`: a complex array going to a real
+    dtype keeps only its real part, with PyTorch's warning (a UserWarning; NumPy's own
+    ComplexWarning says the same but is another class). A conversion to bool keeps the
+    whole number: z is True when z != 0, either part nonzero."""
+    if a.dtype.kind != "c" or dtype.is_complex or dtype.np.kind == "b":
+        return a
+    warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
+                  stacklevel=2)
+    return a.real
+
+
 def scalar_as(value, dtype):
     """A number argument (addcmul's value, addmm's beta and alpha) as PyTorch applies it to
     a tensor of `dtype`: converted to that type first, so integer dtypes truncate it
@@ -179,8 +193,10 @@ def scalar_as(value, dtype):
 
 
 def float_dtype(dtype):
-    """The dtype unary float ops compute in: integers and bool become the default float."""
-    return dtype if dtype.is_floating_point else get_default_dtype()
+    """The dtype unary float ops compute in: integers and bool become the default float;
+    floating and complex dtypes are kept (exp, log, sqrt... of a complex number are
+    complex; the ops PyTorch refuses for complex refuse it before they ask)."""
+    return dtype if dtype.is_differentiable else get_default_dtype()
 
 
 def accumulate_dtype(dtype):

@@ -12,6 +12,7 @@ import numpy as np
 from tensorplay._promotion import result_type, result_type2
 from tensorplay.errors import ArgumentError, DTypeError
 from tensorplay.kernel_support.checks import binary
+from tensorplay.kernel_support.complex_refusals import reject_complex
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.kernel_support.overlap import check_inplace_overlap
 from cpu_kernels._common import array_as, float_dtype, out_like, out_like1
@@ -39,8 +40,12 @@ def promoted(*tensors):
 
 
 def unary_float_kernel(name, fn):
-    """A kernel `name(self)` computing `fn` on the input converted to a float dtype."""
+    """A kernel `name(self)` computing `fn` on the input converted to a float dtype; a
+    complex input is computed in its own dtype, or refused with PyTorch's message when
+    PyTorch has no complex kernel for `name` (erf, logit...: complex_refusals.py)."""
     def kernel(self):
+        if self._impl.dtype.is_complex:
+            reject_complex(name, self)
         dtype = float_dtype(self._impl.dtype)
         (x,) = arrays(dtype, self)
         with np.errstate(all="ignore"):
@@ -61,6 +66,8 @@ def inplace_of(kernel, rule, name):
 
     @functools.wraps(kernel)   # keeps the parameter names the dispatcher checks
     def inplace(self, *args):
+        for arg, t in zip(["self"] + names, (self, *args)):
+            reject_complex(name, t, arg)      # floor_, fmod_...: none when PyTorch has one
         shape_rule(rule)(name, (self, *args))
         check_inplace_overlap(name, self, *zip(names, args))
         result = kernel(self, *args)
@@ -102,7 +109,8 @@ def scaled_by_alpha(op, self, other, alpha, dtype, b):
     """`b * alpha` for add/sub, called unless alpha is the int 1. NumPy would compute
     int + 0.5 * int in float and truncate: PyTorch refuses any float alpha there, and so
     does the op's shape rule."""
-    if type(alpha) is float and not dtype.is_floating_point:
+    if (type(alpha) is float and not dtype.is_differentiable) or \
+            (type(alpha) is complex and not dtype.is_complex):
         binary(op, (self, other, alpha))
     return b if alpha == 1 else b * alpha
 
@@ -140,6 +148,7 @@ def unary_float_ufunc(ufunc):
 # ---- rounding: integers are already whole (a copy); bool is refused -------------------
 def rounding_kernel(name, fn):
     def kernel(self):
+        reject_complex(name, self)     # rounding is real: PyTorch has no complex kernel
         shape_rule("pointwise.unary_no_bool")(name, (self,))
         a = self._impl.array()
         if not self._impl.dtype.is_floating_point:
@@ -153,7 +162,7 @@ def rounding_kernel(name, fn):
 # ---- the division family ------------------------------------------------------------
 def check_int_divisor(op, dtype, b):
     # NumPy returns 0 (with a warning) for an integer division by zero; PyTorch refuses.
-    if not dtype.is_floating_point and np.any(b == 0):
+    if not dtype.is_differentiable and np.any(b == 0):
         raise ArgumentError(f"{op}(): integer division by zero (argument 'other' has a zero "
                             f"element)", op=op, arg="other")
 

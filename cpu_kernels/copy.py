@@ -9,7 +9,7 @@ from tensorplay.kernel_support.layout import copy_strides
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.kernel_support.overlap import check_inplace_overlap, is_same_data
 from tensorplay.kernel_support.results import contiguous_strides
-from cpu_kernels._common import check_result, out, out_strided
+from cpu_kernels._common import check_result, out, out_strided, real_part_for
 
 
 def copy_(self, src, non_blocking):
@@ -20,7 +20,8 @@ def copy_(self, src, non_blocking):
     check_inplace_overlap("copy_", self, ("src", src))
     if src._impl.device is not CPU:
         src = src.to("cpu")
-    np.copyto(self._impl.array(), src._impl.array(), casting="unsafe")
+    np.copyto(self._impl.array(), real_part_for(src._impl.array(), self._impl.dtype),
+              casting="unsafe")
     return self
 
 
@@ -28,7 +29,9 @@ def fill_(self, value):
     shape_rule("fill_")("fill_", (self, value))
     a = self._impl.array()
     # np.array(value).astype wraps out-of-range ints (-1 -> 255 for uint8) as torch does.
-    a[...] = np.array(value).astype(a.dtype)
+    # (A complex value into a real tensor is real: the rule refused any other.)
+    a[...] = np.array(value.real if isinstance(value, complex) and a.dtype.kind != "c"
+                      and a.dtype.kind != "b" else value).astype(a.dtype)
     return self
 
 
@@ -48,7 +51,7 @@ def to_copy(self, dtype, device, non_blocking):
     input keeps its strides, `x.t().long()` is transposed)."""
     impl = self._impl
     dtype = dtype or impl.dtype
-    a = impl.array()
+    a = real_part_for(impl.array(), dtype)
     if device is None or device is CPU:
         strides = copy_strides("_to_copy", impl.sizes, impl.strides, None)
         if strides == contiguous_strides(impl.sizes):

@@ -253,7 +253,10 @@ def take(self, index):
 def _value(value, dtype):
     if getattr(value, "_impl", None) is not None:
         value = value._impl.array()
-    return np.array(value).astype(dtype.np)   # 2.7 into an int tensor is 2, like PyTorch
+    value = np.array(value)
+    if value.dtype.kind == "c" and not dtype.is_complex and dtype.np.kind != "b":
+        value = value.real      # a real complex number (the rule refused any other)
+    return value.astype(dtype.np)   # 2.7 into an int tensor is 2, like PyTorch
 
 
 def _broadcast_copy(self, sizes):

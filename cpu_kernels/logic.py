@@ -9,6 +9,7 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay.kernel_support.checks import check_devices
+from tensorplay.kernel_support.complex_refusals import reject_complex
 from tensorplay.kernel_support.ops import shape_rule
 from cpu_kernels._common import out_like
 from cpu_kernels._pointwise_common import arrays, inplace_of, promoted
@@ -16,8 +17,10 @@ from cpu_kernels._pointwise_common import arrays, inplace_of, promoted
 
 def _unary_test(name, fn):
     def kernel(self):
+        reject_complex(name, self)      # isposinf, isneginf: no sign for a complex number
         a = self._impl.array()
-        if not self._impl.dtype.is_floating_point:
+        # (a complex number is nan, or infinite, when either part is: NumPy's rule too)
+        if not self._impl.dtype.is_differentiable:
             return out_like(np.full(a.shape, fn is np.isfinite, np.bool_), dt.bool, self)
         (x,) = arrays(self._impl.dtype, self)
         return out_like(fn(x), dt.bool, self)
@@ -39,7 +42,7 @@ def isclose(self, other, rtol, atol, equal_nan):
     """
     shape_rule("logic.isclose")("isclose", (self, other, rtol, atol, equal_nan))
     dtype = self._impl.dtype
-    if dtype is dt.bool or not dtype.is_floating_point:
+    if dtype is dt.bool or not dtype.is_differentiable:
         # Integers: compare exactly where possible, tolerance in float64 (like torch).
         a, b = self._impl.array(), other._impl.array()
         close = a == b
@@ -48,6 +51,7 @@ def isclose(self, other, rtol, atol, equal_nan):
             close = close | (np.abs(fa - fb) <= atol + rtol * np.abs(fb))
         return out_like(close, dt.bool, self, other)
     a, b = arrays(dtype, self, other)
+    # (complex: |a - b| and |b| are the moduli; nan and finite as either part is)
     with np.errstate(all="ignore"):
         close = (a == b) | (np.isfinite(a) & np.isfinite(b)
                             & (np.abs(a - b) <= atol + rtol * np.abs(b)))
@@ -120,6 +124,7 @@ isposinf = _unary_test("isposinf", np.isposinf)
 
 def signbit(self):
     """The sign bit: -0.0 and -nan are negative; integers below 0; bool never."""
+    reject_complex("signbit", self)
     dtype = self._impl.dtype
     if dtype.is_floating_point:
         (x,) = arrays(dtype, self)     # (half types widen exactly, sign bit included)

@@ -23,6 +23,7 @@ from tensorplay import _dtype as dt
 from tensorplay._promotion import result_type2
 from tensorplay.errors import DTypeError
 from tensorplay.kernel_support.checks import binary, binary_inplace, check_inplace_cast
+from tensorplay.kernel_support.complex_refusals import reject_complex, reject_complex_args
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.kernel_support.overlap import check_inplace_overlap
 from cpu_kernels import _erf
@@ -150,7 +151,7 @@ def mul(self, other):
 def div(self, other):
     ia, ib = self._impl, other._impl
     dtype = ia.dtype
-    if dtype is ib.dtype and dtype.is_floating_point and dtype.itemsize != 2 \
+    if dtype is ib.dtype and dtype.is_differentiable and dtype.itemsize != 2 \
             and ia.is_contiguous and ib.is_contiguous and ia._array is not None \
             and ib._array is not None:
         return out(call_ignoring(_DIVIDE_ERRORS, np.true_divide, ia._array, ib._array), dtype)
@@ -159,9 +160,9 @@ def div(self, other):
         return result
     a, b, dtype = binary_arrays(self, other)
     if not dtype.is_differentiable or dtype.itemsize == 2:
-        # Integers and bool divide in the default float (complex types in their own); a half type takes mul_div_arrays's
-        # rule for a 0-d operand. A float dtype of 4 or 8 bytes is float_dtype's own, and
-        # mul_div_arrays's operands for it are binary_arrays's.
+        # Integers and bool divide in the default float; a half type takes mul_div_arrays's
+        # rule for a 0-d operand. A float dtype of 4 or 8 bytes (and a complex one) is
+        # float_dtype's own, and mul_div_arrays's operands for it are binary_arrays's.
         dtype = float_dtype(dtype)
         a, b = mul_div_arrays(self, other, dtype)
     # Wrapping the result needs no errstate: it can only cast a float result to a float
@@ -177,7 +178,7 @@ def pow(self, exponent):  # noqa: A001 - the op's name
     a, b, dtype = binary_arrays(self, exponent)
     if dtype is dt.bool:
         shape_rule("binary_pow")("pow", (self, exponent))     # PyTorch has no bool ** bool
-    if not dtype.is_floating_point and np.any(b < 0):
+    if not dtype.is_differentiable and np.any(b < 0):
         r = int_pow_negative(a, b, dtype, exponent._impl.wrapped_number)
         return out_like(r, dtype, self, exponent)
     special = _scalar_power(b, dtype) if exponent._impl.wrapped_number else None
@@ -211,16 +212,19 @@ def _scalar_power(b, dtype):
 
 
 def maximum(self, other):
+    reject_complex_args("maximum", (("self", self), ("other", other)))    # no order
     a, b, dtype = binary_arrays(self, other)
     return out_like2(np.maximum(a, b), dtype, self, other)
 
 
 def minimum(self, other):
+    reject_complex_args("minimum", (("self", self), ("other", other)))
     a, b, dtype = binary_arrays(self, other)
     return out_like2(np.minimum(a, b), dtype, self, other)
 
 
 def xlogy(self, other):
+    reject_complex_args("xlogy", (("self", self), ("other", other)))
     dtype = float_dtype(result_type2(self, other))
     a, b = array_as(self, dtype), array_as(other, dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -241,21 +245,23 @@ def where(condition, self, other):
     return out_like(np.where(condition._impl.array(), a, b), dtype, condition, self, other)
 
 
-def _compare(ufunc):
+def _compare(name, ufunc, ordered):
     def kernel(self, other):
+        if ordered:
+            # NumPy orders complex numbers by their real parts first; PyTorch refuses
+            reject_complex_args(name, (("self", self), ("other", other)))
         a, b, _ = binary_arrays(self, other)
         return out_like2(ufunc(a, b), dt.bool, self, other)
+    kernel.__name__ = kernel.__qualname__ = name
     return kernel
 
 
-eq = _compare(np.equal)
-ne = _compare(np.not_equal)
-lt = _compare(np.less)
-le = _compare(np.less_equal)
-gt = _compare(np.greater)
-ge = _compare(np.greater_equal)
-for _name, _fn in (("eq", eq), ("ne", ne), ("lt", lt), ("le", le), ("gt", gt), ("ge", ge)):
-    _fn.__name__ = _fn.__qualname__ = _name
+eq = _compare("eq", np.equal, ordered=False)
+ne = _compare("ne", np.not_equal, ordered=False)
+lt = _compare("lt", np.less, ordered=True)
+le = _compare("le", np.less_equal, ordered=True)
+gt = _compare("gt", np.greater, ordered=True)
+ge = _compare("ge", np.greater_equal, ordered=True)
 
 
 def neg(self):
@@ -263,9 +269,11 @@ def neg(self):
 
 
 def abs(self):  # noqa: A001
-    if self._impl.dtype is dt.bool:
+    dtype = self._impl.dtype
+    if dtype is dt.bool:
         shape_rule("unary_abs")("abs", (self,))   # NumPy would accept it; PyTorch does not
-    return out_like1(np.abs(self._impl.array()), self._impl.dtype, self)
+    # |x + iy| = hypot(x, y) is real: complex64 -> float32, complex128 -> float64
+    return out_like1(np.abs(self._impl.array()), dtype.to_real(), self)
 
 
 exp = unary_float_ufunc(np.exp)
@@ -295,6 +303,7 @@ def _sigmoid_of(x):
 
 
 def relu(self):
+    reject_complex("relu", self)      # complex numbers have no order: no max(x, 0)
     if self._impl.dtype is dt.bool:
         shape_rule("unary_relu")("relu", (self,))   # NumPy would accept it; PyTorch does not
     a = self._impl.array()
@@ -391,6 +400,7 @@ def div_(self, other):
 
 
 def relu_(self):
+    reject_complex("relu_", self)
     if self._impl.dtype is dt.bool:
         shape_rule("unary_relu")("relu_", (self,))
     check_inplace_overlap("relu_", self)
@@ -400,6 +410,7 @@ def relu_(self):
 
 
 def sign(self):
+    reject_complex("sign", self)      # PyTorch's sign is real; sgn is the complex one
     a = self._impl.array()
     if a.dtype == np.bool_:
         return out_like1(a.copy(), dt.bool, self)  # NumPy has no bool sign loop; sign(b) is b
@@ -445,6 +456,7 @@ erfc = unary_float_kernel("erfc", _erf.erfc)
 
 def logit(self, eps):
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
+    reject_complex("logit", self)
     dtype = float_dtype(self._impl.dtype)
     (p,) = arrays(dtype, self)
     if eps is not None:
@@ -467,6 +479,7 @@ round = rounding_kernel("round", np.rint)   # noqa: A001 - half to even, like to
 def round_decimals(self, decimals):
     """round(x * 10**d) / 10**d (half to even), as PyTorch computes it; integers only
     with decimals == 0."""
+    reject_complex("round", self, kind="round_decimals")
     shape_rule("pointwise.unary_floating")("round", (self,))
     (x,) = arrays(self._impl.dtype, self)
     with np.errstate(all="ignore"):
@@ -480,6 +493,7 @@ def round_decimals(self, decimals):
 
 
 def frac(self):
+    reject_complex("frac", self)
     shape_rule("pointwise.unary_floating")("frac", (self,))
     (x,) = arrays(self._impl.dtype, self)
     with np.errstate(invalid="ignore"):   # frac(inf) is inf - inf = nan, as in torch
@@ -488,6 +502,7 @@ def frac(self):
 
 def floor_divide(self, other):
     """floor(self / other). Floats follow Python's divmod (exact, unlike floor(a / b))."""
+    reject_complex_args("floor_divide", (("self", self), ("other", other)))
     shape_rule("pointwise.binary_no_bool")("floor_divide", (self, other))
     dtype, (a, b) = promoted(self, other)
     check_int_divisor("floor_divide", dtype, b)
@@ -497,6 +512,9 @@ def floor_divide(self, other):
 
 def div_mode(self, other, rounding_mode):
     """div.Tensor_mode: true division, or rounded toward zero ('trunc') or down ('floor')."""
+    if rounding_mode in ("trunc", "floor"):
+        reject_complex_args("div", (("self", self), ("other", other)),
+                            kind=f"div_{rounding_mode}")
     shape_rule("pointwise.div_mode")("div", (self, other, rounding_mode))
     if rounding_mode is None:
         dtype = float_dtype(binary("div", (self, other)).dtype)
@@ -515,6 +533,7 @@ def div_mode(self, other, rounding_mode):
 
 def remainder(self, other):
     """self - floor(self / other) * other: the sign of the divisor, like Python's %."""
+    reject_complex_args("remainder", (("self", self), ("other", other)))
     shape_rule("pointwise.binary_no_bool")("remainder", (self, other))
     dtype, (a, b) = promoted(self, other)
     check_int_divisor("remainder", dtype, b)
@@ -524,6 +543,7 @@ def remainder(self, other):
 
 def fmod(self, other):
     """self - trunc(self / other) * other: the sign of the dividend, like C's fmod."""
+    reject_complex_args("fmod", (("self", self), ("other", other)))
     shape_rule("pointwise.binary_no_bool")("fmod", (self, other))
     dtype, (a, b) = promoted(self, other)
     check_int_divisor("fmod", dtype, b)
@@ -532,6 +552,7 @@ def fmod(self, other):
 
 
 def atan2(self, other):
+    reject_complex_args("atan2", (("self", self), ("other", other)))
     dtype = float_dtype(binary("atan2", (self, other)).dtype)
     a, b = arrays(dtype, self, other)
     return out_like(np.arctan2(a, b), dtype, self, other)
@@ -539,6 +560,7 @@ def atan2(self, other):
 
 def hypot(self, other):
     """sqrt(self**2 + other**2) without overflow in the squares (np.hypot scales)."""
+    reject_complex_args("hypot", (("self", self), ("other", other)))
     shape_rule("pointwise.binary_floating")("hypot", (self, other))
     dtype, (a, b) = promoted(self, other)
     return out_like(np.hypot(a, b), dtype, self, other)
@@ -580,6 +602,7 @@ def clamp(self, min, max):  # noqa: A002 - the schema's names
 
         for each i:  out[i] = self[i] < min ? min : (self[i] > max ? max : self[i])
     """
+    reject_complex("clamp", self)     # complex numbers have no order
     spec = shape_rule("pointwise.clamp_scalar")("clamp", (self, min, max))
     (x,) = arrays(spec.dtype, self)
     return out_like(clamp_arrays(x, min, max), spec.dtype, self)
@@ -588,6 +611,7 @@ def clamp(self, min, max):  # noqa: A002 - the schema's names
 def clamp_tensor(self, min, max):  # noqa: A002
     """clamp.Tensor: bounds are tensors that broadcast with self (either may be None)."""
     op = "clamp" if min is not None else "clamp_max"
+    reject_complex_args(op, (("self", self), ("min", min), ("max", max)))
     shape_rule("pointwise.clamp")(op, (self, min, max))
     dtype, arrs = promoted(*[t for t in (self, min, max) if t is not None])
     it = iter(arrs[1:])
@@ -641,15 +665,27 @@ def nan_to_num(self, nan, posinf, neginf):
     (the dtype's lowest). Integers and bool have none of these: a copy."""
     dtype = self._impl.dtype
     a = self._impl.array()
+    if dtype.is_complex:
+        # each part on its own, as PyTorch does: nan + inf j -> 0 + max j
+        part = dtype.to_real()
+        r = np.empty(a.shape, dtype.np)
+        r.real = _nan_to_num_array(a.real, part, nan, posinf, neginf)
+        r.imag = _nan_to_num_array(a.imag, part, nan, posinf, neginf)
+        return out_like(r, dtype, self)
     if not dtype.is_floating_point:
         return out_like(a.copy(), dtype, self)
+    return out_like(_nan_to_num_array(a, dtype, nan, posinf, neginf), dtype, self)
+
+
+def _nan_to_num_array(a, dtype, nan, posinf, neginf):
+    """nan_to_num of the array `a` of the floating `dtype`."""
     info = ml_dtypes.finfo(dtype.np)   # (np.finfo does not know bfloat16)
     big = info.max if posinf is None else posinf
     small = info.min if neginf is None else neginf
     x = a.astype(compute_np(dtype))
     r = np.where(np.isnan(x), 0.0 if nan is None else nan, x)
     r = np.where(np.isposinf(x), big, np.where(np.isneginf(x), small, r))
-    return out_like(r.astype(x.dtype), dtype, self)
+    return r.astype(x.dtype)
 
 
 # ---- in-place forms -----------------------------------------------------------------
@@ -665,7 +701,7 @@ _nan_to_num_float_ = inplace_of(nan_to_num, "pointwise.unary_same", "nan_to_num_
 def nan_to_num_(self, nan, posinf, neginf):
     """In place. Integers and bool have no nan or inf: PyTorch copies self onto itself,
     which writes nothing (so an expanded integer tensor is no overlap to refuse)."""
-    if self._impl.dtype.is_floating_point:
+    if self._impl.dtype.is_differentiable:
         return _nan_to_num_float_(self, nan, posinf, neginf)
     shape_rule("pointwise.unary_same")("nan_to_num_", (self, nan, posinf, neginf))
     return self
@@ -686,7 +722,11 @@ atanh = unary_float_kernel("atanh", np.arctanh)
 
 
 def angle(self):
-    """The argument of a real number: pi below 0, 0 at or above it, nan kept."""
+    """The argument of a complex number, atan2(imag, real), a real tensor; of a real
+    number: pi below 0, 0 at or above it, nan kept."""
+    if self._impl.dtype.is_complex:
+        dtype = self._impl.dtype.to_real()
+        return out_like1(np.angle(self._impl.array()).astype(dtype.np, copy=False), dtype, self)
     dtype = float_dtype(self._impl.dtype)
     (x,) = arrays(dtype, self)
     r = np.where(np.isnan(x), x, np.where(x < 0, np.asarray(np.pi, x.dtype),
@@ -696,6 +736,7 @@ def angle(self):
 
 def copysign(self, other):
     """abs(self) with the sign bit of other (so -0.0 and -nan count as negative)."""
+    reject_complex_args("copysign", (("self", self), ("other", other)))
     dtype = float_dtype(result_type2(self, other))
     a, b = arrays(dtype, self, other)
     return out_like(np.copysign(a, b), dtype, self, other)
@@ -715,6 +756,7 @@ def frexp(self):
 def nextafter(self, other):
     """The next representable value after self towards other, in the result's own dtype
     (never through float32: the step is a unit in the last place of that dtype)."""
+    reject_complex_args("nextafter", (("self", self), ("other", other)))
     spec = shape_rule("pointwise.binary_floating")("nextafter", (self, other))
     a, b = array_as(self, spec.dtype), array_as(other, spec.dtype)
     with np.errstate(over="ignore"):      # the largest float steps to inf, no warning
@@ -723,6 +765,7 @@ def nextafter(self, other):
 
 def gcd(self, other):
     """The greatest common divisor of |self| and |other| (Euclid; gcd(0, 0) = 0)."""
+    reject_complex_args("gcd", (("self", self), ("other", other)))
     spec = shape_rule("pointwise.binary_integral")("gcd", (self, other))
     a, b = array_as(self, spec.dtype), array_as(other, spec.dtype)
     return out_like(np.gcd(a, b), spec.dtype, self, other)
@@ -730,6 +773,7 @@ def gcd(self, other):
 
 def lcm(self, other):
     """|self / gcd * other|, as PyTorch computes it (0 when the gcd is 0)."""
+    reject_complex_args("lcm", (("self", self), ("other", other)))
     spec = shape_rule("pointwise.binary_integral")("lcm", (self, other))
     a, b = array_as(self, spec.dtype), array_as(other, spec.dtype)
     g = np.gcd(a, b)

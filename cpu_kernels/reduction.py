@@ -131,14 +131,14 @@ def _sum_over_count(a, axes, keepdim, acc, count):
 
 
 def max(self):  # noqa: A001
-    reject_complex("max", self)     # NumPy orders complex numbers; PyTorch refuses them
+    reject_complex("max", self, kind="max.all")   # NumPy orders complex numbers; PyTorch does not
     check_nonempty_reduction("max", self)
     with np.errstate(invalid="ignore"):   # nan propagates; bfloat16 warns about it
         return out(np.max(self._impl.array()), self._impl.dtype)
 
 
 def min(self):  # noqa: A001
-    reject_complex("min", self)
+    reject_complex("min", self, kind="min.all")
     check_nonempty_reduction("min", self)
     with np.errstate(invalid="ignore"):
         return out(np.min(self._impl.array()), self._impl.dtype)
@@ -147,7 +147,7 @@ def min(self):  # noqa: A001
 @kernel(family=True)
 def max_min_dim(op, self, dim, keepdim):
     """max.dim and min.dim: the extreme values along `dim` and where they are."""
-    reject_complex(op, self, f"{op}.dim")
+    reject_complex(op, self, kind=f"{op}.dim")
     pick = np.argmax if op == "max" else np.argmin
     sizes = self._impl.sizes
     dim = wrap_dim(op, dim, len(sizes))

@@ -195,7 +195,7 @@ def _unique(a, axis):
 def unique2(self, sorted, return_inverse, return_counts):  # noqa: A002 - the schema's name
     """The distinct values in ascending order (sorted or not: sorting is how we find
     them), the position of each element's value among them, and how often each occurs."""
-    reject_complex("unique", self)
+    reject_complex("unique", self, kind="unique.all")
     a = self._impl.array()
     values, inverse, counts = _unique(a.reshape(-1), None)
     return (out(values, self._impl.dtype), out(inverse.reshape(a.shape), dt.int64),

@@ -89,7 +89,7 @@ def load_meta():
     from tensorplay.kernel_support.ops import install_rules
     from tensorplay.meta import rules
     from tensorplay.meta.backend import LAYOUTS, make_meta_kernel, make_validator, \
-        pointwise_layout
+        pointwise_layout, refusing_complex
     lib = Library("Meta", "shape rules (ops.yaml meta:)")
     by_name = {}
     for op, rule_name in META_RULES.items():
@@ -109,9 +109,10 @@ def load_meta():
             overlap_check = overlap.check_copy_overlap
         elif "pointwise" in tags and "inplace" in tags:
             overlap_check = overlap.check_inplace_overlap
-        lib.impl(op, make_meta_kernel(handle, rule, layout, overlap_check),
+        checked = refusing_complex(handle, rule)    # no complex where PyTorch has none
+        lib.impl(op, make_meta_kernel(handle, checked, layout, overlap_check),
                  name=f"tensorplay.meta.rules.{rule_name}")
-        handle.meta_rule = make_validator(handle, rule)
+        handle.meta_rule = make_validator(handle, checked)
     # The kernels run the rules by these names too (shape_rule in kernel_support/ops.py),
     # without importing tensorplay.meta.
     install_rules(by_name, META_RULES)

@@ -62,10 +62,26 @@ def _check_alloc(op, arg, sizes, dtype, device):
     _alloc_limit.check_alloc(op, arg, sizes, dtype.itemsize, factory_device(device).type)
 
 
-def _check_floating(op, dtype):
-    if not dtype.is_floating_point:
-        raise DTypeError(f"{op}(): argument 'dtype' must be a floating point dtype, but got "
+def _check_floating(op, dtype, complex_ok=False):
+    if not (dtype.is_floating_point or complex_ok and dtype.is_complex):
+        kind = "a floating point or complex" if complex_ok else "a floating point"
+        raise DTypeError(f"{op}(): argument 'dtype' must be {kind} dtype, but got "
                          f"{dtype.name}", op=op, arg="dtype")
+
+
+def _drawn(dtype, sizes, fill):
+    """`fill(array)`'s random values in a new array of `sizes` and `dtype`. A complex
+    dtype is drawn as PyTorch draws it: its real view, (re, im) pairs side by side, filled
+    as one real array twice as long (so both parts come from one stream, in that order)."""
+    if not dtype.is_complex:
+        return fill(np.empty(sizes, dtype.np))
+    parts = fill(np.empty(tuple(sizes) + (2,), dtype.to_real().np))
+    return np.ascontiguousarray(parts).view(dtype.np).reshape(sizes)
+
+
+# The standard deviation of each part of a standard complex normal (E|z|^2 = 1), as
+# PyTorch computes it: std / sqrt(2) in double.
+_COMPLEX_PART_STD = 1.0 / math.sqrt(2.0)
 
 
 def _finish(t, requires_grad):
@@ -332,6 +348,16 @@ def _full(op, sizes, fill_value, dtype, device, requires_grad):
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    if isinstance(fill_value, complex) and dtype is not None and not dtype.is_complex \
+            and dtype is not dt.bool:
+        # PyTorch fills a real tensor with a complex number only when it is real
+        if fill_value.imag != 0:
+            raise DTypeError(f"full(): argument 'fill_value' ({fill_value}) cannot be "
+                             f"converted to {dtype.name} without overflow (value cannot be "
+                             f"converted to type {dtype.name} without overflow: a complex "
+                             f"number with a nonzero imaginary part into a real tensor)",
+                             op="full", arg="fill_value")
+        fill_value = fill_value.real
     return _full("full", _size_arg((size,), "full"), fill_value,
                  dtype or dt.scalar_dtype(fill_value), device, requires_grad)
 
@@ -480,20 +506,21 @@ def _vmap_wrap(t, batch):
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     batch = _vmap_batch("rand")
     dtype = dtype or dt.get_default_dtype()
-    _check_floating("rand", dtype)
+    _check_floating("rand", dtype, complex_ok=True)   # complex: both parts in [0, 1)
     sizes = batch + _size_arg(size, "rand")
-    out = _computed(sizes, dtype, device, "rand", lambda: draws.fill_uniform(
-        _random.get(generator), np.empty(sizes, dtype.np), 0.0, 1.0))
+    out = _computed(sizes, dtype, device, "rand", lambda: _drawn(
+        dtype, sizes, lambda a: draws.fill_uniform(_random.get(generator), a, 0.0, 1.0)))
     return _vmap_wrap(_finish(out, requires_grad), batch)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     batch = _vmap_batch("randn")
     dtype = dtype or dt.get_default_dtype()
-    _check_floating("randn", dtype)
+    _check_floating("randn", dtype, complex_ok=True)
     sizes = batch + _size_arg(size, "randn")
-    out = _computed(sizes, dtype, device, "randn", lambda: draws.fill_normal(
-        _random.get(generator), np.empty(sizes, dtype.np), 0.0, 1.0))
+    std = _COMPLEX_PART_STD if dtype.is_complex else 1.0    # complex: each part N(0, 1/2)
+    out = _computed(sizes, dtype, device, "randn", lambda: _drawn(
+        dtype, sizes, lambda a: draws.fill_normal(_random.get(generator), a, 0.0, std)))
     return _vmap_wrap(_finish(out, requires_grad), batch)
 
 
@@ -561,9 +588,10 @@ def randint_like(t, low=0, high=None, *, dtype=None, device=None, requires_grad=
 
 def rand_like(t, *, dtype=None, device=None, requires_grad=False):
     dtype, device = _like(t, dtype, device)
-    _check_floating("rand_like", dtype)
-    if _random.vmaps_running:
-        # t may be batched (its memory is not one example's): rand obeys `randomness`
+    _check_floating("rand_like", dtype, complex_ok=True)
+    if _random.vmaps_running or dtype.is_complex:
+        # t may be batched (its memory is not one example's): rand obeys `randomness`.
+        # (A complex draw is row-major: rand's.)
         return _vmap_rename("rand_like", rand, t, dtype, device, requires_grad)
     out = _computed(t.shape, dtype, device, "rand_like", lambda: draws.fill_uniform(
         _random.get(None), _empty_like_layout(t, dtype), 0.0, 1.0).copy(order="C"))
@@ -572,8 +600,8 @@ def rand_like(t, *, dtype=None, device=None, requires_grad=False):
 
 def randn_like(t, *, dtype=None, device=None, requires_grad=False):
     dtype, device = _like(t, dtype, device)
-    _check_floating("randn_like", dtype)
-    if _random.vmaps_running:
+    _check_floating("randn_like", dtype, complex_ok=True)
+    if _random.vmaps_running or dtype.is_complex:
         return _vmap_rename("randn_like", randn, t, dtype, device, requires_grad)
     out = _computed(t.shape, dtype, device, "randn_like", lambda: draws.fill_normal(
         _random.get(None), _empty_like_layout(t, dtype), 0.0, 1.0).copy(order="C"))

@@ -6,11 +6,12 @@ input edge (None where that input needs none). It calls TensorPlay ops, so
 a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
 from tensorplay.autograd.formulas import (
-    addbmm_grad_batches, amax_backward, as_strided_backward, as_strided_geometry_backward,
-    as_strided_scatter_backward, batch_norm_backward, bce_backward_self, bce_backward_target,
-    bce_with_logits_backward_self, bce_with_logits_backward_target, cat_backward, cdist_backward,
-    cholesky_backward, cholesky_inverse_backward, cholesky_solve_backward, clamp_backward,
-    clamp_backward_max, clamp_backward_min, clamp_backward_self, complex_backward,
+    acosh_backward, addbmm_grad_batches, amax_backward, angle_backward, as_strided_backward,
+    as_strided_geometry_backward, as_strided_scatter_backward, batch_norm_backward,
+    bce_backward_self, bce_backward_target, bce_with_logits_backward_self,
+    bce_with_logits_backward_target, cat_backward, cdist_backward, cholesky_backward,
+    cholesky_inverse_backward, cholesky_solve_backward, clamp_backward, clamp_backward_max,
+    clamp_backward_min, clamp_backward_self, complex_backward, conj_number,
     constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input,
     conv_double_backward_weight, copysign_self_backward, cross_entropy_backward,
     cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward, cumsum_backward,
@@ -50,7 +51,7 @@ from tensorplay._generated.functional import (
     digamma, exp, exp2, fractional_max_pool2d_backward, fractional_max_pool3d_backward,
     gelu_backward, grid_sampler_2d_backward, grid_sampler_3d_backward, im2col, isfinite,
     logical_and, logical_or, max_pool2d_with_indices_backward, max_pool3d_with_indices_backward,
-    nll_loss_backward, polygamma, sign, silu_backward, special_i1, special_i1e, special_zeta,
+    nll_loss_backward, polygamma, silu_backward, special_i1, special_i1e, special_zeta,
     threshold_backward, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d,
     upsample_nearest2d_backward, view_as_complex, view_as_real, where,
 )
@@ -60,7 +61,7 @@ class AddBackward0(Node):
     """Backward of `add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
 
     self: sum_to(grad, self.sizes())
-    other: sum_to(maybe_multiply(grad, alpha), other.sizes())
+    other: sum_to(maybe_multiply(grad, conj_number(alpha)), other.sizes())
     """
 
     __slots__ = ('alpha_', 'self_sizes', 'other_sizes')
@@ -77,7 +78,7 @@ class AddBackward0(Node):
         if self.needs_input_grad(0):
             d_self = sum_to(grad, self_sizes)
         if self.needs_input_grad(1):
-            d_other = sum_to(maybe_multiply(grad, alpha), other_sizes)
+            d_other = sum_to(maybe_multiply(grad, conj_number(alpha)), other_sizes)
         return (d_self, d_other)
 
 
@@ -85,7 +86,7 @@ class SubBackward0(Node):
     """Backward of `sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`.
 
     self: sum_to(grad, self.sizes())
-    other: sum_to(-maybe_multiply(grad, alpha), other.sizes())
+    other: sum_to(-maybe_multiply(grad, conj_number(alpha)), other.sizes())
     """
 
     __slots__ = ('alpha_', 'self_sizes', 'other_sizes')
@@ -102,7 +103,7 @@ class SubBackward0(Node):
         if self.needs_input_grad(0):
             d_self = sum_to(grad, self_sizes)
         if self.needs_input_grad(1):
-            d_other = sum_to(-maybe_multiply(grad, alpha), other_sizes)
+            d_other = sum_to(-maybe_multiply(grad, conj_number(alpha)), other_sizes)
         return (d_self, d_other)
 
 
@@ -135,8 +136,8 @@ class MulBackward0(Node):
 class DivBackward0(Node):
     """Backward of `div.Tensor(Tensor self, Tensor other) -> Tensor`.
 
-    self: sum_to(grad / other, self.sizes())
-    other: sum_to(-grad * ((self / other) / other), other.sizes())
+    self: sum_to(grad / other.conj(), self.sizes())
+    other: sum_to(-grad * ((self / other) / other).conj(), other.sizes())
     """
 
     __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
@@ -152,9 +153,9 @@ class DivBackward0(Node):
         d_self = None
         d_other = None
         if self.needs_input_grad(0):
-            d_self = sum_to(grad / other, self_sizes)
+            d_self = sum_to(grad / other.conj(), self_sizes)
         if self.needs_input_grad(1):
-            d_other = sum_to(-grad * (self_ / other / other), other_sizes)
+            d_other = sum_to(-grad * (self_ / other / other).conj(), other_sizes)
         return (d_self, d_other)
 
 
@@ -401,7 +402,7 @@ class NegBackward0(Node):
 class AbsBackward0(Node):
     """Backward of `abs(Tensor self) -> Tensor`.
 
-    self: grad * sign(self)
+    self: grad * self.sgn()
     """
 
     __slots__ = ('self_',)
@@ -413,7 +414,7 @@ class AbsBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * sign(self_)
+            d_self = grad * self_.sgn()
         return (d_self,)
 
 
@@ -438,7 +439,7 @@ class SignBackward0(Node):
 class ExpBackward0(Node):
     """Backward of `exp(Tensor self) -> Tensor`.
 
-    self: grad * result
+    self: grad * result.conj()
     """
 
     __slots__ = ('result_',)
@@ -450,14 +451,14 @@ class ExpBackward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * result
+            d_self = grad * result.conj()
         return (d_self,)
 
 
 class LogBackward0(Node):
     """Backward of `log(Tensor self) -> Tensor`.
 
-    self: grad / self
+    self: grad / self.conj()
     """
 
     __slots__ = ('self_',)
@@ -469,14 +470,14 @@ class LogBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad / self_
+            d_self = grad / self_.conj()
         return (d_self,)
 
 
 class SqrtBackward0(Node):
     """Backward of `sqrt(Tensor self) -> Tensor`.
 
-    self: grad / (2 * result)
+    self: grad / (2 * result.conj())
     """
 
     __slots__ = ('result_',)
@@ -488,14 +489,14 @@ class SqrtBackward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad / (2 * result)
+            d_self = grad / (2 * result.conj())
         return (d_self,)
 
 
 class SinBackward0(Node):
     """Backward of `sin(Tensor self) -> Tensor`.
 
-    self: grad * self.cos()
+    self: grad * self.cos().conj()
     """
 
     __slots__ = ('self_',)
@@ -507,14 +508,14 @@ class SinBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * self_.cos()
+            d_self = grad * self_.cos().conj()
         return (d_self,)
 
 
 class CosBackward0(Node):
     """Backward of `cos(Tensor self) -> Tensor`.
 
-    self: -grad * self.sin()
+    self: -grad * self.sin().conj()
     """
 
     __slots__ = ('self_',)
@@ -526,14 +527,14 @@ class CosBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = -grad * self_.sin()
+            d_self = -grad * self_.sin().conj()
         return (d_self,)
 
 
 class TanhBackward0(Node):
     """Backward of `tanh(Tensor self) -> Tensor`.
 
-    self: grad * (1 - result * result)
+    self: grad * (1 - result * result).conj()
     """
 
     __slots__ = ('result_',)
@@ -545,14 +546,14 @@ class TanhBackward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * (1 - result * result)
+            d_self = grad * (1 - result * result).conj()
         return (d_self,)
 
 
 class SigmoidBackward0(Node):
     """Backward of `sigmoid(Tensor self) -> Tensor`.
 
-    self: grad * result * (1 - result)
+    self: grad * (result * (1 - result)).conj()
     """
 
     __slots__ = ('result_',)
@@ -564,7 +565,7 @@ class SigmoidBackward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * result * (1 - result)
+            d_self = grad * (result * (1 - result)).conj()
         return (d_self,)
 
 
@@ -1138,7 +1139,7 @@ class SliceBackward0(Node):
 class ReciprocalBackward0(Node):
     """Backward of `reciprocal(Tensor self) -> Tensor`.
 
-    self: -grad * result * result
+    self: -grad * (result * result).conj()
     """
 
     __slots__ = ('result_',)
@@ -1150,14 +1151,14 @@ class ReciprocalBackward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = -grad * result * result
+            d_self = -grad * (result * result).conj()
         return (d_self,)
 
 
 class RsqrtBackward0(Node):
     """Backward of `rsqrt(Tensor self) -> Tensor`.
 
-    self: -0.5 * grad * result * result * result
+    self: -0.5 * grad * (result * result * result).conj()
     """
 
     __slots__ = ('result_',)
@@ -1169,14 +1170,14 @@ class RsqrtBackward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = -0.5 * grad * result * result * result
+            d_self = -0.5 * grad * (result * result * result).conj()
         return (d_self,)
 
 
 class Exp2Backward0(Node):
     """Backward of `exp2(Tensor self) -> Tensor`.
 
-    self: grad * result * 0.6931471805599453
+    self: grad * result.conj() * 0.6931471805599453
     """
 
     __slots__ = ('result_',)
@@ -1188,14 +1189,14 @@ class Exp2Backward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * result * 0.6931471805599453
+            d_self = grad * result.conj() * 0.6931471805599453
         return (d_self,)
 
 
 class Expm1Backward0(Node):
     """Backward of `expm1(Tensor self) -> Tensor`.
 
-    self: grad * (result + 1)
+    self: grad * (result.conj() + 1)
     """
 
     __slots__ = ('result_',)
@@ -1207,14 +1208,14 @@ class Expm1Backward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * (result + 1)
+            d_self = grad * (result.conj() + 1)
         return (d_self,)
 
 
 class Log2Backward0(Node):
     """Backward of `log2(Tensor self) -> Tensor`.
 
-    self: grad / (self * 0.6931471805599453)
+    self: grad / (self.conj() * 0.6931471805599453)
     """
 
     __slots__ = ('self_',)
@@ -1226,14 +1227,14 @@ class Log2Backward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad / (self_ * 0.6931471805599453)
+            d_self = grad / (self_.conj() * 0.6931471805599453)
         return (d_self,)
 
 
 class Log10Backward0(Node):
     """Backward of `log10(Tensor self) -> Tensor`.
 
-    self: grad / (self * 2.302585092994046)
+    self: grad / (self.conj() * 2.302585092994046)
     """
 
     __slots__ = ('self_',)
@@ -1245,14 +1246,14 @@ class Log10Backward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad / (self_ * 2.302585092994046)
+            d_self = grad / (self_.conj() * 2.302585092994046)
         return (d_self,)
 
 
 class Log1pBackward0(Node):
     """Backward of `log1p(Tensor self) -> Tensor`.
 
-    self: grad / (self + 1)
+    self: grad / (self + 1).conj()
     """
 
     __slots__ = ('self_',)
@@ -1264,14 +1265,14 @@ class Log1pBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad / (self_ + 1)
+            d_self = grad / (self_ + 1).conj()
         return (d_self,)
 
 
 class TanBackward0(Node):
     """Backward of `tan(Tensor self) -> Tensor`.
 
-    self: grad * (1 + result * result)
+    self: grad * (1 + result * result).conj()
     """
 
     __slots__ = ('result_',)
@@ -1283,14 +1284,14 @@ class TanBackward0(Node):
         result = self.result_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * (1 + result * result)
+            d_self = grad * (1 + result * result).conj()
         return (d_self,)
 
 
 class AsinBackward0(Node):
     """Backward of `asin(Tensor self) -> Tensor`.
 
-    self: grad / (1 - self * self).sqrt()
+    self: grad / (1 - self * self).sqrt().conj()
     """
 
     __slots__ = ('self_',)
@@ -1302,14 +1303,14 @@ class AsinBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad / (1 - self_ * self_).sqrt()
+            d_self = grad / (1 - self_ * self_).sqrt().conj()
         return (d_self,)
 
 
 class AcosBackward0(Node):
     """Backward of `acos(Tensor self) -> Tensor`.
 
-    self: -grad / (1 - self * self).sqrt()
+    self: -grad / (1 - self * self).sqrt().conj()
     """
 
     __slots__ = ('self_',)
@@ -1321,14 +1322,14 @@ class AcosBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = -grad / (1 - self_ * self_).sqrt()
+            d_self = -grad / (1 - self_ * self_).sqrt().conj()
         return (d_self,)
 
 
 class AtanBackward0(Node):
     """Backward of `atan(Tensor self) -> Tensor`.
 
-    self: grad / (1 + self * self)
+    self: grad / (1 + self * self).conj()
     """
 
     __slots__ = ('self_',)
@@ -1340,14 +1341,14 @@ class AtanBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad / (1 + self_ * self_)
+            d_self = grad / (1 + self_ * self_).conj()
         return (d_self,)
 
 
 class SinhBackward0(Node):
     """Backward of `sinh(Tensor self) -> Tensor`.
 
-    self: grad * self.cosh()
+    self: grad * self.cosh().conj()
     """
 
     __slots__ = ('self_',)
@@ -1359,14 +1360,14 @@ class SinhBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * self_.cosh()
+            d_self = grad * self_.cosh().conj()
         return (d_self,)
 
 
 class CoshBackward0(Node):
     """Backward of `cosh(Tensor self) -> Tensor`.
 
-    self: grad * self.sinh()
+    self: grad * self.sinh().conj()
     """
 
     __slots__ = ('self_',)
@@ -1378,7 +1379,7 @@ class CoshBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * self_.sinh()
+            d_self = grad * self_.sinh().conj()
         return (d_self,)
 
 
@@ -3034,9 +3035,9 @@ class AddmmBackward0(Node):
     """Backward of `addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,
         Scalar alpha=1) -> Tensor`.
 
-    self: sum_to(maybe_multiply(grad, beta.conjugate()), self.sizes())
-    mat1: maybe_multiply(grad.mm(mat2.t().conj()), alpha.conjugate())
-    mat2: maybe_multiply(mat1.t().conj().mm(grad), alpha.conjugate())
+    self: sum_to(maybe_multiply(grad, conj_number(beta)), self.sizes())
+    mat1: maybe_multiply(grad.mm(mat2.t().conj()), conj_number(alpha))
+    mat2: maybe_multiply(mat1.t().conj().mm(grad), conj_number(alpha))
     """
 
     __slots__ = ('mat1_', 'mat2_', 'beta_', 'alpha_', 'self_sizes')
@@ -3053,9 +3054,9 @@ class AddmmBackward0(Node):
         d_self = None
         d_mat1 = None
         d_mat2 = None
-        _tmp0 = alpha.conjugate() if self.needs_input_grad(1) or self.needs_input_grad(2) else None
+        _tmp0 = conj_number(alpha) if self.needs_input_grad(1) or self.needs_input_grad(2) else None
         if self.needs_input_grad(0):
-            d_self = sum_to(maybe_multiply(grad, beta.conjugate()), self_sizes)
+            d_self = sum_to(maybe_multiply(grad, conj_number(beta)), self_sizes)
         if self.needs_input_grad(1):
             d_mat1 = maybe_multiply(grad.mm(mat2.t().conj()), _tmp0)
         if self.needs_input_grad(2):
@@ -3067,9 +3068,9 @@ class AddmvBackward0(Node):
     """Backward of `addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1,
         Scalar alpha=1) -> Tensor`.
 
-    self: sum_to(maybe_multiply(grad, beta.conjugate()), self.sizes())
-    mat: maybe_multiply(grad.unsqueeze(1) * vec.conj(), alpha.conjugate())
-    vec: maybe_multiply(mat.t().conj().mv(grad), alpha.conjugate())
+    self: sum_to(maybe_multiply(grad, conj_number(beta)), self.sizes())
+    mat: maybe_multiply(grad.unsqueeze(1) * vec.conj(), conj_number(alpha))
+    vec: maybe_multiply(mat.t().conj().mv(grad), conj_number(alpha))
     """
 
     __slots__ = ('mat_', 'vec_', 'beta_', 'alpha_', 'self_sizes')
@@ -3086,9 +3087,9 @@ class AddmvBackward0(Node):
         d_self = None
         d_mat = None
         d_vec = None
-        _tmp0 = alpha.conjugate() if self.needs_input_grad(1) or self.needs_input_grad(2) else None
+        _tmp0 = conj_number(alpha) if self.needs_input_grad(1) or self.needs_input_grad(2) else None
         if self.needs_input_grad(0):
-            d_self = sum_to(maybe_multiply(grad, beta.conjugate()), self_sizes)
+            d_self = sum_to(maybe_multiply(grad, conj_number(beta)), self_sizes)
         if self.needs_input_grad(1):
             d_mat = maybe_multiply(grad.unsqueeze(1) * vec.conj(), _tmp0)
         if self.needs_input_grad(2):
@@ -3100,9 +3101,9 @@ class BaddbmmBackward0(Node):
     """Backward of `baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1,
         Scalar alpha=1) -> Tensor`.
 
-    self: sum_to(maybe_multiply(grad, beta.conjugate()), self.sizes())
-    batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2).conj()), alpha.conjugate())
-    batch2: maybe_multiply(batch1.transpose(1, 2).conj().bmm(grad), alpha.conjugate())
+    self: sum_to(maybe_multiply(grad, conj_number(beta)), self.sizes())
+    batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2).conj()), conj_number(alpha))
+    batch2: maybe_multiply(batch1.transpose(1, 2).conj().bmm(grad), conj_number(alpha))
     """
 
     __slots__ = ('batch1_', 'batch2_', 'beta_', 'alpha_', 'self_sizes')
@@ -3119,9 +3120,9 @@ class BaddbmmBackward0(Node):
         d_self = None
         d_batch1 = None
         d_batch2 = None
-        _tmp0 = alpha.conjugate() if self.needs_input_grad(1) or self.needs_input_grad(2) else None
+        _tmp0 = conj_number(alpha) if self.needs_input_grad(1) or self.needs_input_grad(2) else None
         if self.needs_input_grad(0):
-            d_self = sum_to(maybe_multiply(grad, beta.conjugate()), self_sizes)
+            d_self = sum_to(maybe_multiply(grad, conj_number(beta)), self_sizes)
         if self.needs_input_grad(1):
             d_batch1 = maybe_multiply(grad.bmm(batch2.transpose(1, 2).conj()), _tmp0)
         if self.needs_input_grad(2):
@@ -6206,7 +6207,7 @@ class SpecialZetaBackward0(Node):
 class AcoshBackward0(Node):
     """Backward of `acosh(Tensor self) -> Tensor`.
 
-    self: grad * (self.pow(2) - 1).rsqrt()
+    self: acosh_backward(grad, self)
     """
 
     __slots__ = ('self_',)
@@ -6218,14 +6219,14 @@ class AcoshBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * (self_.pow(2) - 1).rsqrt()
+            d_self = acosh_backward(grad, self_)
         return (d_self,)
 
 
 class AsinhBackward0(Node):
     """Backward of `asinh(Tensor self) -> Tensor`.
 
-    self: grad * (self.pow(2) + 1).rsqrt()
+    self: grad * (self.pow(2) + 1).rsqrt().conj()
     """
 
     __slots__ = ('self_',)
@@ -6237,14 +6238,14 @@ class AsinhBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * (self_.pow(2) + 1).rsqrt()
+            d_self = grad * (self_.pow(2) + 1).rsqrt().conj()
         return (d_self,)
 
 
 class AtanhBackward0(Node):
     """Backward of `atanh(Tensor self) -> Tensor`.
 
-    self: grad * 1 / (1 - self.pow(2))
+    self: grad * 1 / (1 - self.pow(2)).conj()
     """
 
     __slots__ = ('self_',)
@@ -6256,7 +6257,7 @@ class AtanhBackward0(Node):
         self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad * 1 / (1 - self_.pow(2))
+            d_self = grad * 1 / (1 - self_.pow(2)).conj()
         return (d_self,)
 
 
@@ -6317,18 +6318,19 @@ class AtanhBackward1(Node):
 class AngleBackward0(Node):
     """Backward of `angle(Tensor self) -> Tensor`.
 
-    self: zeros_like(grad)
+    self: angle_backward(grad, self)
     """
 
-    __slots__ = ()
-    SAVED = ()
+    __slots__ = ('self_',)
+    SAVED = ('self_',)
     OP = 'angle'
 
     def apply(self, grads):
         grad = grads[0]
+        self_ = self.self_.unpack(self)
         d_self = None
         if self.needs_input_grad(0):
-            d_self = zeros_like(grad)
+            d_self = angle_backward(grad, self_)
         return (d_self,)
 
 
@@ -6914,18 +6916,18 @@ class AddbmmBackward0(Node):
     """Backward of `addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1,
         Scalar alpha=1) -> Tensor`.
 
-    self: sum_to(maybe_multiply(grad, beta.conjugate()), self.sizes())
+    self: sum_to(maybe_multiply(grad, conj_number(beta)), self.sizes())
     batch1: maybe_multiply(
         addbmm_grad_batches(
             grad, batch1.sizes(), batch2.sizes(),
         ).bmm(batch2.transpose(1, 2).conj()),
-        alpha.conjugate(),
+        conj_number(alpha),
     )
     batch2: maybe_multiply(
         batch1.transpose(
             1, 2,
         ).conj().bmm(addbmm_grad_batches(grad, batch1.sizes(), batch2.sizes())),
-        alpha.conjugate(),
+        conj_number(alpha),
     )
     """
 
@@ -6950,9 +6952,9 @@ class AddbmmBackward0(Node):
         _tmp0 = None
         if self.needs_input_grad(1) or self.needs_input_grad(2):
             _tmp0 = addbmm_grad_batches(grad, batch1_sizes, batch2_sizes)
-        _tmp1 = alpha.conjugate() if self.needs_input_grad(1) or self.needs_input_grad(2) else None
+        _tmp1 = conj_number(alpha) if self.needs_input_grad(1) or self.needs_input_grad(2) else None
         if self.needs_input_grad(0):
-            d_self = sum_to(maybe_multiply(grad, beta.conjugate()), self_sizes)
+            d_self = sum_to(maybe_multiply(grad, conj_number(beta)), self_sizes)
         if self.needs_input_grad(1):
             d_batch1 = maybe_multiply(_tmp0.bmm(batch2.transpose(1, 2).conj()), _tmp1)
         if self.needs_input_grad(2):

@@ -4526,6 +4526,7 @@ def angle(ks, self):
     if not self._impl.requires_grad:
         return below_autograd(ops.angle, ks, self)
     node = AngleBackward0(self)
+    node.self_ = SavedVariable(self, is_output=False)
     result = below_autograd(ops.angle, ks, self)
     set_history(result, node)
     return result

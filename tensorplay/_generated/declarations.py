@@ -9010,7 +9010,7 @@ META_RULES = {
     'asinh_': 'pointwise.unary_float',
     'atanh': 'pointwise.unary_float',
     'atanh_': 'pointwise.unary_float',
-    'angle': 'pointwise.unary_float',
+    'angle': 'pointwise.unary_real_of_complex',
     'sign_': 'pointwise.unary_same',
     'copysign.Tensor': 'pointwise.binary_float',
     'copysign_.Tensor': 'pointwise.binary_float',

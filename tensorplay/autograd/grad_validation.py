@@ -60,10 +60,10 @@ def _fix_gradient(node, i, g, sizes, dtype, device):
         g = _fix_shape(node, i, g, sizes)
     if impl.dtype is not dtype:
         if impl.dtype.is_complex and not dtype.is_complex:
-            # A real input of a complex computation: its gradient is the real part (the
-            # imaginary part is the derivative along i, a direction a real number cannot
-            # move in), taken as such rather than by a cast that warns it drops it.
-            g = g.real
+            # A real input of a complex computation (`x * 1j`): its gradient is the real
+            # part (PyTorch's handle_r_to_c); the imaginary part would be d/d(imag x),
+            # which x does not have.
+            g = g.real.clone()
         g = g.to(dtype)
     if impl.device is not device and impl.device != device:
         raise AutogradError(f"Function {node.name()} returned an invalid gradient at index "

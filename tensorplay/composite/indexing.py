@@ -250,12 +250,12 @@ def index_reduce(self, dim, index, source, reduce, include_self):
     ...] sent there); slices that receive nothing keep self's values."""
     d, spread = _index_reduce_args("index_reduce", self, dim, index, source, reduce)
     if reduce in ("amax", "amin"):
-        reject_complex("index_reduce", self, f"index_reduce.{reduce}")
+        reject_complex("index_reduce", self, kind=f"index_reduce.{reduce}")
     return F.scatter_reduce(self, d, spread, source, reduce, include_self=include_self)
 
 
 def index_reduce_(self, dim, index, source, reduce, include_self):
     d, spread = _index_reduce_args("index_reduce_", self, dim, index, source, reduce)
     if reduce in ("amax", "amin"):
-        reject_complex("index_reduce_", self, f"index_reduce.{reduce}")
+        reject_complex("index_reduce_", self, kind=f"index_reduce.{reduce}")
     return self.scatter_reduce_(d, spread, source, reduce, include_self=include_self)

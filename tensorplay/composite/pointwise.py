@@ -15,6 +15,7 @@ from tensorplay.errors import DTypeError, ShapeError
 from tensorplay.kernel_support.checks import (
     OutSpec, broadcast, check_devices, check_inplace_cast, fits_inplace,
 )
+from tensorplay.kernel_support.complex_refusals import reject_complex, reject_complex_args
 
 
 def _check_args(op, self, other):
@@ -253,15 +254,18 @@ def square_(self):
 
 # ---- pointwise ---------------------------------------------------------------------------
 def _as_floating(self):
-    """Integer and bool inputs compute in the default dtype, as PyTorch's float ops do."""
-    return self if self.is_floating_point() else self.to(dt.get_default_dtype())
+    """Integer and bool inputs compute in the default dtype, as PyTorch's float ops do
+    (floating and complex ones in their own)."""
+    return self if self._impl.dtype.is_differentiable else self.to(dt.get_default_dtype())
 
 
 def deg2rad(self):
+    reject_complex("deg2rad", self)
     return _as_floating(self) * (math.pi / 180.0)
 
 
 def rad2deg(self):
+    reject_complex("rad2deg", self)
     return _as_floating(self) * (180.0 / math.pi)
 
 
@@ -286,6 +290,7 @@ def logaddexp2(self, other):
     """log2(2 ** self + 2 ** other) = max + log1p(2 ** (min - max)) / ln 2, as logaddexp;
     the operands are promoted (by maximum) before any arithmetic, so a float16 operand of
     a float32 result is not rounded to float16 on the way."""
+    reject_complex_args("logaddexp2", (("self", self), ("other", other)))
     _check_floating_pair("logaddexp2", self, other)
     high, low = F.maximum(self, other), F.minimum(self, other)
     same_inf = F.logical_and(F.isinf(high), F.eq(high, low))
@@ -294,11 +299,13 @@ def logaddexp2(self, other):
 
 
 def fmax(self, other):
+    reject_complex_args("fmax", (("self", self), ("other", other)))
     """maximum that ignores a NaN when the other value is not NaN (NumPy's fmax)."""
     return _nan_ignoring(F.maximum(self, other), self, other)
 
 
 def fmin(self, other):
+    reject_complex_args("fmin", (("self", self), ("other", other)))
     return _nan_ignoring(F.minimum(self, other), self, other)
 
 
@@ -322,14 +329,22 @@ def sinc(self):
 
 
 def float_power(self, exponent):
-    """self ** exponent in float64 (both operands converted first)."""
-    if getattr(exponent, "_impl", None) is not None:
-        exponent = exponent.to(dt.float64)
-    return self.to(dt.float64) ** exponent
+    """self ** exponent in float64 (both operands converted first); in complex128 when
+    either is complex."""
+    is_tensor = getattr(exponent, "_impl", None) is not None
+    if self._impl.dtype.is_complex or (exponent.is_complex() if is_tensor
+                                       else isinstance(exponent, complex)):
+        dtype = dt.complex128
+    else:
+        dtype = dt.float64
+    if is_tensor:
+        exponent = exponent.to(dtype)
+    return self.to(dtype) ** exponent
 
 
 def heaviside(self, values):
     """0 where self < 0, 1 where self > 0, `values` where self == 0."""
+    reject_complex_args("heaviside", (("self", self), ("values", values)))
     if self.dtype is not values.dtype:
         raise DTypeError(f"heaviside(): is not yet implemented for tensors with different "
                          f"dtypes (argument 'values' is {values.dtype.name}, 'self' is "
@@ -356,7 +371,9 @@ def sgn(self):
 
 
 def sgn_(self):
-    return self.sign_()
+    if not self._impl.dtype.is_complex:
+        return self.sign_()
+    return _write_back("sgn_", self, sgn(self))
 
 
 def copysign_scalar(self, other):

@@ -97,9 +97,17 @@ def binary(op, args, names=("self", "other")):
     check_devices(op, [(names[0], a), (names[1], b)])
     sizes = broadcast(op, [(names[0], _sizes(a)), (names[1], _sizes(b))])
     dtype = result_type(a, b)
-    if len(args) > 2 and isinstance(args[2], float) and not dtype.is_floating_point:
-        raise DTypeError(f"{op}(): for integral input tensors, argument 'alpha' must not be a "
-                         f"floating point number", op=op, arg="alpha")
+    if len(args) > 2:
+        alpha = args[2]
+        if isinstance(alpha, float) and not dtype.is_differentiable:
+            raise DTypeError(f"{op}(): for integral input tensors, argument 'alpha' must not "
+                             f"be a floating point number", op=op, arg="alpha")
+        if isinstance(alpha, complex) and not dtype.is_complex:
+            # PyTorch's words: "For non-complex input tensors, argument alpha must not be a
+            # complex number."
+            raise DTypeError(f"{op}(): For non-complex input tensors, argument alpha must not "
+                             f"be a complex number (argument 'alpha' is {alpha!r}, the result "
+                             f"type {dtype.name})", op=op, arg="alpha")
     return OutSpec(sizes, dtype)
 
 

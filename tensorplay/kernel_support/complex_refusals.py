@@ -1,84 +1,147 @@
-"""The reductions, sorts and searches PyTorch refuses for complex tensors, with PyTorch's
-own words for each.
+"""The ops PyTorch refuses for complex tensors, each with PyTorch's own message.
 
-Complex numbers have no order: there is no largest one, no sorted list, no median. NumPy
-orders them anyway (lexicographically, by real part then imaginary part), so its max,
-sort and searchsorted would answer without complaint; PyTorch refuses, and so do we,
-before NumPy is called. Each op's shape rule (tensorplay/meta/) and its kernel call
-`reject_complex`, so a meta tensor is refused as a CPU one is.
+Complex numbers have no order (no `<`, max, clamp, relu, floor, sign...) and many real
+functions have no complex kernel in PyTorch (erf, atan2, fmod...). TensorPlay refuses
+the same ops, with a DTypeError that names the op and the argument and quotes PyTorch's
+message, so that code written against one behaves the same on the other:
 
-The message is PyTorch's, after the op's name (unless PyTorch's starts with it) and
-before the argument TensorPlay blames:
+    >>> tp.lt(z, z)
+    DTypeError: lt(): "lt_cpu" not implemented for 'ComplexFloat' (argument 'self' is
+    complex64: complex numbers are not ordered)
 
-    max(): "max_all" not implemented for 'ComplexFloat' (argument 'self' is complex64)
-    argmax(): does not support complex input (argument 'self' is complex64)
-
-(`ComplexFloat` / `ComplexDouble`: PyTorch's C++ names of complex64 / complex128, which
-its messages use.) nansum is refused too, though a sum of complex numbers that skips
-NaNs would make sense: PyTorch's CPU kernel has no complex form.
+Kernels call `reject_complex` before computing (NumPy would happily compare complex
+numbers lexicographically, or floor their parts); the shape rules of tensorplay/meta call
+it too, so a meta tensor is refused alike.
 """
 from __future__ import annotations
 
-from tensorplay import _dtype as dt
 from tensorplay.errors import DTypeError
 
-# PyTorch's C++ name of each complex dtype, as its "not implemented for" messages print it.
-TORCH_NAMES = {dt.complex64: "ComplexFloat", dt.complex128: "ComplexDouble"}
+# PyTorch's name of each complex dtype in its messages (its ScalarType).
+TORCH_NAMES = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
-def _not_implemented(kernel):
-    """PyTorch's message when its dtype switch has no complex case for `kernel`."""
-    return '"' + kernel + "\" not implemented for '{T}'"
+def _no_kernel(kernel):
+    """PyTorch's AT_DISPATCH message: its kernel has no complex case."""
+    return f'"{kernel}" not implemented for ' + "'{torch_dtype}'"
 
 
-_SORT = " Sort does not support complex dtypes on CPU"
+_UNORDERED = "complex numbers are not ordered"
 
-# Keyed by overload where overloads differ (max() and max(dim) run different PyTorch
-# kernels, so their messages differ); `{T}` is the dtype's PyTorch name.
-REFUSALS = {
-    "max": _not_implemented("max_all"),
-    "min": _not_implemented("min_all"),
-    "max.dim": "max(): does not support complex input",
-    "min.dim": "min(): does not support complex input",
-    "amax": _not_implemented("max_values_cpu"),
-    "amin": _not_implemented("min_values_cpu"),
-    "aminmax": _not_implemented("aminmax_cpu"),
-    "argmax": "argmax(): does not support complex input",
-    "argmin": "argmin(): does not support complex input",
-    "sort": _SORT,
-    "argsort": _SORT,
-    "msort": _SORT,
-    "topk": " topk does not support complex dtypes on CPU",
-    "median": _not_implemented("median_cpu"),
-    "nanmedian": _not_implemented("median_cpu"),
-    "median.dim": _not_implemented("median_out"),
-    "nanmedian.dim": _not_implemented("median_out"),
-    "kthvalue": _not_implemented("kthvalue_cpu"),
-    "mode": _not_implemented("mode_cpu"),
-    "cummax": _not_implemented("cummax_cpu"),
-    "cummin": _not_implemented("cummin_cpu"),
-    "nansum": "nansum on CPU does not support complex inputs",
-    "nanmean": "nansum on CPU does not support complex inputs",
-    "unique": _not_implemented("unique"),
-    "unique_consecutive": _not_implemented("unique"),
-    "unique_dim": _not_implemented("unique_dim"),
-    "searchsorted": _not_implemented("searchsorted_out_cpu"),
-    "bucketize": _not_implemented("searchsorted_out_cpu"),
-    "bincount": _not_implemented("bincount_cpu"),
-    "isin": "Unsupported input type encountered for isin(): {T}",
-    "scatter_reduce.amax": _not_implemented("scatter_gather_tensor_cpu_reduce_amax"),
-    "scatter_reduce.amin": _not_implemented("scatter_gather_tensor_cpu_reduce_amin"),
-    "index_reduce.amax": _not_implemented("maximum_cpu"),
-    "index_reduce.amin": _not_implemented("minimum_cpu"),
+# op name (the out-of-place one: `floor_` looks up `floor`) -> (PyTorch's message, why).
+# The messages are PyTorch's (torch 2.x, CPU), `{torch_dtype}` its dtype name.
+MESSAGES = {
+    # comparisons and everything built on an order
+    **{op: (_no_kernel(f"{op}_cpu"), _UNORDERED) for op in ("lt", "le", "gt", "ge")},
+    **{op: (f"{op} not implemented for complex tensors.", _UNORDERED)
+       for op in ("maximum", "minimum", "fmax", "fmin")},
+    **{op: ("clamp is not supported for complex types", _UNORDERED)
+       for op in ("clamp", "clamp_min", "clamp_max", "relu", "hardtanh", "relu6")},
+    "sign": ("Unlike NumPy, torch.sign is not intended to support complex numbers. "
+             "Please use torch.sgn instead.", "sgn(z) = z / |z| is the complex sign"),
+    "signbit": ("signbit is not implemented for complex tensors.", _UNORDERED),
+    "heaviside": ("heaviside is not yet implemented for complex tensors.", _UNORDERED),
+    "isposinf": ("isposinf does not support complex inputs.", _UNORDERED),
+    "isneginf": ("isneginf does not support complex inputs.", _UNORDERED),
+    # rounding
+    **{op: (f"{op} is not supported for complex inputs", "rounding is real")
+       for op in ("floor", "ceil", "trunc", "fix")},
+    "round": (_no_kernel("round_vml_cpu"), "rounding is real"),
+    "round_decimals": (_no_kernel("round_cpu"), "rounding is real"),
+    "frac": (_no_kernel("frac_cpu"), "rounding is real"),
+    # the division family
+    "fmod": (_no_kernel("fmod_cpu"), "a remainder needs rounding"),
+    "remainder": (_no_kernel("remainder_cpu"), "a remainder needs rounding"),
+    "floor_divide": (_no_kernel("div_floor_cpu"), "rounding is real"),
+    "div_floor": (_no_kernel("div_floor_cpu"), "rounding is real"),
+    "div_trunc": (_no_kernel("div_trunc_cpu"), "rounding is real"),
+    # real functions with no complex kernel in PyTorch
+    **{op: (_no_kernel(kernel), "a real function") for op, kernel in (
+        ("erf", "erf_vml_cpu"), ("erfc", "erfc_vml_cpu"), ("erfinv", "erfinv_vml_cpu"),
+        ("atan2", "atan2_cpu"), ("hypot", "hypot_cpu"), ("copysign", "copysign_cpu"),
+        ("xlogy", "xlogy_cpu"), ("xlog1py", "xlog1py_cpu"), ("logit", "logit_cpu"),
+        ("nextafter", "nextafter_cpu"), ("lgamma", "lgamma_vml_cpu"),
+        ("digamma", "digamma"), ("i0", "i0_vml_cpu"), ("logaddexp2", "logaddexp2_cpu"),
+        ("gcd", "gcd_cpu"), ("lcm", "lcm_cpu"),
+        ("leaky_relu", "leaky_relu_cpu"), ("elu", "elu_cpu"), ("selu", "elu_cpu"),
+        ("celu", "elu_cpu"), ("gelu", "GeluKernelImpl"),
+        ("softplus", "softplus_cpu"), ("mish", "mish_cpu"), ("hardsigmoid", "hardsigmoid_cpu"),
+        ("hardswish", "hardswish_cpu"), ("hardshrink", "hardshrink_cpu"),
+        ("softshrink", "softshrink_check"), ("threshold", "threshold_cpu"),
+        ("log_sigmoid", "log_sigmoid_cpu"))},
+    "deg2rad": ("deg2rad is not supported for complex tensors.", "a real function"),
+    "rad2deg": ("rad2deg is not supported for complex tensors.", "a real function"),
+    # in place, where the out-of-place op takes complex: abs(z) is real, it cannot be
+    # written back into z's complex memory
+    "abs_": ("In-place abs is not supported for complex tensors.",
+             "abs of a complex tensor is a real tensor"),
+    # reductions, sorts and searches: each needs an order. Where one op's overloads run
+    # different PyTorch kernels (max() and max(dim)), the entries are kinds (`max.all`,
+    # `max.dim`) that the op's rule and kernel name; an op listed by its own name is
+    # also refused, for every tensor argument, in front of its meta rule.
+    "max.all": (_no_kernel("max_all"), _UNORDERED),
+    "min.all": (_no_kernel("min_all"), _UNORDERED),
+    "max.dim": ("does not support complex input", _UNORDERED),
+    "min.dim": ("does not support complex input", _UNORDERED),
+    "amax": (_no_kernel("max_values_cpu"), _UNORDERED),
+    "amin": (_no_kernel("min_values_cpu"), _UNORDERED),
+    "aminmax": (_no_kernel("aminmax_cpu"), _UNORDERED),
+    "argmax": ("does not support complex input", _UNORDERED),
+    "argmin": ("does not support complex input", _UNORDERED),
+    **{op: ("Sort does not support complex dtypes on CPU", _UNORDERED)
+       for op in ("sort", "argsort", "msort")},
+    "topk": ("topk does not support complex dtypes on CPU", _UNORDERED),
+    "median.all": (_no_kernel("median_cpu"), _UNORDERED),     # median and nanmedian
+    "median.dim": (_no_kernel("median_out"), _UNORDERED),
+    "kthvalue": (_no_kernel("kthvalue_cpu"), _UNORDERED),
+    "mode": (_no_kernel("mode_cpu"), _UNORDERED),
+    "cummax": (_no_kernel("cummax_cpu"), _UNORDERED),
+    "cummin": (_no_kernel("cummin_cpu"), _UNORDERED),
+    "unique.all": (_no_kernel("unique"), "unique sorts the values"),  # unique, unique_consecutive
+    "unique_dim": (_no_kernel("unique_dim"), "unique sorts the values"),
+    **{op: (_no_kernel("searchsorted_out_cpu"), _UNORDERED)
+       for op in ("searchsorted", "bucketize")},
+    "isin": ("Unsupported input type encountered for isin(): {torch_dtype}",
+             "PyTorch's isin sorts"),
+    "bincount.self": (_no_kernel("bincount_cpu"), "the values are counts"),   # weights may be
+    **{f"{op}.{reduce}": (_no_kernel(kernel), _UNORDERED) for op, reduce, kernel in (
+        ("scatter_reduce", "amax", "scatter_gather_tensor_cpu_reduce_amax"),
+        ("scatter_reduce", "amin", "scatter_gather_tensor_cpu_reduce_amin"),
+        ("index_reduce", "amax", "maximum_cpu"), ("index_reduce", "amin", "minimum_cpu"))},
+    # a kernel PyTorch's CPU lacks, though the sum of complex numbers skipping NaNs exists
+    **{op: ("nansum on CPU does not support complex inputs",
+            "PyTorch's CPU nansum has no complex kernel") for op in ("nansum", "nanmean")},
 }
 
 
-def reject_complex(op, t, refusal=None, arg="self"):
-    """Raise PyTorch's refusal of op `op` for a complex tensor `t` (argument `arg`);
-    `refusal` names the REFUSALS entry when it is not `op` (an overload, a mode)."""
-    d = t._impl.dtype
-    if d.is_complex:
-        text = REFUSALS[refusal or op].format(T=TORCH_NAMES[d]).strip()
-        if not text.startswith(f"{op}(): "):
-            text = f"{op}(): {text}"
-        raise DTypeError(f"{text} (argument '{arg}' is {d.name})", op=op, arg=arg)
+def complex_message(op, dtype, kind=None):
+    """`op`'s refusal of a complex tensor of `dtype`: PyTorch's text and why (None when
+    PyTorch takes complex tensors in `op`). `kind` picks an entry other than op's own
+    (`div_floor` for div with rounding_mode='floor')."""
+    entry = MESSAGES.get(kind or op) or MESSAGES.get((kind or op).rstrip("_"))
+    if entry is None:
+        return None
+    text, why = entry
+    return text.format(torch_dtype=TORCH_NAMES[dtype.name]), why
+
+
+def reject_complex(op, t, arg="self", kind=None):
+    """Raise PyTorch's error when `t` (argument `arg` of `op`) is a complex tensor and
+    PyTorch has no complex kernel for `op` (an op MESSAGES does not list takes it: no
+    error). `op` is the name the message starts with (`floor_` for the in-place form)."""
+    impl = getattr(t, "_impl", None)
+    if impl is None or not impl.dtype.is_complex:
+        return
+    found = complex_message(op, impl.dtype, kind)
+    if found is None:
+        return
+    text, why = found
+    raise DTypeError(f"{op}(): {text} (argument '{arg}' is {impl.dtype.name}: {why})",
+                     op=op, arg=arg)
+
+
+def reject_complex_args(op, named, kind=None):
+    """`reject_complex` for several (name, tensor) arguments: the first complex one is
+    blamed."""
+    for arg, t in named:
+        reject_complex(op, t, arg, kind)

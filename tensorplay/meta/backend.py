@@ -8,6 +8,7 @@ from tensorplay import _tensor_factory as factory
 from tensorplay._impl import contiguous_strides
 from tensorplay.errors import DataDependentError
 from tensorplay.kernel_support.checks import DataDependent, OutSpec, SELF
+from tensorplay.kernel_support.complex_refusals import MESSAGES, reject_complex
 from tensorplay.kernel_support.einsum import einsum_strides, parse_einsum
 from tensorplay.kernel_support.layout import (
     clone_strides, copy_strides, index_strides, pointwise_strides,
@@ -85,6 +86,25 @@ def _materialize(spec, args, op, layout=None):
             f"{op}(): {spec.what} depends on the values of argument '{spec.arg}', and a meta "
             f"tensor has no values (run it on a device with data)", op=op, arg=spec.arg)
     return tuple(_materialize(s, args, op) for s in spec)
+
+
+def refusing_complex(handle, rule):
+    """`rule`, first refusing a complex tensor argument when PyTorch has no complex kernel
+    for the op (kernel_support/complex_refusals.py): one check in front of every rule, so
+    a meta tensor is refused as the CPU kernel refuses it. Other ops keep the rule as it
+    is."""
+    op = handle.name.split(".")[0]
+    if op not in MESSAGES and op.rstrip("_") not in MESSAGES:
+        return rule
+    named = [(handle.schema.arg_names[i], i) for i in handle.schema.tensor_positions]
+
+    def rule_refusing_complex(op, args):
+        for name, i in named:
+            if i < len(args):
+                reject_complex(op, args[i], name)
+        return rule(op, args)
+    rule_refusing_complex.__name__ = rule.__name__
+    return rule_refusing_complex
 
 
 def make_meta_kernel(handle, rule, layout=None, overlap_check=None):

@@ -139,7 +139,7 @@ def scatter_reduce(op, args):
     _check_writes(op, self, ("index", index), ("src", src))
     _check_reduce(op, reduce, SCATTER_REDUCE_REDUCES)
     if reduce in ("amax", "amin"):
-        reject_complex(op, self, f"scatter_reduce.{reduce}")   # complex numbers have no order
+        reject_complex(op, self, kind=f"scatter_reduce.{reduce}")   # no order in complex
     return _out(op, self)
 
 

@@ -15,6 +15,7 @@ from tensorplay.errors import ArgumentError, DTypeError
 from tensorplay.kernel_support.checks import (
     OutSpec, SELF, binary, broadcast, check_devices, fits_inplace,
 )
+from tensorplay.kernel_support.complex_refusals import reject_complex
 from tensorplay.meta import rules
 
 
@@ -30,7 +31,9 @@ def _finish(op, spec, self):
 
 
 def _float(dtype):
-    return dtype if dtype.is_floating_point else dt.get_default_dtype()
+    """The dtype a float function computes in: floating and complex dtypes are kept,
+    integers and bool become the default float dtype."""
+    return dtype if dtype.is_differentiable else dt.get_default_dtype()
 
 
 def reject_dtypes(op, name, t, bad, what):
@@ -40,6 +43,7 @@ def reject_dtypes(op, name, t, bad, what):
 
 
 def require_float(op, name, t):
+    reject_complex(op, t, name)     # PyTorch's own message where it has one (elu, gelu...)
     if not t._impl.dtype.is_floating_point:
         raise DTypeError(f"{op}(): not implemented for {t._impl.dtype.name} tensors (argument "
                          f"'{name}' is {t._impl.dtype.name}; expected a floating point "
@@ -56,6 +60,15 @@ def unary_float(op, args):
     return _finish(op, OutSpec(_sizes(self), _float(self._impl.dtype)), self)
 
 
+def unary_real_of_complex(op, args):
+    """angle: a real result, complex64 -> float32, complex128 -> float64; a real input
+    is unary_float's."""
+    dtype = args[0]._impl.dtype
+    if dtype.is_complex:
+        return _finish(op, OutSpec(_sizes(args[0]), dtype.to_real()), args[0])
+    return unary_float(op, args)
+
+
 def unary_same(op, args):
     """nan_to_num, neg_, ...: the output has the input's dtype."""
     self = args[0]
@@ -63,7 +76,9 @@ def unary_same(op, args):
 
 
 def unary_no_bool(op, args):
-    """floor, ceil, round, trunc, abs_: any dtype but bool, kept as it is."""
+    """floor, ceil, round, trunc, abs_: any dtype but bool, kept as it is (and no
+    complex where PyTorch refuses it: rounding, threshold, abs_)."""
+    reject_complex(op, args[0])
     reject_dtypes(op, "self", args[0], _NOT_BOOL, "a number tensor")
     return unary_same(op, args)
 
@@ -138,7 +153,7 @@ def addcmul(op, args):
 
 def addcdiv(op, args):
     self, t1, t2 = args[:3]
-    if not (t1._impl.dtype.is_floating_point or t2._impl.dtype.is_floating_point):
+    if not (t1._impl.dtype.is_differentiable or t2._impl.dtype.is_differentiable):
         raise DTypeError(f"{op}(): integer division with addcdiv is not supported (arguments "
                          f"'tensor1' and 'tensor2' are {t1._impl.dtype.name} and "
                          f"{t2._impl.dtype.name}); use a floating point tensor", op=op,

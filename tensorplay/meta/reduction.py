@@ -126,7 +126,7 @@ def count_nonzero(op, args):
 def bincount(op, args):
     """The counts have max(self) + 1 (at least minlength) entries: a value-dependent size."""
     self, weights, minlength = args
-    reject_complex(op, self)
+    reject_complex(op, self, kind="bincount.self")   # (complex weights are fine)
     sizes = _sizes(self)
     if len(sizes) != 1 or self._impl.dtype.is_floating_point or self._impl.dtype is dt.bool:
         raise ShapeError(f"{op}(): only supports 1-d non-negative integral inputs, but "

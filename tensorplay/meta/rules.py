@@ -39,7 +39,7 @@ def binary_sub(op, args):
 
 def binary_float(op, args):
     spec = binary(op, args)
-    return OutSpec(spec.sizes, spec.dtype if spec.dtype.is_floating_point
+    return OutSpec(spec.sizes, spec.dtype if spec.dtype.is_differentiable
                    else dt.get_default_dtype())
 
 
@@ -83,10 +83,11 @@ def unary_neg(op, args):
 
 
 def unary_abs(op, args):
-    if args[0]._impl.dtype is dt.bool:
+    dtype = args[0]._impl.dtype
+    if dtype is dt.bool:
         raise DTypeError(f"{op}(): not implemented for bool tensors (argument 'self' is "
                          f"bool)", op=op, arg="self")
-    return unary(op, args)
+    return OutSpec(_sizes(args[0]), dtype.to_real())    # |complex| is real
 
 
 def unary_relu(op, args):
@@ -98,7 +99,7 @@ def unary_relu(op, args):
 
 def unary_float(op, args):
     d = args[0]._impl.dtype
-    return OutSpec(_sizes(args[0]), d if d.is_floating_point else dt.get_default_dtype())
+    return OutSpec(_sizes(args[0]), d if d.is_differentiable else dt.get_default_dtype())
 
 
 def check_value_fits(op, value, dtype, arg="value"):
@@ -112,8 +113,17 @@ def check_value_fits(op, value, dtype, arg="value"):
         if impl.device.type == "meta":
             return
         value = value.item()
-    if dtype is dt.bool or dtype.is_complex or isinstance(value, (bool, complex)):
+    if dtype is dt.bool or dtype.is_complex or isinstance(value, bool):
         return
+    if isinstance(value, complex):
+        # PyTorch converts a complex number to a real dtype only when it is real (its
+        # imaginary part 0); then its real part must fit like any number
+        if value.imag != 0:
+            raise DTypeError(f"{op}(): argument '{arg}' ({value}) cannot be converted to "
+                             f"{dtype.name} without overflow (value cannot be converted to "
+                             f"type {dtype.name} without overflow: a complex number with "
+                             f"a nonzero imaginary part into a real tensor)", op=op, arg=arg)
+        value = value.real
     if dtype.is_floating_point:
         info = ml_dtypes.finfo(dtype.np)
         fits = not math.isfinite(value) or float(info.min) <= value <= float(info.max)
@@ -178,14 +188,14 @@ def reduce_dims_float(op, args):
 
 def reduce_all_same(op, args):
     """max() and min(): one element of self (not for complex numbers, which have no order)."""
-    reject_complex(op, args[0])
+    reject_complex(op, args[0], kind=f"{op}.all")
     check_nonempty_reduction(op, args[0])
     return OutSpec((), args[0]._impl.dtype)
 
 
 def reduce_dim_with_indices(op, args):
     self, dim, keepdim = args
-    reject_complex(op, self, f"{op}.dim")
+    reject_complex(op, self, kind=f"{op}.dim")
     sizes = _sizes(self)
     d = wrap_dim(op, dim, len(sizes))
     if sizes:

@@ -16,7 +16,7 @@ def _sizes(t):
 
 
 def unique2(op, args):
-    reject_complex("unique", args[0])     # (tp.unique's op, _unique2, is an inner name)
+    reject_complex("unique", args[0], kind="unique.all")   # (tp.unique's inner op: _unique2)
     return DataDependent("self", "the number of distinct values")
 
 
@@ -39,14 +39,14 @@ def median(op, args):
     """median() of all elements; of none it is NaN (PyTorch's value; an integer dtype
     gets NaN cast to it, its most negative value)."""
     reject_bool(op, args[0])
-    reject_complex(op, args[0])
+    reject_complex(op, args[0], kind="median.all")
     return OutSpec((), args[0]._impl.dtype)
 
 
 def value_and_index(op, args):
     """median.dim / mode / kthvalue: one value and its index per slice along `dim`."""
     self, dim, keepdim = args[0], args[-2], args[-1]
-    reject_complex(op, self, op if op in ("mode", "kthvalue") else f"{op}.dim")
+    reject_complex(op, self, kind=op if op in ("mode", "kthvalue") else "median.dim")
     sizes = _sizes(self)
     d = wrap_dim(op, dim, len(sizes))
     if sizes:
@@ -98,7 +98,7 @@ def sort(op, args):
 
 def unique_consecutive(op, args):
     self, return_inverse, return_counts, dim = args
-    reject_complex(op, self)
+    reject_complex(op, self, kind="unique.all")
     if dim is not None:
         sizes = _sizes(self)
         if not sizes:

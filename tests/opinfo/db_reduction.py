@@ -23,7 +23,7 @@ from opinfo.core import (
 GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
 from opinfo.reduction_common import distinct, grad_for, samples_dim, t_
 from opinfo.samples import (
-    _distinct_make, _errors_dim, _t, _trapezoid_samples, _x, HALF_SUM_TOL, NUMERIC,
+    _distinct_make, _errors_dim, REDUCTION_SHAPES, _t, _trapezoid_samples, _x, HALF_SUM_TOL, NUMERIC,
     sample_inputs_binary, sample_inputs_reduce_all, sample_inputs_reduce_dims,
     sample_inputs_unary, TOL,
 )
@@ -37,8 +37,20 @@ def _errors_float_only(op, device):
 
 # ---- prod ------------------------------------------------------------------------------
 def _prod_samples(op, device, dtype, requires_grad):
-    yield from sample_inputs_reduce_all(op, device, dtype, requires_grad,
-                                        dtypes=(dtype,) if dtype.is_complex else (tp.float64,))
+    if dtype.is_complex:
+        # parts in [-1, 1): the product of 24 numbers stays near 1, where finite
+        # differences (gradgradcheck) can follow it (|z| up to 4 would make it 1e8)
+        rng = rng_for(op.full_name, dtype)
+        for shape, layout in REDUCTION_SHAPES + (((0, 3), "contiguous"),):
+            yield S(make_tensor(shape, dtype, device, rng=rng, layout=layout, low=-1, high=1,
+                                requires_grad=grad_for(dtype, requires_grad)),
+                    name=f"{list(shape)} {layout}")
+        yield S(make_tensor((3, 4), dtype, device, rng=rng, low=-1, high=1,
+                            requires_grad=grad_for(dtype, requires_grad)),
+                kwargs={"dtype": tp.complex128}, name="dtype=complex128")
+    else:
+        yield from sample_inputs_reduce_all(op, device, dtype, requires_grad,
+                                            dtypes=(tp.float64,))
     if dtype.is_differentiable:
         for zeros in ([1], [1, 5]):   # one zero, two zeros: the gradient's special cases
             x = make_tensor((2, 3), tp.complex128 if dtype.is_complex else tp.float64, device,

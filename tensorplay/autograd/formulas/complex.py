@@ -7,6 +7,7 @@ grad * conj(f'(z)); the functions below are not holomorphic and take both parts.
 """
 from __future__ import annotations
 
+from tensorplay import _creation
 from tensorplay._generated import functional as F
 from tensorplay.autograd.formulas.core import sum_to
 
@@ -17,6 +18,32 @@ def handle_r_to_c(dtype, grad):
     if grad.dtype.is_complex and not dtype.is_complex:
         return F.real(grad)
     return grad
+
+
+def conj_number(value):
+    """The complex conjugate of a Python number (add's and sub's alpha, the products'
+    alpha and beta): a real number is its own."""
+    return value.conjugate() if isinstance(value, complex) else value
+
+
+def angle_backward(grad, self):
+    """angle(z) = atan2(y, x): its gradient is grad * i z / |z|^2 (PyTorch's
+    angle_backward; grad is real), 0 at z = 0. A real angle is constant (0 or pi) where
+    it is differentiable: zeros."""
+    if not self.dtype.is_complex:
+        return _creation.zeros_like(grad)
+    g = grad * self / self.abs().pow(2) * 1j
+    return F.where(self == 0, 0.0, g)
+
+
+def acosh_backward(grad, self):
+    """d/dz acosh(z) = 1 / sqrt(z^2 - 1), written for a complex z as
+    1 / (sqrt(z + 1) sqrt(z - 1)): the two differ by a sign across the branch cut, and
+    the product is the derivative of acosh's principal branch (PyTorch's formula). For a
+    real z >= 1 they agree, and one rsqrt is cheaper."""
+    if self.dtype.is_complex:
+        return grad * ((self + 1).rsqrt() * (self - 1).rsqrt()).conj()
+    return grad * (self.pow(2) - 1).rsqrt()
 
 
 def complex_backward(grad, real, imag):
@@ -41,7 +68,7 @@ def sgn_backward(self, grad, result):
     the gradient is (grad - sgn(z)^2 conj(grad)) / (2|z|), and 0 at z = 0 (PyTorch's
     choice). For a real tensor sgn is sign, flat wherever it is differentiable."""
     if not self.dtype.is_complex:
-        return F.zeros_like(grad)
+        return _creation.zeros_like(grad)
     magnitude = F.abs(self)
     zero = magnitude == 0
     g = (grad - result * result * F.conj(grad)) / (2 * F.where(zero, 1.0, magnitude))

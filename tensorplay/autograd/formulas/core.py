@@ -56,8 +56,11 @@ def pow_backward_self(grad, self, exponent):
         e = exponent.item()
         if e == 0:
             return _creation.zeros_like(grad)
-        return grad * (e * self.pow(e - 1))
-    return F.where(exponent == 0, 0.0, grad * exponent * self.pow(exponent.clone() - 1))
+        return grad * (e * self.pow(e - 1)).conj()
+    # (conj: d/dz z**e = e z**(e-1) is holomorphic, so the gradient is grad times its
+    # conjugate; a real tensor is its own conjugate, returned as it is)
+    return F.where(exponent == 0, 0.0,
+                   grad * (exponent * self.pow(exponent.clone() - 1)).conj())
 
 
 def pow_scalar_backward(grad, self, exponent):
@@ -66,9 +69,17 @@ def pow_scalar_backward(grad, self, exponent):
 
 
 def pow_backward_exponent(grad, self, exponent, result):
-    """d/de self**e = self**e * log(self), taken as 0 where self == 0 and e >= 0."""
-    cond = (self == 0) * (exponent >= 0)
-    return grad * F.where(cond, 0.0, result * F.log(F.where(cond, 1.0, self)))
+    """d/de self**e = self**e * log(self), taken as 0 where self == 0 and e >= 0 (for a
+    complex e: e real and >= 0). With a complex result a real self's log is taken as a
+    complex number (log(-2) = log(2) + i pi), as PyTorch promotes self first."""
+    if exponent.dtype.is_complex:
+        real_nonnegative = F.logical_and(F.imag(exponent) == 0, F.real(exponent) >= 0)
+        cond = F.logical_and(self == 0, real_nonnegative)
+    else:
+        cond = (self == 0) * (exponent >= 0)
+    if result.dtype.is_complex and not self.dtype.is_complex:
+        self = self.to(result.dtype)
+    return grad * F.where(cond, 0.0, (result * F.log(F.where(cond, 1.0, self))).conj())
 
 
 def xlogy_self_backward(grad, self, other):
