@@ -316,16 +316,17 @@ def linalg_diagonal(A, offset, dim1, dim2):
 
 
 def linalg_vecdot(x, y, dim):
-    """The dot product of vectors along `dim` (x conjugated, once complex numbers exist)."""
+    """The dot product of vectors along `dim`: sum(conj(x) * y), x conjugated as in vdot
+    (conj of a real tensor is the tensor itself)."""
     for name, t in (("x", x), ("y", y)):
-        if not t.dtype.is_floating_point:
-            raise DTypeError(f"linalg_vecdot(): expected a floating point tensor as input "
-                             f"('{name}'), but got {t.dtype.name}", op="linalg_vecdot",
+        if not t.dtype.is_differentiable:
+            raise DTypeError(f"linalg_vecdot(): expected a floating point or complex tensor as "
+                             f"input ('{name}'), but got {t.dtype.name}", op="linalg_vecdot",
                              arg=name)
     if x.dtype is not y.dtype:
         raise DTypeError(f"linalg_vecdot(): expected 'x' and 'y' to have the same dtype, but "
                          f"got {x.dtype.name} and {y.dtype.name}", op="linalg_vecdot", arg="y")
-    return F.sum(x * y, dim)
+    return F.sum(x.conj() * y, dim)
 
 
 def linalg_matrix_power(self, n):

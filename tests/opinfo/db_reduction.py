@@ -23,8 +23,8 @@ from opinfo.core import (
 GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
 from opinfo.reduction_common import distinct, grad_for, samples_dim, t_
 from opinfo.samples import (
-    _distinct_make, _errors_dim, REDUCTION_SHAPES, _t, _trapezoid_samples, _x, HALF_SUM_TOL, NUMERIC,
-    sample_inputs_binary, sample_inputs_reduce_all, sample_inputs_reduce_dims,
+    _distinct_make, _errors_dim, _t, _trapezoid_samples, _x, HALF_SUM_TOL, NUMERIC,
+    REDUCTION_SHAPES, sample_inputs_binary, sample_inputs_reduce_all, sample_inputs_reduce_dims,
     sample_inputs_unary, TOL,
 )
 
