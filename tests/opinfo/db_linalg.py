@@ -385,13 +385,22 @@ def _vector_norm_samples(op, device, dtype, requires_grad):
     yield S(_x(op, device, dtype, requires_grad, (3, 4), "strided", exclude_zero=True),
             (1, -1), name="ord=1 dim=-1")
     yield S(_x(op, device, dtype, requires_grad, (3, 4)), (0,), name="ord=0", grad=False)
-    yield S(_x(op, device, dtype, requires_grad, (3, 4)), (), {"dtype": tp.float64},
-            name="dtype=float64")
+    # dtype= is the dtype the norm computes in: complex for a complex input (the norm is
+    # its real counterpart, float64 here)
+    wide = tp.complex128 if dtype.is_complex else tp.float64
+    yield S(_x(op, device, dtype, requires_grad, (3, 4)), (), {"dtype": wide},
+            name=f"dtype={wide.name}")
 
 
 def _errors_norms(op, device):
     yield E(S(t_((3, 4), tp.int64, device=device)), DTypeError,
             r"Expected a floating point or complex tensor as input", arg="self")
+    yield E(S(t_((3, 4), tp.complex64, device=device), (), {"dtype": tp.float64}), DTypeError,
+            r"linalg_vector_norm\(\): dtype should be complex for complex inputs, but got "
+            r"float64", arg="dtype")
+    yield E(S(t_((3, 4), tp.float32, device=device), (), {"dtype": tp.complex64}), DTypeError,
+            r"linalg_vector_norm\(\): dtype should be real for real inputs, but got complex64",
+            arg="dtype")
 
 
 def _matrix_norm_samples(op, device, dtype, requires_grad):
@@ -450,19 +459,23 @@ def _errors_norm(op, device):
 
 NORMS = [
     OpInfo("linalg_vector_norm", op=tp.linalg.vector_norm, ref=torch.linalg.vector_norm,
-           overloads=("linalg_vector_norm",), dtypes=FLOATING, tolerances=TOL,
+           overloads=("linalg_vector_norm",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX, tolerances=TOL,
            sample_inputs_func=_vector_norm_samples, error_inputs_func=_errors_norms),
     OpInfo("linalg_matrix_norm", op=tp.linalg.matrix_norm, ref=torch.linalg.matrix_norm,
-           overloads=("linalg_matrix_norm",), dtypes=FLOATING, tolerances=TOL,
+           overloads=("linalg_matrix_norm",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX, tolerances=TOL,
            sample_inputs_func=_matrix_norm_samples, error_inputs_func=_errors_matrix_norm),
     OpInfo("linalg_matrix_norm", "str", op=tp.linalg.matrix_norm, ref=torch.linalg.matrix_norm,
-           overloads=("linalg_matrix_norm.str_ord",), dtypes=FLOATING, tolerances=TOL,
+           overloads=("linalg_matrix_norm.str_ord",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX, tolerances=TOL,
            sample_inputs_func=_matrix_norm_str_samples),
     OpInfo("linalg_norm", op=tp.linalg.norm, ref=torch.linalg.norm, overloads=("linalg_norm",),
-           dtypes=FLOATING, tolerances=TOL, sample_inputs_func=_norm_samples,
+           dtypes=FLOATING + COMPLEX, grad_dtypes=GRAD_COMPLEX, tolerances=TOL, sample_inputs_func=_norm_samples,
            error_inputs_func=_errors_norm),
     OpInfo("linalg_norm", "str", op=tp.linalg.norm, ref=torch.linalg.norm,
-           overloads=("linalg_norm.ord_str",), dtypes=FLOATING, tolerances=TOL,
+           overloads=("linalg_norm.ord_str",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX, tolerances=TOL,
            sample_inputs_func=_norm_str_samples),
 ]
 

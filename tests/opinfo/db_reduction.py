@@ -490,6 +490,9 @@ def _addbmm_samples(op, device, dtype, requires_grad):
     yield S(x((2, 3), "s"), (x((4, 2, 5), "a"), x((4, 5, 3), "b")), name="plain")
     yield S(x((2, 3), "s"), (x((2, 2, 4), "a"), x((2, 4, 3), "b", "transposed")),
             {"beta": 0.5, "alpha": 2}, name="beta, alpha")
+    if dtype.is_complex:
+        yield S(x((2, 3), "s"), (x((2, 2, 4), "a"), x((2, 4, 3), "b")),
+                {"beta": 0.5 + 1j, "alpha": 2 - 1j}, name="complex beta, alpha")
     yield S(x((2, 2), "s", "transposed"), (x((0, 2, 3), "a"), x((0, 3, 2), "b")),
             {"beta": 2}, name="no batches")
 
@@ -685,14 +688,18 @@ def _histogramdd_kernel_samples(op, device, dtype, requires_grad):
 COUNTING_AND_NORMS = [
     OpInfo("aminmax", overloads=("aminmax",), sample_inputs_func=_aminmax_samples,
            error_inputs_func=_errors_aminmax),
-    OpInfo("vdot", overloads=("vdot",), dtypes=(tp.int64, tp.float32, tp.float64),
+    OpInfo("vdot", overloads=("vdot",), dtypes=(tp.int64, tp.float32, tp.float64) + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_vdot_samples, error_inputs_func=_errors_vdot, tolerances=TOL),
-    OpInfo("addbmm", overloads=("addbmm", "addbmm_"), inplace="addbmm_", dtypes=F64,
+    OpInfo("addbmm", overloads=("addbmm", "addbmm_"), inplace="addbmm_", dtypes=F64 + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_addbmm_samples, error_inputs_func=_errors_addbmm,
            tolerances=TOL),
-    OpInfo("addbmm", "broadcast", overloads=("addbmm",), dtypes=F64,
+    OpInfo("addbmm", "broadcast", overloads=("addbmm",), dtypes=F64 + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_addbmm_broadcast_samples, tolerances=TOL),
-    OpInfo("frobenius_norm", overloads=("frobenius_norm.dim",), dtypes=F64,
+    OpInfo("frobenius_norm", overloads=("frobenius_norm.dim",), dtypes=F64 + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_frobenius_samples, error_inputs_func=_errors_frobenius,
            tolerances=TOL),
     OpInfo("nuclear_norm", overloads=("nuclear_norm",), dtypes=F64,
