@@ -20,9 +20,9 @@ from tensorplay.autograd.formulas import (
     elu_backward_of_result, embedding_backward, embedding_bag_backward,
     embedding_bag_per_sample_weights_backward, embedding_dense_double_backward, erfinv_backward,
     evenly_distribute_backward, filled_value_backward, gather_along_backward, gather_backward,
-    gelu_second_derivative, group_norm_backward, hardswish_backward, huber_loss_backward,
-    i1_backward, i1e_backward, igamma_other_backward, igammac_other_backward, index_backward,
-    index_put_self_backward, index_put_values_backward, index_reduce_backward,
+    gelu_second_derivative, group_norm_backward, handle_r_to_c, hardswish_backward,
+    huber_loss_backward, i1_backward, i1e_backward, igamma_other_backward, igammac_other_backward,
+    index_backward, index_put_self_backward, index_put_values_backward, index_reduce_backward,
     index_select_backward, index_source_backward, last_three, last_two, layer_norm_backward,
     leaky_relu_backward_of_result, linalg_det_backward, linalg_inv_backward, linalg_lstsq_backward,
     linalg_lu_backward, linalg_lu_solve_B, linalg_lu_solve_LU, linalg_qr_backward,
@@ -898,7 +898,7 @@ class ToCopyBackward0(Node):
     """Backward of `_to_copy(Tensor self, *, ScalarType? dtype=None, Device? device=None,
         bool non_blocking=False) -> Tensor`.
 
-    self: grad.to(self.device, self.dtype)
+    self: handle_r_to_c(self.dtype, grad).to(self.device, self.dtype)
     """
 
     __slots__ = ('self_device', 'self_dtype')
@@ -911,7 +911,7 @@ class ToCopyBackward0(Node):
         self_dtype = self.self_dtype
         d_self = None
         if self.needs_input_grad(0):
-            d_self = grad.to(self_device, self_dtype)
+            d_self = handle_r_to_c(self_dtype, grad).to(self_device, self_dtype)
         return (d_self,)
 
 

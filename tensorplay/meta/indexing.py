@@ -197,7 +197,7 @@ def index_add(op, args):
     self, dim, index, source, alpha = args
     _index_source(op, self, dim, index, source)
     _check_writes(op, self, ("index", index), ("source", source))
-    if isinstance(alpha, float) and not self._impl.dtype.is_floating_point:
+    if isinstance(alpha, float) and not self._impl.dtype.is_differentiable:
         raise DTypeError(f"{op}(): for integral input tensors, argument 'alpha' must not be a "
                          f"floating point number", op=op, arg="alpha")
     return _out(op, self)

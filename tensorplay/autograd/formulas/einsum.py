@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from tensorplay import _creation
 from tensorplay._generated import functional as F
+from tensorplay.autograd.formulas.complex import handle_r_to_c
 from tensorplay.autograd.formulas.core import sum_to
 from tensorplay.kernel_support.einsum import parse_einsum
 
@@ -30,7 +31,7 @@ def einsum_backward(grad, equation, tensors, sizes, dtypes):
     # In the output's dtype (operands of mixed dtypes were promoted by the forward); each
     # gradient goes back to its operand's dtype at the end.
     tensors = [t.to(grad.dtype) for t in tensors]
-    return [g if g is None else g.to(dtype)
+    return [g if g is None else handle_r_to_c(dtype, g).to(dtype)
             for g, dtype in zip(_einsum_grads(grad, spec, tensors, needed), dtypes)]
 
 
