@@ -308,12 +308,16 @@ def logsumexp(self, dim, keepdim):
     """log(sum(exp(x))) without overflow: subtract the max first.
 
         m = max(x);  m = 0 where m is +-inf (all -inf, or an inf: the answer is m itself)
-        result = m + log(sum(exp(x - m)))"""
+        result = m + log(sum(exp(x - m)))
+
+    For complex numbers m is the largest real part (|exp(x)| = exp(re x) is what may
+    overflow; the imaginary parts only turn it), and the log is the principal one."""
     spec = shape_rule("reduction.logsumexp")("logsumexp", (self, dim, keepdim))
     axes = axes_of("logsumexp", self, dim)
     a = self._impl.array().astype(accumulate_dtype(spec.dtype), copy=False)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        m = np.max(a, axis=axes, keepdims=True, initial=-np.inf)
+        m = np.max(a.real if a.dtype.kind == "c" else a, axis=axes, keepdims=True,
+                   initial=-np.inf)
         m = np.where(np.isinf(m), np.zeros((), a.dtype), m)
         r = np.log(np.sum(np.exp(a - m), axis=axes, keepdims=True)) + m
     if not keepdim:

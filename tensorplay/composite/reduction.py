@@ -356,9 +356,9 @@ def _renorm_factor(op, self, p, dim, maxnorm):
     if self.dim() < 2:
         raise ShapeError(f"{op}(): input needs at least 2 dimensions, got {self.dim()} "
                          f"dimensions (argument 'self')", op=op, arg="self")
-    if not self.is_floating_point():
-        raise DTypeError(f"{op}(): expected a floating point input, got {self.dtype.name} "
-                         f"(argument 'self')", op=op, arg="self")
+    if not self.dtype.is_differentiable:     # complex too: its slices' norms are real
+        raise DTypeError(f"{op}(): expected a floating point or complex input, got "
+                         f"{self.dtype.name} (argument 'self')", op=op, arg="self")
     if not p > 0:
         raise ArgumentError(f"{op}(): non-positive-norm not supported: argument 'p' must be "
                             f"> 0, got {p}", op=op, arg="p")

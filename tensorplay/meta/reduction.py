@@ -102,7 +102,7 @@ def logsumexp(op, args):
     self, dim, keepdim = args
     d = self._impl.dtype
     return OutSpec(reduced_sizes(op, _sizes(self), dim, keepdim),
-                   d if d.is_floating_point else dt.get_default_dtype())
+                   d if d.is_differentiable else dt.get_default_dtype())   # complex stays
 
 
 def all_any(op, args):

@@ -183,10 +183,11 @@ def norm_backward(grad, self, p, result, dim, keepdim):
 
 
 def logsumexp_backward(grad, self, result, dim, keepdim):
-    """d lse / dx_i = exp(x_i - lse): the softmax, computed from the saved result."""
+    """d lse / dx_i = exp(x_i - lse): the softmax, computed from the saved result
+    (conjugated for complex numbers, where lse is holomorphic: PyTorch's formula)."""
     sizes = tuple(self.shape)
     return restore_reduced(grad, sizes, dim, keepdim) * \
-        F.exp(self - restore_reduced(result, sizes, dim, keepdim))
+        F.exp(self - restore_reduced(result, sizes, dim, keepdim)).conj()
 
 
 
