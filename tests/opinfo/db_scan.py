@@ -105,11 +105,13 @@ def _logcumsumexp_samples(op, device, dtype, requires_grad):
     x = tp.tensor([[0.0, -float("inf"), 50.0, -50.0], [-float("inf")] * 4], dtype=dtype,
                   device=device)
     yield S(x, (1,), name="-inf and far apart", grad=False)
+    if dtype.is_complex:    # the same, turned off the real axis
+        yield S(x * (1 - 0.5j), (1,), name="-inf and far apart, complex", grad=False)
 
 
 def _errors_logcumsumexp(op, device):
     yield E(S(t_((3,), tp.int64, device=device), (0,)), DTypeError,
-            r"logcumsumexp\(\): expected a floating point input", arg="self")
+            r"logcumsumexp\(\): expected a floating point or complex input", arg="self")
     yield E(S(t_((3,), device=device), (2,)), DimError,
             r"logcumsumexp\(\): Dimension out of range", arg="dim")
 
@@ -151,7 +153,8 @@ def _errors_gradient(op, device):
 
 
 op_db += [
-    OpInfo("logcumsumexp", overloads=("logcumsumexp",), dtypes=FLOATING,
+    OpInfo("logcumsumexp", overloads=("logcumsumexp",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=(tp.float32, tp.float64) + COMPLEX,
            sample_inputs_func=_logcumsumexp_samples, error_inputs_func=_errors_logcumsumexp,
            tolerances=HALF_SUM_TOL),
     OpInfo("gradient", overloads=("gradient.scalarint", "gradient.scalararray",

@@ -87,12 +87,17 @@ def logcumsumexp_backward(grad, self, result, dim):
     gradient is the dtype's lowest finite value, not -inf: -inf - -inf would be NaN.)"""
     if self.dim() == 0 or self.numel() == 0:
         return grad
+
+    def reversed_logcumsumexp(t):
+        return t.flip([dim]).logcumsumexp(dim).flip([dim])
+    if grad.dtype.is_complex:
+        # grad_i = sum_{k >= i} grad_k conj(exp(x_i - out_k)) (logcumsumexp is
+        # holomorphic): the same log-space form, with no sign to split since the complex
+        # log takes any grad (log 0 = -inf, whose exp is 0), as PyTorch's
+        return (reversed_logcumsumexp(grad.log() - result.conj()) + self.conj()).exp()
     lowest = float(ml_dtypes.finfo(grad.dtype.np).min)
     log_abs = grad.abs().log()
     positive = F.where(grad > 0, log_abs, lowest)
     negative = F.where(grad < 0, log_abs, lowest)
-
-    def reversed_logcumsumexp(t):
-        return t.flip([dim]).logcumsumexp(dim).flip([dim])
     return (reversed_logcumsumexp(positive - result) + self).exp() - \
         (reversed_logcumsumexp(negative - result) + self).exp()
