@@ -35,15 +35,19 @@ __all__ = ["Library", "kernel", "ShapeRule"]
 
 
 def kernel(*, priority=0, dtypes=None, contiguous=False, shape=None, layout=None,
-           family=False):
+           takes_complex=False, family=False):
     """Attach selection constraints to a kernel function; `Library.impl` reads them.
     Backends use it on kernels that ops.yaml names, e.g. a float-only fast path, or
     `layout="contiguous_format"` on an NCHW-only kernel (channels_last calls then reach
     it through the layout-conversion fallback, dispatch/kernel_selection.py).
-    `family=True` marks a family kernel (above): it receives the op's name first."""
+    `family=True` marks a family kernel (above): it receives the op's name first.
+    `takes_complex=True`: a `cuda` kernel that computes complex tensors (Triton has no
+    complex type, so most do not; a complex call of the others runs the CPU kernel on host
+    copies, dispatch/kernel_selection.py)."""
     def mark(fn):
         fn.__tp_kernel__ = dict(priority=priority, dtypes=dtypes, contiguous=contiguous,
-                                shape=shape, layout=layout, family=family)
+                                shape=shape, layout=layout, takes_complex=takes_complex,
+                                family=family)
         return fn
     return mark
 

@@ -1,6 +1,28 @@
-"""`tp.save` / `tp.load`: a safe file format for tensors and the containers around them.
+"""`tp.save` / `tp.load`: checkpoints in PyTorch's format (both ways) and in TensorPlay's
+pickle-free one, and the allow-list that keeps loading safe.
 
-A file is a zip archive (stored, not compressed) with
+Three formats are read, told apart by their first bytes and members:
+
+- PyTorch's zip format (`torch.save` since 1.6, and `tp.save`'s default): a pickle of
+  the object with each tensor's bytes in a member beside it (tensorplay/_torch_format.py
+  describes it). `torch.load` reads what `tp.save` writes and `tp.load` reads what
+  `torch.save` writes; neither needs the other library installed.
+- PyTorch's legacy format (before 1.6): pickles one after the other, then the bytes.
+- TensorPlay's JSON format (`tp.save(obj, f, format="tensorplay")`), below.
+
+Loading a pickle can run code: a pickle names functions and the unpickler calls them.
+So `load` builds, by default (`weights_only=True`, as PyTorch 2.6+), only what an
+allow-list names (tensors, containers, numbers, dtypes, devices, sizes; see
+tensorplay/_weights_only_unpickler.py) plus what the user adds with `add_safe_globals`
+or `with safe_globals([...])`, and refuses the rest with PyTorch's message.
+`weights_only=False` unpickles anything: modules, optimizers, your classes.
+
+Why PyTorch's format is the default: one format then holds every object (a whole model
+needs a pickle anyway), a checkpoint crosses to PyTorch and back unchanged, and it is
+as safe to load as the JSON format under both readers' weights-only unpicklers. The
+JSON format stays readable and writable for files that must hold no pickle at all.
+
+TensorPlay's JSON format is a zip archive (stored, not compressed) with
 
     tensorplay.json       the object tree, as JSON (format below)
     storages/<k>.npy      storage k's bytes: a flat uint8 NumPy array
@@ -28,12 +50,12 @@ list), or an object tagged by its "$" key:
     {"$": "tensor", "id": i}                  (an index into "tensors")
     {"$": "ndarray", "id": i}                 (a NumPy array or scalar, in arrays/<i>.npy)
 
-Tensors are saved by storage, as PyTorch does: every tensor records which storage it
-views and its sizes, strides and offset, so a view and its base (or two views of one
-buffer) share one storage again after loading, and the same tensor object reached
-twice comes back as one object. A storage is saved whole, even when only a slice of
-it is reachable. `.grad` and autograd history are not saved; a tensor that required
-grad comes back as a leaf that requires grad, a Parameter as a Parameter.
+In every format tensors are saved by storage, as PyTorch does: every tensor records
+which storage it views and its sizes, strides and offset, so a view and its base (or
+two views of one buffer) share one storage again after loading, and the same tensor
+object reached twice comes back as one object. A storage is saved whole, even when only
+a slice of it is reachable. `.grad` and autograd history are not saved; a tensor that
+required grad comes back as a leaf that requires grad, a Parameter as a Parameter.
 """
 from __future__ import annotations
 
@@ -42,47 +64,226 @@ import io
 import json
 import math
 import os
+import pickle
+import re
+import struct
 import sys
 import zipfile
 
 import numpy as np
 
-from tensorplay import _cuda_state
 from tensorplay import _dtype as dt
-from tensorplay._device import CPU, as_device, device as Device
-from tensorplay._impl import Storage, TensorImpl, VersionCounter, numel_of
+from tensorplay import _torch_format, _torch_pickler
+from tensorplay._device import device as Device
+from tensorplay._impl import TensorImpl, VersionCounter, numel_of
 from tensorplay._tensor import Size, Tensor, wrap
+from tensorplay._weights_only_unpickler import (   # noqa: F401 - the public allow-list API
+    add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals,
+)
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.errors import DeviceError, SerializationError
 from tensorplay.nn.parameter import Parameter
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "add_safe_globals", "safe_globals", "get_safe_globals",
+           "clear_safe_globals", "WeightsOnlyError", "DEFAULT_PROTOCOL"]
 
+DEFAULT_PROTOCOL = 2   # PyTorch's: its weights-only unpickler reads protocol 2's opcodes
 FORMAT = "tensorplay"
 VERSION = 1
 HEADER = "tensorplay.json"
 
 
-# ---- saving ---------------------------------------------------------------------------
-def save(obj, f):
+# ---- the front door -------------------------------------------------------------------
+def save(obj, f, pickle_module=None, pickle_protocol=DEFAULT_PROTOCOL,
+         _use_new_zipfile_serialization=True, _disable_byteorder_record=False, *,
+         format="torch"):
+    """Write `obj` to `f`, a path or a writable binary file object.
+
+    format="torch" (the default): PyTorch's checkpoint format, which `torch.load` reads
+    (with weights_only=True when `obj` is plain data: containers, numbers, strings,
+    tensors, dtypes, devices). Any picklable object can be saved: modules, optimizers,
+    your own classes (loading those needs weights_only=False or add_safe_globals).
+    `_use_new_zipfile_serialization=False` writes PyTorch's legacy (pre-1.6) format.
+
+    format="tensorplay": TensorPlay's pickle-free format (tensorplay.json + NumPy arrays,
+    described at the top of this file), for plain data only."""
+    if pickle_module is not None and pickle_module is not pickle:
+        raise TypeError("save(): argument 'pickle_module' must be the pickle module (the "
+                        "tensor storages need TensorPlay's own pickler)")
+    if format not in ("torch", "tensorplay"):
+        raise ValueError(f"save(): argument 'format' must be 'torch' or 'tensorplay', but "
+                         f"got {format!r}")
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "wb") as out:
+            _save_to(obj, out, format, pickle_protocol, _use_new_zipfile_serialization,
+                     _disable_byteorder_record)
+        return
+    if not hasattr(f, "write"):
+        raise TypeError(f"save(): argument 'f' must be a path or a binary file object, but "
+                        f"got {type(f).__name__}")
+    seekable = hasattr(f, "seekable") and f.seekable()
+    if seekable:
+        _save_to(obj, f, format, pickle_protocol, _use_new_zipfile_serialization,
+                 _disable_byteorder_record)
+    else:   # zipfile rewrites headers after the data: build it in memory, then copy
+        buf = io.BytesIO()
+        _save_to(obj, buf, format, pickle_protocol, _use_new_zipfile_serialization,
+                 _disable_byteorder_record)
+        f.write(buf.getvalue())
+
+
+def _save_to(obj, out, format, protocol, zip_format, no_byteorder):
+    if format == "tensorplay":
+        _save_tensorplay(obj, out)
+    elif zip_format:
+        _torch_pickler.write_zip(obj, out, protocol, byteorder_record=not no_byteorder)
+    else:
+        _torch_pickler.write_legacy(obj, out, protocol)
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
+         **pickle_load_args):
+    """Read what `save` or `torch.save` wrote: PyTorch's zip format, its legacy format,
+    or TensorPlay's JSON format. `f` is a path or a readable binary file object.
+
+    map_location: None (each tensor back on its saved device), a device or string (all
+    tensors there, e.g. 'cpu'), a dict from saved device to device ({'cuda:0': 'cpu'}),
+    or a callable `f(storage, location)` returning a storage or None (as torch.load).
+    weights_only=True (the default, as in PyTorch 2.6+): only tensors, containers and
+    the other allow-listed types are built, so no code in the file can run; anything
+    else is refused with PyTorch's message (see add_safe_globals). weights_only=False
+    unpickles anything: trusted files only. mmap=True maps the file's tensor bytes
+    instead of reading them (a path to a zip-format file; copy-on-write, as PyTorch's
+    MAP_PRIVATE). A file none of the formats can read raises SerializationError."""
+    unexpected = set(pickle_load_args) - {"encoding"}
+    if unexpected:
+        raise TypeError(f"load(): unexpected keyword argument(s) {', '.join(unexpected)}")
+    if pickle_module is not None and pickle_module is not pickle:
+        raise TypeError("load(): argument 'pickle_module' must be the pickle module")
+    encoding = pickle_load_args.get("encoding", "utf-8")
+    weights_only = True if weights_only is None else bool(weights_only)
+    placement = _torch_format.Placement(map_location)
+    if isinstance(f, (str, os.PathLike)):
+        name = os.fspath(f)
+        with open(f, "rb") as src:
+            return _read(src, name, placement, weights_only, name if mmap else None, encoding)
+    if not hasattr(f, "read"):
+        raise TypeError(f"load(): argument 'f' must be a path or a binary file object, but got "
+                        f"{type(f).__name__}")
+    if mmap:
+        raise ValueError("load(): f must be a file path in order to use the mmap argument")
+    name = getattr(f, "name", None)
+    name = repr(name) if isinstance(name, str) else f"<{type(f).__name__}>"
+    if not (hasattr(f, "seekable") and f.seekable()):
+        f = io.BytesIO(f.read())
+    return _read(f, name, placement, weights_only, None, encoding)
+
+
+def _read(src, name, placement, weights_only, mmap_path, encoding):
+    def corrupt(why):
+        return SerializationError(f"load(): {name} is not a valid TensorPlay file: {why}",
+                                  op="load", arg="f")
+    start = src.tell()
+    head = src.read(512)
+    src.seek(start)
+    if not zipfile.is_zipfile(src):
+        src.seek(start)
+        if head[257:262] == b"ustar":
+            raise corrupt("it is a tar archive: PyTorch's format before 0.4, which "
+                          "TensorPlay does not read (load and re-save it with PyTorch)")
+        if _torch_format.is_legacy(head):
+            if mmap_path is not None:
+                raise RuntimeError("load(): mmap can only be used with files saved in the "
+                                   "zip format (torch.save's default since PyTorch 1.6)")
+            return _guard(lambda: _torch_format.read_legacy(src, placement, weights_only,
+                                                            corrupt, encoding),
+                          corrupt, weights_only)
+    src.seek(start)
+    try:
+        zf = zipfile.ZipFile(src)
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+        raise corrupt(f"not a zip archive, or a truncated one ({e})") from None
+    with zf:
+        names = zf.namelist()
+        if HEADER in names:
+            if mmap_path is not None:
+                raise RuntimeError("load(): mmap can only be used with files in PyTorch's "
+                                   "format (tp.save's default), not format='tensorplay'")
+            return _read_tensorplay(zf, placement, corrupt)
+        prefix = _torch_format.archive_prefix(zf)
+        if prefix is None:
+            raise corrupt(f"it has neither '{HEADER}' nor a PyTorch 'data.pkl' (a file from "
+                          f"another program?)")
+        return _guard(lambda: _torch_format.read_zip(zf, prefix, placement, weights_only,
+                                                     corrupt, mmap_path, encoding),
+                      corrupt, weights_only)
+
+
+def _guard(read, corrupt, weights_only):
+    """Run a PyTorch-format reader: a refusal of the weights-only unpickler becomes
+    PyTorch's message, a malformed file a SerializationError naming it. Without
+    weights_only, what the file's own classes raise (a class that no longer exists, a
+    __setstate__ that fails) passes through unchanged, as from torch.load."""
+    structural = (EOFError, zipfile.BadZipFile, struct.error, UnicodeDecodeError)
+    if weights_only:
+        structural += (KeyError, IndexError, TypeError, ValueError, AttributeError)
+    try:
+        return read()
+    except (SerializationError, DeviceError):
+        raise
+    except pickle.UnpicklingError as e:
+        if weights_only:
+            raise WeightsOnlyError(_weights_only_message(str(e))) from None
+        raise corrupt(f"malformed pickle ({e})") from None
+    except structural as e:
+        raise corrupt(f"malformed PyTorch checkpoint ({type(e).__name__}: {e})") from None
+
+
+class WeightsOnlyError(SerializationError, pickle.UnpicklingError):
+    """`load(weights_only=True)` met something outside the allow-list (PyTorch raises
+    pickle.UnpicklingError with this message; catching either works)."""
+
+
+UNSAFE_MESSAGE = (
+    "In PyTorch 2.6, the default value of the `weights_only` argument in `torch.load` "
+    "changed from `False` to `True`, and `tensorplay.load` follows it. Re-running "
+    "`tensorplay.load` with `weights_only` set to `False` will likely succeed, but it can "
+    "result in arbitrary code execution. Do it only if you got the file from a trusted "
+    "source.")
+
+
+DOCS_MESSAGE = ("\n\nCheck the documentation of tensorplay.load (tensorplay/serialization.py) to "
+                "learn more about types accepted by default with weights_only.")
+
+
+def _weights_only_message(message):
+    """PyTorch's wording (torch.serialization._get_wo_message) around the unpickler's."""
+    if re.search(r"GLOBAL (\S+) was not an allowed global by default.", message):
+        return ("Weights only load failed. This file can still be loaded, to do so you have "
+                "two options, do those steps only if you trust the source of the checkpoint. "
+                f"\n\t(1) {UNSAFE_MESSAGE}\n\t(2) Alternatively, to load with "
+                "`weights_only=True` please check the recommended steps in the following "
+                "error message.\n\tWeightsUnpickler error: " + message + DOCS_MESSAGE)
+    updated = f"Weights only load failed. {UNSAFE_MESSAGE}\n"
+    if not re.search(r"whose module (\S+) is blocked", message):
+        updated += ("Please file an issue with the following so that we can make "
+                    "`weights_only=True` compatible with your use case: WeightsUnpickler "
+                    "error: ")
+    return updated + "\n\n" + message + DOCS_MESSAGE
+
+
+# ---- TensorPlay's JSON format: saving -----------------------------------------------------
+def _save_tensorplay(obj, out):
     """Write `obj` (nested dicts, OrderedDicts, lists, tuples, str, int, float, bool, None,
-    dtypes, devices, tensors, Parameters, NumPy arrays) to `f`, a path or a writable binary
-    file object. Any other type raises TypeError naming it and where it is, e.g.
-    "obj['state'][0]"."""
+    dtypes, devices, tensors, Parameters, NumPy arrays) to `out`. Any other type raises
+    TypeError naming it and where it is, e.g. "obj['state'][0]"."""
     writer = _Writer()
     root = writer.node(obj, "obj")
     header = {"format": FORMAT, "version": VERSION, "byteorder": sys.byteorder,
               "storages": writer.storage_entries, "tensors": writer.tensor_entries,
               "arrays": writer.array_entries, "root": root}
     text = json.dumps(header, allow_nan=False)
-    if isinstance(f, (str, os.PathLike)):
-        with open(f, "wb") as out:
-            _write_zip(out, text, writer)
-    else:
-        if not hasattr(f, "write"):
-            raise TypeError(f"save(): argument 'f' must be a path or a binary file object, but "
-                            f"got {type(f).__name__}")
-        _write_zip(f, text, writer)
+    _write_zip(out, text, writer)
 
 
 def _write_zip(out, text, writer):
@@ -201,71 +402,23 @@ class _Writer:
         return len(self.arrays) - 1
 
 
-# ---- loading --------------------------------------------------------------------------
-def load(f, map_location=None, weights_only=True, **kwargs):
-    """Read what `save` wrote. `f` is a path or a readable binary file object.
-    `map_location`: None (each tensor back on its saved device), a device or string (all
-    tensors there, e.g. 'cpu'), or a dict from saved device to device ({'cuda:0': 'cpu'}).
-    `weights_only` is accepted for PyTorch compatibility: this format can only hold data,
-    so every load is weights-only. A file that is not a TensorPlay save raises
-    SerializationError naming it."""
-    if kwargs:
-        raise TypeError(f"load(): unexpected keyword argument(s) {', '.join(kwargs)}")
-    relocate = _relocator(map_location)
-    if isinstance(f, (str, os.PathLike)):
-        name = os.fspath(f)
-        with open(f, "rb") as src:
-            return _read(src, name, relocate)
-    if not hasattr(f, "read"):
-        raise TypeError(f"load(): argument 'f' must be a path or a binary file object, but got "
-                        f"{type(f).__name__}")
-    name = getattr(f, "name", None)
-    name = repr(name) if isinstance(name, str) else f"<{type(f).__name__}>"
-    if not (hasattr(f, "seekable") and f.seekable()):
-        f = io.BytesIO(f.read())
-    return _read(f, name, relocate)
-
-
-def _relocator(map_location):
-    """A function from a saved device string to the device to load onto."""
-    if map_location is None:
-        return as_device
-    if isinstance(map_location, (str, Device)):
-        target = as_device(map_location)
-        return lambda spec: target
-    if isinstance(map_location, dict):
-        table = {str(as_device(k)): as_device(v) for k, v in map_location.items()}
-        return lambda spec: table.get(spec, as_device(spec))
-    raise TypeError(f"load(): argument 'map_location' must be None, a device, a string or a "
-                    f"dict, but got {type(map_location).__name__}")
-
-
-def _read(src, name, relocate):
-    def corrupt(why):
-        return SerializationError(f"load(): {name} is not a valid TensorPlay file: {why}",
-                                  op="load", arg="f")
+# ---- TensorPlay's JSON format: loading ----------------------------------------------------
+def _read_tensorplay(zf, placement, corrupt):
     try:
-        zf = zipfile.ZipFile(src)
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
-        raise corrupt(f"not a zip archive, or a truncated one ({e})") from None
-    with zf:
-        try:
-            header = json.loads(zf.read(HEADER).decode("utf-8"))
-        except KeyError:
-            raise corrupt(f"it has no '{HEADER}' (a file from another program?)") from None
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError, UnicodeDecodeError) as e:
-            raise corrupt(f"its '{HEADER}' cannot be read ({e})") from None
-        reader = _Reader(zf, header, relocate, corrupt)
-        try:
-            return reader.node(header["root"])
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
-            if isinstance(e, SerializationError):
-                raise
-            raise corrupt(f"malformed object tree ({type(e).__name__}: {e})") from None
+        header = json.loads(zf.read(HEADER).decode("utf-8"))
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, UnicodeDecodeError) as e:
+        raise corrupt(f"its '{HEADER}' cannot be read ({e})") from None
+    reader = _Reader(zf, header, placement, corrupt)
+    try:
+        return reader.node(header["root"])
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as e:
+        if isinstance(e, SerializationError):
+            raise
+        raise corrupt(f"malformed object tree ({type(e).__name__}: {e})") from None
 
 
 class _Reader:
-    def __init__(self, zf, header, relocate, corrupt):
+    def __init__(self, zf, header, placement, corrupt):
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise corrupt(f"'{HEADER}' does not describe a TensorPlay save")
         if header.get("version") != VERSION:
@@ -276,7 +429,7 @@ class _Reader:
                           f"{sys.byteorder}-endian")
         self.zf = zf
         self.header = header
-        self.relocate = relocate
+        self.placement = placement
         self.corrupt = corrupt
         self.storages = {}
         self.tensors = {}
@@ -333,22 +486,16 @@ class _Reader:
             return found
         entry = self.header["storages"][index]
         nbytes = entry["nbytes"]
-        device = self.relocate(entry["device"])
-        raw = self.member(f"storages/{index}.npy") if entry["data"] else None
-        if raw is not None and (raw.dtype != np.uint8 or raw.shape != (nbytes,)):
-            raise self.corrupt(f"storage {index} holds {raw.size} bytes of {raw.dtype}, the "
-                               f"header says {nbytes} bytes")
-        if device.type == "meta":
-            storage = Storage(None, nbytes, device)
-        elif raw is None:
-            raise self.corrupt(f"storage {index} has no data but is loaded onto '{device}'; "
-                               f"pass map_location='meta'")
-        elif device is CPU:
-            if nbytes % dtype.itemsize == 0:
-                raw = raw.view(dtype.np)   # the CPU backend's storages hold their dtype
-            storage = Storage(raw, nbytes, CPU)
-        else:
-            storage = _device_storage(raw, device, self.corrupt)
+
+        def read_raw():
+            if not entry["data"]:
+                return None
+            raw = self.member(f"storages/{index}.npy")
+            if raw.dtype != np.uint8 or raw.shape != (nbytes,):
+                raise self.corrupt(f"storage {index} holds {raw.size} bytes of {raw.dtype}, "
+                                   f"the header says {nbytes} bytes")
+            return raw
+        storage = self.placement.place(entry["device"], nbytes, dtype, read_raw, self.corrupt)
         found = self.storages[index] = (storage, VersionCounter())
         return found
 
@@ -387,17 +534,3 @@ def _check_bounds(index, sizes, strides, offset, dtype, nbytes, corrupt):
     if (last + 1) * dtype.itemsize > nbytes:
         raise corrupt(f"tensor {index} reaches element {last} of a storage of "
                       f"{nbytes // dtype.itemsize} {dtype.name} elements")
-
-
-def _device_storage(raw, device, corrupt):
-    """A `cuda` storage holding a copy of the host bytes `raw`."""
-    try:
-        storage = _cuda_state.allocate(raw.size, device)
-    except DeviceError as e:
-        raise DeviceError(f"load(): a tensor was saved on '{device}', which is not available "
-                          f"here ({e}); pass map_location='cpu' to load it onto the CPU",
-                          op="load", arg="map_location") from None
-    if raw.size:
-        import torch
-        storage.data.copy_(torch.from_numpy(raw))
-    return storage

@@ -24,6 +24,7 @@ import signal
 import socket
 import time
 import traceback
+import warnings
 
 import numpy as np
 import torch.distributed
@@ -121,7 +122,13 @@ def every_check_job(rank, world):
     {collectives, ddp, unused} results, with 2 ranks also "train" (the training
     command); with 3 ranks, rank 1 then dies and the others report how their next
     collective failed under "killed"."""
-    out = {"collectives": collectives_job(rank, world), "ddp": ddp_job(rank, world),
+    out = {"collectives": collectives_job(rank, world),
+           "against_torch": against_torch_job(rank, world),
+           "point_to_point": point_to_point_job(rank, world),
+           "objects": objects_job(rank, world),
+           "subgroup": subgroup_job(rank, world),
+           "argument_errors": argument_errors(rank, world),
+           "ddp": ddp_job(rank, world),
            "unused": unused_parameters_job(rank, world),
            "sync_bn": sync_batch_norm_job(rank, world)}
     if world == 2:
@@ -211,6 +218,417 @@ def collective_errors(rank, world):
             errors[case] = None
         except Exception as error:        # the parent checks the type
             errors[case] = type(error).__name__
+    return errors
+
+
+# ---- the rest of torch.distributed, each call beside torch.distributed's own ----------
+def settle(work, async_op):
+    """The return value of a collective: a finished Work when async_op, else None."""
+    if not async_op:
+        assert work is None, work
+        return
+    assert isinstance(work, dist.Work), work
+    work.wait()
+    assert work.is_completed() and work.is_success() and work.exception() is None
+
+
+def reduce_ops(dtype):
+    """{name: op} of the reductions gloo defines on `dtype`."""
+    ops = {"sum": dist.ReduceOp.SUM, "product": dist.ReduceOp.PRODUCT,
+           "min": dist.ReduceOp.MIN, "max": dist.ReduceOp.MAX}
+    if dtype == "int64":
+        ops.update(band=dist.ReduceOp.BAND, bor=dist.ReduceOp.BOR, bxor=dist.ReduceOp.BXOR)
+    else:
+        ops["avg"] = dist.ReduceOp.AVG
+    return ops
+
+
+def against_torch_job(rank, world):
+    """reduce, gather, scatter, reduce_scatter, all_to_all(_single) and the bitwise
+    all_reduce, each run through tp.distributed and through torch.distributed on the
+    same values (alternately synchronous and async). Returns {name: (ours, torch's)}
+    (the rooted ones only on their root)."""
+    tdist = torch.distributed
+    out = {}
+    root = world - 1
+    for dtype in ("float32", "int64"):
+        tp_dtype, torch_dtype = getattr(tp, dtype), getattr(torch, dtype)
+        x = rank_values(rank, dtype)
+
+        def twin(values):
+            return tp.tensor(values.copy()), torch.from_numpy(values.copy())
+
+        def twin_zeros(*shape):
+            return tp.zeros(*shape, dtype=tp_dtype), torch.zeros(*shape, dtype=torch_dtype)
+
+        for i, (name, op) in enumerate(reduce_ops(dtype).items()):
+            async_op = i % 2 == 1
+            ours, theirs = twin(x)
+            settle(dist.reduce(ours, dst=root, op=op, async_op=async_op), async_op)
+            tdist.reduce(theirs, dst=root, op=op)
+            if rank == root:
+                out[f"reduce/{name}/{dtype}"] = (ours.numpy().copy(), theirs.numpy())
+            ours, theirs = twin(x)
+            settle(dist.all_reduce(ours, op=op, async_op=not async_op), not async_op)
+            tdist.all_reduce(theirs, op=op)
+            out[f"all_reduce/{name}/{dtype}"] = (ours.numpy().copy(), theirs.numpy())
+        # (a reduce to a group rank: group_dst counts within the default group here)
+        ours, theirs = twin(x)
+        dist.reduce(ours, group_dst=0, op=dist.ReduceOp.MAX)
+        tdist.reduce(theirs, group_dst=0, op=tdist.ReduceOp.MAX)
+        if rank == 0:
+            out[f"reduce/group_dst/{dtype}"] = (ours.numpy().copy(), theirs.numpy())
+
+        for async_op in (False, True):
+            mode = "async" if async_op else "sync"
+            # gather to the last rank (non-contiguous outputs there)
+            ours = ([tp.zeros(4, 3, dtype=tp_dtype).t() for _ in range(world)]
+                    if rank == root else None)
+            theirs = [torch.zeros(3, 4, dtype=torch_dtype) for _ in range(world)]
+            settle(dist.gather(tp.tensor(x), ours, dst=root, async_op=async_op), async_op)
+            tdist.gather(torch.from_numpy(x.copy()), theirs if rank == root else None, dst=root)
+            if rank == root:
+                out[f"gather/{dtype}/{mode}"] = (np.stack([t.numpy() for t in ours]),
+                                                 torch.stack(theirs).numpy())
+            # scatter from rank 0 (the default src)
+            pieces = [rank_values(50 + q, dtype) for q in range(world)]
+            ours, theirs = twin_zeros(3, 4)
+            settle(dist.scatter(ours, [tp.tensor(p) for p in pieces] if rank == 0 else None,
+                                async_op=async_op), async_op)
+            tdist.scatter(theirs, [torch.from_numpy(p) for p in pieces] if rank == 0 else None)
+            out[f"scatter/{dtype}/{mode}"] = (ours.numpy().copy(), theirs.numpy())
+            # reduce_scatter: rank r's piece q differs for every (r, q)
+            pieces = [rank_values(10 * rank + q, dtype) for q in range(world)]
+            ours, theirs = twin_zeros(3, 4)
+            settle(dist.reduce_scatter(ours, [tp.tensor(p) for p in pieces],
+                                       op=dist.ReduceOp.MAX, async_op=async_op), async_op)
+            tdist.reduce_scatter(theirs, [torch.from_numpy(p) for p in pieces],
+                                 op=tdist.ReduceOp.MAX)
+            out[f"reduce_scatter/{dtype}/{mode}"] = (ours.numpy().copy(), theirs.numpy())
+            # all_to_all: rank r's block q goes to rank q as its block r
+            blocks = [rank_values(10 * rank + q, dtype, (2, 3)) for q in range(world)]
+            ours = [tp.zeros(2, 3, dtype=tp_dtype) for _ in range(world)]
+            theirs = [torch.zeros(2, 3, dtype=torch_dtype) for _ in range(world)]
+            settle(dist.all_to_all(ours, [tp.tensor(b) for b in blocks], async_op=async_op),
+                   async_op)
+            tdist.all_to_all(theirs, [torch.from_numpy(b) for b in blocks])
+            out[f"all_to_all/{dtype}/{mode}"] = (np.stack([t.numpy() for t in ours]),
+                                                 torch.stack(theirs).numpy())
+            # ... with blocks of different shapes (gloo's own alltoall refuses them): block
+            # q of rank r is (q + 1, 2) and holds 100 r + q
+            blocks = [np.full((q + 1, 2), 100 * rank + q).astype(dtype) for q in range(world)]
+            ours = [tp.zeros(rank + 1, 2, dtype=tp_dtype) for _ in range(world)]
+            settle(dist.all_to_all(ours, [tp.tensor(b) for b in blocks], async_op=async_op),
+                   async_op)
+            out[f"all_to_all/shapes/{dtype}/{mode}"] = (
+                [t.numpy() for t in ours],
+                [np.full((rank + 1, 2), 100 * r + rank).astype(dtype) for r in range(world)])
+            # all_to_all_single, equal slices
+            x2 = rank_values(rank, dtype, (2 * world, 3))
+            ours, theirs = twin_zeros(2 * world, 3)
+            settle(dist.all_to_all_single(ours, tp.tensor(x2), async_op=async_op), async_op)
+            tdist.all_to_all_single(theirs, torch.from_numpy(x2.copy()))
+            out[f"all_to_all_single/{dtype}/{mode}"] = (ours.numpy().copy(), theirs.numpy())
+            # ... and slices of given sizes: rank r sends r + 2q rows to rank q (rank 0's
+            # first slice is empty), into every other column of a wider output
+            sent = [rank + 2 * q for q in range(world)]
+            received = [r + 2 * rank for r in range(world)]
+            x3 = rank_values(rank, dtype, (sum(sent), 3))
+            wide = tp.zeros(sum(received), 6, dtype=tp_dtype)
+            theirs = torch.zeros(sum(received), 3, dtype=torch_dtype)
+            settle(dist.all_to_all_single(wide[:, ::2], tp.tensor(x3), received, sent,
+                                          async_op=async_op), async_op)
+            tdist.all_to_all_single(theirs, torch.from_numpy(x3.copy()), received, sent)
+            out[f"all_to_all_single/split/{dtype}/{mode}"] = (wide.numpy()[:, ::2].copy(),
+                                                              theirs.numpy())
+            assert not wide.numpy()[:, 1::2].any()          # the columns between: untouched
+    work = dist.barrier(async_op=True)
+    settle(work, True)
+    result = dist.all_reduce(tp.ones(2), async_op=True).result()
+    out["work.result"] = (result[0].numpy(), np.full(2, world, np.float32))
+    outputs = [tp.zeros(1) for _ in range(world)]
+    result = dist.all_to_all(outputs, [tp.tensor([float(rank)])] * world, async_op=True).result()
+    assert all(a is b for a, b in zip(result, outputs))       # the outputs themselves
+    out["work.result/all_to_all"] = ([r.numpy() for r in result],
+                                     [np.array([float(r)], np.float32) for r in range(world)])
+    return out
+
+
+def point_to_point_job(rank, world):
+    """send/recv around a ring (and the same through torch), isend/irecv, recv from any
+    rank, tags, batch_isend_irecv. Returns {name: (ours, expected)}."""
+    tdist = torch.distributed
+    out = {}
+    after, before = (rank + 1) % world, (rank - 1) % world
+    x = rank_values(rank, "float64")
+    # a ring: even ranks send first, odd ones receive first (blocking calls, no deadlock)
+    ours, theirs = tp.zeros(3, 4, dtype=tp.float64), torch.zeros(3, 4, dtype=torch.float64)
+    for lib_send, lib_recv, buffer, make in ((dist.send, dist.recv, ours, tp.tensor),
+                                             (tdist.send, tdist.recv, theirs, torch.from_numpy)):
+        if rank % 2 == 0:
+            lib_send(make(x.copy()), dst=after)
+            sender = lib_recv(buffer, src=before)
+        else:
+            sender = lib_recv(buffer, src=before)
+            lib_send(make(x.copy()), dst=after)
+        assert sender == before, sender
+    out["ring/send_recv"] = (ours.numpy().copy(), theirs.numpy())
+    # the same ring with isend/irecv, both started before either is waited for
+    got = tp.zeros(4, 3, dtype=tp.float64).t()                   # non-contiguous
+    works = [dist.isend(tp.tensor(x), after), dist.irecv(got, before)]
+    assert all(isinstance(w, dist.Work) for w in works)
+    for w in works:
+        w.wait()
+        assert w.is_completed()
+    out["ring/isend_irecv"] = (got.numpy().copy(), rank_values(before, "float64"))
+    # batch_isend_irecv, the other way round the ring
+    got = tp.zeros(3, 4, dtype=tp.float64)
+    works = dist.batch_isend_irecv([dist.P2POp(dist.irecv, got, after),
+                                    dist.P2POp(tdist.isend, tp.tensor(x), before)])
+    for w in works:
+        w.wait()
+    out["ring/batch_isend_irecv"] = (got.numpy().copy(), rank_values(after, "float64"))
+    # rank 0 receives from any rank: who sent is what recv returns
+    if rank == 0:
+        senders = []
+        for _ in range(world - 1):
+            t = tp.zeros(1, dtype=tp.int64)
+            senders.append((dist.recv(t), int(t.item())))
+        out["any_source"] = (sorted(senders), [(r, r) for r in range(1, world)])
+    else:
+        dist.send(tp.tensor([rank]), dst=0)
+    # tags: rank 1 sends tag 7, then tag 3; rank 0 receives tag 3 first
+    if rank == 1:
+        works = [dist.isend(tp.tensor([7.0]), 0, tag=7), dist.isend(tp.tensor([3.0]), 0, tag=3)]
+        for w in works:
+            w.wait()
+    elif rank == 0:
+        three, seven = tp.zeros(1), tp.zeros(1)
+        dist.recv(three, 1, tag=3)
+        dist.recv(seven, 1, tag=7)
+        out["tags"] = ((float(three.item()), float(seven.item())), (3.0, 7.0))
+    # (gloo's barrier that names the ranks missing; here every rank comes)
+    assert dist.monitored_barrier(timeout=datetime.timedelta(seconds=10)) is None
+    return out
+
+
+class Payload:
+    """A user class inside an object collective (pickled by reference to this module)."""
+
+    def __init__(self, rank, size):
+        self.rank, self.items = rank, list(range(size))
+
+    def __eq__(self, other):
+        return vars(self) == vars(other)
+
+
+def plain(obj):
+    """`obj` with its TensorPlay tensors as NumPy arrays' lists (to compare)."""
+    if isinstance(obj, dict):
+        return {k: plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    if isinstance(obj, tp.Tensor):
+        return ("tensor", obj.dtype.name if hasattr(obj.dtype, "name") else str(obj.dtype),
+                obj.numpy().tolist())
+    return obj
+
+
+def rank_object(r):
+    """Rank r's object: a dict with a user class and a TensorPlay tensor, longer as r grows."""
+    return {"rank": r, "payload": Payload(r, 3 * r + 1), "t": tp.arange(float(r + 1))}
+
+
+def objects_job(rank, world):
+    """Every object collective through tp.distributed and torch.distributed on the same
+    objects (of different pickle lengths on each rank, with TensorPlay tensors inside).
+    Returns {name: (ours, torch's)}."""
+    tdist = torch.distributed
+    out = {}
+
+    mine = rank_object
+    src = world - 1
+    for lib in (dist, tdist):
+        objects = [mine(rank), "text" * rank, None] if rank == src else [None, None, None]
+        lib.broadcast_object_list(objects, src=src)
+        out.setdefault("broadcast_object_list", []).append(plain(objects))
+
+        gathered = [None] * world
+        lib.all_gather_object(gathered, mine(rank))
+        out.setdefault("all_gather_object", []).append(plain(gathered))
+
+        gathered = [None] * world if rank == 0 else None
+        lib.gather_object(mine(rank), gathered, dst=0)
+        out.setdefault("gather_object", []).append(plain(gathered))
+
+        received = [None]
+        lib.scatter_object_list(received, [mine(100 + q) for q in range(world)]
+                                if rank == src else None, src=src)
+        out.setdefault("scatter_object_list", []).append(plain(received))
+
+        received = [None, None]
+        if rank == 0:
+            lib.send_object_list([mine(0), {"to": src}], dst=src)
+        elif rank == src:
+            sender = lib.recv_object_list(received, src=0)
+            received.append(sender)
+        out.setdefault("send_recv_object_list", []).append(plain(received))
+    return {name: tuple(pair) for name, pair in out.items()}
+
+
+def subgroup_job(rank, world):
+    """new_group of the last two ranks (with 3 ranks, rank 0 is outside): ranks,
+    collectives and objects on it beside torch's own group of the same ranks; a
+    non-member's calls; with 2 ranks, a group whose 1 s timeout ends a collective that a
+    rank never joins."""
+    tdist = torch.distributed
+    members = [world - 2, world - 1]
+    group = dist.new_group(members)
+    theirs = tdist.new_group(members)
+    out = {"members": members}
+    if rank not in members:
+        out["marker"] = group == dist.GroupMember.NON_GROUP_MEMBER     # what torch returns
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out["outside"] = (dist.get_rank(group), dist.get_world_size(group),
+                              dist.all_reduce(tp.ones(2), group=group),
+                              dist.barrier(group=group),
+                              dist.all_gather_object([None, None], 1, group=group),
+                              [str(w.message) for w in caught])
+    else:
+        out["ranks"] = (dist.get_rank(group), dist.get_world_size(group),
+                        dist.get_process_group_ranks(group),
+                        dist.get_group_rank(group, world - 1), dist.get_global_rank(group, 0))
+        x = rank_values(rank, "float32")
+        mine, torch_side = tp.tensor(x), torch.from_numpy(x.copy())
+        settle(dist.all_reduce(mine, group=group, async_op=True), True)
+        tdist.all_reduce(torch_side, group=theirs)
+        out["all_reduce"] = (mine.numpy().copy(), torch_side.numpy())
+        mine, torch_side = tp.tensor(x), torch.from_numpy(x.copy())
+        dist.broadcast(mine, group=group, group_src=0)        # from global rank world - 2
+        tdist.broadcast(torch_side, group=theirs, group_src=0)
+        out["broadcast/group_src"] = (mine.numpy().copy(), torch_side.numpy())
+        mine = tp.tensor(x)
+        dist.broadcast(mine, src=world - 2, group=group)      # the same, by global rank
+        out["broadcast/src"] = (mine.numpy().copy(), torch_side.numpy())
+        last = rank == world - 1
+        gathered = [tp.zeros(3, 4) for _ in members] if last else None
+        torch_gathered = [torch.zeros(3, 4) for _ in members] if last else None
+        dist.gather(tp.tensor(x), gathered, group=group, group_dst=1)
+        tdist.gather(torch.from_numpy(x.copy()), torch_gathered, group=theirs, group_dst=1)
+        if last:
+            out["gather"] = (np.stack([g.numpy() for g in gathered]),
+                             torch.stack(torch_gathered).numpy())
+        objects = [None, None]
+        dist.all_gather_object(objects, {"rank": rank}, group=group)
+        out["all_gather_object"] = objects
+        dist.barrier(group=group)
+        settle(dist.barrier(group=group, async_op=True), True)
+        try:
+            dist.broadcast(tp.ones(2), src=0 if world == 3 else 5, group=group)
+            out["src outside"] = None
+        except Exception as error:
+            out["src outside"] = (type(error).__name__, str(error))
+    if world == 2:
+        quick = dist.new_group([0, 1], timeout=datetime.timedelta(seconds=1))
+        if rank == 0:                   # rank 1 never joins this all_reduce
+            started = time.monotonic()
+            try:
+                dist.all_reduce(tp.ones(2), group=quick)
+                out["timeout"] = None
+            except Exception as error:
+                out["timeout"] = (type(error).__name__, str(error),
+                                  time.monotonic() - started)
+    dist.barrier()
+    return out
+
+
+# Misuse each rank tries: case -> (call(rank, world), error class name, op, argument)
+ARGUMENT_ERRORS = {
+    "reduce without dst": (lambda rank, world: dist.reduce(tp.ones(2)),
+                           "ArgumentError", "reduce", "dst"),
+    "dst outside the group": (lambda rank, world: dist.reduce(tp.ones(2), dst=world),
+                              "RankError", "reduce", "dst"),
+    "group_dst outside the group": (lambda rank, world: dist.gather(tp.ones(2), group_dst=-1),
+                                    "RankError", "gather", "group_dst"),
+    "src and group_src": (lambda rank, world: dist.broadcast(tp.ones(2), src=0, group_src=0),
+                          "ArgumentError", "broadcast", "src"),
+    "BAND on floats": (lambda rank, world: dist.all_reduce(tp.ones(2), op=dist.ReduceOp.BAND),
+                       "DTypeError", "all_reduce", "op"),
+    "AVG on integers": (lambda rank, world: dist.reduce(tp.ones(2, dtype=tp.int64), dst=0,
+                                                        op=dist.ReduceOp.AVG),
+                        "DTypeError", "reduce", "op"),
+    "MAX on complex": (lambda rank, world: dist.all_reduce(
+        tp.ones(2, dtype=tp.complex64), op=dist.ReduceOp.MAX), "DTypeError", "all_reduce", "op"),
+    "op not a ReduceOp": (lambda rank, world: dist.all_reduce(tp.ones(2), op="sum"),
+                          "ArgumentError", "all_reduce", "op"),
+    "PREMUL_SUM on gloo": (lambda rank, world: dist.all_reduce(
+        tp.ones(2), op=dist.ReduceOp.PREMUL_SUM), "ArgumentError", "all_reduce", "op"),
+    "int16 on gloo": (lambda rank, world: dist.broadcast(tp.ones(2, dtype=tp.int16), src=0),
+                      "DTypeError", "broadcast", "tensor"),
+    "gather_list off the root": (lambda rank, world: dist.gather(
+        tp.ones(2), [tp.ones(2)] * world, dst=(rank + 1) % world),
+        "ArgumentError", "gather", "gather_list"),
+    "short scatter_list": (lambda rank, world: dist.scatter(tp.ones(2), [tp.ones(2)], src=rank),
+                           "ArgumentError", "scatter", "scatter_list"),
+    "scatter_list of another dtype": (lambda rank, world: dist.scatter(
+        tp.ones(2), [tp.ones(2, dtype=tp.int64)] * world, src=rank),
+        "DTypeError", "scatter", "scatter_list[0]"),
+    "reduce_scatter shapes": (lambda rank, world: dist.reduce_scatter(
+        tp.ones(2), [tp.ones(3)] * world), "ShapeError", "reduce_scatter", "input_list[0]"),
+    "all_to_all short list": (lambda rank, world: dist.all_to_all(
+        [tp.ones(2)] * world, [tp.ones(2)]), "ArgumentError", "all_to_all", "input_tensor_list"),
+    "splits not adding up": (lambda rank, world: dist.all_to_all_single(
+        tp.zeros(6), tp.ones(6), input_split_sizes=[1] * world),
+        "ShapeError", "all_to_all_single", "input_split_sizes"),
+    "splits of the wrong count": (lambda rank, world: dist.all_to_all_single(
+        tp.zeros(6), tp.ones(6), output_split_sizes=[6]),
+        "ArgumentError", "all_to_all_single", "output_split_sizes"),
+    "dim 0 not divisible": (lambda rank, world: dist.all_to_all_single(tp.zeros(5), tp.ones(5)),
+                            "ShapeError", "all_to_all_single", "input"),
+    "send to itself": (lambda rank, world: dist.send(tp.ones(2), dst=rank),
+                       "ArgumentError", "send", "dst"),
+    "recv tag not an int": (lambda rank, world: dist.recv(tp.ones(2), src=0, tag="a"),
+                            "ArgumentError", "recv", "tag"),
+    "P2POp of another op": (lambda rank, world: dist.P2POp(dist.all_reduce, tp.ones(2), 0),
+                            "ArgumentError", "P2POp", "op"),
+    "group not a group": (lambda rank, world: dist.all_reduce(tp.ones(2), group="world"),
+                          "ArgumentError", "all_reduce", "group"),
+    "new_group rank outside": (lambda rank, world: dist.new_group([0, world]),
+                               "RankError", "new_group", "ranks"),
+    "get_group_rank outside": (lambda rank, world: dist.get_group_rank(None, world),
+                               "RankError", "get_group_rank", "global_rank"),
+    "all_gather_object short list": (lambda rank, world: dist.all_gather_object([None], 1),
+                                     "ArgumentError", "all_gather_object", "object_list"),
+    "an object pickle refuses": (lambda rank, world: dist.all_gather_object(
+        [None] * world, lambda: rank), "ArgumentError", "all_gather_object", "obj"),
+    "gather_object list off the root": (lambda rank, world: dist.gather_object(
+        1, [None] * world, dst=(rank + 1) % world),
+        "ArgumentError", "gather_object", "object_gather_list"),
+    "wait timeout not a timedelta": (lambda rank, world: wait_with_seconds(),
+                                     "ArgumentError", "Work.wait", "timeout"),
+}
+
+
+def wait_with_seconds():
+    """Work.wait(timeout=5): refused (a timedelta is wanted); then waited for properly."""
+    work = dist.all_reduce(tp.ones(2), async_op=True)
+    try:
+        work.wait(timeout=5)
+    finally:
+        work.wait(timeout=datetime.timedelta(seconds=10))
+
+
+def argument_errors(rank, world):
+    """{case: (error class name, message)} of ARGUMENT_ERRORS, all raised before any
+    communication (so no rank is left waiting)."""
+    errors = {}
+    for case, (call, *_) in ARGUMENT_ERRORS.items():
+        try:
+            call(rank, world)
+            errors[case] = None
+        except Exception as error:
+            errors[case] = (type(error).__name__, str(error))
     return errors
 
 
@@ -396,20 +814,34 @@ def killed_rank_job(rank, world):
 
 
 def train_command_job(rank, world):
-    """`tensorplay train` as torchrun runs it (the group is joined already): returns
-    what this rank printed and whether the checkpoint is there."""
+    """`tensorplay train` as torchrun runs it (the group is joined already), with the
+    optional extras tqdm and matplotlib missing (an import of either fails here): returns
+    what this rank printed on stdout and stderr, and whether the checkpoint and the
+    curves' CSV are there."""
     import io
+    import sys
     import tempfile
 
     from tensorplay.__main__ import main
     folder = os.path.join(tempfile.gettempdir(), f"tp-ddp-train-{os.environ['MASTER_PORT']}")
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        main(["train", "--model", "mlp", "--epochs", "1", "--limit", "64", "--no-progress",
-              "--out", folder])
+    printed, progress = io.StringIO(), io.StringIO()
+    missing = {name: sys.modules.pop(name, None) for name in ("tqdm", "matplotlib")}
+    sys.modules.update(dict.fromkeys(missing))        # None in sys.modules: ImportError
+    try:
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(progress):
+            main(["train", "--model", "mlp", "--epochs", "1", "--limit", "64",
+                  "--out", folder])
+    finally:
+        for name, module in missing.items():
+            del sys.modules[name]
+            if module is not None:
+                sys.modules[name] = module
     dist.barrier()                      # rank 0 has saved
-    saved = os.path.exists(os.path.join(folder, "checkpoint.tp"))
+    saved = [os.path.exists(os.path.join(folder, name))
+             for name in ("checkpoint.tp", "curves.csv", "curves.png")]
     dist.barrier()                      # both have looked
     if rank == 0:
+        with open(os.path.join(folder, "curves.csv")) as f:
+            saved.append(f.read())
         shutil.rmtree(folder)
-    return printed.getvalue(), saved
+    return printed.getvalue(), progress.getvalue(), saved

@@ -117,6 +117,117 @@ def test_broadcast_and_gathers_match_torch(collectives, dtype):
                                       sum(big).chunk(world)[rank].numpy())
 
 
+# ---- the rest of torch.distributed, each beside torch.distributed's own on the same values
+def assert_pairs(pairs, names):
+    """Every expected name is there, and ours equals the other side for each."""
+    assert names <= set(pairs), sorted(names - set(pairs))
+    for name, (ours, theirs) in pairs.items():
+        if isinstance(ours, list):
+            assert len(ours) == len(theirs), name
+            for a, b in zip(ours, theirs):
+                np.testing.assert_array_equal(a, b, err_msg=name)
+        else:
+            assert np.asarray(ours).dtype == np.asarray(theirs).dtype, name
+            np.testing.assert_array_equal(ours, theirs, err_msg=name)
+
+
+def test_reduce_gather_scatter_all_to_all_match_torch(suite):
+    world, results = suite
+    for rank, out in results.items():
+        names = {"work.result", "work.result/all_to_all"}
+        for dtype in ("float32", "int64"):
+            ops = [name for name in workers.reduce_ops(dtype)]
+            names |= {f"all_reduce/{op}/{dtype}" for op in ops}
+            if rank == world - 1:
+                names |= {f"reduce/{op}/{dtype}" for op in ops}
+            if rank == 0:
+                names.add(f"reduce/group_dst/{dtype}")
+            for mode in ("sync", "async"):
+                names |= {f"{name}/{dtype}/{mode}" for name in (
+                    "scatter", "reduce_scatter", "all_to_all", "all_to_all/shapes",
+                    "all_to_all_single", "all_to_all_single/split")}
+                if rank == world - 1:
+                    names.add(f"gather/{dtype}/{mode}")
+        assert_pairs(out["against_torch"], names)
+    # the bitwise reductions are not vacuous: rank values differ in their bits
+    band = results[0]["against_torch"]["all_reduce/band/int64"][0]
+    values = [workers.rank_values(r, "int64") for r in range(world)]
+    np.testing.assert_array_equal(band, np.bitwise_and.reduce(values))
+    assert not np.array_equal(band, values[0])
+
+
+def test_send_recv_isend_irecv_and_batches(suite):
+    world, results = suite
+    for rank, out in results.items():
+        names = {"ring/send_recv", "ring/isend_irecv", "ring/batch_isend_irecv"}
+        assert_pairs(out["point_to_point"], names | ({"any_source", "tags"} if rank == 0
+                                                     else set()))
+    before = workers.rank_values(world - 1, "float64")     # what rank 0 got in the ring
+    np.testing.assert_array_equal(results[0]["point_to_point"]["ring/send_recv"][0], before)
+
+
+def test_object_collectives_match_torch(suite):
+    world, results = suite
+    src = world - 1
+    plain, obj = workers.plain, workers.rank_object
+    everyone = plain([obj(r) for r in range(world)])
+    for rank, out in results.items():
+        out = out["objects"]
+        for name, (ours, theirs) in out.items():
+            assert ours == theirs, name
+        assert out["broadcast_object_list"][0] == plain([obj(src), "text" * src, None])
+        assert out["all_gather_object"][0] == everyone
+        assert out["gather_object"][0] == (everyone if rank == 0 else None)
+        assert out["scatter_object_list"][0] == plain([obj(100 + rank)])
+        sent = plain([obj(0), {"to": src}, 0]) if rank == src else [None, None]
+        assert out["send_recv_object_list"][0] == sent
+
+
+def test_subgroup_ranks_collectives_and_non_members(suite):
+    world, results = suite
+    members = [world - 2, world - 1]
+    for rank, out in results.items():
+        out = out["subgroup"]
+        assert out["members"] == members
+        if rank not in members:
+            rank_in, size, *returned, messages = out["outside"]
+            assert (rank_in, size, returned) == (-1, -1, [None, None, None])
+            assert len(messages) == 3 and all("not a member" in m for m in messages)
+            assert out["marker"] is True
+            continue
+        assert out["ranks"] == (members.index(rank), 2, members, 1, world - 2)
+        pairs = {k: v for k, v in out.items()
+                 if k in ("all_reduce", "broadcast/group_src", "broadcast/src", "gather")}
+        assert_pairs(pairs, {"all_reduce", "broadcast/group_src", "broadcast/src"}
+                     | ({"gather"} if rank == world - 1 else set()))
+        total = sum(workers.rank_values(r, "float32") for r in members)
+        np.testing.assert_array_equal(out["all_reduce"][0], total)
+        np.testing.assert_array_equal(out["broadcast/src"][0],
+                                      workers.rank_values(world - 2, "float32"))
+        assert out["all_gather_object"] == [{"rank": r} for r in members]
+        kind, message = out["src outside"]
+        assert kind == "RankError" and "broadcast(" in message and "'src'" in message
+
+
+def test_a_group_timeout_ends_a_collective_a_rank_never_joins(two_ranks):
+    kind, message, seconds = two_ranks[0]["subgroup"]["timeout"]
+    assert kind == "CollectiveError", message
+    assert "all_reduce()" in message and "timeout (0:00:01)" in message
+    assert 0.9 < seconds < 10
+    assert "timeout" not in two_ranks[1]["subgroup"]
+
+
+def test_bad_arguments_raise_typed_errors_naming_op_and_argument(suite):
+    world, results = suite
+    for rank, out in results.items():
+        errors = out["argument_errors"]
+        for case, (_, kind, op, arg) in workers.ARGUMENT_ERRORS.items():
+            assert errors[case] is not None, f"{case}: nothing raised on rank {rank}"
+            got, message = errors[case]
+            assert got == kind, (case, message)
+            assert message.startswith(f"{op}(") and f"'{arg}'" in message, (case, message)
+
+
 def test_rank_world_size_and_typed_errors(collectives):
     world, results = collectives
     for rank, out in results.items():
@@ -136,7 +247,11 @@ def test_collectives_before_init_raise_a_typed_error():
     assert not dist.is_initialized()
     for call in (lambda: dist.all_reduce(tp.ones(2)), lambda: dist.get_rank(),
                  lambda: dist.barrier(), lambda: tp.nn.parallel.DistributedDataParallel(
-                     tp.nn.Linear(2, 2))):
+                     tp.nn.Linear(2, 2)),
+                 lambda: dist.reduce(tp.ones(2), dst=0), lambda: dist.send(tp.ones(2), 1),
+                 lambda: dist.all_to_all_single(tp.ones(2), tp.ones(2)),
+                 lambda: dist.new_group([0]), lambda: dist.all_gather_object([None], 1),
+                 lambda: dist.get_process_group_ranks(None)):
         with pytest.raises(dist.NotInitializedError, match="init_process_group"):
             call()
 
@@ -177,7 +292,7 @@ def test_contiguous_memory_is_handed_over_without_a_copy(dtype):
 @pytest.fixture
 def group_of_one():
     """A gloo group of this process alone (a HashStore: nothing listens on the network)."""
-    tp.distributed.init_process_group("gloo", store=torch.distributed.HashStore(), rank=0,
+    tp.distributed.init_process_group("gloo", store=tp.distributed.HashStore(), rank=0,
                                       world_size=1)
     yield
     tp.distributed.destroy_process_group()
@@ -305,11 +420,17 @@ def test_ddp_find_unused_parameters(suite):
         assert "rank0_only.weight" in message
 
 
-def test_the_training_command_runs_data_parallel_and_rank_0_reports(two_ranks):
-    printed, saved = two_ranks[0]["train"]
+def test_the_training_command_runs_data_parallel_without_the_optional_extras(two_ranks):
+    """torchrun of `tensorplay train` with tqdm and matplotlib missing: rank 0 reports,
+    prints a plain progress line instead of a bar, and writes the curves as a CSV."""
+    printed, progress, (checkpoint, csv, png, curves) = two_ranks[0]["train"]
     assert "data-parallel: 2 processes, batch 32 each (64 per step)" in printed
-    assert re.search(r"test accuracy: \d+\.\d+%", printed) and saved
-    assert two_ranks[1]["train"] == ("", True)       # rank 1 trains, prints nothing
+    assert re.search(r"test accuracy: \d+\.\d+%", printed)
+    assert checkpoint and csv and not png and re.search(r"curves: .*curves\.csv", printed)
+    header, row = curves.splitlines()
+    assert header == "epoch,train_loss,train_acc,test_loss,test_acc" and row.startswith("1,")
+    assert re.fullmatch(r"epoch 1/1: 1 batches, loss=\d+\.\d+, acc=\d\.\d+\n", progress)
+    assert two_ranks[1]["train"] == ("", "", [True, True, False])   # rank 1: trains, silent
 
 
 # ---- DistributedSampler (no processes: num_replicas and rank given) -----------------

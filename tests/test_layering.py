@@ -70,6 +70,9 @@ ALLOWED = {
     ("tensorplay.dispatch.trace", "tensorplay.dispatch.kernel_selection"):
         "the kernel registry reports its choice through trace; trace reads the "
         "registry only while explaining a call",
+    ("tensorplay.distributed.process_group", "tensorplay.distributed.work"):
+        "a Work waits on the process group's collectives; barrier(async_op=True), in the "
+        "group module, hands one back",
 }
 
 

@@ -1,5 +1,8 @@
-"""tp.save / tp.load: round trips (every dtype, views, modules, nested containers), file
-objects, corrupt files, unsupported objects, and a torch state dict loaded through NumPy."""
+"""tp.save / tp.load: round trips (every dtype, views, modules, nested containers) in both
+formats (PyTorch's, the default, and TensorPlay's JSON one), file objects, corrupt files,
+what the JSON format refuses, and a torch state dict loaded through NumPy. PyTorch's
+format against torch itself: test_serialization_torch_format.py; whole objects and the
+weights-only allow-list: test_serialization_objects.py."""
 import collections
 import io
 import json
@@ -15,9 +18,12 @@ from tensorplay._dtype import ALL_DTYPES
 from tensorplay.errors import SerializationError, TensorPlayError
 
 
-def roundtrip(obj, **load_kw):
+FORMATS = ("torch", "tensorplay")
+
+
+def roundtrip(obj, fmt="torch", **load_kw):
     buf = io.BytesIO()
-    tp.save(obj, buf)
+    tp.save(obj, buf, format=fmt)
     buf.seek(0)
     return tp.load(buf, **load_kw)
 
@@ -46,19 +52,21 @@ def sample(dtype, shape=(3, 4), seed=0):
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
-def test_every_dtype_round_trips_bit_exactly(dtype):
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_dtype_round_trips_bit_exactly(dtype, fmt):
     t = sample(dtype)
-    got = roundtrip({"t": t, "d": dtype})
+    got = roundtrip({"t": t, "d": dtype}, fmt)
     assert got["d"] is dtype
     assert_same_tensor(got["t"], t)
 
 
-def test_special_floats_and_zero_d_and_empty():
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_special_floats_and_zero_d_and_empty(fmt):
     special = tp.tensor([float("nan"), float("inf"), -float("inf"), -0.0, 1e-45])
     zero_d = tp.tensor(3.5, dtype=tp.float64)
     empty = tp.empty(0, 3)
     empty_view = tp.zeros(4, 0).t()
-    got = roundtrip([special, zero_d, empty, empty_view, float("nan"), -float("inf")])
+    got = roundtrip([special, zero_d, empty, empty_view, float("nan"), -float("inf")], fmt)
     np.testing.assert_array_equal(values(got[0]), values(special))
     assert np.signbit(values(got[0])[3])
     assert_same_tensor(got[1], zero_d)
@@ -68,11 +76,12 @@ def test_special_floats_and_zero_d_and_empty():
     assert np.isnan(got[4]) and got[5] == -float("inf")
 
 
-def test_views_come_back_as_views_of_one_storage():
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_views_come_back_as_views_of_one_storage(fmt):
     base = tp.arange(24.0).reshape(4, 6)
     views = {"base": base, "t": base.t(), "step": base[1:, ::2], "row": base[2],
              "expand": base[0, :3].unsqueeze(0).expand(5, 3), "flat": base.view(-1)[5:9]}
-    got = roundtrip(views)
+    got = roundtrip(views, fmt)
     for k in views:
         assert_same_tensor(got[k], views[k])
     storage = got["base"].untyped_storage()
@@ -82,25 +91,27 @@ def test_views_come_back_as_views_of_one_storage():
     assert got["step"][1, 2].item() == -1.0
     assert got["base"]._version == got["row"]._version   # one version counter per storage
     # a lone view keeps its strides and offset; the whole storage is saved with it
-    lone = roundtrip(base[1:3, 2:5])
+    lone = roundtrip(base[1:3, 2:5], fmt)
     assert lone.storage_offset() == 8 and lone.stride() == (6, 1)
     assert lone.tolist() == base[1:3, 2:5].tolist()
 
 
-def test_identity_and_two_storages_stay_apart():
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_identity_and_two_storages_stay_apart(fmt):
     a, b = tp.ones(3), tp.ones(3)
-    got = roundtrip({"a": a, "again": a, "b": b})
+    got = roundtrip({"a": a, "again": a, "b": b}, fmt)
     assert got["a"] is got["again"]
     assert got["a"].untyped_storage() is not got["b"].untyped_storage()
 
 
-def test_requires_grad_and_parameters():
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_requires_grad_and_parameters(fmt):
     leaf = tp.randn(2, 3, requires_grad=True)
     leaf.sum().backward()                  # .grad is not saved, as in PyTorch
     nonleaf = leaf * 2
     p = tp.nn.Parameter(tp.randn(3))
     frozen = tp.nn.Parameter(tp.randn(3), requires_grad=False)
-    got = roundtrip([leaf, nonleaf, p, frozen, tp.arange(3)])
+    got = roundtrip([leaf, nonleaf, p, frozen, tp.arange(3)], fmt)
     assert got[0].requires_grad and got[0].is_leaf and got[0].grad is None
     assert got[1].requires_grad and got[1].is_leaf
     assert type(got[2]) is tp.nn.Parameter and got[2].requires_grad
@@ -123,7 +134,8 @@ def test_module_state_dict_into_fresh_module(tmp_path):
     np.testing.assert_array_equal(values(dst(x).detach()), values(src(x).detach()))
 
 
-def test_optimizer_like_nested_dict():
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_optimizer_like_nested_dict(fmt):
     state = {
         "state": {0: {"step": 3, "exp_avg": tp.zeros(2), "exp_avg_sq": tp.ones(2)},
                   1: {"step": 3, "momentum_buffer": None}},
@@ -134,7 +146,7 @@ def test_optimizer_like_nested_dict():
         "big": 2 ** 70, "neg": -7, "empty": {}, "tuple": (), "nested": [[[]]],
         "ordered": collections.OrderedDict([("z", 1), ("a", 2)]),
     }
-    got = roundtrip(state)
+    got = roundtrip(state, fmt)
     assert list(got) == list(state) and list(got["state"]) == [0, 1]
     assert got["state"][0]["step"] == 3 and got["state"][1]["momentum_buffer"] is None
     group = got["param_groups"][0]
@@ -149,10 +161,14 @@ def test_optimizer_like_nested_dict():
     assert got["state"][0]["exp_avg_sq"].tolist() == [1.0, 1.0]
 
 
-def test_numpy_arrays_and_scalars():
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_numpy_arrays_and_scalars(fmt):
+    """The JSON format stores NumPy arrays without pickle; PyTorch's format pickles them,
+    which a weights-only load refuses (as torch.load does), so they load with
+    weights_only=False (test_serialization_objects.py checks the refusal)."""
     obj = {"a": np.arange(6, dtype=np.int16).reshape(2, 3).T, "s": np.float32(2.5),
            "b": np.bool_(True), "bf": np.ones(2, dtype=tp.bfloat16.np)}
-    got = roundtrip(obj)
+    got = roundtrip(obj, fmt, weights_only=fmt == "tensorplay")
     np.testing.assert_array_equal(got["a"], obj["a"])
     assert got["a"].dtype == np.int16
     assert type(got["s"]) is np.float32 and got["s"] == 2.5
@@ -196,7 +212,7 @@ def test_paths_and_file_objects(tmp_path):
 
 def test_file_is_a_plain_zip_with_json_and_npy(tmp_path):
     path = tmp_path / "x.tp"
-    tp.save({"w": tp.ones(2, 2)}, path)
+    tp.save({"w": tp.ones(2, 2)}, path, format="tensorplay")
     with zipfile.ZipFile(path) as zf:
         assert sorted(zf.namelist()) == ["storages/0.npy", "tensorplay.json"]
         header = json.loads(zf.read("tensorplay.json"))
@@ -206,10 +222,10 @@ def test_file_is_a_plain_zip_with_json_and_npy(tmp_path):
     assert header["tensors"][0]["shape"] == [2, 2] and raw.dtype == np.uint8 and raw.size == 16
 
 
-# ---- bad files ------------------------------------------------------------------------
+# ---- bad files (the JSON format's; PyTorch's: test_serialization_torch_format.py) ----
 def saved_bytes(obj):
     buf = io.BytesIO()
-    tp.save(obj, buf)
+    tp.save(obj, buf, format="tensorplay")
     return buf.getvalue()
 
 
@@ -282,7 +298,7 @@ def test_flipped_storage_byte_fails_the_crc(tmp_path):
         tp.load(io.BytesIO(bytes(data)))
 
 
-# ---- unsupported objects --------------------------------------------------------------
+# ---- what the JSON format refuses (PyTorch's format pickles all of these) -------------
 class Custom:
     pass
 
@@ -298,7 +314,7 @@ class Custom:
 ])
 def test_unsupported_objects_name_type_and_path(obj, where, what):
     with pytest.raises(TypeError, match=f"{what}.* at {where}|at {where}.*{what}") as info:
-        tp.save(obj, io.BytesIO())
+        tp.save(obj, io.BytesIO(), format="tensorplay")
     assert where.replace("\\", "") in str(info.value)
 
 
@@ -306,7 +322,7 @@ def test_reference_cycle_is_refused():
     loop = []
     loop.append(loop)
     with pytest.raises(ValueError, match=r"obj\[0\] contains itself"):
-        tp.save(loop, io.BytesIO())
+        tp.save(loop, io.BytesIO(), format="tensorplay")
 
 
 # ---- devices --------------------------------------------------------------------------
@@ -317,29 +333,34 @@ def cuda_or_skip():
     return tp.device("cuda")
 
 
-def test_cuda_tensors_round_trip_and_map_location():
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_cuda_tensors_round_trip_and_map_location(fmt):
     cuda = cuda_or_skip()
     base = tp.arange(12.0, device=cuda).reshape(3, 4)
     obj = {"base": base, "view": base[:, 1:3], "p": tp.nn.Parameter(tp.ones(2, device=cuda))}
-    got = roundtrip(obj)
+    got = roundtrip(obj, fmt)
     for k in obj:
         assert_same_tensor(got[k], obj[k])
     assert got["view"].untyped_storage() is got["base"].untyped_storage()
     for location in ("cpu", tp.device("cpu"), {"cuda:0": "cpu"}):
-        cpu = roundtrip(obj, map_location=location)
+        cpu = roundtrip(obj, fmt, map_location=location)
         assert all(cpu[k].device == tp.device("cpu") for k in obj)
         assert cpu["view"].tolist() == base[:, 1:3].tolist() and type(cpu["p"]) is tp.nn.Parameter
         assert cpu["view"].untyped_storage() is cpu["base"].untyped_storage()
-    back = roundtrip(tp.arange(3.0), map_location="cuda")
+    back = roundtrip(tp.arange(3.0), fmt, map_location="cuda")
     assert back.device == cuda and back.tolist() == [0.0, 1.0, 2.0]
 
 
 def test_meta_tensors_keep_shape_only():
     m = tp.empty(2, 3, device="meta")
-    got = roundtrip(m)
-    assert got.device == tp.device("meta") and got.shape == (2, 3)
+    for fmt in FORMATS:
+        got = roundtrip(m, fmt)
+        assert got.device == tp.device("meta") and got.shape == (2, 3)
+    # PyTorch's format saves a meta tensor with no storage, so map_location has nothing to
+    # move and it stays on meta (as torch.load does); the JSON format's storage has no data
+    assert roundtrip(m, "torch", map_location="cpu").device == tp.device("meta")
     with pytest.raises(SerializationError, match="no data"):
-        roundtrip(m, map_location="cpu")
+        roundtrip(m, "tensorplay", map_location="cpu")
 
 
 # ---- from torch -----------------------------------------------------------------------
@@ -366,7 +387,7 @@ def test_torch_state_dict_through_numpy_gives_torch_outputs(tmp_path):
     np.testing.assert_allclose(values(model(tp.from_numpy(x)).detach()), expected, rtol=1e-5,
                                atol=1e-6)
     # and through a file: the NumPy dict saves, loads, and loads into a fresh model
-    tp.save(state, tmp_path / "from_torch.tp")
+    tp.save(state, tmp_path / "from_torch.tp", format="tensorplay")   # NumPy: no pickle
     fresh = Mlp()
     fresh.load_state_dict(tp.load(tmp_path / "from_torch.tp"))
     np.testing.assert_allclose(values(fresh(tp.from_numpy(x)).detach()), expected, rtol=1e-5,

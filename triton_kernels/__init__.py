@@ -42,6 +42,8 @@ and the support modules (leading `_`) they share:
     special.py       the special functions (lgamma, digamma, erfinv, i0/i1, ndtri,
                      log_ndtr...) as pointwise expressions; polygamma and igamma on a
                      host copy (SciPy), logged
+    _complex.py      complex tensors as (re, im) float pairs (Triton has no complex
+                     type): the views of their parts, and the complex copy
     _indexing.py     the indexing kernels: gather / scatter / atomic-add walks, the
                      deterministic scatter-reduce, mask compaction, bounds checks
     _spatial.py      what pooling.py, resample.py and padding.py share

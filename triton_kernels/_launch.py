@@ -43,6 +43,8 @@ def compute_dtype(dtype):
         return tl.float32
     if dtype is dt.bool:
         return tl.int8
+    if dtype.is_complex:      # the complex forms compute on the parts
+        dtype = dtype.to_real()
     return TL_DTYPES[dtype]
 
 
@@ -73,14 +75,17 @@ def operands(op, **tensors):
 def pointer(t):
     """The pointer object a Triton launch takes for tensor `t`: a typed torch view that
     starts at t's first element. Only its address and element type are used; the kernel
-    indexes with TensorPlay's own strides."""
+    indexes with TensorPlay's own strides. Triton has no complex type: a complex tensor's
+    pointer is to its (re, im) float pairs, element k's parts at 2k and 2k + 1."""
     import torch    # imported on first use: `import tensorplay` stays fast
     impl = t._impl
     data = impl.storage.data
-    itemsize = impl.dtype.itemsize
-    span = max(data.numel() // itemsize - impl.offset, 0)
-    view = torch.empty(0, dtype=getattr(torch, impl.dtype.name), device=data.device)
-    return view.set_(data.untyped_storage(), impl.offset, (span,), (1,))
+    dtype, offset = impl.dtype, impl.offset
+    if dtype.is_complex:
+        dtype, offset = dtype.to_real(), 2 * offset
+    span = max(data.numel() // dtype.itemsize - offset, 0)
+    view = torch.empty(0, dtype=getattr(torch, dtype.name), device=data.device)
+    return view.set_(data.untyped_storage(), offset, (span,), (1,))
 
 
 def new_tensor(sizes, dtype, device):
@@ -136,13 +141,15 @@ def coalesce(sizes, all_strides):
 def needs_wide_index(n, *tensors):
     """Offsets past 2**31 - 1 elements need int64 arithmetic in the kernel. The
     interpreter always takes it: it checks every 32-bit integer operation for overflow
-    (extra NumPy work per operation) and no 64-bit one."""
+    (extra NumPy work per operation) and no 64-bit one. A complex tensor is indexed in
+    its float parts (twice its elements)."""
     if INTERPRETED:
         return True
     limit = 2 ** 31 - 1
     if n > limit:
         return True
-    return any(t._impl.storage.nbytes // t._impl.dtype.itemsize > limit for t in tensors)
+    return any(t._impl.storage.nbytes // t._impl.dtype.itemsize * (1 + t._impl.dtype.is_complex)
+               > limit for t in tensors)
 
 
 _interpreter_lock = threading.Lock()   # see launch()

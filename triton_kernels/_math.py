@@ -415,3 +415,125 @@ def tan_half_turn(u):
     # tan(pi * (u - 0.5)) for u in [0, 1): the Cauchy quantile function.
     t = 3.141592653589793 * (u - 0.5)
     return tl.sin(t) / tl.cos(t)
+
+
+# ---- complex numbers: functions of the parts (re, im), giving the parts of the result -----
+# Triton has no complex type; the complex forms of the pointwise template
+# (pointwise_expressions.COMPLEX_EXPRESSIONS) call these on the parts. Infinities, NaNs and
+# signed zeros come out as C99's Annex G (and PyTorch) has them.
+@triton.jit
+def _signed_zero(like):
+    """0 with the sign of `like`."""
+    return tl.where(signbit(like), -0.0, 0.0)
+
+
+@triton.jit
+def complex_arg(re, im):
+    """atan2(im, re) to the precision of the dtype: atan2's polynomial (float32 accurate)
+    refined by one Newton step, t + sin(angle - t) / cos(angle - t) with both read off
+    the rotation of (re, im) by -t. An infinite part decides the direction alone (it is
+    read from parts of size 1 and 0), and on the real axis the signs of the zeros decide
+    between 0 and pi, as atan2's."""
+    inf = float("inf")
+    re_inf = tl.abs(re) == inf
+    im_inf = tl.abs(im) == inf
+    big = re_inf | im_inf
+    unit = tl.where(signbit(re), -1.0, 1.0)
+    x = tl.where(big, tl.where(re_inf, unit, _signed_zero(re)), re)
+    unit = tl.where(signbit(im), -1.0, 1.0)
+    y = tl.where(big, tl.where(im_inf, unit, _signed_zero(im)), im)
+    t = atan2(y, x)
+    c = tl.cos(t)
+    s = tl.sin(t)
+    along = x * c + y * s           # |z| cos(angle - t), about |z|
+    across = y * c - x * s          # |z| sin(angle - t), about 0
+    ok = (along > 0) & (along < inf)
+    t = t + tl.where(ok, across / tl.where(ok, along, 1.0), 0.0)
+    pi = tl.zeros_like(t) + 3.141592653589793
+    axis = tl.where(signbit(x), pi, 0.0)
+    t = tl.where(y == 0, tl.where(signbit(y), -axis, axis), t)
+    return tl.where((re != re) | (im != im), float("nan"), t)
+
+
+@triton.jit
+def complex_div(ar, ai, br, bi):
+    """(ar + i ai) / (br + i bi) by Smith's method: divide through by the larger part of
+    the divisor, so that |b|^2 is never formed (it would overflow or underflow)."""
+    wide = tl.abs(br) >= tl.abs(bi)
+    r = tl.where(wide, bi / br, br / bi)                # the ratio of the parts, <= 1
+    d = tl.where(wide, br + bi * r, br * r + bi)
+    re = tl.where(wide, ar + ai * r, ar * r + ai) / d
+    im = tl.where(wide, ai - ar * r, ai * r - ar) / d
+    return re, im
+
+
+@triton.jit
+def complex_exp(re, im):
+    """e^re (cos im + i sin im). A real argument (im == 0) keeps its 0 (exp(inf) is inf,
+    not inf * 0 = nan), and e^-inf = 0 whatever the direction (cos(inf) is nan)."""
+    e = tl.exp(re)
+    vanishes = (re == -float("inf")) & (~(tl.abs(im) < float("inf")))   # im inf or nan
+    real = tl.where(vanishes, 0.0, e * tl.cos(im))
+    imag = tl.where(im == 0, im, tl.where(vanishes, _signed_zero(im), e * tl.sin(im)))
+    return real, imag
+
+
+@triton.jit
+def complex_log(re, im):
+    """log|z| + i arg z (the principal branch: the angle in (-pi, pi])."""
+    return tl.log(hypot(re, im)), complex_arg(re, im)
+
+
+@triton.jit
+def complex_sqrt(re, im):
+    """The principal square root: t = sqrt((|z| + |re|) / 2) is the larger part of the
+    result, the other is im / 2t (so that nothing cancels); for re < 0 the parts swap,
+    the imaginary one taking im's sign. An infinite im gives inf + i im whatever re."""
+    t = tl.sqrt((hypot(re, im) + tl.abs(re)) * 0.5)
+    half = tl.where(t == 0, 0.0, 0.5 / tl.where(t == 0, 1.0, t))
+    other = im * half
+    real = tl.where(re >= 0, t, tl.abs(other))
+    imag = tl.where(re >= 0, other, copysign(t, im))
+    imag = tl.where(t == 0, im, imag)
+    im_inf = tl.abs(im) == float("inf")
+    return tl.where(im_inf, float("inf"), real), tl.where(im_inf, im, imag)
+
+
+@triton.jit
+def complex_sin(re, im):
+    """sin(a + bi) = sin a cosh b + i cos a sinh b; a zero part stays (sin(0 + inf i) is
+    0 + inf i, not 0 * inf = nan)."""
+    return tl.where(re == 0, re, tl.sin(re) * cosh(im)), \
+        tl.where(im == 0, im, tl.cos(re) * sinh(im))
+
+
+@triton.jit
+def complex_cos(re, im):
+    """cos(a + bi) = cos a cosh b - i sin a sinh b; a zero part makes the imaginary part a
+    zero of the sign -sign(a) sign(b)."""
+    zero = tl.where(signbit(re) ^ signbit(im), 0.0, -0.0)
+    return tl.cos(re) * cosh(im), \
+        tl.where((re == 0) | (im == 0), zero, -(tl.sin(re) * sinh(im)))
+
+
+@triton.jit
+def complex_tanh(re, im):
+    """tanh(a + bi) = (sinh 2a + i sin 2b) / (cosh 2a + cos 2b). Past |a| = 20 the real
+    part is +-1 to double precision, where sinh and cosh would overflow to inf / inf
+    (for a finite b: b = inf is nan there, unless a is infinite too, which gives
+    +-1 + 0i). A zero part stays."""
+    inf = float("inf")
+    d = cosh(2.0 * re) + tl.cos(2.0 * im)
+    re_inf = tl.abs(re) == inf
+    im_finite = tl.abs(im) < inf
+    far = (tl.abs(re) > 20.0) & (im_finite | re_inf)
+    real = tl.where(far, tl.where(re < 0, -1.0, 1.0), sinh(2.0 * re) / d)
+    imag = tl.where(re_inf & (~im_finite), _signed_zero(im), tl.sin(2.0 * im) / d)
+    return tl.where(re == 0, re, real), tl.where(im == 0, im, imag)
+
+
+@triton.jit
+def complex_sigmoid(re, im):
+    """1 / (1 + e^-z)."""
+    er, ei = complex_exp(-re, -im)
+    return complex_div(tl.zeros_like(re) + 1.0, tl.zeros_like(re), 1.0 + er, ei)

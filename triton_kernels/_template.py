@@ -19,6 +19,16 @@ exactly what runs:
 
     >>> import triton_kernels
     >>> print(triton_kernels.source("add", rank=2))
+
+The complex form (`parts`). Triton has no complex type, so a complex tensor reaches the
+kernel as a pointer to its (re, im) float pairs (triton_kernels/_launch.py `pointer`):
+element k's parts are at 2k and 2k + 1, with k from the same strides and coordinates as
+above. The template loads each complex input `x` as two values `xr`, `xi` (a real input
+of a complex op as `xr` with `xi = 0`), and the expression, over those parts, gives the
+pair `(real, imag)` of a complex result (stored at 2k, 2k + 1) or one value of a real
+result (abs). COMPUTE is then the parts' float dtype:
+
+    mul: (xr * yr - xi * yi, xr * yi + xi * yr)
 """
 from __future__ import annotations
 
@@ -38,10 +48,11 @@ def kernel_name(name, rank):
     return f"{name}_kernel_rank{rank}"
 
 
-def render(name, expr, arity, rank, scalars=(), matrix=False):
+def render(name, expr, arity, rank, scalars=(), matrix=False, parts=None):
     """The Triton source of op `name`'s kernel for `arity` inputs, the named `scalars`
     and a rank-`rank` result. `matrix`: the expression may read the element's `row` and
-    `col` (its coordinates in the last two dims; tril, triu)."""
+    `col` (its coordinates in the last two dims; tril, triu). `parts`: the complex form,
+    (which inputs are complex, whether the result is), as the module docstring says."""
     ins = INPUTS[:arity]
     dims = range(rank)
     decorator = "@triton.jit" if not scalars else \
@@ -88,6 +99,8 @@ def render(name, expr, arity, rank, scalars=(), matrix=False):
     for v in ("out",) + ins:
         terms = " + ".join(f"i{d} * {v}_stride{d}" for d in dims)
         lines.append(f"    {v}_offset = {terms}")
+    if parts is not None:
+        return "\n".join(lines + _complex_body(ins, expr, *parts))
     for v in ins:
         lines.append(f"    {v} = tl.load({v}_ptr + {v}_offset, mask=mask)")
         lines += _convert(v, "COMPUTE")
@@ -95,6 +108,30 @@ def render(name, expr, arity, rank, scalars=(), matrix=False):
     lines += _convert("result", "out_ptr.dtype.element_ty")
     lines += ["    tl.store(out_ptr + out_offset, result, mask=mask)", ""]
     return "\n".join(lines)
+
+
+def _complex_body(ins, expr, complex_inputs, complex_result):
+    """The loads, the expression and the stores of the complex form: each input as its
+    parts `xr`, `xi`; a complex result as its (re, im) pair at 2k, 2k + 1."""
+    lines = []
+    for v, is_complex in zip(ins, complex_inputs):
+        if is_complex:
+            lines.append(f"    {v}r = tl.load({v}_ptr + 2 * {v}_offset, mask=mask)")
+            lines.append(f"    {v}i = tl.load({v}_ptr + 2 * {v}_offset + 1, mask=mask)")
+            lines += _convert(f"{v}r", "COMPUTE") + _convert(f"{v}i", "COMPUTE")
+        else:
+            lines.append(f"    {v}r = tl.load({v}_ptr + {v}_offset, mask=mask)")
+            lines += _convert(f"{v}r", "COMPUTE")
+            lines.append(f"    {v}i = tl.zeros_like({v}r)  # a real input of a complex op")
+    if not complex_result:
+        lines.append(f"    result = {expr}")
+        lines += _convert("result", "out_ptr.dtype.element_ty")
+        return lines + ["    tl.store(out_ptr + out_offset, result, mask=mask)", ""]
+    lines.append(f"    real, imag = {expr}")
+    lines += _convert("real", "out_ptr.dtype.element_ty")
+    lines += _convert("imag", "out_ptr.dtype.element_ty")
+    return lines + ["    tl.store(out_ptr + 2 * out_offset, real, mask=mask)",
+                    "    tl.store(out_ptr + 2 * out_offset + 1, imag, mask=mask)", ""]
 
 
 def _convert(v, dtype):
@@ -108,21 +145,22 @@ def _convert(v, dtype):
             f"        {v} = {v}.to({dtype})"]
 
 
-def source(name, expr, arity, rank, scalars=(), matrix=False):
+def source(name, expr, arity, rank, scalars=(), matrix=False, parts=None):
     key = (name, arity, rank)
     text = _sources.get(key)
     if text is None:
-        text = _sources[key] = render(name, expr, arity, rank, scalars, matrix)
+        text = _sources[key] = render(name, expr, arity, rank, scalars, matrix, parts)
     return text
 
 
-def kernel(name, expr, arity, rank, scalars=(), matrix=False):
+def kernel(name, expr, arity, rank, scalars=(), matrix=False, parts=None):
     """The compiled kernel for (name, arity, rank), generated on first use. `name` is
-    unique per expression (an op with variants names each one)."""
+    unique per expression (an op with variants names each one, and a complex form each
+    pattern of complex and real inputs)."""
     key = (name, arity, rank)
     fn = _kernels.get(key)
     if fn is None:
-        text = source(name, expr, arity, rank, scalars, matrix)
+        text = source(name, expr, arity, rank, scalars, matrix, parts)
         fn = _kernels[key] = _compile(kernel_name(name, rank), text)
     return fn
 

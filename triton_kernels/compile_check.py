@@ -76,6 +76,31 @@ def _pointwise_table_cases(quick):
             return
 
 
+def _complex_table_cases(quick):
+    """The complex forms of the pointwise template (COMPLEX_EXPRESSIONS): each over the
+    float pairs of complex64 and complex128 inputs, a binary one also with a real operand."""
+    import triton.language as tl
+    from triton_kernels import _template
+    from triton_kernels.pointwise_expressions import COMPLEX_EXPRESSIONS
+    names = ["add", "div", "log", "tanh", "abs"] if quick else sorted(COMPLEX_EXPRESSIONS)
+    for name in names:
+        arity, result, expr, *scalar_names = COMPLEX_EXPRESSIONS[name]
+        scalars = tuple(f"{s}_{part}" for s in (scalar_names[0] if scalar_names else ())
+                        for part in ("re", "im"))
+        patterns = [(True,) * arity] + ([(True, False)] if arity == 2 else []) \
+            if name != "where" else [(False, True, True), (False, False, True)]
+        for pattern in patterns:
+            variant = f"{name}_complex_{''.join('c' if c else 'r' for c in pattern)}"
+            fn = _template.kernel(variant, expr, arity, 2, scalars,
+                                  parts=(pattern, result == "complex"))
+            for ptr, compute in (("*fp32", tl.float32), ("*fp64", tl.float64)):
+                types = {"out_ptr": ptr, "x_ptr": ptr if pattern[0] else "*i1",
+                         "y_ptr": ptr if pattern[1 % arity] else "*i64", "z_ptr": ptr}
+                types.update({s: "fp32" for s in scalars})
+                yield (f"{variant} {ptr[1:]}", fn, types,
+                       dict(COMPUTE=compute, BLOCK=1024, WIDE_INDEX=False), {})
+
+
 # Kernel modules that list their own cases: each defines `compile_cases(quick)` yielding
 # the same (label, kernel, argument types, constexprs, options) tuples as `cases` below,
 # so a new kernel module adds its kernels here by one name.
@@ -92,6 +117,7 @@ def cases(quick):
     for name in MODULES_WITH_CASES:
         yield from importlib.import_module(f"triton_kernels.{name}").compile_cases(quick)
     yield from _pointwise_table_cases(quick)
+    yield from _complex_table_cases(quick)
     names = ["add", "div", "pow", "where", "eq", "tanh", "copy", "sign"] if quick \
         else list(pointwise.EXPRESSIONS)
     for name in names:

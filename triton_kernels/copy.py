@@ -3,7 +3,8 @@
 All of them are the pointwise template's `copy` kernel (result = x, converted to the
 result's dtype by the store): `clone` copies into a new contiguous tensor, `copy_`
 into self's strides (broadcasting src), `fill_` broadcasts a one-element tensor, and
-`_to_copy` converts on the device before the bytes cross to the host.
+`_to_copy` converts on the device before the bytes cross to the host. A complex copy is
+the same kernel on the (re, im) float pairs (`copy_values`, triton_kernels/_complex.py).
 """
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ from tensorplay.kernel_support.layout import copy_strides
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.kernel_support.overlap import check_inplace_overlap, is_same_data
 from tensorplay.kernel_support.results import factory, tensor_from_array
+from tensorplay.library import kernel
+from triton_kernels._complex import copy_values
 from triton_kernels._launch import new_tensor, operands
-from triton_kernels.pointwise import run
 
 
+@kernel(takes_complex=True)
 def copy_(self, src, non_blocking):
     if is_same_data(self, src):
         return self
@@ -32,26 +35,29 @@ def copy_(self, src, non_blocking):
         src = from_host(src._impl.array(), src._impl.dtype, self._impl.device)
     operands("copy_", self=self, src=src)
     check_inplace_overlap("copy_", self, ("src", src))
-    return run("copy", self, (src,), src._impl.dtype)
+    return copy_values(self, src)
 
 
+@kernel(takes_complex=True)
 def fill_(self, value):
     shape_rule("fill_")("fill_", (self, value))
     device, _ = operands("fill_", self=self)
     # The value travels as a one-element tensor of self's dtype rather than as a kernel
     # argument: Triton passes Python floats as float32, which would round a float64 fill.
     one = from_host(np.array(value).astype(self._impl.dtype.np), self._impl.dtype, device)
-    return run("copy", self, (one,), self._impl.dtype)
+    return copy_values(self, one)
 
 
+@kernel(takes_complex=True)
 def clone(self, memory_format):
     device, _ = operands("clone", self=self)
     impl = self._impl
     strides = copy_strides("clone", impl.sizes, impl.strides, memory_format)
     out = factory.empty_strided(impl.sizes, strides, dtype=impl.dtype, device=device)
-    return run("copy", out, (self,), impl.dtype)
+    return copy_values(out, self)
 
 
+@kernel(takes_complex=True)
 def to_copy(self, dtype, device, non_blocking):
     dtype = dtype or self._impl.dtype
     target = self._impl.device if device is None else as_device(device)
@@ -66,7 +72,7 @@ def to_copy(self, dtype, device, non_blocking):
                                               device=impl.device)
         else:                         # leaves it: row-major, for the copy out
             converted = new_tensor(impl.sizes, dtype, impl.device)
-        run("copy", converted, (self,), impl.dtype)
+        copy_values(converted, self)
     if target.type == "cpu":
         return tensor_from_array(to_host(converted), dtype, target)
     if target is not self._impl.device:            # another GPU: a plain byte copy

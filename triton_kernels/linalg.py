@@ -46,6 +46,7 @@ from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
 from triton_kernels._launch import INTERPRETED, broadcast_strides, launch, new_tensor, \
     operands, pointer
+from triton_kernels._complex import part
 from triton_kernels.copy import fill_
 from triton_kernels.pointwise import run, run_expression
 
@@ -230,14 +231,42 @@ def _bmm_prepare(self, mat2):
 
 
 # ---- the generic candidates (ops.yaml names them): any dtype, any shape -------------------
+@kernel(takes_complex=True)
 def mm(self, mat2):
     a, b, c = _mm_prepare(self, mat2)
+    if c._impl.dtype.is_complex:
+        return _complex_product(a, b, c, 0)
     return _launch("matmul (masked)", matmul_generic, a, b, c, 0, masked=True)
 
 
+@kernel(takes_complex=True)
 def bmm(self, mat2):
     a, b, c = _bmm_prepare(self, mat2)
+    if c._impl.dtype.is_complex:
+        return _complex_product(a, b, c, a._impl.sizes[0])
     return _launch("matmul (masked)", matmul_generic, a, b, c, a._impl.sizes[0], masked=True)
+
+
+def _complex_product(a, b, c, batch):
+    """c = a @ b of complex matrices as four real products of their parts, each the
+    masked kernel on strided float views (triton_kernels/_complex.py: `part`):
+
+        (A + iB)(C + iD) = (AC - BD) + i(AD + BC)
+    """
+    ar, ai, br, bi = part(a, 0), part(a, 1), part(b, 0), part(b, 1)
+    real, imag = part(c, 0), part(c, 1)
+    dtype = real._impl.dtype
+    scratch = new_tensor(real._impl.sizes, dtype, c._impl.device)
+
+    def product(x, y, into):
+        _launch("matmul (masked)", matmul_generic, x, y, into, batch, masked=True)
+    product(ar, br, real)
+    product(ai, bi, scratch)
+    run("sub", real, (real, scratch), dtype)
+    product(ar, bi, imag)
+    product(ai, br, scratch)
+    run("add", imag, (imag, scratch), dtype)
+    return c
 
 
 # ---- the specialised candidates ---------------------------------------------------------

@@ -9,6 +9,12 @@ float32), and where the result goes (a new tensor, or `self` for the in-place
 variants). The launchers of EXPRESSIONS are written out below; those of OPS are made
 from each op's schema by `make_launcher`. Every one ends in `run_expression`.
 
+Complex tensors: an op with a complex form (COMPLEX_EXPRESSIONS) runs it when an input
+is complex (`run_complex`: the template's kernel over the (re, im) parts), computing in
+the inputs' promoted complex dtype; its launchers tell the kernel registry so
+(`takes_complex`). The others never see a complex tensor: the registry runs their CPU
+kernel on host copies instead.
+
     >>> import triton_kernels; print(triton_kernels.source("sigmoid"))
 """
 from __future__ import annotations
@@ -18,6 +24,7 @@ import inspect
 import triton
 
 from tensorplay import _dtype as dt
+from tensorplay import library
 from tensorplay._promotion import result_type, result_type2
 from tensorplay.dispatch.plan_cache import plans
 from tensorplay.errors import DTypeError
@@ -30,7 +37,7 @@ from triton_kernels._launch import (
     INTERPRETED, broadcast_strides, coalesce, compute_dtype, launch, needs_wide_index,
     new_tensor, new_tensor_like, operands, pointer,
 )
-from triton_kernels.pointwise_expressions import EXPRESSIONS, OPS
+from triton_kernels.pointwise_expressions import COMPLEX_EXPRESSIONS, EXPRESSIONS, OPS
 
 # Elements per program. The interpreter pays ~0.5 ms per program whatever its size,
 # so it gets bigger blocks; on a GPU 1024 elements over 4 warps streams well.
@@ -65,10 +72,11 @@ def run(name, out, inputs, compute, alpha=1):
     return run_expression(name, expr, out, inputs, compute, values)
 
 
-def run_expression(name, expr, out, inputs, compute, scalars, matrix=False):
+def run_expression(name, expr, out, inputs, compute, scalars, matrix=False, parts=None):
     """The launcher every pointwise kernel shares: `expr` (named `name`, unique per
     expression) of `inputs` into `out`, with the `scalars` dict as kernel arguments.
-    `matrix`: the expression reads `row` and `col`, so no dimension is merged."""
+    `matrix`: the expression reads `row` and `col`, so no dimension is merged. `parts`:
+    the complex form's (complex inputs, complex result), see `run_complex`."""
     sizes = out._impl.sizes
     n = numel_of(sizes)
     if n == 0:
@@ -77,26 +85,70 @@ def run_expression(name, expr, out, inputs, compute, scalars, matrix=False):
                                                for t in inputs)
     # The launch plan depends on the sizes and strides only (not on the data): kept in
     # the plan cache, so that a loop over one shape coalesces and looks up once.
-    signature = (name, expr, sizes, all_strides, tuple(scalars), matrix)
+    signature = (name, expr, sizes, all_strides, tuple(scalars), matrix, parts)
     kernel_name, fn, shape, flat_strides, grid = plans.get(
         "triton.pointwise", signature,
-        lambda: _pointwise_plan(name, expr, sizes, all_strides, tuple(scalars), matrix))
+        lambda: _pointwise_plan(name, expr, sizes, all_strides, tuple(scalars), matrix, parts))
     launch(kernel_name, fn, grid, pointer(out), *[pointer(t) for t in inputs],
            *scalars.values(), n, *shape, *flat_strides, COMPUTE=compute_dtype(compute),
            BLOCK=BLOCK, WIDE_INDEX=needs_wide_index(n, out, *inputs))
     return out
 
 
-def _pointwise_plan(name, expr, sizes, all_strides, scalars, matrix):
+def _pointwise_plan(name, expr, sizes, all_strides, scalars, matrix, parts):
     """(kernel name, compiled template, merged sizes, their strides flattened, grid)."""
     if matrix:
         shape, strides = list(sizes), all_strides
     else:
         shape, strides = coalesce(sizes, [list(s) for s in all_strides])
-    fn = _template.kernel(name, expr, len(all_strides) - 1, len(shape), scalars, matrix)
+    fn = _template.kernel(name, expr, len(all_strides) - 1, len(shape), scalars, matrix,
+                          parts)
     flat_strides = tuple(s for per_operand in strides for s in per_operand)
     grid = (triton.cdiv(numel_of(sizes), BLOCK),)
     return _template.kernel_name(name, len(shape)), fn, tuple(shape), flat_strides, grid
+
+
+# ---- the complex forms ----------------------------------------------------------------
+def complex_form(kernel_name):
+    """The name of kernel `kernel_name`'s COMPLEX_EXPRESSIONS entry (an in-place form,
+    `exp_`, shares exp's), or None. None for the in-place form of a real result (abs_:
+    a complex tensor cannot hold it)."""
+    name = kernel_name[:-1] if kernel_name.endswith("_") else kernel_name
+    entry = COMPLEX_EXPRESSIONS.get(name)
+    if entry is None or (name != kernel_name and entry[1] == "real"):
+        return None
+    return name
+
+
+def is_complex_call(*tensors):
+    return any(t is not None and t._impl.dtype.is_complex for t in tensors)
+
+
+def complex_result(name, sizes, device, tensors):
+    """(a new result of the complex form of `name`, the dtype it computes in). It computes
+    in the inputs' promoted dtype, complex; a real result (abs) is of its parts' dtype."""
+    compute = result_type(*tensors)
+    dtype = compute if COMPLEX_EXPRESSIONS[name][1] == "complex" else compute.to_real()
+    return new_tensor_like(sizes, dtype, device, tensors), compute
+
+
+def run_complex(name, out, inputs, compute, scalars=None):
+    """The complex form of `name` (COMPLEX_EXPRESSIONS) of `inputs`, computed in the
+    complex dtype `compute` (the kernel in its parts' float dtype), into `out`. A complex
+    scalar argument (`alpha`) is handed to the kernel as its two parts. One kernel is
+    generated per pattern of complex and real inputs (`mul_complex_cr`: complex * real)."""
+    arity, result, expr, *names = COMPLEX_EXPRESSIONS[name]
+    if result == "complex" and not out._impl.dtype.is_complex:   # z added into a float x
+        raise DTypeError(f"{name}(): result type {compute.name} can't be cast to the desired "
+                         f"output type {out._impl.dtype.name}", op=name)
+    values = {}
+    for scalar in (names[0] if names else ()):
+        value = complex(scalars[scalar])
+        values[f"{scalar}_re"], values[f"{scalar}_im"] = value.real, value.imag
+    pattern = tuple(t._impl.dtype.is_complex for t in inputs)
+    variant = f"{name}_complex_{''.join('c' if c else 'r' for c in pattern)}"
+    return run_expression(variant, expr, out, inputs, compute, values,
+                          parts=(pattern, result == "complex"))
 
 
 # ---- binary ---------------------------------------------------------------------------
@@ -104,6 +156,9 @@ def _binary(name, rule, self, other, alpha=1):
     """`rule`: the op's shape rule, by the name ops.yaml's `meta:` gives it."""
     device, (a, b) = operands(name, self=self, other=other)
     spec = shape_rule(rule)(name, (self, other, alpha))
+    if is_complex_call(a, b):
+        out, compute = complex_result(name, spec.sizes, device, (self, other))
+        return run_complex(name, out, (a, b), compute, {"alpha": alpha})
     out = new_tensor_like(spec.sizes, spec.dtype, device, (self, other))
     return run(name, out, (a, b), spec.dtype, alpha)
 
@@ -170,6 +225,9 @@ ge = _compare("ge")
 def where(condition, self, other):
     device, tensors = operands("where", condition=condition, self=self, other=other)
     spec = shape_rule("where")("where", (condition, self, other))
+    if is_complex_call(self, other):        # the result's dtype is theirs, not condition's
+        out, compute = complex_result("where", spec.sizes, device, (self, other))
+        return run_complex("where", out, tensors, compute)
     out = new_tensor_like(spec.sizes, spec.dtype, device, (condition, self, other))
     return run("where", out, tensors, spec.dtype)
 
@@ -179,6 +237,9 @@ def _unary(name, rule):
     def kernel(self):
         device, (a,) = operands(name, self=self)
         spec = shape_rule(rule)(name, (self,))
+        if is_complex_call(a):
+            out, compute = complex_result(name, spec.sizes, device, (self,))
+            return run_complex(name, out, (a,), compute)
         out = new_tensor_like(spec.sizes, spec.dtype, device, (self,))
         return run(name, out, (a,), spec.dtype)
     kernel.__name__ = kernel.__qualname__ = name
@@ -205,6 +266,8 @@ def _inplace(name, rule, self, other, alpha=1):
     shape_rule(rule)(f"{name}_", (self, other, alpha))
     check_inplace_overlap(f"{name}_", self, ("other", other))
     compute = result_type2(self, other)
+    if compute.is_complex:
+        return run_complex(name, self, (self, b), compute, {"alpha": alpha})
     if name == "div" and not compute.is_floating_point:
         compute = dt.get_default_dtype()
     return run(name, self, (self, b), compute, alpha)
@@ -263,12 +326,15 @@ def make_launcher(kernel_name, entry):
     positions = schema.tensor_positions
     inplace = bool(schema.mutable_positions)
     op = entry.op.partition(".")[0]                 # the name errors use: "clamp_"
+    form = complex_form(kernel_name)
 
     def launcher(*args):
         a = dict(zip(names, args))
         tensors = {names[i]: args[i] for i in positions if args[i] is not None}
         device, moved = operands(op, **tensors)
         spec = shape_rule_of(entry.op)(op, args)    # the checks; SELF for the in-place forms
+        if form is not None and is_complex_call(*moved):
+            return _launch_complex(form, op, args, inplace, spec, device, tensors, moved, a)
         compute = _compute_dtype(entry, spec, list(tensors.values()))
         if entry.check is not None:
             entry.check(op, a, compute)
@@ -287,6 +353,17 @@ def make_launcher(kernel_name, entry):
     return launcher
 
 
+def _launch_complex(form, op, args, inplace, spec, device, tensors, moved, scalars):
+    """A launcher of OPS on complex inputs: its complex form, into self or a new result."""
+    inputs = list(tensors.values())
+    if inplace:
+        check_inplace_overlap(op, args[0], *list(tensors.items())[1:])
+        out, compute = args[0], result_type(*inputs)
+    else:
+        out, compute = complex_result(form, spec.sizes, device, inputs)
+    return run_complex(form, out, moved, compute, scalars)
+
+
 for _kernel_name, _op_entry in OPS.items():
     globals()[_kernel_name] = make_launcher(_kernel_name, _op_entry)
 del _kernel_name, _op_entry
@@ -300,6 +377,12 @@ def nan_to_num_(self, nan, posinf, neginf):
         return _nan_to_num_float_(self, nan, posinf, neginf)
     operands("nan_to_num_", self=self)
     return self
+
+
+# Every launcher with a complex form says so to the kernel registry (library.kernel).
+for _kernel_name in [n for n in globals() if complex_form(n) is not None]:
+    library.kernel(takes_complex=True)(globals()[_kernel_name])
+del _kernel_name
 
 
 def equal(self, other):

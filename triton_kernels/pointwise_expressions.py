@@ -75,6 +75,38 @@ EXPRESSIONS = {
 }
 
 
+# The complex forms (Triton has no complex type, triton_kernels/_template.py): op ->
+# (arity, result, expression over the parts xr, xi, yr, yi[, scalar names]). A complex
+# result's expression is its pair (real, imag), a real result's one value; a real input
+# of a complex call has xi = 0. A scalar `alpha` arrives as its parts alpha_re, alpha_im.
+# An op listed here takes complex tensors on `cuda` (pointwise.py marks its launchers);
+# any other runs its CPU kernel on host copies (dispatch/kernel_selection.py).
+COMPLEX_EXPRESSIONS = {
+    # (xr + i xi) + alpha (yr + i yi)
+    "add": (2, "complex", "(xr + (yr * alpha_re - yi * alpha_im), "
+                          "xi + (yr * alpha_im + yi * alpha_re))", ("alpha",)),
+    "sub": (2, "complex", "(xr - (yr * alpha_re - yi * alpha_im), "
+                          "xi - (yr * alpha_im + yi * alpha_re))", ("alpha",)),
+    # (a + bi)(c + di) = (ac - bd) + (ad + bc)i
+    "mul": (2, "complex", "(xr * yr - xi * yi, xr * yi + xi * yr)"),
+    "div": (2, "complex", "_math.complex_div(xr, xi, yr, yi)"),
+    "neg": (1, "complex", "(-xr, -xi)"),
+    "abs": (1, "real", "_math.hypot(xr, xi)"),
+    "exp": (1, "complex", "_math.complex_exp(xr, xi)"),
+    "log": (1, "complex", "_math.complex_log(xr, xi)"),
+    "sqrt": (1, "complex", "_math.complex_sqrt(xr, xi)"),
+    "reciprocal": (1, "complex", "_math.complex_div(tl.zeros_like(xr) + 1.0, tl.zeros_like(xr), "
+                                 "xr, xi)"),
+    "sin": (1, "complex", "_math.complex_sin(xr, xi)"),
+    "cos": (1, "complex", "_math.complex_cos(xr, xi)"),
+    "tanh": (1, "complex", "_math.complex_tanh(xr, xi)"),
+    "sigmoid": (1, "complex", "_math.complex_sigmoid(xr, xi)"),
+    "angle": (1, "real", "_math.complex_arg(xr, xi)"),
+    # where(condition, self, other): the condition is the real input x
+    "where": (3, "complex", "(tl.where(xr != 0, yr, zr), tl.where(xr != 0, yi, zi))"),
+}
+
+
 Expression = Union[str, Callable]
 
 

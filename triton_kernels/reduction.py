@@ -35,6 +35,7 @@ from triton_kernels import _math
 from triton_kernels._launch import (
     INTERPRETED, TL_DTYPES, compute_dtype, launch, new_tensor, operands, pointer,
 )
+from triton_kernels._complex import as_complex, copy_values, pairs
 from triton_kernels._indexing import atomic_dtype, copy_of, gather_walk, zeroed
 from triton_kernels.copy import clone, fill_
 from cpu_kernels import reduction as cpu_reduction   # the counting kernels run on the host
@@ -250,23 +251,57 @@ def reduce_any(name, op, self, dims, keepdim, out_dtype, acc_from):
 
 
 # ---- the kernels ops.yaml names --------------------------------------------------------
+@kernel(takes_complex=True)
 def sum(self, dtype):  # noqa: A001 - the op's name
     return sum_dim(self, None, False, dtype)
 
 
+@kernel(takes_complex=True)
 def sum_dim(self, dim, keepdim, dtype):
     spec = shape_rule("reduce_dims")("sum", (self, dim, keepdim, dtype))
+    if _is_complex(self, dtype):
+        return _complex_reduce("sum.dim_IntList", self, dim, keepdim, dtype)
     acc = dt.int64 if not spec.dtype.is_floating_point else spec.dtype
     return _reduce("sum", "sum", self, dim, keepdim, spec.dtype, acc)[0]
 
 
+@kernel(takes_complex=True)
 def mean(self, dtype):
     return mean_dim(self, None, False, dtype)
 
 
+@kernel(takes_complex=True)
 def mean_dim(self, dim, keepdim, dtype):
     spec = shape_rule("reduce_dims_float")("mean", (self, dim, keepdim, dtype))
+    if _is_complex(self, dtype):
+        return _complex_reduce("mean.dim", self, dim, keepdim, dtype)
     return _reduce("mean", "sum", self, dim, keepdim, spec.dtype, spec.dtype, mean=True)[0]
+
+
+# ---- complex sums and means: of the (re, im) pairs -------------------------------------
+def _is_complex(self, dtype):
+    return self._impl.dtype.is_complex or (dtype is not None and dtype.is_complex)
+
+
+def _complex_reduce(op, self, dim, keepdim, dtype):
+    """sum / mean of a complex tensor: the real reduction `op` of its (re, im) pairs
+    (triton_kernels/_complex.py) over the same dims, which leaves the pair dim, last,
+    alone. A tensor reduced into another dtype is converted first: a real one into a
+    complex dtype, and a complex one into a real dtype keeps its real parts (as PyTorch
+    casts), which the real reduction then takes."""
+    dtype = dtype or self._impl.dtype
+    if self._impl.dtype is not dtype:
+        converted = new_tensor(self._impl.sizes, dtype, self._impl.device)
+        self = copy_values(converted, self)
+        if not dtype.is_complex:
+            return call_below_autograd(op, self, dim, keepdim, dtype)
+    ndim = len(self._impl.sizes)
+    if ndim == 0:       # one number: its own sum and mean (dims [] would reduce the pair)
+        return clone(self, None)
+    dims = _dims(dim)
+    dims = range(ndim) if not dims else reduce_dim_list(op.split(".")[0], dims, ndim)
+    parts = call_below_autograd(op, pairs(self), tuple(dims), keepdim, dtype.to_real())
+    return as_complex(parts)
 
 
 def max(self):  # noqa: A001

@@ -6,6 +6,9 @@ negative ones), so no new Triton code is needed:
     cat     each input copied into its slice of the result
     roll    cat of the two slices of each rolled dim
     repeat  the input viewed as [1, s0, 1, s1, ...], expanded to [r0, s0, r1, s1, ...]
+
+A complex tensor's copy is the same kernel on its (re, im) float pairs (`copy_values`,
+triton_kernels/_complex.py), so these take complex tensors too (`takes_complex`).
 """
 from __future__ import annotations
 
@@ -15,10 +18,11 @@ from tensorplay.kernel_support.checks import wrap_dim
 from tensorplay.kernel_support.layout import clone_strides
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from tensorplay.kernel_support.results import TensorImpl, factory
+from tensorplay.library import kernel
 from cpu_kernels import shape as cpu_shape   # its repeats check (the same error)
+from triton_kernels._complex import copy_values
 from triton_kernels._indexing import copy_of, gather_walk, value_tensor, zeroed
 from triton_kernels._launch import new_tensor, operands
-from triton_kernels.pointwise import run
 
 
 def _copy(src, dtype=None, strides=None):
@@ -29,9 +33,10 @@ def _copy(src, dtype=None, strides=None):
     else:
         out = factory.empty_strided(impl.sizes, strides, dtype=dtype or impl.dtype,
                                     device=impl.device)
-    return run("copy", out, (src,), impl.dtype)
+    return copy_values(out, src)
 
 
+@kernel(takes_complex=True)
 def flip(self, dims):
     shape_rule("shape.flip")("flip", (self, dims))
     operands("flip", self=self)
@@ -46,6 +51,7 @@ def flip(self, dims):
     return _copy(view, strides=clone_strides(impl.sizes, impl.strides))
 
 
+@kernel(takes_complex=True)
 def cat(tensors, dim):
     """Join along dim after type promotion (1-D empty tensors are skipped, as on the CPU)."""
     spec = shape_rule("shape.cat")("cat", (tensors, dim))
@@ -55,11 +61,12 @@ def cat(tensors, dim):
     start = 0
     for t in cat_inputs("cat", tensors):
         size = t._impl.sizes[d]
-        run("copy", out.narrow(d, start, size), (t,), t._impl.dtype)
+        copy_values(out.narrow(d, start, size), t)
         start += size
     return out
 
 
+@kernel(takes_complex=True)
 def roll(self, shifts, dims):
     """Shift elements along dims, wrapping around; no dims: roll the flattened tensor."""
     shape_rule("shape.roll")("roll", (self, shifts, dims))
@@ -76,6 +83,7 @@ def roll(self, shifts, dims):
     return x if x is not self else _copy(self)
 
 
+@kernel(takes_complex=True)
 def repeat(self, repeats):
     """The whole tensor repeated along each dim (leading dims added as needed)."""
     spec = shape_rule("shape.repeat")("repeat", (self, repeats))
@@ -89,10 +97,11 @@ def repeat(self, repeats):
         pairs += [r, s]
         ones += [1, s]
     source = self.reshape(list(sizes)).view(ones).expand(pairs)
-    run("copy", out.view(pairs), (source,), self._impl.dtype)
+    copy_values(out.view(pairs), source)
     return out
 
 
+@kernel(takes_complex=True)
 def repeat_interleave_int(self, repeats, dim, output_size):
     """Each element `repeats` times in a row along dim ([1, 2] -> [1, 1, 2, 2]): the input
     with a new dim of size `repeats` after `dim`, expanded (stride 0), then copied."""
@@ -105,7 +114,7 @@ def repeat_interleave_int(self, repeats, dim, output_size):
     expanded = x.unsqueeze(d + 1).expand(sizes[:d + 1] + [repeats] + sizes[d + 1:])
     out = new_tensor(spec.sizes, self._impl.dtype, device)
     if out._impl.numel():
-        run("copy", out.view(expanded._impl.sizes), (expanded,), self._impl.dtype)
+        copy_values(out.view(expanded._impl.sizes), expanded)
     return out
 
 

@@ -128,7 +128,7 @@ class OperatorHandle:
 
     # ---- registration -------------------------------------------------------------
     def register(self, key, fn, *, name=None, priority=0, dtypes=None, contiguous=False,
-                 shape=None, layout=None, check_signature=True):
+                 shape=None, layout=None, takes_complex=False, check_signature=True):
         """Put `fn` in the slot for `key`. At a backend key it becomes a candidate of the
         second-level registry; elsewhere it replaces the slot (override, no unregister)."""
         key = DispatchKey(key)
@@ -140,7 +140,7 @@ class OperatorHandle:
             if reg is None:
                 reg = self.registries[key] = KernelRegistry(self, key)
             reg.add(fn, name=name, priority=priority, dtypes=dtypes, contiguous=contiguous,
-                    shape=shape, layout=layout)
+                    shape=shape, layout=layout, takes_complex=takes_complex)
         else:
             self.kernels[key] = fn
             self.kernel_names[key] = name

@@ -9,6 +9,10 @@ backend, each with constraints and a priority (specialised above generic):
     layout      the memory format it is written for: "channels_last" (NHWC kernels) or
                 "contiguous_format" (NCHW kernels, which would lay their results out
                 NCHW whatever the input's layout)
+    takes_complex  at the CUDA key: whether it computes complex tensors. Triton has no
+                complex type, so a kernel must be written for the (re, im) float pairs
+                of one (the pointwise template's complex form, the sums, the matmul);
+                the others reject a call with a complex tensor argument
 
 Selection filters by the constraints, orders by priority and caches the
 result under (dtypes, layout, shape signature); a global version number bumps
@@ -20,7 +24,12 @@ the fallbacks are tried in order, each logged:
     2. layout            make the tensor arguments contiguous; a channels_last call
                          that only NCHW kernels take runs on NCHW copies and its 4-D
                          results are laid out channels_last again, as PyTorch's would be
-    3. device            compute on the CPU, only when the user enabled it (warns)
+    3. complex on host   a complex call at the CUDA key that no kernel has a complex
+                         form for: the CPU kernel runs on host copies and the results
+                         (and what an in-place op wrote) are copied back. Always on, so
+                         that every op the CPU computes for complex tensors works on
+                         `cuda` too; logged, and shown by explain()
+    4. device            compute on the CPU, only when the user enabled it (warns)
 
 and otherwise an error lists every candidate and why it was rejected.
 """
@@ -31,6 +40,7 @@ import warnings
 
 from tensorplay._memory_format import channels_last, is_channels_last
 from tensorplay.dispatch import trace
+from tensorplay.dispatch.keys import DispatchKey
 from tensorplay.dispatch.stats import stats
 from tensorplay.errors import KernelConstraintError, NoKernelError
 
@@ -108,9 +118,11 @@ LAYOUTS = (None, "contiguous_format", "channels_last")
 
 
 class Candidate:
-    __slots__ = ("name", "fn", "priority", "dtypes", "contiguous", "shape", "layout")
+    __slots__ = ("name", "fn", "priority", "dtypes", "contiguous", "shape", "layout",
+                 "takes_complex")
 
-    def __init__(self, name, fn, priority, dtypes, contiguous, shape, layout=None):
+    def __init__(self, name, fn, priority, dtypes, contiguous, shape, layout=None,
+                 takes_complex=False):
         if layout not in LAYOUTS:
             raise ValueError(f"kernel {name}: layout must be one of {LAYOUTS}, not {layout!r}")
         self.name = name
@@ -120,9 +132,13 @@ class Candidate:
         self.contiguous = contiguous
         self.shape = shape
         self.layout = layout
+        self.takes_complex = takes_complex
 
-    def rejection(self, dtype, contiguous, shape_ok, layout=None):
-        """Why this candidate cannot take the call, or None if it can."""
+    def rejection(self, dtype, contiguous, shape_ok, layout=None, complex_call=False):
+        """Why this candidate cannot take the call, or None if it can. `complex_call`: a
+        call at the CUDA key with a complex tensor argument."""
+        if complex_call and not self.takes_complex:
+            return "no complex form (Triton has no complex type)"
         if self.dtypes is not None and dtype is not None and dtype not in self.dtypes:
             names = ", ".join(sorted(d.name for d in self.dtypes))
             return f"dtype {dtype.name} not in {{{names}}}"
@@ -152,11 +168,12 @@ class Plan:
     """What the registry decided for one cache key."""
 
     __slots__ = ("candidates", "promote_to", "make_contiguous", "to_cpu", "note", "is_direct",
-                 "tuned", "channels_last_results")
+                 "tuned", "channels_last_results", "complex_on_host")
 
     def __init__(self, candidates, promote_to=None, make_contiguous=False, to_cpu=False,
-                 note="", tuned=False, channels_last_results=False):
+                 note="", tuned=False, channels_last_results=False, complex_on_host=False):
         self.candidates = candidates
+        self.complex_on_host = complex_on_host      # to_cpu, without the opt-in's warning
         self.tuned = tuned
         self.promote_to = promote_to
         self.make_contiguous = make_contiguous
@@ -179,12 +196,20 @@ class KernelRegistry:
         self.needs_layout = False
         self.layout_aware = False
         self.pinned = {}        # describe_key text -> candidate name (tp.dispatch.tune)
+        # Complex calls are this registry's to route (fallback 3) only at the CUDA key: the
+        # CPU kernels are NumPy, which has complex types. A complex `dtype=` argument
+        # makes a complex call too (cumsum of a float tensor into complex64).
+        self.complex_on_host = key == DispatchKey.CUDA
+        names = handle.schema.arg_names
+        self.dtype_arg = names.index("dtype") if self.complex_on_host and "dtype" in names \
+            else None
 
     def add(self, fn, *, name, priority=0, dtypes=None, contiguous=False, shape=None,
-            layout=None):
+            layout=None, takes_complex=False):
         # Same name again replaces the old candidate (override without unregistering).
         candidates = [c for c in self.candidates if c.name != name]
-        candidates.append(Candidate(name, fn, priority, dtypes, contiguous, shape, layout))
+        candidates.append(Candidate(name, fn, priority, dtypes, contiguous, shape, layout,
+                                    takes_complex))
         # Sorted before it is published: a list being sorted reads as empty to other
         # threads, which would find no kernel at all.
         candidates.sort(key=lambda c: -c.priority)
@@ -208,10 +233,12 @@ class KernelRegistry:
         or shapes, so the cache key and the cache (which exist to choose) would only
         repeat that answer; a hand-over (KernelConstraintError) would find nobody to
         take the call. explain() reaches the registry itself (`trace.run_backend`), so
-        its hops are the same either way."""
+        its hops are the same either way. A CUDA kernel without a complex form is
+        constrained too: a complex call must reach fallback 3."""
         first = self.candidates[0]
         if (len(self.candidates) > 1 or first.dtypes is not None or first.contiguous
-                or first.shape is not None or self.layout_aware):
+                or first.shape is not None or self.layout_aware
+                or (self.complex_on_host and not first.takes_complex)):
             return self
         if stats.on:       # counting: every call takes the full path (stats.py)
             return self
@@ -272,8 +299,9 @@ class KernelRegistry:
             return self.run_candidates(plan.candidates, args)
 
     def cache_key(self, args):
-        """(dtypes of the tensor arguments, contiguity if a candidate cares, shape rules,
-        memory layout if a candidate cares)."""
+        """(dtypes of the tensor arguments (and a complex `dtype=` argument at the CUDA
+        key), contiguity if a candidate cares, shape rules, memory layout if a candidate
+        cares)."""
         schema = self.handle.schema
         if schema.list_positions:
             dtypes, contiguous = _list_aware_dtypes(schema, args)
@@ -284,6 +312,10 @@ class KernelRegistry:
             if self.needs_layout:
                 contiguous = all(args[i]._impl.is_contiguous for i in schema.tensor_positions
                                  if args[i] is not None)
+        if self.dtype_arg is not None:
+            wanted = args[self.dtype_arg]
+            if wanted is not None and wanted.is_complex:
+                dtypes += (wanted,)
         layout = self.call_layout(args) if self.layout_aware else None
         if self.shape_rules:
             return (dtypes, contiguous, tuple(bool(r.check(*args)) for r in self.shape_rules),
@@ -341,27 +373,30 @@ class KernelRegistry:
     def shape_results(self, key):
         return dict(zip(self.shape_rules, key[2]))
 
-    def _report_candidates(self, dtype, contiguous, shape_ok, layout):
+    def _report_candidates(self, dtype, contiguous, shape_ok, layout, complex_call):
         for c in self.candidates:
-            why = c.rejection(dtype, contiguous, shape_ok, layout)
+            why = c.rejection(dtype, contiguous, shape_ok, layout, complex_call)
             if trace.state.active:
                 trace.hop("candidate", f"{c.name} (priority {c.priority}): "
                           + ("accepted" if why is None else f"rejected, {why}"))
             if stats.on and why is not None:
                 stats.row(self.handle.name).reject(c.name, why)
 
-    def viable(self, dtype, contiguous, shape_ok, layout=None):
+    def viable(self, dtype, contiguous, shape_ok, layout=None, complex_call=False):
         return [c for c in self.candidates
-                if c.rejection(dtype, contiguous, shape_ok, layout) is None]
+                if c.rejection(dtype, contiguous, shape_ok, layout, complex_call) is None]
 
     def select(self, args, key):
         dtype = self.dtype_of_key(key)
         contiguous = key[1] if key[1] is not None else True
         shape_ok = self.shape_results(key)
         layout = key[3]
+        # Any complex tensor argument counts (a real `self` times a complex `other` too).
+        complex_call = self.complex_on_host and \
+            any(d is not None and d.is_complex for d in key[0])
         if trace.state.active or stats.on:
-            self._report_candidates(dtype, contiguous, shape_ok, layout)
-        found = self.viable(dtype, contiguous, shape_ok, layout)
+            self._report_candidates(dtype, contiguous, shape_ok, layout, complex_call)
+        found = self.viable(dtype, contiguous, shape_ok, layout, complex_call)
         if found and options.tuning and self.pinned:
             name = self.pinned.get(self.describe_key(key))
             pinned = [c for c in found if c.name == name]
@@ -373,7 +408,7 @@ class KernelRegistry:
             return Plan(found)
         # 1. dtype promotion: a wider dtype that some candidate takes as the inputs are
         for wider in _promotion_chain(dtype):
-            found = self.viable(wider, contiguous, shape_ok, layout)
+            found = self.viable(wider, contiguous, shape_ok, layout, complex_call)
             if found:
                 return Plan(found, promote_to=(dtype, wider),
                             note=f"dtype promotion {dtype.name} -> {wider.name}")
@@ -386,7 +421,7 @@ class KernelRegistry:
             what = "layout conversion: " + ("channels_last -> contiguous_format, results "
                                             "back to channels_last" if back else "contiguous()")
             for wider in (None,) + tuple(_promotion_chain(dtype)):
-                found = self.viable(wider or dtype, True, shape_ok, target)
+                found = self.viable(wider or dtype, True, shape_ok, target, complex_call)
                 if found and wider is None:
                     return Plan(found, make_contiguous=True, channels_last_results=back,
                                 note=what)
@@ -394,7 +429,12 @@ class KernelRegistry:
                     return Plan(found, promote_to=(dtype, wider), make_contiguous=True,
                                 channels_last_results=back,
                                 note=f"dtype promotion {dtype.name} -> {wider.name} and {what}")
-        # 3. device fallback, opt-in
+        # 3. complex on host: the CPU kernel on host copies
+        if complex_call:
+            return Plan([], to_cpu=True, complex_on_host=True,
+                        note="complex on host: no Triton kernel has a complex form; the CPU "
+                             "kernel on host copies, the results copied back")
+        # 4. device fallback, opt-in
         if options.device_fallback and self.key != 0:
             return Plan([], to_cpu=True, note="device fallback: computing on the CPU")
         reasons = "\n".join(f"  {c.name} (priority {c.priority}): "
@@ -405,7 +445,6 @@ class KernelRegistry:
             f"{self.describe_key(key)}; candidates:\n{reasons}", op=self.handle.name)
 
     def _key_name(self):
-        from tensorplay.dispatch.keys import DispatchKey
         return DispatchKey(self.key).name
 
     def describe_key(self, key):
@@ -424,7 +463,7 @@ class KernelRegistry:
         if trace.state.active:
             trace.hop("fallback", plan.note)
         if plan.to_cpu:
-            return self.run_on_cpu(args)
+            return self.run_on_cpu(args, warn=not plan.complex_on_host)
         schema = self.handle.schema
         new_args = list(args)
         originals = {}
@@ -461,23 +500,34 @@ class KernelRegistry:
             t = t.contiguous()
         return t
 
-    def run_on_cpu(self, args):
-        warnings.warn(f"{self.handle.name}: no {self._key_name()} kernel, computing on the "
-                      f"CPU (device fallback enabled)", stacklevel=4)
-        device = None
+    def run_on_cpu(self, args, warn=True):
+        """The op's CPU kernel on host copies of the tensor arguments; its results copied
+        to the device of the call, and what an in-place (or `out=`) op wrote on a host copy
+        copied back into the caller's tensor."""
+        if warn:
+            warnings.warn(f"{self.handle.name}: no {self._key_name()} kernel, computing on "
+                          f"the CPU (device fallback enabled)", stacklevel=4)
+        device = None       # the call's device: that of a tensor not on the host
         moved = []
         for a in args:
-            if hasattr(a, "_impl"):
-                device = a.device
-                moved.append(a.to("cpu"))
-            elif isinstance(a, (list, tuple)) and a and hasattr(a[0], "_impl"):
-                device = a[0].device
-                moved.append([t.to("cpu") for t in a])
-            else:
+            items = a if isinstance(a, (list, tuple)) else (a,)
+            tensors = [t for t in items if hasattr(t, "_impl")]
+            for t in tensors:
+                if device is None and t._impl.device.type != "cpu":
+                    device = t._impl.device
+            if not tensors:
                 moved.append(a)
-        from tensorplay.dispatch.keys import DispatchKey
+            elif isinstance(a, (list, tuple)):
+                moved.append([t if t is None else t.to("cpu") for t in a])
+            else:
+                moved.append(a.to("cpu"))
         out = self.handle.call(1 << DispatchKey.CPU, *moved)
-        return _map_tensors(out, lambda t: t.to(device))
+        written = {}
+        for i in self.handle.schema.mutable_positions:
+            if args[i] is not None and moved[i] is not args[i]:
+                args[i].copy_(moved[i])
+                written[id(moved[i])] = args[i]
+        return _map_tensors(out, lambda t: written[id(t)] if id(t) in written else t.to(device))
 
 
 def _list_aware_dtypes(schema, args):

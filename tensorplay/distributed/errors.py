@@ -4,9 +4,13 @@
     CollectiveError       a collective failed (a peer process died or stopped answering
                           within the group's timeout), or init_process_group's ranks did
                           not all meet within it
-    RankError             a rank outside 0 .. world_size - 1 (broadcast's src)
+    RankError             a rank that is not in the group (a collective's src or dst,
+                          group_src or group_dst, new_group's ranks)
 
-A tensor on a device the group's backend cannot serve raises tensorplay.errors.DeviceError.
+A tensor on a device the group's backend cannot serve raises tensorplay.errors.DeviceError;
+a misused argument (a list of the wrong length, split sizes that do not add up, a
+reduction the dtype lacks) raises ArgumentError, ShapeError or DTypeError, naming the op
+and the argument, before any rank sends anything.
 """
 from __future__ import annotations
 

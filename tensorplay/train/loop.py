@@ -1,7 +1,7 @@
 """The training loop behind `python -m tensorplay train`.
 
     prepare(options)   seeds, data, model, optimizer; restores a checkpoint (--resume)
-    train_epoch(...)   one pass over the shuffled training set, with a tqdm bar
+    train_epoch(...)   one pass over the shuffled training set, with a progress bar
     evaluate(...)      loss and accuracy on the test set, no gradients
     run(options)       the epochs, then the report, the checkpoint and the curves
 
@@ -11,6 +11,10 @@ computes exactly what the uninterrupted run computes.
 
 Under torchrun (WORLD_SIZE > 1) the model is wrapped in DistributedDataParallel and each
 rank trains on its shard; distributed.py has the pieces, and only rank 0 reports.
+
+tqdm (the bars) and matplotlib (the PNG of the curves) are optional extras
+(`pip install tensorplay[train]`): without tqdm a plain line per epoch says how far
+training got, without matplotlib the curves are written as a CSV of the numbers.
 """
 from __future__ import annotations
 
@@ -132,8 +136,6 @@ def explained_step(run, inputs, targets):
 
 def train_epoch(run, epoch, total_epochs, explain=False, progress=True):
     """One epoch; returns (mean loss, accuracy, explain summary or None)."""
-    from tqdm import tqdm
-
     seed = epoch_seed(run.options["seed"], epoch)
     tp.manual_seed(seed)
     if run.cluster is None:
@@ -146,8 +148,7 @@ def train_epoch(run, epoch, total_epochs, explain=False, progress=True):
     loss_sum = 0.0
     correct = seen = 0
     summary = None
-    bar = tqdm(loader, desc=f"epoch {epoch + 1}/{total_epochs}", unit="batch",
-               leave=False, file=sys.stderr, disable=not progress)
+    bar = progress_bar(loader, f"epoch {epoch + 1}/{total_epochs}", progress)
     for inputs, targets in bar:
         inputs, targets = inputs.to(run.device), targets.to(run.device)
         if explain and summary is None:
@@ -186,9 +187,47 @@ def save_checkpoint(run, epoch, path):
              "vocab": "".join(run.vocab.chars) if run.vocab is not None else None}, path)
 
 
+def progress_bar(loader, description, enabled):
+    """tqdm's bar over `loader` (on stderr, gone when the epoch ends), or without tqdm
+    installed a PlainProgress."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return PlainProgress(loader, description, enabled)
+    return tqdm(loader, desc=description, unit="batch", leave=False, file=sys.stderr,
+                disable=not enabled)
+
+
+class PlainProgress:
+    """What the loop uses of a tqdm bar, printing one line to stderr when the epoch ends:
+    `epoch 2/5: 45 batches, loss=0.31, acc=0.91`."""
+
+    def __init__(self, loader, description, enabled):
+        self.loader, self.description, self.enabled = loader, description, enabled
+        self.batches = 0
+        self.postfix = {}
+
+    def __iter__(self):
+        for item in self.loader:
+            self.batches += 1
+            yield item
+
+    def set_postfix(self, **values):
+        self.postfix = values
+
+    def close(self):
+        if self.enabled:
+            shown = "".join(f", {k}={v}" for k, v in self.postfix.items())
+            print(f"{self.description}: {self.batches} batches{shown}", file=sys.stderr)
+
+
 def plot_curves(history, title, path):
-    """Loss and accuracy per epoch, train and test, side by side, as a PNG."""
-    import matplotlib
+    """Loss and accuracy per epoch, train and test, side by side, as a PNG at `path`;
+    without matplotlib, the numbers as a CSV beside it. Returns the file written."""
+    try:
+        import matplotlib
+    except ImportError:
+        return write_curves_csv(history, os.path.splitext(path)[0] + ".csv")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -206,6 +245,17 @@ def plot_curves(history, title, path):
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+    return path
+
+
+def write_curves_csv(history, path):
+    """The curves' numbers: a header line, then one row per epoch."""
+    keys = ("train_loss", "train_acc", "test_loss", "test_acc")
+    with open(path, "w") as f:
+        print("epoch," + ",".join(keys), file=f)
+        for epoch, row in enumerate(zip(*(history[k] for k in keys)), start=1):
+            print(f"{epoch}," + ",".join(f"{v:.6g}" for v in row), file=f)
+    return path
 
 
 def sample_text(run, length=SAMPLE_LENGTH):
@@ -294,7 +344,8 @@ def train_and_report(options, checkpoint, out, progress, cluster=None):
     if cluster is None or cluster.is_main:
         os.makedirs(options["out"], exist_ok=True)
         save_checkpoint(run, last, checkpoint_path)
-        plot_curves(run.history, f"tensorplay train --model {options['model']}", curves_path)
+        curves_path = plot_curves(run.history, f"tensorplay train --model {options['model']}",
+                                  curves_path)
     seconds = time.perf_counter() - started
 
     unit = "next characters" if run.vocab is not None else "test images"

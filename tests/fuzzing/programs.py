@@ -117,7 +117,10 @@ _NO_ZERO_STRIDE = {"median", "nanmedian"}
 # inplace operation" (it computes into a slice of its output with cumprod_out, and the
 # saved result is then stale; pytorch/pytorch#60197, still so in 2.13). Its input never
 # requires grad here.
-_NO_BACKWARD = {"vander"}
+# Also: as_strided_scatter, whose self PyTorch 2.13 hands the gradient of the elements
+# src overwrote instead of the others' (the OpInfo entry's xfail says so; gradcheck
+# checks ours).
+_NO_BACKWARD = {"vander", "as_strided_scatter"}
 
 # LAPACK on a NaN or inf: what comes back (a NaN, a finite number, an error from an
 # iteration that does not converge) depends on the routine's blocking and pivoting and on
@@ -485,20 +488,30 @@ class Program:
             self._add(*ran, strides=False, depth=v.depth, precision=v.precision)
 
     def _backward(self):
-        """Weight every live float value that requires grad, sum, backward in both."""
-        terms = [v for v in self.pool if v.th.requires_grad and v.th.dtype.is_floating_point
+        """Weight every live float or complex value that requires grad, sum, backward in
+        both (a complex value through its parts, `view_as_real`: the loss is real)."""
+        terms = [v for v in self.pool if v.th.requires_grad
+                 and (v.th.dtype.is_floating_point or v.th.dtype.is_complex)
                  and v.th.numel() < 10_000]
         if not terms:
             return
         parts = []
         for v in terms:
-            w = make_tensor(tuple(v.tp.shape), v.tp.dtype, rng=self.rng, low=-1, high=1)
+            shape, dtype = tuple(v.tp.shape), v.tp.dtype
+            if dtype.is_complex:
+                shape, dtype = shape + (2,), dtype.to_real()
+            w = make_tensor(shape, dtype, rng=self.rng, low=-1, high=1)
             parts.append((v, w, to_torch(w)))
-        text = "(" + " + ".join(f"({v.name} * w{i}).sum()" for i, (v, _, _) in
-                                enumerate(parts)) + ").backward()"
-        ran = self._both(text,
-                         lambda: sum((v.tp * w).sum() for v, w, _ in parts).backward(),
-                         lambda: sum((v.th * tw).sum() for v, _, tw in parts).backward())
+
+        def real(lib, t):
+            return lib.view_as_real(t) if t.is_complex() else t
+
+        text = "(" + " + ".join(
+            f"({'view_as_real(' + v.name + ')' if v.tp.is_complex() else v.name} * w{i}).sum()"
+            for i, (v, _, _) in enumerate(parts)) + ").backward()"
+        ran = self._both(
+            text, lambda: sum((real(tp, v.tp) * w).sum() for v, w, _ in parts).backward(),
+            lambda: sum((real(torch, v.th) * tw).sum() for v, _, tw in parts).backward())
         if ran is None:
             return
         depth = max(v.depth for v in terms) + 2
@@ -547,7 +560,8 @@ class Program:
         if x.dtype.kind in "fc" or y.dtype.kind in "fc":
             rtol, atol = DEFAULT_TOLERANCES.get(_looser(a.dtype, precision), (1e-7, 1e-7))
             scale = 1 + depth
-            x64, y64 = x.astype(np.float64), y.astype(np.float64)
+            wide = np.complex128 if "c" in (x.dtype.kind, y.dtype.kind) else np.float64
+            x64, y64 = x.astype(wide), y.astype(wide)
             same = np.isclose(x64, y64, rtol=rtol * scale, atol=atol * scale, equal_nan=True)
             if not same.all():
                 k = tuple(int(i[0]) for i in np.nonzero(~same)) if x.ndim else ()
@@ -574,7 +588,7 @@ class Program:
         made, so both libraries see it)."""
         if (not t.dtype.is_floating_point or t.numel() == 0 or 0 in t.stride()
                 or self.rng.random() > 0.1):
-            return ""
+            return ""   # (complex inputs are left finite)
         where = tuple(int(self.rng.integers(s)) for s in t.shape)
         value = (math.nan, math.inf, -math.inf)[int(self.rng.integers(3))]
         with tp.no_grad():
@@ -755,7 +769,8 @@ def _looser(*dtypes):
 
 
 def _all_finite(t):
-    return not t.is_floating_point() or bool(torch.isfinite(t.detach()).all())
+    return not (t.is_floating_point() or t.is_complex()) or \
+        bool(torch.isfinite(t.detach()).all())
 
 
 def _has_ties(t):

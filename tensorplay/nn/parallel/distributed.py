@@ -19,7 +19,7 @@ import contextlib
 
 import tensorplay as tp
 from tensorplay import distributed as dist
-from tensorplay.distributed.group import require_group
+from tensorplay.distributed.process_group import require_group
 from tensorplay.errors import ArgumentError, DeviceError
 from tensorplay.nn.modules.module import Module
 from tensorplay.nn.parallel.buckets import Reducer, reachable_parameters
@@ -59,7 +59,7 @@ class DistributedDataParallel(Module):
         named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
         with tp.no_grad():
             for tensor in list(module.parameters()) + list(module.buffers()):
-                dist.broadcast(tensor.detach(), 0, group=process_group)
+                dist.broadcast(tensor.detach(), group=process_group, group_src=0)
         params = [p for _, p in named]
         cap = int(bucket_cap_mb * MB)
         self.reducer = Reducer(params, cap, min(cap, FIRST_BUCKET_BYTES), process_group,
@@ -71,7 +71,7 @@ class DistributedDataParallel(Module):
         if self.broadcast_buffers:
             with tp.no_grad():
                 for buffer in self.module.buffers():
-                    dist.broadcast(buffer.detach(), 0, group=self.process_group)
+                    dist.broadcast(buffer.detach(), group=self.process_group, group_src=0)
         output = self.module(*inputs, **kwargs)
         if self.reducer is not None and tp.is_grad_enabled() \
                 and self.require_backward_grad_sync:
