@@ -587,10 +587,23 @@ floor_ = inplace_of(floor, "pointwise.unary_no_bool", "floor_")
 ceil_ = inplace_of(ceil, "pointwise.unary_no_bool", "ceil_")
 trunc_ = inplace_of(trunc, "pointwise.unary_no_bool", "trunc_")
 round_ = inplace_of(round, "pointwise.unary_no_bool", "round_")
-round_decimals_ = inplace_of(round_decimals, "pointwise.unary_floating", "round_")
+_round_decimals_ = inplace_of(round_decimals, "pointwise.unary_floating", "round_")
 frac_ = inplace_of(frac, "pointwise.unary_floating", "frac_")
 floor_divide_ = inplace_of(floor_divide, "pointwise.binary_no_bool", "floor_divide_")
-div_mode_ = inplace_of(div_mode, "pointwise.div_mode", "div_")
+_div_mode_ = inplace_of(div_mode, "pointwise.div_mode", "div_")
+
+
+# (their complex refusals name the in-place op, with the out-of-place overload's message)
+def round_decimals_(self, decimals):
+    reject_complex("round_", self, kind="round_decimals")
+    return _round_decimals_(self, decimals)
+
+
+def div_mode_(self, other, rounding_mode):
+    if rounding_mode in ("trunc", "floor"):
+        reject_complex_args("div_", (("self", self), ("other", other)),
+                            kind=f"div_{rounding_mode}")
+    return _div_mode_(self, other, rounding_mode)
 remainder_ = inplace_of(remainder, "pointwise.binary_no_bool", "remainder_")
 fmod_ = inplace_of(fmod, "pointwise.binary_no_bool", "fmod_")
 atan2_ = inplace_of(atan2, "pointwise.binary_float", "atan2_")

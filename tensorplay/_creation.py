@@ -530,6 +530,11 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     if size is None:   # randint(high, size)
         low, high, size = 0, low, high
     dtype = dtype or dt.int64
+    if dtype.is_complex:
+        # PyTorch's words: its bounds check knows integral, floating-point and bool types
+        raise DTypeError(f"randint(): check_random_bounds handles only integral, "
+                         f"floating-point and boolean types (argument 'dtype' is "
+                         f"{dtype.name})", op="randint", arg="dtype")
     if low >= high:
         raise ArgumentError(f"randint(): expects 'low' to be less than 'high', but got "
                             f"low={low} >= high={high}", op="randint", arg="high")

@@ -40,11 +40,13 @@ def xlog1py(self, other):
 
 def max_other(self, other):
     _check_args("max", self, other)
+    reject_complex_args("max", (("self", self), ("other", other)), kind="maximum")
     return F.maximum(self, other)
 
 
 def min_other(self, other):
     _check_args("min", self, other)
+    reject_complex_args("min", (("self", self), ("other", other)), kind="minimum")
     return F.minimum(self, other)
 
 
@@ -118,18 +120,22 @@ def clip_tensor_(self, min, max):  # noqa: A002
 
 
 def clamp_min(self, min):  # noqa: A002
+    reject_complex("clamp_min", self)     # (errors name the op called)
     return F.clamp(self, min, None)
 
 
 def clamp_min_(self, min):  # noqa: A002
+    reject_complex("clamp_min_", self)
     return F.clamp_(self, min, None)
 
 
 def clamp_max(self, max):  # noqa: A002
+    reject_complex("clamp_max", self)
     return F.clamp(self, None, max)
 
 
 def clamp_max_(self, max):  # noqa: A002
+    reject_complex("clamp_max_", self)
     return F.clamp_(self, None, max)
 
 

@@ -15,6 +15,7 @@ it too, so a meta tensor is refused alike.
 """
 from __future__ import annotations
 
+from tensorplay._promotion import result_type
 from tensorplay.errors import DTypeError
 
 # PyTorch's name of each complex dtype in its messages (its ScalarType).
@@ -125,14 +126,15 @@ def complex_message(op, dtype, kind=None):
     return text.format(torch_dtype=TORCH_NAMES[dtype.name]), why
 
 
-def reject_complex(op, t, arg="self", kind=None):
+def reject_complex(op, t, arg="self", kind=None, dtype=None):
     """Raise PyTorch's error when `t` (argument `arg` of `op`) is a complex tensor and
     PyTorch has no complex kernel for `op` (an op MESSAGES does not list takes it: no
-    error). `op` is the name the message starts with (`floor_` for the in-place form)."""
+    error). `op` is the name the message starts with (`floor_` for the in-place form);
+    `dtype` the one the op would compute in (default: t's), which PyTorch's message names."""
     impl = getattr(t, "_impl", None)
     if impl is None or not impl.dtype.is_complex:
         return
-    found = complex_message(op, impl.dtype, kind)
+    found = complex_message(op, dtype or impl.dtype, kind)
     if found is None:
         return
     text, why = found
@@ -142,6 +144,11 @@ def reject_complex(op, t, arg="self", kind=None):
 
 def reject_complex_args(op, named, kind=None):
     """`reject_complex` for several (name, tensor) arguments: the first complex one is
-    blamed."""
+    blamed, and the message names the promoted dtype, as PyTorch's does (`x % 1j` for a
+    float32 x computes in complex64: 'ComplexFloat')."""
+    tensors = [t for _, t in named if getattr(t, "_impl", None) is not None]
+    if not any(t._impl.dtype.is_complex for t in tensors):
+        return
+    dtype = result_type(*tensors)
     for arg, t in named:
-        reject_complex(op, t, arg, kind)
+        reject_complex(op, t, arg, kind, dtype)

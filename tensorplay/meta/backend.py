@@ -94,14 +94,17 @@ def refusing_complex(handle, rule):
     a meta tensor is refused as the CPU kernel refuses it. Other ops keep the rule as it
     is."""
     op = handle.name.split(".")[0]
-    if op not in MESSAGES and op.rstrip("_") not in MESSAGES:
+    # an overload with a message of its own (`round.decimals`: round_decimals)
+    overload = handle.name.replace("_.", ".").replace(".", "_")
+    kind = overload if overload in MESSAGES else None
+    if kind is None and op not in MESSAGES and op.rstrip("_") not in MESSAGES:
         return rule
     named = [(handle.schema.arg_names[i], i) for i in handle.schema.tensor_positions]
 
     def rule_refusing_complex(op, args):
         for name, i in named:
             if i < len(args):
-                reject_complex(op, args[i], name)
+                reject_complex(op, args[i], name, kind)
         return rule(op, args)
     rule_refusing_complex.__name__ = rule.__name__
     return rule_refusing_complex

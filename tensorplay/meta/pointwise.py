@@ -123,6 +123,9 @@ def binary_floating(op, args):
 def div_mode(op, args):
     self, other, mode = args
     check_rounding_mode(op, mode)
+    if mode is not None:     # a rounded quotient is real: PyTorch has no complex kernel
+        for name, t in (("self", self), ("other", other)):
+            reject_complex(op, t, name, kind=f"div_{mode}")
     if mode is None:
         return binary_float(op, (self, other))
     return binary_no_bool(op, (self, other))

@@ -9,8 +9,10 @@ import torch
 
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError
+from opinfo.complex_errors import refused_for_complex, with_errors
 from opinfo.core import (
-    ALL_BUT_BOOL, ALL_DTYPES, FLOATING, ErrorInput, OpInfo, SampleInput, make_tensor, rng_for,
+    ALL_BUT_BOOL, ALL_DTYPES, COMPLEX, FLOATING, ErrorInput, OpInfo, SampleInput, make_tensor,
+    rng_for,
 )
 from opinfo.samples import sample_inputs_binary, sample_inputs_scalar, sample_inputs_unary
 
@@ -60,7 +62,19 @@ def errors_binary_shape(op, device, other="other", extra=()):
 
 
 # ---- float functions ----------------------------------------------------------------
-# (name, low, high, extra sample options): the sampled domain keeps gradients finite.
+# Complex dtypes: values and gradients against PyTorch's, complex128 gradcheck.
+WITH_COMPLEX = ALL_DTYPES + COMPLEX
+GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
+
+
+def _no_kernel(kernel):
+    """PyTorch's refusal of a complex64 tensor by an op without a complex kernel."""
+    return refused_for_complex(f'"{kernel}" not implemented for \'ComplexFloat\'')
+
+
+# (name, low, high, extra sample options): the sampled domain keeps gradients finite. A
+# complex sample takes both parts in [low, high): off the branch cuts (log's negative
+# reals, asin's |x| > 1 on the real axis).
 FLOAT_FUNCTIONS = (
     ("reciprocal", None, None, {"exclude_zero": True}),
     ("rsqrt", 0.1, 5, {}),
@@ -79,11 +93,17 @@ FLOAT_FUNCTIONS = (
     ("erfc", None, None, {}),
 )
 
+# PyTorch has no complex erf and erfc
+_NO_COMPLEX = {"erf": "erf_vml_cpu", "erfc": "erfc_vml_cpu"}
+
 UNARY = [
     OpInfo(name, overloads=(name, f"{name}_"), inplace=f"{name}_",
+           dtypes=ALL_DTYPES if name in _NO_COMPLEX else WITH_COMPLEX,
+           grad_dtypes=(tp.float32, tp.float64) if name in _NO_COMPLEX else GRAD_COMPLEX,
            sample_inputs_func=partial(sample_inputs_unary, low=low, high=high,
                                       extra_values=EDGES, **opts),
-           error_inputs_func=errors_inplace_int)
+           error_inputs_func=with_errors(errors_inplace_int, name in _NO_COMPLEX and
+                                         _no_kernel(_NO_COMPLEX.get(name)) or None))
     for name, low, high, opts in FLOAT_FUNCTIONS
 ]
 
@@ -103,7 +123,8 @@ def _logit_samples(op, device, dtype, requires_grad):
 
 UNARY += [
     OpInfo("logit", overloads=("logit", "logit_"), inplace="logit_",
-           sample_inputs_func=_logit_samples, error_inputs_func=errors_inplace_int),
+           sample_inputs_func=_logit_samples,
+           error_inputs_func=with_errors(errors_inplace_int, _no_kernel("logit_cpu"))),
 ]
 
 # The unary functions of db_pointwise.py, in place.
@@ -113,38 +134,61 @@ _UNARY_INPLACE = (
     ("cos", ALL_DTYPES, {}), ("tanh", ALL_DTYPES, {}), ("sigmoid", ALL_DTYPES, {}),
     ("neg", ALL_BUT_BOOL, {}), ("abs", ALL_BUT_BOOL, {"exclude_zero": True}),
 )
+# abs of a complex number is real: it cannot be written back into its complex tensor
+_abs_inplace_complex = refused_for_complex("In-place abs is not supported for complex tensors.",
+                                           outplace=False)
+
 UNARY += [
-    OpInfo(name, "inplace", overloads=(f"{name}_",), inplace=f"{name}_", dtypes=dtypes,
+    OpInfo(name, "inplace", overloads=(f"{name}_",), inplace=f"{name}_",
+           dtypes=dtypes + (COMPLEX if name != "abs" else ()),
            supports_autograd=False, sample_inputs_func=partial(sample_inputs_unary, **opts),
-           error_inputs_func=errors_inplace_int if dtypes is ALL_DTYPES else None)
+           error_inputs_func=errors_inplace_int if dtypes is ALL_DTYPES else
+           _abs_inplace_complex if name == "abs" else None)
     for name, dtypes, opts in _UNARY_INPLACE
 ]
 
 
 # ---- rounding -----------------------------------------------------------------------
+# PyTorch's refusals of complex rounding
+_ROUNDING_MESSAGES = {
+    "floor": "floor is not supported for complex inputs",
+    "ceil": "ceil is not supported for complex inputs",
+    "trunc": "trunc is not supported for complex inputs",
+    "round": f'"round_vml_cpu" not implemented for \'ComplexFloat\'',
+}
 ROUNDING = [
     OpInfo(name, overloads=(name, f"{name}_"), inplace=f"{name}_", dtypes=ALL_BUT_BOOL,
            sample_inputs_func=partial(sample_inputs_unary, extra_values=EDGES + (2.5, -0.5)),
-           error_inputs_func=errors_bool)
+           error_inputs_func=with_errors(errors_bool,
+                                         refused_for_complex(_ROUNDING_MESSAGES[name])))
     for name in ("floor", "ceil", "trunc", "round")
 ] + [
     OpInfo("round", "decimals", overloads=("round.decimals", "round_.decimals"),
            inplace="round_", dtypes=FLOATING,
            sample_inputs_func=with_kwargs(partial(sample_inputs_unary, low=-50, high=50),
                                           decimals=1),
-           error_inputs_func=partial(errors_integral, kwargs={"decimals": 1}), method=False),
+           error_inputs_func=with_errors(
+               partial(errors_integral, kwargs={"decimals": 1}),
+               refused_for_complex(f'"round_cpu" not implemented for \'ComplexFloat\'',
+                                   kwargs={"decimals": 1})), method=False),
     OpInfo("round", "negative_decimals", overloads=("round.decimals",), dtypes=FLOATING,
            sample_inputs_func=with_kwargs(partial(sample_inputs_unary, low=-500, high=500),
                                           decimals=-2), method=False),
     OpInfo("frac", overloads=("frac", "frac_"), inplace="frac_", dtypes=FLOATING,
            sample_inputs_func=partial(sample_inputs_unary, extra_values=EDGES),
-           error_inputs_func=errors_integral),
+           error_inputs_func=with_errors(errors_integral, _no_kernel("frac_cpu"))),
 ]
 
 
 # ---- division family ----------------------------------------------------------------
+_DIVISION_KERNELS = {"floor_divide": "div_floor_cpu", "remainder": "remainder_cpu",
+                     "fmod": "fmod_cpu"}
+
+
 def errors_division(op, device):
     yield from errors_binary_shape(op, device)
+    yield from refused_for_complex(
+        f'"{_DIVISION_KERNELS[op.name]}" not implemented for \'ComplexFloat\'', other=True)(op, device)
     yield E(S(_t((3,), tp.bool, device), (_t((3,), tp.bool, device),)), DTypeError,
             rf"{op.name}\(\): not implemented for bool tensors", arg="self")
     yield E(S(tp.tensor([1, 2], device=device), (tp.tensor([1, 0], device=device),)),
@@ -156,12 +200,17 @@ def errors_div_mode(op, device):
     yield E(S(_t((3,), device=device), (_t((3,), device=device),), {"rounding_mode": "up"}),
             ArgumentError, r"div\(\): argument 'rounding_mode' must be None, 'trunc' or "
             r"'floor', but got 'up'", arg="rounding_mode")
+    # rounded quotients are real: no complex kernel in PyTorch
+    yield from refused_for_complex(
+        f'"div_{op.variant}_cpu" not implemented for \'ComplexFloat\'', other=True,
+        kwargs={"rounding_mode": op.variant})(op, device)
 
 
 _division = partial(sample_inputs_binary, rhs_exclude_zero=True)
 
 DIVISION = [
     OpInfo("true_divide", overloads=("true_divide.Tensor", "true_divide_.Tensor"),
+           dtypes=WITH_COMPLEX, grad_dtypes=GRAD_COMPLEX,
            inplace="true_divide_", ref="true_divide", sample_inputs_func=_division),
     OpInfo("true_divide", "scalar", overloads=("true_divide.Scalar", "true_divide_.Scalar"),
            inplace="true_divide_",
@@ -212,15 +261,20 @@ for _mode in ("trunc", "floor"):
     ]
 DIVISION += [
     OpInfo("div", "mode_none", overloads=("div.Tensor_mode", "div_.Tensor_mode"),
+           dtypes=WITH_COMPLEX, grad_dtypes=GRAD_COMPLEX,
            inplace="div_", ref=partial(torch.div, rounding_mode=None),
            sample_inputs_func=with_kwargs(_division, rounding_mode=None)),
     OpInfo("atan2", overloads=("atan2", "atan2_"), inplace="atan2_",
-           sample_inputs_func=sample_inputs_binary, error_inputs_func=errors_binary_shape),
+           sample_inputs_func=sample_inputs_binary,
+           error_inputs_func=with_errors(errors_binary_shape, refused_for_complex(
+               f'"atan2_cpu" not implemented for \'ComplexFloat\'', other=True))),
     OpInfo("hypot", overloads=("hypot", "hypot_"), inplace="hypot_", dtypes=FLOATING,
            sample_inputs_func=partial(sample_inputs_binary, mixed=False),
            error_inputs_func=lambda op, device: [*errors_binary_shape(op, device), E(
                S(_t((3,), tp.int64, device), (_t((3,), tp.int64, device),)), DTypeError,
-               r"hypot\(\): not implemented for int64 tensors", arg="self")]),
+               r"hypot\(\): not implemented for int64 tensors", arg="self"),
+               *refused_for_complex(f'"hypot_cpu" not implemented for \'ComplexFloat\'',
+                                    other=True)(op, device)]),
 ]
 
 
@@ -257,6 +311,11 @@ def _clamp_tensor_samples(op, device, dtype, requires_grad):
 def errors_clamp(op, device):
     yield E(S(_t((3,), device=device), (None, None)), ArgumentError,
             rf"{op.name}\(\): at least one of 'min' or 'max' must not be None", arg="min")
+    yield from _clamp_complex(op, device)
+
+
+# complex numbers are not ordered: PyTorch's clamp refuses them, whatever the bounds
+_clamp_complex = refused_for_complex("clamp is not supported for complex types", args=(0, 1))
 
 
 def _clamp_max_samples(op, device, dtype, requires_grad):
@@ -279,6 +338,8 @@ def _one_bound_scalar_samples(op, device, dtype, requires_grad):
 def errors_clamp_tensor(op, device):
     yield E(S(_t((3, 4), device=device), (_t((5,), device=device), None)), ShapeError,
             rf"{op.name}\(\): argument 'min' \(shape \[5\]\) is not broadcastable", arg="min")
+    yield from refused_for_complex("clamp is not supported for complex types",
+                                   other=True)(op, device)
 
 
 def _lerp_samples(op, device, dtype, requires_grad, tensor_weight):
@@ -336,6 +397,14 @@ def errors_addcdiv(op, device):
 
 def _nan_to_num_samples(op, device, dtype, requires_grad):
     yield from sample_inputs_unary(op, device, dtype, requires_grad, extra_values=EDGES)
+    if dtype.is_complex:
+        # nan, inf and -inf in either part, replaced part by part
+        nan, inf = float("nan"), float("inf")
+        parts = [complex(nan, 1.0), complex(1.0, inf), complex(-inf, nan), complex(inf, -inf),
+                 complex(2.0, -3.0)]
+        for kwargs in ({}, {"nan": 1.5, "posinf": 100.0, "neginf": -100.0}):
+            yield S(tp.tensor(parts, dtype=dtype, device=device), kwargs=kwargs,
+                    name=f"complex edges {kwargs}", grad=False)
     if dtype.is_floating_point:
         for kwargs in ({"nan": 1.5}, {"posinf": 100.0, "neginf": -100.0}):
             yield S(tp.tensor(list(EDGES), dtype=dtype, device=device), kwargs=kwargs,
@@ -353,11 +422,15 @@ BLEND = [
     OpInfo("clip", "tensor", overloads=("clip.Tensor", "clip_.Tensor"), inplace="clip_",
            dtypes=ALL_BUT_BOOL, sample_inputs_func=_clamp_tensor_samples),
     OpInfo("clamp_min", overloads=("clamp_min", "clamp_min_"), inplace="clamp_min_",
-           dtypes=ALL_BUT_BOOL, sample_inputs_func=_one_bound_scalar_samples),
+           dtypes=ALL_BUT_BOOL, sample_inputs_func=_one_bound_scalar_samples,
+           error_inputs_func=refused_for_complex("clamp is not supported for complex types",
+                                                 args=(0,))),
     OpInfo("clamp_min", "tensor", overloads=("clamp_min.Tensor", "clamp_min_.Tensor"),
            inplace="clamp_min_", dtypes=ALL_BUT_BOOL, sample_inputs_func=_clamp_min_samples),
     OpInfo("clamp_max", overloads=("clamp_max", "clamp_max_"), inplace="clamp_max_",
-           dtypes=ALL_BUT_BOOL, sample_inputs_func=_one_bound_scalar_samples),
+           dtypes=ALL_BUT_BOOL, sample_inputs_func=_one_bound_scalar_samples,
+           error_inputs_func=refused_for_complex("clamp is not supported for complex types",
+                                                 args=(1,))),
     OpInfo("clamp_max", "tensor", overloads=("clamp_max.Tensor", "clamp_max_.Tensor"),
            inplace="clamp_max_", dtypes=ALL_BUT_BOOL, sample_inputs_func=_clamp_max_samples,
            error_inputs_func=lambda op, device: [E(
@@ -377,8 +450,10 @@ BLEND = [
            sample_inputs_func=partial(_addc_samples, divide=True),
            error_inputs_func=errors_addcdiv,
            tolerances={tp.float16: (4e-3, 4e-3), tp.bfloat16: (2e-2, 3e-2)}),
+    # complex: each part on its own. No complex gradient test: PyTorch refuses to
+    # differentiate nan_to_num of a complex tensor (the gradcheck still runs).
     OpInfo("nan_to_num", overloads=("nan_to_num", "nan_to_num_"), inplace="nan_to_num_",
-           sample_inputs_func=_nan_to_num_samples),
+           dtypes=WITH_COMPLEX, sample_inputs_func=_nan_to_num_samples),
 ]
 
 op_db = UNARY + ROUNDING + DIVISION + BLEND
@@ -528,28 +603,40 @@ def errors_float_power_(op, device):
 _COMPARE = ("eq", "ne", "lt", "le", "gt", "ge")
 
 EXTRA = [
+    # (complex samples: both parts in the real samples' range, off the branch cuts)
     OpInfo("acosh", overloads=("acosh", "acosh_"), inplace="acosh_",
+           dtypes=WITH_COMPLEX, grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=partial(sample_inputs_unary, low=1.1, high=5,
                                       extra_values=EDGES + (1.0, 0.5)),
            error_inputs_func=errors_inplace_int),
     OpInfo("asinh", overloads=("asinh", "asinh_"), inplace="asinh_",
+           dtypes=WITH_COMPLEX, grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=partial(sample_inputs_unary, extra_values=EDGES + (1e-5, 1e5)),
            error_inputs_func=errors_inplace_int),
     OpInfo("atanh", overloads=("atanh", "atanh_"), inplace="atanh_",
+           dtypes=WITH_COMPLEX, grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=partial(sample_inputs_unary, low=-0.9, high=0.9,
                                       extra_values=EDGES + (1e-5, 0.5, -0.99)),
            error_inputs_func=errors_inplace_int),
-    OpInfo("angle", overloads=("angle",),
+    # angle of a complex tensor is real (complex64 -> float32), its gradient i z / |z|^2
+    OpInfo("angle", overloads=("angle",), dtypes=WITH_COMPLEX, grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=partial(sample_inputs_unary, exclude_zero=True,
                                       extra_values=EDGES)),
-    # torch.sgn's gradient is a ZeroTensor, which the gradient tests cannot read; ours is
-    # sign's (zeros), tested there and in tests/test_pointwise_shifts_and_inplace_grads.py.
-    OpInfo("sgn", overloads=("sgn", "sgn_"), inplace="sgn_", supports_autograd=False,
+    # torch.sgn's gradient of a real tensor is a ZeroTensor, which the gradient tests cannot
+    # read; ours is sign's (zeros), tested there and in
+    # tests/test_pointwise_shifts_and_inplace_grads.py. A complex one's is compared.
+    OpInfo("sgn", overloads=("sgn", "sgn_"), inplace="sgn_", dtypes=WITH_COMPLEX,
+           grad_dtypes=COMPLEX,
            sample_inputs_func=partial(sample_inputs_unary, extra_values=EDGES)),
     OpInfo("sign", "inplace", overloads=("sign_",), inplace="sign_", supports_autograd=False,
-           sample_inputs_func=partial(sample_inputs_unary, extra_values=EDGES)),
+           sample_inputs_func=partial(sample_inputs_unary, extra_values=EDGES),
+           error_inputs_func=refused_for_complex(
+               "Unlike NumPy, torch.sign is not intended to support complex numbers. Please "
+               "use torch.sgn instead.")),
     OpInfo("copysign", overloads=("copysign.Tensor", "copysign_.Tensor"), inplace="copysign_",
-           sample_inputs_func=_copysign_samples, error_inputs_func=errors_binary_shape),
+           sample_inputs_func=_copysign_samples,
+           error_inputs_func=with_errors(errors_binary_shape, refused_for_complex(
+               f'"copysign_cpu" not implemented for \'ComplexFloat\'', other=True))),
     OpInfo("copysign", "scalar", overloads=("copysign.Scalar", "copysign_.Scalar"),
            inplace="copysign_",
            sample_inputs_func=partial(sample_inputs_scalar, low=0.5, high=3),
@@ -588,11 +675,12 @@ for _name in _COMPARE:
                supports_autograd=False, sample_inputs_func=sample_inputs_scalar),
     ]
 EXTRA += [
-    OpInfo("pow", "inplace", overloads=("pow_.Tensor",), inplace="pow_", dtypes=ALL_BUT_BOOL,
-           supports_autograd=False, sample_inputs_func=_pow_samples,
+    OpInfo("pow", "inplace", overloads=("pow_.Tensor",), inplace="pow_",
+           dtypes=ALL_BUT_BOOL + COMPLEX, supports_autograd=False, sample_inputs_func=_pow_samples,
            tolerances={tp.float16: (4e-3, 4e-3), tp.bfloat16: (3e-2, 3e-2)}),
     OpInfo("pow", "inplace_scalar", overloads=("pow_.Scalar",), inplace="pow_",
-           dtypes=ALL_BUT_BOOL, supports_autograd=False, sample_inputs_func=_pow_scalar_samples),
+           dtypes=ALL_BUT_BOOL + COMPLEX, supports_autograd=False,
+           sample_inputs_func=_pow_scalar_samples),
     OpInfo("xlogy", "inplace", overloads=("xlogy_.Tensor",), inplace="xlogy_",
            supports_autograd=False,
            sample_inputs_func=partial(sample_inputs_binary, low=-1, high=2, rhs_low=0.1,
@@ -611,7 +699,9 @@ EXTRA += [
            tolerances={tp.bfloat16: (2e-2, 2e-2)}, error_inputs_func=errors_inplace_int),
     OpInfo("deg2rad", "inplace", overloads=("deg2rad_",), inplace="deg2rad_",
            dtypes=ALL_BUT_BOOL, supports_autograd=False, sample_inputs_func=sample_inputs_unary,
-           tolerances={tp.bfloat16: (2e-2, 2e-2)}, error_inputs_func=errors_inplace_int),
+           tolerances={tp.bfloat16: (2e-2, 2e-2)},
+           error_inputs_func=with_errors(errors_inplace_int, refused_for_complex(
+               "deg2rad is not supported for complex tensors.", inplace=False))),
     OpInfo("heaviside", "inplace", overloads=("heaviside_",), inplace="heaviside_",
            dtypes=ALL_BUT_BOOL, supports_autograd=False, sample_inputs_func=_heaviside_samples),
     # (float_power_ computes in float64: only a float64 self can hold its result; the

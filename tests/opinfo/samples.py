@@ -21,7 +21,7 @@ PARTNER = {
     tp.bool: tp.uint8, tp.uint8: tp.int8, tp.int8: tp.int16, tp.int16: tp.uint8,
     tp.int32: tp.float16, tp.int64: tp.float32, tp.float16: tp.bfloat16,
     tp.bfloat16: tp.float16, tp.float32: tp.float64, tp.float64: tp.int32,
-    tp.complex64: tp.float64, tp.complex128: tp.complex64,
+    tp.complex64: tp.float64, tp.complex128: tp.float64,
 }
 
 UNARY_SHAPES = (
@@ -112,13 +112,19 @@ def scalars_for(dtype, exclude_zero=False, nonnegative=False, bools=True):
 
 
 def sample_inputs_scalar(op, device, dtype, requires_grad, low=None, high=None,
-                         exclude_zero=False, nonnegative=False, bools=True, kwargs=None):
-    """A tensor and a Python number (the `.Scalar` overloads)."""
+                         exclude_zero=False, nonnegative=False, bools=True,
+                         complex_numbers=False, kwargs=None):
+    """A tensor and a Python number (the `.Scalar` overloads). `complex_numbers`: a Python
+    complex number too, which makes any tensor's result complex (`x * 1j`; not for float16,
+    whose result is PyTorch's complex32, a dtype TensorPlay does not have)."""
     rng = rng_for(op.full_name, dtype)
     grad = _grad(dtype, requires_grad)
     shapes = (((3, 4), "contiguous"), ((), "contiguous"), ((3, 4), "transposed"),
               ((0, 2), "contiguous"))
-    for value in scalars_for(dtype, exclude_zero, nonnegative, bools):
+    values = scalars_for(dtype, exclude_zero, nonnegative, bools)
+    if complex_numbers and dtype is not tp.float16:
+        values = values + [1.5 - 2j]
+    for value in values:
         for shape, layout in shapes:
             yield SampleInput(make_tensor(shape, dtype, device, rng=rng, low=low, high=high,
                                           layout=layout, requires_grad=grad),

@@ -25,13 +25,13 @@ def div_mode_backward_self(grad, other, rounding_mode):
     """A rounded quotient is piecewise constant: zero gradient (PyTorch's choice too),
     zeros rather than grad * 0, which is NaN where grad is infinite or NaN."""
     if rounding_mode is None:
-        return grad / other
+        return grad / other.conj()      # (div's formula: conj for a complex other)
     return _creation.zeros_like(grad)
 
 
 def div_mode_backward_other(grad, self, other, rounding_mode):
     if rounding_mode is None:
-        return -grad * ((self / other) / other)     # PyTorch's order (see div.Tensor)
+        return -grad * ((self / other) / other).conj()     # PyTorch's order (see div.Tensor)
     return _creation.zeros_like(grad)
 
 
