@@ -103,7 +103,9 @@ def cov(self, correction, fweights, aweights):
     columns, PyTorch's (and NumPy's) formula with frequency and observation weights:
 
         w = fweights * aweights;  avg = sum(x * w) / sum(w)
-        cov = (x - avg) * w @ (x - avg)^T / (sum(w) - correction * sum(w * aweights) / sum(w))
+        cov = (x - avg) * w @ (x - avg)^H / (sum(w) - correction * sum(w * aweights) / sum(w))
+
+    (^H: the conjugate transpose, for complex variables; ^T for real ones.)
     """
     if self.dim() > 2:
         raise ShapeError(f"cov(): expected input to have two or fewer dimensions but got an "
@@ -140,16 +142,19 @@ def cov(self, correction, fweights, aweights):
         norm = F.clamp_min(norm, 0)
     centered = x - avg.unsqueeze(1)
     weighted = centered if w is None else centered * w
-    return (F.mm(weighted, centered.t()) / norm).squeeze()
+    return (F.mm(weighted, centered.t().conj()) / norm).squeeze()
 
 
 def corrcoef(self):
-    """Pearson correlation coefficients: cov / (std_i std_j), clamped to [-1, 1]."""
+    """Pearson correlation coefficients: cov / (std_i std_j), clamped to [-1, 1] (for
+    complex variables, each part clamped, as PyTorch does: complex numbers have no order)."""
     c = cov(self, 1, None, None)
     if c.dim() == 0:
         return c / c
     std = F.sqrt(F.diagonal(c, 0, 0, 1))
     c = c / std.unsqueeze(1) / std.unsqueeze(0)
+    if c.dtype.is_complex:
+        return F.complex(F.clamp(F.real(c), -1, 1), F.clamp(F.imag(c), -1, 1))
     return F.clamp(c, -1, 1)
 
 

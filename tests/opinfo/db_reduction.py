@@ -303,13 +303,18 @@ def _sum_samples(op, device, dtype, requires_grad):
     yield from sample_inputs_reduce_all(op, device, dtype, requires_grad, dtypes=dtypes)
 
 
+def _sum_dim_samples(op, device, dtype, requires_grad):
+    """sum over dims, and with dtype=: float64 and int32 (complex128 for a complex input)."""
+    dtypes = (tp.complex128,) if dtype.is_complex else (tp.float64, tp.int32)
+    yield from sample_inputs_reduce_dims(op, device, dtype, requires_grad, dtypes=dtypes)
+
+
 REDUCTIONS = [
     OpInfo("sum", overloads=("sum",), dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_sum_samples,
            tolerances={tp.float16: (5e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2)}),
     OpInfo("sum", "dim", overloads=("sum.dim_IntList",), dtypes=ALL_DTYPES + COMPLEX,
-           grad_dtypes=GRAD_COMPLEX,
-           sample_inputs_func=partial(sample_inputs_reduce_dims, dtypes=(tp.float64, tp.int32)),
+           grad_dtypes=GRAD_COMPLEX, sample_inputs_func=_sum_dim_samples,
            error_inputs_func=errors_reduce_dims,
            tolerances={tp.float16: (5e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2)}),
     OpInfo("mean", overloads=("mean",), dtypes=FLOATING + COMPLEX, grad_dtypes=GRAD_COMPLEX,
@@ -432,9 +437,11 @@ MOVED_DB_VIEWS_INPLACE_TMP = [
            tolerances=TOL),
     OpInfo("sum_to_size", overloads=("sum_to_size",), dtypes=ALL_BUT_BOOL, tolerances=TOL,
            sample_inputs_func=_sum_to_size_samples, error_inputs_func=_errors_sum_to_size),
-    OpInfo("cov", overloads=("cov",), dtypes=(tp.int64, tp.float32, tp.float64),
+    OpInfo("cov", overloads=("cov",), dtypes=(tp.int64, tp.float32, tp.float64) + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            tolerances=TOL, sample_inputs_func=_cov_samples, error_inputs_func=_errors_cov),
-    OpInfo("corrcoef", overloads=("corrcoef",), dtypes=(tp.int64, tp.float32, tp.float64),
+    OpInfo("corrcoef", overloads=("corrcoef",), dtypes=(tp.int64, tp.float32, tp.float64) + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            tolerances=TOL, sample_inputs_func=_corrcoef_samples),
 ]
 
