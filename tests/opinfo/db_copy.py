@@ -4,8 +4,14 @@ from __future__ import annotations
 import torch
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DeviceError, ShapeError
-from opinfo.core import ALL_DTYPES, ErrorInput as E, make_tensor, OpInfo, rng_for, SampleInput as S
+from opinfo.core import (
+    ALL_DTYPES, COMPLEX, ErrorInput as E, make_tensor, OpInfo, rng_for, SampleInput as S,
+)
 from opinfo.samples import _t, sample_inputs_unary, UNARY_SHAPES
+
+# clone of a complex tensor: values, layout and gradients like any dtype's.
+GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
+
 
 def _source_low(src, dst):
     """Float -> unsigned conversion of negative values is undefined (in C, hence in both
@@ -131,7 +137,9 @@ COPIES = [
            supports_autograd=False),
     OpInfo("zero_", overloads=("zero_",), mutates_input=True, ref="Tensor.zero_",
            sample_inputs_func=_zero_samples, supports_autograd=False),
-    OpInfo("clone", overloads=("clone",), sample_inputs_func=sample_inputs_unary),
+    OpInfo("clone", overloads=("clone",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=sample_inputs_unary),
     OpInfo("_to_copy", overloads=("_to_copy",), ref=torch.ops.aten._to_copy,
            sample_inputs_func=_to_copy_samples),
     OpInfo("to", overloads=("to.dtype", "to.device", "to.other", "to.memory_format"),
