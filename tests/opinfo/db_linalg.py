@@ -471,7 +471,8 @@ NORMS = [
            grad_dtypes=GRAD_COMPLEX, tolerances=TOL,
            sample_inputs_func=_matrix_norm_str_samples),
     OpInfo("linalg_norm", op=tp.linalg.norm, ref=torch.linalg.norm, overloads=("linalg_norm",),
-           dtypes=FLOATING + COMPLEX, grad_dtypes=GRAD_COMPLEX, tolerances=TOL, sample_inputs_func=_norm_samples,
+           dtypes=FLOATING + COMPLEX, grad_dtypes=GRAD_COMPLEX, tolerances=TOL,
+           sample_inputs_func=_norm_samples,
            error_inputs_func=_errors_norm),
     OpInfo("linalg_norm", "str", op=tp.linalg.norm, ref=torch.linalg.norm,
            overloads=("linalg_norm.ord_str",), dtypes=FLOATING + COMPLEX,
@@ -496,7 +497,7 @@ INNER = [
 # input, so finite differences see only that triangle: its entries get a symmetric input,
 # (A + A^T) / 2, as PyTorch's own OpInfo does (gradcheck_wrapper_hermitian_input).
 LAPACK_DTYPES = (tp.float32, tp.float64)
-LAPACK_TOL = {tp.float32: (1e-4, 1e-4)}
+LAPACK_TOL = {tp.float32: (1e-4, 1e-4), tp.complex64: (1e-4, 1e-4)}
 
 
 def square(shape, dtype, device, rng, requires_grad, layout="contiguous", pd=False):

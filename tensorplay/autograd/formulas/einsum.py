@@ -70,7 +70,8 @@ def _operand_grad(grad, spec, tensors, i):
     """The gradient of operand i is itself an einsum: the output's gradient contracted with
     every other operand, written to operand i's subscripts.
 
-        'ij,jk->ik':  d A = einsum('ik,jk->ij', grad, conj(B)),  d B = einsum('ik,ij->jk', grad, conj(A))
+        'ij,jk->ik':  d A = einsum('ik,jk->ij', grad, conj(B)),
+                      d B = einsum('ik,ij->jk', grad, conj(A))
 
     Two cases need help:
     - a letter only operand i has ('ij->i' sums j away): a ones vector brings it back;
