@@ -212,19 +212,22 @@ def _scalar_power(b, dtype):
 
 
 def maximum(self, other):
-    reject_complex_args("maximum", (("self", self), ("other", other)))    # no order
+    if self._impl.dtype.is_complex or other._impl.dtype.is_complex:    # no order
+        reject_complex_args("maximum", (("self", self), ("other", other)))
     a, b, dtype = binary_arrays(self, other)
     return out_like2(np.maximum(a, b), dtype, self, other)
 
 
 def minimum(self, other):
-    reject_complex_args("minimum", (("self", self), ("other", other)))
+    if self._impl.dtype.is_complex or other._impl.dtype.is_complex:
+        reject_complex_args("minimum", (("self", self), ("other", other)))
     a, b, dtype = binary_arrays(self, other)
     return out_like2(np.minimum(a, b), dtype, self, other)
 
 
 def xlogy(self, other):
-    reject_complex_args("xlogy", (("self", self), ("other", other)))
+    if self._impl.dtype.is_complex or other._impl.dtype.is_complex:
+        reject_complex_args("xlogy", (("self", self), ("other", other)))
     dtype = float_dtype(result_type2(self, other))
     a, b = array_as(self, dtype), array_as(other, dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -247,7 +250,7 @@ def where(condition, self, other):
 
 def _compare(name, ufunc, ordered):
     def kernel(self, other):
-        if ordered:
+        if ordered and (self._impl.dtype.is_complex or other._impl.dtype.is_complex):
             # NumPy orders complex numbers by their real parts first; PyTorch refuses
             reject_complex_args(name, (("self", self), ("other", other)))
         a, b, _ = binary_arrays(self, other)
@@ -303,7 +306,8 @@ def _sigmoid_of(x):
 
 
 def relu(self):
-    reject_complex("relu", self)      # complex numbers have no order: no max(x, 0)
+    if self._impl.dtype.is_complex:      # complex numbers have no order: no max(x, 0)
+        reject_complex("relu", self)
     if self._impl.dtype is dt.bool:
         shape_rule("unary_relu")("relu", (self,))   # NumPy would accept it; PyTorch does not
     a = self._impl.array()
@@ -400,7 +404,8 @@ def div_(self, other):
 
 
 def relu_(self):
-    reject_complex("relu_", self)
+    if self._impl.dtype.is_complex:
+        reject_complex("relu_", self)
     if self._impl.dtype is dt.bool:
         shape_rule("unary_relu")("relu_", (self,))
     check_inplace_overlap("relu_", self)
@@ -410,7 +415,8 @@ def relu_(self):
 
 
 def sign(self):
-    reject_complex("sign", self)      # PyTorch's sign is real; sgn is the complex one
+    if self._impl.dtype.is_complex:      # PyTorch's sign is real; sgn is the complex one
+        reject_complex("sign", self)
     a = self._impl.array()
     if a.dtype == np.bool_:
         return out_like1(a.copy(), dt.bool, self)  # NumPy has no bool sign loop; sign(b) is b
@@ -456,7 +462,8 @@ erfc = unary_float_kernel("erfc", _erf.erfc)
 
 def logit(self, eps):
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
-    reject_complex("logit", self)
+    if self._impl.dtype.is_complex:
+        reject_complex("logit", self)
     dtype = float_dtype(self._impl.dtype)
     (p,) = arrays(dtype, self)
     if eps is not None:
@@ -493,7 +500,8 @@ def round_decimals(self, decimals):
 
 
 def frac(self):
-    reject_complex("frac", self)
+    if self._impl.dtype.is_complex:
+        reject_complex("frac", self)
     shape_rule("pointwise.unary_floating")("frac", (self,))
     (x,) = arrays(self._impl.dtype, self)
     with np.errstate(invalid="ignore"):   # frac(inf) is inf - inf = nan, as in torch
@@ -502,7 +510,8 @@ def frac(self):
 
 def floor_divide(self, other):
     """floor(self / other). Floats follow Python's divmod (exact, unlike floor(a / b))."""
-    reject_complex_args("floor_divide", (("self", self), ("other", other)))
+    if self._impl.dtype.is_complex or other._impl.dtype.is_complex:
+        reject_complex_args("floor_divide", (("self", self), ("other", other)))
     shape_rule("pointwise.binary_no_bool")("floor_divide", (self, other))
     dtype, (a, b) = promoted(self, other)
     check_int_divisor("floor_divide", dtype, b)
@@ -533,7 +542,8 @@ def div_mode(self, other, rounding_mode):
 
 def remainder(self, other):
     """self - floor(self / other) * other: the sign of the divisor, like Python's %."""
-    reject_complex_args("remainder", (("self", self), ("other", other)))
+    if self._impl.dtype.is_complex or other._impl.dtype.is_complex:
+        reject_complex_args("remainder", (("self", self), ("other", other)))
     shape_rule("pointwise.binary_no_bool")("remainder", (self, other))
     dtype, (a, b) = promoted(self, other)
     check_int_divisor("remainder", dtype, b)
@@ -543,7 +553,8 @@ def remainder(self, other):
 
 def fmod(self, other):
     """self - trunc(self / other) * other: the sign of the dividend, like C's fmod."""
-    reject_complex_args("fmod", (("self", self), ("other", other)))
+    if self._impl.dtype.is_complex or other._impl.dtype.is_complex:
+        reject_complex_args("fmod", (("self", self), ("other", other)))
     shape_rule("pointwise.binary_no_bool")("fmod", (self, other))
     dtype, (a, b) = promoted(self, other)
     check_int_divisor("fmod", dtype, b)
@@ -552,7 +563,8 @@ def fmod(self, other):
 
 
 def atan2(self, other):
-    reject_complex_args("atan2", (("self", self), ("other", other)))
+    if self._impl.dtype.is_complex or other._impl.dtype.is_complex:
+        reject_complex_args("atan2", (("self", self), ("other", other)))
     dtype = float_dtype(binary("atan2", (self, other)).dtype)
     a, b = arrays(dtype, self, other)
     return out_like(np.arctan2(a, b), dtype, self, other)
@@ -560,7 +572,8 @@ def atan2(self, other):
 
 def hypot(self, other):
     """sqrt(self**2 + other**2) without overflow in the squares (np.hypot scales)."""
-    reject_complex_args("hypot", (("self", self), ("other", other)))
+    if self._impl.dtype.is_complex or other._impl.dtype.is_complex:
+        reject_complex_args("hypot", (("self", self), ("other", other)))
     shape_rule("pointwise.binary_floating")("hypot", (self, other))
     dtype, (a, b) = promoted(self, other)
     return out_like(np.hypot(a, b), dtype, self, other)
@@ -615,7 +628,8 @@ def clamp(self, min, max):  # noqa: A002 - the schema's names
 
         for each i:  out[i] = self[i] < min ? min : (self[i] > max ? max : self[i])
     """
-    reject_complex("clamp", self)     # complex numbers have no order
+    if self._impl.dtype.is_complex:     # complex numbers have no order
+        reject_complex("clamp", self)
     spec = shape_rule("pointwise.clamp_scalar")("clamp", (self, min, max))
     (x,) = arrays(spec.dtype, self)
     return out_like(clamp_arrays(x, min, max), spec.dtype, self)
@@ -640,7 +654,7 @@ def lerp_scalar(self, end, weight):
     w = np.asarray(weight, a.dtype)
     # One weight: choose PyTorch's formula once instead of computing both per element.
     diff = b - a
-    if builtins.abs(float(weight)) < 0.5:   # (`abs` here is the kernel)
+    if builtins.abs(weight) < 0.5:   # (`abs` here is the kernel; |w| for a complex w)
         return out_like(a + w * diff, spec.dtype, self, end)
     return out_like(b - diff * (1 - w), spec.dtype, self, end)
 
@@ -749,7 +763,8 @@ def angle(self):
 
 def copysign(self, other):
     """abs(self) with the sign bit of other (so -0.0 and -nan count as negative)."""
-    reject_complex_args("copysign", (("self", self), ("other", other)))
+    if self._impl.dtype.is_complex or other._impl.dtype.is_complex:
+        reject_complex_args("copysign", (("self", self), ("other", other)))
     dtype = float_dtype(result_type2(self, other))
     a, b = arrays(dtype, self, other)
     return out_like(np.copysign(a, b), dtype, self, other)
@@ -769,7 +784,8 @@ def frexp(self):
 def nextafter(self, other):
     """The next representable value after self towards other, in the result's own dtype
     (never through float32: the step is a unit in the last place of that dtype)."""
-    reject_complex_args("nextafter", (("self", self), ("other", other)))
+    if self._impl.dtype.is_complex or other._impl.dtype.is_complex:
+        reject_complex_args("nextafter", (("self", self), ("other", other)))
     spec = shape_rule("pointwise.binary_floating")("nextafter", (self, other))
     a, b = array_as(self, spec.dtype), array_as(other, spec.dtype)
     with np.errstate(over="ignore"):      # the largest float steps to inf, no warning
@@ -778,7 +794,8 @@ def nextafter(self, other):
 
 def gcd(self, other):
     """The greatest common divisor of |self| and |other| (Euclid; gcd(0, 0) = 0)."""
-    reject_complex_args("gcd", (("self", self), ("other", other)))
+    if self._impl.dtype.is_complex or other._impl.dtype.is_complex:
+        reject_complex_args("gcd", (("self", self), ("other", other)))
     spec = shape_rule("pointwise.binary_integral")("gcd", (self, other))
     a, b = array_as(self, spec.dtype), array_as(other, spec.dtype)
     return out_like(np.gcd(a, b), spec.dtype, self, other)
@@ -786,7 +803,8 @@ def gcd(self, other):
 
 def lcm(self, other):
     """|self / gcd * other|, as PyTorch computes it (0 when the gcd is 0)."""
-    reject_complex_args("lcm", (("self", self), ("other", other)))
+    if self._impl.dtype.is_complex or other._impl.dtype.is_complex:
+        reject_complex_args("lcm", (("self", self), ("other", other)))
     spec = shape_rule("pointwise.binary_integral")("lcm", (self, other))
     a, b = array_as(self, spec.dtype), array_as(other, spec.dtype)
     g = np.gcd(a, b)

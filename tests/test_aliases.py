@@ -210,9 +210,10 @@ def _check_gradients(name, sample, mine, got, targs, tkw, expected):
     leaves = [t for t in _tensors(mine, tp.Tensor) if t.requires_grad]
     tleaves = [t for t in _tensors(list(targs) + list(tkw.values()), torch.Tensor)
                if t.requires_grad]
-    # a real loss: a complex output counts through its parts
-    outs = [tp.view_as_real(o) if o.is_complex() else o for o in outs]
-    touts = [torch.view_as_real(o) if o.is_complex() else o for o in touts]
+    # a real loss: a complex output counts through its parts (times 1: the backward of
+    # PyTorch's view_as_real cannot take sum's expanded gradient, whose last stride is 0)
+    outs = [tp.view_as_real(o) * 1.0 if o.is_complex() else o for o in outs]
+    touts = [torch.view_as_real(o) * 1.0 if o.is_complex() else o for o in touts]
     try:
         tgrads = torch.autograd.grad([o.sum() for o in touts], tleaves, allow_unused=True)
     except NotImplementedError:

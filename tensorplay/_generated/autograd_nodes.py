@@ -838,7 +838,7 @@ class CopyBackward0(Node):
     """Backward of `copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)`.
 
     self: zeros_like(grad)
-    src: sum_to(grad.to(src.dtype), src.sizes())
+    src: sum_to(handle_r_to_c(src.dtype, grad).to(src.dtype), src.sizes())
     """
 
     __slots__ = ('src_dtype', 'src_sizes')
@@ -854,7 +854,7 @@ class CopyBackward0(Node):
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         if self.needs_input_grad(1):
-            d_src = sum_to(grad.to(src_dtype), src_sizes)
+            d_src = sum_to(handle_r_to_c(src_dtype, grad).to(src_dtype), src_sizes)
         return (d_self, d_src)
 
 
@@ -1808,8 +1808,8 @@ class ClampMaxBackward0(Node):
 class LerpBackward0(Node):
     """Backward of `lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`.
 
-    self: sum_to(grad * (1 - weight), self.sizes())
-    end: sum_to(grad * weight, end.sizes())
+    self: sum_to(grad * (1 - conj_number(weight)), self.sizes())
+    end: sum_to(grad * conj_number(weight), end.sizes())
     """
 
     __slots__ = ('weight_', 'self_sizes', 'end_sizes')
@@ -1823,19 +1823,22 @@ class LerpBackward0(Node):
         end_sizes = self.end_sizes
         d_self = None
         d_end = None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = conj_number(weight)
         if self.needs_input_grad(0):
-            d_self = sum_to(grad * (1 - weight), self_sizes)
+            d_self = sum_to(grad * (1 - _tmp0), self_sizes)
         if self.needs_input_grad(1):
-            d_end = sum_to(grad * weight, end_sizes)
+            d_end = sum_to(grad * _tmp0, end_sizes)
         return (d_self, d_end)
 
 
 class LerpBackward1(Node):
     """Backward of `lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor`.
 
-    self: sum_to(grad * (1 - weight), self.sizes())
-    end: sum_to(grad * weight, end.sizes())
-    weight: sum_to(grad * (end - self), weight.sizes())
+    self: sum_to(grad * (1 - weight).conj(), self.sizes())
+    end: sum_to(grad * weight.conj(), end.sizes())
+    weight: sum_to(grad * (end - self).conj(), weight.sizes())
     """
 
     __slots__ = ('self_', 'end_', 'weight_', 'self_sizes', 'end_sizes', 'weight_sizes')
@@ -1854,11 +1857,11 @@ class LerpBackward1(Node):
         d_end = None
         d_weight = None
         if self.needs_input_grad(0):
-            d_self = sum_to(grad * (1 - weight), self_sizes)
+            d_self = sum_to(grad * (1 - weight).conj(), self_sizes)
         if self.needs_input_grad(1):
-            d_end = sum_to(grad * weight, end_sizes)
+            d_end = sum_to(grad * weight.conj(), end_sizes)
         if self.needs_input_grad(2):
-            d_weight = sum_to(grad * (end - self_), weight_sizes)
+            d_weight = sum_to(grad * (end - self_).conj(), weight_sizes)
         return (d_self, d_end, d_weight)
 
 
@@ -1867,8 +1870,8 @@ class AddcmulBackward0(Node):
         Scalar value=1) -> Tensor`.
 
     self: sum_to(grad, self.sizes())
-    tensor1: sum_to(maybe_multiply(grad * tensor2, value), tensor1.sizes())
-    tensor2: sum_to(maybe_multiply(grad * tensor1, value), tensor2.sizes())
+    tensor1: sum_to(maybe_multiply(grad * tensor2.conj(), conj_number(value)), tensor1.sizes())
+    tensor2: sum_to(maybe_multiply(grad * tensor1.conj(), conj_number(value)), tensor2.sizes())
     """
 
     __slots__ = ('tensor1_', 'tensor2_', 'value_', 'self_sizes', 'tensor1_sizes', 'tensor2_sizes')
@@ -1886,12 +1889,13 @@ class AddcmulBackward0(Node):
         d_self = None
         d_tensor1 = None
         d_tensor2 = None
+        _tmp0 = conj_number(value) if self.needs_input_grad(1) or self.needs_input_grad(2) else None
         if self.needs_input_grad(0):
             d_self = sum_to(grad, self_sizes)
         if self.needs_input_grad(1):
-            d_tensor1 = sum_to(maybe_multiply(grad * tensor2, value), tensor1_sizes)
+            d_tensor1 = sum_to(maybe_multiply(grad * tensor2.conj(), _tmp0), tensor1_sizes)
         if self.needs_input_grad(2):
-            d_tensor2 = sum_to(maybe_multiply(grad * tensor1, value), tensor2_sizes)
+            d_tensor2 = sum_to(maybe_multiply(grad * tensor1.conj(), _tmp0), tensor2_sizes)
         return (d_self, d_tensor1, d_tensor2)
 
 
@@ -1900,8 +1904,11 @@ class AddcdivBackward0(Node):
         Scalar value=1) -> Tensor`.
 
     self: sum_to(grad, self.sizes())
-    tensor1: sum_to(maybe_multiply(grad / tensor2, value), tensor1.sizes())
-    tensor2: sum_to(-maybe_multiply(grad * tensor1 / (tensor2 * tensor2), value), tensor2.sizes())
+    tensor1: sum_to(maybe_multiply(grad / tensor2.conj(), conj_number(value)), tensor1.sizes())
+    tensor2: sum_to(
+        -maybe_multiply(grad * (tensor1 / (tensor2 * tensor2)).conj(), conj_number(value)),
+        tensor2.sizes(),
+    )
     """
 
     __slots__ = ('tensor1_', 'tensor2_', 'value_', 'self_sizes', 'tensor1_sizes', 'tensor2_sizes')
@@ -1919,13 +1926,15 @@ class AddcdivBackward0(Node):
         d_self = None
         d_tensor1 = None
         d_tensor2 = None
+        _tmp0 = conj_number(value) if self.needs_input_grad(1) or self.needs_input_grad(2) else None
         if self.needs_input_grad(0):
             d_self = sum_to(grad, self_sizes)
         if self.needs_input_grad(1):
-            d_tensor1 = sum_to(maybe_multiply(grad / tensor2, value), tensor1_sizes)
+            d_tensor1 = sum_to(maybe_multiply(grad / tensor2.conj(), _tmp0), tensor1_sizes)
         if self.needs_input_grad(2):
             d_tensor2 = sum_to(
-                -maybe_multiply(grad * tensor1 / (tensor2 * tensor2), value), tensor2_sizes,
+                -maybe_multiply(grad * (tensor1 / (tensor2 * tensor2)).conj(), _tmp0),
+                tensor2_sizes,
             )
         return (d_self, d_tensor1, d_tensor2)
 

@@ -38,7 +38,11 @@ def bitwise_xor__scalar(self, other):
 
 
 def isreal(self):
-    """Every element of a real tensor is real: all True (a new contiguous tensor)."""
+    """Every element of a real tensor is real: all True (a new contiguous tensor); a
+    complex number is real when its imaginary part is 0 (PyTorch: imag == 0, so a nan
+    imaginary part is not real)."""
+    if self._impl.dtype.is_complex:
+        return F.eq(F.imag(self), 0)
     return _creation.ones(tuple(self.shape), dtype=dt.bool, device=self.device)
 
 

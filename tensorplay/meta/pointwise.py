@@ -139,11 +139,12 @@ def check_rounding_mode(op, mode):
 
 # ---- several tensors ----------------------------------------------------------------
 def ternary(op, args, names, floating=False):
-    """addcmul, addcdiv, lerp: broadcast every tensor argument, promote their dtypes."""
+    """addcmul, addcdiv, lerp: broadcast every tensor argument, promote their dtypes.
+    `floating`: floating or complex tensors only (lerp)."""
     tensors = [(n, t) for n, t in zip(names, args) if t is not None and hasattr(t, "_impl")]
     check_devices(op, tensors)
     for name, t in tensors:
-        if floating:
+        if floating and not t._impl.dtype.is_complex:
             require_float(op, name, t)
     sizes = broadcast(op, [(n, _sizes(t)) for n, t in tensors])
     return _finish(op, OutSpec(sizes, result_type(*[t for _, t in tensors])), args[0])

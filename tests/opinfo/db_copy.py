@@ -7,22 +7,36 @@ from tensorplay.errors import ArgumentError, DeviceError, ShapeError
 from opinfo.core import (
     ALL_DTYPES, COMPLEX, ErrorInput as E, make_tensor, OpInfo, rng_for, SampleInput as S,
 )
-from opinfo.samples import _t, sample_inputs_unary, UNARY_SHAPES
-
-# clone of a complex tensor: values, layout and gradients like any dtype's.
-GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
-
+from opinfo.samples import _t, complex_numbers_on, sample_inputs_unary, UNARY_SHAPES
 
 def _source_low(src, dst):
     """Float -> unsigned conversion of negative values is undefined (in C, hence in both
-    NumPy and PyTorch): sources for uint8 targets stay non-negative."""
-    return 0 if dst is tp.uint8 and src.is_floating_point else None
+    NumPy and PyTorch): sources for uint8 targets stay non-negative (a complex source's
+    real part too)."""
+    return 0 if dst is tp.uint8 and src.is_differentiable else None
+
+
+# Complex tensors convert to and from every dtype: a real number's imaginary part is 0, a
+# complex number converted to a real dtype keeps its real part (with PyTorch's warning).
+WITH_COMPLEX = ALL_DTYPES + COMPLEX
+GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
+
+
+def _targets(device):
+    """The dtypes a conversion sample goes to: complex ones where the device's kernels
+    make complex results (not cuda yet: opinfo/samples.py, COMPLEX_NUMBERS_ON)."""
+    return WITH_COMPLEX if complex_numbers_on(device) else ALL_DTYPES
+
+
+def _to_complex_samples(op, device, dtype, requires_grad):
+    if complex_numbers_on(device) or dtype.is_complex:
+        yield from sample_inputs_unary(op, device, dtype, requires_grad)
 
 
 # ---- copies and fills -----------------------------------------------------------------
 def _copy_samples(op, device, dtype, requires_grad):
     rng = rng_for(op.full_name, dtype)
-    for src_dtype in ALL_DTYPES:
+    for src_dtype in _targets(device):
         yield S(make_tensor((3, 4), dtype, device, rng=rng),
                 (make_tensor((3, 4), src_dtype, device, rng=rng, layout="transposed",
                              low=_source_low(src_dtype, dtype)),),
@@ -76,8 +90,8 @@ def _zero_samples(op, device, dtype, requires_grad):
 # ---- conversions ----------------------------------------------------------------------
 def _to_copy_samples(op, device, dtype, requires_grad):
     rng = rng_for(op.full_name, dtype)
-    grad = requires_grad and dtype.is_floating_point
-    for target in ALL_DTYPES:
+    grad = requires_grad and dtype.is_differentiable
+    for target in _targets(device):
         yield S(make_tensor((3, 4), dtype, device, rng=rng, layout="transposed",
                             low=_source_low(dtype, target), requires_grad=grad),
                 kwargs={"dtype": target}, name=f"to {target.name}")
@@ -90,13 +104,13 @@ def _to_copy_samples(op, device, dtype, requires_grad):
 
 def _to_samples(op, device, dtype, requires_grad):
     rng = rng_for(op.full_name, dtype)
-    grad = requires_grad and dtype.is_floating_point
+    grad = requires_grad and dtype.is_differentiable
 
     def x(layout="contiguous", low=None):
         return make_tensor((3, 4), dtype, device, rng=rng, layout=layout, low=low,
                            requires_grad=grad)
 
-    for target in ALL_DTYPES:
+    for target in _targets(device):
         yield S(x("transposed", _source_low(dtype, target)), (target,), name=f"to {target.name}")
     yield S(x(), (dtype,), name="same dtype (returns self)")
     yield S(x(), (dtype,), {"copy": True}, name="same dtype, copy=True")
@@ -131,19 +145,18 @@ def _conversion_samples(op, device, dtype, requires_grad):
 
 COPIES = [
     OpInfo("copy_", overloads=("copy_",), mutates_input=True, sample_inputs_func=_copy_samples,
-           error_inputs_func=errors_copy, supports_autograd=False),
+           dtypes=WITH_COMPLEX, error_inputs_func=errors_copy, supports_autograd=False),
     OpInfo("fill_", overloads=("fill_.Scalar", "fill_.Tensor"), mutates_input=True, ref="Tensor.fill_",
-           sample_inputs_func=_fill_samples, error_inputs_func=errors_fill,
+           dtypes=WITH_COMPLEX, sample_inputs_func=_fill_samples, error_inputs_func=errors_fill,
            supports_autograd=False),
     OpInfo("zero_", overloads=("zero_",), mutates_input=True, ref="Tensor.zero_",
-           sample_inputs_func=_zero_samples, supports_autograd=False),
-    OpInfo("clone", overloads=("clone",),
-           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           dtypes=WITH_COMPLEX, sample_inputs_func=_zero_samples, supports_autograd=False),
+    OpInfo("clone", overloads=("clone",), dtypes=WITH_COMPLEX, grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=sample_inputs_unary),
     OpInfo("_to_copy", overloads=("_to_copy",), ref=torch.ops.aten._to_copy,
-           sample_inputs_func=_to_copy_samples),
+           dtypes=WITH_COMPLEX, grad_dtypes=GRAD_COMPLEX, sample_inputs_func=_to_copy_samples),
     OpInfo("to", overloads=("to.dtype", "to.device", "to.other", "to.memory_format"),
-           ref="Tensor.to",
+           ref="Tensor.to", dtypes=WITH_COMPLEX, grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_to_samples, error_inputs_func=errors_to),
 ]
 
@@ -152,6 +165,11 @@ for _name in ("float", "double", "long", "int", "bool", "half", "bfloat16"):
     # Finite differences need a float64 result: only double() has one.
     COPIES.append(OpInfo(_name, overloads=(_name,), ref=f"Tensor.{_name}",
                          sample_inputs_func=_conversion_samples, gradcheck=_name == "double"))
+# to a complex dtype, from any dtype; cdouble's complex128 result takes a gradcheck
+for _name in ("cfloat", "cdouble"):
+    COPIES.append(OpInfo(_name, overloads=(_name,), ref=f"Tensor.{_name}", dtypes=WITH_COMPLEX,
+                         grad_dtypes=GRAD_COMPLEX, sample_inputs_func=_to_complex_samples,
+                         gradcheck=_name == "cdouble"))
 
 
 

@@ -8,8 +8,9 @@ import torch
 
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError
+from opinfo.complex_errors import refused_for_complex
 from opinfo.core import (
-    INTEGRAL, ErrorInput, OpInfo, SampleInput, make_tensor, rng_for,
+    ALL_DTYPES, COMPLEX, INTEGRAL, ErrorInput, OpInfo, SampleInput, make_tensor, rng_for,
 )
 from opinfo.samples import sample_inputs_binary, sample_inputs_unary
 
@@ -21,6 +22,19 @@ INTEGRAL_AND_BOOL = (tp.bool,) + INTEGRAL
 
 def _t(shape, dtype=tp.float32, device="cpu"):
     return make_tensor(shape, dtype, device, rng=rng_for("errors", shape, dtype))
+
+
+# complex numbers: a nan or an inf in either part (isnan, isinf, isfinite, isclose)
+NAN, INF = float("nan"), float("inf")
+COMPLEX_EDGES = [complex(NAN, 1), complex(1, NAN), complex(INF, 0), complex(0, -INF),
+                 complex(INF, NAN), complex(1, 2), 0j]
+
+
+def _edge_test_samples(op, device, dtype, requires_grad):
+    yield from sample_inputs_unary(op, device, dtype, requires_grad, extra_values=EDGES)
+    if dtype.is_complex:
+        yield S(tp.tensor(COMPLEX_EDGES, dtype=dtype, device=device), name="complex edges",
+                grad=False)
 
 
 def _close_samples(op, device, dtype, requires_grad):
@@ -40,6 +54,16 @@ def _close_samples(op, device, dtype, requires_grad):
                       device=device)
         for kwargs in ({}, {"rtol": 0.1}, {"atol": 1.0, "rtol": 0.0}, {"equal_nan": True}):
             yield S(x, (y,), kwargs, name=f"near values {kwargs}")
+    elif dtype.is_complex:
+        # |a - b| and |b| are moduli: a step in either part counts
+        x = tp.tensor([1 + 1j, 1 + 1j, 100j, complex(NAN, 0), complex(INF, 1), 0j],
+                      dtype=dtype, device=device)
+        y = tp.tensor([1 + 1.000001j, 1.2 + 1j, 100.5j, complex(NAN, 0), complex(INF, 1), 1e-9j],
+                      dtype=dtype, device=device)
+        for kwargs in ({}, {"rtol": 0.1}, {"atol": 1.0, "rtol": 0.0}, {"equal_nan": True}):
+            yield S(x, (y,), kwargs, name=f"near complex values {kwargs}")
+        e = tp.tensor(COMPLEX_EDGES, dtype=dtype, device=device)
+        yield S(e, (e.clone(),), {"equal_nan": True}, name="complex edges, equal_nan")
     else:
         other = tp.logical_not(a) if dtype is tp.bool else a + 1
         yield S(a, (other,), {"atol": 1.0}, name="atol 1")
@@ -66,19 +90,21 @@ def _equal_samples(op, device, dtype, requires_grad):
                                                                     rng=rng),), name="empty")
 
 
+WITH_COMPLEX = ALL_DTYPES + COMPLEX
+
 TESTS = [
-    OpInfo(name, overloads=(name,), supports_autograd=False,
-           sample_inputs_func=partial(sample_inputs_unary, extra_values=EDGES))
+    OpInfo(name, overloads=(name,), supports_autograd=False, dtypes=WITH_COMPLEX,
+           sample_inputs_func=_edge_test_samples)
     for name in ("isnan", "isinf", "isfinite")
 ] + [
-    OpInfo("isclose", overloads=("isclose",), supports_autograd=False,
+    OpInfo("isclose", overloads=("isclose",), supports_autograd=False, dtypes=WITH_COMPLEX,
            sample_inputs_func=_close_samples, error_inputs_func=errors_isclose),
     # allclose and equal answer with a Python bool: they read data, so on meta they raise
     # DataDependentError (tests/test_meta.py), as PyTorch refuses them there.
     OpInfo("allclose", overloads=("allclose",), supports_autograd=False, supports_meta=False,
-           sample_inputs_func=_close_samples),
+           dtypes=WITH_COMPLEX, sample_inputs_func=_close_samples),
     OpInfo("equal", overloads=("equal",), supports_autograd=False, supports_meta=False,
-           sample_inputs_func=_equal_samples),
+           dtypes=WITH_COMPLEX, sample_inputs_func=_equal_samples),
 ]
 
 
@@ -193,9 +219,18 @@ def errors_shift(op, device):
             arg="other")
 
 
+# PyTorch's refusals of a complex tensor (isreal takes one: its imaginary part is 0)
+_SIGN_TESTS_COMPLEX = {
+    "signbit": "signbit is not implemented for complex tensors.",
+    "isneginf": "isneginf does not support complex inputs.",
+    "isposinf": "isposinf does not support complex inputs.",
+}
 LOGIC += [
     OpInfo(name, overloads=(name,), supports_autograd=False,
-           sample_inputs_func=partial(sample_inputs_unary, extra_values=SIGNED_EDGES))
+           dtypes=WITH_COMPLEX if name == "isreal" else ALL_DTYPES,
+           sample_inputs_func=partial(sample_inputs_unary, extra_values=SIGNED_EDGES),
+           error_inputs_func=refused_for_complex(_SIGN_TESTS_COMPLEX[name])
+           if name in _SIGN_TESTS_COMPLEX else None)
     for name in ("signbit", "isneginf", "isposinf", "isreal")
 ]
 for _d in ("left", "right"):

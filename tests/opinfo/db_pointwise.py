@@ -19,7 +19,8 @@ from opinfo.core import (
     OpInfo, rng_for, SampleInput, SampleInput as S,
 )
 from opinfo.samples import (
-    _t, _x, NUMERIC, sample_inputs_binary, sample_inputs_scalar, sample_inputs_unary, TOL,
+    _t, _x, complex_numbers_on, NUMERIC, sample_inputs_binary, sample_inputs_scalar,
+    sample_inputs_unary, TOL,
 )
 from opinfo.reduction_common import t_
 
@@ -158,7 +159,8 @@ def _pow_scalar_samples(op, device, dtype, requires_grad):
     exponents = [2, 3, 0, 0.5, -1.5, 2.0] if floating else [2, 3, 0, 0.5, -1.5]
     # a complex exponent makes any base complex (`x ** 1j`; not float16's: PyTorch's
     # complex32 has no pow); a float base stays positive
-    exponents += [1.5 - 0.5j] if floating and dtype is not tp.float16 else []
+    if floating and dtype is not tp.float16 and complex_numbers_on(device):
+        exponents += [1.5 - 0.5j]
     for e in exponents:
         x = make_tensor((3, 4), dtype, device, rng=rng, low=0.5 if floating else 0, high=3,
                         requires_grad=requires_grad and floating)
@@ -238,11 +240,12 @@ ARITHMETIC = [
 
 
 # ---- where ----------------------------------------------------------------------------
-def _where_numbers(dtype):
+def _where_numbers(dtype, device):
     """The numbers `where` takes for self or other: int, float, bool, and complex, which
     makes the result complex (not for float16: PyTorch's result would be complex32, a
     dtype TensorPlay does not have)."""
-    return (2, 1.5, True) + (() if dtype is tp.float16 else (2 - 1j,))
+    with_complex = dtype is not tp.float16 and complex_numbers_on(device)
+    return (2, 1.5, True) + ((2 - 1j,) if with_complex else ())
 
 
 def _where_samples(op, device, dtype, requires_grad, scalar=None):
@@ -260,11 +263,11 @@ def _where_samples(op, device, dtype, requires_grad, scalar=None):
                     make_tensor(b, dtype, device, rng=rng, requires_grad=grad))
         # (a complex number makes the result complex, whatever the tensor's dtype)
         if scalar == "other":
-            for v in _where_numbers(dtype):
+            for v in _where_numbers(dtype, device):
                 cond, x, _ = tensors()
                 yield S(cond, (x, v), name=f"{what}, other={v!r}")
         elif scalar == "self":
-            for v in _where_numbers(dtype):
+            for v in _where_numbers(dtype, device):
                 cond, _, y = tensors()
                 yield S(cond, (v, y), name=f"{what}, self={v!r}")
         else:

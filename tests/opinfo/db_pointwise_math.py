@@ -356,6 +356,9 @@ def _lerp_samples(op, device, dtype, requires_grad, tensor_weight):
         yield S(t(a, "transposed"), (t(b), weight), name=what)
     if not tensor_weight:
         yield S(t((3, 4)), (t((3, 4)), 0.25), name="weight 0.25")
+        if dtype.is_complex:     # a complex weight: |w| picks PyTorch's formula
+            yield S(t((3, 4)), (t((3, 4)), 0.25 + 0.5j), name="weight 0.25+0.5j")
+            yield S(t((3, 4)), (t((3, 4)), 0.5 - 0.75j), name="weight 0.5-0.75j")
 
 
 def errors_lerp(op, device):
@@ -368,12 +371,12 @@ def errors_lerp(op, device):
 
 def _addc_samples(op, device, dtype, requires_grad, divide=False):
     rng = rng_for(op.full_name, dtype)
-    grad = requires_grad and dtype.is_floating_point
+    grad = requires_grad and dtype.is_differentiable
 
     def t(shape, layout="contiguous", exclude_zero=False):
         return make_tensor(shape, dtype, device, rng=rng, layout=layout,
                            exclude_zero=exclude_zero, requires_grad=grad)
-    value = 0.5 if dtype.is_floating_point else 2
+    value = 0.5 - 1j if dtype.is_complex else 0.5 if dtype.is_floating_point else 2
     for a, b, c, what in (((3, 4), (3, 4), (3, 4), "same shape"),
                           ((3, 4), (4,), (3, 1), "broadcast"),
                           ((4,), (3, 4), (1, 4), "broadcast self"),
@@ -437,16 +440,19 @@ BLEND = [
                S(_t((3, 4), device=device), (_t((5,), device=device),)), ShapeError,
                r"clamp_max\(\): argument 'max' \(shape \[5\]\) is not broadcastable",
                arg="max")]),
-    OpInfo("lerp", overloads=("lerp.Scalar", "lerp_.Scalar"), inplace="lerp_", dtypes=FLOATING,
+    OpInfo("lerp", overloads=("lerp.Scalar", "lerp_.Scalar"), inplace="lerp_",
+           dtypes=FLOATING + COMPLEX, grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=partial(_lerp_samples, tensor_weight=False),
            error_inputs_func=errors_lerp),
     OpInfo("lerp", "tensor", overloads=("lerp.Tensor", "lerp_.Tensor"), inplace="lerp_",
-           dtypes=FLOATING, sample_inputs_func=partial(_lerp_samples, tensor_weight=True)),
+           dtypes=FLOATING + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=partial(_lerp_samples, tensor_weight=True)),
     OpInfo("addcmul", overloads=("addcmul", "addcmul_"), inplace="addcmul_",
-           dtypes=ALL_BUT_BOOL, sample_inputs_func=_addc_samples,
+           dtypes=ALL_BUT_BOOL + COMPLEX, grad_dtypes=GRAD_COMPLEX, sample_inputs_func=_addc_samples,
            error_inputs_func=errors_addcmul,
            tolerances={tp.float16: (4e-3, 4e-3), tp.bfloat16: (2e-2, 3e-2)}),
-    OpInfo("addcdiv", overloads=("addcdiv", "addcdiv_"), inplace="addcdiv_", dtypes=FLOATING,
+    OpInfo("addcdiv", overloads=("addcdiv", "addcdiv_"), inplace="addcdiv_",
+           dtypes=FLOATING + COMPLEX, grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=partial(_addc_samples, divide=True),
            error_inputs_func=errors_addcdiv,
            tolerances={tp.float16: (4e-3, 4e-3), tp.bfloat16: (2e-2, 3e-2)}),

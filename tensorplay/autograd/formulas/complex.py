@@ -13,8 +13,9 @@ from tensorplay.autograd.formulas.core import sum_to
 
 
 def handle_r_to_c(dtype, grad):
-    """The gradient of an input of real `dtype` that a complex computation used: the real
-    part of a complex gradient (PyTorch's handle_r_to_c); any other gradient as it is."""
+    """The gradient of an input of `dtype`: the real part of a complex gradient when that
+    input is real (PyTorch's handle_r_to_c: a real x has no d/d(imag x)), else grad as it
+    is. Taken before a conversion back to a real dtype, which would warn."""
     if grad.dtype.is_complex and not dtype.is_complex:
         return F.real(grad)
     return grad
