@@ -225,7 +225,7 @@ def _scatter_reduce_into(op, target, self, dim, index, src, reduce, include_self
     np.add.at(counts, coords, 1)
     np.add.at(view, coords, values)
     counts = np.maximum(counts, 1)   # untouched elements keep self (PyTorch clamps to 1)
-    if dtype.is_floating_point:
+    if dtype.is_differentiable:     # floating and complex: a true mean
         view[...] = view / counts.astype(view.dtype)
     else:
         view[...] = np.floor_divide(view, counts)

@@ -12,6 +12,7 @@ from tensorplay.kernel_support.checks import (
     check_mean_dtype, check_nonempty_dim, check_nonempty_reduction, reduce_dim_list, reject_bool,
     wrap_dim,
 )
+from tensorplay.kernel_support.complex_refusals import reject_complex
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import kernel
 from cpu_kernels._common import accumulate_dtype, out
@@ -39,8 +40,9 @@ def _dims(op, self, dim):
 
 
 def _full_sum_types(d):
-    """The result dtype of a sum of dtype `d` with no dtype given (floating types keep
-    theirs, bool and integers give int64, as in PyTorch) and the dtype it adds in."""
+    """The result dtype of a sum of dtype `d` with no dtype given (floating and complex
+    types keep theirs, bool and integers give int64, as in PyTorch) and the dtype it adds
+    in."""
     result = d if d.is_differentiable else dt.int64
     return result, accumulate_dtype(result)
 
@@ -129,12 +131,14 @@ def _sum_over_count(a, axes, keepdim, acc, count):
 
 
 def max(self):  # noqa: A001
+    reject_complex("max", self, kind="max.all")   # NumPy orders complex numbers; PyTorch does not
     check_nonempty_reduction("max", self)
     with np.errstate(invalid="ignore"):   # nan propagates; bfloat16 warns about it
         return out(np.max(self._impl.array()), self._impl.dtype)
 
 
 def min(self):  # noqa: A001
+    reject_complex("min", self, kind="min.all")
     check_nonempty_reduction("min", self)
     with np.errstate(invalid="ignore"):
         return out(np.min(self._impl.array()), self._impl.dtype)
@@ -143,6 +147,7 @@ def min(self):  # noqa: A001
 @kernel(family=True)
 def max_min_dim(op, self, dim, keepdim):
     """max.dim and min.dim: the extreme values along `dim` and where they are."""
+    reject_complex(op, self, kind=f"{op}.dim")
     pick = np.argmax if op == "max" else np.argmin
     sizes = self._impl.sizes
     dim = wrap_dim(op, dim, len(sizes))
@@ -162,6 +167,7 @@ def max_min_dim(op, self, dim, keepdim):
 def argmax_argmin(op, self, dim, keepdim):
     """argmax and argmin, over everything (dim None) or along `dim`."""
     reject_bool(op, self)
+    reject_complex(op, self)
     pick = np.argmax if op == "argmax" else np.argmin
     a = self._impl.array()
     if dim is None:
@@ -221,13 +227,13 @@ def amax_amin(op, self, dim, keepdim):
 
 # ---- variance --------------------------------------------------------------------------
 def std(self, dim, correction, keepdim):
-    shape_rule("reduction.var")("std", (self, dim, correction, keepdim))
-    return out(np.sqrt(_variance(self, dim, correction, keepdim)), self._impl.dtype)
+    spec = shape_rule("reduction.var")("std", (self, dim, correction, keepdim))
+    return out(np.sqrt(_variance(self, dim, correction, keepdim)), spec.dtype)
 
 
 def var(self, dim, correction, keepdim):
-    shape_rule("reduction.var")("var", (self, dim, correction, keepdim))
-    return out(_variance(self, dim, correction, keepdim), self._impl.dtype)
+    spec = shape_rule("reduction.var")("var", (self, dim, correction, keepdim))
+    return out(_variance(self, dim, correction, keepdim), spec.dtype)
 
 
 def _variance(self, dim, correction, keepdim):
@@ -240,7 +246,10 @@ def _variance(self, dim, correction, keepdim):
     double: std([1e30, -1.89]) in float32 is 7.07e29, though the variance (5e59) is not
     representable in float32. The caller rounds the result (after sqrt for std) once.
     Like PyTorch's std_var_all_cpu, a float32 reduction to a single value takes its mean
-    in float32 first (so [3e38, 3e38] has mean inf and variance inf there, not 0)."""
+    in float32 first (so [3e38, 3e38] has mean inf and variance inf there, not 0).
+
+    A complex input's deviations are squared as |d|**2 = re**2 + im**2 (real), so the
+    variance is real; complex64 is computed in complex128, as float32 in float64."""
     axes = axes_of("var", self, dim)
     a = _acc(self)
     n = 1
@@ -253,11 +262,16 @@ def _variance(self, dim, correction, keepdim):
             m = (np.sum(a, axis=axes, keepdims=True) / a.dtype.type(n)).astype(np.float64)
         if a.dtype.kind == "f" and a.dtype.itemsize < 8:
             a = a.astype(np.float64)
+        elif a.dtype == np.complex64:
+            a = a.astype(np.complex128)
         if m is None:
             m = np.sum(a, axis=axes, keepdims=True) / a.dtype.type(n)
         d = np.asarray(np.subtract(a, m))   # (a 0-d result is a NumPy scalar: asarray)
-        np.multiply(d, d, out=d)   # squared in place: one temporary, not two
-        divisor = a.dtype.type(builtins.max(0, n - correction))   # (`max` here is a kernel)
+        if d.dtype.kind == "c":
+            d = d.real * d.real + d.imag * d.imag    # |d|**2, real
+        else:
+            np.multiply(d, d, out=d)   # squared in place: one temporary, not two
+        divisor = d.dtype.type(builtins.max(0, n - correction))   # (`max` here is a kernel)
         return np.sum(d, axis=axes, keepdims=keepdim) / divisor
 
 
@@ -267,10 +281,10 @@ def norm(self, p, dim, keepdim, dtype):
 
         p = 2: sqrt(sum(x**2))   p = 1: sum(|x|)   p = inf / -inf: max / min |x|
         p = 0: number of non-zeros   other p: sum(|x|**p) ** (1/p)"""
-    shape_rule("reduction.norm")("norm", (self, p, dim, keepdim, dtype))
+    spec = shape_rule("reduction.norm")("norm", (self, p, dim, keepdim, dtype))
     dtype = dtype or self._impl.dtype
     axes = axes_of("norm", self, dim)
-    a = np.abs(_acc(self, dtype))
+    a = np.abs(_acc(self, dtype))     # a complex input's |x| is real: so is its norm
     p = 2.0 if p is None else float(p)
     kw = dict(axis=axes, keepdims=keepdim)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -286,7 +300,7 @@ def norm(self, p, dim, keepdim, dtype):
             r = np.sum(a != 0, dtype=a.dtype, **kw)
         else:
             r = np.power(np.sum(np.power(a, p), **kw), 1.0 / p)
-    return out(r, dtype)
+    return out(r, spec.dtype)
 
 
 # ---- logsumexp -------------------------------------------------------------------------
@@ -294,12 +308,16 @@ def logsumexp(self, dim, keepdim):
     """log(sum(exp(x))) without overflow: subtract the max first.
 
         m = max(x);  m = 0 where m is +-inf (all -inf, or an inf: the answer is m itself)
-        result = m + log(sum(exp(x - m)))"""
+        result = m + log(sum(exp(x - m)))
+
+    For complex numbers m is the largest real part (|exp(x)| = exp(re x) is what may
+    overflow; the imaginary parts only turn it), and the log is the principal one."""
     spec = shape_rule("reduction.logsumexp")("logsumexp", (self, dim, keepdim))
     axes = axes_of("logsumexp", self, dim)
     a = self._impl.array().astype(accumulate_dtype(spec.dtype), copy=False)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        m = np.max(a, axis=axes, keepdims=True, initial=-np.inf)
+        m = np.max(a.real if a.dtype.kind == "c" else a, axis=axes, keepdims=True,
+                   initial=-np.inf)
         m = np.where(np.isinf(m), np.zeros((), a.dtype), m)
         r = np.log(np.sum(np.exp(a - m), axis=axes, keepdims=True)) + m
     if not keepdim:

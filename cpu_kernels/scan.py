@@ -46,6 +46,30 @@ def logcumsumexp(self, dim):
     a = self._impl.array()
     d = wrap_dim("logcumsumexp", dim, a.ndim) if a.ndim else 0
     acc = accumulate_dtype(spec.dtype)
-    with np.errstate(over="ignore", invalid="ignore"):
-        r = np.logaddexp.accumulate(_as_1d_if_scalar(a).astype(acc, copy=False), axis=d)
+    x = _as_1d_if_scalar(a).astype(acc, copy=False)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        r = _complex_logcumsumexp(x, d) if x.dtype.kind == "c" else \
+            np.logaddexp.accumulate(x, axis=d)
     return out(r.reshape(a.shape), spec.dtype)
+
+
+def _complex_logcumsumexp(x, d):
+    """logcumsumexp of complex numbers (NumPy's logaddexp is real only): one step at a
+    time along axis d, each step PyTorch's
+
+        log(e^a + e^b) = a + log1p(e^(b - a)),   a the one with the larger real part
+
+    so that e^(b - a) has modulus <= 1 and cannot overflow. The running total starts at
+    -inf + 0j (the log of an empty sum), and a number with a -inf real part (e^x = 0,
+    whatever its imaginary part) leaves the total as it is: PyTorch's results, -inf + 0j
+    for a run of them. A NaN in either part makes both parts NaN from there on."""
+    x = np.moveaxis(x, d, 0)
+    r = np.empty_like(x)
+    total = np.full(x.shape[1:], complex(-np.inf, 0), x.dtype)
+    for k in range(x.shape[0]):
+        first = total.real >= x[k].real
+        big, small = np.where(first, total, x[k]), np.where(first, x[k], total)
+        total = np.where(np.isneginf(small.real), big, big + np.log1p(np.exp(small - big)))
+        total = np.where(np.isnan(small) | np.isnan(big), complex(np.nan, np.nan), total)
+        r[k] = total
+    return np.moveaxis(r, 0, d)

@@ -11,6 +11,7 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay.kernel_support.checks import wrap_dim
+from tensorplay.kernel_support.complex_refusals import reject_complex
 from tensorplay.kernel_support.layout import clone_strides, unique_dim_strides
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import kernel
@@ -194,6 +195,7 @@ def _unique(a, axis):
 def unique2(self, sorted, return_inverse, return_counts):  # noqa: A002 - the schema's name
     """The distinct values in ascending order (sorted or not: sorting is how we find
     them), the position of each element's value among them, and how often each occurs."""
+    reject_complex("unique", self, kind="unique.all")
     a = self._impl.array()
     values, inverse, counts = _unique(a.reshape(-1), None)
     return (out(values, self._impl.dtype), out(inverse.reshape(a.shape), dt.int64),
@@ -202,6 +204,7 @@ def unique2(self, sorted, return_inverse, return_counts):  # noqa: A002 - the sc
 
 def unique_dim(self, dim, sorted, return_inverse, return_counts):  # noqa: A002
     """Distinct slices along `dim`, compared as whole slices (lexicographically sorted)."""
+    reject_complex("unique_dim", self)
     a = self._impl.array()
     d = wrap_dim("unique_dim", dim, a.ndim)
     if a.ndim == 0:

@@ -790,8 +790,8 @@ class MinBackward1(Node):
 class MmBackward0(Node):
     """Backward of `mm(Tensor self, Tensor mat2) -> Tensor`.
 
-    self: grad.mm(mat2.t())
-    mat2: self.t().mm(grad)
+    self: grad.mm(mat2.t().conj())
+    mat2: self.t().conj().mm(grad)
     """
 
     __slots__ = ('self_', 'mat2_')
@@ -805,17 +805,17 @@ class MmBackward0(Node):
         d_self = None
         d_mat2 = None
         if self.needs_input_grad(0):
-            d_self = grad.mm(mat2.t())
+            d_self = grad.mm(mat2.t().conj())
         if self.needs_input_grad(1):
-            d_mat2 = self_.t().mm(grad)
+            d_mat2 = self_.t().conj().mm(grad)
         return (d_self, d_mat2)
 
 
 class BmmBackward0(Node):
     """Backward of `bmm(Tensor self, Tensor mat2) -> Tensor`.
 
-    self: grad.bmm(mat2.transpose(1, 2))
-    mat2: self.transpose(1, 2).bmm(grad)
+    self: grad.bmm(mat2.transpose(1, 2).conj())
+    mat2: self.transpose(1, 2).conj().bmm(grad)
     """
 
     __slots__ = ('self_', 'mat2_')
@@ -829,9 +829,9 @@ class BmmBackward0(Node):
         d_self = None
         d_mat2 = None
         if self.needs_input_grad(0):
-            d_self = grad.bmm(mat2.transpose(1, 2))
+            d_self = grad.bmm(mat2.transpose(1, 2).conj())
         if self.needs_input_grad(1):
-            d_mat2 = self_.transpose(1, 2).bmm(grad)
+            d_mat2 = self_.transpose(1, 2).conj().bmm(grad)
         return (d_self, d_mat2)
 
 
@@ -2996,8 +2996,8 @@ class FlipBackward0(Node):
 class MvBackward0(Node):
     """Backward of `mv(Tensor self, Tensor vec) -> Tensor`.
 
-    self: grad.unsqueeze(1) * vec
-    vec: self.t().mv(grad)
+    self: grad.unsqueeze(1) * vec.conj()
+    vec: self.t().conj().mv(grad)
     """
 
     __slots__ = ('self_', 'vec_')
@@ -3011,17 +3011,17 @@ class MvBackward0(Node):
         d_self = None
         d_vec = None
         if self.needs_input_grad(0):
-            d_self = grad.unsqueeze(1) * vec
+            d_self = grad.unsqueeze(1) * vec.conj()
         if self.needs_input_grad(1):
-            d_vec = self_.t().mv(grad)
+            d_vec = self_.t().conj().mv(grad)
         return (d_self, d_vec)
 
 
 class DotBackward0(Node):
     """Backward of `dot(Tensor self, Tensor tensor) -> Tensor`.
 
-    self: grad * tensor
-    tensor: grad * self
+    self: grad * tensor.conj()
+    tensor: grad * self.conj()
     """
 
     __slots__ = ('self_', 'tensor_')
@@ -3035,9 +3035,9 @@ class DotBackward0(Node):
         d_self = None
         d_tensor = None
         if self.needs_input_grad(0):
-            d_self = grad * tensor
+            d_self = grad * tensor.conj()
         if self.needs_input_grad(1):
-            d_tensor = grad * self_
+            d_tensor = grad * self_.conj()
         return (d_self, d_tensor)
 
 
@@ -3045,9 +3045,9 @@ class AddmmBackward0(Node):
     """Backward of `addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1,
         Scalar alpha=1) -> Tensor`.
 
-    self: sum_to(maybe_multiply(grad, beta), self.sizes())
-    mat1: maybe_multiply(grad.mm(mat2.t()), alpha)
-    mat2: maybe_multiply(mat1.t().mm(grad), alpha)
+    self: sum_to(maybe_multiply(grad, conj_number(beta)), self.sizes())
+    mat1: maybe_multiply(grad.mm(mat2.t().conj()), conj_number(alpha))
+    mat2: maybe_multiply(mat1.t().conj().mm(grad), conj_number(alpha))
     """
 
     __slots__ = ('mat1_', 'mat2_', 'beta_', 'alpha_', 'self_sizes')
@@ -3064,12 +3064,13 @@ class AddmmBackward0(Node):
         d_self = None
         d_mat1 = None
         d_mat2 = None
+        _tmp0 = conj_number(alpha) if self.needs_input_grad(1) or self.needs_input_grad(2) else None
         if self.needs_input_grad(0):
-            d_self = sum_to(maybe_multiply(grad, beta), self_sizes)
+            d_self = sum_to(maybe_multiply(grad, conj_number(beta)), self_sizes)
         if self.needs_input_grad(1):
-            d_mat1 = maybe_multiply(grad.mm(mat2.t()), alpha)
+            d_mat1 = maybe_multiply(grad.mm(mat2.t().conj()), _tmp0)
         if self.needs_input_grad(2):
-            d_mat2 = maybe_multiply(mat1.t().mm(grad), alpha)
+            d_mat2 = maybe_multiply(mat1.t().conj().mm(grad), _tmp0)
         return (d_self, d_mat1, d_mat2)
 
 
@@ -3077,9 +3078,9 @@ class AddmvBackward0(Node):
     """Backward of `addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1,
         Scalar alpha=1) -> Tensor`.
 
-    self: sum_to(maybe_multiply(grad, beta), self.sizes())
-    mat: maybe_multiply(grad.unsqueeze(1) * vec, alpha)
-    vec: maybe_multiply(mat.t().mv(grad), alpha)
+    self: sum_to(maybe_multiply(grad, conj_number(beta)), self.sizes())
+    mat: maybe_multiply(grad.unsqueeze(1) * vec.conj(), conj_number(alpha))
+    vec: maybe_multiply(mat.t().conj().mv(grad), conj_number(alpha))
     """
 
     __slots__ = ('mat_', 'vec_', 'beta_', 'alpha_', 'self_sizes')
@@ -3096,12 +3097,13 @@ class AddmvBackward0(Node):
         d_self = None
         d_mat = None
         d_vec = None
+        _tmp0 = conj_number(alpha) if self.needs_input_grad(1) or self.needs_input_grad(2) else None
         if self.needs_input_grad(0):
-            d_self = sum_to(maybe_multiply(grad, beta), self_sizes)
+            d_self = sum_to(maybe_multiply(grad, conj_number(beta)), self_sizes)
         if self.needs_input_grad(1):
-            d_mat = maybe_multiply(grad.unsqueeze(1) * vec, alpha)
+            d_mat = maybe_multiply(grad.unsqueeze(1) * vec.conj(), _tmp0)
         if self.needs_input_grad(2):
-            d_vec = maybe_multiply(mat.t().mv(grad), alpha)
+            d_vec = maybe_multiply(mat.t().conj().mv(grad), _tmp0)
         return (d_self, d_mat, d_vec)
 
 
@@ -3109,9 +3111,9 @@ class BaddbmmBackward0(Node):
     """Backward of `baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1,
         Scalar alpha=1) -> Tensor`.
 
-    self: sum_to(maybe_multiply(grad, beta), self.sizes())
-    batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)
-    batch2: maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha)
+    self: sum_to(maybe_multiply(grad, conj_number(beta)), self.sizes())
+    batch1: maybe_multiply(grad.bmm(batch2.transpose(1, 2).conj()), conj_number(alpha))
+    batch2: maybe_multiply(batch1.transpose(1, 2).conj().bmm(grad), conj_number(alpha))
     """
 
     __slots__ = ('batch1_', 'batch2_', 'beta_', 'alpha_', 'self_sizes')
@@ -3128,19 +3130,20 @@ class BaddbmmBackward0(Node):
         d_self = None
         d_batch1 = None
         d_batch2 = None
+        _tmp0 = conj_number(alpha) if self.needs_input_grad(1) or self.needs_input_grad(2) else None
         if self.needs_input_grad(0):
-            d_self = sum_to(maybe_multiply(grad, beta), self_sizes)
+            d_self = sum_to(maybe_multiply(grad, conj_number(beta)), self_sizes)
         if self.needs_input_grad(1):
-            d_batch1 = maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha)
+            d_batch1 = maybe_multiply(grad.bmm(batch2.transpose(1, 2).conj()), _tmp0)
         if self.needs_input_grad(2):
-            d_batch2 = maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha)
+            d_batch2 = maybe_multiply(batch1.transpose(1, 2).conj().bmm(grad), _tmp0)
         return (d_self, d_batch1, d_batch2)
 
 
 class LinearBackward0(Node):
     """Backward of `linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor`.
 
-    input: grad.matmul(weight)
+    input: grad.matmul(weight.conj())
     weight: linear_weight_backward(grad, input)
     bias: sum_to(grad, bias.sizes())
     """
@@ -3158,7 +3161,7 @@ class LinearBackward0(Node):
         d_weight = None
         d_bias = None
         if self.needs_input_grad(0):
-            d_input = grad.matmul(weight)
+            d_input = grad.matmul(weight.conj())
         if self.needs_input_grad(1):
             d_weight = linear_weight_backward(grad, input)
         if self.needs_input_grad(2):
@@ -6923,14 +6926,18 @@ class AddbmmBackward0(Node):
     """Backward of `addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1,
         Scalar alpha=1) -> Tensor`.
 
-    self: sum_to(maybe_multiply(grad, beta), self.sizes())
+    self: sum_to(maybe_multiply(grad, conj_number(beta)), self.sizes())
     batch1: maybe_multiply(
-        addbmm_grad_batches(grad, batch1.sizes(), batch2.sizes()).bmm(batch2.transpose(1, 2)),
-        alpha,
+        addbmm_grad_batches(
+            grad, batch1.sizes(), batch2.sizes(),
+        ).bmm(batch2.transpose(1, 2).conj()),
+        conj_number(alpha),
     )
     batch2: maybe_multiply(
-        batch1.transpose(1, 2).bmm(addbmm_grad_batches(grad, batch1.sizes(), batch2.sizes())),
-        alpha,
+        batch1.transpose(
+            1, 2,
+        ).conj().bmm(addbmm_grad_batches(grad, batch1.sizes(), batch2.sizes())),
+        conj_number(alpha),
     )
     """
 
@@ -6955,12 +6962,13 @@ class AddbmmBackward0(Node):
         _tmp0 = None
         if self.needs_input_grad(1) or self.needs_input_grad(2):
             _tmp0 = addbmm_grad_batches(grad, batch1_sizes, batch2_sizes)
+        _tmp1 = conj_number(alpha) if self.needs_input_grad(1) or self.needs_input_grad(2) else None
         if self.needs_input_grad(0):
-            d_self = sum_to(maybe_multiply(grad, beta), self_sizes)
+            d_self = sum_to(maybe_multiply(grad, conj_number(beta)), self_sizes)
         if self.needs_input_grad(1):
-            d_batch1 = maybe_multiply(_tmp0.bmm(batch2.transpose(1, 2)), alpha)
+            d_batch1 = maybe_multiply(_tmp0.bmm(batch2.transpose(1, 2).conj()), _tmp1)
         if self.needs_input_grad(2):
-            d_batch2 = maybe_multiply(batch1.transpose(1, 2).bmm(_tmp0), alpha)
+            d_batch2 = maybe_multiply(batch1.transpose(1, 2).conj().bmm(_tmp0), _tmp1)
         return (d_self, d_batch1, d_batch2)
 
 

@@ -93,9 +93,10 @@ def cdist(x1, x2, p, compute_mode):
 
 
 def dist(self, other, p):
-    """The p-norm of self - other (broadcast), over all elements."""
-    if not self.is_floating_point() or not other.is_floating_point():
-        raise DTypeError(f"dist(): input dtype should be floating point, but got "
+    """The p-norm of self - other (broadcast), over all elements (real for complex
+    numbers: the norm of |self - other|)."""
+    if not self.dtype.is_differentiable or not other.dtype.is_differentiable:
+        raise DTypeError(f"dist(): input dtype should be floating point or complex, but got "
                          f"{self.dtype.name} and {other.dtype.name} (argument 'self')",
                          op="dist", arg="self")
     return F.norm(self - other, p)

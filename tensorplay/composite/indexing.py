@@ -16,6 +16,7 @@ from tensorplay._tensor import wrap
 from tensorplay.errors import ArgumentError, DimError, DTypeError, fmt_shape, ShapeError
 from tensorplay.kernel_support.arguments import check_repeats_tensor
 from tensorplay.kernel_support.checks import broadcast, wrap_dim
+from tensorplay.kernel_support.complex_refusals import reject_complex
 from tensorplay.meta.indexing import _index_source, check_index_dtype
 from tensorplay.meta.shape import repeated_size
 
@@ -248,9 +249,13 @@ def index_reduce(self, dim, index, source, reduce, include_self):
     """out[..., index[j], ...] = reduce(self's slice (if include_self), every source[..., j,
     ...] sent there); slices that receive nothing keep self's values."""
     d, spread = _index_reduce_args("index_reduce", self, dim, index, source, reduce)
+    if reduce in ("amax", "amin"):
+        reject_complex("index_reduce", self, kind=f"index_reduce.{reduce}")
     return F.scatter_reduce(self, d, spread, source, reduce, include_self=include_self)
 
 
 def index_reduce_(self, dim, index, source, reduce, include_self):
     d, spread = _index_reduce_args("index_reduce_", self, dim, index, source, reduce)
+    if reduce in ("amax", "amin"):
+        reject_complex("index_reduce_", self, kind=f"index_reduce.{reduce}")
     return self.scatter_reduce_(d, spread, source, reduce, include_self=include_self)

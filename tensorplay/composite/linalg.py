@@ -17,6 +17,7 @@ from tensorplay.errors import (
 )
 from tensorplay.kernel_support.checks import broadcast
 from tensorplay.meta.linalg import check_matrix_exp, check_rank, check_square
+from tensorplay.meta.reduction import check_norm_dtype
 
 
 def matmul(self, other):
@@ -161,9 +162,12 @@ def kron(self, other):
 
 
 def _check_floating(op, self, dtype):
-    if not (dtype or self.dtype).is_floating_point:
-        raise DTypeError(f"{op}(): Expected a floating point tensor as input. Got "
+    """A norm's input is floating or complex (its norm is real); dtype=, the dtype it
+    computes in, is complex exactly when the input is (reduction.check_norm_dtype)."""
+    if not self.dtype.is_differentiable:
+        raise DTypeError(f"{op}(): Expected a floating point or complex tensor as input. Got "
                          f"{self.dtype.name} (argument 'self')", op=op, arg="self")
+    check_norm_dtype(op, self, dtype)
 
 
 def linalg_vector_norm(self, ord, dim, keepdim, dtype):
@@ -312,16 +316,17 @@ def linalg_diagonal(A, offset, dim1, dim2):
 
 
 def linalg_vecdot(x, y, dim):
-    """The dot product of vectors along `dim` (x conjugated, once complex numbers exist)."""
+    """The dot product of vectors along `dim`: sum(conj(x) * y), x conjugated as in vdot
+    (conj of a real tensor is the tensor itself)."""
     for name, t in (("x", x), ("y", y)):
-        if not t.dtype.is_floating_point:
-            raise DTypeError(f"linalg_vecdot(): expected a floating point tensor as input "
-                             f"('{name}'), but got {t.dtype.name}", op="linalg_vecdot",
+        if not t.dtype.is_differentiable:
+            raise DTypeError(f"linalg_vecdot(): expected a floating point or complex tensor as "
+                             f"input ('{name}'), but got {t.dtype.name}", op="linalg_vecdot",
                              arg=name)
     if x.dtype is not y.dtype:
         raise DTypeError(f"linalg_vecdot(): expected 'x' and 'y' to have the same dtype, but "
                          f"got {x.dtype.name} and {y.dtype.name}", op="linalg_vecdot", arg="y")
-    return F.sum(x * y, dim)
+    return F.sum(x.conj() * y, dim)
 
 
 def linalg_matrix_power(self, n):

@@ -20,6 +20,7 @@ from tensorplay.composite.pointwise import _as_floating
 from tensorplay.composite.scan import _spacing_product, _trapezoid_args
 from tensorplay._frontdoor import wrap_dim
 from tensorplay.errors import ArgumentError, DTypeError, fmt_shape, ShapeError
+from tensorplay.kernel_support.complex_refusals import reject_complex
 from tensorplay.meta.reduction import check_bin_counts, check_bin_tensors, check_histogram_input
 
 
@@ -35,13 +36,16 @@ def _nan_to_zero(self):
 
 
 def nansum(self, dim, keepdim, dtype):
-    """sum with NaNs counted as zero (integers have none)."""
+    """sum with NaNs counted as zero (integers have none); not for complex numbers (as
+    PyTorch's CPU kernel)."""
+    reject_complex("nansum", self)
     return F.sum(_nan_to_zero(self), dim, keepdim, dtype=dtype)
 
 
 def nanmean(self, dim, keepdim, dtype):
     """nansum / the number of non-NaN values (NaN where every value is NaN, as 0 / 0;
     there the gradient is NaN too, as in PyTorch)."""
+    reject_complex("nanmean", self)
     if not self.is_floating_point():
         raise DTypeError(f"nanmean(): expected input to have floating point dtype but got "
                          f"{self.dtype.name} (argument 'self')", op="nanmean", arg="self")
@@ -99,7 +103,9 @@ def cov(self, correction, fweights, aweights):
     columns, PyTorch's (and NumPy's) formula with frequency and observation weights:
 
         w = fweights * aweights;  avg = sum(x * w) / sum(w)
-        cov = (x - avg) * w @ (x - avg)^T / (sum(w) - correction * sum(w * aweights) / sum(w))
+        cov = (x - avg) * w @ (x - avg)^H / (sum(w) - correction * sum(w * aweights) / sum(w))
+
+    (^H: the conjugate transpose, for complex variables; ^T for real ones.)
     """
     if self.dim() > 2:
         raise ShapeError(f"cov(): expected input to have two or fewer dimensions but got an "
@@ -136,16 +142,19 @@ def cov(self, correction, fweights, aweights):
         norm = F.clamp_min(norm, 0)
     centered = x - avg.unsqueeze(1)
     weighted = centered if w is None else centered * w
-    return (F.mm(weighted, centered.t()) / norm).squeeze()
+    return (F.mm(weighted, centered.t().conj()) / norm).squeeze()
 
 
 def corrcoef(self):
-    """Pearson correlation coefficients: cov / (std_i std_j), clamped to [-1, 1]."""
+    """Pearson correlation coefficients: cov / (std_i std_j), clamped to [-1, 1] (for
+    complex variables, each part clamped, as PyTorch does: complex numbers have no order)."""
     c = cov(self, 1, None, None)
     if c.dim() == 0:
         return c / c
     std = F.sqrt(F.diagonal(c, 0, 0, 1))
     c = c / std.unsqueeze(1) / std.unsqueeze(0)
+    if c.dtype.is_complex:
+        return F.complex(F.clamp(F.real(c), -1, 1), F.clamp(F.imag(c), -1, 1))
     return F.clamp(c, -1, 1)
 
 
@@ -239,6 +248,7 @@ def aminmax(self, dim, keepdim):
     """(amin, amax) over everything (dim None) or along one dim. Their gradients are
     amin's and amax's (shared by ties), which is PyTorch's aminmax_backward."""
     op = "aminmax"
+    reject_complex(op, self)
     dims = [] if dim is None else [wrap_dim(op, "dim", dim, self.dim())]
     if self.numel() == 0 and (dim is None or self.dim() == 0 or self.shape[dims[0]] == 0):
         raise ShapeError(f"{op}(): cannot compute aminmax over an empty dimension as the "
@@ -263,7 +273,8 @@ def vdot(self, other):
         raise DTypeError(f"{op}(): expected both vectors to have same dtype, but found "
                          f"{self.dtype.name} and {other.dtype.name} (argument 'other')", op=op,
                          arg="other")
-    return F.dot(self, other)
+    # conj is the tensor itself for a real one; for a complex one, a copy autograd records
+    return F.dot(self.conj(), other)
 
 
 def _addbmm_operands(op, self, batch1, batch2):
@@ -304,7 +315,7 @@ def frobenius_norm(self, dim, keepdim):
 
 
 def _as_float_norm_input(op, self):
-    if not self.is_floating_point():
+    if not self.dtype.is_differentiable:
         raise DTypeError(f"{op}(): input dtype should be either floating point or complex. "
                          f"Got {self.dtype.name} instead (argument 'self').", op=op, arg="self")
 
@@ -350,9 +361,9 @@ def _renorm_factor(op, self, p, dim, maxnorm):
     if self.dim() < 2:
         raise ShapeError(f"{op}(): input needs at least 2 dimensions, got {self.dim()} "
                          f"dimensions (argument 'self')", op=op, arg="self")
-    if not self.is_floating_point():
-        raise DTypeError(f"{op}(): expected a floating point input, got {self.dtype.name} "
-                         f"(argument 'self')", op=op, arg="self")
+    if not self.dtype.is_differentiable:     # complex too: its slices' norms are real
+        raise DTypeError(f"{op}(): expected a floating point or complex input, got "
+                         f"{self.dtype.name} (argument 'self')", op=op, arg="self")
     if not p > 0:
         raise ArgumentError(f"{op}(): non-positive-norm not supported: argument 'p' must be "
                             f"> 0, got {p}", op=op, arg="p")

@@ -66,7 +66,7 @@ def _trapezoid_args(op, y, x, dim):
         raise ShapeError(f"{op}(): There must be one `x` value for each sample point, but "
                          f"got {x.shape[0]} for 'x' and {y.shape[d]} samples along dim {d}",
                          op=op, arg="x")
-    if not y.is_floating_point():
+    if not y.dtype.is_differentiable:     # integers integrate in the default float
         y = y.to(dt.get_default_dtype())
     return y, d
 
@@ -156,7 +156,7 @@ def _gradient(self, spacing, dim, edge_order, spacing_len=None):
     dims = _gradient_checks(self, spacing_len, dims_given, dims, edge_order)
     if spacing is None or not isinstance(spacing, (list, tuple)):
         spacing = [1 if spacing is None else spacing] * len(dims)
-    if not self.is_floating_point():
+    if not self.dtype.is_differentiable:      # (floating and complex keep their dtype)
         self = self.to(dt.get_default_dtype())
     out = []
     for d, h in zip(dims, spacing):

@@ -20,6 +20,7 @@ from tensorplay._frontdoor import wrap_dim, wrap_number
 from tensorplay._tensor import Tensor
 from tensorplay._generated import functional as F
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
+from tensorplay.kernel_support.complex_refusals import reject_complex
 
 
 def _insertion_counts(seq, values, right, out_int32):
@@ -34,6 +35,8 @@ def _insertion_counts(seq, values, right, out_int32):
 
 
 def _check(op, seq, values, side, right, sorter, scalar):
+    reject_complex(op, seq, arg="sorted_sequence")    # complex numbers have no order
+    reject_complex(op, values)
     if side is not None and side not in ("left", "right"):
         raise ArgumentError(f"{op}(): argument 'side' can only be 'left' or 'right' but got "
                             f"{side!r}", op=op, arg="side")
@@ -85,6 +88,8 @@ def searchsorted_scalar(sorted_sequence, self, out_int32, right, side, sorter):
 def bucketize(self, boundaries, out_int32, right):
     """The bucket of each element: i with boundaries[i-1] < x <= boundaries[i] (right=False),
     boundaries[i-1] <= x < boundaries[i] (right=True)."""
+    reject_complex("bucketize", self)              # complex numbers have no order
+    reject_complex("bucketize", boundaries, arg="boundaries")
     if boundaries.dim() != 1:
         raise ShapeError(f"bucketize(): boundaries tensor must be 1 dimension, but got dim("
                          f"{boundaries.dim()}) (argument 'boundaries')", op="bucketize",
@@ -99,13 +104,17 @@ def bucketize_scalar(self, boundaries, out_int32, right):
 
 def isin(elements, test_elements, assume_unique, invert):
     """Whether each element occurs in test_elements (an element-by-element comparison;
-    assume_unique changes nothing here)."""
+    assume_unique changes nothing here). PyTorch refuses complex numbers (its isin
+    sorts); so do we, though comparing for equality would work."""
+    reject_complex("isin", elements, arg="elements")
+    reject_complex("isin", test_elements, arg="test_elements")
     tests = test_elements.reshape([-1])
     hits = F.any(F.eq(elements.unsqueeze(-1), tests), -1)
     return F.logical_not(hits) if invert else hits
 
 
 def isin_scalar_test(elements, test_element, assume_unique, invert):
+    reject_complex("isin", elements, arg="elements")
     # PyTorch allocates isin's result row-major whatever the layout of elements.
     hits = F.eq(elements, test_element).contiguous()
     return F.logical_not(hits) if invert else hits
@@ -117,14 +126,17 @@ def isin_scalar_element(element, test_elements, assume_unique, invert):
 
 def msort(self):
     """self sorted along its first dim."""
+    reject_complex("msort", self)     # (sort would refuse it, under sort's name)
     return F.sort(self, 0)[0]
 
 
 def argsort(self, dim, descending):
+    reject_complex("argsort", self)
     return F.sort(self, dim, descending)[1]
 
 
 def argsort_stable(self, stable, dim, descending):
+    reject_complex("argsort", self)
     return F.sort(self, dim, descending)[1]
 
 

@@ -139,11 +139,12 @@ def reduced_sizes(op, sizes, dims, keepdim):
 
 
 def integral_to_long(t, dtype=None):
-    """sum/prod/cumsum's result dtype: dtype= if given, else integers and bool widen to int64."""
+    """sum/prod/cumsum's result dtype: dtype= if given, else integers and bool widen to
+    int64 (floating and complex types keep theirs)."""
     if dtype is not None:
         return dtype
     d = t._impl.dtype
-    return d if d.is_floating_point else dt.int64
+    return d if d.is_differentiable else dt.int64
 
 
 # ---- norms ----------------------------------------------------------------------------

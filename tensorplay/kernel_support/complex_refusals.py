@@ -81,6 +81,42 @@ MESSAGES = {
     # written back into z's complex memory
     "abs_": ("In-place abs is not supported for complex tensors.",
              "abs of a complex tensor is a real tensor"),
+    # reductions, sorts and searches: each needs an order. Where one op's overloads run
+    # different PyTorch kernels (max() and max(dim)), the entries are kinds (`max.all`,
+    # `max.dim`) that the op's rule and kernel name; an op listed by its own name is
+    # also refused, for every tensor argument, in front of its meta rule.
+    "max.all": (_no_kernel("max_all"), _UNORDERED),
+    "min.all": (_no_kernel("min_all"), _UNORDERED),
+    "max.dim": ("does not support complex input", _UNORDERED),
+    "min.dim": ("does not support complex input", _UNORDERED),
+    "amax": (_no_kernel("max_values_cpu"), _UNORDERED),
+    "amin": (_no_kernel("min_values_cpu"), _UNORDERED),
+    "aminmax": (_no_kernel("aminmax_cpu"), _UNORDERED),
+    "argmax": ("does not support complex input", _UNORDERED),
+    "argmin": ("does not support complex input", _UNORDERED),
+    **{op: ("Sort does not support complex dtypes on CPU", _UNORDERED)
+       for op in ("sort", "argsort", "msort")},
+    "topk": ("topk does not support complex dtypes on CPU", _UNORDERED),
+    "median.all": (_no_kernel("median_cpu"), _UNORDERED),     # median and nanmedian
+    "median.dim": (_no_kernel("median_out"), _UNORDERED),
+    "kthvalue": (_no_kernel("kthvalue_cpu"), _UNORDERED),
+    "mode": (_no_kernel("mode_cpu"), _UNORDERED),
+    "cummax": (_no_kernel("cummax_cpu"), _UNORDERED),
+    "cummin": (_no_kernel("cummin_cpu"), _UNORDERED),
+    "unique.all": (_no_kernel("unique"), "unique sorts the values"),  # unique, unique_consecutive
+    "unique_dim": (_no_kernel("unique_dim"), "unique sorts the values"),
+    **{op: (_no_kernel("searchsorted_out_cpu"), _UNORDERED)
+       for op in ("searchsorted", "bucketize")},
+    "isin": ("Unsupported input type encountered for isin(): {torch_dtype}",
+             "PyTorch's isin sorts"),
+    "bincount.self": (_no_kernel("bincount_cpu"), "the values are counts"),   # weights may be
+    **{f"{op}.{reduce}": (_no_kernel(kernel), _UNORDERED) for op, reduce, kernel in (
+        ("scatter_reduce", "amax", "scatter_gather_tensor_cpu_reduce_amax"),
+        ("scatter_reduce", "amin", "scatter_gather_tensor_cpu_reduce_amin"),
+        ("index_reduce", "amax", "maximum_cpu"), ("index_reduce", "amin", "minimum_cpu"))},
+    # a kernel PyTorch's CPU lacks, though the sum of complex numbers skipping NaNs exists
+    **{op: ("nansum on CPU does not support complex inputs",
+            "PyTorch's CPU nansum has no complex kernel") for op in ("nansum", "nanmean")},
 }
 
 

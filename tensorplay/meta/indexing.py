@@ -16,6 +16,7 @@ from tensorplay.kernel_support.checks import (
 )
 from tensorplay.kernel_support.overlap import (assert_no_internal_overlap, assert_no_overlap,
                                                assert_no_partial_overlap)
+from tensorplay.kernel_support.complex_refusals import reject_complex
 from tensorplay.meta.rules import check_value_fits
 
 SCATTER_REDUCES = ("add", "multiply")
@@ -137,6 +138,8 @@ def scatter_reduce(op, args):
     check_same_dtype(op, self, src, "src")
     _check_writes(op, self, ("index", index), ("src", src))
     _check_reduce(op, reduce, SCATTER_REDUCE_REDUCES)
+    if reduce in ("amax", "amin"):
+        reject_complex(op, self, kind=f"scatter_reduce.{reduce}")   # no order in complex
     return _out(op, self)
 
 
@@ -194,7 +197,7 @@ def index_add(op, args):
     self, dim, index, source, alpha = args
     _index_source(op, self, dim, index, source)
     _check_writes(op, self, ("index", index), ("source", source))
-    if isinstance(alpha, float) and not self._impl.dtype.is_floating_point:
+    if isinstance(alpha, float) and not self._impl.dtype.is_differentiable:
         raise DTypeError(f"{op}(): for integral input tensors, argument 'alpha' must not be a "
                          f"floating point number", op=op, arg="alpha")
     return _out(op, self)

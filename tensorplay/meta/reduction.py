@@ -12,6 +12,7 @@ from tensorplay.kernel_support.arguments import integral_to_long, reduced_sizes
 from tensorplay.kernel_support.checks import (
     DataDependent, OutSpec, check_nonempty_dim, reduce_dim_list, wrap_dim,
 )
+from tensorplay.kernel_support.complex_refusals import reject_complex
 
 
 def _sizes(t):
@@ -25,6 +26,30 @@ def check_floating(op, t, dtype=None, arg="self"):
         what = "input" if arg == "self" else "dtype"
         raise DTypeError(f"{op}(): expected a floating point {what}, but argument '{arg}' "
                          f"{'has dtype' if arg == 'self' else 'is'} {d.name}", op=op, arg=arg)
+
+
+def check_floating_or_complex(op, t):
+    """var/std and the norms take floating and complex inputs (a complex one has a real
+    result: the spread, the length of complex numbers)."""
+    d = t._impl.dtype
+    if not d.is_differentiable:
+        raise DTypeError(f"{op}(): expected a floating point or complex input, but argument "
+                         f"'self' has dtype {d.name}", op=op, arg="self")
+
+
+def check_norm_dtype(op, t, dtype):
+    """A norm's dtype= is the dtype it computes in: complex for a complex input, real for
+    a real one (the result is its real counterpart), as PyTorch requires."""
+    if dtype is None:
+        return
+    d = t._impl.dtype
+    if d.is_complex and not dtype.is_complex:
+        raise DTypeError(f"{op}(): dtype should be complex for complex inputs, but got "
+                         f"{dtype.name} (argument 'dtype')", op=op, arg="dtype")
+    if not d.is_complex and dtype.is_complex:
+        raise DTypeError(f"{op}(): dtype should be real for real inputs, but got {dtype.name} "
+                         f"(argument 'dtype')", op=op, arg="dtype")
+    check_floating(op, t, dtype=dtype.to_real(), arg="dtype")
 
 
 def check_not_bool(op, t):
@@ -47,6 +72,7 @@ def prod_dim(op, args):
 def amax(op, args):
     """amax/amin over dims (all when empty); a reduced dim must not be empty."""
     self, dim, keepdim = args
+    reject_complex(op, self)
     sizes = _sizes(self)
     out = reduced_sizes(op, sizes, dim, keepdim)
     dims = range(len(sizes)) if not dim else reduce_dim_list(op, dim, len(sizes))
@@ -56,25 +82,27 @@ def amax(op, args):
 
 
 def var(op, args):
-    """var/std(self, dim, *, correction, keepdim): floating point only."""
+    """var/std(self, dim, *, correction, keepdim): floating point or complex (whose
+    variance, the mean of |x - mean|**2, is real)."""
     self, dim, correction, keepdim = args
-    check_floating(op, self)
-    return OutSpec(reduced_sizes(op, _sizes(self), dim, keepdim), self._impl.dtype)
+    check_floating_or_complex(op, self)
+    return OutSpec(reduced_sizes(op, _sizes(self), dim, keepdim), self._impl.dtype.to_real())
 
 
 def norm(op, args):
+    """The p-norm computes in dtype= (self's by default); a complex one's norm is real."""
     self, p, dim, keepdim, dtype = args
-    check_floating(op, self)
-    if dtype is not None:
-        check_floating(op, self, dtype=dtype, arg="dtype")
-    return OutSpec(reduced_sizes(op, _sizes(self), dim, keepdim), dtype or self._impl.dtype)
+    check_floating_or_complex(op, self)
+    check_norm_dtype(op, self, dtype)
+    return OutSpec(reduced_sizes(op, _sizes(self), dim, keepdim),
+                   (dtype or self._impl.dtype).to_real())
 
 
 def logsumexp(op, args):
     self, dim, keepdim = args
     d = self._impl.dtype
     return OutSpec(reduced_sizes(op, _sizes(self), dim, keepdim),
-                   d if d.is_floating_point else dt.get_default_dtype())
+                   d if d.is_differentiable else dt.get_default_dtype())   # complex stays
 
 
 def all_any(op, args):
@@ -98,6 +126,7 @@ def count_nonzero(op, args):
 def bincount(op, args):
     """The counts have max(self) + 1 (at least minlength) entries: a value-dependent size."""
     self, weights, minlength = args
+    reject_complex(op, self, kind="bincount.self")   # (complex weights are fine)
     sizes = _sizes(self)
     if len(sizes) != 1 or self._impl.dtype.is_floating_point or self._impl.dtype is dt.bool:
         raise ShapeError(f"{op}(): only supports 1-d non-negative integral inputs, but "

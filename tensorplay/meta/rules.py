@@ -21,6 +21,7 @@ from tensorplay.kernel_support.checks import (  # noqa: F401
     check_inplace_cast, check_mean_dtype, check_nonempty_dim, check_nonempty_reduction,
     reduce_dim_list, reject_bool, wrap_dim,
 )
+from tensorplay.kernel_support.complex_refusals import reject_complex
 
 
 def _sizes(t):
@@ -162,7 +163,7 @@ def _sum_dtype(t, dtype):
     if dtype is not None:
         return dtype
     d = t._impl.dtype
-    return d if d.is_differentiable else dt.int64
+    return d if d.is_differentiable else dt.int64     # floating and complex keep theirs
 
 
 def reduce_all(op, args):
@@ -186,12 +187,15 @@ def reduce_dims_float(op, args):
 
 
 def reduce_all_same(op, args):
+    """max() and min(): one element of self (not for complex numbers, which have no order)."""
+    reject_complex(op, args[0], kind=f"{op}.all")
     check_nonempty_reduction(op, args[0])
     return OutSpec((), args[0]._impl.dtype)
 
 
 def reduce_dim_with_indices(op, args):
     self, dim, keepdim = args
+    reject_complex(op, self, kind=f"{op}.dim")
     sizes = _sizes(self)
     d = wrap_dim(op, dim, len(sizes))
     if sizes:
@@ -203,6 +207,7 @@ def reduce_dim_with_indices(op, args):
 def arg_reduce(op, args):
     self, dim, keepdim = args
     reject_bool(op, self)
+    reject_complex(op, self)
     sizes = _sizes(self)
     if dim is None:
         check_nonempty_reduction(op, self)

@@ -36,8 +36,8 @@ def cumsum_(op, args):
 
 def logcumsumexp(op, args):
     self, dim = args
-    if not self._impl.dtype.is_floating_point:
-        raise DTypeError(f"{op}(): expected a floating point input, but argument 'self' has "
-                         f"dtype {self._impl.dtype.name}", op=op, arg="self")
+    if not self._impl.dtype.is_differentiable:
+        raise DTypeError(f"{op}(): expected a floating point or complex input, but argument "
+                         f"'self' has dtype {self._impl.dtype.name}", op=op, arg="self")
     wrap_dim(op, dim, len(_sizes(self)))
     return OutSpec(_sizes(self), self._impl.dtype)

@@ -8,6 +8,7 @@ from tensorplay.kernel_support.arguments import reduced_sizes
 from tensorplay.kernel_support.checks import (
     DataDependent, OutSpec, check_nonempty_dim, reject_bool, wrap_dim,
 )
+from tensorplay.kernel_support.complex_refusals import reject_complex
 
 
 def _sizes(t):
@@ -15,17 +16,20 @@ def _sizes(t):
 
 
 def unique2(op, args):
+    reject_complex("unique", args[0], kind="unique.all")   # (tp.unique's inner op: _unique2)
     return DataDependent("self", "the number of distinct values")
 
 
 def unique_dim(op, args):
     self, dim = args[0], args[1]
+    reject_complex(op, self)
     wrap_dim(op, dim, max(len(self._impl.sizes), 1))
     return DataDependent("self", f"the number of distinct slices along dim {dim}")
 
 
 def cummax(op, args):
     self, dim = args
+    reject_complex(op, self)
     wrap_dim(op, dim, len(_sizes(self)))
     return OutSpec(_sizes(self), self._impl.dtype), OutSpec(_sizes(self), dt.int64)
 
@@ -35,12 +39,14 @@ def median(op, args):
     """median() of all elements; of none it is NaN (PyTorch's value; an integer dtype
     gets NaN cast to it, its most negative value)."""
     reject_bool(op, args[0])
+    reject_complex(op, args[0], kind="median.all")
     return OutSpec((), args[0]._impl.dtype)
 
 
 def value_and_index(op, args):
     """median.dim / mode / kthvalue: one value and its index per slice along `dim`."""
     self, dim, keepdim = args[0], args[-2], args[-1]
+    reject_complex(op, self, kind=op if op in ("mode", "kthvalue") else "median.dim")
     sizes = _sizes(self)
     d = wrap_dim(op, dim, len(sizes))
     if sizes:
@@ -57,6 +63,7 @@ def median_dim(op, args):
 def kthvalue(op, args):
     self, k, dim, keepdim = args
     reject_bool(op, self)
+    reject_complex(op, self)
     sizes = _sizes(self)
     d = wrap_dim(op, dim, len(sizes))
     n = sizes[d] if sizes else 1
@@ -70,6 +77,7 @@ def kthvalue(op, args):
 def topk(op, args):
     self, k, dim, largest, sorted_ = args
     reject_bool(op, self)
+    reject_complex(op, self)
     sizes = _sizes(self)
     d = wrap_dim(op, dim, len(sizes))
     n = sizes[d] if sizes else 1
@@ -83,12 +91,14 @@ def topk(op, args):
 
 def sort(op, args):
     self, dim = args[0], args[-2]
+    reject_complex(op, self)
     wrap_dim(op, dim, len(_sizes(self)))
     return OutSpec(_sizes(self), self._impl.dtype), OutSpec(_sizes(self), dt.int64)
 
 
 def unique_consecutive(op, args):
     self, return_inverse, return_counts, dim = args
+    reject_complex(op, self, kind="unique.all")
     if dim is not None:
         sizes = _sizes(self)
         if not sizes:

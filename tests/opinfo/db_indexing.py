@@ -19,17 +19,20 @@ import torch
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError
 from opinfo.core import (
-    ALL_BUT_BOOL, ALL_DTYPES, ErrorInput as E, make_tensor, OpInfo, rng_for, SampleInput,
-    SampleInput as S,
+    ALL_BUT_BOOL, ALL_DTYPES, COMPLEX, ErrorInput as E, make_tensor, OpInfo, rng_for,
+    SampleInput, SampleInput as S,
 )
 from opinfo import indexing_errors as err
 from opinfo.samples import _x
 
 S = SampleInput
+# The indexing ops that move complex numbers around: values and gradients (complex128
+# gradcheck) like any dtype's.
+GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
 
 
 def _grad(dtype, requires_grad):
-    return requires_grad and dtype.is_floating_point
+    return requires_grad and dtype.is_differentiable
 
 
 def _index(values, device):
@@ -51,6 +54,8 @@ def _unique_index(rng, shape, dim, size, device):
 
 
 def _value_for(dtype):
+    if dtype.is_complex:
+        return 2.5 - 1j
     return True if dtype is tp.bool else 2.5 if dtype.is_floating_point else 3
 
 
@@ -180,7 +185,7 @@ def _index_source_samples(op, device, dtype, requires_grad, repeats=False, alpha
         source = make_tensor(ssizes, dtype, device, rng=rng, requires_grad=grad)
         yield S(x, (dim, _index(values, device), source), name=f"{list(shape)} {values}")
         if alpha and dtype is not tp.bool:
-            a = 0.5 if dtype.is_floating_point else 2
+            a = 0.5 if dtype.is_differentiable else 2
             x = make_tensor(shape, dtype, device, rng=rng, layout=layout, requires_grad=grad)
             source = make_tensor(ssizes, dtype, device, rng=rng, requires_grad=grad)
             yield S(x, (dim, _index(values, device), source), {"alpha": a},
@@ -345,11 +350,15 @@ def _unravel_samples(op, device, dtype, requires_grad):
     yield S(tp.tensor(4, dtype=dtype, device=device), ((5,),), name="0-dim index")
 
 op_db = [
-    OpInfo("gather", overloads=("gather",), sample_inputs_func=_gather_samples,
+    OpInfo("gather", overloads=("gather",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_gather_samples,
            error_inputs_func=err.errors_gather),
-    OpInfo("scatter", overloads=("scatter.src", "scatter_.src"), inplace="scatter_",
+    OpInfo("scatter", overloads=("scatter.src", "scatter_.src"),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX, inplace="scatter_",
            sample_inputs_func=_scatter_samples, error_inputs_func=err.errors_scatter),
-    OpInfo("scatter", "value", overloads=("scatter.value", "scatter_.value"), inplace="scatter_",
+    OpInfo("scatter", "value", overloads=("scatter.value", "scatter_.value"),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX, inplace="scatter_",
            sample_inputs_func=partial(_scatter_samples, kind="value")),
     # PyTorch has no derivative for scatter(reduce=...): scatter_reduce is the one to use.
     OpInfo("scatter", "reduce", overloads=("scatter.reduce", "scatter_.reduce"),
@@ -361,25 +370,30 @@ op_db = [
            sample_inputs_func=partial(_scatter_samples, kind="value", unique=False,
                                       reduce="multiply")),
     OpInfo("scatter_add", overloads=("scatter_add", "scatter_add_"), inplace="scatter_add_",
-           dtypes=ALL_BUT_BOOL, sample_inputs_func=partial(_scatter_samples, unique=False),
+           dtypes=ALL_BUT_BOOL + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=partial(_scatter_samples, unique=False),
            error_inputs_func=err.errors_scatter),
     OpInfo("scatter_reduce", overloads=("scatter_reduce.two", "scatter_reduce_.two"),
            inplace="scatter_reduce_", dtypes=ALL_BUT_BOOL,
            sample_inputs_func=_scatter_reduce_samples,
            error_inputs_func=err.errors_scatter_reduce,
            tolerances={tp.float16: (4e-3, 4e-3), tp.bfloat16: (3e-2, 3e-2)}),
-    OpInfo("take", overloads=("take",), sample_inputs_func=_take_samples,
+    OpInfo("take", overloads=("take",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX, sample_inputs_func=_take_samples,
            error_inputs_func=err.errors_take),
     OpInfo("take_along_dim", overloads=("take_along_dim",),
            sample_inputs_func=_take_along_dim_samples,
            error_inputs_func=err.errors_take_along_dim),
-    OpInfo("index_select", overloads=("index_select",), sample_inputs_func=_index_select_samples,
+    OpInfo("index_select", overloads=("index_select",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_index_select_samples,
            error_inputs_func=err.errors_index_select),
     OpInfo("index_add", overloads=("index_add", "index_add_"), inplace="index_add_",
-           dtypes=ALL_BUT_BOOL,
+           dtypes=ALL_BUT_BOOL + COMPLEX, grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=partial(_index_source_samples, repeats=True, alpha=True),
            error_inputs_func=err.errors_index_add),
-    OpInfo("index_copy", overloads=("index_copy", "index_copy_"), inplace="index_copy_",
+    OpInfo("index_copy", overloads=("index_copy", "index_copy_"),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX, inplace="index_copy_",
            sample_inputs_func=_index_source_samples, error_inputs_func=err.errors_index_copy),
     OpInfo("index_fill", overloads=("index_fill.int_Scalar", "index_fill_.int_Scalar"),
            inplace="index_fill_", sample_inputs_func=_index_fill_samples,
@@ -388,17 +402,21 @@ op_db = [
            inplace="index_fill_",
            sample_inputs_func=partial(_index_fill_samples, tensor_value=True)),
     OpInfo("masked_fill", overloads=("masked_fill.Scalar", "masked_fill_.Scalar"),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
            inplace="masked_fill_", sample_inputs_func=_masked_fill_samples,
            error_inputs_func=err.errors_masked_fill),
     OpInfo("masked_fill", "tensor", overloads=("masked_fill.Tensor", "masked_fill_.Tensor"),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
            inplace="masked_fill_",
            sample_inputs_func=partial(_masked_fill_samples, tensor_value=True)),
     # Data-dependent output shapes: on meta a DataDependentError (tests/test_meta.py), as
     # PyTorch refuses them there.
-    OpInfo("masked_select", overloads=("masked_select",), supports_meta=False,
+    OpInfo("masked_select", overloads=("masked_select",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX, supports_meta=False,
            sample_inputs_func=_masked_select_samples,
            error_inputs_func=err.errors_masked_select),
     OpInfo("masked_scatter", overloads=("masked_scatter", "masked_scatter_"),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
            inplace="masked_scatter_", sample_inputs_func=_masked_scatter_samples,
            error_inputs_func=err.errors_masked_scatter),
     OpInfo("nonzero", overloads=("nonzero",), supports_meta=False, supports_autograd=False,
@@ -406,15 +424,18 @@ op_db = [
     OpInfo("nonzero", "as_tuple", overloads=("nonzero.as_tuple",), supports_meta=False,
            supports_autograd=False,
            sample_inputs_func=partial(_nonzero_samples, kwargs={"as_tuple": True})),
-    OpInfo("where", "condition", overloads=("where",), supports_meta=False,
+    OpInfo("where", "condition", overloads=("where",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX, supports_meta=False,
            supports_autograd=False, method=False, sample_inputs_func=_nonzero_samples),
     OpInfo("unique", overloads=("unique", "_unique2", "unique_dim"), supports_meta=False,
            supports_autograd=False, dtypes=ALL_DTYPES,
            sample_inputs_func=_unique_samples),
-    OpInfo("index", overloads=("index.Tensor",), method=False,
+    OpInfo("index", overloads=("index.Tensor",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX, method=False,
            ref=lambda x, indices: torch.ops.aten.index.Tensor(x, indices),
            sample_inputs_func=_index_samples, error_inputs_func=err.errors_index),
-    OpInfo("index_put", overloads=("index_put", "index_put_"), inplace="index_put_",
+    OpInfo("index_put", overloads=("index_put", "index_put_"),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX, inplace="index_put_",
            ref=lambda x, indices, values, accumulate=False:
                torch.ops.aten.index_put(x, indices, values, accumulate),
            sample_inputs_func=_index_put_all, error_inputs_func=err.errors_index_put),
@@ -559,7 +580,9 @@ SCATTERS_PUT_INDEX_REDUCE = [
              xfails={"test_grad_matches_torch": ASSC_TORCH_GRAD}
              if name == "as_strided_scatter" else {})
       for name in VIEW_SCATTER_CASES],
-    OpInfo("put", overloads=("put", "put_"), inplace="put_", sample_inputs_func=_put_samples,
+    OpInfo("put", overloads=("put", "put_"),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           inplace="put_", sample_inputs_func=_put_samples,
            error_inputs_func=_errors_put),
     OpInfo("index_reduce", overloads=("index_reduce", "index_reduce_"), inplace="index_reduce_",
            dtypes=ALL_BUT_BOOL, sample_inputs_func=_index_reduce_samples,

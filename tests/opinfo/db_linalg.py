@@ -12,8 +12,8 @@ from tensorplay.errors import (
     ArgumentError, DeviceError, DimError, DTypeError, LinAlgError, ShapeError,
 )
 from opinfo.core import (
-    ALL_BUT_BOOL, ALL_DTYPES, ErrorInput as E, FLOATING, INTEGRAL, make_tensor, OpInfo, rng_for,
-    SampleInput as S,
+    ALL_BUT_BOOL, ALL_DTYPES, COMPLEX, ErrorInput as E, FLOATING, INTEGRAL, make_tensor, OpInfo,
+    rng_for, SampleInput as S,
 )
 from opinfo.reduction_common import grad_for, t_
 from opinfo.samples import (
@@ -21,7 +21,11 @@ from opinfo.samples import (
 )
 import math
 
-MM_TOL = {tp.float16: (4e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2), tp.float32: (1e-5, 1e-5)}
+MM_TOL = {tp.float16: (4e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2), tp.float32: (1e-5, 1e-5),
+          tp.complex64: (1e-5, 1e-5)}
+# The products that take complex numbers: values, gradients (the other factor conjugated),
+# gradcheck in complex128.
+GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
 LAYOUTS = ("contiguous", "transposed", "strided")
 
 
@@ -51,7 +55,9 @@ def _addmm_samples(op, device, dtype, requires_grad, batched=False):
     shapes = [[(3, 5), (3, 4), (4, 5)], [(5,), (3, 4), (4, 5)], [(1, 1), (2, 0), (0, 3)]]
     if batched:
         shapes = [[(2, 3, 5), (2, 3, 4), (2, 4, 5)], [(3, 5), (2, 3, 4), (2, 4, 5)]]
-    kws = ({}, {"beta": 0.5, "alpha": 2} if dtype.is_floating_point else {"beta": 2, "alpha": 3})
+    kws = ({}, {"beta": 0.5, "alpha": 2} if dtype.is_differentiable else {"beta": 2, "alpha": 3})
+    if dtype.is_complex:   # complex factors: conjugated in the gradients
+        kws += ({"beta": 0.5 - 1j, "alpha": 2 + 0.5j},)
     yield from _operands(op, device, dtype, requires_grad, shapes, kws)
     if dtype.is_floating_point:   # beta=0: self is ignored, nan included
         rng = rng_for(op.full_name, dtype, "nan")
@@ -78,7 +84,9 @@ def _errors_addmm(op, device, batched=False):
 
 
 def _addmv_samples(op, device, dtype, requires_grad):
-    kws = ({}, {"beta": 0.5, "alpha": 2} if dtype.is_floating_point else {"beta": 2, "alpha": 3})
+    kws = ({}, {"beta": 0.5, "alpha": 2} if dtype.is_differentiable else {"beta": 2, "alpha": 3})
+    if dtype.is_complex:
+        kws += ({"beta": 0.5 - 1j, "alpha": 2 + 0.5j},)
     yield from _operands(op, device, dtype, requires_grad,
                          [[(3,), (3, 4), (4,)], [(1,), (3, 4), (4,)], [(2,), (2, 0), (0,)]], kws)
 
@@ -227,31 +235,36 @@ def _kron_samples(op, device, dtype, requires_grad):
 
 
 LINALG = [
-    OpInfo("mv", overloads=("mv",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+    OpInfo("mv", overloads=("mv",), dtypes=ALL_BUT_BOOL + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           tolerances=MM_TOL,
            sample_inputs_func=partial(_operands, shape_lists=[[(3, 4), (4,)], [(0, 2), (2,)],
                                                               [(2, 0), (0,)]]),
            error_inputs_func=partial(_errors_two, shapes=((3, 4), (5,)),
                                      regex=r"mv\(\): 'self' and 'vec' shapes cannot be multiplied",
                                      arg="vec", dtype_arg="vec")),
-    OpInfo("dot", overloads=("dot",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+    OpInfo("dot", overloads=("dot",), dtypes=ALL_BUT_BOOL + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           tolerances=MM_TOL,
            sample_inputs_func=partial(_operands, shape_lists=[[(5,), (5,)], [(0,), (0,)]]),
            error_inputs_func=partial(_errors_two, shapes=((3,), (4,)),
                                      regex=r"dot\(\): inconsistent tensor size", arg="tensor",
                                      dtype_arg="tensor")),
-    OpInfo("outer", overloads=("outer",), dtypes=ALL_DTYPES,
+    OpInfo("outer", overloads=("outer",), dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=partial(_operands, shape_lists=[[(3,), (4,)], [(0,), (2,)]]),
            error_inputs_func=partial(_errors_two, shapes=((3, 1), (4,)),
                                      regex=r"outer\(\): argument 'self' must be a vector",
                                      arg="self", dtype_arg=None)),
-    OpInfo("addmm", overloads=("addmm", "addmm_"), inplace="addmm_", dtypes=ALL_BUT_BOOL,
+    OpInfo("addmm", overloads=("addmm", "addmm_"), inplace="addmm_", dtypes=ALL_BUT_BOOL + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            tolerances=MM_TOL, sample_inputs_func=_addmm_samples, error_inputs_func=_errors_addmm),
-    OpInfo("addmv", overloads=("addmv", "addmv_"), inplace="addmv_", dtypes=ALL_BUT_BOOL,
+    OpInfo("addmv", overloads=("addmv", "addmv_"), inplace="addmv_", dtypes=ALL_BUT_BOOL + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            tolerances=MM_TOL, sample_inputs_func=_addmv_samples, error_inputs_func=_errors_addmv),
     OpInfo("baddbmm", overloads=("baddbmm", "baddbmm_"), inplace="baddbmm_",
-           dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+           dtypes=ALL_BUT_BOOL + COMPLEX, grad_dtypes=GRAD_COMPLEX, tolerances=MM_TOL,
            sample_inputs_func=partial(_addmm_samples, batched=True),
            error_inputs_func=partial(_errors_addmm, batched=True)),
-    OpInfo("linear", overloads=("linear",), ref=torch.nn.functional.linear, dtypes=ALL_BUT_BOOL,
+    OpInfo("linear", overloads=("linear",), ref=torch.nn.functional.linear,
+           dtypes=ALL_BUT_BOOL + COMPLEX, grad_dtypes=GRAD_COMPLEX,
            tolerances=MM_TOL, sample_inputs_func=_linear_samples, error_inputs_func=_errors_linear),
     # Samples are (first operand, equation, other operands): the generic tests want a tensor
     # as the sample's input.
@@ -261,25 +274,33 @@ LINALG = [
     # test_reduction_linalg.py checks the list form.)
     OpInfo("einsum", overloads=("einsum",), op=lambda x, eq, rest: tp.einsum(eq, x, *rest),
            ref=lambda x, eq, rest: torch.einsum(eq, [x, *rest]), method=False,
-           dtypes=FLOATING + (tp.int64,), tolerances=MM_TOL, sample_inputs_func=_einsum_samples,
+           dtypes=FLOATING + (tp.int64,) + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           tolerances=MM_TOL, sample_inputs_func=_einsum_samples,
            error_inputs_func=_errors_einsum),
-    OpInfo("tensordot", overloads=("tensordot",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+    OpInfo("tensordot", overloads=("tensordot",), dtypes=ALL_BUT_BOOL + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX, tolerances=MM_TOL,
            ref=lambda a, b, da, db: torch.tensordot(a, b, (da, db)),
            sample_inputs_func=_tensordot_samples, error_inputs_func=_errors_tensordot),
     OpInfo("tensordot", "dims", overloads=("tensordot.dims",), dtypes=ALL_BUT_BOOL,
            tolerances=MM_TOL, sample_inputs_func=_tensordot_dims_samples),
-    OpInfo("tril", overloads=("tril", "tril_"), inplace="tril_", dtypes=ALL_DTYPES,
+    OpInfo("tril", overloads=("tril", "tril_"), inplace="tril_", dtypes=ALL_DTYPES + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_tri_samples, error_inputs_func=_errors_tri),
-    OpInfo("triu", overloads=("triu", "triu_"), inplace="triu_", dtypes=ALL_DTYPES,
+    OpInfo("triu", overloads=("triu", "triu_"), inplace="triu_", dtypes=ALL_DTYPES + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_tri_samples, error_inputs_func=_errors_tri),
-    OpInfo("diag", overloads=("diag",), dtypes=ALL_DTYPES, sample_inputs_func=_diag_samples,
+    OpInfo("diag", overloads=("diag",), dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_diag_samples,
            error_inputs_func=_errors_diag),
-    OpInfo("diagonal", overloads=("diagonal",), dtypes=ALL_DTYPES, is_view=True,
+    OpInfo("diagonal", overloads=("diagonal",), dtypes=ALL_DTYPES + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX, is_view=True,
            sample_inputs_func=_diagonal_samples, error_inputs_func=_errors_diagonal),
-    OpInfo("trace", overloads=("trace",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+    OpInfo("trace", overloads=("trace",), dtypes=ALL_BUT_BOOL + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           tolerances=MM_TOL,
            sample_inputs_func=_trace_samples, error_inputs_func=_errors_trace),
     # (torch.kron 2.13 fails on a transposed operand: the reference gets contiguous copies.)
-    OpInfo("kron", overloads=("kron",), dtypes=ALL_DTYPES, sample_inputs_func=_kron_samples,
+    OpInfo("kron", overloads=("kron",), dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_kron_samples,
            ref=lambda a, b: torch.kron(a.contiguous(), b.contiguous())),
 ]
 
@@ -293,7 +314,7 @@ MATMUL_SHAPES = (
 
 def _matmul_samples(op, device, dtype, requires_grad, shapes=MATMUL_SHAPES):
     rng = rng_for(op.full_name, dtype)
-    grad = requires_grad and dtype.is_floating_point
+    grad = requires_grad and dtype.is_differentiable
     for i, (a, b) in enumerate(shapes):
         la = "transposed" if i % 3 == 1 else "contiguous"
         lb = "strided" if i % 3 == 2 else "contiguous"
@@ -338,13 +359,16 @@ def errors_matmul(op, device):
 
 PRODUCTS = [
     # torch has no bool matrix products.
-    OpInfo("matmul", overloads=("matmul",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+    OpInfo("matmul", overloads=("matmul",), dtypes=ALL_BUT_BOOL + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX, tolerances=MM_TOL,
            sample_inputs_func=_matmul_samples, error_inputs_func=errors_matmul),
-    OpInfo("mm", overloads=("mm",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+    OpInfo("mm", overloads=("mm",), dtypes=ALL_BUT_BOOL + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           tolerances=MM_TOL,
            sample_inputs_func=partial(_matmul_samples, shapes=[
                s for s in MATMUL_SHAPES if len(s[0]) == len(s[1]) == 2]),
            error_inputs_func=errors_mm),
-    OpInfo("bmm", overloads=("bmm",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+    OpInfo("bmm", overloads=("bmm",), dtypes=ALL_BUT_BOOL + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           tolerances=MM_TOL,
            sample_inputs_func=partial(_matmul_samples, shapes=[
                ((2, 3, 4), (2, 4, 5)), ((1, 1, 4), (1, 4, 1)), ((0, 3, 4), (0, 4, 2)),
                ((2, 0, 4), (2, 4, 3))]),
@@ -361,13 +385,22 @@ def _vector_norm_samples(op, device, dtype, requires_grad):
     yield S(_x(op, device, dtype, requires_grad, (3, 4), "strided", exclude_zero=True),
             (1, -1), name="ord=1 dim=-1")
     yield S(_x(op, device, dtype, requires_grad, (3, 4)), (0,), name="ord=0", grad=False)
-    yield S(_x(op, device, dtype, requires_grad, (3, 4)), (), {"dtype": tp.float64},
-            name="dtype=float64")
+    # dtype= is the dtype the norm computes in: complex for a complex input (the norm is
+    # its real counterpart, float64 here)
+    wide = tp.complex128 if dtype.is_complex else tp.float64
+    yield S(_x(op, device, dtype, requires_grad, (3, 4)), (), {"dtype": wide},
+            name=f"dtype={wide.name}")
 
 
 def _errors_norms(op, device):
     yield E(S(t_((3, 4), tp.int64, device=device)), DTypeError,
-            r"Expected a floating point tensor as input", arg="self")
+            r"Expected a floating point or complex tensor as input", arg="self")
+    yield E(S(t_((3, 4), tp.complex64, device=device), (), {"dtype": tp.float64}), DTypeError,
+            r"linalg_vector_norm\(\): dtype should be complex for complex inputs, but got "
+            r"float64", arg="dtype")
+    yield E(S(t_((3, 4), tp.float32, device=device), (), {"dtype": tp.complex64}), DTypeError,
+            r"linalg_vector_norm\(\): dtype should be real for real inputs, but got complex64",
+            arg="dtype")
 
 
 def _matrix_norm_samples(op, device, dtype, requires_grad):
@@ -426,19 +459,24 @@ def _errors_norm(op, device):
 
 NORMS = [
     OpInfo("linalg_vector_norm", op=tp.linalg.vector_norm, ref=torch.linalg.vector_norm,
-           overloads=("linalg_vector_norm",), dtypes=FLOATING, tolerances=TOL,
+           overloads=("linalg_vector_norm",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX, tolerances=TOL,
            sample_inputs_func=_vector_norm_samples, error_inputs_func=_errors_norms),
     OpInfo("linalg_matrix_norm", op=tp.linalg.matrix_norm, ref=torch.linalg.matrix_norm,
-           overloads=("linalg_matrix_norm",), dtypes=FLOATING, tolerances=TOL,
+           overloads=("linalg_matrix_norm",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX, tolerances=TOL,
            sample_inputs_func=_matrix_norm_samples, error_inputs_func=_errors_matrix_norm),
     OpInfo("linalg_matrix_norm", "str", op=tp.linalg.matrix_norm, ref=torch.linalg.matrix_norm,
-           overloads=("linalg_matrix_norm.str_ord",), dtypes=FLOATING, tolerances=TOL,
+           overloads=("linalg_matrix_norm.str_ord",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX, tolerances=TOL,
            sample_inputs_func=_matrix_norm_str_samples),
     OpInfo("linalg_norm", op=tp.linalg.norm, ref=torch.linalg.norm, overloads=("linalg_norm",),
-           dtypes=FLOATING, tolerances=TOL, sample_inputs_func=_norm_samples,
+           dtypes=FLOATING + COMPLEX, grad_dtypes=GRAD_COMPLEX, tolerances=TOL,
+           sample_inputs_func=_norm_samples,
            error_inputs_func=_errors_norm),
     OpInfo("linalg_norm", "str", op=tp.linalg.norm, ref=torch.linalg.norm,
-           overloads=("linalg_norm.ord_str",), dtypes=FLOATING, tolerances=TOL,
+           overloads=("linalg_norm.ord_str",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX, tolerances=TOL,
            sample_inputs_func=_norm_str_samples),
 ]
 
@@ -448,7 +486,8 @@ def _errors_inner(op, device):
             r"inner\(\): inner\(\) the last dimension must match", arg="other")
 
 INNER = [
-    OpInfo("inner", overloads=("inner",), dtypes=NUMERIC, tolerances=TOL,
+    OpInfo("inner", overloads=("inner",), dtypes=NUMERIC + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           tolerances=TOL,
            sample_inputs_func=_pair_samples, error_inputs_func=_errors_inner),
 ]
 
@@ -458,7 +497,7 @@ INNER = [
 # input, so finite differences see only that triangle: its entries get a symmetric input,
 # (A + A^T) / 2, as PyTorch's own OpInfo does (gradcheck_wrapper_hermitian_input).
 LAPACK_DTYPES = (tp.float32, tp.float64)
-LAPACK_TOL = {tp.float32: (1e-4, 1e-4)}
+LAPACK_TOL = {tp.float32: (1e-4, 1e-4), tp.complex64: (1e-4, 1e-4)}
 
 
 def square(shape, dtype, device, rng, requires_grad, layout="contiguous", pd=False):
@@ -606,7 +645,7 @@ def _errors_vecdot(op, device):
     yield E(S(t_((3,), device=device), (t_((3,), tp.float64, device=device),)), DTypeError,
             r"linalg_vecdot\(\): expected 'x' and 'y' to have the same dtype", arg="y")
     yield E(S(t_((3,), tp.int64, device=device), (t_((3,), tp.int64, device=device),)),
-            DTypeError, r"expected a floating point tensor as input \('x'\)", arg="x")
+            DTypeError, r"expected a floating point or complex tensor as input \('x'\)", arg="x")
 
 
 def _matrix_power_samples(op, device, dtype, requires_grad):
@@ -648,13 +687,16 @@ def _errors_multi_dot(op, device):
 
 LINALG_PRODUCTS = [
     OpInfo("linalg_matmul", op=tp.linalg.matmul, ref=torch.linalg.matmul,
-           overloads=("linalg_matmul",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+           overloads=("linalg_matmul",), dtypes=ALL_BUT_BOOL + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           tolerances=MM_TOL,
            sample_inputs_func=_matmul_samples),
     OpInfo("linalg_diagonal", op=tp.linalg.diagonal, ref=torch.linalg.diagonal,
-           overloads=("linalg_diagonal",), dtypes=ALL_DTYPES, is_view=True,
+           overloads=("linalg_diagonal",), dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           is_view=True,
            sample_inputs_func=_linalg_diagonal_samples),
     OpInfo("linalg_vecdot", op=tp.linalg.vecdot, ref=torch.linalg.vecdot,
-           overloads=("linalg_vecdot",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
+           overloads=("linalg_vecdot",), dtypes=LAPACK_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           tolerances=LAPACK_TOL,
            sample_inputs_func=_vecdot_samples, error_inputs_func=_errors_vecdot),
     OpInfo("linalg_matrix_power", op=tp.linalg.matrix_power, ref=torch.linalg.matrix_power,
            overloads=("linalg_matrix_power",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
@@ -664,7 +706,8 @@ LINALG_PRODUCTS = [
            error_inputs_func=_errors_matrix_power),
     OpInfo("linalg_multi_dot", op=lambda x, rest: tp.linalg.multi_dot([x, *rest]),
            ref=lambda x, rest: torch.linalg.multi_dot([x, *rest]), method=False,
-           overloads=("linalg_multi_dot",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
+           overloads=("linalg_multi_dot",), dtypes=LAPACK_DTYPES + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX, tolerances=LAPACK_TOL,
            sample_inputs_func=_multi_dot_samples, error_inputs_func=_errors_multi_dot),
 ]
 
@@ -899,9 +942,11 @@ def _matrix_exp_samples(op, device, dtype, requires_grad):
 
 LINALG_COMPOSITES = [
     OpInfo("linalg_cross", op=tp.linalg.cross, ref=torch.linalg.cross,
-           overloads=("linalg_cross",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+           overloads=("linalg_cross",), dtypes=ALL_BUT_BOOL + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           tolerances=MM_TOL,
            sample_inputs_func=partial(_pairs, cases=CROSS_CASES), error_inputs_func=_errors_cross),
-    OpInfo("cross", overloads=("cross",), dtypes=ALL_BUT_BOOL, tolerances=MM_TOL,
+    OpInfo("cross", overloads=("cross",), dtypes=ALL_BUT_BOOL + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           tolerances=MM_TOL,
            sample_inputs_func=partial(_pairs, cases=CROSS_DEFAULT_CASES),
            error_inputs_func=_errors_cross),
     OpInfo("linalg_vander", op=tp.linalg.vander, ref=torch.linalg.vander,
@@ -916,11 +961,13 @@ LINALG_COMPOSITES = [
            sample_inputs_func=_tensorsolve_samples, error_inputs_func=_errors_tensorsolve),
     OpInfo("chain_matmul", op=lambda x, rest: tp.chain_matmul(x, *rest),
            ref=lambda x, rest: torch.chain_matmul(x, *rest), method=False,
-           overloads=("chain_matmul",), dtypes=LAPACK_DTYPES, tolerances=LAPACK_TOL,
+           overloads=("chain_matmul",), dtypes=LAPACK_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           tolerances=LAPACK_TOL,
            sample_inputs_func=_chain_matmul_samples, error_inputs_func=_errors_chain_matmul),
-    OpInfo("addr", overloads=("addr", "addr_"), inplace="addr_", dtypes=ALL_DTYPES,
+    OpInfo("addr", overloads=("addr", "addr_"), inplace="addr_", dtypes=ALL_DTYPES + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            tolerances=MM_TOL, sample_inputs_func=_addr_samples, error_inputs_func=_errors_addr),
-    OpInfo("ger", overloads=("ger",), dtypes=ALL_DTYPES,
+    OpInfo("ger", overloads=("ger",), dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=partial(_operands, shape_lists=[[(3,), (4,)], [(0,), (2,)],
                                                               [(1,), (3,)]]),
            error_inputs_func=_errors_ger),

@@ -15,29 +15,46 @@ from functools import partial
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError
 from opinfo.core import (
-    ALL_BUT_BOOL, ALL_DTYPES, ErrorInput as E, FLOATING, make_tensor, OpInfo, rng_for,
+    ALL_BUT_BOOL, ALL_DTYPES, COMPLEX, ErrorInput as E, FLOATING, make_tensor, OpInfo, rng_for,
     SampleInput as S,
 )
+
+# The reductions that take complex numbers: values, and gradients (gradcheck in complex128).
+GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
 from opinfo.reduction_common import distinct, grad_for, samples_dim, t_
 from opinfo.samples import (
     _distinct_make, _errors_dim, _t, _trapezoid_samples, _x, HALF_SUM_TOL, NUMERIC,
-    sample_inputs_binary, sample_inputs_reduce_all, sample_inputs_reduce_dims,
+    REDUCTION_SHAPES, sample_inputs_binary, sample_inputs_reduce_all, sample_inputs_reduce_dims,
     sample_inputs_unary, TOL,
 )
 
 
 def _errors_float_only(op, device):
     yield E(S(t_((3, 4), tp.int64, device=device)), DTypeError,
-            rf"{op.name}\(\): expected a floating point input, but argument 'self' has dtype "
-            r"int64", arg="self")
+            rf"{op.name}\(\): expected a floating point or complex input, but argument 'self' "
+            r"has dtype int64", arg="self")
 
 
 # ---- prod ------------------------------------------------------------------------------
 def _prod_samples(op, device, dtype, requires_grad):
-    yield from sample_inputs_reduce_all(op, device, dtype, requires_grad, dtypes=(tp.float64,))
-    if dtype.is_floating_point:
+    if dtype.is_complex:
+        # parts in [-1, 1): the product of 24 numbers stays near 1, where finite
+        # differences (gradgradcheck) can follow it (|z| up to 4 would make it 1e8)
+        rng = rng_for(op.full_name, dtype)
+        for shape, layout in REDUCTION_SHAPES + (((0, 3), "contiguous"),):
+            yield S(make_tensor(shape, dtype, device, rng=rng, layout=layout, low=-1, high=1,
+                                requires_grad=grad_for(dtype, requires_grad)),
+                    name=f"{list(shape)} {layout}")
+        yield S(make_tensor((3, 4), dtype, device, rng=rng, low=-1, high=1,
+                            requires_grad=grad_for(dtype, requires_grad)),
+                kwargs={"dtype": tp.complex128}, name="dtype=complex128")
+    else:
+        yield from sample_inputs_reduce_all(op, device, dtype, requires_grad,
+                                            dtypes=(tp.float64,))
+    if dtype.is_differentiable:
         for zeros in ([1], [1, 5]):   # one zero, two zeros: the gradient's special cases
-            x = make_tensor((2, 3), tp.float64, device, rng=rng_for("prod", dtype), low=0.5)
+            x = make_tensor((2, 3), tp.complex128 if dtype.is_complex else tp.float64, device,
+                            rng=rng_for("prod", dtype), low=0.5)
             flat = x.reshape(-1)
             for z in zeros:
                 flat[z] = 0.0
@@ -50,9 +67,11 @@ def _prod_dim_samples(op, device, dtype, requires_grad):
              ((2, 3, 4), "strided", (-1,)), ((), "contiguous", (0,)), ((0, 3), "contiguous", (1,))]
     yield from samples_dim(op, device, dtype, requires_grad, cases, kwargs={"keepdim": False})
     yield from samples_dim(op, device, dtype, requires_grad, cases[:2], kwargs={"keepdim": True})
-    if dtype.is_floating_point:
+    if dtype.is_differentiable:
         x = tp.tensor([[0.0, 2.0, 3.0], [0.0, 0.0, 1.5], [1.0, 2.0, -1.0]], dtype=dtype,
                       device=device, requires_grad=grad_for(dtype, requires_grad))
+        if dtype.is_complex:       # zeros among numbers off the real axis
+            x = (x * (1 - 0.5j)).detach().requires_grad_(grad_for(dtype, requires_grad))
         yield S(x, (1,), name="zeros")
 
 
@@ -115,7 +134,8 @@ def _norm_samples(op, device, dtype, requires_grad):
                                  requires_grad=grad)
             yield S(x, (p, dim, keepdim), name=f"p={p} dim={dim}")
     yield S(make_tensor((3, 4), dtype, device, rng=rng, exclude_zero=True, requires_grad=grad),
-            (2, [0]), {"dtype": tp.float64}, name="dtype=float64")
+            (2, [0]), {"dtype": tp.complex128 if dtype.is_complex else tp.float64},
+            name="dtype=float64 (complex128 for complex: a norm's dtype= keeps the kind)")
     yield S(tp.zeros(2, 3, dtype=dtype, device=device, requires_grad=grad), (2, [1]),
             name="zero norm", grad=False)
 
@@ -176,32 +196,42 @@ def _count_nonzero_samples(op, device, dtype, requires_grad):
 
 STATS = [
     OpInfo("prod", overloads=("prod",), sample_inputs_func=_prod_samples,
-           tolerances=HALF_SUM_TOL),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX, tolerances=HALF_SUM_TOL),
     OpInfo("prod", "dim", overloads=("prod.dim_int",), sample_inputs_func=_prod_dim_samples,
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
            error_inputs_func=partial(_errors_dim, args_bad=(2,)), tolerances=HALF_SUM_TOL),
     OpInfo("amax", overloads=("amax",), sample_inputs_func=_amax_samples,
            error_inputs_func=_errors_amax),
     OpInfo("amin", overloads=("amin",), sample_inputs_func=_amax_samples,
            error_inputs_func=_errors_amax),
-    OpInfo("var", overloads=("var.correction",), dtypes=FLOATING, sample_inputs_func=_var_samples,
+    OpInfo("var", overloads=("var.correction",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX, sample_inputs_func=_var_samples,
            error_inputs_func=_errors_float_only, tolerances=HALF_SUM_TOL),
-    OpInfo("std", overloads=("std.correction",), dtypes=FLOATING, sample_inputs_func=_var_samples,
+    OpInfo("std", overloads=("std.correction",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX, sample_inputs_func=_var_samples,
            error_inputs_func=_errors_float_only, tolerances=HALF_SUM_TOL),
-    OpInfo("var", "unbiased", overloads=("var.dim",), dtypes=FLOATING,
+    OpInfo("var", "unbiased", overloads=("var.dim",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_var_unbiased_samples, tolerances=HALF_SUM_TOL),
-    OpInfo("std", "unbiased", overloads=("std.dim",), dtypes=FLOATING,
+    OpInfo("std", "unbiased", overloads=("std.dim",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_var_unbiased_samples, tolerances=HALF_SUM_TOL),
-    OpInfo("var_mean", overloads=("var_mean.correction",), dtypes=FLOATING,
+    OpInfo("var_mean", overloads=("var_mean.correction",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_var_samples, tolerances=HALF_SUM_TOL),
-    OpInfo("std_mean", overloads=("std_mean.correction",), dtypes=FLOATING,
+    OpInfo("std_mean", overloads=("std_mean.correction",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_var_samples, tolerances=HALF_SUM_TOL),
-    OpInfo("norm", overloads=("norm.ScalarOpt_dim",), dtypes=FLOATING,
+    OpInfo("norm", overloads=("norm.ScalarOpt_dim",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_norm_samples, error_inputs_func=_errors_float_only,
            tolerances=HALF_SUM_TOL),
-    OpInfo("norm", "str", overloads=("norm.str",), dtypes=FLOATING,
+    OpInfo("norm", "str", overloads=("norm.str",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_norm_str_samples, error_inputs_func=_errors_norm_str,
            tolerances=HALF_SUM_TOL),
-    OpInfo("logsumexp", overloads=("logsumexp",), dtypes=ALL_DTYPES,
+    OpInfo("logsumexp", overloads=("logsumexp",), dtypes=ALL_DTYPES + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_lse_samples, tolerances=HALF_SUM_TOL),
     OpInfo("all", overloads=("all", "all.dim"), supports_autograd=False,
            sample_inputs_func=_logic_samples, error_inputs_func=partial(_errors_dim,
@@ -226,7 +256,7 @@ def errors_reduce_dims(op, device):
 def errors_mean(op, device):
     yield E(S(_t((3,), tp.int64, device=device)), DTypeError,
             r"mean\(\): could not infer output dtype. Argument 'self' must have a floating point "
-            r"dtype \(or pass dtype=\). Got: int64", arg="self")
+            r"or complex dtype \(or pass dtype=\). Got: int64", arg="self")
 
 
 def errors_reduce_all_nonempty(op, device):
@@ -265,19 +295,33 @@ def _with_nan(samples_func):
     return gen
 
 
+def _sum_samples(op, device, dtype, requires_grad):
+    """A sum over everything, and with dtype=: float64, int32, float16 (complex128 for a
+    complex input: a complex sum into a real dtype drops the imaginary parts, with a
+    warning, as PyTorch's does)."""
+    dtypes = (tp.complex128,) if dtype.is_complex else (tp.float64, tp.int32, tp.float16)
+    yield from sample_inputs_reduce_all(op, device, dtype, requires_grad, dtypes=dtypes)
+
+
+def _sum_dim_samples(op, device, dtype, requires_grad):
+    """sum over dims, and with dtype=: float64 and int32 (complex128 for a complex input)."""
+    dtypes = (tp.complex128,) if dtype.is_complex else (tp.float64, tp.int32)
+    yield from sample_inputs_reduce_dims(op, device, dtype, requires_grad, dtypes=dtypes)
+
+
 REDUCTIONS = [
-    OpInfo("sum", overloads=("sum",),
-           sample_inputs_func=partial(sample_inputs_reduce_all,
-                                      dtypes=(tp.float64, tp.int32, tp.float16)),
+    OpInfo("sum", overloads=("sum",), dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_sum_samples,
            tolerances={tp.float16: (5e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2)}),
-    OpInfo("sum", "dim", overloads=("sum.dim_IntList",),
-           sample_inputs_func=partial(sample_inputs_reduce_dims, dtypes=(tp.float64, tp.int32)),
+    OpInfo("sum", "dim", overloads=("sum.dim_IntList",), dtypes=ALL_DTYPES + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX, sample_inputs_func=_sum_dim_samples,
            error_inputs_func=errors_reduce_dims,
            tolerances={tp.float16: (5e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2)}),
-    OpInfo("mean", overloads=("mean",), dtypes=FLOATING,
+    OpInfo("mean", overloads=("mean",), dtypes=FLOATING + COMPLEX, grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=partial(sample_inputs_reduce_all, dtypes=(tp.float64,)),
            error_inputs_func=errors_mean),
-    OpInfo("mean", "dim", overloads=("mean.dim",), dtypes=FLOATING,
+    OpInfo("mean", "dim", overloads=("mean.dim",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=partial(sample_inputs_reduce_dims, dtypes=(tp.float64,)),
            error_inputs_func=errors_reduce_dims),
     OpInfo("max", overloads=("max",),
@@ -393,9 +437,11 @@ MOVED_DB_VIEWS_INPLACE_TMP = [
            tolerances=TOL),
     OpInfo("sum_to_size", overloads=("sum_to_size",), dtypes=ALL_BUT_BOOL, tolerances=TOL,
            sample_inputs_func=_sum_to_size_samples, error_inputs_func=_errors_sum_to_size),
-    OpInfo("cov", overloads=("cov",), dtypes=(tp.int64, tp.float32, tp.float64),
+    OpInfo("cov", overloads=("cov",), dtypes=(tp.int64, tp.float32, tp.float64) + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            tolerances=TOL, sample_inputs_func=_cov_samples, error_inputs_func=_errors_cov),
-    OpInfo("corrcoef", overloads=("corrcoef",), dtypes=(tp.int64, tp.float32, tp.float64),
+    OpInfo("corrcoef", overloads=("corrcoef",), dtypes=(tp.int64, tp.float32, tp.float64) + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            tolerances=TOL, sample_inputs_func=_corrcoef_samples),
 ]
 
@@ -452,6 +498,9 @@ def _addbmm_samples(op, device, dtype, requires_grad):
     yield S(x((2, 3), "s"), (x((4, 2, 5), "a"), x((4, 5, 3), "b")), name="plain")
     yield S(x((2, 3), "s"), (x((2, 2, 4), "a"), x((2, 4, 3), "b", "transposed")),
             {"beta": 0.5, "alpha": 2}, name="beta, alpha")
+    if dtype.is_complex:
+        yield S(x((2, 3), "s"), (x((2, 2, 4), "a"), x((2, 4, 3), "b")),
+                {"beta": 0.5 + 1j, "alpha": 2 - 1j}, name="complex beta, alpha")
     yield S(x((2, 2), "s", "transposed"), (x((0, 2, 3), "a"), x((0, 3, 2), "b")),
             {"beta": 2}, name="no batches")
 
@@ -647,14 +696,18 @@ def _histogramdd_kernel_samples(op, device, dtype, requires_grad):
 COUNTING_AND_NORMS = [
     OpInfo("aminmax", overloads=("aminmax",), sample_inputs_func=_aminmax_samples,
            error_inputs_func=_errors_aminmax),
-    OpInfo("vdot", overloads=("vdot",), dtypes=(tp.int64, tp.float32, tp.float64),
+    OpInfo("vdot", overloads=("vdot",), dtypes=(tp.int64, tp.float32, tp.float64) + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_vdot_samples, error_inputs_func=_errors_vdot, tolerances=TOL),
-    OpInfo("addbmm", overloads=("addbmm", "addbmm_"), inplace="addbmm_", dtypes=F64,
+    OpInfo("addbmm", overloads=("addbmm", "addbmm_"), inplace="addbmm_", dtypes=F64 + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_addbmm_samples, error_inputs_func=_errors_addbmm,
            tolerances=TOL),
-    OpInfo("addbmm", "broadcast", overloads=("addbmm",), dtypes=F64,
+    OpInfo("addbmm", "broadcast", overloads=("addbmm",), dtypes=F64 + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_addbmm_broadcast_samples, tolerances=TOL),
-    OpInfo("frobenius_norm", overloads=("frobenius_norm.dim",), dtypes=F64,
+    OpInfo("frobenius_norm", overloads=("frobenius_norm.dim",), dtypes=F64 + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_frobenius_samples, error_inputs_func=_errors_frobenius,
            tolerances=TOL),
     OpInfo("nuclear_norm", overloads=("nuclear_norm",), dtypes=F64,

@@ -4,7 +4,7 @@ from functools import partial
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError
 from opinfo.core import (
-    ALL_BUT_BOOL, ALL_DTYPES, ErrorInput as E, FLOATING, make_tensor, OpInfo, rng_for,
+    ALL_BUT_BOOL, ALL_DTYPES, COMPLEX, ErrorInput as E, FLOATING, make_tensor, OpInfo, rng_for,
     SampleInput as S,
 )
 from opinfo.reduction_common import grad_for, samples_dim, t_
@@ -22,15 +22,18 @@ SCAN_CASES = [((3, 4), "contiguous", (0,)), ((3, 4), "transposed", (1,)),
 def _cumsum_samples(op, device, dtype, requires_grad):
     yield from samples_dim(op, device, dtype, requires_grad, SCAN_CASES)
     rng = rng_for(op.full_name, dtype, "dtype")
-    yield S(make_tensor((3, 4), dtype, device, rng=rng), (1,), {"dtype": tp.float64},
-            name="dtype=float64")
+    # (a complex scan into a real dtype would drop the imaginary parts, with a warning)
+    wide = tp.complex128 if dtype.is_complex else tp.float64
+    yield S(make_tensor((3, 4), dtype, device, rng=rng), (1,), {"dtype": wide},
+            name=f"dtype={wide.name}")
 
 
 def _cumprod_samples(op, device, dtype, requires_grad):
     rng = rng_for(op.full_name, dtype)
     yield from samples_dim(op, device, dtype, requires_grad, SCAN_CASES[:5])
-    if dtype.is_floating_point:
-        base = make_tensor((4, 5), tp.float64, device, rng=rng, low=0.5, high=1.5)
+    if dtype.is_differentiable:
+        base = make_tensor((4, 5), tp.complex128 if dtype.is_complex else tp.float64, device,
+                           rng=rng, low=0.5, high=1.5)
         for zeros, what in (([(0, 2)], "one zero"), ([(1, 1), (1, 3)], "two zeros"),
                             ([(2, 0)], "zero first"), ([(3, 4)], "zero last")):
             x = base.clone()
@@ -55,9 +58,11 @@ def _errors_cumsum_(op, device):
 
 SCANS = [
     OpInfo("cumsum", overloads=("cumsum", "cumsum_"), inplace="cumsum_",
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=(tp.float32, tp.float64) + COMPLEX,
            sample_inputs_func=_cumsum_samples, error_inputs_func=_errors_cumsum_,
            tolerances=HALF_SUM_TOL),
     OpInfo("cumprod", overloads=("cumprod", "cumprod_"), inplace="cumprod_",
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=(tp.float32, tp.float64) + COMPLEX,
            sample_inputs_func=_cumprod_samples, tolerances=HALF_SUM_TOL),
     OpInfo("cummax", overloads=("cummax",), sample_inputs_func=_cum_extreme_samples,
            error_inputs_func=partial(_errors_dim, args_bad=(2,))),
@@ -100,11 +105,13 @@ def _logcumsumexp_samples(op, device, dtype, requires_grad):
     x = tp.tensor([[0.0, -float("inf"), 50.0, -50.0], [-float("inf")] * 4], dtype=dtype,
                   device=device)
     yield S(x, (1,), name="-inf and far apart", grad=False)
+    if dtype.is_complex:    # the same, turned off the real axis
+        yield S(x * (1 - 0.5j), (1,), name="-inf and far apart, complex", grad=False)
 
 
 def _errors_logcumsumexp(op, device):
     yield E(S(t_((3,), tp.int64, device=device), (0,)), DTypeError,
-            r"logcumsumexp\(\): expected a floating point input", arg="self")
+            r"logcumsumexp\(\): expected a floating point or complex input", arg="self")
     yield E(S(t_((3,), device=device), (2,)), DimError,
             r"logcumsumexp\(\): Dimension out of range", arg="dim")
 
@@ -146,7 +153,8 @@ def _errors_gradient(op, device):
 
 
 op_db += [
-    OpInfo("logcumsumexp", overloads=("logcumsumexp",), dtypes=FLOATING,
+    OpInfo("logcumsumexp", overloads=("logcumsumexp",), dtypes=FLOATING + COMPLEX,
+           grad_dtypes=(tp.float32, tp.float64) + COMPLEX,
            sample_inputs_func=_logcumsumexp_samples, error_inputs_func=_errors_logcumsumexp,
            tolerances=HALF_SUM_TOL),
     OpInfo("gradient", overloads=("gradient.scalarint", "gradient.scalararray",

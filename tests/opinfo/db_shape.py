@@ -9,12 +9,17 @@ import torch
 
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DeviceError, DimError, DTypeError, ShapeError
-from opinfo.core import ErrorInput as E, make_tensor, OpInfo, rng_for, SampleInput as S
+from opinfo.core import (
+    ALL_DTYPES, COMPLEX, ErrorInput as E, make_tensor, OpInfo, rng_for, SampleInput as S,
+)
 from opinfo.reduction_common import grad_for, samples_dim, t_
 from functools import partial
 from opinfo.samples import TOL, _shape_samples, _x
 
 LAYOUTS = ("contiguous", "transposed", "strided", "expanded")
+# The shape ops that move complex numbers around: values and gradients (complex128
+# gradcheck) like any dtype's.
+GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
 
 
 def _flip_samples(op, device, dtype, requires_grad):
@@ -42,7 +47,7 @@ def _list_samples(op, device, dtype, requires_grad, cases):
             mixed = len(s) == 2 and isinstance(s[1], tp.dtype)   # (shape, another dtype)
             shape, d = s if mixed else (s, dtype)
             ts.append(make_tensor(shape, d, device, rng=rng, layout=LAYOUTS[(k + i) % 4],
-                                  requires_grad=grad and d.is_floating_point))
+                                  requires_grad=grad and d.is_differentiable))
         yield S(ts[0], (ts[1:],) + tuple(args), name=f"{shapes} {args}")
 
 
@@ -235,31 +240,50 @@ def _errors_bt(op, device):
 
 
 SHAPE = [
-    OpInfo("flip", overloads=("flip",), sample_inputs_func=_flip_samples,
+    OpInfo("flip", overloads=("flip",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX, sample_inputs_func=_flip_samples,
            error_inputs_func=_errors_flip),
-    OpInfo("cat", overloads=("cat",), op=_list_op(tp.cat), ref=_list_op(torch.cat), method=False,
+    OpInfo("cat", overloads=("cat",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           op=_list_op(tp.cat), ref=_list_op(torch.cat), method=False,
            sample_inputs_func=_cat_samples, error_inputs_func=_errors_cat),
-    OpInfo("stack", overloads=("stack",), op=_list_op(tp.stack), ref=_list_op(torch.stack),
+    OpInfo("stack", overloads=("stack",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           op=_list_op(tp.stack), ref=_list_op(torch.stack),
            method=False, sample_inputs_func=_stack_samples, error_inputs_func=_errors_stack),
-    OpInfo("hstack", overloads=("hstack",), op=_list_op(tp.hstack), ref=_list_op(torch.hstack),
+    OpInfo("hstack", overloads=("hstack",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           op=_list_op(tp.hstack), ref=_list_op(torch.hstack),
            method=False, sample_inputs_func=_hvstack_samples),
-    OpInfo("vstack", overloads=("vstack",), op=_list_op(tp.vstack), ref=_list_op(torch.vstack),
+    OpInfo("vstack", overloads=("vstack",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           op=_list_op(tp.vstack), ref=_list_op(torch.vstack),
            method=False, sample_inputs_func=_hvstack_samples),
-    OpInfo("split", overloads=("split.Tensor",), is_view=True, sample_inputs_func=_split_samples,
+    OpInfo("split", overloads=("split.Tensor",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           is_view=True, sample_inputs_func=_split_samples,
            error_inputs_func=_errors_split),
-    OpInfo("split", "sizes", overloads=("split.sizes",), is_view=True,
+    OpInfo("split", "sizes", overloads=("split.sizes",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX, is_view=True,
            sample_inputs_func=_split_samples, error_inputs_func=_errors_split),
-    OpInfo("chunk", overloads=("chunk",), is_view=True, sample_inputs_func=_split_samples,
+    OpInfo("chunk", overloads=("chunk",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           is_view=True, sample_inputs_func=_split_samples,
            error_inputs_func=_errors_split),
     OpInfo("tensor_split", overloads=("tensor_split.sections",), is_view=True,
            sample_inputs_func=_split_samples, error_inputs_func=_errors_split),
     OpInfo("tensor_split", "indices", overloads=("tensor_split.indices",), is_view=True,
            sample_inputs_func=_split_samples),
-    OpInfo("roll", overloads=("roll",), sample_inputs_func=_roll_samples,
+    OpInfo("roll", overloads=("roll",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX, sample_inputs_func=_roll_samples,
            error_inputs_func=_errors_roll),
-    OpInfo("repeat", overloads=("repeat",), sample_inputs_func=_repeat_samples,
+    OpInfo("repeat", overloads=("repeat",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_repeat_samples,
            error_inputs_func=_errors_repeat),
-    OpInfo("tile", overloads=("tile",), sample_inputs_func=_repeat_samples),
+    OpInfo("tile", overloads=("tile",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_repeat_samples),
     OpInfo("repeat_interleave", overloads=("repeat_interleave.self_int",),
            sample_inputs_func=_ri_int_samples),
     OpInfo("repeat_interleave", "tensor", overloads=("repeat_interleave.self_Tensor",),
@@ -267,7 +291,8 @@ SHAPE = [
     OpInfo("repeat_interleave", "repeats", overloads=("repeat_interleave.Tensor",),
            dtypes=(tp.int64, tp.int32), supports_autograd=False, method=False,
            sample_inputs_func=_ri_repeats_samples),
-    OpInfo("movedim", overloads=("movedim.intlist",), is_view=True,
+    OpInfo("movedim", overloads=("movedim.intlist",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX, is_view=True,
            sample_inputs_func=_view_samples, error_inputs_func=_errors_movedim),
     OpInfo("movedim", "int", overloads=("movedim.int",), is_view=True,
            sample_inputs_func=_view_samples),
@@ -373,12 +398,19 @@ MOVED_DB_VIEWS_INPLACE_TMP = [
     OpInfo("meshgrid", overloads=("meshgrid",), op=_list_op(tp.meshgrid),
            ref=_list_op(torch.meshgrid), sample_inputs_func=_meshgrid_samples,
            error_inputs_func=_errors_meshgrid),
-    OpInfo("fliplr", overloads=("fliplr",), sample_inputs_func=_shape_samples,
+    OpInfo("fliplr", overloads=("fliplr",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_shape_samples,
            error_inputs_func=_errors_shape),
-    OpInfo("flipud", overloads=("flipud",), sample_inputs_func=_shape_samples),
-    OpInfo("rot90", overloads=("rot90",), sample_inputs_func=_shape_samples,
+    OpInfo("flipud", overloads=("flipud",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_shape_samples),
+    OpInfo("rot90", overloads=("rot90",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_shape_samples,
            error_inputs_func=_errors_shape),
-    OpInfo("block_diag", overloads=("block_diag",), op=_varargs_op(tp.block_diag),
+    OpInfo("block_diag", overloads=("block_diag",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX, op=_varargs_op(tp.block_diag),
            ref=_varargs_op(torch.block_diag), sample_inputs_func=_block_diag_samples),
     OpInfo("cartesian_prod", overloads=("cartesian_prod",), op=_varargs_op(tp.cartesian_prod),
            ref=_varargs_op(torch.cartesian_prod), sample_inputs_func=_cartesian_samples),
@@ -486,12 +518,17 @@ def _errors_numpy_split(op, device):
 
 
 SHAPE_EXTRA = [
-    OpInfo("column_stack", overloads=("column_stack",), op=_list_op(tp.column_stack),
+    OpInfo("column_stack", overloads=("column_stack",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX, op=_list_op(tp.column_stack),
            ref=_list_op(torch.column_stack), method=False,
            sample_inputs_func=_column_dstack_samples),
-    OpInfo("dstack", overloads=("dstack",), op=_list_op(tp.dstack), ref=_list_op(torch.dstack),
+    OpInfo("dstack", overloads=("dstack",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           op=_list_op(tp.dstack), ref=_list_op(torch.dstack),
            method=False, sample_inputs_func=_column_dstack_samples),
-    OpInfo("diag_embed", overloads=("diag_embed",), sample_inputs_func=_diag_embed_samples,
+    OpInfo("diag_embed", overloads=("diag_embed",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_diag_embed_samples,
            error_inputs_func=_errors_diag_embed),
     OpInfo("diagflat", overloads=("diagflat",), sample_inputs_func=_diagflat_samples),
     OpInfo("combinations", overloads=("combinations",), sample_inputs_func=_combinations_samples,

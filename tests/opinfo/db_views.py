@@ -12,11 +12,14 @@ import torch
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DimError, ShapeError
 from opinfo.core import (
-    ALL_DTYPES, ErrorInput, ErrorInput as E, make_tensor, OpInfo, rng_for, SampleInput,
+    ALL_DTYPES, COMPLEX, ErrorInput, ErrorInput as E, make_tensor, OpInfo, rng_for, SampleInput,
     SampleInput as S,
 )
 from opinfo.samples import _shape_samples, _x, sample_inputs_unary
 from opinfo.reduction_common import t_
+
+# The views of complex tensors: values, aliasing and gradients like any dtype's.
+GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
 
 E = ErrorInput
 S = SampleInput
@@ -205,10 +208,14 @@ def _slice_ref(x, dim=0, start=None, end=None, step=1):
 
 
 VIEWS = [
-    OpInfo("view", overloads=("view",), sample_inputs_func=_view_samples,
+    OpInfo("view", overloads=("view",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX, sample_inputs_func=_view_samples,
            error_inputs_func=errors_view),
-    OpInfo("view_as", overloads=("view_as",), sample_inputs_func=_view_as_samples),
-    OpInfo("reshape", overloads=("reshape",), ref="Tensor.reshape",
+    OpInfo("view_as", overloads=("view_as",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_view_as_samples),
+    OpInfo("reshape", overloads=("reshape",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX, ref="Tensor.reshape",
            sample_inputs_func=partial(_view_samples, reshape=True),
            error_inputs_func=errors_reshape),
     OpInfo("_unsafe_view", overloads=("_unsafe_view",), ref=torch.ops.aten._unsafe_view,
@@ -216,41 +223,57 @@ VIEWS = [
     OpInfo("as_strided", overloads=("as_strided",), sample_inputs_func=_as_strided_samples,
            error_inputs_func=errors_as_strided),
     OpInfo("transpose", overloads=("transpose.int",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_dims_samples([
                ((3, 4), "contiguous", 0, 1), ((2, 3, 4), "strided", -1, 0),
                ((3, 4), "expanded", 1, 1), ((), "contiguous", 0, -1),
                ((0, 3), "contiguous", 0, 1)]),
            error_inputs_func=_dim_errors("transpose", "dim0", "Dimension out of range", (2, 0))),
-    OpInfo("t", overloads=("t",), sample_inputs_func=_dims_samples([
+    OpInfo("t", overloads=("t",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_dims_samples([
                ((3, 4), "contiguous"), ((3, 4), "transposed"), ((4,), "strided"),
                ((), "contiguous"), ((0, 2), "contiguous")]),
            error_inputs_func=errors_t),
-    OpInfo("permute", overloads=("permute",), ref="Tensor.permute",
+    OpInfo("permute", overloads=("permute",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX, ref="Tensor.permute",
            sample_inputs_func=_dims_samples([
                ((2, 3, 4), "contiguous", 2, 0, 1), ((2, 3, 4), "strided", (-1, 0, 1)),
                ((3, 4), "transposed", (1, 0)), ((), "contiguous", ()),
                ((0, 3), "contiguous", 1, 0)]),
            error_inputs_func=errors_permute),
-    OpInfo("expand", overloads=("expand",), sample_inputs_func=_dims_samples(EXPAND_CASES),
+    OpInfo("expand", overloads=("expand",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_dims_samples(EXPAND_CASES),
            error_inputs_func=errors_expand),
     OpInfo("expand_as", overloads=("expand_as",), sample_inputs_func=_expand_as_samples),
-    OpInfo("squeeze", overloads=("squeeze",), sample_inputs_func=_dims_samples([
+    OpInfo("squeeze", overloads=("squeeze",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_dims_samples([
                ((1, 3, 1), "contiguous"), ((3, 1), "transposed"), ((3,), "strided"),
                ((), "contiguous"), ((1, 0, 1), "contiguous")])),
-    OpInfo("squeeze", "dim", overloads=("squeeze.dim",), sample_inputs_func=_dims_samples([
+    OpInfo("squeeze", "dim", overloads=("squeeze.dim",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_dims_samples([
                ((1, 3, 1), "contiguous", 0), ((1, 3, 1), "contiguous", -1),
                ((3, 4), "transposed", 1), ((), "contiguous", 0), ((3, 1), "expanded", 1)]),
            error_inputs_func=_dim_errors("squeeze", "dim", "Dimension out of range", (2,))),
-    OpInfo("unsqueeze", overloads=("unsqueeze",), sample_inputs_func=_dims_samples([
+    OpInfo("unsqueeze", overloads=("unsqueeze",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_dims_samples([
                ((3, 4), "contiguous", 0), ((3, 4), "transposed", -1), ((3, 4), "strided", 1),
                ((), "contiguous", 0), ((3, 4), "expanded", 2), ((0,), "contiguous", -2)]),
            error_inputs_func=_dim_errors("unsqueeze", "dim", "Dimension out of range", (3,))),
-    OpInfo("flatten", overloads=("flatten.using_ints",), sample_inputs_func=_dims_samples([
+    OpInfo("flatten", overloads=("flatten.using_ints",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_dims_samples([
                ((2, 3, 4), "contiguous"), ((2, 3, 4), "contiguous", 1),
                ((2, 3, 4), "strided", 0, 1), ((3, 4), "transposed"), ((), "contiguous"),
                ((2, 3, 4), "contiguous", -2, -1), ((3, 4), "expanded", 0, 1)]),
            error_inputs_func=errors_flatten),
-    OpInfo("narrow", overloads=("narrow",), sample_inputs_func=_dims_samples([
+    OpInfo("narrow", overloads=("narrow",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_dims_samples([
                ((5, 3), "contiguous", 0, 1, 2), ((3, 5), "transposed", -1, -3, 2),
                ((3, 4), "strided", 1, 0, 0), ((3, 4), "expanded", 0, 1, 2)]),
            error_inputs_func=errors_narrow),
@@ -266,11 +289,15 @@ VIEWS = [
                ((5, 2), "contiguous", 0, 4, 1), ((3, 4), "expanded", 0, -2, None, 1),
                ((5,), "contiguous")]),
            error_inputs_func=errors_slice),
-    OpInfo("unbind", overloads=("unbind.int",), sample_inputs_func=_dims_samples([
+    OpInfo("unbind", overloads=("unbind.int",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_dims_samples([
                ((3, 4), "contiguous"), ((3, 4), "transposed", 1), ((2, 3, 4), "strided", -1),
                ((3, 2), "expanded", 0), ((0, 3), "contiguous", 0), ((2, 0), "contiguous", 1)]),
            error_inputs_func=_dim_errors("unbind", "dim", "Dimension out of range", (2,))),
-    OpInfo("contiguous", overloads=("contiguous",), sample_inputs_func=_dims_samples(VIEW_SHAPES)),
+    OpInfo("contiguous", overloads=("contiguous",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           sample_inputs_func=_dims_samples(VIEW_SHAPES)),
     OpInfo("detach", overloads=("detach",), sample_inputs_func=_dims_samples(VIEW_SHAPES),
            supports_autograd=False),
     # (aten::alias: torch has no torch.alias, so the reference is the aten op)
@@ -394,7 +421,9 @@ MOVED_DB_VIEWS_INPLACE_TMP = [
            supports_autograd=False,
            sample_inputs_func=_resize_samples, error_inputs_func=_errors_resize),
     OpInfo("ravel", overloads=("ravel",), view_like=True, sample_inputs_func=_shape_samples),
-    OpInfo("unfold", overloads=("unfold",), is_view=True, sample_inputs_func=_unfold_samples,
+    OpInfo("unfold", overloads=("unfold",),
+           dtypes=ALL_DTYPES + COMPLEX, grad_dtypes=GRAD_COMPLEX,
+           is_view=True, sample_inputs_func=_unfold_samples,
            error_inputs_func=_errors_unfold),
 ]
 

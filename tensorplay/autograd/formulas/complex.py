@@ -22,8 +22,8 @@ def handle_r_to_c(dtype, grad):
 
 
 def conj_number(value):
-    """The complex conjugate of a Python number (add's and sub's alpha): a real number
-    is its own."""
+    """The complex conjugate of a Python number (add's and sub's alpha, the products'
+    alpha and beta): a real number is its own."""
     return value.conjugate() if isinstance(value, complex) else value
 
 

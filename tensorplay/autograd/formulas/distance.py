@@ -8,6 +8,7 @@ import math
 
 from tensorplay import _creation
 from tensorplay._generated import functional as F
+from tensorplay.autograd.formulas.complex import handle_r_to_c
 from tensorplay.autograd.formulas.core import sum_to
 from tensorplay.autograd.formulas.reduction import norm_backward
 
@@ -15,10 +16,11 @@ from tensorplay.autograd.formulas.reduction import norm_backward
 def dist_backward(grad, self, other, p, result):
     """dist's gradient for `self` (for `other`: the same with the two swapped), PyTorch's
     formula: norm's backward at self - other. Reading self and other (not only their
-    difference) saves both, as PyTorch's does."""
+    difference) saves both, as PyTorch's does. A real self beside a complex other gets
+    the real part (handle_r_to_c)."""
     d = self - other
-    return sum_to(norm_backward(grad, d, p, result, None, False), tuple(self.shape)) \
-        .to(self.dtype)
+    g = sum_to(norm_backward(grad, d, p, result, None, False), tuple(self.shape))
+    return handle_r_to_c(self.dtype, g).to(self.dtype)
 
 
 def cdist_backward(grad, x1, x2, p, result):

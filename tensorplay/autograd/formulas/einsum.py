@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from tensorplay import _creation
 from tensorplay._generated import functional as F
+from tensorplay.autograd.formulas.complex import handle_r_to_c
 from tensorplay.autograd.formulas.core import sum_to
 from tensorplay.kernel_support.einsum import parse_einsum
 
@@ -30,7 +31,7 @@ def einsum_backward(grad, equation, tensors, sizes, dtypes):
     # In the output's dtype (operands of mixed dtypes were promoted by the forward); each
     # gradient goes back to its operand's dtype at the end.
     tensors = [t.to(grad.dtype) for t in tensors]
-    return [g if g is None else g.to(dtype)
+    return [g if g is None else handle_r_to_c(dtype, g).to(dtype)
             for g, dtype in zip(_einsum_grads(grad, spec, tensors, needed), dtypes)]
 
 
@@ -69,7 +70,8 @@ def _operand_grad(grad, spec, tensors, i):
     """The gradient of operand i is itself an einsum: the output's gradient contracted with
     every other operand, written to operand i's subscripts.
 
-        'ij,jk->ik':  d A = einsum('ik,jk->ij', grad, B),  d B = einsum('ik,ij->jk', grad, A)
+        'ij,jk->ik':  d A = einsum('ik,jk->ij', grad, conj(B)),
+                      d B = einsum('ik,ij->jk', grad, conj(A))
 
     Two cases need help:
     - a letter only operand i has ('ij->i' sums j away): a ones vector brings it back;
@@ -79,7 +81,8 @@ def _operand_grad(grad, spec, tensors, i):
     Broadcast (size-1) dims of operand i are summed back with sum_to."""
     t = tensors[i]
     subs = [spec.output] + [s for j, s in enumerate(spec.inputs) if j != i]
-    operands = [grad] + [x for j, x in enumerate(tensors) if j != i]
+    # complex numbers: the other operands' conjugates (d A of A @ B is grad @ B^H)
+    operands = [grad] + [x.conj() for j, x in enumerate(tensors) if j != i]
     target = "".join(dict.fromkeys(spec.inputs[i]))
     for c in target:
         if not any(c in s for s in subs):

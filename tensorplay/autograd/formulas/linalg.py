@@ -15,9 +15,10 @@ from tensorplay.kernel_support.lapack import solve_is_vector
 
 
 def linear_weight_backward(grad, input):  # noqa: A002 - the schema's name
-    """d weight = sum over the batch of grad^T input: flatten the batch dims, one mm."""
+    """d weight = sum over the batch of grad^T conj(input): flatten the batch dims, one mm
+    (the conjugate for complex numbers, as every product's gradient; see mm's)."""
     out_features, in_features = grad.shape[-1], input.shape[-1]
-    return grad.reshape([-1, out_features]).t().mm(input.reshape([-1, in_features]))
+    return grad.reshape([-1, out_features]).t().mm(input.reshape([-1, in_features]).conj())
 
 
 def diag_backward(grad, sizes, diagonal):

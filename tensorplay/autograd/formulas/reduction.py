@@ -55,9 +55,15 @@ def product_of_others(x):
 
 
 def prod_dim_backward(grad, self, result, dim, keepdim):
-    """d prod / dx_i = prod / x_i without zeros; the product of the others with them."""
+    """d prod / dx_i = prod / x_i without zeros; the product of the others with them.
+
+    Complex numbers: prod is holomorphic, so the gradient is grad * conj(d prod / dx_i),
+    and that derivative, a polynomial with real coefficients, conjugated is the same
+    polynomial of conj(x): the formulas run on conj(self) and conj(result) (PyTorch's
+    `(result / input).conj()`). For a real tensor conj is the tensor itself."""
     if self.dim() == 0:
         return grad
+    self, result = self.conj(), result.conj()
     d = wrap_dim("prod", "dim", dim, self.dim())
     g = restore_reduced(grad, self.shape, [d], keepdim)
     if not bool(F.any(self == 0)):
@@ -66,6 +72,8 @@ def prod_dim_backward(grad, self, result, dim, keepdim):
 
 
 def prod_backward(grad, self, result):
+    """prod over every element: prod_dim_backward of the flattened tensor (which takes
+    the conjugates for complex numbers)."""
     if self.dim() == 0:     # the product of one value is that value: even a NaN gets grad
         return grad
     if not grad_state.enabled and int((self == 0).sum()) > 1:
@@ -138,18 +146,28 @@ def _sum_present(a, b):
     return a + b
 
 
+def _sign(x):
+    """sign(x), and for a complex x its direction x / |x| (sgn; 0 at 0): the derivative of
+    |x| either way (for a complex x, the gradient of the real function |x|)."""
+    return x.sgn() if x.dtype.is_complex else x.sign()
+
+
 def norm_backward(grad, self, p, result, dim, keepdim):
     """p = 2: x / |x|   p = 1: sign(x)   p = +-inf: sign(x) shared by the ties of |x|
-    p = 0: 0   other p: sign(x) |x|**(p-1) / |x|_p**(p-1); 0 wherever the norm is 0."""
+    p = 0: 0   other p: sign(x) |x|**(p-1) / |x|_p**(p-1); 0 wherever the norm is 0.
+
+    A complex x has a real norm (and a real grad): the same formulas with sgn(x) = x / |x|
+    for sign(x) give the complex gradient, as PyTorch's norm_backward."""
     sizes = tuple(self.shape)
     p = 2.0 if p is None else float(p)
     g = restore_reduced(grad, sizes, dim, keepdim)
     r = restore_reduced(result, sizes, dim, keepdim)
-    x = self.to(g.dtype)
+    # in the result's precision (dtype= may have widened it); complex stays complex
+    x = self.to(g.dtype.to_complex() if self.dtype.is_complex else g.dtype)
     if p == 0:
         out = _creation.zeros_like(x)     # not x * 0, which is NaN at an infinite x
     elif p == 1:
-        out = g * x.sign()
+        out = g * _sign(x)
     elif p == 2:
         out = F.where(r == 0, 0.0, g * x / r)
     elif math.isinf(p):
@@ -157,18 +175,19 @@ def norm_backward(grad, self, p, result, dim, keepdim):
         # and the finite elements of its slice get 0, not 0 / 0 = NaN.
         mask = (x.abs() == r) | x.isnan()
         count = mask.sum(_reduced_dims(len(sizes), dim), keepdim=True)
-        out = g * x.sign() * mask / count
+        out = g * _sign(x) * mask / count
     else:
-        scaled = F.where(x == 0, 0.0, x.sign() * x.abs().pow(p - 1))
+        scaled = F.where(x == 0, 0.0, _sign(x) * x.abs().pow(p - 1))
         out = F.where(r == 0, 0.0, g * scaled / r.pow(p - 1))
     return out.to(self.dtype)
 
 
 def logsumexp_backward(grad, self, result, dim, keepdim):
-    """d lse / dx_i = exp(x_i - lse): the softmax, computed from the saved result."""
+    """d lse / dx_i = exp(x_i - lse): the softmax, computed from the saved result
+    (conjugated for complex numbers, where lse is holomorphic: PyTorch's formula)."""
     sizes = tuple(self.shape)
     return restore_reduced(grad, sizes, dim, keepdim) * \
-        F.exp(self - restore_reduced(result, sizes, dim, keepdim))
+        F.exp(self - restore_reduced(result, sizes, dim, keepdim)).conj()
 
 
 

@@ -8,6 +8,7 @@ import ml_dtypes
 
 from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
+from tensorplay.autograd.formulas.complex import handle_r_to_c
 from tensorplay.autograd.formulas.reduction import _positions
 from tensorplay.autograd.grad_mode import grad_state
 
@@ -19,9 +20,11 @@ def reversed_cumsum(t, dim):
 
 
 def cumsum_backward(grad, sizes, dtype, dim):
+    """A reversed cumsum, in the input's dtype (a real input summed as complex, with
+    dtype=, gets the real part: handle_r_to_c)."""
     if len(sizes) == 0:
-        return grad.to(dtype)
-    return reversed_cumsum(grad, dim).to(dtype)
+        return handle_r_to_c(dtype, grad).to(dtype)
+    return handle_r_to_c(dtype, reversed_cumsum(grad, dim)).to(dtype)
 
 
 def cumprod_backward(grad, self, dim, result):
@@ -30,9 +33,15 @@ def cumprod_backward(grad, self, dim, result):
     Without zeros: sum_{k >= i} grad_k out_k / x_i, a reversed cumsum. With zeros (where
     dividing fails) the exact form, on an n x n grid per slice:
         grad_i = (prod_{j < i} x_j) * sum_{k >= i} grad_k prod_{i < j <= k} x_j
-    It is a polynomial in x built from cumprod and prod, so it is twice differentiable."""
+    It is a polynomial in x built from cumprod and prod, so it is twice differentiable.
+
+    Complex numbers: cumprod is holomorphic, so grad_i = sum_k grad_k conj(d out_k / dx_i),
+    and each derivative, a polynomial with real coefficients, conjugated is the same
+    polynomial of conj(x): every form below runs on conj(self) and conj(result), as
+    PyTorch's. (conj of a real tensor is the tensor itself.)"""
     if self.dim() == 0 or self.shape[dim] == 1:     # out = x: even a NaN gets grad
         return grad
+    self, result = self.conj(), result.conj()
     if not bool(F.any(self == 0)):
         return reversed_cumsum(grad * result, dim) / self
     if not grad_state.enabled:
@@ -78,12 +87,17 @@ def logcumsumexp_backward(grad, self, result, dim):
     gradient is the dtype's lowest finite value, not -inf: -inf - -inf would be NaN.)"""
     if self.dim() == 0 or self.numel() == 0:
         return grad
+
+    def reversed_logcumsumexp(t):
+        return t.flip([dim]).logcumsumexp(dim).flip([dim])
+    if grad.dtype.is_complex:
+        # grad_i = sum_{k >= i} grad_k conj(exp(x_i - out_k)) (logcumsumexp is
+        # holomorphic): the same log-space form, with no sign to split since the complex
+        # log takes any grad (log 0 = -inf, whose exp is 0), as PyTorch's
+        return (reversed_logcumsumexp(grad.log() - result.conj()) + self.conj()).exp()
     lowest = float(ml_dtypes.finfo(grad.dtype.np).min)
     log_abs = grad.abs().log()
     positive = F.where(grad > 0, log_abs, lowest)
     negative = F.where(grad < 0, log_abs, lowest)
-
-    def reversed_logcumsumexp(t):
-        return t.flip([dim]).logcumsumexp(dim).flip([dim])
     return (reversed_logcumsumexp(positive - result) + self).exp() - \
         (reversed_logcumsumexp(negative - result) + self).exp()

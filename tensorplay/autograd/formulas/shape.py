@@ -5,12 +5,14 @@ from __future__ import annotations
 from tensorplay import _creation
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._generated import functional as F
+from tensorplay.autograd.formulas.complex import handle_r_to_c
 
 
 def cat_backward(grad, dim, sizes, dtypes):
     """Each input's slice of the gradient (a 1-D empty input, which cat skips, gets an
-    empty gradient), in the input's own dtype (cat promotes). Only the inputs' sizes and
-    dtypes are saved, not the inputs: an in-place change of one after the cat is fine."""
+    empty gradient), in the input's own dtype (cat promotes; a real input beside a complex
+    one gets the real part: handle_r_to_c). Only the inputs' sizes and dtypes are saved,
+    not the inputs: an in-place change of one after the cat is fine."""
     d = wrap_dim("cat", "dim", dim, grad.dim())
     grads, start = [], 0
     for size, dtype in zip(sizes, dtypes):
@@ -18,7 +20,7 @@ def cat_backward(grad, dim, sizes, dtypes):
             grads.append(_creation.zeros(0, dtype=dtype, device=grad.device))
             continue
         n = size[d]
-        grads.append(grad.narrow(d, start, n).to(dtype))
+        grads.append(handle_r_to_c(dtype, grad.narrow(d, start, n)).to(dtype))
         start += n
     return grads
 
