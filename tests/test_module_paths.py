@@ -56,6 +56,7 @@ torch.distributions.relaxed_categorical torch.distributions.studentT
 torch.distributions.transformed_distribution torch.distributions.transforms
 torch.distributions.uniform torch.distributions.utils torch.distributions.von_mises
 torch.distributions.weibull torch.distributions.wishart
+torch.fft
 torch.func
 torch.functional
 torch.library
@@ -172,7 +173,6 @@ OUT_OF_SCOPE = {
     "torch.onnx.verification": "checking an exported model against onnxruntime (issue 31)",
     "torch.onnx.ops": "ONNX operators callable inside a traced model (issue 31)",
     # features not built yet, each with where it will be (or why not)
-    "torch.fft": "the FFT: TensorPlay issue 27 (complex numbers and the FFT)",
     "torch.autograd.forward_ad": "forward-mode AD: TensorPlay issue 30",
     "torch.utils.benchmark": "the Timer and benchmark tools: TensorPlay issue 32 (kernel "
                              "prototyping)",
