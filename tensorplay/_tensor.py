@@ -174,6 +174,15 @@ class Tensor(TensorMethods, TensorBase):
     def is_complex(self):
         return self._impl.dtype.is_complex
 
+    def conj(self):
+        """The complex conjugate (a copy: conj is eager here); a real tensor is its own,
+        returned as it is without entering the dispatcher, as PyTorch's conj does for one
+        (every product's backward formula conjugates the other factor: `grad *
+        other.conj()` must cost a real gradient nothing)."""
+        if not self._impl.dtype.is_complex:
+            return self
+        return F.conj(self)
+
     def is_conj(self):
         """False: conj is eager here (tensorplay/composite/complex.py says why)."""
         return False

@@ -488,7 +488,6 @@ class TensorMethods:
     hardshrink = F.hardshrink
     smm = F.smm
     sspaddmm = F.sspaddmm
-    conj = F.conj
     conj_physical = F.conj_physical
     conj_physical_ = F.conj_physical_
     resolve_conj = F.resolve_conj
