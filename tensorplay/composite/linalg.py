@@ -10,6 +10,7 @@ import warnings
 
 from tensorplay import _creation, _dtype as dt
 from tensorplay._frontdoor import wrap_dim
+from tensorplay._memory_format import contiguous_format
 from tensorplay._generated import functional as F
 from tensorplay.composite.views import make_view
 from tensorplay.errors import (
@@ -52,7 +53,10 @@ def matmul(self, other):
         size *= s
     x3 = x.expand(batch + (n, k)).reshape((size, n, k))
     y3 = y.expand(batch + (k, m)).reshape((size, k, m))
-    out = x3.bmm(y3).view(batch + (n, m))
+    # `_unsafe_view`, as PyTorch's matmul: the result is not a view of the bmm's output
+    # (a view would make an in-place op on it rewrite that output's history, and inside a
+    # kernel, pinv's, a view of a temporary that autograd never saw)
+    out = F._unsafe_view(x3.bmm(y3), batch + (n, m))
     if a == 1:
         out = out.squeeze(-2)
     if b == 1:
@@ -346,12 +350,14 @@ def _matrix_power(op, A, n):
     if n == 0:
         # the identity written over a copy of A: recorded (its gradient is zero), as PyTorch's
         eye = _creation.eye(A.shape[-1], dtype=A.dtype, device=A.device)
-        return A.clone().copy_(eye.expand(A.shape))
+        return A.clone(memory_format=contiguous_format).copy_(eye.expand(A.shape))
+    if n == 1:
+        return A.clone(memory_format=contiguous_format)   # row-major, as PyTorch's copy
     if n < 0:
         check_square(op, A, "self")
         A, n = linalg_inv(A), -n
-    if n == 1:
-        return A.clone()
+        if n == 1:
+            return A             # the inverse as LAPACK laid it out, as PyTorch's
     if n == 2:
         return A.matmul(A)
     if n == 3:
