@@ -38,6 +38,8 @@ import io
 import math
 import pathlib
 import re
+import sys
+import types
 import warnings
 
 import pytest
@@ -103,6 +105,7 @@ PROGRAMS = {
     "bigram.py": EveryLine(rtol=FLOAT32, seeded=True),
     "mlp_char_model.py": EveryLine(rtol=FLOAT32, seeded=True),
     "gpu_script_on_cpu.py": EveryLine(rtol=FLOAT32, seeded=True),
+    "whole_model_checkpoint.py": EveryLine(rtol=FLOAT32, seeded=True),
 }
 
 # The import forms a program may use, and what each becomes under TensorPlay.
@@ -141,12 +144,21 @@ def to_tensorplay(source):
 
 
 def run_program(source, filename):
-    """Execute a program as __main__; returns (its stdout, its globals)."""
+    """Execute a program as __main__; returns (its stdout, its globals). The program's
+    module stands in for sys.modules["__main__"] while it runs (as `python script.py`
+    makes it), so that pickle finds the classes it defines (`torch.save(model, f)`)."""
     code = compile(source, filename, "exec")
-    namespace = {"__name__": "__main__", "__file__": filename}
+    module = types.ModuleType("__main__")
+    module.__file__ = filename
+    namespace = module.__dict__
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(code, namespace)
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = module
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(code, namespace)
+    finally:
+        sys.modules["__main__"] = main
     return out.getvalue(), namespace
 
 
