@@ -96,7 +96,7 @@ def _tensor(storage, offset, size, stride, dtype, requires_grad):
     sizes = tuple(int(s) for s in size)
     strides = tuple(int(s) for s in stride)
     offset = int(offset) + storage.offset
-    _check_bounds(sizes, strides, offset, dtype, storage.storage.nbytes)
+    check_bounds(sizes, strides, offset, dtype, storage.storage.nbytes)
     impl = TensorImpl(storage.storage, sizes, strides, offset, dtype, storage.storage.device,
                       version=storage.version, inference=grad_state.inference)
     t = wrap(impl)
@@ -105,18 +105,19 @@ def _tensor(storage, offset, size, stride, dtype, requires_grad):
     return t
 
 
-def _check_bounds(sizes, strides, offset, dtype, nbytes):
-    """A tensor's elements must lie inside its storage (else the file is corrupt)."""
+def check_bounds(sizes, strides, offset, dtype, nbytes, what="a tensor"):
+    """A tensor's elements must lie inside its storage (else the file is corrupt): a
+    ValueError naming `what` otherwise (both file formats' readers check with it)."""
     if len(sizes) != len(strides) or any(s < 0 for s in sizes) or offset < 0:
-        raise ValueError(f"a tensor has sizes {list(sizes)}, strides {list(strides)}, "
+        raise ValueError(f"{what} has sizes {list(sizes)}, strides {list(strides)}, "
                          f"offset {offset}")
     if numel_of(sizes) == 0:
         return
     if any(st < 0 for st in strides):
-        raise ValueError(f"a tensor has negative strides {list(strides)}")
+        raise ValueError(f"{what} has negative strides {list(strides)}")
     last = offset + sum((s - 1) * st for s, st in zip(sizes, strides))
     if (last + 1) * dtype.itemsize > nbytes:
-        raise ValueError(f"a tensor reaches element {last} of a storage of "
+        raise ValueError(f"{what} reaches element {last} of a storage of "
                          f"{nbytes // dtype.itemsize} {dtype.name} elements")
 
 

@@ -75,7 +75,7 @@ import numpy as np
 from tensorplay import _dtype as dt
 from tensorplay import _torch_format, _torch_pickler
 from tensorplay._device import device as Device
-from tensorplay._impl import TensorImpl, VersionCounter, numel_of
+from tensorplay._impl import TensorImpl, VersionCounter
 from tensorplay._tensor import Size, Tensor, wrap
 from tensorplay._weights_only_unpickler import (   # noqa: F401 - the public allow-list API
     add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals,
@@ -509,7 +509,11 @@ class _Reader:
         sizes = tuple(int(s) for s in entry["shape"])
         strides = tuple(int(s) for s in entry["stride"])
         offset = int(entry["offset"])
-        _check_bounds(index, sizes, strides, offset, dtype, storage.nbytes, self.corrupt)
+        try:
+            _torch_format.check_bounds(sizes, strides, offset, dtype, storage.nbytes,
+                                       what=f"tensor {index}")
+        except ValueError as e:
+            raise self.corrupt(str(e)) from None
         impl = TensorImpl(storage, sizes, strides, offset, dtype, storage.device,
                           version=version, inference=grad_state.inference)
         t = wrap(impl)
@@ -519,18 +523,3 @@ class _Reader:
             t.requires_grad_(True)
         self.tensors[index] = t
         return t
-
-
-def _check_bounds(index, sizes, strides, offset, dtype, nbytes, corrupt):
-    """A tensor's elements must lie inside its storage (else the header is corrupt)."""
-    if len(sizes) != len(strides) or any(s < 0 for s in sizes) or offset < 0:
-        raise corrupt(f"tensor {index} has sizes {list(sizes)}, strides {list(strides)}, "
-                      f"offset {offset}")
-    if numel_of(sizes) == 0:
-        return
-    if any(st < 0 for st in strides):
-        raise corrupt(f"tensor {index} has negative strides {list(strides)}")
-    last = offset + sum((s - 1) * st for s, st in zip(sizes, strides))
-    if (last + 1) * dtype.itemsize > nbytes:
-        raise corrupt(f"tensor {index} reaches element {last} of a storage of "
-                      f"{nbytes // dtype.itemsize} {dtype.name} elements")
