@@ -46,8 +46,8 @@ from tensorplay._device_transfer import from_host, to_host
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from tensorplay.kernel_support.pocketfft import BY_N, BY_ROOT_N, c2c_array, c2r_array, \
     r2c_array, wrap_fft_dims
-from tensorplay.kernel_support.results import TensorImpl, factory
 from tensorplay.library import Library, ShapeRule, kernel
+from triton_kernels._complex import pairs as float_pairs
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, pointer
 from triton_kernels.pointwise import run
 
@@ -175,20 +175,11 @@ def _transform_pairs(pairs, dims, normalization, forward):
     return pairs
 
 
-def _pairs(t):
-    """The float view of complex tensor t (view_as_real): the same memory, each element
-    two floats, a last dim of 2."""
-    impl = t._impl
-    return factory.wrap(TensorImpl(impl.storage, impl.sizes + (2,),
-                                   tuple(2 * s for s in impl.strides) + (1,),
-                                   2 * impl.offset, impl.dtype.to_real(), impl.device))
-
-
 def _complex_result(pairs, dtype):
     """A new complex tensor of `dtype` holding the (..., 2) float pairs."""
     sizes = tuple(pairs.shape[:-1])
     result = new_tensor(sizes, dtype, pairs._impl.device)
-    _copy_into(_pairs(result), pairs)
+    _copy_into(float_pairs(result), pairs)
     return result
 
 
@@ -218,7 +209,7 @@ POWER_OF_TWO_SIGNAL = ShapeRule(
 def fft_c2c(self, dim, normalization, forward):
     shape_rule("fft.c2c")("_fft_c2c", (self, dim, normalization, forward))
     dims = wrap_fft_dims("_fft_c2c", dim, len(self._impl.sizes))
-    pairs = _transform_pairs(_pairs(self), dims, normalization, forward)
+    pairs = _transform_pairs(float_pairs(self), dims, normalization, forward)
     return _complex_result(pairs, self._impl.dtype)
 
 
@@ -250,7 +241,7 @@ def fft_c2r(self, dim, normalization, last_dim_size):
     imaginary parts of the result and are dropped, as pocketfft drops them)."""
     shape_rule("fft.c2r")("_fft_c2r", (self, dim, normalization, last_dim_size))
     dims = wrap_fft_dims("_fft_c2r", dim, len(self._impl.sizes))
-    pairs = _pairs(self)
+    pairs = float_pairs(self)
     if len(dims) > 1:
         pairs = _transform_pairs(pairs, dims[:-1], normalization, False)
     last = dims[-1]
@@ -277,7 +268,7 @@ def _on_host(op, t):
              "copy", op)
     impl = t._impl
     if impl.dtype.is_complex:
-        pairs = to_host(_pairs(t).contiguous())
+        pairs = to_host(float_pairs(t).contiguous())
         return pairs.view(impl.dtype.np)[..., 0]
     return to_host(t.contiguous())
 

@@ -18,6 +18,7 @@ tensor is the tensor itself, as in PyTorch.
 """
 from __future__ import annotations
 
+from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
 from tensorplay.composite.views import make_view
 from tensorplay.errors import DTypeError, ShapeError
@@ -35,11 +36,15 @@ def view_as_real(self):
     return make_view(self, sizes, strides, 2 * impl.offset, dtype=impl.dtype.to_real())
 
 
+# The float dtypes whose pairs are a complex dtype (NumPy has no complex32 for float16)
+_PAIRED = (dt.float32, dt.float64)
+
+
 def view_as_complex(self):
     """A float tensor with a last dim of 2 as a complex tensor (its pairs), a view."""
     op = "view_as_complex"
     impl = self._impl
-    if impl.dtype not in _COMPLEX_OF:
+    if impl.dtype not in _PAIRED:
         raise DTypeError(f"view_as_complex(): argument 'self' must be a float32 or float64 "
                          f"tensor, but got a tensor of dtype {impl.dtype.name}", op=op,
                          arg="self")
@@ -55,15 +60,7 @@ def view_as_complex(self):
                          f"even storage offset (whole complex numbers), but got strides "
                          f"{list(strides)} and offset {impl.offset}", op=op, arg="self")
     return make_view(self, sizes[:-1], tuple(s // 2 for s in strides[:-1]), impl.offset // 2,
-                     dtype=_COMPLEX_OF[impl.dtype])
-
-
-def _complex_of():
-    from tensorplay import _dtype as dt
-    return {dt.float32: dt.complex64, dt.float64: dt.complex128}
-
-
-_COMPLEX_OF = _complex_of()
+                     dtype=impl.dtype.to_complex())
 
 
 def real(self):
@@ -127,8 +124,7 @@ def complex(real, imag):
     """real + 1j * imag, from two float tensors of one dtype (broadcast)."""
     op = "complex"
     for arg, t in (("real", real), ("imag", imag)):
-        if t._impl.dtype not in _COMPLEX_OF and t._impl.dtype.name not in ("float16",
-                                                                             "bfloat16"):
+        if t._impl.dtype not in (dt.float16,) + _PAIRED:
             raise DTypeError(f"complex(): argument '{arg}' must be a float tensor (float16, "
                              f"float32 or float64), but got {t._impl.dtype.name}",
                              op=op, arg=arg)
@@ -137,7 +133,7 @@ def complex(real, imag):
                          f"dtype, but got {real._impl.dtype.name} and "
                          f"{imag._impl.dtype.name}", op=op, arg="imag")
     parts = F.stack(F.broadcast_tensors([real, imag]), -1)
-    if parts._impl.dtype not in _COMPLEX_OF:     # float16: NumPy has no complex32
+    if parts._impl.dtype not in _PAIRED:     # the half types: NumPy has no complex32
         parts = parts.float()
     return F.view_as_complex(parts)
 
