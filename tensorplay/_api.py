@@ -52,6 +52,10 @@ from tensorplay.dispatch.python_key import ops  # noqa: F401  (tp.ops.mm.default
 from tensorplay import _backend_loading
 
 _backend_loading.load_default()
+# forward-mode AD's kernel at the ForwardAD key of every op (it reads the generated
+# tangent functions, so it comes after the backends)
+from tensorplay.autograd import forward_mode as _forward_mode  # noqa: E402
+_forward_mode.register()
 
 for _name in _functional.FUNCTIONS:
     globals()[_name] = getattr(_functional, _name)

@@ -14,7 +14,10 @@ import numpy as np
 
 from tensorplay._layout import strided
 from tensorplay._storage import Storage  # noqa: F401  (re-exported: a TensorImpl's memory)
-from tensorplay.dispatch.keys import AUTOGRAD_OFFSET, NUM_BACKENDS, REQUIRES_GRAD
+from tensorplay.dispatch.keys import AUTOGRAD_OFFSET, NUM_BACKENDS, REQUIRES_GRAD, DispatchKey
+
+# what a recomputed key set keeps: the requires-grad flag and a forward-mode tangent's key
+CARRIED = REQUIRES_GRAD | (1 << DispatchKey.ForwardAD)
 
 # The key set of a plain impl, by [inference][backend]: its backend bit, plus the
 # backend's autograd bit unless it is an inference tensor (`TensorImpl.key_set`).
@@ -79,6 +82,9 @@ class TensorImpl:
         # autograd meta
         "requires_grad", "grad", "grad_fn", "output_nr", "hooks", "retains_grad",
         "grad_accumulator", "base", "name", "post_accumulate_hooks", "__weakref__",
+        # forward-mode AD: level -> tangent (autograd/forward_mode.py); unset until the
+        # first tangent, so making an impl costs nothing for it
+        "tangents",
     )
 
     layout = strided     # a class attribute: the sparse impl (tensorplay/sparse) overrides it
@@ -126,7 +132,7 @@ class TensorImpl:
     @device.setter
     def device(self, device):
         self._device = device
-        self.keys = self.key_set() | (self.keys & REQUIRES_GRAD)
+        self.keys = self.key_set() | (self.keys & CARRIED)
 
     @property
     def inference(self):
@@ -135,7 +141,7 @@ class TensorImpl:
     @inference.setter
     def inference(self, inference):
         self._inference = inference
-        self.keys = self.key_set() | (self.keys & REQUIRES_GRAD)
+        self.keys = self.key_set() | (self.keys & CARRIED)
 
     def set_requires_grad(self, flag):
         """`requires_grad`, and the REQUIRES_GRAD flag of `keys` with it."""

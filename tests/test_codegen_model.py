@@ -504,11 +504,23 @@ def test_materialize_grads_is_read_and_checked():
      """, "derivatives.yaml:2: unknown key 'othr': not an argument of 'mul.Tensor' "
           "(did you mean 'other'?)"),
     ("""
-     - name: mul.Tensor(Tensor self, Tensor other) -> Tensor
-       self: grad * other
-       result: self_t * other_p
-     """, "derivatives.yaml:3: 'result' formulas are not supported: give one formula per "
-          "differentiable input"),
+     - name: max.dim(Tensor self, int dim) -> (Tensor values, Tensor indices)
+       self: grad
+       result: self_t
+     """, "derivatives.yaml:3: 'result' names one output, but the op returns 2: key the "
+          "formula by values, indices"),
+    ("""
+     - name: max.dim(Tensor self, int dim) -> (Tensor values, Tensor indices)
+       self: grad
+       values, indice: self_t
+     """, "derivatives.yaml:3: unknown output 'indice': outputs are values, indices (did "
+          "you mean 'indices'?)"),
+    ("""
+     - name: max.dim(Tensor self, int dim) -> (Tensor values, Tensor indices)
+       self: grad
+       values: auto_linear
+     """, "derivatives.yaml:3: 'auto_linear' derives the tangent of a single output; this "
+          "op returns 2"),
     ("""
      - name: sum.dim(Tensor self, int dim) -> Tensor
        dim: grad

@@ -37,9 +37,9 @@ def call(handle, *args):
 # ---- keys ---------------------------------------------------------------------------
 def test_key_values_are_fixed():
     expected = dict(CPU=0, CUDA=1, Vulkan=2, Sparse=3, Meta=4, Python=5,
-                    DynamicLayerBackMode=6, AutogradCPU=7, AutogradMeta=11, AutocastCPU=12,
-                    AutocastMeta=16, VmapCPU=17, VmapMeta=21, Composite=22, VmapMode=23,
-                    DynamicLayerFrontMode=24, EndOfKeys=25)
+                    DynamicLayerBackMode=6, AutogradCPU=7, AutogradMeta=11, ForwardAD=12,
+                    AutocastCPU=13, AutocastMeta=17, VmapCPU=18, VmapMeta=22, Composite=23,
+                    VmapMode=24, DynamicLayerFrontMode=25, EndOfKeys=26)
     for name, value in expected.items():
         assert DispatchKey[name] == value
 
@@ -47,8 +47,8 @@ def test_key_values_are_fixed():
 @pytest.mark.parametrize("backend", K.BACKEND_KEYS)
 def test_derived_keys_are_arithmetic(backend):
     assert K.to_autograd_key(backend) == backend + 7
-    assert K.to_autocast_key(backend) == backend + 12
-    assert K.to_vmap_key(backend) == backend + 17
+    assert K.to_autocast_key(backend) == backend + 13
+    assert K.to_vmap_key(backend) == backend + 18
     for derived in (K.to_autograd_key, K.to_autocast_key, K.to_vmap_key):
         assert K.to_backend_key(derived(backend)) == backend
     assert K.is_autograd_key(K.to_autograd_key(backend))

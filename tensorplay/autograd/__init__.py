@@ -8,6 +8,8 @@ Where to start reading:
     recording.py      how a generated wrapper records its op (node, saves, history)
     inplace_views.py  in-place ops on views (CopySlices)
     engine.py         backward() and grad(): running the graph
+    forward_ad.py     forward mode: dual tensors (forward_mode.py: tangents, levels,
+                      the kernel at the ForwardAD key)
     api.py            requires_grad_, register_hook, retain_grad, .data
     function.py       custom Functions written in Python
     gradcheck.py      finite-difference checks; functional.py: jacobian, hessian...
@@ -26,9 +28,9 @@ from tensorplay.autograd.function import Function, once_differentiable  # noqa: 
 from tensorplay.autograd.gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa
 from tensorplay.autograd.node import Node  # noqa: F401
 from tensorplay.autograd.variable import Variable  # noqa: F401
-from tensorplay.autograd import functional, graph  # noqa: F401
+from tensorplay.autograd import functional, graph, forward_ad  # noqa: F401
 
 __all__ = ["backward", "grad", "Function", "once_differentiable", "gradcheck",
            "gradgradcheck", "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "detect_anomaly",
-           "set_detect_anomaly", "is_anomaly_enabled", "functional", "graph", "Node", "Variable"]
+           "set_detect_anomaly", "is_anomaly_enabled", "functional", "graph", "Node", "Variable", "forward_ad"]

@@ -21,6 +21,7 @@ from __future__ import annotations
 from tensorplay import _subclass as subclass
 from tensorplay import _tensor_factory as factory
 from tensorplay._impl import TensorImpl
+from tensorplay.autograd import forward_mode
 from tensorplay.autograd.anomaly_mode import anomaly_state
 from tensorplay.autograd.einsum_saves import einsum_saves
 from tensorplay.autograd.view_impl import DEFAULT, ViewImpl
@@ -75,8 +76,11 @@ class SavedVariable:
         self._saved_version = impl.version.value
         self._output_nr = impl.output_nr
         if is_output and impl.grad_fn is not None:
+            # (and, while a forward-mode level is active, the dict the output's tangents
+            # will be kept in, so the rebuilt output carries them: forward over reverse)
             self._memory = (impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype,
-                            impl.device, impl.base)
+                            impl.device, impl.base,
+                            forward_mode.tangent_holder(impl) if forward_mode.levels else None)
             if isinstance(impl, subclass.PythonTensorImpl):
                 # A tensor subclass comes back as its class, with its attributes (a
                 # LoggingTensor's `elem`), so its handler sees the formula's ops.
@@ -100,7 +104,7 @@ class SavedVariable:
         return self._rebuild(node)
 
     def _rebuild(self, node):
-        storage, sizes, strides, offset, dtype, device, base = self._memory
+        storage, sizes, strides, offset, dtype, device, base, tangents = self._memory
         if base is not None and self._subclass is None:
             impl = ViewImpl(base, storage, sizes, strides, offset, dtype, device, self._version)
             impl.creation = DEFAULT
@@ -113,6 +117,9 @@ class SavedVariable:
             impl.set_requires_grad(True)
             impl.grad_fn = node
             impl.output_nr = self._output_nr
+        if tangents:
+            impl.tangents = tangents
+            impl.keys |= forward_mode.FORWARD_AD
         if self._subclass is None:
             return factory.wrap(impl)
         cls, attributes = self._subclass

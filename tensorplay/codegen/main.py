@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 
 from tensorplay.codegen import gen_autograd, gen_functional, gen_methods, gen_declarations
-from tensorplay.codegen import bindings, gen_autocast, gen_op_tags, gen_stubs
+from tensorplay.codegen import bindings, gen_autocast, gen_forward, gen_op_tags, gen_stubs
 from tensorplay.codegen.formula import FormulaError
 from tensorplay.codegen.yaml_loader import (
     CodegenError, DerivativeEntry, OpEntry, check_batching_rules, find_ambiguous_overloads,
@@ -41,6 +41,7 @@ TARGETS = [
     ("tensor_methods.py", gen_methods.generate),
     ("autograd_nodes.py", gen_autograd.gen_nodes),
     ("autograd_wrappers.py", gen_autograd.gen_wrappers),
+    ("forward_formulas.py", gen_forward.generate),
     ("autocast_wrappers.py", gen_autocast.generate),
     ("functional.pyi", gen_stubs.functional_stub),
     ("tensor_methods.pyi", gen_stubs.methods_stub),

@@ -551,6 +551,7 @@ class DerivativeEntry:
     loc: Location
     saved_if: tuple[tuple[str, str], ...] = ()
     materialize_grads: bool = True
+    forward: tuple[Formula, ...] = ()   # tangent formulas, keyed by output (`result:`)
 
     @staticmethod
     def from_yaml(
@@ -558,12 +559,8 @@ class DerivativeEntry:
     ) -> DerivativeEntry:
         """`value_pos` maps each key to the (line, column) where its value starts."""
         fields = _Fields(d, loc, key_lines)
-        if "result" in d:
-            raise CodegenError(
-                fields.at("result"),
-                "'result' formulas are not supported: give one formula per differentiable input",
-            )
         schema = fields.schema("name")
+        outputs = result_names(schema)
         out_diff = _parse_output_differentiability(fields, schema)
         non_diff = fields.str_list("non_differentiable")
         arg_types = {a.name: a.type for a in schema.arguments}
@@ -585,12 +582,20 @@ class DerivativeEntry:
                                    f"'saved_if': the condition for '{name}' must be a string")
 
         formulas: list[Formula] = []
+        forward: list[Formula] = []
         owner_line: dict[str, int] = {}  # input -> line of the key that gave it a formula
         for key, text in d.items():
             if key in DERIVATIVE_OPTIONS:
                 continue
             where = fields.at(key)
             inputs = tuple(part.strip() for part in str(key).split(","))
+            if inputs[0] in outputs or inputs[0] == "result":
+                # A formula for an output is a tangent formula (forward mode), as in
+                # PyTorch's file: `result: self_t * other_p + ...`, `auto_element_wise`,
+                # `auto_linear`, or per named output (`values: ...`, `Q, R: ...`).
+                forward.append(_forward_formula(key, inputs, text, outputs, owner_line,
+                                                where, value_pos, source_lines))
+                continue
             for name in inputs:
                 _check_formula_input(name, schema, arg_types, owner_line, non_diff, where)
                 owner_line[name] = where.line
@@ -606,7 +611,41 @@ class DerivativeEntry:
                 "or list the inputs under 'non_differentiable'",
             )
         return DerivativeEntry(schema, tuple(formulas), out_diff, non_diff, loc,
-                               tuple(saved_if.items()), materialize)
+                               tuple(saved_if.items()), materialize, tuple(forward))
+
+
+def result_names(schema: FunctionSchema) -> list[str]:
+    """The names formulas call an op's outputs: `result` for one, else the declared names
+    (`values`, `indices`) or `result0`, `result1`..."""
+    if len(schema.returns) == 1:
+        return ["result"]
+    return [r.name or f"result{i}" for i, r in enumerate(schema.returns)]
+
+
+AUTO_FORWARD = ("auto_element_wise", "auto_linear")
+
+
+def _forward_formula(key, outputs_named, text, outputs, owner_line, where, value_pos,
+                     source_lines) -> Formula:
+    if outputs_named == ("result",) and len(outputs) > 1:
+        raise CodegenError(where, f"'result' names one output, but the op returns "
+                                  f"{len(outputs)}: key the formula by {', '.join(outputs)}")
+    for name in outputs_named:
+        if name not in outputs:
+            hint = did_you_mean(name, outputs)
+            raise CodegenError(where, f"unknown output '{name}': outputs are "
+                                      f"{', '.join(outputs)}{hint}")
+        if name in owner_line:
+            raise CodegenError(where, f"'{name}' already has a tangent formula at line "
+                                      f"{owner_line[name]}")
+        owner_line[name] = where.line
+    if not isinstance(text, str) or not text.strip():
+        raise CodegenError(where, f"the formula for '{key}' must be a string, got {text!r}")
+    if text.strip() in AUTO_FORWARD and len(outputs) > 1:
+        raise CodegenError(where, f"'{text.strip()}' derives the tangent of a single output; "
+                                  f"this op returns {len(outputs)}")
+    line, col = value_pos[key]
+    return Formula(outputs_named, text, line, col, source_lines[line - 1])
 
 
 def _parse_output_differentiability(

@@ -28,7 +28,7 @@ results, version bumps, gradients in, Triton launches.
 from __future__ import annotations
 
 OPENERS = ("call", "node", "helper")            # hops that open a block of their own
-NOTES = ("formula", "grad out", "cast", "vmap", "hand-over")    # a line each
+NOTES = ("formula", "tangent", "grad out", "cast", "vmap", "hand-over")    # a line each
 SEPARATOR = "  |  "
 
 

@@ -15,6 +15,9 @@ grad puts it in its key set (`TensorImpl.keys`), so a call's key set says whethe
 its tensors asks for a gradient. The dispatch loop skips an autograd slot that would
 only record a graph when the flag is absent (dispatcher.py, `walk`), and `call` drops it
 while grad mode is off.
+
+`ForwardAD` is a single key (no backend of its own), between the autograd keys and
+autocast: a tensor with a forward-mode tangent carries it (autograd/forward_mode.py).
 """
 from __future__ import annotations
 
@@ -34,20 +37,21 @@ class DispatchKey(enum.IntEnum):
     AutogradVulkan = 9
     AutogradSparse = 10
     AutogradMeta = 11
-    AutocastCPU = 12
-    AutocastCUDA = 13
-    AutocastVulkan = 14
-    AutocastSparse = 15
-    AutocastMeta = 16
-    VmapCPU = 17
-    VmapCUDA = 18
-    VmapVulkan = 19
-    VmapSparse = 20
-    VmapMeta = 21
-    Composite = 22
-    VmapMode = 23
-    DynamicLayerFrontMode = 24
-    EndOfKeys = 25
+    ForwardAD = 12
+    AutocastCPU = 13
+    AutocastCUDA = 14
+    AutocastVulkan = 15
+    AutocastSparse = 16
+    AutocastMeta = 17
+    VmapCPU = 18
+    VmapCUDA = 19
+    VmapVulkan = 20
+    VmapSparse = 21
+    VmapMeta = 22
+    Composite = 23
+    VmapMode = 24
+    DynamicLayerFrontMode = 25
+    EndOfKeys = 26
 
     def __str__(self):
         return self.name        # `AutogradCPU`, as PyTorch prints its keys (not `7`)

@@ -16,6 +16,7 @@ from tensorplay.autograd.formulas.dropout import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.eigen import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.einsum import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.fft import *  # noqa: F401,F403
+from tensorplay.autograd.formulas.forward import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.embedding import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.indexing import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.linalg import *  # noqa: F401,F403

@@ -1,0 +1,111 @@
+"""`tp.autograd.forward_ad`: forward-mode AD with dual tensors, as torch.autograd.forward_ad.
+
+    import tensorplay.autograd.forward_ad as fwAD
+
+    with fwAD.dual_level():
+        x = fwAD.make_dual(primal, tangent)      # a view of `primal` carrying `tangent`
+        y = f(x)                                 # every op pushes the tangent along
+        value, jvp = fwAD.unpack_dual(y)         # J(primal) @ tangent, one pass, no graph
+
+The mechanism (tangents on tensors, levels, the kernel at the ForwardAD dispatch key) is
+in forward_mode.py. Unlike PyTorch's core forward AD (which refuses to nest), levels
+nest: a tangent formula runs with its own level hidden, so `jvp` of `jvp` gives second
+derivatives, as torch.func's do.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+from tensorplay.autograd import forward_mode
+from tensorplay.autograd.forward_mode import hidden_level, set_tangent, tangent_of
+from tensorplay.errors import AutogradError
+
+__all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
+           "unpack_dual", "dual_level"]
+
+
+def enter_dual_level():
+    """Enter a new forward level; returns its index (0 for the outermost). Prefer the
+    `dual_level()` context manager."""
+    return forward_mode.enter_level()
+
+
+def exit_dual_level(*, level=None):
+    """Exit the innermost forward level: every tangent of that level is dropped."""
+    forward_mode.exit_level(level)
+
+
+def _level(level, what):
+    if level is None:
+        if not forward_mode.levels:
+            raise AutogradError(f"Trying to {what} for forward AD but no level exists, make "
+                                f"sure to enter_dual_level() first.")
+        return forward_mode.levels[-1]
+    if level not in forward_mode.levels:
+        raise AutogradError(f"{what}: level {level} is not an active dual level (active: "
+                            f"{forward_mode.levels})")
+    return level
+
+
+def make_dual(tensor, tangent, *, level=None):
+    """A view of `tensor` whose tangent at `level` (default: the innermost) is `tangent`.
+
+    The view records in autograd as PyTorch's `_make_dual` does (the gradient flows to
+    `tensor`), so forward and reverse mode can be mixed."""
+    from tensorplay._tensor import Tensor
+    level = _level(level, "create a dual Tensor")
+    for arg, value in (("tensor", tensor), ("tangent", tangent)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"make_dual(): argument '{arg}' must be a Tensor, got "
+                            f"{type(value).__name__}")
+    if not tensor.dtype.is_differentiable:
+        raise ValueError(f"Expected primal to be floating point or complex, but got: "
+                         f"{tensor.dtype}")
+    if not tangent.dtype.is_differentiable:
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: "
+                         f"{tangent.dtype}")
+    if tuple(tangent.shape) != tuple(tensor.shape):
+        raise AutogradError(
+            f"Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size "
+            f"{list(tensor.shape)} while the given forward gradient is of size "
+            f"{list(tangent.shape)}.")
+    if tangent_of(tensor, level) is not None:
+        raise AutogradError(f"Making a dual Tensor based on a Tensor that already has a "
+                            f"forward gradient at the same level {level} is not supported.")
+    with hidden_level(level):
+        dual = tensor.view_as(tensor)
+    set_tangent(dual, level, tangent)
+    return dual
+
+
+UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+UnpackedDualTensor.__doc__ = """What `unpack_dual` returns: `primal` (a view of the
+tensor without the tangent of that level) and `tangent` (None when it has none)."""
+
+
+def unpack_dual(tensor, *, level=None):
+    """(primal, tangent) of a dual tensor at `level` (default: the innermost); outside any
+    level, (tensor, None) as PyTorch's."""
+    if not forward_mode.levels and level is None:
+        return UnpackedDualTensor(tensor, None)
+    level = _level(level, "unpack a dual Tensor")
+    tangent = tangent_of(tensor, level)
+    if tangent is None:
+        return UnpackedDualTensor(tensor, None)
+    with hidden_level(level):
+        primal = tensor.view_as(tensor)
+    return UnpackedDualTensor(primal, tangent)
+
+
+class dual_level:
+    """`with dual_level():` a forward AD level; its tangents are dropped on exit.
+
+    Returns the level's index from `__enter__`."""
+
+    def __enter__(self):
+        self.level = enter_dual_level()
+        return self.level
+
+    def __exit__(self, *exc):
+        exit_dual_level(level=self.level)

@@ -1,0 +1,124 @@
+"""Forward-mode AD across the OpInfo database: every op's tangent equals PyTorch's.
+
+For each sample (float64 on the CPU, and complex128 where the entry takes it), every
+input that would require grad becomes a dual tensor with a random tangent, in
+TensorPlay (`tp.autograd.forward_ad`) and in PyTorch (`torch.autograd.forward_ad`) alike;
+the outputs' tangents must agree. A sample PyTorch has no forward formula for is skipped
+(the acceptance covers the ops that have one in PyTorch); TensorPlay must then have one
+too. The in-place form (`add_`) is checked the same way on a copy of the input.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.autograd.forward_ad as tfw
+
+import tensorplay as tp
+import tensorplay.autograd.forward_ad as fw
+from opinfo import op_db
+from opinfo.core import DEFAULT_TOLERANCES, assert_close, make_tensor, rng_for, to_torch
+
+# Ops whose samples PyTorch answers with a tangent and TensorPlay deliberately does not
+# match, with the reason.
+KNOWN = {}
+
+_DTYPES = (tp.float64, tp.complex128)
+
+
+def _params():
+    out = []
+    for op in op_db:
+        if not op.supports_autograd or op.mutates_input:
+            continue
+        for dtype in _DTYPES:
+            if dtype in op.dtypes and dtype in op.grad_dtypes:
+                marks = [pytest.mark.xfail(reason=KNOWN[op.full_name], strict=True)] \
+                    if op.full_name in KNOWN else []
+                out.append(pytest.param(op, dtype, id=f"{op.full_name}-{dtype.name}",
+                                        marks=marks))
+    return out
+
+
+def _flat(value):
+    if isinstance(value, (tuple, list)):
+        return [x for v in value for x in _flat(v)]
+    return [value]
+
+
+def _map(fn, value):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_map(fn, v) for v in value)
+    if isinstance(value, dict):
+        return {k: _map(fn, v) for k, v in value.items()}
+    return fn(value)
+
+
+def _torch_tangents(op, t_input, t_args, t_kwargs, tangents):
+    """PyTorch's output tangents, or None where it has no forward formula."""
+    it = iter(tangents)
+
+    def dual(t):
+        if isinstance(t, torch.Tensor) and t.requires_grad:
+            # (a clone: PyTorch refuses a tangent for a primal whose elements overlap)
+            return tfw.make_dual(t.detach().clone(), to_torch(next(it)))
+        return t
+    with tfw.dual_level():
+        args = _map(dual, (t_input, t_args, t_kwargs))
+        try:
+            out = op.ref(args[0], *args[1], **args[2])
+        except (NotImplementedError, RuntimeError) as e:
+            if "forward AD" in str(e) or "forward-mode" in str(e) or "forward grad" in str(e):
+                return None
+            raise
+        return [(tfw.unpack_dual(o).tangent if isinstance(o, torch.Tensor) else None)
+                for o in _flat(out)]
+
+
+def _tp_tangents(call, sample, tangents):
+    it = iter(tangents)
+
+    def dual(t):
+        if isinstance(t, tp.Tensor) and t.requires_grad:
+            return fw.make_dual(t.detach(), next(it))
+        return t
+    with fw.dual_level():
+        s = sample.map_tensors(dual)
+        out = call(s)
+        return [(fw.unpack_dual(o).tangent if isinstance(o, tp.Tensor) else None)
+                for o in _flat(out)]
+
+
+@pytest.mark.parametrize("op, dtype", _params())
+def test_tangents_match_torch(op, dtype):
+    rng = rng_for("forward", op.full_name, dtype)
+    checked = 0
+    for sample in op.sample_inputs("cpu", dtype, requires_grad=True):
+        leaves = [t for t in sample.tensors() if t.requires_grad]
+        if not leaves:
+            continue
+        tangents = [make_tensor(t.shape, t.dtype, "cpu", rng=rng) for t in leaves]
+        t_sample = to_torch((sample.input, sample.args, sample.kwargs))
+        expected = _torch_tangents(op, *t_sample, tangents)
+        if expected is None:
+            continue
+        try:
+            got = _tp_tangents(op.call, sample, tangents)
+        except Exception as e:  # noqa: BLE001 - reported with the sample
+            raise AssertionError(f"sample {sample!r} raised {type(e).__name__}: {e}") from e
+        assert len(got) == len(expected), f"sample {sample!r}: {len(got)} outputs"
+        for i, (g, e) in enumerate(zip(got, expected)):
+            if e is None or not (e.dtype.is_floating_point or e.dtype.is_complex):
+                continue
+            if g is None:
+                assert not e.abs().any(), \
+                    f"sample {sample!r}: output {i} has no tangent, PyTorch's is non-zero"
+                continue
+            try:
+                assert_close(g, e, op.tolerance(dtype) or DEFAULT_TOLERANCES[dtype],
+                             where=f"tangent of output {i}")
+            except AssertionError as err:
+                raise AssertionError(f"sample {sample!r}:\n{err}") from None
+        checked += 1
+    if checked == 0:
+        pytest.skip("no sample PyTorch has a forward formula for")
