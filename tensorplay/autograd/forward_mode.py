@@ -62,6 +62,18 @@ def drop_tangent(tensor, level):
         tangents.pop(level, None)
 
 
+def detach_keeping_tangents(tensor):
+    """`tensor.detach()` that keeps its tangents: how a reverse-mode transform (tp.func's
+    grad, jacrev) cuts its inputs and results off its caller's graph without cutting them
+    off the forward levels around it (forward over reverse)."""
+    out = tensor.detach()
+    tangents = getattr(tensor._impl, "tangents", None)
+    if tangents:
+        for level, t in tangents.items():
+            set_tangent(out, level, t)
+    return out
+
+
 def tangent_holder(impl):
     """The dict an op's output will keep its tangents in, made now: a saved output is
     rebuilt as a new impl in backward (autograd/saved.py), and sharing this dict gives it
