@@ -213,7 +213,9 @@ class _BatchedCtx:
     """The ctx the user's setup_context and backward see: the physical node's, except that
     the tensors it saves and marks are BatchedTensors, kept as their physical tensors."""
 
-    _own = ("_node", "_call", "_saved_dims")
+    # Kept on this ctx, not the node: under nested vmaps the node is shared by one ctx per
+    # level, each of which hands `_vmap_ctx` (the next level's ctx) its own value.
+    _own = ("_node", "_call", "_saved_dims", "_vmap_ctx")
 
     def __init__(self, node, call):
         object.__setattr__(self, "_node", node)
@@ -224,14 +226,17 @@ class _BatchedCtx:
         return getattr(self._node, name)
 
     def __setattr__(self, name, value):
-        setattr(self._node, name, value)
+        if name in self._own:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._node, name, value)
 
     def _physical(self, t):
         return unwrap_level(t, self._call.level) if _is_tensor(t) else (t, None)
 
     def save_for_backward(self, *tensors):
         pairs = [self._physical(t) for t in tensors]
-        object.__setattr__(self, "_saved_dims", tuple(d for _, d in pairs))
+        self._saved_dims = tuple(d for _, d in pairs)
         self._node.save_for_backward(*(p for p, _ in pairs))
 
     @property
