@@ -34,9 +34,9 @@ from tensorplay.errors import AutogradError
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
 # A Function called with BatchedTensors (under vmap) runs on their physical tensors, where
-# the graph lives: tensorplay/func/autograd_function.py, which sits above autograd and
-# hands its `apply_under_vmap` over here when it loads (as func/__init__.py hands the
-# engine `batched_grad`). It returns None when no argument is batched.
+# the graph lives: `apply_under_vmap` of tensorplay/func/autograd_function.py, which sits
+# above autograd; tensorplay/func/__init__.py installs it here as it loads (as it gives
+# the engine `batched_grad`). It returns None when no argument is batched.
 vmap_apply = None
 
 

@@ -51,7 +51,8 @@ def _is_tensor(x):
 
 
 def _innermost_level(args):
-    return max((batched_impl(a).level for a in args if batched_impl(a) is not None), default=0)
+    impls = [batched_impl(a) for a in args]
+    return max((impl.level for impl in impls if impl is not None), default=0)
 
 
 def apply_under_vmap(cls, args, kwargs):
@@ -60,11 +61,15 @@ def apply_under_vmap(cls, args, kwargs):
     level = _innermost_level(args)
     if level == 0:
         return None
-    _check_supports_vmap(cls)
+    if cls.setup_context is None:
+        raise AutogradError("In order to use an autograd.Function with functorch transforms "
+                            "(vmap, grad, jvp, jacrev, ...), it must override the "
+                            "setup_context staticmethod. " + LINK)
     if any(_is_tensor(v) for v in flatten(kwargs)[0]):
         raise NotImplementedError(f"Run vmap on autograd.Function with kwarg-only Tensor args. "
                                   f"Please do not pass kwarg-only Tensors to autograd.Function. "
                                   f"Got: {kwargs}")
+    _check_vmap_rule(cls)
     entry = current_level(level)
     physical, in_dims = [], []
     for a in args:
@@ -83,11 +88,8 @@ def apply_under_vmap(cls, args, kwargs):
     return unflatten(wrapped, spec)
 
 
-def _check_supports_vmap(cls):
-    if cls.setup_context is None:
-        raise AutogradError("In order to use an autograd.Function with functorch transforms "
-                            "(vmap, grad, jvp, jacrev, ...), it must override the "
-                            "setup_context staticmethod. " + LINK)
+def _check_vmap_rule(cls):
+    """One of generate_vmap_rule and a vmap staticmethod (PyTorch's messages)."""
     has_rule = cls.vmap is not Function.vmap
     if cls.generate_vmap_rule and has_rule:
         raise AutogradError(f"You tried to vmap over {cls.__name__}, but it has both "
