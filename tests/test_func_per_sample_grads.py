@@ -399,5 +399,15 @@ def test_replace_all_batch_norm_modules_lets_an_ensemble_train_under_vmap():
         return lambda p, x: lib_call(model, p, (x,))
     params = {k: v.detach() for k, v in ours.named_parameters()}
     t_params = {k: v.detach() for k, v in theirs.named_parameters()}
+    reset_fallback_ops()
     out = vmap(run(functional_call, ours), in_dims=(None, 0))(params, x)
     assert_close(out, tf.vmap(run(tf.functional_call, theirs), in_dims=(None, 0))(t_params, tx))
+    # each member's gradients, batch norm batched by its rule (B joins the channels)
+    def loss(call):
+        return lambda p, x: (call(ours if call is functional_call else theirs, p, (x,))
+                             ** 2).sum()
+    grads = vmap(grad(loss(functional_call)), in_dims=(None, 0))(params, x)
+    t_grads = tf.vmap(tf.grad(loss(tf.functional_call)), in_dims=(None, 0))(t_params, tx)
+    for k in params:
+        assert_close(grads[k], t_grads[k])
+    assert fallback_ops() == []
