@@ -142,7 +142,13 @@ class _VmapCall:
                 flat, spec = flatten(out)
                 pairs = [unwrap_level(o, self.level) if _is_tensor(o) else (o, None)
                          for o in flat]
-                flat = [p for p, _ in pairs]
+                # An input returned as it is must come back as a new tensor (as
+                # Function.apply does for one), or its physical tensor would get this
+                # node as its history: compare with every input's physical tensor.
+                inputs = {id(unwrap_level(a, self.level)[0]._impl) for a in self.args
+                          if _is_tensor(a)}
+                flat = [p.detach() if _is_tensor(p) and id(p._impl) in inputs else p
+                        for p, _ in pairs]
                 dims = [d for _, d in pairs]
             else:
                 result = cls.vmap(VmapInfo(self.batch_size, self.randomness), self.in_dims,
