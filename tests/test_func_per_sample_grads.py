@@ -258,6 +258,8 @@ def test_function_with_generate_vmap_rule_matches_torch():
     # nested vmaps, and a backward run after vmap returned
     x2, tx2 = pair(2, BATCH, 4)
     assert_close(vmap(vmap(grad(lambda v: ours.apply(v).sum())))(x2), tx2.exp())
+    text = explained(lambda: vmap(ours.apply)(x))
+    assert "autograd.Function Exp by generate_vmap_rule" in text
     leaf = x.detach().requires_grad_()
     out = vmap(ours.apply)(leaf)
     assert "ExpBackward" in out.grad_fn.name()
@@ -273,6 +275,8 @@ def test_function_with_vmap_staticmethod_gets_torchs_arguments():
     SEEN.clear()
     t_out = tf.vmap(scale_function(torch).apply, in_dims=(0, None))(tx, tw)
     assert ours_seen == SEEN == [(BATCH, "error", (0, None))]
+    text = explained(lambda: vmap(scale_function(tp).apply, in_dims=(0, None))(x, w))
+    assert "autograd.Function Scale by its vmap staticmethod, in_dims=(0, None)" in text
     assert_close(out, t_out)
     g = vmap(grad(lambda a, b: scale_function(tp).apply(a, b).sum(), argnums=(0, 1)),
              in_dims=(0, None))(x, w)

@@ -30,6 +30,7 @@ import contextlib
 from typing import NamedTuple
 
 from tensorplay.autograd.function import Function
+from tensorplay.dispatch import trace
 from tensorplay.errors import AutogradError
 from tensorplay.func.batched import batched_impl, unwrap_level, wrap_batched
 from tensorplay.func.batching_rules import materialize
@@ -81,6 +82,14 @@ def apply_under_vmap(cls, args, kwargs):
         in_dims.append(d)
     call = _VmapCall(cls, level, entry.batch_size, entry.randomness, tuple(in_dims), args,
                      kwargs)
+    if trace.state.active:
+        # explain(): which of the two ways batches the Function
+        if cls.generate_vmap_rule:
+            how, code = "generate_vmap_rule: its forward on the batched tensors", cls.forward
+        else:
+            how, code = f"its vmap staticmethod, in_dims={call.in_dims}", cls.vmap
+        trace.hop("vmap", f"level {level}: autograd.Function {cls.__name__} by {how}; its "
+                          f"node on the physical outputs", trace.code_where(code))
     out = _vmapped_class(cls).apply(call, *physical)
     flat, spec = flatten(out)
     wrapped = [o if d is None or not _is_tensor(o) else wrap_batched(o, d, level)
