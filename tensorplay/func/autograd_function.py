@@ -183,6 +183,8 @@ class _VmapCall:
         ctx._vmap_ctx = batched_ctx
         with _at_level(self):
             self.cls.setup_context(batched_ctx, tuple(self.args), wrapped)
+        # backward needs only what setup_context saved: let the inputs go with the graph
+        self.args = self.kwargs = None
 
     def backward(self, ctx, grads):
         dims = self.out_dims
