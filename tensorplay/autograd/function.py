@@ -33,6 +33,12 @@ from tensorplay.errors import AutogradError
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
 
+# A Function called with BatchedTensors (under vmap) runs on their physical tensors, where
+# the graph lives: `apply_under_vmap` of tensorplay/func/autograd_function.py, which sits
+# above autograd; tensorplay/func/__init__.py installs it here as it loads (as it gives
+# the engine `batched_grad`). It returns None when no argument is batched.
+vmap_apply = None
+
 
 def _is_tensor(x):
     return getattr(x, "_impl", None) is not None
@@ -126,8 +132,24 @@ class Function:
 
     setup_context = None
 
+    # Under tp.vmap (as torch.func): run forward and backward on the BatchedTensors...
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """...or say how to batch the function: `info` has `batch_size` and `randomness`,
+        `in_dims` the batch dim of each argument (None: not batched); return
+        `(outputs, out_dims)` with the batch dim of each output."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either "
+                                  "override the vmap staticmethod or set "
+                                  "generate_vmap_rule=True.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
+        if vmap_apply is not None:
+            out = vmap_apply(cls, args, kwargs)
+            if out is not None:
+                return out
         ctx = cls._backward_cls()
         positions = tuple(i for i, a in enumerate(args) if _is_tensor(a))
         requires = tuple(_is_tensor(a) and a._impl.requires_grad for a in args)

@@ -360,15 +360,55 @@ def _jacobian_tree(blocks, outputs, out_spec, in_spec):
     return unflatten([unflatten(row, in_spec) for row in blocks], out_spec)
 
 
-def jacrev(func, argnums=0, *, has_aux=False):
+def _rows_in_chunks(fn, rows, chunk_size, preallocate):
+    """jacrev's chunk_size: `_map_over_rows` on `chunk_size` rows at a time (less memory,
+    the same result); chunk_size=1 is a plain loop, one vjp per row, as in PyTorch. The
+    chunks' results are concatenated leaf by leaf, or copied into results allocated
+    up front (`_preallocate_and_copy`)."""
+    total = rows.shape[0]
+    if chunk_size is None or chunk_size >= total:
+        return _map_over_rows(fn, rows)
+    parts = []
+    for start in range(0, total, chunk_size):
+        chunk = rows.narrow(0, start, min(chunk_size, total - start))
+        if chunk_size == 1:
+            leaves, spec = flatten(fn(chunk[0]))
+            parts.append(unflatten([leaf.unsqueeze(0) for leaf in leaves], spec))
+        else:
+            parts.append(_map_over_rows(fn, chunk))
+    flat = [flatten(p)[0] for p in parts]
+    spec = flatten(parts[0])[1]
+    joined = []
+    for i in range(len(flat[0])):
+        pieces = [leaves[i] for leaves in flat]
+        if preallocate:
+            out = tp.empty((total,) + tuple(pieces[0].shape[1:]), dtype=pieces[0].dtype,
+                           device=pieces[0].device)
+            start = 0
+            for piece in pieces:
+                out.narrow(0, start, piece.shape[0]).copy_(piece)
+                start += piece.shape[0]
+            joined.append(out)
+        else:
+            joined.append(tp.cat(pieces, 0))
+    return unflatten(joined, spec)
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
     """A function returning the Jacobian of `func` with respect to `argnums`, by reverse
     mode: one vjp per output element, on the rows of an identity matrix. Each block has
     shape `output.shape + input.shape`; with has_aux, `(jacobian, aux)`.
+
+    chunk_size: None (default) computes every row's vjp in one batched backward pass;
+    an int computes `chunk_size` rows at a time (less memory), 1 one row at a time.
 
     >>> jacrev(tp.sin)(tp.tensor([0.0, 1.0]))
     tensor([[1.0000, 0.0000],
             [0.0000, 0.5403]])
     """
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         transform = "jacrev(f)(*args)"
@@ -386,7 +426,8 @@ def jacrev(func, argnums=0, *, has_aux=False):
                                                create_graph=create_graph)
 
             # per input: (total, *input.shape), the rows of every output one after another
-            stacked = _map_over_rows(row_vjp, tp.eye(total, dtype=outputs[0].dtype))
+            stacked = _rows_in_chunks(row_vjp, tp.eye(total, dtype=outputs[0].dtype),
+                                      chunk_size, _preallocate_and_copy)
             starts = _offsets(outputs)
             blocks = [[s.narrow(0, start, o.numel()).reshape(tuple(o.shape) + tuple(x.shape))
                        for s, x in zip(stacked, inputs)]

@@ -211,8 +211,8 @@ class RNNBase(Module):
             # in time: the reverse direction flips its input and output around it.
             if reverse:
                 projected = projected.flip([0])
-            out, h, c = LSTMSequence.apply(projected, states[0], states[1],
-                                           getattr(self, "weight_hh" + sfx))
+            out, h, c, _ = LSTMSequence.apply(projected, states[0], states[1],
+                                              getattr(self, "weight_hh" + sfx))
             return (out.flip([0]) if reverse else out), (h, c)
         steps = projected.unbind(0)
         order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
