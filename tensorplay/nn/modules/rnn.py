@@ -34,7 +34,6 @@ from tensorplay.nn.modules._rnn_cells import (
 from tensorplay.nn.modules._rnn_fused import LSTMSequence
 from tensorplay.nn.modules.module import Module
 from tensorplay.nn.parameter import Parameter
-from tensorplay.nn.utils.rnn import PackedSequence
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -286,6 +285,9 @@ class RNNBase(Module):
     def _forward(self, input, states):
         """Shared by the three forwards: layout changes around `_run`. `states` lists
         (arg name, tensor or None, size) per state kind."""
+        # Imported here: tp.nn.utils builds on the modules (its parametrizations are
+        # Modules), so the modules may not import it at module level.
+        from tensorplay.nn.utils.rnn import PackedSequence
         if isinstance(input, PackedSequence):
             return self._forward_packed(input, states)
         self._check_input(input)
@@ -323,8 +325,8 @@ class RNNBase(Module):
         output, finals = self._run(data, full, batch_sizes)
         if packed.unsorted_indices is not None:
             finals = [apply_permutation(f, packed.unsorted_indices) for f in finals]
-        return PackedSequence(output, packed.batch_sizes, packed.sorted_indices,
-                              packed.unsorted_indices), finals
+        return type(packed)(output, packed.batch_sizes, packed.sorted_indices,
+                            packed.unsorted_indices), finals
 
 
 class RNN(RNNBase):
