@@ -24,7 +24,8 @@ FORMS = pytest.mark.parametrize("use_reentrant", [True, False],
 
 
 def close(a, b, rtol=1e-10, atol=1e-12):
-    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=rtol, atol=atol)
+    np.testing.assert_allclose(a.detach().cpu().numpy(), b.detach().cpu().numpy(), rtol=rtol,
+                               atol=atol)
 
 
 def mlp_pair(depth=3, width=5):
@@ -62,8 +63,11 @@ def test_gradients_match_plain_run_and_torch(use_reentrant):
         close(b, d)
 
 
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
 @FORMS
-def test_dropout_draws_the_same_mask_on_the_rerun(use_reentrant):
+def test_dropout_draws_the_same_mask_on_the_rerun(use_reentrant, device):
+    """On cuda the mask comes from the Philox generator (seed, offset), a state apart
+    from the CPU generator's: both are restored for the rerun."""
     masks = []
 
     def fn(x):
@@ -71,10 +75,10 @@ def test_dropout_draws_the_same_mask_on_the_rerun(use_reentrant):
         masks.append((y != 0).tolist())
         return y * x
 
-    x = tp.randn(6, 8, requires_grad=True)
+    x = tp.randn(6, 8, device=device, requires_grad=True)
     tp.manual_seed(3)
     checkpoint(fn, x, use_reentrant=use_reentrant).sum().backward()
-    after = tp.rand(3)                   # the caller's random state moved on once
+    after = tp.rand(3, device=device)    # the caller's random state moved on once
     assert len(masks) == 2 and masks[0] == masks[1]
     expected_grad = x.grad
     x.grad = None
@@ -82,7 +86,7 @@ def test_dropout_draws_the_same_mask_on_the_rerun(use_reentrant):
     fn(x).sum().backward()
     assert masks[2] == masks[0]
     close(x.grad, expected_grad)
-    assert tp.rand(3).tolist() == after.tolist()
+    assert tp.rand(3, device=device).tolist() == after.tolist()
 
 
 def test_preserve_rng_state_false_draws_anew():

@@ -15,9 +15,9 @@ both PyTorch's:
   keeps only its position. The first unpack reruns fn once, under hooks that collect the
   tensors the rerun saves, and every unpack hands back the one at its position.
 
-Both reruns start from the random state the forward started from (preserve_rng_state),
-so a dropout inside draws the same mask twice. (One generator serves the CPU and the
-cuda kernels here, so one state covers both devices.)
+Both reruns start from the random state the forward started from (preserve_rng_state):
+the CPU generator's and the cuda one's (the Philox seed and offset its kernels draw at),
+so a dropout inside draws the same mask twice.
 """
 from __future__ import annotations
 
@@ -67,13 +67,20 @@ def _check_backward_validity(inputs):
                       stacklevel=2)
 
 
+def _rng_states():
+    """The states of both generators, CPU and cuda (saving the cuda one costs nothing
+    here: PyTorch saves it only once cuda is initialised, to avoid initialising it)."""
+    return tp.random.get_rng_state(), tp.cuda.get_rng_state()
+
+
 @contextlib.contextmanager
-def _forward_rng(state, preserve_rng_state):
-    """Run the block from the random state the forward started from, then put back the
-    state the caller has now."""
+def _forward_rng(states, preserve_rng_state):
+    """Run the block from the random states the forward started from, then put back the
+    states the caller has now."""
     with tp.random.fork_rng(enabled=preserve_rng_state):
         if preserve_rng_state:
-            tp.random.set_rng_state(state)
+            tp.random.set_rng_state(states[0])
+            tp.cuda.set_rng_state(states[1])
         yield
 
 
@@ -86,7 +93,7 @@ class CheckpointFunction(Function):
         ctx.run_function = run_function
         ctx.preserve_rng_state = preserve_rng_state
         if preserve_rng_state:
-            ctx.fwd_rng_state = tp.random.get_rng_state()
+            ctx.fwd_rng_states = _rng_states()
         # Non-tensors are kept as they are, tensors through save_for_backward (so an
         # in-place change of an input before backward is caught).
         ctx.inputs = [None if _is_tensor(a) else a for a in args]
@@ -99,7 +106,7 @@ class CheckpointFunction(Function):
         inputs = list(ctx.inputs)
         for i, tensor in zip(ctx.tensor_indices, ctx.saved_tensors):
             inputs[i] = tensor
-        with _forward_rng(getattr(ctx, "fwd_rng_state", None), ctx.preserve_rng_state):
+        with _forward_rng(getattr(ctx, "fwd_rng_states", None), ctx.preserve_rng_state):
             detached = detach_variable(tuple(inputs))
             with tp.enable_grad():
                 outputs = ctx.run_function(*detached)
@@ -195,10 +202,10 @@ def _checkpoint_without_reentrant(function, preserve_rng_state, context_fn,
     if not tp.is_grad_enabled():      # nothing is saved: nothing to recompute
         with forward_context:
             return function(*args, **kwargs)
-    rng_state = tp.random.get_rng_state() if preserve_rng_state else None
+    rng_states = _rng_states() if preserve_rng_state else None
 
     def rerun():
-        with _forward_rng(rng_state, preserve_rng_state), recompute_context:
+        with _forward_rng(rng_states, preserve_rng_state), recompute_context:
             function(*args, **kwargs)
 
     frame = _Frame(rerun, _DETERMINISM_CHECKS[determinism_check])
