@@ -219,8 +219,10 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
     again. use_reentrant should be given (PyTorch warns when it is not, and then takes
     True); False is the recommended form: it takes keyword arguments, works with
     tp.autograd.grad and needs no input that requires grad. `preserve_rng_state=True`
-    (a keyword) reruns from the forward's random state. `debug` is accepted for
-    PyTorch's signature; the determinism check's message is the whole report here."""
+    (a keyword) reruns from the forward's random state. `debug` and `early_stop` are
+    accepted for PyTorch's signature: the determinism check's message is the whole
+    report here (no operator log), and the rerun always runs fn to its end (PyTorch's
+    early stop ends it once every saved tensor is back)."""
     if use_reentrant is None:
         warnings.warn(
             "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. "

@@ -67,14 +67,14 @@ class PackedSequence(namedtuple("PackedSequence_",
         return type(self)(data, self.batch_sizes, _bind(self.sorted_indices, move),
                           _bind(self.unsorted_indices, move))
 
-    def cuda(self, *args, **kwargs):
-        if self.data.is_cuda and not args and "device" not in kwargs:
-            return self.to(*args, **kwargs)
-        kwargs.setdefault("device", args[0] if args else "cuda")
-        return self.to(**kwargs)
+    def cuda(self, device=None, non_blocking=False):
+        if isinstance(device, int):
+            device = f"cuda:{device}"
+        return self.to(device="cuda" if device is None else device,
+                       non_blocking=non_blocking)
 
-    def cpu(self, *args, **kwargs):
-        return self.to(*args, device="cpu", **kwargs)
+    def cpu(self):
+        return self.to(device="cpu")
 
     def pin_memory(self):
         return type(self)(self.data.pin_memory(), self.batch_sizes,
