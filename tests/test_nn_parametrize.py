@@ -256,12 +256,22 @@ def test_orthogonal_matches_torch(orthogonal_map, shape):
     compare_forward_backward(m, tm, (2, shape[1]), rtol=1e-7)
 
 
-def test_orthogonal_without_trivialization_householder():
+@pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "cayley", "householder"])
+def test_orthogonal_without_trivialization(orthogonal_map):
+    """householder: the original is geqrf's reflectors (right_inverse); the others have
+    no right_inverse without a base, so the weight itself becomes the original."""
     m, tm = linear_pair(args=(3, 4))
-    TPZ.orthogonal(tm, orthogonal_map="householder", use_trivialization=False)
-    PZ.orthogonal(m, orthogonal_map="householder", use_trivialization=False)
+    TPZ.orthogonal(tm, orthogonal_map=orthogonal_map, use_trivialization=False)
+    PZ.orthogonal(m, orthogonal_map=orthogonal_map, use_trivialization=False)
+    assert list(m.state_dict()) == list(tm.state_dict())
     close(m.parametrizations.weight.original, tm.parametrizations.weight.original, rtol=1e-7)
     compare_forward_backward(m, tm, (2, 3), rtol=1e-7)
+    if orthogonal_map != "householder":
+        with pytest.raises(NotImplementedError, match="use_trivialization=False"):
+            m.weight = tp.zeros(4, 3, dtype=tp.float64)
+
+
+def test_orthogonal_bad_map():
     with pytest.raises(ValueError, match="orthogonal_map has to be one of"):
         PZ.orthogonal(tp.nn.Linear(2, 2), orthogonal_map="qr")
 
