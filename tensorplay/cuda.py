@@ -34,6 +34,18 @@ from tensorplay._cuda_state import (  # noqa: F401  (the state half of tp.cuda)
 )
 from tensorplay._device_transfer import from_dlpack, from_host, to_host  # noqa: F401
 from tensorplay._random import philox_inputs  # noqa: F401
+from tensorplay._random import get_cuda_rng_state as get_rng_state  # noqa: F401
+from tensorplay._random import set_cuda_rng_state as set_rng_state  # noqa: F401
+
+
+def get_rng_state_all():
+    """One state per device: there is one `cuda` device here."""
+    return [get_rng_state()]
+
+
+def set_rng_state_all(new_states):
+    for state in new_states:
+        set_rng_state(state)
 
 
 # ---- memory ---------------------------------------------------------------------------

@@ -61,6 +61,9 @@ MAX_KNOT = 15
 
 # (importer, imported): why the import stays inside a function
 ALLOWED = {
+    ("tensorplay.nn.modules.rnn", "tensorplay.nn.utils"):
+        "the RNN layers take a PackedSequence (nn/utils/rnn.py), and tp.nn.utils builds on "
+        "the modules (its parametrizations are Modules), as in PyTorch",
     ("tensorplay.autograd.recording", "tensorplay.autograd.inplace_views"):
         "inplace_views is built on recording; recording reaches it only when an "
         "in-place op rewrites a view's history",

@@ -71,7 +71,9 @@ torch.nn.modules.normalization torch.nn.modules.padding torch.nn.modules.pixelsh
 torch.nn.modules.pooling torch.nn.modules.rnn torch.nn.modules.sparse
 torch.nn.modules.transformer torch.nn.modules.upsampling torch.nn.modules.utils
 torch.nn.parallel torch.nn.parallel.distributed torch.nn.parameter torch.nn.utils
-torch.nn.utils.clip_grad torch.nn.utils.convert_parameters torch.nn.utils.stateless
+torch.nn.utils.clip_grad torch.nn.utils.convert_parameters torch.nn.utils.parametrizations
+torch.nn.utils.parametrize torch.nn.utils.rnn torch.nn.utils.spectral_norm
+torch.nn.utils.stateless torch.nn.utils.weight_norm
 torch.onnx torch.onnx.errors
 torch.optim torch.optim.adadelta torch.optim.adagrad torch.optim.adam torch.optim.adamax
 torch.optim.adamw torch.optim.asgd torch.optim.lbfgs torch.optim.lr_scheduler
@@ -83,8 +85,8 @@ torch.serialization
 torch.sparse
 torch.special
 torch.testing
-torch.utils torch.utils.data torch.utils.data.dataloader torch.utils.data.dataset
-torch.utils.data.distributed torch.utils.data.sampler
+torch.utils torch.utils.checkpoint torch.utils.data torch.utils.data.dataloader
+torch.utils.data.dataset torch.utils.data.distributed torch.utils.data.sampler
 torch.version
 """.split()
 
@@ -191,14 +193,7 @@ OUT_OF_SCOPE = {
     "torch.nn.utils.fusion": "conv/linear + batch-norm folding for inference: not built",
     "torch.nn.utils.init": "skip_init (construct a module without initialising): not built",
     "torch.nn.utils.memory_format": "converting conv weights to channels_last: not built",
-    "torch.nn.utils.parametrizations": "parametrizations (weight_norm, orthogonal, "
-                                       "spectral_norm): not built",
-    "torch.nn.utils.parametrize": "parametrizations: not built",
-    "torch.nn.utils.spectral_norm": "spectral norm (a parametrization): not built",
-    "torch.nn.utils.weight_norm": "weight norm (a parametrization): not built",
     "torch.nn.utils.prune": "pruning: not built",
-    "torch.nn.utils.rnn": "PackedSequence and padding helpers: not built",
-    "torch.utils.checkpoint": "activation checkpointing: not built",
     "torch.utils.dlpack": "to_dlpack: not built (tp.from_dlpack is)",
     "torch.utils.flop_counter": "a FLOP counter built on TorchDispatchMode: not built",
     "torch.utils.module_tracker": "module tracking built on TorchDispatchMode: not built",
