@@ -214,6 +214,8 @@ def _attach_inplace(self, t, level):
     base = impl.base
     if base is not None and base.dtype.is_differentiable:
         from tensorplay import zeros_like
+        from tensorplay._tensor_factory import wrap
+        base = wrap(base)     # (a view's `base` is its base's impl)
         base_t = tangent_of(base, level)
         if base_t is None:
             base_t = zeros_like(base)

@@ -19,7 +19,7 @@ Where to start reading:
     autograd_function.py  a custom autograd.Function under vmap (generate_vmap_rule, vmap)
 """
 from tensorplay.func.transforms import (  # noqa: F401
-    grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian,
+    grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian, linearize,
 )
 from tensorplay.func.functional_call import functional_call, stack_module_state  # noqa: F401
 from tensorplay.func.batch_norm_replacement import replace_all_batch_norm_modules_  # noqa: F401
@@ -44,6 +44,6 @@ _function.vmap_apply = _function_under_vmap.apply_under_vmap
 # (the module, from sys.modules: tensorplay.autograd's `gradcheck` is the function)
 _sys.modules["tensorplay.autograd.gradcheck"].vmap = vmap
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize",
            "functional_call", "stack_module_state", "replace_all_batch_norm_modules_",
            "vmap", "fallback_ops", "BatchedTensor", "VmapError"]
