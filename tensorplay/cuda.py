@@ -72,3 +72,9 @@ ShortTensor = _CUDA_TYPES[_dt.int16]
 ByteTensor = _CUDA_TYPES[_dt.uint8]
 CharTensor = _CUDA_TYPES[_dt.int8]
 BoolTensor = _CUDA_TYPES[_dt.bool]
+
+
+# Timing (tensorplay/_device_timing.py): events stamped in the stream, the stream itself.
+from tensorplay._device_timing import (  # noqa: E402,F401
+    Event, Stream, current_stream, default_stream,
+)
