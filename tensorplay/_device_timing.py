@@ -180,12 +180,13 @@ def _quantile(sorted_times, q):
     return sorted_times[lo] + (sorted_times[hi] - sorted_times[lo]) * (pos - lo)
 
 
-def do_bench(fn, warmup=25, rep=100, quantiles=None, return_mode="mean", flush=True):
+def do_bench(fn, warmup=25, rep=100, quantiles=None, return_mode="mean", flush=True, *,
+             n_warmup=None, n_repeat=None):
     """Milliseconds per call of `fn()` (triton.testing.do_bench's interface).
 
     `warmup` and `rep` are budgets in milliseconds: five calls estimate the time of one,
     then max(1, warmup / estimate) untimed calls warm up and max(1, rep / estimate) timed
-    calls follow, each with the cache flushed before it (`flush`) and its own pair of
+    calls follow (`n_warmup`, `n_repeat`: these counts instead, no estimate), each with the cache flushed before it (`flush`) and its own pair of
     events, so that a GPU is synchronised around every run (the events stamp the kernel,
     not its launch). Returns the statistic `return_mode` ("mean", "median", "min", "max")
     of the run times, or, given `quantiles`, a list of those quantiles of them.
@@ -193,19 +194,22 @@ def do_bench(fn, warmup=25, rep=100, quantiles=None, return_mode="mean", flush=T
     if return_mode not in ("mean", "median", "min", "max", "all"):
         raise ValueError(f"do_bench(): expected return_mode one of 'mean', 'median', 'min', "
                          f"'max', 'all', got {return_mode!r}")
-    fn()
-    _cuda_state.synchronize()
-    start, end = Event(enable_timing=True), Event(enable_timing=True)
-    start.record()
-    for _ in range(5):
-        if flush:
-            flush_cache()
+    if n_warmup is None or n_repeat is None:
         fn()
-    end.record()
-    end.synchronize()
-    estimate = max(start.elapsed_time(end) / 5, 1e-6)
-    n_warmup = max(1, int(warmup / estimate))
-    n_repeat = max(1, int(rep / estimate))
+        _cuda_state.synchronize()
+        start, end = Event(enable_timing=True), Event(enable_timing=True)
+        start.record()
+        for _ in range(5):
+            if flush:
+                flush_cache()
+            fn()
+        end.record()
+        end.synchronize()
+        estimate = max(start.elapsed_time(end) / 5, 1e-6)
+        if n_warmup is None:
+            n_warmup = max(1, int(warmup / estimate))
+        if n_repeat is None:
+            n_repeat = max(1, int(rep / estimate))
     for _ in range(n_warmup):
         fn()
     times = []

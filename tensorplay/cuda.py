@@ -52,7 +52,8 @@ def reset_peak_memory_stats(device=None):
 
 
 def source(op, **params):
-    """The generated Triton source of a pointwise kernel, e.g. `tp.cuda.source("add")`."""
+    """The Triton source of an op's CUDA kernel, e.g. `tp.cuda.source("add")`,
+    `tp.cuda.source("softmax")` (see triton_kernels/_kernel_source.py)."""
     import triton_kernels
     return triton_kernels.source(op, **params)
 
