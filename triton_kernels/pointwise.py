@@ -51,6 +51,7 @@ else:
     CONFIGS = [Config({"BLOCK": 1024}, num_warps=4), Config({"BLOCK": 2048}, num_warps=8),
                Config({"BLOCK": 4096}, num_warps=8), Config({"BLOCK": 512}, num_warps=4)]
 BLOCK = CONFIGS[0].kwargs["BLOCK"]
+SMALLEST_BLOCK = min(c.kwargs["BLOCK"] for c in CONFIGS)
 
 
 def _entry(name):
@@ -105,13 +106,17 @@ def run_expression(name, expr, out, inputs, compute, scalars, matrix=False, part
         grid = (triton.cdiv(n, config.kwargs["BLOCK"]),)
         launch(kernel_name, fn, grid, pointer(into), *args, **meta, **config.launch_options())
 
-    # Measured launches write a scratch result laid out as `out`: an in-place op's `out`
-    # is one of its inputs, and each measured run must read the inputs as they were.
-    config = choose("pointwise template", CONFIGS,
-                    (kernel_name, bucket(n), compute.name),
-                    lambda c: run_config(c, factory.empty_strided(
-                        tuple(sizes), out._impl.strides, dtype=out._impl.dtype,
-                        device=out._impl.device)))
+    if n <= SMALLEST_BLOCK:
+        config = CONFIGS[0]     # one program whatever the config: nothing to choose
+    else:
+        # One choice per bucket and dtype for every expression: the template's kernels
+        # are memory-bound alike. Measured launches write a scratch result laid out as
+        # `out`: an in-place op's `out` is one of its inputs, and each measured run must
+        # read the inputs as they were.
+        config = choose("pointwise template", CONFIGS, (bucket(n), compute.name),
+                        lambda c: run_config(c, factory.empty_strided(
+                            tuple(sizes), out._impl.strides, dtype=out._impl.dtype,
+                            device=out._impl.device)))
     run_config(config, out)
     return out
 

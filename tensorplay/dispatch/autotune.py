@@ -44,9 +44,10 @@ from tensorplay.dispatch.plan_cache import plans
 __all__ = ["Config", "choose", "enable_autotune", "autotune_enabled", "choices", "bucket"]
 
 # The timing budget of one config: milliseconds of warm-up and of timed runs on a GPU
-# (Triton's autotuner's defaults); under the interpreter, run counts (a run costs
-# milliseconds there, whatever the config).
-GPU_WARMUP_MS, GPU_REP_MS = 25, 100
+# (a quarter of Triton's autotuner's 25 and 100: hundreds of runs of a microsecond
+# kernel still, and a program meeting many buckets does not wait seconds for each);
+# under the interpreter, run counts (a run costs milliseconds there, whatever the config).
+GPU_WARMUP_MS, GPU_REP_MS = 5, 25
 INTERPRETER_RUNS = 2
 
 

@@ -32,8 +32,8 @@ def hops(fn):
 
 
 @pytest.mark.parametrize("module, run", [
-    (pointwise, lambda: (make((5, 7)).cuda() * 3 + make((7,), seed=1).cuda(),
-                         make((5, 7)) * 3 + make((7,), seed=1))),
+    (pointwise, lambda: (make((50, 30)).cuda() * 3 + make((30,), seed=1).cuda(),
+                         make((50, 30)) * 3 + make((30,), seed=1))),
     (softmax, lambda: (tp.softmax(make((3, 40)).cuda(), 1), tp.softmax(make((3, 40)), 1))),
     (softmax, lambda: (tp.log_softmax(make((2, 5)).cuda(), 0),
                        tp.log_softmax(make((2, 5)), 0))),
@@ -71,12 +71,15 @@ def test_softmax_choice_is_measured_once_per_bucket(autotuning):
 
 
 def test_in_place_pointwise_is_applied_once_while_measured(autotuning):
-    """Measured launches write a scratch result: add_ reads self as it was each time."""
-    x, y = make((6, 5)), make((5,), seed=1)
+    """Measured launches write a scratch result: add_ reads self as it was each time.
+    (More elements than the smallest block: a tensor that fits in one program of every
+    config has nothing to choose, and is not measured.)"""
+    x, y = make((40, 30)), make((30,), seed=1)
     xc = x.cuda()
     text = hops(lambda: xc.add_(y.cuda()))
-    assert len(text) == 1 and "measured fastest of 2" in text[0]
+    assert len(text) == 1 and "measured fastest of 2 for ((2048,), 'float32')" in text[0]
     assert_same(xc, x + y)
+    assert hops(lambda: make((6, 5)).cuda() + 1) == []
 
 
 def test_matmul_choice_per_bucket_and_the_aligned_configs_divide(autotuning):
