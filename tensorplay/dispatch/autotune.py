@@ -130,9 +130,11 @@ def choose(kernel, configs, key, run, default=0):
     depend on): `configs[default]` while autotuning is off; else the kept choice of
     `key`, or, on the first call in the bucket, the fastest config measured by running
     `run(config)` (a launch of the kernel with that config on the call's arguments)."""
-    if not autotune_enabled():
+    if not autotune_enabled() or not plans.enabled:
         # No hop: the launch's `triton` hop shows the default's block sizes, and explain()
-        # reads as it did before autotuning existed.
+        # reads as it did before autotuning existed. With the plan cache off
+        # (`plans.enabled = False`) there is nowhere to keep a choice, and measuring every
+        # launch would cost more than any config saves: the default too.
         return configs[default]
     measured = []
 
@@ -152,21 +154,30 @@ def choose(kernel, configs, key, run, default=0):
 
 
 def _measure(configs, run):
-    """Time every config (do_bench); the fastest, with all the times. The launches being
-    timed are not reported to explain(): only the choice is."""
+    """Time every config (do_bench); the fastest, with all the times. A config that cannot
+    run (its tiles need more shared memory than the GPU has for this dtype: Triton's
+    OutOfResources) is left out, as Triton's autotuner leaves it; if none can, the first
+    one's error is raised. The launches being timed are not reported to explain(): only
+    the choice is."""
     active = trace.state.active
     trace.state.active = False
     try:
-        times = []
+        times, errors = [], []
         for config in configs:
-            if _cuda_state.is_interpreted():
-                ms = do_bench(lambda: run(config), n_warmup=1, n_repeat=INTERPRETER_RUNS,
-                              return_mode="median")
-            else:
-                ms = do_bench(lambda: run(config), warmup=GPU_WARMUP_MS, rep=GPU_REP_MS,
-                              return_mode="median")
+            try:
+                if _cuda_state.is_interpreted():
+                    ms = do_bench(lambda: run(config), n_warmup=1, n_repeat=INTERPRETER_RUNS,
+                                  return_mode="median")
+                else:
+                    ms = do_bench(lambda: run(config), warmup=GPU_WARMUP_MS, rep=GPU_REP_MS,
+                                  return_mode="median")
+            except Exception as e:      # noqa: BLE001 - any compile or launch failure
+                errors.append(e)
+                continue
             times.append((config, ms))
     finally:
         trace.state.active = active
+    if not times:
+        raise errors[0]
     best = min(times, key=lambda pair: pair[1])[0]
     return Choice(best, times)

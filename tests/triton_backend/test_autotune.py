@@ -140,3 +140,18 @@ def test_source_of_hand_written_kernels():
     assert "def add_kernel_rank2(" in triton_kernels.source("add", rank=2)
     with pytest.raises(NoKernelError, match=r"source\(\): no_such_op has no CUDA kernel"):
         triton_kernels.source("no_such_op")
+
+
+def test_a_config_that_cannot_run_is_left_out(autotuning):
+    """As Triton's autotuner does with OutOfResources (float64's biggest matmul tiles on a
+    GPU): measured without it; a kernel none of whose configs runs raises the first error."""
+    configs = [autotune.Config({"BLOCK": 1}), autotune.Config({"BLOCK": 2})]
+
+    def run(config):
+        if config.kwargs["BLOCK"] == 1:
+            raise RuntimeError("out of resources: shared memory")
+
+    assert autotune.choose("fake kernel", configs, ("bucket",), run) is configs[1]
+    assert [c for c, _ in autotune.choices("fake kernel")[("bucket",)].times] == [configs[1]]
+    with pytest.raises(RuntimeError, match="shared memory"):
+        autotune.choose("fake kernel", configs[:1], ("other",), run)
