@@ -113,10 +113,16 @@ def run_expression(name, expr, out, inputs, compute, scalars, matrix=False, part
         # are memory-bound alike. Measured launches write a scratch result laid out as
         # `out`: an in-place op's `out` is one of its inputs, and each measured run must
         # read the inputs as they were.
+        scratch = []        # made on the first measured run only, and reused
+
+        def run_measured(c):
+            if not scratch:
+                scratch.append(factory.empty_strided(tuple(sizes), out._impl.strides,
+                                                     dtype=out._impl.dtype,
+                                                     device=out._impl.device))
+            run_config(c, scratch[0])
         config = choose("pointwise template", CONFIGS, (bucket(n), compute.name),
-                        lambda c: run_config(c, factory.empty_strided(
-                            tuple(sizes), out._impl.strides, dtype=out._impl.dtype,
-                            device=out._impl.device)))
+                        run_measured)
     run_config(config, out)
     return out
 
