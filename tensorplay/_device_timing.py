@@ -136,7 +136,8 @@ def current_stream(device=None):
     """The stream TensorPlay's kernels are launched on."""
     if _on_gpu():
         import torch
-        return Stream(device, _torch_stream=torch.cuda.current_stream(device))
+        index = getattr(device, "index", device)     # a tp.device, an index or None
+        return Stream(device, _torch_stream=torch.cuda.current_stream(index))
     return Stream(device)
 
 
