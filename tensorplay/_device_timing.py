@@ -187,9 +187,10 @@ def do_bench(fn, warmup=25, rep=100, quantiles=None, return_mode="mean", flush=T
 
     `warmup` and `rep` are budgets in milliseconds: five calls estimate the time of one,
     then max(1, warmup / estimate) untimed calls warm up and max(1, rep / estimate) timed
-    calls follow (`n_warmup`, `n_repeat`: these counts instead, no estimate), each with the cache flushed before it (`flush`) and its own pair of
-    events, so that a GPU is synchronised around every run (the events stamp the kernel,
-    not its launch). Returns the statistic `return_mode` ("mean", "median", "min", "max")
+    calls follow (`n_warmup`, `n_repeat`: these counts instead, no estimate), each with
+    the cache flushed before it (`flush`) and its own pair of events, so that a GPU is
+    synchronised around every run (the events stamp the kernel, not its launch). Returns
+    the statistic `return_mode` ("mean", "median", "min", "max"; "all": every run's time)
     of the run times, or, given `quantiles`, a list of those quantiles of them.
     """
     if return_mode not in ("mean", "median", "min", "max", "all"):

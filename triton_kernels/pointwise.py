@@ -50,7 +50,6 @@ if INTERPRETED:
 else:
     CONFIGS = [Config({"BLOCK": 1024}, num_warps=4), Config({"BLOCK": 2048}, num_warps=8),
                Config({"BLOCK": 4096}, num_warps=8), Config({"BLOCK": 512}, num_warps=4)]
-BLOCK = CONFIGS[0].kwargs["BLOCK"]
 SMALLEST_BLOCK = min(c.kwargs["BLOCK"] for c in CONFIGS)
 
 

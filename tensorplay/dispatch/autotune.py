@@ -25,9 +25,11 @@ and why (measured now, with every config's time; or kept from the bucket's measu
 While it is off a kernel launches its list's default config, which the `triton` hop shows.
 
 On by default with a GPU. Under the Triton interpreter, off unless asked for
-(`TP_AUTOTUNE=1`, or `tp.dispatch.enable_autotune()`): interpreted programs cost the same
-whatever their block size, so the measurement would only make the tests slow; a kernel
-then runs its list's default config. A measuring launch must be repeatable: it runs
+(`TP_AUTOTUNE=1`, or `tp.dispatch.enable_autotune()`): an interpreted config's time says
+nothing of a GPU's (the interpreter pays per program, whatever its block), so measuring
+would only make the tests slow; a kernel then runs its list's default config. A launch
+small enough to be one program under every config (a short pointwise tensor) is not
+measured either: nothing would differ. A measuring launch must be repeatable: it runs
 several times on the same arguments, so a kernel that reads what it writes (in place)
 gives its autotuned launches a scratch result to write (triton_kernels/pointwise.py).
 """

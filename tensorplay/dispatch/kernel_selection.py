@@ -33,6 +33,11 @@ the fallbacks are tried in order, each logged:
     4. device            compute on the CPU, only when the user enabled it (warns)
 
 and otherwise an error lists every candidate and why it was rejected.
+
+Below the choice of a kernel, a Triton kernel's launch configuration (block sizes,
+num_warps, num_stages) is chosen by measurement per shape bucket (`shape_bucket`'s rule)
+and kept beside the launch plans: tensorplay/dispatch/autotune.py. Measured choices of a
+kernel itself, per bucket too, are tp.dispatch.tune's (tuning.py).
 """
 from __future__ import annotations
 
