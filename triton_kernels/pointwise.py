@@ -98,12 +98,14 @@ def run_expression(name, expr, out, inputs, compute, scalars, matrix=False, part
     kernel_name, fn, shape, flat_strides = plans.get(
         "triton.pointwise", signature,
         lambda: _pointwise_plan(name, expr, sizes, all_strides, tuple(scalars), matrix, parts))
-    meta = dict(COMPUTE=compute_dtype(compute), WIDE_INDEX=needs_wide_index(n, out, *inputs))
+    tl_compute, wide = compute_dtype(compute), needs_wide_index(n, out, *inputs)
     args = [pointer(t) for t in inputs] + [*scalars.values(), n, *shape, *flat_strides]
 
     def run_config(config, into):
         grid = (triton.cdiv(n, config.kwargs["BLOCK"]),)
-        launch(kernel_name, fn, grid, pointer(into), *args, **meta, **config.launch_options())
+        launch(kernel_name, fn, grid, pointer(into), *args, COMPUTE=tl_compute,
+               BLOCK=config.kwargs["BLOCK"], WIDE_INDEX=wide, num_warps=config.num_warps,
+               num_stages=config.num_stages)
 
     if n <= SMALLEST_BLOCK:
         config = CONFIGS[0]     # one program whatever the config: nothing to choose
