@@ -64,7 +64,8 @@ def reset_peak_memory_stats(device=None):
 
 
 def source(op, **params):
-    """The generated Triton source of a pointwise kernel, e.g. `tp.cuda.source("add")`."""
+    """The Triton source of an op's CUDA kernel, e.g. `tp.cuda.source("add")`,
+    `tp.cuda.source("softmax")` (see triton_kernels/_kernel_source.py)."""
     import triton_kernels
     return triton_kernels.source(op, **params)
 
@@ -84,3 +85,9 @@ ShortTensor = _CUDA_TYPES[_dt.int16]
 ByteTensor = _CUDA_TYPES[_dt.uint8]
 CharTensor = _CUDA_TYPES[_dt.int8]
 BoolTensor = _CUDA_TYPES[_dt.bool]
+
+
+# Timing (tensorplay/_device_timing.py): events stamped in the stream, the stream itself.
+from tensorplay._device_timing import (  # noqa: E402,F401
+    Event, Stream, current_stream, default_stream,
+)

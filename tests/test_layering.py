@@ -96,6 +96,7 @@ BACKEND_IMPORTS = {
     "tensorplay.library": "`@kernel` and the Library blocks of extra candidates",
     "tensorplay.dispatch.plan_cache": "plans kept per shape",
     "tensorplay.dispatch.trace": "a launch reported to explain() as a hop",
+    "tensorplay.dispatch.autotune": "launch configurations measured per shape bucket",
 }
 # A backend's one registration file (its package __init__) may import what registration
 # needs, before any kernel module loads.

@@ -85,8 +85,11 @@ torch.serialization
 torch.sparse
 torch.special
 torch.testing
-torch.utils torch.utils.checkpoint torch.utils.data torch.utils.data.dataloader
-torch.utils.data.dataset torch.utils.data.distributed torch.utils.data.sampler
+torch.utils torch.utils.benchmark torch.utils.benchmark.utils
+torch.utils.benchmark.utils.common torch.utils.benchmark.utils.compare
+torch.utils.benchmark.utils.timer torch.utils.checkpoint
+torch.utils.data torch.utils.data.dataloader torch.utils.data.dataset
+torch.utils.data.distributed torch.utils.data.sampler
 torch.version
 """.split()
 
@@ -176,8 +179,16 @@ OUT_OF_SCOPE = {
     "torch.onnx.ops": "ONNX operators callable inside a traced model (issue 31)",
     # features not built yet, each with where it will be (or why not)
     "torch.autograd.forward_ad": "forward-mode AD: TensorPlay issue 30",
-    "torch.utils.benchmark": "the Timer and benchmark tools: TensorPlay issue 32 (kernel "
-                             "prototyping)",
+    "torch.utils.benchmark.examples": "PyTorch's own example scripts for its Timer",
+    "torch.utils.benchmark.op_fuzzers": "random inputs for benchmarking PyTorch's ops: "
+                                        "not built",
+    "torch.utils.benchmark.utils.fuzzer": "the Fuzzer behind op_fuzzers: not built",
+    "torch.utils.benchmark.utils.sparse_fuzzer": "the Fuzzer behind op_fuzzers: not built",
+    "torch.utils.benchmark.utils.cpp_jit": "compiling C++ statements against libtorch "
+                                           "(Timer(language='c++')): no C++ API here",
+    "torch.utils.benchmark.utils.valgrind_wrapper": "Callgrind instruction counts of C++ "
+                                                    "statements: no C++ API here",
+    "torch.utils.benchmark.utils.compile": "benchmarking torch.compile backends",
     "torch.nn.attention": "SDPA kernel selection and flex attention: TensorPlay has one "
                           "attention (the math composition); fused kernels are issue 33",
     "torch.nn.modules.lazy": "lazy modules (shapes inferred at the first call), as "
