@@ -64,6 +64,9 @@ ALLOWED = {
     ("tensorplay.nn.modules.rnn", "tensorplay.nn.utils"):
         "the RNN layers take a PackedSequence (nn/utils/rnn.py), and tp.nn.utils builds on "
         "the modules (its parametrizations are Modules), as in PyTorch",
+    ("tensorplay.nn.utils.stateless", "tensorplay.func"):
+        "the deprecated nn.utils.stateless.functional_call forwards to tp.func's, which "
+        "builds on tp.nn (stack_module_state, the batch-norm replacement)",
     ("tensorplay.autograd.recording", "tensorplay.autograd.inplace_views"):
         "inplace_views is built on recording; recording reaches it only when an "
         "in-place op rewrites a view's history",

@@ -27,7 +27,8 @@ TOP_LEVEL = ["serialization", "random", "functional", "version", "hub", "overrid
 KEPT = """
 torch.accelerator
 torch.amp torch.amp.autocast_mode torch.amp.grad_scaler
-torch.autograd torch.autograd.anomaly_mode torch.autograd.function torch.autograd.functional
+torch.autograd torch.autograd.anomaly_mode torch.autograd.forward_ad torch.autograd.function
+torch.autograd.functional
 torch.autograd.grad_mode torch.autograd.gradcheck torch.autograd.graph
 torch.autograd.variable
 torch.backends torch.backends.cpu torch.backends.cuda torch.backends.cudnn
@@ -178,7 +179,6 @@ OUT_OF_SCOPE = {
     "torch.onnx.verification": "checking an exported model against onnxruntime (issue 31)",
     "torch.onnx.ops": "ONNX operators callable inside a traced model (issue 31)",
     # features not built yet, each with where it will be (or why not)
-    "torch.autograd.forward_ad": "forward-mode AD: TensorPlay issue 30",
     "torch.utils.benchmark.examples": "PyTorch's own example scripts for its Timer",
     "torch.utils.benchmark.op_fuzzers": "random inputs for benchmarking PyTorch's ops: "
                                         "not built",

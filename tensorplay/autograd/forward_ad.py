@@ -21,14 +21,15 @@ from tensorplay.autograd.forward_mode import hidden_level, set_tangent, tangent_
 from tensorplay.errors import AutogradError
 
 
+# vmap's BatchedTensor module (tensorplay/func/batched.py): tensorplay.func sits above
+# autograd, and its package hands the module over here as it loads (as it hands the
+# engine `batched_grad`). None until then: no tensor can be batched before vmap exists.
+batched = None
+
+
 def batched_impl(x):
-    """The BatchedImpl of `x` under vmap, or None (tensorplay.func sits above autograd:
-    imported when a call needs it, by which time it is loaded)."""
-    impl = getattr(x, "_impl", None)
-    if impl is None or not hasattr(impl, "bdim"):
-        return None
-    from tensorplay.func.batched import batched_impl as of
-    return of(x)
+    """The BatchedImpl of `x` under vmap, or None."""
+    return None if batched is None else batched.batched_impl(x)
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
            "unpack_dual", "dual_level"]
@@ -62,10 +63,9 @@ def make_dual(tensor, tangent, *, level=None):
 
     The view records in autograd as PyTorch's `_make_dual` does (the gradient flows to
     `tensor`), so forward and reverse mode can be mixed."""
-    from tensorplay._tensor import Tensor
     level = _level(level, "create a dual Tensor")
     for arg, value in (("tensor", tensor), ("tangent", tangent)):
-        if not isinstance(value, Tensor):
+        if getattr(value, "_impl", None) is None:
             raise TypeError(f"make_dual(): argument '{arg}' must be a Tensor, got "
                             f"{type(value).__name__}")
     if not tensor.dtype.is_differentiable:
@@ -96,16 +96,15 @@ def _make_dual_batched(tensor, tangent, level):
     the Vmap keys): unwrap the primal's level, give its physical tensor the tangent
     (unwrapped at the same level, or expanded over the batch when it is not batched
     there), and wrap the dual again."""
-    from tensorplay.func.batched import unwrap_level, wrap_batched
     vmap_level = batched_impl(tensor).level
-    physical, bdim = unwrap_level(tensor, vmap_level)
+    physical, bdim = batched.unwrap_level(tensor, vmap_level)
     physical = physical.movedim(bdim, 0)
-    t_physical, t_bdim = unwrap_level(tangent, vmap_level)
+    t_physical, t_bdim = batched.unwrap_level(tangent, vmap_level)
     if t_bdim is None:
         t_physical = tangent.unsqueeze(0).expand((physical.shape[0],) + tuple(tangent.shape))
     else:
         t_physical = t_physical.movedim(t_bdim, 0)
-    return wrap_batched(make_dual(physical, t_physical, level=level), 0, vmap_level)
+    return batched.wrap_batched(make_dual(physical, t_physical, level=level), 0, vmap_level)
 
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
@@ -122,12 +121,11 @@ def unpack_dual(tensor, *, level=None):
     impl = batched_impl(tensor)
     if impl is not None:
         # the tangent is the physical tensor's: unpack that, and wrap both halves again
-        from tensorplay.func.batched import wrap_batched
         primal, tangent = unpack_dual(impl.value, level=level)
         if tangent is None:
             return UnpackedDualTensor(tensor, None)
-        return UnpackedDualTensor(wrap_batched(primal, impl.bdim, impl.level),
-                                  wrap_batched(tangent, impl.bdim, impl.level))
+        return UnpackedDualTensor(batched.wrap_batched(primal, impl.bdim, impl.level),
+                                  batched.wrap_batched(tangent, impl.bdim, impl.level))
     tangent = tangent_of(tensor, level)
     if tangent is None:
         return UnpackedDualTensor(tensor, None)

@@ -227,12 +227,14 @@ def _attach_inplace(self, t, level):
     set_tangent(self, level, t)
 
 
+FORWARD = {}        # op name -> Tangent (tensorplay/_generated/forward_formulas.py), by register()
+
+
 def make_kernel(handle):
     """The kernel at the ForwardAD key for `handle`'s op (a boxed fallback: one function,
     made per op). An op with no backward formula falls through: a Composite decomposition
     carries tangents through the ops it calls, and an op with no derivative at all
     (argmax, a comparison) has outputs no tangent belongs to."""
-    from tensorplay._generated.forward_formulas import FORWARD
     tangent = FORWARD.get(handle.name)
     if tangent is None:
         return FALLTHROUGH
@@ -276,7 +278,9 @@ def make_kernel(handle):
     return forward_ad
 
 
-def register():
-    """Put the kernel at the ForwardAD key of every op, defined now or later (tensorplay's
-    import calls it once the generated ops and their tangent functions exist)."""
+def register(tangents):
+    """Put the kernel at the ForwardAD key of every op, defined now or later. tensorplay's
+    import calls it once the generated ops exist, with their tangent functions (the
+    generated FORWARD table, which sits above autograd)."""
+    FORWARD.update(tangents)
     dispatcher.register_fallback(DispatchKey.ForwardAD, make_kernel)

@@ -221,8 +221,13 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     return _untuple(jac[0], is_inputs_tuple)
 
 
+# tp.func's jacfwd and hessian (forward mode over vmap): tensorplay.func sits above autograd
+# and hands them over here as it loads.
+func_transforms = None
+
+
 def _forward_jacobian(func, inputs):
-    from tensorplay.func.transforms import jacfwd
+    jacfwd = func_transforms.jacfwd
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
     argnums = tuple(range(len(inputs)))
     jac = jacfwd(func, argnums=argnums)(*inputs)
@@ -242,7 +247,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
     vectorize=True and outer_jacobian_strategy="forward-mode", forward over reverse:
     tp.func.hessian)."""
     if outer_jacobian_strategy == "forward-mode" and vectorize and not create_graph:
-        from tensorplay.func.transforms import hessian as func_hessian
+        func_hessian = func_transforms.hessian
         is_tuple, xs = _as_tuple(inputs, "inputs", "hessian")
         h = func_hessian(lambda *a: func(*a).reshape(()),
                          argnums=tuple(range(len(xs))))(*xs)

@@ -38,6 +38,12 @@ from tensorplay.autograd import gradcheck as _gradcheck_function  # noqa: F401 (
 # engine sits below vmap and does not import it, so vmap's package hands it over here,
 # and hands gradcheck vmap itself (check_batched_grad runs backward under it).
 _engine.batched_grad = _batched_grad.batched_grad
+# ... and hands forward mode the BatchedTensor module (a dual tensor under vmap keeps its
+# tangent on the physical tensor), and autograd.functional the forward-mode Jacobians.
+from tensorplay.autograd import forward_ad as _forward_ad, functional as _functional  # noqa: E402
+from tensorplay.func import batched as _batched, transforms as _transforms  # noqa: E402
+_forward_ad.batched = _batched
+_functional.func_transforms = _transforms
 _engine.grads_batched = _batched_grad.grads_batched
 # A custom autograd.Function called with batched tensors runs on the physical ones.
 _function.vmap_apply = _function_under_vmap.apply_under_vmap
