@@ -7820,3 +7820,390 @@ class FftC2cBackward0(Node):
         if self.needs_input_grad(0):
             d_self = fft_c2c_backward(grad, dim, normalization, forward)
         return (d_self,)
+
+
+class SpecialAiryAiBackward0(Node):
+    """Backward of `special_airy_ai(Tensor x) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_airy_ai'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_x = None
+        return (d_x,)
+
+
+class SpecialBesselJ0Backward0(Node):
+    """Backward of `special_bessel_j0(Tensor self) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_bessel_j0'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        return (d_self,)
+
+
+class SpecialBesselJ1Backward0(Node):
+    """Backward of `special_bessel_j1(Tensor self) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_bessel_j1'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        return (d_self,)
+
+
+class SpecialBesselY0Backward0(Node):
+    """Backward of `special_bessel_y0(Tensor self) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_bessel_y0'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        return (d_self,)
+
+
+class SpecialBesselY1Backward0(Node):
+    """Backward of `special_bessel_y1(Tensor self) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_bessel_y1'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        return (d_self,)
+
+
+class SpecialModifiedBesselI0Backward0(Node):
+    """Backward of `special_modified_bessel_i0(Tensor self) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_modified_bessel_i0'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        return (d_self,)
+
+
+class SpecialModifiedBesselI1Backward0(Node):
+    """Backward of `special_modified_bessel_i1(Tensor self) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_modified_bessel_i1'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        return (d_self,)
+
+
+class SpecialModifiedBesselK0Backward0(Node):
+    """Backward of `special_modified_bessel_k0(Tensor self) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_modified_bessel_k0'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        return (d_self,)
+
+
+class SpecialModifiedBesselK1Backward0(Node):
+    """Backward of `special_modified_bessel_k1(Tensor self) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_modified_bessel_k1'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        return (d_self,)
+
+
+class SpecialScaledModifiedBesselK0Backward0(Node):
+    """Backward of `special_scaled_modified_bessel_k0(Tensor x) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_scaled_modified_bessel_k0'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_x = None
+        return (d_x,)
+
+
+class SpecialScaledModifiedBesselK1Backward0(Node):
+    """Backward of `special_scaled_modified_bessel_k1(Tensor x) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_scaled_modified_bessel_k1'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_x = None
+        return (d_x,)
+
+
+class SpecialSphericalBesselJ0Backward0(Node):
+    """Backward of `special_spherical_bessel_j0(Tensor x) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_spherical_bessel_j0'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_x = None
+        return (d_x,)
+
+
+class SpecialChebyshevPolynomialTBackward0(Node):
+    """Backward of `special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_chebyshev_polynomial_t'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_x = None
+        d_n = None
+        return (d_x, d_n)
+
+
+class SpecialChebyshevPolynomialUBackward0(Node):
+    """Backward of `special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_chebyshev_polynomial_u'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_x = None
+        d_n = None
+        return (d_x, d_n)
+
+
+class SpecialChebyshevPolynomialVBackward0(Node):
+    """Backward of `special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_chebyshev_polynomial_v'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_x = None
+        d_n = None
+        return (d_x, d_n)
+
+
+class SpecialChebyshevPolynomialWBackward0(Node):
+    """Backward of `special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_chebyshev_polynomial_w'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_x = None
+        d_n = None
+        return (d_x, d_n)
+
+
+class SpecialShiftedChebyshevPolynomialTBackward0(Node):
+    """Backward of `special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_shifted_chebyshev_polynomial_t'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_x = None
+        d_n = None
+        return (d_x, d_n)
+
+
+class SpecialShiftedChebyshevPolynomialUBackward0(Node):
+    """Backward of `special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_shifted_chebyshev_polynomial_u'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_x = None
+        d_n = None
+        return (d_x, d_n)
+
+
+class SpecialShiftedChebyshevPolynomialVBackward0(Node):
+    """Backward of `special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_shifted_chebyshev_polynomial_v'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_x = None
+        d_n = None
+        return (d_x, d_n)
+
+
+class SpecialShiftedChebyshevPolynomialWBackward0(Node):
+    """Backward of `special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_shifted_chebyshev_polynomial_w'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_x = None
+        d_n = None
+        return (d_x, d_n)
+
+
+class SpecialHermitePolynomialHBackward0(Node):
+    """Backward of `special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_hermite_polynomial_h'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_x = None
+        d_n = None
+        return (d_x, d_n)
+
+
+class SpecialHermitePolynomialHeBackward0(Node):
+    """Backward of `special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_hermite_polynomial_he'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_x = None
+        d_n = None
+        return (d_x, d_n)
+
+
+class SpecialLaguerrePolynomialLBackward0(Node):
+    """Backward of `special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_laguerre_polynomial_l'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_x = None
+        d_n = None
+        return (d_x, d_n)
+
+
+class SpecialLegendrePolynomialPBackward0(Node):
+    """Backward of `special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'special_legendre_polynomial_p'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_x = None
+        d_n = None
+        return (d_x, d_n)
+
+
+class HistcBackward0(Node):
+    """Backward of `histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor`.
+
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'histc'
+
+    def apply(self, grads):
+        grad = grads[0]
+        d_self = None
+        return (d_self,)

@@ -205,16 +205,18 @@ class OperatorHandle:
                 resolved[k] = FALLTHROUGH
             elif self.kernels[k] is not None:
                 resolved[k] = self.kernels[k]
-            elif _boxed_fallbacks[k] is not None:
-                # One kernel for every op at this key (the Python key's handler of tensor
-                # subclasses and dispatch modes), made for this handle.
-                resolved[k] = _boxed_fallbacks[k](self)
             elif is_autograd_key(k) and composite is not None and not has_autograd \
                     and not self._has_backend_kernel(k - AUTOGRAD_OFFSET):
                 # Composite-implicit autograd: the decomposition runs *above* autograd,
                 # so the ops it calls record the graph and no formula is needed. A backend
                 # with a kernel of its own overrides the decomposition.
                 resolved[k] = _drop_keyset(composite)
+            elif _boxed_fallbacks[k] is not None:
+                # One kernel for every op at this key, made for this handle: the Python
+                # key's handler of tensor subclasses and dispatch modes; at the autograd
+                # keys, the fallback of an op with no derivative (a grad_fn that raises in
+                # backward, tensorplay/autograd/not_implemented.py), never a silent detach.
+                resolved[k] = _boxed_fallbacks[k](self)
             else:
                 resolved[k] = FALLTHROUGH
         self.resolved = resolved
@@ -357,7 +359,7 @@ class OperatorHandle:
             r = self.resolved[k]
             if r is None or r is FALLTHROUGH or not shown >> k & 1:
                 continue
-            if self.kernels[k] is None and _boxed_fallbacks[k] is not None:
+            if self.kernels[k] is None and getattr(r, "fallback_name", None) is not None:
                 continue        # a boxed fallback: the same for every op
             reg = self.slot_registry(k)
             if reg is not None:
