@@ -128,9 +128,11 @@ class OperatorHandle:
 
     # ---- registration -------------------------------------------------------------
     def register(self, key, fn, *, name=None, priority=0, dtypes=None, contiguous=False,
-                 shape=None, layout=None, takes_complex=False, check_signature=True):
+                 shape=None, layout=None, takes_complex=False, check_signature=True,
+                 replace=False):
         """Put `fn` in the slot for `key`. At a backend key it becomes a candidate of the
-        second-level registry; elsewhere it replaces the slot (override, no unregister)."""
+        second-level registry (`replace`: the only one); elsewhere it replaces the slot
+        (override, no unregister)."""
         key = DispatchKey(key)
         name = name or f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', fn)}"
         if check_signature:
@@ -140,7 +142,7 @@ class OperatorHandle:
             if reg is None:
                 reg = self.registries[key] = KernelRegistry(self, key)
             reg.add(fn, name=name, priority=priority, dtypes=dtypes, contiguous=contiguous,
-                    shape=shape, layout=layout, takes_complex=takes_complex)
+                    shape=shape, layout=layout, takes_complex=takes_complex, replace=replace)
         else:
             self.kernels[key] = fn
             self.kernel_names[key] = name

@@ -5,14 +5,14 @@ Two halves, as PyTorch's torch.library:
 - `Library(key, name)` blocks and the `@kernel` decorator (registration.py): how the
   backends register the kernels ops.yaml names. The backends import this package, so it
   stays light: the half below loads on first use (`__getattr__`).
-- custom ops (custom_op.py): `custom_op("mylib::f(Tensor x, float eps) -> Tensor",
+- custom ops (custom_ops.py): `custom_op("mylib::f(Tensor x, float eps) -> Tensor",
   derivatives={"x": "..."})` or the decorator form `@custom_op("mylib::f",
   mutates_args=())` defines an op with the dispatcher at run time, as ops.yaml does at
   build time: callable as `tp.ops.mylib.f`, with kernels per device (`register_kernel`),
   a fake (meta) kernel, a batching rule, autocast, and a backward node compiled from
   derivative formulas by the code generator's own formula compiler (derivatives.py).
   `triton_op` / `wrap_triton` (triton.py) launch a Triton kernel inside one;
-  `opcheck` (opcheck.py) tests one.
+  `opcheck` (checking.py) tests one.
 """
 from __future__ import annotations
 
@@ -27,12 +27,12 @@ __all__ = ["Library", "kernel", "ShapeRule", "custom_op", "CustomOpDef", "triton
 # name -> the submodule that defines it, imported on first use (it needs autograd and
 # the code generator, which sit above the backends that import this package)
 _LAZY = {
-    "custom_op": "custom_op", "CustomOpDef": "custom_op", "register_fake": "custom_op",
-    "register_kernel": "custom_op", "register_autograd": "custom_op",
-    "register_vmap": "custom_op", "register_autocast": "custom_op",
+    "custom_op": "custom_ops", "CustomOpDef": "custom_ops", "register_fake": "custom_ops",
+    "register_kernel": "custom_ops", "register_autograd": "custom_ops",
+    "register_vmap": "custom_ops", "register_autocast": "custom_ops",
     "infer_schema": "schema",
     "triton_op": "triton", "wrap_triton": "triton",
-    "opcheck": "opcheck",
+    "opcheck": "checking",
 }
 
 

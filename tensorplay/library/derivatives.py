@@ -1,0 +1,118 @@
+"""A custom op's derivative formulas, compiled at run time by the code generator.
+
+    custom_op("mylib::scale(Tensor x, float a) -> Tensor", derivatives={"x": "grad * a"})
+
+The formulas are the language of derivatives.yaml, and this module has no interpreter of
+its own: it builds the `DerivativeEntry` that the YAML loader would have built for such
+an entry, hands it to `build_specs` (tensorplay/codegen/gen_autograd.py: parse, find what
+to save, hoist common subexpressions), and writes the backward node and the autograd
+wrapper with the same `gen_node` / `gen_wrapper` that write autograd_nodes.py and
+autograd_wrappers.py. The source is then executed, as `import` executes the generated
+files: `ScaleBackward0` and its wrapper are what the generator would have emitted had the
+op been in ops.yaml (`CustomOpDef.backward_source()` prints them). A formula that does
+not parse is a `FormulaError` with a caret under the bad token, as for the YAML file.
+"""
+from __future__ import annotations
+
+import linecache
+import types
+
+from tensorplay.codegen import gen_autograd
+from tensorplay.codegen.yaml_loader import (
+    CodegenError, DerivativeEntry, Formula, Location, OpEntry, _check_formula_input,
+)
+from tensorplay.errors import ArgumentError
+
+__all__ = ["compile_derivatives", "NON_DIFFERENTIABLE"]
+
+# The value that marks an input without a gradient (derivatives.yaml's
+# `non_differentiable: [index]`), e.g. {"x": "grad * 2", "index": "non_differentiable"}
+NON_DIFFERENTIABLE = "non_differentiable"
+
+
+def _entry(qualname, schema, derivatives):
+    """The DerivativeEntry of `derivatives` ({input or "a, b": formula}), checked as the
+    YAML loader checks an entry. Each formula is shown as line `key: formula` of a
+    file named after the op, so an error's caret points into what the user wrote."""
+    file = f"<derivatives of {qualname}>"
+    arg_types = {a.name: a.type for a in schema.arguments}
+    formulas, non_diff, owner = [], [], {}
+    for line, (key, text) in enumerate(derivatives.items(), 1):
+        inputs = tuple(part.strip() for part in str(key).split(","))
+        where = Location(file, line)
+        if text == NON_DIFFERENTIABLE:
+            non_diff.extend(inputs)
+            continue
+        if not isinstance(text, str) or not text.strip():
+            raise CodegenError(where, f"the formula for '{key}' must be a string, got {text!r}")
+        for name in inputs:
+            _check_formula_input(name, schema, arg_types, owner, tuple(non_diff), where)
+            owner[name] = line
+        source_line = f"{key}: {text}"
+        formulas.append(Formula(inputs, text, line, len(str(key)) + 2, source_line))
+    for a in schema.arguments:
+        if a.type.is_tensor and a.name not in owner and a.name not in non_diff:
+            raise ArgumentError(
+                f"custom_op(): {qualname}: no derivative formula for '{a.name}'; give one "
+                f"(derivatives={{'{a.name}': '...'}}) or mark it "
+                f"{{'{a.name}': '{NON_DIFFERENTIABLE}'}}", op=qualname, arg=a.name)
+    if any(a.type.annotation is not None and a.type.annotation.is_write
+           for a in schema.arguments):
+        raise ArgumentError(f"custom_op(): {qualname} mutates an argument; derivative "
+                            f"formulas are supported for functional custom ops only",
+                            op=qualname, arg="derivatives")
+    return DerivativeEntry(schema, tuple(formulas), None, tuple(non_diff), Location(file, 1))
+
+
+def _function_names():
+    """What a formula may call besides the helpers: the tp.* functions, as for the
+    generator (which reads them from ops.yaml)."""
+    from tensorplay._generated import functional
+    return {n for n in vars(functional) if not n.startswith("_")}
+
+
+def compile_derivatives(qualname, schema, derivatives):
+    """(the autograd wrapper, the node class, their source, `ops`) of `derivatives` for the
+    op `qualname` (`schema` parsed by the codegen's model). The wrapper runs the op below
+    autograd by its handle, `ops.<name>`: the caller sets it once the op is defined (a
+    formula that does not compile leaves no op behind)."""
+    entry = _entry(qualname, schema, derivatives)
+    functions = _function_names()
+    spec = gen_autograd.build_specs([entry], functions)[schema.name.full]
+    node_lines = gen_autograd.gen_node(spec)
+    # The node names its forward op; the generator writes the name without a namespace.
+    op_line = f"    OP = {schema.name.full!r}"
+    node_lines = [f"    OP = {qualname!r}" if line == op_line else line for line in node_lines]
+    op_entry = OpEntry(schema=schema, variants=frozenset({"function"}), dispatch=(),
+                       meta=None, tags=(), python_operators=(), doc=None,
+                       loc=Location(f"<{qualname}>", 1))
+    wrapper_lines = gen_autograd.gen_wrapper(op_entry, spec)
+    source = "\n".join(node_lines) + "\n\n" + "\n".join(wrapper_lines) + "\n"
+    namespace = _namespace(spec, functions)
+    namespace["ops"] = handles = types.SimpleNamespace()
+    filename = f"<generated backward of {qualname}>"
+    # linecache lets tracebacks, inspect and explain() show the generated lines
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    wrapper = namespace[schema.name.unambiguous_name]
+    wrapper.records_only = True     # as every generated wrapper (autograd_wrappers.py)
+    return wrapper, namespace[spec.class_name], source, handles
+
+
+def _namespace(spec, functions):
+    """The names the generated source reads: what autograd_nodes.py and
+    autograd_wrappers.py import, and the functions its formulas call."""
+    from tensorplay._generated import functional
+    from tensorplay.autograd import formulas, recording, saved
+    from tensorplay.autograd.node import Node
+    from tensorplay.dispatch.tls import grad_state
+    ns = {"Node": Node, "grad_state": grad_state, "__name__": "tensorplay.library.generated"}
+    for name in ("NOT_SAVED", "SavedVariable", "SavedVariableList", "list_saves"):
+        ns[name] = getattr(saved, name)
+    for name in ("any_requires_grad", "below_autograd", "check_inplace", "rebase_history",
+                 "set_history"):
+        ns[name] = getattr(recording, name)
+    helpers = gen_autograd.helper_names()
+    for call in spec.calls:
+        ns[call] = getattr(formulas, call) if call in helpers else getattr(functional, call)
+    return ns
