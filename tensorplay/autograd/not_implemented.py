@@ -9,10 +9,13 @@ instead gives such a result a grad_fn whose backward raises; so does this module
 registered at every autograd key (`Dispatcher.register_fallback`, by
 tensorplay/_backend_loading.py) for every op that registers nothing there itself:
 
-    y = tp.ops.mylib.f(x)        # x requires grad, f has no derivative
-    y.grad_fn                    # <NotImplemented>
-    y.sum().backward()           # AutogradError: the derivative for 'mylib::f' is
-                                 # not implemented.
+    y = tp.bincount(idx, weights=w)     # w requires grad; bincount has no formula
+    y.grad_fn                          # <NotImplemented>
+    y.sum().backward()                 # AutogradError: derivative for bincount is not
+                                       # implemented
+
+(A custom op without a derivative gets the same node, with PyTorch's message for it:
+tensorplay/library/custom_ops.py.)
 
 It records only: with no input that requires grad the dispatch loop skips it (the
 `records_only` mark), so calls that need no gradient pay nothing. Only floating and
@@ -65,7 +68,7 @@ def _tensors_of(handle, args):
 def not_implemented_kernel(handle, message=None):
     """The autograd kernel of `handle`'s op that records a NotImplementedBackward node
     (`message`: what its backward raises; PyTorch's wording by default)."""
-    message = message or f"the derivative for '{handle.name}' is not implemented."
+    message = message or f"derivative for {handle.name} is not implemented"   # PyTorch's
     mutable = handle.schema.mutable_positions
 
     def autograd_not_implemented(ks, *args):

@@ -15,6 +15,7 @@ import inspect
 import types
 import typing
 
+from tensorplay._tensor import Tensor
 from tensorplay.codegen.model import FunctionSchema, SchemaError
 from tensorplay.dispatch.dispatcher import OpSchema
 from tensorplay.errors import ArgumentError
@@ -89,7 +90,6 @@ def op_schema(namespace, schema):
 def _type_text(hint, where):
     """The schema type of one annotation: Tensor, float, int, bool, str, Optional[...],
     list[...] / Sequence[...]."""
-    from tensorplay._tensor import Tensor
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         members = [a for a in typing.get_args(hint) if a is not type(None)]
@@ -120,7 +120,6 @@ def _default_text(value, where):
 
 
 def _return_text(hint):
-    from tensorplay._tensor import Tensor
     if hint is None or hint is type(None):
         return "()"
     if hint is Tensor:
