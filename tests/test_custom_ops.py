@@ -153,6 +153,19 @@ def test_autocast_passes_inputs_unchanged_unless_registered():
         assert op(tp.ones(2)).dtype is tp.bfloat16
     assert op(tp.ones(2)).dtype is tp.float32               # outside autocast
     assert seen == [tp.float32, tp.bfloat16, tp.float32]
+    given = tp.library.custom_op("tcustom::ac_given(Tensor x) -> Tensor",
+                                 autocast={"cpu": tp.float16})
+    given.register_kernel("cpu", lambda x: x.clone())
+    with tp.autocast("cpu", dtype=tp.bfloat16):
+        assert given(tp.ones(2)).dtype is tp.float16
+        assert given(tp.ones(2, dtype=tp.int64)).dtype is tp.int64      # floating only
+
+
+def test_define_and_impl_as_pytorch():
+    op = tp.library.define("tcustom::plus_one", "(Tensor x) -> Tensor")
+    tp.library.impl("tcustom::plus_one", "cpu", lambda x: x + 1)
+    assert tp.ops.tcustom.plus_one(tp.zeros(2)).tolist() == [1.0, 1.0]
+    assert op is tp.ops.tcustom.plus_one
 
 
 def test_explain_shows_its_hops():

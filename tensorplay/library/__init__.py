@@ -21,7 +21,7 @@ import importlib
 from tensorplay.library.registration import Library, ShapeRule, kernel
 
 __all__ = ["Library", "kernel", "ShapeRule", "custom_op", "CustomOpDef", "triton_op",
-           "wrap_triton", "opcheck", "OpCheckError", "infer_schema", "register_fake", "register_kernel",
+           "wrap_triton", "opcheck", "OpCheckError", "define", "impl", "infer_schema", "register_fake", "register_kernel",
            "register_autograd", "register_vmap", "register_autocast"]
 
 # name -> the submodule that defines it, imported on first use (it needs autograd and
@@ -30,6 +30,7 @@ _LAZY = {
     "custom_op": "custom_ops", "CustomOpDef": "custom_ops", "register_fake": "custom_ops",
     "register_kernel": "custom_ops", "register_autograd": "custom_ops",
     "register_vmap": "custom_ops", "register_autocast": "custom_ops",
+    "define": "custom_ops", "impl": "custom_ops",
     "infer_schema": "schema",
     "triton_op": "triton", "wrap_triton": "triton",
     "opcheck": "checking", "OpCheckError": "checking",

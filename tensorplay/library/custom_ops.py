@@ -48,7 +48,7 @@ from tensorplay.dispatch.tls import ExcludeKeys
 from tensorplay.errors import ArgumentError
 from tensorplay.library.schema import infer_schema, op_schema, parse_schema
 
-__all__ = ["custom_op", "CustomOpDef", "register_kernel", "register_fake",
+__all__ = ["custom_op", "CustomOpDef", "define", "impl", "register_kernel", "register_fake",
            "register_autograd", "register_vmap", "register_autocast"]
 
 # the device names register_kernel takes -> the backend keys they fill
@@ -179,8 +179,9 @@ class CustomOpDef:
     # ---- kernels ----------------------------------------------------------------------
     def register_kernel(self, device_types, fn=None):
         """Register `fn` as the op's kernel for `device_types` ("cpu", "cuda", "meta",
-        "default" = every device; a tuple of them), replacing the one there. Usable as
-        a decorator. The kernel takes the schema's arguments, by their names."""
+        "default" = every device, or a key's name, "CPU"; a tuple of them), replacing the
+        one there. Usable as a decorator. The kernel takes the schema's arguments, by
+        their names (the dispatcher checks them)."""
         if fn is None:
             return lambda f: self.register_kernel(device_types, f) or f
         if device_types is None:
@@ -188,14 +189,18 @@ class CustomOpDef:
         if isinstance(device_types, str):
             device_types = (device_types,)
         for device in device_types:
-            keys = DEVICE_KEYS.get(str(device))
+            if isinstance(device, DispatchKey):
+                device = device.name
+            device = {"compositeexplicitautograd": "default"}.get(str(device).lower(),
+                                                                  str(device).lower())
+            keys = DEVICE_KEYS.get(device)
             if keys is None:
                 raise ArgumentError(f"{self.qualname}.register_kernel(): unknown device type "
                                     f"{device!r} (one of {', '.join(DEVICE_KEYS)})",
                                     op=self.qualname, arg="device_types")
             for key in keys:
                 self.handle.register(key, fn, name=_name_of(fn), replace=True)
-            self.kernels[str(device)] = fn
+            self.kernels[device] = fn
         return fn
 
     def register_fake(self, fn=None):
@@ -432,6 +437,19 @@ def custom_op(name, fn=None, /, *, mutates_args=None, derivatives=None, autocast
         return op
 
     return define if fn is None else define(fn)
+
+
+def define(qualname, schema, *, lib=None, tags=()):
+    """PyTorch's low-level form: `define("mylib::f", "(Tensor x) -> Tensor")` defines the
+    op (no kernel yet: `impl` or `register_kernel` adds them). `lib` is accepted for
+    PyTorch's signature; the op lives in the dispatcher, not in a Library block."""
+    namespace, parsed = parse_schema(qualname + schema)
+    return CustomOpDef(namespace, parsed, tags=tags)
+
+
+def impl(qualname, types, func=None):
+    """`impl("mylib::f", "cpu", fn)` (or as a decorator): `register_kernel` by name."""
+    return _op(qualname).register_kernel(types, func)
 
 
 def _op(op):
