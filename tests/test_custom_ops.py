@@ -238,6 +238,15 @@ def test_decorator_form_with_a_mutated_argument():
     version = t._version
     assert fill_twos(t) is None
     assert t.tolist() == [2.0, 2.0, 2.0] and t._version > version
+    # written in place with no derivative: the tensor's new history raises in backward
+    w = tp.ones(3, requires_grad=True)
+    y = w * 1
+    fill_twos(y)
+    assert y.grad_fn.name() == "NotImplemented"
+    with pytest.raises(AutogradError, match="no autograd formula was registered"):
+        y.sum().backward()
+    with pytest.raises(AutogradError, match="a leaf Variable that requires grad"):
+        fill_twos(w)
 
 
 # ---- a Triton kernel in a custom op ---------------------------------------------------

@@ -76,16 +76,24 @@ def not_implemented_kernel(handle, message=None):
         if not inputs:
             return below_autograd(handle, ks, *args)
         written = [args[i] for i in mutable if args[i] is not None]
-        for t in written:
-            check_inplace(t, handle.name)
-        node = NotImplementedBackward(message, *inputs)
+        node = None
+        if written:
+            # An in-place op: checked and given its node before it writes (the edges
+            # must point at the history its inputs had).
+            for t in written:
+                check_inplace(t, handle.name)
+            node = NotImplementedBackward(message, *inputs)
         result = below_autograd(handle, ks, *args)
-        for t in written:
-            if t._impl.dtype.is_differentiable:
-                rebase_history(t, node)
         outputs = result if isinstance(result, (tuple, list)) else (result,)
         fresh = [o if getattr(o, "_impl", None) is not None and o._impl.dtype.is_differentiable
                  and not any(o is t for t in written) else None for o in outputs]
+        if node is None and not any(o is not None for o in fresh):
+            return result       # integer or bool results only (argmax, eq): no gradient
+        if node is None:        # (an out-of-place op left its inputs' histories as they were)
+            node = NotImplementedBackward(message, *inputs)
+        for t in written:
+            if t._impl.dtype.is_differentiable:
+                rebase_history(t, node)
         if any(o is not None for o in fresh):
             set_history(fresh, node)
         return result

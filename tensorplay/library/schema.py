@@ -64,7 +64,7 @@ def schema_text(namespace, schema):
     """The schema as written, namespace included (`-> ()` for no returns)."""
     if schema.returns:
         return f"{namespace}::{schema}"
-    placeholder = FunctionSchema.parse(f"{schema.name}() -> Tensor").returns
+    placeholder = FunctionSchema.parse("f() -> Tensor").returns
     text = str(dataclasses.replace(schema, returns=placeholder))
     return f"{namespace}::{text.rpartition(' -> ')[0]} -> ()"
 
