@@ -110,6 +110,16 @@ def test_formula_inputs_are_checked():
         tp.library.custom_op("tcustom::masked(Tensor x) -> Tensor")
 
 
+def test_an_op_named_like_a_function_its_formula_calls():
+    # the wrapper is named after the op (`mul`); the formula's `mul` is still tp.mul
+    op = tp.library.custom_op("tcustom::mul(Tensor x, Tensor y) -> Tensor",
+                              derivatives={"x": "mul(grad, y)", "y": "mul(grad, x)"})
+    op.register_kernel("cpu", lambda x, y: x * y)
+    x = tp.tensor([1.0, 2.0], dtype=tp.float64, requires_grad=True)
+    y = tp.tensor([3.0, -1.0], dtype=tp.float64, requires_grad=True)
+    assert tp.autograd.gradgradcheck(op, (x, y))
+
+
 def test_meta_runs_the_fake_kernel():
     out = scaled_mul(tp.empty(4, 1, device="meta"), tp.empty(3, device="meta"))
     assert out.device.type == "meta" and tuple(out.shape) == (4, 3)

@@ -87,32 +87,49 @@ def compile_derivatives(qualname, schema, derivatives):
                        meta=None, tags=(), python_operators=(), doc=None,
                        loc=Location(f"<{qualname}>", 1))
     wrapper_lines = gen_autograd.gen_wrapper(op_entry, spec)
-    source = "\n".join(node_lines) + "\n\n" + "\n".join(wrapper_lines) + "\n"
-    namespace = _namespace(spec, functions)
-    namespace["ops"] = handles = types.SimpleNamespace()
-    filename = f"<generated backward of {qualname}>"
+    node_source = "\n".join(node_lines) + "\n"
+    wrapper_source = "\n".join(wrapper_lines) + "\n"
+    # Two modules, as autograd_nodes.py and autograd_wrappers.py are: the wrapper is named
+    # after the op (`mul` for mylib::mul), which must not hide a function a formula calls.
+    nodes = _run(node_source, f"<generated backward node of {qualname}>",
+                 _node_namespace(spec))
+    node = nodes[spec.class_name]
+    wrappers = _run(wrapper_source, f"<generated autograd wrapper of {qualname}>",
+                    _wrapper_namespace(spec.class_name, node))
+    wrapper = wrappers[schema.name.unambiguous_name]
+    wrapper.records_only = True     # as every generated wrapper (autograd_wrappers.py)
+    return wrapper, node, node_source + "\n\n" + wrapper_source, wrappers["ops"]
+
+
+def _run(source, filename, namespace):
     # linecache lets tracebacks, inspect and explain() show the generated lines
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), namespace)
-    wrapper = namespace[schema.name.unambiguous_name]
-    wrapper.records_only = True     # as every generated wrapper (autograd_wrappers.py)
-    return wrapper, namespace[spec.class_name], source, handles
+    return namespace
 
 
-def _namespace(spec, functions):
-    """The names the generated source reads: what autograd_nodes.py and
-    autograd_wrappers.py import, and the functions its formulas call."""
+def _node_namespace(spec):
+    """What autograd_nodes.py imports: Node, and the functions the formulas call."""
     from tensorplay._generated import functional
-    from tensorplay.autograd import formulas, recording, saved
+    from tensorplay.autograd import formulas
     from tensorplay.autograd.node import Node
+    ns = {"Node": Node, "__name__": "tensorplay.library.generated"}
+    helpers = gen_autograd.helper_names()
+    for call in spec.calls:
+        ns[call] = getattr(formulas, call) if call in helpers else getattr(functional, call)
+    return ns
+
+
+def _wrapper_namespace(class_name, node):
+    """What autograd_wrappers.py imports: the recording steps, the saved variables, the
+    node class, and `ops`, whose handle the caller sets once the op is defined."""
+    from tensorplay.autograd import recording, saved
     from tensorplay.dispatch.tls import grad_state
-    ns = {"Node": Node, "grad_state": grad_state, "__name__": "tensorplay.library.generated"}
+    ns = {class_name: node, "grad_state": grad_state, "ops": types.SimpleNamespace(),
+          "__name__": "tensorplay.library.generated"}
     for name in ("NOT_SAVED", "SavedVariable", "SavedVariableList", "list_saves"):
         ns[name] = getattr(saved, name)
     for name in ("any_requires_grad", "below_autograd", "check_inplace", "rebase_history",
                  "set_history"):
         ns[name] = getattr(recording, name)
-    helpers = gen_autograd.helper_names()
-    for call in spec.calls:
-        ns[call] = getattr(formulas, call) if call in helpers else getattr(functional, call)
     return ns
