@@ -293,3 +293,57 @@ def test_triton_op_with_wrap_triton():
     names = [(e.name, e.kind) for e in prof.events]
     assert ("tcustom::add_scaled", "op") in names
     assert ("triton add_scaled_kernel", "kernel") in names
+
+
+def test_fused_rmsnorm_triton_kernel_and_formulas_match_pytorch():
+    """The worked example: a Triton forward, formula derivatives, values and gradients
+    against torch.nn.functional.rms_norm, opcheck's cuda-vs-cpu check."""
+    triton = pytest.importorskip("triton")
+    tl = pytest.importorskip("triton.language")
+
+    @triton.jit
+    def rmsnorm_kernel(x_ptr, w_ptr, y_ptr, n, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < n
+        x = tl.load(x_ptr + row * n + cols, mask=mask, other=0.0).to(tl.float32)
+        w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        r = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / n + eps)
+        tl.store(y_ptr + row * n + cols, (x * r * w).to(y_ptr.dtype.element_ty), mask=mask)
+
+    rmsnorm = tp.library.custom_op(
+        "tcustom::rmsnorm(Tensor x, Tensor w, float eps=1e-6) -> Tensor",
+        derivatives={
+            "x": "(grad * w - x * (grad * w * x).mean(-1, True) / (x.pow(2).mean(-1, True)"
+                 " + eps)) * (x.pow(2).mean(-1, True) + eps).rsqrt()",
+            "w": "sum_to(grad * x * (x.pow(2).mean(-1, True) + eps).rsqrt(), w.sizes())"})
+    rmsnorm.register_kernel(
+        "cpu", lambda x, w, eps: x * (x.pow(2).mean(-1, keepdim=True) + eps).rsqrt() * w)
+
+    @rmsnorm.register_kernel("cuda")
+    def rmsnorm_cuda(x, w, eps):
+        x = x.contiguous()
+        y = tp.empty_like(x)
+        n = x.shape[-1]
+        tp.library.wrap_triton(rmsnorm_kernel)[(x.numel() // n,)](
+            x, w.contiguous(), y, n, eps, BLOCK=triton.next_power_of_2(n))
+        return y
+
+    rmsnorm.register_fake(lambda x, w, eps: tp.empty_like(x))
+    rng = np.random.default_rng(3)
+    xs, ws = rng.standard_normal((3, 5)), rng.standard_normal(5)
+    for device in ("cpu", "cuda"):
+        x = tp.tensor(xs, dtype=tp.float32, device=device, requires_grad=True)
+        w = tp.tensor(ws, dtype=tp.float32, device=device, requires_grad=True)
+        xt = torch.tensor(xs, dtype=torch.float32, requires_grad=True)
+        wt = torch.tensor(ws, dtype=torch.float32, requires_grad=True)
+        out, expected = rmsnorm(x, w), torch.nn.functional.rms_norm(xt, (5,), wt, 1e-6)
+        g = rng.standard_normal((3, 5))
+        out.backward(tp.tensor(g, dtype=tp.float32, device=device))
+        expected.backward(torch.tensor(g, dtype=torch.float32))
+        for got, want in ((out, expected), (x.grad, xt.grad), (w.grad, wt.grad)):
+            np.testing.assert_allclose(got.detach().cpu().numpy(), want.detach().numpy(),
+                                       rtol=1e-5, atol=1e-5)
+    with pytest.warns(UserWarning, match="no batching rule"):
+        result = tp.library.opcheck(rmsnorm, (tp.tensor(xs), tp.tensor(ws)))
+    assert set(result.values()) == {"SUCCESS"}

@@ -20,9 +20,10 @@ import importlib
 
 from tensorplay.library.registration import Library, ShapeRule, kernel
 
-__all__ = ["Library", "kernel", "ShapeRule", "custom_op", "CustomOpDef", "triton_op",
-           "wrap_triton", "opcheck", "OpCheckError", "define", "impl", "infer_schema", "register_fake", "register_kernel",
-           "register_autograd", "register_vmap", "register_autocast"]
+__all__ = ["Library", "kernel", "ShapeRule", "custom_op", "CustomOpDef", "define", "impl",
+           "triton_op", "wrap_triton", "opcheck", "OpCheckError", "infer_schema",
+           "register_fake", "register_kernel", "register_autograd", "register_vmap",
+           "register_autocast"]
 
 # name -> the submodule that defines it, imported on first use (it needs autograd and
 # the code generator, which sit above the backends that import this package)

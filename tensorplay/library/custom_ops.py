@@ -112,9 +112,7 @@ class CustomOpDef:
                           for a in schema.arguments]
         self._kwarg_only = {a.name for a in schema.arguments if a.kwarg_only}
         self._backward_source = None
-        self._node_class = None
-        self._vmap = None
-        self._fake = None
+        self.node_class = None                     # the backward node its formulas made
         self.kernels = {}                          # device -> the function registered
         self._register_no_autograd()
         if compiled is not None:
@@ -210,7 +208,6 @@ class CustomOpDef:
         against."""
         if fn is None:
             return lambda f: self.register_fake(f) or f
-        self._fake = fn
         self.handle.register(DispatchKey.Meta, fn, name=_name_of(fn), replace=True)
         return fn
 
@@ -242,7 +239,7 @@ class CustomOpDef:
 
     def _register_derivatives(self, wrapper, node, source, handles):
         setattr(handles, self.schema.name.unambiguous_name, self.handle)
-        self._node_class, self._backward_source = node, source
+        self.node_class, self._backward_source = node, source
         self._register_autograd_kernel(wrapper, f"generated from derivatives: "
                                                 f"{node.__name__} (op.backward_source())")
 
@@ -272,7 +269,6 @@ class CustomOpDef:
         if fn is None:
             return lambda f: self.register_vmap(f) or f
         from tensorplay.func.batching_rules import RULES
-        self._vmap = fn
         RULES[self.handle.name] = _vmap_rule(fn)
         return fn
 
