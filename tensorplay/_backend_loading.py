@@ -131,8 +131,9 @@ def load_autograd():
         for op, wrapper in WRAPPERS.items():
             lib.impl(op, wrapper, name=f"tensorplay._generated.autograd_wrappers."
                                         f"{wrapper.__name__}")
-        if backend != DispatchKey.Sparse:
-            dispatcher.register_fallback(backend + AUTOGRAD_OFFSET, not_implemented_fallback)
+    dense = tuple(backend + AUTOGRAD_OFFSET for backend in range(NUM_BACKENDS)
+                  if backend != DispatchKey.Sparse)
+    dispatcher.register_fallback(dense, not_implemented_fallback)
 
 
 def load_sparse():

@@ -442,12 +442,14 @@ class Dispatcher:
         for handle in self.ops.values():
             handle._resolve()
 
-    def register_fallback(self, key, make):
-        """Fill the slot of `key` in every op, defined now or later, that registers nothing
-        there itself: `make(handle)` returns the kernel `(ks, *args)` for that op (a *boxed*
-        fallback: one function that serves every op, as PyTorch's Python key fallback).
-        The kernel's `fallback_name` is what explain() prints."""
-        _boxed_fallbacks[key] = make
+    def register_fallback(self, keys, make):
+        """Fill the slot of each of `keys` (one key or several) in every op, defined now or
+        later, that registers nothing there itself: `make(handle)` returns the kernel
+        `(ks, *args)` for that op (a *boxed* fallback: one function that serves every op,
+        as PyTorch's Python key fallback and its autograd-not-implemented one). The
+        kernel's `fallback_name` is what explain() prints."""
+        for key in (keys if isinstance(keys, (tuple, list)) else (keys,)):
+            _boxed_fallbacks[key] = make
         for handle in self.ops.values():
             handle._resolve()
         bump_version()
