@@ -238,6 +238,34 @@ def test_decorator_form_infers_the_schema():
     assert tuple(cube(tp.empty(5, device="meta")).shape) == (5,)
 
 
+def test_a_tensor_list_argument_with_register_autograd_and_with_formulas():
+    @tp.library.custom_op("tcustom::weighted_sum", mutates_args=())
+    def weighted_sum(xs: list[Tensor], a: float) -> Tensor:
+        out = xs[0] * a
+        for x in xs[1:]:
+            out = out + x
+        return out
+
+    flags = []
+
+    def backward(ctx, grad):
+        flags.append(ctx.needs_input_grad)
+        return [grad * ctx.a] + [grad] * (ctx.n - 1), None
+
+    def setup_context(ctx, inputs, output):
+        ctx.a, ctx.n = inputs[1], len(inputs[0])
+
+    weighted_sum.register_autograd(backward, setup_context=setup_context)
+    a = tp.tensor([1.0, 2.0], dtype=tp.float64, requires_grad=True)
+    b = tp.tensor([3.0, 4.0], dtype=tp.float64, requires_grad=True)
+    assert tp.autograd.gradcheck(lambda a, b: weighted_sum([a, b], 3.0), (a, b))
+    assert flags[0] == (True, False)                   # one flag per input of the op
+    cat2 = tp.library.custom_op("tcustom::cat2(Tensor[] xs) -> Tensor",
+                                derivatives={"xs": "unbind(grad.reshape([2, -1]), 0)"})
+    cat2.register_kernel("cpu", lambda xs: tp.cat(xs))
+    assert tp.autograd.gradcheck(lambda a, b: cat2([a, b]), (a, b))
+
+
 def test_decorator_form_with_a_mutated_argument():
     @tp.library.custom_op("tcustom::fill_twos", mutates_args=("out",))
     def fill_twos(out: Tensor) -> None:

@@ -298,26 +298,42 @@ def _name_of(fn):
 
 def _function_kernel(op, backward, setup_context):
     """The autograd kernel of register_autograd: an autograd.Function whose forward runs
-    the op below autograd (the key set travels as its last argument, PyTorch's
-    `Metadata`)."""
+    the op below autograd. Function.apply sees tensors only as top-level arguments, so a
+    Tensor[] argument travels as its elements (PyTorch's `supports_tensorlist`), and the
+    key set and the lists' lengths travel last (PyTorch's `Metadata`)."""
     from tensorplay.autograd.function import Function
+    from tensorplay.autograd.recording import any_requires_grad
     handle = op.handle
+    lists = set(handle.schema.list_positions)
 
-    def forward(ctx, *args):
-        ks, inputs = args[-1], args[:-1]
+    def forward(ctx, *flat):
+        ks, lengths = flat[-1]
+        inputs = _unflatten(flat[:-1], lengths)
+        ctx.list_lengths = lengths
         output = below_autograd(handle, ks, *inputs)
         if setup_context is not None:
-            setup_context(ctx=ctx, inputs=inputs, output=output)
+            setup_context(ctx=ctx, inputs=tuple(inputs), output=output)
         return output
 
     def run_backward(ctx, *grads):
+        lengths = ctx.list_lengths
         needs = ctx.needs_input_grad
-        ctx.needs_input_grad = needs[:-1]          # the user's backward sees its inputs
+        # the user's backward sees one flag per input of the op (any element, for a list)
+        ctx.needs_input_grad = tuple(n if length is None else any(n) for n, length in
+                                     zip(_unflatten(needs[:-1], lengths), lengths))
         try:
             result = backward(ctx, *grads)
         finally:
             ctx.needs_input_grad = needs
-        return (*result, None) if isinstance(result, tuple) else (result, None)
+        if not isinstance(result, tuple):
+            result = (result,)
+        flat = []
+        for r, length in zip(result, lengths):
+            if length is None:
+                flat.append(r)
+            else:
+                flat.extend(r if r is not None else (None,) * length)
+        return (*flat, None)
 
     generated = type(f"GeneratedBackwardFor_{op.namespace}_{op.name}_default", (Function,),
                      {"forward": staticmethod(forward), "backward": staticmethod(run_backward),
@@ -325,13 +341,35 @@ def _function_kernel(op, backward, setup_context):
     tensor_positions = handle.schema.tensor_positions
 
     def autograd_function(ks, *args):
-        if not any(getattr(args[i], "_impl", None) is not None and args[i]._impl.requires_grad
+        if not any(any_requires_grad(args[i]) if i in lists and args[i] is not None else
+                   getattr(args[i], "_impl", None) is not None and args[i]._impl.requires_grad
                    for i in tensor_positions):
             return below_autograd(handle, ks, *args)
-        return generated.apply(*args, ks)
+        flat, lengths = [], []
+        for i, a in enumerate(args):
+            if i in lists and a is not None:
+                flat.extend(a)
+                lengths.append(len(a))
+            else:
+                flat.append(a)
+                lengths.append(None)
+        return generated.apply(*flat, (ks, tuple(lengths)))
 
     autograd_function.records_only = True
     return autograd_function
+
+
+def _unflatten(flat, lengths):
+    """The op's arguments from the flat ones: each Tensor[] argument's elements in a list."""
+    args, at = [], 0
+    for length in lengths:
+        if length is None:
+            args.append(flat[at])
+            at += 1
+        else:
+            args.append(list(flat[at:at + length]))
+            at += length
+    return args
 
 
 class VmapInfo:
