@@ -174,7 +174,9 @@ class OperatorHandle:
     def _resolve(self):
         """Precompute what each key runs, with the fallbacks applied: a backend key with
         no kernel runs Composite; an autograd key with nothing registered runs the
-        Composite decomposition above autograd, unless the backend has a kernel.
+        Composite decomposition above autograd, unless the backend has a kernel; then
+        (or with no decomposition) the key's boxed fallback: at the dense autograd keys,
+        the not-implemented one (a grad_fn that raises in backward, never a detach).
 
         The new table is built aside and swapped in by one assignment: a call on another
         thread reads `self.resolved` once, so it runs wholly the old table or wholly the
