@@ -108,6 +108,10 @@ def test_formula_inputs_are_checked():
     assert x.grad.tolist() == [1.0, 0.0, 1.0]
     with pytest.raises(ArgumentError, match="already defined"):
         tp.library.custom_op("tcustom::masked(Tensor x) -> Tensor")
+    with pytest.raises(ArgumentError, match="the namespace 'add' is the name of an op"):
+        tp.library.custom_op("add::f(Tensor x) -> Tensor")
+    with pytest.raises(ArgumentError, match="must be 'namespace::name'"):
+        tp.library.custom_op("nonamespace(Tensor x) -> Tensor")
 
 
 def test_an_op_named_like_a_function_its_formula_calls():

@@ -99,6 +99,11 @@ class CustomOpDef:
             raise ArgumentError(f"custom_op(): '{self.qualname}': a custom op has one "
                                 f"overload, 'default'; give it a name of its own instead",
                                 op="custom_op", arg="name")
+        if namespace not in ops_namespace.namespaces and any(
+                n.partition(".")[0] == namespace for n in dispatcher.ops):
+            raise ArgumentError(f"custom_op(): the namespace '{namespace}' is the name of an "
+                                f"op (tp.ops.{namespace} names it); choose another",
+                                op="custom_op", arg="name")
         if self.qualname in dispatcher.ops:
             raise ArgumentError(f"custom_op(): an op named '{self.qualname}' is already "
                                 f"defined (as in PyTorch, an op is defined once)",
