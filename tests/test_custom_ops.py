@@ -106,6 +106,11 @@ def test_formula_inputs_are_checked():
     x = tp.ones(3, requires_grad=True)
     op(x, tp.tensor([1.0, 0.0, 1.0])).sum().backward()
     assert x.grad.tolist() == [1.0, 0.0, 1.0]
+    index_of = tp.library.custom_op("tcustom::index_of(Tensor x) -> Tensor",
+                                    derivatives={"x": "non_differentiable"})
+    index_of.register_kernel("cpu", lambda x: x.sort().values)
+    assert not index_of(x).requires_grad                    # as histc: no gradient at all
+    assert "def index_of(ks, x):" in index_of.backward_source()
     with pytest.raises(ArgumentError, match="already defined"):
         tp.library.custom_op("tcustom::masked(Tensor x) -> Tensor")
     with pytest.raises(ArgumentError, match="the namespace 'add' is the name of an op"):

@@ -45,62 +45,51 @@ from tensorplay._generated.autograd_nodes import (
     GatherAlongBackward0, GatherBackward0, GeBackward0, GeluBackward0, GeluBackwardBackward0,
     GeometricBackward0, GeqrfBackward0, GridSampler2dBackward0, GridSampler2dBackwardBackward0,
     GridSampler3dBackward0, GridSampler3dBackwardBackward0, GtBackward0, HardsigmoidBackward0,
-    HardswishBackward0, HardtanhBackward0, HeavisideBackward0, HistcBackward0, HuberLossBackward0,
-    HypotBackward0, I0Backward0, IgammaBackward0, IgammacBackward0, Im2colBackward0,
-    IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1,
-    IndexPutBackward0, IndexReduceBackward0, IndexSelectBackward0, KthvalueBackward0, LeBackward0,
-    LeakyReluBackward0, LeakyReluBackward1, LerpBackward0, LerpBackward1, LgammaBackward0,
-    LinalgCholeskyExBackward0, LinalgDetBackward0, LinalgEighBackward0, LinalgInvExBackward0,
-    LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0, LinalgLuBackward0,
-    LinalgLuFactorExBackward0, LinalgLuSolveBackward0, LinalgMatrixExpBackward0,
-    LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0,
-    LinalgSolveExBackward0, LinalgSolveTriangularBackward0, LinalgSvdBackward0,
-    LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0,
-    LogBackward0, LogNormalBackward0, LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0,
-    Logaddexp2Backward0, LogaddexpBackward0, LogcumsumexpBackward0, LogitBackward0,
-    LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0, LtBackward0,
-    LuUnpackBackward0, MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0,
-    MaskedSelectBackward0, MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
-    MaxPool2dWithIndicesBackwardBackward0, MaxPool3dWithIndicesBackward0,
-    MaxPool3dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
-    MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
-    MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0, MvBackward0, MvlgammaBackward0,
-    NanToNumBackward0, NanmedianBackward0, NanmedianBackward1, NativeBatchNormBackward0,
-    NativeDropoutBackward0, NativeGroupNormBackward0, NativeLayerNormBackward0,
-    NativeLayerNormBackwardBackward0, NeBackward0, NegBackward0, NextafterBackward0,
-    NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
-    PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PoissonBackward0, PolarBackward0,
-    PolygammaBackward0, PolygammaBackward1, PowBackward0, PowBackward1, PowBackward2,
-    PreluBackward0, ProdBackward0, ProdBackward1, RandomBackward0, RandomBackward1, RandomBackward2,
-    ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1, RepeatBackward0,
-    RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1, RsqrtBackward0,
-    ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0, ScatterBackward1,
-    ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0,
+    HardswishBackward0, HardtanhBackward0, HeavisideBackward0, HuberLossBackward0, HypotBackward0,
+    I0Backward0, IgammaBackward0, IgammacBackward0, Im2colBackward0, IndexAddBackward0,
+    IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
+    IndexReduceBackward0, IndexSelectBackward0, KthvalueBackward0, LeBackward0, LeakyReluBackward0,
+    LeakyReluBackward1, LerpBackward0, LerpBackward1, LgammaBackward0, LinalgCholeskyExBackward0,
+    LinalgDetBackward0, LinalgEighBackward0, LinalgInvExBackward0, LinalgLdlFactorExBackward0,
+    LinalgLdlSolveBackward0, LinalgLstsqBackward0, LinalgLuBackward0, LinalgLuFactorExBackward0,
+    LinalgLuSolveBackward0, LinalgMatrixExpBackward0, LinalgPinvBackward0, LinalgQrBackward0,
+    LinalgSlogdetBackward0, LinalgSolveBackward0, LinalgSolveExBackward0,
+    LinalgSolveTriangularBackward0, LinalgSvdBackward0, LinalgVectorNormBackward0, LinearBackward0,
+    Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0, LogNormalBackward0,
+    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
+    LogcumsumexpBackward0, LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0,
+    LstmSequenceBackwardBackward0, LtBackward0, LuUnpackBackward0, MaskedFillBackward0,
+    MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
+    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0,
+    MaxPool3dWithIndicesBackward0, MaxPool3dWithIndicesBackwardBackward0, MaximumBackward0,
+    MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
+    MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0,
+    MvBackward0, MvlgammaBackward0, NanToNumBackward0, NanmedianBackward0, NanmedianBackward1,
+    NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
+    NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NeBackward0, NegBackward0,
+    NextafterBackward0, NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0,
+    NormalBackward0, PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PoissonBackward0,
+    PolarBackward0, PolygammaBackward0, PolygammaBackward1, PowBackward0, PowBackward1,
+    PowBackward2, PreluBackward0, ProdBackward0, ProdBackward1, RandomBackward0, RandomBackward1,
+    RandomBackward2, ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1,
+    RepeatBackward0, RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1,
+    RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0,
+    ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0,
     SelectScatterBackward0, SgnBackward0, SigmoidBackward0, SignBackward0, SiluBackward0,
     SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0, SliceBackward0,
     SliceScatterBackward0, SmoothL1LossBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0,
-    SoftplusBackward0, SortBackward0, SortBackward1, SpecialAiryAiBackward0,
-    SpecialBesselJ0Backward0, SpecialBesselJ1Backward0, SpecialBesselY0Backward0,
-    SpecialBesselY1Backward0, SpecialChebyshevPolynomialTBackward0,
-    SpecialChebyshevPolynomialUBackward0, SpecialChebyshevPolynomialVBackward0,
-    SpecialChebyshevPolynomialWBackward0, SpecialEntrBackward0, SpecialErfcxBackward0,
-    SpecialHermitePolynomialHBackward0, SpecialHermitePolynomialHeBackward0, SpecialI0eBackward0,
-    SpecialI1Backward0, SpecialI1eBackward0, SpecialLaguerrePolynomialLBackward0,
-    SpecialLegendrePolynomialPBackward0, SpecialLogNdtrBackward0, SpecialModifiedBesselI0Backward0,
-    SpecialModifiedBesselI1Backward0, SpecialModifiedBesselK0Backward0,
-    SpecialModifiedBesselK1Backward0, SpecialNdtriBackward0, SpecialScaledModifiedBesselK0Backward0,
-    SpecialScaledModifiedBesselK1Backward0, SpecialShiftedChebyshevPolynomialTBackward0,
-    SpecialShiftedChebyshevPolynomialUBackward0, SpecialShiftedChebyshevPolynomialVBackward0,
-    SpecialShiftedChebyshevPolynomialWBackward0, SpecialSphericalBesselJ0Backward0,
-    SpecialXlog1pyBackward0, SpecialZetaBackward0, SqrtBackward0, SqueezeBackward0,
-    SqueezeBackward1, StdBackward0, StdMeanBackward0, SubBackward0, SumBackward0, SumBackward1,
-    TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0,
-    ToCopyBackward0, TopkBackward0, TransposeBackward0, TriangularSolveBackward0, TrilBackward0,
-    TriuBackward0, TruncBackward0, UniformBackward0, Unique2Backward0, UniqueConsecutiveBackward0,
-    UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0, UpsampleBilinear2dBackward0,
-    UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
-    UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0, ViewAsComplexBackward0,
-    ViewAsRealBackward0, ViewBackward0, WhereBackward0, Xlog1pyBackward0, XlogyBackward0,
+    SoftplusBackward0, SortBackward0, SortBackward1, SpecialEntrBackward0, SpecialErfcxBackward0,
+    SpecialI0eBackward0, SpecialI1Backward0, SpecialI1eBackward0, SpecialLogNdtrBackward0,
+    SpecialNdtriBackward0, SpecialXlog1pyBackward0, SpecialZetaBackward0, SqrtBackward0,
+    SqueezeBackward0, SqueezeBackward1, StdBackward0, StdMeanBackward0, SubBackward0, SumBackward0,
+    SumBackward1, TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0,
+    ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0, TransposeBackward0,
+    TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0, UniformBackward0,
+    Unique2Backward0, UniqueConsecutiveBackward0, UniqueDimBackward0, UnsafeViewBackward0,
+    UnsqueezeBackward0, UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0,
+    UpsampleNearest2dBackward0, UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0,
+    ViewAsComplexBackward0, ViewAsRealBackward0, ViewBackward0, WhereBackward0, Xlog1pyBackward0,
+    XlogyBackward0,
 )
 
 
@@ -4462,219 +4451,127 @@ def special_xlog1py(ks, self, other):
 
 
 def special_airy_ai(ks, x):
-    if not x._impl.requires_grad:
-        return below_autograd(ops.special_airy_ai, ks, x)
-    node = SpecialAiryAiBackward0(x)
-    result = below_autograd(ops.special_airy_ai, ks, x)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(ops.special_airy_ai, ks, x)    # no output is differentiable
 
 
 def special_bessel_j0(ks, self):
-    if not self._impl.requires_grad:
-        return below_autograd(ops.special_bessel_j0, ks, self)
-    node = SpecialBesselJ0Backward0(self)
-    result = below_autograd(ops.special_bessel_j0, ks, self)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(ops.special_bessel_j0, ks, self)    # no output is differentiable
 
 
 def special_bessel_j1(ks, self):
-    if not self._impl.requires_grad:
-        return below_autograd(ops.special_bessel_j1, ks, self)
-    node = SpecialBesselJ1Backward0(self)
-    result = below_autograd(ops.special_bessel_j1, ks, self)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(ops.special_bessel_j1, ks, self)    # no output is differentiable
 
 
 def special_bessel_y0(ks, self):
-    if not self._impl.requires_grad:
-        return below_autograd(ops.special_bessel_y0, ks, self)
-    node = SpecialBesselY0Backward0(self)
-    result = below_autograd(ops.special_bessel_y0, ks, self)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(ops.special_bessel_y0, ks, self)    # no output is differentiable
 
 
 def special_bessel_y1(ks, self):
-    if not self._impl.requires_grad:
-        return below_autograd(ops.special_bessel_y1, ks, self)
-    node = SpecialBesselY1Backward0(self)
-    result = below_autograd(ops.special_bessel_y1, ks, self)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(ops.special_bessel_y1, ks, self)    # no output is differentiable
 
 
 def special_modified_bessel_i0(ks, self):
-    if not self._impl.requires_grad:
-        return below_autograd(ops.special_modified_bessel_i0, ks, self)
-    node = SpecialModifiedBesselI0Backward0(self)
-    result = below_autograd(ops.special_modified_bessel_i0, ks, self)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(ops.special_modified_bessel_i0, ks, self)    # no output is differentiable
 
 
 def special_modified_bessel_i1(ks, self):
-    if not self._impl.requires_grad:
-        return below_autograd(ops.special_modified_bessel_i1, ks, self)
-    node = SpecialModifiedBesselI1Backward0(self)
-    result = below_autograd(ops.special_modified_bessel_i1, ks, self)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(ops.special_modified_bessel_i1, ks, self)    # no output is differentiable
 
 
 def special_modified_bessel_k0(ks, self):
-    if not self._impl.requires_grad:
-        return below_autograd(ops.special_modified_bessel_k0, ks, self)
-    node = SpecialModifiedBesselK0Backward0(self)
-    result = below_autograd(ops.special_modified_bessel_k0, ks, self)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(ops.special_modified_bessel_k0, ks, self)    # no output is differentiable
 
 
 def special_modified_bessel_k1(ks, self):
-    if not self._impl.requires_grad:
-        return below_autograd(ops.special_modified_bessel_k1, ks, self)
-    node = SpecialModifiedBesselK1Backward0(self)
-    result = below_autograd(ops.special_modified_bessel_k1, ks, self)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(ops.special_modified_bessel_k1, ks, self)    # no output is differentiable
 
 
 def special_scaled_modified_bessel_k0(ks, x):
-    if not x._impl.requires_grad:
-        return below_autograd(ops.special_scaled_modified_bessel_k0, ks, x)
-    node = SpecialScaledModifiedBesselK0Backward0(x)
-    result = below_autograd(ops.special_scaled_modified_bessel_k0, ks, x)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(
+        ops.special_scaled_modified_bessel_k0, ks, x,
+    )    # no output is differentiable
 
 
 def special_scaled_modified_bessel_k1(ks, x):
-    if not x._impl.requires_grad:
-        return below_autograd(ops.special_scaled_modified_bessel_k1, ks, x)
-    node = SpecialScaledModifiedBesselK1Backward0(x)
-    result = below_autograd(ops.special_scaled_modified_bessel_k1, ks, x)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(
+        ops.special_scaled_modified_bessel_k1, ks, x,
+    )    # no output is differentiable
 
 
 def special_spherical_bessel_j0(ks, x):
-    if not x._impl.requires_grad:
-        return below_autograd(ops.special_spherical_bessel_j0, ks, x)
-    node = SpecialSphericalBesselJ0Backward0(x)
-    result = below_autograd(ops.special_spherical_bessel_j0, ks, x)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(ops.special_spherical_bessel_j0, ks, x)    # no output is differentiable
 
 
 def special_chebyshev_polynomial_t(ks, x, n):
-    if not (x._impl.requires_grad or n._impl.requires_grad):
-        return below_autograd(ops.special_chebyshev_polynomial_t, ks, x, n)
-    node = SpecialChebyshevPolynomialTBackward0(x, n)
-    result = below_autograd(ops.special_chebyshev_polynomial_t, ks, x, n)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(
+        ops.special_chebyshev_polynomial_t, ks, x, n,
+    )    # no output is differentiable
 
 
 def special_chebyshev_polynomial_u(ks, x, n):
-    if not (x._impl.requires_grad or n._impl.requires_grad):
-        return below_autograd(ops.special_chebyshev_polynomial_u, ks, x, n)
-    node = SpecialChebyshevPolynomialUBackward0(x, n)
-    result = below_autograd(ops.special_chebyshev_polynomial_u, ks, x, n)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(
+        ops.special_chebyshev_polynomial_u, ks, x, n,
+    )    # no output is differentiable
 
 
 def special_chebyshev_polynomial_v(ks, x, n):
-    if not (x._impl.requires_grad or n._impl.requires_grad):
-        return below_autograd(ops.special_chebyshev_polynomial_v, ks, x, n)
-    node = SpecialChebyshevPolynomialVBackward0(x, n)
-    result = below_autograd(ops.special_chebyshev_polynomial_v, ks, x, n)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(
+        ops.special_chebyshev_polynomial_v, ks, x, n,
+    )    # no output is differentiable
 
 
 def special_chebyshev_polynomial_w(ks, x, n):
-    if not (x._impl.requires_grad or n._impl.requires_grad):
-        return below_autograd(ops.special_chebyshev_polynomial_w, ks, x, n)
-    node = SpecialChebyshevPolynomialWBackward0(x, n)
-    result = below_autograd(ops.special_chebyshev_polynomial_w, ks, x, n)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(
+        ops.special_chebyshev_polynomial_w, ks, x, n,
+    )    # no output is differentiable
 
 
 def special_shifted_chebyshev_polynomial_t(ks, x, n):
-    if not (x._impl.requires_grad or n._impl.requires_grad):
-        return below_autograd(ops.special_shifted_chebyshev_polynomial_t, ks, x, n)
-    node = SpecialShiftedChebyshevPolynomialTBackward0(x, n)
-    result = below_autograd(ops.special_shifted_chebyshev_polynomial_t, ks, x, n)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(
+        ops.special_shifted_chebyshev_polynomial_t, ks, x, n,
+    )    # no output is differentiable
 
 
 def special_shifted_chebyshev_polynomial_u(ks, x, n):
-    if not (x._impl.requires_grad or n._impl.requires_grad):
-        return below_autograd(ops.special_shifted_chebyshev_polynomial_u, ks, x, n)
-    node = SpecialShiftedChebyshevPolynomialUBackward0(x, n)
-    result = below_autograd(ops.special_shifted_chebyshev_polynomial_u, ks, x, n)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(
+        ops.special_shifted_chebyshev_polynomial_u, ks, x, n,
+    )    # no output is differentiable
 
 
 def special_shifted_chebyshev_polynomial_v(ks, x, n):
-    if not (x._impl.requires_grad or n._impl.requires_grad):
-        return below_autograd(ops.special_shifted_chebyshev_polynomial_v, ks, x, n)
-    node = SpecialShiftedChebyshevPolynomialVBackward0(x, n)
-    result = below_autograd(ops.special_shifted_chebyshev_polynomial_v, ks, x, n)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(
+        ops.special_shifted_chebyshev_polynomial_v, ks, x, n,
+    )    # no output is differentiable
 
 
 def special_shifted_chebyshev_polynomial_w(ks, x, n):
-    if not (x._impl.requires_grad or n._impl.requires_grad):
-        return below_autograd(ops.special_shifted_chebyshev_polynomial_w, ks, x, n)
-    node = SpecialShiftedChebyshevPolynomialWBackward0(x, n)
-    result = below_autograd(ops.special_shifted_chebyshev_polynomial_w, ks, x, n)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(
+        ops.special_shifted_chebyshev_polynomial_w, ks, x, n,
+    )    # no output is differentiable
 
 
 def special_hermite_polynomial_h(ks, x, n):
-    if not (x._impl.requires_grad or n._impl.requires_grad):
-        return below_autograd(ops.special_hermite_polynomial_h, ks, x, n)
-    node = SpecialHermitePolynomialHBackward0(x, n)
-    result = below_autograd(ops.special_hermite_polynomial_h, ks, x, n)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(
+        ops.special_hermite_polynomial_h, ks, x, n,
+    )    # no output is differentiable
 
 
 def special_hermite_polynomial_he(ks, x, n):
-    if not (x._impl.requires_grad or n._impl.requires_grad):
-        return below_autograd(ops.special_hermite_polynomial_he, ks, x, n)
-    node = SpecialHermitePolynomialHeBackward0(x, n)
-    result = below_autograd(ops.special_hermite_polynomial_he, ks, x, n)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(
+        ops.special_hermite_polynomial_he, ks, x, n,
+    )    # no output is differentiable
 
 
 def special_laguerre_polynomial_l(ks, x, n):
-    if not (x._impl.requires_grad or n._impl.requires_grad):
-        return below_autograd(ops.special_laguerre_polynomial_l, ks, x, n)
-    node = SpecialLaguerrePolynomialLBackward0(x, n)
-    result = below_autograd(ops.special_laguerre_polynomial_l, ks, x, n)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(
+        ops.special_laguerre_polynomial_l, ks, x, n,
+    )    # no output is differentiable
 
 
 def special_legendre_polynomial_p(ks, x, n):
-    if not (x._impl.requires_grad or n._impl.requires_grad):
-        return below_autograd(ops.special_legendre_polynomial_p, ks, x, n)
-    node = SpecialLegendrePolynomialPBackward0(x, n)
-    result = below_autograd(ops.special_legendre_polynomial_p, ks, x, n)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(
+        ops.special_legendre_polynomial_p, ks, x, n,
+    )    # no output is differentiable
 
 
 def special_zeta(ks, self, other):
@@ -5248,12 +5145,7 @@ def _unique_consecutive(ks, self, return_inverse, return_counts, dim):
 
 
 def histc(ks, self, bins, min, max):
-    if not self._impl.requires_grad:
-        return below_autograd(ops.histc, ks, self, bins, min, max)
-    node = HistcBackward0(self)
-    result = below_autograd(ops.histc, ks, self, bins, min, max)
-    set_history(result, node, (False,))
-    return result
+    return below_autograd(ops.histc, ks, self, bins, min, max)    # no output is differentiable
 
 
 def max_pool3d_with_indices(ks, self, kernel_size, stride, padding, dilation, ceil_mode):

@@ -245,8 +245,9 @@ class CustomOpDef:
     def _register_derivatives(self, wrapper, node, source, handles):
         setattr(handles, self.schema.name.unambiguous_name, self.handle)
         self.node_class, self._backward_source = node, source
-        self._register_autograd_kernel(wrapper, f"generated from derivatives: "
-                                                f"{node.__name__} (op.backward_source())")
+        what = node.__name__ if node is not None else "no differentiable output"
+        self._register_autograd_kernel(wrapper, f"generated from derivatives: {what} "
+                                                f"(op.backward_source())")
 
     def backward_source(self):
         """The Python source the formulas were compiled into (node class and autograd

@@ -61,7 +61,11 @@ def _entry(qualname, schema, derivatives):
         raise ArgumentError(f"custom_op(): {qualname} mutates an argument; derivative "
                             f"formulas are supported for functional custom ops only",
                             op=qualname, arg="derivatives")
-    return DerivativeEntry(schema, tuple(formulas), None, tuple(non_diff), Location(file, 1))
+    # every input non_differentiable: no output is differentiable either (the generator
+    # then writes no node, and a wrapper that records nothing)
+    out_diff = None if formulas else (False,) * len(schema.returns)
+    return DerivativeEntry(schema, tuple(formulas), out_diff, tuple(non_diff),
+                           Location(file, 1))
 
 
 def _function_names():
@@ -72,33 +76,35 @@ def _function_names():
 
 
 def compile_derivatives(qualname, schema, derivatives):
-    """(the autograd wrapper, the node class, their source, `ops`) of `derivatives` for the
-    op `qualname` (`schema` parsed by the codegen's model). The wrapper runs the op below
+    """(the autograd wrapper, the node class (None when no output is differentiable),
+    their source, `ops`) of `derivatives` for the op `qualname` (`schema` parsed by the
+    codegen's model). The wrapper runs the op below
     autograd by its handle, `ops.<name>`: the caller sets it once the op is defined (a
     formula that does not compile leaves no op behind)."""
     entry = _entry(qualname, schema, derivatives)
     functions = _function_names()
     spec = gen_autograd.build_specs([entry], functions)[schema.name.full]
-    node_lines = gen_autograd.gen_node(spec)
-    # The node names its forward op; the generator writes the name without a namespace.
-    op_line = f"    OP = {schema.name.full!r}"
-    node_lines = [f"    OP = {qualname!r}" if line == op_line else line for line in node_lines]
     op_entry = OpEntry(schema=schema, variants=frozenset({"function"}), dispatch=(),
                        meta=None, tags=(), python_operators=(), doc=None,
                        loc=Location(f"<{qualname}>", 1))
-    wrapper_lines = gen_autograd.gen_wrapper(op_entry, spec)
-    node_source = "\n".join(node_lines) + "\n"
-    wrapper_source = "\n".join(wrapper_lines) + "\n"
-    # Two modules, as autograd_nodes.py and autograd_wrappers.py are: the wrapper is named
-    # after the op (`mul` for mylib::mul), which must not hide a function a formula calls.
-    nodes = _run(node_source, f"<generated backward node of {qualname}>",
-                 _node_namespace(spec))
-    node = nodes[spec.class_name]
+    wrapper_source = "\n".join(gen_autograd.gen_wrapper(op_entry, spec)) + "\n"
+    node, node_source = None, ""
+    if not gen_autograd.records_nothing(spec):
+        # The node names its forward op; the generator writes the name without a namespace.
+        op_line = f"    OP = {schema.name.full!r}"
+        node_source = "\n".join(f"    OP = {qualname!r}" if line == op_line else line
+                                for line in gen_autograd.gen_node(spec)) + "\n\n\n"
+        # Two modules, as autograd_nodes.py and autograd_wrappers.py are: the wrapper is
+        # named after the op (`mul` for mylib::mul), which must not hide a function a
+        # formula calls.
+        nodes = _run(node_source, f"<generated backward node of {qualname}>",
+                     _node_namespace(spec))
+        node = nodes[spec.class_name]
     wrappers = _run(wrapper_source, f"<generated autograd wrapper of {qualname}>",
                     _wrapper_namespace(spec.class_name, node))
     wrapper = wrappers[schema.name.unambiguous_name]
     wrapper.records_only = True     # as every generated wrapper (autograd_wrappers.py)
-    return wrapper, node, node_source + "\n\n" + wrapper_source, wrappers["ops"]
+    return wrapper, node, node_source + wrapper_source, wrappers["ops"]
 
 
 def _run(source, filename, namespace):
