@@ -384,3 +384,10 @@ def test_fused_rmsnorm_triton_kernel_and_formulas_match_pytorch():
     with pytest.warns(UserWarning, match="no batching rule"):
         result = tp.library.opcheck(rmsnorm, (tp.tensor(xs), tp.tensor(ws)))
     assert set(result.values()) == {"SUCCESS"}
+
+
+def test_a_dispatch_mode_sees_the_op():
+    from tensorplay.utils.dispatch_mode import LoggingMode
+    with LoggingMode() as mode:
+        scaled_mul(tp.ones(2), tp.ones(2))
+    assert mode.lines[0].endswith("= tp.ops.tcustom.scaled_mul.default($0, $1, 2.0)")

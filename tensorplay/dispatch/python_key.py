@@ -94,7 +94,7 @@ class OpOverload:
         return tuple(out)
 
     def __repr__(self):
-        return f"tp.ops.{self.packet}.{self.overload}"
+        return f"tp.ops.{self.packet.replace('::', '.')}.{self.overload}"
 
 
 def key_set_of(args):
