@@ -112,6 +112,12 @@ def test_cuda_is_compared_with_cpu():
         {"test_devices": "SKIPPED: no cuda kernel"}
 
 
+def test_an_op_of_ops_yaml_passes_too():
+    pytest.importorskip("triton")
+    assert set(opcheck(tp.ops.mul.Tensor, SAMPLE).values()) == {"SUCCESS"}
+    assert set(opcheck(tp.ops.sum.default, (SAMPLE[0], None)).values()) == {"SUCCESS"}
+
+
 def test_unknown_check_names_are_refused():
     with pytest.raises(ValueError, match="unknown test_utils"):
         opcheck(_mul_op("names"), SAMPLE, test_utils=("test_everything",))

@@ -257,6 +257,20 @@ def _test_devices(op, args, kwargs):
                                f"the cpu kernel: {err}") from err
 
 
+class _BuiltinOp:
+    """An op of ops.yaml (`tp.ops.mul.Tensor`) as the checks see a custom op: its handle,
+    its name, called with every argument (the schema's defaults are the front door's)."""
+
+    def __init__(self, overload):
+        self.overload = overload
+        self.handle = overload.handle
+        self.qualname = overload.name
+        self._kwarg_only = set()
+
+    def __call__(self, *args, **kwargs):
+        return self.overload(*args, **kwargs)
+
+
 CHECKS = {
     "test_schema": _test_schema,
     "test_autograd_registration": _test_autograd_registration,
@@ -275,12 +289,14 @@ def _in_dtype(args, dtype):
 
 def opcheck(op, args, kwargs=None, *, test_utils=DEFAULT_TEST_UTILS, raise_exception=True,
             atol=None, rtol=None, dtypes=None):
-    """Run the checks `test_utils` (names of CHECKS) of custom op `op` on `args`/`kwargs`;
+    """Run the checks `test_utils` (names of CHECKS) of custom op `op` (or an op of
+    ops.yaml, `tp.ops.mul.Tensor`, given every argument) on `args`/`kwargs`;
     returns {check: "SUCCESS" | "SKIPPED: why" | the exception}. `raise_exception`:
     raise the first failure as an OpCheckError instead. (`atol`/`rtol` are PyTorch's
     arguments, unused by its checks too.)"""
+    from tensorplay.dispatch.python_key import OpOverload
     from tensorplay.library.custom_ops import _op
-    op = _op(op)
+    op = _BuiltinOp(op) if isinstance(op, OpOverload) else _op(op)
     kwargs = dict(kwargs or {})
     if isinstance(test_utils, str):
         test_utils = (test_utils,)
