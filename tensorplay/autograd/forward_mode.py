@@ -237,7 +237,7 @@ def make_kernel(handle):
     (argmax, a comparison) has outputs no tangent belongs to."""
     tangent = FORWARD.get(handle.name)
     if tangent is None:
-        return FALLTHROUGH
+        return FALLTHROUGH if _decomposes(handle) else _without_formula(handle)
     name = handle.name
     inplace = name.split(".")[0].endswith("_") and not name.startswith("_")
     num_returns = handle.schema.num_returns
@@ -275,6 +275,41 @@ def make_kernel(handle):
     forward_ad.__qualname__ = f"forward_ad[{name}]"
     forward_ad.fallback_name = "tensorplay.autograd.forward_mode.forward_ad"
     forward_ad.tangent = tangent
+    return forward_ad
+
+
+def _decomposes(handle):
+    """Whether a call of `handle`'s op on a CPU tensor runs a Composite decomposition above
+    autograd (whose ops carry the tangents), not a kernel."""
+    composite = handle.kernels[DispatchKey.Composite]
+    return (composite is not None and handle.kernels[DispatchKey.AutogradCPU] is None
+            and not handle._has_backend_kernel(DispatchKey.CPU))
+
+
+def _without_formula(handle):
+    """The kernel of an op with no derivatives.yaml entry that does not decompose (a custom
+    op, an op with no derivative): a floating result from a dual input would silently
+    lose the tangent, so that raises as PyTorch's does; integer results (argmax) pass."""
+    name = handle.name
+
+    def forward_ad(ks, *args):
+        result = handle.redispatch(ks & ~FORWARD_AD, *args)
+        outs = result if isinstance(result, (tuple, list)) else (result,)
+        if any(getattr(o, "_impl", None) is not None and o.dtype.is_differentiable
+               for o in outs):
+            tensors = [a for a in args if getattr(a, "_impl", None) is not None]
+            for a in args:
+                if isinstance(a, (list, tuple)):
+                    tensors += [t for t in a if getattr(t, "_impl", None) is not None]
+            if visible_levels(tensors):
+                raise NotImplementedError(
+                    f"Trying to use forward AD with {name} that does not support it because "
+                    f"it has not been implemented yet (it has no derivatives.yaml entry)")
+        return result
+
+    forward_ad.__qualname__ = f"forward_ad[{name}]"
+    forward_ad.fallback_name = "tensorplay.autograd.forward_mode.forward_ad"
+    forward_ad.tangent = None
     return forward_ad
 
 

@@ -235,9 +235,10 @@ class KernelRegistry:
             else None
 
     def add(self, fn, *, name, priority=0, dtypes=None, contiguous=False, shape=None,
-            layout=None, takes_complex=False):
-        # Same name again replaces the old candidate (override without unregistering).
-        candidates = [c for c in self.candidates if c.name != name]
+            layout=None, takes_complex=False, replace=False):
+        # Same name again replaces the old candidate (override without unregistering);
+        # `replace`: this kernel replaces every candidate (a custom op's register_kernel).
+        candidates = [] if replace else [c for c in self.candidates if c.name != name]
         candidates.append(Candidate(name, fn, priority, dtypes, contiguous, shape, layout,
                                     takes_complex))
         # Sorted before it is published: a list being sorted reads as empty to other
