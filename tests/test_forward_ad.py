@@ -261,3 +261,31 @@ def test_autograd_functional_on_forward_mode():
         close(ours, theirs)
     close(tp.autograd.functional.jacobian(f, x, vectorize=True, strategy="forward-mode"),
           torch.autograd.functional.jacobian(f, tx, vectorize=True, strategy="forward-mode"))
+
+
+def _g(x):
+    return f(x).sum()
+
+
+COMPOSITIONS = {
+    "vmap(jacfwd)": lambda F: F["vmap"](F["jacfwd"](f)),
+    "jacfwd(vmap)": lambda F: F["jacfwd"](F["vmap"](f)),
+    "vmap(hessian)": lambda F: F["vmap"](F["hessian"](_g)),
+    "jacfwd(jacfwd)": lambda F: lambda x: F["jacfwd"](F["jacfwd"](_g))(x[0]),
+    "jacrev(jacfwd)": lambda F: lambda x: F["jacrev"](F["jacfwd"](_g))(x[0]),
+    "grad(jvp)": lambda F: lambda x: F["grad"](
+        lambda a: F["jvp"](_g, (a,), (a * 0 + 1,))[1])(x[0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSITIONS))
+def test_forward_mode_composes_with_vmap_and_reverse_mode(name):
+    """Each pair of transforms in both orders, against torch.func: a tangent batched at an
+    inner vmap level stays outside the outer level's wrapper, and a reverse transform's
+    leaves keep the tangents of the forward level around them."""
+    xs, txs = pair(3, 4)
+    ours = dict(vmap=tp.vmap, jacfwd=tp.func.jacfwd, jacrev=tp.func.jacrev,
+                hessian=tp.func.hessian, grad=tp.func.grad, jvp=tp.func.jvp)
+    theirs = dict(vmap=torch.vmap, jacfwd=torch.func.jacfwd, jacrev=torch.func.jacrev,
+                  hessian=torch.func.hessian, grad=torch.func.grad, jvp=torch.func.jvp)
+    close(COMPOSITIONS[name](ours)(xs), COMPOSITIONS[name](theirs)(txs))

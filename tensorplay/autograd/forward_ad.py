@@ -124,14 +124,27 @@ def unpack_dual(tensor, *, level=None):
         primal, tangent = unpack_dual(impl.value, level=level)
         if tangent is None:
             return UnpackedDualTensor(tensor, None)
-        return UnpackedDualTensor(batched.wrap_batched(primal, impl.bdim, impl.level),
-                                  batched.wrap_batched(tangent, impl.bdim, impl.level))
+        return UnpackedDualTensor(_wrap_under(primal, impl.bdim, impl.level),
+                                  _wrap_under(tangent, impl.bdim, impl.level))
     tangent = tangent_of(tensor, level)
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
     with hidden_level(level):
         primal = tensor.view_as(tensor)
     return UnpackedDualTensor(primal, tangent)
+
+
+def _wrap_under(t, bdim, level):
+    """`t` seen as batched along its dim `bdim` at vmap `level`. A tangent on a physical
+    tensor may itself be batched at inner vmap levels (jacfwd's columns inside a vmap over
+    examples): those wrappers must stay outside, as vmap nests them (the innermost level
+    outermost), so the new level goes under them."""
+    impl = batched_impl(t)
+    if impl is not None and impl.level > level:
+        physical_dim = bdim + (1 if impl.bdim <= bdim else 0)
+        return batched.wrap_batched(_wrap_under(impl.value, physical_dim, level),
+                                    impl.bdim, impl.level)
+    return batched.wrap_batched(t, bdim, level)
 
 
 class dual_level:

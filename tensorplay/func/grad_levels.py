@@ -34,7 +34,7 @@ from tensorplay.autograd.forward_mode import detach_keeping_tangents
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.node import AccumulateGrad
 from tensorplay.errors import ArgumentError, DTypeError
-from tensorplay.func.batched import physical_impls
+from tensorplay.func.batched import batched_impl, physical_impls, wrap_batched
 from tensorplay.func.trees import tree_map
 
 __all__ = ["Level", "is_tensor", "vector_jacobian_product"]
@@ -84,7 +84,7 @@ class Level:
                              op=self.transform, arg=where)
         if self.outer_grad and x.requires_grad:
             return x.view_as(x)
-        return self._own_leaf(detach_keeping_tangents(x))
+        return self._own_leaf(_detach(x))
 
     def own_zeros(self, like):
         """A zero tensor shaped like `like`, a leaf of this call (jvp's dummy cotangent)."""
@@ -143,8 +143,17 @@ class Level:
         def lower_one(x):
             if not is_tensor(x) or (keep and self.reaches_outer(x)):
                 return x
-            return detach_keeping_tangents(x)
+            return _detach(x)
         return tree_map(lower_one, tree)
+
+
+def _detach(x):
+    """`x.detach()` keeping its forward-mode tangents, which a batched tensor keeps on its
+    physical tensor (the ForwardAD key sits below the Vmap keys)."""
+    impl = batched_impl(x)
+    if impl is not None:
+        return wrap_batched(_detach(impl.value), impl.bdim, impl.level)
+    return detach_keeping_tangents(x)
 
 
 def vector_jacobian_product(outputs, inputs, cotangents, create_graph, retain_graph=True):
