@@ -244,6 +244,9 @@ def generate(ctx) -> str:
         fs = by_entry[key]
         names = [a.name for a in e.schema.arguments]
         positions = tuple(names.index(n) for n, _, _ in spec.inputs)
+        diff = spec.entry.output_differentiability
+        if diff is not None and not any(diff):
+            positions = ()      # no output has a tangent: the op runs as it is
         lists = tuple(names.index(n) for n, is_list, _ in spec.inputs if is_list)
         if fs is None:
             table.append(f"{e.schema.name.full!r}: Tangent(None, {positions!r}, {lists!r}, "
