@@ -6,13 +6,17 @@ differentiable input, and returns the result's tangent (a tuple for several outp
 tensorplay/autograd/forward_mode.py calls them at the ForwardAD dispatch key."""
 from tensorplay._generated import ops
 from tensorplay.autograd.formulas import (
-    acosh_backward, call_op, clamp_backward, elu_backward, erfinv_backward, hardswish_backward,
-    i1_backward, i1e_backward, logit_backward, mish_backward, mvlgamma_backward,
-    pow_scalar_backward, sinc_backward, zeros_like,
+    acosh_backward, amaxamin_jvp, call_op, clamp_backward, cumprod_jvp, elu_backward,
+    embedding_bag_jvp, erfinv_backward, evenly_read_jvp, gather_with_keepdimed_indices,
+    hardswish_backward, i1_backward, i1e_backward, index_reduce_jvp, logcumsumexp_jvp,
+    logit_backward, logsumexp_jvp, maybe_multiply, mish_backward, mvlgamma_backward, norm_jvp,
+    pow_scalar_backward, prod_dim_jvp, prod_jvp, scatter_reduce_jvp, scatter_value_reduce_jvp,
+    scatter_with_reduce_jvp, sinc_backward, std_jvp, var_jvp, zeros_like,
 )
 from tensorplay._generated.functional import (
-    digamma, gelu_backward, isfinite, logical_and, logical_or, polygamma, silu_backward, special_i1,
-    special_i1e, threshold_backward, where,
+    adaptive_avg_pool2d_backward, adaptive_avg_pool3d_backward, avg_pool2d_backward,
+    avg_pool3d_backward, constant_pad_nd, digamma, gather, gelu_backward, isfinite, logical_and,
+    logical_or, polygamma, silu_backward, special_i1, special_i1e, threshold_backward, where,
 )
 
 
@@ -92,6 +96,30 @@ def mean_tangent(self_p, dtype, result, self_t):
 def mean_dim_tangent(self_p, dim, keepdim, dtype, result, self_t):
     """mean.dim: result: auto_linear = call_op(ops.mean_dim, self_t, dim, keepdim, dtype)"""
     return call_op(ops.mean_dim, self_t, dim, keepdim, dtype)
+
+
+def max_tangent(self_p, result, self_t):
+    """max: result: evenly_read_jvp(self_t, self_p, result)"""
+    return evenly_read_jvp(self_t, self_p, result)
+
+
+def max_dim_tangent(self_p, dim, keepdim, result, self_t):
+    """max.dim: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    return (values_t, None,)
+
+
+def min_tangent(self_p, result, self_t):
+    """min: result: evenly_read_jvp(self_t, self_p, result)"""
+    return evenly_read_jvp(self_t, self_p, result)
+
+
+def min_dim_tangent(self_p, dim, keepdim, result, self_t):
+    """min.dim: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    return (values_t, None,)
 
 
 def clone_tangent(self_p, memory_format, result, self_t):
@@ -345,9 +373,144 @@ def bernoulli_tangent(self_p, generator, result, self_t):
     return zeros_like(self_t.conj()).conj()
 
 
+def prod_tangent(self_p, dtype, result, self_t):
+    """prod: result: prod_jvp(self_p, self_t, result)"""
+    return prod_jvp(self_p, self_t, result)
+
+
+def prod_dim_int_tangent(self_p, dim, keepdim, dtype, result, self_t):
+    """prod.dim_int: result: prod_dim_jvp(self_p, self_t, result, dim, keepdim)"""
+    return prod_dim_jvp(self_p, self_t, result, dim, keepdim)
+
+
+def amax_tangent(self_p, dim, keepdim, result, self_t):
+    """amax: result: amaxamin_jvp(self_p, self_t, result, dim, keepdim)"""
+    return amaxamin_jvp(self_p, self_t, result, dim, keepdim)
+
+
+def amin_tangent(self_p, dim, keepdim, result, self_t):
+    """amin: result: amaxamin_jvp(self_p, self_t, result, dim, keepdim)"""
+    return amaxamin_jvp(self_p, self_t, result, dim, keepdim)
+
+
+def var_correction_tangent(self_p, dim, correction, keepdim, result, self_t):
+    """var.correction: result: var_jvp(self_p, self_t, dim, correction, keepdim)"""
+    return var_jvp(self_p, self_t, dim, correction, keepdim)
+
+
+def std_correction_tangent(self_p, dim, correction, keepdim, result, self_t):
+    """std.correction: result: std_jvp(self_p, self_t, dim, correction, keepdim, result)"""
+    return std_jvp(self_p, self_t, dim, correction, keepdim, result)
+
+
+def var_mean_correction_tangent(self_p, dim, correction, keepdim, result, self_t):
+    """var_mean.correction: result0: var_jvp(self_p, self_t, dim, correction, keepdim);
+    result1: self_t.mean(dim, keepdim)"""
+    result0, result1 = result
+    result0_t = var_jvp(self_p, self_t, dim, correction, keepdim)
+    result1_t = self_t.mean(dim, keepdim)
+    return (result0_t, result1_t,)
+
+
+def std_mean_correction_tangent(self_p, dim, correction, keepdim, result, self_t):
+    """std_mean.correction: result0: std_jvp(self_p, self_t, dim, correction, keepdim,
+    result0); result1: self_t.mean(dim, keepdim)"""
+    result0, result1 = result
+    result0_t = std_jvp(self_p, self_t, dim, correction, keepdim, result0)
+    result1_t = self_t.mean(dim, keepdim)
+    return (result0_t, result1_t,)
+
+
+def norm_ScalarOpt_dim_tangent(self_p, p, dim, keepdim, dtype, result, self_t):
+    """norm.ScalarOpt_dim: result: norm_jvp(self_p, self_t, p, result, dim, keepdim)"""
+    return norm_jvp(self_p, self_t, p, result, dim, keepdim)
+
+
+def logsumexp_tangent(self_p, dim, keepdim, result, self_t):
+    """logsumexp: result: logsumexp_jvp(self_p, self_t, dim, keepdim)"""
+    return logsumexp_jvp(self_p, self_t, dim, keepdim)
+
+
 def cumsum_tangent(self_p, dim, dtype, result, self_t):
     """cumsum: result: auto_linear = call_op(ops.cumsum, self_t, dim, dtype)"""
     return call_op(ops.cumsum, self_t, dim, dtype)
+
+
+def cumprod_tangent(self_p, dim, dtype, result, self_t):
+    """cumprod: result: cumprod_jvp(self_t, self_p, result, dim)"""
+    return cumprod_jvp(self_t, self_p, result, dim)
+
+
+def cummax_tangent(self_p, dim, result, self_t):
+    """cummax: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
+    return (values_t, None,)
+
+
+def cummin_tangent(self_p, dim, result, self_t):
+    """cummin: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
+    return (values_t, None,)
+
+
+def median_tangent(self_p, result, self_t):
+    """median: result: evenly_read_jvp(self_t, self_p, result)"""
+    return evenly_read_jvp(self_t, self_p, result)
+
+
+def median_dim_tangent(self_p, dim, keepdim, result, self_t):
+    """median.dim: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    return (values_t, None,)
+
+
+def mode_tangent(self_p, dim, keepdim, result, self_t):
+    """mode: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    return (values_t, None,)
+
+
+def kthvalue_tangent(self_p, k, dim, keepdim, result, self_t):
+    """kthvalue: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    return (values_t, None,)
+
+
+def topk_tangent(self_p, k, dim, largest, sorted, result, self_t):
+    """topk: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
+    return (values_t, None,)
+
+
+def sort_tangent(self_p, dim, descending, result, self_t):
+    """sort: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
+    return (values_t, None,)
+
+
+def sort_stable_tangent(self_p, stable, dim, descending, result, self_t):
+    """sort.stable: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
+    return (values_t, None,)
+
+
+def _gather_along_tangent(self_p, dim, index, result, self_t):
+    """_gather_along: result: auto_linear = call_op(ops._gather_along, self_t, dim, index)"""
+    return call_op(ops._gather_along, self_t, dim, index)
+
+
+def _scatter_add_along_tangent(self_p, dim, index, sizes, result, self_t):
+    """_scatter_add_along: result: auto_linear = call_op(ops._scatter_add_along, self_t, dim,
+    index, sizes)"""
+    return call_op(ops._scatter_add_along, self_t, dim, index, sizes)
 
 
 def flip_tangent(self_p, dims, result, self_t):
@@ -370,6 +533,11 @@ def diagonal_tangent(self_p, offset, dim1, dim2, result, self_t):
     return call_op(ops.diagonal, self_t, offset, dim1, dim2)
 
 
+def cat_tangent(tensors_p, dim, result, tensors_t):
+    """cat: result: auto_linear = call_op(ops.cat, tensors_t, dim)"""
+    return call_op(ops.cat, tensors_t, dim)
+
+
 def roll_tangent(self_p, shifts, dims, result, self_t):
     """roll: result: auto_linear = call_op(ops.roll, self_t, shifts, dims)"""
     return call_op(ops.roll, self_t, shifts, dims)
@@ -380,9 +548,52 @@ def repeat_tangent(self_p, repeats, result, self_t):
     return call_op(ops.repeat, self_t, repeats)
 
 
+def repeat_interleave_self_int_tangent(self_p, repeats, dim, output_size, result, self_t):
+    """repeat_interleave.self_int: result: auto_linear =
+    call_op(ops.repeat_interleave_self_int, self_t, repeats, dim, output_size)"""
+    return call_op(ops.repeat_interleave_self_int, self_t, repeats, dim, output_size)
+
+
 def gather_tangent(self_p, dim, index, sparse_grad, result, self_t):
     """gather: result: auto_linear = call_op(ops.gather, self_t, dim, index, sparse_grad)"""
     return call_op(ops.gather, self_t, dim, index, sparse_grad)
+
+
+def scatter_src_tangent(self_p, dim, index, src_p, result, self_t, src_t):
+    """scatter.src: result: self_t.scatter(dim, index, src_t)"""
+    return self_t.scatter(dim, index, src_t)
+
+
+def scatter_value_tangent(self_p, dim, index, value, result, self_t):
+    """scatter.value: result: self_t.scatter(dim, index, 0)"""
+    return self_t.scatter(dim, index, 0)
+
+
+def scatter_reduce_tangent(self_p, dim, index, src_p, reduce, result, self_t, src_t):
+    """scatter.reduce: result: scatter_with_reduce_jvp(self_p, self_t, dim, index, src_p,
+    src_t, reduce, result)"""
+    return scatter_with_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, result)
+
+
+def scatter_value_reduce_tangent(self_p, dim, index, value, reduce, result, self_t):
+    """scatter.value_reduce: result: scatter_value_reduce_jvp(self_t, dim, index, value,
+    reduce)"""
+    return scatter_value_reduce_jvp(self_t, dim, index, value, reduce)
+
+
+def scatter_add_tangent(self_p, dim, index, src_p, result, self_t, src_t):
+    """scatter_add: result: self_t.scatter_add(dim, index, src_t)"""
+    return self_t.scatter_add(dim, index, src_t)
+
+
+def scatter_reduce_two_tangent(
+    self_p, dim, index, src_p, reduce, include_self, result, self_t, src_t,
+):
+    """scatter_reduce.two: result: scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t,
+    reduce, include_self, result)"""
+    return scatter_reduce_jvp(
+        self_p, self_t, dim, index, src_p, src_t, reduce, include_self, result,
+    )
 
 
 def index_select_tangent(self_p, dim, index, result, self_t):
@@ -390,9 +601,44 @@ def index_select_tangent(self_p, dim, index, result, self_t):
     return call_op(ops.index_select, self_t, dim, index)
 
 
+def index_add_tangent(self_p, dim, index, source_p, alpha, result, self_t, source_t):
+    """index_add: result: self_t.index_add(dim, index, maybe_multiply(source_t, alpha))"""
+    return self_t.index_add(dim, index, maybe_multiply(source_t, alpha))
+
+
+def index_copy_tangent(self_p, dim, index, source_p, result, self_t, source_t):
+    """index_copy: result: self_t.index_copy(dim, index, source_t)"""
+    return self_t.index_copy(dim, index, source_t)
+
+
+def index_fill_int_Scalar_tangent(self_p, dim, index, value, result, self_t):
+    """index_fill.int_Scalar: result: self_t.index_fill(dim, index, 0)"""
+    return self_t.index_fill(dim, index, 0)
+
+
+def index_fill_int_Tensor_tangent(self_p, dim, index, value_p, result, self_t, value_t):
+    """index_fill.int_Tensor: result: self_t.index_fill(dim, index, value_t)"""
+    return self_t.index_fill(dim, index, value_t)
+
+
+def masked_fill_Scalar_tangent(self_p, mask, value, result, self_t):
+    """masked_fill.Scalar: result: self_t.masked_fill(mask, 0)"""
+    return self_t.masked_fill(mask, 0)
+
+
+def masked_fill_Tensor_tangent(self_p, mask, value_p, result, self_t, value_t):
+    """masked_fill.Tensor: result: self_t.masked_fill(mask, value_t)"""
+    return self_t.masked_fill(mask, value_t)
+
+
 def masked_select_tangent(self_p, mask, result, self_t):
     """masked_select: result: auto_linear = call_op(ops.masked_select, self_t, mask)"""
     return call_op(ops.masked_select, self_t, mask)
+
+
+def masked_scatter_tangent(self_p, mask, source_p, result, self_t, source_t):
+    """masked_scatter: result: self_t.masked_scatter(mask, source_t)"""
+    return self_t.masked_scatter(mask, source_t)
 
 
 def take_tangent(self_p, index, result, self_t):
@@ -403,6 +649,37 @@ def take_tangent(self_p, index, result, self_t):
 def index_Tensor_tangent(self_p, indices, result, self_t):
     """index.Tensor: result: auto_linear = call_op(ops.index_Tensor, self_t, indices)"""
     return call_op(ops.index_Tensor, self_t, indices)
+
+
+def index_put_tangent(self_p, indices, values_p, accumulate, result, self_t, values_t):
+    """index_put: result: self_t.index_put(indices, values_t, accumulate)"""
+    return self_t.index_put(indices, values_t, accumulate)
+
+
+def constant_pad_nd_tangent(self_p, pad, value, result, self_t):
+    """constant_pad_nd: result: constant_pad_nd(self_t, pad, 0)"""
+    return constant_pad_nd(self_t, pad, 0)
+
+
+def _pad_nd_tangent(self_p, pad, mode, result, self_t):
+    """_pad_nd: result: auto_linear = call_op(ops._pad_nd, self_t, pad, mode)"""
+    return call_op(ops._pad_nd, self_t, pad, mode)
+
+
+def _pad_nd_backward_tangent(grad_output_p, input_sizes, pad, mode, result, grad_output_t):
+    """_pad_nd_backward: result: auto_linear = call_op(ops._pad_nd_backward, grad_output_t,
+    input_sizes, pad, mode)"""
+    return call_op(ops._pad_nd_backward, grad_output_t, input_sizes, pad, mode)
+
+
+def max_pool2d_with_indices_tangent(
+    self_p, kernel_size, stride, padding, dilation, ceil_mode, result, self_t,
+):
+    """max_pool2d_with_indices: result0: gather(self_t.flatten(-2), -1,
+    result1.flatten(-2)).view_as(result1)"""
+    result0, result1 = result
+    result0_t = gather(self_t.flatten(-2), -1, result1.flatten(-2)).view_as(result1)
+    return (result0_t, None,)
 
 
 def max_pool2d_with_indices_backward_tangent(
@@ -428,6 +705,38 @@ def avg_pool2d_tangent(
         ops.avg_pool2d, self_t, kernel_size, stride, padding, ceil_mode, count_include_pad,
         divisor_override,
     )
+
+
+def avg_pool2d_backward_tangent(
+    grad_output_p, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    divisor_override, result, grad_output_t, self_t,
+):
+    """avg_pool2d_backward: result: avg_pool2d_backward(grad_output_t, self_p, kernel_size,
+    stride, padding, ceil_mode, count_include_pad, divisor_override)"""
+    return avg_pool2d_backward(
+        grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
+    )
+
+
+def adaptive_avg_pool2d_tangent(self_p, output_size, result, self_t):
+    """adaptive_avg_pool2d: result: auto_linear = call_op(ops.adaptive_avg_pool2d, self_t,
+    output_size)"""
+    return call_op(ops.adaptive_avg_pool2d, self_t, output_size)
+
+
+def adaptive_avg_pool2d_backward_tangent(grad_output_p, self_p, result, grad_output_t, self_t):
+    """adaptive_avg_pool2d_backward: result: adaptive_avg_pool2d_backward(grad_output_t,
+    self_p)"""
+    return adaptive_avg_pool2d_backward(grad_output_t, self_p)
+
+
+def adaptive_max_pool2d_tangent(self_p, output_size, result, self_t):
+    """adaptive_max_pool2d: result0: gather(self_t.flatten(-2), -1,
+    result1.flatten(-2)).view_as(result1)"""
+    result0, result1 = result
+    result0_t = gather(self_t.flatten(-2), -1, result1.flatten(-2)).view_as(result1)
+    return (result0_t, None,)
 
 
 def adaptive_max_pool2d_backward_tangent(
@@ -638,6 +947,51 @@ def as_strided_scatter_tangent(self_p, src_p, size, stride, storage_offset, resu
     return call_op(ops.as_strided_scatter, self_t, src_t, size, stride, storage_offset)
 
 
+def index_reduce_tangent(
+    self_p, dim, index, source_p, reduce, include_self, result, self_t, source_t,
+):
+    """index_reduce: result: index_reduce_jvp(self_p, self_t, dim, index, source_p, source_t,
+    reduce, include_self, result)"""
+    return index_reduce_jvp(
+        self_p, self_t, dim, index, source_p, source_t, reduce, include_self, result,
+    )
+
+
+def addbmm_tangent(self_p, batch1_p, batch2_p, beta, alpha, result, self_t, batch1_t, batch2_t):
+    """addbmm: result: maybe_multiply(self_t, beta) +
+    maybe_multiply(batch1_t.bmm(batch2_p).sum(0) + batch1_p.bmm(batch2_t).sum(0), alpha)"""
+    return maybe_multiply(self_t, beta) + maybe_multiply(
+        batch1_t.bmm(batch2_p).sum(0) + batch1_p.bmm(batch2_t).sum(0), alpha,
+    )
+
+
+def nanmedian_tangent(self_p, result, self_t):
+    """nanmedian: result: evenly_read_jvp(self_t, self_p, result)"""
+    return evenly_read_jvp(self_t, self_p, result)
+
+
+def nanmedian_dim_tangent(self_p, dim, keepdim, result, self_t):
+    """nanmedian.dim: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    return (values_t, None,)
+
+
+def logcumsumexp_tangent(self_p, dim, result, self_t):
+    """logcumsumexp: result: logcumsumexp_jvp(self_p, self_t, dim)"""
+    return logcumsumexp_jvp(self_p, self_t, dim)
+
+
+def max_pool3d_with_indices_tangent(
+    self_p, kernel_size, stride, padding, dilation, ceil_mode, result, self_t,
+):
+    """max_pool3d_with_indices: result0: gather(self_t.flatten(-3), -1,
+    result1.flatten(-3)).view_as(result1)"""
+    result0, result1 = result
+    result0_t = gather(self_t.flatten(-3), -1, result1.flatten(-3)).view_as(result1)
+    return (result0_t, None,)
+
+
 def max_pool3d_with_indices_backward_tangent(
     grad_output_p, self_p, kernel_size, stride, padding, dilation, ceil_mode, indices, result,
     grad_output_t, self_t,
@@ -663,12 +1017,52 @@ def avg_pool3d_tangent(
     )
 
 
+def avg_pool3d_backward_tangent(
+    grad_output_p, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    divisor_override, result, grad_output_t, self_t,
+):
+    """avg_pool3d_backward: result: avg_pool3d_backward(grad_output_t, self_p, kernel_size,
+    stride, padding, ceil_mode, count_include_pad, divisor_override)"""
+    return avg_pool3d_backward(
+        grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
+    )
+
+
+def adaptive_avg_pool3d_tangent(self_p, output_size, result, self_t):
+    """adaptive_avg_pool3d: result: auto_linear = call_op(ops.adaptive_avg_pool3d, self_t,
+    output_size)"""
+    return call_op(ops.adaptive_avg_pool3d, self_t, output_size)
+
+
+def adaptive_avg_pool3d_backward_tangent(grad_output_p, self_p, result, grad_output_t, self_t):
+    """adaptive_avg_pool3d_backward: result: adaptive_avg_pool3d_backward(grad_output_t,
+    self_p)"""
+    return adaptive_avg_pool3d_backward(grad_output_t, self_p)
+
+
+def adaptive_max_pool3d_tangent(self_p, output_size, result, self_t):
+    """adaptive_max_pool3d: result0: gather(self_t.flatten(-3), -1,
+    result1.flatten(-3)).view_as(result1)"""
+    result0, result1 = result
+    result0_t = gather(self_t.flatten(-3), -1, result1.flatten(-3)).view_as(result1)
+    return (result0_t, None,)
+
+
 def adaptive_max_pool3d_backward_tangent(
     grad_output_p, self_p, indices, result, grad_output_t, self_t,
 ):
     """adaptive_max_pool3d_backward: result: auto_linear =
     call_op(ops.adaptive_max_pool3d_backward, grad_output_t, self_t, indices)"""
     return call_op(ops.adaptive_max_pool3d_backward, grad_output_t, self_t, indices)
+
+
+def fractional_max_pool2d_tangent(self_p, kernel_size, output_size, random_samples, result, self_t):
+    """fractional_max_pool2d: output: gather(self_t.flatten(-2), -1,
+    indices.flatten(-2)).view_as(indices)"""
+    output, indices = result
+    output_t = gather(self_t.flatten(-2), -1, indices.flatten(-2)).view_as(indices)
+    return (output_t, None,)
 
 
 def fractional_max_pool2d_backward_tangent(
@@ -683,6 +1077,14 @@ def fractional_max_pool2d_backward_tangent(
     )
 
 
+def fractional_max_pool3d_tangent(self_p, kernel_size, output_size, random_samples, result, self_t):
+    """fractional_max_pool3d: output: gather(self_t.flatten(-3), -1,
+    indices.flatten(-3)).view_as(indices)"""
+    output, indices = result
+    output_t = gather(self_t.flatten(-3), -1, indices.flatten(-3)).view_as(indices)
+    return (output_t, None,)
+
+
 def fractional_max_pool3d_backward_tangent(
     grad_output_p, self_p, kernel_size, output_size, indices, result, grad_output_t, self_t,
 ):
@@ -693,6 +1095,26 @@ def fractional_max_pool3d_backward_tangent(
         ops.fractional_max_pool3d_backward, grad_output_t, self_t, kernel_size, output_size,
         indices,
     )
+
+
+def _embedding_bag_tangent(
+    weight_p, indices_p, offsets_p, scale_grad_by_freq, mode, sparse, per_sample_weights_p,
+    include_last_offset, padding_idx, result, weight_t, indices_t, offsets_t, per_sample_weights_t,
+):
+    """_embedding_bag: result0: embedding_bag_jvp(weight_p, weight_t, indices_p, offsets_p,
+    mode, per_sample_weights_p, per_sample_weights_t, include_last_offset, padding_idx,
+    result2, result3)"""
+    result0, result1, result2, result3 = result
+    result0_t = embedding_bag_jvp(
+        weight_p, weight_t, indices_p, offsets_p, mode, per_sample_weights_p, per_sample_weights_t,
+        include_last_offset, padding_idx, result2, result3,
+    )
+    return (result0_t, None, None, None,)
+
+
+def alias_tangent(self_p, result, self_t):
+    """alias: result: auto_linear = call_op(ops.alias, self_t)"""
+    return call_op(ops.alias, self_t)
 
 
 def _fft_r2c_tangent(self_p, dim, normalization, onesided, result, self_t):
@@ -765,97 +1187,97 @@ FORWARD = {
     'sum.dim_IntList': Tangent(sum_dim_IntList_tangent, (0,), (), 'derivatives.yaml:134'),
     'mean': Tangent(mean_tangent, (0,), (), 'derivatives.yaml:138'),
     'mean.dim': Tangent(mean_dim_tangent, (0,), (), 'derivatives.yaml:142'),
-    'max': Tangent(None, (0,), (), 'derivatives.yaml:144'),
-    'max.dim': Tangent(None, (0,), (), 'derivatives.yaml:147'),
-    'min': Tangent(None, (0,), (), 'derivatives.yaml:151'),
-    'min.dim': Tangent(None, (0,), (), 'derivatives.yaml:154'),
-    'mm': Tangent(None, (0, 1), (), 'derivatives.yaml:158'),
-    'bmm': Tangent(None, (0, 1), (), 'derivatives.yaml:162'),
-    'copy_': Tangent(None, (0, 1), (), 'derivatives.yaml:168'),
-    'fill_.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:172'),
-    'clone': Tangent(clone_tangent, (0,), (), 'derivatives.yaml:177'),
-    '_to_copy': Tangent(None, (0,), (), 'derivatives.yaml:181'),
-    'view': Tangent(view_tangent, (0,), (), 'derivatives.yaml:186'),
-    '_unsafe_view': Tangent(_unsafe_view_tangent, (0,), (), 'derivatives.yaml:190'),
-    'as_strided': Tangent(as_strided_tangent, (0,), (), 'derivatives.yaml:194'),
-    'transpose.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:198'),
-    'permute': Tangent(permute_tangent, (0,), (), 'derivatives.yaml:202'),
-    'expand': Tangent(expand_tangent, (0,), (), 'derivatives.yaml:206'),
-    'squeeze': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:210'),
-    'squeeze.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:214'),
-    'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:218'),
-    'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:222'),
-    'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:226'),
-    'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:234'),
-    'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:234'),
-    'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:238'),
-    'rsqrt_': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:238'),
-    'exp2': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:242'),
-    'exp2_': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:242'),
-    'expm1': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:246'),
-    'expm1_': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:246'),
-    'log2': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:250'),
-    'log2_': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:250'),
-    'log10': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:254'),
-    'log10_': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:254'),
-    'log1p': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:258'),
-    'log1p_': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:258'),
-    'tan': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:262'),
-    'tan_': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:262'),
-    'asin': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:266'),
-    'asin_': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:266'),
-    'acos': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:270'),
-    'acos_': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:270'),
-    'atan': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:274'),
-    'atan_': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:274'),
-    'sinh': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:278'),
-    'sinh_': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:278'),
-    'cosh': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:282'),
-    'cosh_': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:282'),
-    'erf': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:286'),
-    'erf_': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:286'),
-    'erfc': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:290'),
-    'erfc_': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:290'),
-    'logit': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:294'),
-    'logit_': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:294'),
-    'floor': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:299'),
-    'floor_': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:299'),
-    'ceil': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:303'),
-    'ceil_': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:303'),
-    'trunc': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:307'),
-    'trunc_': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:307'),
-    'round': Tangent(round_tangent, (0,), (), 'derivatives.yaml:311'),
-    'round.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:315'),
-    'round_': Tangent(round_tangent, (0,), (), 'derivatives.yaml:311'),
-    'round_.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:315'),
-    'frac': Tangent(None, (0,), (), 'derivatives.yaml:317'),
-    'frac_': Tangent(None, (0,), (), 'derivatives.yaml:317'),
-    'div.Tensor_mode': Tangent(None, (0, 1), (), 'derivatives.yaml:321'),
-    'div_.Tensor_mode': Tangent(None, (0, 1), (), 'derivatives.yaml:321'),
-    'floor_divide': Tangent(None, (0, 1), (), 'derivatives.yaml:325'),
-    'floor_divide_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:325'),
-    'remainder.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:329'),
-    'remainder_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:329'),
-    'fmod.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:337'),
-    'fmod_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:337'),
-    'atan2': Tangent(None, (0, 1), (), 'derivatives.yaml:341'),
-    'atan2_': Tangent(None, (0, 1), (), 'derivatives.yaml:341'),
-    'hypot': Tangent(None, (0, 1), (), 'derivatives.yaml:345'),
-    'hypot_': Tangent(None, (0, 1), (), 'derivatives.yaml:345'),
-    'clamp': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:352'),
-    'clamp.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:354'),
-    'clamp_': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:352'),
-    'clamp_.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:354'),
-    'lerp.Scalar': Tangent(None, (0, 1), (), 'derivatives.yaml:363'),
-    'lerp.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:367'),
-    'lerp_.Scalar': Tangent(None, (0, 1), (), 'derivatives.yaml:363'),
-    'lerp_.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:367'),
-    'addcmul': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:372'),
-    'addcmul_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:372'),
-    'addcdiv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:377'),
-    'addcdiv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:377'),
-    'nan_to_num': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:384'),
-    'nan_to_num_': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:384'),
+    'max': Tangent(max_tangent, (0,), (), 'derivatives.yaml:146'),
+    'max.dim': Tangent(max_dim_tangent, (0,), (), 'derivatives.yaml:151'),
+    'min': Tangent(min_tangent, (0,), (), 'derivatives.yaml:155'),
+    'min.dim': Tangent(min_dim_tangent, (0,), (), 'derivatives.yaml:160'),
+    'mm': Tangent(None, (0, 1), (), 'derivatives.yaml:162'),
+    'bmm': Tangent(None, (0, 1), (), 'derivatives.yaml:166'),
+    'copy_': Tangent(None, (0, 1), (), 'derivatives.yaml:172'),
+    'fill_.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:176'),
+    'clone': Tangent(clone_tangent, (0,), (), 'derivatives.yaml:181'),
+    '_to_copy': Tangent(None, (0,), (), 'derivatives.yaml:185'),
+    'view': Tangent(view_tangent, (0,), (), 'derivatives.yaml:190'),
+    '_unsafe_view': Tangent(_unsafe_view_tangent, (0,), (), 'derivatives.yaml:194'),
+    'as_strided': Tangent(as_strided_tangent, (0,), (), 'derivatives.yaml:198'),
+    'transpose.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:202'),
+    'permute': Tangent(permute_tangent, (0,), (), 'derivatives.yaml:206'),
+    'expand': Tangent(expand_tangent, (0,), (), 'derivatives.yaml:210'),
+    'squeeze': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:214'),
+    'squeeze.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:218'),
+    'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:222'),
+    'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:226'),
+    'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:230'),
+    'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:238'),
+    'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:238'),
+    'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:242'),
+    'rsqrt_': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:242'),
+    'exp2': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:246'),
+    'exp2_': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:246'),
+    'expm1': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:250'),
+    'expm1_': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:250'),
+    'log2': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:254'),
+    'log2_': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:254'),
+    'log10': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:258'),
+    'log10_': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:258'),
+    'log1p': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:262'),
+    'log1p_': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:262'),
+    'tan': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:266'),
+    'tan_': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:266'),
+    'asin': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:270'),
+    'asin_': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:270'),
+    'acos': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:274'),
+    'acos_': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:274'),
+    'atan': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:278'),
+    'atan_': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:278'),
+    'sinh': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:282'),
+    'sinh_': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:282'),
+    'cosh': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:286'),
+    'cosh_': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:286'),
+    'erf': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:290'),
+    'erf_': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:290'),
+    'erfc': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:294'),
+    'erfc_': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:294'),
+    'logit': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:298'),
+    'logit_': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:298'),
+    'floor': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:303'),
+    'floor_': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:303'),
+    'ceil': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:307'),
+    'ceil_': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:307'),
+    'trunc': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:311'),
+    'trunc_': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:311'),
+    'round': Tangent(round_tangent, (0,), (), 'derivatives.yaml:315'),
+    'round.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:319'),
+    'round_': Tangent(round_tangent, (0,), (), 'derivatives.yaml:315'),
+    'round_.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:319'),
+    'frac': Tangent(None, (0,), (), 'derivatives.yaml:321'),
+    'frac_': Tangent(None, (0,), (), 'derivatives.yaml:321'),
+    'div.Tensor_mode': Tangent(None, (0, 1), (), 'derivatives.yaml:325'),
+    'div_.Tensor_mode': Tangent(None, (0, 1), (), 'derivatives.yaml:325'),
+    'floor_divide': Tangent(None, (0, 1), (), 'derivatives.yaml:329'),
+    'floor_divide_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:329'),
+    'remainder.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:333'),
+    'remainder_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:333'),
+    'fmod.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:341'),
+    'fmod_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:341'),
+    'atan2': Tangent(None, (0, 1), (), 'derivatives.yaml:345'),
+    'atan2_': Tangent(None, (0, 1), (), 'derivatives.yaml:345'),
+    'hypot': Tangent(None, (0, 1), (), 'derivatives.yaml:349'),
+    'hypot_': Tangent(None, (0, 1), (), 'derivatives.yaml:349'),
+    'clamp': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:356'),
+    'clamp.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:358'),
+    'clamp_': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:356'),
+    'clamp_.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:358'),
+    'lerp.Scalar': Tangent(None, (0, 1), (), 'derivatives.yaml:367'),
+    'lerp.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:371'),
+    'lerp_.Scalar': Tangent(None, (0, 1), (), 'derivatives.yaml:367'),
+    'lerp_.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:371'),
+    'addcmul': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:376'),
+    'addcmul_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:376'),
+    'addcdiv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:381'),
+    'addcdiv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:381'),
+    'nan_to_num': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:388'),
+    'nan_to_num_': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:388'),
     'exp_': Tangent(exp_tangent, (0,), (), 'derivatives.yaml:94'),
     'log_': Tangent(log_tangent, (0,), (), 'derivatives.yaml:98'),
     'sqrt_': Tangent(sqrt_tangent, (0,), (), 'derivatives.yaml:102'),
@@ -865,316 +1287,342 @@ FORWARD = {
     'sigmoid_': Tangent(sigmoid_tangent, (0,), (), 'derivatives.yaml:118'),
     'neg_': Tangent(neg_tangent, (0,), (), 'derivatives.yaml:83'),
     'abs_': Tangent(None, (0,), (), 'derivatives.yaml:85'),
-    'leaky_relu': Tangent(leaky_relu_tangent, (0,), (), 'derivatives.yaml:389'),
-    'leaky_relu_': Tangent(None, (0,), (), 'derivatives.yaml:398'),
-    'elu': Tangent(elu_tangent, (0,), (), 'derivatives.yaml:393'),
-    'elu_': Tangent(None, (0,), (), 'derivatives.yaml:401'),
-    'gelu': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:406'),
-    'gelu_': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:406'),
-    'silu': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:410'),
-    'silu_': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:410'),
-    'gelu_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:414'),
-    'silu_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:418'),
-    'mish': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:424'),
-    'mish_': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:424'),
-    'softplus': Tangent(softplus_tangent, (0,), (), 'derivatives.yaml:428'),
-    'hardtanh': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:432'),
-    'hardtanh_': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:432'),
-    'hardsigmoid': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:436'),
-    'hardsigmoid_': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:436'),
-    'hardswish': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:440'),
-    'hardswish_': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:440'),
-    'threshold': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:444'),
+    'leaky_relu': Tangent(leaky_relu_tangent, (0,), (), 'derivatives.yaml:393'),
+    'leaky_relu_': Tangent(None, (0,), (), 'derivatives.yaml:402'),
+    'elu': Tangent(elu_tangent, (0,), (), 'derivatives.yaml:397'),
+    'elu_': Tangent(None, (0,), (), 'derivatives.yaml:405'),
+    'gelu': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:410'),
+    'gelu_': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:410'),
+    'silu': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:414'),
+    'silu_': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:414'),
+    'gelu_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:418'),
+    'silu_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:422'),
+    'mish': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:428'),
+    'mish_': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:428'),
+    'softplus': Tangent(softplus_tangent, (0,), (), 'derivatives.yaml:432'),
+    'hardtanh': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:436'),
+    'hardtanh_': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:436'),
+    'hardsigmoid': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:440'),
+    'hardsigmoid_': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:440'),
+    'hardswish': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:444'),
+    'hardswish_': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:444'),
+    'threshold': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:448'),
     'threshold_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:124'),
-    'threshold_': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:444'),
+    'threshold_': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:448'),
     'prelu': Tangent(None, (0, 1), (), 'derivatives.yaml:73'),
-    'normal_': Tangent(None, (0,), (), 'derivatives.yaml:447'),
-    'uniform_': Tangent(None, (0,), (), 'derivatives.yaml:450'),
-    'exponential_': Tangent(None, (0,), (), 'derivatives.yaml:453'),
-    'bernoulli': Tangent(bernoulli_tangent, (0,), (), 'derivatives.yaml:458'),
-    'bernoulli.p': Tangent(None, (0,), (), 'derivatives.yaml:460'),
-    'bernoulli_.float': Tangent(None, (0,), (), 'derivatives.yaml:463'),
-    'bernoulli_.Tensor': Tangent(None, (0,), (), 'derivatives.yaml:466'),
-    'clamp_max.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:359'),
-    'clamp_max_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:359'),
-    'remainder.Scalar_Tensor': Tangent(None, (1,), (), 'derivatives.yaml:334'),
-    'prod': Tangent(None, (0,), (), 'derivatives.yaml:476'),
-    'prod.dim_int': Tangent(None, (0,), (), 'derivatives.yaml:479'),
-    'amax': Tangent(None, (0,), (), 'derivatives.yaml:482'),
-    'amin': Tangent(None, (0,), (), 'derivatives.yaml:485'),
-    'var.correction': Tangent(None, (0,), (), 'derivatives.yaml:488'),
-    'std.correction': Tangent(None, (0,), (), 'derivatives.yaml:491'),
-    'var_mean.correction': Tangent(None, (0,), (), 'derivatives.yaml:497'),
-    'std_mean.correction': Tangent(None, (0,), (), 'derivatives.yaml:500'),
-    'norm.ScalarOpt_dim': Tangent(None, (0,), (), 'derivatives.yaml:503'),
-    'logsumexp': Tangent(None, (0,), (), 'derivatives.yaml:515'),
-    'cumsum': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:520'),
-    'cumsum_': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:520'),
-    'cumprod': Tangent(None, (0,), (), 'derivatives.yaml:522'),
-    'cumprod_': Tangent(None, (0,), (), 'derivatives.yaml:522'),
-    'cummax': Tangent(None, (0,), (), 'derivatives.yaml:525'),
-    'cummin': Tangent(None, (0,), (), 'derivatives.yaml:529'),
-    'median': Tangent(None, (0,), (), 'derivatives.yaml:533'),
-    'median.dim': Tangent(None, (0,), (), 'derivatives.yaml:536'),
-    'mode': Tangent(None, (0,), (), 'derivatives.yaml:540'),
-    'kthvalue': Tangent(None, (0,), (), 'derivatives.yaml:544'),
-    'topk': Tangent(None, (0,), (), 'derivatives.yaml:548'),
-    'sort': Tangent(None, (0,), (), 'derivatives.yaml:552'),
-    'sort.stable': Tangent(None, (0,), (), 'derivatives.yaml:556'),
-    '_gather_along': Tangent(None, (0,), (), 'derivatives.yaml:560'),
-    '_scatter_add_along': Tangent(None, (0,), (), 'derivatives.yaml:564'),
-    'flip': Tangent(flip_tangent, (0,), (), 'derivatives.yaml:570'),
-    'mv': Tangent(None, (0, 1), (), 'derivatives.yaml:572'),
-    'dot': Tangent(None, (0, 1), (), 'derivatives.yaml:576'),
-    'addmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:582'),
-    'addmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:582'),
-    'addmv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:587'),
-    'addmv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:587'),
-    'baddbmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:592'),
-    'baddbmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:592'),
-    'linear': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:597'),
-    'einsum': Tangent(None, (1,), (1,), 'derivatives.yaml:602'),
-    'tril': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:607'),
-    'tril_': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:607'),
-    'triu': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:611'),
-    'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:611'),
-    'diag': Tangent(None, (0,), (), 'derivatives.yaml:613'),
-    'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:618'),
-    'linalg_matrix_exp': Tangent(None, (0,), (), 'derivatives.yaml:954'),
-    'cat': Tangent(None, (0,), (0,), 'derivatives.yaml:620'),
-    'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:625'),
-    'repeat': Tangent(repeat_tangent, (0,), (), 'derivatives.yaml:629'),
-    'repeat_interleave.self_int': Tangent(None, (0,), (), 'derivatives.yaml:631'),
-    'gather': Tangent(gather_tangent, (0,), (), 'derivatives.yaml:643'),
-    'scatter.src': Tangent(None, (0, 3), (), 'derivatives.yaml:645'),
-    'scatter.value': Tangent(None, (0,), (), 'derivatives.yaml:650'),
-    'scatter.reduce': Tangent(None, (0, 3), (), 'derivatives.yaml:654'),
-    'scatter.value_reduce': Tangent(None, (0,), (), 'derivatives.yaml:659'),
-    'scatter_.src': Tangent(None, (0, 3), (), 'derivatives.yaml:645'),
-    'scatter_.value': Tangent(None, (0,), (), 'derivatives.yaml:650'),
-    'scatter_.reduce': Tangent(None, (0, 3), (), 'derivatives.yaml:654'),
-    'scatter_.value_reduce': Tangent(None, (0,), (), 'derivatives.yaml:659'),
-    'scatter_add': Tangent(None, (0, 3), (), 'derivatives.yaml:663'),
-    'scatter_add_': Tangent(None, (0, 3), (), 'derivatives.yaml:663'),
-    'scatter_reduce.two': Tangent(None, (0, 3), (), 'derivatives.yaml:668'),
-    'scatter_reduce_.two': Tangent(None, (0, 3), (), 'derivatives.yaml:668'),
-    'index_select': Tangent(index_select_tangent, (0,), (), 'derivatives.yaml:675'),
-    'index_add': Tangent(None, (0, 3), (), 'derivatives.yaml:677'),
-    'index_add_': Tangent(None, (0, 3), (), 'derivatives.yaml:677'),
-    'index_copy': Tangent(None, (0, 3), (), 'derivatives.yaml:682'),
-    'index_copy_': Tangent(None, (0, 3), (), 'derivatives.yaml:682'),
-    'index_fill.int_Scalar': Tangent(None, (0,), (), 'derivatives.yaml:687'),
-    'index_fill.int_Tensor': Tangent(None, (0, 3), (), 'derivatives.yaml:691'),
-    'index_fill_.int_Scalar': Tangent(None, (0,), (), 'derivatives.yaml:687'),
-    'index_fill_.int_Tensor': Tangent(None, (0, 3), (), 'derivatives.yaml:691'),
-    'masked_fill.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:696'),
-    'masked_fill.Tensor': Tangent(None, (0, 2), (), 'derivatives.yaml:700'),
-    'masked_fill_.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:696'),
-    'masked_fill_.Tensor': Tangent(None, (0, 2), (), 'derivatives.yaml:700'),
-    'masked_select': Tangent(masked_select_tangent, (0,), (), 'derivatives.yaml:708'),
-    'masked_scatter': Tangent(None, (0, 2), (), 'derivatives.yaml:710'),
-    'masked_scatter_': Tangent(None, (0, 2), (), 'derivatives.yaml:710'),
-    'take': Tangent(take_tangent, (0,), (), 'derivatives.yaml:718'),
-    '_unique2': Tangent(None, (0,), (), 'derivatives.yaml:994'),
-    'unique_dim': Tangent(None, (0,), (), 'derivatives.yaml:998'),
-    'index.Tensor': Tangent(index_Tensor_tangent, (0,), (), 'derivatives.yaml:723'),
-    'index_put': Tangent(None, (0, 2), (), 'derivatives.yaml:725'),
-    'index_put_': Tangent(None, (0, 2), (), 'derivatives.yaml:725'),
-    'convolution': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:738'),
-    'convolution_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:745'),
-    'constant_pad_nd': Tangent(None, (0,), (), 'derivatives.yaml:750'),
-    '_pad_nd': Tangent(None, (0,), (), 'derivatives.yaml:755'),
-    '_pad_nd_backward': Tangent(None, (0,), (), 'derivatives.yaml:759'),
-    'max_pool2d_with_indices': Tangent(None, (0,), (), 'derivatives.yaml:764'),
+    'normal_': Tangent(None, (0,), (), 'derivatives.yaml:451'),
+    'uniform_': Tangent(None, (0,), (), 'derivatives.yaml:454'),
+    'exponential_': Tangent(None, (0,), (), 'derivatives.yaml:457'),
+    'bernoulli': Tangent(bernoulli_tangent, (0,), (), 'derivatives.yaml:462'),
+    'bernoulli.p': Tangent(None, (0,), (), 'derivatives.yaml:464'),
+    'bernoulli_.float': Tangent(None, (0,), (), 'derivatives.yaml:467'),
+    'bernoulli_.Tensor': Tangent(None, (0,), (), 'derivatives.yaml:470'),
+    'clamp_max.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:363'),
+    'clamp_max_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:363'),
+    'remainder.Scalar_Tensor': Tangent(None, (1,), (), 'derivatives.yaml:338'),
+    'prod': Tangent(prod_tangent, (0,), (), 'derivatives.yaml:482'),
+    'prod.dim_int': Tangent(prod_dim_int_tangent, (0,), (), 'derivatives.yaml:486'),
+    'amax': Tangent(amax_tangent, (0,), (), 'derivatives.yaml:490'),
+    'amin': Tangent(amin_tangent, (0,), (), 'derivatives.yaml:494'),
+    'var.correction': Tangent(var_correction_tangent, (0,), (), 'derivatives.yaml:498'),
+    'std.correction': Tangent(std_correction_tangent, (0,), (), 'derivatives.yaml:502'),
+    'var_mean.correction': Tangent(var_mean_correction_tangent, (0,), (), 'derivatives.yaml:509'),
+    'std_mean.correction': Tangent(std_mean_correction_tangent, (0,), (), 'derivatives.yaml:514'),
+    'norm.ScalarOpt_dim': Tangent(norm_ScalarOpt_dim_tangent, (0,), (), 'derivatives.yaml:519'),
+    'logsumexp': Tangent(logsumexp_tangent, (0,), (), 'derivatives.yaml:532'),
+    'cumsum': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:536'),
+    'cumsum_': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:536'),
+    'cumprod': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:540'),
+    'cumprod_': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:540'),
+    'cummax': Tangent(cummax_tangent, (0,), (), 'derivatives.yaml:545'),
+    'cummin': Tangent(cummin_tangent, (0,), (), 'derivatives.yaml:550'),
+    'median': Tangent(median_tangent, (0,), (), 'derivatives.yaml:554'),
+    'median.dim': Tangent(median_dim_tangent, (0,), (), 'derivatives.yaml:559'),
+    'mode': Tangent(mode_tangent, (0,), (), 'derivatives.yaml:564'),
+    'kthvalue': Tangent(kthvalue_tangent, (0,), (), 'derivatives.yaml:569'),
+    'topk': Tangent(topk_tangent, (0,), (), 'derivatives.yaml:574'),
+    'sort': Tangent(sort_tangent, (0,), (), 'derivatives.yaml:579'),
+    'sort.stable': Tangent(sort_stable_tangent, (0,), (), 'derivatives.yaml:584'),
+    '_gather_along': Tangent(_gather_along_tangent, (0,), (), 'derivatives.yaml:589'),
+    '_scatter_add_along': Tangent(_scatter_add_along_tangent, (0,), (), 'derivatives.yaml:594'),
+    'flip': Tangent(flip_tangent, (0,), (), 'derivatives.yaml:598'),
+    'mv': Tangent(None, (0, 1), (), 'derivatives.yaml:600'),
+    'dot': Tangent(None, (0, 1), (), 'derivatives.yaml:604'),
+    'addmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:610'),
+    'addmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:610'),
+    'addmv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:615'),
+    'addmv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:615'),
+    'baddbmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:620'),
+    'baddbmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:620'),
+    'linear': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:625'),
+    'einsum': Tangent(None, (1,), (1,), 'derivatives.yaml:630'),
+    'tril': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:635'),
+    'tril_': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:635'),
+    'triu': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:639'),
+    'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:639'),
+    'diag': Tangent(None, (0,), (), 'derivatives.yaml:641'),
+    'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:646'),
+    'linalg_matrix_exp': Tangent(None, (0,), (), 'derivatives.yaml:1006'),
+    'cat': Tangent(cat_tangent, (0,), (0,), 'derivatives.yaml:650'),
+    'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:654'),
+    'repeat': Tangent(repeat_tangent, (0,), (), 'derivatives.yaml:658'),
+    'repeat_interleave.self_int': Tangent(
+        repeat_interleave_self_int_tangent, (0,), (), 'derivatives.yaml:662',
+    ),
+    'gather': Tangent(gather_tangent, (0,), (), 'derivatives.yaml:673'),
+    'scatter.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:679'),
+    'scatter.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:684'),
+    'scatter.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:690'),
+    'scatter.value_reduce': Tangent(scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:695'),
+    'scatter_.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:679'),
+    'scatter_.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:684'),
+    'scatter_.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:690'),
+    'scatter_.value_reduce': Tangent(
+        scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:695',
+    ),
+    'scatter_add': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:701'),
+    'scatter_add_': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:701'),
+    'scatter_reduce.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:706'),
+    'scatter_reduce_.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:706'),
+    'index_select': Tangent(index_select_tangent, (0,), (), 'derivatives.yaml:711'),
+    'index_add': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:717'),
+    'index_add_': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:717'),
+    'index_copy': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:723'),
+    'index_copy_': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:723'),
+    'index_fill.int_Scalar': Tangent(
+        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:728',
+    ),
+    'index_fill.int_Tensor': Tangent(
+        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:734',
+    ),
+    'index_fill_.int_Scalar': Tangent(
+        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:728',
+    ),
+    'index_fill_.int_Tensor': Tangent(
+        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:734',
+    ),
+    'masked_fill.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:739'),
+    'masked_fill.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:745'),
+    'masked_fill_.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:739'),
+    'masked_fill_.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:745'),
+    'masked_select': Tangent(masked_select_tangent, (0,), (), 'derivatives.yaml:750'),
+    'masked_scatter': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:756'),
+    'masked_scatter_': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:756'),
+    'take': Tangent(take_tangent, (0,), (), 'derivatives.yaml:761'),
+    '_unique2': Tangent(None, (0,), (), 'derivatives.yaml:1046'),
+    'unique_dim': Tangent(None, (0,), (), 'derivatives.yaml:1050'),
+    'index.Tensor': Tangent(index_Tensor_tangent, (0,), (), 'derivatives.yaml:766'),
+    'index_put': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:772'),
+    'index_put_': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:772'),
+    'convolution': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:782'),
+    'convolution_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:789'),
+    'constant_pad_nd': Tangent(constant_pad_nd_tangent, (0,), (), 'derivatives.yaml:796'),
+    '_pad_nd': Tangent(_pad_nd_tangent, (0,), (), 'derivatives.yaml:803'),
+    '_pad_nd_backward': Tangent(_pad_nd_backward_tangent, (0,), (), 'derivatives.yaml:807'),
+    'max_pool2d_with_indices': Tangent(
+        max_pool2d_with_indices_tangent, (0,), (), 'derivatives.yaml:814',
+    ),
     'max_pool2d_with_indices_backward': Tangent(
-        max_pool2d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:775',
+        max_pool2d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:823',
     ),
-    'avg_pool2d': Tangent(avg_pool2d_tangent, (0,), (), 'derivatives.yaml:779'),
-    'avg_pool2d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:781'),
-    'adaptive_avg_pool2d': Tangent(None, (0,), (), 'derivatives.yaml:785'),
-    'adaptive_avg_pool2d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:788'),
-    'adaptive_max_pool2d': Tangent(None, (0,), (), 'derivatives.yaml:792'),
+    'avg_pool2d': Tangent(avg_pool2d_tangent, (0,), (), 'derivatives.yaml:827'),
+    'avg_pool2d_backward': Tangent(avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:832'),
+    'adaptive_avg_pool2d': Tangent(adaptive_avg_pool2d_tangent, (0,), (), 'derivatives.yaml:836'),
+    'adaptive_avg_pool2d_backward': Tangent(
+        adaptive_avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:841',
+    ),
+    'adaptive_max_pool2d': Tangent(adaptive_max_pool2d_tangent, (0,), (), 'derivatives.yaml:846'),
     'adaptive_max_pool2d_backward': Tangent(
-        adaptive_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:800',
+        adaptive_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:852',
     ),
-    'upsample_nearest2d': Tangent(upsample_nearest2d_tangent, (0,), (), 'derivatives.yaml:806'),
+    'upsample_nearest2d': Tangent(upsample_nearest2d_tangent, (0,), (), 'derivatives.yaml:858'),
     'upsample_nearest2d_backward': Tangent(
-        upsample_nearest2d_backward_tangent, (0,), (), 'derivatives.yaml:810',
+        upsample_nearest2d_backward_tangent, (0,), (), 'derivatives.yaml:862',
     ),
-    'upsample_bilinear2d': Tangent(upsample_bilinear2d_tangent, (0,), (), 'derivatives.yaml:814'),
+    'upsample_bilinear2d': Tangent(upsample_bilinear2d_tangent, (0,), (), 'derivatives.yaml:866'),
     'upsample_bilinear2d_backward': Tangent(
-        upsample_bilinear2d_backward_tangent, (0,), (), 'derivatives.yaml:818',
+        upsample_bilinear2d_backward_tangent, (0,), (), 'derivatives.yaml:870',
     ),
-    'im2col': Tangent(im2col_tangent, (0,), (), 'derivatives.yaml:822'),
-    'col2im': Tangent(col2im_tangent, (0,), (), 'derivatives.yaml:826'),
-    '_softmax': Tangent(None, (0,), (), 'derivatives.yaml:834'),
-    '_log_softmax': Tangent(None, (0,), (), 'derivatives.yaml:837'),
-    '_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:840'),
-    '_log_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:844'),
-    'nll_loss_forward': Tangent(None, (0,), (), 'derivatives.yaml:848'),
-    'nll_loss_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:853'),
-    'mse_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:858'),
-    'smooth_l1_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:876'),
-    'huber_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:864'),
-    'binary_cross_entropy': Tangent(None, (0, 1), (), 'derivatives.yaml:871'),
-    'binary_cross_entropy_with_logits': Tangent(None, (0, 1), (), 'derivatives.yaml:880'),
-    'native_batch_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:885'),
-    'native_layer_norm': Tangent(None, (0, 2, 3), (), 'derivatives.yaml:890'),
-    'native_group_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:894'),
-    '_fused_rms_norm': Tangent(None, (0, 2), (), 'derivatives.yaml:898'),
-    'native_layer_norm_backward': Tangent(None, (0, 1, 3, 4, 5, 6), (), 'derivatives.yaml:905'),
-    '_fused_rms_norm_backward': Tangent(None, (0, 1, 3, 4), (), 'derivatives.yaml:908'),
-    'native_dropout': Tangent(None, (0,), (), 'derivatives.yaml:911'),
-    'embedding': Tangent(embedding_tangent, (0,), (), 'derivatives.yaml:918'),
+    'im2col': Tangent(im2col_tangent, (0,), (), 'derivatives.yaml:874'),
+    'col2im': Tangent(col2im_tangent, (0,), (), 'derivatives.yaml:878'),
+    '_softmax': Tangent(None, (0,), (), 'derivatives.yaml:886'),
+    '_log_softmax': Tangent(None, (0,), (), 'derivatives.yaml:889'),
+    '_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:892'),
+    '_log_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:896'),
+    'nll_loss_forward': Tangent(None, (0,), (), 'derivatives.yaml:900'),
+    'nll_loss_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:905'),
+    'mse_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:910'),
+    'smooth_l1_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:928'),
+    'huber_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:916'),
+    'binary_cross_entropy': Tangent(None, (0, 1), (), 'derivatives.yaml:923'),
+    'binary_cross_entropy_with_logits': Tangent(None, (0, 1), (), 'derivatives.yaml:932'),
+    'native_batch_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:937'),
+    'native_layer_norm': Tangent(None, (0, 2, 3), (), 'derivatives.yaml:942'),
+    'native_group_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:946'),
+    '_fused_rms_norm': Tangent(None, (0, 2), (), 'derivatives.yaml:950'),
+    'native_layer_norm_backward': Tangent(None, (0, 1, 3, 4, 5, 6), (), 'derivatives.yaml:957'),
+    '_fused_rms_norm_backward': Tangent(None, (0, 1, 3, 4), (), 'derivatives.yaml:960'),
+    'native_dropout': Tangent(None, (0,), (), 'derivatives.yaml:963'),
+    'embedding': Tangent(embedding_tangent, (0,), (), 'derivatives.yaml:970'),
     'embedding_dense_backward': Tangent(
-        embedding_dense_backward_tangent, (0,), (), 'derivatives.yaml:923',
+        embedding_dense_backward_tangent, (0,), (), 'derivatives.yaml:975',
     ),
-    '_cross_entropy_forward': Tangent(None, (0,), (), 'derivatives.yaml:925'),
-    '_cross_entropy_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:930'),
-    '_lstm_sequence': Tangent(None, (0, 1, 2, 3), (), 'derivatives.yaml:940'),
-    '_lstm_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5, 6, 7), (), 'derivatives.yaml:943'),
-    '_fused_adam_': Tangent(None, (0, 1, 2, 3, 4), (), 'derivatives.yaml:947'),
-    '_fused_sgd_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:950'),
-    'linalg_qr': Tangent(None, (0,), (), 'derivatives.yaml:974'),
-    'geqrf': Tangent(None, (0,), (), 'derivatives.yaml:978'),
-    'linalg_lstsq': Tangent(None, (0, 1), (), 'derivatives.yaml:983'),
-    'cdist': Tangent(None, (0, 1), (), 'derivatives.yaml:968'),
-    'linalg_vector_norm': Tangent(None, (0,), (), 'derivatives.yaml:512'),
-    'linalg_inv_ex': Tangent(None, (0,), (), 'derivatives.yaml:1048'),
-    'linalg_slogdet': Tangent(None, (0,), (), 'derivatives.yaml:1053'),
-    'linalg_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1056'),
-    'linalg_cholesky_ex': Tangent(None, (0,), (), 'derivatives.yaml:1059'),
-    'linalg_lu_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1004'),
-    'lu_unpack': Tangent(None, (0,), (), 'derivatives.yaml:1008'),
-    'linalg_lu': Tangent(None, (0,), (), 'derivatives.yaml:1013'),
-    'linalg_lu_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1017'),
-    'linalg_solve_ex': Tangent(None, (0, 1), (), 'derivatives.yaml:1022'),
-    'linalg_solve_triangular': Tangent(None, (0, 1), (), 'derivatives.yaml:1026'),
-    'triangular_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1029'),
-    'cholesky_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1032'),
-    'cholesky_inverse': Tangent(None, (0,), (), 'derivatives.yaml:1035'),
-    'linalg_ldl_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1038'),
-    'linalg_ldl_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1042'),
-    '_linalg_svd': Tangent(None, (0,), (), 'derivatives.yaml:1069'),
-    '_linalg_eigh': Tangent(None, (0,), (), 'derivatives.yaml:1073'),
-    'linalg_det': Tangent(None, (0,), (), 'derivatives.yaml:1077'),
-    'linalg_pinv.atol_rtol_tensor': Tangent(None, (0,), (), 'derivatives.yaml:1080'),
-    'unsqueeze_': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:218'),
-    'squeeze_': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:210'),
-    'squeeze_.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:214'),
-    'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:198'),
-    'logaddexp': Tangent(None, (0, 1), (), 'derivatives.yaml:959'),
-    'logaddexp2': Tangent(None, (0, 1), (), 'derivatives.yaml:963'),
+    '_cross_entropy_forward': Tangent(None, (0,), (), 'derivatives.yaml:977'),
+    '_cross_entropy_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:982'),
+    '_lstm_sequence': Tangent(None, (0, 1, 2, 3), (), 'derivatives.yaml:992'),
+    '_lstm_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5, 6, 7), (), 'derivatives.yaml:995'),
+    '_fused_adam_': Tangent(None, (0, 1, 2, 3, 4), (), 'derivatives.yaml:999'),
+    '_fused_sgd_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1002'),
+    'linalg_qr': Tangent(None, (0,), (), 'derivatives.yaml:1026'),
+    'geqrf': Tangent(None, (0,), (), 'derivatives.yaml:1030'),
+    'linalg_lstsq': Tangent(None, (0, 1), (), 'derivatives.yaml:1035'),
+    'cdist': Tangent(None, (0, 1), (), 'derivatives.yaml:1020'),
+    'linalg_vector_norm': Tangent(None, (0,), (), 'derivatives.yaml:527'),
+    'linalg_inv_ex': Tangent(None, (0,), (), 'derivatives.yaml:1100'),
+    'linalg_slogdet': Tangent(None, (0,), (), 'derivatives.yaml:1105'),
+    'linalg_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1108'),
+    'linalg_cholesky_ex': Tangent(None, (0,), (), 'derivatives.yaml:1111'),
+    'linalg_lu_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1056'),
+    'lu_unpack': Tangent(None, (0,), (), 'derivatives.yaml:1060'),
+    'linalg_lu': Tangent(None, (0,), (), 'derivatives.yaml:1065'),
+    'linalg_lu_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1069'),
+    'linalg_solve_ex': Tangent(None, (0, 1), (), 'derivatives.yaml:1074'),
+    'linalg_solve_triangular': Tangent(None, (0, 1), (), 'derivatives.yaml:1078'),
+    'triangular_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1081'),
+    'cholesky_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1084'),
+    'cholesky_inverse': Tangent(None, (0,), (), 'derivatives.yaml:1087'),
+    'linalg_ldl_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1090'),
+    'linalg_ldl_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1094'),
+    '_linalg_svd': Tangent(None, (0,), (), 'derivatives.yaml:1121'),
+    '_linalg_eigh': Tangent(None, (0,), (), 'derivatives.yaml:1125'),
+    'linalg_det': Tangent(None, (0,), (), 'derivatives.yaml:1129'),
+    'linalg_pinv.atol_rtol_tensor': Tangent(None, (0,), (), 'derivatives.yaml:1132'),
+    'unsqueeze_': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:222'),
+    'squeeze_': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:214'),
+    'squeeze_.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:218'),
+    'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:202'),
+    'logaddexp': Tangent(None, (0, 1), (), 'derivatives.yaml:1011'),
+    'logaddexp2': Tangent(None, (0, 1), (), 'derivatives.yaml:1015'),
     'sinc': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:71'),
-    'heaviside': Tangent(None, (0, 1), (), 'derivatives.yaml:989'),
-    'dist': Tangent(None, (0, 1), (), 'derivatives.yaml:506'),
-    'lgamma': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1087'),
-    'lgamma_': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1087'),
-    'digamma': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1091'),
-    'digamma_': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1091'),
-    'polygamma': Tangent(polygamma_tangent, (1,), (), 'derivatives.yaml:1095'),
-    'polygamma_': Tangent(None, (0,), (), 'derivatives.yaml:1098'),
-    'mvlgamma': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1105'),
-    'mvlgamma_': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1105'),
-    'igamma': Tangent(None, (0, 1), (), 'derivatives.yaml:1108'),
-    'igamma_': Tangent(None, (0, 1), (), 'derivatives.yaml:1108'),
-    'igammac': Tangent(None, (0, 1), (), 'derivatives.yaml:1112'),
-    'igammac_': Tangent(None, (0, 1), (), 'derivatives.yaml:1112'),
-    'erfinv': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1118'),
-    'erfinv_': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1118'),
-    'i0': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1122'),
-    'i0_': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1122'),
-    'special_i0e': Tangent(special_i0e_tangent, (0,), (), 'derivatives.yaml:1126'),
-    'special_i1': Tangent(special_i1_tangent, (0,), (), 'derivatives.yaml:1130'),
-    'special_i1e': Tangent(special_i1e_tangent, (0,), (), 'derivatives.yaml:1134'),
-    'special_erfcx': Tangent(special_erfcx_tangent, (0,), (), 'derivatives.yaml:1139'),
-    'special_ndtri': Tangent(special_ndtri_tangent, (0,), (), 'derivatives.yaml:1143'),
-    'special_log_ndtr': Tangent(special_log_ndtr_tangent, (0,), (), 'derivatives.yaml:1147'),
-    'special_entr': Tangent(special_entr_tangent, (0,), (), 'derivatives.yaml:1151'),
-    'special_xlog1py': Tangent(None, (0, 1), (), 'derivatives.yaml:1153'),
-    'special_zeta': Tangent(None, (0, 1), (), 'derivatives.yaml:1163'),
-    'acosh': Tangent(acosh_tangent, (0,), (), 'derivatives.yaml:1173'),
-    'acosh_': Tangent(None, (0,), (), 'derivatives.yaml:1184'),
-    'asinh': Tangent(asinh_tangent, (0,), (), 'derivatives.yaml:1177'),
-    'asinh_': Tangent(None, (0,), (), 'derivatives.yaml:1187'),
-    'atanh': Tangent(atanh_tangent, (0,), (), 'derivatives.yaml:1181'),
-    'atanh_': Tangent(None, (0,), (), 'derivatives.yaml:1190'),
-    'angle': Tangent(None, (0,), (), 'derivatives.yaml:1194'),
-    'sgn': Tangent(None, (0,), (), 'derivatives.yaml:1429'),
-    'sgn_': Tangent(None, (0,), (), 'derivatives.yaml:1429'),
+    'heaviside': Tangent(None, (0, 1), (), 'derivatives.yaml:1041'),
+    'dist': Tangent(None, (0, 1), (), 'derivatives.yaml:521'),
+    'lgamma': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1139'),
+    'lgamma_': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1139'),
+    'digamma': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1143'),
+    'digamma_': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1143'),
+    'polygamma': Tangent(polygamma_tangent, (1,), (), 'derivatives.yaml:1147'),
+    'polygamma_': Tangent(None, (0,), (), 'derivatives.yaml:1150'),
+    'mvlgamma': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1157'),
+    'mvlgamma_': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1157'),
+    'igamma': Tangent(None, (0, 1), (), 'derivatives.yaml:1160'),
+    'igamma_': Tangent(None, (0, 1), (), 'derivatives.yaml:1160'),
+    'igammac': Tangent(None, (0, 1), (), 'derivatives.yaml:1164'),
+    'igammac_': Tangent(None, (0, 1), (), 'derivatives.yaml:1164'),
+    'erfinv': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1170'),
+    'erfinv_': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1170'),
+    'i0': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1174'),
+    'i0_': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1174'),
+    'special_i0e': Tangent(special_i0e_tangent, (0,), (), 'derivatives.yaml:1178'),
+    'special_i1': Tangent(special_i1_tangent, (0,), (), 'derivatives.yaml:1182'),
+    'special_i1e': Tangent(special_i1e_tangent, (0,), (), 'derivatives.yaml:1186'),
+    'special_erfcx': Tangent(special_erfcx_tangent, (0,), (), 'derivatives.yaml:1191'),
+    'special_ndtri': Tangent(special_ndtri_tangent, (0,), (), 'derivatives.yaml:1195'),
+    'special_log_ndtr': Tangent(special_log_ndtr_tangent, (0,), (), 'derivatives.yaml:1199'),
+    'special_entr': Tangent(special_entr_tangent, (0,), (), 'derivatives.yaml:1203'),
+    'special_xlog1py': Tangent(None, (0, 1), (), 'derivatives.yaml:1205'),
+    'special_zeta': Tangent(None, (0, 1), (), 'derivatives.yaml:1215'),
+    'acosh': Tangent(acosh_tangent, (0,), (), 'derivatives.yaml:1225'),
+    'acosh_': Tangent(None, (0,), (), 'derivatives.yaml:1236'),
+    'asinh': Tangent(asinh_tangent, (0,), (), 'derivatives.yaml:1229'),
+    'asinh_': Tangent(None, (0,), (), 'derivatives.yaml:1239'),
+    'atanh': Tangent(atanh_tangent, (0,), (), 'derivatives.yaml:1233'),
+    'atanh_': Tangent(None, (0,), (), 'derivatives.yaml:1242'),
+    'angle': Tangent(None, (0,), (), 'derivatives.yaml:1246'),
+    'sgn': Tangent(None, (0,), (), 'derivatives.yaml:1495'),
+    'sgn_': Tangent(None, (0,), (), 'derivatives.yaml:1495'),
     'sign_': Tangent(sign_tangent, (0,), (), 'derivatives.yaml:90'),
-    'copysign.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1197'),
-    'copysign_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1197'),
-    'frexp.Tensor': Tangent(None, (0,), (), 'derivatives.yaml:1201'),
-    'nextafter': Tangent(None, (0, 1), (), 'derivatives.yaml:1205'),
-    'nextafter_': Tangent(None, (0, 1), (), 'derivatives.yaml:1205'),
-    'eq_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1210'),
-    'ne_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1214'),
-    'lt_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1218'),
-    'le_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1222'),
-    'gt_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1226'),
-    'ge_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1230'),
-    'pow_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1234'),
+    'copysign.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1249'),
+    'copysign_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1249'),
+    'frexp.Tensor': Tangent(None, (0,), (), 'derivatives.yaml:1253'),
+    'nextafter': Tangent(None, (0, 1), (), 'derivatives.yaml:1257'),
+    'nextafter_': Tangent(None, (0, 1), (), 'derivatives.yaml:1257'),
+    'eq_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1262'),
+    'ne_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1266'),
+    'lt_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1270'),
+    'le_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1274'),
+    'gt_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1278'),
+    'ge_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1282'),
+    'pow_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1286'),
     'xlogy_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:61'),
     'sinc_': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:71'),
-    'heaviside_': Tangent(None, (0, 1), (), 'derivatives.yaml:989'),
-    'random_.from': Tangent(None, (0,), (), 'derivatives.yaml:1238'),
-    'random_.to': Tangent(None, (0,), (), 'derivatives.yaml:1241'),
-    'random_': Tangent(None, (0,), (), 'derivatives.yaml:1244'),
-    'cauchy_': Tangent(None, (0,), (), 'derivatives.yaml:1247'),
-    'log_normal_': Tangent(None, (0,), (), 'derivatives.yaml:1250'),
-    'geometric_': Tangent(None, (0,), (), 'derivatives.yaml:1253'),
-    'binomial': Tangent(None, (0, 1), (), 'derivatives.yaml:1256'),
-    'poisson': Tangent(poisson_tangent, (0,), (), 'derivatives.yaml:1262'),
-    'as_strided_': Tangent(as_strided__tangent, (0,), (), 'derivatives.yaml:1289'),
-    'diag_embed': Tangent(diag_embed_tangent, (0,), (), 'derivatives.yaml:1268'),
-    'diagonal_scatter': Tangent(diagonal_scatter_tangent, (0, 1), (), 'derivatives.yaml:1273'),
-    'select_scatter': Tangent(select_scatter_tangent, (0, 1), (), 'derivatives.yaml:1278'),
-    'slice_scatter': Tangent(slice_scatter_tangent, (0, 1), (), 'derivatives.yaml:1283'),
-    'as_strided_scatter': Tangent(as_strided_scatter_tangent, (0, 1), (), 'derivatives.yaml:1293'),
-    'index_reduce': Tangent(None, (0, 3), (), 'derivatives.yaml:1295'),
-    'index_reduce_': Tangent(None, (0, 3), (), 'derivatives.yaml:1295'),
-    'addbmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1304'),
-    'addbmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1304'),
-    'nanmedian': Tangent(None, (0,), (), 'derivatives.yaml:1309'),
-    'nanmedian.dim': Tangent(None, (0,), (), 'derivatives.yaml:1312'),
-    'logcumsumexp': Tangent(None, (0,), (), 'derivatives.yaml:1316'),
-    '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1320'),
-    'max_pool3d_with_indices': Tangent(None, (0,), (), 'derivatives.yaml:1329'),
+    'heaviside_': Tangent(None, (0, 1), (), 'derivatives.yaml:1041'),
+    'random_.from': Tangent(None, (0,), (), 'derivatives.yaml:1290'),
+    'random_.to': Tangent(None, (0,), (), 'derivatives.yaml:1293'),
+    'random_': Tangent(None, (0,), (), 'derivatives.yaml:1296'),
+    'cauchy_': Tangent(None, (0,), (), 'derivatives.yaml:1299'),
+    'log_normal_': Tangent(None, (0,), (), 'derivatives.yaml:1302'),
+    'geometric_': Tangent(None, (0,), (), 'derivatives.yaml:1305'),
+    'binomial': Tangent(None, (0, 1), (), 'derivatives.yaml:1308'),
+    'poisson': Tangent(poisson_tangent, (0,), (), 'derivatives.yaml:1314'),
+    'as_strided_': Tangent(as_strided__tangent, (0,), (), 'derivatives.yaml:1341'),
+    'diag_embed': Tangent(diag_embed_tangent, (0,), (), 'derivatives.yaml:1320'),
+    'diagonal_scatter': Tangent(diagonal_scatter_tangent, (0, 1), (), 'derivatives.yaml:1325'),
+    'select_scatter': Tangent(select_scatter_tangent, (0, 1), (), 'derivatives.yaml:1330'),
+    'slice_scatter': Tangent(slice_scatter_tangent, (0, 1), (), 'derivatives.yaml:1335'),
+    'as_strided_scatter': Tangent(as_strided_scatter_tangent, (0, 1), (), 'derivatives.yaml:1345'),
+    'index_reduce': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1350'),
+    'index_reduce_': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1350'),
+    'addbmm': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1361'),
+    'addbmm_': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1361'),
+    'nanmedian': Tangent(nanmedian_tangent, (0,), (), 'derivatives.yaml:1365'),
+    'nanmedian.dim': Tangent(nanmedian_dim_tangent, (0,), (), 'derivatives.yaml:1370'),
+    'logcumsumexp': Tangent(logcumsumexp_tangent, (0,), (), 'derivatives.yaml:1374'),
+    '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1377'),
+    'max_pool3d_with_indices': Tangent(
+        max_pool3d_with_indices_tangent, (0,), (), 'derivatives.yaml:1389',
+    ),
     'max_pool3d_with_indices_backward': Tangent(
-        max_pool3d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:1337',
+        max_pool3d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:1395',
     ),
-    'avg_pool3d': Tangent(avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1341'),
-    'avg_pool3d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:1343'),
-    'adaptive_avg_pool3d': Tangent(None, (0,), (), 'derivatives.yaml:1347'),
-    'adaptive_avg_pool3d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:1350'),
-    'adaptive_max_pool3d': Tangent(None, (0,), (), 'derivatives.yaml:1354'),
+    'avg_pool3d': Tangent(avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1399'),
+    'avg_pool3d_backward': Tangent(
+        avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1404',
+    ),
+    'adaptive_avg_pool3d': Tangent(adaptive_avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1408'),
+    'adaptive_avg_pool3d_backward': Tangent(
+        adaptive_avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1413',
+    ),
+    'adaptive_max_pool3d': Tangent(adaptive_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1418'),
     'adaptive_max_pool3d_backward': Tangent(
-        adaptive_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1362',
+        adaptive_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1424',
     ),
-    'fractional_max_pool2d': Tangent(None, (0,), (), 'derivatives.yaml:1365'),
+    'fractional_max_pool2d': Tangent(
+        fractional_max_pool2d_tangent, (0,), (), 'derivatives.yaml:1431',
+    ),
     'fractional_max_pool2d_backward': Tangent(
-        fractional_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:1374',
+        fractional_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:1437',
     ),
-    'fractional_max_pool3d': Tangent(None, (0,), (), 'derivatives.yaml:1376'),
+    'fractional_max_pool3d': Tangent(
+        fractional_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1443',
+    ),
     'fractional_max_pool3d_backward': Tangent(
-        fractional_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1385',
+        fractional_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1449',
     ),
-    'grid_sampler_2d': Tangent(None, (0, 1), (), 'derivatives.yaml:1393'),
-    'grid_sampler_2d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1396'),
-    'grid_sampler_3d': Tangent(None, (0, 1), (), 'derivatives.yaml:1399'),
-    'grid_sampler_3d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1402'),
-    '_embedding_bag': Tangent(None, (0, 1, 2, 6), (), 'derivatives.yaml:1408'),
-    '_ctc_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:1414'),
-    '_ctc_loss_backward': Tangent(None, (0, 1, 2, 5, 6), (), 'derivatives.yaml:1418'),
-    'alias': Tangent(None, (0,), (), 'derivatives.yaml:1423'),
-    'view_as_real': Tangent(None, (0,), (), 'derivatives.yaml:1432'),
-    'view_as_complex': Tangent(None, (0,), (), 'derivatives.yaml:1435'),
-    '_conj_physical': Tangent(None, (0,), (), 'derivatives.yaml:1438'),
-    'conj_physical_': Tangent(None, (0,), (), 'derivatives.yaml:1441'),
-    'complex': Tangent(None, (0, 1), (), 'derivatives.yaml:1444'),
-    'polar': Tangent(None, (0, 1), (), 'derivatives.yaml:1447'),
-    '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1454'),
-    '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1458'),
-    '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1462'),
+    'grid_sampler_2d': Tangent(None, (0, 1), (), 'derivatives.yaml:1457'),
+    'grid_sampler_2d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1460'),
+    'grid_sampler_3d': Tangent(None, (0, 1), (), 'derivatives.yaml:1463'),
+    'grid_sampler_3d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1466'),
+    '_embedding_bag': Tangent(_embedding_bag_tangent, (0, 1, 2, 6), (), 'derivatives.yaml:1476'),
+    '_ctc_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:1479'),
+    '_ctc_loss_backward': Tangent(None, (0, 1, 2, 5, 6), (), 'derivatives.yaml:1483'),
+    'alias': Tangent(alias_tangent, (0,), (), 'derivatives.yaml:1490'),
+    'view_as_real': Tangent(None, (0,), (), 'derivatives.yaml:1498'),
+    'view_as_complex': Tangent(None, (0,), (), 'derivatives.yaml:1501'),
+    '_conj_physical': Tangent(None, (0,), (), 'derivatives.yaml:1504'),
+    'conj_physical_': Tangent(None, (0,), (), 'derivatives.yaml:1507'),
+    'complex': Tangent(None, (0, 1), (), 'derivatives.yaml:1510'),
+    'polar': Tangent(None, (0, 1), (), 'derivatives.yaml:1513'),
+    '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1520'),
+    '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1524'),
+    '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1528'),
 }
