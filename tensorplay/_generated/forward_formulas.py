@@ -8,10 +8,11 @@ from tensorplay._generated import ops
 from tensorplay.autograd.formulas import (
     acosh_backward, amaxamin_jvp, call_op, clamp_backward, cumprod_jvp, elu_backward,
     embedding_bag_jvp, erfinv_backward, evenly_read_jvp, gather_with_keepdimed_indices,
-    hardswish_backward, i1_backward, i1e_backward, index_reduce_jvp, logcumsumexp_jvp,
-    logit_backward, logsumexp_jvp, maybe_multiply, mish_backward, mvlgamma_backward, norm_jvp,
-    pow_scalar_backward, prod_dim_jvp, prod_jvp, scatter_reduce_jvp, scatter_value_reduce_jvp,
-    scatter_with_reduce_jvp, sinc_backward, std_jvp, var_jvp, zeros_like,
+    grid_sampler_2d_jvp, grid_sampler_3d_jvp, hardswish_backward, i1_backward, i1e_backward,
+    index_reduce_jvp, logcumsumexp_jvp, logit_backward, logsumexp_jvp, maybe_multiply,
+    mish_backward, mvlgamma_backward, norm_jvp, pow_scalar_backward, prod_dim_jvp, prod_jvp,
+    scatter_reduce_jvp, scatter_value_reduce_jvp, scatter_with_reduce_jvp, sinc_backward, std_jvp,
+    var_jvp, zeros_like,
 )
 from tensorplay._generated.functional import (
     adaptive_avg_pool2d_backward, adaptive_avg_pool3d_backward, avg_pool2d_backward,
@@ -1097,6 +1098,26 @@ def fractional_max_pool3d_backward_tangent(
     )
 
 
+def grid_sampler_2d_tangent(
+    input_p, grid_p, interpolation_mode, padding_mode, align_corners, result, input_t, grid_t,
+):
+    """grid_sampler_2d: result: grid_sampler_2d_jvp(input_p, input_t, grid_p, grid_t,
+    interpolation_mode, padding_mode, align_corners)"""
+    return grid_sampler_2d_jvp(
+        input_p, input_t, grid_p, grid_t, interpolation_mode, padding_mode, align_corners,
+    )
+
+
+def grid_sampler_3d_tangent(
+    input_p, grid_p, interpolation_mode, padding_mode, align_corners, result, input_t, grid_t,
+):
+    """grid_sampler_3d: result: grid_sampler_3d_jvp(input_p, input_t, grid_p, grid_t,
+    interpolation_mode, padding_mode, align_corners)"""
+    return grid_sampler_3d_jvp(
+        input_p, input_t, grid_p, grid_t, interpolation_mode, padding_mode, align_corners,
+    )
+
+
 def _embedding_bag_tangent(
     weight_p, indices_p, offsets_p, scale_grad_by_freq, mode, sparse, per_sample_weights_p,
     include_last_offset, padding_idx, result, weight_t, indices_t, offsets_t, per_sample_weights_t,
@@ -1538,8 +1559,8 @@ FORWARD = {
     'atanh': Tangent(atanh_tangent, (0,), (), 'derivatives.yaml:1233'),
     'atanh_': Tangent(None, (0,), (), 'derivatives.yaml:1242'),
     'angle': Tangent(None, (0,), (), 'derivatives.yaml:1246'),
-    'sgn': Tangent(None, (0,), (), 'derivatives.yaml:1495'),
-    'sgn_': Tangent(None, (0,), (), 'derivatives.yaml:1495'),
+    'sgn': Tangent(None, (0,), (), 'derivatives.yaml:1497'),
+    'sgn_': Tangent(None, (0,), (), 'derivatives.yaml:1497'),
     'sign_': Tangent(sign_tangent, (0,), (), 'derivatives.yaml:90'),
     'copysign.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1249'),
     'copysign_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1249'),
@@ -1608,21 +1629,21 @@ FORWARD = {
     'fractional_max_pool3d_backward': Tangent(
         fractional_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1449',
     ),
-    'grid_sampler_2d': Tangent(None, (0, 1), (), 'derivatives.yaml:1457'),
-    'grid_sampler_2d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1460'),
-    'grid_sampler_3d': Tangent(None, (0, 1), (), 'derivatives.yaml:1463'),
-    'grid_sampler_3d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1466'),
-    '_embedding_bag': Tangent(_embedding_bag_tangent, (0, 1, 2, 6), (), 'derivatives.yaml:1476'),
-    '_ctc_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:1479'),
-    '_ctc_loss_backward': Tangent(None, (0, 1, 2, 5, 6), (), 'derivatives.yaml:1483'),
-    'alias': Tangent(alias_tangent, (0,), (), 'derivatives.yaml:1490'),
-    'view_as_real': Tangent(None, (0,), (), 'derivatives.yaml:1498'),
-    'view_as_complex': Tangent(None, (0,), (), 'derivatives.yaml:1501'),
-    '_conj_physical': Tangent(None, (0,), (), 'derivatives.yaml:1504'),
-    'conj_physical_': Tangent(None, (0,), (), 'derivatives.yaml:1507'),
-    'complex': Tangent(None, (0, 1), (), 'derivatives.yaml:1510'),
-    'polar': Tangent(None, (0, 1), (), 'derivatives.yaml:1513'),
-    '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1520'),
-    '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1524'),
-    '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1528'),
+    'grid_sampler_2d': Tangent(grid_sampler_2d_tangent, (0, 1), (), 'derivatives.yaml:1459'),
+    'grid_sampler_2d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1461'),
+    'grid_sampler_3d': Tangent(grid_sampler_3d_tangent, (0, 1), (), 'derivatives.yaml:1466'),
+    'grid_sampler_3d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1468'),
+    '_embedding_bag': Tangent(_embedding_bag_tangent, (0, 1, 2, 6), (), 'derivatives.yaml:1478'),
+    '_ctc_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:1481'),
+    '_ctc_loss_backward': Tangent(None, (0, 1, 2, 5, 6), (), 'derivatives.yaml:1485'),
+    'alias': Tangent(alias_tangent, (0,), (), 'derivatives.yaml:1492'),
+    'view_as_real': Tangent(None, (0,), (), 'derivatives.yaml:1500'),
+    'view_as_complex': Tangent(None, (0,), (), 'derivatives.yaml:1503'),
+    '_conj_physical': Tangent(None, (0,), (), 'derivatives.yaml:1506'),
+    'conj_physical_': Tangent(None, (0,), (), 'derivatives.yaml:1509'),
+    'complex': Tangent(None, (0, 1), (), 'derivatives.yaml:1512'),
+    'polar': Tangent(None, (0, 1), (), 'derivatives.yaml:1515'),
+    '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1522'),
+    '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1526'),
+    '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1530'),
 }
