@@ -112,8 +112,10 @@ def cumprod_jvp(self_t, self_p, result, dim):
     self_t, self_p = self_t.to(result.dtype), self_p.to(result.dtype)
     if self_p.dim() == 0:
         return self_t.clone()
-    gradient = (self_t / self_p).cumsum(dim) * result
     zeros = self_p == 0
+    # (a zero divides as 1: every position it reaches is taken from `with_t` below, and
+    # no inf * 0 = NaN is made on the way, which a gradient through where() would see)
+    gradient = (self_t / self_p.masked_fill(zeros, 1)).cumsum(dim) * result
     first_zero = zeros & (zeros.cumsum(dim) == 1)
     after_zero = first_zero.cumsum(dim) > 0
     with_t = F.where(first_zero, self_t, self_p).cumprod(dim)
