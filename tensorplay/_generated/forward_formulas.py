@@ -6,13 +6,18 @@ differentiable input, and returns the result's tangent (a tuple for several outp
 tensorplay/autograd/forward_mode.py calls them at the ForwardAD dispatch key."""
 from tensorplay._generated import ops
 from tensorplay.autograd.formulas import (
-    acosh_backward, call_op, clamp_backward, elu_backward, erfinv_backward, hardswish_backward,
-    i1_backward, i1e_backward, logit_backward, maybe_multiply, mish_backward, mvlgamma_backward,
-    pow_scalar_backward, sinc_backward, zeros_like,
+    acosh_backward, amaxamin_jvp, call_op, clamp_backward, cumprod_jvp, elu_backward,
+    embedding_bag_jvp, erfinv_backward, evenly_read_jvp, gather_with_keepdimed_indices,
+    grid_sampler_2d_jvp, grid_sampler_3d_jvp, hardswish_backward, i1_backward, i1e_backward,
+    index_reduce_jvp, logcumsumexp_jvp, logit_backward, logsumexp_jvp, maybe_multiply,
+    mish_backward, mvlgamma_backward, norm_jvp, pow_scalar_backward, prod_dim_jvp, prod_jvp,
+    scatter_reduce_jvp, scatter_value_reduce_jvp, scatter_with_reduce_jvp, sinc_backward, std_jvp,
+    var_jvp, zeros_like,
 )
 from tensorplay._generated.functional import (
-    digamma, gelu_backward, isfinite, logical_and, logical_or, polygamma, silu_backward, special_i1,
-    special_i1e, threshold_backward, where,
+    adaptive_avg_pool2d_backward, adaptive_avg_pool3d_backward, avg_pool2d_backward,
+    avg_pool3d_backward, constant_pad_nd, digamma, gather, gelu_backward, isfinite, logical_and,
+    logical_or, polygamma, silu_backward, special_i1, special_i1e, threshold_backward, where,
 )
 
 
@@ -112,6 +117,30 @@ def mean_tangent(self_p, dtype, result, self_t):
 def mean_dim_tangent(self_p, dim, keepdim, dtype, result, self_t):
     """mean.dim: result: auto_linear = call_op(ops.mean_dim, self_t, dim, keepdim, dtype)"""
     return call_op(ops.mean_dim, self_t, dim, keepdim, dtype)
+
+
+def max_tangent(self_p, result, self_t):
+    """max: result: evenly_read_jvp(self_t, self_p, result)"""
+    return evenly_read_jvp(self_t, self_p, result)
+
+
+def max_dim_tangent(self_p, dim, keepdim, result, self_t):
+    """max.dim: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    return (values_t, None,)
+
+
+def min_tangent(self_p, result, self_t):
+    """min: result: evenly_read_jvp(self_t, self_p, result)"""
+    return evenly_read_jvp(self_t, self_p, result)
+
+
+def min_dim_tangent(self_p, dim, keepdim, result, self_t):
+    """min.dim: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    return (values_t, None,)
 
 
 def clone_tangent(self_p, memory_format, result, self_t):
@@ -365,9 +394,144 @@ def bernoulli_tangent(self_p, generator, result, self_t):
     return zeros_like(self_t.conj()).conj()
 
 
+def prod_tangent(self_p, dtype, result, self_t):
+    """prod: result: prod_jvp(self_p, self_t, result)"""
+    return prod_jvp(self_p, self_t, result)
+
+
+def prod_dim_int_tangent(self_p, dim, keepdim, dtype, result, self_t):
+    """prod.dim_int: result: prod_dim_jvp(self_p, self_t, result, dim, keepdim)"""
+    return prod_dim_jvp(self_p, self_t, result, dim, keepdim)
+
+
+def amax_tangent(self_p, dim, keepdim, result, self_t):
+    """amax: result: amaxamin_jvp(self_p, self_t, result, dim, keepdim)"""
+    return amaxamin_jvp(self_p, self_t, result, dim, keepdim)
+
+
+def amin_tangent(self_p, dim, keepdim, result, self_t):
+    """amin: result: amaxamin_jvp(self_p, self_t, result, dim, keepdim)"""
+    return amaxamin_jvp(self_p, self_t, result, dim, keepdim)
+
+
+def var_correction_tangent(self_p, dim, correction, keepdim, result, self_t):
+    """var.correction: result: var_jvp(self_p, self_t, dim, correction, keepdim)"""
+    return var_jvp(self_p, self_t, dim, correction, keepdim)
+
+
+def std_correction_tangent(self_p, dim, correction, keepdim, result, self_t):
+    """std.correction: result: std_jvp(self_p, self_t, dim, correction, keepdim, result)"""
+    return std_jvp(self_p, self_t, dim, correction, keepdim, result)
+
+
+def var_mean_correction_tangent(self_p, dim, correction, keepdim, result, self_t):
+    """var_mean.correction: result0: var_jvp(self_p, self_t, dim, correction, keepdim);
+    result1: self_t.mean(dim, keepdim)"""
+    result0, result1 = result
+    result0_t = var_jvp(self_p, self_t, dim, correction, keepdim)
+    result1_t = self_t.mean(dim, keepdim)
+    return (result0_t, result1_t,)
+
+
+def std_mean_correction_tangent(self_p, dim, correction, keepdim, result, self_t):
+    """std_mean.correction: result0: std_jvp(self_p, self_t, dim, correction, keepdim,
+    result0); result1: self_t.mean(dim, keepdim)"""
+    result0, result1 = result
+    result0_t = std_jvp(self_p, self_t, dim, correction, keepdim, result0)
+    result1_t = self_t.mean(dim, keepdim)
+    return (result0_t, result1_t,)
+
+
+def norm_ScalarOpt_dim_tangent(self_p, p, dim, keepdim, dtype, result, self_t):
+    """norm.ScalarOpt_dim: result: norm_jvp(self_p, self_t, p, result, dim, keepdim)"""
+    return norm_jvp(self_p, self_t, p, result, dim, keepdim)
+
+
+def logsumexp_tangent(self_p, dim, keepdim, result, self_t):
+    """logsumexp: result: logsumexp_jvp(self_p, self_t, dim, keepdim)"""
+    return logsumexp_jvp(self_p, self_t, dim, keepdim)
+
+
 def cumsum_tangent(self_p, dim, dtype, result, self_t):
     """cumsum: result: auto_linear = call_op(ops.cumsum, self_t, dim, dtype)"""
     return call_op(ops.cumsum, self_t, dim, dtype)
+
+
+def cumprod_tangent(self_p, dim, dtype, result, self_t):
+    """cumprod: result: cumprod_jvp(self_t, self_p, result, dim)"""
+    return cumprod_jvp(self_t, self_p, result, dim)
+
+
+def cummax_tangent(self_p, dim, result, self_t):
+    """cummax: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
+    return (values_t, None,)
+
+
+def cummin_tangent(self_p, dim, result, self_t):
+    """cummin: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
+    return (values_t, None,)
+
+
+def median_tangent(self_p, result, self_t):
+    """median: result: evenly_read_jvp(self_t, self_p, result)"""
+    return evenly_read_jvp(self_t, self_p, result)
+
+
+def median_dim_tangent(self_p, dim, keepdim, result, self_t):
+    """median.dim: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    return (values_t, None,)
+
+
+def mode_tangent(self_p, dim, keepdim, result, self_t):
+    """mode: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    return (values_t, None,)
+
+
+def kthvalue_tangent(self_p, k, dim, keepdim, result, self_t):
+    """kthvalue: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    return (values_t, None,)
+
+
+def topk_tangent(self_p, k, dim, largest, sorted, result, self_t):
+    """topk: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
+    return (values_t, None,)
+
+
+def sort_tangent(self_p, dim, descending, result, self_t):
+    """sort: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
+    return (values_t, None,)
+
+
+def sort_stable_tangent(self_p, stable, dim, descending, result, self_t):
+    """sort.stable: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
+    return (values_t, None,)
+
+
+def _gather_along_tangent(self_p, dim, index, result, self_t):
+    """_gather_along: result: auto_linear = call_op(ops._gather_along, self_t, dim, index)"""
+    return call_op(ops._gather_along, self_t, dim, index)
+
+
+def _scatter_add_along_tangent(self_p, dim, index, sizes, result, self_t):
+    """_scatter_add_along: result: auto_linear = call_op(ops._scatter_add_along, self_t, dim,
+    index, sizes)"""
+    return call_op(ops._scatter_add_along, self_t, dim, index, sizes)
 
 
 def flip_tangent(self_p, dims, result, self_t):
@@ -390,6 +554,11 @@ def diagonal_tangent(self_p, offset, dim1, dim2, result, self_t):
     return call_op(ops.diagonal, self_t, offset, dim1, dim2)
 
 
+def cat_tangent(tensors_p, dim, result, tensors_t):
+    """cat: result: auto_linear = call_op(ops.cat, tensors_t, dim)"""
+    return call_op(ops.cat, tensors_t, dim)
+
+
 def roll_tangent(self_p, shifts, dims, result, self_t):
     """roll: result: auto_linear = call_op(ops.roll, self_t, shifts, dims)"""
     return call_op(ops.roll, self_t, shifts, dims)
@@ -400,9 +569,52 @@ def repeat_tangent(self_p, repeats, result, self_t):
     return call_op(ops.repeat, self_t, repeats)
 
 
+def repeat_interleave_self_int_tangent(self_p, repeats, dim, output_size, result, self_t):
+    """repeat_interleave.self_int: result: auto_linear =
+    call_op(ops.repeat_interleave_self_int, self_t, repeats, dim, output_size)"""
+    return call_op(ops.repeat_interleave_self_int, self_t, repeats, dim, output_size)
+
+
 def gather_tangent(self_p, dim, index, sparse_grad, result, self_t):
     """gather: result: auto_linear = call_op(ops.gather, self_t, dim, index, sparse_grad)"""
     return call_op(ops.gather, self_t, dim, index, sparse_grad)
+
+
+def scatter_src_tangent(self_p, dim, index, src_p, result, self_t, src_t):
+    """scatter.src: result: self_t.scatter(dim, index, src_t)"""
+    return self_t.scatter(dim, index, src_t)
+
+
+def scatter_value_tangent(self_p, dim, index, value, result, self_t):
+    """scatter.value: result: self_t.scatter(dim, index, 0)"""
+    return self_t.scatter(dim, index, 0)
+
+
+def scatter_reduce_tangent(self_p, dim, index, src_p, reduce, result, self_t, src_t):
+    """scatter.reduce: result: scatter_with_reduce_jvp(self_p, self_t, dim, index, src_p,
+    src_t, reduce, result)"""
+    return scatter_with_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, result)
+
+
+def scatter_value_reduce_tangent(self_p, dim, index, value, reduce, result, self_t):
+    """scatter.value_reduce: result: scatter_value_reduce_jvp(self_t, dim, index, value,
+    reduce)"""
+    return scatter_value_reduce_jvp(self_t, dim, index, value, reduce)
+
+
+def scatter_add_tangent(self_p, dim, index, src_p, result, self_t, src_t):
+    """scatter_add: result: self_t.scatter_add(dim, index, src_t)"""
+    return self_t.scatter_add(dim, index, src_t)
+
+
+def scatter_reduce_two_tangent(
+    self_p, dim, index, src_p, reduce, include_self, result, self_t, src_t,
+):
+    """scatter_reduce.two: result: scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t,
+    reduce, include_self, result)"""
+    return scatter_reduce_jvp(
+        self_p, self_t, dim, index, src_p, src_t, reduce, include_self, result,
+    )
 
 
 def index_select_tangent(self_p, dim, index, result, self_t):
@@ -410,9 +622,44 @@ def index_select_tangent(self_p, dim, index, result, self_t):
     return call_op(ops.index_select, self_t, dim, index)
 
 
+def index_add_tangent(self_p, dim, index, source_p, alpha, result, self_t, source_t):
+    """index_add: result: self_t.index_add(dim, index, maybe_multiply(source_t, alpha))"""
+    return self_t.index_add(dim, index, maybe_multiply(source_t, alpha))
+
+
+def index_copy_tangent(self_p, dim, index, source_p, result, self_t, source_t):
+    """index_copy: result: self_t.index_copy(dim, index, source_t)"""
+    return self_t.index_copy(dim, index, source_t)
+
+
+def index_fill_int_Scalar_tangent(self_p, dim, index, value, result, self_t):
+    """index_fill.int_Scalar: result: self_t.index_fill(dim, index, 0)"""
+    return self_t.index_fill(dim, index, 0)
+
+
+def index_fill_int_Tensor_tangent(self_p, dim, index, value_p, result, self_t, value_t):
+    """index_fill.int_Tensor: result: self_t.index_fill(dim, index, value_t)"""
+    return self_t.index_fill(dim, index, value_t)
+
+
+def masked_fill_Scalar_tangent(self_p, mask, value, result, self_t):
+    """masked_fill.Scalar: result: self_t.masked_fill(mask, 0)"""
+    return self_t.masked_fill(mask, 0)
+
+
+def masked_fill_Tensor_tangent(self_p, mask, value_p, result, self_t, value_t):
+    """masked_fill.Tensor: result: self_t.masked_fill(mask, value_t)"""
+    return self_t.masked_fill(mask, value_t)
+
+
 def masked_select_tangent(self_p, mask, result, self_t):
     """masked_select: result: auto_linear = call_op(ops.masked_select, self_t, mask)"""
     return call_op(ops.masked_select, self_t, mask)
+
+
+def masked_scatter_tangent(self_p, mask, source_p, result, self_t, source_t):
+    """masked_scatter: result: self_t.masked_scatter(mask, source_t)"""
+    return self_t.masked_scatter(mask, source_t)
 
 
 def take_tangent(self_p, index, result, self_t):
@@ -423,6 +670,37 @@ def take_tangent(self_p, index, result, self_t):
 def index_Tensor_tangent(self_p, indices, result, self_t):
     """index.Tensor: result: auto_linear = call_op(ops.index_Tensor, self_t, indices)"""
     return call_op(ops.index_Tensor, self_t, indices)
+
+
+def index_put_tangent(self_p, indices, values_p, accumulate, result, self_t, values_t):
+    """index_put: result: self_t.index_put(indices, values_t, accumulate)"""
+    return self_t.index_put(indices, values_t, accumulate)
+
+
+def constant_pad_nd_tangent(self_p, pad, value, result, self_t):
+    """constant_pad_nd: result: constant_pad_nd(self_t, pad, 0)"""
+    return constant_pad_nd(self_t, pad, 0)
+
+
+def _pad_nd_tangent(self_p, pad, mode, result, self_t):
+    """_pad_nd: result: auto_linear = call_op(ops._pad_nd, self_t, pad, mode)"""
+    return call_op(ops._pad_nd, self_t, pad, mode)
+
+
+def _pad_nd_backward_tangent(grad_output_p, input_sizes, pad, mode, result, grad_output_t):
+    """_pad_nd_backward: result: auto_linear = call_op(ops._pad_nd_backward, grad_output_t,
+    input_sizes, pad, mode)"""
+    return call_op(ops._pad_nd_backward, grad_output_t, input_sizes, pad, mode)
+
+
+def max_pool2d_with_indices_tangent(
+    self_p, kernel_size, stride, padding, dilation, ceil_mode, result, self_t,
+):
+    """max_pool2d_with_indices: result0: gather(self_t.flatten(-2), -1,
+    result1.flatten(-2)).view_as(result1)"""
+    result0, result1 = result
+    result0_t = gather(self_t.flatten(-2), -1, result1.flatten(-2)).view_as(result1)
+    return (result0_t, None,)
 
 
 def max_pool2d_with_indices_backward_tangent(
@@ -448,6 +726,38 @@ def avg_pool2d_tangent(
         ops.avg_pool2d, self_t, kernel_size, stride, padding, ceil_mode, count_include_pad,
         divisor_override,
     )
+
+
+def avg_pool2d_backward_tangent(
+    grad_output_p, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    divisor_override, result, grad_output_t, self_t,
+):
+    """avg_pool2d_backward: result: avg_pool2d_backward(grad_output_t, self_p, kernel_size,
+    stride, padding, ceil_mode, count_include_pad, divisor_override)"""
+    return avg_pool2d_backward(
+        grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
+    )
+
+
+def adaptive_avg_pool2d_tangent(self_p, output_size, result, self_t):
+    """adaptive_avg_pool2d: result: auto_linear = call_op(ops.adaptive_avg_pool2d, self_t,
+    output_size)"""
+    return call_op(ops.adaptive_avg_pool2d, self_t, output_size)
+
+
+def adaptive_avg_pool2d_backward_tangent(grad_output_p, self_p, result, grad_output_t, self_t):
+    """adaptive_avg_pool2d_backward: result: adaptive_avg_pool2d_backward(grad_output_t,
+    self_p)"""
+    return adaptive_avg_pool2d_backward(grad_output_t, self_p)
+
+
+def adaptive_max_pool2d_tangent(self_p, output_size, result, self_t):
+    """adaptive_max_pool2d: result0: gather(self_t.flatten(-2), -1,
+    result1.flatten(-2)).view_as(result1)"""
+    result0, result1 = result
+    result0_t = gather(self_t.flatten(-2), -1, result1.flatten(-2)).view_as(result1)
+    return (result0_t, None,)
 
 
 def adaptive_max_pool2d_backward_tangent(
@@ -658,6 +968,51 @@ def as_strided_scatter_tangent(self_p, src_p, size, stride, storage_offset, resu
     return call_op(ops.as_strided_scatter, self_t, src_t, size, stride, storage_offset)
 
 
+def index_reduce_tangent(
+    self_p, dim, index, source_p, reduce, include_self, result, self_t, source_t,
+):
+    """index_reduce: result: index_reduce_jvp(self_p, self_t, dim, index, source_p, source_t,
+    reduce, include_self, result)"""
+    return index_reduce_jvp(
+        self_p, self_t, dim, index, source_p, source_t, reduce, include_self, result,
+    )
+
+
+def addbmm_tangent(self_p, batch1_p, batch2_p, beta, alpha, result, self_t, batch1_t, batch2_t):
+    """addbmm: result: maybe_multiply(self_t, beta) +
+    maybe_multiply(batch1_t.bmm(batch2_p).sum(0) + batch1_p.bmm(batch2_t).sum(0), alpha)"""
+    return maybe_multiply(self_t, beta) + maybe_multiply(
+        batch1_t.bmm(batch2_p).sum(0) + batch1_p.bmm(batch2_t).sum(0), alpha,
+    )
+
+
+def nanmedian_tangent(self_p, result, self_t):
+    """nanmedian: result: evenly_read_jvp(self_t, self_p, result)"""
+    return evenly_read_jvp(self_t, self_p, result)
+
+
+def nanmedian_dim_tangent(self_p, dim, keepdim, result, self_t):
+    """nanmedian.dim: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
+    values, indices = result
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    return (values_t, None,)
+
+
+def logcumsumexp_tangent(self_p, dim, result, self_t):
+    """logcumsumexp: result: logcumsumexp_jvp(self_p, self_t, dim)"""
+    return logcumsumexp_jvp(self_p, self_t, dim)
+
+
+def max_pool3d_with_indices_tangent(
+    self_p, kernel_size, stride, padding, dilation, ceil_mode, result, self_t,
+):
+    """max_pool3d_with_indices: result0: gather(self_t.flatten(-3), -1,
+    result1.flatten(-3)).view_as(result1)"""
+    result0, result1 = result
+    result0_t = gather(self_t.flatten(-3), -1, result1.flatten(-3)).view_as(result1)
+    return (result0_t, None,)
+
+
 def max_pool3d_with_indices_backward_tangent(
     grad_output_p, self_p, kernel_size, stride, padding, dilation, ceil_mode, indices, result,
     grad_output_t, self_t,
@@ -683,12 +1038,52 @@ def avg_pool3d_tangent(
     )
 
 
+def avg_pool3d_backward_tangent(
+    grad_output_p, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    divisor_override, result, grad_output_t, self_t,
+):
+    """avg_pool3d_backward: result: avg_pool3d_backward(grad_output_t, self_p, kernel_size,
+    stride, padding, ceil_mode, count_include_pad, divisor_override)"""
+    return avg_pool3d_backward(
+        grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
+    )
+
+
+def adaptive_avg_pool3d_tangent(self_p, output_size, result, self_t):
+    """adaptive_avg_pool3d: result: auto_linear = call_op(ops.adaptive_avg_pool3d, self_t,
+    output_size)"""
+    return call_op(ops.adaptive_avg_pool3d, self_t, output_size)
+
+
+def adaptive_avg_pool3d_backward_tangent(grad_output_p, self_p, result, grad_output_t, self_t):
+    """adaptive_avg_pool3d_backward: result: adaptive_avg_pool3d_backward(grad_output_t,
+    self_p)"""
+    return adaptive_avg_pool3d_backward(grad_output_t, self_p)
+
+
+def adaptive_max_pool3d_tangent(self_p, output_size, result, self_t):
+    """adaptive_max_pool3d: result0: gather(self_t.flatten(-3), -1,
+    result1.flatten(-3)).view_as(result1)"""
+    result0, result1 = result
+    result0_t = gather(self_t.flatten(-3), -1, result1.flatten(-3)).view_as(result1)
+    return (result0_t, None,)
+
+
 def adaptive_max_pool3d_backward_tangent(
     grad_output_p, self_p, indices, result, grad_output_t, self_t,
 ):
     """adaptive_max_pool3d_backward: result: auto_linear =
     call_op(ops.adaptive_max_pool3d_backward, grad_output_t, self_t, indices)"""
     return call_op(ops.adaptive_max_pool3d_backward, grad_output_t, self_t, indices)
+
+
+def fractional_max_pool2d_tangent(self_p, kernel_size, output_size, random_samples, result, self_t):
+    """fractional_max_pool2d: output: gather(self_t.flatten(-2), -1,
+    indices.flatten(-2)).view_as(indices)"""
+    output, indices = result
+    output_t = gather(self_t.flatten(-2), -1, indices.flatten(-2)).view_as(indices)
+    return (output_t, None,)
 
 
 def fractional_max_pool2d_backward_tangent(
@@ -703,6 +1098,14 @@ def fractional_max_pool2d_backward_tangent(
     )
 
 
+def fractional_max_pool3d_tangent(self_p, kernel_size, output_size, random_samples, result, self_t):
+    """fractional_max_pool3d: output: gather(self_t.flatten(-3), -1,
+    indices.flatten(-3)).view_as(indices)"""
+    output, indices = result
+    output_t = gather(self_t.flatten(-3), -1, indices.flatten(-3)).view_as(indices)
+    return (output_t, None,)
+
+
 def fractional_max_pool3d_backward_tangent(
     grad_output_p, self_p, kernel_size, output_size, indices, result, grad_output_t, self_t,
 ):
@@ -713,6 +1116,46 @@ def fractional_max_pool3d_backward_tangent(
         ops.fractional_max_pool3d_backward, grad_output_t, self_t, kernel_size, output_size,
         indices,
     )
+
+
+def grid_sampler_2d_tangent(
+    input_p, grid_p, interpolation_mode, padding_mode, align_corners, result, input_t, grid_t,
+):
+    """grid_sampler_2d: result: grid_sampler_2d_jvp(input_p, input_t, grid_p, grid_t,
+    interpolation_mode, padding_mode, align_corners)"""
+    return grid_sampler_2d_jvp(
+        input_p, input_t, grid_p, grid_t, interpolation_mode, padding_mode, align_corners,
+    )
+
+
+def grid_sampler_3d_tangent(
+    input_p, grid_p, interpolation_mode, padding_mode, align_corners, result, input_t, grid_t,
+):
+    """grid_sampler_3d: result: grid_sampler_3d_jvp(input_p, input_t, grid_p, grid_t,
+    interpolation_mode, padding_mode, align_corners)"""
+    return grid_sampler_3d_jvp(
+        input_p, input_t, grid_p, grid_t, interpolation_mode, padding_mode, align_corners,
+    )
+
+
+def _embedding_bag_tangent(
+    weight_p, indices_p, offsets_p, scale_grad_by_freq, mode, sparse, per_sample_weights_p,
+    include_last_offset, padding_idx, result, weight_t, indices_t, offsets_t, per_sample_weights_t,
+):
+    """_embedding_bag: result0: embedding_bag_jvp(weight_p, weight_t, indices_p, offsets_p,
+    mode, per_sample_weights_p, per_sample_weights_t, include_last_offset, padding_idx,
+    result2, result3)"""
+    result0, result1, result2, result3 = result
+    result0_t = embedding_bag_jvp(
+        weight_p, weight_t, indices_p, offsets_p, mode, per_sample_weights_p, per_sample_weights_t,
+        include_last_offset, padding_idx, result2, result3,
+    )
+    return (result0_t, None, None, None,)
+
+
+def alias_tangent(self_p, result, self_t):
+    """alias: result: auto_linear = call_op(ops.alias, self_t)"""
+    return call_op(ops.alias, self_t)
 
 
 def _fft_r2c_tangent(self_p, dim, normalization, onesided, result, self_t):
@@ -785,97 +1228,97 @@ FORWARD = {
     'sum.dim_IntList': Tangent(sum_dim_IntList_tangent, (0,), (), 'derivatives.yaml:138'),
     'mean': Tangent(mean_tangent, (0,), (), 'derivatives.yaml:142'),
     'mean.dim': Tangent(mean_dim_tangent, (0,), (), 'derivatives.yaml:146'),
-    'max': Tangent(None, (0,), (), 'derivatives.yaml:148'),
-    'max.dim': Tangent(None, (0,), (), 'derivatives.yaml:151'),
-    'min': Tangent(None, (0,), (), 'derivatives.yaml:155'),
-    'min.dim': Tangent(None, (0,), (), 'derivatives.yaml:158'),
-    'mm': Tangent(None, (0, 1), (), 'derivatives.yaml:162'),
-    'bmm': Tangent(None, (0, 1), (), 'derivatives.yaml:166'),
-    'copy_': Tangent(None, (0, 1), (), 'derivatives.yaml:172'),
-    'fill_.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:176'),
-    'clone': Tangent(clone_tangent, (0,), (), 'derivatives.yaml:181'),
-    '_to_copy': Tangent(None, (0,), (), 'derivatives.yaml:185'),
-    'view': Tangent(view_tangent, (0,), (), 'derivatives.yaml:190'),
-    '_unsafe_view': Tangent(_unsafe_view_tangent, (0,), (), 'derivatives.yaml:194'),
-    'as_strided': Tangent(as_strided_tangent, (0,), (), 'derivatives.yaml:198'),
-    'transpose.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:202'),
-    'permute': Tangent(permute_tangent, (0,), (), 'derivatives.yaml:206'),
-    'expand': Tangent(expand_tangent, (0,), (), 'derivatives.yaml:210'),
-    'squeeze': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:214'),
-    'squeeze.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:218'),
-    'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:222'),
-    'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:226'),
-    'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:230'),
-    'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:238'),
-    'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:238'),
-    'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:242'),
-    'rsqrt_': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:242'),
-    'exp2': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:246'),
-    'exp2_': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:246'),
-    'expm1': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:250'),
-    'expm1_': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:250'),
-    'log2': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:254'),
-    'log2_': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:254'),
-    'log10': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:258'),
-    'log10_': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:258'),
-    'log1p': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:262'),
-    'log1p_': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:262'),
-    'tan': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:266'),
-    'tan_': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:266'),
-    'asin': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:270'),
-    'asin_': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:270'),
-    'acos': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:274'),
-    'acos_': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:274'),
-    'atan': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:278'),
-    'atan_': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:278'),
-    'sinh': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:282'),
-    'sinh_': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:282'),
-    'cosh': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:286'),
-    'cosh_': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:286'),
-    'erf': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:290'),
-    'erf_': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:290'),
-    'erfc': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:294'),
-    'erfc_': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:294'),
-    'logit': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:298'),
-    'logit_': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:298'),
-    'floor': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:303'),
-    'floor_': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:303'),
-    'ceil': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:307'),
-    'ceil_': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:307'),
-    'trunc': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:311'),
-    'trunc_': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:311'),
-    'round': Tangent(round_tangent, (0,), (), 'derivatives.yaml:315'),
-    'round.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:319'),
-    'round_': Tangent(round_tangent, (0,), (), 'derivatives.yaml:315'),
-    'round_.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:319'),
-    'frac': Tangent(None, (0,), (), 'derivatives.yaml:321'),
-    'frac_': Tangent(None, (0,), (), 'derivatives.yaml:321'),
-    'div.Tensor_mode': Tangent(None, (0, 1), (), 'derivatives.yaml:325'),
-    'div_.Tensor_mode': Tangent(None, (0, 1), (), 'derivatives.yaml:325'),
-    'floor_divide': Tangent(None, (0, 1), (), 'derivatives.yaml:329'),
-    'floor_divide_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:329'),
-    'remainder.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:333'),
-    'remainder_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:333'),
-    'fmod.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:341'),
-    'fmod_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:341'),
-    'atan2': Tangent(None, (0, 1), (), 'derivatives.yaml:345'),
-    'atan2_': Tangent(None, (0, 1), (), 'derivatives.yaml:345'),
-    'hypot': Tangent(None, (0, 1), (), 'derivatives.yaml:349'),
-    'hypot_': Tangent(None, (0, 1), (), 'derivatives.yaml:349'),
-    'clamp': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:356'),
-    'clamp.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:358'),
-    'clamp_': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:356'),
-    'clamp_.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:358'),
-    'lerp.Scalar': Tangent(None, (0, 1), (), 'derivatives.yaml:367'),
-    'lerp.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:371'),
-    'lerp_.Scalar': Tangent(None, (0, 1), (), 'derivatives.yaml:367'),
-    'lerp_.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:371'),
-    'addcmul': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:376'),
-    'addcmul_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:376'),
-    'addcdiv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:381'),
-    'addcdiv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:381'),
-    'nan_to_num': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:388'),
-    'nan_to_num_': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:388'),
+    'max': Tangent(max_tangent, (0,), (), 'derivatives.yaml:150'),
+    'max.dim': Tangent(max_dim_tangent, (0,), (), 'derivatives.yaml:155'),
+    'min': Tangent(min_tangent, (0,), (), 'derivatives.yaml:159'),
+    'min.dim': Tangent(min_dim_tangent, (0,), (), 'derivatives.yaml:164'),
+    'mm': Tangent(None, (0, 1), (), 'derivatives.yaml:166'),
+    'bmm': Tangent(None, (0, 1), (), 'derivatives.yaml:170'),
+    'copy_': Tangent(None, (0, 1), (), 'derivatives.yaml:176'),
+    'fill_.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:180'),
+    'clone': Tangent(clone_tangent, (0,), (), 'derivatives.yaml:185'),
+    '_to_copy': Tangent(None, (0,), (), 'derivatives.yaml:189'),
+    'view': Tangent(view_tangent, (0,), (), 'derivatives.yaml:194'),
+    '_unsafe_view': Tangent(_unsafe_view_tangent, (0,), (), 'derivatives.yaml:198'),
+    'as_strided': Tangent(as_strided_tangent, (0,), (), 'derivatives.yaml:202'),
+    'transpose.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:206'),
+    'permute': Tangent(permute_tangent, (0,), (), 'derivatives.yaml:210'),
+    'expand': Tangent(expand_tangent, (0,), (), 'derivatives.yaml:214'),
+    'squeeze': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:218'),
+    'squeeze.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:222'),
+    'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:226'),
+    'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:230'),
+    'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:234'),
+    'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:242'),
+    'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:242'),
+    'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:246'),
+    'rsqrt_': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:246'),
+    'exp2': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:250'),
+    'exp2_': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:250'),
+    'expm1': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:254'),
+    'expm1_': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:254'),
+    'log2': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:258'),
+    'log2_': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:258'),
+    'log10': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:262'),
+    'log10_': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:262'),
+    'log1p': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:266'),
+    'log1p_': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:266'),
+    'tan': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:270'),
+    'tan_': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:270'),
+    'asin': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:274'),
+    'asin_': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:274'),
+    'acos': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:278'),
+    'acos_': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:278'),
+    'atan': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:282'),
+    'atan_': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:282'),
+    'sinh': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:286'),
+    'sinh_': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:286'),
+    'cosh': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:290'),
+    'cosh_': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:290'),
+    'erf': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:294'),
+    'erf_': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:294'),
+    'erfc': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:298'),
+    'erfc_': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:298'),
+    'logit': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:302'),
+    'logit_': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:302'),
+    'floor': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:307'),
+    'floor_': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:307'),
+    'ceil': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:311'),
+    'ceil_': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:311'),
+    'trunc': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:315'),
+    'trunc_': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:315'),
+    'round': Tangent(round_tangent, (0,), (), 'derivatives.yaml:319'),
+    'round.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:323'),
+    'round_': Tangent(round_tangent, (0,), (), 'derivatives.yaml:319'),
+    'round_.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:323'),
+    'frac': Tangent(None, (0,), (), 'derivatives.yaml:325'),
+    'frac_': Tangent(None, (0,), (), 'derivatives.yaml:325'),
+    'div.Tensor_mode': Tangent(None, (0, 1), (), 'derivatives.yaml:329'),
+    'div_.Tensor_mode': Tangent(None, (0, 1), (), 'derivatives.yaml:329'),
+    'floor_divide': Tangent(None, (0, 1), (), 'derivatives.yaml:333'),
+    'floor_divide_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:333'),
+    'remainder.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:337'),
+    'remainder_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:337'),
+    'fmod.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:345'),
+    'fmod_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:345'),
+    'atan2': Tangent(None, (0, 1), (), 'derivatives.yaml:349'),
+    'atan2_': Tangent(None, (0, 1), (), 'derivatives.yaml:349'),
+    'hypot': Tangent(None, (0, 1), (), 'derivatives.yaml:353'),
+    'hypot_': Tangent(None, (0, 1), (), 'derivatives.yaml:353'),
+    'clamp': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:360'),
+    'clamp.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:362'),
+    'clamp_': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:360'),
+    'clamp_.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:362'),
+    'lerp.Scalar': Tangent(None, (0, 1), (), 'derivatives.yaml:371'),
+    'lerp.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:375'),
+    'lerp_.Scalar': Tangent(None, (0, 1), (), 'derivatives.yaml:371'),
+    'lerp_.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:375'),
+    'addcmul': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:380'),
+    'addcmul_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:380'),
+    'addcdiv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:385'),
+    'addcdiv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:385'),
+    'nan_to_num': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:392'),
+    'nan_to_num_': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:392'),
     'exp_': Tangent(exp_tangent, (0,), (), 'derivatives.yaml:98'),
     'log_': Tangent(log_tangent, (0,), (), 'derivatives.yaml:102'),
     'sqrt_': Tangent(sqrt_tangent, (0,), (), 'derivatives.yaml:106'),
@@ -885,341 +1328,367 @@ FORWARD = {
     'sigmoid_': Tangent(sigmoid_tangent, (0,), (), 'derivatives.yaml:122'),
     'neg_': Tangent(neg_tangent, (0,), (), 'derivatives.yaml:87'),
     'abs_': Tangent(None, (0,), (), 'derivatives.yaml:89'),
-    'leaky_relu': Tangent(leaky_relu_tangent, (0,), (), 'derivatives.yaml:393'),
-    'leaky_relu_': Tangent(None, (0,), (), 'derivatives.yaml:402'),
-    'elu': Tangent(elu_tangent, (0,), (), 'derivatives.yaml:397'),
-    'elu_': Tangent(None, (0,), (), 'derivatives.yaml:405'),
-    'gelu': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:410'),
-    'gelu_': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:410'),
-    'silu': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:414'),
-    'silu_': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:414'),
-    'gelu_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:418'),
-    'silu_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:422'),
-    'mish': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:428'),
-    'mish_': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:428'),
-    'softplus': Tangent(softplus_tangent, (0,), (), 'derivatives.yaml:432'),
-    'hardtanh': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:436'),
-    'hardtanh_': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:436'),
-    'hardsigmoid': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:440'),
-    'hardsigmoid_': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:440'),
-    'hardswish': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:444'),
-    'hardswish_': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:444'),
-    'threshold': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:448'),
+    'leaky_relu': Tangent(leaky_relu_tangent, (0,), (), 'derivatives.yaml:397'),
+    'leaky_relu_': Tangent(None, (0,), (), 'derivatives.yaml:406'),
+    'elu': Tangent(elu_tangent, (0,), (), 'derivatives.yaml:401'),
+    'elu_': Tangent(None, (0,), (), 'derivatives.yaml:409'),
+    'gelu': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:414'),
+    'gelu_': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:414'),
+    'silu': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:418'),
+    'silu_': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:418'),
+    'gelu_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:422'),
+    'silu_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:426'),
+    'mish': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:432'),
+    'mish_': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:432'),
+    'softplus': Tangent(softplus_tangent, (0,), (), 'derivatives.yaml:436'),
+    'hardtanh': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:440'),
+    'hardtanh_': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:440'),
+    'hardsigmoid': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:444'),
+    'hardsigmoid_': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:444'),
+    'hardswish': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:448'),
+    'hardswish_': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:448'),
+    'threshold': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:452'),
     'threshold_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:128'),
-    'threshold_': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:448'),
+    'threshold_': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:452'),
     'prelu': Tangent(None, (0, 1), (), 'derivatives.yaml:77'),
-    'normal_': Tangent(None, (0,), (), 'derivatives.yaml:451'),
-    'uniform_': Tangent(None, (0,), (), 'derivatives.yaml:454'),
-    'exponential_': Tangent(None, (0,), (), 'derivatives.yaml:457'),
-    'bernoulli': Tangent(bernoulli_tangent, (0,), (), 'derivatives.yaml:462'),
-    'bernoulli.p': Tangent(None, (0,), (), 'derivatives.yaml:464'),
-    'bernoulli_.float': Tangent(None, (0,), (), 'derivatives.yaml:467'),
-    'bernoulli_.Tensor': Tangent(None, (0,), (), 'derivatives.yaml:470'),
-    'clamp_max.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:363'),
-    'clamp_max_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:363'),
-    'remainder.Scalar_Tensor': Tangent(None, (1,), (), 'derivatives.yaml:338'),
-    'prod': Tangent(None, (0,), (), 'derivatives.yaml:480'),
-    'prod.dim_int': Tangent(None, (0,), (), 'derivatives.yaml:483'),
-    'amax': Tangent(None, (0,), (), 'derivatives.yaml:486'),
-    'amin': Tangent(None, (0,), (), 'derivatives.yaml:489'),
-    'var.correction': Tangent(None, (0,), (), 'derivatives.yaml:492'),
-    'std.correction': Tangent(None, (0,), (), 'derivatives.yaml:495'),
-    'var_mean.correction': Tangent(None, (0,), (), 'derivatives.yaml:501'),
-    'std_mean.correction': Tangent(None, (0,), (), 'derivatives.yaml:504'),
-    'norm.ScalarOpt_dim': Tangent(None, (0,), (), 'derivatives.yaml:507'),
-    'logsumexp': Tangent(None, (0,), (), 'derivatives.yaml:519'),
-    'cumsum': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:524'),
-    'cumsum_': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:524'),
-    'cumprod': Tangent(None, (0,), (), 'derivatives.yaml:526'),
-    'cumprod_': Tangent(None, (0,), (), 'derivatives.yaml:526'),
-    'cummax': Tangent(None, (0,), (), 'derivatives.yaml:529'),
-    'cummin': Tangent(None, (0,), (), 'derivatives.yaml:533'),
-    'median': Tangent(None, (0,), (), 'derivatives.yaml:537'),
-    'median.dim': Tangent(None, (0,), (), 'derivatives.yaml:540'),
-    'mode': Tangent(None, (0,), (), 'derivatives.yaml:544'),
-    'kthvalue': Tangent(None, (0,), (), 'derivatives.yaml:548'),
-    'topk': Tangent(None, (0,), (), 'derivatives.yaml:552'),
-    'sort': Tangent(None, (0,), (), 'derivatives.yaml:556'),
-    'sort.stable': Tangent(None, (0,), (), 'derivatives.yaml:560'),
-    '_gather_along': Tangent(None, (0,), (), 'derivatives.yaml:564'),
-    '_scatter_add_along': Tangent(None, (0,), (), 'derivatives.yaml:568'),
-    'flip': Tangent(flip_tangent, (0,), (), 'derivatives.yaml:574'),
-    'mv': Tangent(None, (0, 1), (), 'derivatives.yaml:576'),
-    'dot': Tangent(None, (0, 1), (), 'derivatives.yaml:580'),
-    'addmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:586'),
-    'addmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:586'),
-    'addmv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:591'),
-    'addmv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:591'),
-    'baddbmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:596'),
-    'baddbmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:596'),
-    'linear': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:601'),
-    'einsum': Tangent(None, (1,), (1,), 'derivatives.yaml:606'),
-    'tril': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:611'),
-    'tril_': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:611'),
-    'triu': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:615'),
-    'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:615'),
-    'diag': Tangent(None, (0,), (), 'derivatives.yaml:617'),
-    'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:622'),
-    'linalg_matrix_exp': Tangent(None, (0,), (), 'derivatives.yaml:958'),
-    'cat': Tangent(None, (0,), (0,), 'derivatives.yaml:624'),
-    'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:629'),
-    'repeat': Tangent(repeat_tangent, (0,), (), 'derivatives.yaml:633'),
-    'repeat_interleave.self_int': Tangent(None, (0,), (), 'derivatives.yaml:635'),
-    'gather': Tangent(gather_tangent, (0,), (), 'derivatives.yaml:647'),
-    'scatter.src': Tangent(None, (0, 3), (), 'derivatives.yaml:649'),
-    'scatter.value': Tangent(None, (0,), (), 'derivatives.yaml:654'),
-    'scatter.reduce': Tangent(None, (0, 3), (), 'derivatives.yaml:658'),
-    'scatter.value_reduce': Tangent(None, (0,), (), 'derivatives.yaml:663'),
-    'scatter_.src': Tangent(None, (0, 3), (), 'derivatives.yaml:649'),
-    'scatter_.value': Tangent(None, (0,), (), 'derivatives.yaml:654'),
-    'scatter_.reduce': Tangent(None, (0, 3), (), 'derivatives.yaml:658'),
-    'scatter_.value_reduce': Tangent(None, (0,), (), 'derivatives.yaml:663'),
-    'scatter_add': Tangent(None, (0, 3), (), 'derivatives.yaml:667'),
-    'scatter_add_': Tangent(None, (0, 3), (), 'derivatives.yaml:667'),
-    'scatter_reduce.two': Tangent(None, (0, 3), (), 'derivatives.yaml:672'),
-    'scatter_reduce_.two': Tangent(None, (0, 3), (), 'derivatives.yaml:672'),
-    'index_select': Tangent(index_select_tangent, (0,), (), 'derivatives.yaml:679'),
-    'index_add': Tangent(None, (0, 3), (), 'derivatives.yaml:681'),
-    'index_add_': Tangent(None, (0, 3), (), 'derivatives.yaml:681'),
-    'index_copy': Tangent(None, (0, 3), (), 'derivatives.yaml:686'),
-    'index_copy_': Tangent(None, (0, 3), (), 'derivatives.yaml:686'),
-    'index_fill.int_Scalar': Tangent(None, (0,), (), 'derivatives.yaml:691'),
-    'index_fill.int_Tensor': Tangent(None, (0, 3), (), 'derivatives.yaml:695'),
-    'index_fill_.int_Scalar': Tangent(None, (0,), (), 'derivatives.yaml:691'),
-    'index_fill_.int_Tensor': Tangent(None, (0, 3), (), 'derivatives.yaml:695'),
-    'masked_fill.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:700'),
-    'masked_fill.Tensor': Tangent(None, (0, 2), (), 'derivatives.yaml:704'),
-    'masked_fill_.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:700'),
-    'masked_fill_.Tensor': Tangent(None, (0, 2), (), 'derivatives.yaml:704'),
-    'masked_select': Tangent(masked_select_tangent, (0,), (), 'derivatives.yaml:712'),
-    'masked_scatter': Tangent(None, (0, 2), (), 'derivatives.yaml:714'),
-    'masked_scatter_': Tangent(None, (0, 2), (), 'derivatives.yaml:714'),
-    'take': Tangent(take_tangent, (0,), (), 'derivatives.yaml:722'),
-    '_unique2': Tangent(None, (0,), (), 'derivatives.yaml:998'),
-    'unique_dim': Tangent(None, (0,), (), 'derivatives.yaml:1002'),
-    'index.Tensor': Tangent(index_Tensor_tangent, (0,), (), 'derivatives.yaml:727'),
-    'index_put': Tangent(None, (0, 2), (), 'derivatives.yaml:729'),
-    'index_put_': Tangent(None, (0, 2), (), 'derivatives.yaml:729'),
-    'convolution': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:742'),
-    'convolution_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:749'),
-    'constant_pad_nd': Tangent(None, (0,), (), 'derivatives.yaml:754'),
-    '_pad_nd': Tangent(None, (0,), (), 'derivatives.yaml:759'),
-    '_pad_nd_backward': Tangent(None, (0,), (), 'derivatives.yaml:763'),
-    'max_pool2d_with_indices': Tangent(None, (0,), (), 'derivatives.yaml:768'),
+    'normal_': Tangent(None, (0,), (), 'derivatives.yaml:455'),
+    'uniform_': Tangent(None, (0,), (), 'derivatives.yaml:458'),
+    'exponential_': Tangent(None, (0,), (), 'derivatives.yaml:461'),
+    'bernoulli': Tangent(bernoulli_tangent, (0,), (), 'derivatives.yaml:466'),
+    'bernoulli.p': Tangent(None, (0,), (), 'derivatives.yaml:468'),
+    'bernoulli_.float': Tangent(None, (0,), (), 'derivatives.yaml:471'),
+    'bernoulli_.Tensor': Tangent(None, (0,), (), 'derivatives.yaml:474'),
+    'clamp_max.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:367'),
+    'clamp_max_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:367'),
+    'remainder.Scalar_Tensor': Tangent(None, (1,), (), 'derivatives.yaml:342'),
+    'prod': Tangent(prod_tangent, (0,), (), 'derivatives.yaml:486'),
+    'prod.dim_int': Tangent(prod_dim_int_tangent, (0,), (), 'derivatives.yaml:490'),
+    'amax': Tangent(amax_tangent, (0,), (), 'derivatives.yaml:494'),
+    'amin': Tangent(amin_tangent, (0,), (), 'derivatives.yaml:498'),
+    'var.correction': Tangent(var_correction_tangent, (0,), (), 'derivatives.yaml:502'),
+    'std.correction': Tangent(std_correction_tangent, (0,), (), 'derivatives.yaml:506'),
+    'var_mean.correction': Tangent(var_mean_correction_tangent, (0,), (), 'derivatives.yaml:513'),
+    'std_mean.correction': Tangent(std_mean_correction_tangent, (0,), (), 'derivatives.yaml:518'),
+    'norm.ScalarOpt_dim': Tangent(norm_ScalarOpt_dim_tangent, (0,), (), 'derivatives.yaml:523'),
+    'logsumexp': Tangent(logsumexp_tangent, (0,), (), 'derivatives.yaml:536'),
+    'cumsum': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:540'),
+    'cumsum_': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:540'),
+    'cumprod': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:544'),
+    'cumprod_': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:544'),
+    'cummax': Tangent(cummax_tangent, (0,), (), 'derivatives.yaml:549'),
+    'cummin': Tangent(cummin_tangent, (0,), (), 'derivatives.yaml:554'),
+    'median': Tangent(median_tangent, (0,), (), 'derivatives.yaml:558'),
+    'median.dim': Tangent(median_dim_tangent, (0,), (), 'derivatives.yaml:563'),
+    'mode': Tangent(mode_tangent, (0,), (), 'derivatives.yaml:568'),
+    'kthvalue': Tangent(kthvalue_tangent, (0,), (), 'derivatives.yaml:573'),
+    'topk': Tangent(topk_tangent, (0,), (), 'derivatives.yaml:578'),
+    'sort': Tangent(sort_tangent, (0,), (), 'derivatives.yaml:583'),
+    'sort.stable': Tangent(sort_stable_tangent, (0,), (), 'derivatives.yaml:588'),
+    '_gather_along': Tangent(_gather_along_tangent, (0,), (), 'derivatives.yaml:593'),
+    '_scatter_add_along': Tangent(_scatter_add_along_tangent, (0,), (), 'derivatives.yaml:598'),
+    'flip': Tangent(flip_tangent, (0,), (), 'derivatives.yaml:602'),
+    'mv': Tangent(None, (0, 1), (), 'derivatives.yaml:604'),
+    'dot': Tangent(None, (0, 1), (), 'derivatives.yaml:608'),
+    'addmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:614'),
+    'addmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:614'),
+    'addmv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:619'),
+    'addmv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:619'),
+    'baddbmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:624'),
+    'baddbmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:624'),
+    'linear': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:629'),
+    'einsum': Tangent(None, (1,), (1,), 'derivatives.yaml:634'),
+    'tril': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:639'),
+    'tril_': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:639'),
+    'triu': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:643'),
+    'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:643'),
+    'diag': Tangent(None, (0,), (), 'derivatives.yaml:645'),
+    'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:650'),
+    'linalg_matrix_exp': Tangent(None, (0,), (), 'derivatives.yaml:1010'),
+    'cat': Tangent(cat_tangent, (0,), (0,), 'derivatives.yaml:654'),
+    'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:658'),
+    'repeat': Tangent(repeat_tangent, (0,), (), 'derivatives.yaml:662'),
+    'repeat_interleave.self_int': Tangent(
+        repeat_interleave_self_int_tangent, (0,), (), 'derivatives.yaml:666',
+    ),
+    'gather': Tangent(gather_tangent, (0,), (), 'derivatives.yaml:677'),
+    'scatter.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:683'),
+    'scatter.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:688'),
+    'scatter.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:694'),
+    'scatter.value_reduce': Tangent(scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:699'),
+    'scatter_.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:683'),
+    'scatter_.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:688'),
+    'scatter_.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:694'),
+    'scatter_.value_reduce': Tangent(
+        scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:699',
+    ),
+    'scatter_add': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:705'),
+    'scatter_add_': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:705'),
+    'scatter_reduce.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:710'),
+    'scatter_reduce_.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:710'),
+    'index_select': Tangent(index_select_tangent, (0,), (), 'derivatives.yaml:715'),
+    'index_add': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:721'),
+    'index_add_': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:721'),
+    'index_copy': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:727'),
+    'index_copy_': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:727'),
+    'index_fill.int_Scalar': Tangent(
+        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:732',
+    ),
+    'index_fill.int_Tensor': Tangent(
+        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:738',
+    ),
+    'index_fill_.int_Scalar': Tangent(
+        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:732',
+    ),
+    'index_fill_.int_Tensor': Tangent(
+        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:738',
+    ),
+    'masked_fill.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:743'),
+    'masked_fill.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:749'),
+    'masked_fill_.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:743'),
+    'masked_fill_.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:749'),
+    'masked_select': Tangent(masked_select_tangent, (0,), (), 'derivatives.yaml:754'),
+    'masked_scatter': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:760'),
+    'masked_scatter_': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:760'),
+    'take': Tangent(take_tangent, (0,), (), 'derivatives.yaml:765'),
+    '_unique2': Tangent(None, (0,), (), 'derivatives.yaml:1050'),
+    'unique_dim': Tangent(None, (0,), (), 'derivatives.yaml:1054'),
+    'index.Tensor': Tangent(index_Tensor_tangent, (0,), (), 'derivatives.yaml:770'),
+    'index_put': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:776'),
+    'index_put_': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:776'),
+    'convolution': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:786'),
+    'convolution_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:793'),
+    'constant_pad_nd': Tangent(constant_pad_nd_tangent, (0,), (), 'derivatives.yaml:800'),
+    '_pad_nd': Tangent(_pad_nd_tangent, (0,), (), 'derivatives.yaml:807'),
+    '_pad_nd_backward': Tangent(_pad_nd_backward_tangent, (0,), (), 'derivatives.yaml:811'),
+    'max_pool2d_with_indices': Tangent(
+        max_pool2d_with_indices_tangent, (0,), (), 'derivatives.yaml:818',
+    ),
     'max_pool2d_with_indices_backward': Tangent(
-        max_pool2d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:779',
+        max_pool2d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:827',
     ),
-    'avg_pool2d': Tangent(avg_pool2d_tangent, (0,), (), 'derivatives.yaml:783'),
-    'avg_pool2d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:785'),
-    'adaptive_avg_pool2d': Tangent(None, (0,), (), 'derivatives.yaml:789'),
-    'adaptive_avg_pool2d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:792'),
-    'adaptive_max_pool2d': Tangent(None, (0,), (), 'derivatives.yaml:796'),
+    'avg_pool2d': Tangent(avg_pool2d_tangent, (0,), (), 'derivatives.yaml:831'),
+    'avg_pool2d_backward': Tangent(avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:836'),
+    'adaptive_avg_pool2d': Tangent(adaptive_avg_pool2d_tangent, (0,), (), 'derivatives.yaml:840'),
+    'adaptive_avg_pool2d_backward': Tangent(
+        adaptive_avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:845',
+    ),
+    'adaptive_max_pool2d': Tangent(adaptive_max_pool2d_tangent, (0,), (), 'derivatives.yaml:850'),
     'adaptive_max_pool2d_backward': Tangent(
-        adaptive_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:804',
+        adaptive_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:856',
     ),
-    'upsample_nearest2d': Tangent(upsample_nearest2d_tangent, (0,), (), 'derivatives.yaml:810'),
+    'upsample_nearest2d': Tangent(upsample_nearest2d_tangent, (0,), (), 'derivatives.yaml:862'),
     'upsample_nearest2d_backward': Tangent(
-        upsample_nearest2d_backward_tangent, (0,), (), 'derivatives.yaml:814',
+        upsample_nearest2d_backward_tangent, (0,), (), 'derivatives.yaml:866',
     ),
-    'upsample_bilinear2d': Tangent(upsample_bilinear2d_tangent, (0,), (), 'derivatives.yaml:818'),
+    'upsample_bilinear2d': Tangent(upsample_bilinear2d_tangent, (0,), (), 'derivatives.yaml:870'),
     'upsample_bilinear2d_backward': Tangent(
-        upsample_bilinear2d_backward_tangent, (0,), (), 'derivatives.yaml:822',
+        upsample_bilinear2d_backward_tangent, (0,), (), 'derivatives.yaml:874',
     ),
-    'im2col': Tangent(im2col_tangent, (0,), (), 'derivatives.yaml:826'),
-    'col2im': Tangent(col2im_tangent, (0,), (), 'derivatives.yaml:830'),
-    '_softmax': Tangent(None, (0,), (), 'derivatives.yaml:838'),
-    '_log_softmax': Tangent(None, (0,), (), 'derivatives.yaml:841'),
-    '_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:844'),
-    '_log_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:848'),
-    'nll_loss_forward': Tangent(None, (0,), (), 'derivatives.yaml:852'),
-    'nll_loss_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:857'),
-    'mse_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:862'),
-    'smooth_l1_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:880'),
-    'huber_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:868'),
-    'binary_cross_entropy': Tangent(None, (0, 1), (), 'derivatives.yaml:875'),
-    'binary_cross_entropy_with_logits': Tangent(None, (0, 1), (), 'derivatives.yaml:884'),
-    'native_batch_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:889'),
-    'native_layer_norm': Tangent(None, (0, 2, 3), (), 'derivatives.yaml:894'),
-    'native_group_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:898'),
-    '_fused_rms_norm': Tangent(None, (0, 2), (), 'derivatives.yaml:902'),
-    'native_layer_norm_backward': Tangent(None, (0, 1, 3, 4, 5, 6), (), 'derivatives.yaml:909'),
-    '_fused_rms_norm_backward': Tangent(None, (0, 1, 3, 4), (), 'derivatives.yaml:912'),
-    'native_dropout': Tangent(None, (0,), (), 'derivatives.yaml:915'),
-    'embedding': Tangent(embedding_tangent, (0,), (), 'derivatives.yaml:922'),
+    'im2col': Tangent(im2col_tangent, (0,), (), 'derivatives.yaml:878'),
+    'col2im': Tangent(col2im_tangent, (0,), (), 'derivatives.yaml:882'),
+    '_softmax': Tangent(None, (0,), (), 'derivatives.yaml:890'),
+    '_log_softmax': Tangent(None, (0,), (), 'derivatives.yaml:893'),
+    '_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:896'),
+    '_log_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:900'),
+    'nll_loss_forward': Tangent(None, (0,), (), 'derivatives.yaml:904'),
+    'nll_loss_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:909'),
+    'mse_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:914'),
+    'smooth_l1_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:932'),
+    'huber_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:920'),
+    'binary_cross_entropy': Tangent(None, (0, 1), (), 'derivatives.yaml:927'),
+    'binary_cross_entropy_with_logits': Tangent(None, (0, 1), (), 'derivatives.yaml:936'),
+    'native_batch_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:941'),
+    'native_layer_norm': Tangent(None, (0, 2, 3), (), 'derivatives.yaml:946'),
+    'native_group_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:950'),
+    '_fused_rms_norm': Tangent(None, (0, 2), (), 'derivatives.yaml:954'),
+    'native_layer_norm_backward': Tangent(None, (0, 1, 3, 4, 5, 6), (), 'derivatives.yaml:961'),
+    '_fused_rms_norm_backward': Tangent(None, (0, 1, 3, 4), (), 'derivatives.yaml:964'),
+    'native_dropout': Tangent(None, (0,), (), 'derivatives.yaml:967'),
+    'embedding': Tangent(embedding_tangent, (0,), (), 'derivatives.yaml:974'),
     'embedding_dense_backward': Tangent(
-        embedding_dense_backward_tangent, (0,), (), 'derivatives.yaml:927',
+        embedding_dense_backward_tangent, (0,), (), 'derivatives.yaml:979',
     ),
-    '_cross_entropy_forward': Tangent(None, (0,), (), 'derivatives.yaml:929'),
-    '_cross_entropy_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:934'),
-    '_lstm_sequence': Tangent(None, (0, 1, 2, 3), (), 'derivatives.yaml:944'),
-    '_lstm_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5, 6, 7), (), 'derivatives.yaml:947'),
-    '_fused_adam_': Tangent(None, (0, 1, 2, 3, 4), (), 'derivatives.yaml:951'),
-    '_fused_sgd_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:954'),
-    'linalg_qr': Tangent(None, (0,), (), 'derivatives.yaml:978'),
-    'geqrf': Tangent(None, (0,), (), 'derivatives.yaml:982'),
-    'linalg_lstsq': Tangent(None, (0, 1), (), 'derivatives.yaml:987'),
-    'cdist': Tangent(None, (0, 1), (), 'derivatives.yaml:972'),
-    'linalg_vector_norm': Tangent(None, (0,), (), 'derivatives.yaml:516'),
-    'linalg_inv_ex': Tangent(None, (0,), (), 'derivatives.yaml:1052'),
-    'linalg_slogdet': Tangent(None, (0,), (), 'derivatives.yaml:1057'),
-    'linalg_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1060'),
-    'linalg_cholesky_ex': Tangent(None, (0,), (), 'derivatives.yaml:1063'),
-    'linalg_lu_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1008'),
-    'lu_unpack': Tangent(None, (0,), (), 'derivatives.yaml:1012'),
-    'linalg_lu': Tangent(None, (0,), (), 'derivatives.yaml:1017'),
-    'linalg_lu_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1021'),
-    'linalg_solve_ex': Tangent(None, (0, 1), (), 'derivatives.yaml:1026'),
-    'linalg_solve_triangular': Tangent(None, (0, 1), (), 'derivatives.yaml:1030'),
-    'triangular_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1033'),
-    'cholesky_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1036'),
-    'cholesky_inverse': Tangent(None, (0,), (), 'derivatives.yaml:1039'),
-    'linalg_ldl_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1042'),
-    'linalg_ldl_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1046'),
-    '_linalg_svd': Tangent(None, (0,), (), 'derivatives.yaml:1073'),
-    '_linalg_eigh': Tangent(None, (0,), (), 'derivatives.yaml:1077'),
-    'linalg_det': Tangent(None, (0,), (), 'derivatives.yaml:1081'),
-    'linalg_pinv.atol_rtol_tensor': Tangent(None, (0,), (), 'derivatives.yaml:1084'),
-    'unsqueeze_': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:222'),
-    'squeeze_': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:214'),
-    'squeeze_.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:218'),
-    'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:202'),
-    'logaddexp': Tangent(None, (0, 1), (), 'derivatives.yaml:963'),
-    'logaddexp2': Tangent(None, (0, 1), (), 'derivatives.yaml:967'),
+    '_cross_entropy_forward': Tangent(None, (0,), (), 'derivatives.yaml:981'),
+    '_cross_entropy_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:986'),
+    '_lstm_sequence': Tangent(None, (0, 1, 2, 3), (), 'derivatives.yaml:996'),
+    '_lstm_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5, 6, 7), (), 'derivatives.yaml:999'),
+    '_fused_adam_': Tangent(None, (0, 1, 2, 3, 4), (), 'derivatives.yaml:1003'),
+    '_fused_sgd_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1006'),
+    'linalg_qr': Tangent(None, (0,), (), 'derivatives.yaml:1030'),
+    'geqrf': Tangent(None, (0,), (), 'derivatives.yaml:1034'),
+    'linalg_lstsq': Tangent(None, (0, 1), (), 'derivatives.yaml:1039'),
+    'cdist': Tangent(None, (0, 1), (), 'derivatives.yaml:1024'),
+    'linalg_vector_norm': Tangent(None, (0,), (), 'derivatives.yaml:531'),
+    'linalg_inv_ex': Tangent(None, (0,), (), 'derivatives.yaml:1104'),
+    'linalg_slogdet': Tangent(None, (0,), (), 'derivatives.yaml:1109'),
+    'linalg_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1112'),
+    'linalg_cholesky_ex': Tangent(None, (0,), (), 'derivatives.yaml:1115'),
+    'linalg_lu_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1060'),
+    'lu_unpack': Tangent(None, (0,), (), 'derivatives.yaml:1064'),
+    'linalg_lu': Tangent(None, (0,), (), 'derivatives.yaml:1069'),
+    'linalg_lu_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1073'),
+    'linalg_solve_ex': Tangent(None, (0, 1), (), 'derivatives.yaml:1078'),
+    'linalg_solve_triangular': Tangent(None, (0, 1), (), 'derivatives.yaml:1082'),
+    'triangular_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1085'),
+    'cholesky_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1088'),
+    'cholesky_inverse': Tangent(None, (0,), (), 'derivatives.yaml:1091'),
+    'linalg_ldl_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1094'),
+    'linalg_ldl_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1098'),
+    '_linalg_svd': Tangent(None, (0,), (), 'derivatives.yaml:1125'),
+    '_linalg_eigh': Tangent(None, (0,), (), 'derivatives.yaml:1129'),
+    'linalg_det': Tangent(None, (0,), (), 'derivatives.yaml:1133'),
+    'linalg_pinv.atol_rtol_tensor': Tangent(None, (0,), (), 'derivatives.yaml:1136'),
+    'unsqueeze_': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:226'),
+    'squeeze_': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:218'),
+    'squeeze_.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:222'),
+    'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:206'),
+    'logaddexp': Tangent(None, (0, 1), (), 'derivatives.yaml:1015'),
+    'logaddexp2': Tangent(None, (0, 1), (), 'derivatives.yaml:1019'),
     'sinc': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:75'),
-    'heaviside': Tangent(None, (0, 1), (), 'derivatives.yaml:993'),
-    'dist': Tangent(None, (0, 1), (), 'derivatives.yaml:510'),
-    'lgamma': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1091'),
-    'lgamma_': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1091'),
-    'digamma': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1095'),
-    'digamma_': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1095'),
-    'polygamma': Tangent(polygamma_tangent, (1,), (), 'derivatives.yaml:1099'),
-    'polygamma_': Tangent(None, (0,), (), 'derivatives.yaml:1102'),
-    'mvlgamma': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1109'),
-    'mvlgamma_': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1109'),
-    'igamma': Tangent(None, (0, 1), (), 'derivatives.yaml:1112'),
-    'igamma_': Tangent(None, (0, 1), (), 'derivatives.yaml:1112'),
-    'igammac': Tangent(None, (0, 1), (), 'derivatives.yaml:1116'),
-    'igammac_': Tangent(None, (0, 1), (), 'derivatives.yaml:1116'),
-    'erfinv': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1122'),
-    'erfinv_': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1122'),
-    'i0': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1126'),
-    'i0_': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1126'),
-    'special_i0e': Tangent(special_i0e_tangent, (0,), (), 'derivatives.yaml:1130'),
-    'special_i1': Tangent(special_i1_tangent, (0,), (), 'derivatives.yaml:1134'),
-    'special_i1e': Tangent(special_i1e_tangent, (0,), (), 'derivatives.yaml:1138'),
-    'special_erfcx': Tangent(special_erfcx_tangent, (0,), (), 'derivatives.yaml:1143'),
-    'special_ndtri': Tangent(special_ndtri_tangent, (0,), (), 'derivatives.yaml:1147'),
-    'special_log_ndtr': Tangent(special_log_ndtr_tangent, (0,), (), 'derivatives.yaml:1151'),
-    'special_entr': Tangent(special_entr_tangent, (0,), (), 'derivatives.yaml:1155'),
-    'special_xlog1py': Tangent(None, (0, 1), (), 'derivatives.yaml:1157'),
-    'special_airy_ai': Tangent(None, (), (), 'derivatives.yaml:1487'),
-    'special_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1490'),
-    'special_bessel_j1': Tangent(None, (), (), 'derivatives.yaml:1493'),
-    'special_bessel_y0': Tangent(None, (), (), 'derivatives.yaml:1496'),
-    'special_bessel_y1': Tangent(None, (), (), 'derivatives.yaml:1499'),
-    'special_modified_bessel_i0': Tangent(None, (), (), 'derivatives.yaml:1502'),
-    'special_modified_bessel_i1': Tangent(None, (), (), 'derivatives.yaml:1505'),
-    'special_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1508'),
-    'special_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1511'),
-    'special_scaled_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1514'),
-    'special_scaled_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1517'),
-    'special_spherical_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1520'),
-    'special_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1523'),
-    'special_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1526'),
-    'special_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1529'),
-    'special_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1532'),
-    'special_shifted_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1535'),
-    'special_shifted_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1538'),
-    'special_shifted_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1541'),
-    'special_shifted_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1544'),
-    'special_hermite_polynomial_h': Tangent(None, (), (), 'derivatives.yaml:1547'),
-    'special_hermite_polynomial_he': Tangent(None, (), (), 'derivatives.yaml:1550'),
-    'special_laguerre_polynomial_l': Tangent(None, (), (), 'derivatives.yaml:1553'),
-    'special_legendre_polynomial_p': Tangent(None, (), (), 'derivatives.yaml:1556'),
-    'special_zeta': Tangent(None, (0, 1), (), 'derivatives.yaml:1167'),
-    'acosh': Tangent(acosh_tangent, (0,), (), 'derivatives.yaml:1177'),
-    'acosh_': Tangent(None, (0,), (), 'derivatives.yaml:1188'),
-    'asinh': Tangent(asinh_tangent, (0,), (), 'derivatives.yaml:1181'),
-    'asinh_': Tangent(None, (0,), (), 'derivatives.yaml:1191'),
-    'atanh': Tangent(atanh_tangent, (0,), (), 'derivatives.yaml:1185'),
-    'atanh_': Tangent(None, (0,), (), 'derivatives.yaml:1194'),
-    'angle': Tangent(None, (0,), (), 'derivatives.yaml:1198'),
-    'sgn': Tangent(None, (0,), (), 'derivatives.yaml:1433'),
-    'sgn_': Tangent(None, (0,), (), 'derivatives.yaml:1433'),
+    'heaviside': Tangent(None, (0, 1), (), 'derivatives.yaml:1045'),
+    'dist': Tangent(None, (0, 1), (), 'derivatives.yaml:525'),
+    'lgamma': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1143'),
+    'lgamma_': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1143'),
+    'digamma': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1147'),
+    'digamma_': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1147'),
+    'polygamma': Tangent(polygamma_tangent, (1,), (), 'derivatives.yaml:1151'),
+    'polygamma_': Tangent(None, (0,), (), 'derivatives.yaml:1154'),
+    'mvlgamma': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1161'),
+    'mvlgamma_': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1161'),
+    'igamma': Tangent(None, (0, 1), (), 'derivatives.yaml:1164'),
+    'igamma_': Tangent(None, (0, 1), (), 'derivatives.yaml:1164'),
+    'igammac': Tangent(None, (0, 1), (), 'derivatives.yaml:1168'),
+    'igammac_': Tangent(None, (0, 1), (), 'derivatives.yaml:1168'),
+    'erfinv': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1174'),
+    'erfinv_': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1174'),
+    'i0': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1178'),
+    'i0_': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1178'),
+    'special_i0e': Tangent(special_i0e_tangent, (0,), (), 'derivatives.yaml:1182'),
+    'special_i1': Tangent(special_i1_tangent, (0,), (), 'derivatives.yaml:1186'),
+    'special_i1e': Tangent(special_i1e_tangent, (0,), (), 'derivatives.yaml:1190'),
+    'special_erfcx': Tangent(special_erfcx_tangent, (0,), (), 'derivatives.yaml:1195'),
+    'special_ndtri': Tangent(special_ndtri_tangent, (0,), (), 'derivatives.yaml:1199'),
+    'special_log_ndtr': Tangent(special_log_ndtr_tangent, (0,), (), 'derivatives.yaml:1203'),
+    'special_entr': Tangent(special_entr_tangent, (0,), (), 'derivatives.yaml:1207'),
+    'special_xlog1py': Tangent(None, (0, 1), (), 'derivatives.yaml:1209'),
+    'special_airy_ai': Tangent(None, (), (), 'derivatives.yaml:1555'),
+    'special_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1558'),
+    'special_bessel_j1': Tangent(None, (), (), 'derivatives.yaml:1561'),
+    'special_bessel_y0': Tangent(None, (), (), 'derivatives.yaml:1564'),
+    'special_bessel_y1': Tangent(None, (), (), 'derivatives.yaml:1567'),
+    'special_modified_bessel_i0': Tangent(None, (), (), 'derivatives.yaml:1570'),
+    'special_modified_bessel_i1': Tangent(None, (), (), 'derivatives.yaml:1573'),
+    'special_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1576'),
+    'special_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1579'),
+    'special_scaled_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1582'),
+    'special_scaled_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1585'),
+    'special_spherical_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1588'),
+    'special_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1591'),
+    'special_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1594'),
+    'special_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1597'),
+    'special_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1600'),
+    'special_shifted_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1603'),
+    'special_shifted_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1606'),
+    'special_shifted_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1609'),
+    'special_shifted_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1612'),
+    'special_hermite_polynomial_h': Tangent(None, (), (), 'derivatives.yaml:1615'),
+    'special_hermite_polynomial_he': Tangent(None, (), (), 'derivatives.yaml:1618'),
+    'special_laguerre_polynomial_l': Tangent(None, (), (), 'derivatives.yaml:1621'),
+    'special_legendre_polynomial_p': Tangent(None, (), (), 'derivatives.yaml:1624'),
+    'special_zeta': Tangent(None, (0, 1), (), 'derivatives.yaml:1219'),
+    'acosh': Tangent(acosh_tangent, (0,), (), 'derivatives.yaml:1229'),
+    'acosh_': Tangent(None, (0,), (), 'derivatives.yaml:1240'),
+    'asinh': Tangent(asinh_tangent, (0,), (), 'derivatives.yaml:1233'),
+    'asinh_': Tangent(None, (0,), (), 'derivatives.yaml:1243'),
+    'atanh': Tangent(atanh_tangent, (0,), (), 'derivatives.yaml:1237'),
+    'atanh_': Tangent(None, (0,), (), 'derivatives.yaml:1246'),
+    'angle': Tangent(None, (0,), (), 'derivatives.yaml:1250'),
+    'sgn': Tangent(None, (0,), (), 'derivatives.yaml:1501'),
+    'sgn_': Tangent(None, (0,), (), 'derivatives.yaml:1501'),
     'sign_': Tangent(sign_tangent, (0,), (), 'derivatives.yaml:94'),
-    'copysign.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1201'),
-    'copysign_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1201'),
-    'frexp.Tensor': Tangent(None, (0,), (), 'derivatives.yaml:1205'),
-    'nextafter': Tangent(None, (0, 1), (), 'derivatives.yaml:1209'),
-    'nextafter_': Tangent(None, (0, 1), (), 'derivatives.yaml:1209'),
-    'eq_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1214'),
-    'ne_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1218'),
-    'lt_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1222'),
-    'le_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1226'),
-    'gt_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1230'),
-    'ge_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1234'),
-    'pow_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1238'),
+    'copysign.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1253'),
+    'copysign_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1253'),
+    'frexp.Tensor': Tangent(None, (0,), (), 'derivatives.yaml:1257'),
+    'nextafter': Tangent(None, (0, 1), (), 'derivatives.yaml:1261'),
+    'nextafter_': Tangent(None, (0, 1), (), 'derivatives.yaml:1261'),
+    'eq_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1266'),
+    'ne_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1270'),
+    'lt_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1274'),
+    'le_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1278'),
+    'gt_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1282'),
+    'ge_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1286'),
+    'pow_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1290'),
     'xlogy_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:65'),
     'sinc_': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:75'),
-    'heaviside_': Tangent(None, (0, 1), (), 'derivatives.yaml:993'),
-    'random_.from': Tangent(None, (0,), (), 'derivatives.yaml:1242'),
-    'random_.to': Tangent(None, (0,), (), 'derivatives.yaml:1245'),
-    'random_': Tangent(None, (0,), (), 'derivatives.yaml:1248'),
-    'cauchy_': Tangent(None, (0,), (), 'derivatives.yaml:1251'),
-    'log_normal_': Tangent(None, (0,), (), 'derivatives.yaml:1254'),
-    'geometric_': Tangent(None, (0,), (), 'derivatives.yaml:1257'),
-    'binomial': Tangent(None, (0, 1), (), 'derivatives.yaml:1260'),
-    'poisson': Tangent(poisson_tangent, (0,), (), 'derivatives.yaml:1266'),
-    'as_strided_': Tangent(as_strided__tangent, (0,), (), 'derivatives.yaml:1293'),
-    'diag_embed': Tangent(diag_embed_tangent, (0,), (), 'derivatives.yaml:1272'),
-    'diagonal_scatter': Tangent(diagonal_scatter_tangent, (0, 1), (), 'derivatives.yaml:1277'),
-    'select_scatter': Tangent(select_scatter_tangent, (0, 1), (), 'derivatives.yaml:1282'),
-    'slice_scatter': Tangent(slice_scatter_tangent, (0, 1), (), 'derivatives.yaml:1287'),
-    'as_strided_scatter': Tangent(as_strided_scatter_tangent, (0, 1), (), 'derivatives.yaml:1297'),
-    'index_reduce': Tangent(None, (0, 3), (), 'derivatives.yaml:1299'),
-    'index_reduce_': Tangent(None, (0, 3), (), 'derivatives.yaml:1299'),
-    'addbmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1308'),
-    'addbmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1308'),
-    'nanmedian': Tangent(None, (0,), (), 'derivatives.yaml:1313'),
-    'nanmedian.dim': Tangent(None, (0,), (), 'derivatives.yaml:1316'),
-    'logcumsumexp': Tangent(None, (0,), (), 'derivatives.yaml:1320'),
-    '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1324'),
-    'histc': Tangent(None, (), (), 'derivatives.yaml:1559'),
-    'max_pool3d_with_indices': Tangent(None, (0,), (), 'derivatives.yaml:1333'),
+    'heaviside_': Tangent(None, (0, 1), (), 'derivatives.yaml:1045'),
+    'random_.from': Tangent(None, (0,), (), 'derivatives.yaml:1294'),
+    'random_.to': Tangent(None, (0,), (), 'derivatives.yaml:1297'),
+    'random_': Tangent(None, (0,), (), 'derivatives.yaml:1300'),
+    'cauchy_': Tangent(None, (0,), (), 'derivatives.yaml:1303'),
+    'log_normal_': Tangent(None, (0,), (), 'derivatives.yaml:1306'),
+    'geometric_': Tangent(None, (0,), (), 'derivatives.yaml:1309'),
+    'binomial': Tangent(None, (0, 1), (), 'derivatives.yaml:1312'),
+    'poisson': Tangent(poisson_tangent, (0,), (), 'derivatives.yaml:1318'),
+    'as_strided_': Tangent(as_strided__tangent, (0,), (), 'derivatives.yaml:1345'),
+    'diag_embed': Tangent(diag_embed_tangent, (0,), (), 'derivatives.yaml:1324'),
+    'diagonal_scatter': Tangent(diagonal_scatter_tangent, (0, 1), (), 'derivatives.yaml:1329'),
+    'select_scatter': Tangent(select_scatter_tangent, (0, 1), (), 'derivatives.yaml:1334'),
+    'slice_scatter': Tangent(slice_scatter_tangent, (0, 1), (), 'derivatives.yaml:1339'),
+    'as_strided_scatter': Tangent(as_strided_scatter_tangent, (0, 1), (), 'derivatives.yaml:1349'),
+    'index_reduce': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1354'),
+    'index_reduce_': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1354'),
+    'addbmm': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1365'),
+    'addbmm_': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1365'),
+    'nanmedian': Tangent(nanmedian_tangent, (0,), (), 'derivatives.yaml:1369'),
+    'nanmedian.dim': Tangent(nanmedian_dim_tangent, (0,), (), 'derivatives.yaml:1374'),
+    'logcumsumexp': Tangent(logcumsumexp_tangent, (0,), (), 'derivatives.yaml:1378'),
+    '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1381'),
+    'histc': Tangent(None, (), (), 'derivatives.yaml:1627'),
+    'max_pool3d_with_indices': Tangent(
+        max_pool3d_with_indices_tangent, (0,), (), 'derivatives.yaml:1393',
+    ),
     'max_pool3d_with_indices_backward': Tangent(
-        max_pool3d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:1341',
+        max_pool3d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:1399',
     ),
-    'avg_pool3d': Tangent(avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1345'),
-    'avg_pool3d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:1347'),
-    'adaptive_avg_pool3d': Tangent(None, (0,), (), 'derivatives.yaml:1351'),
-    'adaptive_avg_pool3d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:1354'),
-    'adaptive_max_pool3d': Tangent(None, (0,), (), 'derivatives.yaml:1358'),
+    'avg_pool3d': Tangent(avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1403'),
+    'avg_pool3d_backward': Tangent(
+        avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1408',
+    ),
+    'adaptive_avg_pool3d': Tangent(adaptive_avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1412'),
+    'adaptive_avg_pool3d_backward': Tangent(
+        adaptive_avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1417',
+    ),
+    'adaptive_max_pool3d': Tangent(adaptive_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1422'),
     'adaptive_max_pool3d_backward': Tangent(
-        adaptive_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1366',
+        adaptive_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1428',
     ),
-    'fractional_max_pool2d': Tangent(None, (0,), (), 'derivatives.yaml:1369'),
+    'fractional_max_pool2d': Tangent(
+        fractional_max_pool2d_tangent, (0,), (), 'derivatives.yaml:1435',
+    ),
     'fractional_max_pool2d_backward': Tangent(
-        fractional_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:1378',
+        fractional_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:1441',
     ),
-    'fractional_max_pool3d': Tangent(None, (0,), (), 'derivatives.yaml:1380'),
+    'fractional_max_pool3d': Tangent(
+        fractional_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1447',
+    ),
     'fractional_max_pool3d_backward': Tangent(
-        fractional_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1389',
+        fractional_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1453',
     ),
-    'grid_sampler_2d': Tangent(None, (0, 1), (), 'derivatives.yaml:1397'),
-    'grid_sampler_2d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1400'),
-    'grid_sampler_3d': Tangent(None, (0, 1), (), 'derivatives.yaml:1403'),
-    'grid_sampler_3d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1406'),
-    '_embedding_bag': Tangent(None, (0, 1, 2, 6), (), 'derivatives.yaml:1412'),
-    '_ctc_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:1418'),
-    '_ctc_loss_backward': Tangent(None, (0, 1, 2, 5, 6), (), 'derivatives.yaml:1422'),
-    'alias': Tangent(None, (0,), (), 'derivatives.yaml:1427'),
-    'view_as_real': Tangent(None, (0,), (), 'derivatives.yaml:1436'),
-    'view_as_complex': Tangent(None, (0,), (), 'derivatives.yaml:1439'),
-    '_conj_physical': Tangent(None, (0,), (), 'derivatives.yaml:1442'),
-    'conj_physical_': Tangent(None, (0,), (), 'derivatives.yaml:1445'),
-    'complex': Tangent(None, (0, 1), (), 'derivatives.yaml:1448'),
-    'polar': Tangent(None, (0, 1), (), 'derivatives.yaml:1451'),
-    '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1458'),
-    '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1462'),
-    '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1466'),
+    'grid_sampler_2d': Tangent(grid_sampler_2d_tangent, (0, 1), (), 'derivatives.yaml:1463'),
+    'grid_sampler_2d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1465'),
+    'grid_sampler_3d': Tangent(grid_sampler_3d_tangent, (0, 1), (), 'derivatives.yaml:1470'),
+    'grid_sampler_3d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1472'),
+    '_embedding_bag': Tangent(_embedding_bag_tangent, (0, 1, 2, 6), (), 'derivatives.yaml:1482'),
+    '_ctc_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:1485'),
+    '_ctc_loss_backward': Tangent(None, (0, 1, 2, 5, 6), (), 'derivatives.yaml:1489'),
+    'alias': Tangent(alias_tangent, (0,), (), 'derivatives.yaml:1496'),
+    'view_as_real': Tangent(None, (0,), (), 'derivatives.yaml:1504'),
+    'view_as_complex': Tangent(None, (0,), (), 'derivatives.yaml:1507'),
+    '_conj_physical': Tangent(None, (0,), (), 'derivatives.yaml:1510'),
+    'conj_physical_': Tangent(None, (0,), (), 'derivatives.yaml:1513'),
+    'complex': Tangent(None, (0, 1), (), 'derivatives.yaml:1516'),
+    'polar': Tangent(None, (0, 1), (), 'derivatives.yaml:1519'),
+    '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1526'),
+    '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1530'),
+    '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1534'),
 }

@@ -93,7 +93,7 @@ FAMILIES = {
 SUPPORT = {
     "triton_kernels": ("compile_check", "pointwise_expressions"),
     "tensorplay/meta": ("backend", "layout", "overlap", "rules"),
-    "tensorplay/autograd/formulas": ("core",),
+    "tensorplay/autograd/formulas": ("core", "forward"),
     "tests/opinfo": ("core", "samples", "reduction_common", "indexing_errors", "complex_errors"),
 }
 

@@ -64,3 +64,22 @@ def embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, mo
     bag = _bag_of_each_index(indices, offsets, include_last_offset)
     dots = (F.index_select(grad, 0, bag) * F.index_select(weight, 0, indices)).sum(1)
     return F.where(indices != padding_idx, dots, 0.0)
+
+
+def embedding_bag_jvp(weight_p, weight_t, indices, offsets, mode, per_sample_weights_p,
+                      per_sample_weights_t, include_last_offset, padding_idx, bag_size,
+                      max_indices):
+    """The output's tangent. sum and mean are linear in the table and (sum only) in the
+    per-sample weights: the op on weight_t, plus the op with the weights' tangent. max
+    copies one row's element per (bag, column): the tangent read at max_indices (0 for an
+    empty bag)."""
+    if mode == 2:
+        picked = F.gather(weight_t, 0, max_indices.long().clamp(min=0))
+        return F.where((bag_size > 0).unsqueeze(1), picked, 0.0)
+    out = F._embedding_bag(weight_t, indices, offsets, False, mode, False,
+                           per_sample_weights_p, include_last_offset, padding_idx)[0]
+    if per_sample_weights_t is not None:
+        out = out + F._embedding_bag(weight_p, indices, offsets, False, mode, False,
+                                     per_sample_weights_t, include_last_offset,
+                                     padding_idx)[0]
+    return out

@@ -240,3 +240,49 @@ def index_reduce_backward(grad, self, dim, index, source, reduce, include_self, 
     d = dim % max(self.dim(), 1)
     return scatter_reduce_backward(grad, self, d, spread_index(index, d, source), source,
                                    reduce, include_self, result)
+
+
+# ---- tangents (forward mode) -----------------------------------------------------------
+def scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, include_self,
+                       result):
+    """sum and mean are linear: the op on the tangents. amax/amin: the mean of the tangents
+    of the values equal to the result (PyTorch's formula). prod (which PyTorch's forward
+    mode lacks): each self element reaches only its own output and each src element only
+    the output its index names, so J t = d_self * self_t + scatter_add(d_src * src_t),
+    with d_self, d_src the backward's gradients for grad = 1."""
+    if reduce in ("sum", "mean"):
+        return self_t.scatter_reduce(dim, index, src_t, reduce, include_self=include_self)
+    if reduce in ("amax", "amin"):
+        value = result.gather(dim, index)
+        self_is_result = self_p == result
+        src_is_result = src_p == value
+        count = self_is_result.to(self_t.dtype).scatter_reduce(
+            dim, index, src_is_result.to(self_t.dtype), "sum", include_self=include_self)
+        return F.where(self_is_result, self_t, 0.0).scatter_reduce(
+            dim, index, F.where(src_is_result, src_t, 0.0), "sum",
+            include_self=include_self) / count
+    d_self, d_src = scatter_reduce_backward(_creation.ones_like(result), self_p, dim, index,
+                                            src_p, reduce, include_self, result)
+    return (d_self * self_t).scatter_add(dim, index, d_src * src_t)
+
+
+def scatter_with_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, result):
+    """scatter(reduce='add' / 'multiply') is scatter_reduce('sum' / 'prod') keeping self."""
+    return scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t,
+                              "sum" if reduce == "add" else "prod", True, result)
+
+
+def scatter_value_reduce_jvp(self_t, dim, index, value, reduce):
+    """Adding a constant leaves the tangent; multiplying by one scales it there."""
+    if reduce == "add":
+        return self_t.clone()
+    return self_t.scatter(dim, index, value, reduce=reduce)
+
+
+def index_reduce_jvp(self_p, self_t, dim, index, source_p, source_t, reduce, include_self,
+                     result):
+    """index_reduce is scatter_reduce with the index vector spread over source's shape."""
+    from tensorplay.composite.indexing import spread_index
+    d = dim % max(self_p.dim(), 1)
+    return scatter_reduce_jvp(self_p, self_t, d, spread_index(index, d, source_p), source_p,
+                              source_t, reduce, include_self, result)

@@ -195,3 +195,80 @@ def logsumexp_backward(grad, self, result, dim, keepdim):
 def addbmm_grad_batches(grad, batch1_sizes, batch2_sizes):
     """addbmm's gradient [n, p] seen by each of the b products: expanded to [b, n, p]."""
     return grad.unsqueeze(0).expand([batch1_sizes[0], batch1_sizes[1], batch2_sizes[2]])
+
+
+# ---- tangents (forward mode) -----------------------------------------------------------
+# A reduction's tangent is the directional derivative: sum over the reduced elements of
+# (d out / d x_i) * t_i. Several are the backward helper read with grad = the tangent
+# (PyTorch's formulas), summed over the reduced dims.
+def _sum_reduced(t, dim, keepdim):
+    """t summed over `dim` (None or empty: every dim), as the reduction's result is."""
+    dims = _reduced_dims(t.dim(), dim)
+    if not dims:
+        return t if t.dim() == 0 else t.sum(list(range(t.dim())), keepdim)
+    return t.sum(dims, keepdim)
+
+
+def evenly_read_jvp(self_t, self_p, result):
+    """max/min/median over everything: the tangents of the elements equal to the result,
+    averaged (the backward shares the gradient among them evenly)."""
+    mask = self_p == result
+    return (mask * (self_t / mask.sum())).sum()
+
+
+def amaxamin_jvp(self_p, self_t, result, dim, keepdim):
+    """amax/amin: the mean of the tangents of the elements equal to the max (ties)."""
+    mask = self_p == restore_reduced(result, tuple(self_p.shape), dim, keepdim)
+    return _sum_reduced(F.where(mask, self_t, 0.0), dim, keepdim) / \
+        _sum_reduced(mask, dim, keepdim)
+
+
+def prod_jvp(self_p, self_t, result):
+    """sum_i (d prod / dx_i) t_i, the derivatives read from the backward with grad = 1
+    (prod is holomorphic: the backward gives their conjugates, hence the conj)."""
+    ones = _creation.ones_like(result)
+    d = prod_backward(ones, self_p.to(result.dtype), result)
+    return (d * self_t.conj()).sum().conj()
+
+
+def prod_dim_jvp(self_p, self_t, result, dim, keepdim):
+    """prod along `dim`: prod_jvp slice by slice."""
+    ones = _creation.ones_like(result)
+    d = prod_dim_backward(ones, self_p.to(result.dtype), result, dim, keepdim)
+    if self_p.dim() == 0:
+        return (d * self_t.conj()).conj()
+    return (d * self_t.conj()).sum([dim], keepdim).conj()
+
+
+def var_jvp(self_p, self_t, dim, correction, keepdim):
+    """d var = sum_i Re(conj(t_i) * 2 (x_i - mean)) / (N - correction): var_backward with
+    grad = conj(t) (PyTorch's formula)."""
+    d = var_backward(self_t.conj(), self_p, dim, correction, True)
+    return _sum_reduced(d.real if d.dtype.is_complex else d, dim, keepdim)
+
+
+def std_jvp(self_p, self_t, dim, correction, keepdim, result):
+    """d std = d var / (2 std); 0 where std is 0."""
+    zero = result == 0
+    return F.where(zero, 0.0, var_jvp(self_p, self_t, dim, correction, keepdim)
+                   / (2 * F.where(zero, 1.0, result)))
+
+
+def norm_jvp(self_p, self_t, p, result, dim, keepdim):
+    """A norm is real: d |x|_p = sum_i Re(conj(g_i) t_i) with g the backward's gradient
+    for grad = 1 (which holds every case of p: ties of the max for inf, 0 at a zero
+    norm)."""
+    g = norm_backward(_creation.ones_like(result), self_p, p, result, dim, keepdim)
+    d = g.conj() * self_t
+    return _sum_reduced(d.real if d.dtype.is_complex else d, dim, keepdim)
+
+
+def logsumexp_jvp(self_p, self_t, dim, keepdim):
+    """sum_i softmax(x)_i t_i, with the max subtracted before exp (PyTorch's formula)."""
+    if self_p.numel() > 0:
+        shifted = self_p - F.amax(self_p.real if self_p.dtype.is_complex else self_p,
+                                  dim, True)
+    else:
+        shifted = self_p
+    e = shifted.exp()
+    return _sum_reduced(e * self_t, dim, keepdim) / _sum_reduced(e, dim, keepdim)

@@ -101,3 +101,33 @@ def logcumsumexp_backward(grad, self, result, dim):
     negative = F.where(grad < 0, log_abs, lowest)
     return (reversed_logcumsumexp(positive - result) + self).exp() - \
         (reversed_logcumsumexp(negative - result) + self).exp()
+
+
+# ---- tangents (forward mode) -----------------------------------------------------------
+def cumprod_jvp(self_t, self_p, result, dim):
+    """d out_k = out_k * sum_{i <= k} t_i / x_i without zeros. After the first zero z of
+    a slice every out_k (k >= z) has x_z as a factor, so its derivative is the product of
+    the others with t_z in x_z's place: cumprod of x with t_z put at z (PyTorch's form).
+    Everything in the result's dtype (dtype= may have widened it)."""
+    self_t, self_p = self_t.to(result.dtype), self_p.to(result.dtype)
+    if self_p.dim() == 0:
+        return self_t.clone()
+    zeros = self_p == 0
+    # (a zero divides as 1: every position it reaches is taken from `with_t` below, and
+    # no inf * 0 = NaN is made on the way, which a gradient through where() would see)
+    gradient = (self_t / self_p.masked_fill(zeros, 1)).cumsum(dim) * result
+    first_zero = zeros & (zeros.cumsum(dim) == 1)
+    after_zero = first_zero.cumsum(dim) > 0
+    with_t = F.where(first_zero, self_t, self_p).cumprod(dim)
+    return F.where(after_zero, with_t, gradient)
+
+
+def logcumsumexp_jvp(self_p, self_t, dim):
+    """d out_k = sum_{i <= k} exp(x_i - out_k) t_i: cumsums of exp(x) t and exp(x), with
+    the max along dim subtracted first so exp does not overflow (PyTorch's form; the real
+    part's max for complex x)."""
+    if self_p.dim() == 0 or self_p.numel() == 0:
+        return self_t.clone()
+    real = self_p.real if self_p.dtype.is_complex else self_p
+    e = (self_p - F.amax(real, [dim], True)).exp()
+    return (e * self_t).cumsum(dim) / e.cumsum(dim)

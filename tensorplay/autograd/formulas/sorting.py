@@ -19,3 +19,15 @@ def select_many_backward(grad, sizes, dim, indices):
     if len(sizes) == 0:
         return grad.reshape(())
     return F._scatter_add_along(grad, dim, indices, tuple(sizes))
+
+
+# ---- tangents (forward mode) -----------------------------------------------------------
+def gather_with_keepdimed_indices(self_t, dim, indices, keepdim):
+    """A selection's tangent: the tangents of the selected elements (read at the
+    indices the op returned; without keepdim they lack the reduced dim)."""
+    if self_t.dim() == 0:
+        return self_t.clone()
+    if not keepdim:
+        indices = indices.unsqueeze(dim)
+    out = F.gather(self_t, dim, indices)
+    return out if keepdim else out.squeeze(dim)
