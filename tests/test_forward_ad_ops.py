@@ -60,8 +60,10 @@ def _torch_tangents(op, t_input, t_args, t_kwargs, tangents):
 
     def dual(t):
         if isinstance(t, torch.Tensor) and t.requires_grad:
-            # (a clone: PyTorch refuses a tangent for a primal whose elements overlap)
-            return tfw.make_dual(t.detach().clone(), to_torch(next(it)))
+            primal = t.detach()
+            if any(st == 0 and n > 1 for st, n in zip(primal.stride(), primal.shape)):
+                primal = primal.clone()     # PyTorch refuses a tangent for an expand
+            return tfw.make_dual(primal, to_torch(next(it)))
         return t
     with tfw.dual_level():
         args = _map(dual, (t_input, t_args, t_kwargs))

@@ -87,8 +87,26 @@ def make_dual(tensor, tangent, *, level=None):
                             f"forward gradient at the same level {level} is not supported.")
     with hidden_level(level):
         dual = tensor.view_as(tensor)
+        tangent = _laid_out_like(tangent, tensor)
     set_tangent(dual, level, tangent)
     return dual
+
+
+def _laid_out_like(tangent, tensor):
+    """The tangent laid out in memory as the primal is (strides, offset, storage size), as
+    PyTorch stores it: a formula that reads memory positions (as_strided, unfold) must
+    find the tangent's elements where the primal's are. A primal whose elements overlap
+    (an expand) keeps the tangent as given."""
+    impl, t_impl = tensor._impl, tangent._impl
+    if any(st == 0 and n > 1 for st, n in zip(impl.strides, impl.sizes)):
+        return tangent
+    extent = impl.storage.nbytes // impl.dtype.itemsize
+    if (t_impl.strides == impl.strides and t_impl.offset == impl.offset
+            and t_impl.storage.nbytes // t_impl.dtype.itemsize >= extent):
+        return tangent
+    memory = tangent.new_zeros((extent,))
+    out = memory.as_strided(tuple(impl.sizes), tuple(impl.strides), impl.offset)
+    return out.copy_(tangent)
 
 
 def _make_dual_batched(tensor, tangent, level):
