@@ -96,10 +96,11 @@ def _laid_out_like(tangent, tensor):
     """The tangent laid out in memory as the primal is (strides, offset, storage size), as
     PyTorch stores it: a formula that reads memory positions (as_strided, unfold) must
     find the tangent's elements where the primal's are. A primal whose elements overlap
-    (an expand) keeps the tangent as given."""
+    (an expand), and a batch of tangents, keep the tangent as given."""
     impl, t_impl = tensor._impl, tangent._impl
-    if any(st == 0 and n > 1 for st, n in zip(impl.strides, impl.sizes)):
-        return tangent
+    if any(st == 0 and n > 1 for st, n in zip(impl.strides, impl.sizes)) or \
+            batched_impl(tangent) is not None:
+        return tangent      # (a batch of tangents, jacfwd's columns, has no one layout)
     extent = impl.storage.nbytes // impl.dtype.itemsize
     if (t_impl.strides == impl.strides and t_impl.offset == impl.offset
             and t_impl.storage.nbytes // t_impl.dtype.itemsize >= extent):
