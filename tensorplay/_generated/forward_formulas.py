@@ -6,14 +6,42 @@ differentiable input, and returns the result's tangent (a tuple for several outp
 tensorplay/autograd/forward_mode.py calls them at the ForwardAD dispatch key."""
 from tensorplay._generated import ops
 from tensorplay.autograd.formulas import (
-    acosh_backward, call_op, clamp_backward, elu_backward, erfinv_backward, hardswish_backward,
-    i1_backward, i1e_backward, logit_backward, mish_backward, mvlgamma_backward,
-    pow_scalar_backward, sinc_backward, zeros_like,
+    acosh_backward, angle_backward, call_op, clamp_backward, clamp_jvp, div_mode_jvp,
+    dropout_backward, elu_backward, elu_backward_of_result, erfinv_backward, gelu_second_derivative,
+    handle_r_to_c, hardswish_backward, i1_backward, i1e_backward, leaky_relu_backward_of_result,
+    logit_backward, maybe_multiply, mish_backward, mvlgamma_backward, pow_jvp, pow_scalar_backward,
+    prelu_jvp, rounded_quotient, sgn_backward, silu_second_derivative, sinc_backward, zeros_like,
 )
 from tensorplay._generated.functional import (
-    digamma, gelu_backward, isfinite, logical_and, logical_or, polygamma, silu_backward, special_i1,
-    special_i1e, threshold_backward, where,
+    complex, digamma, exp, exp2, gelu_backward, isfinite, lerp, logical_and, logical_or, polygamma,
+    silu_backward, special_i1, special_i1e, special_xlog1py, threshold_backward, view_as_complex,
+    view_as_real, where, xlog1py, xlogy,
 )
+
+
+def add_Tensor_tangent(self_p, other_p, alpha, result, self_t, other_t):
+    """add.Tensor: result: self_t + maybe_multiply(other_t, alpha)"""
+    return self_t + maybe_multiply(other_t, alpha)
+
+
+def sub_Tensor_tangent(self_p, other_p, alpha, result, self_t, other_t):
+    """sub.Tensor: result: self_t - maybe_multiply(other_t, alpha)"""
+    return self_t - maybe_multiply(other_t, alpha)
+
+
+def mul_Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """mul.Tensor: result: other_t * self_p + self_t * other_p"""
+    return other_t * self_p + self_t * other_p
+
+
+def div_Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """div.Tensor: result: (self_t - other_t * result) / other_p"""
+    return (self_t - other_t * result) / other_p
+
+
+def pow_Tensor_Tensor_tangent(self_p, exponent_p, result, self_t, exponent_t):
+    """pow.Tensor_Tensor: result: pow_jvp(self_p, exponent_p, result, self_t, exponent_t)"""
+    return pow_jvp(self_p, exponent_p, result, self_t, exponent_t)
 
 
 def pow_Tensor_Scalar_tangent(self_p, exponent, result, self_t):
@@ -22,9 +50,51 @@ def pow_Tensor_Scalar_tangent(self_p, exponent, result, self_t):
     return pow_scalar_backward(self_t.conj(), self_p, exponent).conj()
 
 
+def maximum_tangent(self_p, other_p, result, self_t, other_t):
+    """maximum: result: other_t + where(self_p == other_p, 0.5, (self_p >
+    other_p).to(result.dtype)) * (self_t - other_t)"""
+    return other_t + where(
+        self_p == other_p, 0.5, (self_p > other_p).to(result.dtype),
+    ) * (self_t - other_t)
+
+
+def minimum_tangent(self_p, other_p, result, self_t, other_t):
+    """minimum: result: other_t + where(self_p == other_p, 0.5, (self_p <
+    other_p).to(result.dtype)) * (self_t - other_t)"""
+    return other_t + where(
+        self_p == other_p, 0.5, (self_p < other_p).to(result.dtype),
+    ) * (self_t - other_t)
+
+
+def xlogy_Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """xlogy.Tensor: result: where(logical_and(self_p == 0, other_p <= 0), 0.0, xlogy(self_t,
+    other_p)) + other_t * self_p / other_p"""
+    return where(
+        logical_and(self_p == 0, other_p <= 0), 0.0, xlogy(self_t, other_p),
+    ) + other_t * self_p / other_p
+
+
+def xlog1py_Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """xlog1py.Tensor: result: where(logical_and(self_p == 0, other_p <= -1), 0.0,
+    xlog1py(self_t, other_p)) + other_t * self_p / (other_p + 1)"""
+    return where(
+        logical_and(self_p == 0, other_p <= -1), 0.0, xlog1py(self_t, other_p),
+    ) + other_t * self_p / (other_p + 1)
+
+
+def where_self_tangent(condition, self_p, other_p, result, self_t, other_t):
+    """where.self: result: where(condition, self_t, other_t)"""
+    return where(condition, self_t, other_t)
+
+
 def neg_tangent(self_p, result, self_t):
     """neg: result: auto_element_wise = (-self_t.conj()).conj()"""
     return (-self_t.conj()).conj()
+
+
+def abs_tangent(self_p, result, self_t):
+    """abs: result: handle_r_to_c(result.dtype, self_t.conj() * self_p.sgn())"""
+    return handle_r_to_c(result.dtype, self_t.conj() * self_p.sgn())
 
 
 def sign_tangent(self_p, result, self_t):
@@ -94,9 +164,25 @@ def mean_dim_tangent(self_p, dim, keepdim, dtype, result, self_t):
     return call_op(ops.mean_dim, self_t, dim, keepdim, dtype)
 
 
+def copy__tangent(self_p, src_p, non_blocking, result, self_t, src_t):
+    """copy_: result: handle_r_to_c(self_p.dtype, src_t)"""
+    return handle_r_to_c(self_p.dtype, src_t)
+
+
+def fill__Scalar_tangent(self_p, value, result, self_t):
+    """fill_.Scalar: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
 def clone_tangent(self_p, memory_format, result, self_t):
     """clone: result: auto_linear = call_op(ops.clone, self_t, memory_format)"""
     return call_op(ops.clone, self_t, memory_format)
+
+
+def _to_copy_tangent(self_p, dtype, device, non_blocking, result, self_t):
+    """_to_copy: result: auto_linear = call_op(ops._to_copy, self_t, dtype, device,
+    non_blocking)"""
+    return call_op(ops._to_copy, self_t, dtype, device, non_blocking)
 
 
 def view_tangent(self_p, size, result, self_t):
@@ -270,10 +356,77 @@ def round_decimals_tangent(self_p, decimals, result, self_t):
     return zeros_like(self_t.conj()).conj()
 
 
+def frac_tangent(self_p, result, self_t):
+    """frac: result: self_t"""
+    return self_t
+
+
+def div_Tensor_mode_tangent(self_p, other_p, rounding_mode, result, self_t, other_t):
+    """div.Tensor_mode: result: div_mode_jvp(self_p, other_p, result, self_t, other_t,
+    rounding_mode)"""
+    return div_mode_jvp(self_p, other_p, result, self_t, other_t, rounding_mode)
+
+
+def floor_divide_tangent(self_p, other_p, result, self_t, other_t):
+    """floor_divide: result: zeros_like(result)"""
+    return zeros_like(result)
+
+
+def remainder_Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """remainder.Tensor: result: self_t - other_t * rounded_quotient(self_p, other_p, "floor")"""
+    return self_t - other_t * rounded_quotient(self_p, other_p, "floor")
+
+
+def fmod_Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """fmod.Tensor: result: self_t - other_t * rounded_quotient(self_p, other_p, "trunc")"""
+    return self_t - other_t * rounded_quotient(self_p, other_p, "trunc")
+
+
+def atan2_tangent(self_p, other_p, result, self_t, other_t):
+    """atan2: result: (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))"""
+    return (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))
+
+
+def hypot_tangent(self_p, other_p, result, self_t, other_t):
+    """hypot: result: self_t * self_p / result + other_t * other_p / result"""
+    return self_t * self_p / result + other_t * other_p / result
+
+
 def clamp_tangent(self_p, min, max, result, self_t):
     """clamp: result: auto_element_wise = clamp_backward(self_t.conj(), self_p, min,
     max).conj()"""
     return clamp_backward(self_t.conj(), self_p, min, max).conj()
+
+
+def clamp_Tensor_tangent(self_p, min_p, max_p, result, self_t, min_t, max_t):
+    """clamp.Tensor: result: clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)"""
+    return clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)
+
+
+def lerp_Scalar_tangent(self_p, end_p, weight, result, self_t, end_t):
+    """lerp.Scalar: result: lerp(self_t, end_t, weight)"""
+    return lerp(self_t, end_t, weight)
+
+
+def lerp_Tensor_tangent(self_p, end_p, weight_p, result, self_t, end_t, weight_t):
+    """lerp.Tensor: result: lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)"""
+    return lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)
+
+
+def addcmul_tangent(self_p, tensor1_p, tensor2_p, value, result, self_t, tensor1_t, tensor2_t):
+    """addcmul: result: self_t + maybe_multiply(tensor1_t * tensor2_p, value) +
+    maybe_multiply(tensor2_t * tensor1_p, value)"""
+    return self_t + maybe_multiply(
+        tensor1_t * tensor2_p, value,
+    ) + maybe_multiply(tensor2_t * tensor1_p, value)
+
+
+def addcdiv_tangent(self_p, tensor1_p, tensor2_p, value, result, self_t, tensor1_t, tensor2_t):
+    """addcdiv: result: self_t + maybe_multiply(tensor1_t / tensor2_p, value) -
+    maybe_multiply(tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value)"""
+    return self_t + maybe_multiply(tensor1_t / tensor2_p, value) - maybe_multiply(
+        tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value,
+    )
 
 
 def nan_to_num_tangent(self_p, nan, posinf, neginf, result, self_t):
@@ -287,10 +440,20 @@ def leaky_relu_tangent(self_p, negative_slope, result, self_t):
     return where(self_p > 0, self_t.conj(), self_t.conj() * negative_slope).conj()
 
 
+def leaky_relu__tangent(self_p, negative_slope, result, self_t):
+    """leaky_relu_: result: leaky_relu_backward_of_result(self_t, result, negative_slope)"""
+    return leaky_relu_backward_of_result(self_t, result, negative_slope)
+
+
 def elu_tangent(self_p, alpha, scale, input_scale, result, self_t):
     """elu: result: auto_element_wise = elu_backward(self_t.conj(), self_p, alpha, scale,
     input_scale).conj()"""
     return elu_backward(self_t.conj(), self_p, alpha, scale, input_scale).conj()
+
+
+def elu__tangent(self_p, alpha, scale, input_scale, result, self_t):
+    """elu_: result: elu_backward_of_result(self_t, result, alpha, scale, input_scale)"""
+    return elu_backward_of_result(self_t, result, alpha, scale, input_scale)
 
 
 def gelu_tangent(self_p, approximate, result, self_t):
@@ -302,6 +465,22 @@ def gelu_tangent(self_p, approximate, result, self_t):
 def silu_tangent(self_p, result, self_t):
     """silu: result: auto_element_wise = silu_backward(self_t.conj(), self_p).conj()"""
     return silu_backward(self_t.conj(), self_p).conj()
+
+
+def gelu_backward_tangent(grad_output_p, self_p, approximate, result, grad_output_t, self_t):
+    """gelu_backward: result: gelu_backward(grad_output_t, self_p, approximate=approximate) +
+    self_t * grad_output_p * gelu_second_derivative(self_p, approximate)"""
+    return gelu_backward(
+        grad_output_t, self_p, approximate=approximate,
+    ) + self_t * grad_output_p * gelu_second_derivative(self_p, approximate)
+
+
+def silu_backward_tangent(grad_output_p, self_p, result, grad_output_t, self_t):
+    """silu_backward: result: silu_backward(grad_output_t, self_p) + self_t * grad_output_p *
+    silu_second_derivative(self_p)"""
+    return silu_backward(
+        grad_output_t, self_p,
+    ) + self_t * grad_output_p * silu_second_derivative(self_p)
 
 
 def mish_tangent(self_p, result, self_t):
@@ -340,9 +519,59 @@ def threshold_tangent(self_p, threshold, value, result, self_t):
     return where(self_p <= threshold, 0, self_t.conj()).conj()
 
 
+def threshold_backward_tangent(grad_output_p, self_p, threshold, result, grad_output_t, self_t):
+    """threshold_backward: result: threshold_backward(grad_output_t, self_p, threshold)"""
+    return threshold_backward(grad_output_t, self_p, threshold)
+
+
+def prelu_tangent(self_p, weight_p, result, self_t, weight_t):
+    """prelu: result: prelu_jvp(self_p, weight_p, self_t, weight_t)"""
+    return prelu_jvp(self_p, weight_p, self_t, weight_t)
+
+
+def normal__tangent(self_p, mean, std, generator, result, self_t):
+    """normal_: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def uniform__tangent(self_p, from_, to, generator, result, self_t):
+    """uniform_: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def exponential__tangent(self_p, lambd, generator, result, self_t):
+    """exponential_: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
 def bernoulli_tangent(self_p, generator, result, self_t):
     """bernoulli: result: auto_element_wise = zeros_like(self_t.conj()).conj()"""
     return zeros_like(self_t.conj()).conj()
+
+
+def bernoulli_p_tangent(self_p, p, generator, result, self_t):
+    """bernoulli.p: result: zeros_like(result)"""
+    return zeros_like(result)
+
+
+def bernoulli__float_tangent(self_p, p, generator, result, self_t):
+    """bernoulli_.float: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def bernoulli__Tensor_tangent(self_p, p, generator, result, self_t):
+    """bernoulli_.Tensor: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def clamp_max_Tensor_tangent(self_p, max_p, result, self_t, max_t):
+    """clamp_max.Tensor: result: where(self_p <= max_p, self_t, max_t)"""
+    return where(self_p <= max_p, self_t, max_t)
+
+
+def remainder_Scalar_Tensor_tangent(self, other_p, result, other_t):
+    """remainder.Scalar_Tensor: result: -other_t * (self / other_p).floor()"""
+    return -other_t * (self / other_p).floor()
 
 
 def cumsum_tangent(self_p, dim, dtype, result, self_t):
@@ -488,6 +717,13 @@ def col2im_tangent(self_p, output_size, kernel_size, dilation, padding, stride, 
     return call_op(ops.col2im, self_t, output_size, kernel_size, dilation, padding, stride)
 
 
+def native_dropout_tangent(input_p, p, train, generator, result, input_t):
+    """native_dropout: result0: dropout_backward(input_t, result1, p, train)"""
+    result0, result1 = result
+    result0_t = dropout_backward(input_t, result1, p, train)
+    return (result0_t, None,)
+
+
 def embedding_tangent(weight_p, indices, padding_idx, scale_grad_by_freq, sparse, result, weight_t):
     """embedding: result: auto_linear = call_op(ops.embedding, weight_t, indices, padding_idx,
     scale_grad_by_freq, sparse)"""
@@ -505,9 +741,26 @@ def embedding_dense_backward_tangent(
     )
 
 
+def logaddexp_tangent(self_p, other_p, result, self_t, other_t):
+    """logaddexp: result: self_t / (1 + exp(other_p - self_p)) + other_t / (1 + exp(self_p -
+    other_p))"""
+    return self_t / (1 + exp(other_p - self_p)) + other_t / (1 + exp(self_p - other_p))
+
+
+def logaddexp2_tangent(self_p, other_p, result, self_t, other_t):
+    """logaddexp2: result: self_t / (1 + exp2(other_p - self_p)) + other_t / (1 + exp2(self_p -
+    other_p))"""
+    return self_t / (1 + exp2(other_p - self_p)) + other_t / (1 + exp2(self_p - other_p))
+
+
 def sinc_tangent(self_p, result, self_t):
     """sinc: result: auto_element_wise = sinc_backward(self_t.conj(), self_p).conj()"""
     return sinc_backward(self_t.conj(), self_p).conj()
+
+
+def heaviside_tangent(self_p, values_p, result, self_t, values_t):
+    """heaviside: result: where(self_p == 0, values_t, 0.0)"""
+    return where(self_p == 0, values_t, 0.0)
 
 
 def lgamma_tangent(self_p, result, self_t):
@@ -523,6 +776,11 @@ def digamma_tangent(self_p, result, self_t):
 def polygamma_tangent(n, self_p, result, self_t):
     """polygamma: result: auto_element_wise = (self_t.conj() * polygamma(n + 1, self_p)).conj()"""
     return (self_t.conj() * polygamma(n + 1, self_p)).conj()
+
+
+def polygamma__tangent(self_p, n, result, self_t):
+    """polygamma_: result: self_t * polygamma(n + 1, self_p)"""
+    return self_t * polygamma(n + 1, self_p)
 
 
 def mvlgamma_tangent(self_p, p, result, self_t):
@@ -581,8 +839,21 @@ def special_entr_tangent(self_p, result, self_t):
     return (self_t.conj() * -(1 + self_p.log())).conj()
 
 
+def special_xlog1py_tangent(self_p, other_p, result, self_t, other_t):
+    """special_xlog1py: result: where(logical_and(self_p == 0, other_p <= -1), 0.0,
+    special_xlog1py(self_t, other_p)) + other_t * self_p / (other_p + 1)"""
+    return where(
+        logical_and(self_p == 0, other_p <= -1), 0.0, special_xlog1py(self_t, other_p),
+    ) + other_t * self_p / (other_p + 1)
+
+
 def acosh_tangent(self_p, result, self_t):
     """acosh: result: auto_element_wise = acosh_backward(self_t.conj(), self_p).conj()"""
+    return acosh_backward(self_t.conj(), self_p).conj()
+
+
+def acosh__tangent(self_p, result, self_t):
+    """acosh_: result: acosh_backward(self_t.conj(), self_p).conj()"""
     return acosh_backward(self_t.conj(), self_p).conj()
 
 
@@ -592,10 +863,117 @@ def asinh_tangent(self_p, result, self_t):
     return (self_t.conj() * (self_p.pow(2) + 1).rsqrt().conj()).conj()
 
 
+def asinh__tangent(self_p, result, self_t):
+    """asinh_: result: self_t * (self_p.pow(2) + 1).rsqrt()"""
+    return self_t * (self_p.pow(2) + 1).rsqrt()
+
+
 def atanh_tangent(self_p, result, self_t):
     """atanh: result: auto_element_wise = (self_t.conj() * 1 / (1 -
     self_p.pow(2)).conj()).conj()"""
     return (self_t.conj() * 1 / (1 - self_p.pow(2)).conj()).conj()
+
+
+def atanh__tangent(self_p, result, self_t):
+    """atanh_: result: self_t / (1 - self_p.pow(2))"""
+    return self_t / (1 - self_p.pow(2))
+
+
+def angle_tangent(self_p, result, self_t):
+    """angle: result: handle_r_to_c(result.dtype, angle_backward(self_t.conj(), self_p).conj())"""
+    return handle_r_to_c(result.dtype, angle_backward(self_t.conj(), self_p).conj())
+
+
+def sgn_tangent(self_p, result, self_t):
+    """sgn: result: sgn_backward(self_p, self_t, result)"""
+    return sgn_backward(self_p, self_t, result)
+
+
+def copysign_Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """copysign.Tensor: result: self_t * where(self_p == 0, 0.0, result / self_p)"""
+    return self_t * where(self_p == 0, 0.0, result / self_p)
+
+
+def frexp_Tensor_tangent(self_p, result, self_t):
+    """frexp.Tensor: mantissa: self_t / exponent.exp2()"""
+    mantissa, exponent = result
+    mantissa_t = self_t / exponent.exp2()
+    return (mantissa_t, None,)
+
+
+def nextafter_tangent(self_p, other_p, result, self_t, other_t):
+    """nextafter: result: where(self_p != other_p, self_t, 0.0)"""
+    return where(self_p != other_p, self_t, 0.0)
+
+
+def eq__Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """eq_.Tensor: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def ne__Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """ne_.Tensor: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def lt__Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """lt_.Tensor: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def le__Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """le_.Tensor: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def gt__Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """gt_.Tensor: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def ge__Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """ge_.Tensor: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def pow__Tensor_tangent(self_p, exponent_p, result, self_t, exponent_t):
+    """pow_.Tensor: result: pow_jvp(self_p, exponent_p, result, self_t, exponent_t)"""
+    return pow_jvp(self_p, exponent_p, result, self_t, exponent_t)
+
+
+def random__from_tangent(self_p, from_, to, generator, result, self_t):
+    """random_.from: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def random__to_tangent(self_p, to, generator, result, self_t):
+    """random_.to: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def random__tangent(self_p, generator, result, self_t):
+    """random_: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def cauchy__tangent(self_p, median, sigma, generator, result, self_t):
+    """cauchy_: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def log_normal__tangent(self_p, mean, std, generator, result, self_t):
+    """log_normal_: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def geometric__tangent(self_p, p, generator, result, self_t):
+    """geometric_: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def binomial_tangent(count_p, prob_p, generator, result, count_t, prob_t):
+    """binomial: result: zeros_like(result)"""
+    return zeros_like(result)
 
 
 def poisson_tangent(self_p, generator, result, self_t):
@@ -695,6 +1073,40 @@ def fractional_max_pool3d_backward_tangent(
     )
 
 
+def view_as_real_tangent(self_p, result, self_t):
+    """view_as_real: result: view_as_real(self_t)"""
+    return view_as_real(self_t)
+
+
+def view_as_complex_tangent(self_p, result, self_t):
+    """view_as_complex: result: view_as_complex(self_t)"""
+    return view_as_complex(self_t)
+
+
+def _conj_physical_tangent(self_p, result, self_t):
+    """_conj_physical: result: self_t.conj_physical()"""
+    return self_t.conj_physical()
+
+
+def conj_physical__tangent(self_p, result, self_t):
+    """conj_physical_: result: self_t.conj_physical()"""
+    return self_t.conj_physical()
+
+
+def complex_tangent(real_p, imag_p, result, real_t, imag_t):
+    """complex: result: complex(real_t, imag_t)"""
+    return complex(real_t, imag_t)
+
+
+def polar_tangent(abs_p, angle_p, result, abs_t, angle_t):
+    """polar: result: complex(abs_t * angle_p.cos() - angle_t * abs_p * angle_p.sin(), abs_t *
+    angle_p.sin() + angle_t * abs_p * angle_p.cos())"""
+    return complex(
+        abs_t * angle_p.cos() - angle_t * abs_p * angle_p.sin(),
+        abs_t * angle_p.sin() + angle_t * abs_p * angle_p.cos(),
+    )
+
+
 def _fft_r2c_tangent(self_p, dim, normalization, onesided, result, self_t):
     """_fft_r2c: result: auto_linear = call_op(ops._fft_r2c, self_t, dim, normalization,
     onesided)"""
@@ -734,447 +1146,449 @@ class Tangent:
 # op full name -> Tangent, for every op with an autograd wrapper (in-place variants share
 # their out-of-place entry's function)
 FORWARD = {
-    'add.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:24'),
-    'add_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:24'),
-    'sub.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:28'),
-    'sub_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:28'),
-    'mul.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:32'),
-    'mul_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:32'),
-    'div.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:38'),
-    'div_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:38'),
-    'pow.Tensor_Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:49'),
-    'pow.Tensor_Scalar': Tangent(pow_Tensor_Scalar_tangent, (0,), (), 'derivatives.yaml:47'),
-    'maximum': Tangent(None, (0, 1), (), 'derivatives.yaml:53'),
-    'minimum': Tangent(None, (0, 1), (), 'derivatives.yaml:57'),
-    'xlogy.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:61'),
-    'xlog1py.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:65'),
-    'where.self': Tangent(None, (1, 2), (), 'derivatives.yaml:76'),
-    'neg': Tangent(neg_tangent, (0,), (), 'derivatives.yaml:83'),
-    'abs': Tangent(None, (0,), (), 'derivatives.yaml:85'),
-    'sign': Tangent(sign_tangent, (0,), (), 'derivatives.yaml:90'),
-    'exp': Tangent(exp_tangent, (0,), (), 'derivatives.yaml:94'),
-    'log': Tangent(log_tangent, (0,), (), 'derivatives.yaml:98'),
-    'sqrt': Tangent(sqrt_tangent, (0,), (), 'derivatives.yaml:102'),
-    'sin': Tangent(sin_tangent, (0,), (), 'derivatives.yaml:106'),
-    'cos': Tangent(cos_tangent, (0,), (), 'derivatives.yaml:110'),
-    'tanh': Tangent(tanh_tangent, (0,), (), 'derivatives.yaml:114'),
-    'sigmoid': Tangent(sigmoid_tangent, (0,), (), 'derivatives.yaml:118'),
-    'relu': Tangent(relu_tangent, (0,), (), 'derivatives.yaml:122'),
-    'relu_': Tangent(relu_tangent, (0,), (), 'derivatives.yaml:122'),
-    'sum': Tangent(sum_tangent, (0,), (), 'derivatives.yaml:130'),
-    'sum.dim_IntList': Tangent(sum_dim_IntList_tangent, (0,), (), 'derivatives.yaml:134'),
-    'mean': Tangent(mean_tangent, (0,), (), 'derivatives.yaml:138'),
-    'mean.dim': Tangent(mean_dim_tangent, (0,), (), 'derivatives.yaml:142'),
-    'max': Tangent(None, (0,), (), 'derivatives.yaml:144'),
-    'max.dim': Tangent(None, (0,), (), 'derivatives.yaml:147'),
-    'min': Tangent(None, (0,), (), 'derivatives.yaml:151'),
-    'min.dim': Tangent(None, (0,), (), 'derivatives.yaml:154'),
-    'mm': Tangent(None, (0, 1), (), 'derivatives.yaml:158'),
-    'bmm': Tangent(None, (0, 1), (), 'derivatives.yaml:162'),
-    'copy_': Tangent(None, (0, 1), (), 'derivatives.yaml:168'),
-    'fill_.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:172'),
-    'clone': Tangent(clone_tangent, (0,), (), 'derivatives.yaml:177'),
-    '_to_copy': Tangent(None, (0,), (), 'derivatives.yaml:181'),
-    'view': Tangent(view_tangent, (0,), (), 'derivatives.yaml:186'),
-    '_unsafe_view': Tangent(_unsafe_view_tangent, (0,), (), 'derivatives.yaml:190'),
-    'as_strided': Tangent(as_strided_tangent, (0,), (), 'derivatives.yaml:194'),
-    'transpose.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:198'),
-    'permute': Tangent(permute_tangent, (0,), (), 'derivatives.yaml:202'),
-    'expand': Tangent(expand_tangent, (0,), (), 'derivatives.yaml:206'),
-    'squeeze': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:210'),
-    'squeeze.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:214'),
-    'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:218'),
-    'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:222'),
-    'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:226'),
-    'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:234'),
-    'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:234'),
-    'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:238'),
-    'rsqrt_': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:238'),
-    'exp2': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:242'),
-    'exp2_': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:242'),
-    'expm1': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:246'),
-    'expm1_': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:246'),
-    'log2': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:250'),
-    'log2_': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:250'),
-    'log10': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:254'),
-    'log10_': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:254'),
-    'log1p': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:258'),
-    'log1p_': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:258'),
-    'tan': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:262'),
-    'tan_': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:262'),
-    'asin': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:266'),
-    'asin_': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:266'),
-    'acos': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:270'),
-    'acos_': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:270'),
-    'atan': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:274'),
-    'atan_': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:274'),
-    'sinh': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:278'),
-    'sinh_': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:278'),
-    'cosh': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:282'),
-    'cosh_': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:282'),
-    'erf': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:286'),
-    'erf_': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:286'),
-    'erfc': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:290'),
-    'erfc_': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:290'),
-    'logit': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:294'),
-    'logit_': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:294'),
-    'floor': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:299'),
-    'floor_': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:299'),
-    'ceil': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:303'),
-    'ceil_': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:303'),
-    'trunc': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:307'),
-    'trunc_': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:307'),
-    'round': Tangent(round_tangent, (0,), (), 'derivatives.yaml:311'),
-    'round.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:315'),
-    'round_': Tangent(round_tangent, (0,), (), 'derivatives.yaml:311'),
-    'round_.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:315'),
-    'frac': Tangent(None, (0,), (), 'derivatives.yaml:317'),
-    'frac_': Tangent(None, (0,), (), 'derivatives.yaml:317'),
-    'div.Tensor_mode': Tangent(None, (0, 1), (), 'derivatives.yaml:321'),
-    'div_.Tensor_mode': Tangent(None, (0, 1), (), 'derivatives.yaml:321'),
-    'floor_divide': Tangent(None, (0, 1), (), 'derivatives.yaml:325'),
-    'floor_divide_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:325'),
-    'remainder.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:329'),
-    'remainder_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:329'),
-    'fmod.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:337'),
-    'fmod_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:337'),
-    'atan2': Tangent(None, (0, 1), (), 'derivatives.yaml:341'),
-    'atan2_': Tangent(None, (0, 1), (), 'derivatives.yaml:341'),
-    'hypot': Tangent(None, (0, 1), (), 'derivatives.yaml:345'),
-    'hypot_': Tangent(None, (0, 1), (), 'derivatives.yaml:345'),
-    'clamp': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:352'),
-    'clamp.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:354'),
-    'clamp_': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:352'),
-    'clamp_.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:354'),
-    'lerp.Scalar': Tangent(None, (0, 1), (), 'derivatives.yaml:363'),
-    'lerp.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:367'),
-    'lerp_.Scalar': Tangent(None, (0, 1), (), 'derivatives.yaml:363'),
-    'lerp_.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:367'),
-    'addcmul': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:372'),
-    'addcmul_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:372'),
-    'addcdiv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:377'),
-    'addcdiv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:377'),
-    'nan_to_num': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:384'),
-    'nan_to_num_': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:384'),
-    'exp_': Tangent(exp_tangent, (0,), (), 'derivatives.yaml:94'),
-    'log_': Tangent(log_tangent, (0,), (), 'derivatives.yaml:98'),
-    'sqrt_': Tangent(sqrt_tangent, (0,), (), 'derivatives.yaml:102'),
-    'sin_': Tangent(sin_tangent, (0,), (), 'derivatives.yaml:106'),
-    'cos_': Tangent(cos_tangent, (0,), (), 'derivatives.yaml:110'),
-    'tanh_': Tangent(tanh_tangent, (0,), (), 'derivatives.yaml:114'),
-    'sigmoid_': Tangent(sigmoid_tangent, (0,), (), 'derivatives.yaml:118'),
-    'neg_': Tangent(neg_tangent, (0,), (), 'derivatives.yaml:83'),
-    'abs_': Tangent(None, (0,), (), 'derivatives.yaml:85'),
-    'leaky_relu': Tangent(leaky_relu_tangent, (0,), (), 'derivatives.yaml:389'),
-    'leaky_relu_': Tangent(None, (0,), (), 'derivatives.yaml:398'),
-    'elu': Tangent(elu_tangent, (0,), (), 'derivatives.yaml:393'),
-    'elu_': Tangent(None, (0,), (), 'derivatives.yaml:401'),
-    'gelu': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:406'),
-    'gelu_': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:406'),
-    'silu': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:410'),
-    'silu_': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:410'),
-    'gelu_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:414'),
-    'silu_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:418'),
-    'mish': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:424'),
-    'mish_': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:424'),
-    'softplus': Tangent(softplus_tangent, (0,), (), 'derivatives.yaml:428'),
-    'hardtanh': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:432'),
-    'hardtanh_': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:432'),
-    'hardsigmoid': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:436'),
-    'hardsigmoid_': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:436'),
-    'hardswish': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:440'),
-    'hardswish_': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:440'),
-    'threshold': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:444'),
-    'threshold_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:124'),
-    'threshold_': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:444'),
-    'prelu': Tangent(None, (0, 1), (), 'derivatives.yaml:73'),
-    'normal_': Tangent(None, (0,), (), 'derivatives.yaml:447'),
-    'uniform_': Tangent(None, (0,), (), 'derivatives.yaml:450'),
-    'exponential_': Tangent(None, (0,), (), 'derivatives.yaml:453'),
-    'bernoulli': Tangent(bernoulli_tangent, (0,), (), 'derivatives.yaml:458'),
-    'bernoulli.p': Tangent(None, (0,), (), 'derivatives.yaml:460'),
-    'bernoulli_.float': Tangent(None, (0,), (), 'derivatives.yaml:463'),
-    'bernoulli_.Tensor': Tangent(None, (0,), (), 'derivatives.yaml:466'),
-    'clamp_max.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:359'),
-    'clamp_max_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:359'),
-    'remainder.Scalar_Tensor': Tangent(None, (1,), (), 'derivatives.yaml:334'),
-    'prod': Tangent(None, (0,), (), 'derivatives.yaml:476'),
-    'prod.dim_int': Tangent(None, (0,), (), 'derivatives.yaml:479'),
-    'amax': Tangent(None, (0,), (), 'derivatives.yaml:482'),
-    'amin': Tangent(None, (0,), (), 'derivatives.yaml:485'),
-    'var.correction': Tangent(None, (0,), (), 'derivatives.yaml:488'),
-    'std.correction': Tangent(None, (0,), (), 'derivatives.yaml:491'),
-    'var_mean.correction': Tangent(None, (0,), (), 'derivatives.yaml:497'),
-    'std_mean.correction': Tangent(None, (0,), (), 'derivatives.yaml:500'),
-    'norm.ScalarOpt_dim': Tangent(None, (0,), (), 'derivatives.yaml:503'),
-    'logsumexp': Tangent(None, (0,), (), 'derivatives.yaml:515'),
-    'cumsum': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:520'),
-    'cumsum_': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:520'),
-    'cumprod': Tangent(None, (0,), (), 'derivatives.yaml:522'),
-    'cumprod_': Tangent(None, (0,), (), 'derivatives.yaml:522'),
-    'cummax': Tangent(None, (0,), (), 'derivatives.yaml:525'),
-    'cummin': Tangent(None, (0,), (), 'derivatives.yaml:529'),
-    'median': Tangent(None, (0,), (), 'derivatives.yaml:533'),
-    'median.dim': Tangent(None, (0,), (), 'derivatives.yaml:536'),
-    'mode': Tangent(None, (0,), (), 'derivatives.yaml:540'),
-    'kthvalue': Tangent(None, (0,), (), 'derivatives.yaml:544'),
-    'topk': Tangent(None, (0,), (), 'derivatives.yaml:548'),
-    'sort': Tangent(None, (0,), (), 'derivatives.yaml:552'),
-    'sort.stable': Tangent(None, (0,), (), 'derivatives.yaml:556'),
-    '_gather_along': Tangent(None, (0,), (), 'derivatives.yaml:560'),
-    '_scatter_add_along': Tangent(None, (0,), (), 'derivatives.yaml:564'),
-    'flip': Tangent(flip_tangent, (0,), (), 'derivatives.yaml:570'),
-    'mv': Tangent(None, (0, 1), (), 'derivatives.yaml:572'),
-    'dot': Tangent(None, (0, 1), (), 'derivatives.yaml:576'),
-    'addmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:582'),
-    'addmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:582'),
-    'addmv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:587'),
-    'addmv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:587'),
-    'baddbmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:592'),
-    'baddbmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:592'),
-    'linear': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:597'),
-    'einsum': Tangent(None, (1,), (1,), 'derivatives.yaml:602'),
-    'tril': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:607'),
-    'tril_': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:607'),
-    'triu': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:611'),
-    'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:611'),
-    'diag': Tangent(None, (0,), (), 'derivatives.yaml:613'),
-    'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:618'),
-    'linalg_matrix_exp': Tangent(None, (0,), (), 'derivatives.yaml:954'),
-    'cat': Tangent(None, (0,), (0,), 'derivatives.yaml:620'),
-    'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:625'),
-    'repeat': Tangent(repeat_tangent, (0,), (), 'derivatives.yaml:629'),
-    'repeat_interleave.self_int': Tangent(None, (0,), (), 'derivatives.yaml:631'),
-    'gather': Tangent(gather_tangent, (0,), (), 'derivatives.yaml:643'),
-    'scatter.src': Tangent(None, (0, 3), (), 'derivatives.yaml:645'),
-    'scatter.value': Tangent(None, (0,), (), 'derivatives.yaml:650'),
-    'scatter.reduce': Tangent(None, (0, 3), (), 'derivatives.yaml:654'),
-    'scatter.value_reduce': Tangent(None, (0,), (), 'derivatives.yaml:659'),
-    'scatter_.src': Tangent(None, (0, 3), (), 'derivatives.yaml:645'),
-    'scatter_.value': Tangent(None, (0,), (), 'derivatives.yaml:650'),
-    'scatter_.reduce': Tangent(None, (0, 3), (), 'derivatives.yaml:654'),
-    'scatter_.value_reduce': Tangent(None, (0,), (), 'derivatives.yaml:659'),
-    'scatter_add': Tangent(None, (0, 3), (), 'derivatives.yaml:663'),
-    'scatter_add_': Tangent(None, (0, 3), (), 'derivatives.yaml:663'),
-    'scatter_reduce.two': Tangent(None, (0, 3), (), 'derivatives.yaml:668'),
-    'scatter_reduce_.two': Tangent(None, (0, 3), (), 'derivatives.yaml:668'),
-    'index_select': Tangent(index_select_tangent, (0,), (), 'derivatives.yaml:675'),
-    'index_add': Tangent(None, (0, 3), (), 'derivatives.yaml:677'),
-    'index_add_': Tangent(None, (0, 3), (), 'derivatives.yaml:677'),
-    'index_copy': Tangent(None, (0, 3), (), 'derivatives.yaml:682'),
-    'index_copy_': Tangent(None, (0, 3), (), 'derivatives.yaml:682'),
-    'index_fill.int_Scalar': Tangent(None, (0,), (), 'derivatives.yaml:687'),
-    'index_fill.int_Tensor': Tangent(None, (0, 3), (), 'derivatives.yaml:691'),
-    'index_fill_.int_Scalar': Tangent(None, (0,), (), 'derivatives.yaml:687'),
-    'index_fill_.int_Tensor': Tangent(None, (0, 3), (), 'derivatives.yaml:691'),
-    'masked_fill.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:696'),
-    'masked_fill.Tensor': Tangent(None, (0, 2), (), 'derivatives.yaml:700'),
-    'masked_fill_.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:696'),
-    'masked_fill_.Tensor': Tangent(None, (0, 2), (), 'derivatives.yaml:700'),
-    'masked_select': Tangent(masked_select_tangent, (0,), (), 'derivatives.yaml:708'),
-    'masked_scatter': Tangent(None, (0, 2), (), 'derivatives.yaml:710'),
-    'masked_scatter_': Tangent(None, (0, 2), (), 'derivatives.yaml:710'),
-    'take': Tangent(take_tangent, (0,), (), 'derivatives.yaml:718'),
-    '_unique2': Tangent(None, (0,), (), 'derivatives.yaml:994'),
-    'unique_dim': Tangent(None, (0,), (), 'derivatives.yaml:998'),
-    'index.Tensor': Tangent(index_Tensor_tangent, (0,), (), 'derivatives.yaml:723'),
-    'index_put': Tangent(None, (0, 2), (), 'derivatives.yaml:725'),
-    'index_put_': Tangent(None, (0, 2), (), 'derivatives.yaml:725'),
-    'convolution': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:738'),
-    'convolution_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:745'),
-    'constant_pad_nd': Tangent(None, (0,), (), 'derivatives.yaml:750'),
-    '_pad_nd': Tangent(None, (0,), (), 'derivatives.yaml:755'),
-    '_pad_nd_backward': Tangent(None, (0,), (), 'derivatives.yaml:759'),
-    'max_pool2d_with_indices': Tangent(None, (0,), (), 'derivatives.yaml:764'),
+    'add.Tensor': Tangent(add_Tensor_tangent, (0, 1), (), 'derivatives.yaml:27'),
+    'add_.Tensor': Tangent(add_Tensor_tangent, (0, 1), (), 'derivatives.yaml:27'),
+    'sub.Tensor': Tangent(sub_Tensor_tangent, (0, 1), (), 'derivatives.yaml:32'),
+    'sub_.Tensor': Tangent(sub_Tensor_tangent, (0, 1), (), 'derivatives.yaml:32'),
+    'mul.Tensor': Tangent(mul_Tensor_tangent, (0, 1), (), 'derivatives.yaml:37'),
+    'mul_.Tensor': Tangent(mul_Tensor_tangent, (0, 1), (), 'derivatives.yaml:37'),
+    'div.Tensor': Tangent(div_Tensor_tangent, (0, 1), (), 'derivatives.yaml:44'),
+    'div_.Tensor': Tangent(div_Tensor_tangent, (0, 1), (), 'derivatives.yaml:44'),
+    'pow.Tensor_Tensor': Tangent(pow_Tensor_Tensor_tangent, (0, 1), (), 'derivatives.yaml:56'),
+    'pow.Tensor_Scalar': Tangent(pow_Tensor_Scalar_tangent, (0,), (), 'derivatives.yaml:51'),
+    'maximum': Tangent(maximum_tangent, (0, 1), (), 'derivatives.yaml:61'),
+    'minimum': Tangent(minimum_tangent, (0, 1), (), 'derivatives.yaml:66'),
+    'xlogy.Tensor': Tangent(xlogy_Tensor_tangent, (0, 1), (), 'derivatives.yaml:71'),
+    'xlog1py.Tensor': Tangent(xlog1py_Tensor_tangent, (0, 1), (), 'derivatives.yaml:76'),
+    'where.self': Tangent(where_self_tangent, (1, 2), (), 'derivatives.yaml:90'),
+    'neg': Tangent(neg_tangent, (0,), (), 'derivatives.yaml:94'),
+    'abs': Tangent(abs_tangent, (0,), (), 'derivatives.yaml:98'),
+    'sign': Tangent(sign_tangent, (0,), (), 'derivatives.yaml:102'),
+    'exp': Tangent(exp_tangent, (0,), (), 'derivatives.yaml:106'),
+    'log': Tangent(log_tangent, (0,), (), 'derivatives.yaml:110'),
+    'sqrt': Tangent(sqrt_tangent, (0,), (), 'derivatives.yaml:114'),
+    'sin': Tangent(sin_tangent, (0,), (), 'derivatives.yaml:118'),
+    'cos': Tangent(cos_tangent, (0,), (), 'derivatives.yaml:122'),
+    'tanh': Tangent(tanh_tangent, (0,), (), 'derivatives.yaml:126'),
+    'sigmoid': Tangent(sigmoid_tangent, (0,), (), 'derivatives.yaml:130'),
+    'relu': Tangent(relu_tangent, (0,), (), 'derivatives.yaml:134'),
+    'relu_': Tangent(relu_tangent, (0,), (), 'derivatives.yaml:134'),
+    'sum': Tangent(sum_tangent, (0,), (), 'derivatives.yaml:143'),
+    'sum.dim_IntList': Tangent(sum_dim_IntList_tangent, (0,), (), 'derivatives.yaml:147'),
+    'mean': Tangent(mean_tangent, (0,), (), 'derivatives.yaml:151'),
+    'mean.dim': Tangent(mean_dim_tangent, (0,), (), 'derivatives.yaml:155'),
+    'max': Tangent(None, (0,), (), 'derivatives.yaml:157'),
+    'max.dim': Tangent(None, (0,), (), 'derivatives.yaml:160'),
+    'min': Tangent(None, (0,), (), 'derivatives.yaml:164'),
+    'min.dim': Tangent(None, (0,), (), 'derivatives.yaml:167'),
+    'mm': Tangent(None, (0, 1), (), 'derivatives.yaml:171'),
+    'bmm': Tangent(None, (0, 1), (), 'derivatives.yaml:175'),
+    'copy_': Tangent(copy__tangent, (0, 1), (), 'derivatives.yaml:184'),
+    'fill_.Scalar': Tangent(fill__Scalar_tangent, (0,), (), 'derivatives.yaml:188'),
+    'clone': Tangent(clone_tangent, (0,), (), 'derivatives.yaml:192'),
+    '_to_copy': Tangent(_to_copy_tangent, (0,), (), 'derivatives.yaml:198'),
+    'view': Tangent(view_tangent, (0,), (), 'derivatives.yaml:202'),
+    '_unsafe_view': Tangent(_unsafe_view_tangent, (0,), (), 'derivatives.yaml:206'),
+    'as_strided': Tangent(as_strided_tangent, (0,), (), 'derivatives.yaml:210'),
+    'transpose.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:214'),
+    'permute': Tangent(permute_tangent, (0,), (), 'derivatives.yaml:218'),
+    'expand': Tangent(expand_tangent, (0,), (), 'derivatives.yaml:222'),
+    'squeeze': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:226'),
+    'squeeze.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:230'),
+    'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:234'),
+    'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:238'),
+    'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:242'),
+    'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:250'),
+    'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:250'),
+    'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:254'),
+    'rsqrt_': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:254'),
+    'exp2': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:258'),
+    'exp2_': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:258'),
+    'expm1': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:262'),
+    'expm1_': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:262'),
+    'log2': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:266'),
+    'log2_': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:266'),
+    'log10': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:270'),
+    'log10_': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:270'),
+    'log1p': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:274'),
+    'log1p_': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:274'),
+    'tan': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:278'),
+    'tan_': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:278'),
+    'asin': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:282'),
+    'asin_': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:282'),
+    'acos': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:286'),
+    'acos_': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:286'),
+    'atan': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:290'),
+    'atan_': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:290'),
+    'sinh': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:294'),
+    'sinh_': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:294'),
+    'cosh': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:298'),
+    'cosh_': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:298'),
+    'erf': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:302'),
+    'erf_': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:302'),
+    'erfc': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:306'),
+    'erfc_': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:306'),
+    'logit': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:310'),
+    'logit_': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:310'),
+    'floor': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:315'),
+    'floor_': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:315'),
+    'ceil': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:319'),
+    'ceil_': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:319'),
+    'trunc': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:323'),
+    'trunc_': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:323'),
+    'round': Tangent(round_tangent, (0,), (), 'derivatives.yaml:327'),
+    'round.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:331'),
+    'round_': Tangent(round_tangent, (0,), (), 'derivatives.yaml:327'),
+    'round_.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:331'),
+    'frac': Tangent(frac_tangent, (0,), (), 'derivatives.yaml:335'),
+    'frac_': Tangent(frac_tangent, (0,), (), 'derivatives.yaml:335'),
+    'div.Tensor_mode': Tangent(div_Tensor_mode_tangent, (0, 1), (), 'derivatives.yaml:341'),
+    'div_.Tensor_mode': Tangent(div_Tensor_mode_tangent, (0, 1), (), 'derivatives.yaml:341'),
+    'floor_divide': Tangent(floor_divide_tangent, (0, 1), (), 'derivatives.yaml:348'),
+    'floor_divide_.Tensor': Tangent(floor_divide_tangent, (0, 1), (), 'derivatives.yaml:348'),
+    'remainder.Tensor': Tangent(remainder_Tensor_tangent, (0, 1), (), 'derivatives.yaml:353'),
+    'remainder_.Tensor': Tangent(remainder_Tensor_tangent, (0, 1), (), 'derivatives.yaml:353'),
+    'fmod.Tensor': Tangent(fmod_Tensor_tangent, (0, 1), (), 'derivatives.yaml:364'),
+    'fmod_.Tensor': Tangent(fmod_Tensor_tangent, (0, 1), (), 'derivatives.yaml:364'),
+    'atan2': Tangent(atan2_tangent, (0, 1), (), 'derivatives.yaml:369'),
+    'atan2_': Tangent(atan2_tangent, (0, 1), (), 'derivatives.yaml:369'),
+    'hypot': Tangent(hypot_tangent, (0, 1), (), 'derivatives.yaml:374'),
+    'hypot_': Tangent(hypot_tangent, (0, 1), (), 'derivatives.yaml:374'),
+    'clamp': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:379'),
+    'clamp.Tensor': Tangent(clamp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:385'),
+    'clamp_': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:379'),
+    'clamp_.Tensor': Tangent(clamp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:385'),
+    'lerp.Scalar': Tangent(lerp_Scalar_tangent, (0, 1), (), 'derivatives.yaml:395'),
+    'lerp.Tensor': Tangent(lerp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:401'),
+    'lerp_.Scalar': Tangent(lerp_Scalar_tangent, (0, 1), (), 'derivatives.yaml:395'),
+    'lerp_.Tensor': Tangent(lerp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:401'),
+    'addcmul': Tangent(addcmul_tangent, (0, 1, 2), (), 'derivatives.yaml:407'),
+    'addcmul_': Tangent(addcmul_tangent, (0, 1, 2), (), 'derivatives.yaml:407'),
+    'addcdiv': Tangent(addcdiv_tangent, (0, 1, 2), (), 'derivatives.yaml:413'),
+    'addcdiv_': Tangent(addcdiv_tangent, (0, 1, 2), (), 'derivatives.yaml:413'),
+    'nan_to_num': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:417'),
+    'nan_to_num_': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:417'),
+    'exp_': Tangent(exp_tangent, (0,), (), 'derivatives.yaml:106'),
+    'log_': Tangent(log_tangent, (0,), (), 'derivatives.yaml:110'),
+    'sqrt_': Tangent(sqrt_tangent, (0,), (), 'derivatives.yaml:114'),
+    'sin_': Tangent(sin_tangent, (0,), (), 'derivatives.yaml:118'),
+    'cos_': Tangent(cos_tangent, (0,), (), 'derivatives.yaml:122'),
+    'tanh_': Tangent(tanh_tangent, (0,), (), 'derivatives.yaml:126'),
+    'sigmoid_': Tangent(sigmoid_tangent, (0,), (), 'derivatives.yaml:130'),
+    'neg_': Tangent(neg_tangent, (0,), (), 'derivatives.yaml:94'),
+    'abs_': Tangent(abs_tangent, (0,), (), 'derivatives.yaml:98'),
+    'leaky_relu': Tangent(leaky_relu_tangent, (0,), (), 'derivatives.yaml:422'),
+    'leaky_relu_': Tangent(leaky_relu__tangent, (0,), (), 'derivatives.yaml:433'),
+    'elu': Tangent(elu_tangent, (0,), (), 'derivatives.yaml:426'),
+    'elu_': Tangent(elu__tangent, (0,), (), 'derivatives.yaml:437'),
+    'gelu': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:441'),
+    'gelu_': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:441'),
+    'silu': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:445'),
+    'silu_': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:445'),
+    'gelu_backward': Tangent(gelu_backward_tangent, (0, 1), (), 'derivatives.yaml:452'),
+    'silu_backward': Tangent(silu_backward_tangent, (0, 1), (), 'derivatives.yaml:457'),
+    'mish': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:461'),
+    'mish_': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:461'),
+    'softplus': Tangent(softplus_tangent, (0,), (), 'derivatives.yaml:465'),
+    'hardtanh': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:469'),
+    'hardtanh_': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:469'),
+    'hardsigmoid': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:473'),
+    'hardsigmoid_': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:473'),
+    'hardswish': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:477'),
+    'hardswish_': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:477'),
+    'threshold': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:481'),
+    'threshold_backward': Tangent(threshold_backward_tangent, (0, 1), (), 'derivatives.yaml:139'),
+    'threshold_': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:481'),
+    'prelu': Tangent(prelu_tangent, (0, 1), (), 'derivatives.yaml:84'),
+    'normal_': Tangent(normal__tangent, (0,), (), 'derivatives.yaml:486'),
+    'uniform_': Tangent(uniform__tangent, (0,), (), 'derivatives.yaml:490'),
+    'exponential_': Tangent(exponential__tangent, (0,), (), 'derivatives.yaml:494'),
+    'bernoulli': Tangent(bernoulli_tangent, (0,), (), 'derivatives.yaml:498'),
+    'bernoulli.p': Tangent(bernoulli_p_tangent, (0,), (), 'derivatives.yaml:503'),
+    'bernoulli_.float': Tangent(bernoulli__float_tangent, (0,), (), 'derivatives.yaml:507'),
+    'bernoulli_.Tensor': Tangent(bernoulli__Tensor_tangent, (0,), (), 'derivatives.yaml:512'),
+    'clamp_max.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:390'),
+    'clamp_max_.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:390'),
+    'remainder.Scalar_Tensor': Tangent(
+        remainder_Scalar_Tensor_tangent, (1,), (), 'derivatives.yaml:359',
+    ),
+    'prod': Tangent(None, (0,), (), 'derivatives.yaml:520'),
+    'prod.dim_int': Tangent(None, (0,), (), 'derivatives.yaml:523'),
+    'amax': Tangent(None, (0,), (), 'derivatives.yaml:526'),
+    'amin': Tangent(None, (0,), (), 'derivatives.yaml:529'),
+    'var.correction': Tangent(None, (0,), (), 'derivatives.yaml:532'),
+    'std.correction': Tangent(None, (0,), (), 'derivatives.yaml:535'),
+    'var_mean.correction': Tangent(None, (0,), (), 'derivatives.yaml:541'),
+    'std_mean.correction': Tangent(None, (0,), (), 'derivatives.yaml:544'),
+    'norm.ScalarOpt_dim': Tangent(None, (0,), (), 'derivatives.yaml:547'),
+    'logsumexp': Tangent(None, (0,), (), 'derivatives.yaml:559'),
+    'cumsum': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:564'),
+    'cumsum_': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:564'),
+    'cumprod': Tangent(None, (0,), (), 'derivatives.yaml:566'),
+    'cumprod_': Tangent(None, (0,), (), 'derivatives.yaml:566'),
+    'cummax': Tangent(None, (0,), (), 'derivatives.yaml:569'),
+    'cummin': Tangent(None, (0,), (), 'derivatives.yaml:573'),
+    'median': Tangent(None, (0,), (), 'derivatives.yaml:577'),
+    'median.dim': Tangent(None, (0,), (), 'derivatives.yaml:580'),
+    'mode': Tangent(None, (0,), (), 'derivatives.yaml:584'),
+    'kthvalue': Tangent(None, (0,), (), 'derivatives.yaml:588'),
+    'topk': Tangent(None, (0,), (), 'derivatives.yaml:592'),
+    'sort': Tangent(None, (0,), (), 'derivatives.yaml:596'),
+    'sort.stable': Tangent(None, (0,), (), 'derivatives.yaml:600'),
+    '_gather_along': Tangent(None, (0,), (), 'derivatives.yaml:604'),
+    '_scatter_add_along': Tangent(None, (0,), (), 'derivatives.yaml:608'),
+    'flip': Tangent(flip_tangent, (0,), (), 'derivatives.yaml:614'),
+    'mv': Tangent(None, (0, 1), (), 'derivatives.yaml:616'),
+    'dot': Tangent(None, (0, 1), (), 'derivatives.yaml:620'),
+    'addmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:626'),
+    'addmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:626'),
+    'addmv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:631'),
+    'addmv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:631'),
+    'baddbmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:636'),
+    'baddbmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:636'),
+    'linear': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:641'),
+    'einsum': Tangent(None, (1,), (1,), 'derivatives.yaml:646'),
+    'tril': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:651'),
+    'tril_': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:651'),
+    'triu': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:655'),
+    'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:655'),
+    'diag': Tangent(None, (0,), (), 'derivatives.yaml:657'),
+    'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:662'),
+    'linalg_matrix_exp': Tangent(None, (0,), (), 'derivatives.yaml:999'),
+    'cat': Tangent(None, (0,), (0,), 'derivatives.yaml:664'),
+    'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:669'),
+    'repeat': Tangent(repeat_tangent, (0,), (), 'derivatives.yaml:673'),
+    'repeat_interleave.self_int': Tangent(None, (0,), (), 'derivatives.yaml:675'),
+    'gather': Tangent(gather_tangent, (0,), (), 'derivatives.yaml:687'),
+    'scatter.src': Tangent(None, (0, 3), (), 'derivatives.yaml:689'),
+    'scatter.value': Tangent(None, (0,), (), 'derivatives.yaml:694'),
+    'scatter.reduce': Tangent(None, (0, 3), (), 'derivatives.yaml:698'),
+    'scatter.value_reduce': Tangent(None, (0,), (), 'derivatives.yaml:703'),
+    'scatter_.src': Tangent(None, (0, 3), (), 'derivatives.yaml:689'),
+    'scatter_.value': Tangent(None, (0,), (), 'derivatives.yaml:694'),
+    'scatter_.reduce': Tangent(None, (0, 3), (), 'derivatives.yaml:698'),
+    'scatter_.value_reduce': Tangent(None, (0,), (), 'derivatives.yaml:703'),
+    'scatter_add': Tangent(None, (0, 3), (), 'derivatives.yaml:707'),
+    'scatter_add_': Tangent(None, (0, 3), (), 'derivatives.yaml:707'),
+    'scatter_reduce.two': Tangent(None, (0, 3), (), 'derivatives.yaml:712'),
+    'scatter_reduce_.two': Tangent(None, (0, 3), (), 'derivatives.yaml:712'),
+    'index_select': Tangent(index_select_tangent, (0,), (), 'derivatives.yaml:719'),
+    'index_add': Tangent(None, (0, 3), (), 'derivatives.yaml:721'),
+    'index_add_': Tangent(None, (0, 3), (), 'derivatives.yaml:721'),
+    'index_copy': Tangent(None, (0, 3), (), 'derivatives.yaml:726'),
+    'index_copy_': Tangent(None, (0, 3), (), 'derivatives.yaml:726'),
+    'index_fill.int_Scalar': Tangent(None, (0,), (), 'derivatives.yaml:731'),
+    'index_fill.int_Tensor': Tangent(None, (0, 3), (), 'derivatives.yaml:735'),
+    'index_fill_.int_Scalar': Tangent(None, (0,), (), 'derivatives.yaml:731'),
+    'index_fill_.int_Tensor': Tangent(None, (0, 3), (), 'derivatives.yaml:735'),
+    'masked_fill.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:740'),
+    'masked_fill.Tensor': Tangent(None, (0, 2), (), 'derivatives.yaml:744'),
+    'masked_fill_.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:740'),
+    'masked_fill_.Tensor': Tangent(None, (0, 2), (), 'derivatives.yaml:744'),
+    'masked_select': Tangent(masked_select_tangent, (0,), (), 'derivatives.yaml:752'),
+    'masked_scatter': Tangent(None, (0, 2), (), 'derivatives.yaml:754'),
+    'masked_scatter_': Tangent(None, (0, 2), (), 'derivatives.yaml:754'),
+    'take': Tangent(take_tangent, (0,), (), 'derivatives.yaml:762'),
+    '_unique2': Tangent(None, (0,), (), 'derivatives.yaml:1044'),
+    'unique_dim': Tangent(None, (0,), (), 'derivatives.yaml:1048'),
+    'index.Tensor': Tangent(index_Tensor_tangent, (0,), (), 'derivatives.yaml:767'),
+    'index_put': Tangent(None, (0, 2), (), 'derivatives.yaml:769'),
+    'index_put_': Tangent(None, (0, 2), (), 'derivatives.yaml:769'),
+    'convolution': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:782'),
+    'convolution_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:789'),
+    'constant_pad_nd': Tangent(None, (0,), (), 'derivatives.yaml:794'),
+    '_pad_nd': Tangent(None, (0,), (), 'derivatives.yaml:799'),
+    '_pad_nd_backward': Tangent(None, (0,), (), 'derivatives.yaml:803'),
+    'max_pool2d_with_indices': Tangent(None, (0,), (), 'derivatives.yaml:808'),
     'max_pool2d_with_indices_backward': Tangent(
-        max_pool2d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:775',
+        max_pool2d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:819',
     ),
-    'avg_pool2d': Tangent(avg_pool2d_tangent, (0,), (), 'derivatives.yaml:779'),
-    'avg_pool2d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:781'),
-    'adaptive_avg_pool2d': Tangent(None, (0,), (), 'derivatives.yaml:785'),
-    'adaptive_avg_pool2d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:788'),
-    'adaptive_max_pool2d': Tangent(None, (0,), (), 'derivatives.yaml:792'),
+    'avg_pool2d': Tangent(avg_pool2d_tangent, (0,), (), 'derivatives.yaml:823'),
+    'avg_pool2d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:825'),
+    'adaptive_avg_pool2d': Tangent(None, (0,), (), 'derivatives.yaml:829'),
+    'adaptive_avg_pool2d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:832'),
+    'adaptive_max_pool2d': Tangent(None, (0,), (), 'derivatives.yaml:836'),
     'adaptive_max_pool2d_backward': Tangent(
-        adaptive_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:800',
+        adaptive_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:844',
     ),
-    'upsample_nearest2d': Tangent(upsample_nearest2d_tangent, (0,), (), 'derivatives.yaml:806'),
+    'upsample_nearest2d': Tangent(upsample_nearest2d_tangent, (0,), (), 'derivatives.yaml:850'),
     'upsample_nearest2d_backward': Tangent(
-        upsample_nearest2d_backward_tangent, (0,), (), 'derivatives.yaml:810',
+        upsample_nearest2d_backward_tangent, (0,), (), 'derivatives.yaml:854',
     ),
-    'upsample_bilinear2d': Tangent(upsample_bilinear2d_tangent, (0,), (), 'derivatives.yaml:814'),
+    'upsample_bilinear2d': Tangent(upsample_bilinear2d_tangent, (0,), (), 'derivatives.yaml:858'),
     'upsample_bilinear2d_backward': Tangent(
-        upsample_bilinear2d_backward_tangent, (0,), (), 'derivatives.yaml:818',
+        upsample_bilinear2d_backward_tangent, (0,), (), 'derivatives.yaml:862',
     ),
-    'im2col': Tangent(im2col_tangent, (0,), (), 'derivatives.yaml:822'),
-    'col2im': Tangent(col2im_tangent, (0,), (), 'derivatives.yaml:826'),
-    '_softmax': Tangent(None, (0,), (), 'derivatives.yaml:834'),
-    '_log_softmax': Tangent(None, (0,), (), 'derivatives.yaml:837'),
-    '_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:840'),
-    '_log_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:844'),
-    'nll_loss_forward': Tangent(None, (0,), (), 'derivatives.yaml:848'),
-    'nll_loss_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:853'),
-    'mse_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:858'),
-    'smooth_l1_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:876'),
-    'huber_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:864'),
-    'binary_cross_entropy': Tangent(None, (0, 1), (), 'derivatives.yaml:871'),
-    'binary_cross_entropy_with_logits': Tangent(None, (0, 1), (), 'derivatives.yaml:880'),
-    'native_batch_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:885'),
-    'native_layer_norm': Tangent(None, (0, 2, 3), (), 'derivatives.yaml:890'),
-    'native_group_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:894'),
-    '_fused_rms_norm': Tangent(None, (0, 2), (), 'derivatives.yaml:898'),
-    'native_layer_norm_backward': Tangent(None, (0, 1, 3, 4, 5, 6), (), 'derivatives.yaml:905'),
-    '_fused_rms_norm_backward': Tangent(None, (0, 1, 3, 4), (), 'derivatives.yaml:908'),
-    'native_dropout': Tangent(None, (0,), (), 'derivatives.yaml:911'),
-    'embedding': Tangent(embedding_tangent, (0,), (), 'derivatives.yaml:918'),
+    'im2col': Tangent(im2col_tangent, (0,), (), 'derivatives.yaml:866'),
+    'col2im': Tangent(col2im_tangent, (0,), (), 'derivatives.yaml:870'),
+    '_softmax': Tangent(None, (0,), (), 'derivatives.yaml:878'),
+    '_log_softmax': Tangent(None, (0,), (), 'derivatives.yaml:881'),
+    '_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:884'),
+    '_log_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:888'),
+    'nll_loss_forward': Tangent(None, (0,), (), 'derivatives.yaml:892'),
+    'nll_loss_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:897'),
+    'mse_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:902'),
+    'smooth_l1_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:920'),
+    'huber_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:908'),
+    'binary_cross_entropy': Tangent(None, (0, 1), (), 'derivatives.yaml:915'),
+    'binary_cross_entropy_with_logits': Tangent(None, (0, 1), (), 'derivatives.yaml:924'),
+    'native_batch_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:929'),
+    'native_layer_norm': Tangent(None, (0, 2, 3), (), 'derivatives.yaml:934'),
+    'native_group_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:938'),
+    '_fused_rms_norm': Tangent(None, (0, 2), (), 'derivatives.yaml:942'),
+    'native_layer_norm_backward': Tangent(None, (0, 1, 3, 4, 5, 6), (), 'derivatives.yaml:949'),
+    '_fused_rms_norm_backward': Tangent(None, (0, 1, 3, 4), (), 'derivatives.yaml:952'),
+    'native_dropout': Tangent(native_dropout_tangent, (0,), (), 'derivatives.yaml:958'),
+    'embedding': Tangent(embedding_tangent, (0,), (), 'derivatives.yaml:963'),
     'embedding_dense_backward': Tangent(
-        embedding_dense_backward_tangent, (0,), (), 'derivatives.yaml:923',
+        embedding_dense_backward_tangent, (0,), (), 'derivatives.yaml:968',
     ),
-    '_cross_entropy_forward': Tangent(None, (0,), (), 'derivatives.yaml:925'),
-    '_cross_entropy_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:930'),
-    '_lstm_sequence': Tangent(None, (0, 1, 2, 3), (), 'derivatives.yaml:940'),
-    '_lstm_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5, 6, 7), (), 'derivatives.yaml:943'),
-    '_fused_adam_': Tangent(None, (0, 1, 2, 3, 4), (), 'derivatives.yaml:947'),
-    '_fused_sgd_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:950'),
-    'linalg_qr': Tangent(None, (0,), (), 'derivatives.yaml:974'),
-    'geqrf': Tangent(None, (0,), (), 'derivatives.yaml:978'),
-    'linalg_lstsq': Tangent(None, (0, 1), (), 'derivatives.yaml:983'),
-    'cdist': Tangent(None, (0, 1), (), 'derivatives.yaml:968'),
-    'linalg_vector_norm': Tangent(None, (0,), (), 'derivatives.yaml:512'),
-    'linalg_inv_ex': Tangent(None, (0,), (), 'derivatives.yaml:1048'),
-    'linalg_slogdet': Tangent(None, (0,), (), 'derivatives.yaml:1053'),
-    'linalg_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1056'),
-    'linalg_cholesky_ex': Tangent(None, (0,), (), 'derivatives.yaml:1059'),
-    'linalg_lu_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1004'),
-    'lu_unpack': Tangent(None, (0,), (), 'derivatives.yaml:1008'),
-    'linalg_lu': Tangent(None, (0,), (), 'derivatives.yaml:1013'),
-    'linalg_lu_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1017'),
-    'linalg_solve_ex': Tangent(None, (0, 1), (), 'derivatives.yaml:1022'),
-    'linalg_solve_triangular': Tangent(None, (0, 1), (), 'derivatives.yaml:1026'),
-    'triangular_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1029'),
-    'cholesky_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1032'),
-    'cholesky_inverse': Tangent(None, (0,), (), 'derivatives.yaml:1035'),
-    'linalg_ldl_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1038'),
-    'linalg_ldl_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1042'),
-    '_linalg_svd': Tangent(None, (0,), (), 'derivatives.yaml:1069'),
-    '_linalg_eigh': Tangent(None, (0,), (), 'derivatives.yaml:1073'),
-    'linalg_det': Tangent(None, (0,), (), 'derivatives.yaml:1077'),
-    'linalg_pinv.atol_rtol_tensor': Tangent(None, (0,), (), 'derivatives.yaml:1080'),
-    'unsqueeze_': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:218'),
-    'squeeze_': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:210'),
-    'squeeze_.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:214'),
-    'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:198'),
-    'logaddexp': Tangent(None, (0, 1), (), 'derivatives.yaml:959'),
-    'logaddexp2': Tangent(None, (0, 1), (), 'derivatives.yaml:963'),
-    'sinc': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:71'),
-    'heaviside': Tangent(None, (0, 1), (), 'derivatives.yaml:989'),
-    'dist': Tangent(None, (0, 1), (), 'derivatives.yaml:506'),
-    'lgamma': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1087'),
-    'lgamma_': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1087'),
-    'digamma': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1091'),
-    'digamma_': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1091'),
-    'polygamma': Tangent(polygamma_tangent, (1,), (), 'derivatives.yaml:1095'),
-    'polygamma_': Tangent(None, (0,), (), 'derivatives.yaml:1098'),
-    'mvlgamma': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1105'),
-    'mvlgamma_': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1105'),
-    'igamma': Tangent(None, (0, 1), (), 'derivatives.yaml:1108'),
-    'igamma_': Tangent(None, (0, 1), (), 'derivatives.yaml:1108'),
-    'igammac': Tangent(None, (0, 1), (), 'derivatives.yaml:1112'),
-    'igammac_': Tangent(None, (0, 1), (), 'derivatives.yaml:1112'),
-    'erfinv': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1118'),
-    'erfinv_': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1118'),
-    'i0': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1122'),
-    'i0_': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1122'),
-    'special_i0e': Tangent(special_i0e_tangent, (0,), (), 'derivatives.yaml:1126'),
-    'special_i1': Tangent(special_i1_tangent, (0,), (), 'derivatives.yaml:1130'),
-    'special_i1e': Tangent(special_i1e_tangent, (0,), (), 'derivatives.yaml:1134'),
-    'special_erfcx': Tangent(special_erfcx_tangent, (0,), (), 'derivatives.yaml:1139'),
-    'special_ndtri': Tangent(special_ndtri_tangent, (0,), (), 'derivatives.yaml:1143'),
-    'special_log_ndtr': Tangent(special_log_ndtr_tangent, (0,), (), 'derivatives.yaml:1147'),
-    'special_entr': Tangent(special_entr_tangent, (0,), (), 'derivatives.yaml:1151'),
-    'special_xlog1py': Tangent(None, (0, 1), (), 'derivatives.yaml:1153'),
-    'special_zeta': Tangent(None, (0, 1), (), 'derivatives.yaml:1163'),
-    'acosh': Tangent(acosh_tangent, (0,), (), 'derivatives.yaml:1173'),
-    'acosh_': Tangent(None, (0,), (), 'derivatives.yaml:1184'),
-    'asinh': Tangent(asinh_tangent, (0,), (), 'derivatives.yaml:1177'),
-    'asinh_': Tangent(None, (0,), (), 'derivatives.yaml:1187'),
-    'atanh': Tangent(atanh_tangent, (0,), (), 'derivatives.yaml:1181'),
-    'atanh_': Tangent(None, (0,), (), 'derivatives.yaml:1190'),
-    'angle': Tangent(None, (0,), (), 'derivatives.yaml:1194'),
-    'sgn': Tangent(None, (0,), (), 'derivatives.yaml:1429'),
-    'sgn_': Tangent(None, (0,), (), 'derivatives.yaml:1429'),
-    'sign_': Tangent(sign_tangent, (0,), (), 'derivatives.yaml:90'),
-    'copysign.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1197'),
-    'copysign_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1197'),
-    'frexp.Tensor': Tangent(None, (0,), (), 'derivatives.yaml:1201'),
-    'nextafter': Tangent(None, (0, 1), (), 'derivatives.yaml:1205'),
-    'nextafter_': Tangent(None, (0, 1), (), 'derivatives.yaml:1205'),
-    'eq_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1210'),
-    'ne_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1214'),
-    'lt_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1218'),
-    'le_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1222'),
-    'gt_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1226'),
-    'ge_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1230'),
-    'pow_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1234'),
-    'xlogy_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:61'),
-    'sinc_': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:71'),
-    'heaviside_': Tangent(None, (0, 1), (), 'derivatives.yaml:989'),
-    'random_.from': Tangent(None, (0,), (), 'derivatives.yaml:1238'),
-    'random_.to': Tangent(None, (0,), (), 'derivatives.yaml:1241'),
-    'random_': Tangent(None, (0,), (), 'derivatives.yaml:1244'),
-    'cauchy_': Tangent(None, (0,), (), 'derivatives.yaml:1247'),
-    'log_normal_': Tangent(None, (0,), (), 'derivatives.yaml:1250'),
-    'geometric_': Tangent(None, (0,), (), 'derivatives.yaml:1253'),
-    'binomial': Tangent(None, (0, 1), (), 'derivatives.yaml:1256'),
-    'poisson': Tangent(poisson_tangent, (0,), (), 'derivatives.yaml:1262'),
-    'as_strided_': Tangent(as_strided__tangent, (0,), (), 'derivatives.yaml:1289'),
-    'diag_embed': Tangent(diag_embed_tangent, (0,), (), 'derivatives.yaml:1268'),
-    'diagonal_scatter': Tangent(diagonal_scatter_tangent, (0, 1), (), 'derivatives.yaml:1273'),
-    'select_scatter': Tangent(select_scatter_tangent, (0, 1), (), 'derivatives.yaml:1278'),
-    'slice_scatter': Tangent(slice_scatter_tangent, (0, 1), (), 'derivatives.yaml:1283'),
-    'as_strided_scatter': Tangent(as_strided_scatter_tangent, (0, 1), (), 'derivatives.yaml:1293'),
-    'index_reduce': Tangent(None, (0, 3), (), 'derivatives.yaml:1295'),
-    'index_reduce_': Tangent(None, (0, 3), (), 'derivatives.yaml:1295'),
-    'addbmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1304'),
-    'addbmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1304'),
-    'nanmedian': Tangent(None, (0,), (), 'derivatives.yaml:1309'),
-    'nanmedian.dim': Tangent(None, (0,), (), 'derivatives.yaml:1312'),
-    'logcumsumexp': Tangent(None, (0,), (), 'derivatives.yaml:1316'),
-    '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1320'),
-    'max_pool3d_with_indices': Tangent(None, (0,), (), 'derivatives.yaml:1329'),
+    '_cross_entropy_forward': Tangent(None, (0,), (), 'derivatives.yaml:970'),
+    '_cross_entropy_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:975'),
+    '_lstm_sequence': Tangent(None, (0, 1, 2, 3), (), 'derivatives.yaml:985'),
+    '_lstm_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5, 6, 7), (), 'derivatives.yaml:988'),
+    '_fused_adam_': Tangent(None, (0, 1, 2, 3, 4), (), 'derivatives.yaml:992'),
+    '_fused_sgd_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:995'),
+    'linalg_qr': Tangent(None, (0,), (), 'derivatives.yaml:1021'),
+    'geqrf': Tangent(None, (0,), (), 'derivatives.yaml:1025'),
+    'linalg_lstsq': Tangent(None, (0, 1), (), 'derivatives.yaml:1030'),
+    'cdist': Tangent(None, (0, 1), (), 'derivatives.yaml:1015'),
+    'linalg_vector_norm': Tangent(None, (0,), (), 'derivatives.yaml:556'),
+    'linalg_inv_ex': Tangent(None, (0,), (), 'derivatives.yaml:1098'),
+    'linalg_slogdet': Tangent(None, (0,), (), 'derivatives.yaml:1103'),
+    'linalg_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1106'),
+    'linalg_cholesky_ex': Tangent(None, (0,), (), 'derivatives.yaml:1109'),
+    'linalg_lu_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1054'),
+    'lu_unpack': Tangent(None, (0,), (), 'derivatives.yaml:1058'),
+    'linalg_lu': Tangent(None, (0,), (), 'derivatives.yaml:1063'),
+    'linalg_lu_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1067'),
+    'linalg_solve_ex': Tangent(None, (0, 1), (), 'derivatives.yaml:1072'),
+    'linalg_solve_triangular': Tangent(None, (0, 1), (), 'derivatives.yaml:1076'),
+    'triangular_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1079'),
+    'cholesky_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1082'),
+    'cholesky_inverse': Tangent(None, (0,), (), 'derivatives.yaml:1085'),
+    'linalg_ldl_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1088'),
+    'linalg_ldl_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1092'),
+    '_linalg_svd': Tangent(None, (0,), (), 'derivatives.yaml:1119'),
+    '_linalg_eigh': Tangent(None, (0,), (), 'derivatives.yaml:1123'),
+    'linalg_det': Tangent(None, (0,), (), 'derivatives.yaml:1127'),
+    'linalg_pinv.atol_rtol_tensor': Tangent(None, (0,), (), 'derivatives.yaml:1130'),
+    'unsqueeze_': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:234'),
+    'squeeze_': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:226'),
+    'squeeze_.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:230'),
+    'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:214'),
+    'logaddexp': Tangent(logaddexp_tangent, (0, 1), (), 'derivatives.yaml:1007'),
+    'logaddexp2': Tangent(logaddexp2_tangent, (0, 1), (), 'derivatives.yaml:1012'),
+    'sinc': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:80'),
+    'heaviside': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1040'),
+    'dist': Tangent(None, (0, 1), (), 'derivatives.yaml:550'),
+    'lgamma': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1137'),
+    'lgamma_': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1137'),
+    'digamma': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1141'),
+    'digamma_': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1141'),
+    'polygamma': Tangent(polygamma_tangent, (1,), (), 'derivatives.yaml:1145'),
+    'polygamma_': Tangent(polygamma__tangent, (0,), (), 'derivatives.yaml:1150'),
+    'mvlgamma': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1156'),
+    'mvlgamma_': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1156'),
+    'igamma': Tangent(None, (0, 1), (), 'derivatives.yaml:1159'),
+    'igamma_': Tangent(None, (0, 1), (), 'derivatives.yaml:1159'),
+    'igammac': Tangent(None, (0, 1), (), 'derivatives.yaml:1163'),
+    'igammac_': Tangent(None, (0, 1), (), 'derivatives.yaml:1163'),
+    'erfinv': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1169'),
+    'erfinv_': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1169'),
+    'i0': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1173'),
+    'i0_': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1173'),
+    'special_i0e': Tangent(special_i0e_tangent, (0,), (), 'derivatives.yaml:1177'),
+    'special_i1': Tangent(special_i1_tangent, (0,), (), 'derivatives.yaml:1181'),
+    'special_i1e': Tangent(special_i1e_tangent, (0,), (), 'derivatives.yaml:1185'),
+    'special_erfcx': Tangent(special_erfcx_tangent, (0,), (), 'derivatives.yaml:1190'),
+    'special_ndtri': Tangent(special_ndtri_tangent, (0,), (), 'derivatives.yaml:1194'),
+    'special_log_ndtr': Tangent(special_log_ndtr_tangent, (0,), (), 'derivatives.yaml:1198'),
+    'special_entr': Tangent(special_entr_tangent, (0,), (), 'derivatives.yaml:1202'),
+    'special_xlog1py': Tangent(special_xlog1py_tangent, (0, 1), (), 'derivatives.yaml:1207'),
+    'special_zeta': Tangent(None, (0, 1), (), 'derivatives.yaml:1215'),
+    'acosh': Tangent(acosh_tangent, (0,), (), 'derivatives.yaml:1225'),
+    'acosh_': Tangent(acosh__tangent, (0,), (), 'derivatives.yaml:1240'),
+    'asinh': Tangent(asinh_tangent, (0,), (), 'derivatives.yaml:1229'),
+    'asinh_': Tangent(asinh__tangent, (0,), (), 'derivatives.yaml:1244'),
+    'atanh': Tangent(atanh_tangent, (0,), (), 'derivatives.yaml:1233'),
+    'atanh_': Tangent(atanh__tangent, (0,), (), 'derivatives.yaml:1248'),
+    'angle': Tangent(angle_tangent, (0,), (), 'derivatives.yaml:1253'),
+    'sgn': Tangent(sgn_tangent, (0,), (), 'derivatives.yaml:1507'),
+    'sgn_': Tangent(sgn_tangent, (0,), (), 'derivatives.yaml:1507'),
+    'sign_': Tangent(sign_tangent, (0,), (), 'derivatives.yaml:102'),
+    'copysign.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1258'),
+    'copysign_.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1258'),
+    'frexp.Tensor': Tangent(frexp_Tensor_tangent, (0,), (), 'derivatives.yaml:1263'),
+    'nextafter': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1267'),
+    'nextafter_': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1267'),
+    'eq_.Tensor': Tangent(eq__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1274'),
+    'ne_.Tensor': Tangent(ne__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1279'),
+    'lt_.Tensor': Tangent(lt__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1284'),
+    'le_.Tensor': Tangent(le__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1289'),
+    'gt_.Tensor': Tangent(gt__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1294'),
+    'ge_.Tensor': Tangent(ge__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1299'),
+    'pow_.Tensor': Tangent(pow__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1304'),
+    'xlogy_.Tensor': Tangent(xlogy_Tensor_tangent, (0, 1), (), 'derivatives.yaml:71'),
+    'sinc_': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:80'),
+    'heaviside_': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1040'),
+    'random_.from': Tangent(random__from_tangent, (0,), (), 'derivatives.yaml:1308'),
+    'random_.to': Tangent(random__to_tangent, (0,), (), 'derivatives.yaml:1312'),
+    'random_': Tangent(random__tangent, (0,), (), 'derivatives.yaml:1316'),
+    'cauchy_': Tangent(cauchy__tangent, (0,), (), 'derivatives.yaml:1320'),
+    'log_normal_': Tangent(log_normal__tangent, (0,), (), 'derivatives.yaml:1324'),
+    'geometric_': Tangent(geometric__tangent, (0,), (), 'derivatives.yaml:1328'),
+    'binomial': Tangent(binomial_tangent, (0, 1), (), 'derivatives.yaml:1334'),
+    'poisson': Tangent(poisson_tangent, (0,), (), 'derivatives.yaml:1338'),
+    'as_strided_': Tangent(as_strided__tangent, (0,), (), 'derivatives.yaml:1365'),
+    'diag_embed': Tangent(diag_embed_tangent, (0,), (), 'derivatives.yaml:1344'),
+    'diagonal_scatter': Tangent(diagonal_scatter_tangent, (0, 1), (), 'derivatives.yaml:1349'),
+    'select_scatter': Tangent(select_scatter_tangent, (0, 1), (), 'derivatives.yaml:1354'),
+    'slice_scatter': Tangent(slice_scatter_tangent, (0, 1), (), 'derivatives.yaml:1359'),
+    'as_strided_scatter': Tangent(as_strided_scatter_tangent, (0, 1), (), 'derivatives.yaml:1369'),
+    'index_reduce': Tangent(None, (0, 3), (), 'derivatives.yaml:1371'),
+    'index_reduce_': Tangent(None, (0, 3), (), 'derivatives.yaml:1371'),
+    'addbmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1380'),
+    'addbmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1380'),
+    'nanmedian': Tangent(None, (0,), (), 'derivatives.yaml:1385'),
+    'nanmedian.dim': Tangent(None, (0,), (), 'derivatives.yaml:1388'),
+    'logcumsumexp': Tangent(None, (0,), (), 'derivatives.yaml:1392'),
+    '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1396'),
+    'max_pool3d_with_indices': Tangent(None, (0,), (), 'derivatives.yaml:1405'),
     'max_pool3d_with_indices_backward': Tangent(
-        max_pool3d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:1337',
+        max_pool3d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:1413',
     ),
-    'avg_pool3d': Tangent(avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1341'),
-    'avg_pool3d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:1343'),
-    'adaptive_avg_pool3d': Tangent(None, (0,), (), 'derivatives.yaml:1347'),
-    'adaptive_avg_pool3d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:1350'),
-    'adaptive_max_pool3d': Tangent(None, (0,), (), 'derivatives.yaml:1354'),
+    'avg_pool3d': Tangent(avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1417'),
+    'avg_pool3d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:1419'),
+    'adaptive_avg_pool3d': Tangent(None, (0,), (), 'derivatives.yaml:1423'),
+    'adaptive_avg_pool3d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:1426'),
+    'adaptive_max_pool3d': Tangent(None, (0,), (), 'derivatives.yaml:1430'),
     'adaptive_max_pool3d_backward': Tangent(
-        adaptive_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1362',
+        adaptive_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1438',
     ),
-    'fractional_max_pool2d': Tangent(None, (0,), (), 'derivatives.yaml:1365'),
+    'fractional_max_pool2d': Tangent(None, (0,), (), 'derivatives.yaml:1441'),
     'fractional_max_pool2d_backward': Tangent(
-        fractional_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:1374',
+        fractional_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:1450',
     ),
-    'fractional_max_pool3d': Tangent(None, (0,), (), 'derivatives.yaml:1376'),
+    'fractional_max_pool3d': Tangent(None, (0,), (), 'derivatives.yaml:1452'),
     'fractional_max_pool3d_backward': Tangent(
-        fractional_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1385',
+        fractional_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1461',
     ),
-    'grid_sampler_2d': Tangent(None, (0, 1), (), 'derivatives.yaml:1393'),
-    'grid_sampler_2d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1396'),
-    'grid_sampler_3d': Tangent(None, (0, 1), (), 'derivatives.yaml:1399'),
-    'grid_sampler_3d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1402'),
-    '_embedding_bag': Tangent(None, (0, 1, 2, 6), (), 'derivatives.yaml:1408'),
-    '_ctc_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:1414'),
-    '_ctc_loss_backward': Tangent(None, (0, 1, 2, 5, 6), (), 'derivatives.yaml:1418'),
-    'alias': Tangent(None, (0,), (), 'derivatives.yaml:1423'),
-    'view_as_real': Tangent(None, (0,), (), 'derivatives.yaml:1432'),
-    'view_as_complex': Tangent(None, (0,), (), 'derivatives.yaml:1435'),
-    '_conj_physical': Tangent(None, (0,), (), 'derivatives.yaml:1438'),
-    'conj_physical_': Tangent(None, (0,), (), 'derivatives.yaml:1441'),
-    'complex': Tangent(None, (0, 1), (), 'derivatives.yaml:1444'),
-    'polar': Tangent(None, (0, 1), (), 'derivatives.yaml:1447'),
-    '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1454'),
-    '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1458'),
-    '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1462'),
+    'grid_sampler_2d': Tangent(None, (0, 1), (), 'derivatives.yaml:1469'),
+    'grid_sampler_2d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1472'),
+    'grid_sampler_3d': Tangent(None, (0, 1), (), 'derivatives.yaml:1475'),
+    'grid_sampler_3d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1478'),
+    '_embedding_bag': Tangent(None, (0, 1, 2, 6), (), 'derivatives.yaml:1484'),
+    '_ctc_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:1490'),
+    '_ctc_loss_backward': Tangent(None, (0, 1, 2, 5, 6), (), 'derivatives.yaml:1494'),
+    'alias': Tangent(None, (0,), (), 'derivatives.yaml:1499'),
+    'view_as_real': Tangent(view_as_real_tangent, (0,), (), 'derivatives.yaml:1511'),
+    'view_as_complex': Tangent(view_as_complex_tangent, (0,), (), 'derivatives.yaml:1515'),
+    '_conj_physical': Tangent(_conj_physical_tangent, (0,), (), 'derivatives.yaml:1519'),
+    'conj_physical_': Tangent(conj_physical__tangent, (0,), (), 'derivatives.yaml:1523'),
+    'complex': Tangent(complex_tangent, (0, 1), (), 'derivatives.yaml:1527'),
+    'polar': Tangent(polar_tangent, (0, 1), (), 'derivatives.yaml:1531'),
+    '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1537'),
+    '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1541'),
+    '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1545'),
 }
