@@ -6,18 +6,21 @@ differentiable input, and returns the result's tangent (a tuple for several outp
 tensorplay/autograd/forward_mode.py calls them at the ForwardAD dispatch key."""
 from tensorplay._generated import ops
 from tensorplay.autograd.formulas import (
-    acosh_backward, amaxamin_jvp, call_op, clamp_backward, cumprod_jvp, elu_backward,
-    embedding_bag_jvp, erfinv_backward, evenly_read_jvp, gather_with_keepdimed_indices,
-    grid_sampler_2d_jvp, grid_sampler_3d_jvp, hardswish_backward, i1_backward, i1e_backward,
-    index_reduce_jvp, logcumsumexp_jvp, logit_backward, logsumexp_jvp, maybe_multiply,
-    mish_backward, mvlgamma_backward, norm_jvp, pow_scalar_backward, prod_dim_jvp, prod_jvp,
-    scatter_reduce_jvp, scatter_value_reduce_jvp, scatter_with_reduce_jvp, sinc_backward, std_jvp,
-    var_jvp, zeros_like,
+    acosh_backward, amaxamin_jvp, angle_backward, call_op, clamp_backward, clamp_jvp, cumprod_jvp,
+    div_mode_jvp, dropout_backward, elu_backward, elu_backward_of_result, embedding_bag_jvp,
+    erfinv_backward, evenly_read_jvp, gather_with_keepdimed_indices, gelu_second_derivative,
+    grid_sampler_2d_jvp, grid_sampler_3d_jvp, handle_r_to_c, hardswish_backward, i1_backward,
+    i1e_backward, index_reduce_jvp, leaky_relu_backward_of_result, logcumsumexp_jvp, logit_backward,
+    logsumexp_jvp, maybe_multiply, mish_backward, mvlgamma_backward, norm_jvp, pow_jvp,
+    pow_scalar_backward, prelu_jvp, prod_dim_jvp, prod_jvp, rounded_quotient, scatter_reduce_jvp,
+    scatter_value_reduce_jvp, scatter_with_reduce_jvp, sgn_backward, silu_second_derivative,
+    sinc_backward, std_jvp, var_jvp, zeros_like,
 )
 from tensorplay._generated.functional import (
     adaptive_avg_pool2d_backward, adaptive_avg_pool3d_backward, avg_pool2d_backward,
-    avg_pool3d_backward, constant_pad_nd, digamma, gather, gelu_backward, isfinite, logical_and,
-    logical_or, polygamma, silu_backward, special_i1, special_i1e, threshold_backward, where,
+    avg_pool3d_backward, complex, constant_pad_nd, digamma, exp, exp2, gather, gelu_backward,
+    isfinite, lerp, logical_and, logical_or, polygamma, silu_backward, special_i1, special_i1e,
+    special_xlog1py, threshold_backward, view_as_complex, view_as_real, where, xlog1py, xlogy,
 )
 
 
@@ -41,15 +44,62 @@ def div_Tensor_tangent(self_p, other_p, result, self_t, other_t):
     return (self_t - other_t * result) / other_p
 
 
+def pow_Tensor_Tensor_tangent(self_p, exponent_p, result, self_t, exponent_t):
+    """pow.Tensor_Tensor: result: pow_jvp(self_p, exponent_p, result, self_t, exponent_t)"""
+    return pow_jvp(self_p, exponent_p, result, self_t, exponent_t)
+
+
 def pow_Tensor_Scalar_tangent(self_p, exponent, result, self_t):
     """pow.Tensor_Scalar: result: auto_element_wise = pow_scalar_backward(self_t.conj(),
     self_p, exponent).conj()"""
     return pow_scalar_backward(self_t.conj(), self_p, exponent).conj()
 
 
+def maximum_tangent(self_p, other_p, result, self_t, other_t):
+    """maximum: result: other_t + where(self_p == other_p, 0.5, (self_p >
+    other_p).to(result.dtype)) * (self_t - other_t)"""
+    return other_t + where(
+        self_p == other_p, 0.5, (self_p > other_p).to(result.dtype),
+    ) * (self_t - other_t)
+
+
+def minimum_tangent(self_p, other_p, result, self_t, other_t):
+    """minimum: result: other_t + where(self_p == other_p, 0.5, (self_p <
+    other_p).to(result.dtype)) * (self_t - other_t)"""
+    return other_t + where(
+        self_p == other_p, 0.5, (self_p < other_p).to(result.dtype),
+    ) * (self_t - other_t)
+
+
+def xlogy_Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """xlogy.Tensor: result: where(logical_and(self_p == 0, other_p <= 0), 0.0, xlogy(self_t,
+    other_p)) + other_t * self_p / other_p"""
+    return where(
+        logical_and(self_p == 0, other_p <= 0), 0.0, xlogy(self_t, other_p),
+    ) + other_t * self_p / other_p
+
+
+def xlog1py_Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """xlog1py.Tensor: result: where(logical_and(self_p == 0, other_p <= -1), 0.0,
+    xlog1py(self_t, other_p)) + other_t * self_p / (other_p + 1)"""
+    return where(
+        logical_and(self_p == 0, other_p <= -1), 0.0, xlog1py(self_t, other_p),
+    ) + other_t * self_p / (other_p + 1)
+
+
+def where_self_tangent(condition, self_p, other_p, result, self_t, other_t):
+    """where.self: result: where(condition, self_t, other_t)"""
+    return where(condition, self_t, other_t)
+
+
 def neg_tangent(self_p, result, self_t):
     """neg: result: auto_element_wise = (-self_t.conj()).conj()"""
     return (-self_t.conj()).conj()
+
+
+def abs_tangent(self_p, result, self_t):
+    """abs: result: handle_r_to_c(result.dtype, self_t.conj() * self_p.sgn())"""
+    return handle_r_to_c(result.dtype, self_t.conj() * self_p.sgn())
 
 
 def sign_tangent(self_p, result, self_t):
@@ -143,9 +193,25 @@ def min_dim_tangent(self_p, dim, keepdim, result, self_t):
     return (values_t, None,)
 
 
+def copy__tangent(self_p, src_p, non_blocking, result, self_t, src_t):
+    """copy_: result: handle_r_to_c(self_p.dtype, src_t)"""
+    return handle_r_to_c(self_p.dtype, src_t)
+
+
+def fill__Scalar_tangent(self_p, value, result, self_t):
+    """fill_.Scalar: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
 def clone_tangent(self_p, memory_format, result, self_t):
     """clone: result: auto_linear = call_op(ops.clone, self_t, memory_format)"""
     return call_op(ops.clone, self_t, memory_format)
+
+
+def _to_copy_tangent(self_p, dtype, device, non_blocking, result, self_t):
+    """_to_copy: result: auto_linear = call_op(ops._to_copy, self_t, dtype, device,
+    non_blocking)"""
+    return call_op(ops._to_copy, self_t, dtype, device, non_blocking)
 
 
 def view_tangent(self_p, size, result, self_t):
@@ -319,10 +385,77 @@ def round_decimals_tangent(self_p, decimals, result, self_t):
     return zeros_like(self_t.conj()).conj()
 
 
+def frac_tangent(self_p, result, self_t):
+    """frac: result: self_t"""
+    return self_t
+
+
+def div_Tensor_mode_tangent(self_p, other_p, rounding_mode, result, self_t, other_t):
+    """div.Tensor_mode: result: div_mode_jvp(self_p, other_p, result, self_t, other_t,
+    rounding_mode)"""
+    return div_mode_jvp(self_p, other_p, result, self_t, other_t, rounding_mode)
+
+
+def floor_divide_tangent(self_p, other_p, result, self_t, other_t):
+    """floor_divide: result: zeros_like(result)"""
+    return zeros_like(result)
+
+
+def remainder_Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """remainder.Tensor: result: self_t - other_t * rounded_quotient(self_p, other_p, "floor")"""
+    return self_t - other_t * rounded_quotient(self_p, other_p, "floor")
+
+
+def fmod_Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """fmod.Tensor: result: self_t - other_t * rounded_quotient(self_p, other_p, "trunc")"""
+    return self_t - other_t * rounded_quotient(self_p, other_p, "trunc")
+
+
+def atan2_tangent(self_p, other_p, result, self_t, other_t):
+    """atan2: result: (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))"""
+    return (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))
+
+
+def hypot_tangent(self_p, other_p, result, self_t, other_t):
+    """hypot: result: self_t * self_p / result + other_t * other_p / result"""
+    return self_t * self_p / result + other_t * other_p / result
+
+
 def clamp_tangent(self_p, min, max, result, self_t):
     """clamp: result: auto_element_wise = clamp_backward(self_t.conj(), self_p, min,
     max).conj()"""
     return clamp_backward(self_t.conj(), self_p, min, max).conj()
+
+
+def clamp_Tensor_tangent(self_p, min_p, max_p, result, self_t, min_t, max_t):
+    """clamp.Tensor: result: clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)"""
+    return clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)
+
+
+def lerp_Scalar_tangent(self_p, end_p, weight, result, self_t, end_t):
+    """lerp.Scalar: result: lerp(self_t, end_t, weight)"""
+    return lerp(self_t, end_t, weight)
+
+
+def lerp_Tensor_tangent(self_p, end_p, weight_p, result, self_t, end_t, weight_t):
+    """lerp.Tensor: result: lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)"""
+    return lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)
+
+
+def addcmul_tangent(self_p, tensor1_p, tensor2_p, value, result, self_t, tensor1_t, tensor2_t):
+    """addcmul: result: self_t + maybe_multiply(tensor1_t * tensor2_p, value) +
+    maybe_multiply(tensor2_t * tensor1_p, value)"""
+    return self_t + maybe_multiply(
+        tensor1_t * tensor2_p, value,
+    ) + maybe_multiply(tensor2_t * tensor1_p, value)
+
+
+def addcdiv_tangent(self_p, tensor1_p, tensor2_p, value, result, self_t, tensor1_t, tensor2_t):
+    """addcdiv: result: self_t + maybe_multiply(tensor1_t / tensor2_p, value) -
+    maybe_multiply(tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value)"""
+    return self_t + maybe_multiply(tensor1_t / tensor2_p, value) - maybe_multiply(
+        tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value,
+    )
 
 
 def nan_to_num_tangent(self_p, nan, posinf, neginf, result, self_t):
@@ -336,10 +469,20 @@ def leaky_relu_tangent(self_p, negative_slope, result, self_t):
     return where(self_p > 0, self_t.conj(), self_t.conj() * negative_slope).conj()
 
 
+def leaky_relu__tangent(self_p, negative_slope, result, self_t):
+    """leaky_relu_: result: leaky_relu_backward_of_result(self_t, result, negative_slope)"""
+    return leaky_relu_backward_of_result(self_t, result, negative_slope)
+
+
 def elu_tangent(self_p, alpha, scale, input_scale, result, self_t):
     """elu: result: auto_element_wise = elu_backward(self_t.conj(), self_p, alpha, scale,
     input_scale).conj()"""
     return elu_backward(self_t.conj(), self_p, alpha, scale, input_scale).conj()
+
+
+def elu__tangent(self_p, alpha, scale, input_scale, result, self_t):
+    """elu_: result: elu_backward_of_result(self_t, result, alpha, scale, input_scale)"""
+    return elu_backward_of_result(self_t, result, alpha, scale, input_scale)
 
 
 def gelu_tangent(self_p, approximate, result, self_t):
@@ -351,6 +494,22 @@ def gelu_tangent(self_p, approximate, result, self_t):
 def silu_tangent(self_p, result, self_t):
     """silu: result: auto_element_wise = silu_backward(self_t.conj(), self_p).conj()"""
     return silu_backward(self_t.conj(), self_p).conj()
+
+
+def gelu_backward_tangent(grad_output_p, self_p, approximate, result, grad_output_t, self_t):
+    """gelu_backward: result: gelu_backward(grad_output_t, self_p, approximate=approximate) +
+    self_t * grad_output_p * gelu_second_derivative(self_p, approximate)"""
+    return gelu_backward(
+        grad_output_t, self_p, approximate=approximate,
+    ) + self_t * grad_output_p * gelu_second_derivative(self_p, approximate)
+
+
+def silu_backward_tangent(grad_output_p, self_p, result, grad_output_t, self_t):
+    """silu_backward: result: silu_backward(grad_output_t, self_p) + self_t * grad_output_p *
+    silu_second_derivative(self_p)"""
+    return silu_backward(
+        grad_output_t, self_p,
+    ) + self_t * grad_output_p * silu_second_derivative(self_p)
 
 
 def mish_tangent(self_p, result, self_t):
@@ -389,9 +548,59 @@ def threshold_tangent(self_p, threshold, value, result, self_t):
     return where(self_p <= threshold, 0, self_t.conj()).conj()
 
 
+def threshold_backward_tangent(grad_output_p, self_p, threshold, result, grad_output_t, self_t):
+    """threshold_backward: result: threshold_backward(grad_output_t, self_p, threshold)"""
+    return threshold_backward(grad_output_t, self_p, threshold)
+
+
+def prelu_tangent(self_p, weight_p, result, self_t, weight_t):
+    """prelu: result: prelu_jvp(self_p, weight_p, self_t, weight_t)"""
+    return prelu_jvp(self_p, weight_p, self_t, weight_t)
+
+
+def normal__tangent(self_p, mean, std, generator, result, self_t):
+    """normal_: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def uniform__tangent(self_p, from_, to, generator, result, self_t):
+    """uniform_: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def exponential__tangent(self_p, lambd, generator, result, self_t):
+    """exponential_: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
 def bernoulli_tangent(self_p, generator, result, self_t):
     """bernoulli: result: auto_element_wise = zeros_like(self_t.conj()).conj()"""
     return zeros_like(self_t.conj()).conj()
+
+
+def bernoulli_p_tangent(self_p, p, generator, result, self_t):
+    """bernoulli.p: result: zeros_like(result)"""
+    return zeros_like(result)
+
+
+def bernoulli__float_tangent(self_p, p, generator, result, self_t):
+    """bernoulli_.float: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def bernoulli__Tensor_tangent(self_p, p, generator, result, self_t):
+    """bernoulli_.Tensor: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def clamp_max_Tensor_tangent(self_p, max_p, result, self_t, max_t):
+    """clamp_max.Tensor: result: where(self_p <= max_p, self_t, max_t)"""
+    return where(self_p <= max_p, self_t, max_t)
+
+
+def remainder_Scalar_Tensor_tangent(self, other_p, result, other_t):
+    """remainder.Scalar_Tensor: result: -other_t * (self / other_p).floor()"""
+    return -other_t * (self / other_p).floor()
 
 
 def prod_tangent(self_p, dtype, result, self_t):
@@ -818,6 +1027,13 @@ def col2im_tangent(self_p, output_size, kernel_size, dilation, padding, stride, 
     return call_op(ops.col2im, self_t, output_size, kernel_size, dilation, padding, stride)
 
 
+def native_dropout_tangent(input_p, p, train, generator, result, input_t):
+    """native_dropout: result0: dropout_backward(input_t, result1, p, train)"""
+    result0, result1 = result
+    result0_t = dropout_backward(input_t, result1, p, train)
+    return (result0_t, None,)
+
+
 def embedding_tangent(weight_p, indices, padding_idx, scale_grad_by_freq, sparse, result, weight_t):
     """embedding: result: auto_linear = call_op(ops.embedding, weight_t, indices, padding_idx,
     scale_grad_by_freq, sparse)"""
@@ -835,9 +1051,26 @@ def embedding_dense_backward_tangent(
     )
 
 
+def logaddexp_tangent(self_p, other_p, result, self_t, other_t):
+    """logaddexp: result: self_t / (1 + exp(other_p - self_p)) + other_t / (1 + exp(self_p -
+    other_p))"""
+    return self_t / (1 + exp(other_p - self_p)) + other_t / (1 + exp(self_p - other_p))
+
+
+def logaddexp2_tangent(self_p, other_p, result, self_t, other_t):
+    """logaddexp2: result: self_t / (1 + exp2(other_p - self_p)) + other_t / (1 + exp2(self_p -
+    other_p))"""
+    return self_t / (1 + exp2(other_p - self_p)) + other_t / (1 + exp2(self_p - other_p))
+
+
 def sinc_tangent(self_p, result, self_t):
     """sinc: result: auto_element_wise = sinc_backward(self_t.conj(), self_p).conj()"""
     return sinc_backward(self_t.conj(), self_p).conj()
+
+
+def heaviside_tangent(self_p, values_p, result, self_t, values_t):
+    """heaviside: result: where(self_p == 0, values_t, 0.0)"""
+    return where(self_p == 0, values_t, 0.0)
 
 
 def lgamma_tangent(self_p, result, self_t):
@@ -853,6 +1086,11 @@ def digamma_tangent(self_p, result, self_t):
 def polygamma_tangent(n, self_p, result, self_t):
     """polygamma: result: auto_element_wise = (self_t.conj() * polygamma(n + 1, self_p)).conj()"""
     return (self_t.conj() * polygamma(n + 1, self_p)).conj()
+
+
+def polygamma__tangent(self_p, n, result, self_t):
+    """polygamma_: result: self_t * polygamma(n + 1, self_p)"""
+    return self_t * polygamma(n + 1, self_p)
 
 
 def mvlgamma_tangent(self_p, p, result, self_t):
@@ -911,8 +1149,21 @@ def special_entr_tangent(self_p, result, self_t):
     return (self_t.conj() * -(1 + self_p.log())).conj()
 
 
+def special_xlog1py_tangent(self_p, other_p, result, self_t, other_t):
+    """special_xlog1py: result: where(logical_and(self_p == 0, other_p <= -1), 0.0,
+    special_xlog1py(self_t, other_p)) + other_t * self_p / (other_p + 1)"""
+    return where(
+        logical_and(self_p == 0, other_p <= -1), 0.0, special_xlog1py(self_t, other_p),
+    ) + other_t * self_p / (other_p + 1)
+
+
 def acosh_tangent(self_p, result, self_t):
     """acosh: result: auto_element_wise = acosh_backward(self_t.conj(), self_p).conj()"""
+    return acosh_backward(self_t.conj(), self_p).conj()
+
+
+def acosh__tangent(self_p, result, self_t):
+    """acosh_: result: acosh_backward(self_t.conj(), self_p).conj()"""
     return acosh_backward(self_t.conj(), self_p).conj()
 
 
@@ -922,10 +1173,117 @@ def asinh_tangent(self_p, result, self_t):
     return (self_t.conj() * (self_p.pow(2) + 1).rsqrt().conj()).conj()
 
 
+def asinh__tangent(self_p, result, self_t):
+    """asinh_: result: self_t * (self_p.pow(2) + 1).rsqrt()"""
+    return self_t * (self_p.pow(2) + 1).rsqrt()
+
+
 def atanh_tangent(self_p, result, self_t):
     """atanh: result: auto_element_wise = (self_t.conj() * 1 / (1 -
     self_p.pow(2)).conj()).conj()"""
     return (self_t.conj() * 1 / (1 - self_p.pow(2)).conj()).conj()
+
+
+def atanh__tangent(self_p, result, self_t):
+    """atanh_: result: self_t / (1 - self_p.pow(2))"""
+    return self_t / (1 - self_p.pow(2))
+
+
+def angle_tangent(self_p, result, self_t):
+    """angle: result: handle_r_to_c(result.dtype, angle_backward(self_t.conj(), self_p).conj())"""
+    return handle_r_to_c(result.dtype, angle_backward(self_t.conj(), self_p).conj())
+
+
+def sgn_tangent(self_p, result, self_t):
+    """sgn: result: sgn_backward(self_p, self_t, result)"""
+    return sgn_backward(self_p, self_t, result)
+
+
+def copysign_Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """copysign.Tensor: result: self_t * where(self_p == 0, 0.0, result / self_p)"""
+    return self_t * where(self_p == 0, 0.0, result / self_p)
+
+
+def frexp_Tensor_tangent(self_p, result, self_t):
+    """frexp.Tensor: mantissa: self_t / exponent.exp2()"""
+    mantissa, exponent = result
+    mantissa_t = self_t / exponent.exp2()
+    return (mantissa_t, None,)
+
+
+def nextafter_tangent(self_p, other_p, result, self_t, other_t):
+    """nextafter: result: where(self_p != other_p, self_t, 0.0)"""
+    return where(self_p != other_p, self_t, 0.0)
+
+
+def eq__Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """eq_.Tensor: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def ne__Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """ne_.Tensor: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def lt__Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """lt_.Tensor: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def le__Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """le_.Tensor: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def gt__Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """gt_.Tensor: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def ge__Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """ge_.Tensor: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def pow__Tensor_tangent(self_p, exponent_p, result, self_t, exponent_t):
+    """pow_.Tensor: result: pow_jvp(self_p, exponent_p, result, self_t, exponent_t)"""
+    return pow_jvp(self_p, exponent_p, result, self_t, exponent_t)
+
+
+def random__from_tangent(self_p, from_, to, generator, result, self_t):
+    """random_.from: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def random__to_tangent(self_p, to, generator, result, self_t):
+    """random_.to: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def random__tangent(self_p, generator, result, self_t):
+    """random_: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def cauchy__tangent(self_p, median, sigma, generator, result, self_t):
+    """cauchy_: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def log_normal__tangent(self_p, mean, std, generator, result, self_t):
+    """log_normal_: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def geometric__tangent(self_p, p, generator, result, self_t):
+    """geometric_: result: zeros_like(self_t)"""
+    return zeros_like(self_t)
+
+
+def binomial_tangent(count_p, prob_p, generator, result, count_t, prob_t):
+    """binomial: result: zeros_like(result)"""
+    return zeros_like(result)
 
 
 def poisson_tangent(self_p, generator, result, self_t):
@@ -1158,6 +1516,40 @@ def alias_tangent(self_p, result, self_t):
     return call_op(ops.alias, self_t)
 
 
+def view_as_real_tangent(self_p, result, self_t):
+    """view_as_real: result: view_as_real(self_t)"""
+    return view_as_real(self_t)
+
+
+def view_as_complex_tangent(self_p, result, self_t):
+    """view_as_complex: result: view_as_complex(self_t)"""
+    return view_as_complex(self_t)
+
+
+def _conj_physical_tangent(self_p, result, self_t):
+    """_conj_physical: result: self_t.conj_physical()"""
+    return self_t.conj_physical()
+
+
+def conj_physical__tangent(self_p, result, self_t):
+    """conj_physical_: result: self_t.conj_physical()"""
+    return self_t.conj_physical()
+
+
+def complex_tangent(real_p, imag_p, result, real_t, imag_t):
+    """complex: result: complex(real_t, imag_t)"""
+    return complex(real_t, imag_t)
+
+
+def polar_tangent(abs_p, angle_p, result, abs_t, angle_t):
+    """polar: result: complex(abs_t * angle_p.cos() - angle_t * abs_p * angle_p.sin(), abs_t *
+    angle_p.sin() + angle_t * abs_p * angle_p.cos())"""
+    return complex(
+        abs_t * angle_p.cos() - angle_t * abs_p * angle_p.sin(),
+        abs_t * angle_p.sin() + angle_t * abs_p * angle_p.cos(),
+    )
+
+
 def _fft_r2c_tangent(self_p, dim, normalization, onesided, result, self_t):
     """_fft_r2c: result: auto_linear = call_op(ops._fft_r2c, self_t, dim, normalization,
     onesided)"""
@@ -1205,490 +1597,492 @@ FORWARD = {
     'mul_.Tensor': Tangent(mul_Tensor_tangent, (0, 1), (), 'derivatives.yaml:37'),
     'div.Tensor': Tangent(div_Tensor_tangent, (0, 1), (), 'derivatives.yaml:44'),
     'div_.Tensor': Tangent(div_Tensor_tangent, (0, 1), (), 'derivatives.yaml:44'),
-    'pow.Tensor_Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:53'),
+    'pow.Tensor_Tensor': Tangent(pow_Tensor_Tensor_tangent, (0, 1), (), 'derivatives.yaml:56'),
     'pow.Tensor_Scalar': Tangent(pow_Tensor_Scalar_tangent, (0,), (), 'derivatives.yaml:51'),
-    'maximum': Tangent(None, (0, 1), (), 'derivatives.yaml:57'),
-    'minimum': Tangent(None, (0, 1), (), 'derivatives.yaml:61'),
-    'xlogy.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:65'),
-    'xlog1py.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:69'),
-    'where.self': Tangent(None, (1, 2), (), 'derivatives.yaml:80'),
-    'neg': Tangent(neg_tangent, (0,), (), 'derivatives.yaml:87'),
-    'abs': Tangent(None, (0,), (), 'derivatives.yaml:89'),
-    'sign': Tangent(sign_tangent, (0,), (), 'derivatives.yaml:94'),
-    'exp': Tangent(exp_tangent, (0,), (), 'derivatives.yaml:98'),
-    'log': Tangent(log_tangent, (0,), (), 'derivatives.yaml:102'),
-    'sqrt': Tangent(sqrt_tangent, (0,), (), 'derivatives.yaml:106'),
-    'sin': Tangent(sin_tangent, (0,), (), 'derivatives.yaml:110'),
-    'cos': Tangent(cos_tangent, (0,), (), 'derivatives.yaml:114'),
-    'tanh': Tangent(tanh_tangent, (0,), (), 'derivatives.yaml:118'),
-    'sigmoid': Tangent(sigmoid_tangent, (0,), (), 'derivatives.yaml:122'),
-    'relu': Tangent(relu_tangent, (0,), (), 'derivatives.yaml:126'),
-    'relu_': Tangent(relu_tangent, (0,), (), 'derivatives.yaml:126'),
-    'sum': Tangent(sum_tangent, (0,), (), 'derivatives.yaml:134'),
-    'sum.dim_IntList': Tangent(sum_dim_IntList_tangent, (0,), (), 'derivatives.yaml:138'),
-    'mean': Tangent(mean_tangent, (0,), (), 'derivatives.yaml:142'),
-    'mean.dim': Tangent(mean_dim_tangent, (0,), (), 'derivatives.yaml:146'),
-    'max': Tangent(max_tangent, (0,), (), 'derivatives.yaml:150'),
-    'max.dim': Tangent(max_dim_tangent, (0,), (), 'derivatives.yaml:155'),
-    'min': Tangent(min_tangent, (0,), (), 'derivatives.yaml:159'),
-    'min.dim': Tangent(min_dim_tangent, (0,), (), 'derivatives.yaml:164'),
-    'mm': Tangent(None, (0, 1), (), 'derivatives.yaml:166'),
-    'bmm': Tangent(None, (0, 1), (), 'derivatives.yaml:170'),
-    'copy_': Tangent(None, (0, 1), (), 'derivatives.yaml:176'),
-    'fill_.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:180'),
-    'clone': Tangent(clone_tangent, (0,), (), 'derivatives.yaml:185'),
-    '_to_copy': Tangent(None, (0,), (), 'derivatives.yaml:189'),
-    'view': Tangent(view_tangent, (0,), (), 'derivatives.yaml:194'),
-    '_unsafe_view': Tangent(_unsafe_view_tangent, (0,), (), 'derivatives.yaml:198'),
-    'as_strided': Tangent(as_strided_tangent, (0,), (), 'derivatives.yaml:202'),
-    'transpose.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:206'),
-    'permute': Tangent(permute_tangent, (0,), (), 'derivatives.yaml:210'),
-    'expand': Tangent(expand_tangent, (0,), (), 'derivatives.yaml:214'),
-    'squeeze': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:218'),
-    'squeeze.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:222'),
-    'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:226'),
-    'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:230'),
-    'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:234'),
-    'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:242'),
-    'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:242'),
-    'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:246'),
-    'rsqrt_': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:246'),
-    'exp2': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:250'),
-    'exp2_': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:250'),
-    'expm1': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:254'),
-    'expm1_': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:254'),
-    'log2': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:258'),
-    'log2_': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:258'),
-    'log10': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:262'),
-    'log10_': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:262'),
-    'log1p': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:266'),
-    'log1p_': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:266'),
-    'tan': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:270'),
-    'tan_': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:270'),
-    'asin': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:274'),
-    'asin_': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:274'),
-    'acos': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:278'),
-    'acos_': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:278'),
-    'atan': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:282'),
-    'atan_': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:282'),
-    'sinh': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:286'),
-    'sinh_': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:286'),
-    'cosh': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:290'),
-    'cosh_': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:290'),
-    'erf': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:294'),
-    'erf_': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:294'),
-    'erfc': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:298'),
-    'erfc_': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:298'),
-    'logit': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:302'),
-    'logit_': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:302'),
-    'floor': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:307'),
-    'floor_': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:307'),
-    'ceil': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:311'),
-    'ceil_': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:311'),
-    'trunc': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:315'),
-    'trunc_': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:315'),
-    'round': Tangent(round_tangent, (0,), (), 'derivatives.yaml:319'),
-    'round.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:323'),
-    'round_': Tangent(round_tangent, (0,), (), 'derivatives.yaml:319'),
-    'round_.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:323'),
-    'frac': Tangent(None, (0,), (), 'derivatives.yaml:325'),
-    'frac_': Tangent(None, (0,), (), 'derivatives.yaml:325'),
-    'div.Tensor_mode': Tangent(None, (0, 1), (), 'derivatives.yaml:329'),
-    'div_.Tensor_mode': Tangent(None, (0, 1), (), 'derivatives.yaml:329'),
-    'floor_divide': Tangent(None, (0, 1), (), 'derivatives.yaml:333'),
-    'floor_divide_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:333'),
-    'remainder.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:337'),
-    'remainder_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:337'),
-    'fmod.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:345'),
-    'fmod_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:345'),
-    'atan2': Tangent(None, (0, 1), (), 'derivatives.yaml:349'),
-    'atan2_': Tangent(None, (0, 1), (), 'derivatives.yaml:349'),
-    'hypot': Tangent(None, (0, 1), (), 'derivatives.yaml:353'),
-    'hypot_': Tangent(None, (0, 1), (), 'derivatives.yaml:353'),
-    'clamp': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:360'),
-    'clamp.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:362'),
-    'clamp_': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:360'),
-    'clamp_.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:362'),
-    'lerp.Scalar': Tangent(None, (0, 1), (), 'derivatives.yaml:371'),
-    'lerp.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:375'),
-    'lerp_.Scalar': Tangent(None, (0, 1), (), 'derivatives.yaml:371'),
-    'lerp_.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:375'),
-    'addcmul': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:380'),
-    'addcmul_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:380'),
-    'addcdiv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:385'),
-    'addcdiv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:385'),
-    'nan_to_num': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:392'),
-    'nan_to_num_': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:392'),
-    'exp_': Tangent(exp_tangent, (0,), (), 'derivatives.yaml:98'),
-    'log_': Tangent(log_tangent, (0,), (), 'derivatives.yaml:102'),
-    'sqrt_': Tangent(sqrt_tangent, (0,), (), 'derivatives.yaml:106'),
-    'sin_': Tangent(sin_tangent, (0,), (), 'derivatives.yaml:110'),
-    'cos_': Tangent(cos_tangent, (0,), (), 'derivatives.yaml:114'),
-    'tanh_': Tangent(tanh_tangent, (0,), (), 'derivatives.yaml:118'),
-    'sigmoid_': Tangent(sigmoid_tangent, (0,), (), 'derivatives.yaml:122'),
-    'neg_': Tangent(neg_tangent, (0,), (), 'derivatives.yaml:87'),
-    'abs_': Tangent(None, (0,), (), 'derivatives.yaml:89'),
-    'leaky_relu': Tangent(leaky_relu_tangent, (0,), (), 'derivatives.yaml:397'),
-    'leaky_relu_': Tangent(None, (0,), (), 'derivatives.yaml:406'),
-    'elu': Tangent(elu_tangent, (0,), (), 'derivatives.yaml:401'),
-    'elu_': Tangent(None, (0,), (), 'derivatives.yaml:409'),
-    'gelu': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:414'),
-    'gelu_': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:414'),
-    'silu': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:418'),
-    'silu_': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:418'),
-    'gelu_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:422'),
-    'silu_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:426'),
-    'mish': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:432'),
-    'mish_': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:432'),
-    'softplus': Tangent(softplus_tangent, (0,), (), 'derivatives.yaml:436'),
-    'hardtanh': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:440'),
-    'hardtanh_': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:440'),
-    'hardsigmoid': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:444'),
-    'hardsigmoid_': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:444'),
-    'hardswish': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:448'),
-    'hardswish_': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:448'),
-    'threshold': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:452'),
-    'threshold_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:128'),
-    'threshold_': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:452'),
-    'prelu': Tangent(None, (0, 1), (), 'derivatives.yaml:77'),
-    'normal_': Tangent(None, (0,), (), 'derivatives.yaml:455'),
-    'uniform_': Tangent(None, (0,), (), 'derivatives.yaml:458'),
-    'exponential_': Tangent(None, (0,), (), 'derivatives.yaml:461'),
-    'bernoulli': Tangent(bernoulli_tangent, (0,), (), 'derivatives.yaml:466'),
-    'bernoulli.p': Tangent(None, (0,), (), 'derivatives.yaml:468'),
-    'bernoulli_.float': Tangent(None, (0,), (), 'derivatives.yaml:471'),
-    'bernoulli_.Tensor': Tangent(None, (0,), (), 'derivatives.yaml:474'),
-    'clamp_max.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:367'),
-    'clamp_max_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:367'),
-    'remainder.Scalar_Tensor': Tangent(None, (1,), (), 'derivatives.yaml:342'),
-    'prod': Tangent(prod_tangent, (0,), (), 'derivatives.yaml:486'),
-    'prod.dim_int': Tangent(prod_dim_int_tangent, (0,), (), 'derivatives.yaml:490'),
-    'amax': Tangent(amax_tangent, (0,), (), 'derivatives.yaml:494'),
-    'amin': Tangent(amin_tangent, (0,), (), 'derivatives.yaml:498'),
-    'var.correction': Tangent(var_correction_tangent, (0,), (), 'derivatives.yaml:502'),
-    'std.correction': Tangent(std_correction_tangent, (0,), (), 'derivatives.yaml:506'),
-    'var_mean.correction': Tangent(var_mean_correction_tangent, (0,), (), 'derivatives.yaml:513'),
-    'std_mean.correction': Tangent(std_mean_correction_tangent, (0,), (), 'derivatives.yaml:518'),
-    'norm.ScalarOpt_dim': Tangent(norm_ScalarOpt_dim_tangent, (0,), (), 'derivatives.yaml:523'),
-    'logsumexp': Tangent(logsumexp_tangent, (0,), (), 'derivatives.yaml:536'),
-    'cumsum': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:540'),
-    'cumsum_': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:540'),
-    'cumprod': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:544'),
-    'cumprod_': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:544'),
-    'cummax': Tangent(cummax_tangent, (0,), (), 'derivatives.yaml:549'),
-    'cummin': Tangent(cummin_tangent, (0,), (), 'derivatives.yaml:554'),
-    'median': Tangent(median_tangent, (0,), (), 'derivatives.yaml:558'),
-    'median.dim': Tangent(median_dim_tangent, (0,), (), 'derivatives.yaml:563'),
-    'mode': Tangent(mode_tangent, (0,), (), 'derivatives.yaml:568'),
-    'kthvalue': Tangent(kthvalue_tangent, (0,), (), 'derivatives.yaml:573'),
-    'topk': Tangent(topk_tangent, (0,), (), 'derivatives.yaml:578'),
-    'sort': Tangent(sort_tangent, (0,), (), 'derivatives.yaml:583'),
-    'sort.stable': Tangent(sort_stable_tangent, (0,), (), 'derivatives.yaml:588'),
-    '_gather_along': Tangent(_gather_along_tangent, (0,), (), 'derivatives.yaml:593'),
-    '_scatter_add_along': Tangent(_scatter_add_along_tangent, (0,), (), 'derivatives.yaml:598'),
-    'flip': Tangent(flip_tangent, (0,), (), 'derivatives.yaml:602'),
-    'mv': Tangent(None, (0, 1), (), 'derivatives.yaml:604'),
-    'dot': Tangent(None, (0, 1), (), 'derivatives.yaml:608'),
-    'addmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:614'),
-    'addmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:614'),
-    'addmv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:619'),
-    'addmv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:619'),
-    'baddbmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:624'),
-    'baddbmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:624'),
-    'linear': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:629'),
-    'einsum': Tangent(None, (1,), (1,), 'derivatives.yaml:634'),
-    'tril': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:639'),
-    'tril_': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:639'),
-    'triu': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:643'),
-    'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:643'),
-    'diag': Tangent(None, (0,), (), 'derivatives.yaml:645'),
-    'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:650'),
-    'linalg_matrix_exp': Tangent(None, (0,), (), 'derivatives.yaml:1010'),
-    'cat': Tangent(cat_tangent, (0,), (0,), 'derivatives.yaml:654'),
-    'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:658'),
-    'repeat': Tangent(repeat_tangent, (0,), (), 'derivatives.yaml:662'),
+    'maximum': Tangent(maximum_tangent, (0, 1), (), 'derivatives.yaml:61'),
+    'minimum': Tangent(minimum_tangent, (0, 1), (), 'derivatives.yaml:66'),
+    'xlogy.Tensor': Tangent(xlogy_Tensor_tangent, (0, 1), (), 'derivatives.yaml:71'),
+    'xlog1py.Tensor': Tangent(xlog1py_Tensor_tangent, (0, 1), (), 'derivatives.yaml:76'),
+    'where.self': Tangent(where_self_tangent, (1, 2), (), 'derivatives.yaml:90'),
+    'neg': Tangent(neg_tangent, (0,), (), 'derivatives.yaml:94'),
+    'abs': Tangent(abs_tangent, (0,), (), 'derivatives.yaml:98'),
+    'sign': Tangent(sign_tangent, (0,), (), 'derivatives.yaml:102'),
+    'exp': Tangent(exp_tangent, (0,), (), 'derivatives.yaml:106'),
+    'log': Tangent(log_tangent, (0,), (), 'derivatives.yaml:110'),
+    'sqrt': Tangent(sqrt_tangent, (0,), (), 'derivatives.yaml:114'),
+    'sin': Tangent(sin_tangent, (0,), (), 'derivatives.yaml:118'),
+    'cos': Tangent(cos_tangent, (0,), (), 'derivatives.yaml:122'),
+    'tanh': Tangent(tanh_tangent, (0,), (), 'derivatives.yaml:126'),
+    'sigmoid': Tangent(sigmoid_tangent, (0,), (), 'derivatives.yaml:130'),
+    'relu': Tangent(relu_tangent, (0,), (), 'derivatives.yaml:134'),
+    'relu_': Tangent(relu_tangent, (0,), (), 'derivatives.yaml:134'),
+    'sum': Tangent(sum_tangent, (0,), (), 'derivatives.yaml:143'),
+    'sum.dim_IntList': Tangent(sum_dim_IntList_tangent, (0,), (), 'derivatives.yaml:147'),
+    'mean': Tangent(mean_tangent, (0,), (), 'derivatives.yaml:151'),
+    'mean.dim': Tangent(mean_dim_tangent, (0,), (), 'derivatives.yaml:155'),
+    'max': Tangent(max_tangent, (0,), (), 'derivatives.yaml:159'),
+    'max.dim': Tangent(max_dim_tangent, (0,), (), 'derivatives.yaml:164'),
+    'min': Tangent(min_tangent, (0,), (), 'derivatives.yaml:168'),
+    'min.dim': Tangent(min_dim_tangent, (0,), (), 'derivatives.yaml:173'),
+    'mm': Tangent(None, (0, 1), (), 'derivatives.yaml:175'),
+    'bmm': Tangent(None, (0, 1), (), 'derivatives.yaml:179'),
+    'copy_': Tangent(copy__tangent, (0, 1), (), 'derivatives.yaml:188'),
+    'fill_.Scalar': Tangent(fill__Scalar_tangent, (0,), (), 'derivatives.yaml:192'),
+    'clone': Tangent(clone_tangent, (0,), (), 'derivatives.yaml:196'),
+    '_to_copy': Tangent(_to_copy_tangent, (0,), (), 'derivatives.yaml:202'),
+    'view': Tangent(view_tangent, (0,), (), 'derivatives.yaml:206'),
+    '_unsafe_view': Tangent(_unsafe_view_tangent, (0,), (), 'derivatives.yaml:210'),
+    'as_strided': Tangent(as_strided_tangent, (0,), (), 'derivatives.yaml:214'),
+    'transpose.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:218'),
+    'permute': Tangent(permute_tangent, (0,), (), 'derivatives.yaml:222'),
+    'expand': Tangent(expand_tangent, (0,), (), 'derivatives.yaml:226'),
+    'squeeze': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:230'),
+    'squeeze.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:234'),
+    'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:238'),
+    'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:242'),
+    'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:246'),
+    'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:254'),
+    'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:254'),
+    'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:258'),
+    'rsqrt_': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:258'),
+    'exp2': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:262'),
+    'exp2_': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:262'),
+    'expm1': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:266'),
+    'expm1_': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:266'),
+    'log2': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:270'),
+    'log2_': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:270'),
+    'log10': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:274'),
+    'log10_': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:274'),
+    'log1p': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:278'),
+    'log1p_': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:278'),
+    'tan': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:282'),
+    'tan_': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:282'),
+    'asin': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:286'),
+    'asin_': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:286'),
+    'acos': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:290'),
+    'acos_': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:290'),
+    'atan': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:294'),
+    'atan_': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:294'),
+    'sinh': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:298'),
+    'sinh_': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:298'),
+    'cosh': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:302'),
+    'cosh_': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:302'),
+    'erf': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:306'),
+    'erf_': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:306'),
+    'erfc': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:310'),
+    'erfc_': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:310'),
+    'logit': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:314'),
+    'logit_': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:314'),
+    'floor': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:319'),
+    'floor_': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:319'),
+    'ceil': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:323'),
+    'ceil_': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:323'),
+    'trunc': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:327'),
+    'trunc_': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:327'),
+    'round': Tangent(round_tangent, (0,), (), 'derivatives.yaml:331'),
+    'round.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:335'),
+    'round_': Tangent(round_tangent, (0,), (), 'derivatives.yaml:331'),
+    'round_.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:335'),
+    'frac': Tangent(frac_tangent, (0,), (), 'derivatives.yaml:339'),
+    'frac_': Tangent(frac_tangent, (0,), (), 'derivatives.yaml:339'),
+    'div.Tensor_mode': Tangent(div_Tensor_mode_tangent, (0, 1), (), 'derivatives.yaml:345'),
+    'div_.Tensor_mode': Tangent(div_Tensor_mode_tangent, (0, 1), (), 'derivatives.yaml:345'),
+    'floor_divide': Tangent(floor_divide_tangent, (0, 1), (), 'derivatives.yaml:352'),
+    'floor_divide_.Tensor': Tangent(floor_divide_tangent, (0, 1), (), 'derivatives.yaml:352'),
+    'remainder.Tensor': Tangent(remainder_Tensor_tangent, (0, 1), (), 'derivatives.yaml:357'),
+    'remainder_.Tensor': Tangent(remainder_Tensor_tangent, (0, 1), (), 'derivatives.yaml:357'),
+    'fmod.Tensor': Tangent(fmod_Tensor_tangent, (0, 1), (), 'derivatives.yaml:368'),
+    'fmod_.Tensor': Tangent(fmod_Tensor_tangent, (0, 1), (), 'derivatives.yaml:368'),
+    'atan2': Tangent(atan2_tangent, (0, 1), (), 'derivatives.yaml:373'),
+    'atan2_': Tangent(atan2_tangent, (0, 1), (), 'derivatives.yaml:373'),
+    'hypot': Tangent(hypot_tangent, (0, 1), (), 'derivatives.yaml:378'),
+    'hypot_': Tangent(hypot_tangent, (0, 1), (), 'derivatives.yaml:378'),
+    'clamp': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:383'),
+    'clamp.Tensor': Tangent(clamp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:389'),
+    'clamp_': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:383'),
+    'clamp_.Tensor': Tangent(clamp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:389'),
+    'lerp.Scalar': Tangent(lerp_Scalar_tangent, (0, 1), (), 'derivatives.yaml:399'),
+    'lerp.Tensor': Tangent(lerp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:405'),
+    'lerp_.Scalar': Tangent(lerp_Scalar_tangent, (0, 1), (), 'derivatives.yaml:399'),
+    'lerp_.Tensor': Tangent(lerp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:405'),
+    'addcmul': Tangent(addcmul_tangent, (0, 1, 2), (), 'derivatives.yaml:411'),
+    'addcmul_': Tangent(addcmul_tangent, (0, 1, 2), (), 'derivatives.yaml:411'),
+    'addcdiv': Tangent(addcdiv_tangent, (0, 1, 2), (), 'derivatives.yaml:417'),
+    'addcdiv_': Tangent(addcdiv_tangent, (0, 1, 2), (), 'derivatives.yaml:417'),
+    'nan_to_num': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:421'),
+    'nan_to_num_': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:421'),
+    'exp_': Tangent(exp_tangent, (0,), (), 'derivatives.yaml:106'),
+    'log_': Tangent(log_tangent, (0,), (), 'derivatives.yaml:110'),
+    'sqrt_': Tangent(sqrt_tangent, (0,), (), 'derivatives.yaml:114'),
+    'sin_': Tangent(sin_tangent, (0,), (), 'derivatives.yaml:118'),
+    'cos_': Tangent(cos_tangent, (0,), (), 'derivatives.yaml:122'),
+    'tanh_': Tangent(tanh_tangent, (0,), (), 'derivatives.yaml:126'),
+    'sigmoid_': Tangent(sigmoid_tangent, (0,), (), 'derivatives.yaml:130'),
+    'neg_': Tangent(neg_tangent, (0,), (), 'derivatives.yaml:94'),
+    'abs_': Tangent(abs_tangent, (0,), (), 'derivatives.yaml:98'),
+    'leaky_relu': Tangent(leaky_relu_tangent, (0,), (), 'derivatives.yaml:426'),
+    'leaky_relu_': Tangent(leaky_relu__tangent, (0,), (), 'derivatives.yaml:437'),
+    'elu': Tangent(elu_tangent, (0,), (), 'derivatives.yaml:430'),
+    'elu_': Tangent(elu__tangent, (0,), (), 'derivatives.yaml:441'),
+    'gelu': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:445'),
+    'gelu_': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:445'),
+    'silu': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:449'),
+    'silu_': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:449'),
+    'gelu_backward': Tangent(gelu_backward_tangent, (0, 1), (), 'derivatives.yaml:456'),
+    'silu_backward': Tangent(silu_backward_tangent, (0, 1), (), 'derivatives.yaml:461'),
+    'mish': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:465'),
+    'mish_': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:465'),
+    'softplus': Tangent(softplus_tangent, (0,), (), 'derivatives.yaml:469'),
+    'hardtanh': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:473'),
+    'hardtanh_': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:473'),
+    'hardsigmoid': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:477'),
+    'hardsigmoid_': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:477'),
+    'hardswish': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:481'),
+    'hardswish_': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:481'),
+    'threshold': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:485'),
+    'threshold_backward': Tangent(threshold_backward_tangent, (0, 1), (), 'derivatives.yaml:139'),
+    'threshold_': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:485'),
+    'prelu': Tangent(prelu_tangent, (0, 1), (), 'derivatives.yaml:84'),
+    'normal_': Tangent(normal__tangent, (0,), (), 'derivatives.yaml:490'),
+    'uniform_': Tangent(uniform__tangent, (0,), (), 'derivatives.yaml:494'),
+    'exponential_': Tangent(exponential__tangent, (0,), (), 'derivatives.yaml:498'),
+    'bernoulli': Tangent(bernoulli_tangent, (0,), (), 'derivatives.yaml:502'),
+    'bernoulli.p': Tangent(bernoulli_p_tangent, (0,), (), 'derivatives.yaml:507'),
+    'bernoulli_.float': Tangent(bernoulli__float_tangent, (0,), (), 'derivatives.yaml:511'),
+    'bernoulli_.Tensor': Tangent(bernoulli__Tensor_tangent, (0,), (), 'derivatives.yaml:516'),
+    'clamp_max.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:394'),
+    'clamp_max_.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:394'),
+    'remainder.Scalar_Tensor': Tangent(
+        remainder_Scalar_Tensor_tangent, (1,), (), 'derivatives.yaml:363',
+    ),
+    'prod': Tangent(prod_tangent, (0,), (), 'derivatives.yaml:526'),
+    'prod.dim_int': Tangent(prod_dim_int_tangent, (0,), (), 'derivatives.yaml:530'),
+    'amax': Tangent(amax_tangent, (0,), (), 'derivatives.yaml:534'),
+    'amin': Tangent(amin_tangent, (0,), (), 'derivatives.yaml:538'),
+    'var.correction': Tangent(var_correction_tangent, (0,), (), 'derivatives.yaml:542'),
+    'std.correction': Tangent(std_correction_tangent, (0,), (), 'derivatives.yaml:546'),
+    'var_mean.correction': Tangent(var_mean_correction_tangent, (0,), (), 'derivatives.yaml:553'),
+    'std_mean.correction': Tangent(std_mean_correction_tangent, (0,), (), 'derivatives.yaml:558'),
+    'norm.ScalarOpt_dim': Tangent(norm_ScalarOpt_dim_tangent, (0,), (), 'derivatives.yaml:563'),
+    'logsumexp': Tangent(logsumexp_tangent, (0,), (), 'derivatives.yaml:576'),
+    'cumsum': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:580'),
+    'cumsum_': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:580'),
+    'cumprod': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:584'),
+    'cumprod_': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:584'),
+    'cummax': Tangent(cummax_tangent, (0,), (), 'derivatives.yaml:589'),
+    'cummin': Tangent(cummin_tangent, (0,), (), 'derivatives.yaml:594'),
+    'median': Tangent(median_tangent, (0,), (), 'derivatives.yaml:598'),
+    'median.dim': Tangent(median_dim_tangent, (0,), (), 'derivatives.yaml:603'),
+    'mode': Tangent(mode_tangent, (0,), (), 'derivatives.yaml:608'),
+    'kthvalue': Tangent(kthvalue_tangent, (0,), (), 'derivatives.yaml:613'),
+    'topk': Tangent(topk_tangent, (0,), (), 'derivatives.yaml:618'),
+    'sort': Tangent(sort_tangent, (0,), (), 'derivatives.yaml:623'),
+    'sort.stable': Tangent(sort_stable_tangent, (0,), (), 'derivatives.yaml:628'),
+    '_gather_along': Tangent(_gather_along_tangent, (0,), (), 'derivatives.yaml:633'),
+    '_scatter_add_along': Tangent(_scatter_add_along_tangent, (0,), (), 'derivatives.yaml:638'),
+    'flip': Tangent(flip_tangent, (0,), (), 'derivatives.yaml:642'),
+    'mv': Tangent(None, (0, 1), (), 'derivatives.yaml:644'),
+    'dot': Tangent(None, (0, 1), (), 'derivatives.yaml:648'),
+    'addmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:654'),
+    'addmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:654'),
+    'addmv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:659'),
+    'addmv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:659'),
+    'baddbmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:664'),
+    'baddbmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:664'),
+    'linear': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:669'),
+    'einsum': Tangent(None, (1,), (1,), 'derivatives.yaml:674'),
+    'tril': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:679'),
+    'tril_': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:679'),
+    'triu': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:683'),
+    'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:683'),
+    'diag': Tangent(None, (0,), (), 'derivatives.yaml:685'),
+    'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:690'),
+    'linalg_matrix_exp': Tangent(None, (0,), (), 'derivatives.yaml:1051'),
+    'cat': Tangent(cat_tangent, (0,), (0,), 'derivatives.yaml:694'),
+    'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:698'),
+    'repeat': Tangent(repeat_tangent, (0,), (), 'derivatives.yaml:702'),
     'repeat_interleave.self_int': Tangent(
-        repeat_interleave_self_int_tangent, (0,), (), 'derivatives.yaml:666',
+        repeat_interleave_self_int_tangent, (0,), (), 'derivatives.yaml:706',
     ),
-    'gather': Tangent(gather_tangent, (0,), (), 'derivatives.yaml:677'),
-    'scatter.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:683'),
-    'scatter.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:688'),
-    'scatter.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:694'),
-    'scatter.value_reduce': Tangent(scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:699'),
-    'scatter_.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:683'),
-    'scatter_.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:688'),
-    'scatter_.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:694'),
+    'gather': Tangent(gather_tangent, (0,), (), 'derivatives.yaml:717'),
+    'scatter.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:723'),
+    'scatter.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:728'),
+    'scatter.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:734'),
+    'scatter.value_reduce': Tangent(scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:739'),
+    'scatter_.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:723'),
+    'scatter_.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:728'),
+    'scatter_.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:734'),
     'scatter_.value_reduce': Tangent(
-        scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:699',
+        scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:739',
     ),
-    'scatter_add': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:705'),
-    'scatter_add_': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:705'),
-    'scatter_reduce.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:710'),
-    'scatter_reduce_.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:710'),
-    'index_select': Tangent(index_select_tangent, (0,), (), 'derivatives.yaml:715'),
-    'index_add': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:721'),
-    'index_add_': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:721'),
-    'index_copy': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:727'),
-    'index_copy_': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:727'),
+    'scatter_add': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:745'),
+    'scatter_add_': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:745'),
+    'scatter_reduce.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:750'),
+    'scatter_reduce_.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:750'),
+    'index_select': Tangent(index_select_tangent, (0,), (), 'derivatives.yaml:755'),
+    'index_add': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:761'),
+    'index_add_': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:761'),
+    'index_copy': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:767'),
+    'index_copy_': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:767'),
     'index_fill.int_Scalar': Tangent(
-        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:732',
+        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:772',
     ),
     'index_fill.int_Tensor': Tangent(
-        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:738',
+        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:778',
     ),
     'index_fill_.int_Scalar': Tangent(
-        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:732',
+        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:772',
     ),
     'index_fill_.int_Tensor': Tangent(
-        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:738',
+        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:778',
     ),
-    'masked_fill.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:743'),
-    'masked_fill.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:749'),
-    'masked_fill_.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:743'),
-    'masked_fill_.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:749'),
-    'masked_select': Tangent(masked_select_tangent, (0,), (), 'derivatives.yaml:754'),
-    'masked_scatter': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:760'),
-    'masked_scatter_': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:760'),
-    'take': Tangent(take_tangent, (0,), (), 'derivatives.yaml:765'),
-    '_unique2': Tangent(None, (0,), (), 'derivatives.yaml:1050'),
-    'unique_dim': Tangent(None, (0,), (), 'derivatives.yaml:1054'),
-    'index.Tensor': Tangent(index_Tensor_tangent, (0,), (), 'derivatives.yaml:770'),
-    'index_put': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:776'),
-    'index_put_': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:776'),
-    'convolution': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:786'),
-    'convolution_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:793'),
-    'constant_pad_nd': Tangent(constant_pad_nd_tangent, (0,), (), 'derivatives.yaml:800'),
-    '_pad_nd': Tangent(_pad_nd_tangent, (0,), (), 'derivatives.yaml:807'),
-    '_pad_nd_backward': Tangent(_pad_nd_backward_tangent, (0,), (), 'derivatives.yaml:811'),
+    'masked_fill.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:783'),
+    'masked_fill.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:789'),
+    'masked_fill_.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:783'),
+    'masked_fill_.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:789'),
+    'masked_select': Tangent(masked_select_tangent, (0,), (), 'derivatives.yaml:794'),
+    'masked_scatter': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:800'),
+    'masked_scatter_': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:800'),
+    'take': Tangent(take_tangent, (0,), (), 'derivatives.yaml:805'),
+    '_unique2': Tangent(None, (0,), (), 'derivatives.yaml:1096'),
+    'unique_dim': Tangent(None, (0,), (), 'derivatives.yaml:1100'),
+    'index.Tensor': Tangent(index_Tensor_tangent, (0,), (), 'derivatives.yaml:810'),
+    'index_put': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:816'),
+    'index_put_': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:816'),
+    'convolution': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:826'),
+    'convolution_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:833'),
+    'constant_pad_nd': Tangent(constant_pad_nd_tangent, (0,), (), 'derivatives.yaml:840'),
+    '_pad_nd': Tangent(_pad_nd_tangent, (0,), (), 'derivatives.yaml:847'),
+    '_pad_nd_backward': Tangent(_pad_nd_backward_tangent, (0,), (), 'derivatives.yaml:851'),
     'max_pool2d_with_indices': Tangent(
-        max_pool2d_with_indices_tangent, (0,), (), 'derivatives.yaml:818',
+        max_pool2d_with_indices_tangent, (0,), (), 'derivatives.yaml:858',
     ),
     'max_pool2d_with_indices_backward': Tangent(
-        max_pool2d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:827',
+        max_pool2d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:867',
     ),
-    'avg_pool2d': Tangent(avg_pool2d_tangent, (0,), (), 'derivatives.yaml:831'),
-    'avg_pool2d_backward': Tangent(avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:836'),
-    'adaptive_avg_pool2d': Tangent(adaptive_avg_pool2d_tangent, (0,), (), 'derivatives.yaml:840'),
+    'avg_pool2d': Tangent(avg_pool2d_tangent, (0,), (), 'derivatives.yaml:871'),
+    'avg_pool2d_backward': Tangent(avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:876'),
+    'adaptive_avg_pool2d': Tangent(adaptive_avg_pool2d_tangent, (0,), (), 'derivatives.yaml:880'),
     'adaptive_avg_pool2d_backward': Tangent(
-        adaptive_avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:845',
+        adaptive_avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:885',
     ),
-    'adaptive_max_pool2d': Tangent(adaptive_max_pool2d_tangent, (0,), (), 'derivatives.yaml:850'),
+    'adaptive_max_pool2d': Tangent(adaptive_max_pool2d_tangent, (0,), (), 'derivatives.yaml:890'),
     'adaptive_max_pool2d_backward': Tangent(
-        adaptive_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:856',
+        adaptive_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:896',
     ),
-    'upsample_nearest2d': Tangent(upsample_nearest2d_tangent, (0,), (), 'derivatives.yaml:862'),
+    'upsample_nearest2d': Tangent(upsample_nearest2d_tangent, (0,), (), 'derivatives.yaml:902'),
     'upsample_nearest2d_backward': Tangent(
-        upsample_nearest2d_backward_tangent, (0,), (), 'derivatives.yaml:866',
+        upsample_nearest2d_backward_tangent, (0,), (), 'derivatives.yaml:906',
     ),
-    'upsample_bilinear2d': Tangent(upsample_bilinear2d_tangent, (0,), (), 'derivatives.yaml:870'),
+    'upsample_bilinear2d': Tangent(upsample_bilinear2d_tangent, (0,), (), 'derivatives.yaml:910'),
     'upsample_bilinear2d_backward': Tangent(
-        upsample_bilinear2d_backward_tangent, (0,), (), 'derivatives.yaml:874',
+        upsample_bilinear2d_backward_tangent, (0,), (), 'derivatives.yaml:914',
     ),
-    'im2col': Tangent(im2col_tangent, (0,), (), 'derivatives.yaml:878'),
-    'col2im': Tangent(col2im_tangent, (0,), (), 'derivatives.yaml:882'),
-    '_softmax': Tangent(None, (0,), (), 'derivatives.yaml:890'),
-    '_log_softmax': Tangent(None, (0,), (), 'derivatives.yaml:893'),
-    '_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:896'),
-    '_log_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:900'),
-    'nll_loss_forward': Tangent(None, (0,), (), 'derivatives.yaml:904'),
-    'nll_loss_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:909'),
-    'mse_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:914'),
-    'smooth_l1_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:932'),
-    'huber_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:920'),
-    'binary_cross_entropy': Tangent(None, (0, 1), (), 'derivatives.yaml:927'),
-    'binary_cross_entropy_with_logits': Tangent(None, (0, 1), (), 'derivatives.yaml:936'),
-    'native_batch_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:941'),
-    'native_layer_norm': Tangent(None, (0, 2, 3), (), 'derivatives.yaml:946'),
-    'native_group_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:950'),
-    '_fused_rms_norm': Tangent(None, (0, 2), (), 'derivatives.yaml:954'),
-    'native_layer_norm_backward': Tangent(None, (0, 1, 3, 4, 5, 6), (), 'derivatives.yaml:961'),
-    '_fused_rms_norm_backward': Tangent(None, (0, 1, 3, 4), (), 'derivatives.yaml:964'),
-    'native_dropout': Tangent(None, (0,), (), 'derivatives.yaml:967'),
-    'embedding': Tangent(embedding_tangent, (0,), (), 'derivatives.yaml:974'),
+    'im2col': Tangent(im2col_tangent, (0,), (), 'derivatives.yaml:918'),
+    'col2im': Tangent(col2im_tangent, (0,), (), 'derivatives.yaml:922'),
+    '_softmax': Tangent(None, (0,), (), 'derivatives.yaml:930'),
+    '_log_softmax': Tangent(None, (0,), (), 'derivatives.yaml:933'),
+    '_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:936'),
+    '_log_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:940'),
+    'nll_loss_forward': Tangent(None, (0,), (), 'derivatives.yaml:944'),
+    'nll_loss_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:949'),
+    'mse_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:954'),
+    'smooth_l1_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:972'),
+    'huber_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:960'),
+    'binary_cross_entropy': Tangent(None, (0, 1), (), 'derivatives.yaml:967'),
+    'binary_cross_entropy_with_logits': Tangent(None, (0, 1), (), 'derivatives.yaml:976'),
+    'native_batch_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:981'),
+    'native_layer_norm': Tangent(None, (0, 2, 3), (), 'derivatives.yaml:986'),
+    'native_group_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:990'),
+    '_fused_rms_norm': Tangent(None, (0, 2), (), 'derivatives.yaml:994'),
+    'native_layer_norm_backward': Tangent(None, (0, 1, 3, 4, 5, 6), (), 'derivatives.yaml:1001'),
+    '_fused_rms_norm_backward': Tangent(None, (0, 1, 3, 4), (), 'derivatives.yaml:1004'),
+    'native_dropout': Tangent(native_dropout_tangent, (0,), (), 'derivatives.yaml:1010'),
+    'embedding': Tangent(embedding_tangent, (0,), (), 'derivatives.yaml:1015'),
     'embedding_dense_backward': Tangent(
-        embedding_dense_backward_tangent, (0,), (), 'derivatives.yaml:979',
+        embedding_dense_backward_tangent, (0,), (), 'derivatives.yaml:1020',
     ),
-    '_cross_entropy_forward': Tangent(None, (0,), (), 'derivatives.yaml:981'),
-    '_cross_entropy_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:986'),
-    '_lstm_sequence': Tangent(None, (0, 1, 2, 3), (), 'derivatives.yaml:996'),
-    '_lstm_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5, 6, 7), (), 'derivatives.yaml:999'),
-    '_fused_adam_': Tangent(None, (0, 1, 2, 3, 4), (), 'derivatives.yaml:1003'),
-    '_fused_sgd_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1006'),
-    'linalg_qr': Tangent(None, (0,), (), 'derivatives.yaml:1030'),
-    'geqrf': Tangent(None, (0,), (), 'derivatives.yaml:1034'),
-    'linalg_lstsq': Tangent(None, (0, 1), (), 'derivatives.yaml:1039'),
-    'cdist': Tangent(None, (0, 1), (), 'derivatives.yaml:1024'),
-    'linalg_vector_norm': Tangent(None, (0,), (), 'derivatives.yaml:531'),
-    'linalg_inv_ex': Tangent(None, (0,), (), 'derivatives.yaml:1104'),
-    'linalg_slogdet': Tangent(None, (0,), (), 'derivatives.yaml:1109'),
-    'linalg_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1112'),
-    'linalg_cholesky_ex': Tangent(None, (0,), (), 'derivatives.yaml:1115'),
-    'linalg_lu_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1060'),
-    'lu_unpack': Tangent(None, (0,), (), 'derivatives.yaml:1064'),
-    'linalg_lu': Tangent(None, (0,), (), 'derivatives.yaml:1069'),
-    'linalg_lu_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1073'),
-    'linalg_solve_ex': Tangent(None, (0, 1), (), 'derivatives.yaml:1078'),
-    'linalg_solve_triangular': Tangent(None, (0, 1), (), 'derivatives.yaml:1082'),
-    'triangular_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1085'),
-    'cholesky_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1088'),
-    'cholesky_inverse': Tangent(None, (0,), (), 'derivatives.yaml:1091'),
-    'linalg_ldl_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1094'),
-    'linalg_ldl_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1098'),
-    '_linalg_svd': Tangent(None, (0,), (), 'derivatives.yaml:1125'),
-    '_linalg_eigh': Tangent(None, (0,), (), 'derivatives.yaml:1129'),
-    'linalg_det': Tangent(None, (0,), (), 'derivatives.yaml:1133'),
-    'linalg_pinv.atol_rtol_tensor': Tangent(None, (0,), (), 'derivatives.yaml:1136'),
-    'unsqueeze_': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:226'),
-    'squeeze_': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:218'),
-    'squeeze_.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:222'),
-    'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:206'),
-    'logaddexp': Tangent(None, (0, 1), (), 'derivatives.yaml:1015'),
-    'logaddexp2': Tangent(None, (0, 1), (), 'derivatives.yaml:1019'),
-    'sinc': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:75'),
-    'heaviside': Tangent(None, (0, 1), (), 'derivatives.yaml:1045'),
-    'dist': Tangent(None, (0, 1), (), 'derivatives.yaml:525'),
-    'lgamma': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1143'),
-    'lgamma_': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1143'),
-    'digamma': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1147'),
-    'digamma_': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1147'),
-    'polygamma': Tangent(polygamma_tangent, (1,), (), 'derivatives.yaml:1151'),
-    'polygamma_': Tangent(None, (0,), (), 'derivatives.yaml:1154'),
-    'mvlgamma': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1161'),
-    'mvlgamma_': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1161'),
-    'igamma': Tangent(None, (0, 1), (), 'derivatives.yaml:1164'),
-    'igamma_': Tangent(None, (0, 1), (), 'derivatives.yaml:1164'),
-    'igammac': Tangent(None, (0, 1), (), 'derivatives.yaml:1168'),
-    'igammac_': Tangent(None, (0, 1), (), 'derivatives.yaml:1168'),
-    'erfinv': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1174'),
-    'erfinv_': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1174'),
-    'i0': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1178'),
-    'i0_': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1178'),
-    'special_i0e': Tangent(special_i0e_tangent, (0,), (), 'derivatives.yaml:1182'),
-    'special_i1': Tangent(special_i1_tangent, (0,), (), 'derivatives.yaml:1186'),
-    'special_i1e': Tangent(special_i1e_tangent, (0,), (), 'derivatives.yaml:1190'),
-    'special_erfcx': Tangent(special_erfcx_tangent, (0,), (), 'derivatives.yaml:1195'),
-    'special_ndtri': Tangent(special_ndtri_tangent, (0,), (), 'derivatives.yaml:1199'),
-    'special_log_ndtr': Tangent(special_log_ndtr_tangent, (0,), (), 'derivatives.yaml:1203'),
-    'special_entr': Tangent(special_entr_tangent, (0,), (), 'derivatives.yaml:1207'),
-    'special_xlog1py': Tangent(None, (0, 1), (), 'derivatives.yaml:1209'),
-    'special_airy_ai': Tangent(None, (), (), 'derivatives.yaml:1555'),
-    'special_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1558'),
-    'special_bessel_j1': Tangent(None, (), (), 'derivatives.yaml:1561'),
-    'special_bessel_y0': Tangent(None, (), (), 'derivatives.yaml:1564'),
-    'special_bessel_y1': Tangent(None, (), (), 'derivatives.yaml:1567'),
-    'special_modified_bessel_i0': Tangent(None, (), (), 'derivatives.yaml:1570'),
-    'special_modified_bessel_i1': Tangent(None, (), (), 'derivatives.yaml:1573'),
-    'special_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1576'),
-    'special_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1579'),
-    'special_scaled_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1582'),
-    'special_scaled_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1585'),
-    'special_spherical_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1588'),
-    'special_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1591'),
-    'special_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1594'),
-    'special_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1597'),
-    'special_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1600'),
-    'special_shifted_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1603'),
-    'special_shifted_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1606'),
-    'special_shifted_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1609'),
-    'special_shifted_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1612'),
-    'special_hermite_polynomial_h': Tangent(None, (), (), 'derivatives.yaml:1615'),
-    'special_hermite_polynomial_he': Tangent(None, (), (), 'derivatives.yaml:1618'),
-    'special_laguerre_polynomial_l': Tangent(None, (), (), 'derivatives.yaml:1621'),
-    'special_legendre_polynomial_p': Tangent(None, (), (), 'derivatives.yaml:1624'),
-    'special_zeta': Tangent(None, (0, 1), (), 'derivatives.yaml:1219'),
-    'acosh': Tangent(acosh_tangent, (0,), (), 'derivatives.yaml:1229'),
-    'acosh_': Tangent(None, (0,), (), 'derivatives.yaml:1240'),
-    'asinh': Tangent(asinh_tangent, (0,), (), 'derivatives.yaml:1233'),
-    'asinh_': Tangent(None, (0,), (), 'derivatives.yaml:1243'),
-    'atanh': Tangent(atanh_tangent, (0,), (), 'derivatives.yaml:1237'),
-    'atanh_': Tangent(None, (0,), (), 'derivatives.yaml:1246'),
-    'angle': Tangent(None, (0,), (), 'derivatives.yaml:1250'),
-    'sgn': Tangent(None, (0,), (), 'derivatives.yaml:1501'),
-    'sgn_': Tangent(None, (0,), (), 'derivatives.yaml:1501'),
-    'sign_': Tangent(sign_tangent, (0,), (), 'derivatives.yaml:94'),
-    'copysign.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1253'),
-    'copysign_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1253'),
-    'frexp.Tensor': Tangent(None, (0,), (), 'derivatives.yaml:1257'),
-    'nextafter': Tangent(None, (0, 1), (), 'derivatives.yaml:1261'),
-    'nextafter_': Tangent(None, (0, 1), (), 'derivatives.yaml:1261'),
-    'eq_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1266'),
-    'ne_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1270'),
-    'lt_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1274'),
-    'le_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1278'),
-    'gt_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1282'),
-    'ge_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1286'),
-    'pow_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1290'),
-    'xlogy_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:65'),
-    'sinc_': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:75'),
-    'heaviside_': Tangent(None, (0, 1), (), 'derivatives.yaml:1045'),
-    'random_.from': Tangent(None, (0,), (), 'derivatives.yaml:1294'),
-    'random_.to': Tangent(None, (0,), (), 'derivatives.yaml:1297'),
-    'random_': Tangent(None, (0,), (), 'derivatives.yaml:1300'),
-    'cauchy_': Tangent(None, (0,), (), 'derivatives.yaml:1303'),
-    'log_normal_': Tangent(None, (0,), (), 'derivatives.yaml:1306'),
-    'geometric_': Tangent(None, (0,), (), 'derivatives.yaml:1309'),
-    'binomial': Tangent(None, (0, 1), (), 'derivatives.yaml:1312'),
-    'poisson': Tangent(poisson_tangent, (0,), (), 'derivatives.yaml:1318'),
-    'as_strided_': Tangent(as_strided__tangent, (0,), (), 'derivatives.yaml:1345'),
-    'diag_embed': Tangent(diag_embed_tangent, (0,), (), 'derivatives.yaml:1324'),
-    'diagonal_scatter': Tangent(diagonal_scatter_tangent, (0, 1), (), 'derivatives.yaml:1329'),
-    'select_scatter': Tangent(select_scatter_tangent, (0, 1), (), 'derivatives.yaml:1334'),
-    'slice_scatter': Tangent(slice_scatter_tangent, (0, 1), (), 'derivatives.yaml:1339'),
-    'as_strided_scatter': Tangent(as_strided_scatter_tangent, (0, 1), (), 'derivatives.yaml:1349'),
-    'index_reduce': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1354'),
-    'index_reduce_': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1354'),
-    'addbmm': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1365'),
-    'addbmm_': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1365'),
-    'nanmedian': Tangent(nanmedian_tangent, (0,), (), 'derivatives.yaml:1369'),
-    'nanmedian.dim': Tangent(nanmedian_dim_tangent, (0,), (), 'derivatives.yaml:1374'),
-    'logcumsumexp': Tangent(logcumsumexp_tangent, (0,), (), 'derivatives.yaml:1378'),
-    '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1381'),
-    'histc': Tangent(None, (), (), 'derivatives.yaml:1627'),
+    '_cross_entropy_forward': Tangent(None, (0,), (), 'derivatives.yaml:1022'),
+    '_cross_entropy_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:1027'),
+    '_lstm_sequence': Tangent(None, (0, 1, 2, 3), (), 'derivatives.yaml:1037'),
+    '_lstm_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5, 6, 7), (), 'derivatives.yaml:1040'),
+    '_fused_adam_': Tangent(None, (0, 1, 2, 3, 4), (), 'derivatives.yaml:1044'),
+    '_fused_sgd_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1047'),
+    'linalg_qr': Tangent(None, (0,), (), 'derivatives.yaml:1073'),
+    'geqrf': Tangent(None, (0,), (), 'derivatives.yaml:1077'),
+    'linalg_lstsq': Tangent(None, (0, 1), (), 'derivatives.yaml:1082'),
+    'cdist': Tangent(None, (0, 1), (), 'derivatives.yaml:1067'),
+    'linalg_vector_norm': Tangent(None, (0,), (), 'derivatives.yaml:571'),
+    'linalg_inv_ex': Tangent(None, (0,), (), 'derivatives.yaml:1150'),
+    'linalg_slogdet': Tangent(None, (0,), (), 'derivatives.yaml:1155'),
+    'linalg_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1158'),
+    'linalg_cholesky_ex': Tangent(None, (0,), (), 'derivatives.yaml:1161'),
+    'linalg_lu_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1106'),
+    'lu_unpack': Tangent(None, (0,), (), 'derivatives.yaml:1110'),
+    'linalg_lu': Tangent(None, (0,), (), 'derivatives.yaml:1115'),
+    'linalg_lu_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1119'),
+    'linalg_solve_ex': Tangent(None, (0, 1), (), 'derivatives.yaml:1124'),
+    'linalg_solve_triangular': Tangent(None, (0, 1), (), 'derivatives.yaml:1128'),
+    'triangular_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1131'),
+    'cholesky_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1134'),
+    'cholesky_inverse': Tangent(None, (0,), (), 'derivatives.yaml:1137'),
+    'linalg_ldl_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1140'),
+    'linalg_ldl_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1144'),
+    '_linalg_svd': Tangent(None, (0,), (), 'derivatives.yaml:1171'),
+    '_linalg_eigh': Tangent(None, (0,), (), 'derivatives.yaml:1175'),
+    'linalg_det': Tangent(None, (0,), (), 'derivatives.yaml:1179'),
+    'linalg_pinv.atol_rtol_tensor': Tangent(None, (0,), (), 'derivatives.yaml:1182'),
+    'unsqueeze_': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:238'),
+    'squeeze_': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:230'),
+    'squeeze_.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:234'),
+    'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:218'),
+    'logaddexp': Tangent(logaddexp_tangent, (0, 1), (), 'derivatives.yaml:1059'),
+    'logaddexp2': Tangent(logaddexp2_tangent, (0, 1), (), 'derivatives.yaml:1064'),
+    'sinc': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:80'),
+    'heaviside': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1092'),
+    'dist': Tangent(None, (0, 1), (), 'derivatives.yaml:565'),
+    'lgamma': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1189'),
+    'lgamma_': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1189'),
+    'digamma': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1193'),
+    'digamma_': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1193'),
+    'polygamma': Tangent(polygamma_tangent, (1,), (), 'derivatives.yaml:1197'),
+    'polygamma_': Tangent(polygamma__tangent, (0,), (), 'derivatives.yaml:1202'),
+    'mvlgamma': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1208'),
+    'mvlgamma_': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1208'),
+    'igamma': Tangent(None, (0, 1), (), 'derivatives.yaml:1211'),
+    'igamma_': Tangent(None, (0, 1), (), 'derivatives.yaml:1211'),
+    'igammac': Tangent(None, (0, 1), (), 'derivatives.yaml:1215'),
+    'igammac_': Tangent(None, (0, 1), (), 'derivatives.yaml:1215'),
+    'erfinv': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1221'),
+    'erfinv_': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1221'),
+    'i0': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1225'),
+    'i0_': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1225'),
+    'special_i0e': Tangent(special_i0e_tangent, (0,), (), 'derivatives.yaml:1229'),
+    'special_i1': Tangent(special_i1_tangent, (0,), (), 'derivatives.yaml:1233'),
+    'special_i1e': Tangent(special_i1e_tangent, (0,), (), 'derivatives.yaml:1237'),
+    'special_erfcx': Tangent(special_erfcx_tangent, (0,), (), 'derivatives.yaml:1242'),
+    'special_ndtri': Tangent(special_ndtri_tangent, (0,), (), 'derivatives.yaml:1246'),
+    'special_log_ndtr': Tangent(special_log_ndtr_tangent, (0,), (), 'derivatives.yaml:1250'),
+    'special_entr': Tangent(special_entr_tangent, (0,), (), 'derivatives.yaml:1254'),
+    'special_xlog1py': Tangent(special_xlog1py_tangent, (0, 1), (), 'derivatives.yaml:1259'),
+    'special_airy_ai': Tangent(None, (), (), 'derivatives.yaml:1634'),
+    'special_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1637'),
+    'special_bessel_j1': Tangent(None, (), (), 'derivatives.yaml:1640'),
+    'special_bessel_y0': Tangent(None, (), (), 'derivatives.yaml:1643'),
+    'special_bessel_y1': Tangent(None, (), (), 'derivatives.yaml:1646'),
+    'special_modified_bessel_i0': Tangent(None, (), (), 'derivatives.yaml:1649'),
+    'special_modified_bessel_i1': Tangent(None, (), (), 'derivatives.yaml:1652'),
+    'special_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1655'),
+    'special_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1658'),
+    'special_scaled_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1661'),
+    'special_scaled_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1664'),
+    'special_spherical_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1667'),
+    'special_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1670'),
+    'special_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1673'),
+    'special_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1676'),
+    'special_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1679'),
+    'special_shifted_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1682'),
+    'special_shifted_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1685'),
+    'special_shifted_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1688'),
+    'special_shifted_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1691'),
+    'special_hermite_polynomial_h': Tangent(None, (), (), 'derivatives.yaml:1694'),
+    'special_hermite_polynomial_he': Tangent(None, (), (), 'derivatives.yaml:1697'),
+    'special_laguerre_polynomial_l': Tangent(None, (), (), 'derivatives.yaml:1700'),
+    'special_legendre_polynomial_p': Tangent(None, (), (), 'derivatives.yaml:1703'),
+    'special_zeta': Tangent(None, (0, 1), (), 'derivatives.yaml:1267'),
+    'acosh': Tangent(acosh_tangent, (0,), (), 'derivatives.yaml:1277'),
+    'acosh_': Tangent(acosh__tangent, (0,), (), 'derivatives.yaml:1292'),
+    'asinh': Tangent(asinh_tangent, (0,), (), 'derivatives.yaml:1281'),
+    'asinh_': Tangent(asinh__tangent, (0,), (), 'derivatives.yaml:1296'),
+    'atanh': Tangent(atanh_tangent, (0,), (), 'derivatives.yaml:1285'),
+    'atanh_': Tangent(atanh__tangent, (0,), (), 'derivatives.yaml:1300'),
+    'angle': Tangent(angle_tangent, (0,), (), 'derivatives.yaml:1305'),
+    'sgn': Tangent(sgn_tangent, (0,), (), 'derivatives.yaml:1575'),
+    'sgn_': Tangent(sgn_tangent, (0,), (), 'derivatives.yaml:1575'),
+    'sign_': Tangent(sign_tangent, (0,), (), 'derivatives.yaml:102'),
+    'copysign.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1310'),
+    'copysign_.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1310'),
+    'frexp.Tensor': Tangent(frexp_Tensor_tangent, (0,), (), 'derivatives.yaml:1315'),
+    'nextafter': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1319'),
+    'nextafter_': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1319'),
+    'eq_.Tensor': Tangent(eq__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1326'),
+    'ne_.Tensor': Tangent(ne__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1331'),
+    'lt_.Tensor': Tangent(lt__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1336'),
+    'le_.Tensor': Tangent(le__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1341'),
+    'gt_.Tensor': Tangent(gt__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1346'),
+    'ge_.Tensor': Tangent(ge__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1351'),
+    'pow_.Tensor': Tangent(pow__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1356'),
+    'xlogy_.Tensor': Tangent(xlogy_Tensor_tangent, (0, 1), (), 'derivatives.yaml:71'),
+    'sinc_': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:80'),
+    'heaviside_': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1092'),
+    'random_.from': Tangent(random__from_tangent, (0,), (), 'derivatives.yaml:1360'),
+    'random_.to': Tangent(random__to_tangent, (0,), (), 'derivatives.yaml:1364'),
+    'random_': Tangent(random__tangent, (0,), (), 'derivatives.yaml:1368'),
+    'cauchy_': Tangent(cauchy__tangent, (0,), (), 'derivatives.yaml:1372'),
+    'log_normal_': Tangent(log_normal__tangent, (0,), (), 'derivatives.yaml:1376'),
+    'geometric_': Tangent(geometric__tangent, (0,), (), 'derivatives.yaml:1380'),
+    'binomial': Tangent(binomial_tangent, (0, 1), (), 'derivatives.yaml:1386'),
+    'poisson': Tangent(poisson_tangent, (0,), (), 'derivatives.yaml:1390'),
+    'as_strided_': Tangent(as_strided__tangent, (0,), (), 'derivatives.yaml:1417'),
+    'diag_embed': Tangent(diag_embed_tangent, (0,), (), 'derivatives.yaml:1396'),
+    'diagonal_scatter': Tangent(diagonal_scatter_tangent, (0, 1), (), 'derivatives.yaml:1401'),
+    'select_scatter': Tangent(select_scatter_tangent, (0, 1), (), 'derivatives.yaml:1406'),
+    'slice_scatter': Tangent(slice_scatter_tangent, (0, 1), (), 'derivatives.yaml:1411'),
+    'as_strided_scatter': Tangent(as_strided_scatter_tangent, (0, 1), (), 'derivatives.yaml:1421'),
+    'index_reduce': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1426'),
+    'index_reduce_': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1426'),
+    'addbmm': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1437'),
+    'addbmm_': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1437'),
+    'nanmedian': Tangent(nanmedian_tangent, (0,), (), 'derivatives.yaml:1441'),
+    'nanmedian.dim': Tangent(nanmedian_dim_tangent, (0,), (), 'derivatives.yaml:1446'),
+    'logcumsumexp': Tangent(logcumsumexp_tangent, (0,), (), 'derivatives.yaml:1450'),
+    '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1453'),
+    'histc': Tangent(None, (), (), 'derivatives.yaml:1706'),
     'max_pool3d_with_indices': Tangent(
-        max_pool3d_with_indices_tangent, (0,), (), 'derivatives.yaml:1393',
+        max_pool3d_with_indices_tangent, (0,), (), 'derivatives.yaml:1465',
     ),
     'max_pool3d_with_indices_backward': Tangent(
-        max_pool3d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:1399',
+        max_pool3d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:1471',
     ),
-    'avg_pool3d': Tangent(avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1403'),
+    'avg_pool3d': Tangent(avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1475'),
     'avg_pool3d_backward': Tangent(
-        avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1408',
+        avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1480',
     ),
-    'adaptive_avg_pool3d': Tangent(adaptive_avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1412'),
+    'adaptive_avg_pool3d': Tangent(adaptive_avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1484'),
     'adaptive_avg_pool3d_backward': Tangent(
-        adaptive_avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1417',
+        adaptive_avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1489',
     ),
-    'adaptive_max_pool3d': Tangent(adaptive_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1422'),
+    'adaptive_max_pool3d': Tangent(adaptive_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1494'),
     'adaptive_max_pool3d_backward': Tangent(
-        adaptive_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1428',
+        adaptive_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1500',
     ),
     'fractional_max_pool2d': Tangent(
-        fractional_max_pool2d_tangent, (0,), (), 'derivatives.yaml:1435',
+        fractional_max_pool2d_tangent, (0,), (), 'derivatives.yaml:1507',
     ),
     'fractional_max_pool2d_backward': Tangent(
-        fractional_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:1441',
+        fractional_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:1513',
     ),
     'fractional_max_pool3d': Tangent(
-        fractional_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1447',
+        fractional_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1519',
     ),
     'fractional_max_pool3d_backward': Tangent(
-        fractional_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1453',
+        fractional_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1525',
     ),
-    'grid_sampler_2d': Tangent(grid_sampler_2d_tangent, (0, 1), (), 'derivatives.yaml:1463'),
-    'grid_sampler_2d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1465'),
-    'grid_sampler_3d': Tangent(grid_sampler_3d_tangent, (0, 1), (), 'derivatives.yaml:1470'),
-    'grid_sampler_3d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1472'),
-    '_embedding_bag': Tangent(_embedding_bag_tangent, (0, 1, 2, 6), (), 'derivatives.yaml:1482'),
-    '_ctc_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:1485'),
-    '_ctc_loss_backward': Tangent(None, (0, 1, 2, 5, 6), (), 'derivatives.yaml:1489'),
-    'alias': Tangent(alias_tangent, (0,), (), 'derivatives.yaml:1496'),
-    'view_as_real': Tangent(None, (0,), (), 'derivatives.yaml:1504'),
-    'view_as_complex': Tangent(None, (0,), (), 'derivatives.yaml:1507'),
-    '_conj_physical': Tangent(None, (0,), (), 'derivatives.yaml:1510'),
-    'conj_physical_': Tangent(None, (0,), (), 'derivatives.yaml:1513'),
-    'complex': Tangent(None, (0, 1), (), 'derivatives.yaml:1516'),
-    'polar': Tangent(None, (0, 1), (), 'derivatives.yaml:1519'),
-    '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1526'),
-    '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1530'),
-    '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1534'),
+    'grid_sampler_2d': Tangent(grid_sampler_2d_tangent, (0, 1), (), 'derivatives.yaml:1535'),
+    'grid_sampler_2d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1537'),
+    'grid_sampler_3d': Tangent(grid_sampler_3d_tangent, (0, 1), (), 'derivatives.yaml:1542'),
+    'grid_sampler_3d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1544'),
+    '_embedding_bag': Tangent(_embedding_bag_tangent, (0, 1, 2, 6), (), 'derivatives.yaml:1554'),
+    '_ctc_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:1557'),
+    '_ctc_loss_backward': Tangent(None, (0, 1, 2, 5, 6), (), 'derivatives.yaml:1561'),
+    'alias': Tangent(alias_tangent, (0,), (), 'derivatives.yaml:1568'),
+    'view_as_real': Tangent(view_as_real_tangent, (0,), (), 'derivatives.yaml:1579'),
+    'view_as_complex': Tangent(view_as_complex_tangent, (0,), (), 'derivatives.yaml:1583'),
+    '_conj_physical': Tangent(_conj_physical_tangent, (0,), (), 'derivatives.yaml:1587'),
+    'conj_physical_': Tangent(conj_physical__tangent, (0,), (), 'derivatives.yaml:1591'),
+    'complex': Tangent(complex_tangent, (0, 1), (), 'derivatives.yaml:1595'),
+    'polar': Tangent(polar_tangent, (0, 1), (), 'derivatives.yaml:1599'),
+    '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1605'),
+    '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1609'),
+    '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1613'),
 }

@@ -1,5 +1,5 @@
 """Backward helpers of the activations (see derivatives.yaml): elu, leaky_relu,
-gelu and silu second derivatives, mish, hardswish, prelu.
+gelu and silu second derivatives, mish, hardswish, prelu; prelu's tangent (forward mode).
 
 Written with TensorPlay ops only, so they can be differentiated again.
 """
@@ -90,19 +90,34 @@ def hardswish_backward(grad, self):
     return F.where(self <= -3, 0.0, middle)
 
 
+def _channel_weight(self, weight):
+    """prelu's weight laid out to broadcast against self: one slope for every element,
+    or one per channel (dim 1)."""
+    if weight.numel() == 1:
+        return weight.reshape([])
+    shape = [1] * self.dim()
+    shape[1] = weight.numel()
+    return weight.reshape(shape)
+
+
 def prelu_backward(grad, self, weight):
     """(grad_self, grad_weight) of prelu, PyTorch's formula, which reads (and so saves)
     both: grad where self > 0, grad * weight elsewhere; the weight's, self * grad where
     self <= 0, summed over every dim but the channel's."""
-    if weight.numel() == 1:
-        w = weight.reshape([])
-    else:
-        shape = [1] * self.dim()
-        shape[1] = weight.numel()
-        w = weight.reshape(shape)
+    w = _channel_weight(self, weight)
     positive = self > 0
     grad_self = F.where(positive, grad, grad * w)
     # Chosen per element, not multiplied by a 0 mask: a NaN or inf grad where self > 0
     # must not reach the weight's sum (NaN * 0 is NaN), as PyTorch's kernel selects too.
     grad_weight = sum_to(F.where(positive, 0, grad * self), tuple(w.shape))
     return grad_self, grad_weight.reshape(tuple(weight.shape))
+
+
+# ---- tangents (forward mode) ----------------------------------------------------------
+def prelu_jvp(self_p, weight_p, self_t, weight_t):
+    """self's tangent where self >= 0, d(weight * self) = weight d(self) + d(weight) self
+    elsewhere (PyTorch's _prelu_kernel formula; it counts self == 0 in the positive part,
+    where the gradient above does not: the kink, where either is a one-sided slope)."""
+    w_p = _channel_weight(self_p, weight_p)
+    w_t = _channel_weight(self_p, weight_t)
+    return F.where(self_p >= 0, self_t, w_p * self_t + w_t * self_p)

@@ -1,4 +1,5 @@
-"""Backward helpers for the pointwise ops (see derivatives.yaml).
+"""Backward helpers for the pointwise ops (see derivatives.yaml), and the tangent helpers
+(forward mode) of pow, div with a rounding mode and clamp.
 
 Written with TensorPlay ops only, so they can themselves be differentiated.
 """
@@ -8,7 +9,7 @@ import math
 
 from tensorplay import _creation
 from tensorplay._generated import functional as F
-from tensorplay.autograd.formulas.core import sum_to
+from tensorplay.autograd.formulas.core import pow_backward_exponent, pow_backward_self, sum_to
 
 
 def logit_backward(grad, self, eps):
@@ -104,3 +105,37 @@ def copysign_self_backward(grad, self, result):
     copysign_tensor_self_backward), summed to self's shape."""
     ratio = F.where(self == 0, 0.0, result / self)
     return sum_to(grad * ratio, tuple(self.shape))
+
+
+# ---- tangents (forward mode) ----------------------------------------------------------
+def pow_jvp(self_p, exponent_p, result, self_t, exponent_t):
+    """d(self ** e) = e self**(e-1) d(self) + self**e log(self) d(e): the backward
+    helpers read forward (grad := the tangent, conjugated on the way in and out, as
+    auto_element_wise does). NOTE: the exponent's term is 0 where its tangent is 0. A
+    constant exponent (a Python number, a tensor with no tangent) reaches here as zeros,
+    and 0 * log(self) is NaN for a negative self: PyTorch's missing tangent is a zero
+    tensor whose products are 0, so `x ** tensor(2.)` has a finite tangent there too."""
+    d_self = pow_backward_self(self_t.conj(), self_p, exponent_p).conj()
+    d_exponent = pow_backward_exponent(exponent_t.conj(), self_p, exponent_p, result).conj()
+    return d_self + F.where(exponent_t == 0, 0.0, d_exponent)
+
+
+def div_mode_jvp(self_p, other_p, result, self_t, other_t, rounding_mode):
+    """div's tangent, (d self - d other * self / other) / other; a rounded quotient is
+    piecewise constant, its tangent zeros (the gradient's choice above)."""
+    if rounding_mode is not None:
+        return _creation.zeros_like(result)
+    return self_t / other_p - other_t * (self_p / other_p) / other_p
+
+
+def clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t):  # noqa: A002
+    """The tangent of whichever of self, min and max the output took (PyTorch's
+    clamp_jvp): max's where min > max (clamp then gives max everywhere), else min's below
+    min, max's above max, self's in between. NOTE: at a tie with one bound only, the
+    bound's tangent, while the gradient above goes to self: PyTorch's two choices."""
+    if max_p is None:
+        return F.where(self_p > min_p, self_t, min_t)
+    if min_p is None:
+        return F.where(self_p < max_p, self_t, max_t)
+    inside = F.where(self_p < min_p, min_t, F.where(self_p > max_p, max_t, self_t))
+    return F.where(min_p > max_p, max_t, inside)
