@@ -6,15 +6,16 @@ differentiable input, and returns the result's tangent (a tuple for several outp
 tensorplay/autograd/forward_mode.py calls them at the ForwardAD dispatch key."""
 from tensorplay._generated import ops
 from tensorplay.autograd.formulas import (
-    acosh_backward, amaxamin_jvp, angle_backward, call_op, clamp_backward, clamp_jvp, cumprod_jvp,
-    div_mode_jvp, dropout_backward, elu_backward, elu_backward_of_result, embedding_bag_jvp,
-    erfinv_backward, evenly_read_jvp, gather_with_keepdimed_indices, gelu_second_derivative,
-    grid_sampler_2d_jvp, grid_sampler_3d_jvp, handle_r_to_c, hardswish_backward, i1_backward,
-    i1e_backward, index_reduce_jvp, leaky_relu_backward_of_result, logcumsumexp_jvp, logit_backward,
-    logsumexp_jvp, maybe_multiply, mish_backward, mvlgamma_backward, norm_jvp, pow_jvp,
-    pow_scalar_backward, prelu_jvp, prod_dim_jvp, prod_jvp, rounded_quotient, scatter_reduce_jvp,
-    scatter_value_reduce_jvp, scatter_with_reduce_jvp, sgn_backward, silu_second_derivative,
-    sinc_backward, std_jvp, var_jvp, zeros_like,
+    acosh_backward, add_terms, amaxamin_jvp, angle_backward, call_op, clamp_backward, clamp_jvp,
+    cumprod_jvp, div_mode_jvp, dropout_backward, elu_backward, elu_backward_of_result,
+    embedding_bag_jvp, erfinv_backward, evenly_read_jvp, gather_with_keepdimed_indices,
+    gelu_second_derivative, grid_sampler_2d_jvp, grid_sampler_3d_jvp, handle_r_to_c,
+    hardswish_backward, i1_backward, i1e_backward, index_reduce_jvp, leaky_relu_backward_of_result,
+    logcumsumexp_jvp, logit_backward, logsumexp_jvp, maybe_multiply, mish_backward,
+    mvlgamma_backward, norm_jvp, or_zeros, pow_jvp, pow_scalar_backward, prelu_jvp, prod_dim_jvp,
+    prod_jvp, rounded_quotient, scatter_reduce_jvp, scatter_value_reduce_jvp,
+    scatter_with_reduce_jvp, sgn_backward, silu_second_derivative, sinc_backward, std_jvp, var_jvp,
+    zeros_like,
 )
 from tensorplay._generated.functional import (
     adaptive_avg_pool2d_backward, adaptive_avg_pool3d_backward, avg_pool2d_backward,
@@ -26,374 +27,421 @@ from tensorplay._generated.functional import (
 
 def add_Tensor_tangent(self_p, other_p, alpha, result, self_t, other_t):
     """add.Tensor: result: self_t + maybe_multiply(other_t, alpha)"""
-    return self_t + maybe_multiply(other_t, alpha)
+    summands = []
+    if self_t is not None:
+        summands.append(self_t)
+    if other_t is not None:
+        summands.append(maybe_multiply(other_t, alpha))
+    return add_terms(summands)
 
 
 def sub_Tensor_tangent(self_p, other_p, alpha, result, self_t, other_t):
     """sub.Tensor: result: self_t - maybe_multiply(other_t, alpha)"""
-    return self_t - maybe_multiply(other_t, alpha)
+    summands = []
+    if self_t is not None:
+        summands.append(self_t)
+    if other_t is not None:
+        summands.append(-(maybe_multiply(other_t, alpha)))
+    return add_terms(summands)
 
 
 def mul_Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """mul.Tensor: result: other_t * self_p + self_t * other_p"""
-    return other_t * self_p + self_t * other_p
+    summands = []
+    if other_t is not None:
+        summands.append(other_t * self_p)
+    if self_t is not None:
+        summands.append(self_t * other_p)
+    return add_terms(summands)
 
 
 def div_Tensor_tangent(self_p, other_p, result, self_t, other_t):
-    """div.Tensor: result: (self_t - other_t * result) / other_p"""
-    return (self_t - other_t * result) / other_p
+    """div.Tensor: result: self_t / other_p - other_t * result / other_p"""
+    summands = []
+    if self_t is not None:
+        summands.append(self_t / other_p)
+    if other_t is not None:
+        summands.append(-(other_t * result / other_p))
+    return add_terms(summands)
 
 
 def pow_Tensor_Tensor_tangent(self_p, exponent_p, result, self_t, exponent_t):
     """pow.Tensor_Tensor: result: pow_jvp(self_p, exponent_p, result, self_t, exponent_t)"""
-    return pow_jvp(self_p, exponent_p, result, self_t, exponent_t)
+    return pow_jvp(
+        self_p, exponent_p, result, or_zeros(self_t, self_p), or_zeros(exponent_t, exponent_p),
+    )
 
 
 def pow_Tensor_Scalar_tangent(self_p, exponent, result, self_t):
     """pow.Tensor_Scalar: result: auto_element_wise = pow_scalar_backward(self_t.conj(),
     self_p, exponent).conj()"""
-    return pow_scalar_backward(self_t.conj(), self_p, exponent).conj()
+    return pow_scalar_backward(or_zeros(self_t, self_p).conj(), self_p, exponent).conj()
 
 
 def maximum_tangent(self_p, other_p, result, self_t, other_t):
     """maximum: result: other_t + where(self_p == other_p, 0.5, (self_p >
     other_p).to(result.dtype)) * (self_t - other_t)"""
-    return other_t + where(
-        self_p == other_p, 0.5, (self_p > other_p).to(result.dtype),
-    ) * (self_t - other_t)
+    summands = []
+    if other_t is not None:
+        summands.append(other_t)
+    if other_t is not None or self_t is not None:
+        summands.append(
+            where(
+                self_p == other_p, 0.5, (self_p > other_p).to(result.dtype),
+            ) * (or_zeros(self_t, self_p) - or_zeros(other_t, other_p)),
+        )
+    return add_terms(summands)
 
 
 def minimum_tangent(self_p, other_p, result, self_t, other_t):
     """minimum: result: other_t + where(self_p == other_p, 0.5, (self_p <
     other_p).to(result.dtype)) * (self_t - other_t)"""
-    return other_t + where(
-        self_p == other_p, 0.5, (self_p < other_p).to(result.dtype),
-    ) * (self_t - other_t)
+    summands = []
+    if other_t is not None:
+        summands.append(other_t)
+    if other_t is not None or self_t is not None:
+        summands.append(
+            where(
+                self_p == other_p, 0.5, (self_p < other_p).to(result.dtype),
+            ) * (or_zeros(self_t, self_p) - or_zeros(other_t, other_p)),
+        )
+    return add_terms(summands)
 
 
 def xlogy_Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """xlogy.Tensor: result: where(logical_and(self_p == 0, other_p <= 0), 0.0, xlogy(self_t,
     other_p)) + other_t * self_p / other_p"""
-    return where(
-        logical_and(self_p == 0, other_p <= 0), 0.0, xlogy(self_t, other_p),
-    ) + other_t * self_p / other_p
+    summands = []
+    if self_t is not None:
+        summands.append(where(logical_and(self_p == 0, other_p <= 0), 0.0, xlogy(self_t, other_p)))
+    if other_t is not None:
+        summands.append(other_t * self_p / other_p)
+    return add_terms(summands)
 
 
 def xlog1py_Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """xlog1py.Tensor: result: where(logical_and(self_p == 0, other_p <= -1), 0.0,
     xlog1py(self_t, other_p)) + other_t * self_p / (other_p + 1)"""
-    return where(
-        logical_and(self_p == 0, other_p <= -1), 0.0, xlog1py(self_t, other_p),
-    ) + other_t * self_p / (other_p + 1)
+    summands = []
+    if self_t is not None:
+        summands.append(
+            where(logical_and(self_p == 0, other_p <= -1), 0.0, xlog1py(self_t, other_p)),
+        )
+    if other_t is not None:
+        summands.append(other_t * self_p / (other_p + 1))
+    return add_terms(summands)
 
 
 def where_self_tangent(condition, self_p, other_p, result, self_t, other_t):
     """where.self: result: where(condition, self_t, other_t)"""
-    return where(condition, self_t, other_t)
+    return where(condition, or_zeros(self_t, self_p), or_zeros(other_t, other_p))
 
 
 def neg_tangent(self_p, result, self_t):
     """neg: result: auto_element_wise = (-self_t.conj()).conj()"""
-    return (-self_t.conj()).conj()
+    return (-or_zeros(self_t, self_p).conj()).conj()
 
 
 def abs_tangent(self_p, result, self_t):
     """abs: result: handle_r_to_c(result.dtype, self_t.conj() * self_p.sgn())"""
-    return handle_r_to_c(result.dtype, self_t.conj() * self_p.sgn())
+    return handle_r_to_c(result.dtype, or_zeros(self_t, self_p).conj() * self_p.sgn())
 
 
 def sign_tangent(self_p, result, self_t):
     """sign: result: auto_element_wise = zeros_like(self_t.conj()).conj()"""
-    return zeros_like(self_t.conj()).conj()
+    return zeros_like(or_zeros(self_t, self_p).conj()).conj()
 
 
 def exp_tangent(self_p, result, self_t):
     """exp: result: auto_element_wise = (self_t.conj() * result.conj()).conj()"""
-    return (self_t.conj() * result.conj()).conj()
+    return (or_zeros(self_t, self_p).conj() * result.conj()).conj()
 
 
 def log_tangent(self_p, result, self_t):
     """log: result: auto_element_wise = (self_t.conj() / self_p.conj()).conj()"""
-    return (self_t.conj() / self_p.conj()).conj()
+    return (or_zeros(self_t, self_p).conj() / self_p.conj()).conj()
 
 
 def sqrt_tangent(self_p, result, self_t):
     """sqrt: result: auto_element_wise = (self_t.conj() / (2 * result.conj())).conj()"""
-    return (self_t.conj() / (2 * result.conj())).conj()
+    return (or_zeros(self_t, self_p).conj() / (2 * result.conj())).conj()
 
 
 def sin_tangent(self_p, result, self_t):
     """sin: result: auto_element_wise = (self_t.conj() * self_p.cos().conj()).conj()"""
-    return (self_t.conj() * self_p.cos().conj()).conj()
+    return (or_zeros(self_t, self_p).conj() * self_p.cos().conj()).conj()
 
 
 def cos_tangent(self_p, result, self_t):
     """cos: result: auto_element_wise = (-self_t.conj() * self_p.sin().conj()).conj()"""
-    return (-self_t.conj() * self_p.sin().conj()).conj()
+    return (-or_zeros(self_t, self_p).conj() * self_p.sin().conj()).conj()
 
 
 def tanh_tangent(self_p, result, self_t):
     """tanh: result: auto_element_wise = (self_t.conj() * (1 - result * result).conj()).conj()"""
-    return (self_t.conj() * (1 - result * result).conj()).conj()
+    return (or_zeros(self_t, self_p).conj() * (1 - result * result).conj()).conj()
 
 
 def sigmoid_tangent(self_p, result, self_t):
     """sigmoid: result: auto_element_wise = (self_t.conj() * (result * (1 -
     result)).conj()).conj()"""
-    return (self_t.conj() * (result * (1 - result)).conj()).conj()
+    return (or_zeros(self_t, self_p).conj() * (result * (1 - result)).conj()).conj()
 
 
 def relu_tangent(self_p, result, self_t):
     """relu: result: auto_element_wise = threshold_backward(self_t.conj(), result, 0).conj()"""
-    return threshold_backward(self_t.conj(), result, 0).conj()
+    return threshold_backward(or_zeros(self_t, self_p).conj(), result, 0).conj()
 
 
 def sum_tangent(self_p, dtype, result, self_t):
     """sum: result: auto_linear = call_op(ops.sum, self_t, dtype)"""
-    return call_op(ops.sum, self_t, dtype)
+    return call_op(ops.sum, or_zeros(self_t, self_p), dtype)
 
 
 def sum_dim_IntList_tangent(self_p, dim, keepdim, dtype, result, self_t):
     """sum.dim_IntList: result: auto_linear = call_op(ops.sum_dim_IntList, self_t, dim,
     keepdim, dtype)"""
-    return call_op(ops.sum_dim_IntList, self_t, dim, keepdim, dtype)
+    return call_op(ops.sum_dim_IntList, or_zeros(self_t, self_p), dim, keepdim, dtype)
 
 
 def mean_tangent(self_p, dtype, result, self_t):
     """mean: result: auto_linear = call_op(ops.mean, self_t, dtype)"""
-    return call_op(ops.mean, self_t, dtype)
+    return call_op(ops.mean, or_zeros(self_t, self_p), dtype)
 
 
 def mean_dim_tangent(self_p, dim, keepdim, dtype, result, self_t):
     """mean.dim: result: auto_linear = call_op(ops.mean_dim, self_t, dim, keepdim, dtype)"""
-    return call_op(ops.mean_dim, self_t, dim, keepdim, dtype)
+    return call_op(ops.mean_dim, or_zeros(self_t, self_p), dim, keepdim, dtype)
 
 
 def max_tangent(self_p, result, self_t):
     """max: result: evenly_read_jvp(self_t, self_p, result)"""
-    return evenly_read_jvp(self_t, self_p, result)
+    return evenly_read_jvp(or_zeros(self_t, self_p), self_p, result)
 
 
 def max_dim_tangent(self_p, dim, keepdim, result, self_t):
     """max.dim: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, keepdim)
     return (values_t, None,)
 
 
 def min_tangent(self_p, result, self_t):
     """min: result: evenly_read_jvp(self_t, self_p, result)"""
-    return evenly_read_jvp(self_t, self_p, result)
+    return evenly_read_jvp(or_zeros(self_t, self_p), self_p, result)
 
 
 def min_dim_tangent(self_p, dim, keepdim, result, self_t):
     """min.dim: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, keepdim)
     return (values_t, None,)
 
 
 def copy__tangent(self_p, src_p, non_blocking, result, self_t, src_t):
     """copy_: result: handle_r_to_c(self_p.dtype, src_t)"""
-    return handle_r_to_c(self_p.dtype, src_t)
+    return handle_r_to_c(self_p.dtype, or_zeros(src_t, src_p))
 
 
 def fill__Scalar_tangent(self_p, value, result, self_t):
     """fill_.Scalar: result: zeros_like(self_t)"""
-    return zeros_like(self_t)
+    return zeros_like(or_zeros(self_t, self_p))
 
 
 def clone_tangent(self_p, memory_format, result, self_t):
     """clone: result: auto_linear = call_op(ops.clone, self_t, memory_format)"""
-    return call_op(ops.clone, self_t, memory_format)
+    return call_op(ops.clone, or_zeros(self_t, self_p), memory_format)
 
 
 def _to_copy_tangent(self_p, dtype, device, non_blocking, result, self_t):
     """_to_copy: result: auto_linear = call_op(ops._to_copy, self_t, dtype, device,
     non_blocking)"""
-    return call_op(ops._to_copy, self_t, dtype, device, non_blocking)
+    return call_op(ops._to_copy, or_zeros(self_t, self_p), dtype, device, non_blocking)
 
 
 def view_tangent(self_p, size, result, self_t):
     """view: result: auto_linear = call_op(ops.view, self_t, size)"""
-    return call_op(ops.view, self_t, size)
+    return call_op(ops.view, or_zeros(self_t, self_p), size)
 
 
 def _unsafe_view_tangent(self_p, size, result, self_t):
     """_unsafe_view: result: auto_linear = call_op(ops._unsafe_view, self_t, size)"""
-    return call_op(ops._unsafe_view, self_t, size)
+    return call_op(ops._unsafe_view, or_zeros(self_t, self_p), size)
 
 
 def as_strided_tangent(self_p, size, stride, storage_offset, result, self_t):
     """as_strided: result: auto_linear = call_op(ops.as_strided, self_t, size, stride,
     storage_offset)"""
-    return call_op(ops.as_strided, self_t, size, stride, storage_offset)
+    return call_op(ops.as_strided, or_zeros(self_t, self_p), size, stride, storage_offset)
 
 
 def transpose_int_tangent(self_p, dim0, dim1, result, self_t):
     """transpose.int: result: auto_linear = call_op(ops.transpose_int, self_t, dim0, dim1)"""
-    return call_op(ops.transpose_int, self_t, dim0, dim1)
+    return call_op(ops.transpose_int, or_zeros(self_t, self_p), dim0, dim1)
 
 
 def permute_tangent(self_p, dims, result, self_t):
     """permute: result: auto_linear = call_op(ops.permute, self_t, dims)"""
-    return call_op(ops.permute, self_t, dims)
+    return call_op(ops.permute, or_zeros(self_t, self_p), dims)
 
 
 def expand_tangent(self_p, size, implicit, result, self_t):
     """expand: result: auto_linear = call_op(ops.expand, self_t, size, implicit)"""
-    return call_op(ops.expand, self_t, size, implicit)
+    return call_op(ops.expand, or_zeros(self_t, self_p), size, implicit)
 
 
 def squeeze_tangent(self_p, result, self_t):
     """squeeze: result: auto_linear = call_op(ops.squeeze, self_t)"""
-    return call_op(ops.squeeze, self_t)
+    return call_op(ops.squeeze, or_zeros(self_t, self_p))
 
 
 def squeeze_dim_tangent(self_p, dim, result, self_t):
     """squeeze.dim: result: auto_linear = call_op(ops.squeeze_dim, self_t, dim)"""
-    return call_op(ops.squeeze_dim, self_t, dim)
+    return call_op(ops.squeeze_dim, or_zeros(self_t, self_p), dim)
 
 
 def unsqueeze_tangent(self_p, dim, result, self_t):
     """unsqueeze: result: auto_linear = call_op(ops.unsqueeze, self_t, dim)"""
-    return call_op(ops.unsqueeze, self_t, dim)
+    return call_op(ops.unsqueeze, or_zeros(self_t, self_p), dim)
 
 
 def select_int_tangent(self_p, dim, index, result, self_t):
     """select.int: result: auto_linear = call_op(ops.select_int, self_t, dim, index)"""
-    return call_op(ops.select_int, self_t, dim, index)
+    return call_op(ops.select_int, or_zeros(self_t, self_p), dim, index)
 
 
 def slice_Tensor_tangent(self_p, dim, start, end, step, result, self_t):
     """slice.Tensor: result: auto_linear = call_op(ops.slice_Tensor, self_t, dim, start, end,
     step)"""
-    return call_op(ops.slice_Tensor, self_t, dim, start, end, step)
+    return call_op(ops.slice_Tensor, or_zeros(self_t, self_p), dim, start, end, step)
 
 
 def reciprocal_tangent(self_p, result, self_t):
     """reciprocal: result: auto_element_wise = (-self_t.conj() * (result *
     result).conj()).conj()"""
-    return (-self_t.conj() * (result * result).conj()).conj()
+    return (-or_zeros(self_t, self_p).conj() * (result * result).conj()).conj()
 
 
 def rsqrt_tangent(self_p, result, self_t):
     """rsqrt: result: auto_element_wise = (-0.5 * self_t.conj() * (result * result *
     result).conj()).conj()"""
-    return (-0.5 * self_t.conj() * (result * result * result).conj()).conj()
+    return (-0.5 * or_zeros(self_t, self_p).conj() * (result * result * result).conj()).conj()
 
 
 def exp2_tangent(self_p, result, self_t):
     """exp2: result: auto_element_wise = (self_t.conj() * result.conj() *
     0.6931471805599453).conj()"""
-    return (self_t.conj() * result.conj() * 0.6931471805599453).conj()
+    return (or_zeros(self_t, self_p).conj() * result.conj() * 0.6931471805599453).conj()
 
 
 def expm1_tangent(self_p, result, self_t):
     """expm1: result: auto_element_wise = (self_t.conj() * (result.conj() + 1)).conj()"""
-    return (self_t.conj() * (result.conj() + 1)).conj()
+    return (or_zeros(self_t, self_p).conj() * (result.conj() + 1)).conj()
 
 
 def log2_tangent(self_p, result, self_t):
     """log2: result: auto_element_wise = (self_t.conj() / (self_p.conj() *
     0.6931471805599453)).conj()"""
-    return (self_t.conj() / (self_p.conj() * 0.6931471805599453)).conj()
+    return (or_zeros(self_t, self_p).conj() / (self_p.conj() * 0.6931471805599453)).conj()
 
 
 def log10_tangent(self_p, result, self_t):
     """log10: result: auto_element_wise = (self_t.conj() / (self_p.conj() *
     2.302585092994046)).conj()"""
-    return (self_t.conj() / (self_p.conj() * 2.302585092994046)).conj()
+    return (or_zeros(self_t, self_p).conj() / (self_p.conj() * 2.302585092994046)).conj()
 
 
 def log1p_tangent(self_p, result, self_t):
     """log1p: result: auto_element_wise = (self_t.conj() / (self_p + 1).conj()).conj()"""
-    return (self_t.conj() / (self_p + 1).conj()).conj()
+    return (or_zeros(self_t, self_p).conj() / (self_p + 1).conj()).conj()
 
 
 def tan_tangent(self_p, result, self_t):
     """tan: result: auto_element_wise = (self_t.conj() * (1 + result * result).conj()).conj()"""
-    return (self_t.conj() * (1 + result * result).conj()).conj()
+    return (or_zeros(self_t, self_p).conj() * (1 + result * result).conj()).conj()
 
 
 def asin_tangent(self_p, result, self_t):
     """asin: result: auto_element_wise = (self_t.conj() / (1 - self_p *
     self_p).sqrt().conj()).conj()"""
-    return (self_t.conj() / (1 - self_p * self_p).sqrt().conj()).conj()
+    return (or_zeros(self_t, self_p).conj() / (1 - self_p * self_p).sqrt().conj()).conj()
 
 
 def acos_tangent(self_p, result, self_t):
     """acos: result: auto_element_wise = (-self_t.conj() / (1 - self_p *
     self_p).sqrt().conj()).conj()"""
-    return (-self_t.conj() / (1 - self_p * self_p).sqrt().conj()).conj()
+    return (-or_zeros(self_t, self_p).conj() / (1 - self_p * self_p).sqrt().conj()).conj()
 
 
 def atan_tangent(self_p, result, self_t):
     """atan: result: auto_element_wise = (self_t.conj() / (1 + self_p * self_p).conj()).conj()"""
-    return (self_t.conj() / (1 + self_p * self_p).conj()).conj()
+    return (or_zeros(self_t, self_p).conj() / (1 + self_p * self_p).conj()).conj()
 
 
 def sinh_tangent(self_p, result, self_t):
     """sinh: result: auto_element_wise = (self_t.conj() * self_p.cosh().conj()).conj()"""
-    return (self_t.conj() * self_p.cosh().conj()).conj()
+    return (or_zeros(self_t, self_p).conj() * self_p.cosh().conj()).conj()
 
 
 def cosh_tangent(self_p, result, self_t):
     """cosh: result: auto_element_wise = (self_t.conj() * self_p.sinh().conj()).conj()"""
-    return (self_t.conj() * self_p.sinh().conj()).conj()
+    return (or_zeros(self_t, self_p).conj() * self_p.sinh().conj()).conj()
 
 
 def erf_tangent(self_p, result, self_t):
     """erf: result: auto_element_wise = (self_t.conj() * 1.1283791670955126 * (-self_p *
     self_p).exp()).conj()"""
-    return (self_t.conj() * 1.1283791670955126 * (-self_p * self_p).exp()).conj()
+    return (or_zeros(self_t, self_p).conj() * 1.1283791670955126 * (-self_p * self_p).exp()).conj()
 
 
 def erfc_tangent(self_p, result, self_t):
     """erfc: result: auto_element_wise = (-self_t.conj() * 1.1283791670955126 * (-self_p *
     self_p).exp()).conj()"""
-    return (-self_t.conj() * 1.1283791670955126 * (-self_p * self_p).exp()).conj()
+    return (-or_zeros(self_t, self_p).conj() * 1.1283791670955126 * (-self_p * self_p).exp()).conj()
 
 
 def logit_tangent(self_p, eps, result, self_t):
     """logit: result: auto_element_wise = logit_backward(self_t.conj(), self_p, eps).conj()"""
-    return logit_backward(self_t.conj(), self_p, eps).conj()
+    return logit_backward(or_zeros(self_t, self_p).conj(), self_p, eps).conj()
 
 
 def floor_tangent(self_p, result, self_t):
     """floor: result: auto_element_wise = zeros_like(self_t.conj()).conj()"""
-    return zeros_like(self_t.conj()).conj()
+    return zeros_like(or_zeros(self_t, self_p).conj()).conj()
 
 
 def ceil_tangent(self_p, result, self_t):
     """ceil: result: auto_element_wise = zeros_like(self_t.conj()).conj()"""
-    return zeros_like(self_t.conj()).conj()
+    return zeros_like(or_zeros(self_t, self_p).conj()).conj()
 
 
 def trunc_tangent(self_p, result, self_t):
     """trunc: result: auto_element_wise = zeros_like(self_t.conj()).conj()"""
-    return zeros_like(self_t.conj()).conj()
+    return zeros_like(or_zeros(self_t, self_p).conj()).conj()
 
 
 def round_tangent(self_p, result, self_t):
     """round: result: auto_element_wise = zeros_like(self_t.conj()).conj()"""
-    return zeros_like(self_t.conj()).conj()
+    return zeros_like(or_zeros(self_t, self_p).conj()).conj()
 
 
 def round_decimals_tangent(self_p, decimals, result, self_t):
     """round.decimals: result: auto_element_wise = zeros_like(self_t.conj()).conj()"""
-    return zeros_like(self_t.conj()).conj()
+    return zeros_like(or_zeros(self_t, self_p).conj()).conj()
 
 
 def frac_tangent(self_p, result, self_t):
     """frac: result: self_t"""
-    return self_t
+    return or_zeros(self_t, self_p)
 
 
 def div_Tensor_mode_tangent(self_p, other_p, rounding_mode, result, self_t, other_t):
     """div.Tensor_mode: result: div_mode_jvp(self_p, other_p, result, self_t, other_t,
     rounding_mode)"""
-    return div_mode_jvp(self_p, other_p, result, self_t, other_t, rounding_mode)
+    return div_mode_jvp(
+        self_p, other_p, result, or_zeros(self_t, self_p), or_zeros(other_t, other_p),
+        rounding_mode,
+    )
 
 
 def floor_divide_tangent(self_p, other_p, result, self_t, other_t):
@@ -403,179 +451,228 @@ def floor_divide_tangent(self_p, other_p, result, self_t, other_t):
 
 def remainder_Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """remainder.Tensor: result: self_t - other_t * rounded_quotient(self_p, other_p, "floor")"""
-    return self_t - other_t * rounded_quotient(self_p, other_p, "floor")
+    summands = []
+    if self_t is not None:
+        summands.append(self_t)
+    if other_t is not None:
+        summands.append(-(other_t * rounded_quotient(self_p, other_p, "floor")))
+    return add_terms(summands)
 
 
 def fmod_Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """fmod.Tensor: result: self_t - other_t * rounded_quotient(self_p, other_p, "trunc")"""
-    return self_t - other_t * rounded_quotient(self_p, other_p, "trunc")
+    summands = []
+    if self_t is not None:
+        summands.append(self_t)
+    if other_t is not None:
+        summands.append(-(other_t * rounded_quotient(self_p, other_p, "trunc")))
+    return add_terms(summands)
 
 
 def atan2_tangent(self_p, other_p, result, self_t, other_t):
     """atan2: result: (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))"""
-    return (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))
+    return (-self_p * or_zeros(other_t, other_p) + other_p * or_zeros(self_t, self_p)) / (
+        self_p.pow(2) + other_p.pow(2),
+    )
 
 
 def hypot_tangent(self_p, other_p, result, self_t, other_t):
     """hypot: result: self_t * self_p / result + other_t * other_p / result"""
-    return self_t * self_p / result + other_t * other_p / result
+    summands = []
+    if self_t is not None:
+        summands.append(self_t * self_p / result)
+    if other_t is not None:
+        summands.append(other_t * other_p / result)
+    return add_terms(summands)
 
 
 def clamp_tangent(self_p, min, max, result, self_t):
     """clamp: result: auto_element_wise = clamp_backward(self_t.conj(), self_p, min,
     max).conj()"""
-    return clamp_backward(self_t.conj(), self_p, min, max).conj()
+    return clamp_backward(or_zeros(self_t, self_p).conj(), self_p, min, max).conj()
 
 
 def clamp_Tensor_tangent(self_p, min_p, max_p, result, self_t, min_t, max_t):
     """clamp.Tensor: result: clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)"""
-    return clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t)
+    return clamp_jvp(
+        self_p, or_zeros(self_t, self_p), min_p, or_zeros(min_t, min_p), max_p,
+        or_zeros(max_t, max_p),
+    )
 
 
 def lerp_Scalar_tangent(self_p, end_p, weight, result, self_t, end_t):
     """lerp.Scalar: result: lerp(self_t, end_t, weight)"""
-    return lerp(self_t, end_t, weight)
+    return lerp(or_zeros(self_t, self_p), or_zeros(end_t, end_p), weight)
 
 
 def lerp_Tensor_tangent(self_p, end_p, weight_p, result, self_t, end_t, weight_t):
     """lerp.Tensor: result: lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)"""
-    return lerp(self_t, end_t, weight_p) + weight_t * (end_p - self_p)
+    summands = []
+    if end_t is not None or self_t is not None:
+        summands.append(lerp(or_zeros(self_t, self_p), or_zeros(end_t, end_p), weight_p))
+    if weight_t is not None:
+        summands.append(weight_t * (end_p - self_p))
+    return add_terms(summands)
 
 
 def addcmul_tangent(self_p, tensor1_p, tensor2_p, value, result, self_t, tensor1_t, tensor2_t):
     """addcmul: result: self_t + maybe_multiply(tensor1_t * tensor2_p, value) +
     maybe_multiply(tensor2_t * tensor1_p, value)"""
-    return self_t + maybe_multiply(
-        tensor1_t * tensor2_p, value,
-    ) + maybe_multiply(tensor2_t * tensor1_p, value)
+    summands = []
+    if self_t is not None:
+        summands.append(self_t)
+    if tensor1_t is not None:
+        summands.append(maybe_multiply(tensor1_t * tensor2_p, value))
+    if tensor2_t is not None:
+        summands.append(maybe_multiply(tensor2_t * tensor1_p, value))
+    return add_terms(summands)
 
 
 def addcdiv_tangent(self_p, tensor1_p, tensor2_p, value, result, self_t, tensor1_t, tensor2_t):
     """addcdiv: result: self_t + maybe_multiply(tensor1_t / tensor2_p, value) -
     maybe_multiply(tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value)"""
-    return self_t + maybe_multiply(tensor1_t / tensor2_p, value) - maybe_multiply(
-        tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value,
-    )
+    summands = []
+    if self_t is not None:
+        summands.append(self_t)
+    if tensor1_t is not None:
+        summands.append(maybe_multiply(tensor1_t / tensor2_p, value))
+    if tensor2_t is not None:
+        summands.append(-(maybe_multiply(tensor2_t * (tensor1_p / tensor2_p) / tensor2_p, value)))
+    return add_terms(summands)
 
 
 def nan_to_num_tangent(self_p, nan, posinf, neginf, result, self_t):
     """nan_to_num: result: auto_element_wise = (self_t.conj() * isfinite(self_p)).conj()"""
-    return (self_t.conj() * isfinite(self_p)).conj()
+    return (or_zeros(self_t, self_p).conj() * isfinite(self_p)).conj()
 
 
 def leaky_relu_tangent(self_p, negative_slope, result, self_t):
     """leaky_relu: result: auto_element_wise = where(self_p > 0, self_t.conj(), self_t.conj() *
     negative_slope).conj()"""
-    return where(self_p > 0, self_t.conj(), self_t.conj() * negative_slope).conj()
+    return where(
+        self_p > 0, or_zeros(self_t, self_p).conj(),
+        or_zeros(self_t, self_p).conj() * negative_slope,
+    ).conj()
 
 
 def leaky_relu__tangent(self_p, negative_slope, result, self_t):
     """leaky_relu_: result: leaky_relu_backward_of_result(self_t, result, negative_slope)"""
-    return leaky_relu_backward_of_result(self_t, result, negative_slope)
+    return leaky_relu_backward_of_result(or_zeros(self_t, self_p), result, negative_slope)
 
 
 def elu_tangent(self_p, alpha, scale, input_scale, result, self_t):
     """elu: result: auto_element_wise = elu_backward(self_t.conj(), self_p, alpha, scale,
     input_scale).conj()"""
-    return elu_backward(self_t.conj(), self_p, alpha, scale, input_scale).conj()
+    return elu_backward(or_zeros(self_t, self_p).conj(), self_p, alpha, scale, input_scale).conj()
 
 
 def elu__tangent(self_p, alpha, scale, input_scale, result, self_t):
     """elu_: result: elu_backward_of_result(self_t, result, alpha, scale, input_scale)"""
-    return elu_backward_of_result(self_t, result, alpha, scale, input_scale)
+    return elu_backward_of_result(or_zeros(self_t, self_p), result, alpha, scale, input_scale)
 
 
 def gelu_tangent(self_p, approximate, result, self_t):
     """gelu: result: auto_element_wise = gelu_backward(self_t.conj(), self_p,
     approximate=approximate).conj()"""
-    return gelu_backward(self_t.conj(), self_p, approximate=approximate).conj()
+    return gelu_backward(or_zeros(self_t, self_p).conj(), self_p, approximate=approximate).conj()
 
 
 def silu_tangent(self_p, result, self_t):
     """silu: result: auto_element_wise = silu_backward(self_t.conj(), self_p).conj()"""
-    return silu_backward(self_t.conj(), self_p).conj()
+    return silu_backward(or_zeros(self_t, self_p).conj(), self_p).conj()
 
 
 def gelu_backward_tangent(grad_output_p, self_p, approximate, result, grad_output_t, self_t):
     """gelu_backward: result: gelu_backward(grad_output_t, self_p, approximate=approximate) +
     self_t * grad_output_p * gelu_second_derivative(self_p, approximate)"""
-    return gelu_backward(
-        grad_output_t, self_p, approximate=approximate,
-    ) + self_t * grad_output_p * gelu_second_derivative(self_p, approximate)
+    summands = []
+    if grad_output_t is not None:
+        summands.append(gelu_backward(grad_output_t, self_p, approximate=approximate))
+    if self_t is not None:
+        summands.append(self_t * grad_output_p * gelu_second_derivative(self_p, approximate))
+    return add_terms(summands)
 
 
 def silu_backward_tangent(grad_output_p, self_p, result, grad_output_t, self_t):
     """silu_backward: result: silu_backward(grad_output_t, self_p) + self_t * grad_output_p *
     silu_second_derivative(self_p)"""
-    return silu_backward(
-        grad_output_t, self_p,
-    ) + self_t * grad_output_p * silu_second_derivative(self_p)
+    summands = []
+    if grad_output_t is not None:
+        summands.append(silu_backward(grad_output_t, self_p))
+    if self_t is not None:
+        summands.append(self_t * grad_output_p * silu_second_derivative(self_p))
+    return add_terms(summands)
 
 
 def mish_tangent(self_p, result, self_t):
     """mish: result: auto_element_wise = mish_backward(self_t.conj(), self_p).conj()"""
-    return mish_backward(self_t.conj(), self_p).conj()
+    return mish_backward(or_zeros(self_t, self_p).conj(), self_p).conj()
 
 
 def softplus_tangent(self_p, beta, threshold, result, self_t):
     """softplus: result: auto_element_wise = where(self_p * beta > threshold, self_t.conj(),
     self_t.conj() * (self_p * beta).sigmoid()).conj()"""
     return where(
-        self_p * beta > threshold, self_t.conj(), self_t.conj() * (self_p * beta).sigmoid(),
+        self_p * beta > threshold, or_zeros(self_t, self_p).conj(),
+        or_zeros(self_t, self_p).conj() * (self_p * beta).sigmoid(),
     ).conj()
 
 
 def hardtanh_tangent(self_p, min_val, max_val, result, self_t):
     """hardtanh: result: auto_element_wise = where(logical_or(self_p <= min_val, self_p >=
     max_val), 0, self_t.conj()).conj()"""
-    return where(logical_or(self_p <= min_val, self_p >= max_val), 0, self_t.conj()).conj()
+    return where(
+        logical_or(self_p <= min_val, self_p >= max_val), 0, or_zeros(self_t, self_p).conj(),
+    ).conj()
 
 
 def hardsigmoid_tangent(self_p, result, self_t):
     """hardsigmoid: result: auto_element_wise = where(logical_and(self_p > -3, self_p < 3),
     self_t.conj() / 6, 0).conj()"""
-    return where(logical_and(self_p > -3, self_p < 3), self_t.conj() / 6, 0).conj()
+    return where(
+        logical_and(self_p > -3, self_p < 3), or_zeros(self_t, self_p).conj() / 6, 0,
+    ).conj()
 
 
 def hardswish_tangent(self_p, result, self_t):
     """hardswish: result: auto_element_wise = hardswish_backward(self_t.conj(), self_p).conj()"""
-    return hardswish_backward(self_t.conj(), self_p).conj()
+    return hardswish_backward(or_zeros(self_t, self_p).conj(), self_p).conj()
 
 
 def threshold_tangent(self_p, threshold, value, result, self_t):
     """threshold: result: auto_element_wise = where(self_p <= threshold, 0,
     self_t.conj()).conj()"""
-    return where(self_p <= threshold, 0, self_t.conj()).conj()
+    return where(self_p <= threshold, 0, or_zeros(self_t, self_p).conj()).conj()
 
 
 def threshold_backward_tangent(grad_output_p, self_p, threshold, result, grad_output_t, self_t):
     """threshold_backward: result: threshold_backward(grad_output_t, self_p, threshold)"""
-    return threshold_backward(grad_output_t, self_p, threshold)
+    return threshold_backward(or_zeros(grad_output_t, grad_output_p), self_p, threshold)
 
 
 def prelu_tangent(self_p, weight_p, result, self_t, weight_t):
     """prelu: result: prelu_jvp(self_p, weight_p, self_t, weight_t)"""
-    return prelu_jvp(self_p, weight_p, self_t, weight_t)
+    return prelu_jvp(self_p, weight_p, or_zeros(self_t, self_p), or_zeros(weight_t, weight_p))
 
 
 def normal__tangent(self_p, mean, std, generator, result, self_t):
     """normal_: result: zeros_like(self_t)"""
-    return zeros_like(self_t)
+    return zeros_like(or_zeros(self_t, self_p))
 
 
 def uniform__tangent(self_p, from_, to, generator, result, self_t):
     """uniform_: result: zeros_like(self_t)"""
-    return zeros_like(self_t)
+    return zeros_like(or_zeros(self_t, self_p))
 
 
 def exponential__tangent(self_p, lambd, generator, result, self_t):
     """exponential_: result: zeros_like(self_t)"""
-    return zeros_like(self_t)
+    return zeros_like(or_zeros(self_t, self_p))
 
 
 def bernoulli_tangent(self_p, generator, result, self_t):
     """bernoulli: result: auto_element_wise = zeros_like(self_t.conj()).conj()"""
-    return zeros_like(self_t.conj()).conj()
+    return zeros_like(or_zeros(self_t, self_p).conj()).conj()
 
 
 def bernoulli_p_tangent(self_p, p, generator, result, self_t):
@@ -585,60 +682,60 @@ def bernoulli_p_tangent(self_p, p, generator, result, self_t):
 
 def bernoulli__float_tangent(self_p, p, generator, result, self_t):
     """bernoulli_.float: result: zeros_like(self_t)"""
-    return zeros_like(self_t)
+    return zeros_like(or_zeros(self_t, self_p))
 
 
 def bernoulli__Tensor_tangent(self_p, p, generator, result, self_t):
     """bernoulli_.Tensor: result: zeros_like(self_t)"""
-    return zeros_like(self_t)
+    return zeros_like(or_zeros(self_t, self_p))
 
 
 def clamp_max_Tensor_tangent(self_p, max_p, result, self_t, max_t):
     """clamp_max.Tensor: result: where(self_p <= max_p, self_t, max_t)"""
-    return where(self_p <= max_p, self_t, max_t)
+    return where(self_p <= max_p, or_zeros(self_t, self_p), or_zeros(max_t, max_p))
 
 
 def remainder_Scalar_Tensor_tangent(self, other_p, result, other_t):
     """remainder.Scalar_Tensor: result: -other_t * (self / other_p).floor()"""
-    return -other_t * (self / other_p).floor()
+    return -or_zeros(other_t, other_p) * (self / other_p).floor()
 
 
 def prod_tangent(self_p, dtype, result, self_t):
     """prod: result: prod_jvp(self_p, self_t, result)"""
-    return prod_jvp(self_p, self_t, result)
+    return prod_jvp(self_p, or_zeros(self_t, self_p), result)
 
 
 def prod_dim_int_tangent(self_p, dim, keepdim, dtype, result, self_t):
     """prod.dim_int: result: prod_dim_jvp(self_p, self_t, result, dim, keepdim)"""
-    return prod_dim_jvp(self_p, self_t, result, dim, keepdim)
+    return prod_dim_jvp(self_p, or_zeros(self_t, self_p), result, dim, keepdim)
 
 
 def amax_tangent(self_p, dim, keepdim, result, self_t):
     """amax: result: amaxamin_jvp(self_p, self_t, result, dim, keepdim)"""
-    return amaxamin_jvp(self_p, self_t, result, dim, keepdim)
+    return amaxamin_jvp(self_p, or_zeros(self_t, self_p), result, dim, keepdim)
 
 
 def amin_tangent(self_p, dim, keepdim, result, self_t):
     """amin: result: amaxamin_jvp(self_p, self_t, result, dim, keepdim)"""
-    return amaxamin_jvp(self_p, self_t, result, dim, keepdim)
+    return amaxamin_jvp(self_p, or_zeros(self_t, self_p), result, dim, keepdim)
 
 
 def var_correction_tangent(self_p, dim, correction, keepdim, result, self_t):
     """var.correction: result: var_jvp(self_p, self_t, dim, correction, keepdim)"""
-    return var_jvp(self_p, self_t, dim, correction, keepdim)
+    return var_jvp(self_p, or_zeros(self_t, self_p), dim, correction, keepdim)
 
 
 def std_correction_tangent(self_p, dim, correction, keepdim, result, self_t):
     """std.correction: result: std_jvp(self_p, self_t, dim, correction, keepdim, result)"""
-    return std_jvp(self_p, self_t, dim, correction, keepdim, result)
+    return std_jvp(self_p, or_zeros(self_t, self_p), dim, correction, keepdim, result)
 
 
 def var_mean_correction_tangent(self_p, dim, correction, keepdim, result, self_t):
     """var_mean.correction: result0: var_jvp(self_p, self_t, dim, correction, keepdim);
     result1: self_t.mean(dim, keepdim)"""
     result0, result1 = result
-    result0_t = var_jvp(self_p, self_t, dim, correction, keepdim)
-    result1_t = self_t.mean(dim, keepdim)
+    result0_t = var_jvp(self_p, or_zeros(self_t, self_p), dim, correction, keepdim)
+    result1_t = or_zeros(self_t, self_p).mean(dim, keepdim)
     return (result0_t, result1_t,)
 
 
@@ -646,174 +743,178 @@ def std_mean_correction_tangent(self_p, dim, correction, keepdim, result, self_t
     """std_mean.correction: result0: std_jvp(self_p, self_t, dim, correction, keepdim,
     result0); result1: self_t.mean(dim, keepdim)"""
     result0, result1 = result
-    result0_t = std_jvp(self_p, self_t, dim, correction, keepdim, result0)
-    result1_t = self_t.mean(dim, keepdim)
+    result0_t = std_jvp(self_p, or_zeros(self_t, self_p), dim, correction, keepdim, result0)
+    result1_t = or_zeros(self_t, self_p).mean(dim, keepdim)
     return (result0_t, result1_t,)
 
 
 def norm_ScalarOpt_dim_tangent(self_p, p, dim, keepdim, dtype, result, self_t):
     """norm.ScalarOpt_dim: result: norm_jvp(self_p, self_t, p, result, dim, keepdim)"""
-    return norm_jvp(self_p, self_t, p, result, dim, keepdim)
+    return norm_jvp(self_p, or_zeros(self_t, self_p), p, result, dim, keepdim)
 
 
 def logsumexp_tangent(self_p, dim, keepdim, result, self_t):
     """logsumexp: result: logsumexp_jvp(self_p, self_t, dim, keepdim)"""
-    return logsumexp_jvp(self_p, self_t, dim, keepdim)
+    return logsumexp_jvp(self_p, or_zeros(self_t, self_p), dim, keepdim)
 
 
 def cumsum_tangent(self_p, dim, dtype, result, self_t):
     """cumsum: result: auto_linear = call_op(ops.cumsum, self_t, dim, dtype)"""
-    return call_op(ops.cumsum, self_t, dim, dtype)
+    return call_op(ops.cumsum, or_zeros(self_t, self_p), dim, dtype)
 
 
 def cumprod_tangent(self_p, dim, dtype, result, self_t):
     """cumprod: result: cumprod_jvp(self_t, self_p, result, dim)"""
-    return cumprod_jvp(self_t, self_p, result, dim)
+    return cumprod_jvp(or_zeros(self_t, self_p), self_p, result, dim)
 
 
 def cummax_tangent(self_p, dim, result, self_t):
     """cummax: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
+    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, True)
     return (values_t, None,)
 
 
 def cummin_tangent(self_p, dim, result, self_t):
     """cummin: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
+    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, True)
     return (values_t, None,)
 
 
 def median_tangent(self_p, result, self_t):
     """median: result: evenly_read_jvp(self_t, self_p, result)"""
-    return evenly_read_jvp(self_t, self_p, result)
+    return evenly_read_jvp(or_zeros(self_t, self_p), self_p, result)
 
 
 def median_dim_tangent(self_p, dim, keepdim, result, self_t):
     """median.dim: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, keepdim)
     return (values_t, None,)
 
 
 def mode_tangent(self_p, dim, keepdim, result, self_t):
     """mode: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, keepdim)
     return (values_t, None,)
 
 
 def kthvalue_tangent(self_p, k, dim, keepdim, result, self_t):
     """kthvalue: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, keepdim)
     return (values_t, None,)
 
 
 def topk_tangent(self_p, k, dim, largest, sorted, result, self_t):
     """topk: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
+    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, True)
     return (values_t, None,)
 
 
 def sort_tangent(self_p, dim, descending, result, self_t):
     """sort: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
+    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, True)
     return (values_t, None,)
 
 
 def sort_stable_tangent(self_p, stable, dim, descending, result, self_t):
     """sort.stable: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
+    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, True)
     return (values_t, None,)
 
 
 def _gather_along_tangent(self_p, dim, index, result, self_t):
     """_gather_along: result: auto_linear = call_op(ops._gather_along, self_t, dim, index)"""
-    return call_op(ops._gather_along, self_t, dim, index)
+    return call_op(ops._gather_along, or_zeros(self_t, self_p), dim, index)
 
 
 def _scatter_add_along_tangent(self_p, dim, index, sizes, result, self_t):
     """_scatter_add_along: result: auto_linear = call_op(ops._scatter_add_along, self_t, dim,
     index, sizes)"""
-    return call_op(ops._scatter_add_along, self_t, dim, index, sizes)
+    return call_op(ops._scatter_add_along, or_zeros(self_t, self_p), dim, index, sizes)
 
 
 def flip_tangent(self_p, dims, result, self_t):
     """flip: result: auto_linear = call_op(ops.flip, self_t, dims)"""
-    return call_op(ops.flip, self_t, dims)
+    return call_op(ops.flip, or_zeros(self_t, self_p), dims)
 
 
 def tril_tangent(self_p, diagonal, result, self_t):
     """tril: result: auto_linear = call_op(ops.tril, self_t, diagonal)"""
-    return call_op(ops.tril, self_t, diagonal)
+    return call_op(ops.tril, or_zeros(self_t, self_p), diagonal)
 
 
 def triu_tangent(self_p, diagonal, result, self_t):
     """triu: result: auto_linear = call_op(ops.triu, self_t, diagonal)"""
-    return call_op(ops.triu, self_t, diagonal)
+    return call_op(ops.triu, or_zeros(self_t, self_p), diagonal)
 
 
 def diagonal_tangent(self_p, offset, dim1, dim2, result, self_t):
     """diagonal: result: auto_linear = call_op(ops.diagonal, self_t, offset, dim1, dim2)"""
-    return call_op(ops.diagonal, self_t, offset, dim1, dim2)
+    return call_op(ops.diagonal, or_zeros(self_t, self_p), offset, dim1, dim2)
 
 
 def cat_tangent(tensors_p, dim, result, tensors_t):
     """cat: result: auto_linear = call_op(ops.cat, tensors_t, dim)"""
-    return call_op(ops.cat, tensors_t, dim)
+    return call_op(ops.cat, or_zeros(tensors_t, tensors_p), dim)
 
 
 def roll_tangent(self_p, shifts, dims, result, self_t):
     """roll: result: auto_linear = call_op(ops.roll, self_t, shifts, dims)"""
-    return call_op(ops.roll, self_t, shifts, dims)
+    return call_op(ops.roll, or_zeros(self_t, self_p), shifts, dims)
 
 
 def repeat_tangent(self_p, repeats, result, self_t):
     """repeat: result: auto_linear = call_op(ops.repeat, self_t, repeats)"""
-    return call_op(ops.repeat, self_t, repeats)
+    return call_op(ops.repeat, or_zeros(self_t, self_p), repeats)
 
 
 def repeat_interleave_self_int_tangent(self_p, repeats, dim, output_size, result, self_t):
     """repeat_interleave.self_int: result: auto_linear =
     call_op(ops.repeat_interleave_self_int, self_t, repeats, dim, output_size)"""
-    return call_op(ops.repeat_interleave_self_int, self_t, repeats, dim, output_size)
+    return call_op(
+        ops.repeat_interleave_self_int, or_zeros(self_t, self_p), repeats, dim, output_size,
+    )
 
 
 def gather_tangent(self_p, dim, index, sparse_grad, result, self_t):
     """gather: result: auto_linear = call_op(ops.gather, self_t, dim, index, sparse_grad)"""
-    return call_op(ops.gather, self_t, dim, index, sparse_grad)
+    return call_op(ops.gather, or_zeros(self_t, self_p), dim, index, sparse_grad)
 
 
 def scatter_src_tangent(self_p, dim, index, src_p, result, self_t, src_t):
     """scatter.src: result: self_t.scatter(dim, index, src_t)"""
-    return self_t.scatter(dim, index, src_t)
+    return or_zeros(self_t, self_p).scatter(dim, index, or_zeros(src_t, src_p))
 
 
 def scatter_value_tangent(self_p, dim, index, value, result, self_t):
     """scatter.value: result: self_t.scatter(dim, index, 0)"""
-    return self_t.scatter(dim, index, 0)
+    return or_zeros(self_t, self_p).scatter(dim, index, 0)
 
 
 def scatter_reduce_tangent(self_p, dim, index, src_p, reduce, result, self_t, src_t):
     """scatter.reduce: result: scatter_with_reduce_jvp(self_p, self_t, dim, index, src_p,
     src_t, reduce, result)"""
-    return scatter_with_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, result)
+    return scatter_with_reduce_jvp(
+        self_p, or_zeros(self_t, self_p), dim, index, src_p, or_zeros(src_t, src_p), reduce, result,
+    )
 
 
 def scatter_value_reduce_tangent(self_p, dim, index, value, reduce, result, self_t):
     """scatter.value_reduce: result: scatter_value_reduce_jvp(self_t, dim, index, value,
     reduce)"""
-    return scatter_value_reduce_jvp(self_t, dim, index, value, reduce)
+    return scatter_value_reduce_jvp(or_zeros(self_t, self_p), dim, index, value, reduce)
 
 
 def scatter_add_tangent(self_p, dim, index, src_p, result, self_t, src_t):
     """scatter_add: result: self_t.scatter_add(dim, index, src_t)"""
-    return self_t.scatter_add(dim, index, src_t)
+    return or_zeros(self_t, self_p).scatter_add(dim, index, or_zeros(src_t, src_p))
 
 
 def scatter_reduce_two_tangent(
@@ -822,84 +923,89 @@ def scatter_reduce_two_tangent(
     """scatter_reduce.two: result: scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t,
     reduce, include_self, result)"""
     return scatter_reduce_jvp(
-        self_p, self_t, dim, index, src_p, src_t, reduce, include_self, result,
+        self_p, or_zeros(self_t, self_p), dim, index, src_p, or_zeros(src_t, src_p), reduce,
+        include_self, result,
     )
 
 
 def index_select_tangent(self_p, dim, index, result, self_t):
     """index_select: result: auto_linear = call_op(ops.index_select, self_t, dim, index)"""
-    return call_op(ops.index_select, self_t, dim, index)
+    return call_op(ops.index_select, or_zeros(self_t, self_p), dim, index)
 
 
 def index_add_tangent(self_p, dim, index, source_p, alpha, result, self_t, source_t):
     """index_add: result: self_t.index_add(dim, index, maybe_multiply(source_t, alpha))"""
-    return self_t.index_add(dim, index, maybe_multiply(source_t, alpha))
+    return or_zeros(self_t, self_p).index_add(
+        dim, index, maybe_multiply(or_zeros(source_t, source_p), alpha),
+    )
 
 
 def index_copy_tangent(self_p, dim, index, source_p, result, self_t, source_t):
     """index_copy: result: self_t.index_copy(dim, index, source_t)"""
-    return self_t.index_copy(dim, index, source_t)
+    return or_zeros(self_t, self_p).index_copy(dim, index, or_zeros(source_t, source_p))
 
 
 def index_fill_int_Scalar_tangent(self_p, dim, index, value, result, self_t):
     """index_fill.int_Scalar: result: self_t.index_fill(dim, index, 0)"""
-    return self_t.index_fill(dim, index, 0)
+    return or_zeros(self_t, self_p).index_fill(dim, index, 0)
 
 
 def index_fill_int_Tensor_tangent(self_p, dim, index, value_p, result, self_t, value_t):
     """index_fill.int_Tensor: result: self_t.index_fill(dim, index, value_t)"""
-    return self_t.index_fill(dim, index, value_t)
+    return or_zeros(self_t, self_p).index_fill(dim, index, or_zeros(value_t, value_p))
 
 
 def masked_fill_Scalar_tangent(self_p, mask, value, result, self_t):
     """masked_fill.Scalar: result: self_t.masked_fill(mask, 0)"""
-    return self_t.masked_fill(mask, 0)
+    return or_zeros(self_t, self_p).masked_fill(mask, 0)
 
 
 def masked_fill_Tensor_tangent(self_p, mask, value_p, result, self_t, value_t):
     """masked_fill.Tensor: result: self_t.masked_fill(mask, value_t)"""
-    return self_t.masked_fill(mask, value_t)
+    return or_zeros(self_t, self_p).masked_fill(mask, or_zeros(value_t, value_p))
 
 
 def masked_select_tangent(self_p, mask, result, self_t):
     """masked_select: result: auto_linear = call_op(ops.masked_select, self_t, mask)"""
-    return call_op(ops.masked_select, self_t, mask)
+    return call_op(ops.masked_select, or_zeros(self_t, self_p), mask)
 
 
 def masked_scatter_tangent(self_p, mask, source_p, result, self_t, source_t):
     """masked_scatter: result: self_t.masked_scatter(mask, source_t)"""
-    return self_t.masked_scatter(mask, source_t)
+    return or_zeros(self_t, self_p).masked_scatter(mask, or_zeros(source_t, source_p))
 
 
 def take_tangent(self_p, index, result, self_t):
     """take: result: auto_linear = call_op(ops.take, self_t, index)"""
-    return call_op(ops.take, self_t, index)
+    return call_op(ops.take, or_zeros(self_t, self_p), index)
 
 
 def index_Tensor_tangent(self_p, indices, result, self_t):
     """index.Tensor: result: auto_linear = call_op(ops.index_Tensor, self_t, indices)"""
-    return call_op(ops.index_Tensor, self_t, indices)
+    return call_op(ops.index_Tensor, or_zeros(self_t, self_p), indices)
 
 
 def index_put_tangent(self_p, indices, values_p, accumulate, result, self_t, values_t):
     """index_put: result: self_t.index_put(indices, values_t, accumulate)"""
-    return self_t.index_put(indices, values_t, accumulate)
+    return or_zeros(self_t, self_p).index_put(indices, or_zeros(values_t, values_p), accumulate)
 
 
 def constant_pad_nd_tangent(self_p, pad, value, result, self_t):
     """constant_pad_nd: result: constant_pad_nd(self_t, pad, 0)"""
-    return constant_pad_nd(self_t, pad, 0)
+    return constant_pad_nd(or_zeros(self_t, self_p), pad, 0)
 
 
 def _pad_nd_tangent(self_p, pad, mode, result, self_t):
     """_pad_nd: result: auto_linear = call_op(ops._pad_nd, self_t, pad, mode)"""
-    return call_op(ops._pad_nd, self_t, pad, mode)
+    return call_op(ops._pad_nd, or_zeros(self_t, self_p), pad, mode)
 
 
 def _pad_nd_backward_tangent(grad_output_p, input_sizes, pad, mode, result, grad_output_t):
     """_pad_nd_backward: result: auto_linear = call_op(ops._pad_nd_backward, grad_output_t,
     input_sizes, pad, mode)"""
-    return call_op(ops._pad_nd_backward, grad_output_t, input_sizes, pad, mode)
+    return call_op(
+        ops._pad_nd_backward, or_zeros(grad_output_t, grad_output_p), input_sizes, pad, mode,
+    )
 
 
 def max_pool2d_with_indices_tangent(
@@ -908,7 +1014,9 @@ def max_pool2d_with_indices_tangent(
     """max_pool2d_with_indices: result0: gather(self_t.flatten(-2), -1,
     result1.flatten(-2)).view_as(result1)"""
     result0, result1 = result
-    result0_t = gather(self_t.flatten(-2), -1, result1.flatten(-2)).view_as(result1)
+    result0_t = gather(
+        or_zeros(self_t, self_p).flatten(-2), -1, result1.flatten(-2),
+    ).view_as(result1)
     return (result0_t, None,)
 
 
@@ -920,8 +1028,8 @@ def max_pool2d_with_indices_backward_tangent(
     call_op(ops.max_pool2d_with_indices_backward, grad_output_t, self_t, kernel_size,
     stride, padding, dilation, ceil_mode, indices)"""
     return call_op(
-        ops.max_pool2d_with_indices_backward, grad_output_t, self_t, kernel_size, stride, padding,
-        dilation, ceil_mode, indices,
+        ops.max_pool2d_with_indices_backward, or_zeros(grad_output_t, grad_output_p),
+        or_zeros(self_t, self_p), kernel_size, stride, padding, dilation, ceil_mode, indices,
     )
 
 
@@ -932,8 +1040,8 @@ def avg_pool2d_tangent(
     """avg_pool2d: result: auto_linear = call_op(ops.avg_pool2d, self_t, kernel_size, stride,
     padding, ceil_mode, count_include_pad, divisor_override)"""
     return call_op(
-        ops.avg_pool2d, self_t, kernel_size, stride, padding, ceil_mode, count_include_pad,
-        divisor_override,
+        ops.avg_pool2d, or_zeros(self_t, self_p), kernel_size, stride, padding, ceil_mode,
+        count_include_pad, divisor_override,
     )
 
 
@@ -944,28 +1052,30 @@ def avg_pool2d_backward_tangent(
     """avg_pool2d_backward: result: avg_pool2d_backward(grad_output_t, self_p, kernel_size,
     stride, padding, ceil_mode, count_include_pad, divisor_override)"""
     return avg_pool2d_backward(
-        grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad,
-        divisor_override,
+        or_zeros(grad_output_t, grad_output_p), self_p, kernel_size, stride, padding, ceil_mode,
+        count_include_pad, divisor_override,
     )
 
 
 def adaptive_avg_pool2d_tangent(self_p, output_size, result, self_t):
     """adaptive_avg_pool2d: result: auto_linear = call_op(ops.adaptive_avg_pool2d, self_t,
     output_size)"""
-    return call_op(ops.adaptive_avg_pool2d, self_t, output_size)
+    return call_op(ops.adaptive_avg_pool2d, or_zeros(self_t, self_p), output_size)
 
 
 def adaptive_avg_pool2d_backward_tangent(grad_output_p, self_p, result, grad_output_t, self_t):
     """adaptive_avg_pool2d_backward: result: adaptive_avg_pool2d_backward(grad_output_t,
     self_p)"""
-    return adaptive_avg_pool2d_backward(grad_output_t, self_p)
+    return adaptive_avg_pool2d_backward(or_zeros(grad_output_t, grad_output_p), self_p)
 
 
 def adaptive_max_pool2d_tangent(self_p, output_size, result, self_t):
     """adaptive_max_pool2d: result0: gather(self_t.flatten(-2), -1,
     result1.flatten(-2)).view_as(result1)"""
     result0, result1 = result
-    result0_t = gather(self_t.flatten(-2), -1, result1.flatten(-2)).view_as(result1)
+    result0_t = gather(
+        or_zeros(self_t, self_p).flatten(-2), -1, result1.flatten(-2),
+    ).view_as(result1)
     return (result0_t, None,)
 
 
@@ -974,13 +1084,18 @@ def adaptive_max_pool2d_backward_tangent(
 ):
     """adaptive_max_pool2d_backward: result: auto_linear =
     call_op(ops.adaptive_max_pool2d_backward, grad_output_t, self_t, indices)"""
-    return call_op(ops.adaptive_max_pool2d_backward, grad_output_t, self_t, indices)
+    return call_op(
+        ops.adaptive_max_pool2d_backward, or_zeros(grad_output_t, grad_output_p),
+        or_zeros(self_t, self_p), indices,
+    )
 
 
 def upsample_nearest2d_tangent(self_p, output_size, scales_h, scales_w, result, self_t):
     """upsample_nearest2d: result: auto_linear = call_op(ops.upsample_nearest2d, self_t,
     output_size, scales_h, scales_w)"""
-    return call_op(ops.upsample_nearest2d, self_t, output_size, scales_h, scales_w)
+    return call_op(
+        ops.upsample_nearest2d, or_zeros(self_t, self_p), output_size, scales_h, scales_w,
+    )
 
 
 def upsample_nearest2d_backward_tangent(
@@ -990,7 +1105,8 @@ def upsample_nearest2d_backward_tangent(
     call_op(ops.upsample_nearest2d_backward, grad_output_t, output_size, input_size,
     scales_h, scales_w)"""
     return call_op(
-        ops.upsample_nearest2d_backward, grad_output_t, output_size, input_size, scales_h, scales_w,
+        ops.upsample_nearest2d_backward, or_zeros(grad_output_t, grad_output_p), output_size,
+        input_size, scales_h, scales_w,
     )
 
 
@@ -999,7 +1115,10 @@ def upsample_bilinear2d_tangent(
 ):
     """upsample_bilinear2d: result: auto_linear = call_op(ops.upsample_bilinear2d, self_t,
     output_size, align_corners, scales_h, scales_w)"""
-    return call_op(ops.upsample_bilinear2d, self_t, output_size, align_corners, scales_h, scales_w)
+    return call_op(
+        ops.upsample_bilinear2d, or_zeros(self_t, self_p), output_size, align_corners, scales_h,
+        scales_w,
+    )
 
 
 def upsample_bilinear2d_backward_tangent(
@@ -1010,34 +1129,39 @@ def upsample_bilinear2d_backward_tangent(
     call_op(ops.upsample_bilinear2d_backward, grad_output_t, output_size, input_size,
     align_corners, scales_h, scales_w)"""
     return call_op(
-        ops.upsample_bilinear2d_backward, grad_output_t, output_size, input_size, align_corners,
-        scales_h, scales_w,
+        ops.upsample_bilinear2d_backward, or_zeros(grad_output_t, grad_output_p), output_size,
+        input_size, align_corners, scales_h, scales_w,
     )
 
 
 def im2col_tangent(self_p, kernel_size, dilation, padding, stride, result, self_t):
     """im2col: result: auto_linear = call_op(ops.im2col, self_t, kernel_size, dilation,
     padding, stride)"""
-    return call_op(ops.im2col, self_t, kernel_size, dilation, padding, stride)
+    return call_op(ops.im2col, or_zeros(self_t, self_p), kernel_size, dilation, padding, stride)
 
 
 def col2im_tangent(self_p, output_size, kernel_size, dilation, padding, stride, result, self_t):
     """col2im: result: auto_linear = call_op(ops.col2im, self_t, output_size, kernel_size,
     dilation, padding, stride)"""
-    return call_op(ops.col2im, self_t, output_size, kernel_size, dilation, padding, stride)
+    return call_op(
+        ops.col2im, or_zeros(self_t, self_p), output_size, kernel_size, dilation, padding, stride,
+    )
 
 
 def native_dropout_tangent(input_p, p, train, generator, result, input_t):
     """native_dropout: result0: dropout_backward(input_t, result1, p, train)"""
     result0, result1 = result
-    result0_t = dropout_backward(input_t, result1, p, train)
+    result0_t = dropout_backward(or_zeros(input_t, input_p), result1, p, train)
     return (result0_t, None,)
 
 
 def embedding_tangent(weight_p, indices, padding_idx, scale_grad_by_freq, sparse, result, weight_t):
     """embedding: result: auto_linear = call_op(ops.embedding, weight_t, indices, padding_idx,
     scale_grad_by_freq, sparse)"""
-    return call_op(ops.embedding, weight_t, indices, padding_idx, scale_grad_by_freq, sparse)
+    return call_op(
+        ops.embedding, or_zeros(weight_t, weight_p), indices, padding_idx, scale_grad_by_freq,
+        sparse,
+    )
 
 
 def embedding_dense_backward_tangent(
@@ -1046,239 +1170,260 @@ def embedding_dense_backward_tangent(
     """embedding_dense_backward: result: auto_linear = call_op(ops.embedding_dense_backward,
     grad_output_t, indices, num_weights, padding_idx, scale_grad_by_freq)"""
     return call_op(
-        ops.embedding_dense_backward, grad_output_t, indices, num_weights, padding_idx,
-        scale_grad_by_freq,
+        ops.embedding_dense_backward, or_zeros(grad_output_t, grad_output_p), indices, num_weights,
+        padding_idx, scale_grad_by_freq,
     )
 
 
 def logaddexp_tangent(self_p, other_p, result, self_t, other_t):
     """logaddexp: result: self_t / (1 + exp(other_p - self_p)) + other_t / (1 + exp(self_p -
     other_p))"""
-    return self_t / (1 + exp(other_p - self_p)) + other_t / (1 + exp(self_p - other_p))
+    summands = []
+    if self_t is not None:
+        summands.append(self_t / (1 + exp(other_p - self_p)))
+    if other_t is not None:
+        summands.append(other_t / (1 + exp(self_p - other_p)))
+    return add_terms(summands)
 
 
 def logaddexp2_tangent(self_p, other_p, result, self_t, other_t):
     """logaddexp2: result: self_t / (1 + exp2(other_p - self_p)) + other_t / (1 + exp2(self_p -
     other_p))"""
-    return self_t / (1 + exp2(other_p - self_p)) + other_t / (1 + exp2(self_p - other_p))
+    summands = []
+    if self_t is not None:
+        summands.append(self_t / (1 + exp2(other_p - self_p)))
+    if other_t is not None:
+        summands.append(other_t / (1 + exp2(self_p - other_p)))
+    return add_terms(summands)
 
 
 def sinc_tangent(self_p, result, self_t):
     """sinc: result: auto_element_wise = sinc_backward(self_t.conj(), self_p).conj()"""
-    return sinc_backward(self_t.conj(), self_p).conj()
+    return sinc_backward(or_zeros(self_t, self_p).conj(), self_p).conj()
 
 
 def heaviside_tangent(self_p, values_p, result, self_t, values_t):
     """heaviside: result: where(self_p == 0, values_t, 0.0)"""
-    return where(self_p == 0, values_t, 0.0)
+    return where(self_p == 0, or_zeros(values_t, values_p), 0.0)
 
 
 def lgamma_tangent(self_p, result, self_t):
     """lgamma: result: auto_element_wise = (self_t.conj() * digamma(self_p)).conj()"""
-    return (self_t.conj() * digamma(self_p)).conj()
+    return (or_zeros(self_t, self_p).conj() * digamma(self_p)).conj()
 
 
 def digamma_tangent(self_p, result, self_t):
     """digamma: result: auto_element_wise = (self_t.conj() * polygamma(1, self_p)).conj()"""
-    return (self_t.conj() * polygamma(1, self_p)).conj()
+    return (or_zeros(self_t, self_p).conj() * polygamma(1, self_p)).conj()
 
 
 def polygamma_tangent(n, self_p, result, self_t):
     """polygamma: result: auto_element_wise = (self_t.conj() * polygamma(n + 1, self_p)).conj()"""
-    return (self_t.conj() * polygamma(n + 1, self_p)).conj()
+    return (or_zeros(self_t, self_p).conj() * polygamma(n + 1, self_p)).conj()
 
 
 def polygamma__tangent(self_p, n, result, self_t):
     """polygamma_: result: self_t * polygamma(n + 1, self_p)"""
-    return self_t * polygamma(n + 1, self_p)
+    return or_zeros(self_t, self_p) * polygamma(n + 1, self_p)
 
 
 def mvlgamma_tangent(self_p, p, result, self_t):
     """mvlgamma: result: auto_element_wise = mvlgamma_backward(self_t.conj(), self_p, p).conj()"""
-    return mvlgamma_backward(self_t.conj(), self_p, p).conj()
+    return mvlgamma_backward(or_zeros(self_t, self_p).conj(), self_p, p).conj()
 
 
 def erfinv_tangent(self_p, result, self_t):
     """erfinv: result: auto_element_wise = erfinv_backward(self_t.conj(), self_p).conj()"""
-    return erfinv_backward(self_t.conj(), self_p).conj()
+    return erfinv_backward(or_zeros(self_t, self_p).conj(), self_p).conj()
 
 
 def i0_tangent(self_p, result, self_t):
     """i0: result: auto_element_wise = (self_t.conj() * special_i1(self_p)).conj()"""
-    return (self_t.conj() * special_i1(self_p)).conj()
+    return (or_zeros(self_t, self_p).conj() * special_i1(self_p)).conj()
 
 
 def special_i0e_tangent(self_p, result, self_t):
     """special_i0e: result: auto_element_wise = (self_t.conj() * (special_i1e(self_p) -
     self_p.sign() * result)).conj()"""
-    return (self_t.conj() * (special_i1e(self_p) - self_p.sign() * result)).conj()
+    return (or_zeros(self_t, self_p).conj() * (special_i1e(self_p) - self_p.sign() * result)).conj()
 
 
 def special_i1_tangent(self_p, result, self_t):
     """special_i1: result: auto_element_wise = i1_backward(self_t.conj(), self_p,
     result).conj()"""
-    return i1_backward(self_t.conj(), self_p, result).conj()
+    return i1_backward(or_zeros(self_t, self_p).conj(), self_p, result).conj()
 
 
 def special_i1e_tangent(self_p, result, self_t):
     """special_i1e: result: auto_element_wise = i1e_backward(self_t.conj(), self_p,
     result).conj()"""
-    return i1e_backward(self_t.conj(), self_p, result).conj()
+    return i1e_backward(or_zeros(self_t, self_p).conj(), self_p, result).conj()
 
 
 def special_erfcx_tangent(self_p, result, self_t):
     """special_erfcx: result: auto_element_wise = ((2.0 * self_p * result - 1.1283791670955126)
     * self_t.conj()).conj()"""
-    return ((2.0 * self_p * result - 1.1283791670955126) * self_t.conj()).conj()
+    return ((2.0 * self_p * result - 1.1283791670955126) * or_zeros(self_t, self_p).conj()).conj()
 
 
 def special_ndtri_tangent(self_p, result, self_t):
     """special_ndtri: result: auto_element_wise = (self_t.conj() * 2.5066282746310002 * (result
     * result / 2).exp()).conj()"""
-    return (self_t.conj() * 2.5066282746310002 * (result * result / 2).exp()).conj()
+    return (or_zeros(self_t, self_p).conj() * 2.5066282746310002 * (result * result / 2).exp()).conj(
+    )
 
 
 def special_log_ndtr_tangent(self_p, result, self_t):
     """special_log_ndtr: result: auto_element_wise = (self_t.conj() / 2.5066282746310002 *
     (-(result + self_p * self_p / 2)).exp()).conj()"""
-    return (self_t.conj() / 2.5066282746310002 * (-(result + self_p * self_p / 2)).exp()).conj()
+    return (or_zeros(self_t, self_p).conj() / 2.5066282746310002 * (-(result + self_p * self_p / 2)).exp()).conj(
+    )
 
 
 def special_entr_tangent(self_p, result, self_t):
     """special_entr: result: auto_element_wise = (self_t.conj() * -(1 + self_p.log())).conj()"""
-    return (self_t.conj() * -(1 + self_p.log())).conj()
+    return (or_zeros(self_t, self_p).conj() * -(1 + self_p.log())).conj()
 
 
 def special_xlog1py_tangent(self_p, other_p, result, self_t, other_t):
     """special_xlog1py: result: where(logical_and(self_p == 0, other_p <= -1), 0.0,
     special_xlog1py(self_t, other_p)) + other_t * self_p / (other_p + 1)"""
-    return where(
-        logical_and(self_p == 0, other_p <= -1), 0.0, special_xlog1py(self_t, other_p),
-    ) + other_t * self_p / (other_p + 1)
+    summands = []
+    if self_t is not None:
+        summands.append(
+            where(logical_and(self_p == 0, other_p <= -1), 0.0, special_xlog1py(self_t, other_p)),
+        )
+    if other_t is not None:
+        summands.append(other_t * self_p / (other_p + 1))
+    return add_terms(summands)
 
 
 def acosh_tangent(self_p, result, self_t):
     """acosh: result: auto_element_wise = acosh_backward(self_t.conj(), self_p).conj()"""
-    return acosh_backward(self_t.conj(), self_p).conj()
+    return acosh_backward(or_zeros(self_t, self_p).conj(), self_p).conj()
 
 
 def acosh__tangent(self_p, result, self_t):
     """acosh_: result: acosh_backward(self_t.conj(), self_p).conj()"""
-    return acosh_backward(self_t.conj(), self_p).conj()
+    return acosh_backward(or_zeros(self_t, self_p).conj(), self_p).conj()
 
 
 def asinh_tangent(self_p, result, self_t):
     """asinh: result: auto_element_wise = (self_t.conj() * (self_p.pow(2) +
     1).rsqrt().conj()).conj()"""
-    return (self_t.conj() * (self_p.pow(2) + 1).rsqrt().conj()).conj()
+    return (or_zeros(self_t, self_p).conj() * (self_p.pow(2) + 1).rsqrt().conj()).conj()
 
 
 def asinh__tangent(self_p, result, self_t):
     """asinh_: result: self_t * (self_p.pow(2) + 1).rsqrt()"""
-    return self_t * (self_p.pow(2) + 1).rsqrt()
+    return or_zeros(self_t, self_p) * (self_p.pow(2) + 1).rsqrt()
 
 
 def atanh_tangent(self_p, result, self_t):
     """atanh: result: auto_element_wise = (self_t.conj() * 1 / (1 -
     self_p.pow(2)).conj()).conj()"""
-    return (self_t.conj() * 1 / (1 - self_p.pow(2)).conj()).conj()
+    return (or_zeros(self_t, self_p).conj() * 1 / (1 - self_p.pow(2)).conj()).conj()
 
 
 def atanh__tangent(self_p, result, self_t):
     """atanh_: result: self_t / (1 - self_p.pow(2))"""
-    return self_t / (1 - self_p.pow(2))
+    return or_zeros(self_t, self_p) / (1 - self_p.pow(2))
 
 
 def angle_tangent(self_p, result, self_t):
     """angle: result: handle_r_to_c(result.dtype, angle_backward(self_t.conj(), self_p).conj())"""
-    return handle_r_to_c(result.dtype, angle_backward(self_t.conj(), self_p).conj())
+    return handle_r_to_c(
+        result.dtype, angle_backward(or_zeros(self_t, self_p).conj(), self_p).conj(),
+    )
 
 
 def sgn_tangent(self_p, result, self_t):
     """sgn: result: sgn_backward(self_p, self_t, result)"""
-    return sgn_backward(self_p, self_t, result)
+    return sgn_backward(self_p, or_zeros(self_t, self_p), result)
 
 
 def copysign_Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """copysign.Tensor: result: self_t * where(self_p == 0, 0.0, result / self_p)"""
-    return self_t * where(self_p == 0, 0.0, result / self_p)
+    return or_zeros(self_t, self_p) * where(self_p == 0, 0.0, result / self_p)
 
 
 def frexp_Tensor_tangent(self_p, result, self_t):
     """frexp.Tensor: mantissa: self_t / exponent.exp2()"""
     mantissa, exponent = result
-    mantissa_t = self_t / exponent.exp2()
+    mantissa_t = or_zeros(self_t, self_p) / exponent.exp2()
     return (mantissa_t, None,)
 
 
 def nextafter_tangent(self_p, other_p, result, self_t, other_t):
     """nextafter: result: where(self_p != other_p, self_t, 0.0)"""
-    return where(self_p != other_p, self_t, 0.0)
+    return where(self_p != other_p, or_zeros(self_t, self_p), 0.0)
 
 
 def eq__Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """eq_.Tensor: result: zeros_like(self_t)"""
-    return zeros_like(self_t)
+    return zeros_like(or_zeros(self_t, self_p))
 
 
 def ne__Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """ne_.Tensor: result: zeros_like(self_t)"""
-    return zeros_like(self_t)
+    return zeros_like(or_zeros(self_t, self_p))
 
 
 def lt__Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """lt_.Tensor: result: zeros_like(self_t)"""
-    return zeros_like(self_t)
+    return zeros_like(or_zeros(self_t, self_p))
 
 
 def le__Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """le_.Tensor: result: zeros_like(self_t)"""
-    return zeros_like(self_t)
+    return zeros_like(or_zeros(self_t, self_p))
 
 
 def gt__Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """gt_.Tensor: result: zeros_like(self_t)"""
-    return zeros_like(self_t)
+    return zeros_like(or_zeros(self_t, self_p))
 
 
 def ge__Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """ge_.Tensor: result: zeros_like(self_t)"""
-    return zeros_like(self_t)
+    return zeros_like(or_zeros(self_t, self_p))
 
 
 def pow__Tensor_tangent(self_p, exponent_p, result, self_t, exponent_t):
     """pow_.Tensor: result: pow_jvp(self_p, exponent_p, result, self_t, exponent_t)"""
-    return pow_jvp(self_p, exponent_p, result, self_t, exponent_t)
+    return pow_jvp(
+        self_p, exponent_p, result, or_zeros(self_t, self_p), or_zeros(exponent_t, exponent_p),
+    )
 
 
 def random__from_tangent(self_p, from_, to, generator, result, self_t):
     """random_.from: result: zeros_like(self_t)"""
-    return zeros_like(self_t)
+    return zeros_like(or_zeros(self_t, self_p))
 
 
 def random__to_tangent(self_p, to, generator, result, self_t):
     """random_.to: result: zeros_like(self_t)"""
-    return zeros_like(self_t)
+    return zeros_like(or_zeros(self_t, self_p))
 
 
 def random__tangent(self_p, generator, result, self_t):
     """random_: result: zeros_like(self_t)"""
-    return zeros_like(self_t)
+    return zeros_like(or_zeros(self_t, self_p))
 
 
 def cauchy__tangent(self_p, median, sigma, generator, result, self_t):
     """cauchy_: result: zeros_like(self_t)"""
-    return zeros_like(self_t)
+    return zeros_like(or_zeros(self_t, self_p))
 
 
 def log_normal__tangent(self_p, mean, std, generator, result, self_t):
     """log_normal_: result: zeros_like(self_t)"""
-    return zeros_like(self_t)
+    return zeros_like(or_zeros(self_t, self_p))
 
 
 def geometric__tangent(self_p, p, generator, result, self_t):
     """geometric_: result: zeros_like(self_t)"""
-    return zeros_like(self_t)
+    return zeros_like(or_zeros(self_t, self_p))
 
 
 def binomial_tangent(count_p, prob_p, generator, result, count_t, prob_t):
@@ -1294,36 +1439,43 @@ def poisson_tangent(self_p, generator, result, self_t):
 def as_strided__tangent(self_p, size, stride, storage_offset, result, self_t):
     """as_strided_: result: auto_linear = call_op(ops.as_strided_, self_t, size, stride,
     storage_offset)"""
-    return call_op(ops.as_strided_, self_t, size, stride, storage_offset)
+    return call_op(ops.as_strided_, or_zeros(self_t, self_p), size, stride, storage_offset)
 
 
 def diag_embed_tangent(self_p, offset, dim1, dim2, result, self_t):
     """diag_embed: result: auto_linear = call_op(ops.diag_embed, self_t, offset, dim1, dim2)"""
-    return call_op(ops.diag_embed, self_t, offset, dim1, dim2)
+    return call_op(ops.diag_embed, or_zeros(self_t, self_p), offset, dim1, dim2)
 
 
 def diagonal_scatter_tangent(self_p, src_p, offset, dim1, dim2, result, self_t, src_t):
     """diagonal_scatter: result: auto_linear = call_op(ops.diagonal_scatter, self_t, src_t,
     offset, dim1, dim2)"""
-    return call_op(ops.diagonal_scatter, self_t, src_t, offset, dim1, dim2)
+    return call_op(
+        ops.diagonal_scatter, or_zeros(self_t, self_p), or_zeros(src_t, src_p), offset, dim1, dim2,
+    )
 
 
 def select_scatter_tangent(self_p, src_p, dim, index, result, self_t, src_t):
     """select_scatter: result: auto_linear = call_op(ops.select_scatter, self_t, src_t, dim,
     index)"""
-    return call_op(ops.select_scatter, self_t, src_t, dim, index)
+    return call_op(ops.select_scatter, or_zeros(self_t, self_p), or_zeros(src_t, src_p), dim, index)
 
 
 def slice_scatter_tangent(self_p, src_p, dim, start, end, step, result, self_t, src_t):
     """slice_scatter: result: auto_linear = call_op(ops.slice_scatter, self_t, src_t, dim,
     start, end, step)"""
-    return call_op(ops.slice_scatter, self_t, src_t, dim, start, end, step)
+    return call_op(
+        ops.slice_scatter, or_zeros(self_t, self_p), or_zeros(src_t, src_p), dim, start, end, step,
+    )
 
 
 def as_strided_scatter_tangent(self_p, src_p, size, stride, storage_offset, result, self_t, src_t):
     """as_strided_scatter: result: auto_linear = call_op(ops.as_strided_scatter, self_t, src_t,
     size, stride, storage_offset)"""
-    return call_op(ops.as_strided_scatter, self_t, src_t, size, stride, storage_offset)
+    return call_op(
+        ops.as_strided_scatter, or_zeros(self_t, self_p), or_zeros(src_t, src_p), size, stride,
+        storage_offset,
+    )
 
 
 def index_reduce_tangent(
@@ -1332,33 +1484,44 @@ def index_reduce_tangent(
     """index_reduce: result: index_reduce_jvp(self_p, self_t, dim, index, source_p, source_t,
     reduce, include_self, result)"""
     return index_reduce_jvp(
-        self_p, self_t, dim, index, source_p, source_t, reduce, include_self, result,
+        self_p, or_zeros(self_t, self_p), dim, index, source_p, or_zeros(source_t, source_p),
+        reduce, include_self, result,
     )
 
 
 def addbmm_tangent(self_p, batch1_p, batch2_p, beta, alpha, result, self_t, batch1_t, batch2_t):
     """addbmm: result: maybe_multiply(self_t, beta) +
     maybe_multiply(batch1_t.bmm(batch2_p).sum(0) + batch1_p.bmm(batch2_t).sum(0), alpha)"""
-    return maybe_multiply(self_t, beta) + maybe_multiply(
-        batch1_t.bmm(batch2_p).sum(0) + batch1_p.bmm(batch2_t).sum(0), alpha,
-    )
+    summands = []
+    if self_t is not None:
+        summands.append(maybe_multiply(self_t, beta))
+    if batch1_t is not None or batch2_t is not None:
+        summands.append(
+            maybe_multiply(
+                or_zeros(
+                    batch1_t, batch1_p,
+                ).bmm(batch2_p).sum(0) + batch1_p.bmm(or_zeros(batch2_t, batch2_p)).sum(0),
+                alpha,
+            ),
+        )
+    return add_terms(summands)
 
 
 def nanmedian_tangent(self_p, result, self_t):
     """nanmedian: result: evenly_read_jvp(self_t, self_p, result)"""
-    return evenly_read_jvp(self_t, self_p, result)
+    return evenly_read_jvp(or_zeros(self_t, self_p), self_p, result)
 
 
 def nanmedian_dim_tangent(self_p, dim, keepdim, result, self_t):
     """nanmedian.dim: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, keepdim)
     return (values_t, None,)
 
 
 def logcumsumexp_tangent(self_p, dim, result, self_t):
     """logcumsumexp: result: logcumsumexp_jvp(self_p, self_t, dim)"""
-    return logcumsumexp_jvp(self_p, self_t, dim)
+    return logcumsumexp_jvp(self_p, or_zeros(self_t, self_p), dim)
 
 
 def max_pool3d_with_indices_tangent(
@@ -1367,7 +1530,9 @@ def max_pool3d_with_indices_tangent(
     """max_pool3d_with_indices: result0: gather(self_t.flatten(-3), -1,
     result1.flatten(-3)).view_as(result1)"""
     result0, result1 = result
-    result0_t = gather(self_t.flatten(-3), -1, result1.flatten(-3)).view_as(result1)
+    result0_t = gather(
+        or_zeros(self_t, self_p).flatten(-3), -1, result1.flatten(-3),
+    ).view_as(result1)
     return (result0_t, None,)
 
 
@@ -1379,8 +1544,8 @@ def max_pool3d_with_indices_backward_tangent(
     call_op(ops.max_pool3d_with_indices_backward, grad_output_t, self_t, kernel_size,
     stride, padding, dilation, ceil_mode, indices)"""
     return call_op(
-        ops.max_pool3d_with_indices_backward, grad_output_t, self_t, kernel_size, stride, padding,
-        dilation, ceil_mode, indices,
+        ops.max_pool3d_with_indices_backward, or_zeros(grad_output_t, grad_output_p),
+        or_zeros(self_t, self_p), kernel_size, stride, padding, dilation, ceil_mode, indices,
     )
 
 
@@ -1391,8 +1556,8 @@ def avg_pool3d_tangent(
     """avg_pool3d: result: auto_linear = call_op(ops.avg_pool3d, self_t, kernel_size, stride,
     padding, ceil_mode, count_include_pad, divisor_override)"""
     return call_op(
-        ops.avg_pool3d, self_t, kernel_size, stride, padding, ceil_mode, count_include_pad,
-        divisor_override,
+        ops.avg_pool3d, or_zeros(self_t, self_p), kernel_size, stride, padding, ceil_mode,
+        count_include_pad, divisor_override,
     )
 
 
@@ -1403,28 +1568,30 @@ def avg_pool3d_backward_tangent(
     """avg_pool3d_backward: result: avg_pool3d_backward(grad_output_t, self_p, kernel_size,
     stride, padding, ceil_mode, count_include_pad, divisor_override)"""
     return avg_pool3d_backward(
-        grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad,
-        divisor_override,
+        or_zeros(grad_output_t, grad_output_p), self_p, kernel_size, stride, padding, ceil_mode,
+        count_include_pad, divisor_override,
     )
 
 
 def adaptive_avg_pool3d_tangent(self_p, output_size, result, self_t):
     """adaptive_avg_pool3d: result: auto_linear = call_op(ops.adaptive_avg_pool3d, self_t,
     output_size)"""
-    return call_op(ops.adaptive_avg_pool3d, self_t, output_size)
+    return call_op(ops.adaptive_avg_pool3d, or_zeros(self_t, self_p), output_size)
 
 
 def adaptive_avg_pool3d_backward_tangent(grad_output_p, self_p, result, grad_output_t, self_t):
     """adaptive_avg_pool3d_backward: result: adaptive_avg_pool3d_backward(grad_output_t,
     self_p)"""
-    return adaptive_avg_pool3d_backward(grad_output_t, self_p)
+    return adaptive_avg_pool3d_backward(or_zeros(grad_output_t, grad_output_p), self_p)
 
 
 def adaptive_max_pool3d_tangent(self_p, output_size, result, self_t):
     """adaptive_max_pool3d: result0: gather(self_t.flatten(-3), -1,
     result1.flatten(-3)).view_as(result1)"""
     result0, result1 = result
-    result0_t = gather(self_t.flatten(-3), -1, result1.flatten(-3)).view_as(result1)
+    result0_t = gather(
+        or_zeros(self_t, self_p).flatten(-3), -1, result1.flatten(-3),
+    ).view_as(result1)
     return (result0_t, None,)
 
 
@@ -1433,14 +1600,19 @@ def adaptive_max_pool3d_backward_tangent(
 ):
     """adaptive_max_pool3d_backward: result: auto_linear =
     call_op(ops.adaptive_max_pool3d_backward, grad_output_t, self_t, indices)"""
-    return call_op(ops.adaptive_max_pool3d_backward, grad_output_t, self_t, indices)
+    return call_op(
+        ops.adaptive_max_pool3d_backward, or_zeros(grad_output_t, grad_output_p),
+        or_zeros(self_t, self_p), indices,
+    )
 
 
 def fractional_max_pool2d_tangent(self_p, kernel_size, output_size, random_samples, result, self_t):
     """fractional_max_pool2d: output: gather(self_t.flatten(-2), -1,
     indices.flatten(-2)).view_as(indices)"""
     output, indices = result
-    output_t = gather(self_t.flatten(-2), -1, indices.flatten(-2)).view_as(indices)
+    output_t = gather(
+        or_zeros(self_t, self_p).flatten(-2), -1, indices.flatten(-2),
+    ).view_as(indices)
     return (output_t, None,)
 
 
@@ -1451,8 +1623,8 @@ def fractional_max_pool2d_backward_tangent(
     call_op(ops.fractional_max_pool2d_backward, grad_output_t, self_t, kernel_size,
     output_size, indices)"""
     return call_op(
-        ops.fractional_max_pool2d_backward, grad_output_t, self_t, kernel_size, output_size,
-        indices,
+        ops.fractional_max_pool2d_backward, or_zeros(grad_output_t, grad_output_p),
+        or_zeros(self_t, self_p), kernel_size, output_size, indices,
     )
 
 
@@ -1460,7 +1632,9 @@ def fractional_max_pool3d_tangent(self_p, kernel_size, output_size, random_sampl
     """fractional_max_pool3d: output: gather(self_t.flatten(-3), -1,
     indices.flatten(-3)).view_as(indices)"""
     output, indices = result
-    output_t = gather(self_t.flatten(-3), -1, indices.flatten(-3)).view_as(indices)
+    output_t = gather(
+        or_zeros(self_t, self_p).flatten(-3), -1, indices.flatten(-3),
+    ).view_as(indices)
     return (output_t, None,)
 
 
@@ -1471,8 +1645,8 @@ def fractional_max_pool3d_backward_tangent(
     call_op(ops.fractional_max_pool3d_backward, grad_output_t, self_t, kernel_size,
     output_size, indices)"""
     return call_op(
-        ops.fractional_max_pool3d_backward, grad_output_t, self_t, kernel_size, output_size,
-        indices,
+        ops.fractional_max_pool3d_backward, or_zeros(grad_output_t, grad_output_p),
+        or_zeros(self_t, self_p), kernel_size, output_size, indices,
     )
 
 
@@ -1482,7 +1656,8 @@ def grid_sampler_2d_tangent(
     """grid_sampler_2d: result: grid_sampler_2d_jvp(input_p, input_t, grid_p, grid_t,
     interpolation_mode, padding_mode, align_corners)"""
     return grid_sampler_2d_jvp(
-        input_p, input_t, grid_p, grid_t, interpolation_mode, padding_mode, align_corners,
+        input_p, or_zeros(input_t, input_p), grid_p, or_zeros(grid_t, grid_p), interpolation_mode,
+        padding_mode, align_corners,
     )
 
 
@@ -1492,7 +1667,8 @@ def grid_sampler_3d_tangent(
     """grid_sampler_3d: result: grid_sampler_3d_jvp(input_p, input_t, grid_p, grid_t,
     interpolation_mode, padding_mode, align_corners)"""
     return grid_sampler_3d_jvp(
-        input_p, input_t, grid_p, grid_t, interpolation_mode, padding_mode, align_corners,
+        input_p, or_zeros(input_t, input_p), grid_p, or_zeros(grid_t, grid_p), interpolation_mode,
+        padding_mode, align_corners,
     )
 
 
@@ -1505,67 +1681,68 @@ def _embedding_bag_tangent(
     result2, result3)"""
     result0, result1, result2, result3 = result
     result0_t = embedding_bag_jvp(
-        weight_p, weight_t, indices_p, offsets_p, mode, per_sample_weights_p, per_sample_weights_t,
-        include_last_offset, padding_idx, result2, result3,
+        weight_p, or_zeros(weight_t, weight_p), indices_p, offsets_p, mode, per_sample_weights_p,
+        or_zeros(per_sample_weights_t, per_sample_weights_p), include_last_offset, padding_idx,
+        result2, result3,
     )
     return (result0_t, None, None, None,)
 
 
 def alias_tangent(self_p, result, self_t):
     """alias: result: auto_linear = call_op(ops.alias, self_t)"""
-    return call_op(ops.alias, self_t)
+    return call_op(ops.alias, or_zeros(self_t, self_p))
 
 
 def view_as_real_tangent(self_p, result, self_t):
     """view_as_real: result: view_as_real(self_t)"""
-    return view_as_real(self_t)
+    return view_as_real(or_zeros(self_t, self_p))
 
 
 def view_as_complex_tangent(self_p, result, self_t):
     """view_as_complex: result: view_as_complex(self_t)"""
-    return view_as_complex(self_t)
+    return view_as_complex(or_zeros(self_t, self_p))
 
 
 def _conj_physical_tangent(self_p, result, self_t):
     """_conj_physical: result: self_t.conj_physical()"""
-    return self_t.conj_physical()
+    return or_zeros(self_t, self_p).conj_physical()
 
 
 def conj_physical__tangent(self_p, result, self_t):
     """conj_physical_: result: self_t.conj_physical()"""
-    return self_t.conj_physical()
+    return or_zeros(self_t, self_p).conj_physical()
 
 
 def complex_tangent(real_p, imag_p, result, real_t, imag_t):
     """complex: result: complex(real_t, imag_t)"""
-    return complex(real_t, imag_t)
+    return complex(or_zeros(real_t, real_p), or_zeros(imag_t, imag_p))
 
 
 def polar_tangent(abs_p, angle_p, result, abs_t, angle_t):
     """polar: result: complex(abs_t * angle_p.cos() - angle_t * abs_p * angle_p.sin(), abs_t *
     angle_p.sin() + angle_t * abs_p * angle_p.cos())"""
     return complex(
-        abs_t * angle_p.cos() - angle_t * abs_p * angle_p.sin(),
-        abs_t * angle_p.sin() + angle_t * abs_p * angle_p.cos(),
+        or_zeros(abs_t, abs_p) * angle_p.cos() - or_zeros(angle_t, angle_p) * abs_p * angle_p.sin(),
+        or_zeros(abs_t, abs_p) * angle_p.sin() + or_zeros(angle_t, angle_p) * abs_p * angle_p.cos(),
     )
 
 
 def _fft_r2c_tangent(self_p, dim, normalization, onesided, result, self_t):
     """_fft_r2c: result: auto_linear = call_op(ops._fft_r2c, self_t, dim, normalization,
     onesided)"""
-    return call_op(ops._fft_r2c, self_t, dim, normalization, onesided)
+    return call_op(ops._fft_r2c, or_zeros(self_t, self_p), dim, normalization, onesided)
 
 
 def _fft_c2r_tangent(self_p, dim, normalization, last_dim_size, result, self_t):
     """_fft_c2r: result: auto_linear = call_op(ops._fft_c2r, self_t, dim, normalization,
     last_dim_size)"""
-    return call_op(ops._fft_c2r, self_t, dim, normalization, last_dim_size)
+    return call_op(ops._fft_c2r, or_zeros(self_t, self_p), dim, normalization, last_dim_size)
 
 
 def _fft_c2c_tangent(self_p, dim, normalization, forward, result, self_t):
     """_fft_c2c: result: auto_linear = call_op(ops._fft_c2c, self_t, dim, normalization,
     forward)"""
-    return call_op(ops._fft_c2c, self_t, dim, normalization, forward)
+    return call_op(ops._fft_c2c, or_zeros(self_t, self_p), dim, normalization, forward)
 
 
 class Tangent:
@@ -1595,494 +1772,494 @@ FORWARD = {
     'sub_.Tensor': Tangent(sub_Tensor_tangent, (0, 1), (), 'derivatives.yaml:32'),
     'mul.Tensor': Tangent(mul_Tensor_tangent, (0, 1), (), 'derivatives.yaml:37'),
     'mul_.Tensor': Tangent(mul_Tensor_tangent, (0, 1), (), 'derivatives.yaml:37'),
-    'div.Tensor': Tangent(div_Tensor_tangent, (0, 1), (), 'derivatives.yaml:44'),
-    'div_.Tensor': Tangent(div_Tensor_tangent, (0, 1), (), 'derivatives.yaml:44'),
-    'pow.Tensor_Tensor': Tangent(pow_Tensor_Tensor_tangent, (0, 1), (), 'derivatives.yaml:56'),
-    'pow.Tensor_Scalar': Tangent(pow_Tensor_Scalar_tangent, (0,), (), 'derivatives.yaml:51'),
-    'maximum': Tangent(maximum_tangent, (0, 1), (), 'derivatives.yaml:61'),
-    'minimum': Tangent(minimum_tangent, (0, 1), (), 'derivatives.yaml:66'),
-    'xlogy.Tensor': Tangent(xlogy_Tensor_tangent, (0, 1), (), 'derivatives.yaml:71'),
-    'xlog1py.Tensor': Tangent(xlog1py_Tensor_tangent, (0, 1), (), 'derivatives.yaml:76'),
-    'where.self': Tangent(where_self_tangent, (1, 2), (), 'derivatives.yaml:90'),
-    'neg': Tangent(neg_tangent, (0,), (), 'derivatives.yaml:94'),
-    'abs': Tangent(abs_tangent, (0,), (), 'derivatives.yaml:98'),
-    'sign': Tangent(sign_tangent, (0,), (), 'derivatives.yaml:102'),
-    'exp': Tangent(exp_tangent, (0,), (), 'derivatives.yaml:106'),
-    'log': Tangent(log_tangent, (0,), (), 'derivatives.yaml:110'),
-    'sqrt': Tangent(sqrt_tangent, (0,), (), 'derivatives.yaml:114'),
-    'sin': Tangent(sin_tangent, (0,), (), 'derivatives.yaml:118'),
-    'cos': Tangent(cos_tangent, (0,), (), 'derivatives.yaml:122'),
-    'tanh': Tangent(tanh_tangent, (0,), (), 'derivatives.yaml:126'),
-    'sigmoid': Tangent(sigmoid_tangent, (0,), (), 'derivatives.yaml:130'),
-    'relu': Tangent(relu_tangent, (0,), (), 'derivatives.yaml:134'),
-    'relu_': Tangent(relu_tangent, (0,), (), 'derivatives.yaml:134'),
-    'sum': Tangent(sum_tangent, (0,), (), 'derivatives.yaml:143'),
-    'sum.dim_IntList': Tangent(sum_dim_IntList_tangent, (0,), (), 'derivatives.yaml:147'),
-    'mean': Tangent(mean_tangent, (0,), (), 'derivatives.yaml:151'),
-    'mean.dim': Tangent(mean_dim_tangent, (0,), (), 'derivatives.yaml:155'),
-    'max': Tangent(max_tangent, (0,), (), 'derivatives.yaml:159'),
-    'max.dim': Tangent(max_dim_tangent, (0,), (), 'derivatives.yaml:164'),
-    'min': Tangent(min_tangent, (0,), (), 'derivatives.yaml:168'),
-    'min.dim': Tangent(min_dim_tangent, (0,), (), 'derivatives.yaml:173'),
-    'mm': Tangent(None, (0, 1), (), 'derivatives.yaml:175'),
-    'bmm': Tangent(None, (0, 1), (), 'derivatives.yaml:179'),
-    'copy_': Tangent(copy__tangent, (0, 1), (), 'derivatives.yaml:188'),
-    'fill_.Scalar': Tangent(fill__Scalar_tangent, (0,), (), 'derivatives.yaml:192'),
-    'clone': Tangent(clone_tangent, (0,), (), 'derivatives.yaml:196'),
-    '_to_copy': Tangent(_to_copy_tangent, (0,), (), 'derivatives.yaml:202'),
-    'view': Tangent(view_tangent, (0,), (), 'derivatives.yaml:206'),
-    '_unsafe_view': Tangent(_unsafe_view_tangent, (0,), (), 'derivatives.yaml:210'),
-    'as_strided': Tangent(as_strided_tangent, (0,), (), 'derivatives.yaml:214'),
-    'transpose.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:218'),
-    'permute': Tangent(permute_tangent, (0,), (), 'derivatives.yaml:222'),
-    'expand': Tangent(expand_tangent, (0,), (), 'derivatives.yaml:226'),
-    'squeeze': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:230'),
-    'squeeze.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:234'),
-    'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:238'),
-    'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:242'),
-    'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:246'),
-    'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:254'),
-    'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:254'),
-    'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:258'),
-    'rsqrt_': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:258'),
-    'exp2': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:262'),
-    'exp2_': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:262'),
-    'expm1': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:266'),
-    'expm1_': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:266'),
-    'log2': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:270'),
-    'log2_': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:270'),
-    'log10': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:274'),
-    'log10_': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:274'),
-    'log1p': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:278'),
-    'log1p_': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:278'),
-    'tan': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:282'),
-    'tan_': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:282'),
-    'asin': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:286'),
-    'asin_': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:286'),
-    'acos': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:290'),
-    'acos_': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:290'),
-    'atan': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:294'),
-    'atan_': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:294'),
-    'sinh': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:298'),
-    'sinh_': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:298'),
-    'cosh': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:302'),
-    'cosh_': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:302'),
-    'erf': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:306'),
-    'erf_': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:306'),
-    'erfc': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:310'),
-    'erfc_': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:310'),
-    'logit': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:314'),
-    'logit_': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:314'),
-    'floor': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:319'),
-    'floor_': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:319'),
-    'ceil': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:323'),
-    'ceil_': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:323'),
-    'trunc': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:327'),
-    'trunc_': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:327'),
-    'round': Tangent(round_tangent, (0,), (), 'derivatives.yaml:331'),
-    'round.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:335'),
-    'round_': Tangent(round_tangent, (0,), (), 'derivatives.yaml:331'),
-    'round_.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:335'),
-    'frac': Tangent(frac_tangent, (0,), (), 'derivatives.yaml:339'),
-    'frac_': Tangent(frac_tangent, (0,), (), 'derivatives.yaml:339'),
-    'div.Tensor_mode': Tangent(div_Tensor_mode_tangent, (0, 1), (), 'derivatives.yaml:345'),
-    'div_.Tensor_mode': Tangent(div_Tensor_mode_tangent, (0, 1), (), 'derivatives.yaml:345'),
-    'floor_divide': Tangent(floor_divide_tangent, (0, 1), (), 'derivatives.yaml:352'),
-    'floor_divide_.Tensor': Tangent(floor_divide_tangent, (0, 1), (), 'derivatives.yaml:352'),
-    'remainder.Tensor': Tangent(remainder_Tensor_tangent, (0, 1), (), 'derivatives.yaml:357'),
-    'remainder_.Tensor': Tangent(remainder_Tensor_tangent, (0, 1), (), 'derivatives.yaml:357'),
-    'fmod.Tensor': Tangent(fmod_Tensor_tangent, (0, 1), (), 'derivatives.yaml:368'),
-    'fmod_.Tensor': Tangent(fmod_Tensor_tangent, (0, 1), (), 'derivatives.yaml:368'),
-    'atan2': Tangent(atan2_tangent, (0, 1), (), 'derivatives.yaml:373'),
-    'atan2_': Tangent(atan2_tangent, (0, 1), (), 'derivatives.yaml:373'),
-    'hypot': Tangent(hypot_tangent, (0, 1), (), 'derivatives.yaml:378'),
-    'hypot_': Tangent(hypot_tangent, (0, 1), (), 'derivatives.yaml:378'),
-    'clamp': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:383'),
-    'clamp.Tensor': Tangent(clamp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:389'),
-    'clamp_': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:383'),
-    'clamp_.Tensor': Tangent(clamp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:389'),
-    'lerp.Scalar': Tangent(lerp_Scalar_tangent, (0, 1), (), 'derivatives.yaml:399'),
-    'lerp.Tensor': Tangent(lerp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:405'),
-    'lerp_.Scalar': Tangent(lerp_Scalar_tangent, (0, 1), (), 'derivatives.yaml:399'),
-    'lerp_.Tensor': Tangent(lerp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:405'),
-    'addcmul': Tangent(addcmul_tangent, (0, 1, 2), (), 'derivatives.yaml:411'),
-    'addcmul_': Tangent(addcmul_tangent, (0, 1, 2), (), 'derivatives.yaml:411'),
-    'addcdiv': Tangent(addcdiv_tangent, (0, 1, 2), (), 'derivatives.yaml:417'),
-    'addcdiv_': Tangent(addcdiv_tangent, (0, 1, 2), (), 'derivatives.yaml:417'),
-    'nan_to_num': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:421'),
-    'nan_to_num_': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:421'),
-    'exp_': Tangent(exp_tangent, (0,), (), 'derivatives.yaml:106'),
-    'log_': Tangent(log_tangent, (0,), (), 'derivatives.yaml:110'),
-    'sqrt_': Tangent(sqrt_tangent, (0,), (), 'derivatives.yaml:114'),
-    'sin_': Tangent(sin_tangent, (0,), (), 'derivatives.yaml:118'),
-    'cos_': Tangent(cos_tangent, (0,), (), 'derivatives.yaml:122'),
-    'tanh_': Tangent(tanh_tangent, (0,), (), 'derivatives.yaml:126'),
-    'sigmoid_': Tangent(sigmoid_tangent, (0,), (), 'derivatives.yaml:130'),
-    'neg_': Tangent(neg_tangent, (0,), (), 'derivatives.yaml:94'),
-    'abs_': Tangent(abs_tangent, (0,), (), 'derivatives.yaml:98'),
-    'leaky_relu': Tangent(leaky_relu_tangent, (0,), (), 'derivatives.yaml:426'),
-    'leaky_relu_': Tangent(leaky_relu__tangent, (0,), (), 'derivatives.yaml:437'),
-    'elu': Tangent(elu_tangent, (0,), (), 'derivatives.yaml:430'),
-    'elu_': Tangent(elu__tangent, (0,), (), 'derivatives.yaml:441'),
-    'gelu': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:445'),
-    'gelu_': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:445'),
-    'silu': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:449'),
-    'silu_': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:449'),
-    'gelu_backward': Tangent(gelu_backward_tangent, (0, 1), (), 'derivatives.yaml:456'),
-    'silu_backward': Tangent(silu_backward_tangent, (0, 1), (), 'derivatives.yaml:461'),
-    'mish': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:465'),
-    'mish_': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:465'),
-    'softplus': Tangent(softplus_tangent, (0,), (), 'derivatives.yaml:469'),
-    'hardtanh': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:473'),
-    'hardtanh_': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:473'),
-    'hardsigmoid': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:477'),
-    'hardsigmoid_': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:477'),
-    'hardswish': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:481'),
-    'hardswish_': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:481'),
-    'threshold': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:485'),
-    'threshold_backward': Tangent(threshold_backward_tangent, (0, 1), (), 'derivatives.yaml:139'),
-    'threshold_': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:485'),
-    'prelu': Tangent(prelu_tangent, (0, 1), (), 'derivatives.yaml:84'),
-    'normal_': Tangent(normal__tangent, (0,), (), 'derivatives.yaml:490'),
-    'uniform_': Tangent(uniform__tangent, (0,), (), 'derivatives.yaml:494'),
-    'exponential_': Tangent(exponential__tangent, (0,), (), 'derivatives.yaml:498'),
-    'bernoulli': Tangent(bernoulli_tangent, (0,), (), 'derivatives.yaml:502'),
-    'bernoulli.p': Tangent(bernoulli_p_tangent, (0,), (), 'derivatives.yaml:507'),
-    'bernoulli_.float': Tangent(bernoulli__float_tangent, (0,), (), 'derivatives.yaml:511'),
-    'bernoulli_.Tensor': Tangent(bernoulli__Tensor_tangent, (0,), (), 'derivatives.yaml:516'),
-    'clamp_max.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:394'),
-    'clamp_max_.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:394'),
+    'div.Tensor': Tangent(div_Tensor_tangent, (0, 1), (), 'derivatives.yaml:45'),
+    'div_.Tensor': Tangent(div_Tensor_tangent, (0, 1), (), 'derivatives.yaml:45'),
+    'pow.Tensor_Tensor': Tangent(pow_Tensor_Tensor_tangent, (0, 1), (), 'derivatives.yaml:57'),
+    'pow.Tensor_Scalar': Tangent(pow_Tensor_Scalar_tangent, (0,), (), 'derivatives.yaml:52'),
+    'maximum': Tangent(maximum_tangent, (0, 1), (), 'derivatives.yaml:62'),
+    'minimum': Tangent(minimum_tangent, (0, 1), (), 'derivatives.yaml:67'),
+    'xlogy.Tensor': Tangent(xlogy_Tensor_tangent, (0, 1), (), 'derivatives.yaml:72'),
+    'xlog1py.Tensor': Tangent(xlog1py_Tensor_tangent, (0, 1), (), 'derivatives.yaml:77'),
+    'where.self': Tangent(where_self_tangent, (1, 2), (), 'derivatives.yaml:91'),
+    'neg': Tangent(neg_tangent, (0,), (), 'derivatives.yaml:95'),
+    'abs': Tangent(abs_tangent, (0,), (), 'derivatives.yaml:99'),
+    'sign': Tangent(sign_tangent, (0,), (), 'derivatives.yaml:103'),
+    'exp': Tangent(exp_tangent, (0,), (), 'derivatives.yaml:107'),
+    'log': Tangent(log_tangent, (0,), (), 'derivatives.yaml:111'),
+    'sqrt': Tangent(sqrt_tangent, (0,), (), 'derivatives.yaml:115'),
+    'sin': Tangent(sin_tangent, (0,), (), 'derivatives.yaml:119'),
+    'cos': Tangent(cos_tangent, (0,), (), 'derivatives.yaml:123'),
+    'tanh': Tangent(tanh_tangent, (0,), (), 'derivatives.yaml:127'),
+    'sigmoid': Tangent(sigmoid_tangent, (0,), (), 'derivatives.yaml:131'),
+    'relu': Tangent(relu_tangent, (0,), (), 'derivatives.yaml:135'),
+    'relu_': Tangent(relu_tangent, (0,), (), 'derivatives.yaml:135'),
+    'sum': Tangent(sum_tangent, (0,), (), 'derivatives.yaml:144'),
+    'sum.dim_IntList': Tangent(sum_dim_IntList_tangent, (0,), (), 'derivatives.yaml:148'),
+    'mean': Tangent(mean_tangent, (0,), (), 'derivatives.yaml:152'),
+    'mean.dim': Tangent(mean_dim_tangent, (0,), (), 'derivatives.yaml:156'),
+    'max': Tangent(max_tangent, (0,), (), 'derivatives.yaml:160'),
+    'max.dim': Tangent(max_dim_tangent, (0,), (), 'derivatives.yaml:165'),
+    'min': Tangent(min_tangent, (0,), (), 'derivatives.yaml:169'),
+    'min.dim': Tangent(min_dim_tangent, (0,), (), 'derivatives.yaml:174'),
+    'mm': Tangent(None, (0, 1), (), 'derivatives.yaml:176'),
+    'bmm': Tangent(None, (0, 1), (), 'derivatives.yaml:180'),
+    'copy_': Tangent(copy__tangent, (0, 1), (), 'derivatives.yaml:189'),
+    'fill_.Scalar': Tangent(fill__Scalar_tangent, (0,), (), 'derivatives.yaml:193'),
+    'clone': Tangent(clone_tangent, (0,), (), 'derivatives.yaml:197'),
+    '_to_copy': Tangent(_to_copy_tangent, (0,), (), 'derivatives.yaml:203'),
+    'view': Tangent(view_tangent, (0,), (), 'derivatives.yaml:207'),
+    '_unsafe_view': Tangent(_unsafe_view_tangent, (0,), (), 'derivatives.yaml:211'),
+    'as_strided': Tangent(as_strided_tangent, (0,), (), 'derivatives.yaml:215'),
+    'transpose.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:219'),
+    'permute': Tangent(permute_tangent, (0,), (), 'derivatives.yaml:223'),
+    'expand': Tangent(expand_tangent, (0,), (), 'derivatives.yaml:227'),
+    'squeeze': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:231'),
+    'squeeze.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:235'),
+    'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:239'),
+    'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:243'),
+    'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:247'),
+    'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:255'),
+    'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:255'),
+    'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:259'),
+    'rsqrt_': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:259'),
+    'exp2': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:263'),
+    'exp2_': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:263'),
+    'expm1': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:267'),
+    'expm1_': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:267'),
+    'log2': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:271'),
+    'log2_': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:271'),
+    'log10': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:275'),
+    'log10_': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:275'),
+    'log1p': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:279'),
+    'log1p_': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:279'),
+    'tan': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:283'),
+    'tan_': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:283'),
+    'asin': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:287'),
+    'asin_': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:287'),
+    'acos': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:291'),
+    'acos_': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:291'),
+    'atan': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:295'),
+    'atan_': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:295'),
+    'sinh': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:299'),
+    'sinh_': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:299'),
+    'cosh': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:303'),
+    'cosh_': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:303'),
+    'erf': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:307'),
+    'erf_': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:307'),
+    'erfc': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:311'),
+    'erfc_': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:311'),
+    'logit': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:315'),
+    'logit_': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:315'),
+    'floor': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:320'),
+    'floor_': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:320'),
+    'ceil': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:324'),
+    'ceil_': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:324'),
+    'trunc': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:328'),
+    'trunc_': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:328'),
+    'round': Tangent(round_tangent, (0,), (), 'derivatives.yaml:332'),
+    'round.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:336'),
+    'round_': Tangent(round_tangent, (0,), (), 'derivatives.yaml:332'),
+    'round_.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:336'),
+    'frac': Tangent(frac_tangent, (0,), (), 'derivatives.yaml:340'),
+    'frac_': Tangent(frac_tangent, (0,), (), 'derivatives.yaml:340'),
+    'div.Tensor_mode': Tangent(div_Tensor_mode_tangent, (0, 1), (), 'derivatives.yaml:346'),
+    'div_.Tensor_mode': Tangent(div_Tensor_mode_tangent, (0, 1), (), 'derivatives.yaml:346'),
+    'floor_divide': Tangent(floor_divide_tangent, (0, 1), (), 'derivatives.yaml:353'),
+    'floor_divide_.Tensor': Tangent(floor_divide_tangent, (0, 1), (), 'derivatives.yaml:353'),
+    'remainder.Tensor': Tangent(remainder_Tensor_tangent, (0, 1), (), 'derivatives.yaml:358'),
+    'remainder_.Tensor': Tangent(remainder_Tensor_tangent, (0, 1), (), 'derivatives.yaml:358'),
+    'fmod.Tensor': Tangent(fmod_Tensor_tangent, (0, 1), (), 'derivatives.yaml:369'),
+    'fmod_.Tensor': Tangent(fmod_Tensor_tangent, (0, 1), (), 'derivatives.yaml:369'),
+    'atan2': Tangent(atan2_tangent, (0, 1), (), 'derivatives.yaml:374'),
+    'atan2_': Tangent(atan2_tangent, (0, 1), (), 'derivatives.yaml:374'),
+    'hypot': Tangent(hypot_tangent, (0, 1), (), 'derivatives.yaml:379'),
+    'hypot_': Tangent(hypot_tangent, (0, 1), (), 'derivatives.yaml:379'),
+    'clamp': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:384'),
+    'clamp.Tensor': Tangent(clamp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:390'),
+    'clamp_': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:384'),
+    'clamp_.Tensor': Tangent(clamp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:390'),
+    'lerp.Scalar': Tangent(lerp_Scalar_tangent, (0, 1), (), 'derivatives.yaml:400'),
+    'lerp.Tensor': Tangent(lerp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:406'),
+    'lerp_.Scalar': Tangent(lerp_Scalar_tangent, (0, 1), (), 'derivatives.yaml:400'),
+    'lerp_.Tensor': Tangent(lerp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:406'),
+    'addcmul': Tangent(addcmul_tangent, (0, 1, 2), (), 'derivatives.yaml:412'),
+    'addcmul_': Tangent(addcmul_tangent, (0, 1, 2), (), 'derivatives.yaml:412'),
+    'addcdiv': Tangent(addcdiv_tangent, (0, 1, 2), (), 'derivatives.yaml:418'),
+    'addcdiv_': Tangent(addcdiv_tangent, (0, 1, 2), (), 'derivatives.yaml:418'),
+    'nan_to_num': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:422'),
+    'nan_to_num_': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:422'),
+    'exp_': Tangent(exp_tangent, (0,), (), 'derivatives.yaml:107'),
+    'log_': Tangent(log_tangent, (0,), (), 'derivatives.yaml:111'),
+    'sqrt_': Tangent(sqrt_tangent, (0,), (), 'derivatives.yaml:115'),
+    'sin_': Tangent(sin_tangent, (0,), (), 'derivatives.yaml:119'),
+    'cos_': Tangent(cos_tangent, (0,), (), 'derivatives.yaml:123'),
+    'tanh_': Tangent(tanh_tangent, (0,), (), 'derivatives.yaml:127'),
+    'sigmoid_': Tangent(sigmoid_tangent, (0,), (), 'derivatives.yaml:131'),
+    'neg_': Tangent(neg_tangent, (0,), (), 'derivatives.yaml:95'),
+    'abs_': Tangent(abs_tangent, (0,), (), 'derivatives.yaml:99'),
+    'leaky_relu': Tangent(leaky_relu_tangent, (0,), (), 'derivatives.yaml:427'),
+    'leaky_relu_': Tangent(leaky_relu__tangent, (0,), (), 'derivatives.yaml:438'),
+    'elu': Tangent(elu_tangent, (0,), (), 'derivatives.yaml:431'),
+    'elu_': Tangent(elu__tangent, (0,), (), 'derivatives.yaml:442'),
+    'gelu': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:446'),
+    'gelu_': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:446'),
+    'silu': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:450'),
+    'silu_': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:450'),
+    'gelu_backward': Tangent(gelu_backward_tangent, (0, 1), (), 'derivatives.yaml:457'),
+    'silu_backward': Tangent(silu_backward_tangent, (0, 1), (), 'derivatives.yaml:462'),
+    'mish': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:466'),
+    'mish_': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:466'),
+    'softplus': Tangent(softplus_tangent, (0,), (), 'derivatives.yaml:470'),
+    'hardtanh': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:474'),
+    'hardtanh_': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:474'),
+    'hardsigmoid': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:478'),
+    'hardsigmoid_': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:478'),
+    'hardswish': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:482'),
+    'hardswish_': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:482'),
+    'threshold': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:486'),
+    'threshold_backward': Tangent(threshold_backward_tangent, (0, 1), (), 'derivatives.yaml:140'),
+    'threshold_': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:486'),
+    'prelu': Tangent(prelu_tangent, (0, 1), (), 'derivatives.yaml:85'),
+    'normal_': Tangent(normal__tangent, (0,), (), 'derivatives.yaml:491'),
+    'uniform_': Tangent(uniform__tangent, (0,), (), 'derivatives.yaml:495'),
+    'exponential_': Tangent(exponential__tangent, (0,), (), 'derivatives.yaml:499'),
+    'bernoulli': Tangent(bernoulli_tangent, (0,), (), 'derivatives.yaml:503'),
+    'bernoulli.p': Tangent(bernoulli_p_tangent, (0,), (), 'derivatives.yaml:508'),
+    'bernoulli_.float': Tangent(bernoulli__float_tangent, (0,), (), 'derivatives.yaml:512'),
+    'bernoulli_.Tensor': Tangent(bernoulli__Tensor_tangent, (0,), (), 'derivatives.yaml:517'),
+    'clamp_max.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:395'),
+    'clamp_max_.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:395'),
     'remainder.Scalar_Tensor': Tangent(
-        remainder_Scalar_Tensor_tangent, (1,), (), 'derivatives.yaml:363',
+        remainder_Scalar_Tensor_tangent, (1,), (), 'derivatives.yaml:364',
     ),
-    'prod': Tangent(prod_tangent, (0,), (), 'derivatives.yaml:526'),
-    'prod.dim_int': Tangent(prod_dim_int_tangent, (0,), (), 'derivatives.yaml:530'),
-    'amax': Tangent(amax_tangent, (0,), (), 'derivatives.yaml:534'),
-    'amin': Tangent(amin_tangent, (0,), (), 'derivatives.yaml:538'),
-    'var.correction': Tangent(var_correction_tangent, (0,), (), 'derivatives.yaml:542'),
-    'std.correction': Tangent(std_correction_tangent, (0,), (), 'derivatives.yaml:546'),
-    'var_mean.correction': Tangent(var_mean_correction_tangent, (0,), (), 'derivatives.yaml:553'),
-    'std_mean.correction': Tangent(std_mean_correction_tangent, (0,), (), 'derivatives.yaml:558'),
-    'norm.ScalarOpt_dim': Tangent(norm_ScalarOpt_dim_tangent, (0,), (), 'derivatives.yaml:563'),
-    'logsumexp': Tangent(logsumexp_tangent, (0,), (), 'derivatives.yaml:576'),
-    'cumsum': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:580'),
-    'cumsum_': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:580'),
-    'cumprod': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:584'),
-    'cumprod_': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:584'),
-    'cummax': Tangent(cummax_tangent, (0,), (), 'derivatives.yaml:589'),
-    'cummin': Tangent(cummin_tangent, (0,), (), 'derivatives.yaml:594'),
-    'median': Tangent(median_tangent, (0,), (), 'derivatives.yaml:598'),
-    'median.dim': Tangent(median_dim_tangent, (0,), (), 'derivatives.yaml:603'),
-    'mode': Tangent(mode_tangent, (0,), (), 'derivatives.yaml:608'),
-    'kthvalue': Tangent(kthvalue_tangent, (0,), (), 'derivatives.yaml:613'),
-    'topk': Tangent(topk_tangent, (0,), (), 'derivatives.yaml:618'),
-    'sort': Tangent(sort_tangent, (0,), (), 'derivatives.yaml:623'),
-    'sort.stable': Tangent(sort_stable_tangent, (0,), (), 'derivatives.yaml:628'),
-    '_gather_along': Tangent(_gather_along_tangent, (0,), (), 'derivatives.yaml:633'),
-    '_scatter_add_along': Tangent(_scatter_add_along_tangent, (0,), (), 'derivatives.yaml:638'),
-    'flip': Tangent(flip_tangent, (0,), (), 'derivatives.yaml:642'),
-    'mv': Tangent(None, (0, 1), (), 'derivatives.yaml:644'),
-    'dot': Tangent(None, (0, 1), (), 'derivatives.yaml:648'),
-    'addmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:654'),
-    'addmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:654'),
-    'addmv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:659'),
-    'addmv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:659'),
-    'baddbmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:664'),
-    'baddbmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:664'),
-    'linear': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:669'),
-    'einsum': Tangent(None, (1,), (1,), 'derivatives.yaml:674'),
-    'tril': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:679'),
-    'tril_': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:679'),
-    'triu': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:683'),
-    'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:683'),
-    'diag': Tangent(None, (0,), (), 'derivatives.yaml:685'),
-    'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:690'),
-    'linalg_matrix_exp': Tangent(None, (0,), (), 'derivatives.yaml:1051'),
-    'cat': Tangent(cat_tangent, (0,), (0,), 'derivatives.yaml:694'),
-    'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:698'),
-    'repeat': Tangent(repeat_tangent, (0,), (), 'derivatives.yaml:702'),
+    'prod': Tangent(prod_tangent, (0,), (), 'derivatives.yaml:527'),
+    'prod.dim_int': Tangent(prod_dim_int_tangent, (0,), (), 'derivatives.yaml:531'),
+    'amax': Tangent(amax_tangent, (0,), (), 'derivatives.yaml:535'),
+    'amin': Tangent(amin_tangent, (0,), (), 'derivatives.yaml:539'),
+    'var.correction': Tangent(var_correction_tangent, (0,), (), 'derivatives.yaml:543'),
+    'std.correction': Tangent(std_correction_tangent, (0,), (), 'derivatives.yaml:547'),
+    'var_mean.correction': Tangent(var_mean_correction_tangent, (0,), (), 'derivatives.yaml:554'),
+    'std_mean.correction': Tangent(std_mean_correction_tangent, (0,), (), 'derivatives.yaml:559'),
+    'norm.ScalarOpt_dim': Tangent(norm_ScalarOpt_dim_tangent, (0,), (), 'derivatives.yaml:564'),
+    'logsumexp': Tangent(logsumexp_tangent, (0,), (), 'derivatives.yaml:577'),
+    'cumsum': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:581'),
+    'cumsum_': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:581'),
+    'cumprod': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:585'),
+    'cumprod_': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:585'),
+    'cummax': Tangent(cummax_tangent, (0,), (), 'derivatives.yaml:590'),
+    'cummin': Tangent(cummin_tangent, (0,), (), 'derivatives.yaml:595'),
+    'median': Tangent(median_tangent, (0,), (), 'derivatives.yaml:599'),
+    'median.dim': Tangent(median_dim_tangent, (0,), (), 'derivatives.yaml:604'),
+    'mode': Tangent(mode_tangent, (0,), (), 'derivatives.yaml:609'),
+    'kthvalue': Tangent(kthvalue_tangent, (0,), (), 'derivatives.yaml:614'),
+    'topk': Tangent(topk_tangent, (0,), (), 'derivatives.yaml:619'),
+    'sort': Tangent(sort_tangent, (0,), (), 'derivatives.yaml:624'),
+    'sort.stable': Tangent(sort_stable_tangent, (0,), (), 'derivatives.yaml:629'),
+    '_gather_along': Tangent(_gather_along_tangent, (0,), (), 'derivatives.yaml:634'),
+    '_scatter_add_along': Tangent(_scatter_add_along_tangent, (0,), (), 'derivatives.yaml:639'),
+    'flip': Tangent(flip_tangent, (0,), (), 'derivatives.yaml:643'),
+    'mv': Tangent(None, (0, 1), (), 'derivatives.yaml:645'),
+    'dot': Tangent(None, (0, 1), (), 'derivatives.yaml:649'),
+    'addmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:655'),
+    'addmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:655'),
+    'addmv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:660'),
+    'addmv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:660'),
+    'baddbmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:665'),
+    'baddbmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:665'),
+    'linear': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:670'),
+    'einsum': Tangent(None, (1,), (1,), 'derivatives.yaml:675'),
+    'tril': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:680'),
+    'tril_': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:680'),
+    'triu': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:684'),
+    'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:684'),
+    'diag': Tangent(None, (0,), (), 'derivatives.yaml:686'),
+    'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:691'),
+    'linalg_matrix_exp': Tangent(None, (0,), (), 'derivatives.yaml:1052'),
+    'cat': Tangent(cat_tangent, (0,), (0,), 'derivatives.yaml:695'),
+    'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:699'),
+    'repeat': Tangent(repeat_tangent, (0,), (), 'derivatives.yaml:703'),
     'repeat_interleave.self_int': Tangent(
-        repeat_interleave_self_int_tangent, (0,), (), 'derivatives.yaml:706',
+        repeat_interleave_self_int_tangent, (0,), (), 'derivatives.yaml:707',
     ),
-    'gather': Tangent(gather_tangent, (0,), (), 'derivatives.yaml:717'),
-    'scatter.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:723'),
-    'scatter.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:728'),
-    'scatter.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:734'),
-    'scatter.value_reduce': Tangent(scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:739'),
-    'scatter_.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:723'),
-    'scatter_.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:728'),
-    'scatter_.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:734'),
+    'gather': Tangent(gather_tangent, (0,), (), 'derivatives.yaml:718'),
+    'scatter.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:724'),
+    'scatter.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:729'),
+    'scatter.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:735'),
+    'scatter.value_reduce': Tangent(scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:740'),
+    'scatter_.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:724'),
+    'scatter_.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:729'),
+    'scatter_.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:735'),
     'scatter_.value_reduce': Tangent(
-        scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:739',
+        scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:740',
     ),
-    'scatter_add': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:745'),
-    'scatter_add_': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:745'),
-    'scatter_reduce.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:750'),
-    'scatter_reduce_.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:750'),
-    'index_select': Tangent(index_select_tangent, (0,), (), 'derivatives.yaml:755'),
-    'index_add': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:761'),
-    'index_add_': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:761'),
-    'index_copy': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:767'),
-    'index_copy_': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:767'),
+    'scatter_add': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:746'),
+    'scatter_add_': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:746'),
+    'scatter_reduce.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:751'),
+    'scatter_reduce_.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:751'),
+    'index_select': Tangent(index_select_tangent, (0,), (), 'derivatives.yaml:756'),
+    'index_add': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:762'),
+    'index_add_': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:762'),
+    'index_copy': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:768'),
+    'index_copy_': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:768'),
     'index_fill.int_Scalar': Tangent(
-        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:772',
+        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:773',
     ),
     'index_fill.int_Tensor': Tangent(
-        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:778',
+        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:779',
     ),
     'index_fill_.int_Scalar': Tangent(
-        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:772',
+        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:773',
     ),
     'index_fill_.int_Tensor': Tangent(
-        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:778',
+        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:779',
     ),
-    'masked_fill.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:783'),
-    'masked_fill.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:789'),
-    'masked_fill_.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:783'),
-    'masked_fill_.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:789'),
-    'masked_select': Tangent(masked_select_tangent, (0,), (), 'derivatives.yaml:794'),
-    'masked_scatter': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:800'),
-    'masked_scatter_': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:800'),
-    'take': Tangent(take_tangent, (0,), (), 'derivatives.yaml:805'),
-    '_unique2': Tangent(None, (0,), (), 'derivatives.yaml:1096'),
-    'unique_dim': Tangent(None, (0,), (), 'derivatives.yaml:1100'),
-    'index.Tensor': Tangent(index_Tensor_tangent, (0,), (), 'derivatives.yaml:810'),
-    'index_put': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:816'),
-    'index_put_': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:816'),
-    'convolution': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:826'),
-    'convolution_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:833'),
-    'constant_pad_nd': Tangent(constant_pad_nd_tangent, (0,), (), 'derivatives.yaml:840'),
-    '_pad_nd': Tangent(_pad_nd_tangent, (0,), (), 'derivatives.yaml:847'),
-    '_pad_nd_backward': Tangent(_pad_nd_backward_tangent, (0,), (), 'derivatives.yaml:851'),
+    'masked_fill.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:784'),
+    'masked_fill.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:790'),
+    'masked_fill_.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:784'),
+    'masked_fill_.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:790'),
+    'masked_select': Tangent(masked_select_tangent, (0,), (), 'derivatives.yaml:795'),
+    'masked_scatter': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:801'),
+    'masked_scatter_': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:801'),
+    'take': Tangent(take_tangent, (0,), (), 'derivatives.yaml:806'),
+    '_unique2': Tangent(None, (0,), (), 'derivatives.yaml:1097'),
+    'unique_dim': Tangent(None, (0,), (), 'derivatives.yaml:1101'),
+    'index.Tensor': Tangent(index_Tensor_tangent, (0,), (), 'derivatives.yaml:811'),
+    'index_put': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:817'),
+    'index_put_': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:817'),
+    'convolution': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:827'),
+    'convolution_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:834'),
+    'constant_pad_nd': Tangent(constant_pad_nd_tangent, (0,), (), 'derivatives.yaml:841'),
+    '_pad_nd': Tangent(_pad_nd_tangent, (0,), (), 'derivatives.yaml:848'),
+    '_pad_nd_backward': Tangent(_pad_nd_backward_tangent, (0,), (), 'derivatives.yaml:852'),
     'max_pool2d_with_indices': Tangent(
-        max_pool2d_with_indices_tangent, (0,), (), 'derivatives.yaml:858',
+        max_pool2d_with_indices_tangent, (0,), (), 'derivatives.yaml:859',
     ),
     'max_pool2d_with_indices_backward': Tangent(
-        max_pool2d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:867',
+        max_pool2d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:868',
     ),
-    'avg_pool2d': Tangent(avg_pool2d_tangent, (0,), (), 'derivatives.yaml:871'),
-    'avg_pool2d_backward': Tangent(avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:876'),
-    'adaptive_avg_pool2d': Tangent(adaptive_avg_pool2d_tangent, (0,), (), 'derivatives.yaml:880'),
+    'avg_pool2d': Tangent(avg_pool2d_tangent, (0,), (), 'derivatives.yaml:872'),
+    'avg_pool2d_backward': Tangent(avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:877'),
+    'adaptive_avg_pool2d': Tangent(adaptive_avg_pool2d_tangent, (0,), (), 'derivatives.yaml:881'),
     'adaptive_avg_pool2d_backward': Tangent(
-        adaptive_avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:885',
+        adaptive_avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:886',
     ),
-    'adaptive_max_pool2d': Tangent(adaptive_max_pool2d_tangent, (0,), (), 'derivatives.yaml:890'),
+    'adaptive_max_pool2d': Tangent(adaptive_max_pool2d_tangent, (0,), (), 'derivatives.yaml:891'),
     'adaptive_max_pool2d_backward': Tangent(
-        adaptive_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:896',
+        adaptive_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:897',
     ),
-    'upsample_nearest2d': Tangent(upsample_nearest2d_tangent, (0,), (), 'derivatives.yaml:902'),
+    'upsample_nearest2d': Tangent(upsample_nearest2d_tangent, (0,), (), 'derivatives.yaml:903'),
     'upsample_nearest2d_backward': Tangent(
-        upsample_nearest2d_backward_tangent, (0,), (), 'derivatives.yaml:906',
+        upsample_nearest2d_backward_tangent, (0,), (), 'derivatives.yaml:907',
     ),
-    'upsample_bilinear2d': Tangent(upsample_bilinear2d_tangent, (0,), (), 'derivatives.yaml:910'),
+    'upsample_bilinear2d': Tangent(upsample_bilinear2d_tangent, (0,), (), 'derivatives.yaml:911'),
     'upsample_bilinear2d_backward': Tangent(
-        upsample_bilinear2d_backward_tangent, (0,), (), 'derivatives.yaml:914',
+        upsample_bilinear2d_backward_tangent, (0,), (), 'derivatives.yaml:915',
     ),
-    'im2col': Tangent(im2col_tangent, (0,), (), 'derivatives.yaml:918'),
-    'col2im': Tangent(col2im_tangent, (0,), (), 'derivatives.yaml:922'),
-    '_softmax': Tangent(None, (0,), (), 'derivatives.yaml:930'),
-    '_log_softmax': Tangent(None, (0,), (), 'derivatives.yaml:933'),
-    '_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:936'),
-    '_log_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:940'),
-    'nll_loss_forward': Tangent(None, (0,), (), 'derivatives.yaml:944'),
-    'nll_loss_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:949'),
-    'mse_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:954'),
-    'smooth_l1_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:972'),
-    'huber_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:960'),
-    'binary_cross_entropy': Tangent(None, (0, 1), (), 'derivatives.yaml:967'),
-    'binary_cross_entropy_with_logits': Tangent(None, (0, 1), (), 'derivatives.yaml:976'),
-    'native_batch_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:981'),
-    'native_layer_norm': Tangent(None, (0, 2, 3), (), 'derivatives.yaml:986'),
-    'native_group_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:990'),
-    '_fused_rms_norm': Tangent(None, (0, 2), (), 'derivatives.yaml:994'),
-    'native_layer_norm_backward': Tangent(None, (0, 1, 3, 4, 5, 6), (), 'derivatives.yaml:1001'),
-    '_fused_rms_norm_backward': Tangent(None, (0, 1, 3, 4), (), 'derivatives.yaml:1004'),
-    'native_dropout': Tangent(native_dropout_tangent, (0,), (), 'derivatives.yaml:1010'),
-    'embedding': Tangent(embedding_tangent, (0,), (), 'derivatives.yaml:1015'),
+    'im2col': Tangent(im2col_tangent, (0,), (), 'derivatives.yaml:919'),
+    'col2im': Tangent(col2im_tangent, (0,), (), 'derivatives.yaml:923'),
+    '_softmax': Tangent(None, (0,), (), 'derivatives.yaml:931'),
+    '_log_softmax': Tangent(None, (0,), (), 'derivatives.yaml:934'),
+    '_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:937'),
+    '_log_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:941'),
+    'nll_loss_forward': Tangent(None, (0,), (), 'derivatives.yaml:945'),
+    'nll_loss_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:950'),
+    'mse_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:955'),
+    'smooth_l1_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:973'),
+    'huber_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:961'),
+    'binary_cross_entropy': Tangent(None, (0, 1), (), 'derivatives.yaml:968'),
+    'binary_cross_entropy_with_logits': Tangent(None, (0, 1), (), 'derivatives.yaml:977'),
+    'native_batch_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:982'),
+    'native_layer_norm': Tangent(None, (0, 2, 3), (), 'derivatives.yaml:987'),
+    'native_group_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:991'),
+    '_fused_rms_norm': Tangent(None, (0, 2), (), 'derivatives.yaml:995'),
+    'native_layer_norm_backward': Tangent(None, (0, 1, 3, 4, 5, 6), (), 'derivatives.yaml:1002'),
+    '_fused_rms_norm_backward': Tangent(None, (0, 1, 3, 4), (), 'derivatives.yaml:1005'),
+    'native_dropout': Tangent(native_dropout_tangent, (0,), (), 'derivatives.yaml:1011'),
+    'embedding': Tangent(embedding_tangent, (0,), (), 'derivatives.yaml:1016'),
     'embedding_dense_backward': Tangent(
-        embedding_dense_backward_tangent, (0,), (), 'derivatives.yaml:1020',
+        embedding_dense_backward_tangent, (0,), (), 'derivatives.yaml:1021',
     ),
-    '_cross_entropy_forward': Tangent(None, (0,), (), 'derivatives.yaml:1022'),
-    '_cross_entropy_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:1027'),
-    '_lstm_sequence': Tangent(None, (0, 1, 2, 3), (), 'derivatives.yaml:1037'),
-    '_lstm_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5, 6, 7), (), 'derivatives.yaml:1040'),
-    '_fused_adam_': Tangent(None, (0, 1, 2, 3, 4), (), 'derivatives.yaml:1044'),
-    '_fused_sgd_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1047'),
-    'linalg_qr': Tangent(None, (0,), (), 'derivatives.yaml:1073'),
-    'geqrf': Tangent(None, (0,), (), 'derivatives.yaml:1077'),
-    'linalg_lstsq': Tangent(None, (0, 1), (), 'derivatives.yaml:1082'),
-    'cdist': Tangent(None, (0, 1), (), 'derivatives.yaml:1067'),
-    'linalg_vector_norm': Tangent(None, (0,), (), 'derivatives.yaml:571'),
-    'linalg_inv_ex': Tangent(None, (0,), (), 'derivatives.yaml:1150'),
-    'linalg_slogdet': Tangent(None, (0,), (), 'derivatives.yaml:1155'),
-    'linalg_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1158'),
-    'linalg_cholesky_ex': Tangent(None, (0,), (), 'derivatives.yaml:1161'),
-    'linalg_lu_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1106'),
-    'lu_unpack': Tangent(None, (0,), (), 'derivatives.yaml:1110'),
-    'linalg_lu': Tangent(None, (0,), (), 'derivatives.yaml:1115'),
-    'linalg_lu_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1119'),
-    'linalg_solve_ex': Tangent(None, (0, 1), (), 'derivatives.yaml:1124'),
-    'linalg_solve_triangular': Tangent(None, (0, 1), (), 'derivatives.yaml:1128'),
-    'triangular_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1131'),
-    'cholesky_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1134'),
-    'cholesky_inverse': Tangent(None, (0,), (), 'derivatives.yaml:1137'),
-    'linalg_ldl_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1140'),
-    'linalg_ldl_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1144'),
-    '_linalg_svd': Tangent(None, (0,), (), 'derivatives.yaml:1171'),
-    '_linalg_eigh': Tangent(None, (0,), (), 'derivatives.yaml:1175'),
-    'linalg_det': Tangent(None, (0,), (), 'derivatives.yaml:1179'),
-    'linalg_pinv.atol_rtol_tensor': Tangent(None, (0,), (), 'derivatives.yaml:1182'),
-    'unsqueeze_': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:238'),
-    'squeeze_': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:230'),
-    'squeeze_.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:234'),
-    'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:218'),
-    'logaddexp': Tangent(logaddexp_tangent, (0, 1), (), 'derivatives.yaml:1059'),
-    'logaddexp2': Tangent(logaddexp2_tangent, (0, 1), (), 'derivatives.yaml:1064'),
-    'sinc': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:80'),
-    'heaviside': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1092'),
-    'dist': Tangent(None, (0, 1), (), 'derivatives.yaml:565'),
-    'lgamma': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1189'),
-    'lgamma_': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1189'),
-    'digamma': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1193'),
-    'digamma_': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1193'),
-    'polygamma': Tangent(polygamma_tangent, (1,), (), 'derivatives.yaml:1197'),
-    'polygamma_': Tangent(polygamma__tangent, (0,), (), 'derivatives.yaml:1202'),
-    'mvlgamma': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1208'),
-    'mvlgamma_': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1208'),
-    'igamma': Tangent(None, (0, 1), (), 'derivatives.yaml:1211'),
-    'igamma_': Tangent(None, (0, 1), (), 'derivatives.yaml:1211'),
-    'igammac': Tangent(None, (0, 1), (), 'derivatives.yaml:1215'),
-    'igammac_': Tangent(None, (0, 1), (), 'derivatives.yaml:1215'),
-    'erfinv': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1221'),
-    'erfinv_': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1221'),
-    'i0': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1225'),
-    'i0_': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1225'),
-    'special_i0e': Tangent(special_i0e_tangent, (0,), (), 'derivatives.yaml:1229'),
-    'special_i1': Tangent(special_i1_tangent, (0,), (), 'derivatives.yaml:1233'),
-    'special_i1e': Tangent(special_i1e_tangent, (0,), (), 'derivatives.yaml:1237'),
-    'special_erfcx': Tangent(special_erfcx_tangent, (0,), (), 'derivatives.yaml:1242'),
-    'special_ndtri': Tangent(special_ndtri_tangent, (0,), (), 'derivatives.yaml:1246'),
-    'special_log_ndtr': Tangent(special_log_ndtr_tangent, (0,), (), 'derivatives.yaml:1250'),
-    'special_entr': Tangent(special_entr_tangent, (0,), (), 'derivatives.yaml:1254'),
-    'special_xlog1py': Tangent(special_xlog1py_tangent, (0, 1), (), 'derivatives.yaml:1259'),
-    'special_airy_ai': Tangent(None, (), (), 'derivatives.yaml:1634'),
-    'special_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1637'),
-    'special_bessel_j1': Tangent(None, (), (), 'derivatives.yaml:1640'),
-    'special_bessel_y0': Tangent(None, (), (), 'derivatives.yaml:1643'),
-    'special_bessel_y1': Tangent(None, (), (), 'derivatives.yaml:1646'),
-    'special_modified_bessel_i0': Tangent(None, (), (), 'derivatives.yaml:1649'),
-    'special_modified_bessel_i1': Tangent(None, (), (), 'derivatives.yaml:1652'),
-    'special_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1655'),
-    'special_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1658'),
-    'special_scaled_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1661'),
-    'special_scaled_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1664'),
-    'special_spherical_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1667'),
-    'special_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1670'),
-    'special_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1673'),
-    'special_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1676'),
-    'special_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1679'),
-    'special_shifted_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1682'),
-    'special_shifted_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1685'),
-    'special_shifted_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1688'),
-    'special_shifted_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1691'),
-    'special_hermite_polynomial_h': Tangent(None, (), (), 'derivatives.yaml:1694'),
-    'special_hermite_polynomial_he': Tangent(None, (), (), 'derivatives.yaml:1697'),
-    'special_laguerre_polynomial_l': Tangent(None, (), (), 'derivatives.yaml:1700'),
-    'special_legendre_polynomial_p': Tangent(None, (), (), 'derivatives.yaml:1703'),
-    'special_zeta': Tangent(None, (0, 1), (), 'derivatives.yaml:1267'),
-    'acosh': Tangent(acosh_tangent, (0,), (), 'derivatives.yaml:1277'),
-    'acosh_': Tangent(acosh__tangent, (0,), (), 'derivatives.yaml:1292'),
-    'asinh': Tangent(asinh_tangent, (0,), (), 'derivatives.yaml:1281'),
-    'asinh_': Tangent(asinh__tangent, (0,), (), 'derivatives.yaml:1296'),
-    'atanh': Tangent(atanh_tangent, (0,), (), 'derivatives.yaml:1285'),
-    'atanh_': Tangent(atanh__tangent, (0,), (), 'derivatives.yaml:1300'),
-    'angle': Tangent(angle_tangent, (0,), (), 'derivatives.yaml:1305'),
-    'sgn': Tangent(sgn_tangent, (0,), (), 'derivatives.yaml:1575'),
-    'sgn_': Tangent(sgn_tangent, (0,), (), 'derivatives.yaml:1575'),
-    'sign_': Tangent(sign_tangent, (0,), (), 'derivatives.yaml:102'),
-    'copysign.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1310'),
-    'copysign_.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1310'),
-    'frexp.Tensor': Tangent(frexp_Tensor_tangent, (0,), (), 'derivatives.yaml:1315'),
-    'nextafter': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1319'),
-    'nextafter_': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1319'),
-    'eq_.Tensor': Tangent(eq__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1326'),
-    'ne_.Tensor': Tangent(ne__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1331'),
-    'lt_.Tensor': Tangent(lt__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1336'),
-    'le_.Tensor': Tangent(le__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1341'),
-    'gt_.Tensor': Tangent(gt__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1346'),
-    'ge_.Tensor': Tangent(ge__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1351'),
-    'pow_.Tensor': Tangent(pow__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1356'),
-    'xlogy_.Tensor': Tangent(xlogy_Tensor_tangent, (0, 1), (), 'derivatives.yaml:71'),
-    'sinc_': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:80'),
-    'heaviside_': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1092'),
-    'random_.from': Tangent(random__from_tangent, (0,), (), 'derivatives.yaml:1360'),
-    'random_.to': Tangent(random__to_tangent, (0,), (), 'derivatives.yaml:1364'),
-    'random_': Tangent(random__tangent, (0,), (), 'derivatives.yaml:1368'),
-    'cauchy_': Tangent(cauchy__tangent, (0,), (), 'derivatives.yaml:1372'),
-    'log_normal_': Tangent(log_normal__tangent, (0,), (), 'derivatives.yaml:1376'),
-    'geometric_': Tangent(geometric__tangent, (0,), (), 'derivatives.yaml:1380'),
-    'binomial': Tangent(binomial_tangent, (0, 1), (), 'derivatives.yaml:1386'),
-    'poisson': Tangent(poisson_tangent, (0,), (), 'derivatives.yaml:1390'),
-    'as_strided_': Tangent(as_strided__tangent, (0,), (), 'derivatives.yaml:1417'),
-    'diag_embed': Tangent(diag_embed_tangent, (0,), (), 'derivatives.yaml:1396'),
-    'diagonal_scatter': Tangent(diagonal_scatter_tangent, (0, 1), (), 'derivatives.yaml:1401'),
-    'select_scatter': Tangent(select_scatter_tangent, (0, 1), (), 'derivatives.yaml:1406'),
-    'slice_scatter': Tangent(slice_scatter_tangent, (0, 1), (), 'derivatives.yaml:1411'),
-    'as_strided_scatter': Tangent(as_strided_scatter_tangent, (0, 1), (), 'derivatives.yaml:1421'),
-    'index_reduce': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1426'),
-    'index_reduce_': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1426'),
-    'addbmm': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1437'),
-    'addbmm_': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1437'),
-    'nanmedian': Tangent(nanmedian_tangent, (0,), (), 'derivatives.yaml:1441'),
-    'nanmedian.dim': Tangent(nanmedian_dim_tangent, (0,), (), 'derivatives.yaml:1446'),
-    'logcumsumexp': Tangent(logcumsumexp_tangent, (0,), (), 'derivatives.yaml:1450'),
-    '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1453'),
-    'histc': Tangent(None, (), (), 'derivatives.yaml:1706'),
+    '_cross_entropy_forward': Tangent(None, (0,), (), 'derivatives.yaml:1023'),
+    '_cross_entropy_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:1028'),
+    '_lstm_sequence': Tangent(None, (0, 1, 2, 3), (), 'derivatives.yaml:1038'),
+    '_lstm_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5, 6, 7), (), 'derivatives.yaml:1041'),
+    '_fused_adam_': Tangent(None, (0, 1, 2, 3, 4), (), 'derivatives.yaml:1045'),
+    '_fused_sgd_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1048'),
+    'linalg_qr': Tangent(None, (0,), (), 'derivatives.yaml:1074'),
+    'geqrf': Tangent(None, (0,), (), 'derivatives.yaml:1078'),
+    'linalg_lstsq': Tangent(None, (0, 1), (), 'derivatives.yaml:1083'),
+    'cdist': Tangent(None, (0, 1), (), 'derivatives.yaml:1068'),
+    'linalg_vector_norm': Tangent(None, (0,), (), 'derivatives.yaml:572'),
+    'linalg_inv_ex': Tangent(None, (0,), (), 'derivatives.yaml:1151'),
+    'linalg_slogdet': Tangent(None, (0,), (), 'derivatives.yaml:1156'),
+    'linalg_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1159'),
+    'linalg_cholesky_ex': Tangent(None, (0,), (), 'derivatives.yaml:1162'),
+    'linalg_lu_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1107'),
+    'lu_unpack': Tangent(None, (0,), (), 'derivatives.yaml:1111'),
+    'linalg_lu': Tangent(None, (0,), (), 'derivatives.yaml:1116'),
+    'linalg_lu_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1120'),
+    'linalg_solve_ex': Tangent(None, (0, 1), (), 'derivatives.yaml:1125'),
+    'linalg_solve_triangular': Tangent(None, (0, 1), (), 'derivatives.yaml:1129'),
+    'triangular_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1132'),
+    'cholesky_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1135'),
+    'cholesky_inverse': Tangent(None, (0,), (), 'derivatives.yaml:1138'),
+    'linalg_ldl_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1141'),
+    'linalg_ldl_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1145'),
+    '_linalg_svd': Tangent(None, (0,), (), 'derivatives.yaml:1172'),
+    '_linalg_eigh': Tangent(None, (0,), (), 'derivatives.yaml:1176'),
+    'linalg_det': Tangent(None, (0,), (), 'derivatives.yaml:1180'),
+    'linalg_pinv.atol_rtol_tensor': Tangent(None, (0,), (), 'derivatives.yaml:1183'),
+    'unsqueeze_': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:239'),
+    'squeeze_': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:231'),
+    'squeeze_.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:235'),
+    'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:219'),
+    'logaddexp': Tangent(logaddexp_tangent, (0, 1), (), 'derivatives.yaml:1060'),
+    'logaddexp2': Tangent(logaddexp2_tangent, (0, 1), (), 'derivatives.yaml:1065'),
+    'sinc': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:81'),
+    'heaviside': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1093'),
+    'dist': Tangent(None, (0, 1), (), 'derivatives.yaml:566'),
+    'lgamma': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1190'),
+    'lgamma_': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1190'),
+    'digamma': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1194'),
+    'digamma_': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1194'),
+    'polygamma': Tangent(polygamma_tangent, (1,), (), 'derivatives.yaml:1198'),
+    'polygamma_': Tangent(polygamma__tangent, (0,), (), 'derivatives.yaml:1203'),
+    'mvlgamma': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1209'),
+    'mvlgamma_': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1209'),
+    'igamma': Tangent(None, (0, 1), (), 'derivatives.yaml:1212'),
+    'igamma_': Tangent(None, (0, 1), (), 'derivatives.yaml:1212'),
+    'igammac': Tangent(None, (0, 1), (), 'derivatives.yaml:1216'),
+    'igammac_': Tangent(None, (0, 1), (), 'derivatives.yaml:1216'),
+    'erfinv': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1222'),
+    'erfinv_': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1222'),
+    'i0': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1226'),
+    'i0_': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1226'),
+    'special_i0e': Tangent(special_i0e_tangent, (0,), (), 'derivatives.yaml:1230'),
+    'special_i1': Tangent(special_i1_tangent, (0,), (), 'derivatives.yaml:1234'),
+    'special_i1e': Tangent(special_i1e_tangent, (0,), (), 'derivatives.yaml:1238'),
+    'special_erfcx': Tangent(special_erfcx_tangent, (0,), (), 'derivatives.yaml:1243'),
+    'special_ndtri': Tangent(special_ndtri_tangent, (0,), (), 'derivatives.yaml:1247'),
+    'special_log_ndtr': Tangent(special_log_ndtr_tangent, (0,), (), 'derivatives.yaml:1251'),
+    'special_entr': Tangent(special_entr_tangent, (0,), (), 'derivatives.yaml:1255'),
+    'special_xlog1py': Tangent(special_xlog1py_tangent, (0, 1), (), 'derivatives.yaml:1260'),
+    'special_airy_ai': Tangent(None, (), (), 'derivatives.yaml:1635'),
+    'special_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1638'),
+    'special_bessel_j1': Tangent(None, (), (), 'derivatives.yaml:1641'),
+    'special_bessel_y0': Tangent(None, (), (), 'derivatives.yaml:1644'),
+    'special_bessel_y1': Tangent(None, (), (), 'derivatives.yaml:1647'),
+    'special_modified_bessel_i0': Tangent(None, (), (), 'derivatives.yaml:1650'),
+    'special_modified_bessel_i1': Tangent(None, (), (), 'derivatives.yaml:1653'),
+    'special_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1656'),
+    'special_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1659'),
+    'special_scaled_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1662'),
+    'special_scaled_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1665'),
+    'special_spherical_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1668'),
+    'special_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1671'),
+    'special_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1674'),
+    'special_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1677'),
+    'special_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1680'),
+    'special_shifted_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1683'),
+    'special_shifted_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1686'),
+    'special_shifted_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1689'),
+    'special_shifted_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1692'),
+    'special_hermite_polynomial_h': Tangent(None, (), (), 'derivatives.yaml:1695'),
+    'special_hermite_polynomial_he': Tangent(None, (), (), 'derivatives.yaml:1698'),
+    'special_laguerre_polynomial_l': Tangent(None, (), (), 'derivatives.yaml:1701'),
+    'special_legendre_polynomial_p': Tangent(None, (), (), 'derivatives.yaml:1704'),
+    'special_zeta': Tangent(None, (0, 1), (), 'derivatives.yaml:1268'),
+    'acosh': Tangent(acosh_tangent, (0,), (), 'derivatives.yaml:1278'),
+    'acosh_': Tangent(acosh__tangent, (0,), (), 'derivatives.yaml:1293'),
+    'asinh': Tangent(asinh_tangent, (0,), (), 'derivatives.yaml:1282'),
+    'asinh_': Tangent(asinh__tangent, (0,), (), 'derivatives.yaml:1297'),
+    'atanh': Tangent(atanh_tangent, (0,), (), 'derivatives.yaml:1286'),
+    'atanh_': Tangent(atanh__tangent, (0,), (), 'derivatives.yaml:1301'),
+    'angle': Tangent(angle_tangent, (0,), (), 'derivatives.yaml:1306'),
+    'sgn': Tangent(sgn_tangent, (0,), (), 'derivatives.yaml:1576'),
+    'sgn_': Tangent(sgn_tangent, (0,), (), 'derivatives.yaml:1576'),
+    'sign_': Tangent(sign_tangent, (0,), (), 'derivatives.yaml:103'),
+    'copysign.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1311'),
+    'copysign_.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1311'),
+    'frexp.Tensor': Tangent(frexp_Tensor_tangent, (0,), (), 'derivatives.yaml:1316'),
+    'nextafter': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1320'),
+    'nextafter_': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1320'),
+    'eq_.Tensor': Tangent(eq__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1327'),
+    'ne_.Tensor': Tangent(ne__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1332'),
+    'lt_.Tensor': Tangent(lt__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1337'),
+    'le_.Tensor': Tangent(le__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1342'),
+    'gt_.Tensor': Tangent(gt__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1347'),
+    'ge_.Tensor': Tangent(ge__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1352'),
+    'pow_.Tensor': Tangent(pow__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1357'),
+    'xlogy_.Tensor': Tangent(xlogy_Tensor_tangent, (0, 1), (), 'derivatives.yaml:72'),
+    'sinc_': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:81'),
+    'heaviside_': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1093'),
+    'random_.from': Tangent(random__from_tangent, (0,), (), 'derivatives.yaml:1361'),
+    'random_.to': Tangent(random__to_tangent, (0,), (), 'derivatives.yaml:1365'),
+    'random_': Tangent(random__tangent, (0,), (), 'derivatives.yaml:1369'),
+    'cauchy_': Tangent(cauchy__tangent, (0,), (), 'derivatives.yaml:1373'),
+    'log_normal_': Tangent(log_normal__tangent, (0,), (), 'derivatives.yaml:1377'),
+    'geometric_': Tangent(geometric__tangent, (0,), (), 'derivatives.yaml:1381'),
+    'binomial': Tangent(binomial_tangent, (0, 1), (), 'derivatives.yaml:1387'),
+    'poisson': Tangent(poisson_tangent, (0,), (), 'derivatives.yaml:1391'),
+    'as_strided_': Tangent(as_strided__tangent, (0,), (), 'derivatives.yaml:1418'),
+    'diag_embed': Tangent(diag_embed_tangent, (0,), (), 'derivatives.yaml:1397'),
+    'diagonal_scatter': Tangent(diagonal_scatter_tangent, (0, 1), (), 'derivatives.yaml:1402'),
+    'select_scatter': Tangent(select_scatter_tangent, (0, 1), (), 'derivatives.yaml:1407'),
+    'slice_scatter': Tangent(slice_scatter_tangent, (0, 1), (), 'derivatives.yaml:1412'),
+    'as_strided_scatter': Tangent(as_strided_scatter_tangent, (0, 1), (), 'derivatives.yaml:1422'),
+    'index_reduce': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1427'),
+    'index_reduce_': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1427'),
+    'addbmm': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1438'),
+    'addbmm_': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1438'),
+    'nanmedian': Tangent(nanmedian_tangent, (0,), (), 'derivatives.yaml:1442'),
+    'nanmedian.dim': Tangent(nanmedian_dim_tangent, (0,), (), 'derivatives.yaml:1447'),
+    'logcumsumexp': Tangent(logcumsumexp_tangent, (0,), (), 'derivatives.yaml:1451'),
+    '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1454'),
+    'histc': Tangent(None, (), (), 'derivatives.yaml:1707'),
     'max_pool3d_with_indices': Tangent(
-        max_pool3d_with_indices_tangent, (0,), (), 'derivatives.yaml:1465',
+        max_pool3d_with_indices_tangent, (0,), (), 'derivatives.yaml:1466',
     ),
     'max_pool3d_with_indices_backward': Tangent(
-        max_pool3d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:1471',
+        max_pool3d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:1472',
     ),
-    'avg_pool3d': Tangent(avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1475'),
+    'avg_pool3d': Tangent(avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1476'),
     'avg_pool3d_backward': Tangent(
-        avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1480',
+        avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1481',
     ),
-    'adaptive_avg_pool3d': Tangent(adaptive_avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1484'),
+    'adaptive_avg_pool3d': Tangent(adaptive_avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1485'),
     'adaptive_avg_pool3d_backward': Tangent(
-        adaptive_avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1489',
+        adaptive_avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1490',
     ),
-    'adaptive_max_pool3d': Tangent(adaptive_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1494'),
+    'adaptive_max_pool3d': Tangent(adaptive_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1495'),
     'adaptive_max_pool3d_backward': Tangent(
-        adaptive_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1500',
+        adaptive_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1501',
     ),
     'fractional_max_pool2d': Tangent(
-        fractional_max_pool2d_tangent, (0,), (), 'derivatives.yaml:1507',
+        fractional_max_pool2d_tangent, (0,), (), 'derivatives.yaml:1508',
     ),
     'fractional_max_pool2d_backward': Tangent(
-        fractional_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:1513',
+        fractional_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:1514',
     ),
     'fractional_max_pool3d': Tangent(
-        fractional_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1519',
+        fractional_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1520',
     ),
     'fractional_max_pool3d_backward': Tangent(
-        fractional_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1525',
+        fractional_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1526',
     ),
-    'grid_sampler_2d': Tangent(grid_sampler_2d_tangent, (0, 1), (), 'derivatives.yaml:1535'),
-    'grid_sampler_2d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1537'),
-    'grid_sampler_3d': Tangent(grid_sampler_3d_tangent, (0, 1), (), 'derivatives.yaml:1542'),
-    'grid_sampler_3d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1544'),
-    '_embedding_bag': Tangent(_embedding_bag_tangent, (0, 1, 2, 6), (), 'derivatives.yaml:1554'),
-    '_ctc_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:1557'),
-    '_ctc_loss_backward': Tangent(None, (0, 1, 2, 5, 6), (), 'derivatives.yaml:1561'),
-    'alias': Tangent(alias_tangent, (0,), (), 'derivatives.yaml:1568'),
-    'view_as_real': Tangent(view_as_real_tangent, (0,), (), 'derivatives.yaml:1579'),
-    'view_as_complex': Tangent(view_as_complex_tangent, (0,), (), 'derivatives.yaml:1583'),
-    '_conj_physical': Tangent(_conj_physical_tangent, (0,), (), 'derivatives.yaml:1587'),
-    'conj_physical_': Tangent(conj_physical__tangent, (0,), (), 'derivatives.yaml:1591'),
-    'complex': Tangent(complex_tangent, (0, 1), (), 'derivatives.yaml:1595'),
-    'polar': Tangent(polar_tangent, (0, 1), (), 'derivatives.yaml:1599'),
-    '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1605'),
-    '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1609'),
-    '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1613'),
+    'grid_sampler_2d': Tangent(grid_sampler_2d_tangent, (0, 1), (), 'derivatives.yaml:1536'),
+    'grid_sampler_2d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1538'),
+    'grid_sampler_3d': Tangent(grid_sampler_3d_tangent, (0, 1), (), 'derivatives.yaml:1543'),
+    'grid_sampler_3d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1545'),
+    '_embedding_bag': Tangent(_embedding_bag_tangent, (0, 1, 2, 6), (), 'derivatives.yaml:1555'),
+    '_ctc_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:1558'),
+    '_ctc_loss_backward': Tangent(None, (0, 1, 2, 5, 6), (), 'derivatives.yaml:1562'),
+    'alias': Tangent(alias_tangent, (0,), (), 'derivatives.yaml:1569'),
+    'view_as_real': Tangent(view_as_real_tangent, (0,), (), 'derivatives.yaml:1580'),
+    'view_as_complex': Tangent(view_as_complex_tangent, (0,), (), 'derivatives.yaml:1584'),
+    '_conj_physical': Tangent(_conj_physical_tangent, (0,), (), 'derivatives.yaml:1588'),
+    'conj_physical_': Tangent(conj_physical__tangent, (0,), (), 'derivatives.yaml:1592'),
+    'complex': Tangent(complex_tangent, (0, 1), (), 'derivatives.yaml:1596'),
+    'polar': Tangent(polar_tangent, (0, 1), (), 'derivatives.yaml:1600'),
+    '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1606'),
+    '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1610'),
+    '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1614'),
 }

@@ -160,20 +160,16 @@ def _inputs(args, tangent):
 
 
 def _tangent_args(args, tangent, level):
-    """Each differentiable input's tangent at `level`; zeros where an input has none (a
-    formula reads every tangent it names, as PyTorch's reads an undefined one as zeros)."""
-    from tensorplay import zeros_like
+    """Each differentiable input's tangent at `level`, None where it has none: the
+    tangent function keeps only the terms of the tangents given, as PyTorch's zero
+    tensors make the others vanish (a real zero times an infinite primal is NaN)."""
     out = []
     for i in tangent.inputs:
         a = args[i]
         if i in tangent.lists:
-            out.append([None if t is None else (tangent_of(t, level) if tangent_of(t, level)
-                        is not None else zeros_like(t)) for t in a])
-        elif a is None:
-            out.append(None)
+            out.append([None if t is None else tangent_of(t, level) for t in a])
         else:
-            t = tangent_of(a, level)
-            out.append(t if t is not None else zeros_like(a))
+            out.append(None if a is None else tangent_of(a, level))
     return out
 
 

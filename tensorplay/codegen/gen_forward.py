@@ -123,6 +123,41 @@ def _fact_renames(tree, diff):
     return out
 
 
+def _summands(tree, sign=1):
+    """The terms of a top-level sum, `a - b + c` -> [(1, a), (-1, b), (1, c)]."""
+    if isinstance(tree, fm.BinOp) and tree.op in "+-":
+        right = -sign if tree.op == "-" else sign
+        return _summands(tree.left, sign) + _summands(tree.right, right)
+    return [(sign, tree)]
+
+
+def _emit_pruned(tree, diff, inputs, calls):
+    """(lines, value) computing a formula whose missing tangents arrive as None.
+
+    A sum of terms, one per input's tangent (`other_t * self_p + self_t * other_p`), keeps
+    only the terms of the tangents given, as PyTorch's zero tensors make the others
+    vanish: a real zero tangent would turn `0 * inf` into NaN. Elsewhere a missing
+    tangent reads as zeros (`or_zeros(other_t, other_p)`)."""
+    tangent_names = {f"{n}_t" for n in diff}
+    zeros = {f"{n}_t": f"or_zeros({n}_t, {n}_p)" for n, _, _ in inputs}
+    renames = dict(_fact_renames(tree, diff))
+    terms = _summands(tree)
+    reads = [fm.names_read(t) & tangent_names for _, t in terms]
+    if len(terms) < 2 or not all(reads):
+        if fm.names_read(tree) & tangent_names:
+            calls.add("or_zeros")
+        return [], fm.emit(tree, {**renames, **zeros})
+    calls.update({"add_terms", "or_zeros"})
+    lines = ["summands = []"]
+    for (sign, term), names in zip(terms, reads):
+        # (a term's one tangent is given when it runs; of several, the others may not be)
+        value = fm.emit(term, {**renames, **(zeros if len(names) > 1 else {})})
+        given = " or ".join(f"{n} is not None" for n in sorted(names))
+        lines += [f"if {given}:", f"    summands.append({'-' if sign < 0 else ''}"
+                                    f"{value if sign > 0 else '(' + value + ')'})"]
+    return lines, "add_terms(summands)"
+
+
 def build(ctx, e, spec) -> ForwardSpec | None:
     """The tangent function of op `e` (its derivatives entry is `spec.entry`), or None
     when the entry gives no tangent formula."""
@@ -155,9 +190,10 @@ def build(ctx, e, spec) -> ForwardSpec | None:
                             source_line=f.source_line)
             _check_names(tree, allowed, entry, f)
         _calls(tree, calls)
-        value = fm.emit(tree, _fact_renames(tree, diff))
-        derived = f" = {value}" if text in AUTO_FORWARD else ""
+        derived = f" = {fm.emit(tree, _fact_renames(tree, diff))}" if text in AUTO_FORWARD else ""
         doc.append(f"{', '.join(f.inputs)}: {text}{derived}")
+        lines, value = _emit_pruned(tree, diff, inputs, calls)
+        body += lines
         if len(f.inputs) == 1 and len(outputs) == 1:
             body.append(f"return {value}")
             break

@@ -4,7 +4,9 @@
 the op's dispatcher handle with the arguments in schema order, as a front door would
 after binding them (the tangents take the inputs' places).
 """
-__all__ = ["call_op"]
+from tensorplay.autograd.formulas.core import zeros_like
+
+__all__ = ["call_op", "or_zeros", "add_terms"]
 
 
 def call_op(handle, *args):
@@ -19,3 +21,21 @@ def call_op(handle, *args):
                 if t is not None and hasattr(t, "_impl"):
                     ks |= t._impl.keys
     return handle.call(ks, *args)
+
+
+def or_zeros(tangent, primal):
+    """A tangent the call did not give (None) as zeros shaped like its primal (of a
+    Tensor[] input, element by element)."""
+    if isinstance(primal, (list, tuple)):
+        return [or_zeros(t, p) for t, p in zip(tangent, primal)]
+    if tangent is not None or primal is None:       # (an optional input not given)
+        return tangent
+    return zeros_like(primal)
+
+
+def add_terms(terms):
+    """The sum of a formula's terms kept for the tangents given (at least one)."""
+    total = terms[0]
+    for t in terms[1:]:
+        total = total + t
+    return total
