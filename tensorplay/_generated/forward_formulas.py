@@ -6,13 +6,20 @@ differentiable input, and returns the result's tangent (a tuple for several outp
 tensorplay/autograd/forward_mode.py calls them at the ForwardAD dispatch key."""
 from tensorplay._generated import ops
 from tensorplay.autograd.formulas import (
-    acosh_backward, call_op, clamp_backward, elu_backward, erfinv_backward, hardswish_backward,
-    i1_backward, i1e_backward, logit_backward, mish_backward, mvlgamma_backward,
-    pow_scalar_backward, sinc_backward, zeros_like,
+    acosh_backward, batch_norm_jvp, bce_jvp, bce_with_logits_jvp, call_op, cdist_jvp,
+    cholesky_inverse_jvp, cholesky_jvp, cholesky_solve_jvp, clamp_backward,
+    convolution_backward_jvp, convolution_jvp, cross_entropy_jvp, dist_jvp, eigh_jvp, einsum_jvp,
+    elu_backward, erfinv_backward, group_norm_jvp, hardswish_backward, huber_loss_jvp, i1_backward,
+    i1e_backward, layer_norm_jvp, linalg_det_jvp, linalg_lstsq_residuals_jvp,
+    linalg_lstsq_solution_jvp, linalg_lu_jvp, linalg_lu_solve_jvp, linalg_qr_jvp, linalg_solve_jvp,
+    linalg_solve_triangular_jvp, linear_jvp, logit_backward, lu_factor_ex_jvp, lu_unpack_jvp,
+    matrix_exp_jvp, maybe_multiply, mish_backward, mse_loss_jvp, mvlgamma_backward, pinv_jvp,
+    pow_scalar_backward, rms_norm_jvp, sinc_backward, slogdet_jvp, smooth_l1_loss_jvp, svd_jvp,
+    triangular_solve_jvp, vector_norm_jvp, zeros_like,
 )
 from tensorplay._generated.functional import (
-    digamma, gelu_backward, isfinite, logical_and, logical_or, polygamma, silu_backward, special_i1,
-    special_i1e, threshold_backward, where,
+    digamma, gelu_backward, isfinite, logical_and, logical_or, nll_loss_forward, polygamma,
+    silu_backward, special_i1, special_i1e, threshold_backward, where,
 )
 
 
@@ -92,6 +99,16 @@ def mean_tangent(self_p, dtype, result, self_t):
 def mean_dim_tangent(self_p, dim, keepdim, dtype, result, self_t):
     """mean.dim: result: auto_linear = call_op(ops.mean_dim, self_t, dim, keepdim, dtype)"""
     return call_op(ops.mean_dim, self_t, dim, keepdim, dtype)
+
+
+def mm_tangent(self_p, mat2_p, result, self_t, mat2_t):
+    """mm: result: self_t.mm(mat2_p) + self_p.mm(mat2_t)"""
+    return self_t.mm(mat2_p) + self_p.mm(mat2_t)
+
+
+def bmm_tangent(self_p, mat2_p, result, self_t, mat2_t):
+    """bmm: result: self_t.bmm(mat2_p) + self_p.bmm(mat2_t)"""
+    return self_t.bmm(mat2_p) + self_p.bmm(mat2_t)
 
 
 def clone_tangent(self_p, memory_format, result, self_t):
@@ -355,6 +372,50 @@ def flip_tangent(self_p, dims, result, self_t):
     return call_op(ops.flip, self_t, dims)
 
 
+def mv_tangent(self_p, vec_p, result, self_t, vec_t):
+    """mv: result: self_t.mv(vec_p) + self_p.mv(vec_t)"""
+    return self_t.mv(vec_p) + self_p.mv(vec_t)
+
+
+def dot_tangent(self_p, tensor_p, result, self_t, tensor_t):
+    """dot: result: self_t.dot(tensor_p) + self_p.dot(tensor_t)"""
+    return self_t.dot(tensor_p) + self_p.dot(tensor_t)
+
+
+def addmm_tangent(self_p, mat1_p, mat2_p, beta, alpha, result, self_t, mat1_t, mat2_t):
+    """addmm: result: maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) +
+    maybe_multiply(mat1_p.mm(mat2_t), alpha)"""
+    return maybe_multiply(self_t, beta) + maybe_multiply(
+        mat1_t.mm(mat2_p), alpha,
+    ) + maybe_multiply(mat1_p.mm(mat2_t), alpha)
+
+
+def addmv_tangent(self_p, mat_p, vec_p, beta, alpha, result, self_t, mat_t, vec_t):
+    """addmv: result: maybe_multiply(self_t, beta) + maybe_multiply(mat_t.mv(vec_p), alpha) +
+    maybe_multiply(mat_p.mv(vec_t), alpha)"""
+    return maybe_multiply(self_t, beta) + maybe_multiply(
+        mat_t.mv(vec_p), alpha,
+    ) + maybe_multiply(mat_p.mv(vec_t), alpha)
+
+
+def baddbmm_tangent(self_p, batch1_p, batch2_p, beta, alpha, result, self_t, batch1_t, batch2_t):
+    """baddbmm: result: maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p),
+    alpha) + maybe_multiply(batch1_p.bmm(batch2_t), alpha)"""
+    return maybe_multiply(self_t, beta) + maybe_multiply(
+        batch1_t.bmm(batch2_p), alpha,
+    ) + maybe_multiply(batch1_p.bmm(batch2_t), alpha)
+
+
+def linear_tangent(input_p, weight_p, bias_p, result, input_t, weight_t, bias_t):
+    """linear: result: linear_jvp(input_p, input_t, weight_p, weight_t, bias_t)"""
+    return linear_jvp(input_p, input_t, weight_p, weight_t, bias_t)
+
+
+def einsum_tangent(equation, tensors_p, result, tensors_t):
+    """einsum: result: einsum_jvp(equation, tensors_p, tensors_t)"""
+    return einsum_jvp(equation, tensors_p, tensors_t)
+
+
 def tril_tangent(self_p, diagonal, result, self_t):
     """tril: result: auto_linear = call_op(ops.tril, self_t, diagonal)"""
     return call_op(ops.tril, self_t, diagonal)
@@ -365,9 +426,19 @@ def triu_tangent(self_p, diagonal, result, self_t):
     return call_op(ops.triu, self_t, diagonal)
 
 
+def diag_tangent(self_p, diagonal, result, self_t):
+    """diag: result: auto_linear = call_op(ops.diag, self_t, diagonal)"""
+    return call_op(ops.diag, self_t, diagonal)
+
+
 def diagonal_tangent(self_p, offset, dim1, dim2, result, self_t):
     """diagonal: result: auto_linear = call_op(ops.diagonal, self_t, offset, dim1, dim2)"""
     return call_op(ops.diagonal, self_t, offset, dim1, dim2)
+
+
+def linalg_matrix_exp_tangent(self_p, result, self_t):
+    """linalg_matrix_exp: result: matrix_exp_jvp(self_p, self_t)"""
+    return matrix_exp_jvp(self_p, self_t)
 
 
 def roll_tangent(self_p, shifts, dims, result, self_t):
@@ -403,6 +474,33 @@ def take_tangent(self_p, index, result, self_t):
 def index_Tensor_tangent(self_p, indices, result, self_t):
     """index.Tensor: result: auto_linear = call_op(ops.index_Tensor, self_t, indices)"""
     return call_op(ops.index_Tensor, self_t, indices)
+
+
+def convolution_tangent(
+    input_p, weight_p, bias_p, stride, padding, dilation, transposed, output_padding, groups,
+    result, input_t, weight_t, bias_t,
+):
+    """convolution: result: convolution_jvp(input_p, input_t, weight_p, weight_t, bias_t,
+    stride, padding, dilation, transposed, output_padding, groups)"""
+    return convolution_jvp(
+        input_p, input_t, weight_p, weight_t, bias_t, stride, padding, dilation, transposed,
+        output_padding, groups,
+    )
+
+
+def convolution_backward_tangent(
+    grad_output_p, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed,
+    output_padding, groups, output_mask, result, grad_output_t, input_t, weight_t,
+):
+    """convolution_backward: result0, result1, result2: convolution_backward_jvp(grad_output_p,
+    grad_output_t, input_p, input_t, weight_p, weight_t, bias_sizes, stride, padding,
+    dilation, transposed, output_padding, groups, output_mask)"""
+    result0, result1, result2 = result
+    result0_t, result1_t, result2_t = convolution_backward_jvp(
+        grad_output_p, grad_output_t, input_p, input_t, weight_p, weight_t, bias_sizes, stride,
+        padding, dilation, transposed, output_padding, groups, output_mask,
+    )
+    return (result0_t, result1_t, result2_t,)
 
 
 def max_pool2d_with_indices_backward_tangent(
@@ -488,6 +586,102 @@ def col2im_tangent(self_p, output_size, kernel_size, dilation, padding, stride, 
     return call_op(ops.col2im, self_t, output_size, kernel_size, dilation, padding, stride)
 
 
+def _softmax_tangent(self_p, dim, half_to_float, result, self_t):
+    """_softmax: result: result * (self_t - (result * self_t).sum(dim, True))"""
+    return result * (self_t - (result * self_t).sum(dim, True))
+
+
+def _log_softmax_tangent(self_p, dim, half_to_float, result, self_t):
+    """_log_softmax: result: self_t - (result.exp() * self_t).sum(dim, True)"""
+    return self_t - (result.exp() * self_t).sum(dim, True)
+
+
+def nll_loss_forward_tangent(self_p, target, weight, reduction, ignore_index, result, self_t):
+    """nll_loss_forward: output: nll_loss_forward(self_t, target, weight, reduction,
+    ignore_index)[0]"""
+    output, total_weight = result
+    output_t = nll_loss_forward(self_t, target, weight, reduction, ignore_index)[0]
+    return (output_t, None,)
+
+
+def mse_loss_tangent(self_p, target_p, reduction, result, self_t, target_t):
+    """mse_loss: result: mse_loss_jvp(self_p, target_p, self_t, target_t, reduction)"""
+    return mse_loss_jvp(self_p, target_p, self_t, target_t, reduction)
+
+
+def smooth_l1_loss_tangent(self_p, target_p, reduction, beta, result, self_t, target_t):
+    """smooth_l1_loss: result: smooth_l1_loss_jvp(self_p, target_p, self_t, target_t,
+    reduction, beta)"""
+    return smooth_l1_loss_jvp(self_p, target_p, self_t, target_t, reduction, beta)
+
+
+def huber_loss_tangent(self_p, target_p, reduction, delta, result, self_t, target_t):
+    """huber_loss: result: huber_loss_jvp(self_p, target_p, self_t, target_t, reduction, delta)"""
+    return huber_loss_jvp(self_p, target_p, self_t, target_t, reduction, delta)
+
+
+def binary_cross_entropy_tangent(self_p, target_p, weight, reduction, result, self_t, target_t):
+    """binary_cross_entropy: result: bce_jvp(self_p, target_p, self_t, target_t, weight,
+    reduction)"""
+    return bce_jvp(self_p, target_p, self_t, target_t, weight, reduction)
+
+
+def binary_cross_entropy_with_logits_tangent(
+    self_p, target_p, weight, pos_weight, reduction, result, self_t, target_t,
+):
+    """binary_cross_entropy_with_logits: result: bce_with_logits_jvp(self_p, target_p, self_t,
+    target_t, weight, pos_weight, reduction)"""
+    return bce_with_logits_jvp(self_p, target_p, self_t, target_t, weight, pos_weight, reduction)
+
+
+def native_batch_norm_tangent(
+    input_p, weight_p, bias_p, running_mean, running_var, training, momentum, eps, result, input_t,
+    weight_t, bias_t,
+):
+    """native_batch_norm: result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p,
+    bias_t, running_mean, running_var, result1, result2, training, eps)"""
+    result0, result1, result2 = result
+    result0_t = batch_norm_jvp(
+        input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean, running_var, result1,
+        result2, training, eps,
+    )
+    return (result0_t, None, None,)
+
+
+def native_layer_norm_tangent(
+    input_p, normalized_shape, weight_p, bias_p, eps, result, input_t, weight_t, bias_t,
+):
+    """native_layer_norm: result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p,
+    bias_t, result1, result2, normalized_shape)"""
+    result0, result1, result2 = result
+    result0_t = layer_norm_jvp(
+        input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, normalized_shape,
+    )
+    return (result0_t, None, None,)
+
+
+def native_group_norm_tangent(
+    input_p, weight_p, bias_p, N, C, HxW, group, eps, result, input_t, weight_t, bias_t,
+):
+    """native_group_norm: result0: group_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p,
+    bias_t, result1, result2, group)"""
+    result0, result1, result2 = result
+    result0_t = group_norm_jvp(
+        input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, group,
+    )
+    return (result0_t, None, None,)
+
+
+def _fused_rms_norm_tangent(input_p, normalized_shape, weight_p, eps, result, input_t, weight_t):
+    """_fused_rms_norm: result0, result1: rms_norm_jvp(input_p, input_t, weight_p, weight_t,
+    result1, normalized_shape)"""
+    result0, result1 = result
+    result0_t, result1_t = rms_norm_jvp(
+        input_p, input_t, weight_p, weight_t, result1, normalized_shape,
+    )
+    return (result0_t, result1_t,)
+
+
 def embedding_tangent(weight_p, indices, padding_idx, scale_grad_by_freq, sparse, result, weight_t):
     """embedding: result: auto_linear = call_op(ops.embedding, weight_t, indices, padding_idx,
     scale_grad_by_freq, sparse)"""
@@ -505,9 +699,158 @@ def embedding_dense_backward_tangent(
     )
 
 
+def _cross_entropy_forward_tangent(self_p, target, weight, reduction, ignore_index, result, self_t):
+    """_cross_entropy_forward: output, probs: cross_entropy_jvp(self_t, target, weight,
+    reduction, ignore_index, probs)"""
+    output, probs, total_weight = result
+    output_t, probs_t = cross_entropy_jvp(self_t, target, weight, reduction, ignore_index, probs)
+    return (output_t, probs_t, None,)
+
+
+def linalg_qr_tangent(A_p, mode, result, A_t):
+    """linalg_qr: Q, R: linalg_qr_jvp(A_t, Q, R, mode)"""
+    Q, R = result
+    Q_t, R_t = linalg_qr_jvp(A_t, Q, R, mode)
+    return (Q_t, R_t,)
+
+
+def linalg_lstsq_tangent(self_p, b_p, rcond, driver, result, self_t, b_t):
+    """linalg_lstsq: solution: linalg_lstsq_solution_jvp(self_p, b_p, self_t, b_t); residuals:
+    linalg_lstsq_residuals_jvp(self_p, b_p, self_t, b_t, solution, residuals)"""
+    solution, residuals, rank, singular_values = result
+    solution_t = linalg_lstsq_solution_jvp(self_p, b_p, self_t, b_t)
+    residuals_t = linalg_lstsq_residuals_jvp(self_p, b_p, self_t, b_t, solution, residuals)
+    return (solution_t, residuals_t, None, None,)
+
+
+def cdist_tangent(x1_p, x2_p, p, compute_mode, result, x1_t, x2_t):
+    """cdist: result: cdist_jvp(x1_p, x2_p, x1_t, x2_t, p, result)"""
+    return cdist_jvp(x1_p, x2_p, x1_t, x2_t, p, result)
+
+
+def linalg_vector_norm_tangent(self_p, ord, dim, keepdim, dtype, result, self_t):
+    """linalg_vector_norm: result: vector_norm_jvp(self_p, self_t, ord, result, dim, keepdim)"""
+    return vector_norm_jvp(self_p, self_t, ord, result, dim, keepdim)
+
+
+def linalg_inv_ex_tangent(A_p, check_errors, result, A_t):
+    """linalg_inv_ex: inverse: -inverse.matmul(A_t).matmul(inverse)"""
+    inverse, info = result
+    inverse_t = -inverse.matmul(A_t).matmul(inverse)
+    return (inverse_t, None,)
+
+
+def linalg_slogdet_tangent(A_p, result, A_t):
+    """linalg_slogdet: sign, logabsdet: slogdet_jvp(A_p, A_t, sign)"""
+    sign, logabsdet = result
+    sign_t, logabsdet_t = slogdet_jvp(A_p, A_t, sign)
+    return (sign_t, logabsdet_t,)
+
+
+def linalg_solve_tangent(A_p, B_p, left, result, A_t, B_t):
+    """linalg_solve: result: linalg_solve_jvp(A_p, A_t, B_t, result, left)"""
+    return linalg_solve_jvp(A_p, A_t, B_t, result, left)
+
+
+def linalg_cholesky_ex_tangent(A_p, upper, check_errors, result, A_t):
+    """linalg_cholesky_ex: L: cholesky_jvp(A_t, L, upper)"""
+    L, info = result
+    L_t = cholesky_jvp(A_t, L, upper)
+    return (L_t, None,)
+
+
+def linalg_lu_factor_ex_tangent(A_p, pivot, check_errors, result, A_t):
+    """linalg_lu_factor_ex: LU: lu_factor_ex_jvp(A_t, LU, pivots, pivot)"""
+    LU, pivots, info = result
+    LU_t = lu_factor_ex_jvp(A_t, LU, pivots, pivot)
+    return (LU_t, None, None,)
+
+
+def lu_unpack_tangent(LU_data_p, LU_pivots, unpack_data, unpack_pivots, result, LU_data_t):
+    """lu_unpack: L, U: lu_unpack_jvp(LU_data_t, unpack_data)"""
+    P, L, U = result
+    L_t, U_t = lu_unpack_jvp(LU_data_t, unpack_data)
+    return (None, L_t, U_t,)
+
+
+def linalg_lu_tangent(A_p, pivot, result, A_t):
+    """linalg_lu: L, U: linalg_lu_jvp(A_t, P, L, U, pivot)"""
+    P, L, U = result
+    L_t, U_t = linalg_lu_jvp(A_t, P, L, U, pivot)
+    return (None, L_t, U_t,)
+
+
+def linalg_lu_solve_tangent(LU_p, pivots, B_p, left, adjoint, result, LU_t, B_t):
+    """linalg_lu_solve: result: linalg_lu_solve_jvp(result, LU_p, pivots, LU_t, B_t, left,
+    adjoint)"""
+    return linalg_lu_solve_jvp(result, LU_p, pivots, LU_t, B_t, left, adjoint)
+
+
+def linalg_solve_ex_tangent(A_p, B_p, left, check_errors, result, A_t, B_t):
+    """linalg_solve_ex: result, info: (linalg_solve_jvp(A_p, A_t, B_t, result, left), None)"""
+    result, info = result
+    result_t, info_t = (linalg_solve_jvp(A_p, A_t, B_t, result, left), None)
+    return (result_t, info_t,)
+
+
+def linalg_solve_triangular_tangent(self_p, B_p, upper, left, unitriangular, result, self_t, B_t):
+    """linalg_solve_triangular: result: linalg_solve_triangular_jvp(self_t, B_t, self_p,
+    result, upper, left, unitriangular)"""
+    return linalg_solve_triangular_jvp(self_t, B_t, self_p, result, upper, left, unitriangular)
+
+
+def triangular_solve_tangent(self_p, A_p, upper, transpose, unitriangular, result, self_t, A_t):
+    """triangular_solve: solution: triangular_solve_jvp(solution, A_p, A_t, self_t, upper,
+    transpose, unitriangular); cloned_coefficient: A_t"""
+    solution, cloned_coefficient = result
+    solution_t = triangular_solve_jvp(solution, A_p, A_t, self_t, upper, transpose, unitriangular)
+    cloned_coefficient_t = A_t
+    return (solution_t, cloned_coefficient_t,)
+
+
+def cholesky_solve_tangent(self_p, input2_p, upper, result, self_t, input2_t):
+    """cholesky_solve: result: cholesky_solve_jvp(result, input2_p, input2_t, self_t, upper)"""
+    return cholesky_solve_jvp(result, input2_p, input2_t, self_t, upper)
+
+
+def cholesky_inverse_tangent(self_p, upper, result, self_t):
+    """cholesky_inverse: result: cholesky_inverse_jvp(self_p, self_t, result, upper)"""
+    return cholesky_inverse_jvp(self_p, self_t, result, upper)
+
+
+def _linalg_svd_tangent(A_p, full_matrices, compute_uv, driver, result, A_t):
+    """_linalg_svd: U, S, Vh: svd_jvp(A_p, A_t, U, S, Vh, full_matrices, compute_uv)"""
+    U, S, Vh = result
+    U_t, S_t, Vh_t = svd_jvp(A_p, A_t, U, S, Vh, full_matrices, compute_uv)
+    return (U_t, S_t, Vh_t,)
+
+
+def _linalg_eigh_tangent(A_p, UPLO, compute_v, result, A_t):
+    """_linalg_eigh: eigenvalues, eigenvectors: eigh_jvp(A_p, A_t, eigenvalues, eigenvectors,
+    UPLO, compute_v)"""
+    eigenvalues, eigenvectors = result
+    eigenvalues_t, eigenvectors_t = eigh_jvp(A_p, A_t, eigenvalues, eigenvectors, UPLO, compute_v)
+    return (eigenvalues_t, eigenvectors_t,)
+
+
+def linalg_det_tangent(A_p, result, A_t):
+    """linalg_det: result: linalg_det_jvp(A_t, result, A_p)"""
+    return linalg_det_jvp(A_t, result, A_p)
+
+
+def linalg_pinv_atol_rtol_tensor_tangent(self_p, atol, rtol, hermitian, result, self_t):
+    """linalg_pinv.atol_rtol_tensor: result: pinv_jvp(self_p, result, self_t)"""
+    return pinv_jvp(self_p, result, self_t)
+
+
 def sinc_tangent(self_p, result, self_t):
     """sinc: result: auto_element_wise = sinc_backward(self_t.conj(), self_p).conj()"""
     return sinc_backward(self_t.conj(), self_p).conj()
+
+
+def dist_tangent(self_p, other_p, p, result, self_t, other_t):
+    """dist: result: dist_jvp(self_p, other_p, self_t, other_t, p, result)"""
+    return dist_jvp(self_p, other_p, self_t, other_t, p, result)
 
 
 def lgamma_tangent(self_p, result, self_t):
@@ -769,93 +1112,93 @@ FORWARD = {
     'max.dim': Tangent(None, (0,), (), 'derivatives.yaml:147'),
     'min': Tangent(None, (0,), (), 'derivatives.yaml:151'),
     'min.dim': Tangent(None, (0,), (), 'derivatives.yaml:154'),
-    'mm': Tangent(None, (0, 1), (), 'derivatives.yaml:158'),
-    'bmm': Tangent(None, (0, 1), (), 'derivatives.yaml:162'),
-    'copy_': Tangent(None, (0, 1), (), 'derivatives.yaml:168'),
-    'fill_.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:172'),
-    'clone': Tangent(clone_tangent, (0,), (), 'derivatives.yaml:177'),
-    '_to_copy': Tangent(None, (0,), (), 'derivatives.yaml:181'),
-    'view': Tangent(view_tangent, (0,), (), 'derivatives.yaml:186'),
-    '_unsafe_view': Tangent(_unsafe_view_tangent, (0,), (), 'derivatives.yaml:190'),
-    'as_strided': Tangent(as_strided_tangent, (0,), (), 'derivatives.yaml:194'),
-    'transpose.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:198'),
-    'permute': Tangent(permute_tangent, (0,), (), 'derivatives.yaml:202'),
-    'expand': Tangent(expand_tangent, (0,), (), 'derivatives.yaml:206'),
-    'squeeze': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:210'),
-    'squeeze.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:214'),
-    'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:218'),
-    'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:222'),
-    'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:226'),
-    'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:234'),
-    'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:234'),
-    'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:238'),
-    'rsqrt_': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:238'),
-    'exp2': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:242'),
-    'exp2_': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:242'),
-    'expm1': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:246'),
-    'expm1_': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:246'),
-    'log2': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:250'),
-    'log2_': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:250'),
-    'log10': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:254'),
-    'log10_': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:254'),
-    'log1p': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:258'),
-    'log1p_': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:258'),
-    'tan': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:262'),
-    'tan_': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:262'),
-    'asin': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:266'),
-    'asin_': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:266'),
-    'acos': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:270'),
-    'acos_': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:270'),
-    'atan': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:274'),
-    'atan_': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:274'),
-    'sinh': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:278'),
-    'sinh_': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:278'),
-    'cosh': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:282'),
-    'cosh_': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:282'),
-    'erf': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:286'),
-    'erf_': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:286'),
-    'erfc': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:290'),
-    'erfc_': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:290'),
-    'logit': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:294'),
-    'logit_': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:294'),
-    'floor': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:299'),
-    'floor_': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:299'),
-    'ceil': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:303'),
-    'ceil_': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:303'),
-    'trunc': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:307'),
-    'trunc_': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:307'),
-    'round': Tangent(round_tangent, (0,), (), 'derivatives.yaml:311'),
-    'round.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:315'),
-    'round_': Tangent(round_tangent, (0,), (), 'derivatives.yaml:311'),
-    'round_.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:315'),
-    'frac': Tangent(None, (0,), (), 'derivatives.yaml:317'),
-    'frac_': Tangent(None, (0,), (), 'derivatives.yaml:317'),
-    'div.Tensor_mode': Tangent(None, (0, 1), (), 'derivatives.yaml:321'),
-    'div_.Tensor_mode': Tangent(None, (0, 1), (), 'derivatives.yaml:321'),
-    'floor_divide': Tangent(None, (0, 1), (), 'derivatives.yaml:325'),
-    'floor_divide_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:325'),
-    'remainder.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:329'),
-    'remainder_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:329'),
-    'fmod.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:337'),
-    'fmod_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:337'),
-    'atan2': Tangent(None, (0, 1), (), 'derivatives.yaml:341'),
-    'atan2_': Tangent(None, (0, 1), (), 'derivatives.yaml:341'),
-    'hypot': Tangent(None, (0, 1), (), 'derivatives.yaml:345'),
-    'hypot_': Tangent(None, (0, 1), (), 'derivatives.yaml:345'),
-    'clamp': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:352'),
-    'clamp.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:354'),
-    'clamp_': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:352'),
-    'clamp_.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:354'),
-    'lerp.Scalar': Tangent(None, (0, 1), (), 'derivatives.yaml:363'),
-    'lerp.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:367'),
-    'lerp_.Scalar': Tangent(None, (0, 1), (), 'derivatives.yaml:363'),
-    'lerp_.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:367'),
-    'addcmul': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:372'),
-    'addcmul_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:372'),
-    'addcdiv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:377'),
-    'addcdiv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:377'),
-    'nan_to_num': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:384'),
-    'nan_to_num_': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:384'),
+    'mm': Tangent(mm_tangent, (0, 1), (), 'derivatives.yaml:161'),
+    'bmm': Tangent(bmm_tangent, (0, 1), (), 'derivatives.yaml:166'),
+    'copy_': Tangent(None, (0, 1), (), 'derivatives.yaml:170'),
+    'fill_.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:174'),
+    'clone': Tangent(clone_tangent, (0,), (), 'derivatives.yaml:179'),
+    '_to_copy': Tangent(None, (0,), (), 'derivatives.yaml:183'),
+    'view': Tangent(view_tangent, (0,), (), 'derivatives.yaml:188'),
+    '_unsafe_view': Tangent(_unsafe_view_tangent, (0,), (), 'derivatives.yaml:192'),
+    'as_strided': Tangent(as_strided_tangent, (0,), (), 'derivatives.yaml:196'),
+    'transpose.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:200'),
+    'permute': Tangent(permute_tangent, (0,), (), 'derivatives.yaml:204'),
+    'expand': Tangent(expand_tangent, (0,), (), 'derivatives.yaml:208'),
+    'squeeze': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:212'),
+    'squeeze.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:216'),
+    'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:220'),
+    'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:224'),
+    'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:228'),
+    'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:236'),
+    'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:236'),
+    'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:240'),
+    'rsqrt_': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:240'),
+    'exp2': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:244'),
+    'exp2_': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:244'),
+    'expm1': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:248'),
+    'expm1_': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:248'),
+    'log2': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:252'),
+    'log2_': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:252'),
+    'log10': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:256'),
+    'log10_': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:256'),
+    'log1p': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:260'),
+    'log1p_': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:260'),
+    'tan': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:264'),
+    'tan_': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:264'),
+    'asin': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:268'),
+    'asin_': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:268'),
+    'acos': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:272'),
+    'acos_': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:272'),
+    'atan': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:276'),
+    'atan_': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:276'),
+    'sinh': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:280'),
+    'sinh_': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:280'),
+    'cosh': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:284'),
+    'cosh_': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:284'),
+    'erf': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:288'),
+    'erf_': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:288'),
+    'erfc': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:292'),
+    'erfc_': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:292'),
+    'logit': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:296'),
+    'logit_': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:296'),
+    'floor': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:301'),
+    'floor_': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:301'),
+    'ceil': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:305'),
+    'ceil_': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:305'),
+    'trunc': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:309'),
+    'trunc_': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:309'),
+    'round': Tangent(round_tangent, (0,), (), 'derivatives.yaml:313'),
+    'round.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:317'),
+    'round_': Tangent(round_tangent, (0,), (), 'derivatives.yaml:313'),
+    'round_.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:317'),
+    'frac': Tangent(None, (0,), (), 'derivatives.yaml:319'),
+    'frac_': Tangent(None, (0,), (), 'derivatives.yaml:319'),
+    'div.Tensor_mode': Tangent(None, (0, 1), (), 'derivatives.yaml:323'),
+    'div_.Tensor_mode': Tangent(None, (0, 1), (), 'derivatives.yaml:323'),
+    'floor_divide': Tangent(None, (0, 1), (), 'derivatives.yaml:327'),
+    'floor_divide_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:327'),
+    'remainder.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:331'),
+    'remainder_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:331'),
+    'fmod.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:339'),
+    'fmod_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:339'),
+    'atan2': Tangent(None, (0, 1), (), 'derivatives.yaml:343'),
+    'atan2_': Tangent(None, (0, 1), (), 'derivatives.yaml:343'),
+    'hypot': Tangent(None, (0, 1), (), 'derivatives.yaml:347'),
+    'hypot_': Tangent(None, (0, 1), (), 'derivatives.yaml:347'),
+    'clamp': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:354'),
+    'clamp.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:356'),
+    'clamp_': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:354'),
+    'clamp_.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:356'),
+    'lerp.Scalar': Tangent(None, (0, 1), (), 'derivatives.yaml:365'),
+    'lerp.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:369'),
+    'lerp_.Scalar': Tangent(None, (0, 1), (), 'derivatives.yaml:365'),
+    'lerp_.Tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:369'),
+    'addcmul': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:374'),
+    'addcmul_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:374'),
+    'addcdiv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:379'),
+    'addcdiv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:379'),
+    'nan_to_num': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:386'),
+    'nan_to_num_': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:386'),
     'exp_': Tangent(exp_tangent, (0,), (), 'derivatives.yaml:94'),
     'log_': Tangent(log_tangent, (0,), (), 'derivatives.yaml:98'),
     'sqrt_': Tangent(sqrt_tangent, (0,), (), 'derivatives.yaml:102'),
@@ -865,316 +1208,328 @@ FORWARD = {
     'sigmoid_': Tangent(sigmoid_tangent, (0,), (), 'derivatives.yaml:118'),
     'neg_': Tangent(neg_tangent, (0,), (), 'derivatives.yaml:83'),
     'abs_': Tangent(None, (0,), (), 'derivatives.yaml:85'),
-    'leaky_relu': Tangent(leaky_relu_tangent, (0,), (), 'derivatives.yaml:389'),
-    'leaky_relu_': Tangent(None, (0,), (), 'derivatives.yaml:398'),
-    'elu': Tangent(elu_tangent, (0,), (), 'derivatives.yaml:393'),
-    'elu_': Tangent(None, (0,), (), 'derivatives.yaml:401'),
-    'gelu': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:406'),
-    'gelu_': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:406'),
-    'silu': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:410'),
-    'silu_': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:410'),
-    'gelu_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:414'),
-    'silu_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:418'),
-    'mish': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:424'),
-    'mish_': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:424'),
-    'softplus': Tangent(softplus_tangent, (0,), (), 'derivatives.yaml:428'),
-    'hardtanh': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:432'),
-    'hardtanh_': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:432'),
-    'hardsigmoid': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:436'),
-    'hardsigmoid_': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:436'),
-    'hardswish': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:440'),
-    'hardswish_': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:440'),
-    'threshold': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:444'),
+    'leaky_relu': Tangent(leaky_relu_tangent, (0,), (), 'derivatives.yaml:391'),
+    'leaky_relu_': Tangent(None, (0,), (), 'derivatives.yaml:400'),
+    'elu': Tangent(elu_tangent, (0,), (), 'derivatives.yaml:395'),
+    'elu_': Tangent(None, (0,), (), 'derivatives.yaml:403'),
+    'gelu': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:408'),
+    'gelu_': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:408'),
+    'silu': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:412'),
+    'silu_': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:412'),
+    'gelu_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:416'),
+    'silu_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:420'),
+    'mish': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:426'),
+    'mish_': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:426'),
+    'softplus': Tangent(softplus_tangent, (0,), (), 'derivatives.yaml:430'),
+    'hardtanh': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:434'),
+    'hardtanh_': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:434'),
+    'hardsigmoid': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:438'),
+    'hardsigmoid_': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:438'),
+    'hardswish': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:442'),
+    'hardswish_': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:442'),
+    'threshold': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:446'),
     'threshold_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:124'),
-    'threshold_': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:444'),
+    'threshold_': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:446'),
     'prelu': Tangent(None, (0, 1), (), 'derivatives.yaml:73'),
-    'normal_': Tangent(None, (0,), (), 'derivatives.yaml:447'),
-    'uniform_': Tangent(None, (0,), (), 'derivatives.yaml:450'),
-    'exponential_': Tangent(None, (0,), (), 'derivatives.yaml:453'),
-    'bernoulli': Tangent(bernoulli_tangent, (0,), (), 'derivatives.yaml:458'),
-    'bernoulli.p': Tangent(None, (0,), (), 'derivatives.yaml:460'),
-    'bernoulli_.float': Tangent(None, (0,), (), 'derivatives.yaml:463'),
-    'bernoulli_.Tensor': Tangent(None, (0,), (), 'derivatives.yaml:466'),
-    'clamp_max.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:359'),
-    'clamp_max_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:359'),
-    'remainder.Scalar_Tensor': Tangent(None, (1,), (), 'derivatives.yaml:334'),
-    'prod': Tangent(None, (0,), (), 'derivatives.yaml:476'),
-    'prod.dim_int': Tangent(None, (0,), (), 'derivatives.yaml:479'),
-    'amax': Tangent(None, (0,), (), 'derivatives.yaml:482'),
-    'amin': Tangent(None, (0,), (), 'derivatives.yaml:485'),
-    'var.correction': Tangent(None, (0,), (), 'derivatives.yaml:488'),
-    'std.correction': Tangent(None, (0,), (), 'derivatives.yaml:491'),
-    'var_mean.correction': Tangent(None, (0,), (), 'derivatives.yaml:497'),
-    'std_mean.correction': Tangent(None, (0,), (), 'derivatives.yaml:500'),
-    'norm.ScalarOpt_dim': Tangent(None, (0,), (), 'derivatives.yaml:503'),
-    'logsumexp': Tangent(None, (0,), (), 'derivatives.yaml:515'),
-    'cumsum': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:520'),
-    'cumsum_': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:520'),
-    'cumprod': Tangent(None, (0,), (), 'derivatives.yaml:522'),
-    'cumprod_': Tangent(None, (0,), (), 'derivatives.yaml:522'),
-    'cummax': Tangent(None, (0,), (), 'derivatives.yaml:525'),
-    'cummin': Tangent(None, (0,), (), 'derivatives.yaml:529'),
-    'median': Tangent(None, (0,), (), 'derivatives.yaml:533'),
-    'median.dim': Tangent(None, (0,), (), 'derivatives.yaml:536'),
-    'mode': Tangent(None, (0,), (), 'derivatives.yaml:540'),
-    'kthvalue': Tangent(None, (0,), (), 'derivatives.yaml:544'),
-    'topk': Tangent(None, (0,), (), 'derivatives.yaml:548'),
-    'sort': Tangent(None, (0,), (), 'derivatives.yaml:552'),
-    'sort.stable': Tangent(None, (0,), (), 'derivatives.yaml:556'),
-    '_gather_along': Tangent(None, (0,), (), 'derivatives.yaml:560'),
-    '_scatter_add_along': Tangent(None, (0,), (), 'derivatives.yaml:564'),
-    'flip': Tangent(flip_tangent, (0,), (), 'derivatives.yaml:570'),
-    'mv': Tangent(None, (0, 1), (), 'derivatives.yaml:572'),
-    'dot': Tangent(None, (0, 1), (), 'derivatives.yaml:576'),
-    'addmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:582'),
-    'addmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:582'),
-    'addmv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:587'),
-    'addmv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:587'),
-    'baddbmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:592'),
-    'baddbmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:592'),
-    'linear': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:597'),
-    'einsum': Tangent(None, (1,), (1,), 'derivatives.yaml:602'),
-    'tril': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:607'),
-    'tril_': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:607'),
-    'triu': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:611'),
-    'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:611'),
-    'diag': Tangent(None, (0,), (), 'derivatives.yaml:613'),
-    'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:618'),
-    'linalg_matrix_exp': Tangent(None, (0,), (), 'derivatives.yaml:954'),
-    'cat': Tangent(None, (0,), (0,), 'derivatives.yaml:620'),
-    'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:625'),
-    'repeat': Tangent(repeat_tangent, (0,), (), 'derivatives.yaml:629'),
-    'repeat_interleave.self_int': Tangent(None, (0,), (), 'derivatives.yaml:631'),
-    'gather': Tangent(gather_tangent, (0,), (), 'derivatives.yaml:643'),
-    'scatter.src': Tangent(None, (0, 3), (), 'derivatives.yaml:645'),
-    'scatter.value': Tangent(None, (0,), (), 'derivatives.yaml:650'),
-    'scatter.reduce': Tangent(None, (0, 3), (), 'derivatives.yaml:654'),
-    'scatter.value_reduce': Tangent(None, (0,), (), 'derivatives.yaml:659'),
-    'scatter_.src': Tangent(None, (0, 3), (), 'derivatives.yaml:645'),
-    'scatter_.value': Tangent(None, (0,), (), 'derivatives.yaml:650'),
-    'scatter_.reduce': Tangent(None, (0, 3), (), 'derivatives.yaml:654'),
-    'scatter_.value_reduce': Tangent(None, (0,), (), 'derivatives.yaml:659'),
-    'scatter_add': Tangent(None, (0, 3), (), 'derivatives.yaml:663'),
-    'scatter_add_': Tangent(None, (0, 3), (), 'derivatives.yaml:663'),
-    'scatter_reduce.two': Tangent(None, (0, 3), (), 'derivatives.yaml:668'),
-    'scatter_reduce_.two': Tangent(None, (0, 3), (), 'derivatives.yaml:668'),
-    'index_select': Tangent(index_select_tangent, (0,), (), 'derivatives.yaml:675'),
-    'index_add': Tangent(None, (0, 3), (), 'derivatives.yaml:677'),
-    'index_add_': Tangent(None, (0, 3), (), 'derivatives.yaml:677'),
-    'index_copy': Tangent(None, (0, 3), (), 'derivatives.yaml:682'),
-    'index_copy_': Tangent(None, (0, 3), (), 'derivatives.yaml:682'),
-    'index_fill.int_Scalar': Tangent(None, (0,), (), 'derivatives.yaml:687'),
-    'index_fill.int_Tensor': Tangent(None, (0, 3), (), 'derivatives.yaml:691'),
-    'index_fill_.int_Scalar': Tangent(None, (0,), (), 'derivatives.yaml:687'),
-    'index_fill_.int_Tensor': Tangent(None, (0, 3), (), 'derivatives.yaml:691'),
-    'masked_fill.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:696'),
-    'masked_fill.Tensor': Tangent(None, (0, 2), (), 'derivatives.yaml:700'),
-    'masked_fill_.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:696'),
-    'masked_fill_.Tensor': Tangent(None, (0, 2), (), 'derivatives.yaml:700'),
-    'masked_select': Tangent(masked_select_tangent, (0,), (), 'derivatives.yaml:708'),
-    'masked_scatter': Tangent(None, (0, 2), (), 'derivatives.yaml:710'),
-    'masked_scatter_': Tangent(None, (0, 2), (), 'derivatives.yaml:710'),
-    'take': Tangent(take_tangent, (0,), (), 'derivatives.yaml:718'),
-    '_unique2': Tangent(None, (0,), (), 'derivatives.yaml:994'),
-    'unique_dim': Tangent(None, (0,), (), 'derivatives.yaml:998'),
-    'index.Tensor': Tangent(index_Tensor_tangent, (0,), (), 'derivatives.yaml:723'),
-    'index_put': Tangent(None, (0, 2), (), 'derivatives.yaml:725'),
-    'index_put_': Tangent(None, (0, 2), (), 'derivatives.yaml:725'),
-    'convolution': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:738'),
-    'convolution_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:745'),
-    'constant_pad_nd': Tangent(None, (0,), (), 'derivatives.yaml:750'),
-    '_pad_nd': Tangent(None, (0,), (), 'derivatives.yaml:755'),
-    '_pad_nd_backward': Tangent(None, (0,), (), 'derivatives.yaml:759'),
-    'max_pool2d_with_indices': Tangent(None, (0,), (), 'derivatives.yaml:764'),
+    'normal_': Tangent(None, (0,), (), 'derivatives.yaml:449'),
+    'uniform_': Tangent(None, (0,), (), 'derivatives.yaml:452'),
+    'exponential_': Tangent(None, (0,), (), 'derivatives.yaml:455'),
+    'bernoulli': Tangent(bernoulli_tangent, (0,), (), 'derivatives.yaml:460'),
+    'bernoulli.p': Tangent(None, (0,), (), 'derivatives.yaml:462'),
+    'bernoulli_.float': Tangent(None, (0,), (), 'derivatives.yaml:465'),
+    'bernoulli_.Tensor': Tangent(None, (0,), (), 'derivatives.yaml:468'),
+    'clamp_max.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:361'),
+    'clamp_max_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:361'),
+    'remainder.Scalar_Tensor': Tangent(None, (1,), (), 'derivatives.yaml:336'),
+    'prod': Tangent(None, (0,), (), 'derivatives.yaml:478'),
+    'prod.dim_int': Tangent(None, (0,), (), 'derivatives.yaml:481'),
+    'amax': Tangent(None, (0,), (), 'derivatives.yaml:484'),
+    'amin': Tangent(None, (0,), (), 'derivatives.yaml:487'),
+    'var.correction': Tangent(None, (0,), (), 'derivatives.yaml:490'),
+    'std.correction': Tangent(None, (0,), (), 'derivatives.yaml:493'),
+    'var_mean.correction': Tangent(None, (0,), (), 'derivatives.yaml:499'),
+    'std_mean.correction': Tangent(None, (0,), (), 'derivatives.yaml:502'),
+    'norm.ScalarOpt_dim': Tangent(None, (0,), (), 'derivatives.yaml:505'),
+    'logsumexp': Tangent(None, (0,), (), 'derivatives.yaml:519'),
+    'cumsum': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:524'),
+    'cumsum_': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:524'),
+    'cumprod': Tangent(None, (0,), (), 'derivatives.yaml:526'),
+    'cumprod_': Tangent(None, (0,), (), 'derivatives.yaml:526'),
+    'cummax': Tangent(None, (0,), (), 'derivatives.yaml:529'),
+    'cummin': Tangent(None, (0,), (), 'derivatives.yaml:533'),
+    'median': Tangent(None, (0,), (), 'derivatives.yaml:537'),
+    'median.dim': Tangent(None, (0,), (), 'derivatives.yaml:540'),
+    'mode': Tangent(None, (0,), (), 'derivatives.yaml:544'),
+    'kthvalue': Tangent(None, (0,), (), 'derivatives.yaml:548'),
+    'topk': Tangent(None, (0,), (), 'derivatives.yaml:552'),
+    'sort': Tangent(None, (0,), (), 'derivatives.yaml:556'),
+    'sort.stable': Tangent(None, (0,), (), 'derivatives.yaml:560'),
+    '_gather_along': Tangent(None, (0,), (), 'derivatives.yaml:564'),
+    '_scatter_add_along': Tangent(None, (0,), (), 'derivatives.yaml:568'),
+    'flip': Tangent(flip_tangent, (0,), (), 'derivatives.yaml:574'),
+    'mv': Tangent(mv_tangent, (0, 1), (), 'derivatives.yaml:579'),
+    'dot': Tangent(dot_tangent, (0, 1), (), 'derivatives.yaml:584'),
+    'addmm': Tangent(addmm_tangent, (0, 1, 2), (), 'derivatives.yaml:592'),
+    'addmm_': Tangent(addmm_tangent, (0, 1, 2), (), 'derivatives.yaml:592'),
+    'addmv': Tangent(addmv_tangent, (0, 1, 2), (), 'derivatives.yaml:598'),
+    'addmv_': Tangent(addmv_tangent, (0, 1, 2), (), 'derivatives.yaml:598'),
+    'baddbmm': Tangent(baddbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:604'),
+    'baddbmm_': Tangent(baddbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:604'),
+    'linear': Tangent(linear_tangent, (0, 1, 2), (), 'derivatives.yaml:610'),
+    'einsum': Tangent(einsum_tangent, (1,), (1,), 'derivatives.yaml:614'),
+    'tril': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:618'),
+    'tril_': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:618'),
+    'triu': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:622'),
+    'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:622'),
+    'diag': Tangent(diag_tangent, (0,), (), 'derivatives.yaml:626'),
+    'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:630'),
+    'linalg_matrix_exp': Tangent(linalg_matrix_exp_tangent, (0,), (), 'derivatives.yaml:983'),
+    'cat': Tangent(None, (0,), (0,), 'derivatives.yaml:632'),
+    'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:637'),
+    'repeat': Tangent(repeat_tangent, (0,), (), 'derivatives.yaml:641'),
+    'repeat_interleave.self_int': Tangent(None, (0,), (), 'derivatives.yaml:643'),
+    'gather': Tangent(gather_tangent, (0,), (), 'derivatives.yaml:655'),
+    'scatter.src': Tangent(None, (0, 3), (), 'derivatives.yaml:657'),
+    'scatter.value': Tangent(None, (0,), (), 'derivatives.yaml:662'),
+    'scatter.reduce': Tangent(None, (0, 3), (), 'derivatives.yaml:666'),
+    'scatter.value_reduce': Tangent(None, (0,), (), 'derivatives.yaml:671'),
+    'scatter_.src': Tangent(None, (0, 3), (), 'derivatives.yaml:657'),
+    'scatter_.value': Tangent(None, (0,), (), 'derivatives.yaml:662'),
+    'scatter_.reduce': Tangent(None, (0, 3), (), 'derivatives.yaml:666'),
+    'scatter_.value_reduce': Tangent(None, (0,), (), 'derivatives.yaml:671'),
+    'scatter_add': Tangent(None, (0, 3), (), 'derivatives.yaml:675'),
+    'scatter_add_': Tangent(None, (0, 3), (), 'derivatives.yaml:675'),
+    'scatter_reduce.two': Tangent(None, (0, 3), (), 'derivatives.yaml:680'),
+    'scatter_reduce_.two': Tangent(None, (0, 3), (), 'derivatives.yaml:680'),
+    'index_select': Tangent(index_select_tangent, (0,), (), 'derivatives.yaml:687'),
+    'index_add': Tangent(None, (0, 3), (), 'derivatives.yaml:689'),
+    'index_add_': Tangent(None, (0, 3), (), 'derivatives.yaml:689'),
+    'index_copy': Tangent(None, (0, 3), (), 'derivatives.yaml:694'),
+    'index_copy_': Tangent(None, (0, 3), (), 'derivatives.yaml:694'),
+    'index_fill.int_Scalar': Tangent(None, (0,), (), 'derivatives.yaml:699'),
+    'index_fill.int_Tensor': Tangent(None, (0, 3), (), 'derivatives.yaml:703'),
+    'index_fill_.int_Scalar': Tangent(None, (0,), (), 'derivatives.yaml:699'),
+    'index_fill_.int_Tensor': Tangent(None, (0, 3), (), 'derivatives.yaml:703'),
+    'masked_fill.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:708'),
+    'masked_fill.Tensor': Tangent(None, (0, 2), (), 'derivatives.yaml:712'),
+    'masked_fill_.Scalar': Tangent(None, (0,), (), 'derivatives.yaml:708'),
+    'masked_fill_.Tensor': Tangent(None, (0, 2), (), 'derivatives.yaml:712'),
+    'masked_select': Tangent(masked_select_tangent, (0,), (), 'derivatives.yaml:720'),
+    'masked_scatter': Tangent(None, (0, 2), (), 'derivatives.yaml:722'),
+    'masked_scatter_': Tangent(None, (0, 2), (), 'derivatives.yaml:722'),
+    'take': Tangent(take_tangent, (0,), (), 'derivatives.yaml:730'),
+    '_unique2': Tangent(None, (0,), (), 'derivatives.yaml:1026'),
+    'unique_dim': Tangent(None, (0,), (), 'derivatives.yaml:1030'),
+    'index.Tensor': Tangent(index_Tensor_tangent, (0,), (), 'derivatives.yaml:735'),
+    'index_put': Tangent(None, (0, 2), (), 'derivatives.yaml:737'),
+    'index_put_': Tangent(None, (0, 2), (), 'derivatives.yaml:737'),
+    'convolution': Tangent(convolution_tangent, (0, 1, 2), (), 'derivatives.yaml:754'),
+    'convolution_backward': Tangent(
+        convolution_backward_tangent, (0, 1, 2), (), 'derivatives.yaml:762',
+    ),
+    'constant_pad_nd': Tangent(None, (0,), (), 'derivatives.yaml:764'),
+    '_pad_nd': Tangent(None, (0,), (), 'derivatives.yaml:769'),
+    '_pad_nd_backward': Tangent(None, (0,), (), 'derivatives.yaml:773'),
+    'max_pool2d_with_indices': Tangent(None, (0,), (), 'derivatives.yaml:778'),
     'max_pool2d_with_indices_backward': Tangent(
-        max_pool2d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:775',
+        max_pool2d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:789',
     ),
-    'avg_pool2d': Tangent(avg_pool2d_tangent, (0,), (), 'derivatives.yaml:779'),
-    'avg_pool2d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:781'),
-    'adaptive_avg_pool2d': Tangent(None, (0,), (), 'derivatives.yaml:785'),
-    'adaptive_avg_pool2d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:788'),
-    'adaptive_max_pool2d': Tangent(None, (0,), (), 'derivatives.yaml:792'),
+    'avg_pool2d': Tangent(avg_pool2d_tangent, (0,), (), 'derivatives.yaml:793'),
+    'avg_pool2d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:795'),
+    'adaptive_avg_pool2d': Tangent(None, (0,), (), 'derivatives.yaml:799'),
+    'adaptive_avg_pool2d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:802'),
+    'adaptive_max_pool2d': Tangent(None, (0,), (), 'derivatives.yaml:806'),
     'adaptive_max_pool2d_backward': Tangent(
-        adaptive_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:800',
+        adaptive_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:814',
     ),
-    'upsample_nearest2d': Tangent(upsample_nearest2d_tangent, (0,), (), 'derivatives.yaml:806'),
+    'upsample_nearest2d': Tangent(upsample_nearest2d_tangent, (0,), (), 'derivatives.yaml:820'),
     'upsample_nearest2d_backward': Tangent(
-        upsample_nearest2d_backward_tangent, (0,), (), 'derivatives.yaml:810',
+        upsample_nearest2d_backward_tangent, (0,), (), 'derivatives.yaml:824',
     ),
-    'upsample_bilinear2d': Tangent(upsample_bilinear2d_tangent, (0,), (), 'derivatives.yaml:814'),
+    'upsample_bilinear2d': Tangent(upsample_bilinear2d_tangent, (0,), (), 'derivatives.yaml:828'),
     'upsample_bilinear2d_backward': Tangent(
-        upsample_bilinear2d_backward_tangent, (0,), (), 'derivatives.yaml:818',
+        upsample_bilinear2d_backward_tangent, (0,), (), 'derivatives.yaml:832',
     ),
-    'im2col': Tangent(im2col_tangent, (0,), (), 'derivatives.yaml:822'),
-    'col2im': Tangent(col2im_tangent, (0,), (), 'derivatives.yaml:826'),
-    '_softmax': Tangent(None, (0,), (), 'derivatives.yaml:834'),
-    '_log_softmax': Tangent(None, (0,), (), 'derivatives.yaml:837'),
-    '_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:840'),
-    '_log_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:844'),
-    'nll_loss_forward': Tangent(None, (0,), (), 'derivatives.yaml:848'),
-    'nll_loss_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:853'),
-    'mse_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:858'),
-    'smooth_l1_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:876'),
-    'huber_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:864'),
-    'binary_cross_entropy': Tangent(None, (0, 1), (), 'derivatives.yaml:871'),
-    'binary_cross_entropy_with_logits': Tangent(None, (0, 1), (), 'derivatives.yaml:880'),
-    'native_batch_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:885'),
-    'native_layer_norm': Tangent(None, (0, 2, 3), (), 'derivatives.yaml:890'),
-    'native_group_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:894'),
-    '_fused_rms_norm': Tangent(None, (0, 2), (), 'derivatives.yaml:898'),
-    'native_layer_norm_backward': Tangent(None, (0, 1, 3, 4, 5, 6), (), 'derivatives.yaml:905'),
-    '_fused_rms_norm_backward': Tangent(None, (0, 1, 3, 4), (), 'derivatives.yaml:908'),
-    'native_dropout': Tangent(None, (0,), (), 'derivatives.yaml:911'),
-    'embedding': Tangent(embedding_tangent, (0,), (), 'derivatives.yaml:918'),
+    'im2col': Tangent(im2col_tangent, (0,), (), 'derivatives.yaml:836'),
+    'col2im': Tangent(col2im_tangent, (0,), (), 'derivatives.yaml:840'),
+    '_softmax': Tangent(_softmax_tangent, (0,), (), 'derivatives.yaml:850'),
+    '_log_softmax': Tangent(_log_softmax_tangent, (0,), (), 'derivatives.yaml:854'),
+    '_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:856'),
+    '_log_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:860'),
+    'nll_loss_forward': Tangent(nll_loss_forward_tangent, (0,), (), 'derivatives.yaml:868'),
+    'nll_loss_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:870'),
+    'mse_loss': Tangent(mse_loss_tangent, (0, 1), (), 'derivatives.yaml:878'),
+    'smooth_l1_loss': Tangent(smooth_l1_loss_tangent, (0, 1), (), 'derivatives.yaml:899'),
+    'huber_loss': Tangent(huber_loss_tangent, (0, 1), (), 'derivatives.yaml:885'),
+    'binary_cross_entropy': Tangent(
+        binary_cross_entropy_tangent, (0, 1), (), 'derivatives.yaml:894',
+    ),
+    'binary_cross_entropy_with_logits': Tangent(
+        binary_cross_entropy_with_logits_tangent, (0, 1), (), 'derivatives.yaml:905',
+    ),
+    'native_batch_norm': Tangent(native_batch_norm_tangent, (0, 1, 2), (), 'derivatives.yaml:911'),
+    'native_layer_norm': Tangent(native_layer_norm_tangent, (0, 2, 3), (), 'derivatives.yaml:916'),
+    'native_group_norm': Tangent(native_group_norm_tangent, (0, 1, 2), (), 'derivatives.yaml:921'),
+    '_fused_rms_norm': Tangent(_fused_rms_norm_tangent, (0, 2), (), 'derivatives.yaml:926'),
+    'native_layer_norm_backward': Tangent(None, (0, 1, 3, 4, 5, 6), (), 'derivatives.yaml:931'),
+    '_fused_rms_norm_backward': Tangent(None, (0, 1, 3, 4), (), 'derivatives.yaml:934'),
+    'native_dropout': Tangent(None, (0,), (), 'derivatives.yaml:937'),
+    'embedding': Tangent(embedding_tangent, (0,), (), 'derivatives.yaml:944'),
     'embedding_dense_backward': Tangent(
-        embedding_dense_backward_tangent, (0,), (), 'derivatives.yaml:923',
+        embedding_dense_backward_tangent, (0,), (), 'derivatives.yaml:949',
     ),
-    '_cross_entropy_forward': Tangent(None, (0,), (), 'derivatives.yaml:925'),
-    '_cross_entropy_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:930'),
-    '_lstm_sequence': Tangent(None, (0, 1, 2, 3), (), 'derivatives.yaml:940'),
-    '_lstm_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5, 6, 7), (), 'derivatives.yaml:943'),
-    '_fused_adam_': Tangent(None, (0, 1, 2, 3, 4), (), 'derivatives.yaml:947'),
-    '_fused_sgd_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:950'),
-    'linalg_qr': Tangent(None, (0,), (), 'derivatives.yaml:974'),
-    'geqrf': Tangent(None, (0,), (), 'derivatives.yaml:978'),
-    'linalg_lstsq': Tangent(None, (0, 1), (), 'derivatives.yaml:983'),
-    'cdist': Tangent(None, (0, 1), (), 'derivatives.yaml:968'),
-    'linalg_vector_norm': Tangent(None, (0,), (), 'derivatives.yaml:512'),
-    'linalg_inv_ex': Tangent(None, (0,), (), 'derivatives.yaml:1048'),
-    'linalg_slogdet': Tangent(None, (0,), (), 'derivatives.yaml:1053'),
-    'linalg_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1056'),
-    'linalg_cholesky_ex': Tangent(None, (0,), (), 'derivatives.yaml:1059'),
-    'linalg_lu_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1004'),
-    'lu_unpack': Tangent(None, (0,), (), 'derivatives.yaml:1008'),
-    'linalg_lu': Tangent(None, (0,), (), 'derivatives.yaml:1013'),
-    'linalg_lu_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1017'),
-    'linalg_solve_ex': Tangent(None, (0, 1), (), 'derivatives.yaml:1022'),
-    'linalg_solve_triangular': Tangent(None, (0, 1), (), 'derivatives.yaml:1026'),
-    'triangular_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1029'),
-    'cholesky_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1032'),
-    'cholesky_inverse': Tangent(None, (0,), (), 'derivatives.yaml:1035'),
-    'linalg_ldl_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1038'),
-    'linalg_ldl_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1042'),
-    '_linalg_svd': Tangent(None, (0,), (), 'derivatives.yaml:1069'),
-    '_linalg_eigh': Tangent(None, (0,), (), 'derivatives.yaml:1073'),
-    'linalg_det': Tangent(None, (0,), (), 'derivatives.yaml:1077'),
-    'linalg_pinv.atol_rtol_tensor': Tangent(None, (0,), (), 'derivatives.yaml:1080'),
-    'unsqueeze_': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:218'),
-    'squeeze_': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:210'),
-    'squeeze_.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:214'),
-    'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:198'),
-    'logaddexp': Tangent(None, (0, 1), (), 'derivatives.yaml:959'),
-    'logaddexp2': Tangent(None, (0, 1), (), 'derivatives.yaml:963'),
+    '_cross_entropy_forward': Tangent(
+        _cross_entropy_forward_tangent, (0,), (), 'derivatives.yaml:955',
+    ),
+    '_cross_entropy_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:957'),
+    '_lstm_sequence': Tangent(None, (0, 1, 2, 3), (), 'derivatives.yaml:967'),
+    '_lstm_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5, 6, 7), (), 'derivatives.yaml:970'),
+    '_fused_adam_': Tangent(None, (0, 1, 2, 3, 4), (), 'derivatives.yaml:974'),
+    '_fused_sgd_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:977'),
+    'linalg_qr': Tangent(linalg_qr_tangent, (0,), (), 'derivatives.yaml:1005'),
+    'geqrf': Tangent(None, (0,), (), 'derivatives.yaml:1008'),
+    'linalg_lstsq': Tangent(linalg_lstsq_tangent, (0, 1), (), 'derivatives.yaml:1016'),
+    'cdist': Tangent(cdist_tangent, (0, 1), (), 'derivatives.yaml:998'),
+    'linalg_vector_norm': Tangent(linalg_vector_norm_tangent, (0,), (), 'derivatives.yaml:517'),
+    'linalg_inv_ex': Tangent(linalg_inv_ex_tangent, (0,), (), 'derivatives.yaml:1093'),
+    'linalg_slogdet': Tangent(linalg_slogdet_tangent, (0,), (), 'derivatives.yaml:1098'),
+    'linalg_solve': Tangent(linalg_solve_tangent, (0, 1), (), 'derivatives.yaml:1102'),
+    'linalg_cholesky_ex': Tangent(linalg_cholesky_ex_tangent, (0,), (), 'derivatives.yaml:1107'),
+    'linalg_lu_factor_ex': Tangent(linalg_lu_factor_ex_tangent, (0,), (), 'derivatives.yaml:1039'),
+    'lu_unpack': Tangent(lu_unpack_tangent, (0,), (), 'derivatives.yaml:1045'),
+    'linalg_lu': Tangent(linalg_lu_tangent, (0,), (), 'derivatives.yaml:1050'),
+    'linalg_lu_solve': Tangent(linalg_lu_solve_tangent, (0, 2), (), 'derivatives.yaml:1056'),
+    'linalg_solve_ex': Tangent(linalg_solve_ex_tangent, (0, 1), (), 'derivatives.yaml:1061'),
+    'linalg_solve_triangular': Tangent(
+        linalg_solve_triangular_tangent, (0, 1), (), 'derivatives.yaml:1065',
+    ),
+    'triangular_solve': Tangent(triangular_solve_tangent, (0, 1), (), 'derivatives.yaml:1069'),
+    'cholesky_solve': Tangent(cholesky_solve_tangent, (0, 1), (), 'derivatives.yaml:1074'),
+    'cholesky_inverse': Tangent(cholesky_inverse_tangent, (0,), (), 'derivatives.yaml:1078'),
+    'linalg_ldl_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1080'),
+    'linalg_ldl_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1084'),
+    '_linalg_svd': Tangent(_linalg_svd_tangent, (0,), (), 'derivatives.yaml:1118'),
+    '_linalg_eigh': Tangent(_linalg_eigh_tangent, (0,), (), 'derivatives.yaml:1123'),
+    'linalg_det': Tangent(linalg_det_tangent, (0,), (), 'derivatives.yaml:1127'),
+    'linalg_pinv.atol_rtol_tensor': Tangent(
+        linalg_pinv_atol_rtol_tensor_tangent, (0,), (), 'derivatives.yaml:1132',
+    ),
+    'unsqueeze_': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:220'),
+    'squeeze_': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:212'),
+    'squeeze_.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:216'),
+    'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:200'),
+    'logaddexp': Tangent(None, (0, 1), (), 'derivatives.yaml:987'),
+    'logaddexp2': Tangent(None, (0, 1), (), 'derivatives.yaml:991'),
     'sinc': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:71'),
-    'heaviside': Tangent(None, (0, 1), (), 'derivatives.yaml:989'),
-    'dist': Tangent(None, (0, 1), (), 'derivatives.yaml:506'),
-    'lgamma': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1087'),
-    'lgamma_': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1087'),
-    'digamma': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1091'),
-    'digamma_': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1091'),
-    'polygamma': Tangent(polygamma_tangent, (1,), (), 'derivatives.yaml:1095'),
-    'polygamma_': Tangent(None, (0,), (), 'derivatives.yaml:1098'),
-    'mvlgamma': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1105'),
-    'mvlgamma_': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1105'),
-    'igamma': Tangent(None, (0, 1), (), 'derivatives.yaml:1108'),
-    'igamma_': Tangent(None, (0, 1), (), 'derivatives.yaml:1108'),
-    'igammac': Tangent(None, (0, 1), (), 'derivatives.yaml:1112'),
-    'igammac_': Tangent(None, (0, 1), (), 'derivatives.yaml:1112'),
-    'erfinv': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1118'),
-    'erfinv_': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1118'),
-    'i0': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1122'),
-    'i0_': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1122'),
-    'special_i0e': Tangent(special_i0e_tangent, (0,), (), 'derivatives.yaml:1126'),
-    'special_i1': Tangent(special_i1_tangent, (0,), (), 'derivatives.yaml:1130'),
-    'special_i1e': Tangent(special_i1e_tangent, (0,), (), 'derivatives.yaml:1134'),
-    'special_erfcx': Tangent(special_erfcx_tangent, (0,), (), 'derivatives.yaml:1139'),
-    'special_ndtri': Tangent(special_ndtri_tangent, (0,), (), 'derivatives.yaml:1143'),
-    'special_log_ndtr': Tangent(special_log_ndtr_tangent, (0,), (), 'derivatives.yaml:1147'),
-    'special_entr': Tangent(special_entr_tangent, (0,), (), 'derivatives.yaml:1151'),
-    'special_xlog1py': Tangent(None, (0, 1), (), 'derivatives.yaml:1153'),
-    'special_zeta': Tangent(None, (0, 1), (), 'derivatives.yaml:1163'),
-    'acosh': Tangent(acosh_tangent, (0,), (), 'derivatives.yaml:1173'),
-    'acosh_': Tangent(None, (0,), (), 'derivatives.yaml:1184'),
-    'asinh': Tangent(asinh_tangent, (0,), (), 'derivatives.yaml:1177'),
-    'asinh_': Tangent(None, (0,), (), 'derivatives.yaml:1187'),
-    'atanh': Tangent(atanh_tangent, (0,), (), 'derivatives.yaml:1181'),
-    'atanh_': Tangent(None, (0,), (), 'derivatives.yaml:1190'),
-    'angle': Tangent(None, (0,), (), 'derivatives.yaml:1194'),
-    'sgn': Tangent(None, (0,), (), 'derivatives.yaml:1429'),
-    'sgn_': Tangent(None, (0,), (), 'derivatives.yaml:1429'),
+    'heaviside': Tangent(None, (0, 1), (), 'derivatives.yaml:1021'),
+    'dist': Tangent(dist_tangent, (0, 1), (), 'derivatives.yaml:511'),
+    'lgamma': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1137'),
+    'lgamma_': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1137'),
+    'digamma': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1141'),
+    'digamma_': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1141'),
+    'polygamma': Tangent(polygamma_tangent, (1,), (), 'derivatives.yaml:1145'),
+    'polygamma_': Tangent(None, (0,), (), 'derivatives.yaml:1148'),
+    'mvlgamma': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1155'),
+    'mvlgamma_': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1155'),
+    'igamma': Tangent(None, (0, 1), (), 'derivatives.yaml:1158'),
+    'igamma_': Tangent(None, (0, 1), (), 'derivatives.yaml:1158'),
+    'igammac': Tangent(None, (0, 1), (), 'derivatives.yaml:1162'),
+    'igammac_': Tangent(None, (0, 1), (), 'derivatives.yaml:1162'),
+    'erfinv': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1168'),
+    'erfinv_': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1168'),
+    'i0': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1172'),
+    'i0_': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1172'),
+    'special_i0e': Tangent(special_i0e_tangent, (0,), (), 'derivatives.yaml:1176'),
+    'special_i1': Tangent(special_i1_tangent, (0,), (), 'derivatives.yaml:1180'),
+    'special_i1e': Tangent(special_i1e_tangent, (0,), (), 'derivatives.yaml:1184'),
+    'special_erfcx': Tangent(special_erfcx_tangent, (0,), (), 'derivatives.yaml:1189'),
+    'special_ndtri': Tangent(special_ndtri_tangent, (0,), (), 'derivatives.yaml:1193'),
+    'special_log_ndtr': Tangent(special_log_ndtr_tangent, (0,), (), 'derivatives.yaml:1197'),
+    'special_entr': Tangent(special_entr_tangent, (0,), (), 'derivatives.yaml:1201'),
+    'special_xlog1py': Tangent(None, (0, 1), (), 'derivatives.yaml:1203'),
+    'special_zeta': Tangent(None, (0, 1), (), 'derivatives.yaml:1213'),
+    'acosh': Tangent(acosh_tangent, (0,), (), 'derivatives.yaml:1223'),
+    'acosh_': Tangent(None, (0,), (), 'derivatives.yaml:1234'),
+    'asinh': Tangent(asinh_tangent, (0,), (), 'derivatives.yaml:1227'),
+    'asinh_': Tangent(None, (0,), (), 'derivatives.yaml:1237'),
+    'atanh': Tangent(atanh_tangent, (0,), (), 'derivatives.yaml:1231'),
+    'atanh_': Tangent(None, (0,), (), 'derivatives.yaml:1240'),
+    'angle': Tangent(None, (0,), (), 'derivatives.yaml:1244'),
+    'sgn': Tangent(None, (0,), (), 'derivatives.yaml:1479'),
+    'sgn_': Tangent(None, (0,), (), 'derivatives.yaml:1479'),
     'sign_': Tangent(sign_tangent, (0,), (), 'derivatives.yaml:90'),
-    'copysign.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1197'),
-    'copysign_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1197'),
-    'frexp.Tensor': Tangent(None, (0,), (), 'derivatives.yaml:1201'),
-    'nextafter': Tangent(None, (0, 1), (), 'derivatives.yaml:1205'),
-    'nextafter_': Tangent(None, (0, 1), (), 'derivatives.yaml:1205'),
-    'eq_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1210'),
-    'ne_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1214'),
-    'lt_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1218'),
-    'le_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1222'),
-    'gt_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1226'),
-    'ge_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1230'),
-    'pow_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1234'),
+    'copysign.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1247'),
+    'copysign_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1247'),
+    'frexp.Tensor': Tangent(None, (0,), (), 'derivatives.yaml:1251'),
+    'nextafter': Tangent(None, (0, 1), (), 'derivatives.yaml:1255'),
+    'nextafter_': Tangent(None, (0, 1), (), 'derivatives.yaml:1255'),
+    'eq_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1260'),
+    'ne_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1264'),
+    'lt_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1268'),
+    'le_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1272'),
+    'gt_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1276'),
+    'ge_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1280'),
+    'pow_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:1284'),
     'xlogy_.Tensor': Tangent(None, (0, 1), (), 'derivatives.yaml:61'),
     'sinc_': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:71'),
-    'heaviside_': Tangent(None, (0, 1), (), 'derivatives.yaml:989'),
-    'random_.from': Tangent(None, (0,), (), 'derivatives.yaml:1238'),
-    'random_.to': Tangent(None, (0,), (), 'derivatives.yaml:1241'),
-    'random_': Tangent(None, (0,), (), 'derivatives.yaml:1244'),
-    'cauchy_': Tangent(None, (0,), (), 'derivatives.yaml:1247'),
-    'log_normal_': Tangent(None, (0,), (), 'derivatives.yaml:1250'),
-    'geometric_': Tangent(None, (0,), (), 'derivatives.yaml:1253'),
-    'binomial': Tangent(None, (0, 1), (), 'derivatives.yaml:1256'),
-    'poisson': Tangent(poisson_tangent, (0,), (), 'derivatives.yaml:1262'),
-    'as_strided_': Tangent(as_strided__tangent, (0,), (), 'derivatives.yaml:1289'),
-    'diag_embed': Tangent(diag_embed_tangent, (0,), (), 'derivatives.yaml:1268'),
-    'diagonal_scatter': Tangent(diagonal_scatter_tangent, (0, 1), (), 'derivatives.yaml:1273'),
-    'select_scatter': Tangent(select_scatter_tangent, (0, 1), (), 'derivatives.yaml:1278'),
-    'slice_scatter': Tangent(slice_scatter_tangent, (0, 1), (), 'derivatives.yaml:1283'),
-    'as_strided_scatter': Tangent(as_strided_scatter_tangent, (0, 1), (), 'derivatives.yaml:1293'),
-    'index_reduce': Tangent(None, (0, 3), (), 'derivatives.yaml:1295'),
-    'index_reduce_': Tangent(None, (0, 3), (), 'derivatives.yaml:1295'),
-    'addbmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1304'),
-    'addbmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1304'),
-    'nanmedian': Tangent(None, (0,), (), 'derivatives.yaml:1309'),
-    'nanmedian.dim': Tangent(None, (0,), (), 'derivatives.yaml:1312'),
-    'logcumsumexp': Tangent(None, (0,), (), 'derivatives.yaml:1316'),
-    '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1320'),
-    'max_pool3d_with_indices': Tangent(None, (0,), (), 'derivatives.yaml:1329'),
+    'heaviside_': Tangent(None, (0, 1), (), 'derivatives.yaml:1021'),
+    'random_.from': Tangent(None, (0,), (), 'derivatives.yaml:1288'),
+    'random_.to': Tangent(None, (0,), (), 'derivatives.yaml:1291'),
+    'random_': Tangent(None, (0,), (), 'derivatives.yaml:1294'),
+    'cauchy_': Tangent(None, (0,), (), 'derivatives.yaml:1297'),
+    'log_normal_': Tangent(None, (0,), (), 'derivatives.yaml:1300'),
+    'geometric_': Tangent(None, (0,), (), 'derivatives.yaml:1303'),
+    'binomial': Tangent(None, (0, 1), (), 'derivatives.yaml:1306'),
+    'poisson': Tangent(poisson_tangent, (0,), (), 'derivatives.yaml:1312'),
+    'as_strided_': Tangent(as_strided__tangent, (0,), (), 'derivatives.yaml:1339'),
+    'diag_embed': Tangent(diag_embed_tangent, (0,), (), 'derivatives.yaml:1318'),
+    'diagonal_scatter': Tangent(diagonal_scatter_tangent, (0, 1), (), 'derivatives.yaml:1323'),
+    'select_scatter': Tangent(select_scatter_tangent, (0, 1), (), 'derivatives.yaml:1328'),
+    'slice_scatter': Tangent(slice_scatter_tangent, (0, 1), (), 'derivatives.yaml:1333'),
+    'as_strided_scatter': Tangent(as_strided_scatter_tangent, (0, 1), (), 'derivatives.yaml:1343'),
+    'index_reduce': Tangent(None, (0, 3), (), 'derivatives.yaml:1345'),
+    'index_reduce_': Tangent(None, (0, 3), (), 'derivatives.yaml:1345'),
+    'addbmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1354'),
+    'addbmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1354'),
+    'nanmedian': Tangent(None, (0,), (), 'derivatives.yaml:1359'),
+    'nanmedian.dim': Tangent(None, (0,), (), 'derivatives.yaml:1362'),
+    'logcumsumexp': Tangent(None, (0,), (), 'derivatives.yaml:1366'),
+    '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1370'),
+    'max_pool3d_with_indices': Tangent(None, (0,), (), 'derivatives.yaml:1379'),
     'max_pool3d_with_indices_backward': Tangent(
-        max_pool3d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:1337',
+        max_pool3d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:1387',
     ),
-    'avg_pool3d': Tangent(avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1341'),
-    'avg_pool3d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:1343'),
-    'adaptive_avg_pool3d': Tangent(None, (0,), (), 'derivatives.yaml:1347'),
-    'adaptive_avg_pool3d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:1350'),
-    'adaptive_max_pool3d': Tangent(None, (0,), (), 'derivatives.yaml:1354'),
+    'avg_pool3d': Tangent(avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1391'),
+    'avg_pool3d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:1393'),
+    'adaptive_avg_pool3d': Tangent(None, (0,), (), 'derivatives.yaml:1397'),
+    'adaptive_avg_pool3d_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:1400'),
+    'adaptive_max_pool3d': Tangent(None, (0,), (), 'derivatives.yaml:1404'),
     'adaptive_max_pool3d_backward': Tangent(
-        adaptive_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1362',
+        adaptive_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1412',
     ),
-    'fractional_max_pool2d': Tangent(None, (0,), (), 'derivatives.yaml:1365'),
+    'fractional_max_pool2d': Tangent(None, (0,), (), 'derivatives.yaml:1415'),
     'fractional_max_pool2d_backward': Tangent(
-        fractional_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:1374',
+        fractional_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:1424',
     ),
-    'fractional_max_pool3d': Tangent(None, (0,), (), 'derivatives.yaml:1376'),
+    'fractional_max_pool3d': Tangent(None, (0,), (), 'derivatives.yaml:1426'),
     'fractional_max_pool3d_backward': Tangent(
-        fractional_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1385',
+        fractional_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1435',
     ),
-    'grid_sampler_2d': Tangent(None, (0, 1), (), 'derivatives.yaml:1393'),
-    'grid_sampler_2d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1396'),
-    'grid_sampler_3d': Tangent(None, (0, 1), (), 'derivatives.yaml:1399'),
-    'grid_sampler_3d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1402'),
-    '_embedding_bag': Tangent(None, (0, 1, 2, 6), (), 'derivatives.yaml:1408'),
-    '_ctc_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:1414'),
-    '_ctc_loss_backward': Tangent(None, (0, 1, 2, 5, 6), (), 'derivatives.yaml:1418'),
-    'alias': Tangent(None, (0,), (), 'derivatives.yaml:1423'),
-    'view_as_real': Tangent(None, (0,), (), 'derivatives.yaml:1432'),
-    'view_as_complex': Tangent(None, (0,), (), 'derivatives.yaml:1435'),
-    '_conj_physical': Tangent(None, (0,), (), 'derivatives.yaml:1438'),
-    'conj_physical_': Tangent(None, (0,), (), 'derivatives.yaml:1441'),
-    'complex': Tangent(None, (0, 1), (), 'derivatives.yaml:1444'),
-    'polar': Tangent(None, (0, 1), (), 'derivatives.yaml:1447'),
-    '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1454'),
-    '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1458'),
-    '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1462'),
+    'grid_sampler_2d': Tangent(None, (0, 1), (), 'derivatives.yaml:1443'),
+    'grid_sampler_2d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1446'),
+    'grid_sampler_3d': Tangent(None, (0, 1), (), 'derivatives.yaml:1449'),
+    'grid_sampler_3d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1452'),
+    '_embedding_bag': Tangent(None, (0, 1, 2, 6), (), 'derivatives.yaml:1458'),
+    '_ctc_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:1464'),
+    '_ctc_loss_backward': Tangent(None, (0, 1, 2, 5, 6), (), 'derivatives.yaml:1468'),
+    'alias': Tangent(None, (0,), (), 'derivatives.yaml:1473'),
+    'view_as_real': Tangent(None, (0,), (), 'derivatives.yaml:1482'),
+    'view_as_complex': Tangent(None, (0,), (), 'derivatives.yaml:1485'),
+    '_conj_physical': Tangent(None, (0,), (), 'derivatives.yaml:1488'),
+    'conj_physical_': Tangent(None, (0,), (), 'derivatives.yaml:1491'),
+    'complex': Tangent(None, (0, 1), (), 'derivatives.yaml:1494'),
+    'polar': Tangent(None, (0, 1), (), 'derivatives.yaml:1497'),
+    '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1504'),
+    '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1508'),
+    '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1512'),
 }
