@@ -55,7 +55,8 @@ _backend_loading.load_default()
 # forward-mode AD's kernel at the ForwardAD key of every op (it reads the generated
 # tangent functions, so it comes after the backends)
 from tensorplay.autograd import forward_mode as _forward_mode  # noqa: E402
-_forward_mode.register()
+from tensorplay._generated.forward_formulas import FORWARD as _FORWARD  # noqa: E402
+_forward_mode.register(_FORWARD)
 
 for _name in _functional.FUNCTIONS:
     globals()[_name] = getattr(_functional, _name)

@@ -119,12 +119,21 @@ def load_meta():
 
 
 def load_autograd():
+    """The generated wrappers at every autograd key; at the autograd keys of the dense
+    backends, the fallback of an op with none (and no Composite decomposition): a grad_fn
+    that raises in backward instead of a silently detached result
+    (tensorplay/autograd/not_implemented.py). AutogradSparse holds the sparse
+    decompositions instead (load_sparse)."""
     from tensorplay._generated.autograd_wrappers import WRAPPERS
+    from tensorplay.autograd.not_implemented import not_implemented_fallback
     for backend in range(NUM_BACKENDS):
         lib = Library(DispatchKey(backend + AUTOGRAD_OFFSET), "generated autograd wrappers")
         for op, wrapper in WRAPPERS.items():
             lib.impl(op, wrapper, name=f"tensorplay._generated.autograd_wrappers."
                                         f"{wrapper.__name__}")
+    dense = tuple(backend + AUTOGRAD_OFFSET for backend in range(NUM_BACKENDS)
+                  if backend != DispatchKey.Sparse)
+    dispatcher.register_fallback(dense, not_implemented_fallback)
 
 
 def load_sparse():

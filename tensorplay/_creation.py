@@ -688,10 +688,15 @@ def _shifted(noise, std, mean):
 
 
 class _ZeroGradNormal(Function):
+    generate_vmap_rule = True      # (tp.vmap runs it on the batched tensors)
+
     @staticmethod
-    def forward(ctx, noise, std, mean):
-        ctx.shapes = [tuple(a.shape) if isinstance(a, Tensor) else None for a in (std, mean)]
+    def forward(noise, std, mean):
         return _shifted(noise, std, mean)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.shapes = [tuple(a.shape) if isinstance(a, Tensor) else None for a in inputs[1:]]
 
     @staticmethod
     def backward(ctx, grad):

@@ -180,6 +180,17 @@ def initial_seed():
     return _seed.value
 
 
+def philox_state():
+    """(seed, offset) where the next kernel will draw (nothing is drawn)."""
+    with _offset_lock:
+        return _seed.value, _seed.offset
+
+
+def set_philox_state(seed, offset):
+    with _offset_lock:
+        _seed.value, _seed.offset = seed, offset
+
+
 def philox_seed_offset(count):
     """(seed, offset) for a kernel drawing `count` numbers; the offset then moves past
     them, so the next kernel draws fresh ones (PyTorch's philox_engine_inputs)."""

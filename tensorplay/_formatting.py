@@ -200,6 +200,10 @@ def tensor_repr(t):
         suffix.append(f"grad_fn=<{impl.grad_fn.name()}>")
     elif impl.requires_grad:
         suffix.append("requires_grad=True")
+    tangents = getattr(impl, "tangents", None)
+    if tangents:
+        # a dual tensor shows its tangent at the innermost level, as PyTorch's does
+        suffix.append(f"tangent={tangents[max(tangents)]!r}")
     return _add_suffixes("tensor(" + body, suffix)
 
 

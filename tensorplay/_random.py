@@ -195,6 +195,28 @@ def set_rng_state(new_state):
     default_generator.set_state(new_state)
 
 
+def get_cuda_rng_state(device="cuda"):
+    """The `cuda` generator's state (`tp.cuda.get_rng_state`): PyTorch's layout for its
+    Philox generator, 16 bytes, the seed then the offset (two little-endian int64), as
+    a uint8 tensor on the CPU."""
+    from tensorplay import _dtype as dt
+    seed, offset = _cuda_state.philox_state()
+    raw = np.array([seed, offset], "<i8").view(np.uint8)
+    return factory.tensor(raw, dtype=dt.uint8)
+
+
+def set_cuda_rng_state(new_state, device="cuda"):
+    """Load a state from `get_cuda_rng_state()`: the next cuda draws repeat the ones that
+    followed it."""
+    raw = np.ascontiguousarray(_as_numpy(new_state)).reshape(-1)
+    if raw.dtype != np.uint8 or raw.size != 16:
+        raise ValueError(f"set_rng_state(): expected a uint8 tensor of 16 bytes (from "
+                         f"tp.cuda.get_rng_state()), but got {raw.dtype} with {raw.size} "
+                         f"elements")
+    seed, offset = (int(v) for v in raw.view("<i8"))
+    _cuda_state.set_philox_state(seed, offset)
+
+
 def draw_seed(generator=None):
     """A 63-bit seed drawn from `generator` (or the default one): PyTorch's
     `torch.empty((), dtype=torch.int64).random_(generator=...)`, which its DataLoader

@@ -34,6 +34,18 @@ from tensorplay._cuda_state import (  # noqa: F401  (the state half of tp.cuda)
 )
 from tensorplay._device_transfer import from_dlpack, from_host, to_host  # noqa: F401
 from tensorplay._random import philox_inputs  # noqa: F401
+from tensorplay._random import get_cuda_rng_state as get_rng_state  # noqa: F401
+from tensorplay._random import set_cuda_rng_state as set_rng_state  # noqa: F401
+
+
+def get_rng_state_all():
+    """One state per device: there is one `cuda` device here."""
+    return [get_rng_state()]
+
+
+def set_rng_state_all(new_states):
+    for state in new_states:
+        set_rng_state(state)
 
 
 # ---- memory ---------------------------------------------------------------------------
@@ -52,7 +64,8 @@ def reset_peak_memory_stats(device=None):
 
 
 def source(op, **params):
-    """The generated Triton source of a pointwise kernel, e.g. `tp.cuda.source("add")`."""
+    """The Triton source of an op's CUDA kernel, e.g. `tp.cuda.source("add")`,
+    `tp.cuda.source("softmax")` (see triton_kernels/_kernel_source.py)."""
     import triton_kernels
     return triton_kernels.source(op, **params)
 
@@ -72,3 +85,9 @@ ShortTensor = _CUDA_TYPES[_dt.int16]
 ByteTensor = _CUDA_TYPES[_dt.uint8]
 CharTensor = _CUDA_TYPES[_dt.int8]
 BoolTensor = _CUDA_TYPES[_dt.bool]
+
+
+# Timing (tensorplay/_device_timing.py): events stamped in the stream, the stream itself.
+from tensorplay._device_timing import (  # noqa: E402,F401
+    Event, Stream, current_stream, default_stream,
+)

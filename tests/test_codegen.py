@@ -234,4 +234,5 @@ def test_generated_table_lists_every_rule():
     assert VMAP_RULES["add.Tensor"] == "pointwise_rule"        # by its tag
     assert VMAP_RULES["convolution"] == "conv.convolution_rule"
     assert "prelu" not in VMAP_RULES                            # vmap: none
-    assert set(RULES) == set(VMAP_RULES)
+    # (RULES also holds the rules custom ops register at run time: `mylib::f`)
+    assert {name for name in RULES if "::" not in name} == set(VMAP_RULES)

@@ -106,6 +106,8 @@ PROGRAMS = {
     "mlp_char_model.py": EveryLine(rtol=FLOAT32, seeded=True),
     "gpu_script_on_cpu.py": EveryLine(rtol=FLOAT32, seeded=True),
     "whole_model_checkpoint.py": EveryLine(rtol=FLOAT32, seeded=True),
+    "per_sample_grads.py": EveryLine(rtol=FLOAT32, seeded=True),
+    "jacobians_hessians.py": EveryLine(rtol=FLOAT32, seeded=True),
 }
 
 # The import forms a program may use, and what each becomes under TensorPlay.

@@ -77,20 +77,30 @@ def new_op():
 
 
 # ---- the memo and the watched loop --------------------------------------------------
+def _records_only(handle, slot):
+    """The autograd slots that only record a graph: a generated wrapper, the fallback of
+    an op with no derivative (it records a node that raises in backward), a custom op's
+    autograd kernel (tensorplay/library)."""
+    return slot in _WRAPPERS or getattr(slot, "__name__", "") == "autograd_not_implemented" \
+        or ("::" in handle.name and getattr(slot, "records_only", False))
+
+
+_WRAPPERS = set(autograd_wrappers.WRAPPERS.values())
+
+
 def _policy(handle, ks):
     """Where the dispatch policy sends a call with key set `ks` (the thread's masks
     applied): the highest key whose slot has something to run, passing over the slots
     with nothing registered and, when no tensor requires grad (no REQUIRES_GRAD flag),
-    the generated autograd wrappers, which would only record. Returns (key, slot, the
-    key set less the keys passed over)."""
-    wrappers = set(autograd_wrappers.WRAPPERS.values())
+    the autograd slots that would only record. Returns (key, slot, the key set less the
+    keys passed over)."""
     left = ks
     while True:
         key = (left & K.KEYS_MASK).bit_length() - 1
         slot = handle.resolved[key]
         if key < K.NUM_BACKENDS:
             return key, slot, left
-        if slot is FALLTHROUGH or (not left & K.REQUIRES_GRAD and slot in wrappers):
+        if slot is FALLTHROUGH or (not left & K.REQUIRES_GRAD and _records_only(handle, slot)):
             left &= ~(1 << key)
             continue
         return key, slot, left
@@ -139,7 +149,6 @@ def test_the_memo_and_the_watched_loop_end_where_the_policy_says(monkeypatch):
     tp.ones(1)                          # (the first use of the API registers the kernels)
     watch = _WhereItEnds()
     monkeypatch.setattr(trace.state, "watch", watch)      # what explain() sets
-    wrappers = set(autograd_wrappers.WRAPPERS.values())
     skipped_records_only = 0
     for handle in list(dispatcher.ops.values()):
         for ks in _key_sets():
@@ -160,7 +169,7 @@ def test_the_memo_and_the_watched_loop_end_where_the_policy_says(monkeypatch):
             else:
                 assert route.func is slot and route.args == (left,), (handle.name, ks)
             for k, why in watch.skipped:               # each pass-over is reported, why
-                if handle.resolved[k] in wrappers and not ks & K.REQUIRES_GRAD:
+                if _records_only(handle, handle.resolved[k]) and not ks & K.REQUIRES_GRAD:
                     assert why == RECORDS_NOTHING      # (explain() says why: trace.py)
                     skipped_records_only += 1
                 else:
@@ -168,19 +177,21 @@ def test_the_memo_and_the_watched_loop_end_where_the_policy_says(monkeypatch):
     assert skipped_records_only > 1000, skipped_records_only
 
 
-def test_a_records_only_slot_is_exactly_a_generated_wrapper():
+def test_a_records_only_slot_is_exactly_a_recording_autograd_kernel():
     """The loop passes over an autograd slot without the flag only where it holds a
-    generated wrapper (`records_only`): a Composite decomposition above autograd, a
-    sparse kernel and a boxed fallback run whether or not anything requires grad."""
+    kernel that only records (`records_only`: a generated wrapper, the not-implemented
+    fallback, a custom op's autograd kernel): a Composite decomposition above autograd, a
+    sparse kernel and the Python key's fallback run whether or not anything requires
+    grad."""
     tp.ones(1)                          # (the first use of the API registers the kernels)
-    wrappers = set(autograd_wrappers.WRAPPERS.values())
-    assert all(w.records_only for w in wrappers)
+    assert all(w.records_only for w in _WRAPPERS)
     kept = {}
     for handle in dispatcher.ops.values():
         for k in range(K.NUM_KEYS):
             slot = handle.resolved[k]
             if getattr(slot, "records_only", False):
-                assert slot in wrappers, (handle.name, DispatchKey(k).name)
+                assert K.is_autograd_key(k) and _records_only(handle, slot), \
+                    (handle.name, DispatchKey(k).name)
             elif slot is not None and slot is not FALLTHROUGH and K.is_autograd_key(k):
                 kept.setdefault(DispatchKey(k).name, handle.name)
     assert "AutogradCPU" in kept and "AutogradSparse" in kept

@@ -454,6 +454,69 @@ def test_tuned_choices_are_saved_and_stale_files_ignored(tuning_env, monkeypatch
     assert op.registries[0].pinned == {}
 
 
+def test_pins_are_kept_per_shape_bucket(tuning_env, monkeypatch):
+    """A bucket is each dim rounded up to a power of two: (2, 3) and (2, 4) share one,
+    (8, 16) has its own, and each keeps the candidate measured fastest for it."""
+    from tensorplay.dispatch.kernel_selection import shape_bucket
+    assert shape_bucket((tp.ones(3, 5), [tp.ones(0), tp.ones(1, 9)], 2)) == \
+        ((4, 8), (0,), (1, 16))
+    op = new_op()
+    lib = tp.library.Library("CPU", "Bucketed")
+    lib.impl(op.name, lambda self: self * 2, name="generic")
+    lib.impl(op.name, lambda self: self + self, name="favourite", priority=10)
+    small, big = tp.ones(2, 3), tp.ones(8, 16)
+    fast = {"small": "generic", "big": "favourite"}
+    monkeypatch.setattr(tuning_env, "_time", lambda fn, args, repeat: 1.0 if (
+        [c for c in op.registries[0].candidates if c.fn is fn][0].name ==
+        fast["small" if args[0].shape[0] == 2 else "big"]) else 5.0)
+    assert tp.dispatch.tune(op.name, (small,)) == "generic"
+    assert tp.dispatch.tune(op.name, (big,)) == "favourite"
+    keys = sorted(op.registries[0].pinned)
+    assert keys == ["(float32; shapes [2, 4])", "(float32; shapes [8, 16])"]
+    for x, kernel in ((tp.ones(2, 4), "generic"), (tp.ones(2, 3), "generic"),
+                      (tp.ones(5, 9), "favourite")):
+        with explain(file=False) as ex:
+            call(op, x)
+        assert f"kernel    {kernel}" in ex.text, x.shape
+    with explain(file=False) as ex:
+        call(op, tp.ones(3, 3))       # a bucket nobody measured: the static order
+    assert "kernel    favourite" in ex.text
+
+
+def test_format_one_pins_load_and_serve_every_bucket(tuning_env, monkeypatch):
+    """A file of format 1 (no `format`, pins keyed without shapes) still loads; its pin
+    serves every shape of its key. A new save rewrites it as format 2."""
+    import json
+    op = new_op()
+    lib = tp.library.Library("CPU", "Old pins")
+    lib.impl(op.name, lambda self: self * 2, name="generic")
+    lib.impl(op.name, lambda self: self + self, name="favourite", priority=10)
+    x = tp.ones(3)
+    old = {"version": tp.__version__, "devices": {tuning_env.device_name(x.device): {
+        op.name: {"(float32)": "generic"}}}}
+    open(tuning_env.tuning_file(), "w").write(json.dumps(old))
+    tp.dispatch.enable_tuning()
+    for shape in ((3,), (40, 2)):
+        with explain(file=False) as ex:
+            call(op, tp.ones(*shape))
+        assert "kernel    generic" in ex.text
+    monkeypatch.setattr(tuning_env, "_time", lambda fn, args, repeat: 1.0)
+    tp.dispatch.tune(op.name, (x,))
+    data = json.loads(open(tuning_env.tuning_file()).read())
+    assert data["format"] == 2
+    assert set(data["devices"][tuning_env.device_name(x.device)][op.name]) == \
+        {"(float32)", "(float32; shapes [4])"}
+
+
+def test_tune_times_with_do_bench(tuning_env, monkeypatch):
+    """Each candidate: one warm-up run, then `repeat` runs, each synchronised (events)."""
+    from tensorplay import _device_timing
+    runs = []
+    monkeypatch.setattr(_device_timing, "flush_cache", lambda: runs.append("flush"))
+    assert tuning_env._time(lambda a: runs.append(a), ("x",), 3) >= 0
+    assert runs == ["x", "flush", "x", "flush", "x", "flush", "x"]
+
+
 def test_tune_on_a_real_op_keeps_results_equal_to_torch(tuning_env):
     a_np = np.random.default_rng(2).standard_normal((6, 5)).astype(np.float32)
     b_np = np.random.default_rng(3).standard_normal((5, 4)).astype(np.float32)

@@ -61,6 +61,12 @@ MAX_KNOT = 15
 
 # (importer, imported): why the import stays inside a function
 ALLOWED = {
+    ("tensorplay.nn.modules.rnn", "tensorplay.nn.utils"):
+        "the RNN layers take a PackedSequence (nn/utils/rnn.py), and tp.nn.utils builds on "
+        "the modules (its parametrizations are Modules), as in PyTorch",
+    ("tensorplay.nn.utils.stateless", "tensorplay.func"):
+        "the deprecated nn.utils.stateless.functional_call forwards to tp.func's, which "
+        "builds on tp.nn (stack_module_state, the batch-norm replacement)",
     ("tensorplay.autograd.recording", "tensorplay.autograd.inplace_views"):
         "inplace_views is built on recording; recording reaches it only when an "
         "in-place op rewrites a view's history",
@@ -93,6 +99,7 @@ BACKEND_IMPORTS = {
     "tensorplay.library": "`@kernel` and the Library blocks of extra candidates",
     "tensorplay.dispatch.plan_cache": "plans kept per shape",
     "tensorplay.dispatch.trace": "a launch reported to explain() as a hop",
+    "tensorplay.dispatch.autotune": "launch configurations measured per shape bucket",
 }
 # A backend's one registration file (its package __init__) may import what registration
 # needs, before any kernel module loads.

@@ -27,7 +27,8 @@ TOP_LEVEL = ["serialization", "random", "functional", "version", "hub", "overrid
 KEPT = """
 torch.accelerator
 torch.amp torch.amp.autocast_mode torch.amp.grad_scaler
-torch.autograd torch.autograd.anomaly_mode torch.autograd.function torch.autograd.functional
+torch.autograd torch.autograd.anomaly_mode torch.autograd.forward_ad torch.autograd.function
+torch.autograd.functional
 torch.autograd.grad_mode torch.autograd.gradcheck torch.autograd.graph
 torch.autograd.variable
 torch.backends torch.backends.cpu torch.backends.cuda torch.backends.cudnn
@@ -71,7 +72,9 @@ torch.nn.modules.normalization torch.nn.modules.padding torch.nn.modules.pixelsh
 torch.nn.modules.pooling torch.nn.modules.rnn torch.nn.modules.sparse
 torch.nn.modules.transformer torch.nn.modules.upsampling torch.nn.modules.utils
 torch.nn.parallel torch.nn.parallel.distributed torch.nn.parameter torch.nn.utils
-torch.nn.utils.clip_grad torch.nn.utils.convert_parameters torch.nn.utils.stateless
+torch.nn.utils.clip_grad torch.nn.utils.convert_parameters torch.nn.utils.parametrizations
+torch.nn.utils.parametrize torch.nn.utils.rnn torch.nn.utils.spectral_norm
+torch.nn.utils.stateless torch.nn.utils.weight_norm
 torch.onnx torch.onnx.errors
 torch.optim torch.optim.adadelta torch.optim.adagrad torch.optim.adam torch.optim.adamax
 torch.optim.adamw torch.optim.asgd torch.optim.lbfgs torch.optim.lr_scheduler
@@ -83,7 +86,10 @@ torch.serialization
 torch.sparse
 torch.special
 torch.testing
-torch.utils torch.utils.data torch.utils.data.dataloader torch.utils.data.dataset
+torch.utils torch.utils.benchmark torch.utils.benchmark.utils
+torch.utils.benchmark.utils.common torch.utils.benchmark.utils.compare
+torch.utils.benchmark.utils.timer torch.utils.checkpoint
+torch.utils.data torch.utils.data.dataloader torch.utils.data.dataset
 torch.utils.data.distributed torch.utils.data.sampler
 torch.version
 """.split()
@@ -173,9 +179,16 @@ OUT_OF_SCOPE = {
     "torch.onnx.verification": "checking an exported model against onnxruntime (issue 31)",
     "torch.onnx.ops": "ONNX operators callable inside a traced model (issue 31)",
     # features not built yet, each with where it will be (or why not)
-    "torch.autograd.forward_ad": "forward-mode AD: TensorPlay issue 30",
-    "torch.utils.benchmark": "the Timer and benchmark tools: TensorPlay issue 32 (kernel "
-                             "prototyping)",
+    "torch.utils.benchmark.examples": "PyTorch's own example scripts for its Timer",
+    "torch.utils.benchmark.op_fuzzers": "random inputs for benchmarking PyTorch's ops: "
+                                        "not built",
+    "torch.utils.benchmark.utils.fuzzer": "the Fuzzer behind op_fuzzers: not built",
+    "torch.utils.benchmark.utils.sparse_fuzzer": "the Fuzzer behind op_fuzzers: not built",
+    "torch.utils.benchmark.utils.cpp_jit": "compiling C++ statements against libtorch "
+                                           "(Timer(language='c++')): no C++ API here",
+    "torch.utils.benchmark.utils.valgrind_wrapper": "Callgrind instruction counts of C++ "
+                                                    "statements: no C++ API here",
+    "torch.utils.benchmark.utils.compile": "benchmarking torch.compile backends",
     "torch.nn.attention": "SDPA kernel selection and flex attention: TensorPlay has one "
                           "attention (the math composition); fused kernels are issue 33",
     "torch.nn.modules.lazy": "lazy modules (shapes inferred at the first call), as "
@@ -191,14 +204,7 @@ OUT_OF_SCOPE = {
     "torch.nn.utils.fusion": "conv/linear + batch-norm folding for inference: not built",
     "torch.nn.utils.init": "skip_init (construct a module without initialising): not built",
     "torch.nn.utils.memory_format": "converting conv weights to channels_last: not built",
-    "torch.nn.utils.parametrizations": "parametrizations (weight_norm, orthogonal, "
-                                       "spectral_norm): not built",
-    "torch.nn.utils.parametrize": "parametrizations: not built",
-    "torch.nn.utils.spectral_norm": "spectral norm (a parametrization): not built",
-    "torch.nn.utils.weight_norm": "weight norm (a parametrization): not built",
     "torch.nn.utils.prune": "pruning: not built",
-    "torch.nn.utils.rnn": "PackedSequence and padding helpers: not built",
-    "torch.utils.checkpoint": "activation checkpointing: not built",
     "torch.utils.dlpack": "to_dlpack: not built (tp.from_dlpack is)",
     "torch.utils.flop_counter": "a FLOP counter built on TorchDispatchMode: not built",
     "torch.utils.module_tracker": "module tracking built on TorchDispatchMode: not built",

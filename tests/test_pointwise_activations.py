@@ -85,3 +85,24 @@ def test_softplus_gradient_in_the_tails():
     x = tp.tensor([-800.0, 800.0], dtype=tp.float64, requires_grad=True)
     F.softplus(x).sum().backward()
     assert x.grad.tolist() == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("inplace", [False, True], ids=["out_of_place", "inplace"])
+@pytest.mark.parametrize("name, kwargs", [("elu", {"alpha": 1.5}), ("celu", {"alpha": 0.7}),
+                                          ("selu", {})])
+def test_elu_family_second_derivative_at_zero(name, kwargs, inplace):
+    """PyTorch's elu_double_backward masks the second derivative by x < 0 (by r < 0 from
+    the result of the in-place forms): 0 at exactly 0, not the left limit alpha."""
+    values = [0.0, -0.5, 0.5, -2.0]
+
+    def gradgrad(module, lib):
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True)
+        y = getattr(module, name)(x * 1, inplace=inplace, **kwargs)
+        (g,) = lib.autograd.grad(y.sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad(g.sum(), x)
+        return g.tolist(), gg.tolist()
+
+    ours, theirs = gradgrad(F, tp), gradgrad(TF, torch)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-7)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-7)
+    assert ours[1][0] == 0.0

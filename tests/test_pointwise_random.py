@@ -107,3 +107,22 @@ def test_multinomial_without_replacement_draws_distinct_categories():
     assert abs(np.mean(np.asarray(firsts) == 0) - 5 / 8) < 0.04
     # Zero weights come last, once the others are used up (as PyTorch does).
     assert tp.multinomial(w, 5, generator=g).tolist()[-1] == 4
+
+
+def test_cuda_rng_state_and_fork_rng():
+    """tp.cuda.get_rng_state / set_rng_state (PyTorch's 16 bytes: seed, offset) replay the
+    cuda draws, and fork_rng puts the cuda generator back as well as the CPU one."""
+    tp.manual_seed(11)
+    state = tp.cuda.get_rng_state()
+    assert state.dtype == tp.uint8 and tuple(state.shape) == (16,)
+    first = tp.empty(8, device="cuda").uniform_().cpu().tolist()
+    tp.cuda.set_rng_state(state)
+    assert tp.empty(8, device="cuda").uniform_().cpu().tolist() == first
+    with tp.random.fork_rng():
+        tp.empty(8, device="cuda").uniform_()
+    after = tp.empty(8, device="cuda").uniform_().cpu().tolist()
+    tp.cuda.set_rng_state(state)
+    tp.empty(8, device="cuda").uniform_()
+    assert tp.empty(8, device="cuda").uniform_().cpu().tolist() == after
+    with pytest.raises(ValueError, match="16 bytes"):
+        tp.cuda.set_rng_state(tp.random.get_rng_state())

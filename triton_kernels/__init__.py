@@ -66,9 +66,16 @@ import tensorplay._generated.declarations  # noqa: F401
 
 
 def source(op, rank=1):
-    """The generated Triton source of a pointwise kernel (see triton_kernels/_template.py):
+    """The Triton source of an op's CUDA kernel: the `@triton.jit` functions its launcher
+    runs (softmax, mm, ...), or the pointwise template's generated text for `rank`
+    (triton_kernels/_kernel_source.py says how it is found). A pointwise expression's
+    name (pointwise_expressions.py) works too. NoKernelError names an op without one.
 
         >>> print(triton_kernels.source("add"))
+        >>> print(triton_kernels.source("softmax"))
     """
-    from triton_kernels import pointwise
-    return pointwise.source(op, rank)
+    from triton_kernels import _kernel_source, pointwise
+    from tensorplay._generated.declarations import DISPATCH
+    if op in pointwise.EXPRESSIONS:
+        return pointwise.source(op, rank)
+    return _kernel_source.source(op, DISPATCH.get("CUDA", ()), rank)

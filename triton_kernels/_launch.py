@@ -168,8 +168,4 @@ def launch(name, kernel, grid, *args, **meta):
         kernel[grid](*args, **meta)
     if trace.state.active:
         shown = [f"{k}={v}" for k, v in meta.items() if k.isupper()]
-        best = getattr(kernel, "best_config", None)     # an autotuned kernel's choice
-        if best is not None:
-            shown += [f"{k}={v}" for k, v in best.kwargs.items()]
-        where = f"grid={tuple(grid)}" if not callable(grid) else "grid=autotuned"
-        trace.hop("triton", f"{name} {where} {', '.join(shown)} [{MODE}]")
+        trace.hop("triton", f"{name} grid={tuple(grid)} {', '.join(shown)} [{MODE}]")

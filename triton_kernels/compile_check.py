@@ -196,12 +196,45 @@ def cases(quick):
         yield (f"matmul {ptr[1:]} (integer)", linalg.matmul_kernel,
                {"a_ptr": ptr, "b_ptr": ptr, "c_ptr": ptr}, const, {})
     yield from linalg.compile_cases(quick)     # Cholesky and LU, a matrix in registers
+    yield from _autotuned_cases(quick)
     from triton_kernels import fft
     for ptr in ("*fp32", "*fp64"):
         for last in (False, True):
             yield (f"fft stockham stage {ptr[1:]} last={last}", fft.stockham_stage_kernel,
                    {"x_ptr": ptr, "y_ptr": ptr, "tw_ptr": ptr, "scale_ptr": ptr},
                    dict(LAST=last, BLOCK=512), {})
+
+
+def _autotuned_cases(quick):
+    """The configurations autotuning chooses from (tensorplay/dispatch/autotune.py): each
+    must compile, with its block sizes, num_warps and num_stages. Not in the quick subset
+    (30 compilations, about a minute: the matmul's big tiles take seconds each)."""
+    if quick:
+        return
+    import triton.language as tl
+    from triton_kernels import _template, linalg, pointwise, softmax
+    arity, expr, scalars = pointwise._entry("add")
+    fn = _template.kernel("add", expr, arity, 1, scalars)
+    for config in pointwise.CONFIGS:
+        yield (f"add, autotuned {config}", fn, {"out_ptr": "*fp32", "x_ptr": "*fp32",
+                                                 "y_ptr": "*fp32"},
+               dict(COMPUTE=tl.float32, WIDE_INDEX=False, **config.kwargs),
+               dict(num_warps=config.num_warps, num_stages=config.num_stages))
+    for config in softmax.CONFIGS:
+        # a row that fills MAX_BLOCK (one pass), and one twice as long (two passes)
+        longer, _ = softmax.row_block(config.kwargs["MAX_BLOCK"] * 2, config.kwargs["MAX_BLOCK"])
+        for one_pass, block in ((True, config.kwargs["MAX_BLOCK"]), (False, longer)):
+            yield (f"softmax one_pass={one_pass}, autotuned {config}", softmax.softmax_kernel,
+                   {"in_ptr": "*fp16", "out_ptr": "*fp16"},
+                   dict(LOG=False, ONE_PASS=one_pass, ACC=tl.float32, BLOCK=block),
+                   dict(num_warps=config.num_warps, num_stages=config.num_stages))
+    for config in linalg.CONFIGS:
+        for masked in (True, False):
+            yield (f"matmul fp16 masked={masked}, autotuned {config}", linalg.matmul_kernel,
+                   {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16"},
+                   dict(MASKED=masked, USE_DOT=True, UPCAST=False, PRECISION="tf32",
+                        ACC=tl.float32, **config.kwargs),
+                   dict(num_warps=config.num_warps, num_stages=config.num_stages))
 
 
 def main(argv=None):

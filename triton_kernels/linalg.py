@@ -8,8 +8,10 @@ Two candidates per op sit in the CUDA kernel registry, the second level of dispa
 
 A call whose shape meets the rule goes to the aligned one; it still hands over
 (KernelConstraintError) when no tuned block size divides the shape. Both are
-autotuned over block sizes per (M, N, K, dtypes); in the interpreter there is no
-GPU timer, so configs are timed on the CPU clock.
+autotuned over block sizes, num_warps and num_stages per bucket of (M, N, K) and dtype
+(tensorplay/dispatch/autotune.py; the aligned kernel over the configs whose blocks divide
+the shape); under the interpreter autotuning is off unless asked for, and the first
+config that fits runs.
 
 Transposed inputs need no copy: a kernel reads any strides. fp16/bf16 inputs go to
 the tensor cores as they are; fp32 and fp64 use IEEE precision (PyTorch's default,
@@ -30,7 +32,6 @@ which one ran.
 from __future__ import annotations
 
 import logging
-import time
 
 import numpy as np
 import triton
@@ -39,6 +40,7 @@ import triton.language as tl
 from tensorplay import _cuda_state
 from tensorplay import _dtype as dt
 from tensorplay._device_transfer import from_host, to_host
+from tensorplay.dispatch.autotune import Config, bucket, choose
 from tensorplay.errors import KernelConstraintError
 from tensorplay.kernel_support import lapack
 from tensorplay.kernel_support.results import TensorImpl, contiguous_strides, factory, \
@@ -125,12 +127,13 @@ def matmul_kernel(
 
 
 def _config(bm, bn, bk, stages, warps):
-    return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8},
-                         num_stages=stages, num_warps=warps)
+    return Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8},
+                  num_stages=stages, num_warps=warps)
 
 
 if INTERPRETED:
-    # Two small configs: autotuning still chooses, and each program stays cheap.
+    # Two small configs: each program stays cheap, and autotuning (when asked for) has two
+    # to choose from.
     CONFIGS = [_config(32, 32, 32, 1, 4), _config(64, 64, 32, 1, 4)]
 else:
     CONFIGS = [
@@ -141,28 +144,11 @@ else:
     ]
 
 
-def cpu_bench(kernel_call, quantiles):
-    """Autotuning's timer in the interpreter (triton.testing.do_bench needs a GPU):
-    one run on the CPU clock, in milliseconds, for every quantile asked."""
-    start = time.perf_counter()
-    kernel_call()
-    ms = (time.perf_counter() - start) * 1e3
-    return [ms] * len(quantiles) if quantiles else ms
-
-
 def _dividing(configs, named_args, **kwargs):
     """The aligned kernel runs unmasked: keep the configs whose blocks divide the shape."""
     m, n, k = named_args["M"], named_args["N"], named_args["K"]
     return [c for c in configs if m % c.kwargs["BLOCK_M"] == 0
             and n % c.kwargs["BLOCK_N"] == 0 and k % c.kwargs["BLOCK_K"] == 0]
-
-
-_tuning = dict(configs=CONFIGS, key=["M", "N", "K"])
-if INTERPRETED:
-    _tuning["do_bench"] = cpu_bench
-matmul_generic = triton.autotune(**_tuning)(matmul_kernel)
-matmul_aligned = triton.autotune(prune_configs_by={"early_config_prune": _dividing},
-                                 **_tuning)(matmul_kernel)
 
 
 def _dot_options(dtype):
@@ -179,8 +165,10 @@ def _dot_options(dtype):
 INTEGER_BLOCKS = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=8, GROUP_M=8)
 
 
-def _launch(name, kernel, a, b, c, batch, masked):
-    """a: [B?, M, K], b: [B?, K, N] -> c: [B?, M, N] (the batch dim only when batch>0)."""
+def _launch(name, a, b, c, batch, masked):
+    """a: [B?, M, K], b: [B?, K, N] -> c: [B?, M, N] (the batch dim only when batch>0).
+    Floating inputs run an autotuned config: of every config (masked), or of those whose
+    blocks divide M, N and K (unmasked)."""
     sa, sb, sc = a._impl.strides, b._impl.strides, c._impl.strides
     if len(sa) == 2:
         sa, sb, sc = (0,) + sa, (0,) + sb, (0,) + sc
@@ -192,18 +180,31 @@ def _launch(name, kernel, a, b, c, batch, masked):
         from triton_kernels.copy import fill_
         return fill_(c, 0)
     dtype = a._impl.dtype
-    if dtype.is_floating_point:
-        options = dict(USE_DOT=True, **_dot_options(dtype))
-    else:
-        name, kernel = "matmul (integer, masked)", matmul_kernel
-        options = dict(USE_DOT=False, UPCAST=False, PRECISION="ieee", ACC=tl.int64,
-                       **INTEGER_BLOCKS)
+    args = (pointer(a), pointer(b), pointer(c), M, N, K, *sa, *sb, *sc)
 
-    def grid(meta):
-        return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]), max(batch, 1))
+    def run_config(config):
+        # c is only written: a measured run may write it again.
+        blocks = config.kwargs
+        grid = (triton.cdiv(M, blocks["BLOCK_M"]) * triton.cdiv(N, blocks["BLOCK_N"]),
+                max(batch, 1))
+        launch(name, matmul_kernel, grid, *args, MASKED=masked, **options,
+               **config.launch_options())
 
-    launch(name, kernel, grid, pointer(a), pointer(b), pointer(c), M, N, K, *sa, *sb, *sc,
-           MASKED=masked, **options)
+    if not dtype.is_floating_point:
+        name = "matmul (integer, masked)"
+        options = dict(USE_DOT=False, UPCAST=False, PRECISION="ieee", ACC=tl.int64)
+        run_config(Config(INTEGER_BLOCKS))
+        return c
+    options = dict(USE_DOT=True, **_dot_options(dtype))
+    configs = CONFIGS if masked else _dividing(CONFIGS, dict(M=M, N=N, K=K))
+    # The unmasked kernel's list depends on the exact shape: which configs divide it.
+    key = (bucket(M, N, K), dtype.name, masked,
+           None if masked else tuple(CONFIGS.index(cf) for cf in configs))
+    # Unmeasured (autotuning off), float64 on a GPU takes the smallest tiles: the three
+    # biggest need 384 KiB of shared memory at 8 bytes an element (an H100 gives a
+    # program 227 KiB), and cannot launch. Measured, such configs are left out.
+    default = len(configs) - 1 if not INTERPRETED and dtype.itemsize >= 8 else 0
+    run_config(choose("matmul", configs, key, run_config, default=default))
     return c
 
 
@@ -218,8 +219,8 @@ def product(a, b, dtype):
     aligned = a._impl.dtype in _MATMUL_DTYPES and _aligned(a, b) and \
         _dividing(CONFIGS, dict(M=sizes[-2], N=sizes[-1], K=a._impl.sizes[-1]))
     if aligned:
-        return _launch("matmul (aligned, unmasked)", matmul_aligned, a, b, c, batch, False)
-    return _launch("matmul (masked)", matmul_generic, a, b, c, batch, masked=True)
+        return _launch("matmul (aligned, unmasked)", a, b, c, batch, False)
+    return _launch("matmul (masked)", a, b, c, batch, masked=True)
 
 
 def _mm_prepare(self, mat2):
@@ -240,7 +241,7 @@ def mm(self, mat2):
     a, b, c = _mm_prepare(self, mat2)
     if c._impl.dtype.is_complex:
         return _complex_product(a, b, c, 0)
-    return _launch("matmul (masked)", matmul_generic, a, b, c, 0, masked=True)
+    return _launch("matmul (masked)", a, b, c, 0, masked=True)
 
 
 @kernel(takes_complex=True)
@@ -248,7 +249,7 @@ def bmm(self, mat2):
     a, b, c = _bmm_prepare(self, mat2)
     if c._impl.dtype.is_complex:
         return _complex_product(a, b, c, a._impl.sizes[0])
-    return _launch("matmul (masked)", matmul_generic, a, b, c, a._impl.sizes[0], masked=True)
+    return _launch("matmul (masked)", a, b, c, a._impl.sizes[0], masked=True)
 
 
 def _complex_product(a, b, c, batch):
@@ -263,7 +264,7 @@ def _complex_product(a, b, c, batch):
     scratch = new_tensor(real._impl.sizes, dtype, c._impl.device)
 
     def product(x, y, into):
-        _launch("matmul (masked)", matmul_generic, x, y, into, batch, masked=True)
+        _launch("matmul (masked)", x, y, into, batch, masked=True)
     product(ar, br, real)
     product(ai, bi, scratch)
     run("sub", real, (real, scratch), dtype)
@@ -297,14 +298,13 @@ def _require_dividing_config(a, b):
 def mm_aligned(self, mat2):
     a, b, c = _mm_prepare(self, mat2)
     _require_dividing_config(a, b)
-    return _launch("matmul (aligned, unmasked)", matmul_aligned, a, b, c, 0, masked=False)
+    return _launch("matmul (aligned, unmasked)", a, b, c, 0, masked=False)
 
 
 def bmm_aligned(self, mat2):
     a, b, c = _bmm_prepare(self, mat2)
     _require_dividing_config(a, b)
-    return _launch("matmul (aligned, unmasked)", matmul_aligned, a, b, c, a._impl.sizes[0],
-                   masked=False)
+    return _launch("matmul (aligned, unmasked)", a, b, c, a._impl.sizes[0], masked=False)
 
 
 # Registered here, next to the kernels: the aligned candidates outrank the generic ones

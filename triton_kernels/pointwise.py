@@ -26,12 +26,13 @@ import triton
 from tensorplay import _dtype as dt
 from tensorplay import library
 from tensorplay._promotion import result_type, result_type2
+from tensorplay.dispatch.autotune import Config, bucket, choose
 from tensorplay.dispatch.plan_cache import plans
 from tensorplay.errors import DTypeError
 from tensorplay.kernel_support.checks import SELF
 from tensorplay.kernel_support.ops import call_below_autograd, schema_of, shape_rule, shape_rule_of
 from tensorplay.kernel_support.overlap import check_inplace_overlap
-from tensorplay.kernel_support.results import numel_of
+from tensorplay.kernel_support.results import factory, numel_of
 from triton_kernels import _template
 from triton_kernels._launch import (
     INTERPRETED, broadcast_strides, coalesce, compute_dtype, launch, needs_wide_index,
@@ -39,9 +40,17 @@ from triton_kernels._launch import (
 )
 from triton_kernels.pointwise_expressions import COMPLEX_EXPRESSIONS, EXPRESSIONS, OPS
 
-# Elements per program. The interpreter pays ~0.5 ms per program whatever its size,
-# so it gets bigger blocks; on a GPU 1024 elements over 4 warps streams well.
-BLOCK = 8192 if INTERPRETED else 1024
+# Elements per program, and the warps that share them: the template's configurations,
+# autotuned per bucket of the element count (tensorplay/dispatch/autotune.py) with the
+# first one the default. On a GPU 1024 elements over 4 warps streams well; bigger blocks
+# pay off on long tensors. The interpreter pays ~0.5 ms per program whatever its size, so
+# its default block is big (its second config exists to be measured against it).
+if INTERPRETED:
+    CONFIGS = [Config({"BLOCK": 8192}, num_warps=4), Config({"BLOCK": 1024}, num_warps=4)]
+else:
+    CONFIGS = [Config({"BLOCK": 1024}, num_warps=4), Config({"BLOCK": 2048}, num_warps=8),
+               Config({"BLOCK": 4096}, num_warps=8), Config({"BLOCK": 512}, num_warps=4)]
+SMALLEST_BLOCK = min(c.kwargs["BLOCK"] for c in CONFIGS)
 
 
 def _entry(name):
@@ -86,17 +95,41 @@ def run_expression(name, expr, out, inputs, compute, scalars, matrix=False, part
     # The launch plan depends on the sizes and strides only (not on the data): kept in
     # the plan cache, so that a loop over one shape coalesces and looks up once.
     signature = (name, expr, sizes, all_strides, tuple(scalars), matrix, parts)
-    kernel_name, fn, shape, flat_strides, grid = plans.get(
+    kernel_name, fn, shape, flat_strides = plans.get(
         "triton.pointwise", signature,
         lambda: _pointwise_plan(name, expr, sizes, all_strides, tuple(scalars), matrix, parts))
-    launch(kernel_name, fn, grid, pointer(out), *[pointer(t) for t in inputs],
-           *scalars.values(), n, *shape, *flat_strides, COMPUTE=compute_dtype(compute),
-           BLOCK=BLOCK, WIDE_INDEX=needs_wide_index(n, out, *inputs))
+    tl_compute, wide = compute_dtype(compute), needs_wide_index(n, out, *inputs)
+    args = [pointer(t) for t in inputs] + [*scalars.values(), n, *shape, *flat_strides]
+
+    def run_config(config, into):
+        grid = (triton.cdiv(n, config.kwargs["BLOCK"]),)
+        launch(kernel_name, fn, grid, pointer(into), *args, COMPUTE=tl_compute,
+               BLOCK=config.kwargs["BLOCK"], WIDE_INDEX=wide, num_warps=config.num_warps,
+               num_stages=config.num_stages)
+
+    if n <= SMALLEST_BLOCK:
+        config = CONFIGS[0]     # one program whatever the config: nothing to choose
+    else:
+        # One choice per bucket and dtype for every expression: the template's kernels
+        # are memory-bound alike. Measured launches write a scratch result laid out as
+        # `out`: an in-place op's `out` is one of its inputs, and each measured run must
+        # read the inputs as they were.
+        scratch = []        # made on the first measured run only, and reused
+
+        def run_measured(c):
+            if not scratch:
+                scratch.append(factory.empty_strided(tuple(sizes), out._impl.strides,
+                                                     dtype=out._impl.dtype,
+                                                     device=out._impl.device))
+            run_config(c, scratch[0])
+        config = choose("pointwise template", CONFIGS, (bucket(n), compute.name),
+                        run_measured)
+    run_config(config, out)
     return out
 
 
 def _pointwise_plan(name, expr, sizes, all_strides, scalars, matrix, parts):
-    """(kernel name, compiled template, merged sizes, their strides flattened, grid)."""
+    """(kernel name, compiled template, merged sizes, their strides flattened)."""
     if matrix:
         shape, strides = list(sizes), all_strides
     else:
@@ -104,8 +137,7 @@ def _pointwise_plan(name, expr, sizes, all_strides, scalars, matrix, parts):
     fn = _template.kernel(name, expr, len(all_strides) - 1, len(shape), scalars, matrix,
                           parts)
     flat_strides = tuple(s for per_operand in strides for s in per_operand)
-    grid = (triton.cdiv(numel_of(sizes), BLOCK),)
-    return _template.kernel_name(name, len(shape)), fn, tuple(shape), flat_strides, grid
+    return _template.kernel_name(name, len(shape)), fn, tuple(shape), flat_strides
 
 
 # ---- the complex forms ----------------------------------------------------------------

@@ -19,6 +19,7 @@ import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
+from tensorplay.dispatch.autotune import Config, bucket, choose
 from tensorplay.kernel_support.checks import wrap_dim
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import kernel
@@ -28,6 +29,21 @@ from triton_kernels.pointwise import run
 
 # The longest row kept in registers (one program, one pass); longer rows loop.
 MAX_ONE_PASS = 16384
+
+# The forward kernel's configurations, autotuned per bucket of (rows, row length)
+# (tensorplay/dispatch/autotune.py), the first the default: MAX_BLOCK is the longest row
+# read in one pass (a longer row is walked in blocks, twice), num_warps the threads that
+# share a row. A smaller MAX_BLOCK trades a second read of the row for fewer registers per
+# program (more programs resident at once). Under the interpreter the second config
+# exists to be measured, and tested, against the first: rows over 32 take two passes.
+if INTERPRETED:
+    CONFIGS = [Config({"MAX_BLOCK": MAX_ONE_PASS}), Config({"MAX_BLOCK": 32})]
+else:
+    CONFIGS = [Config({"MAX_BLOCK": MAX_ONE_PASS}, num_warps=4),
+               Config({"MAX_BLOCK": MAX_ONE_PASS}, num_warps=8),
+               Config({"MAX_BLOCK": MAX_ONE_PASS}, num_warps=16),
+               Config({"MAX_BLOCK": 4096}, num_warps=8),
+               Config({"MAX_BLOCK": 1024}, num_warps=4)]
 
 
 @triton.jit
@@ -132,12 +148,13 @@ def acc_dtype(dtype):
     return tl.float64 if dtype is dt.float64 else tl.float32
 
 
-def row_block(n):
-    """(BLOCK, one pass?) for rows of n elements."""
+def row_block(n, max_block=MAX_ONE_PASS):
+    """(BLOCK, one pass?) for rows of n elements: the whole row when it fits in
+    `max_block`, else blocks of at most 2048 (4096 in the interpreter) walked twice."""
     block = triton.next_power_of_2(max(n, 1))
-    if block <= MAX_ONE_PASS:
+    if block <= max_block:
         return block, True
-    return (4096 if INTERPRETED else 2048), False
+    return min(max_block, 4096 if INTERPRETED else 2048), False
 
 
 def _rows_last(t, dim):
@@ -176,9 +193,16 @@ def softmax(op, self, dim, half_to_float):
     result = new_tensor(rows._impl.sizes, dtype, device)
     if result._impl.numel():
         n = rows._impl.sizes[-1]
-        block, one_pass = row_block(n)
-        launch(op, softmax_kernel, (result._impl.numel() // n,), pointer(rows), pointer(result),
-               n, LOG=log, ONE_PASS=one_pass, ACC=acc_dtype(self._impl.dtype), BLOCK=block)
+        count = result._impl.numel() // n
+
+        def run_config(config):
+            # `result` is only written: a measured run may write it again.
+            block, one_pass = row_block(n, config.kwargs["MAX_BLOCK"])
+            launch(op, softmax_kernel, (count,), pointer(rows), pointer(result), n, LOG=log,
+                   ONE_PASS=one_pass, ACC=acc_dtype(self._impl.dtype), BLOCK=block,
+                   num_warps=config.num_warps, num_stages=config.num_stages)
+        run_config(choose("softmax", CONFIGS, (bucket(count, n), self._impl.dtype.name, log),
+                          run_config))
     return _restore(result, order, self, dtype)
 
 

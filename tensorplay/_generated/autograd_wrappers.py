@@ -4450,6 +4450,130 @@ def special_xlog1py(ks, self, other):
     return result
 
 
+def special_airy_ai(ks, x):
+    return below_autograd(ops.special_airy_ai, ks, x)    # no output is differentiable
+
+
+def special_bessel_j0(ks, self):
+    return below_autograd(ops.special_bessel_j0, ks, self)    # no output is differentiable
+
+
+def special_bessel_j1(ks, self):
+    return below_autograd(ops.special_bessel_j1, ks, self)    # no output is differentiable
+
+
+def special_bessel_y0(ks, self):
+    return below_autograd(ops.special_bessel_y0, ks, self)    # no output is differentiable
+
+
+def special_bessel_y1(ks, self):
+    return below_autograd(ops.special_bessel_y1, ks, self)    # no output is differentiable
+
+
+def special_modified_bessel_i0(ks, self):
+    return below_autograd(ops.special_modified_bessel_i0, ks, self)    # no output is differentiable
+
+
+def special_modified_bessel_i1(ks, self):
+    return below_autograd(ops.special_modified_bessel_i1, ks, self)    # no output is differentiable
+
+
+def special_modified_bessel_k0(ks, self):
+    return below_autograd(ops.special_modified_bessel_k0, ks, self)    # no output is differentiable
+
+
+def special_modified_bessel_k1(ks, self):
+    return below_autograd(ops.special_modified_bessel_k1, ks, self)    # no output is differentiable
+
+
+def special_scaled_modified_bessel_k0(ks, x):
+    return below_autograd(
+        ops.special_scaled_modified_bessel_k0, ks, x,
+    )    # no output is differentiable
+
+
+def special_scaled_modified_bessel_k1(ks, x):
+    return below_autograd(
+        ops.special_scaled_modified_bessel_k1, ks, x,
+    )    # no output is differentiable
+
+
+def special_spherical_bessel_j0(ks, x):
+    return below_autograd(ops.special_spherical_bessel_j0, ks, x)    # no output is differentiable
+
+
+def special_chebyshev_polynomial_t(ks, x, n):
+    return below_autograd(
+        ops.special_chebyshev_polynomial_t, ks, x, n,
+    )    # no output is differentiable
+
+
+def special_chebyshev_polynomial_u(ks, x, n):
+    return below_autograd(
+        ops.special_chebyshev_polynomial_u, ks, x, n,
+    )    # no output is differentiable
+
+
+def special_chebyshev_polynomial_v(ks, x, n):
+    return below_autograd(
+        ops.special_chebyshev_polynomial_v, ks, x, n,
+    )    # no output is differentiable
+
+
+def special_chebyshev_polynomial_w(ks, x, n):
+    return below_autograd(
+        ops.special_chebyshev_polynomial_w, ks, x, n,
+    )    # no output is differentiable
+
+
+def special_shifted_chebyshev_polynomial_t(ks, x, n):
+    return below_autograd(
+        ops.special_shifted_chebyshev_polynomial_t, ks, x, n,
+    )    # no output is differentiable
+
+
+def special_shifted_chebyshev_polynomial_u(ks, x, n):
+    return below_autograd(
+        ops.special_shifted_chebyshev_polynomial_u, ks, x, n,
+    )    # no output is differentiable
+
+
+def special_shifted_chebyshev_polynomial_v(ks, x, n):
+    return below_autograd(
+        ops.special_shifted_chebyshev_polynomial_v, ks, x, n,
+    )    # no output is differentiable
+
+
+def special_shifted_chebyshev_polynomial_w(ks, x, n):
+    return below_autograd(
+        ops.special_shifted_chebyshev_polynomial_w, ks, x, n,
+    )    # no output is differentiable
+
+
+def special_hermite_polynomial_h(ks, x, n):
+    return below_autograd(
+        ops.special_hermite_polynomial_h, ks, x, n,
+    )    # no output is differentiable
+
+
+def special_hermite_polynomial_he(ks, x, n):
+    return below_autograd(
+        ops.special_hermite_polynomial_he, ks, x, n,
+    )    # no output is differentiable
+
+
+def special_laguerre_polynomial_l(ks, x, n):
+    return below_autograd(
+        ops.special_laguerre_polynomial_l, ks, x, n,
+    )    # no output is differentiable
+
+
+def special_legendre_polynomial_p(ks, x, n):
+    return below_autograd(
+        ops.special_legendre_polynomial_p, ks, x, n,
+    )    # no output is differentiable
+
+
 def special_zeta(ks, self, other):
     if not (self._impl.requires_grad or other._impl.requires_grad):
         return below_autograd(ops.special_zeta, ks, self, other)
@@ -5018,6 +5142,10 @@ def _unique_consecutive(ks, self, return_inverse, return_counts, dim):
     result = below_autograd(ops._unique_consecutive, ks, self, return_inverse, return_counts, dim)
     set_history(result, node, (True, False, False))
     return result
+
+
+def histc(ks, self, bins, min, max):
+    return below_autograd(ops.histc, ks, self, bins, min, max)    # no output is differentiable
 
 
 def max_pool3d_with_indices(ks, self, kernel_size, stride, padding, dilation, ceil_mode):
@@ -5824,6 +5952,30 @@ WRAPPERS = {
     'special_log_ndtr': special_log_ndtr,
     'special_entr': special_entr,
     'special_xlog1py': special_xlog1py,
+    'special_airy_ai': special_airy_ai,
+    'special_bessel_j0': special_bessel_j0,
+    'special_bessel_j1': special_bessel_j1,
+    'special_bessel_y0': special_bessel_y0,
+    'special_bessel_y1': special_bessel_y1,
+    'special_modified_bessel_i0': special_modified_bessel_i0,
+    'special_modified_bessel_i1': special_modified_bessel_i1,
+    'special_modified_bessel_k0': special_modified_bessel_k0,
+    'special_modified_bessel_k1': special_modified_bessel_k1,
+    'special_scaled_modified_bessel_k0': special_scaled_modified_bessel_k0,
+    'special_scaled_modified_bessel_k1': special_scaled_modified_bessel_k1,
+    'special_spherical_bessel_j0': special_spherical_bessel_j0,
+    'special_chebyshev_polynomial_t': special_chebyshev_polynomial_t,
+    'special_chebyshev_polynomial_u': special_chebyshev_polynomial_u,
+    'special_chebyshev_polynomial_v': special_chebyshev_polynomial_v,
+    'special_chebyshev_polynomial_w': special_chebyshev_polynomial_w,
+    'special_shifted_chebyshev_polynomial_t': special_shifted_chebyshev_polynomial_t,
+    'special_shifted_chebyshev_polynomial_u': special_shifted_chebyshev_polynomial_u,
+    'special_shifted_chebyshev_polynomial_v': special_shifted_chebyshev_polynomial_v,
+    'special_shifted_chebyshev_polynomial_w': special_shifted_chebyshev_polynomial_w,
+    'special_hermite_polynomial_h': special_hermite_polynomial_h,
+    'special_hermite_polynomial_he': special_hermite_polynomial_he,
+    'special_laguerre_polynomial_l': special_laguerre_polynomial_l,
+    'special_legendre_polynomial_p': special_legendre_polynomial_p,
     'special_zeta': special_zeta,
     'acosh': acosh,
     'acosh_': acosh_,
@@ -5872,6 +6024,7 @@ WRAPPERS = {
     'nanmedian.dim': nanmedian_dim,
     'logcumsumexp': logcumsumexp,
     '_unique_consecutive': _unique_consecutive,
+    'histc': histc,
     'max_pool3d_with_indices': max_pool3d_with_indices,
     'max_pool3d_with_indices_backward': max_pool3d_with_indices_backward,
     'avg_pool3d': avg_pool3d,

@@ -51,6 +51,7 @@ UNUSED_MESSAGE = ("One of the differentiated Tensors appears to not have been us
 # installed here by tensorplay/func/__init__.py (batched_grad.py), as the func package
 # loads, which is before any batched tensor can exist.
 batched_grad = None
+grads_batched = None        # is_grads_batched=True: the backward run under vmap
 
 
 # ---- public entry points ---------------------------------------------------------------
@@ -96,10 +97,19 @@ def tensor_backward(tensor, gradient, retain_graph, create_graph, inputs):
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         only_inputs=True, allow_unused=None, materialize_grads=False):
-    """d(outputs)/d(inputs), returned (not accumulated into .grad): one per input."""
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """d(outputs)/d(inputs), returned (not accumulated into .grad): one per input.
+
+    is_grads_batched: the first dim of every grad_output is a batch of them; the result
+    is a batch of vector-Jacobian products, from one backward pass run under vmap."""
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
+    if is_grads_batched:
+        grad_outputs = _check_batched_grads(outputs, grad_outputs)
+        if retain_graph is None:
+            retain_graph = create_graph
+        return grads_batched(grad, outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     if any(hasattr(t._impl, "bdim") for t in outputs + inputs):
         # Batched tensors of vmap: per-example gradients from their physical tensors.
         return batched_grad(grad, outputs, inputs, grad_outputs, retain_graph, create_graph,
@@ -123,6 +133,26 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             elif not allow_unused:
                 raise AutogradError(UNUSED_MESSAGE)
     return tuple(results)
+
+
+def _check_batched_grads(outputs, grad_outputs):
+    """is_grads_batched: each grad_output is (batch, *output.shape) (PyTorch's message)."""
+    grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    if len(grads) != len(outputs):
+        raise AutogradError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    for k, (out, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            continue
+        if g.dim() == 0 or tuple(g.shape[1:]) != tuple(out.shape):
+            raise AutogradError(
+                f"If `is_grads_batched=True`, we interpret the first dimension of each "
+                f"grad_output as the batch dimension. The sizes of the remaining dimensions "
+                f"are expected to match the shape of corresponding output, but a mismatch "
+                f"was detected: grad_output[{k}] has a shape of "
+                f"tp.Size({list(g.shape[1:])}) and output[{k}] has a shape of "
+                f"tp.Size({list(out.shape)}). If you only want some tensors in "
+                f"`grad_output` to be considered batched, consider using vmap.")
+    return grads
 
 
 def _as_tuple(x):

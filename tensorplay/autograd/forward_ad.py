@@ -20,6 +20,17 @@ from tensorplay.autograd import forward_mode
 from tensorplay.autograd.forward_mode import hidden_level, set_tangent, tangent_of
 from tensorplay.errors import AutogradError
 
+
+# vmap's BatchedTensor module (tensorplay/func/batched.py): tensorplay.func sits above
+# autograd, and its package hands the module over here as it loads (as it hands the
+# engine `batched_grad`). None until then: no tensor can be batched before vmap exists.
+batched = None
+
+
+def batched_impl(x):
+    """The BatchedImpl of `x` under vmap, or None."""
+    return None if batched is None else batched.batched_impl(x)
+
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
            "unpack_dual", "dual_level"]
 
@@ -52,10 +63,9 @@ def make_dual(tensor, tangent, *, level=None):
 
     The view records in autograd as PyTorch's `_make_dual` does (the gradient flows to
     `tensor`), so forward and reverse mode can be mixed."""
-    from tensorplay._tensor import Tensor
     level = _level(level, "create a dual Tensor")
     for arg, value in (("tensor", tensor), ("tangent", tangent)):
-        if not isinstance(value, Tensor):
+        if getattr(value, "_impl", None) is None:
             raise TypeError(f"make_dual(): argument '{arg}' must be a Tensor, got "
                             f"{type(value).__name__}")
     if not tensor.dtype.is_differentiable:
@@ -70,6 +80,8 @@ def make_dual(tensor, tangent, *, level=None):
             f"original Tensor, this is not supported. Tensor is of size "
             f"{list(tensor.shape)} while the given forward gradient is of size "
             f"{list(tangent.shape)}.")
+    if batched_impl(tensor) is not None:
+        return _make_dual_batched(tensor, tangent, level)
     if tangent_of(tensor, level) is not None:
         raise AutogradError(f"Making a dual Tensor based on a Tensor that already has a "
                             f"forward gradient at the same level {level} is not supported.")
@@ -77,6 +89,22 @@ def make_dual(tensor, tangent, *, level=None):
         dual = tensor.view_as(tensor)
     set_tangent(dual, level, tangent)
     return dual
+
+
+def _make_dual_batched(tensor, tangent, level):
+    """Under vmap a tangent lives on the physical tensor (the ForwardAD key sits below
+    the Vmap keys): unwrap the primal's level, give its physical tensor the tangent
+    (unwrapped at the same level, or expanded over the batch when it is not batched
+    there), and wrap the dual again."""
+    vmap_level = batched_impl(tensor).level
+    physical, bdim = batched.unwrap_level(tensor, vmap_level)
+    physical = physical.movedim(bdim, 0)
+    t_physical, t_bdim = batched.unwrap_level(tangent, vmap_level)
+    if t_bdim is None:
+        t_physical = tangent.unsqueeze(0).expand((physical.shape[0],) + tuple(tangent.shape))
+    else:
+        t_physical = t_physical.movedim(t_bdim, 0)
+    return batched.wrap_batched(make_dual(physical, t_physical, level=level), 0, vmap_level)
 
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
@@ -90,6 +118,14 @@ def unpack_dual(tensor, *, level=None):
     if not forward_mode.levels and level is None:
         return UnpackedDualTensor(tensor, None)
     level = _level(level, "unpack a dual Tensor")
+    impl = batched_impl(tensor)
+    if impl is not None:
+        # the tangent is the physical tensor's: unpack that, and wrap both halves again
+        primal, tangent = unpack_dual(impl.value, level=level)
+        if tangent is None:
+            return UnpackedDualTensor(tensor, None)
+        return UnpackedDualTensor(batched.wrap_batched(primal, impl.bdim, impl.level),
+                                  batched.wrap_batched(tangent, impl.bdim, impl.level))
     tangent = tangent_of(tensor, level)
     if tangent is None:
         return UnpackedDualTensor(tensor, None)

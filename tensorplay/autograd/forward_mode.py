@@ -62,6 +62,18 @@ def drop_tangent(tensor, level):
         tangents.pop(level, None)
 
 
+def detach_keeping_tangents(tensor):
+    """`tensor.detach()` that keeps its tangents: how a reverse-mode transform (tp.func's
+    grad, jacrev) cuts its inputs and results off its caller's graph without cutting them
+    off the forward levels around it (forward over reverse)."""
+    out = tensor.detach()
+    tangents = getattr(tensor._impl, "tangents", None)
+    if tangents:
+        for level, t in tangents.items():
+            set_tangent(out, level, t)
+    return out
+
+
 def tangent_holder(impl):
     """The dict an op's output will keep its tangents in, made now: a saved output is
     rebuilt as a new impl in backward (autograd/saved.py), and sharing this dict gives it
@@ -202,6 +214,8 @@ def _attach_inplace(self, t, level):
     base = impl.base
     if base is not None and base.dtype.is_differentiable:
         from tensorplay import zeros_like
+        from tensorplay._tensor_factory import wrap
+        base = wrap(base)     # (a view's `base` is its base's impl)
         base_t = tangent_of(base, level)
         if base_t is None:
             base_t = zeros_like(base)
@@ -213,15 +227,17 @@ def _attach_inplace(self, t, level):
     set_tangent(self, level, t)
 
 
+FORWARD = {}        # op name -> Tangent (tensorplay/_generated/forward_formulas.py), by register()
+
+
 def make_kernel(handle):
     """The kernel at the ForwardAD key for `handle`'s op (a boxed fallback: one function,
     made per op). An op with no backward formula falls through: a Composite decomposition
     carries tangents through the ops it calls, and an op with no derivative at all
     (argmax, a comparison) has outputs no tangent belongs to."""
-    from tensorplay._generated.forward_formulas import FORWARD
     tangent = FORWARD.get(handle.name)
     if tangent is None:
-        return FALLTHROUGH
+        return FALLTHROUGH if _decomposes(handle) else _without_formula(handle)
     name = handle.name
     inplace = name.split(".")[0].endswith("_") and not name.startswith("_")
     num_returns = handle.schema.num_returns
@@ -262,7 +278,44 @@ def make_kernel(handle):
     return forward_ad
 
 
-def register():
-    """Put the kernel at the ForwardAD key of every op, defined now or later (tensorplay's
-    import calls it once the generated ops and their tangent functions exist)."""
+def _decomposes(handle):
+    """Whether a call of `handle`'s op on a CPU tensor runs a Composite decomposition above
+    autograd (whose ops carry the tangents), not a kernel."""
+    composite = handle.kernels[DispatchKey.Composite]
+    return (composite is not None and handle.kernels[DispatchKey.AutogradCPU] is None
+            and not handle._has_backend_kernel(DispatchKey.CPU))
+
+
+def _without_formula(handle):
+    """The kernel of an op with no derivatives.yaml entry that does not decompose (a custom
+    op, an op with no derivative): a floating result from a dual input would silently
+    lose the tangent, so that raises as PyTorch's does; integer results (argmax) pass."""
+    name = handle.name
+
+    def forward_ad(ks, *args):
+        result = handle.redispatch(ks & ~FORWARD_AD, *args)
+        outs = result if isinstance(result, (tuple, list)) else (result,)
+        if any(getattr(o, "_impl", None) is not None and o.dtype.is_differentiable
+               for o in outs):
+            tensors = [a for a in args if getattr(a, "_impl", None) is not None]
+            for a in args:
+                if isinstance(a, (list, tuple)):
+                    tensors += [t for t in a if getattr(t, "_impl", None) is not None]
+            if visible_levels(tensors):
+                raise NotImplementedError(
+                    f"Trying to use forward AD with {name} that does not support it because "
+                    f"it has not been implemented yet (it has no derivatives.yaml entry)")
+        return result
+
+    forward_ad.__qualname__ = f"forward_ad[{name}]"
+    forward_ad.fallback_name = "tensorplay.autograd.forward_mode.forward_ad"
+    forward_ad.tangent = None
+    return forward_ad
+
+
+def register(tangents):
+    """Put the kernel at the ForwardAD key of every op, defined now or later. tensorplay's
+    import calls it once the generated ops exist, with their tangent functions (the
+    generated FORWARD table, which sits above autograd)."""
+    FORWARD.update(tangents)
     dispatcher.register_fallback(DispatchKey.ForwardAD, make_kernel)

@@ -27,11 +27,18 @@ from tensorplay.autograd.node import collect_next_edges
 from tensorplay.autograd.recording import check_inplace, set_history
 from tensorplay.autograd.node import Node
 from tensorplay.autograd.saved import SavedVariable
+from tensorplay.autograd import forward_mode
 from tensorplay.dispatch.keys import AUTOGRAD_MASK
 from tensorplay.dispatch.tls import ExcludeKeys
 from tensorplay.errors import AutogradError
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
+
+# A Function called with BatchedTensors (under vmap) runs on their physical tensors, where
+# the graph lives: `apply_under_vmap` of tensorplay/func/autograd_function.py, which sits
+# above autograd; tensorplay/func/__init__.py installs it here as it loads (as it gives
+# the engine `batched_grad`). It returns None when no argument is batched.
+vmap_apply = None
 
 
 def _is_tensor(x):
@@ -44,8 +51,14 @@ class FunctionCtx:
     def save_for_backward(self, *tensors):
         self.to_save = tensors
 
+    def save_for_forward(self, *tensors):
+        """Tensors `jvp` reads (forward mode), through `saved_tensors` as in PyTorch."""
+        self.to_save_forward = tensors
+
     @property
     def saved_tensors(self):
+        if getattr(self, "in_jvp", False):
+            return tuple(getattr(self, "to_save_forward", ()))
         if self._saved is None:
             return tuple(self.to_save)
         return tuple(saved.unpack(self) for saved in self._saved)
@@ -126,8 +139,32 @@ class Function:
 
     setup_context = None
 
+    # Under tp.vmap (as torch.func): run forward and backward on the BatchedTensors...
+    generate_vmap_rule = False
+
+    @staticmethod
+    def jvp(ctx, *tangents):
+        """Forward mode: the outputs' tangents from the inputs' (one per forward input,
+        None where there is none); tensors saved with `ctx.save_for_forward` are in
+        `ctx.saved_tensors`."""
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """...or say how to batch the function: `info` has `batch_size` and `randomness`,
+        `in_dims` the batch dim of each argument (None: not batched); return
+        `(outputs, out_dims)` with the batch dim of each output."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either "
+                                  "override the vmap staticmethod or set "
+                                  "generate_vmap_rule=True.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
+        if vmap_apply is not None:
+            out = vmap_apply(cls, args, kwargs)
+            if out is not None:
+                return out
         ctx = cls._backward_cls()
         positions = tuple(i for i, a in enumerate(args) if _is_tensor(a))
         requires = tuple(_is_tensor(a) and a._impl.requires_grad for a in args)
@@ -138,19 +175,46 @@ class Function:
             # Before forward runs: an input it modifies in place (mark_dirty) must
             # send its gradient to its *old* history.
             ctx.set_next_edges(collect_next_edges(*(args[i] for i in positions)))
-        with no_grad():
+        # Forward mode: the tangents come from `jvp`, so forward runs without them.
+        tangent_levels = forward_mode.visible_levels([args[i] for i in positions]) \
+            if forward_mode.levels else ()
+        with no_grad(), ExcludeKeys(forward_mode.FORWARD_AD if tangent_levels else 0):
             if cls.setup_context is not None:
                 outputs = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, outputs)
             else:
                 outputs = cls.forward(ctx, *args, **kwargs)
-        if not recording:
-            return outputs
-        is_tuple = isinstance(outputs, tuple)
-        outs = _attach(ctx, args, outputs if is_tuple else (outputs,))
-        ctx._saved = tuple(SavedVariable(t, _is_output(t, outs)) for t in ctx.to_save)
-        ctx.to_save = ()
-        return outs if is_tuple else outs[0]
+        if recording:
+            is_tuple = isinstance(outputs, tuple)
+            outs = _attach(ctx, args, outputs if is_tuple else (outputs,))
+            ctx._saved = tuple(SavedVariable(t, _is_output(t, outs)) for t in ctx.to_save)
+            ctx.to_save = ()
+            outputs = outs if is_tuple else outs[0]
+        for level in tangent_levels:
+            _push_tangents(cls, ctx, args, outputs, level)
+        return outputs
+
+
+def _push_tangents(cls, ctx, args, outputs, level):
+    """The outputs' tangents at `level`: `cls.jvp` on the inputs' (PyTorch's rule: a
+    custom Function carries tangents only through its own jvp)."""
+    if cls.jvp is Function.jvp:
+        Function.jvp(ctx)       # raises PyTorch's "You must implement the jvp function"
+    tangents = [forward_mode.tangent_of(a, level) if _is_tensor(a) else None for a in args]
+    ctx.in_jvp = True
+    try:
+        with forward_mode.hidden_level(level):
+            result = cls.jvp(ctx, *tangents)
+    finally:
+        ctx.in_jvp = False
+    outs = outputs if isinstance(outputs, tuple) else (outputs,)
+    result = result if isinstance(result, tuple) else (result,)
+    if len(result) != len(outs):
+        raise AutogradError(f"function {cls.__name__}.jvp returned an incorrect number of "
+                            f"tangents (expected {len(outs)}, got {len(result)})")
+    for o, t in zip(outs, result):
+        if t is not None and _is_tensor(o) and o.dtype.is_differentiable:
+            forward_mode.set_tangent(o, level, t)
 
 
 def _is_output(t, outs):

@@ -6,9 +6,10 @@ Tensor (or a tuple of Tensors) gives Tensors (or tuples) back.
     jacobian(f, x)[i..., j...] = d f(x)[i...] / d x[j...]       shape f(x).shape + x.shape
     hessian(f, x) = jacobian(jacobian of f, x), f scalar-valued
 
-Reverse mode only: a Jacobian costs one backward pass per output element, and
-`jvp` uses the double-vjp trick: u -> vjp(u) is linear in u, so its vjp in the
-direction v is the forward-mode product J v.
+`vjp`, `vhp` and the reverse-mode `jacobian` (one backward pass per output element) run
+on the graph; `jvp` runs forward mode (forward_ad.py: dual tensors, one pass), `hvp`
+forward over reverse (the gradient computed on dual inputs carries H v as its tangent),
+and `jacobian(..., vectorize=True, strategy="forward-mode")` is tp.func.jacfwd's.
 """
 from __future__ import annotations
 
@@ -125,29 +126,67 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
-    """(func(inputs), J v): the Jacobian-vector product (by the double-vjp trick)."""
+    """(func(inputs), J v): the Jacobian-vector product, by forward mode. With
+    create_graph, both are differentiable with respect to `inputs` (the tangent's
+    computation is recorded like any other op's)."""
+    from tensorplay.autograd import forward_ad as fwAD
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _prepare(inputs, create_graph)
         if v is not None:
             _, v = _as_tuple(v, "v", "jvp")
+            _check_v(v, inputs, "jvp")
         elif len(inputs) != 1 or inputs[0].numel() != 1:
             raise AutogradError("The vector v can only be None if the input to the "
                                "user-provided function is a single Tensor with a single "
                                "element.")
-        is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided "
-                                              "function", "jvp")
-        dummies = tuple(factory.zeros_like(o, requires_grad=True) for o in outputs)
-        vjps = _grad(outputs, inputs, dummies, create_graph=True)
-        grads = _grad(vjps, dummies, v, create_graph)
-        _check_strict(strict, grads, "jvp")
+        else:
+            v = (factory.ones_like(inputs[0]),)
+        with fwAD.dual_level():
+            duals = tuple(fwAD.make_dual(x, t) for x, t in zip(inputs, v))
+            is_outputs_tuple, outputs = _as_tuple(func(*duals), "outputs of the "
+                                                  "user-provided function", "jvp")
+            unpacked = [fwAD.unpack_dual(o) for o in outputs]
+        outputs = tuple(u.primal for u in unpacked)
+        grads = tuple(u.tangent for u in unpacked)
+        if strict and any(g is None for g in grads):
+            i = next(k for k, g in enumerate(grads) if g is None)
+            raise AutogradError(f"The output {i} of the user-provided function is "
+                               f"independent of the inputs. This is not allowed in strict "
+                               f"mode (jvp).")
         result = _zeros_for_none(grads, outputs)
     return (_untuple(_finish(outputs, create_graph), is_outputs_tuple),
             _untuple(_finish(result, create_graph), is_outputs_tuple))
 
 
-def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False):
-    """The Jacobian of `func` at `inputs`: one backward pass per output element."""
+def _check_v(v, inputs, name):
+    if len(v) != len(inputs):
+        raise AutogradError(f"The given v should contain a single Tensor for each input "
+                           f"of {name}: got {len(v)} for {len(inputs)} inputs")
+    for i, (t, x) in enumerate(zip(v, inputs)):
+        if tuple(t.shape) != tuple(x.shape):
+            raise AutogradError(f"Entry {i} in v has invalid size: should be "
+                               f"{tuple(x.shape)} but got {tuple(t.shape)}.")
+
+
+def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
+             strategy="reverse-mode"):
+    """The Jacobian of `func` at `inputs`: one backward pass per output element, or with
+    vectorize=True and strategy="forward-mode" tp.func.jacfwd's single forward pass over
+    a batch of tangents (the better choice when inputs are fewer than outputs)."""
+    if strategy not in ("reverse-mode", "forward-mode"):
+        raise AutogradError(f'Expected strategy to be either "forward-mode" or '
+                           f'"reverse-mode". Hint: If your strategy is "backward-mode", '
+                           f'use "reverse-mode" instead. Got {strategy!r}')
+    if strategy == "forward-mode":
+        if not vectorize:
+            raise NotImplementedError("torch.autograd.functional.jacobian: `strategy=\"forward-"
+                                      "mode\"` only works with `vectorize=True` at the moment.")
+        if create_graph:
+            raise NotImplementedError("torch.autograd.functional.jacobian: `create_graph=True` "
+                                      "and `strategy=\"forward-mode\"` are not supported "
+                                      "together (yet).")
+        return _forward_jacobian(func, inputs)
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _prepare(inputs, create_graph)
@@ -182,12 +221,37 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False):
     return _untuple(jac[0], is_inputs_tuple)
 
 
+# tp.func's jacfwd and hessian (forward mode over vmap): tensorplay.func sits above autograd
+# and hands them over here as it loads.
+func_transforms = None
+
+
+def _forward_jacobian(func, inputs):
+    jacfwd = func_transforms.jacfwd
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
+    argnums = tuple(range(len(inputs)))
+    jac = jacfwd(func, argnums=argnums)(*inputs)
+    out = func(*inputs)
+    if isinstance(out, tuple):
+        return tuple(_untuple(tuple(row), is_inputs_tuple) for row in jac)
+    return _untuple(tuple(jac), is_inputs_tuple)
+
+
 def _zeros_like_shape(shape, x):
     return factory.zeros(shape, dtype=x.dtype, device=x.device)
 
 
-def hessian(func, inputs, create_graph=False, strict=False, vectorize=False):
-    """The Hessian of a scalar function: the Jacobian of its gradient."""
+def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
+            outer_jacobian_strategy="reverse-mode"):
+    """The Hessian of a scalar function: the Jacobian of its gradient (with
+    vectorize=True and outer_jacobian_strategy="forward-mode", forward over reverse:
+    tp.func.hessian)."""
+    if outer_jacobian_strategy == "forward-mode" and vectorize and not create_graph:
+        func_hessian = func_transforms.hessian
+        is_tuple, xs = _as_tuple(inputs, "inputs", "hessian")
+        h = func_hessian(lambda *a: func(*a).reshape(()),
+                         argnums=tuple(range(len(xs))))(*xs)
+        return tuple(tuple(row) for row in h) if is_tuple else h[0][0]
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
 
     def scalar_func(*inp):
@@ -219,31 +283,46 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def _hessian_product(func, inputs, v, create_graph, strict, name):
+    """vhp: the gradient's vjp in the direction v (reverse over reverse). hvp: forward over
+    reverse, the gradient computed on dual inputs whose tangent is v carries H v as its
+    own tangent (for a scalar function H is symmetric, so vhp and hvp agree)."""
+    from tensorplay.autograd import forward_ad as fwAD
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
         inputs = _prepare(inputs, create_graph)
         if v is not None:
             _, v = _as_tuple(v, "v", name)
+            _check_v(v, inputs, name)
         elif len(inputs) != 1 or inputs[0].numel() != 1:
             raise AutogradError("The vector v can only be None if the input to the "
                                "user-provided function is a single Tensor with a single "
                                "element.")
-        is_out_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided "
-                                          "function", name)
-        if is_out_tuple or outputs[0].numel() != 1:
-            raise AutogradError(f"The function given to {name} should return a single Tensor "
-                               f"with a single element")
-        first = _grad(outputs, inputs, None, create_graph=True)
+        else:
+            v = (factory.ones_like(inputs[0]),)
         if name == "vhp":
+            outputs = _scalar_output(func(*inputs), name)
+            first = _grad(outputs, inputs, None, create_graph=True)
             grads = _grad(first, inputs, v, create_graph)
         else:
-            dummies = tuple(factory.zeros_like(x, requires_grad=True) for x in inputs)
-            back = _grad(first, inputs, dummies, create_graph=True)
-            grads = _grad(back, dummies, v, create_graph)
+            with fwAD.dual_level():
+                duals = tuple(fwAD.make_dual(x, t) for x, t in zip(inputs, v))
+                outputs = _scalar_output(func(*duals), name)
+                first = _grad(outputs, duals, None, create_graph=True)
+                grads = tuple(None if g is None else fwAD.unpack_dual(g).tangent
+                              for g in first)
+                outputs = (fwAD.unpack_dual(outputs[0]).primal,)
         _check_strict(strict, grads, name)
         result = _zeros_for_none(grads, inputs)
     return (_finish(outputs, create_graph)[0],
             _untuple(_finish(result, create_graph), is_inputs_tuple))
+
+
+def _scalar_output(out, name):
+    is_out_tuple, outputs = _as_tuple(out, "outputs of the user-provided function", name)
+    if is_out_tuple or outputs[0].numel() != 1:
+        raise AutogradError(f"The function given to {name} should return a single Tensor "
+                           f"with a single element")
+    return outputs
 
 
 def _check_strict(strict, grads, name):

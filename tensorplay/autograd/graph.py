@@ -4,6 +4,11 @@
     svg = tp.autograd.graph.render(loss)         # needs the `graphviz` package
     tp.utils.pictures.draw_graph(loss)           # the same graph as SVG, no Graphviz
 
+It also holds the saved-tensor hooks (`saved_tensors_hooks`, `save_on_cpu`,
+`disable_saved_tensors_hooks`), which change how the graph keeps the tensors its
+formulas read (autograd/saved.py; activation checkpointing, tp.utils.checkpoint, is
+built on them).
+
 Boxes: the output tensor (green) and the leaves (blue, with their shape; named if
 you pass `params={"w": w}`). Ellipses: backward nodes, with the op they differentiate
 and the shapes of the tensors they saved. Arrows follow the gradient, from the output
@@ -12,9 +17,62 @@ towards the leaves.
 from __future__ import annotations
 
 from tensorplay.autograd.node import AccumulateGrad, grad_accumulator
-from tensorplay.errors import fmt_shape
+from tensorplay.autograd.saved import saved_hooks
+from tensorplay.errors import AutogradError, fmt_shape
 
-__all__ = ["to_dot", "render"]
+__all__ = ["to_dot", "render", "saved_tensors_hooks", "save_on_cpu",
+           "disable_saved_tensors_hooks"]
+
+
+class saved_tensors_hooks:
+    """`with saved_tensors_hooks(pack_hook, unpack_hook):` every tensor an op saves for
+    backward inside the block is handed to `pack_hook(tensor)`, and the graph keeps what
+    it returns; backward calls `unpack_hook(that)` for the tensor back. The innermost
+    block's hooks apply; the hooks stay with the saved tensor after the block ends."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if saved_hooks.disabled is not None:
+            raise AutogradError(saved_hooks.disabled)
+        saved_hooks.stack.append((self.pack_hook, self.unpack_hook))
+
+    def __exit__(self, *args):
+        saved_hooks.stack.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors go to the host (pinned if `pin_memory`) and come back to their own
+    device in backward: device memory traded for copies."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack_to_cpu(tensor):
+            if not pin_memory:
+                return tensor.device, tensor.cpu()
+            return tensor.device, tensor.cpu().pin_memory()
+
+        def unpack_from_cpu(packed):
+            device, tensor = packed
+            return tensor.to(device, non_blocking=pin_memory)
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+class disable_saved_tensors_hooks:
+    """Inside the block, entering saved_tensors_hooks raises `error_message` (a feature
+    that cannot work with them says so)."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        self.previous = saved_hooks.disabled
+        saved_hooks.disabled = self.error_message
+
+    def __exit__(self, *args):
+        saved_hooks.disabled = self.previous
 
 
 def _quote(text):

@@ -15,8 +15,17 @@ would make a reference cycle (node -> tensor -> node) that only the garbage coll
 could free. We keep the raw memory description instead and rebuild a Tensor on
 unpack, with the unpacking node as its `grad_fn`, so a formula that reads `result`
 is itself differentiable (create_graph=True works through `tanh`'s `1 - result**2`).
+
+Saved-tensor hooks (`tp.autograd.graph.saved_tensors_hooks(pack, unpack)`, the thread's
+stack below) replace the keeping: `pack(tensor)` runs when the tensor is saved and
+whatever it returns is kept instead; `unpack(packed)` runs when backward needs the
+tensor and must give it back (or an equal one: activation checkpointing recomputes it,
+save_on_cpu copies it to the host and back). The version check is then the hooks'
+business, as in PyTorch: the saved tensor itself is no longer held.
 """
 from __future__ import annotations
+
+import threading
 
 from tensorplay import _subclass as subclass
 from tensorplay import _tensor_factory as factory
@@ -24,6 +33,7 @@ from tensorplay._impl import TensorImpl
 from tensorplay.autograd import forward_mode
 from tensorplay.autograd.anomaly_mode import anomaly_state
 from tensorplay.autograd.einsum_saves import einsum_saves
+from tensorplay.autograd.grad_mode import no_grad
 from tensorplay.autograd.view_impl import DEFAULT, ViewImpl
 from tensorplay.errors import AutogradError, fmt_shape
 
@@ -47,6 +57,18 @@ INFERENCE_MESSAGE = (
     "to get a normal tensor and use it in autograd.")
 
 
+class _SavedHooks(threading.local):
+    """This thread's saved-tensor hooks: `stack` of (pack, unpack) pairs, the innermost
+    last; `disabled`, the error message while disable_saved_tensors_hooks is active."""
+
+    def __init__(self):
+        self.stack = []
+        self.disabled = None
+
+
+saved_hooks = _SavedHooks()
+
+
 def tensor_type_name(dtype, device):
     """`tensorplay.FloatTensor`, as PyTorch names tensors in its error messages."""
     prefix = "" if device.type == "cpu" else f"{device.type}."
@@ -57,13 +79,14 @@ class SavedVariable:
     """A tensor (or None) saved for backward, checked against in-place changes."""
 
     __slots__ = ("_tensor", "_memory", "_subclass", "_output_nr", "_version",
-                 "_saved_version", "_released", "sizes", "dtype")
+                 "_saved_version", "_released", "_hooked", "sizes", "dtype")
 
     def __init__(self, tensor, is_output):
         self._released = False
         self._tensor = None
         self._memory = None
         self._subclass = None
+        self._hooked = None
         if tensor is None:
             self.sizes = self.dtype = None
             return
@@ -75,6 +98,9 @@ class SavedVariable:
         self._version = impl.version
         self._saved_version = impl.version.value
         self._output_nr = impl.output_nr
+        if saved_hooks.stack:
+            self._pack_with_hooks(tensor, is_output and impl.grad_fn is not None)
+            return
         if is_output and impl.grad_fn is not None:
             # (and, while a forward-mode level is active, the dict the output's tangents
             # will be kept in, so the rebuilt output carries them: forward over reverse)
@@ -90,10 +116,43 @@ class SavedVariable:
             # points backwards in time.
             self._tensor = tensor
 
+    def _pack_with_hooks(self, tensor, is_output):
+        """Keep what the innermost pack hook returns, not the tensor. The hook runs with
+        grad mode off (what it computes is no part of the graph) and without the hooks
+        (so that a tensor it saves is not packed by itself)."""
+        pack, unpack = saved_hooks.stack[-1]
+        stack, saved_hooks.stack = saved_hooks.stack, []
+        try:
+            with no_grad():
+                packed = pack(tensor)
+        finally:
+            saved_hooks.stack = stack
+        self._hooked = (unpack, packed, is_output)
+
+    def _unpack_with_hooks(self, node):
+        unpack, packed, is_output = self._hooked
+        tensor = unpack(packed)
+        if getattr(tensor, "_impl", None) is None:
+            raise AutogradError(f"unpack_hook should return a Tensor, but got "
+                                f"{type(tensor).__name__} instead")
+        if not is_output or node is None:
+            return tensor
+        # An output comes back with its node as grad_fn, as the kept one would (a formula
+        # reading `result` stays differentiable): a new tensor on the hook's memory.
+        impl = tensor._impl
+        rebuilt = TensorImpl(impl.storage, impl.sizes, impl.strides, impl.offset, impl.dtype,
+                             impl.device, version=impl.version)
+        rebuilt.set_requires_grad(True)
+        rebuilt.grad_fn = node
+        rebuilt.output_nr = self._output_nr
+        return factory.wrap(rebuilt)
+
     def unpack(self, node=None):
         """The saved tensor; `node` is the node doing the unpacking (an output's grad_fn)."""
         if self._released:
             raise AutogradError(FREED_MESSAGE)
+        if self._hooked is not None:
+            return self._unpack_with_hooks(node)
         if self._tensor is None and self._memory is None:
             return None
         current = self._version.value
@@ -148,9 +207,12 @@ class SavedVariable:
         self._tensor = None
         self._memory = None
         self._subclass = None
+        self._hooked = None
         self._released = True
 
     def __repr__(self):
+        if self._hooked is not None:
+            return f"<SavedVariable {fmt_shape(self.sizes)} {self.dtype.name} (packed by a hook)>"
         if self._tensor is None and self._memory is None:
             return "<SavedVariable released>" if self._released else "<SavedVariable None>"
         return f"<SavedVariable {fmt_shape(self.sizes)} {self.dtype.name}>"

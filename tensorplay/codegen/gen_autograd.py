@@ -164,6 +164,16 @@ class $name(Node):
     def apply(self, grads):''')
 
 
+def records_nothing(spec: NodeSpec) -> bool:
+    """An entry whose every output is non-differentiable and which gives no formula (the
+    special functions, `histc`: PyTorch's `output_differentiability: [False]`): no node,
+    and a wrapper that only runs the op below autograd, so its result requires no grad
+    (and the autograd slot is not left empty, where the not-implemented fallback would
+    give it a grad_fn that raises)."""
+    diff = spec.entry.output_differentiability
+    return diff is not None and not any(diff) and not spec.entry.formulas
+
+
 def gen_node(spec: NodeSpec) -> list[str]:
     plan = spec.plan
     rename = _rename(spec)
@@ -270,7 +280,8 @@ def gen_nodes(ctx) -> str:
                        f"({', '.join(sorted(function_calls))})")
     nodes = []
     for spec in ctx.node_specs.values():
-        nodes += gen_node(spec) + [""]
+        if not records_nothing(spec):
+            nodes += gen_node(spec) + [""]
     while nodes and not nodes[-1]:
         nodes.pop()
     lines = NODES.substitute(imports=imports, nodes=nodes)
@@ -308,9 +319,19 @@ def $name(ks, $args):
 """)
 
 
+# An op none of whose outputs is differentiable (`records_nothing`): nothing to record.
+NON_DIFFERENTIABLE_WRAPPER = CodeTemplate("""\
+def $name(ks, $args):
+    return below_autograd($handle, ks, $args)    # no output is differentiable
+""")
+
+
 def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
     schema = e.schema
     names = [a.name for a in schema.arguments]
+    if records_nothing(spec):
+        return NON_DIFFERENTIABLE_WRAPPER.substitute(
+            name=schema.name.unambiguous_name, args=names, handle=handle(e)) + [""]
     inplace = schema.is_inplace
     plan = spec.plan
     optional = {a.name: a.type.optional for a in schema.arguments}
@@ -522,6 +543,6 @@ def gen_wrappers(ctx) -> str:
         wrappers += gen_wrapper(e, spec) + [""]
     table = [f"{e.schema.name.full!r}: {e.schema.name.unambiguous_name},"
              for e, _ in registered]
-    nodes = sorted({s.class_name for s in ctx.node_specs.values()})
+    nodes = sorted({s.class_name for s in ctx.node_specs.values() if not records_nothing(s)})
     lines = WRAPPERS.substitute(nodes=nodes, wrappers=wrappers, table=table)
     return HEADER + "\n".join(fit(lines)) + "\n"

@@ -74,10 +74,15 @@ class _SavesLikeFusedKernel(Function):
     accepts), so that a write into any of them after the call makes backward raise, as
     there. The gradient is the math path's: it passes through unchanged."""
 
+    generate_vmap_rule = True      # (tp.vmap runs it on the batched tensors)
+
     @staticmethod
-    def forward(ctx, out, *saved):
-        ctx.save_for_backward(out, *saved)
+    def forward(out, *saved):
         return out
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
 
     @staticmethod
     def backward(ctx, grad):

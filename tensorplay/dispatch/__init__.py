@@ -43,3 +43,10 @@ def enable_tuning(enabled=True):
     """Run the candidates pinned by tune() (and saved ones of this version); off by default."""
     from tensorplay.dispatch import tuning
     tuning.enable_tuning(enabled)
+
+
+def enable_autotune(enabled=True):
+    """Measure the Triton kernels' launch configurations per shape bucket (on by default
+    with a GPU, off under the interpreter; see tensorplay/dispatch/autotune.py)."""
+    from tensorplay.dispatch import autotune
+    autotune.enable_autotune(enabled)

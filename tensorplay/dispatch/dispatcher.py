@@ -128,9 +128,11 @@ class OperatorHandle:
 
     # ---- registration -------------------------------------------------------------
     def register(self, key, fn, *, name=None, priority=0, dtypes=None, contiguous=False,
-                 shape=None, layout=None, takes_complex=False, check_signature=True):
+                 shape=None, layout=None, takes_complex=False, check_signature=True,
+                 replace=False):
         """Put `fn` in the slot for `key`. At a backend key it becomes a candidate of the
-        second-level registry; elsewhere it replaces the slot (override, no unregister)."""
+        second-level registry (`replace`: the only one); elsewhere it replaces the slot
+        (override, no unregister)."""
         key = DispatchKey(key)
         name = name or f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', fn)}"
         if check_signature:
@@ -140,7 +142,7 @@ class OperatorHandle:
             if reg is None:
                 reg = self.registries[key] = KernelRegistry(self, key)
             reg.add(fn, name=name, priority=priority, dtypes=dtypes, contiguous=contiguous,
-                    shape=shape, layout=layout, takes_complex=takes_complex)
+                    shape=shape, layout=layout, takes_complex=takes_complex, replace=replace)
         else:
             self.kernels[key] = fn
             self.kernel_names[key] = name
@@ -172,7 +174,9 @@ class OperatorHandle:
     def _resolve(self):
         """Precompute what each key runs, with the fallbacks applied: a backend key with
         no kernel runs Composite; an autograd key with nothing registered runs the
-        Composite decomposition above autograd, unless the backend has a kernel.
+        Composite decomposition above autograd, unless the backend has a kernel; then
+        (or with no decomposition) the key's boxed fallback: at the dense autograd keys,
+        the not-implemented one (a grad_fn that raises in backward, never a detach).
 
         The new table is built aside and swapped in by one assignment: a call on another
         thread reads `self.resolved` once, so it runs wholly the old table or wholly the
@@ -205,16 +209,18 @@ class OperatorHandle:
                 resolved[k] = FALLTHROUGH
             elif self.kernels[k] is not None:
                 resolved[k] = self.kernels[k]
-            elif _boxed_fallbacks[k] is not None:
-                # One kernel for every op at this key (the Python key's handler of tensor
-                # subclasses and dispatch modes), made for this handle.
-                resolved[k] = _boxed_fallbacks[k](self)
             elif is_autograd_key(k) and composite is not None and not has_autograd \
                     and not self._has_backend_kernel(k - AUTOGRAD_OFFSET):
                 # Composite-implicit autograd: the decomposition runs *above* autograd,
                 # so the ops it calls record the graph and no formula is needed. A backend
                 # with a kernel of its own overrides the decomposition.
                 resolved[k] = _drop_keyset(composite)
+            elif _boxed_fallbacks[k] is not None:
+                # One kernel for every op at this key, made for this handle: the Python
+                # key's handler of tensor subclasses and dispatch modes; at the autograd
+                # keys, the fallback of an op with no derivative (a grad_fn that raises in
+                # backward, tensorplay/autograd/not_implemented.py), never a silent detach.
+                resolved[k] = _boxed_fallbacks[k](self)
             else:
                 resolved[k] = FALLTHROUGH
         self.resolved = resolved
@@ -357,7 +363,7 @@ class OperatorHandle:
             r = self.resolved[k]
             if r is None or r is FALLTHROUGH or not shown >> k & 1:
                 continue
-            if self.kernels[k] is None and _boxed_fallbacks[k] is not None:
+            if self.kernels[k] is None and getattr(r, "fallback_name", None) is not None:
                 continue        # a boxed fallback: the same for every op
             reg = self.slot_registry(k)
             if reg is not None:
@@ -438,12 +444,14 @@ class Dispatcher:
         for handle in self.ops.values():
             handle._resolve()
 
-    def register_fallback(self, key, make):
-        """Fill the slot of `key` in every op, defined now or later, that registers nothing
-        there itself: `make(handle)` returns the kernel `(ks, *args)` for that op (a *boxed*
-        fallback: one function that serves every op, as PyTorch's Python key fallback).
-        The kernel's `fallback_name` is what explain() prints."""
-        _boxed_fallbacks[key] = make
+    def register_fallback(self, keys, make):
+        """Fill the slot of each of `keys` (one key or several) in every op, defined now or
+        later, that registers nothing there itself: `make(handle)` returns the kernel
+        `(ks, *args)` for that op (a *boxed* fallback: one function that serves every op,
+        as PyTorch's Python key fallback and its autograd-not-implemented one). The
+        kernel's `fallback_name` is what explain() prints."""
+        for key in (keys if isinstance(keys, (tuple, list)) else (keys,)):
+            _boxed_fallbacks[key] = make
         for handle in self.ops.values():
             handle._resolve()
         bump_version()

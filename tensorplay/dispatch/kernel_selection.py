@@ -15,7 +15,8 @@ backend, each with constraints and a priority (specialised above generic):
                 the others reject a call with a complex tensor argument
 
 Selection filters by the constraints, orders by priority and caches the
-result under (dtypes, layout, shape signature); a global version number bumps
+result under (dtypes, layout, shape signature; the shape bucket too while measured choices
+are pinned, see `shape_bucket`); a global version number bumps
 on every registration and empties the caches. A candidate that raises
 KernelConstraintError hands the call to the next one. When nothing matches,
 the fallbacks are tried in order, each logged:
@@ -32,6 +33,11 @@ the fallbacks are tried in order, each logged:
     4. device            compute on the CPU, only when the user enabled it (warns)
 
 and otherwise an error lists every candidate and why it was rejected.
+
+Below the choice of a kernel, a Triton kernel's launch configuration (block sizes,
+num_warps, num_stages) is chosen by measurement per shape bucket (`shape_bucket`'s rule)
+and kept beside the launch plans: tensorplay/dispatch/autotune.py. Measured choices of a
+kernel itself, per bucket too, are tp.dispatch.tune's (tuning.py).
 """
 from __future__ import annotations
 
@@ -97,6 +103,30 @@ def enable_device_fallback(enabled=True):
     """Let ops with no kernel on their device run on the CPU (with a warning)."""
     options.device_fallback = bool(enabled)
     bump_version()
+
+
+def round_up_pow2(n):
+    """n rounded up to the next power of two (0 and 1 stay): 3 -> 4, 5 -> 8, 8 -> 8."""
+    return 1 << (n - 1).bit_length() if n > 1 else n
+
+
+def shape_bucket(args):
+    """The shape bucket of a call: each dim of each tensor argument rounded up to the next
+    power of two (0 and 1 stay), e.g. sizes (3, 5) and (4, 8) share the bucket (4, 8).
+
+    Measured choices are kept per bucket (tp.dispatch.tune's pins, the Triton kernels'
+    autotuned configurations, dispatch/autotune.py): the fastest kernel or block size
+    changes with the size of the problem, but not from one size to the next, and one
+    measurement per power of two keeps the number of measurements (and of saved pins)
+    logarithmic in the sizes seen."""
+    buckets = []
+    for a in args:
+        items = a if isinstance(a, (list, tuple)) else (a,)
+        for t in items:
+            impl = getattr(t, "_impl", None)
+            if impl is not None:
+                buckets.append(tuple(round_up_pow2(s) for s in impl.sizes))
+    return tuple(buckets)
 
 
 class ShapeRule:
@@ -205,9 +235,10 @@ class KernelRegistry:
             else None
 
     def add(self, fn, *, name, priority=0, dtypes=None, contiguous=False, shape=None,
-            layout=None, takes_complex=False):
-        # Same name again replaces the old candidate (override without unregistering).
-        candidates = [c for c in self.candidates if c.name != name]
+            layout=None, takes_complex=False, replace=False):
+        # Same name again replaces the old candidate (override without unregistering);
+        # `replace`: this kernel replaces every candidate (a custom op's register_kernel).
+        candidates = [] if replace else [c for c in self.candidates if c.name != name]
         candidates.append(Candidate(name, fn, priority, dtypes, contiguous, shape, layout,
                                     takes_complex))
         # Sorted before it is published: a list being sorted reads as empty to other
@@ -298,10 +329,12 @@ class KernelRegistry:
         except KernelConstraintError:
             return self.run_candidates(plan.candidates, args)
 
-    def cache_key(self, args):
+    def cache_key(self, args, by_shape=None):
         """(dtypes of the tensor arguments (and a complex `dtype=` argument at the CUDA
         key), contiguity if a candidate cares, shape rules, memory layout if a candidate
-        cares)."""
+        cares, the shape bucket or None). The bucket (`shape_bucket`) is part of the key
+        only while measured choices are consulted (`by_shape`, by default: tuning is on
+        and this registry holds pins): tp.dispatch.tune pins per bucket."""
         schema = self.handle.schema
         if schema.list_positions:
             dtypes, contiguous = _list_aware_dtypes(schema, args)
@@ -317,10 +350,13 @@ class KernelRegistry:
             if wanted is not None and wanted.is_complex:
                 dtypes += (wanted,)
         layout = self.call_layout(args) if self.layout_aware else None
+        if by_shape is None:
+            by_shape = options.tuning and bool(self.pinned)
+        bucket = shape_bucket(args) if by_shape else None
         if self.shape_rules:
             return (dtypes, contiguous, tuple(bool(r.check(*args)) for r in self.shape_rules),
-                    layout)
-        return (dtypes, contiguous, (), layout)
+                    layout, bucket)
+        return (dtypes, contiguous, (), layout, bucket)
 
     def call_layout(self, args):
         """"channels_last" when a tensor argument is a 4-D NHWC tensor (and not also
@@ -398,7 +434,9 @@ class KernelRegistry:
             self._report_candidates(dtype, contiguous, shape_ok, layout, complex_call)
         found = self.viable(dtype, contiguous, shape_ok, layout, complex_call)
         if found and options.tuning and self.pinned:
-            name = self.pinned.get(self.describe_key(key))
+            # A pin of this bucket; else one saved before pins had buckets (any shape).
+            name = self.pinned.get(self.describe_key(key)) or \
+                self.pinned.get(self.describe_key(key[:4] + (None,)))
             pinned = [c for c in found if c.name == name]
             if pinned:
                 rest = [c for c in found if c.name != name]
@@ -452,7 +490,9 @@ class KernelRegistry:
         layout = {True: "; contiguous", False: "; non-contiguous", None: ""}[key[1]]
         shape = f"; shape rules {list(key[2])}" if key[2] else ""
         memory = f"; {key[3]}" if key[3] else ""
-        return f"({dtypes}{layout}{shape}{memory})"
+        bucket = f"; shapes {' '.join(str(list(b)) for b in key[4])}" if key[4] is not None \
+            else ""
+        return f"({dtypes}{layout}{shape}{memory}{bucket})"
 
     # ---- fallbacks ----------------------------------------------------------------
     def run_fallback(self, plan, args):

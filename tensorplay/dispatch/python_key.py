@@ -94,7 +94,7 @@ class OpOverload:
         return tuple(out)
 
     def __repr__(self):
-        return f"tp.ops.{self.packet}.{self.overload}"
+        return f"tp.ops.{self.packet.replace('::', '.')}.{self.overload}"
 
 
 def key_set_of(args):
@@ -145,11 +145,19 @@ class OpPacket:
 
 
 class OpsNamespace:
-    """`tp.ops.<op>.<overload>`: every op of the dispatcher as an `OpOverload`."""
+    """`tp.ops.<op>.<overload>`: every op of the dispatcher as an `OpOverload`;
+    `tp.ops.<namespace>.<op>`: a custom op (tensorplay/library/custom_ops.py), which fills
+    `namespaces` when it defines one."""
+
+    def __init__(self):
+        self.namespaces = {}     # "mylib" -> its custom ops (tp.ops.mylib)
 
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
+        space = self.namespaces.get(name)
+        if space is not None:
+            return space
         if not any(n.partition(".")[0] == name for n in dispatcher.ops):
             raise AttributeError(f"tp.ops has no op named '{name}'")
         return OpPacket(name)

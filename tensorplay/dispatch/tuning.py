@@ -1,11 +1,16 @@
 """Measured priorities: `tp.dispatch.tune(op, sample_inputs)`.
 
 Static priorities say which candidate *should* be faster; tuning measures it. For the
-choice-cache key of the sample inputs (dtypes, layout, shape signature), every eligible
-candidate is timed on them, and the fastest is pinned for that key: later calls with
-the same key run it first, whatever its static priority (a pinned candidate that raises
-KernelConstraintError still hands over to the next). explain() marks such a plan
-"tuned".
+choice-cache key of the sample inputs (dtypes, layout, shape signature) and their shape
+bucket (each dim rounded up to the next power of two: kernel_selection.shape_bucket),
+every eligible candidate is timed on them, and the fastest is pinned for that key: later
+calls with the same key and bucket run it first, whatever its static priority (a pinned
+candidate that raises KernelConstraintError still hands over to the next). explain()
+marks such a plan "tuned".
+
+Timing is do_bench's (tensorplay/_device_timing.py): a warm-up run, then `repeat` runs,
+each after the cache is flushed and between two events, so that on a GPU the kernel is
+timed and not its launch (a launch returns before the kernel has run); the median wins.
 
     tp.dispatch.enable_tuning()                 # off by default: pins are not consulted
     tp.dispatch.tune("mm", (a, b))              # -> "cpu_kernels.linalg.mm"
@@ -13,16 +18,18 @@ KernelConstraintError still hands over to the next). explain() marks such a plan
 Pins are saved to a user cache file (TP_TUNE_CACHE, else ~/.cache/tensorplay/tuned.json)
 under the device's name and the library version, and read back by enable_tuning();
 a file written by another version or for another device is ignored: its timings
-describe other kernels or another machine.
+describe other kernels or another machine. File format 2 keys a pin by the key's text
+with its bucket, `(float32, float32; shapes [8, 4] [4, 4])`; a pin of format 1 (no
+`format` field, its text without shapes) still loads, and serves every bucket of its key.
 """
 from __future__ import annotations
 
 import json
 import os
 import platform
-import time
 
 from tensorplay import _cuda_state
+from tensorplay._device_timing import do_bench
 from tensorplay.dispatch.dispatcher import dispatcher
 from tensorplay.dispatch.keys import DispatchKey
 from tensorplay.dispatch.kernel_selection import bump_version, options
@@ -31,6 +38,7 @@ from tensorplay.errors import ArgumentError, KernelConstraintError
 __all__ = ["tune", "enable_tuning", "tuning_file"]
 
 LIBRARY_VERSION = "0.1.0"      # tensorplay.__version__ (not imported: it loads the API)
+FILE_FORMAT = 2                # 2: pins keyed by shape bucket too (1: no `format` field)
 
 
 def tuning_file():
@@ -76,23 +84,19 @@ def _tensors(args):
 
 
 def _time(fn, args, repeat):
-    """The best of `repeat` runs, after one warm-up (compilation, caches, page faults)."""
-    fn(*args)
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn(*args)
-        best = min(best, time.perf_counter() - start)
-    return best
+    """The median milliseconds of `repeat` runs of fn(*args), after one warm-up run
+    (compilation, caches, page faults); each run synchronised and after a cache flush."""
+    return do_bench(lambda: fn(*args), n_warmup=1, n_repeat=repeat, return_mode="median")
 
 
 def tune(op, sample_inputs, repeat=5, save=True):
     """Time every candidate of `op` eligible for `sample_inputs` (the op's arguments in
-    schema order) and pin the fastest for their shape signature; returns its name.
-    Turns tuning on (`enable_tuning`). Pins are saved to tuning_file() unless save=False."""
+    schema order) and pin the fastest for their shape signature and shape bucket; returns
+    its name. Turns tuning on (`enable_tuning`). Pins are saved to tuning_file() unless
+    save=False."""
     args = tuple(sample_inputs)
     registry, device = _registry_for(op, args)
-    key = registry.cache_key(args)
+    key = registry.cache_key(args, by_shape=True)
     eligible = registry.viable(registry.dtype_of_key(key),
                                key[1] if key[1] is not None else True,
                                registry.shape_results(key))
@@ -137,6 +141,7 @@ def _read():
 
 def _save(device, op, key_text, name):
     data = _read() or {"version": LIBRARY_VERSION, "devices": {}}
+    data["format"] = FILE_FORMAT      # format 1's pins (no bucket) read the same way
     choices = data["devices"].setdefault(device_name(device), {})
     choices.setdefault(op, {})[key_text] = name
     path = tuning_file()

@@ -113,3 +113,22 @@ def _jacobian_rows(engine_grad, physical_root, inputs, retain_graph, create_grap
 
     rows = vmap(row)(eye)
     return [None if g is None else g.reshape(shape + tuple(g.shape[1:])) for g in rows]
+
+
+def grads_batched(engine_grad, outputs, inputs, grad_outputs, retain_graph, create_graph,
+                  allow_unused, materialize_grads):
+    """`tp.autograd.grad(..., is_grads_batched=True)`: the vector-Jacobian product of each
+    grad_output along its first dim, as PyTorch computes it: the backward pass under
+    vmap over that dim (the backward formulas see batched gradients). Each result has
+    the batch dim in front; an unused input's is None (or zeros, materialize_grads)."""
+    batched = [k for k, g in enumerate(grad_outputs) if g is not None]
+
+    def vjp(*gs):
+        full = list(grad_outputs)
+        for k, g in zip(batched, gs):
+            full[k] = g
+        return engine_grad(outputs, inputs, tuple(full), retain_graph=retain_graph,
+                           create_graph=create_graph, allow_unused=allow_unused,
+                           materialize_grads=materialize_grads)
+
+    return tuple(vmap(vjp)(*(grad_outputs[k] for k in batched)))

@@ -10,6 +10,7 @@ duration of one call, and puts the originals back afterwards, even when the call
 """
 from __future__ import annotations
 
+import tensorplay as tp
 from tensorplay.errors import ArgumentError
 from tensorplay.func.grad_levels import is_tensor
 
@@ -138,3 +139,37 @@ def _swap(module, name, tensor):
     elif hasattr(owner, attr):
         delattr(owner, attr)
     return old
+
+
+def stack_module_state(models):
+    """(params, buffers): the parameters and buffers of `models` (modules of one class,
+    all in training or all in eval mode) stacked along a new dim 0, keyed by name, as
+    torch.func.stack_module_state. With `functional_call` and `vmap`, one call runs the
+    whole ensemble:
+
+        params, buffers = stack_module_state(models)
+        vmap(lambda p, b, x: functional_call(models[0], (p, b), (x,)),
+             in_dims=(0, 0, None))(params, buffers, x)
+
+    The stacked parameters are new leaves (they require grad when the originals do), not
+    connected to the models' own: an optimizer can train them directly."""
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same "
+                           "training/eval mode.")
+    if not all(type(m) is type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(named, name):
+        tensors = [dict(getattr(m, named)())[name] for m in models]
+        wants = [t.requires_grad for t in tensors]
+        if any(wants) and not all(wants):
+            raise RuntimeError(f"Expected {name} from each model to have the same "
+                               f".requires_grad")
+        result = tp.stack(tensors)
+        return result.detach().requires_grad_() if all(wants) else result
+
+    params = {k: stacked("named_parameters", k) for k, _ in models[0].named_parameters()}
+    buffers = {k: stacked("named_buffers", k) for k, _ in models[0].named_buffers()}
+    return params, buffers

@@ -14,7 +14,9 @@ ordinary autograd graph instead, and the level is read off the graph:
   still running. The leaves of this call, and those of transform calls that have
   returned (a `vjp_fn` called later keeps its vjp's leaves alive), do not count;
 - the backward pass records a graph (create_graph) only when the outputs belong to an
-  outer level, and every result that does not is detached before it is returned.
+  outer level, and every result that does not is detached before it is returned;
+- detaching keeps forward-mode tangents (a forward level around the call is outer too:
+  `jacfwd(jacrev(f))` pushes its tangents through the reverse pass).
 
 So `grad(grad(lambda x: x ** 3))(x)`: the inner call's input is a view of the outer
 call's leaf, its gradient 3x^2 is recorded, and the outer call differentiates it: 6x.
@@ -28,6 +30,7 @@ import weakref
 
 from tensorplay import _tensor_factory as factory
 from tensorplay.autograd.engine import grad as autograd_grad
+from tensorplay.autograd.forward_mode import detach_keeping_tangents
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.node import AccumulateGrad
 from tensorplay.errors import ArgumentError, DTypeError
@@ -81,7 +84,7 @@ class Level:
                              op=self.transform, arg=where)
         if self.outer_grad and x.requires_grad:
             return x.view_as(x)
-        return self._own_leaf(x.detach())
+        return self._own_leaf(detach_keeping_tangents(x))
 
     def own_zeros(self, like):
         """A zero tensor shaped like `like`, a leaf of this call (jvp's dummy cotangent)."""
@@ -140,7 +143,7 @@ class Level:
         def lower_one(x):
             if not is_tensor(x) or (keep and self.reaches_outer(x)):
                 return x
-            return x.detach()
+            return detach_keeping_tangents(x)
         return tree_map(lower_one, tree)
 
 

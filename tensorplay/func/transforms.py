@@ -5,34 +5,37 @@ A transform takes a function and returns a new function:
     grad(f)(x)             df/dx of a scalar-valued f                     shape of x
     grad_and_value(f)(x)   (df/dx, f(x))
     vjp(f, x)              (f(x), vjp_fn); vjp_fn(v) = v^T J             one per primal
-    jvp(f, (x,), (t,))     (f(x), J t)
+    jvp(f, (x,), (t,))     (f(x), J t), forward mode
+    linearize(f, x)        (f(x), jvp_fn); jvp_fn(t) = J t
     jacrev(f)(x)           J, one vjp per output element                 f(x).shape + x.shape
-    jacfwd(f)(x)           J, one jvp per input element                  f(x).shape + x.shape
-    hessian(f)(x)          jacfwd(jacrev(f))(x)                          x.shape + x.shape
+    jacfwd(f)(x)           J, the jvps of every input element at once    f(x).shape + x.shape
+    hessian(f)(x)          jacfwd(jacrev(f))(x): forward over reverse    x.shape + x.shape
 
 Arguments and results may be nests of tuples, lists and dicts (`trees.py`); `argnums`
 picks the positional arguments to differentiate (an int, or a tuple for a tuple of
 results). Transforms nest (`grad(grad(f))`, `jacfwd(jacrev(f))`) because every call
 keeps its own inputs apart from its caller's (`grad_levels.py`).
 
-Every transform runs on the autograd graph, there is no forward-mode AD here: `jvp` is
-the double-vjp trick (u -> J^T u is linear in u, so its vjp in the direction t is J t),
-and `jacfwd` is that jvp once per input element, so its cost grows with the input size
-as a forward-mode Jacobian's does.
+`grad`, `vjp` and `jacrev` run on the autograd graph (reverse mode); `jvp`, `linearize`
+and `jacfwd` on forward mode (tensorplay/autograd/forward_ad.py: dual tensors, no graph),
+`jacfwd` with the identity's columns as one batch of tangents under vmap. The two
+compose: a reverse transform's own inputs keep the tangents of the forward levels
+around it (grad_levels.py), so `hessian` is forward over reverse as in torch.func.
 """
 from __future__ import annotations
 
 import functools
 
 import tensorplay as tp
+from tensorplay.autograd import forward_ad as fwAD
 from tensorplay.autograd.grad_mode import enable_grad, grad_state
 from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError, fmt_shape
 from tensorplay.func.grad_levels import Level, is_tensor, vector_jacobian_product
-from tensorplay.func.trees import LEAF, flatten, unflatten
+from tensorplay.func.trees import LEAF, flatten, tree_map, unflatten
 from tensorplay.func.vmap import vmap
 from tensorplay.func.vmap_levels import _levels
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]
 
 
 # ---- checking what the user gave ---------------------------------------------------------
@@ -215,10 +218,10 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """`(func(*primals), J t)`: the Jacobian-vector product in the direction `tangents`
     (a tuple shaped like `primals`); with has_aux, `(output, jvp_out, aux)`.
 
-    Computed by the double-vjp trick, not forward-mode AD: with u a dummy cotangent,
-    g(u) = J^T u is linear in u, so the vjp of g in the direction t is J t. That costs
-    two backward passes; strict=True raises when an output does not depend on the inputs.
-    """
+    True forward mode (tensorplay/autograd/forward_ad.py): each primal becomes a dual
+    tensor carrying its tangent, `func` runs once, and every op pushes the tangents along
+    by its tangent formula. No backward graph is built. strict=True raises when an output
+    does not depend on the inputs (its tangent is then zeros)."""
     transform = "jvp(f, primals, tangents)"
     if not isinstance(primals, tuple):
         raise ArgumentError(f"{transform}: primals must be a tuple (it should be valid to "
@@ -232,22 +235,69 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     if not flat_primals:
         raise ArgumentError(f"{transform}: primals must hold at least one Tensor",
                             op=transform, arg="primals")
-    with Level(transform) as level, enable_grad():
-        inputs, _ = _make_args_differentiable(level, primals, tuple(range(len(primals))),
-                                              name="primals")
-        _check_like(flat_tangents, flatten(inputs)[0], transform, "tangents")
-        output, aux = _split_aux(func(*inputs), has_aux, transform)
+    for i, x in enumerate(flat_primals):
+        if not is_tensor(x):
+            raise ArgumentError(f"{transform}: primals must hold only Tensors, got "
+                                f"{_describe(x)} at leaf {i}", op=transform, arg="primals")
+        if not x.dtype.is_differentiable:
+            raise DTypeError(f"{transform}: primals must have a floating point or complex "
+                             f"dtype, got {x.dtype.name} at leaf {i}", op=transform,
+                             arg="primals")
+    _check_like(flat_tangents, flat_primals, transform, "tangents")
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(x, t) for x, t in zip(flat_primals, flat_tangents)]
+        output, aux = _split_aux(func(*unflatten(duals, primal_spec)), has_aux, transform)
         outputs, out_spec = _flat_outputs(output, transform)
-        flat_inputs, _ = flatten(inputs)
-        dummies = [level.own_zeros(o) for o in outputs]
-        transposed = vector_jacobian_product(outputs, flat_inputs, dummies, create_graph=True)
-        if strict:
-            _check_outputs_depend(transposed, dummies, transform)
-        create_graph = level.any_outer(outputs + flat_tangents)
-        products = vector_jacobian_product(transposed, dummies, flat_tangents,
-                                           create_graph=create_graph)
-    result = (level.lower(output), level.lower(unflatten(products, out_spec)))
-    return result + (level.lower(aux),) if has_aux else result
+        values, products = _unpack_outputs(outputs, transform, strict)
+    result = (unflatten(values, out_spec), unflatten(products, out_spec))
+    if has_aux:
+        return result + (tree_map(_primal_of, aux),)
+    return result
+
+
+def _primal_of(x):
+    return fwAD.unpack_dual(x).primal if is_tensor(x) else x
+
+
+def _unpack_outputs(outputs, transform, strict=False):
+    """(values, tangents) of a dual level's outputs; an output that met no dual tensor
+    has the tangent zeros (as torch.func), which strict=True refuses."""
+    values, tangents = [], []
+    for k, o in enumerate(outputs):
+        value, tangent = fwAD.unpack_dual(o)
+        if tangent is None:
+            if strict:
+                raise ArgumentError(f"{transform}: output {k} of the function does not "
+                                    f"depend on the inputs, which strict=True does not "
+                                    f"allow", op=transform, arg="strict")
+            tangent = tp.zeros_like(value)
+        values.append(value)
+        tangents.append(tangent)
+    return values, tangents
+
+
+def linearize(func, *primals):
+    """`(func(*primals), jvp_fn)` with `jvp_fn(*tangents)` the Jacobian at `primals`
+    applied to `tangents`, as torch.func.linearize. PyTorch traces `func` once and replays
+    the trace; here `jvp_fn` runs `jvp` again (one forward-mode pass per call)."""
+    transform = "linearize(func, *primals)"
+    flat_primals, primal_spec = flatten(primals)
+    for x in flat_primals:
+        if not is_tensor(x):
+            raise ArgumentError(f"{transform}: primals must hold only Tensors, got "
+                                f"{_describe(x)}", op=transform, arg="primals")
+    fixed = tuple(x.detach() for x in flat_primals)
+    output = func(*primals)
+
+    def jvp_fn(*tangents):
+        flat_tangents, spec = flatten(tangents)
+        if spec != primal_spec:
+            raise ArgumentError(f"jvp_fn(*tangents): tangents must have the structure of "
+                                f"primals {primal_spec}, got {spec}", op="jvp_fn",
+                                arg="tangents")
+        return jvp(func, unflatten(list(fixed), primal_spec),
+                   unflatten(flat_tangents, primal_spec))[1]
+    return output, jvp_fn
 
 
 def _check_outputs_depend(transposed, dummies, transform):
@@ -280,6 +330,8 @@ def _map_over_rows(fn, rows):
         return unflatten([leaf.unsqueeze(0).narrow(0, 0, 0) for leaf in leaves], spec)
     flat = [flatten(r)[0] for r in results]
     spec = flatten(results[0])[1]
+    if len(results) == 1:       # (a scalar function's one row: no stack to pay for)
+        return unflatten([leaf.unsqueeze(0) for leaf in flat[0]], spec)
     return unflatten([tp.stack([leaves[i] for leaves in flat]) for i in range(len(flat[0]))],
                      spec)
 
@@ -308,15 +360,55 @@ def _jacobian_tree(blocks, outputs, out_spec, in_spec):
     return unflatten([unflatten(row, in_spec) for row in blocks], out_spec)
 
 
-def jacrev(func, argnums=0, *, has_aux=False):
+def _rows_in_chunks(fn, rows, chunk_size, preallocate):
+    """jacrev's chunk_size: `_map_over_rows` on `chunk_size` rows at a time (less memory,
+    the same result); chunk_size=1 is a plain loop, one vjp per row, as in PyTorch. The
+    chunks' results are concatenated leaf by leaf, or copied into results allocated
+    up front (`_preallocate_and_copy`)."""
+    total = rows.shape[0]
+    if chunk_size is None or chunk_size >= total:
+        return _map_over_rows(fn, rows)
+    parts = []
+    for start in range(0, total, chunk_size):
+        chunk = rows.narrow(0, start, min(chunk_size, total - start))
+        if chunk_size == 1:
+            leaves, spec = flatten(fn(chunk[0]))
+            parts.append(unflatten([leaf.unsqueeze(0) for leaf in leaves], spec))
+        else:
+            parts.append(_map_over_rows(fn, chunk))
+    flat = [flatten(p)[0] for p in parts]
+    spec = flatten(parts[0])[1]
+    joined = []
+    for i in range(len(flat[0])):
+        pieces = [leaves[i] for leaves in flat]
+        if preallocate:
+            out = tp.empty((total,) + tuple(pieces[0].shape[1:]), dtype=pieces[0].dtype,
+                           device=pieces[0].device)
+            start = 0
+            for piece in pieces:
+                out.narrow(0, start, piece.shape[0]).copy_(piece)
+                start += piece.shape[0]
+            joined.append(out)
+        else:
+            joined.append(tp.cat(pieces, 0))
+    return unflatten(joined, spec)
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
     """A function returning the Jacobian of `func` with respect to `argnums`, by reverse
     mode: one vjp per output element, on the rows of an identity matrix. Each block has
     shape `output.shape + input.shape`; with has_aux, `(jacobian, aux)`.
+
+    chunk_size: None (default) computes every row's vjp in one batched backward pass;
+    an int computes `chunk_size` rows at a time (less memory), 1 one row at a time.
 
     >>> jacrev(tp.sin)(tp.tensor([0.0, 1.0]))
     tensor([[1.0000, 0.0000],
             [0.0000, 0.5403]])
     """
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         transform = "jacrev(f)(*args)"
@@ -334,7 +426,8 @@ def jacrev(func, argnums=0, *, has_aux=False):
                                                create_graph=create_graph)
 
             # per input: (total, *input.shape), the rows of every output one after another
-            stacked = _map_over_rows(row_vjp, tp.eye(total, dtype=outputs[0].dtype))
+            stacked = _rows_in_chunks(row_vjp, tp.eye(total, dtype=outputs[0].dtype),
+                                      chunk_size, _preallocate_and_copy)
             starts = _offsets(outputs)
             blocks = [[s.narrow(0, start, o.numel()).reshape(tuple(o.shape) + tuple(x.shape))
                        for s, x in zip(stacked, inputs)]
@@ -346,40 +439,60 @@ def jacrev(func, argnums=0, *, has_aux=False):
     return wrapper
 
 
-def jacfwd(func, argnums=0, has_aux=False):
-    """A function returning the Jacobian of `func` with respect to `argnums`, column by
-    column: one jvp per input element, on the rows of an identity matrix. The jvps are
-    the double-vjp of `jvp` (this framework has no forward-mode AD), sharing one first
-    backward pass, so the cost grows with the input size like a forward-mode Jacobian's.
-    Same result and shapes as `jacrev`."""
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """A function returning the Jacobian of `func` with respect to `argnums` by forward
+    mode: the inputs become dual tensors whose tangent is the batch of every column of
+    an identity matrix (a vmap over the tangents only), so `func` runs once and each op
+    pushes all the columns at once. Same result and shapes as `jacrev`; `randomness` is
+    vmap's (random ops under the batch of tangents)."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         transform = "jacfwd(f)(*args)"
         argnums_ = _check_argnums(argnums, len(args), transform)
-        with Level(transform) as level, enable_grad():
-            args_, picked = _make_args_differentiable(level, args, argnums_)
-            output, aux = _split_aux(func(*args_, **kwargs), has_aux, transform)
-            outputs, out_spec = _flat_outputs(output, transform)
-            inputs, in_spec = flatten(picked)
-            dummies = [level.own_zeros(o) for o in outputs]
-            transposed = vector_jacobian_product(outputs, inputs, dummies, create_graph=True)
-            create_graph = level.any_outer(outputs)
-            total = sum(x.numel() for x in inputs)
+        picked = args[argnums_] if isinstance(argnums_, int) else tuple(
+            args[i] for i in argnums_)
+        inputs, in_spec = flatten(picked)
+        for i, x in enumerate(inputs):
+            if not is_tensor(x):
+                raise ArgumentError(f"{transform}: the differentiated arguments must be "
+                                    f"Tensors, got {_describe(x)}", op=transform,
+                                    arg="argnums")
+            if not x.dtype.is_differentiable:
+                raise DTypeError(f"{transform}: argument {i} must have a floating point or "
+                                 f"complex dtype to be differentiated, got {x.dtype.name}",
+                                 op=transform, arg="argnums")
+        total = sum(x.numel() for x in inputs)
+        found = {}
 
-            def column_jvp(row):
-                return vector_jacobian_product(transposed, dummies, _unit_pieces(row, inputs),
-                                               create_graph=create_graph)
+        def columns(row):
+            with fwAD.dual_level():
+                duals = [fwAD.make_dual(x, t)
+                         for x, t in zip(inputs, _unit_pieces(row, inputs))]
+                args_ = list(args)
+                if isinstance(argnums_, int):
+                    args_[argnums_] = unflatten(duals, in_spec)
+                else:
+                    parts = unflatten(duals, in_spec)
+                    for i, part in zip(argnums_, parts):
+                        args_[i] = part
+                output, aux = _split_aux(func(*args_, **kwargs), has_aux, transform)
+                outputs, out_spec = _flat_outputs(output, transform)
+                values, tangents = _unpack_outputs(outputs, transform)
+                # (the values and aux are not batched: they are kept aside, not returned
+                # through vmap, which would expand them over the columns)
+                found.update(values=values, out_spec=out_spec,
+                             aux=tree_map(_primal_of, aux) if has_aux else None)
+            return tangents
 
-            # per output: (total, *output.shape), the columns of every input one after another
-            stacked = _map_over_rows(column_jvp, tp.eye(total, dtype=inputs[0].dtype))
-            starts = _offsets(inputs)
-            blocks = [[_columns_to_block(s.narrow(0, start, x.numel()), o, x)
-                       for x, start in zip(inputs, starts)]
-                      for s, o in zip(stacked, outputs)]
-            jacobian = _jacobian_tree(blocks, outputs, out_spec, in_spec)
-        if has_aux:
-            return level.lower(jacobian), level.lower(aux)
-        return level.lower(jacobian)
+        eye = tp.eye(total, dtype=inputs[0].dtype, device=inputs[0].device)
+        stacked = vmap(columns, randomness=randomness)(eye)
+        outputs, out_spec = found["values"], found["out_spec"]
+        starts = _offsets(inputs)
+        blocks = [[_columns_to_block(s.narrow(0, start, x.numel()), o, x)
+                   for x, start in zip(inputs, starts)]
+                  for s, o in zip(stacked, outputs)]
+        jacobian = _jacobian_tree(blocks, outputs, out_spec, in_spec)
+        return (jacobian, found["aux"]) if has_aux else jacobian
     return wrapper
 
 
@@ -391,5 +504,7 @@ def _columns_to_block(columns, output, x):
 
 def hessian(func, argnums=0):
     """A function returning the Hessian of the scalar-valued `func` with respect to
-    `argnums`: `jacfwd(jacrev(func, argnums), argnums)`, shape `x.shape + x.shape`."""
+    `argnums`: forward over reverse, `jacfwd(jacrev(func, argnums), argnums)` (one
+    reverse pass whose every op carries the batch of tangents), shape
+    `x.shape + x.shape`."""
     return jacfwd(jacrev(func, argnums), argnums)

@@ -36,7 +36,9 @@ from tensorplay.func.batched import (
     VmapError, batched_impl, unwrap_level, wrap_batched,
 )
 from tensorplay._generated.declarations import VMAP_RULES
-from tensorplay.func.batching_rules import RULES, NeedsFallback, call, register_rules
+from tensorplay.func.batching_rules import (
+    RULES, NeedsDecomposition, NeedsFallback, call, register_rules,
+)
 from tensorplay.func import random_under_vmap
 from tensorplay.func.batching_rules import random as random_rules
 from tensorplay.dispatch.tls import IncludeKeys
@@ -121,6 +123,11 @@ def batching_kernel(op):
                 return _returning_self(op, args, _wrap(out, out_bdims, level))
             except NeedsFallback:
                 declined = True
+            except NeedsDecomposition:
+                if trace.state.active:
+                    trace.hop("vmap", f"level {level}: the rule declined; Composite "
+                                      f"decomposition {op.kernel_names[DispatchKey.Composite]}")
+                return op.kernels[DispatchKey.Composite](*args)
         elif _has_decomposition(op, args):
             if trace.state.active:
                 trace.hop("vmap", f"level {level}: no rule; Composite decomposition "

@@ -14,17 +14,25 @@ _SQRT_2_OVER_PI = 0.7978845608028654
 
 
 def elu_backward(grad, self, alpha, scale, input_scale):
-    """scale for x > 0; scale * alpha * input_scale * exp(input_scale * x) elsewhere."""
-    neg = grad * (scale * alpha * input_scale) * (F.clamp(self, None, 0) * input_scale).exp()
+    """scale for x > 0; scale * alpha * input_scale * exp(input_scale * x) elsewhere.
+
+    At x == 0 the slope takes the exp branch (its value there is the same), but its own
+    derivative is PyTorch's elu_double_backward: masked by x < 0, so the second
+    derivative at exactly 0 is 0. `where(self < 0, self, 0)` (not clamp, whose gradient
+    passes at the boundary) gives the exponent that mask when differentiated again."""
+    negative_part = F.where(self < 0, self, 0.0)
+    neg = grad * (scale * alpha * input_scale) * (negative_part * input_scale).exp()
     return F.where(self <= 0, neg, grad * scale)   # nan takes the x > 0 branch, as in torch
 
 
 def elu_backward_of_result(grad, result, alpha, scale, input_scale):
     """elu_'s gradient from its result r: where r <= 0, r = scale alpha (exp(input_scale x)
     - 1), so the slope scale alpha input_scale exp(input_scale x) is input_scale (r + scale
-    alpha). r <= 0 tells the branch only for alpha >= 0: PyTorch refuses the others."""
+    alpha). r <= 0 tells the branch only for alpha >= 0: PyTorch refuses the others.
+    Differentiated again in r, the slope is masked by r < 0 (PyTorch's elu_double_backward
+    with is_result): 0 at r == 0."""
     _in_place_slope_check("elu_", "alpha", "elu", alpha)
-    neg = grad * input_scale * (result + scale * alpha)
+    neg = grad * input_scale * (F.where(result < 0, result, 0.0) + scale * alpha)
     return F.where(result <= 0, neg, grad * scale)
 
 

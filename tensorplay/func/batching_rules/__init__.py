@@ -70,6 +70,12 @@ class NeedsFallback(Exception):
     and records the op in `fallback_ops()` like an op without a rule."""
 
 
+class NeedsDecomposition(Exception):
+    """Raised by the rule of a Composite op for arguments it does not cover (attention with
+    dropout, whose random draws must obey vmap's `randomness`): the batching kernel runs
+    the op's decomposition on the batched tensors instead, each of its ops batched."""
+
+
 # ---- helpers ------------------------------------------------------------------------------
 def call(op, *args):
     """Run `op` on physical arguments: the key set is recomputed from them, so a lower

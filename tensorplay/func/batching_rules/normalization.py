@@ -40,8 +40,14 @@ def layer_norm_rule(op, args, bdims):
 
 
 def batch_norm_rule(op, args, bdims):
-    """Batch norm mixes the rows of an example, so it runs per example (the fallback);
-    but running statistics that are not batched cannot take one update per example."""
+    """Batch norm mixes the rows of an example, so B cannot join N; it joins the channels
+    instead (PyTorch's rule): each of the B*C channels is normalised over the rows and
+    positions of its own example.
+
+        example:  x (N, C, *)   weight, bias, running stats (C)   -> out, mean, rstd
+        one call: x (N, B*C, *) weight, bias, running stats (B*C)
+
+    Running statistics that are not batched cannot take one update per example."""
     x, weight, bias, running_mean, running_var, training = args[:6]
     for k, name in ((3, "running_mean"), (4, "running_var")):
         if training and args[k] is not None and bdims[k] is None:
@@ -50,7 +56,25 @@ def batch_norm_rule(op, args, bdims):
                 f"will be updated in place, was not batched. Use track_running_stats=False "
                 f"or give the module one running statistic per example",
                 op="native_batch_norm", arg=name)
-    raise NeedsFallback(op.name)
+    size = batch_size(args, bdims)
+    x = materialize(x, bdims[0], size)
+    if x.dim() < 3:
+        raise NeedsFallback(op.name)        # an example without a batch of rows
+    n, channels = x.shape[1], x.shape[2]
+    folded = x.movedim(0, 1).reshape((n, size * channels) + tuple(x.shape[3:]))
+    per_channel = []
+    for k in (1, 2, 3, 4):
+        t = args[k]
+        if t is None:
+            per_channel.append(None)
+            continue
+        t = materialize(t, bdims[k], size)
+        if k in (3, 4) and training and not t.is_contiguous():
+            raise NeedsFallback(op.name)    # the update must reach the stats' memory
+        per_channel.append(t.reshape((size * channels,)))
+    out, mean, rstd = call(op, folded, *per_channel, *args[5:])
+    out = out.view((n, size, channels) + tuple(out.shape[2:]))
+    return (out, mean.view((size, -1)), rstd.view((size, -1))), (1, 0, 0)
 
 
 def group_norm_rule(op, args, bdims):

@@ -31,18 +31,28 @@ __all__ = ["LSTMSequence"]
 
 
 class LSTMSequence(Function):
-    """(output (L, N, H), h_n (N, H), c_n (N, H)) = LSTMSequence.apply(gi, h0, c0, w_hh),
-    gi (L, N, 4H) the input projection of every step with both biases, in time order."""
+    """(output (L, N, H), h_n (N, H), c_n (N, H), workspace) = LSTMSequence.apply(gi, h0, c0,
+    w_hh), gi (L, N, 4H) the input projection of every step with both biases, in time order.
+    The workspace (what the backward reads) is an output marked non-differentiable, so
+    that setup_context can save it: that form (a ctx-free forward) is what tp.vmap runs,
+    with the batching rules of the two ops (generate_vmap_rule)."""
+
+    generate_vmap_rule = True
 
     @staticmethod
-    def forward(ctx, gi, h0, c0, w_hh):
-        output, h_n, c_n, workspace = F._lstm_sequence(gi, h0, c0, w_hh)
+    def forward(gi, h0, c0, w_hh):
+        return F._lstm_sequence(gi, h0, c0, w_hh)
+
+    @staticmethod
+    def setup_context(ctx, inputs, outputs):
+        gi, h0, c0, w_hh = inputs
+        output, _, _, workspace = outputs
+        ctx.mark_non_differentiable(workspace)
         if any(ctx.needs_input_grad):
             ctx.save_for_backward(gi, output, h0, c0, w_hh, workspace)
-        return output, h_n, c_n
 
     @staticmethod
-    def backward(ctx, d_output, d_hn, d_cn):
+    def backward(ctx, d_output, d_hn, d_cn, _d_workspace):
         gi, output, h0, c0, w_hh, workspace = ctx.saved_tensors
         inputs = (gi, h0, c0, w_hh)
         if tp.is_grad_enabled():

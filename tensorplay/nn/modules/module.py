@@ -13,6 +13,7 @@ inputs and outputs so the hooks see the gradients (see `_backward_hooks.py`).
 """
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict, namedtuple
 
 from tensorplay import _dtype as dt
@@ -514,8 +515,11 @@ class Module:
         if not hasattr(state_dict, "keys"):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing, unexpected, errors = [], [], []
+        state_dict = OrderedDict(state_dict)    # pre-hooks may rename keys: not the caller's
 
         def load(module, prefix):
+            for hook in module.__dict__.get("_load_state_dict_pre_hooks", {}).values():
+                hook(state_dict, prefix, {}, True, missing, unexpected, errors)
             module._load_from_state_dict(state_dict, prefix, True, missing, unexpected,
                                          errors, assign)
             for name, child in module._modules.items():
@@ -534,6 +538,16 @@ class Module:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
         return IncompatibleKeys(missing, unexpected)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs) (with_module: the module first), run before this module loads its
+        entries: it may rewrite an older layout's keys (weight_norm's `weight_g`). The
+        local_metadata is an empty dict here: TensorPlay's state dicts carry none."""
+        hooks = self.__dict__.setdefault("_load_state_dict_pre_hooks", OrderedDict())
+        if with_module:
+            hook = functools.partial(hook, self)
+        return _add_hook(hooks, hook, False)
 
     # ---- hooks --------------------------------------------------------------------
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):

@@ -15,6 +15,10 @@ one matmul (x @ W_ih.T + b for every step at once); the loop over time then pays
 proj_size) runs that loop as one autograd node whose forward and backward are one op
 each, `_lstm_sequence` and `_lstm_sequence_backward` (_rnn_fused.py; a NumPy time loop on
 the CPU, tp ops elsewhere); RNN, GRU and the projected LSTM record each step's ops.
+
+A PackedSequence input (tp.nn.utils.rnn) runs the step functions on a batch that shrinks
+(forward in time) or grows (backward in time) with the sequences still running, so each
+sequence's final state is its own last step's; the output is packed the same way.
 """
 from __future__ import annotations
 
@@ -155,10 +159,9 @@ class RNNBase(Module):
                              f"Expected {self.input_size}, got {input.shape[-1]}",
                              op=name, arg="input")
 
-    def _states(self, input, state, arg, size, batched):
-        """The initial state `arg` as (layers * D, N, size), zeros when None."""
+    def _states(self, input, batch, state, arg, size, batched):
+        """The initial state `arg` as (layers * D, batch, size), zeros when None."""
         name = f"{type(self).__name__}.forward"
-        batch = input.shape[1]
         rows = self.num_layers * (2 if self.bidirectional else 1)
         if state is None:
             return tp.zeros(rows, batch, size, dtype=input.dtype, device=input.device)
@@ -176,9 +179,11 @@ class RNNBase(Module):
                                 f"input has dtype {input.dtype}", op=name, arg=arg)
         return state if batched else state.unsqueeze(1)
 
-    def _run(self, input, states):
-        """input (L, N, in); states: a list (one per state kind) of (layers * D, N, *).
-        Returns (output (L, N, D * out), final states in the same layout)."""
+    def _run(self, input, states, batch_sizes=None):
+        """input (L, N, in), or a PackedSequence's data (sum of lengths, in) with its
+        `batch_sizes` as Python ints; states: a list (one per state kind) of
+        (layers * D, N, *). Returns (output (L, N, D * out) or packed (sum, D * out),
+        final states in the states' layout)."""
         directions = 2 if self.bidirectional else 1
         finals = [[] for _ in states]
         layer_input = input
@@ -187,72 +192,141 @@ class RNNBase(Module):
             for direction in range(directions):
                 row = layer * directions + direction
                 sfx = f"_l{layer}" + ("_reverse" if direction else "")
-                out, last = self._run_direction(layer_input, [s[row] for s in states], sfx,
-                                                reverse=direction == 1)
+                layer_states = [s[row] for s in states]
+                if batch_sizes is None:
+                    out, last = self._run_direction(layer_input, layer_states, sfx,
+                                                    reverse=direction == 1)
+                else:
+                    out, last = self._run_packed_direction(layer_input, batch_sizes,
+                                                           layer_states, sfx,
+                                                           reverse=direction == 1)
                 outputs.append(out)
                 for kind, value in zip(finals, last):
                     kind.append(value)
-            layer_input = outputs[0] if directions == 1 else tp.cat(outputs, 2)
+            layer_input = outputs[0] if directions == 1 else tp.cat(outputs, -1)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 layer_input = tp.nn.functional.dropout(layer_input, self.dropout, True)
         return layer_input, [tp.stack(kind, 0) for kind in finals]
 
+    def _projection(self, input, sfx):
+        """x @ W_ih.T + b for every step at once (RNN and LSTM fold b_hh in: the two biases
+        are only ever added together; the GRU's n gate needs b_hh apart)."""
+        b_ih = getattr(self, "bias_ih" + sfx) if self.bias else None
+        if b_ih is not None and self.mode != "GRU":
+            b_ih = b_ih + getattr(self, "bias_hh" + sfx)
+        return tp.linear(input, getattr(self, "weight_ih" + sfx), b_ih)
+
+    def _step(self, sfx):
+        """This layer and direction's step as `step(gi_t, states) -> states` (h first),
+        over the step functions of _rnn_cells.py."""
+        w_hh_t = getattr(self, "weight_hh" + sfx).t()
+        if self.mode == "LSTM":
+            w_hr = getattr(self, "weight_hr" + sfx) if self.proj_size else None
+            w_hr_t = None if w_hr is None else w_hr.t()
+            return lambda gi, states: lstm_step(gi, states[0], states[1], w_hh_t, w_hr_t)
+        if self.mode == "GRU":
+            b_hh = getattr(self, "bias_hh" + sfx) if self.bias else None
+            return lambda gi, states: (gru_step(gi, states[0], w_hh_t, b_hh),)
+        step = rnn_tanh_step if self.mode == "RNN_TANH" else rnn_relu_step
+        return lambda gi, states: (step(gi, states[0], w_hh_t),)
+
     def _run_direction(self, input, states, sfx, reverse):
         """One layer, one direction over the whole sequence; returns (output, states)."""
-        w_ih = getattr(self, "weight_ih" + sfx)
-        w_hh_t = getattr(self, "weight_hh" + sfx).t()
-        b_ih = getattr(self, "bias_ih" + sfx) if self.bias else None
-        b_hh = getattr(self, "bias_hh" + sfx) if self.bias else None
-        if b_ih is not None and self.mode != "GRU":
-            b_ih = b_ih + b_hh        # added once here instead of once per step
-        projected = tp.linear(input, w_ih, b_ih)
+        projected = self._projection(input, sfx)
         if self.mode == "LSTM" and not self.proj_size:
             # The whole recurrence as one autograd node (_rnn_fused.py), always run forward
             # in time: the reverse direction flips its input and output around it.
             if reverse:
                 projected = projected.flip([0])
-            out, h, c = LSTMSequence.apply(projected, states[0], states[1],
-                                           getattr(self, "weight_hh" + sfx))
+            out, h, c, _ = LSTMSequence.apply(projected, states[0], states[1],
+                                              getattr(self, "weight_hh" + sfx))
             return (out.flip([0]) if reverse else out), (h, c)
+        step = self._step(sfx)
         steps = projected.unbind(0)
         order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
         outs = [None] * len(steps)
-        if self.mode == "LSTM":
-            h, c = states
-            w_hr = getattr(self, "weight_hr" + sfx) if self.proj_size else None
-            w_hr_t = None if w_hr is None else w_hr.t()
-            for t in order:
-                h, c = lstm_step(steps[t], h, c, w_hh_t, w_hr_t)
-                outs[t] = h
-            return tp.stack(outs, 0), (h, c)
-        (h,) = states
-        if self.mode == "GRU":
-            for t in order:
-                h = gru_step(steps[t], h, w_hh_t, b_hh)
-                outs[t] = h
-        else:
-            step = rnn_tanh_step if self.mode == "RNN_TANH" else rnn_relu_step
-            for t in order:
-                h = step(steps[t], h, w_hh_t)
-                outs[t] = h
-        return tp.stack(outs, 0), (h,)
+        for t in order:
+            states = step(steps[t], states)
+            outs[t] = states[0]
+        return tp.stack(outs, 0), tuple(states)
+
+    def _run_packed_direction(self, data, batch_sizes, states, sfx, reverse):
+        """One layer, one direction over packed data: step t runs on the first
+        batch_sizes[t] sequences only (longest first), so each sequence's final state is
+        the one of its own last step, as PyTorch's packed RNNs. Forward in time the batch
+        shrinks: the rows that leave at step t are final there. Backward in time it grows:
+        a sequence joins at its last step with its initial state. Returns (packed
+        output, final states (N, *) in the packed batch order)."""
+        step = self._step(sfx)
+        steps = self._projection(data, sfx).split(batch_sizes, 0)
+        outs = [None] * len(steps)
+        if reverse:
+            running = [s[:batch_sizes[-1]] for s in states]
+            for t in range(len(steps) - 1, -1, -1):
+                joined = running[0].shape[0]
+                if batch_sizes[t] > joined:
+                    running = [tp.cat([r, s[joined:batch_sizes[t]]], 0)
+                               for r, s in zip(running, states)]
+                running = step(steps[t], running)
+                outs[t] = running[0]
+            return tp.cat(outs, 0), tuple(running)
+        running, ended = list(states), []
+        for t, gi in enumerate(steps):
+            if batch_sizes[t] < running[0].shape[0]:
+                ended.append([r[batch_sizes[t]:] for r in running])
+                running = [r[:batch_sizes[t]] for r in running]
+            running = step(gi, running)
+            outs[t] = running[0]
+        # The rows that ended last are the first ones left: final rows in batch order.
+        finals = tuple(tp.cat([r] + [e[k] for e in reversed(ended)], 0)
+                       for k, r in enumerate(running))
+        return tp.cat(outs, 0), finals
 
     def _forward(self, input, states):
         """Shared by the three forwards: layout changes around `_run`. `states` lists
         (arg name, tensor or None, size) per state kind."""
+        # Imported here: tp.nn.utils builds on the modules (its parametrizations are
+        # Modules), so the modules may not import it at module level.
+        from tensorplay.nn.utils.rnn import PackedSequence
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, states)
         self._check_input(input)
         batched = input.dim() == 3
         if not batched:
             input = input.unsqueeze(1)
         elif self.batch_first:
             input = input.transpose(0, 1)
-        full = [self._states(input, value, arg, size, batched) for arg, value, size in states]
+        full = [self._states(input, input.shape[1], value, arg, size, batched)
+                for arg, value, size in states]
         output, finals = self._run(input, full)
         if not batched:
             return output.squeeze(1), [f.squeeze(1) for f in finals]
         if self.batch_first:
             output = output.transpose(0, 1)
         return output, finals
+
+    def _forward_packed(self, packed, states):
+        """A PackedSequence in, a PackedSequence out (batch_first plays no part: packed
+        data has no batch dimension). The states the caller gives and gets back are in
+        the caller's batch order; the loop runs in the packed (sorted) order."""
+        data = packed.data
+        name = f"{type(self).__name__}.forward"
+        if data.dim() != 2 or data.shape[-1] != self.input_size:
+            raise ShapeError(f"{name}(): a PackedSequence's data must be 2-D (steps, "
+                             f"input_size={self.input_size}), but got shape "
+                             f"{fmt_shape(tuple(data.shape))}", op=name, arg="input")
+        batch_sizes = [int(n) for n in packed.batch_sizes.tolist()]
+        full = []
+        for arg, value, size in states:
+            state = self._states(data, batch_sizes[0], value, arg, size, True)
+            if value is not None and packed.sorted_indices is not None:
+                state = apply_permutation(state, packed.sorted_indices)
+            full.append(state)
+        output, finals = self._run(data, full, batch_sizes)
+        if packed.unsorted_indices is not None:
+            finals = [apply_permutation(f, packed.unsorted_indices) for f in finals]
+        return type(packed)(output, packed.batch_sizes, packed.sorted_indices,
+                            packed.unsorted_indices), finals
 
 
 class RNN(RNNBase):

@@ -1,0 +1,263 @@
+"""Forward-mode AD: dual tensors, levels, the ForwardAD key, and the transforms built on
+it, each against PyTorch (torch.autograd.forward_ad, torch.func)."""
+import numpy as np
+import pytest
+import torch
+import torch.autograd.forward_ad as tfw
+
+import tensorplay as tp
+import tensorplay.autograd.forward_ad as fw
+from tensorplay.errors import AutogradError
+
+RNG = np.random.default_rng(3)
+
+
+def pair(*shape):
+    a = RNG.standard_normal(shape)
+    return tp.tensor(a), torch.tensor(a)
+
+
+def close(a, b, tol=1e-10):
+    np.testing.assert_allclose(a.detach().numpy() if hasattr(a, "detach") else a,
+                               b.detach().numpy(), rtol=tol, atol=tol)
+
+
+# ---- dual tensors ----------------------------------------------------------------------
+def test_make_dual_and_unpack_dual_as_torch():
+    (x, tx), (t, tt) = pair(3), pair(3)
+    with fw.dual_level() as level, tfw.dual_level():
+        assert level == 0
+        d, td = fw.make_dual(x, t), tfw.make_dual(tx, tt)
+        y = (d.sin() * d).exp()
+        ty = (td.sin() * td).exp()
+        close(fw.unpack_dual(y).tangent, tfw.unpack_dual(ty).tangent)
+        close(fw.unpack_dual(y).primal, tfw.unpack_dual(ty).primal)
+        assert fw.unpack_dual(x).tangent is None
+        assert fw.unpack_dual(d).tangent is t
+        assert d._impl.base is x._impl or d._base is x    # a view of the primal
+        assert isinstance(fw.unpack_dual(y), fw.UnpackedDualTensor)
+    # the level's tangents are gone with it
+    assert fw.unpack_dual(y) == (y, None)
+
+
+def test_make_dual_refuses_what_torch_refuses():
+    x = tp.ones(3)
+    with pytest.raises(AutogradError, match="no level exists"):
+        fw.make_dual(x, x)
+    with fw.dual_level():
+        with pytest.raises(ValueError, match="primal to be floating point or complex"):
+            fw.make_dual(tp.ones(3, dtype=tp.int64), x)
+        with pytest.raises(AutogradError, match=r"different size.*\[3\].*\[4\]"):
+            fw.make_dual(x, tp.ones(4))
+        d = fw.make_dual(x, x)
+        with pytest.raises(AutogradError, match="already has a forward gradient at the same "
+                                                "level 0"):
+            fw.make_dual(d, x)
+        with pytest.raises(TypeError, match="'tangent' must be a Tensor"):
+            fw.make_dual(x, 1.0)
+
+
+def test_exit_must_be_the_innermost_level():
+    outer = fw.enter_dual_level()
+    inner = fw.enter_dual_level()
+    try:
+        with pytest.raises(AutogradError, match="only the innermost level"):
+            fw.exit_dual_level(level=outer)
+    finally:
+        fw.exit_dual_level(level=inner)
+        fw.exit_dual_level(level=outer)
+
+
+def test_a_tangent_takes_no_cost_off_its_level():
+    """A tensor without a tangent never visits the ForwardAD key."""
+    from tensorplay.dispatch.keys import DispatchKey
+    x = tp.ones(2)
+    assert not x._impl.keys & (1 << DispatchKey.ForwardAD)
+    with fw.dual_level():
+        d = fw.make_dual(x, x)
+        assert d._impl.keys & (1 << DispatchKey.ForwardAD)
+    assert not d._impl.keys & (1 << DispatchKey.ForwardAD)
+
+
+# ---- nesting and mixing with reverse mode -----------------------------------------------
+def test_nested_levels_give_second_derivatives():
+    """jvp of jvp: d/dx (d/dx x^3) = 6x, with the levels kept apart."""
+    x = tp.tensor([0.5, -2.0], dtype=tp.float64)
+    one = tp.ones(2, dtype=tp.float64)
+    with fw.dual_level() as outer:
+        a = fw.make_dual(x, one, level=outer)
+        with fw.dual_level() as inner:
+            b = fw.make_dual(a, one, level=inner)
+            y = b * b * b
+            first = fw.unpack_dual(y, level=inner).tangent      # 3 x^2, dual at outer
+        second = fw.unpack_dual(first, level=outer).tangent
+    close(second, torch.tensor([3.0, -12.0]))
+    close(fw.unpack_dual(first).primal if False else first.detach(),
+          torch.tensor([0.75, 12.0]))
+
+
+def test_reverse_over_forward():
+    """The tangent's computation is recorded: its gradient is the Hessian-vector product."""
+    (x, tx), (v, tv) = pair(4), pair(4)
+    x.requires_grad_()
+    tx.requires_grad_()
+    with fw.dual_level(), tfw.dual_level():
+        tan = fw.unpack_dual((fw.make_dual(x, v).sin() ** 2).sum()).tangent
+        ttan = tfw.unpack_dual((tfw.make_dual(tx, tv).sin() ** 2).sum()).tangent
+    tan.backward()
+    ttan.backward()
+    close(x.grad, tx.grad)
+
+
+def test_jvp_builds_no_backward_graph():
+    x, t = tp.ones(3), tp.full((3,), 2.0)
+    out, tangent = tp.func.jvp(lambda a: (a.exp() * a).sum(), (x,), (t,))
+    assert out.grad_fn is None and tangent.grad_fn is None
+    assert not out.requires_grad and not tangent.requires_grad
+
+
+def test_explain_shows_the_tangent_formula_and_its_line():
+    with fw.dual_level():
+        d = fw.make_dual(tp.ones(2), tp.ones(2))
+        with tp.dispatch.explain(file=False, records=True) as log:
+            d.exp()
+    text = log.compact()
+    assert "ForwardAD -> autograd.forward_mode.forward_ad" in text
+    assert "tangent   level 0: result: auto_element_wise = " in text
+    tangent_hops = [h for h in log.records if h.kind == "tangent"]
+    assert tangent_hops and tangent_hops[0].where.startswith("derivatives.yaml:")
+
+
+def test_an_op_without_a_tangent_formula_says_so(monkeypatch):
+    """An op with a backward formula and no tangent one refuses a dual input (PyTorch's
+    message), naming its derivatives.yaml entry; here exp's formula is taken away."""
+    from tensorplay._generated.forward_formulas import FORWARD
+    monkeypatch.setattr(FORWARD["exp"], "fn", None)
+    with fw.dual_level():
+        d = fw.make_dual(tp.ones(2), tp.ones(2))
+        with pytest.raises(NotImplementedError, match=r"Trying to use forward AD with exp "
+                                                      r"that does not support it.*"
+                                                      r"derivatives.yaml:\d+"):
+            d.exp()
+        tp.ones(2).exp()        # without a tangent the op runs as ever
+
+
+# ---- in place and views -----------------------------------------------------------------
+def test_in_place_ops_update_the_tangent_as_torch():
+    (x, tx), (t, tt), (o, to) = pair(3), pair(3), pair(3)
+    with fw.dual_level(), tfw.dual_level():
+        d, td = fw.make_dual(x.clone(), t), tfw.make_dual(tx.clone(), tt)
+        od, tod = fw.make_dual(o, t * 2), tfw.make_dual(to, tt * 2)
+        d.mul_(od).add_(1.0)
+        td.mul_(tod).add_(1.0)
+        close(fw.unpack_dual(d).tangent, tfw.unpack_dual(td).tangent)
+
+
+def test_in_place_on_a_view_reaches_the_base_tangent():
+    (x, tx), (o, to), (t, tt) = pair(2, 3), pair(3), pair(3)
+    with fw.dual_level(), tfw.dual_level():
+        base, tbase = x.clone(), tx.clone()
+        od, tod = fw.make_dual(o, t), tfw.make_dual(to, tt)
+        base[1].mul_(od)           # base had no tangent: it gets one through its view
+        tbase[1].mul_(tod)
+        close(fw.unpack_dual(base).tangent, tfw.unpack_dual(tbase).tangent)
+
+
+# ---- custom Functions -------------------------------------------------------------------
+class Cube(tp.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        ctx.save_for_forward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return 3 * x * x * g
+
+    @staticmethod
+    def jvp(ctx, t):
+        x, = ctx.saved_tensors
+        return 3 * x * x * t
+
+
+class Twice(tp.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+def test_function_jvp():
+    (x, _), (t, _) = pair(3), pair(3)
+    out, tangent = tp.func.jvp(Cube.apply, (x,), (t,))
+    close(tangent, torch.tensor((3 * x.numpy() ** 2) * t.numpy()))
+    with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
+        tp.func.jvp(Twice.apply, (x,), (t,))
+
+
+# ---- transforms against torch.func -------------------------------------------------------
+def f(x):
+    return (x.sin() * x.exp()).tanh() * x.sum()
+
+
+def test_func_jvp_jacfwd_hessian_match_torch():
+    x, tx = pair(5)
+    t, tt = pair(5)
+    for ours, theirs in zip(tp.func.jvp(f, (x,), (t,)), torch.func.jvp(f, (tx,), (tt,))):
+        close(ours, theirs)
+    close(tp.func.jacfwd(f)(x), torch.func.jacfwd(f)(tx))
+    g = lambda a: f(a).sum()      # noqa: E731
+    close(tp.func.hessian(g)(x), torch.func.hessian(g)(tx))
+
+
+def test_jvp_under_vmap_and_vmap_under_jvp():
+    (xs, txs), (ts, tts) = pair(4, 3), pair(4, 3)
+    ours = tp.vmap(lambda a, b: tp.func.jvp(f, (a,), (b,))[1])(xs, ts)
+    theirs = torch.vmap(lambda a, b: torch.func.jvp(f, (a,), (b,))[1])(txs, tts)
+    close(ours, theirs)
+    ours = tp.func.jvp(lambda a: tp.vmap(f)(a), (xs,), (ts,))[1]
+    theirs = torch.func.jvp(lambda a: torch.vmap(f)(a), (txs,), (tts,))[1]
+    close(ours, theirs)
+
+
+def test_jvp_has_aux_and_strict():
+    x, t = tp.ones(2), tp.ones(2)
+    out, tangent, aux = tp.func.jvp(lambda a: (a * 2, a.sum()), (x,), (t,), has_aux=True)
+    assert aux.item() == 2.0 and fw.unpack_dual(aux).tangent is None
+    with pytest.raises(tp.errors.ArgumentError, match="does not depend on the inputs"):
+        tp.func.jvp(lambda a: tp.ones(2), (x,), (t,), strict=True)
+
+
+def test_linearize():
+    (x, tx), (t, tt) = pair(4), pair(4)
+    out, jvp_fn = tp.func.linearize(f, x)
+    tout, tjvp_fn = torch.func.linearize(f, tx)
+    close(out, tout)
+    close(jvp_fn(t), tjvp_fn(tt))
+
+
+def test_jacfwd_randomness():
+    x = tp.ones(3)
+    with pytest.raises(Exception, match="randomness"):
+        tp.func.jacfwd(lambda a: a * tp.rand(3))(x)
+    jac = tp.func.jacfwd(lambda a: a * tp.rand(3), randomness="same")(x)
+    assert jac.shape == (3, 3)
+
+
+def test_autograd_functional_on_forward_mode():
+    x, tx = pair(3)
+    v, tv = pair(3)
+    h = lambda a: (a.sin() * a.exp()).sum()     # noqa: E731
+    for ours, theirs in zip(tp.autograd.functional.jvp(f, x, v),
+                            torch.autograd.functional.jvp(f, tx, tv)):
+        close(ours, theirs)
+    for ours, theirs in zip(tp.autograd.functional.hvp(h, x, v),
+                            torch.autograd.functional.hvp(h, tx, tv)):
+        close(ours, theirs)
+    close(tp.autograd.functional.jacobian(f, x, vectorize=True, strategy="forward-mode"),
+          torch.autograd.functional.jacobian(f, tx, vectorize=True, strategy="forward-mode"))
