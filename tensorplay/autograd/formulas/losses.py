@@ -206,3 +206,28 @@ def cross_entropy_jvp(self_t, target, weight, reduction, ignore_index, probs):
     lsm_t = self_t - (probs * self_t).sum(1, True)
     loss_t = F.nll_loss_forward(lsm_t, target, weight, reduction, ignore_index)[0]
     return loss_t, probs * lsm_t
+
+
+def cross_entropy_backward_jvp(grad_output_p, grad_output_t, probs_p, probs_t, target, weight,
+                               reduction, ignore_index, total_weight):
+    """(probs - onehot) * w[r] * g is linear in g and in probs: the kernel on dg, plus
+    dprobs * w[r] * g (w[r] = 0 on an ignored row)."""
+    row_weight = -F.nll_loss_forward(_creation.ones_like(probs_p), target, weight, "none",
+                                     ignore_index)[0]
+    g = grad_output_p / total_weight if reduction == "mean" else grad_output_p
+    return F._cross_entropy_backward(grad_output_t, probs_p, target, weight, reduction,
+                                     ignore_index, total_weight) + \
+        probs_t * (row_weight * g).unsqueeze(1)
+
+
+def ctc_loss_jvp(log_probs_p, log_probs_t, targets, input_lengths, target_lengths,
+                 neg_log_likelihood, log_alpha, blank, zero_infinity):
+    """Each sample's loss depends on its own slice log_probs[:, n, :] only, so the
+    backward's gradient for a gradient of ones holds every sample's own derivative: the
+    tangent of loss n is that gradient times the tangent, summed over time and classes.
+    (The backward's gradient is the one through log_softmax, as PyTorch's: so is this
+    tangent; it is the derivative for a tangent that log_softmax produced.)"""
+    ones = _creation.ones_like(neg_log_likelihood)
+    grad = F._ctc_loss_backward(ones, log_probs_p, targets, input_lengths, target_lengths,
+                                neg_log_likelihood, log_alpha, blank, zero_infinity)
+    return (grad * log_probs_t).sum([0, 2])
