@@ -242,3 +242,69 @@ def rms_norm_jvp(input_p, input_t, weight_p, weight_t, rstd, normalized_shape):
     dy = input_t * r + input_p * drstd
     out = _affine_jvp(y, dy, weight_p, weight_t, None, list(normalized_shape))
     return out, drstd.reshape(tuple(rstd.shape))
+
+
+# The backward ops' tangents (what forward-over-reverse, hvp, runs into: a plain backward
+# takes the fused kernels). As PyTorch's double backward does, the saved statistics are
+# read as the functions of the input they are (their own tangents are not used: the
+# forward op gives them none), so d xhat and d rstd come from the input's tangent.
+
+def layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, normalized_shape, mean,
+                            rstd, weight_p, weight_t, output_mask):
+    """grad_input = rstd (g' - mean(g') - xhat mean(g' xhat)), g' = grad * weight;
+    grad_weight = sum(grad * xhat), grad_bias = sum(grad) over the leading dims."""
+    k = len(normalized_shape)
+    lead = input_p.dim() - k
+    dims = list(range(lead, input_p.dim()))
+    stat = list(input_p.shape[:lead]) + [1] * k
+    r = rstd.reshape(stat)
+    xhat, dxhat = _xhat_jvp(input_p, input_t, mean.reshape(stat), r, dims)
+    dr = -r * (xhat * input_t).mean(dims, True) * r
+    shape = list(normalized_shape)
+    g, dg = grad_out_p, grad_out_t
+    if weight_p is not None:
+        w = weight_p.reshape(shape)
+        g, dg = g * w, dg * w + (0 if weight_t is None else grad_out_p * weight_t.reshape(shape))
+    d_input = d_weight = d_bias = None
+    if output_mask[0]:
+        m = (g * xhat).mean(dims, True)
+        h = g - g.mean(dims, True) - xhat * m
+        dh = dg - dg.mean(dims, True) - dxhat * m - xhat * (dg * xhat + g * dxhat).mean(dims,
+                                                                                       True)
+        d_input = dr * h + r * dh
+    lead_dims = list(range(lead))
+    if output_mask[1] and weight_p is not None:
+        d_weight = _sum_lead(grad_out_t * xhat + grad_out_p * dxhat, lead_dims, shape)
+    if output_mask[2]:
+        d_bias = _sum_lead(grad_out_t, lead_dims, shape)
+    return d_input, d_weight, d_bias
+
+
+def rms_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, normalized_shape, rstd,
+                          weight_p, weight_t, output_mask):
+    """grad_input = rstd (g' - xhat mean(g' xhat)), xhat = x rstd, g' = grad * weight;
+    grad_weight = sum(grad * xhat) over the leading dims."""
+    k = len(normalized_shape)
+    lead = input_p.dim() - k
+    dims = list(range(lead, input_p.dim()))
+    r = rstd.reshape(list(input_p.shape[:lead]) + [1] * k)
+    xhat = input_p * r
+    dr = -r * r * (xhat * input_t).mean(dims, True)
+    dxhat = input_t * r + input_p * dr
+    shape = list(normalized_shape)
+    g, dg = grad_out_p, grad_out_t
+    if weight_p is not None:
+        w = weight_p.reshape(shape)
+        g, dg = g * w, dg * w + (0 if weight_t is None else grad_out_p * weight_t.reshape(shape))
+    d_input = d_weight = None
+    if output_mask[0]:
+        m = (g * xhat).mean(dims, True)
+        d_input = dr * (g - xhat * m) + r * (dg - dxhat * m - xhat * (dg * xhat + g * dxhat)
+                                            .mean(dims, True))
+    if output_mask[1] and weight_p is not None:
+        d_weight = _sum_lead(grad_out_t * xhat + grad_out_p * dxhat, list(range(lead)), shape)
+    return d_input, d_weight
+
+
+def _sum_lead(t, lead_dims, shape):
+    return (t.sum(lead_dims) if lead_dims else t).reshape(shape)
