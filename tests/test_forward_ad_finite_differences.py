@@ -84,3 +84,15 @@ def test_ctc_loss_through_log_softmax():
     assert_tangents_match_differences(
         lambda x: F._ctc_loss(x.log_softmax(2), targets, [6, 5], [2, 2], 0, False),
         [tp.randn(6, 2, 4, dtype=D)], checked=[0])
+
+
+@pytest.mark.parametrize("fused", ["op", "function"])
+def test_lstm_sequence(fused):
+    """The fused LSTM recurrence, as the op and as nn.LSTM's autograd Function (its jvp):
+    output, h_n and c_n (the workspace has no tangent)."""
+    from tensorplay.nn.modules._rnn_fused import LSTMSequence
+    tp.manual_seed(6)
+    run = F._lstm_sequence if fused == "op" else LSTMSequence.apply
+    primals = [tp.randn(4, 2, 12, dtype=D), tp.randn(2, 3, dtype=D), tp.randn(2, 3, dtype=D),
+               tp.randn(12, 3, dtype=D)]
+    assert_tangents_match_differences(run, primals, checked=[0, 1, 2])
