@@ -21,7 +21,15 @@ from opinfo.core import DEFAULT_TOLERANCES, assert_close, make_tensor, rng_for, 
 
 # Ops whose samples PyTorch answers with a tangent and TensorPlay deliberately does not
 # match, with the reason.
-KNOWN = {}
+KNOWN = {
+    # op(A) X = b reads one triangle of A: its derivative takes dA's triangle, transposed
+    # with op (finite differences agree); PyTorch's triangular_solve_jvp uses the whole dA
+    # as it is.
+    "triangular_solve": "PyTorch's tangent ignores the triangle and the transpose",
+    # (F F^H)^-1 has the derivative -X (dF F^H + F dF^H) X (finite differences agree);
+    # PyTorch's cholesky_inverse_jvp computes -X dF X F^H + its adjoint.
+    "cholesky_inverse": "PyTorch's tangent is not the derivative of (F F^H)^-1",
+}
 
 _DTYPES = (tp.float64, tp.complex128)
 

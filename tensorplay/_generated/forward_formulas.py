@@ -6,22 +6,32 @@ differentiable input, and returns the result's tangent (a tuple for several outp
 tensorplay/autograd/forward_mode.py calls them at the ForwardAD dispatch key."""
 from tensorplay._generated import ops
 from tensorplay.autograd.formulas import (
-    acosh_backward, add_terms, amaxamin_jvp, angle_backward, call_op, clamp_backward, clamp_jvp,
-    cumprod_jvp, div_mode_jvp, dropout_backward, elu_backward, elu_backward_of_result,
+    acosh_backward, add_terms, amaxamin_jvp, angle_backward, batch_norm_jvp, bce_jvp,
+    bce_with_logits_jvp, call_op, cdist_jvp, cholesky_inverse_jvp, cholesky_jvp, cholesky_solve_jvp,
+    clamp_backward, clamp_jvp, convolution_backward_jvp, convolution_jvp,
+    cross_entropy_backward_jvp, cross_entropy_jvp, ctc_loss_jvp, cumprod_jvp, dist_jvp,
+    div_mode_jvp, dropout_backward, eigh_jvp, einsum_jvp, elu_backward, elu_backward_of_result,
     embedding_bag_jvp, erfinv_backward, evenly_read_jvp, gather_with_keepdimed_indices,
-    gelu_second_derivative, grid_sampler_2d_jvp, grid_sampler_3d_jvp, handle_r_to_c,
-    hardswish_backward, i1_backward, i1e_backward, index_reduce_jvp, leaky_relu_backward_of_result,
-    logcumsumexp_jvp, logit_backward, logsumexp_jvp, maybe_multiply, mish_backward,
-    mvlgamma_backward, norm_jvp, or_zeros, pow_jvp, pow_scalar_backward, prelu_jvp, prod_dim_jvp,
-    prod_jvp, rounded_quotient, scatter_reduce_jvp, scatter_value_reduce_jvp,
-    scatter_with_reduce_jvp, sgn_backward, silu_second_derivative, sinc_backward, std_jvp, var_jvp,
+    gelu_second_derivative, grid_sampler_2d_jvp, grid_sampler_3d_jvp, group_norm_jvp, handle_r_to_c,
+    hardswish_backward, huber_loss_jvp, i1_backward, i1e_backward, index_reduce_jvp,
+    layer_norm_backward_jvp, layer_norm_jvp, leaky_relu_backward_of_result, linalg_det_jvp,
+    linalg_lstsq_residuals_jvp, linalg_lstsq_solution_jvp, linalg_lu_jvp, linalg_lu_solve_jvp,
+    linalg_qr_jvp, linalg_solve_jvp, linalg_solve_triangular_jvp, linear_jvp,
+    log_softmax_backward_data_jvp, logcumsumexp_jvp, logit_backward, logsumexp_jvp,
+    lstm_sequence_jvp, lu_factor_ex_jvp, lu_unpack_jvp, matrix_exp_jvp, maybe_multiply,
+    mish_backward, mse_loss_jvp, mvlgamma_backward, norm_jvp, or_zeros, pinv_jvp, pow_jvp,
+    pow_scalar_backward, prelu_jvp, prod_dim_jvp, prod_jvp, rms_norm_backward_jvp, rms_norm_jvp,
+    rounded_quotient, scatter_reduce_jvp, scatter_value_reduce_jvp, scatter_with_reduce_jvp,
+    sgn_backward, silu_second_derivative, sinc_backward, slogdet_jvp, smooth_l1_loss_jvp,
+    softmax_backward_data_jvp, std_jvp, svd_jvp, triangular_solve_jvp, var_jvp, vector_norm_jvp,
     zeros_like,
 )
 from tensorplay._generated.functional import (
     adaptive_avg_pool2d_backward, adaptive_avg_pool3d_backward, avg_pool2d_backward,
     avg_pool3d_backward, complex, constant_pad_nd, digamma, exp, exp2, gather, gelu_backward,
-    isfinite, lerp, logical_and, logical_or, polygamma, silu_backward, special_i1, special_i1e,
-    special_xlog1py, threshold_backward, view_as_complex, view_as_real, where, xlog1py, xlogy,
+    isfinite, lerp, logical_and, logical_or, nll_loss_backward, nll_loss_forward, polygamma,
+    silu_backward, special_i1, special_i1e, special_xlog1py, threshold_backward, view_as_complex,
+    view_as_real, where, xlog1py, xlogy,
 )
 
 
@@ -236,6 +246,26 @@ def min_dim_tangent(self_p, dim, keepdim, result, self_t):
     values, indices = result
     values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, keepdim)
     return (values_t, None,)
+
+
+def mm_tangent(self_p, mat2_p, result, self_t, mat2_t):
+    """mm: result: self_t.mm(mat2_p) + self_p.mm(mat2_t)"""
+    summands = []
+    if self_t is not None:
+        summands.append(self_t.mm(mat2_p))
+    if mat2_t is not None:
+        summands.append(self_p.mm(mat2_t))
+    return add_terms(summands)
+
+
+def bmm_tangent(self_p, mat2_p, result, self_t, mat2_t):
+    """bmm: result: self_t.bmm(mat2_p) + self_p.bmm(mat2_t)"""
+    summands = []
+    if self_t is not None:
+        summands.append(self_t.bmm(mat2_p))
+    if mat2_t is not None:
+        summands.append(self_p.bmm(mat2_t))
+    return add_terms(summands)
 
 
 def copy__tangent(self_p, src_p, non_blocking, result, self_t, src_t):
@@ -845,6 +875,78 @@ def flip_tangent(self_p, dims, result, self_t):
     return call_op(ops.flip, or_zeros(self_t, self_p), dims)
 
 
+def mv_tangent(self_p, vec_p, result, self_t, vec_t):
+    """mv: result: self_t.mv(vec_p) + self_p.mv(vec_t)"""
+    summands = []
+    if self_t is not None:
+        summands.append(self_t.mv(vec_p))
+    if vec_t is not None:
+        summands.append(self_p.mv(vec_t))
+    return add_terms(summands)
+
+
+def dot_tangent(self_p, tensor_p, result, self_t, tensor_t):
+    """dot: result: self_t.dot(tensor_p) + self_p.dot(tensor_t)"""
+    summands = []
+    if self_t is not None:
+        summands.append(self_t.dot(tensor_p))
+    if tensor_t is not None:
+        summands.append(self_p.dot(tensor_t))
+    return add_terms(summands)
+
+
+def addmm_tangent(self_p, mat1_p, mat2_p, beta, alpha, result, self_t, mat1_t, mat2_t):
+    """addmm: result: maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) +
+    maybe_multiply(mat1_p.mm(mat2_t), alpha)"""
+    summands = []
+    if self_t is not None:
+        summands.append(maybe_multiply(self_t, beta))
+    if mat1_t is not None:
+        summands.append(maybe_multiply(mat1_t.mm(mat2_p), alpha))
+    if mat2_t is not None:
+        summands.append(maybe_multiply(mat1_p.mm(mat2_t), alpha))
+    return add_terms(summands)
+
+
+def addmv_tangent(self_p, mat_p, vec_p, beta, alpha, result, self_t, mat_t, vec_t):
+    """addmv: result: maybe_multiply(self_t, beta) + maybe_multiply(mat_t.mv(vec_p), alpha) +
+    maybe_multiply(mat_p.mv(vec_t), alpha)"""
+    summands = []
+    if self_t is not None:
+        summands.append(maybe_multiply(self_t, beta))
+    if mat_t is not None:
+        summands.append(maybe_multiply(mat_t.mv(vec_p), alpha))
+    if vec_t is not None:
+        summands.append(maybe_multiply(mat_p.mv(vec_t), alpha))
+    return add_terms(summands)
+
+
+def baddbmm_tangent(self_p, batch1_p, batch2_p, beta, alpha, result, self_t, batch1_t, batch2_t):
+    """baddbmm: result: maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2_p),
+    alpha) + maybe_multiply(batch1_p.bmm(batch2_t), alpha)"""
+    summands = []
+    if self_t is not None:
+        summands.append(maybe_multiply(self_t, beta))
+    if batch1_t is not None:
+        summands.append(maybe_multiply(batch1_t.bmm(batch2_p), alpha))
+    if batch2_t is not None:
+        summands.append(maybe_multiply(batch1_p.bmm(batch2_t), alpha))
+    return add_terms(summands)
+
+
+def linear_tangent(input_p, weight_p, bias_p, result, input_t, weight_t, bias_t):
+    """linear: result: linear_jvp(input_p, input_t, weight_p, weight_t, bias_t)"""
+    return linear_jvp(
+        input_p, or_zeros(input_t, input_p), weight_p, or_zeros(weight_t, weight_p),
+        or_zeros(bias_t, bias_p),
+    )
+
+
+def einsum_tangent(equation, tensors_p, result, tensors_t):
+    """einsum: result: einsum_jvp(equation, tensors_p, tensors_t)"""
+    return einsum_jvp(equation, tensors_p, or_zeros(tensors_t, tensors_p))
+
+
 def tril_tangent(self_p, diagonal, result, self_t):
     """tril: result: auto_linear = call_op(ops.tril, self_t, diagonal)"""
     return call_op(ops.tril, or_zeros(self_t, self_p), diagonal)
@@ -855,9 +957,19 @@ def triu_tangent(self_p, diagonal, result, self_t):
     return call_op(ops.triu, or_zeros(self_t, self_p), diagonal)
 
 
+def diag_tangent(self_p, diagonal, result, self_t):
+    """diag: result: auto_linear = call_op(ops.diag, self_t, diagonal)"""
+    return call_op(ops.diag, or_zeros(self_t, self_p), diagonal)
+
+
 def diagonal_tangent(self_p, offset, dim1, dim2, result, self_t):
     """diagonal: result: auto_linear = call_op(ops.diagonal, self_t, offset, dim1, dim2)"""
     return call_op(ops.diagonal, or_zeros(self_t, self_p), offset, dim1, dim2)
+
+
+def linalg_matrix_exp_tangent(self_p, result, self_t):
+    """linalg_matrix_exp: result: matrix_exp_jvp(self_p, self_t)"""
+    return matrix_exp_jvp(self_p, or_zeros(self_t, self_p))
 
 
 def cat_tangent(tensors_p, dim, result, tensors_t):
@@ -988,6 +1100,34 @@ def index_Tensor_tangent(self_p, indices, result, self_t):
 def index_put_tangent(self_p, indices, values_p, accumulate, result, self_t, values_t):
     """index_put: result: self_t.index_put(indices, values_t, accumulate)"""
     return or_zeros(self_t, self_p).index_put(indices, or_zeros(values_t, values_p), accumulate)
+
+
+def convolution_tangent(
+    input_p, weight_p, bias_p, stride, padding, dilation, transposed, output_padding, groups,
+    result, input_t, weight_t, bias_t,
+):
+    """convolution: result: convolution_jvp(input_p, input_t, weight_p, weight_t, bias_t,
+    stride, padding, dilation, transposed, output_padding, groups)"""
+    return convolution_jvp(
+        input_p, or_zeros(input_t, input_p), weight_p, or_zeros(weight_t, weight_p),
+        or_zeros(bias_t, bias_p), stride, padding, dilation, transposed, output_padding, groups,
+    )
+
+
+def convolution_backward_tangent(
+    grad_output_p, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed,
+    output_padding, groups, output_mask, result, grad_output_t, input_t, weight_t,
+):
+    """convolution_backward: result0, result1, result2: convolution_backward_jvp(grad_output_p,
+    grad_output_t, input_p, input_t, weight_p, weight_t, bias_sizes, stride, padding,
+    dilation, transposed, output_padding, groups, output_mask)"""
+    result0, result1, result2 = result
+    result0_t, result1_t, result2_t = convolution_backward_jvp(
+        grad_output_p, or_zeros(grad_output_t, grad_output_p), input_p, or_zeros(input_t, input_p),
+        weight_p, or_zeros(weight_t, weight_p), bias_sizes, stride, padding, dilation, transposed,
+        output_padding, groups, output_mask,
+    )
+    return (result0_t, result1_t, result2_t,)
 
 
 def constant_pad_nd_tangent(self_p, pad, value, result, self_t):
@@ -1148,6 +1288,186 @@ def col2im_tangent(self_p, output_size, kernel_size, dilation, padding, stride, 
     )
 
 
+def _softmax_tangent(self_p, dim, half_to_float, result, self_t):
+    """_softmax: result: result * (self_t - (result * self_t).sum(dim, True))"""
+    return result * (or_zeros(self_t, self_p) - (result * or_zeros(self_t, self_p)).sum(dim, True))
+
+
+def _log_softmax_tangent(self_p, dim, half_to_float, result, self_t):
+    """_log_softmax: result: self_t - (result.exp() * self_t).sum(dim, True)"""
+    summands = []
+    if self_t is not None:
+        summands.append(self_t)
+    if self_t is not None:
+        summands.append(-((result.exp() * self_t).sum(dim, True)))
+    return add_terms(summands)
+
+
+def _softmax_backward_data_tangent(
+    grad_output_p, probs_p, dim, input_dtype, result, grad_output_t, probs_t,
+):
+    """_softmax_backward_data: result: softmax_backward_data_jvp(grad_output_p, grad_output_t,
+    probs_p, probs_t, dim)"""
+    return softmax_backward_data_jvp(
+        grad_output_p, or_zeros(grad_output_t, grad_output_p), probs_p, or_zeros(probs_t, probs_p),
+        dim,
+    )
+
+
+def _log_softmax_backward_data_tangent(
+    grad_output_p, log_probs_p, dim, input_dtype, result, grad_output_t, log_probs_t,
+):
+    """_log_softmax_backward_data: result: log_softmax_backward_data_jvp(grad_output_p,
+    grad_output_t, log_probs_p, log_probs_t, dim)"""
+    return log_softmax_backward_data_jvp(
+        grad_output_p, or_zeros(grad_output_t, grad_output_p), log_probs_p,
+        or_zeros(log_probs_t, log_probs_p), dim,
+    )
+
+
+def nll_loss_forward_tangent(self_p, target, weight, reduction, ignore_index, result, self_t):
+    """nll_loss_forward: output: nll_loss_forward(self_t, target, weight, reduction,
+    ignore_index)[0]"""
+    output, total_weight = result
+    output_t = nll_loss_forward(
+        or_zeros(self_t, self_p), target, weight, reduction, ignore_index,
+    )[0]
+    return (output_t, None,)
+
+
+def nll_loss_backward_tangent(
+    grad_output_p, self_p, target, weight, reduction, ignore_index, total_weight, result,
+    grad_output_t, self_t,
+):
+    """nll_loss_backward: result: nll_loss_backward(grad_output_t, self_p, target, weight,
+    reduction, ignore_index, total_weight)"""
+    return nll_loss_backward(
+        or_zeros(grad_output_t, grad_output_p), self_p, target, weight, reduction, ignore_index,
+        total_weight,
+    )
+
+
+def mse_loss_tangent(self_p, target_p, reduction, result, self_t, target_t):
+    """mse_loss: result: mse_loss_jvp(self_p, target_p, self_t, target_t, reduction)"""
+    return mse_loss_jvp(
+        self_p, target_p, or_zeros(self_t, self_p), or_zeros(target_t, target_p), reduction,
+    )
+
+
+def smooth_l1_loss_tangent(self_p, target_p, reduction, beta, result, self_t, target_t):
+    """smooth_l1_loss: result: smooth_l1_loss_jvp(self_p, target_p, self_t, target_t,
+    reduction, beta)"""
+    return smooth_l1_loss_jvp(
+        self_p, target_p, or_zeros(self_t, self_p), or_zeros(target_t, target_p), reduction, beta,
+    )
+
+
+def huber_loss_tangent(self_p, target_p, reduction, delta, result, self_t, target_t):
+    """huber_loss: result: huber_loss_jvp(self_p, target_p, self_t, target_t, reduction, delta)"""
+    return huber_loss_jvp(
+        self_p, target_p, or_zeros(self_t, self_p), or_zeros(target_t, target_p), reduction, delta,
+    )
+
+
+def binary_cross_entropy_tangent(self_p, target_p, weight, reduction, result, self_t, target_t):
+    """binary_cross_entropy: result: bce_jvp(self_p, target_p, self_t, target_t, weight,
+    reduction)"""
+    return bce_jvp(
+        self_p, target_p, or_zeros(self_t, self_p), or_zeros(target_t, target_p), weight, reduction,
+    )
+
+
+def binary_cross_entropy_with_logits_tangent(
+    self_p, target_p, weight, pos_weight, reduction, result, self_t, target_t,
+):
+    """binary_cross_entropy_with_logits: result: bce_with_logits_jvp(self_p, target_p, self_t,
+    target_t, weight, pos_weight, reduction)"""
+    return bce_with_logits_jvp(
+        self_p, target_p, or_zeros(self_t, self_p), or_zeros(target_t, target_p), weight,
+        pos_weight, reduction,
+    )
+
+
+def native_batch_norm_tangent(
+    input_p, weight_p, bias_p, running_mean, running_var, training, momentum, eps, result, input_t,
+    weight_t, bias_t,
+):
+    """native_batch_norm: result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p,
+    bias_t, running_mean, running_var, result1, result2, training, eps)"""
+    result0, result1, result2 = result
+    result0_t = batch_norm_jvp(
+        input_p, or_zeros(input_t, input_p), weight_p, or_zeros(weight_t, weight_p), bias_p,
+        or_zeros(bias_t, bias_p), running_mean, running_var, result1, result2, training, eps,
+    )
+    return (result0_t, None, None,)
+
+
+def native_layer_norm_tangent(
+    input_p, normalized_shape, weight_p, bias_p, eps, result, input_t, weight_t, bias_t,
+):
+    """native_layer_norm: result0: layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p,
+    bias_t, result1, result2, normalized_shape)"""
+    result0, result1, result2 = result
+    result0_t = layer_norm_jvp(
+        input_p, or_zeros(input_t, input_p), weight_p, or_zeros(weight_t, weight_p), bias_p,
+        or_zeros(bias_t, bias_p), result1, result2, normalized_shape,
+    )
+    return (result0_t, None, None,)
+
+
+def native_group_norm_tangent(
+    input_p, weight_p, bias_p, N, C, HxW, group, eps, result, input_t, weight_t, bias_t,
+):
+    """native_group_norm: result0: group_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p,
+    bias_t, result1, result2, group)"""
+    result0, result1, result2 = result
+    result0_t = group_norm_jvp(
+        input_p, or_zeros(input_t, input_p), weight_p, or_zeros(weight_t, weight_p), bias_p,
+        or_zeros(bias_t, bias_p), result1, result2, group,
+    )
+    return (result0_t, None, None,)
+
+
+def _fused_rms_norm_tangent(input_p, normalized_shape, weight_p, eps, result, input_t, weight_t):
+    """_fused_rms_norm: result0, result1: rms_norm_jvp(input_p, input_t, weight_p, weight_t,
+    result1, normalized_shape)"""
+    result0, result1 = result
+    result0_t, result1_t = rms_norm_jvp(
+        input_p, or_zeros(input_t, input_p), weight_p, or_zeros(weight_t, weight_p), result1,
+        normalized_shape,
+    )
+    return (result0_t, result1_t,)
+
+
+def native_layer_norm_backward_tangent(
+    grad_out_p, input_p, normalized_shape, mean_p, rstd_p, weight_p, bias_p, output_mask, result,
+    grad_out_t, input_t, mean_t, rstd_t, weight_t, bias_t,
+):
+    """native_layer_norm_backward: result0, result1, result2:
+    layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, normalized_shape,
+    mean_p, rstd_p, weight_p, weight_t, output_mask)"""
+    result0, result1, result2 = result
+    result0_t, result1_t, result2_t = layer_norm_backward_jvp(
+        grad_out_p, or_zeros(grad_out_t, grad_out_p), input_p, or_zeros(input_t, input_p),
+        normalized_shape, mean_p, rstd_p, weight_p, or_zeros(weight_t, weight_p), output_mask,
+    )
+    return (result0_t, result1_t, result2_t,)
+
+
+def _fused_rms_norm_backward_tangent(
+    grad_out_p, input_p, normalized_shape, rstd_p, weight_p, output_mask, result, grad_out_t,
+    input_t, rstd_t, weight_t,
+):
+    """_fused_rms_norm_backward: result0, result1: rms_norm_backward_jvp(grad_out_p,
+    grad_out_t, input_p, input_t, normalized_shape, rstd_p, weight_p, weight_t, output_mask)"""
+    result0, result1 = result
+    result0_t, result1_t = rms_norm_backward_jvp(
+        grad_out_p, or_zeros(grad_out_t, grad_out_p), input_p, or_zeros(input_t, input_p),
+        normalized_shape, rstd_p, weight_p, or_zeros(weight_t, weight_p), output_mask,
+    )
+    return (result0_t, result1_t,)
+
+
 def native_dropout_tangent(input_p, p, train, generator, result, input_t):
     """native_dropout: result0: dropout_backward(input_t, result1, p, train)"""
     result0, result1 = result
@@ -1173,6 +1493,192 @@ def embedding_dense_backward_tangent(
         ops.embedding_dense_backward, or_zeros(grad_output_t, grad_output_p), indices, num_weights,
         padding_idx, scale_grad_by_freq,
     )
+
+
+def _cross_entropy_forward_tangent(self_p, target, weight, reduction, ignore_index, result, self_t):
+    """_cross_entropy_forward: output, probs: cross_entropy_jvp(self_t, target, weight,
+    reduction, ignore_index, probs)"""
+    output, probs, total_weight = result
+    output_t, probs_t = cross_entropy_jvp(
+        or_zeros(self_t, self_p), target, weight, reduction, ignore_index, probs,
+    )
+    return (output_t, probs_t, None,)
+
+
+def _cross_entropy_backward_tangent(
+    grad_output_p, probs_p, target, weight, reduction, ignore_index, total_weight, result,
+    grad_output_t, probs_t,
+):
+    """_cross_entropy_backward: result: cross_entropy_backward_jvp(grad_output_p,
+    grad_output_t, probs_p, probs_t, target, weight, reduction, ignore_index, total_weight)"""
+    return cross_entropy_backward_jvp(
+        grad_output_p, or_zeros(grad_output_t, grad_output_p), probs_p, or_zeros(probs_t, probs_p),
+        target, weight, reduction, ignore_index, total_weight,
+    )
+
+
+def _lstm_sequence_tangent(gi_p, h0_p, c0_p, w_hh_p, result, gi_t, h0_t, c0_t, w_hh_t):
+    """_lstm_sequence: result0, result1, result2: lstm_sequence_jvp(gi_p, h0_p, c0_p, w_hh_p,
+    result0, gi_t, h0_t, c0_t, w_hh_t)"""
+    result0, result1, result2, result3 = result
+    result0_t, result1_t, result2_t = lstm_sequence_jvp(
+        gi_p, h0_p, c0_p, w_hh_p, result0, or_zeros(gi_t, gi_p), or_zeros(h0_t, h0_p),
+        or_zeros(c0_t, c0_p), or_zeros(w_hh_t, w_hh_p),
+    )
+    return (result0_t, result1_t, result2_t, None,)
+
+
+def linalg_qr_tangent(A_p, mode, result, A_t):
+    """linalg_qr: Q, R: linalg_qr_jvp(A_t, Q, R, mode)"""
+    Q, R = result
+    Q_t, R_t = linalg_qr_jvp(or_zeros(A_t, A_p), Q, R, mode)
+    return (Q_t, R_t,)
+
+
+def linalg_lstsq_tangent(self_p, b_p, rcond, driver, result, self_t, b_t):
+    """linalg_lstsq: solution: linalg_lstsq_solution_jvp(self_p, b_p, self_t, b_t); residuals:
+    linalg_lstsq_residuals_jvp(self_p, b_p, self_t, b_t, solution, residuals)"""
+    solution, residuals, rank, singular_values = result
+    solution_t = linalg_lstsq_solution_jvp(
+        self_p, b_p, or_zeros(self_t, self_p), or_zeros(b_t, b_p),
+    )
+    residuals_t = linalg_lstsq_residuals_jvp(
+        self_p, b_p, or_zeros(self_t, self_p), or_zeros(b_t, b_p), solution, residuals,
+    )
+    return (solution_t, residuals_t, None, None,)
+
+
+def cdist_tangent(x1_p, x2_p, p, compute_mode, result, x1_t, x2_t):
+    """cdist: result: cdist_jvp(x1_p, x2_p, x1_t, x2_t, p, result)"""
+    return cdist_jvp(x1_p, x2_p, or_zeros(x1_t, x1_p), or_zeros(x2_t, x2_p), p, result)
+
+
+def linalg_vector_norm_tangent(self_p, ord, dim, keepdim, dtype, result, self_t):
+    """linalg_vector_norm: result: vector_norm_jvp(self_p, self_t, ord, result, dim, keepdim)"""
+    return vector_norm_jvp(self_p, or_zeros(self_t, self_p), ord, result, dim, keepdim)
+
+
+def linalg_inv_ex_tangent(A_p, check_errors, result, A_t):
+    """linalg_inv_ex: inverse: -inverse.matmul(A_t).matmul(inverse)"""
+    inverse, info = result
+    inverse_t = -inverse.matmul(or_zeros(A_t, A_p)).matmul(inverse)
+    return (inverse_t, None,)
+
+
+def linalg_slogdet_tangent(A_p, result, A_t):
+    """linalg_slogdet: sign, logabsdet: slogdet_jvp(A_p, A_t, sign)"""
+    sign, logabsdet = result
+    sign_t, logabsdet_t = slogdet_jvp(A_p, or_zeros(A_t, A_p), sign)
+    return (sign_t, logabsdet_t,)
+
+
+def linalg_solve_tangent(A_p, B_p, left, result, A_t, B_t):
+    """linalg_solve: result: linalg_solve_jvp(A_p, A_t, B_t, result, left)"""
+    return linalg_solve_jvp(A_p, or_zeros(A_t, A_p), or_zeros(B_t, B_p), result, left)
+
+
+def linalg_cholesky_ex_tangent(A_p, upper, check_errors, result, A_t):
+    """linalg_cholesky_ex: L: cholesky_jvp(A_t, L, upper)"""
+    L, info = result
+    L_t = cholesky_jvp(or_zeros(A_t, A_p), L, upper)
+    return (L_t, None,)
+
+
+def linalg_lu_factor_ex_tangent(A_p, pivot, check_errors, result, A_t):
+    """linalg_lu_factor_ex: LU: lu_factor_ex_jvp(A_t, LU, pivots, pivot)"""
+    LU, pivots, info = result
+    LU_t = lu_factor_ex_jvp(or_zeros(A_t, A_p), LU, pivots, pivot)
+    return (LU_t, None, None,)
+
+
+def lu_unpack_tangent(LU_data_p, LU_pivots, unpack_data, unpack_pivots, result, LU_data_t):
+    """lu_unpack: L, U: lu_unpack_jvp(LU_data_t, unpack_data)"""
+    P, L, U = result
+    L_t, U_t = lu_unpack_jvp(or_zeros(LU_data_t, LU_data_p), unpack_data)
+    return (None, L_t, U_t,)
+
+
+def linalg_lu_tangent(A_p, pivot, result, A_t):
+    """linalg_lu: L, U: linalg_lu_jvp(A_t, P, L, U, pivot)"""
+    P, L, U = result
+    L_t, U_t = linalg_lu_jvp(or_zeros(A_t, A_p), P, L, U, pivot)
+    return (None, L_t, U_t,)
+
+
+def linalg_lu_solve_tangent(LU_p, pivots, B_p, left, adjoint, result, LU_t, B_t):
+    """linalg_lu_solve: result: linalg_lu_solve_jvp(result, LU_p, pivots, LU_t, B_t, left,
+    adjoint)"""
+    return linalg_lu_solve_jvp(
+        result, LU_p, pivots, or_zeros(LU_t, LU_p), or_zeros(B_t, B_p), left, adjoint,
+    )
+
+
+def linalg_solve_ex_tangent(A_p, B_p, left, check_errors, result, A_t, B_t):
+    """linalg_solve_ex: result, info: (linalg_solve_jvp(A_p, A_t, B_t, result, left), None)"""
+    result, info = result
+    result_t, info_t = (
+        linalg_solve_jvp(A_p, or_zeros(A_t, A_p), or_zeros(B_t, B_p), result, left), None,
+    )
+    return (result_t, info_t,)
+
+
+def linalg_solve_triangular_tangent(self_p, B_p, upper, left, unitriangular, result, self_t, B_t):
+    """linalg_solve_triangular: result: linalg_solve_triangular_jvp(self_t, B_t, self_p,
+    result, upper, left, unitriangular)"""
+    return linalg_solve_triangular_jvp(
+        or_zeros(self_t, self_p), or_zeros(B_t, B_p), self_p, result, upper, left, unitriangular,
+    )
+
+
+def triangular_solve_tangent(self_p, A_p, upper, transpose, unitriangular, result, self_t, A_t):
+    """triangular_solve: solution: triangular_solve_jvp(solution, A_p, A_t, self_t, upper,
+    transpose, unitriangular); cloned_coefficient: A_t"""
+    solution, cloned_coefficient = result
+    solution_t = triangular_solve_jvp(
+        solution, A_p, or_zeros(A_t, A_p), or_zeros(self_t, self_p), upper, transpose,
+        unitriangular,
+    )
+    cloned_coefficient_t = or_zeros(A_t, A_p)
+    return (solution_t, cloned_coefficient_t,)
+
+
+def cholesky_solve_tangent(self_p, input2_p, upper, result, self_t, input2_t):
+    """cholesky_solve: result: cholesky_solve_jvp(result, input2_p, input2_t, self_t, upper)"""
+    return cholesky_solve_jvp(
+        result, input2_p, or_zeros(input2_t, input2_p), or_zeros(self_t, self_p), upper,
+    )
+
+
+def cholesky_inverse_tangent(self_p, upper, result, self_t):
+    """cholesky_inverse: result: cholesky_inverse_jvp(self_p, self_t, result, upper)"""
+    return cholesky_inverse_jvp(self_p, or_zeros(self_t, self_p), result, upper)
+
+
+def _linalg_svd_tangent(A_p, full_matrices, compute_uv, driver, result, A_t):
+    """_linalg_svd: U, S, Vh: svd_jvp(A_p, A_t, U, S, Vh, full_matrices, compute_uv)"""
+    U, S, Vh = result
+    U_t, S_t, Vh_t = svd_jvp(A_p, or_zeros(A_t, A_p), U, S, Vh, full_matrices, compute_uv)
+    return (U_t, S_t, Vh_t,)
+
+
+def _linalg_eigh_tangent(A_p, UPLO, compute_v, result, A_t):
+    """_linalg_eigh: eigenvalues, eigenvectors: eigh_jvp(A_p, A_t, eigenvalues, eigenvectors,
+    UPLO, compute_v)"""
+    eigenvalues, eigenvectors = result
+    eigenvalues_t, eigenvectors_t = eigh_jvp(
+        A_p, or_zeros(A_t, A_p), eigenvalues, eigenvectors, UPLO, compute_v,
+    )
+    return (eigenvalues_t, eigenvectors_t,)
+
+
+def linalg_det_tangent(A_p, result, A_t):
+    """linalg_det: result: linalg_det_jvp(A_t, result, A_p)"""
+    return linalg_det_jvp(or_zeros(A_t, A_p), result, A_p)
+
+
+def linalg_pinv_atol_rtol_tensor_tangent(self_p, atol, rtol, hermitian, result, self_t):
+    """linalg_pinv.atol_rtol_tensor: result: pinv_jvp(self_p, result, self_t)"""
+    return pinv_jvp(self_p, result, or_zeros(self_t, self_p))
 
 
 def logaddexp_tangent(self_p, other_p, result, self_t, other_t):
@@ -1205,6 +1711,13 @@ def sinc_tangent(self_p, result, self_t):
 def heaviside_tangent(self_p, values_p, result, self_t, values_t):
     """heaviside: result: where(self_p == 0, values_t, 0.0)"""
     return where(self_p == 0, or_zeros(values_t, values_p), 0.0)
+
+
+def dist_tangent(self_p, other_p, p, result, self_t, other_t):
+    """dist: result: dist_jvp(self_p, other_p, self_t, other_t, p, result)"""
+    return dist_jvp(
+        self_p, other_p, or_zeros(self_t, self_p), or_zeros(other_t, other_p), p, result,
+    )
 
 
 def lgamma_tangent(self_p, result, self_t):
@@ -1688,6 +2201,20 @@ def _embedding_bag_tangent(
     return (result0_t, None, None, None,)
 
 
+def _ctc_loss_tangent(
+    log_probs_p, targets_p, input_lengths, target_lengths, blank, zero_infinity, result,
+    log_probs_t, targets_t,
+):
+    """_ctc_loss: result0: ctc_loss_jvp(log_probs_p, log_probs_t, targets_p, input_lengths,
+    target_lengths, result0, result1, blank, zero_infinity)"""
+    result0, result1 = result
+    result0_t = ctc_loss_jvp(
+        log_probs_p, or_zeros(log_probs_t, log_probs_p), targets_p, input_lengths, target_lengths,
+        result0, result1, blank, zero_infinity,
+    )
+    return (result0_t, None,)
+
+
 def alias_tangent(self_p, result, self_t):
     """alias: result: auto_linear = call_op(ops.alias, self_t)"""
     return call_op(ops.alias, or_zeros(self_t, self_p))
@@ -1801,93 +2328,93 @@ FORWARD = {
     'max.dim': Tangent(max_dim_tangent, (0,), (), 'derivatives.yaml:165'),
     'min': Tangent(min_tangent, (0,), (), 'derivatives.yaml:169'),
     'min.dim': Tangent(min_dim_tangent, (0,), (), 'derivatives.yaml:174'),
-    'mm': Tangent(None, (0, 1), (), 'derivatives.yaml:176'),
-    'bmm': Tangent(None, (0, 1), (), 'derivatives.yaml:180'),
-    'copy_': Tangent(copy__tangent, (0, 1), (), 'derivatives.yaml:189'),
-    'fill_.Scalar': Tangent(fill__Scalar_tangent, (0,), (), 'derivatives.yaml:193'),
-    'clone': Tangent(clone_tangent, (0,), (), 'derivatives.yaml:197'),
-    '_to_copy': Tangent(_to_copy_tangent, (0,), (), 'derivatives.yaml:203'),
-    'view': Tangent(view_tangent, (0,), (), 'derivatives.yaml:207'),
-    '_unsafe_view': Tangent(_unsafe_view_tangent, (0,), (), 'derivatives.yaml:211'),
-    'as_strided': Tangent(as_strided_tangent, (0,), (), 'derivatives.yaml:215'),
-    'transpose.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:219'),
-    'permute': Tangent(permute_tangent, (0,), (), 'derivatives.yaml:223'),
-    'expand': Tangent(expand_tangent, (0,), (), 'derivatives.yaml:227'),
-    'squeeze': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:231'),
-    'squeeze.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:235'),
-    'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:239'),
-    'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:243'),
-    'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:247'),
-    'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:255'),
-    'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:255'),
-    'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:259'),
-    'rsqrt_': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:259'),
-    'exp2': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:263'),
-    'exp2_': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:263'),
-    'expm1': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:267'),
-    'expm1_': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:267'),
-    'log2': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:271'),
-    'log2_': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:271'),
-    'log10': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:275'),
-    'log10_': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:275'),
-    'log1p': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:279'),
-    'log1p_': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:279'),
-    'tan': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:283'),
-    'tan_': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:283'),
-    'asin': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:287'),
-    'asin_': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:287'),
-    'acos': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:291'),
-    'acos_': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:291'),
-    'atan': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:295'),
-    'atan_': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:295'),
-    'sinh': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:299'),
-    'sinh_': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:299'),
-    'cosh': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:303'),
-    'cosh_': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:303'),
-    'erf': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:307'),
-    'erf_': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:307'),
-    'erfc': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:311'),
-    'erfc_': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:311'),
-    'logit': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:315'),
-    'logit_': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:315'),
-    'floor': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:320'),
-    'floor_': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:320'),
-    'ceil': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:324'),
-    'ceil_': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:324'),
-    'trunc': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:328'),
-    'trunc_': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:328'),
-    'round': Tangent(round_tangent, (0,), (), 'derivatives.yaml:332'),
-    'round.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:336'),
-    'round_': Tangent(round_tangent, (0,), (), 'derivatives.yaml:332'),
-    'round_.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:336'),
-    'frac': Tangent(frac_tangent, (0,), (), 'derivatives.yaml:340'),
-    'frac_': Tangent(frac_tangent, (0,), (), 'derivatives.yaml:340'),
-    'div.Tensor_mode': Tangent(div_Tensor_mode_tangent, (0, 1), (), 'derivatives.yaml:346'),
-    'div_.Tensor_mode': Tangent(div_Tensor_mode_tangent, (0, 1), (), 'derivatives.yaml:346'),
-    'floor_divide': Tangent(floor_divide_tangent, (0, 1), (), 'derivatives.yaml:353'),
-    'floor_divide_.Tensor': Tangent(floor_divide_tangent, (0, 1), (), 'derivatives.yaml:353'),
-    'remainder.Tensor': Tangent(remainder_Tensor_tangent, (0, 1), (), 'derivatives.yaml:358'),
-    'remainder_.Tensor': Tangent(remainder_Tensor_tangent, (0, 1), (), 'derivatives.yaml:358'),
-    'fmod.Tensor': Tangent(fmod_Tensor_tangent, (0, 1), (), 'derivatives.yaml:369'),
-    'fmod_.Tensor': Tangent(fmod_Tensor_tangent, (0, 1), (), 'derivatives.yaml:369'),
-    'atan2': Tangent(atan2_tangent, (0, 1), (), 'derivatives.yaml:374'),
-    'atan2_': Tangent(atan2_tangent, (0, 1), (), 'derivatives.yaml:374'),
-    'hypot': Tangent(hypot_tangent, (0, 1), (), 'derivatives.yaml:379'),
-    'hypot_': Tangent(hypot_tangent, (0, 1), (), 'derivatives.yaml:379'),
-    'clamp': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:384'),
-    'clamp.Tensor': Tangent(clamp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:390'),
-    'clamp_': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:384'),
-    'clamp_.Tensor': Tangent(clamp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:390'),
-    'lerp.Scalar': Tangent(lerp_Scalar_tangent, (0, 1), (), 'derivatives.yaml:400'),
-    'lerp.Tensor': Tangent(lerp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:406'),
-    'lerp_.Scalar': Tangent(lerp_Scalar_tangent, (0, 1), (), 'derivatives.yaml:400'),
-    'lerp_.Tensor': Tangent(lerp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:406'),
-    'addcmul': Tangent(addcmul_tangent, (0, 1, 2), (), 'derivatives.yaml:412'),
-    'addcmul_': Tangent(addcmul_tangent, (0, 1, 2), (), 'derivatives.yaml:412'),
-    'addcdiv': Tangent(addcdiv_tangent, (0, 1, 2), (), 'derivatives.yaml:418'),
-    'addcdiv_': Tangent(addcdiv_tangent, (0, 1, 2), (), 'derivatives.yaml:418'),
-    'nan_to_num': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:422'),
-    'nan_to_num_': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:422'),
+    'mm': Tangent(mm_tangent, (0, 1), (), 'derivatives.yaml:179'),
+    'bmm': Tangent(bmm_tangent, (0, 1), (), 'derivatives.yaml:184'),
+    'copy_': Tangent(copy__tangent, (0, 1), (), 'derivatives.yaml:191'),
+    'fill_.Scalar': Tangent(fill__Scalar_tangent, (0,), (), 'derivatives.yaml:195'),
+    'clone': Tangent(clone_tangent, (0,), (), 'derivatives.yaml:199'),
+    '_to_copy': Tangent(_to_copy_tangent, (0,), (), 'derivatives.yaml:205'),
+    'view': Tangent(view_tangent, (0,), (), 'derivatives.yaml:209'),
+    '_unsafe_view': Tangent(_unsafe_view_tangent, (0,), (), 'derivatives.yaml:213'),
+    'as_strided': Tangent(as_strided_tangent, (0,), (), 'derivatives.yaml:217'),
+    'transpose.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:221'),
+    'permute': Tangent(permute_tangent, (0,), (), 'derivatives.yaml:225'),
+    'expand': Tangent(expand_tangent, (0,), (), 'derivatives.yaml:229'),
+    'squeeze': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:233'),
+    'squeeze.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:237'),
+    'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:241'),
+    'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:245'),
+    'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:249'),
+    'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:257'),
+    'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:257'),
+    'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:261'),
+    'rsqrt_': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:261'),
+    'exp2': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:265'),
+    'exp2_': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:265'),
+    'expm1': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:269'),
+    'expm1_': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:269'),
+    'log2': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:273'),
+    'log2_': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:273'),
+    'log10': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:277'),
+    'log10_': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:277'),
+    'log1p': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:281'),
+    'log1p_': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:281'),
+    'tan': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:285'),
+    'tan_': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:285'),
+    'asin': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:289'),
+    'asin_': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:289'),
+    'acos': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:293'),
+    'acos_': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:293'),
+    'atan': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:297'),
+    'atan_': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:297'),
+    'sinh': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:301'),
+    'sinh_': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:301'),
+    'cosh': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:305'),
+    'cosh_': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:305'),
+    'erf': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:309'),
+    'erf_': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:309'),
+    'erfc': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:313'),
+    'erfc_': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:313'),
+    'logit': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:317'),
+    'logit_': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:317'),
+    'floor': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:322'),
+    'floor_': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:322'),
+    'ceil': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:326'),
+    'ceil_': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:326'),
+    'trunc': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:330'),
+    'trunc_': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:330'),
+    'round': Tangent(round_tangent, (0,), (), 'derivatives.yaml:334'),
+    'round.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:338'),
+    'round_': Tangent(round_tangent, (0,), (), 'derivatives.yaml:334'),
+    'round_.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:338'),
+    'frac': Tangent(frac_tangent, (0,), (), 'derivatives.yaml:342'),
+    'frac_': Tangent(frac_tangent, (0,), (), 'derivatives.yaml:342'),
+    'div.Tensor_mode': Tangent(div_Tensor_mode_tangent, (0, 1), (), 'derivatives.yaml:348'),
+    'div_.Tensor_mode': Tangent(div_Tensor_mode_tangent, (0, 1), (), 'derivatives.yaml:348'),
+    'floor_divide': Tangent(floor_divide_tangent, (0, 1), (), 'derivatives.yaml:355'),
+    'floor_divide_.Tensor': Tangent(floor_divide_tangent, (0, 1), (), 'derivatives.yaml:355'),
+    'remainder.Tensor': Tangent(remainder_Tensor_tangent, (0, 1), (), 'derivatives.yaml:360'),
+    'remainder_.Tensor': Tangent(remainder_Tensor_tangent, (0, 1), (), 'derivatives.yaml:360'),
+    'fmod.Tensor': Tangent(fmod_Tensor_tangent, (0, 1), (), 'derivatives.yaml:371'),
+    'fmod_.Tensor': Tangent(fmod_Tensor_tangent, (0, 1), (), 'derivatives.yaml:371'),
+    'atan2': Tangent(atan2_tangent, (0, 1), (), 'derivatives.yaml:376'),
+    'atan2_': Tangent(atan2_tangent, (0, 1), (), 'derivatives.yaml:376'),
+    'hypot': Tangent(hypot_tangent, (0, 1), (), 'derivatives.yaml:381'),
+    'hypot_': Tangent(hypot_tangent, (0, 1), (), 'derivatives.yaml:381'),
+    'clamp': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:386'),
+    'clamp.Tensor': Tangent(clamp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:392'),
+    'clamp_': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:386'),
+    'clamp_.Tensor': Tangent(clamp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:392'),
+    'lerp.Scalar': Tangent(lerp_Scalar_tangent, (0, 1), (), 'derivatives.yaml:402'),
+    'lerp.Tensor': Tangent(lerp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:408'),
+    'lerp_.Scalar': Tangent(lerp_Scalar_tangent, (0, 1), (), 'derivatives.yaml:402'),
+    'lerp_.Tensor': Tangent(lerp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:408'),
+    'addcmul': Tangent(addcmul_tangent, (0, 1, 2), (), 'derivatives.yaml:414'),
+    'addcmul_': Tangent(addcmul_tangent, (0, 1, 2), (), 'derivatives.yaml:414'),
+    'addcdiv': Tangent(addcdiv_tangent, (0, 1, 2), (), 'derivatives.yaml:420'),
+    'addcdiv_': Tangent(addcdiv_tangent, (0, 1, 2), (), 'derivatives.yaml:420'),
+    'nan_to_num': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:424'),
+    'nan_to_num_': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:424'),
     'exp_': Tangent(exp_tangent, (0,), (), 'derivatives.yaml:107'),
     'log_': Tangent(log_tangent, (0,), (), 'derivatives.yaml:111'),
     'sqrt_': Tangent(sqrt_tangent, (0,), (), 'derivatives.yaml:115'),
@@ -1897,369 +2424,391 @@ FORWARD = {
     'sigmoid_': Tangent(sigmoid_tangent, (0,), (), 'derivatives.yaml:131'),
     'neg_': Tangent(neg_tangent, (0,), (), 'derivatives.yaml:95'),
     'abs_': Tangent(abs_tangent, (0,), (), 'derivatives.yaml:99'),
-    'leaky_relu': Tangent(leaky_relu_tangent, (0,), (), 'derivatives.yaml:427'),
-    'leaky_relu_': Tangent(leaky_relu__tangent, (0,), (), 'derivatives.yaml:438'),
-    'elu': Tangent(elu_tangent, (0,), (), 'derivatives.yaml:431'),
-    'elu_': Tangent(elu__tangent, (0,), (), 'derivatives.yaml:442'),
-    'gelu': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:446'),
-    'gelu_': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:446'),
-    'silu': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:450'),
-    'silu_': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:450'),
-    'gelu_backward': Tangent(gelu_backward_tangent, (0, 1), (), 'derivatives.yaml:457'),
-    'silu_backward': Tangent(silu_backward_tangent, (0, 1), (), 'derivatives.yaml:462'),
-    'mish': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:466'),
-    'mish_': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:466'),
-    'softplus': Tangent(softplus_tangent, (0,), (), 'derivatives.yaml:470'),
-    'hardtanh': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:474'),
-    'hardtanh_': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:474'),
-    'hardsigmoid': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:478'),
-    'hardsigmoid_': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:478'),
-    'hardswish': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:482'),
-    'hardswish_': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:482'),
-    'threshold': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:486'),
+    'leaky_relu': Tangent(leaky_relu_tangent, (0,), (), 'derivatives.yaml:429'),
+    'leaky_relu_': Tangent(leaky_relu__tangent, (0,), (), 'derivatives.yaml:440'),
+    'elu': Tangent(elu_tangent, (0,), (), 'derivatives.yaml:433'),
+    'elu_': Tangent(elu__tangent, (0,), (), 'derivatives.yaml:444'),
+    'gelu': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:448'),
+    'gelu_': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:448'),
+    'silu': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:452'),
+    'silu_': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:452'),
+    'gelu_backward': Tangent(gelu_backward_tangent, (0, 1), (), 'derivatives.yaml:459'),
+    'silu_backward': Tangent(silu_backward_tangent, (0, 1), (), 'derivatives.yaml:464'),
+    'mish': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:468'),
+    'mish_': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:468'),
+    'softplus': Tangent(softplus_tangent, (0,), (), 'derivatives.yaml:472'),
+    'hardtanh': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:476'),
+    'hardtanh_': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:476'),
+    'hardsigmoid': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:480'),
+    'hardsigmoid_': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:480'),
+    'hardswish': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:484'),
+    'hardswish_': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:484'),
+    'threshold': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:488'),
     'threshold_backward': Tangent(threshold_backward_tangent, (0, 1), (), 'derivatives.yaml:140'),
-    'threshold_': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:486'),
+    'threshold_': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:488'),
     'prelu': Tangent(prelu_tangent, (0, 1), (), 'derivatives.yaml:85'),
-    'normal_': Tangent(normal__tangent, (0,), (), 'derivatives.yaml:491'),
-    'uniform_': Tangent(uniform__tangent, (0,), (), 'derivatives.yaml:495'),
-    'exponential_': Tangent(exponential__tangent, (0,), (), 'derivatives.yaml:499'),
-    'bernoulli': Tangent(bernoulli_tangent, (0,), (), 'derivatives.yaml:503'),
-    'bernoulli.p': Tangent(bernoulli_p_tangent, (0,), (), 'derivatives.yaml:508'),
-    'bernoulli_.float': Tangent(bernoulli__float_tangent, (0,), (), 'derivatives.yaml:512'),
-    'bernoulli_.Tensor': Tangent(bernoulli__Tensor_tangent, (0,), (), 'derivatives.yaml:517'),
-    'clamp_max.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:395'),
-    'clamp_max_.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:395'),
+    'normal_': Tangent(normal__tangent, (0,), (), 'derivatives.yaml:493'),
+    'uniform_': Tangent(uniform__tangent, (0,), (), 'derivatives.yaml:497'),
+    'exponential_': Tangent(exponential__tangent, (0,), (), 'derivatives.yaml:501'),
+    'bernoulli': Tangent(bernoulli_tangent, (0,), (), 'derivatives.yaml:505'),
+    'bernoulli.p': Tangent(bernoulli_p_tangent, (0,), (), 'derivatives.yaml:510'),
+    'bernoulli_.float': Tangent(bernoulli__float_tangent, (0,), (), 'derivatives.yaml:514'),
+    'bernoulli_.Tensor': Tangent(bernoulli__Tensor_tangent, (0,), (), 'derivatives.yaml:519'),
+    'clamp_max.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:397'),
+    'clamp_max_.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:397'),
     'remainder.Scalar_Tensor': Tangent(
-        remainder_Scalar_Tensor_tangent, (1,), (), 'derivatives.yaml:364',
+        remainder_Scalar_Tensor_tangent, (1,), (), 'derivatives.yaml:366',
     ),
-    'prod': Tangent(prod_tangent, (0,), (), 'derivatives.yaml:527'),
-    'prod.dim_int': Tangent(prod_dim_int_tangent, (0,), (), 'derivatives.yaml:531'),
-    'amax': Tangent(amax_tangent, (0,), (), 'derivatives.yaml:535'),
-    'amin': Tangent(amin_tangent, (0,), (), 'derivatives.yaml:539'),
-    'var.correction': Tangent(var_correction_tangent, (0,), (), 'derivatives.yaml:543'),
-    'std.correction': Tangent(std_correction_tangent, (0,), (), 'derivatives.yaml:547'),
-    'var_mean.correction': Tangent(var_mean_correction_tangent, (0,), (), 'derivatives.yaml:554'),
-    'std_mean.correction': Tangent(std_mean_correction_tangent, (0,), (), 'derivatives.yaml:559'),
-    'norm.ScalarOpt_dim': Tangent(norm_ScalarOpt_dim_tangent, (0,), (), 'derivatives.yaml:564'),
-    'logsumexp': Tangent(logsumexp_tangent, (0,), (), 'derivatives.yaml:577'),
-    'cumsum': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:581'),
-    'cumsum_': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:581'),
-    'cumprod': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:585'),
-    'cumprod_': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:585'),
-    'cummax': Tangent(cummax_tangent, (0,), (), 'derivatives.yaml:590'),
-    'cummin': Tangent(cummin_tangent, (0,), (), 'derivatives.yaml:595'),
-    'median': Tangent(median_tangent, (0,), (), 'derivatives.yaml:599'),
-    'median.dim': Tangent(median_dim_tangent, (0,), (), 'derivatives.yaml:604'),
-    'mode': Tangent(mode_tangent, (0,), (), 'derivatives.yaml:609'),
-    'kthvalue': Tangent(kthvalue_tangent, (0,), (), 'derivatives.yaml:614'),
-    'topk': Tangent(topk_tangent, (0,), (), 'derivatives.yaml:619'),
-    'sort': Tangent(sort_tangent, (0,), (), 'derivatives.yaml:624'),
-    'sort.stable': Tangent(sort_stable_tangent, (0,), (), 'derivatives.yaml:629'),
-    '_gather_along': Tangent(_gather_along_tangent, (0,), (), 'derivatives.yaml:634'),
-    '_scatter_add_along': Tangent(_scatter_add_along_tangent, (0,), (), 'derivatives.yaml:639'),
-    'flip': Tangent(flip_tangent, (0,), (), 'derivatives.yaml:643'),
-    'mv': Tangent(None, (0, 1), (), 'derivatives.yaml:645'),
-    'dot': Tangent(None, (0, 1), (), 'derivatives.yaml:649'),
-    'addmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:655'),
-    'addmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:655'),
-    'addmv': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:660'),
-    'addmv_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:660'),
-    'baddbmm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:665'),
-    'baddbmm_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:665'),
-    'linear': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:670'),
-    'einsum': Tangent(None, (1,), (1,), 'derivatives.yaml:675'),
-    'tril': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:680'),
-    'tril_': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:680'),
-    'triu': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:684'),
-    'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:684'),
-    'diag': Tangent(None, (0,), (), 'derivatives.yaml:686'),
-    'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:691'),
-    'linalg_matrix_exp': Tangent(None, (0,), (), 'derivatives.yaml:1052'),
-    'cat': Tangent(cat_tangent, (0,), (0,), 'derivatives.yaml:695'),
-    'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:699'),
-    'repeat': Tangent(repeat_tangent, (0,), (), 'derivatives.yaml:703'),
+    'prod': Tangent(prod_tangent, (0,), (), 'derivatives.yaml:529'),
+    'prod.dim_int': Tangent(prod_dim_int_tangent, (0,), (), 'derivatives.yaml:533'),
+    'amax': Tangent(amax_tangent, (0,), (), 'derivatives.yaml:537'),
+    'amin': Tangent(amin_tangent, (0,), (), 'derivatives.yaml:541'),
+    'var.correction': Tangent(var_correction_tangent, (0,), (), 'derivatives.yaml:545'),
+    'std.correction': Tangent(std_correction_tangent, (0,), (), 'derivatives.yaml:549'),
+    'var_mean.correction': Tangent(var_mean_correction_tangent, (0,), (), 'derivatives.yaml:556'),
+    'std_mean.correction': Tangent(std_mean_correction_tangent, (0,), (), 'derivatives.yaml:561'),
+    'norm.ScalarOpt_dim': Tangent(norm_ScalarOpt_dim_tangent, (0,), (), 'derivatives.yaml:566'),
+    'logsumexp': Tangent(logsumexp_tangent, (0,), (), 'derivatives.yaml:581'),
+    'cumsum': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:585'),
+    'cumsum_': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:585'),
+    'cumprod': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:589'),
+    'cumprod_': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:589'),
+    'cummax': Tangent(cummax_tangent, (0,), (), 'derivatives.yaml:594'),
+    'cummin': Tangent(cummin_tangent, (0,), (), 'derivatives.yaml:599'),
+    'median': Tangent(median_tangent, (0,), (), 'derivatives.yaml:603'),
+    'median.dim': Tangent(median_dim_tangent, (0,), (), 'derivatives.yaml:608'),
+    'mode': Tangent(mode_tangent, (0,), (), 'derivatives.yaml:613'),
+    'kthvalue': Tangent(kthvalue_tangent, (0,), (), 'derivatives.yaml:618'),
+    'topk': Tangent(topk_tangent, (0,), (), 'derivatives.yaml:623'),
+    'sort': Tangent(sort_tangent, (0,), (), 'derivatives.yaml:628'),
+    'sort.stable': Tangent(sort_stable_tangent, (0,), (), 'derivatives.yaml:633'),
+    '_gather_along': Tangent(_gather_along_tangent, (0,), (), 'derivatives.yaml:638'),
+    '_scatter_add_along': Tangent(_scatter_add_along_tangent, (0,), (), 'derivatives.yaml:643'),
+    'flip': Tangent(flip_tangent, (0,), (), 'derivatives.yaml:647'),
+    'mv': Tangent(mv_tangent, (0, 1), (), 'derivatives.yaml:652'),
+    'dot': Tangent(dot_tangent, (0, 1), (), 'derivatives.yaml:657'),
+    'addmm': Tangent(addmm_tangent, (0, 1, 2), (), 'derivatives.yaml:665'),
+    'addmm_': Tangent(addmm_tangent, (0, 1, 2), (), 'derivatives.yaml:665'),
+    'addmv': Tangent(addmv_tangent, (0, 1, 2), (), 'derivatives.yaml:671'),
+    'addmv_': Tangent(addmv_tangent, (0, 1, 2), (), 'derivatives.yaml:671'),
+    'baddbmm': Tangent(baddbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:677'),
+    'baddbmm_': Tangent(baddbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:677'),
+    'linear': Tangent(linear_tangent, (0, 1, 2), (), 'derivatives.yaml:683'),
+    'einsum': Tangent(einsum_tangent, (1,), (1,), 'derivatives.yaml:687'),
+    'tril': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:691'),
+    'tril_': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:691'),
+    'triu': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:695'),
+    'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:695'),
+    'diag': Tangent(diag_tangent, (0,), (), 'derivatives.yaml:699'),
+    'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:703'),
+    'linalg_matrix_exp': Tangent(linalg_matrix_exp_tangent, (0,), (), 'derivatives.yaml:1088'),
+    'cat': Tangent(cat_tangent, (0,), (0,), 'derivatives.yaml:707'),
+    'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:711'),
+    'repeat': Tangent(repeat_tangent, (0,), (), 'derivatives.yaml:715'),
     'repeat_interleave.self_int': Tangent(
-        repeat_interleave_self_int_tangent, (0,), (), 'derivatives.yaml:707',
+        repeat_interleave_self_int_tangent, (0,), (), 'derivatives.yaml:719',
     ),
-    'gather': Tangent(gather_tangent, (0,), (), 'derivatives.yaml:718'),
-    'scatter.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:724'),
-    'scatter.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:729'),
-    'scatter.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:735'),
-    'scatter.value_reduce': Tangent(scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:740'),
-    'scatter_.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:724'),
-    'scatter_.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:729'),
-    'scatter_.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:735'),
+    'gather': Tangent(gather_tangent, (0,), (), 'derivatives.yaml:730'),
+    'scatter.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:736'),
+    'scatter.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:741'),
+    'scatter.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:747'),
+    'scatter.value_reduce': Tangent(scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:752'),
+    'scatter_.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:736'),
+    'scatter_.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:741'),
+    'scatter_.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:747'),
     'scatter_.value_reduce': Tangent(
-        scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:740',
+        scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:752',
     ),
-    'scatter_add': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:746'),
-    'scatter_add_': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:746'),
-    'scatter_reduce.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:751'),
-    'scatter_reduce_.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:751'),
-    'index_select': Tangent(index_select_tangent, (0,), (), 'derivatives.yaml:756'),
-    'index_add': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:762'),
-    'index_add_': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:762'),
-    'index_copy': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:768'),
-    'index_copy_': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:768'),
+    'scatter_add': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:758'),
+    'scatter_add_': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:758'),
+    'scatter_reduce.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:763'),
+    'scatter_reduce_.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:763'),
+    'index_select': Tangent(index_select_tangent, (0,), (), 'derivatives.yaml:768'),
+    'index_add': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:774'),
+    'index_add_': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:774'),
+    'index_copy': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:780'),
+    'index_copy_': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:780'),
     'index_fill.int_Scalar': Tangent(
-        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:773',
+        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:785',
     ),
     'index_fill.int_Tensor': Tangent(
-        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:779',
+        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:791',
     ),
     'index_fill_.int_Scalar': Tangent(
-        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:773',
+        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:785',
     ),
     'index_fill_.int_Tensor': Tangent(
-        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:779',
+        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:791',
     ),
-    'masked_fill.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:784'),
-    'masked_fill.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:790'),
-    'masked_fill_.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:784'),
-    'masked_fill_.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:790'),
-    'masked_select': Tangent(masked_select_tangent, (0,), (), 'derivatives.yaml:795'),
-    'masked_scatter': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:801'),
-    'masked_scatter_': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:801'),
-    'take': Tangent(take_tangent, (0,), (), 'derivatives.yaml:806'),
-    '_unique2': Tangent(None, (0,), (), 'derivatives.yaml:1097'),
-    'unique_dim': Tangent(None, (0,), (), 'derivatives.yaml:1101'),
-    'index.Tensor': Tangent(index_Tensor_tangent, (0,), (), 'derivatives.yaml:811'),
-    'index_put': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:817'),
-    'index_put_': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:817'),
-    'convolution': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:827'),
-    'convolution_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:834'),
-    'constant_pad_nd': Tangent(constant_pad_nd_tangent, (0,), (), 'derivatives.yaml:841'),
-    '_pad_nd': Tangent(_pad_nd_tangent, (0,), (), 'derivatives.yaml:848'),
-    '_pad_nd_backward': Tangent(_pad_nd_backward_tangent, (0,), (), 'derivatives.yaml:852'),
+    'masked_fill.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:796'),
+    'masked_fill.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:802'),
+    'masked_fill_.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:796'),
+    'masked_fill_.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:802'),
+    'masked_select': Tangent(masked_select_tangent, (0,), (), 'derivatives.yaml:807'),
+    'masked_scatter': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:813'),
+    'masked_scatter_': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:813'),
+    'take': Tangent(take_tangent, (0,), (), 'derivatives.yaml:818'),
+    '_unique2': Tangent(None, (0,), (), 'derivatives.yaml:1136'),
+    'unique_dim': Tangent(None, (0,), (), 'derivatives.yaml:1140'),
+    'index.Tensor': Tangent(index_Tensor_tangent, (0,), (), 'derivatives.yaml:823'),
+    'index_put': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:829'),
+    'index_put_': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:829'),
+    'convolution': Tangent(convolution_tangent, (0, 1, 2), (), 'derivatives.yaml:843'),
+    'convolution_backward': Tangent(
+        convolution_backward_tangent, (0, 1, 2), (), 'derivatives.yaml:851',
+    ),
+    'constant_pad_nd': Tangent(constant_pad_nd_tangent, (0,), (), 'derivatives.yaml:855'),
+    '_pad_nd': Tangent(_pad_nd_tangent, (0,), (), 'derivatives.yaml:862'),
+    '_pad_nd_backward': Tangent(_pad_nd_backward_tangent, (0,), (), 'derivatives.yaml:866'),
     'max_pool2d_with_indices': Tangent(
-        max_pool2d_with_indices_tangent, (0,), (), 'derivatives.yaml:859',
+        max_pool2d_with_indices_tangent, (0,), (), 'derivatives.yaml:873',
     ),
     'max_pool2d_with_indices_backward': Tangent(
-        max_pool2d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:868',
+        max_pool2d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:882',
     ),
-    'avg_pool2d': Tangent(avg_pool2d_tangent, (0,), (), 'derivatives.yaml:872'),
-    'avg_pool2d_backward': Tangent(avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:877'),
-    'adaptive_avg_pool2d': Tangent(adaptive_avg_pool2d_tangent, (0,), (), 'derivatives.yaml:881'),
+    'avg_pool2d': Tangent(avg_pool2d_tangent, (0,), (), 'derivatives.yaml:886'),
+    'avg_pool2d_backward': Tangent(avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:891'),
+    'adaptive_avg_pool2d': Tangent(adaptive_avg_pool2d_tangent, (0,), (), 'derivatives.yaml:895'),
     'adaptive_avg_pool2d_backward': Tangent(
-        adaptive_avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:886',
+        adaptive_avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:900',
     ),
-    'adaptive_max_pool2d': Tangent(adaptive_max_pool2d_tangent, (0,), (), 'derivatives.yaml:891'),
+    'adaptive_max_pool2d': Tangent(adaptive_max_pool2d_tangent, (0,), (), 'derivatives.yaml:905'),
     'adaptive_max_pool2d_backward': Tangent(
-        adaptive_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:897',
+        adaptive_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:911',
     ),
-    'upsample_nearest2d': Tangent(upsample_nearest2d_tangent, (0,), (), 'derivatives.yaml:903'),
+    'upsample_nearest2d': Tangent(upsample_nearest2d_tangent, (0,), (), 'derivatives.yaml:917'),
     'upsample_nearest2d_backward': Tangent(
-        upsample_nearest2d_backward_tangent, (0,), (), 'derivatives.yaml:907',
+        upsample_nearest2d_backward_tangent, (0,), (), 'derivatives.yaml:921',
     ),
-    'upsample_bilinear2d': Tangent(upsample_bilinear2d_tangent, (0,), (), 'derivatives.yaml:911'),
+    'upsample_bilinear2d': Tangent(upsample_bilinear2d_tangent, (0,), (), 'derivatives.yaml:925'),
     'upsample_bilinear2d_backward': Tangent(
-        upsample_bilinear2d_backward_tangent, (0,), (), 'derivatives.yaml:915',
+        upsample_bilinear2d_backward_tangent, (0,), (), 'derivatives.yaml:929',
     ),
-    'im2col': Tangent(im2col_tangent, (0,), (), 'derivatives.yaml:919'),
-    'col2im': Tangent(col2im_tangent, (0,), (), 'derivatives.yaml:923'),
-    '_softmax': Tangent(None, (0,), (), 'derivatives.yaml:931'),
-    '_log_softmax': Tangent(None, (0,), (), 'derivatives.yaml:934'),
-    '_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:937'),
-    '_log_softmax_backward_data': Tangent(None, (0, 1), (), 'derivatives.yaml:941'),
-    'nll_loss_forward': Tangent(None, (0,), (), 'derivatives.yaml:945'),
-    'nll_loss_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:950'),
-    'mse_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:955'),
-    'smooth_l1_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:973'),
-    'huber_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:961'),
-    'binary_cross_entropy': Tangent(None, (0, 1), (), 'derivatives.yaml:968'),
-    'binary_cross_entropy_with_logits': Tangent(None, (0, 1), (), 'derivatives.yaml:977'),
-    'native_batch_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:982'),
-    'native_layer_norm': Tangent(None, (0, 2, 3), (), 'derivatives.yaml:987'),
-    'native_group_norm': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:991'),
-    '_fused_rms_norm': Tangent(None, (0, 2), (), 'derivatives.yaml:995'),
-    'native_layer_norm_backward': Tangent(None, (0, 1, 3, 4, 5, 6), (), 'derivatives.yaml:1002'),
-    '_fused_rms_norm_backward': Tangent(None, (0, 1, 3, 4), (), 'derivatives.yaml:1005'),
-    'native_dropout': Tangent(native_dropout_tangent, (0,), (), 'derivatives.yaml:1011'),
-    'embedding': Tangent(embedding_tangent, (0,), (), 'derivatives.yaml:1016'),
+    'im2col': Tangent(im2col_tangent, (0,), (), 'derivatives.yaml:933'),
+    'col2im': Tangent(col2im_tangent, (0,), (), 'derivatives.yaml:937'),
+    '_softmax': Tangent(_softmax_tangent, (0,), (), 'derivatives.yaml:947'),
+    '_log_softmax': Tangent(_log_softmax_tangent, (0,), (), 'derivatives.yaml:951'),
+    '_softmax_backward_data': Tangent(
+        _softmax_backward_data_tangent, (0, 1), (), 'derivatives.yaml:956',
+    ),
+    '_log_softmax_backward_data': Tangent(
+        _log_softmax_backward_data_tangent, (0, 1), (), 'derivatives.yaml:961',
+    ),
+    'nll_loss_forward': Tangent(nll_loss_forward_tangent, (0,), (), 'derivatives.yaml:967'),
+    'nll_loss_backward': Tangent(nll_loss_backward_tangent, (0, 1), (), 'derivatives.yaml:973'),
+    'mse_loss': Tangent(mse_loss_tangent, (0, 1), (), 'derivatives.yaml:978'),
+    'smooth_l1_loss': Tangent(smooth_l1_loss_tangent, (0, 1), (), 'derivatives.yaml:999'),
+    'huber_loss': Tangent(huber_loss_tangent, (0, 1), (), 'derivatives.yaml:985'),
+    'binary_cross_entropy': Tangent(
+        binary_cross_entropy_tangent, (0, 1), (), 'derivatives.yaml:994',
+    ),
+    'binary_cross_entropy_with_logits': Tangent(
+        binary_cross_entropy_with_logits_tangent, (0, 1), (), 'derivatives.yaml:1005',
+    ),
+    'native_batch_norm': Tangent(native_batch_norm_tangent, (0, 1, 2), (), 'derivatives.yaml:1011'),
+    'native_layer_norm': Tangent(native_layer_norm_tangent, (0, 2, 3), (), 'derivatives.yaml:1016'),
+    'native_group_norm': Tangent(native_group_norm_tangent, (0, 1, 2), (), 'derivatives.yaml:1021'),
+    '_fused_rms_norm': Tangent(_fused_rms_norm_tangent, (0, 2), (), 'derivatives.yaml:1026'),
+    'native_layer_norm_backward': Tangent(
+        native_layer_norm_backward_tangent, (0, 1, 3, 4, 5, 6), (), 'derivatives.yaml:1033',
+    ),
+    '_fused_rms_norm_backward': Tangent(
+        _fused_rms_norm_backward_tangent, (0, 1, 3, 4), (), 'derivatives.yaml:1037',
+    ),
+    'native_dropout': Tangent(native_dropout_tangent, (0,), (), 'derivatives.yaml:1042'),
+    'embedding': Tangent(embedding_tangent, (0,), (), 'derivatives.yaml:1047'),
     'embedding_dense_backward': Tangent(
-        embedding_dense_backward_tangent, (0,), (), 'derivatives.yaml:1021',
+        embedding_dense_backward_tangent, (0,), (), 'derivatives.yaml:1052',
     ),
-    '_cross_entropy_forward': Tangent(None, (0,), (), 'derivatives.yaml:1023'),
-    '_cross_entropy_backward': Tangent(None, (0, 1), (), 'derivatives.yaml:1028'),
-    '_lstm_sequence': Tangent(None, (0, 1, 2, 3), (), 'derivatives.yaml:1038'),
-    '_lstm_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5, 6, 7), (), 'derivatives.yaml:1041'),
-    '_fused_adam_': Tangent(None, (0, 1, 2, 3, 4), (), 'derivatives.yaml:1045'),
-    '_fused_sgd_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1048'),
-    'linalg_qr': Tangent(None, (0,), (), 'derivatives.yaml:1074'),
-    'geqrf': Tangent(None, (0,), (), 'derivatives.yaml:1078'),
-    'linalg_lstsq': Tangent(None, (0, 1), (), 'derivatives.yaml:1083'),
-    'cdist': Tangent(None, (0, 1), (), 'derivatives.yaml:1068'),
-    'linalg_vector_norm': Tangent(None, (0,), (), 'derivatives.yaml:572'),
-    'linalg_inv_ex': Tangent(None, (0,), (), 'derivatives.yaml:1151'),
-    'linalg_slogdet': Tangent(None, (0,), (), 'derivatives.yaml:1156'),
-    'linalg_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1159'),
-    'linalg_cholesky_ex': Tangent(None, (0,), (), 'derivatives.yaml:1162'),
-    'linalg_lu_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1107'),
-    'lu_unpack': Tangent(None, (0,), (), 'derivatives.yaml:1111'),
-    'linalg_lu': Tangent(None, (0,), (), 'derivatives.yaml:1116'),
-    'linalg_lu_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1120'),
-    'linalg_solve_ex': Tangent(None, (0, 1), (), 'derivatives.yaml:1125'),
-    'linalg_solve_triangular': Tangent(None, (0, 1), (), 'derivatives.yaml:1129'),
-    'triangular_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1132'),
-    'cholesky_solve': Tangent(None, (0, 1), (), 'derivatives.yaml:1135'),
-    'cholesky_inverse': Tangent(None, (0,), (), 'derivatives.yaml:1138'),
-    'linalg_ldl_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1141'),
-    'linalg_ldl_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1145'),
-    '_linalg_svd': Tangent(None, (0,), (), 'derivatives.yaml:1172'),
-    '_linalg_eigh': Tangent(None, (0,), (), 'derivatives.yaml:1176'),
-    'linalg_det': Tangent(None, (0,), (), 'derivatives.yaml:1180'),
-    'linalg_pinv.atol_rtol_tensor': Tangent(None, (0,), (), 'derivatives.yaml:1183'),
-    'unsqueeze_': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:239'),
-    'squeeze_': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:231'),
-    'squeeze_.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:235'),
-    'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:219'),
-    'logaddexp': Tangent(logaddexp_tangent, (0, 1), (), 'derivatives.yaml:1060'),
-    'logaddexp2': Tangent(logaddexp2_tangent, (0, 1), (), 'derivatives.yaml:1065'),
+    '_cross_entropy_forward': Tangent(
+        _cross_entropy_forward_tangent, (0,), (), 'derivatives.yaml:1058',
+    ),
+    '_cross_entropy_backward': Tangent(
+        _cross_entropy_backward_tangent, (0, 1), (), 'derivatives.yaml:1063',
+    ),
+    '_lstm_sequence': Tangent(_lstm_sequence_tangent, (0, 1, 2, 3), (), 'derivatives.yaml:1073'),
+    '_lstm_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5, 6, 7), (), 'derivatives.yaml:1075'),
+    '_fused_adam_': Tangent(None, (0, 1, 2, 3, 4), (), 'derivatives.yaml:1079'),
+    '_fused_sgd_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1082'),
+    'linalg_qr': Tangent(linalg_qr_tangent, (0,), (), 'derivatives.yaml:1112'),
+    'geqrf': Tangent(None, (0,), (), 'derivatives.yaml:1115'),
+    'linalg_lstsq': Tangent(linalg_lstsq_tangent, (0, 1), (), 'derivatives.yaml:1123'),
+    'cdist': Tangent(cdist_tangent, (0, 1), (), 'derivatives.yaml:1105'),
+    'linalg_vector_norm': Tangent(linalg_vector_norm_tangent, (0,), (), 'derivatives.yaml:577'),
+    'linalg_inv_ex': Tangent(linalg_inv_ex_tangent, (0,), (), 'derivatives.yaml:1203'),
+    'linalg_slogdet': Tangent(linalg_slogdet_tangent, (0,), (), 'derivatives.yaml:1208'),
+    'linalg_solve': Tangent(linalg_solve_tangent, (0, 1), (), 'derivatives.yaml:1212'),
+    'linalg_cholesky_ex': Tangent(linalg_cholesky_ex_tangent, (0,), (), 'derivatives.yaml:1217'),
+    'linalg_lu_factor_ex': Tangent(linalg_lu_factor_ex_tangent, (0,), (), 'derivatives.yaml:1149'),
+    'lu_unpack': Tangent(lu_unpack_tangent, (0,), (), 'derivatives.yaml:1155'),
+    'linalg_lu': Tangent(linalg_lu_tangent, (0,), (), 'derivatives.yaml:1160'),
+    'linalg_lu_solve': Tangent(linalg_lu_solve_tangent, (0, 2), (), 'derivatives.yaml:1166'),
+    'linalg_solve_ex': Tangent(linalg_solve_ex_tangent, (0, 1), (), 'derivatives.yaml:1171'),
+    'linalg_solve_triangular': Tangent(
+        linalg_solve_triangular_tangent, (0, 1), (), 'derivatives.yaml:1175',
+    ),
+    'triangular_solve': Tangent(triangular_solve_tangent, (0, 1), (), 'derivatives.yaml:1179'),
+    'cholesky_solve': Tangent(cholesky_solve_tangent, (0, 1), (), 'derivatives.yaml:1184'),
+    'cholesky_inverse': Tangent(cholesky_inverse_tangent, (0,), (), 'derivatives.yaml:1188'),
+    'linalg_ldl_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1190'),
+    'linalg_ldl_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1194'),
+    '_linalg_svd': Tangent(_linalg_svd_tangent, (0,), (), 'derivatives.yaml:1228'),
+    '_linalg_eigh': Tangent(_linalg_eigh_tangent, (0,), (), 'derivatives.yaml:1233'),
+    'linalg_det': Tangent(linalg_det_tangent, (0,), (), 'derivatives.yaml:1237'),
+    'linalg_pinv.atol_rtol_tensor': Tangent(
+        linalg_pinv_atol_rtol_tensor_tangent, (0,), (), 'derivatives.yaml:1242',
+    ),
+    'unsqueeze_': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:241'),
+    'squeeze_': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:233'),
+    'squeeze_.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:237'),
+    'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:221'),
+    'logaddexp': Tangent(logaddexp_tangent, (0, 1), (), 'derivatives.yaml:1095'),
+    'logaddexp2': Tangent(logaddexp2_tangent, (0, 1), (), 'derivatives.yaml:1100'),
     'sinc': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:81'),
-    'heaviside': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1093'),
-    'dist': Tangent(None, (0, 1), (), 'derivatives.yaml:566'),
-    'lgamma': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1190'),
-    'lgamma_': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1190'),
-    'digamma': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1194'),
-    'digamma_': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1194'),
-    'polygamma': Tangent(polygamma_tangent, (1,), (), 'derivatives.yaml:1198'),
-    'polygamma_': Tangent(polygamma__tangent, (0,), (), 'derivatives.yaml:1203'),
-    'mvlgamma': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1209'),
-    'mvlgamma_': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1209'),
-    'igamma': Tangent(None, (0, 1), (), 'derivatives.yaml:1212'),
-    'igamma_': Tangent(None, (0, 1), (), 'derivatives.yaml:1212'),
-    'igammac': Tangent(None, (0, 1), (), 'derivatives.yaml:1216'),
-    'igammac_': Tangent(None, (0, 1), (), 'derivatives.yaml:1216'),
-    'erfinv': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1222'),
-    'erfinv_': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1222'),
-    'i0': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1226'),
-    'i0_': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1226'),
-    'special_i0e': Tangent(special_i0e_tangent, (0,), (), 'derivatives.yaml:1230'),
-    'special_i1': Tangent(special_i1_tangent, (0,), (), 'derivatives.yaml:1234'),
-    'special_i1e': Tangent(special_i1e_tangent, (0,), (), 'derivatives.yaml:1238'),
-    'special_erfcx': Tangent(special_erfcx_tangent, (0,), (), 'derivatives.yaml:1243'),
-    'special_ndtri': Tangent(special_ndtri_tangent, (0,), (), 'derivatives.yaml:1247'),
-    'special_log_ndtr': Tangent(special_log_ndtr_tangent, (0,), (), 'derivatives.yaml:1251'),
-    'special_entr': Tangent(special_entr_tangent, (0,), (), 'derivatives.yaml:1255'),
-    'special_xlog1py': Tangent(special_xlog1py_tangent, (0, 1), (), 'derivatives.yaml:1260'),
-    'special_airy_ai': Tangent(None, (), (), 'derivatives.yaml:1635'),
-    'special_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1638'),
-    'special_bessel_j1': Tangent(None, (), (), 'derivatives.yaml:1641'),
-    'special_bessel_y0': Tangent(None, (), (), 'derivatives.yaml:1644'),
-    'special_bessel_y1': Tangent(None, (), (), 'derivatives.yaml:1647'),
-    'special_modified_bessel_i0': Tangent(None, (), (), 'derivatives.yaml:1650'),
-    'special_modified_bessel_i1': Tangent(None, (), (), 'derivatives.yaml:1653'),
-    'special_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1656'),
-    'special_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1659'),
-    'special_scaled_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1662'),
-    'special_scaled_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1665'),
-    'special_spherical_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1668'),
-    'special_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1671'),
-    'special_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1674'),
-    'special_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1677'),
-    'special_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1680'),
-    'special_shifted_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1683'),
-    'special_shifted_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1686'),
-    'special_shifted_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1689'),
-    'special_shifted_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1692'),
-    'special_hermite_polynomial_h': Tangent(None, (), (), 'derivatives.yaml:1695'),
-    'special_hermite_polynomial_he': Tangent(None, (), (), 'derivatives.yaml:1698'),
-    'special_laguerre_polynomial_l': Tangent(None, (), (), 'derivatives.yaml:1701'),
-    'special_legendre_polynomial_p': Tangent(None, (), (), 'derivatives.yaml:1704'),
-    'special_zeta': Tangent(None, (0, 1), (), 'derivatives.yaml:1268'),
-    'acosh': Tangent(acosh_tangent, (0,), (), 'derivatives.yaml:1278'),
-    'acosh_': Tangent(acosh__tangent, (0,), (), 'derivatives.yaml:1293'),
-    'asinh': Tangent(asinh_tangent, (0,), (), 'derivatives.yaml:1282'),
-    'asinh_': Tangent(asinh__tangent, (0,), (), 'derivatives.yaml:1297'),
-    'atanh': Tangent(atanh_tangent, (0,), (), 'derivatives.yaml:1286'),
-    'atanh_': Tangent(atanh__tangent, (0,), (), 'derivatives.yaml:1301'),
-    'angle': Tangent(angle_tangent, (0,), (), 'derivatives.yaml:1306'),
-    'sgn': Tangent(sgn_tangent, (0,), (), 'derivatives.yaml:1576'),
-    'sgn_': Tangent(sgn_tangent, (0,), (), 'derivatives.yaml:1576'),
+    'heaviside': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1132'),
+    'dist': Tangent(dist_tangent, (0, 1), (), 'derivatives.yaml:571'),
+    'lgamma': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1247'),
+    'lgamma_': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1247'),
+    'digamma': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1251'),
+    'digamma_': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1251'),
+    'polygamma': Tangent(polygamma_tangent, (1,), (), 'derivatives.yaml:1255'),
+    'polygamma_': Tangent(polygamma__tangent, (0,), (), 'derivatives.yaml:1260'),
+    'mvlgamma': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1266'),
+    'mvlgamma_': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1266'),
+    'igamma': Tangent(None, (0, 1), (), 'derivatives.yaml:1269'),
+    'igamma_': Tangent(None, (0, 1), (), 'derivatives.yaml:1269'),
+    'igammac': Tangent(None, (0, 1), (), 'derivatives.yaml:1273'),
+    'igammac_': Tangent(None, (0, 1), (), 'derivatives.yaml:1273'),
+    'erfinv': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1279'),
+    'erfinv_': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1279'),
+    'i0': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1283'),
+    'i0_': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1283'),
+    'special_i0e': Tangent(special_i0e_tangent, (0,), (), 'derivatives.yaml:1287'),
+    'special_i1': Tangent(special_i1_tangent, (0,), (), 'derivatives.yaml:1291'),
+    'special_i1e': Tangent(special_i1e_tangent, (0,), (), 'derivatives.yaml:1295'),
+    'special_erfcx': Tangent(special_erfcx_tangent, (0,), (), 'derivatives.yaml:1300'),
+    'special_ndtri': Tangent(special_ndtri_tangent, (0,), (), 'derivatives.yaml:1304'),
+    'special_log_ndtr': Tangent(special_log_ndtr_tangent, (0,), (), 'derivatives.yaml:1308'),
+    'special_entr': Tangent(special_entr_tangent, (0,), (), 'derivatives.yaml:1312'),
+    'special_xlog1py': Tangent(special_xlog1py_tangent, (0, 1), (), 'derivatives.yaml:1317'),
+    'special_airy_ai': Tangent(None, (), (), 'derivatives.yaml:1693'),
+    'special_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1696'),
+    'special_bessel_j1': Tangent(None, (), (), 'derivatives.yaml:1699'),
+    'special_bessel_y0': Tangent(None, (), (), 'derivatives.yaml:1702'),
+    'special_bessel_y1': Tangent(None, (), (), 'derivatives.yaml:1705'),
+    'special_modified_bessel_i0': Tangent(None, (), (), 'derivatives.yaml:1708'),
+    'special_modified_bessel_i1': Tangent(None, (), (), 'derivatives.yaml:1711'),
+    'special_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1714'),
+    'special_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1717'),
+    'special_scaled_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1720'),
+    'special_scaled_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1723'),
+    'special_spherical_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1726'),
+    'special_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1729'),
+    'special_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1732'),
+    'special_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1735'),
+    'special_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1738'),
+    'special_shifted_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1741'),
+    'special_shifted_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1744'),
+    'special_shifted_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1747'),
+    'special_shifted_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1750'),
+    'special_hermite_polynomial_h': Tangent(None, (), (), 'derivatives.yaml:1753'),
+    'special_hermite_polynomial_he': Tangent(None, (), (), 'derivatives.yaml:1756'),
+    'special_laguerre_polynomial_l': Tangent(None, (), (), 'derivatives.yaml:1759'),
+    'special_legendre_polynomial_p': Tangent(None, (), (), 'derivatives.yaml:1762'),
+    'special_zeta': Tangent(None, (0, 1), (), 'derivatives.yaml:1325'),
+    'acosh': Tangent(acosh_tangent, (0,), (), 'derivatives.yaml:1335'),
+    'acosh_': Tangent(acosh__tangent, (0,), (), 'derivatives.yaml:1350'),
+    'asinh': Tangent(asinh_tangent, (0,), (), 'derivatives.yaml:1339'),
+    'asinh_': Tangent(asinh__tangent, (0,), (), 'derivatives.yaml:1354'),
+    'atanh': Tangent(atanh_tangent, (0,), (), 'derivatives.yaml:1343'),
+    'atanh_': Tangent(atanh__tangent, (0,), (), 'derivatives.yaml:1358'),
+    'angle': Tangent(angle_tangent, (0,), (), 'derivatives.yaml:1363'),
+    'sgn': Tangent(sgn_tangent, (0,), (), 'derivatives.yaml:1634'),
+    'sgn_': Tangent(sgn_tangent, (0,), (), 'derivatives.yaml:1634'),
     'sign_': Tangent(sign_tangent, (0,), (), 'derivatives.yaml:103'),
-    'copysign.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1311'),
-    'copysign_.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1311'),
-    'frexp.Tensor': Tangent(frexp_Tensor_tangent, (0,), (), 'derivatives.yaml:1316'),
-    'nextafter': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1320'),
-    'nextafter_': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1320'),
-    'eq_.Tensor': Tangent(eq__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1327'),
-    'ne_.Tensor': Tangent(ne__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1332'),
-    'lt_.Tensor': Tangent(lt__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1337'),
-    'le_.Tensor': Tangent(le__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1342'),
-    'gt_.Tensor': Tangent(gt__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1347'),
-    'ge_.Tensor': Tangent(ge__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1352'),
-    'pow_.Tensor': Tangent(pow__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1357'),
+    'copysign.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1368'),
+    'copysign_.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1368'),
+    'frexp.Tensor': Tangent(frexp_Tensor_tangent, (0,), (), 'derivatives.yaml:1373'),
+    'nextafter': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1377'),
+    'nextafter_': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1377'),
+    'eq_.Tensor': Tangent(eq__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1384'),
+    'ne_.Tensor': Tangent(ne__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1389'),
+    'lt_.Tensor': Tangent(lt__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1394'),
+    'le_.Tensor': Tangent(le__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1399'),
+    'gt_.Tensor': Tangent(gt__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1404'),
+    'ge_.Tensor': Tangent(ge__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1409'),
+    'pow_.Tensor': Tangent(pow__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1414'),
     'xlogy_.Tensor': Tangent(xlogy_Tensor_tangent, (0, 1), (), 'derivatives.yaml:72'),
     'sinc_': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:81'),
-    'heaviside_': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1093'),
-    'random_.from': Tangent(random__from_tangent, (0,), (), 'derivatives.yaml:1361'),
-    'random_.to': Tangent(random__to_tangent, (0,), (), 'derivatives.yaml:1365'),
-    'random_': Tangent(random__tangent, (0,), (), 'derivatives.yaml:1369'),
-    'cauchy_': Tangent(cauchy__tangent, (0,), (), 'derivatives.yaml:1373'),
-    'log_normal_': Tangent(log_normal__tangent, (0,), (), 'derivatives.yaml:1377'),
-    'geometric_': Tangent(geometric__tangent, (0,), (), 'derivatives.yaml:1381'),
-    'binomial': Tangent(binomial_tangent, (0, 1), (), 'derivatives.yaml:1387'),
-    'poisson': Tangent(poisson_tangent, (0,), (), 'derivatives.yaml:1391'),
-    'as_strided_': Tangent(as_strided__tangent, (0,), (), 'derivatives.yaml:1418'),
-    'diag_embed': Tangent(diag_embed_tangent, (0,), (), 'derivatives.yaml:1397'),
-    'diagonal_scatter': Tangent(diagonal_scatter_tangent, (0, 1), (), 'derivatives.yaml:1402'),
-    'select_scatter': Tangent(select_scatter_tangent, (0, 1), (), 'derivatives.yaml:1407'),
-    'slice_scatter': Tangent(slice_scatter_tangent, (0, 1), (), 'derivatives.yaml:1412'),
-    'as_strided_scatter': Tangent(as_strided_scatter_tangent, (0, 1), (), 'derivatives.yaml:1422'),
-    'index_reduce': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1427'),
-    'index_reduce_': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1427'),
-    'addbmm': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1438'),
-    'addbmm_': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1438'),
-    'nanmedian': Tangent(nanmedian_tangent, (0,), (), 'derivatives.yaml:1442'),
-    'nanmedian.dim': Tangent(nanmedian_dim_tangent, (0,), (), 'derivatives.yaml:1447'),
-    'logcumsumexp': Tangent(logcumsumexp_tangent, (0,), (), 'derivatives.yaml:1451'),
-    '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1454'),
-    'histc': Tangent(None, (), (), 'derivatives.yaml:1707'),
+    'heaviside_': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1132'),
+    'random_.from': Tangent(random__from_tangent, (0,), (), 'derivatives.yaml:1418'),
+    'random_.to': Tangent(random__to_tangent, (0,), (), 'derivatives.yaml:1422'),
+    'random_': Tangent(random__tangent, (0,), (), 'derivatives.yaml:1426'),
+    'cauchy_': Tangent(cauchy__tangent, (0,), (), 'derivatives.yaml:1430'),
+    'log_normal_': Tangent(log_normal__tangent, (0,), (), 'derivatives.yaml:1434'),
+    'geometric_': Tangent(geometric__tangent, (0,), (), 'derivatives.yaml:1438'),
+    'binomial': Tangent(binomial_tangent, (0, 1), (), 'derivatives.yaml:1444'),
+    'poisson': Tangent(poisson_tangent, (0,), (), 'derivatives.yaml:1448'),
+    'as_strided_': Tangent(as_strided__tangent, (0,), (), 'derivatives.yaml:1475'),
+    'diag_embed': Tangent(diag_embed_tangent, (0,), (), 'derivatives.yaml:1454'),
+    'diagonal_scatter': Tangent(diagonal_scatter_tangent, (0, 1), (), 'derivatives.yaml:1459'),
+    'select_scatter': Tangent(select_scatter_tangent, (0, 1), (), 'derivatives.yaml:1464'),
+    'slice_scatter': Tangent(slice_scatter_tangent, (0, 1), (), 'derivatives.yaml:1469'),
+    'as_strided_scatter': Tangent(as_strided_scatter_tangent, (0, 1), (), 'derivatives.yaml:1479'),
+    'index_reduce': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1484'),
+    'index_reduce_': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1484'),
+    'addbmm': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1495'),
+    'addbmm_': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1495'),
+    'nanmedian': Tangent(nanmedian_tangent, (0,), (), 'derivatives.yaml:1499'),
+    'nanmedian.dim': Tangent(nanmedian_dim_tangent, (0,), (), 'derivatives.yaml:1504'),
+    'logcumsumexp': Tangent(logcumsumexp_tangent, (0,), (), 'derivatives.yaml:1508'),
+    '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1511'),
+    'histc': Tangent(None, (), (), 'derivatives.yaml:1765'),
     'max_pool3d_with_indices': Tangent(
-        max_pool3d_with_indices_tangent, (0,), (), 'derivatives.yaml:1466',
+        max_pool3d_with_indices_tangent, (0,), (), 'derivatives.yaml:1523',
     ),
     'max_pool3d_with_indices_backward': Tangent(
-        max_pool3d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:1472',
+        max_pool3d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:1529',
     ),
-    'avg_pool3d': Tangent(avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1476'),
+    'avg_pool3d': Tangent(avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1533'),
     'avg_pool3d_backward': Tangent(
-        avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1481',
+        avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1538',
     ),
-    'adaptive_avg_pool3d': Tangent(adaptive_avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1485'),
+    'adaptive_avg_pool3d': Tangent(adaptive_avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1542'),
     'adaptive_avg_pool3d_backward': Tangent(
-        adaptive_avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1490',
+        adaptive_avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1547',
     ),
-    'adaptive_max_pool3d': Tangent(adaptive_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1495'),
+    'adaptive_max_pool3d': Tangent(adaptive_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1552'),
     'adaptive_max_pool3d_backward': Tangent(
-        adaptive_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1501',
+        adaptive_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1558',
     ),
     'fractional_max_pool2d': Tangent(
-        fractional_max_pool2d_tangent, (0,), (), 'derivatives.yaml:1508',
+        fractional_max_pool2d_tangent, (0,), (), 'derivatives.yaml:1565',
     ),
     'fractional_max_pool2d_backward': Tangent(
-        fractional_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:1514',
+        fractional_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:1571',
     ),
     'fractional_max_pool3d': Tangent(
-        fractional_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1520',
+        fractional_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1577',
     ),
     'fractional_max_pool3d_backward': Tangent(
-        fractional_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1526',
+        fractional_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1583',
     ),
-    'grid_sampler_2d': Tangent(grid_sampler_2d_tangent, (0, 1), (), 'derivatives.yaml:1536'),
-    'grid_sampler_2d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1538'),
-    'grid_sampler_3d': Tangent(grid_sampler_3d_tangent, (0, 1), (), 'derivatives.yaml:1543'),
-    'grid_sampler_3d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1545'),
-    '_embedding_bag': Tangent(_embedding_bag_tangent, (0, 1, 2, 6), (), 'derivatives.yaml:1555'),
-    '_ctc_loss': Tangent(None, (0, 1), (), 'derivatives.yaml:1558'),
-    '_ctc_loss_backward': Tangent(None, (0, 1, 2, 5, 6), (), 'derivatives.yaml:1562'),
-    'alias': Tangent(alias_tangent, (0,), (), 'derivatives.yaml:1569'),
-    'view_as_real': Tangent(view_as_real_tangent, (0,), (), 'derivatives.yaml:1580'),
-    'view_as_complex': Tangent(view_as_complex_tangent, (0,), (), 'derivatives.yaml:1584'),
-    '_conj_physical': Tangent(_conj_physical_tangent, (0,), (), 'derivatives.yaml:1588'),
-    'conj_physical_': Tangent(conj_physical__tangent, (0,), (), 'derivatives.yaml:1592'),
-    'complex': Tangent(complex_tangent, (0, 1), (), 'derivatives.yaml:1596'),
-    'polar': Tangent(polar_tangent, (0, 1), (), 'derivatives.yaml:1600'),
-    '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1606'),
-    '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1610'),
-    '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1614'),
+    'grid_sampler_2d': Tangent(grid_sampler_2d_tangent, (0, 1), (), 'derivatives.yaml:1593'),
+    'grid_sampler_2d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1595'),
+    'grid_sampler_3d': Tangent(grid_sampler_3d_tangent, (0, 1), (), 'derivatives.yaml:1600'),
+    'grid_sampler_3d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1602'),
+    '_embedding_bag': Tangent(_embedding_bag_tangent, (0, 1, 2, 6), (), 'derivatives.yaml:1612'),
+    '_ctc_loss': Tangent(_ctc_loss_tangent, (0, 1), (), 'derivatives.yaml:1618'),
+    '_ctc_loss_backward': Tangent(None, (0, 1, 2, 5, 6), (), 'derivatives.yaml:1620'),
+    'alias': Tangent(alias_tangent, (0,), (), 'derivatives.yaml:1627'),
+    'view_as_real': Tangent(view_as_real_tangent, (0,), (), 'derivatives.yaml:1638'),
+    'view_as_complex': Tangent(view_as_complex_tangent, (0,), (), 'derivatives.yaml:1642'),
+    '_conj_physical': Tangent(_conj_physical_tangent, (0,), (), 'derivatives.yaml:1646'),
+    'conj_physical_': Tangent(conj_physical__tangent, (0,), (), 'derivatives.yaml:1650'),
+    'complex': Tangent(complex_tangent, (0, 1), (), 'derivatives.yaml:1654'),
+    'polar': Tangent(polar_tangent, (0, 1), (), 'derivatives.yaml:1658'),
+    '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1664'),
+    '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1668'),
+    '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1672'),
 }

@@ -28,6 +28,7 @@ from tensorplay.autograd.formulas.pooling import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.qr import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.reduction import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.resample import *  # noqa: F401,F403
+from tensorplay.autograd.formulas.rnn import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.scan import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.shape import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.softmax import *  # noqa: F401,F403

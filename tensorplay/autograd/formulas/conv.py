@@ -66,3 +66,36 @@ def conv_double_backward_weight(grads, grad_output, input, weight, stride, paddi
                                   [False, True, False])[1]
 
 
+
+
+# ---- tangents (forward mode) -------------------------------------------------------------
+def convolution_jvp(input_p, input_t, weight_p, weight_t, bias_t, stride, padding, dilation,
+                    transposed, output_padding, groups):
+    """A convolution is bilinear in (input, weight) plus the bias: conv(dx, w) +
+    conv(x, dw) + db."""
+    args = (stride, padding, dilation, transposed, output_padding, groups)
+    return F.convolution(input_t, weight_p, None, *args) + \
+        F.convolution(input_p, weight_t, bias_t, *args)
+
+
+def convolution_backward_jvp(grad_output_p, grad_output_t, input_p, input_t, weight_p,
+                             weight_t, bias_sizes, stride, padding, dilation, transposed,
+                             output_padding, groups, output_mask):
+    """The backward's gradients are bilinear too: grad_input in (grad_output, weight),
+    grad_weight in (grad_output, input), grad_bias linear in grad_output."""
+    args = (stride, padding, dilation, transposed, output_padding, groups)
+    d_input = d_weight = d_bias = None
+    if output_mask[0]:
+        d_input = F.convolution_backward(grad_output_t, input_p, weight_p, None, *args,
+                                         [True, False, False])[0] + \
+            F.convolution_backward(grad_output_p, input_p, weight_t, None, *args,
+                                   [True, False, False])[0]
+    if output_mask[1]:
+        d_weight = F.convolution_backward(grad_output_t, input_p, weight_p, None, *args,
+                                          [False, True, False])[1] + \
+            F.convolution_backward(grad_output_p, input_t, weight_p, None, *args,
+                                   [False, True, False])[1]
+    if output_mask[2]:
+        d_bias = F.convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, *args,
+                                        [False, False, True])[2]
+    return d_input, d_weight, d_bias

@@ -10,6 +10,7 @@ from tensorplay import _creation
 from tensorplay._generated import functional as F
 from tensorplay.autograd.formulas.complex import handle_r_to_c
 from tensorplay.autograd.formulas.core import sum_to
+from tensorplay.autograd.formulas.linalg import vector_norm_jvp
 from tensorplay.autograd.formulas.reduction import norm_backward
 
 
@@ -55,3 +56,17 @@ def cdist_backward(grad, x1, x2, p, result):
             z = d * a.pow(p - 2) * g / r.pow(p - 1)
         z = F.where(r == 0, 0, z)
     return sum_to(z.sum([-2]), tuple(x1.shape)), sum_to(-z.sum([-3]), tuple(x2.shape))
+
+
+# ---- tangents (forward mode) -------------------------------------------------------------
+def dist_jvp(self_p, other_p, self_t, other_t, p, result):
+    """|x - y|_p over every element: the norm's tangent at x - y along dx - dy."""
+    return vector_norm_jvp(self_p - other_p, self_t - other_t, p, result, None, False)
+
+
+def cdist_jvp(x1_p, x2_p, x1_t, x2_t, p, result):
+    """result[..., i, j] = |x1[..., i, :] - x2[..., j, :]|_p: the norm's tangent of every
+    pair's difference along the last dim."""
+    diff = x1_p.unsqueeze(-2) - x2_p.unsqueeze(-3)
+    diff_t = x1_t.unsqueeze(-2) - x2_t.unsqueeze(-3)
+    return vector_norm_jvp(diff, diff_t, p, result, [-1], False)

@@ -252,3 +252,111 @@ def pinv_backward(grad, pinvA, A):
     return (-F.matmul(K, pinvA).mT
             + F.matmul(F.matmul(gradh - F.matmul(A, K), pinvA), pinvAh) + pinvAhK
             - F.matmul(F.matmul(pinvAhK, pinvA), A))
+
+
+# ---- tangents (forward mode) -------------------------------------------------------------
+# PyTorch's formulas (FunctionsManual.cpp). With A = U S V^H and dP = U^H dA V, the
+# skew-Hermitian U^H dU and V^H dV are read off dP's off-diagonal part (divided by
+# E_jk = S_k^2 - S_j^2); an eigendecomposition the same way with E_jk = L_k - L_j.
+
+def _sym(X):
+    return X + X.mH
+
+
+def svd_jvp(A, dA, U, S, Vh, full_matrices, compute_uv):
+    """_linalg_svd's tangents; without U and V (svdvals) the factors are computed here, as
+    dS needs them."""
+    if compute_uv:
+        return linalg_svd_jvp(dA, U, S, Vh, full_matrices)
+    U, S, Vh = F._linalg_svd(A, False, True)
+    return None, linalg_svd_jvp(dA, U, S, Vh, False)[1], None
+
+
+def eigh_jvp(A, dA, L, V, UPLO, compute_v):
+    """_linalg_eigh's tangents; without V (eigvalsh) it is computed here, as dL needs it."""
+    if compute_v:
+        return linalg_eig_jvp(dA, L, V, True)
+    L, V = F._linalg_eigh(A, UPLO, True)
+    return linalg_eig_jvp(dA, L, V, True)[0], None
+
+
+def linalg_svd_jvp(dA, U, S, Vh, full_matrices):
+    """(dU, dS, dVh) of the reduced SVD, k = min(m, n) (the complement a full U or Vh adds
+    has no derivative: zeros, as PyTorch's):
+        dS = Re diag(dP),  dU = U (sym(dX S) / E + i Im diag(dP) / 2S) + (I - UU^H) dA V S^-1
+        dVh = (-sym(S dX) / E + i Im diag(dP) / 2S) Vh + S^-1 U^H dA (I - VV^H)
+    with dX = dP - diag(dS)."""
+    m, n, k = dA.shape[-2], dA.shape[-1], S.shape[-1]
+    if full_matrices:
+        U, Vh = U.narrow(-1, 0, k), Vh.narrow(-2, 0, k)
+    V = Vh.mH
+    dP = U.mH.matmul(dA.matmul(V))
+    diag = dP.diagonal(0, -2, -1)
+    dS = diag.real if dA.dtype.is_complex else diag
+    dX = dP - F.diag_embed(dS.to(dP.dtype))
+    S2 = S * S
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1)
+    E = E + F.diag_embed(_creation.ones_like(S))            # 1 on the diagonal
+    Sc = S.to(dP.dtype)
+    dU = _sym(dX * Sc.unsqueeze(-2)) / E
+    dVh = -_sym(Sc.unsqueeze(-1) * dX) / E
+    if dA.dtype.is_complex:
+        half = F.diag_embed(dX.diagonal(0, -2, -1) / (2 * Sc))
+        dU, dVh = dU + half, dVh + half
+    dU = U.matmul(dU)
+    dVh = dVh.matmul(Vh)
+    if m > k:
+        dAVSinv = dA.matmul(V / Sc.unsqueeze(-2))
+        dU = dU + dAVSinv - U.matmul(U.mH.matmul(dAVSinv))
+    if n > k:
+        SinvUhdA = (U.mH / Sc.unsqueeze(-1)).matmul(dA)
+        dVh = dVh + SinvUhdA - SinvUhdA.matmul(V).matmul(Vh)
+    if full_matrices:
+        if m > k:
+            dU = F.cat([dU, _creation.zeros(tuple(dU.shape[:-1]) + (m - k,), dtype=dU.dtype,
+                                            device=dU.device)], -1)
+        if n > k:
+            dVh = F.cat([dVh, _creation.zeros(tuple(dVh.shape[:-2]) + (n - k, n),
+                                              dtype=dVh.dtype, device=dVh.device)], -2)
+    return dU, dS, dVh
+
+
+def linalg_eig_jvp(dA, L, V, is_hermitian):
+    """dP = V^-1 dA V: dL = diag(dP) (real for a Hermitian A), dV = V (dP / E) with E's
+    diagonal zeroed (a Hermitian A: V^-1 = V^H)."""
+    dP = V.mH.matmul(dA.matmul(V)) if is_hermitian else F.linalg_solve(V, dA.matmul(V))
+    diag = dP.diagonal(0, -2, -1)
+    dL = diag.real if (is_hermitian and dA.dtype.is_complex) else diag
+    Lc = L.to(dP.dtype)
+    E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1)
+    E = E + F.diag_embed(_creation.ones_like(Lc))
+    ratio = dP / E
+    ratio = ratio - F.diag_embed(ratio.diagonal(0, -2, -1))
+    dV = V.matmul(ratio)
+    if not is_hermitian:
+        dV = dV - V * (V.mH.matmul(dV)).diagonal(0, -2, -1).real.to(dV.dtype).unsqueeze(-2)
+    return dL, dV
+
+
+def linalg_det_jvp(dA, det, A):
+    """d det A = det A tr(A^-1 dA), A^-1 dA through A's LU, a zero pivot nudged to eps (the
+    determinant is C^1: the limit from nonsingular matrices, as PyTorch)."""
+    LU, pivots = F.linalg_lu_factor(A)
+    diag = LU.diagonal(0, -2, -1)
+    eps = float(np.finfo(np.float64 if A.dtype.itemsize >= 8 else np.float32).eps)
+    LU = LU + F.diag_embed((diag == 0).to(LU.dtype) * eps)
+    return F.linalg_lu_solve(LU, pivots, dA).diagonal(0, -2, -1).sum(-1) * det
+
+
+def pinv_jvp(A, pinvA, dA):
+    """Golub and Pereyra (1973): the derivative of A^+ (the smaller of m, n multiplies)."""
+    m, n = A.shape[-2], A.shape[-1]
+    dAh, pinvAh = dA.mH, pinvA.mH
+    if m <= n:
+        K = pinvAh.matmul(dAh)
+        return pinvA.matmul(K - K.mH - K.matmul(A.matmul(pinvA))) + \
+            (dAh - pinvA.matmul(A.matmul(dAh))).matmul(pinvAh.matmul(pinvA))
+    K = pinvA.matmul(dA)
+    Kh = K.mH
+    return (Kh - K - pinvA.matmul(A).matmul(Kh)).matmul(pinvA) + \
+        pinvA.matmul(pinvAh).matmul(dAh - dAh.matmul(A).matmul(pinvA))

@@ -100,3 +100,16 @@ def _operand_grad(grad, spec, tensors, i):
         diagonal.copy_(g)
         g = full
     return sum_to(g, tuple(t.shape))
+
+
+# ---- tangents (forward mode) -------------------------------------------------------------
+def einsum_jvp(equation, tensors_p, tensors_t):
+    """einsum is multilinear: the sum over operands of the einsum with that operand's
+    tangent in its place."""
+    out = None
+    for i, t in enumerate(tensors_t):
+        if t is None:
+            continue
+        term = F.einsum(equation, [t if j == i else p for j, p in enumerate(tensors_p)])
+        out = term if out is None else out + term
+    return out

@@ -8,9 +8,12 @@ applied through a solve rather than an inverse where PyTorch does so.
 """
 from __future__ import annotations
 
+import math
+
 from tensorplay import _creation
 from tensorplay._generated import functional as F
 from tensorplay.autograd.formulas.core import sum_to
+from tensorplay.autograd.formulas.reduction import _reduced_dims, restore_reduced
 from tensorplay.kernel_support.lapack import solve_is_vector
 
 
@@ -85,3 +88,103 @@ def matrix_exp_backward(self, grad):
     zeros = _creation.zeros(tuple(self.shape), dtype=grad.dtype, device=grad.device)
     block = F.cat([F.cat([a_t, grad], -1), F.cat([zeros, a_t], -1)], -2)
     return F.linalg_matrix_exp(block).narrow(-2, 0, n).narrow(-1, n, n)
+
+
+# ---- tangents (forward mode) -------------------------------------------------------------
+# J v of each op, PyTorch's formulas (FunctionsManual.cpp): the product rule for the
+# products, dX = -X dA X for the inverse, d log|det A| = tr(A^-1 dA), and so on.
+
+def vector_norm_jvp(self_p, self_t, p, result, dim, keepdim):
+    """d |x|_p along the reduced dims (PyTorch's norm_jvp), the real part of
+    sum(conj(dx) * d|x|_p/dx) with the gradient norm_backward uses:
+    p = 2: Re(x conj(dx)) / |x|   p = 1: Re(sgn(x) conj(dx))   p = inf: the ties of max |x|
+    share it   p = 0: 0   other p: |x|^(p-2) Re(x conj(dx)) / |x|_p^(p-1); 0 where the norm
+    is 0. The sums run with keepdim and the result is reshaped to the norm's shape."""
+    p = 2.0 if p is None else float(p)
+    if p == 0:
+        return _creation.zeros_like(result)
+    sizes = tuple(self_p.shape)
+    dims = _reduced_dims(len(sizes), dim)
+    r = restore_reduced(result, sizes, dim, keepdim)
+    x = self_p.to(self_t.dtype) if self_t.dtype.is_complex else self_p
+    dot = (x * self_t.conj()).real if x.dtype.is_complex else x * self_t
+    if p == 1:
+        sgn = x.sgn() if x.dtype.is_complex else x.sign()
+        out = _real(sgn * self_t.conj())
+    elif p == 2:
+        out = dot
+    elif math.isinf(p):
+        mask = ((x.abs() == r) | (x.isnan() & r.isnan())).to(r.dtype)
+        count = mask.sum(dims, keepdim=True) if dims else mask
+        sgn = x.sgn() if x.dtype.is_complex else x.sign()
+        out = _real(sgn * self_t.conj()) * mask / count
+    elif p < 1:
+        sgn = x.sgn() if x.dtype.is_complex else x.sign()
+        out = F.where(x == 0, 0.0, x.abs().pow(p - 1)) * _real(sgn * self_t.conj())
+    elif p < 2:
+        sgn = x.sgn() if x.dtype.is_complex else x.sign()
+        out = x.abs().pow(p - 1) * _real(sgn * self_t.conj())
+    else:
+        out = x.abs().pow(p - 2) * dot
+    total = out.sum(dims, keepdim=True) if dims else out
+    if p == 2:
+        total = F.where(r == 0, 0.0, total / r)
+    elif math.isinf(p) or p == 1:
+        pass
+    elif p < 1:
+        total = total * r.pow(1 - p)
+    else:
+        total = F.where(r == 0, 0.0, total / r.pow(p - 1))
+    return total.reshape(tuple(result.shape)).to(result.dtype)
+
+
+def _real(z):
+    return z.real if z.dtype.is_complex else z
+
+
+def linear_jvp(input_p, input_t, weight_p, weight_t, bias_t):
+    """d(x W^T + b) = dx W^T + x dW^T + db (W may be a vector: a dot with each row)."""
+    def apply(x, w):
+        return x.matmul(w.t() if w.dim() == 2 else w)
+    out = apply(input_t, weight_p) + apply(input_p, weight_t)
+    return out if bias_t is None else out + bias_t
+
+
+def matrix_exp_jvp(A, dA):
+    """d exp(A)[dA]: the upper-right block of exp([[A, dA], [0, A]]) (Mathias 1996)."""
+    n = A.shape[-1]
+    zeros = _creation.zeros(tuple(A.shape), dtype=dA.dtype, device=dA.device)
+    A = A.to(dA.dtype)
+    block = F.cat([F.cat([A, dA], -1), F.cat([zeros, A], -1)], -2)
+    return F.linalg_matrix_exp(block).narrow(-2, 0, n).narrow(-1, n, n)
+
+
+def slogdet_jvp(A_p, A_t, sign):
+    """d log|det A| = Re tr(A^-1 dA); the sign of a complex determinant turns by
+    i Im tr(A^-1 dA) (a real one's is constant: no tangent)."""
+    trace = F.linalg_solve(A_p, A_t).diagonal(0, -2, -1).sum(-1)
+    if A_p.dtype.is_complex:
+        return sign * (trace - trace.real.to(trace.dtype)), trace.real
+    return None, trace
+
+
+def linalg_solve_jvp(A_p, A_t, B_t, result, left):
+    """X = A^-1 B: dX = A^-1 (dB - dA X) (X = B A^-1: (dB - X dA) A^-1). B is a (batch
+    of) vector(s) by linalg.solve's own rule."""
+    if solve_is_vector(A_p.shape, B_t.shape):
+        rhs = B_t - A_t.matmul(result.unsqueeze(-1)).squeeze(-1)
+    else:
+        rhs = B_t - (A_t.matmul(result) if left else result.matmul(A_t))
+    return F.linalg_solve(A_p, rhs, left=left)
+
+
+def cholesky_jvp(dA, L, upper):
+    """A = L L^H: dL = L Phi(L^-1 dA L^-H), Phi the lower triangle with its diagonal
+    halved (PyTorch's cholesky_jvp); the upper factor is L^H."""
+    if upper:
+        L = L.mH
+    dL = F.linalg_solve_triangular(L, dA, upper=False)
+    dL = F.linalg_solve_triangular(L.mH, dL, upper=True, left=False)
+    dL = dL.tril() - F.diag_embed(0.5 * dL.diagonal(0, -2, -1))
+    dL = L.matmul(dL)
+    return dL.mH if upper else dL

@@ -150,3 +150,84 @@ def bce_with_logits_backward_target(grad, self, target, weight, pos_weight, redu
     if weight is not None:
         d = d * weight
     return sum_to(_loss_grad(grad, reduction, target) * d, tuple(target.shape))
+
+
+# ---- tangents (forward mode) -------------------------------------------------------------
+# A pointwise loss l(self, target) reduced: its tangent is the reduction of
+# dl/dself * self_t + dl/dtarget * target_t, each derivative the one the backward uses.
+
+def apply_loss_reduction(unreduced, reduction):
+    if reduction == "mean":
+        return unreduced.mean()
+    if reduction == "sum":
+        return unreduced.sum()
+    return unreduced
+
+
+def mse_loss_jvp(self_p, target_p, self_t, target_t, reduction):
+    return apply_loss_reduction(2 * (self_p - target_p) * (self_t - target_t), reduction)
+
+
+def huber_loss_jvp(self_p, target_p, self_t, target_t, reduction, delta):
+    slope = F.clamp(self_p - target_p, -delta, delta)
+    return apply_loss_reduction(slope * (self_t - target_t), reduction)
+
+
+def smooth_l1_loss_jvp(self_p, target_p, self_t, target_t, reduction, beta):
+    d = self_p - target_p
+    slope = F.sign(d) if beta == 0 else F.clamp(d, -beta, beta) / beta
+    return apply_loss_reduction(slope * (self_t - target_t), reduction)
+
+
+def bce_jvp(self_p, target_p, self_t, target_t, weight, reduction):
+    """(x - y) / max(x (1 - x), 1e-12) dx - logit(x) dy (* weight)."""
+    d = self_t * (self_p - target_p) / F.clamp_min((1 - self_p) * self_p, _BCE_EPSILON) \
+        - F.logit(self_p) * target_t
+    return apply_loss_reduction(d if weight is None else d * weight, reduction)
+
+
+def bce_with_logits_jvp(self_p, target_p, self_t, target_t, weight, pos_weight, reduction):
+    """(sigmoid(x) - y) dx - x dy, with pos_weight: ((pw y + 1 - y) sigmoid(x) - pw y) dx
+    + ((pw - 1) softplus(-x) - x) dy."""
+    s = F.sigmoid(self_p)
+    if pos_weight is None:
+        d = (s - target_p) * self_t - self_p * target_t
+    else:
+        t = pos_weight * target_p
+        d = ((t + 1 - target_p) * s - t) * self_t + \
+            ((pos_weight - 1) * softplus_neg(self_p) - self_p) * target_t
+    return apply_loss_reduction(d if weight is None else d * weight, reduction)
+
+
+def cross_entropy_jvp(self_t, target, weight, reduction, ignore_index, probs):
+    """The fused cross entropy's tangents: log_softmax's, dx - sum(p dx) over the classes
+    (dim 1), through nll_loss (linear in its input) for the loss; p (dx - sum(p dx)) for
+    the probabilities."""
+    lsm_t = self_t - (probs * self_t).sum(1, True)
+    loss_t = F.nll_loss_forward(lsm_t, target, weight, reduction, ignore_index)[0]
+    return loss_t, probs * lsm_t
+
+
+def cross_entropy_backward_jvp(grad_output_p, grad_output_t, probs_p, probs_t, target, weight,
+                               reduction, ignore_index, total_weight):
+    """(probs - onehot) * w[r] * g is linear in g and in probs: the kernel on dg, plus
+    dprobs * w[r] * g (w[r] = 0 on an ignored row)."""
+    row_weight = -F.nll_loss_forward(_creation.ones_like(probs_p), target, weight, "none",
+                                     ignore_index)[0]
+    g = grad_output_p / total_weight if reduction == "mean" else grad_output_p
+    return F._cross_entropy_backward(grad_output_t, probs_p, target, weight, reduction,
+                                     ignore_index, total_weight) + \
+        probs_t * (row_weight * g).unsqueeze(1)
+
+
+def ctc_loss_jvp(log_probs_p, log_probs_t, targets, input_lengths, target_lengths,
+                 neg_log_likelihood, log_alpha, blank, zero_infinity):
+    """Each sample's loss depends on its own slice log_probs[:, n, :] only, so the
+    backward's gradient for a gradient of ones holds every sample's own derivative: the
+    tangent of loss n is that gradient times the tangent, summed over time and classes.
+    (The backward's gradient is the one through log_softmax, as PyTorch's: so is this
+    tangent; it is the derivative for a tangent that log_softmax produced.)"""
+    ones = _creation.ones_like(neg_log_likelihood)
+    grad = F._ctc_loss_backward(ones, log_probs_p, targets, input_lengths, target_lengths,
+                                neg_log_likelihood, log_alpha, blank, zero_infinity)
+    return (grad * log_probs_t).sum([0, 2])

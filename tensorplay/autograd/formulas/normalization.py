@@ -167,3 +167,144 @@ def rms_norm_backward(grad, input, normalized_shape, weight, rstd, eps):
     return gi, gw
 
 
+
+
+# ---- tangents (forward mode) -------------------------------------------------------------
+# xhat = (x - mean) * rstd with rstd = (var + eps)^-1/2 over the normalized dims:
+#   d mean = mean(dx),  d rstd = -rstd^3 mean((x - mean) dx),
+#   d xhat = rstd (dx - d mean) - xhat * rstd * mean(xhat dx)
+# (a fixed mean and rstd, batch norm in eval mode: d xhat = rstd dx), and the affine
+# y = xhat w + b adds xhat dw + db.
+
+def _xhat_jvp(x, dx, mean, rstd, dims):
+    xhat = (x - mean) * rstd
+    dxhat = rstd * (dx - dx.mean(dims, True)) - xhat * rstd * (xhat * dx).mean(dims, True)
+    return xhat, dxhat
+
+
+def _affine_jvp(xhat, dxhat, weight_p, weight_t, bias_t, view):
+    out = dxhat if weight_p is None else dxhat * weight_p.reshape(view)
+    if weight_t is not None:
+        out = out + xhat * weight_t.reshape(view)
+    if bias_t is not None:
+        out = out + bias_t.reshape(view)
+    return out
+
+
+def batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean,
+                   running_var, save_mean, save_invstd, training, eps):
+    """Statistics over every dim but the channels (dim 1); eval mode uses the running ones,
+    constants."""
+    view = [1, input_p.shape[1]] + [1] * (input_p.dim() - 2)
+    dims = [d for d in range(input_p.dim()) if d != 1]
+    if training:
+        xhat, dxhat = _xhat_jvp(input_p, input_t, save_mean.reshape(view),
+                                save_invstd.reshape(view), dims)
+    else:
+        rstd = (running_var + eps).rsqrt().reshape(view)
+        xhat = (input_p - running_mean.reshape(view)) * rstd
+        dxhat = input_t * rstd
+    return _affine_jvp(xhat, dxhat, weight_p, weight_t, bias_t, view)
+
+
+def layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, mean, rstd,
+                   normalized_shape):
+    """Statistics over the trailing normalized_shape dims (mean, rstd keep them as 1s)."""
+    k = len(normalized_shape)
+    dims = list(range(input_p.dim() - k, input_p.dim()))
+    stat = list(input_p.shape[:input_p.dim() - k]) + [1] * k
+    xhat, dxhat = _xhat_jvp(input_p, input_t, mean.reshape(stat), rstd.reshape(stat), dims)
+    return _affine_jvp(xhat, dxhat, weight_p, weight_t, bias_t, list(normalized_shape))
+
+
+def group_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, mean, rstd, group):
+    """Statistics per (sample, group of channels): the input seen as (N, group, rest)."""
+    N = input_p.shape[0]
+    x = input_p.reshape([N, group, -1])
+    dx = input_t.reshape([N, group, -1])
+    xhat, dxhat = _xhat_jvp(x, dx, mean.reshape([N, group, 1]), rstd.reshape([N, group, 1]),
+                            [2])
+    shape = list(input_p.shape)
+    view = [1, shape[1]] + [1] * (len(shape) - 2)
+    return _affine_jvp(xhat.reshape(shape), dxhat.reshape(shape), weight_p, weight_t,
+                       bias_t, view)
+
+
+def rms_norm_jvp(input_p, input_t, weight_p, weight_t, rstd, normalized_shape):
+    """y = x rstd, rstd = (mean(x^2) + eps)^-1/2: dy = rstd dx - x rstd^3 mean(x dx);
+    returns (the output's tangent, rstd's)."""
+    k = len(normalized_shape)
+    dims = list(range(input_p.dim() - k, input_p.dim()))
+    stat = list(input_p.shape[:input_p.dim() - k]) + [1] * k
+    r = rstd.reshape(stat)
+    drstd = -r.pow(3) * (input_p * input_t).mean(dims, True)
+    y = input_p * r
+    dy = input_t * r + input_p * drstd
+    out = _affine_jvp(y, dy, weight_p, weight_t, None, list(normalized_shape))
+    return out, drstd.reshape(tuple(rstd.shape))
+
+
+# The backward ops' tangents (what forward-over-reverse, hvp, runs into: a plain backward
+# takes the fused kernels). As PyTorch's double backward does, the saved statistics are
+# read as the functions of the input they are (their own tangents are not used: the
+# forward op gives them none), so d xhat and d rstd come from the input's tangent.
+
+def layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, normalized_shape, mean,
+                            rstd, weight_p, weight_t, output_mask):
+    """grad_input = rstd (g' - mean(g') - xhat mean(g' xhat)), g' = grad * weight;
+    grad_weight = sum(grad * xhat), grad_bias = sum(grad) over the leading dims."""
+    k = len(normalized_shape)
+    lead = input_p.dim() - k
+    dims = list(range(lead, input_p.dim()))
+    stat = list(input_p.shape[:lead]) + [1] * k
+    r = rstd.reshape(stat)
+    xhat, dxhat = _xhat_jvp(input_p, input_t, mean.reshape(stat), r, dims)
+    dr = -r * (xhat * input_t).mean(dims, True) * r
+    shape = list(normalized_shape)
+    g, dg = grad_out_p, grad_out_t
+    if weight_p is not None:
+        w = weight_p.reshape(shape)
+        g, dg = g * w, dg * w + (0 if weight_t is None else grad_out_p * weight_t.reshape(shape))
+    d_input = d_weight = d_bias = None
+    if output_mask[0]:
+        m = (g * xhat).mean(dims, True)
+        h = g - g.mean(dims, True) - xhat * m
+        dh = dg - dg.mean(dims, True) - dxhat * m - xhat * (dg * xhat + g * dxhat).mean(dims,
+                                                                                       True)
+        d_input = dr * h + r * dh
+    lead_dims = list(range(lead))
+    if output_mask[1] and weight_p is not None:
+        d_weight = _sum_lead(grad_out_t * xhat + grad_out_p * dxhat, lead_dims, shape)
+    if output_mask[2]:
+        d_bias = _sum_lead(grad_out_t, lead_dims, shape)
+    return d_input, d_weight, d_bias
+
+
+def rms_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, normalized_shape, rstd,
+                          weight_p, weight_t, output_mask):
+    """grad_input = rstd (g' - xhat mean(g' xhat)), xhat = x rstd, g' = grad * weight;
+    grad_weight = sum(grad * xhat) over the leading dims."""
+    k = len(normalized_shape)
+    lead = input_p.dim() - k
+    dims = list(range(lead, input_p.dim()))
+    r = rstd.reshape(list(input_p.shape[:lead]) + [1] * k)
+    xhat = input_p * r
+    dr = -r * r * (xhat * input_t).mean(dims, True)
+    dxhat = input_t * r + input_p * dr
+    shape = list(normalized_shape)
+    g, dg = grad_out_p, grad_out_t
+    if weight_p is not None:
+        w = weight_p.reshape(shape)
+        g, dg = g * w, dg * w + (0 if weight_t is None else grad_out_p * weight_t.reshape(shape))
+    d_input = d_weight = None
+    if output_mask[0]:
+        m = (g * xhat).mean(dims, True)
+        d_input = dr * (g - xhat * m) + r * (dg - dxhat * m - xhat * (dg * xhat + g * dxhat)
+                                            .mean(dims, True))
+    if output_mask[1] and weight_p is not None:
+        d_weight = _sum_lead(grad_out_t * xhat + grad_out_p * dxhat, list(range(lead)), shape)
+    return d_input, d_weight
+
+
+def _sum_lead(t, lead_dims, shape):
+    return (t.sum(lead_dims) if lead_dims else t).reshape(shape)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from tensorplay import _creation
 from tensorplay._generated import functional as F
 from tensorplay.autograd.formulas.core import sum_to
-from tensorplay.autograd.formulas.eigen import pinv_backward
+from tensorplay.autograd.formulas.eigen import pinv_backward, pinv_jvp
 from tensorplay.errors import AutogradError
 from tensorplay.kernel_support.lapack_qr import lstsq_is_vector
 
@@ -67,3 +67,53 @@ def linalg_lstsq_backward(grad_solution, grad_residuals, A, B, X):
     if vector:
         gB = gB.squeeze(-1)
     return sum_to(gA, a_shape), sum_to(gB, b_shape)
+
+
+# ---- tangents (forward mode) -------------------------------------------------------------
+def linalg_qr_jvp(dA, Q, R, mode):
+    """A = QR (m >= n): with C = Q^H dA R^-1, dR R^-1 is the upper triangle of C + C^H with
+    its diagonal halved (Q^H dQ is skew-Hermitian), dQ = dA R^-1 - Q dR R^-1 (PyTorch's).
+    A wide A = [X | Y], R = [U | V]: X's factors as above, dV = Q^H (dY - dQ V)."""
+    m, n = dA.shape[-2], dA.shape[-1]
+    if mode == "r" or (mode == "complete" and m > n):
+        raise AutogradError(f"linalg_qr: the derivative of QR with mode='{mode}' is not "
+                            f"defined (its Q is not a function of A for m > n, or is "
+                            f"not computed)", op="linalg_qr")
+    if m >= n:
+        dARinv = F.linalg_solve_triangular(R, dA, upper=True, left=False)
+        M = _sym_upper(Q.mH.matmul(dARinv))
+        return dARinv - Q.matmul(M), M.matmul(R)
+    dQ, dU = linalg_qr_jvp(dA.narrow(-1, 0, m), Q, R.narrow(-1, 0, m), mode)
+    dV = Q.mH.matmul(dA.narrow(-1, m, n - m) - dQ.matmul(R.narrow(-1, m, n - m)))
+    return dQ, F.cat([dU, dV], -1)
+
+
+def _sym_upper(C):
+    """The upper-triangular M with M + M^H = C + C^H: triu(C + C^H), diagonal halved."""
+    X = (C + C.mH).triu()
+    return X - 0.5 * F.diag_embed(X.diagonal(0, -2, -1))
+
+
+def linalg_lstsq_solution_jvp(A, B, dA, dB):
+    """X = A^+ B: dX = d(A^+) B + A^+ dB."""
+    vector = lstsq_is_vector(tuple(A.shape), tuple(B.shape))
+    if vector:
+        B, dB = B.unsqueeze(-1), dB.unsqueeze(-1)
+    pinvA = F.linalg_pinv(A)
+    dX = pinv_jvp(A, pinvA, dA).matmul(B) + pinvA.matmul(dB)
+    return dX.squeeze(-1) if vector else dX
+
+
+def linalg_lstsq_residuals_jvp(A, B, dA, dB, X, residuals):
+    """L = sum over rows of |A X - B|^2: dL = 2 Re sum(conj(r) (dA X + A dX - dB))."""
+    if residuals.numel() == 0:
+        return None
+    vector = lstsq_is_vector(tuple(A.shape), tuple(B.shape))
+    dX = linalg_lstsq_solution_jvp(A, B, dA, dB)
+    if vector:
+        B, dB, X, dX = B.unsqueeze(-1), dB.unsqueeze(-1), X.unsqueeze(-1), dX.unsqueeze(-1)
+    r = A.matmul(X) - B
+    dr = dA.matmul(X) + A.matmul(dX) - dB
+    prod = r.conj() * dr
+    dL = 2 * (prod.real if prod.dtype.is_complex else prod).sum(-2)
+    return dL.squeeze(-1) if vector else dL

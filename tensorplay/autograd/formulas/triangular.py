@@ -177,3 +177,100 @@ def cholesky_inverse_backward(grad, factor, upper, inverse):
     """A^-1 from A = L L^T: with S = A^-1 (gX + gX^T) A^-1, gL = -S L (U: -U S)."""
     common = inverse.matmul((grad + grad.mT).matmul(inverse))
     return -factor.matmul(common) if upper else -common.matmul(factor)
+
+
+# ---- tangents (forward mode) -------------------------------------------------------------
+# J v of each factorization and solve (PyTorch's formulas, FunctionsManual.cpp). With
+# A = P L U, P^T dA = dL U + L dU, so L^-1 P^T dA U^-1 = L^-1 dL + dU U^-1: its strictly
+# lower part is L^-1 dL (L is unit lower), its upper part dU U^-1. A solve X = A^-1 B has
+# dX = A^-1 (dB - dA X).
+
+def _lu_square_jvp(PtdA, L, U):
+    """(dL, dU) of square factors from P^T dA."""
+    X = _solve_tri(L, PtdA, upper=False, unitriangular=True)
+    X = _solve_tri(U, X, upper=True, left=False)
+    return L.matmul(X.tril(-1)), X.triu().matmul(U)
+
+
+def linalg_lu_jvp(dA, P, L, U, pivot):
+    """(dL, dU) of A = P L U; a wide A's extra columns of U and a tall A's extra rows of L
+    follow from the rest: dU2 = L^-1 (P^T dA2 - dL U2), dL2 = (P^T dA2 - L2 dU) U^-1."""
+    PtdA = P.mT.to(dA.dtype).matmul(dA) if pivot else dA
+    m, n = dA.shape[-2], dA.shape[-1]
+    k = min(m, n)
+    if m == n:
+        return _lu_square_jvp(PtdA, L, U)
+    if m < n:
+        U1, U2 = U.narrow(-1, 0, k), U.narrow(-1, k, n - k)
+        dL, dU1 = _lu_square_jvp(PtdA.narrow(-1, 0, k), L, U1)
+        dU2 = _solve_tri(L, PtdA.narrow(-1, k, n - k) - dL.matmul(U2), upper=False,
+                         unitriangular=True)
+        return dL, F.cat([dU1, dU2], -1)
+    L1, L2 = L.narrow(-2, 0, k), L.narrow(-2, k, m - k)
+    dL1, dU = _lu_square_jvp(PtdA.narrow(-2, 0, k), L1, U)
+    dL2 = _solve_tri(U, PtdA.narrow(-2, k, m - k) - L2.matmul(dU), upper=True, left=False)
+    return F.cat([dL1, dL2], -2), dU
+
+
+def lu_factor_ex_jvp(dA, LU, pivots, pivot):
+    """The tangent of the packed factor: dL's strictly lower part and dU's upper part, in
+    LU's own m x n layout."""
+    P, L, U = F.lu_unpack(LU, pivots, True, pivot)
+    dL, dU = linalg_lu_jvp(dA, P, L, U, pivot)
+    m, n = LU.shape[-2], LU.shape[-1]
+    if m == n:
+        return dL + dU
+    if m < n:
+        return F.cat([dL + dU.narrow(-1, 0, m), dU.narrow(-1, m, n - m)], -1)
+    return F.cat([dL.narrow(-2, 0, n) + dU, dL.narrow(-2, n, m - n)], -2)
+
+
+def lu_unpack_jvp(LU_t, unpack_data):
+    """L's and U's tangents are the packed tangent's strictly lower and upper parts."""
+    if not unpack_data:
+        return None, None
+    m, n = LU_t.shape[-2], LU_t.shape[-1]
+    L_t = (LU_t if m >= n else LU_t.narrow(-1, 0, m)).tril(-1)
+    U_t = (LU_t if n >= m else LU_t.narrow(-2, 0, n)).triu()
+    return L_t, U_t
+
+
+def linalg_lu_solve_jvp(X, LU, pivots, dLU, dB, left, adjoint):
+    """X = op(A)^-1 B (or B op(A)^-1), A = P L U from the packed factor: dA = P (dL U + L dU)
+    with dL, dU the strictly lower and upper parts of dLU, then one more solve."""
+    P, L, U = F.lu_unpack(LU, pivots)
+    dA = P.to(dLU.dtype).matmul(dLU.tril(-1).matmul(U) + L.matmul(dLU.triu()))
+    if adjoint:
+        dA = dA.mH
+    rhs = dB - (dA.matmul(X) if left else X.matmul(dA))
+    return F.linalg_lu_solve(LU, pivots, rhs, left=left, adjoint=adjoint)
+
+
+def linalg_solve_triangular_jvp(A_t, B_t, A_p, X, upper, left, unitriangular):
+    """dX = A^-1 (dB - dA X) (or (dB - X dA) A^-1), dA kept to the triangle A's solve
+    reads (its strict part when unitriangular)."""
+    dA = _triangle(A_t, upper, unitriangular)
+    rhs = B_t - (dA.matmul(X) if left else X.matmul(dA))
+    return _solve_tri(A_p, rhs, upper=upper, left=left, unitriangular=unitriangular)
+
+
+def triangular_solve_jvp(X, A, dA, dB, upper, transpose, unitriangular):
+    """op(A) X = b: dX = op(A)^-1 (db - op(dA) X), dA kept to A's triangle."""
+    dA = _triangle(dA, upper, unitriangular)
+    if transpose:
+        dA = dA.mT
+    return F.triangular_solve(dB - dA.matmul(X), A, upper, transpose, unitriangular)[0]
+
+
+def cholesky_solve_jvp(X, factor, dfactor, dB, upper):
+    """A = L L^H (or U^H U): dA = dL L^H + L dL^H, dX = A^-1 (dB - dA X) (PyTorch's: the
+    whole tangent of the factor, as its backward gives a gradient for the whole factor)."""
+    dK = dfactor.mH.matmul(factor) if upper else dfactor.matmul(factor.mH)
+    dA = dK + dK.mH
+    return F.cholesky_solve(dB - dA.matmul(X), factor, upper)
+
+
+def cholesky_inverse_jvp(factor, dfactor, inverse, upper):
+    """d(A^-1) = -A^-1 dA A^-1 with dA = dL L^H + L dL^H (U: dU^H U + U^H dU)."""
+    dK = dfactor.mH.matmul(factor) if upper else dfactor.matmul(factor.mH)
+    return -inverse.matmul((dK + dK.mH).matmul(inverse))

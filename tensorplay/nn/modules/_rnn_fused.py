@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import tensorplay as tp
 from tensorplay._generated import functional as F
+from tensorplay.autograd.formulas.rnn import lstm_sequence_jvp
 from tensorplay.autograd.function import Function
 from tensorplay.nn.modules._rnn_cells import lstm_step
 
@@ -50,6 +51,15 @@ class LSTMSequence(Function):
         ctx.mark_non_differentiable(workspace)
         if any(ctx.needs_input_grad):
             ctx.save_for_backward(gi, output, h0, c0, w_hh, workspace)
+        ctx.save_for_forward(gi, h0, c0, w_hh, output)
+
+    @staticmethod
+    def jvp(ctx, gi_t, h0_t, c0_t, w_hh_t):
+        """Forward mode: the tangents of (output, h_n, c_n) from the recurrence's steps
+        (lstm_sequence_jvp, also _lstm_sequence's tangent formula); the workspace has
+        none."""
+        gi, h0, c0, w_hh, output = ctx.saved_tensors
+        return (*lstm_sequence_jvp(gi, h0, c0, w_hh, output, gi_t, h0_t, c0_t, w_hh_t), None)
 
     @staticmethod
     def backward(ctx, d_output, d_hn, d_cn, _d_workspace):
