@@ -195,3 +195,16 @@ def test_an_autograd_wrapper_is_the_five_steps_in_few_lines():
     code = [line for line in text.split("\n") if not line.lstrip().startswith("#")]
     written_out = [line for line in code if mechanism.search(line)]
     assert len(written_out) <= 0.02 * len(code), written_out[:10]
+
+
+def test_folding_a_parenthesised_expression_keeps_it_an_expression():
+    """A long `(a + b) / (c + d)` folded at its last parentheses must not become a tuple
+    (a trailing comma after the one item would make it one)."""
+    name = "a_longer_name"
+    line = (f"    value = ({name} + 1) / ({name}.pow(2) + {name}.pow(3) + {name}.pow(4) + "
+            f"{name}.pow(5))")
+    folded = fit([line])
+    assert len(folded) > 1 and all(len(x) <= 100 for x in folded)
+    scope = {name: 2.0}
+    exec(textwrap.dedent("\n".join(folded)), {}, scope)
+    assert scope["value"] == (2.0 + 1) / (4.0 + 8.0 + 16.0 + 32.0)

@@ -85,7 +85,7 @@ def pow_Tensor_Tensor_tangent(self_p, exponent_p, result, self_t, exponent_t):
 def pow_Tensor_Scalar_tangent(self_p, exponent, result, self_t):
     """pow.Tensor_Scalar: result: auto_element_wise = pow_scalar_backward(self_t.conj(),
     self_p, exponent).conj()"""
-    return pow_scalar_backward(or_zeros(self_t, self_p).conj(), self_p, exponent).conj()
+    return pow_scalar_backward(self_t.conj(), self_p, exponent).conj()
 
 
 def maximum_tangent(self_p, other_p, result, self_t, other_t):
@@ -149,102 +149,102 @@ def where_self_tangent(condition, self_p, other_p, result, self_t, other_t):
 
 def neg_tangent(self_p, result, self_t):
     """neg: result: auto_element_wise = (-self_t.conj()).conj()"""
-    return (-or_zeros(self_t, self_p).conj()).conj()
+    return (-self_t.conj()).conj()
 
 
 def abs_tangent(self_p, result, self_t):
     """abs: result: handle_r_to_c(result.dtype, self_t.conj() * self_p.sgn())"""
-    return handle_r_to_c(result.dtype, or_zeros(self_t, self_p).conj() * self_p.sgn())
+    return handle_r_to_c(result.dtype, self_t.conj() * self_p.sgn())
 
 
 def sign_tangent(self_p, result, self_t):
     """sign: result: auto_element_wise = zeros_like(self_t.conj()).conj()"""
-    return zeros_like(or_zeros(self_t, self_p).conj()).conj()
+    return zeros_like(self_t.conj()).conj()
 
 
 def exp_tangent(self_p, result, self_t):
     """exp: result: auto_element_wise = (self_t.conj() * result.conj()).conj()"""
-    return (or_zeros(self_t, self_p).conj() * result.conj()).conj()
+    return (self_t.conj() * result.conj()).conj()
 
 
 def log_tangent(self_p, result, self_t):
     """log: result: auto_element_wise = (self_t.conj() / self_p.conj()).conj()"""
-    return (or_zeros(self_t, self_p).conj() / self_p.conj()).conj()
+    return (self_t.conj() / self_p.conj()).conj()
 
 
 def sqrt_tangent(self_p, result, self_t):
     """sqrt: result: auto_element_wise = (self_t.conj() / (2 * result.conj())).conj()"""
-    return (or_zeros(self_t, self_p).conj() / (2 * result.conj())).conj()
+    return (self_t.conj() / (2 * result.conj())).conj()
 
 
 def sin_tangent(self_p, result, self_t):
     """sin: result: auto_element_wise = (self_t.conj() * self_p.cos().conj()).conj()"""
-    return (or_zeros(self_t, self_p).conj() * self_p.cos().conj()).conj()
+    return (self_t.conj() * self_p.cos().conj()).conj()
 
 
 def cos_tangent(self_p, result, self_t):
     """cos: result: auto_element_wise = (-self_t.conj() * self_p.sin().conj()).conj()"""
-    return (-or_zeros(self_t, self_p).conj() * self_p.sin().conj()).conj()
+    return (-self_t.conj() * self_p.sin().conj()).conj()
 
 
 def tanh_tangent(self_p, result, self_t):
     """tanh: result: auto_element_wise = (self_t.conj() * (1 - result * result).conj()).conj()"""
-    return (or_zeros(self_t, self_p).conj() * (1 - result * result).conj()).conj()
+    return (self_t.conj() * (1 - result * result).conj()).conj()
 
 
 def sigmoid_tangent(self_p, result, self_t):
     """sigmoid: result: auto_element_wise = (self_t.conj() * (result * (1 -
     result)).conj()).conj()"""
-    return (or_zeros(self_t, self_p).conj() * (result * (1 - result)).conj()).conj()
+    return (self_t.conj() * (result * (1 - result)).conj()).conj()
 
 
 def relu_tangent(self_p, result, self_t):
     """relu: result: auto_element_wise = threshold_backward(self_t.conj(), result, 0).conj()"""
-    return threshold_backward(or_zeros(self_t, self_p).conj(), result, 0).conj()
+    return threshold_backward(self_t.conj(), result, 0).conj()
 
 
 def sum_tangent(self_p, dtype, result, self_t):
     """sum: result: auto_linear = call_op(ops.sum, self_t, dtype)"""
-    return call_op(ops.sum, or_zeros(self_t, self_p), dtype)
+    return call_op(ops.sum, self_t, dtype)
 
 
 def sum_dim_IntList_tangent(self_p, dim, keepdim, dtype, result, self_t):
     """sum.dim_IntList: result: auto_linear = call_op(ops.sum_dim_IntList, self_t, dim,
     keepdim, dtype)"""
-    return call_op(ops.sum_dim_IntList, or_zeros(self_t, self_p), dim, keepdim, dtype)
+    return call_op(ops.sum_dim_IntList, self_t, dim, keepdim, dtype)
 
 
 def mean_tangent(self_p, dtype, result, self_t):
     """mean: result: auto_linear = call_op(ops.mean, self_t, dtype)"""
-    return call_op(ops.mean, or_zeros(self_t, self_p), dtype)
+    return call_op(ops.mean, self_t, dtype)
 
 
 def mean_dim_tangent(self_p, dim, keepdim, dtype, result, self_t):
     """mean.dim: result: auto_linear = call_op(ops.mean_dim, self_t, dim, keepdim, dtype)"""
-    return call_op(ops.mean_dim, or_zeros(self_t, self_p), dim, keepdim, dtype)
+    return call_op(ops.mean_dim, self_t, dim, keepdim, dtype)
 
 
 def max_tangent(self_p, result, self_t):
     """max: result: evenly_read_jvp(self_t, self_p, result)"""
-    return evenly_read_jvp(or_zeros(self_t, self_p), self_p, result)
+    return evenly_read_jvp(self_t, self_p, result)
 
 
 def max_dim_tangent(self_p, dim, keepdim, result, self_t):
     """max.dim: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, keepdim)
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
     return (values_t, None,)
 
 
 def min_tangent(self_p, result, self_t):
     """min: result: evenly_read_jvp(self_t, self_p, result)"""
-    return evenly_read_jvp(or_zeros(self_t, self_p), self_p, result)
+    return evenly_read_jvp(self_t, self_p, result)
 
 
 def min_dim_tangent(self_p, dim, keepdim, result, self_t):
     """min.dim: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, keepdim)
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
     return (values_t, None,)
 
 
@@ -275,194 +275,194 @@ def copy__tangent(self_p, src_p, non_blocking, result, self_t, src_t):
 
 def fill__Scalar_tangent(self_p, value, result, self_t):
     """fill_.Scalar: result: zeros_like(self_t)"""
-    return zeros_like(or_zeros(self_t, self_p))
+    return zeros_like(self_t)
 
 
 def clone_tangent(self_p, memory_format, result, self_t):
     """clone: result: auto_linear = call_op(ops.clone, self_t, memory_format)"""
-    return call_op(ops.clone, or_zeros(self_t, self_p), memory_format)
+    return call_op(ops.clone, self_t, memory_format)
 
 
 def _to_copy_tangent(self_p, dtype, device, non_blocking, result, self_t):
     """_to_copy: result: auto_linear = call_op(ops._to_copy, self_t, dtype, device,
     non_blocking)"""
-    return call_op(ops._to_copy, or_zeros(self_t, self_p), dtype, device, non_blocking)
+    return call_op(ops._to_copy, self_t, dtype, device, non_blocking)
 
 
 def view_tangent(self_p, size, result, self_t):
     """view: result: auto_linear = call_op(ops.view, self_t, size)"""
-    return call_op(ops.view, or_zeros(self_t, self_p), size)
+    return call_op(ops.view, self_t, size)
 
 
 def _unsafe_view_tangent(self_p, size, result, self_t):
     """_unsafe_view: result: auto_linear = call_op(ops._unsafe_view, self_t, size)"""
-    return call_op(ops._unsafe_view, or_zeros(self_t, self_p), size)
+    return call_op(ops._unsafe_view, self_t, size)
 
 
 def as_strided_tangent(self_p, size, stride, storage_offset, result, self_t):
     """as_strided: result: auto_linear = call_op(ops.as_strided, self_t, size, stride,
     storage_offset)"""
-    return call_op(ops.as_strided, or_zeros(self_t, self_p), size, stride, storage_offset)
+    return call_op(ops.as_strided, self_t, size, stride, storage_offset)
 
 
 def transpose_int_tangent(self_p, dim0, dim1, result, self_t):
     """transpose.int: result: auto_linear = call_op(ops.transpose_int, self_t, dim0, dim1)"""
-    return call_op(ops.transpose_int, or_zeros(self_t, self_p), dim0, dim1)
+    return call_op(ops.transpose_int, self_t, dim0, dim1)
 
 
 def permute_tangent(self_p, dims, result, self_t):
     """permute: result: auto_linear = call_op(ops.permute, self_t, dims)"""
-    return call_op(ops.permute, or_zeros(self_t, self_p), dims)
+    return call_op(ops.permute, self_t, dims)
 
 
 def expand_tangent(self_p, size, implicit, result, self_t):
     """expand: result: auto_linear = call_op(ops.expand, self_t, size, implicit)"""
-    return call_op(ops.expand, or_zeros(self_t, self_p), size, implicit)
+    return call_op(ops.expand, self_t, size, implicit)
 
 
 def squeeze_tangent(self_p, result, self_t):
     """squeeze: result: auto_linear = call_op(ops.squeeze, self_t)"""
-    return call_op(ops.squeeze, or_zeros(self_t, self_p))
+    return call_op(ops.squeeze, self_t)
 
 
 def squeeze_dim_tangent(self_p, dim, result, self_t):
     """squeeze.dim: result: auto_linear = call_op(ops.squeeze_dim, self_t, dim)"""
-    return call_op(ops.squeeze_dim, or_zeros(self_t, self_p), dim)
+    return call_op(ops.squeeze_dim, self_t, dim)
 
 
 def unsqueeze_tangent(self_p, dim, result, self_t):
     """unsqueeze: result: auto_linear = call_op(ops.unsqueeze, self_t, dim)"""
-    return call_op(ops.unsqueeze, or_zeros(self_t, self_p), dim)
+    return call_op(ops.unsqueeze, self_t, dim)
 
 
 def select_int_tangent(self_p, dim, index, result, self_t):
     """select.int: result: auto_linear = call_op(ops.select_int, self_t, dim, index)"""
-    return call_op(ops.select_int, or_zeros(self_t, self_p), dim, index)
+    return call_op(ops.select_int, self_t, dim, index)
 
 
 def slice_Tensor_tangent(self_p, dim, start, end, step, result, self_t):
     """slice.Tensor: result: auto_linear = call_op(ops.slice_Tensor, self_t, dim, start, end,
     step)"""
-    return call_op(ops.slice_Tensor, or_zeros(self_t, self_p), dim, start, end, step)
+    return call_op(ops.slice_Tensor, self_t, dim, start, end, step)
 
 
 def reciprocal_tangent(self_p, result, self_t):
     """reciprocal: result: auto_element_wise = (-self_t.conj() * (result *
     result).conj()).conj()"""
-    return (-or_zeros(self_t, self_p).conj() * (result * result).conj()).conj()
+    return (-self_t.conj() * (result * result).conj()).conj()
 
 
 def rsqrt_tangent(self_p, result, self_t):
     """rsqrt: result: auto_element_wise = (-0.5 * self_t.conj() * (result * result *
     result).conj()).conj()"""
-    return (-0.5 * or_zeros(self_t, self_p).conj() * (result * result * result).conj()).conj()
+    return (-0.5 * self_t.conj() * (result * result * result).conj()).conj()
 
 
 def exp2_tangent(self_p, result, self_t):
     """exp2: result: auto_element_wise = (self_t.conj() * result.conj() *
     0.6931471805599453).conj()"""
-    return (or_zeros(self_t, self_p).conj() * result.conj() * 0.6931471805599453).conj()
+    return (self_t.conj() * result.conj() * 0.6931471805599453).conj()
 
 
 def expm1_tangent(self_p, result, self_t):
     """expm1: result: auto_element_wise = (self_t.conj() * (result.conj() + 1)).conj()"""
-    return (or_zeros(self_t, self_p).conj() * (result.conj() + 1)).conj()
+    return (self_t.conj() * (result.conj() + 1)).conj()
 
 
 def log2_tangent(self_p, result, self_t):
     """log2: result: auto_element_wise = (self_t.conj() / (self_p.conj() *
     0.6931471805599453)).conj()"""
-    return (or_zeros(self_t, self_p).conj() / (self_p.conj() * 0.6931471805599453)).conj()
+    return (self_t.conj() / (self_p.conj() * 0.6931471805599453)).conj()
 
 
 def log10_tangent(self_p, result, self_t):
     """log10: result: auto_element_wise = (self_t.conj() / (self_p.conj() *
     2.302585092994046)).conj()"""
-    return (or_zeros(self_t, self_p).conj() / (self_p.conj() * 2.302585092994046)).conj()
+    return (self_t.conj() / (self_p.conj() * 2.302585092994046)).conj()
 
 
 def log1p_tangent(self_p, result, self_t):
     """log1p: result: auto_element_wise = (self_t.conj() / (self_p + 1).conj()).conj()"""
-    return (or_zeros(self_t, self_p).conj() / (self_p + 1).conj()).conj()
+    return (self_t.conj() / (self_p + 1).conj()).conj()
 
 
 def tan_tangent(self_p, result, self_t):
     """tan: result: auto_element_wise = (self_t.conj() * (1 + result * result).conj()).conj()"""
-    return (or_zeros(self_t, self_p).conj() * (1 + result * result).conj()).conj()
+    return (self_t.conj() * (1 + result * result).conj()).conj()
 
 
 def asin_tangent(self_p, result, self_t):
     """asin: result: auto_element_wise = (self_t.conj() / (1 - self_p *
     self_p).sqrt().conj()).conj()"""
-    return (or_zeros(self_t, self_p).conj() / (1 - self_p * self_p).sqrt().conj()).conj()
+    return (self_t.conj() / (1 - self_p * self_p).sqrt().conj()).conj()
 
 
 def acos_tangent(self_p, result, self_t):
     """acos: result: auto_element_wise = (-self_t.conj() / (1 - self_p *
     self_p).sqrt().conj()).conj()"""
-    return (-or_zeros(self_t, self_p).conj() / (1 - self_p * self_p).sqrt().conj()).conj()
+    return (-self_t.conj() / (1 - self_p * self_p).sqrt().conj()).conj()
 
 
 def atan_tangent(self_p, result, self_t):
     """atan: result: auto_element_wise = (self_t.conj() / (1 + self_p * self_p).conj()).conj()"""
-    return (or_zeros(self_t, self_p).conj() / (1 + self_p * self_p).conj()).conj()
+    return (self_t.conj() / (1 + self_p * self_p).conj()).conj()
 
 
 def sinh_tangent(self_p, result, self_t):
     """sinh: result: auto_element_wise = (self_t.conj() * self_p.cosh().conj()).conj()"""
-    return (or_zeros(self_t, self_p).conj() * self_p.cosh().conj()).conj()
+    return (self_t.conj() * self_p.cosh().conj()).conj()
 
 
 def cosh_tangent(self_p, result, self_t):
     """cosh: result: auto_element_wise = (self_t.conj() * self_p.sinh().conj()).conj()"""
-    return (or_zeros(self_t, self_p).conj() * self_p.sinh().conj()).conj()
+    return (self_t.conj() * self_p.sinh().conj()).conj()
 
 
 def erf_tangent(self_p, result, self_t):
     """erf: result: auto_element_wise = (self_t.conj() * 1.1283791670955126 * (-self_p *
     self_p).exp()).conj()"""
-    return (or_zeros(self_t, self_p).conj() * 1.1283791670955126 * (-self_p * self_p).exp()).conj()
+    return (self_t.conj() * 1.1283791670955126 * (-self_p * self_p).exp()).conj()
 
 
 def erfc_tangent(self_p, result, self_t):
     """erfc: result: auto_element_wise = (-self_t.conj() * 1.1283791670955126 * (-self_p *
     self_p).exp()).conj()"""
-    return (-or_zeros(self_t, self_p).conj() * 1.1283791670955126 * (-self_p * self_p).exp()).conj()
+    return (-self_t.conj() * 1.1283791670955126 * (-self_p * self_p).exp()).conj()
 
 
 def logit_tangent(self_p, eps, result, self_t):
     """logit: result: auto_element_wise = logit_backward(self_t.conj(), self_p, eps).conj()"""
-    return logit_backward(or_zeros(self_t, self_p).conj(), self_p, eps).conj()
+    return logit_backward(self_t.conj(), self_p, eps).conj()
 
 
 def floor_tangent(self_p, result, self_t):
     """floor: result: auto_element_wise = zeros_like(self_t.conj()).conj()"""
-    return zeros_like(or_zeros(self_t, self_p).conj()).conj()
+    return zeros_like(self_t.conj()).conj()
 
 
 def ceil_tangent(self_p, result, self_t):
     """ceil: result: auto_element_wise = zeros_like(self_t.conj()).conj()"""
-    return zeros_like(or_zeros(self_t, self_p).conj()).conj()
+    return zeros_like(self_t.conj()).conj()
 
 
 def trunc_tangent(self_p, result, self_t):
     """trunc: result: auto_element_wise = zeros_like(self_t.conj()).conj()"""
-    return zeros_like(or_zeros(self_t, self_p).conj()).conj()
+    return zeros_like(self_t.conj()).conj()
 
 
 def round_tangent(self_p, result, self_t):
     """round: result: auto_element_wise = zeros_like(self_t.conj()).conj()"""
-    return zeros_like(or_zeros(self_t, self_p).conj()).conj()
+    return zeros_like(self_t.conj()).conj()
 
 
 def round_decimals_tangent(self_p, decimals, result, self_t):
     """round.decimals: result: auto_element_wise = zeros_like(self_t.conj()).conj()"""
-    return zeros_like(or_zeros(self_t, self_p).conj()).conj()
+    return zeros_like(self_t.conj()).conj()
 
 
 def frac_tangent(self_p, result, self_t):
     """frac: result: self_t"""
-    return or_zeros(self_t, self_p)
+    return self_t
 
 
 def div_Tensor_mode_tangent(self_p, other_p, rounding_mode, result, self_t, other_t):
@@ -502,7 +502,7 @@ def fmod_Tensor_tangent(self_p, other_p, result, self_t, other_t):
 def atan2_tangent(self_p, other_p, result, self_t, other_t):
     """atan2: result: (-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))"""
     return (-self_p * or_zeros(other_t, other_p) + other_p * or_zeros(self_t, self_p)) / (
-        self_p.pow(2) + other_p.pow(2),
+        self_p.pow(2) + other_p.pow(2)
     )
 
 
@@ -519,7 +519,7 @@ def hypot_tangent(self_p, other_p, result, self_t, other_t):
 def clamp_tangent(self_p, min, max, result, self_t):
     """clamp: result: auto_element_wise = clamp_backward(self_t.conj(), self_p, min,
     max).conj()"""
-    return clamp_backward(or_zeros(self_t, self_p).conj(), self_p, min, max).conj()
+    return clamp_backward(self_t.conj(), self_p, min, max).conj()
 
 
 def clamp_Tensor_tangent(self_p, min_p, max_p, result, self_t, min_t, max_t):
@@ -573,43 +573,40 @@ def addcdiv_tangent(self_p, tensor1_p, tensor2_p, value, result, self_t, tensor1
 
 def nan_to_num_tangent(self_p, nan, posinf, neginf, result, self_t):
     """nan_to_num: result: auto_element_wise = (self_t.conj() * isfinite(self_p)).conj()"""
-    return (or_zeros(self_t, self_p).conj() * isfinite(self_p)).conj()
+    return (self_t.conj() * isfinite(self_p)).conj()
 
 
 def leaky_relu_tangent(self_p, negative_slope, result, self_t):
     """leaky_relu: result: auto_element_wise = where(self_p > 0, self_t.conj(), self_t.conj() *
     negative_slope).conj()"""
-    return where(
-        self_p > 0, or_zeros(self_t, self_p).conj(),
-        or_zeros(self_t, self_p).conj() * negative_slope,
-    ).conj()
+    return where(self_p > 0, self_t.conj(), self_t.conj() * negative_slope).conj()
 
 
 def leaky_relu__tangent(self_p, negative_slope, result, self_t):
     """leaky_relu_: result: leaky_relu_backward_of_result(self_t, result, negative_slope)"""
-    return leaky_relu_backward_of_result(or_zeros(self_t, self_p), result, negative_slope)
+    return leaky_relu_backward_of_result(self_t, result, negative_slope)
 
 
 def elu_tangent(self_p, alpha, scale, input_scale, result, self_t):
     """elu: result: auto_element_wise = elu_backward(self_t.conj(), self_p, alpha, scale,
     input_scale).conj()"""
-    return elu_backward(or_zeros(self_t, self_p).conj(), self_p, alpha, scale, input_scale).conj()
+    return elu_backward(self_t.conj(), self_p, alpha, scale, input_scale).conj()
 
 
 def elu__tangent(self_p, alpha, scale, input_scale, result, self_t):
     """elu_: result: elu_backward_of_result(self_t, result, alpha, scale, input_scale)"""
-    return elu_backward_of_result(or_zeros(self_t, self_p), result, alpha, scale, input_scale)
+    return elu_backward_of_result(self_t, result, alpha, scale, input_scale)
 
 
 def gelu_tangent(self_p, approximate, result, self_t):
     """gelu: result: auto_element_wise = gelu_backward(self_t.conj(), self_p,
     approximate=approximate).conj()"""
-    return gelu_backward(or_zeros(self_t, self_p).conj(), self_p, approximate=approximate).conj()
+    return gelu_backward(self_t.conj(), self_p, approximate=approximate).conj()
 
 
 def silu_tangent(self_p, result, self_t):
     """silu: result: auto_element_wise = silu_backward(self_t.conj(), self_p).conj()"""
-    return silu_backward(or_zeros(self_t, self_p).conj(), self_p).conj()
+    return silu_backward(self_t.conj(), self_p).conj()
 
 
 def gelu_backward_tangent(grad_output_p, self_p, approximate, result, grad_output_t, self_t):
@@ -636,43 +633,38 @@ def silu_backward_tangent(grad_output_p, self_p, result, grad_output_t, self_t):
 
 def mish_tangent(self_p, result, self_t):
     """mish: result: auto_element_wise = mish_backward(self_t.conj(), self_p).conj()"""
-    return mish_backward(or_zeros(self_t, self_p).conj(), self_p).conj()
+    return mish_backward(self_t.conj(), self_p).conj()
 
 
 def softplus_tangent(self_p, beta, threshold, result, self_t):
     """softplus: result: auto_element_wise = where(self_p * beta > threshold, self_t.conj(),
     self_t.conj() * (self_p * beta).sigmoid()).conj()"""
     return where(
-        self_p * beta > threshold, or_zeros(self_t, self_p).conj(),
-        or_zeros(self_t, self_p).conj() * (self_p * beta).sigmoid(),
+        self_p * beta > threshold, self_t.conj(), self_t.conj() * (self_p * beta).sigmoid(),
     ).conj()
 
 
 def hardtanh_tangent(self_p, min_val, max_val, result, self_t):
     """hardtanh: result: auto_element_wise = where(logical_or(self_p <= min_val, self_p >=
     max_val), 0, self_t.conj()).conj()"""
-    return where(
-        logical_or(self_p <= min_val, self_p >= max_val), 0, or_zeros(self_t, self_p).conj(),
-    ).conj()
+    return where(logical_or(self_p <= min_val, self_p >= max_val), 0, self_t.conj()).conj()
 
 
 def hardsigmoid_tangent(self_p, result, self_t):
     """hardsigmoid: result: auto_element_wise = where(logical_and(self_p > -3, self_p < 3),
     self_t.conj() / 6, 0).conj()"""
-    return where(
-        logical_and(self_p > -3, self_p < 3), or_zeros(self_t, self_p).conj() / 6, 0,
-    ).conj()
+    return where(logical_and(self_p > -3, self_p < 3), self_t.conj() / 6, 0).conj()
 
 
 def hardswish_tangent(self_p, result, self_t):
     """hardswish: result: auto_element_wise = hardswish_backward(self_t.conj(), self_p).conj()"""
-    return hardswish_backward(or_zeros(self_t, self_p).conj(), self_p).conj()
+    return hardswish_backward(self_t.conj(), self_p).conj()
 
 
 def threshold_tangent(self_p, threshold, value, result, self_t):
     """threshold: result: auto_element_wise = where(self_p <= threshold, 0,
     self_t.conj()).conj()"""
-    return where(self_p <= threshold, 0, or_zeros(self_t, self_p).conj()).conj()
+    return where(self_p <= threshold, 0, self_t.conj()).conj()
 
 
 def threshold_backward_tangent(grad_output_p, self_p, threshold, result, grad_output_t, self_t):
@@ -687,22 +679,22 @@ def prelu_tangent(self_p, weight_p, result, self_t, weight_t):
 
 def normal__tangent(self_p, mean, std, generator, result, self_t):
     """normal_: result: zeros_like(self_t)"""
-    return zeros_like(or_zeros(self_t, self_p))
+    return zeros_like(self_t)
 
 
 def uniform__tangent(self_p, from_, to, generator, result, self_t):
     """uniform_: result: zeros_like(self_t)"""
-    return zeros_like(or_zeros(self_t, self_p))
+    return zeros_like(self_t)
 
 
 def exponential__tangent(self_p, lambd, generator, result, self_t):
     """exponential_: result: zeros_like(self_t)"""
-    return zeros_like(or_zeros(self_t, self_p))
+    return zeros_like(self_t)
 
 
 def bernoulli_tangent(self_p, generator, result, self_t):
     """bernoulli: result: auto_element_wise = zeros_like(self_t.conj()).conj()"""
-    return zeros_like(or_zeros(self_t, self_p).conj()).conj()
+    return zeros_like(self_t.conj()).conj()
 
 
 def bernoulli_p_tangent(self_p, p, generator, result, self_t):
@@ -712,12 +704,12 @@ def bernoulli_p_tangent(self_p, p, generator, result, self_t):
 
 def bernoulli__float_tangent(self_p, p, generator, result, self_t):
     """bernoulli_.float: result: zeros_like(self_t)"""
-    return zeros_like(or_zeros(self_t, self_p))
+    return zeros_like(self_t)
 
 
 def bernoulli__Tensor_tangent(self_p, p, generator, result, self_t):
     """bernoulli_.Tensor: result: zeros_like(self_t)"""
-    return zeros_like(or_zeros(self_t, self_p))
+    return zeros_like(self_t)
 
 
 def clamp_max_Tensor_tangent(self_p, max_p, result, self_t, max_t):
@@ -727,45 +719,45 @@ def clamp_max_Tensor_tangent(self_p, max_p, result, self_t, max_t):
 
 def remainder_Scalar_Tensor_tangent(self, other_p, result, other_t):
     """remainder.Scalar_Tensor: result: -other_t * (self / other_p).floor()"""
-    return -or_zeros(other_t, other_p) * (self / other_p).floor()
+    return -other_t * (self / other_p).floor()
 
 
 def prod_tangent(self_p, dtype, result, self_t):
     """prod: result: prod_jvp(self_p, self_t, result)"""
-    return prod_jvp(self_p, or_zeros(self_t, self_p), result)
+    return prod_jvp(self_p, self_t, result)
 
 
 def prod_dim_int_tangent(self_p, dim, keepdim, dtype, result, self_t):
     """prod.dim_int: result: prod_dim_jvp(self_p, self_t, result, dim, keepdim)"""
-    return prod_dim_jvp(self_p, or_zeros(self_t, self_p), result, dim, keepdim)
+    return prod_dim_jvp(self_p, self_t, result, dim, keepdim)
 
 
 def amax_tangent(self_p, dim, keepdim, result, self_t):
     """amax: result: amaxamin_jvp(self_p, self_t, result, dim, keepdim)"""
-    return amaxamin_jvp(self_p, or_zeros(self_t, self_p), result, dim, keepdim)
+    return amaxamin_jvp(self_p, self_t, result, dim, keepdim)
 
 
 def amin_tangent(self_p, dim, keepdim, result, self_t):
     """amin: result: amaxamin_jvp(self_p, self_t, result, dim, keepdim)"""
-    return amaxamin_jvp(self_p, or_zeros(self_t, self_p), result, dim, keepdim)
+    return amaxamin_jvp(self_p, self_t, result, dim, keepdim)
 
 
 def var_correction_tangent(self_p, dim, correction, keepdim, result, self_t):
     """var.correction: result: var_jvp(self_p, self_t, dim, correction, keepdim)"""
-    return var_jvp(self_p, or_zeros(self_t, self_p), dim, correction, keepdim)
+    return var_jvp(self_p, self_t, dim, correction, keepdim)
 
 
 def std_correction_tangent(self_p, dim, correction, keepdim, result, self_t):
     """std.correction: result: std_jvp(self_p, self_t, dim, correction, keepdim, result)"""
-    return std_jvp(self_p, or_zeros(self_t, self_p), dim, correction, keepdim, result)
+    return std_jvp(self_p, self_t, dim, correction, keepdim, result)
 
 
 def var_mean_correction_tangent(self_p, dim, correction, keepdim, result, self_t):
     """var_mean.correction: result0: var_jvp(self_p, self_t, dim, correction, keepdim);
     result1: self_t.mean(dim, keepdim)"""
     result0, result1 = result
-    result0_t = var_jvp(self_p, or_zeros(self_t, self_p), dim, correction, keepdim)
-    result1_t = or_zeros(self_t, self_p).mean(dim, keepdim)
+    result0_t = var_jvp(self_p, self_t, dim, correction, keepdim)
+    result1_t = self_t.mean(dim, keepdim)
     return (result0_t, result1_t,)
 
 
@@ -773,106 +765,106 @@ def std_mean_correction_tangent(self_p, dim, correction, keepdim, result, self_t
     """std_mean.correction: result0: std_jvp(self_p, self_t, dim, correction, keepdim,
     result0); result1: self_t.mean(dim, keepdim)"""
     result0, result1 = result
-    result0_t = std_jvp(self_p, or_zeros(self_t, self_p), dim, correction, keepdim, result0)
-    result1_t = or_zeros(self_t, self_p).mean(dim, keepdim)
+    result0_t = std_jvp(self_p, self_t, dim, correction, keepdim, result0)
+    result1_t = self_t.mean(dim, keepdim)
     return (result0_t, result1_t,)
 
 
 def norm_ScalarOpt_dim_tangent(self_p, p, dim, keepdim, dtype, result, self_t):
     """norm.ScalarOpt_dim: result: norm_jvp(self_p, self_t, p, result, dim, keepdim)"""
-    return norm_jvp(self_p, or_zeros(self_t, self_p), p, result, dim, keepdim)
+    return norm_jvp(self_p, self_t, p, result, dim, keepdim)
 
 
 def logsumexp_tangent(self_p, dim, keepdim, result, self_t):
     """logsumexp: result: logsumexp_jvp(self_p, self_t, dim, keepdim)"""
-    return logsumexp_jvp(self_p, or_zeros(self_t, self_p), dim, keepdim)
+    return logsumexp_jvp(self_p, self_t, dim, keepdim)
 
 
 def cumsum_tangent(self_p, dim, dtype, result, self_t):
     """cumsum: result: auto_linear = call_op(ops.cumsum, self_t, dim, dtype)"""
-    return call_op(ops.cumsum, or_zeros(self_t, self_p), dim, dtype)
+    return call_op(ops.cumsum, self_t, dim, dtype)
 
 
 def cumprod_tangent(self_p, dim, dtype, result, self_t):
     """cumprod: result: cumprod_jvp(self_t, self_p, result, dim)"""
-    return cumprod_jvp(or_zeros(self_t, self_p), self_p, result, dim)
+    return cumprod_jvp(self_t, self_p, result, dim)
 
 
 def cummax_tangent(self_p, dim, result, self_t):
     """cummax: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, True)
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
     return (values_t, None,)
 
 
 def cummin_tangent(self_p, dim, result, self_t):
     """cummin: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, True)
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
     return (values_t, None,)
 
 
 def median_tangent(self_p, result, self_t):
     """median: result: evenly_read_jvp(self_t, self_p, result)"""
-    return evenly_read_jvp(or_zeros(self_t, self_p), self_p, result)
+    return evenly_read_jvp(self_t, self_p, result)
 
 
 def median_dim_tangent(self_p, dim, keepdim, result, self_t):
     """median.dim: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, keepdim)
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
     return (values_t, None,)
 
 
 def mode_tangent(self_p, dim, keepdim, result, self_t):
     """mode: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, keepdim)
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
     return (values_t, None,)
 
 
 def kthvalue_tangent(self_p, k, dim, keepdim, result, self_t):
     """kthvalue: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, keepdim)
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
     return (values_t, None,)
 
 
 def topk_tangent(self_p, k, dim, largest, sorted, result, self_t):
     """topk: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, True)
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
     return (values_t, None,)
 
 
 def sort_tangent(self_p, dim, descending, result, self_t):
     """sort: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, True)
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
     return (values_t, None,)
 
 
 def sort_stable_tangent(self_p, stable, dim, descending, result, self_t):
     """sort.stable: values: gather_with_keepdimed_indices(self_t, dim, indices, True)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, True)
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, True)
     return (values_t, None,)
 
 
 def _gather_along_tangent(self_p, dim, index, result, self_t):
     """_gather_along: result: auto_linear = call_op(ops._gather_along, self_t, dim, index)"""
-    return call_op(ops._gather_along, or_zeros(self_t, self_p), dim, index)
+    return call_op(ops._gather_along, self_t, dim, index)
 
 
 def _scatter_add_along_tangent(self_p, dim, index, sizes, result, self_t):
     """_scatter_add_along: result: auto_linear = call_op(ops._scatter_add_along, self_t, dim,
     index, sizes)"""
-    return call_op(ops._scatter_add_along, or_zeros(self_t, self_p), dim, index, sizes)
+    return call_op(ops._scatter_add_along, self_t, dim, index, sizes)
 
 
 def flip_tangent(self_p, dims, result, self_t):
     """flip: result: auto_linear = call_op(ops.flip, self_t, dims)"""
-    return call_op(ops.flip, or_zeros(self_t, self_p), dims)
+    return call_op(ops.flip, self_t, dims)
 
 
 def mv_tangent(self_p, vec_p, result, self_t, vec_t):
@@ -949,27 +941,27 @@ def einsum_tangent(equation, tensors_p, result, tensors_t):
 
 def tril_tangent(self_p, diagonal, result, self_t):
     """tril: result: auto_linear = call_op(ops.tril, self_t, diagonal)"""
-    return call_op(ops.tril, or_zeros(self_t, self_p), diagonal)
+    return call_op(ops.tril, self_t, diagonal)
 
 
 def triu_tangent(self_p, diagonal, result, self_t):
     """triu: result: auto_linear = call_op(ops.triu, self_t, diagonal)"""
-    return call_op(ops.triu, or_zeros(self_t, self_p), diagonal)
+    return call_op(ops.triu, self_t, diagonal)
 
 
 def diag_tangent(self_p, diagonal, result, self_t):
     """diag: result: auto_linear = call_op(ops.diag, self_t, diagonal)"""
-    return call_op(ops.diag, or_zeros(self_t, self_p), diagonal)
+    return call_op(ops.diag, self_t, diagonal)
 
 
 def diagonal_tangent(self_p, offset, dim1, dim2, result, self_t):
     """diagonal: result: auto_linear = call_op(ops.diagonal, self_t, offset, dim1, dim2)"""
-    return call_op(ops.diagonal, or_zeros(self_t, self_p), offset, dim1, dim2)
+    return call_op(ops.diagonal, self_t, offset, dim1, dim2)
 
 
 def linalg_matrix_exp_tangent(self_p, result, self_t):
     """linalg_matrix_exp: result: matrix_exp_jvp(self_p, self_t)"""
-    return matrix_exp_jvp(self_p, or_zeros(self_t, self_p))
+    return matrix_exp_jvp(self_p, self_t)
 
 
 def cat_tangent(tensors_p, dim, result, tensors_t):
@@ -979,25 +971,23 @@ def cat_tangent(tensors_p, dim, result, tensors_t):
 
 def roll_tangent(self_p, shifts, dims, result, self_t):
     """roll: result: auto_linear = call_op(ops.roll, self_t, shifts, dims)"""
-    return call_op(ops.roll, or_zeros(self_t, self_p), shifts, dims)
+    return call_op(ops.roll, self_t, shifts, dims)
 
 
 def repeat_tangent(self_p, repeats, result, self_t):
     """repeat: result: auto_linear = call_op(ops.repeat, self_t, repeats)"""
-    return call_op(ops.repeat, or_zeros(self_t, self_p), repeats)
+    return call_op(ops.repeat, self_t, repeats)
 
 
 def repeat_interleave_self_int_tangent(self_p, repeats, dim, output_size, result, self_t):
     """repeat_interleave.self_int: result: auto_linear =
     call_op(ops.repeat_interleave_self_int, self_t, repeats, dim, output_size)"""
-    return call_op(
-        ops.repeat_interleave_self_int, or_zeros(self_t, self_p), repeats, dim, output_size,
-    )
+    return call_op(ops.repeat_interleave_self_int, self_t, repeats, dim, output_size)
 
 
 def gather_tangent(self_p, dim, index, sparse_grad, result, self_t):
     """gather: result: auto_linear = call_op(ops.gather, self_t, dim, index, sparse_grad)"""
-    return call_op(ops.gather, or_zeros(self_t, self_p), dim, index, sparse_grad)
+    return call_op(ops.gather, self_t, dim, index, sparse_grad)
 
 
 def scatter_src_tangent(self_p, dim, index, src_p, result, self_t, src_t):
@@ -1007,7 +997,7 @@ def scatter_src_tangent(self_p, dim, index, src_p, result, self_t, src_t):
 
 def scatter_value_tangent(self_p, dim, index, value, result, self_t):
     """scatter.value: result: self_t.scatter(dim, index, 0)"""
-    return or_zeros(self_t, self_p).scatter(dim, index, 0)
+    return self_t.scatter(dim, index, 0)
 
 
 def scatter_reduce_tangent(self_p, dim, index, src_p, reduce, result, self_t, src_t):
@@ -1021,7 +1011,7 @@ def scatter_reduce_tangent(self_p, dim, index, src_p, reduce, result, self_t, sr
 def scatter_value_reduce_tangent(self_p, dim, index, value, reduce, result, self_t):
     """scatter.value_reduce: result: scatter_value_reduce_jvp(self_t, dim, index, value,
     reduce)"""
-    return scatter_value_reduce_jvp(or_zeros(self_t, self_p), dim, index, value, reduce)
+    return scatter_value_reduce_jvp(self_t, dim, index, value, reduce)
 
 
 def scatter_add_tangent(self_p, dim, index, src_p, result, self_t, src_t):
@@ -1042,7 +1032,7 @@ def scatter_reduce_two_tangent(
 
 def index_select_tangent(self_p, dim, index, result, self_t):
     """index_select: result: auto_linear = call_op(ops.index_select, self_t, dim, index)"""
-    return call_op(ops.index_select, or_zeros(self_t, self_p), dim, index)
+    return call_op(ops.index_select, self_t, dim, index)
 
 
 def index_add_tangent(self_p, dim, index, source_p, alpha, result, self_t, source_t):
@@ -1059,7 +1049,7 @@ def index_copy_tangent(self_p, dim, index, source_p, result, self_t, source_t):
 
 def index_fill_int_Scalar_tangent(self_p, dim, index, value, result, self_t):
     """index_fill.int_Scalar: result: self_t.index_fill(dim, index, 0)"""
-    return or_zeros(self_t, self_p).index_fill(dim, index, 0)
+    return self_t.index_fill(dim, index, 0)
 
 
 def index_fill_int_Tensor_tangent(self_p, dim, index, value_p, result, self_t, value_t):
@@ -1069,7 +1059,7 @@ def index_fill_int_Tensor_tangent(self_p, dim, index, value_p, result, self_t, v
 
 def masked_fill_Scalar_tangent(self_p, mask, value, result, self_t):
     """masked_fill.Scalar: result: self_t.masked_fill(mask, 0)"""
-    return or_zeros(self_t, self_p).masked_fill(mask, 0)
+    return self_t.masked_fill(mask, 0)
 
 
 def masked_fill_Tensor_tangent(self_p, mask, value_p, result, self_t, value_t):
@@ -1079,7 +1069,7 @@ def masked_fill_Tensor_tangent(self_p, mask, value_p, result, self_t, value_t):
 
 def masked_select_tangent(self_p, mask, result, self_t):
     """masked_select: result: auto_linear = call_op(ops.masked_select, self_t, mask)"""
-    return call_op(ops.masked_select, or_zeros(self_t, self_p), mask)
+    return call_op(ops.masked_select, self_t, mask)
 
 
 def masked_scatter_tangent(self_p, mask, source_p, result, self_t, source_t):
@@ -1089,12 +1079,12 @@ def masked_scatter_tangent(self_p, mask, source_p, result, self_t, source_t):
 
 def take_tangent(self_p, index, result, self_t):
     """take: result: auto_linear = call_op(ops.take, self_t, index)"""
-    return call_op(ops.take, or_zeros(self_t, self_p), index)
+    return call_op(ops.take, self_t, index)
 
 
 def index_Tensor_tangent(self_p, indices, result, self_t):
     """index.Tensor: result: auto_linear = call_op(ops.index_Tensor, self_t, indices)"""
-    return call_op(ops.index_Tensor, or_zeros(self_t, self_p), indices)
+    return call_op(ops.index_Tensor, self_t, indices)
 
 
 def index_put_tangent(self_p, indices, values_p, accumulate, result, self_t, values_t):
@@ -1132,20 +1122,18 @@ def convolution_backward_tangent(
 
 def constant_pad_nd_tangent(self_p, pad, value, result, self_t):
     """constant_pad_nd: result: constant_pad_nd(self_t, pad, 0)"""
-    return constant_pad_nd(or_zeros(self_t, self_p), pad, 0)
+    return constant_pad_nd(self_t, pad, 0)
 
 
 def _pad_nd_tangent(self_p, pad, mode, result, self_t):
     """_pad_nd: result: auto_linear = call_op(ops._pad_nd, self_t, pad, mode)"""
-    return call_op(ops._pad_nd, or_zeros(self_t, self_p), pad, mode)
+    return call_op(ops._pad_nd, self_t, pad, mode)
 
 
 def _pad_nd_backward_tangent(grad_output_p, input_sizes, pad, mode, result, grad_output_t):
     """_pad_nd_backward: result: auto_linear = call_op(ops._pad_nd_backward, grad_output_t,
     input_sizes, pad, mode)"""
-    return call_op(
-        ops._pad_nd_backward, or_zeros(grad_output_t, grad_output_p), input_sizes, pad, mode,
-    )
+    return call_op(ops._pad_nd_backward, grad_output_t, input_sizes, pad, mode)
 
 
 def max_pool2d_with_indices_tangent(
@@ -1154,9 +1142,7 @@ def max_pool2d_with_indices_tangent(
     """max_pool2d_with_indices: result0: gather(self_t.flatten(-2), -1,
     result1.flatten(-2)).view_as(result1)"""
     result0, result1 = result
-    result0_t = gather(
-        or_zeros(self_t, self_p).flatten(-2), -1, result1.flatten(-2),
-    ).view_as(result1)
+    result0_t = gather(self_t.flatten(-2), -1, result1.flatten(-2)).view_as(result1)
     return (result0_t, None,)
 
 
@@ -1180,8 +1166,8 @@ def avg_pool2d_tangent(
     """avg_pool2d: result: auto_linear = call_op(ops.avg_pool2d, self_t, kernel_size, stride,
     padding, ceil_mode, count_include_pad, divisor_override)"""
     return call_op(
-        ops.avg_pool2d, or_zeros(self_t, self_p), kernel_size, stride, padding, ceil_mode,
-        count_include_pad, divisor_override,
+        ops.avg_pool2d, self_t, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
     )
 
 
@@ -1200,7 +1186,7 @@ def avg_pool2d_backward_tangent(
 def adaptive_avg_pool2d_tangent(self_p, output_size, result, self_t):
     """adaptive_avg_pool2d: result: auto_linear = call_op(ops.adaptive_avg_pool2d, self_t,
     output_size)"""
-    return call_op(ops.adaptive_avg_pool2d, or_zeros(self_t, self_p), output_size)
+    return call_op(ops.adaptive_avg_pool2d, self_t, output_size)
 
 
 def adaptive_avg_pool2d_backward_tangent(grad_output_p, self_p, result, grad_output_t, self_t):
@@ -1213,9 +1199,7 @@ def adaptive_max_pool2d_tangent(self_p, output_size, result, self_t):
     """adaptive_max_pool2d: result0: gather(self_t.flatten(-2), -1,
     result1.flatten(-2)).view_as(result1)"""
     result0, result1 = result
-    result0_t = gather(
-        or_zeros(self_t, self_p).flatten(-2), -1, result1.flatten(-2),
-    ).view_as(result1)
+    result0_t = gather(self_t.flatten(-2), -1, result1.flatten(-2)).view_as(result1)
     return (result0_t, None,)
 
 
@@ -1233,9 +1217,7 @@ def adaptive_max_pool2d_backward_tangent(
 def upsample_nearest2d_tangent(self_p, output_size, scales_h, scales_w, result, self_t):
     """upsample_nearest2d: result: auto_linear = call_op(ops.upsample_nearest2d, self_t,
     output_size, scales_h, scales_w)"""
-    return call_op(
-        ops.upsample_nearest2d, or_zeros(self_t, self_p), output_size, scales_h, scales_w,
-    )
+    return call_op(ops.upsample_nearest2d, self_t, output_size, scales_h, scales_w)
 
 
 def upsample_nearest2d_backward_tangent(
@@ -1245,8 +1227,7 @@ def upsample_nearest2d_backward_tangent(
     call_op(ops.upsample_nearest2d_backward, grad_output_t, output_size, input_size,
     scales_h, scales_w)"""
     return call_op(
-        ops.upsample_nearest2d_backward, or_zeros(grad_output_t, grad_output_p), output_size,
-        input_size, scales_h, scales_w,
+        ops.upsample_nearest2d_backward, grad_output_t, output_size, input_size, scales_h, scales_w,
     )
 
 
@@ -1255,10 +1236,7 @@ def upsample_bilinear2d_tangent(
 ):
     """upsample_bilinear2d: result: auto_linear = call_op(ops.upsample_bilinear2d, self_t,
     output_size, align_corners, scales_h, scales_w)"""
-    return call_op(
-        ops.upsample_bilinear2d, or_zeros(self_t, self_p), output_size, align_corners, scales_h,
-        scales_w,
-    )
+    return call_op(ops.upsample_bilinear2d, self_t, output_size, align_corners, scales_h, scales_w)
 
 
 def upsample_bilinear2d_backward_tangent(
@@ -1269,28 +1247,26 @@ def upsample_bilinear2d_backward_tangent(
     call_op(ops.upsample_bilinear2d_backward, grad_output_t, output_size, input_size,
     align_corners, scales_h, scales_w)"""
     return call_op(
-        ops.upsample_bilinear2d_backward, or_zeros(grad_output_t, grad_output_p), output_size,
-        input_size, align_corners, scales_h, scales_w,
+        ops.upsample_bilinear2d_backward, grad_output_t, output_size, input_size, align_corners,
+        scales_h, scales_w,
     )
 
 
 def im2col_tangent(self_p, kernel_size, dilation, padding, stride, result, self_t):
     """im2col: result: auto_linear = call_op(ops.im2col, self_t, kernel_size, dilation,
     padding, stride)"""
-    return call_op(ops.im2col, or_zeros(self_t, self_p), kernel_size, dilation, padding, stride)
+    return call_op(ops.im2col, self_t, kernel_size, dilation, padding, stride)
 
 
 def col2im_tangent(self_p, output_size, kernel_size, dilation, padding, stride, result, self_t):
     """col2im: result: auto_linear = call_op(ops.col2im, self_t, output_size, kernel_size,
     dilation, padding, stride)"""
-    return call_op(
-        ops.col2im, or_zeros(self_t, self_p), output_size, kernel_size, dilation, padding, stride,
-    )
+    return call_op(ops.col2im, self_t, output_size, kernel_size, dilation, padding, stride)
 
 
 def _softmax_tangent(self_p, dim, half_to_float, result, self_t):
     """_softmax: result: result * (self_t - (result * self_t).sum(dim, True))"""
-    return result * (or_zeros(self_t, self_p) - (result * or_zeros(self_t, self_p)).sum(dim, True))
+    return result * (self_t - (result * self_t).sum(dim, True))
 
 
 def _log_softmax_tangent(self_p, dim, half_to_float, result, self_t):
@@ -1329,9 +1305,7 @@ def nll_loss_forward_tangent(self_p, target, weight, reduction, ignore_index, re
     """nll_loss_forward: output: nll_loss_forward(self_t, target, weight, reduction,
     ignore_index)[0]"""
     output, total_weight = result
-    output_t = nll_loss_forward(
-        or_zeros(self_t, self_p), target, weight, reduction, ignore_index,
-    )[0]
+    output_t = nll_loss_forward(self_t, target, weight, reduction, ignore_index)[0]
     return (output_t, None,)
 
 
@@ -1471,17 +1445,14 @@ def _fused_rms_norm_backward_tangent(
 def native_dropout_tangent(input_p, p, train, generator, result, input_t):
     """native_dropout: result0: dropout_backward(input_t, result1, p, train)"""
     result0, result1 = result
-    result0_t = dropout_backward(or_zeros(input_t, input_p), result1, p, train)
+    result0_t = dropout_backward(input_t, result1, p, train)
     return (result0_t, None,)
 
 
 def embedding_tangent(weight_p, indices, padding_idx, scale_grad_by_freq, sparse, result, weight_t):
     """embedding: result: auto_linear = call_op(ops.embedding, weight_t, indices, padding_idx,
     scale_grad_by_freq, sparse)"""
-    return call_op(
-        ops.embedding, or_zeros(weight_t, weight_p), indices, padding_idx, scale_grad_by_freq,
-        sparse,
-    )
+    return call_op(ops.embedding, weight_t, indices, padding_idx, scale_grad_by_freq, sparse)
 
 
 def embedding_dense_backward_tangent(
@@ -1490,8 +1461,8 @@ def embedding_dense_backward_tangent(
     """embedding_dense_backward: result: auto_linear = call_op(ops.embedding_dense_backward,
     grad_output_t, indices, num_weights, padding_idx, scale_grad_by_freq)"""
     return call_op(
-        ops.embedding_dense_backward, or_zeros(grad_output_t, grad_output_p), indices, num_weights,
-        padding_idx, scale_grad_by_freq,
+        ops.embedding_dense_backward, grad_output_t, indices, num_weights, padding_idx,
+        scale_grad_by_freq,
     )
 
 
@@ -1499,9 +1470,7 @@ def _cross_entropy_forward_tangent(self_p, target, weight, reduction, ignore_ind
     """_cross_entropy_forward: output, probs: cross_entropy_jvp(self_t, target, weight,
     reduction, ignore_index, probs)"""
     output, probs, total_weight = result
-    output_t, probs_t = cross_entropy_jvp(
-        or_zeros(self_t, self_p), target, weight, reduction, ignore_index, probs,
-    )
+    output_t, probs_t = cross_entropy_jvp(self_t, target, weight, reduction, ignore_index, probs)
     return (output_t, probs_t, None,)
 
 
@@ -1531,7 +1500,7 @@ def _lstm_sequence_tangent(gi_p, h0_p, c0_p, w_hh_p, result, gi_t, h0_t, c0_t, w
 def linalg_qr_tangent(A_p, mode, result, A_t):
     """linalg_qr: Q, R: linalg_qr_jvp(A_t, Q, R, mode)"""
     Q, R = result
-    Q_t, R_t = linalg_qr_jvp(or_zeros(A_t, A_p), Q, R, mode)
+    Q_t, R_t = linalg_qr_jvp(A_t, Q, R, mode)
     return (Q_t, R_t,)
 
 
@@ -1555,20 +1524,20 @@ def cdist_tangent(x1_p, x2_p, p, compute_mode, result, x1_t, x2_t):
 
 def linalg_vector_norm_tangent(self_p, ord, dim, keepdim, dtype, result, self_t):
     """linalg_vector_norm: result: vector_norm_jvp(self_p, self_t, ord, result, dim, keepdim)"""
-    return vector_norm_jvp(self_p, or_zeros(self_t, self_p), ord, result, dim, keepdim)
+    return vector_norm_jvp(self_p, self_t, ord, result, dim, keepdim)
 
 
 def linalg_inv_ex_tangent(A_p, check_errors, result, A_t):
     """linalg_inv_ex: inverse: -inverse.matmul(A_t).matmul(inverse)"""
     inverse, info = result
-    inverse_t = -inverse.matmul(or_zeros(A_t, A_p)).matmul(inverse)
+    inverse_t = -inverse.matmul(A_t).matmul(inverse)
     return (inverse_t, None,)
 
 
 def linalg_slogdet_tangent(A_p, result, A_t):
     """linalg_slogdet: sign, logabsdet: slogdet_jvp(A_p, A_t, sign)"""
     sign, logabsdet = result
-    sign_t, logabsdet_t = slogdet_jvp(A_p, or_zeros(A_t, A_p), sign)
+    sign_t, logabsdet_t = slogdet_jvp(A_p, A_t, sign)
     return (sign_t, logabsdet_t,)
 
 
@@ -1580,28 +1549,28 @@ def linalg_solve_tangent(A_p, B_p, left, result, A_t, B_t):
 def linalg_cholesky_ex_tangent(A_p, upper, check_errors, result, A_t):
     """linalg_cholesky_ex: L: cholesky_jvp(A_t, L, upper)"""
     L, info = result
-    L_t = cholesky_jvp(or_zeros(A_t, A_p), L, upper)
+    L_t = cholesky_jvp(A_t, L, upper)
     return (L_t, None,)
 
 
 def linalg_lu_factor_ex_tangent(A_p, pivot, check_errors, result, A_t):
     """linalg_lu_factor_ex: LU: lu_factor_ex_jvp(A_t, LU, pivots, pivot)"""
     LU, pivots, info = result
-    LU_t = lu_factor_ex_jvp(or_zeros(A_t, A_p), LU, pivots, pivot)
+    LU_t = lu_factor_ex_jvp(A_t, LU, pivots, pivot)
     return (LU_t, None, None,)
 
 
 def lu_unpack_tangent(LU_data_p, LU_pivots, unpack_data, unpack_pivots, result, LU_data_t):
     """lu_unpack: L, U: lu_unpack_jvp(LU_data_t, unpack_data)"""
     P, L, U = result
-    L_t, U_t = lu_unpack_jvp(or_zeros(LU_data_t, LU_data_p), unpack_data)
+    L_t, U_t = lu_unpack_jvp(LU_data_t, unpack_data)
     return (None, L_t, U_t,)
 
 
 def linalg_lu_tangent(A_p, pivot, result, A_t):
     """linalg_lu: L, U: linalg_lu_jvp(A_t, P, L, U, pivot)"""
     P, L, U = result
-    L_t, U_t = linalg_lu_jvp(or_zeros(A_t, A_p), P, L, U, pivot)
+    L_t, U_t = linalg_lu_jvp(A_t, P, L, U, pivot)
     return (None, L_t, U_t,)
 
 
@@ -1651,13 +1620,13 @@ def cholesky_solve_tangent(self_p, input2_p, upper, result, self_t, input2_t):
 
 def cholesky_inverse_tangent(self_p, upper, result, self_t):
     """cholesky_inverse: result: cholesky_inverse_jvp(self_p, self_t, result, upper)"""
-    return cholesky_inverse_jvp(self_p, or_zeros(self_t, self_p), result, upper)
+    return cholesky_inverse_jvp(self_p, self_t, result, upper)
 
 
 def _linalg_svd_tangent(A_p, full_matrices, compute_uv, driver, result, A_t):
     """_linalg_svd: U, S, Vh: svd_jvp(A_p, A_t, U, S, Vh, full_matrices, compute_uv)"""
     U, S, Vh = result
-    U_t, S_t, Vh_t = svd_jvp(A_p, or_zeros(A_t, A_p), U, S, Vh, full_matrices, compute_uv)
+    U_t, S_t, Vh_t = svd_jvp(A_p, A_t, U, S, Vh, full_matrices, compute_uv)
     return (U_t, S_t, Vh_t,)
 
 
@@ -1665,20 +1634,18 @@ def _linalg_eigh_tangent(A_p, UPLO, compute_v, result, A_t):
     """_linalg_eigh: eigenvalues, eigenvectors: eigh_jvp(A_p, A_t, eigenvalues, eigenvectors,
     UPLO, compute_v)"""
     eigenvalues, eigenvectors = result
-    eigenvalues_t, eigenvectors_t = eigh_jvp(
-        A_p, or_zeros(A_t, A_p), eigenvalues, eigenvectors, UPLO, compute_v,
-    )
+    eigenvalues_t, eigenvectors_t = eigh_jvp(A_p, A_t, eigenvalues, eigenvectors, UPLO, compute_v)
     return (eigenvalues_t, eigenvectors_t,)
 
 
 def linalg_det_tangent(A_p, result, A_t):
     """linalg_det: result: linalg_det_jvp(A_t, result, A_p)"""
-    return linalg_det_jvp(or_zeros(A_t, A_p), result, A_p)
+    return linalg_det_jvp(A_t, result, A_p)
 
 
 def linalg_pinv_atol_rtol_tensor_tangent(self_p, atol, rtol, hermitian, result, self_t):
     """linalg_pinv.atol_rtol_tensor: result: pinv_jvp(self_p, result, self_t)"""
-    return pinv_jvp(self_p, result, or_zeros(self_t, self_p))
+    return pinv_jvp(self_p, result, self_t)
 
 
 def logaddexp_tangent(self_p, other_p, result, self_t, other_t):
@@ -1705,7 +1672,7 @@ def logaddexp2_tangent(self_p, other_p, result, self_t, other_t):
 
 def sinc_tangent(self_p, result, self_t):
     """sinc: result: auto_element_wise = sinc_backward(self_t.conj(), self_p).conj()"""
-    return sinc_backward(or_zeros(self_t, self_p).conj(), self_p).conj()
+    return sinc_backward(self_t.conj(), self_p).conj()
 
 
 def heaviside_tangent(self_p, values_p, result, self_t, values_t):
@@ -1722,80 +1689,78 @@ def dist_tangent(self_p, other_p, p, result, self_t, other_t):
 
 def lgamma_tangent(self_p, result, self_t):
     """lgamma: result: auto_element_wise = (self_t.conj() * digamma(self_p)).conj()"""
-    return (or_zeros(self_t, self_p).conj() * digamma(self_p)).conj()
+    return (self_t.conj() * digamma(self_p)).conj()
 
 
 def digamma_tangent(self_p, result, self_t):
     """digamma: result: auto_element_wise = (self_t.conj() * polygamma(1, self_p)).conj()"""
-    return (or_zeros(self_t, self_p).conj() * polygamma(1, self_p)).conj()
+    return (self_t.conj() * polygamma(1, self_p)).conj()
 
 
 def polygamma_tangent(n, self_p, result, self_t):
     """polygamma: result: auto_element_wise = (self_t.conj() * polygamma(n + 1, self_p)).conj()"""
-    return (or_zeros(self_t, self_p).conj() * polygamma(n + 1, self_p)).conj()
+    return (self_t.conj() * polygamma(n + 1, self_p)).conj()
 
 
 def polygamma__tangent(self_p, n, result, self_t):
     """polygamma_: result: self_t * polygamma(n + 1, self_p)"""
-    return or_zeros(self_t, self_p) * polygamma(n + 1, self_p)
+    return self_t * polygamma(n + 1, self_p)
 
 
 def mvlgamma_tangent(self_p, p, result, self_t):
     """mvlgamma: result: auto_element_wise = mvlgamma_backward(self_t.conj(), self_p, p).conj()"""
-    return mvlgamma_backward(or_zeros(self_t, self_p).conj(), self_p, p).conj()
+    return mvlgamma_backward(self_t.conj(), self_p, p).conj()
 
 
 def erfinv_tangent(self_p, result, self_t):
     """erfinv: result: auto_element_wise = erfinv_backward(self_t.conj(), self_p).conj()"""
-    return erfinv_backward(or_zeros(self_t, self_p).conj(), self_p).conj()
+    return erfinv_backward(self_t.conj(), self_p).conj()
 
 
 def i0_tangent(self_p, result, self_t):
     """i0: result: auto_element_wise = (self_t.conj() * special_i1(self_p)).conj()"""
-    return (or_zeros(self_t, self_p).conj() * special_i1(self_p)).conj()
+    return (self_t.conj() * special_i1(self_p)).conj()
 
 
 def special_i0e_tangent(self_p, result, self_t):
     """special_i0e: result: auto_element_wise = (self_t.conj() * (special_i1e(self_p) -
     self_p.sign() * result)).conj()"""
-    return (or_zeros(self_t, self_p).conj() * (special_i1e(self_p) - self_p.sign() * result)).conj()
+    return (self_t.conj() * (special_i1e(self_p) - self_p.sign() * result)).conj()
 
 
 def special_i1_tangent(self_p, result, self_t):
     """special_i1: result: auto_element_wise = i1_backward(self_t.conj(), self_p,
     result).conj()"""
-    return i1_backward(or_zeros(self_t, self_p).conj(), self_p, result).conj()
+    return i1_backward(self_t.conj(), self_p, result).conj()
 
 
 def special_i1e_tangent(self_p, result, self_t):
     """special_i1e: result: auto_element_wise = i1e_backward(self_t.conj(), self_p,
     result).conj()"""
-    return i1e_backward(or_zeros(self_t, self_p).conj(), self_p, result).conj()
+    return i1e_backward(self_t.conj(), self_p, result).conj()
 
 
 def special_erfcx_tangent(self_p, result, self_t):
     """special_erfcx: result: auto_element_wise = ((2.0 * self_p * result - 1.1283791670955126)
     * self_t.conj()).conj()"""
-    return ((2.0 * self_p * result - 1.1283791670955126) * or_zeros(self_t, self_p).conj()).conj()
+    return ((2.0 * self_p * result - 1.1283791670955126) * self_t.conj()).conj()
 
 
 def special_ndtri_tangent(self_p, result, self_t):
     """special_ndtri: result: auto_element_wise = (self_t.conj() * 2.5066282746310002 * (result
     * result / 2).exp()).conj()"""
-    return (or_zeros(self_t, self_p).conj() * 2.5066282746310002 * (result * result / 2).exp()).conj(
-    )
+    return (self_t.conj() * 2.5066282746310002 * (result * result / 2).exp()).conj()
 
 
 def special_log_ndtr_tangent(self_p, result, self_t):
     """special_log_ndtr: result: auto_element_wise = (self_t.conj() / 2.5066282746310002 *
     (-(result + self_p * self_p / 2)).exp()).conj()"""
-    return (or_zeros(self_t, self_p).conj() / 2.5066282746310002 * (-(result + self_p * self_p / 2)).exp()).conj(
-    )
+    return (self_t.conj() / 2.5066282746310002 * (-(result + self_p * self_p / 2)).exp()).conj()
 
 
 def special_entr_tangent(self_p, result, self_t):
     """special_entr: result: auto_element_wise = (self_t.conj() * -(1 + self_p.log())).conj()"""
-    return (or_zeros(self_t, self_p).conj() * -(1 + self_p.log())).conj()
+    return (self_t.conj() * -(1 + self_p.log())).conj()
 
 
 def special_xlog1py_tangent(self_p, other_p, result, self_t, other_t):
@@ -1813,46 +1778,44 @@ def special_xlog1py_tangent(self_p, other_p, result, self_t, other_t):
 
 def acosh_tangent(self_p, result, self_t):
     """acosh: result: auto_element_wise = acosh_backward(self_t.conj(), self_p).conj()"""
-    return acosh_backward(or_zeros(self_t, self_p).conj(), self_p).conj()
+    return acosh_backward(self_t.conj(), self_p).conj()
 
 
 def acosh__tangent(self_p, result, self_t):
     """acosh_: result: acosh_backward(self_t.conj(), self_p).conj()"""
-    return acosh_backward(or_zeros(self_t, self_p).conj(), self_p).conj()
+    return acosh_backward(self_t.conj(), self_p).conj()
 
 
 def asinh_tangent(self_p, result, self_t):
     """asinh: result: auto_element_wise = (self_t.conj() * (self_p.pow(2) +
     1).rsqrt().conj()).conj()"""
-    return (or_zeros(self_t, self_p).conj() * (self_p.pow(2) + 1).rsqrt().conj()).conj()
+    return (self_t.conj() * (self_p.pow(2) + 1).rsqrt().conj()).conj()
 
 
 def asinh__tangent(self_p, result, self_t):
     """asinh_: result: self_t * (self_p.pow(2) + 1).rsqrt()"""
-    return or_zeros(self_t, self_p) * (self_p.pow(2) + 1).rsqrt()
+    return self_t * (self_p.pow(2) + 1).rsqrt()
 
 
 def atanh_tangent(self_p, result, self_t):
     """atanh: result: auto_element_wise = (self_t.conj() * 1 / (1 -
     self_p.pow(2)).conj()).conj()"""
-    return (or_zeros(self_t, self_p).conj() * 1 / (1 - self_p.pow(2)).conj()).conj()
+    return (self_t.conj() * 1 / (1 - self_p.pow(2)).conj()).conj()
 
 
 def atanh__tangent(self_p, result, self_t):
     """atanh_: result: self_t / (1 - self_p.pow(2))"""
-    return or_zeros(self_t, self_p) / (1 - self_p.pow(2))
+    return self_t / (1 - self_p.pow(2))
 
 
 def angle_tangent(self_p, result, self_t):
     """angle: result: handle_r_to_c(result.dtype, angle_backward(self_t.conj(), self_p).conj())"""
-    return handle_r_to_c(
-        result.dtype, angle_backward(or_zeros(self_t, self_p).conj(), self_p).conj(),
-    )
+    return handle_r_to_c(result.dtype, angle_backward(self_t.conj(), self_p).conj())
 
 
 def sgn_tangent(self_p, result, self_t):
     """sgn: result: sgn_backward(self_p, self_t, result)"""
-    return sgn_backward(self_p, or_zeros(self_t, self_p), result)
+    return sgn_backward(self_p, self_t, result)
 
 
 def copysign_Tensor_tangent(self_p, other_p, result, self_t, other_t):
@@ -1863,7 +1826,7 @@ def copysign_Tensor_tangent(self_p, other_p, result, self_t, other_t):
 def frexp_Tensor_tangent(self_p, result, self_t):
     """frexp.Tensor: mantissa: self_t / exponent.exp2()"""
     mantissa, exponent = result
-    mantissa_t = or_zeros(self_t, self_p) / exponent.exp2()
+    mantissa_t = self_t / exponent.exp2()
     return (mantissa_t, None,)
 
 
@@ -1911,32 +1874,32 @@ def pow__Tensor_tangent(self_p, exponent_p, result, self_t, exponent_t):
 
 def random__from_tangent(self_p, from_, to, generator, result, self_t):
     """random_.from: result: zeros_like(self_t)"""
-    return zeros_like(or_zeros(self_t, self_p))
+    return zeros_like(self_t)
 
 
 def random__to_tangent(self_p, to, generator, result, self_t):
     """random_.to: result: zeros_like(self_t)"""
-    return zeros_like(or_zeros(self_t, self_p))
+    return zeros_like(self_t)
 
 
 def random__tangent(self_p, generator, result, self_t):
     """random_: result: zeros_like(self_t)"""
-    return zeros_like(or_zeros(self_t, self_p))
+    return zeros_like(self_t)
 
 
 def cauchy__tangent(self_p, median, sigma, generator, result, self_t):
     """cauchy_: result: zeros_like(self_t)"""
-    return zeros_like(or_zeros(self_t, self_p))
+    return zeros_like(self_t)
 
 
 def log_normal__tangent(self_p, mean, std, generator, result, self_t):
     """log_normal_: result: zeros_like(self_t)"""
-    return zeros_like(or_zeros(self_t, self_p))
+    return zeros_like(self_t)
 
 
 def geometric__tangent(self_p, p, generator, result, self_t):
     """geometric_: result: zeros_like(self_t)"""
-    return zeros_like(or_zeros(self_t, self_p))
+    return zeros_like(self_t)
 
 
 def binomial_tangent(count_p, prob_p, generator, result, count_t, prob_t):
@@ -1952,12 +1915,12 @@ def poisson_tangent(self_p, generator, result, self_t):
 def as_strided__tangent(self_p, size, stride, storage_offset, result, self_t):
     """as_strided_: result: auto_linear = call_op(ops.as_strided_, self_t, size, stride,
     storage_offset)"""
-    return call_op(ops.as_strided_, or_zeros(self_t, self_p), size, stride, storage_offset)
+    return call_op(ops.as_strided_, self_t, size, stride, storage_offset)
 
 
 def diag_embed_tangent(self_p, offset, dim1, dim2, result, self_t):
     """diag_embed: result: auto_linear = call_op(ops.diag_embed, self_t, offset, dim1, dim2)"""
-    return call_op(ops.diag_embed, or_zeros(self_t, self_p), offset, dim1, dim2)
+    return call_op(ops.diag_embed, self_t, offset, dim1, dim2)
 
 
 def diagonal_scatter_tangent(self_p, src_p, offset, dim1, dim2, result, self_t, src_t):
@@ -2022,19 +1985,19 @@ def addbmm_tangent(self_p, batch1_p, batch2_p, beta, alpha, result, self_t, batc
 
 def nanmedian_tangent(self_p, result, self_t):
     """nanmedian: result: evenly_read_jvp(self_t, self_p, result)"""
-    return evenly_read_jvp(or_zeros(self_t, self_p), self_p, result)
+    return evenly_read_jvp(self_t, self_p, result)
 
 
 def nanmedian_dim_tangent(self_p, dim, keepdim, result, self_t):
     """nanmedian.dim: values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)"""
     values, indices = result
-    values_t = gather_with_keepdimed_indices(or_zeros(self_t, self_p), dim, indices, keepdim)
+    values_t = gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
     return (values_t, None,)
 
 
 def logcumsumexp_tangent(self_p, dim, result, self_t):
     """logcumsumexp: result: logcumsumexp_jvp(self_p, self_t, dim)"""
-    return logcumsumexp_jvp(self_p, or_zeros(self_t, self_p), dim)
+    return logcumsumexp_jvp(self_p, self_t, dim)
 
 
 def max_pool3d_with_indices_tangent(
@@ -2043,9 +2006,7 @@ def max_pool3d_with_indices_tangent(
     """max_pool3d_with_indices: result0: gather(self_t.flatten(-3), -1,
     result1.flatten(-3)).view_as(result1)"""
     result0, result1 = result
-    result0_t = gather(
-        or_zeros(self_t, self_p).flatten(-3), -1, result1.flatten(-3),
-    ).view_as(result1)
+    result0_t = gather(self_t.flatten(-3), -1, result1.flatten(-3)).view_as(result1)
     return (result0_t, None,)
 
 
@@ -2069,8 +2030,8 @@ def avg_pool3d_tangent(
     """avg_pool3d: result: auto_linear = call_op(ops.avg_pool3d, self_t, kernel_size, stride,
     padding, ceil_mode, count_include_pad, divisor_override)"""
     return call_op(
-        ops.avg_pool3d, or_zeros(self_t, self_p), kernel_size, stride, padding, ceil_mode,
-        count_include_pad, divisor_override,
+        ops.avg_pool3d, self_t, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
     )
 
 
@@ -2089,7 +2050,7 @@ def avg_pool3d_backward_tangent(
 def adaptive_avg_pool3d_tangent(self_p, output_size, result, self_t):
     """adaptive_avg_pool3d: result: auto_linear = call_op(ops.adaptive_avg_pool3d, self_t,
     output_size)"""
-    return call_op(ops.adaptive_avg_pool3d, or_zeros(self_t, self_p), output_size)
+    return call_op(ops.adaptive_avg_pool3d, self_t, output_size)
 
 
 def adaptive_avg_pool3d_backward_tangent(grad_output_p, self_p, result, grad_output_t, self_t):
@@ -2102,9 +2063,7 @@ def adaptive_max_pool3d_tangent(self_p, output_size, result, self_t):
     """adaptive_max_pool3d: result0: gather(self_t.flatten(-3), -1,
     result1.flatten(-3)).view_as(result1)"""
     result0, result1 = result
-    result0_t = gather(
-        or_zeros(self_t, self_p).flatten(-3), -1, result1.flatten(-3),
-    ).view_as(result1)
+    result0_t = gather(self_t.flatten(-3), -1, result1.flatten(-3)).view_as(result1)
     return (result0_t, None,)
 
 
@@ -2123,9 +2082,7 @@ def fractional_max_pool2d_tangent(self_p, kernel_size, output_size, random_sampl
     """fractional_max_pool2d: output: gather(self_t.flatten(-2), -1,
     indices.flatten(-2)).view_as(indices)"""
     output, indices = result
-    output_t = gather(
-        or_zeros(self_t, self_p).flatten(-2), -1, indices.flatten(-2),
-    ).view_as(indices)
+    output_t = gather(self_t.flatten(-2), -1, indices.flatten(-2)).view_as(indices)
     return (output_t, None,)
 
 
@@ -2145,9 +2102,7 @@ def fractional_max_pool3d_tangent(self_p, kernel_size, output_size, random_sampl
     """fractional_max_pool3d: output: gather(self_t.flatten(-3), -1,
     indices.flatten(-3)).view_as(indices)"""
     output, indices = result
-    output_t = gather(
-        or_zeros(self_t, self_p).flatten(-3), -1, indices.flatten(-3),
-    ).view_as(indices)
+    output_t = gather(self_t.flatten(-3), -1, indices.flatten(-3)).view_as(indices)
     return (output_t, None,)
 
 
@@ -2217,27 +2172,27 @@ def _ctc_loss_tangent(
 
 def alias_tangent(self_p, result, self_t):
     """alias: result: auto_linear = call_op(ops.alias, self_t)"""
-    return call_op(ops.alias, or_zeros(self_t, self_p))
+    return call_op(ops.alias, self_t)
 
 
 def view_as_real_tangent(self_p, result, self_t):
     """view_as_real: result: view_as_real(self_t)"""
-    return view_as_real(or_zeros(self_t, self_p))
+    return view_as_real(self_t)
 
 
 def view_as_complex_tangent(self_p, result, self_t):
     """view_as_complex: result: view_as_complex(self_t)"""
-    return view_as_complex(or_zeros(self_t, self_p))
+    return view_as_complex(self_t)
 
 
 def _conj_physical_tangent(self_p, result, self_t):
     """_conj_physical: result: self_t.conj_physical()"""
-    return or_zeros(self_t, self_p).conj_physical()
+    return self_t.conj_physical()
 
 
 def conj_physical__tangent(self_p, result, self_t):
     """conj_physical_: result: self_t.conj_physical()"""
-    return or_zeros(self_t, self_p).conj_physical()
+    return self_t.conj_physical()
 
 
 def complex_tangent(real_p, imag_p, result, real_t, imag_t):
@@ -2257,19 +2212,19 @@ def polar_tangent(abs_p, angle_p, result, abs_t, angle_t):
 def _fft_r2c_tangent(self_p, dim, normalization, onesided, result, self_t):
     """_fft_r2c: result: auto_linear = call_op(ops._fft_r2c, self_t, dim, normalization,
     onesided)"""
-    return call_op(ops._fft_r2c, or_zeros(self_t, self_p), dim, normalization, onesided)
+    return call_op(ops._fft_r2c, self_t, dim, normalization, onesided)
 
 
 def _fft_c2r_tangent(self_p, dim, normalization, last_dim_size, result, self_t):
     """_fft_c2r: result: auto_linear = call_op(ops._fft_c2r, self_t, dim, normalization,
     last_dim_size)"""
-    return call_op(ops._fft_c2r, or_zeros(self_t, self_p), dim, normalization, last_dim_size)
+    return call_op(ops._fft_c2r, self_t, dim, normalization, last_dim_size)
 
 
 def _fft_c2c_tangent(self_p, dim, normalization, forward, result, self_t):
     """_fft_c2c: result: auto_linear = call_op(ops._fft_c2c, self_t, dim, normalization,
     forward)"""
-    return call_op(ops._fft_c2c, or_zeros(self_t, self_p), dim, normalization, forward)
+    return call_op(ops._fft_c2c, self_t, dim, normalization, forward)
 
 
 class Tangent:

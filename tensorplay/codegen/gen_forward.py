@@ -138,8 +138,11 @@ def _emit_pruned(tree, diff, inputs, calls):
     only the terms of the tangents given, as PyTorch's zero tensors make the others
     vanish: a real zero tangent would turn `0 * inf` into NaN. Elsewhere a missing
     tangent reads as zeros (`or_zeros(other_t, other_p)`)."""
-    tangent_names = {f"{n}_t" for n in diff}
-    zeros = {f"{n}_t": f"or_zeros({n}_t, {n}_p)" for n, _, _ in inputs}
+    tangent_names = {f"{n}_t" for n, is_list, _ in inputs}
+    # (the tangent of an op's only differentiable input is always given: the kernel calls
+    # the function only when some input has one)
+    only = len(inputs) == 1 and not inputs[0][1]
+    zeros = {} if only else {f"{n}_t": f"or_zeros({n}_t, {n}_p)" for n, _, _ in inputs}
     renames = dict(_fact_renames(tree, diff))
     terms = _summands(tree)
     reads = [fm.names_read(t) & tangent_names for _, t in terms]

@@ -70,7 +70,11 @@ def _fold(line: str, width: int) -> list[str]:
     head = line[:start + 1]
     tail = line[end:]
     # Try packing the items on as few lines as fit; one per line when one is too long.
-    body = _pack(items, inner, width)
+    # A parenthesised expression (not a call, not a tuple) takes no trailing comma: one
+    # would make it a tuple.
+    grouping = line[start] == "(" and len(items) == 1 and (
+        start == 0 or not (line[start - 1].isalnum() or line[start - 1] in "_)]"))
+    body = _pack(items, inner, width, comma="" if grouping else ",")
     out = [head]
     for ln in body:
         out += _fold(ln, width)
@@ -81,7 +85,7 @@ def _fold(line: str, width: int) -> list[str]:
     return out + closing
 
 
-def _pack(items: list[str], indent: str, width: int) -> list[str]:
+def _pack(items: list[str], indent: str, width: int, comma: str = ",") -> list[str]:
     lines, current = [], ""
     for item in items:
         if len(indent) + len(item) + 1 > width and _is_string(item):
@@ -90,9 +94,9 @@ def _pack(items: list[str], indent: str, width: int) -> list[str]:
                 lines.append(indent + current)
                 current = ""
             pieces = _cut_string(item, width - len(indent))
-            lines += [indent + p for p in pieces[:-1]] + [indent + pieces[-1] + ","]
+            lines += [indent + p for p in pieces[:-1]] + [indent + pieces[-1] + comma]
             continue
-        piece = item + ","
+        piece = item + comma
         if current and len(indent) + len(current) + 1 + len(piece) > width:
             lines.append(indent + current)
             current = piece
