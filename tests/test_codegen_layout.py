@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 
+import tensorplay as tp
 from tensorplay.codegen import main as cg
 from tensorplay.codegen.template import CodeTemplate, conjunction, fit, long_string
 
@@ -205,6 +206,6 @@ def test_folding_a_parenthesised_expression_keeps_it_an_expression():
             f"{name}.pow(5))")
     folded = fit([line])
     assert len(folded) > 1 and all(len(x) <= 100 for x in folded)
-    scope = {name: 2.0}
+    scope = {name: tp.tensor(2.0, dtype=tp.float64)}
     exec(textwrap.dedent("\n".join(folded)), {}, scope)
-    assert scope["value"] == (2.0 + 1) / (4.0 + 8.0 + 16.0 + 32.0)
+    assert scope["value"].item() == (2.0 + 1) / (4.0 + 8.0 + 16.0 + 32.0)
