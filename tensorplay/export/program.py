@@ -183,7 +183,8 @@ class ExportedProgram:
 
 
 def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
-           preserve_module_call_signature=()):
+           preserve_module_call_signature=(),
+           prefer_deferred_runtime_asserts_over_guards=False):
     """Capture `mod(*args, **kwargs)` as a graph of ops (torch.export.export's signature).
 
     The module runs under a dispatch mode (tensorplay/export/capture.py) that records
