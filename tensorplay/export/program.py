@@ -241,13 +241,19 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
     input_specs += [InputSpec(InputKind.USER_INPUT, n, None) for n in user_names]
     output_specs = [OutputSpec(OutputKind.USER_OUTPUT, v.name if isinstance(v, Value) else
                                repr(v)) for v in graph.outputs]
-    state = {n: t for n, t in params + buffers}
+    # the values at export: later training of `mod` does not change the program
+    state = {n: _snapshot(t) for n, t in params + buffers}
     ranges = {}
     for _, _, name in dims:
         d = _dim_object(dynamic_shapes, name)
         ranges[name] = (getattr(d, "min", None) or 0, getattr(d, "max", None))
     return ExportedProgram(graph, ExportGraphSignature(input_specs, output_specs), state,
                            names, single, ranges, dims, tuple(args))
+
+
+def _snapshot(t):
+    c = t.detach().clone()
+    return nn.Parameter(c, t.requires_grad) if isinstance(t, nn.Parameter) else c
 
 
 def _dim_object(dynamic_shapes, name):
