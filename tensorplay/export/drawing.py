@@ -2,7 +2,7 @@
 helpers, tensorplay/utils/svg.py), with an arrow from each value to the ops that read it."""
 from __future__ import annotations
 
-from tensorplay.export.graph import Value
+from tensorplay.export.values import Value
 from tensorplay.utils.svg import LINE_H, Svg, text_width
 
 BOX_H = 2 * LINE_H + 8

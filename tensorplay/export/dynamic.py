@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import tensorplay as tp
 from tensorplay.errors import TensorPlayError
-from tensorplay.export.graph import SymInt, Value
+from tensorplay.export.values import SymInt, Value
 
 
 class ExportError(TensorPlayError):

@@ -11,7 +11,7 @@ import tensorplay as tp
 from tensorplay import nn
 from tensorplay.export.capture import capture
 from tensorplay.export.dynamic import ExportError, dynamic_dims, grown, merge
-from tensorplay.export.graph import SymInt, Value
+from tensorplay.export.values import SymInt, Value
 
 
 class InputKind(enum.Enum):

@@ -14,7 +14,7 @@ import math
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-from tensorplay.export.graph import SymInt, Value
+from tensorplay.export.values import SymInt, Value
 from tensorplay.onnx.errors import UnsupportedOperatorError
 
 ONNX_DTYPES = {
