@@ -174,9 +174,6 @@ class ExportedProgram:
         decompositions that run above autograd): nothing more to decompose."""
         return self
 
-    def graph_module_code(self):
-        return self.graph.python_code()
-
     def __str__(self):
         return (f"ExportedProgram:\n{self.graph.python_code()}\n\nGraph signature: "
                 f"{self.graph_signature!r}\nRange constraints: {self.range_constraints}")
