@@ -158,3 +158,29 @@ def test_data_dependent_control_flow_follows_the_path_taken():
     assert [n.target for n in ep.graph.nodes][-1] == "mul.Tensor"
     # replay runs the recorded branch whatever the input: the documented limit
     assert tp.equal(ep.module()(-tp.ones(3)), -2 * tp.ones(3))
+
+
+class TwoInputs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x, y=None, scale=2.0):
+        h = self.lin(x) * scale
+        return h, h + y
+
+
+def test_keyword_inputs_and_a_dim_two_inputs_share():
+    tp.manual_seed(0)
+    model = TwoInputs()
+    batch = Dim("batch")
+    ep = tp.export.export(model, (tp.randn(2, 3),), {"y": tp.randn(2, 3), "scale": 3.0},
+                          dynamic_shapes={"x": {0: batch}, "y": {0: batch}})
+    assert ep.graph_signature.user_inputs == ["x", "y"]
+    assert len(ep.graph_signature.user_outputs) == 2
+    x, y = tp.randn(4, 3), tp.randn(4, 3)
+    for got, want in zip(ep.module()(x, y=y), eager(lambda a: model(a, y, 3.0), x)):
+        assert tp.allclose(got, want)
+    with pytest.raises(ExportError, match="share one Dim"):    # two names: grown apart
+        tp.export.export(model, (tp.randn(2, 3),), {"y": tp.randn(2, 3)},
+                         dynamic_shapes={"x": {0: Dim("a")}, "y": {0: Dim("b")}})

@@ -223,8 +223,8 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
     if dim_names:
         graphs = [graph]
         for name in dim_names:
-            graphs.append(run(grown(inputs, dims, {name}, 1))[0])
-        graphs.append(run(grown(inputs, dims, set(dim_names), 2))[0])
+            graphs.append(_run_grown(run, inputs, dims, {name}, 1))
+        graphs.append(_run_grown(run, inputs, dims, set(dim_names), 2))
         sizes = {}
         for pos, dim, name in dims:
             sizes.setdefault(name, (inputs[pos].shape[dim], (offset + pos, dim)))
@@ -246,6 +246,18 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
         ranges[name] = (getattr(d, "min", None) or 0, getattr(d, "max", None))
     return ExportedProgram(graph, ExportGraphSignature(input_specs, output_specs), state,
                            names, single, ranges, dims, tuple(args))
+
+
+def _run_grown(run, inputs, dims, names, by):
+    try:
+        return run(grown(inputs, dims, names, by))[0]
+    except ExportError:
+        raise
+    except Exception as e:
+        raise ExportError(f"export(): the model fails when dynamic dim(s) {sorted(names)} "
+                          f"grow by {by} ({type(e).__name__}: {e}); dims that must be "
+                          f"equal must share one Dim (one name)", op="export",
+                          arg="dynamic_shapes") from e
 
 
 def _snapshot(t):
