@@ -123,3 +123,27 @@ def test_is_in_onnx_export_during_the_capture():
 
     tp.onnx.export(Probe(), (tp.randn(2),))
     assert seen == [True] and tp.onnx.is_in_onnx_export() is False
+
+
+def test_transformer_encoder_layer_sequence_first_with_gelu():
+    """nn.TransformerEncoderLayer as PyTorch builds it by default ((seq, batch, d), post-
+    norm) with gelu: the batch is dim 1, and MultiheadAttention's views hold batch*heads."""
+    tp.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, activation="gelu")
+    program = tp.onnx.export(layer, (tp.randn(5, 3, 16),), input_names=["src"],
+                             dynamic_axes={"src": {1: "batch"}})
+    layer.eval()
+    x = tp.randn(5, 4, 16)
+    y, = run_onnx(program.model_proto.SerializeToString(), src=x)
+    np.testing.assert_allclose(y, eager(layer, x), atol=1e-5, rtol=0)
+
+
+def test_an_exported_program_exports_as_it_is():
+    tp.manual_seed(0)
+    model = DigitsMLP().eval()
+    ep = tp.export.export(model, (tp.randn(2, 8, 8),))
+    program = tp.onnx.export(ep, (tp.randn(2, 8, 8),))
+    assert program.exported_program is ep
+    x = tp.randn(2, 8, 8)
+    y, = run_onnx(program.model_proto.SerializeToString(), input=x)
+    np.testing.assert_allclose(y, eager(model, x), atol=1e-5, rtol=0)
