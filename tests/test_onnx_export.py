@@ -142,8 +142,18 @@ def test_an_exported_program_exports_as_it_is():
     tp.manual_seed(0)
     model = DigitsMLP().eval()
     ep = tp.export.export(model, (tp.randn(2, 8, 8),))
-    program = tp.onnx.export(ep, (tp.randn(2, 8, 8),))
+    program = tp.onnx.export(ep, (tp.randn(2, 8, 8),), verify=True)
     assert program.exported_program is ep
     x = tp.randn(2, 8, 8)
     y, = run_onnx(program.model_proto.SerializeToString(), input=x)
     np.testing.assert_allclose(y, eager(model, x), atol=1e-5, rtol=0)
+
+
+def test_verify_catches_a_wrong_translation():
+    def wrong_relu(ctx, node, x):
+        ctx.op("Identity", [ctx.tensor(x)], [ctx.out(node)])
+
+    model = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+    with pytest.raises(tp.onnx.OnnxExporterError, match="verify=True.*differs"):
+        tp.onnx.export(model, (tp.randn(4, 3),), verify=True,
+                       custom_translation_table={"relu": wrong_relu})

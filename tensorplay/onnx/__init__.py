@@ -87,8 +87,9 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     when given; returns an ONNXProgram. `training` picks the mode the model is captured
     in (EVAL by default, as PyTorch); `dynamic_axes` (by input name) or `dynamic_shapes`
     (tp.export's) name the dynamic dims. `custom_translation_table`: {op: fn(ctx, node,
-    *args)} (see tensorplay/onnx/translation.py). Other options are accepted and have
-    no effect here (no optimizer, no external data, no TorchScript)."""
+    *args)} (see tensorplay/onnx/translation.py). `verify=True` runs onnxruntime on the
+    example inputs and compares. Other options are accepted and have no effect here (no
+    optimizer, no external data, no TorchScript)."""
     import inspect
 
     from tensorplay import Tensor
@@ -119,11 +120,35 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     finally:
         _exporting[0] = False
     program = ONNXProgram(proto, ep)
+    if verify:
+        _verify(program, args, kwargs)
     if verbose:
         print(ep.graph.python_code())
     if f is not None:
         program.save(f)
     return program
+
+
+def _verify(program, args, kwargs):
+    """`verify=True`: onnxruntime on the example inputs against the graph's replay."""
+    import numpy as np
+    import onnxruntime
+
+    from tensorplay import Tensor
+    session = onnxruntime.InferenceSession(program.model_proto.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    tensors = [v for v in list(args) + list((kwargs or {}).values()) if isinstance(v, Tensor)]
+    feed = {i.name: t.numpy() for i, t in zip(session.get_inputs(), tensors)}
+    got = session.run(None, feed)
+    want = program.exported_program.module()(*args, **(kwargs or {}))
+    want = want if isinstance(want, tuple) else (want,)
+    for k, (g, w) in enumerate(zip(got, want)):
+        w = w.detach().numpy()
+        if g.shape != w.shape or not np.allclose(g, w, atol=1e-5, rtol=1e-4):
+            raise OnnxExporterError(f"onnx.export(verify=True): output {k} of onnxruntime "
+                                    f"differs from TensorPlay's (max abs difference "
+                                    f"{np.abs(g - w).max() if g.shape == w.shape else 'shape'})",
+                                    op="onnx.export")
 
 
 def dynamo_export(model, *args, **kwargs):
