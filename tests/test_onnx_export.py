@@ -153,7 +153,10 @@ def test_verify_catches_a_wrong_translation():
     def wrong_relu(ctx, node, x):
         ctx.op("Identity", [ctx.tensor(x)], [ctx.out(node)])
 
+    tp.manual_seed(0)
     model = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+    x = tp.randn(4, 3)
+    assert (model(x) == 0).any()          # some value the wrong translation changes
     with pytest.raises(tp.onnx.OnnxExporterError, match="verify=True.*differs"):
-        tp.onnx.export(model, (tp.randn(4, 3),), verify=True,
+        tp.onnx.export(model, (x,), verify=True,
                        custom_translation_table={"relu": wrong_relu})
