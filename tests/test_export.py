@@ -184,3 +184,15 @@ def test_keyword_inputs_and_a_dim_two_inputs_share():
     with pytest.raises(ExportError, match="share one Dim"):    # two names: grown apart
         tp.export.export(model, (tp.randn(2, 3),), {"y": tp.randn(2, 3)},
                          dynamic_shapes={"x": {0: Dim("a")}, "y": {0: Dim("b")}})
+
+
+def test_capture_leaves_the_modules_buffers_as_they_were():
+    """Capture runs the module (four times with a dynamic dim); batch norm in training
+    mode updates its running statistics in place, and export puts them back."""
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2))
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    ep = tp.export.export(model, (tp.randn(2, 1, 8, 8),), dynamic_shapes=({0: Dim("n")},))
+    assert "add_.Tensor" in [n.target for n in ep.graph.nodes]    # num_batches_tracked += 1
+    for k, v in model.state_dict().items():
+        assert tp.equal(v, before[k]), k
+    assert tp.equal(ep.state_dict["1.num_batches_tracked"], before["1.num_batches_tracked"])

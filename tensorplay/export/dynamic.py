@@ -138,8 +138,8 @@ def merge(graphs, base_sizes, names):
         if any(tuple(g.constants[name].shape) != tuple(t.shape) for g in graphs[1:]
                if name in g.constants):
             _raise(f"constant {name}", "a tensor not made by a dispatched op (tp.arange, "
-                   "tp.full, ...) has a size that follows a dynamic dim; its values are "
-                   "frozen at capture")
+                   "tp.full, ...; dropout's mask in training mode: call model.eval()) has "
+                   "a size that follows a dynamic dim; its values are frozen at capture")
     return base
 
 

@@ -217,18 +217,27 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
         return capture(mod, lifted + list(zip(user_names, tensors)),
                        lambda: mod(*call_args, **call_kwargs))
 
+    # the values at export; capture runs the module for real (several times with dynamic
+    # dims), so what it writes in place (batch norm's running statistics in training
+    # mode) is put back after, as if export had only looked
+    state = {n: _snapshot(t) for n, t in params + buffers}
     inputs = [t for _, t in user]
-    graph, out = run(inputs)
-    dim_names = list(dict.fromkeys(name for _, _, name in dims))
-    if dim_names:
-        graphs = [graph]
-        for name in dim_names:
-            graphs.append(_run_grown(run, inputs, dims, {name}, 1))
-        graphs.append(_run_grown(run, inputs, dims, set(dim_names), 2))
-        sizes = {}
-        for pos, dim, name in dims:
-            sizes.setdefault(name, (inputs[pos].shape[dim], (offset + pos, dim)))
-        graph = merge(graphs, sizes, dim_names)
+    try:
+        graph, out = run(inputs)
+        dim_names = list(dict.fromkeys(name for _, _, name in dims))
+        if dim_names:
+            graphs = [graph]
+            for name in dim_names:
+                graphs.append(_run_grown(run, inputs, dims, {name}, 1))
+            graphs.append(_run_grown(run, inputs, dims, set(dim_names), 2))
+            sizes = {}
+            for pos, dim, name in dims:
+                sizes.setdefault(name, (inputs[pos].shape[dim], (offset + pos, dim)))
+            graph = merge(graphs, sizes, dim_names)
+    finally:
+        with tp.no_grad():
+            for n, t in params + buffers:
+                t.copy_(state[n])
 
     single = not isinstance(out, (list, tuple))
     input_specs = [InputSpec(InputKind.PARAMETER, ph, n)
@@ -238,8 +247,6 @@ def export(mod, args, kwargs=None, *, dynamic_shapes=None, strict=False,
     input_specs += [InputSpec(InputKind.USER_INPUT, n, None) for n in user_names]
     output_specs = [OutputSpec(OutputKind.USER_OUTPUT, v.name if isinstance(v, Value) else
                                repr(v)) for v in graph.outputs]
-    # the values at export: later training of `mod` does not change the program
-    state = {n: _snapshot(t) for n, t in params + buffers}
     ranges = {}
     for _, _, name in dims:
         d = _dim_object(dynamic_shapes, name)
