@@ -95,7 +95,11 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     from tensorplay import Tensor
     from tensorplay.export import ExportedProgram
     from tensorplay.export import export as capture
-    from tensorplay.onnx.exporter import to_model_proto
+    try:
+        from tensorplay.onnx.exporter import to_model_proto
+    except ImportError as e:
+        raise ImportError(f"tp.onnx.export needs the onnx package (pip install onnx, or "
+                          f"the dev extra: pip install -e '.[dev]'): {e}") from e
 
     if not isinstance(args, tuple):
         args = (args,)
