@@ -12,3 +12,4 @@ from tensorplay import func as func
 __version__: str
 from tensorplay import amp as amp, cpu as cpu
 from tensorplay import backends as backends, onnx as onnx, serialization as serialization
+from tensorplay import export as export

@@ -45,6 +45,7 @@ from tensorplay import func  # noqa: F401  (tp.func: grad, vjp, jacrev, function
 from tensorplay.func import vmap  # noqa: F401  (tp.vmap is tp.func.vmap)
 from tensorplay import amp, cpu  # noqa: F401
 from tensorplay import backends, onnx, serialization  # noqa: F401  (torch.backends, ...)
+from tensorplay import export  # noqa: F401  (torch.export: graph capture)
 from tensorplay.amp import (  # noqa: F401
     autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_dtype, set_autocast_enabled,
 )

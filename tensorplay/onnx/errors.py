@@ -1,12 +1,12 @@
 """`tp.onnx.errors`: the exporter's error types, at torch.onnx.errors' path."""
-from tensorplay.errors import NotBuiltYetError
+from tensorplay.errors import TensorPlayError
 
 __all__ = ["OnnxExporterError", "UnsupportedOperatorError"]
 
 
-class OnnxExporterError(NotBuiltYetError):
-    """Raised by every entry point of ONNX export (not built yet in TensorPlay)."""
+class OnnxExporterError(TensorPlayError):
+    """The model could not be exported (a RuntimeError, as torch.onnx's)."""
 
 
 class UnsupportedOperatorError(OnnxExporterError):
-    """An operator the exporter cannot translate (torch.onnx.errors' name)."""
+    """An op of the captured graph that has no ONNX translation; `op` names it."""

@@ -1,0 +1,71 @@
+"""The captured graph: placeholders, one node per op call, the outputs.
+
+A `Node` is one call of an op at the level of ops.yaml (`tp.ops.linear.default`): its
+arguments in schema order, where a tensor is a `Value` (a placeholder, a constant or an
+earlier node's result) and anything else is the Python value the call was given (ints,
+floats, bools, int lists), except the ints that depend on a dynamic input size: those
+are `SymInt`s (`2*batch`), computed again from the inputs' sizes when the graph runs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tensorplay.export.drawing import draw_exported_graph
+from tensorplay.export.values import SymInt, Value
+
+
+@dataclass
+class Node:
+    func: object                 # the OpOverload (tp.ops.linear.default)
+    args: tuple                  # schema order: Values, SymInts, Python values
+    outputs: list                # Values (None where the op returned no tensor there)
+    mutated: tuple = ()          # the positions an in-place op wrote (replay writes them too)
+
+    @property
+    def target(self):
+        return self.func.name
+
+
+@dataclass
+class Graph:
+    placeholders: list = field(default_factory=list)   # Values, in the signature's order
+    constants: dict = field(default_factory=dict)      # name -> the captured tensor
+    nodes: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)        # Values (or Python values)
+
+    # ---- reading ---------------------------------------------------------------------
+    def python_code(self):
+        """The graph as a Python function, one line per op, shapes as comments."""
+        names = ", ".join(p.name for p in self.placeholders)
+        lines = [f"def forward(self, {names}):" if names else "def forward(self):"]
+        for node in self.nodes:
+            args = ", ".join(_arg_text(a) for a in node.args)
+            outs = [o for o in node.outputs]
+            target = ", ".join(o.name if o is not None else "_" for o in outs) or "_"
+            types = ", ".join(o.type_text() for o in outs if o is not None)
+            lines.append(f"    {target} = {node.func!r}({args})  # {types}")
+        ret = ", ".join(_arg_text(v) for v in self.outputs)
+        lines.append(f"    return ({ret},)" if len(self.outputs) == 1 else f"    return ({ret})")
+        return "\n".join(lines)
+
+    def __str__(self):
+        return self.python_code()
+
+    def __repr__(self):
+        return f"Graph({len(self.placeholders)} inputs, {len(self.nodes)} ops)"
+
+    def to_svg(self):
+        return draw_exported_graph(self)
+
+    def _repr_svg_(self):
+        return str(self.to_svg())
+
+
+def _arg_text(a):
+    if isinstance(a, (Value, SymInt)):
+        return repr(a)
+    if isinstance(a, list):
+        return "[" + ", ".join(_arg_text(b) for b in a) + "]"
+    if isinstance(a, tuple):
+        return "(" + ", ".join(_arg_text(b) for b in a) + ("," if len(a) == 1 else "") + ")"
+    return repr(a)
