@@ -187,3 +187,21 @@ def test_cat_of_only_legacy_empty_tensors_ignores_dim(device, dim):
 def test_roll_of_an_empty_tensor_ignores_dims(device, shape):
     ours, theirs = _both(lambda lib, x: lib.roll(x, 1, 5), np.zeros(shape), device=device)
     _same(ours, theirs)
+
+
+@pytest.mark.parametrize("base, data, dtype", [(2, [True, False], "bool"),
+                                               (2.5, [1, 2], "int64"),
+                                               (2, [0.5, -1.0], "float32")])
+def test_pow_of_a_number_by_a_tensor(base, data, dtype):
+    # torch.pow(2, t): the Scalar-self overload, as `2 ** t`
+    ours, theirs = _both(lambda lib, x: lib.pow(base, x), np.array(data), dtypes=[dtype])
+    _same(ours, theirs)
+
+
+def test_pow_of_a_number_by_a_tensor_has_its_gradient():
+    def grad(lib, x):
+        x.requires_grad_(True)
+        lib.pow(2, x).sum().backward()
+        return x.grad
+    ours, theirs = _both(grad, np.array([0.5, 1.0, -2.0]))
+    _same(ours, theirs)

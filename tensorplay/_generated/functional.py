@@ -297,25 +297,35 @@ def div_(*args, **kwargs):
     )
 
 
-# ---- pow (Tensor_Tensor, Tensor_Scalar) ------------------------------------------------
+# ---- pow (Tensor_Tensor, Tensor_Scalar, Scalar) ----------------------------------------
 
 def pow(input, exponent, *, out=None):
     """self ** exponent, broadcasting.
 
     pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
     pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+    pow.Scalar(Scalar self, Tensor exponent) -> Tensor
     """
     if out is not None:
         return into_out('pow', out, pow(input, exponent))
-    if not isinstance(input, Tensor):
-        bad_arg('pow', 'input', 'Tensor', input)
-    if isinstance(exponent, Tensor):  # pow.Tensor_Tensor
+    if isinstance(input, Tensor) and isinstance(exponent, Tensor):  # pow.Tensor_Tensor
         return ops.pow_Tensor_Tensor.call(input._impl.keys | exponent._impl.keys, input, exponent)
-    if type(exponent) in SCALAR_TYPES or is_number(exponent):  # pow.Tensor_Scalar
+    if isinstance(
+        input, Tensor,
+    ) and (type(exponent) in SCALAR_TYPES or is_number(exponent)):  # pow.Tensor_Scalar
         if type(exponent) not in SCALAR_TYPES:
             exponent = as_scalar('pow', 'exponent', exponent)
         return ops.pow_Tensor_Scalar.call(input._impl.keys, input, exponent)
-    no_overload('pow', (ops.pow_Tensor_Tensor, ops.pow_Tensor_Scalar), (input, exponent,), {})
+    if (type(input) in SCALAR_TYPES or is_number(input)) and isinstance(
+        exponent, Tensor,
+    ):  # pow.Scalar
+        if type(input) not in SCALAR_TYPES:
+            input = as_scalar('pow', 'input', input)
+        return ops.pow_Scalar.call(exponent._impl.keys, input, exponent)
+    no_overload(
+        'pow', (ops.pow_Tensor_Tensor, ops.pow_Tensor_Scalar, ops.pow_Scalar), (input, exponent,),
+        {},
+    )
 
 
 # ---- maximum ---------------------------------------------------------------------------

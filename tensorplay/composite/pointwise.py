@@ -204,6 +204,11 @@ def div__scalar(self, other):
     return F.div_(self, wrap_number(other, self))
 
 
+def pow_scalar_tensor(self, exponent):
+    """pow(number, tensor): the number wrapped, as in `2 ** t`."""
+    return F.pow(wrap_number(self, exponent), exponent)
+
+
 def _bool_to_bool_power(self, exponent):
     """bool ** True and bool ** False. There is no bool pow kernel, but PyTorch's
     pow(Tensor, Scalar) answers an exponent of 0 (ones) or 1 (the base) before it looks
