@@ -160,9 +160,10 @@ def rounding_kernel(name, fn):
 
 
 # ---- the division family ------------------------------------------------------------
-def check_int_divisor(op, dtype, b):
-    # NumPy returns 0 (with a warning) for an integer division by zero; PyTorch refuses.
-    if not dtype.is_differentiable and np.any(b == 0):
+def check_int_divisor(op, dtype, a, b):
+    # NumPy returns 0 (with a warning) for an integer division by zero; PyTorch refuses,
+    # but only when a quotient is computed: an empty result divides nothing.
+    if not dtype.is_differentiable and np.broadcast(a, b).size and np.any(b == 0):
         raise ArgumentError(f"{op}(): integer division by zero (argument 'other' has a zero "
                             f"element)", op=op, arg="other")
 

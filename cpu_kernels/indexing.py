@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import _dtype as dt
-from tensorplay.kernel_support.arguments import scatter_params
+from tensorplay.kernel_support.arguments import fills_nothing, scatter_params
 from tensorplay.kernel_support.checks import SELF, is_mask, wrap_dim
 from tensorplay.kernel_support.checks import check_in_range, check_masked_scatter_count
 from tensorplay.kernel_support.layout import index_strides
@@ -99,6 +99,8 @@ def index_fill(op, self, dim, index, value):
     """index_fill and index_fill_, the value a Scalar or a 0-dim Tensor."""
     shape_rule("indexing.index_fill")(op, (self, dim, index, value))
     target = write_target(op, self)
+    if fills_nothing(op, self, dim):
+        return written(op, self, target, keep_layout=True)
     # index_fill alone among these accepts negative indices, as in PyTorch.
     d, idx = _checked_index(op, self, dim, index, allow_negative=True)
     _front(target, d)[idx] = _fill_value(value, self._impl.dtype)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tensorplay import _dtype as dt
 from tensorplay._memory_format import channels_last
 from tensorplay.kernel_support.arguments import machine_eps
 from tensorplay.kernel_support.layout import copy_strides
@@ -46,11 +47,20 @@ def _affine(y, weight, bias):
 def _moments(a, axes):
     """(mean, biased variance) over `axes`, kept as size-1 dims, and the centered input
     a - mean, which the caller normalizes next (a fresh array: free to scale in place)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):   # squares of 1e30
         mean = np.mean(a, axis=axes, keepdims=True)
         d = a - mean
         var = np.mean(d * d, axis=axes, keepdims=True)
     return mean, var, d
+
+
+def _welford_mean(mean, var, count):
+    """The mean PyTorch's group and layer norm return (Welford's update, see
+    native_group_norm): NaN where the variance is NaN (a row holding an infinity), and 0
+    for rows of `count` = 0 elements (a sum of none; their variance is NaN)."""
+    if not count:
+        return np.zeros_like(var)
+    return np.where(np.isnan(var), np.nan, mean)
 
 
 def _update_running(stat, value):
@@ -83,7 +93,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     y, mean, rstd = _batch_norm(_compute(input), weight, bias, running_mean, running_var,
                                 training, momentum, eps, fused,
                                 None if fused else _stepwise_dtype(input, weight, bias,
-                                                                   running_mean, running_var))
+                                                                   running_mean, running_var),
+                                float32_input=input._impl.dtype is dt.float32)
     return out(y, spec[0].dtype), out(mean, spec[1].dtype), out(rstd, spec[2].dtype)
 
 
@@ -101,19 +112,26 @@ def _stepwise_dtype(input, *params):
 
 
 def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, eps,
-                fused=True, stepwise=None):
+                fused=True, stepwise=None, float32_input=False):
     """(out, mean, rstd) arrays of native_batch_norm for `a` of shape (N, C, ...); the
     NHWC kernel passes its (N * H * W, C) rows, which is the same computation. `fused`:
     PyTorch's per-channel scale-and-shift loop (see `_fused_layout`); `stepwise`: the
-    dtype the other loop rounds each step to (see `_stepwise_dtype`)."""
+    dtype the other loop rounds each step to (see `_stepwise_dtype`); `float32_input`: the
+    input was float32 (`a` is float32 for a half input too)."""
     def rounded(v):
         return v if stepwise is None else v.astype(stepwise).astype(v.dtype)
 
     after = a.ndim - 2
     axes = (0,) + tuple(range(2, a.ndim))
     if training:
-        mean, var, _ = _moments(a, axes)
-        rstd = 1 / np.sqrt(var + eps)
+        # PyTorch's loop for the other layouts (not `fused`) sums a float32 input's
+        # statistics in double (its acc_type; a half input's in float32, as `a` is): a
+        # channel holding 1e30 has a finite variance there, where the float32 squares
+        # of the contiguous kernel overflow to inf (every output of the channel 0).
+        wide = a.astype(np.float64) if not fused and float32_input else a
+        mean, var, _ = _moments(wide, axes)
+        rstd = (1 / np.sqrt(var + eps)).astype(a.dtype)
+        mean = mean.astype(a.dtype)
         n = a.size // a.shape[1]
         if running_mean is not None:
             rm = running_mean._impl.array()
@@ -226,7 +244,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     k = len(normalized_shape)
     axes = tuple(range(a.ndim - k, a.ndim))
     mean, var, centered = _moments(a, axes)
-    mean = np.where(np.isnan(var), np.nan, mean)    # Welford's mean: see native_group_norm
+    mean = _welford_mean(mean, var, int(np.prod(a.shape[a.ndim - k:])))
     rstd = 1 / np.sqrt(var + eps)
     before = a.ndim - k
     centered *= rstd
@@ -293,7 +311,8 @@ def _layer_norm_grad_input(x, g, w, gx, mean, r, axes, stat_shape):
     weight enters through ds and db (so b and c), where the other form meets inf - inf
     in other places (see group_norm_backward)."""
     m = mean._impl.array().astype(x.dtype, copy=False).reshape(stat_shape)
-    s = 1.0 / int(np.prod([x.shape[i] for i in axes]))
+    n = int(np.prod([x.shape[i] for i in axes]))
+    s = 1.0 / n if n else 0.0    # n == 0: no element to normalize, an empty gradient
     ds = np.sum(gx * x, axis=axes, keepdims=True)
     db = np.sum(gx, axis=axes, keepdims=True)
     b = (db * m - ds) * r * r * r * s
@@ -335,7 +354,7 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     # NOTE: PyTorch's group (and layer) norm accumulates the moments by Welford's update,
     # in which an infinity is followed by x - inf: the mean of a group holding an infinity
     # is NaN there, not the inf a plain sum gives (its variance is NaN either way).
-    mean = np.where(np.isnan(var), np.nan, mean)
+    mean = _welford_mean(mean, var, (C // group) * HxW)
     with np.errstate(invalid="ignore", divide="ignore"):
         rstd = 1 / np.sqrt(var + eps)
         # As PyTorch does: one scale and shift per (sample, channel), y = x * scale + shift,

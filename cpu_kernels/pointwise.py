@@ -514,7 +514,7 @@ def floor_divide(self, other):
         reject_complex_args("floor_divide", (("self", self), ("other", other)))
     shape_rule("pointwise.binary_no_bool")("floor_divide", (self, other))
     dtype, (a, b) = promoted(self, other)
-    check_int_divisor("floor_divide", dtype, b)
+    check_int_divisor("floor_divide", dtype, a, b)
     with np.errstate(all="ignore"):
         return out_like(np.floor_divide(a, b), dtype, self, other)
 
@@ -531,7 +531,7 @@ def div_mode(self, other, rounding_mode):
         with np.errstate(all="ignore"):
             return out_like(a / b, dtype, self, other)
     dtype, (a, b) = promoted(self, other)
-    check_int_divisor("div", dtype, b)
+    check_int_divisor("div", dtype, a, b)
     with np.errstate(all="ignore"):
         if rounding_mode == "floor":
             return out_like(np.floor_divide(a, b), dtype, self, other)
@@ -546,7 +546,7 @@ def remainder(self, other):
         reject_complex_args("remainder", (("self", self), ("other", other)))
     shape_rule("pointwise.binary_no_bool")("remainder", (self, other))
     dtype, (a, b) = promoted(self, other)
-    check_int_divisor("remainder", dtype, b)
+    check_int_divisor("remainder", dtype, a, b)
     with np.errstate(all="ignore"):
         return out_like(np.remainder(a, b), dtype, self, other)
 
@@ -557,7 +557,7 @@ def fmod(self, other):
         reject_complex_args("fmod", (("self", self), ("other", other)))
     shape_rule("pointwise.binary_no_bool")("fmod", (self, other))
     dtype, (a, b) = promoted(self, other)
-    check_int_divisor("fmod", dtype, b)
+    check_int_divisor("fmod", dtype, a, b)
     with np.errstate(all="ignore"):
         return out_like(np.fmod(a, b), dtype, self, other)
 

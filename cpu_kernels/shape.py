@@ -28,6 +28,8 @@ def cat(tensors, dim):
     """Join along dim after type promotion (1-D empty tensors are skipped, as in PyTorch)."""
     spec = shape_rule("shape.cat")("cat", (tensors, dim))
     kept = cat_inputs("cat", tensors)
+    if all(t._impl.sizes == (0,) for t in tensors):   # only legacy empties: dim unread
+        return out(np.empty(0, spec.dtype.np), spec.dtype)
     d = wrap_dim("cat", dim, len(spec.sizes))
     return out(np.concatenate([array_as(t, spec.dtype) for t in kept], axis=d), spec.dtype)
 
@@ -36,6 +38,8 @@ def roll(self, shifts, dims):
     """Shift elements along dims, wrapping around; no dims: roll the flattened tensor."""
     shape_rule("shape.roll")("roll", (self, shifts, dims))
     a = self._impl.array()
+    if a.size == 0:   # nothing to move; PyTorch reads no dim then
+        return out(a.copy(), self._impl.dtype)
     if len(dims) == 0:
         return out(np.roll(a.reshape(-1), shifts[0]).reshape(a.shape), self._impl.dtype)
     axes = tuple(wrap_dim("roll", d, a.ndim) for d in dims) if a.ndim else ()

@@ -311,6 +311,11 @@ def is_tensor_list(x):
     return isinstance(x, (list, tuple)) and all(hasattr(t, "_impl") for t in x)
 
 
+def missing_arg(op, name):
+    raise ArgumentError(f"{op}(): missing 1 required positional argument: '{name}'",
+                        op=op, arg=name)
+
+
 def unpack_kwargs(op, name, given, kwargs):
     """`view(size=(2, 3))`: the keyword form of a vararg int list."""
     if given or set(kwargs) != {name}:

@@ -217,6 +217,14 @@ def _drop_leading_ones(value, keep):
     return value.view(sizes[lead:]) if lead else value
 
 
+def _fills_a_mask(indices, value):
+    """One mask is the only index tensor and the value has one element: PyTorch's
+    setitem fills the masked elements with the value's number (masked_fill_)."""
+    tensors = [i for i in indices if i is not None]
+    return len(tensors) == 1 and tensors[0]._impl.dtype in _MASK_DTYPES \
+        and value.numel() == 1
+
+
 def setitem(self, index, value):
     target, indices = apply_index(self, index, op="__setitem__")
     if _is_tensor(value):
@@ -225,8 +233,13 @@ def setitem(self, index, value):
         _copy_to(target, value)
         return
     if _is_tensor(value):
-        if value.dtype is not target.dtype or value.device != target.device:
-            value = value.to(target.device, target.dtype)
+        # index_put_ wants values of self's dtype (its rule raises otherwise), as
+        # PyTorch's; only its one-element value into one mask converts, because PyTorch
+        # writes that as masked_fill_ (x[x > 0] = tensor(1.0, dtype=float64) is fine,
+        # x[idx] = tensor(1.0, dtype=float64) is not).
+        dtype = target.dtype if _fills_a_mask(indices, value) else value.dtype
+        if value.dtype is not dtype or value.device != target.device:
+            value = value.to(target.device, dtype)
         value = _without_leading_ones(value)
     else:
         value = factory.scalar_tensor(value, dtype=target.dtype, device=target.device)

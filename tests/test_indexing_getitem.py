@@ -153,10 +153,13 @@ def test_augmented_assignment_with_repeated_indices_matches_torch():
 
 
 def test_setitem_casts_values_and_bumps_version():
-    x = tp.zeros(4, dtype=tp.int64)
+    # a basic index copies (and casts) the value; an index tensor refuses another dtype
+    # (index_put_, test_edge_case_errors.py), as PyTorch's
+    x, tx = tp.zeros(4, dtype=tp.int64), torch.zeros(4, dtype=torch.int64)
     version = x._version
-    x[[1, 3]] = tp.tensor([2.7, -1.5], dtype=tp.float64)
-    assert x.tolist() == [0, 2, 0, -1]
+    x[1::2] = tp.tensor([2.7, -1.5], dtype=tp.float64)
+    tx[1::2] = torch.tensor([2.7, -1.5], dtype=torch.float64)
+    assert x.tolist() == tx.tolist() == [0, 2, 0, -1]
     assert x._version > version
 
 

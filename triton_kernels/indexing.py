@@ -18,7 +18,7 @@ types a float32 buffer); prod/amax/amin/mean use the deterministic reduce_kernel
 from __future__ import annotations
 
 from tensorplay import _dtype as dt
-from tensorplay.kernel_support.arguments import scatter_params
+from tensorplay.kernel_support.arguments import fills_nothing, scatter_params
 from tensorplay.kernel_support.checks import (
     SELF, broadcast, check_masked_scatter_count, is_mask, wrap_dim,
 )
@@ -228,6 +228,8 @@ def index_fill(op, self, dim, index, value):
                                    value=value if is_tensor else None)
     d = wrap_dim(op, dim, len(self._impl.sizes))
     x = as_1d(x)
+    if fills_nothing(op, self, dim):
+        return self if op.endswith("_") else copy_of(x).view(self._impl.sizes)
     # index_fill alone among these accepts negative indices, as in PyTorch
     check_in_range(op, idx, x._impl.sizes[d], d, allow_negative=True)
     target = x if op.endswith("_") else copy_of(x)

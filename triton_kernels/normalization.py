@@ -23,6 +23,8 @@ a longer row is walked in blocks twice (statistics, then the write).
 """
 from __future__ import annotations
 
+import math
+
 import triton
 import triton.language as tl
 
@@ -290,7 +292,17 @@ def _norm(op, rms, input, normalized_shape, weight, bias, eps, specs):
     rows = y._impl.numel() // n if n else 0
     if rows and n:
         launch_norm(op, x, w, b, y, stats[0], stats[-1], rows, n, eps, rms=rms)
+    elif not n:
+        _stats_of_empty_rows(None if rms else stats[0], stats[-1])
     return (y, *stats)
+
+
+def _stats_of_empty_rows(mean, rstd):
+    """The statistics of rows without elements, as PyTorch's: mean 0 (a sum of none over
+    the count), rstd NaN (1 / sqrt(0 / 0 + eps)); the kernel never runs for them."""
+    if mean is not None:
+        call_below_autograd("fill_.Scalar", mean, 0)
+    call_below_autograd("fill_.Scalar", rstd, math.nan)
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
@@ -390,6 +402,8 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     if N * group and n:
         launch_norm(op, _dense(x), _dense(w), _dense(b), y, mean, rstd, N * group, n, eps,
                     param="group", group=(group, C // group, HxW))
+    elif not n:
+        _stats_of_empty_rows(mean, rstd)
     return y, mean, rstd
 
 

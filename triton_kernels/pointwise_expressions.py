@@ -34,6 +34,7 @@ from tensorplay import _dtype as dt
 from tensorplay._promotion import result_type
 from tensorplay._random import philox_inputs
 from tensorplay.errors import ArgumentError, DTypeError
+from tensorplay.kernel_support.checks import broadcast
 from tensorplay.kernel_support.ops import call_below_autograd
 from tensorplay.kernel_support.random_bounds import random_bounds
 
@@ -295,7 +296,9 @@ def _nonzero_divisor(op, a, compute):
     if compute.is_floating_point or a.get("rounding_mode", "floor") is None:
         return
     other = a["other"]
-    if other.numel() and call_below_autograd("eq.Scalar", other, 0).max().item():
+    # an empty result divides nothing: PyTorch checks no divisor then
+    quotients = math.prod(broadcast(op, [("self", a["self"].shape), ("other", other.shape)]))
+    if quotients and call_below_autograd("eq.Scalar", other, 0).max().item():
         raise ArgumentError(f"{op}(): integer division by zero (argument 'other' has a zero "
                             f"element)", op=op, arg="other")
 

@@ -7272,6 +7272,12 @@ SCHEMAS = (
         ),
         tensor_positions=(0, 4),
     ),
+    OpSchema(
+        name='pow.Scalar',
+        text='pow.Scalar(Scalar self, Tensor exponent) -> Tensor',
+        arg_names=('self', 'exponent'),
+        tensor_positions=(1,),
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -8710,6 +8716,7 @@ DISPATCH = {
         ('fft_ifftshift', 'fft.fft_ifftshift'),
         ('stft', 'fft.stft'),
         ('istft', 'fft.istft'),
+        ('pow.Scalar', 'pointwise.pow_scalar_tensor'),
     ),
 }
 
@@ -9919,4 +9926,5 @@ VMAP_RULES = {
     '_fft_r2c': 'dim_rule',
     '_fft_c2r': 'dim_rule',
     '_fft_c2c': 'dim_rule',
+    'pow.Scalar': 'pointwise_rule',
 }

@@ -14,7 +14,7 @@ from tensorplay._frontdoor import (
     SCALAR_TYPES, FLOAT_TYPES, CPU_KEYSET, bad_arg, as_scalar, as_int, as_float,
     as_bool, as_int_list, as_float_list, as_dtype, as_device, as_tensor_list,
     is_int, is_int_list, is_number, is_number_list, is_bool, is_dtype, is_device,
-    is_tensor_list, unpack_kwargs, no_overload, keyset_list, device_keyset, into_out,
+    is_tensor_list, unpack_kwargs, missing_arg, no_overload, keyset_list, device_keyset, into_out,
     numpy_aliases,
 )
 from tensorplay._generated import ops
@@ -297,25 +297,35 @@ def div_(*args, **kwargs):
     )
 
 
-# ---- pow (Tensor_Tensor, Tensor_Scalar) ------------------------------------------------
+# ---- pow (Tensor_Tensor, Tensor_Scalar, Scalar) ----------------------------------------
 
 def pow(input, exponent, *, out=None):
     """self ** exponent, broadcasting.
 
     pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
     pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
+    pow.Scalar(Scalar self, Tensor exponent) -> Tensor
     """
     if out is not None:
         return into_out('pow', out, pow(input, exponent))
-    if not isinstance(input, Tensor):
-        bad_arg('pow', 'input', 'Tensor', input)
-    if isinstance(exponent, Tensor):  # pow.Tensor_Tensor
+    if isinstance(input, Tensor) and isinstance(exponent, Tensor):  # pow.Tensor_Tensor
         return ops.pow_Tensor_Tensor.call(input._impl.keys | exponent._impl.keys, input, exponent)
-    if type(exponent) in SCALAR_TYPES or is_number(exponent):  # pow.Tensor_Scalar
+    if isinstance(
+        input, Tensor,
+    ) and (type(exponent) in SCALAR_TYPES or is_number(exponent)):  # pow.Tensor_Scalar
         if type(exponent) not in SCALAR_TYPES:
             exponent = as_scalar('pow', 'exponent', exponent)
         return ops.pow_Tensor_Scalar.call(input._impl.keys, input, exponent)
-    no_overload('pow', (ops.pow_Tensor_Tensor, ops.pow_Tensor_Scalar), (input, exponent,), {})
+    if (type(input) in SCALAR_TYPES or is_number(input)) and isinstance(
+        exponent, Tensor,
+    ):  # pow.Scalar
+        if type(input) not in SCALAR_TYPES:
+            input = as_scalar('pow', 'input', input)
+        return ops.pow_Scalar.call(exponent._impl.keys, input, exponent)
+    no_overload(
+        'pow', (ops.pow_Tensor_Tensor, ops.pow_Tensor_Scalar, ops.pow_Scalar), (input, exponent,),
+        {},
+    )
 
 
 # ---- maximum ---------------------------------------------------------------------------
@@ -1294,6 +1304,8 @@ def view(self, *size, **kwargs):
         size = unpack_kwargs('view', 'size', size, kwargs)
     elif len(size) == 1 and type(size[0]) is not _b.int:
         size = size[0]
+    elif not size:
+        missing_arg('view', 'size')
     if not isinstance(self, Tensor):
         bad_arg('view', 'self', 'Tensor', self)
     size = as_int_list('view', 'size', size)
@@ -1322,6 +1334,8 @@ def reshape(input, *shape, **kwargs):
         shape = unpack_kwargs('reshape', 'shape', shape, kwargs)
     elif len(shape) == 1 and type(shape[0]) is not _b.int:
         shape = shape[0]
+    elif not shape:
+        missing_arg('reshape', 'shape')
     if not isinstance(input, Tensor):
         bad_arg('reshape', 'input', 'Tensor', input)
     shape = as_int_list('reshape', 'shape', shape)
@@ -1342,6 +1356,8 @@ def _unsafe_view(input, *size, out=None, **kwargs):
         size = unpack_kwargs('_unsafe_view', 'size', size, kwargs)
     elif len(size) == 1 and type(size[0]) is not _b.int:
         size = size[0]
+    elif not size:
+        missing_arg('_unsafe_view', 'size')
     if not isinstance(input, Tensor):
         bad_arg('_unsafe_view', 'input', 'Tensor', input)
     size = as_int_list('_unsafe_view', 'size', size)
@@ -1392,6 +1408,8 @@ def permute(input, *dims, **kwargs):
         dims = unpack_kwargs('permute', 'dims', dims, kwargs)
     elif len(dims) == 1 and type(dims[0]) is not _b.int:
         dims = dims[0]
+    elif not dims:
+        missing_arg('permute', 'dims')
     if not isinstance(input, Tensor):
         bad_arg('permute', 'input', 'Tensor', input)
     dims = as_int_list('permute', 'dims', dims)
@@ -1406,6 +1424,8 @@ def expand(self, *size, implicit=False, **kwargs):
         size = unpack_kwargs('expand', 'size', size, kwargs)
     elif len(size) == 1 and type(size[0]) is not _b.int:
         size = size[0]
+    elif not size:
+        missing_arg('expand', 'size')
     if not isinstance(self, Tensor):
         bad_arg('expand', 'self', 'Tensor', self)
     size = as_int_list('expand', 'size', size)
@@ -4797,6 +4817,8 @@ def flip(input, *dims, out=None, **kwargs):
         dims = unpack_kwargs('flip', 'dims', dims, kwargs)
     elif len(dims) == 1 and type(dims[0]) is not _b.int:
         dims = dims[0]
+    elif not dims:
+        missing_arg('flip', 'dims')
     if not isinstance(input, Tensor):
         bad_arg('flip', 'input', 'Tensor', input)
     dims = as_int_list('flip', 'dims', dims)
@@ -5523,6 +5545,8 @@ def repeat(self, *repeats, **kwargs):
         repeats = unpack_kwargs('repeat', 'repeats', repeats, kwargs)
     elif len(repeats) == 1 and type(repeats[0]) is not _b.int:
         repeats = repeats[0]
+    elif not repeats:
+        missing_arg('repeat', 'repeats')
     if not isinstance(self, Tensor):
         bad_arg('repeat', 'self', 'Tensor', self)
     repeats = as_int_list('repeat', 'repeats', repeats)
@@ -5539,6 +5563,8 @@ def tile(input, *dims, out=None, **kwargs):
         dims = unpack_kwargs('tile', 'dims', dims, kwargs)
     elif len(dims) == 1 and type(dims[0]) is not _b.int:
         dims = dims[0]
+    elif not dims:
+        missing_arg('tile', 'dims')
     if not isinstance(input, Tensor):
         bad_arg('tile', 'input', 'Tensor', input)
     dims = as_int_list('tile', 'dims', dims)
@@ -5718,6 +5744,8 @@ def broadcast_to(input, *size, **kwargs):
         size = unpack_kwargs('broadcast_to', 'size', size, kwargs)
     elif len(size) == 1 and type(size[0]) is not _b.int:
         size = size[0]
+    elif not size:
+        missing_arg('broadcast_to', 'size')
     if not isinstance(input, Tensor):
         bad_arg('broadcast_to', 'input', 'Tensor', input)
     size = as_int_list('broadcast_to', 'size', size)
@@ -9130,6 +9158,8 @@ def sum_to_size(self, *size, **kwargs):
         size = unpack_kwargs('sum_to_size', 'size', size, kwargs)
     elif len(size) == 1 and type(size[0]) is not _b.int:
         size = size[0]
+    elif not size:
+        missing_arg('sum_to_size', 'size')
     if not isinstance(self, Tensor):
         bad_arg('sum_to_size', 'self', 'Tensor', self)
     size = as_int_list('sum_to_size', 'size', size)
@@ -10692,6 +10722,8 @@ def unravel_index(indices, *shape, **kwargs):
         shape = unpack_kwargs('unravel_index', 'shape', shape, kwargs)
     elif len(shape) == 1 and type(shape[0]) is not _b.int:
         shape = shape[0]
+    elif not shape:
+        missing_arg('unravel_index', 'shape')
     if not isinstance(indices, Tensor):
         bad_arg('unravel_index', 'indices', 'Tensor', indices)
     shape = as_int_list('unravel_index', 'shape', shape)
@@ -13155,6 +13187,8 @@ def _match_hsplit_array(input, *indices, **kwargs):
         indices = unpack_kwargs('hsplit', 'indices', indices, kwargs)
     elif len(indices) == 1 and type(indices[0]) is not _b.int:
         indices = indices[0]
+    elif not indices:
+        missing_arg('hsplit', 'indices')
     if isinstance(input, Tensor):
         return (input, indices,)
     return None
@@ -13200,6 +13234,8 @@ def _match_vsplit_array(input, *indices, **kwargs):
         indices = unpack_kwargs('vsplit', 'indices', indices, kwargs)
     elif len(indices) == 1 and type(indices[0]) is not _b.int:
         indices = indices[0]
+    elif not indices:
+        missing_arg('vsplit', 'indices')
     if isinstance(input, Tensor):
         return (input, indices,)
     return None
@@ -13245,6 +13281,8 @@ def _match_dsplit_array(input, *indices, **kwargs):
         indices = unpack_kwargs('dsplit', 'indices', indices, kwargs)
     elif len(indices) == 1 and type(indices[0]) is not _b.int:
         indices = indices[0]
+    elif not indices:
+        missing_arg('dsplit', 'indices')
     if isinstance(input, Tensor):
         return (input, indices,)
     return None
@@ -13294,6 +13332,8 @@ def resize_(self, *size, memory_format=None, **kwargs):
         size = unpack_kwargs('resize_', 'size', size, kwargs)
     elif len(size) == 1 and type(size[0]) is not _b.int:
         size = size[0]
+    elif not size:
+        missing_arg('resize_', 'size')
     if not isinstance(self, Tensor):
         bad_arg('resize_', 'self', 'Tensor', self)
     size = as_int_list('resize_', 'size', size)
@@ -14189,6 +14229,8 @@ def _histogramdd_from_bin_cts(
         bins = unpack_kwargs('_histogramdd_from_bin_cts', 'bins', bins, kwargs)
     elif len(bins) == 1 and type(bins[0]) is not _b.int:
         bins = bins[0]
+    elif not bins:
+        missing_arg('_histogramdd_from_bin_cts', 'bins')
     if not isinstance(input, Tensor):
         bad_arg('_histogramdd_from_bin_cts', 'input', 'Tensor', input)
     bins = as_int_list('_histogramdd_from_bin_cts', 'bins', bins)
@@ -16952,6 +16994,8 @@ def expand_copy(input, *size, implicit=False, out=None, **kwargs):
         size = unpack_kwargs('expand_copy', 'size', size, kwargs)
     elif len(size) == 1 and type(size[0]) is not _b.int:
         size = size[0]
+    elif not size:
+        missing_arg('expand_copy', 'size')
     if not isinstance(input, Tensor):
         bad_arg('expand_copy', 'input', 'Tensor', input)
     size = as_int_list('expand_copy', 'size', size)
@@ -17011,6 +17055,8 @@ def permute_copy(input, *dims, out=None, **kwargs):
         dims = unpack_kwargs('permute_copy', 'dims', dims, kwargs)
     elif len(dims) == 1 and type(dims[0]) is not _b.int:
         dims = dims[0]
+    elif not dims:
+        missing_arg('permute_copy', 'dims')
     if not isinstance(input, Tensor):
         bad_arg('permute_copy', 'input', 'Tensor', input)
     dims = as_int_list('permute_copy', 'dims', dims)
@@ -17269,6 +17315,8 @@ def view_copy(input, *size, out=None, **kwargs):
         size = unpack_kwargs('view_copy', 'size', size, kwargs)
     elif len(size) == 1 and type(size[0]) is not _b.int:
         size = size[0]
+    elif not size:
+        missing_arg('view_copy', 'size')
     if not isinstance(input, Tensor):
         bad_arg('view_copy', 'input', 'Tensor', input)
     size = as_int_list('view_copy', 'size', size)

@@ -511,4 +511,5 @@ OP_TAGS = {
     'view_as_real': ('view',),
     'view_as_complex': ('view',),
     'conj_physical_': ('inplace',),
+    'pow.Scalar': ('pointwise',),
 }

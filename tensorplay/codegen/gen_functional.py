@@ -416,7 +416,7 @@ from tensorplay._frontdoor import (
     SCALAR_TYPES, FLOAT_TYPES, CPU_KEYSET, bad_arg, as_scalar, as_int, as_float,
     as_bool, as_int_list, as_float_list, as_dtype, as_device, as_tensor_list,
     is_int, is_int_list, is_number, is_number_list, is_bool, is_dtype, is_device,
-    is_tensor_list, unpack_kwargs, no_overload, keyset_list, device_keyset, into_out,
+    is_tensor_list, unpack_kwargs, missing_arg, no_overload, keyset_list, device_keyset, into_out,
     numpy_aliases,
 )
 from tensorplay._generated import ops

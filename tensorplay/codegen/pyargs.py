@@ -80,12 +80,18 @@ def vararg_lines(op: str, params: list[PyParam]) -> list[str]:
         if p.vararg:
             single = f"type({p.name}[0]) is not _b.int" if p.type.name != "Tensor" else \
                 f"not isinstance({p.name}[0], Tensor)"
-            return [
+            lines = [
                 "if kwargs:",
                 f"    {p.name} = unpack_kwargs({op!r}, {p.name!r}, {p.name}, kwargs)",
                 f"elif len({p.name}) == 1 and {single}:",
                 f"    {p.name} = {p.name}[0]",
             ]
+            if p.type.name != "Tensor":
+                # `x.view()` leaves out a required list (PyTorch's TypeError); an empty
+                # one is given as `x.view(())`. Tensors may be none: broadcast_tensors().
+                lines += [f"elif not {p.name}:",
+                          f"    missing_arg({op!r}, {p.name!r})"]
+            return lines
     return []
 
 

@@ -71,7 +71,7 @@ def cross_entropy_loss(self, target, weight, reduction, ignore_index, label_smoo
     logp = F.log_softmax(self, cdim)
     if target.dtype.is_floating_point:
         return _cross_entropy_probs(op, self, logp, target, weight, reduction,
-                                    label_smoothing, classes)
+                                    ignore_index, label_smoothing, classes)
     if label_smoothing == 0.0:
         return F.nll_loss_forward(logp, target, weight, reduction, ignore_index)[0]
     nll, total_weight = F.nll_loss_forward(logp, target, weight, reduction, ignore_index)
@@ -85,11 +85,19 @@ def cross_entropy_loss(self, target, weight, reduction, ignore_index, label_smoo
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / classes)
 
 
-def _cross_entropy_probs(op, self, logp, target, weight, reduction, label_smoothing, classes):
+def _cross_entropy_probs(op, self, logp, target, weight, reduction, ignore_index,
+                         label_smoothing, classes):
     if tuple(target.shape) != tuple(self.shape):
         raise ShapeError(f"{op}(): class probabilities in argument 'target' must have the "
                          f"input's shape {fmt_shape(self.shape)}, but got "
                          f"{fmt_shape(target.shape)}", op=op, arg="target")
+    if ignore_index >= 0:
+        # a probability target has no class index to ignore; PyTorch refuses any index a
+        # class could have (a negative one, the default -100, names none)
+        raise ArgumentError(f"{op}(): argument 'ignore_index' is not supported for a "
+                            f"floating point (class probabilities) target: expected a "
+                            f"negative index, but got {ignore_index}", op=op,
+                            arg="ignore_index")
     if label_smoothing > 0.0:
         target = target * (1 - label_smoothing) + label_smoothing / classes
     terms = logp * target

@@ -204,7 +204,21 @@ def div__scalar(self, other):
     return F.div_(self, wrap_number(other, self))
 
 
+def pow_scalar_tensor(self, exponent):
+    """pow(number, tensor): the number wrapped, as in `2 ** t`."""
+    return F.pow(wrap_number(self, exponent), exponent)
+
+
+def _bool_to_bool_power(self, exponent):
+    """bool ** True and bool ** False. There is no bool pow kernel, but PyTorch's
+    pow(Tensor, Scalar) answers an exponent of 0 (ones) or 1 (the base) before it looks
+    for one, so a bool base with a bool exponent gives a bool result."""
+    return self.dtype is dt.bool and isinstance(exponent, bool)
+
+
 def pow_tensor_scalar(self, exponent):
+    if _bool_to_bool_power(self, exponent):
+        return F.clone(self) if exponent else F.clone(self).fill_(True)
     return F.pow(self, wrap_number(exponent, self))
 
 
@@ -477,6 +491,8 @@ def ge__scalar(self, other):
 
 
 def pow__scalar(self, exponent):
+    if _bool_to_bool_power(self, exponent):
+        return self if exponent else self.fill_(True)
     return self.pow_(wrap_number(exponent, self))
 
 

@@ -287,10 +287,11 @@ def unsqueeze(self, dim):
 
 def flatten(self, start_dim, end_dim):
     sizes = self._impl.sizes
-    if not sizes:
-        return self.reshape((1,))
+    # checked first: a 0-dim tensor takes the dims -1 and 0, as PyTorch's wrap_dim
     s = wrap_dim("flatten", "start_dim", start_dim, len(sizes))
     e = wrap_dim("flatten", "end_dim", end_dim, len(sizes))
+    if not sizes:
+        return self.reshape((1,))
     if s > e:
         raise DimError(f"flatten(): 'start_dim' cannot come after 'end_dim' ({s} > {e})",
                        op="flatten", arg="start_dim")

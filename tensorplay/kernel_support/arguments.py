@@ -16,7 +16,7 @@ import ml_dtypes
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
-from tensorplay.kernel_support.checks import reduce_dim_list
+from tensorplay.kernel_support.checks import reduce_dim_list, wrap_dim
 
 
 def _sizes(t):
@@ -113,6 +113,14 @@ def cat_inputs(op, tensors):
                             op=op, arg="tensors")
     kept = [t for t in tensors if _sizes(t) != (0,)]
     return kept or list(tensors[:1])
+
+
+def fills_nothing(op, self, dim):
+    """index_fill of a tensor that is empty along another dim than `dim`: PyTorch's
+    kernel writes nothing and reads no index, so an index out of range passes (an
+    empty `dim` itself still has no index in range)."""
+    sizes = _sizes(self)
+    return self._impl.numel() == 0 and sizes[wrap_dim(op, dim, len(sizes))] != 0
 
 
 def check_repeats_tensor(op, repeats, n):

@@ -6,6 +6,8 @@ raises a typed error naming the op and the argument.
 """
 from __future__ import annotations
 
+import math
+
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 from tensorplay.kernel_support.arguments import integral_to_long, reduced_sizes
@@ -89,11 +91,30 @@ def var(op, args):
     return OutSpec(reduced_sizes(op, _sizes(self), dim, keepdim), self._impl.dtype.to_real())
 
 
+def _check_norm_identity(op, self, p, dim):
+    """The inf norm is a max, a negative p-norm a sum of x**p that is inf for an empty
+    reduction: with no identity, PyTorch refuses to reduce an empty dim (or an empty
+    tensor whole) with them."""
+    if self._impl.numel() or not (p < 0 or p == math.inf):
+        return
+    sizes = _sizes(self)
+    if not dim:
+        raise ShapeError(f"{op}(): argument 'p' ({p}) cannot reduce an empty tensor: the "
+                         f"{p} norm has no identity (expected a non-empty tensor, got shape "
+                         f"{fmt_shape(sizes)})", op=op, arg="p")
+    for d in dim:
+        if sizes[wrap_dim(op, d, len(sizes))] == 0:
+            raise ShapeError(f"{op}(): argument 'p' ({p}) cannot reduce the empty dimension "
+                             f"{d}: the {p} norm has no identity (expected a non-empty "
+                             f"dimension, got shape {fmt_shape(sizes)})", op=op, arg="p")
+
+
 def norm(op, args):
     """The p-norm computes in dtype= (self's by default); a complex one's norm is real."""
     self, p, dim, keepdim, dtype = args
     check_floating_or_complex(op, self)
     check_norm_dtype(op, self, dtype)
+    _check_norm_identity(op, self, 2 if p is None else p, dim)
     return OutSpec(reduced_sizes(op, _sizes(self), dim, keepdim),
                    (dtype or self._impl.dtype).to_real())
 

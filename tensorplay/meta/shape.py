@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tensorplay._frontdoor import wrap_dim as _wrap_dim, wrap_dims
 from tensorplay._promotion import result_type
-from tensorplay.errors import ArgumentError, ShapeError
+from tensorplay.errors import ArgumentError, DimError, ShapeError
 from tensorplay.kernel_support.arguments import cat_inputs, check_repeats_tensor
 from tensorplay.kernel_support.checks import OutSpec, check_devices, wrap_dim
 
@@ -23,6 +23,9 @@ def cat(op, args):
     tensors, dim = args
     kept = cat_inputs(op, tensors)
     check_devices(op, [(f"tensors[{i}]", t) for i, t in enumerate(tensors)])
+    if all(_sizes(t) == (0,) for t in tensors):
+        # only legacy empties (all skipped): PyTorch returns one without reading `dim`
+        return OutSpec((0,), result_type(*tensors))
     first = _sizes(kept[0])
     if not first:
         raise ShapeError(f"{op}(): zero-dimensional tensor (at position "
@@ -56,8 +59,14 @@ def roll(op, args):
     if len(dims) and len(shifts) != len(dims):
         raise ArgumentError(f"{op}(): arguments 'shifts' and 'dims' must align: shifts: "
                             f"{len(shifts)}, dims: {len(dims)}", op=op, arg="dims")
-    for d in dims:
-        _wrap_dim(op, "dims", d, n)
+    # PyTorch returns an empty tensor's copy before it reads `dims`, and a 0-dim
+    # tensor has no dimension to roll along (its usual [-1, 0] range does not apply).
+    if self._impl.numel() and n == 0 and len(dims):
+        raise DimError(f"{op}(): argument 'dims' names dimension {dims[0]}, but the "
+                       f"tensor (argument 'self') has no dimensions", op=op, arg="dims")
+    if self._impl.numel():
+        for d in dims:
+            _wrap_dim(op, "dims", d, n)
     return OutSpec(_sizes(self), self._impl.dtype)
 
 

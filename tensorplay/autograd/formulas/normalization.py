@@ -101,7 +101,8 @@ def layer_norm_backward(grad, input, normalized_shape, weight, bias, mean, rstd,
     grad_xhat = grad if weight is None else grad * weight
     # NOTE: factored as the fused kernel (and PyTorch's) factors it, so an infinite
     # weight gives the same infinities and NaNs on both paths; see group_norm_backward.
-    s = 1.0 / math.prod(normalized_shape)
+    n = math.prod(normalized_shape)
+    s = 1.0 / n if n else 0.0    # n == 0: no element to normalize, an empty gradient
     ds = (grad_xhat * input).sum(dims, True)
     db = grad_xhat.sum(dims, True)
     b = (db * mean - ds) * rstd * rstd * rstd * s
@@ -134,7 +135,7 @@ def group_norm_backward(grad, input, weight, bias_sizes, mean, rstd, N, C, HxW, 
     w = None if weight is None else weight.reshape((1, group, d))
     ds_w = (ds if w is None else ds * w).sum([2], True)
     db_w = (db if w is None else db * w).sum([2], True)
-    s = 1.0 / (d * HxW)
+    s = 1.0 / (d * HxW) if d * HxW else 0.0    # an empty group: an empty grad_input
     c2 = (db_w * mean - ds_w) * rstd * rstd * rstd * s
     c3 = -c2 * mean - db_w * rstd * s
     c1 = rstd if w is None else rstd * w

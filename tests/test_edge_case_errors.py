@@ -1,0 +1,150 @@
+"""Edge-case errors: calls PyTorch refuses that TensorPlay once ran (returning some
+value), each checked against PyTorch on the same input: PyTorch raises, and TensorPlay
+raises its typed error of the same kind, naming the op and the argument.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import tensorplay as tp
+import tensorplay.nn.functional as F
+from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError
+
+DEVICES = ["cpu"]
+if tp.cuda.is_available() or tp.cuda.is_interpreted():
+    DEVICES.append("cuda")
+
+
+def _both_raise(call, kind, pattern):
+    """call(torch) raises `kind` (PyTorch's own class); call(tp) raises a TensorPlay error
+    that is also a `kind` and matches `pattern`."""
+    with pytest.raises(kind):
+        call(torch)
+    with pytest.raises(kind, match=pattern) as info:
+        call(tp)
+    return info.value
+
+
+# ---- cross_entropy: a probability target has no class to ignore ---------------------------
+@pytest.mark.parametrize("ignore_index", [0, 2, 100])
+def test_cross_entropy_probabilities_with_ignore_index_raise(ignore_index):
+    def call(lib):
+        logits = lib.zeros(2, 3)
+        return lib.nn.functional.cross_entropy(logits, lib.ones(2, 3) / 3,
+                                               ignore_index=ignore_index)
+    error = _both_raise(call, RuntimeError, r"cross_entropy_loss\(\): argument "
+                                            r"'ignore_index' is not supported")
+    assert isinstance(error, ArgumentError) and error.arg == "ignore_index"
+
+
+@pytest.mark.parametrize("ignore_index", [-100, -1])
+def test_cross_entropy_probabilities_with_a_negative_ignore_index_compute(ignore_index):
+    ours = F.cross_entropy(tp.zeros(2, 3), tp.ones(2, 3) / 3, ignore_index=ignore_index)
+    theirs = torch.nn.functional.cross_entropy(torch.zeros(2, 3), torch.ones(2, 3) / 3,
+                                               ignore_index=ignore_index)
+    assert ours.item() == pytest.approx(theirs.item())
+
+
+# ---- indexed assignment of another dtype -------------------------------------------------
+# (the rule is setitem's, before any kernel: the CPU shows it for every device)
+@pytest.mark.parametrize("device", ["cpu"])
+@pytest.mark.parametrize("index", ["tensor", "list", "mask_and_vector", "tensor_and_slice"])
+@pytest.mark.parametrize("value", ["float64_vector", "float64_0dim", "int64_0dim"])
+def test_index_put_through_setitem_refuses_another_dtype(device, index, value):
+    def call(lib):
+        x = lib.zeros(2, 4, device=device if lib is tp else "cpu")
+        idx = {"tensor": lib.tensor([0, 1]), "list": [0, 1],
+               "mask_and_vector": x == 0,
+               "tensor_and_slice": (lib.tensor([0]), slice(None))}[index]
+        v = {"float64_vector": lib.ones(4, dtype=lib.float64),
+             "float64_0dim": lib.tensor(3.0, dtype=lib.float64),
+             "int64_0dim": lib.tensor(3)}[value]
+        if index == "mask_and_vector":
+            v = lib.ones(8, dtype=lib.float64)    # one value per masked element
+        x[idx] = v
+    error = _both_raise(call, RuntimeError, r"index_put_\(\): argument 'values' \(\w+\) must "
+                                            r"have the same dtype as 'self' \(float32\)")
+    assert isinstance(error, DTypeError)
+
+
+@pytest.mark.parametrize("device", ["cpu"])
+@pytest.mark.parametrize("index", ["mask", "slice_and_mask", "int_and_mask"])
+@pytest.mark.parametrize("value", [lambda lib: lib.tensor(3.0, dtype=lib.float64),
+                                   lambda lib: lib.ones(1, dtype=lib.int64),
+                                   lambda lib: 3], ids=["float64_0dim", "int64_1elem", "int"])
+def test_one_value_into_one_mask_converts_as_pytorchs_masked_fill(device, index, value):
+    # PyTorch writes a one-element value into a single mask with masked_fill_, which
+    # takes the value's number whatever its dtype
+    def call(lib):
+        x = lib.arange(8.0, device=device if lib is tp else "cpu").reshape(2, 4)
+        mask = lib.tensor([True, False, True, True], device=x.device)
+        idx = {"mask": x > 2, "slice_and_mask": (slice(None), mask),
+               "int_and_mask": (1, mask)}[index]
+        x[idx] = value(lib)
+        return x.cpu().tolist()
+    assert call(tp) == call(torch)
+
+
+# ---- a size list left out -----------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(), (2, 3)])
+@pytest.mark.parametrize("method", ["view", "reshape", "permute", "expand", "repeat", "tile",
+                                    "flip", "sum_to_size", "broadcast_to"])
+def test_size_list_methods_without_their_list_raise(shape, method):
+    error = _both_raise(lambda lib: getattr(lib.zeros(shape), method)(), TypeError,
+                        rf"{method}\(\): missing 1 required positional argument")
+    assert isinstance(error, ArgumentError)
+
+
+@pytest.mark.parametrize("call", [lambda x: x.view(()), lambda x: x.reshape([]),
+                                  lambda x: x.permute(()), lambda x: x.expand([])])
+def test_an_empty_size_list_given_is_still_a_list(call):
+    assert tuple(call(tp.zeros(())).shape) == tuple(call(torch.zeros(())).shape) == ()
+
+
+# ---- dims of a 0-dim tensor -----------------------------------------------------------------
+@pytest.mark.parametrize("dim", [0, -1, 1])
+def test_roll_of_a_0_dim_tensor_along_a_dim_raises(dim):
+    _both_raise(lambda lib: lib.roll(lib.tensor(5.0), 1, dim), IndexError,
+                r"roll\(\): argument 'dims'")
+    assert tp.roll(tp.tensor(5.0), 1).item() == torch.roll(torch.tensor(5.0), 1).item()
+
+
+@pytest.mark.parametrize("start, end", [(1, 0), (0, 1), (-2, -1), (0, -2)])
+def test_flatten_of_a_0_dim_tensor_checks_its_dims(start, end):
+    error = _both_raise(lambda lib: lib.flatten(lib.tensor(5.0), start, end), IndexError,
+                        r"flatten\(\): Dimension out of range")
+    assert isinstance(error, DimError)
+
+
+@pytest.mark.parametrize("start, end", [(0, 0), (-1, 0), (0, -1)])
+def test_flatten_of_a_0_dim_tensor_in_range(start, end):
+    ours = tp.flatten(tp.tensor(5.0), start, end)
+    theirs = torch.flatten(torch.tensor(5.0), start, end)
+    assert tuple(ours.shape) == tuple(theirs.shape) == (1,)
+
+
+# ---- a norm without identity over an empty dim ----------------------------------------------
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("p", [math.inf, -math.inf, -1, -0.5])
+@pytest.mark.parametrize("dim", [0, None, (0, 1)])
+def test_norm_without_identity_over_an_empty_dim_raises(device, p, dim):
+    def call(lib):
+        x = lib.zeros(0, 3, device=device if lib is tp else "cpu")
+        return lib.linalg.vector_norm(x, ord=p, dim=dim)
+    error = _both_raise(call, RuntimeError, r"norm\(\): argument 'p'")
+    assert isinstance(error, ShapeError)
+    _both_raise(lambda lib: lib.norm(lib.zeros(0, 3, device=device if lib is tp else "cpu"),
+                                     p=p, dim=0), RuntimeError, r"norm\(\): argument 'p'")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("p", [math.inf, -1, 2, 0.5])
+def test_norm_over_a_non_empty_dim_of_an_empty_tensor_computes(device, p):
+    ours = tp.linalg.vector_norm(tp.zeros(0, 3, device=device), ord=p, dim=1)
+    theirs = torch.linalg.vector_norm(torch.zeros(0, 3), ord=p, dim=1)
+    assert tuple(ours.shape) == tuple(theirs.shape) == (0,)
+    ours = tp.linalg.vector_norm(tp.zeros(0, 3, device=device), ord=2, dim=0)
+    assert ours.cpu().tolist() == torch.linalg.vector_norm(torch.zeros(0, 3), dim=0).tolist()

@@ -1,0 +1,207 @@
+"""Edge-case values: inputs at the rim of an op's domain (empty tensors, empty rows,
+integer and bool dtypes, statistics past float32's range) where TensorPlay once raised
+or returned other numbers than PyTorch. PyTorch is the oracle for each value, dtype and
+shape; every case runs the same input through both libraries.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import tensorplay as tp
+from tensorplay.errors import TensorPlayError
+
+DEVICES = ["cpu"]
+if tp.cuda.is_available() or tp.cuda.is_interpreted():
+    DEVICES.append("cuda")
+
+
+def _same(ours, theirs):
+    """Same dtype, shape and values (NaN equal to NaN)."""
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    a = ours.detach().cpu().numpy().astype(np.float64)
+    b = theirs.detach().numpy().astype(np.float64)
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+def _both(fn, *arrays, device="cpu", dtypes=None):
+    """fn(library, *tensors) in TensorPlay (on `device`) and in PyTorch, same inputs."""
+    dtypes = dtypes or [None] * len(arrays)
+    ours = [tp.tensor(a, dtype=d and getattr(tp, d), device=device)
+            for a, d in zip(arrays, dtypes)]
+    theirs = [torch.tensor(a, dtype=d and getattr(torch, d)) for a, d in zip(arrays, dtypes)]
+    return fn(tp, *ours), fn(torch, *theirs)
+
+
+# ---- batch norm: PyTorch's strided loop sums float32 statistics in double ------------------
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_batch_norm_statistics_of_huge_values_follow_the_layout(layout):
+    # a channel holding 1e30: its float32 squares overflow, its float64 ones do not.
+    # PyTorch's contiguous kernel accumulates in float32 (every output of the channel
+    # 0), its loop for other layouts in double (finite, normalized outputs).
+    data = np.array([[1e30, 1.0], [-0.0, 2.0], [0.87, 3.0]], np.float32)
+
+    def bn(lib, x):
+        x = x if layout == "contiguous" else x.t().contiguous().t()
+        return lib.nn.functional.batch_norm(x, None, None, training=True)
+    ours, theirs = _both(bn, data)
+    _same(ours, theirs)
+    if layout == "transposed":
+        assert np.isfinite(ours.numpy()).all() and abs(ours.numpy()[0, 0]) > 1
+
+
+# ---- layer / group / rms norm over rows with no elements -------------------------------------
+@pytest.mark.parametrize("device", DEVICES)
+def test_layer_norm_of_empty_rows_returns_pytorchs_statistics(device):
+    # mean 0 (a sum of none), rstd NaN; the cuda kernel once left them uninitialized
+    ours = tp.native_layer_norm(tp.zeros(2, 0, device=device), (0,), None, None, 1e-5)
+    theirs = torch.native_layer_norm(torch.zeros(2, 0), (0,), None, None, 1e-5)
+    for a, b in zip(ours, theirs):
+        _same(a, b)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_group_norm_of_empty_groups_returns_pytorchs_statistics(device):
+    x, w, b = np.zeros((2, 4, 0), np.float32), np.ones(4, np.float32), np.zeros(4, np.float32)
+    ours, theirs = _both(lambda lib, *t: lib.native_group_norm(*t, 2, 4, 0, 2, 1e-5), x, w, b,
+                         device=device)
+    for a, b in zip(ours, theirs):
+        _same(a, b)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape, normalized", [((3, 0), (0,)), ((2, 3, 0), (3, 0)),
+                                               ((0, 4), (4,))])
+def test_layer_norm_backward_of_empty_input(device, shape, normalized):
+    # the fused backward once divided by the normalized element count, 0 here
+    def grads(lib, x, w, b):
+        for t in (x, w, b):
+            t.requires_grad_(True)
+        lib.nn.functional.layer_norm(x, normalized, w, b).sum().backward()
+        return x.grad, w.grad, b.grad
+    x = np.zeros(shape, np.float32)
+    w, b = np.ones(normalized, np.float32), np.zeros(normalized, np.float32)
+    ours, theirs = _both(grads, x, w, b, device=device)
+    for a, b in zip(ours, theirs):
+        _same(a, b)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_group_norm_backward_of_empty_groups(create_graph):
+    def grads(lib, x, w):
+        x.requires_grad_(True)
+        w.requires_grad_(True)
+        loss = lib.nn.functional.group_norm(x, 2, w).sum()
+        return lib.autograd.grad(loss, [x, w], create_graph=create_graph)
+    ours, theirs = _both(grads, np.zeros((2, 4, 0), np.float32), np.ones(4, np.float32))
+    for a, b in zip(ours, theirs):
+        _same(a, b)
+
+
+# ---- softmax of empty integer and bool tensors ------------------------------------------
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "bool"])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_of_an_empty_integer_tensor_is_empty_of_its_dtype(device, dtype, name):
+    # PyTorch returns an empty input before its kernel looks at the dtype
+    ours, theirs = _both(lambda lib, x: getattr(lib, name)(x, 1),
+                         np.zeros((0, 3)), device=device, dtypes=[dtype])
+    _same(ours, theirs)
+    ours, theirs = _both(lambda lib, x: getattr(lib, name)(x, 0, dtype=lib.float64),
+                         np.zeros((0, 3)), device=device, dtypes=[dtype])
+    _same(ours, theirs)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_softmax_of_a_non_empty_integer_tensor_still_raises(name):
+    with pytest.raises(RuntimeError):
+        getattr(torch, name)(torch.zeros(2, 3, dtype=torch.int64), 1)
+    with pytest.raises(TensorPlayError, match=rf"{name}\(\): argument 'self'"):
+        getattr(tp, name)(tp.zeros(2, 3, dtype=tp.int64), 1)
+
+
+# ---- integer division by zero with nothing to divide ------------------------------------
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op", [
+    lambda lib, a, b: lib.fmod(a, b),
+    lambda lib, a, b: lib.remainder(a, b),
+    lambda lib, a, b: lib.floor_divide(a, b),
+    lambda lib, a, b: lib.div(a, b, rounding_mode="trunc"),
+], ids=["fmod", "remainder", "floor_divide", "div_trunc"])
+def test_integer_division_of_an_empty_tensor_by_zero(device, op):
+    # an empty result divides nothing: PyTorch checks no divisor then
+    ours, theirs = _both(op, np.zeros((0, 3)), np.zeros(3), device=device,
+                         dtypes=["int64", "int64"])
+    _same(ours, theirs)
+    with pytest.raises(RuntimeError):
+        op(torch, torch.ones(2, 3, dtype=torch.int64), torch.zeros(3, dtype=torch.int64))
+    with pytest.raises(TensorPlayError, match="integer division by zero"):
+        op(tp, tp.ones(2, 3, dtype=tp.int64, device=device),
+           tp.zeros(3, dtype=tp.int64, device=device))
+
+
+# ---- pow of a bool tensor by a bool ----------------------------------------------------
+@pytest.mark.parametrize("exponent", [True, False])
+@pytest.mark.parametrize("shape", [(0,), (3,)])
+def test_bool_tensor_to_a_bool_power_is_bool(exponent, shape):
+    data = np.array([True, False, True])[:shape[0]]
+    ours, theirs = _both(lambda lib, x: lib.pow(x, exponent), data)
+    _same(ours, theirs)
+    ours, theirs = _both(lambda lib, x: x.pow_(exponent), data)
+    _same(ours, theirs)
+    # a number exponent still picks the integer kernel, and bool ** bool tensor raises
+    ours, theirs = _both(lambda lib, x: lib.pow(x, 2), data)
+    _same(ours, theirs)
+
+
+# ---- index_fill_ of a tensor empty along another dim ------------------------------------
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape, dim, index", [((0, 3), 1, [5]), ((3, 0), 0, [5]),
+                                               ((0, 3), 1, [-9])])
+def test_index_fill_of_an_empty_slice_reads_no_index(device, shape, dim, index):
+    def fill(lib, x, i):
+        return x.index_fill_(dim, i, 2.0), x.index_fill(dim, i, 2.0)
+    ours, theirs = _both(fill, np.zeros(shape, np.float32), np.array(index), device=device)
+    for a, b in zip(ours, theirs):
+        _same(a, b)
+
+
+# ---- cat and roll of empty tensors read no dim --------------------------------------------
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dim", [1, -2, 5])
+def test_cat_of_only_legacy_empty_tensors_ignores_dim(device, dim):
+    ours, theirs = _both(lambda lib, a, b: lib.cat([a, b], dim), np.zeros(0), np.zeros(0),
+                         device=device, dtypes=["float32", "float64"])
+    _same(ours, theirs)
+    # one tensor that is joined: the dim is its
+    with pytest.raises(IndexError):
+        torch.cat([torch.zeros(0), torch.zeros(2, 3)], dim + 5)
+    with pytest.raises(IndexError):
+        tp.cat([tp.zeros(0, device=device), tp.zeros(2, 3, device=device)], dim + 5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shape", [(0,), (0, 3)])
+def test_roll_of_an_empty_tensor_ignores_dims(device, shape):
+    ours, theirs = _both(lambda lib, x: lib.roll(x, 1, 5), np.zeros(shape), device=device)
+    _same(ours, theirs)
+
+
+@pytest.mark.parametrize("base, data, dtype", [(2, [True, False], "bool"),
+                                               (2.5, [1, 2], "int64"),
+                                               (2, [0.5, -1.0], "float32")])
+def test_pow_of_a_number_by_a_tensor(base, data, dtype):
+    # torch.pow(2, t): the Scalar-self overload, as `2 ** t`
+    ours, theirs = _both(lambda lib, x: lib.pow(base, x), np.array(data), dtypes=[dtype])
+    _same(ours, theirs)
+
+
+def test_pow_of_a_number_by_a_tensor_has_its_gradient():
+    def grad(lib, x):
+        x.requires_grad_(True)
+        lib.pow(2, x).sum().backward()
+        return x.grad
+    ours, theirs = _both(grad, np.array([0.5, 1.0, -2.0]))
+    _same(ours, theirs)
