@@ -289,3 +289,17 @@ def test_forward_mode_composes_with_vmap_and_reverse_mode(name):
     theirs = dict(vmap=torch.vmap, jacfwd=torch.func.jacfwd, jacrev=torch.func.jacrev,
                   hessian=torch.func.hessian, grad=torch.func.grad, jvp=torch.func.jvp)
     close(COMPOSITIONS[name](ours)(xs), COMPOSITIONS[name](theirs)(txs))
+
+
+def test_a_tangent_along_an_argument_without_derivative_raises():
+    """igamma(a, x) has a derivative in x only (PyTorch's forward mode has none at all):
+    along x it matches finite differences, along a it refuses."""
+    a = tp.tensor([1.5, 2.0], dtype=tp.float64)
+    x = tp.tensor([0.7, 1.3], dtype=tp.float64)
+    t = tp.tensor([1.0, -2.0], dtype=tp.float64)
+    tangent = tp.func.jvp(lambda v: tp.igamma(a, v), (x,), (t,))[1]
+    eps = 1e-6
+    fd = (tp.igamma(a, x + eps * t) - tp.igamma(a, x - eps * t)) / (2 * eps)
+    close(tangent, torch.tensor(fd.numpy()), tol=1e-7)
+    with pytest.raises(tp.errors.DerivativeNotImplementedError, match="igamma: input"):
+        tp.func.jvp(lambda v: tp.igamma(v, x), (a,), (t,))

@@ -17,7 +17,7 @@ import torch.autograd.forward_ad as tfw
 import tensorplay as tp
 import tensorplay.autograd.forward_ad as fw
 from opinfo import op_db
-from opinfo.core import DEFAULT_TOLERANCES, assert_close, make_tensor, rng_for, to_torch
+from opinfo.core import REPO, DEFAULT_TOLERANCES, assert_close, make_tensor, rng_for, to_torch
 
 # Ops whose samples PyTorch answers with a tangent and TensorPlay deliberately does not
 # match, with the reason.
@@ -164,3 +164,34 @@ def test_tangents_match_torch(op, dtype):
         checked += 1
     if checked == 0:
         pytest.skip("no sample PyTorch has a forward formula for")
+
+
+# Entries with a backward formula and no tangent formula, each with the reason. Every
+# other entry of derivatives.yaml has one, written or derived.
+NO_TANGENT = {
+    "_lstm_sequence_backward": "a backward op whose own derivative is not implemented",
+    "_ctc_loss_backward": "a backward op whose own derivative is not implemented",
+    "grid_sampler_2d_backward": "a backward op whose own derivative is not implemented",
+    "grid_sampler_3d_backward": "a backward op whose own derivative is not implemented",
+    "_fused_adam_": "an optimizer step, not differentiable (its backward refuses too)",
+    "_fused_sgd_": "an optimizer step, not differentiable (its backward refuses too)",
+    "geqrf": "no derivative in PyTorch either (Householder's compact form)",
+    "_unique2": "no derivative in PyTorch either",
+    "unique_dim": "no derivative in PyTorch either",
+    "_unique_consecutive": "no derivative in PyTorch either",
+    "linalg_ldl_factor_ex": "no derivative in PyTorch either (Bunch-Kaufman pivoting)",
+    "linalg_ldl_solve": "no derivative in PyTorch either",
+}
+
+
+def test_every_op_with_a_backward_formula_has_a_tangent_formula():
+    from tensorplay._generated.forward_formulas import FORWARD
+    lines = (REPO / "derivatives.yaml").read_text().splitlines()
+    missing = set()
+    for tangent in FORWARD.values():
+        if tangent.fn is None and tangent.inputs:
+            line = lines[int(tangent.where.split(":")[1]) - 1]
+            missing.add(line.removeprefix("- name: ").split("(")[0])
+    assert missing == set(NO_TANGENT), (
+        f"without a tangent formula: {sorted(missing - set(NO_TANGENT))}; "
+        f"listed but now given one: {sorted(set(NO_TANGENT) - missing)}")

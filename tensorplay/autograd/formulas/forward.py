@@ -6,7 +6,9 @@ after binding them (the tangents take the inputs' places).
 """
 from tensorplay.autograd.formulas.core import zeros_like
 
-__all__ = ["call_op", "or_zeros", "add_terms"]
+from tensorplay.errors import DerivativeNotImplementedError
+
+__all__ = ["call_op", "or_zeros", "add_terms", "refuse_tangent"]
 
 
 def call_op(handle, *args):
@@ -39,3 +41,10 @@ def add_terms(terms):
     for t in terms[1:]:
         total = total + t
     return total
+
+
+def refuse_tangent(tangent, name):
+    """The term of an input with no derivative (igamma's shape parameter): a tangent given
+    for it raises, as PyTorch's forward mode does; none given, the term is left out."""
+    if tangent is not None:
+        raise DerivativeNotImplementedError(f"the derivative of {name} is not implemented")

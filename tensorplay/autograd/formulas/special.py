@@ -48,16 +48,18 @@ def i1e_backward(grad, self, result):
     return grad * F.where(not_tiny, dx, 0.5)
 
 
-def igamma_other_backward(grad, self, other):
+def igamma_other_derivative(self, other):
     """d/dx P(a, x) = x^(a-1) e^(-x) / Gamma(a), through logs (no overflow)."""
-    d = F.exp((self - 1) * F.log(other) - other - F.lgamma(self))
-    return sum_to(grad * d, tuple(other.shape))
+    return F.exp((self - 1) * F.log(other) - other - F.lgamma(self))
+
+
+def igamma_other_backward(grad, self, other):
+    return sum_to(grad * igamma_other_derivative(self, other), tuple(other.shape))
 
 
 def igammac_other_backward(grad, self, other):
     """Q(a, x) = 1 - P(a, x): the negative of igamma's."""
-    d = F.exp((self - 1) * F.log(other) - other - F.lgamma(self))
-    return sum_to(-grad * d, tuple(other.shape))
+    return sum_to(-grad * igamma_other_derivative(self, other), tuple(other.shape))
 
 
 def special_xlog1py_self_backward(grad, self, other):
