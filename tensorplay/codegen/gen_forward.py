@@ -12,7 +12,12 @@ its tangent as `<input>_t`, the other arguments by name, and the outputs (`resul
 becomes
 
     def mul_Tensor_tangent(self_p, other_p, result, self_t, other_t):
-        return other_t * self_p + self_t * other_p
+        summands = []
+        if other_t is not None:
+            summands.append(other_t * self_p)
+        if self_t is not None:
+            summands.append(self_t * other_p)
+        return add_terms(summands)
 
 Two kinds of op need no formula written out, as in PyTorch; their tangent formula is
 derived from the entry by rewriting trees, never text:
@@ -24,9 +29,12 @@ derived from the entry by rewriting trees, never text:
   applied to the tangents (`view(self_t, size)`).
 
 The runtime (tensorplay/autograd/forward_mode.py) calls these functions at the
-ForwardAD dispatch key with the arguments, the result and the tangents (zeros stand in
-for an input without one); `FORWARD` maps each op to its function and the
-derivatives.yaml line, which explain() shows.
+ForwardAD dispatch key with the arguments, the result and the tangents (None for an input
+without one); `FORWARD` maps each op to its function and the derivatives.yaml line, which
+explain() shows. A formula that is a sum of one term per tangent (mul's) keeps only the
+terms of the tangents given, as PyTorch's zero tensors make the others vanish (a real
+zero tangent would turn `0 * inf` into NaN); anywhere else a missing tangent reads as
+zeros (`or_zeros`).
 """
 from __future__ import annotations
 
