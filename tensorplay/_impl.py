@@ -75,6 +75,11 @@ def numel_of(sizes):
     return n
 
 
+# Slots no constructor sets: read with getattr(impl, name, None) (what `tangents` needs
+# costs a store on every impl made, the hot path of every kernel result, otherwise).
+LAZY_SLOTS = ("tangents",)
+
+
 class TensorImpl:
     __slots__ = (
         "storage", "sizes", "strides", "offset", "dtype", "_device", "version",
@@ -83,7 +88,7 @@ class TensorImpl:
         "requires_grad", "grad", "grad_fn", "output_nr", "hooks", "retains_grad",
         "grad_accumulator", "base", "name", "post_accumulate_hooks", "__weakref__",
         # forward-mode AD: level -> tangent (autograd/forward_mode.py); unset until the
-        # first tangent, so making an impl costs nothing for it
+        # first tangent, so making an impl costs nothing for it (LAZY_SLOTS)
         "tangents",
     )
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from functools import partial
 
+import torch
+
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DeviceError, DTypeError, ShapeError
 from opinfo.complex_errors import refused_for_complex, with_errors
@@ -167,6 +169,16 @@ def _pow_scalar_samples(op, device, dtype, requires_grad):
         yield S(x, (e,), name=f"x ** {e!r}")
 
 
+def _number_base_samples(op, device, dtype, requires_grad):
+    """pow(number, tensor): a Python number raised to each element (`2 ** t`)."""
+    rng = rng_for(op.full_name, dtype)
+    floating = dtype.is_differentiable
+    for base in ([2.0, 0.5, 3] if floating else [2, 3]):
+        e = make_tensor((3, 4), dtype, device, rng=rng, low=-2 if floating else 0, high=3,
+                        requires_grad=requires_grad and floating)
+        yield S(e, (base,), name=f"{base!r} ** e")
+
+
 # Complex dtypes: values and gradients (grad_dtypes) against PyTorch's, complex128 gradcheck.
 WITH_COMPLEX = ALL_DTYPES + COMPLEX
 GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
@@ -211,6 +223,9 @@ ARITHMETIC = [
     OpInfo("pow", "scalar", overloads=("pow.Tensor_Scalar",), dtypes=ALL_BUT_BOOL + COMPLEX,
            grad_dtypes=GRAD_COMPLEX,
            sample_inputs_func=_pow_scalar_samples, error_inputs_func=errors_pow_scalar),
+    OpInfo("pow", "number_base", overloads=("pow.Scalar",), method=False,
+           op=lambda e, base: tp.pow(base, e), ref=lambda e, base: torch.pow(base, e),
+           dtypes=ALL_BUT_BOOL, sample_inputs_func=_number_base_samples),
     OpInfo("maximum", overloads=("maximum",), sample_inputs_func=sample_inputs_binary,
            error_inputs_func=with_errors(errors_binary, _UNORDERED["maximum"])),
     OpInfo("minimum", overloads=("minimum",), sample_inputs_func=sample_inputs_binary,
