@@ -34,9 +34,17 @@ def cosine_similarity(x1, x2, dim, eps):
     # The norm op (PyTorch's linalg_vector_norm): it accumulates a half type in float32
     n1 = F.norm(x1, 2, [dim], True)
     n2 = F.norm(x2, 2, [dim], True)
-    n1 = n1 + (F.maximum(n1, wrap_number(eps, n1)) - n1).detach()
-    n2 = n2 + (F.maximum(n2, wrap_number(eps, n2)) - n2).detach()
+    n1, n2 = _at_least(n1, eps), _at_least(n2, eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def _at_least(n, eps):
+    """Norm n clamped at eps from below, the clamp not differentiated (PyTorch clamps in
+    place under no_grad): n plus the detached rise (eps - n) where n < eps, plus nothing
+    elsewhere, so an overflowed norm stays inf (inf + (inf - inf) would be nan; x / inf
+    is 0, as in PyTorch)."""
+    rise = F.masked_fill(wrap_number(eps, n) - n.detach(), ~(n.detach() < eps), 0)
+    return n + rise
 
 
 def pairwise_distance(x1, x2, p, eps, keepdim):

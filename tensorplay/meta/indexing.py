@@ -46,9 +46,20 @@ def _out(op, self, sizes=None):
                                                  self._impl.dtype)
 
 
+# The ops whose index may also be int32, as PyTorch's (its gather/scatter and index_select
+# families take int32 or int64; take, put, index_copy, index_fill and take_along_dim
+# insist on int64).
+INT32_INDEX_OPS = {"gather", "scatter", "scatter_add", "scatter_reduce", "index_select",
+                   "index_add", "index_reduce"}
+
+
 def check_index_dtype(op, index, arg="index"):
     d = index._impl.dtype
-    if d is not dt.int64:
+    if op.split(".")[0].rstrip("_") in INT32_INDEX_OPS:
+        if d not in (dt.int64, dt.int32):
+            raise DTypeError(f"{op}(): argument '{arg}' must be an int64 or int32 tensor of "
+                             f"indices, but got {d.name}", op=op, arg=arg)
+    elif d is not dt.int64:
         raise DTypeError(f"{op}(): argument '{arg}' must be an int64 tensor of indices, but "
                          f"got {d.name}", op=op, arg=arg)
 

@@ -43,7 +43,7 @@ def native_batch_norm(op, args):
         per_channel = 1
         for i, s in enumerate(sizes):
             per_channel *= s if i != 1 else 1
-        if per_channel <= 1:
+        if per_channel == 1:     # (none at all is allowed: PyTorch checks == 1 too)
             raise ShapeError(f"{op}(): expected more than 1 value per channel when training, "
                              f"got input of shape {fmt_shape(sizes)} (argument 'input')",
                              op=op, arg="input")
