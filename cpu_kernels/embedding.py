@@ -40,7 +40,8 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
                                      scale_grad_by_freq))
     g = grad_output._impl.array()
     acc = np.float32 if g.dtype.itemsize == 2 else g.dtype
-    g = g.reshape(-1, g.shape[-1]).astype(acc, copy=False)
+    # one row per index (spelled out: NumPy cannot infer -1 when the rows are empty)
+    g = g.reshape(int(np.prod(indices._impl.sizes)), g.shape[-1]).astype(acc, copy=False)
     idx = _indices("embedding_dense_backward", indices, num_weights, "indices").reshape(-1)
     if scale_grad_by_freq:
         counts = np.bincount(idx, minlength=num_weights)

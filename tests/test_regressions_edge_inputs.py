@@ -145,3 +145,115 @@ def test_bitwise_ops_refuse_complex_with_a_typed_error(name):
     assert raises_like_torch(lambda m: getattr(m, name)(
         m.ones(2, dtype=m.uint8), m.ones(2, dtype=m.complex64))) is None
     assert raises_like_torch(lambda m: m.bitwise_not(m.ones(2, dtype=m.complex64))) is None
+
+
+def test_native_batch_norm_refuses_an_empty_input_in_training():
+    assert raises_like_torch(lambda m: m.native_batch_norm(
+        m.zeros(0, 3), None, None, None, None, True, 0.1, 1e-5)) is None
+
+
+def test_std_mean_and_embedding_bag_backward_of_empty_tensors():
+    def run(m):
+        x = m.zeros(0, 4, requires_grad=True)
+        std, mean = m.std_mean(x, [-1], correction=2, keepdim=True)
+        w = m.zeros(4, 0, requires_grad=True)
+        bag = m.nn.functional.embedding_bag(m.zeros(0, dtype=m.int64), w,
+                                            m.zeros(2, dtype=m.int64))
+        bag.sum().backward()
+        return std, mean, bag, w.grad
+    for got, want in zip(*raises_like_torch(run)):
+        _same(got, want)
+
+
+@pytest.mark.parametrize("shape, dim", [((0, 3, 2), 1), ((0, 3, 2), 0), ((3, 0), 0),
+                                        ((0, 0), 0)])
+def test_unique_along_a_dim_with_empty_dims(shape, dim):
+    """An empty dim other than `dim`: PyTorch refuses to count the (all empty) slices."""
+    pair = raises_like_torch(lambda m: m.unique(m.zeros(shape), dim=dim, return_counts=True))
+    if pair is not None:
+        for got, want in zip(*pair):
+            _same(got, want)
+
+
+@pytest.mark.parametrize("shape, pad", [((2, 0), (1, -1, 2, 0)), ((2, 3), (-4, 2)),
+                                        ((2, 3), (-3, 1))])
+def test_constant_pad_crops_before_it_pads(shape, pad):
+    pair = raises_like_torch(lambda m: m.nn.functional.pad(m.ones(shape), pad))
+    if pair is not None:
+        _same(*pair)
+
+
+def test_bincount_of_nothing_is_int64_even_with_weights():
+    got, want = raises_like_torch(lambda m: m.bincount(
+        m.zeros(0, dtype=m.uint8), m.zeros(0, dtype=m.float64), minlength=3))
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1] == "int64"
+    _same(got, want)
+
+
+def test_zeta_where_its_terms_vanish_at_once():
+    """q = +inf, or x = +inf with q > 1: Cephes' series tests 0 / 0 (nan)."""
+    inf = float("inf")
+    xs = [inf, inf, inf, 2.0, inf, 1.0, inf, 0.5, 2.5]
+    qs = [2.5, 0.5, 1.0, inf, inf, inf, 1.5, inf, 3.0]
+    got, want = raises_like_torch(lambda m: m.special.zeta(
+        m.tensor(xs, dtype=m.float64), m.tensor(qs, dtype=m.float64)))
+    _same(got, want)
+
+
+@pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])
+@pytest.mark.parametrize("dtypes", [("int32", "float64"), ("float16", "int64"),
+                                    ("bool", "bool"), ("int64", "int64")])
+def test_logaddexp_promotes_an_integer_operand(name, dtypes):
+    def run(m):
+        a = m.tensor([1, 0, 3]).to(getattr(m, dtypes[0]))
+        b = m.tensor([2, 0, 1]).to(getattr(m, dtypes[1]))
+        return getattr(m, name)(a, b)
+    pair = raises_like_torch(run)
+    if pair is not None:
+        assert str(pair[0].dtype).split(".")[-1] == str(pair[1].dtype).split(".")[-1]
+        _same(*pair)
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "dist"])
+@pytest.mark.parametrize("dtypes", [("float64", "int32"), ("int32", "float16"),
+                                    ("uint8", "float64"), ("int32", "int32")])
+def test_pointwise_losses_and_dist_promote_an_integer_operand(name, dtypes):
+    def run(m):
+        a = (m.arange(4) * 3).to(getattr(m, dtypes[0]))
+        b = m.tensor([1, 0, 2, 5]).to(getattr(m, dtypes[1]))
+        fn = m.dist if name == "dist" else getattr(m.nn.functional, name)
+        return fn(a, b)
+    pair = raises_like_torch(run)
+    if pair is not None:
+        assert str(pair[0].dtype).split(".")[-1] == str(pair[1].dtype).split(".")[-1]
+        _same(*pair)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64", "bool", "int32"])
+def test_ctc_loss_lengths_must_be_integers(dtype):
+    rng = np.random.default_rng(0)
+    logits = rng.standard_normal((4, 2, 3))
+
+    def run(m):
+        lp = m.tensor(logits).log_softmax(2)
+        lengths = m.tensor([4, 4]).to(getattr(m, dtype))
+        return m.ctc_loss(lp, m.tensor([[1, 1], [1, 1]]), lengths, m.tensor([2, 2]), 0, 1,
+                          True)
+    pair = raises_like_torch(run)
+    if pair is not None:
+        _same(*pair)
+
+
+def test_complex_result_takes_an_in_place_write():
+    """complex(a, b) is a new tensor, not a view of a temporary (an in-place write into
+    it must not be refused as a write into a view of a leaf)."""
+    def run(m):
+        a = m.ones(2, 3, requires_grad=True)
+        b = m.arange(3.0, requires_grad=True)
+        c = m.complex(a * 1, b * 2 + a)
+        c.sub_(b[None])
+        c.mul_(a)
+        (m.view_as_real(c) * m.arange(12.0).reshape(2, 3, 2)).sum().backward()
+        return a.grad, b.grad
+    for got, want in zip(*raises_like_torch(run)):
+        _same(got, want)

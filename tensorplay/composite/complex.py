@@ -126,7 +126,10 @@ def complex(real, imag):
     parts = F.stack(F.broadcast_tensors([real, imag]), -1)
     if parts._impl.dtype not in _PAIRED:     # the half types: NumPy has no complex32
         parts = parts.float()
-    return F.view_as_complex(parts)
+    # A new tensor, as PyTorch's: a view of the temporary `parts` would make an in-place
+    # write into the result (z.sub_(x)) a write into a view of a leaf (parts has no
+    # history down here, below autograd), which autograd refuses.
+    return F.view_as_complex(parts).clone()
 
 
 def _check_parts(op, real, imag, args):

@@ -103,7 +103,10 @@ def cdist(x1, x2, p, compute_mode):
 def dist(self, other, p):
     """The p-norm of self - other (broadcast), over all elements (real for complex
     numbers: the norm of |self - other|)."""
-    if not self.dtype.is_differentiable or not other.dtype.is_differentiable:
+    # the difference's dtype (an integer operand is promoted by the subtraction, as in
+    # PyTorch: dist(uint8, float64) is float64) must be floating point or complex
+    common = result_type2(self, other)
+    if not common.is_differentiable:
         raise DTypeError(f"dist(): input dtype should be floating point or complex, but got "
                          f"{self.dtype.name} and {other.dtype.name} (argument 'self')",
                          op="dist", arg="self")
