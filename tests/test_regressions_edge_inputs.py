@@ -257,3 +257,26 @@ def test_complex_result_takes_an_in_place_write():
         return a.grad, b.grad
     for got, want in zip(*raises_like_torch(run)):
         _same(got, want)
+
+
+@pytest.mark.parametrize("x, w, transposed", [((0, 2, 4, 4), (0, 2, 3, 2), False),
+                                              ((1, 2, 4, 4), (0, 2, 3, 2), False),
+                                              ((1, 0, 4, 4), (0, 2, 3, 2), True),
+                                              ((0, 2, 4, 4), (3, 2, 3, 2), False)])
+def test_convolution_with_no_output_channels_is_refused(x, w, transposed):
+    """A weight without channels in dim 0: PyTorch's typed refusal, not a kernel crash."""
+    pair = raises_like_torch(lambda m: m.convolution(
+        m.zeros(x, dtype=m.float64), m.zeros(w, dtype=m.float64), None, (1, 1), (0, 0),
+        (1, 1), transposed, (0, 0), 1))
+    if pair is not None:
+        _same(*pair)
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "smooth_l1_loss"])
+def test_loss_backward_with_a_bool_target(name):
+    """The forward promotes the bool target; so must the backward formula."""
+    def run(m):
+        b = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+        getattr(m.nn.functional, name)(m.tensor([True, False]), b).backward()
+        return b.grad
+    _same(*raises_like_torch(run))

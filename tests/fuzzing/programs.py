@@ -77,6 +77,10 @@ _FINITE_ONLY = {"scaled_dot_product_attention", "gelu"}
 # nothing (0) where the 2-D kernel gives NaN. Open: TensorPlay's 3-D kernel gives the 2-D
 # kernel's NaN there.
 _FINITE_ONLY |= {"grid_sampler_3d"}
+# And the orthogonal polynomials: PyTorch's CPU kernels return garbage for a NaN x of
+# degree n > 6 (6.9e-310, or the previous element's result: the value left in a register,
+# not NaN), where the recurrence they write would give NaN, as TensorPlay's does.
+_FINITE_ONLY |= {op.name for op in OPS if "polynomial" in op.name}
 
 
 # An FFT of an inf: each output is a sum of inf * e^(i theta) terms, and whether a part
@@ -103,6 +107,12 @@ def _restrided(t, strides):
     """PyTorch tensor t's values and autograd history in a tensor with these strides."""
     out = torch.empty_strided(tuple(t.shape), tuple(strides), dtype=t.dtype)
     return out.copy_(t)
+
+
+# PyTorch's batch_norm updates the running statistics before it checks the dtypes of
+# weight and bias: when it raises, the running statistics may hold its writes, and
+# TensorPlay's (which checks first) do not. Nothing after such a step is compared.
+_WRITES_BEFORE_CHECKS = {"batch_norm", "native_batch_norm", "instance_norm"}
 
 
 # PyTorch's float64 Bessel functions of the first and second kind are accurate to about
@@ -313,6 +323,22 @@ KNOWN = [
     ("missing error", ("backward",), "input tensors must have the same dtype",
      "a PyTorch bug: addr's backward of mixed-dtype operands calls addmv on them unpromoted "
      "and raises; TensorPlay's backward promotes"),
+    ("missing error", ("backward",), "with a bool tensor is not supported",
+     "a bool operand of a promoting op (logaddexp(bool, float)): PyTorch's backward formula "
+     "subtracts it unpromoted and raises; TensorPlay's promotes first"),
+    ("missing error", ("lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"),
+     "must have the same dtype",
+     "a bias of another float dtype: PyTorch's cell refuses the mixed matmul; TensorPlay "
+     "promotes (open)"),
+    ("spurious error", ("lu_unpack",), "must have shape",
+     "an empty LU factor with pivots of another shape: PyTorch returns early on the empty "
+     "factor; TensorPlay checks the pivots' shape first"),
+    ("missing error", ("embedding_bag",), "index_size",
+     "offsets past the end of the indices with an empty weight: PyTorch's kernel checks "
+     "them as it reads; TensorPlay reads nothing from an empty weight (open)"),
+    ("missing error", ("batch_norm_update_stats",), "mixed dtype",
+     "running statistics of another float dtype: PyTorch's kernel refuses them; TensorPlay "
+     "updates them in their own dtype"),
     ("missing error", ("binary_cross_entropy_with_logits",), "can't be cast",
      "an integer target: PyTorch computes into the target's dtype in place and refuses "
      "the float result; TensorPlay promotes"),
@@ -580,6 +606,8 @@ class Program:
                              lambda: op.ref(th(sample.input), *th(sample.args),
                                             **th(sample.kwargs)))
         if ran is None:
+            if op.name in _WRITES_BEFORE_CHECKS:
+                raise _Stop()     # its arguments may hold PyTorch's partial writes
             return
         depth = 1 + max((twins[id(t)].depth for t in sample.tensors()), default=0)
         precision = _looser(*(twins[id(t)].precision for t in sample.tensors()))
