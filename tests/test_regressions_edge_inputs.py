@@ -280,3 +280,17 @@ def test_loss_backward_with_a_bool_target(name):
         getattr(m.nn.functional, name)(m.tensor([True, False]), b).backward()
         return b.grad
     _same(*raises_like_torch(run))
+
+
+@pytest.mark.parametrize("value", [1 + 0j, 1 + 2j, "tensor 1+0j", "tensor float64"])
+def test_index_fill_refuses_a_complex_value_for_a_real_tensor(value):
+    def run(m):
+        v = value
+        if value == "tensor 1+0j":
+            v = m.tensor(1 + 0j)
+        elif value == "tensor float64":
+            v = m.tensor(2.0, dtype=m.float64)
+        return m.zeros(3, 4).index_fill(1, m.tensor([0, 2]), v)
+    pair = raises_like_torch(run)
+    if pair is not None:
+        _same(*pair)

@@ -229,10 +229,21 @@ def index_fill(op, args):
     check_devices(op, named)
     _index_vector(op, self, dim, index)
     _check_scalar_value(op, value)
+    _check_not_complex_into_real(op, self, value)
     check_value_fits(op, value, self._impl.dtype)
     # one value written: an expanded self is fine, an index read from self's memory not
     _check_writes(op, self, ("index", index), internal=False)
     return _out(op, self)
+
+
+def _check_not_complex_into_real(op, self, value):
+    """index_fill converts its value to self's dtype refusing any complex one (even 1+0j)
+    for a real self, as PyTorch's index_fill does."""
+    impl = getattr(value, "_impl", None)
+    complex_value = impl.dtype.is_complex if impl is not None else isinstance(value, complex)
+    if complex_value and not self._impl.dtype.is_complex:
+        raise DTypeError(f"{op}(): argument 'value' is complex, which a {self._impl.dtype.name} "
+                         f"'self' cannot take", op=op, arg="value")
 
 
 # ---- masked_* ------------------------------------------------------------------------

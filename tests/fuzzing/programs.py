@@ -345,9 +345,6 @@ KNOWN = [
     ("missing error", ("batch_norm_update_stats",), "expected scalar type",
      "complex running statistics: PyTorch's kernel refuses them by their scalar type; "
      "TensorPlay updates them"),
-    ("missing error", ("index_fill", "index_fill_"), "complex Scalar",
-     "a complex value into a real tensor: PyTorch refuses the conversion; TensorPlay keeps "
-     "the real part (open)"),
     ("missing error", ("rnn_tanh_cell", "rnn_relu_cell", "gru_cell", "lstm_cell"),
      "first dim must be",
      "empty weights: PyTorch checks weight_ih's first dim against the hidden size; "
