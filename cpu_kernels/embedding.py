@@ -122,7 +122,9 @@ def embedding_bag_arrays(op, w, idx, offsets, mode, psw, include_last_offset, pa
         np.add.at(result, bag[keep], picked[keep])
         if mode == 1:
             result = result / np.maximum(size, 1)[:, None].astype(w.dtype)
-        max_indices = size if mode == 1 else np.zeros(bags, np.int64)
+        # (a copy: the same values as bag_size for mean, but its own memory, as PyTorch's;
+        # one array for both made an in-place write into one change the other)
+        max_indices = size.copy() if mode == 1 else np.zeros(bags, np.int64)
     bag_size = size if mode else np.zeros(bags, np.int64)
     return result, bag, bag_size, max_indices
 

@@ -294,3 +294,18 @@ def test_index_fill_refuses_a_complex_value_for_a_real_tensor(value):
     pair = raises_like_torch(run)
     if pair is not None:
         _same(*pair)
+
+
+@pytest.mark.parametrize("indices, offsets", [([], [0, 0]), ([1, 2], [0, 1])])
+def test_embedding_bag_mean_outputs_do_not_share_memory(indices, offsets):
+    """bag_size and max_indices hold the same values for mode mean, in memory of their own:
+    a write into one leaves the other alone."""
+    def run(m):
+        w = m.arange(12.0, dtype=m.float64).reshape(4, 3)
+        out = m.ops.aten._embedding_bag if m is torch else m._embedding_bag
+        _, _, bag_size, max_indices = out(w, m.tensor(indices, dtype=m.int64),
+                                          m.tensor(offsets), False, 1, False, None, False, -1)
+        max_indices.fill_(2)
+        return bag_size, max_indices
+    for got, want in zip(*raises_like_torch(run)):
+        _same(got, want)
