@@ -230,13 +230,16 @@ _NORMALISING = {"batch_norm", "native_batch_norm", "layer_norm", "native_layer_n
 # shape, (0, 1, 3, 6) for (0, 1, 3, 6) and r = 3, not (0, 9, 1, 2) (a PyTorch bug: its
 # pixel_shuffle and every non-empty input follow the documented shape, as TensorPlay does).
 _NO_EMPTY_CASE = {"resize_", "resize_as_", "pixel_unshuffle"}
-# Ops that get no "integer" or "mixed" case: PyTorch has CUDA kernels only for these
-# (tests/opinfo compares them with a Python reference, whose dtype rules are its own);
-# and affine_grid_generator, whose uint8 grid differs from PyTorch's in wrapped elements
-# (open: an integer theta has no use, the difference is not investigated).
-_NO_DTYPE_CASES = {"batch_norm_elemt", "batch_norm_stats", "batch_norm_gather_stats",
-                   "batch_norm_gather_stats_with_counts", "batch_norm_backward_reduce",
-                   "batch_norm_backward_elemt", "affine_grid_generator"}
+# PyTorch has CUDA kernels only for these: tests/opinfo compares them with a Python
+# reference, whose dtype rules and NaN/inf handling are its own, not PyTorch's. They get
+# no "integer" or "mixed" case and finite inputs (_FINITE_ONLY).
+_CUDA_ONLY_IN_PYTORCH = {"batch_norm_elemt", "batch_norm_stats", "batch_norm_gather_stats",
+                         "batch_norm_gather_stats_with_counts", "batch_norm_backward_reduce",
+                         "batch_norm_backward_elemt"}
+# Ops that get no "integer" or "mixed" case: those, and affine_grid_generator, whose uint8
+# grid differs from PyTorch's in wrapped elements (open: an integer theta has no use, the
+# difference is not investigated).
+_NO_DTYPE_CASES = _CUDA_ONLY_IN_PYTORCH | {"affine_grid_generator"}
 _INTEGER_DTYPES = (tp.bool, tp.uint8, tp.int32, tp.int64)
 _OTHER_DTYPES = (tp.bool, tp.int32, tp.int64, tp.float16, tp.bfloat16, tp.float32,
                  tp.float64, tp.complex64)
@@ -333,6 +336,13 @@ KNOWN = [
     ("spurious error", ("lu_unpack",), "must have shape",
      "an empty LU factor with pivots of another shape: PyTorch returns early on the empty "
      "factor; TensorPlay checks the pivots' shape first"),
+    ("spurious error", ("index_add", "index_copy", "index_fill", "index_reduce"),
+     "out of bounds",
+     "an index into an empty self: PyTorch returns before it checks the index's bounds; "
+     "TensorPlay refuses the out-of-bounds index first"),
+    ("spurious error", ("max_unpool2d", "max_unpool3d"), "non-empty",
+     "an unbatched input with no channels: PyTorch returns an empty result; TensorPlay "
+     "refuses it (open)"),
     ("missing error", ("embedding_bag",), "index_size",
      "offsets past the end of the indices with an empty weight: PyTorch's kernel checks "
      "them as it reads; TensorPlay reads nothing from an empty weight (open)"),
@@ -556,6 +566,7 @@ class Program:
             sample = edge
             inp = sample.input
         finite_only = (op.name in _FINITE_ONLY or op.name in _NAN_UNORDERED
+                       or op.name in _CUDA_ONLY_IN_PYTORCH
                        or op.name in _NAN_GRAD_BY_LOOP or _zero_padded_conv(op, sample)
                        or _calls_lapack(op, sample) or op.name in _FFT)
         if (isinstance(inp, tp.Tensor) and op.name not in _SORTED_ARGS
