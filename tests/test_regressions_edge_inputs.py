@@ -309,3 +309,45 @@ def test_embedding_bag_mean_outputs_do_not_share_memory(indices, offsets):
         return bag_size, max_indices
     for got, want in zip(*raises_like_torch(run)):
         _same(got, want)
+
+
+@pytest.mark.parametrize("pad", [0, 1, 2, -1])
+def test_conv_tbc_never_multiplies_its_padding(pad):
+    """PyTorch's conv_tbc adds one kernel tap at a time over the rows it reaches: an inf in
+    the weight next to the padding gives inf, not the zero-padded convolution's 0 * inf."""
+    rng = np.random.default_rng(1)
+    x, w, b = rng.standard_normal((5, 2, 3)), rng.standard_normal((3, 3, 4)), rng.standard_normal(4)
+    w[0, 0, 0] = np.inf
+
+    def run(m):
+        xs, ws, bs = (m.tensor(a, requires_grad=True) for a in (x, w, b))
+        out = m.conv_tbc(xs, ws, bs, pad)
+        (out * m.arange(float(out.numel())).reshape(tuple(out.shape))).sum().backward()
+        return out, xs.grad, ws.grad, bs.grad
+    for got, want in zip(*raises_like_torch(run)):
+        _same(got, want)
+
+
+def test_nll_loss_with_no_classes_and_every_target_ignored():
+    def run(m):
+        x = m.zeros(3, 0, requires_grad=True)
+        loss = m.nn.functional.nll_loss(x, m.tensor([-100, -100, -100]), reduction="sum")
+        loss.backward()
+        return loss, x.grad
+    for got, want in zip(*raises_like_torch(run)):
+        _same(got, want)
+
+
+@pytest.mark.parametrize("name", ["l1_loss", "mse_loss", "kl_div"])
+def test_complex_losses(name):
+    """l1_loss takes complex numbers (|d| is real); mse_loss and kl_div refuse them."""
+    def run(m):
+        a = m.tensor([1 + 1j, 2 + 0j], requires_grad=True)
+        loss = getattr(m.nn.functional, name)(a, m.tensor([0.5, 1.0]))
+        loss.backward()
+        return loss, a.grad
+    pair = raises_like_torch(run)
+    if pair is not None:
+        (got, got_grad), (want, want_grad) = pair
+        _same(got, want)
+        _same(tp.view_as_real(got_grad), torch.view_as_real(want_grad))

@@ -103,12 +103,13 @@ def _cross_entropy_probs(op, self, logp, target, weight, reduction, label_smooth
     return reduce_loss(op, loss, reduction)
 
 
-def _promoted_args(op, self, target):
+def _promoted_args(op, self, target, complex_ok=False):
     """mse_loss, l1_loss and smooth_l1_loss compute in the common dtype of self and target
     (a float32 input against an int32 target is float32, float16 against int32 float16),
-    which must be a floating one, as PyTorch's kernels do."""
+    which must be a floating one (or complex, for l1_loss: |d| is real), as PyTorch's
+    kernels do."""
     common = result_type(self, target)
-    if not common.is_floating_point:
+    if not (common.is_floating_point or (complex_ok and common.is_complex)):
         raise DTypeError(f"{op}(): arguments 'self' and 'target' must have a floating point "
                          f"common dtype, but got {self.dtype.name} and {target.dtype.name}",
                          op=op, arg="self")
@@ -122,7 +123,7 @@ def mse_loss(self, target, reduction):
 
 
 def l1_loss(self, target, reduction):
-    _promoted_args("l1_loss", self, target)
+    _promoted_args("l1_loss", self, target, complex_ok=True)
     # self - target as it is: PyTorch's l1_loss subtracts first, and refuses a bool operand
     return reduce_loss("l1_loss", (self - target).abs(), reduction)
 
@@ -202,6 +203,9 @@ def kl_div(self, target, reduction, log_target):
     log_target, exp(target) * (target - self)."""
     op = "kl_div"
     check_floating(op, self)
+    if target.dtype.is_complex:      # (a complex target would promote: PyTorch refuses it)
+        raise DTypeError(f"{op}(): complex inputs are not supported, but argument 'target' "
+                         f"is {target.dtype.name}", op=op, arg="target")
     if log_target:
         loss = F.exp(target) * (target - self)
     else:

@@ -231,8 +231,8 @@ _NORMALISING = {"batch_norm", "native_batch_norm", "layer_norm", "native_layer_n
 # pixel_shuffle and every non-empty input follow the documented shape, as TensorPlay does).
 _NO_EMPTY_CASE = {"resize_", "resize_as_", "pixel_unshuffle"}
 # PyTorch has CUDA kernels only for these: tests/opinfo compares them with a Python
-# reference, whose dtype rules and NaN/inf handling are its own, not PyTorch's. They get
-# no "integer" or "mixed" case and finite inputs (_FINITE_ONLY).
+# reference, whose dtype rules, empty-input and NaN/inf handling are its own, not
+# PyTorch's. They get no edge case and finite inputs.
 _CUDA_ONLY_IN_PYTORCH = {"batch_norm_elemt", "batch_norm_stats", "batch_norm_gather_stats",
                          "batch_norm_gather_stats_with_counts", "batch_norm_backward_reduce",
                          "batch_norm_backward_elemt"}
@@ -649,7 +649,7 @@ class Program:
         about a changed tensor (by id)."""
         rng = self.rng
         inp = sample.input
-        if not isinstance(inp, tp.Tensor):
+        if not isinstance(inp, tp.Tensor) or op.name in _CUDA_ONLY_IN_PYTORCH:
             return None
         others = [t for t in sample.tensors() if t is not inp]
         floating = inp.dtype.is_floating_point
