@@ -127,6 +127,13 @@ _FLOAT32_ACCURATE = {"special_bessel_j0", "special_bessel_j1", "special_bessel_y
 # result is compared at float16's tolerance, a float64 one at float32's.
 _CONVERGED_TO_SQRT_EPS = {"lobpcg"}
 
+# pinv keeps eigenvalues (singular values) down to rtol * the largest (0.1 in the samples):
+# the gradient through their inverses scales as 1 / sigma**2, 100-fold past the rounding
+# of float32's decomposition. Their results are compared one precision looser, as
+# _CONVERGED_TO_SQRT_EPS's (seed 2743: TensorPlay's float32 gradient is 3e-7 from the
+# float64 one, PyTorch's 5e-6).
+_AMPLIFIES_ROUNDING = {"linalg_pinv", "pinverse"}
+
 
 # PyTorch's CPU mode sorts each slice with std::sort and `a < b`, which is no strict weak
 # order once a NaN is in the slice: the order, hence which value's run counts as the
@@ -359,7 +366,13 @@ KNOWN = [
      "first dim must be",
      "empty weights: PyTorch checks weight_ih's first dim against the hidden size; "
      "TensorPlay computes with the empty weights (open)"),
+    ("missing error", ("resize_", "resize_as_"), "not resizable",
+     "growing an expanded tensor: PyTorch's twin (tests/opinfo's to_torch of a stride-0 "
+     "tensor) has a storage PyTorch will not resize; TensorPlay grows it (open: not "
+     "investigated which side the contract is on)"),
     # THEIRS (issue 35's other half, being fixed on its own branch): listed until merged
+    ("spurious error", ("index_put", "index_put_"), "must have the same dtype",
+     "THEIRS (being fixed in parallel): x[mask] = v with v of another dtype"),
     ("missing error", ("linalg_vector_norm", "dist", "norm", "linalg_norm"),
      "cannot compute the inf norm on an empty tensor",
      "THEIRS (being fixed in parallel): norm(p=inf) over an empty dim"),
@@ -621,7 +634,7 @@ class Program:
         precision = _looser(*(twins[id(t)].precision for t in sample.tensors()))
         if op.name in _FLOAT32_ACCURATE:
             precision = _looser(precision, tp.float32)
-        if op.name in _CONVERGED_TO_SQRT_EPS:
+        if op.name in _CONVERGED_TO_SQRT_EPS or op.name in _AMPLIFIES_ROUNDING:
             precision = _looser(precision, tp.float16 if precision is tp.float32 else tp.float32)
         if inplace:
             self._written(twins[id(sample.input)], depth, precision)
