@@ -302,10 +302,6 @@ _LINALG_DTYPE = ("linalg_cond", "linalg_eigh", "linalg_eigvalsh", "linalg_lu",
                  "linalg_multi_dot", "linalg_matrix_power", "matrix_power", "linalg_cross",
                  "geqrf", "orgqr", "ormqr", "svd", "qr", "slogdet", "linalg_vander")
 KNOWN = [
-    ("missing error", None, "MKL FFT error",
-     "PyTorch's oneMKL build refuses some valid transforms ('Inconsistent configuration "
-     "parameters': an output length its descriptor cannot take); PyTorch's pocketfft "
-     "builds compute them, as TensorPlay does"),
     ("spurious error", _LINALG_DTYPE, "floating point",
      "an empty batch of integer or bool matrices: PyTorch's linalg functions return early "
      "on an empty input before their dtype check; TensorPlay checks the dtype first"),
@@ -439,9 +435,13 @@ def _attempt(fn):
 
 def _torch_unsupported(err):
     """PyTorch refuses for want of a kernel, not because the call is wrong: TensorPlay
-    supporting the dtype is not a missing error."""
+    supporting the dtype is not a missing error. So is its oneMKL build refusing a valid
+    transform ('MKL FFT error ... Inconsistent configuration parameters': an empty batch,
+    or an output length its descriptor cannot take; PyTorch's pocketfft builds compute
+    them, as TensorPlay does)."""
     text = str(err)
-    return "not implemented for" in text or "\"Half\"" in text or "'Half'" in text
+    return ("not implemented for" in text or "\"Half\"" in text or "'Half'" in text
+            or "MKL FFT error" in text)
 
 
 class Program:
