@@ -351,3 +351,11 @@ def test_complex_losses(name):
         (got, got_grad), (want, want_grad) = pair
         _same(got, want)
         _same(tp.view_as_real(got_grad), torch.view_as_real(want_grad))
+
+
+@pytest.mark.parametrize("length, pad", [(2, -1), (3, -1), (1, 0)])
+def test_conv_tbc_refuses_a_negative_output_length(length, pad):
+    pair = raises_like_torch(lambda m: m.conv_tbc(m.ones(length, 2, 3), m.ones(3, 3, 2),
+                                                  m.zeros(2), pad))
+    if pair is not None:
+        _same(*pair)

@@ -34,7 +34,11 @@ def conv_tbc(self, weight, bias, pad=0):
     # multiplied (a zero-padded convolution would make 0 * inf = NaN next to an inf).
     ilen, batch = self.shape[0], self.shape[1]
     olen = ilen + 2 * pad - weight.shape[0] + 1
-    out = bias.reshape(1, 1, -1).expand(max(olen, 0), batch, bias.shape[0])
+    if olen < 0:
+        raise ShapeError(f"{op}(): the output would have {olen} time steps (input length "
+                         f"{ilen} + 2 * pad {pad} - kernel width {weight.shape[0]} + 1)",
+                         op=op, arg="self")
+    out = bias.reshape(1, 1, -1).expand(olen, batch, bias.shape[0])
     for k in range(weight.shape[0]):
         i_shift, o_shift = max(0, k - pad), max(0, pad - k)
         t = min(ilen + pad - k, olen) - o_shift
