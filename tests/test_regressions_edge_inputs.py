@@ -359,3 +359,21 @@ def test_conv_tbc_refuses_a_negative_output_length(length, pad):
                                                   m.zeros(2), pad))
     if pair is not None:
         _same(*pair)
+
+
+def test_triangular_solve_coefficient_takes_an_in_place_write():
+    """Its second result (A broadcast to the batch) is a copy of its own, writable."""
+    rng = np.random.default_rng(2)
+    b, a = rng.standard_normal((2, 3, 4)), rng.standard_normal((3, 3)) + 3 * np.eye(3)
+
+    def run(m):
+        _, coefficient = m.triangular_solve(m.tensor(b), m.tensor(a), False, True, False)
+        coefficient[coefficient > 0] = 7
+        return coefficient
+    _same(*raises_like_torch(run))
+
+
+@pytest.mark.parametrize("name", ["bitwise_left_shift", "bitwise_right_shift"])
+def test_bit_shifts_refuse_complex_with_a_typed_error(name):
+    assert raises_like_torch(lambda m: getattr(m, name)(
+        m.ones(3, 1, dtype=m.int32), m.ones(1, 4, dtype=m.complex64))) is None
