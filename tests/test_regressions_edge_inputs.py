@@ -377,3 +377,30 @@ def test_triangular_solve_coefficient_takes_an_in_place_write():
 def test_bit_shifts_refuse_complex_with_a_typed_error(name):
     assert raises_like_torch(lambda m: getattr(m, name)(
         m.ones(3, 1, dtype=m.int32), m.ones(1, 4, dtype=m.complex64))) is None
+
+
+@pytest.mark.parametrize("dtypes", [("int64", "float32"), ("bool", "float32"),
+                                    ("float64", "float32"), ("float64", "int64")])
+def test_kl_div_refuses_integral_inputs(dtypes):
+    def run(m):
+        target = m.tensor([1, 2]).to(getattr(m, dtypes[0]))
+        x = m.tensor([1, 2]).to(getattr(m, dtypes[1])) * 0.1
+        return m.nn.functional.kl_div(x, target, reduction="sum")
+    pair = raises_like_torch(run)
+    if pair is not None:
+        _same(*pair)
+
+
+def test_max_unpool3d_of_an_empty_batch():
+    def run(m):
+        x = m.zeros(0, 1, 1, 2, 2, requires_grad=True)
+        idx = m.zeros(0, 1, 1, 2, 2, dtype=m.int64)
+        if m is torch:
+            out = m.nn.functional.max_unpool3d(x, idx, (3, 2, 2), (3, 2, 2), (0, 0, 0),
+                                               output_size=(5, 4, 4))
+        else:
+            out = m.max_unpool3d(x, idx, (5, 4, 4), (3, 2, 2), (0, 0, 0))
+        out.sum().backward()
+        return out, x.grad
+    for got, want in zip(*raises_like_torch(run)):
+        _same(got, want)

@@ -203,9 +203,10 @@ def kl_div(self, target, reduction, log_target):
     log_target, exp(target) * (target - self)."""
     op = "kl_div"
     check_floating(op, self)
-    if target.dtype.is_complex:      # (a complex target would promote: PyTorch refuses it)
-        raise DTypeError(f"{op}(): complex inputs are not supported, but argument 'target' "
-                         f"is {target.dtype.name}", op=op, arg="target")
+    if not target.dtype.is_floating_point:   # (it would promote: PyTorch refuses it)
+        raise DTypeError(f"{op}(): argument 'target' must be a floating point tensor "
+                         f"(integral and complex inputs are not supported), but got "
+                         f"{target.dtype.name}", op=op, arg="target")
     if log_target:
         loss = F.exp(target) * (target - self)
     else:

@@ -336,7 +336,30 @@ KNOWN = [
     ("missing error", ("backward",), "with a bool tensor is not supported",
      "a bool operand of a promoting op (logaddexp(bool, float)): PyTorch's backward formula "
      "subtracts it unpromoted and raises; TensorPlay's promotes first"),
-    ("missing error", ("lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"),
+    ("missing error", ("backward",), "derivative for aten::",
+     "PyTorch has no derivative for the op (batch_norm_update_stats); TensorPlay's "
+     "composite is differentiable"),
+    ("spurious error", ("backward",), "complex64 view of a float32 tensor",
+     "an in-place write (under no_grad) into view_as_complex of a leaf that requires grad, "
+     "then a backward through it: TensorPlay's autograd refuses complex views of real "
+     "tensors written in place (open)"),
+    ("spurious error", ("convolution", "conv1d", "conv2d", "conv3d", "conv_tbc"),
+     "argument 'bias'",
+     "a bias of another float dtype: PyTorch's CPU convolution adds it cast; TensorPlay "
+     "refuses (open)"),
+    ("spurious error", ("cosine_embedding_loss",), "must hold 1 or -1",
+     "a target other than 1 or -1: PyTorch computes with it unchecked; TensorPlay refuses"),
+    ("spurious error", ("huber_loss", "lerp", "binary_cross_entropy"), "bool",
+     "a bool operand: PyTorch promotes it; TensorPlay refuses (open)"),
+    ("missing error", ("binary_cross_entropy_with_logits",), "with two bool tensors",
+     "two bool operands: PyTorch's formula subtracts them and raises; TensorPlay promotes"),
+    ("missing error", ("pad",), "non-zero dimensions",
+     "replicate/reflect padding of an input with an empty non-batch dim: PyTorch refuses; "
+     "TensorPlay returns the empty result (open)"),
+    ("spurious error", ("istft", "stft"), "floating point dtype",
+     "a bool or integer window: PyTorch casts it; TensorPlay refuses (open)"),
+    ("missing error", ("lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell",
+                       "rnn_tanh_cell", "rnn_relu_cell"),
      "must have the same dtype",
      "a bias of another float dtype: PyTorch's cell refuses the mixed matmul; TensorPlay "
      "promotes (open)"),
