@@ -404,3 +404,25 @@ def test_max_unpool3d_of_an_empty_batch():
         return out, x.grad
     for got, want in zip(*raises_like_torch(run)):
         _same(got, want)
+
+
+@pytest.mark.parametrize("op", ["select_scatter", "slice_scatter", "diagonal_scatter"])
+def test_scatter_backward_does_not_save_src(op):
+    """src changed in place (under no_grad) before backward: PyTorch's self gradient reads
+    only src's sizes, so backward runs."""
+    def run(m):
+        x = m.arange(12.0, dtype=m.float64).reshape(3, 4).requires_grad_(True)
+        src = (m.ones(4 if op == "select_scatter" else 3, dtype=m.float64) * 5)
+        if op == "slice_scatter":
+            src = m.ones(1, 4, dtype=m.float64)
+        src.requires_grad_(True)
+        s = src * 1
+        out = {"select_scatter": lambda: m.select_scatter(x, s, 0, 1),
+               "slice_scatter": lambda: m.slice_scatter(x, s, 0, 1, 2),
+               "diagonal_scatter": lambda: m.diagonal_scatter(x, s)}[op]()
+        with m.no_grad():
+            s.mul_(3)
+        (out * m.arange(12.0, dtype=m.float64).reshape(3, 4)).sum().backward()
+        return x.grad, src.grad
+    for got, want in zip(*raises_like_torch(run)):
+        _same(got, want)

@@ -336,6 +336,9 @@ KNOWN = [
     ("missing error", ("backward",), "with a bool tensor is not supported",
      "a bool operand of a promoting op (logaddexp(bool, float)): PyTorch's backward formula "
      "subtracts it unpromoted and raises; TensorPlay's promotes first"),
+    ("missing error", ("backward",), "PixelShuffleBackward0 returned an invalid gradient",
+     "PyTorch's pixel_unshuffle bug on empty inputs (see _NO_EMPTY_CASE) reached through "
+     "pixel_shuffle's backward"),
     ("missing error", ("backward",), "derivative for aten::",
      "PyTorch has no derivative for the op (batch_norm_update_stats); TensorPlay's "
      "composite is differentiable"),
