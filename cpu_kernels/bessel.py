@@ -100,10 +100,13 @@ special_spherical_bessel_j0 = _unary_kernel("special_spherical_bessel_j0")
 def zeta_arrays(x, q):
     """zeta(x, q) = sum over k >= 0 of (k + q) ** -x, with PyTorch's (Cephes') domain:
     inf at x == 1, nan for x < 1; for q <= 0, inf at an integer q and nan for a
-    non-integer x. Computed in float64 (PyTorch accumulates float32 in double too)."""
+    non-integer x. Computed in float64 (PyTorch accumulates float32 in double too).
+    Where its terms vanish at once (q = +inf, or x = +inf with q > 1) Cephes' series
+    test 0 / 0 and its tail 0 * inf give nan, where SciPy gives the limit 0."""
     x64, q64 = np.broadcast_arrays(x.astype(np.float64), q.astype(np.float64))
     with np.errstate(all="ignore"):
         r = sc.zeta(x64, q64)
+        r = np.where((q64 == np.inf) | ((x64 == np.inf) & (q64 > 1)), np.nan, r)
         r = np.where((q64 <= 0) & (x64 != np.floor(x64)), np.nan, r)
         r = np.where((q64 <= 0) & (q64 == np.floor(q64)), np.inf, r)
         r = np.where(x64 < 1, np.nan, r)

@@ -40,7 +40,8 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
                                      scale_grad_by_freq))
     g = grad_output._impl.array()
     acc = np.float32 if g.dtype.itemsize == 2 else g.dtype
-    g = g.reshape(-1, g.shape[-1]).astype(acc, copy=False)
+    # one row per index (spelled out: NumPy cannot infer -1 when the rows are empty)
+    g = g.reshape(int(np.prod(indices._impl.sizes)), g.shape[-1]).astype(acc, copy=False)
     idx = _indices("embedding_dense_backward", indices, num_weights, "indices").reshape(-1)
     if scale_grad_by_freq:
         counts = np.bincount(idx, minlength=num_weights)
@@ -121,7 +122,9 @@ def embedding_bag_arrays(op, w, idx, offsets, mode, psw, include_last_offset, pa
         np.add.at(result, bag[keep], picked[keep])
         if mode == 1:
             result = result / np.maximum(size, 1)[:, None].astype(w.dtype)
-        max_indices = size if mode == 1 else np.zeros(bags, np.int64)
+        # (a copy: the same values as bag_size for mean, but its own memory, as PyTorch's;
+        # one array for both made an in-place write into one change the other)
+        max_indices = size.copy() if mode == 1 else np.zeros(bags, np.int64)
     bag_size = size if mode else np.zeros(bags, np.int64)
     return result, bag, bag_size, max_indices
 

@@ -65,8 +65,10 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
         "nll_loss_forward", (self, target, weight, reduction, ignore_index))
     rows, t, w, valid = _picked("nll_loss_forward", self, target, weight, ignore_index)
     acc = _compute_dtype(self)
+    # (no classes at all: every target is ignored, nothing to read)
+    picked = rows[np.arange(len(t)), t] if rows.shape[1] else np.zeros(len(t), rows.dtype)
     with np.errstate(invalid="ignore"):
-        loss = np.where(valid, -rows[np.arange(len(t)), t].astype(acc) * w, np.zeros((), acc))
+        loss = np.where(valid, -picked.astype(acc) * w, np.zeros((), acc))
     dtype = self._impl.dtype
     total = np.sum(w, dtype=acc)
     if reduction == "none":
@@ -91,8 +93,9 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
         with np.errstate(invalid="ignore", divide="ignore"):
             g = g / total_weight._impl.array().astype(acc)
     grad = np.zeros(rows.shape, acc)
-    with np.errstate(invalid="ignore"):
-        grad[np.arange(len(t)), t] = np.where(valid, -w * g, np.zeros((), acc))
+    if rows.shape[1]:           # (no classes: every target ignored, the gradient is empty)
+        with np.errstate(invalid="ignore"):
+            grad[np.arange(len(t)), t] = np.where(valid, -w * g, np.zeros((), acc))
     a = self._impl.array()
     if a.ndim > 1:   # back from (rows, C) to (N, C, d1, ...)
         moved = (a.shape[0],) + a.shape[2:] + (a.shape[1],)

@@ -360,9 +360,12 @@ def _adaptive_max(op, self, output_size):
         bounds = [(starts[i], ends[i]) for i, (starts, ends) in zip(cell, ranges)]
         block = x[(slice(None),) + tuple(slice(s, e) for s, e in bounds)]
         extent = block.shape[1:]
+        flat = block.reshape(b, int(np.prod(extent)))    # (not -1: b may be 0)
+        if b == 0:
+            continue
         with np.errstate(invalid="ignore"):
-            arg = np.argmax(block.reshape(b, -1), axis=1)
-        values[(slice(None),) + cell] = block.reshape(b, -1)[np.arange(b), arg]
+            arg = np.argmax(flat, axis=1)
+        values[(slice(None),) + cell] = flat[np.arange(b), arg]
         where = np.unravel_index(arg, extent)
         indices[(slice(None),) + cell] = sum((s + w) * st for (s, _), w, st
                                              in zip(bounds, where, strides))
@@ -427,7 +430,8 @@ def _fractional(op, self, kernel_size, output_size, random_samples):
     channels = self._impl.sizes[-(nd + 1)]
     # Which sample draws which dim's windows is PyTorch's order: (W, H) for 2-D, but
     # (D, H, W) for 3-D.
-    u = random_samples._impl.array()[:b // channels].reshape(b, nd)
+    # (no planes: an empty batch, or a 3-D input's empty C; nothing to draw for)
+    u = random_samples._impl.array()[:b // channels if b else 0].reshape(b, nd)
     u = u.astype(accumulate_dtype(self._impl.dtype), copy=False)
     if nd == 2:
         u = u[:, ::-1]

@@ -7,7 +7,7 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay.errors import ArgumentError, ShapeError
-from tensorplay.kernel_support.arguments import integral_to_long
+from tensorplay.kernel_support.arguments import bincount_dtype, integral_to_long
 from tensorplay.kernel_support.checks import (
     check_mean_dtype, check_nonempty_dim, check_nonempty_reduction, reduce_dim_list, reject_bool,
     wrap_dim,
@@ -351,15 +351,11 @@ def bincount(self, weights, minlength):
     if a.size and a.min() < 0:
         raise ShapeError("bincount(): only supports 1-d non-negative integral inputs, but "
                          "argument 'self' has a negative value", op="bincount", arg="self")
-    if weights is None:
+    dtype = bincount_dtype(self, weights)
+    if dtype is dt.int64:
         return out(np.bincount(a, minlength=minlength), dt.int64)
-    dtype = _bincount_dtype(weights)
     w = weights._impl.array().astype(np.float64)
     return out(np.bincount(a, w, minlength=minlength), dtype)
-
-
-def _bincount_dtype(weights):
-    return dt.float32 if weights._impl.dtype is dt.float32 else dt.float64
 
 
 def torch_linspace(start, end, steps, np_dtype):

@@ -264,10 +264,18 @@ def _grid_taps(spatial, grid, interpolation_mode, padding_mode, align_corners):
         yield flat, inside, weight, slopes
 
 
+def _flat_planes(x, grid):
+    """x (N, C, *S) as (N, C, prod(S)) and grid (N, *O, d) as (N, prod(O), d); the sizes
+    spelled out, not -1, which NumPy cannot infer when N or C is 0."""
+    n, c = x.shape[:2]
+    return (x.reshape(n, c, int(np.prod(x.shape[2:]))),
+            grid.reshape(n, int(np.prod(grid.shape[1:-1])), grid.shape[-1]))
+
+
 def grid_sample_arrays(x, grid, interpolation_mode, padding_mode, align_corners):
     """The forward on NumPy arrays x (N, C, *S) and grid (N, *O, d), in x's dtype."""
     n, c, *spatial = x.shape
-    xf, g = x.reshape(n, c, -1), grid.reshape(n, -1, grid.shape[-1])
+    xf, g = _flat_planes(x, grid)
     y = np.zeros((n, c, g.shape[1]), x.dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         for flat, inside, weight, _ in _grid_taps(spatial, g, interpolation_mode,
@@ -284,8 +292,8 @@ def grid_sample_backward_arrays(grad_output, x, grid, interpolation_mode, paddin
     """(grad_input or None, grad_grid): each output's gradient spread, weighted, over the
     taps it read; and the taps' weight slopes against the values they read."""
     n, c, *spatial = x.shape
-    xf, g = x.reshape(n, c, -1), grid.reshape(n, -1, grid.shape[-1])
-    go = grad_output.reshape(n, c, -1)
+    xf, g = _flat_planes(x, grid)
+    go = grad_output.reshape(n, c, g.shape[1])
     grad_input = np.zeros_like(xf) if input_grad else None
     grad_grid = np.zeros_like(g)
     rows, chans = np.arange(n)[:, None, None], np.arange(c)[None, :, None]

@@ -204,7 +204,7 @@ def unique2(self, sorted, return_inverse, return_counts):  # noqa: A002 - the sc
 
 def unique_dim(self, dim, sorted, return_inverse, return_counts):  # noqa: A002
     """Distinct slices along `dim`, compared as whole slices (lexicographically sorted)."""
-    reject_complex("unique_dim", self)
+    shape_rule("sorting.unique_dim")("unique_dim", (self, dim))
     a = self._impl.array()
     d = wrap_dim("unique_dim", dim, a.ndim)
     if a.ndim == 0:

@@ -66,7 +66,9 @@ def triangular_solve(self, A, upper, transpose, unitriangular):
     a = A._impl.array()
     x = lt.solve_triangular(a, self._impl.array(), upper, True, unitriangular, transpose)
     # The second result is A, broadcast to the batch, copied (PyTorch's "cloned_coefficient")
-    coefficient = np.broadcast_to(a, specs[1].sizes)
+    # (.copy(): broadcast_to's array is a read-only view of A's, which an in-place write
+    # into the result would hit)
+    coefficient = np.broadcast_to(a, specs[1].sizes).copy()
     return _result(x, specs[0]), _result(coefficient, specs[1])
 
 

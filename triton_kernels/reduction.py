@@ -26,7 +26,7 @@ from tensorplay import _dtype as dt
 from tensorplay._device_transfer import from_host, to_host
 from tensorplay._memory_format import contiguous_format
 from tensorplay.errors import ArgumentError, ShapeError
-from tensorplay.kernel_support.arguments import integral_to_long, reduced_sizes
+from tensorplay.kernel_support.arguments import bincount_dtype, integral_to_long, reduced_sizes
 from tensorplay.kernel_support.checks import reduce_dim_list
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from tensorplay.kernel_support.results import factory, numel_of
@@ -511,10 +511,10 @@ def bincount(self, weights, minlength):
             raise ShapeError(f"{op}(): only supports 1-d non-negative integral inputs, but "
                              f"argument 'self' holds {low}", op=op, arg="self")
         size = builtins.max(size, int(high) + 1)
-    if weights is None:
-        dtype, w = dt.int64, factory.scalar_tensor(1, dtype=dt.int64, device=device)
+    dtype = bincount_dtype(self, weights)
+    if dtype is dt.int64:
+        w = factory.scalar_tensor(1, dtype=dt.int64, device=device)
     else:
-        dtype = dt.float32 if weights._impl.dtype is dt.float32 else dt.float64
         w = weights
     return _add_into_bins(size, dtype, copy_of(x, dt.int64), w, device)
 

@@ -505,6 +505,7 @@ def unique2(self, sorted, return_inverse, return_counts):  # noqa: A002 - the sc
 
 def unique_dim(self, dim, sorted, return_inverse, return_counts):  # noqa: A002
     """Distinct slices along `dim`, compared as whole slices (lexicographically sorted)."""
+    shape_rule("sorting.unique_dim")("unique_dim", (self, dim))
     d = wrap_dim("unique_dim", dim, self.dim())
     device, (self,) = operands("unique_dim", self=self)
     x = self if self.dim() else self.reshape([1])

@@ -6757,51 +6757,55 @@ class DiagonalScatterBackward0(Node):
     """Backward of `diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0,
         int dim2=1) -> Tensor`.
 
-    self: grad.diagonal_scatter(zeros_like(src), offset, dim1, dim2)
+    self: grad.diagonal_scatter(zeros_like(grad.diagonal(offset, dim1, dim2)), offset, dim1, dim2)
     src: grad.diagonal(offset, dim1, dim2)
     """
 
-    __slots__ = ('src_', 'offset_', 'dim1_', 'dim2_')
-    SAVED = ('src_',)
+    __slots__ = ('offset_', 'dim1_', 'dim2_')
+    SAVED = ()
     OP = 'diagonal_scatter'
 
     def apply(self, grads):
         grad = grads[0]
-        src = self.src_.unpack(self)
         offset = self.offset_
         dim1 = self.dim1_
         dim2 = self.dim2_
         d_self = None
         d_src = None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = grad.diagonal(offset, dim1, dim2)
         if self.needs_input_grad(0):
-            d_self = grad.diagonal_scatter(zeros_like(src), offset, dim1, dim2)
+            d_self = grad.diagonal_scatter(zeros_like(_tmp0), offset, dim1, dim2)
         if self.needs_input_grad(1):
-            d_src = grad.diagonal(offset, dim1, dim2)
+            d_src = _tmp0
         return (d_self, d_src)
 
 
 class SelectScatterBackward0(Node):
     """Backward of `select_scatter(Tensor self, Tensor src, int dim, int index) -> Tensor`.
 
-    self: grad.select_scatter(zeros_like(src), dim, index)
+    self: grad.select_scatter(zeros_like(grad.select(dim, index)), dim, index)
     src: grad.select(dim, index)
     """
 
-    __slots__ = ('src_', 'dim_', 'index_')
-    SAVED = ('src_',)
+    __slots__ = ('dim_', 'index_')
+    SAVED = ()
     OP = 'select_scatter'
 
     def apply(self, grads):
         grad = grads[0]
-        src = self.src_.unpack(self)
         dim = self.dim_
         index = self.index_
         d_self = None
         d_src = None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = grad.select(dim, index)
         if self.needs_input_grad(0):
-            d_self = grad.select_scatter(zeros_like(src), dim, index)
+            d_self = grad.select_scatter(zeros_like(_tmp0), dim, index)
         if self.needs_input_grad(1):
-            d_src = grad.select(dim, index)
+            d_src = _tmp0
         return (d_self, d_src)
 
 
@@ -6809,27 +6813,29 @@ class SliceScatterBackward0(Node):
     """Backward of `slice_scatter(Tensor self, Tensor src, int dim=0, int? start=None,
         int? end=None, int step=1) -> Tensor`.
 
-    self: grad.slice_scatter(zeros_like(src), dim, start, end, step)
+    self: grad.slice_scatter(zeros_like(grad.slice(dim, start, end, step)), dim, start, end, step)
     src: grad.slice(dim, start, end, step)
     """
 
-    __slots__ = ('src_', 'dim_', 'start_', 'end_', 'step_')
-    SAVED = ('src_',)
+    __slots__ = ('dim_', 'start_', 'end_', 'step_')
+    SAVED = ()
     OP = 'slice_scatter'
 
     def apply(self, grads):
         grad = grads[0]
-        src = self.src_.unpack(self)
         dim = self.dim_
         start = self.start_
         end = self.end_
         step = self.step_
         d_self = None
         d_src = None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = grad.slice(dim, start, end, step)
         if self.needs_input_grad(0):
-            d_self = grad.slice_scatter(zeros_like(src), dim, start, end, step)
+            d_self = grad.slice_scatter(zeros_like(_tmp0), dim, start, end, step)
         if self.needs_input_grad(1):
-            d_src = grad.slice(dim, start, end, step)
+            d_src = _tmp0
         return (d_self, d_src)
 
 

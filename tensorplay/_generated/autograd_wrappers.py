@@ -4975,7 +4975,6 @@ def diagonal_scatter(ks, self, src, offset, dim1, dim2):
     node.offset_ = offset
     node.dim1_ = dim1
     node.dim2_ = dim2
-    node.src_ = SavedVariable(src, is_output=False) if self._impl.requires_grad else NOT_SAVED
     result = below_autograd(ops.diagonal_scatter, ks, self, src, offset, dim1, dim2)
     set_history(result, node)
     return result
@@ -4987,7 +4986,6 @@ def select_scatter(ks, self, src, dim, index):
     node = SelectScatterBackward0(self, src)
     node.dim_ = dim
     node.index_ = index
-    node.src_ = SavedVariable(src, is_output=False) if self._impl.requires_grad else NOT_SAVED
     result = below_autograd(ops.select_scatter, ks, self, src, dim, index)
     set_history(result, node)
     return result
@@ -5001,7 +4999,6 @@ def slice_scatter(ks, self, src, dim, start, end, step):
     node.start_ = start
     node.end_ = end
     node.step_ = step
-    node.src_ = SavedVariable(src, is_output=False) if self._impl.requires_grad else NOT_SAVED
     result = below_autograd(ops.slice_scatter, ks, self, src, dim, start, end, step)
     set_history(result, node)
     return result

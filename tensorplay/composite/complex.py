@@ -122,22 +122,31 @@ def resolve_neg(self):
 
 def complex(real, imag):
     """real + 1j * imag, from two float tensors of one dtype (broadcast)."""
-    op = "complex"
-    for arg, t in (("real", real), ("imag", imag)):
-        if t._impl.dtype not in (dt.float16,) + _PAIRED:
-            raise DTypeError(f"complex(): argument '{arg}' must be a float tensor (float16, "
-                             f"float32 or float64), but got {t._impl.dtype.name}",
-                             op=op, arg=arg)
-    if real._impl.dtype is not imag._impl.dtype:
-        raise DTypeError(f"complex(): expected argument 'real' and 'imag' to have the same "
-                         f"dtype, but got {real._impl.dtype.name} and "
-                         f"{imag._impl.dtype.name}", op=op, arg="imag")
+    _check_parts("complex", real, imag, ("real", "imag"))
     parts = F.stack(F.broadcast_tensors([real, imag]), -1)
     if parts._impl.dtype not in _PAIRED:     # the half types: NumPy has no complex32
         parts = parts.float()
-    return F.view_as_complex(parts)
+    # A new tensor, as PyTorch's: a view of the temporary `parts` would make an in-place
+    # write into the result (z.sub_(x)) a write into a view of a leaf (parts has no
+    # history down here, below autograd), which autograd refuses.
+    return F.view_as_complex(parts).clone()
+
+
+def _check_parts(op, real, imag, args):
+    """Two float tensors of one dtype, named `args` in `op`'s errors."""
+    for arg, t in zip(args, (real, imag)):
+        if t._impl.dtype not in (dt.float16,) + _PAIRED:
+            raise DTypeError(f"{op}(): argument '{arg}' must be a float tensor (float16, "
+                             f"float32 or float64), but got {t._impl.dtype.name}",
+                             op=op, arg=arg)
+    if real._impl.dtype is not imag._impl.dtype:
+        raise DTypeError(f"{op}(): expected argument '{args[0]}' and '{args[1]}' to have the "
+                         f"same dtype, but got {real._impl.dtype.name} and "
+                         f"{imag._impl.dtype.name}", op=op, arg=args[1])
 
 
 def polar(abs, angle):
-    """abs * (cos(angle) + 1j * sin(angle))."""
+    """abs * (cos(angle) + 1j * sin(angle)), from two float tensors of one dtype (checked
+    before the products, which would promote a bool or integer one)."""
+    _check_parts("polar", abs, angle, ("abs", "angle"))
     return complex(abs * F.cos(angle), abs * F.sin(angle))

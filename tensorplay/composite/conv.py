@@ -29,9 +29,21 @@ def conv_tbc(self, weight, bias, pad=0):
     if bias.shape[0] != weight.shape[2]:
         fail("bias", f"bias size must equal dim 2 of the weight (out_channels, "
                      f"{weight.shape[2]})", bias)
-    x = self.permute(1, 2, 0)
-    if pad < 0:
-        x, pad = x[:, :, -pad:x.shape[2] + pad], 0
-    out = F.convolution(x, weight.permute(2, 1, 0), bias, [1], [pad], [1], False, [0], 1)
+    # As PyTorch's kernel: the bias, then one kernel tap at a time, each adding
+    # self[rows] @ weight[k] into the output rows it reaches. The padding is never
+    # multiplied (a zero-padded convolution would make 0 * inf = NaN next to an inf).
+    ilen, batch = self.shape[0], self.shape[1]
+    olen = ilen + 2 * pad - weight.shape[0] + 1
+    if olen < 0:
+        raise ShapeError(f"{op}(): the output would have {olen} time steps (input length "
+                         f"{ilen} + 2 * pad {pad} - kernel width {weight.shape[0]} + 1)",
+                         op=op, arg="self")
+    out = bias.reshape(1, 1, -1).expand(olen, batch, bias.shape[0])
+    for k in range(weight.shape[0]):
+        i_shift, o_shift = max(0, k - pad), max(0, pad - k)
+        t = min(ilen + pad - k, olen) - o_shift
+        if t > 0:
+            term = F.matmul(self.narrow(0, i_shift, t), weight[k])
+            out = out + F.constant_pad_nd(term, [0, 0, 0, 0, o_shift, olen - o_shift - t])
     # (time, batch, out_channels) in row-major memory, as PyTorch's kernel writes it
-    return out.permute(2, 0, 1).contiguous()
+    return out.contiguous()

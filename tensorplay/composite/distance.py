@@ -34,9 +34,17 @@ def cosine_similarity(x1, x2, dim, eps):
     # The norm op (PyTorch's linalg_vector_norm): it accumulates a half type in float32
     n1 = F.norm(x1, 2, [dim], True)
     n2 = F.norm(x2, 2, [dim], True)
-    n1 = n1 + (F.maximum(n1, wrap_number(eps, n1)) - n1).detach()
-    n2 = n2 + (F.maximum(n2, wrap_number(eps, n2)) - n2).detach()
+    n1, n2 = _at_least(n1, eps), _at_least(n2, eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def _at_least(n, eps):
+    """Norm n clamped at eps from below, the clamp not differentiated (PyTorch clamps in
+    place under no_grad): n plus the detached rise (eps - n) where n < eps, plus nothing
+    elsewhere, so an overflowed norm stays inf (inf + (inf - inf) would be nan; x / inf
+    is 0, as in PyTorch)."""
+    rise = F.masked_fill(wrap_number(eps, n) - n.detach(), ~(n.detach() < eps), 0)
+    return n + rise
 
 
 def pairwise_distance(x1, x2, p, eps, keepdim):
@@ -95,7 +103,10 @@ def cdist(x1, x2, p, compute_mode):
 def dist(self, other, p):
     """The p-norm of self - other (broadcast), over all elements (real for complex
     numbers: the norm of |self - other|)."""
-    if not self.dtype.is_differentiable or not other.dtype.is_differentiable:
+    # the difference's dtype (an integer operand is promoted by the subtraction, as in
+    # PyTorch: dist(uint8, float64) is float64) must be floating point or complex
+    common = result_type2(self, other)
+    if not common.is_differentiable:
         raise DTypeError(f"dist(): input dtype should be floating point or complex, but got "
                          f"{self.dtype.name} and {other.dtype.name} (argument 'self')",
                          op="dist", arg="self")

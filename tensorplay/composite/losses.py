@@ -4,8 +4,10 @@ kernels (cpu_kernels/losses.py); cross_entropy is log_softmax followed by nll_lo
 """
 from __future__ import annotations
 
+from tensorplay import _dtype as dt
 from tensorplay._frontdoor import wrap_number
 from tensorplay._generated import functional as F
+from tensorplay._promotion import result_type
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 from tensorplay.meta._nn import check_floating, check_reduction
 from tensorplay.meta.losses import nll_loss_forward as _check_nll
@@ -109,25 +111,39 @@ def _cross_entropy_probs(op, self, logp, target, weight, reduction, ignore_index
     return reduce_loss(op, loss, reduction)
 
 
+def _promoted_args(op, self, target, complex_ok=False):
+    """mse_loss, l1_loss and smooth_l1_loss compute in the common dtype of self and target
+    (a float32 input against an int32 target is float32, float16 against int32 float16),
+    which must be a floating one (or complex, for l1_loss: |d| is real), as PyTorch's
+    kernels do."""
+    common = result_type(self, target)
+    if not (common.is_floating_point or (complex_ok and common.is_complex)):
+        raise DTypeError(f"{op}(): arguments 'self' and 'target' must have a floating point "
+                         f"common dtype, but got {self.dtype.name} and {target.dtype.name}",
+                         op=op, arg="self")
+    return common
+
+
 def mse_loss(self, target, reduction):
-    _pointwise_args("mse_loss", self, target)
-    d = self - target
+    common = _promoted_args("mse_loss", self, target)
+    d = self.to(common) - target.to(common)
     return reduce_loss("mse_loss", d * d, reduction)
 
 
 def l1_loss(self, target, reduction):
-    _pointwise_args("l1_loss", self, target)
+    _promoted_args("l1_loss", self, target, complex_ok=True)
+    # self - target as it is: PyTorch's l1_loss subtracts first, and refuses a bool operand
     return reduce_loss("l1_loss", (self - target).abs(), reduction)
 
 
 def smooth_l1_loss(self, target, reduction, beta):
     """0.5 * d**2 / beta where |d| < beta, |d| - 0.5 * beta elsewhere (l1 for beta = 0)."""
     op = "smooth_l1_loss"
-    _pointwise_args(op, self, target)
+    common = _promoted_args(op, self, target)
     if beta < 0:
         raise ArgumentError(f"{op}(): argument 'beta' must be non-negative, but got {beta}",
                             op=op, arg="beta")
-    d = self - target
+    d = self.to(common) - target.to(common)
     if beta == 0:
         return reduce_loss(op, d.abs(), reduction)
     return reduce_loss(op, _huber(d, beta) / beta, reduction)
@@ -195,6 +211,10 @@ def kl_div(self, target, reduction, log_target):
     log_target, exp(target) * (target - self)."""
     op = "kl_div"
     check_floating(op, self)
+    if not target.dtype.is_floating_point:   # (it would promote: PyTorch refuses it)
+        raise DTypeError(f"{op}(): argument 'target' must be a floating point tensor "
+                         f"(integral and complex inputs are not supported), but got "
+                         f"{target.dtype.name}", op=op, arg="target")
     if log_target:
         loss = F.exp(target) * (target - self)
     else:
@@ -267,5 +287,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 def ctc_loss_tensor(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1,
                     zero_infinity=False):
     """ctc_loss with the lengths as integer tensors (read on the host)."""
+    for arg, t in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
+        if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype is dt.bool:
+            raise DTypeError(f"ctc_loss(): argument '{arg}' must be an integer tensor, but "
+                             f"got {t.dtype.name}", op="ctc_loss", arg=arg)
     return ctc_loss(log_probs, targets, input_lengths.tolist(), target_lengths.tolist(),
                     blank, reduction, zero_infinity)

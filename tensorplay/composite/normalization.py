@@ -15,6 +15,16 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
                cudnn_enabled):
     rules.native_batch_norm("batch_norm", (input, weight, bias, running_mean, running_var,
                                            training, momentum, eps))
+    if input.numel() == 0:
+        # As PyTorch's _batch_norm_impl_index: no statistics to take (the running ones stay
+        # as they are), and a result that is no view of the input but still reaches the
+        # weight and bias in the graph (their gradients are zeros, not None).
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
     return F.native_batch_norm(input, weight, bias, running_mean, running_var, training,
                                momentum, eps)[0]
 
@@ -225,6 +235,10 @@ def batch_norm_backward_elemt(grad_out, input, mean, invstd, weight, sum_dy, sum
 def batch_norm_update_stats(input, running_mean, running_var, momentum):
     """(mean, biased var) of each channel, and the running statistics moved toward the mean
     and the unbiased var (what native_batch_norm does in training mode)."""
+    op = "batch_norm_update_stats"
+    if input.numel() == 0:     # (no mean to move the running one toward: PyTorch refuses)
+        raise ShapeError(f"{op}(): argument 'input' must have at least one element, but got "
+                         f"shape {fmt_shape(input.shape)}", op=op, arg="input")
     dims = _channel_dims(input)
     x = input.to(_stats_dtype(input))
     mean = x.mean(dims)

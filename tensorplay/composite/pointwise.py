@@ -289,17 +289,22 @@ def rad2deg(self):
     return _as_floating(self) * (180.0 / math.pi)
 
 
-def _check_floating_pair(op, self, other):
-    for name, t in (("self", self), ("other", other)):
-        if not t.is_floating_point():
-            raise DTypeError(f"{op}(): argument '{name}' must be a floating point tensor, but "
-                             f"got {t.dtype.name}", op=op, arg=name)
+def _floating_pair(op, self, other):
+    """self and other in their common dtype, which must be a floating one: an integer or
+    bool operand is promoted (logaddexp(int32, float64) is float64, as in PyTorch), two of
+    them are refused."""
+    common = result_type(self, other)
+    if not common.is_floating_point:
+        raise DTypeError(f"{op}(): arguments 'self' and 'other' must have a floating point "
+                         f"common dtype, but got {self.dtype.name} and {other.dtype.name}",
+                         op=op, arg="self")
+    return self.to(common), other.to(common)
 
 
 def logaddexp(self, other):
     """log(exp(self) + exp(other)) = max + log1p(exp(min - max)), which cannot overflow;
     two equal infinities give that infinity (not inf - inf)."""
-    _check_floating_pair("logaddexp", self, other)
+    self, other = _floating_pair("logaddexp", self, other)
     high, low = F.maximum(self, other), F.minimum(self, other)
     same_inf = F.logical_and(F.isinf(high), F.eq(high, low))
     gap = F.where(same_inf, 0, low - high)
@@ -311,7 +316,7 @@ def logaddexp2(self, other):
     the operands are promoted (by maximum) before any arithmetic, so a float16 operand of
     a float32 result is not rounded to float16 on the way."""
     reject_complex_args("logaddexp2", (("self", self), ("other", other)))
-    _check_floating_pair("logaddexp2", self, other)
+    self, other = _floating_pair("logaddexp2", self, other)
     high, low = F.maximum(self, other), F.minimum(self, other)
     same_inf = F.logical_and(F.isinf(high), F.eq(high, low))
     gap = F.where(same_inf, 0, low - high)

@@ -107,7 +107,9 @@ def max_unpool3d(self, indices, output_size, stride, padding):
     _check_unpool(op, self, indices, output_size, stride, padding)
     lead = tuple(self.shape[:-3])
     volume = output_size[0] * output_size[1] * output_size[2]
-    flat_indices = indices.reshape(lead + (-1,))
+    # (the window count spelled out: -1 cannot be inferred when a leading dim is empty)
+    points = self.shape[-3] * self.shape[-2] * self.shape[-1]
+    flat_indices = indices.reshape(lead + (points,))
     # (a data-dependent check: a meta tensor has no values to check)
     if flat_indices.numel() and self.device.type != "meta" and (flat_indices.min().item() < 0
                                  or flat_indices.max().item() >= volume):
@@ -115,5 +117,5 @@ def max_unpool3d(self, indices, output_size, stride, padding):
                        f"volume {list(output_size)} ({volume} positions)", op=op,
                        arg="indices")
     zeros = _creation.zeros(lead + (volume,), dtype=self.dtype, device=self.device)
-    out = F.scatter(zeros, -1, flat_indices, self.reshape(lead + (-1,)))
+    out = F.scatter(zeros, -1, flat_indices, self.reshape(lead + (points,)))
     return out.reshape(lead + tuple(output_size))

@@ -189,7 +189,11 @@ def _welford_mean(self, dim, keepdim):
     n = self.dim()
     dims = list(range(n)) if not dim else sorted(d % n for d in dim)
     kept = [d for d in range(n) if d not in dims]
-    flat = self.permute(kept + dims).reshape([self.shape[d] for d in kept] + [-1])
+    reduced = 1
+    for d in dims:
+        reduced *= self.shape[d]
+    # (the reduced count spelled out: -1 cannot be inferred when a kept dim is empty)
+    flat = self.permute(kept + dims).reshape([self.shape[d] for d in kept] + [reduced])
     if flat.shape[-1] <= 1:
         return mean
     early_inf = F.any(F.isinf(flat.narrow(-1, 0, flat.shape[-1] - 1)), -1)

@@ -7,7 +7,7 @@ of tensorplay/meta/<family>.py import them.
                   spatial_dims (2 or 3, from a pooling op's name),
                   conv_output_sizes
     arguments     upsample_params, scatter_params, cat_inputs, check_repeats_tensor
-    reductions    reduced_sizes, integral_to_long
+    reductions    reduced_sizes, integral_to_long, bincount_dtype
     norms         machine_eps
 """
 from __future__ import annotations
@@ -153,6 +153,15 @@ def integral_to_long(t, dtype=None):
         return dtype
     d = t._impl.dtype
     return d if d.is_differentiable else dt.int64
+
+
+def bincount_dtype(self, weights):
+    """bincount's counts: int64 without weights, float32 for float32 weights, float64 for
+    the others; and int64 for an empty self even with weights (PyTorch's kernels return
+    zeros(minlength, int64) before they look at the weights)."""
+    if weights is None or 0 in self._impl.sizes:
+        return dt.int64
+    return dt.float32 if weights._impl.dtype is dt.float32 else dt.float64
 
 
 # ---- norms ----------------------------------------------------------------------------

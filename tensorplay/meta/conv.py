@@ -41,6 +41,10 @@ def _conv_checks(op, input, weight, bias, stride, padding, dilation, transposed,
     if groups < 1:
         raise ArgumentError(f"{op}(): argument 'groups' must be positive, but got {groups}",
                             op=op, arg="groups")
+    if sw[0] < groups:      # (no channel at all: PyTorch's check_input_shape_forward)
+        raise ShapeError(f"{op}(): argument 'weight' (shape {fmt_shape(sw)}) must have at "
+                         f"least groups={groups} channels in dim 0, but has {sw[0]}", op=op,
+                         arg="weight")
     if sw[0] % groups:
         what = "in" if transposed else "out"
         raise ShapeError(f"{op}(): argument 'weight' (shape {fmt_shape(sw)}) must have its "

@@ -46,9 +46,20 @@ def _out(op, self, sizes=None):
                                                  self._impl.dtype)
 
 
+# The ops whose index may also be int32, as PyTorch's (its gather/scatter and index_select
+# families take int32 or int64; take, put, index_copy, index_fill and take_along_dim
+# insist on int64).
+INT32_INDEX_OPS = {"gather", "scatter", "scatter_add", "scatter_reduce", "index_select",
+                   "index_add", "index_reduce"}
+
+
 def check_index_dtype(op, index, arg="index"):
     d = index._impl.dtype
-    if d is not dt.int64:
+    if op.split(".")[0].rstrip("_") in INT32_INDEX_OPS:
+        if d not in (dt.int64, dt.int32):
+            raise DTypeError(f"{op}(): argument '{arg}' must be an int64 or int32 tensor of "
+                             f"indices, but got {d.name}", op=op, arg=arg)
+    elif d is not dt.int64:
         raise DTypeError(f"{op}(): argument '{arg}' must be an int64 tensor of indices, but "
                          f"got {d.name}", op=op, arg=arg)
 
@@ -218,10 +229,21 @@ def index_fill(op, args):
     check_devices(op, named)
     _index_vector(op, self, dim, index)
     _check_scalar_value(op, value)
+    _check_not_complex_into_real(op, self, value)
     check_value_fits(op, value, self._impl.dtype)
     # one value written: an expanded self is fine, an index read from self's memory not
     _check_writes(op, self, ("index", index), internal=False)
     return _out(op, self)
+
+
+def _check_not_complex_into_real(op, self, value):
+    """index_fill converts its value to self's dtype refusing any complex one (even 1+0j)
+    for a real self, as PyTorch's index_fill does."""
+    impl = getattr(value, "_impl", None)
+    complex_value = impl.dtype.is_complex if impl is not None else isinstance(value, complex)
+    if complex_value and not self._impl.dtype.is_complex:
+        raise DTypeError(f"{op}(): argument 'value' is complex, which a {self._impl.dtype.name} "
+                         f"'self' cannot take", op=op, arg="value")
 
 
 # ---- masked_* ------------------------------------------------------------------------

@@ -25,9 +25,14 @@ def unary_bool_out(op, args):
     return OutSpec(_sizes(args[0]), dt.bool)
 
 
+def _not_integral(t):
+    """A float or complex tensor: no bits to combine."""
+    return t._impl.dtype.is_floating_point or t._impl.dtype.is_complex
+
+
 def unary_integral(op, args):
     """bitwise_not: integers and bool only."""
-    if args[0]._impl.dtype.is_floating_point:
+    if _not_integral(args[0]):
         raise DTypeError(f"{op}(): not implemented for {args[0]._impl.dtype.name} tensors "
                          f"(argument 'self'; expected an integer or bool tensor)", op=op,
                          arg="self")
@@ -49,7 +54,7 @@ def logical_inplace(op, args):
 def bitwise(op, args):
     """bitwise_and/or/xor: integers and bool."""
     for name, t in (("self", args[0]), ("other", args[1])):
-        if t._impl.dtype.is_floating_point:
+        if _not_integral(t):
             raise DTypeError(f"{op}(): not implemented for {t._impl.dtype.name} tensors "
                              f"(argument '{name}'; expected an integer or bool tensor)", op=op,
                              arg=name)

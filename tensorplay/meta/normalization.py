@@ -43,7 +43,13 @@ def native_batch_norm(op, args):
         per_channel = 1
         for i, s in enumerate(sizes):
             per_channel *= s if i != 1 else 1
-        if per_channel <= 1:
+        if per_channel == 0 and op != "batch_norm":
+            # batch_norm returns early on an empty input (composite/normalization.py), its
+            # native kernel has no statistics to take: PyTorch's refuses it
+            raise ShapeError(f"{op}(): argument 'input' must have at least one element in "
+                             f"training mode, but got shape {fmt_shape(sizes)}", op=op,
+                             arg="input")
+        if per_channel == 1:
             raise ShapeError(f"{op}(): expected more than 1 value per channel when training, "
                              f"got input of shape {fmt_shape(sizes)} (argument 'input')",
                              op=op, arg="input")

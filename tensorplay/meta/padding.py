@@ -33,9 +33,23 @@ def padded_sizes(op, sizes, pad):
     return tuple(out)
 
 
+def _check_crops(op, sizes, pad):
+    """constant_pad_nd crops by the negative pads first (PyTorch narrows), then pads: the
+    crops alone must leave each dim non-negative, even where the positive pad on its other
+    side would make up for it ((1, -1) on an empty dim)."""
+    for i in range(len(pad) // 2):
+        d = len(sizes) - 1 - i
+        left = sizes[d] + min(pad[2 * i], 0) + min(pad[2 * i + 1], 0)
+        if left < 0:
+            raise ShapeError(f"{op}(): the negative entries of argument 'pad' ({list(pad)}) "
+                             f"crop {sizes[d] - left} elements off dim {d} of size "
+                             f"{sizes[d]}", op=op, arg="pad")
+
+
 def constant_pad_nd(op, args):
     self, pad, value = args
     check_pad_list(op, pad, len(_sizes(self)))
+    _check_crops(op, _sizes(self), pad)
     return OutSpec(padded_sizes(op, _sizes(self), pad), self._impl.dtype)
 
 

@@ -216,11 +216,12 @@ def binary_pow(op, args):
 
 def binary_integral(op, args):
     """gcd, lcm, the bit shifts: the promoted dtype must be an integer one (a bool
-    operand promotes, as in `x << True`; two bools or a float do not)."""
+    operand promotes, as in `x << True`; two bools, a float or a complex do not)."""
     spec = binary(op, args)
-    if spec.dtype.is_floating_point or spec.dtype is dt.bool:
+    if spec.dtype.is_floating_point or spec.dtype.is_complex or spec.dtype is dt.bool:
         self, other = args[0], args[1]
         name, t = ("self", self) if (self._impl.dtype.is_floating_point or
+                                     self._impl.dtype.is_complex or
                                      self._impl.dtype is spec.dtype) else ("other", other)
         raise DTypeError(f"{op}(): not implemented for {spec.dtype.name} tensors (argument "
                          f"'{name}' is {t._impl.dtype.name}; expected an integer tensor)",

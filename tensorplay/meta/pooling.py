@@ -22,14 +22,20 @@ def _sizes(t):
     return t._impl.sizes
 
 
-def check_pool_input(op, self, nd=2):
+def check_pool_input(op, self, nd=2, nonempty=None):
+    """The input of an nd-d pooling: (C, *spatial) or (N, C, *spatial). `nonempty`: how many
+    trailing dims must not be empty: C and the spatial ones (nd + 1) by default, as
+    PyTorch's pool2d_shape_check; its adaptive average pooling checks the spatial dims only
+    (nd), its adaptive max and fractional pooling every dim but the first (so a 3-D input's
+    C may be empty there: PyTorch reads it as a batch dim)."""
     sizes = _sizes(self)
+    nonempty = nd + 1 if nonempty is None else nonempty
     if len(sizes) not in (nd + 1, nd + 2):
         unbatched = _LAYOUTS[nd]
         raise ShapeError(f"{op}(): expected argument 'self' to be {nd + 1}-D {unbatched} or "
                          f"{nd + 2}-D (N, {unbatched[1:]}, but got shape {fmt_shape(sizes)}",
                          op=op, arg="self")
-    if any(s == 0 for s in sizes[-(nd + 1):]):
+    if any(s == 0 for s in sizes[len(sizes) - nonempty:]):
         raise ShapeError(f"{op}(): expected non-empty channel and spatial dims in argument "
                          f"'self', but got shape {fmt_shape(sizes)}", op=op, arg="self")
     return sizes
@@ -110,9 +116,16 @@ def avg_pool2d_backward(op, args):
 avg_pool3d_backward = avg_pool2d_backward
 
 
+def _adaptive_nonempty(op, self, nd):
+    """How many trailing dims of an adaptive pooling's input must not be empty (see
+    check_pool_input): the average's forward checks the spatial dims only, its backward
+    and the max every dim but the first."""
+    return nd if "avg" in op and not op.endswith("backward") else len(_sizes(self)) - 1
+
+
 def _adaptive(op, self, output_size, floating):
     nd = spatial_dims(op)
-    sizes = check_pool_input(op, self, nd)
+    sizes = check_pool_input(op, self, nd, _adaptive_nonempty(op, self, nd))
     if floating:
         check_floating(op, "self", self)
     out = check_list(op, "output_size", output_size, nd, 0)
@@ -130,7 +143,7 @@ adaptive_avg_pool3d = adaptive_avg_pool2d
 def adaptive_avg_pool2d_backward(op, args):
     grad_output, self = args
     nd = spatial_dims(op)
-    check_pool_input(op, self, nd)
+    check_pool_input(op, self, nd, _adaptive_nonempty(op, self, nd))
     if tuple(_sizes(grad_output)[:-nd]) != tuple(_sizes(self)[:-nd]):
         raise ShapeError(f"{op}(): argument 'grad_output' (shape "
                          f"{fmt_shape(_sizes(grad_output))}) must have the leading dims of "
@@ -153,7 +166,8 @@ adaptive_max_pool3d = adaptive_max_pool2d
 
 def adaptive_max_pool2d_backward(op, args):
     grad_output, self, indices = args
-    check_pool_input(op, self, spatial_dims(op))
+    nd = spatial_dims(op)
+    check_pool_input(op, self, nd, _adaptive_nonempty(op, self, nd))
     if tuple(_sizes(grad_output)) != tuple(_sizes(indices)):
         raise ShapeError(f"{op}(): argument 'grad_output' (shape "
                          f"{fmt_shape(_sizes(grad_output))}) must have the shape of "
@@ -169,7 +183,7 @@ def fractional_params(op, self, kernel_size, output_size):
     """(kernel, output_size) after PyTorch's checks: the windows must fit in the input,
     output + kernel - 1 <= input along every dim (< input for the 3-D op, as PyTorch's)."""
     nd = spatial_dims(op)
-    sizes = check_pool_input(op, self, nd)
+    sizes = check_pool_input(op, self, nd, len(_sizes(self)) - 1)
     check_floating(op, "self", self)
     kernel = check_list(op, "kernel_size", kernel_size, nd, 1)
     out = check_list(op, "output_size", output_size, nd, 0)

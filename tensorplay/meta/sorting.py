@@ -23,7 +23,14 @@ def unique2(op, args):
 def unique_dim(op, args):
     self, dim = args[0], args[1]
     reject_complex(op, self)
-    wrap_dim(op, dim, max(len(self._impl.sizes), 1))
+    d = wrap_dim(op, dim, max(len(self._impl.sizes), 1))
+    # Slices with an empty dim other than `dim` are all equal and all empty: PyTorch
+    # refuses to say how many distinct ones there are (and more than one empty dim).
+    empty = [i for i, s in enumerate(self._impl.sizes) if s == 0]
+    if len(empty) > 1 or (empty and empty[0] != d):
+        raise ShapeError(f"{op}(): argument 'self' (shape {fmt_shape(self._impl.sizes)}) has "
+                         f"empty dims other than dim {d}, so unique cannot be applied along "
+                         f"it", op=op, arg="self")
     return DataDependent("self", f"the number of distinct slices along dim {dim}")
 
 

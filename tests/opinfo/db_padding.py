@@ -43,8 +43,12 @@ def errors_constant_pad(op, device):
             r"constant_pad_nd\(\): argument 'pad' \(\[1, 1, 1, 1\]\) pads 2 dims, but the "
             r"input has only 1", arg="pad")
     yield E(S(_t((3, 2)), ((-2, -1),)), ShapeError,
-            r"constant_pad_nd\(\): argument 'pad' \(\[-2, -1\]\) would make dim 1 of size 2 "
-            r"negative", arg="pad")
+            r"constant_pad_nd\(\): the negative entries of argument 'pad' \(\[-2, -1\]\) crop "
+            r"3 elements off dim 1 of size 2", arg="pad")
+    # the crop alone must fit, even where the other side's pad makes up for it
+    yield E(S(_t((2, 0)), ((1, -1),)), ShapeError,
+            r"constant_pad_nd\(\): the negative entries of argument 'pad' \(\[1, -1\]\) crop "
+            r"1 elements off dim 1 of size 0", arg="pad")
 
 
 # ---- _pad_nd and its backward ---------------------------------------------------------

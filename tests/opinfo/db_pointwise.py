@@ -415,9 +415,10 @@ def _edge_pair(op, device, dtype, requires_grad):
 
 
 def _errors_float_pair(op, device):
+    """Two integer operands (one is promoted by a float other: no error)."""
     yield E(S(t_((3,), tp.int64, device=device), (t_((3,), tp.int64, device=device),)),
-            DTypeError, rf"{op.name}\(\): argument 'self' must be a floating point tensor",
-            arg="self")
+            DTypeError, rf"{op.name}\(\): arguments 'self' and 'other' must have a floating "
+            rf"point common dtype, but got int64 and int64", arg="self")
 
 
 def _heaviside_samples(op, device, dtype, requires_grad):

@@ -20,9 +20,11 @@ def _i(values, device):
 
 
 def _float_index(op, device, make_args, arg="index"):
-    """The same call with a float32 index tensor."""
+    """The same call with a float32 index tensor (the gather/scatter and index_select
+    families also take int32: meta/indexing.py's INT32_INDEX_OPS)."""
     return E(S(_t((3, 4), device=device), make_args(_t((2, 4), device=device))), DTypeError,
-             rf"{op}\(\): argument '{arg}' must be an int64 tensor of indices, but got float32",
+             rf"{op}\(\): argument '{arg}' must be an int64 (or int32 )?tensor of indices, "
+             rf"but got float32",
              arg=arg)
 
 

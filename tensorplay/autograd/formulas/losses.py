@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from tensorplay import _creation
 from tensorplay._generated import functional as F
+from tensorplay._promotion import result_type
 from tensorplay.autograd.formulas.core import sum_to
 from tensorplay.errors import DTypeError
 
@@ -72,8 +73,15 @@ def _loss_grad(grad, reduction, like):
 # change of either before backward raises there and so here. Each helper gives the
 # gradient of its first argument; the target's is the same call with the two swapped,
 # as the derivative of each loss is odd in d = self - target.
+def _difference(self, target):
+    """self - target in their common dtype (a bool or integer target of a float self is
+    promoted first: the forward promoted it, and bool does not subtract)."""
+    common = result_type(self, target)
+    return self.to(common) - target.to(common)
+
+
 def mse_loss_backward(grad, self, target, reduction):
-    d = self - target
+    d = _difference(self, target)
     return _pointwise_loss_grad(grad, self, reduction, d, 2 * d)
 
 
@@ -91,7 +99,7 @@ def huber_loss_backward(grad, self, target, reduction, delta):
 
 def smooth_l1_loss_backward(grad, self, target, reduction, beta):
     """huber_loss_backward / beta; sign(d) for beta = 0, where the loss is l1."""
-    d = self - target
+    d = _difference(self, target)
     slope = F.sign(d) if beta == 0 else F.clamp(d, -beta, beta) / beta
     return _pointwise_loss_grad(grad, self, reduction, d, slope)
 

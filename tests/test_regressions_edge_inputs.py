@@ -1,0 +1,428 @@
+"""Edge-case inputs where TensorPlay differed from PyTorch, found by the differential
+fuzzer's edge cases (tests/fuzzing/programs.py, _EDGE_CASES: empty tensors, integer and
+mixed-dtype arguments, huge finite values). Each case runs on tensorplay and on torch:
+both raise (TensorPlay a typed error), or both give the same values and gradients."""
+import numpy as np
+import pytest
+import torch
+
+import tensorplay as tp
+from torch_twins import raises_like_torch
+
+
+def _same(got, want):
+    assert tuple(got.shape) == tuple(want.shape)
+    values = np.asarray(got.detach().tolist(), dtype=np.float64).reshape(tuple(got.shape))
+    np.testing.assert_allclose(values, want.detach().double().numpy(), rtol=1e-6, atol=1e-6,
+                               equal_nan=True)
+
+
+# ---- huge finite values --------------------------------------------------------------
+@pytest.mark.parametrize("scale", [1e30, 2.27e38, 1e-12])
+def test_cosine_similarity_of_an_overflowing_norm(scale):
+    """The norm of a row of 1e30s overflows float32 to inf: x / inf is 0 in PyTorch, and
+    the clamp at eps (not differentiated) must keep that inf, not make it inf - inf."""
+    a = np.array([[1.0], [0.5], [-1.0]], dtype=np.float32) * np.float32(scale)
+    b = np.array([[1.0, 2.0, 3.0, 4.0]], dtype=np.float32)
+
+    def run(m):
+        x = m.tensor(a, requires_grad=True)
+        out = m.nn.functional.cosine_similarity(x, m.tensor(b), dim=1)
+        out.sum().backward()
+        return out, x.grad
+    (got, got_grad), (want, want_grad) = run(tp), run(torch)
+    _same(got, want)
+    _same(got_grad, want_grad)
+
+
+# ---- empty tensors -------------------------------------------------------------------
+@pytest.mark.parametrize("name, shape, size", [
+    ("adaptive_avg_pool2d", (0, 5, 4), (2, 2)),      # a 3-D input's C read as a batch
+    ("adaptive_max_pool2d", (0, 5, 4), (2, 2)),
+    ("adaptive_max_pool3d", (0, 2, 3, 4), (1, 1, 1)),
+    ("adaptive_max_pool1d", (0, 1, 5), 7),
+    ("adaptive_avg_pool2d", (2, 0, 5, 4), (2, 2)),   # forward fine, backward refuses
+    ("adaptive_max_pool2d", (2, 0, 5, 4), (2, 2)),   # refused
+    ("fractional_max_pool2d", (0, 5, 4), None),
+])
+def test_adaptive_and_fractional_pooling_of_an_empty_batch(name, shape, size):
+    def run(m):
+        x = m.zeros(*shape, requires_grad=True)
+        fn = getattr(m.nn.functional, name)
+        out = fn(x, 2, output_size=(2, 2)) if size is None else fn(x, size)
+        out = out[0] if isinstance(out, tuple) else out
+        out.sum().backward()
+        return out, x.grad
+    pair = raises_like_torch(run)
+    if pair is not None:
+        (got, got_grad), (want, want_grad) = pair
+        _same(got, want)
+        _same(got_grad, want_grad)
+
+
+def test_batch_norm_of_an_empty_batch_in_training():
+    """No statistics to take: the running ones stay, the weight's gradient is zeros."""
+    def run(m):
+        x = m.zeros(0, 3, requires_grad=True)
+        w = m.ones(3, requires_grad=True)
+        rm, rv = m.zeros(3), m.ones(3)
+        out = m.nn.functional.batch_norm(x, rm, rv, weight=w, bias=m.zeros(3),
+                                         training=True, momentum=0.3)
+        out.sum().backward()
+        inst = m.nn.functional.instance_norm(m.zeros(0, 3, 4))
+        return out, w.grad, rm, rv, inst
+    got, want = raises_like_torch(run)
+    for g, w in zip(got, want):
+        _same(g, w)
+
+
+def test_batch_norm_update_stats_refuses_an_empty_input():
+    assert raises_like_torch(lambda m: m.batch_norm_update_stats(m.zeros(0, 2), None, None,
+                                                                 0.1)) is None
+
+
+@pytest.mark.parametrize("shape, grid", [((0, 1, 3, 3), (0, 0, 2, 2)),
+                                         ((0, 1, 2, 3, 3), (0, 1, 0, 2, 3)),
+                                         ((1, 0, 3, 3), (1, 2, 2, 2))])
+def test_grid_sampler_with_no_planes_or_points(shape, grid):
+    def run(m):
+        x = m.zeros(*shape, dtype=m.float64, requires_grad=True)
+        g = m.zeros(*grid, dtype=m.float64, requires_grad=True)
+        out = m.grid_sampler(x, g, 0, 0, False)
+        out.sum().backward()
+        return out, g.grad
+    (got, got_grad), (want, want_grad) = raises_like_torch(run)
+    _same(got, want)
+    _same(got_grad, want_grad)
+
+
+# ---- integer, bool and mixed dtypes ----------------------------------------------------
+@pytest.mark.parametrize("op", ["scatter", "scatter_value", "scatter_add", "scatter_reduce",
+                                "gather", "index_select", "index_add", "index_copy", "take"])
+def test_int32_indices_where_pytorch_takes_them(op):
+    """PyTorch's gather/scatter and index_select families take an int32 index as well as
+    an int64 one; take and index_copy insist on int64."""
+    calls = {
+        "scatter": lambda x, s, i, v: x.scatter(0, i, s),
+        "scatter_value": lambda x, s, i, v: x.scatter(0, i, 2.0),
+        "scatter_add": lambda x, s, i, v: x.scatter_add(0, i, s),
+        "scatter_reduce": lambda x, s, i, v: x.scatter_reduce(0, i, s, "amax"),
+        "gather": lambda x, s, i, v: x.gather(0, i),
+        "index_select": lambda x, s, i, v: x.index_select(1, v),
+        "index_add": lambda x, s, i, v: x.index_add(0, v, x[:2] * 2),
+        "index_copy": lambda x, s, i, v: x.index_copy(0, v, x[:2] * 2),
+        "take": lambda x, s, i, v: x.take(v),
+    }
+
+    def run(m):
+        x = m.tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
+        s = m.tensor(np.full((1, 4), 2.0), requires_grad=True)
+        i = m.tensor([[0, 1, 2, 0]], dtype=m.int32)
+        v = m.tensor([0, 2], dtype=m.int32)
+        out = calls[op](x, s, i, v)
+        out.sum().backward()
+        return out, x.grad
+    pair = raises_like_torch(run)
+    if pair is not None:
+        (got, got_grad), (want, want_grad) = pair
+        _same(got, want)
+        _same(got_grad, want_grad)
+
+
+@pytest.mark.parametrize("dtypes", [("float64", "float32"), ("float32", "bool"),
+                                    ("int64", "int64"), ("float32", "float32")])
+def test_polar_takes_two_floats_of_one_dtype(dtypes):
+    def run(m):
+        a, b = (m.ones(2, dtype=getattr(m, d)) for d in dtypes)
+        return m.polar(a, b)
+    pair = raises_like_torch(run)
+    if pair is not None:
+        _same(tp.view_as_real(pair[0]), torch.view_as_real(pair[1]))
+
+
+@pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor"])
+def test_bitwise_ops_refuse_complex_with_a_typed_error(name):
+    assert raises_like_torch(lambda m: getattr(m, name)(
+        m.ones(2, dtype=m.uint8), m.ones(2, dtype=m.complex64))) is None
+    assert raises_like_torch(lambda m: m.bitwise_not(m.ones(2, dtype=m.complex64))) is None
+
+
+def test_native_batch_norm_refuses_an_empty_input_in_training():
+    assert raises_like_torch(lambda m: m.native_batch_norm(
+        m.zeros(0, 3), None, None, None, None, True, 0.1, 1e-5)) is None
+
+
+def test_std_mean_and_embedding_bag_backward_of_empty_tensors():
+    def run(m):
+        x = m.zeros(0, 4, requires_grad=True)
+        std, mean = m.std_mean(x, [-1], correction=2, keepdim=True)
+        w = m.zeros(4, 0, requires_grad=True)
+        bag = m.nn.functional.embedding_bag(m.zeros(0, dtype=m.int64), w,
+                                            m.zeros(2, dtype=m.int64))
+        bag.sum().backward()
+        return std, mean, bag, w.grad
+    for got, want in zip(*raises_like_torch(run)):
+        _same(got, want)
+
+
+@pytest.mark.parametrize("shape, dim", [((0, 3, 2), 1), ((0, 3, 2), 0), ((3, 0), 0),
+                                        ((0, 0), 0)])
+def test_unique_along_a_dim_with_empty_dims(shape, dim):
+    """An empty dim other than `dim`: PyTorch refuses to count the (all empty) slices."""
+    pair = raises_like_torch(lambda m: m.unique(m.zeros(shape), dim=dim, return_counts=True))
+    if pair is not None:
+        for got, want in zip(*pair):
+            _same(got, want)
+
+
+@pytest.mark.parametrize("shape, pad", [((2, 0), (1, -1, 2, 0)), ((2, 3), (-4, 2)),
+                                        ((2, 3), (-3, 1))])
+def test_constant_pad_crops_before_it_pads(shape, pad):
+    pair = raises_like_torch(lambda m: m.nn.functional.pad(m.ones(shape), pad))
+    if pair is not None:
+        _same(*pair)
+
+
+def test_bincount_of_nothing_is_int64_even_with_weights():
+    got, want = raises_like_torch(lambda m: m.bincount(
+        m.zeros(0, dtype=m.uint8), m.zeros(0, dtype=m.float64), minlength=3))
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1] == "int64"
+    _same(got, want)
+
+
+def test_zeta_where_its_terms_vanish_at_once():
+    """q = +inf, or x = +inf with q > 1: Cephes' series tests 0 / 0 (nan)."""
+    inf = float("inf")
+    xs = [inf, inf, inf, 2.0, inf, 1.0, inf, 0.5, 2.5]
+    qs = [2.5, 0.5, 1.0, inf, inf, inf, 1.5, inf, 3.0]
+    got, want = raises_like_torch(lambda m: m.special.zeta(
+        m.tensor(xs, dtype=m.float64), m.tensor(qs, dtype=m.float64)))
+    _same(got, want)
+
+
+@pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])
+@pytest.mark.parametrize("dtypes", [("int32", "float64"), ("float16", "int64"),
+                                    ("bool", "bool"), ("int64", "int64")])
+def test_logaddexp_promotes_an_integer_operand(name, dtypes):
+    def run(m):
+        a = m.tensor([1, 0, 3]).to(getattr(m, dtypes[0]))
+        b = m.tensor([2, 0, 1]).to(getattr(m, dtypes[1]))
+        return getattr(m, name)(a, b)
+    pair = raises_like_torch(run)
+    if pair is not None:
+        assert str(pair[0].dtype).split(".")[-1] == str(pair[1].dtype).split(".")[-1]
+        _same(*pair)
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "dist"])
+@pytest.mark.parametrize("dtypes", [("float64", "int32"), ("int32", "float16"),
+                                    ("uint8", "float64"), ("int32", "int32")])
+def test_pointwise_losses_and_dist_promote_an_integer_operand(name, dtypes):
+    def run(m):
+        a = (m.arange(4) * 3).to(getattr(m, dtypes[0]))
+        b = m.tensor([1, 0, 2, 5]).to(getattr(m, dtypes[1]))
+        fn = m.dist if name == "dist" else getattr(m.nn.functional, name)
+        return fn(a, b)
+    pair = raises_like_torch(run)
+    if pair is not None:
+        assert str(pair[0].dtype).split(".")[-1] == str(pair[1].dtype).split(".")[-1]
+        _same(*pair)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64", "bool", "int32"])
+def test_ctc_loss_lengths_must_be_integers(dtype):
+    rng = np.random.default_rng(0)
+    logits = rng.standard_normal((4, 2, 3))
+
+    def run(m):
+        lp = m.tensor(logits).log_softmax(2)
+        lengths = m.tensor([4, 4]).to(getattr(m, dtype))
+        return m.ctc_loss(lp, m.tensor([[1, 1], [1, 1]]), lengths, m.tensor([2, 2]), 0, 1,
+                          True)
+    pair = raises_like_torch(run)
+    if pair is not None:
+        _same(*pair)
+
+
+def test_complex_result_takes_an_in_place_write():
+    """complex(a, b) is a new tensor, not a view of a temporary (an in-place write into
+    it must not be refused as a write into a view of a leaf)."""
+    def run(m):
+        a = m.ones(2, 3, requires_grad=True)
+        b = m.arange(3.0, requires_grad=True)
+        c = m.complex(a * 1, b * 2 + a)
+        c.sub_(b[None])
+        c.mul_(a)
+        (m.view_as_real(c) * m.arange(12.0).reshape(2, 3, 2)).sum().backward()
+        return a.grad, b.grad
+    for got, want in zip(*raises_like_torch(run)):
+        _same(got, want)
+
+
+@pytest.mark.parametrize("x, w, transposed", [((0, 2, 4, 4), (0, 2, 3, 2), False),
+                                              ((1, 2, 4, 4), (0, 2, 3, 2), False),
+                                              ((1, 0, 4, 4), (0, 2, 3, 2), True),
+                                              ((0, 2, 4, 4), (3, 2, 3, 2), False)])
+def test_convolution_with_no_output_channels_is_refused(x, w, transposed):
+    """A weight without channels in dim 0: PyTorch's typed refusal, not a kernel crash."""
+    pair = raises_like_torch(lambda m: m.convolution(
+        m.zeros(x, dtype=m.float64), m.zeros(w, dtype=m.float64), None, (1, 1), (0, 0),
+        (1, 1), transposed, (0, 0), 1))
+    if pair is not None:
+        _same(*pair)
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "smooth_l1_loss"])
+def test_loss_backward_with_a_bool_target(name):
+    """The forward promotes the bool target; so must the backward formula."""
+    def run(m):
+        b = m.tensor([1.0, 2.0], dtype=m.float64, requires_grad=True)
+        getattr(m.nn.functional, name)(m.tensor([True, False]), b).backward()
+        return b.grad
+    _same(*raises_like_torch(run))
+
+
+@pytest.mark.parametrize("value", [1 + 0j, 1 + 2j, "tensor 1+0j", "tensor float64"])
+def test_index_fill_refuses_a_complex_value_for_a_real_tensor(value):
+    def run(m):
+        v = value
+        if value == "tensor 1+0j":
+            v = m.tensor(1 + 0j)
+        elif value == "tensor float64":
+            v = m.tensor(2.0, dtype=m.float64)
+        return m.zeros(3, 4).index_fill(1, m.tensor([0, 2]), v)
+    pair = raises_like_torch(run)
+    if pair is not None:
+        _same(*pair)
+
+
+@pytest.mark.parametrize("indices, offsets", [([], [0, 0]), ([1, 2], [0, 1])])
+def test_embedding_bag_mean_outputs_do_not_share_memory(indices, offsets):
+    """bag_size and max_indices hold the same values for mode mean, in memory of their own:
+    a write into one leaves the other alone."""
+    def run(m):
+        w = m.arange(12.0, dtype=m.float64).reshape(4, 3)
+        out = m.ops.aten._embedding_bag if m is torch else m._embedding_bag
+        _, _, bag_size, max_indices = out(w, m.tensor(indices, dtype=m.int64),
+                                          m.tensor(offsets), False, 1, False, None, False, -1)
+        max_indices.fill_(2)
+        return bag_size, max_indices
+    for got, want in zip(*raises_like_torch(run)):
+        _same(got, want)
+
+
+@pytest.mark.parametrize("pad", [0, 1, 2, -1])
+def test_conv_tbc_never_multiplies_its_padding(pad):
+    """PyTorch's conv_tbc adds one kernel tap at a time over the rows it reaches: an inf in
+    the weight next to the padding gives inf, not the zero-padded convolution's 0 * inf."""
+    rng = np.random.default_rng(1)
+    x, w, b = rng.standard_normal((5, 2, 3)), rng.standard_normal((3, 3, 4)), rng.standard_normal(4)
+    w[0, 0, 0] = np.inf
+
+    def run(m):
+        xs, ws, bs = (m.tensor(a, requires_grad=True) for a in (x, w, b))
+        out = m.conv_tbc(xs, ws, bs, pad)
+        (out * m.arange(float(out.numel())).reshape(tuple(out.shape))).sum().backward()
+        return out, xs.grad, ws.grad, bs.grad
+    for got, want in zip(*raises_like_torch(run)):
+        _same(got, want)
+
+
+def test_nll_loss_with_no_classes_and_every_target_ignored():
+    def run(m):
+        x = m.zeros(3, 0, requires_grad=True)
+        loss = m.nn.functional.nll_loss(x, m.tensor([-100, -100, -100]), reduction="sum")
+        loss.backward()
+        return loss, x.grad
+    for got, want in zip(*raises_like_torch(run)):
+        _same(got, want)
+
+
+@pytest.mark.parametrize("name", ["l1_loss", "mse_loss", "kl_div"])
+def test_complex_losses(name):
+    """l1_loss takes complex numbers (|d| is real); mse_loss and kl_div refuse them."""
+    def run(m):
+        a = m.tensor([1 + 1j, 2 + 0j], requires_grad=True)
+        loss = getattr(m.nn.functional, name)(a, m.tensor([0.5, 1.0]))
+        loss.backward()
+        return loss, a.grad
+    pair = raises_like_torch(run)
+    if pair is not None:
+        (got, got_grad), (want, want_grad) = pair
+        _same(got, want)
+        _same(tp.view_as_real(got_grad), torch.view_as_real(want_grad))
+
+
+@pytest.mark.parametrize("length, pad", [(2, -1), (3, -1), (1, 0)])
+def test_conv_tbc_refuses_a_negative_output_length(length, pad):
+    pair = raises_like_torch(lambda m: m.conv_tbc(m.ones(length, 2, 3), m.ones(3, 3, 2),
+                                                  m.zeros(2), pad))
+    if pair is not None:
+        _same(*pair)
+
+
+def test_triangular_solve_coefficient_takes_an_in_place_write():
+    """Its second result (A broadcast to the batch) is a copy of its own, writable."""
+    rng = np.random.default_rng(2)
+    b, a = rng.standard_normal((2, 3, 4)), rng.standard_normal((3, 3)) + 3 * np.eye(3)
+
+    def run(m):
+        _, coefficient = m.triangular_solve(m.tensor(b), m.tensor(a), False, True, False)
+        coefficient[coefficient > 0] = 7
+        return coefficient
+    _same(*raises_like_torch(run))
+
+
+@pytest.mark.parametrize("name", ["bitwise_left_shift", "bitwise_right_shift"])
+def test_bit_shifts_refuse_complex_with_a_typed_error(name):
+    assert raises_like_torch(lambda m: getattr(m, name)(
+        m.ones(3, 1, dtype=m.int32), m.ones(1, 4, dtype=m.complex64))) is None
+
+
+@pytest.mark.parametrize("dtypes", [("int64", "float32"), ("bool", "float32"),
+                                    ("float64", "float32"), ("float64", "int64")])
+def test_kl_div_refuses_integral_inputs(dtypes):
+    def run(m):
+        target = m.tensor([1, 2]).to(getattr(m, dtypes[0]))
+        x = m.tensor([1, 2]).to(getattr(m, dtypes[1])) * 0.1
+        return m.nn.functional.kl_div(x, target, reduction="sum")
+    pair = raises_like_torch(run)
+    if pair is not None:
+        _same(*pair)
+
+
+def test_max_unpool3d_of_an_empty_batch():
+    def run(m):
+        x = m.zeros(0, 1, 1, 2, 2, requires_grad=True)
+        idx = m.zeros(0, 1, 1, 2, 2, dtype=m.int64)
+        if m is torch:
+            out = m.nn.functional.max_unpool3d(x, idx, (3, 2, 2), (3, 2, 2), (0, 0, 0),
+                                               output_size=(5, 4, 4))
+        else:
+            out = m.max_unpool3d(x, idx, (5, 4, 4), (3, 2, 2), (0, 0, 0))
+        out.sum().backward()
+        return out, x.grad
+    for got, want in zip(*raises_like_torch(run)):
+        _same(got, want)
+
+
+@pytest.mark.parametrize("op", ["select_scatter", "slice_scatter", "diagonal_scatter"])
+def test_scatter_backward_does_not_save_src(op):
+    """src changed in place (under no_grad) before backward: PyTorch's self gradient reads
+    only src's sizes, so backward runs."""
+    def run(m):
+        x = m.arange(12.0, dtype=m.float64).reshape(3, 4).requires_grad_(True)
+        src = (m.ones(4 if op == "select_scatter" else 3, dtype=m.float64) * 5)
+        if op == "slice_scatter":
+            src = m.ones(1, 4, dtype=m.float64)
+        src.requires_grad_(True)
+        s = src * 1
+        out = {"select_scatter": lambda: m.select_scatter(x, s, 0, 1),
+               "slice_scatter": lambda: m.slice_scatter(x, s, 0, 1, 2),
+               "diagonal_scatter": lambda: m.diagonal_scatter(x, s)}[op]()
+        with m.no_grad():
+            s.mul_(3)
+        (out * m.arange(12.0, dtype=m.float64).reshape(3, 4)).sum().backward()
+        return x.grad, src.grad
+    for got, want in zip(*raises_like_torch(run)):
+        _same(got, want)
