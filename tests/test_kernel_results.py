@@ -29,8 +29,8 @@ import tensorplay as tp
 from tensorplay import _dtype as dt
 from tensorplay._device import CPU
 from tensorplay._impl import (
-    LAZY_SLOTS, PLAIN_KEYS, Storage, TensorImpl, VersionCounter, contiguous_strides, impl_from_array,
-    is_contiguous_layout,
+    LAZY_SLOTS, PLAIN_KEYS, Storage, TensorImpl, VersionCounter, contiguous_strides,
+    impl_from_array, is_contiguous_layout,
 )
 from cpu_kernels import _common, pointwise
 from cpu_kernels._common import out
