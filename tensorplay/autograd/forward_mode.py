@@ -268,10 +268,15 @@ def make_kernel(handle):
                     _attach(result, t, level, num_returns)
         return result
 
-    forward_ad.__qualname__ = f"forward_ad[{name}]"
-    forward_ad.fallback_name = "tensorplay.autograd.forward_mode.forward_ad"
-    forward_ad.tangent = tangent
-    return forward_ad
+    return _named(forward_ad, name, tangent)
+
+
+def _named(kernel, name, tangent):
+    """The kernel as explain() names it, with the op's Tangent (None: no formula)."""
+    kernel.__qualname__ = f"forward_ad[{name}]"
+    kernel.fallback_name = "tensorplay.autograd.forward_mode.forward_ad"
+    kernel.tangent = tangent
+    return kernel
 
 
 def _decomposes(handle):
@@ -303,10 +308,7 @@ def _without_formula(handle):
                     f"it has not been implemented yet (it has no derivatives.yaml entry)")
         return result
 
-    forward_ad.__qualname__ = f"forward_ad[{name}]"
-    forward_ad.fallback_name = "tensorplay.autograd.forward_mode.forward_ad"
-    forward_ad.tangent = None
-    return forward_ad
+    return _named(forward_ad, name, None)
 
 
 def register(tangents):

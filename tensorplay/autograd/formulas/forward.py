@@ -5,6 +5,7 @@ the op's dispatcher handle with the arguments in schema order, as a front door w
 after binding them (the tangents take the inputs' places).
 """
 from tensorplay.autograd.formulas.core import zeros_like
+from tensorplay.dispatch.python_key import key_set_of
 
 from tensorplay.errors import DerivativeNotImplementedError
 
@@ -13,16 +14,7 @@ __all__ = ["call_op", "or_zeros", "add_terms", "refuse_tangent"]
 
 def call_op(handle, *args):
     """Run `handle`'s op on `args` (schema order), keyed by its tensors' key sets."""
-    ks = 0
-    for a in args:
-        impl = getattr(a, "_impl", None)
-        if impl is not None:
-            ks |= impl.keys
-        elif isinstance(a, (list, tuple)):
-            for t in a:
-                if t is not None and hasattr(t, "_impl"):
-                    ks |= t._impl.keys
-    return handle.call(ks, *args)
+    return handle.call(key_set_of(args), *args)
 
 
 def or_zeros(tangent, primal):
