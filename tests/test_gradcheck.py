@@ -156,12 +156,34 @@ def test_gradcheck_accepts_every_torch_argument():
                          fast_mode=True, gen_non_contig_grad_outputs=True)
 
 
-def test_forward_ad_checks_say_forward_mode_is_not_built():
-    from tensorplay.errors import NotBuiltYetError
-    with pytest.raises(NotBuiltYetError, match="'check_forward_ad'.*issue 30"):
-        gradcheck(lambda x: x.sin(), (leaf(3),), check_forward_ad=True)
-    with pytest.raises(NotBuiltYetError, match="'check_fwd_over_rev'"):
-        gradgradcheck(lambda x: x.sin(), (leaf(3),), check_fwd_over_rev=True)
+class _WrongJvp(tp.autograd.Function):
+    """x * x with a right backward and a jvp that forgets the factor 2 x."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad
+
+    @staticmethod
+    def jvp(ctx, tangent):
+        return tangent
+
+
+def test_forward_ad_checks_compare_forward_mode_with_finite_differences():
+    """check_forward_ad (and its batched form, and gradgradcheck's forward over reverse)
+    pass on correct tangents and catch a wrong jvp with PyTorch's message."""
+    f = lambda x: (x.sin() * x.exp()).tanh()        # noqa: E731
+    assert gradcheck(f, (leaf(4),), check_forward_ad=True, check_batched_forward_grad=True)
+    assert gradgradcheck(f, (leaf(3),), check_fwd_over_rev=True)
+    with pytest.raises(GradcheckError, match="Jacobian computed with forward mode mismatch "
+                                             "for output 0 with respect to input 0"):
+        gradcheck(_WrongJvp.apply, (leaf(3),), check_forward_ad=True, check_backward_ad=False)
+    assert gradcheck(_WrongJvp.apply, (leaf(3),))       # its backward is right
     with pytest.raises(AssertionError, match="at least one of check_forward_ad"):
         gradcheck(lambda x: x.sin(), (leaf(3),), check_backward_ad=False)
 

@@ -28,6 +28,7 @@ import numpy as np
 from tensorplay import _dtype as dt
 from tensorplay import _tensor_factory as factory
 from tensorplay._generated import ops
+from tensorplay.autograd import forward_ad
 from tensorplay.autograd.engine import grad as autograd_grad
 from tensorplay.errors import NotBuiltYetError
 
@@ -43,11 +44,6 @@ class GradcheckError(RuntimeError):
     """The analytical gradient does not match the numerical one."""
 
 
-_NO_FORWARD_AD = ("forward-mode AD (dual numbers, forward_ad, jvp formulas) is not built "
-                  "in TensorPlay yet: it is TensorPlay issue 30; tp.func.jvp computes a "
-                  "Jacobian-vector product by two backward passes meanwhile")
-
-
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
               nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
               check_batched_grad=False, check_batched_forward_grad=False,
@@ -61,8 +57,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         check_batched_grad    vmap over backward gives the per-grad_output results
         fast_mode             compare v^T J u for random u, v, not whole Jacobians
         check_backward_ad     False skips every backward check (nothing is left here)
-        check_forward_ad, check_batched_forward_grad  forward-mode AD: not built yet,
-                              True raises NotBuiltYetError
+        check_forward_ad      the Jacobian by forward mode (one jvp per input element,
+                              forward_ad.py) against the same finite differences
+        check_batched_forward_grad  those jvps as one batch of tangents under vmap
         masked                sparse inputs' gradients only on their stored elements:
                               dense inputs only here, so it changes nothing
     """
@@ -75,9 +72,6 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     if check_batched_forward_grad and not check_forward_ad:
         raise AssertionError("Setting check_batched_forward_grad=True requires "
                              "check_forward_ad to be True")
-    if check_forward_ad:
-        raise NotBuiltYetError(f"gradcheck(): argument 'check_forward_ad' is True, but "
-                               f"{_NO_FORWARD_AD}", op="gradcheck", arg="check_forward_ad")
     inputs = inputs if isinstance(inputs, tuple) else \
         tuple(inputs) if isinstance(inputs, list) else (inputs,)
     if any(_is_tensor(x) and x.is_sparse for x in inputs):
@@ -85,13 +79,15 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                                "not); pass x.to_dense()", op="gradcheck", arg="inputs")
     func, inputs = _real_form(func, inputs)
     try:
-        if fast_mode:
+        if check_backward_ad and fast_mode:
             _check_fast(func, inputs, eps, atol, rtol)
-        else:
+        elif check_backward_ad:
             _check(func, inputs, eps, atol, rtol, nondet_tol, check_grad_dtypes)
+        if check_forward_ad:
+            _check_forward(func, inputs, eps, atol, rtol, check_batched_forward_grad)
         if check_batched_grad:
             _check_batched_grad(func, inputs)
-        if check_undefined_grad:
+        if check_undefined_grad and check_backward_ad:
             _check_undefined_grad(func, inputs)
     except GradcheckError:
         if raise_exception:
@@ -121,10 +117,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     if check_batched_grad and not check_rev_over_rev:
         raise AssertionError("Setting check_batched_grad=True requires check_rev_over_rev "
                              "to be True")
-    if check_fwd_over_rev:
-        raise NotBuiltYetError(f"gradgradcheck(): argument 'check_fwd_over_rev' is True, but "
-                               f"{_NO_FORWARD_AD}", op="gradgradcheck",
-                               arg="check_fwd_over_rev")
     inputs = inputs if isinstance(inputs, tuple) else \
         tuple(inputs) if isinstance(inputs, list) else (inputs,)
     if grad_outputs is None:
@@ -151,7 +143,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                      check_undefined_grad=check_undefined_grad,
                      check_grad_dtypes=check_grad_dtypes,
                      check_batched_grad=check_batched_grad, fast_mode=fast_mode,
-                     masked=masked)
+                     masked=masked, check_forward_ad=check_fwd_over_rev,
+                     check_backward_ad=check_rev_over_rev)
 
 
 def _random_grad_output(out, noncontiguous):
@@ -348,6 +341,46 @@ def _check_undefined_grad(func, inputs):
                     "Expected all input grads to be undefined or zero when all output "
                     f"grads are undefined or zero (output {left_out} got none, the others "
                     "zero).")
+
+
+def _check_forward(func, inputs, eps, atol, rtol, batched):
+    """check_forward_ad: the Jacobian by forward mode, column by column (the tangent of
+    every output for a one-hot tangent of one input element), against finite
+    differences; with `batched`, all the columns at once under vmap must agree too."""
+    diff_idx = [i for i, x in enumerate(inputs) if _is_tensor(x) and x.requires_grad]
+    if not diff_idx:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
+                         "but none of the them have requires_grad=True.")
+    numerical = _numerical_jacobians(func, inputs, diff_idx, eps)
+    for j, i in enumerate(diff_idx):
+        x = inputs[i]
+        n = x.numel()
+        basis = factory.tensor(np.eye(n).reshape((n,) + tuple(x.shape)), dtype=x.dtype,
+                               device=x.device)
+
+        def columns(tangent, i=i, x=x):
+            with forward_ad.dual_level():
+                args = list(inputs)
+                args[i] = forward_ad.make_dual(x, tangent)
+                outs = [o for o in _as_tuple(func(*args))
+                        if _is_tensor(o) and o.dtype.is_floating_point]
+                tangents = [forward_ad.unpack_dual(o).tangent for o in outs]
+                return tuple(factory.zeros_like(forward_ad.unpack_dual(o).primal)
+                             if t is None else t for o, t in zip(outs, tangents))
+        per_column = [columns(basis[k]) for k in range(n)]
+        for o in range(len(numerical)):
+            forward = np.stack([_as_array(c[o]) for c in per_column]) if n else \
+                numerical[o][j]
+            if not np.allclose(forward, numerical[o][j], rtol=rtol, atol=atol):
+                raise GradcheckError("Jacobian computed with forward mode mismatch for "
+                                     + _mismatch_message(o, j, numerical[o][j], forward)
+                                     .removeprefix("Jacobian mismatch for "))
+            if batched and n:
+                together = _as_array(vmap(lambda t: columns(t)[o])(basis)).reshape(n, -1)
+                if not np.allclose(together, forward, rtol=rtol, atol=atol):
+                    raise GradcheckError(f"While computing batched gradients, got: the "
+                                         f"tangents of output {o} for input {j} under vmap "
+                                         f"differ from the ones computed one at a time")
 
 
 def _mismatch_message(o, j, numerical, analytical):
