@@ -205,3 +205,17 @@ def test_pow_of_a_number_by_a_tensor_has_its_gradient():
         return x.grad
     ours, theirs = _both(grad, np.array([0.5, 1.0, -2.0]))
     _same(ours, theirs)
+
+
+@pytest.mark.parametrize("shape", [(0, 4), (4, 0), (2, 0, 3)])
+@pytest.mark.parametrize("ord", [1, float("inf")])
+def test_matrix_norm_of_an_empty_matrix_is_a_constant_zero(shape, ord):
+    # the largest of no row (column) sums: PyTorch returns 0 (without a graph when there
+    # are no sums at all)
+    def norm(lib, x):
+        x.requires_grad_(True)
+        out = lib.linalg.matrix_norm(x, ord)
+        return out, out.requires_grad
+    (ours, ours_rg), (theirs, theirs_rg) = _both(norm, np.zeros(shape))
+    _same(ours.detach(), theirs.detach())
+    assert ours_rg == theirs_rg

@@ -209,7 +209,12 @@ def _matrix_norm(self, ord, dim, keepdim, dtype):
         # 1: the largest column sum of |A| (sum over rows d0); inf: the largest row sum.
         inner, outer = (d0, d1) if abs(ord) == 1 else (d1, d0)
         sums = self.abs().sum([inner], True)
-        out = sums.amax([outer], True) if ord > 0 else sums.amin([outer], True)
+        if ord > 0 and sums.shape[outer] == 0:
+            # the largest of no sums: 0, a constant as PyTorch gives it (no graph; its
+            # amin of none still raises)
+            out = sums.sum([outer], True).detach()
+        else:
+            out = sums.amax([outer], True) if ord > 0 else sums.amin([outer], True)
         return out if keepdim else out.squeeze(max(d0, d1)).squeeze(min(d0, d1))
     if ord in (2, -2, "nuc"):
         return _spectral_norm(self, ord, d0, d1, keepdim)
