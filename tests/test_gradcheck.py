@@ -156,18 +156,8 @@ def test_gradcheck_accepts_every_torch_argument():
                          fast_mode=True, gen_non_contig_grad_outputs=True)
 
 
-class _WrongJvp(tp.autograd.Function):
-    """x * x with a right backward and a jvp that forgets the factor 2 x."""
-
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return 2 * x * grad
+class _WrongJvp(FrozenSquare):
+    """x ** 2 with a right (first-order) backward and a jvp that forgets the factor 2 x."""
 
     @staticmethod
     def jvp(ctx, tangent):

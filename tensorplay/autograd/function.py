@@ -178,12 +178,11 @@ class Function:
         # Forward mode: the tangents come from `jvp`, so forward runs without them.
         tangent_levels = forward_mode.visible_levels([args[i] for i in positions]) \
             if forward_mode.levels else ()
-        with no_grad(), ExcludeKeys(forward_mode.FORWARD_AD if tangent_levels else 0):
-            if cls.setup_context is not None:
-                outputs = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, outputs)
-            else:
-                outputs = cls.forward(ctx, *args, **kwargs)
+        if tangent_levels:
+            with ExcludeKeys(forward_mode.FORWARD_AD):
+                outputs = _run_forward(cls, ctx, args, kwargs)
+        else:
+            outputs = _run_forward(cls, ctx, args, kwargs)
         if recording:
             is_tuple = isinstance(outputs, tuple)
             outs = _attach(ctx, args, outputs if is_tuple else (outputs,))
@@ -193,6 +192,16 @@ class Function:
         for level in tangent_levels:
             _push_tangents(cls, ctx, args, outputs, level)
         return outputs
+
+
+def _run_forward(cls, ctx, args, kwargs):
+    """The user's forward (and setup_context), recording nothing."""
+    with no_grad():
+        if cls.setup_context is not None:
+            outputs = cls.forward(*args, **kwargs)
+            cls.setup_context(ctx, args, outputs)
+            return outputs
+        return cls.forward(ctx, *args, **kwargs)
 
 
 def _push_tangents(cls, ctx, args, outputs, level):

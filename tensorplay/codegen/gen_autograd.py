@@ -265,6 +265,18 @@ $imports
 $nodes''')
 
 
+def formula_imports(helper_calls, function_calls) -> list[str]:
+    """The import lines of a generated module whose formulas call `helper_calls` (from
+    tensorplay/autograd/formulas) and `function_calls` (the generated functional API)."""
+    imports = []
+    if helper_calls:
+        imports.append(f"from {HELPERS_MODULE} import ({', '.join(sorted(helper_calls))})")
+    if function_calls:
+        imports.append("from tensorplay._generated.functional import "
+                       f"({', '.join(sorted(function_calls))})")
+    return imports
+
+
 def gen_nodes(ctx) -> str:
     helper_calls = set()
     helpers = helper_names()
@@ -272,12 +284,7 @@ def gen_nodes(ctx) -> str:
     for spec in ctx.node_specs.values():
         for c in spec.calls:
             (helper_calls if c in helpers else function_calls).add(c)
-    imports = []
-    if helper_calls:
-        imports.append(f"from {HELPERS_MODULE} import ({', '.join(sorted(helper_calls))})")
-    if function_calls:
-        imports.append("from tensorplay._generated.functional import "
-                       f"({', '.join(sorted(function_calls))})")
+    imports = formula_imports(helper_calls, function_calls)
     nodes = []
     for spec in ctx.node_specs.values():
         if not records_nothing(spec):

@@ -42,7 +42,9 @@ import textwrap
 from dataclasses import dataclass
 
 from tensorplay.codegen import formula as fm
-from tensorplay.codegen.gen_autograd import HELPERS_MODULE, _calls, helper_names, spec_for
+from tensorplay.codegen.gen_autograd import (
+    HELPERS_MODULE, _calls, formula_imports, helper_names, spec_for,
+)
 from tensorplay.codegen.gen_functional import HEADER, groups, handle
 from tensorplay.codegen.template import CodeTemplate, fit
 from tensorplay.codegen.yaml_loader import AUTO_FORWARD, CodegenError, result_names
@@ -301,11 +303,6 @@ def generate(ctx) -> str:
         else:
             table.append(f"{e.schema.name.full!r}: Tangent({fs.name}, {positions!r}, "
                          f"{lists!r}, {fs.where!r}),")
-    imports = []
-    if helper_calls:
-        imports.append(f"from {HELPERS_MODULE} import ({', '.join(sorted(helper_calls))})")
-    if function_calls:
-        imports.append("from tensorplay._generated.functional import "
-                       f"({', '.join(sorted(function_calls))})")
-    lines = MODULE.substitute(imports=imports, functions=functions, table=table)
+    lines = MODULE.substitute(imports=formula_imports(helper_calls, function_calls),
+                              functions=functions, table=table)
     return HEADER + "\n".join(fit(lines)) + "\n"
