@@ -426,3 +426,86 @@ def test_scatter_backward_does_not_save_src(op):
         return x.grad, src.grad
     for got, want in zip(*raises_like_torch(run)):
         _same(got, want)
+
+
+def test_ldexp_backward_does_not_save_self():
+    """self changed in place (under no_grad) before backward: PyTorch's ldexp saves its
+    result and `other`, not self, so backward runs (and broadcasts back to other)."""
+    def run(m):
+        x = m.zeros(2, 4, requires_grad=True)
+        e = m.tensor([0.5, -1.0, 2.0, 0.0], requires_grad=True)
+        y = m.ldexp(x * 1 + 1, e)
+        with m.no_grad():
+            x[::2][...] = 3
+        (y * 2).sum().backward()
+        return y, x.grad, e.grad
+    for got, want in zip(*raises_like_torch(run)):
+        _same(got, want)
+
+
+@pytest.mark.parametrize("op", ["logical_and_", "logical_or_", "logical_xor_", "logical_not_"])
+def test_logical_inplace_on_a_leaf_that_requires_grad(op):
+    """PyTorch generates no autograd code for the logical ops (DONT_REQUIRE_DERIVATIVE):
+    their in-place forms run on a leaf that requires grad, which stays a leaf."""
+    def run(m):
+        x = m.tensor([[0.0, 1.5], [2.0, 0.0]], dtype=m.float64, requires_grad=True)
+        args = () if op == "logical_not_" else (m.tensor([1.0, 0.0], dtype=m.float64),)
+        getattr(x, op)(*args)
+        assert x.requires_grad and x.is_leaf and x.grad_fn is None
+        return x.detach()
+    pair = raises_like_torch(run)
+    if pair is not None:
+        _same(*pair)
+
+
+@pytest.mark.parametrize("self_dtype, target_dtype", [
+    ("float64", "int32"), ("float32", "float64"), ("float16", "float32"),
+    ("float64", "bool"), ("int64", "float32"), ("int32", "int64")])
+def test_huber_loss_promotes_its_target(self_dtype, target_dtype):
+    """huber_loss computes in the common dtype into a tensor like self (float32 against a
+    float64 target is float32); an integer self or common dtype is refused."""
+    def run(m):
+        x = m.tensor([0.5, -2.0, 3.0]).to(getattr(m, self_dtype))
+        t = m.tensor([1, 0, 1]).to(getattr(m, target_dtype))
+        out = m.nn.functional.huber_loss(x, t, reduction="none", delta=0.5)
+        assert str(out.dtype).split(".")[-1] == self_dtype
+        return out
+    pair = raises_like_torch(run)
+    if pair is not None:
+        _same(*pair)
+
+
+def test_binary_cross_entropy_refuses_a_complex_weight():
+    def run(m):
+        x = m.full((3, 4), 0.25, dtype=m.float64)
+        return m.nn.functional.binary_cross_entropy(x, x, weight=m.ones(4, dtype=m.complex64))
+    raises_like_torch(run)
+
+
+def test_lu_unpack_reads_pivots_only_to_unpack_them():
+    def run(m):
+        LU = m.arange(15.0, dtype=m.float64).reshape(3, 5)
+        return m.lu_unpack(LU, m.ones(3), unpack_pivots=False)[1:]
+    for got, want in zip(*raises_like_torch(run)):
+        _same(got, want)
+
+
+@pytest.mark.parametrize("ord", [2, "nuc", -2])
+def test_spectral_matrix_norm_of_empty_matrices(ord):
+    """No singular values: ord 2 is a constant 0, 'nuc' a sum of nothing, -2 raises."""
+    def run(m):
+        x = m.zeros(0, 2, 4, requires_grad=True)
+        out = m.linalg.matrix_norm(x, ord, (0, 2), True)
+        assert out.requires_grad == (ord == "nuc")
+        return out
+    pair = raises_like_torch(run)
+    if pair is not None:
+        _same(*pair)
+
+
+def test_lobpcg_of_an_empty_batch():
+    def run(m):
+        A = m.zeros(0, 9, 9, dtype=m.float64)
+        return m.lobpcg(A, k=1, X=m.zeros(0, 9, 1, dtype=m.float64))
+    for got, want in zip(*raises_like_torch(run)):
+        _same(got, want)

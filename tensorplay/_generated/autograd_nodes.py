@@ -7826,3 +7826,29 @@ class FftC2cBackward0(Node):
         if self.needs_input_grad(0):
             d_self = fft_c2c_backward(grad, dim, normalization, forward)
         return (d_self,)
+
+
+class LdexpBackward0(Node):
+    """Backward of `ldexp.Tensor(Tensor self, Tensor other) -> Tensor`.
+
+    self: sum_to(grad * exp2(other).conj(), self.sizes())
+    other: sum_to(grad * result.conj() * 0.6931471805599453, other.sizes())
+    """
+
+    __slots__ = ('other_', 'result_', 'self_sizes', 'other_sizes')
+    SAVED = ('other_', 'result_')
+    OP = 'ldexp.Tensor'
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self.other_.unpack(self)
+        result = self.result_.unpack(self)
+        self_sizes = self.self_sizes
+        other_sizes = self.other_sizes
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = sum_to(grad * exp2(other).conj(), self_sizes)
+        if self.needs_input_grad(1):
+            d_other = sum_to(grad * result.conj() * 0.6931471805599453, other_sizes)
+        return (d_self, d_other)

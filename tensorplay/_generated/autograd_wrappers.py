@@ -48,33 +48,34 @@ from tensorplay._generated.autograd_nodes import (
     HardswishBackward0, HardtanhBackward0, HeavisideBackward0, HuberLossBackward0, HypotBackward0,
     I0Backward0, IgammaBackward0, IgammacBackward0, Im2colBackward0, IndexAddBackward0,
     IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
-    IndexReduceBackward0, IndexSelectBackward0, KthvalueBackward0, LeBackward0, LeakyReluBackward0,
-    LeakyReluBackward1, LerpBackward0, LerpBackward1, LgammaBackward0, LinalgCholeskyExBackward0,
-    LinalgDetBackward0, LinalgEighBackward0, LinalgInvExBackward0, LinalgLdlFactorExBackward0,
-    LinalgLdlSolveBackward0, LinalgLstsqBackward0, LinalgLuBackward0, LinalgLuFactorExBackward0,
-    LinalgLuSolveBackward0, LinalgMatrixExpBackward0, LinalgPinvBackward0, LinalgQrBackward0,
-    LinalgSlogdetBackward0, LinalgSolveBackward0, LinalgSolveExBackward0,
-    LinalgSolveTriangularBackward0, LinalgSvdBackward0, LinalgVectorNormBackward0, LinearBackward0,
-    Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0, LogNormalBackward0,
-    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
-    LogcumsumexpBackward0, LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0,
-    LstmSequenceBackwardBackward0, LtBackward0, LuUnpackBackward0, MaskedFillBackward0,
-    MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
-    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0,
-    MaxPool3dWithIndicesBackward0, MaxPool3dWithIndicesBackwardBackward0, MaximumBackward0,
-    MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
-    MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0,
-    MvBackward0, MvlgammaBackward0, NanToNumBackward0, NanmedianBackward0, NanmedianBackward1,
-    NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
-    NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NeBackward0, NegBackward0,
-    NextafterBackward0, NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0,
-    NormalBackward0, PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PoissonBackward0,
-    PolarBackward0, PolygammaBackward0, PolygammaBackward1, PowBackward0, PowBackward1,
-    PowBackward2, PreluBackward0, ProdBackward0, ProdBackward1, RandomBackward0, RandomBackward1,
-    RandomBackward2, ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1,
-    RepeatBackward0, RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1,
-    RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0,
-    ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0,
+    IndexReduceBackward0, IndexSelectBackward0, KthvalueBackward0, LdexpBackward0, LeBackward0,
+    LeakyReluBackward0, LeakyReluBackward1, LerpBackward0, LerpBackward1, LgammaBackward0,
+    LinalgCholeskyExBackward0, LinalgDetBackward0, LinalgEighBackward0, LinalgInvExBackward0,
+    LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0, LinalgLuBackward0,
+    LinalgLuFactorExBackward0, LinalgLuSolveBackward0, LinalgMatrixExpBackward0,
+    LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0,
+    LinalgSolveExBackward0, LinalgSolveTriangularBackward0, LinalgSvdBackward0,
+    LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0,
+    LogBackward0, LogNormalBackward0, LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0,
+    Logaddexp2Backward0, LogaddexpBackward0, LogcumsumexpBackward0, LogitBackward0,
+    LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0, LtBackward0,
+    LuUnpackBackward0, MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0,
+    MaskedSelectBackward0, MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
+    MaxPool2dWithIndicesBackwardBackward0, MaxPool3dWithIndicesBackward0,
+    MaxPool3dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
+    MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
+    MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0, MvBackward0, MvlgammaBackward0,
+    NanToNumBackward0, NanmedianBackward0, NanmedianBackward1, NativeBatchNormBackward0,
+    NativeDropoutBackward0, NativeGroupNormBackward0, NativeLayerNormBackward0,
+    NativeLayerNormBackwardBackward0, NeBackward0, NegBackward0, NextafterBackward0,
+    NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
+    PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PoissonBackward0, PolarBackward0,
+    PolygammaBackward0, PolygammaBackward1, PowBackward0, PowBackward1, PowBackward2,
+    PreluBackward0, ProdBackward0, ProdBackward1, RandomBackward0, RandomBackward1, RandomBackward2,
+    ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1, RepeatBackward0,
+    RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1, RsqrtBackward0,
+    ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0, ScatterBackward1,
+    ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0,
     SelectScatterBackward0, SgnBackward0, SigmoidBackward0, SignBackward0, SiluBackward0,
     SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0, SliceBackward0,
     SliceScatterBackward0, SmoothL1LossBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0,
@@ -1974,6 +1975,22 @@ def clamp_max__Tensor(ks, self, max):
     result = below_autograd(ops.clamp_max__Tensor, ks, self, max)
     rebase_history(self, node)
     return result
+
+
+def logical_not_(ks, self):
+    return below_autograd(ops.logical_not_, ks, self)    # no output is differentiable
+
+
+def logical_and_(ks, self, other):
+    return below_autograd(ops.logical_and_, ks, self, other)    # no output is differentiable
+
+
+def logical_or_(ks, self, other):
+    return below_autograd(ops.logical_or_, ks, self, other)    # no output is differentiable
+
+
+def logical_xor_(ks, self, other):
+    return below_autograd(ops.logical_xor_, ks, self, other)    # no output is differentiable
 
 
 def remainder_Scalar_Tensor(ks, self, other):
@@ -4724,6 +4741,19 @@ def frexp_Tensor(ks, self):
     return result
 
 
+def ldexp_Tensor(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.ldexp_Tensor, ks, self, other)
+    node = LdexpBackward0(self, other)
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    node.other_ = SavedVariable(other, is_output=False) if self._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.ldexp_Tensor, ks, self, other)
+    set_history(result, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
 def nextafter(ks, self, other):
     if not (self._impl.requires_grad or other._impl.requires_grad):
         return below_autograd(ops.nextafter, ks, self, other)
@@ -5764,6 +5794,10 @@ WRAPPERS = {
     'bernoulli_.Tensor': bernoulli__Tensor,
     'clamp_max.Tensor': clamp_max_Tensor,
     'clamp_max_.Tensor': clamp_max__Tensor,
+    'logical_not_': logical_not_,
+    'logical_and_': logical_and_,
+    'logical_or_': logical_or_,
+    'logical_xor_': logical_xor_,
     'remainder.Scalar_Tensor': remainder_Scalar_Tensor,
     'prod': prod,
     'prod.dim_int': prod_dim_int,
@@ -5987,6 +6021,7 @@ WRAPPERS = {
     'copysign.Tensor': copysign_Tensor,
     'copysign_.Tensor': copysign__Tensor,
     'frexp.Tensor': frexp_Tensor,
+    'ldexp.Tensor': ldexp_Tensor,
     'nextafter': nextafter,
     'nextafter_': nextafter_,
     'eq_.Tensor': eq__Tensor,

@@ -1863,6 +1863,16 @@ def frexp_Tensor_tangent(self_p, result, self_t):
     return (mantissa_t, None,)
 
 
+def ldexp_Tensor_tangent(self_p, other_p, result, self_t, other_t):
+    """ldexp.Tensor: result: self_t * exp2(other_p) + other_t * result * 0.6931471805599453"""
+    summands = []
+    if self_t is not None:
+        summands.append(self_t * exp2(other_p))
+    if other_t is not None:
+        summands.append(other_t * result * 0.6931471805599453)
+    return add_terms(summands)
+
+
 def nextafter_tangent(self_p, other_p, result, self_t, other_t):
     """nextafter: result: where(self_p != other_p, self_t, 0.0)"""
     return where(self_p != other_p, or_zeros(self_t, self_p), 0.0)
@@ -2444,6 +2454,10 @@ FORWARD = {
     'bernoulli_.Tensor': Tangent(bernoulli__Tensor_tangent, (0,), (), 'derivatives.yaml:519'),
     'clamp_max.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:397'),
     'clamp_max_.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:397'),
+    'logical_not_': Tangent(None, (), (), 'derivatives.yaml:1789'),
+    'logical_and_': Tangent(None, (), (), 'derivatives.yaml:1792'),
+    'logical_or_': Tangent(None, (), (), 'derivatives.yaml:1795'),
+    'logical_xor_': Tangent(None, (), (), 'derivatives.yaml:1798'),
     'remainder.Scalar_Tensor': Tangent(
         remainder_Scalar_Tensor_tangent, (1,), (), 'derivatives.yaml:366',
     ),
@@ -2717,6 +2731,7 @@ FORWARD = {
     'copysign.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1371'),
     'copysign_.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1371'),
     'frexp.Tensor': Tangent(frexp_Tensor_tangent, (0,), (), 'derivatives.yaml:1376'),
+    'ldexp.Tensor': Tangent(ldexp_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1806'),
     'nextafter': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1380'),
     'nextafter_': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1380'),
     'eq_.Tensor': Tangent(eq__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1387'),

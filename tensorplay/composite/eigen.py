@@ -455,6 +455,8 @@ def lobpcg(A, k, B, X, n, iK, niter, tol, largest, method):
     if A.dim() == 2:
         return one(A, B, X, iK)
     batch = A.reshape([-1, m, m])
+    if batch.shape[0] == 0:        # an empty batch: no pairs to stack
+        return (A.new_zeros(list(A.shape[:-2]) + [k]), A.new_zeros(list(A.shape[:-2]) + [m, k]))
     pairs = [one(batch[i], None if B is None else B.reshape([-1, m, m])[i],
                  None if X is None else X.reshape([-1, m, n])[i], iK)
              for i in range(batch.shape[0])]

@@ -229,6 +229,8 @@ def _spectral_norm(self, ord, d0, d1, keepdim):
     s = F.linalg_svdvals(self.permute(perm))
     if ord == "nuc":
         out = s.sum([-1], keepdim)
+    elif ord > 0 and s.shape[-1] == 0:
+        out = s.sum([-1], keepdim).detach()    # no singular values: 0, a constant (PyTorch's)
     else:
         out = s.amax([-1], keepdim) if ord > 0 else s.amin([-1], keepdim)
     if keepdim:

@@ -162,12 +162,15 @@ def _huber(d, delta):
 def huber_loss(self, target, reduction, delta):
     """0.5 * d**2 where |d| < delta, delta * (|d| - 0.5 * delta) elsewhere."""
     op = "huber_loss"
-    _pointwise_args(op, self, target)
+    # PyTorch's kernel computes in the common dtype of self and target (an int32 target
+    # is promoted) into a tensor like `self`: the loss has self's dtype, which must hold it
+    common = _promoted_args(op, self, target)
+    check_floating(op, self)
     if delta <= 0:
         raise ArgumentError(f"{op}(): argument 'delta' must be positive, but got {delta}",
                             op=op, arg="delta")
-    # PyTorch computes into a tensor like `self`: the loss has self's dtype
-    return reduce_loss(op, _huber(self - target, delta).to(self.dtype), reduction)
+    d = self.to(common) - target.to(common)
+    return reduce_loss(op, _huber(d, delta).to(self.dtype), reduction)
 
 
 def _check_unit_interval(op, t, arg):
@@ -202,6 +205,12 @@ def binary_cross_entropy(self, target, weight, reduction):
     # self's terms first: the loss is laid out like self, as PyTorch's (empty_like(self)).
     loss = -(log_x * target + log_1mx * (1 - target))
     if weight is not None:
+        # (a complex weight would be cast away silently: PyTorch refuses it)
+        weighted = result_type(loss, weight)
+        if not dt.can_cast(weighted, self.dtype):
+            raise DTypeError(f"{op}(): result type {weighted.name} can't be cast to the "
+                             f"desired output type {self.dtype.name} (argument 'weight' is "
+                             f"{weight.dtype.name})", op=op, arg="weight")
         loss = (loss * weight).to(self.dtype)
     return reduce_loss(op, loss, reduction)
 
