@@ -182,13 +182,26 @@ def pow(self, exponent):  # noqa: A001 - the op's name
         r = int_pow_negative(a, b, dtype, exponent._impl.wrapped_number)
         return out_like(r, dtype, self, exponent)
     special = _scalar_power(b, dtype) if exponent._impl.wrapped_number else None
-    if special is None:
+    if special is None and dtype.is_complex:
+        r = call_ignoring(UNARY_FLOAT_ERRORS, _complex_pow, a, b,
+                          exponent._impl.wrapped_number)
+    elif special is None:
         r = call_ignoring(UNARY_FLOAT_ERRORS, np.power, a, b)
     else:
         r = call_ignoring(UNARY_FLOAT_ERRORS, special, a)
     # Both keep the operands' dtype (a Python 1 in `1 / a` takes a's), so wrapping the
     # result casts nothing and needs no errstate.
     return out_like2(r, dtype, self, exponent)
+
+
+def _complex_pow(a, b, scalar_exponent):
+    """PyTorch's complex pow is C's cpow (glibc: cexp(b * clog(a))), not NumPy's power,
+    which multiplies for integer exponents: 0 ** 0j is NaN there, 0 ** -1 is inf + NaN j,
+    (-2) ** 2 is 4 + 7e-7j in complex64. A Python-number exponent of 0 or 1 is a fill with
+    ones or a copy, as PyTorch's pow_out does before any kernel."""
+    if scalar_exponent and b.size == 1 and b.reshape(()) in (0, 1):
+        return np.ones_like(a) if b.reshape(()) == 0 else a.copy()
+    return np.exp(b * np.log(a))
 
 
 # PyTorch's CPU pow with a Python-number exponent computes these exponents by other
@@ -202,9 +215,15 @@ _PRODUCT_POWERS = {2.0: lambda a: a * a, 3.0: lambda a: a * a * a,
 
 
 def _scalar_power(b, dtype):
-    """The kernel PyTorch uses for `x ** b` with a Python number b, or None for C's pow."""
-    if dtype not in (dt.float32, dt.float64, dt.bfloat16) or b.dtype.kind == "b":
+    """The kernel PyTorch uses for `x ** b` with a Python number b, or None for C's pow
+    (complex dtypes take the same ones: x ** 3 of inf is NaN, not cpow's inf)."""
+    if (dtype not in (dt.float32, dt.float64, dt.bfloat16) and not dtype.is_complex) \
+            or b.dtype.kind == "b":
         return None
+    if b.dtype.kind == "c":
+        if b.reshape(()).imag != 0:
+            return None
+        b = b.real
     e = float(b)
     if e in _ROOT_POWERS:
         return _ROOT_POWERS[e]

@@ -509,3 +509,26 @@ def test_lobpcg_of_an_empty_batch():
         return m.lobpcg(A, k=1, X=m.zeros(0, 9, 1, dtype=m.float64))
     for got, want in zip(*raises_like_torch(run)):
         _same(got, want)
+
+
+def test_ldexp_with_a_complex_exponent_is_complex():
+    def run(m):
+        return m.ldexp(m.ones(3), m.tensor([1 + 1j, 2, -1], dtype=m.complex64))
+    got, want = raises_like_torch(run)
+    assert got.dtype == tp.complex64
+    _same(tp.view_as_real(got), torch.view_as_real(want))
+
+
+@pytest.mark.parametrize("base", [0.0, -2.0, float("inf"), complex(0, float("-inf"))])
+@pytest.mark.parametrize("exponent", [-1 + 0j, 0j, 2 + 0j, -0.5 - 2j, 3, -2, 0.5, 0, 1])
+def test_complex_pow_is_cpow(base, exponent):
+    """PyTorch's complex pow is C's cpow, cexp(b * clog(a)) (0 ** 0j is NaN, 0 ** -1 is
+    inf + NaN j), except a Python-number exponent of 0, 1, 0.5, -0.5, -1, 2, 3, -2: a
+    fill, a copy, sqrt, rsqrt, reciprocal or products (inf ** 3 is NaN)."""
+    def run(m):
+        x = m.tensor([base, 1.5 - 1j], dtype=m.complex64)
+        if isinstance(exponent, complex):
+            return m.view_as_real(m.pow(x, m.tensor([exponent, exponent], dtype=m.complex64)))
+        return m.view_as_real(x ** exponent)
+    got, want = raises_like_torch(run)
+    _same(got, want)

@@ -450,7 +450,7 @@ def ldexp_(self, other):
 def _ldexp_dtype(self, other):
     _check_args("ldexp", self, other)
     dtype = result_type(self, other)
-    return dtype if dtype.is_floating_point else dt.get_default_dtype()
+    return dtype if dtype.is_floating_point or dtype.is_complex else dt.get_default_dtype()
 
 
 def rsub(self, other, alpha):
