@@ -19,7 +19,8 @@ def _class_axis_last(a):
         return a.reshape(1, -1)
     if a.ndim == 2:
         return a
-    return np.moveaxis(a, 1, -1).reshape(-1, a.shape[1])
+    # (the row count spelled out: with no classes, -1 would be ambiguous)
+    return np.moveaxis(a, 1, -1).reshape(a.shape[0] * int(np.prod(a.shape[2:])), a.shape[1])
 
 
 def _picked(op, self, target, weight, ignore_index):

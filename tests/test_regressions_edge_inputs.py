@@ -532,3 +532,26 @@ def test_complex_pow_is_cpow(base, exponent):
         return m.view_as_real(x ** exponent)
     got, want = raises_like_torch(run)
     _same(got, want)
+
+
+@pytest.mark.parametrize("fn", ["nll_loss", "cross_entropy"])
+@pytest.mark.parametrize("shape, target", [((3, 0, 2), (3, 2)), ((0, 0, 2), (0, 2)),
+                                           ((3, 0, 0), (3, 0)), ((2, 3, 0), (2, 0))])
+def test_class_losses_with_no_classes(fn, shape, target):
+    """No classes but spatial dims: a target that names a class is out of bounds (typed,
+    not NumPy's reshape error), an empty one gives 0."""
+    def run(m):
+        x = m.zeros(shape, dtype=m.float64, requires_grad=True)
+        loss = getattr(m.nn.functional, fn)(x, m.zeros(target, dtype=m.long), reduction="sum")
+        loss.backward()
+        return loss, x.grad
+    pair = raises_like_torch(run)
+    if pair is not None:
+        for got, want in zip(*pair):
+            _same(got, want)
+
+
+def test_bce_with_logits_refuses_a_complex_target_with_a_typed_error():
+    with pytest.raises(tp.errors.DTypeError, match="target"):
+        tp.nn.functional.binary_cross_entropy_with_logits(tp.zeros(3),
+                                                          tp.zeros(3, dtype=tp.complex64))

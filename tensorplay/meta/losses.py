@@ -61,6 +61,11 @@ def bce_with_logits(op, args):
     self, target, weight, pos_weight, reduction = args
     check_floating(op, self)
     check_reduction(op, reduction)
+    if target._impl.dtype.is_complex:
+        # (PyTorch computes a complex loss, without a gradient: not supported here)
+        raise DTypeError(f"{op}(): a complex target is not supported (argument 'target' is "
+                         f"{target._impl.dtype.name}; expected a real tensor)", op=op,
+                         arg="target")
     if tuple(_sizes(target)) != tuple(_sizes(self)):
         raise ShapeError(f"{op}(): argument 'target' must have the same shape as 'self' "
                          f"({fmt_shape(_sizes(self))}), but got {fmt_shape(_sizes(target))}",

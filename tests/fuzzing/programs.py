@@ -407,12 +407,14 @@ KNOWN = [
      "growing an expanded tensor: PyTorch's twin (tests/opinfo's to_torch of a stride-0 "
      "tensor) has a storage PyTorch will not resize; TensorPlay grows it (open: not "
      "investigated which side the contract is on)"),
-    # THEIRS (issue 35's other half, being fixed on its own branch): listed until merged
-    ("spurious error", ("index_put", "index_put_"), "must have the same dtype",
-     "THEIRS (being fixed in parallel): x[mask] = v with v of another dtype"),
-    ("missing error", ("linalg_vector_norm", "dist", "norm", "linalg_norm"),
-     "cannot compute the inf norm on an empty tensor",
-     "THEIRS (being fixed in parallel): norm(p=inf) over an empty dim"),
+    ("missing error", None, "does not support automatic differentiation for outputs with "
+     "complex dtype",
+     "PyTorch refuses a complex output that requires grad from an op outside its "
+     "GRADIENT_IMPLEMENTED_FOR_COMPLEX list (nan_to_num); TensorPlay differentiates it "
+     "(open: no such list here)"),
+    ("spurious error", ("binary_cross_entropy_with_logits",), "complex target",
+     "a complex target: PyTorch computes a complex loss (without a gradient); TensorPlay "
+     "refuses it with a typed error"),
 ]
 
 
