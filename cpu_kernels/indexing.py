@@ -176,6 +176,8 @@ def _values(src, shape, dtype):
     casts it (2.7 into an int tensor is 2)."""
     if getattr(src, "_impl", None) is not None:
         return _leading(_as_nd(src._impl.array()), shape)
+    if isinstance(src, complex) and not dtype.is_complex:
+        src = src.real          # (the meta rule refused a nonzero imaginary part)
     return np.array(src).astype(dtype.np)
 
 

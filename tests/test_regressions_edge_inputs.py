@@ -555,3 +555,17 @@ def test_bce_with_logits_refuses_a_complex_target_with_a_typed_error():
     with pytest.raises(tp.errors.DTypeError, match="target"):
         tp.nn.functional.binary_cross_entropy_with_logits(tp.zeros(3),
                                                           tp.zeros(3, dtype=tp.complex64))
+
+
+@pytest.mark.parametrize("dtype, value", [("float32", 2.5 - 1j), ("float32", 2.5 + 0j),
+                                          ("int8", 300), ("int8", float("nan")),
+                                          ("int8", 2.5), ("uint8", -1)])
+def test_scatter_value_converts_like_fill(dtype, value):
+    """scatter's Python-number value is converted as fill_'s is (checked_convert): a
+    nonzero imaginary part or an out-of-range number raises, -1 wraps into uint8."""
+    def run(m):
+        x = m.zeros(3, dtype=getattr(m, dtype))
+        return x.scatter(0, m.tensor([0]), value)
+    pair = raises_like_torch(run)
+    if pair is not None:
+        _same(*pair)
