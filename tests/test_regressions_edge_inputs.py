@@ -569,3 +569,29 @@ def test_scatter_value_converts_like_fill(dtype, value):
     pair = raises_like_torch(run)
     if pair is not None:
         _same(*pair)
+
+
+@pytest.mark.parametrize("use_input_stats", [False, True])
+def test_instance_norm_of_no_channels(use_input_stats):
+    """An empty input returns before the running statistics are checked (PyTorch's
+    _batch_norm_impl_index), unless instance_norm itself reshapes them first."""
+    def run(m):
+        x = m.zeros(2, 0, 2, 2, dtype=m.float64, requires_grad=True)
+        stats = [m.zeros(3, dtype=m.float64), m.ones(3, dtype=m.float64)]
+        out = m.nn.functional.instance_norm(x, *stats, weight=m.ones(3, dtype=m.float64),
+                                            bias=m.ones(3, dtype=m.float64),
+                                            use_input_stats=use_input_stats)
+        return out
+    pair = raises_like_torch(run)
+    if pair is not None:
+        _same(*pair)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_deprecated_cholesky_of_an_empty_input():
+    def run(m):
+        x = m.zeros(0, 3, dtype=m.float64, requires_grad=True)
+        out = m.cholesky(x)
+        assert out.requires_grad
+        return out
+    _same(*raises_like_torch(run))

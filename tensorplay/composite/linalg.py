@@ -313,6 +313,8 @@ def linalg_cholesky(A, upper):
 
 
 def cholesky(self, upper):
+    if self.numel() == 0:      # PyTorch's deprecated cholesky returns before its checks
+        return self.clone(memory_format=contiguous_format)   # (in the graph, as theirs)
     check_square("cholesky", self, "self")
     return F.linalg_cholesky_ex(self, upper=upper, check_errors=True)[0]
 

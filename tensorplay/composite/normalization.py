@@ -13,18 +13,19 @@ from tensorplay.meta import normalization as rules
 
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
                cudnn_enabled):
-    rules.native_batch_norm("batch_norm", (input, weight, bias, running_mean, running_var,
-                                           training, momentum, eps))
-    if input.numel() == 0:
-        # As PyTorch's _batch_norm_impl_index: no statistics to take (the running ones stay
-        # as they are), and a result that is no view of the input but still reaches the
-        # weight and bias in the graph (their gradients are zeros, not None).
+    if input.numel() == 0 and input.dim() >= 2:
+        # As PyTorch's _batch_norm_impl_index, before any check of the other arguments: no
+        # statistics to take (the running ones stay as they are), and a result that is no
+        # view of the input but still reaches the weight and bias in the graph (their
+        # gradients are zeros, not None).
         out = input.clone()
         if weight is not None:
             out = out * weight[0]
         if bias is not None:
             out = out + bias[0]
         return out
+    rules.native_batch_norm("batch_norm", (input, weight, bias, running_mean, running_var,
+                                           training, momentum, eps))
     return F.native_batch_norm(input, weight, bias, running_mean, running_var, training,
                                momentum, eps)[0]
 
@@ -84,11 +85,12 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
     shaped = input.contiguous().view((1, n * c) + tuple(input.shape[2:]))
     out = F.batch_norm(shaped, _repeat(weight, n), _repeat(bias, n), rm, rv, use_input_stats,
                        momentum, eps, cudnn_enabled)
-    with no_grad():
-        if running_mean is not None:
-            running_mean.copy_(rm.view((n, c)).mean(0))
-        if running_var is not None:
-            running_var.copy_(rv.view((n, c)).mean(0))
+    if use_input_stats:        # (otherwise batch_norm left them as they were)
+        with no_grad():
+            if running_mean is not None:
+                running_mean.copy_(rm.view((n, c)).mean(0))
+            if running_var is not None:
+                running_var.copy_(rv.view((n, c)).mean(0))
     return out.view(tuple(input.shape))
 
 
