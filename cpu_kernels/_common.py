@@ -7,7 +7,7 @@ import numpy as np
 
 from tensorplay._device import CPU
 from tensorplay._dtype import get_default_dtype
-from tensorplay.kernel_support.layout import clone_strides, pointwise_strides
+from tensorplay.kernel_support.layout import clone_strides, pointwise_strides, storage_span
 from tensorplay.kernel_support.results import (
     PLAIN_KEYS, Storage, TensorImpl, VersionCounter, check_alloc, contiguous_strides, factory,
     grad_state, is_contiguous_layout,
@@ -44,7 +44,9 @@ _CPU_KEYS = (PLAIN_KEYS[False][CPU.key], PLAIN_KEYS[True][CPU.key])
 
 
 def out_strided(result, dtype, strides):
-    """`out`, laid out with `strides` (a dense layout: a permutation of row-major)."""
+    """`out`, laid out with `strides`: a dense layout (a permutation of row-major), or a
+    window of a larger buffer (lstsq's solution: the top rows of LAPACK's padded matrix,
+    the rest of the buffer zeros)."""
     sizes = tuple(result.shape)
     if tuple(strides) == contiguous_strides(sizes):
         return out(result, dtype)
@@ -57,7 +59,9 @@ def out_strided(result, dtype, strides):
         # computed it transposed: a transposed view of a new array): keep it.
         view, flat = result, result.ravel(order="K")
     else:
-        flat = np.empty(max(result.size, 1), dtype.np)
+        span = storage_span(sizes, strides)
+        flat = (np.zeros if span > result.size else np.empty)(max(span, result.size, 1),
+                                                               dtype.np)
         view = np.ndarray(sizes, dtype.np, buffer=flat, strides=byte_strides)
         np.copyto(view, result, casting="unsafe")
     impl = TensorImpl(Storage(flat, flat.nbytes, CPU), sizes, tuple(strides), 0, dtype, CPU,

@@ -595,3 +595,23 @@ def test_deprecated_cholesky_of_an_empty_input():
         assert out.requires_grad
         return out
     _same(*raises_like_torch(run))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("m, n, batch, vector", [(5, 3, (), False), (3, 5, (2,), False),
+                                                 (4, 4, (), False), (5, 3, (2,), True),
+                                                 (0, 3, (), False), (3, 0, (), False)])
+def test_lstsq_solution_is_the_top_of_lapacks_buffer(m, n, batch, vector):
+    """PyTorch's solution is the top n rows of the (max(m, n), k) column-major buffer
+    LAPACK solved in place: its strides step over max(m, n) rows, and a view of it (a
+    flatten, an unflatten) has the strides PyTorch's has."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(batch + (m, n))
+    b = rng.standard_normal(batch + (m,) if vector else batch + (m, 2))
+
+    def run(mod):
+        x = mod.linalg.lstsq(mod.tensor(a), mod.tensor(b)).solution
+        return x, x.unsqueeze(0)
+    for got, want in zip(*raises_like_torch(run)):
+        assert got.stride() == want.stride()
+        _same(got, want)

@@ -43,6 +43,7 @@ from tensorplay._device_transfer import from_host, to_host
 from tensorplay.dispatch.autotune import Config, bucket, choose
 from tensorplay.errors import KernelConstraintError
 from tensorplay.kernel_support import lapack
+from tensorplay.kernel_support.layout import storage_span
 from tensorplay.kernel_support.results import TensorImpl, contiguous_strides, factory, \
     numel_of
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
@@ -814,11 +815,15 @@ def _on_host(op, *tensors):
 
 def _on_device(array, spec, device):
     """A host result back on the device, laid out as its shape rule says (`spec.strides`:
-    LAPACK's column-major matrices, PyTorch's layout). The transposed matrices, copied
-    row-major, are that layout."""
+    LAPACK's column-major matrices, PyTorch's layout, or a window of a larger buffer, as
+    lstsq's solution): the host buffer is built in that layout, then copied over."""
     if spec.strides is None or spec.strides == contiguous_strides(array.shape):
         return from_host(array, spec.dtype, device)
-    impl = from_host(np.swapaxes(array, -1, -2), spec.dtype, device)._impl
+    np_dtype = np.dtype(spec.dtype.np)
+    flat = np.zeros(max(storage_span(array.shape, spec.strides), 1), np_dtype)
+    np.ndarray(array.shape, np_dtype, buffer=flat,
+               strides=tuple(s * np_dtype.itemsize for s in spec.strides))[...] = array
+    impl = from_host(flat, spec.dtype, device)._impl
     return factory.wrap(TensorImpl(impl.storage, array.shape, spec.strides, 0, spec.dtype,
                                    device))
 

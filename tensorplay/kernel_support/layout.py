@@ -168,6 +168,14 @@ def expand_strides(sizes, strides, new_sizes):
     return tuple(out)
 
 
+def storage_span(sizes, strides):
+    """How many elements a tensor of these sizes and strides reaches (0 when empty): its
+    storage's least size. More than the element count for a window of a larger buffer."""
+    if any(n == 0 for n in sizes):
+        return 0
+    return 1 + sum((n - 1) * st for n, st in zip(sizes, strides))
+
+
 def lapack_strides(sizes):
     """Row-major batches of column-major (Fortran-order) matrices: how LAPACK writes a
     factor or a solution, and PyTorch's strides for inv, solve and cholesky

@@ -114,7 +114,11 @@ def linalg_lstsq(op, args):
     # rank and singular values depend on A alone: A's batch shape (PyTorch's)
     rank = a_sizes[:-2] if driver != "gels" else (0,)
     singular_values = a_sizes[:-2] + (min(m, n),) if driver in ("gelsd", "gelss") else (0,)
-    return (OutSpec(solution, dtype, None if vector else lapack_strides(solution)),
+    # PyTorch's solution is the top n rows of the (max(m, n), k) column-major buffer that
+    # LAPACK solved in place (b's rows, padded to n): its strides step over max(m, n) rows
+    buffer = lapack_strides(batch + (max(m, n), k))
+    strides = buffer[:-1] if vector else buffer
+    return (OutSpec(solution, dtype, strides),
             OutSpec(residuals, dtype), OutSpec(rank, dt.int64),
             OutSpec(singular_values, dtype))
 
