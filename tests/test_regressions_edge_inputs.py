@@ -615,3 +615,20 @@ def test_lstsq_solution_is_the_top_of_lapacks_buffer(m, n, batch, vector):
     for got, want in zip(*raises_like_torch(run)):
         assert got.stride() == want.stride()
         _same(got, want)
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_renorm_gradient_past_a_nan_slice(inplace):
+    """A slice whose norm is NaN is not above maxnorm: PyTorch's renorm_backward passes
+    its gradient through (the composite's where, differentiated, gave 0 * NaN = NaN)."""
+    a = np.random.default_rng(1).standard_normal((2, 3, 4))
+    a[0, 2, 0] = np.nan
+    w = np.random.default_rng(2).standard_normal((2, 3, 4))
+
+    def run(m):
+        x = m.tensor(a, requires_grad=True)
+        y = x.clone().renorm_(3, -1, 1.0) if inplace else m.renorm(x, 3, -1, 1.0)
+        (y * m.tensor(w)).sum().backward()
+        return y, x.grad
+    for got, want in zip(*raises_like_torch(run)):
+        _same(got, want)

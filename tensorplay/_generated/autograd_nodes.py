@@ -34,15 +34,15 @@ from tensorplay.autograd.formulas import (
     max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
     mvlgamma_backward, nll_loss_value, norm_backward, not_implemented, pad_nd_backward,
     permute_backward, pinv_backward, polar_backward, pow_backward_exponent, pow_backward_self,
-    pow_scalar_backward, prelu_backward, prod_backward, prod_dim_backward, repeat_backward,
-    repeat_interleave_int_backward, rms_norm_backward, roll_backward, rounded_quotient,
-    scatter_reduce_backward, scatter_src_backward, select_backward, select_many_backward,
-    sgn_backward, silu_second_derivative, sinc_backward, slice_backward, slogdet_backward,
-    smooth_l1_loss_backward, softmax_double_backward, special_xlog1py_other_backward,
-    special_xlog1py_self_backward, std_backward, std_mean_backward, sum_backward, sum_to,
-    take_backward, triangular_solve_backward, value_selecting_reduction_backward, var_backward,
-    var_mean_backward, xlog1py_other_backward, xlog1py_self_backward, xlogy_self_backward,
-    zeros_like,
+    pow_scalar_backward, prelu_backward, prod_backward, prod_dim_backward, renorm_backward,
+    repeat_backward, repeat_interleave_int_backward, rms_norm_backward, roll_backward,
+    rounded_quotient, scatter_reduce_backward, scatter_src_backward, select_backward,
+    select_many_backward, sgn_backward, silu_second_derivative, sinc_backward, slice_backward,
+    slogdet_backward, smooth_l1_loss_backward, softmax_double_backward,
+    special_xlog1py_other_backward, special_xlog1py_self_backward, std_backward, std_mean_backward,
+    sum_backward, sum_to, take_backward, triangular_solve_backward,
+    value_selecting_reduction_backward, var_backward, var_mean_backward, xlog1py_other_backward,
+    xlog1py_self_backward, xlogy_self_backward, zeros_like,
 )
 from tensorplay._generated.functional import (
     _ctc_loss_backward, _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data,
@@ -7852,3 +7852,25 @@ class LdexpBackward0(Node):
         if self.needs_input_grad(1):
             d_other = sum_to(grad * result.conj() * 0.6931471805599453, other_sizes)
         return (d_self, d_other)
+
+
+class RenormBackward0(Node):
+    """Backward of `renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor`.
+
+    self: renorm_backward(grad, self, p, dim, maxnorm)
+    """
+
+    __slots__ = ('self_', 'p_', 'dim_', 'maxnorm_')
+    SAVED = ('self_',)
+    OP = 'renorm'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        p = self.p_
+        dim = self.dim_
+        maxnorm = self.maxnorm_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = renorm_backward(grad, self_, p, dim, maxnorm)
+        return (d_self,)

@@ -72,10 +72,10 @@ from tensorplay._generated.autograd_nodes import (
     PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PoissonBackward0, PolarBackward0,
     PolygammaBackward0, PolygammaBackward1, PowBackward0, PowBackward1, PowBackward2,
     PreluBackward0, ProdBackward0, ProdBackward1, RandomBackward0, RandomBackward1, RandomBackward2,
-    ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1, RepeatBackward0,
-    RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1, RsqrtBackward0,
-    ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0, ScatterBackward1,
-    ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0,
+    ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1, RenormBackward0,
+    RepeatBackward0, RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1,
+    RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0,
+    ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0,
     SelectScatterBackward0, SgnBackward0, SigmoidBackward0, SignBackward0, SiluBackward0,
     SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0, SliceBackward0,
     SliceScatterBackward0, SmoothL1LossBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0,
@@ -5126,6 +5126,33 @@ def addbmm_(ks, self, batch1, batch2, beta, alpha):
     return result
 
 
+def renorm(ks, self, p, dim, maxnorm):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.renorm, ks, self, p, dim, maxnorm)
+    node = RenormBackward0(self)
+    node.p_ = p
+    node.dim_ = dim
+    node.maxnorm_ = maxnorm
+    node.self_ = SavedVariable(self, is_output=False)
+    result = below_autograd(ops.renorm, ks, self, p, dim, maxnorm)
+    set_history(result, node)
+    return result
+
+
+def renorm_(ks, self, p, dim, maxnorm):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.renorm_, ks, self, p, dim, maxnorm)
+    check_inplace(self, 'renorm_')
+    node = RenormBackward0(self)
+    node.p_ = p
+    node.dim_ = dim
+    node.maxnorm_ = maxnorm
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.renorm_, ks, self, p, dim, maxnorm)
+    rebase_history(self, node)
+    return result
+
+
 def nanmedian(ks, self):
     if not self._impl.requires_grad:
         return below_autograd(ops.nanmedian, ks, self)
@@ -6052,6 +6079,8 @@ WRAPPERS = {
     'index_reduce_': index_reduce_,
     'addbmm': addbmm,
     'addbmm_': addbmm_,
+    'renorm': renorm,
+    'renorm_': renorm_,
     'nanmedian': nanmedian,
     'nanmedian.dim': nanmedian_dim,
     'logcumsumexp': logcumsumexp,

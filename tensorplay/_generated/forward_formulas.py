@@ -20,11 +20,11 @@ from tensorplay.autograd.formulas import (
     log_softmax_backward_data_jvp, logcumsumexp_jvp, logit_backward, logsumexp_jvp,
     lstm_sequence_jvp, lu_factor_ex_jvp, lu_unpack_jvp, matrix_exp_jvp, maybe_multiply,
     mish_backward, mse_loss_jvp, mvlgamma_backward, norm_jvp, or_zeros, pinv_jvp, pow_jvp,
-    pow_scalar_backward, prelu_jvp, prod_dim_jvp, prod_jvp, refuse_tangent, rms_norm_backward_jvp,
-    rms_norm_jvp, rounded_quotient, scatter_reduce_jvp, scatter_value_reduce_jvp,
-    scatter_with_reduce_jvp, sgn_backward, silu_second_derivative, sinc_backward, slogdet_jvp,
-    smooth_l1_loss_jvp, softmax_backward_data_jvp, std_jvp, svd_jvp, triangular_solve_jvp, var_jvp,
-    vector_norm_jvp, zeros_like,
+    pow_scalar_backward, prelu_jvp, prod_dim_jvp, prod_jvp, refuse_tangent, renorm_jvp,
+    rms_norm_backward_jvp, rms_norm_jvp, rounded_quotient, scatter_reduce_jvp,
+    scatter_value_reduce_jvp, scatter_with_reduce_jvp, sgn_backward, silu_second_derivative,
+    sinc_backward, slogdet_jvp, smooth_l1_loss_jvp, softmax_backward_data_jvp, std_jvp, svd_jvp,
+    triangular_solve_jvp, var_jvp, vector_norm_jvp, zeros_like,
 )
 from tensorplay._generated.functional import (
     adaptive_avg_pool2d_backward, adaptive_avg_pool3d_backward, avg_pool2d_backward,
@@ -2026,6 +2026,11 @@ def addbmm_tangent(self_p, batch1_p, batch2_p, beta, alpha, result, self_t, batc
     return add_terms(summands)
 
 
+def renorm_tangent(self_p, p, dim, maxnorm, result, self_t):
+    """renorm: result: renorm_jvp(self_p, self_t, p, dim, maxnorm)"""
+    return renorm_jvp(self_p, self_t, p, dim, maxnorm)
+
+
 def nanmedian_tangent(self_p, result, self_t):
     """nanmedian: result: evenly_read_jvp(self_t, self_p, result)"""
     return evenly_read_jvp(self_t, self_p, result)
@@ -2762,6 +2767,8 @@ FORWARD = {
     'index_reduce_': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1490'),
     'addbmm': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1501'),
     'addbmm_': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1501'),
+    'renorm': Tangent(renorm_tangent, (0,), (), 'derivatives.yaml:1812'),
+    'renorm_': Tangent(renorm_tangent, (0,), (), 'derivatives.yaml:1812'),
     'nanmedian': Tangent(nanmedian_tangent, (0,), (), 'derivatives.yaml:1505'),
     'nanmedian.dim': Tangent(nanmedian_dim_tangent, (0,), (), 'derivatives.yaml:1510'),
     'logcumsumexp': Tangent(logcumsumexp_tangent, (0,), (), 'derivatives.yaml:1514'),

@@ -359,9 +359,7 @@ def norm_except_dim(v, pow, dim):  # noqa: A002 - PyTorch's argument name
     return norm_except_dim(v.transpose(0, d), pow, 0).transpose(0, d)
 
 
-def _renorm_factor(op, self, p, dim, maxnorm):
-    """maxnorm / norm for the slices along `dim` whose p-norm is above maxnorm, else 1
-    (PyTorch adds 1e-7 to the norm, so the new norm is just under maxnorm)."""
+def _check_renorm(op, self, p, dim, maxnorm):
     if self.dim() < 2:
         raise ShapeError(f"{op}(): input needs at least 2 dimensions, got {self.dim()} "
                          f"dimensions (argument 'self')", op=op, arg="self")
@@ -374,20 +372,23 @@ def _renorm_factor(op, self, p, dim, maxnorm):
     if maxnorm < 0:
         raise ArgumentError(f"{op}(): expected maxnorm to be >= 0 but got {maxnorm} (argument "
                             f"'maxnorm')", op=op, arg="maxnorm")
-    d = wrap_dim(op, "dim", dim, self.dim())
-    norms = F.norm(self, p, [i for i in range(self.dim()) if i != d], True)
-    return F.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+    return wrap_dim(op, "dim", dim, self.dim())
 
 
 def renorm(self, p, dim, maxnorm):
-    return self * _renorm_factor("renorm", self, p, dim, maxnorm)
+    """Each slice along `dim` whose p-norm is above maxnorm scaled by maxnorm / norm
+    (PyTorch adds 1e-7 to the norm, so the new norm is just under maxnorm). Its backward
+    is derivatives.yaml's (PyTorch's renorm_backward), not this composite's."""
+    d = _check_renorm("renorm", self, p, dim, maxnorm)
+    norms = F.norm(self, p, [i for i in range(self.dim()) if i != d], True)
+    return self * F.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
 
 
 def renorm_(self, p, dim, maxnorm):
-    # The factor is computed from a clone: the norm's backward reads the values self had,
-    # which the copy_ below overwrites (a saved tensor changed in place makes backward raise).
-    before = self.clone()
-    return self.copy_(before * _renorm_factor("renorm_", before, p, dim, maxnorm))
+    # renorm of a clone: its backward reads the values self had, which the copy_ below
+    # overwrites (a saved tensor changed in place makes backward raise).
+    _check_renorm("renorm_", self, p, dim, maxnorm)
+    return self.copy_(F.renorm(self.clone(), p, dim, maxnorm))
 
 
 # ---- histograms: the counting kernels, and the bin edges they used ---------------------------

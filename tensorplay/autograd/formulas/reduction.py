@@ -272,3 +272,36 @@ def logsumexp_jvp(self_p, self_t, dim, keepdim):
         shifted = self_p
     e = shifted.exp()
     return _sum_reduced(e * self_t, dim, keepdim) / _sum_reduced(e, dim, keepdim)
+
+
+def _renorm_norms(self, p, dim):
+    """The p-norm of each slice along `dim` (keepdim), and the dims it reduced."""
+    d = wrap_dim("renorm", "dim", dim, self.dim())
+    dims = [i for i in range(self.dim()) if i != d]
+    return F.norm(self, p, dims, True), dims
+
+
+def renorm_backward(grad, self, p, dim, maxnorm):
+    """PyTorch's renorm_backward: through the slices whose norm was above maxnorm (scaled
+    by f = maxnorm / (norm + 1e-7)) grad * f minus the scale's own derivative, and grad
+    as it is elsewhere. The where comes last, so a slice whose norm is NaN (not above
+    maxnorm) passes grad through, where differentiating the forward's where would give
+    0 * NaN."""
+    norm, dims = _renorm_norms(self, p, dim)
+    along = (self.conj() * grad).sum(dims, keepdim=True)
+    nb = norm_backward(along.real if along.dtype.is_complex else along, self, p, norm, dims,
+                       True)
+    invnorm = (norm + 1e-7).reciprocal()
+    factor = invnorm * maxnorm
+    return F.where(norm > maxnorm, factor * grad - factor * invnorm * nb, grad)
+
+
+def renorm_jvp(self_p, self_t, p, dim, maxnorm):
+    """d(x * f) = t * f + x * df with df = -maxnorm / (norm + 1e-7)^2 * d norm, on the slices
+    above maxnorm; t elsewhere."""
+    norm, dims = _renorm_norms(self_p, p, dim)
+    d_norm = norm_jvp(self_p, self_t, p, norm, dims, True)
+    shifted = norm + 1e-7
+    factor = maxnorm / shifted
+    return F.where(norm > maxnorm, self_t * factor - self_p * (factor / shifted) * d_norm,
+                   self_t)
