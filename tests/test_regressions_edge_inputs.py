@@ -632,3 +632,17 @@ def test_renorm_gradient_past_a_nan_slice(inplace):
         return y, x.grad
     for got, want in zip(*raises_like_torch(run)):
         _same(got, want)
+
+
+def test_cross_saves_its_operands():
+    """PyTorch's linalg_cross saves self and other: one changed in place before backward
+    makes backward raise (the composite's rolled copies hid the change)."""
+    def run(m):
+        x = m.arange(18.0).reshape(2, 3, 3).requires_grad_(True)
+        y = m.full((2, 3, 3), 0.5, requires_grad=True)
+        out = m.linalg.cross(x, y)
+        with m.no_grad():
+            x.add_(1.5)
+        out.sum().backward()
+        return x.grad
+    raises_like_torch(run)

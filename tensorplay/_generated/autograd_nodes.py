@@ -51,10 +51,11 @@ from tensorplay._generated.functional import (
     avg_pool2d, avg_pool2d_backward, avg_pool3d, avg_pool3d_backward, col2im, convolution_backward,
     digamma, exp, exp2, fractional_max_pool2d_backward, fractional_max_pool3d_backward,
     gelu_backward, grid_sampler_2d_backward, grid_sampler_3d_backward, im2col, isfinite,
-    logical_and, logical_or, max_pool2d_with_indices_backward, max_pool3d_with_indices_backward,
-    nll_loss_backward, polygamma, silu_backward, special_i1, special_i1e, special_zeta,
-    threshold_backward, upsample_bilinear2d, upsample_bilinear2d_backward, upsample_nearest2d,
-    upsample_nearest2d_backward, view_as_complex, view_as_real, where,
+    linalg_cross, logical_and, logical_or, max_pool2d_with_indices_backward,
+    max_pool3d_with_indices_backward, nll_loss_backward, polygamma, silu_backward, special_i1,
+    special_i1e, special_zeta, threshold_backward, upsample_bilinear2d,
+    upsample_bilinear2d_backward, upsample_nearest2d, upsample_nearest2d_backward, view_as_complex,
+    view_as_real, where,
 )
 
 
@@ -7874,3 +7875,30 @@ class RenormBackward0(Node):
         if self.needs_input_grad(0):
             d_self = renorm_backward(grad, self_, p, dim, maxnorm)
         return (d_self,)
+
+
+class LinalgCrossBackward0(Node):
+    """Backward of `linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor`.
+
+    self: sum_to(linalg_cross(other.conj(), grad, dim=dim), self.sizes())
+    other: sum_to(linalg_cross(grad, self.conj(), dim=dim), other.sizes())
+    """
+
+    __slots__ = ('self_', 'other_', 'dim_', 'self_sizes', 'other_sizes')
+    SAVED = ('self_', 'other_')
+    OP = 'linalg_cross'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        dim = self.dim_
+        self_sizes = self.self_sizes
+        other_sizes = self.other_sizes
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = sum_to(linalg_cross(other.conj(), grad, dim=dim), self_sizes)
+        if self.needs_input_grad(1):
+            d_other = sum_to(linalg_cross(grad, self_.conj(), dim=dim), other_sizes)
+        return (d_self, d_other)

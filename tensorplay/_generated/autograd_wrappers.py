@@ -50,9 +50,9 @@ from tensorplay._generated.autograd_nodes import (
     IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
     IndexReduceBackward0, IndexSelectBackward0, KthvalueBackward0, LdexpBackward0, LeBackward0,
     LeakyReluBackward0, LeakyReluBackward1, LerpBackward0, LerpBackward1, LgammaBackward0,
-    LinalgCholeskyExBackward0, LinalgDetBackward0, LinalgEighBackward0, LinalgInvExBackward0,
-    LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0, LinalgLuBackward0,
-    LinalgLuFactorExBackward0, LinalgLuSolveBackward0, LinalgMatrixExpBackward0,
+    LinalgCholeskyExBackward0, LinalgCrossBackward0, LinalgDetBackward0, LinalgEighBackward0,
+    LinalgInvExBackward0, LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0,
+    LinalgLuBackward0, LinalgLuFactorExBackward0, LinalgLuSolveBackward0, LinalgMatrixExpBackward0,
     LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0,
     LinalgSolveExBackward0, LinalgSolveTriangularBackward0, LinalgSvdBackward0,
     LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0,
@@ -2546,6 +2546,20 @@ def diagonal(ks, self, offset, dim1, dim2):
     node.dim2_ = dim2
     node.self_sizes = self._impl.sizes
     result = below_autograd(ops.diagonal, ks, self, offset, dim1, dim2)
+    set_history(result, node)
+    return result
+
+
+def linalg_cross(ks, self, other, dim):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.linalg_cross, ks, self, other, dim)
+    node = LinalgCrossBackward0(self, other)
+    node.dim_ = dim
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    node.self_ = SavedVariable(self, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    node.other_ = SavedVariable(other, is_output=False) if self._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.linalg_cross, ks, self, other, dim)
     set_history(result, node)
     return result
 
@@ -5868,6 +5882,7 @@ WRAPPERS = {
     'triu_': triu_,
     'diag': diag,
     'diagonal': diagonal,
+    'linalg_cross': linalg_cross,
     'linalg_matrix_exp': linalg_matrix_exp,
     'cat': cat,
     'roll': roll,

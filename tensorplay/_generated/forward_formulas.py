@@ -29,9 +29,9 @@ from tensorplay.autograd.formulas import (
 from tensorplay._generated.functional import (
     adaptive_avg_pool2d_backward, adaptive_avg_pool3d_backward, avg_pool2d_backward,
     avg_pool3d_backward, complex, constant_pad_nd, digamma, exp, exp2, gather, gelu_backward,
-    isfinite, lerp, logical_and, logical_or, nll_loss_backward, nll_loss_forward, polygamma,
-    silu_backward, special_i1, special_i1e, special_xlog1py, special_zeta, threshold_backward,
-    view_as_complex, view_as_real, where, xlog1py, xlogy,
+    isfinite, lerp, linalg_cross, logical_and, logical_or, nll_loss_backward, nll_loss_forward,
+    polygamma, silu_backward, special_i1, special_i1e, special_xlog1py, special_zeta,
+    threshold_backward, view_as_complex, view_as_real, where, xlog1py, xlogy,
 )
 
 
@@ -957,6 +957,17 @@ def diag_tangent(self_p, diagonal, result, self_t):
 def diagonal_tangent(self_p, offset, dim1, dim2, result, self_t):
     """diagonal: result: auto_linear = call_op(ops.diagonal, self_t, offset, dim1, dim2)"""
     return call_op(ops.diagonal, self_t, offset, dim1, dim2)
+
+
+def linalg_cross_tangent(self_p, other_p, dim, result, self_t, other_t):
+    """linalg_cross: result: linalg_cross(self_t, other_p, dim=dim) + linalg_cross(self_p,
+    other_t, dim=dim)"""
+    summands = []
+    if self_t is not None:
+        summands.append(linalg_cross(self_t, other_p, dim=dim))
+    if other_t is not None:
+        summands.append(linalg_cross(self_p, other_t, dim=dim))
+    return add_terms(summands)
 
 
 def linalg_matrix_exp_tangent(self_p, result, self_t):
@@ -2508,6 +2519,7 @@ FORWARD = {
     'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:695'),
     'diag': Tangent(diag_tangent, (0,), (), 'derivatives.yaml:699'),
     'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:703'),
+    'linalg_cross': Tangent(linalg_cross_tangent, (0, 1), (), 'derivatives.yaml:1819'),
     'linalg_matrix_exp': Tangent(linalg_matrix_exp_tangent, (0,), (), 'derivatives.yaml:1088'),
     'cat': Tangent(cat_tangent, (0,), (0,), 'derivatives.yaml:707'),
     'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:711'),

@@ -489,17 +489,12 @@ def cross(self, other, dim):
         if dim is None:
             raise ShapeError(f"cross(): no dimension of size 3 in input (argument 'self' has "
                              f"shape {fmt_shape(self.shape)})", op="cross", arg="self")
-    return _cross("cross", self, other, dim)
+    _check_cross("cross", self, other, dim)
+    return F.linalg_cross(self, other, dim=dim)
 
 
-def _cross(op, self, other, dim):
-    """out_i = self_{i+1} * other_{i+2} - self_{i+2} * other_{i+1} (indices mod 3) along
-    `dim`, the batch dims broadcast: the same products and difference as PyTorch's kernel
-    (so its rounding and integer wrap-around), each operand rolled along `dim`.
-
-    A composite rather than a kernel with a derivatives.yaml formula: roll, mul and sub
-    already run (and differentiate) on every device and dtype, and a broadcast operand's
-    gradient is summed back to its shape by mul's own backward."""
+def _check_cross(op, self, other, dim):
+    """The operands' checks, in the caller's name; the dim wrapped."""
     if self.dim() != other.dim():
         raise ShapeError(f"{op}(): inputs must have the same number of dimensions, but "
                          f"'self' is {self.dim()}-D and 'other' is {other.dim()}-D",
@@ -519,6 +514,16 @@ def _cross(op, self, other, dim):
         raise DTypeError(f"{op}(): not implemented for 'bool' (argument 'self')", op=op,
                          arg="self")
     broadcast(op, [("self", tuple(self.shape)), ("other", tuple(other.shape))])
+    return d
+
+
+def _cross(op, self, other, dim):
+    """out_i = self_{i+1} * other_{i+2} - self_{i+2} * other_{i+1} (indices mod 3) along
+    `dim`, the batch dims broadcast: the same products and difference as PyTorch's kernel
+    (so its rounding and integer wrap-around), each operand rolled along `dim`. roll, mul
+    and sub run on every device and dtype; the gradient is derivatives.yaml's (PyTorch's
+    formula, which saves the operands themselves, not their rolled copies)."""
+    d = _check_cross(op, self, other, dim)
     a1, a2 = self.roll(-1, d), self.roll(-2, d)       # a1[i] = self[i+1], a2[i] = self[i+2]
     b1, b2 = other.roll(-1, d), other.roll(-2, d)
     return a1 * b2 - a2 * b1
