@@ -646,3 +646,15 @@ def test_cross_saves_its_operands():
         out.sum().backward()
         return x.grad
     raises_like_torch(run)
+
+
+def test_cholesky_solve_saves_its_right_hand_side():
+    def run(m):
+        b = m.arange(12.0, dtype=m.float64).reshape(4, 3).requires_grad_(True)
+        L = (m.eye(4, dtype=m.float64) * 2).requires_grad_(True)
+        out = m.cholesky_solve(b, L)
+        with m.no_grad():
+            b.mul_(2)
+        out.sum().backward()
+        return b.grad
+    raises_like_torch(run)

@@ -5573,23 +5573,23 @@ class TriangularSolveBackward0(Node):
 class CholeskySolveBackward0(Node):
     """Backward of `cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor`.
 
-    self, input2: cholesky_solve_backward(grad, self.sizes(), input2, result, upper)
+    self, input2: cholesky_solve_backward(grad, self, input2, result, upper)
     """
 
-    __slots__ = ('input2_', 'result_', 'upper_', 'self_sizes')
-    SAVED = ('input2_', 'result_')
+    __slots__ = ('self_', 'input2_', 'result_', 'upper_')
+    SAVED = ('self_', 'input2_', 'result_')
     OP = 'cholesky_solve'
 
     def apply(self, grads):
         grad = grads[0]
+        self_ = self.self_.unpack(self)
         input2 = self.input2_.unpack(self)
         result = self.result_.unpack(self)
         upper = self.upper_
-        self_sizes = self.self_sizes
         d_self = None
         d_input2 = None
         if self.needs_input_grad(0) or self.needs_input_grad(1):
-            d_self, d_input2 = cholesky_solve_backward(grad, self_sizes, input2, result, upper)
+            d_self, d_input2 = cholesky_solve_backward(grad, self_, input2, result, upper)
         return (d_self, d_input2)
 
 

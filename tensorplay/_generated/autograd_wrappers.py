@@ -4030,7 +4030,7 @@ def cholesky_solve(ks, self, input2, upper):
         return below_autograd(ops.cholesky_solve, ks, self, input2, upper)
     node = CholeskySolveBackward0(self, input2)
     node.upper_ = upper
-    node.self_sizes = self._impl.sizes
+    node.self_ = SavedVariable(self, is_output=False)
     node.input2_ = SavedVariable(input2, is_output=False)
     result = below_autograd(ops.cholesky_solve, ks, self, input2, upper)
     set_history(result, node)

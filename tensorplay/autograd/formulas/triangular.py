@@ -163,9 +163,11 @@ def triangular_solve_backward(grad_solution, grad_coefficient, b_sizes, A, X, up
 
 
 # ---- Cholesky --------------------------------------------------------------------------------
-def cholesky_solve_backward(grad, b_sizes, factor, X, upper):
+def cholesky_solve_backward(grad, b, factor, X, upper):
     """X = A^-1 b with A = L L^T: gb = A^-1 gX; with S = gb X^T + X gb^T, gL = -S L
-    (A = U^T U: gU = -U S)."""
+    (A = U^T U: gU = -U S). Only b's shape is read, but b is saved as PyTorch saves it: b
+    changed in place before backward makes backward raise, as there."""
+    b_sizes = b.shape
     gb = F.cholesky_solve(grad, factor, upper)
     common = gb.matmul(X.mT)
     common = common + common.mT
