@@ -1,0 +1,125 @@
+"""Running a compiled guard set: one cache entry per guard set.
+
+    GraphEntry   no gradient to compute: the lowered graph called on the tensors
+    JointEntry   something requires grad: the lowered forward and backward graphs
+                 (joint.py) inside one tp.autograd.Function, so `loss.backward()` runs
+                 the compiled backward
+    EagerEntry   a graph break in this guard set: the function runs eagerly
+
+Each entry keeps the state tensors its graph takes (`free`) and checks, before a call,
+that they are still where the function finds them and as they were (`valid`): a
+parameter replaced, its requires_grad flipped, a module switched between train and
+eval makes the entry stale and the function recompiles.
+"""
+from __future__ import annotations
+
+import tensorplay as tp
+from tensorplay.autograd.function import Function
+from tensorplay.compiler.outputs import build_output
+from tensorplay.compiler.reachable import slot_holds
+
+
+class Entry:
+    kind = "graph"
+
+    def __init__(self, guards, free_slots, modules):
+        self.guards = guards            # readable lines, for explain()
+        self.free_slots = free_slots    # [(tensor, container, key, requires_grad, sizes, dtype)]
+        self.free = [s[0] for s in free_slots]
+        self.modules = modules          # [(module, training)]
+        self.calls = 0
+
+    def valid(self):
+        for t, container, key, requires_grad, sizes, dtype in self.free_slots:
+            impl = t._impl
+            if impl.requires_grad is not requires_grad or impl.sizes != sizes \
+                    or impl.dtype is not dtype:
+                return False
+            if container is not None and not slot_holds(container, key, t):
+                return False
+        for m, training in self.modules:
+            if m.training is not training:
+                return False
+        return True
+
+
+class EagerEntry(Entry):
+    """A guard set with a graph break: eager from then on (see frontend.py's docstring)."""
+    kind = "eager"
+
+    def __init__(self, guards, reasons):
+        super().__init__(guards, [], [])
+        self.reasons = reasons
+
+    def run(self, fn, args, kwargs, tensors):
+        return fn(*args, **kwargs)
+
+
+class GraphEntry(Entry):
+    def __init__(self, guards, free_slots, modules, graph, compiled, spec):
+        super().__init__(guards, free_slots, modules)
+        self.graph = graph
+        self.compiled = compiled
+        self.spec = spec
+
+    def graphs(self):
+        return [("forward", self.graph, self.compiled)]
+
+    def run(self, fn, args, kwargs, tensors):
+        outs = self.compiled(*tensors, *self.free)
+        spec = self.spec
+        if spec[0] == "t":
+            return outs[spec[1]]
+        return build_output(spec, outs)
+
+
+class JointEntry(Entry):
+    kind = "joint"
+
+    def __init__(self, guards, free_slots, modules, joint, forward, backward, spec,
+                 differentiable):
+        super().__init__(guards, free_slots, modules)
+        self.joint = joint
+        self.forward = forward                  # lowered joint.forward
+        self.backward = backward                # lowered joint.backward
+        self.spec = spec
+        self.non_differentiable = [j for j in range(joint.num_outputs)
+                                   if j not in differentiable]
+
+    def graphs(self):
+        return [("forward", self.joint.forward, self.forward),
+                ("backward", self.joint.backward, self.backward)]
+
+    def run(self, fn, args, kwargs, tensors):
+        outs = CompiledGraphFunction.apply(self, *tensors, *self.free)
+        return build_output(self.spec, outs)
+
+
+class CompiledGraphFunction(Function):
+    """The forward graph and the backward graph as one autograd node."""
+
+    @staticmethod
+    def forward(ctx, entry, *inputs):
+        outs = entry.forward(*inputs)
+        n = entry.joint.num_outputs
+        ctx.entry = entry
+        ctx.save_for_backward(*outs[n:])
+        user = outs[:n]
+        if entry.non_differentiable:
+            ctx.mark_non_differentiable(*[user[j] for j in entry.non_differentiable])
+        return tuple(user)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        entry = ctx.entry
+        joint = entry.joint
+        tangents = []
+        for j, (sizes, dtype, device) in zip(joint.diff_outputs, joint.output_meta):
+            g = grads[j]
+            tangents.append(g if g is not None else
+                            tp.zeros(sizes, dtype=dtype, device=device))
+        result = entry.backward(*ctx.saved_tensors, *tangents)
+        out = [None] * (1 + len(ctx.needs_input_grad) - 1)
+        for position, g in zip(joint.grad_inputs, result):
+            out[position] = g
+        return (None, *out)
