@@ -23,6 +23,7 @@ The path of a call (each step a module of this package):
                   one tp.autograd.Function
     explain.py    what was captured, for people
 """
+import tensorplay.nn  # noqa: F401  (loads tp.* first, for `import tensorplay.compiler` alone)
 from tensorplay.compiler.explain import ExplainOutput, explain
 from tensorplay.compiler.frontend import (CompiledFunction, compile, config, disable,
                                           reset)

@@ -9,7 +9,7 @@ and code generation replace it.
 """
 from __future__ import annotations
 
-from tensorplay.compiler.backends import GraphReplay
+from tensorplay.compiler.replay import GraphReplay
 
 
 def lower(graph, *, device):

@@ -115,7 +115,9 @@ class CompileCapture(CaptureMode):
             spec = rule(*args)
         except Exception:      # the op raises its own error when it runs
             return
-        specs = spec if isinstance(spec, tuple) else (spec,)
+        # (DataDependent is a named tuple itself; a multi-output op's spec is a tuple)
+        specs = (spec,) if isinstance(spec, DataDependent) or not isinstance(spec, tuple) \
+            else spec
         for s in specs:
             if isinstance(s, DataDependent):
                 self.graph_break(f"{func.name}: {s.what} depends on the values of "
