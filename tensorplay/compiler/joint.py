@@ -38,6 +38,7 @@ class JointGraph:
     diff_outputs: tuple        # positions of the outputs that require grad (get tangents)
     grad_inputs: tuple         # positions of the inputs that get a gradient, in order
     output_meta: tuple         # (sizes, dtype, device) of each diff output (zero tangents)
+    reaches: tuple             # per grad input: the diff outputs (their index) it reaches
 
 
 def capture_backward(tr, mode, user_tensors):
@@ -132,7 +133,22 @@ def partition(graph, n_inputs, n_forward, diff_in, diff_out, grad_values, output
     backward.constants = _constants_of(graph, backward_nodes, backward.outputs)
     grad_inputs = tuple(i for i, v in zip(diff_in, grad_values) if v is not None)
     return JointGraph(forward, backward, len(graph.outputs), tuple(diff_out), grad_inputs,
-                      tuple(output_meta))
+                      tuple(output_meta), _reaches(forward, grad_inputs, diff_out))
+
+
+def _reaches(forward, grad_inputs, diff_out):
+    """For each input that gets a gradient, the differentiable outputs computed from it:
+    when none of those gets a gradient in a backward pass, the input's is None (eager's
+    answer), not zeros."""
+    sources = {p.name: {i} for i, p in enumerate(forward.placeholders)}
+    for node in forward.nodes:
+        found = set().union(*(sources.get(v.name, set()) for v in _values_in(node.args)))
+        for v in node.outputs:
+            if v is not None:
+                sources[v.name] = found
+    out_sources = [sources.get(forward.outputs[j].name, set())
+                   if isinstance(forward.outputs[j], Value) else set() for j in diff_out]
+    return tuple(tuple(k for k, s in enumerate(out_sources) if i in s) for i in grad_inputs)
 
 
 def _constants_of(graph, nodes, outputs):

@@ -34,7 +34,8 @@ MAX_ITEMS = 20000       # and how much it looks at in all
 class ReachableState:
     """`tensors`: id(impl) -> (tensor, container, key); `modules`: the modules found."""
 
-    def __init__(self):
+    def __init__(self, roots=()):
+        self.roots = roots          # [(object, container, key)] the walk starts from
         self.tensors = {}
         self.modules = []
         self.slots = {}          # (id(container), key) -> id(the tensor's impl) there
@@ -42,19 +43,24 @@ class ReachableState:
         self._budget = MAX_ITEMS
 
     def signature(self):
-        """What a side effect would change: which tensor each slot holds, and each
-        tensor's `.grad` (a backward run inside the function writes it)."""
-        grads = {k: id(t._impl.grad) for k, (t, _, _) in self.tensors.items()}
-        return dict(self.slots), grads
+        """What a side effect would change, walked afresh from the roots: which tensor
+        each slot holds, and each tensor's `.grad` (a backward inside the function
+        writes it)."""
+        now = _walked(self.roots)
+        grads = {k: id(t._impl.grad) for k, (t, _, _) in now.tensors.items()}
+        return now.slots, grads
 
 
 def reachable_state(fn, arguments=()):
     """The state `fn` reaches, and the state reachable from its non-tensor `arguments`
     (a module passed in, `self` of a compiled method)."""
-    state = ReachableState()
-    for root, container, key in _roots(fn):
+    return _walked(_roots(fn) + [(arguments, None, None)])
+
+
+def _walked(roots):
+    state = ReachableState(roots)
+    for root, container, key in roots:
         _walk(state, root, container, key, 0)
-    _walk(state, arguments, None, None, 0)
     return state
 
 

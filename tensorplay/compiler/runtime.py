@@ -103,6 +103,7 @@ class CompiledGraphFunction(Function):
         outs = entry.forward(*inputs)
         n = entry.joint.num_outputs
         ctx.entry = entry
+        ctx.set_materialize_grads(False)       # None: that output got no gradient
         ctx.save_for_backward(*outs[n:])
         user = outs[:n]
         if entry.non_differentiable:
@@ -113,13 +114,17 @@ class CompiledGraphFunction(Function):
     def backward(ctx, *grads):
         entry = ctx.entry
         joint = entry.joint
+        out = [None] * (len(ctx.needs_input_grad) - 1)
+        got = [grads[j] is not None for j in joint.diff_outputs]
+        if not any(got):
+            return (None, *out)
         tangents = []
         for j, (sizes, dtype, device) in zip(joint.diff_outputs, joint.output_meta):
             g = grads[j]
             tangents.append(g if g is not None else
                             tp.zeros(sizes, dtype=dtype, device=device))
         result = entry.backward(*ctx.saved_tensors, *tangents)
-        out = [None] * (1 + len(ctx.needs_input_grad) - 1)
-        for position, g in zip(joint.grad_inputs, result):
-            out[position] = g
+        for position, reaches, g in zip(joint.grad_inputs, joint.reaches, result):
+            if any(got[k] for k in reaches):   # else no gradient reached it: None
+                out[position] = g
         return (None, *out)
