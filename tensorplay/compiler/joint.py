@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import tensorplay as tp
+from tensorplay.errors import Unsupported
 from tensorplay.export.graph import Graph, Node
 from tensorplay.export.values import Value
 
@@ -59,9 +60,16 @@ def capture_backward(tr, mode, user_tensors):
         g = tp.ones_like(o.detach())
         mode.add_placeholder(f"tangent_{k}", g)
         tangents.append(g)
-    with capturing(mode):
-        grads = tp.autograd.grad(outs, [inputs[i] for i in diff_in], grad_outputs=tangents,
-                                 retain_graph=True, allow_unused=True)
+    try:
+        with capturing(mode):
+            grads = tp.autograd.grad(outs, [inputs[i] for i in diff_in],
+                                     grad_outputs=tangents, retain_graph=True,
+                                     allow_unused=True)
+    except Unsupported:
+        raise
+    except Exception as e:     # noqa: BLE001 - eager raises it at backward() instead
+        mode.graph_break(f"the backward cannot be captured ({type(e).__name__}: {e})")
+        return
     if len(mode.free) != n_inputs - len(user_tensors):
         mode.graph_break("the backward read a tensor the forward did not (a hook?)")
         return

@@ -166,8 +166,13 @@ def trace(fn, args, kwargs, tensors, names, state, *, fullgraph, want_backward):
     for name, t in zip(names, tensors):
         mode.add_placeholder(name, t)
     before = state.signature()
+    geometry = [_geometry(t) for t in tensors]
     with capturing(mode):
         result = fn(*args, **kwargs)
+    for t, g, p in zip(tensors, geometry, graph.placeholders):
+        if _geometry(t) != g and not _written_by_a_node(graph, p.name):
+            mode.graph_break(f"input '{p.name}' changed its size or strides outside the "
+                             f"dispatcher (resize_?): the graph cannot replay it")
     flat, spec = flatten_output(result)
     graph.outputs = [mode.output_of(t) for t in flat]
     tr = Trace(graph, mode.free, result, flat, spec, mode.breaks)
@@ -182,6 +187,24 @@ def trace(fn, args, kwargs, tensors, names, state, *, fullgraph, want_backward):
                          "function is not captured)")
     tr.breaks = mode.breaks
     return tr
+
+
+def _geometry(t):
+    impl = t._impl
+    return (impl.sizes, impl.strides, impl.offset)
+
+
+def _written_by_a_node(graph, name):
+    """Does an in-place node write the tensor that placeholder `name` holds (following
+    the names an in-place op gives its result)?"""
+    names = {name}
+    for node in graph.nodes:
+        written = [node.args[i].name for i in node.mutated if isinstance(node.args[i], Value)]
+        if any(n in names for n in written):
+            if node.func.aliased_return and node.outputs[0] is not None:
+                names.add(node.outputs[0].name)
+            return True
+    return False
 
 
 def run_disabled(fn, args, kwargs):
