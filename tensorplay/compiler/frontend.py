@@ -79,7 +79,9 @@ def _collect(a, key, tensors):
         if type(impl) not in PLAIN_IMPLS:
             raise _NotPlain(type(impl).__name__)
         tensors.append(a)
-        key.append((impl.sizes, impl.dtype, impl._device, impl.requires_grad,
+        # `keys` names the backend (the device type), as `requires_grad` its flag; a
+        # device object hashes in Python, ten times slower
+        key.append((impl.sizes, impl.dtype, impl.keys, impl.requires_grad,
                     impl.is_contiguous or impl.strides))
     elif type(a) in VALUE_TYPES:
         key.append(type(a))
@@ -134,7 +136,15 @@ class CompiledFunction:
         tensors = []
         try:
             for a in args:
-                _collect(a, key, tensors)
+                if isinstance(a, Tensor):      # _collect's first case, written out
+                    impl = a._impl
+                    if type(impl) not in PLAIN_IMPLS:
+                        raise _NotPlain(type(impl).__name__)
+                    tensors.append(a)
+                    key.append((impl.sizes, impl.dtype, impl.keys, impl.requires_grad,
+                                impl.is_contiguous or impl.strides))
+                else:
+                    _collect(a, key, tensors)
             if kwargs:
                 for name, v in kwargs.items():
                     key.append(name)

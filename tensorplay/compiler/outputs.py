@@ -62,3 +62,28 @@ def build_output(spec, flat):
     if kind == "dict":
         return {k: build_output(s, flat) for k, s in zip(spec[1], spec[2])}
     return spec[1]
+
+
+def output_builder(spec):
+    """`build_output(spec, ·)` as one function: `lambda outs: (outs[0], outs[1])` for a
+    pair of tensors (the call of every replay: no walk of the spec)."""
+    if _plain(spec):
+        return eval(f"lambda outs: {_expression(spec)}")   # noqa: S307 - our own text
+    return lambda outs: build_output(spec, outs)
+
+
+def _plain(spec):
+    kind = spec[0]
+    if kind == "t":
+        return True
+    return kind in ("tuple", "list") and all(_plain(s) for s in spec[1])
+
+
+def _expression(spec):
+    kind = spec[0]
+    if kind == "t":
+        return f"outs[{spec[1]}]"
+    items = ", ".join(_expression(s) for s in spec[1])
+    if kind == "list":
+        return f"[{items}]"
+    return f"({items},)" if len(spec[1]) == 1 else f"({items})"

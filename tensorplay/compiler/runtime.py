@@ -13,9 +13,11 @@ eval makes the entry stale and the function recompiles.
 """
 from __future__ import annotations
 
+import types
+
 import tensorplay as tp
 from tensorplay.autograd.function import Function
-from tensorplay.compiler.outputs import build_output
+from tensorplay.compiler.outputs import output_builder
 from tensorplay.compiler.reachable import slot_holds
 
 
@@ -27,20 +29,37 @@ class Entry:
         self.free_slots = free_slots    # [(tensor, container, key, requires_grad, sizes, dtype)]
         self.free = [s[0] for s in free_slots]
         self.modules = modules          # [(module, training)]
-        self.calls = 0
+        self.guard_source, self.valid = state_guard(free_slots, modules)
 
-    def valid(self):
-        for t, container, key, requires_grad, sizes, dtype in self.free_slots:
-            impl = t._impl
-            if impl.requires_grad is not requires_grad or impl.sizes != sizes \
-                    or impl.dtype is not dtype:
-                return False
-            if container is not None and not slot_holds(container, key, t):
-                return False
-        for m, training in self.modules:
-            if m.training is not training:
-                return False
-        return True
+
+def state_guard(free_slots, modules):
+    """The check of the state an entry reads, as one generated function (torch._dynamo
+    writes its guards as code too): a loop over the slots, unpacking each, costs several
+    times more than the same tests written out. Returns (source, function)."""
+    names = {"slot_holds": slot_holds, "CellType": types.CellType}
+    tests = []
+    for i, (t, container, key, requires_grad, sizes, dtype) in enumerate(free_slots):
+        names[f"t{i}"], names[f"d{i}"] = t, dtype
+        tests.append(f"t{i}._impl.requires_grad is {requires_grad!r}")
+        tests.append(f"t{i}._impl.sizes == {sizes!r}")
+        tests.append(f"t{i}._impl.dtype is d{i}")
+        if container is None:
+            continue
+        names[f"c{i}"] = container
+        if type(container) is types.CellType:
+            tests.append(f"c{i}.cell_contents is t{i}")
+        elif isinstance(container, dict) and isinstance(key, str):
+            tests.append(f"c{i}.get({key!r}) is t{i}")
+        else:
+            names[f"k{i}"] = key
+            tests.append(f"slot_holds(c{i}, k{i}, t{i})")
+    for i, (m, training) in enumerate(modules):
+        names[f"m{i}"] = m
+        tests.append(f"m{i}.training is {training!r}")
+    body = " and\n            ".join(tests) or "True"
+    source = f"def valid():\n    return ({body})\n"
+    exec(compile(source, "<tp.compile state guard>", "exec"), names)
+    return source, names["valid"]
 
 
 class EagerEntry(Entry):
@@ -50,9 +69,14 @@ class EagerEntry(Entry):
     def __init__(self, guards, reasons):
         super().__init__(guards, [], [])
         self.reasons = reasons
+        self.valid = _always
 
     def run(self, fn, args, kwargs, tensors):
         return fn(*args, **kwargs)
+
+
+def _always():
+    return True
 
 
 class GraphEntry(Entry):
@@ -60,17 +84,13 @@ class GraphEntry(Entry):
         super().__init__(guards, free_slots, modules)
         self.graph = graph
         self.compiled = compiled
-        self.spec = spec
+        self.build = output_builder(spec)
 
     def graphs(self):
         return [("forward", self.graph, self.compiled)]
 
     def run(self, fn, args, kwargs, tensors):
-        outs = self.compiled(*tensors, *self.free)
-        spec = self.spec
-        if spec[0] == "t":
-            return outs[spec[1]]
-        return build_output(spec, outs)
+        return self.build(self.compiled(*tensors, *self.free))
 
 
 class JointEntry(Entry):
@@ -82,7 +102,7 @@ class JointEntry(Entry):
         self.joint = joint
         self.forward = forward                  # lowered joint.forward
         self.backward = backward                # lowered joint.backward
-        self.spec = spec
+        self.build = output_builder(spec)
         self.non_differentiable = [j for j in range(joint.num_outputs)
                                    if j not in differentiable]
 
@@ -91,8 +111,7 @@ class JointEntry(Entry):
                 ("backward", self.joint.backward, self.backward)]
 
     def run(self, fn, args, kwargs, tensors):
-        outs = CompiledGraphFunction.apply(self, *tensors, *self.free)
-        return build_output(self.spec, outs)
+        return self.build(CompiledGraphFunction.apply(self, *tensors, *self.free))
 
 
 class CompiledGraphFunction(Function):
