@@ -435,3 +435,66 @@ def test_lstm_cell_loop_equals_eager_forward_and_backward():
         loop(xs, h0, c0).sum().backward()
     assert all(close(a, p.grad, 1e-5) for a, p in zip(compiled_grads, cell.parameters()))
     assert g.compiles == 2          # no_grad, then grad mode
+
+
+# ---- state, modes, nesting --------------------------------------------------------------------
+W = tp.randn(3)
+
+
+def test_a_global_tensor_is_read_live_and_named_in_the_guards():
+    def f(x):
+        return x * W
+
+    g = tp.compile(f)
+    x = tp.randn(3)
+    g(x)
+    W.add_(1.0)
+    assert close(g(x), x * W)
+    out = g.explain()
+    assert any(line.startswith("W: the same tensor") for line in out.out_guards[0])
+    assert "l_W" in out.graphs[0].python_code()
+    assert "t0._impl.requires_grad is False" in out.guard_code[0]
+
+
+def test_under_autocast_the_replay_casts_once():
+    def f(x, w):
+        return (x @ w).relu().sum(-1)
+
+    g = tp.compile(f)
+    x, w = tp.randn(3, 4), tp.randn(4, 5, requires_grad=True)
+    with tp.autocast("cpu"):
+        for _ in range(2):
+            got, expected = g(x, w), f(x, w)
+            assert got.dtype is tp.bfloat16 and tp.equal(got, expected)
+            gw, = tp.autograd.grad(got.float().sum(), [w])
+            ew, = tp.autograd.grad(expected.float().sum(), [w])
+            assert close(gw, ew)
+    g(x, w)                                       # autocast off: another guard set
+    assert g.compiles == 2
+
+
+def test_a_compiled_function_called_inside_another_is_inlined():
+    inner = tp.compile(lambda x: x.exp() + 1)
+    outer = tp.compile(lambda x: inner(x) * 2)
+    x = tp.randn(3)
+    assert close(outer(x), (x.exp() + 1) * 2) and close(outer(x), (x.exp() + 1) * 2)
+    assert inner.compiles == 0
+    assert outer.explain().ops_per_graph[0] == ["exp", "add.Tensor", "mul.Tensor"]
+
+
+def test_the_default_backend_lowers_every_graph():
+    from tensorplay.compiler import lowering
+    calls = []
+    real = lowering.lower
+
+    def spy(graph, *, device):
+        calls.append((len(graph.placeholders), str(device)))
+        return real(graph, device=device)
+
+    lowering.lower = spy
+    try:
+        f = tp.compile(mlp_fn)
+        f(tp.randn(3, 4), tp.randn(4, 5, requires_grad=True), tp.randn(5))
+    finally:
+        lowering.lower = real
+    assert calls == [(3, "cpu"), (3, "cpu")]    # forward; x and tanh saved + one tangent

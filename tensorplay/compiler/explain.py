@@ -22,15 +22,18 @@ class BreakReason:
 class ExplainOutput:
     """`graphs` (the captured graphs, forward and backward), `graph_count`,
     `graph_break_count`, `break_reasons`, `op_count`, `ops_per_graph`, `out_guards`
-    (the guard lines of each guard set), `kernels` (per graph, the lowering's (kernel,
-    [fused ops])), `compile_times`."""
+    (the guard lines of each guard set), `guard_code` (the generated check of the state
+    each guard set reads), `kernels` (per graph, the lowering's (kernel, [fused ops])),
+    `compile_times`."""
 
     def __init__(self, compiled):
         self.entries = list(compiled.entries)
         self.graphs, self.kernels, self.sources = [], [], []
         self.break_reasons, self.out_guards, self.compile_times = [], [], []
+        self.guard_code = []      # per guard set: the generated check of its state
         for i, entry in enumerate(self.entries):
             self.out_guards.append(list(entry.guards))
+            self.guard_code.append(entry.guard_source)
             self.compile_times.append(getattr(entry, "compile_time", 0.0))
             if entry.kind == "eager":
                 self.break_reasons += [BreakReason(r, i) for r in entry.reasons]
@@ -59,6 +62,8 @@ class ExplainOutput:
         for i, guards in enumerate(self.out_guards):
             lines.append(f"Guard set {i} ({self.entries[i].kind}):")
             lines += [f"  {g}" for g in guards]
+            if self.entries[i].free_slots or self.entries[i].modules:
+                lines += ["  " + line for line in self.guard_code[i].splitlines()]
         for i, (graph, kernels) in enumerate(zip(self.graphs, self.kernels)):
             lines.append(f"Graph {i}:")
             lines += ["  " + line for line in graph.python_code().splitlines()]

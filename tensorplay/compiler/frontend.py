@@ -307,10 +307,9 @@ def _describe_guards(names, tensors, args, kwargs):
 def _describe_state(free, state):
     lines = []
     for t in free:
-        _, container, key = state.tensors[id(t._impl)]
-        lines.append(f"state {key}: the same tensor, {_tensor_text(t)}")
-    for m in state.modules:
-        lines.append(f"{type(m).__name__}.training == {m.training}")
+        lines.append(f"{state.paths[id(t._impl)]}: the same tensor, {_tensor_text(t)}")
+    for m, path in zip(state.modules, state.module_paths):
+        lines.append(f"{path}.training == {m.training} ({type(m).__name__})")
     return lines
 
 

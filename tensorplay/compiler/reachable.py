@@ -38,7 +38,9 @@ class ReachableState:
         self.roots = roots          # [(object, container, key)] the walk starts from
         self.tensors = {}
         self.modules = []
+        self.module_paths = []   # where each module was found
         self.slots = {}          # (id(container), key) -> id(the tensor's impl) there
+        self.paths = {}          # id(impl) -> where the walk found it ("self.fc1.weight")
         self._seen = set()
         self._budget = MAX_ITEMS
 
@@ -54,13 +56,13 @@ class ReachableState:
 def reachable_state(fn, arguments=()):
     """The state `fn` reaches, and the state reachable from its non-tensor `arguments`
     (a module passed in, `self` of a compiled method)."""
-    return _walked(_roots(fn) + [(arguments, None, None)])
+    return _walked(_roots(fn) + [(arguments, None, None, "args")])
 
 
 def _walked(roots):
     state = ReachableState(roots)
-    for root, container, key in roots:
-        _walk(state, root, container, key, 0)
+    for root, container, key, path in roots:
+        _walk(state, root, container, key, 0, path)
     return state
 
 
@@ -73,30 +75,30 @@ def _roots(fn):
             return
         seen_fns.add(id(f))
         if isinstance(f, types.MethodType):
-            out.append((f.__self__, None, None))
+            out.append((f.__self__, None, None, "self"))
             f = f.__func__
         if isinstance(f, Module):
-            out.append((f, None, None))
+            out.append((f, None, None, "self"))
             return
         code = getattr(f, "__code__", None)
         if code is None:
             call = getattr(type(f), "__call__", None)
             if call is not None and not isinstance(f, type):
-                out.append((f, None, None))
+                out.append((f, None, None, "self"))
             return
-        for cell in f.__closure__ or ():
+        for name, cell in zip(code.co_freevars, f.__closure__ or ()):
             try:
                 value = cell.cell_contents
             except ValueError:        # an empty cell (a name assigned later)
                 continue
-            out.append((value, cell, "cell_contents"))
+            out.append((value, cell, "cell_contents", name))
             if callable(value) and not isinstance(value, type):
                 add_function(value, depth + 1)
         glob = getattr(f, "__globals__", {})
         for name in _names(code):
             if name in glob:
                 value = glob[name]
-                out.append((value, glob, name))
+                out.append((value, glob, name, name))
                 if isinstance(value, (types.FunctionType, types.MethodType)):
                     add_function(value, depth + 1)
 
@@ -116,7 +118,7 @@ _SKIPPED = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionTyp
             str, bytes, int, float, complex, bool, type(None))
 
 
-def _walk(state, obj, container, key, depth):
+def _walk(state, obj, container, key, depth, path):
     if state._budget <= 0 or depth > MAX_DEPTH:
         return
     state._budget -= 1
@@ -126,36 +128,38 @@ def _walk(state, obj, container, key, depth):
             state.slots[(id(container), key)] = id(impl)
         if id(impl) not in state.tensors:
             state.tensors[id(impl)] = (obj, container, key)
+            state.paths[id(impl)] = path
         return
     if isinstance(obj, _SKIPPED) or id(obj) in state._seen:
         return
     state._seen.add(id(obj))
     if isinstance(obj, Module):
         state.modules.append(obj)
+        state.module_paths.append(path)
         for name, p in obj._parameters.items():
             if p is not None:
-                _walk(state, p, obj._parameters, name, depth + 1)
+                _walk(state, p, obj._parameters, name, depth + 1, f"{path}.{name}")
         for name, b in obj._buffers.items():
             if b is not None:
-                _walk(state, b, obj._buffers, name, depth + 1)
+                _walk(state, b, obj._buffers, name, depth + 1, f"{path}.{name}")
         for name, m in obj._modules.items():
             if m is not None:
-                _walk(state, m, obj._modules, name, depth + 1)
+                _walk(state, m, obj._modules, name, depth + 1, f"{path}.{name}")
         items = vars(obj)
         for name, value in items.items():
             if not name.startswith("_"):
-                _walk(state, value, items, name, depth + 1)
+                _walk(state, value, items, name, depth + 1, f"{path}.{name}")
         return
     if isinstance(obj, dict):
         for k, v in list(obj.items()):
-            _walk(state, v, obj, k, depth + 1)
+            _walk(state, v, obj, k, depth + 1, f"{path}[{k!r}]")
     elif isinstance(obj, (list, tuple)):
         for i, v in enumerate(obj):
-            _walk(state, v, obj, i, depth + 1)
+            _walk(state, v, obj, i, depth + 1, f"{path}[{i}]")
     elif _is_plain_object(obj):
         items = vars(obj)
         for name, value in items.items():
-            _walk(state, value, items, name, depth + 1)
+            _walk(state, value, items, name, depth + 1, f"{path}.{name}")
 
 
 def _is_plain_object(obj):

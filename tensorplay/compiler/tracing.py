@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 
 from tensorplay import _capture_hooks
 from tensorplay._generated.op_tags import OP_TAGS
@@ -64,8 +65,9 @@ class CompileCapture(CaptureMode):
         found = self.state.tensors.get(id(x._impl))
         if found is None:
             return super().unknown_tensor(x)
-        tensor, _, key = found
-        base = f"l_{key}" if isinstance(key, str) and key.isidentifier() else "l_state"
+        tensor = found[0]
+        # torch's names: L_self_fc1_weight for self.fc1.weight
+        base = "l_" + re.sub(r"\W+", "_", self.state.paths[id(x._impl)]).strip("_")
         value = Value(self._fresh(base), "placeholder", x.dtype, tuple(x.shape))
         self.graph.placeholders.append(value)
         self.free.append(tensor)
