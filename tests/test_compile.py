@@ -498,3 +498,23 @@ def test_the_default_backend_lowers_every_graph():
     finally:
         lowering.lower = real
     assert calls == [(3, "cpu"), (3, "cpu")]    # forward; x and tanh saved + one tangent
+
+
+def test_a_whole_training_step_with_backward_inside_runs_eagerly_and_correctly():
+    def step(model, opt, x):
+        opt.zero_grad()
+        loss = model(x).square().mean()
+        loss.backward()
+        opt.step()
+        return loss
+
+    model = nn.Linear(4, 2)
+    reference = copy.deepcopy(model)
+    opt = tp.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    ref_opt = tp.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+    compiled = tp.compile(step)
+    for _ in range(3):
+        x = tp.randn(3, 4)
+        assert close(compiled(model, opt, x), step(reference, ref_opt, x))
+        assert close(model.weight, reference.weight)
+    assert ".grad" in compiled.explain().break_reasons[0].reason

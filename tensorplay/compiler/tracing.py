@@ -178,15 +178,15 @@ def trace(fn, args, kwargs, tensors, names, state, *, fullgraph, want_backward):
     flat, spec = flatten_output(result)
     graph.outputs = [mode.output_of(t) for t in flat]
     tr = Trace(graph, mode.free, result, flat, spec, mode.breaks)
-    if want_backward and not mode.breaks:
-        joint.capture_backward(tr, mode, tensors)
     after = state.signature()
-    if after[0] != before[0]:
-        mode.graph_break("the function stored a tensor into Python state (an attribute, "
-                         "a list or a dict it reaches): a replay would not repeat it")
-    elif after[1] != before[1]:
+    if after[1] != before[1]:
         mode.graph_break("the function wrote a .grad (a backward inside the compiled "
                          "function is not captured)")
+    elif after[0] != before[0]:
+        mode.graph_break("the function stored a tensor into Python state (an attribute, "
+                         "a list or a dict it reaches): a replay would not repeat it")
+    if want_backward and not mode.breaks:
+        joint.capture_backward(tr, mode, tensors)
     tr.breaks = mode.breaks
     return tr
 
