@@ -179,7 +179,7 @@ def trace(fn, args, kwargs, tensors, names, state, *, fullgraph, want_backward):
     graph.outputs = [mode.output_of(t) for t in flat]
     tr = Trace(graph, mode.free, result, flat, spec, mode.breaks)
     after = state.signature()
-    if after[1] != before[1]:
+    if any(after[1].get(k, g) != g for k, g in before[1].items()):
         mode.graph_break("the function wrote a .grad (a backward inside the compiled "
                          "function is not captured)")
     elif after[0] != before[0]:
