@@ -18,10 +18,15 @@ The path of a call (each step a module of this package):
     joint.py      when something requires grad: the backward captured too (the engine
                   runs the formulas as ops), the joint graph cut into forward + backward
     backends.py   the graphs lowered (lowering.py: passes and generated code), or
-                  replayed ("eager"), or handed to a custom backend
+                  replayed (replay.py, backend="eager"), or handed to a custom backend
     runtime.py    a guard set's entry: the lowered graph, or forward + backward inside
-                  one tp.autograd.Function
+                  one tp.autograd.Function; outputs.py rebuilds the function's result
     explain.py    what was captured, for people
+    module.py     tp.compile(module): OptimizedModule
+
+Sizes are always specialised: `dynamic=True` is accepted and a new size is a new guard
+set (the export capture's symbolic sizes, tensorplay/export/dynamic.py, would have to
+run the function three times, repeating its side effects).
 """
 import tensorplay.nn  # noqa: F401  (loads tp.* first, for `import tensorplay.compiler` alone)
 from tensorplay.compiler.explain import ExplainOutput, explain
