@@ -518,3 +518,21 @@ def test_a_whole_training_step_with_backward_inside_runs_eagerly_and_correctly()
         assert close(compiled(model, opt, x), step(reference, ref_opt, x))
         assert close(model.weight, reference.weight)
     assert ".grad" in compiled.explain().break_reasons[0].reason
+
+
+def test_a_result_compile_cannot_rebuild_breaks_without_running_twice():
+    calls = []
+
+    class Box:
+        def __init__(self, t):
+            self.t = t
+
+    def f(x):
+        calls.append(1)
+        return Box(x * 2)
+
+    g = tp.compile(f)
+    x = tp.randn(2)
+    assert close(g(x).t, x * 2) and close(g(x).t, x * 2)
+    assert len(calls) == 2
+    assert "returns a Box" in g.explain().break_reasons[0].reason

@@ -38,7 +38,6 @@ from tensorplay.amp.state import state as autocast_state
 from tensorplay.autograd import forward_mode
 from tensorplay.autograd.view_impl import ViewImpl
 from tensorplay.compiler import backends, runtime
-from tensorplay.compiler.outputs import Unflattenable
 from tensorplay.compiler.reachable import reachable_state
 from tensorplay.compiler.tracing import _compiling, run_disabled, trace
 from tensorplay.dispatch.tls import grad_state, local_keys
@@ -182,24 +181,14 @@ class CompiledFunction:
         self.compiles += 1
         state = reachable_state(self.fn, (args, kwargs))
         started = time.perf_counter()
-        try:
-            tr = trace(self.fn, args, kwargs, tensors, names, state,
-                       fullgraph=self.fullgraph, want_backward=grad_state.enabled)
-        except Unflattenable as e:
-            tr = None
-            reason = f"the function returns a {e} (only tensors, tuples, lists, dicts " \
-                     f"and Python numbers can be rebuilt)"
-            entry = runtime.EagerEntry(guards, [reason])
-            log.info("graph break in %s: %s", _name(self.fn), reason)
-            result = self.fn(*args, **kwargs)
-        if tr is not None:
-            guards = guards + _describe_state(tr.free, state)
-            result = tr.result
-            entry = self._entry(tr, guards, tensors, state)
+        tr = trace(self.fn, args, kwargs, tensors, names, state, fullgraph=self.fullgraph,
+                   want_backward=grad_state.enabled)
+        guards = guards + _describe_state(tr.free, state)
+        entry = self._entry(tr, guards, tensors, state)
         entry.compile_time = time.perf_counter() - started
         self.cache[key] = entry
         self.entries.append(entry)
-        return result
+        return tr.result
 
     def _entry(self, tr, guards, tensors, state):
         if tr.breaks:

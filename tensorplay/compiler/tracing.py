@@ -161,7 +161,7 @@ def trace(fn, args, kwargs, tensors, names, state, *, fullgraph, want_backward):
     (named `names`), `state` its reachable state. With `want_backward`, the joint graph
     is captured too (joint.py)."""
     from tensorplay.compiler import joint
-    from tensorplay.compiler.outputs import flatten_output
+    from tensorplay.compiler.outputs import Unflattenable, flatten_output
 
     graph = Graph()
     mode = CompileCapture(graph, state, fullgraph)
@@ -175,7 +175,12 @@ def trace(fn, args, kwargs, tensors, names, state, *, fullgraph, want_backward):
         if _geometry(t) != g and not _written_by_a_node(graph, p.name):
             mode.graph_break(f"input '{p.name}' changed its size or strides outside the "
                              f"dispatcher (resize_?): the graph cannot replay it")
-    flat, spec = flatten_output(result)
+    try:
+        flat, spec = flatten_output(result)
+    except Unflattenable as e:
+        mode.graph_break(f"the function returns a {e} (only tensors, tuples, lists, dicts "
+                         f"and Python numbers can be rebuilt)")
+        flat, spec = [], ("c", None)
     graph.outputs = [mode.output_of(t) for t in flat]
     tr = Trace(graph, mode.free, result, flat, spec, mode.breaks)
     after = state.signature()
