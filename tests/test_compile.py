@@ -108,6 +108,16 @@ def test_compiled_module_wraps_the_original():
     assert "linear" in compiled.source()
 
 
+def test_a_copy_of_a_compiled_module_runs_its_own_parameters():
+    compiled = tp.compile(MLP())
+    x = tp.randn(2, 8)
+    compiled(x)
+    twin = copy.deepcopy(compiled)
+    with tp.no_grad():
+        twin._orig_mod.fc2.bias.add_(1.0)
+        assert close(twin(x), twin._orig_mod(x)) and close(twin(x), compiled(x) + 1.0)
+
+
 def test_module_compile_in_place_keeps_the_state_dict():
     model = MLP()
     reference = copy.deepcopy(model)

@@ -26,6 +26,7 @@ set runs eagerly, with one logged warning.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 import time
@@ -119,6 +120,12 @@ class CompiledFunction:
         self.eager_reasons = []    # why calls ran eagerly without a compile
         functools.update_wrapper(self, fn, updated=())
         _all_compiled.add(self)
+
+    def __deepcopy__(self, memo):
+        """A copy compiles afresh (its graphs would read the original's state)."""
+        return CompiledFunction(copy.deepcopy(self.fn, memo), fullgraph=self.fullgraph,
+                                dynamic=self.dynamic, backend=self.backend, mode=self.mode,
+                                options=self.options or None)
 
     def __get__(self, instance, owner=None):
         """A compiled method: bound to its instance like a function."""

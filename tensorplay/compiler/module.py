@@ -26,7 +26,10 @@ class OptimizedModule(Module):
         try:
             return super().__getattr__(name)
         except AttributeError:
-            return getattr(self._modules["_orig_mod"], name)
+            modules = self.__dict__.get("_modules")
+            if modules is None or "_orig_mod" not in modules:   # a copy being made
+                raise
+            return getattr(modules["_orig_mod"], name)
 
     def _get_name(self):
         return f"OptimizedModule[{self._modules['_orig_mod']._get_name()}]"
