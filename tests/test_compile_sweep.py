@@ -50,9 +50,13 @@ def _params():
 
 
 def _fresh(sample):
-    """A copy of the sample's tensors (an op may write into its input), same leaves."""
+    """A copy of the sample's tensors (an op may write into its input): the whole
+    storage copied and viewed as the tensor was (as_strided reaches past the view)."""
     def copy(t):
-        c = t.detach().clone()
+        with tp.no_grad():
+            n = t.untyped_storage().nbytes // t.element_size()
+            whole = t.detach().as_strided((n,), (1,), 0).clone()
+            c = whole.as_strided(tuple(t.shape), t.stride(), t.storage_offset())
         return c.requires_grad_() if t.requires_grad else c
     return sample.map_tensors(copy)
 
@@ -101,7 +105,12 @@ def _run(op, device, dtype, samples):
 
     for k, sample in enumerate(samples):
         compiled = tp.compile(call)
-        expected = _call(op, _fresh(sample), call, k)
+        try:
+            expected = _call(op, _fresh(sample), call, k)
+        except tp.errors.TensorPlayError as e:     # (sum(int, dtype=...) with grad)
+            with pytest.raises(type(e)):
+                _call(op, _fresh(sample), compiled, k)
+            continue
         _call(op, _fresh(sample), compiled, k)                 # capture
         s = _fresh(sample)
         got = _call(op, s, compiled, k)                        # replay
