@@ -71,6 +71,7 @@ def test_decorator_forms_give_eagers_values():
     assert called.__name__ == "mlp_fn"
     assert tp.compile(mlp_fn, disable=True) is mlp_fn
     assert tp.compile is tp.compiler.compile
+    assert tp.compiler.list_backends() == ["default", "eager"]
 
 
 def test_bad_arguments_are_typed_errors():
@@ -464,6 +465,17 @@ def test_a_global_tensor_is_read_live_and_named_in_the_guards():
     assert any(line.startswith("W: the same tensor") for line in out.out_guards[0])
     assert "l_W" in out.graphs[0].python_code()
     assert "t0._impl.requires_grad is False" in out.guard_code[0]
+
+
+def test_state_reached_through_a_partial_is_read_live():
+    import functools
+
+    w = tp.randn(3)
+    g = tp.compile(functools.partial(lambda x, w: x * w, w=w))
+    x = tp.randn(3)
+    g(x)
+    w.mul_(3.0)
+    assert close(g(x), x * w)
 
 
 def test_under_autocast_the_replay_casts_once():

@@ -29,6 +29,7 @@ set (the export capture's symbolic sizes, tensorplay/export/dynamic.py, would ha
 run the function three times, repeating its side effects).
 """
 import tensorplay.nn  # noqa: F401  (loads tp.* first, for `import tensorplay.compiler` alone)
+from tensorplay.compiler.backends import list_backends
 from tensorplay.compiler.explain import ExplainOutput, explain
 from tensorplay.compiler.frontend import (CompiledFunction, compile, config, disable,
                                           reset)
@@ -37,4 +38,5 @@ from tensorplay.compiler.tracing import is_compiling
 from tensorplay.errors import Unsupported
 
 __all__ = ["compile", "reset", "disable", "is_compiling", "explain", "ExplainOutput",
+           "list_backends",
            "CompiledFunction", "OptimizedModule", "Unsupported", "config"]

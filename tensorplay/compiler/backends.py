@@ -35,6 +35,11 @@ class CustomBackend:
 BACKENDS = ("default", "eager")
 
 
+def list_backends(exclude_tags=()):
+    """The backends' names (torch.compiler.list_backends)."""
+    return list(BACKENDS)
+
+
 def check_backend(backend):
     if callable(backend) or backend in BACKENDS:
         return backend

@@ -22,6 +22,7 @@ stored a tensor somewhere (`self.h = h`): a side effect a replay would not repea
 """
 from __future__ import annotations
 
+import functools
 import types
 
 from tensorplay._tensor import Tensor
@@ -79,6 +80,11 @@ def _roots(fn):
             f = f.__func__
         if isinstance(f, Module):
             out.append((f, None, None, "self"))
+            return
+        if isinstance(f, functools.partial):
+            out.append((f.args, None, None, "partial.args"))
+            out.append((f.keywords, None, None, "partial.keywords"))
+            add_function(f.func, depth + 1)
             return
         code = getattr(f, "__code__", None)
         if code is None:
