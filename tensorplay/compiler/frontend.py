@@ -5,13 +5,14 @@ A call builds its *guard key*, a tuple of everything a captured graph assumed:
 
     the thread's dispatch masks (grad mode, inference mode, autocast keys, vmap/modes),
     the default dtype (and autocast's dtypes while autocast is on), then per argument:
-    a tensor's sizes, dtype, device, requires_grad and layout (contiguous, or its
-    strides), the structure of lists / tuples / dicts, and every other value itself
-    (an int, a float, a flag, an object by identity)
+    a tensor's sizes, dtype, key set (its device type), requires_grad and layout
+    (contiguous, or its strides), the structure of lists / tuples / dicts, and every
+    other value itself (an int, a float, a flag, an object by identity)
 
 and looks it up in a dict, one per compiled function: a hit runs that guard set's entry
-(runtime.py) once it has checked the state it reads (parameters still in place, same
-requires_grad, modules in the same train/eval mode). A miss captures (tracing.py),
+(runtime.py) once its generated state guard has checked the state the graph reads
+(parameters still in their slots, same requires_grad, modules in the same train/eval
+mode). About a microsecond per tensor argument, and less per lifted parameter. A miss captures (tracing.py),
 lowers (backends.py) and stores a new entry. The first call of a guard set returns the
 capture run's own result, which is eager's (the capture runs the function for real).
 
