@@ -478,6 +478,52 @@ def test_state_reached_through_a_partial_is_read_live():
     assert close(g(x), x * w)
 
 
+SCALE = 2.0
+
+
+def test_python_values_the_function_reaches_are_guarded():
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = 3.0
+
+        def forward(self, x):
+            return x * self.scale * SCALE
+
+    global SCALE
+    model = Scaled()
+    g = tp.compile(model)
+    x = tp.randn(3)
+    assert close(g(x), x * 6.0)
+    model.scale = 5.0                       # an attribute
+    assert close(g(x), x * 10.0)
+    SCALE = 1.0                             # a global the code names
+    try:
+        assert close(g(x), x * 5.0)
+    finally:
+        SCALE = 2.0
+    assert g._compiled.compiles == 3
+    assert "self.scale == 3.0" in g.explain().out_guards[0]
+
+
+def test_changing_a_python_value_inside_is_a_side_effect_break():
+    class Counter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            return x + 1
+
+    model = Counter()
+    g = tp.compile(model)
+    for _ in range(3):
+        g(tp.randn(2))
+    assert model.calls == 3
+    assert "changed a Python value" in g.explain().break_reasons[0].reason
+
+
 def test_under_autocast_the_replay_casts_once():
     def f(x, w):
         return (x @ w).relu().sum(-1)

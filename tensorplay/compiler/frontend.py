@@ -207,6 +207,7 @@ class CompiledFunction:
             impl = t._impl
             free_slots.append((t, container, key, impl.requires_grad, impl.sizes, impl.dtype))
         modules = [(m, m.training) for m in state.modules]
+        values = [(c, k, v) for c, k, v, _ in state.values if k != "training"]
         example = list(tensors) + list(tr.free)
         device = example[0].device if example else "cpu"
         if tr.joint is not None:
@@ -214,10 +215,11 @@ class CompiledFunction:
             forward = backends.lower_with(self.backend, joint.forward, example, device)
             backward = backends.lower_with(self.backend, joint.backward,
                                            _backward_examples(joint, device), device)
-            return runtime.JointEntry(guards, free_slots, modules, joint, forward, backward,
-                                      tr.spec, set(joint.diff_outputs))
+            return runtime.JointEntry(guards, free_slots, modules, values, joint, forward,
+                                      backward, tr.spec, set(joint.diff_outputs))
         compiled = backends.lower_with(self.backend, tr.graph, example, device)
-        return runtime.GraphEntry(guards, free_slots, modules, tr.graph, compiled, tr.spec)
+        return runtime.GraphEntry(guards, free_slots, modules, values, tr.graph, compiled,
+                                  tr.spec)
 
     # ---- reading -------------------------------------------------------------------
     def explain(self):
@@ -307,6 +309,9 @@ def _describe_state(free, state):
         lines.append(f"{state.paths[id(t._impl)]}: the same tensor, {_tensor_text(t)}")
     for m, path in zip(state.modules, state.module_paths):
         lines.append(f"{path}.training == {m.training} ({type(m).__name__})")
+    for _, key, value, path in state.values:
+        if key != "training":
+            lines.append(f"{path} == {value!r}")
     return lines
 
 

@@ -18,7 +18,10 @@ missed: a helper in another file that reads its own global tensor sees it frozen
 Each tensor comes with its *slot*, (container, key), so that a guard can check cheaply
 that the slot still holds the same tensor (`model.fc.weight = nn.Parameter(...)`
 recompiles). The same walk, run again after the capture, tells whether the function
-stored a tensor somewhere (`self.h = h`): a side effect a replay would not repeat.
+stored a tensor somewhere (`self.h = h`) or changed a number it reaches
+(`self.calls += 1`): side effects a replay would not repeat. The numbers, flags and
+strings the walk finds in dicts and cells (a module's attributes, a global flag the
+code names) are guarded by value: a change recompiles.
 """
 from __future__ import annotations
 
@@ -42,6 +45,9 @@ class ReachableState:
         self.module_paths = []   # where each module was found
         self.slots = {}          # (id(container), key) -> id(the tensor's impl) there
         self.paths = {}          # id(impl) -> where the walk found it ("self.fc1.weight")
+        # the Python numbers, flags and strings found in a dict or a cell (a module's
+        # `self.scale`, a global flag): [(container, key, value, path)], guarded by value
+        self.values = []
         self._seen = set()
         self._budget = MAX_ITEMS
 
@@ -51,7 +57,8 @@ class ReachableState:
         writes it)."""
         now = _walked(self.roots)
         grads = {k: id(t._impl.grad) for k, (t, _, _) in now.tensors.items()}
-        return now.slots, grads
+        values = {(id(c), k): (type(v), v) for c, k, v, _ in now.values}
+        return now.slots, grads, values
 
 
 def reachable_state(fn, arguments=()):
@@ -80,6 +87,7 @@ def _roots(fn):
             f = f.__func__
         if isinstance(f, Module):
             out.append((f, None, None, "self"))
+            add_function(type(f).forward, depth + 1)    # the globals forward names
             return
         if isinstance(f, functools.partial):
             out.append((f.args, None, None, "partial.args"))
@@ -91,6 +99,7 @@ def _roots(fn):
             call = getattr(type(f), "__call__", None)
             if call is not None and not isinstance(f, type):
                 out.append((f, None, None, "self"))
+                add_function(call, depth + 1)
             return
         for name, cell in zip(code.co_freevars, f.__closure__ or ()):
             try:
@@ -120,6 +129,7 @@ def _names(code):
     return names
 
 
+VALUES = (int, float, bool, str)     # guarded by value where the walk finds them
 _SKIPPED = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
             str, bytes, int, float, complex, bool, type(None))
 
@@ -135,6 +145,10 @@ def _walk(state, obj, container, key, depth, path):
         if id(impl) not in state.tensors:
             state.tensors[id(impl)] = (obj, container, key)
             state.paths[id(impl)] = path
+        return
+    if type(obj) in VALUES:
+        if isinstance(container, dict) or type(container) is types.CellType:
+            state.values.append((container, key, obj, path))
         return
     if isinstance(obj, _SKIPPED) or id(obj) in state._seen:
         return

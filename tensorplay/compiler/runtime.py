@@ -24,15 +24,16 @@ from tensorplay.compiler.reachable import slot_holds
 class Entry:
     kind = "graph"
 
-    def __init__(self, guards, free_slots, modules):
+    def __init__(self, guards, free_slots, modules, values=()):
         self.guards = guards            # readable lines, for explain()
         self.free_slots = free_slots    # [(tensor, container, key, requires_grad, sizes, dtype)]
         self.free = [s[0] for s in free_slots]
         self.modules = modules          # [(module, training)]
-        self.guard_source, self.valid = state_guard(free_slots, modules)
+        self.values = values            # [(container, key, value)] Python values read
+        self.guard_source, self.valid = state_guard(free_slots, modules, values)
 
 
-def state_guard(free_slots, modules):
+def state_guard(free_slots, modules, values=()):
     """The check of the state an entry reads, as one generated function (torch._dynamo
     writes its guards as code too): a loop over the slots, unpacking each, costs several
     times more than the same tests written out. Returns (source, function)."""
@@ -56,6 +57,11 @@ def state_guard(free_slots, modules):
     for i, (m, training) in enumerate(modules):
         names[f"m{i}"] = m
         tests.append(f"m{i}.training is {training!r}")
+    for i, (container, key, value) in enumerate(values):
+        names[f"v{i}"], names[f"vk{i}"], names[f"vt{i}"] = container, key, type(value)
+        read = f"v{i}.cell_contents" if type(container) is types.CellType else \
+            f"v{i}.get(vk{i})"
+        tests.append(f"type({read}) is vt{i} and {read} == {value!r}")
     body = " and\n            ".join(tests) or "True"
     source = f"def valid():\n    return ({body})\n"
     exec(compile(source, "<tp.compile state guard>", "exec"), names)
@@ -80,8 +86,8 @@ def _always():
 
 
 class GraphEntry(Entry):
-    def __init__(self, guards, free_slots, modules, graph, compiled, spec):
-        super().__init__(guards, free_slots, modules)
+    def __init__(self, guards, free_slots, modules, values, graph, compiled, spec):
+        super().__init__(guards, free_slots, modules, values)
         self.graph = graph
         self.compiled = compiled
         self.build = output_builder(spec)
@@ -96,9 +102,9 @@ class GraphEntry(Entry):
 class JointEntry(Entry):
     kind = "joint"
 
-    def __init__(self, guards, free_slots, modules, joint, forward, backward, spec,
+    def __init__(self, guards, free_slots, modules, values, joint, forward, backward, spec,
                  differentiable):
-        super().__init__(guards, free_slots, modules)
+        super().__init__(guards, free_slots, modules, values)
         self.joint = joint
         self.forward = forward                  # lowered joint.forward
         self.backward = backward                # lowered joint.backward

@@ -190,6 +190,9 @@ def trace(fn, args, kwargs, tensors, names, state, *, fullgraph, want_backward):
     elif after[0] != before[0]:
         mode.graph_break("the function stored a tensor into Python state (an attribute, "
                          "a list or a dict it reaches): a replay would not repeat it")
+    elif after[2] != before[2]:
+        mode.graph_break("the function changed a Python value it reaches (an attribute, "
+                         "a global): a replay would not repeat it")
     if want_backward and not mode.breaks:
         joint.capture_backward(tr, mode, tensors)
     tr.breaks = mode.breaks
