@@ -604,3 +604,13 @@ def test_a_result_compile_cannot_rebuild_breaks_without_running_twice():
     assert close(g(x).t, x * 2) and close(g(x).t, x * 2)
     assert len(calls) == 2
     assert "returns a Box" in g.explain().break_reasons[0].reason
+
+
+LIMIT, MISSING = float("inf"), float("nan")
+
+
+def test_value_guards_hold_inf_and_nan():
+    g = tp.compile(lambda x: x.clamp(max=LIMIT) if MISSING != MISSING else x)
+    x = tp.randn(3)
+    assert close(g(x), x) and close(g(x), x)
+    assert g.compiles == 1

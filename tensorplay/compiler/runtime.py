@@ -59,9 +59,11 @@ def state_guard(free_slots, modules, values=()):
         tests.append(f"m{i}.training is {training!r}")
     for i, (container, key, value) in enumerate(values):
         names[f"v{i}"], names[f"vk{i}"], names[f"vt{i}"] = container, key, type(value)
+        names[f"vv{i}"] = value           # by name: repr(inf) is not Python
         read = f"v{i}.cell_contents" if type(container) is types.CellType else \
             f"v{i}.get(vk{i})"
-        tests.append(f"type({read}) is vt{i} and {read} == {value!r}")
+        same = f"{read} != {read}" if value != value else f"{read} == vv{i}"   # nan
+        tests.append(f"type({read}) is vt{i} and {same}")
     body = " and\n            ".join(tests) or "True"
     source = f"def valid():\n    return ({body})\n"
     exec(compile(source, "<tp.compile state guard>", "exec"), names)
