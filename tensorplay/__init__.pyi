@@ -13,3 +13,5 @@ __version__: str
 from tensorplay import amp as amp, cpu as cpu
 from tensorplay import backends as backends, onnx as onnx, serialization as serialization
 from tensorplay import export as export
+from tensorplay import compiler as compiler
+from tensorplay.compiler import compile as compile

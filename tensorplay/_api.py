@@ -46,6 +46,8 @@ from tensorplay.func import vmap  # noqa: F401  (tp.vmap is tp.func.vmap)
 from tensorplay import amp, cpu  # noqa: F401
 from tensorplay import backends, onnx, serialization  # noqa: F401  (torch.backends, ...)
 from tensorplay import export  # noqa: F401  (torch.export: graph capture)
+from tensorplay import compiler  # noqa: F401  (torch.compiler)
+from tensorplay.compiler.frontend import compile  # noqa: F401,A001  (torch.compile)
 from tensorplay.amp import (  # noqa: F401
     autocast, get_autocast_dtype, is_autocast_enabled, set_autocast_dtype, set_autocast_enabled,
 )

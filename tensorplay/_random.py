@@ -24,7 +24,7 @@ import os
 
 import numpy as np
 
-from tensorplay import _cuda_state
+from tensorplay import _capture_hooks, _cuda_state
 from tensorplay import _tensor_factory as factory
 
 _N = 624                      # words of mt19937 state
@@ -164,7 +164,11 @@ default_generator = Generator()
 
 
 def get(generator):
-    """The generator a random op draws from: the one given, else the default one."""
+    """The generator a random op draws from: the one given, else the default one. A
+    running graph capture hears of the draw (tensorplay/_capture_hooks.py): a creation
+    function is not dispatched, so its numbers would otherwise be frozen in the graph."""
+    if _capture_hooks.observer is not None:
+        _capture_hooks.random_draw("a random creation function")
     return default_generator if generator is None else generator
 
 

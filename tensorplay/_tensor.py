@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from tensorplay import _removed
+from tensorplay import _capture_hooks, _removed
 from tensorplay import _dtype as dt
 from tensorplay import _tensor_factory as factory
 from tensorplay import _subclass as subclass
@@ -485,6 +485,8 @@ class Tensor(TensorMethods, TensorBase):
     # ---- conversion ---------------------------------------------------------------
     def numpy(self, *, force=False):
         impl = self._impl
+        if _capture_hooks.observer is not None:
+            _capture_hooks.values_read(self, "numpy()")
         if impl.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on a tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
@@ -496,6 +498,8 @@ class Tensor(TensorMethods, TensorBase):
         return impl.array()
 
     def __array__(self, dtype=None, copy=None):
+        if _capture_hooks.observer is not None:
+            _capture_hooks.values_read(self, "__array__()")
         arr = self.detach().cpu()._impl.array()
         return arr.astype(dtype) if dtype is not None else arr
 
@@ -516,17 +520,25 @@ class Tensor(TensorMethods, TensorBase):
         return arr.tolist()
 
     def __bool__(self):
+        if _capture_hooks.observer is not None:
+            _capture_hooks.values_read(self, "bool()")
         if self._impl.numel() != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self.item())
 
     def __float__(self):
+        if _capture_hooks.observer is not None:
+            _capture_hooks.values_read(self, "float()")
         return float(self.item())
 
     def __int__(self):
+        if _capture_hooks.observer is not None:
+            _capture_hooks.values_read(self, "int()")
         return int(self.item())
 
     def __index__(self):
+        if _capture_hooks.observer is not None:
+            _capture_hooks.values_read(self, "__index__()")
         if self._impl.dtype.is_floating_point or self._impl.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted "
                             "to an index")
@@ -654,7 +666,10 @@ class Tensor(TensorMethods, TensorBase):
 
 
 def _check_has_values(tensor, op):
-    """item() and tolist() read values; a meta tensor has only sizes and a dtype."""
+    """item() and tolist() read values; a meta tensor has only sizes and a dtype. A
+    running graph capture hears of the read (tensorplay/_capture_hooks.py)."""
+    if _capture_hooks.observer is not None:
+        _capture_hooks.values_read(tensor, f"{op}()")
     if tensor._impl.device.type == "meta":
         raise DataDependentError(f"{op}(): argument 'self' is a meta tensor, which has no "
                                  f"values to read", op=op, arg="self")

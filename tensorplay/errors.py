@@ -94,3 +94,8 @@ class AllocationError(TensorPlayError, MemoryError):
 class DerivativeNotImplementedError(AutogradError, NotImplementedError):
     """backward() reached an op whose derivative is not implemented (derivatives.yaml's
     `not_implemented(...)`; PyTorch: "derivative for aten::scatter is not implemented")."""
+
+
+class Unsupported(TensorPlayError):
+    """tp.compile(fullgraph=True) met a graph break (torch._dynamo.exc.Unsupported): the
+    message names the reason (`.item()` reads a value into Python, a random op, ...)."""

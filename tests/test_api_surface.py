@@ -61,7 +61,7 @@ SKIPPED = [
     (r".*Storage|StorageBase|storage|storage_type|is_storage|untyped_storage|is_shared|"
      r"share_memory_|is_pinned|pin_memory|record_stream|is_set_to|set_|from_file|frombuffer",
      "typed storages, shared and pinned memory"),
-    (r"torch|jit|fx|export|compile|compiler|package|hub|onnx|distributed|is_distributed|"
+    (r"torch|jit|fx|export|package|hub|onnx|distributed|is_distributed|"
      r"multiprocessing|prepare_multiprocessing_environment|futures|fork|wait|Future|monitor|"
      r"overrides|classes|ops|cpp|library|mobile_optimizer|DataParallel|parallel|"
      r"while_loop|cond|PRIVATE_OPS|import_ir_module.*|parse_ir|parse_schema|"

@@ -10,7 +10,12 @@ Tensors are told apart by their impl: a placeholder's impl (a parameter, a buffe
 user input) is known before the run, each node's results are named as they appear, and
 any other tensor an op reads is a constant of the graph (a tensor made by a creation
 function such as `tp.arange`, which is not dispatched, or one the module keeps as a
-plain attribute): its value at capture is what the graph holds.
+plain attribute): its value when the capture first sees it is what the graph holds (a
+later in-place op on it is a node of the graph). A tensor that is not known by its impl
+but shares a known tensor's memory and geometry (a saved output the autograd engine
+rebuilds as a new impl) is that tensor's value. `tp.compile` overrides
+`unknown_tensor` to lift the tensors the function reaches (parameters, closures) as
+inputs instead (tensorplay/compiler/tracing.py).
 
 Control flow that reads values (`if x.sum() > 0:`) is not captured: the graph records
 the path this run took (PyTorch's strict export raises instead).
@@ -34,6 +39,7 @@ class CaptureMode(TensorPlayDispatchMode):
     def __init__(self, graph):
         self.graph = graph
         self.values = {}          # id(impl) -> Value
+        self.by_memory = {}       # (id(storage), sizes, strides, offset, dtype) -> Value
         self.alive = []           # every tensor seen, so that no id is reused
         self.counts = Counter()   # op name -> how many results named after it so far
 
@@ -44,7 +50,9 @@ class CaptureMode(TensorPlayDispatchMode):
         return value
 
     def _bind(self, tensor, value):
-        self.values[id(tensor._impl)] = value
+        impl = tensor._impl
+        self.values[id(impl)] = value
+        self.by_memory[_memory_key(impl)] = value
         self.alive.append(tensor)
 
     def _fresh(self, base):
@@ -58,14 +66,20 @@ class CaptureMode(TensorPlayDispatchMode):
         if _is_tensor(x):
             value = self.values.get(id(x._impl))
             if value is None:
-                name = self._fresh("c_tensor_constant")
-                value = Value(name, "constant", x.dtype, tuple(x.shape))
-                self.graph.constants[name] = x
+                value = self.by_memory.get(_memory_key(x._impl))
+                if value is None:
+                    value = self.unknown_tensor(x)
                 self._bind(x, value)
             return value
         if isinstance(x, (list, tuple)):
             return type(x)(self.value_of(b) for b in x)
         return x
+
+    def unknown_tensor(self, x):
+        """A tensor the graph has not seen: a constant, frozen as it is now."""
+        name = self._fresh("c_tensor_constant")
+        self.graph.constants[name] = _frozen(x)
+        return Value(name, "constant", x.dtype, tuple(x.shape))
 
     def __tensorplay_dispatch__(self, func, types, args=(), kwargs=None):
         node_args = tuple(self.value_of(a) for a in args)
@@ -105,13 +119,19 @@ def capture(module, placeholders, call):
         out = call()
     flat = list(out) if isinstance(out, (list, tuple)) else [out]
     graph.outputs = [mode.output_of(x) for x in flat]
-    graph.constants = {k: _frozen(v) for k, v in graph.constants.items()}
     return graph, out
 
 
+def _memory_key(impl):
+    storage = getattr(impl, "storage", None)
+    if storage is None:
+        return None
+    return (id(storage), impl.sizes, impl.strides, impl.offset, impl.dtype)
+
+
 def _frozen(t):
-    """A copy of a constant as it was at capture; a Python number the op got as a 0-dim
-    tensor keeps its mark (it does not promote: `x * 0.5` stays float32)."""
+    """A copy of a constant as it is when first seen; a Python number the op got as a
+    0-dim tensor keeps its mark (it does not promote: `x * 0.5` stays float32)."""
     c = t.detach().clone()
     c._impl.wrapped_number = t._impl.wrapped_number
     return c

@@ -33,6 +33,12 @@ class Graph:
     nodes: list = field(default_factory=list)
     outputs: list = field(default_factory=list)        # Values (or Python values)
 
+    def mutated_constants(self):
+        """The names of the constants an in-place node writes: a replay must start each
+        run from the captured value, so it writes a copy."""
+        return sorted({node.args[i].name for node in self.nodes for i in node.mutated
+                       if isinstance(node.args[i], Value) and node.args[i].kind == "constant"})
+
     # ---- reading ---------------------------------------------------------------------
     def python_code(self):
         """The graph as a Python function, one line per op, shapes as comments."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import tensorplay as tp
 from tensorplay import nn
-from tensorplay.export.capture import capture
+from tensorplay.export.capture import _frozen, capture
 from tensorplay.export.dynamic import ExportError, dynamic_dims, grown, merge
 from tensorplay.export.values import SymInt, Value
 
@@ -80,11 +80,17 @@ class ExportGraphSignature:
         return f"ExportGraphSignature(\n  inputs:\n{ins}\n  outputs:\n{outs}\n)"
 
 
-def run_graph(graph, inputs):
+def run_graph(graph, inputs, mutated_constants=None):
     """Replay: each node's op called on the values it names. `inputs` are the tensors of
-    the placeholders, in order; SymInts are computed from their sizes."""
+    the placeholders, in order; SymInts are computed from their sizes. A constant that
+    a node writes in place is copied first (`mutated_constants`, the graph's
+    `mutated_constants()`: a caller that replays often passes it, computed once)."""
     env = {p.name: t for p, t in zip(graph.placeholders, inputs)}
     env.update(graph.constants)
+    if mutated_constants is None:
+        mutated_constants = graph.mutated_constants()
+    for name in mutated_constants:      # written in place: a fresh copy per run
+        env[name] = _frozen(env[name])
 
     def resolve(a):
         if isinstance(a, Value):

@@ -134,8 +134,11 @@ def make_meta_kernel(handle, rule, layout=None, overlap_check=None):
 
 
 def make_validator(handle, rule):
+    """`handle.meta_rule`: the rule on real arguments. It raises the op's error on bad
+    input; it returns the result's spec, which tp.compile's capture reads (a
+    DataDependent result size is a graph break)."""
     op = handle.name.split(".")[0]
 
     def validate(*args):
-        rule(op, args)
+        return rule(op, args)
     return validate

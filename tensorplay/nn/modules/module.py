@@ -339,6 +339,15 @@ class Module:
         fn(self)
         return self
 
+    # ---- compilation --------------------------------------------------------------
+    def compile(self, *args, **kwargs):
+        """Compile this module's forward in place (torch.nn.Module.compile): calls of
+        the module run `tp.compile(self.forward, *args, **kwargs)`; the module, its
+        state_dict keys and hooks stay as they are."""
+        import tensorplay    # tp.compile is built on the modules: read at call time
+        forward = type(self).forward.__get__(self)
+        object.__setattr__(self, "forward", tensorplay.compile(forward, *args, **kwargs))
+
     # ---- modes and gradients ------------------------------------------------------
     def train(self, mode=True):
         if not isinstance(mode, bool):
