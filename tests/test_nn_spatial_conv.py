@@ -193,12 +193,51 @@ def test_kept_columns_serve_only_their_own_input():
         np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-10)
 
 
+ROW_FORM_CASES = [
+    ((2, 3, 6, 5), (4, 3, 3, 3), dict(padding=1)),
+    ((2, 4, 5, 7), (6, 4, 3, 2), dict(padding=1, dilation=(2, 1))),
+    ((2, 3, 6, 6), (4, 3, 3, 3), {}),
+    ((2, 3, 6, 6), (4, 3, 3, 3), dict(padding=2)),
+]
+
+
+@pytest.mark.parametrize("x_shape, w_shape, kwargs", ROW_FORM_CASES)
+def test_channels_last_row_form_matches_torch(x_shape, w_shape, kwargs):
+    """A channels_last call runs the row form (rows @ W^T, NHWC in and out, no layout
+    conversion): PyTorch's values, gradients and channels_last strides."""
+    x, tx = pair(*x_shape)
+    x = x.detach().contiguous(memory_format=tp.channels_last).requires_grad_()
+    tx = tx.detach().contiguous(memory_format=torch.channels_last).requires_grad_()
+    w, tw = pair(*w_shape)
+    b, tb = pair(w_shape[0])
+    g = RNG.standard_normal(tuple(TF.conv2d(tx, tw, tb, **kwargs).shape))
+    y = None
+
+    def run():
+        nonlocal y
+        y = F.conv2d(x, w, b, **kwargs)
+        (y * tp.tensor(g)).sum().backward()
+    ran = _kernels_run(run)
+    ty = TF.conv2d(tx, tw, tb, **kwargs)
+    (ty * torch.tensor(g)).sum().backward()
+    assert ran == [("convolution", "cpu_kernels.conv.convolution_nhwc"),
+                   ("convolution_backward", "cpu_kernels.conv.convolution_backward_nhwc")]
+    assert y.stride() == ty.stride() and x.grad.stride() == tx.grad.stride()
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-10, atol=1e-10)
+    for a, ta in ((x, tx), (w, tw), (b, tb)):
+        np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
 @pytest.mark.parametrize("bad", ["input", "weight"])
-def test_non_finite_values_give_torch_gradients(bad):
+def test_non_finite_values_give_torch_gradients(bad, layout):
     """The run layout's garbage positions get zero gradients; a non-finite value they read
     (0 * inf = NaN) must not reach a real gradient, as it does not in PyTorch's."""
     x, tx = pair(2, 3, 6, 6, requires_grad=False)
     w, tw = pair(4, 3, 3, 3, requires_grad=False)
+    if layout == "channels_last":
+        x = x.contiguous(memory_format=tp.channels_last)
+        tx = tx.contiguous(memory_format=torch.channels_last)
     target = (x, tx) if bad == "input" else (w, tw)
     target[0].numpy()[0, 1, 2, 2] = np.inf        # a view: the tensor's own memory
     target[1].detach()[0, 1, 2, 2] = np.inf
