@@ -775,21 +775,33 @@ def _nhwc_rows(x, kernel, padding, dilation):
     return rows.reshape(n * length, -1), out_sizes, wp, length
 
 
+def _row_chunks(x, kernel, padding, dilation):
+    """(start, stop) of the chunks of the batch whose rows take at most CHUNK_BYTES (as the
+    per-image products' columns: rows read right after they are written)."""
+    n, _, _, c = x.shape
+    _, _, length = _nhwc_columns((1, c) + x.shape[1:3], kernel, padding, dilation)
+    image_bytes = length * _numel(kernel) * c * x.itemsize
+    step = math.ceil(n / max(1, math.ceil(n * image_bytes / CHUNK_BYTES)))
+    return [(at, min(at + step, n)) for at in range(0, n, step)]
+
+
 def _conv_rows(x, w, padding, dilation, bias=None):
     """Regular stride-1 2-D convolution in the row form: x (N, H, W, C) NHWC, w (O, C, KH,
-    KW) -> (N, OH, OW, O) NHWC (see above)."""
-    n = x.shape[0]
+    KW) -> (N, OH, OW, O) NHWC (see above), the batch in chunks."""
     c_out = w.shape[0]
-    rows, out_sizes, wp, length = _nhwc_rows(x, w.shape[2:], padding, dilation)
     wr = w.transpose(0, 2, 3, 1).reshape(c_out, -1)                    # (O, KH * KW * C)
-    r = _scratch.take("product", (n * length, c_out), np.result_type(rows, wr))
-    np.matmul(rows, wr.T, out=r)
-    r = r.reshape(n, out_sizes[0], wp, c_out)[:, :, :out_sizes[1]]
-    result = np.empty((n,) + out_sizes + (c_out,), r.dtype)
-    if bias is None:
-        np.copyto(result, r)
-    else:
-        np.add(r, bias, out=result)
+    result = None
+    for at, stop in _row_chunks(x, w.shape[2:], padding, dilation):
+        rows, out_sizes, wp, length = _nhwc_rows(x[at:stop], w.shape[2:], padding, dilation)
+        if result is None:
+            result = np.empty((x.shape[0],) + out_sizes + (c_out,), np.result_type(rows, wr))
+        r = _scratch.take("product", (rows.shape[0], c_out), result.dtype)
+        np.matmul(rows, wr.T, out=r)
+        r = r.reshape(stop - at, out_sizes[0], wp, c_out)[:, :, :out_sizes[1]]
+        if bias is None:
+            np.copyto(result[at:stop], r)
+        else:
+            np.add(r, bias, out=result[at:stop])
     return result
 
 
@@ -847,13 +859,16 @@ def convolution_backward_nhwc(grad_output, input, weight, bias_sizes, stride, pa
     n, oh, ow, c_out = g.shape
     gi = gw = gb = None
     if output_mask[1]:
-        rows, _, wp, length = _nhwc_rows(x, w.shape[2:], padding, dilation)
-        grid = _scratch.take("grid", (n, oh, wp, c_out), g.dtype)
-        grid[:, :, :ow] = g
-        grid[:, :, ow:] = 0
-        if not _finite(x):   # 0 * inf at a garbage position: rows there set to 0
-            rows.reshape(n, oh, wp, -1)[:, :, ow:] = 0
-        gr = np.matmul(grid.reshape(n * length, c_out).T, rows)       # (O, KH * KW * C)
+        finite = _finite(x)
+        gr = 0
+        for at, stop in _row_chunks(x, w.shape[2:], padding, dilation):
+            rows, _, wp, length = _nhwc_rows(x[at:stop], w.shape[2:], padding, dilation)
+            grid = _scratch.take("grid", (stop - at, oh, wp, c_out), g.dtype)
+            grid[:, :, :ow] = g[at:stop]
+            grid[:, :, ow:] = 0
+            if not finite:   # 0 * inf at a garbage position: rows there set to 0
+                rows.reshape(stop - at, oh, wp, -1)[:, :, ow:] = 0
+            gr = gr + np.matmul(grid.reshape(rows.shape[0], c_out).T, rows)   # (O, K * C)
         gw = out(gr.reshape((c_out,) + tuple(w.shape[2:]) + (w.shape[1],))
                  .transpose(0, 3, 1, 2), dtype)
     if output_mask[0]:

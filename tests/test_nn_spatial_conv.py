@@ -229,6 +229,28 @@ def test_channels_last_row_form_matches_torch(x_shape, w_shape, kwargs):
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+def test_batch_in_chunks_matches_torch(monkeypatch, layout):
+    """Columns (rows) larger than CHUNK_BYTES are made a chunk of the batch at a time (here
+    two images per chunk, one in the last): the same values and gradients."""
+    from cpu_kernels import conv
+    monkeypatch.setattr(conv, "CHUNK_BYTES", 2 * 3 * 9 * 6 * 7 * 8)
+    x, tx = pair(5, 3, 6, 6)
+    if layout == "channels_last":
+        x = x.detach().contiguous(memory_format=tp.channels_last).requires_grad_()
+        tx = tx.detach().contiguous(memory_format=torch.channels_last).requires_grad_()
+    w, tw = pair(4, 3, 3, 3)
+    b, tb = pair(4)
+    g = RNG.standard_normal((5, 4, 6, 6))
+    y = F.conv2d(x, w, b, padding=1)
+    (y * tp.tensor(g)).sum().backward()
+    ty = TF.conv2d(tx, tw, tb, padding=1)
+    (ty * torch.tensor(g)).sum().backward()
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-10, atol=1e-10)
+    for a, ta in ((x, tx), (w, tw), (b, tb)):
+        np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
 @pytest.mark.parametrize("bad", ["input", "weight"])
 def test_non_finite_values_give_torch_gradients(bad, layout):
     """The run layout's garbage positions get zero gradients; a non-finite value they read
