@@ -29,7 +29,22 @@ Two layouts of the L positions:
 
 A transposed convolution is the adjoint of the map above: multiply first, then add the
 columns back into an image (`add_windows`, col2im). The only Python loops run over
-kernel offsets (inside col2im).
+kernel offsets (inside col2im) and chunks of the batch.
+
+The kernel registry picks among these forms by shape (explain() names the one that ran):
+
+  convolution                    one wide product per group, W @ cols (G, O/G, N * L),
+                                 then the (C_out, N) result transposed to (N, C_out)
+  convolution_per_image          16+ output positions per image: one product per image
+                                 into the output's own order, the batch in chunks whose
+                                 columns fit CHUNK_BYTES; the columns kept for the backward
+  convolution_backward           one call for every gradient the mask asks for; the
+                                 weight gradient from the forward's kept columns when they
+                                 are still there, the input gradient by col2im
+  convolution_backward_transposed_input   stride 1: the input gradient as a convolution
+                                 of the gradient with the flipped weight (no col2im)
+  convolution_nhwc, convolution_backward_nhwc   channels_last: the row form, rows @ W^T
+  convolution_1x1 (+ _nhwc)      1x1 kernels: one product, no columns at all
 """
 from __future__ import annotations
 
