@@ -216,11 +216,13 @@ class _Columns:
         if self.runs:
             flat = self.padded_flat(x)
             item = flat.itemsize
-            view = np.lib.stride_tricks.as_strided(
-                flat, (groups, cg) + kernel + (n, length),
-                tuple(item * v for v in (cg * self.plane, self.plane)) +
+            # An overlapping view of the buffer (np.ndarray over it: as_strided's checks
+            # cost more than the copy of a small batch).
+            view = np.ndarray(
+                (groups, cg) + kernel + (n, length), flat.dtype, flat,
+                strides=tuple(item * v for v in (cg * self.plane, self.plane)) +
                 tuple(item * d * ps for d, ps in zip(self.dilation, self.pstrides)) +
-                (item * c * self.plane, item), writeable=False)
+                (item * c * self.plane, item))
         else:
             win = windows(pad_spatial(x, self.padding), kernel, self.stride,
                           self.dilation)                                # (N, C, *O, *K)
@@ -583,13 +585,22 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
 # ---- specialised candidates: products per image ----------------------------------------
 def _positions(input, weight, stride, padding, dilation):
     """Output positions per image of a regular convolution; 0 for arguments that make
-    none (the kernel's shape rule then raises the typed error)."""
-    k = len(weight.shape) - 2
-    if k < 1 or len(input.shape) != k + 2 or not len(stride) == len(padding) == \
-            len(dilation) == k or any(s < 1 for s in stride):
+    none (the kernel's shape rule then raises the typed error). Evaluated on every
+    convolution call (the shape rules are part of the kernel registry's cache key), so
+    written out on the sizes."""
+    sizes, kernel = input._impl.sizes, weight._impl.sizes[2:]
+    k = len(kernel)
+    if k < 1 or len(sizes) != k + 2 or not len(stride) == len(padding) == len(dilation) == k:
         return 0
-    sizes = conv_output_sizes(input.shape, weight.shape, stride, padding, dilation, False, ())
-    return _numel(sizes) if all(s > 0 for s in sizes) else 0
+    total = 1
+    for i, kk, s, p, d in zip(sizes[2:], kernel, stride, padding, dilation):
+        if s < 1:
+            return 0
+        o = (i + 2 * p - d * (kk - 1) - 1) // s + 1
+        if o <= 0:
+            return 0
+        total *= o
+    return total
 
 
 # Below 16 positions an image's product is too small for BLAS to run it well: one wide
@@ -781,10 +792,9 @@ def _nhwc_rows(x, kernel, padding, dilation):
     image = flat[:n * plane].reshape(n, hp, wp, c)
     image[:, padding[0]:padding[0] + h, padding[1]:padding[1] + wd] = x
     item = flat.itemsize
-    view = np.lib.stride_tricks.as_strided(
-        flat, (n, length, kh, kw, c),
-        (item * plane, item * c, item * dilation[0] * wp * c, item * dilation[1] * c, item),
-        writeable=False)
+    view = np.ndarray((n, length, kh, kw, c), flat.dtype, flat,
+                      strides=(item * plane, item * c, item * dilation[0] * wp * c,
+                               item * dilation[1] * c, item))
     rows = _scratch.take("cols", view.shape, view.dtype)
     np.copyto(rows, view)
     return rows.reshape(n * length, -1), out_sizes, wp, length
@@ -822,9 +832,8 @@ def _conv_rows(x, w, padding, dilation, bias=None):
 
 def _is_row_form(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                  groups):
-    return (not transposed and groups == 1 and len(weight.shape) == 4
-            and all(s == 1 for s in stride) and len(padding) == len(dilation) == 2
-            and _positions(input, weight, stride, padding, dilation) >= 1)
+    return (not transposed and groups == 1 and len(stride) == 2 and stride[0] == 1
+            and stride[1] == 1 and _positions(input, weight, stride, padding, dilation) >= 1)
 
 
 ROW_FORM = ShapeRule("2-D, stride 1, groups 1", _is_row_form)
