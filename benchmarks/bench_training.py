@@ -1,11 +1,16 @@
 """Training steps end to end, against PyTorch in the same run.
 
-    python benchmarks/bench_training.py          the two ratios below, and their parts
+    python benchmarks/bench_training.py          the ratios below, and their parts
     python benchmarks/bench_training.py --full   also the default `tensorplay train` run
 
 Targets: one epoch of the digits CNN of `tensorplay train` (1,437 images, batch 32, Adam)
-within 2x PyTorch; an MLP 784-512-512-10 step on random data, batch 128 (forward,
-backward, Adam step) within 1.5x.
+within 1.25x PyTorch, its backward within 1.5x, its step within 2.5x of its GEMM floor
+(the products of its conv and linear layers timed alone in NumPy); an MLP 784-512-512-10
+step on random data, batch 128 (forward, backward, Adam step) within 1.5x. The training
+layers one at a time (the backward kernels of batch_norm, ReLU, max_pool, cross-entropy
+within 1.5x; GRU and LSTM forward + backward within 1.5x; a TransformerEncoder within
+1.3x; a ResNet basic block within 1.4x; Adam fused=True over 1M parameters within 1.5x
+of PyTorch's fused step): `--layers`, or run by default after the CNN.
 
 Threads: both libraries get BENCH_THREADS (default 1): PyTorch through set_num_threads,
 NumPy's OpenBLAS through OPENBLAS_NUM_THREADS, set before NumPy loads (as in
@@ -104,12 +109,171 @@ def bench_cnn_epoch(torch):
     report(f"digits CNN: one epoch ({len(split.train)} images, batch 32, Adam)",
            [("tp", timeit(tp_epoch, min_time=0, repeats=3)),
             ("torch", timeit(torch_epoch, min_time=0, repeats=3))],
-           ["within 2x torch"])
+           ["within 1.25x torch"])
     tp_phases = best_phases(phases_fn(tp, DigitsCNN(), tp_loader))
     torch_phases = best_phases(phases_fn(torch, torch_model, torch_loader))
     for name, ours, theirs in zip(("forward + loss", "zero_grad + backward",
                                    "optimizer step"), tp_phases, torch_phases):
-        report(f"digits CNN epoch, {name} only", [("tp", ours), ("torch", theirs)])
+        report(f"digits CNN epoch, {name} only", [("tp", ours), ("torch", theirs)],
+               ["within 1.5x torch"] if "backward" in name else None)
+
+
+def _conv_floor_products(batch, width=16, size=8, classes=10):
+    """The matrix products of one DigitsCNN training step, as NumPy closures on contiguous
+    operands of the exact sizes (no padding positions, no copies): each conv's forward
+    W @ cols and weight gradient cols @ G^T, the second conv's input gradient W^T @ G (the
+    first layer's input needs none), the linear layer's three products."""
+    rng = np.random.default_rng(0)
+    f32 = np.float32
+    positions = batch * size * size
+    products = []
+    for c_in, c_out in ((1, width), (width, 2 * width)):
+        w = rng.standard_normal((c_out, c_in * 9)).astype(f32)
+        cols = rng.standard_normal((c_in * 9, positions)).astype(f32)
+        g = rng.standard_normal((c_out, positions)).astype(f32)
+        products += [lambda w=w, cols=cols: w @ cols, lambda cols=cols, g=g: cols @ g.T]
+        if c_in > 1:
+            products.append(lambda w=w, g=g: w.T @ g)
+    features = 2 * width * (size // 2) ** 2
+    x = rng.standard_normal((batch, features)).astype(f32)
+    w = rng.standard_normal((classes, features)).astype(f32)
+    g = rng.standard_normal((batch, classes)).astype(f32)
+    products += [lambda: x @ w.T, lambda: g.T @ x, lambda: g @ w]
+    return products
+
+
+def bench_cnn_step_floor(torch):
+    """One DigitsCNN step (batch 32: forward, loss, backward, Adam) against its GEMM floor."""
+    batch = 32
+    products = _conv_floor_products(batch)
+    floor = sum(timeit(p) for p in products)
+    rng = np.random.default_rng(0)
+    images = rng.standard_normal((batch, 1, 8, 8)).astype(np.float32)
+    labels = rng.integers(0, 10, batch)
+
+    def step_fn(lib, model):
+        optimizer = lib.optim.Adam(model.parameters(), lr=2e-3)
+        x, y = lib.tensor(images), lib.tensor(labels)
+
+        def step():
+            loss = lib.nn.functional.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        return step
+    tp.manual_seed(0)
+    torch.manual_seed(0)
+    ours = timeit(step_fn(tp, DigitsCNN()))
+    theirs = timeit(step_fn(torch, torch_cnn(torch)))
+    print(f"\ndigits CNN step, batch {batch}, against its GEMM floor ({len(products)} "
+          f"products timed alone in NumPy: {fmt_time(floor).strip()})")
+    print(f"  tp    {fmt_time(ours)}  = {ours / floor:5.2f}x the floor  (tp/torch = "
+          f"{ours / theirs:5.2f}x)")
+    print(f"  torch {fmt_time(theirs)}  = {theirs / floor:5.2f}x the floor")
+    print("  target: tp within 2.5x the floor")
+
+
+def _grad_fn(lib, fn, shape, rng, **kwargs):
+    """A closure timing the backward of y = fn(x) alone: one gradient through the graph
+    recorded once (retain_graph), as both libraries' autograd.grad runs it."""
+    a = rng.standard_normal(shape).astype(np.float32)
+    x = lib.tensor(a, requires_grad=True)
+    y = fn(lib, x)
+    g = lib.tensor(np.random.default_rng(1).standard_normal(tuple(y.shape)).astype(np.float32))
+    return lambda: lib.autograd.grad(y, x, g, retain_graph=True)
+
+
+def bench_backward_kernels(torch):
+    """The backward of each layer of the CNN on its own (the digits CNN's sizes, batch 32)."""
+    labels = np.random.default_rng(2).integers(0, 10, 32)
+    norm = {tp: tp.nn.BatchNorm2d(32), torch: torch.nn.BatchNorm2d(32)}
+    cases = (
+        ("batch_norm backward, 32x32x8x8", (32, 32, 8, 8), lambda L, x: norm[L](x)),
+        ("ReLU backward, 32x32x8x8", (32, 32, 8, 8), lambda L, x: L.relu(x)),
+        ("max_pool2d(2) backward, 32x32x8x8", (32, 32, 8, 8),
+         lambda L, x: L.nn.functional.max_pool2d(x, 2)),
+        ("cross-entropy backward, 32x10", (32, 10),
+         lambda L, x: L.nn.functional.cross_entropy(x, L.tensor(labels))),
+    )
+    for title, shape, fn in cases:
+        report(title, [("tp", timeit(_grad_fn(tp, fn, shape, np.random.default_rng(0)))),
+                       ("torch", timeit(_grad_fn(torch, fn, shape,
+                                                 np.random.default_rng(0))))],
+               ["within 1.5x torch"])
+    data = np.random.default_rng(3).standard_normal((32, 512)).astype(np.float32)
+    report("dropout(0.25) forward, 32x512",
+           [("tp", timeit(lambda: tp.nn.functional.dropout(tp.tensor(data), 0.25))),
+            ("torch", timeit(lambda: torch.nn.functional.dropout(torch.tensor(data), 0.25)))])
+
+
+def _step_pair(torch, make, data_shape, loss=lambda out: out.sum()):
+    """(tp, torch) closures of forward + backward of the same module (torch's weights
+    loaded into TensorPlay's) on the same input."""
+    torch.manual_seed(0)
+    theirs = make(torch.nn)
+    ours = make(tp.nn)
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    data = np.random.default_rng(0).standard_normal(data_shape).astype(np.float32)
+    x, xt = tp.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+
+    def first(out):
+        return out[0] if isinstance(out, tuple) else out
+    return (lambda: loss(first(ours(x))).backward(),
+            lambda: loss(first(theirs(xt))).backward())
+
+
+class _BasicBlock:
+    """ResNet's basic block (conv-BN-ReLU-conv-BN, plus the input, ReLU) for either
+    library: `make(nn)` builds it from that library's layers."""
+
+    @staticmethod
+    def make(nn, channels=32):
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+                self.bn1 = nn.BatchNorm2d(channels)
+                self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+                self.bn2 = nn.BatchNorm2d(channels)
+                self.relu = nn.ReLU()
+
+            def forward(self, x):
+                y = self.relu(self.bn1(self.conv1(x)))
+                return self.relu(self.bn2(self.conv2(y)) + x)
+        return Block()
+
+
+def bench_layers(torch):
+    """GRU, LSTM, a TransformerEncoder and a ResNet block, forward + backward; Adam fused."""
+    seq, batch, inputs, hidden = 35, 20, 32, 64
+    for name in ("GRU", "LSTM"):
+        ours, theirs = _step_pair(torch, lambda nn: getattr(nn, name)(inputs, hidden),
+                                  (seq, batch, inputs))
+        report(f"{name}(input {inputs}, hidden {hidden}), sequence {seq}, batch {batch}: "
+               "forward + backward", [("tp", timeit(ours)), ("torch", timeit(theirs))],
+               ["within 1.5x torch"])
+
+    def encoder(nn):
+        layer = nn.TransformerEncoderLayer(64, 4, dim_feedforward=256, dropout=0.0,
+                                           batch_first=True)
+        return nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+    ours, theirs = _step_pair(torch, encoder, (16, 32, 64))
+    report("TransformerEncoder (2 layers, d_model 64, 4 heads, ff 256), 16x32: forward + "
+           "backward", [("tp", timeit(ours)), ("torch", timeit(theirs))], ["within 1.3x torch"])
+    ours, theirs = _step_pair(torch, _BasicBlock.make, (16, 32, 16, 16))
+    report("ResNet basic block (32 channels, 16x16, batch 16): forward + backward",
+           [("tp", timeit(ours)), ("torch", timeit(theirs))], ["within 1.4x torch"])
+
+    def adam_step(lib):
+        rng = np.random.default_rng(0)
+        params = [lib.tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True)
+                  for s in ((1000, 1000), (1000,), (48, 1000))]    # 1,049,000 values
+        for p in params:
+            p.grad = lib.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32))
+        return lib.optim.Adam(params, lr=1e-3, fused=True).step
+    report("Adam(fused=True) step, 1,049,000 parameters",
+           [("tp", timeit(adam_step(tp))), ("torch", timeit(adam_step(torch)))],
+           ["within 1.5x torch's fused step"])
 
 
 def bench_mlp_step(torch):
@@ -165,8 +329,12 @@ def bench_full_run():
 def main():
     import torch
     torch.set_num_threads(THREADS)
-    bench_cnn_epoch(torch)
-    bench_mlp_step(torch)
+    if "--layers" not in sys.argv[1:]:
+        bench_cnn_epoch(torch)
+        bench_cnn_step_floor(torch)
+        bench_mlp_step(torch)
+    bench_backward_kernels(torch)
+    bench_layers(torch)
     if "--full" in sys.argv[1:]:
         bench_full_run()
 

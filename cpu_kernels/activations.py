@@ -168,7 +168,7 @@ def threshold_backward(grad_output, self, threshold):
 
     NOTE: np.where with a mask that changes every few elements runs ~15x slower than
     arithmetic, and grad * keep would turn an infinite gradient at a dropped position
-    into NaN. So floats are selected bitwise: keep (0 or 1) negated is 0 or all ones,
+    into NaN. So floats are selected bitwise: drop (1 or 0) minus 1 is 0 or all ones,
     and grad's bits `and` that are the gradient or +0.0, exactly.
     """
     spec = shape_rule("activations.threshold_backward")(
@@ -176,19 +176,21 @@ def threshold_backward(grad_output, self, threshold):
     g = array_as(grad_output, spec.dtype)
     x = array_as(self, spec.dtype)
     with np.errstate(invalid="ignore"):
-        keep = ~(x <= threshold)
-    g, keep = np.broadcast_arrays(g, keep)
+        drop = np.less_equal(x, threshold)
+    g, drop = np.broadcast_arrays(g, drop)
     bits = _BITS.get(g.dtype.itemsize) if spec.dtype.is_floating_point else None
     if bits is None:           # integers (and bool): the product is exact
-        result = np.multiply(g, keep, dtype=g.dtype)
+        result = np.multiply(g, ~drop, dtype=g.dtype)
     else:
-        mask = keep.astype(bits)
-        np.negative(mask, out=mask)
-        result = np.bitwise_and(g.view(bits), mask).view(g.dtype)
+        # drop (1 or 0) minus 1 is 0 or all ones; one gradient-sized array, reused for
+        # the result.
+        mask = drop.astype(bits)
+        mask -= 1
+        result = np.bitwise_and(g.view(bits), mask, out=mask).view(g.dtype)
     # NOTE: laid out like self first, then grad_output: PyTorch's binary-op iterator
     # takes them in that order (its threshold_backward is threshold(self, ..., grad)).
     return out_like(result, spec.dtype, self, grad_output)
 
 
-# Same-width unsigned integers, to select a float or its +0.0 with a bitwise and.
-_BITS = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+# Same-width integers, to select a float or its +0.0 with a bitwise and.
+_BITS = {2: np.int16, 4: np.int32, 8: np.int64}

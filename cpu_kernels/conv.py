@@ -29,13 +29,29 @@ Two layouts of the L positions:
 
 A transposed convolution is the adjoint of the map above: multiply first, then add the
 columns back into an image (`add_windows`, col2im). The only Python loops run over
-kernel offsets (inside col2im).
+kernel offsets (inside col2im) and chunks of the batch.
+
+The kernel registry picks among these forms by shape (explain() names the one that ran):
+
+  convolution                    one wide product per group, W @ cols (G, O/G, N * L),
+                                 then the (C_out, N) result transposed to (N, C_out)
+  convolution_per_image          16+ output positions per image: one product per image
+                                 into the output's own order, the batch in chunks whose
+                                 columns fit CHUNK_BYTES; the columns kept for the backward
+  convolution_backward           one call for every gradient the mask asks for; the
+                                 weight gradient from the forward's kept columns when they
+                                 are still there, the input gradient by col2im
+  convolution_backward_transposed_input   stride 1: the input gradient as a convolution
+                                 of the gradient with the flipped weight (no col2im)
+  convolution_nhwc, convolution_backward_nhwc   channels_last: the row form, rows @ W^T
+  convolution_1x1 (+ _nhwc)      1x1 kernels: one product, no columns at all
 """
 from __future__ import annotations
 
 import itertools
 import math
 import threading
+import weakref
 
 import copy
 import numpy as np
@@ -68,6 +84,20 @@ class _Scratch(threading.local):
 
     def __init__(self):
         self.buffers = {}
+
+    def keep(self, key, cols):
+        """Remember the forward's columns (`cols`, a `_Columns` holding them in the
+        "kept cols" buffer) for the backward of the same call: `key` names the input tensor
+        (its storage, by weak reference, and version), the dtype and the geometry."""
+        self.kept = (key, cols)
+
+    def kept_columns(self, key):
+        """The columns kept under `key`, or None (another conv's forward came between,
+        the input was written to, or it is gone)."""
+        kept = getattr(self, "kept", None)
+        if kept is None or kept[0] != key or kept[0][0]() is None:
+            return None
+        return kept[1]
 
     def take(self, name, shape, dtype, zero=False):
         """A C-contiguous array of `shape` (contents undefined unless zero=True) that stays
@@ -156,7 +186,29 @@ class _Columns:
         cols.cols = cols._im2col(x)
         return cols
 
-    def _im2col(self, x):
+    def filled_into(self, x, name):
+        """filled(x), the columns written into the scratch buffer `name`."""
+        cols = copy.copy(self)
+        cols.cols = cols._im2col(x, name)
+        return cols
+
+    def per_image_product(self, wm):
+        """wm (G, O/G, C/G * K) times each image's columns: (N, G, O/G, *grid), the output's
+        own (N, C_out) order, so no transpose follows. The columns stay in their (G, C/G * K,
+        N * L) layout: image n's block is a strided view that BLAS reads in place (its rows
+        N * L apart), as fast as contiguous columns and a third faster than one wide
+        product (32 x 144 @ 144 x 2304 for the digits CNN's second layer), whose (C_out, N)
+        result would also need the transpose."""
+        n = self.shape[0]
+        groups = self.groups
+        length = _numel(self.grid)
+        per_image = self.cols.reshape(groups, -1, n, length).transpose(2, 0, 1, 3)
+        r = _scratch.take("product", (n, groups, wm.shape[1], length),
+                          np.result_type(wm, self.cols))
+        np.matmul(wm, per_image, out=r)
+        return r.reshape((n, groups * wm.shape[1]) + self.grid)
+
+    def _im2col(self, x, name="cols"):
         n, c = self.shape[:2]
         groups, kernel = self.groups, self.kernel
         cg = c // groups
@@ -164,11 +216,13 @@ class _Columns:
         if self.runs:
             flat = self.padded_flat(x)
             item = flat.itemsize
-            view = np.lib.stride_tricks.as_strided(
-                flat, (groups, cg) + kernel + (n, length),
-                tuple(item * v for v in (cg * self.plane, self.plane)) +
+            # An overlapping view of the buffer (np.ndarray over it: as_strided's checks
+            # cost more than the copy of a small batch).
+            view = np.ndarray(
+                (groups, cg) + kernel + (n, length), flat.dtype, flat,
+                strides=tuple(item * v for v in (cg * self.plane, self.plane)) +
                 tuple(item * d * ps for d, ps in zip(self.dilation, self.pstrides)) +
-                (item * c * self.plane, item), writeable=False)
+                (item * c * self.plane, item))
         else:
             win = windows(pad_spatial(x, self.padding), kernel, self.stride,
                           self.dilation)                                # (N, C, *O, *K)
@@ -178,7 +232,7 @@ class _Columns:
                      tuple(range(3, 3 + k)))
             view = win.transpose(order)                       # (G, C/G, *K, N, *O)
         # The one copy of the forward pass.
-        cols = _scratch.take("cols", view.shape, view.dtype)
+        cols = _scratch.take(name, view.shape, view.dtype)
         np.copyto(cols, view)
         return cols.reshape(groups, cg * _numel(kernel), n * length)
 
@@ -275,12 +329,47 @@ def _columns(shape, kernel, stride, padding, dilation, groups, x=None):
     return plan if x is None else plan.filled(x)
 
 
-def _conv(x, w, stride, padding, dilation, groups, bias=None):
-    """Regular convolution of arrays: x (N, C_in, *S), w (C_out, C_in/G, *K), plus bias."""
+# A chunk of the batch whose columns take at most this many bytes: the per-image products
+# read a chunk's columns right after im2col wrote them, while they are still in the cache
+# (2 MiB: this machine's L2 is 1 MiB per core; half of it measured slower, the copy and
+# the products each paying more calls).
+CHUNK_BYTES = 2 * 1024 * 1024
+
+
+def _conv(x, w, stride, padding, dilation, groups, bias=None, per_image=False, keep=None):
+    """Regular convolution of arrays: x (N, C_in, *S), w (C_out, C_in/G, *K), plus bias.
+
+    per_image=False: one wide product W @ cols (G, O/G, N * L), then transposed to the
+    output's (N, O) order. per_image=True: one product per image (see
+    _Columns.per_image_product), the batch in chunks of CHUNK_BYTES of columns. `keep`: a
+    key under which the columns stay for the backward (_Scratch.keep), when one chunk
+    holds the whole batch."""
     n = x.shape[0]
     c_out, kernel = w.shape[0], w.shape[2:]
-    cols = _columns(x.shape, kernel, stride, padding, dilation, groups, x)
     wm = w.reshape(groups, c_out // groups, -1)                        # (G, O/G, C/G * K)
+    if per_image:
+        geometry = _columns(x.shape, kernel, stride, padding, dilation, groups)
+        result = np.empty((n, c_out) + geometry.out_sizes, np.result_type(x, w))
+        image_bytes = wm.shape[2] * groups * _numel(geometry.grid) * x.itemsize
+        chunks = max(1, math.ceil(n * image_bytes / CHUNK_BYTES))
+        step = math.ceil(n / chunks)
+        keep = keep if step >= n else None
+        b = None if bias is None else bias.reshape((-1,) + (1,) * len(kernel))
+        for at in range(0, n, step):
+            part = x[at:at + step]
+            cols = geometry if step >= n else _columns(part.shape, kernel, stride, padding,
+                                                       dilation, groups)
+            cols = cols.filled_into(part, "cols" if keep is None else "kept cols")
+            if keep is not None:
+                _scratch.keep(keep, cols)
+            r = cols.crop(cols.per_image_product(wm))
+            # The one pass over the product: cropped to the real outputs, bias added.
+            if b is None:
+                np.copyto(result[at:at + step], r)
+            else:
+                np.add(r, b, out=result[at:at + step])
+        return result
+    cols = _columns(x.shape, kernel, stride, padding, dilation, groups, x)
     r = _scratch.take("product", (groups, c_out // groups, cols.cols.shape[2]),
                       np.result_type(wm, cols.cols))
     np.matmul(wm, cols.cols, out=r)                                    # (G, O/G, N * L)
@@ -322,6 +411,12 @@ def _conv_transpose(x, w, stride, padding, dilation, output_padding, groups):
     return image[(slice(None), slice(None)) + keep]
 
 
+def _finite(a):
+    """Whether every element of `a` is finite, by one sum (a NaN or inf makes the sum
+    non-finite; a sum that overflows only says "maybe not", which is safe)."""
+    return a.dtype.kind not in "fc" or bool(np.isfinite(a.sum()))
+
+
 def _weight_grad(cols, gm, kernel):
     """d(sum(conv(x, w) * g)) / dw for a regular convolution: (C_out, C_in/G, *K), one
     product per group of the gradient on the grid (`gm`, from cols.on_grid) with the
@@ -340,28 +435,72 @@ def _input_grad(cols, gm, w):
     wm = w.reshape(groups, cg_out, -1)                                 # (G, O/G, C/G * K)
     dcols = _scratch.take("dcols", (groups, wm.shape[2], gm.shape[2]), np.result_type(wm, gm))
     np.matmul(wm.transpose(0, 2, 1), gm, out=dcols)                    # (G, C/G * K, N * L)
-    return cols.add_back(cols.zero_garbage(dcols))
+    if not _finite(w):   # else the garbage positions are W^T @ 0 = 0 already
+        dcols = cols.zero_garbage(dcols)
+    return cols.add_back(dcols)
 
 
-def _conv_backward(x, g, w, stride, padding, dilation, groups, need_input, need_weight):
+def _input_grad_transposed(g, w, padding, dilation, groups):
+    """d(sum(conv(x, w) * g)) / dx of a stride-1 convolution as a convolution of g: the
+    adjoint of sliding w over x is sliding w, flipped and with its in/out channels swapped,
+    over g padded by d*(k-1) - p. A copy of g's windows (im2col, C_out channels) in place of
+    col2im's strided adds (C_in channels), and per-image products that write the input's
+    (N, C_in) order directly."""
+    c_out, cg, *kernel = w.shape
+    k = len(kernel)
+    flipped = w.reshape((groups, c_out // groups, cg) + tuple(kernel))
+    flipped = flipped.transpose((0, 2, 1) + tuple(range(3, 3 + k)))    # (G, C/G, O/G, *K)
+    flipped = flipped[(Ellipsis,) + (slice(None, None, -1),) * k]
+    flipped = np.ascontiguousarray(flipped).reshape((groups * cg, c_out // groups) +
+                                                    tuple(kernel))
+    pad = tuple(d * (kk - 1) - p for kk, p, d in zip(kernel, padding, dilation))
+    return _conv(g, flipped, (1,) * k, pad, dilation, groups, per_image=True)
+
+
+def _conv_backward(x, g, w, stride, padding, dilation, groups, need_input, need_weight,
+                   keep=None, transposed_input=False):
     """(grad_input, grad_weight) of a regular convolution y = conv(x, w), given g = dL/dy
     (None where not needed). `g` may cover fewer output positions than x's windows (when
-    this serves a transposed convolution, whose output_padding adds positions)."""
+    this serves a transposed convolution, whose output_padding adds positions).
+
+    `keep`: the key of the forward's columns (_Scratch.keep), used instead of a second
+    im2col when they are still there. `transposed_input`: the input gradient as a
+    convolution of g (_input_grad_transposed; stride 1 only) where the weight is finite,
+    else col2im."""
     kernel = w.shape[2:]
-    cols = _columns(x.shape, kernel, stride, padding, dilation, groups,
-                    x if need_weight else None)
-    gm = cols.on_grid(g)                                               # (G, O/G, N * L)
+    geometry = _columns(x.shape, kernel, stride, padding, dilation, groups)
+    gm = gi = gw = None
     if need_weight:
-        cols.cols = cols.zero_garbage(cols.cols)
-    gw = _weight_grad(cols, gm, kernel) if need_weight else None
-    gi = _input_grad(cols, gm, w) if need_input else None
+        cols = None if keep is None else _scratch.kept_columns(keep)
+        if cols is None:
+            cols = geometry.filled(x)
+        # A garbage position (run layout) gets a zero gradient, which adds nothing to
+        # grad_weight unless the column there is not finite (0 * inf is NaN).
+        if not _finite(x):
+            cols.cols = cols.zero_garbage(cols.cols)
+        gm = geometry.on_grid(g)                                       # (G, O/G, N * L)
+        gw = _weight_grad(cols, gm, kernel)
+    # The transposed form pads g with zeros, which a non-finite weight would turn into NaN
+    # (0 * inf) where PyTorch's sum has no term: col2im then, which adds only real terms.
+    if need_input and transposed_input and _finite(w):
+        gi = _input_grad_transposed(g, w, padding, dilation, groups)
+    elif need_input:
+        gi = _input_grad(geometry, geometry.on_grid(g) if gm is None else gm, w)
     return gi, gw
 
 
-@kernel(layout=NCHW)
-def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
-                groups):
-    """out = conv(input, weight) + bias, or its transposed form (see the module doc)."""
+def _keep_key(input, acc, stride, padding, dilation, groups, kernel):
+    """What names the columns of `input` for a conv: its memory (the storage, held weakly,
+    and where the view lies in it), its version (an in-place write changes it), the compute
+    dtype and the geometry."""
+    impl = input._impl
+    return (weakref.ref(impl.storage), impl.offset, impl.sizes, impl.strides,
+            impl.version.value, acc, tuple(stride), tuple(padding), tuple(dilation), groups,
+            tuple(kernel))
+
+
+def _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                 groups, per_image):
     spec = shape_rule("conv.convolution")(
         "convolution", (input, weight, bias, stride, padding, dilation, transposed, output_padding,
                         groups))
@@ -375,22 +514,25 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
             r = r + bias._impl.array().astype(acc).reshape((-1,) + (1,) * (r.ndim - 2))
     else:
         b = None if bias is None else bias._impl.array().astype(acc, copy=False)
-        r = _conv(x, w, stride, padding, dilation, groups, b)
+        keep = None
+        if per_image:
+            keep = _keep_key(input, acc, stride, padding, dilation, groups, w.shape[2:])
+        r = _conv(x, w, stride, padding, dilation, groups, b, per_image, keep)
     assert r.shape == tuple(spec.sizes)
     return out(np.ascontiguousarray(r), dtype)
 
 
 @kernel(layout=NCHW)
-def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
-                         transposed, output_padding, groups, output_mask):
-    """(grad_input, grad_weight, grad_bias), each None where output_mask says so.
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                groups):
+    """out = conv(input, weight) + bias, or its transposed form (see the module doc): one
+    wide product per group."""
+    return _convolution(input, weight, bias, stride, padding, dilation, transposed,
+                        output_padding, groups, per_image=False)
 
-        regular:     grad_input  = col2im(W^T @ grad)
-                     grad_weight = grad @ im2col(input)^T    (one im2col, grad laid out once)
-        transposed:  grad_input  = conv(grad, weight)
-                     grad_weight = input^T @ im2col(grad)
-        both:        grad_bias   = grad summed over batch and space
-    """
+
+def _convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                          transposed, output_padding, groups, output_mask, transposed_input):
     shape_rule("conv.convolution_backward")(
         "convolution_backward", (grad_output, input, weight, bias_sizes, stride, padding, dilation,
                                  transposed, output_padding, groups, output_mask))
@@ -411,8 +553,9 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
         if output_mask[1]:
             _, gw = _conv_backward(g, x, w, stride, padding, dilation, groups, False, True)
     elif output_mask[0] or output_mask[1]:
+        keep = _keep_key(input, acc, stride, padding, dilation, groups, w.shape[2:])
         gi, gw = _conv_backward(x, g, w, stride, padding, dilation, groups, output_mask[0],
-                                output_mask[1])
+                                output_mask[1], keep, transposed_input)
     if gi is not None:
         gi = out(np.ascontiguousarray(gi), dtype)
     if gw is not None:
@@ -420,6 +563,93 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     if output_mask[2]:
         gb = out(g.sum(axis=(0,) + tuple(range(2, g.ndim))), dtype)
     return gi, gw, gb
+
+
+@kernel(layout=NCHW)
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                         transposed, output_padding, groups, output_mask):
+    """(grad_input, grad_weight, grad_bias), each None where output_mask says so.
+
+        regular:     grad_input  = col2im(W^T @ grad)
+                     grad_weight = grad @ im2col(input)^T    (one im2col, grad laid out once;
+                                                              the forward's when kept)
+        transposed:  grad_input  = conv(grad, weight)
+                     grad_weight = input^T @ im2col(grad)
+        both:        grad_bias   = grad summed over batch and space
+    """
+    return _convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
+                                 dilation, transposed, output_padding, groups, output_mask,
+                                 transposed_input=False)
+
+
+# ---- specialised candidates: products per image ----------------------------------------
+def _positions(input, weight, stride, padding, dilation):
+    """Output positions per image of a regular convolution; 0 for arguments that make
+    none (the kernel's shape rule then raises the typed error). Evaluated on every
+    convolution call (the shape rules are part of the kernel registry's cache key), so
+    written out on the sizes."""
+    sizes, kernel = input._impl.sizes, weight._impl.sizes[2:]
+    k = len(kernel)
+    if k < 1 or len(sizes) != k + 2 or not len(stride) == len(padding) == len(dilation) == k:
+        return 0
+    total = 1
+    for i, kk, s, p, d in zip(sizes[2:], kernel, stride, padding, dilation):
+        if s < 1:
+            return 0
+        o = (i + 2 * p - d * (kk - 1) - 1) // s + 1
+        if o <= 0:
+            return 0
+        total *= o
+    return total
+
+
+# Below 16 positions an image's product is too small for BLAS to run it well: one wide
+# product over the whole batch is faster there.
+PER_IMAGE_POSITIONS = 16
+
+
+def _is_per_image(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                  groups):
+    return (not transposed and
+            _positions(input, weight, stride, padding, dilation) >= PER_IMAGE_POSITIONS)
+
+
+PER_IMAGE = ShapeRule(f"regular, {PER_IMAGE_POSITIONS} or more output positions per image",
+                      _is_per_image)
+
+
+def convolution_per_image(input, weight, bias, stride, padding, dilation, transposed,
+                          output_padding, groups):
+    """The regular convolution as one product per image, W @ cols[n], into the output's
+    (N, C_out) order (_Columns.per_image_product), the batch in chunks that keep the
+    columns in the cache; the columns stay for the backward (convolution_backward reuses
+    them)."""
+    return _convolution(input, weight, bias, stride, padding, dilation, transposed,
+                        output_padding, groups, per_image=True)
+
+
+def _is_transposed_input(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                         transposed, output_padding, groups, output_mask):
+    kernel = weight.shape[2:]
+    return (bool(output_mask[0]) and not transposed
+            and _positions(input, weight, stride, padding, dilation) >= PER_IMAGE_POSITIONS
+            and all(s == 1 for s in stride)
+            and all(p <= d * (k - 1) for p, d, k in zip(padding, dilation, kernel)))
+
+
+TRANSPOSED_INPUT = ShapeRule("regular, stride 1, padding <= dilation * (kernel - 1), "
+                             f"{PER_IMAGE_POSITIONS} or more output positions per image",
+                             _is_transposed_input)
+
+
+def convolution_backward_transposed_input(grad_output, input, weight, bias_sizes, stride,
+                                          padding, dilation, transposed, output_padding,
+                                          groups, output_mask):
+    """convolution_backward with the input gradient as a convolution of the gradient
+    (_input_grad_transposed) in place of col2im."""
+    return _convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
+                                 dilation, transposed, output_padding, groups, output_mask,
+                                 transposed_input=True)
 
 
 # ---- specialised candidates: the 1x1 convolution -------------------------------------
@@ -527,9 +757,172 @@ def convolution_backward_1x1_nhwc(grad_output, input, weight, bias_sizes, stride
     return gi, gw, gb
 
 
+# ---- specialised candidates: the channels_last row form ---------------------------------
+# In NHWC memory a pixel's channels are one run, so the columns can be laid out as rows,
+# one per output position: rows (N * L, KH * KW * C) with a kernel offset's C channels
+# contiguous, and the product rows @ W^T (KH * KW * C, C_out) is the output's own NHWC
+# rows: no transpose on either side (the issue's GEMM measurements: 213 us against 242
+# for the column form at K = 144, 430 against 630 at K = 288). The rows read the padded
+# NHWC image as the run layout reads NCHW planes: position r of image n starts at flat
+# pixel r, kernel offset (kh, kw) adds kh*d*Wp + kw*d pixels, so rows[n, r, kh, kw, :] is
+# image[n].flat_pixels[r + off] (L = OH * Wp positions per image, the Wp - OW extra ones
+# per row garbage, cropped from the output and fed zero gradients).
+def _nhwc_columns(shape, kernel, padding, dilation):
+    """The geometry of the row form for an NCHW-indexed input of `shape` (stride 1): the
+    padded layout (_run_layout), output sizes, positions per image and offsets, in pixels."""
+    spatial = shape[2:]
+    layout = _run_layout(spatial, kernel, padding, dilation)
+    out_sizes = tuple(s + 2 * p - d * (k - 1) for s, p, d, k
+                      in zip(spatial, padding, dilation, kernel))
+    width = layout[1]
+    return layout, out_sizes, out_sizes[0] * width
+
+
+def _nhwc_rows(x, kernel, padding, dilation):
+    """(rows (N * L, KH * KW * C), output sizes, padded row width, L) of x (N, H, W, C)."""
+    n, h, wd, c = x.shape
+    kh, kw = kernel
+    layout, out_sizes, length = _nhwc_columns((n, c, h, wd), kernel, padding, dilation)
+    hp, wp = layout
+    plane = hp * wp * c
+    offsets = [(i * dilation[0] * wp + j * dilation[1]) * c for i in range(kh)
+               for j in range(kw)]
+    slack = max(0, max(offsets) + length * c - plane)
+    flat = _scratch.take("padded", (n * plane + slack,), x.dtype, zero=True)
+    image = flat[:n * plane].reshape(n, hp, wp, c)
+    image[:, padding[0]:padding[0] + h, padding[1]:padding[1] + wd] = x
+    item = flat.itemsize
+    view = np.ndarray((n, length, kh, kw, c), flat.dtype, flat,
+                      strides=(item * plane, item * c, item * dilation[0] * wp * c,
+                               item * dilation[1] * c, item))
+    rows = _scratch.take("cols", view.shape, view.dtype)
+    np.copyto(rows, view)
+    return rows.reshape(n * length, -1), out_sizes, wp, length
+
+
+def _row_chunks(x, kernel, padding, dilation):
+    """(start, stop) of the chunks of the batch whose rows take at most CHUNK_BYTES (as the
+    per-image products' columns: rows read right after they are written)."""
+    n, _, _, c = x.shape
+    _, _, length = _nhwc_columns((1, c) + x.shape[1:3], kernel, padding, dilation)
+    image_bytes = length * _numel(kernel) * c * x.itemsize
+    step = math.ceil(n / max(1, math.ceil(n * image_bytes / CHUNK_BYTES)))
+    return [(at, min(at + step, n)) for at in range(0, n, step)]
+
+
+def _conv_rows(x, w, padding, dilation, bias=None):
+    """Regular stride-1 2-D convolution in the row form: x (N, H, W, C) NHWC, w (O, C, KH,
+    KW) -> (N, OH, OW, O) NHWC (see above), the batch in chunks."""
+    c_out = w.shape[0]
+    wr = w.transpose(0, 2, 3, 1).reshape(c_out, -1)                    # (O, KH * KW * C)
+    result = None
+    for at, stop in _row_chunks(x, w.shape[2:], padding, dilation):
+        rows, out_sizes, wp, length = _nhwc_rows(x[at:stop], w.shape[2:], padding, dilation)
+        if result is None:
+            result = np.empty((x.shape[0],) + out_sizes + (c_out,), np.result_type(rows, wr))
+        r = _scratch.take("product", (rows.shape[0], c_out), result.dtype)
+        np.matmul(rows, wr.T, out=r)
+        r = r.reshape(stop - at, out_sizes[0], wp, c_out)[:, :, :out_sizes[1]]
+        if bias is None:
+            np.copyto(result[at:stop], r)
+        else:
+            np.add(r, bias, out=result[at:stop])
+    return result
+
+
+def _is_row_form(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                 groups):
+    return (not transposed and groups == 1 and len(stride) == 2 and stride[0] == 1
+            and stride[1] == 1 and _positions(input, weight, stride, padding, dilation) >= 1)
+
+
+ROW_FORM = ShapeRule("2-D, stride 1, groups 1", _is_row_form)
+
+
+def convolution_nhwc(input, weight, bias, stride, padding, dilation, transposed,
+                     output_padding, groups):
+    """The channels_last convolution in the row form: out rows = rows @ W^T (+ bias)."""
+    spec = shape_rule("conv.convolution")(
+        "convolution", (input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                        groups))
+    dtype = input._impl.dtype
+    x = input._impl.array().transpose(0, 2, 3, 1)                      # NHWC, a view
+    b = None if bias is None else bias._impl.array()
+    r = _conv_rows(x, weight._impl.array().astype(x.dtype, copy=False), padding, dilation, b)
+    return out_channels_last(r, spec.dtype)
+
+
+def _is_row_form_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                          transposed, output_padding, groups, output_mask):
+    kernel = weight.shape[2:]
+    return (_is_row_form(input, weight, None, stride, padding, dilation, transposed,
+                         output_padding, groups)
+            and all(p <= d * (k - 1) for p, d, k in zip(padding, dilation, kernel)))
+
+
+ROW_FORM_BACKWARD = ShapeRule("2-D, stride 1, groups 1, padding <= dilation * (kernel - 1)",
+                              _is_row_form_backward)
+
+
+def convolution_backward_nhwc(grad_output, input, weight, bias_sizes, stride, padding,
+                              dilation, transposed, output_padding, groups, output_mask):
+    """The gradients of the row form, in NHWC:
+
+        grad_weight = G^T @ rows        (G: the gradient's rows on the grid, 0 at garbage)
+        grad_input  = the row form of G with W flipped and its channels swapped, padded
+                      by d*(k-1) - p (the transposed convolution, _input_grad_transposed)
+        grad_bias   = G summed over rows
+    """
+    shape_rule("conv.convolution_backward")(
+        "convolution_backward", (grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                                 transposed, output_padding, groups, output_mask))
+    dtype = input._impl.dtype
+    x = input._impl.array().transpose(0, 2, 3, 1)
+    w = weight._impl.array().astype(x.dtype, copy=False)
+    g = grad_output._impl.array().astype(x.dtype, copy=False).transpose(0, 2, 3, 1)
+    n, oh, ow, c_out = g.shape
+    gi = gw = gb = None
+    if output_mask[1]:
+        finite = _finite(x)
+        gr = 0
+        for at, stop in _row_chunks(x, w.shape[2:], padding, dilation):
+            rows, _, wp, length = _nhwc_rows(x[at:stop], w.shape[2:], padding, dilation)
+            grid = _scratch.take("grid", (stop - at, oh, wp, c_out), g.dtype)
+            grid[:, :, :ow] = g[at:stop]
+            grid[:, :, ow:] = 0
+            if not finite:   # 0 * inf at a garbage position: rows there set to 0
+                rows.reshape(stop - at, oh, wp, -1)[:, :, ow:] = 0
+            gr = gr + np.matmul(grid.reshape(rows.shape[0], c_out).T, rows)   # (O, K * C)
+        gw = out(gr.reshape((c_out,) + tuple(w.shape[2:]) + (w.shape[1],))
+                 .transpose(0, 3, 1, 2), dtype)
+    if output_mask[0]:
+        k = w.shape[2:]
+        if _finite(w):
+            flipped = np.ascontiguousarray(w[:, :, ::-1, ::-1].transpose(1, 0, 2, 3))
+            pad = tuple(d * (kk - 1) - p for kk, p, d in zip(k, padding, dilation))
+            gi = out_channels_last(_conv_rows(g, flipped, pad, dilation), dtype)
+        else:   # col2im adds only real terms (see _conv_backward)
+            gi, _ = _conv_backward(np.ascontiguousarray(x.transpose(0, 3, 1, 2)),
+                                   np.ascontiguousarray(g.transpose(0, 3, 1, 2)), w,
+                                   stride, padding, dilation, groups, True, False)
+            gi = out_channels_last(np.ascontiguousarray(gi.transpose(0, 2, 3, 1)), dtype)
+    if output_mask[2]:
+        gb = out(g.sum(axis=(0, 1, 2)), dtype)
+    return gi, gw, gb
+
+
 # Registered next to the kernels: they outrank the generic `convolution` that
 # tensorplay/_backend_loading.py registers from ops.yaml, for the calls their constraints admit.
 specialised = Library("CPU", "cpu_kernels.conv (specialised)")
+specialised.impl("convolution", convolution_per_image, priority=5, layout=NCHW,
+                 shape=PER_IMAGE)
+specialised.impl("convolution_backward", convolution_backward_transposed_input, priority=5,
+                 layout=NCHW, shape=TRANSPOSED_INPUT)
+specialised.impl("convolution", convolution_nhwc, priority=5,
+                 dtypes={dt.float32, dt.float64}, layout="channels_last", shape=ROW_FORM)
+specialised.impl("convolution_backward", convolution_backward_nhwc, priority=5,
+                 dtypes={dt.float32, dt.float64}, layout="channels_last",
+                 shape=ROW_FORM_BACKWARD)
 specialised.impl("convolution", convolution_1x1, priority=10,
                  dtypes={dt.float32, dt.float64}, contiguous=True, shape=ONE_BY_ONE)
 specialised.impl("convolution_backward", convolution_backward_1x1, priority=10,

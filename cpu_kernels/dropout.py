@@ -27,4 +27,8 @@ def native_dropout(input, p, train, generator):
         return out(a.copy(), dtype), out(np.ones(a.shape, np.bool_), dt.bool)
     keep = draws.bernoulli_scalar(get(generator), a.size, 1.0 - p).reshape(a.shape)
     scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
-    return out((a * keep.astype(a.dtype)) * np.asarray(scale, a.dtype), dtype), out(keep, dt.bool)
+    # The mask read as 0/1 in the product's own loop, then scaled in place: one array
+    # made, not three (the same numbers: a * 0 is the same signed zero either way).
+    result = np.multiply(a, keep, dtype=a.dtype)
+    result *= np.asarray(scale, a.dtype)
+    return out(result, dtype), out(keep, dt.bool)

@@ -226,8 +226,14 @@ def _batch_norm_backward(x, g, weight, running_mean, running_var, save_mean, sav
             # infinite weight the bracket stays finite and the result is +-inf, not the
             # inf - inf = NaN of scaling each term first
             if train:
+                # In place in xc, the one array this pass allocates (a fresh multi-
+                # megabyte array is page faults on first touch):
+                #   grad_in = (g - sum_g / count - xc * dot * invstd^2 / count) * w
                 xc *= (dot * invstd * invstd / count)[:, None]
-                grad_in = (g - (sum_g / count)[:, None] - xc) * w[:, None]
+                np.subtract(g, xc, out=xc)
+                xc -= (sum_g / count)[:, None]
+                xc *= w[:, None]
+                grad_in = xc
             else:
                 grad_in = g * w[:, None]
     return grad_in, dot * invstd, sum_g

@@ -320,8 +320,8 @@ def test_unknown_name_points_at_the_name():
                  outputs=["result"], locations={"self": ("derivatives.yaml", 7, 8, line)})
     assert str(info.value) == (
         "derivatives.yaml:7:16: unknown name 'othr' in the formula for 'self' "
-        "(did you mean 'other'?); valid names: self, other, alpha, grad, grad_result, "
-        "grads, result, result0\n"
+        "(did you mean 'other'?); valid names: self, other, alpha, grad, grad_input_mask, "
+        "grad_result, grads, result, result0\n"
         "  self: grad * othr\n"
         "               ^"
     )
@@ -333,7 +333,7 @@ def test_unknown_name_without_location():
                  outputs=["result"])
     assert str(info.value) == (
         "<string>:1:8: unknown name 'zzz' in the formula for 'self'; valid names: self, "
-        "grad, grad_result, grads, result, result0")
+        "grad, grad_input_mask, grad_result, grads, result, result0")
 
 
 # ----------------------------------------------------------------------------- CSE
@@ -462,3 +462,11 @@ def compound(children):
 @given(st.recursive(leaves, compound, max_leaves=12))
 def test_emit_round_trips_random_trees(tree):
     assert parse(emit(tree)) == tree
+
+
+def test_grad_input_mask_is_known_at_backward_and_never_saved():
+    # PyTorch's name for "which of this formula's inputs need a gradient" (convolution's
+    # one convolution_backward call for input, weight and bias reads it).
+    plan = plan_for({"self, other": "both_backward(grad, self, grad_input_mask)"},
+                    tensor_args=["self", "other"], other_args=[], outputs=["result"])
+    assert plan == SavePlan(("self",), (), (), ())

@@ -149,6 +149,129 @@ def test_first_layer_computes_no_input_gradient():
     assert "convolution_backward" in called and x.grad is None and w.grad is not None
 
 
+def _kernels_run(fn):
+    """[(op name, kernel name)] of the convolution ops `fn()` runs, forward and backward."""
+    with tp.profiler.profile() as prof:
+        fn()
+    return [(e.name, e.kernel) for e in prof.events if e.name.startswith("convolution")]
+
+
+def test_one_convolution_backward_call_for_all_gradients():
+    """As PyTorch's: input, weight and bias gradients from one call (the output mask), the
+    per-image candidates taking the digits CNN's layer (64 output positions per image)."""
+    x, tx = pair(4, 16, 8, 8)
+    w, tw = pair(32, 16, 3, 3)
+    b, tb = pair(32)
+    ran = _kernels_run(lambda: F.conv2d(x, w, b, padding=1).sum().backward())
+    assert ran == [("convolution", "cpu_kernels.conv.convolution_per_image"),
+                   ("convolution_backward",
+                    "cpu_kernels.conv.convolution_backward_transposed_input")]
+    TF.conv2d(tx, tw, tb, padding=1).sum().backward()
+    for a, ta in ((x, tx), (w, tw), (b, tb)):
+        np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-10)
+    # An image of 3 x 3 outputs: one wide product, col2im for the input gradient.
+    x2, _ = pair(2, 2, 5, 5)
+    ran = _kernels_run(lambda: F.conv2d(x2, w[:, :2], stride=2).sum().backward())
+    assert ran == [("convolution", "cpu_kernels.conv.convolution"),
+                   ("convolution_backward", "cpu_kernels.conv.convolution_backward")]
+
+
+def test_kept_columns_serve_only_their_own_input():
+    """The forward's columns stay for the backward of the same input; a later forward of
+    another input of the same shape replaces them, and an earlier conv's backward then
+    makes its own columns again."""
+    x1, tx1 = pair(2, 3, 6, 6)
+    x2, tx2 = pair(2, 3, 6, 6)
+    w, tw = pair(4, 3, 3, 3)
+    y1 = F.conv2d(x1, w, padding=1)
+    y2 = F.conv2d(x2, w, padding=1)
+    (y1 * 2).sum().backward()
+    y2.sum().backward()
+    (TF.conv2d(tx1, tw, padding=1) * 2).sum().backward()
+    TF.conv2d(tx2, tw, padding=1).sum().backward()
+    for a, ta in ((x1, tx1), (x2, tx2), (w, tw)):
+        np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+ROW_FORM_CASES = [
+    ((2, 3, 6, 5), (4, 3, 3, 3), dict(padding=1)),
+    ((2, 4, 5, 7), (6, 4, 3, 2), dict(padding=1, dilation=(2, 1))),
+    ((2, 3, 6, 6), (4, 3, 3, 3), {}),
+    ((2, 3, 6, 6), (4, 3, 3, 3), dict(padding=2)),
+]
+
+
+@pytest.mark.parametrize("x_shape, w_shape, kwargs", ROW_FORM_CASES)
+def test_channels_last_row_form_matches_torch(x_shape, w_shape, kwargs):
+    """A channels_last call runs the row form (rows @ W^T, NHWC in and out, no layout
+    conversion): PyTorch's values, gradients and channels_last strides."""
+    x, tx = pair(*x_shape)
+    x = x.detach().contiguous(memory_format=tp.channels_last).requires_grad_()
+    tx = tx.detach().contiguous(memory_format=torch.channels_last).requires_grad_()
+    w, tw = pair(*w_shape)
+    b, tb = pair(w_shape[0])
+    g = RNG.standard_normal(tuple(TF.conv2d(tx, tw, tb, **kwargs).shape))
+    y = None
+
+    def run():
+        nonlocal y
+        y = F.conv2d(x, w, b, **kwargs)
+        (y * tp.tensor(g)).sum().backward()
+    ran = _kernels_run(run)
+    ty = TF.conv2d(tx, tw, tb, **kwargs)
+    (ty * torch.tensor(g)).sum().backward()
+    assert ran == [("convolution", "cpu_kernels.conv.convolution_nhwc"),
+                   ("convolution_backward", "cpu_kernels.conv.convolution_backward_nhwc")]
+    assert y.stride() == ty.stride() and x.grad.stride() == tx.grad.stride()
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-10, atol=1e-10)
+    for a, ta in ((x, tx), (w, tw), (b, tb)):
+        np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+def test_batch_in_chunks_matches_torch(monkeypatch, layout):
+    """Columns (rows) larger than CHUNK_BYTES are made a chunk of the batch at a time (here
+    two images per chunk, one in the last): the same values and gradients."""
+    from cpu_kernels import conv
+    monkeypatch.setattr(conv, "CHUNK_BYTES", 2 * 3 * 9 * 6 * 7 * 8)
+    x, tx = pair(5, 3, 6, 6)
+    if layout == "channels_last":
+        x = x.detach().contiguous(memory_format=tp.channels_last).requires_grad_()
+        tx = tx.detach().contiguous(memory_format=torch.channels_last).requires_grad_()
+    w, tw = pair(4, 3, 3, 3)
+    b, tb = pair(4)
+    g = RNG.standard_normal((5, 4, 6, 6))
+    y = F.conv2d(x, w, b, padding=1)
+    (y * tp.tensor(g)).sum().backward()
+    ty = TF.conv2d(tx, tw, tb, padding=1)
+    (ty * torch.tensor(g)).sum().backward()
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-10, atol=1e-10)
+    for a, ta in ((x, tx), (w, tw), (b, tb)):
+        np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+@pytest.mark.parametrize("bad", ["input", "weight"])
+def test_non_finite_values_give_torch_gradients(bad, layout):
+    """The run layout's garbage positions get zero gradients; a non-finite value they read
+    (0 * inf = NaN) must not reach a real gradient, as it does not in PyTorch's."""
+    x, tx = pair(2, 3, 6, 6, requires_grad=False)
+    w, tw = pair(4, 3, 3, 3, requires_grad=False)
+    if layout == "channels_last":
+        x = x.contiguous(memory_format=tp.channels_last)
+        tx = tx.contiguous(memory_format=torch.channels_last)
+    target = (x, tx) if bad == "input" else (w, tw)
+    target[0].numpy()[0, 1, 2, 2] = np.inf        # a view: the tensor's own memory
+    target[1].detach()[0, 1, 2, 2] = np.inf
+    for a in (x, w, tx, tw):
+        a.requires_grad_()
+    g = np.random.default_rng(5).standard_normal((2, 4, 6, 6))
+    (F.conv2d(x, w, padding=1) * tp.tensor(g)).sum().backward()
+    (TF.conv2d(tx, tw, padding=1) * torch.tensor(g)).sum().backward()
+    for a, ta in ((x, tx), (w, tw)):
+        np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
 @pytest.mark.parametrize("call, error, regex, arg", [
     (lambda x, w: F.conv2d(x[0, 0], w), ShapeError, r"conv2d\(\): expected argument 'input' "
      r"to be 3-D \(unbatched\) or 4-D \(batched\), but got 2-D", "input"),

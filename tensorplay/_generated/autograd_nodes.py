@@ -3803,18 +3803,10 @@ class ConvolutionBackward0(Node):
         int[] padding, int[] dilation, bool transposed, int[] output_padding,
         int groups) -> Tensor`.
 
-    input: convolution_backward(
-        grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups,
-        [True, False, False],
-    )[0]
-    weight: convolution_backward(
-        grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups,
-        [False, True, False],
-    )[1]
-    bias: convolution_backward(
+    input, weight, bias: convolution_backward(
         grad, input, weight, bias.sizes(), stride, padding, dilation, transposed, output_padding,
-        groups, [False, False, True],
-    )[2]
+        groups, grad_input_mask,
+    )
     """
 
     __slots__ = (
@@ -3838,21 +3830,14 @@ class ConvolutionBackward0(Node):
         d_input = None
         d_weight = None
         d_bias = None
-        if self.needs_input_grad(0):
-            d_input = convolution_backward(
-                grad, input, weight, None, stride, padding, dilation, transposed, output_padding,
-                groups, [True, False, False],
-            )[0]
-        if self.needs_input_grad(1):
-            d_weight = convolution_backward(
-                grad, input, weight, None, stride, padding, dilation, transposed, output_padding,
-                groups, [False, True, False],
-            )[1]
-        if self.needs_input_grad(2):
-            d_bias = convolution_backward(
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
+            grad_input_mask = [
+                self.needs_input_grad(0), self.needs_input_grad(1), self.needs_input_grad(2),
+            ]
+            (d_input, d_weight, d_bias) = convolution_backward(
                 grad, input, weight, bias_sizes, stride, padding, dilation, transposed,
-                output_padding, groups, [False, False, True],
-            )[2]
+                output_padding, groups, grad_input_mask,
+            )
         return (d_input, d_weight, d_bias)
 
 

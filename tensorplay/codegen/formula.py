@@ -479,8 +479,10 @@ def analyze_saved(formulas: dict[str, Node], *, tensor_args: list[str], other_ar
         locations: input name -> where its formula sits, so errors point into the YAML.
     """
     output_names = _output_names(outputs)
-    # Gradients arrive as backward inputs, so they are never saved.
-    available = {"grad", "grads"} | {f"grad_{out}" for out in outputs} | output_names
+    # Gradients arrive as backward inputs, so they are never saved; grad_input_mask (which
+    # of the slot's inputs need a gradient, PyTorch's name) is known when backward runs.
+    available = ({"grad", "grads", "grad_input_mask"} | {f"grad_{out}" for out in outputs}
+                 | output_names)
     tensor_uses, facts, other_uses = set(), set(), set()
 
     def visit(node: Node, slot: str) -> None:

@@ -225,6 +225,9 @@ def gen_node(spec: NodeSpec) -> list[str]:
         conds = [needs[n] for n in slot.split(", ") if n in needs]
         slot_needs[slot] = conjunction(conds, indent=8, op="or") if conds else "False"
     for tmp, tree in spec.temps:
+        if "grad_input_mask" in fm.names_read(tree):
+            raise CodegenError(spec.entry.loc, "grad_input_mask is bound per formula; a "
+                               "subexpression shared by several cannot read it")
         users = [s for s, t in spec.formulas.items() if tmp in fm.names_read(t)]
         users += [n for n, t in spec.temps if tmp in fm.names_read(t)]
         cond = " or ".join(dict.fromkeys(slot_needs[s] for s in users if s in slot_needs))
@@ -237,6 +240,11 @@ def gen_node(spec: NodeSpec) -> list[str]:
     for slot, tree in spec.formulas.items():
         targets = ", ".join(f"d_{n}" for n in slot.split(", "))
         body.append(f"if {slot_needs[slot]}:")
+        if "grad_input_mask" in fm.names_read(tree):
+            # One flag per input of the slot, as PyTorch's grad_input_mask: a formula that
+            # computes several gradients in one call skips the ones nobody needs.
+            flags = ", ".join(needs.get(n, "False") for n in slot.split(", "))
+            body.append(f"    grad_input_mask = [{flags}]")
         line = f"    {targets} = {fm.emit(tree, rename)}"
         if len(line) + 8 > 100 and "," in targets:
             line = f"    ({targets}) = {fm.emit(tree, rename)}"   # folds at the targets
