@@ -9,8 +9,10 @@ their positions' order: every sort here is stable, and no two pairs are equal.
 The compare-exchange step pairs element i with element i ^ J (J a power of two). As in
 Triton's own `tl.sort` (triton/language/standard.py), the partner is found without a
 gather: the row is reshaped to [ROWS, BLOCK / 2J, 2, J], so that i and i ^ J sit on the
-two sides of axis 2, and the xor of the two sides (`xor_sum` over that axis) xor-ed with
-one side gives the other. `tl.sort` carries one tensor; this carries the pair.
+two sides of axis 2, and a reduction over that axis of one side (the other zeroed)
+reads it. `tl.sort` carries one tensor and reduces with xor; this carries the pair and
+reduces with tl.sum, which the interpreter runs as one NumPy call (it runs a xor
+reduction element by element, seconds per step at the interpreter's block sizes).
 
     bitonic sort:   for K = 2, 4, ..., BLOCK:         (log2(BLOCK) phases)
                         for J = K/2, K/4, ..., 1:     (log2(K) steps each)
@@ -58,17 +60,20 @@ def exchange(key, idx, ROWS: tl.constexpr, BLOCK: tl.constexpr, J: tl.constexpr,
     shape: tl.constexpr = [ROWS, BLOCK // (2 * J), 2, J]
     k = tl.reshape(key, shape)
     i = tl.reshape(idx, shape)
-    k_partner = k ^ tl.xor_sum(k, 2, keep_dims=True)
-    i_partner = i ^ tl.xor_sum(i, 2, keep_dims=True)
     right = (tl.arange(0, 2) == 1)[None, None, :, None]          # the i & J != 0 side
+    # Each side alone, [ROWS, BLOCK / 2J, 1, J]: a sum of it and a zero, so exact.
+    k_left = tl.sum(tl.where(right, 0, k), 2, keep_dims=True)
+    k_right = tl.sum(tl.where(right, k, 0), 2, keep_dims=True)
+    i_left = tl.sum(tl.where(right, 0, i), 2, keep_dims=True)
+    i_right = tl.sum(tl.where(right, i, 0), 2, keep_dims=True)
     position = tl.arange(0, BLOCK // (2 * J)) * (2 * J)           # i without its low bits
     descending = ((position & K) != 0)[None, :, None, None]
-    greater = (k > k_partner) | ((k == k_partner) & (i > i_partner))
-    # The left side keeps the smaller pair, the right side the larger (reversed where
-    # descending): take the partner's when that is not what we hold.
-    take = greater != (right != descending)
-    key = tl.reshape(tl.where(take, k_partner, k), [ROWS, BLOCK])
-    idx = tl.reshape(tl.where(take, i_partner, i), [ROWS, BLOCK])
+    # The left side gets the smaller pair, the right side the larger (the other way
+    # round where descending): swap the sides when they are not so.
+    out_of_order = (k_left > k_right) | ((k_left == k_right) & (i_left > i_right))
+    swap = out_of_order != descending
+    key = tl.reshape(tl.where(right != swap, k_right, k_left), [ROWS, BLOCK])
+    idx = tl.reshape(tl.where(right != swap, i_right, i_left), [ROWS, BLOCK])
     return key, idx
 
 
@@ -95,10 +100,10 @@ def smallest_of_tile(key, idx, ROWS: tl.constexpr, BLOCK: tl.constexpr,
         k = tl.reshape(key, [ROWS, (BLOCK >> halving) // (2 * KEEP), 2, KEEP])
         i = tl.reshape(idx, [ROWS, (BLOCK >> halving) // (2 * KEEP), 2, KEEP])
         right = (tl.arange(0, 2) == 1)[None, None, :, None]
-        k_left = tl.xor_sum(tl.where(right, 0, k), 2)          # [ROWS, pairs of runs, KEEP]
-        i_left = tl.xor_sum(tl.where(right, 0, i), 2)
-        k_right = tl.xor_sum(tl.where(right, k, 0), 2)
-        i_right = tl.xor_sum(tl.where(right, i, 0), 2)
+        k_left = tl.sum(tl.where(right, 0, k), 2)             # [ROWS, pairs of runs, KEEP]
+        i_left = tl.sum(tl.where(right, 0, i), 2)
+        k_right = tl.sum(tl.where(right, k, 0), 2)
+        i_right = tl.sum(tl.where(right, i, 0), 2)
         take_right = (k_right < k_left) | ((k_right == k_left) & (i_right < i_left))
         key = tl.reshape(tl.where(take_right, k_right, k_left), [ROWS, BLOCK >> (halving + 1)])
         idx = tl.reshape(tl.where(take_right, i_right, i_left), [ROWS, BLOCK >> (halving + 1)])
