@@ -321,42 +321,45 @@ def smallest_rows(op, x, d, k, values, indices, largest):
 def compile_cases(quick):
     """The kernels of this module for compile_check.py (through sorting.py's list), at the
     GPU's block sizes: a block sort, a top-k block, a merge pass, 32- and 64-bit keys.
-    Each takes seconds (55 unrolled exchange steps at 1024): quick compiles three."""
+    Each takes long (55 unrolled exchange steps at 1024, seconds to a minute): quick
+    compiles the three kernels once, at blocks of 128 (the same code, 28 steps)."""
     if quick:
         pointers = {"x_ptr": "*fp32", "keys_in_ptr": "*i32", "idx_in_ptr": "*i32",
                     "keys_out_ptr": "*i32", "idx_out_ptr": "*i32", "values_ptr": "*fp32",
                     "indices_ptr": "*i64"}
+        block = dict(BLOCK=128, LOG_BLOCK=7)
         key_meta = dict(COMPUTE=tl.float32, FLOAT=True, WIDE=False, DESCENDING=False,
-                        SEGMENTS=1, BLOCK=MAX_BLOCK, LOG_BLOCK=_log2(MAX_BLOCK))
+                        SEGMENTS=1, **block)
         yield ("block sort fp32", tile_kernel, pointers,
-               dict(FROM_X=True, FINAL=False, LOG_KEEP=_log2(MAX_BLOCK), **key_meta), {})
-        yield ("top-64 block fp32", tile_kernel, pointers,
-               dict(FROM_X=True, FINAL=False, LOG_KEEP=6, **key_meta), {})
-        yield ("merge fp32", merge_kernel, pointers,
-               dict(FINAL=True, SEGMENTS=1, BLOCK=MAX_BLOCK, LOG_BLOCK=_log2(MAX_BLOCK)), {})
+               dict(FROM_X=True, FINAL=False, LOG_KEEP=7, **key_meta), {})
+        yield ("top-8 block fp32", tile_kernel, pointers,
+               dict(FROM_X=True, FINAL=False, LOG_KEEP=3, **key_meta), {})
+        yield ("merge fp32", merge_kernel, pointers, dict(FINAL=True, SEGMENTS=1, **block), {})
         return
-    types = (("*fp32", tl.float32, True, False), ("*bf16", tl.float32, True, False),
-             ("*i64", tl.int64, False, True), ("*fp64", tl.float64, True, True),
+    types = (("*fp32", tl.float32, True, False), ("*i64", tl.int64, False, True),
+             ("*bf16", tl.float32, True, False), ("*fp64", tl.float64, True, True),
              ("*i1", tl.int8, False, False))
     log_block = _log2(MAX_BLOCK)
-    for ptr, compute, is_float, wide in types:
+    for n, (ptr, compute, is_float, wide) in enumerate(types):
         key_ptr = "*i64" if wide else "*i32"
         pointers = {"x_ptr": ptr, "keys_in_ptr": key_ptr, "idx_in_ptr": "*i32",
                     "keys_out_ptr": key_ptr, "idx_out_ptr": "*i32", "values_ptr": ptr,
                     "indices_ptr": "*i64"}
-        key_meta = dict(COMPUTE=compute, FLOAT=is_float, WIDE=wide)
-        for descending in (False, True):
-            yield (f"block sort {ptr[1:]} descending={descending}", tile_kernel, pointers,
-                   dict(FROM_X=True, FINAL=False, DESCENDING=descending, SEGMENTS=1,
-                        BLOCK=MAX_BLOCK, LOG_BLOCK=log_block, LOG_KEEP=log_block,
-                        **key_meta), {})
+        key_meta = dict(COMPUTE=compute, FLOAT=is_float, WIDE=wide, DESCENDING=True)
+        # Every dtype: its key and its results (rows of 64, several a program).
         yield (f"short rows sort {ptr[1:]}", tile_kernel, pointers,
-               dict(FROM_X=True, FINAL=True, DESCENDING=False, SEGMENTS=TILE // 64, BLOCK=64,
-                    LOG_BLOCK=6, LOG_KEEP=6, **key_meta), {})
+               dict(FROM_X=True, FINAL=True, SEGMENTS=TILE // 64, BLOCK=64, LOG_BLOCK=6,
+                    LOG_KEEP=6, **key_meta), {})
+        if n >= 2:
+            continue
+        # 32- and 64-bit keys: the long-row kernels.
+        yield (f"block sort {ptr[1:]}", tile_kernel, pointers,
+               dict(FROM_X=True, FINAL=False, SEGMENTS=1, BLOCK=MAX_BLOCK,
+                    LOG_BLOCK=log_block, LOG_KEEP=log_block, **key_meta), {})
         for from_x in (True, False):
             yield (f"top-64 block {ptr[1:]} from_x={from_x}", tile_kernel, pointers,
-                   dict(FROM_X=from_x, FINAL=not from_x, DESCENDING=True, SEGMENTS=1,
-                        BLOCK=MAX_BLOCK, LOG_BLOCK=log_block, LOG_KEEP=6, **key_meta), {})
+                   dict(FROM_X=from_x, FINAL=not from_x, SEGMENTS=1, BLOCK=MAX_BLOCK,
+                        LOG_BLOCK=log_block, LOG_KEEP=6, **key_meta), {})
         for final in (False, True):
             yield (f"merge {ptr[1:]} final={final}", merge_kernel, pointers,
                    dict(FINAL=final, SEGMENTS=TILE // MAX_BLOCK, BLOCK=MAX_BLOCK,
