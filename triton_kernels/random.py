@@ -11,7 +11,7 @@ race, equivalent to drawing one at a time and renormalising:
 
     key[j] = Exp(1) / w[j]  (inf for w[j] == 0);  samples = the num_samples smallest keys
 
-by the stable top-k of triton_kernels/row_sort.py, so zero-weight categories come
+by the stable top-k of triton_kernels/_row_sort.py, so zero-weight categories come
 last, in index order, once the others are used up (as PyTorch). Uniforms come from
 Philox (tl.rand) at the cuda generator's seed and offset, as dropout's.
 """
@@ -30,7 +30,7 @@ from tensorplay._device_transfer import from_host, to_host
 from tensorplay._random import philox_inputs
 from tensorplay.errors import ArgumentError
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
-from triton_kernels import row_sort
+from triton_kernels import _row_sort as row_sort
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
 from triton_kernels.pointwise import run
 

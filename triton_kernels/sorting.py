@@ -1,7 +1,7 @@
 """Sorting, selection and the remaining scans on the `cuda` device: sort, topk,
 kthvalue, median, mode, cummax/cummin, unique (flat and along a dim).
 
-Sorting and top-k are row_sort.py's: a bitonic sort of each block and merge passes
+Sorting and top-k are _row_sort.py's: a bitonic sort of each block and merge passes
 across blocks, O(N log N) per row, stable (equal elements keep their order, in both
 directions), NaN the largest; a top-k keeps each block's k smallest and never sorts the
 whole row. The ops here read the input along any dim in place (strides, no copy where
@@ -28,7 +28,7 @@ from tensorplay.kernel_support.layout import unique_dim_strides
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from tensorplay.kernel_support.results import factory
 from tensorplay.library import kernel
-from triton_kernels import _math, row_sort
+from triton_kernels import _math, _row_sort as row_sort
 from triton_kernels._launch import INTERPRETED, compute_dtype, launch, new_tensor, operands, \
     pointer
 from triton_kernels.pointwise import run
@@ -41,7 +41,7 @@ TILE = 16384 if INTERPRETED else 4096          # the row walks: select, mode, cu
 MAX_BLOCK_N = 4096 if INTERPRETED else 1024
 
 
-# ---- sort and top-k: row_sort.py's kernels, along any dim --------------------------
+# ---- sort and top-k: _row_sort.py's kernels, along any dim -------------------------
 def rows_of(t, d):
     """t with dim d moved last, as contiguous [..., N] rows (a copy only when needed),
     and the permutation used."""

@@ -1,5 +1,5 @@
-"""The bitonic sort, merge passes and top-k of triton_kernels/row_sort.py (and
-bitonic.py) against PyTorch: every dtype, rows shorter than a block, one block, and
+"""The bitonic sort, merge passes and top-k of triton_kernels/_row_sort.py (and
+_bitonic.py) against PyTorch: every dtype, rows shorter than a block, one block, and
 several blocks (the block size shrunk to 8, so a row of 37 takes five blocks and three
 merge passes), ties (stable in both directions), NaN, -0.0, infinities, top-k rounds
 and their edge cases, rows along any dim read in place."""
@@ -10,7 +10,7 @@ import torch
 from triton_util import CUDA
 
 import tensorplay as tp
-from triton_kernels import row_sort
+from triton_kernels import _row_sort as row_sort
 
 
 @pytest.fixture

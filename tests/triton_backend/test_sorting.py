@@ -1,8 +1,8 @@
 """Sorting, selection, cummax/cummin, unique, multinomial and einsum on `cuda`
-(triton_kernels/sorting.py, row_sort.py, random.py, einsum.py) against the CPU backend, for what
-the operator database does not reach: rows longer than one block (the block sizes are
-shrunk so that small tensors take several), ties and stability in both directions, NaN,
-fp16/bf16, non-contiguous inputs, multinomial's distribution."""
+(triton_kernels/sorting.py, _row_sort.py, random.py, einsum.py) against the CPU
+backend, for what the operator database does not reach: rows longer than one block
+(the block sizes are shrunk so that small tensors take several), ties and stability in
+both directions, NaN, fp16/bf16, non-contiguous inputs, multinomial's distribution."""
 import numpy as np
 import pytest
 import torch
@@ -10,7 +10,7 @@ import torch
 from triton_util import CUDA, assert_same, make
 
 import tensorplay as tp
-from triton_kernels import row_sort, sorting
+from triton_kernels import _row_sort as row_sort, sorting
 
 
 @pytest.fixture(params=["one block", "many blocks"])

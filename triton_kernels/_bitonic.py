@@ -1,4 +1,4 @@
-"""Bitonic sorting networks on register tiles, the building blocks of row_sort.py.
+"""Bitonic sorting networks on register tiles, the building blocks of _row_sort.py.
 
 A tile is [ROWS, BLOCK] (BLOCK a power of two): ROWS independent rows, each sorted on
 its own. An element is a pair (key, idx): `key` an integer whose order is the order

@@ -39,7 +39,7 @@ import triton
 import triton.language as tl
 
 from tensorplay import _dtype as dt
-from triton_kernels import bitonic
+from triton_kernels import _bitonic as bitonic
 from triton_kernels._launch import INTERPRETED, coalesce, compute_dtype, launch, new_tensor, \
     pointer
 
