@@ -16,8 +16,11 @@ and the support modules (leading `_`) they share:
     reduction.py     one reduction kernel: sum, mean, prod, max/min (+ indices), and
                      amax/amin, all/any, var/std, norm, logsumexp, count_nonzero
     scan.py          cumsum, cumprod
-    sorting.py       a stable rank sort (sort, topk, kthvalue, median, mode, unique),
+    sorting.py       sort, topk, kthvalue, median, mode, unique on _row_sort.py;
                      cummax/cummin as an associative scan over (value, index)
+    _row_sort.py     sorting along any dim in place: a bitonic sort of each block,
+                     merge-path passes across blocks (O(N log N)), a bitonic top-k
+    _bitonic.py      the bitonic networks on (key, index) register tiles
     linalg.py        the blocked tl.dot matmul: mm, bmm (aligned and masked candidates);
                      addmm, addmv, baddbmm, mv, dot, linear, tril/triu, diag; Cholesky
                      and LU of small matrices in registers (cholesky, inv, solve, slogdet)

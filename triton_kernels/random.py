@@ -11,7 +11,7 @@ race, equivalent to drawing one at a time and renormalising:
 
     key[j] = Exp(1) / w[j]  (inf for w[j] == 0);  samples = the num_samples smallest keys
 
-by the stable rank sort of triton_kernels/sorting.py, so zero-weight categories come
+by the stable top-k of triton_kernels/_row_sort.py, so zero-weight categories come
 last, in index order, once the others are used up (as PyTorch). Uniforms come from
 Philox (tl.rand) at the cuda generator's seed and offset, as dropout's.
 """
@@ -30,7 +30,7 @@ from tensorplay._device_transfer import from_host, to_host
 from tensorplay._random import philox_inputs
 from tensorplay.errors import ArgumentError
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
-from triton_kernels import sorting
+from triton_kernels import _row_sort as row_sort
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
 from triton_kernels.pointwise import run
 
@@ -127,8 +127,10 @@ def multinomial(self, num_samples, replacement, generator):
         block = min(triton.next_power_of_2(M * N), MAX_BLOCK)
         launch("multinomial", exponential_keys_kernel, (triton.cdiv(M * N, block),),
                pointer(w), pointer(keys), M * N, seed, offset, BLOCK=block)
-        _, order = sorting.sort_keys("multinomial", keys, M, N, 1, (N, 1, 1), False)
-        samples = order.narrow(1, 0, num_samples).contiguous()
+        # The num_samples smallest keys: a top-k, not a sort of the row.
+        samples = new_tensor([M, num_samples], dt.int64, device)
+        smallest = new_tensor([M, num_samples], dt.float32, device)
+        row_sort.smallest_rows("multinomial", keys, 1, num_samples, smallest, samples, False)
     return samples.view(spec.sizes)
 
 

@@ -1,24 +1,17 @@
 """Sorting, selection and the remaining scans on the `cuda` device: sort, topk,
 kthvalue, median, mode, cummax/cummin, unique (flat and along a dim).
 
-Every op works on rows: the dim is moved last and the input read as [M rows, N
-elements] (copied to contiguous rows when the moved dims do not lie at one stride).
+Sorting and top-k are _row_sort.py's: a bitonic sort of each block and merge passes
+across blocks, O(N log N) per row, stable (equal elements keep their order, in both
+directions), NaN the largest; a top-k keeps each block's k smallest and never sorts the
+whole row. The ops here read the input along any dim in place (strides, no copy where
+its other dims coalesce to two) and write results in the input's dim order.
 
-Sorting is a rank sort. An element's place in its sorted row is the number of elements
-that come before it:
-
-    rank[i] = #{ j : x[j] < x[i]  or  (x[j] == x[i] and j < i) }     (NaN the largest)
-    values[rank[i]] = x[i];  indices[rank[i]] = i
-
-Equal elements keep their order (the sort is stable, in both directions; descending
-flips only the `<`), and the indices come out with the values. Each program ranks
-BLOCK elements against the row, BLOCK_J at a time: O(N^2) comparisons per row, against
-O(N log^2 N) for a bitonic network, but every comparison is independent, and the
-kernel reads as the definition above. The same kernel sorts rows of K-element keys
-lexicographically (unique along a dim compares whole slices): K = 1 for a plain sort.
-
-Selection is a sort and a pick (kthvalue, median: select_kernel; topk: the first k of
-a sorted row). mode walks each sorted row once, measuring runs of equal values.
+Selection is a sort and a pick (kthvalue, median: select_kernel; kthvalue with a small
+k picks from a top-k instead). mode walks each sorted row once, measuring runs of equal
+values. unique sorts, marks where a new value starts and counts the starts; along a dim
+it sorts the slices lexicographically by one stable sort per element of a slice, the
+last element first (an LSD radix sort whose digits are whole elements).
 cummax/cummin are one tl.associative_scan over (value, index) pairs.
 """
 from __future__ import annotations
@@ -35,7 +28,7 @@ from tensorplay.kernel_support.layout import unique_dim_strides
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from tensorplay.kernel_support.results import factory
 from tensorplay.library import kernel
-from triton_kernels import _math
+from triton_kernels import _math, _row_sort as row_sort
 from triton_kernels._launch import INTERPRETED, compute_dtype, launch, new_tensor, operands, \
     pointer
 from triton_kernels.pointwise import run
@@ -43,68 +36,12 @@ from cpu_kernels import sorting as cpu_sorting
 from triton_kernels.reduction import run_on_host
 
 # The interpreter pays about a millisecond per operation whatever the tile size, so it
-# takes large tiles; a GPU keeps the rank sort's [BLOCK_M, BLOCK_I, BLOCK_J] comparison
-# tile in registers.
-SORT_TILE = 2 ** 18 if INTERPRETED else 4096
-MAX_BLOCK_J = 4096 if INTERPRETED else 64
+# takes large tiles.
 TILE = 16384 if INTERPRETED else 4096          # the row walks: select, mode, cummax
 MAX_BLOCK_N = 4096 if INTERPRETED else 1024
 
 
-# ---- the rank sort ---------------------------------------------------------------------
-@triton.jit
-def rank_sort_kernel(
-    x_ptr,  # the input, read as [M, N, K]: M rows of N keys of K elements
-    values_ptr,  # [M, N, K] contiguous: the keys in sorted order
-    indices_ptr,  # [M, N] contiguous int64: where each sorted key was in its row
-    M, N, K,
-    stride_m, stride_n, stride_k,  # the input's strides in elements
-    DESCENDING: tl.constexpr,
-    COMPUTE: tl.constexpr,  # the dtype compared in (float32 for half types, int8 for bool)
-    BLOCK_M: tl.constexpr,  # rows per program (1 for long rows)
-    BLOCK_I: tl.constexpr,  # keys of each row ranked per program
-    BLOCK_J: tl.constexpr,  # keys compared against at a time
-):
-    # The comparisons dominate: N^2 K per row. Memory traffic: each key read once per
-    # program of its row (N / BLOCK_I times), written once.
-    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    i = tl.program_id(1) * BLOCK_I + tl.arange(0, BLOCK_I)
-    mine_mask = (rows[:, None] < M) & (i[None, :] < N)      # [BLOCK_M, BLOCK_I]
-    row_base = rows.to(tl.int64) * stride_m
-    mine_ptr = x_ptr + row_base[:, None] + i[None, :].to(tl.int64) * stride_n
-    rank = tl.zeros([BLOCK_M, BLOCK_I], tl.int32)
-    for j0 in range(0, N, BLOCK_J):
-        j = j0 + tl.arange(0, BLOCK_J)
-        theirs_mask = (rows[:, None] < M) & (j[None, :] < N)   # [BLOCK_M, BLOCK_J]
-        theirs_ptr = x_ptr + row_base[:, None] + j[None, :].to(tl.int64) * stride_n
-        pair = mine_mask[:, :, None] & theirs_mask[:, None, :]
-        before = tl.zeros([BLOCK_M, BLOCK_I, BLOCK_J], tl.int1)
-        undecided = pair
-        for k in range(0, K):   # lexicographic: the first differing element decides
-            a = tl.load(mine_ptr + k * stride_k, mask=mine_mask, other=0)
-            b = tl.load(theirs_ptr + k * stride_k, mask=theirs_mask, other=0)
-            a = a.to(COMPUTE)[:, :, None]
-            b = b.to(COMPUTE)[:, None, :]
-            # NaN is the largest value and equal to NaN (written out, not as @triton.jit
-            # helpers: the interpreter pays milliseconds for each nested call).
-            a_nan = a != a
-            b_nan = b != b
-            if DESCENDING:   # b first: b > a
-                first = (a < b) | (b_nan & ~a_nan)
-            else:            # b first: b < a
-                first = (b < a) | (a_nan & ~b_nan)
-            before = before | (undecided & first)
-            undecided = undecided & ((a == b) | (a_nan & b_nan))
-        before = before | (undecided & (j[None, None, :] < i[None, :, None]))  # ties
-        rank += tl.sum(before.to(tl.int32), axis=2)
-    place = rows[:, None].to(tl.int64) * N + rank
-    tl.store(indices_ptr + place, tl.zeros([BLOCK_M, BLOCK_I], tl.int64) + i[None, :],
-             mask=mine_mask)
-    for k in range(0, K):
-        tl.store(values_ptr + place * K + k, tl.load(mine_ptr + k * stride_k, mask=mine_mask),
-                 mask=mine_mask)
-
-
+# ---- sort and top-k: _row_sort.py's kernels, along any dim -------------------------
 def rows_of(t, d):
     """t with dim d moved last, as contiguous [..., N] rows (a copy only when needed),
     and the permutation used."""
@@ -120,67 +57,68 @@ def back(rows, order, dtype, device):
     return run("copy", result, (rows.permute(inverse),), dtype)
 
 
-def sort_keys(op, x, M, N, K, strides, descending):
-    """Rank-sort M rows of N keys (K elements each, read at `strides`) of tensor x:
-    (values [M, N, K], indices [M, N]), both contiguous."""
-    device = x._impl.device
-    values = new_tensor([M, N, K], x._impl.dtype, device)
-    indices = new_tensor([M, N], dt.int64, device)
-    if M * N == 0:
-        return values, indices
-    block_j = min(triton.next_power_of_2(N), MAX_BLOCK_J)
-    block_i = max(1, min(triton.next_power_of_2(N), SORT_TILE // block_j))
-    block_m = max(1, min(triton.next_power_of_2(M), SORT_TILE // (block_i * block_j)))
-    grid = (triton.cdiv(M, block_m), triton.cdiv(N, block_i))
-    launch(op, rank_sort_kernel, grid, pointer(x), pointer(values), pointer(indices), M, N,
-           K, *strides, DESCENDING=bool(descending), COMPUTE=compute_dtype(x._impl.dtype),
-           BLOCK_M=block_m, BLOCK_I=block_i, BLOCK_J=block_j)
-    return values, indices
-
-
-def sorted_rows(op, self, dim, descending):
-    """Sort self along dim: (values, indices) as [M, N] rows in moved order, the moved
-    sizes and the permutation. A 0-dim tensor is one row of one element."""
-    x = self if self.dim() else self.reshape([1])
-    d = wrap_dim(op, dim, x.dim())
-    rows, order = rows_of(x, d)
-    sizes = rows._impl.sizes
-    N = sizes[-1]
-    M = rows._impl.numel() // N if N else 0
-    values, indices = sort_keys(op, rows, M, N, 1, (N, 1, 1), descending)
-    return values.view([M, N]), indices, sizes, order
+def _results(x, d, n, dtype):
+    """(values, indices): new contiguous tensors of x's sizes but n along d."""
+    sizes = list(x._impl.sizes)
+    sizes[d] = n
+    return new_tensor(sizes, dtype, x._impl.device), new_tensor(sizes, dt.int64,
+                                                                x._impl.device)
 
 
 @kernel(family=True)
 def sort(op, self, *params):
-    """sort(dim, descending) and sort.stable(stable, dim, descending): the rank sort is
+    """sort(dim, descending) and sort.stable(stable, dim, descending): the sort is
     always stable."""
     dim, descending = params[-2:]
     shape_rule("sorting.sort")(op, (self, dim, descending))
     device, (self,) = operands(op, self=self)
-    values, indices, sizes, order = sorted_rows(op, self, dim, descending)
-    dtype = self._impl.dtype
-    values = back(values.view(sizes), order, dtype, device)
-    indices = back(indices.view(sizes), order, dt.int64, device)
+    x = self if self.dim() else self.reshape([1])
+    d = wrap_dim(op, dim, x.dim())
+    values, indices = _results(x, d, x._impl.sizes[d], x._impl.dtype)
+    row_sort.sort_rows(op, x, d, values, indices, descending)
     if not self.dim():
         return values.view([]), indices.view([])
     return values, indices
 
 
 def topk(self, k, dim, largest, sorted):  # noqa: A002 - the schema's name
-    """The first k of a stable sort (descending for the largest): always sorted, ties in
-    index order, as the CPU kernel."""
+    """The first k of a stable sort (descending for the largest), from row_sort's top-k:
+    always sorted, ties in index order, as the CPU kernel."""
     shape_rule("sorting.topk")("topk", (self, k, dim, largest, sorted))
     device, (self,) = operands("topk", self=self)
-    values, indices, sizes, order = sorted_rows("topk", self, dim, largest)
+    x = self if self.dim() else self.reshape([1])
     if not self.dim():
         k = 1               # a 0-dim input gives its element for k = 0 too, as PyTorch's
-    picked = list(sizes[:-1]) + [k]
-    values = back(values.narrow(1, 0, k).view(picked), order, self._impl.dtype, device)
-    indices = back(indices.narrow(1, 0, k).view(picked), order, dt.int64, device)
+    d = wrap_dim("topk", dim, x.dim())
+    values, indices = _results(x, d, k, x._impl.dtype)
+    row_sort.smallest_rows("topk", x, d, k, values, indices, largest)
     if not self.dim():
         return values.view([]), indices.view([])
     return values, indices
+
+
+def sorted_rows(op, self, dim, keep=None):
+    """The first `keep` (default all) of each slice along dim, sorted ascending (stably):
+    (values, indices) as contiguous [M, keep] rows in moved order, the moved sizes and
+    the permutation. A 0-dim tensor is one row of one element."""
+    x = self if self.dim() else self.reshape([1])
+    d = wrap_dim(op, dim, x.dim())
+    order = [i for i in range(x.dim()) if i != d] + [d]
+    inverse = [order.index(i) for i in range(len(order))]
+    N = x._impl.sizes[d]
+    n = N if keep is None else keep
+    sizes = [x._impl.sizes[i] for i in order[:-1]] + [n]
+    values = new_tensor(sizes, x._impl.dtype, x._impl.device)
+    indices = new_tensor(sizes, dt.int64, x._impl.device)
+    # The [..., n] buffers seen in x's dim order: the kernels write them as results.
+    if keep is None:
+        row_sort.sort_rows(op, x, d, values.permute(inverse), indices.permute(inverse), False)
+    else:
+        row_sort.smallest_rows(op, x, d, keep, values.permute(inverse),
+                               indices.permute(inverse), False)
+    M = values._impl.numel() // n if n else 0
+    sizes[-1] = N
+    return values.view([M, n]), indices.view([M, n]), sizes, order
 
 
 def row_walk(M, N):
@@ -222,9 +160,11 @@ def select_kernel(
 
 def _pick(op, self, dim, keepdim, position, nan_first):
     """Sort each slice along dim (stably, ascending) and take the element at `position`
-    (or, nan_first, the first NaN of a slice that has one)."""
+    (or, nan_first, the first NaN of a slice that has one). Without nan_first only the
+    first position + 1 are needed: a top-k when that is small."""
     device, (self,) = operands(op, self=self)
-    values, indices, sizes, order = sorted_rows(op, self, dim, False)
+    keep = None if nan_first or 2 * (position + 1) > row_sort.MAX_BLOCK else position + 1
+    values, indices, sizes, order = sorted_rows(op, self, dim, keep)
     M, N = values._impl.sizes
     dtype = self._impl.dtype
     out_values = new_tensor([M], dtype, device)
@@ -326,7 +266,7 @@ def mode(self, dim, keepdim):
     the index of its last occurrence, as the CPU kernel and PyTorch's CPU kernel."""
     shape_rule("sorting.value_and_index")("mode", (self, dim, keepdim))
     device, (self,) = operands("mode", self=self)
-    values, indices, sizes, order = sorted_rows("mode", self, dim, False)
+    values, indices, sizes, order = sorted_rows("mode", self, dim)
     M, N = values._impl.sizes
     out_values = new_tensor([M], self._impl.dtype, device)
     out_indices = new_tensor([M], dt.int64, device)
@@ -464,12 +404,35 @@ def unique_scatter_kernel(
                  mask=mask & new)
 
 
-def _unique_keys(op, x, N, K, strides):
-    """Distinct keys of x read as [N keys, K elements]: (values [U, K] sorted, inverse [N],
+def _lexicographic_order(op, keys):
+    """The order that sorts the rows of keys [N, K] lexicographically (stable): a stable
+    sort by the last column, then by each column before it, the rows taken in the order
+    so far (an LSD radix sort whose digits are elements): K sorts of N keys."""
+    N, K = keys._impl.sizes
+    device = keys._impl.device
+    if K == 0:      # empty rows are all equal: keep their order
+        keys = factory.zeros((N, 1), dtype=dt.int32, device=device)
+        K = 1
+    order = None
+    for c in range(K - 1, -1, -1):
+        column = keys.narrow(1, c, 1)
+        if order is not None:
+            column = call_below_autograd("index_select", column, 0, order)
+        values, step = _results(column, 0, N, column._impl.dtype)
+        row_sort.sort_rows(op, column, 0, values, step, False)
+        step = step.view([N])
+        order = step if order is None else call_below_autograd("index_select", order, 0, step)
+    return order
+
+
+def _unique_keys(op, keys):
+    """Distinct rows of keys [N, K] (contiguous): (values [U, K] sorted, inverse [N],
     counts [U]). Sort, mark where a new key starts, count the starts (cumsum): a key's
     group is the count so far; then scatter the first key of each group and its span."""
-    device, dtype = x._impl.device, x._impl.dtype
-    keys, order = sort_keys(op, x, 1, N, K, strides, False)
+    device, dtype = keys._impl.device, keys._impl.dtype
+    N, K = keys._impl.sizes
+    order = _lexicographic_order(op, keys) if N else new_tensor([0], dt.int64, device)
+    keys = call_below_autograd("index_select", keys, 0, order)
     starts = new_tensor([N], dt.int64, device)
     block = min(max(16, triton.next_power_of_2(N)), TILE)
     grid = (triton.cdiv(N, block),)
@@ -498,8 +461,7 @@ def unique2(self, sorted, return_inverse, return_counts):  # noqa: A002 - the sc
     flat = self.reshape([-1])
     if not flat.is_contiguous():
         flat = flat.contiguous()
-    n = flat._impl.numel()
-    values, inverse, counts = _unique_keys("_unique2", flat, n, 1, (0, 1, 0))
+    values, inverse, counts = _unique_keys("_unique2", flat.view([-1, 1]))
     return values.view([-1]), inverse.view(self._impl.sizes), counts
 
 
@@ -516,7 +478,7 @@ def unique_dim(self, dim, sorted, return_inverse, return_counts):  # noqa: A002
     sizes = moved._impl.sizes
     n = sizes[0]
     k = moved._impl.numel() // n if n else 0
-    values, inverse, counts = _unique_keys("unique_dim", moved, n, k, (0, k, 1))
+    values, inverse, counts = _unique_keys("unique_dim", moved.reshape([n, k]))
     values = values.view([values._impl.sizes[0]] + list(sizes[1:]))
     inverse_order = [order.index(i) for i in range(len(order))]
     sizes = [values._impl.sizes[i] for i in inverse_order]
@@ -528,14 +490,10 @@ def unique_dim(self, dim, sorted, return_inverse, return_counts):  # noqa: A002
 
 def compile_cases(quick):
     """The kernels of this module for compile_check.py."""
+    yield from row_sort.compile_cases(quick)
     sort_types = (("*fp32", tl.float32), ("*bf16", tl.float32), ("*i1", tl.int8),
                   ("*i64", tl.int64), ("*fp64", tl.float64))
     for ptr, compute in sort_types[:2] if quick else sort_types:
-        for descending in (False, True):
-            yield (f"rank sort {ptr[1:]} descending={descending}", rank_sort_kernel,
-                   {"x_ptr": ptr, "values_ptr": ptr, "indices_ptr": "*i64"},
-                   dict(DESCENDING=descending, COMPUTE=compute, BLOCK_M=1, BLOCK_I=64,
-                        BLOCK_J=64), {})
         for is_max in (True, False):
             yield (f"cum extreme {ptr[1:]} max={is_max}", cum_extreme_kernel,
                    {"in_ptr": ptr, "values_ptr": ptr, "indices_ptr": "*i64"},

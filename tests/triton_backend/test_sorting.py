@@ -1,8 +1,8 @@
 """Sorting, selection, cummax/cummin, unique, multinomial and einsum on `cuda`
-(triton_kernels/sorting.py, random.py, einsum.py) against the CPU backend, for what
-the operator database does not reach: rows longer than one block (the block sizes are
-shrunk so that small tensors take several), ties and stability in both directions, NaN,
-fp16/bf16, non-contiguous inputs, multinomial's distribution."""
+(triton_kernels/sorting.py, _row_sort.py, random.py, einsum.py) against the CPU
+backend, for what the operator database does not reach: rows longer than one block
+(the block sizes are shrunk so that small tensors take several), ties and stability in
+both directions, NaN, fp16/bf16, non-contiguous inputs, multinomial's distribution."""
 import numpy as np
 import pytest
 import torch
@@ -10,17 +10,18 @@ import torch
 from triton_util import CUDA, assert_same, make
 
 import tensorplay as tp
-from triton_kernels import sorting
+from triton_kernels import _row_sort as row_sort, sorting
 
 
 @pytest.fixture(params=["one block", "many blocks"])
 def blocks(request, monkeypatch):
     """Run a test with the kernels' block sizes, and again with tiny blocks, so that a
-    40-element row is cut into several blocks (rank sort: BLOCK_I and BLOCK_J; the row
-    walks: BLOCK_N) and a program holds part of a row."""
+    40-element row is cut into several blocks (the sort: blocks of 8 and merge passes;
+    top-k: rounds of candidates; the row walks: BLOCK_N) and a program holds part of a
+    row."""
     if request.param == "many blocks":
-        monkeypatch.setattr(sorting, "SORT_TILE", 128)
-        monkeypatch.setattr(sorting, "MAX_BLOCK_J", 8)
+        monkeypatch.setattr(row_sort, "MAX_BLOCK", 8)
+        monkeypatch.setattr(row_sort, "TILE", 64)
         monkeypatch.setattr(sorting, "TILE", 32)
         monkeypatch.setattr(sorting, "MAX_BLOCK_N", 8)
     return request.param
