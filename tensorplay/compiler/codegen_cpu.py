@@ -189,6 +189,13 @@ def emit_group(group, writer):
         for j, (ufunc, operands) in enumerate(steps):
             ops = [zero if o == "ZERO" else buf if o == "@" else o for o in operands]
             comment = f"  # {node.func.name}" if j == 0 else ""
+            if buf is None and group.shape == ():
+                # a ufunc of 0-d arrays returns a NumPy scalar, which takes no `out=`:
+                # a 0-d buffer first
+                buf = f"b{nbuf}"
+                nbuf += 1
+                kind = "np.bool_" if boolean else f"np.{np.dtype(np_dtype).name}"
+                lines.append(f"    {buf} = np.empty((), {kind})")
             if buf is None:
                 buf = f"b{nbuf}"
                 nbuf += 1

@@ -36,7 +36,7 @@ from itertools import count
 import tensorplay as tp
 from tensorplay.compiler import passes
 from tensorplay.compiler.passes.fusion import FusedGroup, fuse_pointwise
-from tensorplay.compiler.passes.rewrite import graph_has_symints, values_in
+from tensorplay.compiler.passes.rewrite import graph_has_symints, tags, values_in
 from tensorplay.dispatch.keys import AUTOGRAD_MASK, REQUIRES_GRAD, DispatchKey
 from tensorplay.dispatch.tls import local_keys
 from tensorplay.errors import NoKernelError
@@ -109,7 +109,11 @@ def lower(graph, *, device="cpu", optimize=True, fuse=True):
         from tensorplay.compiler import codegen_triton as backend
     else:
         from tensorplay.compiler import codegen_cpu as backend
-    optimized = passes.optimize(graph, device.type) if optimize else graph
+    def fusible_parts(parts):
+        # a decomposition is worth taking when its parts fuse (views cost nothing)
+        return all(n.func.is_view or "view" in tags(n) or backend.fusible(n, parts.constants)
+                   for n in parts.nodes)
+    optimized = passes.optimize(graph, device.type, fusible_parts) if optimize else graph
     if fuse and not _dynamic_shapes(optimized):
         constants = optimized.constants
         schedule = fuse_pointwise(optimized, lambda node: backend.fusible(node, constants),

@@ -15,10 +15,10 @@ from tensorplay.compiler.passes.decomposition import decompose_composites
 from tensorplay.compiler.passes.fusion import FusedGroup, fuse_pointwise
 
 
-def optimize(graph, device="cpu"):
+def optimize(graph, device="cpu", accept_decomposition=None):
     """The graph passes in order: decompose, fold, CSE, then DCE (which also drops what
     the others left unread)."""
-    graph = decompose_composites(graph, device)
+    graph = decompose_composites(graph, device, accept_decomposition)
     graph = fold_constants(graph)
     graph = eliminate_common_subexpressions(graph)
     return eliminate_dead_code(graph)

@@ -48,17 +48,21 @@ def composite_kernel(func, device):
     return composite
 
 
-def decompose_composites(graph, device="cpu"):
+def decompose_composites(graph, device="cpu", accept=None):
+    """`graph` with its Composite nodes opened. `accept(parts)`, when given, decides
+    for each decomposition (a captured Graph) whether to take it: the lowering takes
+    only those whose parts its code generator can fuse, since on its own a chain of
+    parts costs more calls than the one node."""
     if graph_has_symints(graph):
         return graph
     for _ in range(MAX_ROUNDS):
-        graph, changed = _one_round(graph, device)
+        graph, changed = _one_round(graph, device, accept)
         if not changed:
             break
     return graph
 
 
-def _one_round(graph, device):
+def _one_round(graph, device, accept):
     nodes, mapping, constants = [], {}, dict(graph.constants)
     changed = False
     used = {v.name for n in graph.nodes for v in n.outputs if v is not None}
@@ -72,6 +76,8 @@ def _one_round(graph, device):
         if kernel is not None and not is_impure(node) and not node.func.is_view \
                 and "view" not in tags(node):
             parts = _decomposition(node, kernel, device, graph.constants)
+        if parts is not None and accept is not None and not accept(parts[0]):
+            parts = None
         if parts is None:
             nodes.append(node)
             continue
