@@ -130,6 +130,12 @@ def _split(x):
     return [p.exp() for p in parts]
 
 
+def _written_constant(x):
+    c = tp.zeros(3, device=x.device)
+    c.add_(x)                   # a constant of the graph, written in place
+    return c * 2
+
+
 def cases(device="cpu"):
     """name -> (module, inputs)."""
     d = dict(device=device)
@@ -162,6 +168,7 @@ def cases(device="cpu"):
         "shared_subexpressions": (Fn(_shared_subexpressions), (_r(3, 4, **d), _r(4, 4, **d))),
         "dropout": (Fn(_dropout), (_r(4, 6, **d),)),
         "split": (Fn(_split), (_r(2, 6, **d),)),
+        "written_constant": (Fn(_written_constant), (_r(3, **d),)),
         "float64": (Fn(_broadcast), (_r(2, 3, dtype=tp.float64, **d),
                                      _r(3, dtype=tp.float64, **d), _r(2, 3, dtype=tp.float64, **d))),
     }

@@ -203,3 +203,13 @@ def emit_group(group, writer):
     return [f"{targets}, = _run_fused({fname!r}, {fname}, {rank}, [{inputs}], "
             f"{writer.arg(list(scalars))}, {tuple(group.shape)!r}, [{dtypes},], "
             f"{writer.bind(group.dtype, group.dtype.name)})  # fused: {', '.join(group.ops)}"]
+
+
+def count_launches(fn, *args):
+    """How many Triton kernels `fn(*args)` launches: every launch goes through
+    triton_kernels/_launch.py's `launch`, which reports a `triton` hop to an explain()
+    block (eager kernels and fused ones alike)."""
+    from tensorplay.dispatch.trace import explain
+    with explain(records=True) as log:
+        fn(*args)
+    return sum(1 for h in log.records if h.kind == "triton")

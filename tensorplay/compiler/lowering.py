@@ -35,6 +35,7 @@ from itertools import count
 
 import tensorplay as tp
 from tensorplay.compiler import passes
+from tensorplay.compiler.passes.constant_folding import written_names
 from tensorplay.compiler.passes.fusion import FusedGroup, fuse_pointwise
 from tensorplay.compiler.passes.rewrite import graph_has_symints, tags, values_in
 from tensorplay.dispatch.keys import AUTOGRAD_MASK, REQUIRES_GRAD, DispatchKey
@@ -214,10 +215,16 @@ class ProgramWriter:
         graph = self.graph
         for p in graph.placeholders:
             self.placeholder_names.append(self.name(p))
-        for cname, tensor in graph.constants.items():
-            self.namespace[self.name(Value(cname, "constant", tensor.dtype, tensor.shape))] = \
-                tensor
         body = []
+        written = written_names(graph)
+        for cname, tensor in graph.constants.items():
+            name = self.name(Value(cname, "constant", tensor.dtype, tensor.shape))
+            if cname in written:
+                # the graph writes this constant in place: each call starts from a copy
+                # of its captured value, as eager makes it anew on each call
+                body.append(f"{name} = {self.bind(tensor, name + '_captured')}.clone()")
+            else:
+                self.namespace[name] = tensor
         for item in schedule:
             if isinstance(item, FusedGroup):
                 body += self.backend.emit_group(item, self)

@@ -1,0 +1,143 @@
+"""The code generation of tp.compile's lowering (tensorplay/compiler/lowering.py,
+codegen_cpu.py, codegen_triton.py): a captured graph lowered and run gives what the
+reference interpreter (run_graph, every op through the dispatcher) gives, across
+models and corner cases (tests/compiler_graphs.py); on the CPU bit for bit, with the
+same dtypes, shapes and strides, inputs written in place alike."""
+import os
+
+import numpy as np
+import pytest
+
+import tensorplay as tp
+from compiler_graphs import Fn, cases, captured
+from tensorplay.compiler.lowering import lower
+from tensorplay.export.capture import _frozen as frozen     # a copy that keeps the number mark
+from tensorplay.export.graph import Graph
+from tensorplay.export.program import run_graph
+
+CPU_CASES = sorted(cases("cpu"))
+
+
+def fresh(graph):
+    """`graph` with its own copies of the constants (a replay may write them)."""
+    return Graph(graph.placeholders, {k: frozen(t) for k, t in graph.constants.items()},
+                 graph.nodes, graph.outputs)
+
+
+def check_against_reference(graph, cg, tensors, exact=True, calls=2):
+    for _ in range(calls):          # a second call: buffers and constants start afresh
+        ins_ref = [t.clone() for t in tensors]
+        ins_got = [t.clone() for t in tensors]
+        tp.manual_seed(7)
+        with tp.no_grad():
+            ref = run_graph(fresh(graph), ins_ref)
+        tp.manual_seed(7)
+        got = cg(*ins_got)
+        assert len(ref) == len(got)
+        for a, b in list(zip(ref, got)) + list(zip(ins_ref, ins_got)):
+            if not isinstance(a, tp.Tensor):
+                assert a == b
+                continue
+            assert (a.dtype, tuple(a.shape), a.device) == (b.dtype, tuple(b.shape), b.device)
+            x, y = np.asarray(a.detach().cpu()), np.asarray(b.detach().cpu())
+            if exact:
+                assert a.stride() == b.stride()
+                np.testing.assert_array_equal(x, y)
+            else:
+                np.testing.assert_allclose(x.astype(np.float64), y.astype(np.float64),
+                                           rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", CPU_CASES)
+def test_cpu_code_gives_the_reference_values(name):
+    tp.manual_seed(0)
+    module, inputs = cases("cpu")[name]
+    graph, tensors = captured(module, inputs)
+    cg = lower(graph, device="cpu")
+    check_against_reference(graph, cg, tensors)
+
+
+def test_cpu_code_calls_kernels_directly_and_fuses_the_lstm_cell():
+    tp.manual_seed(0)
+    module, inputs = cases("cpu")["lstm_cell"]
+    graph, tensors = captured(module, inputs)
+    cg = lower(graph, device="cpu")
+    source = cg.source
+    assert "-> the op (dispatched)" not in source          # no dispatcher hop anywhere
+    assert "cpu_kernels.linalg.addmm" in source and "cpu_kernels.pointwise.sigmoid" in source
+    # one fused kernel per step, written once and called three times
+    assert [ops for _, ops in cg.kernels] == \
+        [["tanh", "mul.Tensor", "addcmul", "tanh", "mul.Tensor"]] * 3
+    assert source.count("def fused_0(") == 1 and source.count("fused_0,") == 3
+    assert "np.tanh(" in source and "out=" in source
+    # CSE: the bias sum and the transposed weight are computed once, not per step
+    assert source.count("_k_transpose_int(") == 1 and source.count("_k_add_Tensor(") == 1
+    compile(source, "<check>", "exec")                   # the source is what ran
+
+
+def test_a_call_it_was_not_written_for_takes_the_reference_path():
+    tp.manual_seed(0)
+    graph, tensors = captured(Fn(lambda x, y: (x * y + 1.0).tanh()),
+                              (tp.randn(2, 3), tp.randn(2, 3)))
+    cg = lower(graph, device="cpu")
+    for other in ([tp.randn(2, 3, dtype=tp.float64), tp.randn(2, 3, dtype=tp.float64)],
+                  [tp.randn(4, 3), tp.randn(4, 3)]):
+        assert not cg.fits(other)
+        np.testing.assert_array_equal(np.asarray(cg(*other)[0]),
+                                      np.asarray((other[0] * other[1] + 1.0).tanh()))
+    # a non-contiguous input it was not captured with: the same values and layout
+    x = tp.randn(3, 2).t()
+    y = tp.randn(2, 3)
+    assert cg.fits([x, y])
+    check_against_reference(graph, cg, [x, y])
+
+
+def test_compiled_code_records_no_autograd_history():
+    w = tp.randn(3, 3, requires_grad=True)
+    graph, tensors = captured(Fn(lambda w, x: (x @ w).sigmoid() * 2.0), (w, tp.randn(2, 3)))
+    out = lower(graph)(*tensors)[0]
+    assert out.grad_fn is None and not out.requires_grad
+
+
+# ---- cuda (the Triton interpreter here) ---------------------------------------------------
+CUDA_CASES = ["lstm_cell", "broadcast", "zero_dim", "empty", "transposed_input", "inplace",
+              "integers", "max_dim", "written_constant", "float64", "aliases", "mlp_train"]
+
+
+def cuda_ready():
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        return False
+    return tp.cuda.is_available() or tp.cuda.is_interpreted()
+
+
+needs_cuda = pytest.mark.skipif(not cuda_ready(), reason="no GPU and no Triton interpreter")
+
+
+@needs_cuda
+@pytest.mark.parametrize("name", CUDA_CASES)
+def test_cuda_code_gives_the_reference_values(name):
+    tp.manual_seed(0)
+    module, inputs = cases("cuda")[name]
+    graph, tensors = captured(module, inputs)
+    cg = lower(graph, device="cuda")
+    check_against_reference(graph, cg, tensors, exact=False, calls=1)
+
+
+@needs_cuda
+def test_cuda_fuses_a_chain_into_one_triton_kernel_that_names_its_ops():
+    from tensorplay.compiler.codegen_triton import count_launches
+    tp.manual_seed(0)
+    module, inputs = cases("cuda")["broadcast"]
+    graph, tensors = captured(module, inputs)
+    cg = lower(graph, device="cuda")
+    assert cg.kernels == [("fused_0_rank3",
+                           ["add.Tensor", "exp", "mul.Tensor", "sub.Tensor", "tanh"])]
+    assert "@triton.jit" in cg.source
+    assert "# fused by tensorplay/compiler/codegen_triton.py: add.Tensor, exp, " \
+           "mul.Tensor, sub.Tensor, tanh" in cg.source
+    assert "_math.tanh(" in cg.source and "tl.exp(" in cg.source
+    with tp.no_grad():
+        assert count_launches(run_graph, graph, tensors) == 5
+    assert count_launches(cg, *tensors) == 1
