@@ -101,7 +101,8 @@ def test_compiled_code_records_no_autograd_history():
 
 # ---- cuda (the Triton interpreter here) ---------------------------------------------------
 CUDA_CASES = ["lstm_cell", "broadcast", "zero_dim", "empty", "transposed_input", "inplace",
-              "integers", "max_dim", "written_constant", "float64", "aliases", "mlp_train"]
+              "integers", "max_dim", "written_constant", "float64", "aliases", "mlp_train",
+              "reduction_tail"]
 
 
 def cuda_ready():
@@ -141,3 +142,17 @@ def test_cuda_fuses_a_chain_into_one_triton_kernel_that_names_its_ops():
     with tp.no_grad():
         assert count_launches(run_graph, graph, tensors) == 5
     assert count_launches(cg, *tensors) == 1
+
+
+@needs_cuda
+def test_cuda_sums_a_chain_in_its_fused_kernel():
+    from tensorplay.compiler.codegen_triton import count_launches
+    x, y = tp.randn(3, 5, device="cuda"), tp.randn(3, 5, device="cuda")
+    graph, tensors = captured(Fn(lambda x, y: ((x - y) * (x - y)).sum()), (x, y))
+    cg = lower(graph, device="cuda")
+    assert cg.kernels == [("fused_0_rank2", ["sub.Tensor", "mul.Tensor", "sum"])]
+    assert "tl.sum(tl.where(mask, " in cg.source
+    check_against_reference(graph, cg, tensors, exact=False, calls=1)
+    # the chain and the partial sums in one launch, then eager's sum of the partials
+    with tp.no_grad():
+        assert count_launches(cg, *tensors) < count_launches(run_graph, graph, tensors)

@@ -234,3 +234,18 @@ def test_fusion_leaves_what_the_generator_cannot_fuse():
                            tp.randint(0, 5, (3,)), tp.randn(3, dtype=tp.float16),
                            tp.randn(3))
     assert not any(isinstance(s, FusedGroup) for s in schedule)
+
+
+def test_fusion_ends_a_group_with_a_reduction_tail():
+    graph, _ = capture(lambda x, y: (((x - y) * (x - y)).sum(), (x * y).sum(dim=1), x.max()),
+                       tp.randn(3, 4), tp.randn(3, 4))
+    constants = graph.constants
+    schedule = fuse_pointwise(graph, lambda n: codegen_cpu.fusible(n, constants),
+                              lambda n: codegen_cpu.compute_dtype(n, constants),
+                              codegen_cpu.takes_tail)
+    groups = [s for s in schedule if isinstance(s, FusedGroup)]
+    assert [(g.ops, g.tail) for g in groups] == [
+        (["sub.Tensor", "sub.Tensor", "mul.Tensor", "sum"], True),
+        (["mul.Tensor", "sum.dim_IntList"], True)]
+    assert [v.name for v in groups[0].outputs] == ["sum"]
+    assert schedule[-1].func.name == "max"      # not a tail the generator takes

@@ -161,8 +161,9 @@ def emit_group(group, writer):
             arrays[v.name] = f"a{i}"
             lines.append(f"    a{i} = {params[i]}._impl.array()")
     # the buffers: which value each holds, and the last step that reads each value
+    pointwise = group.nodes[:-1] if group.tail else group.nodes
     last_read = {}
-    for k, node in enumerate(group.nodes):
+    for k, node in enumerate(group.nodes):      # (the tail reads last of all)
         for a in node.args:
             if isinstance(a, Value):
                 last_read[a.name] = k
@@ -170,7 +171,7 @@ def emit_group(group, writer):
     free = {False: [], True: []}        # (bool buffer?) -> buffers whose value is dead
     holder = {}                         # buffer -> the value name in it
     nbuf = 0
-    for k, node in enumerate(group.nodes):
+    for k, node in enumerate(pointwise):
         recipe, scalar_pos, boolean = RECIPES[node.func.name]
         ins = [arrays[a.name] if isinstance(a, Value) else None for a in node.args]
         ins = [x for x in ins if x is not None]
@@ -212,13 +213,30 @@ def emit_group(group, writer):
             if last_read.get(name, -1) <= k:
                 free[b.startswith("b") and _is_bool(group, name)].append(b)
                 del holder[b]
-    outs = []
+    # the results read after the group, as tensors laid out like the inputs
+    layout = ", ".join(params[i] for i, x in enumerate(group.inputs)
+                       if not is_wrapped_number(x, constants))
+    tensors = {}
     for v in group.outputs:
-        layout = ", ".join(params[i] for i, x in enumerate(group.inputs)
-                           if not is_wrapped_number(x, constants))
-        outs.append(f"_out_like({arrays[v.name]}, {writer.bind(v.dtype, v.dtype.name)}, "
-                    f"{layout})")
-    lines.append(f"    return ({', '.join(outs)},)")
+        if v.name in arrays:
+            tensors[v.name] = f"r{len(tensors)}"
+            lines.append(f"    {tensors[v.name]} = _out_like({arrays[v.name]}, "
+                         f"{writer.bind(v.dtype, v.dtype.name)}, {layout})")
+    if group.tail:
+        # the reduction's own kernel, on the chain's result (a tensor made here as eager
+        # makes it, so that it sums in the same order)
+        node = group.nodes[-1]
+        (read,) = [a for a in node.args if isinstance(a, Value)]
+        if read.name not in tensors:
+            lines.append(f"    w = _out_like({arrays[read.name]}, "
+                         f"{writer.bind(read.dtype, read.dtype.name)}, {layout})")
+            tensors[read.name] = "w"
+        kernel, what = writer.callee(node)
+        args = ", ".join(tensors[a.name] if isinstance(a, Value) else writer.arg(a)
+                         for a in node.args)
+        tensors[node.outputs[0].name] = "tail"
+        lines.append(f"    tail = {kernel}({args})  # {node.func.name} -> {what}")
+    lines.append(f"    return ({', '.join(tensors[v.name] for v in group.outputs)},)")
     body = "\n".join(lines)
     fname = writer.shared.get(body)
     if fname is None:
@@ -233,6 +251,15 @@ def emit_group(group, writer):
     inputs = ", ".join(writer.name(v) for v in group.inputs)
     return [f"{targets}, = _call_ignoring(_QUIET, {fname}, {inputs})"
             f"  # fused: {', '.join(group.ops)}"]
+
+
+TAILS = ("sum", "sum.dim_IntList", "mean", "mean.dim")
+
+
+def takes_tail(node):
+    """Can a group end with this reduction? (Its own kernel runs on the group's result:
+    on the CPU the gain is that the result needs no name in the program.)"""
+    return node.func.name in TAILS and len(node.outputs) == 1
 
 
 def _is_bool(group, name):

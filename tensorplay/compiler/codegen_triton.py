@@ -113,11 +113,12 @@ def _renamed(expr, names):
 def render(name, group, rank, constants):
     """The Triton source of the group's kernel, and its scalar arguments in order."""
     ins = [f"in{i}" for i in range(len(group.inputs))]
-    outs = [f"out{i}" for i in range(len(group.outputs))]
+    stored = [v for v in group.outputs if not (group.tail and v is group.nodes[-1].outputs[0])]
+    outs = [f"out{i}" for i in range(len(stored))]
     value_of = {v.name: ins[i] for i, v in enumerate(group.inputs)}
     dims = range(rank)
     body, scalar_values, params = [], [], []
-    for k, node in enumerate(group.nodes):
+    for k, node in enumerate(group.nodes[:-1] if group.tail else group.nodes):
         expr, scalars = expression(node)
         schema = node.func.schema
         names = {n: value_of[node.args[p].name]
@@ -135,6 +136,8 @@ def render(name, group, rank, constants):
     lines = [f"# fused by tensorplay/compiler/codegen_triton.py: {', '.join(group.ops)}",
              decorator, f"def {name}("]
     lines += [f"    {o}_ptr,  # result {i}" for i, o in enumerate(outs)]
+    if group.tail:
+        lines.append("    partial_ptr,  # the tail's sum of each program's block")
     lines += [f"    {v}_ptr,  # input {i}, converted to COMPUTE after loading"
               for i, v in enumerate(ins)]
     lines += [f"    {s},  # a scalar argument" for s in params]
@@ -155,15 +158,22 @@ def render(name, group, rank, constants):
     for v in ins:
         lines.append(f"    {v} = tl.load({v}_ptr + {v}_offset, mask=mask).to(COMPUTE)")
     lines += body
-    for o, v in zip(outs, group.outputs):
+    for o, v in zip(outs, stored):
         lines.append(f"    tl.store({o}_ptr + {o}_offset, "
                      f"{value_of[v.name]}.to({o}_ptr.dtype.element_ty), mask=mask)")
+    if group.tail:
+        (read,) = [a for a in group.nodes[-1].args if isinstance(a, Value)]
+        lines += [f"    # {group.nodes[-1].func.name}: this block's share, summed in registers",
+                  f"    block_sum = tl.sum(tl.where(mask, {value_of[read.name]}, 0.0), axis=0)",
+                  "    tl.store(partial_ptr + pid, block_sum.to(partial_ptr.dtype.element_ty))"]
     return "\n".join(lines) + "\n", scalar_values
 
 
-def run_fused(name, kernel, rank, inputs, scalars, shape, out_dtypes, compute):
+def run_fused(name, kernel, rank, inputs, scalars, shape, out_dtypes, compute,
+              tail=None):
     """Allocate the group's results (laid out like its inputs, as eager's are) and
-    launch its kernel over them."""
+    launch its kernel over them. `tail`: the sum kernel that adds up the programs'
+    partial sums (the group ends with a sum), whose result comes last."""
     device = next(t._impl.device for t in inputs if t._impl.device.type == "cuda")
     inputs = [t if t._impl.device is device else t.to(device) for t in inputs]
     layout = [t for t in inputs if t._impl.sizes == shape] or inputs
@@ -171,17 +181,21 @@ def run_fused(name, kernel, rank, inputs, scalars, shape, out_dtypes, compute):
     n = 1
     for s in shape:
         n *= s
+    block = CONFIGS[0].kwargs["BLOCK"]
+    programs = triton.cdiv(n, block)
+    partial = [new_tensor_like((programs,), compute, device, [])] if tail is not None else []
     if n == 0:
-        return outs
+        return outs + ([tail(partial[0], None)] if tail is not None else [])
     sizes = list(shape) or [1]
     strides = []
     for t in outs + inputs:
         strides += broadcast_strides(t, shape) if shape else [0]
-    block = CONFIGS[0].kwargs["BLOCK"]
-    launch(name, kernel, (triton.cdiv(n, block),),
-           *[pointer(t) for t in outs + inputs], *scalars, n, *sizes, *strides,
+    launch(name, kernel, (programs,),
+           *[pointer(t) for t in outs + partial + inputs], *scalars, n, *sizes, *strides,
            COMPUTE=TL_DTYPES[compute], BLOCK=block, WIDE_INDEX=needs_wide_index(n, *outs, *inputs),
            num_warps=CONFIGS[0].num_warps)
+    if tail is not None:
+        outs.append(tail(partial[0], None))
     return outs
 
 
@@ -197,12 +211,22 @@ def emit_group(group, writer):
     ns = writer.namespace
     ns.update(triton=triton, tl=tl, _math=_math, _special_math=_special_math,
               _run_fused=run_fused)
-    dtypes = ", ".join(writer.bind(v.dtype, v.dtype.name) for v in group.outputs)
-    targets = ", ".join(writer.name(v) for v in group.outputs)
+    stored = [v for v in group.outputs if not (group.tail and v is group.nodes[-1].outputs[0])]
+    dtypes = "".join(writer.bind(v.dtype, v.dtype.name) + ", " for v in stored)
+    # the tail's result last
+    targets = ", ".join(writer.name(v) for v in stored +
+                        ([group.nodes[-1].outputs[0]] if group.tail else []))
     inputs = ", ".join(writer.name(v) for v in group.inputs)
+    tail = f", tail={writer.callee(group.nodes[-1])[0]}" if group.tail else ""
     return [f"{targets}, = _run_fused({fname!r}, {fname}, {rank}, [{inputs}], "
-            f"{writer.arg(list(scalars))}, {tuple(group.shape)!r}, [{dtypes},], "
-            f"{writer.bind(group.dtype, group.dtype.name)})  # fused: {', '.join(group.ops)}"]
+            f"{writer.arg(list(scalars))}, {tuple(group.shape)!r}, [{dtypes}], "
+            f"{writer.bind(group.dtype, group.dtype.name)}{tail})  # fused: {', '.join(group.ops)}"]
+
+
+def takes_tail(node):
+    """A group can end with `sum(x)` (every element, no dtype): each program sums its
+    block of the chain's result, and eager's sum kernel adds up the partial sums."""
+    return node.func.name == "sum" and node.args[1] is None
 
 
 def count_launches(fn, *args):

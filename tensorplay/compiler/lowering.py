@@ -118,7 +118,8 @@ def lower(graph, *, device="cpu", optimize=True, fuse=True):
     if fuse and not _dynamic_shapes(optimized):
         constants = optimized.constants
         schedule = fuse_pointwise(optimized, lambda node: backend.fusible(node, constants),
-                                  lambda node: backend.compute_dtype(node, constants))
+                                  lambda node: backend.compute_dtype(node, constants),
+                                  backend.takes_tail)
     else:
         schedule = list(optimized.nodes)
     writer = ProgramWriter(optimized, device, backend)

@@ -19,6 +19,11 @@ The walk is greedy, in graph order:
 - a node that reads a result of the group, or writes memory in place (its write must
   stay after the group's reads), closes the group first.
 
+A reduction that reads a result of the open group (`((x - y) ** 2).sum()`) may end it
+as its *tail*, when the code generator can take it (`tail(node)`): the chain's last
+values then go into the reduction without being stored first (on cuda each program
+sums its block, `tl.sum`, and only the partial sums are written).
+
 A group of one node gains nothing: it stays a plain node. The result is a *schedule*:
 the graph's nodes in run order, with `FusedGroup`s in place of the fused ones.
 """
@@ -37,25 +42,28 @@ class FusedGroup:
     dtype: object                                 # the dtype the group computes in
     inputs: list = field(default_factory=list)    # Values read from outside, in order
     outputs: list = field(default_factory=list)   # Values read after the group
+    tail: bool = False                            # the last node is a reduction tail
 
     @property
     def ops(self):
         return [n.func.name for n in self.nodes]
 
 
-def fuse_pointwise(graph, fusible, compute_dtype):
+def fuse_pointwise(graph, fusible, compute_dtype, tail=None):
     """The schedule of `graph`: Nodes and FusedGroups. `fusible(node)` says whether the
-    code generator can fuse the node; `compute_dtype(node)` what it computes in."""
+    code generator can fuse the node; `compute_dtype(node)` what it computes in;
+    `tail(node)` whether it can end a group with this reduction."""
     schedule = []
     group = []              # the open group's nodes
     produced = set()        # names its nodes produce
     key = None
 
-    def close():
+    def close(with_tail=None):
         nonlocal group, produced, key
-        if len(group) >= 2:
-            schedule.append(FusedGroup(f"fused_{sum(isinstance(s, FusedGroup) for s in schedule)}",
-                                       group, key[0], key[1]))
+        if with_tail is not None or len(group) >= 2:
+            name = f"fused_{sum(isinstance(s, FusedGroup) for s in schedule)}"
+            nodes = group + ([with_tail] if with_tail is not None else [])
+            schedule.append(FusedGroup(name, nodes, key[0], key[1], tail=with_tail is not None))
         else:
             schedule.extend(group)
         group, produced, key = [], set(), None
@@ -71,12 +79,23 @@ def fuse_pointwise(graph, fusible, compute_dtype):
             key = node_key
             produced.update(v.name for v in node.outputs if v is not None)
             continue
+        if group and reads_group and tail is not None and _takes_tail(node, produced, key) \
+                and tail(node):
+            close(with_tail=node)
+            continue
         if group and (reads_group or is_impure(node)):
             close()
         schedule.append(node)
     close()
     _connect(schedule, graph)
     return schedule
+
+
+def _takes_tail(node, produced, key):
+    """A reduction of one value of the group, of the group's shape and dtype."""
+    read = values_in(list(node.args))
+    return len(read) == 1 and read[0].name in produced and \
+        tuple(read[0].shape) == key[0] and read[0].dtype is key[1]
 
 
 def _connect(schedule, graph):
