@@ -92,6 +92,20 @@ def test_a_call_it_was_not_written_for_takes_the_reference_path():
     check_against_reference(graph, cg, [x, y])
 
 
+def test_dynamic_sizes_are_computed_from_the_inputs():
+    from tensorplay.export import Dim
+    from tensorplay.train.models import CharTransformer
+    tp.manual_seed(0)
+    model = CharTransformer(20, context=8, d_model=16, nhead=2, num_layers=1).eval()
+    ep = tp.export.export(model, (tp.randint(0, 20, (3, 8)),),
+                          dynamic_shapes={"ids": {0: Dim("batch")}})
+    cg = lower(ep.graph)
+    assert "(2 * ids.shape[0])" in cg.source
+    lifted = [t for _, t in model.named_parameters()]
+    for n in (3, 5):
+        check_against_reference(ep.graph, cg, lifted + [tp.randint(0, 20, (n, 8))], calls=1)
+
+
 def test_compiled_code_records_no_autograd_history():
     w = tp.randn(3, 3, requires_grad=True)
     graph, tensors = captured(Fn(lambda w, x: (x @ w).sigmoid() * 2.0), (w, tp.randn(2, 3)))

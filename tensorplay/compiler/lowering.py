@@ -164,7 +164,7 @@ class ProgramWriter:
         if got is None:
             base = re.sub(r"\W", "_", value.name) or "v"
             if base[0].isdigit() or base.startswith("_") or keyword.iskeyword(base) \
-                    or base in ("np", "tp", "compiled_graph"):
+                    or base in ("np", "tp", "tl", "triton", "compiled_graph"):
                 base = "v_" + base
             got, k = base, 1
             while got in self.taken:
