@@ -241,3 +241,64 @@ def test_cuda_sums_a_chain_in_its_fused_kernel():
     # the chain and the partial sums in one launch, then eager's sum of the partials
     with tp.no_grad():
         assert count_launches(cg, *tensors) < count_launches(run_graph, graph, tensors)
+
+
+# Compiles the fused kernels of a few graphs with Triton's real compiler and ptxas for
+# sm_90 (no GPU needed): the interpreter does not type-check as the compiler does.
+_SM90_CHECK = """
+import linecache, sys
+sys.path.insert(0, "tests")
+import triton, triton.language as tl
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+import tensorplay as tp
+from compiler_graphs import cases, captured
+from tensorplay.compiler import codegen_triton as ct
+from tensorplay.compiler.passes import FusedGroup, fuse_pointwise, optimize
+from triton_kernels import _math, _special_math
+from triton_kernels._launch import TL_DTYPES
+PTR = {tp.bool: "*i1", tp.float32: "*fp32", tp.float64: "*fp64"}
+count = 0
+for name in ("lstm_cell", "broadcast", "zero_dim", "reduction_tail", "float64"):
+    graph = optimize(captured(*cases("cpu")[name])[0])
+    c = graph.constants
+    for group in fuse_pointwise(graph, lambda n: ct.fusible(n, c),
+                                lambda n: ct.compute_dtype(n, c), ct.takes_tail):
+        if not isinstance(group, FusedGroup):
+            continue
+        text, scalars = ct.render("kernel", group, max(len(group.shape), 1), c)
+        filename = f"<sm90 check {count}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        ns = dict(triton=triton, tl=tl, _math=_math, _special_math=_special_math)
+        exec(compile(text, filename, "exec"), ns)
+        fn = ns["kernel"]
+        types = {"partial_ptr": PTR[group.dtype]}
+        types.update({f"out{i}_ptr": PTR[v.dtype] for i, v in enumerate(group.outputs)})
+        types.update({f"in{i}_ptr": PTR.get(v.dtype, "*fp64") for i, v in enumerate(group.inputs)})
+        types.update({f"s{i}": "i32" if type(v) is int else "fp32" for i, v in enumerate(scalars)})
+        const = dict(COMPUTE=TL_DTYPES[group.dtype], BLOCK=1024, WIDE_INDEX=False)
+        signature = {a: "constexpr" if a in const else types.get(a, "i32") for a in fn.arg_names}
+        triton.compile(ASTSource(fn, signature, const), target=GPUTarget("cuda", 90, 32))
+        count += 1
+print("compiled", count)
+"""
+
+
+@pytest.mark.slow
+def test_fused_kernels_compile_for_sm90():
+    import pathlib
+    import subprocess
+    import sys
+    triton = pytest.importorskip("triton")
+    if not (pathlib.Path(triton.__file__).parent / "backends" / "nvidia" / "bin" /
+            "ptxas").exists():
+        pytest.skip("this Triton build ships no ptxas")
+    root = pathlib.Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TRITON_INTERPRET", "TENSORPLAY_TRITON_INTERPRET")}
+    env["PYTHONPATH"] = str(root) + os.pathsep + env.get("PYTHONPATH", "")
+    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    done = subprocess.run([sys.executable, "-c", _SM90_CHECK], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert int(done.stdout.split()[-1]) >= 5
