@@ -33,7 +33,8 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import _dtype as dt
-from cpu_kernels._common import out_like
+from cpu_kernels._common import out, out_strided
+from tensorplay.kernel_support.layout import pointwise_strides
 from cpu_kernels._float_errors import Ignored, call_ignoring
 from tensorplay.export.values import Value
 
@@ -220,7 +221,7 @@ def emit_group(group, writer):
     for v in group.outputs:
         if v.name in arrays:
             tensors[v.name] = f"r{len(tensors)}"
-            lines.append(f"    {tensors[v.name]} = _out_like({arrays[v.name]}, "
+            lines.append(f"    {tensors[v.name]} = _wrap({arrays[v.name]}, "
                          f"{writer.bind(v.dtype, v.dtype.name)}, {layout})")
     if group.tail:
         # the reduction's own kernel, on the chain's result (a tensor made here as eager
@@ -228,7 +229,7 @@ def emit_group(group, writer):
         node = group.nodes[-1]
         (read,) = [a for a in node.args if isinstance(a, Value)]
         if read.name not in tensors:
-            lines.append(f"    w = _out_like({arrays[read.name]}, "
+            lines.append(f"    w = _wrap({arrays[read.name]}, "
                          f"{writer.bind(read.dtype, read.dtype.name)}, {layout})")
             tensors[read.name] = "w"
         kernel, what = writer.callee(node)
@@ -244,13 +245,43 @@ def emit_group(group, writer):
         writer.preamble += [f"def {fname}({', '.join(params)}):", body, ""]
     group.name = fname
     writer.namespace.setdefault("np", np)
-    writer.namespace["_out_like"] = out_like
+    writer.namespace["_wrap"] = wrap
     writer.namespace["_call_ignoring"] = call_ignoring
     writer.namespace["_QUIET"] = QUIET
     targets = ", ".join(writer.name(v) for v in group.outputs)
     inputs = ", ".join(writer.name(v) for v in group.inputs)
     return [f"{targets}, = _call_ignoring(_QUIET, {fname}, {inputs})"
             f"  # fused: {', '.join(group.ops)}"]
+
+
+_LAYOUTS = {}        # (shape, the inputs' (sizes, strides)) -> the result's strides
+
+
+def wrap(result, dtype, *inputs):
+    """A group's result array as a tensor laid out as eager's pointwise kernels lay it
+    out (cpu_kernels/_common.py `out_like`: like the inputs). The layout rule's answer
+    depends only on the shapes and strides, so it is kept: a compiled loop asks with
+    the same strided inputs every time (an LSTM cell's gates are slices)."""
+    for t in inputs:
+        if not t._impl.is_contiguous:
+            break
+    else:
+        return out(result, dtype)
+    key = (result.shape, tuple((t._impl.sizes, t._impl.strides) for t in inputs))
+    strides = _LAYOUTS.get(key)
+    if strides is None:
+        impls = [t._impl for t in inputs]
+        if result.ndim < 2 or (result.size and all(not s for i in impls for s in i.strides)):
+            strides = None      # out_like's row-major cases
+        else:
+            strides = pointwise_strides(tuple(result.shape),
+                                        [(i.sizes, i.strides) for i in impls])
+        if len(_LAYOUTS) >= 4096:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = strides
+    if strides is None:
+        return out(result, dtype)
+    return out_strided(result, dtype, strides)
 
 
 TAILS = ("sum", "sum.dim_IntList", "mean", "mean.dim")
