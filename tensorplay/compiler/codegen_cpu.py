@@ -34,7 +34,7 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from cpu_kernels._common import out, out_strided
-from tensorplay.kernel_support.layout import pointwise_strides
+from tensorplay.compiler.layout import LayoutPlan
 from cpu_kernels._float_errors import Ignored, call_ignoring
 from tensorplay.export.values import Value
 
@@ -214,24 +214,26 @@ def emit_group(group, writer):
             if last_read.get(name, -1) <= k:
                 free[b.startswith("b") and _is_bool(group, name)].append(b)
                 del holder[b]
-    # the results read after the group, as tensors laid out like the inputs
-    layout = ", ".join(params[i] for i, x in enumerate(group.inputs)
-                       if not is_wrapped_number(x, constants))
-    tensors = {}
-    for v in group.outputs:
-        if v.name in arrays:
-            tensors[v.name] = f"r{len(tensors)}"
-            lines.append(f"    {tensors[v.name]} = _wrap({arrays[v.name]}, "
-                         f"{writer.bind(v.dtype, v.dtype.name)}, {layout})")
+    # the results read after the group (and the tail's operand), as tensors laid out
+    # as eager's would be
+    layout = params        # every tensor argument has a say in eager's rule
+    wanted = [v for v in group.outputs if v.name in arrays]
+    tail_read = None
     if group.tail:
-        # the reduction's own kernel, on the chain's result (a tensor made here as eager
-        # makes it, so that it sums in the same order)
+        (tail_read,) = [a for a in group.nodes[-1].args if isinstance(a, Value)]
+        if tail_read.name not in {v.name for v in wanted}:
+            wanted.append(tail_read)
+    tensors = {v.name: f"r{i}" for i, v in enumerate(wanted)}
+    if wanted:
+        targets = "".join(tensors[v.name] + ", " for v in wanted)
+        arrays_text = "".join(arrays[v.name] + ", " for v in wanted)
+        dtypes_text = "".join(writer.bind(v.dtype, v.dtype.name) + ", " for v in wanted)
+        lines.append(f"    {targets}= _wrap(__PLAN__, ({''.join(p + ', ' for p in layout)}), "
+                     f"({arrays_text}), ({dtypes_text}))")
+    if group.tail:
+        # the reduction's own kernel, on the chain's result (a tensor laid out as eager
+        # makes it, so that it adds up in the same order)
         node = group.nodes[-1]
-        (read,) = [a for a in node.args if isinstance(a, Value)]
-        if read.name not in tensors:
-            lines.append(f"    w = _wrap({arrays[read.name]}, "
-                         f"{writer.bind(read.dtype, read.dtype.name)}, {layout})")
-            tensors[read.name] = "w"
         kernel, what = writer.callee(node)
         args = ", ".join(tensors[a.name] if isinstance(a, Value) else writer.arg(a)
                          for a in node.args)
@@ -241,8 +243,11 @@ def emit_group(group, writer):
     body = "\n".join(lines)
     fname = writer.shared.get(body)
     if fname is None:
+        # (equal text, equal structure: the plan is made once per function)
         fname = writer.shared[body] = writer.fresh(group.name)
-        writer.preamble += [f"def {fname}({', '.join(params)}):", body, ""]
+        plan = writer.bind(LayoutPlan(group, [v.name for v in wanted]), f"layout_{fname}")
+        writer.preamble += [f"def {fname}({', '.join(params)}):",
+                            body.replace("__PLAN__", plan), ""]
     group.name = fname
     writer.namespace.setdefault("np", np)
     writer.namespace["_wrap"] = wrap
@@ -254,34 +259,15 @@ def emit_group(group, writer):
             f"  # fused: {', '.join(group.ops)}"]
 
 
-_LAYOUTS = {}        # (shape, the inputs' (sizes, strides)) -> the result's strides
-
-
-def wrap(result, dtype, *inputs):
-    """A group's result array as a tensor laid out as eager's pointwise kernels lay it
-    out (cpu_kernels/_common.py `out_like`: like the inputs). The layout rule's answer
-    depends only on the shapes and strides, so it is kept: a compiled loop asks with
-    the same strided inputs every time (an LSTM cell's gates are slices)."""
+def wrap(plan, inputs, arrays, dtypes):
+    """The group's result arrays as tensors, laid out as eager lays them out (layout.py);
+    row-major at once when every input is (the common case)."""
     for t in inputs:
         if not t._impl.is_contiguous:
             break
     else:
-        return out(result, dtype)
-    key = (result.shape, tuple((t._impl.sizes, t._impl.strides) for t in inputs))
-    strides = _LAYOUTS.get(key)
-    if strides is None:
-        impls = [t._impl for t in inputs]
-        if result.ndim < 2 or (result.size and all(not s for i in impls for s in i.strides)):
-            strides = None      # out_like's row-major cases
-        else:
-            strides = pointwise_strides(tuple(result.shape),
-                                        [(i.sizes, i.strides) for i in impls])
-        if len(_LAYOUTS) >= 4096:
-            _LAYOUTS.clear()
-        _LAYOUTS[key] = strides
-    if strides is None:
-        return out(result, dtype)
-    return out_strided(result, dtype, strides)
+        return [out(a, d) for a, d in zip(arrays, dtypes)]
+    return [out_strided(a, d, st) for a, d, st in zip(arrays, dtypes, plan.strides(inputs))]
 
 
 TAILS = ("sum", "sum.dim_IntList", "mean", "mean.dim")

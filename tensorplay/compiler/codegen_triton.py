@@ -37,8 +37,10 @@ from tensorplay import _dtype as dt
 from tensorplay.export.values import Value
 from tensorplay.compiler.codegen_cpu import is_wrapped_number
 from triton_kernels import _math, _special_math
+from tensorplay.compiler.layout import LayoutPlan
+from tensorplay.kernel_support.results import factory
 from triton_kernels._launch import (
-    broadcast_strides, launch, needs_wide_index, new_tensor_like, pointer, TL_DTYPES,
+    TL_DTYPES, broadcast_strides, launch, needs_wide_index, new_tensor, pointer,
 )
 from triton_kernels.pointwise import CONFIGS
 from triton_kernels.pointwise_expressions import EXPRESSIONS, OPS
@@ -96,6 +98,9 @@ def fusible(node, constants):
         return False
     if any(len(v.shape) > len(result.shape) for v in tensors):
         return False
+    entry = _OPS_BY_NAME.get(node.func.name)
+    if result.dtype is dt.bool and entry is not None and entry.compute == "result":
+        return False        # eager computes it in the bool result's dtype, not the inputs'
     got = expression(node)
     if got is None:
         return False
@@ -169,21 +174,24 @@ def render(name, group, rank, constants):
     return "\n".join(lines) + "\n", scalar_values
 
 
-def run_fused(name, kernel, rank, inputs, scalars, shape, out_dtypes, compute,
+def run_fused(name, kernel, rank, inputs, scalars, shape, out_dtypes, compute, plan,
               tail=None):
     """Allocate the group's results (laid out like its inputs, as eager's are) and
     launch its kernel over them. `tail`: the sum kernel that adds up the programs'
     partial sums (the group ends with a sum), whose result comes last."""
     device = next(t._impl.device for t in inputs if t._impl.device.type == "cuda")
     inputs = [t if t._impl.device is device else t.to(device) for t in inputs]
-    layout = [t for t in inputs if t._impl.sizes == shape] or inputs
-    outs = [new_tensor_like(shape, d, device, layout) for d in out_dtypes]
+    if all(t._impl.is_contiguous for t in inputs):
+        outs = [new_tensor(shape, d, device) for d in out_dtypes]
+    else:       # laid out as eager's kernels would lay them out (layout.py)
+        outs = [factory.empty_strided(shape, st, dtype=d, device=device)
+                for d, st in zip(out_dtypes, plan.strides(inputs))]
     n = 1
     for s in shape:
         n *= s
     block = CONFIGS[0].kwargs["BLOCK"]
     programs = triton.cdiv(n, block)
-    partial = [new_tensor_like((programs,), compute, device, [])] if tail is not None else []
+    partial = [new_tensor((programs,), compute, device)] if tail is not None else []
     if n == 0:
         return outs + ([tail(partial[0], None)] if tail is not None else [])
     sizes = list(shape) or [1]
@@ -218,9 +226,11 @@ def emit_group(group, writer):
                         ([group.nodes[-1].outputs[0]] if group.tail else []))
     inputs = ", ".join(writer.name(v) for v in group.inputs)
     tail = f", tail={writer.callee(group.nodes[-1])[0]}" if group.tail else ""
+    plan = writer.bind(LayoutPlan(group, [v.name for v in stored]), f"layout_{fname}")
     return [f"{targets}, = _run_fused({fname!r}, {fname}, {rank}, [{inputs}], "
             f"{writer.arg(list(scalars))}, {tuple(group.shape)!r}, [{dtypes}], "
-            f"{writer.bind(group.dtype, group.dtype.name)}{tail})  # fused: {', '.join(group.ops)}"]
+            f"{writer.bind(group.dtype, group.dtype.name)}, {plan}{tail})"
+            f"  # fused: {', '.join(group.ops)}"]
 
 
 def takes_tail(node):
