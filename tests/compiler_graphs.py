@@ -18,7 +18,7 @@ class Fn(nn.Module):
 
 
 class LSTMLoop(nn.Module):
-    def __init__(self, hidden=8, steps=3):
+    def __init__(self, hidden=8, steps=2):
         super().__init__()
         self.cell = nn.LSTMCell(hidden, hidden)
         self.steps = steps
