@@ -38,6 +38,7 @@ from tensorplay.compiler import passes
 from tensorplay.compiler.passes.constant_folding import written_names
 from tensorplay.compiler.passes.fusion import FusedGroup, fuse_pointwise
 from tensorplay.compiler.passes.rewrite import graph_has_symints, tags, values_in
+from tensorplay.dispatch.kernel_selection import registry_version
 from tensorplay.dispatch.keys import AUTOGRAD_MASK, REQUIRES_GRAD, DispatchKey
 from tensorplay.dispatch.tls import local_keys
 from tensorplay.errors import NoKernelError
@@ -53,6 +54,9 @@ class CompiledGraph:
     the graph after the passes, `.schedule` its nodes and fused groups in run order."""
 
     def __init__(self, graph, optimized, schedule, fn, source, kernels, device):
+        # The code calls the kernels registered when it was written: a registration
+        # since (registry_version() moved on) is the frontend's cue to lower again.
+        self.registry_version = registry_version()
         self.original = graph
         self.graph = optimized
         self.schedule = schedule
