@@ -302,3 +302,24 @@ def test_fused_kernels_compile_for_sm90():
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert int(done.stdout.split()[-1]) >= 5
+
+
+@needs_cuda
+def test_cuda_fuses_ops_of_the_expression_tables():
+    # the ops' own expressions (pointwise_expressions.py OPS), with their scalars
+    def fn(x, y):
+        F = tp.nn.functional
+        a = F.gelu(x * 2.0, approximate="tanh") + F.silu(y).clamp(-1.0, 1.0)
+        b = F.leaky_relu(a, 0.1) * F.softplus(y, beta=2.0) - F.hardtanh(x, -0.5, 0.5)
+        return tp.where(b > 0, b, x).sigmoid(), tp.isnan(b)
+    x, y = tp.randn(4, 6, device="cuda"), tp.randn(6, device="cuda")
+    graph, tensors = captured(Fn(fn), (x, y))
+    cg = lower(graph, device="cuda")
+    # one kernel per result shape: y's (6,) chain, then x's (4, 6) one (softplus(y) is
+    # left alone in its shape's group once silu and clamp's had to be stored)
+    assert [ops for _, ops in cg.kernels] == [
+        ["silu", "clamp"],
+        ["mul.Tensor", "gelu", "add.Tensor", "leaky_relu", "mul.Tensor", "hardtanh",
+         "sub.Tensor", "gt.Tensor", "where.self", "sigmoid", "isnan"]]
+    assert "tl.where(v7 != 0, v6, in0)  # where.self" in cg.source
+    check_against_reference(graph, cg, tensors, exact=False, calls=1)

@@ -249,3 +249,15 @@ def test_fusion_ends_a_group_with_a_reduction_tail():
         (["mul.Tensor", "sum.dim_IntList"], True)]
     assert [v.name for v in groups[0].outputs] == ["sum"]
     assert schedule[-1].func.name == "max"      # not a tail the generator takes
+
+
+def test_fusion_keeps_one_open_group_per_shape():
+    def fn(x, y):
+        a = x.exp()             # (2, 3)
+        b = y.sin()             # (3,): another group, opened beside the first
+        c = a * 2.0             # back to the (2, 3) group
+        d = b.cos()
+        return c.tanh() + d, d  # reads the (3,) group: it is closed (emitted) first
+    schedule = schedule_of(fn, tp.randn(2, 3), tp.randn(3))
+    assert [s.ops for s in schedule] == [["sin", "cos"],
+                                         ["exp", "mul.Tensor", "tanh", "add.Tensor"]]

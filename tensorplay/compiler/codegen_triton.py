@@ -73,8 +73,13 @@ def expression(node):
 
 
 def compute_dtype(node, constants):
-    return next(v.dtype for v in node.args
-                if isinstance(v, Value) and not is_wrapped_number(v, constants))
+    """The group dtype of a node: its result's, or for a bool result (a comparison)
+    its inputs'."""
+    result = node.outputs[0].dtype
+    if result is not dt.bool:
+        return result
+    return next(v.dtype for v in node.args if isinstance(v, Value)
+                and not is_wrapped_number(v, constants) and v.dtype is not dt.bool)
 
 
 def fusible(node, constants):
@@ -88,11 +93,14 @@ def fusible(node, constants):
     if any(isinstance(a, (Value, list, tuple)) and i not in schema.tensor_positions
            for i, a in enumerate(node.args)):
         return False
-    real = [v for v in tensors if not is_wrapped_number(v, constants)]
+    # a bool tensor (where's condition, a mask) converts to the float dtype exactly, as
+    # eager converts it, when the result is that float dtype
+    result = node.outputs[0]
+    real = [v for v in tensors if not is_wrapped_number(v, constants)
+            and not (v.dtype is dt.bool and result.dtype is not dt.bool)]
     if not real:
         return False
     dtype = real[0].dtype
-    result = node.outputs[0]
     if dtype not in FLOATS or any(v.dtype is not dtype for v in real) or \
             result.dtype not in (dtype, dt.bool):
         return False

@@ -10,14 +10,16 @@ This pass only *decides* the groups; the code generators (codegen_cpu.py,
 codegen_triton.py) write each group's code and say which ops they can fuse
 (`fusible(node)`: an expression they know for the op, at those dtypes).
 
-The walk is greedy, in graph order:
-- a fusible node joins the open group when it has the group's result shape and compute
-  dtype (inputs may broadcast to that shape), otherwise it starts a new group;
-- a node that is not fusible and does not read the group is emitted *before* the group
-  (it does not depend on it, and the group's nodes came earlier, so they do not depend
-  on it either): this lets a chain continue past unrelated work;
-- a node that reads a result of the group, or writes memory in place (its write must
-  stay after the group's reads), closes the group first.
+The walk is greedy, in graph order, with one open group per (result shape, compute
+dtype): a kernel computes one shape of results, in one dtype.
+- a fusible node joins the open group of its shape and dtype (its inputs may broadcast
+  to that shape), or opens one; if it reads a result of another open group, that group
+  is closed first (emitted: its results must exist before this node runs);
+- a node that is not fusible and reads nothing of an open group is emitted *before* the
+  open groups (it does not depend on them, and their nodes came earlier, so they do not
+  depend on it either): this lets a chain continue past unrelated work;
+- a node that reads a result of an open group closes that group first; a node that
+  writes memory in place closes them all (its write must stay after their reads).
 
 A reduction that reads a result of the open group (`((x - y) ** 2).sum()`) may end it
 as its *tail*, when the code generator can take it (`tail(node)`): the chain's last
@@ -54,47 +56,52 @@ def fuse_pointwise(graph, fusible, compute_dtype, tail=None):
     code generator can fuse the node; `compute_dtype(node)` what it computes in;
     `tail(node)` whether it can end a group with this reduction."""
     schedule = []
-    group = []              # the open group's nodes
-    produced = set()        # names its nodes produce
-    key = None
+    groups = {}             # (shape, dtype) -> the nodes of the open group of that key
+    owner = {}              # value name -> the key of the open group that produces it
 
-    def close(with_tail=None):
-        nonlocal group, produced, key
-        if with_tail is not None or len(group) >= 2:
+    def close(key, with_tail=None):
+        nodes = groups.pop(key)
+        for n in nodes:
+            for v in n.outputs:
+                if v is not None:
+                    owner.pop(v.name, None)
+        if with_tail is not None or len(nodes) >= 2:
             name = f"fused_{sum(isinstance(s, FusedGroup) for s in schedule)}"
-            nodes = group + ([with_tail] if with_tail is not None else [])
-            schedule.append(FusedGroup(name, nodes, key[0], key[1], tail=with_tail is not None))
+            nodes = nodes + ([with_tail] if with_tail is not None else [])
+            schedule.append(FusedGroup(name, nodes, key[0], key[1],
+                                       tail=with_tail is not None))
         else:
-            schedule.extend(group)
-        group, produced, key = [], set(), None
+            schedule.extend(nodes)
 
     for node in graph.nodes:
-        reads_group = any(v.name in produced for a in node.args for v in values_in(a))
+        read = list(dict.fromkeys(owner[v.name] for a in node.args for v in values_in(a)
+                                  if v.name in owner))
         if fusible(node):
             result = next(v for v in node.outputs if v is not None)
-            node_key = (tuple(result.shape), compute_dtype(node))
-            if group and node_key != key:
-                close()
-            group.append(node)
-            key = node_key
-            produced.update(v.name for v in node.outputs if v is not None)
+            key = (tuple(result.shape), compute_dtype(node))
+            for other in read:          # what it reads of another group must exist
+                if other != key:
+                    close(other)
+            groups.setdefault(key, []).append(node)
+            owner.update((v.name, key) for v in node.outputs if v is not None)
             continue
-        if group and reads_group and tail is not None and _takes_tail(node, produced, key) \
-                and tail(node):
-            close(with_tail=node)
+        if tail is not None and len(read) == 1 and \
+                _takes_tail(node, owner, read[0]) and tail(node):
+            close(read[0], with_tail=node)
             continue
-        if group and (reads_group or is_impure(node)):
-            close()
+        for key in (list(groups) if is_impure(node) else read):
+            close(key)
         schedule.append(node)
-    close()
+    for key in list(groups):
+        close(key)
     _connect(schedule, graph)
     return schedule
 
 
-def _takes_tail(node, produced, key):
+def _takes_tail(node, owner, key):
     """A reduction of one value of the group, of the group's shape and dtype."""
     read = values_in(list(node.args))
-    return len(read) == 1 and read[0].name in produced and \
+    return len(read) == 1 and owner.get(read[0].name) == key and \
         tuple(read[0].shape) == key[0] and read[0].dtype is key[1]
 
 
