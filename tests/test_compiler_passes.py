@@ -154,6 +154,16 @@ def test_decomposition_opens_composite_ops_into_their_parts():
     replayed(graph, out, inputs, exact=False)
 
 
+def test_decomposition_parts_keep_their_inputs_apart_from_their_results():
+    # prelu's parts have a `mul` of their own, and its input here is named `mul` too
+    def fn(x, w):
+        return tp.nn.functional.prelu(x * 1.0, w)
+    graph, inputs = capture(fn, tp.randn(2, 3), tp.randn(3))
+    out = decompose_composites(graph)
+    assert "prelu" not in ops(out)
+    replayed(graph, out, inputs)
+
+
 def test_decomposition_is_taken_only_where_accepted():
     def fn(x, y):
         return tp.nn.functional.mse_loss(x, y)

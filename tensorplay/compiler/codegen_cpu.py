@@ -59,6 +59,11 @@ def _relu(ins, scalars):
     return [("maximum", (ins[0], "ZERO"))]        # keeps NaN, like the kernel
 
 
+def _where(ins, scalars):
+    # cpu_kernels.pointwise.where: np.where(condition, self, other), a new array
+    return [("where", tuple(ins))]
+
+
 def _addcmul(ins, scalars):
     # cpu_kernels.pointwise.addcmul: self + value * (tensor1 * tensor2)
     value = scalars["value"]
@@ -89,6 +94,7 @@ RECIPES = {
     "sigmoid": (_sigmoid, {}, False),
     "relu": (_relu, {}, False),
     "addcmul": (_addcmul, {3: None}, False),
+    "where.self": (_where, {}, False),
     "eq.Tensor": (_ufunc("equal"), {}, True),
     "ne.Tensor": (_ufunc("not_equal"), {}, True),
     "lt.Tensor": (_ufunc("less"), {}, True),
@@ -96,6 +102,9 @@ RECIPES = {
     "gt.Tensor": (_ufunc("greater"), {}, True),
     "ge.Tensor": (_ufunc("greater_equal"), {}, True),
 }
+
+
+NO_OUT = ("where",)      # NumPy functions that take no `out=`: they make their result
 
 
 def is_wrapped_number(value, constants):
@@ -107,9 +116,10 @@ def is_wrapped_number(value, constants):
 
 
 def compute_dtype(node, constants):
-    """The dtype the node computes in: that of its tensors (not a wrapped number's)."""
-    return next(v.dtype for v in node.args
-                if isinstance(v, Value) and not is_wrapped_number(v, constants))
+    """The dtype the node computes in: that of its float tensors (not a wrapped
+    number's, not where's bool condition)."""
+    return next(v.dtype for v in node.args if isinstance(v, Value)
+                and not is_wrapped_number(v, constants) and v.dtype is not dt.bool)
 
 
 def fusible(node, constants):
@@ -121,6 +131,10 @@ def fusible(node, constants):
     result = node.outputs[0]
     tensors = [a for a in node.args if isinstance(a, Value)]
     real = [v for v in tensors if not is_wrapped_number(v, constants)]
+    if node.func.name == "where.self":      # the condition: a bool tensor
+        if tensors[0].dtype is not dt.bool or is_wrapped_number(tensors[0], constants):
+            return False
+        real = [v for v in real if v is not tensors[0]]
     if not real:
         return False
     dtype = real[0].dtype
@@ -182,7 +196,7 @@ def emit_group(group, writer):
         # several steps (the first would overwrite an operand of a later one)
         pool = free[boolean]
         buf = None
-        for b in pool:
+        for b in pool if steps[0][0] not in NO_OUT else ():
             if len(steps) == 1 or b not in ins:
                 buf = b
                 pool.remove(b)
@@ -191,7 +205,7 @@ def emit_group(group, writer):
         for j, (ufunc, operands) in enumerate(steps):
             ops = [zero if o == "ZERO" else buf if o == "@" else o for o in operands]
             comment = f"  # {node.func.name}" if j == 0 else ""
-            if buf is None and group.shape == ():
+            if buf is None and group.shape == () and ufunc not in NO_OUT:
                 # a ufunc of 0-d arrays returns a NumPy scalar, which takes no `out=`:
                 # a 0-d buffer first
                 buf = f"b{nbuf}"

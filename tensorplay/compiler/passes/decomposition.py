@@ -100,7 +100,9 @@ def _decomposition(node, kernel, device, constants):
         def call():
             return kernel(*[_bind(a, examples) for a in node.args])
         try:
-            sub, _ = capture(None, [(n, examples[n]) for n in inputs], call)
+            # placeholders named apart from any result the capture names (`__arg0`)
+            sub, _ = capture(None, [(f"__arg{i}", examples[n]) for i, n in enumerate(inputs)],
+                             call)
         except Exception:       # the example run failed: keep the node whole
             return None
         captures.append(sub)
