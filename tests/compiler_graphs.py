@@ -45,11 +45,6 @@ def _inplace(x, y):
     return b, a * y
 
 
-def _batch_norm_train(x):
-    bn = nn.BatchNorm1d(4).train()
-    return bn
-
-
 def _chunks(x):
     a, b = tp.chunk(x, 2, dim=1)
     return a.sigmoid() * b.tanh()
@@ -169,8 +164,8 @@ def cases(device="cpu"):
         "dropout": (Fn(_dropout), (_r(4, 6, **d),)),
         "split": (Fn(_split), (_r(2, 6, **d),)),
         "written_constant": (Fn(_written_constant), (_r(3, **d),)),
-        "float64": (Fn(_broadcast), (_r(2, 3, dtype=tp.float64, **d),
-                                     _r(3, dtype=tp.float64, **d), _r(2, 3, dtype=tp.float64, **d))),
+        "float64": (Fn(_broadcast), (_r(2, 3, dtype=tp.float64, **d), _r(3, dtype=tp.float64, **d),
+                                     _r(2, 3, dtype=tp.float64, **d))),
     }
     return {k: (m.to(device), ins) for k, (m, ins) in out.items()}
 

@@ -146,8 +146,10 @@ def fusible(node, constants):
         return False
     for pos, want in scalars.items():
         got = node.args[pos]
-        if type(got) not in (int, float) or (want is not None and (got != want or type(got) is not int)):
+        if type(got) not in (int, float):
             return False
+        if want is not None and (got != want or type(got) is not int):
+            return False        # (alpha=1.0 is a float alpha: the kernel scales by it)
     return all(isinstance(a, Value) or i in scalars for i, a in enumerate(node.args))
 
 
