@@ -16,6 +16,11 @@ Two parts:
    the training steps (forward, backward, Adam step; the compiled backward is the
    frontend's joint graph).
 
+Measured (part 1, one thread, a busy 2-core machine): LSTM-cell loop 3.4-3.6x (300 ops
+captured, 223 after CSE; the 5 pointwise ops of each step one fused NumPy function),
+MLP forward 1.6x, digits-CNN forward 1.07x (its convolutions dominate). On cuda (the
+interpreter, an LSTM loop of 3 steps) 33 launches eager, 15 compiled.
+
 Timings: `paired_min` (common.py): the two sides alternate in batches and each keeps its
 fastest batch, so both see the same load on a shared machine. One thread
 (BENCH_THREADS), as the other benchmarks: NumPy's OpenBLAS through
