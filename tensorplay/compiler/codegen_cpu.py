@@ -7,21 +7,28 @@ the results read after the group. A buffer is reused as soon as the value in it 
 dead (a little register allocation), so a chain of ten ops on one shape allocates one
 or two arrays, not ten:
 
-    def fused_0(slice_4, slice_1, c, slice_, slice_3):
-        # tanh, mul, addcmul, tanh, mul -> float32[4, 32]
-        a0 = slice_4._impl.array()
+    def fused_0(t0, t1, t2, t3, t4):     # an LSTM step's tail, called at every step
+        # tanh, mul.Tensor, addcmul, tanh, mul.Tensor -> float32[4, 32]
+        a0 = t0._impl.array()
         ...
-        b0 = np.tanh(a0)                  # tanh
-        b1 = np.multiply(a1, a2)          # mul
-        np.multiply(a3, b0, out=b0)       # addcmul: tensor1 * tensor2
-        np.add(b1, b0, out=b0)            #          self + that
-        ...
+        b0 = np.tanh(a0)  # tanh
+        b1 = np.multiply(a1, a2)  # mul.Tensor
+        b2 = np.multiply(a3, b0)  # addcmul: tensor1 * tensor2, then
+        np.add(b1, b2, out=b2)    #          self + that
+        np.tanh(b2, out=b0)  # tanh       (b0's tanh is dead: its buffer is reused)
+        np.multiply(a4, b0, out=b1)  # mul.Tensor
+        r0, r1, = _wrap(_layout_fused_0, (t0, t1, t2, t3, t4, ), (b2, b1, ), ...)
+        return (r0, r1,)
+
+The results are laid out as eager's would be (layout.py). A reduction that ends the
+group (`takes_tail`) runs its own kernel on the chain's result inside the function.
 
 Exactness: each op is written as its CPU kernel computes it (cpu_kernels/pointwise.py:
 sigmoid is `1 / (1 + exp(-x))` there, so here too), and only where the kernel's type
 promotion is trivial: every tensor is float32, or every tensor float64 (a Python
 number's 0-dim tensor, a "wrapped number", is converted to that dtype, as the kernels'
-`_with_number` does). Then each ufunc computes in that dtype exactly as the kernel's,
+`_with_number` does; `where`'s condition is a bool tensor). Then each ufunc computes
+in that dtype exactly as the kernel's,
 and the results are bit for bit eager's. Anything else (integers, half types, mixed
 dtypes, `alpha=2`) is not fused and runs its own kernel.
 
@@ -33,10 +40,10 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import _dtype as dt
-from cpu_kernels._common import out, out_strided
 from tensorplay.compiler.layout import LayoutPlan
-from cpu_kernels._float_errors import Ignored, call_ignoring
 from tensorplay.export.values import Value
+from cpu_kernels._common import out, out_strided
+from cpu_kernels._float_errors import Ignored, call_ignoring
 
 FLOATS = (dt.float32, dt.float64)
 QUIET = Ignored(divide="ignore", invalid="ignore", over="ignore", under="ignore")

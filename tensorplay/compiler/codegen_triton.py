@@ -21,8 +21,8 @@ each op's expression from triton_kernels/pointwise_expressions.py, its inputs re
         tl.store(out0_ptr + out0_offset, v2.to(out0_ptr.dtype.element_ty), mask=mask)
 
 Fused only where eager's kernels compute in the same dtype as the group: every tensor
-float32 (or every one float64), a Python number's 0-dim tensor converted to it, as the
-eager launchers convert it. Then each expression is evaluated in that dtype as eager
+float32 (or every one float64), a Python number's 0-dim tensor or a bool mask converted
+to it, as the eager launchers convert them. Then each expression is evaluated in that dtype as eager
 evaluates it, and only the stores and loads of intermediates are gone. Everything else
 (half types, integers, in-place ops) runs its own kernel.
 """

@@ -65,7 +65,7 @@ class CompiledGraph:
         self.device = device
         self._fn = fn
         self._expected = [(p.dtype, tuple(p.shape)) for p in graph.placeholders]
-        self._dynamic = graph_has_symints(graph)
+        self._dynamic = _dynamic_shapes(graph)
         self._keys = 1 << _backend_key(device)
 
     def fits(self, tensors):
@@ -114,6 +114,7 @@ def lower(graph, *, device="cpu", optimize=True, fuse=True):
         from tensorplay.compiler import codegen_triton as backend
     else:
         from tensorplay.compiler import codegen_cpu as backend
+
     def fusible_parts(parts):
         # a decomposition is worth taking when its parts fuse (views cost nothing)
         return all(n.func.is_view or "view" in tags(n) or backend.fusible(n, parts.constants)
