@@ -11,15 +11,18 @@ compiled (the MLP and digits-CNN training steps).
 Two parts:
 1. the lowering alone (tensorplay/compiler/lowering.py): each model's forward captured
    by tp.export, lowered, and `cg(*inputs)` timed against the eager module under
-   no_grad (the same computation: a forward graph records no autograd history);
+   no_grad (the same computation: a forward graph records no autograd history); then
+   a training step's forward and backward captured as one graph, against eager's
+   forward and tp.autograd.grad;
 2. tp.compile: the compiled module against the eager one, the LSTM loop's forward and
    the training steps (forward, backward, Adam step; the compiled backward is the
    frontend's joint graph).
 
 Measured (part 1, one thread, a busy 2-core machine): LSTM-cell loop 3.4-3.6x (300 ops
 captured, 223 after CSE; the 5 pointwise ops of each step one fused NumPy function),
-MLP forward 1.6x, digits-CNN forward 1.07x (its convolutions dominate). On cuda (the
-interpreter, an LSTM loop of 3 steps) 33 launches eager, 15 compiled.
+MLP forward 1.6x, digits-CNN forward 1.07x (its convolutions dominate); forward +
+backward as one graph: MLP 2.1x, CNN 1.2x. On cuda (the interpreter, an LSTM loop of 3
+steps) 33 launches eager, 15 compiled.
 
 Timings: `paired_min` (common.py): the two sides alternate in batches and each keeps its
 fastest batch, so both see the same load on a shared machine. One thread
@@ -98,6 +101,30 @@ def bench_lowering():
              t_compiled)
 
 
+def bench_joint_graphs():
+    """Part 1, continued: a training step's forward and backward as one graph (captured
+    by hand as the frontend's joint graph is: tests/compiler_graphs.py), lowered,
+    against eager's forward and backward (tp.autograd.grad)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                    "tests"))
+    from compiler_graphs import captured_training_step
+    from tensorplay.compiler.lowering import lower
+    print("\nthe lowering: forward + backward graph vs eager forward + backward")
+    for name, (module, inputs, labels) in models().items():
+        if labels is None:
+            continue
+        graph, tensors = captured_training_step(module, inputs, labels)
+        cg = lower(graph, device="cpu")
+        params = list(module.parameters())
+
+        def eager():
+            loss = tp.nn.functional.cross_entropy(module(*inputs), labels)
+            tp.autograd.grad(loss, params)
+        t_eager, t_compiled = paired_min(eager, lambda: cg(*tensors), batch=5, rounds=10)
+        line(f"{name} ({len(graph.nodes)} -> {len(cg.graph.nodes)} ops)", t_eager,
+             t_compiled)
+
+
 def bench_compile():
     """Part 2: tp.compile's compiled module against the eager one."""
     print("\ntp.compile: compiled vs eager")
@@ -146,6 +173,7 @@ def bench_launches():
 
 if __name__ == "__main__":
     bench_lowering()
+    bench_joint_graphs()
     bench_compile()
     if "--cuda" in sys.argv:
         bench_launches()

@@ -175,3 +175,23 @@ def captured(module, inputs):
     ep = tp.export.export(module, tuple(inputs))
     lifted = [t for _, t in module.named_parameters()] + [t for _, t in module.named_buffers()]
     return ep.graph, lifted + list(inputs)
+
+
+def captured_training_step(module, inputs, labels):
+    """(graph, tensors) of one forward and backward: the loss and the parameters'
+    gradients, the backward's ops recorded as the engine runs them (the capture mode is
+    on during tp.autograd.grad, below autograd). A joint graph by hand, as the
+    frontend's compiled backward makes one."""
+    from tensorplay.export.capture import CaptureMode, _frozen
+    from tensorplay.export.graph import Graph
+    params = [p for _, p in module.named_parameters()]
+    graph = Graph()
+    mode = CaptureMode(graph)
+    for i, t in enumerate(params + list(inputs) + [labels]):
+        mode.add_placeholder(f"in{i}", t)
+    with mode:
+        loss = tp.nn.functional.cross_entropy(module(*inputs), labels)
+        grads = tp.autograd.grad(loss, params)
+    graph.outputs = [mode.output_of(t) for t in (loss, *grads)]
+    graph.constants = {k: _frozen(v) for k, v in graph.constants.items()}
+    return graph, params + list(inputs) + [labels]

@@ -75,6 +75,16 @@ def test_cpu_code_calls_kernels_directly_and_fuses_the_lstm_cell():
     compile(source, "<check>", "exec")                   # the source is what ran
 
 
+@pytest.mark.parametrize("name", ["mlp", "cnn"])
+def test_a_training_steps_forward_and_backward_graph_lowers_exactly(name):
+    from compiler_graphs import captured_training_step
+    tp.manual_seed(0)
+    module, inputs = cases("cpu")[name]
+    graph, tensors = captured_training_step(module, inputs, tp.randint(0, 10, (len(inputs[0]),)))
+    assert any("backward" in n.func.name for n in graph.nodes)
+    check_against_reference(graph, lower(graph), tensors)
+
+
 def test_a_call_it_was_not_written_for_takes_the_reference_path():
     tp.manual_seed(0)
     graph, tensors = captured(Fn(lambda x, y: (x * y + 1.0).tanh()),
