@@ -94,8 +94,8 @@ def _decomposition(node, kernel, device, constants):
     by_name = {v.name: v for v in values_in(list(node.args))}
     captures = []
     for seed in (1, 2):
-        examples = {name: _example(by_name[name], device, seed, constants)
-                    for name in inputs}
+        examples = {name: _example(by_name[name], device, (seed, k), constants)
+                    for k, name in enumerate(inputs)}
 
         def call():
             return kernel(*[_bind(a, examples) for a in node.args])
@@ -121,7 +121,8 @@ def _decomposition(node, kernel, device, constants):
 
 
 def _example(value, device, seed, constants):
-    """An example tensor for `value`: a constant's own value, else random data."""
+    """An example tensor for `value`: a constant's own value, else random data (drawn
+    apart for each input: equal inputs could hide a test such as `x == y`)."""
     if value.kind == "constant":
         return constants[value.name]
     rng = np.random.default_rng(seed)
