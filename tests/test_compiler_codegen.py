@@ -153,9 +153,16 @@ def _rebuilt(value, tensors):
     return value
 
 
-def sweep(entries, samples_per_dtype, device="cpu"):
+def _in_chain(t):
+    """`t * 1.0` for a float tensor (the same values): puts the op between pointwise
+    ops, so that what it reads and what it gives join fused groups."""
+    return t * 1.0 if t.dtype in (tp.float32, tp.float64) else t
+
+
+def sweep(entries, samples_per_dtype, device="cpu", chained=False):
     """Each sample of each entry captured, lowered and run against run_graph; returns
-    how many were checked."""
+    how many were checked. `chained`: the op's float inputs and results pass through
+    `_in_chain`."""
     checked = 0
     for entry in entries:
         dtypes = [d for d in (tp.float32, tp.int64, tp.bool, tp.float64) if d in entry.dtypes]
@@ -164,9 +171,12 @@ def sweep(entries, samples_per_dtype, device="cpu"):
                 tensors = _flat((sample.input, sample.args, sample.kwargs), [])
 
                 def call(*given, sample=sample, entry=entry):
+                    if chained:
+                        given = [_in_chain(t) for t in given]
                     inp, args, kwargs = _rebuilt((sample.input, sample.args, sample.kwargs),
                                                  iter(given))
-                    return _flat(entry.op(inp, *args, **kwargs), [])
+                    results = _flat(entry.op(inp, *args, **kwargs), [])
+                    return [_in_chain(t) for t in results] if chained else results
                 try:
                     tp.manual_seed(0)
                     graph = tp.export.export(Fn(call), tuple(t.clone() for t in tensors)).graph
@@ -183,15 +193,17 @@ def _entries(names=None):
     return [e for e in op_db if names is None or e.full_name in names]
 
 
-def test_operator_database_sample_of_ops_lowers_exactly():
+@pytest.mark.parametrize("chained", [False, True])
+def test_operator_database_sample_of_ops_lowers_exactly(chained):
     entries = _entries(SWEEP_SAMPLE)
     assert len(entries) >= 12
-    assert sweep(entries, 1) >= 20
+    assert sweep(entries, 1, chained=chained) >= 20
 
 
 @pytest.mark.slow
-def test_operator_database_lowers_exactly():
-    assert sweep(_entries(), 2) > 2000
+@pytest.mark.parametrize("chained", [False, True])
+def test_operator_database_lowers_exactly(chained):
+    assert sweep(_entries(), 2, chained=chained) > 2000
 
 
 # ---- cuda (the Triton interpreter here) ---------------------------------------------------
