@@ -2799,4 +2799,5 @@ FORWARD = {
     '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1670'),
     '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1674'),
     '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1678'),
+    '_scaled_dot_product_flash_attention': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1777'),
 }
