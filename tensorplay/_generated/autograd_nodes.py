@@ -7876,3 +7876,45 @@ class ScaledDotProductFlashAttentionBackward0(Node):
                 philox_offset, attn_mask, scale,
             )
         return (d_query, d_key, d_value)
+
+
+class ScaledDotProductFlashAttentionBackwardBackward0(Node):
+    """Backward of `_scaled_dot_product_flash_attention_backward(Tensor grad_out, Tensor query,
+        Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal,
+        Tensor philox_seed, Tensor philox_offset, Tensor? attn_mask=None, *,
+        float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)`.
+
+    grad_out, query, key, value, out, logsumexp: not_implemented(
+        "_scaled_dot_product_flash_attention_backward (differentiate "
+        "scaled_dot_product_attention's backward with create_graph=True)",
+    )
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = '_scaled_dot_product_flash_attention_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_grad_query = grads[0]
+        grad_grad_key = grads[1]
+        grad_grad_value = grads[2]
+        d_grad_out = None
+        d_query = None
+        d_key = None
+        d_value = None
+        d_out = None
+        d_logsumexp = None
+        if (self.needs_input_grad(0)
+                or self.needs_input_grad(1)
+                or self.needs_input_grad(2)
+                or self.needs_input_grad(3)
+                or self.needs_input_grad(4)
+                or self.needs_input_grad(5)):
+            (
+                d_grad_out, d_query, d_key, d_value, d_out, d_logsumexp,
+            ) = not_implemented(
+                "_scaled_dot_product_flash_attention_backward (differentiate "
+                "scaled_dot_product_attention's backward with create_graph=True)",
+            )
+        return (d_grad_out, d_query, d_key, d_value, d_out, d_logsumexp)

@@ -73,10 +73,11 @@ from tensorplay._generated.autograd_nodes import (
     PowBackward2, PreluBackward0, ProdBackward0, ProdBackward1, RandomBackward0, RandomBackward1,
     RandomBackward2, ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1,
     RepeatBackward0, RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1,
-    RsqrtBackward0, ScaledDotProductFlashAttentionBackward0, ScatterAddAlongBackward0,
-    ScatterAddBackward0, ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3,
-    ScatterReduceBackward0, SelectBackward0, SelectScatterBackward0, SgnBackward0, SigmoidBackward0,
-    SignBackward0, SiluBackward0, SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0,
+    RsqrtBackward0, ScaledDotProductFlashAttentionBackward0,
+    ScaledDotProductFlashAttentionBackwardBackward0, ScatterAddAlongBackward0, ScatterAddBackward0,
+    ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0,
+    SelectBackward0, SelectScatterBackward0, SgnBackward0, SigmoidBackward0, SignBackward0,
+    SiluBackward0, SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0,
     SliceBackward0, SliceScatterBackward0, SmoothL1LossBackward0, SoftmaxBackward0,
     SoftmaxBackwardDataBackward0, SoftplusBackward0, SortBackward0, SortBackward1,
     SpecialEntrBackward0, SpecialErfcxBackward0, SpecialI0eBackward0, SpecialI1Backward0,
@@ -5627,6 +5628,31 @@ def _scaled_dot_product_flash_attention(
     return result
 
 
+def _scaled_dot_product_flash_attention_backward(
+    ks, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, philox_seed,
+    philox_offset, attn_mask, scale,
+):
+    if not (grad_out._impl.requires_grad
+            or query._impl.requires_grad
+            or key._impl.requires_grad
+            or value._impl.requires_grad
+            or out._impl.requires_grad
+            or logsumexp._impl.requires_grad):
+        return below_autograd(
+            ops._scaled_dot_product_flash_attention_backward, ks, grad_out, query, key, value, out,
+            logsumexp, dropout_p, is_causal, philox_seed, philox_offset, attn_mask, scale,
+        )
+    node = ScaledDotProductFlashAttentionBackwardBackward0(
+        grad_out, query, key, value, out, logsumexp,
+    )
+    result = below_autograd(
+        ops._scaled_dot_product_flash_attention_backward, ks, grad_out, query, key, value, out,
+        logsumexp, dropout_p, is_causal, philox_seed, philox_offset, attn_mask, scale,
+    )
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -6080,6 +6106,7 @@ WRAPPERS = {
     '_fft_c2r': _fft_c2r,
     '_fft_c2c': _fft_c2c,
     '_scaled_dot_product_flash_attention': _scaled_dot_product_flash_attention,
+    '_scaled_dot_product_flash_attention_backward': _scaled_dot_product_flash_attention_backward,
 }
 
 # A wrapper only records: with no tensor that requires grad (no REQUIRES_GRAD flag in

@@ -2800,4 +2800,7 @@ FORWARD = {
     '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1674'),
     '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1678'),
     '_scaled_dot_product_flash_attention': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1777'),
+    '_scaled_dot_product_flash_attention_backward': Tangent(
+        None, (0, 1, 2, 3, 4, 5), (), 'derivatives.yaml:1784',
+    ),
 }

@@ -12,7 +12,7 @@ import torch
 from triton_util import CUDA, host
 
 import tensorplay as tp
-from tensorplay.autograd import gradcheck
+from tensorplay.autograd import gradcheck, gradgradcheck
 
 SDPA = tp.nn.functional.scaled_dot_product_attention
 TOL = {tp.float32: 2e-5, tp.float16: 1e-2, tp.bfloat16: 3e-2}
@@ -123,7 +123,8 @@ def test_empty(shape_q, shape_kv):
 
 # (On cuda one finite difference is one interpreted launch: the slow run.)
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.slow)])
-def test_gradcheck_of_the_output(device):
+def test_gradcheck_and_gradgradcheck_of_the_output(device):
+    # (double backward: the formula's composition of differentiable ops, create_graph=True)
     def inputs(seed, shape):
         return tp.tensor(np.random.default_rng(seed).standard_normal(shape), dtype=tp.float64,
                          device=device, requires_grad=True)
@@ -134,6 +135,7 @@ def test_gradcheck_of_the_output(device):
         return tp._scaled_dot_product_flash_attention(q, k, v, attn_mask=mask)[0]
 
     assert gradcheck(output, (q, k, v))
+    assert gradgradcheck(output, (q, k, v))
 
 
 # ---- dropout -------------------------------------------------------------------------------
