@@ -26,6 +26,7 @@ from tensorplay._frontdoor import wrap_number
 from tensorplay._generated import functional as F
 from tensorplay.autograd.function import Function
 from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.backends import cuda as sdp_switches
 from tensorplay.dispatch import trace
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 
@@ -113,6 +114,8 @@ def flash_refusal(query, key, value, attn_mask, enable_gqa):
     tensors = (query, key, value)
     if any(t.device.type != "cuda" for t in tensors):
         return "not on cuda"
+    if not sdp_switches.flash_sdp_enabled():
+        return "turned off by tp.backends.cuda.enable_flash_sdp(False)"
     if query.dtype not in (dt.float16, dt.bfloat16, dt.float32):
         return f"dtype {query.dtype.name} (flash: float16, bfloat16, float32)"
     if not all(t.dim() == query.dim() and t.dim() in (3, 4) for t in tensors):

@@ -100,9 +100,14 @@ def test_the_math_path_stays_where_flash_does_not_apply():
              ("dtype float64", q.to(tp.float64).cuda(), {}),
              ("requires grad", q.cuda(),
               {"attn_mask": tp.zeros(3, 3, device="cuda", requires_grad=True)})]
-    for reason, x, kwargs in cases:
+    for reason, x, kwargs in cases + [("enable_flash_sdp(False)", q.cuda(), {})]:
         with tp.dispatch.explain(file=False) as ex:
-            SDPA(x, x, x, **kwargs)
+            if reason == "enable_flash_sdp(False)":
+                tp.backends.cuda.enable_flash_sdp(False)
+            try:
+                SDPA(x, x, x, **kwargs)
+            finally:
+                tp.backends.cuda.enable_flash_sdp(True)
         assert "math path: no flash kernel" in ex.text and reason in ex.text, reason
         assert "_scaled_dot_product_flash_attention(" not in ex.text
 
