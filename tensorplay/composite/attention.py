@@ -130,8 +130,6 @@ def flash_refusal(query, key, value, attn_mask, enable_gqa):
     if attn_mask is not None and (attn_mask.dim() > 4 or attn_mask.requires_grad
                                   and grad_state.enabled):
         return "mask with more than 4 dims, or one that requires grad"
-    if any(getattr(t._impl, "tangents", None) for t in tensors):
-        return "forward-mode AD (the flash op has no tangent formula)"
     return None
 
 

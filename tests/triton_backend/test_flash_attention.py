@@ -207,3 +207,17 @@ def test_memory_grows_linearly_with_the_sequence():
     # the output, the logsumexp, the gradients and a few rows, O(L * head dim).
     assert large < 256 * 256 * 4, large
     assert large <= 2.1 * small, (small, large)
+
+
+def test_forward_mode_tangent_equals_the_composite():
+    import tensorplay.autograd.forward_ad as fw
+    primals = [_rand(s, i) for i, s in enumerate(((1, 2, 3, 8), (1, 2, 5, 8), (1, 2, 5, 8)))]
+    tangents = [_rand(tuple(p.shape), 10 + i) for i, p in enumerate(primals)]
+
+    def tangent(device):
+        with fw.dual_level():
+            duals = [fw.make_dual(p.to(device), t.to(device))
+                     for p, t in zip(primals, tangents)]
+            return host(fw.unpack_dual(SDPA(*duals, is_causal=True)).tangent)
+
+    np.testing.assert_allclose(tangent("cuda"), tangent("cpu"), rtol=1e-5, atol=1e-5)

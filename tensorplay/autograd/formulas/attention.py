@@ -32,21 +32,19 @@ def flash_attention_backward(grad, query, key, value, output, logsumexp, dropout
     return _composed_backward(grad, query, key, value, attn_mask, is_causal, scale)
 
 
-def _composed_backward(grad, query, key, value, attn_mask, is_causal, scale):
-    """The same gradients from differentiable ops (float32 for the half types):
+def _upcast(t):
+    """The half types compute in float32 (as the Composite path and the kernels do)."""
+    return t.float() if t is not None and t.dtype.itemsize < 4 else t
 
-        P = softmax(q @ k^T * scale + mask)        (0 in a row with every key hidden)
-        dV = P^T @ dO     dS = P * (dP - rowsum(P * dP)), dP = dO @ v^T
-        dQ = dS @ k * scale     dK = dS^T @ q * scale
-    Grouped heads: key/value repeated over their query heads, the gradients summed back."""
-    dtypes = (query.dtype, key.dtype, value.dtype)
-    heads, key_heads = query.shape[1], key.shape[1]
-    group = heads // key_heads if key_heads else 1
-    q, k, v, g = (t.float() if t.dtype.itemsize < 4 else t for t in (query, key, value, grad))
-    if group > 1:
-        k, v = (t.repeat_interleave(group, 1) for t in (k, v))
-    if scale is None:
-        scale = 1 / math.sqrt(q.shape[-1]) if q.shape[-1] else 1.0
+
+def _grouped(t, group):
+    """Key/value heads repeated over the query heads that read them (grouped heads)."""
+    return t if t is None or group == 1 else t.repeat_interleave(group, 1)
+
+
+def _weights(q, k, attn_mask, is_causal, scale):
+    """The attention weights softmax(q @ k^T * scale + mask), in full, from differentiable
+    ops: 0 in a row with every key hidden (the Composite path's safe softmax)."""
     scores = F.matmul(q, k.transpose(-2, -1)) * scale
     hidden = None
     if is_causal:
@@ -60,10 +58,31 @@ def _composed_backward(grad, query, key, value, attn_mask, is_causal, scale):
         hidden = F.logical_not(attn_mask)
     if hidden is not None:
         scores = F.where(hidden, wrap_number(float("-inf"), scores), scores)
-    # Safe softmax, as the Composite path's: a fully hidden row gives weights of 0.
     empty_row = F.all(scores == float("-inf"), -1, keepdim=True)
     zero = wrap_number(0.0, scores)
-    weights = F.where(empty_row, zero, F.softmax(F.where(empty_row, zero, scores), -1))
+    return F.where(empty_row, zero, F.softmax(F.where(empty_row, zero, scores), -1))
+
+
+def _scale(scale, head_dim):
+    if scale is not None:
+        return scale
+    return 1 / math.sqrt(head_dim) if head_dim else 1.0
+
+
+def _composed_backward(grad, query, key, value, attn_mask, is_causal, scale):
+    """The same gradients from differentiable ops:
+
+        P = softmax(q @ k^T * scale + mask)
+        dV = P^T @ dO     dS = P * (dP - rowsum(P * dP)), dP = dO @ v^T
+        dQ = dS @ k * scale     dK = dS^T @ q * scale
+    Grouped heads: the gradients of a key/value head summed over its query heads."""
+    dtypes = (query.dtype, key.dtype, value.dtype)
+    key_heads = key.shape[1]
+    group = query.shape[1] // key_heads if key_heads else 1
+    q, g = _upcast(query), _upcast(grad)
+    k, v = _grouped(_upcast(key), group), _grouped(_upcast(value), group)
+    scale = _scale(scale, q.shape[-1])
+    weights = _weights(q, k, attn_mask, is_causal, scale)
     grad_v = F.matmul(weights.transpose(-2, -1), g)
     grad_weights = F.matmul(g, v.transpose(-2, -1))
     grad_scores = weights * (grad_weights - (weights * grad_weights).sum(-1, keepdim=True))
@@ -74,3 +93,35 @@ def _composed_backward(grad, query, key, value, attn_mask, is_causal, scale):
         grad_k = grad_k.reshape((B, key_heads, group, S, grad_k.shape[-1])).sum(2)
         grad_v = grad_v.reshape((B, key_heads, group, S, grad_v.shape[-1])).sum(2)
     return tuple(t.to(d) for t, d in zip((grad_q, grad_k, grad_v), dtypes))
+
+
+def flash_attention_jvp(query_p, query_t, key_p, key_t, value_p, value_t, dropout_p, is_causal,
+                        attn_mask, scale):
+    """The output's tangent (None tangents: inputs without one):
+
+        dS = (dq @ k^T + q @ dk^T) * scale     dP = P * (dS - rowsum(P * dS))
+        d out = dP @ v + P @ dv
+    The weights are formed in full here (forward mode is not the kernel's path)."""
+    if dropout_p > 0:
+        not_implemented("forward-mode AD of _scaled_dot_product_flash_attention with "
+                        "dropout_p > 0")
+    key_heads = key_p.shape[1]
+    group = query_p.shape[1] // key_heads if key_heads else 1
+    q, k, v = _upcast(query_p), _grouped(_upcast(key_p), group), _grouped(_upcast(value_p), group)
+    dq, dk, dv = _upcast(query_t), _grouped(_upcast(key_t), group), _grouped(_upcast(value_t), group)
+    scale = _scale(scale, q.shape[-1])
+    weights = _weights(q, k, attn_mask, is_causal, scale)
+    tangent = None
+    if dq is not None or dk is not None:
+        d_scores = None
+        if dq is not None:
+            d_scores = F.matmul(dq, k.transpose(-2, -1)) * scale
+        if dk is not None:
+            term = F.matmul(q, dk.transpose(-2, -1)) * scale
+            d_scores = term if d_scores is None else d_scores + term
+        d_weights = weights * (d_scores - (weights * d_scores).sum(-1, keepdim=True))
+        tangent = F.matmul(d_weights, v)
+    if dv is not None:
+        term = F.matmul(weights, dv)
+        tangent = term if tangent is None else tangent + term
+    return None if tangent is None else tangent.to(query_p.dtype)
