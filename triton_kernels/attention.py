@@ -90,7 +90,7 @@ def flash_forward_kernel(
     stride_kb, stride_kh, stride_ks, stride_kd,
     stride_vb, stride_vh, stride_vs, stride_vd,
     stride_mb, stride_mh, stride_ml, stride_ms,  # 0 where the mask broadcasts
-    H, L, S, E, EV, GROUP,  # out: contiguous (B, H, L, EV); lse: (B, H, L) float32
+    H, L, S, E, EV, GROUP,  # out: contiguous (B, H, L, EV); lse: (B, H, L), float32 or 64
     scale_hi, scale_lo, dropout_p, keep_scale,
     CAUSAL: tl.constexpr, MASK: tl.constexpr, DROPOUT: tl.constexpr,
     UPCAST: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr,

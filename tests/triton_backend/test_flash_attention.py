@@ -190,23 +190,32 @@ def test_dropout_mask_is_drawn_once_and_drawn_again_by_backward(device):
 
 
 # ---- memory --------------------------------------------------------------------------------
-def _peak_bytes_of_a_call(length, head_dim=16):
+def _peak_bytes_of_a_call(length, head_dim=16, flash=True):
     """The most `cuda` memory held at once during forward and backward of one SDPA call,
-    above what its inputs and gradient already hold."""
+    above what its inputs and gradient already hold (the allocator's own accounting,
+    tp.cuda.max_memory_allocated, which counts under the interpreter too)."""
     q, k, v = (_rand((1, 1, length, head_dim), i).cuda().requires_grad_() for i in range(3))
     grad_out = _rand((1, 1, length, head_dim), 3).cuda()
-    tp.cuda.reset_peak_memory_stats()
-    before = tp.cuda.memory_allocated()
-    SDPA(q, k, v, is_causal=True).backward(grad_out)
+    tp.backends.cuda.enable_flash_sdp(flash)
+    try:
+        tp.cuda.reset_peak_memory_stats()
+        before = tp.cuda.memory_allocated()
+        SDPA(q, k, v, is_causal=True).backward(grad_out)
+    finally:
+        tp.backends.cuda.enable_flash_sdp(True)
     return tp.cuda.max_memory_allocated() - before
 
 
 def test_memory_grows_linearly_with_the_sequence():
     small, large = _peak_bytes_of_a_call(256), _peak_bytes_of_a_call(512)
-    # One float32 L x S matrix at L = S = 256 is 256 KiB; the whole call stays below it:
-    # the output, the logsumexp, the gradients and a few rows, O(L * head dim).
+    # One float32 L x S matrix at L = S = 512 is 1 MiB, at 256 256 KiB; the whole call
+    # stays below the smaller: the output, the logsumexp, the gradients, O(L * head dim)
+    # (80 KiB and 160 KiB when written).
     assert large < 256 * 256 * 4, large
     assert large <= 2.1 * small, (small, large)
+    # The measure sees an L x S buffer: the math path holds several (1.1 MiB at 256;
+    # checked at 128, where the interpreter runs it faster).
+    assert _peak_bytes_of_a_call(128, flash=False) > 128 * 128 * 4
 
 
 def test_forward_mode_tangent_equals_the_composite():
