@@ -355,13 +355,15 @@ def _head_block(n):
     return max(16, triton.next_power_of_2(max(n, 1)))
 
 
-def _seq_block(n):
-    """Rows (keys) per block: 64 on a GPU (tutorial 06's tiles for head dims up to 128);
-    in the interpreter, which pays per program and per element, no more than the
-    sequence needs."""
+def _seq_block(n, dtype, head_block):
+    """Rows (keys) per block. On a GPU 64 (tutorial 06's tiles) while a row of the head
+    dim is at most 256 bytes (fp16/bf16 up to 128, fp32 up to 64), else 32: the dK/dV
+    kernel's tiles must fit in shared memory (fp32 at head dim 64 and 64 x 64 tiles takes
+    145 KiB of an H100's 227). In the interpreter, which pays per program and per element,
+    no more than the sequence needs."""
     if INTERPRETED:
         return min(64, _head_block(n))
-    return 64
+    return 64 if dtype.itemsize * head_block <= 256 else 32
 
 
 def _split_scale(scale, head_dim):
@@ -382,9 +384,10 @@ def _mask_args(mask, sizes):
 
 def _options(dtype, causal, mask_kind, dropout_p, E, EV, L, S):
     dot = _dot_options(dtype)
+    head = max(_head_block(E), _head_block(EV))
     return dict(CAUSAL=bool(causal), MASK=mask_kind, DROPOUT=dropout_p > 0, **dot,
-                BLOCK_M=_seq_block(L), BLOCK_N=_seq_block(S), BLOCK_D=_head_block(E),
-                BLOCK_DV=_head_block(EV), num_warps=4)
+                BLOCK_M=_seq_block(L, dtype, head), BLOCK_N=_seq_block(S, dtype, head),
+                BLOCK_D=_head_block(E), BLOCK_DV=_head_block(EV), num_warps=4)
 
 
 def _keep_scale(dropout_p):
@@ -467,7 +470,7 @@ def flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropou
 def compile_cases(quick):
     """The kernels of this module for triton_kernels/compile_check.py: each dtype (the half
     types with tensor-core dots, not upcast), causal and masked and dropout forms, head
-    dims 64 and 128 at the GPU's 64 x 64 tiles."""
+    dims 64 and 128 at the GPU's tiles (`_seq_block`)."""
     import triton.language as tl
     dtypes = (("*fp16", dt.float16),) if quick else \
         (("*fp16", dt.float16), ("*bf16", dt.bfloat16), ("*fp32", dt.float32))
@@ -479,8 +482,9 @@ def compile_cases(quick):
         dot = dict(_dot_options(dtype), UPCAST=False)
         for head in ((64,) if quick else (64, 128)):
             for causal, mask, dropout in forms:
-                const = dict(CAUSAL=causal, MASK=mask, DROPOUT=dropout, **dot, BLOCK_M=64,
-                             BLOCK_N=64, BLOCK_D=head, BLOCK_DV=head)
+                block = 64 if dtype.itemsize * head <= 256 else 32    # as _seq_block
+                const = dict(CAUSAL=causal, MASK=mask, DROPOUT=dropout, **dot,
+                             BLOCK_M=block, BLOCK_N=block, BLOCK_D=head, BLOCK_DV=head)
                 types = {name: ptr for name in ("q_ptr", "k_ptr", "v_ptr", "grad_ptr",
                                                 "out_ptr", "dq_ptr", "dk_ptr", "dv_ptr")}
                 types.update({name: "fp32" for name in floats}, lse_ptr="*fp32",
