@@ -36,6 +36,9 @@ KNOWN = {
     # n-d nll_loss_forward, _fused_rms_norm's and silu_backward's references).
     "nll_loss_forward": "reference",
     "_fused_rms_norm": "reference", "silu_backward": "reference",
+    # Flash attention: the reference is the math composition (PyTorch's flash op is
+    # cuda-only); ours saves what PyTorch's flash saves: q, k, v, out, logsumexp, rng state.
+    "_scaled_dot_product_flash_attention": "reference",
 }
 
 # The ops each fixed rule covers, checked on their first samples in the default run.

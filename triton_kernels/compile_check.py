@@ -105,7 +105,8 @@ def _complex_table_cases(quick):
 # the same (label, kernel, argument types, constexprs, options) tuples as `cases` below,
 # so a new kernel module adds its kernels here by one name.
 MODULES_WITH_CASES = ("normalization", "_indexing", "sorting", "random", "conv", "pooling",
-                      "resample", "padding", "triangular", "bessel", "special", "embedding")
+                      "resample", "padding", "triangular", "bessel", "special", "embedding",
+                      "attention")
 
 
 def cases(quick):

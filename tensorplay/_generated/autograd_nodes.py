@@ -20,10 +20,10 @@ from tensorplay.autograd.formulas import (
     elu_backward_of_result, embedding_backward, embedding_bag_backward,
     embedding_bag_per_sample_weights_backward, embedding_dense_double_backward, erfinv_backward,
     evenly_distribute_backward, fft_c2c_backward, fft_c2r_backward, fft_r2c_backward,
-    filled_value_backward, gather_along_backward, gather_backward, gelu_second_derivative,
-    group_norm_backward, handle_r_to_c, hardswish_backward, huber_loss_backward, i1_backward,
-    i1e_backward, igamma_other_backward, igammac_other_backward, index_backward,
-    index_put_self_backward, index_put_values_backward, index_reduce_backward,
+    filled_value_backward, flash_attention_backward, gather_along_backward, gather_backward,
+    gelu_second_derivative, group_norm_backward, handle_r_to_c, hardswish_backward,
+    huber_loss_backward, i1_backward, i1e_backward, igamma_other_backward, igammac_other_backward,
+    index_backward, index_put_self_backward, index_put_values_backward, index_reduce_backward,
     index_select_backward, index_source_backward, last_three, last_two, layer_norm_backward,
     leaky_relu_backward_of_result, linalg_det_backward, linalg_inv_backward, linalg_lstsq_backward,
     linalg_lu_backward, linalg_lu_solve_B, linalg_lu_solve_LU, linalg_qr_backward,
@@ -7812,6 +7812,98 @@ class FftC2cBackward0(Node):
         if self.needs_input_grad(0):
             d_self = fft_c2c_backward(grad, dim, normalization, forward)
         return (d_self,)
+
+
+class ScaledDotProductFlashAttentionBackward0(Node):
+    """Backward of `_scaled_dot_product_flash_attention(Tensor query, Tensor key, Tensor value,
+        float dropout_p=0.0, bool is_causal=False, Tensor? attn_mask=None, *,
+        float? scale=None) -> (Tensor output, Tensor logsumexp, Tensor philox_seed,
+        Tensor philox_offset)`.
+
+    query, key, value: flash_attention_backward(
+        grad, query, key, value, output, logsumexp, dropout_p, is_causal, philox_seed,
+        philox_offset, attn_mask, scale,
+    )
+    """
+
+    __slots__ = (
+        'query_', 'key_', 'value_', 'attn_mask_', 'output_', 'logsumexp_', 'philox_seed_',
+        'philox_offset_', 'dropout_p_', 'is_causal_', 'scale_',
+    )
+    SAVED = (
+        'query_', 'key_', 'value_', 'attn_mask_', 'output_', 'logsumexp_', 'philox_seed_',
+        'philox_offset_',
+    )
+    OP = '_scaled_dot_product_flash_attention'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_output = grads[0]
+        grad_logsumexp = grads[1]
+        grad_philox_seed = grads[2]
+        grad_philox_offset = grads[3]
+        query = self.query_.unpack(self)
+        key = self.key_.unpack(self)
+        value = self.value_.unpack(self)
+        attn_mask = self.attn_mask_.unpack(self)
+        output = self.output_.unpack(self)
+        logsumexp = self.logsumexp_.unpack(self)
+        philox_seed = self.philox_seed_.unpack(self)
+        philox_offset = self.philox_offset_.unpack(self)
+        dropout_p = self.dropout_p_
+        is_causal = self.is_causal_
+        scale = self.scale_
+        d_query = None
+        d_key = None
+        d_value = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
+            (d_query, d_key, d_value) = flash_attention_backward(
+                grad, query, key, value, output, logsumexp, dropout_p, is_causal, philox_seed,
+                philox_offset, attn_mask, scale,
+            )
+        return (d_query, d_key, d_value)
+
+
+class ScaledDotProductFlashAttentionBackwardBackward0(Node):
+    """Backward of `_scaled_dot_product_flash_attention_backward(Tensor grad_out, Tensor query,
+        Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal,
+        Tensor philox_seed, Tensor philox_offset, Tensor? attn_mask=None, *,
+        float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)`.
+
+    grad_out, query, key, value, out, logsumexp: not_implemented(
+        "_scaled_dot_product_flash_attention_backward (differentiate "
+        "scaled_dot_product_attention's backward with create_graph=True)",
+    )
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = '_scaled_dot_product_flash_attention_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_grad_query = grads[0]
+        grad_grad_key = grads[1]
+        grad_grad_value = grads[2]
+        d_grad_out = None
+        d_query = None
+        d_key = None
+        d_value = None
+        d_out = None
+        d_logsumexp = None
+        if (self.needs_input_grad(0)
+                or self.needs_input_grad(1)
+                or self.needs_input_grad(2)
+                or self.needs_input_grad(3)
+                or self.needs_input_grad(4)
+                or self.needs_input_grad(5)):
+            (
+                d_grad_out, d_query, d_key, d_value, d_out, d_logsumexp,
+            ) = not_implemented(
+                "_scaled_dot_product_flash_attention_backward (differentiate "
+                "scaled_dot_product_attention's backward with create_graph=True)",
+            )
+        return (d_grad_out, d_query, d_key, d_value, d_out, d_logsumexp)
 
 
 class LdexpBackward0(Node):

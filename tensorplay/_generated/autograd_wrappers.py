@@ -74,23 +74,24 @@ from tensorplay._generated.autograd_nodes import (
     PreluBackward0, ProdBackward0, ProdBackward1, RandomBackward0, RandomBackward1, RandomBackward2,
     ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1, RenormBackward0,
     RepeatBackward0, RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1,
-    RsqrtBackward0, ScatterAddAlongBackward0, ScatterAddBackward0, ScatterBackward0,
-    ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0, SelectBackward0,
-    SelectScatterBackward0, SgnBackward0, SigmoidBackward0, SignBackward0, SiluBackward0,
-    SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0, SliceBackward0,
-    SliceScatterBackward0, SmoothL1LossBackward0, SoftmaxBackward0, SoftmaxBackwardDataBackward0,
-    SoftplusBackward0, SortBackward0, SortBackward1, SpecialEntrBackward0, SpecialErfcxBackward0,
-    SpecialI0eBackward0, SpecialI1Backward0, SpecialI1eBackward0, SpecialLogNdtrBackward0,
-    SpecialNdtriBackward0, SpecialXlog1pyBackward0, SpecialZetaBackward0, SqrtBackward0,
-    SqueezeBackward0, SqueezeBackward1, StdBackward0, StdMeanBackward0, SubBackward0, SumBackward0,
-    SumBackward1, TakeBackward0, TanBackward0, TanhBackward0, ThresholdBackward0,
-    ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0, TransposeBackward0,
-    TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0, UniformBackward0,
-    Unique2Backward0, UniqueConsecutiveBackward0, UniqueDimBackward0, UnsafeViewBackward0,
-    UnsqueezeBackward0, UpsampleBilinear2dBackward0, UpsampleBilinear2dBackwardBackward0,
-    UpsampleNearest2dBackward0, UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0,
-    ViewAsComplexBackward0, ViewAsRealBackward0, ViewBackward0, WhereBackward0, Xlog1pyBackward0,
-    XlogyBackward0,
+    RsqrtBackward0, ScaledDotProductFlashAttentionBackward0,
+    ScaledDotProductFlashAttentionBackwardBackward0, ScatterAddAlongBackward0, ScatterAddBackward0,
+    ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0,
+    SelectBackward0, SelectScatterBackward0, SgnBackward0, SigmoidBackward0, SignBackward0,
+    SiluBackward0, SiluBackwardBackward0, SinBackward0, SincBackward0, SinhBackward0,
+    SliceBackward0, SliceScatterBackward0, SmoothL1LossBackward0, SoftmaxBackward0,
+    SoftmaxBackwardDataBackward0, SoftplusBackward0, SortBackward0, SortBackward1,
+    SpecialEntrBackward0, SpecialErfcxBackward0, SpecialI0eBackward0, SpecialI1Backward0,
+    SpecialI1eBackward0, SpecialLogNdtrBackward0, SpecialNdtriBackward0, SpecialXlog1pyBackward0,
+    SpecialZetaBackward0, SqrtBackward0, SqueezeBackward0, SqueezeBackward1, StdBackward0,
+    StdMeanBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0, TanBackward0,
+    TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0,
+    TransposeBackward0, TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0,
+    UniformBackward0, Unique2Backward0, UniqueConsecutiveBackward0, UniqueDimBackward0,
+    UnsafeViewBackward0, UnsqueezeBackward0, UpsampleBilinear2dBackward0,
+    UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
+    UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0, ViewAsComplexBackward0,
+    ViewAsRealBackward0, ViewBackward0, WhereBackward0, Xlog1pyBackward0, XlogyBackward0,
 )
 
 
@@ -5670,6 +5671,59 @@ def _fft_c2c(ks, self, dim, normalization, forward):
     return result
 
 
+def _scaled_dot_product_flash_attention(
+    ks, query, key, value, dropout_p, is_causal, attn_mask, scale,
+):
+    if not (query._impl.requires_grad or key._impl.requires_grad or value._impl.requires_grad):
+        return below_autograd(
+            ops._scaled_dot_product_flash_attention, ks, query, key, value, dropout_p, is_causal,
+            attn_mask, scale,
+        )
+    node = ScaledDotProductFlashAttentionBackward0(query, key, value)
+    node.dropout_p_ = dropout_p
+    node.is_causal_ = is_causal
+    node.scale_ = scale
+    node.query_ = SavedVariable(query, is_output=False)
+    node.key_ = SavedVariable(key, is_output=False)
+    node.value_ = SavedVariable(value, is_output=False)
+    node.attn_mask_ = SavedVariable(attn_mask, is_output=False)
+    result = below_autograd(
+        ops._scaled_dot_product_flash_attention, ks, query, key, value, dropout_p, is_causal,
+        attn_mask, scale,
+    )
+    set_history(result, node, (True, False, False, False))
+    node.output_ = SavedVariable(result[0], is_output=True)
+    node.logsumexp_ = SavedVariable(result[1], is_output=True)
+    node.philox_seed_ = SavedVariable(result[2], is_output=True)
+    node.philox_offset_ = SavedVariable(result[3], is_output=True)
+    return result
+
+
+def _scaled_dot_product_flash_attention_backward(
+    ks, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, philox_seed,
+    philox_offset, attn_mask, scale,
+):
+    if not (grad_out._impl.requires_grad
+            or query._impl.requires_grad
+            or key._impl.requires_grad
+            or value._impl.requires_grad
+            or out._impl.requires_grad
+            or logsumexp._impl.requires_grad):
+        return below_autograd(
+            ops._scaled_dot_product_flash_attention_backward, ks, grad_out, query, key, value, out,
+            logsumexp, dropout_p, is_causal, philox_seed, philox_offset, attn_mask, scale,
+        )
+    node = ScaledDotProductFlashAttentionBackwardBackward0(
+        grad_out, query, key, value, out, logsumexp,
+    )
+    result = below_autograd(
+        ops._scaled_dot_product_flash_attention_backward, ks, grad_out, query, key, value, out,
+        logsumexp, dropout_p, is_causal, philox_seed, philox_offset, attn_mask, scale,
+    )
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -6130,6 +6184,8 @@ WRAPPERS = {
     '_fft_r2c': _fft_r2c,
     '_fft_c2r': _fft_c2r,
     '_fft_c2c': _fft_c2c,
+    '_scaled_dot_product_flash_attention': _scaled_dot_product_flash_attention,
+    '_scaled_dot_product_flash_attention_backward': _scaled_dot_product_flash_attention_backward,
 }
 
 # A wrapper only records: with no tensor that requires grad (no REQUIRES_GRAD flag in

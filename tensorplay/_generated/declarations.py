@@ -7278,6 +7278,34 @@ SCHEMAS = (
         arg_names=('self', 'exponent'),
         tensor_positions=(1,),
     ),
+    OpSchema(
+        name='_scaled_dot_product_flash_attention',
+        text=(
+            '_scaled_dot_product_flash_attention(Tensor query, Tensor key, Tensor value, '
+            'float dropout_p=0.0, bool is_causal=False, Tensor? attn_mask=None, *, '
+            'float? scale=None) -> (Tensor output, Tensor logsumexp, Tensor philox_seed, '
+            'Tensor philox_offset)'
+        ),
+        arg_names=('query', 'key', 'value', 'dropout_p', 'is_causal', 'attn_mask', 'scale'),
+        tensor_positions=(0, 1, 2, 5),
+        num_returns=4,
+    ),
+    OpSchema(
+        name='_scaled_dot_product_flash_attention_backward',
+        text=(
+            '_scaled_dot_product_flash_attention_backward(Tensor grad_out, Tensor query, '
+            'Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, '
+            'bool is_causal, Tensor philox_seed, Tensor philox_offset, '
+            'Tensor? attn_mask=None, *, float? scale=None) -> (Tensor grad_query, '
+            'Tensor grad_key, Tensor grad_value)'
+        ),
+        arg_names=(
+            'grad_out', 'query', 'key', 'value', 'out', 'logsumexp', 'dropout_p', 'is_causal',
+            'philox_seed', 'philox_offset', 'attn_mask', 'scale',
+        ),
+        tensor_positions=(0, 1, 2, 3, 4, 5, 8, 9, 10),
+        num_returns=3,
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -7731,6 +7759,8 @@ DISPATCH = {
         ('_fft_r2c', 'fft.fft_r2c'),
         ('_fft_c2r', 'fft.fft_c2r'),
         ('_fft_c2c', 'fft.fft_c2c'),
+        ('_scaled_dot_product_flash_attention', 'attention.flash_attention'),
+        ('_scaled_dot_product_flash_attention_backward', 'attention.flash_attention_backward'),
     ),
     'CUDA': (
         ('add.Tensor', 'pointwise.add'),
@@ -8171,6 +8201,8 @@ DISPATCH = {
         ('_fft_r2c', 'fft.fft_r2c'),
         ('_fft_c2r', 'fft.fft_c2r'),
         ('_fft_c2c', 'fft.fft_c2c'),
+        ('_scaled_dot_product_flash_attention', 'attention.flash_attention'),
+        ('_scaled_dot_product_flash_attention_backward', 'attention.flash_attention_backward'),
     ),
     'Sparse': (
         ('add.Tensor', 'kernels.add'),
@@ -9280,6 +9312,8 @@ META_RULES = {
     '_fft_r2c': 'fft.r2c',
     '_fft_c2r': 'fft.c2r',
     '_fft_c2c': 'fft.c2c',
+    '_scaled_dot_product_flash_attention': 'attention.flash_attention',
+    '_scaled_dot_product_flash_attention_backward': 'attention.flash_attention_backward',
 }
 
 # op -> batching rule in tensorplay/func/batching_rules/ (ops.yaml `vmap:`, or the rule

@@ -11,20 +11,21 @@ from tensorplay.autograd.formulas import (
     clamp_backward, clamp_jvp, convolution_backward_jvp, convolution_jvp,
     cross_entropy_backward_jvp, cross_entropy_jvp, ctc_loss_jvp, cumprod_jvp, dist_jvp,
     div_mode_jvp, dropout_backward, eigh_jvp, einsum_jvp, elu_backward, elu_backward_of_result,
-    embedding_bag_jvp, erfinv_backward, evenly_read_jvp, gather_with_keepdimed_indices,
-    gelu_second_derivative, grid_sampler_2d_jvp, grid_sampler_3d_jvp, group_norm_jvp, handle_r_to_c,
-    hardswish_backward, huber_loss_jvp, i1_backward, i1e_backward, igamma_other_derivative,
-    index_reduce_jvp, layer_norm_backward_jvp, layer_norm_jvp, leaky_relu_backward_of_result,
-    linalg_det_jvp, linalg_lstsq_residuals_jvp, linalg_lstsq_solution_jvp, linalg_lu_jvp,
-    linalg_lu_solve_jvp, linalg_qr_jvp, linalg_solve_jvp, linalg_solve_triangular_jvp, linear_jvp,
-    log_softmax_backward_data_jvp, logcumsumexp_jvp, logit_backward, logsumexp_jvp,
-    lstm_sequence_jvp, lu_factor_ex_jvp, lu_unpack_jvp, matrix_exp_jvp, maybe_multiply,
-    mish_backward, mse_loss_jvp, mvlgamma_backward, norm_jvp, or_zeros, pinv_jvp, pow_jvp,
-    pow_scalar_backward, prelu_jvp, prod_dim_jvp, prod_jvp, refuse_tangent, renorm_jvp,
-    rms_norm_backward_jvp, rms_norm_jvp, rounded_quotient, scatter_reduce_jvp,
-    scatter_value_reduce_jvp, scatter_with_reduce_jvp, sgn_backward, silu_second_derivative,
-    sinc_backward, slogdet_jvp, smooth_l1_loss_jvp, softmax_backward_data_jvp, std_jvp, svd_jvp,
-    triangular_solve_jvp, var_jvp, vector_norm_jvp, zeros_like,
+    embedding_bag_jvp, erfinv_backward, evenly_read_jvp, flash_attention_jvp,
+    gather_with_keepdimed_indices, gelu_second_derivative, grid_sampler_2d_jvp, grid_sampler_3d_jvp,
+    group_norm_jvp, handle_r_to_c, hardswish_backward, huber_loss_jvp, i1_backward, i1e_backward,
+    igamma_other_derivative, index_reduce_jvp, layer_norm_backward_jvp, layer_norm_jvp,
+    leaky_relu_backward_of_result, linalg_det_jvp, linalg_lstsq_residuals_jvp,
+    linalg_lstsq_solution_jvp, linalg_lu_jvp, linalg_lu_solve_jvp, linalg_qr_jvp, linalg_solve_jvp,
+    linalg_solve_triangular_jvp, linear_jvp, log_softmax_backward_data_jvp, logcumsumexp_jvp,
+    logit_backward, logsumexp_jvp, lstm_sequence_jvp, lu_factor_ex_jvp, lu_unpack_jvp,
+    matrix_exp_jvp, maybe_multiply, mish_backward, mse_loss_jvp, mvlgamma_backward, norm_jvp,
+    or_zeros, pinv_jvp, pow_jvp, pow_scalar_backward, prelu_jvp, prod_dim_jvp, prod_jvp,
+    refuse_tangent, renorm_jvp, rms_norm_backward_jvp, rms_norm_jvp, rounded_quotient,
+    scatter_reduce_jvp, scatter_value_reduce_jvp, scatter_with_reduce_jvp, sgn_backward,
+    silu_second_derivative, sinc_backward, slogdet_jvp, smooth_l1_loss_jvp,
+    softmax_backward_data_jvp, std_jvp, svd_jvp, triangular_solve_jvp, var_jvp, vector_norm_jvp,
+    zeros_like,
 )
 from tensorplay._generated.functional import (
     adaptive_avg_pool2d_backward, adaptive_avg_pool3d_backward, avg_pool2d_backward,
@@ -2286,6 +2287,20 @@ def _fft_c2c_tangent(self_p, dim, normalization, forward, result, self_t):
     return call_op(ops._fft_c2c, self_t, dim, normalization, forward)
 
 
+def _scaled_dot_product_flash_attention_tangent(
+    query_p, key_p, value_p, dropout_p, is_causal, attn_mask, scale, result, query_t, key_t,
+    value_t,
+):
+    """_scaled_dot_product_flash_attention: output: flash_attention_jvp(query_p, query_t,
+    key_p, key_t, value_p, value_t, dropout_p, is_causal, attn_mask, scale)"""
+    output, logsumexp, philox_seed, philox_offset = result
+    output_t = flash_attention_jvp(
+        query_p, or_zeros(query_t, query_p), key_p, or_zeros(key_t, key_p), value_p,
+        or_zeros(value_t, value_p), dropout_p, is_causal, attn_mask, scale,
+    )
+    return (output_t, None, None, None,)
+
+
 class Tangent:
     """What the ForwardAD kernel needs of an op: its tangent function (None: the op has a
     backward formula but no tangent one), which arguments are differentiable inputs
@@ -2470,10 +2485,10 @@ FORWARD = {
     'bernoulli_.Tensor': Tangent(bernoulli__Tensor_tangent, (0,), (), 'derivatives.yaml:519'),
     'clamp_max.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:397'),
     'clamp_max_.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:397'),
-    'logical_not_': Tangent(None, (), (), 'derivatives.yaml:1789'),
-    'logical_and_': Tangent(None, (), (), 'derivatives.yaml:1792'),
-    'logical_or_': Tangent(None, (), (), 'derivatives.yaml:1795'),
-    'logical_xor_': Tangent(None, (), (), 'derivatives.yaml:1798'),
+    'logical_not_': Tangent(None, (), (), 'derivatives.yaml:1800'),
+    'logical_and_': Tangent(None, (), (), 'derivatives.yaml:1803'),
+    'logical_or_': Tangent(None, (), (), 'derivatives.yaml:1806'),
+    'logical_xor_': Tangent(None, (), (), 'derivatives.yaml:1809'),
     'remainder.Scalar_Tensor': Tangent(
         remainder_Scalar_Tensor_tangent, (1,), (), 'derivatives.yaml:366',
     ),
@@ -2519,7 +2534,7 @@ FORWARD = {
     'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:695'),
     'diag': Tangent(diag_tangent, (0,), (), 'derivatives.yaml:699'),
     'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:703'),
-    'linalg_cross': Tangent(linalg_cross_tangent, (0, 1), (), 'derivatives.yaml:1819'),
+    'linalg_cross': Tangent(linalg_cross_tangent, (0, 1), (), 'derivatives.yaml:1830'),
     'linalg_matrix_exp': Tangent(linalg_matrix_exp_tangent, (0,), (), 'derivatives.yaml:1088'),
     'cat': Tangent(cat_tangent, (0,), (0,), 'derivatives.yaml:707'),
     'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:711'),
@@ -2748,7 +2763,7 @@ FORWARD = {
     'copysign.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1371'),
     'copysign_.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1371'),
     'frexp.Tensor': Tangent(frexp_Tensor_tangent, (0,), (), 'derivatives.yaml:1376'),
-    'ldexp.Tensor': Tangent(ldexp_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1806'),
+    'ldexp.Tensor': Tangent(ldexp_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1817'),
     'nextafter': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1380'),
     'nextafter_': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1380'),
     'eq_.Tensor': Tangent(eq__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1387'),
@@ -2779,8 +2794,8 @@ FORWARD = {
     'index_reduce_': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1490'),
     'addbmm': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1501'),
     'addbmm_': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1501'),
-    'renorm': Tangent(renorm_tangent, (0,), (), 'derivatives.yaml:1812'),
-    'renorm_': Tangent(renorm_tangent, (0,), (), 'derivatives.yaml:1812'),
+    'renorm': Tangent(renorm_tangent, (0,), (), 'derivatives.yaml:1823'),
+    'renorm_': Tangent(renorm_tangent, (0,), (), 'derivatives.yaml:1823'),
     'nanmedian': Tangent(nanmedian_tangent, (0,), (), 'derivatives.yaml:1505'),
     'nanmedian.dim': Tangent(nanmedian_dim_tangent, (0,), (), 'derivatives.yaml:1510'),
     'logcumsumexp': Tangent(logcumsumexp_tangent, (0,), (), 'derivatives.yaml:1514'),
@@ -2833,4 +2848,10 @@ FORWARD = {
     '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1670'),
     '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1674'),
     '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1678'),
+    '_scaled_dot_product_flash_attention': Tangent(
+        _scaled_dot_product_flash_attention_tangent, (0, 1, 2), (), 'derivatives.yaml:1781',
+    ),
+    '_scaled_dot_product_flash_attention_backward': Tangent(
+        None, (0, 1, 2, 3, 4, 5), (), 'derivatives.yaml:1785',
+    ),
 }

@@ -18580,6 +18580,122 @@ def istft(
         return_complex,
     )
 
+
+# ---- _scaled_dot_product_flash_attention -----------------------------------------------
+
+_returns__scaled_dot_product_flash_attention = namedtuple(
+    '_scaled_dot_product_flash_attention', ('output', 'logsumexp', 'philox_seed', 'philox_offset'),
+)
+
+def _scaled_dot_product_flash_attention(
+    query, key, value, dropout_p=0.0, is_causal=False, attn_mask=None, *, scale=None, out=None,
+):
+    """Fused attention of (B, H, L, E) query and (B, Hk, S, E) key/value (Hk divides H), returning
+    the output and the logsumexp of each row.
+
+    _scaled_dot_product_flash_attention(Tensor query, Tensor key, Tensor value,
+        float dropout_p=0.0, bool is_causal=False, Tensor? attn_mask=None, *,
+        float? scale=None) -> (Tensor output, Tensor logsumexp, Tensor philox_seed,
+        Tensor philox_offset)
+    """
+    if out is not None:
+        return into_out(
+            '_scaled_dot_product_flash_attention', out,
+            _scaled_dot_product_flash_attention(
+                query, key, value, dropout_p, is_causal, attn_mask, scale=scale,
+            ),
+        )
+    if not isinstance(query, Tensor):
+        bad_arg('_scaled_dot_product_flash_attention', 'query', 'Tensor', query)
+    if not isinstance(key, Tensor):
+        bad_arg('_scaled_dot_product_flash_attention', 'key', 'Tensor', key)
+    if not isinstance(value, Tensor):
+        bad_arg('_scaled_dot_product_flash_attention', 'value', 'Tensor', value)
+    if type(dropout_p) not in FLOAT_TYPES:
+        dropout_p = as_float('_scaled_dot_product_flash_attention', 'dropout_p', dropout_p)
+    if type(is_causal) is not _b.bool:
+        is_causal = as_bool('_scaled_dot_product_flash_attention', 'is_causal', is_causal)
+    if attn_mask is not None and not isinstance(attn_mask, Tensor):
+        bad_arg('_scaled_dot_product_flash_attention', 'attn_mask', 'Tensor or None', attn_mask)
+    if scale is not None and type(scale) not in FLOAT_TYPES:
+        scale = as_float('_scaled_dot_product_flash_attention', 'scale', scale)
+    ks = (query._impl.keys
+                | key._impl.keys
+                | value._impl.keys
+                | (attn_mask._impl.keys if attn_mask is not None else 0))
+    return _returns__scaled_dot_product_flash_attention(
+        *ops._scaled_dot_product_flash_attention.call(
+            ks, query, key, value, dropout_p, is_causal, attn_mask, scale,
+        ),
+    )
+
+
+# ---- _scaled_dot_product_flash_attention_backward --------------------------------------
+
+_returns__scaled_dot_product_flash_attention_backward = namedtuple(
+    '_scaled_dot_product_flash_attention_backward', ('grad_query', 'grad_key', 'grad_value'),
+)
+
+def _scaled_dot_product_flash_attention_backward(
+    grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, philox_seed, philox_offset,
+    attn_mask=None, *, scale=None,
+):
+    """Gradients of _scaled_dot_product_flash_attention's output for query, key and value, the
+    weights recomputed from the saved logsumexp.
+
+    _scaled_dot_product_flash_attention_backward(Tensor grad_out, Tensor query, Tensor key,
+        Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal,
+        Tensor philox_seed, Tensor philox_offset, Tensor? attn_mask=None, *,
+        float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)
+    """
+    if not isinstance(grad_out, Tensor):
+        bad_arg('_scaled_dot_product_flash_attention_backward', 'grad_out', 'Tensor', grad_out)
+    if not isinstance(query, Tensor):
+        bad_arg('_scaled_dot_product_flash_attention_backward', 'query', 'Tensor', query)
+    if not isinstance(key, Tensor):
+        bad_arg('_scaled_dot_product_flash_attention_backward', 'key', 'Tensor', key)
+    if not isinstance(value, Tensor):
+        bad_arg('_scaled_dot_product_flash_attention_backward', 'value', 'Tensor', value)
+    if not isinstance(out, Tensor):
+        bad_arg('_scaled_dot_product_flash_attention_backward', 'out', 'Tensor', out)
+    if not isinstance(logsumexp, Tensor):
+        bad_arg('_scaled_dot_product_flash_attention_backward', 'logsumexp', 'Tensor', logsumexp)
+    if type(dropout_p) not in FLOAT_TYPES:
+        dropout_p = as_float('_scaled_dot_product_flash_attention_backward', 'dropout_p', dropout_p)
+    if type(is_causal) is not _b.bool:
+        is_causal = as_bool('_scaled_dot_product_flash_attention_backward', 'is_causal', is_causal)
+    if not isinstance(philox_seed, Tensor):
+        bad_arg(
+            '_scaled_dot_product_flash_attention_backward', 'philox_seed', 'Tensor', philox_seed,
+        )
+    if not isinstance(philox_offset, Tensor):
+        bad_arg(
+            '_scaled_dot_product_flash_attention_backward', 'philox_offset', 'Tensor',
+            philox_offset,
+        )
+    if attn_mask is not None and not isinstance(attn_mask, Tensor):
+        bad_arg(
+            '_scaled_dot_product_flash_attention_backward', 'attn_mask', 'Tensor or None',
+            attn_mask,
+        )
+    if scale is not None and type(scale) not in FLOAT_TYPES:
+        scale = as_float('_scaled_dot_product_flash_attention_backward', 'scale', scale)
+    ks = (grad_out._impl.keys
+                | query._impl.keys
+                | key._impl.keys
+                | value._impl.keys
+                | out._impl.keys
+                | logsumexp._impl.keys
+                | philox_seed._impl.keys
+                | philox_offset._impl.keys
+                | (attn_mask._impl.keys if attn_mask is not None else 0))
+    return _returns__scaled_dot_product_flash_attention_backward(
+        *ops._scaled_dot_product_flash_attention_backward.call(
+            ks, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, philox_seed,
+            philox_offset, attn_mask, scale,
+        ),
+    )
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -19281,4 +19397,6 @@ FUNCTIONS = (
     'fft_ifftshift',
     'stft',
     'istft',
+    '_scaled_dot_product_flash_attention',
+    '_scaled_dot_product_flash_attention_backward',
 )

@@ -2040,3 +2040,12 @@ def istft(
     onesided: bool | None = None, length: int | None = None, return_complex: bool = False, *,
     out: Tensor = None,
 ) -> Tensor: ...
+def _scaled_dot_product_flash_attention(
+    query: Tensor, key: Tensor, value: Tensor, dropout_p: float = 0.0, is_causal: bool = False,
+    attn_mask: Tensor | None = None, *, scale: float | None = None, out: Tensor = None,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]: ...
+def _scaled_dot_product_flash_attention_backward(
+    grad_out: Tensor, query: Tensor, key: Tensor, value: Tensor, out: Tensor, logsumexp: Tensor,
+    dropout_p: float, is_causal: bool, philox_seed: Tensor, philox_offset: Tensor,
+    attn_mask: Tensor | None = None, *, scale: float | None = None,
+) -> tuple[Tensor, Tensor, Tensor]: ...

@@ -1035,3 +1035,7 @@ fft_ifftshift = dispatcher.find('fft_ifftshift')
 stft = dispatcher.find('stft')
 istft = dispatcher.find('istft')
 pow_Scalar = dispatcher.find('pow.Scalar')
+_scaled_dot_product_flash_attention = dispatcher.find('_scaled_dot_product_flash_attention')
+_scaled_dot_product_flash_attention_backward = dispatcher.find(
+    '_scaled_dot_product_flash_attention_backward',
+)

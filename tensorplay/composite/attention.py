@@ -12,6 +12,10 @@ mask after the call does not make backward raise (a write into value does). floa
 and bfloat16 inputs are computed in float32, as there. Where PyTorch runs its fused CPU
 kernel instead (4-D inputs...), whose backward saves query, key, value, a float mask and
 the output, one more node saves those too (`_SavesLikeFusedKernel`).
+
+On cuda, a call the flash kernel takes (`flash_refusal` says which do) runs
+_scaled_dot_product_flash_attention instead: one op with its own backward, no L x S matrix
+(triton_kernels/attention.py). explain() shows an `sdpa` line naming the path taken.
 """
 from __future__ import annotations
 
@@ -22,6 +26,8 @@ from tensorplay._frontdoor import wrap_number
 from tensorplay._generated import functional as F
 from tensorplay.autograd.function import Function
 from tensorplay.autograd.grad_mode import grad_state
+from tensorplay.backends import cuda as sdp_switches
+from tensorplay.dispatch import trace
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 
 
@@ -101,10 +107,51 @@ def _takes_fused_kernel(query, key, value, attn_mask, dropout_p):
             and (attn_mask is None or not attn_mask.requires_grad))
 
 
+def flash_refusal(query, key, value, attn_mask, enable_gqa):
+    """Why the flash kernel (_scaled_dot_product_flash_attention) cannot run this call, or
+    None when it can: PyTorch's sdp_utils checks, adapted to what the Triton kernel takes.
+    On cuda only (on the CPU the math path stays: it is the reference)."""
+    tensors = (query, key, value)
+    if any(t.device.type != "cuda" for t in tensors):
+        return "not on cuda"
+    if not sdp_switches.flash_sdp_enabled():
+        return "turned off by tp.backends.cuda.enable_flash_sdp(False)"
+    if query.dtype not in (dt.float16, dt.bfloat16, dt.float32):
+        return f"dtype {query.dtype.name} (flash: float16, bfloat16, float32)"
+    if not all(t.dim() == query.dim() and t.dim() in (3, 4) for t in tensors):
+        return "inputs not all 3-D or all 4-D (batch, heads, sequence, head dim)"
+    if query.shape[-1] > 256 or value.shape[-1] > 256:
+        return "head dim over 256"
+    if query.dim() == 4 and not query.shape[0] == key.shape[0] == value.shape[0]:
+        return "batch sizes differ (broadcast batch)"
+    heads, key_heads = query.shape[-3], key.shape[-3]
+    if key_heads != heads and not (enable_gqa and key_heads and heads % key_heads == 0):
+        return "key heads differ from query heads without enable_gqa"
+    if attn_mask is not None and (attn_mask.dim() > 4 or attn_mask.requires_grad
+                                  and grad_state.enabled):
+        return "mask with more than 4 dims, or one that requires grad"
+    return None
+
+
+def _flash(query, key, value, attn_mask, dropout_p, is_causal, scale):
+    """The flash op on 4-D inputs (a 3-D call gets a batch of one), its output only."""
+    if query.dim() == 3:
+        query, key, value = (t.unsqueeze(0) for t in (query, key, value))
+        return _flash(query, key, value, attn_mask, dropout_p, is_causal, scale).squeeze(0)
+    return F._scaled_dot_product_flash_attention(query, key, value, dropout_p, is_causal,
+                                                 attn_mask, scale=scale)[0]
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
                                  enable_gqa):
     op = "scaled_dot_product_attention"
     _check(op, query, key, value, attn_mask, is_causal, enable_gqa)
+    refusal = flash_refusal(query, key, value, attn_mask, enable_gqa)
+    if trace.state.active:
+        trace.hop("sdpa", "flash attention (_scaled_dot_product_flash_attention)"
+                  if refusal is None else f"math path: no flash kernel ({refusal})")
+    if refusal is None:
+        return _flash(query, key, value, attn_mask, dropout_p, is_causal, scale)
     out = _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     if (grad_state.enabled and any(t.requires_grad for t in (query, key, value))
             and _takes_fused_kernel(query, key, value, attn_mask, dropout_p)):

@@ -8,6 +8,7 @@ code generator reads the public functions of every module here (by parsing, not
 importing) and imports them by name into `_generated/autograd_nodes.py`.
 """
 from tensorplay.autograd.formulas.activations import *  # noqa: F401,F403
+from tensorplay.autograd.formulas.attention import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.complex import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.conv import *  # noqa: F401,F403
 from tensorplay.autograd.formulas.core import *  # noqa: F401,F403

@@ -1,0 +1,125 @@
+"""Flash attention on the CPU: the reference the Triton kernels (triton_kernels/attention.py)
+are checked against. It computes the same quantities plainly, the whole L x S score matrix
+at once (a CPU has the memory; the point here is to be easy to check):
+
+    scores = q @ k^T * scale + mask          (-inf where a bool mask, or causality, hides)
+    lse    = logsumexp(scores, -1)           (saved for backward: -inf for a row with
+                                              every position hidden)
+    P      = exp(scores - lse)               (0 in such a row, as the Composite's
+                                              safe softmax gives)
+    out    = (P * keep / (1 - p)) @ v        (keep: the dropout mask)
+
+and backward from the saved lse:
+
+    dV = (P * keep')^T @ dO      dP = (dO @ v^T) * keep'      (keep' = keep / (1 - p))
+    dS = P * (dP - rowsum(dO * out))          dQ = dS @ k * scale     dK = dS^T @ q * scale
+
+Grouped-query attention: query head h reads key/value head h // (H / Hk); the gradients
+of a key/value head sum over its query heads.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tensorplay import _dtype as dt
+from tensorplay._random import draw_seed
+from tensorplay.kernel_support.ops import shape_rule
+from cpu_kernels._common import out as as_tensor   # `out` is the backward's argument
+
+
+def _acc(dtype):
+    """float64 stays float64; the half types (and float32) compute in float32."""
+    return np.float64 if dtype is dt.float64 else np.float32
+
+
+def _scores(q, k, attn_mask, is_causal, scale):
+    """q @ k^T * scale plus the mask, as an additive bias (-inf where hidden)."""
+    scores = (q @ np.swapaxes(k, -1, -2)) * np.asarray(scale, q.dtype)
+    L, S = scores.shape[-2:]
+    if is_causal:
+        scores = np.where(np.arange(L)[:, None] >= np.arange(S)[None, :], scores, -np.inf)
+    if attn_mask is not None:
+        m = attn_mask._impl.array()
+        if m.dtype == np.bool_:
+            scores = np.where(m, scores, -np.inf)
+        else:
+            scores = scores + m.astype(q.dtype)
+    return scores.astype(q.dtype, copy=False)
+
+
+def keep_mask(seed, offset, shape, dropout_p):
+    """The dropout keep mask (True: kept, scaled by 1 / (1 - p)) as a float array, drawn
+    from NumPy's Philox at (seed, offset): the same numbers in forward and backward."""
+    if dropout_p == 0:
+        return None
+    draws = np.random.Generator(np.random.Philox(key=seed, counter=offset)).random(shape)
+    scale = 0.0 if dropout_p == 1 else 1.0 / (1.0 - dropout_p)
+    return (draws >= dropout_p) * scale
+
+
+def _inputs(query, key, value):
+    acc = _acc(query._impl.dtype)
+    q, k, v = (t._impl.array().astype(acc) for t in (query, key, value))
+    group = q.shape[1] // k.shape[1] if k.shape[1] else 1
+    return q, np.repeat(k, group, axis=1), np.repeat(v, group, axis=1), group
+
+
+def _default_scale(scale, head_dim):
+    return scale if scale is not None else 1.0 / np.sqrt(head_dim) if head_dim else 1.0
+
+
+def flash_attention(query, key, value, dropout_p, is_causal, attn_mask, scale):
+    op = "_scaled_dot_product_flash_attention"
+    specs = shape_rule("attention.flash_attention")(
+        op, (query, key, value, dropout_p, is_causal, attn_mask, scale))
+    q, k, v, _ = _inputs(query, key, value)
+    scores = _scores(q, k, attn_mask, is_causal, _default_scale(scale, q.shape[-1]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        top = np.max(scores, -1, keepdims=True, initial=-np.inf)
+        top = np.where(top == -np.inf, 0, top)        # a fully hidden row: exp(-inf) = 0
+        e = np.exp(scores - top)
+        total = np.sum(e, -1, keepdims=True)
+        lse = np.where(total > 0, top + np.log(total), -np.inf)[..., 0]
+        weights = np.where(total > 0, e / total, 0)
+    seed = draw_seed() % (2 ** 31 - 1) if dropout_p > 0 else 0
+    keep = keep_mask(seed, 0, weights.shape, dropout_p)
+    if keep is not None:
+        weights = weights * keep
+    result = weights @ v
+    return (as_tensor(result, specs[0].dtype), as_tensor(lse, specs[1].dtype),
+            as_tensor(np.asarray(seed), dt.int64), as_tensor(np.asarray(0), dt.int64))
+
+
+def flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p,
+                             is_causal, philox_seed, philox_offset, attn_mask, scale):
+    op = "_scaled_dot_product_flash_attention_backward"
+    shape_rule("attention.flash_attention_backward")(
+        op, (grad_out, query, key, value, out, logsumexp, dropout_p, is_causal,
+             philox_seed, philox_offset, attn_mask, scale))
+    q, k, v, group = _inputs(query, key, value)
+    acc = q.dtype
+    scale = _default_scale(scale, q.shape[-1])
+    g = grad_out._impl.array().astype(acc)
+    o = out._impl.array().astype(acc)
+    lse = logsumexp._impl.array().astype(acc)[..., None]
+    scores = _scores(q, k, attn_mask, is_causal, scale)
+    with np.errstate(invalid="ignore"):
+        weights = np.exp(scores - np.where(lse == -np.inf, np.inf, lse))
+    keep = keep_mask(int(philox_seed.item()), int(philox_offset.item()), weights.shape,
+                     dropout_p)
+    dropped = weights if keep is None else weights * keep
+    grad_v = np.swapaxes(dropped, -1, -2) @ g
+    grad_weights = g @ np.swapaxes(v, -1, -2)
+    if keep is not None:
+        grad_weights = grad_weights * keep
+    delta = np.sum(g * o, -1, keepdims=True)
+    grad_scores = weights * (grad_weights - delta) * np.asarray(scale, acc)
+    grad_q = grad_scores @ k
+    grad_k = np.swapaxes(grad_scores, -1, -2) @ q
+
+    def per_key_head(grad):   # the sum over each key head's group of query heads
+        B, H, S, D = grad.shape
+        return grad.reshape(B, H // group, group, S, D).sum(2) if group > 1 else grad
+
+    return (as_tensor(grad_q, query._impl.dtype), as_tensor(per_key_head(grad_k), key._impl.dtype),
+            as_tensor(per_key_head(grad_v), value._impl.dtype))
