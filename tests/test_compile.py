@@ -273,9 +273,31 @@ def test_fullgraph_turns_a_break_into_an_error_naming_the_reason():
         tp.compile(lambda x: x * tp.rand(3), fullgraph=True)(tp.ones(3))
 
 
-def test_random_ops_break_and_match_eager_under_the_same_seed():
+def test_random_ops_are_nodes_that_draw_anew_on_each_replay():
+    """dropout's bernoulli_ is captured as a node: each replay calls its kernel, which
+    draws from the generator as eager does (the same numbers under the same seed, new
+    ones on the next call), so a model with dropout compiles without a break."""
     def f(x):
-        return tp.nn.functional.dropout(x, 0.5, training=True) + tp.randn(4)
+        return tp.nn.functional.dropout(x, 0.5, training=True) * 3
+
+    g = tp.compile(f, fullgraph=True)
+    x = tp.ones(64)
+    outs = []
+    for seed in (7, 7, 8):
+        tp.manual_seed(seed)
+        expected = f(x)
+        tp.manual_seed(seed)
+        outs.append(g(x))
+        assert close(outs[-1], expected)
+    assert tp.equal(outs[0], outs[1]) and not tp.equal(outs[1], outs[2])
+    assert g.explain().graph_break_count == 0 and g.compiles == 1
+
+
+def test_random_creation_functions_break_and_match_eager_under_the_same_seed():
+    """tp.randn is not dispatched: the graph would hold its numbers as a constant, so it
+    is a break (the guard set runs eagerly)."""
+    def f(x):
+        return x + tp.randn(4)
 
     g = tp.compile(f)
     x = tp.ones(4)
@@ -285,6 +307,23 @@ def test_random_ops_break_and_match_eager_under_the_same_seed():
         tp.manual_seed(7)
         assert close(g(x), expected)
     assert any("random" in r.reason for r in g.explain().break_reasons)
+
+
+def test_training_step_with_dropout_equals_eagers_under_the_same_seed():
+    tp.manual_seed(0)
+    model = tp.nn.Sequential(tp.nn.Linear(8, 16), tp.nn.ReLU(), tp.nn.Dropout(0.3),
+                             tp.nn.Linear(16, 3))
+    fast = tp.compile(model)
+    x, y = tp.randn(5, 8), tp.tensor([0, 2, 1, 1, 0])
+    for seed in (1, 2, 3):
+        grads = []
+        for m in (fast, model):
+            tp.manual_seed(seed)
+            tp.nn.functional.cross_entropy(m(x), y).backward()
+            grads.append([p.grad.clone() for p in model.parameters()])
+            model.zero_grad()
+        assert all(close(a, b) for a, b in zip(*grads))
+    assert fast.explain().graph_break_count == 0
 
 
 def test_data_dependent_output_size_breaks():

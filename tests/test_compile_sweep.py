@@ -3,9 +3,10 @@ call gives eager's values, and its compiled backward eager's gradients.
 
 Each sample runs three times on fresh copies: eagerly, compiled (the first call
 captures, and returns the capture run's own result), and compiled again (the replay of
-the lowered graph, which is what this test is about). Random ops, ops whose result is a
-Python value and ops with a data-dependent output size graph-break: they must still
-match eager (the random ones under the same seed).
+the lowered graph, which is what this test is about), random ones under the same seed
+(a random op is a node that draws anew on each replay). Random creation functions, ops
+whose result is a Python value and ops with a data-dependent output size graph-break:
+they must still match eager.
 
 The default run takes the first sample of each entry in float32 on the cpu, and a small
 set of entries on cuda (the Triton interpreter costs about 0.5 ms a program); the `slow`

@@ -12,7 +12,10 @@ A *graph break* is anything the replay of a graph could get wrong:
 
 - a tensor's values read into Python (`.item()`, `bool(t)`, `int(t)`, `.tolist()`,
   `.numpy()`): the function may branch on them, and the graph holds this call's branch;
-- a random op or a random creation function: the graph would replay this call's numbers;
+- a random creation function (`tp.rand`, not dispatched): the graph would hold this
+  call's numbers as a constant. A random *op* (`bernoulli_`, `native_dropout`) is a node
+  like any other: replaying it calls its kernel, which draws from the generator as the
+  eager call would (the passes never fold, merge or drop one);
 - an op whose result is a Python value (`equal`) or whose output size depends on the
   values (`nonzero`, `masked_select`, `unique`): the graph holds this call's answer;
 - a tensor stored into Python state during the call (`self.h = h`) or a backward run
@@ -30,7 +33,6 @@ import logging
 import re
 
 from tensorplay import _capture_hooks
-from tensorplay._generated.op_tags import OP_TAGS
 from tensorplay.errors import Unsupported
 from tensorplay.export.capture import CaptureMode
 from tensorplay.export.graph import Graph
@@ -92,12 +94,12 @@ class CompileCapture(CaptureMode):
                          f"control flow cannot be captured)")
 
     def random_draw(self, op):
+        if self.in_op:      # a random op's kernel drawing: the op is a node, replayed
+            return
         self.graph_break(f"{op} draws random numbers (a replay would repeat them)")
 
     def __tensorplay_dispatch__(self, func, types, args=(), kwargs=None):
         name = func.name
-        if "random" in OP_TAGS.get(name, ()) or (name == "native_dropout" and args[2]):
-            self.graph_break(f"{name} is a random op (a replay would repeat its numbers)")
         self._check_data_dependent(func, args)
         self.in_op += 1
         try:
