@@ -79,8 +79,10 @@ _FINITE_ONLY = {"scaled_dot_product_attention", "gelu"}
 # clip (std::min/max) turns a NaN into the upper border, its backward's clip keeps the NaN
 # and then reads nothing (-100, out of bounds), and a NaN or inf under zeros padding reads
 # nothing (0) where the 2-D kernel gives NaN. Open: TensorPlay's 3-D kernel gives the 2-D
-# kernel's NaN there.
-_FINITE_ONLY |= {"grid_sampler_3d"}
+# kernel's NaN there. The same holds for grid_sampler of a 5-D input (it runs the 3-D
+# kernel), and the 2-D kernel's nearest mode with border or reflection padding picks
+# another pixel for a NaN coordinate than TensorPlay's (open).
+_FINITE_ONLY |= {"grid_sampler_3d", "grid_sampler", "grid_sampler_2d"}
 # And the orthogonal polynomials: PyTorch's CPU kernels return garbage for a NaN x of
 # degree n > 6 (6.9e-310, or the previous element's result: the value left in a register,
 # not NaN), where the recurrence they write would give NaN, as TensorPlay's does.
