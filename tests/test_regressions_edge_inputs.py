@@ -658,3 +658,21 @@ def test_cholesky_solve_saves_its_right_hand_side():
         out.sum().backward()
         return b.grad
     raises_like_torch(run)
+
+
+@pytest.mark.parametrize("self_dtype, exponent", [("float64", "complex"), ("complex128", "real"),
+                                                  ("float64", 2.5 + 1j), ("float64", "real")])
+def test_float_power_inplace_refuses_a_complex_result_in_a_real_tensor(self_dtype, exponent):
+    def run(m):
+        x = m.tensor([[0.5, 2.0], [1.5, 3.0]]).to(getattr(m, self_dtype))
+        e = exponent
+        if exponent == "complex":
+            e = m.tensor([1 + 1j, 2 - 1j], dtype=m.complex64)
+        elif exponent == "real":
+            e = m.tensor([2.0, 0.5])
+        return x.float_power_(e)
+    pair = raises_like_torch(run)
+    if pair is not None:
+        got, want = pair
+        _same(tp.view_as_real(got) if got.is_complex() else got,
+              torch.view_as_real(want) if want.is_complex() else want)

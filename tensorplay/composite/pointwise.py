@@ -353,16 +353,20 @@ def sinc(self):
     return F.where(zero, 1, F.sin(safe) / safe)
 
 
-def float_power(self, exponent):
-    """self ** exponent in float64 (both operands converted first); in complex128 when
-    either is complex."""
+def _float_power_dtype(self, exponent):
+    """float64, or complex128 when either operand is complex."""
     is_tensor = getattr(exponent, "_impl", None) is not None
     if self._impl.dtype.is_complex or (exponent.is_complex() if is_tensor
                                        else isinstance(exponent, complex)):
-        dtype = dt.complex128
-    else:
-        dtype = dt.float64
-    if is_tensor:
+        return dt.complex128
+    return dt.float64
+
+
+def float_power(self, exponent):
+    """self ** exponent in float64 (both operands converted first); in complex128 when
+    either is complex."""
+    dtype = _float_power_dtype(self, exponent)
+    if getattr(exponent, "_impl", None) is not None:
         exponent = exponent.to(dtype)
     return self.to(dtype) ** exponent
 
@@ -526,13 +530,15 @@ def heaviside_(self, values):
 
 
 def float_power_(self, exponent):
-    """self **= exponent in float64: self must be float64 already (the result's dtype)."""
-    if self.dtype is not dt.float64:
+    """self **= exponent in float64 (complex128 when either is complex): self must have
+    the result's dtype already (a complex exponent is not cut to its real part)."""
+    dtype = _float_power_dtype(self, exponent)
+    if self.dtype is not dtype:
         raise DTypeError(f"float_power_(): the base given to float_power_ has dtype "
                          f"{self.dtype.name} but the operation's result requires dtype "
-                         f"float64 (argument 'self')", op="float_power_", arg="self")
+                         f"{dtype.name} (argument 'self')", op="float_power_", arg="self")
     if getattr(exponent, "_impl", None) is not None:
-        exponent = exponent.to(dt.float64)
+        exponent = exponent.to(dtype)
     return self.pow_(exponent)
 
 
