@@ -772,25 +772,6 @@ def linalg_solve(A, B, left):
     return x
 
 
-def compile_cases(quick):
-    """The kernels of this section for triton_kernels/compile_check.py: each mode, both
-    dtypes, at the largest tile (SMALL_N) and a small one."""
-    blocks = (_block(SMALL_N),) if quick else (4, _block(SMALL_N))
-    for ptr, acc in (("*fp32", tl.float32), ("*fp64", tl.float64)):
-        for block in blocks:
-            fp = dict(FP32=ptr == "*fp32", ACC=acc, BLOCK=block)
-            warps = dict(num_warps=_warps(block))
-            for upper in (False, True):
-                yield (f"cholesky {ptr[1:]} BLOCK={block} upper={upper}", cholesky_kernel,
-                       {"a_ptr": ptr, "l_ptr": ptr, "info_ptr": "*i32"},
-                       dict(UPPER=upper, **fp), warps)
-            for rhs in ("B", "identity", "none"):
-                yield (f"lu {ptr[1:]} BLOCK={block} {rhs}", lu_kernel,
-                       {"a_ptr": ptr, "b_ptr": ptr, "x_ptr": ptr, "info_ptr": "*i32",
-                        "sign_ptr": ptr, "logabsdet_ptr": ptr},
-                       dict(RHS=rhs, BLOCK_K=block, **fp), warps)
-
-
 # ---- inverses, determinants, solves, factorizations: on a host copy ----------------------
 # The fallback (for inv, slogdet, solve and cholesky: of matrices too large for the
 # registers, above): these copy the matrices to the host, run the CPU's LAPACK routines
