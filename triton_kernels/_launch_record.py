@@ -63,6 +63,8 @@ def _encode(value):
                              "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
                  if getattr(tl, n) == value]
         return {"tl": names[0]}
+    if isinstance(value, tuple):         # a table's (start, length), say
+        return {"tuple": [_encode(v) for v in value]}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise TypeError(f"a constexpr of type {type(value).__name__} cannot be recorded")
@@ -71,6 +73,8 @@ def _encode(value):
 def decode(value):
     import triton.language as tl
     if isinstance(value, dict):
+        if "tuple" in value:
+            return tuple(decode(v) for v in value["tuple"])
         return getattr(tl, value["tl"])
     return value
 

@@ -15,8 +15,20 @@ instructions. `triton.compile` with an explicit target runs the real pipeline (T
               wgmma) of each
 
     python -m triton_kernels.compile_check --all     # every call: writes COMPILE_REPORT.md
-                                                     # and compile_report.json (minutes)
+                                                     # and compile_report.json
     python -m triton_kernels.compile_check --quick   # a few GPU-shaped calls (the test's)
+
+    --jobs 2            compile in two processes
+    --records F [F...]  compile recordings made before (launch_calls.py --out F)
+    --fresh             compile every signature: by default --all reuses the committed
+                        report's result of a signature it already holds, when the
+                        kernel sources (every @triton.jit function and the constants
+                        they read), Triton and the target are unchanged, so a change
+                        elsewhere (a launcher, the calls) compiles only new signatures
+
+The whole run takes long on two busy cores: recording the calls about 30 minutes of wall
+clock (7 of CPU), compiling the ~750 selected signatures another 20-30 (the matmul's big
+tiles take seconds each).
 
 Every kernel of triton_kernels/ (found by reading the sources: each module-level
 `@triton.jit` function that no other one calls) must be launched by the calls, or be
@@ -109,9 +121,24 @@ def record(quick, out):
     return json.loads(pathlib.Path(out).read_text())
 
 
+def merge(recordings):
+    """Several recordings as one (their records in order, the calls counted together)."""
+    return {"calls": sum(r["calls"] for r in recordings),
+            "failed_calls": [c for r in recordings for c in r["failed_calls"]],
+            "dry_run_errors": [e for r in recordings for e in r["dry_run_errors"]],
+            "records": [x for r in recordings for x in r["records"]],
+            "seconds": sum(r.get("seconds") or 0 for r in recordings) or None}
+
+
 # ---- step 2: compile ---------------------------------------------------------------------
 def _kernel_fn(record):
     import importlib
+
+    # The kernel modules import `library` with `from tensorplay import library`; imported
+    # first (no `import tensorplay` before it), that reaches tensorplay's lazy __getattr__,
+    # which loads every backend, this half-imported module among them. Imported as a
+    # submodule first, it is an attribute already.
+    import tensorplay.library  # noqa: F401
     kind, name = record["kernel"].split(":", 1)
     if kind == "generated":
         from triton_kernels import _template
@@ -175,13 +202,18 @@ def compile_one(record, arch=90):
                 "mma" if re.search(r"\bmma\.sync", ptx) else "")
 
 
+def _shown(value):
+    if isinstance(value, dict):
+        return value["tl"] if "tl" in value else tuple(map(_shown, value["tuple"]))
+    return value
+
+
 def label(record):
     """A short description of a signature: pointer types, constexprs, specialisation."""
     sig, const = record["signature"], record["constexprs"]
     pointers = [t[1:] for t in sig.values() if t.startswith("*")]
     ones = record.get("ones", [])
-    shown = [f"{k}={v['tl'] if isinstance(v, dict) else v}" for k, v in const.items()
-             if k not in ones]
+    shown = [f"{k}={_shown(v)}" for k, v in const.items() if k not in ones]
     text = f"{'/'.join(pointers)} {' '.join(shown)}"
     if ones:
         text += f"; =1: {','.join(ones)}"
@@ -196,31 +228,98 @@ def label(record):
 
 
 def selected(records):
-    """The records to compile: every one of the GPU-shaped calls, and of the samples' one
-    per kernel, pointer types, constexprs and options (the samples' odd sizes and
-    strides would multiply the template's hundreds of kernels; their specialisations are
-    the GPU-shaped calls' to show). Returns (selected, how many were left out)."""
+    """The records to compile, one per *compile key* (the first met; the GPU-shaped calls
+    come first, with their aligned, unit-stride launches):
+
+        a kernel of a module       of the GPU-shaped calls: its pointer types,
+                                   constexprs and launch options (the ints'
+                                   specialisation of the first launch met); of the
+                                   samples: its constexprs (the samples are there to
+                                   reach every kernel and every constexpr branch)
+        a generated kernel         of the GPU-shaped calls: each launch option (every
+                                   config of the template); of the samples: one
+                                   signature per kernel (the template's code around each
+                                   expression is the same)
+
+Every recorded signature would be about 4000 compilations (hours on two cores): the
+samples' odd sizes and strides, hundreds of template expressions times dtypes, ranks and
+configs.
+
+    Returns (selected, how many recorded signatures were left out)."""
     seen, chosen = set(), []
     for r in records:
-        key = json.dumps([r["kernel"], [t for t in r["signature"].values() if t[0] == "*"],
-                          {k: v for k, v in r["constexprs"].items()
-                           if k not in r.get("ones", [])}, r["options"]], sort_keys=True)
-        if r.get("phase") == "samples" and key in seen:
+        declared = {k: v for k, v in r["constexprs"].items() if k not in r.get("ones", [])}
+        if r["kernel"].startswith("generated:"):
+            key = [r["kernel"]] + ([r["options"]] if r.get("phase") != "samples" else [])
+        elif r.get("phase") == "samples":
+            key = [r["kernel"], declared]
+        else:
+            key = [r["kernel"], [t for t in r["signature"].values() if t[0] == "*"],
+                   declared, r["options"]]
+        key = json.dumps(key, sort_keys=True)
+        if key in seen:
             continue
         seen.add(key)
         chosen.append(r)
     return chosen, len(records) - len(chosen)
 
 
-def compile_all(records, jobs, arch=90):
-    """Compile every record (in `jobs` processes), in a fresh Triton cache: a cached
-    kernel would skip ptxas, and its report with it."""
+def kernel_sources():
+    """sha256 prefix of what a compiled signature depends on besides itself: the source
+    of every @triton.jit function of triton_kernels/, and of each module-level assignment
+    whose name one of them reads (a constant a kernel uses). A launcher's change (its
+    block sizes, its config list) changes what is launched, not how a given signature
+    compiles."""
+    digest = hashlib.sha256()
+    for path in sorted(HERE.glob("*.py")):
+        text = path.read_text()
+        tree = ast.parse(text)
+        jit = [n for n in tree.body if isinstance(n, ast.FunctionDef)
+               and any(map(_is_jit, n.decorator_list))]
+        names = {n.id for f in jit for n in ast.walk(f) if isinstance(n, ast.Name)}
+        constants = [n for n in tree.body if isinstance(n, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id in names for t in n.targets)]
+        for node in jit + constants:
+            digest.update(f"{path.name}\n{ast.get_source_segment(text, node)}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+def _reuse_key(result):
+    return (result["kernel"], result["label"], result["num_warps"], result["num_stages"])
+
+
+def reusable(previous, arch):
+    """{key: result} of the previous report's results, when its kernel sources, Triton and
+    target are this run's (a signature's result is then the same: only new signatures
+    need compiling); else {}."""
+    import triton
+    if previous is None or previous.get("triton") != triton.__version__ or \
+            previous.get("arch") != f"sm_{arch}":
+        return {}
+    if previous.get("kernel_sources") != kernel_sources():
+        return {}
+    return {_reuse_key(r): r for r in previous["results"]}
+
+
+def compile_all(records, jobs, arch=90, reuse=None):
+    """Compile every record (in `jobs` processes), in a fresh Triton cache (a cached
+    kernel would skip ptxas, and its report with it); a record whose result `reuse`
+    holds is not compiled again. Returns (results, how many were reused)."""
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="compile_check_")
+    reuse = reuse or {}
+    known = [reuse.get(_reuse_key({"kernel": r["kernel"], "label": label(r),
+                                   "num_warps": r["options"].get("num_warps"),
+                                   "num_stages": r["options"].get("num_stages")}))
+             for r in records]
+    todo = [r for r, k in zip(records, known) if k is None]
     if jobs <= 1:
-        return [compile_one(r, arch) for r in records]
-    from concurrent.futures import ProcessPoolExecutor
-    with ProcessPoolExecutor(jobs) as pool:
-        return list(pool.map(compile_one, records, [arch] * len(records), chunksize=4))
+        done = [compile_one(r, arch) for r in todo]
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(jobs) as pool:
+            done = list(pool.map(compile_one, todo, [arch] * len(todo), chunksize=4))
+    fresh = iter(done)
+    return [k if k is not None else next(fresh) for k in known], len(records) - len(todo)
 
 
 # ---- the report --------------------------------------------------------------------------
@@ -232,9 +331,11 @@ def summarise(results, recorded, seconds, arch):
     return {
         "triton": triton.__version__, "arch": f"sm_{arch}", "seconds": round(seconds),
         "calls": recorded["calls"], "failed_calls": recorded["failed_calls"],
-        "recorded": len(results) + recorded["left_out"],
+        "recorded": len(results) + recorded["left_out"], "reused": recorded["reused"],
+        "record_seconds": recorded.get("seconds"),
         "dry_run_errors": recorded["dry_run_errors"],
-        "sources": source_hashes(), "kernels": sorted(kernels), "not_covered": uncovered,
+        "sources": source_hashes(), "kernel_sources": kernel_sources(),
+        "kernels": sorted(kernels), "not_covered": uncovered,
         "results": sorted(results, key=lambda r: (r["kernel"], r["label"],
                                                   r["num_warps"] or 0, r["num_stages"] or 0)),
     }
@@ -265,9 +366,13 @@ def render(report):
         "Generated by `python -m triton_kernels.compile_check --all` (do not edit): every",
         "launch of the recorded calls (tests/triton_backend/launch_calls.py), with the",
         "specialisation a real launch gets and every autotune config, compiled for "
-        f"{report['arch']} by Triton {report['triton']} ({len(results)} of the "
-        f"{report['recorded']} signatures recorded, {report['seconds']} s: of the samples'",
-        "signatures, one per kernel, pointer types, constexprs and options).",
+        f"{report['arch']} by Triton {report['triton']}: {len(results)} of the "
+        f"{report['recorded']} signatures recorded (`selected` in compile_check.py says",
+        "which: one per kernel, pointer types, constexprs and options).",
+        "",
+        f"This run: recording {_seconds(report.get('record_seconds'))}, compiling "
+        f"{report['seconds']} s ({report.get('reused', 0)} results reused from the previous",
+        "report, whose kernel sources were the same; `--fresh` compiles every one).",
         "",
         "Columns: registers per thread, spill bytes (stores + loads, local memory), shared",
         "memory bytes, cp.async (asynchronous global -> shared copies in the PTX), tensor",
@@ -324,6 +429,10 @@ def render(report):
     return "\n".join(lines) + "\n"
 
 
+def _seconds(value):
+    return f"{value} s" if value else "(given as a file: not timed)"
+
+
 def _row(text, r):
     if r["error"]:
         return f"| {text} | {r['num_warps']} | {r['num_stages']} | error: {r['error']} |||||"
@@ -340,8 +449,11 @@ def main(argv=None):
     what.add_argument("--quick", action="store_true", help="a few GPU-shaped calls")
     parser.add_argument("--arch", type=int, default=90, help="compute capability (90: H100)")
     parser.add_argument("--jobs", type=int, default=1, help="compiling processes")
-    parser.add_argument("--records", help="compile this recording (launch_calls.py's JSON) "
-                        "instead of recording anew")
+    parser.add_argument("--records", nargs="+", help="compile these recordings "
+                        "(launch_calls.py's JSON, merged) instead of recording anew")
+    parser.add_argument("--fresh", action="store_true", help="compile every signature "
+                        "(by default --all reuses the committed report's results when the "
+                        "kernel sources, Triton and target are unchanged)")
     parser.add_argument("--json", help="write the report's JSON here (--quick)")
     args = parser.parse_args(argv)
     if os.environ.get("TRITON_INTERPRET") == "1":
@@ -349,14 +461,16 @@ def main(argv=None):
         return 2
     start = time.perf_counter()
     if args.records:
-        recorded = json.loads(pathlib.Path(args.records).read_text())
+        recorded = merge([json.loads(pathlib.Path(f).read_text()) for f in args.records])
     else:
         with tempfile.TemporaryDirectory() as tmp:
             recorded = record(args.quick, pathlib.Path(tmp, "launches.json"))
     recorded_s = time.perf_counter() - start
     records, left_out = selected(recorded["records"])
-    results = compile_all(records, args.jobs, args.arch)
-    report = summarise(results, dict(recorded, left_out=left_out),
+    previous = json.loads(REPORT_JSON.read_text()) \
+        if args.all and not args.fresh and REPORT_JSON.exists() else None
+    results, reused = compile_all(records, args.jobs, args.arch, reusable(previous, args.arch))
+    report = summarise(results, dict(recorded, left_out=left_out, reused=reused),
                        time.perf_counter() - start, args.arch)
     found = problems(report)
     if args.all:

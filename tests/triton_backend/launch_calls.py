@@ -112,6 +112,12 @@ def gpu_shaped_calls(quick):
             (f"sort and topk {dtype}", lambda d=dtype: [
                 tp.sort(rand(4, 2048, dtype=d), -1), tp.topk(rand(4, 2048, dtype=d), 50, -1)]),
         ]
+    calls += [
+        ("multinomial", lambda: [tp.multinomial(rand(4, 64).abs(), 8, replacement=r)
+                                 for r in (False, True)]),
+        ("bessel", lambda: [tp.special.bessel_j0(rand(256)), tp.special.modified_bessel_k1(
+            rand(256).abs() + 0.1), tp.special.chebyshev_polynomial_t(rand(256), 5)]),
+    ]
     return calls
 
 
@@ -180,7 +186,8 @@ def main(argv=None):
                           f"{len(recorder.records)} signatures, "
                           f"{time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
     pathlib.Path(args.out).write_text(json.dumps({
-        "calls": len(calls), "failed_calls": failed, "dry_run_errors": recorder.errors,
+        "calls": len(calls), "seconds": round(time.perf_counter() - start),
+        "failed_calls": failed, "dry_run_errors": recorder.errors,
         "records": list(recorder.records.values())}, indent=1))
     print(f"recorded {len(recorder.records)} signatures from {len(calls)} calls "
           f"({len(failed)} failed) in {time.perf_counter() - start:.0f} s")

@@ -11,8 +11,10 @@ compiler does, and says nothing of registers, spills or tensor cores.
     a live compile         `compile_check --quick`: an fp16 softmax and a small fp16 matmul
                            recorded and compiled for sm_90, in subprocesses
 
-Regenerate the report after changing triton_kernels/ (a few minutes on 2 cores... more
-with a busy machine): `python -m triton_kernels.compile_check --all`.
+Regenerate the report after changing triton_kernels/ or the calls:
+`python -m triton_kernels.compile_check --all --jobs 2` (recording the calls takes about
+half an hour on two busy cores; compiling reuses the committed results of unchanged
+kernel sources).
 """
 import json
 import os
@@ -136,3 +138,24 @@ def test_kernels_compile_for_sm90():
     # aligned fp16 tiles: asynchronous copies into shared memory, tensor-core dots
     assert all(r["cp_async"] and r["tensor_cores"] for r in matmul)
     assert any(r["tensor_cores"] == "wgmma" for r in matmul)
+
+
+def test_results_are_reused_only_while_the_kernel_sources_are_unchanged():
+    report = _report()
+    assert compile_check.reusable(report, 90)
+    assert compile_check.reusable(report, 80) == {}           # another target
+    assert compile_check.reusable(dict(report, kernel_sources="0" * 16), 90) == {}
+
+
+def test_the_kernel_sources_hash_reads_jit_functions_and_their_constants(tmp_path,
+                                                                         monkeypatch):
+    for name, text in (("a.py", "import triton\nK = 4\nL = 5\n@triton.jit\n"
+                        "def k(x):\n    return x + K\n\ndef launcher():\n    pass\n"),):
+        (tmp_path / name).write_text(text)
+    monkeypatch.setattr(compile_check, "HERE", tmp_path)
+    first = compile_check.kernel_sources()
+    path = tmp_path / "a.py"
+    path.write_text(path.read_text().replace("pass", "return 1").replace("L = 5", "L = 6"))
+    assert compile_check.kernel_sources() == first       # a launcher, an unread constant
+    path.write_text(path.read_text().replace("K = 4", "K = 8"))
+    assert compile_check.kernel_sources() != first       # a constant the kernel reads
