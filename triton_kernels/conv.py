@@ -406,6 +406,10 @@ def conv2d_nhwc_kernel(
 
 # tl.dot takes tiles of at least 16 in each dim.
 NHWC_BLOCKS = dict(BLOCK_M=64, BLOCK_N=32, BLOCK_K=16)
+# The forward kernel over 8 warps: over Triton's default 4, ptxas caps it at 96 registers
+# and spills 12 bytes a thread for fp16/bf16 (74 registers over 8 warps, no spill;
+# triton_kernels/COMPILE_REPORT.md).
+NHWC_FORWARD_WARPS = 8
 
 
 @triton.jit
@@ -501,7 +505,7 @@ def convolution_nhwc(input, weight, bias, stride, padding, dilation, transposed,
         launch(op, conv2d_nhwc_kernel, grid, pointer(x), pointer(w),
                pointer(b if b is not None else w), pointer(out), c, h, w_, o, oh, ow, m,
                *x._impl.strides, *w._impl.strides, kh, kw, *stride, *padding, *dilation,
-               HAS_BIAS=b is not None, **NHWC_BLOCKS)
+               HAS_BIAS=b is not None, **NHWC_BLOCKS, num_warps=NHWC_FORWARD_WARPS)
     return out
 
 
