@@ -154,7 +154,8 @@ def _accumulator_per_thread(config):
 # 128x128 over 4) ptxas spills registers, fp16 and bf16 too (0.5 to 2.7 KB a thread;
 # triton_kernels/COMPILE_REPORT.md), so the masked kernel chooses among the configs that
 # hold at most 64. The aligned kernel keeps them all: unmasked, they fit.
-MASKED_CONFIGS = [c for c in CONFIGS if _accumulator_per_thread(c) <= 64]
+def masked_configs():
+    return [c for c in CONFIGS if _accumulator_per_thread(c) <= 64]
 
 
 def _dividing(configs, named_args, **kwargs):
@@ -180,7 +181,7 @@ INTEGER_BLOCKS = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=8, GROUP_M=8)
 
 def _launch(name, a, b, c, batch, masked):
     """a: [B?, M, K], b: [B?, K, N] -> c: [B?, M, N] (the batch dim only when batch>0).
-    Floating inputs run an autotuned config: of MASKED_CONFIGS (masked), or of those whose
+    Floating inputs run an autotuned config: of masked_configs() (masked), or of those whose
     blocks divide M, N and K (unmasked)."""
     sa, sb, sc = a._impl.strides, b._impl.strides, c._impl.strides
     if len(sa) == 2:
@@ -209,7 +210,7 @@ def _launch(name, a, b, c, batch, masked):
         run_config(Config(INTEGER_BLOCKS))
         return c
     options = dict(USE_DOT=True, **_dot_options(dtype))
-    configs = MASKED_CONFIGS if masked else _dividing(CONFIGS, dict(M=M, N=N, K=K))
+    configs = masked_configs() if masked else _dividing(CONFIGS, dict(M=M, N=N, K=K))
     # The unmasked kernel's list depends on the exact shape: which configs divide it.
     key = (bucket(M, N, K), dtype.name, masked,
            None if masked else tuple(CONFIGS.index(cf) for cf in configs))
