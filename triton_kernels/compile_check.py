@@ -433,10 +433,16 @@ def _seconds(value):
     return f"{value} s" if value else "(given as a file: not timed)"
 
 
+def _option(value, default):
+    """A launch option; a launch that leaves it out gets Triton's default."""
+    return f"{default} (default)" if value is None else value
+
+
 def _row(text, r):
+    warps, stages = _option(r["num_warps"], 4), _option(r["num_stages"], 3)
     if r["error"]:
-        return f"| {text} | {r['num_warps']} | {r['num_stages']} | error: {r['error']} |||||"
-    return (f"| {text} | {r['num_warps']} | {r['num_stages']} | {r['n_regs']} | "
+        return f"| {text} | {warps} | {stages} | error: {r['error']} |||||"
+    return (f"| {text} | {warps} | {stages} | {r['n_regs']} | "
             f"{r['n_spills']} | {r['shared']} | {'yes' if r['cp_async'] else ''} | "
             f"{r['tensor_cores']} |")
 
