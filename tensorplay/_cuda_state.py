@@ -69,6 +69,15 @@ def is_interpreted():
     return _mode == "interpreter"
 
 
+def plans_as_gpu():
+    """True when interpreted launches are planned as a GPU's would be
+    (`TENSORPLAY_PLAN_AS_GPU=1` with the interpreter): the launchers choose the block
+    sizes, autotune configs and index widths of a real GPU, and the interpreter runs them
+    on host memory. Slower than the interpreter's own plans, and only for recording what a
+    GPU would compile (triton_kernels/compile_check.py); never set for ordinary runs."""
+    return is_interpreted() and _env("TENSORPLAY_PLAN_AS_GPU")
+
+
 def is_usable():
     """Whether `cuda` tensors can be made at all: a GPU, or the interpreter's host memory.
     (AMP's GradScaler and autocast turn themselves off for a device that is not.)"""

@@ -427,8 +427,10 @@ def test_backends_import_only_the_kernel_support_layer_and_the_modules_below_it(
 
 def test_the_backend_import_check_reads_every_import():
     # Function-local imports count, and `from tensorplay import _dtype` is tensorplay._dtype.
-    found = {target for target, _, _ in _tensorplay_imports("triton_kernels.compile_check")}
+    found = {target for target, _, _ in _tensorplay_imports("triton_kernels.random")}
     assert {"tensorplay._dtype", "tensorplay.kernel_support.ops"} <= found
+    local = {target for target, _, _ in _tensorplay_imports("triton_kernels._launch_record")}
+    assert "tensorplay.dispatch.autotune" in local      # imported inside recording() only
     assert _allowed("tensorplay.kernel_support.checks", BACKEND_IMPORTS)
     assert not _allowed("tensorplay.meta.pointwise", BACKEND_IMPORTS)
     assert not _allowed("tensorplay._generated.functional", BACKEND_IMPORTS)

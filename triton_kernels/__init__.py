@@ -52,7 +52,9 @@ and the support modules (leading `_`) they share:
     _spatial.py      what pooling.py, resample.py and padding.py share
     _math.py         the scalar math the expressions call
     _special_math.py the special functions' scalar math (Cephes fits, Chebyshev series)
-    compile_check.py every kernel compiled for a real GPU, without one
+    compile_check.py every kernel compiled for a real GPU, without one, as real launches
+                     specialise it (recorded by _launch_record.py): its report is
+                     COMPILE_REPORT.md (registers, spills, shared memory, tensor cores)
 
 Without a GPU, set `TENSORPLAY_TRITON_INTERPRET=1`
 (or `TRITON_INTERPRET=1`) and the same kernels run in Triton's interpreter on host

@@ -395,28 +395,3 @@ def zeroed(sizes, dtype, device):
     if out._impl.numel():
         out.fill_(0)
     return out
-
-
-def compile_cases(quick):
-    """compile_check's cases for these kernels (see triton_kernels/compile_check.py)."""
-    for mode in ("gather", "scatter", "add"):
-        for ptr in (("*fp32",) if quick else ("*fp32", "*bf16", "*i64", "*i1")):
-            if mode == "add" and ptr in ("*bf16", "*i1"):
-                continue        # atomics go through a float32 / int32 buffer
-            yield (f"index {mode} {ptr}", index_kernel,
-                   {"out_ptr": ptr, "src_ptr": ptr, "idx_ptr": "*i64"},
-                   dict(MODE=mode, RANK=3, BLOCK=1024, WIDE_INDEX=mode == "add"), {})
-    for reduce in ("prod", "amax", "amin", "mean"):
-        for ptr, acc in (("*fp16", tl.float32), ("*i64", tl.int64), ("*i1", tl.int8)):
-            yield (f"scatter_reduce {reduce} {ptr}", reduce_kernel,
-                   {"out_ptr": ptr, "src_ptr": ptr, "idx_ptr": "*i64"},
-                   dict(REDUCE=reduce, INCLUDE_SELF=ptr != "*i64", ACC=acc, RANK=2,
-                        BLOCK=1024, WIDE_INDEX=False), {})
-            if quick:
-                break
-    yield ("bounds", bounds_kernel, {"idx_ptr": "*i64", "low": "i64", "high": "i64",
-                                     "flag_ptr": "*i32"}, dict(BLOCK=1024), {})
-    for index in (False, True):
-        yield (f"compact index={index}", compact_kernel,
-               {"out_ptr": "*i64" if index else "*fp32", "src_ptr": "*fp32", "keep_ptr": "*i1",
-                "pos_ptr": "*i64"}, dict(INDEX=index, BLOCK=1024, WIDE_INDEX=False), {})

@@ -23,9 +23,15 @@ from tensorplay.errors import DeviceError
 from tensorplay.kernel_support.checks import check_devices
 from tensorplay.kernel_support.layout import pointwise_strides
 from tensorplay.kernel_support.results import factory
+from triton_kernels import _launch_record
 
-INTERPRETED = _cuda_state.is_interpreted()
-MODE = "interpreter" if INTERPRETED else "GPU"
+# Whether the launchers plan for the interpreter (big blocks: it pays per program, small
+# configs, int64 index math) or for a GPU. Planning follows the interpreter, except while
+# the compile check records the launches a GPU would make (_cuda_state.plans_as_gpu);
+# running follows the interpreter always (RUNS_INTERPRETED).
+RUNS_INTERPRETED = _cuda_state.is_interpreted()
+INTERPRETED = RUNS_INTERPRETED and not _cuda_state.plans_as_gpu()
+MODE = "interpreter" if RUNS_INTERPRETED else "GPU"
 
 # Element types the kernels compute in, by TensorPlay dtype.
 TL_DTYPES = {
@@ -156,8 +162,11 @@ _interpreter_lock = threading.Lock()   # see launch()
 
 
 def launch(name, kernel, grid, *args, **meta):
-    """Run `kernel` over `grid`; under tp.dispatch.explain() say what was launched."""
-    if INTERPRETED:
+    """Run `kernel` over `grid`; under tp.dispatch.explain() say what was launched.
+    While the compile check records launches (_launch_record.py), each is noted first."""
+    if _launch_record.recorder is not None and _launch_record.recorder.note(kernel, args, meta):
+        return          # a config noted but not run (every autotune config is noted)
+    if RUNS_INTERPRETED:
         # NumPy runs the interpreted kernel; like a GPU, it should not warn about NaN/inf.
         # The interpreter swaps module-wide state of triton.language in and out around a
         # launch, so two threads launching at once break each other's kernels: one

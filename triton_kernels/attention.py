@@ -465,37 +465,3 @@ def flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropou
                (triton.cdiv(L, block_m), B * H), *common, pointer(grad_q), *strides,
                H, L, S, E, EV, group, *scalars, **options)
     return grad_q, grad_k, grad_v
-
-
-def compile_cases(quick):
-    """The kernels of this module for triton_kernels/compile_check.py: each dtype (the half
-    types with tensor-core dots, not upcast), causal and masked and dropout forms, head
-    dims 64 and 128 at the GPU's tiles (`_seq_block`)."""
-    import triton.language as tl
-    dtypes = (("*fp16", dt.float16),) if quick else \
-        (("*fp16", dt.float16), ("*bf16", dt.bfloat16), ("*fp32", dt.float32))
-    forms = ((True, NO_MASK, False),) if quick else \
-        ((False, NO_MASK, False), (True, NO_MASK, True), (False, BOOL_MASK, False),
-         (False, FLOAT_MASK, True))
-    floats = ("scale_hi", "scale_lo", "dropout_p", "keep_scale")
-    for ptr, dtype in dtypes:
-        dot = dict(_dot_options(dtype), UPCAST=False)
-        for head in ((64,) if quick else (64, 128)):
-            for causal, mask, dropout in forms:
-                block = 64 if dtype.itemsize * head <= 256 else 32    # as _seq_block
-                const = dict(CAUSAL=causal, MASK=mask, DROPOUT=dropout, **dot,
-                             BLOCK_M=block, BLOCK_N=block, BLOCK_D=head, BLOCK_DV=head)
-                types = {name: ptr for name in ("q_ptr", "k_ptr", "v_ptr", "grad_ptr",
-                                                "out_ptr", "dq_ptr", "dk_ptr", "dv_ptr")}
-                types.update({name: "fp32" for name in floats}, lse_ptr="*fp32",
-                             delta_ptr="*fp32", seed_ptr="*i64", offset_ptr="*i64",
-                             mask_ptr="*i1" if mask == BOOL_MASK else "*fp32")
-                label = f"flash attention {ptr[1:]} D={head} causal={causal} mask={mask} " \
-                        f"dropout={dropout}"
-                for part, fn in (("forward", flash_forward_kernel),
-                                 ("backward dK dV", flash_backward_kv_kernel),
-                                 ("backward dQ", flash_backward_q_kernel)):
-                    yield (f"{label} {part}", fn, types, const, dict(num_warps=4))
-        yield (f"flash attention {ptr[1:]} delta", flash_delta_kernel,
-               {"out_ptr": ptr, "grad_ptr": ptr, "delta_ptr": "*fp32"},
-               dict(BLOCK_M=64, BLOCK_DV=128), {})

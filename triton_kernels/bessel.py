@@ -601,22 +601,3 @@ def special_zeta_on_host(self, other):
     x = _host("special_zeta", a, spec.sizes, spec.dtype)
     q = _host("special_zeta", b, spec.sizes, spec.dtype)
     return from_host(zeta_arrays(x, q), spec.dtype, device)
-
-
-def compile_cases(quick):
-    """The kernels of this module for compile_check.py (`quick`: one unary function and
-    one polynomial, in float64, whose math lowers differently from float32's)."""
-    tables = {k: v for k, v in OFFSETS.items()}
-    for ptr in (("*fp64",) if quick else ("*fp32", "*fp64")):
-        for name, fn in FUNCTIONS.items():
-            if quick and fn != 3:
-                continue
-            yield (f"{name} {ptr[1:]}", unary_kernel,
-                   {"x_ptr": ptr, "out_ptr": ptr, "c_ptr": ptr, "n_elements": "i64"},
-                   dict(FN=fn, BLOCK=512, **tables), {})
-        for name, kind in POLYNOMIALS.items():
-            if quick and kind != 1:
-                continue
-            yield (f"{name} {ptr[1:]}", polynomial_kernel,
-                   {"x_ptr": ptr, "n_ptr": ptr, "out_ptr": ptr, "n_elements": "i64"},
-                   dict(KIND=kind, HERMITE_LIMIT=128 if ptr == "*fp32" else 512, BLOCK=512), {})

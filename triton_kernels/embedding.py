@@ -97,7 +97,6 @@ def one_hot(self, num_classes):
     return run("eq", out, (x.unsqueeze(-1), classes), dt.int64)
 
 
-
 # ---- _embedding_bag ----------------------------------------------------------------------
 # One program per (bag, block of columns): it walks the bag's indices in order, adding
 # (psw *) weight rows, or keeping the running maximum and the row it came from (first on
@@ -199,12 +198,3 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
     return (copy_of(out, weight._impl.dtype), copy_of(bag.narrow(0, 0, specs[1].sizes[0]),
                                                       index),
             copy_of(size, index), copy_of(best, index))
-
-
-def compile_cases(quick):
-    """compile_check's cases for the embedding_bag kernel."""
-    for mode in ((0,) if quick else (0, 1, 2)):
-        yield (f"embedding_bag mode={mode}", embedding_bag_kernel,
-               {"w_ptr": "*fp16", "idx_ptr": "*i64", "start_ptr": "*i64", "psw_ptr": "*fp32",
-                "out_ptr": "*fp32", "bag_ptr": "*i64", "size_ptr": "*i64", "max_ptr": "*i64"},
-               dict(MODE=mode, HAS_PSW=mode == 0, WRITE_BAG=mode != 0, BLOCK_D=64), {})

@@ -145,6 +145,20 @@ else:
     ]
 
 
+def _accumulator_per_thread(config):
+    """fp32 accumulator elements each thread holds: the tile over the program's threads."""
+    return config.kwargs["BLOCK_M"] * config.kwargs["BLOCK_N"] // (32 * config.num_warps)
+
+
+# The masked kernel (any shape) holds bounds masks and clamped offsets per tile besides the
+# accumulator: with 128 accumulator values a thread (128x256 and 256x128 over 8 warps,
+# 128x128 over 4) ptxas spills registers, fp16 and bf16 too (0.5 to 2.7 KB a thread;
+# triton_kernels/COMPILE_REPORT.md), so the masked kernel chooses among the configs that
+# hold at most 64. The aligned kernel keeps them all: unmasked, they fit.
+def masked_configs():
+    return [c for c in CONFIGS if _accumulator_per_thread(c) <= 64]
+
+
 def _dividing(configs, named_args, **kwargs):
     """The aligned kernel runs unmasked: keep the configs whose blocks divide the shape."""
     m, n, k = named_args["M"], named_args["N"], named_args["K"]
@@ -168,7 +182,7 @@ INTEGER_BLOCKS = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=8, GROUP_M=8)
 
 def _launch(name, a, b, c, batch, masked):
     """a: [B?, M, K], b: [B?, K, N] -> c: [B?, M, N] (the batch dim only when batch>0).
-    Floating inputs run an autotuned config: of every config (masked), or of those whose
+    Floating inputs run an autotuned config: of masked_configs() (masked), or of those whose
     blocks divide M, N and K (unmasked)."""
     sa, sb, sc = a._impl.strides, b._impl.strides, c._impl.strides
     if len(sa) == 2:
@@ -197,7 +211,7 @@ def _launch(name, a, b, c, batch, masked):
         run_config(Config(INTEGER_BLOCKS))
         return c
     options = dict(USE_DOT=True, **_dot_options(dtype))
-    configs = CONFIGS if masked else _dividing(CONFIGS, dict(M=M, N=N, K=K))
+    configs = masked_configs() if masked else _dividing(CONFIGS, dict(M=M, N=N, K=K))
     # The unmasked kernel's list depends on the exact shape: which configs divide it.
     key = (bucket(M, N, K), dtype.name, masked,
            None if masked else tuple(CONFIGS.index(cf) for cf in configs))
@@ -771,25 +785,6 @@ def linalg_solve(A, B, left):
     lapack.check_info("linalg_solve", to_host(info), "The solver failed because the input "
                       "matrix is singular.")
     return x
-
-
-def compile_cases(quick):
-    """The kernels of this section for triton_kernels/compile_check.py: each mode, both
-    dtypes, at the largest tile (SMALL_N) and a small one."""
-    blocks = (_block(SMALL_N),) if quick else (4, _block(SMALL_N))
-    for ptr, acc in (("*fp32", tl.float32), ("*fp64", tl.float64)):
-        for block in blocks:
-            fp = dict(FP32=ptr == "*fp32", ACC=acc, BLOCK=block)
-            warps = dict(num_warps=_warps(block))
-            for upper in (False, True):
-                yield (f"cholesky {ptr[1:]} BLOCK={block} upper={upper}", cholesky_kernel,
-                       {"a_ptr": ptr, "l_ptr": ptr, "info_ptr": "*i32"},
-                       dict(UPPER=upper, **fp), warps)
-            for rhs in ("B", "identity", "none"):
-                yield (f"lu {ptr[1:]} BLOCK={block} {rhs}", lu_kernel,
-                       {"a_ptr": ptr, "b_ptr": ptr, "x_ptr": ptr, "info_ptr": "*i32",
-                        "sign_ptr": ptr, "logabsdet_ptr": ptr},
-                       dict(RHS=rhs, BLOCK_K=block, **fp), warps)
 
 
 # ---- inverses, determinants, solves, factorizations: on a host copy ----------------------

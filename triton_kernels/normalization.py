@@ -464,32 +464,6 @@ def fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight, out
                           (*specs, None))[:2]
 
 
-def compile_cases(quick):
-    """The forward and backward kernels, half inputs with float32 statistics."""
-    # layer norm, rms norm, batch norm (training, eval), group norm
-    for label, rms, segmented, param, given in (
-            ("layer", False, False, "feature", False), ("rms", True, False, "feature", False),
-            ("batch", False, True, "row", False), ("batch eval", False, False, "row", True),
-            ("group", False, False, "group", False)):
-        yield (f"norm {label}", norm_kernel,
-               {"x_ptr": "*fp16", "w_ptr": "*fp16", "b_ptr": "*fp16", "y_ptr": "*fp16",
-                "mean_ptr": "*fp32", "rstd_ptr": "*fp32", "run_mean_ptr": "*fp32",
-                "run_var_ptr": "*fp32", "eps": "fp32", "momentum": "fp32"},
-               dict(RMS=rms, SEGMENTED=segmented, PARAM=param, STATS_GIVEN=given,
-                    RUNNING=param == "row" and not given, HAS_W=True, HAS_B=not rms,
-                    ACC=tl.float32, BLOCK=4096), {})
-    for rms in (False, True):
-        for one_pass, block in ((True, 1024), (False, 2048)):
-            yield (f"norm backward rms={rms} one_pass={one_pass}", norm_backward_kernel,
-                   {"grad_ptr": "*bf16", "x_ptr": "*bf16", "w_ptr": "*bf16",
-                    "mean_ptr": "*fp32", "rstd_ptr": "*fp32", "dx_ptr": "*bf16",
-                    "dw_ptr": "*fp32", "db_ptr": "*fp32"},
-                   dict(RMS=rms, HAS_W=not rms, PARTIALS=True, ONE_PASS=one_pass,
-                        ACC=tl.float32, BLOCK=block), {})
-            if quick:
-                break
-
-
 # The NHWC batch norm serves dense channels_last 4-D inputs; others take the NCHW kernel
 # through the layout-conversion fallback.
 NHWC_INPUT = ShapeRule("4-D input stored NHWC", lambda input, *rest: is_channels_last(

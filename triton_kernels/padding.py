@@ -180,15 +180,3 @@ def _pad_nd_backward(grad_output, input_sizes, pad, mode):
     acc = accumulator(spec.sizes, grad_output._impl.dtype, device)
     _run(op, grad_output, acc, len(spec.sizes) - len(pad) // 2, pad, mode, True)
     return finish(acc, grad_output._impl.dtype)
-
-
-def compile_cases(quick):
-    """(label, kernel, argument types, constexprs, options) for compile_check."""
-    for mode, backward, ptr, plain in (("constant", False, "*i1", "*i1"),
-                                       ("reflect", False, "*bf16", "*bf16"),
-                                       ("circular", False, "*fp16", "*fp16"),
-                                       ("replicate", True, "*fp16", "*fp32"),
-                                       ("reflect", True, "*fp64", "*fp64")):
-        yield (f"pad {mode} backward={backward} {ptr[1:]}", pad_kernel,
-               {"padded_ptr": ptr, "plain_ptr": plain, "value_ptr": ptr},
-               dict(MODE=MODE_IDS[mode], BACKWARD=backward, BLOCK=512), {})

@@ -653,32 +653,3 @@ for _name, _fn in (("max_pool2d_with_indices", max_pool2d_with_indices_nhwc),
                    ("adaptive_avg_pool2d", adaptive_avg_pool2d_nhwc),
                    ("adaptive_avg_pool2d_backward", adaptive_avg_pool2d_backward_nhwc)):
     nhwc.impl(_name, _fn, priority=10, layout="channels_last")
-
-
-def compile_cases(quick):
-    """(label, kernel, argument types, constexprs, options) for compile_check."""
-    for pool, adaptive, ptr, acc in (("max", False, "*fp16", tl.float32),
-                                     ("max", True, "*i32", tl.int32),
-                                     ("avg", False, "*bf16", tl.float32),
-                                     ("avg", True, "*fp64", tl.float64)):
-        yield (f"pool {pool} adaptive={adaptive} {ptr[1:]}", pool_kernel,
-               {"x_ptr": ptr, "out_ptr": ptr, "idx_ptr": "*i64"},
-               dict(POOL=pool, ADAPTIVE=adaptive, COUNT_PAD=False, OVERRIDE=not adaptive,
-                    ACC=acc, NHWC=not adaptive, BLOCK=256), {})
-        if quick:
-            break
-    for adaptive in (False, True):
-        yield (f"avg pool backward adaptive={adaptive}", avg_pool_backward_kernel,
-               {"grad_ptr": "*fp16", "out_ptr": "*fp16"},
-               dict(ADAPTIVE=adaptive, COUNT_PAD=True, OVERRIDE=False, ACC=tl.float32,
-                    NHWC=adaptive, BLOCK=256), {})
-    for ptr, acc, nd in (("*fp16", tl.float32, 2), ("*fp64", tl.float64, 3)):
-        yield (f"fractional max pool {nd}-d {ptr[1:]}", fractional_kernel,
-               {"x_ptr": ptr, "samples_ptr": ptr, "out_ptr": ptr, "idx_ptr": "*i64"},
-               dict(ND=nd, ACC=acc, BLOCK=256), {})
-        if quick:
-            break
-    for grad, acc in (("*fp16", "*fp32"), ("*fp64", "*fp64")):
-        yield (f"max pool backward {grad[1:]}", max_pool_backward_kernel,
-               {"grad_ptr": grad, "idx_ptr": "*i64", "acc_ptr": acc},
-               dict(NHWC=grad == "*fp16", BLOCK=256), {})

@@ -134,18 +134,6 @@ def multinomial(self, num_samples, replacement, generator):
     return samples.view(spec.sizes)
 
 
-def compile_cases(quick):
-    """The kernels of this module for compile_check.py."""
-    for ptr in ("*fp32", "*fp64"):
-        yield (f"multinomial inverse cdf {ptr[1:]}", inverse_cdf_kernel,
-               {"cdf_ptr": ptr, "out_ptr": "*i64", "seed": "i32", "offset": "i32"},
-               dict(BLOCK_S=64, BLOCK_N=16), {})
-    for ptr in ("*bf16", "*fp32"):
-        yield (f"multinomial exponential keys {ptr[1:]}", exponential_keys_kernel,
-               {"w_ptr": ptr, "keys_ptr": "*fp32", "seed": "i32", "offset": "i32"},
-               dict(BLOCK=1024), {})
-
-
 # ---- binomial and poisson: on a host copy ------------------------------------------------
 # Their rejection samplers draw a different number of uniforms per element, a loop of its
 # own per element: no Triton kernel here. They run on a host copy, logged, with the

@@ -400,34 +400,3 @@ def grid_sampler_backward(op, grad_output, input, grid, interpolation_mode, padd
     out_dtype = input._impl.dtype
     return (finish(grad_input, out_dtype) if specs[0] else None,
             finish(grad_grid, out_dtype))
-
-
-
-def compile_cases(quick):
-    """(label, kernel, argument types, constexprs, options) for compile_check."""
-    for mode in ("nearest", "bilinear"):
-        for align, ptr, scale, acc in ((False, "*fp16", "*fp32", tl.float32),
-                                       (True, "*fp64", "*fp64", tl.float64)):
-            if mode == "nearest" and align:
-                continue
-            yield (f"upsample {mode} align={align} {ptr[1:]}", upsample_kernel,
-                   {"x_ptr": ptr, "out_ptr": ptr, "scale_ptr": scale},
-                   dict(MODE=mode, ALIGN=align, ACC=acc, BLOCK=512), {})
-            yield (f"upsample backward {mode} align={align} {ptr[1:]}",
-                   upsample_backward_kernel,
-                   {"grad_ptr": ptr, "acc_ptr": scale, "scale_ptr": scale},
-                   dict(MODE=mode, ALIGN=align, ACC=acc, BLOCK=512), {})
-
-    # grid sampling: every mode at 2-d, the (tri)linear and nearest at 3-d, both passes
-    for dim, mode, pad, align in ((2, 0, 0, False), (2, 1, 2, True), (2, 2, 2, False),
-                                  (3, 0, 1, True), (3, 1, 2, False)):
-        for backward in (False, True):
-            if quick and (dim, mode) != (2, 0):
-                continue
-            ptr = "*fp32" if mode != 2 else "*fp64"
-            yield (f"grid_sample {dim}-d mode={mode} padding={pad} backward={backward}",
-                   grid_sample_kernel,
-                   {"x_ptr": ptr, "g_ptr": ptr, "go_ptr": ptr, "out_ptr": ptr, "gg_ptr": ptr,
-                    "total": "i64"},
-                   dict(DIM=dim, MODE=mode, PAD=pad, ALIGN=align, BACKWARD=backward,
-                        INPUT_GRAD=True, BLOCK=128), {})

@@ -488,33 +488,6 @@ def unique_dim(self, dim, sorted, return_inverse, return_counts):  # noqa: A002
         counts
 
 
-def compile_cases(quick):
-    """The kernels of this module for compile_check.py."""
-    yield from row_sort.compile_cases(quick)
-    sort_types = (("*fp32", tl.float32), ("*bf16", tl.float32), ("*i1", tl.int8),
-                  ("*i64", tl.int64), ("*fp64", tl.float64))
-    for ptr, compute in sort_types[:2] if quick else sort_types:
-        for is_max in (True, False):
-            yield (f"cum extreme {ptr[1:]} max={is_max}", cum_extreme_kernel,
-                   {"in_ptr": ptr, "values_ptr": ptr, "indices_ptr": "*i64"},
-                   dict(MAX=is_max, COMPUTE=compute, BLOCK_M=4, BLOCK_N=256), {})
-        yield (f"mode {ptr[1:]}", mode_kernel, {"values_ptr": ptr, "indices_ptr": "*i64",
-                                                "out_values_ptr": ptr,
-                                                "out_indices_ptr": "*i64"},
-               dict(BLOCK_M=4, BLOCK_N=256), {})
-        yield (f"unique starts {ptr[1:]}", group_starts_kernel,
-               {"keys_ptr": ptr, "starts_ptr": "*i64"}, dict(COMPUTE=compute, BLOCK=1024), {})
-    for nan_first, ptr in ((True, "*fp16"), (False, "*i32")):
-        yield (f"select nan_first={nan_first}", select_kernel,
-               {"values_ptr": ptr, "indices_ptr": "*i64", "out_values_ptr": ptr,
-                "out_indices_ptr": "*i64", "position": "i64"},
-               dict(NAN_FIRST=nan_first, BLOCK_M=4, BLOCK_N=256), {})
-    yield ("unique scatter", unique_scatter_kernel,
-           {"keys_ptr": "*fp32", "order_ptr": "*i64", "starts_ptr": "*i64",
-            "groups_ptr": "*i64", "values_ptr": "*fp32", "inverse_ptr": "*i64",
-            "first_ptr": "*i64", "end_ptr": "*i64"}, dict(BLOCK=1024), {})
-
-
 # ---- nanmedian: the sort's kernel, then a read at each slice's own rank ------------------------
 def _nan_median_along(x, d, keepdim):
     """Sort each slice along d (NaN last), count its values that are not NaN, and read

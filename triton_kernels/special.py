@@ -124,22 +124,3 @@ def _binary_on_host(name):
 
 igamma_on_host, igamma__on_host = _binary_on_host("igamma")
 igammac_on_host, igammac__on_host = _binary_on_host("igammac")
-
-
-def compile_cases(quick):
-    """compile_check.py's cases: each expression on a rank-1 result, computed in float32
-    (the half types too) and float64; `quick`: two of the longest, in float64 (a few
-    seconds each)."""
-    import triton.language as tl
-    names = ("lgamma", "special_ndtri") if quick else \
-        tuple(k for k in OPS if not k.endswith("_"))
-    computes = (tl.float64,) if quick else (tl.float32, tl.float64)
-    for name in names:
-        entry = OPS[name]
-        arity = len(schema_of(entry.op).tensor_positions)
-        fn = _template.kernel(name, entry.expr, arity, 1)
-        for compute in computes:
-            ptr = "*fp64" if compute is tl.float64 else "*fp16"
-            types = {"out_ptr": ptr, "x_ptr": ptr, "y_ptr": ptr}
-            yield (f"{name} {compute}", fn, types,
-                   dict(COMPUTE=compute, BLOCK=1024, WIDE_INDEX=False), {})

@@ -31,8 +31,8 @@ from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.kernel_support.results import factory, numel_of
 from tensorplay.library import Library, ShapeRule, kernel
 from triton_kernels._launch import launch, new_tensor, operands, pointer
-from triton_kernels.linalg import FLOATS, SMALL, SMALL_N, _block, _divide, _matrices, \
-    _on_device, _on_host, _options, _require_small, _result_matrices, _warps
+from triton_kernels.linalg import FLOATS, SMALL, SMALL_N, _divide, _matrices, \
+    _on_device, _on_host, _options, _require_small, _result_matrices
 
 
 # ---- small matrices in registers -----------------------------------------------------------
@@ -215,25 +215,6 @@ def linalg_lu_factor_ex(A, pivot, check_errors):
         # LAPACK's info read on the host (a synchronisation, as in PyTorch).
         check_info(op, to_host(info), lt.LU_FAILED)
     return lu, pivots, info
-
-
-def compile_cases(quick):
-    """The kernels of this section for triton_kernels/compile_check.py: each mode, both
-    dtypes, at the largest tile (SMALL_N) and a small one."""
-    blocks = (_block(SMALL_N),) if quick else (4, _block(SMALL_N))
-    for ptr, acc in (("*fp32", tl.float32), ("*fp64", tl.float64)):
-        for block in blocks:
-            fp = dict(FP32=ptr == "*fp32", ACC=acc, BLOCK=block)
-            warps = dict(num_warps=_warps(block))
-            for upper in (False, True):
-                for unit in (False, True):
-                    yield (f"triangular solve {ptr[1:]} BLOCK={block} upper={upper} "
-                           f"unit={unit}", triangular_solve_kernel,
-                           {"a_ptr": ptr, "b_ptr": ptr, "x_ptr": ptr},
-                           dict(UPPER=upper, UNIT=unit, BLOCK_K=block, **fp), warps)
-            yield (f"lu factor {ptr[1:]} BLOCK={block}", lu_factor_kernel,
-                   {"a_ptr": ptr, "lu_ptr": ptr, "pivots_ptr": "*i32", "info_ptr": "*i32"},
-                   fp, warps)
 
 
 # ---- on a host copy ------------------------------------------------------------------------

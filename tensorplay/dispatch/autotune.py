@@ -95,6 +95,10 @@ class Choice:
 
 class _Options:
     enabled = None      # None: not decided yet (see autotune_enabled)
+    # Called as `every_config(configs, run)` before each choice, when set: the compile
+    # check (triton_kernels/_launch_record.py) notes the launch of every config a choice
+    # could pick, not only the one that runs.
+    every_config = None
 
 
 options = _Options()
@@ -132,6 +136,8 @@ def choose(kernel, configs, key, run, default=0):
     depend on): `configs[default]` while autotuning is off; else the kept choice of
     `key`, or, on the first call in the bucket, the fastest config measured by running
     `run(config)` (a launch of the kernel with that config on the call's arguments)."""
+    if options.every_config is not None:
+        options.every_config(configs, run)
     if not autotune_enabled() or not plans.enabled:
         # No hop: the launch's `triton` hop shows the default's block sizes, and explain()
         # reads as it did before autotuning existed. With the plan cache off
