@@ -105,7 +105,8 @@ def _complex_table_cases(quick):
 # the same (label, kernel, argument types, constexprs, options) tuples as `cases` below,
 # so a new kernel module adds its kernels here by one name.
 MODULES_WITH_CASES = ("normalization", "_indexing", "sorting", "random", "conv", "pooling",
-                      "resample", "padding", "triangular", "bessel", "special", "embedding")
+                      "resample", "padding", "triangular", "bessel", "special", "embedding",
+                      "softmax")
 
 
 def cases(quick):
@@ -133,15 +134,7 @@ def cases(quick):
                     continue
                 yield (f"{name} rank {rank} {compute}", fn, types,
                        dict(COMPUTE=compute, BLOCK=1024, WIDE_INDEX=rank > 2), {})
-    from triton_kernels import losses, scan, softmax
-    for log in (False, True):
-        for one_pass, block in ((True, 8192), (False, 2048)):
-            yield (f"softmax log={log} one_pass={one_pass}", softmax.softmax_kernel,
-                   {"in_ptr": "*bf16", "out_ptr": "*fp32"},
-                   dict(LOG=log, ONE_PASS=one_pass, ACC=tl.float32, BLOCK=block), {})
-        yield (f"softmax backward log={log}", softmax.softmax_backward_kernel,
-               {"grad_ptr": "*fp32", "out_ptr": "*fp32", "result_ptr": "*fp16"},
-               dict(LOG=log, ACC=tl.float32, BLOCK=2048), {})
+    from triton_kernels import losses, scan
     yield ("cross_entropy", losses.cross_entropy_kernel,
            {"x_ptr": "*fp32", "target_ptr": "*i64", "weight_ptr": "*fp32", "loss_ptr": "*fp32",
             "probs_ptr": "*fp32", "row_weight_ptr": "*fp32"},
@@ -212,7 +205,7 @@ def _autotuned_cases(quick):
     if quick:
         return
     import triton.language as tl
-    from triton_kernels import _template, linalg, pointwise, softmax
+    from triton_kernels import _template, linalg, pointwise
     arity, expr, scalars = pointwise._entry("add")
     fn = _template.kernel("add", expr, arity, 1, scalars)
     for config in pointwise.CONFIGS:
@@ -220,14 +213,6 @@ def _autotuned_cases(quick):
                                                  "y_ptr": "*fp32"},
                dict(COMPUTE=tl.float32, WIDE_INDEX=False, **config.kwargs),
                dict(num_warps=config.num_warps, num_stages=config.num_stages))
-    for config in softmax.CONFIGS:
-        # a row that fills MAX_BLOCK (one pass), and one twice as long (two passes)
-        longer, _ = softmax.row_block(config.kwargs["MAX_BLOCK"] * 2, config.kwargs["MAX_BLOCK"])
-        for one_pass, block in ((True, config.kwargs["MAX_BLOCK"]), (False, longer)):
-            yield (f"softmax one_pass={one_pass}, autotuned {config}", softmax.softmax_kernel,
-                   {"in_ptr": "*fp16", "out_ptr": "*fp16"},
-                   dict(LOG=False, ONE_PASS=one_pass, ACC=tl.float32, BLOCK=block),
-                   dict(num_warps=config.num_warps, num_stages=config.num_stages))
     for config in linalg.CONFIGS:
         for masked in (True, False):
             yield (f"matmul fp16 masked={masked}, autotuned {config}", linalg.matmul_kernel,

@@ -36,7 +36,8 @@ from tensorplay.kernel_support.results import factory, numel_of
 from tensorplay.library import Library, ShapeRule, kernel
 from triton_kernels import _math
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
-from triton_kernels.softmax import MAX_ONE_PASS, acc_dtype
+from triton_kernels._rows import MAX_ONE_PASS
+from triton_kernels.softmax import acc_dtype
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
 # fallback of kernel selection, which lays their 4-D results out channels_last again.
