@@ -36,7 +36,6 @@ from tensorplay.kernel_support.results import factory, numel_of
 from tensorplay.library import Library, ShapeRule, kernel
 from triton_kernels import _math, _rows
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
-from triton_kernels._rows import MAX_ONE_PASS
 from triton_kernels.reduction import welford_merge
 from triton_kernels.softmax import acc_dtype
 
@@ -50,7 +49,7 @@ NCHW = "contiguous_format"
 PROGRAMS = 8 if INTERPRETED else 512
 # The longest row the backward keeps in registers. Five row vectors live at once there
 # (x, grad, weight and the two partial sums), so it is shorter than the forward's.
-BACKWARD_ONE_PASS = MAX_ONE_PASS // 4
+BACKWARD_ONE_PASS = _rows.MAX_ONE_PASS // 4
 
 
 @triton.jit
@@ -370,6 +369,7 @@ def launch_norm(op, x, w, b, y, mean, rstd, rows, n, eps, rms=False, segments=No
     inner, seg_stride = segments if segments is not None else (n, 0)
     run_mean, run_var = running
     updating = run_mean is not None and not stats_given
+    block = min(triton.next_power_of_2(max(n, 1)), _rows.MAX_ONE_PASS)
     # A pointer that a variant never reads is given as some other tensor's.
     launch(op, norm_kernel, (rows,), pointer(x), pointer(w if w is not None else x),
            pointer(b if b is not None else x), pointer(y), pointer(mean), pointer(rstd),
@@ -378,7 +378,7 @@ def launch_norm(op, x, w, b, y, mean, rstd, rows, n, eps, rms=False, segments=No
            seg_stride, *group, RMS=rms, SEGMENTED=segments is not None, PARAM=param,
            STATS_GIVEN=stats_given, RUNNING=updating, HAS_W=w is not None,
            HAS_B=b is not None, ACC=acc_dtype(x._impl.dtype),
-           BLOCK=min(triton.next_power_of_2(max(n, 1)), MAX_ONE_PASS))
+           BLOCK=block, num_warps=_rows.num_warps_for(block))
 
 
 def _rows_of(x, k):
