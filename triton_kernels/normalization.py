@@ -36,7 +36,7 @@ from tensorplay.kernel_support.results import factory, numel_of
 from tensorplay.library import Library, ShapeRule, kernel
 from triton_kernels import _math, _rows
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
-from triton_kernels.reduction import welford_merge
+from triton_kernels.reduction import welford_rows
 from triton_kernels.softmax import acc_dtype
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
@@ -236,7 +236,7 @@ def layer_norm_kernel(
                 mean = tl.zeros([ROWS], ACC)
                 var = tl.sum(m2, axis=1) / N
             else:
-                mean, m2_row, _ = tl.reduce((m, m2, count), 1, welford_merge)
+                mean, m2_row, _ = welford_rows(m, m2, count)
                 var = m2_row / N
             rstd = 1.0 / tl.sqrt(var + eps)
             for start in range(0, N, BLOCK):

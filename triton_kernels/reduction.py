@@ -144,6 +144,8 @@ def reduce_kernel(
 # merge rule. A split row (too few rows to fill the GPU) writes per-program partial
 # statistics, which a second launch of the same kernel merges (PARTIAL_IN): every input
 # element is read once, where the composed var read it three times in four kernels.
+# The merge rules are written twice: elementwise (two summaries into one, *_merge) and
+# across a tile's lanes (*_rows, as sums).
 @triton.jit
 def welford_merge(mean_a, m2_a, n_a, mean_b, m2_b, n_b):
     """Chan et al.'s merge of two (mean, sum of squared deviations, count) summaries."""
@@ -162,6 +164,27 @@ def lse_merge(m_a, s_a, nan_a, m_b, s_b, nan_b):
     s = tl.where(m_a == float("-inf"), 0.0, s_a * tl.exp(m_a - safe)) + \
         tl.where(m_b == float("-inf"), 0.0, s_b * tl.exp(m_b - safe))
     return m, s, nan_a + nan_b
+
+
+@triton.jit
+def welford_rows(mean, m2, n):
+    """The lanes of each row (axis 1) merged into one (mean, m2, count): the parallel
+    form of Chan's merge, with plain sums (tl.reduce with a combine function would be a
+    tree of merges; this is three sums and a max-free pass, and the interpreter runs it
+    as NumPy reductions instead of one Python call per element)."""
+    total = tl.sum(n, axis=1)
+    row_mean = tl.sum(mean * n, axis=1) / tl.where(total == 0, 1.0, total)
+    d = tl.where(n == 0, 0.0, mean - row_mean[:, None])
+    return row_mean, tl.sum(m2, axis=1) + tl.sum(n * d * d, axis=1), total
+
+
+@triton.jit
+def lse_rows(m, s, nans):
+    """The lanes of each row (axis 1) merged into one (max, sum of exp(x - max), NaNs)."""
+    row_max = tl.max(m, axis=1)
+    safe = tl.where(row_max == float("-inf"), 0.0, row_max)
+    total = tl.sum(tl.where(m == float("-inf"), 0.0, s * tl.exp(m - safe[:, None])), axis=1)
+    return row_max, total, tl.sum(nans, axis=1)
 
 
 @triton.jit
@@ -228,9 +251,9 @@ def stats_kernel(
             b = b + tl.where(mask, delta * (x - a), 0.0)
             c = c_new
     if STAT == "lse":
-        a, b, c = tl.reduce((a, b, c), 1, lse_merge)
+        a, b, c = lse_rows(a, b, c)
     else:
-        a, b, c = tl.reduce((a, b, c), 1, welford_merge)
+        a, b, c = welford_rows(a, b, c)
     if FINAL:
         if STAT == "lse":
             # +inf wins over any finite sum; a NaN anywhere makes the result NaN
