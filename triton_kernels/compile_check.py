@@ -106,7 +106,7 @@ def _complex_table_cases(quick):
 # so a new kernel module adds its kernels here by one name.
 MODULES_WITH_CASES = ("normalization", "_indexing", "sorting", "random", "conv", "pooling",
                       "resample", "padding", "triangular", "bessel", "special", "embedding",
-                      "softmax")
+                      "softmax", "reduction")
 
 
 def cases(quick):

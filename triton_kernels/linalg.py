@@ -161,6 +161,7 @@ def matmul_epilogue_kernel(
     stride_sb, stride_sm, stride_sn,
     alpha, beta,
     HAS_S: tl.constexpr,  # False: no bias, or beta == 0 (S is then not read: NaN in it too)
+    S_ROW: tl.constexpr,  # S is one row repeated (stride_sm == 0: linear's bias): a vector
     MASKED: tl.constexpr, USE_DOT: tl.constexpr, UPCAST: tl.constexpr,
     PRECISION: tl.constexpr, ACC: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
@@ -178,7 +179,16 @@ def matmul_epilogue_kernel(
                    PRECISION, ACC, BLOCK_M, BLOCK_N, BLOCK_K)
     mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
     acc = acc * alpha
-    if HAS_S:
+    if HAS_S and S_ROW:
+        # one [BLOCK_N] load broadcast down the tile: no second [BLOCK_M, BLOCK_N] block of
+        # registers next to the accumulator (which spilled the large configs)
+        s_ptrs = s_ptr + batch * stride_sb + offs_n * stride_sn
+        if MASKED:
+            s = tl.load(s_ptrs, mask=offs_n < N, other=0.0)
+        else:
+            s = tl.load(s_ptrs)
+        acc = (_math.convert(s, ACC) * beta)[None, :] + acc
+    elif HAS_S:
         s_ptrs = s_ptr + batch * stride_sb + offs_m[:, None] * stride_sm + \
             offs_n[None, :] * stride_sn
         if MASKED:
@@ -260,7 +270,7 @@ def _launch(name, a, b, c, batch, masked, epilogue=None):
             ss = [0] + ss
         args = args[:3] + (pointer(s if has_s else c),) + args[3:] + (*ss, float(alpha),
                                                                       float(beta))
-        extra = dict(HAS_S=has_s)
+        extra = dict(HAS_S=has_s, S_ROW=has_s and ss[1] == 0)
         name = f"{name} + epilogue"
 
     def run_config(config):
@@ -859,8 +869,33 @@ def linalg_solve(A, B, left):
 
 
 def compile_cases(quick):
-    """The kernels of this section for triton_kernels/compile_check.py: each mode, both
-    dtypes, at the largest tile (SMALL_N) and a small one."""
+    """The kernels of this module for triton_kernels/compile_check.py: the matmul with
+    its fused epilogue (every autotune config for half types; fp32 and fp64 at one), and
+    the small-matrix kernels: each mode, both dtypes, at the largest tile (SMALL_N) and a
+    small one."""
+    types = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "s_ptr": "*fp16",
+             "alpha": "fp32", "beta": "fp32"}
+    for ptr in ("*fp16",) if quick else ("*fp16", "*bf16"):
+        for config in CONFIGS[:1] if quick else CONFIGS:
+            for masked in (True, False):
+                yield (f"matmul epilogue {ptr[1:]} masked={masked} {config}",
+                       matmul_epilogue_kernel, {k: ptr if k.endswith("_ptr") else v
+                                                for k, v in types.items()},
+                       dict(HAS_S=True, S_ROW=True, MASKED=masked, USE_DOT=True,
+                            UPCAST=False, PRECISION="tf32", ACC=tl.float32, **config.kwargs),
+                       dict(num_warps=config.num_warps, num_stages=config.num_stages))
+        if not quick:     # addmm's full self, at the smallest config
+            yield (f"matmul epilogue {ptr[1:]} full self", matmul_epilogue_kernel,
+                   {k: ptr if k.endswith("_ptr") else v for k, v in types.items()},
+                   dict(HAS_S=True, S_ROW=False, MASKED=True, USE_DOT=True, UPCAST=False,
+                        PRECISION="tf32", ACC=tl.float32, **CONFIGS[-1].kwargs),
+                   dict(num_warps=CONFIGS[-1].num_warps, num_stages=CONFIGS[-1].num_stages))
+    for ptr, acc in (() if quick else (("*fp32", tl.float32), ("*fp64", tl.float64))):
+        yield (f"matmul epilogue {ptr[1:]}", matmul_epilogue_kernel,
+               {k: ptr if k.endswith("_ptr") else v for k, v in types.items()},
+               dict(HAS_S=True, S_ROW=True, MASKED=True, USE_DOT=True, UPCAST=False,
+                    PRECISION="ieee", ACC=acc, BLOCK_M=32, BLOCK_N=64, BLOCK_K=32, GROUP_M=8),
+               dict(num_warps=2, num_stages=5))
     blocks = (_block(SMALL_N),) if quick else (4, _block(SMALL_N))
     for ptr, acc in (("*fp32", tl.float32), ("*fp64", tl.float64)):
         for block in blocks:

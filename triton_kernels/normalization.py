@@ -596,6 +596,18 @@ def fused_rms_norm_backward(grad_out, input, normalized_shape, rstd, weight, out
 
 def compile_cases(quick):
     """The forward and backward kernels, half inputs with float32 statistics."""
+    # layer_norm_kernel at the tiles its heuristics give rows of 64 (many rows a tile),
+    # 4096 and 16384 (one row) and 40000 (looped)
+    for n in ((4096,) if quick else (64, 4096, 16384, 40000)):
+        plan = _rows.RowPlan(n, 1 << 16, coalesce_rows=False)
+        for rms in (False, True):
+            yield (f"layer_norm n={n} rms={rms} rows={plan.rows} block={plan.block} "
+                   f"warps={plan.num_warps}", layer_norm_kernel,
+                   {"x_ptr": "*bf16", "w_ptr": "*bf16", "b_ptr": "*bf16", "y_ptr": "*bf16",
+                    "mean_ptr": "*fp32", "rstd_ptr": "*fp32", "eps": "fp32"},
+                   dict(RMS=rms, HAS_W=True, HAS_B=not rms, ONE_PASS=plan.one_pass,
+                        ACC=tl.float32, ROWS=plan.rows, BLOCK=plan.block, stride_n=1),
+                   dict(num_warps=plan.num_warps))
     # layer norm, rms norm, batch norm (training, eval), group norm
     for label, rms, segmented, param, given in (
             ("layer", False, False, "feature", False), ("rms", True, False, "feature", False),

@@ -48,6 +48,9 @@ MAX_BLOCK_N = 8192 if INTERPRETED else 1024
 MIN_PROGRAMS = 1 if INTERPRETED else 264
 # A column reduction's tile: this many contiguous kept elements (1 KiB of fp32) per row.
 COLUMN_BLOCK_M = 256
+# The one-pass statistics keep three accumulators a lane (Welford's mean, m2 and count):
+# a quarter of TILE, or their 4096-element tile spilled at 255 registers (sm_90, 4 warps).
+STATS_TILE = TILE // 4
 
 _TP_OF_TL = {v: k for k, v in TL_DTYPES.items()}
 
@@ -279,17 +282,18 @@ def _pow2(n):
     return triton.next_power_of_2(builtins.max(int(n), 1))
 
 
-def plan(M, N, columns=False):
+def plan(M, N, columns=False, tile=None):
     """(BLOCK_M, BLOCK_N, split, chunk) for an [M, N] reduction. `columns`: the kept rows
     are the contiguous dim (a column sum, x.sum(0) of a row-major matrix): the tile is
     then wide along M, COLUMN_BLOCK_M neighbouring columns read as one coalesced line per
     reduced row and accumulated down the rows, instead of TILE // BLOCK_N (4) of them."""
+    tile = TILE if tile is None else tile
     if columns:
         block_m = builtins.min(_pow2(M), COLUMN_BLOCK_M)
-        block_n = builtins.max(1, builtins.min(_pow2(N), TILE // block_m))
+        block_n = builtins.max(1, builtins.min(_pow2(N), tile // block_m))
     else:
-        block_n = builtins.min(_pow2(N), MAX_BLOCK_N)
-        block_m = builtins.max(1, builtins.min(_pow2(M), TILE // block_n))
+        block_n = builtins.min(_pow2(N), MAX_BLOCK_N, tile)
+        block_m = builtins.max(1, builtins.min(_pow2(M), tile // block_n))
     row_programs = triton.cdiv(M, block_m)
     split = 1
     if row_programs < MIN_PROGRAMS and N > 4 * block_n:
@@ -563,7 +567,8 @@ def statistic(op, stat, self, dims, keepdim, out_dtype, correction=0, with_mean=
         return out, mean
     matrix, stride_m, stride_n = _as_matrix(x, kept, reduced)
     acc = tl.float64 if x._impl.dtype is dt.float64 else tl.float32
-    block_m, block_n, split, chunk = plan(M, N, _is_columns(M, N, stride_m, stride_n))
+    block_m, block_n, split, chunk = plan(M, N, _is_columns(M, N, stride_m, stride_n),
+                                          STATS_TILE)
     common = dict(STAT=stat, WITH_MEAN=with_mean, ACC=acc)
     if split == 1:
         launch(op, stats_kernel, (triton.cdiv(M, block_m), 1), pointer(matrix),
@@ -578,7 +583,7 @@ def statistic(op, stat, self, dims, keepdim, out_dtype, correction=0, with_mean=
            pointer(matrix), pointer(matrix), pointer(matrix), *map(pointer, partials), M, N,
            stride_m, stride_n, chunk, correction, PARTIAL_IN=False, FINAL=False,
            BLOCK_M=block_m, BLOCK_N=block_n, **common)
-    block_m2, block_n2, _, _ = plan(M, split)
+    block_m2, block_n2, _, _ = plan(M, split, tile=STATS_TILE)
     launch(f"{op} (merge)", stats_kernel, (triton.cdiv(M, block_m2), 1),
            *map(pointer, partials), pointer(out), pointer(mean if with_mean else out),
            pointer(out), M, split, split, 1, triton.cdiv(split, block_n2) * block_n2,
@@ -633,6 +638,28 @@ def logsumexp(self, dim, keepdim):
     rescaled whenever the max grows), as softmax's; an empty reduction is -inf."""
     spec = shape_rule("reduction.logsumexp")("logsumexp", (self, dim, keepdim))
     return statistic("logsumexp", "lse", self, _dims(dim) or [], keepdim, spec.dtype)[0]
+
+
+def compile_cases(quick):
+    """The one-pass statistics kernel: each statistic over a row tile and a column tile,
+    reading the input and (PARTIAL_IN) merging partial statistics."""
+    tiles = ((1, MAX_BLOCK_N), (COLUMN_BLOCK_M, STATS_TILE // COLUMN_BLOCK_M))
+    for stat in ("var", "std", "lse"):
+        for acc, ptr in ((tl.float32, "*bf16"), (tl.float64, "*fp64")):
+            for block_m, block_n in tiles[:1] if quick else tiles:
+                for partial_in, final in ((False, True), (False, False), (True, True)):
+                    part = "*fp64" if acc is tl.float64 else "*fp32"
+                    types = {"in_ptr": part if partial_in else ptr, "b_in_ptr": part,
+                             "c_in_ptr": part, "out_ptr": ptr if final else part,
+                             "b_out_ptr": ptr if final else part, "c_out_ptr": part,
+                             "correction": "fp32"}
+                    yield (f"stats {stat} {ptr[1:]} tile {block_m}x{block_n} "
+                           f"partial_in={partial_in} final={final}", stats_kernel, types,
+                           dict(STAT=stat, PARTIAL_IN=partial_in, FINAL=final,
+                                WITH_MEAN=stat != "lse", ACC=acc, BLOCK_M=block_m,
+                                BLOCK_N=block_n), {})
+            if quick:
+                break
 
 
 # ---- counting: bincount and histc by atomic adds; the histograms on a host copy -------------
