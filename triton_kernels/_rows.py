@@ -16,9 +16,9 @@ One program handles ROWS rows at a time, so rows of 32 elements do not leave mos
 program's threads idle (tutorial 02 launches one program per row; short rows waste it).
 A row longer than MAX_ONE_PASS is walked in blocks (an online statistic, then a second
 pass), never held whole in registers. num_warps grows with the tile (tutorial 02: 4
-warps below 2048 elements, 8 below 8192, 16 above), so a 16384-element row is spread over
-512 threads (32 registers of data each) rather than 128 (the 184 registers per thread of
-a 4-warp launch, which left one program per SM). The grid is persistent: at most a few
+warps below 2048 elements, 8 below 8192, 16 below 16384; 32 from there), so a
+16384-element row is spread over 1024 threads (16 values each) rather than 128 (the 184
+registers per thread of a 4-warp launch, which left one program per SM). The grid is persistent: at most a few
 programs per SM, each looping over tiles, so a launch of 100k short rows is not 100k
 program starts.
 """
@@ -52,7 +52,11 @@ def pow2(n):
 
 
 def num_warps_for(elements):
-    """Tutorial 02's rule: warps for a tile of `elements` values held in registers."""
+    """Tutorial 02's rule, with one more step: warps for a tile of `elements` values held
+    in registers. At 16384 elements 16 warps spilled layer_norm (128 registers a thread,
+    72 bytes of stack on sm_90); 32 warps (16 elements a thread) fit in 64."""
+    if elements >= 16384:
+        return 32
     if elements >= 8192:
         return 16
     if elements >= 2048:

@@ -236,7 +236,8 @@ def compile_cases(quick):
     """Forward and backward, one pass and looped, last-dim rows and a non-last dim, with
     the tiles and num_warps the heuristics give such launches (_rows.RowPlan)."""
     # (outer, n, inner) of a contiguous input
-    shapes = [(4096, 64, 1), (512, 8192, 1), (64, 40000, 1), (16, 256, 512), (8, 16, 4096)]
+    shapes = [(4096, 64, 1), (512, 8192, 1), (64, 16384, 1), (64, 40000, 1), (16, 256, 512),
+              (8, 16, 4096)]
     for outer, n, inner in shapes[:2] if quick else shapes:
         _, rows, (strides,) = _rows.as_row_tiles(outer, inner, _contiguous_strides(n, inner))
         plan = plan_for(n, rows, strides)
