@@ -600,7 +600,7 @@ def compile_cases(quick):
     # 4096 and 16384 (one row) and 40000 (looped)
     for n in ((4096,) if quick else (64, 4096, 16384, 40000)):
         plan = _rows.RowPlan(n, 1 << 16, coalesce_rows=False)
-        for rms in (False, True):
+        for rms in (False,) if quick else (False, True):
             yield (f"layer_norm n={n} rms={rms} rows={plan.rows} block={plan.block} "
                    f"warps={plan.num_warps}", layer_norm_kernel,
                    {"x_ptr": "*bf16", "w_ptr": "*bf16", "b_ptr": "*bf16", "y_ptr": "*bf16",

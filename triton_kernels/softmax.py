@@ -238,7 +238,7 @@ def compile_cases(quick):
     # (outer, n, inner) of a contiguous input
     shapes = [(4096, 64, 1), (512, 8192, 1), (64, 16384, 1), (64, 40000, 1), (16, 256, 512),
               (8, 16, 4096)]
-    for outer, n, inner in shapes[:2] if quick else shapes:
+    for outer, n, inner in shapes[1:2] if quick else shapes:
         _, rows, (strides,) = _rows.as_row_tiles(outer, inner, _contiguous_strides(n, inner))
         plan = plan_for(n, rows, strides)
         const = dict(ONE_PASS=plan.one_pass, ACC=tl.float32, ROWS=plan.rows, BLOCK=plan.block)
@@ -248,7 +248,7 @@ def compile_cases(quick):
         backward = {unit.format(t): 1 for t in ("g", "o", "r")}
         label = f"[{outer}, {n}, {inner}] rows={plan.rows} block={plan.block} " \
                 f"warps={plan.num_warps}"
-        for log in (False, True):
+        for log in (False,) if quick else (False, True):
             yield (f"softmax log={log} {label}", softmax_kernel,
                    {"in_ptr": "*bf16", "out_ptr": "*bf16"}, dict(LOG=log, **const, **forward),
                    dict(num_warps=plan.num_warps))
