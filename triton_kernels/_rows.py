@@ -18,9 +18,9 @@ A row longer than MAX_ONE_PASS is walked in blocks (an online statistic, then a 
 pass), never held whole in registers. num_warps grows with the tile (tutorial 02: 4
 warps below 2048 elements, 8 below 8192, 16 below 16384; 32 from there), so a
 16384-element row is spread over 1024 threads (16 values each) rather than 128 (the 184
-registers per thread of a 4-warp launch, which left one program per SM). The grid is persistent: at most a few
-programs per SM, each looping over tiles, so a launch of 100k short rows is not 100k
-program starts.
+registers per thread of a 4-warp launch, which left one program per SM). The grid is
+persistent: at most a few programs per SM, each looping over tiles, so a launch of 100k
+short rows is not 100k program starts.
 """
 from __future__ import annotations
 
