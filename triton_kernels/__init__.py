@@ -14,7 +14,9 @@ and the support modules (leading `_`) they share:
                      (_template.py) and one expression table (pointwise_expressions.py)
     copy.py          copy_, fill_, clone, _to_copy (and the device -> host path)
     reduction.py     one reduction kernel: sum, mean, prod, max/min (+ indices), and
-                     amax/amin, all/any, var/std, norm, logsumexp, count_nonzero
+                     amax/amin, all/any, norm, count_nonzero (column reductions over
+                     wide tiles); one one-pass statistics kernel: var/std (Welford) and
+                     logsumexp (online max and sum)
     scan.py          cumsum, cumprod
     sorting.py       sort, topk, kthvalue, median, mode, unique on _row_sort.py;
                      cummax/cummin as an associative scan over (value, index)
@@ -22,19 +24,21 @@ and the support modules (leading `_`) they share:
                      merge-path passes across blocks (O(N log N)), a bitonic top-k
     _bitonic.py      the bitonic networks on (key, index) register tiles
     linalg.py        the blocked tl.dot matmul: mm, bmm (aligned and masked candidates);
-                     addmm, addmv, baddbmm, mv, dot, linear, tril/triu, diag; Cholesky
+                     addmm, addmv, baddbmm, linear with the bias in the matmul's
+                     epilogue; mv, dot, tril/triu, diag; Cholesky
                      and LU of small matrices in registers (cholesky, inv, solve, slogdet)
     einsum.py        einsum as diagonal views, sums and bmm (host composition)
     shape.py         cat, flip, roll, repeat, repeat_interleave as strided copies
     indexing.py      gather, scatter(_reduce), index_select/add/copy/fill, take,
                      masked_fill/select/scatter, nonzero, x[idx] and x[idx] = v
     embedding.py     embedding (+ backward), one_hot
-    softmax.py       softmax/log_softmax (+ backward): one program per row
+    softmax.py       softmax/log_softmax (+ backward): tiles of rows over a strided
+                     [outer, N, inner] view
     losses.py        cross-entropy and nll_loss (+ backward), BCE with logits
     dropout.py       native_dropout
     random.py        multinomial: inverse-CDF and exponential-race sampling
-    normalization.py layer_norm, rms_norm (+ backward), batch_norm, group_norm: one norm
-                     kernel whose rows are laid out three ways
+    normalization.py layer_norm, rms_norm (+ backward) over tiles of rows; batch_norm,
+                     group_norm: one norm kernel whose rows are laid out three ways
     conv.py          convolution (+ backward): im2col / col2im gathers around the matmul
     fold.py          im2col (F.unfold), col2im (F.fold) on conv.py's kernels
     pooling.py       max/avg/adaptive pooling (+ backward)
@@ -49,6 +53,8 @@ and the support modules (leading `_`) they share:
                      type): the views of their parts, and the complex copy
     _indexing.py     the indexing kernels: gather / scatter / atomic-add walks, the
                      deterministic scatter-reduce, mask compaction, bounds checks
+    _rows.py         the row kernels' launch heuristics (softmax, norms, losses): rows
+                     per tile, num_warps, the persistent grid, the strided row view
     _spatial.py      what pooling.py, resample.py and padding.py share
     _math.py         the scalar math the expressions call
     _special_math.py the special functions' scalar math (Cephes fits, Chebyshev series)

@@ -50,6 +50,7 @@ from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
 from triton_kernels._launch import INTERPRETED, broadcast_strides, launch, new_tensor, \
     operands, pointer
+from triton_kernels import _math
 from triton_kernels._complex import part
 from triton_kernels.copy import fill_
 from triton_kernels.pointwise import run, run_expression
@@ -62,24 +63,10 @@ ALIGN_M, ALIGN_N, ALIGN_K = 16, 16, 16
 
 
 @triton.jit
-def matmul_kernel(
-    a_ptr, b_ptr, c_ptr,  # C[batch] = A[batch] @ B[batch]
-    M, N, K,  # A is M x K, B is K x N
-    stride_ab, stride_am, stride_ak,  # strides in elements (batch stride 0 for mm)
-    stride_bb, stride_bk, stride_bn,
-    stride_cb, stride_cm, stride_cn,
-    MASKED: tl.constexpr,  # False only when the blocks divide M, N and K exactly
-    USE_DOT: tl.constexpr,  # tl.dot (floating inputs) or a broadcast multiply-sum (integers)
-    UPCAST: tl.constexpr,  # interpreter: do half-precision dots in float32
-    PRECISION: tl.constexpr,  # "ieee" for fp32/fp64 inputs (no TF32)
-    ACC: tl.constexpr,  # accumulator dtype: float32 (float64 for fp64 inputs)
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    GROUP_M: tl.constexpr,  # row blocks that share columns of B while it is in L2
-):
-    # Memory traffic per program: K/BLOCK_K tiles of A (BLOCK_M x BLOCK_K) and of B
-    # (BLOCK_K x BLOCK_N) read, one BLOCK_M x BLOCK_N tile of C written.
+def grouped_tile(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """(pid_m, pid_n) of this program: GROUP_M row blocks in a row share each column block
+    of B while it is in L2 (tutorial 03's grouped ordering)."""
     pid = tl.program_id(0)
-    batch = tl.program_id(1)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     num_pid_in_group = GROUP_M * num_pid_n
@@ -88,12 +75,22 @@ def matmul_kernel(
     group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
     pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
     pid_n = (pid % num_pid_in_group) // group_size_m
+    return pid_m, pid_n
 
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+
+@triton.jit
+def dot_tile(
+    a_ptr, b_ptr, M, N, K, stride_ak, stride_bk,  # a_ptr, b_ptr: this tile's first row/col
+    offs_m, offs_n,
+    stride_am, stride_bn,
+    MASKED: tl.constexpr, USE_DOT: tl.constexpr, UPCAST: tl.constexpr,
+    PRECISION: tl.constexpr, ACC: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):
+    """The [BLOCK_M, BLOCK_N] tile of A @ B in ACC: K / BLOCK_K steps of tl.dot."""
     offs_k = tl.arange(0, BLOCK_K)
-    a_ptrs = a_ptr + batch * stride_ab + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
-    b_ptrs = b_ptr + batch * stride_bb + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
     for k in range(0, tl.cdiv(K, BLOCK_K)):
         if MASKED:
@@ -119,10 +116,91 @@ def matmul_kernel(
             acc += tl.sum(a.to(ACC)[:, :, None] * b.to(ACC)[None, :, :], axis=1)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
-    c = acc.to(c_ptr.dtype.element_ty)
+    return acc
+
+
+@triton.jit
+def matmul_kernel(
+    a_ptr, b_ptr, c_ptr,  # C[batch] = A[batch] @ B[batch]
+    M, N, K,  # A is M x K, B is K x N
+    stride_ab, stride_am, stride_ak,  # strides in elements (batch stride 0 for mm)
+    stride_bb, stride_bk, stride_bn,
+    stride_cb, stride_cm, stride_cn,
+    MASKED: tl.constexpr,  # False only when the blocks divide M, N and K exactly
+    USE_DOT: tl.constexpr,  # tl.dot (floating inputs) or a broadcast multiply-sum (integers)
+    UPCAST: tl.constexpr,  # interpreter: do half-precision dots in float32
+    PRECISION: tl.constexpr,  # "ieee" for fp32/fp64 inputs (no TF32)
+    ACC: tl.constexpr,  # accumulator dtype: float32 (float64 for fp64 inputs)
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,  # row blocks that share columns of B while it is in L2
+):
+    # Memory traffic per program: K/BLOCK_K tiles of A (BLOCK_M x BLOCK_K) and of B
+    # (BLOCK_K x BLOCK_N) read, one BLOCK_M x BLOCK_N tile of C written.
+    batch = tl.program_id(1)
+    pid_m, pid_n = grouped_tile(M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = dot_tile(a_ptr + batch * stride_ab, b_ptr + batch * stride_bb, M, N, K, stride_ak,
+                   stride_bk, offs_m, offs_n, stride_am, stride_bn, MASKED, USE_DOT, UPCAST,
+                   PRECISION, ACC, BLOCK_M, BLOCK_N, BLOCK_K)
+    c = _math.convert(acc, c_ptr.dtype.element_ty)
     c_ptrs = c_ptr + batch * stride_cb + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     if MASKED:
         tl.store(c_ptrs, c, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+    else:
+        tl.store(c_ptrs, c)
+
+
+@triton.jit
+def matmul_epilogue_kernel(
+    a_ptr, b_ptr, c_ptr,  # C[batch] = alpha * A[batch] @ B[batch] + beta * S[batch]
+    s_ptr,  # S (addmm's self, linear's bias), broadcast through its strides (0: repeated)
+    M, N, K,
+    stride_ab, stride_am, stride_ak,
+    stride_bb, stride_bk, stride_bn,
+    stride_cb, stride_cm, stride_cn,
+    stride_sb, stride_sm, stride_sn,
+    alpha, beta,
+    HAS_S: tl.constexpr,  # False: no bias, or beta == 0 (S is then not read: NaN in it too)
+    S_ROW: tl.constexpr,  # S is one row repeated (stride_sm == 0: linear's bias): a vector
+    MASKED: tl.constexpr, USE_DOT: tl.constexpr, UPCAST: tl.constexpr,
+    PRECISION: tl.constexpr, ACC: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+):
+    # The fused epilogue: the bias is added to the accumulator in registers and C is
+    # written once, in its own dtype (one rounding of half types). Unfused, the fp32
+    # product went to memory and a second kernel read it back with the bias.
+    batch = tl.program_id(1)
+    pid_m, pid_n = grouped_tile(M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = dot_tile(a_ptr + batch * stride_ab, b_ptr + batch * stride_bb, M, N, K, stride_ak,
+                   stride_bk, offs_m, offs_n, stride_am, stride_bn, MASKED, USE_DOT, UPCAST,
+                   PRECISION, ACC, BLOCK_M, BLOCK_N, BLOCK_K)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    acc = acc * alpha
+    if HAS_S and S_ROW:
+        # one [BLOCK_N] load broadcast down the tile: no second [BLOCK_M, BLOCK_N] block of
+        # registers next to the accumulator (which spilled the large configs)
+        s_ptrs = s_ptr + batch * stride_sb + offs_n * stride_sn
+        if MASKED:
+            s = tl.load(s_ptrs, mask=offs_n < N, other=0.0)
+        else:
+            s = tl.load(s_ptrs)
+        acc = (_math.convert(s, ACC) * beta)[None, :] + acc
+    elif HAS_S:
+        s_ptrs = s_ptr + batch * stride_sb + offs_m[:, None] * stride_sm + \
+            offs_n[None, :] * stride_sn
+        if MASKED:
+            s = tl.load(s_ptrs, mask=mask, other=0.0)
+        else:
+            s = tl.load(s_ptrs)
+        acc = _math.convert(s, ACC) * beta + acc
+    c = _math.convert(acc, c_ptr.dtype.element_ty)
+    c_ptrs = c_ptr + batch * stride_cb + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    if MASKED:
+        tl.store(c_ptrs, c, mask=mask)
     else:
         tl.store(c_ptrs, c)
 
@@ -180,10 +258,11 @@ def _dot_options(dtype):
 INTEGER_BLOCKS = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=8, GROUP_M=8)
 
 
-def _launch(name, a, b, c, batch, masked):
+def _launch(name, a, b, c, batch, masked, epilogue=None):
     """a: [B?, M, K], b: [B?, K, N] -> c: [B?, M, N] (the batch dim only when batch>0).
     Floating inputs run an autotuned config: of masked_configs() (masked), or of those whose
-    blocks divide M, N and K (unmasked)."""
+    blocks divide M, N and K (unmasked). `epilogue` = (s, alpha, beta): c = alpha * a @ b
+    + beta * s in the same kernel (s broadcast to c's shape, or None)."""
     sa, sb, sc = a._impl.strides, b._impl.strides, c._impl.strides
     if len(sa) == 2:
         sa, sb, sc = (0,) + sa, (0,) + sb, (0,) + sc
@@ -191,18 +270,30 @@ def _launch(name, a, b, c, batch, masked):
     N = b._impl.sizes[-1]
     if c._impl.numel() == 0:          # nothing to write (an empty batch, M or N)
         return c
-    if K == 0:
-        from triton_kernels.copy import fill_
+    if K == 0 and epilogue is None:
         return fill_(c, 0)
     dtype = a._impl.dtype
     args = (pointer(a), pointer(b), pointer(c), M, N, K, *sa, *sb, *sc)
+    kernel = matmul_kernel
+    extra = {}
+    if epilogue is not None:
+        s, alpha, beta = epilogue
+        kernel = matmul_epilogue_kernel
+        has_s = s is not None and beta != 0
+        ss = broadcast_strides(s, c._impl.sizes) if has_s else [0, 0, 0]
+        if len(ss) == 2:
+            ss = [0] + ss
+        args = args[:3] + (pointer(s if has_s else c),) + args[3:] + (*ss, float(alpha),
+                                                                      float(beta))
+        extra = dict(HAS_S=has_s, S_ROW=has_s and ss[1] == 0)
+        name = f"{name} + epilogue"
 
     def run_config(config):
         # c is only written: a measured run may write it again.
         blocks = config.kwargs
         grid = (triton.cdiv(M, blocks["BLOCK_M"]) * triton.cdiv(N, blocks["BLOCK_N"]),
                 max(batch, 1))
-        launch(name, matmul_kernel, grid, *args, MASKED=masked, **options,
+        launch(name, kernel, grid, *args, MASKED=masked, **options, **extra,
                **config.launch_options())
 
     if not dtype.is_floating_point:
@@ -215,6 +306,8 @@ def _launch(name, a, b, c, batch, masked):
     # The unmasked kernel's list depends on the exact shape: which configs divide it.
     key = (bucket(M, N, K), dtype.name, masked,
            None if masked else tuple(CONFIGS.index(cf) for cf in configs))
+    if epilogue is not None:
+        key += ("epilogue",)
     # Unmeasured (autotuning off), float64 on a GPU takes the smallest tiles: the three
     # biggest need 384 KiB of shared memory at 8 bytes an element (an H100 gives a
     # program 227 KiB), and cannot launch. Measured, such configs are left out.
@@ -223,19 +316,20 @@ def _launch(name, a, b, c, batch, masked):
     return c
 
 
-def product(a, b, dtype):
+def product(a, b, dtype, epilogue=None):
     """a @ b (2-D or 3-D, any strides) into a new tensor of `dtype`: the aligned kernel
-    when its rule holds, the masked one otherwise. the products below build addmm, mv,
-    linear... on it, with a float32 `dtype` for half inputs so that the sum with a bias
-    rounds once."""
+    when its rule holds, the masked one otherwise. `epilogue` = (s, alpha, beta) adds
+    beta * s to alpha * (a @ b) before the one store (addmm, linear's bias: see
+    matmul_epilogue_kernel); the accumulator is float32 for half inputs whatever `dtype`,
+    so the result is rounded once."""
     sizes = tuple(a._impl.sizes[:-1]) + (b._impl.sizes[-1],)
     c = new_tensor(sizes, dtype, a._impl.device)
     batch = a._impl.sizes[0] if len(sizes) == 3 else 0
     aligned = a._impl.dtype in _MATMUL_DTYPES and _aligned(a, b) and \
         _dividing(CONFIGS, dict(M=sizes[-2], N=sizes[-1], K=a._impl.sizes[-1]))
     if aligned:
-        return _launch("matmul (aligned, unmasked)", a, b, c, batch, False)
-    return _launch("matmul (masked)", a, b, c, batch, masked=True)
+        return _launch("matmul (aligned, unmasked)", a, b, c, batch, False, epilogue)
+    return _launch("matmul (masked)", a, b, c, batch, True, epilogue)
 
 
 def _mm_prepare(self, mat2):
@@ -353,12 +447,21 @@ _OPERANDS = {"addmm": ("mat1", "mat2"), "addmv": ("mat", "vec"), "baddbmm": ("ba
 def addmm_addmv_baddbmm(op, self, *params):
     """addmm, addmv and baddbmm, out of place or in place: beta * self + alpha * (a @ b)
     with (a, b) = (mat1, mat2), (mat, vec) or (batch1, batch2), batch by batch. A vector
-    multiplies as a one-column matrix."""
+    multiplies as a one-column matrix. Floating out-of-place calls run the matmul with
+    the sum in its epilogue (one kernel, the result written once in its dtype); in place
+    (self is read and written, and an autotuned launch runs more than once) and integer
+    calls, the product then the scaled sum."""
     a, b, beta, alpha = params
     name = op.rstrip("_")
     spec = shape_rule(_RULES[name])(op, (self,) + params)
     first, second = _OPERANDS[name]
     device, (s, a, b) = operands(op, self=self, **{first: a, second: b})
+    if not op.endswith("_") and spec.dtype.is_floating_point:
+        if name == "addmv":
+            s = s.unsqueeze(1) if len(s._impl.sizes) == 1 else s
+            out = product(a, b.unsqueeze(1), spec.dtype, epilogue=(s, alpha, beta))
+            return out.squeeze(1)
+        return product(a, b, spec.dtype, epilogue=(s, alpha, beta))
     if name == "addmv":
         prod = product(a, b.unsqueeze(1), _acc(a._impl.dtype)).squeeze(1)
     else:
@@ -367,41 +470,34 @@ def addmm_addmv_baddbmm(op, self, *params):
     return _scaled_sum("addmv" if name == "addmv" else "addmm", s, prod, beta, alpha, out)
 
 
-def _rounded(prod, dtype):
-    """The product in the op's dtype (one rounding for half types)."""
-    if prod._impl.dtype is dtype:
-        return prod
-    out = new_tensor(prod._impl.sizes, dtype, prod._impl.device)
-    return run("copy", out, (prod,), prod._impl.dtype)
-
-
 def mv(self, vec):
     spec = shape_rule("linalg.mv")("mv", (self, vec))
     _, (m, v) = operands("mv", self=self, vec=vec)
-    prod = product(m, v.unsqueeze(1), _acc(spec.dtype))
-    return _rounded(prod, spec.dtype).view(spec.sizes)
+    return product(m, v.unsqueeze(1), spec.dtype).view(spec.sizes)
 
 
 def dot(self, tensor):
     spec = shape_rule("linalg.dot")("dot", (self, tensor))
     _, (a, b) = operands("dot", self=self, tensor=tensor)
-    prod = product(a.unsqueeze(0), b.unsqueeze(1), _acc(spec.dtype))
-    return _rounded(prod, spec.dtype).view(())
+    return product(a.unsqueeze(0), b.unsqueeze(1), spec.dtype).view(())
 
 
 def linear(input, weight, bias):  # noqa: A002 - the schema's name
-    """input @ weight.T + bias for input [..., in_features]:
+    """input @ weight.T + bias for input [..., in_features], the bias added in the
+    matmul's epilogue (one kernel):
         out[..., o] = sum_i input[..., i] * weight[o, i] + bias[o]"""
     spec = shape_rule("linalg.linear")("linear", (input, weight, bias))
     device, (x, w, b) = operands("linear", input=input, weight=weight, bias=bias)
     features = x._impl.sizes[-1] if x._impl.sizes else 1
     rows = x.reshape([-1, features])
-    prod = product(rows, w.t(), _acc(spec.dtype))
-    if b is None:
-        return _rounded(prod, spec.dtype).view(spec.sizes)
-    out = new_tensor(prod._impl.sizes, spec.dtype, device)
-    run_expression("linear_bias", "x + y", out, (prod, b), prod._impl.dtype, {})
-    return out.view(spec.sizes)
+    if b is None or not spec.dtype.is_floating_point:
+        if b is None:
+            return product(rows, w.t(), spec.dtype).view(spec.sizes)
+        prod = product(rows, w.t(), _acc(spec.dtype))
+        out = new_tensor(prod._impl.sizes, spec.dtype, device)
+        run_expression("linear_bias", "x + y", out, (prod, b), prod._impl.dtype, {})
+        return out.view(spec.sizes)
+    return product(rows, w.t(), spec.dtype, epilogue=(b, 1, 1)).view(spec.sizes)
 
 
 # ---- triangles and diagonals -------------------------------------------------------------

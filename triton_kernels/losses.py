@@ -18,7 +18,40 @@ from triton_kernels import _math
 from triton_kernels._indexing import copy_of
 from triton_kernels._launch import launch, new_tensor, operands, pointer
 from triton_kernels.pointwise import run, run_expression
-from triton_kernels.softmax import acc_dtype, row_block, row_max_and_sum
+from triton_kernels import _rows
+from triton_kernels.softmax import acc_dtype
+
+
+def row_block(n):
+    """(BLOCK, num_warps) for one row of n classes per program: the whole row when it
+    fits in MAX_ONE_PASS, else blocks of LOOP_BLOCK walked twice."""
+    block = _rows.pow2(n)
+    block = block if block <= _rows.MAX_ONE_PASS else _rows.LOOP_BLOCK
+    return block, _rows.num_warps_for(block)
+
+
+@triton.jit
+def row_max_and_sum(
+    row_ptr,  # one row of N elements, contiguous
+    N,
+    ACC: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    """(max(x), sum(exp(x - max(x)))) of a row walked in blocks, in one read: an online
+    max and sum that rescales the running sum whenever the max grows (a row of -inf
+    gives (-inf, 0))."""
+    cols = tl.arange(0, BLOCK)
+    m = tl.zeros([BLOCK], ACC) + float("-inf")
+    s = tl.zeros([BLOCK], ACC)
+    for start in range(0, N, BLOCK):
+        mask = start + cols < N
+        x = _math.convert(tl.load(row_ptr + start + cols, mask=mask, other=float("-inf")), ACC)
+        m_new = tl.maximum(m, x)
+        s = s * tl.exp(m - m_new) + tl.where(x == float("-inf"), 0.0, tl.exp(x - m_new))
+        s = tl.where(m_new == float("-inf"), 0.0, s)
+        m = m_new
+    row_max = tl.max(m, axis=0)
+    return row_max, tl.sum(s * tl.exp(m - row_max), axis=0)
 
 
 @triton.jit
@@ -158,11 +191,11 @@ def cross_entropy_forward(self, target, weight, reduction, ignore_index):
     losses = new_tensor((rows_n,), acc, device)
     row_weight = new_tensor((rows_n,), acc, device)
     if rows_n:
-        block, _ = row_block(classes)
+        block, warps = row_block(classes)
         launch(op, cross_entropy_kernel, (rows_n,), pointer(x), pointer(t),
                pointer(w if w is not None else x), pointer(losses), pointer(probs),
                pointer(row_weight), classes, ignore_index, HAS_W=w is not None,
-               ACC=acc_dtype(acc), BLOCK=block)
+               ACC=acc_dtype(acc), BLOCK=block, num_warps=warps)
     loss, total = _reduce_losses(losses, row_weight, reduction, self._impl.dtype)
     return loss.view(specs[0].sizes), probs, total.view(specs[2].sizes)
 
@@ -182,12 +215,12 @@ def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore
     g = g.contiguous()
     out = new_tensor(p._impl.sizes, p._impl.dtype, device)
     if rows_n and classes:
-        block, _ = row_block(classes)
+        block, warps = row_block(classes)
         launch(op, cross_entropy_backward_kernel, (rows_n,), pointer(p), pointer(t),
                pointer(w if w is not None else p), pointer(g), pointer(total), pointer(out),
                classes, ignore_index, 1 if g._impl.numel() > 1 else 0, HAS_PROBS=True,
                HAS_W=w is not None, MEAN=reduction == "mean", ACC=acc_dtype(p._impl.dtype),
-               BLOCK=block)
+               BLOCK=block, num_warps=warps)
     return out
 
 
@@ -242,12 +275,12 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
     g = g.reshape([-1]).contiguous()
     grad_rows = new_tensor((rows_n, classes), x._impl.dtype, device)
     if rows_n and classes:
-        block, _ = row_block(classes)
+        block, warps = row_block(classes)
         launch(op, cross_entropy_backward_kernel, (rows_n,), pointer(grad_rows), pointer(t),
                pointer(w if w is not None else grad_rows), pointer(g), pointer(total),
                pointer(grad_rows), classes, ignore_index, 1 if g._impl.numel() > 1 else 0,
                HAS_PROBS=False, HAS_W=w is not None, MEAN=reduction == "mean",
-               ACC=acc_dtype(x._impl.dtype), BLOCK=block)
+               ACC=acc_dtype(x._impl.dtype), BLOCK=block, num_warps=warps)
     if len(sizes) <= 2:
         return grad_rows.view(sizes)
     back = [0, len(sizes) - 1] + list(range(1, len(sizes) - 1))

@@ -34,9 +34,10 @@ from tensorplay.kernel_support.arguments import machine_eps
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from tensorplay.kernel_support.results import factory, numel_of
 from tensorplay.library import Library, ShapeRule, kernel
-from triton_kernels import _math
+from triton_kernels import _math, _rows
 from triton_kernels._launch import INTERPRETED, launch, new_tensor, operands, pointer
-from triton_kernels.softmax import MAX_ONE_PASS, acc_dtype
+from triton_kernels.reduction import welford_rows
+from triton_kernels.softmax import acc_dtype
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
 # fallback of kernel selection, which lays their 4-D results out channels_last again.
@@ -48,7 +49,7 @@ NCHW = "contiguous_format"
 PROGRAMS = 8 if INTERPRETED else 512
 # The longest row the backward keeps in registers. Five row vectors live at once there
 # (x, grad, weight and the two partial sums), so it is shorter than the forward's.
-BACKWARD_ONE_PASS = MAX_ONE_PASS // 4
+BACKWARD_ONE_PASS = _rows.MAX_ONE_PASS // 4
 
 
 @triton.jit
@@ -164,6 +165,102 @@ def norm_kernel(
 
 
 @triton.jit
+def layer_norm_kernel(
+    x_ptr, w_ptr, b_ptr,  # input rows (strided, below); weight, bias [N] (HAS_W, HAS_B)
+    y_ptr, mean_ptr, rstd_ptr,  # output [R, N] contiguous; statistics [R] (no mean: RMS)
+    R, N, tiles,  # rows, elements per row, ROWS-row tiles
+    stride_r, stride_n,  # the input's strides: between rows, along a row
+    eps,
+    RMS: tl.constexpr,  # rms_norm: no mean; rstd = 1 / sqrt(mean(x^2) + eps)
+    HAS_W: tl.constexpr, HAS_B: tl.constexpr,
+    ONE_PASS: tl.constexpr,  # a row fits in BLOCK: read once, normalised in registers
+    ACC: tl.constexpr,
+    ROWS: tl.constexpr, BLOCK: tl.constexpr,
+):
+    # layer_norm and rms_norm: ROWS rows per tile (several short rows share a program),
+    # persistent programs over the tiles (_rows.py). A row that fits is read once and
+    # written once; a longer one is read twice: Welford's one-pass statistics (lanes
+    # merged as in reduction.py), then the normalising write.
+    lanes = tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK).to(tl.int64)
+    if ONE_PASS:
+        col_mask = cols < N
+        # the weight and bias are the same for every tile: loaded once per program
+        if HAS_W:
+            w = _math.convert(tl.load(w_ptr + cols, mask=col_mask, other=0.0), ACC)
+        if HAS_B:
+            b = _math.convert(tl.load(b_ptr + cols, mask=col_mask, other=0.0), ACC)
+    for tile in range(tl.program_id(0), tiles, tl.num_programs(0)):
+        r = tile * ROWS + lanes
+        row_mask = r < R
+        r = r.to(tl.int64)
+        x_rows = x_ptr + r * stride_r
+        y_rows = y_ptr + r * N
+        if ONE_PASS:
+            mask = row_mask[:, None] & col_mask[None, :]
+            x = _math.convert(tl.load(x_rows[:, None] + cols[None, :] * stride_n, mask=mask,
+                                      other=0.0), ACC)
+            if RMS:
+                mean = tl.zeros([ROWS], ACC)
+                var = tl.sum(x * x, axis=1) / N
+            else:
+                mean = tl.sum(x, axis=1) / N
+                d = tl.where(mask, x - mean[:, None], 0.0)
+                var = tl.sum(d * d, axis=1) / N
+            rstd = 1.0 / tl.sqrt(var + eps)
+            y = (x - mean[:, None]) * rstd[:, None]
+            if HAS_W:
+                y = y * w[None, :]
+            if HAS_B:
+                y = y + b[None, :]
+            tl.store(y_rows[:, None] + cols[None, :],
+                     _math.convert(y, y_ptr.dtype.element_ty), mask=mask)
+        else:
+            m = tl.zeros([ROWS, BLOCK], ACC)    # Welford per lane: mean, m2, count
+            m2 = tl.zeros([ROWS, BLOCK], ACC)
+            count = tl.zeros([ROWS, BLOCK], ACC)
+            for start in range(0, N, BLOCK):
+                c = start + cols
+                mask = row_mask[:, None] & (c[None, :] < N)
+                x = _math.convert(tl.load(x_rows[:, None] + c[None, :] * stride_n,
+                                          mask=mask, other=0.0), ACC)
+                if RMS:
+                    m2 += x * x
+                else:
+                    count_new = count + mask.to(ACC)
+                    delta = x - m
+                    m = m + tl.where(mask, delta / tl.where(mask, count_new, 1.0), 0.0)
+                    m2 = m2 + tl.where(mask, delta * (x - m), 0.0)
+                    count = count_new
+            if RMS:
+                mean = tl.zeros([ROWS], ACC)
+                var = tl.sum(m2, axis=1) / N
+            else:
+                mean, m2_row, _ = welford_rows(m, m2, count)
+                var = m2_row / N
+            rstd = 1.0 / tl.sqrt(var + eps)
+            for start in range(0, N, BLOCK):
+                c = start + cols
+                c_mask = c < N
+                mask = row_mask[:, None] & c_mask[None, :]
+                x = _math.convert(tl.load(x_rows[:, None] + c[None, :] * stride_n,
+                                          mask=mask, other=0.0), ACC)
+                y = (x - mean[:, None]) * rstd[:, None]
+                if HAS_W:
+                    y = y * _math.convert(tl.load(w_ptr + c, mask=c_mask, other=0.0),
+                                          ACC)[None, :]
+                if HAS_B:
+                    y = y + _math.convert(tl.load(b_ptr + c, mask=c_mask, other=0.0),
+                                          ACC)[None, :]
+                tl.store(y_rows[:, None] + c[None, :],
+                         _math.convert(y, y_ptr.dtype.element_ty), mask=mask)
+        if not RMS:
+            tl.store(mean_ptr + r, _math.convert(mean, mean_ptr.dtype.element_ty),
+                     mask=row_mask)
+        tl.store(rstd_ptr + r, _math.convert(rstd, rstd_ptr.dtype.element_ty), mask=row_mask)
+
+
+@triton.jit
 def norm_backward_kernel(
     grad_ptr, x_ptr, w_ptr,  # grad_out and input [rows, N] contiguous; weight [N] (HAS_W)
     mean_ptr, rstd_ptr,  # the forward's statistics [rows] (no mean with RMS)
@@ -272,6 +369,7 @@ def launch_norm(op, x, w, b, y, mean, rstd, rows, n, eps, rms=False, segments=No
     inner, seg_stride = segments if segments is not None else (n, 0)
     run_mean, run_var = running
     updating = run_mean is not None and not stats_given
+    block = min(triton.next_power_of_2(max(n, 1)), _rows.MAX_ONE_PASS)
     # A pointer that a variant never reads is given as some other tensor's.
     launch(op, norm_kernel, (rows,), pointer(x), pointer(w if w is not None else x),
            pointer(b if b is not None else x), pointer(y), pointer(mean), pointer(rstd),
@@ -280,18 +378,50 @@ def launch_norm(op, x, w, b, y, mean, rstd, rows, n, eps, rms=False, segments=No
            seg_stride, *group, RMS=rms, SEGMENTED=segments is not None, PARAM=param,
            STATS_GIVEN=stats_given, RUNNING=updating, HAS_W=w is not None,
            HAS_B=b is not None, ACC=acc_dtype(x._impl.dtype),
-           BLOCK=min(triton.next_power_of_2(max(n, 1)), MAX_ONE_PASS))
+           BLOCK=block, num_warps=_rows.num_warps_for(block))
+
+
+def _rows_of(x, k):
+    """(x, stride between rows, stride along a row): x read as rows of its trailing k
+    dims where it lies, when the leading dims and the trailing ones each walk memory with
+    one stride (a strided batch, every other row); copied contiguous otherwise."""
+    d = len(x._impl.sizes) - k
+    view = _row_strides(x, d)
+    if view is None:
+        x = x.contiguous()
+        view = _row_strides(x, d)
+    return (x, *view)
+
+
+def _row_strides(x, d):
+    """(stride_r, stride_n) of x's dims [:d] (the rows) and [d:] (a row's elements), when
+    each group walks memory with one stride."""
+    sizes, strides = x._impl.sizes, x._impl.strides
+    before = _rows._collapse(sizes[:d], strides[:d])
+    after = _rows._collapse(sizes[d:], strides[d:])
+    if before is None or after is None:
+        return None
+    return before, after
 
 
 def _norm(op, rms, input, normalized_shape, weight, bias, eps, specs):
     device, (x, w, b) = operands(op, input=input, weight=weight, bias=bias)
     n = _row_length(normalized_shape)
-    x = x if x.is_contiguous() else x.contiguous()
     y = new_tensor(specs[0].sizes, specs[0].dtype, device)
     stats = [new_tensor(s.sizes, s.dtype, device) for s in specs[1:]]
     rows = y._impl.numel() // n if n else 0
     if rows and n:
-        launch_norm(op, x, w, b, y, stats[0], stats[-1], rows, n, eps, rms=rms)
+        x, stride_r, stride_n = _rows_of(x, len(normalized_shape))
+        w = None if w is None else w.contiguous()
+        b = None if b is None else b.contiguous()
+        plan = _rows.RowPlan(n, rows, coalesce_rows=False)
+        tiles = plan.tiles_per_outer
+        launch(op, layer_norm_kernel, (_rows.persistent_grid(tiles),), pointer(x),
+               pointer(w if w is not None else x), pointer(b if b is not None else x),
+               pointer(y), pointer(stats[0]), pointer(stats[-1]), rows, n, tiles, stride_r,
+               stride_n, eps, RMS=rms, HAS_W=w is not None, HAS_B=b is not None,
+               ONE_PASS=plan.one_pass, ACC=acc_dtype(x._impl.dtype), ROWS=plan.rows,
+               BLOCK=plan.block, num_warps=plan.num_warps)
     elif not n:
         _stats_of_empty_rows(None if rms else stats[0], stats[-1])
     return (y, *stats)
@@ -435,7 +565,7 @@ def _norm_backward(op, rms, grad_out, input, normalized_shape, mean, rstd, weigh
                pointer(w if w is not None else x), pointer(m if m is not None else r),
                pointer(r), pointer(dx), pointer(dw), pointer(db), rows, n, per_program,
                RMS=rms, HAS_W=w is not None, PARTIALS=partials, ONE_PASS=one_pass,
-               ACC=acc_dtype(x._impl.dtype), BLOCK=block)
+               ACC=acc_dtype(x._impl.dtype), BLOCK=block, num_warps=_rows.num_warps_for(block))
     # The column sums: the reduction kernel over the programs' partial sums.
     columns = [dx, dw, db]
     for i in (1, 2):

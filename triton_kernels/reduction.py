@@ -26,7 +26,7 @@ from tensorplay import _dtype as dt
 from tensorplay._device_transfer import from_host, to_host
 from tensorplay._memory_format import contiguous_format
 from tensorplay.errors import ArgumentError, ShapeError
-from tensorplay.kernel_support.arguments import bincount_dtype, integral_to_long, reduced_sizes
+from tensorplay.kernel_support.arguments import bincount_dtype, integral_to_long
 from tensorplay.kernel_support.checks import reduce_dim_list
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
 from tensorplay.kernel_support.results import factory, numel_of
@@ -46,6 +46,11 @@ from cpu_kernels._common import out as cpu_tensor
 TILE = 16384 if INTERPRETED else 4096          # elements per BLOCK_M x BLOCK_N tile
 MAX_BLOCK_N = 8192 if INTERPRETED else 1024
 MIN_PROGRAMS = 1 if INTERPRETED else 264
+# A column reduction's tile: this many contiguous kept elements (1 KiB of fp32) per row.
+COLUMN_BLOCK_M = 256
+# The one-pass statistics keep three accumulators a lane (Welford's mean, m2 and count):
+# a quarter of TILE, or their 4096-element tile spilled at 255 registers (sm_90, 4 warps).
+STATS_TILE = TILE // 4
 
 _TP_OF_TL = {v: k for k, v in TL_DTYPES.items()}
 
@@ -136,14 +141,159 @@ def reduce_kernel(
              mask=row_mask)
 
 
+# ---- one-pass statistics: var / std (Welford) and logsumexp (online max and sum) ---------
+# Each lane of the [BLOCK_M, BLOCK_N] tile keeps a running statistic of the elements it
+# reads; at the end the lanes of a row are merged by tl.reduce with the statistic's own
+# merge rule. A split row (too few rows to fill the GPU) writes per-program partial
+# statistics, which a second launch of the same kernel merges (PARTIAL_IN): every input
+# element is read once, where the composed var read it three times in four kernels.
+# The merge rules are written twice: elementwise (two summaries into one, *_merge) and
+# across a tile's lanes (*_rows, as sums).
+@triton.jit
+def welford_merge(mean_a, m2_a, n_a, mean_b, m2_b, n_b):
+    """Chan et al.'s merge of two (mean, sum of squared deviations, count) summaries."""
+    n = n_a + n_b
+    frac = tl.where(n == 0, 0.0, n_b / tl.where(n == 0, 1.0, n))
+    delta = mean_b - mean_a
+    return mean_a + delta * frac, m2_a + m2_b + delta * delta * n_a * frac, n
+
+
+@triton.jit
+def lse_merge(m_a, s_a, nan_a, m_b, s_b, nan_b):
+    """Merge two (max, sum of exp(x - max), NaN count) summaries. A -inf max holds no
+    weight (its exp(-inf - -inf) would be NaN); a +inf max is settled at the end."""
+    m = tl.maximum(m_a, m_b)
+    safe = tl.where(m == float("-inf"), 0.0, m)
+    s = tl.where(m_a == float("-inf"), 0.0, s_a * tl.exp(m_a - safe)) + \
+        tl.where(m_b == float("-inf"), 0.0, s_b * tl.exp(m_b - safe))
+    return m, s, nan_a + nan_b
+
+
+@triton.jit
+def welford_rows(mean, m2, n):
+    """The lanes of each row (axis 1) merged into one (mean, m2, count): the parallel
+    form of Chan's merge, with plain sums (tl.reduce with a combine function would be a
+    tree of merges; this is three sums and a max-free pass, and the interpreter runs it
+    as NumPy reductions instead of one Python call per element)."""
+    total = tl.sum(n, axis=1)
+    row_mean = tl.sum(mean * n, axis=1) / tl.where(total == 0, 1.0, total)
+    d = tl.where(n == 0, 0.0, mean - row_mean[:, None])
+    return row_mean, tl.sum(m2, axis=1) + tl.sum(n * d * d, axis=1), total
+
+
+@triton.jit
+def lse_rows(m, s, nans):
+    """The lanes of each row (axis 1) merged into one (max, sum of exp(x - max), NaNs)."""
+    row_max = tl.max(m, axis=1)
+    safe = tl.where(row_max == float("-inf"), 0.0, row_max)
+    total = tl.sum(tl.where(m == float("-inf"), 0.0, s * tl.exp(m - safe[:, None])), axis=1)
+    return row_max, total, tl.sum(nans, axis=1)
+
+
+@triton.jit
+def stats_kernel(
+    in_ptr,  # the input as [M, N] (strides below); PARTIAL_IN: the first partial statistic
+    b_in_ptr, c_in_ptr,  # PARTIAL_IN: the second and third, [M, N] like in_ptr
+    out_ptr,  # FINAL: the result [M]; else the first partial statistic [M, SPLIT]
+    b_out_ptr, c_out_ptr,  # FINAL: WITH_MEAN's mean [M]; else partials [M, SPLIT]
+    M, N, stride_m, stride_n,
+    chunk,  # elements of a row per program (a multiple of BLOCK_N)
+    correction,  # var/std: the divisor is max(0, count - correction)
+    STAT: tl.constexpr,  # "var", "std" (Welford: mean, m2, count) or "lse" (max, sum, nans)
+    PARTIAL_IN: tl.constexpr,
+    FINAL: tl.constexpr,
+    WITH_MEAN: tl.constexpr,
+    ACC: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+):
+    pid_m = tl.program_id(0)
+    pid_split = tl.program_id(1)
+    rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    row_mask = rows < M
+    cols = tl.arange(0, BLOCK_N)
+    # (a, b, c): Welford's (mean, m2, count), or logsumexp's (max, sum, NaN count)
+    if STAT == "lse":
+        a = tl.zeros([BLOCK_M, BLOCK_N], ACC) + float("-inf")
+    else:
+        a = tl.zeros([BLOCK_M, BLOCK_N], ACC)
+    b = tl.zeros([BLOCK_M, BLOCK_N], ACC)
+    c = tl.zeros([BLOCK_M, BLOCK_N], ACC)
+    start = pid_split * chunk
+    end = tl.minimum(start + chunk, N)
+    for n0 in range(start, end, BLOCK_N):
+        n = n0 + cols
+        mask = row_mask[:, None] & (n[None, :] < end)
+        offsets = rows[:, None].to(tl.int64) * stride_m + n[None, :] * stride_n
+        if PARTIAL_IN:
+            if STAT == "lse":
+                a2 = tl.load(in_ptr + offsets, mask=mask, other=float("-inf")).to(ACC)
+            else:
+                a2 = tl.load(in_ptr + offsets, mask=mask, other=0.0).to(ACC)
+            b2 = tl.load(b_in_ptr + offsets, mask=mask, other=0.0).to(ACC)
+            c2 = tl.load(c_in_ptr + offsets, mask=mask, other=0.0).to(ACC)
+            if STAT == "lse":
+                a, b, c = lse_merge(a, b, c, a2, b2, c2)
+            else:
+                a, b, c = welford_merge(a, b, c, a2, b2, c2)
+        elif STAT == "lse":
+            x = tl.load(in_ptr + offsets, mask=mask, other=float("-inf")).to(ACC)
+            is_nan = x != x
+            x = tl.where(is_nan, float("-inf"), x)
+            m_new = tl.maximum(a, x)
+            safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+            b = tl.where(a == float("-inf"), 0.0, b * tl.exp(a - safe)) + \
+                tl.where(x == float("-inf"), 0.0, tl.exp(x - safe))
+            a = m_new
+            c += is_nan.to(ACC)
+        else:
+            # Welford's update, lane by lane: count, mean and m2 of what the lane has read.
+            x = tl.load(in_ptr + offsets, mask=mask, other=0.0).to(ACC)
+            c_new = c + mask.to(ACC)
+            delta = x - a
+            a = a + tl.where(mask, delta / tl.where(mask, c_new, 1.0), 0.0)
+            b = b + tl.where(mask, delta * (x - a), 0.0)
+            c = c_new
+    if STAT == "lse":
+        a, b, c = lse_rows(a, b, c)
+    else:
+        a, b, c = welford_rows(a, b, c)
+    if FINAL:
+        if STAT == "lse":
+            # +inf wins over any finite sum; a NaN anywhere makes the result NaN
+            result = tl.where(a == float("inf"), a, a + tl.log(b))
+            result = tl.where(c > 0, float("nan"), result)
+        else:
+            result = b / tl.maximum(c - correction, 0.0)
+            if STAT == "std":
+                result = tl.sqrt(result)
+        tl.store(out_ptr + rows, _math.convert(result, out_ptr.dtype.element_ty),
+                 mask=row_mask)
+        if WITH_MEAN:
+            tl.store(b_out_ptr + rows, _math.convert(a, b_out_ptr.dtype.element_ty),
+                     mask=row_mask)
+    else:
+        out_offsets = rows * tl.num_programs(1) + pid_split
+        tl.store(out_ptr + out_offsets, a, mask=row_mask)
+        tl.store(b_out_ptr + out_offsets, b, mask=row_mask)
+        tl.store(c_out_ptr + out_offsets, c, mask=row_mask)
+
+
 def _pow2(n):
     return triton.next_power_of_2(builtins.max(int(n), 1))
 
 
-def plan(M, N):
-    """(BLOCK_M, BLOCK_N, split, chunk) for an [M, N] reduction."""
-    block_n = builtins.min(_pow2(N), MAX_BLOCK_N)
-    block_m = builtins.max(1, builtins.min(_pow2(M), TILE // block_n))
+def plan(M, N, columns=False, tile=None):
+    """(BLOCK_M, BLOCK_N, split, chunk) for an [M, N] reduction. `columns`: the kept rows
+    are the contiguous dim (a column sum, x.sum(0) of a row-major matrix): the tile is
+    then wide along M, COLUMN_BLOCK_M neighbouring columns read as one coalesced line per
+    reduced row and accumulated down the rows, instead of TILE // BLOCK_N (4) of them."""
+    tile = TILE if tile is None else tile
+    if columns:
+        block_m = builtins.min(_pow2(M), COLUMN_BLOCK_M)
+        block_n = builtins.max(1, builtins.min(_pow2(N), tile // block_m))
+    else:
+        block_n = builtins.min(_pow2(N), MAX_BLOCK_N, tile)
+        block_m = builtins.max(1, builtins.min(_pow2(M), tile // block_n))
     row_programs = triton.cdiv(M, block_m)
     split = 1
     if row_programs < MIN_PROGRAMS and N > 4 * block_n:
@@ -185,9 +335,14 @@ def _as_matrix(x, kept, reduced):
     return matrix, numel_of([sizes[d] for d in reduced]), 1
 
 
+def _is_columns(M, N, stride_m, stride_n):
+    """The kept dim is the contiguous one (and the reduced one is not)."""
+    return M > 1 and stride_m == 1 and stride_n != 1
+
+
 def _run(op, x, values, indices, M, N, stride_m, stride_n, acc, mean):
     """Reduce x (read as [M, N]) into the contiguous `values` (and `indices`)."""
-    block_m, block_n, split, chunk = plan(M, N)
+    block_m, block_n, split, chunk = plan(M, N, _is_columns(M, N, stride_m, stride_n))
     with_index = indices is not None
     init = _init(op, acc)
     grid = (triton.cdiv(M, block_m), split)
@@ -214,10 +369,9 @@ def _run(op, x, values, indices, M, N, stride_m, stride_n, acc, mean):
            BLOCK_N=block_n2)
 
 
-def _reduce(name, op, self, dims, keepdim, out_dtype, acc_from, mean=False, values=True,
-            indices=False):
-    """The shared launcher: returns (values, indices) with either one None."""
-    device, (x,) = operands(name, self=self)
+def _shape_of(name, x, dims, keepdim):
+    """(kept dims, reduced dims, result sizes, M, N) of reducing x over `dims` (None or
+    [] = all of them)."""
     sizes = x._impl.sizes
     ndim = len(sizes)
     reduced = tuple(range(ndim)) if dims is None or len(dims) == 0 else \
@@ -227,8 +381,15 @@ def _reduce(name, op, self, dims, keepdim, out_dtype, acc_from, mean=False, valu
     kept = tuple(d for d in range(ndim) if d not in reduced)
     out_sizes = tuple(1 if d in reduced else sizes[d] for d in range(ndim)) if keepdim \
         else tuple(sizes[d] for d in kept)
-    M = numel_of([sizes[d] for d in kept])
-    N = numel_of([sizes[d] for d in reduced])
+    return (kept, reduced, out_sizes, numel_of([sizes[d] for d in kept]),
+            numel_of([sizes[d] for d in reduced]))
+
+
+def _reduce(name, op, self, dims, keepdim, out_dtype, acc_from, mean=False, values=True,
+            indices=False):
+    """The shared launcher: returns (values, indices) with either one None."""
+    device, (x,) = operands(name, self=self)
+    kept, reduced, out_sizes, M, N = _shape_of(name, x, dims, keepdim)
     out = new_tensor(out_sizes, out_dtype, device) if values else None
     idx = new_tensor(out_sizes, dt.int64, device) if indices else None
     if M == 0:
@@ -339,16 +500,6 @@ def _dims(dim):
     return [dim] if isinstance(dim, int) else list(dim)
 
 
-def _count(self, dims):
-    sizes = self._impl.sizes
-    if not sizes or not dims:
-        return self._impl.numel()
-    n = 1
-    for d in reduce_dim_list("reduce", dims, len(sizes)):
-        n *= sizes[d]
-    return n
-
-
 def _accumulate(t):
     """Half types are computed in float32 and rounded once at the end."""
     return t.to(dt.float32) if t.dtype in (dt.float16, dt.bfloat16) else t
@@ -400,27 +551,60 @@ def _sum(x, dims, keepdim, dtype=None):
     return call_below_autograd("sum.dim_IntList", x, tuple(dims), keepdim, dtype)
 
 
-def _variance(op, self, dim, correction, keepdim):
-    """Two passes, as on the CPU: m = mean(x over dims); sum((x - m)**2) / (N - correction)."""
-    shape_rule("reduction.var")(op, (self, dim, correction, keepdim))
-    operands(op, self=self)
-    dims = _dims(dim) or []
-    x = _accumulate(self)
-    mean = call_below_autograd("mean.dim", x, tuple(dims), True, None)
-    centered = call_below_autograd("sub.Tensor", x, mean, 1)
-    total = _sum(call_below_autograd("mul.Tensor", centered, centered), dims, keepdim)
-    n = _count(self, dims)
+def statistic(op, stat, self, dims, keepdim, out_dtype, correction=0, with_mean=False):
+    """One pass over `self` (read as [M, N] where it lies, as the reductions above) for
+    var / std (Welford) or logsumexp: (result, mean or None), in `out_dtype`."""
+    device, (x,) = operands(op, self=self)
+    kept, reduced, out_sizes, M, N = _shape_of(op, x, dims, keepdim)
+    out = new_tensor(out_sizes, out_dtype, device)
+    mean = new_tensor(out_sizes, out_dtype, device) if with_mean else None
+    if M == 0:
+        return out, mean
+    if N == 0:     # var of nothing: 0 / 0; logsumexp: log(0); the mean of nothing: NaN
+        fill_(out, float("-inf") if stat == "lse" else float("nan"))
+        if mean is not None:
+            fill_(mean, float("nan"))
+        return out, mean
+    matrix, stride_m, stride_n = _as_matrix(x, kept, reduced)
+    acc = tl.float64 if x._impl.dtype is dt.float64 else tl.float32
+    block_m, block_n, split, chunk = plan(M, N, _is_columns(M, N, stride_m, stride_n),
+                                          STATS_TILE)
+    common = dict(STAT=stat, WITH_MEAN=with_mean, ACC=acc)
+    if split == 1:
+        launch(op, stats_kernel, (triton.cdiv(M, block_m), 1), pointer(matrix),
+               pointer(matrix), pointer(matrix), pointer(out),
+               pointer(mean if with_mean else out), pointer(out), M, N, stride_m, stride_n,
+               chunk, correction, PARTIAL_IN=False, FINAL=True, BLOCK_M=block_m,
+               BLOCK_N=block_n, **common)
+        return out, mean
+    # Two levels: [M, split] partial statistics, then one merge of each row's.
+    partials = [new_tensor((M, split), _TP_OF_TL[acc], device) for _ in range(3)]
+    launch(f"{op} (partials)", stats_kernel, (triton.cdiv(M, block_m), split),
+           pointer(matrix), pointer(matrix), pointer(matrix), *map(pointer, partials), M, N,
+           stride_m, stride_n, chunk, correction, PARTIAL_IN=False, FINAL=False,
+           BLOCK_M=block_m, BLOCK_N=block_n, **common)
+    block_m2, block_n2, _, _ = plan(M, split, tile=STATS_TILE)
+    launch(f"{op} (merge)", stats_kernel, (triton.cdiv(M, block_m2), 1),
+           *map(pointer, partials), pointer(out), pointer(mean if with_mean else out),
+           pointer(out), M, split, split, 1, triton.cdiv(split, block_n2) * block_n2,
+           correction, PARTIAL_IN=True, FINAL=True, BLOCK_M=block_m2, BLOCK_N=block_n2,
+           **common)
+    return out, mean
+
+
+def _variance(op, stat, self, dim, correction, keepdim):
+    spec = shape_rule("reduction.var")(op, (self, dim, correction, keepdim))
     correction = 1 if correction is None else correction
-    return call_below_autograd("div.Scalar", total, builtins.max(0, n - correction))
+    return statistic(op, stat, self, _dims(dim), keepdim, spec.dtype, correction)[0]
 
 
 def var(self, dim, correction, keepdim):
-    return _variance("var", self, dim, correction, keepdim).to(self._impl.dtype)
+    """sum((x - mean)**2) / max(0, N - correction), in one pass (Welford)."""
+    return _variance("var", "var", self, dim, correction, keepdim)
 
 
 def std(self, dim, correction, keepdim):
-    variance = _variance("std", self, dim, correction, keepdim)
-    return call_below_autograd("sqrt", variance).to(self._impl.dtype)
+    return _variance("std", "std", self, dim, correction, keepdim)
 
 
 def norm(self, p, dim, keepdim, dtype):
@@ -450,31 +634,12 @@ def norm(self, p, dim, keepdim, dtype):
 
 
 def logsumexp(self, dim, keepdim):
-    """m + log(sum(exp(x - m))), m the max (0 where it is infinite), without overflow."""
+    """log(sum(exp(x))) without overflow, in one pass: an online max and sum (the sum
+    rescaled whenever the max grows), as softmax's; an empty reduction is -inf."""
     spec = shape_rule("reduction.logsumexp")("logsumexp", (self, dim, keepdim))
-    operands("logsumexp", self=self)
-    dims = _dims(dim) or []
-    x = _accumulate(self.to(spec.dtype))
-    if x.numel() == 0:
-        total = _sum(call_below_autograd("exp", x), dims, keepdim)
-        return call_below_autograd("log", total).to(spec.dtype)
-    m = call_below_autograd("amax", x, tuple(dims), True)
-    m = call_below_autograd("where.ScalarSelf", call_below_autograd("isinf", m), 0.0, m)
-    shifted = call_below_autograd("exp", call_below_autograd("sub.Tensor", x, m, 1))
-    total = _sum(shifted, dims, True)
-    r = call_below_autograd("add.Tensor", call_below_autograd("log", total), m, 1)
-    if not keepdim:
-        r = r.view(reduced_sizes("logsumexp", self._impl.sizes, dims, False))
-    return r.to(spec.dtype)
+    return statistic("logsumexp", "lse", self, _dims(dim) or [], keepdim, spec.dtype)[0]
 
 
-# ---- counting: bincount and histc by atomic adds; the histograms on a host copy -------------
-# bincount and histc add each element's weight (or 1) into its bin: _indexing.py's
-# index kernel in "add" mode (atomic adds), after one host sync for the number of bins
-# (bincount: the largest value) or the range (histc without one). histogramdd's bins
-# (and the local search against their edges) run the CPU's NumPy kernel on host copies
-# of the tensors, logged on the `tensorplay.dispatch` logger each call (explain() names
-# the `_on_host` kernel).
 log = logging.getLogger("tensorplay.dispatch")
 
 
