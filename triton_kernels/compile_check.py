@@ -104,7 +104,7 @@ def _complex_table_cases(quick):
 # Kernel modules that list their own cases: each defines `compile_cases(quick)` yielding
 # the same (label, kernel, argument types, constexprs, options) tuples as `cases` below,
 # so a new kernel module adds its kernels here by one name.
-MODULES_WITH_CASES = ("normalization", "_indexing", "sorting", "random", "conv", "pooling",
+MODULES_WITH_CASES = ("normalization", "_indexing", "sorting", "random", "conv", "fold", "pooling",
                       "resample", "padding", "triangular", "bessel", "special", "embedding")
 
 
