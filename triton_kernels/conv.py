@@ -31,7 +31,9 @@ weight is (C_in, C_out/G, *K)).
 
 Precision: fp16/bf16 operands go to `tl.dot` as they are (tensor cores), summed in
 float32 and rounded once after the bias; float32 in full IEEE precision unless
-tp.backends.cuda.matmul.allow_tf32 (as linalg.py's matmul); float64 in float64;
+tp.backends.cuda.matmul.allow_tf32, the switch of every Triton dot product here (PyTorch's
+cuDNN convolutions follow cudnn.allow_tf32, True by default; TensorPlay holds that flag
+without effect, tensorplay/backends/cudnn.py); float64 in float64;
 integers (no tl.dot for them) as a broadcast multiply-sum in int64, small fixed tiles.
 Under the interpreter half operands are upcast to float32 first (its bf16 tl.dot is
 wrong). Tiles, num_warps and num_stages are autotuned per bucket of the GEMM sizes
@@ -83,6 +85,20 @@ def _split_k(k, KD, KH, KW, CG, CHANNELS_INNER: tl.constexpr):
 
 
 @triton.jit
+def _multiply_add(acc, a, b, USE_DOT: tl.constexpr, UPCAST: tl.constexpr,
+                  PRECISION: tl.constexpr, ACC: tl.constexpr):
+    """acc + a @ b: tl.dot (tensor cores for half types), or for integers a broadcast
+    multiply-sum over K (tl.dot has no int64 inputs)."""
+    if UPCAST:
+        a = a.to(tl.float32)
+        b = b.to(tl.float32)
+    if USE_DOT:
+        # out_dtype: triton 3.6 takes float32 for a float64 dot unless told.
+        return tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
+    return acc + tl.sum(a.to(ACC)[:, :, None] * b.to(ACC)[None, :, :], axis=1)
+
+
+@triton.jit
 def _tile_ids(M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
     """This program's (row tile, column tile), GROUP_M row tiles side by side (the matmul's
     grouped ordering: programs running together share column tiles while they are in L2)."""
@@ -110,6 +126,7 @@ def conv_kernel(
     M, K,  # GEMM rows N * OD*OH*OW, GEMM depth CG * KD*KH*KW
     TRANSPOSED: tl.constexpr,  # the adjoint addressing (see the module doc)
     CHANNELS_INNER: tl.constexpr,  # K order: channel fastest (channels_last images)
+    CHANNEL_BLOCKS: tl.constexpr,  # K as kernel offsets x channel tiles (BLOCK_K | CG)
     HAS_BIAS: tl.constexpr,
     USE_DOT: tl.constexpr,  # tl.dot (floating types) or a multiply-sum (integers)
     UPCAST: tl.constexpr,  # interpreter: half operands to float32 before tl.dot
@@ -146,43 +163,76 @@ def conv_kernel(
     x_rows = x_ptr + n * sx_n + g * CG * sx_c
     w_cols = w_ptr + g * sw_g + o * sw_o
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=ACC)
-    for k0 in range(0, K, BLOCK_K):
-        k = k0 + tl.arange(0, BLOCK_K)
-        if WIDE:
-            k = k.to(tl.int64)
-        k_ok = k < K
-        c, kd, kh, kw = _split_k(k, KD, KH, KW, CG, CHANNELS_INNER)
-        if TRANSPOSED:
-            p_d = t_d[:, None] - (kd * dil_d)[None, :]
-            p_h = t_h[:, None] - (kh * dil_h)[None, :]
-            p_w = t_w[:, None] - (kw * dil_w)[None, :]
-            i_d = p_d // st_d
-            i_h = p_h // st_h
-            i_w = p_w // st_w
-            inside = (p_d >= 0) & (p_d % st_d == 0) & (i_d < XD) & \
-                (p_h >= 0) & (p_h % st_h == 0) & (i_h < XH) & \
-                (p_w >= 0) & (p_w % st_w == 0) & (i_w < XW)
-            a_ptrs = x_rows[:, None] + c[None, :] * sx_c + i_d * sx_d + i_h * sx_h + \
-                i_w * sx_w
-        else:
-            i_d = t_d[:, None] + (kd * dil_d)[None, :]
-            i_h = t_h[:, None] + (kh * dil_h)[None, :]
-            i_w = t_w[:, None] + (kw * dil_w)[None, :]
-            inside = (i_d >= 0) & (i_d < XD) & (i_h >= 0) & (i_h < XH) & \
-                (i_w >= 0) & (i_w < XW)
-            # The address splits into a row part and a column part (padding is masked).
-            a_ptrs = (x_rows + t_d * sx_d + t_h * sx_h + t_w * sx_w)[:, None] + \
-                (c * sx_c + kd * dil_d * sx_d + kh * dil_h * sx_h + kw * dil_w * sx_w)[None, :]
-        a = tl.load(a_ptrs, mask=inside & m_ok[:, None] & k_ok[None, :], other=0)
-        b = tl.load(w_cols[None, :] + (c * sw_c + kd * sw_d + kh * sw_h + kw * sw_w)[:, None],
-                    mask=k_ok[:, None] & o_ok[None, :], other=0)
-        if UPCAST:
-            a = a.to(tl.float32)
-            b = b.to(tl.float32)
-        if USE_DOT:
-            acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
-        else:
-            acc += tl.sum(a.to(ACC)[:, :, None] * b.to(ACC)[None, :, :], axis=1)
+    if CHANNEL_BLOCKS:
+        # K walks the kernel offsets, and for each the channels a tile at a time: which
+        # pixel a row reads (and whether it is padding) is worked out once per offset
+        # for the BLOCK_M rows, not per element of every A tile.
+        for kk in range(0, KD * KH * KW):
+            kd = kk // (KH * KW)
+            kh = (kk // KW) % KH
+            kw = kk % KW
+            if TRANSPOSED:
+                p_d = t_d - kd * dil_d
+                p_h = t_h - kh * dil_h
+                p_w = t_w - kw * dil_w
+                i_d = p_d // st_d
+                i_h = p_h // st_h
+                i_w = p_w // st_w
+                inside = m_ok & (p_d >= 0) & (p_d % st_d == 0) & (i_d < XD) & \
+                    (p_h >= 0) & (p_h % st_h == 0) & (i_h < XH) & \
+                    (p_w >= 0) & (p_w % st_w == 0) & (i_w < XW)
+            else:
+                i_d = t_d + kd * dil_d
+                i_h = t_h + kh * dil_h
+                i_w = t_w + kw * dil_w
+                inside = m_ok & (i_d >= 0) & (i_d < XD) & (i_h >= 0) & (i_h < XH) & \
+                    (i_w >= 0) & (i_w < XW)
+            a_rows = x_rows + i_d * sx_d + i_h * sx_h + i_w * sx_w
+            b_cols = w_cols + kd * sw_d + kh * sw_h + kw * sw_w
+            for c0 in range(0, CG, BLOCK_K):
+                c = c0 + tl.arange(0, BLOCK_K)
+                if WIDE:
+                    c = c.to(tl.int64)
+                a = tl.load(a_rows[:, None] + (c * sx_c)[None, :], mask=inside[:, None],
+                            other=0)
+                b = tl.load(b_cols[None, :] + (c * sw_c)[:, None], mask=o_ok[None, :],
+                            other=0)
+                acc = _multiply_add(acc, a, b, USE_DOT, UPCAST, PRECISION, ACC)
+    else:
+        for k0 in range(0, K, BLOCK_K):
+            # K flattened: any channel count (depthwise, 3 input channels) fills the tiles.
+            k = k0 + tl.arange(0, BLOCK_K)
+            if WIDE:
+                k = k.to(tl.int64)
+            k_ok = k < K
+            c, kd, kh, kw = _split_k(k, KD, KH, KW, CG, CHANNELS_INNER)
+            if TRANSPOSED:
+                p_d = t_d[:, None] - (kd * dil_d)[None, :]
+                p_h = t_h[:, None] - (kh * dil_h)[None, :]
+                p_w = t_w[:, None] - (kw * dil_w)[None, :]
+                i_d = p_d // st_d
+                i_h = p_h // st_h
+                i_w = p_w // st_w
+                inside = (p_d >= 0) & (p_d % st_d == 0) & (i_d < XD) & \
+                    (p_h >= 0) & (p_h % st_h == 0) & (i_h < XH) & \
+                    (p_w >= 0) & (p_w % st_w == 0) & (i_w < XW)
+                a_ptrs = x_rows[:, None] + c[None, :] * sx_c + i_d * sx_d + i_h * sx_h + \
+                    i_w * sx_w
+            else:
+                i_d = t_d[:, None] + (kd * dil_d)[None, :]
+                i_h = t_h[:, None] + (kh * dil_h)[None, :]
+                i_w = t_w[:, None] + (kw * dil_w)[None, :]
+                inside = (i_d >= 0) & (i_d < XD) & (i_h >= 0) & (i_h < XH) & \
+                    (i_w >= 0) & (i_w < XW)
+                # The address splits into a row part and a column part (padding is masked).
+                corner = x_rows + t_d * sx_d + t_h * sx_h + t_w * sx_w
+                offset = c * sx_c + kd * dil_d * sx_d + kh * dil_h * sx_h + kw * dil_w * sx_w
+                a_ptrs = corner[:, None] + offset[None, :]
+            a = tl.load(a_ptrs, mask=inside & m_ok[:, None] & k_ok[None, :], other=0)
+            w_offset = c * sw_c + kd * sw_d + kh * sw_h + kw * sw_w
+            b = tl.load(w_cols[None, :] + w_offset[:, None], mask=k_ok[:, None] & o_ok[None, :],
+                        other=0)
+            acc = _multiply_add(acc, a, b, USE_DOT, UPCAST, PRECISION, ACC)
     channel = g * OG + o
     if HAS_BIAS:
         acc += tl.load(b_ptr + channel, mask=o_ok, other=0).to(ACC)[None, :]
@@ -248,13 +298,7 @@ def weight_grad_kernel(
         b_rows = n * sx_n + corner_d * sx_d + corner_h * sx_h + corner_w * sx_w
         b = tl.load(x_cols[None, :] + b_rows[:, None],
                     mask=inside & r_ok[:, None] & j_ok[None, :], other=0)
-        if UPCAST:
-            a = a.to(tl.float32)
-            b = b.to(tl.float32)
-        if USE_DOT:
-            acc = tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=ACC)
-        else:
-            acc += tl.sum(a.to(ACC)[:, :, None] * b.to(ACC)[None, :, :], axis=1)
+        acc = _multiply_add(acc, a, b, USE_DOT, UPCAST, PRECISION, ACC)
     dst = out_ptr + split * so_s + g * so_g + (m * so_m)[:, None] + \
         (c * so_c + kd * so_d + kh * so_h + kw * so_w)[None, :]
     tl.store(dst, acc.to(out_ptr.dtype.element_ty), mask=m_ok[:, None] & j_ok[None, :])
@@ -365,7 +409,7 @@ def _conv_into(out, image, weight, bias, geometry, groups, transposed):
     ws = weight._impl.strides
     # The GEMM's output channels: the weight's dim 0 (regular) or dim 1 (transposed).
     sw_o, sw_c = (ws[1], ws[0]) if transposed else (ws[0], ws[1])
-    sw_g = (cg if transposed else og) * (ws[0])
+    sw_g = (cg if transposed else og) * ws[0]
     dtype = image._impl.dtype
     inner = _channels_inner(image)
     args = (pointer(image), pointer(weight), pointer(bias if bias is not None else weight),
@@ -380,7 +424,10 @@ def _conv_into(out, image, weight, bias, geometry, groups, transposed):
     def run_config(config):
         b = config.kwargs
         grid = (triton.cdiv(m, b["BLOCK_M"]) * triton.cdiv(og, b["BLOCK_N"]), groups)
-        launch(name, conv_kernel, grid, *args, **options, **config.launch_options())
+        # Channel tiles when they divide the channels exactly (64, 128...: no tile is
+        # part padding); the flattened K otherwise (3 channels, depthwise, 20...).
+        launch(name, conv_kernel, grid, *args, CHANNEL_BLOCKS=cg % b["BLOCK_K"] == 0,
+               **options, **config.launch_options())
 
     _run_tuned("conv", dtype, (bucket(m, og, k), transposed, inner), run_config)
     return out
@@ -497,32 +544,45 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
 
 
 def compile_cases(quick):
-    """The kernels for compile_check (see triton_kernels/compile_check.py): every autotune
-    config for the tensor-core types and float32, both addressings and K orders; float64's
-    default config and the integer blocks."""
+    """The kernels for compile_check (see triton_kernels/compile_check.py). Every autotune
+    config in fp16 (bf16 compiles to the same tensor-core code) and float32, in the
+    variants that matter there: channel tiles (the common case) in each addressing, the
+    flattened K in transposed addressing (the most index arithmetic), the weight
+    gradient; every variant once in bf16; float64's default config and the integer
+    blocks. The quick subset: bf16 at the first config."""
     ptrs = {dt.float16: "*fp16", dt.bfloat16: "*bf16", dt.float32: "*fp32",
             dt.float64: "*fp64", dt.int64: "*i64"}
-    variants = []
-    for dtype in ((dt.bfloat16,) if quick else (dt.float16, dt.bfloat16, dt.float32)):
-        for config in CONFIGS[:1] if quick else CONFIGS:
-            variants.append((dtype, config))
-    if not quick:
-        variants += [(dt.float64, CONFIGS[-1]), (dt.int64, Config(INTEGER_BLOCKS))]
-    for dtype, config in variants:
+    # (transposed addressing, channels inner, channel blocks) of conv_kernel; the weight
+    # gradient, K order channels last or first
+    every = [(t, inner, blocks) for t in (False, True) for inner in (False, True)
+             for blocks in (False, True)] + ["grad", "grad inner"]
+    fast = [(False, True, True), (True, False, True), (True, False, False)]
+    if quick:
+        plan = [(dt.bfloat16, CONFIGS[0], fast + ["grad inner"])]
+    else:
+        plan = [(dtype, config, variants) for config in CONFIGS for dtype, variants in
+                ((dt.float16, fast + ["grad inner"]),
+                 (dt.float32, [(False, False, True), (True, True, False), "grad"]))]
+        plan += [(dt.bfloat16, CONFIGS[0], every),
+                 (dt.float64, CONFIGS[-1], [(False, False, True), (True, True, False), "grad"]),
+                 (dt.int64, Config(INTEGER_BLOCKS), [(False, True, False), "grad"])]
+    for dtype, config, variants in plan:
         ptr = ptrs[dtype]
-        dot = _dot_options(dtype)
-        dot["UPCAST"] = False
-        launch_options = dict(num_warps=config.num_warps, num_stages=config.num_stages)
-        for transposed in (False, True):
-            for inner in (False, True):
+        dot = dict(_dot_options(dtype), UPCAST=False)
+        options = dict(num_warps=config.num_warps, num_stages=config.num_stages)
+        for variant in variants:
+            if isinstance(variant, tuple):
+                transposed, inner, blocks = variant
                 yield (f"conv {ptr[1:]} transposed={transposed} channels_inner={inner} "
-                       f"[{config}]", conv_kernel,
+                       f"channel_blocks={blocks} [{config}]", conv_kernel,
                        {"x_ptr": ptr, "w_ptr": ptr, "b_ptr": ptr, "out_ptr": ptr},
-                       dict(TRANSPOSED=transposed, CHANNELS_INNER=inner, HAS_BIAS=True,
-                            WIDE=False, **dot, **config.kwargs), launch_options)
-        for inner in (False, True):
-            out = ptr if dtype is not dt.float16 else "*fp32"   # split-K slices: float32
-            yield (f"conv weight grad {ptr[1:]} channels_inner={inner} [{config}]",
-                   weight_grad_kernel, {"g_ptr": ptr, "x_ptr": ptr, "out_ptr": out},
-                   dict(CHANNELS_INNER=inner, WIDE=False, **dot, **config.kwargs),
-                   launch_options)
+                       dict(TRANSPOSED=transposed, CHANNELS_INNER=inner, CHANNEL_BLOCKS=blocks,
+                            HAS_BIAS=True, WIDE=False, **dot, **config.kwargs), options)
+            else:
+                inner = variant == "grad inner"
+                # fp16 written as split-K's float32 slices, the others in their own type
+                out = "*fp32" if dtype is dt.float16 else ptr
+                yield (f"conv weight grad {ptr[1:]} channels_inner={inner} [{config}]",
+                       weight_grad_kernel, {"g_ptr": ptr, "x_ptr": ptr, "out_ptr": out},
+                       dict(CHANNELS_INNER=inner, WIDE=False, **dot, **config.kwargs),
+                       options)
