@@ -253,6 +253,7 @@ def weight_grad_kernel(
     MG, CG,  # row channels and windowed channels per group
     NCOLS, R, R_SPLIT,  # GEMM columns CG * KD*KH*KW; sum length N * P; its part per split
     CHANNELS_INNER: tl.constexpr,
+    CHANNEL_BLOCKS: tl.constexpr,  # channels inner and BLOCK_N | CG: one offset per tile
     USE_DOT: tl.constexpr, UPCAST: tl.constexpr, PRECISION: tl.constexpr, ACC: tl.constexpr,
     WIDE: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
@@ -271,7 +272,16 @@ def weight_grad_kernel(
         split = split.to(tl.int64)
     m_ok = m < MG
     j_ok = j < NCOLS
-    c, kd, kh, kw = _split_k(j, KD, KH, KW, CG, CHANNELS_INNER)
+    if CHANNEL_BLOCKS:
+        # The tile's columns are channels of one kernel offset: whether a position's
+        # window reads padding there is one test per position, not per element.
+        kk = (pid_n * BLOCK_N) // CG
+        c = (pid_n * BLOCK_N) % CG + tl.arange(0, BLOCK_N)
+        kd = kk // (KH * KW)
+        kh = (kk // KW) % KH
+        kw = kk % KW
+    else:
+        c, kd, kh, kw = _split_k(j, KD, KH, KW, CG, CHANNELS_INNER)
     g_rows = g_ptr + (g * MG + m) * sg_c
     x_cols = x_ptr + g * CG * sx_c + c * sx_c + kd * dil_d * sx_d + kh * dil_h * sx_h + \
         kw * dil_w * sx_w
@@ -291,13 +301,22 @@ def weight_grad_kernel(
         corner_d = pd * st_d - pad_d
         corner_h = ph * st_h - pad_h
         corner_w = pw * st_w - pad_w
-        i_d = corner_d[:, None] + (kd * dil_d)[None, :]
-        i_h = corner_h[:, None] + (kh * dil_h)[None, :]
-        i_w = corner_w[:, None] + (kw * dil_w)[None, :]
-        inside = (i_d >= 0) & (i_d < XD) & (i_h >= 0) & (i_h < XH) & (i_w >= 0) & (i_w < XW)
         b_rows = n * sx_n + corner_d * sx_d + corner_h * sx_h + corner_w * sx_w
-        b = tl.load(x_cols[None, :] + b_rows[:, None],
-                    mask=inside & r_ok[:, None] & j_ok[None, :], other=0)
+        if CHANNEL_BLOCKS:
+            i_d = corner_d + kd * dil_d
+            i_h = corner_h + kh * dil_h
+            i_w = corner_w + kw * dil_w
+            inside = r_ok & (i_d >= 0) & (i_d < XD) & (i_h >= 0) & (i_h < XH) & \
+                (i_w >= 0) & (i_w < XW)
+            b = tl.load(x_cols[None, :] + b_rows[:, None], mask=inside[:, None], other=0)
+        else:
+            i_d = corner_d[:, None] + (kd * dil_d)[None, :]
+            i_h = corner_h[:, None] + (kh * dil_h)[None, :]
+            i_w = corner_w[:, None] + (kw * dil_w)[None, :]
+            inside = (i_d >= 0) & (i_d < XD) & (i_h >= 0) & (i_h < XH) & \
+                (i_w >= 0) & (i_w < XW)
+            b = tl.load(x_cols[None, :] + b_rows[:, None],
+                        mask=inside & r_ok[:, None] & j_ok[None, :], other=0)
         acc = _multiply_add(acc, a, b, USE_DOT, UPCAST, PRECISION, ACC)
     dst = out_ptr + split * so_s + g * so_g + (m * so_m)[:, None] + \
         (c * so_c + kd * so_d + kh * so_h + kw * so_w)[None, :]
@@ -458,7 +477,7 @@ def _weight_grad(rows_of, windows_of, geometry, groups, weight_like, channels_la
     acc = dt.float32 if dtype in (dt.float16, dt.bfloat16) else dtype
     common = (*_lead(rows_of._impl.sizes[2:], 1), *_lead(windows_of._impl.sizes[2:], 1),
               *_spatial_strides(rows_of), *_spatial_strides(windows_of))
-    options = dict(CHANNELS_INNER=inner, WIDE=needs_wide_index(r * max(mg, ncols), rows_of,
+    options = dict(WIDE=needs_wide_index(r * max(mg, ncols), rows_of,
                                                                 windows_of, out),
                    **_dot_options(dtype))
     name = "conv weight grad (implicit GEMM)"
@@ -476,10 +495,14 @@ def _weight_grad(rows_of, windows_of, geometry, groups, weight_like, channels_la
         ds = dst._impl.strides
         lead = (0,) if splits == 1 else (ds[0],)
         ws = ds[-len(sizes):]
+        # Column tiles of one kernel offset when BLOCK_N divides the channels (so the
+        # channels come first in the columns' order, whatever the layout).
+        blocks = cg % b["BLOCK_N"] == 0
         launch(name, weight_grad_kernel, (tiles, groups, splits), pointer(rows_of),
                pointer(windows_of), pointer(dst), *common, *lead, mg * ws[0], ws[0], ws[1],
                *_lead(ws[2:], 0), *_window_args(*geometry), mg, cg, ncols, r, r_split,
-               **options, **config.launch_options())
+               CHANNELS_INNER=inner or blocks, CHANNEL_BLOCKS=blocks, **options,
+               **config.launch_options())
         parts["slices"] = None if splits == 1 else dst
 
     _run_tuned("conv weight grad", dtype, (bucket(mg, ncols, r), inner), run_config)
@@ -546,43 +569,48 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
 def compile_cases(quick):
     """The kernels for compile_check (see triton_kernels/compile_check.py). Every autotune
     config in fp16 (bf16 compiles to the same tensor-core code) and float32, in the
-    variants that matter there: channel tiles (the common case) in each addressing, the
-    flattened K in transposed addressing (the most index arithmetic), the weight
-    gradient; every variant once in bf16; float64's default config and the integer
+    variants that matter there: channel tiles (the common case) in each addressing and in
+    the weight gradient, the flattened K in transposed addressing (the most index
+    arithmetic); every variant once in bf16; float64's default config and the integer
     blocks. The quick subset: bf16 at the first config."""
     ptrs = {dt.float16: "*fp16", dt.bfloat16: "*bf16", dt.float32: "*fp32",
             dt.float64: "*fp64", dt.int64: "*i64"}
-    # (transposed addressing, channels inner, channel blocks) of conv_kernel; the weight
-    # gradient, K order channels last or first
-    every = [(t, inner, blocks) for t in (False, True) for inner in (False, True)
-             for blocks in (False, True)] + ["grad", "grad inner"]
-    fast = [(False, True, True), (True, False, True), (True, False, False)]
+    # (kernel, channels inner, channel blocks, transposed addressing); channel blocks of
+    # the weight gradient take the channels inner
+    variants = [(kernel, inner, blocks, t) for kernel in ("conv", "grad")
+                for inner in (False, True) for blocks in (False, True)
+                for t in ((False, True) if kernel == "conv" else (False,))
+                if not (kernel == "grad" and blocks and not inner)]
+    fast = [("conv", True, True, False), ("conv", False, True, True),
+            ("conv", False, False, True), ("grad", True, True, False)]
     if quick:
-        plan = [(dt.bfloat16, CONFIGS[0], fast + ["grad inner"])]
+        plan = [(dt.bfloat16, CONFIGS[0], fast)]
     else:
-        plan = [(dtype, config, variants) for config in CONFIGS for dtype, variants in
-                ((dt.float16, fast + ["grad inner"]),
-                 (dt.float32, [(False, False, True), (True, True, False), "grad"]))]
-        plan += [(dt.bfloat16, CONFIGS[0], every),
-                 (dt.float64, CONFIGS[-1], [(False, False, True), (True, True, False), "grad"]),
-                 (dt.int64, Config(INTEGER_BLOCKS), [(False, True, False), "grad"])]
-    for dtype, config, variants in plan:
+        plan = [(dtype, config, chosen) for config in CONFIGS for dtype, chosen in
+                ((dt.float16, fast),
+                 (dt.float32, [("conv", False, True, False), ("conv", True, False, True),
+                               ("grad", False, False, False)]))]
+        plan += [(dt.bfloat16, CONFIGS[0], variants),
+                 (dt.float64, CONFIGS[-1], [("conv", False, True, False),
+                                            ("conv", True, False, True),
+                                            ("grad", False, False, False)]),
+                 (dt.int64, Config(INTEGER_BLOCKS), [("conv", True, False, False),
+                                                     ("grad", False, False, False)])]
+    for dtype, config, chosen in plan:
         ptr = ptrs[dtype]
         dot = dict(_dot_options(dtype), UPCAST=False)
         options = dict(num_warps=config.num_warps, num_stages=config.num_stages)
-        for variant in variants:
-            if isinstance(variant, tuple):
-                transposed, inner, blocks = variant
-                yield (f"conv {ptr[1:]} transposed={transposed} channels_inner={inner} "
-                       f"channel_blocks={blocks} [{config}]", conv_kernel,
+        for kernel, inner, blocks, transposed in chosen:
+            what = f"channels_inner={inner} channel_blocks={blocks} [{config}]"
+            if kernel == "conv":
+                yield (f"conv {ptr[1:]} transposed={transposed} {what}", conv_kernel,
                        {"x_ptr": ptr, "w_ptr": ptr, "b_ptr": ptr, "out_ptr": ptr},
                        dict(TRANSPOSED=transposed, CHANNELS_INNER=inner, CHANNEL_BLOCKS=blocks,
                             HAS_BIAS=True, WIDE=False, **dot, **config.kwargs), options)
             else:
-                inner = variant == "grad inner"
                 # fp16 written as split-K's float32 slices, the others in their own type
                 out = "*fp32" if dtype is dt.float16 else ptr
-                yield (f"conv weight grad {ptr[1:]} channels_inner={inner} [{config}]",
-                       weight_grad_kernel, {"g_ptr": ptr, "x_ptr": ptr, "out_ptr": out},
-                       dict(CHANNELS_INNER=inner, WIDE=False, **dot, **config.kwargs),
-                       options)
+                yield (f"conv weight grad {ptr[1:]} {what}", weight_grad_kernel,
+                       {"g_ptr": ptr, "x_ptr": ptr, "out_ptr": out},
+                       dict(CHANNELS_INNER=inner, CHANNEL_BLOCKS=blocks, WIDE=False, **dot,
+                            **config.kwargs), options)
