@@ -571,8 +571,9 @@ def compile_cases(quick):
     config in fp16 (bf16 compiles to the same tensor-core code) and float32, in the
     variants that matter there: channel tiles (the common case) in each addressing and in
     the weight gradient, the flattened K in transposed addressing (the most index
-    arithmetic); every variant once in bf16; float64's default config and the integer
-    blocks. The quick subset: bf16 at the first config."""
+    arithmetic); every variant once in bf16, the common ones with int64 indexes too;
+    float64's default config and the integer blocks. The quick subset: bf16 at the first
+    config."""
     ptrs = {dt.float16: "*fp16", dt.bfloat16: "*bf16", dt.float32: "*fp32",
             dt.float64: "*fp64", dt.int64: "*i64"}
     # (kernel, channels inner, channel blocks, transposed addressing); channel blocks of
@@ -584,33 +585,34 @@ def compile_cases(quick):
     fast = [("conv", True, True, False), ("conv", False, True, True),
             ("conv", False, False, True), ("grad", True, True, False)]
     if quick:
-        plan = [(dt.bfloat16, CONFIGS[0], fast)]
+        plan = [(dt.bfloat16, CONFIGS[0], fast, False)]
     else:
-        plan = [(dtype, config, chosen) for config in CONFIGS for dtype, chosen in
+        plan = [(dtype, config, chosen, False) for config in CONFIGS for dtype, chosen in
                 ((dt.float16, fast),
                  (dt.float32, [("conv", False, True, False), ("conv", True, False, True),
                                ("grad", False, False, False)]))]
-        plan += [(dt.bfloat16, CONFIGS[0], variants),
+        plan += [(dt.bfloat16, CONFIGS[0], variants, False),
+                 (dt.bfloat16, CONFIGS[0], fast, True),
                  (dt.float64, CONFIGS[-1], [("conv", False, True, False),
                                             ("conv", True, False, True),
-                                            ("grad", False, False, False)]),
+                                            ("grad", False, False, False)], False),
                  (dt.int64, Config(INTEGER_BLOCKS), [("conv", True, False, False),
-                                                     ("grad", False, False, False)])]
-    for dtype, config, chosen in plan:
+                                                     ("grad", False, False, False)], False)]
+    for dtype, config, chosen, wide in plan:
         ptr = ptrs[dtype]
         dot = dict(_dot_options(dtype), UPCAST=False)
         options = dict(num_warps=config.num_warps, num_stages=config.num_stages)
         for kernel, inner, blocks, transposed in chosen:
-            what = f"channels_inner={inner} channel_blocks={blocks} [{config}]"
+            what = f"channels_inner={inner} channel_blocks={blocks} wide={wide} [{config}]"
             if kernel == "conv":
                 yield (f"conv {ptr[1:]} transposed={transposed} {what}", conv_kernel,
                        {"x_ptr": ptr, "w_ptr": ptr, "b_ptr": ptr, "out_ptr": ptr},
                        dict(TRANSPOSED=transposed, CHANNELS_INNER=inner, CHANNEL_BLOCKS=blocks,
-                            HAS_BIAS=True, WIDE=False, **dot, **config.kwargs), options)
+                            HAS_BIAS=True, WIDE=wide, **dot, **config.kwargs), options)
             else:
                 # fp16 written as split-K's float32 slices, the others in their own type
                 out = "*fp32" if dtype is dt.float16 else ptr
                 yield (f"conv weight grad {ptr[1:]} {what}", weight_grad_kernel,
                        {"g_ptr": ptr, "x_ptr": ptr, "out_ptr": out},
-                       dict(CHANNELS_INNER=inner, CHANNEL_BLOCKS=blocks, WIDE=False, **dot,
+                       dict(CHANNELS_INNER=inner, CHANNEL_BLOCKS=blocks, WIDE=wide, **dot,
                             **config.kwargs), options)

@@ -244,7 +244,7 @@ def test_explain_shows_the_implicit_gemm():
     assert "PRECISION=tf32" in half and "UPCAST=True" in half     # (the interpreter's bf16)
 
 
-def test_conv_configs_are_autotuned_per_bucket(monkeypatch):
+def test_conv_configs_are_autotuned_per_bucket():
     """With autotuning on, each config computes the same values, the fastest is kept per
     bucket of the GEMM sizes, and the next call in the bucket reuses it."""
     before = autotune.options.enabled
