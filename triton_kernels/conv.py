@@ -199,6 +199,13 @@ def conv_kernel(
                             other=0)
                 acc = _multiply_add(acc, a, b, USE_DOT, UPCAST, PRECISION, ACC)
     else:
+        if TRANSPOSED:
+            q_d = t_d // st_d
+            q_h = t_h // st_h
+            q_w = t_w // st_w
+            r_d = t_d % st_d
+            r_h = t_h % st_h
+            r_w = t_w % st_w
         for k0 in range(0, K, BLOCK_K):
             # K flattened: any channel count (depthwise, 3 input channels) fills the tiles.
             k = k0 + tl.arange(0, BLOCK_K)
@@ -207,15 +214,20 @@ def conv_kernel(
             k_ok = k < K
             c, kd, kh, kw = _split_k(k, KD, KH, KW, CG, CHANNELS_INNER)
             if TRANSPOSED:
-                p_d = t_d[:, None] - (kd * dil_d)[None, :]
-                p_h = t_h[:, None] - (kh * dil_h)[None, :]
-                p_w = t_w[:, None] - (kw * dil_w)[None, :]
-                i_d = p_d // st_d
-                i_h = p_h // st_h
-                i_w = p_w // st_w
-                inside = (p_d >= 0) & (p_d % st_d == 0) & (i_d < XD) & \
-                    (p_h >= 0) & (p_h % st_h == 0) & (i_h < XH) & \
-                    (p_w >= 0) & (p_w % st_w == 0) & (i_w < XW)
+                # t - e (e = k * dilation) divided by the stride without a 2-D division:
+                # with t = q * stride + r and e = qk * stride + rk (r, rk < stride), t - e
+                # is a multiple of the stride exactly when r == rk, and then the pixel
+                # is q - qk. Row and column halves are 1-D: this keeps the per-element
+                # work to subtractions and compares (registers: the tile's indexes).
+                e_d = kd * dil_d
+                e_h = kh * dil_h
+                e_w = kw * dil_w
+                i_d = q_d[:, None] - (e_d // st_d)[None, :]
+                i_h = q_h[:, None] - (e_h // st_h)[None, :]
+                i_w = q_w[:, None] - (e_w // st_w)[None, :]
+                inside = (r_d[:, None] == (e_d % st_d)[None, :]) & (i_d >= 0) & (i_d < XD) & \
+                    (r_h[:, None] == (e_h % st_h)[None, :]) & (i_h >= 0) & (i_h < XH) & \
+                    (r_w[:, None] == (e_w % st_w)[None, :]) & (i_w >= 0) & (i_w < XW)
                 a_ptrs = x_rows[:, None] + c[None, :] * sx_c + i_d * sx_d + i_h * sx_h + \
                     i_w * sx_w
             else:
