@@ -39,10 +39,17 @@ Under the interpreter half operands are upcast to float32 first (its bf16 tl.dot
 wrong). Tiles, num_warps and num_stages are autotuned per bucket of the GEMM sizes
 (tensorplay/dispatch/autotune.py), as the matmul's.
 
-The K index orders (channel, kernel offset) with the kernel offset fastest for NCHW
-images and the channel fastest for channels_last ones (CHANNELS_INNER): a K tile then
-reads memory-adjacent elements. Every spatial rank runs as 3-D: a 1-D or 2-D problem
-gets leading spatial dims of size 1 (kernel 1, stride 1, no padding).
+The K loop takes one of two shapes. When BLOCK_K divides the channels per group (64,
+128, ...: CHANNEL_BLOCKS) it walks the kernel offsets and, for each, the channels a tile
+at a time: which pixel a row reads, and whether that is padding, is worked out once per
+offset for the BLOCK_M rows. Otherwise (3 channels, depthwise) K is flattened and each
+A element gets its own position and padding test; its (channel, kernel offset) order has
+the kernel offset fastest for NCHW images and the channel fastest for channels_last ones
+(CHANNELS_INNER), so that a K tile reads memory-adjacent elements. The weight gradient
+does the same with its columns, and cuts its long sum (N * positions) into splits
+(split-K) when the weight alone gives too few tiles to fill the GPU. Every spatial rank
+runs as 3-D: a 1-D or 2-D problem gets leading spatial dims of size 1 (kernel 1,
+stride 1, no padding).
 
 Results are laid out as PyTorch's: channels_last when a 4-D argument is (the rule of
 kernel selection's `call_layout`), else contiguous; grad_weight in the weight's layout.
