@@ -39,8 +39,9 @@ and the support modules (leading `_`) they share:
     random.py        multinomial: inverse-CDF and exponential-race sampling
     normalization.py layer_norm, rms_norm (+ backward) over tiles of rows; batch_norm,
                      group_norm: one norm kernel whose rows are laid out three ways
-    conv.py          convolution (+ backward): im2col / col2im gathers around the matmul
-    fold.py          im2col (F.unfold), col2im (F.fold) on conv.py's kernels
+    conv.py          convolution (+ backward) as implicit GEMMs: windows gathered in the
+                     K loop (no im2col buffer), any layout, autotuned tensor-core tiles
+    fold.py          im2col (F.unfold), col2im (F.fold): the window gathers
     pooling.py       max/avg/adaptive pooling (+ backward)
     resample.py      nearest/bilinear upsampling (+ backward)
     padding.py       constant/reflect/replicate/circular padding (+ backward)

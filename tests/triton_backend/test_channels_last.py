@@ -1,8 +1,9 @@
-"""channels_last on `cuda`: max, average and adaptive average pooling, conv2d (forward and
-backward) and the batch_norm forward have NHWC kernels; the others (grouped or transposed
-conv, adaptive max pooling) are NCHW kernels, so a channels_last call reaches them through the
-layout-conversion fallback of kernel selection, which lays the results out channels_last
-again. Values, gradients and
+"""channels_last on `cuda`: max, average and adaptive average pooling and the batch_norm
+forward have NHWC kernels, convolution (forward and backward, any groups, transposed too)
+one implicit-GEMM kernel that reads any strides and lays out its results as PyTorch; the
+others (adaptive max pooling) are NCHW kernels, so a channels_last call reaches them
+through the layout-conversion fallback of kernel selection, which lays the results out
+channels_last again. Values, gradients and
 strides (of results and gradients) against PyTorch with channels_last inputs, and against
 the same call on NCHW inputs."""
 import numpy as np
@@ -146,14 +147,14 @@ NHWC_CONVS = [  # (conv2d keywords, weight shape, bias, dtype, tolerance)
     (dict(padding=1), (5, 3, 3, 3), True, np.float32, 1e-4),
     (dict(stride=2, dilation=(1, 2), padding=(2, 1)), (4, 3, 2, 3), False, np.float32, 1e-4),
     (dict(stride=(3, 2)), (4, 3, 2, 2), False, np.float32, 1e-4),   # pixels no window reads
-    (dict(), (20, 19, 1, 1), True, np.float16, 5e-2),   # channels over one BLOCK_K
+    (dict(), (20, 19, 1, 1), True, np.float16, 5e-2),   # channels over one K tile
 ]
 
 
 @pytest.mark.parametrize("kwargs, w_shape, has_bias, dtype, tol", NHWC_CONVS)
 def test_nhwc_conv2d_kernel_runs_and_matches_torch(kwargs, w_shape, has_bias, dtype, tol):
-    """Forward and backward run the NHWC kernels (no fallback): values, gradients and
-    strides against PyTorch."""
+    """Forward and backward run the implicit GEMM on the NHWC memory (no layout
+    fallback): values, gradients and strides against PyTorch."""
     rng = np.random.default_rng(2)
     x_np = rng.standard_normal((2, w_shape[1], 7, 6)).astype(dtype)
     w_np = rng.standard_normal(w_shape).astype(dtype)
@@ -176,7 +177,7 @@ def test_nhwc_conv2d_kernel_runs_and_matches_torch(kwargs, w_shape, has_bias, dt
     finally:
         tp.dispatch.enable_stats(False)
     for name in ("convolution", "convolution_backward"):
-        assert set(stats[name].kernels) == {f"triton_kernels.conv.{name}_nhwc"}, name
+        assert set(stats[name].kernels) == {f"triton_kernels.conv.{name}"}, name
         assert not stats[name].fallbacks
     ty = torch.nn.functional.conv2d(tx, tw, tb, **kwargs)
     (ty * torch.from_numpy(g_np.astype(np.float32))).sum().backward()
@@ -188,7 +189,7 @@ def test_nhwc_conv2d_kernel_runs_and_matches_torch(kwargs, w_shape, has_bias, dt
                                    atol=tol)
 
 
-def test_nhwc_conv2d_passes_grouped_calls_to_the_fallback():
+def test_nhwc_grouped_conv2d_needs_no_layout_fallback():
     rng = np.random.default_rng(3)
     x_np = rng.standard_normal((1, 4, 5, 5)).astype(np.float32)
     w_np = rng.standard_normal((4, 2, 3, 3)).astype(np.float32)
@@ -200,6 +201,7 @@ def test_nhwc_conv2d_passes_grouped_calls_to_the_fallback():
         ran = tp.dispatch.cache_stats()["convolution"]
     finally:
         tp.dispatch.enable_stats(False)
-    assert set(ran.kernels) == {"triton_kernels.conv.convolution"} and ran.fallbacks
+    assert set(ran.kernels) == {"triton_kernels.conv.convolution"} and not ran.fallbacks
+    assert y.is_contiguous(memory_format=tp.channels_last)
     ty = torch.nn.functional.conv2d(torch.from_numpy(x_np), torch.from_numpy(w_np), groups=2)
     np.testing.assert_allclose(host(y), ty.numpy(), rtol=1e-4, atol=1e-4)
