@@ -385,8 +385,14 @@ def _mask_args(mask, sizes):
 def _options(dtype, causal, mask_kind, dropout_p, E, EV, L, S):
     dot = _dot_options(dtype)
     head = max(_head_block(E), _head_block(EV))
+    block_n = _seq_block(S, dtype, head)
+    if mask_kind != NO_MASK and not INTERPRETED:
+        # A mask's [BLOCK_M, BLOCK_N] addresses, when its strides are not multiples of 16
+        # (odd lengths), fill the registers: 64 x 64 spilled about 200 bytes at sm_90 in
+        # fp16 (triton_kernels/COMPILE_REPORT.md); 32 keys a block do not spill.
+        block_n = min(block_n, 32)
     return dict(CAUSAL=bool(causal), MASK=mask_kind, DROPOUT=dropout_p > 0, **dot,
-                BLOCK_M=_seq_block(L, dtype, head), BLOCK_N=_seq_block(S, dtype, head),
+                BLOCK_M=_seq_block(L, dtype, head), BLOCK_N=block_n,
                 BLOCK_D=_head_block(E), BLOCK_DV=_head_block(EV), num_warps=4)
 
 

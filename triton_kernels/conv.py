@@ -353,14 +353,21 @@ if INTERPRETED:
     # to choose from.
     CONFIGS = [_config(32, 32, 32, 1, 4), _config(64, 32, 16, 1, 4)]
 else:
-    # The matmul's shapes (Triton tutorial 03) minus its largest tiles: the address and
-    # mask arithmetic of an implicit GEMM takes registers a plain matmul spends on tiles.
+    # The matmul's shapes (Triton tutorial 03) minus its largest tiles, and 4 warps at
+    # least: the address and mask arithmetic of an implicit GEMM takes registers a plain
+    # matmul spends on tiles (at sm_90, 128 x 128 x 32 over 8 warps and the 2-warp tiles
+    # spilled in fp16; triton_kernels/COMPILE_REPORT.md).
     CONFIGS = [
-        _config(128, 128, 32, 3, 8), _config(128, 64, 32, 4, 4),
-        _config(64, 128, 32, 4, 4), _config(128, 128, 64, 3, 8),
-        _config(64, 64, 32, 4, 4), _config(128, 32, 32, 4, 4),
-        _config(64, 32, 32, 5, 2), _config(32, 64, 32, 5, 2),
+        _config(128, 64, 32, 4, 4), _config(64, 128, 32, 4, 4),
+        _config(128, 128, 64, 3, 8), _config(64, 64, 32, 4, 4),
+        _config(128, 32, 32, 4, 4), _config(64, 32, 32, 5, 4),
+        _config(32, 64, 32, 5, 4),
     ]
+# Windows gathered one element at a time (NCHW memory, or transposed addressing) keep an
+# address and a mask per A element besides the tile: every tile with a side above 64
+# spilled at sm_90 in fp16 (up to 1.1 KB a thread), so those kernels choose among these.
+# Windows of contiguous channels (channels_last) take CONFIGS.
+GATHER_CONFIGS = [c for c in CONFIGS if c.kwargs["BLOCK_M"] <= 64 and c.kwargs["BLOCK_N"] <= 64]
 # Integers run unmeasured, in blocks small enough for the [BLOCK_M, BLOCK_K, BLOCK_N]
 # products to stay in registers.
 INTEGER_BLOCKS = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=8, GROUP_M=8)
@@ -383,17 +390,19 @@ def _dot_options(dtype):
                 ACC=tl.float64 if dtype is dt.float64 else tl.float32)
 
 
-def _run_tuned(name, dtype, key, run_config):
+def _run_tuned(name, dtype, key, run_config, gather):
     """Launch through `run_config(config)`: the config autotuning chooses for `key` and
-    the dtype (floating types), or the integer blocks."""
+    the dtype among CONFIGS (GATHER_CONFIGS for the element-wise `gather`s), or the
+    integer blocks."""
     if not dtype.is_floating_point:
         run_config(Config(INTEGER_BLOCKS))
         return
     # Unmeasured, float64 on a GPU takes the smallest tiles, as the matmul: 8-byte tiles of
     # the big configs need more shared memory than a program gets. Measured, a config
     # that cannot launch is left out.
-    default = len(CONFIGS) - 1 if not INTERPRETED and dtype.itemsize >= 8 else 0
-    run_config(choose(name, CONFIGS, key + (dtype.name,), run_config, default=default))
+    configs = GATHER_CONFIGS if gather else CONFIGS
+    default = len(configs) - 1 if not INTERPRETED and dtype.itemsize >= 8 else 0
+    run_config(choose(name, configs, key + (dtype.name,), run_config, default=default))
 
 
 # ---- geometry ----------------------------------------------------------------------------
@@ -467,7 +476,8 @@ def _conv_into(out, image, weight, bias, geometry, groups, transposed):
         launch(name, conv_kernel, grid, *args, CHANNEL_BLOCKS=cg % b["BLOCK_K"] == 0,
                **options, **config.launch_options())
 
-    _run_tuned("conv", dtype, (bucket(m, og, k), transposed, inner), run_config)
+    _run_tuned("conv", dtype, (bucket(m, og, k), transposed, inner), run_config,
+               gather=transposed or not inner)
     return out
 
 
@@ -524,7 +534,8 @@ def _weight_grad(rows_of, windows_of, geometry, groups, weight_like, channels_la
                **config.launch_options())
         parts["slices"] = None if splits == 1 else dst
 
-    _run_tuned("conv weight grad", dtype, (bucket(mg, ncols, r), inner), run_config)
+    _run_tuned("conv weight grad", dtype, (bucket(mg, ncols, r), inner), run_config,
+               gather=not inner)
     if parts["slices"] is not None:
         total = call_below_autograd("sum.dim_IntList", parts["slices"], (0,), False, acc)
         call_below_autograd("copy_", out, total, False)

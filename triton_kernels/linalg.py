@@ -233,8 +233,12 @@ def _accumulator_per_thread(config):
 # 128x128 over 4) ptxas spills registers, fp16 and bf16 too (0.5 to 2.7 KB a thread;
 # triton_kernels/COMPILE_REPORT.md), so the masked kernel chooses among the configs that
 # hold at most 64. The aligned kernel keeps them all: unmasked, they fit.
-def masked_configs():
-    return [c for c in CONFIGS if _accumulator_per_thread(c) <= 64]
+# The masked epilogue also reads an s tile and keeps its masks: 64 values a thread over
+# a 64-deep K stage (128 x 128 x 64, 8 warps) spilled 16-80 bytes in fp16 there, so it
+# keeps to the 32-deep stages.
+def masked_configs(epilogue=False):
+    return [c for c in CONFIGS if _accumulator_per_thread(c) <= 64
+            and not (epilogue and c.kwargs["BLOCK_K"] > 32)]
 
 
 def _dividing(configs, named_args, **kwargs):
@@ -302,7 +306,8 @@ def _launch(name, a, b, c, batch, masked, epilogue=None):
         run_config(Config(INTEGER_BLOCKS))
         return c
     options = dict(USE_DOT=True, **_dot_options(dtype))
-    configs = masked_configs() if masked else _dividing(CONFIGS, dict(M=M, N=N, K=K))
+    configs = masked_configs(epilogue is not None) if masked else \
+        _dividing(CONFIGS, dict(M=M, N=N, K=K))
     # The unmasked kernel's list depends on the exact shape: which configs divide it.
     key = (bucket(M, N, K), dtype.name, masked,
            None if masked else tuple(CONFIGS.index(cf) for cf in configs))

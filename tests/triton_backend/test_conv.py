@@ -32,6 +32,7 @@ def small_tiles(monkeypatch):
     """16 x 16 x 16 GEMM tiles (tl.dot's smallest): the shapes below take several programs
     along M and N, several K steps, and tails in each."""
     monkeypatch.setattr(conv, "CONFIGS", [conv._config(16, 16, 16, 1, 4)])
+    monkeypatch.setattr(conv, "GATHER_CONFIGS", conv.CONFIGS)
     monkeypatch.setattr(fold, "BLOCK_ROWS", 8)
     monkeypatch.setattr(fold, "BLOCK_COLS", 4)
 
