@@ -37,6 +37,10 @@ import sys
 THREADS = int(os.environ.get("BENCH_THREADS", "1"))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", str(THREADS))
 os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
+if "--cuda" in sys.argv and not os.path.exists("/dev/nvidiactl"):
+    # no GPU: the launches are counted in Triton's interpreter (read when the kernels are
+    # defined, so set before tensorplay loads them)
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import fmt_time, paired_min  # noqa: E402
