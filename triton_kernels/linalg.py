@@ -233,12 +233,11 @@ def _accumulator_per_thread(config):
 # 128x128 over 4) ptxas spills registers, fp16 and bf16 too (0.5 to 2.7 KB a thread;
 # triton_kernels/COMPILE_REPORT.md), so the masked kernel chooses among the configs that
 # hold at most 64. The aligned kernel keeps them all: unmasked, they fit.
-# The masked epilogue also reads an s tile and keeps its masks: 64 values a thread over
-# a 64-deep K stage (128 x 128 x 64, 8 warps) spilled 16-80 bytes in fp16 there, so it
-# keeps to the 32-deep stages.
+# The masked epilogue also reads an s tile and keeps its masks: at 64 accumulator values
+# a thread (128 x 128 x 64 over 8 warps, 128 x 64 over 4) it spilled 16-280 bytes in fp16
+# there, so it keeps to 32.
 def masked_configs(epilogue=False):
-    return [c for c in CONFIGS if _accumulator_per_thread(c) <= 64
-            and not (epilogue and c.kwargs["BLOCK_K"] > 32)]
+    return [c for c in CONFIGS if _accumulator_per_thread(c) <= (32 if epilogue else 64)]
 
 
 def _dividing(configs, named_args, **kwargs):
