@@ -364,12 +364,13 @@ else:
         _config(32, 64, 32, 5, 4),
     ]
 # Windows gathered one element at a time (NCHW memory, or transposed addressing) keep an
-# address and a mask per A element besides the tile, and the pipeliner stages those
-# gathers in registers: at sm_90 in fp16 every tile of 64 rows spilled in one of them
-# (up to 1.1 KB a thread; triton_kernels/COMPILE_REPORT.md), so those kernels choose
-# among tiles of 32 rows. Windows of contiguous channels (channels_last) take CONFIGS.
-GATHER_CONFIGS = CONFIGS if INTERPRETED else [_config(32, 64, 32, 5, 4),
-                                              _config(32, 32, 32, 4, 4)]
+# address and a mask per A element besides the tile: at sm_90 in fp16 every tile above
+# 32 x 32 spilled in one of them (the transposed gather with strides: 20 bytes at 32 x 64,
+# up to 1.1 KB at 128 x 128; triton_kernels/COMPILE_REPORT.md), so those kernels take
+# 32 x 32 tiles, autotuned over the pipeline's depth. Windows of contiguous channels
+# (channels_last) take CONFIGS.
+GATHER_CONFIGS = CONFIGS if INTERPRETED else [_config(32, 32, 32, 4, 4),
+                                              _config(32, 32, 32, 3, 4)]
 # Integers run unmeasured, in blocks small enough for the [BLOCK_M, BLOCK_K, BLOCK_N]
 # products to stay in registers.
 INTEGER_BLOCKS = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=8, GROUP_M=8)
