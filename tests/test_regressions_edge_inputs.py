@@ -676,3 +676,14 @@ def test_float_power_inplace_refuses_a_complex_result_in_a_real_tensor(self_dtyp
         got, want = pair
         _same(tp.view_as_real(got) if got.is_complex() else got,
               torch.view_as_real(want) if want.is_complex() else want)
+
+
+def test_histogram_edges_of_an_input_that_requires_grad():
+    """Both outputs are floating: PyTorch's not-implemented fallback gives each a grad_fn
+    (the edges too, made from the range alone)."""
+    def run(m):
+        x = m.zeros(0, dtype=m.float64, requires_grad=True)
+        hist, edges = m.histogram(x, 2)
+        assert hist.requires_grad and edges.requires_grad
+        return edges
+    _same(*raises_like_torch(run))

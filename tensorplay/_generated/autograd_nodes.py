@@ -7979,3 +7979,25 @@ class LinalgCrossBackward0(Node):
         if self.needs_input_grad(1):
             d_other = sum_to(linalg_cross(grad, self_.conj(), dim=dim), other_sizes)
         return (d_self, d_other)
+
+
+class HistogramBackward0(Node):
+    """Backward of `histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None,
+        Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)`.
+
+    self, weight: not_implemented("histogram")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'histogram.bin_ct'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_hist = grads[0]
+        grad_bin_edges = grads[1]
+        d_self = None
+        d_weight = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            d_self, d_weight = not_implemented("histogram")
+        return (d_self, d_weight)

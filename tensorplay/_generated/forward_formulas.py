@@ -2801,6 +2801,7 @@ FORWARD = {
     'logcumsumexp': Tangent(logcumsumexp_tangent, (0,), (), 'derivatives.yaml:1514'),
     '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1517'),
     'histc': Tangent(None, (), (), 'derivatives.yaml:1771'),
+    'histogram.bin_ct': Tangent(None, (0, 3), (), 'derivatives.yaml:1835'),
     'max_pool3d_with_indices': Tangent(
         max_pool3d_with_indices_tangent, (0,), (), 'derivatives.yaml:1529',
     ),
