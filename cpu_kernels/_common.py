@@ -27,8 +27,13 @@ def out(result, dtype):
     np_dtype = dtype.np
     if result.dtype is not np_dtype and result.dtype != np_dtype:   # `is`: the common case
         result = result.astype(np_dtype)
-    if not result.flags.c_contiguous:
+    flags = result.flags
+    if not flags.c_contiguous:
         result = np.ascontiguousarray(result)
+    elif not flags.writeable:
+        # a read-only view that NumPy calls contiguous (an empty or one-element window of
+        # sliding_window_view or broadcast_to): the tensor must own memory it can write
+        result = result.copy()
     sizes = result.shape
     inference = grad_state.inference
     t = _new(factory.Tensor)

@@ -85,4 +85,9 @@ def repeat_interleave_repeats(repeats, output_size):
     n = repeats._impl.sizes[0] if repeats._impl.sizes else 1
     check_repeats_tensor("repeat_interleave", repeats, n)
     counts = _counts("repeat_interleave", repeats, n)
+    total = int(counts.sum())
+    if output_size is not None and output_size != total:
+        raise ArgumentError(f"repeat_interleave(): argument 'output_size' must be the sum of "
+                            f"'repeats', {total}, but got {output_size}", op="repeat_interleave",
+                            arg="output_size")
     return out(np.repeat(np.arange(n), counts), repeats._impl.dtype)

@@ -148,3 +148,51 @@ def test_norm_over_a_non_empty_dim_of_an_empty_tensor_computes(device, p):
     assert tuple(ours.shape) == tuple(theirs.shape) == (0,)
     ours = tp.linalg.vector_norm(tp.zeros(0, 3, device=device), ord=2, dim=0)
     assert ours.cpu().tolist() == torch.linalg.vector_norm(torch.zeros(0, 3), dim=0).tolist()
+
+
+# ---- repeat_interleave: output_size must be the size the repeats give ---------------------
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("case", ["repeats_tensor", "repeats_int"])
+def test_repeat_interleave_refuses_a_wrong_output_size(device, case):
+    def call(lib):
+        dev = device if lib is tp else "cpu"
+        if case == "repeats_tensor":
+            return lib.repeat_interleave(lib.tensor([1, 2], device=dev), output_size=4)
+        return lib.repeat_interleave(lib.ones(2, device=dev), 2, output_size=5)
+    error = _both_raise(call, RuntimeError, r"repeat_interleave\(\): argument 'output_size'")
+    assert isinstance(error, ArgumentError) and error.arg == "output_size"
+    ours = tp.repeat_interleave(tp.tensor([1, 2], device=device), output_size=3)
+    assert ours.tolist() == [0, 1, 1]
+
+
+# ---- cov: frequency weights are integers, and bool is not one ----------------------------
+@pytest.mark.parametrize("dtype", ["bool", "complex64"])
+def test_cov_refuses_bool_and_complex_frequency_weights(dtype):
+    def call(lib):
+        return lib.cov(lib.ones(2, 3, dtype=lib.float64),
+                       fweights=lib.ones(3, dtype=getattr(lib, dtype)))
+    error = _both_raise(call, RuntimeError, r"cov\(\): expected fweights to have integral")
+    assert isinstance(error, DTypeError) and error.arg == "fweights"
+
+
+# ---- convolution: an empty image is not an empty batch -----------------------------------
+@pytest.mark.parametrize("transposed", [False, True])
+def test_convolution_refuses_an_empty_spatial_dim(transposed):
+    def call(lib):
+        x = lib.zeros(1, 1, 0, 4)
+        w = lib.zeros(1, 2, 2, 2) if transposed else lib.zeros(2, 1, 1, 1)
+        return lib.ops.aten.convolution(x, w, None, [1, 1], [1, 1], [1, 1], transposed,
+                                        [0, 0], 1) if lib is torch else \
+            tp.convolution(x, w, None, [1, 1], [1, 1], [1, 1], transposed, [0, 0], 1)
+    error = _both_raise(call, RuntimeError, r"convolution\(\): only an empty batch or zero "
+                                            r"channels")
+    assert isinstance(error, ShapeError) and error.arg == "input"
+
+
+def test_convolution_of_an_empty_batch_and_its_gradient():
+    x, w = tp.zeros(0, 1, 4, 4, requires_grad=True), tp.zeros(2, 1, 3, 3, requires_grad=True)
+    y = F.conv2d(x, w, padding=1)
+    assert tuple(y.shape) == tuple(torch.nn.functional.conv2d(
+        torch.zeros(0, 1, 4, 4), torch.zeros(2, 1, 3, 3), padding=1).shape)
+    y.sum().backward()
+    assert tuple(x.grad.shape) == (0, 1, 4, 4) and w.grad.abs().sum().item() == 0

@@ -418,3 +418,12 @@ def test_grid_sample_at_a_nan_point_is_nan(mode):
     theirs = torch.grid_sampler(torch.tensor(x), torch.tensor(grid), mode, 0, False)
     _same([ours], [theirs])
     assert ours.isnan().any()
+
+
+def test_im2col_of_an_empty_batch_can_be_written_in_place():
+    """An empty window view is "contiguous" to NumPy but read-only: the result must own
+    writable memory (seed 902185: a neg_ under no_grad raised NumPy's ValueError)."""
+    cols = tp.nn.functional.unfold(tp.zeros(0, 2, 4, 5), (2, 2))
+    want = torch.nn.functional.unfold(torch.zeros(0, 2, 4, 5), (2, 2))
+    cols.neg_()
+    assert tuple(cols.shape) == tuple(want.shape)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from tensorplay import _creation
-from tensorplay._dtype import float64
+from tensorplay._dtype import bool as bool_, float64
 from tensorplay._generated import functional as F
 from tensorplay.composite.pointwise import _as_floating
 from tensorplay.composite.scan import _spacing_product, _trapezoid_args
@@ -86,7 +86,8 @@ def _check_weights(name, w, n, integral):
         raise ShapeError(f"cov(): expected {name} to have the same numel as there are "
                          f"observations in the input but got {w.numel()} != {n} (argument "
                          f"'{name}')", op=op, arg=name)
-    if integral and w.is_floating_point():
+    # (bool and complex weights are neither: PyTorch refuses both kinds for both weights)
+    if integral and (w.is_floating_point() or w.is_complex() or w.dtype == bool_):
         raise DTypeError(f"cov(): expected {name} to have integral dtype but got "
                          f"{w.dtype.name} (argument '{name}')", op=op, arg=name)
     if not integral and not w.is_floating_point():

@@ -90,6 +90,12 @@ def convolution(op, args):
                              f"{fmt_shape(extent)}) is larger than the padded input "
                              f"{fmt_shape(padded)} (input shape {fmt_shape(si)}, padding "
                              f"{list(padding)})", op=op, arg="weight")
+    if si[0] and si[1] and 0 in si[2:]:
+        # (PyTorch's check_input_shape_forward: an empty batch or no channels is a valid
+        # empty input; an empty image is not, even where padding would make a window fit)
+        raise ShapeError(f"{op}(): only an empty batch or zero channels may make the input "
+                         f"empty, but got input shape {fmt_shape(si)} (argument 'input')",
+                         op=op, arg="input")
     spatial = conv_output_sizes(si, sw, stride, padding, dilation, transposed, output_padding)
     if any(s <= 0 for s in spatial):
         raise ShapeError(f"{op}(): the output would have no elements: spatial size "

@@ -110,6 +110,9 @@ def repeat_interleave_int(op, args):
         raise ArgumentError(f"{op}(): argument 'repeats' must be non-negative, but got "
                             f"{repeats}", op=op, arg="repeats")
     n = repeated_size(op, self, dim)
+    if output_size is not None and output_size != n * repeats:
+        raise ArgumentError(f"{op}(): argument 'output_size' must be the repeated size "
+                            f"{n * repeats}, but got {output_size}", op=op, arg="output_size")
     return OutSpec(_repeat_interleave_sizes(op, self, n * repeats, dim), self._impl.dtype)
 
 

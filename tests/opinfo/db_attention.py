@@ -123,11 +123,34 @@ def _ref_flash(q, k, v, dropout_p=0.0, is_causal=False, attn_mask=None, *, scale
 
 def _ref_flash_backward(g, q, k, v, out, lse, dropout_p, is_causal, seed, offset,
                         attn_mask=None, *, scale=None):
-    """The gradients of the reference's output, by torch's autograd."""
-    leaves = [t.detach().requires_grad_() for t in (q, k, v)]
-    with torch.enable_grad():
-        o = _ref_flash(*leaves, dropout_p, is_causal, attn_mask, scale=scale)[0]
-        return torch.autograd.grad(o, leaves, g)
+    """The backward FlashAttention defines, from the given output and logsumexp (as
+    PyTorch's flash kernels do), in float32 (float64 for float64): P = exp(s - lse),
+    dP = dO V^T, dS = P (dP - rowsum(dO * O)), dQ = dS K scale, dK = dS^T Q scale,
+    dV = P^T dO, dK and dV summed over the query heads of a key head. (Autograd through
+    the forward's math would take rowsum(dO * O) from the unrounded output: in half types
+    that differs from the kernels' by the output's rounding.)"""
+    group = q.shape[1] // k.shape[1] if k.shape[1] else 1
+    acc = torch.float64 if q.dtype is torch.float64 else torch.float32
+    g32, q32, k32, v32, o32 = (t.to(acc) for t in (g, q, k, v, out))
+    k32, v32 = k32.repeat_interleave(group, 1), v32.repeat_interleave(group, 1)
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    s = q32 @ k32.transpose(-2, -1) * scale
+    L, S_ = s.shape[-2:]
+    if is_causal:
+        attn_mask = torch.ones(L, S_, dtype=torch.bool).tril()
+    if attn_mask is not None:
+        s = s.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype is torch.bool \
+            else s + attn_mask.to(acc)
+    lse = lse.to(acc)[..., None]
+    p = torch.where(lse == float("-inf"), 0, torch.exp(s - lse))
+    ds = p * (g32 @ v32.transpose(-2, -1) - (g32 * o32).sum(-1, keepdim=True))
+    dq = ds @ k32 * scale
+    dk = ds.transpose(-2, -1) @ q32 * scale
+    dv = p.transpose(-2, -1) @ g32
+
+    def per_key_head(t):
+        return t.reshape(t.shape[0], k.shape[1], group, *t.shape[2:]).sum(2)
+    return dq.to(q.dtype), per_key_head(dk).to(k.dtype), per_key_head(dv).to(v.dtype)
 
 
 def _flash_backward_samples(op, device, dtype, requires_grad):
