@@ -427,3 +427,13 @@ def test_im2col_of_an_empty_batch_can_be_written_in_place():
     want = torch.nn.functional.unfold(torch.zeros(0, 2, 4, 5), (2, 2))
     cols.neg_()
     assert tuple(cols.shape) == tuple(want.shape)
+
+
+@pytest.mark.parametrize("shape,size", [((2, 3, 5, 4), (7, 9)), ((2, 3, 5, 4), (3, 2)),
+                                        ((2, 3, 5), (8,))])
+def test_nearest_resizing_of_uint8_images_as_torch(shape, size):
+    """uint8 images resize by nearest as in PyTorch (seed 903720 was refused), exactly."""
+    x = np.random.default_rng(0).integers(0, 256, shape).astype(np.uint8)
+    want = torch.nn.functional.interpolate(torch.from_numpy(x), size=size, mode="nearest")
+    got = tp.nn.functional.interpolate(tp.tensor(x), size=size, mode="nearest")
+    assert got.dtype == tp.uint8 and np.array_equal(got.numpy(), want.numpy())

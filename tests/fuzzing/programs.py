@@ -332,12 +332,12 @@ KNOWN = [
     ("spurious error", _LINALG_DTYPE, "to have the same dtype",
      "mixed dtypes in a linalg solve with an empty operand: PyTorch returns early before "
      "its dtype check; TensorPlay checks first"),
-    ("spurious error", ("upsample_nearest2d", "upsample_bilinear2d", "upsample_nearest1d",
-                        "upsample_nearest3d", "upsample_linear1d", "upsample_bicubic2d",
-                        "upsample_trilinear3d", "interpolate", "im2col", "col2im"),
+    ("spurious error", ("upsample_bilinear2d", "upsample_bicubic2d", "interpolate",
+                        "im2col", "col2im"),
      "floating point",
-     "uint8 (and bool) images: PyTorch's CPU kernels of these take them; TensorPlay's "
-     "kernels are floating point only"),
+     "uint8 images through bilinear and bicubic resizing (PyTorch's CPU kernels have their "
+     "own fixed-point arithmetic for them), bool columns through im2col/col2im: "
+     "TensorPlay's kernels of these are floating point only (nearest resizing takes uint8)"),
     ("spurious error", ("ctc_loss",), "targets",
      "float targets: PyTorch's ctc_loss casts them to int64; TensorPlay refuses them"),
     ("spurious error", None, "tensor of indices, but got",
