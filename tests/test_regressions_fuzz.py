@@ -437,3 +437,23 @@ def test_nearest_resizing_of_uint8_images_as_torch(shape, size):
     want = torch.nn.functional.interpolate(torch.from_numpy(x), size=size, mode="nearest")
     got = tp.nn.functional.interpolate(tp.tensor(x), size=size, mode="nearest")
     assert got.dtype == tp.uint8 and np.array_equal(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("value", [nan, inf])
+@pytest.mark.parametrize("fn", ["svdvals", "svd", "pinv", "nuclear_norm"])
+def test_svd_refuses_a_non_finite_matrix_before_lapack(fn, value):
+    """NumPy's LAPACK can loop forever on a non-finite matrix (a fuzzed nuclear_norm never
+    returned): TensorPlay refuses it first, naming the batch element, with the words
+    PyTorch uses for a NaN (for an infinity PyTorch's MKL returns NaNs: fuzzing KNOWN)."""
+    a = np.random.default_rng(0).standard_normal((2, 3, 4))
+    a[1, 1, 2] = value
+    call = {"svdvals": lambda lib, t: lib.linalg.svdvals(t),
+            "svd": lambda lib, t: lib.linalg.svd(t),
+            "pinv": lambda lib, t: lib.linalg.pinv(t),
+            "nuclear_norm": lambda lib, t: lib.linalg.matrix_norm(t, "nuc")}[fn]
+    with pytest.raises(tp.errors.LinAlgError, match=r"\(Batch element 1\): The algorithm "
+                       r"failed to converge because the input matrix contained non-finite"):
+        call(tp, tp.tensor(a))
+    if math.isnan(value):
+        with pytest.raises(RuntimeError, match="non-finite"):
+            call(torch, torch.tensor(a))

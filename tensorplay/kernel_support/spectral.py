@@ -29,7 +29,16 @@ EIGH_FAILED = ("The algorithm failed to converge because the input matrix is ill
 
 def svd(a, full_matrices, compute_uv, op):
     """(U, S, Vh) of a stack of matrices (U, Vh None when not compute_uv). Raises
-    LinAlgError, naming the first matrix gesdd refused, as PyTorch does."""
+    LinAlgError, naming the first matrix gesdd refused, as PyTorch does.
+
+    A matrix holding a NaN or an infinity is refused before LAPACK sees it: the
+    reference LAPACK's bidiagonal QR under NumPy can loop forever on one (a fuzzed
+    nuclear_norm never returned). PyTorch refuses a NaN with these words too; for an
+    infinity its MKL returns NaN singular values instead (tests/fuzzing KNOWN)."""
+    if a.size and not np.isfinite(a).all():
+        batch, stack = stack_of_matrices(a)
+        finite = np.isfinite(stack.reshape(stack.shape[0], -1)).all(axis=1)
+        check_info(op, np.where(finite, 0, 2).astype(np.int32).reshape(batch), SVD_NONFINITE)
     try:
         return _svd(a, full_matrices, compute_uv)
     except np.linalg.LinAlgError:

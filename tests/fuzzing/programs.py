@@ -430,6 +430,11 @@ KNOWN = [
      "PyTorch's deprecated cholesky returns an empty non-square matrix unchecked, then "
      "its backward's triangular solve refuses it; TensorPlay's backward gives the empty "
      "gradient"),
+    ("spurious error", None, "contained non-finite values",
+     "an infinity in a matrix whose SVD is taken (svd, pinv, matrix_rank, nuclear and "
+     "spectral norms, cond): PyTorch's MKL gesdd returns NaN singular values for it; "
+     "TensorPlay refuses every non-finite matrix before LAPACK, as PyTorch refuses a NaN, "
+     "because NumPy's reference LAPACK can loop forever on one"),
     ("spurious error", ("binary_cross_entropy_with_logits",), "complex target",
      "a complex target: PyTorch computes a complex loss (without a gradient); TensorPlay "
      "refuses it with a typed error"),
