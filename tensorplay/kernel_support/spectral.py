@@ -31,14 +31,23 @@ def svd(a, full_matrices, compute_uv, op):
     """(U, S, Vh) of a stack of matrices (U, Vh None when not compute_uv). Raises
     LinAlgError, naming the first matrix gesdd refused, as PyTorch does.
 
-    A matrix holding a NaN or an infinity is refused before LAPACK sees it: the
-    reference LAPACK's bidiagonal QR under NumPy can loop forever on one (a fuzzed
-    nuclear_norm never returned). PyTorch refuses a NaN with these words too; for an
-    infinity its MKL returns NaN singular values instead (tests/fuzzing KNOWN)."""
+    Non-finite matrices never reach LAPACK: the reference LAPACK's bidiagonal QR under
+    NumPy can loop forever on one (a fuzzed nuclear_norm never returned). As PyTorch
+    (MKL), a NaN is refused with gesdd's words; a matrix with infinities only gets NaN
+    singular values (MKL's gesdd scales by the largest magnitude, inf), and NaN vectors
+    (PyTorch's are what MKL left in its buffers)."""
     if a.size and not np.isfinite(a).all():
         batch, stack = stack_of_matrices(a)
-        finite = np.isfinite(stack.reshape(stack.shape[0], -1)).all(axis=1)
-        check_info(op, np.where(finite, 0, 2).astype(np.int32).reshape(batch), SVD_NONFINITE)
+        flat = stack.reshape(stack.shape[0], -1)
+        check_info(op, np.where(np.isnan(flat).any(axis=1), 2, 0).astype(np.int32)
+                   .reshape(batch), SVD_NONFINITE)
+        infinite = ~np.isfinite(flat).all(axis=1)
+        u, s, vh = _svd(np.where(infinite[:, None, None], 0, stack).reshape(a.shape),
+                        full_matrices, compute_uv)
+        for part in (u, s, vh):
+            if part is not None:
+                part.reshape((stack.shape[0], -1))[infinite] = np.nan
+        return u, s, vh
     try:
         return _svd(a, full_matrices, compute_uv)
     except np.linalg.LinAlgError:

@@ -87,6 +87,10 @@ _FINITE_ONLY |= {"grid_sampler_3d", "grid_sampler", "grid_sampler_2d"}
 # degree n > 6 (6.9e-310, or the previous element's result: the value left in a register,
 # not NaN), where the recurrence they write would give NaN, as TensorPlay's does.
 _FINITE_ONLY |= {op.name for op in OPS if "polynomial" in op.name}
+# And the SVD's singular vectors of a matrix holding an infinity: PyTorch's are what MKL's
+# gesdd left in its buffers after refusing to scale by inf (some 0, some 1, some NaN);
+# TensorPlay's are NaN, as the singular values of both are.
+_FINITE_ONLY |= {"linalg_svd", "svd", "svd_lowrank", "pca_lowrank"}
 
 
 # An FFT of an inf: each output is a sum of inf * e^(i theta) terms, and whether a part
@@ -430,11 +434,6 @@ KNOWN = [
      "PyTorch's deprecated cholesky returns an empty non-square matrix unchecked, then "
      "its backward's triangular solve refuses it; TensorPlay's backward gives the empty "
      "gradient"),
-    ("spurious error", None, "contained non-finite values",
-     "an infinity in a matrix whose SVD is taken (svd, pinv, matrix_rank, nuclear and "
-     "spectral norms, cond): PyTorch's MKL gesdd returns NaN singular values for it; "
-     "TensorPlay refuses every non-finite matrix before LAPACK, as PyTorch refuses a NaN, "
-     "because NumPy's reference LAPACK can loop forever on one"),
     ("spurious error", ("binary_cross_entropy_with_logits",), "complex target",
      "a complex target: PyTorch computes a complex loss (without a gradient); TensorPlay "
      "refuses it with a typed error"),
