@@ -956,7 +956,7 @@ def fft_irfftn_cpu(ks, self, s, dim, norm):
 
 
 def _gru_sequence_cpu(ks, gi, h0, w_hh, b_hh):
-    to_type = lower_type('cpu', '_gru_sequence')
+    to_type = fp32_type('cpu', '_gru_sequence')
     with ExcludeKeys(AUTOCAST_CPU):
         gi = cached_cast(to_type, gi, 'cpu', 'gi')
         h0 = cached_cast(to_type, h0, 'cpu', 'h0')
@@ -1145,7 +1145,7 @@ POLICIES = {
         'fft_ifftn': 'fp32',
         'fft_rfftn': 'fp32',
         'fft_irfftn': 'fp32',
-        '_gru_sequence': 'lower',
+        '_gru_sequence': 'fp32',
     },
     'CUDA': {
         'pow.Tensor_Tensor': 'fp32',
