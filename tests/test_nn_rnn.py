@@ -357,11 +357,11 @@ def test_gru_float64_is_tight(bias):
                         rtol=1e-10, atol=1e-10)
 
 
-@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
-def test_second_derivative_matches_torch(cls):
+@pytest.mark.parametrize("cls,bias", [("LSTM", True), ("GRU", True), ("GRU", False)])
+def test_second_derivative_matches_torch(cls, bias):
     """create_graph=True takes the recorded path of _rnn_fused.py: a gradient of a gradient
     must equal torch's (the fast backward alone would drop the second-order terms)."""
-    tm, m = make_pair(cls, 3, 4, bidirectional=True)
+    tm, m = make_pair(cls, 3, 4, bidirectional=True, bias=bias)
     x, xt = leaf(random(3, 2, 3))
     (g,) = tp.autograd.grad((m(x)[0] ** 2).sum(), x, create_graph=True)
     (gt,) = torch.autograd.grad((tm(xt)[0] ** 2).sum(), xt, create_graph=True)
