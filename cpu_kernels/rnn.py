@@ -134,3 +134,106 @@ def lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, 
     d_h0 = dgates[0] @ w
     d_c0 = dc * f[0]
     return out(dgates, dtype), out(d_h0, dtype), out(d_c0, dtype), out(d_w_hh, dtype)
+
+
+# ---- the GRU ---------------------------------------------------------------------------
+# The GRU's workspace is one (L, N, 4H) tensor, per step [ r | z | gh_n | n ]: the two
+# sigmoid gates, the hidden projection of the n gate (W_hn h + b_hn, which r multiplies)
+# and the tanh gate. The step's matmul h @ W_hh.T writes straight into the first 3H
+# columns: the r and z columns are then turned into the gates in place.
+
+
+def gru_sequence(gi, h0, w_hh, b_hh):
+    """(output, h_n, workspace) of the GRU over gi (L, N, 3H), rows [r | z | n] holding
+    x_t @ W_ih.T + b_ih; h0 (N, H); w_hh (3H, H); b_hh (3H,) or None.
+
+        for t in 0 .. L-1:
+            gh = h @ W_hh.T + b_hh
+            r, z = sigmoid(gi[t][r, z] + gh[r, z])
+            n = tanh(gi[t][n] + r * gh[n])
+            h = n + z * (h - n);        output[t] = h
+    """
+    spec = shape_rule("rnn.gru_sequence")("_gru_sequence", (gi, h0, w_hh, b_hh))
+    dtype = spec[0].dtype
+    a_gi, h, w = _arrays(dtype, gi, h0, w_hh)
+    steps, batch, hidden = a_gi.shape[0], h.shape[0], h.shape[1]
+    rz = slice(0, 2 * hidden)
+    # sigmoid(x) = (1 + tanh(x / 2)) / 2: the 1/2 folded into the r and z columns of the
+    # weight and the inputs once, with b_hh's r and z parts (only ever added to gi's).
+    w_scaled = np.array(w.T, order="C")
+    w_scaled[:, rz] *= 0.5
+    gi_rz = a_gi[..., rz] * 0.5
+    b_n = None
+    if b_hh is not None:
+        b = _arrays(dtype, b_hh)[0]
+        gi_rz += b[rz] * 0.5
+        b_n = b[2 * hidden:]
+    gi_n = a_gi[..., 2 * hidden:]
+    work = np.empty((steps, batch, 4 * hidden), a_gi.dtype)
+    output = np.empty((steps, batch, hidden), a_gi.dtype)
+    for t in range(steps):
+        step = work[t]
+        gates, gh_n, n = step[:, rz], step[:, 2 * hidden:3 * hidden], step[:, 3 * hidden:]
+        r, z = step[:, :hidden], step[:, hidden:2 * hidden]
+        np.matmul(h, w_scaled, out=step[:, :3 * hidden])
+        gates += gi_rz[t]
+        np.tanh(gates, out=gates)
+        gates *= 0.5
+        gates += 0.5
+        if b_n is not None:
+            gh_n += b_n
+        np.multiply(r, gh_n, out=n)
+        n += gi_n[t]
+        np.tanh(n, out=n)
+        np.subtract(h, n, out=output[t])
+        output[t] *= z
+        output[t] += n
+        h = output[t]
+    return out(output, dtype), out(h.copy(), dtype), out(work, dtype)
+
+
+def gru_sequence_backward(grad_output, grad_hn, output, h0, w_hh, workspace):
+    """(d_gi, d_h0, d_w_hh, d_b_hh) of _gru_sequence, from its output and workspace.
+    With a = the gates' pre-activations and gh = h_{t-1} @ W_hh.T + b_hh:
+
+        da_n = dh (1 - z)(1 - n^2)          da_z = dh (h_{t-1} - n) z (1 - z)
+        da_r = da_n gh_n r (1 - r)
+        d_gi[t] = [da_r | da_z | da_n];     d_gh[t] = [da_r | da_z | da_n r]
+        dh_{t-1} = grad_output[t-1] + d_gh[t] @ W_hh + dh z
+        d_w_hh = sum_t d_gh[t].T @ h_{t-1};  d_b_hh = sum_t,rows d_gh[t];  d_h0 = dh_{-1}
+
+    The factors multiplying dh are computed for all steps at once before the loop.
+    """
+    spec = shape_rule("rnn.gru_sequence_backward")(
+        "_gru_sequence_backward", (grad_output, grad_hn, output, h0, w_hh, workspace))
+    dtype = spec[0].dtype
+    d_out, d_hn, y, h0_a, w, work = _arrays(
+        dtype, grad_output, grad_hn, output, h0, w_hh, workspace)
+    steps, batch, hidden = y.shape
+    r, z = work[..., :hidden], work[..., hidden:2 * hidden]
+    gh_n, n = work[..., 2 * hidden:3 * hidden], work[..., 3 * hidden:]
+    h_prev = np.concatenate([h0_a[None], y[:-1]], 0)
+    n_factor = (1 - z) * (1 - n * n)
+    z_factor = (h_prev - n) * z * (1 - z)
+    r_factor = gh_n * r * (1 - r)
+    d_gi = np.empty((steps, batch, 3 * hidden), y.dtype)
+    d_gh = np.empty((steps, batch, 3 * hidden), y.dtype)
+    dh = d_out[-1] + d_hn
+    dh_prev = np.empty((batch, hidden), y.dtype)
+    for t in range(steps - 1, -1, -1):
+        da_n = d_gi[t, :, 2 * hidden:]
+        np.multiply(dh, n_factor[t], out=da_n)
+        np.multiply(dh, z_factor[t], out=d_gh[t, :, hidden:2 * hidden])
+        np.multiply(da_n, r_factor[t], out=d_gh[t, :, :hidden])
+        np.multiply(da_n, r[t], out=d_gh[t, :, 2 * hidden:])
+        np.matmul(d_gh[t], w, out=dh_prev)
+        if t > 0:
+            dh_prev += d_out[t - 1]
+        dh *= z[t]
+        dh_prev += dh
+        dh, dh_prev = dh_prev, dh
+    d_gi[..., :2 * hidden] = d_gh[..., :2 * hidden]
+    flat = d_gh.reshape(steps * batch, 3 * hidden)
+    d_w_hh = flat.T @ h_prev.reshape(steps * batch, hidden)
+    d_b_hh = flat.sum(0)
+    return out(d_gi, dtype), out(dh, dtype), out(d_w_hh, dtype), out(d_b_hh, dtype)

@@ -110,8 +110,9 @@ DTYPE_MIXES = [("float32", "float32"), ("bfloat16", "bfloat16"), ("float32", "bf
 
 
 def test_every_cpu_policy_op_has_a_case():
-    # _lstm_sequence (nn.LSTM's recurrence) has no torch twin: test_recurrent_layers_...
-    assert set(CPU_CASES) | {"_lstm_sequence"} == set(POLICIES["CPU"])
+    # _lstm_sequence and _gru_sequence (nn.LSTM's and nn.GRU's recurrences) have no torch
+    # twin: test_recurrent_layers_match_torch covers them.
+    assert set(CPU_CASES) | {"_lstm_sequence", "_gru_sequence"} == set(POLICIES["CPU"])
 
 
 def _run(m, op, mix):
@@ -181,10 +182,11 @@ def test_ops_without_a_cpu_policy_fall_through(call):
 # PyTorch's CUDA lists (aten/src/ATen/autocast_mode.h), for the ops TensorPlay has. conv*
 # and conv_transpose* reach `convolution`; `norm.str`, `cross_entropy_loss` are noted in
 # ops.yaml (PyTorch reaches float32 for them through the ops it decomposes them into);
-# `_lstm_sequence` stands for _cudnn_rnn (aten/src/ATen/native/cudnn/AutocastRNN.cpp).
+# `_lstm_sequence` and `_gru_sequence` stand for _cudnn_rnn
+# (aten/src/ATen/native/cudnn/AutocastRNN.cpp).
 TORCH_CUDA_LISTS = {
     "lower": "convolution prelu addmm addmv matmul einsum mm mv linear baddbmm bmm "
-             "scaled_dot_product_attention _lstm_sequence",
+             "scaled_dot_product_attention _lstm_sequence _gru_sequence",
     "fp32": "acos asin cosh erfinv exp expm1 log log10 log2 log1p reciprocal rsqrt sinh tan "
             "pow.Tensor_Scalar pow.Tensor_Tensor softplus layer_norm native_layer_norm "
             "group_norm cosine_similarity cosine_embedding_loss nll_loss kl_div l1_loss "
@@ -339,8 +341,9 @@ def test_guard_autocast_key_without_autocast_raises():
 
 @pytest.mark.parametrize("cls", ["LSTM", "GRU", "RNN"])
 def test_recurrent_layers_match_torch(cls):
-    """nn.LSTM runs its recurrence in bfloat16 (PyTorch: mkldnn_rnn_layer); GRU and RNN
-    compose listed and unlisted ops, and come out in PyTorch's dtypes too."""
+    """nn.LSTM runs its recurrence in bfloat16 (PyTorch: mkldnn_rnn_layer), nn.GRU its in
+    float32 (torch.gru is on no CPU list); RNN composes listed and unlisted ops; all come
+    out in PyTorch's dtypes."""
     results = {}
     for m in ("tp", "torch"):
         mod = _mod(m)

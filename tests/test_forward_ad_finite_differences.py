@@ -96,3 +96,19 @@ def test_lstm_sequence(fused):
     primals = [tp.randn(4, 2, 12, dtype=D), tp.randn(2, 3, dtype=D), tp.randn(2, 3, dtype=D),
                tp.randn(12, 3, dtype=D)]
     assert_tangents_match_differences(run, primals, checked=[0, 1, 2])
+
+
+@pytest.mark.parametrize("fused", ["op", "function"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_gru_sequence(fused, bias):
+    """The fused GRU recurrence, as the op and as nn.GRU's autograd Function: output and
+    h_n (the workspace has no tangent), with and without b_hh."""
+    from tensorplay.nn.modules._rnn_fused import GRUSequence
+    tp.manual_seed(7)
+    run = F._gru_sequence if fused == "op" else GRUSequence.apply
+    primals = [tp.randn(4, 2, 9, dtype=D), tp.randn(2, 3, dtype=D), tp.randn(9, 3, dtype=D)]
+    if bias:
+        primals.append(tp.randn(9, dtype=D))
+        assert_tangents_match_differences(run, primals, checked=[0, 1])
+    else:
+        assert_tangents_match_differences(lambda *a: run(*a, None), primals, checked=[0, 1])

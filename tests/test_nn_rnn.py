@@ -233,20 +233,23 @@ def test_float64_module_and_to():
     assert out.dtype == h.dtype == c.dtype == tp.float64
 
 
-def test_cuda_matches_cpu():
+@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
+def test_cuda_matches_cpu(cls):
     util = pytest.importorskip("triton_util")
     tp.manual_seed(0)
-    m = tp.nn.LSTM(3, 4, bidirectional=True)
+    m = getattr(tp.nn, cls)(3, 4, bidirectional=True)
     x = util.make((2, 1, 3))
-    out, (h, c) = m(x)
-    (out.sum() + h.sum()).backward()
+    out, states = m(x)
+    states = states if cls == "LSTM" else (states,)
+    (out.sum() + states[0].sum()).backward()
     grads = {n: p.grad for n, p in m.named_parameters()}
     m.zero_grad()
     m.to(util.CUDA)
     xc = x.to(util.CUDA)
-    out_c, (h_c, c_c) = m(xc)
-    (out_c.sum() + h_c.sum()).backward()
-    for got, want in [(out_c, out), (h_c, h), (c_c, c)]:
+    out_c, states_c = m(xc)
+    states_c = states_c if cls == "LSTM" else (states_c,)
+    (out_c.sum() + states_c[0].sum()).backward()
+    for got, want in zip((out_c, *states_c), (out, *states)):
         util.assert_same(got.detach(), want.detach(), rtol=1e-5, atol=1e-6)
     for n, p in m.named_parameters():
         util.assert_same(p.grad, grads[n], rtol=1e-5, atol=1e-6)
@@ -313,7 +316,7 @@ def test_repr_follows_torch():
     assert repr(tp.nn.GRUCell(3, 4, bias=False)) == repr(torch.nn.GRUCell(3, 4, bias=False))
 
 
-# ---- the fused LSTM recurrence (_rnn_fused.py) -----------------------------------------------
+# ---- the fused LSTM and GRU recurrences (_rnn_fused.py) --------------------------------------
 def test_lstm_sequence_passes_gradcheck():
     from tensorplay.autograd import gradcheck
     from tensorplay.nn.modules._rnn_fused import LSTMSequence
@@ -332,10 +335,33 @@ def test_lstm_sequence_of_one_step_matches_torch(bidirectional):
                                                   random(rows, 2, 4, seed=3))])
 
 
-def test_lstm_second_derivative_matches_torch():
+@pytest.mark.parametrize("bias", [True, False])
+def test_gru_sequence_passes_gradcheck(bias):
+    from tensorplay.autograd import gradcheck
+    from tensorplay.nn.modules._rnn_fused import GRUSequence
+    rng = np.random.default_rng(0)
+    shapes = [(3, 2, 6), (2, 2), (6, 2)] + [(6,)] * bias
+    args = [tp.tensor(rng.standard_normal(shape), dtype=tp.float64, requires_grad=True)
+            for shape in shapes]
+    # (the third output, the workspace, is not differentiable)
+    assert gradcheck(lambda *a: GRUSequence.apply(*a[:3], a[3] if bias else None)[:2], args)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_gru_float64_is_tight(bias):
+    """The fused kernel in float64 against torch's GRU: every gradient to 1e-10."""
+    tm, m = make_pair("GRU", 3, 4, num_layers=2, bidirectional=True, bias=bias,
+                      dtype=torch.float64)
+    check_against_torch(tm, m, [random(5, 2, 3, dtype=np.float64),
+                                random(4, 2, 4, dtype=np.float64, seed=2)],
+                        rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("cls,bias", [("LSTM", True), ("GRU", True), ("GRU", False)])
+def test_second_derivative_matches_torch(cls, bias):
     """create_graph=True takes the recorded path of _rnn_fused.py: a gradient of a gradient
     must equal torch's (the fast backward alone would drop the second-order terms)."""
-    tm, m = make_pair("LSTM", 3, 4, bidirectional=True)
+    tm, m = make_pair(cls, 3, 4, bidirectional=True, bias=bias)
     x, xt = leaf(random(3, 2, 3))
     (g,) = tp.autograd.grad((m(x)[0] ** 2).sum(), x, create_graph=True)
     (gt,) = torch.autograd.grad((tm(xt)[0] ** 2).sum(), xt, create_graph=True)
@@ -347,19 +373,22 @@ def test_lstm_second_derivative_matches_torch():
         close(m.get_parameter(name).grad, tparam.grad, what=f"second derivative, {name}")
 
 
+@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
-def test_lstm_runs_the_recurrence_ops(device):
-    """The LSTM's loop is two ops (_lstm_sequence forward, _lstm_sequence_backward),
-    not a dozen ops per step: on the CPU their NumPy kernels, elsewhere their Composite."""
+def test_layer_runs_the_recurrence_ops(device, cls):
+    """The LSTM's and the GRU's loops are two ops each (_lstm_sequence / _gru_sequence
+    forward, their _backward), not a dozen ops per step: on the CPU their NumPy kernels,
+    elsewhere their Composites."""
     from opinfo.core import available_devices, record_calls
     if device not in available_devices():
         pytest.skip("no cuda backend")
-    m = tp.nn.LSTM(3, 4).to(device)
+    m = getattr(tp.nn, cls)(3, 4).to(device)
     x = tp.tensor(random(5, 2, 3), device=device, requires_grad=True)
     with record_calls() as called:
-        out, (h, c) = m(x)
-        (out.sum() + c.sum()).backward()
-    assert {"_lstm_sequence", "_lstm_sequence_backward"} <= called
+        out, state = m(x)
+        (out.sum() + (state[1] if cls == "LSTM" else state).sum()).backward()
+    name = f"_{cls.lower()}_sequence"
+    assert {name, name + "_backward"} <= called
     per_step = {"sigmoid", "tanh", "addcmul"}
     if device == "cpu":
         assert not per_step & called, sorted(called)
@@ -367,14 +396,31 @@ def test_lstm_runs_the_recurrence_ops(device):
         assert per_step <= called, sorted(called)
 
 
-def test_lstm_sequence_op_has_no_derivative_of_its_own():
-    """Called directly, _lstm_sequence says where its gradient lives instead of
+@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
+def test_packed_input_still_runs_per_step(cls):
+    """A PackedSequence's batch changes from step to step: it takes the per-step path,
+    not the fused ops, and still matches torch."""
+    from opinfo.core import record_calls
+    tm, m = make_pair(cls, 3, 4)
+    x = random(4, 2, 3)
+    packed = tp.nn.utils.rnn.pack_padded_sequence(tp.tensor(x), [4, 2])
+    t_packed = torch.nn.utils.rnn.pack_padded_sequence(torch.tensor(x), [4, 2])
+    with record_calls() as called:
+        out = m(packed)[0]
+    assert f"_{cls.lower()}_sequence" not in called
+    close(out.data, tm(t_packed)[0].data)
+
+
+@pytest.mark.parametrize("op,shapes", [
+    ("_lstm_sequence", [(2, 1, 8), (1, 2), (1, 2), (8, 2)]),
+    ("_gru_sequence", [(2, 1, 6), (1, 2), (6, 2), (6,)])])
+def test_sequence_op_has_no_derivative_of_its_own(op, shapes):
+    """Called directly, the fused recurrence op says where its gradient lives instead of
     returning a wrong one."""
     rng = np.random.default_rng(1)
-    gi, h0, c0, w = (tp.tensor(rng.standard_normal(shape), requires_grad=True)
-                     for shape in [(2, 1, 8), (1, 2), (1, 2), (8, 2)])
-    out = tp._lstm_sequence(gi, h0, c0, w)[0]
-    with pytest.raises(NotImplementedError, match="differentiate nn.LSTM"):
+    args = [tp.tensor(rng.standard_normal(shape), requires_grad=True) for shape in shapes]
+    out = getattr(tp, op)(*args)[0]
+    with pytest.raises(NotImplementedError, match="differentiate nn."):
         out.sum().backward()
 
 

@@ -955,6 +955,26 @@ def fft_irfftn_cpu(ks, self, s, dim, norm):
         return ops.fft_irfftn.redispatch(ks & ~AUTOCAST_CPU, self, s, dim, norm)
 
 
+def _gru_sequence_cpu(ks, gi, h0, w_hh, b_hh):
+    to_type = fp32_type('cpu', '_gru_sequence')
+    with ExcludeKeys(AUTOCAST_CPU):
+        gi = cached_cast(to_type, gi, 'cpu', 'gi')
+        h0 = cached_cast(to_type, h0, 'cpu', 'h0')
+        w_hh = cached_cast(to_type, w_hh, 'cpu', 'w_hh')
+        b_hh = cached_cast(to_type, b_hh, 'cpu', 'b_hh')
+        return ops._gru_sequence.redispatch(ks & ~AUTOCAST_CPU, gi, h0, w_hh, b_hh)
+
+
+def _gru_sequence_cuda(ks, gi, h0, w_hh, b_hh):
+    to_type = lower_type('cuda', '_gru_sequence')
+    with ExcludeKeys(AUTOCAST_CUDA):
+        gi = cached_cast(to_type, gi, 'cuda', 'gi')
+        h0 = cached_cast(to_type, h0, 'cuda', 'h0')
+        w_hh = cached_cast(to_type, w_hh, 'cuda', 'w_hh')
+        b_hh = cached_cast(to_type, b_hh, 'cuda', 'b_hh')
+        return ops._gru_sequence.redispatch(ks & ~AUTOCAST_CUDA, gi, h0, w_hh, b_hh)
+
+
 # Autocast key -> {op full name: wrapper}
 WRAPPERS = {
     'AutocastCPU': {
@@ -1001,6 +1021,7 @@ WRAPPERS = {
         'fft_ifftn': fft_ifftn_cpu,
         'fft_rfftn': fft_rfftn_cpu,
         'fft_irfftn': fft_irfftn_cpu,
+        '_gru_sequence': _gru_sequence_cpu,
     },
     'AutocastCUDA': {
         'pow.Tensor_Tensor': pow_Tensor_Tensor_cuda,
@@ -1074,6 +1095,7 @@ WRAPPERS = {
         'linalg_matrix_norm.str_ord': linalg_matrix_norm_str_ord_cuda,
         'dist': dist_cuda,
         'erfinv': erfinv_cuda,
+        '_gru_sequence': _gru_sequence_cuda,
     },
 }
 
@@ -1123,6 +1145,7 @@ POLICIES = {
         'fft_ifftn': 'fp32',
         'fft_rfftn': 'fp32',
         'fft_irfftn': 'fp32',
+        '_gru_sequence': 'fp32',
     },
     'CUDA': {
         'pow.Tensor_Tensor': 'fp32',
@@ -1196,5 +1219,6 @@ POLICIES = {
         'linalg_matrix_norm.str_ord': 'fp32_set_opt_dtype',
         'dist': 'fp32',
         'erfinv': 'fp32',
+        '_gru_sequence': 'lower',
     },
 }

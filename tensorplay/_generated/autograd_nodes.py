@@ -8001,3 +8001,78 @@ class HistogramBackward0(Node):
         if self.needs_input_grad(0) or self.needs_input_grad(1):
             d_self, d_weight = not_implemented("histogram")
         return (d_self, d_weight)
+
+
+class GruSequenceBackward0(Node):
+    """Backward of `_gru_sequence(Tensor gi, Tensor h0, Tensor w_hh, Tensor? b_hh) -> (Tensor,
+        Tensor, Tensor)`.
+
+    gi, h0, w_hh, b_hh: not_implemented(
+        "_gru_sequence (differentiate nn.GRU, whose autograd Function calls "
+        "_gru_sequence_backward)",
+    )
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = '_gru_sequence'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        d_gi = None
+        d_h0 = None
+        d_w_hh = None
+        d_b_hh = None
+        if (self.needs_input_grad(0)
+                or self.needs_input_grad(1)
+                or self.needs_input_grad(2)
+                or self.needs_input_grad(3)):
+            (
+                d_gi, d_h0, d_w_hh, d_b_hh,
+            ) = not_implemented(
+                "_gru_sequence (differentiate nn.GRU, whose autograd Function calls "
+                "_gru_sequence_backward)",
+            )
+        return (d_gi, d_h0, d_w_hh, d_b_hh)
+
+
+class GruSequenceBackwardBackward0(Node):
+    """Backward of `_gru_sequence_backward(Tensor grad_output, Tensor grad_hn, Tensor output,
+        Tensor h0, Tensor w_hh, Tensor workspace) -> (Tensor, Tensor, Tensor, Tensor)`.
+
+    grad_output, grad_hn, output, h0, w_hh, workspace: not_implemented(
+        "_gru_sequence_backward (differentiate nn.GRU's backward with create_graph=True)",
+    )
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = '_gru_sequence_backward'
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        grad_result3 = grads[3]
+        d_grad_output = None
+        d_grad_hn = None
+        d_output = None
+        d_h0 = None
+        d_w_hh = None
+        d_workspace = None
+        if (self.needs_input_grad(0)
+                or self.needs_input_grad(1)
+                or self.needs_input_grad(2)
+                or self.needs_input_grad(3)
+                or self.needs_input_grad(4)
+                or self.needs_input_grad(5)):
+            (
+                d_grad_output, d_grad_hn, d_output, d_h0, d_w_hh, d_workspace,
+            ) = not_implemented(
+                "_gru_sequence_backward (differentiate nn.GRU's backward with create_graph=True)",
+            )
+        return (d_grad_output, d_grad_hn, d_output, d_h0, d_w_hh, d_workspace)

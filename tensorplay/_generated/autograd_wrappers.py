@@ -44,37 +44,38 @@ from tensorplay._generated.autograd_nodes import (
     FusedAdamBackward0, FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0,
     GatherAlongBackward0, GatherBackward0, GeBackward0, GeluBackward0, GeluBackwardBackward0,
     GeometricBackward0, GeqrfBackward0, GridSampler2dBackward0, GridSampler2dBackwardBackward0,
-    GridSampler3dBackward0, GridSampler3dBackwardBackward0, GtBackward0, HardsigmoidBackward0,
-    HardswishBackward0, HardtanhBackward0, HeavisideBackward0, HistogramBackward0,
-    HuberLossBackward0, HypotBackward0, I0Backward0, IgammaBackward0, IgammacBackward0,
-    Im2colBackward0, IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0,
-    IndexFillBackward1, IndexPutBackward0, IndexReduceBackward0, IndexSelectBackward0,
-    KthvalueBackward0, LdexpBackward0, LeBackward0, LeakyReluBackward0, LeakyReluBackward1,
-    LerpBackward0, LerpBackward1, LgammaBackward0, LinalgCholeskyExBackward0, LinalgCrossBackward0,
-    LinalgDetBackward0, LinalgEighBackward0, LinalgInvExBackward0, LinalgLdlFactorExBackward0,
-    LinalgLdlSolveBackward0, LinalgLstsqBackward0, LinalgLuBackward0, LinalgLuFactorExBackward0,
-    LinalgLuSolveBackward0, LinalgMatrixExpBackward0, LinalgPinvBackward0, LinalgQrBackward0,
-    LinalgSlogdetBackward0, LinalgSolveBackward0, LinalgSolveExBackward0,
-    LinalgSolveTriangularBackward0, LinalgSvdBackward0, LinalgVectorNormBackward0, LinearBackward0,
-    Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0, LogNormalBackward0,
-    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
-    LogcumsumexpBackward0, LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0,
-    LstmSequenceBackwardBackward0, LtBackward0, LuUnpackBackward0, MaskedFillBackward0,
-    MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
-    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0,
-    MaxPool3dWithIndicesBackward0, MaxPool3dWithIndicesBackwardBackward0, MaximumBackward0,
-    MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
-    MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0,
-    MvBackward0, MvlgammaBackward0, NanToNumBackward0, NanmedianBackward0, NanmedianBackward1,
-    NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
-    NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NeBackward0, NegBackward0,
-    NextafterBackward0, NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0,
-    NormalBackward0, PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PoissonBackward0,
-    PolarBackward0, PolygammaBackward0, PolygammaBackward1, PowBackward0, PowBackward1,
-    PowBackward2, PreluBackward0, ProdBackward0, ProdBackward1, RandomBackward0, RandomBackward1,
-    RandomBackward2, ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1,
-    RenormBackward0, RepeatBackward0, RepeatInterleaveBackward0, RollBackward0, RoundBackward0,
-    RoundBackward1, RsqrtBackward0, ScaledDotProductFlashAttentionBackward0,
+    GridSampler3dBackward0, GridSampler3dBackwardBackward0, GruSequenceBackward0,
+    GruSequenceBackwardBackward0, GtBackward0, HardsigmoidBackward0, HardswishBackward0,
+    HardtanhBackward0, HeavisideBackward0, HistogramBackward0, HuberLossBackward0, HypotBackward0,
+    I0Backward0, IgammaBackward0, IgammacBackward0, Im2colBackward0, IndexAddBackward0,
+    IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
+    IndexReduceBackward0, IndexSelectBackward0, KthvalueBackward0, LdexpBackward0, LeBackward0,
+    LeakyReluBackward0, LeakyReluBackward1, LerpBackward0, LerpBackward1, LgammaBackward0,
+    LinalgCholeskyExBackward0, LinalgCrossBackward0, LinalgDetBackward0, LinalgEighBackward0,
+    LinalgInvExBackward0, LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0,
+    LinalgLuBackward0, LinalgLuFactorExBackward0, LinalgLuSolveBackward0, LinalgMatrixExpBackward0,
+    LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0,
+    LinalgSolveExBackward0, LinalgSolveTriangularBackward0, LinalgSvdBackward0,
+    LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0,
+    LogBackward0, LogNormalBackward0, LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0,
+    Logaddexp2Backward0, LogaddexpBackward0, LogcumsumexpBackward0, LogitBackward0,
+    LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0, LtBackward0,
+    LuUnpackBackward0, MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0,
+    MaskedSelectBackward0, MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
+    MaxPool2dWithIndicesBackwardBackward0, MaxPool3dWithIndicesBackward0,
+    MaxPool3dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
+    MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
+    MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0, MvBackward0, MvlgammaBackward0,
+    NanToNumBackward0, NanmedianBackward0, NanmedianBackward1, NativeBatchNormBackward0,
+    NativeDropoutBackward0, NativeGroupNormBackward0, NativeLayerNormBackward0,
+    NativeLayerNormBackwardBackward0, NeBackward0, NegBackward0, NextafterBackward0,
+    NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
+    PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PoissonBackward0, PolarBackward0,
+    PolygammaBackward0, PolygammaBackward1, PowBackward0, PowBackward1, PowBackward2,
+    PreluBackward0, ProdBackward0, ProdBackward1, RandomBackward0, RandomBackward1, RandomBackward2,
+    ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1, RenormBackward0,
+    RepeatBackward0, RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1,
+    RsqrtBackward0, ScaledDotProductFlashAttentionBackward0,
     ScaledDotProductFlashAttentionBackwardBackward0, ScatterAddAlongBackward0, ScatterAddBackward0,
     ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0,
     SelectBackward0, SelectScatterBackward0, SgnBackward0, SigmoidBackward0, SignBackward0,
@@ -5733,6 +5734,36 @@ def _scaled_dot_product_flash_attention_backward(
     return result
 
 
+def _gru_sequence(ks, gi, h0, w_hh, b_hh):
+    if not (gi._impl.requires_grad
+            or h0._impl.requires_grad
+            or w_hh._impl.requires_grad
+            or (b_hh is not None and b_hh._impl.requires_grad)):
+        return below_autograd(ops._gru_sequence, ks, gi, h0, w_hh, b_hh)
+    node = GruSequenceBackward0(gi, h0, w_hh, b_hh)
+    result = below_autograd(ops._gru_sequence, ks, gi, h0, w_hh, b_hh)
+    set_history(result, node)
+    return result
+
+
+def _gru_sequence_backward(ks, grad_output, grad_hn, output, h0, w_hh, workspace):
+    if not (grad_output._impl.requires_grad
+            or grad_hn._impl.requires_grad
+            or output._impl.requires_grad
+            or h0._impl.requires_grad
+            or w_hh._impl.requires_grad
+            or workspace._impl.requires_grad):
+        return below_autograd(
+            ops._gru_sequence_backward, ks, grad_output, grad_hn, output, h0, w_hh, workspace,
+        )
+    node = GruSequenceBackwardBackward0(grad_output, grad_hn, output, h0, w_hh, workspace)
+    result = below_autograd(
+        ops._gru_sequence_backward, ks, grad_output, grad_hn, output, h0, w_hh, workspace,
+    )
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -6196,6 +6227,8 @@ WRAPPERS = {
     '_fft_c2c': _fft_c2c,
     '_scaled_dot_product_flash_attention': _scaled_dot_product_flash_attention,
     '_scaled_dot_product_flash_attention_backward': _scaled_dot_product_flash_attention_backward,
+    '_gru_sequence': _gru_sequence,
+    '_gru_sequence_backward': _gru_sequence_backward,
 }
 
 # A wrapper only records: with no tensor that requires grad (no REQUIRES_GRAD flag in

@@ -7306,6 +7306,26 @@ SCHEMAS = (
         tensor_positions=(0, 1, 2, 3, 4, 5, 8, 9, 10),
         num_returns=3,
     ),
+    OpSchema(
+        name='_gru_sequence',
+        text=(
+            '_gru_sequence(Tensor gi, Tensor h0, Tensor w_hh, Tensor? b_hh) -> (Tensor, '
+            'Tensor, Tensor)'
+        ),
+        arg_names=('gi', 'h0', 'w_hh', 'b_hh'),
+        tensor_positions=(0, 1, 2, 3),
+        num_returns=3,
+    ),
+    OpSchema(
+        name='_gru_sequence_backward',
+        text=(
+            '_gru_sequence_backward(Tensor grad_output, Tensor grad_hn, Tensor output, '
+            'Tensor h0, Tensor w_hh, Tensor workspace) -> (Tensor, Tensor, Tensor, Tensor)'
+        ),
+        arg_names=('grad_output', 'grad_hn', 'output', 'h0', 'w_hh', 'workspace'),
+        tensor_positions=(0, 1, 2, 3, 4, 5),
+        num_returns=4,
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -7761,6 +7781,8 @@ DISPATCH = {
         ('_fft_c2c', 'fft.fft_c2c'),
         ('_scaled_dot_product_flash_attention', 'attention.flash_attention'),
         ('_scaled_dot_product_flash_attention_backward', 'attention.flash_attention_backward'),
+        ('_gru_sequence', 'rnn.gru_sequence'),
+        ('_gru_sequence_backward', 'rnn.gru_sequence_backward'),
     ),
     'CUDA': (
         ('add.Tensor', 'pointwise.add'),
@@ -8749,6 +8771,8 @@ DISPATCH = {
         ('stft', 'fft.stft'),
         ('istft', 'fft.istft'),
         ('pow.Scalar', 'pointwise.pow_scalar_tensor'),
+        ('_gru_sequence', 'rnn.gru_sequence'),
+        ('_gru_sequence_backward', 'rnn.gru_sequence_backward'),
     ),
 }
 
@@ -9314,6 +9338,8 @@ META_RULES = {
     '_fft_c2c': 'fft.c2c',
     '_scaled_dot_product_flash_attention': 'attention.flash_attention',
     '_scaled_dot_product_flash_attention_backward': 'attention.flash_attention_backward',
+    '_gru_sequence': 'rnn.gru_sequence',
+    '_gru_sequence_backward': 'rnn.gru_sequence_backward',
 }
 
 # op -> batching rule in tensorplay/func/batching_rules/ (ops.yaml `vmap:`, or the rule
@@ -9961,4 +9987,6 @@ VMAP_RULES = {
     '_fft_c2r': 'dim_rule',
     '_fft_c2c': 'dim_rule',
     'pow.Scalar': 'pointwise_rule',
+    '_gru_sequence': 'rnn.gru_sequence_rule',
+    '_gru_sequence_backward': 'rnn.gru_sequence_backward_rule',
 }

@@ -13,9 +13,9 @@ from tensorplay.autograd.formulas import (
     div_mode_jvp, dropout_backward, eigh_jvp, einsum_jvp, elu_backward, elu_backward_of_result,
     embedding_bag_jvp, erfinv_backward, evenly_read_jvp, flash_attention_jvp,
     gather_with_keepdimed_indices, gelu_second_derivative, grid_sampler_2d_jvp, grid_sampler_3d_jvp,
-    group_norm_jvp, handle_r_to_c, hardswish_backward, huber_loss_jvp, i1_backward, i1e_backward,
-    igamma_other_derivative, index_reduce_jvp, layer_norm_backward_jvp, layer_norm_jvp,
-    leaky_relu_backward_of_result, linalg_det_jvp, linalg_lstsq_residuals_jvp,
+    group_norm_jvp, gru_sequence_jvp, handle_r_to_c, hardswish_backward, huber_loss_jvp,
+    i1_backward, i1e_backward, igamma_other_derivative, index_reduce_jvp, layer_norm_backward_jvp,
+    layer_norm_jvp, leaky_relu_backward_of_result, linalg_det_jvp, linalg_lstsq_residuals_jvp,
     linalg_lstsq_solution_jvp, linalg_lu_jvp, linalg_lu_solve_jvp, linalg_qr_jvp, linalg_solve_jvp,
     linalg_solve_triangular_jvp, linear_jvp, log_softmax_backward_data_jvp, logcumsumexp_jvp,
     logit_backward, logsumexp_jvp, lstm_sequence_jvp, lu_factor_ex_jvp, lu_unpack_jvp,
@@ -2301,6 +2301,17 @@ def _scaled_dot_product_flash_attention_tangent(
     return (output_t, None, None, None,)
 
 
+def _gru_sequence_tangent(gi_p, h0_p, w_hh_p, b_hh_p, result, gi_t, h0_t, w_hh_t, b_hh_t):
+    """_gru_sequence: result0, result1: gru_sequence_jvp(gi_p, h0_p, w_hh_p, b_hh_p, result0,
+    gi_t, h0_t, w_hh_t, b_hh_t)"""
+    result0, result1, result2 = result
+    result0_t, result1_t = gru_sequence_jvp(
+        gi_p, h0_p, w_hh_p, b_hh_p, result0, or_zeros(gi_t, gi_p), or_zeros(h0_t, h0_p),
+        or_zeros(w_hh_t, w_hh_p), or_zeros(b_hh_t, b_hh_p),
+    )
+    return (result0_t, result1_t, None,)
+
+
 class Tangent:
     """What the ForwardAD kernel needs of an op: its tangent function (None: the op has a
     backward formula but no tangent one), which arguments are differentiable inputs
@@ -2855,4 +2866,6 @@ FORWARD = {
     '_scaled_dot_product_flash_attention_backward': Tangent(
         None, (0, 1, 2, 3, 4, 5), (), 'derivatives.yaml:1785',
     ),
+    '_gru_sequence': Tangent(_gru_sequence_tangent, (0, 1, 2, 3), (), 'derivatives.yaml:1843'),
+    '_gru_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5), (), 'derivatives.yaml:1845'),
 }

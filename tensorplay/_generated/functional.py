@@ -18696,6 +18696,65 @@ def _scaled_dot_product_flash_attention_backward(
         ),
     )
 
+
+# ---- _gru_sequence ---------------------------------------------------------------------
+
+def _gru_sequence(gi, h0, w_hh, b_hh, *, out=None):
+    """(output, h_n, workspace) of the GRU over gi (L, N, 3H) = x @ W_ih.T + b_ih; the workspace
+    (L, N, 4H) feeds _gru_sequence_backward.
+
+    _gru_sequence(Tensor gi, Tensor h0, Tensor w_hh, Tensor? b_hh) -> (Tensor, Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out('_gru_sequence', out, _gru_sequence(gi, h0, w_hh, b_hh))
+    if not isinstance(gi, Tensor):
+        bad_arg('_gru_sequence', 'gi', 'Tensor', gi)
+    if not isinstance(h0, Tensor):
+        bad_arg('_gru_sequence', 'h0', 'Tensor', h0)
+    if not isinstance(w_hh, Tensor):
+        bad_arg('_gru_sequence', 'w_hh', 'Tensor', w_hh)
+    if b_hh is not None and not isinstance(b_hh, Tensor):
+        bad_arg('_gru_sequence', 'b_hh', 'Tensor or None', b_hh)
+    ks = (gi._impl.keys
+                | h0._impl.keys
+                | w_hh._impl.keys
+                | (b_hh._impl.keys if b_hh is not None else 0))
+    return ops._gru_sequence.call(ks, gi, h0, w_hh, b_hh)
+
+
+# ---- _gru_sequence_backward ------------------------------------------------------------
+
+def _gru_sequence_backward(grad_output, grad_hn, output, h0, w_hh, workspace, *, out=None):
+    """(grad_gi, grad_h0, grad_w_hh, grad_b_hh) of _gru_sequence from its output and workspace.
+
+    _gru_sequence_backward(Tensor grad_output, Tensor grad_hn, Tensor output, Tensor h0,
+        Tensor w_hh, Tensor workspace) -> (Tensor, Tensor, Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            '_gru_sequence_backward', out,
+            _gru_sequence_backward(grad_output, grad_hn, output, h0, w_hh, workspace),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('_gru_sequence_backward', 'grad_output', 'Tensor', grad_output)
+    if not isinstance(grad_hn, Tensor):
+        bad_arg('_gru_sequence_backward', 'grad_hn', 'Tensor', grad_hn)
+    if not isinstance(output, Tensor):
+        bad_arg('_gru_sequence_backward', 'output', 'Tensor', output)
+    if not isinstance(h0, Tensor):
+        bad_arg('_gru_sequence_backward', 'h0', 'Tensor', h0)
+    if not isinstance(w_hh, Tensor):
+        bad_arg('_gru_sequence_backward', 'w_hh', 'Tensor', w_hh)
+    if not isinstance(workspace, Tensor):
+        bad_arg('_gru_sequence_backward', 'workspace', 'Tensor', workspace)
+    ks = (grad_output._impl.keys
+                | grad_hn._impl.keys
+                | output._impl.keys
+                | h0._impl.keys
+                | w_hh._impl.keys
+                | workspace._impl.keys)
+    return ops._gru_sequence_backward.call(ks, grad_output, grad_hn, output, h0, w_hh, workspace)
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -19399,4 +19458,6 @@ FUNCTIONS = (
     'istft',
     '_scaled_dot_product_flash_attention',
     '_scaled_dot_product_flash_attention_backward',
+    '_gru_sequence',
+    '_gru_sequence_backward',
 )

@@ -2049,3 +2049,10 @@ def _scaled_dot_product_flash_attention_backward(
     dropout_p: float, is_causal: bool, philox_seed: Tensor, philox_offset: Tensor,
     attn_mask: Tensor | None = None, *, scale: float | None = None,
 ) -> tuple[Tensor, Tensor, Tensor]: ...
+def _gru_sequence(
+    gi: Tensor, h0: Tensor, w_hh: Tensor, b_hh: Tensor | None, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor, Tensor]: ...
+def _gru_sequence_backward(
+    grad_output: Tensor, grad_hn: Tensor, output: Tensor, h0: Tensor, w_hh: Tensor,
+    workspace: Tensor, *, out: Tensor = None,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]: ...

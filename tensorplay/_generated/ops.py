@@ -1039,3 +1039,5 @@ _scaled_dot_product_flash_attention = dispatcher.find('_scaled_dot_product_flash
 _scaled_dot_product_flash_attention_backward = dispatcher.find(
     '_scaled_dot_product_flash_attention_backward',
 )
+_gru_sequence = dispatcher.find('_gru_sequence')
+_gru_sequence_backward = dispatcher.find('_gru_sequence_backward')

@@ -75,7 +75,7 @@ FAMILIES = {
               "losses",
     "attention": "scaled_dot_product_attention, MultiheadAttention",
     "distance": "cosine_similarity, pairwise_distance, pdist, cdist, dist",
-    "rnn": "the LSTM recurrence (_lstm_sequence) and the RNN layers",
+    "rnn": "the LSTM and GRU recurrences (_lstm_sequence, _gru_sequence) and the RNN layers",
     "optim": "the fused optimizer steps (_fused_adam_, _fused_sgd_)",
     "bessel": "tp.special's Bessel and Airy functions, the Hurwitz zeta function and the "
               "orthogonal polynomials (Chebyshev, Hermite, Laguerre, Legendre)",

@@ -46,6 +46,13 @@ def matmul(self, other):
         raise ShapeError(f"matmul(): shapes {fmt_shape(self.shape)} ('self') and "
                          f"{fmt_shape(other.shape)} ('other') cannot be multiplied "
                          f"({x.shape[-1]} vs {y.shape[-2]})", op="matmul", arg="other")
+    if b <= 2:
+        # A stack times one matrix (a linear layer's gradient over (steps, batch, out)):
+        # the stack's dims fold into the rows, one mm, as PyTorch's matmul folds them,
+        # instead of a bmm against the matrix broadcast to every element of the stack.
+        out = F._unsafe_view(x.reshape((-1, x.shape[-1])).mm(y),
+                             tuple(x.shape[:-1]) + (y.shape[-1],))
+        return out.squeeze(-1) if b == 1 else out
     batch = broadcast("matmul", [("self", tuple(x.shape[:-2])), ("other", tuple(y.shape[:-2]))])
     n, k, m = x.shape[-2], x.shape[-1], y.shape[-1]
     size = 1

@@ -1,12 +1,13 @@
-"""The LSTM recurrence ops composed from TensorPlay ops: what every backend without a
-kernel of its own runs (the `cuda` device; the CPU has the NumPy loop of
-cpu_kernels/rnn.py). Same arithmetic and the same flat workspace, one op at a time:
+"""The LSTM and GRU recurrence ops composed from TensorPlay ops: what every backend
+without a kernel of its own runs (the `cuda` device; the CPU has the NumPy loops of
+cpu_kernels/rnn.py). Same arithmetic and the same workspaces, one op at a time:
 
-    workspace = [ gates (L, N, 4H) | cells (L, N, H) | tanh(cells) (L, N, H) ], flattened
+    LSTM: workspace = [ gates (L, N, 4H) | cells (L, N, H) | tanh(cells) (L, N, H) ], flat
+    GRU:  workspace (L, N, 4H), per step [ r | z | gh_n | n ]
 
-These run below autograd (the ops' derivatives are nn.LSTM's autograd Function), so
-nothing here is recorded. Below them, the torch-level functions (torch.lstm, torch.gru,
-torch.rnn_tanh, the cells): ordinary Composites, recorded op by op.
+These run below autograd (the ops' derivatives are nn.LSTM's and nn.GRU's autograd
+Functions), so nothing here is recorded. Below them, the torch-level functions
+(torch.lstm, torch.gru, torch.rnn_tanh, the cells): ordinary Composites, recorded op by op.
 """
 from __future__ import annotations
 
@@ -71,6 +72,53 @@ def lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, 
     flat = d_gi.reshape(steps * d_gi.shape[1], 4 * hidden)
     d_w_hh = flat.t().mm(h_prev.reshape(flat.shape[0], hidden))
     return d_gi, dgates[0].mm(w_hh), dc * forget[0], d_w_hh
+
+
+def gru_sequence(gi, h0, w_hh, b_hh):
+    """(output, h_n, workspace (L, N, 4H) [r | z | gh_n | n]); see cpu_kernels/rnn.py."""
+    rules.gru_sequence("_gru_sequence", (gi, h0, w_hh, b_hh))
+    hidden = h0.shape[-1]
+    w_hh_t = w_hh.t()
+    h = h0
+    outs, work = [], []
+    for gi_t in gi.unbind(0):
+        gh = h.mm(w_hh_t) if b_hh is None else F.addmm(b_hh, h, w_hh_t)
+        rz = F.sigmoid(gi_t.narrow(1, 0, 2 * hidden) + gh.narrow(1, 0, 2 * hidden))
+        r, z = rz.chunk(2, 1)
+        gh_n = gh.narrow(1, 2 * hidden, hidden)
+        n = F.tanh(F.addcmul(gi_t.narrow(1, 2 * hidden, hidden), r, gh_n))
+        h = F.addcmul(n, z, h - n)
+        outs.append(h)
+        work.append(F.cat([rz, gh_n, n], 1))
+    return F.stack(outs, 0), h, F.stack(work, 0)
+
+
+def gru_sequence_backward(grad_output, grad_hn, output, h0, w_hh, workspace):
+    """(d_gi, d_h0, d_w_hh, d_b_hh); see cpu_kernels/rnn.py for the formulas."""
+    rules.gru_sequence_backward(
+        "_gru_sequence_backward", (grad_output, grad_hn, output, h0, w_hh, workspace))
+    steps, batch, hidden = output.shape
+    r, z, gh_n, n = workspace.chunk(4, 2)
+    h_prev = F.cat([h0.unsqueeze(0), output.narrow(0, 0, steps - 1)], 0)
+    n_factor = ((1 - z) * (1 - n * n)).unbind(0)
+    z_factor = ((h_prev - n) * z * (1 - z)).unbind(0)
+    r_factor = (gh_n * r * (1 - r)).unbind(0)
+    r, z = r.unbind(0), z.unbind(0)
+    d_out = grad_output.unbind(0)
+
+    d_gi, d_gh = [None] * steps, [None] * steps
+    dh = d_out[-1] + grad_hn
+    for t in range(steps - 1, -1, -1):
+        if t < steps - 1:
+            dh = F.addmm(d_out[t], d_gh[t + 1], w_hh) + dh * z[t + 1]
+        da_n = dh * n_factor[t]
+        da_r, da_z = da_n * r_factor[t], dh * z_factor[t]
+        d_gi[t] = F.cat([da_r, da_z, da_n], 1)
+        d_gh[t] = F.cat([da_r, da_z, da_n * r[t]], 1)
+    d_h0 = d_gh[0].mm(w_hh) + dh * z[0]
+    flat = F.stack(d_gh, 0).reshape(steps * batch, 3 * hidden)
+    d_w_hh = flat.t().mm(h_prev.reshape(steps * batch, hidden))
+    return F.stack(d_gi, 0), d_h0, d_w_hh, flat.sum(0)
 
 
 # ---- the torch-level recurrent functions (torch.lstm, torch.gru_cell, ...) ----------------

@@ -1,8 +1,10 @@
-"""Shape and dtype rules of the recurrent ops: _lstm_sequence and its backward.
+"""Shape and dtype rules of the recurrent ops: _lstm_sequence, _gru_sequence and their
+backwards.
 
 Same contract as rules.py: `rule(op, args) -> tuple of OutSpec` or a typed error that
-names the op and the argument. Sizes: L steps, N batch rows, H hidden units; the
-workspace is flat, six (N, H) blocks per step (cpu_kernels/rnn.py describes them).
+names the op and the argument. Sizes: L steps, N batch rows, H hidden units; the LSTM's
+workspace is flat, six (N, H) blocks per step, the GRU's (L, N, 4H) (cpu_kernels/rnn.py
+describes them).
 """
 from __future__ import annotations
 
@@ -11,19 +13,29 @@ from tensorplay.kernel_support.checks import OutSpec, check_devices
 from tensorplay.meta._nn import check_floating, check_size
 
 
-def _sequence_sizes(op, gi, h0):
-    """(L, N, H) from gi (L, N, 4H) and h0 (N, H), checking the two agree."""
+def _sequence_sizes(op, gi, h0, gates=4):
+    """(L, N, H) from gi (L, N, gates * H) and h0 (N, H), checking the two agree."""
     if len(gi._impl.sizes) != 3 or gi._impl.sizes[0] == 0:
-        raise ShapeError(f"{op}(): argument 'gi' must be 3-D (steps, batch, 4 * hidden) with "
-                         f"at least one step, but got {fmt_shape(gi._impl.sizes)}",
+        raise ShapeError(f"{op}(): argument 'gi' must be 3-D (steps, batch, {gates} * hidden) "
+                         f"with at least one step, but got {fmt_shape(gi._impl.sizes)}",
                          op=op, arg="gi")
     if len(h0._impl.sizes) != 2:
         raise ShapeError(f"{op}(): argument 'h0' must be 2-D (batch, hidden), but got "
                          f"{fmt_shape(h0._impl.sizes)}", op=op, arg="h0")
     steps, batch = gi._impl.sizes[:2]
     hidden = h0._impl.sizes[1]
-    check_size(op, gi, "gi", (steps, batch, 4 * hidden), "(steps, batch, 4 * hidden)")
+    check_size(op, gi, "gi", (steps, batch, gates * hidden),
+               f"(steps, batch, {gates} * hidden)")
     return steps, batch, hidden
+
+
+def _output_sizes(op, output):
+    """(L, N, H) of a recurrence's output, which must have at least one step."""
+    if len(output._impl.sizes) != 3 or output._impl.sizes[0] == 0:
+        raise ShapeError(f"{op}(): argument 'output' must be 3-D (steps, batch, hidden) with "
+                         f"at least one step, but got {fmt_shape(output._impl.sizes)}",
+                         op=op, arg="output")
+    return output._impl.sizes
 
 
 def _check_dtypes(op, named):
@@ -57,11 +69,7 @@ def lstm_sequence_backward(op, args):
              ("workspace", workspace)]
     check_devices(op, named)
     _check_dtypes(op, named[:-1])
-    if len(output._impl.sizes) != 3 or output._impl.sizes[0] == 0:
-        raise ShapeError(f"{op}(): argument 'output' must be 3-D (steps, batch, hidden) with "
-                         f"at least one step, but got {fmt_shape(output._impl.sizes)}",
-                         op=op, arg="output")
-    steps, batch, hidden = output._impl.sizes
+    steps, batch, hidden = _output_sizes(op, output)
     for name, t in (("h0", h0), ("c0", c0), ("grad_hn", grad_hn), ("grad_cn", grad_cn)):
         check_size(op, t, name, (batch, hidden), "(batch, hidden) of the output")
     check_size(op, grad_output, "grad_output", (steps, batch, hidden), "the output's shape")
@@ -71,3 +79,37 @@ def lstm_sequence_backward(op, args):
     d = output._impl.dtype
     return (OutSpec((steps, batch, 4 * hidden), d), OutSpec((batch, hidden), d),
             OutSpec((batch, hidden), d), OutSpec((4 * hidden, hidden), d))
+
+
+# ---- the GRU: gi (L, N, 3H), workspace (L, N, 4H) [r | z | gh_n | n] ----------------------
+def gru_sequence(op, args):
+    gi, h0, w_hh, b_hh = args
+    named = [("gi", gi), ("h0", h0), ("w_hh", w_hh)] + ([] if b_hh is None
+                                                        else [("b_hh", b_hh)])
+    check_devices(op, named)
+    _check_dtypes(op, named)
+    steps, batch, hidden = _sequence_sizes(op, gi, h0, gates=3)
+    check_size(op, w_hh, "w_hh", (3 * hidden, hidden), "(3 * hidden, hidden)")
+    if b_hh is not None:
+        check_size(op, b_hh, "b_hh", (3 * hidden,), "(3 * hidden,)")
+    d = gi._impl.dtype
+    return (OutSpec((steps, batch, hidden), d), OutSpec((batch, hidden), d),
+            OutSpec((steps, batch, 4 * hidden), d))
+
+
+def gru_sequence_backward(op, args):
+    grad_output, grad_hn, output, h0, w_hh, workspace = args
+    named = [("grad_output", grad_output), ("grad_hn", grad_hn), ("output", output),
+             ("h0", h0), ("w_hh", w_hh), ("workspace", workspace)]
+    check_devices(op, named)
+    _check_dtypes(op, named)
+    steps, batch, hidden = _output_sizes(op, output)
+    for name, t in (("h0", h0), ("grad_hn", grad_hn)):
+        check_size(op, t, name, (batch, hidden), "(batch, hidden) of the output")
+    check_size(op, grad_output, "grad_output", (steps, batch, hidden), "the output's shape")
+    check_size(op, w_hh, "w_hh", (3 * hidden, hidden), "(3 * hidden, hidden)")
+    check_size(op, workspace, "workspace", (steps, batch, 4 * hidden),
+               "(steps, batch, 4 * hidden)")
+    d = output._impl.dtype
+    return (OutSpec((steps, batch, 3 * hidden), d), OutSpec((batch, hidden), d),
+            OutSpec((3 * hidden, hidden), d), OutSpec((3 * hidden,), d))

@@ -1,7 +1,9 @@
-"""Database entries: the LSTM recurrence ops behind nn.LSTM (_lstm_sequence and its
-backward), and the torch-level recurrent functions (torch.lstm, torch.gru_cell, ...). PyTorch has no such ops, so the references are the recurrence written in
-torch ops (forward) and torch's autograd through it (backward). Their gradients are
-tested through nn.LSTM in tests/test_nn_rnn.py (the ops have no derivative of their own).
+"""Database entries: the LSTM and GRU recurrence ops behind nn.LSTM and nn.GRU
+(_lstm_sequence, _gru_sequence and their backwards), and the torch-level recurrent
+functions (torch.lstm, torch.gru_cell, ...). PyTorch has no twin of the recurrence ops, so
+their references are the recurrence written in torch ops (forward) and torch's autograd
+through it (backward). Their gradients are tested through nn.LSTM and nn.GRU in
+tests/test_nn_rnn.py (the ops have no derivative of their own).
 """
 from __future__ import annotations
 
@@ -117,6 +119,108 @@ def errors_lstm_sequence_backward(op, device):
 
 
 
+
+# ---- the GRU recurrence: gi (L, N, 3H), workspace (L, N, 4H) [r | z | gh_n | n] -----------
+def _torch_gru(gi, h0, w_hh, b_hh):
+    """(output, h_n, workspace) in torch ops. b_hh may also be (L, N, 3H), one bias per step
+    and row (how the backward's reference rebuilds gh_n from the workspace)."""
+    h = h0
+    outs, work = [], []
+    for t, gi_t in enumerate(gi.unbind(0)):
+        gh = h @ w_hh.T
+        if b_hh is not None:
+            gh = gh + (b_hh[t] if b_hh.dim() == 3 else b_hh)
+        (gi_r, gi_z, gi_n), (gh_r, gh_z, gh_n) = gi_t.chunk(3, 1), gh.chunk(3, 1)
+        r, z = (gi_r + gh_r).sigmoid(), (gi_z + gh_z).sigmoid()
+        n = (gi_n + r * gh_n).tanh()
+        h = n + z * (h - n)
+        outs.append(h)
+        work.append(torch.cat([r, z, gh_n, n], 1))
+    return torch.stack(outs), h, torch.stack(work)
+
+
+def _ref_gru_sequence_backward(grad_output, grad_hn, output, h0, w_hh, workspace):
+    """Torch's autograd through _torch_gru in float64, its inputs rebuilt from the
+    workspace: gi's r, z parts from logit(r, z) - h_prev W_hh^T, gi's n part from
+    atanh(n) - r gh_n, and a bias per step and row whose n part makes gh_n; d_b_hh sums
+    that bias's gradient."""
+    steps, batch, hidden = output.shape
+    dtype = output.dtype
+    r, z, gh_n, n = workspace.double().chunk(4, 2)
+    h_prev = torch.cat([h0.double()[None], output.double()[:-1]])
+    gh = h_prev @ w_hh.double().T
+    gi = torch.cat([r.logit() - gh[..., :hidden], z.logit() - gh[..., hidden:2 * hidden],
+                    n.atanh() - r * gh_n], 2)
+    bias = torch.cat([torch.zeros_like(r), torch.zeros_like(z), gh_n - gh[..., 2 * hidden:]],
+                     2)
+    leaves = [x.double().detach().requires_grad_() for x in (gi, h0, w_hh, bias)]
+    out, h_n, _ = _torch_gru(*leaves)
+    d_gi, d_h0, d_w_hh, d_bias = torch.autograd.grad(
+        [out, h_n], leaves, [grad_output.double(), grad_hn.double()])
+    return tuple(x.to(dtype) for x in (d_gi, d_h0, d_w_hh, d_bias.sum((0, 1))))
+
+
+def _gru_inputs(op, device, dtype, steps, batch, hidden, layout):
+    rng = rng_for(op.full_name, dtype, steps, batch, hidden)
+    gi = make_tensor((steps, batch, 3 * hidden), dtype, device, rng=rng, layout=layout)
+    h0 = make_tensor((batch, hidden), dtype, device, rng=rng, low=-1, high=1)
+    w_hh = make_tensor((3 * hidden, hidden), dtype, device, rng=rng, low=-0.5, high=0.5)
+    b_hh = make_tensor((3 * hidden,), dtype, device, rng=rng, low=-0.5, high=0.5)
+    return gi, h0, w_hh, b_hh
+
+
+def _gru_sequence_samples(op, device, dtype, requires_grad):
+    for k, (steps, batch, hidden, layout) in enumerate(SHAPES):
+        gi, h0, w_hh, b_hh = _gru_inputs(op, device, dtype, steps, batch, hidden, layout)
+        bias = k != 1      # one sample without b_hh
+        yield S(gi, (h0, w_hh, b_hh if bias else None),
+                name=f"L={steps} N={batch} H={hidden} gi {layout} b_hh={bias}")
+
+
+def _gru_sequence_backward_samples(op, device, dtype, requires_grad):
+    for steps, batch, hidden, layout in SHAPES:
+        inputs = _gru_inputs(op, device, dtype, steps, batch, hidden, layout)
+        output, _, workspace = _torch_gru(*(torch.from_numpy(x.cpu().numpy().copy())
+                                            for x in inputs))
+        rng = rng_for(op.full_name, dtype, "grads", steps)
+        grads = [make_tensor(shape, dtype, device, rng=rng)
+                 for shape in ((steps, batch, hidden), (batch, hidden))]
+        yield S(grads[0], (grads[1], _from_torch(output, dtype, device), inputs[1], inputs[2],
+                           _from_torch(workspace, dtype, device)),
+                name=f"L={steps} N={batch} H={hidden}")
+
+
+def errors_gru_sequence(op, device):
+    rng = rng_for("gru errors")
+    gi = make_tensor((2, 3, 6), tp.float32, device, rng=rng)
+    h = make_tensor((3, 2), tp.float32, device, rng=rng)
+    w = make_tensor((6, 2), tp.float32, device, rng=rng)
+    b = make_tensor((6,), tp.float32, device, rng=rng)
+    yield E(S(gi, (h, make_tensor((8, 2), tp.float32, device, rng=rng), b)), ShapeError,
+            r"_gru_sequence\(\): argument 'w_hh' must have shape \[6, 2\]", arg="w_hh",
+            torch_raises=False)
+    yield E(S(make_tensor((2, 3, 8), tp.float32, device, rng=rng), (h, w, b)), ShapeError,
+            r"_gru_sequence\(\): argument 'gi' must have shape \[2, 3, 6\]", arg="gi",
+            torch_raises=False)
+    yield E(S(gi, (h, w, make_tensor((4,), tp.float32, device, rng=rng))), ShapeError,
+            r"_gru_sequence\(\): argument 'b_hh' must have shape \[6\]", arg="b_hh",
+            torch_raises=False)
+    yield E(S(gi, (h, w, b.double())), DTypeError,
+            r"_gru_sequence\(\): argument 'b_hh' \(float64\) must have the dtype of 'gi'",
+            arg="b_hh", torch_raises=False)
+
+
+def errors_gru_sequence_backward(op, device):
+    rng = rng_for("gru backward errors")
+    out = make_tensor((2, 3, 2), tp.float32, device, rng=rng)
+    h = make_tensor((3, 2), tp.float32, device, rng=rng)
+    w = make_tensor((6, 2), tp.float32, device, rng=rng)
+    work = make_tensor((2, 3, 6), tp.float32, device, rng=rng)
+    yield E(S(out, (h, out, h, w, work)), ShapeError,
+            r"_gru_sequence_backward\(\): argument 'workspace' must have shape \[2, 3, 8\]",
+            arg="workspace", torch_raises=False)
+
+
 # ---- torch.lstm / gru / rnn_tanh / rnn_relu and their cells -----------------------------
 GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
 # (steps, batch, input size, hidden, layers, bidirectional, has_biases, batch_first)
@@ -196,4 +300,11 @@ op_db = [
            overloads=("_lstm_sequence_backward",), dtypes=DTYPES, supports_autograd=False,
            sample_inputs_func=_lstm_sequence_backward_samples,
            error_inputs_func=errors_lstm_sequence_backward, tolerances=TOL),
+    OpInfo("_gru_sequence", ref=_torch_gru, overloads=("_gru_sequence",), dtypes=DTYPES,
+           supports_autograd=False, sample_inputs_func=_gru_sequence_samples,
+           error_inputs_func=errors_gru_sequence, tolerances=TOL),
+    OpInfo("_gru_sequence_backward", ref=_ref_gru_sequence_backward,
+           overloads=("_gru_sequence_backward",), dtypes=DTYPES, supports_autograd=False,
+           sample_inputs_func=_gru_sequence_backward_samples,
+           error_inputs_func=errors_gru_sequence_backward, tolerances=TOL),
 ] + RECURRENT

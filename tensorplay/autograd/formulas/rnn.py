@@ -1,6 +1,7 @@
-"""Tangent (forward-mode) helper of the fused LSTM recurrence, _lstm_sequence, written with
-TensorPlay ops: nn.LSTM's autograd Function (LSTMSequence.jvp) and the op's own tangent
-formula (derivatives.yaml) both call it.
+"""Tangent (forward-mode) helpers of the fused LSTM and GRU recurrences (_lstm_sequence,
+_gru_sequence), written with TensorPlay ops: nn.LSTM's and nn.GRU's autograd Functions
+(LSTMSequence.jvp, GRUSequence.jvp) and the ops' own tangent formulas (derivatives.yaml)
+call them.
 """
 from __future__ import annotations
 
@@ -45,3 +46,39 @@ def lstm_sequence_jvp(gi, h0, c0, w_hh, output, gi_t, h0_t, c0_t, w_hh_t):
         h = output[step]
         douts.append(dh)
     return F.stack(douts, 0), dh, dc
+
+
+def gru_sequence_jvp(gi, h0, w_hh, b_hh, output, gi_t, h0_t, w_hh_t, b_hh_t):
+    """(output, h_n)'s tangents of the fused GRU recurrence, _gru_sequence, step by step:
+    gh = h W_hh^T + b_hh, [r | z] = sigmoid(gi[t][r, z] + gh[r, z]),
+    n = tanh(gi[t][n] + r gh[n]), h' = n + z (h - n):
+
+        d gh = dh W_hh^T + h dW_hh^T + db_hh
+        dr = r (1 - r) (d gi_r + d gh_r)   (dz alike)
+        dn = (1 - n^2) (d gi_n + dr gh_n + r d gh_n)
+        dh' = dn + dz (h - n) + z (dh - dn)
+
+    b_hh (and any tangent) may be None; h at step t is output[t - 1]."""
+    gi_t, h0_t, w_hh_t = (_zeros_if_none(t, p) for t, p in
+                          ((gi_t, gi), (h0_t, h0), (w_hh_t, w_hh)))
+    hidden = h0.shape[-1]
+    h, dh = h0, h0_t
+    w_t, dw_t = w_hh.t(), w_hh_t.t()
+    douts = []
+    for step in range(gi.shape[0]):
+        gh = h.mm(w_t) if b_hh is None else F.addmm(b_hh, h, w_t)
+        dgh = dh.mm(w_t) + h.mm(dw_t)
+        if b_hh_t is not None:
+            dgh = dgh + b_hh_t
+        g, dg = gi[step], gi_t[step]
+        rz = F.sigmoid(g.narrow(1, 0, 2 * hidden) + gh.narrow(1, 0, 2 * hidden))
+        drz = rz * (1 - rz) * (dg.narrow(1, 0, 2 * hidden) + dgh.narrow(1, 0, 2 * hidden))
+        r, z = rz.chunk(2, 1)
+        dr, dz = drz.chunk(2, 1)
+        gh_n, dgh_n = gh.narrow(1, 2 * hidden, hidden), dgh.narrow(1, 2 * hidden, hidden)
+        n = F.tanh(g.narrow(1, 2 * hidden, hidden) + r * gh_n)
+        dn = (1 - n * n) * (dg.narrow(1, 2 * hidden, hidden) + dr * gh_n + r * dgh_n)
+        dh = dn + dz * (h - n) + z * (dh - dn)
+        h = output[step]
+        douts.append(dh)
+    return F.stack(douts, 0), dh

@@ -1,5 +1,5 @@
-"""Batching rules of the fused LSTM recurrence (_lstm_sequence and its backward): the batch
-of examples joins the op's own batch N.
+"""Batching rules of the fused LSTM and GRU recurrences (_lstm_sequence, _gru_sequence and
+their backwards): the batch of examples joins the op's own batch N.
 
     example:   gi (L, N, 4H)   h0, c0 (N, H)   w_hh (4H, H)
     one call:  gi (L, B*N, 4H) h0, c0 (B*N, H) w_hh (4H, H)    example b is rows b*N..b*N+N-1
@@ -104,3 +104,44 @@ def lstm_sequence_backward_rule(op, args, bdims):
     d_w_hh = per_example[0].transpose(1, 2).bmm(per_example[1])
     return ((d_gi.view((steps, size, batch, 4 * hidden)), d_h0.view((size, batch, hidden)),
              d_c0.view((size, batch, hidden)), d_w_hh), (1, 0, 0, 0))
+
+
+# ---- the GRU: its workspace is (L, N, 4H), batched like the output ------------------------
+def gru_sequence_rule(op, args, bdims):
+    """The examples join the op's batch, w_hh and b_hh shared (see the module docstring)."""
+    gi, h0, w_hh, b_hh = args
+    size = batch_size(args, bdims)
+    w_hh = _shared_weight(w_hh, bdims[2], op)
+    if b_hh is not None:
+        b_hh = _shared_weight(b_hh, bdims[3], op)
+    gi = _steps(gi, bdims[0], size)
+    h0 = _rows(h0, bdims[1], size)
+    steps, batch, hidden = gi.shape[0], h0.shape[0] // size, h0.shape[1]
+    output, h_n, work = call(op, gi, h0, w_hh, b_hh)
+    return ((output.view((steps, size, batch, hidden)), h_n.view((size, batch, hidden)),
+             work.view((steps, size, batch, 4 * hidden))), (1, 0, 1))
+
+
+def gru_sequence_backward_rule(op, args, bdims):
+    """As the LSTM's: d_gi and d_h0 per row; d_w_hh and d_b_hh per example from the
+    hidden side's gate gradients d_gh = [d_gi_r | d_gi_z | d_gi_n * r] (r in the
+    workspace): d_w_hh = sum of d_gh^T h_prev, d_b_hh = sum of d_gh."""
+    grad_output, grad_hn, output, h0, w_hh, work = args
+    size = batch_size(args, bdims)
+    w_hh = _shared_weight(w_hh, bdims[4], op)
+    output = _steps(output, bdims[2], size)
+    h0 = _rows(h0, bdims[3], size)
+    work = _steps(work, bdims[5], size)
+    steps, rows, hidden = output.shape
+    batch = rows // size
+    d_gi, d_h0, _, _ = call(op, _steps(grad_output, bdims[0], size),
+                            _rows(grad_hn, bdims[1], size), output, h0, w_hh, work)
+    d_gh = _cat([d_gi.narrow(2, 0, 2 * hidden),
+                 d_gi.narrow(2, 2 * hidden, hidden) * work.narrow(2, 0, hidden)], 2)
+    h_prev = _cat([h0.unsqueeze(0), output.narrow(0, 0, steps - 1)], 0)
+    per_example = [t.view((steps, size, batch, t.shape[2])).movedim(1, 0)
+                   .reshape((size, steps * batch, t.shape[2])) for t in (d_gh, h_prev)]
+    d_w_hh = per_example[0].transpose(1, 2).bmm(per_example[1])
+    d_b_hh = per_example[0].sum(1)
+    return ((d_gi.view((steps, size, batch, 3 * hidden)), d_h0.view((size, batch, hidden)),
+             d_w_hh, d_b_hh), (1, 0, 0, 0))

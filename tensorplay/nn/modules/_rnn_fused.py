@@ -1,4 +1,5 @@
-"""The LSTM recurrence over a whole sequence as one autograd node, the way cuDNN does it.
+"""The LSTM and GRU recurrences over a whole sequence as one autograd node each, the way
+cuDNN does it.
 
 Recorded op by op, one LSTM step leaves about a dozen autograd nodes behind, and both
 the engine's per-node cost and the dispatcher's per-op cost (not the arithmetic, at
@@ -8,6 +9,9 @@ and the whole backward loop to another (ops.yaml):
     _lstm_sequence(gi, h0, c0, w_hh) -> (output, h_n, c_n, workspace)
     _lstm_sequence_backward(d_output, d_h_n, d_c_n, output, h0, c0, w_hh, workspace)
         -> (d_gi, d_h0, d_c0, d_w_hh)
+
+and `GRUSequence` likewise (_gru_sequence, _gru_sequence_backward; gi = x @ W_ih.T + b_ih,
+b_hh apart since its n part is multiplied by the reset gate).
 
 gi = x @ W_ih.T + b_ih + b_hh comes in precomputed for every step (one matmul for the
 sequence). On the CPU each op is one NumPy loop over time (cpu_kernels/rnn.py, where the
@@ -24,11 +28,11 @@ from __future__ import annotations
 
 import tensorplay as tp
 from tensorplay._generated import functional as F
-from tensorplay.autograd.formulas.rnn import lstm_sequence_jvp
+from tensorplay.autograd.formulas.rnn import gru_sequence_jvp, lstm_sequence_jvp
 from tensorplay.autograd.function import Function
-from tensorplay.nn.modules._rnn_cells import lstm_step
+from tensorplay.nn.modules._rnn_cells import gru_step, lstm_step
 
-__all__ = ["LSTMSequence"]
+__all__ = ["LSTMSequence", "GRUSequence"]
 
 
 class LSTMSequence(Function):
@@ -91,5 +95,58 @@ def _recorded_backward(ctx, inputs, dtype, grads):
         outs.append(h)
     wanted = [t for t, need in zip(inputs, ctx.needs_input_grad) if need]
     found = iter(tp.autograd.grad([tp.stack(outs, 0), h, c], wanted, list(grads),
+                                  create_graph=True, allow_unused=True))
+    return tuple(next(found) if need else None for need in ctx.needs_input_grad)
+
+
+class GRUSequence(Function):
+    """(output (L, N, H), h_n (N, H), workspace) = GRUSequence.apply(gi, h0, w_hh, b_hh),
+    gi (L, N, 3H) = x @ W_ih.T + b_ih for every step; b_hh (3H,) or None. The same
+    arrangement as LSTMSequence: _gru_sequence forward, _gru_sequence_backward backward,
+    the steps recorded op by op (gru_step) when the backward must be differentiable."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(gi, h0, w_hh, b_hh):
+        return F._gru_sequence(gi, h0, w_hh, b_hh)
+
+    @staticmethod
+    def setup_context(ctx, inputs, outputs):
+        gi, h0, w_hh, b_hh = inputs
+        output, _, workspace = outputs
+        ctx.mark_non_differentiable(workspace)
+        if any(ctx.needs_input_grad):
+            ctx.save_for_backward(gi, output, h0, w_hh, b_hh, workspace)
+        ctx.save_for_forward(gi, h0, w_hh, b_hh, output)
+
+    @staticmethod
+    def jvp(ctx, gi_t, h0_t, w_hh_t, b_hh_t):
+        gi, h0, w_hh, b_hh, output = ctx.saved_tensors
+        return (*gru_sequence_jvp(gi, h0, w_hh, b_hh, output, gi_t, h0_t, w_hh_t, b_hh_t),
+                None)
+
+    @staticmethod
+    def backward(ctx, d_output, d_hn, _d_workspace):
+        gi, output, h0, w_hh, b_hh, workspace = ctx.saved_tensors
+        inputs = (gi, h0, w_hh, b_hh)
+        if tp.is_grad_enabled():
+            return _recorded_gru_backward(ctx, inputs, output.dtype, (d_output, d_hn))
+        # Under tp.autocast the op ran in the autocast dtype: see LSTMSequence.backward.
+        _, h0, w_hh = (t.to(output.dtype) for t in inputs[:3])
+        grads = F._gru_sequence_backward(d_output, d_hn, output, h0, w_hh, workspace)
+        return tuple(None if t is None else g.to(t.dtype) for g, t in zip(grads, inputs))
+
+
+def _recorded_gru_backward(ctx, inputs, dtype, grads):
+    """GRUSequence's backward with create_graph=True, as _recorded_backward's."""
+    gi, h, w_hh, b_hh = (None if t is None else t.to(dtype) for t in inputs)
+    w_hh_t = w_hh.t()
+    outs = []
+    for gi_t in gi.unbind(0):
+        h = gru_step(gi_t, h, w_hh_t, b_hh)
+        outs.append(h)
+    wanted = [t for t, need in zip(inputs, ctx.needs_input_grad) if need]
+    found = iter(tp.autograd.grad([tp.stack(outs, 0), h], wanted, list(grads),
                                   create_graph=True, allow_unused=True))
     return tuple(next(found) if need else None for need in ctx.needs_input_grad)

@@ -12,9 +12,10 @@ with G = 1 (RNN), 4 (LSTM) or 3 (GRU), D = 2 if bidirectional else 1 and out_siz
 proj_size or hidden_size. Each layer and direction projects its whole input sequence with
 one matmul (x @ W_ih.T + b for every step at once); the loop over time then pays only
 `h @ W_hh.T` and the gate arithmetic per step (_rnn_cells.py). The LSTM (without
-proj_size) runs that loop as one autograd node whose forward and backward are one op
-each, `_lstm_sequence` and `_lstm_sequence_backward` (_rnn_fused.py; a NumPy time loop on
-the CPU, tp ops elsewhere); RNN, GRU and the projected LSTM record each step's ops.
+proj_size) and the GRU run that loop as one autograd node whose forward and backward are
+one op each, `_lstm_sequence` / `_gru_sequence` and their backwards (_rnn_fused.py; a NumPy
+time loop on the CPU, tp ops elsewhere); the RNN and the projected LSTM record each step's
+ops.
 
 A PackedSequence input (tp.nn.utils.rnn) runs the step functions on a batch that shrinks
 (forward in time) or grows (backward in time) with the sequences still running, so each
@@ -31,7 +32,7 @@ from tensorplay.nn.modules._rnn_cells import (
     GRUCell, LSTMCell, RNNCell, RNNCellBase, check_size, gru_step, lstm_step, reset_uniform,
     rnn_relu_step, rnn_tanh_step,
 )
-from tensorplay.nn.modules._rnn_fused import LSTMSequence
+from tensorplay.nn.modules._rnn_fused import GRUSequence, LSTMSequence
 from tensorplay.nn.modules.module import Module
 from tensorplay.nn.parameter import Parameter
 
@@ -241,6 +242,14 @@ class RNNBase(Module):
             out, h, c, _ = LSTMSequence.apply(projected, states[0], states[1],
                                               getattr(self, "weight_hh" + sfx))
             return (out.flip([0]) if reverse else out), (h, c)
+        if self.mode == "GRU":
+            # Likewise one autograd node (GRUSequence); b_hh goes in apart from gi.
+            if reverse:
+                projected = projected.flip([0])
+            b_hh = getattr(self, "bias_hh" + sfx) if self.bias else None
+            out, h, _ = GRUSequence.apply(projected, states[0],
+                                          getattr(self, "weight_hh" + sfx), b_hh)
+            return (out.flip([0]) if reverse else out), (h,)
         step = self._step(sfx)
         steps = projected.unbind(0)
         order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
