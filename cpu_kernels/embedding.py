@@ -110,11 +110,22 @@ def embedding_bag_arrays(op, w, idx, offsets, mode, psw, include_last_offset, pa
     if psw is not None:
         picked = picked * psw[:, None]
     if mode == 2:
+        # PyTorch's loop: a bag's first row, then each later row that is greater (`>`, so
+        # the first of ties). A NaN first row stays (nothing is greater); a later NaN is
+        # never greater, so it is skipped.
         result = np.full((bags, dim), -np.inf, w.dtype)
-        np.maximum.at(result, bag[keep], picked[keep])
+        np.maximum.at(result, bag[keep], np.where(np.isnan(picked[keep]), -np.inf,
+                                                  picked[keep]))
         hit = np.where(keep[:, None] & (picked == result[bag]), np.arange(n)[:, None], n)
         first = np.full((bags, dim), n)
         np.minimum.at(first, bag, hit)
+        opener = np.full(bags, n)
+        np.minimum.at(opener, bag[keep], np.flatnonzero(keep))
+        if n:
+            opened = opener < n
+            nan_first = opened[:, None] & np.isnan(picked[np.minimum(opener, n - 1)])
+            result = np.where(nan_first, np.nan, result)
+            first = np.where(nan_first, opener[:, None], first)
         max_indices = np.where(first < n, idx[np.minimum(first, n - 1)] if n else 0, 0)
         result = np.where(size[:, None] > 0, result, 0)
     else:
@@ -144,7 +155,7 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
         indices._impl.array().astype(np.int64, copy=False),
         offsets._impl.array().astype(np.int64, copy=False), mode, psw, include_last_offset,
         padding_idx)
-    index = indices._impl.dtype
+    index = specs[1].dtype
     bag = bag[:specs[1].sizes[0]]      # empty where PyTorch's sum fast path leaves it so
     return (out(result, weight._impl.dtype), out(bag, index), out(bag_size, index),
             out(max_indices, index))

@@ -460,3 +460,62 @@ def test_svd_of_a_non_finite_matrix_never_reaches_lapack(fn):
         call(tp, tp.tensor(a))
     with pytest.raises(RuntimeError, match="non-finite"):
         call(torch, torch.tensor(a))
+
+
+def test_renorm_backward_takes_float32_norms_in_float64_on_the_cpu():
+    """Rows of 1e30s: the forward's float32 norm overflows (the rows become 0), PyTorch's
+    backward takes the norms in the CPU's accumulate dtype, float64, and gets finite
+    gradients (TensorPlay's were NaN)."""
+    rng = np.random.default_rng(1)
+    a = (rng.standard_normal((2, 3)) * 1e30).astype(np.float32)
+    g = rng.standard_normal((2, 3)).astype(np.float32)
+    got = []
+    for lib in (tp, torch):
+        x = lib.tensor(a, requires_grad=True)
+        lib.renorm(x, 2, 0, 100.0).backward(lib.tensor(g))
+        got.append(x.grad)
+    assert got[0].dtype == tp.float32
+    _same([got[0]], [got[1]], rtol=1e-6, atol=1e-40)
+
+
+@pytest.mark.parametrize("idx,off", [([1, 0, 2], [0]), ([0, 1, 2, 3], [0, 2]), ([3, 0], [0]),
+                                     ([4, 3], [0, 1]), ([2, 1, 0, 4], [0, 1, 3])])
+def test_embedding_bag_max_with_nan_rows_as_torch(idx, off):
+    """PyTorch's max bag keeps its first row and takes each later row that is greater: a
+    NaN first row stays, a later NaN is skipped (seed 915530: TensorPlay's maximum took
+    every NaN, and its max_indices fell back to 0)."""
+    from tensorplay._generated import functional as TF
+    w = np.array([[1, 2], [nan, 5], [3, nan], [nan, nan], [-inf, 0]], dtype=np.float32)
+    ours = TF._embedding_bag(tp.tensor(w), tp.tensor(idx), tp.tensor(off), False, 2, False,
+                             None, False, -1)
+    theirs = torch.ops.aten._embedding_bag(torch.tensor(w), torch.tensor(idx),
+                                           torch.tensor(off), False, 2, False, None, False, -1)
+    _same([ours[0]], [theirs[0]], rtol=0, atol=0)
+    assert ours[3].tolist() == theirs[3].tolist()
+
+
+def test_embedding_bag_takes_mixed_index_dtypes_as_int64():
+    """int32 indices with int64 offsets: PyTorch promotes both (and its index outputs) to
+    int64 (seed 926827: TensorPlay's outputs were int32)."""
+    from tensorplay._generated import functional as TF
+    ours = TF._embedding_bag(tp.ones(6, 3), tp.tensor([0, 1, 2, 3], dtype=tp.int32),
+                             tp.tensor([0, 2]), False, 2, False, None, False, -1)
+    theirs = torch.ops.aten._embedding_bag(torch.ones(6, 3),
+                                           torch.tensor([0, 1, 2, 3], dtype=torch.int32),
+                                           torch.tensor([0, 2]), False, 2, False, None, False, -1)
+    assert [str(t.dtype).split(".")[1] for t in ours[1:]] == \
+        [str(t.dtype).split(".")[1] for t in theirs[1:]]
+
+
+def test_embedding_bag_backward_saves_only_the_tables_sizes():
+    """The table's gradient needs only its sizes (PyTorch saves the table itself only for
+    per_sample_weights' gradient): a write into it before backward is no error (seed
+    914980)."""
+    for lib in (tp, torch):
+        w = lib.ones(4, 3, requires_grad=True)
+        out = lib.nn.functional.embedding_bag(lib.tensor([0, 1, 3]), w, lib.tensor([0, 1]),
+                                              mode="sum")
+        with lib.no_grad():
+            w[0] = 7
+        out.sum().backward()
+        assert w.grad.sum().item() == 9.0

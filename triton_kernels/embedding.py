@@ -192,7 +192,7 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
     elif bags:
         fill_(out, 0)
         fill_(size, 0)
-    index = indices._impl.dtype
+    index = specs[1].dtype
     if mode == 1:
         best = size
     return (copy_of(out, weight._impl.dtype), copy_of(bag.narrow(0, 0, specs[1].sizes[0]),

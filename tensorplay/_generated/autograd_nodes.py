@@ -7482,7 +7482,7 @@ class EmbeddingBagBackward0(Node):
         int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)`.
 
     weight: embedding_bag_backward(
-        grad, weight, indices, offsets, result2, result3, scale_grad_by_freq, mode,
+        grad, weight.sizes(), indices, offsets, result2, result3, scale_grad_by_freq, mode,
         per_sample_weights, include_last_offset, padding_idx,
     )
     per_sample_weights: embedding_bag_per_sample_weights_backward(
@@ -7492,7 +7492,7 @@ class EmbeddingBagBackward0(Node):
 
     __slots__ = (
         'weight_', 'indices_', 'offsets_', 'per_sample_weights_', 'result2_', 'result3_',
-        'scale_grad_by_freq_', 'mode_', 'include_last_offset_', 'padding_idx_',
+        'scale_grad_by_freq_', 'mode_', 'include_last_offset_', 'padding_idx_', 'weight_sizes',
     )
     SAVED = ('weight_', 'indices_', 'offsets_', 'per_sample_weights_', 'result2_', 'result3_')
     OP = '_embedding_bag'
@@ -7513,13 +7513,14 @@ class EmbeddingBagBackward0(Node):
         mode = self.mode_
         include_last_offset = self.include_last_offset_
         padding_idx = self.padding_idx_
+        weight_sizes = self.weight_sizes
         d_weight = None
         d_indices = None
         d_offsets = None
         d_per_sample_weights = None
         if self.needs_input_grad(0):
             d_weight = embedding_bag_backward(
-                grad, weight, indices, offsets, result2, result3, scale_grad_by_freq, mode,
+                grad, weight_sizes, indices, offsets, result2, result3, scale_grad_by_freq, mode,
                 per_sample_weights, include_last_offset, padding_idx,
             )
         if self.needs_input_grad(3):

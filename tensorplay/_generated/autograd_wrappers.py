@@ -5512,7 +5512,11 @@ def _embedding_bag(
     node.mode_ = mode
     node.include_last_offset_ = include_last_offset
     node.padding_idx_ = padding_idx
-    node.weight_ = SavedVariable(weight, is_output=False)
+    node.weight_sizes = weight._impl.sizes
+    if (per_sample_weights is not None and per_sample_weights._impl.requires_grad):
+        node.weight_ = SavedVariable(weight, is_output=False)
+    else:
+        node.weight_ = NOT_SAVED
     node.indices_ = SavedVariable(indices, is_output=False)
     node.offsets_ = SavedVariable(offsets, is_output=False)
     node.per_sample_weights_ = SavedVariable(per_sample_weights, is_output=False)

@@ -116,7 +116,9 @@ def embedding_bag(op, args):
         raise ShapeError(f"{op}(): argument 'offsets' must hold at least one offset with "
                          f"include_last_offset=True, but got none", op=op, arg="offsets")
     n, dim = _sizes(indices)[0], _sizes(weight)[1]
-    index = indices._impl.dtype
+    # (int32 indices with int64 offsets, or the other way: both are taken as int64, as
+    # PyTorch's promoteIndicesAndOffsets does, and so are the index outputs)
+    index = indices._impl.dtype if indices._impl.dtype is offsets._impl.dtype else dt.int64
     return (OutSpec((bags, dim), weight._impl.dtype),
             OutSpec((0 if offset2bag_is_empty(weight, mode, padding_idx) else n,), index),
             OutSpec((bags,), index),

@@ -33,15 +33,17 @@ def _bag_of_each_index(indices, offsets, include_last_offset):
     return F.searchsorted(starts, at, right=True) - 1
 
 
-def embedding_bag_backward(grad, weight, indices, offsets, bag_size, max_indices,
+def embedding_bag_backward(grad, weight_sizes, indices, offsets, bag_size, max_indices,
                            scale_grad_by_freq, mode, per_sample_weights, include_last_offset,
                            padding_idx):
     """The gradient of the table (PyTorch's _embedding_bag_dense_backward): for sum and
     mean each index's row gets its bag's gradient (/ the bag's size for mean, * its
     per-sample weight), as embedding's backward scatters it (the padding row gets none,
     scale_grad_by_freq divides by each index's count); for max each (bag, column)'s
-    gradient goes to the row its maximum came from, empty bags giving nothing."""
-    num_weights, dim = weight.shape
+    gradient goes to the row its maximum came from, empty bags giving nothing. Only the
+    table's sizes are saved, as PyTorch's (a write into the table before backward is no
+    error)."""
+    num_weights, dim = weight_sizes
     if mode == 2:
         kept = F.where((bag_size > 0).unsqueeze(1), grad, 0.0)
         table = grad.new_zeros((num_weights, dim))

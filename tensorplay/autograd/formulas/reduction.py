@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 
+import tensorplay._dtype as tp_dtypes
+
 from tensorplay import _creation
 from tensorplay._frontdoor import wrap_dim
 from tensorplay._generated import functional as F
@@ -169,7 +171,8 @@ def norm_backward(grad, self, p, result, dim, keepdim):
     elif p == 1:
         out = g * _sign(x)
     elif p == 2:
-        out = F.where(r == 0, 0.0, g * x / r)
+        out = F.where(r == 0, 0.0, g * (x / r))   # (PyTorch's order: x / r first, so an
+        # infinite norm of huge finite x gives 0, not (g * x = inf) / inf = NaN)
     elif math.isinf(p):
         # A NaN is the norm's argmax too (PyTorch's rule): it gets the gradient (NaN)
         # and the finite elements of its slice get 0, not 0 / 0 = NaN.
@@ -281,19 +284,35 @@ def _renorm_norms(self, p, dim):
     return F.norm(self, p, dims, True), dims
 
 
+# PyTorch's at::toAccumulateType for the CPU (and, for half types, for cuda): the dtype
+# renorm's backward takes its norms in.
+_CPU_ACCUMULATE = {"float32": "float64", "float16": "float32", "bfloat16": "float32",
+                   "complex64": "complex128"}
+_CUDA_ACCUMULATE = {"float16": "float32", "bfloat16": "float32"}
+
+
 def renorm_backward(grad, self, p, dim, maxnorm):
     """PyTorch's renorm_backward: through the slices whose norm was above maxnorm (scaled
-    by f = maxnorm / (norm + 1e-7)) grad * f minus the scale's own derivative, and grad
-    as it is elsewhere. The where comes last, so a slice whose norm is NaN (not above
-    maxnorm) passes grad through, where differentiating the forward's where would give
-    0 * NaN."""
-    norm, dims = _renorm_norms(self, p, dim)
-    along = (self.conj() * grad).sum(dims, keepdim=True)
-    nb = norm_backward(along.real if along.dtype.is_complex else along, self, p, norm, dims,
-                       True)
+    by f = maxnorm / (norm + 1e-7)) f * (grad - nb / (norm + 1e-7)), with nb the norm's
+    own backward, and grad as it is elsewhere. The where comes last, so a slice whose norm
+    is NaN (not above maxnorm) passes grad through, where differentiating the forward's
+    where would give 0 * NaN. As PyTorch's, the norms are taken in the accumulate dtype of
+    the device: float64 for float32 on the CPU, so a row of 1e30s has a finite norm here
+    where the forward's float32 one overflowed."""
+    d = wrap_dim("renorm", "dim", dim, self.dim())
+    dims = [i for i in range(self.dim()) if i != d]
+    table = _CPU_ACCUMULATE if self.device.type == "cpu" else _CUDA_ACCUMULATE
+    acc = getattr(tp_dtypes, table.get(self.dtype.name, self.dtype.name))
+    real_acc = acc.to_real() if acc.is_complex else acc
+    norm = F.linalg_vector_norm(self, p, dims, True, dtype=acc)
+    along = self.conj() * grad
+    if along.dtype.is_complex and not real_acc.is_complex:
+        along = along.real
+    along = along.sum(dims, keepdim=True, dtype=real_acc)
+    nb = norm_backward(along, self, p, norm, dims, True)
     invnorm = (norm + 1e-7).reciprocal()
     factor = invnorm * maxnorm
-    return F.where(norm > maxnorm, factor * grad - factor * invnorm * nb, grad)
+    return F.where(norm > maxnorm, factor * (grad - invnorm * nb), grad).to(self.dtype)
 
 
 def renorm_jvp(self_p, self_t, p, dim, maxnorm):
