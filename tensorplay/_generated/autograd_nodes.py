@@ -6379,19 +6379,25 @@ class FrexpBackward0(Node):
 class NextafterBackward0(Node):
     """Backward of `nextafter(Tensor self, Tensor other) -> Tensor`.
 
-    self, other: not_implemented("nextafter")
+    self: sum_to(where(self != other, grad, 0.0), self.sizes())
+    other: zeros_like(other)
     """
 
-    __slots__ = ()
-    SAVED = ()
+    __slots__ = ('self_', 'other_', 'self_sizes')
+    SAVED = ('self_', 'other_')
     OP = 'nextafter'
 
     def apply(self, grads):
         grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        self_sizes = self.self_sizes
         d_self = None
         d_other = None
-        if self.needs_input_grad(0) or self.needs_input_grad(1):
-            d_self, d_other = not_implemented("nextafter")
+        if self.needs_input_grad(0):
+            d_self = sum_to(where(self_ != other, grad, 0.0), self_sizes)
+        if self.needs_input_grad(1):
+            d_other = zeros_like(other)
         return (d_self, d_other)
 
 

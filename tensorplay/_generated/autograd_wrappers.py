@@ -4774,6 +4774,9 @@ def nextafter(ks, self, other):
     if not (self._impl.requires_grad or other._impl.requires_grad):
         return below_autograd(ops.nextafter, ks, self, other)
     node = NextafterBackward0(self, other)
+    node.self_sizes = self._impl.sizes
+    node.self_ = SavedVariable(self, is_output=False) if self._impl.requires_grad else NOT_SAVED
+    node.other_ = SavedVariable(other, is_output=False)
     result = below_autograd(ops.nextafter, ks, self, other)
     set_history(result, node)
     return result
@@ -4784,6 +4787,9 @@ def nextafter_(ks, self, other):
         return below_autograd(ops.nextafter_, ks, self, other)
     check_inplace(self, 'nextafter_')
     node = NextafterBackward0(self, other)
+    node.self_sizes = self._impl.sizes
+    node.self_ = SavedVariable(self.clone() if self._impl.requires_grad else None, is_output=False)
+    node.other_ = SavedVariable(other, is_output=False)
     result = below_autograd(ops.nextafter_, ks, self, other)
     rebase_history(self, node)
     return result

@@ -654,9 +654,10 @@ EXTRA = [
            sample_inputs_func=_frexp_samples, error_inputs_func=errors_frexp),
     OpInfo("ldexp", overloads=("ldexp.Tensor", "ldexp_"), inplace="ldexp_",
            dtypes=ALL_BUT_BOOL, sample_inputs_func=_ldexp_samples),
-    # torch: nextafter has no derivative ("not implemented"); neither do we.
+    # torch's derivative (2.13): grad passes where self != other, other gets zeros. (No
+    # gradcheck: the samples step to a neighbour, so finite differences see a jump.)
     OpInfo("nextafter", overloads=("nextafter", "nextafter_"), inplace="nextafter_",
-           dtypes=FLOATING, supports_autograd=False, sample_inputs_func=_nextafter_samples,
+           dtypes=FLOATING, gradcheck=False, sample_inputs_func=_nextafter_samples,
            error_inputs_func=errors_nextafter),
     OpInfo("gcd", overloads=("gcd", "gcd_"), inplace="gcd_", dtypes=INTEGRAL,
            supports_autograd=False, sample_inputs_func=_integral_pair_samples,
