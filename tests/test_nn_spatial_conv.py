@@ -158,17 +158,25 @@ def _kernels_run(fn):
 
 def test_one_convolution_backward_call_for_all_gradients():
     """As PyTorch's: input, weight and bias gradients from one call (the output mask), the
-    per-image candidates taking the digits CNN's layer (64 output positions per image)."""
+    same-size candidates taking the digits CNN's layer (3x3, padding 1), the per-image
+    ones a convolution without padding (36 output positions per image)."""
     x, tx = pair(4, 16, 8, 8)
     w, tw = pair(32, 16, 3, 3)
     b, tb = pair(32)
-    ran = _kernels_run(lambda: F.conv2d(x, w, b, padding=1).sum().backward())
-    assert ran == [("convolution", "cpu_kernels.conv.convolution_per_image"),
-                   ("convolution_backward",
-                    "cpu_kernels.conv.convolution_backward_transposed_input")]
-    TF.conv2d(tx, tw, tb, padding=1).sum().backward()
-    for a, ta in ((x, tx), (w, tw), (b, tb)):
-        np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-10)
+    for padding, kernels in ((1, ("convolution_same", "convolution_backward_same")),
+                             (0, ("convolution_per_image",
+                                  "convolution_backward_transposed_input"))):
+        for a in (x, w, b):
+            a.grad = None
+        for a in (tx, tw, tb):
+            a.grad = None
+        ran = _kernels_run(lambda: F.conv2d(x, w, b, padding=padding).sum().backward())
+        assert ran == [("convolution", f"cpu_kernels.conv.{kernels[0]}"),
+                       ("convolution_backward", f"cpu_kernels.conv.{kernels[1]}")]
+        TF.conv2d(tx, tw, tb, padding=padding).sum().backward()
+        for a, ta in ((x, tx), (w, tw), (b, tb)):
+            np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10,
+                                       atol=1e-10)
     # An image of 3 x 3 outputs: one wide product, col2im for the input gradient.
     x2, _ = pair(2, 2, 5, 5)
     ran = _kernels_run(lambda: F.conv2d(x2, w[:, :2], stride=2).sum().backward())
