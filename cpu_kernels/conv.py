@@ -931,26 +931,17 @@ SAME_SIZE = ShapeRule("2-D, stride 1, groups 1, padding dilation * (kernel - 1) 
                       "(output size = input size)", _is_same_size)
 
 
-def _same_holder(input, padding, dilation, kernel):
-    """The key under which convolution_same leaves its columns for the backward: the
-    input's memory and version (_keep_key), the geometry, and the batch size last."""
-    return _keep_key(input, input._impl.dtype, (1, 1), padding, dilation, 1,
-                     kernel) + (input._impl.sizes[0],)
-
-
 def convolution_same(input, weight, bias, stride, padding, dilation, transposed,
                      output_padding, groups):
-    """The same-size convolution by shifted runs (conv_same.conv_same): one slice copy per
-    kernel offset, one product per image straight into the output; the columns stay for
-    the backward."""
+    """The same-size convolution (conv_same.conv_same): columns without garbage positions
+    by one copy of the row-padded input, one product per image straight into the output."""
     spec = shape_rule("conv.convolution")(
         "convolution", (input, weight, bias, stride, padding, dilation, transposed,
                         output_padding, groups))
     x = np.ascontiguousarray(input._impl.array())
     w = weight._impl.array()
     b = None if bias is None else bias._impl.array()
-    holder = _same_holder(input, padding, dilation, tuple(w.shape[2:]))
-    return out(conv_same(x, w, b, padding, dilation, holder), spec.dtype)
+    return out(conv_same(x, w, b, padding, dilation), spec.dtype)
 
 
 def _is_same_size_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
@@ -966,7 +957,7 @@ def convolution_backward_same(grad_output, input, weight, bias_sizes, stride, pa
                               dilation, transposed, output_padding, groups, output_mask):
     """The gradients of the same-size convolution:
 
-        grad_weight = sum over n of g[n] @ cols[n]^T   (the forward's columns when kept)
+        grad_weight = cols @ g^T over every position (channel-major columns)
         grad_input  = the same-size convolution of g with W flipped, channels swapped
         grad_bias   = g summed over batch and space
 
@@ -983,9 +974,8 @@ def convolution_backward_same(grad_output, input, weight, bias_sizes, stride, pa
     x = np.ascontiguousarray(input._impl.array())
     g = np.ascontiguousarray(grad_output._impl.array())
     gi = gw = gb = None
-    if output_mask[1]:   # first: grad_input's convolution may reuse the columns' buffer
-        holder = _same_holder(input, padding, dilation, tuple(w.shape[2:]))
-        gw = out(weight_grad_same(x, g, w.shape[2:], padding, dilation, holder), dtype)
+    if output_mask[1]:
+        gw = out(weight_grad_same(x, g, w.shape[2:], padding, dilation), dtype)
     if output_mask[0]:
         gi = out(input_grad_same(g, w, padding, dilation), dtype)
     if output_mask[2]:
