@@ -959,7 +959,8 @@ def convolution_backward_same(grad_output, input, weight, bias_sizes, stride, pa
 
         grad_weight = cols @ g^T over every position (channel-major columns)
         grad_input  = the same-size convolution of g with W flipped, channels swapped
-        grad_bias   = g summed over batch and space
+        grad_bias   = g summed over batch and space; with grad_weight, the last row of
+                      the same product (a row of ones in the columns)
 
     A non-finite weight goes to the generic kernel: the transposed form would multiply
     it by g's zero padding (NaN where PyTorch's sum has no term; see _conv_backward)."""
@@ -974,12 +975,16 @@ def convolution_backward_same(grad_output, input, weight, bias_sizes, stride, pa
     x = np.ascontiguousarray(input._impl.array())
     g = np.ascontiguousarray(grad_output._impl.array())
     gi = gw = gb = None
-    if output_mask[1]:
-        gw = out(weight_grad_same(x, g, w.shape[2:], padding, dilation), dtype)
+    if output_mask[1]:   # grad_bias from the same product (the columns' row of ones)
+        gw = weight_grad_same(x, g, w.shape[2:], padding, dilation, bool(output_mask[2]))
+        if output_mask[2]:
+            gw, gb = out(gw[0], dtype), out(gw[1], dtype)
+        else:
+            gw = out(gw, dtype)
+    elif output_mask[2]:
+        gb = out(g.sum(axis=(0, 2, 3)), dtype)
     if output_mask[0]:
         gi = out(input_grad_same(g, w, padding, dilation), dtype)
-    if output_mask[2]:
-        gb = out(g.sum(axis=(0, 2, 3)), dtype)
     return gi, gw, gb
 
 

@@ -76,8 +76,10 @@ class _Geometry:
         return self.k * self.plane * itemsize
 
     def step(self, n, itemsize):
-        """Images per chunk."""
-        return max(1, min(n, CHUNK_BYTES // self.image_bytes(itemsize)))
+        """Images per chunk: at most CHUNK_BYTES of columns, the batch split evenly."""
+        most = max(1, CHUNK_BYTES // self.image_bytes(itemsize))
+        chunks = -(-n // most)
+        return -(-n // chunks)
 
 
 def _geometry(c, h, w, kernel, dilation, padding):
@@ -130,9 +132,12 @@ class _Buffers(threading.local):
 _buffers = _Buffers()
 
 
-def _columns(geometry, x, image_major):
-    """The columns of x (n, C, H*W): (n, C, KW, KH, H*W) image-major, else
-    (C, KW, KH, n, H*W), in a scratch buffer."""
+def _columns(geometry, x, image_major, ones):
+    """The columns of x (n, C, H*W) in a scratch buffer: (n, K, H*W) image-major, else
+    (K, n * H*W), K = C * KW * KH in (c, j, i) order; with ones=True one more row of
+    ones after the K (per image, image-major), which turns a bias column of the weight
+    into the bias added by the product itself (image-major), or makes the product's last
+    row the gradient summed over positions, grad_bias (channel-major)."""
     n, c = x.shape[:2]
     dtype = x.dtype
     flat = _buffers.padded(geometry, n, dtype)
@@ -141,55 +146,64 @@ def _columns(geometry, x, image_major):
     planes.reshape(n, c, geometry.padded_plane)[:, :, rows:rows + geometry.plane] = x
     item = dtype.itemsize
     plane = item * geometry.padded_plane
+    k, kh, kw, length = geometry.k, geometry.kh, geometry.kw, geometry.plane
+    extra = 1 if ones else 0
     # Strides of (n, c, j, i, p); the view starts p_w elements (the slack) before plane 0.
     n_s, c_s, j_s, i_s = c * plane, plane, item * geometry.step_j, item * geometry.step_i
     if image_major:
-        shape = (n, c, geometry.kw, geometry.kh, geometry.plane)
-        strides = (n_s, c_s, j_s, i_s, item)
+        cols = _buffers.take("image-major columns", (n, k + extra, length), dtype)
+        block = cols[:, :k].reshape(n, c, kw, kh, length)
+        view = np.ndarray(block.shape, dtype, flat, strides=(n_s, c_s, j_s, i_s, item))
     else:
-        shape = (c, geometry.kw, geometry.kh, n, geometry.plane)
-        strides = (c_s, j_s, i_s, n_s, item)
-    view = np.ndarray(shape, dtype, flat, strides=strides)
-    cols = _buffers.take("columns", shape, dtype)
-    np.copyto(cols, view)
+        cols = _buffers.take("channel-major columns", (k + extra, n * length), dtype)
+        block = cols[:k].reshape(c, kw, kh, n, length)
+        view = np.ndarray(block.shape, dtype, flat, strides=(c_s, j_s, i_s, n_s, item))
+    np.copyto(block, view)
     for j, wrapped in geometry.wraps:
         if image_major:
-            block = cols[:, :, j].reshape(n, c, geometry.kh * geometry.h, geometry.w)
+            rows_of_j = block[:, :, j].reshape(n, c, kh * geometry.h, geometry.w)
         else:
-            block = cols[:, j].reshape(c, geometry.kh * n * geometry.h, geometry.w)
-        block[..., wrapped] = 0
+            rows_of_j = block[:, j].reshape(c, kh * n * geometry.h, geometry.w)
+        rows_of_j[..., wrapped] = 0
+    if ones:
+        cols[..., k, :] = 1
     return cols
 
 
-def _column_weight(w):
-    """w (O, C, KH, KW) as (O, C * KW * KH), the columns' (c, j, i) order."""
-    return w.transpose(0, 1, 3, 2).reshape(w.shape[0], -1)
+def _column_weight(w, bias=None):
+    """w (O, C, KH, KW) as (O, C * KW * KH), the columns' (c, j, i) order; with the bias
+    as one more column (for columns with a row of ones)."""
+    o = w.shape[0]
+    if bias is None:
+        return w.transpose(0, 1, 3, 2).reshape(o, -1)
+    wm = np.empty((o, w[0].size + 1), w.dtype)
+    wm[:, :-1].reshape(w.shape[:2] + (w.shape[3], w.shape[2]))[...] = w.transpose(0, 1, 3, 2)
+    wm[:, -1] = bias
+    return wm
 
 
 def conv_same(x, w, bias, padding, dilation):
     """conv(x, w) + bias for x (N, C, H, W), w (O, C, KH, KW), stride 1, padding
     d*(k-1)/2: (N, O, H, W), in x's dtype. Image-major columns, chunk by chunk, one product
-    per image into the result."""
+    per image straight into the result (the bias with it: a row of ones in the columns)."""
     n, c, h, wd = x.shape
+    o = w.shape[0]
     geometry = _geometry(c, h, wd, w.shape[2:], dilation, padding)
-    wm = _column_weight(w)
-    result = np.empty((n, w.shape[0], h * wd), np.result_type(x, w))
+    wm = _column_weight(w, bias)
+    result = np.empty((n, o, h * wd), x.dtype)
     flat = x.reshape(n, c, h * wd)
     step = geometry.step(n, x.itemsize)
-    b = None if bias is None else bias.reshape(-1, 1)
     for at in range(0, n, step):
         stop = min(at + step, n)
-        cols = _columns(geometry, flat[at:stop], image_major=True)
-        r = result[at:stop]
-        np.matmul(wm, cols.reshape(stop - at, geometry.k, geometry.plane), out=r)
-        if b is not None:
-            r += b
-    return result.reshape(n, w.shape[0], h, wd)
+        cols = _columns(geometry, flat[at:stop], True, bias is not None)
+        np.matmul(wm, cols, out=result[at:stop])
+    return result.reshape(n, o, h, wd)
 
 
-def weight_grad_same(x, g, kernel, padding, dilation):
+def weight_grad_same(x, g, kernel, padding, dilation, bias_grad=False):
     """d(sum(conv_same(x, w) * g)) / dw: (O, C, KH, KW) = cols @ g^T over all positions,
-    channel-major columns, chunk by chunk."""
+    channel-major columns, chunk by chunk. bias_grad=True: (grad_weight, grad_bias), the
+    latter from the columns' row of ones in the same product."""
     n, c, h, wd = x.shape
     o = g.shape[1]
     geometry = _geometry(c, h, wd, kernel, dilation, padding)
@@ -200,16 +214,16 @@ def weight_grad_same(x, g, kernel, padding, dilation):
     for at in range(0, n, step):
         stop = min(at + step, n)
         m = stop - at
-        cols = _columns(geometry, flat[at:stop], image_major=False)
+        cols = _columns(geometry, flat[at:stop], False, bias_grad)
         rows = _buffers.take("gradient rows", (o, m, geometry.plane), g.dtype)
         np.copyto(rows, gm[at:stop].transpose(1, 0, 2))
         # cols @ g^T (K, O): OpenBLAS runs this order faster than g @ cols^T (the long
         # M = m * H*W axis is the inner one of the big operand).
-        part = np.matmul(cols.reshape(geometry.k, m * geometry.plane),
-                         rows.reshape(o, m * geometry.plane).T)
+        part = np.matmul(cols, rows.reshape(o, m * geometry.plane).T)
         total = part if total is None else total + part
-    gw = total.T.reshape(o, c, geometry.kw, geometry.kh)
-    return np.ascontiguousarray(gw.transpose(0, 1, 3, 2))
+    gw = total[:geometry.k].T.reshape(o, c, geometry.kw, geometry.kh)
+    gw = np.ascontiguousarray(gw.transpose(0, 1, 3, 2))
+    return (gw, total[geometry.k].copy()) if bias_grad else gw
 
 
 def input_grad_same(g, w, padding, dilation):
