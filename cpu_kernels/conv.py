@@ -43,6 +43,12 @@ The kernel registry picks among these forms by shape (explain() names the one th
                                  are still there, the input gradient by col2im
   convolution_backward_transposed_input   stride 1: the input gradient as a convolution
                                  of the gradient with the flipped weight (no col2im)
+  convolution_same, convolution_backward_same   stride 1, padding d*(k-1)/2 (3x3 with
+                                 padding 1): the output grid is the input's, so columns
+                                 without garbage positions by one copy of the row-padded
+                                 input (cpu_kernels/conv_same.py), per-image products
+                                 straight into the output, bias and grad_bias inside the
+                                 products
   convolution_nhwc, convolution_backward_nhwc   channels_last: the row form, rows @ W^T
   convolution_1x1 (+ _nhwc)      1x1 kernels: one product, no columns at all
 """
