@@ -979,7 +979,7 @@ def convolution_backward_same(grad_output, input, weight, bias_sizes, stride, pa
                                  dilation, transposed, output_padding, groups, output_mask))
     dtype = input._impl.dtype
     x = np.ascontiguousarray(input._impl.array())
-    g = np.ascontiguousarray(grad_output._impl.array())
+    g = np.ascontiguousarray(grad_output._impl.array().astype(x.dtype, copy=False))
     gi = gw = gb = None
     if output_mask[1]:   # grad_bias from the same product (the columns' row of ones)
         gw = weight_grad_same(x, g, w.shape[2:], padding, dilation, bool(output_mask[2]))

@@ -16,8 +16,10 @@ zeroed after the copy, one strided fill per kernel column j: with the offsets or
 is (N * C) strided runs, or C in the channel-major layout. (The weight is reordered to
 (c, j, i) to match: a copy of C_out * C_in * KH * KW numbers.)
 
-The padded buffer is per geometry (_Buffers): its zero rows are written once, when it is
-made, and never again (each call copies only the H real rows of each plane).
+Everything but the copies is made once per chunk shape (_ColumnPlan: the row-padded
+buffer, whose zero rows are written when it is made and never again, the columns, a row of
+ones after them, and the views that the copies go through), so that a call is four NumPy
+statements and the product: for one image (batch 1) Python's overhead is most of the time.
 
 Two layouts of the same columns, one per product:
 
@@ -87,87 +89,82 @@ def _geometry(c, h, w, kernel, dilation, padding):
     return plans.get("cpu.conv.same", signature, lambda: _Geometry(signature))
 
 
-class _Buffers(threading.local):
-    """Per-thread buffers: the row-padded inputs, one per geometry and dtype (zero rows
-    made once), and scratch arrays reused from call to call (as conv.py's _Scratch). At
-    most LIMIT padded buffers (the oldest goes) and KEEP_BYTES each: larger ones are made
-    afresh each call. Nothing returned to a caller is a view of these."""
+class _ColumnPlan:
+    """The buffers and views of one chunk shape: n images of a geometry, a dtype, a layout
+    of the columns and whether they end with a row of ones. fill(x) writes x's columns.
 
-    LIMIT = 8
-    KEEP_BYTES = 32 * 1024 * 1024
+    The columns (image-major (n, K [+1], H*W), else channel-major (K [+1], n * H*W), K =
+    C * KW * KH in (c, j, i) order) may end with a row of ones, which turns a bias column
+    of the weight into the bias added by the product itself (image-major), or makes the
+    product's last row the gradient summed over positions, grad_bias (channel-major).
+    Only the K rows are ever written after the plan is made: the ones stay."""
+
+    def __init__(self, geometry, n, dtype, image_major, ones):
+        c, k, kh, kw, length = geometry.c, geometry.k, geometry.kh, geometry.kw, geometry.plane
+        padded = np.zeros(n * c * geometry.padded_plane + 2 * geometry.slack, dtype)
+        planes = padded[geometry.slack:geometry.slack + n * c * geometry.padded_plane]
+        rows = geometry.pad_rows * geometry.w
+        self.interior = planes.reshape(n, c, geometry.padded_plane)[:, :, rows:rows + length]
+        item = dtype.itemsize
+        plane = item * geometry.padded_plane
+        # Strides of (n, c, j, i, p); the view starts p_w elements (the slack) before plane 0.
+        n_s, c_s, j_s, i_s = c * plane, plane, item * geometry.step_j, item * geometry.step_i
+        extra = 1 if ones else 0
+        if image_major:
+            self.cols = np.empty((n, k + extra, length), dtype)
+            self.block = self.cols[:, :k].reshape(n, c, kw, kh, length)
+            strides = (n_s, c_s, j_s, i_s, item)
+            wrap_rows = [self.block[:, :, j].reshape(n, c, kh * geometry.h, geometry.w)[..., cut]
+                         for j, cut in geometry.wraps]
+        else:
+            self.cols = np.empty((k + extra, n * length), dtype)
+            self.block = self.cols[:k].reshape(c, kw, kh, n, length)
+            strides = (c_s, j_s, i_s, n_s, item)
+            wrap_rows = [self.block[:, j].reshape(c, kh * n * geometry.h, geometry.w)[..., cut]
+                         for j, cut in geometry.wraps]
+        self.window = np.ndarray(self.block.shape, dtype, padded, strides=strides)
+        self.wrap_rows = wrap_rows
+        if ones:
+            self.cols[..., k, :] = 1
+        self.gradient_rows = {}   # C_out -> (C_out, n, H*W), weight_grad_same's g laid out
+        self.nbytes = padded.nbytes + self.cols.nbytes
+
+    def fill(self, x):
+        """x (n, C, H*W)'s columns: the real rows into the padded buffer, the one copy, the
+        wrapped columns zeroed."""
+        self.interior[...] = x
+        np.copyto(self.block, self.window)
+        for wrapped in self.wrap_rows:
+            wrapped.fill(0)
+        return self.cols
+
+
+class _ColumnPlans(threading.local):
+    """Per thread, the column plans by chunk shape, most recently used last, at most
+    KEEP_BYTES of buffers in all (the oldest go); a plan larger than that alone is made
+    for its call and not kept. Nothing returned to a caller is a view of their buffers."""
+
+    KEEP_BYTES = 64 * 1024 * 1024
 
     def __init__(self):
-        self.padded_inputs = {}   # (geometry's signature, dtype) -> flat buffer
-        self.scratch = {}         # (name, dtype) -> flat buffer
+        self.kept = {}
+        self.nbytes = 0
 
-    def padded(self, geometry, n, dtype):
-        """A flat buffer for n row-padded planes (and the slack), zero outside the rows
-        that the copy writes."""
-        size = n * geometry.c * geometry.padded_plane + 2 * geometry.slack
-        if size * dtype.itemsize > self.KEEP_BYTES:
-            return np.zeros(size, dtype)
-        key = (geometry.signature, dtype)
-        buffer = self.padded_inputs.get(key)
-        if buffer is None or buffer.size < size:
-            if buffer is None and len(self.padded_inputs) >= self.LIMIT:
-                self.padded_inputs.pop(next(iter(self.padded_inputs)))
-            buffer = self.padded_inputs[key] = np.zeros(size, dtype)
-        # A buffer made for a larger batch: its first n planes. The slack after them is
-        # then the next plane's first row: a zero row when p_h >= 1, else data of an
-        # earlier call, which only wrapped positions read (zeroed after the copy).
-        return buffer[:size]
-
-    def take(self, name, shape, dtype):
-        size = 1
-        for s in shape:
-            size *= s
-        if size * dtype.itemsize > self.KEEP_BYTES:
-            return np.empty(shape, dtype)
-        buffer = self.scratch.get((name, dtype))
-        if buffer is None or buffer.size < size:
-            buffer = self.scratch[(name, dtype)] = np.empty(size, dtype)
-        return buffer[:size].reshape(shape)
+    def get(self, geometry, n, dtype, image_major, ones):
+        key = (geometry.signature, n, dtype, image_major, ones)
+        plan = self.kept.pop(key, None)
+        if plan is None:
+            plan = _ColumnPlan(geometry, n, dtype, image_major, ones)
+            if plan.nbytes > self.KEEP_BYTES:
+                return plan
+            self.nbytes += plan.nbytes
+            while self.nbytes > self.KEEP_BYTES:
+                self.nbytes -= self.kept.pop(next(iter(self.kept))).nbytes
+        self.kept[key] = plan
+        return plan
 
 
-_buffers = _Buffers()
-
-
-def _columns(geometry, x, image_major, ones):
-    """The columns of x (n, C, H*W) in a scratch buffer: (n, K, H*W) image-major, else
-    (K, n * H*W), K = C * KW * KH in (c, j, i) order; with ones=True one more row of
-    ones after the K (per image, image-major), which turns a bias column of the weight
-    into the bias added by the product itself (image-major), or makes the product's last
-    row the gradient summed over positions, grad_bias (channel-major)."""
-    n, c = x.shape[:2]
-    dtype = x.dtype
-    flat = _buffers.padded(geometry, n, dtype)
-    planes = flat[geometry.slack:geometry.slack + n * c * geometry.padded_plane]
-    rows = geometry.pad_rows * geometry.w
-    planes.reshape(n, c, geometry.padded_plane)[:, :, rows:rows + geometry.plane] = x
-    item = dtype.itemsize
-    plane = item * geometry.padded_plane
-    k, kh, kw, length = geometry.k, geometry.kh, geometry.kw, geometry.plane
-    extra = 1 if ones else 0
-    # Strides of (n, c, j, i, p); the view starts p_w elements (the slack) before plane 0.
-    n_s, c_s, j_s, i_s = c * plane, plane, item * geometry.step_j, item * geometry.step_i
-    if image_major:
-        cols = _buffers.take("image-major columns", (n, k + extra, length), dtype)
-        block = cols[:, :k].reshape(n, c, kw, kh, length)
-        view = np.ndarray(block.shape, dtype, flat, strides=(n_s, c_s, j_s, i_s, item))
-    else:
-        cols = _buffers.take("channel-major columns", (k + extra, n * length), dtype)
-        block = cols[:k].reshape(c, kw, kh, n, length)
-        view = np.ndarray(block.shape, dtype, flat, strides=(c_s, j_s, i_s, n_s, item))
-    np.copyto(block, view)
-    for j, wrapped in geometry.wraps:
-        if image_major:
-            rows_of_j = block[:, :, j].reshape(n, c, kh * geometry.h, geometry.w)
-        else:
-            rows_of_j = block[:, j].reshape(c, kh * n * geometry.h, geometry.w)
-        rows_of_j[..., wrapped] = 0
-    if ones:
-        cols[..., k, :] = 1
-    return cols
+_column_plans = _ColumnPlans()
 
 
 def _column_weight(w, bias=None):
@@ -193,10 +190,11 @@ def conv_same(x, w, bias, padding, dilation):
     result = np.empty((n, o, h * wd), x.dtype)
     flat = x.reshape(n, c, h * wd)
     step = geometry.step(n, x.itemsize)
+    ones = bias is not None
     for at in range(0, n, step):
         stop = min(at + step, n)
-        cols = _columns(geometry, flat[at:stop], True, bias is not None)
-        np.matmul(wm, cols, out=result[at:stop])
+        plan = _column_plans.get(geometry, stop - at, x.dtype, True, ones)
+        np.matmul(wm, plan.fill(flat[at:stop]), out=result[at:stop])
     return result.reshape(n, o, h, wd)
 
 
@@ -214,8 +212,11 @@ def weight_grad_same(x, g, kernel, padding, dilation, bias_grad=False):
     for at in range(0, n, step):
         stop = min(at + step, n)
         m = stop - at
-        cols = _columns(geometry, flat[at:stop], False, bias_grad)
-        rows = _buffers.take("gradient rows", (o, m, geometry.plane), g.dtype)
+        plan = _column_plans.get(geometry, m, x.dtype, False, bias_grad)
+        cols = plan.fill(flat[at:stop])
+        rows = plan.gradient_rows.get(o)
+        if rows is None:
+            rows = plan.gradient_rows[o] = np.empty((o, m, geometry.plane), g.dtype)
         np.copyto(rows, gm[at:stop].transpose(1, 0, 2))
         # cols @ g^T (K, O): OpenBLAS runs this order faster than g @ cols^T (the long
         # M = m * H*W axis is the inner one of the big operand).

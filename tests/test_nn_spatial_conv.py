@@ -202,9 +202,9 @@ def test_kept_columns_serve_only_their_own_input():
 
 
 # The same-size candidates (stride 1, padding d*(k-1)/2: cpu_kernels/conv_same.py): square
-# and oblong kernels, no row padding (1 x 3: the slack after the planes is then data of an
-# earlier call, which only wrapped positions read), dilation, padding wider than the image
-# (5 x 5 on a 1-pixel-wide image), a 1x1 kernel on a non-contiguous input, no bias.
+# and oblong kernels, no row padding (1 x 3), dilation, padding wider than the image (5 x 5
+# on a 1-pixel-wide image: wrapped reads reach the buffer's ends), a 1x1 kernel on a
+# non-contiguous input, no bias.
 SAME_CASES = [
     ((4, 16, 8, 8), (32, 16, 3, 3), dict(padding=1), True),             # the digits CNN
     ((3, 2, 5, 7), (3, 2, 5, 3), dict(padding=(2, 1)), True),
@@ -219,7 +219,7 @@ SAME_CASES = [
 @pytest.mark.parametrize("x_shape, w_shape, kwargs, bias", SAME_CASES)
 def test_same_size_candidates_match_torch(x_shape, w_shape, kwargs, bias, dtype):
     """Values and the three gradients as PyTorch's, from convolution_same and
-    convolution_backward_same; a second, smaller batch reuses the first's padded buffer."""
+    convolution_backward_same, for two batch sizes (each its own column plan)."""
     rng = np.random.default_rng(11)
     tol = dict(rtol=1e-4, atol=1e-4) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
     for batch in (x_shape[0], 1):
