@@ -79,9 +79,9 @@ class _Geometry:
 
     def step(self, n, itemsize):
         """Images per chunk: at most CHUNK_BYTES of columns, the batch split evenly."""
-        most = max(1, CHUNK_BYTES // self.image_bytes(itemsize))
-        chunks = -(-n // most)
-        return -(-n // chunks)
+        most = max(1, CHUNK_BYTES // max(1, self.image_bytes(itemsize)))
+        chunks = max(1, -(-n // most))    # an empty batch: one chunk of none
+        return max(1, -(-n // chunks))
 
 
 def _geometry(c, h, w, kernel, dilation, padding):
@@ -170,10 +170,10 @@ _column_plans = _ColumnPlans()
 def _column_weight(w, bias=None):
     """w (O, C, KH, KW) as (O, C * KW * KH), the columns' (c, j, i) order; with the bias
     as one more column (for columns with a row of ones)."""
-    o = w.shape[0]
+    o, k = w.shape[0], w.shape[1] * w.shape[2] * w.shape[3]
     if bias is None:
-        return w.transpose(0, 1, 3, 2).reshape(o, -1)
-    wm = np.empty((o, w[0].size + 1), w.dtype)
+        return w.transpose(0, 1, 3, 2).reshape(o, k)
+    wm = np.empty((o, k + 1), w.dtype)
     wm[:, :-1].reshape(w.shape[:2] + (w.shape[3], w.shape[2]))[...] = w.transpose(0, 1, 3, 2)
     wm[:, -1] = bias
     return wm
@@ -185,6 +185,9 @@ def conv_same(x, w, bias, padding, dilation):
     per image straight into the result (the bias with it: a row of ones in the columns)."""
     n, c, h, wd = x.shape
     o = w.shape[0]
+    if n == 0 or c == 0:   # nothing to sum over: the bias alone
+        result = np.zeros((n, o, h, wd), x.dtype)
+        return result if bias is None else result + bias.reshape(-1, 1, 1)
     geometry = _geometry(c, h, wd, w.shape[2:], dilation, padding)
     wm = _column_weight(w, bias)
     result = np.empty((n, o, h * wd), x.dtype)
@@ -204,6 +207,9 @@ def weight_grad_same(x, g, kernel, padding, dilation, bias_grad=False):
     latter from the columns' row of ones in the same product."""
     n, c, h, wd = x.shape
     o = g.shape[1]
+    if n == 0 or c == 0:   # no columns: grad_weight is 0, grad_bias still g's sum
+        gw = np.zeros((o, c) + tuple(kernel), x.dtype)
+        return (gw, g.sum(axis=(0, 2, 3))) if bias_grad else gw
     geometry = _geometry(c, h, wd, kernel, dilation, padding)
     flat = x.reshape(n, c, h * wd)
     gm = g.reshape(n, o, h * wd)

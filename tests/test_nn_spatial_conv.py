@@ -278,6 +278,21 @@ def test_same_size_backward_mask(mask):
             np.testing.assert_allclose(a.numpy(), e.numpy(), atol=1e-10)
 
 
+def test_same_size_candidates_on_an_empty_batch():
+    """No images: an empty output, zero grad_weight and grad_bias, PyTorch's shapes."""
+    x, tx = pair(0, 2, 5, 5)
+    w, tw = pair(3, 2, 3, 3)
+    b, tb = pair(3)
+    y = F.conv2d(x, w, b, padding=1)
+    y.sum().backward()
+    ty = TF.conv2d(tx, tw, tb, padding=1)
+    ty.sum().backward()
+    assert tuple(y.shape) == tuple(ty.shape)
+    for a, ta in ((x, tx), (w, tw), (b, tb)):
+        assert tuple(a.grad.shape) == tuple(ta.grad.shape)
+        np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), atol=1e-12)
+
+
 ROW_FORM_CASES = [
     ((2, 3, 6, 5), (4, 3, 3, 3), dict(padding=1)),
     ((2, 4, 5, 7), (6, 4, 3, 2), dict(padding=1, dilation=(2, 1))),
