@@ -920,9 +920,9 @@ def convolution_backward_nhwc(grad_output, input, weight, bias_sizes, stride, pa
 
 # ---- specialised candidates: the same-size convolution -----------------------------------
 # Stride 1 and padding d*(k-1)/2 (a 3x3 kernel with padding 1: the digits CNN's and a ResNet
-# block's convolutions): the output grid is the input's, so each kernel offset's columns are
-# one shifted slice copy of the input and the products write the output in place
-# (cpu_kernels/conv_same.py).
+# block's convolutions): the output grid is the input's, so the columns are one strided
+# view of the input padded with zero rows (no garbage positions to crop or zero) and the
+# per-image products write the output in place (cpu_kernels/conv_same.py).
 def _is_same_size(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                   groups):
     sw = weight._impl.sizes
