@@ -46,7 +46,7 @@ The kernel registry picks among these forms by shape (explain() names the one th
   convolution_same, convolution_backward_same   stride 1, padding d*(k-1)/2 (3x3 with
                                  padding 1): the output grid is the input's, so columns
                                  without garbage positions by one copy of the row-padded
-                                 input (cpu_kernels/conv_same.py), per-image products
+                                 input (cpu_kernels/_conv_same.py), per-image products
                                  straight into the output, bias and grad_bias inside the
                                  products
   convolution_nhwc, convolution_backward_nhwc   channels_last: the row form, rows @ W^T
@@ -69,7 +69,7 @@ from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
 from cpu_kernels._common import accumulate_dtype, nhwc_rows, out, out_channels_last
 from cpu_kernels._windows import add_windows, pad_spatial, windows
-from cpu_kernels.conv_same import conv_same, input_grad_same, weight_grad_same
+from cpu_kernels._conv_same import conv_same, input_grad_same, weight_grad_same
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
 # fallback of kernel selection, which lays their 4-D results out channels_last again.
@@ -922,7 +922,7 @@ def convolution_backward_nhwc(grad_output, input, weight, bias_sizes, stride, pa
 # Stride 1 and padding d*(k-1)/2 (a 3x3 kernel with padding 1: the digits CNN's and a ResNet
 # block's convolutions): the output grid is the input's, so the columns are one strided
 # view of the input padded with zero rows (no garbage positions to crop or zero) and the
-# per-image products write the output in place (cpu_kernels/conv_same.py).
+# per-image products write the output in place (cpu_kernels/_conv_same.py).
 def _is_same_size(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                   groups):
     sw = weight._impl.sizes
@@ -939,7 +939,7 @@ SAME_SIZE = ShapeRule("2-D, stride 1, groups 1, padding dilation * (kernel - 1) 
 
 def convolution_same(input, weight, bias, stride, padding, dilation, transposed,
                      output_padding, groups):
-    """The same-size convolution (conv_same.conv_same): columns without garbage positions
+    """The same-size convolution (_conv_same.conv_same): columns without garbage positions
     by one copy of the row-padded input, one product per image straight into the output."""
     spec = shape_rule("conv.convolution")(
         "convolution", (input, weight, bias, stride, padding, dilation, transposed,

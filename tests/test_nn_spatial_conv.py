@@ -201,7 +201,7 @@ def test_kept_columns_serve_only_their_own_input():
         np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-10)
 
 
-# The same-size candidates (stride 1, padding d*(k-1)/2: cpu_kernels/conv_same.py): square
+# The same-size candidates (stride 1, padding d*(k-1)/2: cpu_kernels/_conv_same.py): square
 # and oblong kernels, no row padding (1 x 3), dilation, padding wider than the image (5 x 5
 # on a 1-pixel-wide image: wrapped reads reach the buffer's ends), a 1x1 kernel on a
 # non-contiguous input, no bias.
@@ -334,9 +334,9 @@ def test_batch_in_chunks_matches_torch(monkeypatch, layout, padding):
     """Columns (rows) larger than CHUNK_BYTES are made a chunk of the batch at a time (here
     two images per chunk, one in the last): the same values and gradients. Padding 1 is
     the same-size candidate's (contiguous), padding 0 the run layout's."""
-    from cpu_kernels import conv, conv_same
+    from cpu_kernels import _conv_same, conv
     monkeypatch.setattr(conv, "CHUNK_BYTES", 2 * 3 * 9 * 6 * 7 * 8)
-    monkeypatch.setattr(conv_same, "CHUNK_BYTES", 2 * 4 * 9 * 6 * 6 * 8)
+    monkeypatch.setattr(_conv_same, "CHUNK_BYTES", 2 * 4 * 9 * 6 * 6 * 8)
     x, tx = pair(5, 3, 6, 6)
     if layout == "channels_last":
         x = x.detach().contiguous(memory_format=tp.channels_last).requires_grad_()
