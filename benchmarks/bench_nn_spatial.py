@@ -5,10 +5,13 @@ PyTorch in the same run.
     python benchmarks/bench_nn_spatial.py
 
 Target: conv2d forward and backward on a 32x3x32x32 batch within 3x PyTorch
-CPU. Also timed: the two layers of the digits CNN that `tensorplay train` runs (target:
-its epoch within 2x PyTorch), where the first layer's input needs no gradient, and its
-second layer at batch 1, 8, 32 and 64 (target: forward and forward + backward within
-1.3x PyTorch at each).
+CPU. The convolutions of the digits CNN that `tensorplay train` runs (1 -> 16 channels,
+whose input needs no gradient, and 16 -> 32, both 3x3 with padding 1 on 8x8 images) and a
+ResNet block's 32 -> 32 on 16x16, at batch 1, 8, 32 and 64 (target: forward and forward +
+backward within 1.3x PyTorch at each), timed in alternation with PyTorch (the fastest of
+many rounds of each, so both see the same load) and summed up as one table of ratios.
+
+    python benchmarks/bench_nn_spatial.py --batches    only the table
 
 Threads: both libraries get BENCH_THREADS (default 1): PyTorch through set_num_threads,
 NumPy's OpenBLAS through OPENBLAS_NUM_THREADS, set before NumPy loads (as in
@@ -26,7 +29,7 @@ os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import report, timeit  # noqa: E402
+from common import fmt_time, paired_min, report, timeit  # noqa: E402
 
 import tensorplay as tp  # noqa: E402
 import tensorplay.nn.functional as F  # noqa: E402
@@ -35,9 +38,15 @@ import tensorplay.nn.functional as F  # noqa: E402
 LAYERS = (
     ("3 -> 16 channels, 3x3", (32, 3, 32, 32), (16, 3, 3, 3), True, "within 3x torch"),
     ("32 -> 64 channels, 3x3", (32, 32, 32, 32), (64, 32, 3, 3), True, "within 3x torch"),
-    ("digits CNN layer 1, 1 -> 16, 3x3", (32, 1, 8, 8), (16, 1, 3, 3), False, None),
-) + tuple((f"digits CNN layer 2, 16 -> 32, 3x3, batch {n}", (n, 16, 8, 8), (32, 16, 3, 3),
-            True, "within 1.3x torch") for n in (1, 8, 32, 64))
+)
+
+# The per-batch table: (name, C_in, C_out, image size, does the input need a gradient).
+BATCH_LAYERS = (
+    ("digits conv1 1->16 8x8", 1, 16, 8, False),
+    ("digits conv2 16->32 8x8", 16, 32, 8, True),
+    ("ResNet 32->32 16x16", 32, 32, 16, True),
+)
+BATCHES = (1, 8, 32, 64)
 
 
 def bench(what, x_shape, w_shape, input_grad, target):
@@ -73,12 +82,53 @@ def bench(what, x_shape, w_shape, input_grad, target):
            [("tp", timeit(tp_step)), ("torch", timeit(torch_step))], targets)
 
 
+def _pair(torch, name, c_in, c_out, size, batch, input_grad):
+    """((tp forward, torch forward), (tp forward + backward, torch's)) closures."""
+    rng = np.random.default_rng(0)
+    arrays = (rng.standard_normal((batch, c_in, size, size)).astype(np.float32),
+              rng.standard_normal((c_out, c_in, 3, 3)).astype(np.float32),
+              rng.standard_normal(c_out).astype(np.float32))
+    x, w, b = (tp.tensor(a, requires_grad=True) for a in arrays)
+    xt, wt, bt = (torch.tensor(a, requires_grad=True) for a in arrays)
+    x.requires_grad_(input_grad)
+    xt.requires_grad_(input_grad)
+    TF = torch.nn.functional
+
+    def tp_forward():
+        with tp.no_grad():
+            F.conv2d(x, w, b, padding=1)
+
+    def torch_forward():
+        with torch.no_grad():
+            TF.conv2d(xt, wt, bt, padding=1)
+    return ((tp_forward, torch_forward),
+            (lambda: F.conv2d(x, w, b, padding=1).sum().backward(),
+             lambda: TF.conv2d(xt, wt, bt, padding=1).sum().backward()))
+
+
+def bench_batches(torch):
+    """The table of tp/torch ratios per layer and batch size (target: 1.3x)."""
+    print("\nconv2d per batch size, tp/torch (timed in alternation; target: within 1.3x)")
+    print(f"  {'layer':<26}{'batch':>6}{'forward':>10}{'fwd+bwd':>10}   tp fwd, fwd+bwd")
+    for name, c_in, c_out, size, input_grad in BATCH_LAYERS:
+        for batch in BATCHES:
+            forward, step = _pair(torch, name, c_in, c_out, size, batch, input_grad)
+            work = batch * c_in * c_out * size * size   # calls per round: ~3 ms of work
+            calls = max(2, int(3e6 / (work + 3e5)))
+            f_tp, f_torch = paired_min(*forward, batch=calls, rounds=20)
+            s_tp, s_torch = paired_min(*step, batch=max(2, calls // 3), rounds=20)
+            print(f"  {name:<26}{batch:>6}{f_tp / f_torch:>9.2f}x{s_tp / s_torch:>9.2f}x"
+                  f"   {fmt_time(f_tp).strip()}, {fmt_time(s_tp).strip()}")
+
+
 def main():
     import torch
     torch.set_num_threads(THREADS)
     print(f"threads: {THREADS} (BENCH_THREADS)")
-    for layer in LAYERS:
-        bench(*layer)
+    if "--batches" not in sys.argv[1:]:
+        for layer in LAYERS:
+            bench(*layer)
+    bench_batches(torch)
 
 
 if __name__ == "__main__":

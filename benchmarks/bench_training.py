@@ -10,7 +10,8 @@ step on random data, batch 128 (forward, backward, Adam step) within 1.5x. The t
 layers one at a time (the backward kernels of batch_norm, ReLU, max_pool, cross-entropy
 within 1.5x; GRU and LSTM forward + backward within 1.5x; a TransformerEncoder within
 1.3x; a ResNet basic block within 1.4x; Adam fused=True over 1M parameters within 1.5x
-of PyTorch's fused step): `--layers`, or run by default after the CNN.
+of PyTorch's fused step): `--layers`, or run by default after the CNN. The CNN's
+convolutions alone, per batch size (1, 8, 32, 64; target 1.3x): bench_nn_spatial.py.
 
 Threads: both libraries get BENCH_THREADS (default 1): PyTorch through set_num_threads,
 NumPy's OpenBLAS through OPENBLAS_NUM_THREADS, set before NumPy loads (as in

@@ -43,6 +43,12 @@ The kernel registry picks among these forms by shape (explain() names the one th
                                  are still there, the input gradient by col2im
   convolution_backward_transposed_input   stride 1: the input gradient as a convolution
                                  of the gradient with the flipped weight (no col2im)
+  convolution_same, convolution_backward_same   stride 1, padding d*(k-1)/2 (3x3 with
+                                 padding 1): the output grid is the input's, so columns
+                                 without garbage positions by one copy of the row-padded
+                                 input (cpu_kernels/_conv_same.py), per-image products
+                                 straight into the output, bias and grad_bias inside the
+                                 products
   convolution_nhwc, convolution_backward_nhwc   channels_last: the row form, rows @ W^T
   convolution_1x1 (+ _nhwc)      1x1 kernels: one product, no columns at all
 """
@@ -63,6 +69,7 @@ from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
 from cpu_kernels._common import accumulate_dtype, nhwc_rows, out, out_channels_last
 from cpu_kernels._windows import add_windows, pad_spatial, windows
+from cpu_kernels._conv_same import conv_same, input_grad_same, weight_grad_same
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
 # fallback of kernel selection, which lays their 4-D results out channels_last again.
@@ -911,6 +918,82 @@ def convolution_backward_nhwc(grad_output, input, weight, bias_sizes, stride, pa
     return gi, gw, gb
 
 
+# ---- specialised candidates: the same-size convolution -----------------------------------
+# Stride 1 and padding d*(k-1)/2 (a 3x3 kernel with padding 1: the digits CNN's and a ResNet
+# block's convolutions): the output grid is the input's, so the columns are one strided
+# view of the input padded with zero rows (no garbage positions to crop or zero) and the
+# per-image products write the output in place (cpu_kernels/_conv_same.py).
+def _is_same_size(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                  groups):
+    sw = weight._impl.sizes
+    return (not transposed and groups == 1 and len(sw) == 4 and len(input._impl.sizes) == 4
+            and len(stride) == 2 and stride[0] == 1 and stride[1] == 1
+            and len(padding) == 2 and len(dilation) == 2
+            and 2 * padding[0] == dilation[0] * (sw[2] - 1)
+            and 2 * padding[1] == dilation[1] * (sw[3] - 1))
+
+
+SAME_SIZE = ShapeRule("2-D, stride 1, groups 1, padding dilation * (kernel - 1) / 2 "
+                      "(output size = input size)", _is_same_size)
+
+
+def convolution_same(input, weight, bias, stride, padding, dilation, transposed,
+                     output_padding, groups):
+    """The same-size convolution (_conv_same.conv_same): columns without garbage positions
+    by one copy of the row-padded input, one product per image straight into the output."""
+    spec = shape_rule("conv.convolution")(
+        "convolution", (input, weight, bias, stride, padding, dilation, transposed,
+                        output_padding, groups))
+    x = np.ascontiguousarray(input._impl.array())
+    w = weight._impl.array()
+    b = None if bias is None else bias._impl.array()
+    return out(conv_same(x, w, b, padding, dilation), spec.dtype)
+
+
+def _is_same_size_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                           transposed, output_padding, groups, output_mask):
+    return _is_same_size(input, weight, None, stride, padding, dilation, transposed,
+                         output_padding, groups)
+
+
+SAME_SIZE_BACKWARD = ShapeRule(SAME_SIZE.description, _is_same_size_backward)
+
+
+def convolution_backward_same(grad_output, input, weight, bias_sizes, stride, padding,
+                              dilation, transposed, output_padding, groups, output_mask):
+    """The gradients of the same-size convolution:
+
+        grad_weight = cols @ g^T over every position (channel-major columns)
+        grad_input  = the same-size convolution of g with W flipped, channels swapped
+        grad_bias   = g summed over batch and space; with grad_weight, the last row of
+                      the same product (a row of ones in the columns)
+
+    A non-finite weight goes to the generic kernel: the transposed form would multiply
+    it by g's zero padding (NaN where PyTorch's sum has no term; see _conv_backward)."""
+    w = weight._impl.array()
+    if output_mask[0] and not _finite(w):
+        return convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
+                                    dilation, transposed, output_padding, groups, output_mask)
+    shape_rule("conv.convolution_backward")(
+        "convolution_backward", (grad_output, input, weight, bias_sizes, stride, padding,
+                                 dilation, transposed, output_padding, groups, output_mask))
+    dtype = input._impl.dtype
+    x = np.ascontiguousarray(input._impl.array())
+    g = np.ascontiguousarray(grad_output._impl.array().astype(x.dtype, copy=False))
+    gi = gw = gb = None
+    if output_mask[1]:   # grad_bias from the same product (the columns' row of ones)
+        gw = weight_grad_same(x, g, w.shape[2:], padding, dilation, bool(output_mask[2]))
+        if output_mask[2]:
+            gw, gb = out(gw[0], dtype), out(gw[1], dtype)
+        else:
+            gw = out(gw, dtype)
+    elif output_mask[2]:
+        gb = out(g.sum(axis=(0, 2, 3)), dtype)
+    if output_mask[0]:
+        gi = out(input_grad_same(g, w, padding, dilation), dtype)
+    return gi, gw, gb
+
+
 # Registered next to the kernels: they outrank the generic `convolution` that
 # tensorplay/_backend_loading.py registers from ops.yaml, for the calls their constraints admit.
 specialised = Library("CPU", "cpu_kernels.conv (specialised)")
@@ -918,6 +1001,10 @@ specialised.impl("convolution", convolution_per_image, priority=5, layout=NCHW,
                  shape=PER_IMAGE)
 specialised.impl("convolution_backward", convolution_backward_transposed_input, priority=5,
                  layout=NCHW, shape=TRANSPOSED_INPUT)
+specialised.impl("convolution", convolution_same, priority=7,
+                 dtypes={dt.float32, dt.float64}, layout=NCHW, shape=SAME_SIZE)
+specialised.impl("convolution_backward", convolution_backward_same, priority=7,
+                 dtypes={dt.float32, dt.float64}, layout=NCHW, shape=SAME_SIZE_BACKWARD)
 specialised.impl("convolution", convolution_nhwc, priority=5,
                  dtypes={dt.float32, dt.float64}, layout="channels_last", shape=ROW_FORM)
 specialised.impl("convolution_backward", convolution_backward_nhwc, priority=5,

@@ -290,25 +290,28 @@ def test_coarse_plan_signature_serves_every_shape_of_a_kind():
     assert (hits - before[0], misses - before[1]) in ((2, 1), (3, 0))
 
 
-def test_conv_im2col_plan_is_made_once_per_signature_and_matches_torch():
+@pytest.mark.parametrize("padding, plan", [(2, "cpu.conv.im2col"), (1, "cpu.conv.same")])
+def test_conv_plan_is_made_once_per_signature_and_matches_torch(padding, plan):
+    """The im2col geometry (padding 2) and the same-size one (padding 1, a 3x3 kernel)."""
     rng = np.random.default_rng(0)
     x_np = rng.standard_normal((2, 3, 7, 6)).astype(np.float32)
     w_np = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
     expected = torch.nn.functional.conv2d(torch.from_numpy(x_np), torch.from_numpy(w_np),
-                                          padding=1).numpy()
+                                          padding=padding).numpy()
     plans.clear()
     x, w = tp.from_numpy(x_np), tp.from_numpy(w_np)
-    first = tp.nn.functional.conv2d(x, w, padding=1).numpy()
-    second = tp.nn.functional.conv2d(x, w, padding=1).numpy()
-    assert plans.stats()["cpu.conv.im2col"] == {"hits": 1, "misses": 1, "plans": 1}
+    first = tp.nn.functional.conv2d(x, w, padding=padding).numpy()
+    second = tp.nn.functional.conv2d(x, w, padding=padding).numpy()
+    assert plans.stats()[plan] == {"hits": 1, "misses": 1, "plans": 1}
     np.testing.assert_allclose(first, expected, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(first, second)
     plans.enabled = False
     try:
-        np.testing.assert_array_equal(tp.nn.functional.conv2d(x, w, padding=1).numpy(), first)
+        np.testing.assert_array_equal(
+            tp.nn.functional.conv2d(x, w, padding=padding).numpy(), first)
     finally:
         plans.enabled = True
-    assert plans.stats()["cpu.conv.im2col"]["hits"] == 1
+    assert plans.stats()[plan]["hits"] == 1
 
 
 def test_plans_are_dropped_when_the_registry_version_moves():
@@ -382,9 +385,11 @@ def test_conv_1x1_candidate_is_passed_over_where_it_does_not_apply(counting):
     np.testing.assert_allclose(tp.nn.functional.conv2d(X, W).numpy(), expected, rtol=1e-5,
                                atol=1e-5)
     row = counting()["convolution"]
-    # The three it passes over have 25 or more output positions per image: the per-image
-    # products take them.
-    assert row.kernels == {"cpu_kernels.conv.convolution_per_image": 3,
+    # Of the three it passes over, the non-contiguous one (no padding: its output is the
+    # input's size) goes to the same-size candidate, which copies any layout; the other two
+    # have 25 or more output positions per image: the per-image products take them.
+    assert row.kernels == {"cpu_kernels.conv.convolution_same": 1,
+                           "cpu_kernels.conv.convolution_per_image": 2,
                            "cpu_kernels.conv.convolution_1x1": 1}
     assert set(row.rejected["cpu_kernels.conv.convolution_1x1"]) == {
         "needs contiguous inputs",

@@ -158,17 +158,25 @@ def _kernels_run(fn):
 
 def test_one_convolution_backward_call_for_all_gradients():
     """As PyTorch's: input, weight and bias gradients from one call (the output mask), the
-    per-image candidates taking the digits CNN's layer (64 output positions per image)."""
+    same-size candidates taking the digits CNN's layer (3x3, padding 1), the per-image
+    ones a convolution without padding (36 output positions per image)."""
     x, tx = pair(4, 16, 8, 8)
     w, tw = pair(32, 16, 3, 3)
     b, tb = pair(32)
-    ran = _kernels_run(lambda: F.conv2d(x, w, b, padding=1).sum().backward())
-    assert ran == [("convolution", "cpu_kernels.conv.convolution_per_image"),
-                   ("convolution_backward",
-                    "cpu_kernels.conv.convolution_backward_transposed_input")]
-    TF.conv2d(tx, tw, tb, padding=1).sum().backward()
-    for a, ta in ((x, tx), (w, tw), (b, tb)):
-        np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-10)
+    for padding, kernels in ((1, ("convolution_same", "convolution_backward_same")),
+                             (0, ("convolution_per_image",
+                                  "convolution_backward_transposed_input"))):
+        for a in (x, w, b):
+            a.grad = None
+        for a in (tx, tw, tb):
+            a.grad = None
+        ran = _kernels_run(lambda: F.conv2d(x, w, b, padding=padding).sum().backward())
+        assert ran == [("convolution", f"cpu_kernels.conv.{kernels[0]}"),
+                       ("convolution_backward", f"cpu_kernels.conv.{kernels[1]}")]
+        TF.conv2d(tx, tw, tb, padding=padding).sum().backward()
+        for a, ta in ((x, tx), (w, tw), (b, tb)):
+            np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10,
+                                       atol=1e-10)
     # An image of 3 x 3 outputs: one wide product, col2im for the input gradient.
     x2, _ = pair(2, 2, 5, 5)
     ran = _kernels_run(lambda: F.conv2d(x2, w[:, :2], stride=2).sum().backward())
@@ -191,6 +199,98 @@ def test_kept_columns_serve_only_their_own_input():
     TF.conv2d(tx2, tw, padding=1).sum().backward()
     for a, ta in ((x1, tx1), (x2, tx2), (w, tw)):
         np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-10)
+
+
+# The same-size candidates (stride 1, padding d*(k-1)/2: cpu_kernels/_conv_same.py): square
+# and oblong kernels, no row padding (1 x 3), dilation, padding wider than the image (5 x 5
+# on a 1-pixel-wide image: wrapped reads reach the buffer's ends), a 1x1 kernel on a
+# non-contiguous input, no bias.
+SAME_CASES = [
+    ((4, 16, 8, 8), (32, 16, 3, 3), dict(padding=1), True),             # the digits CNN
+    ((3, 2, 5, 7), (3, 2, 5, 3), dict(padding=(2, 1)), True),
+    ((5, 2, 4, 6), (3, 2, 1, 3), dict(padding=(0, 1)), True),
+    ((2, 3, 7, 5), (2, 3, 3, 3), dict(padding=(2, 3), dilation=(2, 3)), False),
+    ((3, 2, 3, 1), (2, 2, 5, 5), dict(padding=2), True),
+    ((2, 3, 4, 5), (4, 3, 1, 1), {}, "transposed"),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("x_shape, w_shape, kwargs, bias", SAME_CASES)
+def test_same_size_candidates_match_torch(x_shape, w_shape, kwargs, bias, dtype):
+    """Values and the three gradients as PyTorch's, from convolution_same and
+    convolution_backward_same, for two batch sizes (each its own column plan)."""
+    rng = np.random.default_rng(11)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
+    for batch in (x_shape[0], 1):
+        shape = (batch,) + x_shape[1:]
+        arrays = [rng.standard_normal(s).astype(dtype) for s in (shape, w_shape, w_shape[:1])]
+        ours = [tp.tensor(a, requires_grad=True) for a in arrays]
+        theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+        x, tx = ours[0], theirs[0]
+        if bias == "transposed":   # a non-contiguous input (the 1x1 candidate wants one)
+            x = ours[0].detach().transpose(2, 3).contiguous().transpose(2, 3)
+            x.requires_grad_()
+            ours[0] = x
+        b, tb = (ours[2], theirs[2]) if bias else (None, None)
+        g = rng.standard_normal(tuple(TF.conv2d(tx, theirs[1], tb, **kwargs).shape))
+        y = None
+
+        def run():
+            nonlocal y
+            y = F.conv2d(x, ours[1], b, **kwargs)
+            (y * tp.tensor(g.astype(dtype))).sum().backward()
+        ran = _kernels_run(run)
+        assert ran == [("convolution", "cpu_kernels.conv.convolution_same"),
+                       ("convolution_backward", "cpu_kernels.conv.convolution_backward_same")]
+        ty = TF.conv2d(tx, theirs[1], tb, **kwargs)
+        (ty * torch.tensor(g.astype(dtype))).sum().backward()
+        np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), **tol)
+        for a, ta in zip(ours, theirs):
+            if ta.grad is not None:
+                assert a.grad.dtype == a.dtype
+                np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), **tol)
+
+
+def test_same_size_candidates_gradcheck():
+    x, _ = pair(2, 2, 4, 3)
+    w, _ = pair(3, 2, 3, 3)
+    b, _ = pair(3)
+    fn = lambda x, w, b: F.conv2d(x, w, b, padding=1)   # noqa: E731
+    assert gradcheck(fn, (x, w, b))
+    assert gradgradcheck(fn, (x, w, b))
+
+
+@pytest.mark.parametrize("mask", [[True, False, False], [False, True, False],
+                                  [False, False, True], [False, True, True]])
+def test_same_size_backward_mask(mask):
+    """convolution_backward_same computes what the mask asks, None elsewhere (grad_bias
+    with grad_weight comes from the same product, alone from a sum)."""
+    x, tx = pair(2, 2, 5, 4, requires_grad=False)
+    w, tw = pair(3, 2, 3, 3, requires_grad=False)
+    g, tg = pair(2, 3, 5, 4, requires_grad=False)
+    args = ((1, 1), (1, 1), (1, 1), False, (0, 0), 1, mask)
+    got = tp.convolution_backward(g, x, w, (3,), *args)
+    want = torch.ops.aten.convolution_backward(tg, tx, tw, [3], *args)
+    for a, e in zip(got, want):
+        assert (a is None) == (e is None)
+        if e is not None:
+            np.testing.assert_allclose(a.numpy(), e.numpy(), atol=1e-10)
+
+
+def test_same_size_candidates_on_an_empty_batch():
+    """No images: an empty output, zero grad_weight and grad_bias, PyTorch's shapes."""
+    x, tx = pair(0, 2, 5, 5)
+    w, tw = pair(3, 2, 3, 3)
+    b, tb = pair(3)
+    y = F.conv2d(x, w, b, padding=1)
+    y.sum().backward()
+    ty = TF.conv2d(tx, tw, tb, padding=1)
+    ty.sum().backward()
+    assert tuple(y.shape) == tuple(ty.shape)
+    for a, ta in ((x, tx), (w, tw), (b, tb)):
+        assert tuple(a.grad.shape) == tuple(ta.grad.shape)
+        np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), atol=1e-12)
 
 
 ROW_FORM_CASES = [
@@ -228,22 +328,26 @@ def test_channels_last_row_form_matches_torch(x_shape, w_shape, kwargs):
         np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("padding", [0, 1])
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
-def test_batch_in_chunks_matches_torch(monkeypatch, layout):
+def test_batch_in_chunks_matches_torch(monkeypatch, layout, padding):
     """Columns (rows) larger than CHUNK_BYTES are made a chunk of the batch at a time (here
-    two images per chunk, one in the last): the same values and gradients."""
-    from cpu_kernels import conv
+    two images per chunk, one in the last): the same values and gradients. Padding 1 is
+    the same-size candidate's (contiguous), padding 0 the run layout's."""
+    from cpu_kernels import _conv_same, conv
     monkeypatch.setattr(conv, "CHUNK_BYTES", 2 * 3 * 9 * 6 * 7 * 8)
+    monkeypatch.setattr(_conv_same, "CHUNK_BYTES", 2 * 4 * 9 * 6 * 6 * 8)
     x, tx = pair(5, 3, 6, 6)
     if layout == "channels_last":
         x = x.detach().contiguous(memory_format=tp.channels_last).requires_grad_()
         tx = tx.detach().contiguous(memory_format=torch.channels_last).requires_grad_()
     w, tw = pair(4, 3, 3, 3)
     b, tb = pair(4)
-    g = RNG.standard_normal((5, 4, 6, 6))
-    y = F.conv2d(x, w, b, padding=1)
+    size = 6 - 2 + 2 * padding
+    g = RNG.standard_normal((5, 4, size, size))
+    y = F.conv2d(x, w, b, padding=padding)
     (y * tp.tensor(g)).sum().backward()
-    ty = TF.conv2d(tx, tw, tb, padding=1)
+    ty = TF.conv2d(tx, tw, tb, padding=padding)
     (ty * torch.tensor(g)).sum().backward()
     np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-10, atol=1e-10)
     for a, ta in ((x, tx), (w, tw), (b, tb)):

@@ -1,0 +1,241 @@
+"""The same-size convolution (stride 1, padding d*(k-1)/2: the output grid is the input's)
+with columns that hold no garbage positions, built by one copy.
+
+When the output has the input's H x W, output position p = (oh, ow) and kernel offset
+(i, j) read input position (oh + i*d_h - p_h, ow + j*d_w - p_w). Pad the input with p_h
+zero ROWS above and below only (rows of W, no padded columns): then, on the flat padded
+plane, that position is p + i*d_h*W + j*d_w - p_w, an affine function of (i, j, p). So
+all the columns are one strided view of the padded input, copied once:
+
+    cols[n, c, j, i, p] = padded[n, c].flat[p + i*d_h*W + j*d_w - p_w]
+
+Kernel columns that shift by dx = j*d_w - p_w != 0 wrap around: output columns ow < -dx
+(or ow >= W - dx) read the neighbouring row's end instead of the zero padding. They are
+zeroed after the copy, one strided fill per kernel column j: with the offsets ordered
+(j, i), the kernel rows i and the image rows are one axis of KH*H rows of W, so the fill
+is (N * C) strided runs, or C in the channel-major layout. (The weight is reordered to
+(c, j, i) to match: a copy of C_out * C_in * KH * KW numbers.)
+
+Everything but the copies is made once per chunk shape (_ColumnPlan: the row-padded
+buffer, whose zero rows are written when it is made and never again, the columns, a row of
+ones after them, and the views that the copies go through), so that a call is four NumPy
+statements and the product: for one image (batch 1) Python's overhead is most of the time.
+
+Two layouts of the same columns, one per product:
+
+  image-major (N, C * KW * KH, H*W), the forward: image n's columns are a contiguous
+      block, so W (C_out, K) @ cols[n] writes image n's output in its own (C_out, H*W)
+      order straight into the result, no crop and no transpose (the run layout of
+      cpu_kernels/conv.py computes 9/8 of the products for 8x8 images and copies the
+      result once more);
+  channel-major (C * KW * KH, N * H*W), the weight gradient: one long product
+      cols @ g^T over all the batch's positions, in place of one short product per image
+      and a sum (1.1x to 1.4x faster measured at the digits CNN's and a ResNet block's
+      sizes, even with its own copy of the columns in place of the forward's).
+
+grad_input is itself a same-size convolution of g with the weight flipped and its channels
+swapped (the padding d*(k-1) - p of the transposed form is p again).
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from tensorplay.dispatch.plan_cache import plans
+
+# The batch goes through in chunks whose columns take at most this many bytes: the products
+# read a chunk's columns right after the copy wrote them, still in the cache (as the run
+# layout's CHUNK_BYTES in conv.py; 256 KiB to 8 MiB measured within 10% here, 2 MiB best).
+CHUNK_BYTES = 2 * 1024 * 1024
+
+
+class _Geometry:
+    """The copy of one (C, H, W, kernel, dilation, padding): the padded plane, the view's
+    strides (in elements) and, per kernel column j, the image columns that wrap."""
+
+    def __init__(self, signature):
+        c, h, w, kernel, dilation, padding = signature
+        self.signature = signature
+        (self.kh, self.kw), self.c, self.h, self.w = kernel, c, h, w
+        self.plane = h * w
+        self.k = c * self.kh * self.kw
+        self.pad_rows = padding[0]
+        self.padded_plane = (h + 2 * padding[0]) * w
+        # The view starts p_w elements before the first plane, so the buffer has p_w spare
+        # elements at each end (the first row's left and the last row's right neighbours).
+        self.slack = padding[1]
+        self.step_j, self.step_i = dilation[1], dilation[0] * w
+        self.wraps = []
+        for j in range(self.kw):
+            dx = j * dilation[1] - padding[1]
+            if dx < 0:
+                self.wraps.append((j, slice(0, min(w, -dx))))
+            elif dx > 0:
+                self.wraps.append((j, slice(max(0, w - dx), w)))
+
+    def image_bytes(self, itemsize):
+        return self.k * self.plane * itemsize
+
+    def step(self, n, itemsize):
+        """Images per chunk: at most CHUNK_BYTES of columns, the batch split evenly."""
+        most = max(1, CHUNK_BYTES // max(1, self.image_bytes(itemsize)))
+        chunks = max(1, -(-n // most))    # an empty batch: one chunk of none
+        return max(1, -(-n // chunks))
+
+
+def _geometry(c, h, w, kernel, dilation, padding):
+    signature = (c, h, w, tuple(kernel), tuple(dilation), tuple(padding))
+    return plans.get("cpu.conv.same", signature, lambda: _Geometry(signature))
+
+
+class _ColumnPlan:
+    """The buffers and views of one chunk shape: n images of a geometry, a dtype, a layout
+    of the columns and whether they end with a row of ones. fill(x) writes x's columns.
+
+    The columns (image-major (n, K [+1], H*W), else channel-major (K [+1], n * H*W), K =
+    C * KW * KH in (c, j, i) order) may end with a row of ones, which turns a bias column
+    of the weight into the bias added by the product itself (image-major), or makes the
+    product's last row the gradient summed over positions, grad_bias (channel-major).
+    Only the K rows are ever written after the plan is made: the ones stay."""
+
+    def __init__(self, geometry, n, dtype, image_major, ones):
+        c, k, kh, kw, length = geometry.c, geometry.k, geometry.kh, geometry.kw, geometry.plane
+        padded = np.zeros(n * c * geometry.padded_plane + 2 * geometry.slack, dtype)
+        planes = padded[geometry.slack:geometry.slack + n * c * geometry.padded_plane]
+        rows = geometry.pad_rows * geometry.w
+        self.interior = planes.reshape(n, c, geometry.padded_plane)[:, :, rows:rows + length]
+        item = dtype.itemsize
+        plane = item * geometry.padded_plane
+        # Strides of (n, c, j, i, p); the view starts p_w elements (the slack) before plane 0.
+        n_s, c_s, j_s, i_s = c * plane, plane, item * geometry.step_j, item * geometry.step_i
+        extra = 1 if ones else 0
+        if image_major:
+            self.cols = np.empty((n, k + extra, length), dtype)
+            self.block = self.cols[:, :k].reshape(n, c, kw, kh, length)
+            strides = (n_s, c_s, j_s, i_s, item)
+            wrap_rows = [self.block[:, :, j].reshape(n, c, kh * geometry.h, geometry.w)[..., cut]
+                         for j, cut in geometry.wraps]
+        else:
+            self.cols = np.empty((k + extra, n * length), dtype)
+            self.block = self.cols[:k].reshape(c, kw, kh, n, length)
+            strides = (c_s, j_s, i_s, n_s, item)
+            wrap_rows = [self.block[:, j].reshape(c, kh * n * geometry.h, geometry.w)[..., cut]
+                         for j, cut in geometry.wraps]
+        self.window = np.ndarray(self.block.shape, dtype, padded, strides=strides)
+        self.wrap_rows = wrap_rows
+        if ones:
+            self.cols[..., k, :] = 1
+        self.gradient_rows = {}   # C_out -> (C_out, n, H*W), weight_grad_same's g laid out
+        self.nbytes = padded.nbytes + self.cols.nbytes
+
+    def fill(self, x):
+        """x (n, C, H*W)'s columns: the real rows into the padded buffer, the one copy, the
+        wrapped columns zeroed."""
+        self.interior[...] = x
+        np.copyto(self.block, self.window)
+        for wrapped in self.wrap_rows:
+            wrapped.fill(0)
+        return self.cols
+
+
+class _ColumnPlans(threading.local):
+    """Per thread, the column plans by chunk shape, most recently used last, at most
+    KEEP_BYTES of buffers in all (the oldest go); a plan larger than that alone is made
+    for its call and not kept. Nothing returned to a caller is a view of their buffers."""
+
+    KEEP_BYTES = 64 * 1024 * 1024
+
+    def __init__(self):
+        self.kept = {}
+        self.nbytes = 0
+
+    def get(self, geometry, n, dtype, image_major, ones):
+        key = (geometry.signature, n, dtype, image_major, ones)
+        plan = self.kept.pop(key, None)
+        if plan is None:
+            plan = _ColumnPlan(geometry, n, dtype, image_major, ones)
+            if plan.nbytes > self.KEEP_BYTES:
+                return plan
+            self.nbytes += plan.nbytes
+            while self.nbytes > self.KEEP_BYTES:
+                self.nbytes -= self.kept.pop(next(iter(self.kept))).nbytes
+        self.kept[key] = plan
+        return plan
+
+
+_column_plans = _ColumnPlans()
+
+
+def _column_weight(w, bias=None):
+    """w (O, C, KH, KW) as (O, C * KW * KH), the columns' (c, j, i) order; with the bias
+    as one more column (for columns with a row of ones)."""
+    o, k = w.shape[0], w.shape[1] * w.shape[2] * w.shape[3]
+    if bias is None:
+        return w.transpose(0, 1, 3, 2).reshape(o, k)
+    wm = np.empty((o, k + 1), w.dtype)
+    wm[:, :-1].reshape(w.shape[:2] + (w.shape[3], w.shape[2]))[...] = w.transpose(0, 1, 3, 2)
+    wm[:, -1] = bias
+    return wm
+
+
+def conv_same(x, w, bias, padding, dilation):
+    """conv(x, w) + bias for x (N, C, H, W), w (O, C, KH, KW), stride 1, padding
+    d*(k-1)/2: (N, O, H, W), in x's dtype. Image-major columns, chunk by chunk, one product
+    per image straight into the result (the bias with it: a row of ones in the columns)."""
+    n, c, h, wd = x.shape
+    o = w.shape[0]
+    if n == 0 or c == 0:   # nothing to sum over: the bias alone
+        result = np.zeros((n, o, h, wd), x.dtype)
+        return result if bias is None else result + bias.reshape(-1, 1, 1)
+    geometry = _geometry(c, h, wd, w.shape[2:], dilation, padding)
+    wm = _column_weight(w, bias)
+    result = np.empty((n, o, h * wd), x.dtype)
+    flat = x.reshape(n, c, h * wd)
+    step = geometry.step(n, x.itemsize)
+    ones = bias is not None
+    for at in range(0, n, step):
+        stop = min(at + step, n)
+        plan = _column_plans.get(geometry, stop - at, x.dtype, True, ones)
+        np.matmul(wm, plan.fill(flat[at:stop]), out=result[at:stop])
+    return result.reshape(n, o, h, wd)
+
+
+def weight_grad_same(x, g, kernel, padding, dilation, bias_grad=False):
+    """d(sum(conv_same(x, w) * g)) / dw: (O, C, KH, KW) = cols @ g^T over all positions,
+    channel-major columns, chunk by chunk. bias_grad=True: (grad_weight, grad_bias), the
+    latter from the columns' row of ones in the same product."""
+    n, c, h, wd = x.shape
+    o = g.shape[1]
+    if n == 0 or c == 0:   # no columns: grad_weight is 0, grad_bias still g's sum
+        gw = np.zeros((o, c) + tuple(kernel), x.dtype)
+        return (gw, g.sum(axis=(0, 2, 3))) if bias_grad else gw
+    geometry = _geometry(c, h, wd, kernel, dilation, padding)
+    flat = x.reshape(n, c, h * wd)
+    gm = g.reshape(n, o, h * wd)
+    step = geometry.step(n, x.itemsize)
+    total = None
+    for at in range(0, n, step):
+        stop = min(at + step, n)
+        m = stop - at
+        plan = _column_plans.get(geometry, m, x.dtype, False, bias_grad)
+        cols = plan.fill(flat[at:stop])
+        rows = plan.gradient_rows.get(o)
+        if rows is None:
+            rows = plan.gradient_rows[o] = np.empty((o, m, geometry.plane), g.dtype)
+        np.copyto(rows, gm[at:stop].transpose(1, 0, 2))
+        # cols @ g^T (K, O): OpenBLAS runs this order faster than g @ cols^T (the long
+        # M = m * H*W axis is the inner one of the big operand).
+        part = np.matmul(cols, rows.reshape(o, m * geometry.plane).T)
+        total = part if total is None else total + part
+    gw = total[:geometry.k].T.reshape(o, c, geometry.kw, geometry.kh)
+    gw = np.ascontiguousarray(gw.transpose(0, 1, 3, 2))
+    return (gw, total[geometry.k].copy()) if bias_grad else gw
+
+
+def input_grad_same(g, w, padding, dilation):
+    """d(sum(conv_same(x, w) * g)) / dx: sliding w over x is adjoint to sliding w flipped,
+    its in/out channels swapped, over g, with the padding d*(k-1) - p, which for a
+    same-size convolution is p again. g (N, O, H, W), w (O, C, KH, KW) -> (N, C, H, W)."""
+    flipped = np.ascontiguousarray(w[:, :, ::-1, ::-1].transpose(1, 0, 2, 3))
+    return conv_same(g, flipped, None, padding, dilation)
