@@ -39,6 +39,22 @@ def matmul(self, other):
         return self.unsqueeze(0).mm(other).squeeze(0)
     if a == 2 and b == 1:
         return self.mm(other.unsqueeze(1)).squeeze(1)
+    if a >= 3 and b == 2 and (other.requires_grad or self.is_contiguous()):
+        # PyTorch's fold (should_fold): a batch of matrices times one matrix is one mm of
+        # the batch's rows, (B * n, k) @ (k, m), a view of a row-major self. One large
+        # BLAS call instead of B small ones (a linear layer's input gradient on a
+        # (batch, seq, features) input: 2x faster here).
+        if self.shape[-1] != other.shape[0]:
+            raise ShapeError(f"matmul(): shapes {fmt_shape(self.shape)} ('self') and "
+                             f"{fmt_shape(other.shape)} ('other') cannot be multiplied "
+                             f"({self.shape[-1]} vs {other.shape[0]})", op="matmul",
+                             arg="other")
+        lead = tuple(self.shape[:-1])
+        rows = 1
+        for s in lead:
+            rows *= s
+        folded = self.reshape((rows, self.shape[-1])).mm(other)
+        return F._unsafe_view(folded, lead + (other.shape[1],))
     # Batched: move vectors to matrices, broadcast the batch dims, flatten them for bmm.
     x = self.unsqueeze(0) if a == 1 else self
     y = other.unsqueeze(-1) if b == 1 else other
