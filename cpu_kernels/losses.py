@@ -52,6 +52,23 @@ def _picked(op, self, target, weight, ignore_index):
     return rows, t, w, valid
 
 
+def _every_row_counts(rows, target, weight, ignore_index):
+    """The target classes when `rows` (N, C) of float32/64 need none of _picked's care:
+    no class weights, every target in [0, C) and none equal to ignore_index, so every
+    row's weight is 1; None otherwise (_picked then handles the rest, and raises for a
+    target out of range)."""
+    t = target._impl.array()
+    if weight is not None or rows.ndim != 2 or rows.dtype.itemsize < 4 or t.ndim != 1 \
+            or t.dtype != np.int64 or not t.size:
+        return None
+    # One comparison for both bounds: a negative int64 read as uint64 is above any C.
+    if t.view(np.uint64).max() >= rows.shape[1]:
+        return None
+    if 0 <= ignore_index < rows.shape[1] and (t == ignore_index).any():
+        return None
+    return t
+
+
 def _compute_dtype(self):
     return np.float32 if self._impl.dtype.itemsize == 2 else self._impl.dtype.np
 
@@ -187,6 +204,18 @@ def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore
     op = "_cross_entropy_backward"
     shape_rule("losses.cross_entropy_forward")(
         op, (probs, target, weight, reduction, ignore_index))
+    p = probs._impl.array()
+    t = _every_row_counts(p, target, weight, ignore_index)
+    if t is not None:
+        # The training case, every row a class of weight 1: (probs - onehot) * g in two
+        # NumPy calls, g / N for 'mean' (total_weight is N).
+        g = grad_output._impl.array()
+        if reduction == "mean":
+            g = g / total_weight._impl.array()
+        scale = g.reshape(-1, 1) if reduction == "none" else g
+        grad = p * scale
+        grad[np.arange(len(t)), t] -= g
+        return out(grad, probs._impl.dtype)
     p, t, w, valid = _picked(op, probs, target, weight, ignore_index)
     acc = _compute_dtype(probs)
     g = grad_output._impl.array().astype(acc).reshape(-1)
