@@ -63,6 +63,25 @@ def _welford_mean(mean, var, count):
     return np.where(np.isnan(var), np.nan, mean)
 
 
+def _channel_moments(a):
+    """(mean, biased variance) of each channel of a row-major (N, C, ...) array, shaped
+    (1, C, 1, ...): _moments over axes (0, 2, ...) without NumPy's reduction over
+    scattered axes (2x slower) and without the squares as an array: the sum over N
+    first (rows of C * L, one pass), then over L; the squares summed by einsum."""
+    n, c = a.shape[:2]
+    x = a.reshape(n, c, -1)
+    length = x.shape[2]
+    count = n * length
+    keep = (1, c) + (1,) * (a.ndim - 2)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        mean = x.sum(0).sum(1) / count if count else np.full(c, np.nan, a.dtype)
+        # (C, L) repeats of the mean: the subtraction's inner loops are C * L long
+        d = x - np.repeat(mean, length).reshape(c, length)
+        var = np.einsum("ncl,ncl->c", d, d) / count if count else mean.copy()
+    return mean.astype(a.dtype, copy=False).reshape(keep), \
+        var.astype(a.dtype, copy=False).reshape(keep)
+
+
 def _update_running(stat, value):
     """stat <- value in place. NOTE: its version counter is not bumped, as PyTorch's
     kernel does not bump it (the running stats are not mutable arguments of the schema):
@@ -129,7 +148,10 @@ def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, 
         # channel holding 1e30 has a finite variance there, where the float32 squares
         # of the contiguous kernel overflow to inf (every output of the channel 0).
         wide = a.astype(np.float64) if not fused and float32_input else a
-        mean, var, _ = _moments(wide, axes)
+        if wide.ndim > 2 and wide.flags.c_contiguous:
+            mean, var = _channel_moments(wide)
+        else:
+            mean, var, _ = _moments(wide, axes)
         rstd = (1 / np.sqrt(var + eps)).astype(a.dtype)
         mean = mean.astype(a.dtype)
         n = a.size // a.shape[1]
