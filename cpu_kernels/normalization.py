@@ -8,6 +8,8 @@ except the running variance of batch norm, which PyTorch keeps unbiased.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tensorplay import _dtype as dt
@@ -347,6 +349,8 @@ def _norm_backward(grad_out, input, k, mean, rstd, weight, mask, specs):
     """
     a = _compute(input)
     g = grad_out._impl.array().astype(a.dtype, copy=False)
+    if mean is not None:
+        return _layer_norm_backward_rows(a, g, k, mean, rstd, weight, mask, specs)
     axes = tuple(range(a.ndim - k, a.ndim))
     lead = tuple(range(a.ndim - k))
     stat_shape = a.shape[:a.ndim - k] + (1,) * k
@@ -387,6 +391,45 @@ def _layer_norm_grad_input(x, g, w, gx, mean, r, axes, stat_shape):
     c = -b * m - db * r * s
     first = r * g if w is None else r * g * w
     return first + b * x + c
+
+
+def _layer_norm_backward_rows(a, g, k, mean, rstd, weight, mask, specs):
+    """_norm_backward of layer norm on (rows, n) views of x and grad: the same formulas
+    (_layer_norm_grad_input's factoring, in its order of operations), with every sum
+    an einsum over one axis of a 2-D array, without temporaries for the products:
+    NumPy's sum over the leading dims of (16, 32, 64) is 3x slower than einsum's."""
+    shape = a.shape
+    n = math.prod(shape[a.ndim - k:])
+    rows = math.prod(shape[:a.ndim - k])
+    x = a.reshape(rows, n)
+    g = g.reshape(rows, n)
+    m = mean._impl.array().astype(x.dtype, copy=False).reshape(rows, 1)
+    r = rstd._impl.array().astype(x.dtype, copy=False).reshape(rows, 1)
+    w = None if weight is None else \
+        weight._impl.array().astype(x.dtype, copy=False).reshape(n)
+    grad_in = grad_weight = grad_bias = None
+    with np.errstate(invalid="ignore", over="ignore"):
+        if mask[0]:
+            gx = g if w is None else g * w
+            s = 1.0 / n if n else 0.0    # n == 0: nothing to normalize, an empty gradient
+            ds = np.einsum("rn,rn->r", gx, x).reshape(rows, 1)
+            db = np.einsum("rn->r", gx).reshape(rows, 1)
+            b = (db * m - ds) * r * r * r * s
+            c = -b * m - db * r * s
+            grad_in = r * g                 # rstd * g * w + b * x + c, in that order
+            if w is not None:
+                grad_in *= w
+            grad_in += b * x
+            grad_in += c
+            grad_in = grad_in.reshape(shape)
+        if mask[1]:
+            xhat = x - m
+            xhat *= r
+            grad_weight = np.einsum("rn,rn->n", g, xhat).reshape(shape[a.ndim - k:])
+        if len(mask) > 2 and mask[2]:
+            grad_bias = np.einsum("rn->n", g).reshape(shape[a.ndim - k:])
+    values = (grad_in, grad_weight, grad_bias)
+    return tuple(None if spec is None else out(v, spec.dtype) for v, spec in zip(values, specs))
 
 
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
