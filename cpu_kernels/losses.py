@@ -178,17 +178,25 @@ def cross_entropy_forward(self, target, weight, reduction, ignore_index):
     op = "_cross_entropy_forward"
     spec = shape_rule("losses.cross_entropy_forward")(
         op, (self, target, weight, reduction, ignore_index))
-    rows, t, w, valid = _picked(op, self, target, weight, ignore_index)
     acc = _compute_dtype(self)
+    rows = self._impl.array()
+    t = _every_row_counts(rows, target, weight, ignore_index)
+    every_row = t is not None      # every row's weight is 1: no masking, total = N
+    if not every_row:
+        rows, t, w, valid = _picked(op, self, target, weight, ignore_index)
     rows = rows.astype(acc, copy=False)
     e = rows - np.max(rows, axis=1, keepdims=True)
     picked = e[np.arange(len(t)), t]
     np.exp(e, out=e)
     sums = np.sum(e, axis=1, keepdims=True)
     with np.errstate(invalid="ignore"):
-        loss = np.where(valid, (np.log(sums[:, 0]) - picked) * w, np.zeros((), acc))
+        loss = np.log(sums[:, 0]) - picked
+        if every_row:
+            total = np.asarray(len(t), acc)
+        else:
+            loss = np.where(valid, loss * w, np.zeros((), acc))
+            total = np.sum(w, dtype=acc)
     e *= 1 / sums
-    total = np.sum(w, dtype=acc)
     if reduction != "none":
         loss = np.sum(loss, dtype=acc)
         if reduction == "mean":
