@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from tensorplay.kernel_support.ops import shape_rule
-from cpu_kernels._common import array_as, out_like
+from cpu_kernels._common import array_as, out, out_like
 from cpu_kernels._erf import erf as _erf
 from cpu_kernels._pointwise_common import arrays, inplace_of
 
@@ -171,6 +171,15 @@ def threshold_backward(grad_output, self, threshold):
     into NaN. So floats are selected bitwise: drop (1 or 0) minus 1 is 0 or all ones,
     and grad's bits `and` that are the gradient or +0.0, exactly.
     """
+    gi, si = grad_output._impl, self._impl
+    if gi.sizes == si.sizes and gi.sizes and gi.dtype is si.dtype and gi.is_contiguous \
+            and si.is_contiguous and gi.dtype.is_floating_point:
+        # The backward of a relu in a network: one shape (not 0-d: NumPy compares those
+        # to a scalar), one float dtype, row-major.
+        # Nothing to check, promote, broadcast or lay out: the selection alone. (A
+        # comparison with NaN raises no floating-point flag: no errstate needed.)
+        drop = np.less_equal(array_as(self, si.dtype), threshold)
+        return out(_select(array_as(grad_output, gi.dtype), drop, True), gi.dtype)
     spec = shape_rule("activations.threshold_backward")(
         "threshold_backward", (grad_output, self, threshold))
     g = array_as(grad_output, spec.dtype)
@@ -178,7 +187,15 @@ def threshold_backward(grad_output, self, threshold):
     with np.errstate(invalid="ignore"):
         drop = np.less_equal(x, threshold)
     g, drop = np.broadcast_arrays(g, drop)
-    bits = _BITS.get(g.dtype.itemsize) if spec.dtype.is_floating_point else None
+    # NOTE: laid out like self first, then grad_output: PyTorch's binary-op iterator
+    # takes them in that order (its threshold_backward is threshold(self, ..., grad)).
+    return out_like(_select(g, drop, spec.dtype.is_floating_point), spec.dtype, self,
+                    grad_output)
+
+
+def _select(g, drop, floating):
+    """g where not drop, else 0 (g and drop of one shape; `floating`: g holds floats)."""
+    bits = _BITS.get(g.dtype.itemsize) if floating else None
     if bits is None:           # integers (and bool): the product is exact
         result = np.multiply(g, ~drop, dtype=g.dtype)
     else:
@@ -187,9 +204,7 @@ def threshold_backward(grad_output, self, threshold):
         mask = drop.astype(bits)
         mask -= 1
         result = np.bitwise_and(g.view(bits), mask, out=mask).view(g.dtype)
-    # NOTE: laid out like self first, then grad_output: PyTorch's binary-op iterator
-    # takes them in that order (its threshold_backward is threshold(self, ..., grad)).
-    return out_like(result, spec.dtype, self, grad_output)
+    return result
 
 
 # Same-width integers, to select a float or its +0.0 with a bitwise and.

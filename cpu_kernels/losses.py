@@ -52,6 +52,23 @@ def _picked(op, self, target, weight, ignore_index):
     return rows, t, w, valid
 
 
+def _every_row_counts(rows, target, weight, ignore_index):
+    """The target classes when `rows` (N, C) of float32/64 need none of _picked's care:
+    no class weights, every target in [0, C) and none equal to ignore_index, so every
+    row's weight is 1; None otherwise (_picked then handles the rest, and raises for a
+    target out of range)."""
+    t = target._impl.array()
+    if weight is not None or rows.ndim != 2 or rows.dtype.itemsize < 4 or t.ndim != 1 \
+            or t.dtype != np.int64 or not t.size:
+        return None
+    # One comparison for both bounds: a negative int64 read as uint64 is above any C.
+    if t.view(np.uint64).max() >= rows.shape[1]:
+        return None
+    if 0 <= ignore_index < rows.shape[1] and (t == ignore_index).any():
+        return None
+    return t
+
+
 def _compute_dtype(self):
     return np.float32 if self._impl.dtype.itemsize == 2 else self._impl.dtype.np
 
@@ -161,17 +178,25 @@ def cross_entropy_forward(self, target, weight, reduction, ignore_index):
     op = "_cross_entropy_forward"
     spec = shape_rule("losses.cross_entropy_forward")(
         op, (self, target, weight, reduction, ignore_index))
-    rows, t, w, valid = _picked(op, self, target, weight, ignore_index)
     acc = _compute_dtype(self)
+    rows = self._impl.array()
+    t = _every_row_counts(rows, target, weight, ignore_index)
+    every_row = t is not None      # every row's weight is 1: no masking, total = N
+    if not every_row:
+        rows, t, w, valid = _picked(op, self, target, weight, ignore_index)
     rows = rows.astype(acc, copy=False)
     e = rows - np.max(rows, axis=1, keepdims=True)
     picked = e[np.arange(len(t)), t]
     np.exp(e, out=e)
     sums = np.sum(e, axis=1, keepdims=True)
     with np.errstate(invalid="ignore"):
-        loss = np.where(valid, (np.log(sums[:, 0]) - picked) * w, np.zeros((), acc))
+        loss = np.log(sums[:, 0]) - picked
+        if every_row:
+            total = np.asarray(len(t), acc)
+        else:
+            loss = np.where(valid, loss * w, np.zeros((), acc))
+            total = np.sum(w, dtype=acc)
     e *= 1 / sums
-    total = np.sum(w, dtype=acc)
     if reduction != "none":
         loss = np.sum(loss, dtype=acc)
         if reduction == "mean":
@@ -187,6 +212,18 @@ def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore
     op = "_cross_entropy_backward"
     shape_rule("losses.cross_entropy_forward")(
         op, (probs, target, weight, reduction, ignore_index))
+    p = probs._impl.array()
+    t = _every_row_counts(p, target, weight, ignore_index)
+    if t is not None:
+        # The training case, every row a class of weight 1: (probs - onehot) * g in two
+        # NumPy calls, g / N for 'mean' (total_weight is N).
+        g = grad_output._impl.array()
+        if reduction == "mean":
+            g = g / total_weight._impl.array()
+        scale = g.reshape(-1, 1) if reduction == "none" else g
+        grad = p * scale
+        grad[np.arange(len(t)), t] -= g
+        return out(grad, probs._impl.dtype)
     p, t, w, valid = _picked(op, probs, target, weight, ignore_index)
     acc = _compute_dtype(probs)
     g = grad_output._impl.array().astype(acc).reshape(-1)

@@ -728,6 +728,7 @@ class MaxBackward1(Node):
     __slots__ = ('indices_', 'dim_', 'keepdim_', 'self_sizes')
     SAVED = ('indices_',)
     OP = 'max.dim'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -773,6 +774,7 @@ class MinBackward1(Node):
     __slots__ = ('indices_', 'dim_', 'keepdim_', 'self_sizes')
     SAVED = ('indices_',)
     OP = 'min.dim'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -2730,6 +2732,7 @@ class CummaxBackward0(Node):
     __slots__ = ('self_', 'indices_', 'dim_')
     SAVED = ('self_', 'indices_')
     OP = 'cummax'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -2753,6 +2756,7 @@ class CumminBackward0(Node):
     __slots__ = ('self_', 'indices_', 'dim_')
     SAVED = ('self_', 'indices_')
     OP = 'cummin'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -2797,6 +2801,7 @@ class MedianBackward1(Node):
     __slots__ = ('indices_', 'dim_', 'keepdim_', 'self_sizes')
     SAVED = ('indices_',)
     OP = 'median.dim'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -2822,6 +2827,7 @@ class ModeBackward0(Node):
     __slots__ = ('indices_', 'dim_', 'keepdim_', 'self_sizes')
     SAVED = ('indices_',)
     OP = 'mode'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -2847,6 +2853,7 @@ class KthvalueBackward0(Node):
     __slots__ = ('indices_', 'dim_', 'keepdim_', 'self_sizes')
     SAVED = ('indices_',)
     OP = 'kthvalue'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -2872,6 +2879,7 @@ class TopkBackward0(Node):
     __slots__ = ('indices_', 'dim_', 'self_sizes')
     SAVED = ('indices_',)
     OP = 'topk'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -2896,6 +2904,7 @@ class SortBackward0(Node):
     __slots__ = ('indices_', 'dim_', 'self_sizes')
     SAVED = ('indices_',)
     OP = 'sort'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -2920,6 +2929,7 @@ class SortBackward1(Node):
     __slots__ = ('indices_', 'dim_', 'self_sizes')
     SAVED = ('indices_',)
     OP = 'sort.stable'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -3976,6 +3986,7 @@ class MaxPool2dWithIndicesBackward0(Node):
     )
     SAVED = ('self_', 'result1_')
     OP = 'max_pool2d_with_indices'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -4150,6 +4161,7 @@ class AdaptiveMaxPool2dBackward0(Node):
     __slots__ = ('self_', 'result1_')
     SAVED = ('self_', 'result1_')
     OP = 'adaptive_max_pool2d'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -4446,6 +4458,7 @@ class NllLossForwardBackward0(Node):
     __slots__ = ('self_', 'target_', 'weight_', 'total_weight_', 'reduction_', 'ignore_index_')
     SAVED = ('self_', 'target_', 'weight_', 'total_weight_')
     OP = 'nll_loss_forward'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -4647,6 +4660,7 @@ class NativeBatchNormBackward0(Node):
     )
     SAVED = ('input_', 'weight_', 'running_mean_', 'running_var_', 'result1_', 'result2_')
     OP = 'native_batch_norm'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -4685,6 +4699,7 @@ class NativeLayerNormBackward0(Node):
     __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'normalized_shape_', 'eps_')
     SAVED = ('input_', 'weight_', 'bias_', 'result1_', 'result2_')
     OP = 'native_layer_norm'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -4723,6 +4738,7 @@ class NativeGroupNormBackward0(Node):
     )
     SAVED = ('input_', 'weight_', 'result1_', 'result2_')
     OP = 'native_group_norm'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -4759,6 +4775,7 @@ class FusedRmsNormBackward0(Node):
     __slots__ = ('input_', 'weight_', 'result1_', 'normalized_shape_', 'eps_')
     SAVED = ('input_', 'weight_', 'result1_')
     OP = '_fused_rms_norm'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -4791,6 +4808,7 @@ class NativeLayerNormBackwardBackward0(Node):
     __slots__ = ()
     SAVED = ()
     OP = 'native_layer_norm_backward'
+    materialize_outputs = ()   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -4830,6 +4848,7 @@ class FusedRmsNormBackwardBackward0(Node):
     __slots__ = ()
     SAVED = ()
     OP = '_fused_rms_norm_backward'
+    materialize_outputs = ()   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -4862,6 +4881,7 @@ class NativeDropoutBackward0(Node):
     __slots__ = ('result1_', 'p_', 'train_')
     SAVED = ('result1_',)
     OP = 'native_dropout'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -4940,6 +4960,7 @@ class CrossEntropyForwardBackward0(Node):
     )
     SAVED = ('target_', 'weight_', 'probs_', 'total_weight_')
     OP = '_cross_entropy_forward'
+    materialize_grads = False   # a missing output gradient is None
 
     def apply(self, grads):
         grad = grads[0]
@@ -5008,6 +5029,7 @@ class LstmSequenceBackward0(Node):
     __slots__ = ()
     SAVED = ()
     OP = '_lstm_sequence'
+    materialize_outputs = ()   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -5045,6 +5067,7 @@ class LstmSequenceBackwardBackward0(Node):
     __slots__ = ()
     SAVED = ()
     OP = '_lstm_sequence_backward'
+    materialize_outputs = ()   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -5261,6 +5284,7 @@ class GeqrfBackward0(Node):
     __slots__ = ()
     SAVED = ()
     OP = 'geqrf'
+    materialize_outputs = ()   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -5283,6 +5307,7 @@ class LinalgLstsqBackward0(Node):
     __slots__ = ('self_', 'b_', 'solution_')
     SAVED = ('self_', 'b_', 'solution_')
     OP = 'linalg_lstsq'
+    materialize_outputs = (0, 1)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -5329,6 +5354,7 @@ class Unique2Backward0(Node):
     __slots__ = ()
     SAVED = ()
     OP = '_unique2'
+    materialize_outputs = ()   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -5351,6 +5377,7 @@ class UniqueDimBackward0(Node):
     __slots__ = ()
     SAVED = ()
     OP = 'unique_dim'
+    materialize_outputs = ()   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -5373,6 +5400,7 @@ class LinalgLuFactorExBackward0(Node):
     __slots__ = ('LU_', 'pivots_', 'pivot_')
     SAVED = ('LU_', 'pivots_')
     OP = 'linalg_lu_factor_ex'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -5398,6 +5426,7 @@ class LuUnpackBackward0(Node):
     __slots__ = ('LU_data_sizes',)
     SAVED = ()
     OP = 'lu_unpack'
+    materialize_outputs = (1, 2)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -5420,6 +5449,7 @@ class LinalgLuBackward0(Node):
     __slots__ = ('P_', 'L_', 'U_', 'pivot_')
     SAVED = ('P_', 'L_', 'U_')
     OP = 'linalg_lu'
+    materialize_outputs = (1, 2)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -5475,6 +5505,7 @@ class LinalgSolveExBackward0(Node):
     __slots__ = ('A_', 'result_', 'left_', 'B_sizes')
     SAVED = ('A_', 'result_')
     OP = 'linalg_solve_ex'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -5609,6 +5640,7 @@ class LinalgLdlFactorExBackward0(Node):
     __slots__ = ()
     SAVED = ()
     OP = 'linalg_ldl_factor_ex'
+    materialize_outputs = ()   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -5654,6 +5686,7 @@ class LinalgInvExBackward0(Node):
     __slots__ = ('inverse_',)
     SAVED = ('inverse_',)
     OP = 'linalg_inv_ex'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -5675,6 +5708,7 @@ class LinalgSlogdetBackward0(Node):
     __slots__ = ('A_',)
     SAVED = ('A_',)
     OP = 'linalg_slogdet'
+    materialize_outputs = (1,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -5720,6 +5754,7 @@ class LinalgCholeskyExBackward0(Node):
     __slots__ = ('L_', 'upper_')
     SAVED = ('L_',)
     OP = 'linalg_cholesky_ex'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -6364,6 +6399,7 @@ class FrexpBackward0(Node):
     __slots__ = ('exponent_',)
     SAVED = ('exponent_',)
     OP = 'frexp.Tensor'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -7000,6 +7036,7 @@ class NanmedianBackward1(Node):
     __slots__ = ('indices_', 'dim_', 'keepdim_', 'self_sizes')
     SAVED = ('indices_',)
     OP = 'nanmedian.dim'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -7046,6 +7083,7 @@ class UniqueConsecutiveBackward0(Node):
     __slots__ = ()
     SAVED = ()
     OP = '_unique_consecutive'
+    materialize_outputs = ()   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -7072,6 +7110,7 @@ class MaxPool3dWithIndicesBackward0(Node):
     )
     SAVED = ('self_', 'result1_')
     OP = 'max_pool3d_with_indices'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -7240,6 +7279,7 @@ class AdaptiveMaxPool3dBackward0(Node):
     __slots__ = ('self_', 'result1_')
     SAVED = ('self_', 'result1_')
     OP = 'adaptive_max_pool3d'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -7287,6 +7327,7 @@ class FractionalMaxPool2dBackward0(Node):
     __slots__ = ('self_', 'result1_', 'kernel_size_', 'output_size_')
     SAVED = ('self_', 'result1_')
     OP = 'fractional_max_pool2d'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -7336,6 +7377,7 @@ class FractionalMaxPool3dBackward0(Node):
     __slots__ = ('self_', 'result1_', 'kernel_size_', 'output_size_')
     SAVED = ('self_', 'result1_')
     OP = 'fractional_max_pool3d'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -7415,6 +7457,7 @@ class GridSampler2dBackwardBackward0(Node):
     __slots__ = ()
     SAVED = ()
     OP = 'grid_sampler_2d_backward'
+    materialize_outputs = ()   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -7468,6 +7511,7 @@ class GridSampler3dBackwardBackward0(Node):
     __slots__ = ()
     SAVED = ()
     OP = 'grid_sampler_3d_backward'
+    materialize_outputs = ()   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -7502,6 +7546,7 @@ class EmbeddingBagBackward0(Node):
     )
     SAVED = ('weight_', 'indices_', 'offsets_', 'per_sample_weights_', 'result2_', 'result3_')
     OP = '_embedding_bag'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -7552,6 +7597,7 @@ class CtcLossBackward0(Node):
     )
     SAVED = ('log_probs_', 'targets_', 'result0_', 'result1_')
     OP = '_ctc_loss'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -7842,6 +7888,7 @@ class ScaledDotProductFlashAttentionBackward0(Node):
         'philox_offset_',
     )
     OP = '_scaled_dot_product_flash_attention'
+    materialize_outputs = (0,)   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -7886,6 +7933,7 @@ class ScaledDotProductFlashAttentionBackwardBackward0(Node):
     __slots__ = ()
     SAVED = ()
     OP = '_scaled_dot_product_flash_attention_backward'
+    materialize_outputs = ()   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -7998,6 +8046,7 @@ class HistogramBackward0(Node):
     __slots__ = ()
     SAVED = ()
     OP = 'histogram.bin_ct'
+    materialize_outputs = ()   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -8023,6 +8072,7 @@ class GruSequenceBackward0(Node):
     __slots__ = ()
     SAVED = ()
     OP = '_gru_sequence'
+    materialize_outputs = ()   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]
@@ -8058,6 +8108,7 @@ class GruSequenceBackwardBackward0(Node):
     __slots__ = ()
     SAVED = ()
     OP = '_gru_sequence_backward'
+    materialize_outputs = ()   # the gradients the formulas read
 
     def apply(self, grads):
         grad = grads[0]

@@ -476,9 +476,11 @@ def _retain_grads(node, grads):
 
 
 def _materialize(node, grads):
-    """Zeros for outputs that got no gradient (a formula reads every grad it is given)."""
+    """Zeros for outputs that got no gradient (a formula reads every grad it is given),
+    or only for those its formulas read (`materialize_outputs`, set by the codegen)."""
     meta = node._output_meta
-    for i, g in enumerate(grads):
-        if g is None and i < len(meta) and meta[i] is not None:
+    positions = node.materialize_outputs
+    for i in range(len(grads)) if positions is None else positions:
+        if i < len(grads) and grads[i] is None and i < len(meta) and meta[i] is not None:
             sizes, dtype, device = meta[i]
             grads[i] = factory.zeros(sizes, dtype=dtype, device=device)

@@ -120,6 +120,7 @@ class Node:
     OP = None
     # Engine policies a subclass may change (custom Functions do, like PyTorch's):
     materialize_grads = True         # zeros for outputs that got no gradient
+    materialize_outputs = None       # ...for these outputs only (positions; None: all)
     reduce_broadcast_grads = False   # sum a broadcast gradient down instead of raising
 
     # Whether `release_saved` has anything to free: most nodes save no tensor (add, sum,

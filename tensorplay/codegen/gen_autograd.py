@@ -174,6 +174,23 @@ def records_nothing(spec: NodeSpec) -> bool:
     return diff is not None and not any(diff) and not spec.entry.formulas
 
 
+def gradients_read(spec: NodeSpec):
+    """The positions of the output gradients the formulas read, when not all of them:
+    the engine makes zeros only for those (native_batch_norm's formulas read `grad`, the
+    output's; the saved mean's and invstd's never got a gradient, and zeros of them
+    would be made and dropped on every backward). None: every one (or one output)."""
+    if len(spec.outputs) < 2:
+        return None
+    names = set()
+    for tree in list(spec.formulas.values()) + [t for _, t in spec.temps]:
+        names |= fm.names_read(tree)
+    if "grads" in names:
+        return None
+    read = tuple(i for i, o in enumerate(spec.outputs)
+                 if f"grad_{o}" in names or (i == 0 and "grad" in names))
+    return read if len(read) < len(spec.outputs) else None
+
+
 def gen_node(spec: NodeSpec) -> list[str]:
     plan = spec.plan
     rename = _rename(spec)
@@ -186,9 +203,14 @@ def gen_node(spec: NodeSpec) -> list[str]:
     head = NODE.substitute(name=spec.class_name, schema="\n    ".join(schema), formulas=doc,
                            slots=repr(tuple(saved + values + lists)), saved=repr(tuple(saved)),
                            op=repr(spec.entry.schema.name.full))
+    at = head.index(f"    OP = {spec.entry.schema.name.full!r}") + 1
     if not spec.entry.materialize_grads:
-        at = head.index(f"    OP = {spec.entry.schema.name.full!r}") + 1
         head.insert(at, "    materialize_grads = False   # a missing output gradient is None")
+    else:
+        read = gradients_read(spec)
+        if read is not None:
+            head.insert(at, f"    materialize_outputs = {read!r}   # the gradients the "
+                            f"formulas read")
     body = []
     if len(spec.outputs) == 1:
         body.append("grad = grads[0]")

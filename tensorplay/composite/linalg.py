@@ -39,6 +39,24 @@ def matmul(self, other):
         return self.unsqueeze(0).mm(other).squeeze(0)
     if a == 2 and b == 1:
         return self.mm(other.unsqueeze(1)).squeeze(1)
+    if a >= 3 and b <= 2 and _should_fold(self, other):
+        # PyTorch's fold: a batch of matrices times one matrix (or vector) is one mm of
+        # the batch's rows, (B * n, k) @ (k, m). One large BLAS call instead of B small
+        # ones (a linear layer's input gradient on a (batch, seq, features) input, an
+        # RNN's input projection over (steps, batch, features): 2-3x faster here).
+        y = other.unsqueeze(-1) if b == 1 else other
+        if self.shape[-1] != y.shape[0]:
+            raise ShapeError(f"matmul(): shapes {fmt_shape(self.shape)} ('self') and "
+                             f"{fmt_shape(other.shape)} ('other') cannot be multiplied "
+                             f"({self.shape[-1]} vs {y.shape[0]})", op="matmul",
+                             arg="other")
+        lead = tuple(self.shape[:-1])
+        rows = 1
+        for s in lead:
+            rows *= s
+        folded = F._unsafe_view(self.reshape((rows, self.shape[-1])).mm(y),
+                                lead + (y.shape[1],))
+        return folded.squeeze(-1) if b == 1 else folded
     # Batched: move vectors to matrices, broadcast the batch dims, flatten them for bmm.
     x = self.unsqueeze(0) if a == 1 else self
     y = other.unsqueeze(-1) if b == 1 else other
@@ -46,13 +64,6 @@ def matmul(self, other):
         raise ShapeError(f"matmul(): shapes {fmt_shape(self.shape)} ('self') and "
                          f"{fmt_shape(other.shape)} ('other') cannot be multiplied "
                          f"({x.shape[-1]} vs {y.shape[-2]})", op="matmul", arg="other")
-    if b <= 2:
-        # A stack times one matrix (a linear layer's gradient over (steps, batch, out)):
-        # the stack's dims fold into the rows, one mm, as PyTorch's matmul folds them,
-        # instead of a bmm against the matrix broadcast to every element of the stack.
-        out = F._unsafe_view(x.reshape((-1, x.shape[-1])).mm(y),
-                             tuple(x.shape[:-1]) + (y.shape[-1],))
-        return out.squeeze(-1) if b == 1 else out
     batch = broadcast("matmul", [("self", tuple(x.shape[:-2])), ("other", tuple(y.shape[:-2]))])
     n, k, m = x.shape[-2], x.shape[-1], y.shape[-1]
     size = 1
@@ -69,6 +80,17 @@ def matmul(self, other):
     if b == 1:
         out = out.squeeze(-1)
     return out
+
+
+def _should_fold(self, other):
+    """PyTorch's should_fold for a stack `self` (3-D or more) times a matrix or vector:
+    fold when `other` requires grad (its gradient is then one mm too), when self is
+    empty, or when self's leading dims merge without a copy (each stride the next one's
+    times its size); otherwise the bmm, which reads self as it is."""
+    if other.requires_grad or self.numel() == 0:
+        return True
+    sizes, strides = self.shape, self.stride()
+    return all(strides[i] == strides[i + 1] * sizes[i + 1] for i in range(len(sizes) - 2))
 
 
 def inner(self, other):

@@ -30,7 +30,7 @@ def check_list(op, name, values, n, minimum):
     if len(values) != n:
         raise ArgumentError(f"{op}(): argument '{name}' must have {n} element(s), one per "
                             f"spatial dim, but got {list(values)}", op=op, arg=name)
-    if any(v < minimum for v in values):
+    if values and min(values) < minimum:      # (min, not a generator: every pooling call)
         what = "positive" if minimum == 1 else "non-negative"
         raise ArgumentError(f"{op}(): argument '{name}' must be {what}, but got "
                             f"{list(values)}", op=op, arg=name)

@@ -45,7 +45,7 @@ def pool_output(op, sizes, kernel, stride, padding, dilation, ceil_mode):
     nd = len(kernel)
     out = tuple(window_out_size(s, k, st, p, d, ceil_mode) for s, k, st, p, d
                 in zip(sizes[-nd:], kernel, stride, padding, dilation))
-    if any(o <= 0 for o in out):
+    if out and min(out) <= 0:
         raise ShapeError(f"{op}(): the output would be empty: input {fmt_shape(sizes)} "
                          f"(argument 'self') is too small for kernel {list(kernel)}, "
                          f"padding {list(padding)} and dilation {list(dilation)}", op=op,

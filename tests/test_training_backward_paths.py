@@ -1,0 +1,118 @@
+"""The short paths of the training layers' backward kernels (benchmarks/bench_training.py
+--layers) against PyTorch: each is taken only for the common case, and the cases next
+to it (a condition just missed) go the general way; both must give PyTorch's numbers."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import tensorplay as tp
+from tensorplay._generated import functional as ops
+
+F = tp.nn.functional
+TF = torch.nn.functional
+
+
+def _grads(fn, tfn, arrays, grad_seed=1):
+    """Gradients of fn(*tensors) and tfn(*torch tensors) for the same incoming gradient."""
+    xs = [tp.tensor(a, requires_grad=True) for a in arrays]
+    txs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    y, ty = fn(*xs), tfn(*txs)
+    g = np.random.default_rng(grad_seed).standard_normal(tuple(ty.shape)).astype(
+        arrays[0].dtype)
+    ours = tp.autograd.grad(y, xs, tp.tensor(g))
+    theirs = torch.autograd.grad(ty, txs, torch.tensor(g))
+    return [o.numpy() for o in ours], [t.numpy() for t in theirs]
+
+
+# offset 0.5 std: the uncentered form; 10 std: the centered one (cancellation); the
+# infinite weight: the centered one (its order of operations keeps +-inf, not NaN).
+@pytest.mark.parametrize("offset, inf_weight", [(0.5, False), (10.0, False), (0.5, True)])
+def test_batch_norm_training_backward_matches_torch(offset, inf_weight):
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((4, 3, 5, 5)) + offset).astype(np.float32)
+    w = rng.uniform(0.5, 2, 3).astype(np.float32)
+    if inf_weight:
+        w[1] = np.inf
+    b = rng.standard_normal(3).astype(np.float32)
+    ours, theirs = _grads(lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+                          lambda x, w, b: TF.batch_norm(x, None, None, w, b, training=True),
+                          [x, w, b])
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o, t, rtol=2e-4, atol=2e-5)
+
+
+def test_relu_backward_keeps_nan_inputs_and_infinite_gradients_exactly():
+    x = np.array([[-1.0, 0.0, np.nan, 2.0], [3.0, -0.0, -np.inf, np.inf]], np.float32)
+    g = np.array([[np.inf, -np.inf, 5.0, -2.0], [np.nan, 7.0, np.inf, 1.5]], np.float32)
+    expect = torch.ops.aten.threshold_backward(torch.tensor(g), torch.tensor(x), 0).numpy()
+    result = ops.threshold_backward(tp.tensor(g), tp.tensor(x), 0).numpy()
+    # bit for bit: +0.0 where dropped (not NaN from inf * 0), the gradient elsewhere
+    np.testing.assert_array_equal(result.view(np.int32), expect.view(np.int32))
+    # other shapes and dtypes take the general path: broadcast, promotion
+    wide = ops.threshold_backward(tp.tensor(g[0].astype(np.float64)), tp.tensor(x), 0)
+    expect = torch.ops.aten.threshold_backward(torch.tensor(g[0].astype(np.float64)),
+                                               torch.tensor(x), 0)
+    assert wide.dtype == tp.float64
+    np.testing.assert_array_equal(wide.numpy(), expect.numpy())
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("ignore_index", [-100, 2])
+def test_cross_entropy_backward_matches_torch(reduction, ignore_index):
+    # ignore_index=2 is a class some targets hold: the general path (rows of weight 0)
+    logits = np.random.default_rng(0).standard_normal((6, 4)).astype(np.float32)
+    target = np.array([0, 2, 3, 1, 2, 0])
+    ours, theirs = _grads(
+        lambda x: F.cross_entropy(x, tp.tensor(target), reduction=reduction,
+                                  ignore_index=ignore_index),
+        lambda x: TF.cross_entropy(x, torch.tensor(target), reduction=reduction,
+                                   ignore_index=ignore_index),
+        [logits])
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-5, atol=1e-7)
+
+
+def test_cross_entropy_backward_rejects_a_target_out_of_range():
+    probs = tp.softmax(tp.randn(3, 4), 1)
+    with pytest.raises(tp.errors.DimError, match="_cross_entropy_backward.*'target'"):
+        ops._cross_entropy_backward(tp.tensor(1.0), probs, tp.tensor([0, 4, 1]), None,
+                                    "mean", -100, tp.tensor(3.0))
+
+
+def test_max_pool_backward_matches_torch_and_checks_its_indices():
+    x = np.random.default_rng(0).standard_normal((2, 3, 6, 6)).astype(np.float32)
+    for kwargs in ({"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1}):
+        ours, theirs = _grads(lambda x: F.max_pool2d(x, **kwargs),
+                              lambda x: TF.max_pool2d(x, **kwargs), [x])
+        # (overlapping windows sum in another order: equal up to rounding)
+        np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6, atol=1e-7)
+    grad = tp.ones(2, 3, 3, 3)
+    bad = tp.full((2, 3, 3, 3), -1, dtype=tp.int64)
+    with pytest.raises(tp.errors.DimError, match="'indices'"):
+        ops.max_pool2d_with_indices_backward(grad, tp.tensor(x), [2, 2], [2, 2], [0, 0],
+                                             [1, 1], False, bad)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_matmul_of_a_batch_and_a_matrix_folds_and_matches_torch(transposed):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 4, 5)).astype(np.float64)
+    b = rng.standard_normal((5, 2)).astype(np.float64)
+
+    def fn(lib):
+        # transposed: a self that is not row-major (the bmm path, unless b requires grad)
+        return lambda a, b: (a.transpose(0, 1) if transposed else a).matmul(b)
+    ours, theirs = _grads(fn(tp), fn(torch), [a, b])
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o, t, rtol=1e-12)
+
+
+def test_nodes_make_zeros_only_for_the_gradients_their_formulas_read():
+    x = tp.randn(4, 3, 2, 2, requires_grad=True)
+    out = tp.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5)[0]
+    # its formula reads `grad` alone: no zeros for the saved mean's and invstd's
+    assert type(out.grad_fn).materialize_outputs == (0,)
+    # a formula reading every output's gradient: zeros for any missing one (None: all)
+    assert type(tp.randn(3, 4, requires_grad=True).unbind(0)[0].grad_fn).materialize_outputs \
+        is None
