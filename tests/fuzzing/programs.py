@@ -446,6 +446,11 @@ KNOWN = [
      "PyTorch's deprecated cholesky returns an empty non-square matrix unchecked, then "
      "its backward's triangular solve refuses it; TensorPlay's backward gives the empty "
      "gradient"),
+    ("missing error", ("backward",), "input_is_complex == grad_is_complex",
+     "a real input of an op with a complex result whose PyTorch formula has no "
+     "handle_r_to_c (where(cond, complex, real)): PyTorch's engine refuses the complex "
+     "gradient it then returns for the real input; TensorPlay's engine takes its real "
+     "part, the gradient PyTorch's other formulas give"),
     ("spurious error", ("binary_cross_entropy_with_logits",), "complex target",
      "a complex target: PyTorch computes a complex loss (without a gradient); TensorPlay "
      "refuses it with a typed error"),
