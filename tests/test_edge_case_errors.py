@@ -196,3 +196,13 @@ def test_convolution_of_an_empty_batch_and_its_gradient():
         torch.zeros(0, 1, 4, 4), torch.zeros(2, 1, 3, 3), padding=1).shape)
     y.sum().backward()
     assert tuple(x.grad.shape) == (0, 1, 4, 4) and w.grad.abs().sum().item() == 0
+
+
+# ---- native_group_norm: HxW must agree with the input's elements ----------------------
+def test_native_group_norm_checks_the_element_count():
+    def call(lib):
+        fn = torch.native_group_norm if lib is torch else tp.native_group_norm
+        return fn(lib.zeros(2, 4, 0), None, None, 2, 4, 3, 2, 1e-5)
+    error = _both_raise(call, RuntimeError, r"native_group_norm\(\): argument 'input' must "
+                                            r"hold N \* C \* HxW")
+    assert isinstance(error, ShapeError) and error.arg == "input"

@@ -199,6 +199,12 @@ def native_group_norm(op, args):
     if len(sizes) < 2 or sizes[0] != N or sizes[1] != C:
         raise ShapeError(f"{op}(): argument 'input' must have shape (N={N}, C={C}, ...), but "
                          f"got {fmt_shape(sizes)}", op=op, arg="input")
+    numel = 1
+    for s in sizes:
+        numel *= s
+    if numel != N * C * HxW:
+        raise ShapeError(f"{op}(): argument 'input' must hold N * C * HxW = {N} * {C} * {HxW} "
+                         f"elements, but got shape {fmt_shape(sizes)}", op=op, arg="input")
     if group <= 0 or C % group:
         raise ArgumentError(f"{op}(): the number of channels ({C}) must be divisible by "
                             f"argument 'group' ({group})", op=op, arg="group")
