@@ -110,6 +110,13 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     spec = shape_rule("normalization.native_batch_norm")(
         "native_batch_norm", (input, weight, bias, running_mean, running_var, training, momentum,
                               eps))
+    if not training and 0 in input._impl.sizes:
+        # nothing to normalize: PyTorch returns before it reads weight, bias or the stats
+        rv = running_var._impl.array()
+        with np.errstate(all="ignore"):
+            rstd = 1 / np.sqrt(rv + rv.dtype.type(eps))
+        return (out(np.zeros(input._impl.sizes, input._impl.dtype.np), spec[0].dtype),
+                out(running_mean._impl.array().copy(), spec[1].dtype), out(rstd, spec[2].dtype))
     fused = _fused_layout(input._impl)
     y, mean, rstd = _batch_norm(_compute(input), weight, bias, running_mean, running_var,
                                 training, momentum, eps, fused,

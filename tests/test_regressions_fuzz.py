@@ -519,3 +519,17 @@ def test_embedding_bag_backward_saves_only_the_tables_sizes():
             w[0] = 7
         out.sum().backward()
         assert w.grad.sum().item() == 9.0
+
+
+@pytest.mark.parametrize("shape", [(4, 0), (0, 3), (2, 3, 0)])
+def test_batch_norm_eval_of_an_empty_input_checks_nothing_else(shape):
+    """An empty input in evaluation mode: PyTorch returns the empty result before it looks
+    at the weight's shape (seed 922755: TensorPlay refused a weight of 3 for 0 channels)."""
+    args = lambda lib: (lib.ones(2), lib.ones(2), lib.ones(2), lib.ones(2), False, 0.1, 1e-5)
+    theirs = torch.native_batch_norm(torch.zeros(shape), *args(torch))
+    ours = tp.native_batch_norm(tp.zeros(shape), *args(tp))
+    assert tuple(ours[0].shape) == tuple(theirs[0].shape)
+    with pytest.raises(RuntimeError):
+        torch.native_batch_norm(torch.zeros(shape), *args(torch)[:4], True, 0.1, 1e-5)
+    with pytest.raises(tp.errors.ShapeError):
+        tp.native_batch_norm(tp.zeros(shape), *args(tp)[:4], True, 0.1, 1e-5)

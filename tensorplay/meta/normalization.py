@@ -33,12 +33,19 @@ def native_batch_norm(op, args):
         raise ShapeError(f"{op}(): argument 'input' must have at least 2 dimensions (N, C, "
                          f"...), but got shape {fmt_shape(sizes)}", op=op, arg="input")
     c = sizes[1]
-    _check_affine(op, weight, bias, c, "one value per channel")
-    check_size(op, running_mean, "running_mean", (c,), "one value per channel")
-    check_size(op, running_var, "running_var", (c,), "one value per channel")
     if not training and (running_mean is None or running_var is None):
         raise ArgumentError(f"{op}(): evaluation mode (training=False) needs 'running_mean' "
                             f"and 'running_var'", op=op, arg="running_mean")
+    if not training and 0 in sizes:
+        # PyTorch's kernel returns an empty input's empty result before it looks at the
+        # weight or the running stats (the stats returned: the running ones, see
+        # cpu_kernels/normalization.py)
+        d = input._impl.dtype
+        return (OutSpec(sizes, d), OutSpec(_sizes(running_mean), running_mean._impl.dtype),
+                OutSpec(_sizes(running_var), running_var._impl.dtype))
+    _check_affine(op, weight, bias, c, "one value per channel")
+    check_size(op, running_mean, "running_mean", (c,), "one value per channel")
+    check_size(op, running_var, "running_var", (c,), "one value per channel")
     if training:
         per_channel = 1
         for i, s in enumerate(sizes):
