@@ -206,3 +206,42 @@ def test_native_group_norm_checks_the_element_count():
     error = _both_raise(call, RuntimeError, r"native_group_norm\(\): argument 'input' must "
                                             r"hold N \* C \* HxW")
     assert isinstance(error, ShapeError) and error.arg == "input"
+
+
+# ---- dtype rules PyTorch's kernels enforce -----------------------------------------------
+@pytest.mark.parametrize("case", ["tensor_tensor", "tensor_scalar", "scalar_tensor"])
+def test_isin_refuses_bool(case):
+    def call(lib):
+        return {"tensor_tensor": lambda: lib.isin(lib.ones(3, 4), lib.ones(3, 1, dtype=lib.bool)),
+                "tensor_scalar": lambda: lib.isin(lib.ones(3, dtype=lib.bool), True),
+                "scalar_tensor": lambda: lib.isin(2, lib.ones(3, dtype=lib.bool))}[case]()
+    error = _both_raise(call, RuntimeError, r"isin\(\): argument '\w+' must not be bool")
+    assert isinstance(error, DTypeError)
+
+
+def test_cosine_similarity_refuses_a_complex_common_dtype():
+    def call(lib):
+        return lib.nn.functional.cosine_similarity(lib.ones(4, dtype=lib.bfloat16),
+                                                   lib.ones(4, dtype=lib.complex64), dim=-1)
+    error = _both_raise(call, RuntimeError, r"cosine_similarity\(\): expected a floating "
+                                            r"point common dtype")
+    assert isinstance(error, DTypeError) and error.arg == "x2"
+
+
+def test_lerp_refuses_a_weight_tensor_of_another_dtype():
+    def call(lib):
+        return lib.lerp(lib.ones(3, dtype=lib.complex64), lib.ones(3, dtype=lib.complex64),
+                        lib.ones(3, dtype=lib.float64))
+    error = _both_raise(call, RuntimeError, r"lerp\(\): expected dtype complex64 for argument "
+                                            r"'weight'")
+    assert isinstance(error, DTypeError) and error.arg == "weight"
+    # a 0-d weight is a number
+    assert tp.lerp(tp.zeros(3), tp.ones(3), tp.tensor(0.5, dtype=tp.float64)).tolist() == \
+        torch.lerp(torch.zeros(3), torch.ones(3), torch.tensor(0.5, dtype=torch.float64)).tolist()
+
+
+def test_addr_takes_float_scalars_for_a_complex_result():
+    ours = tp.addr(tp.ones(2, 3), tp.ones(2, dtype=tp.complex64), tp.ones(3), beta=0.5, alpha=2)
+    theirs = torch.addr(torch.ones(2, 3), torch.ones(2, dtype=torch.complex64), torch.ones(3),
+                        beta=0.5, alpha=2)
+    assert ours.dtype == tp.complex64 and ours.tolist() == theirs.tolist()

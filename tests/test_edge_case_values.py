@@ -219,3 +219,21 @@ def test_matrix_norm_of_an_empty_matrix_is_a_constant_zero(shape, ord):
     (ours, ours_rg), (theirs, theirs_rg) = _both(norm, np.zeros(shape))
     _same(ours.detach(), theirs.detach())
     assert ours_rg == theirs_rg
+
+
+# ---- trapezoid: integer samples take the spacing's dtype ---------------------------------
+@pytest.mark.parametrize("fn", ["trapezoid", "cumulative_trapezoid"])
+@pytest.mark.parametrize("x_dtype", ["float16", "float64", "int64"])
+def test_trapezoid_of_integer_samples_takes_the_spacing_dtype(fn, x_dtype):
+    def call(lib):
+        y = lib.ones(2, 5, dtype=lib.int32)
+        x = lib.arange(10, dtype=getattr(lib, x_dtype)).reshape(2, 5)
+        return getattr(lib, fn)(y, x, dim=1)
+    ours, theirs = call(tp), call(torch)
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    assert ours.tolist() == theirs.tolist()
+
+
+def test_trapezoid_of_no_samples_ignores_x():
+    assert tp.trapezoid(tp.zeros(3, 0), tp.ones(5)).tolist() == \
+        torch.trapezoid(torch.zeros(3, 0), torch.ones(5)).tolist()

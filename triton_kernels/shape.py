@@ -144,6 +144,6 @@ def repeat_interleave_repeats(repeats, output_size):
     check_repeats_tensor(op, repeats, n)
     _, (r,) = operands(op, repeats=repeats)
     positions = _positions(op, r, n)
-    if output_size is not None and output_size != positions._impl.sizes[0]:
+    if output_size is not None and output_size != positions._impl.sizes[0] and n:
         cpu_shape.repeat_interleave_repeats(repeats.cpu(), output_size)   # its error
     return positions if r._impl.dtype is dt.int64 else copy_of(positions, r._impl.dtype)

@@ -25,6 +25,11 @@ def cosine_similarity(x1, x2, dim, eps):
     """
     op = "cosine_similarity"
     common = result_type2(x1, x2)
+    if common.is_complex:
+        arg, bad = ("x1", x1) if x1.dtype.is_complex else ("x2", x2)
+        raise DTypeError(f"{op}(): expected a floating point common dtype, but it is "
+                         f"{common.name} (argument '{arg}' is {bad.dtype.name})", op=op,
+                         arg=arg)
     # Integer inputs enter in the common dtype; floating ones keep their own, as in
     # PyTorch: a bfloat16 x1 is divided by its (bfloat16) norm before meeting x2.
     x1 = x1 if x1.dtype.is_floating_point else x1.to(common)

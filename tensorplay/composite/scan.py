@@ -62,12 +62,17 @@ def _spacing_product(y, d, x, dx):
 
 def _trapezoid_args(op, y, x, dim):
     d = wrap_dim(op, "dim", dim, y.dim())
-    if x is not None and x.dim() == 1 and x.shape[0] != y.shape[d]:
+    # (trapezoid of no samples is 0 before PyTorch looks at x; cumulative_trapezoid checks)
+    checked = not (op == "trapezoid" and y.shape[d] == 0)
+    if checked and x is not None and x.dim() == 1 and x.shape[0] != y.shape[d]:
         raise ShapeError(f"{op}(): There must be one `x` value for each sample point, but "
                          f"got {x.shape[0]} for 'x' and {y.shape[d]} samples along dim {d}",
                          op=op, arg="x")
-    if not y.dtype.is_differentiable:     # integers integrate in the default float
-        y = y.to(dt.get_default_dtype())
+    if not y.dtype.is_differentiable:
+        # integer samples integrate in the spacing's float dtype (PyTorch multiplies them
+        # by diff(x)), or in the default one
+        spacing = x.dtype if x is not None and x.dtype.is_differentiable else None
+        y = y.to(spacing or dt.get_default_dtype())
     return y, d
 
 

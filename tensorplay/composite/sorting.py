@@ -108,13 +108,23 @@ def isin(elements, test_elements, assume_unique, invert):
     sorts); so do we, though comparing for equality would work."""
     reject_complex("isin", elements, arg="elements")
     reject_complex("isin", test_elements, arg="test_elements")
+    _reject_bool(elements, "elements")
+    _reject_bool(test_elements, "test_elements")
     tests = test_elements.reshape([-1])
     hits = F.any(F.eq(elements.unsqueeze(-1), tests), -1)
     return F.logical_not(hits) if invert else hits
 
 
+def _reject_bool(t, arg):
+    """PyTorch's isin has no bool kernel (its sort-based and element-wise paths both)."""
+    if t.dtype is dt.bool:
+        raise DTypeError(f"isin(): argument '{arg}' must not be bool (PyTorch's isin has no "
+                         f"kernel for it), but got a bool tensor", op="isin", arg=arg)
+
+
 def isin_scalar_test(elements, test_element, assume_unique, invert):
     reject_complex("isin", elements, arg="elements")
+    _reject_bool(elements, "elements")
     # PyTorch allocates isin's result row-major whatever the layout of elements.
     hits = F.eq(elements, test_element).contiguous()
     return F.logical_not(hits) if invert else hits

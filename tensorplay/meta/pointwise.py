@@ -171,6 +171,14 @@ def lerp(op, args):
     if end._impl.dtype is not self._impl.dtype:
         raise DTypeError(f"{op}(): expected dtype {self._impl.dtype.name} for argument 'end' "
                          f"but got dtype {end._impl.dtype.name}", op=op, arg="end")
+    weight = args[2]
+    if hasattr(weight, "_impl") and weight._impl.sizes \
+            and weight._impl.dtype is not self._impl.dtype:
+        # (a weight tensor too, unless 0-d: PyTorch's lerp kernel takes one dtype for all
+        # three, and a 0-d weight as a number)
+        raise DTypeError(f"{op}(): expected dtype {self._impl.dtype.name} for argument "
+                         f"'weight' but got dtype {weight._impl.dtype.name}", op=op,
+                         arg="weight")
     return spec
 
 

@@ -87,14 +87,10 @@ _FINITE_ONLY |= {"grid_sampler_3d", "grid_sampler", "grid_sampler_2d"}
 # degree n > 6 (6.9e-310, or the previous element's result: the value left in a register,
 # not NaN), where the recurrence they write would give NaN, as TensorPlay's does.
 _FINITE_ONLY |= {op.name for op in OPS if "polynomial" in op.name}
-# And the SVD's singular vectors of a matrix holding an infinity: PyTorch's are what MKL's
-# gesdd left in its buffers after refusing to scale by inf (some 0, some 1, some NaN);
-# TensorPlay's are NaN, as the singular values of both are.
-_FINITE_ONLY |= {"linalg_svd", "svd", "svd_lowrank", "pca_lowrank"}
-# And histogramdd with bin edges given as tensors: a NaN edge has no place in their order,
-# and PyTorch's std::upper_bound and NumPy's searchsorted (NaN sorts last) put the values
-# around it into other bins. (Its samples draw the data and the edges alike.)
-_FINITE_ONLY |= {"histogramdd"}
+# And histogram/histogramdd with bin edges given as tensors: a NaN edge has no place in
+# their order, and PyTorch's std::upper_bound and NumPy's searchsorted (NaN sorts last) put
+# the values around it into other bins. (Their samples draw the data and the edges alike.)
+_FINITE_ONLY |= {"histogramdd", "histogram"}
 
 
 # An FFT of an inf: each output is a sum of inf * e^(i theta) terms, and whether a part
@@ -230,7 +226,7 @@ _NORMS = {"linalg_matrix_norm", "linalg_norm", "norm"}
 
 def _calls_lapack(op, sample):
     """An op of _LAPACK, or a norm whose order is a spectral one (through the SVD)."""
-    if op.name in _LAPACK:
+    if op.name in _LAPACK or op.name == "nuclear_norm":
         return True
     orders = list(sample.args) + list(sample.kwargs.values())
     return op.name in _NORMS and any(type(o) in (int, float, str) and o in (2, -2, "nuc")
