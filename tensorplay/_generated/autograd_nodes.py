@@ -5702,11 +5702,11 @@ class LinalgInvExBackward0(Node):
 class LinalgSlogdetBackward0(Node):
     """Backward of `linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)`.
 
-    A: slogdet_backward(grad_logabsdet, A)
+    A: slogdet_backward(grad_logabsdet, A, sign)
     """
 
-    __slots__ = ('A_',)
-    SAVED = ('A_',)
+    __slots__ = ('A_', 'sign_')
+    SAVED = ('A_', 'sign_')
     OP = 'linalg_slogdet'
     materialize_outputs = (1,)   # the gradients the formulas read
 
@@ -5715,9 +5715,10 @@ class LinalgSlogdetBackward0(Node):
         grad_sign = grads[0]
         grad_logabsdet = grads[1]
         A = self.A_.unpack(self)
+        sign = self.sign_.unpack(self)
         d_A = None
         if self.needs_input_grad(0):
-            d_A = slogdet_backward(grad_logabsdet, A)
+            d_A = slogdet_backward(grad_logabsdet, A, sign)
         return (d_A,)
 
 

@@ -3907,6 +3907,7 @@ def linalg_slogdet(ks, A):
     node.A_ = SavedVariable(A, is_output=False)
     result = below_autograd(ops.linalg_slogdet, ks, A)
     set_history(result, node)
+    node.sign_ = SavedVariable(result[0], is_output=True)
     return result
 
 

@@ -46,8 +46,9 @@ def linalg_inv_backward(grad, inverse):
     return -inverse_t.matmul(grad.matmul(inverse_t))
 
 
-def slogdet_backward(grad_logabsdet, A):
-    """gA = g * A^-T, one scalar g per matrix (the sign has no gradient)."""
+def slogdet_backward(grad_logabsdet, A, sign):
+    """gA = g * A^-T, one scalar g per matrix. The sign of a real A has no gradient; it
+    is taken (and so saved) as PyTorch's formula takes it, for complex A's phase."""
     inverse_t = F.linalg_inv_ex(A)[0].mT
     return grad_logabsdet.unsqueeze(-1).unsqueeze(-1) * inverse_t
 
