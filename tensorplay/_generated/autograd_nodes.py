@@ -7785,22 +7785,22 @@ class ComplexBackward0(Node):
 class PolarBackward0(Node):
     """Backward of `polar(Tensor abs, Tensor angle) -> Tensor`.
 
-    abs, angle: polar_backward(grad, result, abs, angle)
+    abs, angle: polar_backward(grad, result, abs.sizes(), angle.sizes())
     """
 
-    __slots__ = ('abs_', 'angle_', 'result_')
-    SAVED = ('abs_', 'angle_', 'result_')
+    __slots__ = ('result_', 'abs_sizes', 'angle_sizes')
+    SAVED = ('result_',)
     OP = 'polar'
 
     def apply(self, grads):
         grad = grads[0]
-        abs = self.abs_.unpack(self)
-        angle = self.angle_.unpack(self)
         result = self.result_.unpack(self)
+        abs_sizes = self.abs_sizes
+        angle_sizes = self.angle_sizes
         d_abs = None
         d_angle = None
         if self.needs_input_grad(0) or self.needs_input_grad(1):
-            d_abs, d_angle = polar_backward(grad, result, abs, angle)
+            d_abs, d_angle = polar_backward(grad, result, abs_sizes, angle_sizes)
         return (d_abs, d_angle)
 
 

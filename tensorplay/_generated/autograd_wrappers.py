@@ -5648,8 +5648,8 @@ def polar(ks, abs, angle):
     if not (abs._impl.requires_grad or angle._impl.requires_grad):
         return below_autograd(ops.polar, ks, abs, angle)
     node = PolarBackward0(abs, angle)
-    node.abs_ = SavedVariable(abs, is_output=False)
-    node.angle_ = SavedVariable(angle, is_output=False)
+    node.abs_sizes = abs._impl.sizes
+    node.angle_sizes = angle._impl.sizes
     result = below_autograd(ops.polar, ks, abs, angle)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)

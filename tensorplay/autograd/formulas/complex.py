@@ -54,14 +54,15 @@ def complex_backward(grad, real, imag):
             sum_to(F.imag(grad), tuple(imag.shape)))
 
 
-def polar_backward(grad, result, abs, angle):
+def polar_backward(grad, result, abs_sizes, angle_sizes):
     """(grad_abs, grad_angle) of result = abs * exp(i angle): the real parts of
     conj(grad) * d result / d abs = sgn(result) and of conj(grad) * d result / d angle =
-    i * result (PyTorch's polar_backward), summed back to the inputs' shapes."""
+    i * result (PyTorch's polar_backward), summed back to the inputs' shapes. Only the
+    result is saved, as PyTorch's: abs and angle may change in place before backward."""
     grad_conj = F.conj(grad)
     grad_abs = F.real(grad_conj * F.sgn(result))
     grad_angle = F.real(grad_conj * (result * 1j))
-    return sum_to(grad_abs, tuple(abs.shape)), sum_to(grad_angle, tuple(angle.shape))
+    return sum_to(grad_abs, tuple(abs_sizes)), sum_to(grad_angle, tuple(angle_sizes))
 
 
 def sgn_backward(self, grad, result):

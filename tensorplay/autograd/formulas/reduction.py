@@ -180,8 +180,17 @@ def norm_backward(grad, self, p, result, dim, keepdim):
         count = mask.sum(_reduced_dims(len(sizes), dim), keepdim=True)
         out = g * _sign(x) * mask / count
     else:
-        scaled = F.where(x == 0, 0.0, _sign(x) * x.abs().pow(p - 1))
-        out = F.where(r == 0, 0.0, g * scaled / r.pow(p - 1))
+        # PyTorch's order and precisions: self's part in self's own dtype (so |x|^(p-1)
+        # of a huge float32 x overflows there too), then times grad / norm^(p-1)
+        s = self
+        if p < 2:
+            scaled = F.where(s == 0, 0.0, _sign(s) * s.abs().pow(p - 1))
+        else:
+            scaled = s * s.abs().pow(p - 2)
+        if p < 1:
+            out = scaled * g * r.pow(1 - p)
+        else:
+            out = scaled * F.where(r == 0, 0.0, g / r.pow(p - 1))
     return out.to(self.dtype)
 
 
