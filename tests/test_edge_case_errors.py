@@ -196,3 +196,65 @@ def test_convolution_of_an_empty_batch_and_its_gradient():
         torch.zeros(0, 1, 4, 4), torch.zeros(2, 1, 3, 3), padding=1).shape)
     y.sum().backward()
     assert tuple(x.grad.shape) == (0, 1, 4, 4) and w.grad.abs().sum().item() == 0
+
+
+# ---- recurrent cells and layers: PyTorch's addmm per gate refuses a bias of another dtype --
+_GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
+
+
+def _cell_call(mode, w_ih_rows=None, bias_dtype=None, dtype="float64"):
+    gates = _GATES[mode]
+
+    def call(lib):
+        d = getattr(lib, dtype)
+        h = lib.zeros(4, 2, dtype=d)
+        w_ih = lib.zeros(gates * 2 if w_ih_rows is None else w_ih_rows, 3, dtype=d)
+        b_ih = lib.zeros(gates * 2, dtype=getattr(lib, bias_dtype or dtype))
+        return getattr(lib, f"{mode}_cell")(lib.zeros(4, 3, dtype=d),
+                                             (h, h) if mode == "lstm" else h, w_ih,
+                                             lib.zeros(gates * 2, 2, dtype=d), b_ih,
+                                             lib.zeros(gates * 2, dtype=d))
+    return call
+
+
+@pytest.mark.parametrize("mode", sorted(_GATES))
+def test_rnn_cell_refuses_an_integer_bias(mode):
+    error = _both_raise(_cell_call(mode, bias_dtype="int32"), RuntimeError,
+                        rf"{mode}_cell\(\): argument 'b_ih' \(int32\) must have the same "
+                        r"dtype as 'w_ih' \(float64\)")
+    assert isinstance(error, DTypeError) and error.arg == "b_ih"
+
+
+@pytest.mark.parametrize("mode", sorted(_GATES))
+@pytest.mark.parametrize("rows", [0, 5])
+def test_rnn_cell_checks_w_ih_against_the_hidden_size(mode, rows):
+    error = _both_raise(_cell_call(mode, w_ih_rows=rows), RuntimeError,
+                        rf"{mode}_cell\(\): argument 'w_ih' first dim must be "
+                        rf"{_GATES[mode]} \* hidden_size = {2 * _GATES[mode]}")
+    assert isinstance(error, ShapeError) and error.arg == "w_ih"
+
+
+@pytest.mark.parametrize("mode, dtype", [("rnn_tanh", "float32"), ("gru", "float32"),
+                                         ("lstm", "float64")])
+def test_rnn_layer_refuses_an_integer_bias(mode, dtype):
+    gates = _GATES[mode]
+
+    def call(lib):
+        d = getattr(lib, dtype)
+        h = lib.zeros(1, 4, 2, dtype=d)
+        params = [lib.zeros(gates * 2, 3, dtype=d), lib.zeros(gates * 2, 2, dtype=d),
+                  lib.zeros(gates * 2, dtype=d), lib.zeros(gates * 2, dtype=lib.int32)]
+        return getattr(lib, mode)(lib.zeros(2, 4, 3, dtype=d), [h, h] if mode == "lstm" else h,
+                                  params, True, 1, 0.0, False, False, False)
+    error = _both_raise(call, RuntimeError, rf"{mode}\(\): argument 'b_hh' \(int32\)")
+    assert isinstance(error, DTypeError) and error.arg == "b_hh"
+
+
+def test_lstm_layer_over_float32_takes_an_integer_bias_as_pytorchs_onednn_kernel():
+    outs = []
+    for lib in (tp, torch):
+        h = lib.zeros(1, 4, 2)
+        params = [lib.ones(8, 3) / 4, lib.ones(8, 2) / 8, lib.ones(8), lib.ones(8, dtype=lib.int32)]
+        outs.append(lib.lstm(lib.ones(2, 4, 3), [h, h], params, True, 1, 0.0, False, False,
+                             False)[0])
+    assert torch.allclose(torch.tensor(outs[0].numpy()), outs[1], atol=1e-6)
