@@ -258,3 +258,15 @@ def test_lstm_layer_over_float32_takes_an_integer_bias_as_pytorchs_onednn_kernel
         outs.append(lib.lstm(lib.ones(2, 4, 3), [h, h], params, True, 1, 0.0, False, False,
                              False)[0])
     assert torch.allclose(torch.tensor(outs[0].numpy()), outs[1], atol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_index_copy_from_a_source_into_an_empty_self_checks_the_index(device):
+    # unlike index_add, index_copy reads the index of a non-empty source
+    def call(lib):
+        kw = {"device": device} if lib is tp else {}
+        return lib.zeros(0, 2, **kw).index_copy(0, lib.tensor([5], **kw), lib.ones(1, 2, **kw))
+    with pytest.raises(RuntimeError):
+        call(torch)
+    with pytest.raises(DimError, match=r"index_copy\(\): index 5 in argument 'index'"):
+        call(tp)

@@ -322,3 +322,24 @@ def test_ctc_loss_casts_its_targets_to_labels(targets):
         results.append((loss, lib.autograd.grad(loss.sum(), [lp])[0]))
     for ours, theirs in zip(*results):
         _same(ours, theirs)
+
+
+# ---- index_add into an empty self, index_copy from an empty source: no index is read -------
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op", ["index_add", "index_copy", "index_add_", "index_copy_"])
+@pytest.mark.parametrize("shape, dim, source", [((2, 0), 0, (1, 0)), ((0, 2), 1, (0, 1))])
+def test_index_writes_with_nothing_to_write_read_no_index(device, op, shape, dim, source):
+    # PyTorch returns before it checks the index's bounds (5 is out of range)
+    def call(lib, x, index, src):
+        return getattr(x, op)(dim, index, src)
+    ours, theirs = _both(call, np.zeros(shape), np.array([5]), np.ones(source),
+                         device=device, dtypes=["float32", "int64", "float32"])
+    _same(ours, theirs)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_index_add_into_an_empty_self_reads_no_index(device):
+    ours, theirs = _both(lambda lib, x, i, s: x.index_add(-1, i, s), np.zeros((2, 3, 0)),
+                         np.array([1]), np.ones((2, 3, 1)), device=device,
+                         dtypes=["float32", "int64", "float32"])
+    _same(ours, theirs)
