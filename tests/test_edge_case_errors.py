@@ -270,3 +270,33 @@ def test_index_copy_from_a_source_into_an_empty_self_checks_the_index(device):
         call(torch)
     with pytest.raises(DimError, match=r"index_copy\(\): index 5 in argument 'index'"):
         call(tp)
+
+
+# ---- reflect / replicate padding: an empty batch, but no other empty dim -------------------
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+@pytest.mark.parametrize("shape, pad", [((0, 5), (2, 1)), ((2, 0, 4), (1, 1)),
+                                        ((2, 0, 3, 3), (1, 1, 1, 1))])
+def test_reflect_and_replicate_padding_refuse_an_empty_non_batch_dim(mode, shape, pad):
+    error = _both_raise(lambda lib: lib.nn.functional.pad(lib.zeros(*shape), pad, mode=mode),
+                        RuntimeError, rf"pad\(\): {mode} padding expects .* possibly 0 batch "
+                                      r"size and other non-zero dimensions")
+    assert isinstance(error, ShapeError) and error.arg == "self"
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+def test_reflect_and_replicate_padding_take_an_empty_batch(mode):
+    ours = tp.nn.functional.pad(tp.zeros(0, 3, 4), (1, 1), mode=mode)
+    theirs = torch.nn.functional.pad(torch.zeros(0, 3, 4), (1, 1), mode=mode)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+
+
+# ---- binary_cross_entropy_with_logits: the loss is computed in the target's dtype ----------
+@pytest.mark.parametrize("target_dtype", ["int64", "uint8", "bool"])
+def test_bce_with_logits_refuses_a_target_that_is_not_floating_point(target_dtype):
+    def call(lib):
+        target = lib.ones(3, 4).to(getattr(lib, target_dtype))
+        return lib.nn.functional.binary_cross_entropy_with_logits(lib.zeros(3, 4), target)
+    error = _both_raise(call, RuntimeError, r"binary_cross_entropy_with_logits\(\): argument "
+                                            rf"'target' must be a floating point tensor .* "
+                                            rf"got {target_dtype}")
+    assert isinstance(error, DTypeError) and error.arg == "target"
