@@ -300,3 +300,4 @@ def test_bce_with_logits_refuses_a_target_that_is_not_floating_point(target_dtyp
                                             rf"'target' must be a floating point tensor .* "
                                             rf"got {target_dtype}")
     assert isinstance(error, DTypeError) and error.arg == "target"
+
