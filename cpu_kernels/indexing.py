@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay import _dtype as dt
-from tensorplay.kernel_support.arguments import fills_nothing, scatter_params
+from tensorplay.kernel_support.arguments import fills_nothing, reads_no_index, scatter_params
 from tensorplay.kernel_support.checks import SELF, is_mask, wrap_dim
 from tensorplay.kernel_support.checks import check_in_range, check_masked_scatter_count
 from tensorplay.kernel_support.layout import index_strides
@@ -69,6 +69,8 @@ def index_add(op, self, dim, index, source, alpha):
     """index_add and index_add_."""
     shape_rule("indexing.index_add")(op, (self, dim, index, source, alpha))
     target = write_target(op, self)
+    if reads_no_index(op, self, source):
+        return written(op, self, target)
     d, idx = _checked_index(op, self, dim, index)
     src = _source(source, d)
     if alpha != 1:
@@ -82,6 +84,8 @@ def index_copy(op, self, dim, index, source):
     """index_copy and index_copy_."""
     shape_rule("indexing.index_copy")(op, (self, dim, index, source))
     target = write_target(op, self)
+    if reads_no_index(op, self, source):
+        return written(op, self, target)
     d, idx = _checked_index(op, self, dim, index)
     src = _source(source, d)
     _front(target, d)[idx] = src.reshape((len(idx),) + src.shape[1:])

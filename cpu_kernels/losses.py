@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tensorplay._promotion import result_type2
-from tensorplay.errors import DimError
+from tensorplay.errors import ArgumentError, DimError
 from tensorplay.kernel_support.ops import shape_rule
 from cpu_kernels._common import out, out_like
 
@@ -276,14 +276,23 @@ def _shift(x, k):
     return out
 
 
-def ctc_targets(targets, target_lengths):
+def ctc_targets(op, targets, target_lengths, classes):
     """Each batch entry's labels: rows of a padded 2-D targets, or slices of the 1-D
-    concatenation."""
+    concatenation. A label outside [0, classes) is refused (PyTorch's kernel reads past
+    log_probs there: a float target of inf or NaN, cast to int64, gives one)."""
     t = targets.astype(np.int64, copy=False)
     if t.ndim == 2:
-        return [t[n, :s] for n, s in enumerate(target_lengths)]
-    ends = np.cumsum(target_lengths)
-    return [t[e - s:e] for s, e in zip(target_lengths, ends)]
+        labels = [t[n, :s] for n, s in enumerate(target_lengths)]
+    else:
+        ends = np.cumsum(target_lengths)
+        labels = [t[e - s:e] for s, e in zip(target_lengths, ends)]
+    for row in labels:
+        bad = row[(row < 0) | (row >= classes)]
+        if bad.size:
+            raise ArgumentError(f"{op}(): argument 'targets' holds the label {int(bad[0])}, "
+                                f"outside the {classes} classes of 'log_probs'", op=op,
+                                arg="targets")
+    return labels
 
 
 def ctc_alpha(lp, targets, input_lengths, target_lengths, blank):
@@ -384,7 +393,8 @@ def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0,
     shape_rule("losses.ctc_loss")(op, (log_probs, targets, input_lengths, target_lengths,
                                        blank, zero_infinity))
     lp, tg = _ctc_lists(log_probs, targets)
-    nll, alpha = ctc_alpha(lp, ctc_targets(tg, target_lengths), input_lengths,
+    labels = ctc_targets(op, tg, target_lengths, lp.shape[2])
+    nll, alpha = ctc_alpha(lp, labels, input_lengths,
                            target_lengths, blank)
     dtype = log_probs._impl.dtype
     return out(nll, dtype), out(alpha, dtype)
@@ -397,7 +407,8 @@ def _ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths,
         op, (grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood,
              log_alpha, blank, zero_infinity))
     lp, tg = _ctc_lists(log_probs, targets)
-    g = ctc_grad(grad._impl.array(), lp, ctc_targets(tg, target_lengths), input_lengths,
+    labels = ctc_targets(op, tg, target_lengths, lp.shape[2])
+    g = ctc_grad(grad._impl.array(), lp, labels, input_lengths,
                  target_lengths, neg_log_likelihood._impl.array(), log_alpha._impl.array(),
                  blank, zero_infinity)
     return out(g, spec.dtype)

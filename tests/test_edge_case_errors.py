@@ -198,6 +198,7 @@ def test_convolution_of_an_empty_batch_and_its_gradient():
     assert tuple(x.grad.shape) == (0, 1, 4, 4) and w.grad.abs().sum().item() == 0
 
 
+<<<<<<< HEAD
 # ---- native_group_norm: HxW must agree with the input's elements ----------------------
 def test_native_group_norm_checks_the_element_count():
     def call(lib):
@@ -245,3 +246,108 @@ def test_addr_takes_float_scalars_for_a_complex_result():
     theirs = torch.addr(torch.ones(2, 3), torch.ones(2, dtype=torch.complex64), torch.ones(3),
                         beta=0.5, alpha=2)
     assert ours.dtype == tp.complex64 and ours.tolist() == theirs.tolist()
+=======
+# ---- recurrent cells and layers: PyTorch's addmm per gate refuses a bias of another dtype --
+_GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
+
+
+def _cell_call(mode, w_ih_rows=None, bias_dtype=None, dtype="float64"):
+    gates = _GATES[mode]
+
+    def call(lib):
+        d = getattr(lib, dtype)
+        h = lib.zeros(4, 2, dtype=d)
+        w_ih = lib.zeros(gates * 2 if w_ih_rows is None else w_ih_rows, 3, dtype=d)
+        b_ih = lib.zeros(gates * 2, dtype=getattr(lib, bias_dtype or dtype))
+        return getattr(lib, f"{mode}_cell")(lib.zeros(4, 3, dtype=d),
+                                             (h, h) if mode == "lstm" else h, w_ih,
+                                             lib.zeros(gates * 2, 2, dtype=d), b_ih,
+                                             lib.zeros(gates * 2, dtype=d))
+    return call
+
+
+@pytest.mark.parametrize("mode", sorted(_GATES))
+def test_rnn_cell_refuses_an_integer_bias(mode):
+    error = _both_raise(_cell_call(mode, bias_dtype="int32"), RuntimeError,
+                        rf"{mode}_cell\(\): argument 'b_ih' \(int32\) must have the same "
+                        r"dtype as 'w_ih' \(float64\)")
+    assert isinstance(error, DTypeError) and error.arg == "b_ih"
+
+
+@pytest.mark.parametrize("mode", sorted(_GATES))
+@pytest.mark.parametrize("rows", [0, 5])
+def test_rnn_cell_checks_w_ih_against_the_hidden_size(mode, rows):
+    error = _both_raise(_cell_call(mode, w_ih_rows=rows), RuntimeError,
+                        rf"{mode}_cell\(\): argument 'w_ih' first dim must be "
+                        rf"{_GATES[mode]} \* hidden_size = {2 * _GATES[mode]}")
+    assert isinstance(error, ShapeError) and error.arg == "w_ih"
+
+
+@pytest.mark.parametrize("mode, dtype", [("rnn_tanh", "float32"), ("gru", "float32"),
+                                         ("lstm", "float64")])
+def test_rnn_layer_refuses_an_integer_bias(mode, dtype):
+    gates = _GATES[mode]
+
+    def call(lib):
+        d = getattr(lib, dtype)
+        h = lib.zeros(1, 4, 2, dtype=d)
+        params = [lib.zeros(gates * 2, 3, dtype=d), lib.zeros(gates * 2, 2, dtype=d),
+                  lib.zeros(gates * 2, dtype=d), lib.zeros(gates * 2, dtype=lib.int32)]
+        return getattr(lib, mode)(lib.zeros(2, 4, 3, dtype=d), [h, h] if mode == "lstm" else h,
+                                  params, True, 1, 0.0, False, False, False)
+    error = _both_raise(call, RuntimeError, rf"{mode}\(\): argument 'b_hh' \(int32\)")
+    assert isinstance(error, DTypeError) and error.arg == "b_hh"
+
+
+def test_lstm_layer_over_float32_takes_an_integer_bias_as_pytorchs_onednn_kernel():
+    outs = []
+    for lib in (tp, torch):
+        h = lib.zeros(1, 4, 2)
+        params = [lib.ones(8, 3) / 4, lib.ones(8, 2) / 8, lib.ones(8), lib.ones(8, dtype=lib.int32)]
+        outs.append(lib.lstm(lib.ones(2, 4, 3), [h, h], params, True, 1, 0.0, False, False,
+                             False)[0])
+    assert torch.allclose(torch.tensor(outs[0].numpy()), outs[1], atol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_index_copy_from_a_source_into_an_empty_self_checks_the_index(device):
+    # unlike index_add, index_copy reads the index of a non-empty source
+    def call(lib):
+        kw = {"device": device} if lib is tp else {}
+        return lib.zeros(0, 2, **kw).index_copy(0, lib.tensor([5], **kw), lib.ones(1, 2, **kw))
+    with pytest.raises(RuntimeError):
+        call(torch)
+    with pytest.raises(DimError, match=r"index_copy\(\): index 5 in argument 'index'"):
+        call(tp)
+
+
+# ---- reflect / replicate padding: an empty batch, but no other empty dim -------------------
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+@pytest.mark.parametrize("shape, pad", [((0, 5), (2, 1)), ((2, 0, 4), (1, 1)),
+                                        ((2, 0, 3, 3), (1, 1, 1, 1))])
+def test_reflect_and_replicate_padding_refuse_an_empty_non_batch_dim(mode, shape, pad):
+    error = _both_raise(lambda lib: lib.nn.functional.pad(lib.zeros(*shape), pad, mode=mode),
+                        RuntimeError, rf"pad\(\): {mode} padding expects .* possibly 0 batch "
+                                      r"size and other non-zero dimensions")
+    assert isinstance(error, ShapeError) and error.arg == "self"
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+def test_reflect_and_replicate_padding_take_an_empty_batch(mode):
+    ours = tp.nn.functional.pad(tp.zeros(0, 3, 4), (1, 1), mode=mode)
+    theirs = torch.nn.functional.pad(torch.zeros(0, 3, 4), (1, 1), mode=mode)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+
+
+# ---- binary_cross_entropy_with_logits: the loss is computed in the target's dtype ----------
+@pytest.mark.parametrize("target_dtype", ["int64", "uint8", "bool"])
+def test_bce_with_logits_refuses_a_target_that_is_not_floating_point(target_dtype):
+    def call(lib):
+        target = lib.ones(3, 4).to(getattr(lib, target_dtype))
+        return lib.nn.functional.binary_cross_entropy_with_logits(lib.zeros(3, 4), target)
+    error = _both_raise(call, RuntimeError, r"binary_cross_entropy_with_logits\(\): argument "
+                                            rf"'target' must be a floating point tensor .* "
+                                            rf"got {target_dtype}")
+    assert isinstance(error, DTypeError) and error.arg == "target"
+
+>>>>>>> error-paths

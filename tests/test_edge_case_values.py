@@ -237,3 +237,126 @@ def test_trapezoid_of_integer_samples_takes_the_spacing_dtype(fn, x_dtype):
 def test_trapezoid_of_no_samples_ignores_x():
     assert tp.trapezoid(tp.zeros(3, 0), tp.ones(5)).tolist() == \
         torch.trapezoid(torch.zeros(3, 0), torch.ones(5)).tolist()
+
+# ---- linalg on empty integer matrices: PyTorch returns before its dtype check -------------
+_EMPTY_INTEGER_LINALG = {
+    "linalg.eigh": lambda lib, A: lib.linalg.eigh(A),
+    "linalg.eigvalsh": lambda lib, A: lib.linalg.eigvalsh(A),
+    "linalg.cond": lambda lib, A: lib.linalg.cond(A),
+    "linalg.lu": lambda lib, A: lib.linalg.lu(A),
+    "linalg.lu_factor": lambda lib, A: lib.linalg.lu_factor(A),
+    "linalg.lu_factor_ex": lambda lib, A: lib.linalg.lu_factor_ex(A),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_EMPTY_INTEGER_LINALG))
+@pytest.mark.parametrize("shape", [(0, 3, 3), (2, 0, 0)])
+@pytest.mark.parametrize("dtype", ["int64", "bool"])
+def test_linalg_of_an_empty_integer_matrix_returns_the_empty_result(name, shape, dtype):
+    fn = _EMPTY_INTEGER_LINALG[name]
+    ours, theirs = _both(fn, np.zeros(shape), dtypes=[dtype])
+    ours = ours if isinstance(ours, tuple) else (ours,)
+    theirs = theirs if isinstance(theirs, tuple) else (theirs,)
+    for a, b in zip(ours, theirs, strict=True):
+        _same(a, b)
+
+
+def test_linalg_of_a_nonempty_integer_matrix_is_still_refused():
+    with pytest.raises(TensorPlayError, match="floating point"):
+        tp.linalg.eigh(tp.ones(2, 2, dtype=tp.int64))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool", "float16"])
+@pytest.mark.parametrize("unpack", [(True, True), (True, False), (False, True)])
+def test_lu_unpack_takes_any_dtype(dtype, unpack):
+    # unpacking only moves LU's entries and builds a permutation: PyTorch takes any dtype
+    lu = np.arange(-6, 9).reshape(3, 5) % 3
+    pivots = np.array([3, 2, 3], np.int32)
+    ours, theirs = _both(lambda lib, LU, p: lib.lu_unpack(LU, p, *unpack), lu, pivots,
+                         dtypes=[dtype, "int32"])
+    for a, b in zip(ours, theirs, strict=True):
+        _same(a, b)
+
+
+@pytest.mark.parametrize("shape", [(1, 2, 0), (2, 0, 3)])
+def test_lu_unpack_of_an_empty_factor_reads_no_pivots(shape):
+    # no row swaps to read (min(m, n) = 0): P is the identity, whatever the pivots' shape
+    ours, theirs = _both(lambda lib, LU, p: lib.lu_unpack(LU, p), np.zeros(shape),
+                         np.ones((5,), np.int32), dtypes=["float32", "int32"])
+    for a, b in zip(ours, theirs, strict=True):
+        _same(a, b)
+
+
+def test_lu_unpack_without_pivots_does_not_check_them():
+    ours, theirs = _both(lambda lib, LU, p: lib.lu_unpack(LU, p, True, False),
+                         np.eye(3), np.full((3,), 7, np.int32), dtypes=["float32", "int32"])
+    for a, b in zip(ours, theirs, strict=True):
+        _same(a, b)
+
+
+# ---- linalg.solve_triangular: B is cast to A's dtype, as PyTorch copies it ------------------
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("a_dtype, b_dtype, left", [("float32", "bool", False),
+                                                    ("float32", "float64", True),
+                                                    ("float64", "int64", True),
+                                                    ("float64", "float32", False)])
+def test_solve_triangular_computes_in_the_dtype_of_A(device, a_dtype, b_dtype, left):
+    rng = np.random.default_rng(0)
+    a = np.triu(rng.standard_normal((3, 3))) + 3 * np.eye(3)
+    b = rng.integers(0, 3, (2, 3, 3))
+
+    def solve(lib, A, B):
+        return lib.linalg.solve_triangular(A, B, upper=True, left=left)
+    ours, theirs = _both(solve, a, b, device=device, dtypes=[a_dtype, b_dtype])
+    _same(ours, theirs)
+
+
+def test_solve_triangular_of_mixed_dtypes_has_its_gradients():
+    rng = np.random.default_rng(1)
+    a = np.triu(rng.standard_normal((3, 3))) + 3 * np.eye(3)
+    b = rng.standard_normal((3, 2))
+    grads = []
+    for lib in (tp, torch):
+        A = lib.tensor(a, dtype=lib.float32, requires_grad=True)
+        B = lib.tensor(b, dtype=lib.float64, requires_grad=True)
+        lib.linalg.solve_triangular(A, B, upper=True).sum().backward()
+        grads.append((A.grad, B.grad))
+    for ours, theirs in zip(*grads):
+        _same(ours, theirs)
+
+
+# ---- ctc_loss: targets of any dtype are cast to int64 labels, as PyTorch's -----------------
+@pytest.mark.parametrize("targets", [np.array([[1.9, 2.2, 3.5], [2.0, 3.0, 1.0]]),
+                                     np.array([[1, 2, 3], [2, 3, 1]], np.uint8)],
+                         ids=["float64", "uint8"])
+def test_ctc_loss_casts_its_targets_to_labels(targets):
+    log_probs = np.log(np.random.default_rng(0).dirichlet(np.ones(4), size=(5, 2)))
+    results = []
+    for lib in (tp, torch):
+        lp = lib.tensor(log_probs, requires_grad=True)
+        loss = lib.nn.functional.ctc_loss(lp, lib.tensor(targets), [5, 4], [2, 3],
+                                          reduction="none")
+        results.append((loss, lib.autograd.grad(loss.sum(), [lp])[0]))
+    for ours, theirs in zip(*results):
+        _same(ours, theirs)
+
+
+# ---- index_add into an empty self, index_copy from an empty source: no index is read -------
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("op", ["index_add", "index_copy", "index_add_", "index_copy_"])
+@pytest.mark.parametrize("shape, dim, source", [((2, 0), 0, (1, 0)), ((0, 2), 1, (0, 1))])
+def test_index_writes_with_nothing_to_write_read_no_index(device, op, shape, dim, source):
+    # PyTorch returns before it checks the index's bounds (5 is out of range)
+    def call(lib, x, index, src):
+        return getattr(x, op)(dim, index, src)
+    ours, theirs = _both(call, np.zeros(shape), np.array([5]), np.ones(source),
+                         device=device, dtypes=["float32", "int64", "float32"])
+    _same(ours, theirs)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_index_add_into_an_empty_self_reads_no_index(device):
+    ours, theirs = _both(lambda lib, x, i, s: x.index_add(-1, i, s), np.zeros((2, 3, 0)),
+                         np.array([1]), np.ones((2, 3, 1)), device=device,
+                         dtypes=["float32", "int64", "float32"])
+    _same(ours, theirs)

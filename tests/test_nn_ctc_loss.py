@@ -58,3 +58,16 @@ def test_nll_loss_2d_is_nll_loss_with_a_warning():
     x = tp.randn(2, 3, 2, 2).log_softmax(1)
     y = tp.tensor([[[0, 1], [2, 0]], [[1, 1], [0, 2]]])
     assert tp.allclose(loss(x, y), nn.NLLLoss(reduction="sum")(x, y))
+
+
+# ---- a label outside the classes: PyTorch's kernel reads past log_probs (undefined values);
+# TensorPlay refuses it. A float target is cast to int64 labels first: -inf becomes one.
+@pytest.mark.parametrize("targets", [[[1, 2], [2, 7]], [[1.0, 2.0], [2.0, -np.inf]]],
+                         ids=["int64", "float64 with -inf"])
+def test_ctc_loss_refuses_a_label_outside_the_classes(targets):
+    log_probs = tp.zeros(4, 2, 3, dtype=tp.float64).log_softmax(-1)
+    with pytest.raises(tp.errors.ArgumentError,
+                       match=r"_ctc_loss\(\): argument 'targets' holds the label -?\d+, "
+                             r"outside the 3 classes") as info:
+        tp.nn.functional.ctc_loss(log_probs, tp.tensor(targets), [4, 4], [2, 2])
+    assert info.value.arg == "targets"

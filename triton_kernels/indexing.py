@@ -18,7 +18,7 @@ types a float32 buffer); prod/amax/amin/mean use the deterministic reduce_kernel
 from __future__ import annotations
 
 from tensorplay import _dtype as dt
-from tensorplay.kernel_support.arguments import fills_nothing, scatter_params
+from tensorplay.kernel_support.arguments import fills_nothing, reads_no_index, scatter_params
 from tensorplay.kernel_support.checks import (
     SELF, broadcast, check_masked_scatter_count, is_mask, wrap_dim,
 )
@@ -191,8 +191,10 @@ def _index_source(op, self, dim, index, source, alpha=None):
     device, (x, idx, src) = operands(op, self=self, index=index, source=source)
     d = wrap_dim(op, dim, len(self._impl.sizes))
     x = as_1d(x)
-    check_in_range(op, idx, x._impl.sizes[d], d)
     target = x if op.endswith("_") else copy_of(x)
+    if reads_no_index(op, self, source):
+        return self if op.endswith("_") else target.view(self._impl.sizes)
+    check_in_range(op, idx, x._impl.sizes[d], d)
     src = as_1d(src)
     if alpha is not None and alpha != 1:
         src = call_below_autograd("mul.Scalar", src, alpha)

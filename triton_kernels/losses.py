@@ -330,7 +330,8 @@ def _ctc_loss_on_host(log_probs, targets, input_lengths, target_lengths, blank=0
     shape_rule("losses.ctc_loss")(op, (log_probs, targets, input_lengths, target_lengths,
                                        blank, zero_infinity))
     lp, tg = _on_host(op, log_probs, targets)
-    nll, alpha = cpu_losses.ctc_alpha(lp, cpu_losses.ctc_targets(tg, target_lengths),
+    labels = cpu_losses.ctc_targets(op, tg, target_lengths, lp.shape[2])
+    nll, alpha = cpu_losses.ctc_alpha(lp, labels,
                                       input_lengths, target_lengths, blank)
     dtype, device = log_probs._impl.dtype, log_probs._impl.device
     return from_host(nll, dtype, device), from_host(alpha, dtype, device)
@@ -344,7 +345,8 @@ def _ctc_loss_backward_on_host(grad, log_probs, targets, input_lengths, target_l
              log_alpha, blank, zero_infinity))
     g, lp, tg, nll, alpha = _on_host(op, grad, log_probs, targets, neg_log_likelihood,
                                      log_alpha)
-    result = cpu_losses.ctc_grad(g, lp, cpu_losses.ctc_targets(tg, target_lengths),
+    labels = cpu_losses.ctc_targets(op, tg, target_lengths, lp.shape[2])
+    result = cpu_losses.ctc_grad(g, lp, labels,
                                  input_lengths, target_lengths, nll, alpha, blank,
                                  zero_infinity)
     return from_host(result, spec.dtype, log_probs._impl.device)

@@ -66,13 +66,13 @@ def linalg_svdvals(A, driver):
 
 # ---- the symmetric eigendecomposition ------------------------------------------------------
 def linalg_eigh(self, UPLO):
-    check_square("linalg_eigh", self, "self")
+    check_square("linalg_eigh", self, "self", empty_ok=True)
     check_uplo("linalg_eigh", UPLO)
     return tuple(F._linalg_eigh(self, UPLO, True))
 
 
 def linalg_eigvalsh(self, UPLO):
-    check_square("linalg_eigvalsh", self, "self")
+    check_square("linalg_eigvalsh", self, "self", empty_ok=True)
     check_uplo("linalg_eigvalsh", UPLO)
     return F._linalg_eigh(self, UPLO, _may_require_grad(self))[0]
 
@@ -263,7 +263,7 @@ def linalg_cond(self, p):
     if self.dim() < 2:
         raise ShapeError(f"{op}(): The input tensor 'self' must have at least 2 dimensions, "
                          f"but got shape {fmt_shape(self.shape)}", op=op, arg="self")
-    check_matrix(op, self, "self")
+    check_matrix(op, self, "self", empty_ok=True)
     p = 2 if p is None else p
     _check_cond_ord(p)
     if self.numel() == 0:
@@ -279,7 +279,7 @@ def linalg_cond(self, p):
 
 def linalg_cond_str(self, p):
     op = "linalg_cond"
-    check_matrix(op, self, "self")
+    check_matrix(op, self, "self", empty_ok=True)
     _check_cond_square(self, p)
     _check_cond_ord(p)
     if self.numel() == 0:

@@ -276,6 +276,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
                             f"2 (sum), but got {reduction}", op="ctc_loss", arg="reduction")
     input_lengths = [int(v) for v in input_lengths]
     target_lengths = [int(v) for v in target_lengths]
+    # PyTorch's ctc_loss hands _ctc_loss its targets as int64 (`targets.to(kLong)`), so
+    # float targets are labels too, truncated toward zero as any cast to an integer.
+    targets = targets.to(dt.int64)
     unbatched = log_probs.dim() == 2
     if unbatched:
         log_probs = log_probs.unsqueeze(1)

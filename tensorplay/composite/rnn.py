@@ -149,6 +149,8 @@ def _cell(mode, input, states, w_ih, w_hh, b_ih, b_hh):
         raise ShapeError(f"{mode}_cell(): expected argument 'input' and the hidden states to "
                          f"be 2-D (batch, features), but got input of shape "
                          f"{fmt_shape(tuple(input.shape))}", op=f"{mode}_cell", arg="input")
+    rules.check_cell_weights(f"{mode}_cell", mode, w_ih, w_hh)
+    rules.check_bias_dtypes(f"{mode}_cell", w_ih, w_hh, b_ih, b_hh)
     gi = _projected(input, w_ih, b_ih, b_hh if mode != "gru" else None, mode)
     if mode != "gru" and b_ih is None and b_hh is not None:
         gi = gi + b_hh
@@ -202,6 +204,9 @@ def _sequence(mode, input, hx, params, has_biases, num_layers, dropout, train,
     if input.dim() != 3:
         raise ShapeError(f"{op}(): argument 'input' must be 3-D (seq, batch, feature), but "
                          f"got shape {fmt_shape(tuple(input.shape))}", op=op, arg="input")
+    if has_biases and not (mode == "lstm" and rules.lstm_runs_onednn(input)):
+        for row in range(0, len(params), stride):
+            rules.check_bias_dtypes(op, *params[row:row + 4])
     x = input.transpose(0, 1) if batch_first else input
     finals = [[] for _ in hx]
     for layer in range(num_layers):

@@ -22,7 +22,7 @@ def _raising(op, ex_op, call):
 
 
 def linalg_lu_factor(A, pivot):
-    check_matrix("linalg_lu_factor", A, "A")
+    check_matrix("linalg_lu_factor", A, "A", empty_ok=True)
     check_pivot("linalg_lu_factor", pivot)
     LU, pivots, _ = _raising("linalg_lu_factor", "linalg_lu_factor_ex",
                              lambda: F.linalg_lu_factor_ex(A, pivot=pivot, check_errors=True))
@@ -31,7 +31,7 @@ def linalg_lu_factor(A, pivot):
 
 def linalg_lu(A, pivot):
     """P, L, U with A = P L U; a singular A factors too (U has a zero on its diagonal)."""
-    check_matrix("linalg_lu", A, "A")
+    check_matrix("linalg_lu", A, "A", empty_ok=True)
     check_pivot("linalg_lu", pivot)
     LU, pivots, _ = F.linalg_lu_factor_ex(A, pivot=pivot)
     return F.lu_unpack(LU, pivots)
@@ -49,7 +49,7 @@ def lu(self, pivot, get_infos):
     """torch.lu: linalg.lu_factor_ex's (LU, pivots), and its infos when get_infos. A
     singular matrix factors without an error either way (its U has a zero on the
     diagonal; info says where), as PyTorch's."""
-    check_matrix("lu", self, "self")
+    check_matrix("lu", self, "self", empty_ok=True)
     check_pivot("lu", pivot)
     LU, pivots, info = F.linalg_lu_factor_ex(self, pivot=pivot)
     return (LU, pivots, info) if get_infos else (LU, pivots)

@@ -123,6 +123,13 @@ def fills_nothing(op, self, dim):
     return self._impl.numel() == 0 and sizes[wrap_dim(op, dim, len(sizes))] != 0
 
 
+def reads_no_index(op, self, source):
+    """index_add into an empty self, index_copy from an empty source: PyTorch's kernels
+    return before they check the index's bounds, so an index out of range passes."""
+    empty = self if op.startswith("index_add") else source
+    return empty._impl.numel() == 0
+
+
 def check_repeats_tensor(op, repeats, n):
     if repeats._impl.dtype not in (dt.int64, dt.int32):
         raise DTypeError(f"{op}(): argument 'repeats' must be an int64 or int32 tensor, but got "

@@ -97,7 +97,13 @@ def lu_unpack(lu, pivots, unpack_data, unpack_pivots):
         upper = np.triu(lu[..., :k, :])
     else:
         lower = upper = empty
-    p = permutation(pivots, m, lu.dtype) if unpack_pivots else empty
+    if not unpack_pivots:
+        p = empty
+    elif k == 0:      # no row swaps (the pivots, of any shape, are not read)
+        p = np.broadcast_to(np.eye(m, dtype=lu.dtype), lu.shape[:-2] + (m, m)).copy()
+    else:             # (PyTorch reads, and so checks, the pivots only here)
+        check_pivot_range("lu_unpack", pivots, m)
+        p = permutation(pivots, m, lu.dtype)
     return p, lower, upper
 
 
@@ -140,7 +146,9 @@ def solve_ex(a, b, left, vector):
 def solve_triangular(a, b, upper, left, unitriangular, transpose=False):
     """X with op(A) X = B (left) or X op(A) = B, A upper or lower triangular (only that
     triangle is read; `unitriangular`: its diagonal taken as ones), op(A) = A^T when
-    `transpose`. BLAS's trsm; A's and B's batch dims broadcast."""
+    `transpose`. BLAS's trsm; A's and B's batch dims broadcast. X has A's dtype: B of
+    another dtype is cast to it, as PyTorch copies B into a result of A's dtype."""
+    b = b.astype(a.dtype, copy=False)
     batch = _batch(a, b)
     x = np.zeros(batch + b.shape[-2:], dtype=b.dtype)
     if x.size:

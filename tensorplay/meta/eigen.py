@@ -9,22 +9,16 @@ from __future__ import annotations
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 from tensorplay.kernel_support.checks import OutSpec
 from tensorplay.kernel_support.layout import lapack_strides
-from tensorplay.meta.linalg import check_square
+from tensorplay.meta.linalg import check_lapack_dtype, check_square
 
 
-def check_matrix(op, A, name="A"):
+def check_matrix(op, A, name="A", *, empty_ok=False):
     """A stack of (any shape of) float32/float64 matrices: what gesdd takes."""
     sizes = A._impl.sizes
     if len(sizes) < 2:
         raise ShapeError(f"{op}(): the input tensor '{name}' must have at least 2 "
                          f"dimensions, but got shape {fmt_shape(sizes)}", op=op, arg=name)
-    dtype = A._impl.dtype
-    if not dtype.is_floating_point:
-        raise DTypeError(f"{op}(): expected a floating point tensor as input ('{name}'), but "
-                         f"got {dtype.name}", op=op, arg=name)
-    if dtype.itemsize < 4:
-        raise DTypeError(f"{op}(): low precision dtypes are not supported ('{name}'), got "
-                         f"{dtype.name}", op=op, arg=name)
+    check_lapack_dtype(op, A, name, empty_ok=empty_ok)
 
 
 def check_driver(op, driver):
@@ -65,7 +59,7 @@ def eigh(op, args):
     """(eigenvalues [*, n], eigenvectors [*, n, n]); the vectors are empty ([0]) when
     compute_v is False."""
     A, UPLO, compute_v = args
-    check_square(op, A)
+    check_square(op, A, empty_ok=True)     # (PyTorch: any empty A, in its own dtype)
     check_uplo(op, UPLO)
     sizes = A._impl.sizes
     dtype = A._impl.dtype

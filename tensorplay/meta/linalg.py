@@ -151,8 +151,8 @@ def diag(op, args):
 
 
 # ---- inverses, determinants, solves, factorizations ------------------------------------
-def check_square(op, A, name="A"):
-    """A stack of square float32/float64 matrices (LAPACK's types; no half types)."""
+def check_square(op, A, name="A", *, empty_ok=False):
+    """A stack of square float32/float64 matrices (check_lapack_dtype)."""
     sizes = _sizes(A)
     if len(sizes) < 2:
         raise ShapeError(f"{op}(): the input tensor '{name}' must have at least 2 "
@@ -160,6 +160,15 @@ def check_square(op, A, name="A"):
     if sizes[-1] != sizes[-2]:
         raise ShapeError(f"{op}(): '{name}' must be batches of square matrices, but they are "
                          f"{sizes[-2]} by {sizes[-1]} matrices", op=op, arg=name)
+    check_lapack_dtype(op, A, name, empty_ok=empty_ok)
+
+
+def check_lapack_dtype(op, A, name, *, empty_ok=False):
+    """float32/float64 (LAPACK's types; no half types, no integers). `empty_ok`: PyTorch's
+    eigh, LU and cond return early on an empty input, before their dtype check, with the
+    empty result in the input's own dtype; those ops pass it."""
+    if empty_ok and A._impl.numel() == 0:
+        return
     dtype = A._impl.dtype
     if not dtype.is_floating_point:
         raise DTypeError(f"{op}(): expected a floating point tensor as input ('{name}'), but "

@@ -66,6 +66,12 @@ def bce_with_logits(op, args):
         raise DTypeError(f"{op}(): a complex target is not supported (argument 'target' is "
                          f"{target._impl.dtype.name}; expected a real tensor)", op=op,
                          arg="target")
+    if not target._impl.dtype.is_floating_point:
+        # PyTorch computes the loss into (1 - target) in place: a float loss cannot be
+        # written into an integer target's dtype (and 1 - a bool target is refused)
+        raise DTypeError(f"{op}(): argument 'target' must be a floating point tensor (the "
+                         f"loss is computed in its dtype), but got "
+                         f"{target._impl.dtype.name}", op=op, arg="target")
     if tuple(_sizes(target)) != tuple(_sizes(self)):
         raise ShapeError(f"{op}(): argument 'target' must have the same shape as 'self' "
                          f"({fmt_shape(_sizes(self))}), but got {fmt_shape(_sizes(target))}",
@@ -78,8 +84,7 @@ def bce_with_logits(op, args):
                              op=op, arg=name)
     sizes = _sizes(self) if reduction == "none" else ()
     # PyTorch computes the loss into (1 - target) in place: the result has target's dtype
-    dtype = target._impl.dtype if target._impl.dtype.is_floating_point else self._impl.dtype
-    return OutSpec(sizes, dtype)
+    return OutSpec(sizes, target._impl.dtype)
 
 
 def cross_entropy_forward(op, args):

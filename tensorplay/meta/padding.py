@@ -69,6 +69,14 @@ def check_pad_nd(op, sizes, dtype, pad, mode):
     if mode != "circular" and dtype is dt.bool:
         raise DTypeError(f"{op}(): {mode} padding is not implemented for bool tensors "
                          f"(argument 'self' is bool)", op=op, arg="self")
+    # PyTorch's reflect and replicate kernels take an empty batch, but no other empty dim
+    # (a 0 channel or spatial size has nothing to reflect or repeat), whatever the pads.
+    batched = len(sizes) == n + 2
+    if mode != "circular" and 0 in sizes[int(batched):]:
+        raise ShapeError(f"{op}(): {mode} padding expects a {n + 1}-D or {n + 2}-D (batch "
+                         f"mode) input with possibly 0 batch size and other non-zero "
+                         f"dimensions, but argument 'self' has shape {fmt_shape(sizes)}",
+                         op=op, arg="self")
     for i in range(n):
         d = len(sizes) - 1 - i
         size, left, right = sizes[d], pad[2 * i], pad[2 * i + 1]

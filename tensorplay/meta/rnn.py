@@ -8,6 +8,7 @@ describes them).
 """
 from __future__ import annotations
 
+from tensorplay import _dtype as dt
 from tensorplay.errors import DTypeError, ShapeError, fmt_shape
 from tensorplay.kernel_support.checks import OutSpec, check_devices
 from tensorplay.meta._nn import check_floating, check_size
@@ -81,6 +82,7 @@ def lstm_sequence_backward(op, args):
             OutSpec((batch, hidden), d), OutSpec((4 * hidden, hidden), d))
 
 
+<<<<<<< HEAD
 # ---- the GRU: gi (L, N, 3H), workspace (L, N, 4H) [r | z | gh_n | n] ----------------------
 def gru_sequence(op, args):
     gi, h0, w_hh, b_hh = args
@@ -113,3 +115,39 @@ def gru_sequence_backward(op, args):
     d = output._impl.dtype
     return (OutSpec((steps, batch, 3 * hidden), d), OutSpec((batch, hidden), d),
             OutSpec((3 * hidden, hidden), d), OutSpec((3 * hidden,), d))
+=======
+# ---- the torch-level recurrent functions (composite/rnn.py) ---------------------------------
+# PyTorch computes each gate as addmm(bias, x, weight.T): a bias of another dtype than its
+# weight is refused there (an integer bias too, which TensorPlay's promoting add would
+# take).
+GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
+
+
+def check_bias_dtypes(op, w_ih, w_hh, b_ih, b_hh):
+    for name, bias, weight_name, weight in (("b_ih", b_ih, "w_ih", w_ih),
+                                            ("b_hh", b_hh, "w_hh", w_hh)):
+        if bias is not None and bias._impl.dtype is not weight._impl.dtype:
+            raise DTypeError(f"{op}(): argument '{name}' ({bias._impl.dtype.name}) must have "
+                             f"the same dtype as '{weight_name}' ({weight._impl.dtype.name})",
+                             op=op, arg=name)
+
+
+def check_cell_weights(op, mode, w_ih, w_hh):
+    """PyTorch's cells take the hidden size from w_hh (hidden_size columns) and check both
+    weights' first dim against it (empty weights included)."""
+    if len(w_ih._impl.sizes) != 2 or len(w_hh._impl.sizes) != 2:
+        return            # (linear refuses them, naming them)
+    gates, hidden = GATES[mode], w_hh._impl.sizes[1]
+    for name, w in (("w_ih", w_ih), ("w_hh", w_hh)):
+        if w._impl.sizes[0] != gates * hidden:
+            raise ShapeError(f"{op}(): argument '{name}' first dim must be {gates} * "
+                             f"hidden_size = {gates * hidden} (hidden_size: w_hh's columns), "
+                             f"but got {w._impl.sizes[0]}", op=op, arg=name)
+
+
+def lstm_runs_onednn(input):
+    """PyTorch's CPU LSTM over a non-empty float32 sequence runs oneDNN's kernel, which
+    takes integer biases (and refuses float ones of another dtype); other dtypes run
+    addmm per step, which refuses both."""
+    return input._impl.dtype is dt.float32 and input._impl.numel() != 0
+>>>>>>> error-paths

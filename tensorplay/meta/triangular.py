@@ -12,7 +12,7 @@ from tensorplay import _dtype as dt
 from tensorplay.errors import DTypeError, ShapeError, fmt_shape
 from tensorplay.kernel_support.checks import OutSpec, broadcast, check_devices
 from tensorplay.kernel_support.layout import lapack_strides
-from tensorplay.meta.linalg import check_square, same_dtype
+from tensorplay.meta.linalg import check_lapack_dtype, check_square, same_dtype
 from tensorplay.meta.linalg import solve as linalg_solve_rule
 
 
@@ -20,41 +20,42 @@ def _sizes(t):
     return tuple(t._impl.sizes)
 
 
-def check_matrix(op, A, name):
-    """A stack of float32/float64 matrices (LAPACK's types), square or not."""
+def check_stack(op, A, name):
+    """A stack of matrices: at least 2 dims."""
     sizes = _sizes(A)
     if len(sizes) < 2:
         raise ShapeError(f"{op}(): the input tensor '{name}' must have at least 2 "
                          f"dimensions, but got shape {fmt_shape(sizes)}", op=op, arg=name)
-    dtype = A._impl.dtype
-    if not dtype.is_floating_point:
-        raise DTypeError(f"{op}(): expected a floating point tensor as input ('{name}'), but "
-                         f"got {dtype.name}", op=op, arg=name)
-    if dtype.itemsize < 4:
-        raise DTypeError(f"{op}(): low precision dtypes are not supported ('{name}'), got "
-                         f"{dtype.name}", op=op, arg=name)
 
 
-def _check_pivots(op, pivots, name, batch, k):
+def check_matrix(op, A, name, *, empty_ok=False):
+    """A stack of float32/float64 matrices (LAPACK's types), square or not."""
+    check_stack(op, A, name)
+    check_lapack_dtype(op, A, name, empty_ok=empty_ok)
+
+
+def _check_pivots(op, pivots, name, batch, k, shape=True):
     """int32 pivots, one row of k per matrix (PyTorch's dtype: LAPACK's)."""
     if pivots._impl.dtype is not dt.int32:
         raise DTypeError(f"{op}(): '{name}' is expected to be a tensor of int32 dtype (the "
                          f"pivots linalg.lu_factor returns), but got {pivots._impl.dtype.name}",
                          op=op, arg=name)
-    if _sizes(pivots)[-1:] != (k,) or len(_sizes(pivots)) != len(batch) + 1:
+    wrong = _sizes(pivots)[-1:] != (k,) or len(_sizes(pivots)) != len(batch) + 1
+    if shape and wrong:
         raise ShapeError(f"{op}(): '{name}' must have shape {fmt_shape(batch + (k,))} for a "
                          f"factor of batch {fmt_shape(batch)}, but got shape "
                          f"{fmt_shape(_sizes(pivots))}", op=op, arg=name)
 
 
-def _solve_sizes(op, a_name, A, b_name, B, left=True):
+def _solve_sizes(op, a_name, A, b_name, B, left=True, same_dtypes=True):
     """The result of solving with the (square) A for B: B's own matrices, over A's and
     B's batch dims broadcast. B must be a matrix (PyTorch has no vector case here)."""
     if len(_sizes(B)) < 2:
         raise ShapeError(f"{op}(): the input tensor '{b_name}' must have at least 2 "
                          f"dimensions, but got shape {fmt_shape(_sizes(B))}", op=op,
                          arg=b_name)
-    same_dtype(op, [(a_name, A), (b_name, B)])
+    if same_dtypes:
+        same_dtype(op, [(a_name, A), (b_name, B)])
     check_devices(op, [(a_name, A), (b_name, B)])
     n = _sizes(A)[-1]
     rows = _sizes(B)[-2] if left else _sizes(B)[-1]
@@ -70,7 +71,7 @@ def _solve_sizes(op, a_name, A, b_name, B, left=True):
 def lu_factor(op, args):
     """linalg_lu_factor_ex(A, pivot, check_errors): (LU, pivots, info)."""
     A = args[0]
-    check_matrix(op, A, "A")
+    check_matrix(op, A, "A", empty_ok=True)     # (PyTorch: any empty A)
     sizes = _sizes(A)
     batch, k = sizes[:-2], min(sizes[-2:])
     return (OutSpec(sizes, A._impl.dtype, lapack_strides(sizes)),
@@ -81,12 +82,16 @@ def lu_unpack(op, args):
     """lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots): P m x m, L m x k, U k x n
     (row-major); what is not unpacked is an empty 1-D tensor."""
     LU, pivots, unpack_data, unpack_pivots = args
-    check_matrix(op, LU, "LU_data")
+    # Any dtype, as PyTorch's: unpacking only moves LU's entries (tril, triu) and builds
+    # the permutation of 0s and 1s.
+    check_stack(op, LU, "LU_data")
     sizes = _sizes(LU)
     batch, (m, n) = sizes[:-2], sizes[-2:]
     k = min(m, n)
     if unpack_pivots:     # (PyTorch reads the pivots only to unpack them)
-        _check_pivots(op, pivots, "LU_pivots", batch, k)
+        # With no pivots to read (k = 0) PyTorch returns the identity before it checks
+        # their shape (their dtype it does check).
+        _check_pivots(op, pivots, "LU_pivots", batch, k, shape=k > 0)
     check_devices(op, [("LU_data", LU), ("LU_pivots", pivots)])
     dtype = LU._impl.dtype
     empty = OutSpec((0,), dtype)
@@ -118,7 +123,9 @@ def solve_triangular(op, args):
     """linalg_solve_triangular(self, B, upper, left, unitriangular)."""
     A, B, _upper, left, _unit = args
     check_square(op, A, "self")
-    sizes = _solve_sizes(op, "self", A, "B", B, left)
+    # B of any dtype: PyTorch copies it into a result of A's dtype, then solves in place
+    # (its other solves refuse mixed dtypes).
+    sizes = _solve_sizes(op, "self", A, "B", B, left, same_dtypes=False)
     return OutSpec(sizes, A._impl.dtype, lapack_strides(sizes))
 
 
