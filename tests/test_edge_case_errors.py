@@ -198,7 +198,6 @@ def test_convolution_of_an_empty_batch_and_its_gradient():
     assert tuple(x.grad.shape) == (0, 1, 4, 4) and w.grad.abs().sum().item() == 0
 
 
-<<<<<<< HEAD
 # ---- native_group_norm: HxW must agree with the input's elements ----------------------
 def test_native_group_norm_checks_the_element_count():
     def call(lib):
@@ -246,7 +245,6 @@ def test_addr_takes_float_scalars_for_a_complex_result():
     theirs = torch.addr(torch.ones(2, 3), torch.ones(2, dtype=torch.complex64), torch.ones(3),
                         beta=0.5, alpha=2)
     assert ours.dtype == tp.complex64 and ours.tolist() == theirs.tolist()
-=======
 # ---- recurrent cells and layers: PyTorch's addmm per gate refuses a bias of another dtype --
 _GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
 
@@ -350,4 +348,3 @@ def test_bce_with_logits_refuses_a_target_that_is_not_floating_point(target_dtyp
                                             rf"got {target_dtype}")
     assert isinstance(error, DTypeError) and error.arg == "target"
 
->>>>>>> error-paths

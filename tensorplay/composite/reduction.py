@@ -382,7 +382,8 @@ def renorm(self, p, dim, maxnorm):
     is derivatives.yaml's (PyTorch's renorm_backward), not this composite's."""
     d = _check_renorm("renorm", self, p, dim, maxnorm)
     norms = F.norm(self, p, [i for i in range(self.dim()) if i != d], True)
-    return self * F.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+    # (row-major whatever self's layout: PyTorch's renorm allocates its result so)
+    return self.contiguous() * F.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
 
 
 def renorm_(self, p, dim, maxnorm):

@@ -82,7 +82,6 @@ def lstm_sequence_backward(op, args):
             OutSpec((batch, hidden), d), OutSpec((4 * hidden, hidden), d))
 
 
-<<<<<<< HEAD
 # ---- the GRU: gi (L, N, 3H), workspace (L, N, 4H) [r | z | gh_n | n] ----------------------
 def gru_sequence(op, args):
     gi, h0, w_hh, b_hh = args
@@ -115,7 +114,6 @@ def gru_sequence_backward(op, args):
     d = output._impl.dtype
     return (OutSpec((steps, batch, 3 * hidden), d), OutSpec((batch, hidden), d),
             OutSpec((3 * hidden, hidden), d), OutSpec((3 * hidden,), d))
-=======
 # ---- the torch-level recurrent functions (composite/rnn.py) ---------------------------------
 # PyTorch computes each gate as addmm(bias, x, weight.T): a bias of another dtype than its
 # weight is refused there (an integer bias too, which TensorPlay's promoting add would
@@ -150,4 +148,3 @@ def lstm_runs_onednn(input):
     takes integer biases (and refuses float ones of another dtype); other dtypes run
     addmm per step, which refuses both."""
     return input._impl.dtype is dt.float32 and input._impl.numel() != 0
->>>>>>> error-paths
