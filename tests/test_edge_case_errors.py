@@ -348,3 +348,15 @@ def test_bce_with_logits_refuses_a_target_that_is_not_floating_point(target_dtyp
                                             rf"got {target_dtype}")
     assert isinstance(error, DTypeError) and error.arg == "target"
 
+
+
+# ---- the recurrent functions: the state's batch must be the input's --------------------
+@pytest.mark.parametrize("batch", [0, 3])
+def test_gru_refuses_a_state_of_another_batch(batch):
+    def call(lib):
+        x = lib.zeros(batch, 2, 2, dtype=lib.float64)
+        h = lib.zeros(4, 1, 1, dtype=lib.float64)
+        w = [lib.zeros(3, 2, dtype=lib.float64), lib.zeros(3, 1, dtype=lib.float64)]
+        return lib.gru(x, h, w * 4, False, 2, 0.0, False, True, True)
+    error = _both_raise(call, RuntimeError, r"gru\(\): argument 'hx' must have shape")
+    assert isinstance(error, ShapeError) and error.arg == "hx"

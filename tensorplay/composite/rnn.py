@@ -208,6 +208,15 @@ def _sequence(mode, input, hx, params, has_biases, num_layers, dropout, train,
         for row in range(0, len(params), stride):
             rules.check_bias_dtypes(op, *params[row:row + 4])
     x = input.transpose(0, 1) if batch_first else input
+    for name, state in zip(("hx", "cx"), hx):
+        # (PyTorch's kernels add the state to the batch's gates: one of another batch is
+        # refused there, where broadcasting would silently take a batch of 1 for any)
+        if state.dim() != 3 or state.shape[0] != num_layers * directions \
+                or state.shape[1] != x.shape[1]:
+            raise ShapeError(f"{op}(): argument '{name}' must have shape (num_layers * "
+                             f"directions = {num_layers * directions}, batch = {x.shape[1]}, "
+                             f"hidden), but got {fmt_shape(tuple(state.shape))}", op=op,
+                             arg=name)
     finals = [[] for _ in hx]
     for layer in range(num_layers):
         outputs = []
