@@ -360,3 +360,15 @@ def test_index_add_into_an_empty_self_reads_no_index(device):
                          np.array([1]), np.ones((2, 3, 1)), device=device,
                          dtypes=["float32", "int64", "float32"])
     _same(ours, theirs)
+
+
+@pytest.mark.parametrize("weight", ["int64", "bool", "float64"])
+def test_lerp_takes_a_0d_weight_of_any_dtype_as_a_number(weight):
+    def call(lib, inplace):
+        w = lib.tensor(2 if weight == "int64" else True if weight == "bool" else 0.5,
+                       dtype=getattr(lib, weight))
+        x, end = lib.ones(3, dtype=lib.bfloat16), lib.zeros(3, dtype=lib.bfloat16)
+        return x.lerp_(end, w) if inplace else lib.lerp(x, end, w)
+    for inplace in (False, True):
+        ours, theirs = call(tp, inplace), call(torch, inplace)
+        assert ours.dtype == tp.bfloat16 and ours.tolist() == theirs.tolist()

@@ -166,12 +166,15 @@ def addcdiv(op, args):
 
 
 def lerp(op, args):
-    spec = ternary(op, args, ("self", "end", "weight"), floating=True)
-    self, end = args[0], args[1]
+    self, end, weight = args
+    # a 0-d weight tensor is a number to PyTorch's lerp: any dtype (an int64 or bool one
+    # too), cast to self's, never promoting it
+    number = hasattr(weight, "_impl") and not weight._impl.sizes
+    spec = ternary(op, (self, end, None if number else weight), ("self", "end", "weight"),
+                   floating=True)
     if end._impl.dtype is not self._impl.dtype:
         raise DTypeError(f"{op}(): expected dtype {self._impl.dtype.name} for argument 'end' "
                          f"but got dtype {end._impl.dtype.name}", op=op, arg="end")
-    weight = args[2]
     if hasattr(weight, "_impl") and weight._impl.sizes \
             and weight._impl.dtype is not self._impl.dtype:
         # (a weight tensor too, unless 0-d: PyTorch's lerp kernel takes one dtype for all
