@@ -372,3 +372,14 @@ def test_lerp_takes_a_0d_weight_of_any_dtype_as_a_number(weight):
     for inplace in (False, True):
         ours, theirs = call(tp, inplace), call(torch, inplace)
         assert ours.dtype == tp.bfloat16 and ours.tolist() == theirs.tolist()
+
+
+def test_scatter_with_an_empty_index_never_converts_the_value():
+    """An empty index writes nothing: PyTorch returns before it converts the value (a
+    complex number into bfloat16 is refused only when something is written)."""
+    x = tp.zeros(2, 3, dtype=tp.bfloat16)
+    assert tp.scatter(x, 0, tp.zeros(0, 3, dtype=tp.int64), 2.5 - 1j).tolist() == \
+        torch.scatter(torch.zeros(2, 3, dtype=torch.bfloat16), 0,
+                      torch.zeros(0, 3, dtype=torch.int64), 2.5 - 1j).tolist()
+    with pytest.raises(TensorPlayError, match=r"scatter\(\)"):
+        tp.scatter(x, 0, tp.zeros(1, 3, dtype=tp.int64), 2.5 - 1j)

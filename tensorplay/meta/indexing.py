@@ -138,7 +138,8 @@ def scatter(op, args):
     else:
         _gather_like(op, self, dim, index)
         _check_writes(op, self, ("index", index))
-        check_value_fits(op, src, self._impl.dtype)     # PyTorch's checked_convert
+        if 0 not in _sizes(index):      # (an empty index writes nothing: PyTorch returns
+            check_value_fits(op, src, self._impl.dtype)  # before its checked_convert)
     if len(args) > 4:
         _check_reduce(op, args[4], SCATTER_REDUCES)
     return _out(op, self)
