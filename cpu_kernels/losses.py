@@ -215,14 +215,16 @@ def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore
     p = probs._impl.array()
     t = _every_row_counts(p, target, weight, ignore_index)
     if t is not None:
-        # The training case, every row a class of weight 1: (probs - onehot) * g in two
-        # NumPy calls, g / N for 'mean' (total_weight is N).
+        # The training case, every row a class of weight 1: (probs - onehot) * g in three
+        # NumPy calls, g / N for 'mean' (total_weight is N). (probs - 1 first, then the
+        # product: p * g - g would be inf - inf = NaN for an infinite g.)
         g = grad_output._impl.array()
         if reduction == "mean":
             g = g / total_weight._impl.array()
         scale = g.reshape(-1, 1) if reduction == "none" else g
-        grad = p * scale
-        grad[np.arange(len(t)), t] -= g
+        grad = p.copy()
+        grad[np.arange(len(t)), t] -= 1
+        grad *= scale
         return out(grad, probs._impl.dtype)
     p, t, w, valid = _picked(op, probs, target, weight, ignore_index)
     acc = _compute_dtype(probs)

@@ -116,3 +116,17 @@ def test_nodes_make_zeros_only_for_the_gradients_their_formulas_read():
     # a formula reading every output's gradient: zeros for any missing one (None: all)
     assert type(tp.randn(3, 4, requires_grad=True).unbind(0)[0].grad_fn).materialize_outputs \
         is None
+
+
+@pytest.mark.parametrize("g", [float("inf"), -float("inf")])
+def test_cross_entropy_backward_short_path_with_an_infinite_gradient(g):
+    """(probs - onehot) * g, not probs * g - g: an infinite g gives +-inf at the target,
+    not inf - inf = NaN (the fuzzer found the short path's order)."""
+    from tensorplay._generated import functional as TF
+    probs = tp.tensor([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]], dtype=tp.float64)
+    target = tp.tensor([2, 0])
+    got = TF._cross_entropy_backward(tp.tensor(g, dtype=tp.float64), probs, target, None,
+                                     "sum", -100, tp.tensor(2.0, dtype=tp.float64))
+    p = probs.numpy().copy()
+    p[[0, 1], [2, 0]] -= 1
+    np.testing.assert_array_equal(got.numpy(), p * g)
