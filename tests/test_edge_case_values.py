@@ -383,3 +383,25 @@ def test_scatter_with_an_empty_index_never_converts_the_value():
                       torch.zeros(0, 3, dtype=torch.int64), 2.5 - 1j).tolist()
     with pytest.raises(TensorPlayError, match=r"scatter\(\)"):
         tp.scatter(x, 0, tp.zeros(1, 3, dtype=tp.int64), 2.5 - 1j)
+
+
+def test_softmin_negates_in_the_inputs_dtype_first():
+    """PyTorch's softmin is softmax(-input, dtype): a uint8 input's negation wraps around
+    (-1 is 255) before the cast."""
+    ours = tp.nn.functional.softmin(tp.tensor([[1, 2, 200]], dtype=tp.uint8), 1,
+                                    dtype=tp.float64)
+    theirs = torch.nn.functional.softmin(torch.tensor([[1, 2, 200]], dtype=torch.uint8), 1,
+                                         dtype=torch.float64)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+
+
+def test_conv_tbc_has_the_inputs_dtype_whatever_the_bias():
+    def call(lib):
+        x, w = lib.ones(5, 2, 3, requires_grad=True), lib.ones(2, 3, 4, requires_grad=True)
+        b = lib.ones(4, dtype=lib.float64, requires_grad=True)
+        r = lib.conv_tbc(x, w, b, 1)
+        r.sum().backward()
+        return r, b.grad
+    (ours, ob), (theirs, tb) = call(tp), call(torch)
+    assert ours.dtype == tp.float32 and ob.dtype == tp.float64
+    assert ours.tolist() == theirs.tolist() and ob.tolist() == tb.tolist()

@@ -38,7 +38,8 @@ def conv_tbc(self, weight, bias, pad=0):
         raise ShapeError(f"{op}(): the output would have {olen} time steps (input length "
                          f"{ilen} + 2 * pad {pad} - kernel width {weight.shape[0]} + 1)",
                          op=op, arg="self")
-    out = bias.reshape(1, 1, -1).expand(olen, batch, bias.shape[0])
+    # (the output has the input's dtype, as PyTorch's: a bias of another is cast)
+    out = bias.to(self.dtype).reshape(1, 1, -1).expand(olen, batch, bias.shape[0])
     for k in range(weight.shape[0]):
         i_shift, o_shift = max(0, k - pad), max(0, pad - k)
         t = min(ilen + pad - k, olen) - o_shift
