@@ -52,6 +52,20 @@ def xlog1py_array(x, y):
     return sc.xlog1py(x, y)
 
 
+def _igamma_ends(a, x, r, at_zero, at_inf):
+    """PyTorch's calc_igamma(c) checks its special values in order before computing, so a
+    NaN that the order never reads does not reach the result (SciPy's gives NaN): x = 0
+    is `at_zero` and x = inf is `at_inf` whatever a is (a NaN a too), once a and x are not
+    negative and a is not 0 or inf; an infinite a with a finite x is `at_zero`."""
+    with np.errstate(invalid="ignore"):
+        checked = ~((x < 0) | (a < 0) | (a == 0))
+        r = np.where(checked & (x == 0), at_zero, r)
+        finite_a = checked & (x != 0) & ~np.isinf(a)
+        r = np.where(checked & (x != 0) & np.isinf(a) & ~np.isinf(x), at_zero, r)
+        r = np.where(finite_a & np.isinf(x), at_inf, r)
+    return r
+
+
 FUNCTIONS = {
     "lgamma": lgamma_array,
     "digamma": sc.digamma,
@@ -64,8 +78,8 @@ FUNCTIONS = {
     "special_ndtri": sc.ndtri,
     "special_log_ndtr": sc.log_ndtr,
     "special_entr": sc.entr,
-    "igamma": sc.gammainc,       # the regularized lower incomplete gamma P(a, x)
-    "igammac": sc.gammaincc,     # and the upper one, Q(a, x) = 1 - P(a, x)
+    "igamma": lambda a, x: _igamma_ends(a, x, sc.gammainc(a, x), 0, 1),   # P(a, x)
+    "igammac": lambda a, x: _igamma_ends(a, x, sc.gammaincc(a, x), 1, 0),  # Q = 1 - P
     "special_xlog1py": xlog1py_array,
 }
 

@@ -405,3 +405,16 @@ def test_conv_tbc_has_the_inputs_dtype_whatever_the_bias():
     (ours, ob), (theirs, tb) = call(tp), call(torch)
     assert ours.dtype == tp.float32 and ob.dtype == tp.float64
     assert ours.tolist() == theirs.tolist() and ob.tolist() == tb.tolist()
+
+
+@pytest.mark.parametrize("fn", ["igamma", "igammac"])
+def test_igamma_special_values_in_pytorchs_order(fn):
+    """Every pair of NaN, +-inf, 0, -1 and 2.5 as (a, x): PyTorch checks the special values
+    in order, so igamma(NaN, inf) is 1, not SciPy's NaN (seed 989918)."""
+    import itertools
+    vals = [float("nan"), float("inf"), 0.0, -1.0, 2.5, -float("inf")]
+    a, x = zip(*itertools.product(vals, vals))
+    ours = getattr(tp, fn)(tp.tensor(a, dtype=tp.float64), tp.tensor(x, dtype=tp.float64))
+    theirs = getattr(torch, fn)(torch.tensor(a, dtype=torch.float64),
+                                torch.tensor(x, dtype=torch.float64))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, equal_nan=True)
