@@ -269,4 +269,7 @@ def unique_consecutive(self, return_inverse, return_counts, dim):
     else:
         values = np.moveaxis(values, 0, d)
         inverse = run
+        # laid out as unique_dim's: PyTorch computes both along dim moved to the front
+        return (out_strided(values, self._impl.dtype, unique_dim_strides(values.shape, d)),
+                out(inverse, dt.int64), out(counts, dt.int64))
     return out(values, self._impl.dtype), out(inverse, dt.int64), out(counts, dt.int64)

@@ -262,3 +262,15 @@ def test_clone_memory_format_like_torch(fmt):
     assert run(tp) == run(torch)
     with pytest.raises(tp.errors.ShapeError, match="rank 4"):
         tp.ones(3).clone(memory_format=tp.channels_last)
+
+
+@pytest.mark.parametrize("shape,dim", [((4, 3), 1), ((4, 3), 0), ((2, 3, 4), 1),
+                                       ((2, 3, 4), 2)])
+def test_unique_consecutive_along_a_dim_is_laid_out_as_unique_dim(shape, dim):
+    """PyTorch finds the runs with dim moved to the front and moves it back: the values
+    keep that layout (seed 986544 saw row-major strides)."""
+    x = torch.arange(24.0)[:int(np.prod(shape))].reshape(shape)
+    x[..., 0] = 1
+    theirs = torch.unique_consecutive(x, dim=dim)
+    ours = tp.unique_consecutive(tp.tensor(x.numpy()), dim=dim)
+    assert ours.stride() == theirs.stride() and ours.tolist() == theirs.tolist()
