@@ -2187,6 +2187,26 @@ class SoftplusBackward0(Node):
         return (d_self,)
 
 
+class HardshrinkBackward0(Node):
+    """Backward of `hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor`.
+
+    self: where(logical_and(self >= -lambd, self <= lambd), 0, grad)
+    """
+
+    __slots__ = ('self_', 'lambd_')
+    SAVED = ('self_',)
+    OP = 'hardshrink'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        lambd = self.lambd_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = where(logical_and(self_ >= -lambd, self_ <= lambd), 0, grad)
+        return (d_self,)
+
+
 class HardtanhBackward0(Node):
     """Backward of `hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`.
 
