@@ -430,13 +430,14 @@ def _layer_norm_backward_rows(a, g, k, mean, rstd, weight, mask, specs):
             gx = g if w is None else g * w
             s = 1.0 / n if n else 0.0    # n == 0: nothing to normalize, an empty gradient
             ds = np.einsum("rn,rn->r", gx, x).reshape(rows, 1)
-            db = np.einsum("rn->r", gx).reshape(rows, 1)
+            db = (gx @ np.ones(n, x.dtype)).reshape(rows, 1)       # row sums by BLAS
             b = (db * m - ds) * r * r * r * s
             c = -b * m - db * r * s
-            grad_in = r * g                 # rstd * g * w + b * x + c, in that order
-            if w is not None:
-                grad_in *= w
-            grad_in += b * x
+            # rstd * g * w + b * x + c, in place on g * w (a fresh array) when there is
+            # a weight; b * x through one scratch array.
+            grad_in = np.multiply(gx, r, out=gx) if w is not None else r * g
+            scratch = np.multiply(x, b)
+            grad_in += scratch
             grad_in += c
             grad_in = grad_in.reshape(shape)
         if mask[1]:
@@ -444,7 +445,7 @@ def _layer_norm_backward_rows(a, g, k, mean, rstd, weight, mask, specs):
             xhat *= r
             grad_weight = np.einsum("rn,rn->n", g, xhat).reshape(shape[a.ndim - k:])
         if len(mask) > 2 and mask[2]:
-            grad_bias = np.einsum("rn->n", g).reshape(shape[a.ndim - k:])
+            grad_bias = (np.ones(rows, x.dtype) @ g).reshape(shape[a.ndim - k:])
     values = (grad_in, grad_weight, grad_bias)
     return tuple(None if spec is None else out(v, spec.dtype) for v, spec in zip(values, specs))
 
