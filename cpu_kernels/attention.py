@@ -34,7 +34,8 @@ def _acc(dtype):
 
 def _scores(q, k, attn_mask, is_causal, scale):
     """q @ k^T * scale plus the mask, as an additive bias (-inf where hidden)."""
-    scores = (q @ np.swapaxes(k, -1, -2)) * np.asarray(scale, q.dtype)
+    scores = q @ np.swapaxes(k, -1, -2)
+    scores *= np.asarray(scale, q.dtype)
     L, S = scores.shape[-2:]
     if is_causal:
         scores = np.where(np.arange(L)[:, None] >= np.arange(S)[None, :], scores, -np.inf)
@@ -58,9 +59,13 @@ def keep_mask(seed, offset, shape, dropout_p):
 
 
 def _inputs(query, key, value):
+    """query, key and value in the accumulate dtype (views where they already are: read,
+    never written), key and value repeated over each group of query heads."""
     acc = _acc(query._impl.dtype)
-    q, k, v = (t._impl.array().astype(acc) for t in (query, key, value))
+    q, k, v = (t._impl.array().astype(acc, copy=False) for t in (query, key, value))
     group = q.shape[1] // k.shape[1] if k.shape[1] else 1
+    if group == 1:
+        return q, k, v, group
     return q, np.repeat(k, group, axis=1), np.repeat(v, group, axis=1), group
 
 
@@ -74,13 +79,20 @@ def flash_attention(query, key, value, dropout_p, is_causal, attn_mask, scale):
         op, (query, key, value, dropout_p, is_causal, attn_mask, scale))
     q, k, v, _ = _inputs(query, key, value)
     scores = _scores(q, k, attn_mask, is_causal, _default_scale(scale, q.shape[-1]))
+    # In place on the scores (a fresh array); the fixes for fully hidden (or NaN) rows
+    # run only where there is one.
     with np.errstate(invalid="ignore", divide="ignore"):
         top = np.max(scores, -1, keepdims=True, initial=-np.inf)
-        top = np.where(top == -np.inf, 0, top)        # a fully hidden row: exp(-inf) = 0
-        e = np.exp(scores - top)
+        if np.isneginf(top).any():
+            top = np.where(top == -np.inf, 0, top)    # a fully hidden row: exp(-inf) = 0
+        e = np.exp(np.subtract(scores, top, out=scores), out=scores)
         total = np.sum(e, -1, keepdims=True)
-        lse = np.where(total > 0, top + np.log(total), -np.inf)[..., 0]
-        weights = np.where(total > 0, e / total, 0)
+        if (total > 0).all():
+            lse = (top + np.log(total))[..., 0]
+            weights = np.divide(e, total, out=e)
+        else:
+            lse = np.where(total > 0, top + np.log(total), -np.inf)[..., 0]
+            weights = np.where(total > 0, e / total, 0)
     seed = draw_seed() % (2 ** 31 - 1) if dropout_p > 0 else 0
     keep = keep_mask(seed, 0, weights.shape, dropout_p)
     if keep is not None:
@@ -99,12 +111,14 @@ def flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropou
     q, k, v, group = _inputs(query, key, value)
     acc = q.dtype
     scale = _default_scale(scale, q.shape[-1])
-    g = grad_out._impl.array().astype(acc)
-    o = out._impl.array().astype(acc)
-    lse = logsumexp._impl.array().astype(acc)[..., None]
+    g = grad_out._impl.array().astype(acc, copy=False)
+    o = out._impl.array().astype(acc, copy=False)
+    lse = logsumexp._impl.array().astype(acc, copy=False)[..., None]
+    if np.isneginf(lse).any():
+        lse = np.where(lse == -np.inf, np.inf, lse)     # a fully hidden row: weights 0
     scores = _scores(q, k, attn_mask, is_causal, scale)
     with np.errstate(invalid="ignore"):
-        weights = np.exp(scores - np.where(lse == -np.inf, np.inf, lse))
+        weights = np.exp(np.subtract(scores, lse, out=scores), out=scores)
     keep = keep_mask(int(philox_seed.item()), int(philox_offset.item()), weights.shape,
                      dropout_p)
     dropped = weights if keep is None else weights * keep
@@ -113,7 +127,10 @@ def flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropou
     if keep is not None:
         grad_weights = grad_weights * keep
     delta = np.sum(g * o, -1, keepdims=True)
-    grad_scores = weights * (grad_weights - delta) * np.asarray(scale, acc)
+    grad_weights -= delta           # in place: grad_scores = weights * (dP - delta) * scale
+    grad_weights *= weights
+    grad_weights *= np.asarray(scale, acc)
+    grad_scores = grad_weights
     grad_q = grad_scores @ k
     grad_k = np.swapaxes(grad_scores, -1, -2) @ q
 

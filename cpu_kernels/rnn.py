@@ -61,17 +61,20 @@ def lstm_sequence(gi, h0, c0, w_hh):
     steps, batch, hidden = a_gi.shape[0], h.shape[0], h.shape[1]
     scale, shift = _gate_scale(hidden, a_gi.dtype)
     # The 1/2 of the sigmoid gates folded into the inputs and the weight once; the weight
-    # made contiguous (BLAS is twice as fast on it at these sizes).
-    gi_scaled = a_gi * scale
+    # made contiguous (BLAS is twice as fast on it at these sizes). The scaled inputs go
+    # straight into the workspace's gates region, which each step then completes in place
+    # (no separate buffer of scaled inputs: fresh memory costs its page faults).
     w_scaled = np.ascontiguousarray(w.T * scale)
     work = np.empty(6 * steps * batch * hidden, a_gi.dtype)
     all_gates, cells, tanh_cells = split_workspace(work, steps, batch, hidden)
+    np.multiply(a_gi, scale, out=all_gates)
     output = np.empty((steps, batch, hidden), a_gi.dtype)
     product = np.empty((batch, hidden), a_gi.dtype)
+    recurrent = np.empty((batch, 4 * hidden), a_gi.dtype)
     for t in range(steps):
         gates = all_gates[t]
-        np.matmul(h, w_scaled, out=gates)
-        gates += gi_scaled[t]
+        np.matmul(h, w_scaled, out=recurrent)
+        gates += recurrent
         np.tanh(gates, out=gates)
         gates *= scale
         gates += shift
@@ -110,11 +113,22 @@ def lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, 
     gates, cells, tanh_c = split_workspace(work, steps, batch, hidden)
     i, f = gates[..., :hidden], gates[..., hidden:2 * hidden]
     g, o = gates[..., 2 * hidden:3 * hidden], gates[..., 3 * hidden:]
-    c_prev = np.concatenate([c0_a[None], cells[:-1]], 0)
-    h_prev = np.concatenate([h0_a[None], y[:-1]], 0)
-    dgates = np.concatenate([g * i * (1 - i), c_prev * f * (1 - f), i * (1 - g * g),
-                             tanh_c * o * (1 - o)], 2)
-    dc_from_h = o * (1 - tanh_c * tanh_c)
+    # M in place, over all steps and gates at once: s (1 - s) for the sigmoid gates and
+    # 1 - g^2 for g, as s * (a - s) + b with (a, b) = (1, 0) and (0, 1) per gate column;
+    # then each gate's factor.
+    sigmoid_cols = np.ones(4 * hidden, y.dtype)
+    sigmoid_cols[2 * hidden:3 * hidden] = 0
+    dgates = np.subtract(sigmoid_cols, gates)
+    dgates *= gates
+    dgates[..., 2 * hidden:3 * hidden] += 1
+    dgates[..., :hidden] *= g
+    dgates[1:, :, hidden:2 * hidden] *= cells[:-1]       # c_{t-1}: c0 at t = 0
+    dgates[0, :, hidden:2 * hidden] *= c0_a
+    dgates[..., 2 * hidden:3 * hidden] *= i
+    dgates[..., 3 * hidden:] *= tanh_c
+    dc_from_h = np.multiply(tanh_c, tanh_c)
+    np.subtract(1, dc_from_h, out=dc_from_h)
+    dc_from_h *= o
     # Per step, dgates[t] viewed as (N, 4, H): the first three gates take dc, the last dh.
     by_gate = dgates.reshape(steps, batch, 4, hidden)
     dh = d_out[-1] + d_hn
@@ -129,8 +143,11 @@ def lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, 
         dc += product
         by_gate[t, :, :3] *= dc[:, None, :]
         by_gate[t, :, 3] *= dh
-    flat = dgates.reshape(steps * batch, 4 * hidden)
-    d_w_hh = flat.T @ h_prev.reshape(steps * batch, hidden)
+    # sum_t dgates_t.T @ h_{t-1}: steps 1.. against the output, step 0 against h0.
+    d_w_hh = dgates[0].T @ h0_a
+    if steps > 1:
+        d_w_hh += (dgates[1:].reshape((steps - 1) * batch, 4 * hidden).T
+                   @ y[:-1].reshape((steps - 1) * batch, hidden))
     d_h0 = dgates[0] @ w
     d_c0 = dc * f[0]
     return out(dgates, dtype), out(d_h0, dtype), out(d_c0, dtype), out(d_w_hh, dtype)

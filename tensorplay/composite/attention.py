@@ -9,13 +9,16 @@ reference ("math") implementation does:
 Following its steps also follows what its backward saves: the scaled copies of query
 and key and the float mask, not the caller's tensors, so a write into query, key or a
 mask after the call does not make backward raise (a write into value does). float16
-and bfloat16 inputs are computed in float32, as there. Where PyTorch runs its fused CPU
-kernel instead (4-D inputs...), whose backward saves query, key, value, a float mask and
-the output, one more node saves those too (`_SavesLikeFusedKernel`).
+and bfloat16 inputs are computed in float32, as there.
 
-On cuda, a call the flash kernel takes (`flash_refusal` says which do) runs
-_scaled_dot_product_flash_attention instead: one op with its own backward, no L x S matrix
-(triton_kernels/attention.py). explain() shows an `sdpa` line naming the path taken.
+A call a flash kernel takes (`flash_refusal` says which do) runs
+_scaled_dot_product_flash_attention instead: one op with its own backward. On cuda that is
+the Triton kernel (triton_kernels/attention.py, no L x S matrix); on the CPU, the calls
+PyTorch gives its fused CPU kernel (4-D inputs, no dropout, ...) run the NumPy kernel
+(cpu_kernels/attention.py): one node instead of the math path's dozen ops, and it saves
+what PyTorch's fused kernel saves (query, key, value, a float mask, the output).
+tp.backends.cuda.enable_flash_sdp(False) turns both off, as PyTorch's flag does, leaving
+the math path. explain() shows an `sdpa` line naming the path taken.
 """
 from __future__ import annotations
 
@@ -24,11 +27,11 @@ import math
 from tensorplay import _creation, _dtype as dt
 from tensorplay._frontdoor import wrap_number
 from tensorplay._generated import functional as F
-from tensorplay.autograd.function import Function
 from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.backends import cuda as sdp_switches
 from tensorplay.dispatch import trace
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
+from tensorplay.func.batched import BatchedTensor
 
 
 def _check(op, query, key, value, attn_mask, is_causal, enable_gqa):
@@ -74,48 +77,22 @@ def _repeat_heads(t, n):
     return expanded.reshape(shape[:-3] + (shape[-3] * n,) + shape[-2:])
 
 
-class _SavesLikeFusedKernel(Function):
-    """`out` itself (a new tensor over it), whose backward node saves the arguments and
-    `out`: what PyTorch's fused CPU kernel saves (for the inputs `_takes_fused_kernel`
-    accepts), so that a write into any of them after the call makes backward raise, as
-    there. The gradient is the math path's: it passes through unchanged."""
-
-    generate_vmap_rule = True      # (tp.vmap runs it on the batched tensors)
-
-    @staticmethod
-    def forward(out, *saved):
-        return out
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(*inputs)
-
-    @staticmethod
-    def backward(ctx, grad):
-        ctx.saved_tensors   # noqa: B018 - unpacking is the version check
-        return (grad,) + (None,) * (len(ctx.needs_input_grad) - 1)
-
-
-def _takes_fused_kernel(query, key, value, attn_mask, dropout_p):
-    """PyTorch (CPU) runs its fused kernel, not the math path, for 4-D non-empty inputs
-    with one batch size, value's head size equal to query's, unit last strides, no dropout,
-    and no mask that requires grad (sdp_utils_cpp.cpp's use_flash_attention_cpp)."""
-    tensors = (query, key, value)
-    return (all(t.dim() == 4 and t.numel() > 0 and t.stride(-1) == 1 for t in tensors)
-            and query.shape[0] == key.shape[0] == value.shape[0]
-            and value.shape[-1] == query.shape[-1] and dropout_p == 0
-            and (attn_mask is None or not attn_mask.requires_grad))
-
-
-def flash_refusal(query, key, value, attn_mask, enable_gqa):
+def flash_refusal(query, key, value, attn_mask, dropout_p, enable_gqa):
     """Why the flash kernel (_scaled_dot_product_flash_attention) cannot run this call, or
-    None when it can: PyTorch's sdp_utils checks, adapted to what the Triton kernel takes.
-    On cuda only (on the CPU the math path stays: it is the reference)."""
+    None when it can. On cuda: PyTorch's sdp_utils checks, adapted to what the Triton
+    kernel takes. On the CPU: the calls PyTorch gives its fused CPU kernel
+    (sdp_utils_cpp.cpp's use_flash_attention_cpp: 4-D non-empty inputs with one batch
+    size, value's head size equal to query's, unit last strides, no dropout, no mask that
+    requires grad). Both obey tp.backends.cuda.enable_flash_sdp, as PyTorch's CPU choice
+    obeys torch.backends.cuda's flag; with it off the math path runs (the reference)."""
     tensors = (query, key, value)
-    if any(t.device.type != "cuda" for t in tensors):
-        return "not on cuda"
+    devices = {t.device.type for t in tensors}
     if not sdp_switches.flash_sdp_enabled():
         return "turned off by tp.backends.cuda.enable_flash_sdp(False)"
+    if devices == {"cpu"}:
+        return _cpu_flash_refusal(query, key, value, attn_mask, dropout_p, enable_gqa)
+    if devices != {"cuda"}:
+        return "not on cuda or the CPU"
     if query.dtype not in (dt.float16, dt.bfloat16, dt.float32):
         return f"dtype {query.dtype.name} (flash: float16, bfloat16, float32)"
     if not all(t.dim() == query.dim() and t.dim() in (3, 4) for t in tensors):
@@ -124,6 +101,33 @@ def flash_refusal(query, key, value, attn_mask, enable_gqa):
         return "head dim over 256"
     if query.dim() == 4 and not query.shape[0] == key.shape[0] == value.shape[0]:
         return "batch sizes differ (broadcast batch)"
+    return _heads_and_mask_refusal(query, key, attn_mask, enable_gqa)
+
+
+def _cpu_flash_refusal(query, key, value, attn_mask, dropout_p, enable_gqa):
+    tensors = (query, key, value)
+    if any(isinstance(t, BatchedTensor) for t in tensors):
+        return "under tp.vmap (the flash op has no batching rule)"
+    if dropout_p > 0:
+        return "dropout (PyTorch's CPU flash kernel takes none)"
+    if query.dtype not in (dt.float16, dt.bfloat16, dt.float32, dt.float64):
+        return f"dtype {query.dtype.name} (flash: float16, bfloat16, float32, float64)"
+    if not all(t.dim() == 4 for t in tensors):
+        return "inputs not all 4-D (batch, heads, sequence, head dim)"
+    if any(t.numel() == 0 for t in tensors):
+        return "an empty input"
+    if not query.shape[0] == key.shape[0] == value.shape[0]:
+        return "batch sizes differ (broadcast batch)"
+    if value.shape[-1] != query.shape[-1]:
+        return "value's head dim differs from query's"
+    if tuple(value.shape[:-1]) != tuple(key.shape[:-1]):
+        return "key and value differ in heads or sequence"
+    if any(t.stride(-1) != 1 for t in tensors):
+        return "an input's last dim is strided"
+    return _heads_and_mask_refusal(query, key, attn_mask, enable_gqa)
+
+
+def _heads_and_mask_refusal(query, key, attn_mask, enable_gqa):
     heads, key_heads = query.shape[-3], key.shape[-3]
     if key_heads != heads and not (enable_gqa and key_heads and heads % key_heads == 0):
         return "key heads differ from query heads without enable_gqa"
@@ -138,6 +142,11 @@ def _flash(query, key, value, attn_mask, dropout_p, is_causal, scale):
     if query.dim() == 3:
         query, key, value = (t.unsqueeze(0) for t in (query, key, value))
         return _flash(query, key, value, attn_mask, dropout_p, is_causal, scale).squeeze(0)
+    if attn_mask is not None and attn_mask.dtype is dt.bool and query.device.type == "cpu":
+        # PyTorch hands its CPU kernel a float copy of a bool mask (0 kept, -inf hidden):
+        # the copy, not the caller's mask, is what backward saves.
+        zero = _creation.zeros((), dtype=query.dtype, device=query.device)
+        attn_mask = F.where(attn_mask, zero, wrap_number(float("-inf"), zero))
     return F._scaled_dot_product_flash_attention(query, key, value, dropout_p, is_causal,
                                                  attn_mask, scale=scale)[0]
 
@@ -146,19 +155,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_cau
                                  enable_gqa):
     op = "scaled_dot_product_attention"
     _check(op, query, key, value, attn_mask, is_causal, enable_gqa)
-    refusal = flash_refusal(query, key, value, attn_mask, enable_gqa)
+    refusal = flash_refusal(query, key, value, attn_mask, dropout_p, enable_gqa)
     if trace.state.active:
         trace.hop("sdpa", "flash attention (_scaled_dot_product_flash_attention)"
                   if refusal is None else f"math path: no flash kernel ({refusal})")
     if refusal is None:
         return _flash(query, key, value, attn_mask, dropout_p, is_causal, scale)
-    out = _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
-    if (grad_state.enabled and any(t.requires_grad for t in (query, key, value))
-            and _takes_fused_kernel(query, key, value, attn_mask, dropout_p)):
-        # A bool mask is not saved there: the kernel gets a float copy of it.
-        mask = () if attn_mask is None or attn_mask.dtype is dt.bool else (attn_mask,)
-        out = _SavesLikeFusedKernel.apply(out, query, key, value, *mask)
-    return out
+    return _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
 
 
 def _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):

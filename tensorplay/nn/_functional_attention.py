@@ -88,16 +88,28 @@ def _shape_check(query, key, value, key_padding_mask, attn_mask):
 def _in_projection_packed(query, key, value, w, b):
     """q, k, v from one packed (3E, E) weight. Self-attention (query is key is value)
     runs one matmul for all three; key is value runs one for k and v together."""
+    if key is value and query is key:
+        return tuple(linear(query, w, b).chunk(3, -1))
     w_q, w_k, w_v = w.chunk(3)
     b_q, b_k, b_v = b.chunk(3) if b is not None else (None, None, None)
     if key is value:
-        if query is key:
-            return tuple(linear(query, w, b).chunk(3, -1))
         w_kv = w[w_q.shape[0]:]
         b_kv = b[w_q.shape[0]:] if b is not None else None
         k, v = linear(key, w_kv, b_kv).chunk(2, -1)
         return linear(query, w_q, b_q), k, v
     return linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+
+
+def _self_attention_heads(x, w, b, num_heads):
+    """q, k, v of self-attention (query is key is value) straight in the (N, H, L, D)
+    layout scaled_dot_product_attention takes: the one packed projection (L, N, 3E) viewed
+    as (L, N, 3, H, D) and permuted to (3, N, H, L, D), then unbound. Three views, no copy
+    (the head dim keeps unit stride, which the fused kernel wants), and backward stacks the
+    three gradients into the projection's in one op (chunk's backward pads each slice to
+    full width and adds them)."""
+    length, batch, embed = x.shape
+    proj = linear(x, w, b).view(length, batch, 3, num_heads, embed // num_heads)
+    return proj.permute(2, 1, 3, 0, 4).unbind(0)
 
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
@@ -151,7 +163,14 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
                          f"{fmt_shape(key.shape)} and {fmt_shape(value.shape)}", op=_OP,
                          arg="value")
 
-    if not use_separate_proj_weight:
+    # Self-attention straight to scaled_dot_product_attention: the heads come out of the
+    # projection as views in its (N, H, L, D) layout (nothing below reshapes them).
+    heads_direct = (not use_separate_proj_weight and query is key is value and not need_weights
+                    and bias_k is None and bias_v is None and static_k is None
+                    and static_v is None and not add_zero_attn)
+    if heads_direct:
+        q, k, v = _self_attention_heads(query, in_proj_weight, in_proj_bias, num_heads)
+    elif not use_separate_proj_weight:
         q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
     else:
         b_q, b_k, b_v = in_proj_bias.chunk(3) if in_proj_bias is not None else (None,) * 3
@@ -181,9 +200,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         attn_mask = _pad_last(attn_mask)
         key_padding_mask = _pad_last(key_padding_mask)
 
-    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-    k = _heads(k, static_k, "static_k", bsz * num_heads, head_dim)
-    v = _heads(v, static_v, "static_v", bsz * num_heads, head_dim)
+    if not heads_direct:
+        q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+        k = _heads(k, static_k, "static_k", bsz * num_heads, head_dim)
+        v = _heads(v, static_v, "static_v", bsz * num_heads, head_dim)
 
     if add_zero_attn:   # one all-zero key and value after the rest
         zeros = tp.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
@@ -191,7 +211,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         v = tp.cat([v, zeros], dim=1)
         attn_mask = _pad_last(attn_mask)
         key_padding_mask = _pad_last(key_padding_mask)
-    src_len = k.shape[1]
+    src_len = k.shape[-2]
 
     if key_padding_mask is not None:
         if tuple(key_padding_mask.shape) != (bsz, src_len):
@@ -234,9 +254,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             attn_mask = attn_mask.unsqueeze(0)
         else:
             attn_mask = attn_mask.view(bsz, num_heads, -1, src_len)
-    q = q.view(bsz, num_heads, tgt_len, head_dim)
-    k = k.view(bsz, num_heads, src_len, head_dim)
-    v = v.view(bsz, num_heads, src_len, head_dim)
+    if not heads_direct:
+        q = q.view(bsz, num_heads, tgt_len, head_dim)
+        k = k.view(bsz, num_heads, src_len, head_dim)
+        v = v.view(bsz, num_heads, src_len, head_dim)
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
     out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
     out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, embed_dim)

@@ -1,7 +1,7 @@
 """Flash attention (triton_kernels/attention.py, cpu_kernels/attention.py): on `cuda`,
 scaled_dot_product_attention runs _scaled_dot_product_flash_attention when the inputs
 qualify, and its values and gradients equal the Composite math path's (the reference, on
-the CPU) across dtypes, causal masks, bool and float masks, tails of odd lengths, padded
+the CPU with the flash kernels turned off) across dtypes, causal masks, bool and float masks, tails of odd lengths, padded
 head dims, grouped heads and non-contiguous inputs; dropout's mask is drawn in the kernel
 and drawn again by backward; the memory of a call grows linearly with the sequence (no
 L x S buffer)."""
@@ -87,7 +87,11 @@ def test_flash_equals_the_composite(name, q_shape, k_shape, ev, layout, kwargs, 
     with tp.dispatch.explain(file=False) as ex:
         got = _run("cuda", q, k, v, kwargs, mask, grad_out)
     assert "flash attention (_scaled_dot_product_flash_attention)" in ex.text
-    expected = _run("cpu", q, k, v, kwargs, mask, grad_out)       # the math path
+    tp.backends.cuda.enable_flash_sdp(False)    # the CPU would take its flash kernel too
+    try:
+        expected = _run("cpu", q, k, v, kwargs, mask, grad_out)   # the math path
+    finally:
+        tp.backends.cuda.enable_flash_sdp(True)
     for what, g, e in zip(("output", "grad query", "grad key", "grad value"), got, expected):
         assert g.device == CUDA and g.dtype == e.dtype and g.shape == e.shape, what
         np.testing.assert_allclose(host(g), host(e), rtol=TOL[dtype], atol=TOL[dtype],
@@ -96,7 +100,7 @@ def test_flash_equals_the_composite(name, q_shape, k_shape, ev, layout, kwargs, 
 
 def test_the_math_path_stays_where_flash_does_not_apply():
     q = _rand((1, 2, 3, 4), 0)
-    cases = [("not on cuda", q, {}),
+    cases = [("dropout (PyTorch's CPU flash kernel takes none)", q, {"dropout_p": 0.5}),
              ("dtype float64", q.to(tp.float64).cuda(), {}),
              ("requires grad", q.cuda(),
               {"attn_mask": tp.zeros(3, 3, device="cuda", requires_grad=True)})]

@@ -53,6 +53,9 @@ class LSTMSequence(Function):
         gi, h0, c0, w_hh = inputs
         output, _, _, workspace = outputs
         ctx.mark_non_differentiable(workspace)
+        # Missing gradients stay None (_zeros_for makes the two small ones the kernel
+        # reads): the workspace's zero gradient would be a buffer as large as six outputs.
+        ctx.set_materialize_grads(False)
         if any(ctx.needs_input_grad):
             ctx.save_for_backward(gi, output, h0, c0, w_hh, workspace)
         ctx.save_for_forward(gi, h0, c0, w_hh, output)
@@ -69,6 +72,7 @@ class LSTMSequence(Function):
     def backward(ctx, d_output, d_hn, d_cn, _d_workspace):
         gi, output, h0, c0, w_hh, workspace = ctx.saved_tensors
         inputs = (gi, h0, c0, w_hh)
+        d_output, d_hn, d_cn = _zeros_for((d_output, d_hn, d_cn), (output, h0, c0), output.dtype)
         if tp.is_grad_enabled():
             return _recorded_backward(ctx, inputs, output.dtype, (d_output, d_hn, d_cn))
         if all(t.dtype is output.dtype for t in inputs):
@@ -81,6 +85,12 @@ class LSTMSequence(Function):
         grads = F._lstm_sequence_backward(d_output, d_hn, d_cn, output, h0, c0, w_hh,
                                           workspace)
         return tuple(g.to(t.dtype) for g, t in zip(grads, inputs))
+
+
+def _zeros_for(grads, like, dtype):
+    """The gradients with zeros (`like`'s shapes, in the outputs' `dtype`) where an output
+    got none: with materialize_grads off, backward sees None there."""
+    return tuple(tp.zeros_like(t, dtype=dtype) if g is None else g for g, t in zip(grads, like))
 
 
 def _recorded_backward(ctx, inputs, dtype, grads):
@@ -116,6 +126,7 @@ class GRUSequence(Function):
         gi, h0, w_hh, b_hh = inputs
         output, _, workspace = outputs
         ctx.mark_non_differentiable(workspace)
+        ctx.set_materialize_grads(False)       # as LSTMSequence's
         if any(ctx.needs_input_grad):
             ctx.save_for_backward(gi, output, h0, w_hh, b_hh, workspace)
         ctx.save_for_forward(gi, h0, w_hh, b_hh, output)
@@ -130,6 +141,7 @@ class GRUSequence(Function):
     def backward(ctx, d_output, d_hn, _d_workspace):
         gi, output, h0, w_hh, b_hh, workspace = ctx.saved_tensors
         inputs = (gi, h0, w_hh, b_hh)
+        d_output, d_hn = _zeros_for((d_output, d_hn), (output, h0), output.dtype)
         if tp.is_grad_enabled():
             return _recorded_gru_backward(ctx, inputs, output.dtype, (d_output, d_hn))
         # Under tp.autocast the op ran in the autocast dtype: see LSTMSequence.backward.
