@@ -40,7 +40,9 @@ def _spherical_j0(x):
 
 # kernel name -> the function of a float64 array
 UNARY = {
-    "special_airy_ai": lambda x: sc.airy(x)[0],
+    # (PyTorch's: NaN at an infinity, 0 past x = 103.892 where SciPy's overflows to NaN)
+    "special_airy_ai": lambda x: np.where(np.isinf(x), np.nan,
+                                          np.where(x > 103.892, 0, sc.airy(x)[0])),
     "special_bessel_j0": sc.j0,
     "special_bessel_j1": sc.j1,
     "special_bessel_y0": sc.y0,

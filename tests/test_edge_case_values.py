@@ -418,3 +418,21 @@ def test_igamma_special_values_in_pytorchs_order(fn):
     theirs = getattr(torch, fn)(torch.tensor(a, dtype=torch.float64),
                                 torch.tensor(x, dtype=torch.float64))
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, equal_nan=True)
+
+
+def test_airy_ai_of_large_and_infinite_x_as_torch():
+    x = [1e30, 103.0, 104.0, 200.0, float("inf"), -float("inf"), float("nan"), 1.5]
+    np.testing.assert_allclose(tp.special.airy_ai(tp.tensor(x)).numpy(),
+                               torch.special.airy_ai(torch.tensor(x)).numpy(), rtol=1e-6,
+                               equal_nan=True)
+
+
+def test_ldl_solve_takes_int64_pivots_as_torch():
+    A = torch.randn(2, 4, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    A = A + A.mT
+    B = torch.randn(2, 4, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    LD, piv = torch.linalg.ldl_factor(A)
+    theirs = torch.linalg.ldl_solve(LD, piv.long(), B)
+    ours = tp.linalg.ldl_solve(tp.tensor(LD.numpy()), tp.tensor(piv.long().numpy()),
+                               tp.tensor(B.numpy()))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)

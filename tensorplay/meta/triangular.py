@@ -34,9 +34,10 @@ def check_matrix(op, A, name, *, empty_ok=False):
     check_lapack_dtype(op, A, name, empty_ok=empty_ok)
 
 
-def _check_pivots(op, pivots, name, batch, k, shape=True):
-    """int32 pivots, one row of k per matrix (PyTorch's dtype: LAPACK's)."""
-    if pivots._impl.dtype is not dt.int32:
+def _check_pivots(op, pivots, name, batch, k, shape=True, int64_ok=False):
+    """int32 pivots, one row of k per matrix (PyTorch's dtype: LAPACK's; ldl_solve takes
+    int64 ones too, as PyTorch's)."""
+    if pivots._impl.dtype is not dt.int32 and not (int64_ok and pivots._impl.dtype is dt.int64):
         raise DTypeError(f"{op}(): '{name}' is expected to be a tensor of int32 dtype (the "
                          f"pivots linalg.lu_factor returns), but got {pivots._impl.dtype.name}",
                          op=op, arg=name)
@@ -172,6 +173,6 @@ def ldl_solve(op, args):
     """linalg_ldl_solve(LD, pivots, B, hermitian)."""
     LD, pivots, B, _hermitian = args
     check_square(op, LD, "LD")
-    _check_pivots(op, pivots, "pivots", _sizes(LD)[:-2], _sizes(LD)[-1])
+    _check_pivots(op, pivots, "pivots", _sizes(LD)[:-2], _sizes(LD)[-1], int64_ok=True)
     sizes = _solve_sizes(op, "LD", LD, "B", B)
     return OutSpec(sizes, LD._impl.dtype, lapack_strides(sizes))

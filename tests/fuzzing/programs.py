@@ -416,6 +416,12 @@ KNOWN = [
      "handle_r_to_c (where(cond, complex, real)): PyTorch's engine refuses the complex "
      "gradient it then returns for the real input; TensorPlay's engine takes its real "
      "part, the gradient PyTorch's other formulas give"),
+    ("spurious error", ("norm", "linalg_norm", "linalg_matrix_norm", "nuclear_norm",
+                        "linalg_svdvals", "linalg_svd", "svd", "linalg_pinv", "pinverse",
+                        "linalg_matrix_rank", "linalg_cond"),
+     "expected a floating point tensor as input",
+     "a complex matrix through the SVD: TensorPlay's SVD family takes real matrices only "
+     "(open: NumPy's gesdd takes complex ones; their backward is not written)"),
     ("spurious error", ("binary_cross_entropy_with_logits",), "complex target",
      "a complex target: PyTorch computes a complex loss (without a gradient); TensorPlay "
      "refuses it with a typed error"),
@@ -1169,19 +1175,17 @@ def _looser(*dtypes):
 def _parts(a):
     """A complex array as its (re, im) float pairs, a last dim of 2; a real one as it is.
 
-    A complex number with an infinite part is an infinity whatever its other part, and one
-    with a NaN part (and no infinite one) is a NaN (C99 Annex G): the other part is
-    canonicalised (0 beside an infinity, NaN beside a NaN). PyTorch computes add and sub as
-    a + alpha * b with a complex product even for alpha = 1, so (inf + 0j) + (inf + 0j) is
-    inf + NaN j there (0 * inf), inf + 0j in TensorPlay: the same infinity."""
+    A complex number with a non-finite part is compared only as non-finite (both parts
+    NaN): which parts of a complex result of infinities are inf and which NaN depends on
+    the formula, not on the value. PyTorch computes add as a + alpha * b with a complex
+    product even for alpha = 1, so (inf + 0j) + (inf + 0j) is inf + NaN j there (0 * inf),
+    and multiplies out (a + bj)(c + 0j) term by term, where C99's Annex G keeps an infinity
+    (TensorPlay: inf + 0j and inf + inf j)."""
     if a.dtype.kind != "c":
         return a
     re, im = a.real.copy(), a.imag.copy()
-    infinite = np.isinf(re) | np.isinf(im)
-    re[infinite & ~np.isinf(re)] = 0
-    im[infinite & ~np.isinf(im)] = 0
-    undefined = ~infinite & (np.isnan(re) | np.isnan(im))
-    re[undefined] = im[undefined] = np.nan
+    nonfinite = ~(np.isfinite(re) & np.isfinite(im))
+    re[nonfinite] = im[nonfinite] = np.nan
     return np.stack([re, im], -1)
 
 
