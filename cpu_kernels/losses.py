@@ -236,8 +236,10 @@ def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore
     # nll_loss_backward never writes it), not w * g = 0 * NaN
     with np.errstate(invalid="ignore"):
         scale = np.where(valid, w * g, np.zeros((), acc))
-    grad = p.astype(acc, copy=False) * scale[:, None]
-    grad[np.arange(len(t)), t] -= scale
+        grad = p.astype(acc, copy=True)
+        grad[np.arange(len(t)), t] -= 1        # (probs - onehot) first, as the short path
+        grad *= scale[:, None]
+        grad = np.where(valid[:, None], grad, np.zeros((), acc))
     return out(grad, probs._impl.dtype)
 
 
