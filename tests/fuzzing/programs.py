@@ -39,6 +39,10 @@ import tensorplay as tp
 from opinfo import op_db
 from opinfo.core import (DEFAULT_TOLERANCES, TORCH_DTYPE, describe, make_tensor, to_torch,
                          tp_to_numpy, torch_to_numpy, yaml_ops)
+from fuzzing.compiled import COMPILE_SHARE, Tape, check_compiled
+from fuzzing.distributions import DISTRIBUTION_SHARE, check_distribution
+from fuzzing.tangents import (TANGENT_SHARE, check_tangents, duals_of,
+                              pytorch_tangent_is_wrong)
 
 # ---- which ops a program may call -------------------------------------------------------
 # Random ops draw from generators the two libraries seed differently inside a program;
@@ -296,6 +300,7 @@ def _leaf_like(t, new):
 
 
 FAILING_KINDS = ("value", "dtype", "shape", "requires_grad", "strides", "grad",
+                 "tangent", "compiled", "distribution",
                  "missing error", "spurious error", "untyped error")
 
 
@@ -414,6 +419,11 @@ KNOWN = [
      "PyTorch refuses a complex output that requires grad from an op outside its "
      "GRADIENT_IMPLEMENTED_FOR_COMPLEX list (nan_to_num); TensorPlay differentiates it "
      "(open: no such list here)"),
+    ("spurious error", _LINALG_DTYPE + ("norm", "nuclear_norm", "linalg_cond"), "but got complex",
+     "complex matrices: TensorPlay's decompositions (SVD, eigh, QR, LU, Cholesky) and what "
+     "is built on them take float32/float64 only, so a complex input to a norm or a "
+     "solve whose sample list offers it is refused with a typed error (open, large: "
+     "complex LAPACK kernels and the complex backward formulas)"),
     ("spurious error", ("binary_cross_entropy_with_logits",), "complex target",
      "a complex target: PyTorch computes a complex loss (without a gradient); TensorPlay "
      "refuses it with a typed error"),
@@ -500,8 +510,14 @@ class Program:
         self.leaves: list[Value] = []      # tensors that require grad and have no history
         self.lines: list[str] = []
         self.steps_run = 0
-        self.counts = {"op": 0, "view": 0, "inplace": 0, "index": 0, "raised": 0}
+        self.counts = {"op": 0, "view": 0, "inplace": 0, "index": 0, "raised": 0,
+                       "jvp": 0, "distribution": 0, "compiled": 0}
         self.step = ""
+        # The checks beyond the side-by-side run (tangents.py, compiled.py,
+        # distributions.py) draw from a generator of their own, so that adding one keeps
+        # every seed's program as it was.
+        self.check_rng = np.random.default_rng([seed, 1])
+        self.tape = Tape()      # the steps, replayed eagerly and compiled (compiled.py)
 
     # ---- running ------------------------------------------------------------------------
     def run(self):
@@ -515,6 +531,10 @@ class Program:
                     self._check_pool()
                 self.step = "backward"
                 self._backward()
+                if self.check_rng.random() < COMPILE_SHARE:
+                    check_compiled(self)
+                if self.check_rng.random() < DISTRIBUTION_SHARE:
+                    check_distribution(self)
             except _Stop:
                 return None
             except _Found as found:
@@ -598,10 +618,13 @@ class Program:
         self.step = op.name
         floats = [d for d in op.dtypes if d in (tp.float32, tp.float64)]
         complexes = [d for d in op.dtypes if d.is_complex]
+        # float32/float64 half the time, a complex dtype a quarter of the time where the
+        # op takes one (10% left about 5% of the op steps complex; this gives about 9%),
+        # else any of the op's dtypes.
         draw = rng.random()
-        if floats and draw < 0.6:
+        if floats and draw < 0.5:
             dtype = floats[int(rng.integers(len(floats)))]
-        elif complexes and draw < 0.7:
+        elif complexes and draw < 0.75:
             dtype = complexes[int(rng.integers(len(complexes)))]
         else:
             dtype = op.dtypes[int(rng.integers(len(op.dtypes)))]
@@ -697,9 +720,29 @@ class Program:
                 return to_torch(value)
             return op.ref(synced(sample.input), *synced(sample.args), **synced(sample.kwargs))
 
-        self._take_outputs(op, sample, *ran, depth, strides=op.is_view,
-                           grad_flag="backward" not in op.name, precision=precision,
-                           recompute=None if inplace or op.is_view else on_tp_inputs)
+        added = self._take_outputs(op, sample, *ran, depth, strides=op.is_view,
+                                   grad_flag="backward" not in op.name, precision=precision,
+                                   recompute=None if inplace or op.is_view else on_tp_inputs)
+        self._record_op(op, sample, twins, inplace, added, detach="backward" in op.name)
+        if (not inplace and not internal and not op.mutates_input
+                and duals_of(sample) and not pytorch_tangent_is_wrong(op, sample)
+                and all(_all_finite(twins[id(t)].th) for t in duals_of(sample))
+                and not (op.name in _TIE_INDEX_OPS and _has_ties(sample.input))
+                and self.check_rng.random() < TANGENT_SHARE):
+            self.counts["jvp"] += 1
+            check_tangents(self, op, sample, twins, depth, precision)
+
+    def _record_op(self, op, sample, twins, inplace, added, detach):
+        """The op step on the tape (compiled.py): the same call on the replay's live
+        values, its outputs `added` (their positions) appended as the pool did."""
+        where = {id(t): int(twins[id(t)].name[1:]) for t in sample.tensors()}
+
+        def replay(env):
+            s = sample.map_tensors(lambda t: env[where[id(t)]])
+            out = op.call_inplace(s) if inplace else op.call(s)
+            outs = list(out) if isinstance(out, (tuple, list)) else [out]
+            env.extend(outs[i].detach() if detach else outs[i] for i in added)
+        self.tape.step(replay)
 
     def _edge_case(self, op, sample, notes):
         """The sample turned into one of _EDGE_CASES that applies to it (a new
@@ -775,6 +818,7 @@ class Program:
         if len(tp_outs) != len(th_outs):
             raise _Found("shape", f"{where}: {len(tp_outs)} outputs, PyTorch {len(th_outs)}")
         ties = op.name in _TIE_INDEX_OPS and _has_ties(sample.input)
+        added = []      # the positions of the outputs that became live values
         for i, (a, b) in enumerate(zip(tp_outs, th_outs)):
             if isinstance(b, torch.Tensor):
                 if not isinstance(a, tp.Tensor):
@@ -799,10 +843,12 @@ class Program:
                         if b is not th_outs[i]:       # restrided above: the same again
                             out = _restrided(out, b.stride())
                         return out.detach() if detach else out
+                added.append(i)
                 self._add(a, b, strides, depth, precision, recompute=fresh)
             elif isinstance(b, (bool, int, float)):
                 if isinstance(a, tp.Tensor) or not _same_number(a, b):
                     raise _Found("value", f"{where}: {a!r}, PyTorch {b!r}")
+        return added
 
     def _view_step(self):
         v = self._pick()
@@ -811,6 +857,8 @@ class Program:
         ran = self._both(f"v{len(self.pool)} = {text.format(v.name)}",
                          lambda: fn(v.tp), lambda: fn(v.th))
         if ran is not None:
+            i = int(v.name[1:])
+            self.tape.step(lambda env: env.append(fn(env[i])))
             self._add(*ran, strides=True, depth=v.depth, precision=v.precision)
 
     def _inplace_step(self):
@@ -845,6 +893,12 @@ class Program:
             raise
         if (undefined or self_overlap) and ran is not None:
             raise _Stop()
+        if ran is not None:
+            i, j = int(v.name[1:]), int(other.name[1:])
+            if "no_grad" in self.lines[-1]:
+                self.tape.step(lambda env: _no_grad(tp, fn, env[i], env[j]))
+            else:
+                self.tape.step(lambda env: fn(env[i], env[j]))
         self._written(v, max(v.depth, other.depth) + 1, other.precision)
 
     def _written(self, target, depth, precision):
@@ -863,6 +917,8 @@ class Program:
         ran = self._both(text, lambda: v.tp[_index_to(index, tp)],
                          lambda: v.th[_index_to(index, torch)])
         if ran is not None:
+            i = int(v.name[1:])
+            self.tape.step(lambda env: env.append(env[i][_index_to(index, tp)]))
             self._add(*ran, strides=False, depth=v.depth, precision=v.precision)
 
     def _backward(self):
@@ -967,6 +1023,7 @@ class Program:
     def _leaf(self, t, note=""):
         v = Value(t, to_torch(t), f"v{len(self.pool)}", strides=True, precision=t.dtype)
         self.pool.append(v)
+        self.tape.input(t)
         if t.requires_grad and t.grad_fn is None:
             self.leaves.append(v)
         self.lines.append(f"{v.name} = {describe(t)}"
@@ -1203,7 +1260,7 @@ def run_programs(first_seed, count, max_steps=8):
     """Run `count` programs from `first_seed`; (mismatches, statistics)."""
     mismatches = []
     stats = {"programs": 0, "steps": 0, "op": 0, "view": 0, "inplace": 0, "index": 0,
-             "raised": 0}
+             "raised": 0, "jvp": 0, "distribution": 0, "compiled": 0}
     for seed in range(first_seed, first_seed + count):
         program = Program(seed, max_steps)
         found = program.run()
