@@ -418,3 +418,23 @@ def test_grid_sample_at_a_nan_point_is_nan(mode):
     theirs = torch.grid_sampler(torch.tensor(x), torch.tensor(grid), mode, 0, False)
     _same([ours], [theirs])
     assert ours.isnan().any()
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, x: [(y := x * 2), y.detach()],
+    lambda lib, x: [x.detach()],
+    lambda lib, x: [lib.view_as_complex(x), lib.view_as_complex(x).detach()],
+], ids=["result-and-its-detach", "detached-input", "complex-view-and-its-detach"])
+def test_compiled_detached_output_keeps_requires_grad_apart(fn):
+    """The compiled call of a function returning a value and its detach (the lowered
+    graph returns one tensor for both, or the input itself) gives each output its own
+    requires_grad, as eager (and PyTorch) does: marking the shared tensor
+    non-differentiable took it from the other output, or gave it to the detached one."""
+    compiled = tp.compile(lambda x: fn(tp, x))
+    for _ in range(2):          # the capture, then the lowered graph
+        x = tp.tensor([1.0, 2.0], dtype=tp.float64, requires_grad=True)
+        got = compiled(x)
+    want = fn(torch, torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True))
+    assert [t.requires_grad for t in got] == [t.requires_grad for t in want]
+    _same([tp.view_as_real(t) if t.is_complex() else t for t in got],
+          [torch.view_as_real(t) if t.is_complex() else t for t in want])
