@@ -438,3 +438,14 @@ def test_compiled_detached_output_keeps_requires_grad_apart(fn):
     assert [t.requires_grad for t in got] == [t.requires_grad for t in want]
     _same([tp.view_as_real(t) if t.is_complex() else t for t in got],
           [torch.view_as_real(t) if t.is_complex() else t for t in want])
+
+
+@pytest.mark.parametrize("op", ["fmax", "fmin"])
+def test_fmax_and_fmin_give_a_tie_to_self(op):
+    """At a tie (-inf and -inf from poisoned inputs, or equal values) PyTorch's fmax/fmin
+    backward gives the whole gradient to self; maximum/minimum split it evenly, which
+    fmax/fmin built on them inherited. NaN handling and broadcasting as before."""
+    a = [[0.3], [-inf], [1.2], [nan]]
+    b = [[0.5, -2.0, -inf, 1.2, nan]]
+    ours, theirs = _run_both(lambda lib, x, y: getattr(lib, op)(x, y), [a, b])
+    _same(ours, theirs)
