@@ -352,7 +352,7 @@ def _conv(x, w, stride, padding, dilation, groups, bias=None, per_image=False, k
         result = np.empty((n, c_out) + geometry.out_sizes, np.result_type(x, w))
         image_bytes = wm.shape[2] * groups * _numel(geometry.grid) * x.itemsize
         chunks = max(1, math.ceil(n * image_bytes / CHUNK_BYTES))
-        step = math.ceil(n / chunks)
+        step = max(1, math.ceil(n / chunks))     # (at least 1: an empty batch has no chunk)
         keep = keep if step >= n else None
         b = None if bias is None else bias.reshape((-1,) + (1,) * len(kernel))
         for at in range(0, n, step):

@@ -449,3 +449,33 @@ def test_fmax_and_fmin_give_a_tie_to_self(op):
     b = [[0.5, -2.0, -inf, 1.2, nan]]
     ours, theirs = _run_both(lambda lib, x, y: getattr(lib, op)(x, y), [a, b])
     _same(ours, theirs)
+
+
+@pytest.mark.parametrize("shape, weight", [((1, 1, 3, 4, 0), (2, 1, 2, 2, 2)),
+                                           ((1, 2, 0), (3, 2, 1))])
+def test_convolution_refuses_an_empty_spatial_dim(shape, weight):
+    """An input empty in a spatial dim (not in its batch or channels) is refused, as
+    PyTorch's backend selection does; padding gave TensorPlay a non-empty result."""
+    k = len(shape) - 2
+    args = ((1,) * k, (1,) * k, (1,) * k, False, (0,) * k, 1)
+    with pytest.raises(RuntimeError):
+        torch.convolution(torch.ones(shape), torch.ones(weight), None, *args)
+    with pytest.raises(tp.errors.ShapeError, match="'input'"):
+        tp.convolution(tp.ones(shape), tp.ones(weight), None, *args)
+
+
+@pytest.mark.parametrize("shape, weight", [((0, 1, 3, 4, 2), (2, 1, 2, 2, 2)),
+                                           ((0, 1, 3, 4), (2, 1, 2, 2))])
+def test_convolution_of_an_empty_batch(shape, weight):
+    """An empty batch gives an empty result and zero weight gradients (the per-image
+    path's chunk step was 0 for it: range() refused)."""
+    k = len(shape) - 2
+    args = ((1,) * k, (1,) * k, (1,) * k, False, (0,) * k, 1)
+    results = []
+    for lib in (tp, torch):
+        x, w = lib.ones(shape, requires_grad=True), lib.ones(weight, requires_grad=True)
+        out = lib.convolution(x, w, None, *args)
+        out.sum().backward()
+        results.append([out, w.grad])
+    assert tuple(results[0][0].shape) == tuple(results[1][0].shape)
+    _same(results[0], results[1])
