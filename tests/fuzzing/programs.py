@@ -21,6 +21,12 @@ A step must run in both libraries or raise in both; TensorPlay's errors must be 
 typed errors. At the end a backward through everything that requires grad compares the
 leaves' gradients.
 
+Three checks ride along (each its own module, drawing from `check_rng` so that the
+programs stay as they were): tangents.py compares a share of the op steps' forward-mode
+tangents with PyTorch's, compiled.py replays a share of the programs through tp.compile
+against eager TensorPlay, distributions.py ends a share of them with a tp.distributions
+family against torch.distributions.
+
 Every program is a pure function of its seed: `Program(seed).run()` replays it, and a
 mismatch carries the listing of the steps that led to it. KNOWN lists the error-path
 mismatches left as they are, each with its reason.
@@ -143,6 +149,20 @@ _CONVERGED_TO_SQRT_EPS = {"lobpcg"}
 # _CONVERGED_TO_SQRT_EPS's (seed 2743: TensorPlay's float32 gradient is 3e-7 from the
 # float64 one, PyTorch's 5e-6).
 _AMPLIFIES_ROUNDING = {"linalg_pinv", "pinverse"}
+# So do the chains of matrix products: an element of the product of k matrices carries
+# rounding relative to the sum of its terms' magnitudes, not to itself, and a small
+# element of a large product (cancellation) differs past the dtype's tolerance between two
+# right multiplication orders (seed 702660: a complex64 chain of five, -22.2517 against
+# PyTorch's -22.2518 where the product's largest element is 905; both are within 1.6e-7
+# of that largest element from the exact product).
+_AMPLIFIES_ROUNDING |= {"chain_matmul", "linalg_multi_dot"}
+
+
+# PyTorch's CPU flash-attention backward rounds its intermediates (the scores' gradient)
+# to bfloat16 or float16 when its inputs are; TensorPlay's accumulates in float32 (seed 29:
+# TensorPlay's bfloat16 dQ is 0.0056 from the float64 result of the same formula,
+# PyTorch's 0.027, past bfloat16's tolerance). These ops are drawn in float32 and float64.
+_HALF_INTERMEDIATES = {"_scaled_dot_product_flash_attention_backward"}
 
 
 # PyTorch's CPU mode sorts each slice with std::sort and `a < b`, which is no strict weak
@@ -257,6 +277,11 @@ _CUDA_ONLY_IN_PYTORCH = {"batch_norm_elemt", "batch_norm_stats", "batch_norm_gat
 # grid differs from PyTorch's in wrapped elements (open: an integer theta has no use, the
 # difference is not investigated).
 _NO_DTYPE_CASES = _CUDA_ONLY_IN_PYTORCH | {"affine_grid_generator"}
+# Nor the ops that compare singular values with a tolerance given as a tensor: their
+# samples' singular values are round numbers (2, 1.5, 1), and a "mixed" integer tolerance
+# rounds to one of them, where which side of it the decomposition's last ulp falls decides
+# the rank (seed 702751: atol=1 against a singular value 1.0000001 in PyTorch, 1.0 here).
+_NO_DTYPE_CASES |= {"linalg_matrix_rank", "linalg_pinv"}
 _INTEGER_DTYPES = (tp.bool, tp.uint8, tp.int32, tp.int64)
 _OTHER_DTYPES = (tp.bool, tp.int32, tp.int64, tp.float16, tp.bfloat16, tp.float32,
                  tp.float64, tp.complex64)
@@ -357,10 +382,20 @@ KNOWN = [
     ("missing error", ("backward",), "PixelShuffleBackward0 returned an invalid gradient",
      "PyTorch's pixel_unshuffle bug on empty inputs (see _NO_EMPTY_CASE) reached through "
      "pixel_shuffle's backward"),
+    ("spurious error", ("backward",), "[tensorplay.LongTensor []] is at version",
+     "an in-place write into an int64 0-dim output of _scaled_dot_product_flash_attention "
+     "(its philox seed or offset) before the backward: TensorPlay's backward saves them "
+     "and checks their version, PyTorch's CPU backward does not refuse (open: not "
+     "investigated whether it reads them)"),
+    ("missing error", ("backward",), "input_is_complex == grad_is_complex",
+     "a real input summed to a complex dtype (sum(x, dtype=complex128)): PyTorch's sum "
+     "backward hands the complex gradient to the real input and its engine refuses it; "
+     "TensorPlay's takes the real part, as PyTorch's other real-to-complex formulas do "
+     "(handle_r_to_c)"),
     ("missing error", ("backward",), "derivative for aten::",
      "PyTorch has no derivative for the op (batch_norm_update_stats); TensorPlay's "
      "composite is differentiable"),
-    ("spurious error", ("backward",), "complex64 view of a float32 tensor",
+    ("spurious error", ("backward",), "that requires grad: only the real views of a complex",
      "an in-place write (under no_grad) into view_as_complex of a leaf that requires grad, "
      "then a backward through it: TensorPlay's autograd refuses complex views of real "
      "tensors written in place (open)"),
@@ -403,6 +438,10 @@ KNOWN = [
     ("missing error", ("binary_cross_entropy_with_logits",), "can't be cast",
      "an integer target: PyTorch computes into the target's dtype in place and refuses "
      "the float result; TensorPlay promotes"),
+    ("missing error", ("instance_norm",), "expected scalar type",
+     "a running_var of another dtype than the input: PyTorch's kernel refuses it (and takes "
+     "a running_mean of any dtype, complex or bool too); TensorPlay computes both running "
+     "statistics in the parameters' dtype (composite/normalization.py's instance_norm)"),
     ("missing error", ("batch_norm_update_stats",), "expected scalar type",
      "complex running statistics: PyTorch's kernel refuses them by their scalar type; "
      "TensorPlay updates them"),
@@ -627,7 +666,9 @@ class Program:
         elif complexes and draw < 0.75:
             dtype = complexes[int(rng.integers(len(complexes)))]
         else:
-            dtype = op.dtypes[int(rng.integers(len(op.dtypes)))]
+            dtypes = [d for d in op.dtypes if op.name not in _HALF_INTERMEDIATES
+                      or d not in (tp.float16, tp.bfloat16)]
+            dtype = dtypes[int(rng.integers(len(dtypes)))]
         requires_grad = (op.supports_autograd and dtype in op.grad_dtypes
                          and rng.random() < 0.5) and op.name not in _NO_BACKWARD
         samples = op.sample_inputs("cpu", dtype, requires_grad)
@@ -703,7 +744,8 @@ class Program:
         if op.name in _FLOAT32_ACCURATE:
             precision = _looser(precision, tp.float32)
         if op.name in _CONVERGED_TO_SQRT_EPS or op.name in _AMPLIFIES_ROUNDING:
-            precision = _looser(precision, tp.float16 if precision is tp.float32 else tp.float32)
+            single = precision in (tp.float32, tp.complex64)    # (float32's parts)
+            precision = _looser(precision, tp.float16 if single else tp.float32)
         if inplace:
             self._written(twins[id(sample.input)], depth, precision)
 
