@@ -30,11 +30,13 @@ from fuzzing import programs
 from fuzzing.programs import Program, Value, _Found, _with_values_of, run_programs
 from opinfo.core import to_torch
 
-PROGRAMS = int(os.environ.get("TP_FUZZ_PROGRAMS", "300"))
+# 250 programs: with the tangent, compiled and distribution checks (about 18% more per
+# program) the default run takes the time 300 programs took without them.
+PROGRAMS = int(os.environ.get("TP_FUZZ_PROGRAMS", "250"))
 FIRST_SEED = int(os.environ.get("TP_FUZZ_SEED", "0"))
-DEFAULT = (0, 300)
+DEFAULT = (0, 250)
 
-# seed -> (kind, what is wrong). Only for the default programs (seeds 0-299).
+# seed -> (kind, what is wrong). Only for the default programs (seeds 0-249).
 KNOWN = {
 }
 

@@ -23,7 +23,7 @@ import torch
 import tensorplay as tp
 from opinfo.core import to_torch
 
-DISTRIBUTION_SHARE = 0.2
+DISTRIBUTION_SHARE = 0.1
 
 
 def _real(rng, shape):
