@@ -479,3 +479,13 @@ def test_convolution_of_an_empty_batch(shape, weight):
         results.append([out, w.grad])
     assert tuple(results[0][0].shape) == tuple(results[1][0].shape)
     _same(results[0], results[1])
+
+
+@pytest.mark.parametrize("shape, hxw", [((2, 4, 0), 3), ((2, 4, 3), 2)])
+def test_native_group_norm_checks_the_element_count(shape, hxw):
+    """An input that does not hold N * C * HxW elements is refused with a typed error
+    naming 'input' (an empty one reached NumPy's reshape: an untyped ValueError)."""
+    with pytest.raises(RuntimeError):
+        torch.native_group_norm(torch.ones(shape), None, None, 2, 4, hxw, 2, 1e-5)
+    with pytest.raises(tp.errors.ShapeError, match="'input'"):
+        tp.native_group_norm(tp.ones(shape), None, None, 2, 4, hxw, 2, 1e-5)
