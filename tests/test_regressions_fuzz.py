@@ -489,3 +489,20 @@ def test_native_group_norm_checks_the_element_count(shape, hxw):
         torch.native_group_norm(torch.ones(shape), None, None, 2, 4, hxw, 2, 1e-5)
     with pytest.raises(tp.errors.ShapeError, match="'input'"):
         tp.native_group_norm(tp.ones(shape), None, None, 2, 4, hxw, 2, 1e-5)
+
+
+def test_compiled_resize_of_an_intermediate_runs_eagerly():
+    """resize_ of a value computed inside a compiled function changes its size outside
+    the dispatcher: no node records it, so the lowered graph gave it back at its old size
+    ((3, 4) for (2, 3)). It is a graph break now, and the compiled call matches eager."""
+    def fn(lib, x):
+        y = x * 2
+        y.resize_((2, 3))
+        return [x, y, y + 1]
+    compiled = tp.compile(lambda x: fn(tp, x))
+    data = np.arange(12.0).reshape(3, 4)
+    for _ in range(2):          # the capture, then what the guard set runs
+        got = compiled(tp.tensor(data))
+    want = fn(torch, torch.tensor(data))
+    assert [tuple(t.shape) for t in got] == [tuple(t.shape) for t in want]
+    _same(got, want)
