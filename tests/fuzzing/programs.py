@@ -269,7 +269,9 @@ _NORMALISING = {"batch_norm", "native_batch_norm", "layer_norm", "native_layer_n
 _NO_EMPTY_CASE = {"resize_", "resize_as_", "pixel_unshuffle"}
 # PyTorch has CUDA kernels only for these: tests/opinfo compares them with a Python
 # reference, whose dtype rules, empty-input and NaN/inf handling are its own, not
-# PyTorch's. They get no edge case and finite inputs.
+# PyTorch's. They get no edge case, finite inputs, and a live value as input only of the
+# sample's own dtype (seed 706491: the reference promotes a float32 input with float64
+# statistics to float64).
 _CUDA_ONLY_IN_PYTORCH = {"batch_norm_elemt", "batch_norm_stats", "batch_norm_gather_stats",
                          "batch_norm_gather_stats_with_counts", "batch_norm_backward_reduce",
                          "batch_norm_backward_elemt"}
@@ -694,7 +696,8 @@ class Program:
         if (isinstance(inp, tp.Tensor) and op.name not in _SORTED_ARGS
                 and op.name not in _STORAGE_ADDRESSING and edge is None):
             fits = [v for v in self.pool if tuple(v.tp.shape) == tuple(inp.shape)
-                    and (v.tp.dtype == inp.dtype if internal else v.tp.dtype in op.dtypes)
+                    and (v.tp.dtype == inp.dtype if internal or op.name in _CUDA_ONLY_IN_PYTORCH
+                         else v.tp.dtype in op.dtypes)
                     and not ((finite_only or op.name in _FINITE_INPUT)
                              and not _all_finite(v.th))
                     and not (op.name in _NO_ZERO_STRIDE and 0 in v.th.stride())
