@@ -506,3 +506,18 @@ def test_compiled_resize_of_an_intermediate_runs_eagerly():
     want = fn(torch, torch.tensor(data))
     assert [tuple(t.shape) for t in got] == [tuple(t.shape) for t in want]
     _same(got, want)
+
+
+def test_addr_of_complex_vectors_takes_a_float_beta():
+    """A float beta or alpha is refused for integral results only: a complex result (a
+    float64 self, a complex64 vec1) takes it, as PyTorch's addr does."""
+    self_, v1, v2 = np.float64(1.5), np.array([1 + 2j, -0.5j]), np.array([2.0, -1.0, 0.5])
+    ours = tp.addr(tp.tensor(self_), tp.tensor(v1, dtype=tp.complex64), tp.tensor(v2),
+                   beta=0.5, alpha=2)
+    theirs = torch.addr(torch.tensor(self_), torch.tensor(v1, dtype=torch.complex64),
+                        torch.tensor(v2), beta=0.5, alpha=2)
+    assert ours.dtype.name == str(theirs.dtype).split(".")[-1]
+    _same([tp.view_as_real(ours)], [torch.view_as_real(theirs)])
+    with pytest.raises(tp.errors.DTypeError, match="'beta'"):
+        tp.addr(tp.ones(2, 3, dtype=tp.int64), tp.ones(2, dtype=tp.int64),
+                tp.ones(3, dtype=tp.int64), beta=0.5)

@@ -653,7 +653,7 @@ def _check_addr_scalar(op, dtype, value, name):
     if isinstance(value, bool) and dtype is not dt.bool:
         raise DTypeError(f"{op}(): Boolean {name} only supported for Boolean results "
                          f"(argument '{name}')", op=op, arg=name)
-    if not dtype.is_floating_point and not isinstance(value, (bool, int)):
+    if not (dtype.is_floating_point or dtype.is_complex) and not isinstance(value, (bool, int)):
         raise DTypeError(f"{op}(): For integral input tensors, argument {name} must not be a "
                          f"floating point number (argument '{name}' is {value!r})", op=op,
                          arg=name)
