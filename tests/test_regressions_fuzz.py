@@ -521,3 +521,18 @@ def test_addr_of_complex_vectors_takes_a_float_beta():
     with pytest.raises(tp.errors.DTypeError, match="'beta'"):
         tp.addr(tp.ones(2, 3, dtype=tp.int64), tp.ones(2, dtype=tp.int64),
                 tp.ones(3, dtype=tp.int64), beta=0.5)
+
+
+def test_group_norm_tangent_of_an_empty_batch():
+    """group_norm's tangent formula viewed the input as (N, group, -1), which an empty
+    batch cannot resolve: the tangent of an empty batch is empty, as PyTorch's."""
+    import tensorplay.autograd.forward_ad as fw
+    import torch.autograd.forward_ad as tfw
+    shapes = []
+    for lib, forward in ((tp, fw), (torch, tfw)):
+        with forward.dual_level():
+            x = forward.make_dual(lib.ones((0, 4, 3), dtype=lib.float64),
+                                  lib.ones((0, 4, 3), dtype=lib.float64))
+            out = lib.nn.functional.group_norm(x, 2)
+            shapes.append(tuple(forward.unpack_dual(out).tangent.shape))
+    assert shapes[0] == shapes[1] == (0, 4, 3)

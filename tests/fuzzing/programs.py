@@ -389,6 +389,23 @@ KNOWN = [
      "(its philox seed or offset) before the backward: TensorPlay's backward saves them "
      "and checks their version, PyTorch's CPU backward does not refuse (open: not "
      "investigated whether it reads them)"),
+    ("spurious error", ("backward",), "[tensorplay.IntTensor [",
+     "int32 targets of ctc_loss written in place before the backward: PyTorch's backward "
+     "does not refuse (its IntList overload works on an int64 copy of the targets); "
+     "TensorPlay's saves the targets themselves and checks their version (open)"),
+    ("missing error", ("backward",), "A must be batches of square matrices",
+     "cholesky of an empty non-square matrix (3 x 0): both forwards return an empty "
+     "factor, PyTorch's backward then refuses the shape; TensorPlay's returns the empty "
+     "gradient (open: TensorPlay's forward could refuse first)"),
+    ("spurious error", ("backward",), "expected non-empty channel and spatial dims",
+     "adaptive average pooling to 1 x 1 of an input with no channels: PyTorch's forward "
+     "takes the mean there (its 1 x 1 fast path), so its backward is mean's and checks "
+     "nothing; TensorPlay's backward is the pooling's, which refuses the empty channels "
+     "as PyTorch's pooling backward does (open)"),
+    ("missing error", None, "refer to a single memory location",
+     "an in-place write into a complex tensor of its own .imag or .real view (a 0-dim "
+     "complex128 times its imag): PyTorch refuses the overlap; TensorPlay does not detect "
+     "overlap between a complex tensor and its real views (open)"),
     ("missing error", ("backward",), "input_is_complex == grad_is_complex",
      "a real input summed to a complex dtype (sum(x, dtype=complex128)): PyTorch's sum "
      "backward hands the complex gradient to the real input and its engine refuses it; "
