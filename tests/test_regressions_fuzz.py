@@ -536,3 +536,13 @@ def test_group_norm_tangent_of_an_empty_batch():
             out = lib.nn.functional.group_norm(x, 2)
             shapes.append(tuple(forward.unpack_dual(out).tangent.shape))
     assert shapes[0] == shapes[1] == (0, 4, 3)
+
+
+def test_softmin_negates_in_the_input_dtype():
+    """softmin(x, dtype=d) is softmax(-x, dtype=d), as PyTorch's: a uint8 input's
+    negation wraps before the softmax sees it (TensorPlay cast to d first)."""
+    x = [[1, 5, 200, 0], [3, 3, 255, 7]]
+    ours = tp.nn.functional.softmin(tp.tensor(x, dtype=tp.uint8), 1, dtype=tp.float64)
+    theirs = torch.nn.functional.softmin(torch.tensor(x, dtype=torch.uint8), 1,
+                                         dtype=torch.float64)
+    _same([ours], [theirs], rtol=1e-12, atol=1e-300)
