@@ -546,3 +546,16 @@ def test_softmin_negates_in_the_input_dtype():
     theirs = torch.nn.functional.softmin(torch.tensor(x, dtype=torch.uint8), 1,
                                          dtype=torch.float64)
     _same([ours], [theirs], rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("shape", [(0, 1, 5, 4), (1, 1, 3, 3)])
+def test_im2col_result_is_writable(shape):
+    """im2col's result is a tensor of its own: for an empty batch (and any other window
+    view already contiguous) it was NumPy's read-only window view, and a write into it
+    raised an untyped ValueError."""
+    results = []
+    for lib in (tp, torch):
+        cols = lib.nn.functional.unfold(lib.ones(shape), (1, 1))
+        cols[cols > 0] = 7
+        results.append(cols)
+    _same([results[0]], [results[1]])
