@@ -559,3 +559,20 @@ def test_im2col_result_is_writable(shape):
         cols[cols > 0] = 7
         results.append(cols)
     _same([results[0]], [results[1]])
+
+
+@pytest.mark.parametrize("other", ["float32", "complex64"])
+def test_einsum_of_mixed_dtypes_computes_in_the_promoted_dtype(other):
+    """einsum of an int8 and a float32 (or complex64) operand: the result is promoted,
+    and so must the arithmetic be (the kernel cast every operand to the first one's
+    accumulation dtype: 0.5 became 0, and a complex part was dropped)."""
+    a, b = [[1, -2, 4]], [[0.5 + 1j, -1.27 + 0.3j, 2 - 2j]]
+    b = b if other == "complex64" else [[0.5, -1.27, 2.0]]
+    ours = tp.einsum("ij,ij->ij", tp.tensor(a, dtype=tp.int8),
+                     tp.tensor(b, dtype=getattr(tp, other)))
+    theirs = torch.einsum("ij,ij->ij", torch.tensor(a, dtype=torch.int8),
+                          torch.tensor(b, dtype=getattr(torch, other)))
+    assert ours.dtype.name == other
+    real = (lambda t: tp.view_as_real(t)) if other == "complex64" else (lambda t: t)
+    treal = (lambda t: torch.view_as_real(t)) if other == "complex64" else (lambda t: t)
+    _same([real(ours)], [treal(theirs)])
