@@ -576,3 +576,16 @@ def test_einsum_of_mixed_dtypes_computes_in_the_promoted_dtype(other):
     real = (lambda t: tp.view_as_real(t)) if other == "complex64" else (lambda t: t)
     treal = (lambda t: torch.view_as_real(t)) if other == "complex64" else (lambda t: t)
     _same([real(ours)], [treal(theirs)])
+
+
+@pytest.mark.parametrize("fn", ["trapezoid", "cumulative_trapezoid"])
+@pytest.mark.parametrize("x_dtype", ["bfloat16", "float16", "float64", "int64"])
+def test_trapezoid_of_integer_samples_promotes_with_x(fn, x_dtype):
+    """Integer samples y with sample points x: the result has the dtype of x * y, as
+    PyTorch's x-spacing times (y[i] + y[i+1]) (bfloat16 for a bfloat16 x; TensorPlay made
+    y float32 first); integer x and y still integrate in the default float."""
+    y, x = [[1, 2, 3, 4, 5], [2, 0, 1, 7, 3]], [0, 1, 2, 3, 5]
+    ours = getattr(tp, fn)(tp.tensor(y), tp.tensor(x, dtype=getattr(tp, x_dtype)))
+    theirs = getattr(torch, fn)(torch.tensor(y), torch.tensor(x, dtype=getattr(torch, x_dtype)))
+    assert ours.dtype.name == str(theirs.dtype).split(".")[-1]
+    _same([ours], [theirs])

@@ -49,15 +49,19 @@ def cumulative_trapezoid_dx(y, dx, dim):
 def _spacing_product(y, d, x, dx):
     """(y[i] + y[i+1]) / 2 * spacing over each interval along d."""
     length = y.shape[d]
-    mid = (y.narrow(d, 1, length - 1) + y.narrow(d, 0, length - 1)) / 2
+    pairs = y.narrow(d, 1, length - 1) + y.narrow(d, 0, length - 1)
     if x is None:
-        return mid * dx
+        return pairs / 2 * dx
     if x.dim() == 1:
         steps = x[1:] - x[:-1]
         shape = [1] * y.dim()
         shape[d] = steps.shape[0]
-        return mid * steps.reshape(shape)
-    return mid * diff(x, 1, d - y.dim(), None, None)
+        steps = steps.reshape(shape)
+    else:
+        steps = diff(x, 1, d - y.dim(), None, None)
+    # the spacing times the pair first, then halved (exact): integer samples promote
+    # with the spacing's dtype, as in PyTorch
+    return steps * pairs / 2
 
 
 def _trapezoid_args(op, y, x, dim):
@@ -66,7 +70,11 @@ def _trapezoid_args(op, y, x, dim):
         raise ShapeError(f"{op}(): There must be one `x` value for each sample point, but "
                          f"got {x.shape[0]} for 'x' and {y.shape[d]} samples along dim {d}",
                          op=op, arg="x")
-    if not y.dtype.is_differentiable:     # integers integrate in the default float
+    # integers integrate in the default float, unless floating sample points x are given:
+    # then (as PyTorch's x * (y[i] + y[i+1])) the integers promote with x's dtype (a
+    # bfloat16 x gives a bfloat16 result)
+    if not y.dtype.is_differentiable and (x is None or not x.dtype.is_differentiable
+                                          or y.dtype is dt.bool):
         y = y.to(dt.get_default_dtype())
     return y, d
 
