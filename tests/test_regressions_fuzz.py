@@ -589,3 +589,17 @@ def test_trapezoid_of_integer_samples_promotes_with_x(fn, x_dtype):
     theirs = getattr(torch, fn)(torch.tensor(y), torch.tensor(x, dtype=getattr(torch, x_dtype)))
     assert ours.dtype.name == str(theirs.dtype).split(".")[-1]
     _same([ours], [theirs])
+
+
+@pytest.mark.parametrize("fn", ["trapezoid", "cumulative_trapezoid"])
+@pytest.mark.parametrize("bool_arg", ["y", "x"])
+def test_trapezoid_refuses_bool_samples(fn, bool_arg):
+    """A bool y or x is refused, as PyTorch's 'received a bool input' check does (bool y
+    was integrated as float32)."""
+    y, x = [True, False, True], [0.0, 1.0, 3.0]
+    with pytest.raises(RuntimeError, match="bool"):
+        getattr(torch, fn)(torch.tensor(y if bool_arg == "y" else [1.0, 2.0, 3.0]),
+                           torch.tensor(x if bool_arg == "y" else y))
+    with pytest.raises(tp.errors.DTypeError, match=f"'{bool_arg}'"):
+        getattr(tp, fn)(tp.tensor(y if bool_arg == "y" else [1.0, 2.0, 3.0]),
+                        tp.tensor(x if bool_arg == "y" else y))

@@ -70,11 +70,15 @@ def _trapezoid_args(op, y, x, dim):
         raise ShapeError(f"{op}(): There must be one `x` value for each sample point, but "
                          f"got {x.shape[0]} for 'x' and {y.shape[d]} samples along dim {d}",
                          op=op, arg="x")
+    for name, t in (("y", y), ("x", x)):
+        if t is not None and t.dtype is dt.bool:
+            which = "`y`" if x is None else "`x` or `y`"
+            raise DTypeError(f"{op}(): received a bool input for {which}, but bool is not "
+                             f"supported (argument '{name}')", op=op, arg=name)
     # integers integrate in the default float, unless floating sample points x are given:
     # then (as PyTorch's x * (y[i] + y[i+1])) the integers promote with x's dtype (a
     # bfloat16 x gives a bfloat16 result)
-    if not y.dtype.is_differentiable and (x is None or not x.dtype.is_differentiable
-                                          or y.dtype is dt.bool):
+    if not y.dtype.is_differentiable and (x is None or not x.dtype.is_differentiable):
         y = y.to(dt.get_default_dtype())
     return y, d
 

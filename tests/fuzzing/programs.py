@@ -227,7 +227,8 @@ def _lapack_names():
     entries = db_eigen.op_db + db_qr.op_db + db_triangular.op_db + db_linalg.FACTORIZATIONS
     return {e.name for e in entries} | {"linalg_tensorinv", "linalg_tensorsolve",
                                         "linalg_matrix_exp", "matrix_exp",
-                                        "linalg_matrix_power", "matrix_power"}
+                                        "linalg_matrix_power", "matrix_power",
+                                        "nuclear_norm"}
 
 
 _LAPACK = _lapack_names()
@@ -429,6 +430,9 @@ KNOWN = [
      "refuses (open)"),
     ("spurious error", ("cosine_embedding_loss",), "must hold 1 or -1",
      "a target other than 1 or -1: PyTorch computes with it unchecked; TensorPlay refuses"),
+    ("spurious error", ("lerp",), "not implemented for int",
+     "an integer weight tensor in lerp_ into a float tensor: PyTorch's in-place kernel "
+     "casts it; TensorPlay refuses (open)"),
     ("spurious error", ("huber_loss", "lerp", "binary_cross_entropy"), "bool",
      "a bool operand: PyTorch promotes it; TensorPlay refuses (open)"),
     ("missing error", ("binary_cross_entropy_with_logits",), "with two bool tensors",
