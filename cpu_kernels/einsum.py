@@ -17,7 +17,7 @@ def einsum(equation, tensors):
     builds its equations from the same parse)."""
     spec = shape_rule("einsum.einsum")("einsum", (equation, tensors))
     parsed = parse_einsum("einsum", equation, [t._impl.sizes for t in tensors])
-    arrays = _acc(*tensors)
+    arrays = _acc(*tensors, dtype=spec.dtype)     # (mixed operands: in the promoted dtype)
     # The result's layout (PyTorch's) depends on the operands' sizes and strides only.
     layouts = tuple((t._impl.sizes, t._impl.strides) for t in tensors)
     strides = plans.get("cpu.einsum.layout", (parsed.equation, layouts),

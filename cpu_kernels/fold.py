@@ -21,7 +21,9 @@ def im2col(self, kernel_size, dilation, padding, stride):
     win = windows(pad_spatial(x, padding), kernel_size, stride, dilation)  # (.., C, oh, ow, K)
     lead = x.ndim - 3
     order = tuple(range(lead + 1)) + (lead + 3, lead + 4, lead + 1, lead + 2)
-    return out(np.ascontiguousarray(win.transpose(order)).reshape(spec.sizes),
+    # np.array copies always: ascontiguousarray hands back the read-only window view
+    # itself where it is contiguous already (an empty batch), and the result is written
+    return out(np.array(win.transpose(order), order="C").reshape(spec.sizes),
                self._impl.dtype)
 
 

@@ -39,9 +39,11 @@ def bmm(self, mat2):
     return _matmul(self, mat2, spec.dtype)
 
 
-def _acc(*tensors):
-    """The tensors' data in the dtype products accumulate in (all share one dtype)."""
-    acc = accumulate_dtype(tensors[0]._impl.dtype)
+def _acc(*tensors, dtype=None):
+    """The tensors' data in the dtype products accumulate in: that of `dtype` (the
+    result's, where the operands may differ: einsum), else of the first tensor's (all
+    share one dtype)."""
+    acc = accumulate_dtype(dtype or tensors[0]._impl.dtype)
     arrays = [t._impl.array() for t in tensors]
     return [a if a.dtype == acc else a.astype(acc) for a in arrays]
 

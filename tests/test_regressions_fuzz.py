@@ -533,3 +533,186 @@ def test_batch_norm_eval_of_an_empty_input_checks_nothing_else(shape):
         torch.native_batch_norm(torch.zeros(shape), *args(torch)[:4], True, 0.1, 1e-5)
     with pytest.raises(tp.errors.ShapeError):
         tp.native_batch_norm(tp.zeros(shape), *args(tp)[:4], True, 0.1, 1e-5)
+@pytest.mark.parametrize("fn", [
+    lambda lib, x: [(y := x * 2), y.detach()],
+    lambda lib, x: [x.detach()],
+    lambda lib, x: [lib.view_as_complex(x), lib.view_as_complex(x).detach()],
+], ids=["result-and-its-detach", "detached-input", "complex-view-and-its-detach"])
+def test_compiled_detached_output_keeps_requires_grad_apart(fn):
+    """The compiled call of a function returning a value and its detach (the lowered
+    graph returns one tensor for both, or the input itself) gives each output its own
+    requires_grad, as eager (and PyTorch) does: marking the shared tensor
+    non-differentiable took it from the other output, or gave it to the detached one."""
+    compiled = tp.compile(lambda x: fn(tp, x))
+    for _ in range(2):          # the capture, then the lowered graph
+        x = tp.tensor([1.0, 2.0], dtype=tp.float64, requires_grad=True)
+        got = compiled(x)
+    want = fn(torch, torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True))
+    assert [t.requires_grad for t in got] == [t.requires_grad for t in want]
+    _same([tp.view_as_real(t) if t.is_complex() else t for t in got],
+          [torch.view_as_real(t) if t.is_complex() else t for t in want])
+
+
+@pytest.mark.parametrize("op", ["fmax", "fmin"])
+def test_fmax_and_fmin_give_a_tie_to_self(op):
+    """At a tie (-inf and -inf from poisoned inputs, or equal values) PyTorch's fmax/fmin
+    backward gives the whole gradient to self; maximum/minimum split it evenly, which
+    fmax/fmin built on them inherited. NaN handling and broadcasting as before."""
+    a = [[0.3], [-inf], [1.2], [nan]]
+    b = [[0.5, -2.0, -inf, 1.2, nan]]
+    ours, theirs = _run_both(lambda lib, x, y: getattr(lib, op)(x, y), [a, b])
+    _same(ours, theirs)
+
+
+@pytest.mark.parametrize("shape, weight", [((1, 1, 3, 4, 0), (2, 1, 2, 2, 2)),
+                                           ((1, 2, 0), (3, 2, 1))])
+def test_convolution_refuses_an_empty_spatial_dim(shape, weight):
+    """An input empty in a spatial dim (not in its batch or channels) is refused, as
+    PyTorch's backend selection does; padding gave TensorPlay a non-empty result."""
+    k = len(shape) - 2
+    args = ((1,) * k, (1,) * k, (1,) * k, False, (0,) * k, 1)
+    with pytest.raises(RuntimeError):
+        torch.convolution(torch.ones(shape), torch.ones(weight), None, *args)
+    with pytest.raises(tp.errors.ShapeError, match="'input'"):
+        tp.convolution(tp.ones(shape), tp.ones(weight), None, *args)
+
+
+@pytest.mark.parametrize("shape, weight", [((0, 1, 3, 4, 2), (2, 1, 2, 2, 2)),
+                                           ((0, 1, 3, 4), (2, 1, 2, 2))])
+def test_convolution_of_an_empty_batch(shape, weight):
+    """An empty batch gives an empty result and zero weight gradients (the per-image
+    path's chunk step was 0 for it: range() refused)."""
+    k = len(shape) - 2
+    args = ((1,) * k, (1,) * k, (1,) * k, False, (0,) * k, 1)
+    results = []
+    for lib in (tp, torch):
+        x, w = lib.ones(shape, requires_grad=True), lib.ones(weight, requires_grad=True)
+        out = lib.convolution(x, w, None, *args)
+        out.sum().backward()
+        results.append([out, w.grad])
+    assert tuple(results[0][0].shape) == tuple(results[1][0].shape)
+    _same(results[0], results[1])
+
+
+@pytest.mark.parametrize("shape, hxw", [((2, 4, 0), 3), ((2, 4, 3), 2)])
+def test_native_group_norm_checks_the_element_count(shape, hxw):
+    """An input that does not hold N * C * HxW elements is refused with a typed error
+    naming 'input' (an empty one reached NumPy's reshape: an untyped ValueError)."""
+    with pytest.raises(RuntimeError):
+        torch.native_group_norm(torch.ones(shape), None, None, 2, 4, hxw, 2, 1e-5)
+    with pytest.raises(tp.errors.ShapeError, match="'input'"):
+        tp.native_group_norm(tp.ones(shape), None, None, 2, 4, hxw, 2, 1e-5)
+
+
+def test_compiled_resize_of_an_intermediate_runs_eagerly():
+    """resize_ of a value computed inside a compiled function changes its size outside
+    the dispatcher: no node records it, so the lowered graph gave it back at its old size
+    ((3, 4) for (2, 3)). It is a graph break now, and the compiled call matches eager."""
+    def fn(lib, x):
+        y = x * 2
+        y.resize_((2, 3))
+        return [x, y, y + 1]
+    compiled = tp.compile(lambda x: fn(tp, x))
+    data = np.arange(12.0).reshape(3, 4)
+    for _ in range(2):          # the capture, then what the guard set runs
+        got = compiled(tp.tensor(data))
+    want = fn(torch, torch.tensor(data))
+    assert [tuple(t.shape) for t in got] == [tuple(t.shape) for t in want]
+    _same(got, want)
+
+
+def test_addr_of_complex_vectors_takes_a_float_beta():
+    """A float beta or alpha is refused for integral results only: a complex result (a
+    float64 self, a complex64 vec1) takes it, as PyTorch's addr does."""
+    self_, v1, v2 = np.float64(1.5), np.array([1 + 2j, -0.5j]), np.array([2.0, -1.0, 0.5])
+    ours = tp.addr(tp.tensor(self_), tp.tensor(v1, dtype=tp.complex64), tp.tensor(v2),
+                   beta=0.5, alpha=2)
+    theirs = torch.addr(torch.tensor(self_), torch.tensor(v1, dtype=torch.complex64),
+                        torch.tensor(v2), beta=0.5, alpha=2)
+    assert ours.dtype.name == str(theirs.dtype).split(".")[-1]
+    _same([tp.view_as_real(ours)], [torch.view_as_real(theirs)])
+    with pytest.raises(tp.errors.DTypeError, match="'beta'"):
+        tp.addr(tp.ones(2, 3, dtype=tp.int64), tp.ones(2, dtype=tp.int64),
+                tp.ones(3, dtype=tp.int64), beta=0.5)
+
+
+def test_group_norm_tangent_of_an_empty_batch():
+    """group_norm's tangent formula viewed the input as (N, group, -1), which an empty
+    batch cannot resolve: the tangent of an empty batch is empty, as PyTorch's."""
+    import tensorplay.autograd.forward_ad as fw
+    import torch.autograd.forward_ad as tfw
+    shapes = []
+    for lib, forward in ((tp, fw), (torch, tfw)):
+        with forward.dual_level():
+            x = forward.make_dual(lib.ones((0, 4, 3), dtype=lib.float64),
+                                  lib.ones((0, 4, 3), dtype=lib.float64))
+            out = lib.nn.functional.group_norm(x, 2)
+            shapes.append(tuple(forward.unpack_dual(out).tangent.shape))
+    assert shapes[0] == shapes[1] == (0, 4, 3)
+
+
+def test_softmin_negates_in_the_input_dtype():
+    """softmin(x, dtype=d) is softmax(-x, dtype=d), as PyTorch's: a uint8 input's
+    negation wraps before the softmax sees it (TensorPlay cast to d first)."""
+    x = [[1, 5, 200, 0], [3, 3, 255, 7]]
+    ours = tp.nn.functional.softmin(tp.tensor(x, dtype=tp.uint8), 1, dtype=tp.float64)
+    theirs = torch.nn.functional.softmin(torch.tensor(x, dtype=torch.uint8), 1,
+                                         dtype=torch.float64)
+    _same([ours], [theirs], rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("shape", [(0, 1, 5, 4), (1, 1, 3, 3)])
+def test_im2col_result_is_writable(shape):
+    """im2col's result is a tensor of its own: for an empty batch (and any other window
+    view already contiguous) it was NumPy's read-only window view, and a write into it
+    raised an untyped ValueError."""
+    results = []
+    for lib in (tp, torch):
+        cols = lib.nn.functional.unfold(lib.ones(shape), (1, 1))
+        cols[cols > 0] = 7
+        results.append(cols)
+    _same([results[0]], [results[1]])
+
+
+@pytest.mark.parametrize("other", ["float32", "complex64"])
+def test_einsum_of_mixed_dtypes_computes_in_the_promoted_dtype(other):
+    """einsum of an int8 and a float32 (or complex64) operand: the result is promoted,
+    and so must the arithmetic be (the kernel cast every operand to the first one's
+    accumulation dtype: 0.5 became 0, and a complex part was dropped)."""
+    a, b = [[1, -2, 4]], [[0.5 + 1j, -1.27 + 0.3j, 2 - 2j]]
+    b = b if other == "complex64" else [[0.5, -1.27, 2.0]]
+    ours = tp.einsum("ij,ij->ij", tp.tensor(a, dtype=tp.int8),
+                     tp.tensor(b, dtype=getattr(tp, other)))
+    theirs = torch.einsum("ij,ij->ij", torch.tensor(a, dtype=torch.int8),
+                          torch.tensor(b, dtype=getattr(torch, other)))
+    assert ours.dtype.name == other
+    real = (lambda t: tp.view_as_real(t)) if other == "complex64" else (lambda t: t)
+    treal = (lambda t: torch.view_as_real(t)) if other == "complex64" else (lambda t: t)
+    _same([real(ours)], [treal(theirs)])
+
+
+@pytest.mark.parametrize("fn", ["trapezoid", "cumulative_trapezoid"])
+@pytest.mark.parametrize("x_dtype", ["bfloat16", "float16", "float64", "int64"])
+def test_trapezoid_of_integer_samples_promotes_with_x(fn, x_dtype):
+    """Integer samples y with sample points x: the result has the dtype of x * y, as
+    PyTorch's x-spacing times (y[i] + y[i+1]) (bfloat16 for a bfloat16 x; TensorPlay made
+    y float32 first); integer x and y still integrate in the default float."""
+    y, x = [[1, 2, 3, 4, 5], [2, 0, 1, 7, 3]], [0, 1, 2, 3, 5]
+    ours = getattr(tp, fn)(tp.tensor(y), tp.tensor(x, dtype=getattr(tp, x_dtype)))
+    theirs = getattr(torch, fn)(torch.tensor(y), torch.tensor(x, dtype=getattr(torch, x_dtype)))
+    assert ours.dtype.name == str(theirs.dtype).split(".")[-1]
+    _same([ours], [theirs])
+
+
+@pytest.mark.parametrize("fn", ["trapezoid", "cumulative_trapezoid"])
+@pytest.mark.parametrize("bool_arg", ["y", "x"])
+def test_trapezoid_refuses_bool_samples(fn, bool_arg):
+    """A bool y or x is refused, as PyTorch's 'received a bool input' check does (bool y
+    was integrated as float32)."""
+    y, x = [True, False, True], [0.0, 1.0, 3.0]
+    with pytest.raises(RuntimeError, match="bool"):
+        getattr(torch, fn)(torch.tensor(y if bool_arg == "y" else [1.0, 2.0, 3.0]),
+                           torch.tensor(x if bool_arg == "y" else y))
+    with pytest.raises(tp.errors.DTypeError, match=f"'{bool_arg}'"):
+        getattr(tp, fn)(tp.tensor(y if bool_arg == "y" else [1.0, 2.0, 3.0]),
+                        tp.tensor(x if bool_arg == "y" else y))

@@ -93,12 +93,21 @@ class GraphEntry(Entry):
         self.graph = graph
         self.compiled = compiled
         self.build = output_builder(spec)
+        placeholders = {p.name for p in graph.placeholders}
+        self.returns_input = any(getattr(o, "name", None) in placeholders
+                                 for o in graph.outputs)
 
     def graphs(self):
         return [("forward", self.graph, self.compiled)]
 
     def run(self, fn, args, kwargs, tensors):
-        return self.build(self.compiled(*tensors, *self.free))
+        outs = self.compiled(*tensors, *self.free)
+        if self.returns_input:
+            # Nothing this graph returns requires grad (else it would be a JointEntry),
+            # but an alias lowers to its input (`x.detach()` is `x`): hand back a detached
+            # alias instead, as eager does.
+            outs = [o.detach() if o.requires_grad else o for o in outs]
+        return self.build(outs)
 
 
 class JointEntry(Entry):
@@ -132,8 +141,15 @@ class CompiledGraphFunction(Function):
         ctx.entry = entry
         ctx.set_materialize_grads(False)       # None: that output got no gradient
         ctx.save_for_backward(*outs[n:])
-        user = outs[:n]
+        user = list(outs[:n])
         if entry.non_differentiable:
+            # Each non-differentiable output as a tensor of its own: the lowered graph may
+            # hand back one tensor for several outputs, or an input itself (detach lowers
+            # to an alias: `y, y.detach()`, `x.detach()`), and marking that shared tensor
+            # would take requires_grad from the differentiable output or give it to the
+            # detached one.
+            for j in entry.non_differentiable:
+                user[j] = user[j].detach()
             ctx.mark_non_differentiable(*[user[j] for j in entry.non_differentiable])
         return tuple(user)
 

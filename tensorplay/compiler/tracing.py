@@ -75,6 +75,16 @@ class CompileCapture(CaptureMode):
         self.free.append(tensor)
         return value
 
+    def value_of(self, x):
+        value = super().value_of(x)
+        if (isinstance(value, Value) and _is_plain_shape(value.shape)
+                and value.shape != tuple(x.shape)):
+            # resize_ changes a tensor's size outside the dispatcher: no node records it,
+            # and the graph would replay the tensor at its old size
+            self.graph_break(f"a tensor ('{value.name}') changed its size outside the "
+                             f"dispatcher (resize_?): the graph cannot replay it")
+        return value
+
     # ---- graph breaks ------------------------------------------------------------------
     def graph_break(self, reason):
         if self.fullgraph:
@@ -199,6 +209,10 @@ def trace(fn, args, kwargs, tensors, names, state, *, fullgraph, want_backward):
         joint.capture_backward(tr, mode, tensors)
     tr.breaks = mode.breaks
     return tr
+
+
+def _is_plain_shape(shape):
+    return all(type(s) is int for s in shape)
 
 
 def _geometry(t):

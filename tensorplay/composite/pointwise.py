@@ -326,22 +326,23 @@ def logaddexp2(self, other):
 def fmax(self, other):
     reject_complex_args("fmax", (("self", self), ("other", other)))
     """maximum that ignores a NaN when the other value is not NaN (NumPy's fmax)."""
-    return _nan_ignoring(F.maximum(self, other), self, other)
+    return _nan_ignoring(F.ge, self, other)
 
 
 def fmin(self, other):
     reject_complex_args("fmin", (("self", self), ("other", other)))
-    return _nan_ignoring(F.minimum(self, other), self, other)
+    return _nan_ignoring(F.le, self, other)
 
 
-def _nan_ignoring(out, self, other):
-    """`out` (maximum or minimum, NaN where either input is) with each NaN replaced by the
-    other input's value. NOTE: `where`'s result is laid out like its first argument, so the
-    condition is read from `out`: the result keeps the layout a binary op of (self, other)
-    has, as PyTorch's fmax does."""
-    if not out.is_floating_point():
-        return out
-    return F.where(F.isnan(out), F.where(F.isnan(other), self, other), out)
+def _nan_ignoring(wins, self, other):
+    """self where `wins(self, other)` or other is NaN, else other: a NaN is ignored when
+    the other value is not NaN, and a tie goes to self with its whole gradient, as
+    PyTorch's fmax/fmin backward gives it (maximum and minimum split a tie's gradient
+    evenly, which fmax built on maximum inherited: fmax(-inf, -inf) gave each 0.5; the
+    fuzzer found it). NOTE: `where`'s result is laid out like its first argument, the
+    condition, a binary op of (self, other): the result keeps the layout PyTorch's fmax
+    has."""
+    return F.where(F.logical_or(wins(self, other), F.isnan(other)), self, other)
 
 
 def sinc(self):

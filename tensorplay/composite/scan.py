@@ -49,15 +49,19 @@ def cumulative_trapezoid_dx(y, dx, dim):
 def _spacing_product(y, d, x, dx):
     """(y[i] + y[i+1]) / 2 * spacing over each interval along d."""
     length = y.shape[d]
-    mid = (y.narrow(d, 1, length - 1) + y.narrow(d, 0, length - 1)) / 2
+    pairs = y.narrow(d, 1, length - 1) + y.narrow(d, 0, length - 1)
     if x is None:
-        return mid * dx
+        return pairs / 2 * dx
     if x.dim() == 1:
         steps = x[1:] - x[:-1]
         shape = [1] * y.dim()
         shape[d] = steps.shape[0]
-        return mid * steps.reshape(shape)
-    return mid * diff(x, 1, d - y.dim(), None, None)
+        steps = steps.reshape(shape)
+    else:
+        steps = diff(x, 1, d - y.dim(), None, None)
+    # the spacing times the pair first, then halved (exact): integer samples promote
+    # with the spacing's dtype, as in PyTorch
+    return steps * pairs / 2
 
 
 def _trapezoid_args(op, y, x, dim):
@@ -68,11 +72,16 @@ def _trapezoid_args(op, y, x, dim):
         raise ShapeError(f"{op}(): There must be one `x` value for each sample point, but "
                          f"got {x.shape[0]} for 'x' and {y.shape[d]} samples along dim {d}",
                          op=op, arg="x")
-    if not y.dtype.is_differentiable:
-        # integer samples integrate in the spacing's float dtype (PyTorch multiplies them
-        # by diff(x)), or in the default one
-        spacing = x.dtype if x is not None and x.dtype.is_differentiable else None
-        y = y.to(spacing or dt.get_default_dtype())
+    for name, t in (("y", y), ("x", x)):
+        if t is not None and t.dtype is dt.bool:
+            which = "`y`" if x is None else "`x` or `y`"
+            raise DTypeError(f"{op}(): received a bool input for {which}, but bool is not "
+                             f"supported (argument '{name}')", op=op, arg=name)
+    # integers integrate in the default float, unless floating sample points x are given:
+    # then (as PyTorch's x * (y[i] + y[i+1])) the integers promote with x's dtype (a
+    # bfloat16 x gives a bfloat16 result)
+    if not y.dtype.is_differentiable and (x is None or not x.dtype.is_differentiable):
+        y = y.to(dt.get_default_dtype())
     return y, d
 
 

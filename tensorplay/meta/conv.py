@@ -101,6 +101,13 @@ def convolution(op, args):
         raise ShapeError(f"{op}(): the output would have no elements: spatial size "
                          f"{fmt_shape(spatial)} for input {fmt_shape(si)} (argument 'input')",
                          op=op, arg="input")
+    if 0 in si[2:] and si[0] and si[1]:
+        # PyTorch's backend selection sends an empty batch or empty channels to its empty
+        # path and refuses any other empty input (padding could give it a non-empty
+        # result: TensorPlay computed that).
+        raise ShapeError(f"{op}(): only an input with zero batch or zero channels may be "
+                         f"empty, but got argument 'input' of shape {fmt_shape(si)} (an "
+                         f"empty spatial dim)", op=op, arg="input")
     return OutSpec((si[0], out_channels) + spatial, input._impl.dtype)
 
 

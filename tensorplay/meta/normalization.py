@@ -215,6 +215,13 @@ def native_group_norm(op, args):
     if group <= 0 or C % group:
         raise ArgumentError(f"{op}(): the number of channels ({C}) must be divisible by "
                             f"argument 'group' ({group})", op=op, arg="group")
+    numel = 1
+    for s in sizes:
+        numel *= s
+    if numel != N * C * HxW:
+        raise ShapeError(f"{op}(): argument 'input' of shape {fmt_shape(sizes)} must hold "
+                         f"N * C * HxW = {N} * {C} * {HxW} elements, but holds {numel}",
+                         op=op, arg="input")
     _check_affine(op, weight, bias, C, "one value per channel")
     d = input._impl.dtype
     return OutSpec(sizes, d), OutSpec((N, group), sd), OutSpec((N, group), sd)

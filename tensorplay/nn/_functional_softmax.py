@@ -27,8 +27,8 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(-input): the smallest entry gets the largest weight. As PyTorch's, the
-    negation comes first, in the input's dtype (an unsigned one wraps around), then
-    softmax in `dtype`."""
+    input is negated in its own dtype and `dtype` applies to the softmax: an unsigned
+    input's negation wraps (-1 is 255 in uint8) and a bool one is refused, as `-x` is."""
     return _F.softmax(-input, _softmax_dim(input.dim()) if dim is None else dim, dtype=dtype)
 
 

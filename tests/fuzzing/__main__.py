@@ -29,7 +29,10 @@ def main():
     seconds = time.perf_counter() - start
     print(f"{stats['programs']} programs, {stats['steps']} steps "
           f"({stats['op']} ops, {stats['view']} views, {stats['inplace']} in-place, "
-          f"{stats['index']} indexing; {stats['raised']} raised in both) in {seconds:.0f} s")
+          f"{stats['index']} indexing; {stats['raised']} raised in both; "
+          f"{stats['jvp']} tangent checks, {stats['compiled']} compiled replays, "
+          f"{stats['distribution']} distributions) "
+          f"in {seconds:.0f} s")
     found = [m for m in mismatches if m.known is None]
     known = [m for m in mismatches if m.known is not None]
     kinds = collections.Counter(m.kind for m in found)

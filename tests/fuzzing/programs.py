@@ -21,6 +21,12 @@ A step must run in both libraries or raise in both; TensorPlay's errors must be 
 typed errors. At the end a backward through everything that requires grad compares the
 leaves' gradients.
 
+Three checks ride along (each its own module, drawing from `check_rng` so that the
+programs stay as they were): tangents.py compares a share of the op steps' forward-mode
+tangents with PyTorch's, compiled.py replays a share of the programs through tp.compile
+against eager TensorPlay, distributions.py ends a share of them with a tp.distributions
+family against torch.distributions.
+
 Every program is a pure function of its seed: `Program(seed).run()` replays it, and a
 mismatch carries the listing of the steps that led to it. KNOWN lists the error-path
 mismatches left as they are, each with its reason.
@@ -39,6 +45,10 @@ import tensorplay as tp
 from opinfo import op_db
 from opinfo.core import (DEFAULT_TOLERANCES, TORCH_DTYPE, describe, make_tensor, to_torch,
                          tp_to_numpy, torch_to_numpy, yaml_ops)
+from fuzzing.compiled import COMPILE_SHARE, Tape, check_compiled
+from fuzzing.distributions import DISTRIBUTION_SHARE, check_distribution
+from fuzzing.tangents import (TANGENT_SHARE, check_tangents, duals_of,
+                              pytorch_tangent_is_wrong)
 
 # ---- which ops a program may call -------------------------------------------------------
 # Random ops draw from generators the two libraries seed differently inside a program;
@@ -111,6 +121,11 @@ _FFT = _fft_names()
 # is given TensorPlay's strides (same values, same history), so that the views taken of it
 # later compare their own strides like for like.
 _LAYOUT_BY_BACKEND = _FFT
+# So is the layout of unique_consecutive's and unique_dim's values along a dim: PyTorch
+# returns them as the view of its working copy with that dim moved first (strides (1, 4)
+# for a [4, 3] result along dim 1; seed 710679), undocumented; TensorPlay's are contiguous.
+_LAYOUT_BY_BACKEND = _LAYOUT_BY_BACKEND | {"_unique_consecutive", "unique_consecutive",
+                                           "unique_dim"}
 
 
 def _restrided(t, strides):
@@ -162,6 +177,12 @@ _AMPLIFIES_ROUNDING |= {"polygamma"}
 # Compared one precision looser, as _AMPLIFIES_ROUNDING's.
 _CANCELLING_SUMS = ({"chain_matmul", "linalg_multi_dot"} | _FFT
                     | {op.name for op in OPS if "polynomial" in op.name})
+
+# PyTorch's CPU flash-attention backward rounds its intermediates (the scores' gradient)
+# to bfloat16 or float16 when its inputs are; TensorPlay's accumulates in float32 (seed 29:
+# TensorPlay's bfloat16 dQ is 0.0056 from the float64 result of the same formula,
+# PyTorch's 0.027, past bfloat16's tolerance). These ops are drawn in float32 and float64.
+_HALF_INTERMEDIATES = {"_scaled_dot_product_flash_attention_backward"}
 
 
 # PyTorch's CPU mode sorts each slice with std::sort and `a < b`, which is no strict weak
@@ -221,7 +242,8 @@ def _lapack_names():
     entries = db_eigen.op_db + db_qr.op_db + db_triangular.op_db + db_linalg.FACTORIZATIONS
     return {e.name for e in entries} | {"linalg_tensorinv", "linalg_tensorsolve",
                                         "linalg_matrix_exp", "matrix_exp",
-                                        "linalg_matrix_power", "matrix_power"}
+                                        "linalg_matrix_power", "matrix_power",
+                                        "nuclear_norm"}
 
 
 _LAPACK = _lapack_names()
@@ -270,7 +292,9 @@ _NORMALISING = {"batch_norm", "native_batch_norm", "layer_norm", "native_layer_n
 _NO_EMPTY_CASE = {"resize_", "resize_as_", "pixel_unshuffle", "native_batch_norm"}
 # PyTorch has CUDA kernels only for these: tests/opinfo compares them with a Python
 # reference, whose dtype rules, empty-input and NaN/inf handling are its own, not
-# PyTorch's. They get no edge case and finite inputs.
+# PyTorch's. They get no edge case, finite inputs, and a live value as input only of the
+# sample's own dtype (seed 706491: the reference promotes a float32 input with float64
+# statistics to float64).
 _CUDA_ONLY_IN_PYTORCH = {"batch_norm_elemt", "batch_norm_stats", "batch_norm_gather_stats",
                          "batch_norm_gather_stats_with_counts", "batch_norm_backward_reduce",
                          "batch_norm_backward_elemt"}
@@ -278,6 +302,11 @@ _CUDA_ONLY_IN_PYTORCH = {"batch_norm_elemt", "batch_norm_stats", "batch_norm_gat
 # grid differs from PyTorch's in wrapped elements (open: an integer theta has no use, the
 # difference is not investigated).
 _NO_DTYPE_CASES = _CUDA_ONLY_IN_PYTORCH | {"affine_grid_generator"}
+# Nor the ops that compare singular values with a tolerance given as a tensor: their
+# samples' singular values are round numbers (2, 1.5, 1), and a "mixed" integer tolerance
+# rounds to one of them, where which side of it the decomposition's last ulp falls decides
+# the rank (seed 702751: atol=1 against a singular value 1.0000001 in PyTorch, 1.0 here).
+_NO_DTYPE_CASES |= {"linalg_matrix_rank", "linalg_pinv"}
 _INTEGER_DTYPES = (tp.bool, tp.uint8, tp.int32, tp.int64)
 _OTHER_DTYPES = (tp.bool, tp.int32, tp.int64, tp.float16, tp.bfloat16, tp.float32,
                  tp.float64, tp.complex64)
@@ -321,6 +350,7 @@ def _leaf_like(t, new):
 
 
 FAILING_KINDS = ("value", "dtype", "shape", "requires_grad", "strides", "grad",
+                 "tangent", "compiled", "distribution",
                  "missing error", "spurious error", "untyped error")
 
 
@@ -331,6 +361,17 @@ FAILING_KINDS = ("value", "dtype", "shape", "requires_grad", "strides", "grad",
 # `steps`: the op names (Mismatch.step) it applies to, None for any. The long profile
 # (`python tests/fuzzing --programs 100000`) counts these apart from the findings.
 ERROR_KINDS = ("missing error", "spurious error", "untyped error")
+# The linalg ops (and norms) whose complex inputs TensorPlay refuses (KNOWN below).
+_COMPLEX_REFUSING_LINALG = (
+    "linalg_cond", "linalg_eigh", "linalg_eigvalsh", "linalg_lu", "linalg_lu_factor",
+    "linalg_lu_factor_ex", "linalg_cholesky", "linalg_cholesky_ex", "cholesky",
+    "linalg_matrix_rank", "lu_unpack", "linalg_solve_triangular", "linalg_inv", "linalg_det",
+    "linalg_slogdet", "linalg_svd", "linalg_svdvals", "linalg_qr", "linalg_eig",
+    "linalg_eigvals", "linalg_pinv", "linalg_matrix_norm", "linalg_norm", "linalg_solve",
+    "linalg_lstsq", "linalg_inv_ex", "linalg_ldl_factor", "linalg_ldl_factor_ex",
+    "linalg_householder_product", "logdet", "det", "inverse", "pinverse", "cholesky_inverse",
+    "cholesky_solve", "triangular_solve", "lu_solve", "norm", "nuclear_norm")
+
 KNOWN = [
     ("spurious error", ("upsample_bilinear2d", "upsample_bicubic2d", "interpolate",
                         "im2col", "col2im"),
@@ -361,10 +402,28 @@ KNOWN = [
     ("missing error", ("backward",), "PixelShuffleBackward0 returned an invalid gradient",
      "PyTorch's pixel_unshuffle bug on empty inputs (see _NO_EMPTY_CASE) reached through "
      "pixel_shuffle's backward"),
+    ("missing error", ("backward",), "A must be batches of square matrices",
+     "cholesky of an empty non-square matrix (3 x 0): both forwards return an empty "
+     "factor, PyTorch's backward then refuses the shape; TensorPlay's returns the empty "
+     "gradient (open: TensorPlay's forward could refuse first)"),
+    ("spurious error", ("backward",), "expected non-empty channel and spatial dims",
+     "adaptive average pooling to 1 x 1 of an input with no channels: PyTorch's forward "
+     "takes the mean there (its 1 x 1 fast path), so its backward is mean's and checks "
+     "nothing; TensorPlay's backward is the pooling's, which refuses the empty channels "
+     "as PyTorch's pooling backward does (open)"),
+    ("missing error", None, "refer to a single memory location",
+     "an in-place write into a complex tensor of its own .imag or .real view (a 0-dim "
+     "complex128 times its imag): PyTorch refuses the overlap; TensorPlay does not detect "
+     "overlap between a complex tensor and its real views (open)"),
+    ("missing error", ("backward",), "input_is_complex == grad_is_complex",
+     "a real input summed to a complex dtype (sum(x, dtype=complex128)): PyTorch's sum "
+     "backward hands the complex gradient to the real input and its engine refuses it; "
+     "TensorPlay's takes the real part, as PyTorch's other real-to-complex formulas do "
+     "(handle_r_to_c)"),
     ("missing error", ("backward",), "derivative for aten::",
      "PyTorch has no derivative for the op (batch_norm_update_stats); TensorPlay's "
      "composite is differentiable"),
-    ("spurious error", ("backward",), "view of a float",
+    ("spurious error", ("backward",), "that requires grad: only the real views of a complex",
      "an in-place write (under no_grad) into view_as_complex of a leaf that requires grad, "
      "then a backward through it: TensorPlay's autograd refuses complex views of real "
      "tensors written in place (open)"),
@@ -377,6 +436,9 @@ KNOWN = [
      "refuses (open)"),
     ("spurious error", ("cosine_embedding_loss",), "must hold 1 or -1",
      "a target other than 1 or -1: PyTorch computes with it unchecked; TensorPlay refuses"),
+    ("spurious error", ("lerp",), "not implemented for int",
+     "an integer weight tensor in lerp_ into a float tensor: PyTorch's in-place kernel "
+     "casts it; TensorPlay refuses (open)"),
     ("spurious error", ("huber_loss", "lerp", "binary_cross_entropy"), "bool",
      "a bool operand: PyTorch promotes it; TensorPlay refuses (open)"),
     ("spurious error", ("istft", "stft"), "floating point dtype",
@@ -390,6 +452,10 @@ KNOWN = [
     ("missing error", ("batch_norm_update_stats",), "mixed dtype",
      "running statistics of another float dtype: PyTorch's kernel refuses them; TensorPlay "
      "updates them in their own dtype"),
+    ("missing error", ("instance_norm",), "expected scalar type",
+     "a running_var of another dtype than the input: PyTorch's kernel refuses it (and takes "
+     "a running_mean of any dtype, complex or bool too); TensorPlay computes both running "
+     "statistics in the parameters' dtype (composite/normalization.py's instance_norm)"),
     ("missing error", ("batch_norm_update_stats",), "expected scalar type",
      "complex running statistics: PyTorch's kernel refuses them by their scalar type; "
      "TensorPlay updates them"),
@@ -407,10 +473,6 @@ KNOWN = [
      "TensorPlay saves them for the backward (which draws the dropout mask again), as "
      "PyTorch's cuda kernel does; the twin here is the math reference "
      "(tests/opinfo/db_attention.py), which saves nothing"),
-    ("missing error", ("backward",), "must be batches of square matrices",
-     "PyTorch's deprecated cholesky returns an empty non-square matrix unchecked, then "
-     "its backward's triangular solve refuses it; TensorPlay's backward gives the empty "
-     "gradient"),
     ("missing error", ("backward",), "input_is_complex == grad_is_complex",
      "a real input of an op with a complex result whose PyTorch formula has no "
      "handle_r_to_c (where(cond, complex, real)): PyTorch's engine refuses the complex "
@@ -422,6 +484,11 @@ KNOWN = [
      "expected a floating point tensor as input",
      "a complex matrix through the SVD: TensorPlay's SVD family takes real matrices only "
      "(open: NumPy's gesdd takes complex ones; their backward is not written)"),
+    ("spurious error", _COMPLEX_REFUSING_LINALG, "but got complex",
+     "complex matrices: TensorPlay's decompositions (SVD, eigh, QR, LU, Cholesky) and what "
+     "is built on them take float32/float64 only, so a complex input to a norm or a "
+     "solve whose sample list offers it is refused with a typed error (open, large: "
+     "complex LAPACK kernels and the complex backward formulas)"),
     ("spurious error", ("binary_cross_entropy_with_logits",), "complex target",
      "a complex target: PyTorch computes a complex loss (without a gradient); TensorPlay "
      "refuses it with a typed error"),
@@ -508,8 +575,14 @@ class Program:
         self.leaves: list[Value] = []      # tensors that require grad and have no history
         self.lines: list[str] = []
         self.steps_run = 0
-        self.counts = {"op": 0, "view": 0, "inplace": 0, "index": 0, "raised": 0}
+        self.counts = {"op": 0, "view": 0, "inplace": 0, "index": 0, "raised": 0,
+                       "jvp": 0, "distribution": 0, "compiled": 0}
         self.step = ""
+        # The checks beyond the side-by-side run (tangents.py, compiled.py,
+        # distributions.py) draw from a generator of their own, so that adding one keeps
+        # every seed's program as it was.
+        self.check_rng = np.random.default_rng([seed, 1])
+        self.tape = Tape()      # the steps, replayed eagerly and compiled (compiled.py)
 
     # ---- running ------------------------------------------------------------------------
     def run(self):
@@ -523,6 +596,10 @@ class Program:
                     self._check_pool()
                 self.step = "backward"
                 self._backward()
+                if self.check_rng.random() < COMPILE_SHARE:
+                    check_compiled(self)
+                if self.check_rng.random() < DISTRIBUTION_SHARE:
+                    check_distribution(self)
             except _Stop:
                 return None
             except _Found as found:
@@ -606,13 +683,18 @@ class Program:
         self.step = op.name
         floats = [d for d in op.dtypes if d in (tp.float32, tp.float64)]
         complexes = [d for d in op.dtypes if d.is_complex]
+        # float32/float64 half the time, a complex dtype a quarter of the time where the
+        # op takes one (10% left about 5% of the op steps complex; this gives about 9%),
+        # else any of the op's dtypes.
         draw = rng.random()
-        if floats and draw < 0.6:
+        if floats and draw < 0.5:
             dtype = floats[int(rng.integers(len(floats)))]
-        elif complexes and draw < 0.7:
+        elif complexes and draw < 0.75:
             dtype = complexes[int(rng.integers(len(complexes)))]
         else:
-            dtype = op.dtypes[int(rng.integers(len(op.dtypes)))]
+            dtypes = [d for d in op.dtypes if op.name not in _HALF_INTERMEDIATES
+                      or d not in (tp.float16, tp.bfloat16)]
+            dtype = dtypes[int(rng.integers(len(dtypes)))]
         requires_grad = (op.supports_autograd and dtype in op.grad_dtypes
                          and rng.random() < 0.5) and op.name not in _NO_BACKWARD
         samples = op.sample_inputs("cpu", dtype, requires_grad)
@@ -638,7 +720,8 @@ class Program:
         if (isinstance(inp, tp.Tensor) and op.name not in _SORTED_ARGS
                 and op.name not in _STORAGE_ADDRESSING and edge is None):
             fits = [v for v in self.pool if tuple(v.tp.shape) == tuple(inp.shape)
-                    and (v.tp.dtype == inp.dtype if internal else v.tp.dtype in op.dtypes)
+                    and (v.tp.dtype == inp.dtype if internal or op.name in _CUDA_ONLY_IN_PYTORCH
+                         else v.tp.dtype in op.dtypes)
                     and not ((finite_only or op.name in _FINITE_INPUT)
                              and not _all_finite(v.th))
                     and not (op.name in _NO_ZERO_STRIDE and 0 in v.th.stride())
@@ -707,9 +790,29 @@ class Program:
                 return to_torch(value)
             return op.ref(synced(sample.input), *synced(sample.args), **synced(sample.kwargs))
 
-        self._take_outputs(op, sample, *ran, depth, strides=op.is_view,
-                           grad_flag="backward" not in op.name, precision=precision,
-                           recompute=None if inplace or op.is_view else on_tp_inputs)
+        added = self._take_outputs(op, sample, *ran, depth, strides=op.is_view,
+                                   grad_flag="backward" not in op.name, precision=precision,
+                                   recompute=None if inplace or op.is_view else on_tp_inputs)
+        self._record_op(op, sample, twins, inplace, added, detach="backward" in op.name)
+        if (not inplace and not internal and not op.mutates_input
+                and duals_of(sample) and not pytorch_tangent_is_wrong(op, sample)
+                and all(_all_finite(twins[id(t)].th) for t in duals_of(sample))
+                and not (op.name in _TIE_INDEX_OPS and _has_ties(sample.input))
+                and self.check_rng.random() < TANGENT_SHARE):
+            self.counts["jvp"] += 1
+            check_tangents(self, op, sample, twins, depth, precision)
+
+    def _record_op(self, op, sample, twins, inplace, added, detach):
+        """The op step on the tape (compiled.py): the same call on the replay's live
+        values, its outputs `added` (their positions) appended as the pool did."""
+        where = {id(t): int(twins[id(t)].name[1:]) for t in sample.tensors()}
+
+        def replay(env):
+            s = sample.map_tensors(lambda t: env[where[id(t)]])
+            out = op.call_inplace(s) if inplace else op.call(s)
+            outs = list(out) if isinstance(out, (tuple, list)) else [out]
+            env.extend(outs[i].detach() if detach else outs[i] for i in added)
+        self.tape.step(replay)
 
     def _edge_case(self, op, sample, notes):
         """The sample turned into one of _EDGE_CASES that applies to it (a new
@@ -785,6 +888,7 @@ class Program:
         if len(tp_outs) != len(th_outs):
             raise _Found("shape", f"{where}: {len(tp_outs)} outputs, PyTorch {len(th_outs)}")
         ties = op.name in _TIE_INDEX_OPS and _has_ties(sample.input)
+        added = []      # the positions of the outputs that became live values
         for i, (a, b) in enumerate(zip(tp_outs, th_outs)):
             if isinstance(b, torch.Tensor):
                 if not isinstance(a, tp.Tensor):
@@ -809,10 +913,12 @@ class Program:
                         if b is not th_outs[i]:       # restrided above: the same again
                             out = _restrided(out, b.stride())
                         return out.detach() if detach else out
+                added.append(i)
                 self._add(a, b, strides, depth, precision, recompute=fresh)
             elif isinstance(b, (bool, int, float)):
                 if isinstance(a, tp.Tensor) or not _same_number(a, b):
                     raise _Found("value", f"{where}: {a!r}, PyTorch {b!r}")
+        return added
 
     def _view_step(self):
         v = self._pick()
@@ -821,6 +927,8 @@ class Program:
         ran = self._both(f"v{len(self.pool)} = {text.format(v.name)}",
                          lambda: fn(v.tp), lambda: fn(v.th))
         if ran is not None:
+            i = int(v.name[1:])
+            self.tape.step(lambda env: env.append(fn(env[i])))
             self._add(*ran, strides=True, depth=v.depth, precision=v.precision)
 
     def _inplace_step(self):
@@ -855,6 +963,12 @@ class Program:
             raise
         if (undefined or self_overlap) and ran is not None:
             raise _Stop()
+        if ran is not None:
+            i, j = int(v.name[1:]), int(other.name[1:])
+            if "no_grad" in self.lines[-1]:
+                self.tape.step(lambda env: _no_grad(tp, fn, env[i], env[j]))
+            else:
+                self.tape.step(lambda env: fn(env[i], env[j]))
         self._written(v, max(v.depth, other.depth) + 1, other.precision)
 
     def _written(self, target, depth, precision):
@@ -873,6 +987,8 @@ class Program:
         ran = self._both(text, lambda: v.tp[_index_to(index, tp)],
                          lambda: v.th[_index_to(index, torch)])
         if ran is not None:
+            i = int(v.name[1:])
+            self.tape.step(lambda env: env.append(env[i][_index_to(index, tp)]))
             self._add(*ran, strides=False, depth=v.depth, precision=v.precision)
 
     def _backward(self):
@@ -977,6 +1093,7 @@ class Program:
     def _leaf(self, t, note=""):
         v = Value(t, to_torch(t), f"v{len(self.pool)}", strides=True, precision=t.dtype)
         self.pool.append(v)
+        self.tape.input(t)
         if t.requires_grad and t.grad_fn is None:
             self.leaves.append(v)
         self.lines.append(f"{v.name} = {describe(t)}"
@@ -1225,7 +1342,7 @@ def run_programs(first_seed, count, max_steps=8):
     """Run `count` programs from `first_seed`; (mismatches, statistics)."""
     mismatches = []
     stats = {"programs": 0, "steps": 0, "op": 0, "view": 0, "inplace": 0, "index": 0,
-             "raised": 0}
+             "raised": 0, "jvp": 0, "distribution": 0, "compiled": 0}
     for seed in range(first_seed, first_seed + count):
         program = Program(seed, max_steps)
         found = program.run()

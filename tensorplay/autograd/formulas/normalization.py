@@ -218,11 +218,19 @@ def layer_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, mean, r
     return _affine_jvp(xhat, dxhat, weight_p, weight_t, bias_t, list(normalized_shape))
 
 
+def _prod(sizes):
+    out = 1
+    for s in sizes:
+        out *= s
+    return out
+
+
 def group_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, mean, rstd, group):
     """Statistics per (sample, group of channels): the input seen as (N, group, rest)."""
     N = input_p.shape[0]
-    x = input_p.reshape([N, group, -1])
-    dx = input_t.reshape([N, group, -1])
+    rest = input_p.numel() // (N * group) if N else _prod(input_p.shape[1:]) // group
+    x = input_p.reshape([N, group, rest])      # (-1 is ambiguous for an empty batch)
+    dx = input_t.reshape([N, group, rest])
     xhat, dxhat = _xhat_jvp(x, dx, mean.reshape([N, group, 1]), rstd.reshape([N, group, 1]),
                             [2])
     shape = list(input_p.shape)
