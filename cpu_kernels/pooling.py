@@ -392,6 +392,12 @@ def _adaptive_max(op, self, output_size):
             continue
         with np.errstate(invalid="ignore"):
             arg = np.argmax(flat, axis=1)
+        if flat.dtype.kind == "f" and flat.size:
+            # PyTorch's loop takes `val > max || isnan(val)`: the last NaN of a window wins
+            # (np.argmax stops at the first)
+            nan = np.isnan(flat)
+            last_nan = flat.shape[1] - 1 - np.argmax(nan[:, ::-1], axis=1)
+            arg = np.where(nan.any(axis=1), last_nan, arg)
         values[(slice(None),) + cell] = flat[np.arange(b), arg]
         where = np.unravel_index(arg, extent)
         indices[(slice(None),) + cell] = sum((s + w) * st for (s, _), w, st

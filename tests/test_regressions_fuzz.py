@@ -716,3 +716,15 @@ def test_trapezoid_refuses_bool_samples(fn, bool_arg):
     with pytest.raises(tp.errors.DTypeError, match=f"'{bool_arg}'"):
         getattr(tp, fn)(tp.tensor(y if bool_arg == "y" else [1.0, 2.0, 3.0]),
                         tp.tensor(x if bool_arg == "y" else y))
+
+
+def test_adaptive_max_pool_takes_the_last_nan_of_a_window():
+    """PyTorch's loop keeps `val > max || isnan(val)`: of several NaNs in a window the
+    last one's index (seed 1028196: TensorPlay's argmax took the first)."""
+    x = [[[nan, nan, nan, 2.0, nan, 1.0], [1.0, 3.0, nan, 3.0, 0.0, 5.0]]]
+    for fn, arg, size in ((tp.nn.functional.adaptive_max_pool1d, x, 4),
+                          (tp.nn.functional.adaptive_max_pool2d, [x], (2, 3))):
+        ours = fn(tp.tensor(arg), size, return_indices=True)[1]
+        theirs = getattr(torch.nn.functional, fn.__name__)(torch.tensor(arg), size,
+                                                           return_indices=True)[1]
+        assert ours.tolist() == theirs.tolist()

@@ -274,3 +274,15 @@ def test_unique_consecutive_along_a_dim_is_laid_out_as_unique_dim(shape, dim):
     theirs = torch.unique_consecutive(x, dim=dim)
     ours = tp.unique_consecutive(tp.tensor(x.numpy()), dim=dim)
     assert ours.stride() == theirs.stride() and ours.tolist() == theirs.tolist()
+
+
+@pytest.mark.parametrize("make", ["transposed", "sliced"])
+def test_isreal_of_a_real_tensor_is_laid_out_as_ones_like(make):
+    """PyTorch's isreal of a real tensor is ones_like(self, bool): the input's layout
+    (seed 1027475 saw row-major strides after a transposed int32 input)."""
+    def base(lib):
+        x = lib.zeros(4, 3, dtype=lib.int32).t() if make == "transposed" else \
+            lib.zeros(4, 6)[:, ::2]
+        return lib.isreal(x)
+    ours, theirs = base(tp), base(torch)
+    assert ours.stride() == theirs.stride() and ours.tolist() == theirs.tolist()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tensorplay import _creation, _dtype as dt
 from tensorplay._frontdoor import wrap_number
 from tensorplay._generated import functional as F
+from tensorplay.kernel_support.layout import clone_strides
 
 
 def allclose(self, other, rtol, atol, equal_nan):
@@ -38,12 +39,15 @@ def bitwise_xor__scalar(self, other):
 
 
 def isreal(self):
-    """Every element of a real tensor is real: all True (a new contiguous tensor); a
-    complex number is real when its imaginary part is 0 (PyTorch: imag == 0, so a nan
-    imaginary part is not real)."""
+    """Every element of a real tensor is real: all True (a new tensor laid out as self,
+    PyTorch's ones_like); a complex number is real when its imaginary part is 0 (PyTorch:
+    imag == 0, so a nan imaginary part is not real)."""
     if self._impl.dtype.is_complex:
         return F.eq(F.imag(self), 0)
-    return _creation.ones(tuple(self.shape), dtype=dt.bool, device=self.device)
+    sizes = tuple(self.shape)
+    result = _creation.empty_strided(sizes, clone_strides(sizes, tuple(self.stride())),
+                                     dtype=dt.bool, device=self.device)
+    return result.fill_(True)
 
 
 # The bit shifts with a number: the Tensor overload with the number wrapped.
