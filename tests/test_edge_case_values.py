@@ -436,3 +436,26 @@ def test_ldl_solve_takes_int64_pivots_as_torch():
     ours = tp.linalg.ldl_solve(tp.tensor(LD.numpy()), tp.tensor(piv.long().numpy()),
                                tp.tensor(B.numpy()))
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape,reduction", [((0,), "none"), ((0,), "mean"), ((2, 0), "none")])
+def test_cross_entropy_label_smoothing_with_no_classes(shape, reduction):
+    """No classes to smooth over (seed 95579 divided by zero, an untyped error)."""
+    ours = tp.nn.functional.cross_entropy(tp.zeros(shape), tp.zeros(shape),
+                                          reduction=reduction, label_smoothing=0.3)
+    theirs = torch.nn.functional.cross_entropy(torch.zeros(shape), torch.zeros(shape),
+                                               reduction=reduction, label_smoothing=0.3)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_diff_of_an_empty_dim_returns_self_as_torch():
+    x = tp.zeros(0, requires_grad=True)
+    assert tp.diff(x, 7) is x and torch.diff(torch.zeros(0, requires_grad=True), 7).is_leaf
+
+
+def test_histogram_with_bin_tensors_marks_its_outputs_as_torch():
+    x = tp.rand(5, dtype=tp.float64, requires_grad=True)
+    hist, edges = tp.histogram(x, tp.tensor([0.0, 0.5, 1.0], dtype=tp.float64))
+    assert hist.requires_grad and edges.requires_grad
+    with pytest.raises(TensorPlayError, match="histogram"):
+        hist.sum().backward()

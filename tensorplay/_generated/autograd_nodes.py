@@ -8080,6 +8080,30 @@ class HistogramBackward0(Node):
         return (d_self, d_weight)
 
 
+class HistogramBackward1(Node):
+    """Backward of `histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None,
+        bool density=False) -> (Tensor hist, Tensor bin_edges)`.
+
+    self, bins, weight: not_implemented("histogram")
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = 'histogram.bins_tensor'
+    materialize_outputs = ()   # the gradients the formulas read
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_hist = grads[0]
+        grad_bin_edges = grads[1]
+        d_self = None
+        d_bins = None
+        d_weight = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
+            d_self, d_bins, d_weight = not_implemented("histogram")
+        return (d_self, d_bins, d_weight)
+
+
 class GruSequenceBackward0(Node):
     """Backward of `_gru_sequence(Tensor gi, Tensor h0, Tensor w_hh, Tensor? b_hh) -> (Tensor,
         Tensor, Tensor)`.

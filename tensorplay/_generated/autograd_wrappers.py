@@ -47,35 +47,36 @@ from tensorplay._generated.autograd_nodes import (
     GridSampler3dBackward0, GridSampler3dBackwardBackward0, GruSequenceBackward0,
     GruSequenceBackwardBackward0, GtBackward0, HardshrinkBackward0, HardsigmoidBackward0,
     HardswishBackward0, HardtanhBackward0, HeavisideBackward0, HistogramBackward0,
-    HuberLossBackward0, HypotBackward0, I0Backward0, IgammaBackward0, IgammacBackward0,
-    Im2colBackward0, IndexAddBackward0, IndexBackward0, IndexCopyBackward0, IndexFillBackward0,
-    IndexFillBackward1, IndexPutBackward0, IndexReduceBackward0, IndexSelectBackward0,
-    KthvalueBackward0, LdexpBackward0, LeBackward0, LeakyReluBackward0, LeakyReluBackward1,
-    LerpBackward0, LerpBackward1, LgammaBackward0, LinalgCholeskyExBackward0, LinalgCrossBackward0,
-    LinalgDetBackward0, LinalgEighBackward0, LinalgInvExBackward0, LinalgLdlFactorExBackward0,
-    LinalgLdlSolveBackward0, LinalgLstsqBackward0, LinalgLuBackward0, LinalgLuFactorExBackward0,
-    LinalgLuSolveBackward0, LinalgMatrixExpBackward0, LinalgPinvBackward0, LinalgQrBackward0,
-    LinalgSlogdetBackward0, LinalgSolveBackward0, LinalgSolveExBackward0,
-    LinalgSolveTriangularBackward0, LinalgSvdBackward0, LinalgVectorNormBackward0, LinearBackward0,
-    Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0, LogNormalBackward0,
-    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
-    LogcumsumexpBackward0, LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0,
-    LstmSequenceBackwardBackward0, LtBackward0, LuUnpackBackward0, MaskedFillBackward0,
-    MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
-    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0,
-    MaxPool3dWithIndicesBackward0, MaxPool3dWithIndicesBackwardBackward0, MaximumBackward0,
-    MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
-    MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0,
-    MvBackward0, MvlgammaBackward0, NanToNumBackward0, NanmedianBackward0, NanmedianBackward1,
-    NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
-    NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NeBackward0, NegBackward0,
-    NextafterBackward0, NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0,
-    NormalBackward0, PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PoissonBackward0,
-    PolarBackward0, PolygammaBackward0, PolygammaBackward1, PowBackward0, PowBackward1,
-    PowBackward2, PreluBackward0, ProdBackward0, ProdBackward1, RandomBackward0, RandomBackward1,
-    RandomBackward2, ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1,
-    RenormBackward0, RepeatBackward0, RepeatInterleaveBackward0, RollBackward0, RoundBackward0,
-    RoundBackward1, RsqrtBackward0, ScaledDotProductFlashAttentionBackward0,
+    HistogramBackward1, HuberLossBackward0, HypotBackward0, I0Backward0, IgammaBackward0,
+    IgammacBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0, IndexCopyBackward0,
+    IndexFillBackward0, IndexFillBackward1, IndexPutBackward0, IndexReduceBackward0,
+    IndexSelectBackward0, KthvalueBackward0, LdexpBackward0, LeBackward0, LeakyReluBackward0,
+    LeakyReluBackward1, LerpBackward0, LerpBackward1, LgammaBackward0, LinalgCholeskyExBackward0,
+    LinalgCrossBackward0, LinalgDetBackward0, LinalgEighBackward0, LinalgInvExBackward0,
+    LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0, LinalgLuBackward0,
+    LinalgLuFactorExBackward0, LinalgLuSolveBackward0, LinalgMatrixExpBackward0,
+    LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0,
+    LinalgSolveExBackward0, LinalgSolveTriangularBackward0, LinalgSvdBackward0,
+    LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0,
+    LogBackward0, LogNormalBackward0, LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0,
+    Logaddexp2Backward0, LogaddexpBackward0, LogcumsumexpBackward0, LogitBackward0,
+    LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0, LtBackward0,
+    LuUnpackBackward0, MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0,
+    MaskedSelectBackward0, MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
+    MaxPool2dWithIndicesBackwardBackward0, MaxPool3dWithIndicesBackward0,
+    MaxPool3dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
+    MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
+    MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0, MvBackward0, MvlgammaBackward0,
+    NanToNumBackward0, NanmedianBackward0, NanmedianBackward1, NativeBatchNormBackward0,
+    NativeDropoutBackward0, NativeGroupNormBackward0, NativeLayerNormBackward0,
+    NativeLayerNormBackwardBackward0, NeBackward0, NegBackward0, NextafterBackward0,
+    NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
+    PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PoissonBackward0, PolarBackward0,
+    PolygammaBackward0, PolygammaBackward1, PowBackward0, PowBackward1, PowBackward2,
+    PreluBackward0, ProdBackward0, ProdBackward1, RandomBackward0, RandomBackward1, RandomBackward2,
+    ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1, RenormBackward0,
+    RepeatBackward0, RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1,
+    RsqrtBackward0, ScaledDotProductFlashAttentionBackward0,
     ScaledDotProductFlashAttentionBackwardBackward0, ScatterAddAlongBackward0, ScatterAddBackward0,
     ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0,
     SelectBackward0, SelectScatterBackward0, SgnBackward0, SigmoidBackward0, SignBackward0,
@@ -5225,6 +5226,17 @@ def histc(ks, self, bins, min, max):
     return below_autograd(ops.histc, ks, self, bins, min, max)    # no output is differentiable
 
 
+def histogram_bins_tensor(ks, self, bins, weight, density):
+    if not (self._impl.requires_grad
+            or bins._impl.requires_grad
+            or (weight is not None and weight._impl.requires_grad)):
+        return below_autograd(ops.histogram_bins_tensor, ks, self, bins, weight, density)
+    node = HistogramBackward1(self, bins, weight)
+    result = below_autograd(ops.histogram_bins_tensor, ks, self, bins, weight, density)
+    set_history(result, node)
+    return result
+
+
 def histogram_bin_ct(ks, self, bins, range, weight, density):
     if not (self._impl.requires_grad or (weight is not None and weight._impl.requires_grad)):
         return below_autograd(ops.histogram_bin_ct, ks, self, bins, range, weight, density)
@@ -6217,6 +6229,7 @@ WRAPPERS = {
     'logcumsumexp': logcumsumexp,
     '_unique_consecutive': _unique_consecutive,
     'histc': histc,
+    'histogram.bins_tensor': histogram_bins_tensor,
     'histogram.bin_ct': histogram_bin_ct,
     'max_pool3d_with_indices': max_pool3d_with_indices,
     'max_pool3d_with_indices_backward': max_pool3d_with_indices_backward,

@@ -2818,6 +2818,7 @@ FORWARD = {
     'logcumsumexp': Tangent(logcumsumexp_tangent, (0,), (), 'derivatives.yaml:1524'),
     '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1527'),
     'histc': Tangent(None, (), (), 'derivatives.yaml:1781'),
+    'histogram.bins_tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1848'),
     'histogram.bin_ct': Tangent(None, (0, 3), (), 'derivatives.yaml:1845'),
     'max_pool3d_with_indices': Tangent(
         max_pool3d_with_indices_tangent, (0,), (), 'derivatives.yaml:1539',
@@ -2873,6 +2874,6 @@ FORWARD = {
     '_scaled_dot_product_flash_attention_backward': Tangent(
         None, (0, 1, 2, 3, 4, 5), (), 'derivatives.yaml:1795',
     ),
-    '_gru_sequence': Tangent(_gru_sequence_tangent, (0, 1, 2, 3), (), 'derivatives.yaml:1853'),
-    '_gru_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5), (), 'derivatives.yaml:1855'),
+    '_gru_sequence': Tangent(_gru_sequence_tangent, (0, 1, 2, 3), (), 'derivatives.yaml:1856'),
+    '_gru_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5), (), 'derivatives.yaml:1858'),
 }

@@ -4,6 +4,8 @@ kernels (cpu_kernels/losses.py); cross_entropy is log_softmax followed by nll_lo
 """
 from __future__ import annotations
 
+import math
+
 from tensorplay import _dtype as dt
 from tensorplay._frontdoor import wrap_number
 from tensorplay._generated import functional as F
@@ -84,7 +86,10 @@ def cross_entropy_loss(self, target, weight, reduction, ignore_index, label_smoo
         smooth = smooth.sum() / total_weight
     elif reduction == "sum":
         smooth = smooth.sum()
-    return nll * (1 - label_smoothing) + smooth * (label_smoothing / classes)
+    # (no classes: PyTorch's label_smoothing / 0 is inf, times smooth, a sum of nothing,
+    # is NaN; written as NaN here, which NumPy multiplies without an invalid-value warning)
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / classes if classes
+                                                   else math.nan)
 
 
 def _cross_entropy_probs(op, self, logp, target, weight, reduction, ignore_index,
@@ -101,7 +106,9 @@ def _cross_entropy_probs(op, self, logp, target, weight, reduction, ignore_index
                             f"negative index, but got {ignore_index}", op=op,
                             arg="ignore_index")
     if label_smoothing > 0.0:
-        target = target * (1 - label_smoothing) + label_smoothing / classes
+        # (no classes: nothing to smooth over, and nothing the target could reach)
+        target = target * (1 - label_smoothing) + (label_smoothing / classes if classes
+                                                   else 0.0)
     terms = logp * target
     if weight is not None:
         terms = terms * _weight_view(self, weight)

@@ -19,6 +19,9 @@ def diff(self, n, dim, prepend, append):
     if n < 0:
         raise ArgumentError(f"diff(): order must be non-negative but got {n}", op=op, arg="n")
     d = wrap_dim(op, "dim", dim, self.dim())
+    if n > 0 and prepend is None and append is None and self.shape[d] == 0:
+        # PyTorch clips n to the dim's length, 0 here, and returns self itself
+        return self
     pieces = [t for t in (prepend, self, append) if t is not None]
     x = F.cat(pieces, d) if len(pieces) > 1 else self.clone()
     for _ in range(n):
