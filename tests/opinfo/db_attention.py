@@ -101,7 +101,9 @@ def _flash_samples(op, device, dtype, requires_grad):
         yield S(q, (k, v), kwargs, name=name, grad=q.numel() > 0)
 
 
-def _ref_flash(q, k, v, dropout_p=0.0, is_causal=False, attn_mask=None, *, scale=None):
+def _scores(q, k, v, is_causal, attn_mask, scale):
+    """(k and v with their heads repeated for each query head, the masked scaled scores
+    q k^T, the accumulation dtype), in float32 (float64 for float64)."""
     group = q.shape[1] // k.shape[1] if k.shape[1] else 1
     acc = torch.float64 if q.dtype is torch.float64 else torch.float32
     q32, k32, v32 = (t.to(acc) for t in (q, k, v))
@@ -114,6 +116,11 @@ def _ref_flash(q, k, v, dropout_p=0.0, is_causal=False, attn_mask=None, *, scale
     if attn_mask is not None:
         s = s.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype is torch.bool \
             else s + attn_mask.to(acc)
+    return q32, k32, v32, s, acc, scale
+
+
+def _ref_flash(q, k, v, dropout_p=0.0, is_causal=False, attn_mask=None, *, scale=None):
+    _, _, v32, s, _, _ = _scores(q, k, v, is_causal, attn_mask, scale)
     lse = torch.logsumexp(s, -1)
     weights = torch.where(lse[..., None] == float("-inf"), 0, torch.exp(s - lse[..., None]))
     zero = torch.zeros((), dtype=torch.int64)
@@ -129,24 +136,15 @@ def _ref_flash_backward(g, q, k, v, out, lse, dropout_p, is_causal, seed, offset
     dV = P^T dO, dK and dV summed over the query heads of a key head. (Autograd through
     the forward's math would take rowsum(dO * O) from the unrounded output: in half types
     that differs from the kernels' by the output's rounding.)"""
-    group = q.shape[1] // k.shape[1] if k.shape[1] else 1
-    acc = torch.float64 if q.dtype is torch.float64 else torch.float32
-    g32, q32, k32, v32, o32 = (t.to(acc) for t in (g, q, k, v, out))
-    k32, v32 = k32.repeat_interleave(group, 1), v32.repeat_interleave(group, 1)
-    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
-    s = q32 @ k32.transpose(-2, -1) * scale
-    L, S_ = s.shape[-2:]
-    if is_causal:
-        attn_mask = torch.ones(L, S_, dtype=torch.bool).tril()
-    if attn_mask is not None:
-        s = s.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype is torch.bool \
-            else s + attn_mask.to(acc)
+    q32, k32, v32, s, acc, scale = _scores(q, k, v, is_causal, attn_mask, scale)
+    g32, o32 = g.to(acc), out.to(acc)
     lse = lse.to(acc)[..., None]
     p = torch.where(lse == float("-inf"), 0, torch.exp(s - lse))
     ds = p * (g32 @ v32.transpose(-2, -1) - (g32 * o32).sum(-1, keepdim=True))
     dq = ds @ k32 * scale
     dk = ds.transpose(-2, -1) @ q32 * scale
     dv = p.transpose(-2, -1) @ g32
+    group = q.shape[1] // k.shape[1] if k.shape[1] else 1
 
     def per_key_head(t):
         return t.reshape(t.shape[0], k.shape[1], group, *t.shape[2:]).sum(2)
