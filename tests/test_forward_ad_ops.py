@@ -186,6 +186,7 @@ NO_TANGENT = {
     "linalg_ldl_solve": "no derivative in PyTorch either",
     "histogram.bin_ct": "no derivative in PyTorch either (its entry only marks both "
                         "outputs not implemented, as PyTorch's fallback does)",
+    "histogram.bins_tensor": "no derivative in PyTorch either (as histogram.bin_ct)",
 }
 
 

@@ -106,6 +106,8 @@ def flash_refusal(query, key, value, attn_mask, dropout_p, enable_gqa):
 
 def _cpu_flash_refusal(query, key, value, attn_mask, dropout_p, enable_gqa):
     tensors = (query, key, value)
+    if _capturing():
+        return "a graph capture (tp.export, tp.compile) records the math path's portable ops"
     if any(isinstance(t, BatchedTensor) for t in tensors):
         return "under tp.vmap (the flash op has no batching rule)"
     if dropout_p > 0:
@@ -125,6 +127,15 @@ def _cpu_flash_refusal(query, key, value, attn_mask, dropout_p, enable_gqa):
     if any(t.stride(-1) != 1 for t in tensors):
         return "an input's last dim is strided"
     return _heads_and_mask_refusal(query, key, attn_mask, enable_gqa)
+
+
+def _capturing():
+    """Whether a capture mode (tp.export's, tp.compile's) records this call: the flash op
+    is a NumPy kernel here and has no ONNX translation, so a captured graph takes the
+    math path's ops (each of them exportable and lowerable)."""
+    from tensorplay.dispatch.python_key import active_modes
+    from tensorplay.export.capture import CaptureMode
+    return any(isinstance(m, CaptureMode) for m in active_modes())
 
 
 def _heads_and_mask_refusal(query, key, attn_mask, enable_gqa):

@@ -404,6 +404,14 @@ def slice_(ctx, node, x, dim=0, start=None, end=None, step=1):
                      ctx.ints([_dim(dim, _rank(x))]), ctx.ints([step])], [ctx.out(node)])
 
 
+@translates("select.int")
+def select(ctx, node, x, dim, index):
+    """x.select(dim, index): Gather with a 0-d index, which drops the gathered axis (a
+    negative index counts from the end, as Gather's do)."""
+    ctx.op("Gather", [ctx.tensor(x), ctx.constant(np.array(index, dtype=np.int64))],
+           [ctx.out(node)], axis=_dim(dim, _rank(x)))
+
+
 @translates("cat")
 def cat(ctx, node, tensors, dim=0):
     ctx.op("Concat", [ctx.tensor(v) for v in tensors], [ctx.out(node)],

@@ -145,10 +145,12 @@ def test_solve_triangular_errors_equal_the_cpus():
              (solve(True), (eye, tp.ones(2, 1))),
              (solve(True, False), (eye, tp.ones(3, 1))),
              (solve(True), (tp.ones(2, 3), tp.ones(2, 1))),
-             (solve(True), (eye, tp.ones(3, 1, dtype=tp.float64))),
              (solve(True), (tp.ones(2, 3, 3), tp.ones(3, 3, 1)))]
     for fn, args in cases:
         assert raised(fn, *[x.cuda() for x in args]) == raised(fn, *args)
+    # B of another dtype is cast to A's on both (PyTorch copies B into A's dtype)
+    b64 = tp.ones(3, 1, dtype=tp.float64)
+    assert_same(solve(True)(eye.cuda(), b64.cuda()), solve(True)(eye, b64), tp.float32)
 
 
 def test_solve_triangular_gradients_equal_the_cpus():
