@@ -100,12 +100,18 @@ def test_stride_one_convs_match_torch(name, x_shape, w_shape, kwargs, dtype):
 @pytest.mark.parametrize("mask", [[True, False, False], [False, True, False],
                                   [True, True, True]])
 def test_convolution_backward_mask_stride_one(mask):
-    x, tx = pair(2, 2, 5, 4, requires_grad=False)
-    w, tw = pair(3, 2, 2, 3, requires_grad=False)
-    g, tg = pair(2, 3, 5, 6, requires_grad=False)
-    args = ((1, 1), (1, 2), (2, 1), False, (0, 0), 1, mask)
-    got = tp.convolution_backward(g, x, w, (3,), *args)
-    want = torch.ops.aten.convolution_backward(tg, tx, tw, [3], *args)
+    _backward_mask_matches_torch((2, 2, 5, 4), (3, 2, 2, 3), (2, 3, 5, 6),
+                                 ((1, 1), (1, 2), (2, 1), False, (0, 0), 1, mask))
+
+
+def _backward_mask_matches_torch(x_shape, w_shape, g_shape, args):
+    """convolution_backward computes the gradients the mask (args' last) asks for, equal
+    to PyTorch's, and None for the others."""
+    x, tx = pair(*x_shape, requires_grad=False)
+    w, tw = pair(*w_shape, requires_grad=False)
+    g, tg = pair(*g_shape, requires_grad=False)
+    got = tp.convolution_backward(g, x, w, (w_shape[0],), *args)
+    want = torch.ops.aten.convolution_backward(tg, tx, tw, [w_shape[0]], *args)
     for a, e in zip(got, want):
         assert (a is None) == (e is None)
         if e is not None:
@@ -266,16 +272,8 @@ def test_same_size_candidates_gradcheck():
 def test_same_size_backward_mask(mask):
     """convolution_backward_same computes what the mask asks, None elsewhere (grad_bias
     with grad_weight comes from the same product, alone from a sum)."""
-    x, tx = pair(2, 2, 5, 4, requires_grad=False)
-    w, tw = pair(3, 2, 3, 3, requires_grad=False)
-    g, tg = pair(2, 3, 5, 4, requires_grad=False)
-    args = ((1, 1), (1, 1), (1, 1), False, (0, 0), 1, mask)
-    got = tp.convolution_backward(g, x, w, (3,), *args)
-    want = torch.ops.aten.convolution_backward(tg, tx, tw, [3], *args)
-    for a, e in zip(got, want):
-        assert (a is None) == (e is None)
-        if e is not None:
-            np.testing.assert_allclose(a.numpy(), e.numpy(), atol=1e-10)
+    _backward_mask_matches_torch((2, 2, 5, 4), (3, 2, 3, 3), (2, 3, 5, 4),
+                                 ((1, 1), (1, 1), (1, 1), False, (0, 0), 1, mask))
 
 
 def test_same_size_candidates_on_an_empty_batch():
