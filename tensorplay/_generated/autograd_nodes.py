@@ -4670,7 +4670,7 @@ class NativeBatchNormBackward0(Node):
 
     input, weight, bias: batch_norm_backward(
         grad, input, weight, bias.sizes(), running_mean, running_var, result1, result2, training,
-        eps,
+        eps, grad_input_mask,
     )
     """
 
@@ -4700,9 +4700,12 @@ class NativeBatchNormBackward0(Node):
         d_weight = None
         d_bias = None
         if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
+            grad_input_mask = [
+                self.needs_input_grad(0), self.needs_input_grad(1), self.needs_input_grad(2),
+            ]
             (d_input, d_weight, d_bias) = batch_norm_backward(
                 grad, input, weight, bias_sizes, running_mean, running_var, result1, result2,
-                training, eps,
+                training, eps, grad_input_mask,
             )
         return (d_input, d_weight, d_bias)
 

@@ -53,17 +53,21 @@ def _channel_shape(x):
 # forward returns the statistics it used (the running ones in eval mode), and training
 # updates the running stats in place without bumping their version, as PyTorch's does.
 def batch_norm_backward(grad, input, weight, bias_sizes, running_mean, running_var,
-                        save_mean, save_rstd, training, eps):
+                        save_mean, save_rstd, training, eps, grad_input_mask):
     """Gradients of native_batch_norm for (input, weight, bias). In eval mode the stats
     are the running ones: constants, so the input gradient is grad * weight * rstd.
 
     A plain backward() in training mode takes the fused op native_batch_norm_backward,
     one kernel over the saved mean and rstd (see layer_norm_backward for why create_graph
-    composes the backward from differentiable ops instead)."""
+    composes the backward from differentiable ops instead). grad_input_mask (which of
+    input, weight, bias this pass wants) is its output_mask, as in PyTorch: a grad() for
+    the input alone makes no weight and bias gradients."""
     if training and not grad_state.enabled:
-        return F.native_batch_norm_backward(grad, input, weight, None, None, save_mean,
-                                            save_rstd, True, eps,
-                                            [True, weight is not None, bias_sizes is not None])
+        want_input, want_weight, want_bias = grad_input_mask
+        return F.native_batch_norm_backward(
+            grad, input, weight, None, None, save_mean, save_rstd, True, eps,
+            [want_input, want_weight and weight is not None,
+             want_bias and bias_sizes is not None])
     shape = _channel_shape(input)
     dims = [0] + list(range(2, input.dim()))
     w = None if weight is None else weight.reshape(shape)
