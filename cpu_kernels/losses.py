@@ -208,23 +208,24 @@ def cross_entropy_forward(self, target, weight, reduction, ignore_index):
 
 def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore_index,
                            total_weight):
-    """grad_input[r] = (probs[r] - onehot(target[r])) * w[r] * g (g / total for 'mean')."""
+    """grad_input[r] = probs[r] * s[r] - onehot(target[r]) * s[r], s[r] = w[r] * g (g / total
+    for 'mean'), in PyTorch's order (log_softmax's backward of nll_loss's gradient): an
+    infinite s gives NaN at the target, as in PyTorch, where (probs - onehot) * s would not."""
     op = "_cross_entropy_backward"
     shape_rule("losses.cross_entropy_forward")(
         op, (probs, target, weight, reduction, ignore_index))
     p = probs._impl.array()
     t = _every_row_counts(p, target, weight, ignore_index)
     if t is not None:
-        # The training case, every row a class of weight 1: (probs - onehot) * g in three
-        # NumPy calls, g / N for 'mean' (total_weight is N). (probs - 1 first, then the
-        # product: p * g - g would be inf - inf = NaN for an infinite g.)
+        # The training case, every row a class of weight 1: probs * g - onehot * g in two
+        # NumPy calls, g / N for 'mean' (total_weight is N).
         g = grad_output._impl.array()
         if reduction == "mean":
             g = g / total_weight._impl.array()
         scale = g.reshape(-1, 1) if reduction == "none" else g
-        grad = p.copy()
-        grad[np.arange(len(t)), t] -= 1
-        grad *= scale
+        with np.errstate(invalid="ignore"):
+            grad = p * scale
+            grad[np.arange(len(t)), t] -= g
         return out(grad, probs._impl.dtype)
     p, t, w, valid = _picked(op, probs, target, weight, ignore_index)
     acc = _compute_dtype(probs)
@@ -236,9 +237,8 @@ def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore
     # nll_loss_backward never writes it), not w * g = 0 * NaN
     with np.errstate(invalid="ignore"):
         scale = np.where(valid, w * g, np.zeros((), acc))
-        grad = p.astype(acc, copy=True)
-        grad[np.arange(len(t)), t] -= 1        # (probs - onehot) first, as the short path
-        grad *= scale[:, None]
+        grad = p.astype(acc, copy=False) * scale[:, None]
+        grad[np.arange(len(t)), t] -= scale
         grad = np.where(valid[:, None], grad, np.zeros((), acc))
     return out(grad, probs._impl.dtype)
 

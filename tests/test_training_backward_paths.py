@@ -118,15 +118,24 @@ def test_nodes_make_zeros_only_for_the_gradients_their_formulas_read():
         is None
 
 
-@pytest.mark.parametrize("g", [float("inf"), -float("inf")])
-def test_cross_entropy_backward_short_path_with_an_infinite_gradient(g):
-    """(probs - onehot) * g, not probs * g - g: an infinite g gives +-inf at the target,
-    not inf - inf = NaN (the fuzzer found the short path's order)."""
-    from tensorplay._generated import functional as TF
-    probs = tp.tensor([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]], dtype=tp.float64)
-    target = tp.tensor([2, 0])
-    got = TF._cross_entropy_backward(tp.tensor(g, dtype=tp.float64), probs, target, None,
-                                     "sum", -100, tp.tensor(2.0, dtype=tp.float64))
-    p = probs.numpy().copy()
-    p[[0, 1], [2, 0]] -= 1
-    np.testing.assert_array_equal(got.numpy(), p * g)
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["short path", "general path"])
+def test_cross_entropy_backward_with_a_non_finite_gradient(device, reduction, weighted):
+    """PyTorch's order, log_softmax's backward of nll_loss's gradient: p * s - s at the
+    target (NaN for an infinite s), p * s elsewhere, 0 on an ignored row whatever s is."""
+    import torch
+    x = np.random.default_rng(0).standard_normal((4, 3))
+    target = np.array([2, 0, 1, 1])
+    weight = np.array([0.5, 2.0, 1.0]) if weighted else None
+    g = np.array([np.inf, -np.inf, np.nan, 2.0]) if reduction == "none" else np.array(np.inf)
+    kw = {"reduction": reduction, "ignore_index": 1 if weighted else -100}
+    ours = tp.tensor(x, device=device, requires_grad=True)
+    tp.nn.functional.cross_entropy(ours, tp.tensor(target, device=device), weight=None if
+                                   weight is None else tp.tensor(weight, device=device),
+                                   **kw).backward(tp.tensor(g, device=device))
+    theirs = torch.tensor(x, requires_grad=True)
+    torch.nn.functional.cross_entropy(theirs, torch.tensor(target), weight=None if weight
+                                      is None else torch.tensor(weight), **kw
+                                      ).backward(torch.tensor(g))
+    np.testing.assert_allclose(ours.grad.cpu().numpy(), theirs.grad.numpy(), rtol=1e-12)

@@ -90,7 +90,7 @@ def cross_entropy_kernel(
 @triton.jit
 def cross_entropy_backward_kernel(
     probs_ptr, target_ptr, weight_ptr, grad_ptr, total_ptr,  # grad_output: scalar or [rows]
-    out_ptr,  # [rows, C]: (probs - onehot(target)) * w * g   (nll_loss: probs = 0)
+    out_ptr,  # [rows, C]: probs * w * g - onehot(target) * w * g   (nll_loss: probs = 0)
     C, ignore_index, grad_stride,  # grad_stride 0: one grad_output for every row
     HAS_PROBS: tl.constexpr, HAS_W: tl.constexpr, MEAN: tl.constexpr,
     ACC: tl.constexpr,
@@ -110,12 +110,16 @@ def cross_entropy_backward_kernel(
     scale = w * g
     for start in range(0, C, BLOCK):
         mask = start + cols < C
-        onehot = tl.where(start + cols == t_safe, 1.0, 0.0)
+        picked = tl.where(start + cols == t_safe, scale, 0.0)
         if HAS_PROBS:
+            # PyTorch's order (log_softmax's backward of nll_loss's): p * s - s at the
+            # target, so an infinite s gives NaN there as in PyTorch, p * s elsewhere
             p = _math.convert(tl.load(probs_ptr + row * C + start + cols, mask=mask), ACC)
-            r = (p - onehot) * scale
+            r = p * scale - picked
         else:
-            r = -onehot * scale
+            r = -picked
+        # an ignored row is 0 even for a NaN/inf grad_output (nll_loss never writes it)
+        r = tl.where(valid, r, 0.0)
         tl.store(out_ptr + row * C + start + cols, _math.convert(r, out_ptr.dtype.element_ty),
                  mask=mask)
 
