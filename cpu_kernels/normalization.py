@@ -18,7 +18,7 @@ from tensorplay.kernel_support.arguments import machine_eps
 from tensorplay.kernel_support.layout import copy_strides
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
-from cpu_kernels._common import nhwc_rows, out, out_channels_last
+from cpu_kernels._common import broadcast_rows, nhwc_rows, out, out_channels_last
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
 # fallback of kernel selection, which lays their 4-D results out channels_last again.
@@ -330,10 +330,11 @@ def _batch_norm_backward_uncentered(x, g, mean, invstd, w, per_channel):
     coef[1] -= sum_g * (1 / count)
     coef[2] = w
     k, shift, scale = per_channel(coef)
-    grad_in = np.multiply(x, k)
-    np.subtract(shift, grad_in, out=grad_in)
-    grad_in += g
-    grad_in *= scale
+    with broadcast_rows(x.shape[1] * x.shape[2]):
+        grad_in = np.multiply(x, k)
+        np.subtract(shift, grad_in, out=grad_in)
+        grad_in += g
+        grad_in *= scale
     return grad_in, grad_weight, sum_g
 
 

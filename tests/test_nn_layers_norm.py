@@ -1,5 +1,5 @@
 """Normalization behaviour the operator database does not see: the running statistics
-that batch_norm and instance_norm update in place."""
+that batch_norm and instance_norm update in place, and batch_norm's input-only gradient."""
 from __future__ import annotations
 
 import numpy as np
@@ -39,6 +39,21 @@ def test_batch_norm_eval_uses_running_stats_and_leaves_them():
     y = F.batch_norm(x, rm, rv, training=False)
     np.testing.assert_allclose(y.numpy(), TF.batch_norm(tx, trm, trv).numpy(), rtol=1e-12)
     np.testing.assert_array_equal(rm.numpy(), before)
+
+
+def test_batch_norm_input_gradient_alone_matches_torch_and_leaves_numpy_as_it_was():
+    # 32 channels of 8 x 8: rows of 2048 elements, which the kernel's passes read with a
+    # shorter NumPy buffer (cpu_kernels/_common.py, broadcast_rows); grad() for the input
+    # alone asks the fused kernel for no weight and bias gradients (grad_input_mask)
+    a = np.random.default_rng(7).standard_normal((2, 32, 8, 8)).astype(np.float32)
+    g = np.random.default_rng(8).standard_normal((2, 32, 8, 8)).astype(np.float32)
+    ours, theirs = tp.nn.BatchNorm2d(32), torch.nn.BatchNorm2d(32)
+    x, tx = tp.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    bufsize = np.getbufsize()
+    (dx,) = tp.autograd.grad(ours(x), x, tp.tensor(g))
+    (tdx,) = torch.autograd.grad(theirs(tx), tx, torch.tensor(g))
+    np.testing.assert_allclose(dx.numpy(), tdx.numpy(), rtol=1e-4, atol=1e-6)
+    assert np.getbufsize() == bufsize
 
 
 def test_instance_norm_averages_running_stats_over_the_batch():
