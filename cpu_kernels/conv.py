@@ -147,10 +147,12 @@ def _backward_signature(grad_output, input, weight, bias_sizes, stride, padding,
 
 
 def _tensor_key(t):
+    """What the Meta rules read of a tensor: its sizes, dtype and device (devices are
+    interned, tensorplay/_device.py, so their id names them without a Python __hash__)."""
     if t is None:
         return None
     impl = t._impl
-    return tuple(impl.sizes), impl.dtype, impl.device
+    return tuple(impl.sizes), impl.dtype, id(impl._device)
 
 
 def _checked(args):
