@@ -174,7 +174,7 @@ def _checked_backward(args):
     key = (_tensor_key(grad_output), _tensor_key(input), _tensor_key(weight),
            None if bias_sizes is None else tuple(bias_sizes), tuple(stride),
            tuple(padding), tuple(dilation), transposed, tuple(output_padding), groups,
-           tuple(bool(m) for m in output_mask))
+           tuple(output_mask))
     return plans.get("cpu.conv.checked_backward", key,
                      lambda: shape_rule("conv.convolution_backward")("convolution_backward",
                                                                     args))

@@ -17,7 +17,9 @@ backend, each with constraints and a priority (specialised above generic):
 Selection filters by the constraints, orders by priority and caches the
 result under (dtypes, layout, shape signature; the shape bucket too while measured choices
 are pinned, see `shape_bucket`); a global version number bumps
-on every registration and empties the caches. A candidate that raises
+on every registration and empties the caches. The shape rules' results in that key are
+evaluated on every call, unless the rules name a common `signature` (ShapeRule): then once
+per signature, looked up after that (the convolution's rules, cpu_kernels/conv.py). A candidate that raises
 KernelConstraintError hands the call to the next one. When nothing matches,
 the fallbacks are tried in order, each logged:
 
