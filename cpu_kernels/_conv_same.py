@@ -277,7 +277,10 @@ def weight_grad_same(x, g, kernel, padding, dilation, bias_grad=False):
         # cols @ g^T (K, O): OpenBLAS runs this order faster than g @ cols^T (the long
         # M = m * H*W axis is the inner one of the big operand).
         part = np.matmul(cols, rows.reshape(o, m * geometry.plane).T)
-        total = part if total is None else total + part
+        if total is None:
+            total = part
+        else:
+            np.add(total, part, out=total)
     gw = total[:geometry.k].T.reshape(o, c, geometry.kw, geometry.kh)
     gw = np.ascontiguousarray(gw.transpose(0, 1, 3, 2))
     return (gw, total[geometry.k].copy()) if bias_grad else gw
