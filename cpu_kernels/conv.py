@@ -564,7 +564,7 @@ def _keep_key(input, acc, stride, padding, dilation, groups, kernel):
 def _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                  groups, per_image):
     spec = _checked((input, weight, bias, stride, padding, dilation, transposed, output_padding,
-                        groups))
+                     groups))
     dtype = input._impl.dtype
     acc = _compute_dtype(dtype)
     x = input._impl.array().astype(acc, copy=False)
@@ -595,7 +595,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 def _convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
                           transposed, output_padding, groups, output_mask, transposed_input):
     _checked_backward((grad_output, input, weight, bias_sizes, stride, padding, dilation,
-                                 transposed, output_padding, groups, output_mask))
+                       transposed, output_padding, groups, output_mask))
     dtype = input._impl.dtype
     acc = _compute_dtype(dtype)
     g = grad_output._impl.array().astype(acc, copy=False)
@@ -736,7 +736,7 @@ def convolution_1x1(input, weight, bias, stride, padding, dilation, transposed,
     the (C_out, N, L) product back to (N, C_out, L); contiguous inputs make both views
     free here (benchmarks/bench_kernel_selection.py measures the difference)."""
     spec = _checked((input, weight, bias, stride, padding, dilation, transposed, output_padding,
-                        groups))
+                     groups))
     x = input._impl.array()
     n, c, h, w = x.shape
     r = np.matmul(weight._impl.array().reshape(-1, c), x.reshape(n, c, h * w))
@@ -765,7 +765,7 @@ def convolution_backward_1x1(grad_output, input, weight, bias_sizes, stride, pad
         grad_bias     = grad summed over batch and space
     """
     _checked_backward((grad_output, input, weight, bias_sizes, stride, padding, dilation,
-                                 transposed, output_padding, groups, output_mask))
+                       transposed, output_padding, groups, output_mask))
     dtype = input._impl.dtype
     x = input._impl.array()
     n, c, h, w = x.shape
@@ -788,7 +788,7 @@ def convolution_1x1_nhwc(input, weight, bias, stride, padding, dilation, transpo
                          output_padding, groups):
     """out rows = input rows (N * H * W, C_in) @ weight^T (C_in, C_out)  (+ bias)."""
     spec = _checked((input, weight, bias, stride, padding, dilation, transposed, output_padding,
-                        groups))
+                     groups))
     x = input._impl.array()
     n, c, h, w = x.shape
     r = np.matmul(nhwc_rows(x), weight._impl.array().reshape(-1, c).T)
@@ -801,7 +801,7 @@ def convolution_backward_1x1_nhwc(grad_output, input, weight, bias_sizes, stride
                                   dilation, transposed, output_padding, groups, output_mask):
     """grad_input rows = grad rows @ W;  grad_weight = grad rows^T @ input rows."""
     _checked_backward((grad_output, input, weight, bias_sizes, stride, padding, dilation,
-                                 transposed, output_padding, groups, output_mask))
+                       transposed, output_padding, groups, output_mask))
     dtype = input._impl.dtype
     x = input._impl.array()
     n, c, h, w = x.shape
@@ -904,7 +904,7 @@ def convolution_nhwc(input, weight, bias, stride, padding, dilation, transposed,
                      output_padding, groups):
     """The channels_last convolution in the row form: out rows = rows @ W^T (+ bias)."""
     spec = _checked((input, weight, bias, stride, padding, dilation, transposed, output_padding,
-                        groups))
+                     groups))
     dtype = input._impl.dtype
     x = input._impl.array().transpose(0, 2, 3, 1)                      # NHWC, a view
     b = None if bias is None else bias._impl.array()
@@ -935,7 +935,7 @@ def convolution_backward_nhwc(grad_output, input, weight, bias_sizes, stride, pa
         grad_bias   = G summed over rows
     """
     _checked_backward((grad_output, input, weight, bias_sizes, stride, padding, dilation,
-                                 transposed, output_padding, groups, output_mask))
+                       transposed, output_padding, groups, output_mask))
     dtype = input._impl.dtype
     x = input._impl.array().transpose(0, 2, 3, 1)
     w = weight._impl.array().astype(x.dtype, copy=False)
@@ -996,7 +996,7 @@ def convolution_same(input, weight, bias, stride, padding, dilation, transposed,
     """The same-size convolution (_conv_same.conv_same): columns without garbage positions
     by one copy of the row-padded input, one product per image straight into the output."""
     spec = _checked((input, weight, bias, stride, padding, dilation, transposed,
-                        output_padding, groups))
+                     output_padding, groups))
     x = np.ascontiguousarray(input._impl.array())
     w = weight._impl.array()
     b = None if bias is None else bias._impl.array()
@@ -1029,7 +1029,7 @@ def convolution_backward_same(grad_output, input, weight, bias_sizes, stride, pa
         return convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
                                     dilation, transposed, output_padding, groups, output_mask)
     _checked_backward((grad_output, input, weight, bias_sizes, stride, padding,
-                                 dilation, transposed, output_padding, groups, output_mask))
+                       dilation, transposed, output_padding, groups, output_mask))
     dtype = input._impl.dtype
     x = np.ascontiguousarray(input._impl.array())
     g = np.ascontiguousarray(grad_output._impl.array().astype(x.dtype, copy=False))

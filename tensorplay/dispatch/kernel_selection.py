@@ -19,8 +19,8 @@ result under (dtypes, layout, shape signature; the shape bucket too while measur
 are pinned, see `shape_bucket`); a global version number bumps
 on every registration and empties the caches. The shape rules' results in that key are
 evaluated on every call, unless the rules name a common `signature` (ShapeRule): then once
-per signature, looked up after that (the convolution's rules, cpu_kernels/conv.py). A candidate that raises
-KernelConstraintError hands the call to the next one. When nothing matches,
+per signature, looked up after that (the convolution's rules, cpu_kernels/conv.py).
+A candidate that raises KernelConstraintError hands the call to the next one. When nothing matches,
 the fallbacks are tried in order, each logged:
 
     1. dtype promotion   compute in a wider dtype, cast back (float16 -> float32)
