@@ -12,6 +12,8 @@ backward within 1.3x PyTorch at each), timed in alternation with PyTorch (the fa
 many rounds of each, so both see the same load) and summed up as one table of ratios.
 
     python benchmarks/bench_nn_spatial.py --batches    only the table
+    python benchmarks/bench_nn_spatial.py --batches --cpu-time    timed by CPU time
+        (benchmarks/common.py: steadier than wall time on a busy machine)
 
 Threads: both libraries get BENCH_THREADS (default 1): PyTorch through set_num_threads,
 NumPy's OpenBLAS through OPENBLAS_NUM_THREADS, set before NumPy loads (as in

@@ -3,7 +3,15 @@ so ratios compare TensorPlay, PyTorch and NumPy measured in the same run."""
 from __future__ import annotations
 
 import statistics
+import sys
 import time
+
+# The clock of timeit and paired_min: wall time, or with `--cpu-time` on a benchmark's
+# command line this process's CPU time. On a machine that other processes keep busy, the
+# wall time of a timed batch includes the time this process waited for a core, which
+# varies from batch to batch by more than the differences being measured; its CPU time
+# does not (both libraries run on one thread, BENCH_THREADS=1, so CPU time is their time).
+clock = time.process_time if "--cpu-time" in sys.argv[1:] else time.perf_counter
 
 
 def timeit(fn, *, min_time=0.2, repeats=5):
@@ -11,19 +19,19 @@ def timeit(fn, *, min_time=0.2, repeats=5):
     fn()   # warm up caches (kernel selection, allocation)
     n = 1
     while True:
-        start = time.perf_counter()
+        start = clock()
         for _ in range(n):
             fn()
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
         if elapsed >= min_time / repeats or n >= 1 << 20:
             break
         n *= 2
     samples = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = clock()
         for _ in range(n):
             fn()
-        samples.append((time.perf_counter() - start) / n)
+        samples.append((clock() - start) / n)
     return statistics.median(samples)
 
 
@@ -34,13 +42,13 @@ def paired_min(fn_a, fn_b, *, batch=200, rounds=60):
     fn_a(), fn_b()
     best_a = best_b = float("inf")
     for _ in range(rounds):
-        start = time.perf_counter()
+        start = clock()
         for _ in range(batch):
             fn_a()
-        mid = time.perf_counter()
+        mid = clock()
         for _ in range(batch):
             fn_b()
-        end = time.perf_counter()
+        end = clock()
         best_a = min(best_a, (mid - start) / batch)
         best_b = min(best_b, (end - mid) / batch)
     return best_a, best_b

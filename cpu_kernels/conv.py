@@ -125,6 +125,61 @@ class _Scratch(threading.local):
 _scratch = _Scratch()
 
 
+# ---- what a call's shapes decide, once per signature -----------------------------------
+# Before any NumPy work a convolution call picks its kernel (the candidates' shape rules
+# below) and checks its arguments (the Meta rule, tensorplay/meta/conv.py). Both read only
+# the sizes (and dtypes, devices) of the tensors and the int arguments, so they are worked
+# out once per such signature and looked up after that: for one small image (batch 1)
+# evaluating them on every call took more time than the products.
+def _signature(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+               groups):
+    """What the forward's shape rules read (ShapeRule's `signature`)."""
+    return (tuple(input._impl.sizes), tuple(weight._impl.sizes), tuple(stride),
+            tuple(padding), tuple(dilation), transposed, groups)
+
+
+def _backward_signature(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                        transposed, output_padding, groups, output_mask):
+    """What the backward's shape rules read: the forward's, and whether grad_input is
+    wanted."""
+    return (tuple(input._impl.sizes), tuple(weight._impl.sizes), tuple(stride),
+            tuple(padding), tuple(dilation), transposed, groups, bool(output_mask[0]))
+
+
+def _tensor_key(t):
+    """What the Meta rules read of a tensor: its sizes, dtype and device (devices are
+    interned, tensorplay/_device.py, so their id names them without a Python __hash__)."""
+    if t is None:
+        return None
+    impl = t._impl
+    return tuple(impl.sizes), impl.dtype, id(impl._device)
+
+
+def _checked(args):
+    """The Meta rule's OutSpec of a forward call (its typed error for bad arguments),
+    kept in the plan cache per signature: a signature that passed the checks once passes
+    them again; one that fails is not kept and raises on every call."""
+    (input, weight, bias, stride, padding, dilation, transposed, output_padding,
+     groups) = args
+    key = (_tensor_key(input), _tensor_key(weight), _tensor_key(bias), tuple(stride),
+           tuple(padding), tuple(dilation), transposed, tuple(output_padding), groups)
+    return plans.get("cpu.conv.checked", key,
+                     lambda: shape_rule("conv.convolution")("convolution", args))
+
+
+def _checked_backward(args):
+    """The Meta rule of a backward call (_checked's, for convolution_backward)."""
+    (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+     output_padding, groups, output_mask) = args
+    key = (_tensor_key(grad_output), _tensor_key(input), _tensor_key(weight),
+           None if bias_sizes is None else tuple(bias_sizes), tuple(stride),
+           tuple(padding), tuple(dilation), transposed, tuple(output_padding), groups,
+           tuple(output_mask))
+    return plans.get("cpu.conv.checked_backward", key,
+                     lambda: shape_rule("conv.convolution_backward")("convolution_backward",
+                                                                    args))
+
+
 def _compute_dtype(dtype):
     """Half types in float32 (as PyTorch accumulates them); integers in int64, which wraps
     back to the same value modulo 2**bits as PyTorch's own integer arithmetic."""
@@ -508,9 +563,8 @@ def _keep_key(input, acc, stride, padding, dilation, groups, kernel):
 
 def _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                  groups, per_image):
-    spec = shape_rule("conv.convolution")(
-        "convolution", (input, weight, bias, stride, padding, dilation, transposed, output_padding,
-                        groups))
+    spec = _checked((input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                     groups))
     dtype = input._impl.dtype
     acc = _compute_dtype(dtype)
     x = input._impl.array().astype(acc, copy=False)
@@ -540,9 +594,8 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 
 def _convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
                           transposed, output_padding, groups, output_mask, transposed_input):
-    shape_rule("conv.convolution_backward")(
-        "convolution_backward", (grad_output, input, weight, bias_sizes, stride, padding, dilation,
-                                 transposed, output_padding, groups, output_mask))
+    _checked_backward((grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                       transposed, output_padding, groups, output_mask))
     dtype = input._impl.dtype
     acc = _compute_dtype(dtype)
     g = grad_output._impl.array().astype(acc, copy=False)
@@ -622,7 +675,8 @@ def _is_per_image(input, weight, bias, stride, padding, dilation, transposed, ou
 
 
 PER_IMAGE = ShapeRule(f"regular, {PER_IMAGE_POSITIONS} or more output positions per image",
-                      _is_per_image)
+                      _is_per_image,
+                      signature=_signature)
 
 
 def convolution_per_image(input, weight, bias, stride, padding, dilation, transposed,
@@ -646,7 +700,8 @@ def _is_transposed_input(grad_output, input, weight, bias_sizes, stride, padding
 
 TRANSPOSED_INPUT = ShapeRule("regular, stride 1, padding <= dilation * (kernel - 1), "
                              f"{PER_IMAGE_POSITIONS} or more output positions per image",
-                             _is_transposed_input)
+                             _is_transposed_input,
+                             signature=_backward_signature)
 
 
 def convolution_backward_transposed_input(grad_output, input, weight, bias_sizes, stride,
@@ -667,7 +722,8 @@ def _is_1x1(input, weight, bias, stride, padding, dilation, transposed, output_p
             and all(s == 1 for s in stride) and not any(padding))
 
 
-ONE_BY_ONE = ShapeRule("2-D, 1x1 kernel, stride 1, no padding, groups 1", _is_1x1)
+ONE_BY_ONE = ShapeRule("2-D, 1x1 kernel, stride 1, no padding, groups 1", _is_1x1,
+                       signature=_signature)
 
 
 def convolution_1x1(input, weight, bias, stride, padding, dilation, transposed,
@@ -679,9 +735,8 @@ def convolution_1x1(input, weight, bias, stride, padding, dilation, transposed,
     The generic kernel would copy the input into columns of the same numbers and copy
     the (C_out, N, L) product back to (N, C_out, L); contiguous inputs make both views
     free here (benchmarks/bench_kernel_selection.py measures the difference)."""
-    spec = shape_rule("conv.convolution")(
-        "convolution", (input, weight, bias, stride, padding, dilation, transposed, output_padding,
-                        groups))
+    spec = _checked((input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                     groups))
     x = input._impl.array()
     n, c, h, w = x.shape
     r = np.matmul(weight._impl.array().reshape(-1, c), x.reshape(n, c, h * w))
@@ -697,7 +752,8 @@ def _is_1x1_backward(grad_output, input, weight, bias_sizes, stride, padding, di
 
 
 ONE_BY_ONE_BACKWARD = ShapeRule("2-D, 1x1 kernel, stride 1, no padding, groups 1",
-                                _is_1x1_backward)
+                                _is_1x1_backward,
+                                signature=_backward_signature)
 
 
 def convolution_backward_1x1(grad_output, input, weight, bias_sizes, stride, padding,
@@ -708,9 +764,8 @@ def convolution_backward_1x1(grad_output, input, weight, bias_sizes, stride, pad
         grad_weight   = sum over n and positions of grad[n] x[n]^T
         grad_bias     = grad summed over batch and space
     """
-    shape_rule("conv.convolution_backward")(
-        "convolution_backward", (grad_output, input, weight, bias_sizes, stride, padding, dilation,
-                                 transposed, output_padding, groups, output_mask))
+    _checked_backward((grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                       transposed, output_padding, groups, output_mask))
     dtype = input._impl.dtype
     x = input._impl.array()
     n, c, h, w = x.shape
@@ -732,9 +787,8 @@ def convolution_backward_1x1(grad_output, input, weight, bias_sizes, stride, pad
 def convolution_1x1_nhwc(input, weight, bias, stride, padding, dilation, transposed,
                          output_padding, groups):
     """out rows = input rows (N * H * W, C_in) @ weight^T (C_in, C_out)  (+ bias)."""
-    spec = shape_rule("conv.convolution")(
-        "convolution", (input, weight, bias, stride, padding, dilation, transposed, output_padding,
-                        groups))
+    spec = _checked((input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                     groups))
     x = input._impl.array()
     n, c, h, w = x.shape
     r = np.matmul(nhwc_rows(x), weight._impl.array().reshape(-1, c).T)
@@ -746,9 +800,8 @@ def convolution_1x1_nhwc(input, weight, bias, stride, padding, dilation, transpo
 def convolution_backward_1x1_nhwc(grad_output, input, weight, bias_sizes, stride, padding,
                                   dilation, transposed, output_padding, groups, output_mask):
     """grad_input rows = grad rows @ W;  grad_weight = grad rows^T @ input rows."""
-    shape_rule("conv.convolution_backward")(
-        "convolution_backward", (grad_output, input, weight, bias_sizes, stride, padding, dilation,
-                                 transposed, output_padding, groups, output_mask))
+    _checked_backward((grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                       transposed, output_padding, groups, output_mask))
     dtype = input._impl.dtype
     x = input._impl.array()
     n, c, h, w = x.shape
@@ -843,15 +896,15 @@ def _is_row_form(input, weight, bias, stride, padding, dilation, transposed, out
             and stride[1] == 1 and _positions(input, weight, stride, padding, dilation) >= 1)
 
 
-ROW_FORM = ShapeRule("2-D, stride 1, groups 1", _is_row_form)
+ROW_FORM = ShapeRule("2-D, stride 1, groups 1", _is_row_form,
+                     signature=_signature)
 
 
 def convolution_nhwc(input, weight, bias, stride, padding, dilation, transposed,
                      output_padding, groups):
     """The channels_last convolution in the row form: out rows = rows @ W^T (+ bias)."""
-    spec = shape_rule("conv.convolution")(
-        "convolution", (input, weight, bias, stride, padding, dilation, transposed, output_padding,
-                        groups))
+    spec = _checked((input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                     groups))
     dtype = input._impl.dtype
     x = input._impl.array().transpose(0, 2, 3, 1)                      # NHWC, a view
     b = None if bias is None else bias._impl.array()
@@ -868,7 +921,8 @@ def _is_row_form_backward(grad_output, input, weight, bias_sizes, stride, paddin
 
 
 ROW_FORM_BACKWARD = ShapeRule("2-D, stride 1, groups 1, padding <= dilation * (kernel - 1)",
-                              _is_row_form_backward)
+                              _is_row_form_backward,
+                              signature=_backward_signature)
 
 
 def convolution_backward_nhwc(grad_output, input, weight, bias_sizes, stride, padding,
@@ -880,9 +934,8 @@ def convolution_backward_nhwc(grad_output, input, weight, bias_sizes, stride, pa
                       by d*(k-1) - p (the transposed convolution, _input_grad_transposed)
         grad_bias   = G summed over rows
     """
-    shape_rule("conv.convolution_backward")(
-        "convolution_backward", (grad_output, input, weight, bias_sizes, stride, padding, dilation,
-                                 transposed, output_padding, groups, output_mask))
+    _checked_backward((grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                       transposed, output_padding, groups, output_mask))
     dtype = input._impl.dtype
     x = input._impl.array().transpose(0, 2, 3, 1)
     w = weight._impl.array().astype(x.dtype, copy=False)
@@ -934,16 +987,16 @@ def _is_same_size(input, weight, bias, stride, padding, dilation, transposed, ou
 
 
 SAME_SIZE = ShapeRule("2-D, stride 1, groups 1, padding dilation * (kernel - 1) / 2 "
-                      "(output size = input size)", _is_same_size)
+                      "(output size = input size)", _is_same_size,
+                      signature=_signature)
 
 
 def convolution_same(input, weight, bias, stride, padding, dilation, transposed,
                      output_padding, groups):
     """The same-size convolution (_conv_same.conv_same): columns without garbage positions
     by one copy of the row-padded input, one product per image straight into the output."""
-    spec = shape_rule("conv.convolution")(
-        "convolution", (input, weight, bias, stride, padding, dilation, transposed,
-                        output_padding, groups))
+    spec = _checked((input, weight, bias, stride, padding, dilation, transposed,
+                     output_padding, groups))
     x = np.ascontiguousarray(input._impl.array())
     w = weight._impl.array()
     b = None if bias is None else bias._impl.array()
@@ -956,7 +1009,8 @@ def _is_same_size_backward(grad_output, input, weight, bias_sizes, stride, paddi
                          output_padding, groups)
 
 
-SAME_SIZE_BACKWARD = ShapeRule(SAME_SIZE.description, _is_same_size_backward)
+SAME_SIZE_BACKWARD = ShapeRule(SAME_SIZE.description, _is_same_size_backward,
+                               signature=_backward_signature)
 
 
 def convolution_backward_same(grad_output, input, weight, bias_sizes, stride, padding,
@@ -974,9 +1028,8 @@ def convolution_backward_same(grad_output, input, weight, bias_sizes, stride, pa
     if output_mask[0] and not _finite(w):
         return convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
                                     dilation, transposed, output_padding, groups, output_mask)
-    shape_rule("conv.convolution_backward")(
-        "convolution_backward", (grad_output, input, weight, bias_sizes, stride, padding,
-                                 dilation, transposed, output_padding, groups, output_mask))
+    _checked_backward((grad_output, input, weight, bias_sizes, stride, padding,
+                       dilation, transposed, output_padding, groups, output_mask))
     dtype = input._impl.dtype
     x = np.ascontiguousarray(input._impl.array())
     g = np.ascontiguousarray(grad_output._impl.array().astype(x.dtype, copy=False))

@@ -36,6 +36,14 @@ def __getattr__(name):
         return importlib.import_module(f"tensorplay.{name}")
     if name.startswith("_"):
         raise AttributeError(f"module 'tensorplay' has no attribute '{name}'")
+    # A subpackage still being imported is in sys.modules but not yet an attribute
+    # here: `import tensorplay.nn.functional as F` inside tensorplay.nn's own import
+    # asks for `tensorplay.nn` this way. Answering with the module, not with _api's
+    # names, keeps that import from loading all of _api in the middle of another one.
+    import sys
+    module = sys.modules.get(f"tensorplay.{name}")
+    if module is not None:
+        return module
     names = _load()
     if name in names:
         return names[name]

@@ -223,6 +223,50 @@ def test_cache_is_bounded_and_counts_evictions(counting, monkeypatch):
     assert len(op.registries[0].cache) == 2
 
 
+def test_shape_rules_with_a_signature_run_once_per_signature():
+    """Rules that name one signature function are evaluated on a signature's first call and
+    looked up after that; a new signature evaluates them again."""
+    checked = []
+
+    def last_dim(self):
+        return tuple(self._impl.sizes)
+
+    def wide(self):
+        checked.append("wide")
+        return self.shape[-1] >= 4
+
+    def even(self):
+        checked.append("even")
+        return self.shape[-1] % 2 == 0
+    op = new_op()
+    lib = tp.library.Library("CPU", "Signed rules")
+    lib.impl(op.name, lambda self: self + 0, name="any")
+    lib.impl(op.name, lambda self: self * 2, name="wide", priority=1,
+             shape=ShapeRule("last dim >= 4", wide, signature=last_dim))
+    lib.impl(op.name, lambda self: self * 3, name="even", priority=2,
+             shape=ShapeRule("last dim even", even, signature=last_dim))
+    x = tp.ones(2, 6)
+    assert [float(call(op, x)[0, 0]) for _ in range(3)] == [3.0, 3.0, 3.0]
+    assert sorted(checked) == ["even", "wide"]
+    assert float(call(op, tp.ones(2, 5))[0, 0]) == 2.0     # another signature: checked again
+    assert sorted(checked) == ["even", "even", "wide", "wide"]
+
+
+def test_conv_checks_are_kept_per_signature_and_bad_arguments_still_raise():
+    """The conv kernels keep the Meta rule's verdict per signature ("cpu.conv.checked"):
+    a second call with the same shapes is a hit; a signature that failed raises again."""
+    plans.clear()
+    x, w = tp.randn(1, 2, 5, 5), tp.randn(3, 2, 3, 3)
+    for _ in range(2):
+        tp.nn.functional.conv2d(x, w, padding=1)
+    assert plans.stats()["cpu.conv.checked"] == {"hits": 1, "misses": 1, "plans": 1}
+    bad_bias = tp.randn(4)
+    for _ in range(2):
+        with pytest.raises(tp.errors.ShapeError, match="'bias'"):
+            tp.nn.functional.conv2d(x, w, bad_bias, padding=1)
+    assert plans.stats()["cpu.conv.checked"] == {"hits": 1, "misses": 3, "plans": 1}
+
+
 def test_torch_oracle_of_the_worked_example():
     op = relu_op()
     x, x_np = cuda_input((3, 4, 6, 12), seed=3)

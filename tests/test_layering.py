@@ -347,6 +347,17 @@ def test_the_tensor_layer_fills_the_seam_as_it_loads():
     assert res.returncode == 0, res.stderr
 
 
+def test_a_subpackage_imports_first_in_a_fresh_interpreter():
+    # tensorplay.export reaches tensorplay.nn, whose modules say `import
+    # tensorplay.nn.functional as F` while tensorplay.nn is still loading; the package's
+    # lazy __getattr__ must answer with that module, not load _api (which imports
+    # tensorplay.export again, half-built).
+    code = "import tensorplay as tp\nfrom tensorplay.export import Dim\nassert tp.tensor([1.0]).shape == (1,)\n"
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True)
+    assert res.returncode == 0, res.stderr
+
+
 def test_the_seam_offers_what_it_names():
     from tensorplay import _creation, _tensor
     from tensorplay import _tensor_factory as factory

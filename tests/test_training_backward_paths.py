@@ -87,11 +87,22 @@ def test_max_pool_backward_matches_torch_and_checks_its_indices():
                               lambda x: TF.max_pool2d(x, **kwargs), [x])
         # (overlapping windows sum in another order: equal up to rounding)
         np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6, atol=1e-7)
+    # ties (values repeat in fours along the rows): the gradient goes to the first max
+    # of a window only, as in PyTorch
+    tied = np.repeat(np.arange(2 * 3 * 3 * 3, dtype=np.float32), 4).reshape(2, 3, 6, 6)
+    ours, theirs = _grads(lambda x: F.max_pool2d(x, 2), lambda x: TF.max_pool2d(x, 2), [tied])
+    np.testing.assert_array_equal(ours[0], theirs[0])
     grad = tp.ones(2, 3, 3, 3)
     bad = tp.full((2, 3, 3, 3), -1, dtype=tp.int64)
     with pytest.raises(tp.errors.DimError, match="'indices'"):
         ops.max_pool2d_with_indices_backward(grad, tp.tensor(x), [2, 2], [2, 2], [0, 0],
                                              [1, 1], False, bad)
+    # the kernel checks a geometry's shapes once (cpu_kernels/pooling.py): one that failed
+    # is not remembered, so it raises on every call
+    for _ in range(2):
+        with pytest.raises(tp.errors.ShapeError, match="'grad_output'"):
+            ops.max_pool2d_with_indices_backward(tp.ones(2, 3, 2, 2), tp.tensor(x), [2, 2],
+                                                 [2, 2], [0, 0], [1, 1], False, bad)
 
 
 @pytest.mark.parametrize("transposed", [False, True])

@@ -22,7 +22,7 @@ import triton.language as tl
 
 from tensorplay import _dtype as dt
 from tensorplay._device_transfer import from_host
-from tensorplay._memory_format import contiguous_format
+from tensorplay._memory_format import preserve_format
 from tensorplay.kernel_support.checks import wrap_dim
 from tensorplay.kernel_support.layout import unique_dim_strides
 from tensorplay.kernel_support.ops import call_below_autograd, shape_rule
@@ -544,8 +544,9 @@ def unique_consecutive(self, return_inverse, return_counts, dim):
     first = call_below_autograd("reshape", call_below_autograd("nonzero", starts), [-1])
     values = call_below_autograd("index_select", x, 0, first)
     if dim is not None:
+        # a copy that keeps this layout (PyTorch's: the dim's slices in front), no view
         values = call_below_autograd("clone", call_below_autograd("movedim.int", values, 0, d),
-                                     contiguous_format)
+                                     preserve_format)
     empty = factory.empty((0,), dtype=dt.int64, device=device)
     inverse, counts = empty, empty
     if return_inverse or dim is not None:

@@ -17,8 +17,10 @@ backend, each with constraints and a priority (specialised above generic):
 Selection filters by the constraints, orders by priority and caches the
 result under (dtypes, layout, shape signature; the shape bucket too while measured choices
 are pinned, see `shape_bucket`); a global version number bumps
-on every registration and empties the caches. A candidate that raises
-KernelConstraintError hands the call to the next one. When nothing matches,
+on every registration and empties the caches. The shape rules' results in that key are
+evaluated on every call, unless the rules name a common `signature` (ShapeRule): then once
+per signature, looked up after that (the convolution's rules, cpu_kernels/conv.py).
+A candidate that raises KernelConstraintError hands the call to the next one. When nothing matches,
 the fallbacks are tried in order, each logged:
 
     1. dtype promotion   compute in a wider dtype, cast back (float16 -> float32)
@@ -132,13 +134,21 @@ def shape_bucket(args):
 class ShapeRule:
     """A named predicate on the call's arguments, e.g.
     `ShapeRule("last dim multiple of 4", lambda x: x.shape[-1] % 4 == 0)`.
-    It receives the op's arguments; its result becomes part of the cache key."""
+    It receives the op's arguments; its result becomes part of the cache key.
 
-    __slots__ = ("description", "check")
+    `signature` (optional): a function of the same arguments whose (hashable) result
+    determines the check's, e.g. the sizes and the int arguments the check reads. When
+    every shape rule of a registry names the same signature function, the registry
+    evaluates the rules once per signature and looks their results up on every later
+    call (`KernelRegistry.rule_results`): one cheap key in place of several predicates,
+    which for a small call (a convolution of one image) are a visible part of its time."""
 
-    def __init__(self, description, check):
+    __slots__ = ("description", "check", "signature")
+
+    def __init__(self, description, check, signature=None):
         self.description = description
         self.check = check
+        self.signature = signature
 
     def __repr__(self):
         return f"ShapeRule({self.description!r})"
@@ -223,6 +233,8 @@ class KernelRegistry:
         self.cache = {}
         self.cache_version = -1
         self.shape_rules = ()
+        self.rule_signature = None  # the rules' common signature function, if they share one
+        self.rule_memo = {}         # signature -> the rules' results (rule_results)
         self.needs_layout = False
         self.layout_aware = False
         self.pinned = {}        # describe_key text -> candidate name (tp.dispatch.tune)
@@ -245,6 +257,9 @@ class KernelRegistry:
         # threads, which would find no kernel at all.
         candidates.sort(key=lambda c: -c.priority)
         self.shape_rules = tuple(dict.fromkeys(c.shape for c in candidates if c.shape))
+        signatures = {r.signature for r in self.shape_rules}
+        self.rule_signature = signatures.pop() if len(signatures) == 1 else None
+        self.rule_memo = {}
         self.needs_layout = any(c.contiguous for c in candidates)
         self.layout_aware = any(c.layout is not None for c in candidates)
         self.candidates = candidates
@@ -354,9 +369,24 @@ class KernelRegistry:
             by_shape = options.tuning and bool(self.pinned)
         bucket = shape_bucket(args) if by_shape else None
         if self.shape_rules:
-            return (dtypes, contiguous, tuple(bool(r.check(*args)) for r in self.shape_rules),
-                    layout, bucket)
+            return (dtypes, contiguous, self.rule_results(args), layout, bucket)
         return (dtypes, contiguous, (), layout, bucket)
+
+    def rule_results(self, args):
+        """The shape rules' results for `args`: evaluated on every call, or, when the rules
+        share a signature function (ShapeRule's `signature`), once per signature."""
+        signature = self.rule_signature
+        if signature is None:
+            return tuple(bool(r.check(*args)) for r in self.shape_rules)
+        key = signature(*args)
+        memo = self.rule_memo
+        results = memo.get(key)
+        if results is None:
+            results = tuple(bool(r.check(*args)) for r in self.shape_rules)
+            if len(memo) >= CACHE_LIMIT:
+                memo.pop(next(iter(memo)), None)
+            memo[key] = results
+        return results
 
     def call_layout(self, args):
         """"channels_last" when a tensor argument is a 4-D NHWC tensor (and not also

@@ -132,6 +132,18 @@ def test_unique_keeps_nans_apart_as_pytorch():
     np.testing.assert_array_equal(np.asarray(counts.cpu()), ec.numpy())
 
 
+
+def test_unique_consecutive_along_a_dim_is_laid_out_as_on_the_cpu():
+    # PyTorch lays the values out with the dim in front, as it computes them
+    x = tp.tensor([[1, 1, 2], [1, 1, 2], [3, 1, 2]], device=CUDA)
+    for d in (0, 1):
+        got = tp.unique_consecutive(x, return_inverse=True, return_counts=True, dim=d)
+        expected = torch.unique_consecutive(torch.tensor(x.cpu().numpy()), return_inverse=True,
+                                            return_counts=True, dim=d)
+        for g, e in zip(got, expected):
+            np.testing.assert_array_equal(np.asarray(g.cpu()), e.numpy())
+            assert g.stride() == e.stride()
+
 # ---- multinomial ---------------------------------------------------------------------------
 P = np.array([0.1, 0.0, 0.2, 0.3, 0.4])
 
