@@ -154,6 +154,16 @@ def select_backward(grad, sizes, dim, index):
     return _pad_dim(grad.unsqueeze(d), sizes, d, index, sizes[d] - index - 1)
 
 
+def unbind_backward(grads, sizes, dim):
+    """The gradient of unbind: its outputs' gradients stacked back along `dim`, one op.
+    (Recorded as selects, each would pad its gradient to the full size and the engine
+    would add them up: a full-size copy and an addition per output.) An output that got
+    no gradient (None: the entry does not materialize them) contributes zeros."""
+    d = wrap_dim("unbind", "dim", dim, len(sizes))
+    some = next(g for g in grads if g is not None)
+    return F.stack([_creation.zeros_like(some) if g is None else g for g in grads], d)
+
+
 def slice_backward(grad, sizes, dim, start, end, step):
     d = wrap_dim("slice", "dim", dim, len(sizes))
     if step != 1:
