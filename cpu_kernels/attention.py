@@ -40,13 +40,14 @@ def _scores(q, k, attn_mask, is_causal, scale):
     NOTE: why key first. The softmax reduces over the keys, and NumPy's reductions over
     the last axis of short rows (S = 32) run a loop per row: a max over (16, 4, 32, 32)
     takes 40x as long as the same max down the first axis of (S, B * H * L), which is one
-    vectorized pass per key. The products read and write these layouts through strided
-    views at BLAS speed."""
+    vectorized pass per key. The product k @ q^T comes out (B, H, S, L), rows of L
+    queries, and the scaling copies those rows into place (faster than BLAS writing
+    through the strided view)."""
     B, H, L, _ = q.shape
     S = k.shape[2]
     buf = np.empty((S, B, H, L), q.dtype)
-    np.matmul(k, np.swapaxes(q, -1, -2), out=buf.transpose(1, 2, 0, 3))
-    buf *= np.asarray(scale, q.dtype)
+    np.multiply((k @ np.swapaxes(q, -1, -2)).transpose(2, 0, 1, 3),
+                np.asarray(scale, q.dtype), out=buf)
     scores = buf.transpose(1, 2, 3, 0)
     if is_causal:
         np.copyto(scores, -np.inf, where=np.arange(L)[:, None] < np.arange(S)[None, :])
@@ -143,16 +144,16 @@ def flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropou
                      dropout_p)
     keep_t = None if keep is None else np.swapaxes(keep, -1, -2)
     grad_v = (weights_t if keep is None else weights_t * keep_t) @ g
-    # dP^T = v @ dO^T, key first like the weights, so that the products below are flat
-    d_buf = np.empty_like(buf)
-    grad_scores_t = d_buf.transpose(1, 2, 0, 3)    # (B, H, S, L)
-    np.matmul(v, np.swapaxes(g, -1, -2), out=grad_scores_t)
+    # dP^T = v @ dO^T, (B, H, S, L); dP - delta copied key first like the weights (as
+    # _scores copies the scores), so that the products below are flat
+    grad_weights_t = v @ np.swapaxes(g, -1, -2)
     if keep is not None:
-        grad_scores_t *= keep_t
+        grad_weights_t *= keep_t
     delta = np.einsum("bhld,bhld->bhl", g, o)
+    d_buf = np.subtract(grad_weights_t.transpose(2, 0, 1, 3), delta, out=np.empty_like(buf))
+    grad_scores_t = d_buf.transpose(1, 2, 0, 3)    # (B, H, S, L)
     d_keys = d_buf.reshape(keys.shape)
-    d_keys -= delta.reshape(-1)     # in place: grad_scores = weights * (dP - delta) * scale
-    d_keys *= weights
+    d_keys *= weights               # in place: grad_scores = weights * (dP - delta) * scale
     d_keys *= np.asarray(scale, acc)
     grad_q = np.swapaxes(grad_scores_t, -1, -2) @ k
     grad_k = grad_scores_t @ q
