@@ -8184,10 +8184,10 @@ class GruSequenceBackwardBackward0(Node):
 class UnbindBackward0(Node):
     """Backward of `unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`.
 
-    self: unbind_backward(grads, self.sizes(), dim)
+    self: unbind_backward(grads, self.sizes(), self.strides(), dim)
     """
 
-    __slots__ = ('dim_', 'self_sizes')
+    __slots__ = ('dim_', 'self_sizes', 'self_strides')
     SAVED = ()
     OP = 'unbind.int'
     materialize_grads = False   # a missing output gradient is None
@@ -8196,7 +8196,8 @@ class UnbindBackward0(Node):
         grad = grads[0]
         dim = self.dim_
         self_sizes = self.self_sizes
+        self_strides = self.self_strides
         d_self = None
         if self.needs_input_grad(0):
-            d_self = unbind_backward(grads, self_sizes, dim)
+            d_self = unbind_backward(grads, self_sizes, self_strides, dim)
         return (d_self,)

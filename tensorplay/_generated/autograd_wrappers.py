@@ -690,6 +690,7 @@ def unbind_int(ks, self, dim):
     node = UnbindBackward0(self)
     node.dim_ = dim
     node.self_sizes = self._impl.sizes
+    node.self_strides = self._impl.strides
     result = below_autograd(ops.unbind_int, ks, self, dim)
     set_history(result, node)
     return result
