@@ -33,19 +33,31 @@ def _acc(dtype):
 
 
 def _scores(q, k, attn_mask, is_causal, scale):
-    """q @ k^T * scale plus the mask, as an additive bias (-inf where hidden)."""
-    scores = q @ np.swapaxes(k, -1, -2)
-    scores *= np.asarray(scale, q.dtype)
-    L, S = scores.shape[-2:]
+    """q @ k^T * scale plus the mask (an additive bias, -inf where hidden), laid out key
+    first: an (S, B, H, L) array, whose transpose(1, 2, 3, 0) is the (B, H, L, S) score
+    tensor.
+
+    NOTE: why key first. The softmax reduces over the keys, and NumPy's reductions over
+    the last axis of short rows (S = 32) run a loop per row: a max over (16, 4, 32, 32)
+    takes 40x as long as the same max down the first axis of (S, B * H * L), which is one
+    vectorized pass per key. The product k @ q^T comes out (B, H, S, L), rows of L
+    queries, and the scaling copies those rows into place (faster than BLAS writing
+    through the strided view)."""
+    B, H, L, _ = q.shape
+    S = k.shape[2]
+    buf = np.empty((S, B, H, L), q.dtype)
+    np.multiply((k @ np.swapaxes(q, -1, -2)).transpose(2, 0, 1, 3),
+                np.asarray(scale, q.dtype), out=buf)
+    scores = buf.transpose(1, 2, 3, 0)
     if is_causal:
-        scores = np.where(np.arange(L)[:, None] >= np.arange(S)[None, :], scores, -np.inf)
+        np.copyto(scores, -np.inf, where=np.arange(L)[:, None] < np.arange(S)[None, :])
     if attn_mask is not None:
         m = attn_mask._impl.array()
         if m.dtype == np.bool_:
-            scores = np.where(m, scores, -np.inf)
+            np.copyto(scores, -np.inf, where=~m)
         else:
-            scores = scores + m.astype(q.dtype)
-    return scores.astype(q.dtype, copy=False)
+            scores += m.astype(q.dtype)
+    return buf
 
 
 def keep_mask(seed, offset, shape, dropout_p):
@@ -78,26 +90,32 @@ def flash_attention(query, key, value, dropout_p, is_causal, attn_mask, scale):
     specs = shape_rule("attention.flash_attention")(
         op, (query, key, value, dropout_p, is_causal, attn_mask, scale))
     q, k, v, _ = _inputs(query, key, value)
-    scores = _scores(q, k, attn_mask, is_causal, _default_scale(scale, q.shape[-1]))
+    buf = _scores(q, k, attn_mask, is_causal, _default_scale(scale, q.shape[-1]))
+    B, H, L, _ = q.shape
+    keys = buf.reshape(buf.shape[0], -1)       # (S, B * H * L): one column per query row
     # In place on the scores (a fresh array); the fixes for fully hidden (or NaN) rows
-    # run only where there is one.
+    # run only where there is one. The division by the row sums is applied to the output
+    # (L x D values a row) rather than to the weights (L x S), as flash attention does.
     with np.errstate(invalid="ignore", divide="ignore"):
-        top = np.max(scores, -1, keepdims=True, initial=-np.inf)
+        top = np.maximum.reduce(keys, axis=0, initial=-np.inf)
         if np.isneginf(top).any():
             top = np.where(top == -np.inf, 0, top)    # a fully hidden row: exp(-inf) = 0
-        e = np.exp(np.subtract(scores, top, out=scores), out=scores)
-        total = np.sum(e, -1, keepdims=True)
+        e = np.exp(np.subtract(keys, top, out=keys), out=keys)
+        total = np.add.reduce(e, axis=0)
+        weights = buf.transpose(1, 2, 3, 0)        # unnormalized: exp(scores - top)
+        seed = draw_seed() % (2 ** 31 - 1) if dropout_p > 0 else 0
+        keep = keep_mask(seed, 0, weights.shape, dropout_p)
+        if keep is not None:
+            weights = weights * keep
+        result = weights @ v
+        rows = (B, H, L)
         if (total > 0).all():
-            lse = (top + np.log(total))[..., 0]
-            weights = np.divide(e, total, out=e)
+            lse = (top + np.log(total)).reshape(rows)
+            result /= total.reshape(rows + (1,))
         else:
-            lse = np.where(total > 0, top + np.log(total), -np.inf)[..., 0]
-            weights = np.where(total > 0, e / total, 0)
-    seed = draw_seed() % (2 ** 31 - 1) if dropout_p > 0 else 0
-    keep = keep_mask(seed, 0, weights.shape, dropout_p)
-    if keep is not None:
-        weights = weights * keep
-    result = weights @ v
+            ok = (total > 0).reshape(rows + (1,))
+            lse = np.where(total > 0, top + np.log(total), -np.inf).reshape(rows)
+            result = np.where(ok, result / total.reshape(rows + (1,)), 0)
     return (as_tensor(result, specs[0].dtype), as_tensor(lse, specs[1].dtype),
             as_tensor(np.asarray(seed), dt.int64), as_tensor(np.asarray(0), dt.int64))
 
@@ -116,23 +134,29 @@ def flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropou
     lse = logsumexp._impl.array().astype(acc, copy=False)[..., None]
     if np.isneginf(lse).any():
         lse = np.where(lse == -np.inf, np.inf, lse)     # a fully hidden row: weights 0
-    scores = _scores(q, k, attn_mask, is_causal, scale)
+    buf = _scores(q, k, attn_mask, is_causal, scale)      # (S, B, H, L): see _scores
+    keys = buf.reshape(buf.shape[0], -1)
     with np.errstate(invalid="ignore"):
-        weights = np.exp(np.subtract(scores, lse, out=scores), out=scores)
-    keep = keep_mask(int(philox_seed.item()), int(philox_offset.item()), weights.shape,
+        weights = np.exp(np.subtract(keys, lse.reshape(-1), out=keys), out=keys)
+    weights_t = buf.transpose(1, 2, 0, 3)        # P^T, (B, H, S, L)
+    S, B, H, L = buf.shape
+    keep = keep_mask(int(philox_seed.item()), int(philox_offset.item()), (B, H, L, S),
                      dropout_p)
-    dropped = weights if keep is None else weights * keep
-    grad_v = np.swapaxes(dropped, -1, -2) @ g
-    grad_weights = g @ np.swapaxes(v, -1, -2)
+    keep_t = None if keep is None else np.swapaxes(keep, -1, -2)
+    grad_v = (weights_t if keep is None else weights_t * keep_t) @ g
+    # dP^T = v @ dO^T, (B, H, S, L); dP - delta copied key first like the weights (as
+    # _scores copies the scores), so that the products below are flat
+    grad_weights_t = v @ np.swapaxes(g, -1, -2)
     if keep is not None:
-        grad_weights = grad_weights * keep
-    delta = np.sum(g * o, -1, keepdims=True)
-    grad_weights -= delta           # in place: grad_scores = weights * (dP - delta) * scale
-    grad_weights *= weights
-    grad_weights *= np.asarray(scale, acc)
-    grad_scores = grad_weights
-    grad_q = grad_scores @ k
-    grad_k = np.swapaxes(grad_scores, -1, -2) @ q
+        grad_weights_t *= keep_t
+    delta = np.einsum("bhld,bhld->bhl", g, o)
+    d_buf = np.subtract(grad_weights_t.transpose(2, 0, 1, 3), delta, out=np.empty_like(buf))
+    grad_scores_t = d_buf.transpose(1, 2, 0, 3)    # (B, H, S, L)
+    d_keys = d_buf.reshape(keys.shape)
+    d_keys *= weights               # in place: grad_scores = weights * (dP - delta) * scale
+    d_keys *= np.asarray(scale, acc)
+    grad_q = np.swapaxes(grad_scores_t, -1, -2) @ k
+    grad_k = grad_scores_t @ q
 
     def per_key_head(grad):   # the sum over each key head's group of query heads
         B, H, S, D = grad.shape

@@ -89,9 +89,33 @@ def sum_dim(self, dim, keepdim, dtype):
     dtype = _sum_dtype(self, dtype)
     a = self._impl.array()
     axes = _dims("sum", self, dim)
+    if _leading_rows(a, axes, dtype):
+        return out(call_ignoring(_SUM_ERRORS, _sum_leading_rows, a, len(axes), keepdim),
+                   dtype)
     r = call_ignoring(_SUM_ERRORS, _add_up, a, axes, accumulate_dtype(dtype), keepdim,
                       dtype.np)
     return out(r, dtype)
+
+
+def _leading_rows(a, axes, dtype):
+    """Whether the sum over `axes` is a sum of the rows of a row-major float32/float64
+    matrix: `axes` the leading dims (not all) of a contiguous, nonempty array that adds
+    in its own dtype. A linear layer's bias gradient is one (the sum of grad over every
+    dim but the last)."""
+    k = len(axes)
+    return (0 < k < a.ndim and a.dtype.char in "fd" and dtype.np == a.dtype
+            and a.size and axes == _ALL_DIMS[k] and a.flags.c_contiguous)
+
+
+def _sum_leading_rows(a, k, keepdim):
+    """The sum over the first k dims of `a` (see _leading_rows) as a vector-matrix
+    product with ones: BLAS adds down the columns 5x faster than np.add.reduce over
+    axis 0 (40 us against 7 us for 512 rows of 256). Infinities and NaNs propagate as
+    in the sum (x * 1 is x)."""
+    rest = a.shape[k:]
+    rows = a.size // int(np.prod(rest))      # nonzero: a is nonempty
+    r = np.ones(rows, a.dtype) @ a.reshape(rows, -1)
+    return r.reshape((1,) * k + rest if keepdim else rest)
 
 
 def _add_up(a, axes, acc, keepdim, np_dtype):

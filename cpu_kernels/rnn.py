@@ -130,10 +130,14 @@ def lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, 
     np.subtract(1, dc_from_h, out=dc_from_h)
     dc_from_h *= o
     # Per step, dgates[t] viewed as (N, 4, H): the first three gates take dc, the last dh.
+    # They are copied into one (N, 4, H) buffer [dc | dc | dc | dh] and multiplied in
+    # with one dense product: two in-place products on the strided gate views (one of
+    # them broadcasting dc over three gates) cost twice as much.
     by_gate = dgates.reshape(steps, batch, 4, hidden)
     dh = d_out[-1] + d_hn
     dc = d_cn.copy()
     product = np.empty((batch, hidden), y.dtype)
+    factors = np.empty((batch, 4, hidden), y.dtype)
     for t in range(steps - 1, -1, -1):
         if t < steps - 1:
             np.matmul(dgates[t + 1], w, out=dh)
@@ -141,8 +145,9 @@ def lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, 
             dc *= f[t + 1]
         np.multiply(dh, dc_from_h[t], out=product)
         dc += product
-        by_gate[t, :, :3] *= dc[:, None, :]
-        by_gate[t, :, 3] *= dh
+        factors[:, :3] = dc[:, None, :]
+        factors[:, 3] = dh
+        np.multiply(by_gate[t], factors, out=by_gate[t])
     # sum_t dgates_t.T @ h_{t-1}: steps 1.. against the output, step 0 against h0.
     d_w_hh = dgates[0].T @ h0_a
     if steps > 1:

@@ -183,6 +183,24 @@ def test_dim_and_keepdim_variants_are_unchanged():
     assert zero_d.sum(0).item() == 2.5 and zero_d.sum(-1, keepdim=True).shape == ()
 
 
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float64], ids=str)
+def test_sums_over_leading_dims_by_blas_match_torch(dtype):
+    """A sum over the leading dims of a row-major float tensor (a linear layer's bias
+    gradient) runs as ones @ rows (_sum_leading_rows): torch's values, infinities and
+    NaNs, no warning."""
+    a = np.random.default_rng(3).standard_normal((4, 5, 6))
+    a[0, 0, 0], a[1, 0, 0], a[2, 1, 1] = np.inf, -np.inf, np.nan
+    a[0, 2, 3] = a[1, 2, 3] = 3e38          # a float32 column sum overflows to inf
+    x, xt = tp.tensor(a, dtype=dtype), torch.tensor(a, dtype=getattr(torch, dtype.name))
+    for dim, keepdim in [((0,), False), ((0, 1), True), ((0, 1), False), ((1,), False)]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = x.sum(dim, keepdim=keepdim)
+        want = xt.sum(dim, keepdim=keepdim)
+        assert got.shape == tuple(want.shape)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
 def test_large_sums_add_in_the_general_path_s_order():
     # NumPy's pairwise summation: axis None must visit the elements as the tuple of
     # every axis does, bit for bit, whatever the layout.

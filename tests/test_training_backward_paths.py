@@ -125,8 +125,25 @@ def test_nodes_make_zeros_only_for_the_gradients_their_formulas_read():
     # its formula reads `grad` alone: no zeros for the saved mean's and invstd's
     assert type(out.grad_fn).materialize_outputs == (0,)
     # a formula reading every output's gradient: zeros for any missing one (None: all)
-    assert type(tp.randn(3, 4, requires_grad=True).unbind(0)[0].grad_fn).materialize_outputs \
-        is None
+    assert type(tp.var_mean(tp.randn(3, 4, requires_grad=True), 0)[0].grad_fn) \
+        .materialize_outputs is None
+    # unbind's formula makes its own zeros (one per missing output, stacked with the rest)
+    assert type(tp.randn(3, 4, requires_grad=True).unbind(0)[0].grad_fn).materialize_grads \
+        is False
+
+
+def test_unbind_backward_is_one_node_and_fills_missing_gradients_with_zeros():
+    """unbind records one UnbindBackward0 (PyTorch's node) whose gradient stacks the
+    outputs' gradients; outputs that got none contribute zeros."""
+    data = np.random.default_rng(0).standard_normal((3, 4, 2))
+    grads = []
+    for m in (tp, torch):
+        x = m.tensor(data, requires_grad=True)
+        a, _, c = x.unbind(0)
+        assert type(a.grad_fn).__name__ == "UnbindBackward0"
+        (a * 2 + c.sin()).sum().backward()
+        grads.append(np.asarray(x.grad.detach().numpy()))
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda"])

@@ -40,7 +40,7 @@ from tensorplay.autograd.formulas import (
     select_many_backward, sgn_backward, silu_second_derivative, sinc_backward, slice_backward,
     slogdet_backward, smooth_l1_loss_backward, softmax_double_backward,
     special_xlog1py_other_backward, special_xlog1py_self_backward, std_backward, std_mean_backward,
-    sum_backward, sum_to, take_backward, triangular_solve_backward,
+    sum_backward, sum_to, take_backward, triangular_solve_backward, unbind_backward,
     value_selecting_reduction_backward, var_backward, var_mean_backward, xlog1py_other_backward,
     xlog1py_self_backward, xlogy_self_backward, zeros_like,
 )
@@ -8182,3 +8182,25 @@ class GruSequenceBackwardBackward0(Node):
                 "_gru_sequence_backward (differentiate nn.GRU's backward with create_graph=True)",
             )
         return (d_grad_output, d_grad_hn, d_output, d_h0, d_w_hh, d_workspace)
+
+
+class UnbindBackward0(Node):
+    """Backward of `unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]`.
+
+    self: unbind_backward(grads, self.sizes(), self.strides(), dim)
+    """
+
+    __slots__ = ('dim_', 'self_sizes', 'self_strides')
+    SAVED = ()
+    OP = 'unbind.int'
+    materialize_grads = False   # a missing output gradient is None
+
+    def apply(self, grads):
+        grad = grads[0]
+        dim = self.dim_
+        self_sizes = self.self_sizes
+        self_strides = self.self_strides
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = unbind_backward(grads, self_sizes, self_strides, dim)
+        return (d_self,)

@@ -89,8 +89,8 @@ from tensorplay._generated.autograd_nodes import (
     StdMeanBackward0, SubBackward0, SumBackward0, SumBackward1, TakeBackward0, TanBackward0,
     TanhBackward0, ThresholdBackward0, ThresholdBackwardBackward0, ToCopyBackward0, TopkBackward0,
     TransposeBackward0, TriangularSolveBackward0, TrilBackward0, TriuBackward0, TruncBackward0,
-    UniformBackward0, Unique2Backward0, UniqueConsecutiveBackward0, UniqueDimBackward0,
-    UnsafeViewBackward0, UnsqueezeBackward0, UpsampleBilinear2dBackward0,
+    UnbindBackward0, UniformBackward0, Unique2Backward0, UniqueConsecutiveBackward0,
+    UniqueDimBackward0, UnsafeViewBackward0, UnsqueezeBackward0, UpsampleBilinear2dBackward0,
     UpsampleBilinear2dBackwardBackward0, UpsampleNearest2dBackward0,
     UpsampleNearest2dBackwardBackward0, VarBackward0, VarMeanBackward0, ViewAsComplexBackward0,
     ViewAsRealBackward0, ViewBackward0, WhereBackward0, Xlog1pyBackward0, XlogyBackward0,
@@ -680,6 +680,18 @@ def slice_Tensor(ks, self, dim, start, end, step):
     node.step_ = step
     node.self_sizes = self._impl.sizes
     result = below_autograd(ops.slice_Tensor, ks, self, dim, start, end, step)
+    set_history(result, node)
+    return result
+
+
+def unbind_int(ks, self, dim):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.unbind_int, ks, self, dim)
+    node = UnbindBackward0(self)
+    node.dim_ = dim
+    node.self_sizes = self._impl.sizes
+    node.self_strides = self._impl.strides
+    result = below_autograd(ops.unbind_int, ks, self, dim)
     set_history(result, node)
     return result
 
@@ -5852,6 +5864,7 @@ WRAPPERS = {
     'unsqueeze': unsqueeze,
     'select.int': select_int,
     'slice.Tensor': slice_Tensor,
+    'unbind.int': unbind_int,
     'reciprocal': reciprocal,
     'reciprocal_': reciprocal_,
     'rsqrt': rsqrt,

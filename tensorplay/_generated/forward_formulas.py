@@ -347,6 +347,11 @@ def slice_Tensor_tangent(self_p, dim, start, end, step, result, self_t):
     return call_op(ops.slice_Tensor, self_t, dim, start, end, step)
 
 
+def unbind_int_tangent(self_p, dim, result, self_t):
+    """unbind.int: result: auto_linear = call_op(ops.unbind_int, self_t, dim)"""
+    return call_op(ops.unbind_int, self_t, dim)
+
+
 def reciprocal_tangent(self_p, result, self_t):
     """reciprocal: result: auto_element_wise = (-self_t.conj() * (result *
     result).conj()).conj()"""
@@ -2391,6 +2396,7 @@ FORWARD = {
     'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:241'),
     'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:245'),
     'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:249'),
+    'unbind.int': Tangent(unbind_int_tangent, (0,), (), 'derivatives.yaml:1875'),
     'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:257'),
     'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:257'),
     'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:261'),

@@ -412,6 +412,16 @@ def select(ctx, node, x, dim, index):
            [ctx.out(node)], axis=_dim(dim, _rank(x)))
 
 
+@translates("unbind.int")
+def unbind(ctx, node, x, dim=0):
+    """x.unbind(dim): select's Gather once per output (unbind records as one op: it has
+    a derivative of its own)."""
+    axis = _dim(dim, _rank(x))
+    for i in range(len(node.outputs)):
+        ctx.op("Gather", [ctx.tensor(x), ctx.constant(np.array(i, dtype=np.int64))],
+               [ctx.out(node, i)], axis=axis)
+
+
 @translates("cat")
 def cat(ctx, node, tensors, dim=0):
     ctx.op("Concat", [ctx.tensor(v) for v in tensors], [ctx.out(node)],

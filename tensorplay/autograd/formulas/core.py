@@ -154,6 +154,28 @@ def select_backward(grad, sizes, dim, index):
     return _pad_dim(grad.unsqueeze(d), sizes, d, index, sizes[d] - index - 1)
 
 
+def unbind_backward(grads, sizes, strides, dim):
+    """The gradient of unbind: its outputs' gradients stacked back along `dim`, one op.
+    (Recorded as selects, each would pad its gradient to the full size and the engine
+    would add them up: a full-size copy and an addition per output.) An output that got
+    no gradient (None: the entry does not materialize them) contributes zeros.
+
+    The stack is laid out in self's memory order (its dims by decreasing stride) and
+    permuted back: unbind's input is often a permuted view (attention's q, k, v of one
+    packed projection), and a gradient in that view's layout lets the backward of the
+    view before it stay a view instead of a copy."""
+    d = wrap_dim("unbind", "dim", dim, len(sizes))
+    some = next(g for g in grads if g is not None)
+    parts = [_creation.zeros_like(some) if g is None else g for g in grads]
+    order = sorted(range(len(sizes)), key=lambda i: -strides[i])     # stable for ties
+    if order == list(range(len(sizes))):
+        return F.stack(parts, d)
+    # each part's dims (self's without d) in memory order, stacked where d falls in it
+    part_order = [i if i < d else i - 1 for i in order if i != d]
+    stacked = F.stack([p.permute(part_order) for p in parts], order.index(d))
+    return stacked.permute([order.index(i) for i in range(len(sizes))])
+
+
 def slice_backward(grad, sizes, dim, start, end, step):
     d = wrap_dim("slice", "dim", dim, len(sizes))
     if step != 1:

@@ -21,7 +21,11 @@ def linear_weight_backward(grad, input):  # noqa: A002 - the schema's name
     """d weight = sum over the batch of grad^T conj(input): flatten the batch dims, one mm
     (the conjugate for complex numbers, as every product's gradient; see mm's)."""
     out_features, in_features = grad.shape[-1], input.shape[-1]
-    return grad.reshape([-1, out_features]).t().mm(input.reshape([-1, in_features]).conj())
+    if grad.dim() == 2 and input.dim() == 2 and not input.is_complex():
+        return grad.transpose(0, 1).mm(input)    # two ops: no reshapes, no conj to skip
+    # (transpose, not t: t is a composite that calls transpose, one dispatch more)
+    rows = grad.reshape([-1, out_features]).transpose(0, 1)
+    return rows.mm(input.reshape([-1, in_features]).conj())
 
 
 def diag_backward(grad, sizes, diagonal):

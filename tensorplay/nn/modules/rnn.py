@@ -47,6 +47,14 @@ def apply_permutation(tensor, permutation, dim=1):
     return tensor.index_select(dim, permutation)
 
 
+def _stack_states(states):
+    """The final states of every layer and direction, (layers * D, N, *), in new memory
+    as a stack makes it (an in-place change of h_n must not reach a tensor the steps'
+    backward saved). One layer in one direction, the common case, is copied by clone:
+    stack's composite (a check per tensor, unsqueeze, cat) costs three times as much."""
+    return states[0].unsqueeze(0).clone() if len(states) == 1 else tp.stack(states, 0)
+
+
 class RNNBase(Module):
     """The shared machinery: parameters, argument checks, the layer/direction loop."""
 
@@ -207,7 +215,7 @@ class RNNBase(Module):
             layer_input = outputs[0] if directions == 1 else tp.cat(outputs, -1)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 layer_input = tp.nn.functional.dropout(layer_input, self.dropout, True)
-        return layer_input, [tp.stack(kind, 0) for kind in finals]
+        return layer_input, [_stack_states(kind) for kind in finals]
 
     def _projection(self, input, sfx):
         """x @ W_ih.T + b for every step at once (RNN and LSTM fold b_hh in: the two biases
