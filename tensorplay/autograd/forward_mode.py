@@ -174,11 +174,13 @@ def _tangent_args(args, tangent, level):
 
 
 def _fit(t, like):
-    """A formula's tangent as the output's: the output's shape (a formula may give a
-    broadcastable one) and dtype."""
+    """A formula's tangent in the output's shape (a formula may give a broadcastable one).
+    Its dtype is the formula's, as PyTorch sets it: the tangent of `norm(x_float32,
+    dtype=float64)` is float32 there (its formula divides in place by the float64 norm),
+    and a formula that gives no floating tangent (integer zeros) takes the output's."""
     if t.shape != like.shape:
         t = t.expand(like.shape)
-    if t.dtype != like.dtype:
+    if not t.dtype.is_differentiable:
         t = t.to(like.dtype)
     return t
 
