@@ -4,7 +4,6 @@
 the op's dispatcher handle with the arguments in schema order, as a front door would
 after binding them (the tangents take the inputs' places).
 """
-from tensorplay._creation import wrapped_scalar
 from tensorplay.autograd.formulas.core import zeros_like
 from tensorplay.dispatch.python_key import key_set_of
 
@@ -25,10 +24,6 @@ def or_zeros(tangent, primal):
         return [or_zeros(t, p) for t, p in zip(tangent, primal)]
     if tangent is not None or primal is None:       # (an optional input not given)
         return tangent
-    if primal._impl.wrapped_number:
-        # a Python number's zero stays a number, so it does not promote the tangent
-        # (`where(c, nan, x)`: a 0-dim float64 zero would make x's float32 tangent float64)
-        return wrapped_scalar(type(primal.item())(0), primal.device)
     return zeros_like(primal)
 
 
