@@ -10,12 +10,12 @@ from tensorplay.autograd.formulas import (
     bce_with_logits_jvp, call_op, cdist_jvp, cholesky_inverse_jvp, cholesky_jvp, cholesky_solve_jvp,
     clamp_backward, clamp_jvp, convolution_backward_jvp, convolution_jvp,
     cross_entropy_backward_jvp, cross_entropy_jvp, ctc_loss_jvp, cumprod_jvp, dist_jvp,
-    div_mode_jvp, dropout_backward, eigh_jvp, einsum_jvp, elu_backward, elu_backward_of_result,
-    embedding_bag_jvp, erfinv_backward, evenly_read_jvp, flash_attention_jvp,
-    gather_with_keepdimed_indices, gelu_second_derivative, grid_sampler_2d_jvp, grid_sampler_3d_jvp,
-    group_norm_jvp, gru_sequence_jvp, handle_r_to_c, hardswish_backward, huber_loss_jvp,
-    i1_backward, i1e_backward, igamma_other_derivative, index_reduce_jvp, layer_norm_backward_jvp,
-    layer_norm_jvp, leaky_relu_backward_of_result, linalg_det_jvp, linalg_lstsq_residuals_jvp,
+    dropout_backward, eigh_jvp, einsum_jvp, elu_backward, elu_backward_of_result, embedding_bag_jvp,
+    erfinv_backward, evenly_read_jvp, flash_attention_jvp, gather_with_keepdimed_indices,
+    gelu_second_derivative, grid_sampler_2d_jvp, grid_sampler_3d_jvp, group_norm_jvp,
+    gru_sequence_jvp, handle_r_to_c, hardswish_backward, huber_loss_jvp, i1_backward, i1e_backward,
+    igamma_other_derivative, index_reduce_jvp, layer_norm_backward_jvp, layer_norm_jvp,
+    leaky_relu_backward_of_result, linalg_det_jvp, linalg_lstsq_residuals_jvp,
     linalg_lstsq_solution_jvp, linalg_lu_jvp, linalg_lu_solve_jvp, linalg_qr_jvp, linalg_solve_jvp,
     linalg_solve_triangular_jvp, linear_jvp, log_softmax_backward_data_jvp, logcumsumexp_jvp,
     logit_backward, logsumexp_jvp, lstm_sequence_jvp, lu_factor_ex_jvp, lu_unpack_jvp,
@@ -24,8 +24,8 @@ from tensorplay.autograd.formulas import (
     refuse_tangent, renorm_jvp, rms_norm_backward_jvp, rms_norm_jvp, rounded_quotient,
     scatter_reduce_jvp, scatter_value_reduce_jvp, scatter_with_reduce_jvp, sgn_backward,
     silu_second_derivative, sinc_backward, slogdet_jvp, smooth_l1_loss_jvp,
-    softmax_backward_data_jvp, std_jvp, svd_jvp, triangular_solve_jvp, var_jvp, vector_norm_jvp,
-    zeros_like,
+    softmax_backward_data_jvp, std_jvp, svd_jvp, triangular_solve_jvp, unless_rounded, var_jvp,
+    vector_norm_jvp, zeros_like,
 )
 from tensorplay._generated.functional import (
     adaptive_avg_pool2d_backward, adaptive_avg_pool3d_backward, avg_pool2d_backward,
@@ -472,12 +472,14 @@ def frac_tangent(self_p, result, self_t):
 
 
 def div_Tensor_mode_tangent(self_p, other_p, rounding_mode, result, self_t, other_t):
-    """div.Tensor_mode: result: div_mode_jvp(self_p, other_p, result, self_t, other_t,
-    rounding_mode)"""
-    return div_mode_jvp(
-        self_p, other_p, result, or_zeros(self_t, self_p), or_zeros(other_t, other_p),
-        rounding_mode,
-    )
+    """div.Tensor_mode: result: unless_rounded(self_t / other_p, rounding_mode) -
+    unless_rounded(other_t * (self_p / other_p) / other_p, rounding_mode)"""
+    summands = []
+    if self_t is not None:
+        summands.append(unless_rounded(self_t / other_p, rounding_mode))
+    if other_t is not None:
+        summands.append(-(unless_rounded(other_t * (self_p / other_p) / other_p, rounding_mode)))
+    return add_terms(summands)
 
 
 def floor_divide_tangent(self_p, other_p, result, self_t, other_t):

@@ -174,11 +174,15 @@ def _tangent_args(args, tangent, level):
 
 
 def _fit(t, like):
-    """A formula's tangent as the output's: the output's shape (a formula may give a
-    broadcastable one) and dtype."""
+    """A formula's tangent in the output's shape (a formula may give a broadcastable one).
+    Its dtype is the formula's, as PyTorch sets it: the tangent of `norm(x_float32,
+    dtype=float64)` is float32 there (its formula divides in place by the float64 norm).
+    Two cases take the output's dtype: a tangent that is not floating (integer zeros),
+    and a real tangent of a complex output (`x_float64 + 1j`), which PyTorch makes complex
+    through the zero tangent of the complex number, a term left out here."""
     if t.shape != like.shape:
         t = t.expand(like.shape)
-    if t.dtype != like.dtype:
+    if not t.dtype.is_differentiable or (like.dtype.is_complex and not t.dtype.is_complex):
         t = t.to(like.dtype)
     return t
 

@@ -333,7 +333,9 @@ def logdet(self):
     """log det A: nan where the determinant is negative (PyTorch's, real case)."""
     check_square("logdet", self, "self")
     sign, logabsdet = F.linalg_slogdet(self)
-    return F.where(sign == -1, math.nan, logabsdet)
+    # (masked_fill, not where(c, nan, x): where's tangent would take the Python number's
+    # float64 zero into a 0-dim float32 result's tangent, PyTorch's stays float32)
+    return logabsdet.masked_fill(sign == -1, math.nan)
 
 
 def linalg_cholesky(A, upper):

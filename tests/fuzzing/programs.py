@@ -162,6 +162,10 @@ _AMPLIFIES_ROUNDING = {"linalg_pinv", "pinverse"}
 # which loses the digits the pole amplifies: at x = -2.05 its trigamma is 4.7e-6 from the
 # float64 value, TensorPlay's (SciPy's, rounded once) 2e-8 (seed 993340: 1.7e-5 apart).
 _AMPLIFIES_ROUNDING |= {"polygamma"}
+# digamma's derivative (its tangent, its gradient) is that trigamma, polygamma(1, x)
+# (seed 67892: at x near -2 PyTorch's float32 tangent is 8.84473, TensorPlay's 8.84466,
+# the float64 value rounded).
+_AMPLIFIES_ROUNDING |= {"digamma"}
 
 # Results that are sums of terms much larger than themselves carry the rounding of the
 # terms, and the two libraries round them in another order:

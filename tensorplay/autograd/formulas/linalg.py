@@ -13,7 +13,9 @@ import math
 from tensorplay import _creation
 from tensorplay._generated import functional as F
 from tensorplay.autograd.formulas.core import sum_to
-from tensorplay.autograd.formulas.reduction import _reduced_dims, restore_reduced
+from tensorplay.autograd.formulas.reduction import (
+    _reduced_dims, norm_tangent_dtype, restore_reduced,
+)
 from tensorplay.kernel_support.lapack import solve_is_vector
 
 
@@ -140,7 +142,7 @@ def vector_norm_jvp(self_p, self_t, p, result, dim, keepdim):
         total = total * r.pow(1 - p)
     else:
         total = F.where(r == 0, 0.0, total / r.pow(p - 1))
-    return total.reshape(tuple(result.shape)).to(result.dtype)
+    return total.reshape(tuple(result.shape)).to(norm_tangent_dtype(p, self_t, result))
 
 
 def _real(z):

@@ -173,7 +173,11 @@ def apply_loss_reduction(unreduced, reduction):
 
 
 def mse_loss_jvp(self_p, target_p, self_t, target_t, reduction):
-    return apply_loss_reduction(2 * (self_p - target_p) * (self_t - target_t), reduction)
+    """2 (x - y) dx + 2 (y - x) dy, one term per input as PyTorch's formula (its backward
+    kernel read forward): a missing tangent is zeros there, so an infinite x - y gives
+    NaN (0 * inf), where 2 (x - y) (dx - dy) would give inf."""
+    return apply_loss_reduction(2 * (self_p - target_p) * self_t
+                                + 2 * (target_p - self_p) * target_t, reduction)
 
 
 def huber_loss_jvp(self_p, target_p, self_t, target_t, reduction, delta):
@@ -188,10 +192,14 @@ def smooth_l1_loss_jvp(self_p, target_p, self_t, target_t, reduction, beta):
 
 
 def bce_jvp(self_p, target_p, self_t, target_t, weight, reduction):
-    """(x - y) / max(x (1 - x), 1e-12) dx - logit(x) dy (* weight)."""
-    d = self_t * (self_p - target_p) / F.clamp_min((1 - self_p) * self_p, _BCE_EPSILON) \
-        - F.logit(self_p) * target_t
-    return apply_loss_reduction(d if weight is None else d * weight, reduction)
+    """(x - y) / max(x (1 - x), 1e-12) dx - logit(x) dy, each term times the weight as
+    PyTorch's two backward kernels do: a missing tangent is zeros there, so an infinite
+    weight makes its term NaN (0 * inf) and the sum NaN."""
+    d_self = self_t * (self_p - target_p) / F.clamp_min((1 - self_p) * self_p, _BCE_EPSILON)
+    d_target = -F.logit(self_p) * target_t
+    if weight is not None:
+        d_self, d_target = d_self * weight, d_target * weight
+    return apply_loss_reduction(d_self + d_target, reduction)
 
 
 def bce_with_logits_jvp(self_p, target_p, self_t, target_t, weight, pos_weight, reduction):

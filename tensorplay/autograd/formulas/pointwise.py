@@ -120,12 +120,14 @@ def pow_jvp(self_p, exponent_p, result, self_t, exponent_t):
     return d_self + F.where(exponent_t == 0, 0.0, d_exponent)
 
 
-def div_mode_jvp(self_p, other_p, result, self_t, other_t, rounding_mode):
-    """div's tangent, (d self - d other * self / other) / other; a rounded quotient is
-    piecewise constant, its tangent zeros (the gradient's choice above)."""
+def unless_rounded(term, rounding_mode):
+    """A term of div's tangent, (d self - d other * self / other) / other, or zeros when
+    the quotient is rounded: piecewise constant, its tangent is zeros (the gradient's
+    choice above). derivatives.yaml writes the tangent as one such term per input, so a
+    missing tangent's term is left out as PyTorch's zero tensor leaves it (no 0 * inf)."""
     if rounding_mode is not None:
-        return _creation.zeros_like(result)
-    return self_t / other_p - other_t * (self_p / other_p) / other_p
+        return _creation.zeros_like(term)
+    return term
 
 
 def clamp_jvp(self_p, self_t, min_p, min_t, max_p, max_t):  # noqa: A002

@@ -272,7 +272,19 @@ def norm_jvp(self_p, self_t, p, result, dim, keepdim):
     norm)."""
     g = norm_backward(_creation.ones_like(result), self_p, p, result, dim, keepdim)
     d = g.conj() * self_t
-    return _sum_reduced(d.real if d.dtype.is_complex else d, dim, keepdim)
+    total = _sum_reduced(d.real if d.dtype.is_complex else d, dim, keepdim)
+    return total.to(norm_tangent_dtype(p, self_t, result))
+
+
+def norm_tangent_dtype(p, self_t, result):
+    """The dtype of PyTorch's norm_jvp (norm, linalg.vector_norm) when a `dtype=` argument
+    makes the norm wider than the input: for p = 1 (a sum of self's tangents) and p = 2
+    (that sum divided by the norm in place) self's real dtype; for the other p a division
+    by, or zeros like, the norm, which promotes to the norm's dtype."""
+    p = 2.0 if p is None else float(p)
+    if p in (1.0, 2.0):
+        return self_t.real.dtype if self_t.dtype.is_complex else self_t.dtype
+    return result.dtype
 
 
 def logsumexp_jvp(self_p, self_t, dim, keepdim):

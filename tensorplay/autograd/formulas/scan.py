@@ -123,11 +123,15 @@ def cumprod_jvp(self_t, self_p, result, dim):
 
 
 def logcumsumexp_jvp(self_p, self_t, dim):
-    """d out_k = sum_{i <= k} exp(x_i - out_k) t_i: cumsums of exp(x) t and exp(x), with
-    the max along dim subtracted first so exp does not overflow (PyTorch's form; the real
-    part's max for complex x)."""
-    if self_p.dim() == 0 or self_p.numel() == 0:
+    """d out_k = sum_{i <= k} exp(x_i - out_k) t_i, as PyTorch's logcumsumexp_jvp computes
+    it: cumsums of exp(x - max) t and exp(x - max) (no shift for complex x), the second
+    plus 1e-13. That guard makes a prefix whose exp(x - max) all underflow give 0, not
+    0 / 0; it also damps the tangent of a prefix whose share is not far above 1e-13 (30
+    below the max: PyTorch's tangent, followed here, is then smaller than the derivative)."""
+    if self_p.numel() == 0:
         return self_t.clone()
-    real = self_p.real if self_p.dtype.is_complex else self_p
-    e = (self_p - F.amax(real, [dim], True)).exp()
-    return (e * self_t).cumsum(dim) / e.cumsum(dim)
+    if self_p.dtype.is_complex:
+        e = self_p.exp()
+    else:
+        e = (self_p - F.amax(self_p, [dim], True)).exp()
+    return (e * self_t).cumsum(dim) / (e.cumsum(dim) + 1e-13)
