@@ -46,7 +46,23 @@ AGAINST_FINITE_DIFFERENCES = {
     # imaginary part).
     "pow": (lambda sample: _real_input_of_a_complex_result(sample.input, sample.args[0]),
             "PyTorch keeps the real part of a real input's complex tangent"),
+    # PyTorch's logcumsumexp_jvp divides cumsums of exp(x - max) t and exp(x - max) +
+    # 1e-13: an entry far below its row's max gets a damped tangent (x = [-30, 0, 1]:
+    # 0.077 for the first, whose derivative is its own t, 0.3), and a row with +inf gives
+    # 0 before it. TensorPlay's is the derivative, in log space (formulas/scan.py).
+    "logcumsumexp": (lambda sample: _far_below_the_max(sample.input),
+                     "PyTorch's 1e-13 guard damps the tangent of entries far below the max"),
 }
+
+
+def _far_below_the_max(x):
+    """A real tensor holding +inf or finite values more than 10 apart (closer, PyTorch's
+    guard moves a tangent by 1e-13 * e**10 = 2e-9 relative at most, under any tolerance)."""
+    if x.dtype.is_complex or x.numel() == 0:
+        return False
+    a = x.detach().cpu().numpy().astype(float)
+    finite = a[np.isfinite(a)]
+    return bool(np.isposinf(a).any() or (finite.size and finite.max() - finite.min() > 10))
 
 
 def _real_input_of_a_complex_result(*inputs):

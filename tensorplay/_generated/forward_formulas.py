@@ -2063,8 +2063,8 @@ def nanmedian_dim_tangent(self_p, dim, keepdim, result, self_t):
 
 
 def logcumsumexp_tangent(self_p, dim, result, self_t):
-    """logcumsumexp: result: logcumsumexp_jvp(self_p, self_t, dim)"""
-    return logcumsumexp_jvp(self_p, self_t, dim)
+    """logcumsumexp: result: logcumsumexp_jvp(self_p, self_t, dim, result)"""
+    return logcumsumexp_jvp(self_p, self_t, dim, result)
 
 
 def max_pool3d_with_indices_tangent(
