@@ -338,6 +338,12 @@ EDGE_CASES = [
     # ... but a term left out: x / 0 has an infinite tangent, not inf - 0 * inf
     ("div.int_zero_divisor", lambda lib, x, y: lib.div(x, y, rounding_mode=None),
      [_T64, np.array([[0], [2], [0]], dtype=np.int32)], [_T64, None]),
+    # a tie: PyTorch's forward formula takes other's tangent (its backward gives self the
+    # gradient); a NaN is ignored
+    ("fmax.tie", lambda lib, x, y: lib.fmax(x, y), [np.array([1.0, 2.0, np.nan, 3.0]),
+     np.array([1.0, np.nan, 1.0, 5.0])], [np.ones(4), np.full(4, 2.0)]),
+    ("fmin.tie", lambda lib, x, y: lib.fmin(x, y), [np.array([1.0, 2.0, np.nan, 3.0]),
+     np.array([1.0, np.nan, 1.0, 5.0])], [np.ones(4), np.full(4, 2.0)]),
 ]
 
 

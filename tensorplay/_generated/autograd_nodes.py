@@ -50,7 +50,7 @@ from tensorplay._generated.functional import (
     adaptive_avg_pool3d_backward, adaptive_max_pool2d_backward, adaptive_max_pool3d_backward,
     avg_pool2d, avg_pool2d_backward, avg_pool3d, avg_pool3d_backward, col2im, convolution_backward,
     digamma, exp, exp2, fractional_max_pool2d_backward, fractional_max_pool3d_backward,
-    gelu_backward, grid_sampler_2d_backward, grid_sampler_3d_backward, im2col, isfinite,
+    gelu_backward, grid_sampler_2d_backward, grid_sampler_3d_backward, im2col, isfinite, isnan,
     linalg_cross, logical_and, logical_or, max_pool2d_with_indices_backward,
     max_pool3d_with_indices_backward, nll_loss_backward, polygamma, silu_backward, special_i1,
     special_i1e, special_zeta, threshold_backward, upsample_bilinear2d,
@@ -8204,3 +8204,61 @@ class UnbindBackward0(Node):
         if self.needs_input_grad(0):
             d_self = unbind_backward(grads, self_sizes, self_strides, dim)
         return (d_self,)
+
+
+class FmaxBackward0(Node):
+    """Backward of `fmax(Tensor self, Tensor other) -> Tensor`.
+
+    self: sum_to(where(logical_or(self >= other, isnan(other)), grad, 0), self.sizes())
+    other: sum_to(where(logical_or(self >= other, isnan(other)), 0, grad), other.sizes())
+    """
+
+    __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
+    SAVED = ('self_', 'other_')
+    OP = 'fmax'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        self_sizes = self.self_sizes
+        other_sizes = self.other_sizes
+        d_self = None
+        d_other = None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = logical_or(self_ >= other, isnan(other))
+        if self.needs_input_grad(0):
+            d_self = sum_to(where(_tmp0, grad, 0), self_sizes)
+        if self.needs_input_grad(1):
+            d_other = sum_to(where(_tmp0, 0, grad), other_sizes)
+        return (d_self, d_other)
+
+
+class FminBackward0(Node):
+    """Backward of `fmin(Tensor self, Tensor other) -> Tensor`.
+
+    self: sum_to(where(logical_or(self <= other, isnan(other)), grad, 0), self.sizes())
+    other: sum_to(where(logical_or(self <= other, isnan(other)), 0, grad), other.sizes())
+    """
+
+    __slots__ = ('self_', 'other_', 'self_sizes', 'other_sizes')
+    SAVED = ('self_', 'other_')
+    OP = 'fmin'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        other = self.other_.unpack(self)
+        self_sizes = self.self_sizes
+        other_sizes = self.other_sizes
+        d_self = None
+        d_other = None
+        _tmp0 = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1):
+            _tmp0 = logical_or(self_ <= other, isnan(other))
+        if self.needs_input_grad(0):
+            d_self = sum_to(where(_tmp0, grad, 0), self_sizes)
+        if self.needs_input_grad(1):
+            d_other = sum_to(where(_tmp0, 0, grad), other_sizes)
+        return (d_self, d_other)

@@ -38,23 +38,23 @@ from tensorplay._generated.autograd_nodes import (
     EmbeddingBagBackward0, EmbeddingDenseBackwardBackward0, EqBackward0, ErfBackward0,
     ErfcBackward0, ErfinvBackward0, Exp2Backward0, ExpBackward0, ExpandBackward0, Expm1Backward0,
     ExponentialBackward0, FftC2cBackward0, FftC2rBackward0, FftR2cBackward0, FillBackward0,
-    FlipBackward0, FloorBackward0, FloorDivideBackward0, FmodBackward0, FracBackward0,
-    FractionalMaxPool2dBackward0, FractionalMaxPool2dBackwardBackward0,
-    FractionalMaxPool3dBackward0, FractionalMaxPool3dBackwardBackward0, FrexpBackward0,
-    FusedAdamBackward0, FusedRmsNormBackward0, FusedRmsNormBackwardBackward0, FusedSgdBackward0,
-    GatherAlongBackward0, GatherBackward0, GeBackward0, GeluBackward0, GeluBackwardBackward0,
-    GeometricBackward0, GeqrfBackward0, GridSampler2dBackward0, GridSampler2dBackwardBackward0,
-    GridSampler3dBackward0, GridSampler3dBackwardBackward0, GruSequenceBackward0,
-    GruSequenceBackwardBackward0, GtBackward0, HardshrinkBackward0, HardsigmoidBackward0,
-    HardswishBackward0, HardtanhBackward0, HeavisideBackward0, HistogramBackward0,
-    HistogramBackward1, HuberLossBackward0, HypotBackward0, I0Backward0, IgammaBackward0,
-    IgammacBackward0, Im2colBackward0, IndexAddBackward0, IndexBackward0, IndexCopyBackward0,
-    IndexFillBackward0, IndexFillBackward1, IndexPutBackward0, IndexReduceBackward0,
-    IndexSelectBackward0, KthvalueBackward0, LdexpBackward0, LeBackward0, LeakyReluBackward0,
-    LeakyReluBackward1, LerpBackward0, LerpBackward1, LgammaBackward0, LinalgCholeskyExBackward0,
-    LinalgCrossBackward0, LinalgDetBackward0, LinalgEighBackward0, LinalgInvExBackward0,
-    LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0, LinalgLuBackward0,
-    LinalgLuFactorExBackward0, LinalgLuSolveBackward0, LinalgMatrixExpBackward0,
+    FlipBackward0, FloorBackward0, FloorDivideBackward0, FmaxBackward0, FminBackward0,
+    FmodBackward0, FracBackward0, FractionalMaxPool2dBackward0,
+    FractionalMaxPool2dBackwardBackward0, FractionalMaxPool3dBackward0,
+    FractionalMaxPool3dBackwardBackward0, FrexpBackward0, FusedAdamBackward0, FusedRmsNormBackward0,
+    FusedRmsNormBackwardBackward0, FusedSgdBackward0, GatherAlongBackward0, GatherBackward0,
+    GeBackward0, GeluBackward0, GeluBackwardBackward0, GeometricBackward0, GeqrfBackward0,
+    GridSampler2dBackward0, GridSampler2dBackwardBackward0, GridSampler3dBackward0,
+    GridSampler3dBackwardBackward0, GruSequenceBackward0, GruSequenceBackwardBackward0, GtBackward0,
+    HardshrinkBackward0, HardsigmoidBackward0, HardswishBackward0, HardtanhBackward0,
+    HeavisideBackward0, HistogramBackward0, HistogramBackward1, HuberLossBackward0, HypotBackward0,
+    I0Backward0, IgammaBackward0, IgammacBackward0, Im2colBackward0, IndexAddBackward0,
+    IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
+    IndexReduceBackward0, IndexSelectBackward0, KthvalueBackward0, LdexpBackward0, LeBackward0,
+    LeakyReluBackward0, LeakyReluBackward1, LerpBackward0, LerpBackward1, LgammaBackward0,
+    LinalgCholeskyExBackward0, LinalgCrossBackward0, LinalgDetBackward0, LinalgEighBackward0,
+    LinalgInvExBackward0, LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0,
+    LinalgLuBackward0, LinalgLuFactorExBackward0, LinalgLuSolveBackward0, LinalgMatrixExpBackward0,
     LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0,
     LinalgSolveExBackward0, LinalgSolveTriangularBackward0, LinalgSvdBackward0,
     LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0,
@@ -4203,6 +4203,32 @@ def logaddexp2(ks, self, other):
     return result
 
 
+def fmax(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.fmax, ks, self, other)
+    node = FmaxBackward0(self, other)
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    node.self_ = SavedVariable(self, is_output=False)
+    node.other_ = SavedVariable(other, is_output=False)
+    result = below_autograd(ops.fmax, ks, self, other)
+    set_history(result, node)
+    return result
+
+
+def fmin(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.fmin, ks, self, other)
+    node = FminBackward0(self, other)
+    node.self_sizes = self._impl.sizes
+    node.other_sizes = other._impl.sizes
+    node.self_ = SavedVariable(self, is_output=False)
+    node.other_ = SavedVariable(other, is_output=False)
+    result = below_autograd(ops.fmin, ks, self, other)
+    set_history(result, node)
+    return result
+
+
 def sinc(ks, self):
     if not self._impl.requires_grad:
         return below_autograd(ops.sinc, ks, self)
@@ -6139,6 +6165,8 @@ WRAPPERS = {
     'transpose_.int': transpose__int,
     'logaddexp': logaddexp,
     'logaddexp2': logaddexp2,
+    'fmax': fmax,
+    'fmin': fmin,
     'sinc': sinc,
     'heaviside': heaviside,
     'dist': dist,

@@ -30,9 +30,9 @@ from tensorplay.autograd.formulas import (
 from tensorplay._generated.functional import (
     adaptive_avg_pool2d_backward, adaptive_avg_pool3d_backward, avg_pool2d_backward,
     avg_pool3d_backward, complex, constant_pad_nd, digamma, exp, exp2, gather, gelu_backward,
-    isfinite, lerp, linalg_cross, logical_and, logical_or, nll_loss_backward, nll_loss_forward,
-    polygamma, silu_backward, special_i1, special_i1e, special_xlog1py, special_zeta,
-    threshold_backward, view_as_complex, view_as_real, where, xlog1py, xlogy,
+    isfinite, isnan, lerp, linalg_cross, logical_and, logical_or, nll_loss_backward,
+    nll_loss_forward, polygamma, silu_backward, special_i1, special_i1e, special_xlog1py,
+    special_zeta, threshold_backward, view_as_complex, view_as_real, where, xlog1py, xlogy,
 )
 
 
@@ -1689,6 +1689,36 @@ def logaddexp2_tangent(self_p, other_p, result, self_t, other_t):
     return add_terms(summands)
 
 
+def fmax_tangent(self_p, other_p, result, self_t, other_t):
+    """fmax: result: other_t + logical_or(self_p > other_p, isnan(other_p)) * (self_t -
+    other_t)"""
+    summands = []
+    if other_t is not None:
+        summands.append(other_t)
+    if other_t is not None or self_t is not None:
+        summands.append(
+            logical_or(
+                self_p > other_p, isnan(other_p),
+            ) * (or_zeros(self_t, self_p) - or_zeros(other_t, other_p)),
+        )
+    return add_terms(summands)
+
+
+def fmin_tangent(self_p, other_p, result, self_t, other_t):
+    """fmin: result: other_t + logical_or(self_p <= other_p, isnan(other_p)) * (self_t -
+    other_t)"""
+    summands = []
+    if other_t is not None:
+        summands.append(other_t)
+    if other_t is not None or self_t is not None:
+        summands.append(
+            logical_or(
+                self_p <= other_p, isnan(other_p),
+            ) * (or_zeros(self_t, self_p) - or_zeros(other_t, other_p)),
+        )
+    return add_terms(summands)
+
+
 def sinc_tangent(self_p, result, self_t):
     """sinc: result: auto_element_wise = sinc_backward(self_t.conj(), self_p).conj()"""
     return sinc_backward(self_t.conj(), self_p).conj()
@@ -2723,6 +2753,8 @@ FORWARD = {
     'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:221'),
     'logaddexp': Tangent(logaddexp_tangent, (0, 1), (), 'derivatives.yaml:1102'),
     'logaddexp2': Tangent(logaddexp2_tangent, (0, 1), (), 'derivatives.yaml:1107'),
+    'fmax': Tangent(fmax_tangent, (0, 1), (), 'derivatives.yaml:1889'),
+    'fmin': Tangent(fmin_tangent, (0, 1), (), 'derivatives.yaml:1894'),
     'sinc': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:81'),
     'heaviside': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1139'),
     'dist': Tangent(dist_tangent, (0, 1), (), 'derivatives.yaml:577'),
