@@ -771,8 +771,11 @@ def angle(self):
     """The argument of a complex number, atan2(imag, real), a real tensor; of a real
     number: pi below 0, 0 at or above it, nan kept."""
     if self._impl.dtype.is_complex:
+        # Row-major whatever self's layout: PyTorch's complex angle is angle_out into a
+        # fresh empty tensor, which TensorIterator resizes row-major (a real input's angle
+        # is an ordinary pointwise op and keeps the input's layout).
         dtype = self._impl.dtype.to_real()
-        return out_like1(np.angle(self._impl.array()).astype(dtype.np, copy=False), dtype, self)
+        return out(np.array(np.angle(self._impl.array()), dtype.np, order="C"), dtype)
     dtype = float_dtype(self._impl.dtype)
     (x,) = arrays(dtype, self)
     r = np.where(np.isnan(x), x, np.where(x < 0, np.asarray(np.pi, x.dtype),
