@@ -20,6 +20,7 @@ import scipy.special as sc
 from tensorplay.kernel_support.complex_refusals import reject_complex
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.kernel_support.overlap import check_inplace_overlap
+from cpu_kernels import _libm
 from cpu_kernels._common import float_dtype, out_like, out_like2
 from cpu_kernels._pointwise_common import arrays, inplace_of, unary_float_kernel
 
@@ -38,8 +39,7 @@ def trigamma_array(x):
     polygamma gives inf; at 0 it is inf."""
     t = x.dtype.type
     pi = t(np.pi)
-    # sinf: the float64 sine of the float32 argument, rounded once (glibc's sinf)
-    sin_pi_x = np.sin((pi * x).astype(np.float64)).astype(x.dtype)
+    sin_pi_x = _libm.sin(pi * x)        # (sinf for float32, as PyTorch's)
     reflect = x < t(0.5)
     result = np.where(reflect, -((pi * pi) / (sin_pi_x * sin_pi_x)), t(0))
     sign = np.where(reflect, t(-1), t(1))
