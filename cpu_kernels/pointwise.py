@@ -697,6 +697,8 @@ def _lerp_form(a, b, w, small):
     if a.dtype not in (np.float32, np.float64):     # complex: multiply, then add
         return np.where(small, a + w * diff, b - diff * (1 - w))
     with np.errstate(all="ignore"):
+        if isinstance(small, bool):     # one number weight: one form
+            return fma(w, diff, a) if small else fma(w - a.dtype.type(1), diff, b)
         return np.where(small, fma(w, diff, a), fma(w - a.dtype.type(1), diff, b))
 
 
