@@ -19,10 +19,13 @@ default dtype; the half types are refused by the shape rule, tensorplay/meta/bes
 """
 from __future__ import annotations
 
+
 import numpy as np
 import scipy.special as sc
 
+from tensorplay._fma import fma
 from tensorplay.kernel_support.ops import shape_rule
+from cpu_kernels import _libm
 from cpu_kernels._common import array_as, out_like
 
 # ---- functions of one variable -------------------------------------------------------
@@ -162,29 +165,33 @@ def _chebyshev(kind, x, n, shifted):
     one = x.dtype.type(1)
     y = (x + x - one) if shifted else x
     nf = n.astype(x.dtype)
+    # libm's functions, as PyTorch's kernel calls them: NumPy's float32 ones (and its
+    # float64 arccos) are a unit off now and then, which cos(n acos x) multiplies by n
+    # (seed 93759: W of degree 1542841 at 0.25 was -0.55, PyTorch -0.1535)
+    cos, sin = _libm.cos, _libm.sin
     with np.errstate(all="ignore"):
-        theta = np.arccos(y)
+        theta = _libm.acos(y)
         # the first two terms, and the trigonometric form
         if kind == "t":
-            first, trig = y, np.cos(nf * theta)
+            first, trig = y, cos(nf * theta)
         elif kind == "u":
             first = y + y
-            s = np.sin(theta)
-            trig = np.where(s != 0, np.sin((nf + 1) * theta) / s,
-                            (nf + 1) * np.cos((nf + 1) * theta) / y)
+            s = sin(theta)
+            trig = np.where(s != 0, sin((nf + 1) * theta) / s,
+                            (nf + 1) * cos((nf + 1) * theta) / y)
         elif kind == "v":
             first = (y + y - one)
             alternating = np.where(n % 2 == 0, 2 * nf + 1, -(2 * nf + 1))
-            trig = np.where(np.sin(theta / 2) != 1,
-                            np.cos((nf + x.dtype.type(0.5)) * theta) / np.cos(theta / 2),
+            trig = np.where(sin(theta / 2) != 1,
+                            cos((nf + x.dtype.type(0.5)) * theta) / cos(theta / 2),
                             alternating)
         else:
             first = (y + y + one)
             at_end = np.where(n % 2 == 0, 1, -1)
             if not shifted:      # (the shifted W's fallback has no y > 0 case)
                 at_end = np.where(y > 0, 2 * nf + 1, at_end)
-            trig = np.where(np.cos(theta / 2) != 1,
-                            np.sin((nf + x.dtype.type(0.5)) * theta) / np.sin(theta / 2),
+            trig = np.where(cos(theta / 2) != 1,
+                            sin((nf + x.dtype.type(0.5)) * theta) / sin(theta / 2),
                             at_end)
     # where the trigonometric form applies (y inside (-1, 1), n past a threshold), and
     # the special values at the ends (PyTorch checks them first)
@@ -193,7 +200,7 @@ def _chebyshev(kind, x, n, shifted):
     use_trig = (n > threshold) & (np.abs(y) < 1)
     at_ends = ((x == 1) | (x == 0)) if shifted else (np.abs(x) == 1)
     two_y = y + y
-    q = _recurrence(x, np.ones_like(x), first, lambda k, p, q: two_y * q - p,
+    q = _recurrence(x, np.ones_like(x), first, lambda k, p, q: fma(two_y, q, -p),
                     2, np.where(use_trig | at_ends, 0, n))
     r = np.where(n == 0, one, np.where(n == 1, first, q))
     r = np.where(use_trig, trig, r)
@@ -225,7 +232,7 @@ def _hermite_h(x, n):
     two_x = x + x
     # r = 2x q - k p for k = 2, 4, ..., 2n - 2 (step j = 1 .. n-1 uses k = 2j)
     limit = _hermite_limit(x.dtype)
-    q = _recurrence(x, np.ones_like(x), two_x, lambda j, p, q: two_x * q - (j + j) * p,
+    q = _recurrence(x, np.ones_like(x), two_x, lambda j, p, q: fma(two_x, q, -((j + j) * p)),
                     1, np.where(n > limit, 0, np.maximum(n, 1) - 1), where_nan_stops=False)
     r = np.where(n == 0, 1, np.where(n == 1, two_x, q))
     r = np.where(n > limit, np.nan, r)
@@ -234,7 +241,7 @@ def _hermite_h(x, n):
 
 def _hermite_he(x, n):
     limit = _hermite_limit(x.dtype)
-    q = _recurrence(x, np.ones_like(x), x, lambda k, p, q: x * q - k * p,
+    q = _recurrence(x, np.ones_like(x), x, lambda k, p, q: fma(x, q, -(k * p)),
                     1, np.where(n > limit, 0, np.maximum(n, 1) - 1), where_nan_stops=False)
     r = np.where(n == 0, 1, np.where(n == 1, x, q))
     r = np.where(n > limit, np.nan, r)
@@ -244,7 +251,7 @@ def _hermite_he(x, n):
 def _laguerre(x, n):
     one = x.dtype.type(1)
     q = _recurrence(x, np.ones_like(x), one - x,
-                    lambda k, p, q: (((k + k) + (one - x)) * q - k * p) / (k + 1),
+                    lambda k, p, q: fma((k + k) + (one - x), q, -(k * p)) / (k + 1),
                     1, np.where(x == 0, 0, np.maximum(n, 1) - 1))
     r = np.where(n == 0, one, np.where(n == 1, one - x, q))
     r = np.where(np.abs(x) == 0, one, r)
@@ -253,7 +260,7 @@ def _laguerre(x, n):
 
 def _legendre(x, n):
     q = _recurrence(x, np.ones_like(x), x,
-                    lambda k, p, q: ((k + k + 1) * x * q - k * p) / (k + 1),
+                    lambda k, p, q: fma((k + k + 1) * x, q, -(k * p)) / (k + 1),
                     1, np.where(np.abs(x) == 1, 0, np.maximum(n, 1) - 1))
     r = np.where(n == 0, 1, np.where(n == 1, x, q))
     r = np.where(np.abs(x) == 1, np.where((x > 0) | (n % 2 == 0), 1, -1), r)

@@ -20,6 +20,7 @@ import scipy.special as sc
 from tensorplay.kernel_support.complex_refusals import reject_complex
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.kernel_support.overlap import check_inplace_overlap
+from cpu_kernels import _libm
 from cpu_kernels._common import float_dtype, out_like, out_like2
 from cpu_kernels._pointwise_common import arrays, inplace_of, unary_float_kernel
 
@@ -30,11 +31,35 @@ def lgamma_array(x):
     return np.where(x == -np.inf, np.inf, sc.gammaln(x)).astype(x.dtype, copy=False)
 
 
+def trigamma_array(x):
+    """PyTorch's trigamma (aten's Math.h), in x's dtype (float32 for the half types):
+    the reflection -pi^2 / sin(pi x)^2 below 1/2, six steps of the recurrence, then the
+    asymptotic series. At a negative integer sin(pi x) is the rounding error of pi x, not
+    0, so the value is huge but finite (3.2e14 at -2 in float32), where SciPy's exact
+    polygamma gives inf; at 0 it is inf."""
+    t = x.dtype.type
+    pi = t(np.pi)
+    sin_pi_x = _libm.sin(pi * x)        # (sinf for float32, as PyTorch's)
+    reflect = x < t(0.5)
+    result = np.where(reflect, -((pi * pi) / (sin_pi_x * sin_pi_x)), t(0))
+    sign = np.where(reflect, t(-1), t(1))
+    x = np.where(reflect, t(1) - x, x)
+    for _ in range(6):
+        result = result + t(1) / (x * x)
+        x = x + t(1)
+    ixx = t(1) / (x * x)
+    series = ixx * (t(1 / 6) - ixx * (t(1 / 30) - ixx * t(1 / 42)))
+    result = result + (t(1) + t(1) / (t(2) * x) + series) / x
+    return sign * result
+
+
 def polygamma_array(n, x):
-    # SciPy's polygamma(0, x) is digamma(x); for n >= 1 it is (-1)^(n+1) n! zeta(n+1, x),
-    # PyTorch's formula too.
+    # SciPy's polygamma(0, x) is digamma(x); for n >= 2 it is (-1)^(n+1) n! zeta(n+1, x),
+    # PyTorch's formula too; trigamma (n = 1) is PyTorch's own series (its poles differ).
     if n == 0:
         return sc.digamma(x)
+    if n == 1:
+        return trigamma_array(x)
     r = sc.polygamma(n, x).astype(x.dtype, copy=False)
     # PyTorch's edges: trigamma(-inf) is nan (SciPy: inf), and for n >= 2 the zeta
     # function of q = inf is nan (SciPy: 0).

@@ -25,7 +25,7 @@ now and then; mapping them over the values is the one per-element step, in C); N
 double `sin`/`cos` agree with libm. Where PyTorch's compiled code fuses a multiply and
 an add (uniform_'s `x * (to - from) + from`, normal's `z * std + mean`, the Cephes
 polynomials of avx_mathfun.h used by the float normal fill) we fuse too, with exact
-float32 and float64 fma emulations (`_fma32`, `_fma64`).
+float32 and float64 fma emulations (tensorplay/_fma.py).
 
 Not reproduced, by design:
 - PyTorch's float32 normal fill (randn/normal_ of 16 or more contiguous elements) is the
@@ -44,6 +44,8 @@ import math
 import threading
 
 import numpy as np
+
+from tensorplay._fma import fma32 as _fma32, fma64 as _fma64
 
 _F32, _F64 = np.float32, np.float64
 _TWO_PI = 2.0 * math.pi
@@ -246,61 +248,6 @@ def _box_muller_16_float(d, mean, std):
     return np.concatenate([_fma32(radius * cos, _F32(std), _F32(mean)).reshape(rows, 8),
                            _fma32(radius * sin, _F32(std), _F32(mean)).reshape(rows, 8)],
                           axis=1)
-
-
-# ---- exact fused multiply-adds -----------------------------------------------------------
-def _fma32(a, b, c):
-    """round_to_float32(a * b + c) with a single rounding, for float32 a, b, c.
-
-    a * b is exact in float64 and the sum is rounded once to float64; rounding that to
-    float32 is then correct unless it lands exactly halfway between two floats (the low
-    29 bits of the mantissa 1000...0) while the float64 sum was inexact: only those
-    (rare) elements get the sum's rounding error, and move one float64 step towards it."""
-    s = np.multiply(a, b, dtype=_F64)
-    s += c
-    tie = (s.view(np.int64) & 0x1FFFFFFF) == 0x10000000
-    if tie.any():
-        idx = np.nonzero(tie)
-        at, bt, ct = (np.broadcast_to(v, s.shape)[idx].astype(_F64) for v in (a, b, c))
-        p, t = at * bt, s[idx]
-        bv = t - p
-        err = (p - (t - bv)) + (ct - bv)
-        s[idx] = np.where(err == 0, t, np.nextafter(t, np.copysign(np.inf, err)))
-    return s.astype(_F32)
-
-
-def _fma64(a, b, c):
-    """round(a * b + c) with a single rounding (std::fma), for a float64 array a and
-    float64 scalars b, c.
-
-    a * b = p + e exactly (Dekker's split), p + c = s + t exactly (Knuth's two-sum); the
-    result is s + (t + e), which is the correctly rounded one unless that last addition
-    is a tie (t + e exactly half a unit of s): those rare elements are recomputed with
-    exact rational arithmetic."""
-    if b == 1.0 and c == 0.0:
-        return a
-    b, c = float(b), float(c)
-    p = a * b
-    split = 134217729.0                        # 2^27 + 1
-    ah = a * split
-    ah = ah - (ah - a)
-    al = a - ah
-    bh = b * split
-    bh = bh - (bh - b)
-    bl = b - bh
-    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-    s = p + c
-    bv = s - p
-    t = (p - (s - bv)) + (c - bv)
-    w = t + e
-    out = s + w
-    half = np.spacing(np.abs(s)) / 2
-    tie = (np.abs(w) == half) | (np.abs(w) == half / 2)
-    if tie.any():
-        from fractions import Fraction
-        idx = np.nonzero(tie)
-        out[idx] = [float(Fraction(x) * Fraction(b) + Fraction(c)) for x in a[idx].tolist()]
-    return out
 
 
 # ---- avx_mathfun.h (Cephes single precision), as compiled with FMA ----------------------

@@ -434,6 +434,33 @@ def test_unused_inputs_and_outputs_without_gradient():
     assert close(y.grad, e[1].grad) and close(z.grad, e[2].grad)
 
 
+def test_a_write_through_detach_stays_apart_from_a_view_of_the_same_geometry():
+    """detach's result is a new impl sharing x's memory, made without a dispatch: the
+    capture knows it by its memory alone, which x[...] shares too. Its in-place write
+    must be a node of its own (an alias), not a write into x[...]: recorded as
+    mul_(x[...], x), the view became the product and its gradient went through it
+    (fuzzer seed 217458: the lowered call's gradient differed from eager's)."""
+    def f(x):
+        view = x[...]
+        d = x.detach()
+        d.mul_(x)
+        return x, view, d, view[...]
+
+    def grad_of(fn, k):
+        x = tp.tensor(4.5 + 2.25j, dtype=tp.complex64).requires_grad_(True)
+        out = fn(x)
+        (tp.view_as_real(out[k]) * tp.tensor([1.0, 0.5])).sum().backward()
+        return out, x.grad
+
+    for k in range(4):      # each output's gradient on its own (d's through the product)
+        g = tp.compile(f)
+        eager_out, eager_grad = grad_of(f, k)
+        for _ in range(2):  # the capture, then the lowered graph
+            out, grad = grad_of(g, k)
+            assert close(list(out), list(eager_out)) and close(grad, eager_grad)
+        tp.compiler.reset()
+
+
 def training_run(model, compiled, make_batch, steps=3, optimizer=tp.optim.SGD, **opt_kwargs):
     opt = optimizer(model.parameters(), **opt_kwargs)
     losses = []

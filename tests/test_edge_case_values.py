@@ -459,3 +459,45 @@ def test_histogram_with_bin_tensors_marks_its_outputs_as_torch():
     assert hist.requires_grad and edges.requires_grad
     with pytest.raises(TensorPlayError, match="histogram"):
         hist.sum().backward()
+
+
+@pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_logaddexp_computes_in_float32_and_rounds_once(name, dtype):
+    """PyTorch computes the half types in float32 and rounds the result once; rounding
+    each step to bfloat16 gave -1.078125 for logaddexp(-1.578125, -2), PyTorch -1.0703125
+    (seed 256014, where polygamma then magnified the unit of difference)."""
+    rng = np.random.default_rng(0)
+    a = np.concatenate([[-1.578125], rng.uniform(-5, 5, 200)]).astype(np.float32)
+    b = np.concatenate([[-2.0], rng.uniform(-5, 5, 200)]).astype(np.float32)
+    ours = getattr(tp, name)(tp.tensor(a).to(getattr(tp, dtype)),
+                             tp.tensor(b).to(getattr(tp, dtype)))
+    theirs = getattr(torch, name)(torch.tensor(a).to(getattr(torch, dtype)),
+                                  torch.tensor(b).to(getattr(torch, dtype)))
+    assert ours.dtype is getattr(tp, dtype)
+    np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_lerp_rounds_once_as_pytorchs_fused_kernel(dtype):
+    """PyTorch's vectorised lerp is one fused multiply-add per element (a + w (b - a) for
+    |w| < 1/2, else b + (w - 1)(b - a)): bit-equal results, tensor and number weights.
+    Seed 206569: quantile(q = 0.6) of the column (-1.11, 0.74) is lerp(-1.11, 0.74, 0.6),
+    3.3e-18 in PyTorch and 0.0 rounded twice; the mask `> 0` of an in-place write then
+    differed."""
+    rng = np.random.default_rng(1)
+    a, b, w = rng.standard_normal((3, 500))
+    w = np.concatenate([w, rng.uniform(-0.5, 1.5, 500)])[::2]
+
+    def run(lib):
+        t = [lib.tensor(v).to(getattr(lib, dtype)) for v in (a, b, w)]
+        return [lib.lerp(t[0], t[1], t[2]), lib.lerp(t[0], t[1], 0.3),
+                lib.lerp(t[0], t[1], 0.7)]
+    for ours, theirs in zip(run(tp), run(torch)):
+        np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())
+    column = [[-1.1099999999999999, 0.74]]
+    ours = tp.quantile(tp.tensor(column, dtype=tp.float64).t(),
+                       tp.tensor(0.6, dtype=tp.float64), dim=0)
+    theirs = torch.quantile(torch.tensor(column, dtype=torch.float64).t(),
+                            torch.tensor(0.6, dtype=torch.float64), dim=0)
+    assert ours.item() == theirs.item() > 0

@@ -96,6 +96,7 @@ BACKEND_IMPORTS = {
     "tensorplay._device_transfer": "host arrays onto a device and back (made through the seam)",
     "tensorplay._random": "the generators (a CPU generator, the cuda device's Philox inputs)",
     "tensorplay._random_draws": "how a CPU kernel draws from a generator",
+    "tensorplay._fma": "exact fused multiply-adds (the random fills' and kernels' own)",
     "tensorplay.library": "`@kernel` and the Library blocks of extra candidates",
     "tensorplay.dispatch.plan_cache": "plans kept per shape",
     "tensorplay.dispatch.trace": "a launch reported to explain() as a hop",

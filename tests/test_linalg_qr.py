@@ -116,6 +116,32 @@ def test_householder_gradients_match_pytorchs_formulas():
         close(x.grad.numpy(), y.grad.numpy(), 1e-9)
 
 
+@pytest.mark.parametrize("shapes", [((3, 0), (0,), None), ((3, 2), (0,), None),
+                                    ((3, 0), (0,), (3, 4))])
+@pytest.mark.parametrize("which", [0, 1])
+def test_no_reflector_still_depends_on_every_input(shapes, which):
+    """With tau empty (k = 0) the result is the identity's columns (householder_product)
+    or C (ormqr), yet PyTorch's requires grad when the input or tau does, with zero
+    gradients: the empty fast path must keep both in the graph, and C's -0.0 as it is."""
+    def run(lib):
+        a, tau = lib.zeros(shapes[0]), lib.zeros(shapes[1])
+        (a, tau)[which].requires_grad_()
+        if shapes[2] is None:
+            out = lib.linalg.householder_product(a, tau)
+        else:
+            out = lib.ormqr(a, tau, -lib.zeros(shapes[2]))
+        out.sum().backward()
+        return out, (a, tau)[which].grad
+    (out, grad), (expected, expected_grad) = run(tp), run(torch)
+    assert out.requires_grad and expected.requires_grad
+    close(out.detach().numpy(), expected.detach().numpy())
+    assert (np.signbit(out.detach().numpy()) == np.signbit(expected.detach().numpy())).all()
+    if expected_grad is None:       # (PyTorch leaves a zero gradient unset here)
+        assert grad is None or not grad.numpy().any()
+    else:
+        close(grad.numpy(), expected_grad.numpy())
+
+
 def test_geqrf_has_no_derivative_as_in_pytorch():
     a = tp.tensor(rand(4, 3), requires_grad=True)
     packed, tau = tp.geqrf(a)

@@ -286,3 +286,20 @@ def test_isreal_of_a_real_tensor_is_laid_out_as_ones_like(make):
         return lib.isreal(x)
     ours, theirs = base(tp), base(torch)
     assert ours.stride() == theirs.stride() and ours.tolist() == theirs.tolist()
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta", "cuda"])
+def test_angle_of_a_complex_tensor_is_row_major(device):
+    """PyTorch's complex angle writes into a fresh out= tensor, which TensorIterator makes
+    row-major; a real input's angle and a complex input's abs are ordinary pointwise ops
+    and keep the input's layout (seed 255056: a transposed complex128 input)."""
+    a = np.random.default_rng(0).uniform(-2, 2, (4, 3))
+    tpx, thx = tp.tensor(a, device=device).t(), torch.tensor(a).t()
+    tpz, thz = tpx * (1 + 2j), thx * (1 + 2j)
+    assert tpz.stride() == thz.stride() == (1, 3)
+    for fn in ("angle", "abs"):
+        for ours, theirs in ((getattr(tp, fn)(tpz), getattr(torch, fn)(thz)),
+                             (getattr(tp, fn)(tpx), getattr(torch, fn)(thx))):
+            assert ours.stride() == theirs.stride(), (fn, ours.stride(), theirs.stride())
+            if device != "meta":
+                np.testing.assert_allclose(ours.cpu().numpy(), theirs.numpy(), rtol=1e-15)

@@ -161,7 +161,8 @@ def complex_result(name, sizes, device, tensors):
     in the inputs' promoted dtype, complex; a real result (abs) is of its parts' dtype."""
     compute = result_type(*tensors)
     dtype = compute if COMPLEX_EXPRESSIONS[name][1] == "complex" else compute.to_real()
-    return new_tensor_like(sizes, dtype, device, tensors), compute
+    # (complex angle is row-major in PyTorch: it writes into a fresh out= tensor)
+    return new_tensor_like(sizes, dtype, device, () if name == "angle" else tensors), compute
 
 
 def run_complex(name, out, inputs, compute, scalars=None):

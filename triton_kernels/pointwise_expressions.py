@@ -452,7 +452,9 @@ OPS = {
     "acosh": Pointwise("acosh", "_math.acosh(x)"),
     "asinh": Pointwise("asinh", "_math.asinh(x)"),
     "atanh": Pointwise("atanh", "_math.atanh(x)"),
-    "angle": Pointwise("angle", "tl.where(x != x, x, tl.where(x < 0, 3.141592653589793, 0.0))"),
+    # (pi added to a zero of x's dtype: a bare literal is a float32 constant, float32's pi)
+    "angle": Pointwise("angle", "tl.where(x != x, x, tl.where(x < 0, tl.zeros_like(x) + "
+                                "3.141592653589793, 0.0))"),
     "copysign": Pointwise("copysign.Tensor", "_math.copysign(x, y)"),
     "nextafter": Pointwise("nextafter", _nextafter),
     "gcd": Pointwise("gcd", "_math.gcd(x, y)"),

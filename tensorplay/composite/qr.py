@@ -91,10 +91,11 @@ def _householder_product(op, input, tau, names):
     Q = _apply(_reflectors(input, k), tau, eye.expand(tuple(input.shape)), range(k - 1, -1, -1),
                "left")
     if k == 0:
-        # No reflector: Q is the identity's columns, still a function of input (a zero
-        # gradient, as PyTorch's result has a grad_fn too): plus a tril that keeps none
-        # of input's entries (exact zeros, nan and inf included).
-        Q = Q + input.tril(-m - 1)
+        # No reflector: Q is the identity's columns, still a function of input and of
+        # tau (a zero gradient, as PyTorch's result has a grad_fn and requires grad when
+        # either does): plus a tril that keeps none of input's entries (exact zeros, nan
+        # and inf included) and the sum of tau's no entries (an exact zero).
+        Q = Q + input.tril(-m - 1) + tau.sum(-1, keepdim=True).unsqueeze(-1)
     # LAPACK's layout (column-major matrices), as PyTorch returns it
     return Q.mT.contiguous().mT
 
@@ -134,4 +135,10 @@ def ormqr(self, input2, input3, left, transpose):
     forward = transpose if left else not transpose
     order = range(k) if forward else range(k - 1, -1, -1)
     result = _apply(_reflectors(self, k), input2, input3, order, "left" if left else "right")
+    if k == 0:
+        # No reflector: the result is C, yet a function of self and tau too (PyTorch's
+        # requires grad when any input does): minus the sum of their no entries, an exact
+        # +0 that keeps every value of C (-0.0 - 0.0 is -0.0).
+        zero = self[..., :0].sum((-2, -1), keepdim=True) + input2.sum(-1, keepdim=True)[..., None]
+        result = result - zero
     return result.mT.contiguous().mT

@@ -40,6 +40,7 @@ class CaptureMode(TensorPlayDispatchMode):
         self.graph = graph
         self.values = {}          # id(impl) -> Value
         self.by_memory = {}       # (id(storage), sizes, strides, offset, dtype) -> Value
+        self.by_memory_only = set()   # id(impl) of tensors known by their memory alone
         self.alive = []           # every tensor seen, so that no id is reused
         self.counts = Counter()   # op name -> how many results named after it so far
 
@@ -69,6 +70,8 @@ class CaptureMode(TensorPlayDispatchMode):
                 value = self.by_memory.get(_memory_key(x._impl))
                 if value is None:
                     value = self.unknown_tensor(x)
+                else:
+                    self.by_memory_only.add(id(x._impl))
                 self._bind(x, value)
             return value
         if isinstance(x, (list, tuple)):
@@ -81,7 +84,26 @@ class CaptureMode(TensorPlayDispatchMode):
         self.graph.constants[name] = _frozen(x)
         return Value(name, "constant", x.dtype, tuple(x.shape))
 
+    def _own_alias(self, x):
+        """An in-place op writes into `x`, a tensor known only by the memory it shares
+        with a graph value (detach's result: a new impl, made without a dispatch, sharing
+        the value's memory and geometry): it gets an alias node of its own first.
+        Recorded as a write into that value instead, the write would make it the value's
+        new version: `v3 = x.detach(); v3.mul_(x)` became `mul_(x[...], x)` when x[...]
+        had the same geometry, and the view's gradient then went through the product."""
+        if not _is_tensor(x):
+            return
+        source = self.value_of(x)       # (binds a tensor seen first here)
+        if id(x._impl) not in self.by_memory_only:
+            return
+        self.by_memory_only.discard(id(x._impl))
+        value = Value(self._fresh("alias"), "node", x.dtype, tuple(x.shape))
+        self.graph.nodes.append(Node(tp.ops.alias.default, (source,), [value], ()))
+        self._bind(x, value)
+
     def __tensorplay_dispatch__(self, func, types, args=(), kwargs=None):
+        for i in func.schema.mutable_positions:
+            self._own_alias(args[i])
         node_args = tuple(self.value_of(a) for a in args)
         out = func(*args, **(kwargs or {}))
         results = out if isinstance(out, (list, tuple)) else (out,)

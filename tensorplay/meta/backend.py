@@ -39,6 +39,13 @@ def _index_layout(sizes, args):
                           for t in indices])
 
 
+def _angle_layout(sizes, args):
+    impl = args[0]._impl            # complex angle is row-major (cpu_kernels/pointwise.py)
+    if impl.dtype.is_complex or impl.is_contiguous:
+        return None
+    return pointwise_strides(tuple(sizes), [(impl.sizes, impl.strides)])
+
+
 def _einsum_layout(sizes, args):
     equation, tensors = args
     layouts = [(t._impl.sizes, t._impl.strides) for t in tensors]
@@ -48,7 +55,7 @@ def _einsum_layout(sizes, args):
 # Ops that are not pointwise but whose result is not row-major either (their CPU kernels
 # use the same rules of kernel_support/layout.py).
 LAYOUTS = {"flip": _flip_layout, "threshold_backward": _threshold_backward_layout,
-           "index.Tensor": _index_layout, "einsum": _einsum_layout}
+           "index.Tensor": _index_layout, "einsum": _einsum_layout, "angle": _angle_layout}
 
 
 def pointwise_layout(handle):

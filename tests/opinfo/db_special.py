@@ -98,6 +98,11 @@ def _polygamma_samples(op, device, dtype, requires_grad):
     for s in sample_inputs_unary(op, device, dtype, requires_grad, low=0.5, high=5,
                                  extra_values=(0.0, -0.0, 1.0, -1.5, INF, -INF, NAN)):
         yield S(s.input, (1,), name=f"{s.name} n=1", grad=s.grad)
+    if dtype.is_floating_point:
+        # trigamma's poles: PyTorch's reflection divides by sin(pi x) squared, the rounding
+        # error of pi x at a negative integer (a huge finite value; inf at 0 and in float16)
+        poles = tp.tensor([-1.0, -2.0, -3.0, 0.0], dtype=dtype, device=device)
+        yield S(poles, (1,), name="poles n=1", grad=False)
     rng = rng_for(op.full_name, dtype, "orders")
     for n in (0, 2, 3):     # the other orders: one sample each, and their edge values
         x = make_tensor((3, 4), dtype, device, rng=rng, low=0.5, high=5,
