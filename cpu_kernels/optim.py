@@ -9,9 +9,8 @@ allocated:
     for each block [i, i + BLOCK):
         g = -grad if maximize else grad
         g = g + weight_decay * p                     Adam's L2 penalty (not decoupled)
-        m = fma(1 - beta1, g - m, m)                 lerp(m, g, 1 - beta1) for beta1 > 0.5,
-                                                     else m = fma(-beta1, g - m, g): one
-                                                     rounding, as the lerp kernel's
+        m += (1 - beta1) * (g - m)                   lerp(m, g, 1 - beta1) for beta1 > 0.5,
+                                                     else m = g - (g - m) * beta1
         v  = v * beta2 + (1 - beta2) * (g * g)
         vmax = max(vmax, v); v = vmax                amsgrad
         p  = p * (1 - lr * weight_decay)             AdamW (decoupled)
@@ -27,7 +26,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorplay._fma import fma
 from tensorplay.kernel_support.ops import call_below_autograd
 from tensorplay.kernel_support.ops import shape_rule
 
@@ -160,13 +158,13 @@ def _adam_block(p, g, m, v, vmax, g_buf, s_buf, c):
         np.multiply(p, c["l2"], out=s_buf)
         np.add(g, s_buf, out=g_buf)
         g = g_buf
-    # lerp_(m, g, 1 - beta1) as the lerp kernel computes it (cpu_kernels/pointwise.py,
-    # PyTorch's lerp_vec): one fused multiply-add, m + w (g - m) or g + (w - 1)(g - m)
     np.subtract(g, m, out=s_buf)
     if c["lerp_from_start"]:
-        m[...] = fma(c["lerp_weight"], s_buf, m)
+        s_buf *= c["lerp_weight"]
+        m += s_buf
     else:
-        m[...] = fma(-c["lerp_rest"], s_buf, g)
+        s_buf *= c["lerp_rest"]
+        np.subtract(g, s_buf, out=m)
     np.multiply(g, g, out=s_buf)
     s_buf *= c["one_minus_beta2"]
     v *= c["beta2"]

@@ -20,7 +20,6 @@ import ml_dtypes
 import numpy as np
 
 from tensorplay import _dtype as dt
-from tensorplay._fma import fma
 from tensorplay._promotion import result_type2
 from tensorplay.errors import DTypeError
 from tensorplay.kernel_support.checks import binary, binary_inplace, check_inplace_cast
@@ -673,8 +672,10 @@ def lerp_scalar(self, end, weight):
     a, b = arrays(spec.dtype, self, end)
     w = np.asarray(weight, a.dtype)
     # One weight: choose PyTorch's formula once instead of computing both per element.
-    small = builtins.abs(weight) < 0.5   # (`abs` here is the kernel; |w| for a complex w)
-    return out_like(_lerp_form(a, b, w, small), spec.dtype, self, end)
+    diff = b - a
+    if builtins.abs(weight) < 0.5:   # (`abs` here is the kernel; |w| for a complex w)
+        return out_like(a + w * diff, spec.dtype, self, end)
+    return out_like(b - diff * (1 - w), spec.dtype, self, end)
 
 
 def lerp_tensor(self, end, weight):
@@ -684,22 +685,12 @@ def lerp_tensor(self, end, weight):
 
 
 def _lerp(a, b, w):
-    return _lerp_form(a, b, w, np.abs(w) < 0.5)
-
-
-def _lerp_form(a, b, w, small):
-    """PyTorch's form, exact at both ends (w = 0 gives a, w = 1 gives b) and monotone:
-    a + w (b - a) where |w| < 1/2 (`small`), else b + (w - 1)(b - a). Its vectorised
-    kernel (lerp_vec) computes each as ONE fused multiply-add, a single rounding: so do
-    we for real floats (seed 206569: quantile's lerp(-1.11, 0.74, 0.6) is 3.3e-18 in
-    PyTorch, 0.0 rounded twice, and a mask `> 0` then told them apart)."""
-    diff = b - a
-    if a.dtype not in (np.float32, np.float64):     # complex: multiply, then add
-        return np.where(small, a + w * diff, b - diff * (1 - w))
-    with np.errstate(all="ignore"):
-        if isinstance(small, bool):     # one number weight: one form
-            return fma(w, diff, a) if small else fma(w - a.dtype.type(1), diff, b)
-        return np.where(small, fma(w, diff, a), fma(w - a.dtype.type(1), diff, b))
+    # PyTorch's form: exact at both ends (w = 0 gives a, w = 1 gives b) and monotone.
+    # NOTE: PyTorch's vectorised kernel computes each branch as one fused multiply-add;
+    # NumPy has none, and the exact emulation (tensorplay/_fma.py) made lerp_ 13x slower
+    # and Adam's step 2x, so this rounds twice: one unit apart from PyTorch in about one
+    # element in five, within every tolerance.
+    return np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
 
 
 def addcmul(self, tensor1, tensor2, value):
