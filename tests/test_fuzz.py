@@ -231,6 +231,21 @@ def test_cholesky_factor_is_compared_where_the_decomposition_completed():
     assert torch.equal(kept[1], to_torch(L)[1]) and torch.equal(kept[0], L_th[0])
 
 
+def test_solve_of_a_singular_matrix_is_not_compared_but_a_regular_one_is():
+    """A batch of a singular matrix (two rows alike: whether elimination meets an exact
+    zero pivot is rounding's choice) and a regular one: the first's solution and info
+    take TensorPlay's values, the second's stay PyTorch's."""
+    op = _op("linalg_solve_ex")
+    a = np.array([[[1.0, 2.0], [1.0, 2.0]], [[2.0, 1.0], [1.0, 3.0]]], dtype=np.float32)
+    b = np.ones((2, 2, 1), dtype=np.float32)
+    settle = programs._undefined_parts(op, _sample(op, tp.tensor(a), tp.tensor(b)))
+    mine = [tp.tensor([[[1e17], [-1e17]], [[0.4], [0.2]]]), tp.tensor([0, 0], dtype=tp.int32)]
+    theirs = list(torch.linalg.solve_ex(torch.tensor(a), torch.tensor(b)))
+    (kept, info), grads_undefined = settle(mine, theirs, "v1")
+    assert grads_undefined and info.tolist() == [0, 0]
+    assert torch.equal(kept[0], to_torch(mine[0])[0]) and torch.equal(kept[1], theirs[0][1])
+
+
 # ---- the checks beyond the side-by-side run: each catches a deliberately wrong result ---
 def _program_with_sin():
     """A program whose pool holds x (float64, requires grad), and sin's sample on it."""

@@ -275,7 +275,7 @@ def _calls_lapack(op, sample):
 # contract; those parts are checked for what IS defined and the twin then takes
 # TensorPlay's values there (so that later steps compare like for like), and the
 # gradients (and tangents) that flow through such a result are not compared
-# (Program._undefined_grads: only the leaves it reaches). Each rule holds only where its
+# (Program.undefined_grads: only the leaves they reach). Each rule holds only where its
 # non-uniqueness does:
 #
 # - the nuclear norm of a rank-deficient matrix (an expanded input: every row the same,
@@ -290,7 +290,14 @@ def _calls_lapack(op, sample):
 #   decomposition could not be completed" (torch.linalg.cholesky_ex's docs) and L's
 #   values are what LAPACK's potrf left behind (PyTorch: A's own entries where it stopped,
 #   seed 263344). L is compared only for the matrices whose info is 0; info always.
+# - linalg_solve_ex and linalg_inv_ex of a numerically singular matrix (two rows alike,
+#   seed 967204): there is no (unique) solution, and whether elimination meets an exact
+#   zero pivot (info > 0, inf) or a rounding error (info 0, 1e17) depends on the order of
+#   its operations. Neither the result nor info is compared for such a matrix (nor, as
+#   for cholesky_ex, the result where either info is > 0).
 _NUCLEAR = {"nuclear_norm"}
+# op -> whether a numerically singular input leaves its result (and info) undefined too
+_INFO_OUTPUT = {"linalg_cholesky_ex": False, "linalg_solve_ex": True, "linalg_inv_ex": True}
 _HUGE_COND = 0.01
 
 
@@ -301,8 +308,8 @@ def _is_nuclear(op, sample):
 
 
 def _matrices(op, sample):
-    """The input as a float64 PyTorch batch of the matrices the op reduces (the first
-    pair of dims given among its arguments, else the last two)."""
+    """The input as a float64 (complex128) PyTorch batch of the matrices the op reduces
+    (the first pair of dims given among its arguments, else the last two)."""
     a = to_torch(sample.input, requires_grad=False)
     dims = (-2, -1)
     for arg in list(sample.args) + list(sample.kwargs.values()):
@@ -310,7 +317,7 @@ def _matrices(op, sample):
                 type(d) is int for d in arg):
             dims = tuple(arg)
             break
-    return a.movedim(dims, (-2, -1)).to(torch.float64)
+    return a.movedim(dims, (-2, -1)).to(torch.complex128 if a.is_complex() else torch.float64)
 
 
 def _singular(op, sample):
@@ -320,8 +327,9 @@ def _singular(op, sample):
     if a.numel() == 0 or not torch.isfinite(a).all():
         return torch.zeros(a.shape[:-2], dtype=torch.bool)
     s = torch.linalg.svdvals(a)
-    eps = torch.finfo(TORCH_DTYPE[sample.input.dtype]).eps \
-        if sample.input.dtype.is_floating_point else torch.finfo(torch.float64).eps
+    dtype = sample.input.dtype
+    eps = torch.finfo(TORCH_DTYPE[dtype] if dtype.is_floating_point or dtype.is_complex
+                      else torch.float64).eps
     return s[..., -1] <= max(a.shape[-2:]) * eps * s[..., 0]
 
 
@@ -351,14 +359,20 @@ def _undefined_parts(op, sample):
                              f"of singular matrices, PyTorch {y[singular].tolist()}")
             return [_with_values_of(b, torch.where(singular, x, y))], True
         return huge
-    if op.name == "linalg_cholesky_ex":
+    if op.name in _INFO_OUTPUT:
+        singular = _singular(op, sample) if _INFO_OUTPUT[op.name] else False
+
         def completed(tp_outs, th_outs, where):
             (a, a_info), (b, b_info) = tp_outs, th_outs
-            failed = (to_torch(a_info) > 0) | (b_info > 0)     # (info itself is compared)
+            mine_info = to_torch(a_info)
+            failed = (mine_info > 0) | (b_info > 0) | singular
             if not bool(failed.any()):
                 return th_outs, False
+            if _INFO_OUTPUT[op.name]:       # an exact zero pivot or not: rounding decides
+                b_info = torch.where(singular, mine_info, b_info)
             mine = to_torch(a, requires_grad=False)
-            kept = torch.where(failed[..., None, None], mine, b.detach())
+            mask = failed.reshape(failed.shape + (1,) * (b.dim() - failed.dim()))
+            kept = torch.where(mask, mine, b.detach())
             return [_with_values_of(b, kept), b_info], True
         return completed
     return None
@@ -594,6 +608,12 @@ KNOWN = [
      "is built on them take float32/float64 only, so a complex input to a norm or a "
      "solve whose sample list offers it is refused with a typed error (open, large: "
      "complex LAPACK kernels and the complex backward formulas)"),
+    ("spurious error", ("backward",), "The solver failed because the input matrix is singular",
+     "the backward of linalg_solve_ex (or linalg_inv_ex) of an exactly singular matrix, "
+     "whose gradient is undefined (see \"results that are not unique\"): PyTorch's "
+     "backward reuses the forward's LU factors and returns inf/NaN unchecked; "
+     "TensorPlay's linalg_solve_backward solves again with A and refuses the singular "
+     "matrix"),
     ("spurious error", ("binary_cross_entropy_with_logits",), "complex target",
      "a complex target: PyTorch computes a complex loss (without a gradient); TensorPlay "
      "refuses it with a typed error"),
