@@ -160,6 +160,25 @@ def test_a_wrong_in_place_kernel_is_still_reported():
     assert info.value.kind == "value" and info.value.detail.startswith("v1:")
 
 
+@pytest.mark.parametrize("wrong", [False, True])
+def test_a_count_of_nonzeros_follows_the_rounding_of_its_input(wrong):
+    """nonzero of a value that an earlier op left at 0 here and at 3e-18 in PyTorch (equal
+    within the tolerance): the result's shape differs, but PyTorch's nonzero of
+    TensorPlay's values agrees; a nonzero that drops an element is still reported."""
+    program = Program(0)
+    x = tp.tensor([0.5, 0.0, -1.0], dtype=tp.float64)
+    twin = torch.tensor([0.5, 3e-18, -1.0], dtype=torch.float64)
+    mine = tp.nonzero(x)[:1] if wrong else tp.nonzero(x)
+    if wrong:
+        with pytest.raises(_Found):
+            program._add(mine, torch.nonzero(twin), False, 1,
+                         recompute=lambda: torch.nonzero(to_torch(x)))
+    else:
+        program._add(mine, torch.nonzero(twin), False, 1,
+                     recompute=lambda: torch.nonzero(to_torch(x)))
+        assert program.pool[-1].th.shape == (2, 1)
+
+
 def test_twin_holds_the_whole_storage():
     """A strided leaf's twin has TensorPlay's bytes between its elements too, so an op
     that addresses the storage (as_strided_ of a live value) reads the same in both."""
