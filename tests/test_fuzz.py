@@ -236,6 +236,24 @@ def test_condition_number_of_a_singular_matrix_is_only_huge(cond, twin_cond, pas
     assert programs._undefined_parts(op, _sample(op, invertible)) is None
 
 
+@pytest.mark.parametrize("at_pole, passes", [(float("inf"), True), (3.0, False)])
+def test_polygamma_at_a_pole_is_only_huge(at_pole, passes):
+    """trigamma at -2 (a pole: PyTorch's float32 gives 3.2e14) is compared as huge; the
+    value at 1 next to it as usual (it stays PyTorch's in the twin)."""
+    op = _op("polygamma")
+    x = tp.tensor([-2, 1], dtype=tp.int32)
+    settle = programs._undefined_parts(op, _sample(op, x, 1))
+    mine = tp.tensor([at_pole, 1.6449341], dtype=tp.float32)
+    theirs = [torch.polygamma(1, to_torch(x))]
+    if not passes:
+        with pytest.raises(_Found):
+            settle([mine], theirs, "v1")
+        return
+    (kept,), grads_undefined = settle([mine], theirs, "v1")
+    assert grads_undefined and kept[0].item() == at_pole and kept[1] == theirs[0][1]
+    assert programs._undefined_parts(op, _sample(op, tp.tensor([0.5, 1.0]), 1)) is None
+
+
 def test_cholesky_factor_is_compared_where_the_decomposition_completed():
     """A batch of a positive-definite matrix and one that is not: the second's L (LAPACK's
     leftovers) takes TensorPlay's values, the first's stays PyTorch's, so a wrong factor

@@ -295,6 +295,11 @@ def _calls_lapack(op, sample):
 #   zero pivot (info > 0, inf) or a rounding error (info 0, 1e17) depends on the order of
 #   its operations. Neither the result nor info is compared for such a matrix (nor, as
 #   for cholesky_ex, the result where either info is > 0).
+# - polygamma at a pole (x a non-positive integer: seed 5365, trigamma of an int32 -2):
+#   the value is infinite; PyTorch's reflection divides by sin(pi x), which rounds to
+#   1e-7 rather than 0, and returns 3.2e14 (float32) or 1.6e32 (float64). Both must be
+#   at least _HUGE_COND / eps in magnitude (or inf; the sign of an even order's pole
+#   depends on the side); their gradients not compared.
 _NUCLEAR = {"nuclear_norm"}
 # op -> whether a numerically singular input leaves its result (and info) undefined too
 _INFO_OUTPUT = {"linalg_cholesky_ex": False, "linalg_solve_ex": True, "linalg_inv_ex": True}
@@ -338,7 +343,26 @@ def _undefined_parts(op, sample):
     is unique: a function (TensorPlay's outputs, PyTorch's, where) that checks what is
     defined and returns (PyTorch's outputs to keep, whether the gradients through them
     are undefined)."""
-    if not isinstance(sample.input, tp.Tensor) or sample.input.dim() < 2:
+    if not isinstance(sample.input, tp.Tensor):
+        return None
+    if op.name == "polygamma":
+        x = to_torch(sample.input, requires_grad=False)
+        poles = (x <= 0) & (x == x.round())
+        if not bool(poles.any()):
+            return None
+
+        def infinite(tp_outs, th_outs, where):
+            (a,), (b,) = tp_outs, th_outs
+            mine, theirs = to_torch(a, requires_grad=False), b.detach()
+            huge = _HUGE_COND / torch.finfo(b.dtype).eps
+            big = (mine.abs() >= huge) & (theirs.abs() >= huge)
+            at = poles.expand(b.shape)
+            if not bool(big[at].all()):
+                raise _Found("value", f"{where}: polygamma at its poles {mine[at].tolist()}, "
+                             f"PyTorch {theirs[at].tolist()}")
+            return [_with_values_of(b, torch.where(at, mine, theirs))], True
+        return infinite
+    if sample.input.dim() < 2:
         return None
     if _is_nuclear(op, sample):
         if not bool(_singular(op, sample).any()):
