@@ -735,6 +735,7 @@ class Program:
         # PyTorch results whose gradients are not unique ("results that are not unique"):
         # the leaves they reach get no gradient comparison (_backward).
         self.undefined_grads: list = []
+        self.derivatives_undefined = False      # the last op step's (tangents not compared)
 
     # ---- running ------------------------------------------------------------------------
     def run(self):
@@ -991,11 +992,12 @@ class Program:
                                    recompute=None if inplace or op.is_view else on_tp_inputs,
                                    undefined=undefined)
         self._record_op(op, sample, twins, inplace, added, detach="backward" in op.name)
-        if (not inplace and not internal and not op.mutates_input and undefined is None
+        if (not inplace and not internal and not op.mutates_input
                 and duals_of(sample) and not pytorch_tangent_is_wrong(op, sample)
                 and all(_all_finite(twins[id(t)].th) for t in duals_of(sample))
                 and not (op.name in _TIE_INDEX_OPS and _has_ties(sample.input))
-                and self.check_rng.random() < TANGENT_SHARE):
+                and self.check_rng.random() < TANGENT_SHARE
+                and not self.derivatives_undefined):     # (after the draw: see check_rng)
             self.counts["jvp"] += 1
             check_tangents(self, op, sample, twins, depth, precision)
 
@@ -1084,9 +1086,10 @@ class Program:
         where = self.lines[-1]
         if len(tp_outs) != len(th_outs):
             raise _Found("shape", f"{where}: {len(tp_outs)} outputs, PyTorch {len(th_outs)}")
+        self.derivatives_undefined = False
         if undefined is not None:       # see "results that are not unique"
-            th_outs, grads_undefined = undefined(tp_outs, th_outs, where)
-            if grads_undefined:
+            th_outs, self.derivatives_undefined = undefined(tp_outs, th_outs, where)
+            if self.derivatives_undefined:
                 self.undefined_grads += [b for b in th_outs
                                          if isinstance(b, torch.Tensor) and b.requires_grad]
         ties = op.name in _TIE_INDEX_OPS and _has_ties(sample.input)
