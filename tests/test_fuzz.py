@@ -160,6 +160,18 @@ def test_a_wrong_in_place_kernel_is_still_reported():
     assert info.value.kind == "value" and info.value.detail.startswith("v1:")
 
 
+def test_a_wrong_in_place_kernel_is_reported_in_a_whole_program(monkeypatch):
+    """Program 258072 writes v0.exp_() and then v1.mul_(v0) into a float32-accurate
+    Bessel result: it passes with the right kernels (the Bessel rounding that mul_
+    carries is re-run away) and reports the write with an exp_ off by 1e-3 relative."""
+    assert Program(258072).run() is None
+    right = tp.Tensor.exp_
+    monkeypatch.setattr(tp.Tensor, "exp_", lambda self: right(self).mul_(1.001))
+    found = Program(258072).run()
+    assert found is not None and found.kind == "value" and found.step == "inplace"
+    assert found.listing.splitlines()[-1] == "v0.exp_()"
+
+
 @pytest.mark.parametrize("wrong", [False, True])
 def test_a_count_of_nonzeros_follows_the_rounding_of_its_input(wrong):
     """nonzero of a value that an earlier op left at 0 here and at 3e-18 in PyTorch (equal
