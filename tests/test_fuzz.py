@@ -263,7 +263,8 @@ def test_polygamma_at_a_pole_is_only_huge(at_pole, passes):
         return
     (kept,), grads_undefined = settle([mine], theirs, "v1")
     assert grads_undefined and kept[0].item() == at_pole and kept[1] == theirs[0][1]
-    assert programs._undefined_parts(op, _sample(op, tp.tensor([0.5, 1.0]), 1)) is None
+    for regular in ([0.5, 1.0], [float("-inf"), 2.0]):      # (-inf is no pole)
+        assert programs._undefined_parts(op, _sample(op, tp.tensor(regular), 1)) is None
 
 
 def test_cholesky_factor_is_compared_where_the_decomposition_completed():

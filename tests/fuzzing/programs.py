@@ -298,8 +298,8 @@ def _calls_lapack(op, sample):
 # - polygamma at a pole (x a non-positive integer: seed 5365, trigamma of an int32 -2):
 #   the value is infinite; PyTorch's reflection divides by sin(pi x), which rounds to
 #   1e-7 rather than 0, and returns 3.2e14 (float32) or 1.6e32 (float64). Both must be
-#   at least _HUGE_COND / eps in magnitude (or inf; the sign of an even order's pole
-#   depends on the side); their gradients not compared.
+#   at least _HUGE_COND / eps in magnitude (or inf, or NaN: the sign of an even order's
+#   pole depends on the side); their gradients not compared.
 _NUCLEAR = {"nuclear_norm"}
 # op -> whether a numerically singular input leaves its result (and info) undefined too
 _INFO_OUTPUT = {"linalg_cholesky_ex": False, "linalg_solve_ex": True, "linalg_inv_ex": True}
@@ -347,7 +347,7 @@ def _undefined_parts(op, sample):
         return None
     if op.name == "polygamma":
         x = to_torch(sample.input, requires_grad=False)
-        poles = (x <= 0) & (x == x.round())
+        poles = (x <= 0) & (x == x.round()) & torch.isfinite(x)
         if not bool(poles.any()):
             return None
 
@@ -355,7 +355,9 @@ def _undefined_parts(op, sample):
             (a,), (b,) = tp_outs, th_outs
             mine, theirs = to_torch(a, requires_grad=False), b.detach()
             huge = _HUGE_COND / torch.finfo(b.dtype).eps
-            big = (mine.abs() >= huge) & (theirs.abs() >= huge)
+            # (digamma's pole is a simple one, of no sign: NaN is as fair an answer there)
+            big = ((mine.abs() >= huge) | mine.isnan()) & \
+                ((theirs.abs() >= huge) | theirs.isnan())
             at = poles.expand(b.shape)
             if not bool(big[at].all()):
                 raise _Found("value", f"{where}: polygamma at its poles {mine[at].tolist()}, "
