@@ -265,6 +265,7 @@ def test_polygamma_at_a_pole_is_only_huge(at_pole, passes):
     assert grads_undefined and kept[0].item() == at_pole and kept[1] == theirs[0][1]
     for regular in ([0.5, 1.0], [float("-inf"), 2.0]):      # (-inf is no pole)
         assert programs._undefined_parts(op, _sample(op, tp.tensor(regular), 1)) is None
+    assert programs._undefined_parts(op, _sample(op, tp.tensor([True, False]), 1))  # 0 is
 
 
 def test_cholesky_factor_is_compared_where_the_decomposition_completed():

@@ -346,7 +346,7 @@ def _undefined_parts(op, sample):
     if not isinstance(sample.input, tp.Tensor):
         return None
     if op.name == "polygamma":
-        x = to_torch(sample.input, requires_grad=False)
+        x = to_torch(sample.input, requires_grad=False).to(torch.float64)   # (or bool)
         poles = (x <= 0) & (x == x.round()) & torch.isfinite(x)
         if not bool(poles.any()):
             return None
