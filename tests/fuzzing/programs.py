@@ -1089,7 +1089,12 @@ class Program:
         if len(tp_outs) != len(th_outs):
             raise _Found("shape", f"{where}: {len(tp_outs)} outputs, PyTorch {len(th_outs)}")
         self.derivatives_undefined = False
-        if undefined is not None:       # see "results that are not unique"
+        # (see "results that are not unique"; outputs of another dtype or shape are
+        # left to the comparison, which reports them)
+        if undefined is not None and all(
+                isinstance(a, tp.Tensor) and isinstance(b, torch.Tensor)
+                and TORCH_DTYPE[a.dtype] == b.dtype and tuple(a.shape) == tuple(b.shape)
+                for a, b in zip(tp_outs, th_outs)):
             th_outs, self.derivatives_undefined = undefined(tp_outs, th_outs, where)
             if self.derivatives_undefined:
                 self.undefined_grads += [b for b in th_outs
