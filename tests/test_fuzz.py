@@ -16,12 +16,16 @@ An ill-conditioned op (tan near pi/2, remainder near a multiple, sinh of a large
 amplifies its inputs' rounding (1-4 float32 ulps apart between the two libraries, from
 earlier ops rounding in another order) past the tolerance, although the op is right: the
 fuzzer re-runs PyTorch's op on TensorPlay's own inputs before it reports a value
-(Program._resync). The last tests show that rule on tan one ulp below its pole (the
-amplified value passes, a deliberately wrong kernel is still caught), a wrong kernel
-caught in a whole program, and that the re-run's input is exact.
+(Program._resync), and its in-place write on TensorPlay's values from before the step
+for the target of a write. The next tests show that rule on tan one ulp below its pole
+and on exp_ written through a view (the amplified value passes, a deliberately wrong
+kernel is still caught), a wrong kernel caught in a whole program, and that the re-run's
+input is exact; then the rules of programs.py's "results that are not unique" (each
+compares what is defined, and still catches a wrong value there).
 """
 import os
 
+import numpy as np
 import pytest
 import torch
 
@@ -113,6 +117,184 @@ def test_synced_twin_holds_tensorplays_values_and_the_twins_history():
     assert torch.equal(synced.detach(), to_torch(mine))
     synced.sum().backward()
     assert torch.equal(leaf.grad, torch.ones(3))
+
+
+# ---- the same rule for in-place writes, through the written tensor's aliases ----------
+def _exp_written_in_place(factor):
+    """Live values base = [x, 1] and its view v = base[:1], x = 80 in float32, whose twin
+    is one ulp lower; then v.exp_() in both (TensorPlay's result times `factor`): exp
+    turns that ulp into 80 ulps. Returns the program, v, base, and the re-run of the write
+    on TensorPlay's values from before it."""
+    program = Program(0)
+    base = tp.tensor([80.0, 1.0], dtype=tp.float32)
+    twin = to_torch(base)
+    twin[0] = torch.nextafter(twin[0], torch.tensor(0.0))
+    program._leaf(base)
+    program.pool[0].th = twin
+    v = Value(base[:1], twin[:1], "v1", True, 1)
+    program.pool.append(v)
+    before = programs._values_before([v.tp])
+    v.tp.exp_()
+    v.th.exp_()
+    v.tp.mul_(factor)
+
+    def redo():
+        x = before()[id(v.tp)]
+        return x.exp_()
+    return program, v, program.pool[0], redo
+
+
+def test_amplified_rounding_of_an_in_place_write_is_not_a_finding():
+    program, v, base, redo = _exp_written_in_place(1.0)
+    with pytest.raises(_Found):
+        program._check(v, "v1")         # the write amplified the ulp past the tolerance...
+    program._check_written(v, redo)     # ...but PyTorch's exp_ of TensorPlay's 80 agrees,
+    program._check_pool()               # and the twin's memory holds it: its base agrees
+    assert base.th[0].item() == torch.exp(torch.tensor(80.0)).item()
+
+
+def test_a_wrong_in_place_kernel_is_still_reported():
+    program, v, base, redo = _exp_written_in_place(1.001)
+    with pytest.raises(_Found) as info:
+        program._check_written(v, redo)
+    assert info.value.kind == "value" and info.value.detail.startswith("v1:")
+
+
+def test_a_wrong_in_place_kernel_is_reported_in_a_whole_program(monkeypatch):
+    """Program 258072 writes v0.exp_() and then v1.mul_(v0) into a float32-accurate
+    Bessel result: it passes with the right kernels (the Bessel rounding that mul_
+    carries is re-run away) and reports the write with an exp_ off by 1e-3 relative."""
+    assert Program(258072).run() is None
+    right = tp.Tensor.exp_
+    monkeypatch.setattr(tp.Tensor, "exp_", lambda self: right(self).mul_(1.001))
+    found = Program(258072).run()
+    assert found is not None and found.kind == "value" and found.step == "inplace"
+    assert found.listing.splitlines()[-1] == "v0.exp_()"
+
+
+@pytest.mark.parametrize("wrong", [False, True])
+def test_a_count_of_nonzeros_follows_the_rounding_of_its_input(wrong):
+    """nonzero of a value that an earlier op left at 0 here and at 3e-18 in PyTorch (equal
+    within the tolerance): the result's shape differs, but PyTorch's nonzero of
+    TensorPlay's values agrees; a nonzero that drops an element is still reported."""
+    program = Program(0)
+    x = tp.tensor([0.5, 0.0, -1.0], dtype=tp.float64)
+    twin = torch.tensor([0.5, 3e-18, -1.0], dtype=torch.float64)
+    mine = tp.nonzero(x)[:1] if wrong else tp.nonzero(x)
+    if wrong:
+        with pytest.raises(_Found):
+            program._add(mine, torch.nonzero(twin), False, 1,
+                         recompute=lambda: torch.nonzero(to_torch(x)))
+    else:
+        program._add(mine, torch.nonzero(twin), False, 1,
+                     recompute=lambda: torch.nonzero(to_torch(x)))
+        assert program.pool[-1].th.shape == (2, 1)
+
+
+def test_twin_holds_the_whole_storage():
+    """A strided leaf's twin has TensorPlay's bytes between its elements too, so an op
+    that addresses the storage (as_strided_ of a live value) reads the same in both."""
+    from fuzzing.programs import _twin
+    from opinfo.core import make_tensor
+    rng = np.random.default_rng(0)
+    t = make_tensor((3, 4), tp.int32, rng=rng, layout="strided")[1:]
+    twin = _twin(t)
+    assert twin.stride() == t.stride() and twin.storage_offset() == t.storage_offset()
+    assert twin.tolist() == t.tolist()
+    assert twin.as_strided((2, 4), (1, 4)).tolist() == t.as_strided((2, 4), (1, 4)).tolist()
+
+
+# ---- results that are not unique: only their defined parts are compared --------------
+def _op(name):
+    return next(op for op in programs.OPS if op.name == name)
+
+
+def _sample(op, x, *args, **kwargs):
+    from opinfo.core import SampleInput
+    return SampleInput(x, args, kwargs)
+
+
+def test_nuclear_norm_gradient_of_a_rank_deficient_matrix_is_not_compared():
+    """Rows all alike (an expanded input: rank 1): the gradient is LAPACK's choice of
+    null-space basis. The leaf it reaches is left out of the gradient comparison, one
+    it does not reach is not; a full-rank input gets no rule."""
+    nuc = _op("nuclear_norm")
+    program = Program(0)
+    rows = tp.tensor([[1.0, 2.0, 3.0, 4.0]], dtype=tp.float64).expand(3, 4)
+    assert programs._undefined_parts(nuc, _sample(nuc, rows)) is not None
+    full = tp.tensor(np.eye(3, 4), dtype=tp.float64)
+    assert programs._undefined_parts(nuc, _sample(nuc, full)) is None
+    reached, other = (program._leaf(tp.ones(3, 4, dtype=tp.float64, requires_grad=True))
+                      for _ in range(2))
+    program.undefined_grads.append(torch.linalg.matrix_norm(reached.th, "nuc"))
+    assert program._reached_by_undefined_grads() == [reached]
+
+
+@pytest.mark.parametrize("cond, twin_cond, passes", [
+    (float("inf"), 3.2e33, True), (1.97e16, 5.8e7, True), (5.0, float("inf"), False)])
+def test_condition_number_of_a_singular_matrix_is_only_huge(cond, twin_cond, passes):
+    op = _op("linalg_cond")
+    singular = tp.tensor([[1.0, 2.0], [2.0, 4.0]], dtype=tp.float32)
+    settle = programs._undefined_parts(op, _sample(op, singular))
+    tp_out = [tp.tensor(cond, dtype=tp.float32)]
+    th_out = [torch.tensor(twin_cond, dtype=torch.float32)]
+    if not passes:
+        with pytest.raises(_Found):
+            settle(tp_out, th_out, "v1")
+        return
+    (kept,), grads_undefined = settle(tp_out, th_out, "v1")
+    assert grads_undefined and kept.item() == tp_out[0].item()
+    invertible = tp.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=tp.float32)
+    assert programs._undefined_parts(op, _sample(op, invertible)) is None
+
+
+@pytest.mark.parametrize("at_pole, passes", [(float("inf"), True), (3.0, False)])
+def test_polygamma_at_a_pole_is_only_huge(at_pole, passes):
+    """trigamma at -2 (a pole: PyTorch's float32 gives 3.2e14) is compared as huge; the
+    value at 1 next to it as usual (it stays PyTorch's in the twin)."""
+    op = _op("polygamma")
+    x = tp.tensor([-2, 1], dtype=tp.int32)
+    settle = programs._undefined_parts(op, _sample(op, x, 1))
+    mine = tp.tensor([at_pole, 1.6449341], dtype=tp.float32)
+    theirs = [torch.polygamma(1, to_torch(x))]
+    if not passes:
+        with pytest.raises(_Found):
+            settle([mine], theirs, "v1")
+        return
+    (kept,), grads_undefined = settle([mine], theirs, "v1")
+    assert grads_undefined and kept[0].item() == at_pole and kept[1] == theirs[0][1]
+    for regular in ([0.5, 1.0], [float("-inf"), 2.0]):      # (-inf is no pole)
+        assert programs._undefined_parts(op, _sample(op, tp.tensor(regular), 1)) is None
+    assert programs._undefined_parts(op, _sample(op, tp.tensor([True, False]), 1))  # 0 is
+
+
+def test_cholesky_factor_is_compared_where_the_decomposition_completed():
+    """A batch of a positive-definite matrix and one that is not: the second's L (LAPACK's
+    leftovers) takes TensorPlay's values, the first's stays PyTorch's, so a wrong factor
+    of the first is still reported."""
+    op = _op("linalg_cholesky_ex")
+    a = np.array([[[4.0, 2.0], [2.0, 3.0]], [[-1.0, 0.0], [0.0, 1.0]]])
+    settle = programs._undefined_parts(op, _sample(op, tp.tensor(a)))
+    L, info = tp.linalg.cholesky_ex(tp.tensor(a))
+    L_th, info_th = torch.linalg.cholesky_ex(torch.tensor(a))
+    (kept, kept_info), grads_undefined = settle([L, info], [L_th, info_th], "v1")
+    assert grads_undefined and kept_info is info_th
+    assert torch.equal(kept[1], to_torch(L)[1]) and torch.equal(kept[0], L_th[0])
+
+
+def test_solve_of_a_singular_matrix_is_not_compared_but_a_regular_one_is():
+    """A batch of a singular matrix (two rows alike: whether elimination meets an exact
+    zero pivot is rounding's choice) and a regular one: the first's solution and info
+    take TensorPlay's values, the second's stay PyTorch's."""
+    op = _op("linalg_solve_ex")
+    a = np.array([[[1.0, 2.0], [1.0, 2.0]], [[2.0, 1.0], [1.0, 3.0]]], dtype=np.float32)
+    b = np.ones((2, 2, 1), dtype=np.float32)
+    settle = programs._undefined_parts(op, _sample(op, tp.tensor(a), tp.tensor(b)))
+    mine = [tp.tensor([[[1e17], [-1e17]], [[0.4], [0.2]]]), tp.tensor([0, 0], dtype=tp.int32)]
+    theirs = list(torch.linalg.solve_ex(torch.tensor(a), torch.tensor(b)))
+    (kept, info), grads_undefined = settle(mine, theirs, "v1")
+    assert grads_undefined and info.tolist() == [0, 0]
+    assert torch.equal(kept[0], to_torch(mine[0])[0]) and torch.equal(kept[1], theirs[0][1])
 
 
 # ---- the checks beyond the side-by-side run: each catches a deliberately wrong result ---

@@ -15,8 +15,11 @@ PyTorch tensor made by the same steps. A step is one of
 
 After every step *every* live value is compared (shape, dtype, values, requires_grad,
 and strides where PyTorch documents them: views and clone), so a wrong alias or a lost
-in-place write shows up at the step that caused it (an op's new result that differs is
-first compared with PyTorch's op re-run on TensorPlay's own inputs: Program._resync).
+in-place write shows up at the step that caused it (an op's new result, or the target of
+an in-place write, that differs is first compared with PyTorch's op re-run on TensorPlay's
+own inputs: Program._resync). Where the math leaves a result undefined (the gradient of
+a nuclear norm of a rank-deficient matrix, ...) only its defined parts are compared:
+"results that are not unique" lists those rules with their reasons.
 A step must run in both libraries or raise in both; TensorPlay's errors must be its
 typed errors. At the end a backward through everything that requires grad compares the
 leaves' gradients.
@@ -152,6 +155,14 @@ _FLOAT32_ACCURATE = {"special_bessel_j0", "special_bessel_j1", "special_bessel_y
 # result is compared at float16's tolerance, a float64 one at float32's.
 _CONVERGED_TO_SQRT_EPS = {"lobpcg"}
 
+# svd_lowrank and pca_lowrank project onto a random matrix, drawn by each library from its
+# own generator (TensorPlay's randn, PyTorch's: different draws even when both are seeded
+# alike). U diag(S) V^T (what their entries compare) is the input itself whatever the
+# draw, but rounded through the projection, whose conditioning depends on the draw
+# (seed 263134: float32 1.29242 against 1.29239). Compared one precision looser, as their
+# OpInfo entries' tolerances (1e-4 in float32) are loose for the same reason.
+_CONVERGED_TO_SQRT_EPS |= {"svd_lowrank", "pca_lowrank"}
+
 # pinv keeps eigenvalues (singular values) down to rtol * the largest (0.1 in the samples):
 # the gradient through their inverses scales as 1 / sigma**2, 100-fold past the rounding
 # of float32's decomposition. Their results are compared one precision looser, as
@@ -261,6 +272,140 @@ def _calls_lapack(op, sample):
     orders = list(sample.args) + list(sample.kwargs.values())
     return op.name in _NORMS and any(type(o) in (int, float, str) and o in (2, -2, "nuc")
                                      for o in orders)
+
+
+# ---- results that are not unique ----------------------------------------------------
+# Where the math leaves a result undefined, PyTorch's value is its LAPACK's choice, no
+# contract; those parts are checked for what IS defined and the twin then takes
+# TensorPlay's values there (so that later steps compare like for like), and the
+# gradients (and tangents) that flow through such a result are not compared
+# (Program.undefined_grads: only the leaves they reach). Each rule holds only where its
+# non-uniqueness does:
+#
+# - the nuclear norm of a rank-deficient matrix (an expanded input: every row the same,
+#   seeds 205325, 257001): its value is defined, but its (sub)gradient U V^T sums u v^T
+#   over the zero singular values too, whose vectors are any basis of the null spaces
+#   (LAPACK's choice). Gradients and tangents not compared.
+# - linalg_cond of a numerically singular matrix: exactly inf; in floating point 1 / (a
+#   rounding error), huge or inf (seed 283575: float32 'nuc' 1.97e16 against 5.8e7; a
+#   float64 p=2 3.2e33 against inf). Both must be at least _HUGE_COND / eps of the dtype
+#   (or inf); their gradients not compared.
+# - linalg_cholesky_ex of a matrix that is not positive-definite: info > 0 says "the
+#   decomposition could not be completed" (torch.linalg.cholesky_ex's docs) and L's
+#   values are what LAPACK's potrf left behind (PyTorch: A's own entries where it stopped,
+#   seed 263344). L is compared only for the matrices whose info is 0; info always.
+# - linalg_solve_ex and linalg_inv_ex of a numerically singular matrix (two rows alike,
+#   seed 967204): there is no (unique) solution, and whether elimination meets an exact
+#   zero pivot (info > 0, inf) or a rounding error (info 0, 1e17) depends on the order of
+#   its operations. Neither the result nor info is compared for such a matrix (nor, as
+#   for cholesky_ex, the result where either info is > 0).
+# - polygamma at a pole (x a non-positive integer: seed 5365, trigamma of an int32 -2):
+#   the value is infinite; PyTorch's reflection divides by sin(pi x), which rounds to
+#   1e-7 rather than 0, and returns 3.2e14 (float32) or 1.6e32 (float64). Both must be
+#   at least _HUGE_COND / eps in magnitude (or inf, or NaN: the sign of an even order's
+#   pole depends on the side); their gradients not compared.
+_NUCLEAR = {"nuclear_norm"}
+# op -> whether a numerically singular input leaves its result (and info) undefined too
+_INFO_OUTPUT = {"linalg_cholesky_ex": False, "linalg_solve_ex": True, "linalg_inv_ex": True}
+_HUGE_COND = 0.01
+
+
+def _is_nuclear(op, sample):
+    orders = list(sample.args) + list(sample.kwargs.values())
+    return op.name in _NUCLEAR or (op.name in _NORMS and any(
+        isinstance(o, str) and o == "nuc" for o in orders))
+
+
+def _matrices(op, sample):
+    """The input as a float64 (complex128) PyTorch batch of the matrices the op reduces
+    (the first pair of dims given among its arguments, else the last two)."""
+    a = to_torch(sample.input, requires_grad=False)
+    dims = (-2, -1)
+    for arg in list(sample.args) + list(sample.kwargs.values()):
+        if isinstance(arg, (list, tuple)) and len(arg) == 2 and all(
+                type(d) is int for d in arg):
+            dims = tuple(arg)
+            break
+    return a.movedim(dims, (-2, -1)).to(torch.complex128 if a.is_complex() else torch.float64)
+
+
+def _singular(op, sample):
+    """Per matrix: whether its smallest singular value is within rounding of zero
+    (max(m, n) ulps of the largest, in the input's dtype)."""
+    a = _matrices(op, sample)
+    if a.numel() == 0 or not torch.isfinite(a).all():
+        return torch.zeros(a.shape[:-2], dtype=torch.bool)
+    s = torch.linalg.svdvals(a)
+    dtype = sample.input.dtype
+    eps = torch.finfo(TORCH_DTYPE[dtype] if dtype.is_floating_point or dtype.is_complex
+                      else torch.float64).eps
+    return s[..., -1] <= max(a.shape[-2:]) * eps * s[..., 0]
+
+
+def _undefined_parts(op, sample):
+    """The rule of "results that are not unique" for this call, or None where its result
+    is unique: a function (TensorPlay's outputs, PyTorch's, where) that checks what is
+    defined and returns (PyTorch's outputs to keep, whether the gradients through them
+    are undefined)."""
+    if not isinstance(sample.input, tp.Tensor):
+        return None
+    if op.name == "polygamma":
+        x = to_torch(sample.input, requires_grad=False).to(torch.float64)   # (or bool)
+        poles = (x <= 0) & (x == x.round()) & torch.isfinite(x)
+        if not bool(poles.any()):
+            return None
+
+        def infinite(tp_outs, th_outs, where):
+            (a,), (b,) = tp_outs, th_outs
+            mine, theirs = to_torch(a, requires_grad=False), b.detach()
+            huge = _HUGE_COND / torch.finfo(b.dtype).eps
+            # (digamma's pole is a simple one, of no sign: NaN is as fair an answer there)
+            big = ((mine.abs() >= huge) | mine.isnan()) & \
+                ((theirs.abs() >= huge) | theirs.isnan())
+            at = poles.expand(b.shape)
+            if not bool(big[at].all()):
+                raise _Found("value", f"{where}: polygamma at its poles {mine[at].tolist()}, "
+                             f"PyTorch {theirs[at].tolist()}")
+            return [_with_values_of(b, torch.where(at, mine, theirs))], True
+        return infinite
+    if sample.input.dim() < 2:
+        return None
+    if _is_nuclear(op, sample):
+        if not bool(_singular(op, sample).any()):
+            return None
+        return lambda tp_outs, th_outs, where: (th_outs, True)
+    if op.name == "linalg_cond":
+        singular = _singular(op, sample)
+        if not bool(singular.any()):
+            return None
+
+        def huge(tp_outs, th_outs, where):
+            (a,), (b,) = tp_outs, th_outs
+            eps = torch.finfo(b.dtype).eps
+            x, y = to_torch(a, requires_grad=False), b.detach()
+            big = (x.abs() >= _HUGE_COND / eps) & (y.abs() >= _HUGE_COND / eps)
+            if not bool(big[singular].all()):
+                raise _Found("value", f"{where}: condition numbers {x[singular].tolist()} "
+                             f"of singular matrices, PyTorch {y[singular].tolist()}")
+            return [_with_values_of(b, torch.where(singular, x, y))], True
+        return huge
+    if op.name in _INFO_OUTPUT:
+        singular = _singular(op, sample) if _INFO_OUTPUT[op.name] else False
+
+        def completed(tp_outs, th_outs, where):
+            (a, a_info), (b, b_info) = tp_outs, th_outs
+            mine_info = to_torch(a_info)
+            failed = (mine_info > 0) | (b_info > 0) | singular
+            if not bool(failed.any()):
+                return th_outs, False
+            if _INFO_OUTPUT[op.name]:       # an exact zero pivot or not: rounding decides
+                b_info = torch.where(singular, mine_info, b_info)
+            mine = to_torch(a, requires_grad=False)
+            mask = failed.reshape(failed.shape + (1,) * (b.dim() - failed.dim()))
+            kept = torch.where(mask, mine, b.detach())
+            return [_with_values_of(b, kept), b_info], True
+        return completed
+    return None
 
 
 # ---- edge cases an op step may turn its sample into ----------------------------------
@@ -493,6 +638,12 @@ KNOWN = [
      "is built on them take float32/float64 only, so a complex input to a norm or a "
      "solve whose sample list offers it is refused with a typed error (open, large: "
      "complex LAPACK kernels and the complex backward formulas)"),
+    ("spurious error", ("backward",), "The solver failed because the input matrix is singular",
+     "the backward of linalg_solve_ex (or linalg_inv_ex) of an exactly singular matrix, "
+     "whose gradient is undefined (see \"results that are not unique\"): PyTorch's "
+     "backward reuses the forward's LU factors and returns inf/NaN unchecked; "
+     "TensorPlay's linalg_solve_backward solves again with A and refuses the singular "
+     "matrix"),
     ("spurious error", ("binary_cross_entropy_with_logits",), "complex target",
      "a complex target: PyTorch computes a complex loss (without a gradient); TensorPlay "
      "refuses it with a typed error"),
@@ -587,11 +738,20 @@ class Program:
         # every seed's program as it was.
         self.check_rng = np.random.default_rng([seed, 1])
         self.tape = Tape()      # the steps, replayed eagerly and compiled (compiled.py)
+        # PyTorch results whose gradients are not unique ("results that are not unique"):
+        # the leaves they reach get no gradient comparison (_backward).
+        self.undefined_grads: list = []
+        self.derivatives_undefined = False      # the last op step's (tangents not compared)
 
     # ---- running ------------------------------------------------------------------------
     def run(self):
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
+            # The ops that draw internally (svd_lowrank's random projection) draw from
+            # each library's default generator: seeded here, so that a program is a pure
+            # function of its seed and not of the programs run before it in the process.
+            tp.manual_seed(self.seed)
+            torch.manual_seed(self.seed)
             try:
                 n = int(self.rng.integers(1, self.max_steps + 1))
                 for _ in range(n):
@@ -650,12 +810,14 @@ class Program:
         try:
             self._check(v, f"{v.name} (new)")
         except _Found as found:
-            if found.kind != "value" or recompute is None:
+            # (a shape too: the size of nonzero or where(cond) counts values that an
+            # earlier op's rounding leaves at 0 in one library, 3e-18 in the other)
+            if found.kind not in ("value", "shape") or recompute is None:
                 raise
             self._resync(v, recompute, found)
         return v
 
-    def _resync(self, v, recompute, found):
+    def _resync(self, v, recompute, found, written=False):
         """An op's new result differs from PyTorch's. Its inputs may already differ within
         tolerance (earlier ops round in another order), and an ill-conditioned op (tan
         near pi/2, remainder near a multiple, sinh of a large value) amplifies that past
@@ -665,20 +827,46 @@ class Program:
         one that matches it is the inputs' rounding amplified. The twin then becomes that
         recomputed result, so that the checks of all live values after each step, and the
         ops that read the twin later, start from the same values instead of flagging the
-        same amplification again. Only for a new tensor (`recompute` is None for views and
-        in-place writes, whose twins alias other values: they keep the strict rule)."""
+        same amplification again.
+
+        A new tensor's twin is replaced (with the re-run's autograd history). An in-place
+        write (`written`: the target of an in-place op or write, _check_written) re-runs
+        PyTorch's in-place op on copies of TensorPlay's values from before the step; its
+        twin is a view that other live values alias, so the recomputed values are written
+        into the twin's memory instead (through `.data`: autograd does not see that write,
+        so the history of the step and the versions it saved stay as they were, and the
+        aliases read the new values as TensorPlay's aliases do). Views keep the strict
+        rule (`recompute` is None): they compute nothing."""
         try:
             fresh = recompute()
         except Exception:  # noqa: BLE001 - PyTorch cannot re-run it: the finding stands
             raise found from None
-        if (not isinstance(fresh, torch.Tensor) or fresh.requires_grad != v.th.requires_grad):
+        if not isinstance(fresh, torch.Tensor):
             raise found
+        if written and tuple(fresh.shape) != tuple(v.th.shape):
+            raise found
+        if not written and fresh.requires_grad != v.th.requires_grad:
+            raise found
+        where = v.name if written else f"{v.name} (new)"
         try:
-            self._compare(v.tp, fresh, f"{v.name} (new)", "value", v.depth, strides=False,
+            self._compare(v.tp, fresh, where, "value", v.depth, strides=False,
                           precision=v.precision)
         except _Found:
             raise found from None
-        v.th = fresh
+        if written:
+            v.th.data.copy_(fresh.detach())
+        else:
+            v.th = fresh
+
+    def _check_written(self, v, redo):
+        """After an in-place write into live value `v`: compare it first, with _resync's
+        rule (`redo`: PyTorch's write on TensorPlay's values from before the step)."""
+        try:
+            self._check(v, v.name)
+        except _Found as found:
+            if found.kind != "value":
+                raise
+            self._resync(v, redo, found, written=True)
 
     # ---- the steps ----------------------------------------------------------------------
     def _op_step(self):
@@ -757,6 +945,7 @@ class Program:
         inplace = op.inplace is not None and rng.random() < 0.3
         text = self._call_text(op, sample, twins, inplace)
         if inplace:
+            before = _values_before(sample.tensors())
             ran = self._both(text, lambda: op.call_inplace(sample),
                              lambda: getattr(th(sample.input), op.inplace)(
                                  *th(sample.args), **th(sample.kwargs)))
@@ -781,6 +970,15 @@ class Program:
         if inplace:
             self._written(twins[id(sample.input)], depth, precision)
 
+            def redo():
+                """PyTorch's in-place op on TensorPlay's values from before the step."""
+                values = before()
+                s = sample.map_tensors(lambda t: values[id(t)])
+                with torch.no_grad():
+                    return getattr(s.input, op.inplace)(*to_torch(s.args),
+                                                        **to_torch(s.kwargs))
+            self._check_written(twins[id(sample.input)], redo)
+
         def on_tp_inputs():
             """PyTorch's op on TensorPlay's own inputs (see _resync). The inputs keep their
             twins' autograd history, so this op's backward runs at those inputs too."""
@@ -794,15 +992,18 @@ class Program:
                 return to_torch(value)
             return op.ref(synced(sample.input), *synced(sample.args), **synced(sample.kwargs))
 
+        undefined = None if inplace else _undefined_parts(op, sample)
         added = self._take_outputs(op, sample, *ran, depth, strides=op.is_view,
                                    grad_flag="backward" not in op.name, precision=precision,
-                                   recompute=None if inplace or op.is_view else on_tp_inputs)
+                                   recompute=None if inplace or op.is_view else on_tp_inputs,
+                                   undefined=undefined)
         self._record_op(op, sample, twins, inplace, added, detach="backward" in op.name)
         if (not inplace and not internal and not op.mutates_input
                 and duals_of(sample) and not pytorch_tangent_is_wrong(op, sample)
                 and all(_all_finite(twins[id(t)].th) for t in duals_of(sample))
                 and not (op.name in _TIE_INDEX_OPS and _has_ties(sample.input))
-                and self.check_rng.random() < TANGENT_SHARE):
+                and self.check_rng.random() < TANGENT_SHARE
+                and not self.derivatives_undefined):     # (after the draw: see check_rng)
             self.counts["jvp"] += 1
             check_tangents(self, op, sample, twins, depth, precision)
 
@@ -885,12 +1086,23 @@ class Program:
         return sample.map_tensors(once)
 
     def _take_outputs(self, op, sample, tp_out, th_out, depth, strides, grad_flag,
-                      precision=None, recompute=None):
+                      precision=None, recompute=None, undefined=None):
         tp_outs = list(tp_out) if isinstance(tp_out, (tuple, list)) else [tp_out]
         th_outs = list(th_out) if isinstance(th_out, (tuple, list)) else [th_out]
         where = self.lines[-1]
         if len(tp_outs) != len(th_outs):
             raise _Found("shape", f"{where}: {len(tp_outs)} outputs, PyTorch {len(th_outs)}")
+        self.derivatives_undefined = False
+        # (see "results that are not unique"; outputs of another dtype or shape are
+        # left to the comparison, which reports them)
+        if undefined is not None and all(
+                isinstance(a, tp.Tensor) and isinstance(b, torch.Tensor)
+                and TORCH_DTYPE[a.dtype] == b.dtype and tuple(a.shape) == tuple(b.shape)
+                for a, b in zip(tp_outs, th_outs)):
+            th_outs, self.derivatives_undefined = undefined(tp_outs, th_outs, where)
+            if self.derivatives_undefined:
+                self.undefined_grads += [b for b in th_outs
+                                         if isinstance(b, torch.Tensor) and b.requires_grad]
         ties = op.name in _TIE_INDEX_OPS and _has_ties(sample.input)
         added = []      # the positions of the outputs that became live values
         for i, (a, b) in enumerate(zip(tp_outs, th_outs)):
@@ -909,7 +1121,9 @@ class Program:
                 if op.name in _LAYOUT_BY_BACKEND and not _overlaps_itself(a):
                     b = _restrided(b, a.stride())
                 fresh = None
-                if recompute is not None and not b._is_view() and not any(
+                # (a view is fine when it aliases no live value: where(cond)'s index
+                # tensors are views of one fresh nonzero() result)
+                if recompute is not None and not any(
                         _shares_memory(b, v.th) for v in self.pool):
                     def fresh(i=i, b=b, detach=not grad_flag):
                         out = recompute()
@@ -952,6 +1166,7 @@ class Program:
         # A write into a tensor whose elements share memory: PyTorch must raise where it
         # does (a stride 0), or both run and nothing more is compared (see _overlaps_itself).
         self_overlap = _overlaps_itself(v.th)
+        before = _values_before([v.tp, other.tp])
         try:
             if v.th.requires_grad and self.rng.random() < 0.5:
                 # Under no_grad an in-place write into a leaf that requires grad is allowed:
@@ -974,6 +1189,14 @@ class Program:
             else:
                 self.tape.step(lambda env: fn(env[i], env[j]))
         self._written(v, max(v.depth, other.depth) + 1, other.precision)
+        if ran is not None:
+            def redo():
+                """The write in PyTorch on TensorPlay's values from before the step."""
+                values = before()
+                x = values[id(v.tp)]
+                _no_grad(torch, fn, x, values[id(other.tp)])
+                return x
+            self._check_written(v, redo)
 
     def _written(self, target, depth, precision):
         """After an in-place write into `target`: it, and every value sharing its memory
@@ -1017,6 +1240,7 @@ class Program:
             # (PyTorch's conj is lazy, and its view_as_real refuses a conjugated tensor)
             return lib.view_as_real(t.resolve_conj() if lib is torch else t)
 
+        undefined = self._reached_by_undefined_grads()
         text = "(" + " + ".join(
             f"({'view_as_real(' + v.name + ')' if v.tp.is_complex() else v.name} * w{i}).sum()"
             for i, (v, _, _) in enumerate(parts)) + ").backward()"
@@ -1028,6 +1252,8 @@ class Program:
         depth = max(v.depth for v in terms) + 2
         precision = _looser(*(v.precision for v in terms))
         for leaf in self.leaves:
+            if leaf in undefined:
+                continue
             g, tg = leaf.tp.grad, leaf.th.grad
             if tg is None:
                 if g is not None and bool((g != 0).any()):
@@ -1041,6 +1267,21 @@ class Program:
                 continue
             self._compare(g, tg, f"{leaf.name}.grad", "grad", depth, strides=False,
                           precision=precision)
+
+    def _reached_by_undefined_grads(self):
+        """The leaves that a result of undefined gradient (self.undefined_grads) reaches
+        in PyTorch's graph; all of them when that graph cannot tell."""
+        leaves = [v for v in self.leaves if v.th.requires_grad]
+        if not self.undefined_grads or not leaves:
+            return []
+        outs = self.undefined_grads
+        try:
+            grads = torch.autograd.grad(outs, [v.th for v in leaves],
+                                        [torch.ones_like(o) for o in outs],
+                                        retain_graph=True, allow_unused=True)
+        except Exception:  # noqa: BLE001 - a graph it cannot walk (a stale saved tensor)
+            return leaves
+        return [v for v, g in zip(leaves, grads) if g is not None]
 
     # ---- comparing ----------------------------------------------------------------------
     def _check_pool(self):
@@ -1095,7 +1336,7 @@ class Program:
         return self.pool[int(self.rng.integers(len(self.pool)))]
 
     def _leaf(self, t, note=""):
-        v = Value(t, to_torch(t), f"v{len(self.pool)}", strides=True, precision=t.dtype)
+        v = Value(t, _twin(t), f"v{len(self.pool)}", strides=True, precision=t.dtype)
         self.pool.append(v)
         self.tape.input(t)
         if t.requires_grad and t.grad_fn is None:
@@ -1246,16 +1487,50 @@ def _index_text(index):
 
 
 def _with_values_of(twin, t):
-    """A PyTorch tensor holding TensorPlay tensor t's exact values, with the autograd
-    history of its twin (so that gradients still reach the twin's leaves): twin plus the
-    detached difference, then overwritten with t's values where that sum rounds."""
-    values = to_torch(t, requires_grad=False)
+    """A PyTorch tensor holding TensorPlay tensor t's exact values (or PyTorch tensor
+    t's), with the autograd history of its twin (so that gradients still reach the twin's
+    leaves): twin plus the detached difference, then overwritten with t's values where
+    that sum rounds."""
+    values = t if isinstance(t, torch.Tensor) else to_torch(t, requires_grad=False)
     if not twin.requires_grad:
         return values
     synced = twin + (values - twin).detach()
     with torch.no_grad():
         synced.copy_(values)     # exact even where twin - values is inf - inf
     return synced
+
+
+def _twin(t):
+    """The PyTorch twin of a fresh TensorPlay tensor: a copy of its whole storage, with
+    its offset, sizes and strides. to_torch copies the elements only, into a storage of
+    their own whose slots between strided elements are uninitialised (torch.empty_strided);
+    an op that addresses the storage (as_strided_ of a live value: seed 234220) would read
+    those slots, which hold other bytes in TensorPlay (the rest of make_tensor's buffer).
+    An expanded tensor (a stride 0) keeps to_torch's twin: PyTorch builds it with expand,
+    as its users do (resize_ refuses to grow it; KNOWN says so)."""
+    if t.device.type != "cpu" or 0 in t.stride():
+        return to_torch(t)
+    storage = t.untyped_storage()
+    raw = np.asarray(storage.data).reshape(-1).view(np.uint8)[:storage.nbytes].copy()
+    out = torch.empty(0, dtype=TORCH_DTYPE[t.dtype])
+    out.set_(torch.from_numpy(raw).untyped_storage(), t.storage_offset(), tuple(t.shape),
+             t.stride())
+    return out.requires_grad_(t.requires_grad)
+
+
+def _values_before(tensors):
+    """A function giving PyTorch copies of these TensorPlay tensors' values as they are
+    now (before an in-place step writes into one of them), by id; a tensor given twice
+    has one copy, so that a write into it shows in its other uses as it did in the step.
+    The copies are made now and handed out anew at each call."""
+    saved = {}
+    for t in tensors:
+        if id(t) not in saved:
+            saved[id(t)] = to_torch(t, requires_grad=False)
+
+    def values():
+        return {k: t.clone() for k, t in saved.items()}
+    return values
 
 
 def _shares_memory(a, b):
