@@ -478,3 +478,14 @@ def test_half_logaddexp_computes_in_float32_and_rounds_once(name, dtype):
     np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())
 
 
+
+
+@pytest.mark.parametrize("op", ["max", "min", "median", "nanmedian"])
+def test_a_full_reduction_sends_a_nan_gradient_to_the_chosen_element_only(op):
+    """The fuzzer's seed 7672: sqrt(max(x) - 5) has a NaN gradient; PyTorch's CPU
+    evenly_distribute_backward writes it into zeros at the chosen element, the others 0."""
+    ours = tp.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    tp.sqrt(getattr(tp, op)(ours) - 5).backward()
+    theirs = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    torch.sqrt(getattr(torch, op)(theirs) - 5).backward()
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())

@@ -116,9 +116,14 @@ def mean_backward(grad, sizes, dims, keepdim):
 
 def evenly_distribute_backward(grad, self, value):
     """max()/min() without dim: the gradient is shared by every element equal to the result
-    (a NaN result: by the NaN elements, as in PyTorch)."""
+    (a NaN result: by the NaN elements, as in PyTorch). The others get 0 even for a NaN
+    or infinite grad on the CPU, where PyTorch writes the share into zeros (index_put);
+    its cuda form is mask * share, 0 * NaN = NaN everywhere, and so is ours there."""
     mask = (self == value).logical_or(self.isnan().logical_and(value.isnan()))
-    return mask * (grad / mask.sum())
+    share = grad / mask.sum()
+    if self.is_cuda:
+        return mask * share
+    return F.where(mask, share, 0)
 
 
 def value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim):
