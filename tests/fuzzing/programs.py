@@ -1252,7 +1252,7 @@ class Program:
         depth = max(v.depth for v in terms) + 2
         precision = _looser(*(v.precision for v in terms))
         for leaf in self.leaves:
-            if leaf in undefined:
+            if any(leaf is u for u in undefined):     # (by identity: Value's == compares tensors)
                 continue
             g, tg = leaf.tp.grad, leaf.th.grad
             if tg is None:
