@@ -347,8 +347,17 @@ EDGE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("fn, primals, tangents", [pytest.param(*c[1:], id=c[0])
-                                                   for c in EDGE_CASES])
+# A tangent wider than its output: PyTorch's formula computes in the float64 input's
+# dtype and keeps it for a float16 output; TensorPlay casts a wider tangent to the output's
+# dtype (forward_mode._fit), since its wider tangents come from numbers its composites make
+# tensors of, where PyTorch's formulas stay in the output's dtype.
+WIDER_THAN_THE_OUTPUT = {"bce_with_logits.float16_target"}
+
+
+@pytest.mark.parametrize("fn, primals, tangents", [
+    pytest.param(*c[1:], id=c[0], marks=[pytest.mark.xfail(
+        strict=True, reason="PyTorch keeps a tangent wider than the output")]
+        if c[0] in WIDER_THAN_THE_OUTPUT else []) for c in EDGE_CASES])
 def test_edge_tangents_match_torch(fn, primals, tangents):
     def run(lib, ad, make):
         with ad.dual_level():

@@ -50,6 +50,12 @@ AGAINST_FINITE_DIFFERENCES = {
     # 1e-13: an entry far below its row's max gets a damped tangent (x = [-30, 0, 1]:
     # 0.077 for the first, whose derivative is its own t, 0.3), and a row with +inf gives
     # 0 before it. TensorPlay's is the derivative, in log space (formulas/scan.py).
+    # ldexp(x, n) = x * 2 ** n: PyTorch's tangent takes 2 ** n in n's integer dtype,
+    # 0 for a negative n (ldexp(1.5, -2) has tangent 0 there, for the derivative 0.25)
+    "ldexp": (lambda sample: isinstance(sample.args[0], tp.Tensor)
+              and not sample.args[0].dtype.is_floating_point
+              and not sample.args[0].dtype.is_complex and bool((sample.args[0] < 0).any()),
+              "PyTorch's tangent computes 2 ** n in n's integer dtype: 0 for n < 0"),
     "logcumsumexp": (lambda sample: _far_below_the_max(sample.input),
                      "PyTorch's 1e-13 guard damps the tangent of entries far below the max"),
 }

@@ -177,12 +177,17 @@ def _fit(t, like):
     """A formula's tangent in the output's shape (a formula may give a broadcastable one).
     Its dtype is the formula's, as PyTorch sets it: the tangent of `norm(x_float32,
     dtype=float64)` is float32 there (its formula divides in place by the float64 norm).
-    Two cases take the output's dtype: a tangent that is not floating (integer zeros),
-    and a real tangent of a complex output (`x_float64 + 1j`), which PyTorch makes complex
-    through the zero tangent of the complex number, a term left out here."""
+    Three cases take the output's dtype: a tangent that is not floating (integer zeros);
+    a real tangent of a complex output (`x_float64 + 1j`), which PyTorch makes complex
+    through the zero tangent of the complex number, a term left out here; and a tangent
+    wider than the output (float64 for float32, complex128 for complex64), which comes
+    from a number a composite made a tensor of (`pow(2.0, x)`, `where(c, 2 - 1j, x)`),
+    where PyTorch's own formula computes in the output's dtype."""
     if t.shape != like.shape:
         t = t.expand(like.shape)
-    if not t.dtype.is_differentiable or (like.dtype.is_complex and not t.dtype.is_complex):
+    if not t.dtype.is_differentiable or (like.dtype.is_complex and not t.dtype.is_complex) \
+            or (t.dtype.is_complex == like.dtype.is_complex
+                and t.dtype.itemsize > like.dtype.itemsize):
         t = t.to(like.dtype)
     return t
 

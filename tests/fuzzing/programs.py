@@ -304,6 +304,11 @@ def _calls_lapack(op, sample):
 #   1e-7 rather than 0, and returns 3.2e14 (float32) or 1.6e32 (float64). Both must be
 #   at least _HUGE_COND / eps in magnitude (or inf, or NaN: the sign of an even order's
 #   pole depends on the side); their gradients not compared.
+# - not undefined but wrong in PyTorch: ldexp(x, n) of an integer n holding a negative
+#   value (seed 285624): PyTorch's backward and tangent multiply by 2 ** n computed in n's
+#   integer dtype, 0 for n < 0 (ldexp(1.5, -2): a tangent of 0 for the derivative 0.25;
+#   tests/test_forward_ad_ops.py checks TensorPlay's against finite differences). The
+#   value is compared, its gradients and tangent are not.
 _NUCLEAR = {"nuclear_norm"}
 # op -> whether a numerically singular input leaves its result (and info) undefined too
 _INFO_OUTPUT = {"linalg_cholesky_ex": False, "linalg_solve_ex": True, "linalg_inv_ex": True}
@@ -348,6 +353,12 @@ def _undefined_parts(op, sample):
     defined and returns (PyTorch's outputs to keep, whether the gradients through them
     are undefined)."""
     if not isinstance(sample.input, tp.Tensor):
+        return None
+    if op.name == "ldexp":
+        n = sample.args[0] if sample.args else None
+        if isinstance(n, tp.Tensor) and not (n.dtype.is_floating_point or n.dtype.is_complex) \
+                and bool((n < 0).any()):
+            return lambda tp_outs, th_outs, where: (th_outs, True)
         return None
     if op.name == "polygamma":
         x = to_torch(sample.input, requires_grad=False).to(torch.float64)   # (or bool)
