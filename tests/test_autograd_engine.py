@@ -274,8 +274,7 @@ def test_training_loop_makes_no_reference_cycles(name, run_backward):
     w = tp.randn(8, requires_grad=True)
     b = tp.randn(1, requires_grad=True)
     x = tp.randn(8)
-    gc.collect()
-    gc.disable()
+    gc.disable()        # (no collection first: both counts see the same earlier garbage)
     try:
         for _ in range(20):             # warm-up: caches, the first .grad tensors
             f(w, x, b).backward()
