@@ -84,6 +84,9 @@ def test_gradgradcheck_reports_a_wrong_double_backward():
     with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to "
                                              "input 0"):
         gradgradcheck(FrozenSquare.apply, (x,))
+    # fast mode (test_ops.py's default gradgradcheck) catches it too
+    with pytest.raises(GradcheckError, match="fast mode"):
+        gradgradcheck(FrozenSquare.apply, (x,), fast_mode=True)
 
 
 def test_gradcheck_needs_an_input_that_requires_grad():

@@ -425,11 +425,13 @@ def _gradcheck_fns():
 _DOUBLE = (tp.float64, tp.complex128)
 
 
-def _run_gradcheck(op, device, second_order):
+def _run_gradcheck(op, device, second_order, fast_mode=False):
     gradcheck, gradgradcheck, reason = _gradcheck_fns()
     if gradcheck is None:
         pytest.skip(reason)
     check = gradgradcheck if second_order else gradcheck
+    if fast_mode:
+        tp.manual_seed(0)   # fast mode's random directions: the same ones every run
     checked = 0
     dtypes = [d for d in _DOUBLE if d in op.dtypes] or [tp.float64]
     for sample in (s for d in dtypes for s in op.sample_inputs(device, d, requires_grad=True)):
@@ -453,7 +455,7 @@ def _run_gradcheck(op, device, second_order):
                          if isinstance(o, tp.Tensor) and o.dtype in _DOUBLE)
 
         with checking(sample):
-            assert check(fn, tuple(leaves)), f"{check.__name__} failed"
+            assert check(fn, tuple(leaves), fast_mode=fast_mode), f"{check.__name__} failed"
         checked += 1
     assert checked, "no sample is fit for finite differences"
 
@@ -466,9 +468,21 @@ def test_gradcheck(device, op):
     _run_gradcheck(op, device, second_order=False)
 
 
+# gradgradcheck's whole Jacobians (two evaluations of the first derivative per element of
+# every input and grad_output) were a quarter of the suite's time. A plain `pytest` runs it
+# in fast mode: per input and output one number each way, v^T J u for random u and v (the
+# same forward, backward and double-backward code; PyTorch's own test suite checks second
+# derivatives this way by default, its slow-gradcheck job the whole Jacobians). The whole
+# Jacobians, which name the wrong element, carry the `slow` mark. test_gradcheck keeps the
+# whole first-order Jacobians in the default run.
+GRADGRAD_MODES = [pytest.param(True, id="fast"), pytest.param(False, id="full",
+                                                              marks=pytest.mark.slow)]
+
+
 @needs_autograd
+@pytest.mark.parametrize("fast_mode", GRADGRAD_MODES)
 @pytest.mark.parametrize("device, op", _op_params(
     "test_gradgradcheck", lambda op: op.supports_autograd and op.supports_gradgrad
     and op.gradcheck and tp.float64 in op.dtypes and not op.mutates_input))
-def test_gradgradcheck(device, op):
-    _run_gradcheck(op, device, second_order=True)
+def test_gradgradcheck(device, op, fast_mode):
+    _run_gradcheck(op, device, second_order=True, fast_mode=fast_mode)

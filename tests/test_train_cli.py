@@ -16,7 +16,8 @@ pytest.importorskip("matplotlib")
 
 import tensorplay as tp  # noqa: E402
 from tensorplay.__main__ import main  # noqa: E402
-from tensorplay.train import loop, route  # noqa: E402
+from tensorplay.train import data, loop, route  # noqa: E402
+from tensorplay.utils.data import TensorDataset  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -186,14 +187,23 @@ def test_route_summary_folds_repeated_calls():
     assert "relu" in text and "x2" in text and "CPU: registry -> cpu_kernels.pointwise.relu" in text
 
 
-def test_cuda_smoke_under_the_interpreter(tmp_path, capsys):
+def test_cuda_smoke_under_the_interpreter(tmp_path, capsys, monkeypatch):
     pytest.importorskip("triton")
     if not (tp.cuda.is_available() or tp.cuda.is_interpreted()):
         pytest.skip("no GPU and no Triton interpreter")
+    # The interpreter runs the loss one program per row: the whole test set (360 digits)
+    # cost 80% of this test. The first 40 of it take the same path.
+    whole = data.digits
+
+    def digits(seed, limit=None, test_size=0.2):
+        split = whole(seed, limit, test_size)
+        split.test = TensorDataset(*(t[:40] for t in split.test.tensors))
+        return split
+    monkeypatch.setattr(data, "digits", digits)
     out = train(capsys, tmp_path, "--model", "mlp", "--device", "cuda", "--epochs", "1",
                 "--limit", "16", "--batch-size", "8")
     assert "device cuda" in out
-    reported_accuracy(out)
+    assert reported_accuracy(out)[2] == 40
     saved = tp.load(str(tmp_path / "checkpoint.tp"), map_location="cpu")
     assert all(v.device.type == "cpu" for v in saved["model"].values())
     # a checkpoint written from cuda resumes on the CPU
