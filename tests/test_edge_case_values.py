@@ -489,3 +489,19 @@ def test_a_full_reduction_sends_a_nan_gradient_to_the_chosen_element_only(op):
     theirs = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
     torch.sqrt(getattr(torch, op)(theirs) - 5).backward()
     np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+
+
+def test_cov_of_integers_takes_a_floating_weights_dtype():
+    """The fuzzer's seed 679906: PyTorch's cov converts nothing, x * w decides (int64 x,
+    float16 aweights: float16); with no floating weight an integer x gives float32."""
+    for lib in (tp, torch):
+        x = lib.tensor([[1, 2, 3], [4, 5, 7]])
+        a = lib.tensor([1.0, 2.0, 1.0], dtype=lib.float16)
+        f = lib.tensor([1, 2, 1])
+        assert str(lib.cov(x, fweights=f, aweights=a).dtype).endswith("float16")
+        assert str(lib.cov(x, fweights=f).dtype).endswith("float32")
+    np.testing.assert_allclose(
+        tp.cov(tp.tensor([[1, 2, 3], [4, 5, 7]]), aweights=tp.tensor([1.0, 2.0, 1.0],
+                                                                   dtype=tp.float16)).float().numpy(),
+        torch.cov(torch.tensor([[1, 2, 3], [4, 5, 7]]), aweights=torch.tensor(
+            [1.0, 2.0, 1.0], dtype=torch.float16)).float().numpy(), rtol=1e-3)

@@ -113,7 +113,6 @@ def cov(self, correction, fweights, aweights):
                          f"input with {self.dim()} dimensions (argument 'self')", op="cov",
                          arg="self")
     x = self.reshape([1, -1]) if self.dim() < 2 else self
-    x = _as_floating(x)
     n = x.shape[1]
     w = None
     if fweights is not None:
@@ -122,6 +121,11 @@ def cov(self, correction, fweights, aweights):
     if aweights is not None:
         _check_weights("aweights", aweights, n, integral=False)
         w = aweights if w is None else w * aweights
+    if w is None or not (w.dtype.is_floating_point or w.dtype.is_complex):
+        # an integer x becomes the default float type, as PyTorch's sum / count makes it;
+        # a floating weight decides itself through x * w (int64 x, float16 aweights:
+        # float16, as PyTorch's)
+        x = _as_floating(x)
     if w is None:
         avg = x.mean([1])
         norm = max(n - correction, 0)

@@ -305,8 +305,9 @@ def _calls_lapack(op, sample):
 #   at least _HUGE_COND / eps in magnitude (or inf, or NaN: the sign of an even order's
 #   pole depends on the side); their gradients not compared.
 # - not undefined but wrong in PyTorch: ldexp(x, n) of an integer n holding a negative
-#   value (seed 285624): PyTorch's backward and tangent multiply by 2 ** n computed in n's
-#   integer dtype, 0 for n < 0 (ldexp(1.5, -2): a tangent of 0 for the derivative 0.25;
+#   value (seed 285624) or one past its dtype's bits (seed 663869, uint8 n = 200): PyTorch's
+#   backward and tangent multiply by 2 ** n computed in n's integer dtype, 0 for n < 0 and
+#   wrapped past the bits (ldexp(1.5, -2): a tangent of 0 for the derivative 0.25;
 #   tests/test_forward_ad_ops.py checks TensorPlay's against finite differences). The
 #   value is compared, its gradients and tangent are not.
 _NUCLEAR = {"nuclear_norm"}
@@ -356,9 +357,11 @@ def _undefined_parts(op, sample):
         return None
     if op.name == "ldexp":
         n = sample.args[0] if sample.args else None
-        if isinstance(n, tp.Tensor) and not (n.dtype.is_floating_point or n.dtype.is_complex) \
-                and bool((n < 0).any()):
-            return lambda tp_outs, th_outs, where: (th_outs, True)
+        if isinstance(n, tp.Tensor) and not (n.dtype.is_floating_point or n.dtype.is_complex
+                                             or n.dtype is tp.bool):
+            bits = torch.iinfo(TORCH_DTYPE[n.dtype]).bits
+            if bool(((n < 0) | (n >= bits - 1)).any()):      # 2 ** n not exact in n's dtype
+                return lambda tp_outs, th_outs, where: (th_outs, True)
         return None
     if op.name == "polygamma":
         x = to_torch(sample.input, requires_grad=False).to(torch.float64)   # (or bool)
