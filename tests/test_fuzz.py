@@ -357,3 +357,21 @@ def test_a_wrong_log_prob_is_reported(monkeypatch, factor):
     else:
         assert found is not None and found.kind == "distribution"
         assert found.step == "dist:Normal"
+
+
+def test_singular_vectors_of_repeated_singular_values_take_tensorplays():
+    """Equal singular values (the identity) or a zero of a non-square matrix (a rank-2 3x4:
+    a 2-D null space of A in R^4): U * U, Vh * Vh and U @ Vh take TensorPlay's values, S
+    stays PyTorch's (still compared); distinct singular values get no rule."""
+    op = _op("linalg_svd")
+    for a in (np.eye(3), np.array([[1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 6.0, 8.0], [0, 1, 0, 1]])):
+        x = tp.tensor(a, dtype=tp.float64)
+        settle = programs._undefined_parts(op, _sample(op, x))
+        assert settle is not None
+        ours = [tp.tensor(np.full((2, 2), v)) for v in (1.0, 2.0, 3.0, 4.0)]
+        theirs = [torch.full((2, 2), 9.0, dtype=torch.float64) for _ in range(4)]
+        kept, grads_undefined = settle(ours, theirs, "v1")
+        assert grads_undefined and kept[0] is theirs[0]
+        assert [k[0, 0].item() for k in kept[1:]] == [2.0, 3.0, 4.0]
+    distinct = tp.tensor([[3.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 1.0]], dtype=tp.float64)
+    assert programs._undefined_parts(op, _sample(op, distinct)) is None

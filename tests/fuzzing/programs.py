@@ -304,6 +304,12 @@ def _calls_lapack(op, sample):
 #   1e-7 rather than 0, and returns 3.2e14 (float32) or 1.6e32 (float64). Both must be
 #   at least _HUGE_COND / eps in magnitude (or inf, or NaN: the sign of an even order's
 #   pole depends on the side); their gradients not compared.
+# - the singular vectors of repeated singular values (seed 684460: lgamma of integers,
+#   a rank-2 3x4 matrix): any rotation of their block is as good; a zero singular value
+#   of a non-square matrix has a null space of two or more dimensions on the long side. The database compares the SVD by invariants (S,
+#   U * U, Vh * Vh, U @ Vh: tests/opinfo/db_eigen.py); S stays compared, the three others
+#   take TensorPlay's values for such matrices, and their gradients (PyTorch's backward
+#   divides by s_i^2 - s_j^2) are not compared.
 # - not undefined but wrong in PyTorch: ldexp(x, n) of an integer n holding a negative
 #   value (seed 285624) or one past its dtype's bits (seed 663869, uint8 n = 200): PyTorch's
 #   backward and tangent multiply by 2 ** n computed in n's integer dtype, 0 for n < 0 and
@@ -348,6 +354,23 @@ def _singular(op, sample):
     return s[..., -1] <= max(a.shape[-2:]) * eps * s[..., 0]
 
 
+def _repeated_singular_values(op, sample):
+    """Per matrix: whether two of its singular values are within rounding of each other
+    (max(m, n) ulps of the largest, in the input's dtype), or, not square, one of zero."""
+    a = _matrices(op, sample)
+    if a.numel() == 0 or not torch.isfinite(a).all():
+        return torch.zeros(a.shape[:-2], dtype=torch.bool)
+    s = torch.linalg.svdvals(a)
+    dtype = sample.input.dtype
+    eps = torch.finfo(TORCH_DTYPE[dtype] if dtype.is_floating_point or dtype.is_complex
+                      else torch.float64).eps
+    tol = max(a.shape[-2:]) * eps * s[..., :1]
+    repeated = ((s[..., :-1] - s[..., 1:]) <= tol).any(-1)
+    if a.shape[-2] != a.shape[-1]:      # a zero of a non-square matrix: its long side's null
+        repeated |= s[..., -1] <= tol[..., 0]       # space has two or more dimensions
+    return repeated
+
+
 def _undefined_parts(op, sample):
     """The rule of "results that are not unique" for this call, or None where its result
     is unique: a function (TensorPlay's outputs, PyTorch's, where) that checks what is
@@ -384,6 +407,19 @@ def _undefined_parts(op, sample):
         return infinite
     if sample.input.dim() < 2:
         return None
+    if op.name in ("linalg_svd", "svd") and sample.kwargs.get("compute_uv", True):
+        repeated = _repeated_singular_values(op, sample)
+        if not bool(repeated.any()):
+            return None
+
+        def vectors_of(tp_outs, th_outs, where):
+            kept = [th_outs[0]]
+            for a, b in zip(tp_outs[1:], th_outs[1:]):
+                mask = repeated.reshape(repeated.shape + (1, 1))
+                kept.append(_with_values_of(b, torch.where(
+                    mask, to_torch(a, requires_grad=False), b.detach())))
+            return kept, True
+        return vectors_of
     if _is_nuclear(op, sample):
         if not bool(_singular(op, sample).any()):
             return None
