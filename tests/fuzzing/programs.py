@@ -341,33 +341,43 @@ def _matrices(op, sample):
     return a.movedim(dims, (-2, -1)).to(torch.complex128 if a.is_complex() else torch.float64)
 
 
-def _singular(op, sample):
-    """Per matrix: whether its smallest singular value is within rounding of zero
-    (max(m, n) ulps of the largest, in the input's dtype)."""
+def _singular_values(op, sample):
+    """(the singular values of each matrix the op reduces, the rounding of zero: max(m, n)
+    ulps of the largest, in the input's dtype, whether the matrices are square), or None
+    for an empty or non-finite input."""
     a = _matrices(op, sample)
     if a.numel() == 0 or not torch.isfinite(a).all():
-        return torch.zeros(a.shape[:-2], dtype=torch.bool)
+        return None
     s = torch.linalg.svdvals(a)
     dtype = sample.input.dtype
     eps = torch.finfo(TORCH_DTYPE[dtype] if dtype.is_floating_point or dtype.is_complex
                       else torch.float64).eps
-    return s[..., -1] <= max(a.shape[-2:]) * eps * s[..., 0]
+    return s, max(a.shape[-2:]) * eps * s[..., 0], a.shape[-2] == a.shape[-1]
+
+
+def _no_matrix(op, sample):
+    return torch.zeros(_matrices(op, sample).shape[:-2], dtype=torch.bool)
+
+
+def _singular(op, sample):
+    """Per matrix: whether its smallest singular value is within rounding of zero."""
+    found = _singular_values(op, sample)
+    if found is None:
+        return _no_matrix(op, sample)
+    s, tol, _ = found
+    return s[..., -1] <= tol
 
 
 def _repeated_singular_values(op, sample):
-    """Per matrix: whether two of its singular values are within rounding of each other
-    (max(m, n) ulps of the largest, in the input's dtype), or, not square, one of zero."""
-    a = _matrices(op, sample)
-    if a.numel() == 0 or not torch.isfinite(a).all():
-        return torch.zeros(a.shape[:-2], dtype=torch.bool)
-    s = torch.linalg.svdvals(a)
-    dtype = sample.input.dtype
-    eps = torch.finfo(TORCH_DTYPE[dtype] if dtype.is_floating_point or dtype.is_complex
-                      else torch.float64).eps
-    tol = max(a.shape[-2:]) * eps * s[..., :1]
-    repeated = ((s[..., :-1] - s[..., 1:]) <= tol).any(-1)
-    if a.shape[-2] != a.shape[-1]:      # a zero of a non-square matrix: its long side's null
-        repeated |= s[..., -1] <= tol[..., 0]       # space has two or more dimensions
+    """Per matrix: whether two of its singular values are within rounding of each other,
+    or, not square, one of zero."""
+    found = _singular_values(op, sample)
+    if found is None:
+        return _no_matrix(op, sample)
+    s, tol, square = found
+    repeated = ((s[..., :-1] - s[..., 1:]) <= tol.unsqueeze(-1)).any(-1)
+    if not square:      # a zero of a non-square matrix: its long side's null space has
+        repeated |= s[..., -1] <= tol       # two or more dimensions
     return repeated
 
 
