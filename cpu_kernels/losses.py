@@ -233,13 +233,13 @@ def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore
     if reduction == "mean":
         with np.errstate(invalid="ignore", divide="ignore"):
             g = g / total_weight._impl.array().astype(acc)
-    # An ignored row's gradient is 0 even for a NaN/inf grad_output (PyTorch's
-    # nll_loss_backward never writes it), not w * g = 0 * NaN
+    # An ignored row's s is 0 even for a NaN/inf grad_output (PyTorch's nll_loss_backward
+    # never writes it), not w * g = 0 * NaN; its gradient is then p * 0, NaN where the
+    # row's logits held a NaN, as log_softmax's backward gives in PyTorch
     with np.errstate(invalid="ignore"):
         scale = np.where(valid, w * g, np.zeros((), acc))
         grad = p.astype(acc, copy=False) * scale[:, None]
         grad[np.arange(len(t)), t] -= scale
-        grad = np.where(valid[:, None], grad, np.zeros((), acc))
     return out(grad, probs._impl.dtype)
 
 

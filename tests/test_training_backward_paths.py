@@ -167,3 +167,39 @@ def test_cross_entropy_backward_with_a_non_finite_gradient(device, reduction, we
                                       is None else torch.tensor(weight), **kw
                                       ).backward(torch.tensor(g))
     np.testing.assert_allclose(ours.grad.cpu().numpy(), theirs.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("weighted", [False, True], ids=["short path", "general path"])
+def test_cross_entropy_backward_of_an_ignored_row_holding_nan(device, weighted):
+    """An ignored row whose logits hold a NaN: PyTorch's log_softmax backward gives it
+    p * 0 = NaN (nll_loss's gradient there is 0, but the row's probabilities are NaN);
+    the other rows are untouched by it (fuzz seed 840684)."""
+    import torch
+    x = np.random.default_rng(1).standard_normal((4, 5)).astype(np.float32)
+    x[0, 2] = np.nan
+    target = np.array([-100, 0, 1, 2])
+    weight = np.array([0.5, 2.0, 1.0, 1.5, 3.0], np.float32) if weighted else None
+    grads = []
+    for lib, dev in ((tp, device), (torch, "cpu")):
+        xs = lib.tensor(x, device=dev, requires_grad=True)
+        w = None if weight is None else lib.tensor(weight, device=dev)
+        loss = lib.nn.functional.cross_entropy(xs, lib.tensor(target, device=dev), weight=w)
+        (loss * 0.7 + loss.unsqueeze(-1).sum() * 0.3).backward()
+        grads.append(xs.grad.cpu().numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_cross_entropy_of_a_row_holding_nan(device):
+    """A row whose logits hold a NaN has a NaN loss and NaN probabilities (Triton's default
+    maximum drops a NaN, which left the row's loss finite on cuda)."""
+    import torch
+    x = np.random.default_rng(2).standard_normal((3, 5)).astype(np.float32)
+    x[1, 3] = np.nan
+    target = np.array([0, 1, 2])
+    got = tp.nn.functional.cross_entropy(tp.tensor(x, device=device),
+                                         tp.tensor(target, device=device), reduction="none")
+    want = torch.nn.functional.cross_entropy(torch.tensor(x), torch.tensor(target),
+                                             reduction="none")
+    np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-6)

@@ -46,7 +46,9 @@ def row_max_and_sum(
     for start in range(0, N, BLOCK):
         mask = start + cols < N
         x = _math.convert(tl.load(row_ptr + start + cols, mask=mask, other=float("-inf")), ACC)
-        m_new = tl.maximum(m, x)
+        # NaN propagates (Triton's default maximum drops it): a row holding a NaN has a
+        # NaN sum, so a NaN loss and NaN probabilities, as in PyTorch
+        m_new = tl.maximum(m, x, propagate_nan=tl.PropagateNan.ALL)
         s = s * tl.exp(m - m_new) + tl.where(x == float("-inf"), 0.0, tl.exp(x - m_new))
         s = tl.where(m_new == float("-inf"), 0.0, s)
         m = m_new
@@ -107,7 +109,8 @@ def cross_entropy_backward_kernel(
     g = _math.convert(tl.load(grad_ptr + row * grad_stride), ACC)
     if MEAN:
         g = g / _math.convert(tl.load(total_ptr), ACC)
-    scale = w * g
+    # an ignored row's s is 0 even for a NaN/inf grad_output (nll_loss never writes it)
+    scale = tl.where(valid, w * g, 0.0)
     for start in range(0, C, BLOCK):
         mask = start + cols < C
         picked = tl.where(start + cols == t_safe, scale, 0.0)
@@ -115,11 +118,10 @@ def cross_entropy_backward_kernel(
             # PyTorch's order (log_softmax's backward of nll_loss's): p * s - s at the
             # target, so an infinite s gives NaN there as in PyTorch, p * s elsewhere
             p = _math.convert(tl.load(probs_ptr + row * C + start + cols, mask=mask), ACC)
+            # (an ignored row: p * 0, NaN where its logits held a NaN, as in PyTorch)
             r = p * scale - picked
         else:
-            r = -picked
-        # an ignored row is 0 even for a NaN/inf grad_output (nll_loss never writes it)
-        r = tl.where(valid, r, 0.0)
+            r = tl.where(valid, -picked, 0.0)     # 0, not -0
         tl.store(out_ptr + row * C + start + cols, _math.convert(r, out_ptr.dtype.element_ty),
                  mask=mask)
 
