@@ -389,6 +389,24 @@ def test_logcumsumexp_tangent_is_the_derivative(x):
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
+def test_logcumsumexp_float32_tangent_near_its_max_counts_each_entry_once():
+    """float32 x near 3e38: out = x + log 2 rounds to x, so weights exp(x_j - out_k) read
+    off the rounded result sum to 2 (the tangent was twice PyTorch's); the online softmax
+    weights sum to 1 (fuzz seed 936464). Compared with PyTorch in float64."""
+    import torch
+    x = np.array([2.27e38, 2.27e38, 1e38, 2.27e38, 5.0], np.float32)
+    t = np.array([1.0, 2.0, 3.0, 4.0, -1.0], np.float32)
+    with fw.dual_level():
+        got = fw.unpack_dual(tp.logcumsumexp(fw.make_dual(tp.tensor(x), tp.tensor(t)),
+                                             0)).tangent.numpy()
+    with torch.autograd.forward_ad.dual_level():
+        dual = torch.autograd.forward_ad.make_dual(torch.tensor(x, dtype=torch.float64),
+                                                   torch.tensor(t, dtype=torch.float64))
+        expected = torch.autograd.forward_ad.unpack_dual(
+            torch.logcumsumexp(dual, 0)).tangent.numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
 def test_float32_matrix_exp_tangent_is_the_double_one_rounded():
     """matrix_exp's tangent is a block matrix exp; in float32 it is computed in double and
     rounded once (SciPy's float32 expm was 3e-6 off, past PyTorch's float32 result)."""

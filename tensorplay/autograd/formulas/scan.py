@@ -124,25 +124,41 @@ def cumprod_jvp(self_t, self_p, result, dim):
 
 
 def logcumsumexp_jvp(self_p, self_t, dim, result):
-    """out_k = log(exp(out_{k-1}) + exp(x_k)), so its tangent follows the recurrence
+    """out_k = log(sum_{j <= k} exp(x_j)), so its tangent is a softmax-weighted prefix sum
 
-        T_k = exp(out_{k-1} - out_k) T_{k-1} + exp(x_k - out_k) t_k
+        T_k = sum_{j <= k} exp(x_j) t_j / sum_{j <= k} exp(x_j)
 
-    whose factors are exp of differences <= 0 (real x): nothing overflows, nothing is
-    shifted, no log of t loses digits next to a huge x. One step per position along dim
-    (a rarely differentiated op; the loop is the formula). PyTorch's logcumsumexp_jvp
-    divides cumsums of exp(x - max) t and exp(x - max) + 1e-13 instead; that guard damps
-    the tangent of entries far below the row's max (x = [-30, 0, 1], t = [0.3, 1, 2]: 0.077
+    computed as an online softmax along dim: with the running max m_k of the (real part
+    of the) inputs, s_k = s_{k-1} exp(m_{k-1} - m_k) + exp(x_k - m_k) and n_k the same
+    sum with t_k, T_k = n_k / s_k. Every factor is exp of a difference <= 0: nothing
+    overflows, and the weights sum to 1 by construction, where weights taken from the
+    rounded result do not (float32 x near 1e38: out_k = x + log 2 rounds to x, and
+    exp(x_j - out_k) then counts every entry twice). One step per position (a rarely
+    differentiated op; the loop is the formula). PyTorch's logcumsumexp_jvp divides
+    cumsums of exp(x - max) t and exp(x - max) + 1e-13 instead; that guard damps the
+    tangent of entries far below the row's max (x = [-30, 0, 1], t = [0.3, 1, 2]: 0.077
     for the first, whose derivative is 0.3), so those samples are compared with finite
-    differences (tests/test_forward_ad_ops.py). Holomorphic: complex x takes the same."""
+    differences (tests/test_forward_ad_ops.py). A prefix of -inf has tangent NaN (0 / 0)
+    and a +inf makes every later tangent NaN. Holomorphic: complex x takes the same."""
     if self_p.numel() == 0 or self_p.dim() == 0:
         return self_t.clone()
-    n = self_p.shape[dim]
-    carry = (result.narrow(dim, 0, n - 1) - result.narrow(dim, 1, n - 1)).exp().unbind(dim)
-    fresh = ((self_p - result).exp() * self_t).unbind(dim)
-    tangents = [fresh[0]]
+    x = self_p.to(result.dtype)
+    t = self_t.to(result.dtype)
+    m = (x.real if x.is_complex() else x).cummax(dim)[0]
+    # -inf read as 0 (a prefix of -inf has the sums 0 whatever its max): no -inf - -inf
+    finite_m = m.masked_fill(m == float("-inf"), 0.0)
+    e = (x - finite_m).exp()                 # exp(x_k - m_k), 0 for x_k = -inf
+    n = len(e.unbind(dim))
+    # exp(m_{k-1} - m_k), the rescale of the sums when the max grows; 0 after a prefix of
+    # -inf (those sums are 0 anyway, and exp(0 - m_k) could overflow)
+    prev, cur = finite_m.narrow(dim, 0, n - 1), finite_m.narrow(dim, 1, n - 1)
+    scale = F.where(m.narrow(dim, 0, n - 1) == float("-inf"), float("-inf"),
+                    prev - cur).exp().unbind(dim)
+    es, ets = e.unbind(dim), (e * t).unbind(dim)
+    s, num = es[0], ets[0]
+    tangents = [num / s]
     for k in range(1, n):
-        # a carry of 0 (after a prefix of -inf, whose tangent is NaN) starts afresh
-        kept = F.where(carry[k - 1] == 0, 0.0, carry[k - 1] * tangents[-1])
-        tangents.append(kept + fresh[k])
+        s = s * scale[k - 1] + es[k]
+        num = num * scale[k - 1] + ets[k]
+        tangents.append(num / s)
     return F.stack(tangents, dim)
