@@ -431,3 +431,19 @@ def test_pow_tangent_of_a_real_exponent_of_a_complex_base_is_complex():
     h = 1e-6
     fd = (tp.pow(z + h * dz, e + h * de) - tp.pow(z - h * dz, e - h * de)) / (2 * h)
     np.testing.assert_allclose(got.numpy(), fd.numpy(), rtol=1e-6)
+
+
+def test_ldexp_tangent_of_a_0dim_float64_self_is_float64():
+    """ldexp(0-dim float64, int64 exponent of [3]) is float64, and so is its tangent (the
+    formula's 2 ** other was float32, the default float, which the 0-dim self did not
+    widen), as in PyTorch."""
+    import torch
+    tangents = []
+    for lib in (tp, torch):
+        ad = lib.autograd.forward_ad
+        with ad.dual_level():
+            x = ad.make_dual(lib.tensor(1.5, dtype=lib.float64), lib.tensor(1.0, dtype=lib.float64))
+            out = lib.ldexp(x, lib.tensor([2, 0, 3]))   # n >= 0: PyTorch takes 2 ** n in integers
+            tangents.append(ad.unpack_dual(out).tangent)
+    assert tangents[0].dtype is tp.float64 and tangents[1].dtype is torch.float64
+    np.testing.assert_array_equal(tangents[0].numpy(), tangents[1].numpy())

@@ -1913,10 +1913,11 @@ def frexp_Tensor_tangent(self_p, result, self_t):
 
 
 def ldexp_Tensor_tangent(self_p, other_p, result, self_t, other_t):
-    """ldexp.Tensor: result: self_t * exp2(other_p) + other_t * result * 0.6931471805599453"""
+    """ldexp.Tensor: result: self_t * exp2(other_p.to(result.dtype)) + other_t * result *
+    0.6931471805599453"""
     summands = []
     if self_t is not None:
-        summands.append(self_t * exp2(other_p))
+        summands.append(self_t * exp2(other_p.to(result.dtype)))
     if other_t is not None:
         summands.append(other_t * result * 0.6931471805599453)
     return add_terms(summands)
@@ -2428,7 +2429,7 @@ FORWARD = {
     'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:241'),
     'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:245'),
     'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:249'),
-    'unbind.int': Tangent(unbind_int_tangent, (0,), (), 'derivatives.yaml:1875'),
+    'unbind.int': Tangent(unbind_int_tangent, (0,), (), 'derivatives.yaml:1876'),
     'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:257'),
     'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:257'),
     'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:261'),
@@ -2589,7 +2590,7 @@ FORWARD = {
     'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:701'),
     'diag': Tangent(diag_tangent, (0,), (), 'derivatives.yaml:705'),
     'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:709'),
-    'linalg_cross': Tangent(linalg_cross_tangent, (0, 1), (), 'derivatives.yaml:1840'),
+    'linalg_cross': Tangent(linalg_cross_tangent, (0, 1), (), 'derivatives.yaml:1841'),
     'linalg_matrix_exp': Tangent(linalg_matrix_exp_tangent, (0,), (), 'derivatives.yaml:1095'),
     'cat': Tangent(cat_tangent, (0,), (0,), 'derivatives.yaml:713'),
     'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:717'),
@@ -2753,8 +2754,8 @@ FORWARD = {
     'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:221'),
     'logaddexp': Tangent(logaddexp_tangent, (0, 1), (), 'derivatives.yaml:1102'),
     'logaddexp2': Tangent(logaddexp2_tangent, (0, 1), (), 'derivatives.yaml:1107'),
-    'fmax': Tangent(fmax_tangent, (0, 1), (), 'derivatives.yaml:1889'),
-    'fmin': Tangent(fmin_tangent, (0, 1), (), 'derivatives.yaml:1894'),
+    'fmax': Tangent(fmax_tangent, (0, 1), (), 'derivatives.yaml:1890'),
+    'fmin': Tangent(fmin_tangent, (0, 1), (), 'derivatives.yaml:1895'),
     'sinc': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:81'),
     'heaviside': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1139'),
     'dist': Tangent(dist_tangent, (0, 1), (), 'derivatives.yaml:577'),
@@ -2820,7 +2821,7 @@ FORWARD = {
     'copysign.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1380'),
     'copysign_.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1380'),
     'frexp.Tensor': Tangent(frexp_Tensor_tangent, (0,), (), 'derivatives.yaml:1385'),
-    'ldexp.Tensor': Tangent(ldexp_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1827'),
+    'ldexp.Tensor': Tangent(ldexp_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1828'),
     'nextafter': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1390'),
     'nextafter_': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1390'),
     'eq_.Tensor': Tangent(eq__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1397'),
@@ -2851,15 +2852,15 @@ FORWARD = {
     'index_reduce_': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1500'),
     'addbmm': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1511'),
     'addbmm_': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1511'),
-    'renorm': Tangent(renorm_tangent, (0,), (), 'derivatives.yaml:1833'),
-    'renorm_': Tangent(renorm_tangent, (0,), (), 'derivatives.yaml:1833'),
+    'renorm': Tangent(renorm_tangent, (0,), (), 'derivatives.yaml:1834'),
+    'renorm_': Tangent(renorm_tangent, (0,), (), 'derivatives.yaml:1834'),
     'nanmedian': Tangent(nanmedian_tangent, (0,), (), 'derivatives.yaml:1515'),
     'nanmedian.dim': Tangent(nanmedian_dim_tangent, (0,), (), 'derivatives.yaml:1520'),
     'logcumsumexp': Tangent(logcumsumexp_tangent, (0,), (), 'derivatives.yaml:1524'),
     '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1527'),
     'histc': Tangent(None, (), (), 'derivatives.yaml:1781'),
-    'histogram.bins_tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1848'),
-    'histogram.bin_ct': Tangent(None, (0, 3), (), 'derivatives.yaml:1845'),
+    'histogram.bins_tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1849'),
+    'histogram.bin_ct': Tangent(None, (0, 3), (), 'derivatives.yaml:1846'),
     'max_pool3d_with_indices': Tangent(
         max_pool3d_with_indices_tangent, (0,), (), 'derivatives.yaml:1539',
     ),
@@ -2914,6 +2915,6 @@ FORWARD = {
     '_scaled_dot_product_flash_attention_backward': Tangent(
         None, (0, 1, 2, 3, 4, 5), (), 'derivatives.yaml:1795',
     ),
-    '_gru_sequence': Tangent(_gru_sequence_tangent, (0, 1, 2, 3), (), 'derivatives.yaml:1856'),
-    '_gru_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5), (), 'derivatives.yaml:1858'),
+    '_gru_sequence': Tangent(_gru_sequence_tangent, (0, 1, 2, 3), (), 'derivatives.yaml:1857'),
+    '_gru_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5), (), 'derivatives.yaml:1859'),
 }
