@@ -165,7 +165,7 @@ def _adam_block(p, g, m, v, vmax, g_buf, s_buf, c):
     else:
         s_buf *= c["lerp_rest"]
         np.subtract(g, s_buf, out=m)
-    np.multiply(g, g, out=s_buf)
+    np.square(g, out=s_buf)                 # g * g, reading g once
     s_buf *= c["one_minus_beta2"]
     v *= c["beta2"]
     v += s_buf
@@ -173,13 +173,15 @@ def _adam_block(p, g, m, v, vmax, g_buf, s_buf, c):
         np.maximum(vmax, v, out=vmax)
         v = vmax
     np.sqrt(v, out=s_buf)
-    s_buf /= c["bias_correction2_sqrt"]
+    if c["bias_correction2_sqrt"] != 1:     # x / 1 is x: late steps skip the pass
+        s_buf /= c["bias_correction2_sqrt"]
     s_buf += c["eps"]
-    np.divide(m, s_buf, out=g_buf)          # g is not read again
-    g_buf *= c["neg_step_size"]
+    # into s_buf itself: a pass over two arrays costs less than one over three
+    np.divide(m, s_buf, out=s_buf)
+    s_buf *= c["neg_step_size"]
     if c["decay"] is not None:
         p *= c["decay"]
-    p += g_buf
+    p += s_buf
 
 
 def _sgd_block(p, g, buf, g_buf, s_buf, c):
