@@ -620,10 +620,18 @@ FUSED_CASES = [c for c in CASES if c[0] in ("Adam", "AdamW", "SGD")] + [
 ]
 
 
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """The fused kernels' blocks at 16384 elements: a 40000-element parameter spans two
+    whole blocks and a partial one."""
+    import cpu_kernels.optim
+    monkeypatch.setattr(cpu_kernels.optim, "BLOCK", 16384)
+
+
 @pytest.mark.parametrize("foreach", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", FUSED_CASES, ids=[_case_id(c) for c in FUSED_CASES])
-def test_fused_step_equals_the_unfused_ops_bit_for_bit(case, dtype, foreach):
+def test_fused_step_equals_the_unfused_ops_bit_for_bit(case, dtype, foreach, small_blocks):
     """Adam's and SGD's default step is one op per batch, _fused_adam_ or _fused_sgd_
     (cpu_kernels/optim.py); with differentiable=True they run the ops autograd can record.
     Same bits, parameters and state, over parameters that span several of the kernel's
@@ -653,7 +661,7 @@ def test_fused_step_equals_the_unfused_ops_bit_for_bit(case, dtype, foreach):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_fused_adam_late_steps_equal_the_unfused_ops_and_follow_torch(dtype):
+def test_fused_adam_late_steps_equal_the_unfused_ops_and_follow_torch(dtype, small_blocks):
     """Once sqrt(1 - beta2^t) rounds to 1 in the dtype, the fused kernel skips its division
     by it (x / 1 is x): still the bits of the unfused ops (which divide), and torch's
     numbers. beta2 = 0.5 gets there by step ~27 in float32 and ~55 in float64."""
