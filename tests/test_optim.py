@@ -620,10 +620,18 @@ FUSED_CASES = [c for c in CASES if c[0] in ("Adam", "AdamW", "SGD")] + [
 ]
 
 
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """The fused kernels' blocks at 16384 elements: a 40000-element parameter spans two
+    whole blocks and a partial one."""
+    import cpu_kernels.optim
+    monkeypatch.setattr(cpu_kernels.optim, "BLOCK", 16384)
+
+
 @pytest.mark.parametrize("foreach", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", FUSED_CASES, ids=[_case_id(c) for c in FUSED_CASES])
-def test_fused_step_equals_the_unfused_ops_bit_for_bit(case, dtype, foreach):
+def test_fused_step_equals_the_unfused_ops_bit_for_bit(case, dtype, foreach, small_blocks):
     """Adam's and SGD's default step is one op per batch, _fused_adam_ or _fused_sgd_
     (cpu_kernels/optim.py); with differentiable=True they run the ops autograd can record.
     Same bits, parameters and state, over parameters that span several of the kernel's
@@ -650,6 +658,29 @@ def test_fused_step_equals_the_unfused_ops_bit_for_bit(case, dtype, foreach):
     for p_fused, p_ops in zip(fused, ops):
         for key, value in ops_opt.state[p_ops].items():
             np.testing.assert_array_equal(fused_opt.state[p_fused][key].numpy(), value.numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fused_adam_late_steps_equal_the_unfused_ops_and_follow_torch(dtype, small_blocks):
+    """Once sqrt(1 - beta2^t) rounds to 1 in the dtype, the fused kernel skips its division
+    by it (x / 1 is x): still the bits of the unfused ops (which divide), and torch's
+    numbers. beta2 = 0.5 gets there by step ~27 in float32 and ~55 in float64."""
+    kwargs = dict(lr=0.01, betas=(0.9, 0.5), weight_decay=0.05)
+    rng = np.random.default_rng(5)
+    shapes = [(40000,), (3, 2)]
+    inits = [np.asarray(rng.standard_normal(s), dtype=dtype) for s in shapes]
+    targets = [np.asarray(rng.standard_normal(s), dtype=dtype) for s in shapes]
+    tparams = [torch.tensor(a, requires_grad=True) for a in inits]
+    runs = [(tparams, torch.optim.Adam(tparams, **kwargs))]
+    for differentiable in (False, True):
+        params = [tp.tensor(a.copy(), requires_grad=True) for a in inits]
+        runs.append((params, tp.optim.Adam(params, differentiable=differentiable, **kwargs)))
+    steps = 60
+    assert dtype((1 - 0.5 ** steps) ** 0.5) == 1
+    for _ in range(steps):
+        _step_all(runs, targets)
+    _assert_same_bits(runs[1][0], runs[2][0])
+    _assert_params_close(tparams, runs[1][0], dtype)
 
 
 def test_fused_adam_is_one_op_per_parameter_and_updates_in_place(monkeypatch):
