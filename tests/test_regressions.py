@@ -86,3 +86,18 @@ def test_float32_var_std_use_a_double_intermediate(op, data):
         return [t.item() for t in (r if isinstance(r, tuple) else (r,))]
 
     np.testing.assert_allclose(run(tp), run(torch), rtol=1e-6)
+
+
+def test_broadcast_tensors_returns_a_tensor_of_the_broadcast_shape_itself():
+    """PyTorch's broadcast_tensors returns an input already of the broadcast shape itself
+    (expand_outplace), so an in-place swapaxes_ of it shows in the result (fuzz seed
+    1007028); the others are expanded views."""
+    import torch
+    shapes = []
+    for lib in (tp, torch):
+        a, b = lib.ones(2, 3, 4), lib.ones(3, 1)
+        first, second = lib.broadcast_tensors(a, b)
+        assert first is a and second is not b
+        a.swapaxes_(2, 1)
+        shapes.append((tuple(first.shape), tuple(second.shape)))
+    assert shapes[0] == shapes[1]

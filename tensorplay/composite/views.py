@@ -583,7 +583,9 @@ def broadcast_to(self, size):
 def broadcast_tensors(tensors):
     sizes = broadcast("broadcast_tensors", [(f"tensors[{i}]", tuple(t.shape))
                                             for i, t in enumerate(tensors)]) if tensors else ()
-    return [t.expand(sizes) for t in tensors]
+    # a tensor already of the broadcast shape is returned itself, not a view of it, as
+    # PyTorch's expand_outplace does (an in-place resize or swapaxes_ of it shows in both)
+    return [t if tuple(t.shape) == tuple(sizes) else t.expand(sizes) for t in tensors]
 
 
 def ravel(self):
