@@ -19,10 +19,10 @@ from saved_tensors import op_differences
 
 # ops.yaml op -> why it still saves other tensors than PyTorch's. Shrink-only.
 KNOWN = {
-    # In-place variants and views: another helper's cluster (saved outputs of in-place
-    # activations, as_strided / unfold aliasing).
+    # In-place variants: another helper's cluster (saved outputs of in-place activations).
+    # (as_strided and unfold left this list: their backward saves the input's geometry.)
     "elu.inplace": "in-place", "celu.inplace": "in-place", "selu.inplace": "in-place",
-    "leaky_relu.inplace": "in-place", "as_strided": "view", "unfold": "view",
+    "leaky_relu.inplace": "in-place",
     # Decompositions unlike PyTorch's: PyTorch's kron and matmul reshape with _unsafe_view
     # (an alias that shares the data but not the version counter: its backward then reads
     # the changed values, unchecked) and the flash kernel of scaled_dot_product_attention
@@ -50,7 +50,8 @@ FIXED = ["einsum", "mul", "pow", "pow.scalar", "float_power.scalar", "lerp.tenso
          "dist", "pairwise_distance", "sinc", "xlog1py", "prelu", "threshold_backward",
          "gelu_backward", "_log_softmax_backward_data", "linalg_vector_norm", "cov",
          "scaled_dot_product_attention", "cross_entropy_loss", "_cross_entropy_forward",
-         "pad", "_pad_nd", "native_group_norm"]
+         "pad", "_pad_nd", "native_group_norm", "as_strided", "unfold", "copysign",
+         "nextafter", "adaptive_avg_pool1d"]
 
 
 def _ops(names):
