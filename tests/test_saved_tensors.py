@@ -536,8 +536,20 @@ def zeros_like_other(lib):
     return _weighted(lib, y) + _weighted(lib, d), [b, c]
 
 
+def matmul_vector_or_matrix_times_a_stack(lib):
+    # PyTorch folds other^T to rows (a copy where they do not merge): bmm saved other
+    v, m = _leaf(lib, (4,), 9), _leaf(lib, (3, 4), 10)
+    stack, strided = _leaf(lib, (2, 4, 5), 11), _leaf(lib, (2, 4, 5), 12, strided=True)
+    y = lib.matmul(v, strided) + lib.matmul(m, stack).sum(-2)
+    with lib.no_grad():
+        stack.mul_(2)
+        strided.mul_(2)
+    return _weighted(lib, y), [v, m, stack, strided]
+
+
 SAVES_NOTHING = [adaptive_avg_pool1d_to_1, functional_adaptive_avg_pools_to_1, stft_input,
-                 unfold_and_as_strided_input, zeros_like_other]
+                 unfold_and_as_strided_input, zeros_like_other,
+                 matmul_vector_or_matrix_times_a_stack]
 
 
 @pytest.mark.parametrize("program", SAVES_NOTHING, ids=[p.__name__ for p in SAVES_NOTHING])
@@ -551,7 +563,7 @@ def test_sizes_only_backward_works_after_an_inplace_write_with_torch_gradients(p
     for ours, theirs in zip(grads[1], grads[0]):
         assert (ours is None) == (theirs is None)
         if theirs is not None:
-            np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-11)
 
 
 # ---- flash attention saves query, key, value, output and logsumexp, as PyTorch's CPU op

@@ -23,12 +23,13 @@ KNOWN = {
     # (as_strided and unfold left this list: their backward saves the input's geometry.)
     "elu.inplace": "in-place", "celu.inplace": "in-place", "selu.inplace": "in-place",
     "leaky_relu.inplace": "in-place",
-    # Decompositions unlike PyTorch's: PyTorch's kron and matmul reshape with _unsafe_view
-    # (an alias that shares the data but not the version counter: its backward then reads
+    # Decompositions unlike PyTorch's: PyTorch's kron reshapes with _unsafe_view (an
+    # alias that shares the data but not the version counter: its backward then reads
     # the changed values, unchecked) and the flash kernel of scaled_dot_product_attention
     # is another composition; ours save through other nodes. (einsum left this list: its
-    # save rule replays PyTorch's composition, tensorplay/autograd/einsum_saves.py.)
-    "kron": "decomposition", "matmul": "decomposition",
+    # save rule replays PyTorch's composition, tensorplay/autograd/einsum_saves.py; and
+    # matmul: it folds a vector or matrix times a stack as PyTorch's does.)
+    "kron": "decomposition",
     "scaled_dot_product_attention": "decomposition",
     # The fused cross entropy's backward op: its reference is a composition.
     "_cross_entropy_backward": "reference",
@@ -51,7 +52,7 @@ FIXED = ["einsum", "mul", "pow", "pow.scalar", "float_power.scalar", "lerp.tenso
          "gelu_backward", "_log_softmax_backward_data", "linalg_vector_norm", "cov",
          "scaled_dot_product_attention", "cross_entropy_loss", "_cross_entropy_forward",
          "pad", "_pad_nd", "native_group_norm", "as_strided", "unfold", "copysign",
-         "nextafter", "adaptive_avg_pool1d"]
+         "nextafter", "adaptive_avg_pool1d", "matmul", "linalg_matmul"]
 
 
 def _ops(names):
