@@ -38,7 +38,8 @@ KNOWN = {
     "nll_loss_forward": "reference",
     "_fused_rms_norm": "reference", "silu_backward": "reference",
     # Flash attention: the reference is the math composition (PyTorch's flash op is
-    # cuda-only); ours saves what PyTorch's flash saves: q, k, v, out, logsumexp, rng state.
+    # cuda-only), saving q, k, v, out and logsumexp as PyTorch's CPU kernel does; ours
+    # also saves the rng state (philox seed and offset), as PyTorch's cuda kernel does.
     "_scaled_dot_product_flash_attention": "reference",
 }
 

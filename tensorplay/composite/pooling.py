@@ -1,6 +1,7 @@
 """Pooling ops that PyTorch defines by composition: the torch-level 1-D poolings (the 2-D
-ops over a height-1 plane), max_pool2d/3d (the max without its indices) and max_unpool3d
-(a scatter into a zero volume).
+ops over a height-1 plane), max_pool2d/3d (the max without its indices), max_unpool3d
+(a scatter into a zero volume) and adaptive average pooling (a mean for an output of 1s,
+the kernel op otherwise; tp.nn.functional's adaptive_avg_pool1d/2d/3d call it).
 
 A 1-D pooling is the 2-D one with H = 1: (N, C, L) becomes (N, C, 1, L) with a (1, k)
 kernel, and the flat indices of a 1 x L plane are the positions in L.
