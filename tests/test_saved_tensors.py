@@ -468,3 +468,120 @@ def test_sdpa_write_after_call_raises_as_in_pytorch(case, written):
     if got != "raises":
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
+
+
+# ---- linear ops whose backward needs only the input's sizes (fuzz seeds 912090, 923400):
+# an in-place write to the input after the call leaves backward working, and the gradient
+# is PyTorch's. Each program: (loss, leaves).
+def _leaf(lib, shape, seed=0, strided=False):
+    values = np.random.default_rng(seed).standard_normal(shape)
+    if strided:     # every other element of a wider storage, as the fuzzer's layouts
+        wide = np.repeat(values, 2, axis=-1)
+        return lib.tensor(wide, dtype=lib.float64)[..., ::2].detach().requires_grad_()
+    return lib.tensor(values, dtype=lib.float64, requires_grad=True)
+
+
+def _weighted(lib, y):
+    return (y * lib.arange(y.numel(), dtype=y.dtype).reshape(y.shape)).sum()
+
+
+def adaptive_avg_pool1d_to_1(lib):
+    # PyTorch's adaptive pooling to an output of 1s is a mean, which saves nothing
+    x = _leaf(lib, (1, 2, 7), strided=True)
+    y = lib.adaptive_avg_pool1d(x, [1])
+    with lib.no_grad():
+        x.zero_()
+    return _weighted(lib, y), [x]
+
+
+def functional_adaptive_avg_pools_to_1(lib):
+    F = lib.nn.functional
+    x2, x3, x1 = _leaf(lib, (2, 3, 4, 5), 1), _leaf(lib, (2, 2, 3, 4), 2), _leaf(lib, (2, 5), 3)
+    ys = [F.adaptive_avg_pool2d(x2, 1), F.adaptive_avg_pool2d(x2, (1, 1)),
+          F.adaptive_avg_pool3d(x3, 1), F.adaptive_avg_pool1d(x1, 1)]
+    with lib.no_grad():
+        for x in (x2, x3, x1):
+            x.mul_(3)
+    return sum(_weighted(lib, y) for y in ys), [x2, x3, x1]
+
+
+def stft_input(lib):
+    x, w = _leaf(lib, (2, 48), 4), lib.hann_window(8, dtype=lib.float64)
+    y = lib.stft(x, 8, window=w, center=False, return_complex=True)
+    with lib.no_grad():
+        x[::2] = 7
+    return _weighted(lib, lib.view_as_real(y)), [x]
+
+
+def unfold_and_as_strided_input(lib):
+    # their backward reads the input's geometry only (PyTorch saves TensorGeometry(self))
+    x = _leaf(lib, (3, 8), 5, strided=True)
+    # (used before the write: a view used after it gets its history from the write)
+    y = x.unfold(1, 3, 2) * 2
+    z = x.as_strided((2, 3), (1, 2), 1) * 2
+    with lib.no_grad():
+        x.mul_(2)
+    return _weighted(lib, y) + _weighted(lib, z), [x]
+
+
+def zeros_like_other(lib):
+    # `other: zeros_like(other)`: PyTorch saves other's sizes and type, not other
+    a, b, c = _leaf(lib, (4,), 6), _leaf(lib, (4,), 7), _leaf(lib, (4,), 8)
+    y = lib.copysign(a.detach(), b) + lib.nextafter(a.detach(), c)
+    d = a.detach().clone()
+    d.lt_(b)
+    with lib.no_grad():
+        b.add_(1)
+        c.add_(1)
+    return _weighted(lib, y) + _weighted(lib, d), [b, c]
+
+
+def matmul_vector_or_matrix_times_a_stack(lib):
+    # PyTorch folds other^T to rows (a copy where they do not merge): bmm saved other
+    v, m = _leaf(lib, (4,), 9), _leaf(lib, (3, 4), 10)
+    stack, strided = _leaf(lib, (2, 4, 5), 11), _leaf(lib, (2, 4, 5), 12, strided=True)
+    y = lib.matmul(v, strided) + lib.matmul(m, stack).sum(-2)
+    with lib.no_grad():
+        stack.mul_(2)
+        strided.mul_(2)
+    return _weighted(lib, y), [v, m, stack, strided]
+
+
+SAVES_NOTHING = [adaptive_avg_pool1d_to_1, functional_adaptive_avg_pools_to_1, stft_input,
+                 unfold_and_as_strided_input, zeros_like_other,
+                 matmul_vector_or_matrix_times_a_stack]
+
+
+@pytest.mark.parametrize("program", SAVES_NOTHING, ids=[p.__name__ for p in SAVES_NOTHING])
+def test_sizes_only_backward_works_after_an_inplace_write_with_torch_gradients(program):
+    grads = []
+    for lib in (torch, tp):
+        loss, leaves = program(lib)
+        loss.backward()         # raised "modified by an inplace operation" before
+        grads.append([None if x.grad is None else np.asarray(x.grad.tolist())
+                      for x in leaves])
+    for ours, theirs in zip(grads[1], grads[0]):
+        assert (ours is None) == (theirs is None)
+        if theirs is not None:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-11)
+
+
+# ---- flash attention saves query, key, value, output and logsumexp, as PyTorch's CPU op
+# (_scaled_dot_product_flash_attention_for_cpu) does: the fuzzer's twin, a math reference,
+# saves them too (tests/opinfo/db_attention.py's _SavesLikeFlash; seeds 903286, 935862).
+@pytest.mark.parametrize("changed", [0, 1, 2, 3, 4])
+def test_flash_attention_saves_what_pytorchs_cpu_kernel_saves(changed):
+    def make(lib):
+        q, k, v = (_leaf(lib, (2, 1, n, 4), seed) for seed, n in ((0, 5), (1, 3), (2, 3)))
+        mask = lib.tensor(np.random.default_rng(3).standard_normal((5, 3)), dtype=lib.float64)
+        if lib is tp:
+            out, lse = tp._scaled_dot_product_flash_attention(q, k, v, attn_mask=mask,
+                                                              scale=0.4)[:2]
+        else:
+            out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+                q, k, v, attn_mask=mask, scale=0.4)
+        return [q, k, v, out, lse], out
+
+    def change(tensors):
+        tensors[changed].add_(1)
+    assert raises_in_both(make, change) == (True, True)

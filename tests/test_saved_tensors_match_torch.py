@@ -19,16 +19,17 @@ from saved_tensors import op_differences
 
 # ops.yaml op -> why it still saves other tensors than PyTorch's. Shrink-only.
 KNOWN = {
-    # In-place variants and views: another helper's cluster (saved outputs of in-place
-    # activations, as_strided / unfold aliasing).
+    # In-place variants: another helper's cluster (saved outputs of in-place activations).
+    # (as_strided and unfold left this list: their backward saves the input's geometry.)
     "elu.inplace": "in-place", "celu.inplace": "in-place", "selu.inplace": "in-place",
-    "leaky_relu.inplace": "in-place", "as_strided": "view", "unfold": "view",
-    # Decompositions unlike PyTorch's: PyTorch's kron and matmul reshape with _unsafe_view
-    # (an alias that shares the data but not the version counter: its backward then reads
+    "leaky_relu.inplace": "in-place",
+    # Decompositions unlike PyTorch's: PyTorch's kron reshapes with _unsafe_view (an
+    # alias that shares the data but not the version counter: its backward then reads
     # the changed values, unchecked) and the flash kernel of scaled_dot_product_attention
     # is another composition; ours save through other nodes. (einsum left this list: its
-    # save rule replays PyTorch's composition, tensorplay/autograd/einsum_saves.py.)
-    "kron": "decomposition", "matmul": "decomposition",
+    # save rule replays PyTorch's composition, tensorplay/autograd/einsum_saves.py; and
+    # matmul: it folds a vector or matrix times a stack as PyTorch's does.)
+    "kron": "decomposition",
     "scaled_dot_product_attention": "decomposition",
     # The fused cross entropy's backward op: its reference is a composition.
     "_cross_entropy_backward": "reference",
@@ -37,7 +38,8 @@ KNOWN = {
     "nll_loss_forward": "reference",
     "_fused_rms_norm": "reference", "silu_backward": "reference",
     # Flash attention: the reference is the math composition (PyTorch's flash op is
-    # cuda-only); ours saves what PyTorch's flash saves: q, k, v, out, logsumexp, rng state.
+    # cuda-only), saving q, k, v, out and logsumexp as PyTorch's CPU kernel does; ours
+    # also saves the rng state (philox seed and offset), as PyTorch's cuda kernel does.
     "_scaled_dot_product_flash_attention": "reference",
 }
 
@@ -50,7 +52,8 @@ FIXED = ["einsum", "mul", "pow", "pow.scalar", "float_power.scalar", "lerp.tenso
          "dist", "pairwise_distance", "sinc", "xlog1py", "prelu", "threshold_backward",
          "gelu_backward", "_log_softmax_backward_data", "linalg_vector_norm", "cov",
          "scaled_dot_product_attention", "cross_entropy_loss", "_cross_entropy_forward",
-         "pad", "_pad_nd", "native_group_norm"]
+         "pad", "_pad_nd", "native_group_norm", "as_strided", "unfold", "copysign",
+         "nextafter", "adaptive_avg_pool1d", "matmul", "linalg_matmul"]
 
 
 def _ops(names):

@@ -7,11 +7,10 @@ a backward pass can itself be differentiated (create_graph=True)."""
 from tensorplay.autograd.node import Node
 from tensorplay.autograd.formulas import (
     acosh_backward, addbmm_grad_batches, amax_backward, angle_backward, as_strided_backward,
-    as_strided_geometry_backward, as_strided_scatter_backward, batch_norm_backward,
-    bce_backward_self, bce_backward_target, bce_with_logits_backward_self,
-    bce_with_logits_backward_target, cat_backward, cdist_backward, cholesky_backward,
-    cholesky_inverse_backward, cholesky_solve_backward, clamp_backward, clamp_backward_max,
-    clamp_backward_min, clamp_backward_self, complex_backward, conj_number,
+    as_strided_scatter_backward, batch_norm_backward, bce_backward_self, bce_backward_target,
+    bce_with_logits_backward_self, bce_with_logits_backward_target, cat_backward, cdist_backward,
+    cholesky_backward, cholesky_inverse_backward, cholesky_solve_backward, clamp_backward,
+    clamp_backward_max, clamp_backward_min, clamp_backward_self, complex_backward, conj_number,
     constant_pad_nd_backward, conv_double_backward_grad_output, conv_double_backward_input,
     conv_double_backward_weight, copysign_self_backward, cross_entropy_backward,
     cross_entropy_backward_grads, cummaxmin_backward, cumprod_backward, cumsum_backward,
@@ -42,7 +41,7 @@ from tensorplay.autograd.formulas import (
     special_xlog1py_other_backward, special_xlog1py_self_backward, std_backward, std_mean_backward,
     sum_backward, sum_to, take_backward, triangular_solve_backward, unbind_backward,
     value_selecting_reduction_backward, var_backward, var_mean_backward, xlog1py_other_backward,
-    xlog1py_self_backward, xlogy_self_backward, zeros_like,
+    xlog1py_self_backward, xlogy_self_backward, zeros_like, zeros_of_info,
 )
 from tensorplay._generated.functional import (
     _ctc_loss_backward, _gather_along, _log_softmax_backward_data, _pad_nd, _softmax_backward_data,
@@ -961,22 +960,30 @@ class AsStridedBackward0(Node):
     """Backward of `as_strided(Tensor(a) self, int[] size, int[] stride,
         int? storage_offset=None) -> Tensor(a)`.
 
-    self: as_strided_backward(grad, self, size, stride, storage_offset)
+    self: as_strided_backward(
+        grad, self.sizes(), self.strides(), self.storage_offset(), size, stride, storage_offset,
+    )
     """
 
-    __slots__ = ('self_', 'size_', 'stride_', 'storage_offset_')
-    SAVED = ('self_',)
+    __slots__ = (
+        'size_', 'stride_', 'storage_offset_', 'self_sizes', 'self_storage_offset', 'self_strides',
+    )
+    SAVED = ()
     OP = 'as_strided'
 
     def apply(self, grads):
         grad = grads[0]
-        self_ = self.self_.unpack(self)
         size = self.size_
         stride = self.stride_
         storage_offset = self.storage_offset_
+        self_sizes = self.self_sizes
+        self_storage_offset = self.self_storage_offset
+        self_strides = self.self_strides
         d_self = None
         if self.needs_input_grad(0):
-            d_self = as_strided_backward(grad, self_, size, stride, storage_offset)
+            d_self = as_strided_backward(
+                grad, self_sizes, self_strides, self_storage_offset, size, stride, storage_offset,
+            )
         return (d_self,)
 
 
@@ -6396,21 +6403,21 @@ class CopysignBackward0(Node):
     other: zeros_like(other)
     """
 
-    __slots__ = ('self_', 'other_', 'result_')
-    SAVED = ('self_', 'other_', 'result_')
+    __slots__ = ('self_', 'result_', 'other_info')
+    SAVED = ('self_', 'result_')
     OP = 'copysign.Tensor'
 
     def apply(self, grads):
         grad = grads[0]
         self_ = self.self_.unpack(self)
-        other = self.other_.unpack(self)
         result = self.result_.unpack(self)
+        other_info = self.other_info
         d_self = None
         d_other = None
         if self.needs_input_grad(0):
             d_self = copysign_self_backward(grad, self_, result)
         if self.needs_input_grad(1):
-            d_other = zeros_like(other)
+            d_other = zeros_of_info(other_info)
         return (d_self, d_other)
 
 
@@ -6443,7 +6450,7 @@ class NextafterBackward0(Node):
     other: zeros_like(other)
     """
 
-    __slots__ = ('self_', 'other_', 'self_sizes')
+    __slots__ = ('self_', 'other_', 'self_sizes', 'other_info')
     SAVED = ('self_', 'other_')
     OP = 'nextafter'
 
@@ -6452,12 +6459,13 @@ class NextafterBackward0(Node):
         self_ = self.self_.unpack(self)
         other = self.other_.unpack(self)
         self_sizes = self.self_sizes
+        other_info = self.other_info
         d_self = None
         d_other = None
         if self.needs_input_grad(0):
             d_self = sum_to(where(self_ != other, grad, 0.0), self_sizes)
         if self.needs_input_grad(1):
-            d_other = zeros_like(other)
+            d_other = zeros_of_info(other_info)
         return (d_self, d_other)
 
 
@@ -6468,19 +6476,19 @@ class EqBackward0(Node):
     other: zeros_like(other)
     """
 
-    __slots__ = ('other_',)
-    SAVED = ('other_',)
+    __slots__ = ('other_info',)
+    SAVED = ()
     OP = 'eq_.Tensor'
 
     def apply(self, grads):
         grad = grads[0]
-        other = self.other_.unpack(self)
+        other_info = self.other_info
         d_self = None
         d_other = None
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         if self.needs_input_grad(1):
-            d_other = zeros_like(other)
+            d_other = zeros_of_info(other_info)
         return (d_self, d_other)
 
 
@@ -6491,19 +6499,19 @@ class NeBackward0(Node):
     other: zeros_like(other)
     """
 
-    __slots__ = ('other_',)
-    SAVED = ('other_',)
+    __slots__ = ('other_info',)
+    SAVED = ()
     OP = 'ne_.Tensor'
 
     def apply(self, grads):
         grad = grads[0]
-        other = self.other_.unpack(self)
+        other_info = self.other_info
         d_self = None
         d_other = None
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         if self.needs_input_grad(1):
-            d_other = zeros_like(other)
+            d_other = zeros_of_info(other_info)
         return (d_self, d_other)
 
 
@@ -6514,19 +6522,19 @@ class LtBackward0(Node):
     other: zeros_like(other)
     """
 
-    __slots__ = ('other_',)
-    SAVED = ('other_',)
+    __slots__ = ('other_info',)
+    SAVED = ()
     OP = 'lt_.Tensor'
 
     def apply(self, grads):
         grad = grads[0]
-        other = self.other_.unpack(self)
+        other_info = self.other_info
         d_self = None
         d_other = None
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         if self.needs_input_grad(1):
-            d_other = zeros_like(other)
+            d_other = zeros_of_info(other_info)
         return (d_self, d_other)
 
 
@@ -6537,19 +6545,19 @@ class LeBackward0(Node):
     other: zeros_like(other)
     """
 
-    __slots__ = ('other_',)
-    SAVED = ('other_',)
+    __slots__ = ('other_info',)
+    SAVED = ()
     OP = 'le_.Tensor'
 
     def apply(self, grads):
         grad = grads[0]
-        other = self.other_.unpack(self)
+        other_info = self.other_info
         d_self = None
         d_other = None
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         if self.needs_input_grad(1):
-            d_other = zeros_like(other)
+            d_other = zeros_of_info(other_info)
         return (d_self, d_other)
 
 
@@ -6560,19 +6568,19 @@ class GtBackward0(Node):
     other: zeros_like(other)
     """
 
-    __slots__ = ('other_',)
-    SAVED = ('other_',)
+    __slots__ = ('other_info',)
+    SAVED = ()
     OP = 'gt_.Tensor'
 
     def apply(self, grads):
         grad = grads[0]
-        other = self.other_.unpack(self)
+        other_info = self.other_info
         d_self = None
         d_other = None
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         if self.needs_input_grad(1):
-            d_other = zeros_like(other)
+            d_other = zeros_of_info(other_info)
         return (d_self, d_other)
 
 
@@ -6583,19 +6591,19 @@ class GeBackward0(Node):
     other: zeros_like(other)
     """
 
-    __slots__ = ('other_',)
-    SAVED = ('other_',)
+    __slots__ = ('other_info',)
+    SAVED = ()
     OP = 'ge_.Tensor'
 
     def apply(self, grads):
         grad = grads[0]
-        other = self.other_.unpack(self)
+        other_info = self.other_info
         d_self = None
         d_other = None
         if self.needs_input_grad(0):
             d_self = zeros_like(grad)
         if self.needs_input_grad(1):
-            d_other = zeros_like(other)
+            d_other = zeros_of_info(other_info)
         return (d_self, d_other)
 
 
@@ -6748,20 +6756,20 @@ class BinomialBackward0(Node):
     prob: zeros_like(prob)
     """
 
-    __slots__ = ('count_', 'prob_')
-    SAVED = ('count_', 'prob_')
+    __slots__ = ('count_info', 'prob_info')
+    SAVED = ()
     OP = 'binomial'
 
     def apply(self, grads):
         grad = grads[0]
-        count = self.count_.unpack(self)
-        prob = self.prob_.unpack(self)
+        count_info = self.count_info
+        prob_info = self.prob_info
         d_count = None
         d_prob = None
         if self.needs_input_grad(0):
-            d_count = zeros_like(count)
+            d_count = zeros_of_info(count_info)
         if self.needs_input_grad(1):
-            d_prob = zeros_like(prob)
+            d_prob = zeros_of_info(prob_info)
         return (d_count, d_prob)
 
 
@@ -6771,16 +6779,16 @@ class PoissonBackward0(Node):
     self: zeros_like(self)
     """
 
-    __slots__ = ('self_',)
-    SAVED = ('self_',)
+    __slots__ = ('self_info',)
+    SAVED = ()
     OP = 'poisson'
 
     def apply(self, grads):
         grad = grads[0]
-        self_ = self.self_.unpack(self)
+        self_info = self.self_info
         d_self = None
         if self.needs_input_grad(0):
-            d_self = zeros_like(self_)
+            d_self = zeros_of_info(self_info)
         return (d_self,)
 
 
@@ -6895,7 +6903,7 @@ class AsStridedBackward1(Node):
     """Backward of `as_strided_(Tensor(a!) self, int[] size, int[] stride,
         int? storage_offset=None) -> Tensor(a!)`.
 
-    self: as_strided_geometry_backward(
+    self: as_strided_backward(
         grad, self.sizes(), self.strides(), self.storage_offset(), size, stride, storage_offset,
     )
     """
@@ -6916,7 +6924,7 @@ class AsStridedBackward1(Node):
         self_strides = self.self_strides
         d_self = None
         if self.needs_input_grad(0):
-            d_self = as_strided_geometry_backward(
+            d_self = as_strided_backward(
                 grad, self_sizes, self_strides, self_storage_offset, size, stride, storage_offset,
             )
         return (d_self,)
@@ -6926,25 +6934,34 @@ class AsStridedScatterBackward0(Node):
     """Backward of `as_strided_scatter(Tensor self, Tensor src, int[] size, int[] stride,
         int? storage_offset=None) -> Tensor`.
 
-    self, src: as_strided_scatter_backward(grad, self, src.sizes(), size, stride, storage_offset)
+    self, src: as_strided_scatter_backward(
+        grad, self.sizes(), self.strides(), self.storage_offset(), src.sizes(), size, stride,
+        storage_offset,
+    )
     """
 
-    __slots__ = ('self_', 'size_', 'stride_', 'storage_offset_', 'src_sizes')
-    SAVED = ('self_',)
+    __slots__ = (
+        'size_', 'stride_', 'storage_offset_', 'self_sizes', 'self_storage_offset', 'self_strides',
+        'src_sizes',
+    )
+    SAVED = ()
     OP = 'as_strided_scatter'
 
     def apply(self, grads):
         grad = grads[0]
-        self_ = self.self_.unpack(self)
         size = self.size_
         stride = self.stride_
         storage_offset = self.storage_offset_
+        self_sizes = self.self_sizes
+        self_storage_offset = self.self_storage_offset
+        self_strides = self.self_strides
         src_sizes = self.src_sizes
         d_self = None
         d_src = None
         if self.needs_input_grad(0) or self.needs_input_grad(1):
             (d_self, d_src) = as_strided_scatter_backward(
-                grad, self_, src_sizes, size, stride, storage_offset,
+                grad, self_sizes, self_strides, self_storage_offset, src_sizes, size, stride,
+                storage_offset,
             )
         return (d_self, d_src)
 

@@ -591,7 +591,9 @@ def as_strided(ks, self, size, stride, storage_offset):
     node.size_ = size
     node.stride_ = stride
     node.storage_offset_ = storage_offset
-    node.self_ = SavedVariable(self, is_output=False)
+    node.self_sizes = self._impl.sizes
+    node.self_storage_offset = self._impl.offset
+    node.self_strides = self._impl.strides
     result = below_autograd(ops.as_strided, ks, self, size, stride, storage_offset)
     set_history(result, node)
     return result
@@ -4766,8 +4768,8 @@ def copysign_Tensor(ks, self, other):
     if not (self._impl.requires_grad or other._impl.requires_grad):
         return below_autograd(ops.copysign_Tensor, ks, self, other)
     node = CopysignBackward0(self, other)
+    node.other_info = (other._impl.sizes, other._impl.dtype, other._impl.device)
     node.self_ = SavedVariable(self, is_output=False) if self._impl.requires_grad else NOT_SAVED
-    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
     result = below_autograd(ops.copysign_Tensor, ks, self, other)
     set_history(result, node)
     node.result_ = SavedVariable(result, is_output=True)
@@ -4779,8 +4781,8 @@ def copysign__Tensor(ks, self, other):
         return below_autograd(ops.copysign__Tensor, ks, self, other)
     check_inplace(self, 'copysign_.Tensor')
     node = CopysignBackward0(self, other)
+    node.other_info = (other._impl.sizes, other._impl.dtype, other._impl.device)
     node.self_ = SavedVariable(self.clone() if self._impl.requires_grad else None, is_output=False)
-    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
     result = below_autograd(ops.copysign__Tensor, ks, self, other)
     rebase_history(self, node)
     node.result_ = SavedVariable(result, is_output=True)
@@ -4815,8 +4817,9 @@ def nextafter(ks, self, other):
         return below_autograd(ops.nextafter, ks, self, other)
     node = NextafterBackward0(self, other)
     node.self_sizes = self._impl.sizes
+    node.other_info = (other._impl.sizes, other._impl.dtype, other._impl.device)
     node.self_ = SavedVariable(self, is_output=False) if self._impl.requires_grad else NOT_SAVED
-    node.other_ = SavedVariable(other, is_output=False)
+    node.other_ = SavedVariable(other, is_output=False) if self._impl.requires_grad else NOT_SAVED
     result = below_autograd(ops.nextafter, ks, self, other)
     set_history(result, node)
     return result
@@ -4828,8 +4831,9 @@ def nextafter_(ks, self, other):
     check_inplace(self, 'nextafter_')
     node = NextafterBackward0(self, other)
     node.self_sizes = self._impl.sizes
+    node.other_info = (other._impl.sizes, other._impl.dtype, other._impl.device)
     node.self_ = SavedVariable(self.clone() if self._impl.requires_grad else None, is_output=False)
-    node.other_ = SavedVariable(other, is_output=False)
+    node.other_ = SavedVariable(other, is_output=False) if self._impl.requires_grad else NOT_SAVED
     result = below_autograd(ops.nextafter_, ks, self, other)
     rebase_history(self, node)
     return result
@@ -4840,7 +4844,7 @@ def eq__Tensor(ks, self, other):
         return below_autograd(ops.eq__Tensor, ks, self, other)
     check_inplace(self, 'eq_.Tensor')
     node = EqBackward0(self, other)
-    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    node.other_info = (other._impl.sizes, other._impl.dtype, other._impl.device)
     result = below_autograd(ops.eq__Tensor, ks, self, other)
     rebase_history(self, node)
     return result
@@ -4851,7 +4855,7 @@ def ne__Tensor(ks, self, other):
         return below_autograd(ops.ne__Tensor, ks, self, other)
     check_inplace(self, 'ne_.Tensor')
     node = NeBackward0(self, other)
-    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    node.other_info = (other._impl.sizes, other._impl.dtype, other._impl.device)
     result = below_autograd(ops.ne__Tensor, ks, self, other)
     rebase_history(self, node)
     return result
@@ -4862,7 +4866,7 @@ def lt__Tensor(ks, self, other):
         return below_autograd(ops.lt__Tensor, ks, self, other)
     check_inplace(self, 'lt_.Tensor')
     node = LtBackward0(self, other)
-    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    node.other_info = (other._impl.sizes, other._impl.dtype, other._impl.device)
     result = below_autograd(ops.lt__Tensor, ks, self, other)
     rebase_history(self, node)
     return result
@@ -4873,7 +4877,7 @@ def le__Tensor(ks, self, other):
         return below_autograd(ops.le__Tensor, ks, self, other)
     check_inplace(self, 'le_.Tensor')
     node = LeBackward0(self, other)
-    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    node.other_info = (other._impl.sizes, other._impl.dtype, other._impl.device)
     result = below_autograd(ops.le__Tensor, ks, self, other)
     rebase_history(self, node)
     return result
@@ -4884,7 +4888,7 @@ def gt__Tensor(ks, self, other):
         return below_autograd(ops.gt__Tensor, ks, self, other)
     check_inplace(self, 'gt_.Tensor')
     node = GtBackward0(self, other)
-    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    node.other_info = (other._impl.sizes, other._impl.dtype, other._impl.device)
     result = below_autograd(ops.gt__Tensor, ks, self, other)
     rebase_history(self, node)
     return result
@@ -4895,7 +4899,7 @@ def ge__Tensor(ks, self, other):
         return below_autograd(ops.ge__Tensor, ks, self, other)
     check_inplace(self, 'ge_.Tensor')
     node = GeBackward0(self, other)
-    node.other_ = SavedVariable(other, is_output=False) if other._impl.requires_grad else NOT_SAVED
+    node.other_info = (other._impl.sizes, other._impl.dtype, other._impl.device)
     result = below_autograd(ops.ge__Tensor, ks, self, other)
     rebase_history(self, node)
     return result
@@ -5015,8 +5019,8 @@ def binomial(ks, count, prob, generator):
     if not (count._impl.requires_grad or prob._impl.requires_grad):
         return below_autograd(ops.binomial, ks, count, prob, generator)
     node = BinomialBackward0(count, prob)
-    node.count_ = SavedVariable(count, is_output=False) if count._impl.requires_grad else NOT_SAVED
-    node.prob_ = SavedVariable(prob, is_output=False) if prob._impl.requires_grad else NOT_SAVED
+    node.count_info = (count._impl.sizes, count._impl.dtype, count._impl.device)
+    node.prob_info = (prob._impl.sizes, prob._impl.dtype, prob._impl.device)
     result = below_autograd(ops.binomial, ks, count, prob, generator)
     set_history(result, node)
     return result
@@ -5026,7 +5030,7 @@ def poisson(ks, self, generator):
     if not self._impl.requires_grad:
         return below_autograd(ops.poisson, ks, self, generator)
     node = PoissonBackward0(self)
-    node.self_ = SavedVariable(self, is_output=False)
+    node.self_info = (self._impl.sizes, self._impl.dtype, self._impl.device)
     result = below_autograd(ops.poisson, ks, self, generator)
     set_history(result, node)
     return result
@@ -5103,8 +5107,10 @@ def as_strided_scatter(ks, self, src, size, stride, storage_offset):
     node.size_ = size
     node.stride_ = stride
     node.storage_offset_ = storage_offset
+    node.self_sizes = self._impl.sizes
+    node.self_storage_offset = self._impl.offset
+    node.self_strides = self._impl.strides
     node.src_sizes = src._impl.sizes
-    node.self_ = SavedVariable(self, is_output=False)
     result = below_autograd(ops.as_strided_scatter, ks, self, src, size, stride, storage_offset)
     set_history(result, node)
     return result

@@ -401,6 +401,10 @@ _FACT_ATTRS = frozenset({"dtype", "device", "shape"})
 # (strides() and storage_offset(): the geometry an in-place view op such as as_strided_
 # changes, saved before it runs, as PyTorch's TensorGeometry)
 _FACT_METHODS = frozenset({"sizes", "dim", "numel", "strides", "storage_offset"})
+# ``zeros_like(x)`` reads x's sizes, dtype and device only: PyTorch's codegen saves them
+# (its ``x_info``, a TypeAndSize) instead of x, so an in-place change of x after the call
+# leaves the backward working. The fact "info" is that triple; the node makes the zeros.
+_FACT_CALLS = {"zeros_like": "info"}
 
 
 def names_read(node: Node) -> set[str]:
@@ -415,6 +419,9 @@ def _fact_of(node: Node) -> Optional[tuple[str, str]]:
     elif (isinstance(node, MethodCall) and node.method in _FACT_METHODS
           and not node.args and not node.kwargs):
         what = node.method
+    elif (isinstance(node, Call) and node.func in _FACT_CALLS and len(node.args) == 1
+          and not node.kwargs and isinstance(node.args[0], Name)):
+        return node.args[0].id, _FACT_CALLS[node.func]
     else:
         return None
     return (node.obj.id, what) if isinstance(node.obj, Name) else None
@@ -460,8 +467,10 @@ class SavePlan:
     saved_values: tuple[str, ...]
 
     def fact_renames(self) -> dict[tuple[str, str], str]:
-        """The ``rename`` entries that make ``emit`` read saved facts by name."""
-        return {(arg, attr): fact for fact, arg, attr in self.saved_facts}
+        """The ``rename`` entries that make ``emit`` read saved facts by name (a saved
+        "info" is read back as the zeros it describes)."""
+        return {(arg, attr): f"zeros_of_info({fact})" if attr == "info" else fact
+                for fact, arg, attr in self.saved_facts}
 
 
 Location = tuple[str, int, int, Optional[str]]  # (file, line, col_offset, source_line)
@@ -541,7 +550,10 @@ def _is_hoistable(node: Node) -> bool:
         return False  # ``-1`` is a constant, not work
     if isinstance(node, Call) and node.func == "not_implemented":
         return False  # raises instead of computing; leave it where the reader expects it
-    return _fact_of(node) is None  # ``self.sizes()`` is a saved fact, not a computation
+    # ``self.sizes()`` is a saved fact, not a computation; ``zeros_like(x)`` still makes
+    # a tensor (from x's saved info, or from x itself when x is no argument: ``grad``)
+    fact = _fact_of(node)
+    return fact is None or fact[1] == "info"
 
 
 def _size(node: Node) -> int:

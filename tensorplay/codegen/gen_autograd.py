@@ -134,6 +134,8 @@ def build_specs(derivatives: list[DerivativeEntry], function_names: set[str]) ->
         calls = set()
         for tree in parsed.values():
             _calls(tree, calls)
+        if any(attr == "info" for _, _, attr in plan.saved_facts):
+            calls.add("zeros_of_info")      # what a saved zeros_like(x) is read back with
         specs[schema.name.full] = NodeSpec(f"{base}Backward{n}", d, inputs, plan, temps,
                                            rewritten, outputs, calls)
     return specs
@@ -333,7 +335,8 @@ def _fact_expr(arg: str, attr: str, is_list: bool = False) -> str:
     return {"sizes": f"{arg}._impl.sizes", "dim": f"len({arg}._impl.sizes)",
             "numel": f"{arg}.numel()", "dtype": f"{arg}._impl.dtype",
             "device": f"{arg}._impl.device", "shape": f"{arg}.shape",
-            "strides": f"{arg}._impl.strides", "storage_offset": f"{arg}._impl.offset"}[attr]
+            "strides": f"{arg}._impl.strides", "storage_offset": f"{arg}._impl.offset",
+            "info": f"({arg}._impl.sizes, {arg}._impl.dtype, {arg}._impl.device)"}[attr]
 
 
 # The names the wrapper's body binds; no argument may have one of them.

@@ -128,7 +128,8 @@ def _fact_renames(tree, diff):
     out = {}
     for node in fm._walk(tree):
         fact = fm._fact_of(node)
-        if fact is not None:
+        # (zeros_like(x) is a call here: x may be a missing tangent, read as zeros)
+        if fact is not None and fact[1] != "info":
             out[fact] = exprs[fact[1]].format(fact[0])
     return out
 

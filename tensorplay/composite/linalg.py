@@ -64,6 +64,9 @@ def matmul(self, other):
         raise ShapeError(f"matmul(): shapes {fmt_shape(self.shape)} ('self') and "
                          f"{fmt_shape(other.shape)} ('other') cannot be multiplied "
                          f"({x.shape[-1]} vs {y.shape[-2]})", op="matmul", arg="other")
+    if a <= 2 and b >= 3 and (self.requires_grad
+                              or (a == 1 and _should_fold(other.mT, self))):
+        return _fold_transposed(self, other)
     batch = broadcast("matmul", [("self", tuple(x.shape[:-2])), ("other", tuple(y.shape[:-2]))])
     n, k, m = x.shape[-2], x.shape[-1], y.shape[-1]
     size = 1
@@ -80,6 +83,25 @@ def matmul(self, other):
     if b == 1:
         out = out.squeeze(-1)
     return out
+
+
+def _fold_transposed(self, other):
+    """PyTorch's fold the other way round: a vector or matrix `self` times a stack
+    `other` (3-D or more) is (other^T folded to rows) @ self^T, transposed back; taken
+    when self requires grad (its gradient is one mm) or, for a vector self, on
+    _should_fold's terms. The fold reshapes other^T, a copy where its rows do not merge,
+    so its backward saves that copy rather than `other`, as PyTorch's does (an in-place
+    write to `other` after the call leaves the backward working)."""
+    t1 = other.mT                                     # (..., m, k)
+    lead = tuple(t1.shape[:-1])
+    rows = 1
+    for s in lead:
+        rows *= s
+    t1_folded = t1.reshape((rows, t1.shape[-1]))
+    if self.dim() == 1:
+        return F._unsafe_view(t1_folded.mv(self), lead)
+    out = F._unsafe_view(t1_folded.mm(self.t()), lead + (self.shape[0],))
+    return out.mT.contiguous()
 
 
 def _should_fold(self, other):

@@ -1,6 +1,7 @@
 """Pooling ops that PyTorch defines by composition: the torch-level 1-D poolings (the 2-D
-ops over a height-1 plane), max_pool2d/3d (the max without its indices) and max_unpool3d
-(a scatter into a zero volume).
+ops over a height-1 plane), max_pool2d/3d (the max without its indices), max_unpool3d
+(a scatter into a zero volume) and adaptive average pooling (a mean for an output of 1s,
+the kernel op otherwise; tp.nn.functional's adaptive_avg_pool1d/2d/3d call it).
 
 A 1-D pooling is the 2-D one with H = 1: (N, C, L) becomes (N, C, 1, L) with a (1, k)
 kernel, and the flat indices of a 1 x L plane are the positions in L.
@@ -64,10 +65,24 @@ def avg_pool1d(self, kernel_size, stride, padding, ceil_mode, count_include_pad)
     return out.squeeze(-2)
 
 
+def adaptive_avg_pool(self, output_size, nd):
+    """PyTorch's adaptive_avg_pool2d/3d, the composites over its _adaptive_avg_pool2d/3d
+    kernels (TensorPlay's adaptive_avg_pool2d/3d ops): an output of all 1s is the mean of
+    the last nd dims, kept, whose backward saves nothing, so an in-place write to the
+    input after the forward leaves its backward working (the kernel's backward saves the
+    input). That path checks nothing more, as PyTorch's: any rank, an empty dim gives NaN.
+    (PyTorch also restrides a channels-last input's (N, C, 1, 1) mean; only the strides
+    of its size-1 dims differ, which TensorPlay's layout rules ignore.)"""
+    if len(output_size) == nd and all(s == 1 for s in output_size):
+        return self.mean(list(range(-nd, 0)), keepdim=True)
+    kernel = F.adaptive_avg_pool2d if nd == 2 else F.adaptive_avg_pool3d
+    return kernel(self, output_size)
+
+
 def adaptive_avg_pool1d(self, output_size):
     op = "adaptive_avg_pool1d"
-    return F.adaptive_avg_pool2d(_as_2d(op, self),
-                                 _one(op, "output_size", output_size, 1)).squeeze(-2)
+    return adaptive_avg_pool(_as_2d(op, self), _one(op, "output_size", output_size, 1),
+                             2).squeeze(-2)
 
 
 def adaptive_max_pool1d(self, output_size):

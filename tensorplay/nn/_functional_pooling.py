@@ -10,6 +10,7 @@ import numpy as np
 
 from tensorplay._creation import rand, tensor, zeros
 from tensorplay._generated import functional as _ops
+from tensorplay.composite.pooling import adaptive_avg_pool
 from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
 
 __all__ = ["max_pool2d", "max_pool1d", "avg_pool2d", "avg_pool1d", "adaptive_avg_pool2d",
@@ -110,14 +111,14 @@ def _adaptive_size(op, input, output_size, n=2):
 
 
 def adaptive_avg_pool2d(input, output_size):
-    return _ops.adaptive_avg_pool2d(input, _adaptive_size("adaptive_avg_pool2d", input,
-                                                          output_size))
+    return adaptive_avg_pool(input, _adaptive_size("adaptive_avg_pool2d", input, output_size),
+                             2)
 
 
 def adaptive_avg_pool1d(input, output_size):
     op = "adaptive_avg_pool1d"
-    return _ops.adaptive_avg_pool2d(_as_2d(op, input),
-                                    _single(op, "output_size", output_size)).squeeze(-2)
+    return adaptive_avg_pool(_as_2d(op, input), _single(op, "output_size", output_size),
+                             2).squeeze(-2)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
@@ -249,8 +250,8 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 def adaptive_avg_pool3d(input, output_size):
-    return _ops.adaptive_avg_pool3d(input, _adaptive_size("adaptive_avg_pool3d", input,
-                                                          output_size, 3))
+    return adaptive_avg_pool(input, _adaptive_size("adaptive_avg_pool3d", input, output_size,
+                                                   3), 3)
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):

@@ -681,7 +681,8 @@ KNOWN = [
      "flash attention's philox seed or offset written in place, then a backward: "
      "TensorPlay saves them for the backward (which draws the dropout mask again), as "
      "PyTorch's cuda kernel does; the twin here is the math reference "
-     "(tests/opinfo/db_attention.py), which saves nothing"),
+     "(tests/opinfo/db_attention.py), which saves what PyTorch's CPU kernel saves "
+     "(query, key, value, output, logsumexp) and no rng state"),
     ("missing error", ("backward",), "input_is_complex == grad_is_complex",
      "a real input of an op with a complex result whose PyTorch formula has no "
      "handle_r_to_c (where(cond, complex, real)): PyTorch's engine refuses the complex "

@@ -119,13 +119,39 @@ def _scores(q, k, v, is_causal, attn_mask, scale):
     return q32, k32, v32, s, acc, scale
 
 
+class _SavesLikeFlash(torch.autograd.Function):
+    """The identity on (output, logsumexp) that saves what PyTorch's flash kernels save
+    (derivatives.yaml's _scaled_dot_product_flash_attention_for_cpu: query, key, value,
+    output, logsumexp), so an in-place change of one of them after the call makes the
+    backward raise as the real op's does. The math above saves copies (a float32 cast,
+    the repeated heads) or nothing of them. The gradient and the tangent of the output
+    pass through unchanged; the logsumexp has none."""
+
+    @staticmethod
+    def forward(ctx, out, lse, q, k, v):
+        out, lse = out.clone(), lse.clone()
+        ctx.save_for_backward(q, k, v, out, lse)
+        ctx.mark_non_differentiable(lse)
+        return out, lse
+
+    @staticmethod
+    def backward(ctx, grad_out, grad_lse):
+        ctx.saved_tensors               # (the version check of each saved tensor)
+        return grad_out, None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, out_t, lse_t, q_t, k_t, v_t):
+        return out_t, None
+
+
 def _ref_flash(q, k, v, dropout_p=0.0, is_causal=False, attn_mask=None, *, scale=None):
     _, _, v32, s, _, _ = _scores(q, k, v, is_causal, attn_mask, scale)
     lse = torch.logsumexp(s, -1)
     weights = torch.where(lse[..., None] == float("-inf"), 0, torch.exp(s - lse[..., None]))
     zero = torch.zeros((), dtype=torch.int64)
     # The logsumexp is not differentiable (the op's backward ignores its gradient).
-    return (weights @ v32).to(q.dtype), lse.detach(), zero, zero.clone()
+    out, lse = _SavesLikeFlash.apply((weights @ v32).to(q.dtype), lse.detach(), q, k, v)
+    return out, lse, zero, zero.clone()
 
 
 def _ref_flash_backward(g, q, k, v, out, lse, dropout_p, is_causal, seed, offset,

@@ -36,6 +36,13 @@ def zeros_like(t):
     return _creation.zeros_like(t)
 
 
+def zeros_of_info(info):
+    """zeros_like(x) from x's saved (sizes, dtype, device): the codegen saves that triple
+    for a formula `zeros_like(x)` instead of x (PyTorch's TypeAndSize::zeros)."""
+    sizes, dtype, device = info
+    return _creation.zeros(sizes, dtype=dtype, device=device)
+
+
 def not_implemented(name):
     raise DerivativeNotImplementedError(f"the derivative of {name} is not implemented")
 

@@ -177,23 +177,16 @@ def _extent(sizes, strides, offset):
     return offset + 1 + sum((s - 1) * st for s, st in zip(sizes, strides))
 
 
-def as_strided_backward(grad, self, size, stride, storage_offset):
+def as_strided_backward(grad, in_sizes, in_strides, in_offset, size, stride, storage_offset):
     """Route the gradient through the storage both views share: add grad into a
     storage-shaped buffer at the output's positions (overlapping output elements add
     up), then read the input's positions back. Where the input itself overlaps (an
     expanded tensor), each storage slot's gradient is shared by the elements reading it.
 
-    NOTE: this reads self's strides and storage offset, which the formula language has
-    no saved fact for, so `self` is saved whole: changing it in place after the call
-    makes backward raise the version-counter error (PyTorch saves the geometry only)."""
-    return as_strided_geometry_backward(grad, tuple(self.shape), self.stride(),
-                                        self.storage_offset(), size, stride, storage_offset)
-
-
-def as_strided_geometry_backward(grad, in_sizes, in_strides, in_offset, size, stride,
-                                 storage_offset):
-    """as_strided_backward from the input's geometry alone (as_strided_, whose input is
-    itself changed by the op, saves only that)."""
+    It reads the input's geometry only (sizes, strides, storage offset: saved facts, as
+    PyTorch saves TensorGeometry(self)), so an in-place change of the input after the
+    call leaves the backward working; as_strided_, whose input the op itself changes,
+    saves the geometry from before it."""
     in_sizes, in_strides = tuple(in_sizes), tuple(in_strides)
     out_offset = in_offset if storage_offset is None else storage_offset
     n = max(_extent(in_sizes, in_strides, in_offset), _extent(size, stride, out_offset))
@@ -209,20 +202,21 @@ def as_strided_geometry_backward(grad, in_sizes, in_strides, in_offset, size, st
     return storage.take(in_pos)
 
 
-def as_strided_scatter_backward(grad, self, src_sizes, size, stride, storage_offset):
+def as_strided_scatter_backward(grad, in_sizes, in_strides, in_offset, src_sizes, size,
+                                stride, storage_offset):
     """(grad_self, grad_src) of as_strided_scatter, through the storage as above: the
     result has self's geometry (contiguous where self overlaps: it was cloned plainly);
     its elements at the positions src was written to came from src, the others from self.
 
     NOTE: PyTorch (2.13) asserts that self is contiguous when it requires grad, and its
     gradient for self is the part src overwrote instead of the rest; this one is the
-    derivative of the forward (checked by gradcheck)."""
-    in_sizes = tuple(self.shape)
-    in_strides, in_offset = self.stride(), self.storage_offset()
+    derivative of the forward (checked by gradcheck). It reads self's geometry only
+    (saved facts, as PyTorch saves TensorGeometry(self))."""
+    in_sizes, in_strides = tuple(in_sizes), tuple(in_strides)
     if any(st == 0 and sz > 1 for sz, st in zip(in_sizes, in_strides)):
         in_strides, in_offset = contiguous_strides(in_sizes), 0
     out_offset = in_offset if storage_offset is None else storage_offset
-    if self.numel() == 0 or numel_of(size) == 0:
+    if numel_of(in_sizes) == 0 or numel_of(size) == 0:
         return grad.clone() if numel_of(size) == 0 else _zeros(in_sizes, grad), \
             _zeros(src_sizes, grad)
     n = max(_extent(in_sizes, in_strides, in_offset), _extent(size, stride, out_offset))
