@@ -25,6 +25,8 @@ step's gates an (4, N, H) array whose blocks are dense, the sigmoid gates first:
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from cpu_kernels._common import accumulate_dtype, out
@@ -83,14 +85,15 @@ def lstm_sequence(gi, h0, c0, w_hh):
     recurrent = np.empty((4, batch, hidden), a_gi.dtype)
     # Positional out= and local names: at ~0.5 us a call, keyword parsing is worth saving.
     mul, add, tanh, matmul = np.multiply, np.add, np.tanh, np.matmul
-    for step, sigmoids, c_t, tanh_t, h_t in zip(gates, gates[:, :3], cells, tanh_cells,
-                                                 output):
+    # Per-step views by zip: indexing or unpacking them in the loop costs more than a ufunc.
+    for step, sigmoids, i, f, o, g, c_t, tanh_t, h_t in zip(
+            gates, gates[:, :3], gates[:, 0], gates[:, 1], gates[:, 2], gates[:, 3], cells,
+            tanh_cells, output):
         matmul(h, w4, recurrent)            # (N, H) @ (4, H, H): the four gates' blocks
         add(step, recurrent, step)
         tanh(step, step)
         mul(sigmoids, 0.5, sigmoids)
         add(sigmoids, 0.5, sigmoids)
-        i, f, o, g = step
         mul(f, c, c_t)
         mul(i, g, product)
         add(c_t, product, c_t)
@@ -155,33 +158,35 @@ def lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, 
     # with one dense product: two in-place products on the strided gate views (one of
     # them broadcasting dc over three gates) cost twice as much.
     by_gate = dgates.reshape(steps, batch, 4, hidden)
-    # f_{t+1} for t < L-1 as dense (N, H) arrays: the loop reads each once, a column
-    # block of the gates would cost it three times a dense one (see the module docstring).
-    f_next = np.ascontiguousarray(f[1:])
+    # f as dense (N, H) arrays: the loop reads each once, and a column block of the gates
+    # would cost it three times a dense one (see the module docstring).
+    forget = np.ascontiguousarray(f)
     dh = d_out[-1] + d_hn
     dc = d_cn.copy()
     product = np.empty((batch, hidden), y.dtype)
     factors = np.empty((batch, 4, hidden), y.dtype)
     dc_gates, dh_gate, dc_row = factors[:, :3], factors[:, 3], dc[:, None, :]
     mul, add, matmul, copyto = np.multiply, np.add, np.matmul, np.copyto
-    for t in range(steps - 1, -1, -1):
-        if t < steps - 1:
-            matmul(dgates[t + 1], w, dh)
-            add(dh, d_out[t], dh)
-            mul(dc, f_next[t], dc)
-        mul(dh, dc_from_h[t], product)
+    # Step t ends by carrying dh and dc to step t - 1; after step 0 they are d_h0 (no
+    # output gradient to add) and d_c0. Views by zip: an index costs more than the ufunc.
+    earlier_d_out = itertools.chain(d_out[-2::-1], [None])
+    for dgates_t, by_gate_t, dc_from_h_t, f_t, d_out_before in zip(
+            dgates[::-1], by_gate[::-1], dc_from_h[::-1], forget[::-1], earlier_d_out):
+        mul(dh, dc_from_h_t, product)
         add(dc, product, dc)
         copyto(dc_gates, dc_row)
         copyto(dh_gate, dh)
-        mul(by_gate[t], factors, by_gate[t])
+        mul(by_gate_t, factors, by_gate_t)
+        matmul(dgates_t, w, dh)
+        if d_out_before is not None:
+            add(dh, d_out_before, dh)
+        mul(dc, f_t, dc)
     # sum_t dgates_t.T @ h_{t-1}: steps 1.. against the output, step 0 against h0.
     d_w_hh = dgates[0].T @ h0_a
     if steps > 1:
         d_w_hh += (dgates[1:].reshape((steps - 1) * batch, 4 * hidden).T
                    @ y[:-1].reshape((steps - 1) * batch, hidden))
-    d_h0 = dgates[0] @ w
-    d_c0 = dc * f[0]
-    return out(dgates, dtype), out(d_h0, dtype), out(d_c0, dtype), out(d_w_hh, dtype)
+    return out(dgates, dtype), out(dh, dtype), out(dc, dtype), out(d_w_hh, dtype)
 
 
 # ---- the GRU ---------------------------------------------------------------------------
