@@ -13,25 +13,28 @@ space") of three regions, each contiguous so the per-step ufuncs run on dense ro
     cells (L, N, H):  c_t
     tanh  (L, N, H):  tanh(c_t)
 
-NOTE: sigmoid(x) = (1 + tanh(x / 2)) / 2, so one tanh over all four gates, scaled
-per gate, gives the three sigmoids and the tanh in three calls instead of five.
+NOTE: sigmoid(x) = (1 + tanh(x / 2)) / 2, so one tanh over all four gates, the 1/2 of
+the input folded into the weight and the projected input once, gives the three sigmoids
+and the tanh in three calls instead of five.
+
+At N = 20, H = 64 a step's ufuncs cost their call more than their arithmetic, and a
+ufunc over an (N, H) column block of an (N, 4H) row costs three times one over a dense
+(N, H) array (NumPy walks it row by row). So the forward works gate-major instead, each
+step's gates an (4, N, H) array whose blocks are dense, the sigmoid gates first:
+[ i | f | o | g ], and writes the workspace's row layout once at the end.
 """
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 
 from cpu_kernels._common import accumulate_dtype, out
 from tensorplay.kernel_support.ops import shape_rule
 
-
-def _gate_scale(hidden, np_dtype):
-    """(scale, shift) per gate column: 1/2 and 1/2 for the sigmoid gates i, f, o; 1 and 0
-    for g, the tanh gate."""
-    scale = np.full(4 * hidden, 0.5, np_dtype)
-    scale[2 * hidden:3 * hidden] = 1.0
-    shift = np.full(4 * hidden, 0.5, np_dtype)
-    shift[2 * hidden:3 * hidden] = 0.0
-    return scale, shift
+# The forward's gate-major order [i f o g] as indices of the workspace's [i f g o]: the
+# three sigmoid gates side by side, so that one scalar ufunc each rescales them.
+_GATE_MAJOR = (0, 1, 3, 2)
 
 
 def split_workspace(work, steps, batch, hidden):
@@ -47,6 +50,21 @@ def _arrays(dtype, *tensors):
     return [t._impl.array().astype(np_dtype, copy=False) for t in tensors]
 
 
+def _gate_major_inputs(a_gi, w, hidden):
+    """(gates (L, 4, N, H), w4 (4, H, H)): the projected inputs and W_hh.T per gate, in
+    the order [i f o g], the sigmoid gates' halved (tanh(x / 2) is their sigmoid's)."""
+    steps, batch = a_gi.shape[:2]
+    by_gate = a_gi.reshape(steps, batch, 4, hidden).transpose(0, 2, 1, 3)
+    w_by_gate = w.reshape(4, hidden, hidden)
+    gates = np.empty((steps, 4, batch, hidden), a_gi.dtype)
+    w4 = np.empty((4, hidden, hidden), a_gi.dtype)
+    for k, gate in enumerate(_GATE_MAJOR):
+        half = 0.5 if k < 3 else 1.0
+        np.multiply(by_gate[:, gate], half, out=gates[:, k])
+        np.multiply(w_by_gate[gate].T, half, out=w4[k])
+    return gates, w4
+
+
 def lstm_sequence(gi, h0, c0, w_hh):
     """(output, h_n, c_n, workspace) of the LSTM over gi (L, N, 4H), rows [i | f | g | o]
     holding x_t @ W_ih.T + b_ih + b_hh; h0, c0 (N, H); w_hh (4H, H).
@@ -59,35 +77,41 @@ def lstm_sequence(gi, h0, c0, w_hh):
     dtype = spec[0].dtype
     a_gi, h, c, w = _arrays(dtype, gi, h0, c0, w_hh)
     steps, batch, hidden = a_gi.shape[0], h.shape[0], h.shape[1]
-    scale, shift = _gate_scale(hidden, a_gi.dtype)
-    # The 1/2 of the sigmoid gates folded into the inputs and the weight once; the weight
-    # made contiguous (BLAS is twice as fast on it at these sizes). The scaled inputs go
-    # straight into the workspace's gates region, which each step then completes in place
-    # (no separate buffer of scaled inputs: fresh memory costs its page faults).
-    w_scaled = np.ascontiguousarray(w.T * scale)
+    gates, w4 = _gate_major_inputs(a_gi, w, hidden)
     work = np.empty(6 * steps * batch * hidden, a_gi.dtype)
-    all_gates, cells, tanh_cells = split_workspace(work, steps, batch, hidden)
-    np.multiply(a_gi, scale, out=all_gates)
+    _, cells, tanh_cells = split_workspace(work, steps, batch, hidden)
     output = np.empty((steps, batch, hidden), a_gi.dtype)
     product = np.empty((batch, hidden), a_gi.dtype)
-    recurrent = np.empty((batch, 4 * hidden), a_gi.dtype)
-    for t in range(steps):
-        gates = all_gates[t]
-        np.matmul(h, w_scaled, out=recurrent)
-        gates += recurrent
-        np.tanh(gates, out=gates)
-        gates *= scale
-        gates += shift
-        i, f = gates[:, :hidden], gates[:, hidden:2 * hidden]
-        g, o = gates[:, 2 * hidden:3 * hidden], gates[:, 3 * hidden:]
-        np.multiply(f, c, out=cells[t])
-        np.multiply(i, g, out=product)
-        cells[t] += product
-        np.tanh(cells[t], out=tanh_cells[t])
-        np.multiply(o, tanh_cells[t], out=output[t])
-        h, c = output[t], cells[t]
+    recurrent = np.empty((4, batch, hidden), a_gi.dtype)
+    # Positional out= and local names: at ~0.5 us a call, keyword parsing is worth saving.
+    mul, add, tanh, matmul = np.multiply, np.add, np.tanh, np.matmul
+    # Per-step views by zip: indexing or unpacking them in the loop costs more than a ufunc.
+    for step, sigmoids, i, f, o, g, c_t, tanh_t, h_t in zip(
+            gates, gates[:, :3], gates[:, 0], gates[:, 1], gates[:, 2], gates[:, 3], cells,
+            tanh_cells, output):
+        matmul(h, w4, recurrent)            # (N, H) @ (4, H, H): the four gates' blocks
+        add(step, recurrent, step)
+        tanh(step, step)
+        mul(sigmoids, 0.5, sigmoids)
+        add(sigmoids, 0.5, sigmoids)
+        mul(f, c, c_t)
+        mul(i, g, product)
+        add(c_t, product, c_t)
+        tanh(c_t, tanh_t)
+        mul(o, tanh_t, h_t)
+        h, c = h_t, c_t
+    _write_gates(work, gates)
     return (out(output, dtype), out(h.copy(), dtype), out(c.copy(), dtype),
             out(work, spec[3].dtype))
+
+
+def _write_gates(work, gates):
+    """The gate-major (L, 4, N, H) gates [i f o g] into the workspace's (L, N, 4H) rows
+    [i f g o]."""
+    steps, _, batch, hidden = gates.shape
+    rows = work[:4 * steps * batch * hidden].reshape(steps, batch, 4, hidden)
+    for k, gate in enumerate(_GATE_MAJOR):
+        np.copyto(rows[:, :, gate], gates[:, k])
 
 
 def lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace):
@@ -101,7 +125,9 @@ def lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, 
         d_gi = dgates;  d_w_hh = sum_t dgates_t.T @ h_{t-1};  d_h0 = dgates_0 @ W_hh;
         d_c0 = dc_0 * f_0
 
-    M and o (1 - tanh(c)^2) are computed for all steps at once before the loop.
+    M and o (1 - tanh(c)^2) are computed for all steps at once before the loop (a pass
+    over all steps costs about what one ufunc call per step does, and is one call); the
+    loop then runs eight calls per step, d_h0 and d_c0 being its last step's carry.
     """
     spec = shape_rule("rnn.lstm_sequence_backward")(
         "_lstm_sequence_backward",
@@ -134,28 +160,35 @@ def lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, 
     # with one dense product: two in-place products on the strided gate views (one of
     # them broadcasting dc over three gates) cost twice as much.
     by_gate = dgates.reshape(steps, batch, 4, hidden)
+    # f as dense (N, H) arrays: the loop reads each once, and a column block of the gates
+    # would cost it three times a dense one (see the module docstring).
+    forget = np.ascontiguousarray(f)
     dh = d_out[-1] + d_hn
     dc = d_cn.copy()
     product = np.empty((batch, hidden), y.dtype)
     factors = np.empty((batch, 4, hidden), y.dtype)
-    for t in range(steps - 1, -1, -1):
-        if t < steps - 1:
-            np.matmul(dgates[t + 1], w, out=dh)
-            dh += d_out[t]
-            dc *= f[t + 1]
-        np.multiply(dh, dc_from_h[t], out=product)
-        dc += product
-        factors[:, :3] = dc[:, None, :]
-        factors[:, 3] = dh
-        np.multiply(by_gate[t], factors, out=by_gate[t])
+    dc_gates, dh_gate, dc_row = factors[:, :3], factors[:, 3], dc[:, None, :]
+    mul, add, matmul, copyto = np.multiply, np.add, np.matmul, np.copyto
+    # Step t ends by carrying dh and dc to step t - 1; after step 0 they are d_h0 (no
+    # output gradient to add) and d_c0. Views by zip: an index costs more than the ufunc.
+    earlier_d_out = itertools.chain(d_out[-2::-1], [None])
+    for dgates_t, by_gate_t, dc_from_h_t, f_t, d_out_before in zip(
+            dgates[::-1], by_gate[::-1], dc_from_h[::-1], forget[::-1], earlier_d_out):
+        mul(dh, dc_from_h_t, product)
+        add(dc, product, dc)
+        copyto(dc_gates, dc_row)
+        copyto(dh_gate, dh)
+        mul(by_gate_t, factors, by_gate_t)
+        matmul(dgates_t, w, dh)
+        if d_out_before is not None:
+            add(dh, d_out_before, dh)
+        mul(dc, f_t, dc)
     # sum_t dgates_t.T @ h_{t-1}: steps 1.. against the output, step 0 against h0.
     d_w_hh = dgates[0].T @ h0_a
     if steps > 1:
         d_w_hh += (dgates[1:].reshape((steps - 1) * batch, 4 * hidden).T
                    @ y[:-1].reshape((steps - 1) * batch, hidden))
-    d_h0 = dgates[0] @ w
-    d_c0 = dc * f[0]
-    return out(dgates, dtype), out(d_h0, dtype), out(d_c0, dtype), out(d_w_hh, dtype)
+    return out(dgates, dtype), out(dh, dtype), out(dc, dtype), out(d_w_hh, dtype)
 
 
 # ---- the GRU ---------------------------------------------------------------------------
