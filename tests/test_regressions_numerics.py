@@ -479,3 +479,21 @@ def test_prelu_weight_grad_ignores_nan_at_positive_inputs():
         grads.append((x.grad.numpy(), w.grad.numpy()))
     for a, b in zip(*grads):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("value", [0.5, 1, 2])
+def test_addcdiv_gradients_of_real_tensors_into_a_complex_result(value):
+    """addcdiv(complex self, real tensor1, real tensor2): PyTorch takes value's factor in
+    the real dtype (value / tensor2, value * tensor1 / tensor2 ** 2) before the complex grad
+    multiplies it. Multiplying the complex product by value made inf * 0 a nan part (fuzz
+    seed 1014778), and grad / -0.0 lost the sign of the zero."""
+    def run(m):
+        s = m.tensor([1 + 2j, 0.5 - 1j, 2 + 0j, -1 + 1j], requires_grad=True)
+        t1 = m.tensor([float("inf"), 1.0, 2.0, -float("inf")], requires_grad=True)
+        t2 = m.tensor([0.7, 0.0, -0.0, 2.0], requires_grad=True)
+        m.addcdiv(s.to(m.complex128), t1, t2, value=value).backward(
+            m.tensor([0.3 + 0.5j, 0.2 - 0.4j, -1 + 0.5j, 0.5 + 0j], dtype=m.complex128))
+        return [np.asarray(t.grad.tolist()) for t in (s, t1, t2)]
+
+    for got, want in zip(run(tp), run(torch)):
+        np.testing.assert_array_equal(got, want)
