@@ -497,3 +497,23 @@ def test_addcdiv_gradients_of_real_tensors_into_a_complex_result(value):
 
     for got, want in zip(run(tp), run(torch)):
         np.testing.assert_array_equal(got, want)
+
+
+def test_huber_loss_tangent_of_mixed_float_dtypes():
+    """forward mode of huber_loss(float32 self, float16 target) (fuzz seed 1018995, KNOWN):
+    PyTorch's tangent formula raises on the unpromoted dtypes (a PyTorch bug); TensorPlay's
+    tangent is PyTorch's with the target cast to float32, the forward's dtype."""
+    for x, t in ((1.5, 0.25), (3.0, -0.5)):
+        got = tp.func.jvp(lambda a, b: tp.nn.functional.huber_loss(a, b, delta=2.0),
+                          (tp.tensor(x), tp.tensor(t, dtype=tp.float16)),
+                          (tp.tensor(0.7), tp.tensor(-1.3, dtype=tp.float16)))
+        want = torch.func.jvp(lambda a, b: torch.nn.functional.huber_loss(a, b, delta=2.0),
+                              (torch.tensor(x), torch.tensor(t, dtype=torch.float16).float()),
+                              (torch.tensor(0.7), torch.tensor(-1.3, dtype=torch.float16).float()))
+        for g, w in zip(got, want):
+            assert g.dtype is tp.float32
+            _same(g, w, rtol=1e-6)
+        with pytest.raises(RuntimeError, match="Found dtype"):   # the bug, while it lasts
+            torch.func.jvp(lambda a, b: torch.nn.functional.huber_loss(a, b, delta=2.0),
+                           (torch.tensor(x), torch.tensor(t, dtype=torch.float16)),
+                           (torch.tensor(0.7), torch.tensor(-1.3, dtype=torch.float16)))
