@@ -479,3 +479,41 @@ def test_prelu_weight_grad_ignores_nan_at_positive_inputs():
         grads.append((x.grad.numpy(), w.grad.numpy()))
     for a, b in zip(*grads):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("value", [0.5, 1, 2])
+def test_addcdiv_gradients_of_real_tensors_into_a_complex_result(value):
+    """addcdiv(complex self, real tensor1, real tensor2): PyTorch takes value's factor in
+    the real dtype (value / tensor2, value * tensor1 / tensor2 ** 2) before the complex grad
+    multiplies it. Multiplying the complex product by value made inf * 0 a nan part (fuzz
+    seed 1014778), and grad / -0.0 lost the sign of the zero."""
+    def run(m):
+        s = m.tensor([1 + 2j, 0.5 - 1j, 2 + 0j, -1 + 1j], requires_grad=True)
+        t1 = m.tensor([float("inf"), 1.0, 2.0, -float("inf")], requires_grad=True)
+        t2 = m.tensor([0.7, 0.0, -0.0, 2.0], requires_grad=True)
+        m.addcdiv(s.to(m.complex128), t1, t2, value=value).backward(
+            m.tensor([0.3 + 0.5j, 0.2 - 0.4j, -1 + 0.5j, 0.5 + 0j], dtype=m.complex128))
+        return [np.asarray(t.grad.tolist()) for t in (s, t1, t2)]
+
+    for got, want in zip(run(tp), run(torch)):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_huber_loss_tangent_of_mixed_float_dtypes():
+    """forward mode of huber_loss(float32 self, float16 target) (fuzz seed 1018995, KNOWN):
+    PyTorch's tangent formula raises on the unpromoted dtypes (a PyTorch bug); TensorPlay's
+    tangent is PyTorch's with the target cast to float32, the forward's dtype."""
+    for x, t in ((1.5, 0.25), (3.0, -0.5)):
+        got = tp.func.jvp(lambda a, b: tp.nn.functional.huber_loss(a, b, delta=2.0),
+                          (tp.tensor(x), tp.tensor(t, dtype=tp.float16)),
+                          (tp.tensor(0.7), tp.tensor(-1.3, dtype=tp.float16)))
+        want = torch.func.jvp(lambda a, b: torch.nn.functional.huber_loss(a, b, delta=2.0),
+                              (torch.tensor(x), torch.tensor(t, dtype=torch.float16).float()),
+                              (torch.tensor(0.7), torch.tensor(-1.3, dtype=torch.float16).float()))
+        for g, w in zip(got, want):
+            assert g.dtype is tp.float32
+            _same(g, w, rtol=1e-6)
+        with pytest.raises(RuntimeError, match="Found dtype"):   # the bug, while it lasts
+            torch.func.jvp(lambda a, b: torch.nn.functional.huber_loss(a, b, delta=2.0),
+                           (torch.tensor(x), torch.tensor(t, dtype=torch.float16)),
+                           (torch.tensor(0.7), torch.tensor(-1.3, dtype=torch.float16)))

@@ -1915,11 +1915,8 @@ class AddcdivBackward0(Node):
         Scalar value=1) -> Tensor`.
 
     self: sum_to(grad, self.sizes())
-    tensor1: sum_to(maybe_multiply(grad / tensor2.conj(), conj_number(value)), tensor1.sizes())
-    tensor2: sum_to(
-        -maybe_multiply(grad * (tensor1 / (tensor2 * tensor2)).conj(), conj_number(value)),
-        tensor2.sizes(),
-    )
+    tensor1: sum_to(grad * (value / tensor2).conj(), tensor1.sizes())
+    tensor2: sum_to(-grad * (value * tensor1 / (tensor2 * tensor2)).conj(), tensor2.sizes())
     """
 
     __slots__ = ('tensor1_', 'tensor2_', 'value_', 'self_sizes', 'tensor1_sizes', 'tensor2_sizes')
@@ -1937,15 +1934,13 @@ class AddcdivBackward0(Node):
         d_self = None
         d_tensor1 = None
         d_tensor2 = None
-        _tmp0 = conj_number(value) if self.needs_input_grad(1) or self.needs_input_grad(2) else None
         if self.needs_input_grad(0):
             d_self = sum_to(grad, self_sizes)
         if self.needs_input_grad(1):
-            d_tensor1 = sum_to(maybe_multiply(grad / tensor2.conj(), _tmp0), tensor1_sizes)
+            d_tensor1 = sum_to(grad * (value / tensor2).conj(), tensor1_sizes)
         if self.needs_input_grad(2):
             d_tensor2 = sum_to(
-                -maybe_multiply(grad * (tensor1 / (tensor2 * tensor2)).conj(), _tmp0),
-                tensor2_sizes,
+                -grad * (value * tensor1 / (tensor2 * tensor2)).conj(), tensor2_sizes,
             )
         return (d_self, d_tensor1, d_tensor2)
 

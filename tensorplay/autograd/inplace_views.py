@@ -125,12 +125,16 @@ def _slots(region):
 
 def _scatter_add_on_host(g, base, view):
     """Several view elements share one base element: their gradients add up. NumPy's
-    unbuffered `add.at` does that, on the host whatever the device."""
+    unbuffered `add.at` does that, on the host whatever the device. A `parts` region's
+    slots count floats, two per complex element of the base: its real gradient is added
+    into the parts, then read as the base's complex elements."""
     index = _slots(view)
-    span = 1 + sum((s - 1) * st for s, st in zip(base.sizes, base.strides))
-    flat = np.zeros(max(span, 1), dtype=g.dtype.np)
+    span = max(1 + sum((s - 1) * st for s, st in zip(base.sizes, base.strides)), 1)
+    flat = np.zeros(2 * span if view.parts else span, dtype=g.dtype.np)
     np.add.at(flat, index.reshape(-1), np.asarray(g.detach().cpu()).reshape(-1))
     t = factory.tensor(flat, dtype=g.dtype, device=g.device)
+    if view.parts:
+        t = _complex_of_parts(t.view([span, 2]))
     return t.as_strided(base.sizes, base.strides, 0)
 
 
@@ -283,6 +287,16 @@ def view_of_base(view_impl, base_edge):
 def regenerate_view_history(view_impl):
     """A view made before its base changed in place: rebuild its grad_fn from the
     base's current history (PyTorch does the same, lazily, on access)."""
-    node = view_of_base(view_impl, impl_edge(view_impl.base))
+    node = _replayed_history(view_impl) if view_impl.replay is not None else None
+    if node is None:
+        node = view_of_base(view_impl, impl_edge(view_impl.base))
     _set_grad_fn(view_impl, node)
     return node
+
+
+def _replayed_history(view_impl):
+    """The history of the view's op replayed on its base under grad mode (PyTorch's
+    view_func), or None where the replay records none."""
+    from tensorplay.autograd.grad_mode import enable_grad
+    with enable_grad():
+        return view_impl.replay(view_impl.base)._impl.grad_fn

@@ -35,7 +35,10 @@ MULTI_OUTPUT = "multi_output"
 
 
 class ViewImpl(TensorImpl):
-    __slots__ = ("view_version", "creation", "_grad_fn", "_requires_grad", "_keys")
+    # `replay`: None, or the op (base impl -> Tensor) that made this view of its base itself
+    # where PyTorch rebuilds the history by replaying it on the base (its view_func: a
+    # dtype-changing view, view_as_real) rather than as a strided window onto the base
+    __slots__ = ("view_version", "creation", "_grad_fn", "_requires_grad", "_keys", "replay")
 
     def __init__(self, base, storage, sizes, strides, offset, dtype, device, version,
                  inference=False, contiguous=None):
@@ -45,6 +48,7 @@ class ViewImpl(TensorImpl):
                             inference, None, contiguous, PLAIN_KEYS[inference][device.key])
         self.base = base
         self.creation = DEFAULT if grad_state.enabled else NO_GRAD_MODE
+        self.replay = None
 
     @property
     def grad_fn(self):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from tensorplay import _dtype as dt
 from tensorplay._generated import functional as F
+from tensorplay._tensor import wrap
 from tensorplay.composite.views import make_view
 from tensorplay.errors import DTypeError, ShapeError
 
@@ -33,7 +34,16 @@ def view_as_real(self):
                          arg="self")
     sizes = tuple(impl.sizes) + (2,)
     strides = tuple(2 * s for s in impl.strides) + (1,)
-    return make_view(self, sizes, strides, 2 * impl.offset, dtype=impl.dtype.to_real())
+    out = make_view(self, sizes, strides, 2 * impl.offset, dtype=impl.dtype.to_real())
+    if impl.base is None:
+        # of the base itself: a rebuilt history replays it, as PyTorch's view_func does
+        # (an as_strided of an expanded base would share each slot's gradient out)
+        out._impl.replay = _view_as_real_recorded
+    return out
+
+
+def _view_as_real_recorded(base_impl):
+    return F.view_as_real(wrap(base_impl))
 
 
 # The float dtypes whose pairs are a complex dtype (NumPy has no complex32 for float16)

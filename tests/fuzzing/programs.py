@@ -708,6 +708,11 @@ KNOWN = [
     ("spurious error", ("binary_cross_entropy_with_logits",), "complex target",
      "a complex target: PyTorch computes a complex loss (without a gradient); TensorPlay "
      "refuses it with a typed error"),
+    ("missing error", ("jvp:huber_loss",), "Found dtype",
+     "a PyTorch bug: huber_loss of mixed float dtypes (float32 self, float16 or bfloat16 "
+     "target) in forward mode: PyTorch's tangent formula calls huber_loss_backward(self_t, "
+     "self_p, target_p) on the unpromoted operands, whose kernel refuses the mixed dtypes; "
+     "TensorPlay's tangent promotes (it equals PyTorch's with the target cast to float32)"),
 ]
 
 
