@@ -1,0 +1,65 @@
+"""Regressions for the error-path mismatches of the differential fuzzer (issue 35): each
+reduced to a few lines and checked against torch, the result or the error."""
+import numpy as np
+import pytest
+import torch
+
+import tensorplay as tp
+from tensorplay import errors
+
+
+def _np(t):
+    return t.detach().numpy() if isinstance(t, torch.Tensor) else t.detach().numpy()
+
+
+# ---- 1. Tensor[] results: tuples, and a sequence of one through tp.compile --------------
+SEQUENCE_OPS = {
+    "split": lambda m, x: m.split(x, 2),
+    "split_sizes": lambda m, x: m.split(x, [1, 2]),
+    "chunk": lambda m, x: m.chunk(x, 2),
+    "tensor_split": lambda m, x: m.tensor_split(x, [1]),
+    "hsplit": lambda m, x: m.hsplit(x, 2),
+    "vsplit": lambda m, x: m.vsplit(x, [1]),
+    "split_with_sizes": lambda m, x: m.split_with_sizes(x, [1, 2]),
+    "unbind": lambda m, x: m.unbind(x, 0),
+    "broadcast_tensors": lambda m, x: m.broadcast_tensors(x, x[:1]),
+    "meshgrid": lambda m, x: m.meshgrid(x[0], x[1], indexing="ij"),
+    "atleast_1d": lambda m, x: m.atleast_1d(x[0, 0], x),
+    "atleast_2d": lambda m, x: m.atleast_2d([x[0], x]),
+    "unravel_index": lambda m, x: m.unravel_index(m.tensor([3, 5]), (2, 3)),
+    "method split": lambda m, x: x.split(2, 1),
+    "method chunk": lambda m, x: x.chunk(3, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SEQUENCE_OPS))
+def test_tensor_list_results_are_tuples(name):
+    fn = SEQUENCE_OPS[name]
+    want = fn(torch, torch.arange(12.).reshape(3, 4))
+    got = fn(tp, tp.arange(12.).reshape(3, 4))
+    assert type(got) is type(want) is tuple
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(_np(g), _np(w))
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_compiled_sequence_of_one(requires_grad):
+    """unravel_index into a one-dim shape (an unbind of one): the lowered line unpacks
+    the op's one-element list (seeds 905212, 912722, 920687 returned [(t,)])."""
+    def f(lib, x, i):
+        coords = lib.unravel_index(i, (5,))
+        return coords, [t * 2 for t in x.split(5)], x[:0].unbind(0)
+    want = f(torch, torch.ones(3), torch.tensor(3))
+    compiled = tp.compile(lambda x, i: f(tp, x, i))
+    x = tp.ones(3, requires_grad=requires_grad)
+    for _ in range(2):          # the first call captures, the second runs the lowered graph
+        got = compiled(x, tp.tensor(3))
+        assert len(got[0]) == 1 and isinstance(got[0][0], tp.Tensor)
+        np.testing.assert_array_equal(_np(got[0][0]), _np(want[0][0]))
+        assert len(got[1]) == 1
+        np.testing.assert_array_equal(_np(got[1][0]), _np(want[1][0]))
+        assert got[2] == () and want[2] == ()
+    if requires_grad:
+        got[1][0].sum().backward()
+        np.testing.assert_array_equal(_np(x.grad), [2., 2., 2.])
