@@ -63,3 +63,26 @@ def test_compiled_sequence_of_one(requires_grad):
     if requires_grad:
         got[1][0].sum().backward()
         np.testing.assert_array_equal(_np(x.grad), [2., 2., 2.])
+
+
+# ---- 2. forward mode: a bool input's missing tangent -------------------------------------
+@pytest.mark.parametrize("op", ["minimum", "maximum", "fmin", "fmax", "where"])
+def test_jvp_with_a_bool_operand(op):
+    """min(float requiring grad, bool) (seed 921838): the bool input's zero tangent took
+    part in `self_t - other_t` as bool zeros, which sub refuses; PyTorch's zero tensor
+    is not refused."""
+    import torch.autograd.forward_ad as fwAD
+    xs = np.array([-1., 0.5, 1., 2.], dtype=np.float32)
+    bs = np.array([[True, False, True, True], [False, False, True, False]])
+
+    def call(lib, x, b):
+        return lib.where(b, x, b) if op == "where" else getattr(lib, op)(x, b)
+    with fwAD.dual_level():
+        x = fwAD.make_dual(torch.tensor(xs), torch.tensor([1., 2., 3., 4.]))
+        want_p, want_t = fwAD.unpack_dual(call(torch, x, torch.tensor(bs)))
+    b = tp.tensor(bs)
+    got_p, got_t = tp.func.jvp(lambda x: call(tp, x, b), (tp.tensor(xs),),
+                               (tp.tensor([1., 2., 3., 4.]),))
+    assert got_t.dtype == tp.float32 and want_t.dtype == torch.float32
+    np.testing.assert_array_equal(_np(got_p), _np(want_p))
+    np.testing.assert_array_equal(_np(got_t), _np(want_t))
