@@ -86,3 +86,33 @@ def test_jvp_with_a_bool_operand(op):
     assert got_t.dtype == tp.float32 and want_t.dtype == torch.float32
     np.testing.assert_array_equal(_np(got_p), _np(want_p))
     np.testing.assert_array_equal(_np(got_t), _np(want_t))
+
+
+# ---- 3. gradient: an integer self promotes with its coordinates --------------------------
+@pytest.mark.parametrize("coords", ["float16", "bfloat16", "float64", "int64"])
+@pytest.mark.parametrize("self_dtype", ["int64", "int8", "float16"])
+@pytest.mark.parametrize("edge_order", [1, 2])
+def test_gradient_dtype_of_integer_self(coords, self_dtype, edge_order):
+    """gradient(int64, spacing=[float16 coordinates]) (seed 930435): PyTorch's result is
+    float16 (the int samples times float16 weights); TensorPlay cast self to float32
+    first."""
+    x = np.array([[1, 4, 9], [2, 3, 8], [7, 1, 0], [5, 5, 5], [0, 2, 9]])
+    c = np.array([0., 1., 3., 4., 7.])
+    got, want = (lib.gradient(lib.tensor(x, dtype=getattr(lib, self_dtype)),
+                              spacing=[lib.tensor(c, dtype=getattr(lib, coords))], dim=0,
+                              edge_order=edge_order)[0] for lib in (tp, torch))
+    assert got.dtype.name == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(got.to(tp.float64).numpy(), want.double().numpy(),
+                               rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("spacing", [None, 2, 2.5])
+def test_gradient_of_integer_self_by_a_number(spacing):
+    x = np.array([[1, 4, 9], [2, 3, 8], [7, 1, 0], [5, 5, 5]])
+    kw = {} if spacing is None else {"spacing": spacing}
+    for edge_order in (1, 2):
+        got, want = (lib.gradient(lib.tensor(x), edge_order=edge_order, **kw)
+                     for lib in (tp, torch))
+        for g, w in zip(got, want):
+            assert g.dtype == tp.float32 and w.dtype == torch.float32
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
