@@ -85,7 +85,7 @@ def _wrap_returns(e: OpEntry, call: str) -> str:
         return f"{_ret_type(e)}(*{call})"
     rets = e.schema.returns
     if len(rets) == 1 and rets[0].type.is_list:
-        return f"tuple({call})"
+        return f"tuple_result({call})"
     return call
 
 
@@ -425,7 +425,7 @@ from tensorplay._frontdoor import (
     as_bool, as_int_list, as_float_list, as_dtype, as_device, as_tensor_list,
     is_int, is_int_list, is_number, is_number_list, is_bool, is_dtype, is_device,
     is_tensor_list, unpack_kwargs, missing_arg, no_overload, keyset_list, device_keyset, into_out,
-    numpy_aliases,
+    numpy_aliases, tuple_result,
 )
 from tensorplay._generated import ops
 
