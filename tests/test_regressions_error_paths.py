@@ -116,3 +116,105 @@ def test_gradient_of_integer_self_by_a_number(spacing):
         for g, w in zip(got, want):
             assert g.dtype == tp.float32 and w.dtype == torch.float32
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
+
+
+# ---- 4. index_put_ with a mask and one value: PyTorch's masked_fill_ path -----------------
+def _outcome(fn):
+    """('ok', dtype name, values) or ('raises',)."""
+    try:
+        r = fn()
+    except Exception:       # noqa: BLE001 - either library's error: compared by kind
+        return ("raises",)
+    return ("ok", str(r.dtype).split(".")[-1], _np(r.to(torch.complex128 if isinstance(
+        r, torch.Tensor) else tp.complex128)).tolist())
+
+
+INDEX_PUT_CASES = [
+    # (self dtype, self shape, index, value dtype, value shape, value, accumulate)
+    ("float64", (4,), "mask", "bool", (), True, False),              # seed 914661
+    ("float64", (4,), "mask", "bool", (1,), True, False),
+    ("float32", (4,), "mask", "float64", (1, 1, 1), 2.5, False),
+    ("int32", (4,), "mask", "float32", (), 3.7, False),
+    ("uint8", (4,), "mask", "int64", (), -1, False),
+    ("bool", (4,), "mask", "float32", (), 3.7, False),
+    ("complex64", (4,), "mask", "bool", (), True, False),
+    ("float16", (4,), "mask", "float32", (), 1e6, False),             # overflows
+    ("float32", (4,), "mask", "complex64", (), 1 + 2j, False),        # not real
+    ("int64", (4,), "mask", "float32", (), float("nan"), False),      # not an integer
+    ("float32", (4,), "uint8 mask", "float32", (), 2.0, False),      # masked_fill_ refuses
+    ("float32", (4, 2), "mask", "bool", (), True, False),             # the mask broadcast
+    ("float32", (2, 4), "None, mask", "int64", (), 7, False),
+    ("float64", (4,), "mask", "bool", (), True, True),                # accumulate: no fill
+    ("float64", (4,), "mask", "bool", (2,), True, False),             # two values: no fill
+    ("float64", (4,), "int", "bool", (), True, False),                # an integer index
+    ("float64", (4,), "mask", "float64", (3,), 1.0, False),           # a wrong count
+]
+
+
+def _index_put_case(lib, case, inplace):
+    self_dtype, shape, index, value_dtype, vshape, value, accumulate = case
+    x = lib.zeros(shape, dtype=getattr(lib, self_dtype))
+    mask = lib.tensor([True, False, True, False])
+    indices = {"mask": (mask,), "uint8 mask": (mask.to(lib.uint8),),
+               "None, mask": (None, mask), "int": (lib.tensor([0, 2]),)}[index]
+    v = lib.full(vshape, value, dtype=getattr(lib, value_dtype))
+    if indices[0] is None:      # (torch's index_put_ takes no None: x[:, mask] = v)
+        x = x.clone() if not inplace else x
+        x[:, mask] = v
+        return x
+    if inplace:
+        return x.index_put_(indices, v, accumulate=accumulate)
+    return x.index_put(indices, v, accumulate=accumulate)
+
+
+@pytest.mark.parametrize("inplace", [True, False])
+@pytest.mark.parametrize("case", INDEX_PUT_CASES, ids=lambda c: "-".join(map(str, c)))
+def test_index_put_of_one_value_through_a_mask(case, inplace):
+    want = _outcome(lambda: _index_put_case(torch, case, inplace))
+    got = _outcome(lambda: _index_put_case(tp, case, inplace))
+    assert got == want
+
+
+def test_index_put_of_one_value_through_a_mask_raises_typed():
+    with pytest.raises(errors.DTypeError, match="bool masks"):
+        tp.zeros(4).index_put_((tp.tensor([1, 0, 1, 0], dtype=tp.uint8),), tp.tensor(2.))
+    with pytest.raises(errors.DTypeError, match="overflow"):
+        tp.zeros(4, dtype=tp.float16).index_put_((tp.tensor([True, False, True, False]),),
+                                                 tp.tensor(1e6))
+
+
+def test_index_put_of_one_value_through_a_mask_gradient():
+    got, want = [], []
+    for lib, out in ((tp, got), (torch, want)):
+        v = lib.tensor(3., requires_grad=True)
+        x = lib.zeros(4, dtype=lib.float64, requires_grad=True)
+        y = x.clone().index_put_((lib.tensor([True, False, True, True]),), v)
+        (y * lib.arange(4, dtype=lib.float64)).sum().backward()
+        out += [y, x.grad, v.grad]
+    for g, w in zip(got, want):
+        assert str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
+        np.testing.assert_array_equal(_np(g), _np(w))
+
+
+# ---- 5. binary_cross_entropy_with_logits: complex weights, a bool pos_weight -------------
+@pytest.mark.parametrize("which", ["weight", "pos_weight"])
+@pytest.mark.parametrize("wdtype", ["bool", "int64", "float16", "float64", "complex64",
+                                    "complex128"])
+def test_bce_with_logits_weight_dtypes(which, wdtype):
+    """A complex pos_weight (seed 936322) or weight: PyTorch multiplies the real loss by it
+    in place and raises; a bool pos_weight: PyTorch's pos_weight - 1 raises."""
+    def call(lib):
+        x = lib.tensor([[0.5, -1.], [2., 0.]], dtype=lib.float64)
+        t = lib.tensor([[1., 0.], [0.5, 1.]], dtype=lib.float64)
+        w = lib.tensor([1, 2]).to(getattr(lib, wdtype))
+        return lib.nn.functional.binary_cross_entropy_with_logits(x, t, reduction="none",
+                                                                  **{which: w})
+    try:
+        want = call(torch)
+    except RuntimeError:
+        with pytest.raises(errors.DTypeError, match=which):
+            call(tp)
+        return
+    got = call(tp)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(_np(got), _np(want), rtol=1e-6)
