@@ -218,3 +218,45 @@ def test_bce_with_logits_weight_dtypes(which, wdtype):
     got = call(tp)
     assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
     np.testing.assert_allclose(_np(got), _np(want), rtol=1e-6)
+
+
+# ---- 6. adaptive pooling of inputs with an empty dim --------------------------------------
+ADAPTIVE_SHAPES = {1: [(1, 0, 4), (0, 3, 4), (2, 3, 0), (3, 0), (0, 0, 4)],
+                   2: [(1, 0, 4, 3), (0, 2, 4, 3), (1, 2, 0, 3), (2, 0, 3), (2, 3, 0)],
+                   3: [(1, 0, 4, 3, 3), (0, 2, 4, 3, 3), (1, 2, 4, 0, 3), (2, 0, 3, 3),
+                       (2, 2, 3, 0)]}
+
+
+@pytest.mark.parametrize("kind", ["avg", "max"])
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("output_size", [1, 2])
+def test_adaptive_pooling_of_empty_dims(kind, nd, output_size):
+    """PyTorch's checks (seed 922854: the 3-D average of a channel-empty input): the 2-D
+    average checks its spatial dims, the 3-D average and the max every dim but the
+    first; an average to 1 is a mean (NaN of an empty dim), forward and backward,
+    unchecked."""
+    for shape in ADAPTIVE_SHAPES[nd]:
+        results = []
+        for lib in (torch, tp):
+            x = lib.ones(shape, dtype=lib.float64, requires_grad=True)
+            fn = getattr(lib.nn.functional, f"adaptive_{kind}_pool{nd}d")
+            try:
+                r = fn(x, output_size)
+            except Exception as e:      # noqa: BLE001 - compared by kind below
+                results.append(("forward", e))
+                continue
+            r = r[0] if isinstance(r, tuple) else r
+            try:
+                r.sum().backward()
+            except Exception as e:      # noqa: BLE001
+                results.append(("backward", e))
+                continue
+            results.append((r.detach(), x.grad))
+        want, got = results
+        if isinstance(want[1], Exception):
+            assert got[0] == want[0] and isinstance(got[1], errors.ShapeError), (shape, got)
+            continue
+        assert not isinstance(got[1], Exception), (shape, got)
+        for g, w in zip(got, want):
+            assert tuple(g.shape) == tuple(w.shape), shape
+            np.testing.assert_array_equal(_np(g), _np(w))

@@ -615,11 +615,6 @@ KNOWN = [
      "cholesky of an empty non-square matrix (3 x 0): both forwards return an empty "
      "factor, PyTorch's backward then refuses the shape; TensorPlay's returns the empty "
      "gradient (open: TensorPlay's forward could refuse first)"),
-    ("spurious error", ("backward",), "expected non-empty channel and spatial dims",
-     "adaptive average pooling to 1 x 1 of an input with no channels: PyTorch's forward "
-     "takes the mean there (its 1 x 1 fast path), so its backward is mean's and checks "
-     "nothing; TensorPlay's backward is the pooling's, which refuses the empty channels "
-     "as PyTorch's pooling backward does (open)"),
     ("missing error", None, "refer to a single memory location",
      "an in-place write into a complex tensor of its own .imag or .real view (a 0-dim "
      "complex128 times its imag): PyTorch refuses the overlap; TensorPlay does not detect "
