@@ -260,3 +260,26 @@ def test_adaptive_pooling_of_empty_dims(kind, nd, output_size):
         for g, w in zip(got, want):
             assert tuple(g.shape) == tuple(w.shape), shape
             np.testing.assert_array_equal(_np(g), _np(w))
+
+
+# ---- 7. addbmm of no batches of another dtype ----------------------------------------------
+@pytest.mark.parametrize("batch_dtype", ["float32", "int64", "float64"])
+@pytest.mark.parametrize("batches", [0, 2])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_addbmm_batches_of_another_dtype(batch_dtype, batches, inplace):
+    """addbmm(float64 self, float32 empty batches) (seed 903299): PyTorch returns
+    beta * self before its dtype check; with batches it raises."""
+    def call(lib):
+        s = lib.full((2, 3), 1.5, dtype=lib.float64)
+        b1 = lib.ones(batches, 2, 4, dtype=getattr(lib, batch_dtype))
+        b2 = lib.ones(batches, 4, 3, dtype=getattr(lib, batch_dtype))
+        return s.addbmm_(b1, b2, beta=2) if inplace else lib.addbmm(s, b1, b2, beta=2)
+    try:
+        want = call(torch)
+    except RuntimeError:
+        with pytest.raises(errors.DTypeError):
+            call(tp)
+        return
+    got = call(tp)
+    assert got.dtype == tp.float64
+    np.testing.assert_array_equal(_np(got), _np(want))
