@@ -283,3 +283,35 @@ def test_addbmm_batches_of_another_dtype(batch_dtype, batches, inplace):
     got = call(tp)
     assert got.dtype == tp.float64
     np.testing.assert_array_equal(_np(got), _np(want))
+
+
+# ---- 8. scaled_dot_product_attention with nothing to mask ---------------------------------
+SDPA_SHAPES = [   # query, key, value
+    ((1, 0, 2), (1, 4, 2), (1, 4, 2)),      # seed 930851: an empty query
+    ((0, 2, 2), (0, 4, 2), (0, 4, 2)),      # an empty batch
+    ((1, 2, 2), (1, 0, 2), (1, 0, 2)),      # no keys
+    ((1, 2, 2), (1, 4, 2), (1, 4, 0)),      # an empty value head dim
+    ((1, 0, 0), (1, 4, 0), (1, 4, 2)),      # an empty query and head dim
+    ((1, 2, 0), (1, 4, 0), (1, 4, 2)),      # an empty head dim: zero scores, masked
+    ((1, 2, 2), (1, 4, 2), (1, 4, 2)),
+    ((2, 1, 0, 2), (2, 1, 4, 2), (2, 1, 4, 2)),
+]
+
+
+@pytest.mark.parametrize("shapes", SDPA_SHAPES, ids=str)
+@pytest.mark.parametrize("mask", [(3, 4), (3, 5), (2, 3, 4), (1, 4), "int64"])
+def test_sdpa_mask_of_empty_attention(shapes, mask):
+    def call(lib):
+        q, k, v = (lib.ones(s, dtype=lib.float64) for s in shapes)
+        m = lib.ones((3, 4), dtype=lib.int64) if mask == "int64" else \
+            lib.ones(mask, dtype=lib.bool)
+        return lib.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m)
+    try:
+        want = call(torch)
+    except RuntimeError:
+        with pytest.raises((errors.ShapeError, errors.DTypeError)):
+            call(tp)
+        return
+    got = call(tp)
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(_np(got), _np(want))
