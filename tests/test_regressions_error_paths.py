@@ -315,3 +315,27 @@ def test_sdpa_mask_of_empty_attention(shapes, mask):
     got = call(tp)
     assert tuple(got.shape) == tuple(want.shape)
     np.testing.assert_allclose(_np(got), _np(want))
+
+
+# ---- 9. addcdiv with a bool or integer tensor2: PyTorch's backward raises (KNOWN) ---------
+@pytest.mark.parametrize("dtype", ["bool", "int64", "uint8"])
+def test_addcdiv_backward_of_an_integer_tensor2(dtype):
+    """PyTorch's tensor1 formula `value / tensor2` is ATen's Scalar / Tensor, computed in
+    place in tensor2's dtype, and raises (seeds 907276, 934829; KNOWN in the fuzzer).
+    TensorPlay's gradient is that of the forward PyTorch computes: the one PyTorch gives
+    for the same tensor2 as float."""
+    t2 = np.array([1, 2, 0]) if dtype != "bool" else np.array([True, True, False])
+    grads = {}
+    for lib, t2_dtype in ((tp, dtype), (torch, dtype), (torch, "float32")):
+        x = lib.ones(3, requires_grad=True)
+        y = lib.tensor([1., -2., 3.], requires_grad=True)
+        out = lib.addcdiv(x, y, lib.tensor(t2).to(getattr(lib, t2_dtype)), value=0.5)
+        try:
+            out.backward(lib.tensor([1., 2., 3.]))
+        except RuntimeError as e:
+            assert lib is torch and "desired output type" in str(e)
+            continue
+        grads[(lib.__name__, t2_dtype)] = (_np(out), _np(x.grad), _np(y.grad))
+    want = grads.get(("torch", dtype), grads[("torch", "float32")])
+    for g, w in zip(grads[("tensorplay", dtype)], want):
+        np.testing.assert_allclose(g, w)

@@ -608,6 +608,12 @@ KNOWN = [
     ("missing error", ("backward",), "with a bool tensor is not supported",
      "a bool operand of a promoting op (logaddexp(bool, float)): PyTorch's backward formula "
      "subtracts it unpromoted and raises; TensorPlay's promotes first"),
+    ("missing error", ("backward",), "can't be cast to the desired output type",
+     "a PyTorch bug: addcdiv(self, tensor1, tensor2) with a bool or integer tensor2, "
+     "tensor1 requiring grad: PyTorch's formula `grad * (value / tensor2)` is ATen's "
+     "Scalar / Tensor, empty_like(tensor2).fill_(value).div_(tensor2), a true division "
+     "written in place into tensor2's dtype, which raises; TensorPlay's backward divides "
+     "promoted (the gradient of the forward PyTorch computes)"),
     ("missing error", ("backward",), "PixelShuffleBackward0 returned an invalid gradient",
      "PyTorch's pixel_unshuffle bug on empty inputs (see _NO_EMPTY_CASE) reached through "
      "pixel_shuffle's backward"),
