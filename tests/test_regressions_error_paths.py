@@ -339,3 +339,15 @@ def test_addcdiv_backward_of_an_integer_tensor2(dtype):
     want = grads.get(("torch", dtype), grads[("torch", "float32")])
     for g, w in zip(grads[("tensorplay", dtype)], want):
         np.testing.assert_allclose(g, w)
+
+
+def test_index_put_of_a_value_of_more_dims_through_a_mask_backward():
+    """The [1, 1, 1] value written through a mask (the masked_fill_ path) takes a gradient
+    of the indexed shape [3], which cannot be summed to [1, 1, 1]: PyTorch's engine
+    refuses it; TensorPlay's sum_to indexed past the gradient's dims (IndexError)."""
+    for lib, error in ((torch, RuntimeError), (tp, errors.AutogradError)):
+        v = lib.full((1, 1, 1), 2.0, requires_grad=True)
+        x = lib.zeros(4, dtype=lib.float64, requires_grad=True)
+        y = x.clone().index_put_((lib.tensor([True, False, True, True]),), v)
+        with pytest.raises(error, match="invalid gradient at index 1"):
+            y.backward(lib.arange(4, dtype=lib.float64))
