@@ -122,9 +122,10 @@ def _adaptive_nonempty(op, self, nd, out_spatial):
     spatial dims only, the 3-D average, the backwards and the max every dim but the
     first; none for an average to one element per channel (`out_spatial` all 1), which
     PyTorch's adaptive_avg_pool2d/3d compute as a mean over the spatial dims (NaN where
-    they are empty), forward and backward, without the pooling's checks."""
+    they are empty), forward and backward, without the pooling's checks. TensorPlay's
+    Triton kernels need non-empty spatial dims: off the CPU those stay checked (open)."""
     if "avg" in op and all(o == 1 for o in out_spatial):
-        return 0
+        return 0 if self._impl.device.type == "cpu" else nd
     if op.startswith("adaptive_avg_pool2d") and not op.endswith("backward"):
         return nd
     return len(_sizes(self)) - 1
