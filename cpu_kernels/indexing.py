@@ -377,6 +377,10 @@ def index_put(op, self, indices, values, accumulate):
     target = write_target(op, self)
     key = numpy_key(op, self, indices)
     v = values._impl.array()
+    if v.size == 1 and not accumulate:
+        # one value written (PyTorch's masked_fill_ path, the rule's _check_fill: of any
+        # dtype and any shape of one element): cast as a fill value is
+        v = _value(v.reshape(()), self._impl.dtype)
     if accumulate and len(key) == 1 and key[0].ndim <= 1:
         # x[idx] with one index vector (embedding-like; also what x[idx]'s backward does)
         idx = key[0].reshape(-1) % max(target.shape[0], 1)   # negative indices count back

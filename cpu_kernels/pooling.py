@@ -348,6 +348,8 @@ def _window_spread(g, size, axis):
     start, end = adaptive_ranges(size, g.shape[axis])
     total = np.zeros(g.shape[:axis] + (size,) + g.shape[axis + 1:], g.dtype)
     for i, (s, e) in enumerate(zip(start, end)):
+        if e == s:      # an empty window (a mean to 1 of an empty dim): nothing to spread
+            continue
         window = [slice(None)] * g.ndim
         window[axis] = slice(s, e)
         total[tuple(window)] += np.expand_dims(np.take(g, i, axis=axis), axis) / (e - s)

@@ -196,6 +196,12 @@ def numpy_aliases(op, aliases, kwargs, bound=None):
     return out
 
 
+def tuple_result(result):
+    """A Tensor[] result as PyTorch's Python functions return it: a tuple (a kernel's list
+    converted; a tuple kept; nonzero(as_tuple=False)'s one tensor as it is)."""
+    return tuple(result) if type(result) is list else result
+
+
 def into_out(op, out, result):
     """PyTorch's `out=`: write the computed `result` into `out` and return `out`.
 

@@ -15,7 +15,7 @@ from tensorplay._frontdoor import (
     as_bool, as_int_list, as_float_list, as_dtype, as_device, as_tensor_list,
     is_int, is_int_list, is_number, is_number_list, is_bool, is_dtype, is_device,
     is_tensor_list, unpack_kwargs, missing_arg, no_overload, keyset_list, device_keyset, into_out,
-    numpy_aliases,
+    numpy_aliases, tuple_result,
 )
 from tensorplay._generated import ops
 
@@ -437,7 +437,7 @@ def _match_where(condition):
 
 
 def _run_where(condition):
-    return ops.where.call(condition._impl.keys, condition)
+    return tuple_result(ops.where.call(condition._impl.keys, condition))
 
 
 def where(*args, **kwargs):
@@ -1624,7 +1624,7 @@ def unbind(input, dim=0, **kwargs):
         bad_arg('unbind', 'input', 'Tensor', input)
     if type(dim) is not _b.int:
         dim = as_int('unbind', 'dim', dim)
-    return ops.unbind_int.call(input._impl.keys, input, dim)
+    return tuple_result(ops.unbind_int.call(input._impl.keys, input, dim))
 
 
 # ---- contiguous ------------------------------------------------------------------------
@@ -5448,10 +5448,10 @@ def split(input, split_size, dim=0, **kwargs):
     if is_int(split_size):  # split.Tensor
         if type(split_size) is not _b.int:
             split_size = as_int('split', 'split_size', split_size)
-        return ops.split_Tensor.call(input._impl.keys, input, split_size, dim)
+        return tuple_result(ops.split_Tensor.call(input._impl.keys, input, split_size, dim))
     if is_int_list(split_size):  # split.sizes
         split_size = as_int_list('split', 'split_size', split_size)
-        return ops.split_sizes.call(input._impl.keys, input, split_size, dim)
+        return tuple_result(ops.split_sizes.call(input._impl.keys, input, split_size, dim))
     no_overload('split', (ops.split_Tensor, ops.split_sizes), (input, split_size, dim,), {})
 
 
@@ -5470,7 +5470,7 @@ def chunk(input, chunks, dim=0, **kwargs):
         chunks = as_int('chunk', 'chunks', chunks)
     if type(dim) is not _b.int:
         dim = as_int('chunk', 'dim', dim)
-    return ops.chunk.call(input._impl.keys, input, chunks, dim)
+    return tuple_result(ops.chunk.call(input._impl.keys, input, chunks, dim))
 
 
 # ---- tensor_split (sections, indices) --------------------------------------------------
@@ -5486,7 +5486,7 @@ def _run_tensor_split_sections(input, sections, dim):
         sections = as_int('tensor_split', 'sections', sections)
     if type(dim) is not _b.int:
         dim = as_int('tensor_split', 'dim', dim)
-    return ops.tensor_split_sections.call(input._impl.keys, input, sections, dim)
+    return tuple_result(ops.tensor_split_sections.call(input._impl.keys, input, sections, dim))
 
 
 def _match_tensor_split_indices(input, indices, dim=0):
@@ -5499,7 +5499,7 @@ def _run_tensor_split_indices(input, indices, dim):
     indices = as_int_list('tensor_split', 'indices', indices)
     if type(dim) is not _b.int:
         dim = as_int('tensor_split', 'dim', dim)
-    return ops.tensor_split_indices.call(input._impl.keys, input, indices, dim)
+    return tuple_result(ops.tensor_split_indices.call(input._impl.keys, input, indices, dim))
 
 
 def tensor_split(*args, **kwargs):
@@ -5761,7 +5761,7 @@ def broadcast_tensors(*tensors, **kwargs):
     elif len(tensors) == 1 and not isinstance(tensors[0], Tensor):
         tensors = tensors[0]
     tensors = as_tensor_list('broadcast_tensors', 'tensors', tensors)
-    return ops.broadcast_tensors.call(keyset_list(tensors), tensors)
+    return tuple_result(ops.broadcast_tensors.call(keyset_list(tensors), tensors))
 
 
 # ---- gather ----------------------------------------------------------------------------
@@ -6504,7 +6504,7 @@ def _match_nonzero_as_tuple(input, *, as_tuple):
 def _run_nonzero_as_tuple(input, as_tuple):
     if type(as_tuple) is not _b.bool:
         as_tuple = as_bool('nonzero', 'as_tuple', as_tuple)
-    return ops.nonzero_as_tuple.call(input._impl.keys, input, as_tuple)
+    return tuple_result(ops.nonzero_as_tuple.call(input._impl.keys, input, as_tuple))
 
 
 def nonzero(*args, **kwargs):
@@ -9022,7 +9022,7 @@ def _match_atleast_1d_Sequence(*tensors, **kwargs):
 
 def _run_atleast_1d_Sequence(tensors):
     tensors = as_tensor_list('atleast_1d', 'tensors', tensors)
-    return ops.atleast_1d_Sequence.call(keyset_list(tensors), tensors)
+    return tuple_result(ops.atleast_1d_Sequence.call(keyset_list(tensors), tensors))
 
 
 def atleast_1d(*args, **kwargs):
@@ -9066,7 +9066,7 @@ def _match_atleast_2d_Sequence(*tensors, **kwargs):
 
 def _run_atleast_2d_Sequence(tensors):
     tensors = as_tensor_list('atleast_2d', 'tensors', tensors)
-    return ops.atleast_2d_Sequence.call(keyset_list(tensors), tensors)
+    return tuple_result(ops.atleast_2d_Sequence.call(keyset_list(tensors), tensors))
 
 
 def atleast_2d(*args, **kwargs):
@@ -9110,7 +9110,7 @@ def _match_atleast_3d_Sequence(*tensors, **kwargs):
 
 def _run_atleast_3d_Sequence(tensors):
     tensors = as_tensor_list('atleast_3d', 'tensors', tensors)
-    return ops.atleast_3d_Sequence.call(keyset_list(tensors), tensors)
+    return tuple_result(ops.atleast_3d_Sequence.call(keyset_list(tensors), tensors))
 
 
 def atleast_3d(*args, **kwargs):
@@ -9144,7 +9144,7 @@ def meshgrid(*tensors, indexing=None, **kwargs):
     tensors = as_tensor_list('meshgrid', 'tensors', tensors)
     if indexing is not None and type(indexing) is not _b.str:
         bad_arg('meshgrid', 'indexing', 'str', indexing)
-    return ops.meshgrid.call(keyset_list(tensors), tensors, indexing)
+    return tuple_result(ops.meshgrid.call(keyset_list(tensors), tensors, indexing))
 
 
 # ---- sum_to_size -----------------------------------------------------------------------
@@ -10727,7 +10727,7 @@ def unravel_index(indices, *shape, **kwargs):
     if not isinstance(indices, Tensor):
         bad_arg('unravel_index', 'indices', 'Tensor', indices)
     shape = as_int_list('unravel_index', 'shape', shape)
-    return ops.unravel_index.call(indices._impl.keys, indices, shape)
+    return tuple_result(ops.unravel_index.call(indices._impl.keys, indices, shape))
 
 
 # ---- unfold ----------------------------------------------------------------------------
@@ -13165,7 +13165,7 @@ def split_with_sizes(input, split_sizes, dim=0, **kwargs):
     split_sizes = as_int_list('split_with_sizes', 'split_sizes', split_sizes)
     if type(dim) is not _b.int:
         dim = as_int('split_with_sizes', 'dim', dim)
-    return ops.split_with_sizes.call(input._impl.keys, input, split_sizes, dim)
+    return tuple_result(ops.split_with_sizes.call(input._impl.keys, input, split_sizes, dim))
 
 
 # ---- hsplit (int, array) ---------------------------------------------------------------
@@ -13179,7 +13179,7 @@ def _match_hsplit_int(input, sections):
 def _run_hsplit_int(input, sections):
     if type(sections) is not _b.int:
         sections = as_int('hsplit', 'sections', sections)
-    return ops.hsplit_int.call(input._impl.keys, input, sections)
+    return tuple_result(ops.hsplit_int.call(input._impl.keys, input, sections))
 
 
 def _match_hsplit_array(input, *indices, **kwargs):
@@ -13196,7 +13196,7 @@ def _match_hsplit_array(input, *indices, **kwargs):
 
 def _run_hsplit_array(input, indices):
     indices = as_int_list('hsplit', 'indices', indices)
-    return ops.hsplit_array.call(input._impl.keys, input, indices)
+    return tuple_result(ops.hsplit_array.call(input._impl.keys, input, indices))
 
 
 def hsplit(*args, **kwargs):
@@ -13226,7 +13226,7 @@ def _match_vsplit_int(input, sections):
 def _run_vsplit_int(input, sections):
     if type(sections) is not _b.int:
         sections = as_int('vsplit', 'sections', sections)
-    return ops.vsplit_int.call(input._impl.keys, input, sections)
+    return tuple_result(ops.vsplit_int.call(input._impl.keys, input, sections))
 
 
 def _match_vsplit_array(input, *indices, **kwargs):
@@ -13243,7 +13243,7 @@ def _match_vsplit_array(input, *indices, **kwargs):
 
 def _run_vsplit_array(input, indices):
     indices = as_int_list('vsplit', 'indices', indices)
-    return ops.vsplit_array.call(input._impl.keys, input, indices)
+    return tuple_result(ops.vsplit_array.call(input._impl.keys, input, indices))
 
 
 def vsplit(*args, **kwargs):
@@ -13273,7 +13273,7 @@ def _match_dsplit_int(input, sections):
 def _run_dsplit_int(input, sections):
     if type(sections) is not _b.int:
         sections = as_int('dsplit', 'sections', sections)
-    return ops.dsplit_int.call(input._impl.keys, input, sections)
+    return tuple_result(ops.dsplit_int.call(input._impl.keys, input, sections))
 
 
 def _match_dsplit_array(input, *indices, **kwargs):
@@ -13290,7 +13290,7 @@ def _match_dsplit_array(input, *indices, **kwargs):
 
 def _run_dsplit_array(input, indices):
     indices = as_int_list('dsplit', 'indices', indices)
-    return ops.dsplit_array.call(input._impl.keys, input, indices)
+    return tuple_result(ops.dsplit_array.call(input._impl.keys, input, indices))
 
 
 def dsplit(*args, **kwargs):
@@ -14491,7 +14491,8 @@ def _run_gradient_scalarint(input, spacing, dim, edge_order):
         dim = as_int('gradient', 'dim', dim)
     if type(edge_order) is not _b.int:
         edge_order = as_int('gradient', 'edge_order', edge_order)
-    return ops.gradient_scalarint.call(input._impl.keys, input, spacing, dim, edge_order)
+    ks = input._impl.keys
+    return tuple_result(ops.gradient_scalarint.call(ks, input, spacing, dim, edge_order))
 
 
 def _match_gradient_scalararray(input, *, spacing, dim, edge_order=1):
@@ -14506,7 +14507,8 @@ def _run_gradient_scalararray(input, spacing, dim, edge_order):
     dim = as_int_list('gradient', 'dim', dim)
     if type(edge_order) is not _b.int:
         edge_order = as_int('gradient', 'edge_order', edge_order)
-    return ops.gradient_scalararray.call(input._impl.keys, input, spacing, dim, edge_order)
+    ks = input._impl.keys
+    return tuple_result(ops.gradient_scalararray.call(ks, input, spacing, dim, edge_order))
 
 
 def _match_gradient_array(input, *, dim, edge_order=1):
@@ -14519,7 +14521,7 @@ def _run_gradient_array(input, dim, edge_order):
     dim = as_int_list('gradient', 'dim', dim)
     if type(edge_order) is not _b.int:
         edge_order = as_int('gradient', 'edge_order', edge_order)
-    return ops.gradient_array.call(input._impl.keys, input, dim, edge_order)
+    return tuple_result(ops.gradient_array.call(input._impl.keys, input, dim, edge_order))
 
 
 def _match_gradient_tensorarrayint(input, *, spacing, dim=None, edge_order=1):
@@ -14538,7 +14540,7 @@ def _run_gradient_tensorarrayint(input, spacing, dim, edge_order):
     if type(edge_order) is not _b.int:
         edge_order = as_int('gradient', 'edge_order', edge_order)
     ks = input._impl.keys | keyset_list(spacing)
-    return ops.gradient_tensorarrayint.call(ks, input, spacing, dim, edge_order)
+    return tuple_result(ops.gradient_tensorarrayint.call(ks, input, spacing, dim, edge_order))
 
 
 def _match_gradient_tensorarray(input, *, spacing, dim, edge_order=1):
@@ -14556,7 +14558,7 @@ def _run_gradient_tensorarray(input, spacing, dim, edge_order):
     if type(edge_order) is not _b.int:
         edge_order = as_int('gradient', 'edge_order', edge_order)
     ks = input._impl.keys | keyset_list(spacing)
-    return ops.gradient_tensorarray.call(ks, input, spacing, dim, edge_order)
+    return tuple_result(ops.gradient_tensorarray.call(ks, input, spacing, dim, edge_order))
 
 
 def _match_gradient_scalarrayint(input, *, spacing, dim=None, edge_order=1):
@@ -14570,7 +14572,8 @@ def _run_gradient_scalarrayint(input, spacing, dim, edge_order):
         dim = as_int('gradient', 'dim', dim)
     if type(edge_order) is not _b.int:
         edge_order = as_int('gradient', 'edge_order', edge_order)
-    return ops.gradient_scalarrayint.call(input._impl.keys, input, spacing, dim, edge_order)
+    ks = input._impl.keys
+    return tuple_result(ops.gradient_scalarrayint.call(ks, input, spacing, dim, edge_order))
 
 
 def _match_gradient_scalarrayarray(input, *, spacing, dim, edge_order=1):
@@ -14583,7 +14586,8 @@ def _run_gradient_scalarrayarray(input, spacing, dim, edge_order):
     dim = as_int_list('gradient', 'dim', dim)
     if type(edge_order) is not _b.int:
         edge_order = as_int('gradient', 'edge_order', edge_order)
-    return ops.gradient_scalarrayarray.call(input._impl.keys, input, spacing, dim, edge_order)
+    ks = input._impl.keys
+    return tuple_result(ops.gradient_scalarrayarray.call(ks, input, spacing, dim, edge_order))
 
 
 def gradient(*args, **kwargs):
@@ -14648,7 +14652,7 @@ def lu(input, pivot=True, get_infos=False):
         pivot = as_bool('lu', 'pivot', pivot)
     if type(get_infos) is not _b.bool:
         get_infos = as_bool('lu', 'get_infos', get_infos)
-    return ops.lu.call(input._impl.keys, input, pivot, get_infos)
+    return tuple_result(ops.lu.call(input._impl.keys, input, pivot, get_infos))
 
 
 # ---- max_pool3d_with_indices -----------------------------------------------------------
@@ -16902,7 +16906,7 @@ def unsafe_chunk(input, chunks, dim=0, **kwargs):
         chunks = as_int('unsafe_chunk', 'chunks', chunks)
     if type(dim) is not _b.int:
         dim = as_int('unsafe_chunk', 'dim', dim)
-    return ops.unsafe_chunk.call(input._impl.keys, input, chunks, dim)
+    return tuple_result(ops.unsafe_chunk.call(input._impl.keys, input, chunks, dim))
 
 
 # ---- unsafe_split ----------------------------------------------------------------------
@@ -16924,7 +16928,7 @@ def unsafe_split(input, split_size, dim=0, **kwargs):
         split_size = as_int('unsafe_split', 'split_size', split_size)
     if type(dim) is not _b.int:
         dim = as_int('unsafe_split', 'dim', dim)
-    return ops.unsafe_split_Tensor.call(input._impl.keys, input, split_size, dim)
+    return tuple_result(ops.unsafe_split_Tensor.call(input._impl.keys, input, split_size, dim))
 
 
 # ---- as_strided_copy -------------------------------------------------------------------
@@ -17147,7 +17151,7 @@ def split_copy(input, split_size, dim=0, **kwargs):
         split_size = as_int('split_copy', 'split_size', split_size)
     if type(dim) is not _b.int:
         dim = as_int('split_copy', 'dim', dim)
-    return ops.split_copy_Tensor.call(input._impl.keys, input, split_size, dim)
+    return tuple_result(ops.split_copy_Tensor.call(input._impl.keys, input, split_size, dim))
 
 
 # ---- squeeze_copy ((default), dim) -----------------------------------------------------
@@ -17245,7 +17249,7 @@ def unbind_copy(input, dim=0, **kwargs):
         bad_arg('unbind_copy', 'input', 'Tensor', input)
     if type(dim) is not _b.int:
         dim = as_int('unbind_copy', 'dim', dim)
-    return ops.unbind_copy_int.call(input._impl.keys, input, dim)
+    return tuple_result(ops.unbind_copy_int.call(input._impl.keys, input, dim))
 
 
 # ---- unfold_copy -----------------------------------------------------------------------
@@ -17543,7 +17547,8 @@ def unsafe_split_with_sizes(input, split_sizes, dim=0, **kwargs):
     split_sizes = as_int_list('unsafe_split_with_sizes', 'split_sizes', split_sizes)
     if type(dim) is not _b.int:
         dim = as_int('unsafe_split_with_sizes', 'dim', dim)
-    return ops.unsafe_split_with_sizes.call(input._impl.keys, input, split_sizes, dim)
+    ks = input._impl.keys
+    return tuple_result(ops.unsafe_split_with_sizes.call(ks, input, split_sizes, dim))
 
 
 # ---- split_with_sizes_copy -------------------------------------------------------------
@@ -17564,7 +17569,8 @@ def split_with_sizes_copy(input, split_sizes, dim=0, **kwargs):
     split_sizes = as_int_list('split_with_sizes_copy', 'split_sizes', split_sizes)
     if type(dim) is not _b.int:
         dim = as_int('split_with_sizes_copy', 'dim', dim)
-    return ops.split_with_sizes_copy.call(input._impl.keys, input, split_sizes, dim)
+    ks = input._impl.keys
+    return tuple_result(ops.split_with_sizes_copy.call(ks, input, split_sizes, dim))
 
 
 # ---- hardshrink ------------------------------------------------------------------------

@@ -97,6 +97,11 @@ def sum_to(grad, sizes):
     if gsizes == sizes:
         return grad
     lead = len(gsizes) - len(sizes)
+    if lead < 0:
+        # more dims wanted than the gradient has (index_put_ of a [1, 1, 1] value through
+        # a mask): nothing to sum, and validate_outputs refuses the shape, as PyTorch's
+        # sum_to leaves such a gradient as it is and its engine refuses it
+        return grad
     dims = list(range(lead))
     dims += [lead + i for i, s in enumerate(sizes) if s == 1 and gsizes[lead + i] != 1]
     if dims:

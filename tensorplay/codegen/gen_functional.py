@@ -70,15 +70,23 @@ def call_lines(e: OpEntry, function: bool) -> list[str]:
     Several named outputs come back as a named tuple: `x.max(0).values`."""
     names = [pyargs.py_name(a.name, function) for a in e.schema.arguments]
     keyset = keyset_expr(e, function)
-    call = f"{handle(e)}.call({keyset}, {', '.join(names)})"
-    if _named_returns(e):
-        call = f"{_ret_type(e)}(*{call})"
+    call = _wrap_returns(e, f"{handle(e)}.call({keyset}, {', '.join(names)})")
     if len(call) + 15 <= 100:       # `return ` at the deepest indent a call sits at
         return [f"return {call}"]
-    call = f"{handle(e)}.call(ks, {', '.join(names)})"
-    if _named_returns(e):
-        call = f"{_ret_type(e)}(*{call})"
+    call = _wrap_returns(e, f"{handle(e)}.call(ks, {', '.join(names)})")
     return [f"ks = {keyset}", f"return {call}"]
+
+
+def _wrap_returns(e: OpEntry, call: str) -> str:
+    """Several named outputs as a named tuple; a Tensor[] result as a tuple, as PyTorch's
+    Python functions return it (`torch.split` gives a tuple, `torch.ops.aten.split` a
+    list: the kernels and `tp.ops` keep theirs)."""
+    if _named_returns(e):
+        return f"{_ret_type(e)}(*{call})"
+    rets = e.schema.returns
+    if len(rets) == 1 and rets[0].type.is_list:
+        return f"tuple_result({call})"
+    return call
 
 
 def _named_returns(e: OpEntry) -> bool:
@@ -417,7 +425,7 @@ from tensorplay._frontdoor import (
     as_bool, as_int_list, as_float_list, as_dtype, as_device, as_tensor_list,
     is_int, is_int_list, is_number, is_number_list, is_bool, is_dtype, is_device,
     is_tensor_list, unpack_kwargs, missing_arg, no_overload, keyset_list, device_keyset, into_out,
-    numpy_aliases,
+    numpy_aliases, tuple_result,
 )
 from tensorplay._generated import ops
 

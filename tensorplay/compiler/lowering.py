@@ -260,10 +260,11 @@ class ProgramWriter:
         fn, what = self.callee(node)
         call = f"{fn}({', '.join(self.arg(a) for a in node.args)})"
         outs = node.outputs
-        if len(outs) == 1:
-            target = self.name(outs[0]) + " = " if outs[0] is not None else ""
+        if not node.returns_sequence and outs[0] is None:
+            target = ""
         else:
-            target = ", ".join(self.name(v) if v is not None else "_" for v in outs) + " = "
+            target = node.targets_text([self.name(v) if v is not None else "_"
+                                        for v in outs]) + " = "
         types = ", ".join(v.type_text() for v in outs if v is not None)
         return [f"{target}{call}  # {node.func.name} -> {what}" + (f": {types}" if types else "")]
 

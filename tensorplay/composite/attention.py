@@ -68,6 +68,14 @@ def _check(op, query, key, value, attn_mask, is_causal, enable_gqa):
                          op=op, arg="key")
 
 
+def _nothing_to_mask(query, key, value):
+    """Whether the attention has no score to mask or no row to write: an empty batch,
+    query or key sequence, or value head dim. PyTorch returns before it reads the mask
+    there (its shape is not checked against the scores: a [3, 4] mask with an empty
+    query is taken); an empty query/key head dim still gives scores (zeros) to mask."""
+    return 0 in tuple(query.shape[:-1]) or 0 in tuple(value.shape)
+
+
 def _repeat_heads(t, n):
     """(..., H, S, E) -> (..., H * n, S, E), each head repeated n times in place."""
     if n == 1:
@@ -166,6 +174,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_cau
                                  enable_gqa):
     op = "scaled_dot_product_attention"
     _check(op, query, key, value, attn_mask, is_causal, enable_gqa)
+    if attn_mask is not None and _nothing_to_mask(query, key, value):
+        attn_mask = None
     refusal = flash_refusal(query, key, value, attn_mask, dropout_p, enable_gqa)
     if trace.state.active:
         trace.hop("sdpa", "flash attention (_scaled_dot_product_flash_attention)"
@@ -183,7 +193,8 @@ def _math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     if out_dtype in (dt.float16, dt.bfloat16):
         query, key, value = (t.to(dt.float32) for t in (query, key, value))
     if scale is None:
-        scale = 1 / math.sqrt(query.shape[-1])
+        # (an empty head dim: PyTorch's 1 / sqrt(0) is inf, and the scores are zeros)
+        scale = 1 / math.sqrt(query.shape[-1]) if query.shape[-1] else math.inf
     # sqrt(|scale|) on both sides (the sign goes with query), in double as there.
     root = math.sqrt(abs(scale))
     query = query * (-root if scale < 0 else root)

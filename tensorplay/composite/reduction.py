@@ -300,7 +300,12 @@ def _addbmm_operands(op, self, batch1, batch2):
                          f"{fmt_shape(batch1.shape)}, batch2 {fmt_shape(batch2.shape)} "
                          f"(argument 'batch2')", op=op, arg="batch2")
     left = batch1.permute(1, 0, 2).reshape([n, b * m])
-    return left, batch2.reshape([b * m, batch2.shape[2]])
+    right = batch2.reshape([b * m, batch2.shape[2]])
+    if b == 0:
+        # no batches: PyTorch returns beta * self before its dtype checks, so empty
+        # batches of another dtype are taken (cast to self's dtype: they hold nothing)
+        left, right = left.to(self.dtype), right.to(self.dtype)
+    return left, right
 
 
 def addbmm(self, batch1, batch2, beta, alpha):

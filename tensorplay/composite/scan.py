@@ -173,8 +173,8 @@ def _gradient(self, spacing, dim, edge_order, spacing_len=None):
     dims = _gradient_checks(self, spacing_len, dims_given, dims, edge_order)
     if spacing is None or not isinstance(spacing, (list, tuple)):
         spacing = [1 if spacing is None else spacing] * len(dims)
-    if not self.dtype.is_differentiable:      # (floating and complex keep their dtype)
-        self = self.to(dt.get_default_dtype())
+    # An integer self is not cast first: its differences divided by the spacing promote
+    # as PyTorch's do (by a number: the default dtype; by float16 coordinates: float16)
     out = []
     for d, h in zip(dims, spacing):
         if isinstance(h, Tensor):

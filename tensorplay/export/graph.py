@@ -25,6 +25,22 @@ class Node:
     def target(self):
         return self.func.name
 
+    @property
+    def returns_sequence(self):
+        """Whether the op returns a tuple or a list of tensors, even of one or none
+        (`unbind` of a size-1 dim returns [t]: a line of code unpacks it, `u, = ...`)."""
+        schema = self.func.schema
+        return schema.num_returns != 1 or schema.text.endswith("[]")
+
+    def targets_text(self, names):
+        """The left side of the node's line: `u = ` for one tensor, `u, = ` for a
+        sequence of one, `a, b = `, `_ = ` for an empty sequence."""
+        if not self.returns_sequence:
+            return names[0]
+        if len(names) == 1:
+            return names[0] + ","
+        return ", ".join(names) or "_"
+
 
 @dataclass
 class Graph:
@@ -47,7 +63,7 @@ class Graph:
         for node in self.nodes:
             args = ", ".join(_arg_text(a) for a in node.args)
             outs = [o for o in node.outputs]
-            target = ", ".join(o.name if o is not None else "_" for o in outs) or "_"
+            target = node.targets_text([o.name if o is not None else "_" for o in outs])
             types = ", ".join(o.type_text() for o in outs if o is not None)
             lines.append(f"    {target} = {node.func!r}({args})  # {types}")
         ret = ", ".join(_arg_text(v) for v in self.outputs)

@@ -407,19 +407,22 @@ def index_put(op, args):
     self, indices, values, accumulate = args
     target = indexed_sizes(op, self, indices)
     check_devices(op, [("self", self), ("values", values)])
-    check_same_dtype(op, self, values, "values")
-    vsizes = values._impl.sizes
-    fits = len(vsizes) <= len(target) and all(
-        v in (1, t) for v, t in zip(reversed(vsizes), reversed(target)))
-    if not fits:
-        raise ShapeError(f"{op}(): argument 'values' (shape {fmt_shape(vsizes)}) cannot be "
-                         f"broadcast to the indexed shape {fmt_shape(target)}", op=op,
-                         arg="values")
+    mask = _fill_mask(self, indices, values, accumulate)
+    if mask is not None:
+        _check_fill(op, self, mask, values)
+    else:
+        check_same_dtype(op, self, values, "values")
+        vsizes = values._impl.sizes
+        fits = len(vsizes) <= len(target) and all(
+            v in (1, t) for v, t in zip(reversed(vsizes), reversed(target)))
+        if not fits:
+            raise ShapeError(f"{op}(): argument 'values' (shape {fmt_shape(vsizes)}) cannot "
+                             f"be broadcast to the indexed shape {fmt_shape(target)}", op=op,
+                             arg="values")
     if not op.endswith("_"):
         return OutSpec(self._impl.sizes, self._impl.dtype)
     # Memory checks (kernel_support/overlap.py), as PyTorch's index_put_ makes them. An expanded
     # self is allowed (PyTorch warns that it is deprecated).
-    mask = _fill_mask(self, indices, values, accumulate)
     if mask is not None:
         assert_no_partial_overlap(op, self, "indices", mask)
     else:
@@ -440,3 +443,18 @@ def _fill_mask(self, indices, values, accumulate):
     if len(given) != 1 or not is_mask(given[0]) or given[0]._impl.device != self._impl.device:
         return None
     return given[0]
+
+
+def _check_fill(op, self, mask, values):
+    """PyTorch's masked_fill_(mask, values.item()) path takes a value of any dtype and of
+    any shape of one element, cast to self's dtype as a number is (check_value_fits),
+    and refuses a uint8 mask as masked_fill_ does. TensorPlay's CUDA kernel writes
+    values of self's dtype only: off the CPU the dtypes must match (open)."""
+    if mask._impl.dtype is not dt.bool:
+        raise DTypeError(f"{op}(): a mask with a one-element 'values' is written as "
+                         f"masked_fill_, which only supports bool masks, but got a mask of "
+                         f"dtype {mask._impl.dtype.name} (argument 'indices')", op=op,
+                         arg="indices")
+    if self._impl.device.type != "cpu":
+        check_same_dtype(op, self, values, "values")
+    check_value_fits(op, values, self._impl.dtype, arg="values")

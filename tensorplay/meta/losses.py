@@ -76,6 +76,7 @@ def bce_with_logits(op, args):
         raise ShapeError(f"{op}(): argument 'target' must have the same shape as 'self' "
                          f"({fmt_shape(_sizes(self))}), but got {fmt_shape(_sizes(target))}",
                          op=op, arg="target")
+    _check_bce_weights(op, weight, pos_weight)
     for name, t in (("weight", weight), ("pos_weight", pos_weight)):
         if t is not None and broadcast(op, [("self", _sizes(self)), (name, _sizes(t))]) \
                 != tuple(_sizes(self)):
@@ -85,6 +86,22 @@ def bce_with_logits(op, args):
     sizes = _sizes(self) if reduction == "none" else ()
     # PyTorch computes the loss into (1 - target) in place: the result has target's dtype
     return OutSpec(sizes, target._impl.dtype)
+
+
+def _check_bce_weights(op, weight, pos_weight):
+    """PyTorch multiplies the loss by the weights in place, into a real tensor (the log-
+    sigmoid of the input by (pos_weight - 1) * target + 1, the loss by weight): a complex
+    weight's product cannot be cast back to it; and pos_weight - 1 refuses a bool."""
+    for name, t in (("weight", weight), ("pos_weight", pos_weight)):
+        if t is not None and t._impl.dtype.is_complex:
+            raise DTypeError(f"{op}(): argument '{name}' must be real, but got "
+                             f"{t._impl.dtype.name} (the loss is multiplied by it in place, "
+                             f"and a complex product cannot be cast to the real loss)",
+                             op=op, arg=name)
+    if pos_weight is not None and pos_weight._impl.dtype is dt.bool:
+        raise DTypeError(f"{op}(): argument 'pos_weight' must not be bool (the loss "
+                         f"subtracts 1 from it, and subtraction with bool tensors is not "
+                         f"supported)", op=op, arg="pos_weight")
 
 
 def cross_entropy_forward(op, args):

@@ -116,19 +116,27 @@ def avg_pool2d_backward(op, args):
 avg_pool3d_backward = avg_pool2d_backward
 
 
-def _adaptive_nonempty(op, self, nd):
+def _adaptive_nonempty(op, self, nd, out_spatial):
     """How many trailing dims of an adaptive pooling's input must not be empty (see
-    check_pool_input): the average's forward checks the spatial dims only, its backward
-    and the max every dim but the first."""
-    return nd if "avg" in op and not op.endswith("backward") else len(_sizes(self)) - 1
+    check_pool_input), as PyTorch's kernels check them: the 2-D average's forward the
+    spatial dims only, the 3-D average, the backwards and the max every dim but the
+    first; none for an average to one element per channel (`out_spatial` all 1), which
+    PyTorch's adaptive_avg_pool2d/3d compute as a mean over the spatial dims (NaN where
+    they are empty), forward and backward, without the pooling's checks. TensorPlay's
+    Triton kernels need non-empty spatial dims: off the CPU those stay checked (open)."""
+    if "avg" in op and all(o == 1 for o in out_spatial):
+        return 0 if self._impl.device.type == "cpu" else nd
+    if op.startswith("adaptive_avg_pool2d") and not op.endswith("backward"):
+        return nd
+    return len(_sizes(self)) - 1
 
 
 def _adaptive(op, self, output_size, floating):
     nd = spatial_dims(op)
-    sizes = check_pool_input(op, self, nd, _adaptive_nonempty(op, self, nd))
+    out = check_list(op, "output_size", output_size, nd, 0)
+    sizes = check_pool_input(op, self, nd, _adaptive_nonempty(op, self, nd, out))
     if floating:
         check_floating(op, "self", self)
-    out = check_list(op, "output_size", output_size, nd, 0)
     return tuple(sizes[:-nd]) + out
 
 
@@ -143,7 +151,7 @@ adaptive_avg_pool3d = adaptive_avg_pool2d
 def adaptive_avg_pool2d_backward(op, args):
     grad_output, self = args
     nd = spatial_dims(op)
-    check_pool_input(op, self, nd, _adaptive_nonempty(op, self, nd))
+    check_pool_input(op, self, nd, _adaptive_nonempty(op, self, nd, _sizes(grad_output)[-nd:]))
     if tuple(_sizes(grad_output)[:-nd]) != tuple(_sizes(self)[:-nd]):
         raise ShapeError(f"{op}(): argument 'grad_output' (shape "
                          f"{fmt_shape(_sizes(grad_output))}) must have the leading dims of "
@@ -167,7 +175,7 @@ adaptive_max_pool3d = adaptive_max_pool2d
 def adaptive_max_pool2d_backward(op, args):
     grad_output, self, indices = args
     nd = spatial_dims(op)
-    check_pool_input(op, self, nd, _adaptive_nonempty(op, self, nd))
+    check_pool_input(op, self, nd, _adaptive_nonempty(op, self, nd, _sizes(indices)[-nd:]))
     if tuple(_sizes(grad_output)) != tuple(_sizes(indices)):
         raise ShapeError(f"{op}(): argument 'grad_output' (shape "
                          f"{fmt_shape(_sizes(grad_output))}) must have the shape of "

@@ -608,6 +608,12 @@ KNOWN = [
     ("missing error", ("backward",), "with a bool tensor is not supported",
      "a bool operand of a promoting op (logaddexp(bool, float)): PyTorch's backward formula "
      "subtracts it unpromoted and raises; TensorPlay's promotes first"),
+    ("missing error", ("backward",), "can't be cast to the desired output type",
+     "a PyTorch bug: addcdiv(self, tensor1, tensor2) with a bool or integer tensor2, "
+     "tensor1 requiring grad: PyTorch's formula `grad * (value / tensor2)` is ATen's "
+     "Scalar / Tensor, empty_like(tensor2).fill_(value).div_(tensor2), a true division "
+     "written in place into tensor2's dtype, which raises; TensorPlay's backward divides "
+     "promoted (the gradient of the forward PyTorch computes)"),
     ("missing error", ("backward",), "PixelShuffleBackward0 returned an invalid gradient",
      "PyTorch's pixel_unshuffle bug on empty inputs (see _NO_EMPTY_CASE) reached through "
      "pixel_shuffle's backward"),
@@ -615,11 +621,6 @@ KNOWN = [
      "cholesky of an empty non-square matrix (3 x 0): both forwards return an empty "
      "factor, PyTorch's backward then refuses the shape; TensorPlay's returns the empty "
      "gradient (open: TensorPlay's forward could refuse first)"),
-    ("spurious error", ("backward",), "expected non-empty channel and spatial dims",
-     "adaptive average pooling to 1 x 1 of an input with no channels: PyTorch's forward "
-     "takes the mean there (its 1 x 1 fast path), so its backward is mean's and checks "
-     "nothing; TensorPlay's backward is the pooling's, which refuses the empty channels "
-     "as PyTorch's pooling backward does (open)"),
     ("missing error", None, "refer to a single memory location",
      "an in-place write into a complex tensor of its own .imag or .real view (a 0-dim "
      "complex128 times its imag): PyTorch refuses the overlap; TensorPlay does not detect "

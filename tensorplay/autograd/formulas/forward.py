@@ -4,6 +4,8 @@
 the op's dispatcher handle with the arguments in schema order, as a front door would
 after binding them (the tangents take the inputs' places).
 """
+from tensorplay import _dtype as dt
+from tensorplay import _creation
 from tensorplay.autograd.formulas.core import zeros_like
 from tensorplay.dispatch.python_key import key_set_of
 
@@ -24,6 +26,11 @@ def or_zeros(tangent, primal):
         return [or_zeros(t, p) for t, p in zip(tangent, primal)]
     if tangent is not None or primal is None:       # (an optional input not given)
         return tangent
+    if primal.dtype is dt.bool:
+        # a bool input has no tangent: its zeros only take part in the formula's
+        # arithmetic (`self_t - other_t` of minimum(float, bool)), where bool zeros are
+        # refused (sub) and PyTorch's zero tensor is not; uint8 promotes as bool does
+        return _creation.zeros_like(primal, dtype=dt.uint8)
     return zeros_like(primal)
 
 
