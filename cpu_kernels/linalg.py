@@ -2,6 +2,8 @@
 LAPACK routines of inv, slogdet, solve and cholesky (tensorplay/kernel_support/lapack.py)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tensorplay import _dtype as dt
@@ -101,7 +103,7 @@ def linear(input, weight, bias):  # noqa: A002 - the schema's name
         # One (rows, in) @ (in, out) product, not a batch of small ones: NumPy's matmul
         # runs a 3-D operand as one BLAS call per leading index (2x slower at (16, 32, 64)),
         # and a transposed input (batch_first attention) is worth its copy by reshape.
-        rows = int(np.prod(x.shape[:-1]))
+        rows = math.prod(x.shape[:-1])     # (not np.prod: 3 us of a 50 us call)
         r = np.matmul(x.reshape(rows, x.shape[-1]), w.T).reshape(x.shape[:-1] + (w.shape[0],))
     else:
         r = np.matmul(x, w.T)

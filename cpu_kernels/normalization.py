@@ -348,7 +348,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     a = _compute(input)
     k = len(normalized_shape)
     before = a.ndim - k
-    count = int(np.prod(a.shape[before:]))
+    count = math.prod(a.shape[before:])
     if a.size and a.flags.c_contiguous:
         mean, var, centered = _row_moments(a.reshape(-1, count))
         stats = a.shape[:before] + (1,) * k
