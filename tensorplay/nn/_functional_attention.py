@@ -292,9 +292,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         k = k.view(bsz, num_heads, src_len, head_dim)
         v = v.view(bsz, num_heads, src_len, head_dim)
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
-    if batch_first:     # (N, H, L, D) -> (N, L, E)
-        out = out.permute(0, 2, 1, 3).reshape(bsz * tgt_len, embed_dim)
-        return linear(out, out_proj_weight, out_proj_bias).view(bsz, tgt_len, embed_dim), None
+    if batch_first:     # (N, H, L, D) -> (N, L, E), projected as it is (linear takes 3-D)
+        out = out.permute(0, 2, 1, 3).reshape(bsz, tgt_len, embed_dim)
+        return linear(out, out_proj_weight, out_proj_bias), None
     out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
     out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, embed_dim)
     if not batched:
