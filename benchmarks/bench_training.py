@@ -2,6 +2,9 @@
 
     python benchmarks/bench_training.py          the ratios below, and their parts
     python benchmarks/bench_training.py --full   also the default `tensorplay train` run
+    python benchmarks/bench_training.py --case=transformer --cpu-time
+                                                 only the layer cases whose title holds
+                                                 one of the --case= words (case-insensitive)
 
 Targets: one epoch of the digits CNN of `tensorplay train` (1,437 images, batch 32, Adam)
 within 1.25x PyTorch, its backward within 1.5x, its step within 2.5x of its GEMM floor
@@ -244,10 +247,20 @@ class _BasicBlock:
         return Block()
 
 
+# --case=word (repeatable): run only the layer cases whose title contains a word
+CASES = [a.split("=", 1)[1].lower() for a in sys.argv[1:] if a.startswith("--case=")]
+
+
+def _wanted(title):
+    return not CASES or any(word in title.lower() for word in CASES)
+
+
 def bench_layers(torch):
     """GRU, LSTM, a TransformerEncoder and a ResNet block, forward + backward; Adam fused."""
     seq, batch, inputs, hidden = 35, 20, 32, 64
     for name in ("GRU", "LSTM"):
+        if not _wanted(name):
+            continue
         ours, theirs = _step_pair(torch, lambda nn: getattr(nn, name)(inputs, hidden),
                                   (seq, batch, inputs))
         report(f"{name}(input {inputs}, hidden {hidden}), sequence {seq}, batch {batch}: "
@@ -258,12 +271,15 @@ def bench_layers(torch):
         layer = nn.TransformerEncoderLayer(64, 4, dim_feedforward=256, dropout=0.0,
                                            batch_first=True)
         return nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
-    ours, theirs = _step_pair(torch, encoder, (16, 32, 64))
-    report("TransformerEncoder (2 layers, d_model 64, 4 heads, ff 256), 16x32: forward + "
-           "backward", [("tp", timeit(ours)), ("torch", timeit(theirs))], ["within 1.3x torch"])
-    ours, theirs = _step_pair(torch, _BasicBlock.make, (16, 32, 16, 16))
-    report("ResNet basic block (32 channels, 16x16, batch 16): forward + backward",
-           [("tp", timeit(ours)), ("torch", timeit(theirs))], ["within 1.4x torch"])
+    if _wanted("TransformerEncoder"):
+        ours, theirs = _step_pair(torch, encoder, (16, 32, 64))
+        report("TransformerEncoder (2 layers, d_model 64, 4 heads, ff 256), 16x32: forward + "
+               "backward", [("tp", timeit(ours)), ("torch", timeit(theirs))],
+               ["within 1.3x torch"])
+    if _wanted("ResNet basic block"):
+        ours, theirs = _step_pair(torch, _BasicBlock.make, (16, 32, 16, 16))
+        report("ResNet basic block (32 channels, 16x16, batch 16): forward + backward",
+               [("tp", timeit(ours)), ("torch", timeit(theirs))], ["within 1.4x torch"])
 
     def adam_step(lib):
         rng = np.random.default_rng(0)
@@ -272,6 +288,8 @@ def bench_layers(torch):
         for p in params:
             p.grad = lib.tensor(rng.standard_normal(tuple(p.shape)).astype(np.float32))
         return lib.optim.Adam(params, lr=1e-3, fused=True).step
+    if not _wanted("Adam"):
+        return
     report("Adam(fused=True) step, 1,049,000 parameters",
            [("tp", timeit(adam_step(tp))), ("torch", timeit(adam_step(torch)))],
            ["within 1.5x torch's fused step"])
@@ -330,11 +348,12 @@ def bench_full_run():
 def main():
     import torch
     torch.set_num_threads(THREADS)
-    if "--layers" not in sys.argv[1:]:
+    if "--layers" not in sys.argv[1:] and not CASES:
         bench_cnn_epoch(torch)
         bench_cnn_step_floor(torch)
         bench_mlp_step(torch)
-    bench_backward_kernels(torch)
+    if not CASES:
+        bench_backward_kernels(torch)
     bench_layers(torch)
     if "--full" in sys.argv[1:]:
         bench_full_run()

@@ -140,8 +140,11 @@ def flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropou
         weights = np.exp(np.subtract(keys, lse.reshape(-1), out=keys), out=keys)
     weights_t = buf.transpose(1, 2, 0, 3)        # P^T, (B, H, S, L)
     S, B, H, L = buf.shape
-    keep = keep_mask(int(philox_seed.item()), int(philox_offset.item()), (B, H, L, S),
-                     dropout_p)
+    # (the rng state read from the arrays: .item() would dispatch four ops, and without
+    # dropout there is no mask to draw)
+    keep = None if dropout_p == 0 else keep_mask(
+        int(philox_seed._impl.array()), int(philox_offset._impl.array()), (B, H, L, S),
+        dropout_p)
     keep_t = None if keep is None else np.swapaxes(keep, -1, -2)
     grad_v = (weights_t if keep is None else weights_t * keep_t) @ g
     # dP^T = v @ dO^T, (B, H, S, L); dP - delta copied key first like the weights (as

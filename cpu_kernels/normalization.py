@@ -348,7 +348,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     a = _compute(input)
     k = len(normalized_shape)
     before = a.ndim - k
-    count = int(np.prod(a.shape[before:]))
+    count = math.prod(a.shape[before:])
     if a.size and a.flags.c_contiguous:
         mean, var, centered = _row_moments(a.reshape(-1, count))
         stats = a.shape[:before] + (1,) * k
@@ -357,9 +357,28 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
         mean, var, centered = _moments(a, tuple(range(before, a.ndim)))
     mean = _welford_mean(mean, var, count)
     rstd = 1 / np.sqrt(var + eps)
-    centered *= rstd
-    y = _affine(centered, _param(weight, before, 0, a), _param(bias, before, 0, a))
+    if weight is not None and a.size and a.flags.c_contiguous:
+        # (x - mean) times the outer product rstd w: one broadcast pass fewer
+        w = weight._impl.array().astype(a.dtype, copy=False).reshape(count)
+        y = np.multiply(centered.reshape(-1, count), _outer(rstd.reshape(-1), w)).reshape(
+            a.shape)
+        y = _affine(y, None, _param(bias, before, 0, a))
+    else:
+        centered *= rstd
+        y = _affine(centered, _param(weight, before, 0, a), _param(bias, before, 0, a))
     return out(y, spec[0].dtype), out(mean, spec[1].dtype), out(rstd, spec[2].dtype)
+
+
+def _outer(u, v):
+    """u[:, None] * v[None, :] for vectors u (R,) and v (n,), a fresh row-major (R, n)
+    array, by BLAS: a product of inner size 2 with a zero column and row (u v + 0 * 0,
+    the same values). NumPy runs a product of inner size 1 in its own loop (15x slower),
+    and the broadcast multiply over R short rows costs 3x a same-shape pass."""
+    left = np.zeros((u.shape[0], 2), u.dtype)
+    left[:, 0] = u
+    right = np.zeros((2, v.shape[0]), u.dtype)
+    right[0] = v
+    return left @ right
 
 
 def fused_rms_norm(input, normalized_shape, weight, eps):
@@ -435,9 +454,10 @@ def _layer_norm_grad_input(x, g, w, gx, mean, r, axes, stat_shape):
 
 def _layer_norm_backward_rows(a, g, k, mean, rstd, weight, mask, specs):
     """_norm_backward of layer norm on (rows, n) views of x and grad: the same formulas
-    (_layer_norm_grad_input's factoring, in its order of operations), with every sum
-    an einsum over one axis of a 2-D array, without temporaries for the products:
-    NumPy's sum over the leading dims of (16, 32, 64) is 3x slower than einsum's."""
+    (_layer_norm_grad_input's factoring), every sum a BLAS product or an einsum over one
+    axis of a 2-D array (NumPy's sum over the leading dims of (16, 32, 64) is 3x slower),
+    and as few passes that broadcast a per-row value as the formulas allow: over rows
+    of n ~ 64 NumPy runs one inner loop per row, 3x the cost of a same-shape pass."""
     shape = a.shape
     n = math.prod(shape[a.ndim - k:])
     rows = math.prod(shape[:a.ndim - k])
@@ -450,23 +470,31 @@ def _layer_norm_backward_rows(a, g, k, mean, rstd, weight, mask, specs):
     grad_in = grad_weight = grad_bias = None
     with np.errstate(invalid="ignore", over="ignore"):
         if mask[0]:
-            gx = g if w is None else g * w
             s = 1.0 / n if n else 0.0    # n == 0: nothing to normalize, an empty gradient
-            ds = np.einsum("rn,rn->r", gx, x).reshape(rows, 1)
-            db = (gx @ np.ones(n, x.dtype)).reshape(rows, 1)       # row sums by BLAS
+            if w is None:
+                ds = np.einsum("rn,rn->r", g, x).reshape(rows, 1)
+                db = (g @ np.ones(n, x.dtype)).reshape(rows, 1)    # row sums by BLAS
+            else:
+                # ds = sum(g * w * x), db = sum(g * w): matrix-vector products with w
+                # (NumPy's broadcasts over rows of n ~ 64 run a loop per row, 3x the
+                # cost of a same-shape pass)
+                ds = (np.multiply(g, x) @ w).reshape(rows, 1)
+                db = (g @ w).reshape(rows, 1)
             b = (db * m - ds) * r * r * r * s
             c = -b * m - db * r * s
-            # rstd * g * w + b * x + c, in place on g * w (a fresh array) when there is
-            # a weight; b * x through one scratch array.
-            grad_in = np.multiply(gx, r, out=gx) if w is not None else r * g
+            # rstd * g * w + b * x + c: g times the outer product rstd w (one BLAS
+            # product, fresh), b * x through one scratch array.
+            grad_in = r * g if w is None else np.multiply(g, _outer(r.reshape(rows), w))
             scratch = np.multiply(x, b)
             grad_in += scratch
             grad_in += c
             grad_in = grad_in.reshape(shape)
         if mask[1]:
-            xhat = x - m
-            xhat *= r
-            grad_weight = np.einsum("rn,rn->n", g, xhat).reshape(shape[a.ndim - k:])
+            # sum over rows of g * (x - mean) * rstd: the rows of g (x - mean) weighted
+            # by rstd, one matrix-vector product (x - mean first: no cancellation)
+            gd = x - m
+            gd *= g
+            grad_weight = (gd.T @ r.reshape(rows)).reshape(shape[a.ndim - k:])
         if len(mask) > 2 and mask[2]:
             grad_bias = (np.ones(rows, x.dtype) @ g).reshape(shape[a.ndim - k:])
     values = (grad_in, grad_weight, grad_bias)

@@ -31,7 +31,12 @@ def cat(tensors, dim):
     if all(t._impl.sizes == (0,) for t in tensors):   # only legacy empties: dim unread
         return out(np.empty(0, spec.dtype.np), spec.dtype)
     d = wrap_dim("cat", dim, len(spec.sizes))
-    return out(np.concatenate([array_as(t, spec.dtype) for t in kept], axis=d), spec.dtype)
+    # Into a row-major array: NumPy lays its own result out in the inputs' memory order,
+    # and for permuted inputs (unbind's backward stacks attention's q, k, v gradients in
+    # the projection's layout) that result's copy to row-major took 10x the concatenation.
+    result = np.empty(spec.sizes, spec.dtype.np)
+    np.concatenate([array_as(t, spec.dtype) for t in kept], axis=d, out=result)
+    return out(result, spec.dtype)
 
 
 def roll(self, shifts, dims):

@@ -171,6 +171,31 @@ def test_batch_first(same):
     check(tmod, mod, tout, out, [tq] if same else [tq, tk], [q] if same else [q, k])
 
 
+@pytest.mark.parametrize("masks", ["none", "attn 2-D bool", "attn 3-D float + padding",
+                                   "causal"])
+def test_batch_first_self_attention_without_weights(masks):
+    """batch_first self-attention with need_weights=False: the path that projects and
+    splits the heads in the (N, L, E) layout (no transposes), with every kind of mask."""
+    tmod, mod = mha_pair(E, H, batch_first=True)
+    tx, x = pair((N, L, E), 0)
+    kwargs, tkwargs = {}, {}
+    if masks == "attn 2-D bool":
+        tkwargs["attn_mask"], kwargs["attn_mask"] = mask_pair(attention_mask("bool", (L, L)))
+    elif masks == "attn 3-D float + padding":
+        tkwargs["attn_mask"], kwargs["attn_mask"] = mask_pair(
+            attention_mask("float", (N * H, L, L)))
+        tkwargs["key_padding_mask"], kwargs["key_padding_mask"] = mask_pair(
+            padding_mask("bool")[:, :L])
+    elif masks == "causal":
+        tkwargs["attn_mask"] = torch.nn.Transformer.generate_square_subsequent_mask(L)
+        kwargs["attn_mask"] = tp.from_numpy(tkwargs["attn_mask"].numpy())
+        tkwargs["is_causal"] = kwargs["is_causal"] = True
+    tout = tmod(tx, tx, tx, need_weights=False, **tkwargs)
+    out = mod(x, x, x, need_weights=False, **kwargs)
+    assert tuple(out[0].shape) == (N, L, E) and out[1] is None
+    check(tmod, mod, tout, out, [tx], [x])
+
+
 def test_kdim_vdim():
     tmod, mod = mha_pair(E, H, kdim=5, vdim=3)
     assert [n for n, _ in mod.named_parameters()] == \

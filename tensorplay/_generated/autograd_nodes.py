@@ -26,9 +26,9 @@ from tensorplay.autograd.formulas import (
     index_select_backward, index_source_backward, last_three, last_two, layer_norm_backward,
     leaky_relu_backward_of_result, linalg_det_backward, linalg_inv_backward, linalg_lstsq_backward,
     linalg_lu_backward, linalg_lu_solve_B, linalg_lu_solve_LU, linalg_qr_backward,
-    linalg_solve_backward, linalg_solve_triangular_backward, linalg_svd_backward,
-    linear_weight_backward, log_softmax_double_backward_grad, logcumsumexp_backward, logit_backward,
-    logsumexp_backward, lu_factor_ex_backward, lu_unpack_backward, masked_scatter_source_backward,
+    linalg_solve_backward, linalg_solve_triangular_backward, linalg_svd_backward, linear_backward,
+    log_softmax_double_backward_grad, logcumsumexp_backward, logit_backward, logsumexp_backward,
+    lu_factor_ex_backward, lu_unpack_backward, masked_scatter_source_backward,
     masked_select_backward, matrix_exp_backward, max_pool2d_double_backward,
     max_pool_double_backward, maybe_multiply, mean_backward, mish_backward, mse_loss_backward,
     mvlgamma_backward, nll_loss_value, norm_backward, not_implemented, pad_nd_backward,
@@ -3176,9 +3176,7 @@ class BaddbmmBackward0(Node):
 class LinearBackward0(Node):
     """Backward of `linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor`.
 
-    input: grad.matmul(weight.conj())
-    weight: linear_weight_backward(grad, input)
-    bias: sum_to(grad, bias.sizes())
+    input, weight, bias: linear_backward(grad, input, weight, bias.sizes(), grad_input_mask)
     """
 
     __slots__ = ('input_', 'weight_', 'bias_sizes')
@@ -3193,12 +3191,13 @@ class LinearBackward0(Node):
         d_input = None
         d_weight = None
         d_bias = None
-        if self.needs_input_grad(0):
-            d_input = grad.matmul(weight.conj())
-        if self.needs_input_grad(1):
-            d_weight = linear_weight_backward(grad, input)
-        if self.needs_input_grad(2):
-            d_bias = sum_to(grad, bias_sizes)
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
+            grad_input_mask = [
+                self.needs_input_grad(0), self.needs_input_grad(1), self.needs_input_grad(2),
+            ]
+            (d_input, d_weight, d_bias) = linear_backward(
+                grad, input, weight, bias_sizes, grad_input_mask,
+            )
         return (d_input, d_weight, d_bias)
 
 
@@ -8274,3 +8273,34 @@ class FminBackward0(Node):
         if self.needs_input_grad(1):
             d_other = sum_to(where(_tmp0, 0, grad), other_sizes)
         return (d_self, d_other)
+
+
+class LinearBackwardBackward0(Node):
+    """Backward of `_linear_backward(Tensor grad_output, Tensor? input, Tensor? weight,
+        bool[3] output_mask) -> (Tensor, Tensor, Tensor)`.
+
+    grad_output, input, weight: not_implemented(
+        "_linear_backward (differentiate linear's backward with create_graph=True)",
+    )
+    """
+
+    __slots__ = ()
+    SAVED = ()
+    OP = '_linear_backward'
+    materialize_outputs = ()   # the gradients the formulas read
+
+    def apply(self, grads):
+        grad = grads[0]
+        grad_result0 = grads[0]
+        grad_result1 = grads[1]
+        grad_result2 = grads[2]
+        d_grad_output = None
+        d_input = None
+        d_weight = None
+        if self.needs_input_grad(0) or self.needs_input_grad(1) or self.needs_input_grad(2):
+            (
+                d_grad_output, d_input, d_weight,
+            ) = not_implemented(
+                "_linear_backward (differentiate linear's backward with create_graph=True)",
+            )
+        return (d_grad_output, d_input, d_weight)

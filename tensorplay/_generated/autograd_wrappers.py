@@ -57,26 +57,26 @@ from tensorplay._generated.autograd_nodes import (
     LinalgLuBackward0, LinalgLuFactorExBackward0, LinalgLuSolveBackward0, LinalgMatrixExpBackward0,
     LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0,
     LinalgSolveExBackward0, LinalgSolveTriangularBackward0, LinalgSvdBackward0,
-    LinalgVectorNormBackward0, LinearBackward0, Log10Backward0, Log1pBackward0, Log2Backward0,
-    LogBackward0, LogNormalBackward0, LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0,
-    Logaddexp2Backward0, LogaddexpBackward0, LogcumsumexpBackward0, LogitBackward0,
-    LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0, LtBackward0,
-    LuUnpackBackward0, MaskedFillBackward0, MaskedFillBackward1, MaskedScatterBackward0,
-    MaskedSelectBackward0, MaxBackward0, MaxBackward1, MaxPool2dWithIndicesBackward0,
-    MaxPool2dWithIndicesBackwardBackward0, MaxPool3dWithIndicesBackward0,
-    MaxPool3dWithIndicesBackwardBackward0, MaximumBackward0, MeanBackward0, MeanBackward1,
-    MedianBackward0, MedianBackward1, MinBackward0, MinBackward1, MinimumBackward0, MishBackward0,
-    MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0, MvBackward0, MvlgammaBackward0,
-    NanToNumBackward0, NanmedianBackward0, NanmedianBackward1, NativeBatchNormBackward0,
-    NativeDropoutBackward0, NativeGroupNormBackward0, NativeLayerNormBackward0,
-    NativeLayerNormBackwardBackward0, NeBackward0, NegBackward0, NextafterBackward0,
-    NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0, NormalBackward0,
-    PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PoissonBackward0, PolarBackward0,
-    PolygammaBackward0, PolygammaBackward1, PowBackward0, PowBackward1, PowBackward2,
-    PreluBackward0, ProdBackward0, ProdBackward1, RandomBackward0, RandomBackward1, RandomBackward2,
-    ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1, RenormBackward0,
-    RepeatBackward0, RepeatInterleaveBackward0, RollBackward0, RoundBackward0, RoundBackward1,
-    RsqrtBackward0, ScaledDotProductFlashAttentionBackward0,
+    LinalgVectorNormBackward0, LinearBackward0, LinearBackwardBackward0, Log10Backward0,
+    Log1pBackward0, Log2Backward0, LogBackward0, LogNormalBackward0, LogSoftmaxBackward0,
+    LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0, LogcumsumexpBackward0,
+    LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0,
+    LtBackward0, LuUnpackBackward0, MaskedFillBackward0, MaskedFillBackward1,
+    MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
+    MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0,
+    MaxPool3dWithIndicesBackward0, MaxPool3dWithIndicesBackwardBackward0, MaximumBackward0,
+    MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
+    MinimumBackward0, MishBackward0, MmBackward0, ModeBackward0, MseLossBackward0, MulBackward0,
+    MvBackward0, MvlgammaBackward0, NanToNumBackward0, NanmedianBackward0, NanmedianBackward1,
+    NativeBatchNormBackward0, NativeDropoutBackward0, NativeGroupNormBackward0,
+    NativeLayerNormBackward0, NativeLayerNormBackwardBackward0, NeBackward0, NegBackward0,
+    NextafterBackward0, NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0,
+    NormalBackward0, PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PoissonBackward0,
+    PolarBackward0, PolygammaBackward0, PolygammaBackward1, PowBackward0, PowBackward1,
+    PowBackward2, PreluBackward0, ProdBackward0, ProdBackward1, RandomBackward0, RandomBackward1,
+    RandomBackward2, ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1,
+    RenormBackward0, RepeatBackward0, RepeatInterleaveBackward0, RollBackward0, RoundBackward0,
+    RoundBackward1, RsqrtBackward0, ScaledDotProductFlashAttentionBackward0,
     ScaledDotProductFlashAttentionBackwardBackward0, ScatterAddAlongBackward0, ScatterAddBackward0,
     ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0,
     SelectBackward0, SelectScatterBackward0, SgnBackward0, SigmoidBackward0, SignBackward0,
@@ -2475,8 +2475,11 @@ def linear(ks, input, weight, bias):
         return below_autograd(ops.linear, ks, input, weight, bias)
     node = LinearBackward0(input, weight, bias)
     node.bias_sizes = None if bias is None else bias._impl.sizes
-    node.input_ = SavedVariable(input, is_output=False) if weight._impl.requires_grad else NOT_SAVED
-    if input._impl.requires_grad:
+    if (weight._impl.requires_grad):
+        node.input_ = SavedVariable(input, is_output=False)
+    else:
+        node.input_ = NOT_SAVED
+    if (input._impl.requires_grad):
         node.weight_ = SavedVariable(weight, is_output=False)
     else:
         node.weight_ = NOT_SAVED
@@ -5842,6 +5845,17 @@ def _gru_sequence_backward(ks, grad_output, grad_hn, output, h0, w_hh, workspace
     return result
 
 
+def _linear_backward(ks, grad_output, input, weight, output_mask):
+    if not (grad_output._impl.requires_grad
+            or (input is not None and input._impl.requires_grad)
+            or (weight is not None and weight._impl.requires_grad)):
+        return below_autograd(ops._linear_backward, ks, grad_output, input, weight, output_mask)
+    node = LinearBackwardBackward0(grad_output, input, weight)
+    result = below_autograd(ops._linear_backward, ks, grad_output, input, weight, output_mask)
+    set_history(result, node)
+    return result
+
+
 # op full name -> wrapper, registered at AutogradCPU..AutogradMeta
 WRAPPERS = {
     'add.Tensor': add_Tensor,
@@ -6312,6 +6326,7 @@ WRAPPERS = {
     '_scaled_dot_product_flash_attention_backward': _scaled_dot_product_flash_attention_backward,
     '_gru_sequence': _gru_sequence,
     '_gru_sequence_backward': _gru_sequence_backward,
+    '_linear_backward': _linear_backward,
 }
 
 # A wrapper only records: with no tensor that requires grad (no REQUIRES_GRAD flag in

@@ -7326,6 +7326,16 @@ SCHEMAS = (
         tensor_positions=(0, 1, 2, 3, 4, 5),
         num_returns=4,
     ),
+    OpSchema(
+        name='_linear_backward',
+        text=(
+            '_linear_backward(Tensor grad_output, Tensor? input, Tensor? weight, '
+            'bool[3] output_mask) -> (Tensor, Tensor, Tensor)'
+        ),
+        arg_names=('grad_output', 'input', 'weight', 'output_mask'),
+        tensor_positions=(0, 1, 2),
+        num_returns=3,
+    ),
 )
 
 for _schema in SCHEMAS:
@@ -7783,6 +7793,7 @@ DISPATCH = {
         ('_scaled_dot_product_flash_attention_backward', 'attention.flash_attention_backward'),
         ('_gru_sequence', 'rnn.gru_sequence'),
         ('_gru_sequence_backward', 'rnn.gru_sequence_backward'),
+        ('_linear_backward', 'linalg.linear_backward'),
     ),
     'CUDA': (
         ('add.Tensor', 'pointwise.add'),
@@ -8773,6 +8784,7 @@ DISPATCH = {
         ('pow.Scalar', 'pointwise.pow_scalar_tensor'),
         ('_gru_sequence', 'rnn.gru_sequence'),
         ('_gru_sequence_backward', 'rnn.gru_sequence_backward'),
+        ('_linear_backward', 'linalg.linear_backward'),
     ),
 }
 
@@ -9340,6 +9352,7 @@ META_RULES = {
     '_scaled_dot_product_flash_attention_backward': 'attention.flash_attention_backward',
     '_gru_sequence': 'rnn.gru_sequence',
     '_gru_sequence_backward': 'rnn.gru_sequence_backward',
+    '_linear_backward': 'linalg.linear_backward',
 }
 
 # op -> batching rule in tensorplay/func/batching_rules/ (ops.yaml `vmap:`, or the rule

@@ -18761,6 +18761,31 @@ def _gru_sequence_backward(grad_output, grad_hn, output, h0, w_hh, workspace, *,
                 | workspace._impl.keys)
     return ops._gru_sequence_backward.call(ks, grad_output, grad_hn, output, h0, w_hh, workspace)
 
+
+# ---- _linear_backward ------------------------------------------------------------------
+
+def _linear_backward(grad_output, input, weight, output_mask, *, out=None):
+    """(grad_input, grad_weight, grad_bias) of linear from grad_output, input and weight, the batch
+    dims flattened into rows; an output output_mask leaves out is None.
+
+    _linear_backward(Tensor grad_output, Tensor? input, Tensor? weight,
+        bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+    """
+    if out is not None:
+        return into_out(
+            '_linear_backward', out, _linear_backward(grad_output, input, weight, output_mask),
+        )
+    if not isinstance(grad_output, Tensor):
+        bad_arg('_linear_backward', 'grad_output', 'Tensor', grad_output)
+    if input is not None and not isinstance(input, Tensor):
+        bad_arg('_linear_backward', 'input', 'Tensor or None', input)
+    if weight is not None and not isinstance(weight, Tensor):
+        bad_arg('_linear_backward', 'weight', 'Tensor or None', weight)
+    ks = (grad_output._impl.keys
+                | (input._impl.keys if input is not None else 0)
+                | (weight._impl.keys if weight is not None else 0))
+    return ops._linear_backward.call(ks, grad_output, input, weight, output_mask)
+
 FUNCTIONS = (
     'add',
     'sub',
@@ -19466,4 +19491,5 @@ FUNCTIONS = (
     '_scaled_dot_product_flash_attention_backward',
     '_gru_sequence',
     '_gru_sequence_backward',
+    '_linear_backward',
 )

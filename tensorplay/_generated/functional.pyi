@@ -2056,3 +2056,7 @@ def _gru_sequence_backward(
     grad_output: Tensor, grad_hn: Tensor, output: Tensor, h0: Tensor, w_hh: Tensor,
     workspace: Tensor, *, out: Tensor = None,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]: ...
+def _linear_backward(
+    grad_output: Tensor, input: Tensor | None, weight: Tensor | None, output_mask: Sequence[bool],
+    *, out: Tensor = None,
+) -> tuple[Tensor, Tensor, Tensor]: ...

@@ -1041,3 +1041,4 @@ _scaled_dot_product_flash_attention_backward = dispatcher.find(
 )
 _gru_sequence = dispatcher.find('_gru_sequence')
 _gru_sequence_backward = dispatcher.find('_gru_sequence_backward')
+_linear_backward = dispatcher.find('_linear_backward')

@@ -17,6 +17,7 @@ from tensorplay.errors import (
     ArgumentError, DimError, DTypeError, fmt_shape, LinAlgError, ShapeError,
 )
 from tensorplay.kernel_support.checks import broadcast
+from tensorplay.meta import linalg as linalg_rules
 from tensorplay.meta.linalg import check_matrix_exp, check_rank, check_square
 from tensorplay.meta.reduction import check_norm_dtype
 
@@ -102,6 +103,22 @@ def _fold_transposed(self, other):
         return F._unsafe_view(t1_folded.mv(self), lead)
     out = F._unsafe_view(t1_folded.mm(self.t()), lead + (self.shape[0],))
     return out.mT.contiguous()
+
+
+def linear_backward(grad_output, input, weight, output_mask):  # noqa: A002
+    """_linear_backward composed of mm and sum, the batch dims flattened into rows (the
+    CPU kernel's formulas, cpu_kernels/linalg.py) for the backends without a kernel."""
+    specs = linalg_rules.linear_backward("_linear_backward",
+                                         (grad_output, input, weight, output_mask))
+    g = grad_output.reshape((-1, grad_output.shape[-1]))
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        grad_input = g.mm(weight.conj()).reshape(specs[0].sizes)
+    if output_mask[1]:
+        grad_weight = g.transpose(0, 1).mm(input.reshape((-1, input.shape[-1])).conj())
+    if output_mask[2]:
+        grad_bias = g.sum(0)
+    return grad_input, grad_weight, grad_bias
 
 
 def _should_fold(self, other):

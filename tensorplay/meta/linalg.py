@@ -132,6 +132,52 @@ def linear(op, args):
     return OutSpec(out, x._impl.dtype)
 
 
+def linear_backward(op, args):
+    """_linear_backward: (grad_input, grad_weight, grad_bias) of linear, shaped like input,
+    like weight and (out_features,); an output output_mask leaves out is None. It reads
+    weight for grad_input and input for grad_weight only (linear's node saves each only
+    for the other's gradient), so either may be None when its gradient is not asked."""
+    grad_output, x, weight, output_mask = args
+    if not _sizes(grad_output):
+        raise ShapeError(f"{op}(): argument 'grad_output' must have at least 1 dimension, "
+                         f"but got a 0-D tensor", op=op, arg="grad_output")
+    lead, out_features = _sizes(grad_output)[:-1], _sizes(grad_output)[-1]
+    named = [("grad_output", grad_output)]
+    for name, t, wanted in (("input", x, output_mask[1]), ("weight", weight, output_mask[0])):
+        if wanted and t is None:
+            raise ArgumentError(f"{op}(): output_mask asks for the gradient that reads "
+                                f"'{name}', but argument '{name}' is None", op=op, arg=name)
+        if t is not None:
+            named.append((name, t))
+    if weight is not None:
+        check_rank(op, "weight", weight, (2,),
+                   "a matrix (2-D) of shape [out_features, in_features]")
+        if _sizes(weight)[0] != out_features:
+            raise ShapeError(f"{op}(): 'weight' {fmt_shape(_sizes(weight))} must have "
+                             f"out_features = {out_features} rows, the last dim of "
+                             f"'grad_output' {fmt_shape(_sizes(grad_output))}", op=op,
+                             arg="weight")
+    if x is not None and (not _sizes(x) or _sizes(x)[:-1] != lead):
+        raise ShapeError(f"{op}(): 'input' {fmt_shape(_sizes(x))} and 'grad_output' "
+                         f"{fmt_shape(_sizes(grad_output))} must agree in all dims but the "
+                         f"last", op=op, arg="input")
+    if x is not None and weight is not None and _sizes(x)[-1] != _sizes(weight)[1]:
+        raise ShapeError(f"{op}(): the last dim of 'input' {fmt_shape(_sizes(x))} must be "
+                         f"in_features = {_sizes(weight)[1]} of 'weight' "
+                         f"{fmt_shape(_sizes(weight))}", op=op, arg="weight")
+    same_dtype(op, named)
+    check_devices(op, named)
+    d = grad_output._impl.dtype
+    specs = [None, None, None]
+    if output_mask[0]:
+        specs[0] = OutSpec(lead + (_sizes(weight)[1],), d)
+    if output_mask[1]:
+        specs[1] = OutSpec((out_features, _sizes(x)[-1]), d)
+    if output_mask[2]:
+        specs[2] = OutSpec((out_features,), d)
+    return tuple(specs)
+
+
 # ---- triangles and diagonals -----------------------------------------------------------
 def tril(op, args):
     self = args[0]

@@ -100,16 +100,34 @@ def _in_projection_packed(query, key, value, w, b):
     return linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
 
 
-def _self_attention_heads(x, w, b, num_heads):
+def _self_attention_heads(x, w, b, num_heads, batch_first):
     """q, k, v of self-attention (query is key is value) straight in the (N, H, L, D)
     layout scaled_dot_product_attention takes: the one packed projection (L, N, 3E) viewed
-    as (L, N, 3, H, D) and permuted to (3, N, H, L, D), then unbound. Three views, no copy
-    (the head dim keeps unit stride, which the fused kernel wants), and backward stacks the
-    three gradients into the projection's in one op (chunk's backward pads each slice to
-    full width and adds them)."""
+    as (L, N, 3, H, D) and permuted to (3, N, H, L, D), then unbound ((N, L, 3E) and
+    (N, L, 3, H, D) with batch_first). Three views, no copy (the head dim keeps unit
+    stride, which the fused kernel wants), and backward stacks the three gradients into
+    the projection's in one op (chunk's backward pads each slice to full width and adds
+    them)."""
+    if batch_first:
+        batch, length, embed = x.shape
+        proj = linear(x, w, b).view(batch, length, 3, num_heads, embed // num_heads)
+        return proj.permute(2, 0, 3, 1, 4).unbind(0)
     length, batch, embed = x.shape
     proj = linear(x, w, b).view(length, batch, 3, num_heads, embed // num_heads)
     return proj.permute(2, 1, 3, 0, 4).unbind(0)
+
+
+def _sequence_first(query, key, value):
+    """(N, L, E) inputs as (L, N, E) views, `key is value` (and `query is key`) still
+    true after the transposes where it was: the packed projection takes its one-matmul
+    path on it."""
+    if key is value:
+        if query is key:
+            query = key = value = query.transpose(1, 0)
+            return query, key, value
+        query, key = (x.transpose(1, 0) for x in (query, key))
+        return query, key, key
+    return tuple(x.transpose(1, 0) for x in (query, key, value))
 
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
@@ -118,21 +136,40 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
                                  key_padding_mask=None, need_weights=True, attn_mask=None,
                                  use_separate_proj_weight=False, q_proj_weight=None,
                                  k_proj_weight=None, v_proj_weight=None, static_k=None,
-                                 static_v=None, average_attn_weights=True, is_causal=False):
+                                 static_v=None, average_attn_weights=True, is_causal=False,
+                                 *, batch_first=False):
     """PyTorch's `F.multi_head_attention_forward`: sequence-first inputs (L, N, E), or
     unbatched (L, E). Returns (attn_output, attn_weights); the weights are (N, L, S)
     averaged over heads, (N, H, L, S) per head, or None when need_weights is False.
+
+    batch_first (keyword only, TensorPlay's, which MultiheadAttention(batch_first=True)
+    passes): batched inputs and the output are (N, L, E). Self-attention then projects
+    and reshapes in that layout (no transposes, nor the copies they cost around the
+    products); every other path transposes to (L, N, E) and back, as PyTorch's module does.
 
     is_causal is a hint that attn_mask is the causal mask: it needs attn_mask, and it
     replaces the mask by scaled_dot_product_attention's own causal masking only where
     nothing else needs the mask (no key_padding_mask, need_weights=False)."""
     batched = _shape_check(query, key, value, key_padding_mask, attn_mask)
+    # Self-attention straight to scaled_dot_product_attention: the heads come out of the
+    # projection as views in its (N, H, L, D) layout (nothing below reshapes them).
+    heads_direct = (batched and not use_separate_proj_weight and query is key is value
+                    and not need_weights and bias_k is None and bias_v is None
+                    and static_k is None and static_v is None and not add_zero_attn)
+    batch_first = batch_first and batched
+    transposed = batch_first and not heads_direct
+    if transposed:
+        query, key, value = _sequence_first(query, key, value)
+        batch_first = False
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
-    tgt_len, bsz, embed_dim = query.shape
-    src_len = key.shape[0]
+    if batch_first:
+        bsz, tgt_len, embed_dim = query.shape
+    else:
+        tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[1 if batch_first else 0]
 
     key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
                                        attn_mask.dtype if attn_mask is not None else None,
@@ -163,13 +200,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
                          f"{fmt_shape(key.shape)} and {fmt_shape(value.shape)}", op=_OP,
                          arg="value")
 
-    # Self-attention straight to scaled_dot_product_attention: the heads come out of the
-    # projection as views in its (N, H, L, D) layout (nothing below reshapes them).
-    heads_direct = (not use_separate_proj_weight and query is key is value and not need_weights
-                    and bias_k is None and bias_v is None and static_k is None
-                    and static_v is None and not add_zero_attn)
     if heads_direct:
-        q, k, v = _self_attention_heads(query, in_proj_weight, in_proj_bias, num_heads)
+        q, k, v = _self_attention_heads(query, in_proj_weight, in_proj_bias, num_heads,
+                                        batch_first)
     elif not use_separate_proj_weight:
         q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
     else:
@@ -247,7 +280,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         if not batched:
             out = out.squeeze(1)
             weights = weights.squeeze(0)
-        return out, weights
+        return (out.transpose(1, 0) if transposed else out), weights
 
     if attn_mask is not None:   # (1 or N * H, L, S) -> (1 or N, 1 or H, L, S)
         if attn_mask.shape[0] == 1:
@@ -259,11 +292,14 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         k = k.view(bsz, num_heads, src_len, head_dim)
         v = v.view(bsz, num_heads, src_len, head_dim)
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    if batch_first:     # (N, H, L, D) -> (N, L, E), projected as it is (linear takes 3-D)
+        out = out.permute(0, 2, 1, 3).reshape(bsz, tgt_len, embed_dim)
+        return linear(out, out_proj_weight, out_proj_bias), None
     out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
     out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, embed_dim)
     if not batched:
         out = out.squeeze(1)
-    return out, None
+    return (out.transpose(1, 0) if transposed else out), None
 
 
 def _pad_last(mask):

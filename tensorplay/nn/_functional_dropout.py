@@ -14,6 +14,7 @@ import math
 import warnings
 
 from tensorplay._creation import empty
+from tensorplay._tensor import Tensor
 from tensorplay._generated import functional as _ops
 from tensorplay._generated import functional as _F
 from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
@@ -123,6 +124,10 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 def dropout(input, p=0.5, training=True, inplace=False, *, generator=None):
     """Zero each element with probability p and scale the rest by 1 / (1 - p) when
     training (random draws from `generator`, default: the one `tp.manual_seed` seeds)."""
+    if p == 0 and type(input) is Tensor:
+        # The op returns its input then (PyTorch's too): a Transformer layer's three
+        # dropouts at p=0 would dispatch three calls that do nothing.
+        return input
     result = _F.dropout(input, p, training, generator=generator)
     if inplace and result is not input:
         return input.copy_(result)

@@ -140,6 +140,19 @@ def conv_backward_flops(grad_out, x, w, transposed, output_mask, out):
     return flops
 
 
+def linear_backward_flops(grad_output, output_mask, out):
+    """The two products of _linear_backward, as the mm's of linear's composed backward:
+    grad_input (rows x out) @ (out x in), grad_weight (out x rows) @ (rows x in)."""
+    g = _sizes(grad_output)
+    rows, out_features = _prod(g[:-1]), g[-1]
+    flops = 0
+    if output_mask[0]:
+        flops += 2 * rows * out_features * _sizes(out[0])[-1]
+    if output_mask[1]:
+        flops += 2 * rows * out_features * _sizes(out[1])[1]
+    return flops
+
+
 # op (the name before the overload) -> flops from (args, out)
 FLOP_FORMULAS = {
     "mm": lambda args, out: mm_flops(args[0], args[1], out),
@@ -152,6 +165,7 @@ FLOP_FORMULAS = {
         _sizes(args[0]), _sizes(args[1]), _sizes(out), args[6]),
     "convolution_backward": lambda args, out: conv_backward_flops(
         args[0], args[1], args[2], args[7], args[10], out),
+    "_linear_backward": lambda args, out: linear_backward_flops(args[0], args[3], out),
 }
 
 

@@ -126,6 +126,44 @@ def _errors_linear(op, device):
             r"linear\(\): expected 'input' and 'weight' to have the same dtype", arg="weight")
 
 
+def _linear_backward_samples(op, device, dtype, requires_grad):
+    """(grad_output, (input, weight, output_mask)): linear's shapes, grad_output strided;
+    the masks that leave input or weight out pass None for it, as linear's node does."""
+    rng = rng_for(op.full_name, dtype)
+    for x, w in (((3, 4), (5, 4)), ((2, 3, 4), (5, 4)), ((4,), (2, 4)), ((0, 4), (3, 4))):
+        xs = make_tensor(x, dtype, device, rng=rng, layout="transposed")
+        ws = make_tensor(w, dtype, device, rng=rng, layout="transposed")
+        g = make_tensor(x[:-1] + (w[0],), dtype, device, rng=rng, layout="strided")
+        for mask in ([True, True, True], [True, False, False], [False, True, True]):
+            yield S(g, (xs if mask[1] else None, ws if mask[0] else None, mask),
+                    name=f"{x} {w} output_mask={mask}", meta=all(mask))
+
+
+def _ref_linear_backward(grad_output, input, weight, output_mask):  # noqa: A002
+    # PyTorch's aten::linear_backward has no dense CPU kernel (mkldnn only): its formulas.
+    g = grad_output.reshape(-1, grad_output.shape[-1])
+    return (g.mm(weight.conj()).reshape(grad_output.shape[:-1] + weight.shape[1:])
+            if output_mask[0] else None,
+            g.T.mm(input.reshape(-1, input.shape[-1]).conj()) if output_mask[1] else None,
+            g.sum(0) if output_mask[2] else None)
+
+
+def _errors_linear_backward(op, device):
+    g, x, w = t_((3, 5), device=device), t_((3, 4), device=device), t_((5, 4), device=device)
+    yield E(S(t_((3, 6), device=device), (x, w, [True, True, True])), ShapeError,
+            r"_linear_backward\(\): 'weight' \[5, 4\] must have out_features = 6 rows",
+            arg="weight", torch_raises=False)
+    yield E(S(g, (t_((2, 4), device=device), None, [False, True, False])), ShapeError,
+            r"_linear_backward\(\): 'input' \[2, 4\] and 'grad_output' \[3, 5\] must agree",
+            arg="input", torch_raises=False)
+    yield E(S(g, (x, None, [True, False, False])), ArgumentError,
+            r"_linear_backward\(\): output_mask asks for the gradient that reads 'weight'",
+            arg="weight", torch_raises=False)
+    yield E(S(g, (x, t_((5, 4), tp.float64, device=device), [True, True, True])), DTypeError,
+            r"_linear_backward\(\): expected 'grad_output' and 'weight' to have the same "
+            r"dtype", arg="weight", torch_raises=False)
+
+
 # PyTorch returns a view for a one-operand einsum that sums nothing ('ji', 'ii->i');
 # TensorPlay's einsum always returns a new tensor, so those cases are tested (values and
 # gradients) in tests/test_reduction_linalg.py instead, where aliasing is not compared.
@@ -266,6 +304,12 @@ LINALG = [
     OpInfo("linear", overloads=("linear",), ref=torch.nn.functional.linear,
            dtypes=ALL_BUT_BOOL + COMPLEX, grad_dtypes=GRAD_COMPLEX,
            tolerances=MM_TOL, sample_inputs_func=_linear_samples, error_inputs_func=_errors_linear),
+    # linear's fused backward, run by its formula in a plain backward(); no derivative of
+    # its own (create_graph composes differentiable ops), so no gradient tests.
+    OpInfo("_linear_backward", overloads=("_linear_backward",), ref=_ref_linear_backward,
+           method=False, dtypes=FLOATING + COMPLEX, supports_autograd=False, tolerances=MM_TOL,
+           sample_inputs_func=_linear_backward_samples,
+           error_inputs_func=_errors_linear_backward),
     # Samples are (first operand, equation, other operands): the generic tests want a tensor
     # as the sample's input.
     # Integers: only int64, because PyTorch sums a one-operand einsum of small ints ('ii')

@@ -12,11 +12,58 @@ import math
 
 from tensorplay import _creation
 from tensorplay._generated import functional as F
+from tensorplay.autograd.grad_mode import grad_state
 from tensorplay.autograd.formulas.core import sum_to
 from tensorplay.autograd.formulas.reduction import (
     _reduced_dims, norm_tangent_dtype, restore_reduced,
 )
 from tensorplay.kernel_support.lapack import solve_is_vector
+
+
+def linear_backward(grad, input, weight, bias_sizes, grad_input_mask):  # noqa: A002
+    """Gradients of linear for (input, weight, bias). The node saves input only when
+    weight needs a gradient and weight only when input does (PyTorch's addmm saves so):
+    the formulas read each for the other's gradient alone.
+
+    A plain backward() (grad mode off while it runs: nothing records this backward) takes
+    the fused op _linear_backward, three products in one kernel, where the composed
+    formulas dispatch a dozen ops for a 3-D input (reshapes, transposes, mm, sum). With
+    create_graph=True the backward is itself recorded, so it is composed from
+    differentiable ops (the fused op has no derivative)."""
+    want_input, want_weight, want_bias = grad_input_mask
+    # The fused op sums to bias's usual shape (out_features,); a bias that broadcasts
+    # from another shape takes sum_to.
+    fused_bias = want_bias and tuple(bias_sizes) == tuple(grad.shape[-1:])
+    if not grad_state.enabled:
+        d_input, d_weight, d_bias = F._linear_backward(
+            grad, input, weight, [want_input, want_weight, fused_bias])
+    else:
+        d_input = grad.matmul(weight.conj()) if want_input else None
+        d_weight = linear_weight_backward(grad, input) if want_weight else None
+        d_bias = None
+    if want_bias and d_bias is None:
+        d_bias = sum_to(grad, bias_sizes)
+    return d_input, d_weight, d_bias
+
+
+def linear_backward_jvp(grad_output_p, grad_output_t, input_p, input_t, weight_p, weight_t,
+                        output_mask):
+    """_linear_backward is bilinear in grad_output and (input, weight): each output's
+    tangent is the op at (grad_output_t, input_p, weight_p) plus the op at
+    (grad_output_p, input_t, weight_t), a term left out where its tangent is missing."""
+    terms = []
+    if grad_output_t is not None:
+        terms.append(F._linear_backward(grad_output_t, input_p, weight_p, list(output_mask)))
+    mask = [output_mask[0] and weight_t is not None, output_mask[1] and input_t is not None,
+            False]
+    if any(mask):
+        terms.append(F._linear_backward(grad_output_p, input_t, weight_t, mask))
+    tangents = [None, None, None]
+    for term in terms:
+        for i, t in enumerate(term):
+            if t is not None:
+                tangents[i] = t if tangents[i] is None else tangents[i] + t
+    return tuple(tangents)
 
 
 def linear_weight_backward(grad, input):  # noqa: A002 - the schema's name

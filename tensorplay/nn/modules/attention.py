@@ -91,24 +91,12 @@ class MultiheadAttention(Module):
                 attn_mask=None, average_attn_weights=True, is_causal=False):
         """(attn_output, attn_weights): see multi_head_attention_forward. With
         batch_first, batched inputs and the output are (N, L, E)."""
-        batched = query.dim() == 3
         key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
                                            attn_mask.dtype if attn_mask is not None
                                            else None, "attn_mask", query.dtype,
                                            op="MultiheadAttention.forward", stacklevel=4)
         attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
                                     op="MultiheadAttention.forward")
-        if self.batch_first and batched:
-            # Keep `key is value` (and `query is key`) true after the transposes: the
-            # packed projection takes its one-matmul path on it.
-            if key is value:
-                if query is key:
-                    query = key = value = query.transpose(1, 0)
-                else:
-                    query, key = (x.transpose(1, 0) for x in (query, key))
-                    value = key
-            else:
-                query, key, value = (x.transpose(1, 0) for x in (query, key, value))
         separate = not self._qkv_same_embed_dim
         out, weights = multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
@@ -118,9 +106,7 @@ class MultiheadAttention(Module):
             attn_mask=attn_mask, use_separate_proj_weight=separate,
             q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
             v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
-            is_causal=is_causal)
-        if self.batch_first and batched:
-            out = out.transpose(1, 0)
+            is_causal=is_causal, batch_first=self.batch_first)
         return out, weights
 
     def extra_repr(self):
