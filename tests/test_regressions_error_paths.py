@@ -351,3 +351,21 @@ def test_index_put_of_a_value_of_more_dims_through_a_mask_backward():
         y = x.clone().index_put_((lib.tensor([True, False, True, True]),), v)
         with pytest.raises(error, match="invalid gradient at index 1"):
             y.backward(lib.arange(4, dtype=lib.float64))
+
+
+def test_lerp_of_0dim_tensors_promotes_the_weight():
+    """A 0-d weight is a number to lerp (cast, never promoting) unless self and end are
+    0-d too: then the three promote alike (float16 ones with a float64 weight give float64,
+    fuzz seed 1102237)."""
+    import torch
+    for shapes in [((), (), ()), ((2,), (2,), ()), ((), (), (2,))]:
+        got, want = [], []
+        for lib, into in ((tp, got), (torch, want)):
+            try:
+                r = lib.lerp(lib.ones(shapes[0], dtype=lib.float16),
+                             lib.full(shapes[1], 3.0, dtype=lib.float16),
+                             lib.full(shapes[2], 0.25, dtype=lib.float64))
+                into.append((str(r.dtype).split(".")[-1], r.tolist()))
+            except Exception:  # noqa: BLE001 - both must refuse alike
+                into.append("raises")
+        assert got == want, shapes

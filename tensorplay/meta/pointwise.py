@@ -168,8 +168,10 @@ def addcdiv(op, args):
 def lerp(op, args):
     self, end, weight = args
     # a 0-d weight tensor is a number to PyTorch's lerp: any dtype (an int64 or bool one
-    # too), cast to self's, never promoting it
-    number = hasattr(weight, "_impl") and not weight._impl.sizes
+    # too), cast to self's, never promoting it; unless self and end are 0-d too, when the
+    # three promote alike (float16 ones with a float64 weight give float64)
+    number = hasattr(weight, "_impl") and not weight._impl.sizes \
+        and bool(self._impl.sizes or end._impl.sizes)
     spec = ternary(op, (self, end, None if number else weight), ("self", "end", "weight"),
                    floating=True)
     if end._impl.dtype is not self._impl.dtype:

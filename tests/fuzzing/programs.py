@@ -714,6 +714,11 @@ KNOWN = [
      "target) in forward mode: PyTorch's tangent formula calls huber_loss_backward(self_t, "
      "self_p, target_p) on the unpromoted operands, whose kernel refuses the mixed dtypes; "
      "TensorPlay's tangent promotes (it equals PyTorch's with the target cast to float32)"),
+    ("spurious error", ("batch_norm", "native_batch_norm", "_native_batch_norm_legit",
+                        "_native_batch_norm_legit_no_training"), "must have the input's dtype",
+     "running statistics of another dtype (a bool running_var) in evaluation: PyTorch's CPU "
+     "kernel checks their dtype on contiguous inputs only (its channels-last and strided "
+     "paths read them cast); TensorPlay refuses them on every layout (open)"),
 ]
 
 
