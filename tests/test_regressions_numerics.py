@@ -517,3 +517,23 @@ def test_huber_loss_tangent_of_mixed_float_dtypes():
             torch.func.jvp(lambda a, b: torch.nn.functional.huber_loss(a, b, delta=2.0),
                            (torch.tensor(x), torch.tensor(t, dtype=torch.float16)),
                            (torch.tensor(0.7), torch.tensor(-1.3, dtype=torch.float16)))
+
+
+def test_ldexp_inplace_exponent_gradient_sums_elementwise():
+    """ldexp_ takes ldexp's formula, as PyTorch's ldexp_ records LdexpBackward0: an
+    infinite exponent gives results of both signs, inf - inf = NaN in the exponent's
+    gradient (mul_'s formula summed grad * self first, then scaled: -inf) (fuzz seed
+    1106126); finite exponents give PyTorch's gradients."""
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    for exponent in (float("inf"), 2.0, -1.5):
+        grads = []
+        for lib in (tp, torch):
+            a = lib.tensor(x, requires_grad=True)
+            e = lib.tensor(exponent, dtype=lib.float64, requires_grad=True)
+            b = a * 1.0
+            b.ldexp_(e)
+            (b * lib.tensor(w)).sum().backward()
+            grads.append((e.grad.numpy(), a.grad.numpy()))
+        for ours, theirs in zip(*grads):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-12)

@@ -8022,6 +8022,31 @@ class LdexpBackward0(Node):
         return (d_self, d_other)
 
 
+class LdexpBackward1(Node):
+    """Backward of `ldexp_(Tensor(a!) self, Tensor other) -> Tensor(a!)`.
+
+    self: grad * exp2(other.to(result.dtype)).conj()
+    other: sum_to(grad * result.conj() * 0.6931471805599453, other.sizes())
+    """
+
+    __slots__ = ('other_', 'result_', 'other_sizes')
+    SAVED = ('other_', 'result_')
+    OP = 'ldexp_'
+
+    def apply(self, grads):
+        grad = grads[0]
+        other = self.other_.unpack(self)
+        result = self.result_.unpack(self)
+        other_sizes = self.other_sizes
+        d_self = None
+        d_other = None
+        if self.needs_input_grad(0):
+            d_self = grad * exp2(other.to(result.dtype)).conj()
+        if self.needs_input_grad(1):
+            d_other = sum_to(grad * result.conj() * 0.6931471805599453, other_sizes)
+        return (d_self, d_other)
+
+
 class RenormBackward0(Node):
     """Backward of `renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor`.
 

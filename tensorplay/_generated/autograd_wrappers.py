@@ -50,19 +50,19 @@ from tensorplay._generated.autograd_nodes import (
     HeavisideBackward0, HistogramBackward0, HistogramBackward1, HuberLossBackward0, HypotBackward0,
     I0Backward0, IgammaBackward0, IgammacBackward0, Im2colBackward0, IndexAddBackward0,
     IndexBackward0, IndexCopyBackward0, IndexFillBackward0, IndexFillBackward1, IndexPutBackward0,
-    IndexReduceBackward0, IndexSelectBackward0, KthvalueBackward0, LdexpBackward0, LeBackward0,
-    LeakyReluBackward0, LeakyReluBackward1, LerpBackward0, LerpBackward1, LgammaBackward0,
-    LinalgCholeskyExBackward0, LinalgCrossBackward0, LinalgDetBackward0, LinalgEighBackward0,
-    LinalgInvExBackward0, LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0, LinalgLstsqBackward0,
-    LinalgLuBackward0, LinalgLuFactorExBackward0, LinalgLuSolveBackward0, LinalgMatrixExpBackward0,
-    LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0, LinalgSolveBackward0,
-    LinalgSolveExBackward0, LinalgSolveTriangularBackward0, LinalgSvdBackward0,
-    LinalgVectorNormBackward0, LinearBackward0, LinearBackwardBackward0, Log10Backward0,
-    Log1pBackward0, Log2Backward0, LogBackward0, LogNormalBackward0, LogSoftmaxBackward0,
-    LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0, LogcumsumexpBackward0,
-    LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0, LstmSequenceBackwardBackward0,
-    LtBackward0, LuUnpackBackward0, MaskedFillBackward0, MaskedFillBackward1,
-    MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
+    IndexReduceBackward0, IndexSelectBackward0, KthvalueBackward0, LdexpBackward0, LdexpBackward1,
+    LeBackward0, LeakyReluBackward0, LeakyReluBackward1, LerpBackward0, LerpBackward1,
+    LgammaBackward0, LinalgCholeskyExBackward0, LinalgCrossBackward0, LinalgDetBackward0,
+    LinalgEighBackward0, LinalgInvExBackward0, LinalgLdlFactorExBackward0, LinalgLdlSolveBackward0,
+    LinalgLstsqBackward0, LinalgLuBackward0, LinalgLuFactorExBackward0, LinalgLuSolveBackward0,
+    LinalgMatrixExpBackward0, LinalgPinvBackward0, LinalgQrBackward0, LinalgSlogdetBackward0,
+    LinalgSolveBackward0, LinalgSolveExBackward0, LinalgSolveTriangularBackward0,
+    LinalgSvdBackward0, LinalgVectorNormBackward0, LinearBackward0, LinearBackwardBackward0,
+    Log10Backward0, Log1pBackward0, Log2Backward0, LogBackward0, LogNormalBackward0,
+    LogSoftmaxBackward0, LogSoftmaxBackwardDataBackward0, Logaddexp2Backward0, LogaddexpBackward0,
+    LogcumsumexpBackward0, LogitBackward0, LogsumexpBackward0, LstmSequenceBackward0,
+    LstmSequenceBackwardBackward0, LtBackward0, LuUnpackBackward0, MaskedFillBackward0,
+    MaskedFillBackward1, MaskedScatterBackward0, MaskedSelectBackward0, MaxBackward0, MaxBackward1,
     MaxPool2dWithIndicesBackward0, MaxPool2dWithIndicesBackwardBackward0,
     MaxPool3dWithIndicesBackward0, MaxPool3dWithIndicesBackwardBackward0, MaximumBackward0,
     MeanBackward0, MeanBackward1, MedianBackward0, MedianBackward1, MinBackward0, MinBackward1,
@@ -4815,6 +4815,19 @@ def ldexp_Tensor(ks, self, other):
     return result
 
 
+def ldexp_(ks, self, other):
+    if not (self._impl.requires_grad or other._impl.requires_grad):
+        return below_autograd(ops.ldexp_, ks, self, other)
+    check_inplace(self, 'ldexp_')
+    node = LdexpBackward1(self, other)
+    node.other_sizes = other._impl.sizes
+    node.other_ = SavedVariable(other, is_output=False) if self._impl.requires_grad else NOT_SAVED
+    result = below_autograd(ops.ldexp_, ks, self, other)
+    rebase_history(self, node)
+    node.result_ = SavedVariable(result, is_output=True)
+    return result
+
+
 def nextafter(ks, self, other):
     if not (self._impl.requires_grad or other._impl.requires_grad):
         return below_autograd(ops.nextafter, ks, self, other)
@@ -6253,6 +6266,7 @@ WRAPPERS = {
     'copysign_.Tensor': copysign__Tensor,
     'frexp.Tensor': frexp_Tensor,
     'ldexp.Tensor': ldexp_Tensor,
+    'ldexp_': ldexp_,
     'nextafter': nextafter,
     'nextafter_': nextafter_,
     'eq_.Tensor': eq__Tensor,

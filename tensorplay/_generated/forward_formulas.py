@@ -1923,6 +1923,17 @@ def ldexp_Tensor_tangent(self_p, other_p, result, self_t, other_t):
     return add_terms(summands)
 
 
+def ldexp__tangent(self_p, other_p, result, self_t, other_t):
+    """ldexp_: result: self_t * exp2(other_p.to(result.dtype)) + other_t * result *
+    0.6931471805599453"""
+    summands = []
+    if self_t is not None:
+        summands.append(self_t * exp2(other_p.to(result.dtype)))
+    if other_t is not None:
+        summands.append(other_t * result * 0.6931471805599453)
+    return add_terms(summands)
+
+
 def nextafter_tangent(self_p, other_p, result, self_t, other_t):
     """nextafter: result: where(self_p != other_p, self_t, 0.0)"""
     return where(self_p != other_p, or_zeros(self_t, self_p), 0.0)
@@ -2442,7 +2453,7 @@ FORWARD = {
     'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:241'),
     'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:245'),
     'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:249'),
-    'unbind.int': Tangent(unbind_int_tangent, (0,), (), 'derivatives.yaml:1878'),
+    'unbind.int': Tangent(unbind_int_tangent, (0,), (), 'derivatives.yaml:1886'),
     'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:257'),
     'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:257'),
     'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:261'),
@@ -2603,7 +2614,7 @@ FORWARD = {
     'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:703'),
     'diag': Tangent(diag_tangent, (0,), (), 'derivatives.yaml:707'),
     'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:711'),
-    'linalg_cross': Tangent(linalg_cross_tangent, (0, 1), (), 'derivatives.yaml:1843'),
+    'linalg_cross': Tangent(linalg_cross_tangent, (0, 1), (), 'derivatives.yaml:1851'),
     'linalg_matrix_exp': Tangent(linalg_matrix_exp_tangent, (0,), (), 'derivatives.yaml:1097'),
     'cat': Tangent(cat_tangent, (0,), (0,), 'derivatives.yaml:715'),
     'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:719'),
@@ -2767,8 +2778,8 @@ FORWARD = {
     'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:221'),
     'logaddexp': Tangent(logaddexp_tangent, (0, 1), (), 'derivatives.yaml:1104'),
     'logaddexp2': Tangent(logaddexp2_tangent, (0, 1), (), 'derivatives.yaml:1109'),
-    'fmax': Tangent(fmax_tangent, (0, 1), (), 'derivatives.yaml:1892'),
-    'fmin': Tangent(fmin_tangent, (0, 1), (), 'derivatives.yaml:1897'),
+    'fmax': Tangent(fmax_tangent, (0, 1), (), 'derivatives.yaml:1900'),
+    'fmin': Tangent(fmin_tangent, (0, 1), (), 'derivatives.yaml:1905'),
     'sinc': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:81'),
     'heaviside': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1141'),
     'dist': Tangent(dist_tangent, (0, 1), (), 'derivatives.yaml:577'),
@@ -2835,6 +2846,7 @@ FORWARD = {
     'copysign_.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1382'),
     'frexp.Tensor': Tangent(frexp_Tensor_tangent, (0,), (), 'derivatives.yaml:1387'),
     'ldexp.Tensor': Tangent(ldexp_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1830'),
+    'ldexp_': Tangent(ldexp__tangent, (0, 1), (), 'derivatives.yaml:1838'),
     'nextafter': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1392'),
     'nextafter_': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1392'),
     'eq_.Tensor': Tangent(eq__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1399'),
@@ -2865,15 +2877,15 @@ FORWARD = {
     'index_reduce_': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1502'),
     'addbmm': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1513'),
     'addbmm_': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1513'),
-    'renorm': Tangent(renorm_tangent, (0,), (), 'derivatives.yaml:1836'),
-    'renorm_': Tangent(renorm_tangent, (0,), (), 'derivatives.yaml:1836'),
+    'renorm': Tangent(renorm_tangent, (0,), (), 'derivatives.yaml:1844'),
+    'renorm_': Tangent(renorm_tangent, (0,), (), 'derivatives.yaml:1844'),
     'nanmedian': Tangent(nanmedian_tangent, (0,), (), 'derivatives.yaml:1517'),
     'nanmedian.dim': Tangent(nanmedian_dim_tangent, (0,), (), 'derivatives.yaml:1522'),
     'logcumsumexp': Tangent(logcumsumexp_tangent, (0,), (), 'derivatives.yaml:1526'),
     '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1529'),
     'histc': Tangent(None, (), (), 'derivatives.yaml:1783'),
-    'histogram.bins_tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1851'),
-    'histogram.bin_ct': Tangent(None, (0, 3), (), 'derivatives.yaml:1848'),
+    'histogram.bins_tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1859'),
+    'histogram.bin_ct': Tangent(None, (0, 3), (), 'derivatives.yaml:1856'),
     'max_pool3d_with_indices': Tangent(
         max_pool3d_with_indices_tangent, (0,), (), 'derivatives.yaml:1541',
     ),
@@ -2928,7 +2940,7 @@ FORWARD = {
     '_scaled_dot_product_flash_attention_backward': Tangent(
         None, (0, 1, 2, 3, 4, 5), (), 'derivatives.yaml:1797',
     ),
-    '_gru_sequence': Tangent(_gru_sequence_tangent, (0, 1, 2, 3), (), 'derivatives.yaml:1859'),
-    '_gru_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5), (), 'derivatives.yaml:1861'),
-    '_linear_backward': Tangent(_linear_backward_tangent, (0, 1, 2), (), 'derivatives.yaml:1904'),
+    '_gru_sequence': Tangent(_gru_sequence_tangent, (0, 1, 2, 3), (), 'derivatives.yaml:1867'),
+    '_gru_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5), (), 'derivatives.yaml:1869'),
+    '_linear_backward': Tangent(_linear_backward_tangent, (0, 1, 2), (), 'derivatives.yaml:1912'),
 }
