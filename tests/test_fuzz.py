@@ -470,3 +470,33 @@ def test_oracle_decides_a_whole_program_and_still_catches_a_wrong_gradient(monke
             monkeypatch.setattr(op, "op", wrong)
     found = Program(919805).run()
     assert found is not None and found.kind == "grad"
+
+
+@pytest.mark.parametrize("wrong", [False, True])
+def test_oracle_decides_a_distribution_and_still_catches_a_wrong_gradient(monkeypatch, wrong):
+    """ContinuousBernoulli(probs=0.49875) in float32 (program 4 draws float32): PyTorch's
+    float32 gradient of log_prob is 1-3% off its float64 one, ours is not; the oracle passes
+    it, and a log_prob whose gradient is off by 10% (its values kept) fails. (An error
+    below twice PyTorch's own is not resolved at such a point: where PyTorch is accurate,
+    1e-3 off fails, as in the ormqr tests above.)"""
+    from fuzzing import distributions
+    monkeypatch.setattr(programs, "DISTRIBUTION_SHARE", 1.0)
+    build = distributions.FAMILIES["ContinuousBernoulli"][0]
+    monkeypatch.setattr(distributions, "FAMILIES", {"ContinuousBernoulli": (
+        build, {"probs": (lambda rng, shape: np.full(shape, 0.49875), ())}, "unit")})
+    if wrong:
+        right = tp.distributions.ContinuousBernoulli.log_prob
+
+        def log_prob(self, value):
+            y = right(self, value)
+            z = y * 0.1
+            return y + (z - z.detach())
+        monkeypatch.setattr(tp.distributions.ContinuousBernoulli, "log_prob", log_prob)
+    program = Program(4)
+    found = program.run()
+    assert "d = ContinuousBernoulli(probs=float32[2, 3], validate_args=True)" in program.lines
+    if wrong:
+        assert found is not None and found.kind == "distribution"
+        assert found.detail.startswith("probs.grad of log_prob")
+    else:
+        assert found is None and program.counts["oracle"] >= 1
