@@ -1678,8 +1678,9 @@ def _wide_result(recompute):
 def _closer_to_float64(x, y, wide, rtol, atol):
     """Where TensorPlay's values x (float64 arrays, complex ones as parts: _parts) are no
     further from the float64 result `wide` than _ORACLE_FACTOR times PyTorch's y are,
-    plus the tolerance; nowhere when there is no float64 result of their shape."""
-    if wide is None:
+    plus the tolerance; nowhere when there is no float64 result of their shape (an op of
+    integer inputs computes its float32 result in float32 however widened)."""
+    if wide is None or wide.dtype not in (torch.float64, torch.complex128):
         return np.zeros(x.shape, bool)
     r = _parts(torch_to_numpy(wide.detach().resolve_conj()))
     if r.shape != x.shape:
