@@ -14,6 +14,7 @@ import numpy as np
 from tensorplay.kernel_support.ops import shape_rule
 from cpu_kernels._common import array_as, out, out_like
 from cpu_kernels._erf import erf as _erf
+from cpu_kernels._erf import erfc as _erfc
 from cpu_kernels._pointwise_common import arrays, inplace_of
 
 _SQRT_HALF = math.sqrt(0.5)
@@ -82,18 +83,51 @@ def _pair(op, rule, grad_output, self, *extra):
     return g, x, spec.dtype
 
 
+# gelu's derivative crosses zero at x = -0.7518 (exact and tanh forms alike): there its
+# two terms (about 0.23 each) cancel, and their float32 rounding becomes 1e-4 of the
+# result (PyTorch's fused float32 kernel rounds them less). The inputs within the window
+# are computed again in float64 (|derivative| > 0.02 outside it; about 3% of standard
+# normal inputs), and so are those of the tanh form's left tail, where 1 + tanh(u) and
+# 1 - tanh(u)^2 cancel (the exact form's Phi(x) is 0.5 erfc(-x / sqrt 2) there: no
+# 1 + erf to cancel). Float32 and below only (fuzz seed 615305: 1e30 gradients).
+_GELU_ROOT, _GELU_WINDOW, _GELU_TANH_TAIL = -0.7518, 0.05, -2.2
+
+
+def _gelu_derivative(x, approximate):
+    if approximate == "tanh":
+        t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+        du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du
+    return 0.5 * _erfc(-x * _SQRT_HALF) + x * _INV_SQRT_2PI * np.exp(-0.5 * x * x)
+
+
+def _refined_near_root(d, x, approximate):
+    """d with the inputs within _GELU_WINDOW of the root (and the tanh form's tail)
+    computed again in float64. (Two
+    comparisons and flat indices into C-ordered copies: np.nonzero's index tuples and
+    boolean indexing cost three times as much.)"""
+    near = (x > _GELU_ROOT - _GELU_WINDOW) & (x < _GELU_ROOT + _GELU_WINDOW)
+    if approximate == "tanh":
+        near |= x < _GELU_TANH_TAIL
+    if np.ndim(d) == 0:
+        return _gelu_derivative(x.astype(np.float64), approximate).astype(d.dtype) if near else d
+    flat = np.flatnonzero(near)
+    if flat.size:
+        d = np.ascontiguousarray(d)
+        d.reshape(-1)[flat] = _gelu_derivative(
+            x.reshape(-1)[flat].astype(np.float64), approximate)
+    return d
+
+
 def gelu_backward(grad_output, self, approximate):
     """grad * d/dx x Phi(x) = grad * (Phi(x) + x phi(x)); with 'tanh', the derivative of
     0.5 x (1 + tanh(u)), u = sqrt(2 / pi) (x + 0.044715 x^3)."""
     g, x, dtype = _pair("gelu_backward", "activations.gelu_backward", grad_output, self,
                         approximate)
     with np.errstate(over="ignore", invalid="ignore"):
-        if approximate == "tanh":
-            t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
-            du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
-            d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du
-        else:
-            d = 0.5 * (1 + _erf(x * _SQRT_HALF)) + x * _INV_SQRT_2PI * np.exp(-0.5 * x * x)
+        d = _gelu_derivative(x, approximate)
+        if d.dtype != np.float64:
+            d = _refined_near_root(d, x, approximate)
         return out_like(g * d, dtype, grad_output, self)
 
 

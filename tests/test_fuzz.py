@@ -375,3 +375,140 @@ def test_singular_vectors_of_repeated_singular_values_take_tensorplays():
         assert [k[0, 0].item() for k in kept[1:]] == [2.0, 3.0, 4.0]
     distinct = tp.tensor([[3.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 1.0]], dtype=tp.float64)
     assert programs._undefined_parts(op, _sample(op, distinct)) is None
+
+
+# ---- the float64 oracle: the result nearer float64 passes, a wrong one still fails -----
+def _ormqr_gradients():
+    """The gradient of (ormqr(A, tau, C) * W).sum() for tau, on inputs where PyTorch's own
+    float32 gradient is 2e-5 off its float64 one (relative) and TensorPlay's 7e-7: its
+    float32 gradient, PyTorch's, and PyTorch's float64 one."""
+    g = torch.Generator().manual_seed(28)
+    a, tau, c, w = (torch.randn(3, 4, generator=g), torch.randn(3, generator=g) * 2,
+                    torch.randn(3, 2, generator=g), torch.randn(3, 2, generator=g))
+
+    def torch_grad(dtype):
+        xs = [t.to(dtype).clone().requires_grad_() for t in (a, tau, c)]
+        (torch.ormqr(*xs) * w.to(dtype)).sum().backward()
+        return xs[1].grad
+    xs = [tp.tensor(t.numpy()).requires_grad_() for t in (a, tau, c)]
+    (tp.ormqr(*xs) * tp.tensor(w.numpy())).sum().backward()
+    return xs[1].grad, torch_grad(torch.float32), torch_grad(torch.float64)
+
+
+def test_oracle_takes_a_gradient_nearer_float64_than_pytorchs():
+    mine, theirs, wide = _ormqr_gradients()
+    program = Program(0)
+    with pytest.raises(_Found):         # PyTorch's float32 rounding is past the tolerance...
+        program._compare(mine, theirs, "v1.grad", "grad", 2, strides=False)
+    # ...and TensorPlay's is the nearer float64: the oracle decides, and counts it
+    assert program._compare(mine, theirs, "v1.grad", "grad", 2, strides=False,
+                            wide=lambda: wide)
+    assert program.counts["oracle"] == 1
+
+
+@pytest.mark.parametrize("wrong", ["kernel", "less accurate"])
+def test_oracle_still_rejects_a_wrong_gradient(wrong):
+    """A gradient off by 1e-3 relative, or TensorPlay holding PyTorch's less accurate
+    float32 gradient against PyTorch holding the accurate one: both still fail."""
+    mine, theirs, wide = _ormqr_gradients()
+    if wrong == "kernel":
+        mine = mine * 1.001
+    else:
+        mine, theirs = tp.tensor(theirs.numpy()), to_torch(mine)
+    program = Program(0)
+    with pytest.raises(_Found):
+        program._compare(mine, theirs, "v1.grad", "grad", 2, strides=False, wide=lambda: wide)
+    assert program.counts["oracle"] == 0
+
+
+def _tan_with_an_inaccurate_pytorch(factor):
+    """A new value v1 = tan(x) near its pole (TensorPlay's result times `factor`) where
+    PyTorch's float32 re-run is 1e-4 off (a stand-in for a float32 kernel of PyTorch that
+    rounds worse than TensorPlay's); with `wide`, the re-run in float64."""
+    x = tp.tensor([1.5707963], dtype=tp.float32)
+    inaccurate = torch.tan(to_torch(x)) * (1 + 1e-4)
+
+    def recompute(wide=False):
+        return torch.tan(to_torch(x).double()) if wide else inaccurate.clone()
+    return Program(0), Value(tp.tan(x) * factor, inaccurate.clone(), "v1", False, 1), recompute
+
+
+def test_oracle_takes_a_value_nearer_float64_than_pytorchs_rerun():
+    program, v, recompute = _tan_with_an_inaccurate_pytorch(1.0)
+    program._resync(v, recompute, _Found("value", "v1 (new)"))
+    program._check(v, "v1 (new)")       # the twin now holds TensorPlay's values
+    assert program.counts["oracle"] == 1
+
+
+def test_oracle_still_rejects_a_wrong_value():
+    program, v, recompute = _tan_with_an_inaccurate_pytorch(1.001)
+    found = _Found("value", "v1 (new)")
+    with pytest.raises(_Found) as info:
+        program._resync(v, recompute, found)
+    assert info.value is found and program.counts["oracle"] == 0
+
+
+def test_oracle_decides_a_whole_program_and_still_catches_a_wrong_gradient(monkeypatch):
+    """Program 919805's float32 gradient through ormqr is 1e-5 from PyTorch's (PyTorch's
+    own float32 gradient is the inaccurate one): the float64 shadow run passes it; without
+    the shadow it is a finding, and so is an ormqr whose gradient is off by 1e-3 (its
+    values kept exact: y + (z - z) with z = y * 0.001)."""
+    program = Program(919805)
+    assert program.run() is None and program.counts["oracle"] >= 1
+    with monkeypatch.context() as patched:
+        patched.setattr(Program, "_float64_gradients", lambda self: {})
+        found = Program(919805).run()
+        assert found is not None and found.kind == "grad"
+    for op in programs.OPS:
+        if op.name == "ormqr":
+            right = op.op
+
+            def wrong(*args, **kwargs):
+                y = right(*args, **kwargs)
+                z = y * 0.001
+                return y + (z - z.detach())
+            monkeypatch.setattr(op, "op", wrong)
+    found = Program(919805).run()
+    assert found is not None and found.kind == "grad"
+
+
+@pytest.mark.parametrize("wrong", [False, True])
+def test_oracle_decides_a_distribution_and_still_catches_a_wrong_gradient(monkeypatch, wrong):
+    """ContinuousBernoulli(probs=0.49875) in float32 (program 4 draws float32): PyTorch's
+    float32 gradient of log_prob is 1-3% off its float64 one, ours is not; the oracle passes
+    it, and a log_prob whose gradient is off by 10% (its values kept) fails. (An error
+    below twice PyTorch's own is not resolved at such a point: where PyTorch is accurate,
+    1e-3 off fails, as in the ormqr tests above.)"""
+    from fuzzing import distributions
+    monkeypatch.setattr(programs, "DISTRIBUTION_SHARE", 1.0)
+    build = distributions.FAMILIES["ContinuousBernoulli"][0]
+    monkeypatch.setattr(distributions, "FAMILIES", {"ContinuousBernoulli": (
+        build, {"probs": (lambda rng, shape: np.full(shape, 0.49875), ())}, "unit")})
+    if wrong:
+        right = tp.distributions.ContinuousBernoulli.log_prob
+
+        def log_prob(self, value):
+            y = right(self, value)
+            z = y * 0.1
+            return y + (z - z.detach())
+        monkeypatch.setattr(tp.distributions.ContinuousBernoulli, "log_prob", log_prob)
+    program = Program(4)
+    found = program.run()
+    assert "d = ContinuousBernoulli(probs=float32[2, 3], validate_args=True)" in program.lines
+    if wrong:
+        assert found is not None and found.kind == "distribution"
+        assert found.detail.startswith("probs.grad of log_prob")
+    else:
+        assert found is None and program.counts["oracle"] >= 1
+
+
+@pytest.mark.parametrize("seed", [919805, 927867, 938888])
+def test_ill_conditioned_float32_gradients_are_decided_by_the_oracle(seed, monkeypatch):
+    """Float32 gradients 1e-5 from PyTorch's through ormqr (919805), log_ndtr then tan
+    (927867), instance_norm then lgamma (938888): each passes by the oracle, and each is
+    a finding without it."""
+    program = Program(seed)
+    assert program.run() is None and program.counts["oracle"] >= 1
+    monkeypatch.setattr(Program, "_float64_gradients", lambda self: {})
+    found = Program(seed).run()
+    assert found is not None and found.kind == "grad"

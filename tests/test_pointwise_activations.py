@@ -106,3 +106,23 @@ def test_elu_family_second_derivative_at_zero(name, kwargs, inplace):
     np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-7)
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-7)
     assert ours[1][0] == 0.0
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_backward_at_the_zero_of_its_derivative_is_float32_accurate(approximate):
+    """gelu's derivative crosses zero at x = -0.7518, where its two terms cancel: float32
+    rounding of them was 1e-4 of the result (fuzz: gelu_backward of a 1e30 gradient,
+    seed 615305). Ours equals PyTorch's float64 derivative rounded to float32's tolerance
+    there (PyTorch's own float32 kernel does not: its relative error there reaches 1),
+    and at the window's edges; and in the left tail (x = -4.94), where Phi(x) was
+    0.5 (1 + erf), which cancels (now 0.5 erfc(-x / sqrt 2)), and the tanh form's
+    1 + tanh(u) cancels (computed in float64 there)."""
+    near = -0.7517916 + np.arange(-300, 301) * 6e-8
+    x = np.concatenate([near, [-0.8, -0.7, -0.65, 0.0, 1.5, -4.2175, -4.9377]]).astype(np.float32)
+    g = np.full(x.shape, 1e30, np.float32)
+    ours = tp.gelu_backward(tp.tensor(g), tp.tensor(x), approximate=approximate)
+    theirs = torch.ops.aten.gelu_backward(torch.tensor(g).double(), torch.tensor(x).double(),
+                                          approximate=approximate)
+    assert ours.dtype is tp.float32
+    np.testing.assert_allclose(np.asarray(ours.numpy(), np.float64), theirs.numpy(),
+                               rtol=1e-6)

@@ -4,7 +4,9 @@ values (Loaiza-Ganem & Cunningham, 2019). `probs` is not a mean here, only a sha
 
 Its normalizer C(p) = 2 atanh(1 - 2p) / (1 - 2p) has a removable singularity at p = 1/2:
 inside `lims` (0.499, 0.501) every quantity switches to its Taylor series there, as
-PyTorch's does, so values and gradients stay finite."""
+PyTorch's does, so values and gradients stay finite. Just outside it the exact formulas
+cancel terms of size 1/(1 - 2p)^2 down to O(1): log C(p), the mean and the variance are
+computed in float64 whatever the dtype (_wide_probs), and rounded once."""
 from __future__ import annotations
 
 import math
@@ -61,31 +63,44 @@ class ContinuousBernoulli(ExponentialFamily):
     def _outside_unstable_region(self):
         return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])
 
-    def _cut_probs(self):
+    def _cut_probs(self, probs=None):
         # probs near 1/2 replaced by a safe value: the exact branch is evaluated there
         # too (tp.where takes both), and must not produce NaN (its gradient would leak)
-        return tp.where(self._outside_unstable_region(), self.probs,
-                        self._lims[0] * tp.ones_like(self.probs))
+        probs = self.probs if probs is None else probs
+        return tp.where(self._outside_unstable_region(), probs,
+                        self._lims[0] * tp.ones_like(probs))
+
+    def _wide_probs(self):
+        """probs in float64 (exactly: a float32 value widens without rounding), for the
+        formulas that cancel near p = 1/2. In float32 their rounding is amplified to
+        1e-2 of a gradient at p = 0.4988 (in PyTorch's float32 too); in float64 and
+        rounded once to the dtype, the result is accurate to the dtype. The Taylor
+        branch is chosen on the probs themselves (_outside_unstable_region), as PyTorch
+        chooses it."""
+        return self.probs.to(tp.float64) if self.probs.dtype.is_floating_point else self.probs
 
     def _cont_bern_log_norm(self):
         """log C(p), C the normalizing constant."""
-        cut_probs = self._cut_probs()
+        probs = self._wide_probs()
+        cut_probs = self._cut_probs(probs)
         below_half = tp.where(cut_probs <= 0.5, cut_probs, tp.zeros_like(cut_probs))
         above_half = tp.where(cut_probs >= 0.5, cut_probs, tp.ones_like(cut_probs))
         log_norm = tp.log(tp.abs(tp.log1p(-cut_probs) - tp.log(cut_probs))) - tp.where(
             cut_probs <= 0.5, tp.log1p(-2.0 * below_half), tp.log(2.0 * above_half - 1.0))
-        x = tp.pow(self.probs - 0.5, 2)
+        x = tp.pow(probs - 0.5, 2)
         taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
-        return tp.where(self._outside_unstable_region(), log_norm, taylor)
+        out = tp.where(self._outside_unstable_region(), log_norm, taylor)
+        return out.to(self.probs.dtype)
 
     @property
     def mean(self):
-        cut_probs = self._cut_probs()
+        probs = self._wide_probs()
+        cut_probs = self._cut_probs(probs)
         mus = cut_probs / (2.0 * cut_probs - 1.0) + 1.0 / (
             tp.log1p(-cut_probs) - tp.log(cut_probs))
-        x = self.probs - 0.5
+        x = probs - 0.5
         taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * tp.pow(x, 2)) * x
-        return tp.where(self._outside_unstable_region(), mus, taylor)
+        return tp.where(self._outside_unstable_region(), mus, taylor).to(self.probs.dtype)
 
     @property
     def stddev(self):
@@ -93,12 +108,14 @@ class ContinuousBernoulli(ExponentialFamily):
 
     @property
     def variance(self):
-        cut_probs = self._cut_probs()
+        probs = self._wide_probs()
+        cut_probs = self._cut_probs(probs)
         variances = cut_probs * (cut_probs - 1.0) / tp.pow(1.0 - 2.0 * cut_probs, 2) + 1.0 / tp.pow(
             tp.log1p(-cut_probs) - tp.log(cut_probs), 2)
-        x = tp.pow(self.probs - 0.5, 2)
+        x = tp.pow(probs - 0.5, 2)
         taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
-        return tp.where(self._outside_unstable_region(), variances, taylor)
+        out = tp.where(self._outside_unstable_region(), variances, taylor)
+        return out.to(self.probs.dtype)
 
     @lazy_property
     def logits(self):

@@ -17,7 +17,9 @@ After every step *every* live value is compared (shape, dtype, values, requires_
 and strides where PyTorch documents them: views and clone), so a wrong alias or a lost
 in-place write shows up at the step that caused it (an op's new result, or the target of
 an in-place write, that differs is first compared with PyTorch's op re-run on TensorPlay's
-own inputs: Program._resync). Where the math leaves a result undefined (the gradient of
+own inputs: Program._resync). A float32, float16 or bfloat16 result (a value after that
+re-run, or a gradient) still apart from PyTorch's is judged against float64: "the float64
+oracle" says how. Where the math leaves a result undefined (the gradient of
 a nuclear norm of a rank-deficient matrix, ...) only its defined parts are compared:
 "results that are not unique" lists those rules with their reasons.
 A step must run in both libraries or raise in both; TensorPlay's errors must be its
@@ -794,8 +796,13 @@ def _torch_unsupported(err):
 class Program:
     """One random program; `run()` returns the first Mismatch, or None."""
 
-    def __init__(self, seed, max_steps=8):
+    def __init__(self, seed, max_steps=8, shadow=False):
         self.seed = seed
+        # A float64 shadow of the program (_float64_gradients): the same steps, PyTorch's
+        # twins of float tensors widened to float64, nothing compared.
+        self.shadow = shadow
+        self.backward_done = False
+        self._wide_grads = None
         self.rng = np.random.default_rng(seed)
         self.max_steps = max_steps
         self.pool: list[Value] = []
@@ -803,7 +810,7 @@ class Program:
         self.lines: list[str] = []
         self.steps_run = 0
         self.counts = {"op": 0, "view": 0, "inplace": 0, "index": 0, "raised": 0,
-                       "jvp": 0, "distribution": 0, "compiled": 0}
+                       "jvp": 0, "distribution": 0, "compiled": 0, "oracle": 0}
         self.step = ""
         # The checks beyond the side-by-side run (tangents.py, compiled.py,
         # distributions.py) draw from a generator of their own, so that adding one keeps
@@ -832,6 +839,9 @@ class Program:
                     self._check_pool()
                 self.step = "backward"
                 self._backward()
+                self.backward_done = True
+                if self.shadow:
+                    return None
                 if self.check_rng.random() < COMPILE_SHARE:
                     check_compiled(self)
                 if self.check_rng.random() < DISTRIBUTION_SHARE:
@@ -908,7 +918,12 @@ class Program:
         into the twin's memory instead (through `.data`: autograd does not see that write,
         so the history of the step and the versions it saved stay as they were, and the
         aliases read the new values as TensorPlay's aliases do). Views keep the strict
-        rule (`recompute` is None): they compute nothing."""
+        rule (`recompute` is None): they compute nothing.
+
+        A float32 (float16, bfloat16) result that differs from the re-run too goes to the
+        float64 oracle (_compare), with `recompute(wide=True)`: PyTorch's op on
+        TensorPlay's inputs widened to float64. Where it takes TensorPlay's result, the
+        twin takes TensorPlay's values (with the re-run's history)."""
         try:
             fresh = recompute()
         except Exception:  # noqa: BLE001 - PyTorch cannot re-run it: the finding stands
@@ -921,10 +936,12 @@ class Program:
             raise found
         where = v.name if written else f"{v.name} (new)"
         try:
-            self._compare(v.tp, fresh, where, "value", v.depth, strides=False,
-                          precision=v.precision)
+            decided = self._compare(v.tp, fresh, where, "value", v.depth, strides=False,
+                                    precision=v.precision, wide=lambda: _wide_result(recompute))
         except _Found:
             raise found from None
+        if decided:
+            fresh = _with_values_of(fresh, v.tp)
         if written:
             v.th.data.copy_(fresh.detach())
         else:
@@ -1042,20 +1059,23 @@ class Program:
         if inplace:
             self._written(twins[id(sample.input)], depth, precision)
 
-            def redo():
+            def redo(wide=False):
                 """PyTorch's in-place op on TensorPlay's values from before the step."""
-                values = before()
+                values = before(wide)
                 s = sample.map_tensors(lambda t: values[id(t)])
                 with torch.no_grad():
                     return getattr(s.input, op.inplace)(*to_torch(s.args),
                                                         **to_torch(s.kwargs))
             self._check_written(twins[id(sample.input)], redo)
 
-        def on_tp_inputs():
+        def on_tp_inputs(wide=False):
             """PyTorch's op on TensorPlay's own inputs (see _resync). The inputs keep their
-            twins' autograd history, so this op's backward runs at those inputs too."""
+            twins' autograd history, so this op's backward runs at those inputs too;
+            `wide`: widened to float64, without history (the float64 oracle)."""
             def synced(value):
                 if isinstance(value, tp.Tensor):
+                    if wide:
+                        return _widened(to_torch(value, requires_grad=False))
                     return _with_values_of(twins[id(value)].th, value)
                 if isinstance(value, (list, tuple)):
                     return type(value)(synced(v) for v in value)
@@ -1075,7 +1095,8 @@ class Program:
                 and all(_all_finite(twins[id(t)].th) for t in duals_of(sample))
                 and not (op.name in _TIE_INDEX_OPS and _has_ties(sample.input))
                 and self.check_rng.random() < TANGENT_SHARE
-                and not self.derivatives_undefined):     # (after the draw: see check_rng)
+                and not self.derivatives_undefined     # (after the draw: see check_rng)
+                and not self.shadow):
             self.counts["jvp"] += 1
             check_tangents(self, op, sample, twins, depth, precision)
 
@@ -1197,8 +1218,8 @@ class Program:
                 # tensors are views of one fresh nonzero() result)
                 if recompute is not None and not any(
                         _shares_memory(b, v.th) for v in self.pool):
-                    def fresh(i=i, b=b, detach=not grad_flag):
-                        out = recompute()
+                    def fresh(wide=False, i=i, b=b, detach=not grad_flag):
+                        out = recompute(wide=wide)
                         out = out[i] if isinstance(out, (tuple, list)) else out
                         if b is not th_outs[i]:       # restrided above: the same again
                             out = _restrided(out, b.stride())
@@ -1262,9 +1283,9 @@ class Program:
                 self.tape.step(lambda env: fn(env[i], env[j]))
         self._written(v, max(v.depth, other.depth) + 1, other.precision)
         if ran is not None:
-            def redo():
+            def redo(wide=False):
                 """The write in PyTorch on TensorPlay's values from before the step."""
-                values = before()
+                values = before(wide)
                 x = values[id(v.tp)]
                 _no_grad(torch, fn, x, values[id(other.tp)])
                 return x
@@ -1319,7 +1340,7 @@ class Program:
         ran = self._both(
             text, lambda: sum((real(tp, v.tp) * w).sum() for v, w, _ in parts).backward(),
             lambda: sum((real(torch, v.th) * tw).sum() for v, _, tw in parts).backward())
-        if ran is None:
+        if ran is None or self.shadow:
             return
         depth = max(v.depth for v in terms) + 2
         precision = _looser(*(v.precision for v in terms))
@@ -1338,7 +1359,23 @@ class Program:
                                  f"{tg.tolist()}")
                 continue
             self._compare(g, tg, f"{leaf.name}.grad", "grad", depth, strides=False,
-                          precision=precision)
+                          precision=precision,
+                          wide=lambda leaf=leaf: self._float64_gradients().get(leaf.name))
+
+    def _float64_gradients(self):
+        """The leaves' gradients of this program's float64 shadow, by name (the float64
+        oracle, for a gradient): the same seed run again with PyTorch's twins of float
+        tensors widened to float64 (_leaf) and nothing compared. Empty when the shadow
+        took another path (a listing of other steps: PyTorch raised in float64 where it
+        did not in float32, or an overflow to inf changed which live value an op took)."""
+        if self._wide_grads is None:
+            shadow = Program(self.seed, self.max_steps, shadow=True)
+            with _global_generators_kept():
+                shadow.run()
+            # (the steps' lines: the indented notes of the checks that ride along differ)
+            same = shadow.backward_done and _steps(shadow.lines) == _steps(self.lines)
+            self._wide_grads = {v.name: v.th.grad for v in shadow.leaves} if same else {}
+        return self._wide_grads
 
     def _reached_by_undefined_grads(self):
         """The leaves that a result of undefined gradient (self.undefined_grads) reaches
@@ -1374,12 +1411,28 @@ class Program:
             # complex64 (README, "Where TensorPlay differs"). The twin is widened, so that
             # later steps compare alike.
             v.th = v.th.to(torch.complex64)
+        if self.shadow:
+            return
         if v.tp.requires_grad != v.th.requires_grad:
             raise _Found("requires_grad", f"{where}.requires_grad is {v.tp.requires_grad}, "
                          f"PyTorch's is {v.th.requires_grad}")
         self._compare(v.tp, v.th, where, "value", v.depth, v.strides, v.precision)
 
-    def _compare(self, a, b, where, kind, depth, strides, precision=None):
+    def _compare(self, a, b, where, kind, depth, strides, precision=None, wide=None):
+        """Raise _Found(kind) where TensorPlay's `a` differs from PyTorch's `b`.
+
+        The float64 oracle: where a float32, float16 or bfloat16 result (or complex64, or
+        one computed from those: `precision`) differs past the tolerance, and `wide` gives
+        the same result computed in float64 (a function: it is costly, so it runs only
+        then; None where it cannot), each differing element is accepted when TensorPlay's
+        error against float64 is at most _ORACLE_FACTOR times PyTorch's own plus the
+        tolerance. At an ill-conditioned point both libraries' roundings are amplified
+        and either may be the less accurate one (PyTorch's float32 ormqr gradient is 1e-4
+        off its float64 one); a wrong kernel stays far from float64 and still fails, and
+        so does TensorPlay being the less accurate one (that is a kernel to fix). Returns
+        whether the oracle decided (counted in the statistics: "oracle")."""
+        if self.shadow:
+            return False
         if tuple(a.shape) != tuple(b.shape):
             raise _Found("shape", f"{where}: shape {list(a.shape)}, PyTorch {list(b.shape)}")
         if TORCH_DTYPE[a.dtype] != b.dtype:
@@ -1396,19 +1449,29 @@ class Program:
                 x, y = _parts(x), _parts(y)
             x64, y64 = x.astype(np.float64), y.astype(np.float64)
             same = np.isclose(x64, y64, rtol=rtol * scale, atol=atol * scale, equal_nan=True)
+            decided = False
+            if (not same.all() and wide is not None
+                    and _looser(a.dtype, precision) in _NARROW_FLOATS):
+                same |= _closer_to_float64(x64, y64, wide(), rtol * scale, atol * scale)
+                decided = bool(same.all())
             if not same.all():
                 k = tuple(int(i[0]) for i in np.nonzero(~same)) if x.ndim else ()
                 raise _Found(kind, f"{where}: {x64[k] if x.ndim else x64} at {list(k)}, "
                              f"PyTorch {y64[k] if y.ndim else y64} ({a.dtype.name})")
+            if decided:
+                self.counts["oracle"] += 1
+            return decided
         elif not np.array_equal(x, y):
             raise _Found(kind, f"{where}: {x.tolist()}, PyTorch {y.tolist()}")
+        return False
 
     # ---- helpers ------------------------------------------------------------------------
     def _pick(self):
         return self.pool[int(self.rng.integers(len(self.pool)))]
 
     def _leaf(self, t, note=""):
-        v = Value(t, _twin(t), f"v{len(self.pool)}", strides=True, precision=t.dtype)
+        twin = _widened(_twin(t)) if self.shadow else _twin(t)
+        v = Value(t, twin, f"v{len(self.pool)}", strides=True, precision=t.dtype)
         self.pool.append(v)
         self.tape.input(t)
         if t.requires_grad and t.grad_fn is None:
@@ -1590,18 +1653,85 @@ def _twin(t):
     return out.requires_grad_(t.requires_grad)
 
 
+# ---- the float64 oracle (Program._compare) -----------------------------------------------
+# (TensorPlay's error against float64 may be this many times PyTorch's, plus the tolerance)
+_ORACLE_FACTOR = 2
+_NARROW_FLOATS = (tp.float32, tp.float16, tp.bfloat16, tp.complex64)
+_WIDER = {torch.float16: torch.float64, torch.bfloat16: torch.float64,
+          torch.float32: torch.float64, torch.complex64: torch.complex128}
+
+
+def _widened(t):
+    """A PyTorch tensor's float64 (complex128) copy, with its whole storage widened and
+    its offset, sizes and strides kept (as _twin keeps them: views of it and ops that
+    address the storage see what they see in t), and its requires_grad; other dtypes as
+    they are."""
+    wider = _WIDER.get(t.dtype)
+    if wider is None:
+        return t
+    storage = t.untyped_storage()
+    flat = torch.empty(0, dtype=t.dtype).set_(storage, 0, (storage.nbytes() // t.element_size(),))
+    out = torch.empty(0, dtype=wider).set_(flat.to(wider).untyped_storage(),
+                                           t.storage_offset(), tuple(t.shape), t.stride())
+    return out.requires_grad_(t.requires_grad)
+
+
+def _wide_result(recompute):
+    """PyTorch's re-run of a step (see Program._resync) on TensorPlay's inputs widened to
+    float64, or None where it cannot run so."""
+    try:
+        with torch.no_grad():
+            out = recompute(wide=True)
+    except Exception:  # noqa: BLE001 - no float64 answer: the oracle does not decide
+        return None
+    return out if isinstance(out, torch.Tensor) else None
+
+
+def _closer_to_float64(x, y, wide, rtol, atol):
+    """Where TensorPlay's values x (float64 arrays, complex ones as parts: _parts) are no
+    further from the float64 result `wide` than _ORACLE_FACTOR times PyTorch's y are,
+    plus the tolerance; nowhere when there is no float64 result of their shape (an op of
+    integer inputs computes its float32 result in float32 however widened)."""
+    if wide is None or wide.dtype not in (torch.float64, torch.complex128):
+        return np.zeros(x.shape, bool)
+    r = _parts(torch_to_numpy(wide.detach().resolve_conj()))
+    if r.shape != x.shape:
+        return np.zeros(x.shape, bool)
+    r = r.astype(np.float64)
+    return np.isfinite(r) & (np.abs(x - r) <= _ORACLE_FACTOR * np.abs(y - r)
+                             + atol + rtol * np.abs(r))
+
+
+def _steps(lines):
+    return [line for line in lines if not line.startswith(" ")]
+
+
+@contextlib.contextmanager
+def _global_generators_kept():
+    """The default generators' states are restored after the block (a shadow run seeds
+    them, and the program it shadows goes on drawing from them)."""
+    th_state, tp_state = torch.get_rng_state(), tp.get_rng_state()
+    try:
+        yield
+    finally:
+        torch.set_rng_state(th_state)
+        tp.set_rng_state(tp_state)
+
+
 def _values_before(tensors):
     """A function giving PyTorch copies of these TensorPlay tensors' values as they are
     now (before an in-place step writes into one of them), by id; a tensor given twice
     has one copy, so that a write into it shows in its other uses as it did in the step.
-    The copies are made now and handed out anew at each call."""
+    The copies are made now and handed out anew at each call (widened to float64 with
+    `wide`: the float64 oracle)."""
     saved = {}
     for t in tensors:
         if id(t) not in saved:
             saved[id(t)] = to_torch(t, requires_grad=False)
 
-    def values():
-        return {k: t.clone() for k, t in saved.items()}
+    def values(wide=False):
+        return {k: _widened(t) if wide and t.dtype in _WIDER else t.clone()
+                for k, t in saved.items()}
     return values
 
 
@@ -1693,7 +1823,7 @@ def run_programs(first_seed, count, max_steps=8):
     """Run `count` programs from `first_seed`; (mismatches, statistics)."""
     mismatches = []
     stats = {"programs": 0, "steps": 0, "op": 0, "view": 0, "inplace": 0, "index": 0,
-             "raised": 0, "jvp": 0, "distribution": 0, "compiled": 0}
+             "raised": 0, "jvp": 0, "distribution": 0, "compiled": 0, "oracle": 0}
     for seed in range(first_seed, first_seed + count):
         program = Program(seed, max_steps)
         found = program.run()
