@@ -77,18 +77,22 @@ def _welford_mean(mean, var, count):
     return np.where(np.isnan(var), np.nan, mean) if np.isnan(var).any() else mean
 
 
-def _channel_moments(a):
+def _channel_moments(a, sum_dtype=None):
     """(mean, biased variance) of each channel of a row-major (N, C, ...) array, shaped
     (1, C, 1, ...): _moments over axes (0, 2, ...) without NumPy's reduction over
-    scattered axes (2x slower) and without the squares as an array: the sum over N
-    first (rows of C * L, one pass), then over L; the squares summed by einsum."""
+    scattered axes (2x slower) and without the squares as an array: one einsum for the
+    sums, the mean rounded to a's dtype, one einsum for the squares of x - mean.
+    `sum_dtype`: what the sums accumulate in (PyTorch's contiguous kernel sums a float32
+    input in double, its acc_type: a channel of +-1e30s, whose float32 sum cancels to a
+    mean 1.4e-6 off, gets its mean right to the last digit)."""
     n, c = a.shape[:2]
     x = a.reshape(n, c, -1)
     length = x.shape[2]
     count = n * length
     keep = (1, c) + (1,) * (a.ndim - 2)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        mean = x.sum(0).sum(1) / count if count else np.full(c, np.nan, a.dtype)
+        mean = (np.einsum("ncl->c", x, dtype=sum_dtype or a.dtype) / count).astype(a.dtype) \
+            if count else np.full(c, np.nan, a.dtype)
         # (C, L) repeats of the mean: the subtraction's inner loops are C * L long
         d = x - np.repeat(mean, length).reshape(c, length)
         var = np.einsum("ncl,ncl->c", d, d) / count if count else mean.copy()
@@ -170,7 +174,7 @@ def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, 
         # of the contiguous kernel overflow to inf (every output of the channel 0).
         wide = a.astype(np.float64) if not fused and float32_input else a
         if wide.ndim > 2 and wide.flags.c_contiguous:
-            mean, var = _channel_moments(wide)
+            mean, var = _channel_moments(wide, np.float64 if float32_input else None)
         else:
             mean, var, _ = _moments(wide, axes)
         rstd = (1 / np.sqrt(var + eps)).astype(a.dtype)

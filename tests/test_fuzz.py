@@ -512,3 +512,18 @@ def test_ill_conditioned_float32_gradients_are_decided_by_the_oracle(seed, monke
     monkeypatch.setattr(Program, "_float64_gradients", lambda self: {})
     found = Program(seed).run()
     assert found is not None and found.kind == "grad"
+
+
+def test_running_statistics_are_compared_through_a_rerun(monkeypatch):
+    """Program 1205154 updates batch norm's running mean from float32 1e30s, whose sum
+    cancels: the running statistics (arguments the op writes, not results) get the
+    re-run and the float64 oracle too. TensorPlay's mean summed in double (PyTorch's
+    acc_type) passes; the float32 sums it had, 1e-6 off, are still reported."""
+    import cpu_kernels.normalization as normalization
+    assert Program(1205154).run() is None
+    right = normalization._channel_moments
+    monkeypatch.setattr(normalization, "_channel_moments",
+                        lambda a, sum_dtype=None: right(a, None))
+    found = Program(1205154).run()
+    assert found is not None and found.kind == "value"
+    assert found.listing.splitlines()[-1].lstrip().startswith("v5 = native_batch_norm(")

@@ -537,3 +537,20 @@ def test_ldexp_inplace_exponent_gradient_sums_elementwise():
             grads.append((e.grad.numpy(), a.grad.numpy()))
         for ours, theirs in zip(*grads):
             np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_batch_norm_mean_of_cancelling_huge_float32_values_is_summed_in_double():
+    """PyTorch's contiguous batch-norm kernel sums a float32 channel in double (acc_type):
+    the mean of +-1e30s that cancel to 1e26 is right to float32's last digit there, where
+    float32 sums were 1e-6 off (fuzz seed 1205154); the running mean follows it."""
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        x = (rng.standard_normal((2, 3, 2, 2)) * 3e29).astype(np.float32)
+        means = []
+        for lib in (tp, torch):
+            running = lib.zeros(3)
+            _, mean, _ = lib.native_batch_norm(lib.tensor(x), None, None, running,
+                                               lib.ones(3), True, 0.1, 1e-5)
+            means.append((mean.numpy(), running.numpy()))
+        for ours, theirs in zip(*means):
+            np.testing.assert_allclose(ours, theirs, rtol=2e-7)

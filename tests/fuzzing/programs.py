@@ -958,6 +958,21 @@ class Program:
                 raise
             self._resync(v, redo, found, written=True)
 
+    def _check_written_arguments(self, op, sample, twins, before):
+        """After an op that writes into arguments it does not return (batch norm's running
+        statistics): each argument is compared with _resync's rule for an in-place target
+        (`redo`: PyTorch's op on TensorPlay's values from before the step, giving that
+        argument as the op left it), so an ill-conditioned update (the mean of 1e30s in
+        float32) goes to the float64 oracle like the op's results."""
+        for t in {id(t): t for t in sample.tensors()}.values():
+            def redo(wide=False, t=t):
+                values = before(wide)
+                s = sample.map_tensors(lambda x: values[id(x)])
+                with torch.no_grad():
+                    op.ref(s.input, *to_torch(s.args), **to_torch(s.kwargs))
+                return values[id(t)]
+            self._check_written(twins[id(t)], redo)
+
     # ---- the steps ----------------------------------------------------------------------
     def _op_step(self):
         rng = self.rng
@@ -1034,8 +1049,9 @@ class Program:
 
         inplace = op.inplace is not None and rng.random() < 0.3
         text = self._call_text(op, sample, twins, inplace)
-        if inplace:
+        if inplace or op.name in _WRITES_BEFORE_CHECKS:
             before = _values_before(sample.tensors())
+        if inplace:
             ran = self._both(text, lambda: op.call_inplace(sample),
                              lambda: getattr(th(sample.input), op.inplace)(
                                  *th(sample.args), **th(sample.kwargs)))
@@ -1091,6 +1107,8 @@ class Program:
                                    recompute=None if inplace or op.is_view else on_tp_inputs,
                                    undefined=undefined)
         self._record_op(op, sample, twins, inplace, added, detach="backward" in op.name)
+        if not inplace and op.name in _WRITES_BEFORE_CHECKS:
+            self._check_written_arguments(op, sample, twins, before)
         if (not inplace and not internal and not op.mutates_input
                 and duals_of(sample) and not pytorch_tangent_is_wrong(op, sample)
                 and all(_all_finite(twins[id(t)].th) for t in duals_of(sample))
