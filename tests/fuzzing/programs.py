@@ -293,6 +293,10 @@ def _calls_lapack(op, sample):
 #   rounding error), huge or inf (seed 283575: float32 'nuc' 1.97e16 against 5.8e7; a
 #   float64 p=2 3.2e33 against inf). Both must be at least _HUGE_COND / eps of the dtype
 #   (or inf); their gradients not compared.
+# - slogdet, linalg_slogdet and logdet of a numerically singular matrix (a pinv at its
+#   cutoff, seed 689916): det is 0 to within rounding, so its sign and log|det| are those
+#   of the last rounding error in the LU factors (float64 sign -1 here, 1 in PyTorch).
+#   Neither is compared for those matrices, nor the gradients.
 # - linalg_cholesky_ex of a matrix that is not positive-definite: info > 0 says "the
 #   decomposition could not be completed" (torch.linalg.cholesky_ex's docs) and L's
 #   values are what LAPACK's potrf left behind (PyTorch: A's own entries where it stopped,
@@ -322,6 +326,10 @@ def _calls_lapack(op, sample):
 _NUCLEAR = {"nuclear_norm"}
 # op -> whether a numerically singular input leaves its result (and info) undefined too
 _INFO_OUTPUT = {"linalg_cholesky_ex": False, "linalg_solve_ex": True, "linalg_inv_ex": True}
+# The logarithm of a determinant: of a matrix singular to within rounding, its sign and
+# log|det| are those of the LU factors' last rounding error (slogdet of a pinv at its
+# cutoff: sign -1 here, 1 in PyTorch; logdet NaN or -80).
+_LOG_DETERMINANTS = {"linalg_slogdet", "slogdet", "logdet"}
 _HUGE_COND = 0.01
 
 
@@ -452,6 +460,19 @@ def _undefined_parts(op, sample):
                              f"of singular matrices, PyTorch {y[singular].tolist()}")
             return [_with_values_of(b, torch.where(singular, x, y))], True
         return huge
+    if op.name in _LOG_DETERMINANTS:
+        singular = _singular(op, sample)
+        if not bool(singular.any()):
+            return None
+
+        def rounding_decides(tp_outs, th_outs, where):
+            kept = []
+            for a, b in zip(tp_outs, th_outs):
+                mask = singular.reshape(singular.shape + (1,) * (b.dim() - singular.dim()))
+                kept.append(_with_values_of(b, torch.where(
+                    mask, to_torch(a, requires_grad=False), b.detach())))
+            return kept, True
+        return rounding_decides
     if op.name in _INFO_OUTPUT:
         singular = _singular(op, sample) if _INFO_OUTPUT[op.name] else False
 
