@@ -103,8 +103,7 @@ def linear(input, weight, bias):  # noqa: A002 - the schema's name
         # One (rows, in) @ (in, out) product, not a batch of small ones: NumPy's matmul
         # runs a 3-D operand as one BLAS call per leading index (2x slower at (16, 32, 64)),
         # and a transposed input (batch_first attention) is worth its copy by reshape.
-        rows = math.prod(x.shape[:-1])     # (not np.prod: 3 us of a 50 us call)
-        r = np.matmul(x.reshape(rows, x.shape[-1]), w.T).reshape(x.shape[:-1] + (w.shape[0],))
+        r = np.matmul(_rows(x), w.T).reshape(x.shape[:-1] + (w.shape[0],))
     else:
         r = np.matmul(x, w.T)
     if bias is not None:
@@ -125,18 +124,27 @@ def linear_backward(grad_output, input, weight, output_mask):  # noqa: A002
     specs = shape_rule("linalg.linear_backward")(
         "_linear_backward", (grad_output, input, weight, output_mask))
     (g,) = _acc(grad_output)
-    g = g.reshape(-1, g.shape[-1])
+    g = _rows(g)
     values = [None, None, None]
     if output_mask[0]:
         (w,) = _acc(weight, dtype=grad_output._impl.dtype)
         values[0] = (g @ _conj(w)).reshape(specs[0].sizes)
     if output_mask[1]:
         (x,) = _acc(input, dtype=grad_output._impl.dtype)
-        values[1] = g.T @ _conj(x.reshape(-1, x.shape[-1]))
+        values[1] = g.T @ _conj(_rows(x))
     if output_mask[2]:
         values[2] = np.ones(g.shape[0], g.dtype) @ g
     return tuple(None if spec is None else out(v, spec.dtype)
                  for v, spec in zip(values, specs))
+
+
+def _rows(a):
+    """a as a (rows, last dim) matrix, the leading dims flattened (a view where they
+    can be). The row count is computed, not reshape's -1: with an empty last dim
+    (in_features or out_features 0, e.g. an RNN cell of input_size 0) -1 is ambiguous
+    and NumPy refuses it, whereas the rows are still well defined."""
+    # (math.prod, not np.prod: 3 us of a 50 us linear call)
+    return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
 
 
 def _conj(a):

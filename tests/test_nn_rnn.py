@@ -187,6 +187,29 @@ def test_cell_without_bias():
     close(m(tp.tensor(x)), tm(torch.tensor(x)))
 
 
+@pytest.mark.parametrize("mode", list(CELLS))
+@pytest.mark.parametrize("batch,inp,hidden", [(2, 0, 4), (0, 0, 4), (0, 3, 4), (2, 3, 0)])
+def test_cell_of_an_empty_dim_matches_torch(mode, batch, inp, hidden):
+    """PyTorch's cells take input_size and hidden_size 0 (RNNBase alone refuses them):
+    the parameters are empty, the output and every gradient too, or zero."""
+    cls, kw = CELLS[mode]
+    tm, m = make_pair(cls, inp, hidden, **kw)
+    state = random(batch, hidden, seed=2)
+    if cls == "LSTMCell":
+        state = (state, random(batch, hidden, seed=3))
+    check_against_torch(tm, m, [random(batch, inp), state],
+                        flatten=lambda r: list(r) if isinstance(r, tuple) else [r])
+
+
+def test_cell_refuses_a_negative_size():
+    """PyTorch's torch.empty raises RuntimeError there; ShapeError is one."""
+    with pytest.raises(RuntimeError):
+        torch.nn.LSTMCell(-1, 4)
+    with pytest.raises(ShapeError, match=r"LSTMCell\(\): argument 'input_size' must be "
+                                         r"non-negative, but got -1"):
+        tp.nn.LSTMCell(-1, 4)
+
+
 # ---- init, dropout, devices ------------------------------------------------------------------
 @pytest.mark.parametrize("cls", ["LSTM", "GRUCell"])
 def test_default_init_is_uniform_within_one_over_sqrt_hidden(cls):

@@ -728,3 +728,66 @@ def test_adaptive_max_pool_takes_the_last_nan_of_a_window():
         theirs = getattr(torch.nn.functional, fn.__name__)(torch.tensor(arg), size,
                                                            return_indices=True)[1]
         assert ours.tolist() == theirs.tolist()
+
+
+# ---- empty feature dims ----------------------------------------------------------------------
+def _rnn_cell(name):
+    """lib.<name>(input, hx, w_ih, w_hh, b_ih, b_hh); lstm_cell takes (hx, cx) as a list."""
+    if name == "lstm_cell":
+        return lambda lib, x, h, c, *w: lib.lstm_cell(x, [h, c], *w)
+    return lambda lib, x, h, *w: getattr(lib, name)(x, h, *w)
+
+
+@pytest.mark.parametrize("name,gates", [("rnn_relu_cell", 1), ("rnn_tanh_cell", 1),
+                                        ("gru_cell", 3), ("lstm_cell", 4)])
+@pytest.mark.parametrize("batch,inp,hidden", [(2, 0, 2), (0, 0, 2), (0, 3, 2), (2, 3, 0)])
+def test_rnn_cells_of_an_empty_dim(name, gates, batch, inp, hidden):
+    """An RNN cell of input_size 0 (seed 1205024: rnn_relu_cell, hx holding a -inf):
+    linear's backward flattened the input to (-1, 0) rows, which NumPy cannot resolve,
+    and raised an untyped ValueError; PyTorch gives the empty gradients of input and
+    w_ih. Batch 0 and hidden 0 (PyTorch takes both) the same way."""
+    rng = np.random.default_rng(0)
+    hx = rng.standard_normal((batch, hidden))
+    if hx.size:
+        hx[-1, 0] = -inf
+    states = [hx] + ([rng.standard_normal((batch, hidden))] if name == "lstm_cell" else [])
+    arrays = ([rng.standard_normal((batch, inp))] + states
+              + [rng.standard_normal(s) for s in [(gates * hidden, inp),
+                                                  (gates * hidden, hidden),
+                                                  (gates * hidden,), (gates * hidden,)]])
+    got, want = _run_both(_rnn_cell(name), arrays, dtype="float32")
+    assert [tuple(g.shape) for g in got] == [tuple(w.shape) for w in want]
+    _same(got, want, rtol=1e-5, atol=1e-6)
+
+
+EMPTY_FEATURES = [((2, 0), (3, 0)), ((4, 2, 0), (3, 0)), ((2, 3), (0, 3)), ((4, 2, 3), (0, 3))]
+
+
+@pytest.mark.parametrize("x_shape,w_shape", EMPTY_FEATURES)
+def test_linear_of_an_empty_feature_dim(x_shape, w_shape):
+    """in_features or out_features 0: linear's gradients are empty (w.r.t. the empty
+    operand) or zero, as PyTorch's, where its backward kernel could not flatten the
+    batch dims of an empty row with reshape(-1, 0)."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(x_shape), rng.standard_normal(w_shape),
+              rng.standard_normal(w_shape[:1])]
+    got, want = _run_both(lambda lib, x, w, b: lib.nn.functional.linear(x, w, b), arrays)
+    assert [tuple(g.shape) for g in got] == [tuple(w.shape) for w in want]
+    _same(got, want)
+
+
+@pytest.mark.parametrize("x_shape,w_shape", EMPTY_FEATURES)
+def test_composite_linear_backward_of_an_empty_feature_dim(x_shape, w_shape):
+    """The composed _linear_backward (the backends without a kernel, CUDA's) flattened
+    the rows with reshape((-1, 0)) as the CPU kernel did: its gradients against
+    PyTorch's, called directly on CPU tensors."""
+    from tensorplay.composite import linalg as composite_linalg
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal(x_shape), rng.standard_normal(w_shape)
+    grad = rng.standard_normal(x_shape[:-1] + w_shape[:1])
+    got = composite_linalg.linear_backward(tp.tensor(grad), tp.tensor(x), tp.tensor(w),
+                                           [True, True, True])
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, np.zeros(w_shape[0])))
+    torch.nn.functional.linear(tx, tw, tb).backward(torch.tensor(grad))
+    assert [tuple(g.shape) for g in got] == [tuple(t.shape) for t in (tx, tw, tb)]
+    _same(got, [tx.grad, tw.grad, tb.grad])

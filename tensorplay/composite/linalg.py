@@ -110,15 +110,21 @@ def linear_backward(grad_output, input, weight, output_mask):  # noqa: A002
     CPU kernel's formulas, cpu_kernels/linalg.py) for the backends without a kernel."""
     specs = linalg_rules.linear_backward("_linear_backward",
                                          (grad_output, input, weight, output_mask))
-    g = grad_output.reshape((-1, grad_output.shape[-1]))
+    g = _rows(grad_output)
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
         grad_input = g.mm(weight.conj()).reshape(specs[0].sizes)
     if output_mask[1]:
-        grad_weight = g.transpose(0, 1).mm(input.reshape((-1, input.shape[-1])).conj())
+        grad_weight = g.transpose(0, 1).mm(_rows(input).conj())
     if output_mask[2]:
         grad_bias = g.sum(0)
     return grad_input, grad_weight, grad_bias
+
+
+def _rows(t):
+    """t as a (rows, last dim) matrix. The row count is computed, not reshape's -1, which
+    an empty last dim (in_features or out_features 0) leaves ambiguous and refuses."""
+    return t.reshape((math.prod(t.shape[:-1]), t.shape[-1]))
 
 
 def _should_fold(self, other):

@@ -72,13 +72,18 @@ def gru_step(gi, h, w_hh_t, b_hh):
 
 
 # ---- argument checks shared with rnn.py ----------------------------------------------------
-def check_size(cls_name, arg, value):
+def check_size(cls_name, arg, value, minimum=1):
+    """A layer size: an int of at least `minimum`. RNN, LSTM and GRU need 1 (PyTorch's
+    RNNBase raises ValueError under it); the cells take 0, as PyTorch's, whose parameters
+    are then empty, and refuse only a negative size (a RuntimeError there, from
+    torch.empty). ShapeError is both."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ArgumentError(f"{cls_name}(): argument '{arg}' must be int, but got "
                             f"{type(value).__name__}", op=cls_name, arg=arg)
-    if value <= 0:
-        raise ValueError(f"{cls_name}(): argument '{arg}' must be greater than zero, "
-                         f"but got {value}")
+    if value < minimum:
+        bound = "greater than zero" if minimum else "non-negative"
+        raise ShapeError(f"{cls_name}(): argument '{arg}' must be {bound}, but got {value}",
+                         op=cls_name, arg=arg)
 
 
 def reset_uniform(module, hidden_size):
@@ -101,8 +106,8 @@ class RNNCellBase(Module):
     def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
         name = type(self).__name__
-        check_size(name, "input_size", input_size)
-        check_size(name, "hidden_size", hidden_size)
+        check_size(name, "input_size", input_size, minimum=0)
+        check_size(name, "hidden_size", hidden_size, minimum=0)
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.bias = bias
