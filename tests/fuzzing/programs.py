@@ -743,6 +743,30 @@ KNOWN = [
      "running statistics of another dtype (a bool running_var) in evaluation: PyTorch's CPU "
      "kernel checks their dtype on contiguous inputs only (its channels-last and strided "
      "paths read them cast); TensorPlay refuses them on every layout (open)"),
+    ("missing error", ("lstm", "gru", "rnn_tanh", "rnn_relu"),
+     "could not create a primitive descriptor",
+     "PyTorch's oneDNN RNN path refuses some inputs with an internal error (seed "
+     "2005579: a float16 initial cell state with float32 weights and input); TensorPlay "
+     "computes them promoted"),
+    ("missing error", ("jvp:pow",), "with a bool tensor is not supported",
+     "a PyTorch bug: pow(x, bool exponent) in forward mode: PyTorch's tangent formula "
+     "computes exponent - 1 on the bool exponent and raises; TensorPlay's promotes it "
+     "(the tangent is x's tangent times exponent * x ** (exponent - 1), as for an integer "
+     "exponent)"),
+    ("missing error", ("backward",), "on a bool tensor is not supported",
+     "a PyTorch bug: atan2 of a bool self and a float other: PyTorch's backward formula "
+     "negates the bool self (-self / (self^2 + other^2)) and raises; TensorPlay's "
+     "promotes it first"),
+    ("missing error", ("backward",), "value cannot be converted to type double",
+     "a PyTorch bug: addcdiv with a complex value and a real tensor2: PyTorch's backward "
+     "converts the complex value to tensor2's real dtype for tensor2's gradient and "
+     "raises; TensorPlay's computes it in the complex result's dtype and takes the real "
+     "part (handle_r_to_c), as PyTorch's other real-to-complex formulas do"),
+    ("missing error", None, "This view is the output of a function that returns multiple views",
+     "an in-place write into an output of a multi-output view function (unbind, under "
+     "where(cond)) made in no_grad mode, later with grad mode on: PyTorch refuses it; "
+     "TensorPlay's views do not record that they came from a multi-output function "
+     "(open)"),
 ]
 
 

@@ -96,7 +96,30 @@ def _rows(x):
     return x if x.dim() <= 2 else x.movedim(1, -1).reshape(-1, x.shape[1])
 
 
+class _SavesInput(torch.autograd.Function):
+    """The identity on x that saves x, as PyTorch's public nll_loss of an (N, C, d1, ...)
+    input saves a view of it (NllLoss2DBackward0): _rows' copy left the twin saving the
+    copy, so an in-place change of x after the call did not make its backward raise where
+    TensorPlay's, and PyTorch's own nll_loss's, do (fuzz seed 2052863)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        ctx.saved_tensors               # (the version check of the saved input)
+        return grad
+
+    @staticmethod
+    def jvp(ctx, x_t):
+        return x_t
+
+
 def _ref_nll_forward(x, t, w, reduction, ignore):
+    if x.dim() > 2 and x.requires_grad:
+        x = _SavesInput.apply(x)
     out, total = torch.ops.aten.nll_loss_forward(_rows(x), t.reshape(-1) if x.dim() > 2
                                                  else t, w, REDUCTION[reduction], ignore)
     if reduction == "none":
