@@ -433,6 +433,45 @@ def test_pow_tangent_of_a_real_exponent_of_a_complex_base_is_complex():
     np.testing.assert_allclose(got.numpy(), fd.numpy(), rtol=1e-6)
 
 
+def test_pow_tangent_of_an_integer_zero_base_leaves_out_the_base_term():
+    """pow(int8 0, e) with a tangent on e only: the base has no tangent, so its term
+    e 0**(e-1) d(self), infinite for e < 1, is left out as PyTorch's zero tensor leaves it
+    (it was a real zero times inf: NaN; seed 2020026). Where e < 0 the exponent's own term
+    is inf * log(0) = -inf in both."""
+    base = np.array(0, dtype=np.int8)
+    e = np.array([[0.5, 2.0, -1.0, 0.0]])
+    de = np.array([[0.25, -0.5, 0.75, 1.0]])
+    with tfw.dual_level():
+        out = torch.pow(torch.tensor(base), tfw.make_dual(torch.tensor(e), torch.tensor(de)))
+        expected = tfw.unpack_dual(out).tangent.numpy()
+    with fw.dual_level():
+        out = tp.pow(tp.tensor(base), fw.make_dual(tp.tensor(e), tp.tensor(de)))
+        got = fw.unpack_dual(out).tangent.numpy()
+    assert not np.isnan(expected).any()
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_pow_tangent_of_a_complex_exponent_of_a_real_base_is_complex():
+    """pow(x, c) of a real x with a tangent and a complex Python number c: the tangent
+    c x**(c-1) dx is complex. PyTorch's keeps only its real part (its pow_backward's
+    handle_r_to_c, which the auto_element_wise tangent reuses: a gradient of a real input
+    is real, a tangent of a complex output need not be), so test_forward_ad_ops.py checks
+    pow.scalar and pow.inplace_scalar of such samples against finite differences and the
+    fuzzer skips them (seed 2089971). Here: finite differences agree with TensorPlay, and
+    PyTorch's imaginary part is 0 though the derivative's is -0.0047."""
+    x, dx, c = np.array([0.582266092300415, -0.5926570296287537]), np.array([0.0759, 0.6113]), 1.5 - 0.5j
+    with fw.dual_level():
+        got = fw.unpack_dual(tp.pow(fw.make_dual(tp.tensor(x), tp.tensor(dx)), c)).tangent.numpy()
+    h = 1e-6
+    fd = ((x + h * dx).astype(complex) ** c - (x - h * dx).astype(complex) ** c) / (2 * h)
+    np.testing.assert_allclose(got, fd, rtol=1e-7)
+    with tfw.dual_level():
+        out = torch.pow(tfw.make_dual(torch.tensor(x), torch.tensor(dx)), c)
+        torch_tangent = tfw.unpack_dual(out).tangent.numpy()
+    np.testing.assert_allclose(torch_tangent.real, fd.real, rtol=1e-7)
+    assert np.all(torch_tangent.imag == 0) and np.all(np.abs(fd.imag) > 4e-3)
+
+
 def test_ldexp_tangent_of_a_0dim_float64_self_is_float64():
     """ldexp(0-dim float64, int64 exponent of [3]) is float64, and so is its tangent (the
     formula's 2 ** other was float32, the default float, which the 0-dim self did not
