@@ -2,7 +2,9 @@
 orthogonal polynomials, on the CPU.
 
 The functions of one variable are SciPy's (`scipy.special`: the same Cephes algorithms
-PyTorch ports), computed in float64 and rounded once to the result's dtype. The
+PyTorch ports), computed in float64 and rounded once to the result's dtype (but
+float32's I and K past their series, where PyTorch's float32 exp overflows or runs
+through the subnormals: _float32_exp_form). The
 polynomials are PyTorch's own recurrences (aten/src/ATen/native/Math.h), written with
 NumPy over whole arrays, because their conventions are PyTorch's, not SciPy's:
 
