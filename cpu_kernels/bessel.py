@@ -2,7 +2,9 @@
 orthogonal polynomials, on the CPU.
 
 The functions of one variable are SciPy's (`scipy.special`: the same Cephes algorithms
-PyTorch ports), computed in float64 and rounded once to the result's dtype. The
+PyTorch ports), computed in float64 and rounded once to the result's dtype (but
+float32's I and K past their series, where PyTorch's float32 exp overflows or runs
+through the subnormals: _float32_exp_form). The
 polynomials are PyTorch's own recurrences (aten/src/ATen/native/Math.h), written with
 NumPy over whole arrays, because their conventions are PyTorch's, not SciPy's:
 
@@ -60,10 +62,48 @@ UNARY = {
 }
 
 
+# PyTorch's modified Bessel functions I and K past their series (|x| > 8 for I, x > 2
+# for K) are exp(+-|x|) * chbevl(...) / sqrt(|x|), and in float32 that exp is float32's:
+# it overflows to inf past |x| = 88.72 (I is inf there up to |x| = 91.9, where its float64
+# value, rounded, is still finite) and runs through the subnormals before it reaches 0
+# (K). So in float32 these take PyTorch's three steps in float32, the Chebyshev factor
+# exp(-+|x|) f(x) sqrt(|x|) from SciPy's exponentially scaled function in float64.
+# name -> (the exponentially scaled function, the sign of the exponent, where the
+# asymptotic form starts, odd in x)
+_EXP_FORM = {
+    "special_modified_bessel_i0": (sc.i0e, 1, 8.0, False),
+    "special_modified_bessel_i1": (sc.i1e, 1, 8.0, True),
+    "special_modified_bessel_k0": (sc.k0e, -1, 2.0, False),
+    "special_modified_bessel_k1": (sc.k1e, -1, 2.0, False),
+}
+
+
+def _float32_exp_form(name, x, r):
+    """r (float32, rounded from float64) with the asymptotic region of UNARY[name]
+    recomputed as PyTorch's float32 kernel computes it."""
+    scaled, sign, start, odd = _EXP_FORM[name]
+    ax = np.abs(x) if sign > 0 else x
+    where = (ax > start) & np.isfinite(ax)   # (+-inf: the float64 path's value)
+    if not where.any():
+        return r
+    a = ax[where].astype(np.float32)
+    cheb = (scaled(a.astype(np.float64)) * np.sqrt(a.astype(np.float64))).astype(np.float32)
+    value = np.exp(np.float32(sign) * a) * cheb / np.sqrt(a)
+    if odd:
+        value = np.where(x[where] < 0, -value, value)
+    r = np.array(r)      # (a copy; a 0-dim result is a NumPy scalar)
+    r[where] = value
+    return r
+
+
 def unary_arrays(name, x):
-    """UNARY[name] of the array `x`, in float64, rounded back to x's dtype."""
+    """UNARY[name] of the array `x`, in float64, rounded back to x's dtype (float32's
+    exp overflow and underflow of I and K as in PyTorch, _float32_exp_form)."""
     with np.errstate(all="ignore"):
-        return UNARY[name](x.astype(np.float64)).astype(x.dtype)
+        r = UNARY[name](x.astype(np.float64)).astype(x.dtype)
+        if x.dtype == np.float32 and name in _EXP_FORM:
+            r = _float32_exp_form(name, x, r)
+        return r
 
 
 def _unary_kernel(name):

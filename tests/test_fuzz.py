@@ -297,6 +297,27 @@ def test_solve_of_a_singular_matrix_is_not_compared_but_a_regular_one_is():
     assert torch.equal(kept[0], to_torch(mine[0])[0]) and torch.equal(kept[1], theirs[0][1])
 
 
+def test_geqrf_past_the_first_dependent_column_is_not_compared():
+    """A batch of a 3x4 matrix of ones (columns 0 and 1 alike: reflector 1 reflects
+    rounding errors, tau 0.414 with SciPy's OpenBLAS, 0 with PyTorch's MKL, seed 2070024)
+    and a full-rank one: the first's rows 1.. from column 1 on and tau[1:] take
+    TensorPlay's values, the rest stays PyTorch's, so a wrong tau[0] is still reported;
+    a full-rank input gets no rule."""
+    op = _op("geqrf")
+    a = np.stack([np.ones((3, 4)), np.arange(12.0).reshape(3, 4) ** 2 + np.eye(3, 4)])
+    settle = programs._undefined_parts(op, _sample(op, tp.tensor(a)))
+    mine = list(tp.geqrf(tp.tensor(a)))
+    theirs = list(torch.geqrf(torch.tensor(a)))
+    (packed, tau), grads_undefined = settle(mine, theirs, "v1")
+    assert grads_undefined
+    assert torch.equal(tau[0, 1:], to_torch(mine[1])[0, 1:]) and tau[0, 0] == theirs[1][0, 0]
+    assert torch.equal(tau[1], theirs[1][1]) and torch.equal(packed[1], theirs[0][1])
+    assert torch.equal(packed[0, 1:, 1:], to_torch(mine[0])[0, 1:, 1:])
+    assert torch.equal(packed[0, 0], theirs[0][0, 0])
+    assert torch.equal(packed[0, 1:, 0], theirs[0][0, 1:, 0])
+    assert programs._undefined_parts(op, _sample(op, tp.tensor(a[1]))) is None
+
+
 # ---- the checks beyond the side-by-side run: each catches a deliberately wrong result ---
 def _program_with_sin():
     """A program whose pool holds x (float64, requires grad), and sin's sample on it."""

@@ -554,3 +554,28 @@ def test_batch_norm_mean_of_cancelling_huge_float32_values_is_summed_in_double()
             means.append((mean.numpy(), running.numpy()))
         for ours, theirs in zip(*means):
             np.testing.assert_allclose(ours, theirs, rtol=2e-7)
+
+
+@pytest.mark.parametrize("name", ["modified_bessel_i0", "modified_bessel_i1",
+                                  "modified_bessel_k0", "modified_bessel_k1"])
+def test_modified_bessel_float32_overflows_and_underflows_as_torch(name):
+    """PyTorch's float32 I and K are exp(+-|x|) * chbevl / sqrt(|x|) with float32's exp:
+    I is inf from |x| = 88.72, where its float64 value rounded is still finite up to
+    91.9 (fuzz seed 2026260: i1 of an int32 91, 5.1e37 against inf), and K runs
+    through the subnormals to 0 as float32's exp(-x) does."""
+    x = np.concatenate([np.linspace(-95, 95, 1901), np.linspace(85, 105, 2001),
+                        [88.7, 88.8, 91, 91.9, 92, -91, 1e30, -1e30, np.inf, -np.inf, 0.0]])
+    x = x.astype(np.float32)
+    got = getattr(tp.special, name)(tp.tensor(x))
+    want = getattr(torch.special, name)(torch.tensor(x))
+    assert got.dtype == tp.float32
+    ours, theirs = got.numpy(), want.numpy()
+    np.testing.assert_array_equal(np.isinf(ours), np.isinf(theirs))
+    np.testing.assert_array_equal(np.signbit(ours), np.signbit(theirs))
+    np.testing.assert_array_equal(ours == 0, theirs == 0)
+    np.testing.assert_allclose(ours, theirs, rtol=2e-6, atol=1e-44, equal_nan=True)
+    ints = tp.tensor([[89, 90, 91, -91]], dtype=tp.int32)
+    _same(getattr(tp.special, name)(ints),
+          getattr(torch.special, name)(torch.tensor([[89, 90, 91, -91]], dtype=torch.int32)))
+    for v in (90.0, -91.0, 100.5):      # (0-dim)
+        _same(getattr(tp.special, name)(tp.tensor(v)), getattr(torch.special, name)(torch.tensor(v)))

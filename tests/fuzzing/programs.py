@@ -323,6 +323,15 @@ def _calls_lapack(op, sample):
 #   wrapped past the bits (ldexp(1.5, -2): a tangent of 0 for the derivative 0.25;
 #   tests/test_forward_ad_ops.py checks TensorPlay's against finite differences). The
 #   value is compared, its gradients and tangent are not.
+# - geqrf of a matrix whose leading columns are numerically rank-deficient (seed 2070024:
+#   a 3x4 matrix of ones): Householder step j reflects what is left of column j once the
+#   j reflectors before it are applied; where columns 0..j are dependent to within
+#   rounding that is a vector of rounding errors (here -3.1e-17 and 7.3e-33 with SciPy's
+#   OpenBLAS, exact zeros with PyTorch's MKL), and its direction, so reflector j, tau[j]
+#   and everything steps j.. leave (rows j.. from column j on) is the order of the BLAS's
+#   operations (tau 0.414 against 0). Compared: tau[:j], R's rows above j, the reflectors
+#   of the columns before j; the rest takes TensorPlay's values (no gradients: PyTorch
+#   has no derivative for geqrf).
 _NUCLEAR = {"nuclear_norm"}
 # op -> whether a numerically singular input leaves its result (and info) undefined too
 _INFO_OUTPUT = {"linalg_cholesky_ex": False, "linalg_solve_ex": True, "linalg_inv_ex": True}
@@ -392,6 +401,46 @@ def _repeated_singular_values(op, sample):
     return repeated
 
 
+def _first_dependent_column(op, sample):
+    """Per matrix: the first j whose columns 0..j are linearly dependent to within
+    rounding (the smallest singular value of A[:, :j+1] within max(m, n) ulps of A's
+    largest), min(m, n) where there is none; None for an empty or non-finite input."""
+    found = _singular_values(op, sample)
+    if found is None:
+        return None
+    _, tol, _ = found
+    a = _matrices(op, sample)
+    k = min(a.shape[-2:])
+    first = torch.full(a.shape[:-2], k, dtype=torch.int64)
+    for j in range(k - 1, -1, -1):
+        dependent = torch.linalg.svdvals(a[..., :j + 1])[..., -1] <= tol
+        first = torch.where(dependent, j, first)
+    return first
+
+
+def _geqrf_rule(op, sample):
+    """geqrf's rule of "results that are not unique" (see there), or None."""
+    first = _first_dependent_column(op, sample)
+    if first is None:
+        return None
+    m, n = sample.input.shape[-2:]
+    k = min(m, n)
+    if not bool((first < k).any()):
+        return None
+    j = first.reshape(first.shape + (1,))
+    tau_undefined = torch.arange(k) >= j
+    jj = j.unsqueeze(-1)
+    packed_undefined = (torch.arange(m).reshape(m, 1) >= jj) & (torch.arange(n) >= jj)
+
+    def rounding_decides(tp_outs, th_outs, where):
+        kept = []
+        for a, b, mask in zip(tp_outs, th_outs, (packed_undefined, tau_undefined)):
+            kept.append(_with_values_of(b, torch.where(
+                mask, to_torch(a, requires_grad=False), b.detach())))
+        return kept, True
+    return rounding_decides
+
+
 def _undefined_parts(op, sample):
     """The rule of "results that are not unique" for this call, or None where its result
     is unique: a function (TensorPlay's outputs, PyTorch's, where) that checks what is
@@ -441,6 +490,8 @@ def _undefined_parts(op, sample):
                     mask, to_torch(a, requires_grad=False), b.detach())))
             return kept, True
         return vectors_of
+    if op.name == "geqrf":
+        return _geqrf_rule(op, sample)
     if _is_nuclear(op, sample):
         if not bool(_singular(op, sample).any()):
             return None
