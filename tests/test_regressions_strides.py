@@ -303,3 +303,28 @@ def test_angle_of_a_complex_tensor_is_row_major(device):
             assert ours.stride() == theirs.stride(), (fn, ours.stride(), theirs.stride())
             if device != "meta":
                 np.testing.assert_allclose(ours.cpu().numpy(), theirs.numpy(), rtol=1e-15)
+
+
+@pytest.mark.parametrize("make", ["transposed", "sliced", "expanded"])
+@pytest.mark.parametrize("call", ["pow", "rpow"])
+@pytest.mark.parametrize("base", [2.0, 2, 1.0])
+def test_pow_of_a_number_base_is_row_major(make, call, base):
+    """PyTorch's pow.Scalar (pow(number, tensor), and `number ** tensor`) allocates its
+    output with the exponent's sizes and no strides, then redispatches: the result is
+    row-major, not in the exponent's memory order (seed 2050640: a transposed int64
+    exponent, then an expand)."""
+    def result(lib):
+        x = lib.arange(12).reshape(4, 3).t() if make == "transposed" else \
+            lib.arange(24).reshape(4, 6)[:, ::2] if make == "sliced" else \
+            lib.arange(3).expand(4, 3)
+        x = x.double().requires_grad_() if isinstance(base, float) else x
+        out = lib.pow(base, x) if call == "pow" else base ** x
+        return x, out
+    (tpx, ours), (thx, theirs) = result(tp), result(torch)
+    assert ours.stride() == theirs.stride(), (ours.stride(), theirs.stride())
+    assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-15)
+    if thx.requires_grad:
+        ours.sum().backward()
+        theirs.sum().backward()
+        np.testing.assert_allclose(tpx.grad.numpy(), thx.grad.numpy(), rtol=1e-14)

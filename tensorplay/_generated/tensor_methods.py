@@ -552,11 +552,6 @@ class TensorMethods:
             return NotImplemented
         return F.pow(self, other)
 
-    def __rpow__(self, other):
-        if not is_operand(other):
-            return NotImplemented
-        return F.pow(wrap_number(other, self), self)
-
     def __eq__(self, other):
         if type(other) is not type(self) and not is_operand(other):
             return NotImplemented
@@ -694,3 +689,8 @@ class TensorMethods:
 
     def __pos__(self):
         return F.positive(self)
+
+    def __rpow__(self, other):
+        if not is_operand(other):
+            return NotImplemented
+        return F.pow(other, self)

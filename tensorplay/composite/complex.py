@@ -69,8 +69,25 @@ def view_as_complex(self):
         raise ShapeError(f"view_as_complex(): argument 'self' must have even strides and an "
                          f"even storage offset (whole complex numbers), but got strides "
                          f"{list(strides)} and offset {impl.offset}", op=op, arg="self")
-    return make_view(self, sizes[:-1], tuple(s // 2 for s in strides[:-1]), impl.offset // 2,
-                     dtype=impl.dtype.to_complex())
+    out = make_view(self, sizes[:-1], tuple(s // 2 for s in strides[:-1]), impl.offset // 2,
+                    dtype=impl.dtype.to_complex())
+    # a rebuilt history (after an in-place op on the base, in no_grad mode too) replays
+    # the op, as PyTorch's view_func does: a strided window of the real base cannot stand
+    # for a complex view, whose elements are pairs of the base's
+    out._impl.replay = _view_as_complex_replay(impl)
+    return out
+
+
+def _view_as_complex_replay(impl):
+    """view_as_complex of the base itself, or of a window of a real base (`self`'s
+    sizes, strides and offset in the base's memory); None for other bases."""
+    if impl.base is None:
+        return lambda base_impl: F.view_as_complex(wrap(base_impl))
+    if impl.base.dtype is not impl.dtype:
+        return None
+    sizes, strides, offset = tuple(impl.sizes), tuple(impl.strides), impl.offset
+    return lambda base_impl: F.view_as_complex(
+        F.as_strided(wrap(base_impl), sizes, strides, offset))
 
 
 def real(self):

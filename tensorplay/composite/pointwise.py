@@ -205,8 +205,11 @@ def div__scalar(self, other):
 
 
 def pow_scalar_tensor(self, exponent):
-    """pow(number, tensor): the number wrapped, as in `2 ** t`."""
-    return F.pow(wrap_number(self, exponent), exponent)
+    """pow(number, tensor): the number wrapped, as in `2 ** t`. The result is contiguous
+    whatever the exponent's layout: PyTorch's pow.Scalar allocates its output with
+    exponent's sizes and no strides before it redispatches to the Tensor overload, so
+    it does not follow a permuted exponent's memory order as TensorIterator would."""
+    return F.contiguous(F.pow(wrap_number(self, exponent), exponent))
 
 
 def _bool_to_bool_power(self, exponent):
