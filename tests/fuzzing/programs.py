@@ -818,6 +818,10 @@ KNOWN = [
      "where(cond)) made in no_grad mode, later with grad mode on: PyTorch refuses it; "
      "TensorPlay's views do not record that they came from a multi-output function "
      "(open)"),
+    ("spurious error", ("logaddexp",), "must have a floating point common dtype",
+     "a complex operand (seeds 2008399, 2053926): PyTorch's logaddexp takes complex "
+     "numbers; TensorPlay's kernels and derivative are real only and refuse them with a "
+     "typed error (open)"),
 ]
 
 
