@@ -20,12 +20,12 @@ from tensorplay.autograd.formulas import (
     linalg_solve_triangular_jvp, linear_backward_jvp, linear_jvp, log_softmax_backward_data_jvp,
     logcumsumexp_jvp, logit_backward, logsumexp_jvp, lstm_sequence_jvp, lu_factor_ex_jvp,
     lu_unpack_jvp, matrix_exp_jvp, maybe_multiply, mish_backward, mse_loss_jvp, mvlgamma_backward,
-    norm_jvp, or_zeros, pinv_jvp, pow_jvp, pow_scalar_backward, prelu_jvp, prod_dim_jvp, prod_jvp,
-    refuse_tangent, renorm_jvp, rms_norm_backward_jvp, rms_norm_jvp, rounded_quotient,
-    scatter_reduce_jvp, scatter_value_reduce_jvp, scatter_with_reduce_jvp, sgn_backward,
-    silu_second_derivative, sinc_backward, slogdet_jvp, smooth_l1_loss_jvp,
-    softmax_backward_data_jvp, std_jvp, svd_jvp, triangular_solve_jvp, unless_rounded, var_jvp,
-    vector_norm_jvp, zeros_like,
+    norm_jvp, or_zeros, pinv_jvp, pow_backward_exponent, pow_backward_self, pow_scalar_backward,
+    prelu_jvp, prod_dim_jvp, prod_jvp, refuse_tangent, renorm_jvp, rms_norm_backward_jvp,
+    rms_norm_jvp, rounded_quotient, scatter_reduce_jvp, scatter_value_reduce_jvp,
+    scatter_with_reduce_jvp, sgn_backward, silu_second_derivative, sinc_backward, slogdet_jvp,
+    smooth_l1_loss_jvp, softmax_backward_data_jvp, std_jvp, svd_jvp, triangular_solve_jvp,
+    unless_rounded, var_jvp, vector_norm_jvp, zeros_like,
 )
 from tensorplay._generated.functional import (
     adaptive_avg_pool2d_backward, adaptive_avg_pool3d_backward, avg_pool2d_backward,
@@ -77,10 +77,14 @@ def div_Tensor_tangent(self_p, other_p, result, self_t, other_t):
 
 
 def pow_Tensor_Tensor_tangent(self_p, exponent_p, result, self_t, exponent_t):
-    """pow.Tensor_Tensor: result: pow_jvp(self_p, exponent_p, result, self_t, exponent_t)"""
-    return pow_jvp(
-        self_p, exponent_p, result, or_zeros(self_t, self_p), or_zeros(exponent_t, exponent_p),
-    )
+    """pow.Tensor_Tensor: result: pow_backward_self(self_t.conj(), self_p, exponent_p).conj() +
+    pow_backward_exponent(exponent_t.conj(), self_p, exponent_p, result).conj()"""
+    summands = []
+    if self_t is not None:
+        summands.append(pow_backward_self(self_t.conj(), self_p, exponent_p).conj())
+    if exponent_t is not None:
+        summands.append(pow_backward_exponent(exponent_t.conj(), self_p, exponent_p, result).conj())
+    return add_terms(summands)
 
 
 def pow_Tensor_Scalar_tangent(self_p, exponent, result, self_t):
@@ -1970,10 +1974,14 @@ def ge__Tensor_tangent(self_p, other_p, result, self_t, other_t):
 
 
 def pow__Tensor_tangent(self_p, exponent_p, result, self_t, exponent_t):
-    """pow_.Tensor: result: pow_jvp(self_p, exponent_p, result, self_t, exponent_t)"""
-    return pow_jvp(
-        self_p, exponent_p, result, or_zeros(self_t, self_p), or_zeros(exponent_t, exponent_p),
-    )
+    """pow_.Tensor: result: pow_backward_self(self_t.conj(), self_p, exponent_p).conj() +
+    pow_backward_exponent(exponent_t.conj(), self_p, exponent_p, result).conj()"""
+    summands = []
+    if self_t is not None:
+        summands.append(pow_backward_self(self_t.conj(), self_p, exponent_p).conj())
+    if exponent_t is not None:
+        summands.append(pow_backward_exponent(exponent_t.conj(), self_p, exponent_p, result).conj())
+    return add_terms(summands)
 
 
 def random__from_tangent(self_p, from_, to, generator, result, self_t):

@@ -9,7 +9,7 @@ import math
 
 from tensorplay import _creation
 from tensorplay._generated import functional as F
-from tensorplay.autograd.formulas.core import pow_backward_exponent, pow_backward_self, sum_to
+from tensorplay.autograd.formulas.core import sum_to
 
 
 def logit_backward(grad, self, eps):
@@ -108,18 +108,6 @@ def copysign_self_backward(grad, self, result):
 
 
 # ---- tangents (forward mode) ----------------------------------------------------------
-def pow_jvp(self_p, exponent_p, result, self_t, exponent_t):
-    """d(self ** e) = e self**(e-1) d(self) + self**e log(self) d(e): the backward
-    helpers read forward (grad := the tangent, conjugated on the way in and out, as
-    auto_element_wise does). NOTE: the exponent's term is 0 where its tangent is 0. A
-    constant exponent (a Python number, a tensor with no tangent) reaches here as zeros,
-    and 0 * log(self) is NaN for a negative self: PyTorch's missing tangent is a zero
-    tensor whose products are 0, so `x ** tensor(2.)` has a finite tangent there too."""
-    d_self = pow_backward_self(self_t.conj(), self_p, exponent_p).conj()
-    d_exponent = pow_backward_exponent(exponent_t.conj(), self_p, exponent_p, result).conj()
-    return d_self + F.where(exponent_t == 0, 0.0, d_exponent)
-
-
 def unless_rounded(term, rounding_mode):
     """A term of div's tangent, (d self - d other * self / other) / other, or zeros when
     the quotient is rounded: piecewise constant, its tangent is zeros (the gradient's
