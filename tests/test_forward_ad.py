@@ -482,3 +482,31 @@ def test_pow_tangent_of_the_exponent_alone_leaves_out_the_base_term(op):
     # and both: every term, a real zero tangent included (0 * log(-2) = NaN in both)
     _same_tangent(lambda b, e: getattr(tp, op)(b, e), lambda b, e: getattr(torch, op)(b, e),
                   [(base, d_exponent + 1), (exponent, d_exponent)])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("pos_weight", [False, True])
+@pytest.mark.parametrize("given", ["self", "target", "both"])
+def test_bce_with_logits_tangent_weights_each_term_as_torch(given, pos_weight, reduction):
+    # (fuzzer seed 2061854) an infinite weight times each input's term, then the sum, as
+    # PyTorch's two backward kernels: terms of opposite signs give -inf + inf = NaN, not
+    # their finite sum times -inf; a missing tangent's term is left out (no 0 * inf)
+    inf = float("inf")
+    x = np.array([[0.5, -1.0, 2.0, 0.3], [1.5, -0.5, 0.1, -2.0]])
+    y = np.array([[0.2, 0.7, 1.0, 0.3], [0.9, 0.1, 0.5, 0.0]])
+    dx = np.array([[1.0, -2.0, 0.5, 0.0], [1.0, 1.0, -1.0, 2.0]])
+    dy = np.array([[-1.0, 3.0, 1.0, 0.0], [3.0, -2.0, 1.0, 0.5]])
+    weight, pw = np.array([-inf, inf, 2.0, -inf]), np.array([0.5, 1.0, 2.0, 3.0])
+    duals = {"self": [(x, dx)], "target": [(y, dy)], "both": [(x, dx), (y, dy)]}[given]
+    consts = {"self": [y], "target": [x], "both": []}[given]
+
+    def loss(lib):
+        def fn(*args):
+            # (the target's tangent alone: it comes first, then self)
+            b, a, w, *p = args if given == "target" else (args[1], args[0], *args[2:])
+            return lib.nn.functional.binary_cross_entropy_with_logits(
+                a, b, weight=w, pos_weight=p[0] if p else None, reduction=reduction)
+        return fn
+    consts = consts + [weight] + ([pw] if pos_weight else [])
+    _same_tangent(loss(tp), loss(torch), duals, consts)
