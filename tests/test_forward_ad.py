@@ -486,3 +486,66 @@ def test_ldexp_tangent_of_a_0dim_float64_self_is_float64():
             tangents.append(ad.unpack_dual(out).tangent)
     assert tangents[0].dtype is tp.float64 and tangents[1].dtype is torch.float64
     np.testing.assert_array_equal(tangents[0].numpy(), tangents[1].numpy())
+
+
+# ---- non-finite tangents: the terms of PyTorch's formula, in its order ------------------
+def _tangent_pair(fn, duals, consts, lib, fwm):
+    """fn's tangent under `lib` (tp or torch): duals, (primal, tangent) arrays, come first."""
+    with fwm.dual_level():
+        args = [fwm.make_dual(lib.tensor(p), lib.tensor(t)) for p, t in duals]
+        return fwm.unpack_dual(fn(*args, *[lib.tensor(c) for c in consts])).tangent
+
+
+def _same_tangent(fn_tp, fn_torch, duals, consts=()):
+    got = _tangent_pair(fn_tp, duals, consts, tp, fw)
+    want = _tangent_pair(fn_torch, duals, consts, torch, tfw)
+    # (assert_allclose: NaN matches NaN only, an infinity the same-signed infinity)
+    close(got, want)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("op", ["pow", "float_power"])
+def test_pow_tangent_of_the_exponent_alone_leaves_out_the_base_term(op):
+    # (fuzzer seed 2004458) an infinite base with no tangent: PyTorch's formula is a sum
+    # of one term per tangent, the base's left out, so d(inf ** 2.5) = inf * log(inf) de
+    # is -inf for de < 0, not 0 * inf = NaN from a base tangent of zeros
+    inf = float("inf")
+    base = np.array([inf, 2.0, -inf, 0.0, -2.0, inf])
+    exponent, d_exponent = np.array([2.5, 2.5, 2.5, 2.5, 3.0, -1.5]), \
+        np.array([-1.0, 1.0, 1.0, 1.0, 0.0, 2.0])
+    _same_tangent(lambda e, b: getattr(tp, op)(b, e), lambda e, b: getattr(torch, op)(b, e),
+                  [(exponent, d_exponent)], [base])
+    # the base's tangent alone: the exponent's term left out (log(-2) is NaN there)
+    _same_tangent(lambda b, e: getattr(tp, op)(b, e), lambda b, e: getattr(torch, op)(b, e),
+                  [(base, d_exponent + 1)], [exponent])
+    # and both: every term, a real zero tangent included (0 * log(-2) = NaN in both)
+    _same_tangent(lambda b, e: getattr(tp, op)(b, e), lambda b, e: getattr(torch, op)(b, e),
+                  [(base, d_exponent + 1), (exponent, d_exponent)])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("pos_weight", [False, True])
+@pytest.mark.parametrize("given", ["self", "target", "both"])
+def test_bce_with_logits_tangent_weights_each_term_as_torch(given, pos_weight, reduction):
+    # (fuzzer seed 2061854) an infinite weight times each input's term, then the sum, as
+    # PyTorch's two backward kernels: terms of opposite signs give -inf + inf = NaN, not
+    # their finite sum times -inf; a missing tangent's term is left out (no 0 * inf)
+    inf = float("inf")
+    x = np.array([[0.5, -1.0, 2.0, 0.3], [1.5, -0.5, 0.1, -2.0]])
+    y = np.array([[0.2, 0.7, 1.0, 0.3], [0.9, 0.1, 0.5, 0.0]])
+    dx = np.array([[1.0, -2.0, 0.5, 0.0], [1.0, 1.0, -1.0, 2.0]])
+    dy = np.array([[-1.0, 3.0, 1.0, 0.0], [3.0, -2.0, 1.0, 0.5]])
+    weight, pw = np.array([-inf, inf, 2.0, -inf]), np.array([0.5, 1.0, 2.0, 3.0])
+    duals = {"self": [(x, dx)], "target": [(y, dy)], "both": [(x, dx), (y, dy)]}[given]
+    consts = {"self": [y], "target": [x], "both": []}[given]
+
+    def loss(lib):
+        def fn(*args):
+            # (the target's tangent alone: it comes first, then self)
+            b, a, w, *p = args if given == "target" else (args[1], args[0], *args[2:])
+            return lib.nn.functional.binary_cross_entropy_with_logits(
+                a, b, weight=w, pos_weight=p[0] if p else None, reduction=reduction)
+        return fn
+    consts = consts + [weight] + ([pw] if pos_weight else [])
+    _same_tangent(loss(tp), loss(torch), duals, consts)

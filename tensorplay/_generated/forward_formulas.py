@@ -7,25 +7,25 @@ tensorplay/autograd/forward_mode.py calls them at the ForwardAD dispatch key."""
 from tensorplay._generated import ops
 from tensorplay.autograd.formulas import (
     acosh_backward, add_terms, amaxamin_jvp, angle_backward, batch_norm_jvp, bce_jvp,
-    bce_with_logits_jvp, call_op, cdist_jvp, cholesky_inverse_jvp, cholesky_jvp, cholesky_solve_jvp,
-    clamp_backward, clamp_jvp, convolution_backward_jvp, convolution_jvp,
-    cross_entropy_backward_jvp, cross_entropy_jvp, ctc_loss_jvp, cumprod_jvp, dist_jvp,
-    dropout_backward, eigh_jvp, einsum_jvp, elu_backward, elu_backward_of_result, embedding_bag_jvp,
-    erfinv_backward, evenly_read_jvp, flash_attention_jvp, gather_with_keepdimed_indices,
-    gelu_second_derivative, grid_sampler_2d_jvp, grid_sampler_3d_jvp, group_norm_jvp,
-    gru_sequence_jvp, handle_r_to_c, hardswish_backward, huber_loss_jvp, i1_backward, i1e_backward,
-    igamma_other_derivative, index_reduce_jvp, layer_norm_backward_jvp, layer_norm_jvp,
-    leaky_relu_backward_of_result, linalg_det_jvp, linalg_lstsq_residuals_jvp,
+    bce_with_logits_self_jvp, bce_with_logits_target_jvp, call_op, cdist_jvp, cholesky_inverse_jvp,
+    cholesky_jvp, cholesky_solve_jvp, clamp_backward, clamp_jvp, convolution_backward_jvp,
+    convolution_jvp, cross_entropy_backward_jvp, cross_entropy_jvp, ctc_loss_jvp, cumprod_jvp,
+    dist_jvp, dropout_backward, eigh_jvp, einsum_jvp, elu_backward, elu_backward_of_result,
+    embedding_bag_jvp, erfinv_backward, evenly_read_jvp, flash_attention_jvp,
+    gather_with_keepdimed_indices, gelu_second_derivative, grid_sampler_2d_jvp, grid_sampler_3d_jvp,
+    group_norm_jvp, gru_sequence_jvp, handle_r_to_c, hardswish_backward, huber_loss_jvp,
+    i1_backward, i1e_backward, igamma_other_derivative, index_reduce_jvp, layer_norm_backward_jvp,
+    layer_norm_jvp, leaky_relu_backward_of_result, linalg_det_jvp, linalg_lstsq_residuals_jvp,
     linalg_lstsq_solution_jvp, linalg_lu_jvp, linalg_lu_solve_jvp, linalg_qr_jvp, linalg_solve_jvp,
     linalg_solve_triangular_jvp, linear_backward_jvp, linear_jvp, log_softmax_backward_data_jvp,
     logcumsumexp_jvp, logit_backward, logsumexp_jvp, lstm_sequence_jvp, lu_factor_ex_jvp,
     lu_unpack_jvp, matrix_exp_jvp, maybe_multiply, mish_backward, mse_loss_jvp, mvlgamma_backward,
-    norm_jvp, or_zeros, pinv_jvp, pow_exponent_jvp, pow_scalar_backward, pow_self_jvp, prelu_jvp,
-    prod_dim_jvp, prod_jvp, refuse_tangent, renorm_jvp, rms_norm_backward_jvp, rms_norm_jvp,
-    rounded_quotient, scatter_reduce_jvp, scatter_value_reduce_jvp, scatter_with_reduce_jvp,
-    sgn_backward, silu_second_derivative, sinc_backward, slogdet_jvp, smooth_l1_loss_jvp,
-    softmax_backward_data_jvp, std_jvp, svd_jvp, triangular_solve_jvp, unless_rounded, var_jvp,
-    vector_norm_jvp, zeros_like,
+    norm_jvp, or_zeros, pinv_jvp, pow_backward_exponent, pow_backward_self, pow_scalar_backward,
+    prelu_jvp, prod_dim_jvp, prod_jvp, refuse_tangent, renorm_jvp, rms_norm_backward_jvp,
+    rms_norm_jvp, rounded_quotient, scatter_reduce_jvp, scatter_value_reduce_jvp,
+    scatter_with_reduce_jvp, sgn_backward, silu_second_derivative, sinc_backward, slogdet_jvp,
+    smooth_l1_loss_jvp, softmax_backward_data_jvp, std_jvp, svd_jvp, triangular_solve_jvp,
+    unless_rounded, var_jvp, vector_norm_jvp, zeros_like,
 )
 from tensorplay._generated.functional import (
     adaptive_avg_pool2d_backward, adaptive_avg_pool3d_backward, avg_pool2d_backward,
@@ -77,13 +77,13 @@ def div_Tensor_tangent(self_p, other_p, result, self_t, other_t):
 
 
 def pow_Tensor_Tensor_tangent(self_p, exponent_p, result, self_t, exponent_t):
-    """pow.Tensor_Tensor: result: pow_self_jvp(self_t, self_p, exponent_p) +
-    pow_exponent_jvp(exponent_t, self_p, exponent_p, result)"""
+    """pow.Tensor_Tensor: result: pow_backward_self(self_t.conj(), self_p, exponent_p).conj() +
+    pow_backward_exponent(exponent_t.conj(), self_p, exponent_p, result).conj()"""
     summands = []
     if self_t is not None:
-        summands.append(pow_self_jvp(self_t, self_p, exponent_p))
+        summands.append(pow_backward_self(self_t.conj(), self_p, exponent_p).conj())
     if exponent_t is not None:
-        summands.append(pow_exponent_jvp(exponent_t, self_p, exponent_p, result))
+        summands.append(pow_backward_exponent(exponent_t.conj(), self_p, exponent_p, result).conj())
     return add_terms(summands)
 
 
@@ -1377,12 +1377,19 @@ def binary_cross_entropy_tangent(self_p, target_p, weight, reduction, result, se
 def binary_cross_entropy_with_logits_tangent(
     self_p, target_p, weight, pos_weight, reduction, result, self_t, target_t,
 ):
-    """binary_cross_entropy_with_logits: result: bce_with_logits_jvp(self_p, target_p, self_t,
-    target_t, weight, pos_weight, reduction)"""
-    return bce_with_logits_jvp(
-        self_p, target_p, or_zeros(self_t, self_p), or_zeros(target_t, target_p), weight,
-        pos_weight, reduction,
-    )
+    """binary_cross_entropy_with_logits: result: bce_with_logits_self_jvp(self_t, self_p,
+    target_p, weight, pos_weight, reduction) + bce_with_logits_target_jvp(target_t, self_p,
+    target_p, weight, pos_weight, reduction)"""
+    summands = []
+    if self_t is not None:
+        summands.append(
+            bce_with_logits_self_jvp(self_t, self_p, target_p, weight, pos_weight, reduction),
+        )
+    if target_t is not None:
+        summands.append(
+            bce_with_logits_target_jvp(target_t, self_p, target_p, weight, pos_weight, reduction),
+        )
+    return add_terms(summands)
 
 
 def native_batch_norm_tangent(
@@ -1974,13 +1981,13 @@ def ge__Tensor_tangent(self_p, other_p, result, self_t, other_t):
 
 
 def pow__Tensor_tangent(self_p, exponent_p, result, self_t, exponent_t):
-    """pow_.Tensor: result: pow_self_jvp(self_t, self_p, exponent_p) +
-    pow_exponent_jvp(exponent_t, self_p, exponent_p, result)"""
+    """pow_.Tensor: result: pow_backward_self(self_t.conj(), self_p, exponent_p).conj() +
+    pow_backward_exponent(exponent_t.conj(), self_p, exponent_p, result).conj()"""
     summands = []
     if self_t is not None:
-        summands.append(pow_self_jvp(self_t, self_p, exponent_p))
+        summands.append(pow_backward_self(self_t.conj(), self_p, exponent_p).conj())
     if exponent_t is not None:
-        summands.append(pow_exponent_jvp(exponent_t, self_p, exponent_p, result))
+        summands.append(pow_backward_exponent(exponent_t.conj(), self_p, exponent_p, result).conj())
     return add_terms(summands)
 
 

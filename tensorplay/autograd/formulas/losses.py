@@ -202,16 +202,33 @@ def bce_jvp(self_p, target_p, self_t, target_t, weight, reduction):
     return apply_loss_reduction(d_self + d_target, reduction)
 
 
-def bce_with_logits_jvp(self_p, target_p, self_t, target_t, weight, pos_weight, reduction):
-    """(sigmoid(x) - y) dx - x dy, with pos_weight: ((pw y + 1 - y) sigmoid(x) - pw y) dx
-    + ((pw - 1) softplus(-x) - x) dy."""
+def bce_with_logits_self_jvp(self_t, self_p, target_p, weight, pos_weight, reduction):
+    """The input's term of the tangent, (sigmoid(x) - y) dx, with pos_weight
+    ((pw y + 1 - y) sigmoid(x) - pw y) dx: PyTorch's backward kernel read forward, the
+    weight multiplied into the term before the two terms are summed (an infinite weight
+    times terms of opposite signs is NaN there, not the infinity of their sum times it)."""
     s = F.sigmoid(self_p)
     if pos_weight is None:
-        d = (s - target_p) * self_t - self_p * target_t
+        d = (s - target_p) * self_t
     else:
         t = pos_weight * target_p
-        d = ((t + 1 - target_p) * s - t) * self_t + \
-            ((pos_weight - 1) * softplus_neg(self_p) - self_p) * target_t
+        d = ((t + 1 - target_p) * s - t) * self_t
+    return _weighted_term(d, weight, reduction)
+
+
+def bce_with_logits_target_jvp(target_t, self_p, target_p, weight, pos_weight, reduction):
+    """The target's term, -x dy, with pos_weight ((pw - 1) softplus(-x) - x) dy (see
+    bce_with_logits_self_jvp)."""
+    if pos_weight is None:
+        d = -self_p * target_t
+    else:
+        d = ((pos_weight - 1) * softplus_neg(self_p) - self_p) * target_t
+    return _weighted_term(d, weight, reduction)
+
+
+def _weighted_term(d, weight, reduction):
+    """One tangent's term times the weight, reduced: the reduction is linear, so reducing
+    each term keeps the sum's infinities and NaNs (+inf and -inf anywhere give NaN)."""
     return apply_loss_reduction(d if weight is None else d * weight, reduction)
 
 

@@ -9,7 +9,7 @@ import math
 
 from tensorplay import _creation
 from tensorplay._generated import functional as F
-from tensorplay.autograd.formulas.core import pow_backward_exponent, pow_backward_self, sum_to
+from tensorplay.autograd.formulas.core import sum_to
 
 
 def logit_backward(grad, self, eps):
@@ -108,24 +108,6 @@ def copysign_self_backward(grad, self, result):
 
 
 # ---- tangents (forward mode) ----------------------------------------------------------
-def pow_self_jvp(self_t, self_p, exponent_p):
-    """self's term of d(self ** e) = e self**(e-1) d(self) + self**e log(self) d(e): the
-    backward helper read forward (grad := the tangent, conjugated on the way in and out,
-    as auto_element_wise does). derivatives.yaml writes the tangent as this term plus
-    pow_exponent_jvp's, so the codegen leaves out the term of a missing tangent as
-    PyTorch's zero tensor leaves it: a real zero times the other factor is NaN where that
-    is infinite (0 ** 0.5 of an integer base with a float exponent that has a tangent:
-    e 0**(e-1) is inf; seed 2020026)."""
-    return pow_backward_self(self_t.conj(), self_p, exponent_p).conj()
-
-
-def pow_exponent_jvp(exponent_t, self_p, exponent_p, result):
-    """The exponent's term of pow's tangent (see pow_self_jvp): self**e log(self) d(e),
-    left out when the exponent has no tangent (a tensor constant: `x ** tensor(2.)` of a
-    negative x, whose log is NaN, has a finite tangent, as in PyTorch)."""
-    return pow_backward_exponent(exponent_t.conj(), self_p, exponent_p, result).conj()
-
-
 def unless_rounded(term, rounding_mode):
     """A term of div's tangent, (d self - d other * self / other) / other, or zeros when
     the quotient is rounded: piecewise constant, its tangent is zeros (the gradient's
