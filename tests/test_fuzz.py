@@ -575,3 +575,20 @@ def test_tangents_go_to_the_float64_oracle(monkeypatch):
         None if t is None else t * 1.001 for t in right(*a)])
     found = Program(1106395).run()
     assert found is not None and found.kind == "tangent"
+
+
+@pytest.mark.parametrize("seed, rule", [(3020825, "ties"), (3021705, "eigh")])
+def test_choices_among_equal_values_are_not_compared(seed, rule, monkeypatch):
+    """Program 3020825 takes topk of an expanded tensor (all values tie: which index
+    carries which gradient is no contract); program 3021705 takes eigh of a matrix with a
+    repeated eigenvalue (any basis of its eigenspace). Both pass; without their rule each
+    is a finding."""
+    assert Program(seed).run() is None
+    if rule == "ties":
+        monkeypatch.setattr(programs, "_has_ties", lambda t: False)
+    else:
+        right = programs._undefined_parts
+        monkeypatch.setattr(programs, "_undefined_parts", lambda op, sample: None
+                            if op.name == "linalg_eigh" else right(op, sample))
+    found = Program(seed).run()
+    assert found is not None and found.kind in ("grad", "value")

@@ -297,6 +297,12 @@ def _calls_lapack(op, sample):
 #   cutoff, seed 689916): det is 0 to within rounding, so its sign and log|det| are those
 #   of the last rounding error in the LU factors (float64 sign -1 here, 1 in PyTorch).
 #   Neither is compared for those matrices, nor the gradients.
+# - linalg_eigh of a matrix with a repeated eigenvalue (to within rounding; seed 3021705:
+#   -0.3866 twice): its eigenvectors are any basis of the eigenspace, so the database's
+#   sign-free form of them (Q * Q) is not unique either. The eigenvalues and the
+#   reconstruction are compared; Q * Q and the gradients through the step are not.
+# - the index ops of _TIE_INDEX_OPS on an input with ties: which equal value they pick
+#   is no contract; their indices are not compared, nor the gradients of their values.
 # - linalg_cholesky_ex of a matrix that is not positive-definite: info > 0 says "the
 #   decomposition could not be completed" (torch.linalg.cholesky_ex's docs) and L's
 #   values are what LAPACK's potrf left behind (PyTorch: A's own entries where it stopped,
@@ -477,6 +483,23 @@ def _undefined_parts(op, sample):
         return infinite
     if sample.input.dim() < 2:
         return None
+    if op.name == "linalg_eigh":
+        def eigenvectors_of(tp_outs, th_outs, where):
+            # (the database's eigh gives eigenvalues, Q * Q and Q diag(L) Q^T: sign-free
+            # forms of the eigenvectors; with a repeated eigenvalue Q * Q is not unique)
+            w = th_outs[0].detach()
+            if w.shape[-1] < 2:
+                return th_outs, False
+            tol = w.shape[-1] * torch.finfo(w.dtype).eps * w.abs().amax(-1, keepdim=True)
+            repeated = ((w[..., 1:] - w[..., :-1]) <= tol).any(-1)
+            if not bool(repeated.any()):
+                return th_outs, False
+            mask = repeated.reshape(repeated.shape + (1, 1))
+            kept = list(th_outs)
+            kept[1] = _with_values_of(th_outs[1], torch.where(
+                mask, to_torch(tp_outs[1], requires_grad=False), th_outs[1].detach()))
+            return kept, True
+        return eigenvectors_of
     if op.name in ("linalg_svd", "svd") and sample.kwargs.get("compute_uv", True):
         repeated = _repeated_singular_values(op, sample)
         if not bool(repeated.any()):
@@ -1316,6 +1339,12 @@ class Program:
                 self.undefined_grads += [b for b in th_outs
                                          if isinstance(b, torch.Tensor) and b.requires_grad]
         ties = op.name in _TIE_INDEX_OPS and _has_ties(sample.input)
+        if ties:
+            # which of equal values the op picks is no contract, so neither is where the
+            # gradient of its values goes (topk of an expanded tensor, seed 3020825)
+            self.derivatives_undefined = True
+            self.undefined_grads += [b for b in th_outs
+                                     if isinstance(b, torch.Tensor) and b.requires_grad]
         added = []      # the positions of the outputs that became live values
         for i, (a, b) in enumerate(zip(tp_outs, th_outs)):
             if isinstance(b, torch.Tensor):
