@@ -122,25 +122,26 @@ def _scores(q, k, v, is_causal, attn_mask, scale):
 class _SavesLikeFlash(torch.autograd.Function):
     """The identity on (output, logsumexp) that saves what PyTorch's flash kernels save
     (derivatives.yaml's _scaled_dot_product_flash_attention_for_cpu: query, key, value,
-    output, logsumexp), so an in-place change of one of them after the call makes the
+    output, logsumexp, and the attn_mask its backward takes), so an in-place change of one of them after the call makes the
     backward raise as the real op's does. The math above saves copies (a float32 cast,
     the repeated heads) or nothing of them. The gradient and the tangent of the output
     pass through unchanged; the logsumexp has none."""
 
     @staticmethod
-    def forward(ctx, out, lse, q, k, v):
+    def forward(ctx, out, lse, q, k, v, attn_mask):
         out, lse = out.clone(), lse.clone()
-        ctx.save_for_backward(q, k, v, out, lse)
+        # (and the mask, an argument of its backward too: seed 3028959)
+        ctx.save_for_backward(q, k, v, out, lse, *(() if attn_mask is None else (attn_mask,)))
         ctx.mark_non_differentiable(lse)
         return out, lse
 
     @staticmethod
     def backward(ctx, grad_out, grad_lse):
         ctx.saved_tensors               # (the version check of each saved tensor)
-        return grad_out, None, None, None, None
+        return grad_out, None, None, None, None, None
 
     @staticmethod
-    def jvp(ctx, out_t, lse_t, q_t, k_t, v_t):
+    def jvp(ctx, out_t, lse_t, q_t, k_t, v_t, mask_t):
         return out_t, None
 
 
@@ -150,7 +151,8 @@ def _ref_flash(q, k, v, dropout_p=0.0, is_causal=False, attn_mask=None, *, scale
     weights = torch.where(lse[..., None] == float("-inf"), 0, torch.exp(s - lse[..., None]))
     zero = torch.zeros((), dtype=torch.int64)
     # The logsumexp is not differentiable (the op's backward ignores its gradient).
-    out, lse = _SavesLikeFlash.apply((weights @ v32).to(q.dtype), lse.detach(), q, k, v)
+    out, lse = _SavesLikeFlash.apply((weights @ v32).to(q.dtype), lse.detach(), q, k, v,
+                                     attn_mask)
     return out, lse, zero, zero.clone()
 
 
