@@ -845,6 +845,10 @@ KNOWN = [
      "a complex operand (seeds 2008399, 2053926): PyTorch's logaddexp takes complex "
      "numbers; TensorPlay's kernels and derivative are real only and refuse them with a "
      "typed error (open)"),
+    ("missing error", ("jvp:logcumsumexp",), "Expected reduction dim",
+     "a PyTorch bug: logcumsumexp's tangent of an input whose scan dim is empty (seed "
+     "3026285): PyTorch's formula takes a max over that dim first and raises; the output "
+     "is empty, and so is TensorPlay's tangent"),
 ]
 
 
