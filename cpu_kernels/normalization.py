@@ -134,11 +134,10 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         return (out(np.zeros(input._impl.sizes, input._impl.dtype.np), spec[0].dtype),
                 out(running_mean._impl.array().copy(), spec[1].dtype), out(rstd, spec[2].dtype))
     fused = _fused_layout(input._impl)
+    half = _stepwise_dtype(input, weight, bias, running_mean, running_var)
     y, mean, rstd = _batch_norm(_compute(input), weight, bias, running_mean, running_var,
-                                training, momentum, eps, fused,
-                                None if fused else _stepwise_dtype(input, weight, bias,
-                                                                   running_mean, running_var),
-                                float32_input=input._impl.dtype is dt.float32)
+                                training, momentum, eps, fused, None if fused else half,
+                                float32_input=input._impl.dtype is dt.float32, half=half)
     return out(y, spec[0].dtype), out(mean, spec[1].dtype), out(rstd, spec[2].dtype)
 
 
@@ -156,12 +155,13 @@ def _stepwise_dtype(input, *params):
 
 
 def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, eps,
-                fused=True, stepwise=None, float32_input=False):
+                fused=True, stepwise=None, float32_input=False, half=None):
     """(out, mean, rstd) arrays of native_batch_norm for `a` of shape (N, C, ...); the
     NHWC kernel passes its (N * H * W, C) rows, which is the same computation. `fused`:
     PyTorch's per-channel scale-and-shift loop (see `_fused_layout`); `stepwise`: the
     dtype the other loop rounds each step to (see `_stepwise_dtype`); `float32_input`: the
-    input was float32 (`a` is float32 for a half input too)."""
+    input was float32 (`a` is float32 for a half input too); `half`: the half dtype the
+    statistics are kept in (`_stepwise_dtype` of the call, see `_half_statistics`)."""
     def rounded(v):
         return v if stepwise is None else v.astype(stepwise).astype(v.dtype)
 
@@ -180,11 +180,21 @@ def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, 
         rstd = (1 / np.sqrt(var + eps)).astype(a.dtype)
         mean = mean.astype(a.dtype)
         n = a.size // a.shape[1]
+        if half is not None and fused and n > 1:
+            return _half_statistics(a, weight, bias, running_mean, running_var, momentum, eps,
+                                    fused, stepwise, half, mean, var, n)
         if running_mean is not None:
             rm = running_mean._impl.array()
+            if stepwise is not None:
+                # PyTorch's loop updates from the rounded mean, in double
+                rm = rm.astype(np.float64)
+                mean = rounded(mean)
             _update_running(running_mean, (1 - momentum) * rm + momentum * mean.reshape(-1))
         if running_var is not None:
             rv = running_var._impl.array()
+            if stepwise is not None:
+                rv = rv.astype(np.float64)
+                var = var.astype(np.float64)
             unbiased = var.reshape(-1) * (n / (n - 1))
             _update_running(running_var, (1 - momentum) * rv + momentum * unbiased)
     else:
@@ -193,6 +203,53 @@ def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, 
         mean = _param(running_mean, 1, after, a).copy()
         # (tensor ops on running_var there: each rounds to its dtype)
         rstd = rounded(1 / rounded(np.sqrt(rounded(_param(running_var, 1, after, a) + eps))))
+    return _normalize(a, weight, bias, mean, rstd, fused, stepwise)
+
+
+def _half_statistics(a, weight, bias, running_mean, running_var, momentum, eps, fused,
+                     stepwise, half, mean, var, n):
+    """_batch_norm's training step for a contiguous (or channels-last) half input whose
+    parameters share its dtype, as PyTorch's CPU kernel rounds it (measured against it):
+    the mean and rstd it normalizes with and returns are half values. A bfloat16 input
+    keeps its statistics in bfloat16 (its param_t): the sum of squares rounds before it
+    is used, the momentum is a bfloat16 value, and each product of two of them rounds:
+        mean, var_sum   rounded;  rstd = 1 / sqrt(round(var_sum / n) + eps)
+        running_mean <- round(m * mean) + round((1 - m) * running_mean)
+        running_var  <- m * round(var_sum / (n - 1)) + round((1 - m) * running_var)
+    with m = round(momentum) and 1 - m rounded. A float16 input's running update is in
+    float32 from the unrounded statistics."""
+    def h(v):
+        return np.asarray(v, np.float32).astype(half).astype(np.float32)
+
+    var = var.reshape(-1).astype(np.float32)
+    rm = None if running_mean is None else running_mean._impl.array().astype(np.float32)
+    rv = None if running_var is None else running_var._impl.array().astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if half == np.float16:
+            rstd = h(1 / np.sqrt(var + np.float32(eps)))
+            m, keep = np.float32(momentum), np.float32(1 - momentum)
+            new_mean = None if rm is None else m * mean.reshape(-1) + keep * rm
+            new_var = None if rv is None else m * (var * (n / np.float32(n - 1))) + keep * rv
+        else:
+            var_sum = h(var * n)
+            rstd = h(1 / np.sqrt(h(var_sum / n) + np.float32(eps)))
+            m = h(momentum)
+            keep = h(1 - m)
+            new_mean = None if rm is None else h(m * h(mean.reshape(-1))) + h(keep * rm)
+            new_var = None if rv is None else m * h(var_sum / np.float32(n - 1)) + h(keep * rv)
+    if new_mean is not None:
+        _update_running(running_mean, new_mean)
+    if new_var is not None:
+        _update_running(running_var, new_var)
+    return _normalize(a, weight, bias, h(mean), rstd.reshape(mean.shape), fused, stepwise)
+
+
+def _normalize(a, weight, bias, mean, rstd, fused, stepwise):
+    """_batch_norm's output from the statistics it uses, mean and rstd shaped (1, C, 1, ...)."""
+    def rounded(v):
+        return v if stepwise is None else v.astype(stepwise).astype(v.dtype)
+
+    after = a.ndim - 2
     # NOTE: as PyTorch, whose two CPU loops round (and meet infinities) differently: a
     # contiguous (or channels-last) input gets one scale and shift per channel,
     # y = x * scale + shift with scale = rstd * weight and shift = bias - mean * scale; any
@@ -568,7 +625,9 @@ def native_batch_norm_nhwc(input, weight, bias, running_mean, running_var, train
                               eps))
     a = _compute(input)
     y, mean, rstd = _batch_norm(nhwc_rows(a), weight, bias, running_mean, running_var,
-                                training, momentum, eps)
+                                training, momentum, eps,
+                                half=_stepwise_dtype(input, weight, bias, running_mean,
+                                                     running_var))
     n, c, h, w = a.shape
     return (out_channels_last(y.reshape(n, h, w, c), spec[0].dtype), out(mean, spec[1].dtype),
             out(rstd, spec[2].dtype))

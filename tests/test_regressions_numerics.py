@@ -579,3 +579,56 @@ def test_modified_bessel_float32_overflows_and_underflows_as_torch(name):
           getattr(torch.special, name)(torch.tensor([[89, 90, 91, -91]], dtype=torch.int32)))
     for v in (90.0, -91.0, 100.5):      # (0-dim)
         _same(getattr(tp.special, name)(tp.tensor(v)), getattr(torch.special, name)(torch.tensor(v)))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "strided"])
+def test_batch_norm_half_statistics_round_as_pytorch(dtype, layout):
+    """A half input whose parameters share its dtype: PyTorch keeps the statistics in
+    that dtype (the mean and rstd it normalizes with are half values; bfloat16 rounds its
+    sum of squares and its momentum too, and the strided loop updates in double), so the
+    running statistics and the output equal PyTorch's bit for bit. They were one rounding
+    apart (instance_norm's running mean of a bfloat16 input, fuzz seed 3006967). A float16
+    value may still be one float16 rounding apart: PyTorch's output is a fused multiply-add
+    and its strided mean a reduction of its own order."""
+    rng = np.random.default_rng(1)
+    for _ in range(10):
+        x = (rng.standard_normal((3, 40, 3, 5)) * 3 + 1).astype(np.float32)
+        params = [rng.standard_normal(40).astype(np.float32) for _ in range(3)]
+        params.append(rng.random(40).astype(np.float32))
+        results = []
+        for lib in (tp, torch):
+            d = getattr(lib, dtype)
+            t = lib.tensor(x).to(d)
+            if layout == "channels_last":
+                t = t.contiguous(memory_format=lib.channels_last)
+            elif layout == "strided":
+                t = lib.tensor(x.transpose(0, 1, 3, 2).copy()).to(d).transpose(2, 3)
+            w, b, rm, rv = (lib.tensor(p).to(d) for p in params)
+            y = lib.nn.functional.batch_norm(t, rm, rv, None if layout == "channels_last"
+                                             else w, b, True, 0.1, 1e-5)
+            results.append([v.float().numpy() for v in (y, rm, rv)])
+        for ours, theirs in zip(*results):
+            if dtype == "bfloat16":
+                np.testing.assert_array_equal(ours, theirs)
+            else:
+                np.testing.assert_allclose(ours, theirs, rtol=2 ** -10, atol=0)
+
+
+def test_instance_norm_running_statistics_of_bfloat16_input_equal_pytorch():
+    """instance_norm computes its running statistics through batch norm in the
+    parameters' dtype: bfloat16 ones round as PyTorch's kernel rounds (fuzz seed 3006967)."""
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal((2, 3, 2, 2)) * 3).astype(np.float32)
+    params = [rng.standard_normal(3).astype(np.float32) for _ in range(3)]
+    results = []
+    for lib in (tp, torch):
+        running_mean = lib.tensor(params[0])
+        running_var = lib.tensor(np.abs(params[1])).to(lib.bfloat16)
+        w = lib.tensor(params[2]).to(lib.bfloat16)
+        y = lib.nn.functional.instance_norm(lib.tensor(x).to(lib.bfloat16), running_mean,
+                                            running_var, w, w, use_input_stats=True,
+                                            momentum=0.2)
+        results.append([v.float().numpy() for v in (y, running_mean, running_var)])
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)
