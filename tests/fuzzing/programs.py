@@ -831,10 +831,10 @@ KNOWN = [
      "a PyTorch bug: atan2 of a bool self and a float other: PyTorch's backward formula "
      "negates the bool self (-self / (self^2 + other^2)) and raises; TensorPlay's "
      "promotes it first"),
-    ("missing error", ("backward",), "value cannot be converted to type double",
+    ("missing error", ("backward",), "value cannot be converted to type ",
      "a PyTorch bug: addcdiv with a complex value and a real tensor2: PyTorch's backward "
-     "converts the complex value to tensor2's real dtype for tensor2's gradient and "
-     "raises; TensorPlay's computes it in the complex result's dtype and takes the real "
+     "converts the complex value to tensor2's real dtype (double, int64_t) for a "
+     "gradient and raises (seeds 4066399 and the like); TensorPlay's computes it in the complex result's dtype and takes the real "
      "part (handle_r_to_c), as PyTorch's other real-to-complex formulas do"),
     ("missing error", None, "This view is the output of a function that returns multiple views",
      "an in-place write into an output of a multi-output view function (unbind, under "

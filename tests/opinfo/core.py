@@ -252,6 +252,8 @@ def tp_to_numpy(t):
 
 
 def torch_to_numpy(t):
+    if t._is_zerotensor():      # (a forward-mode tangent PyTorch knows to be zero)
+        t = torch.zeros(t.shape, dtype=t.dtype)
     t = t.detach().cpu().resolve_conj().resolve_neg()   # (PyTorch's lazy conj of a gradient)
     if t.dtype is torch.bfloat16:
         t = t.float()
