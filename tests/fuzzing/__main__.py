@@ -1,8 +1,8 @@
 """`python tests/fuzzing --programs 100000 [--seed 0] [--steps 8]`: the long profile.
 
-
-
-Exit status 1 when anything outside KNOWN was found.
+Prints the figures (programs, steps of each kind, mismatches by kind, those of KNOWN
+apart), every finding with the program that produced it, and one program of each kind of
+KNOWN mismatch. Exit status 1 when anything outside KNOWN was found.
 """
 import argparse
 import collections
