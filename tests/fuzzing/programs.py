@@ -292,7 +292,8 @@ def _calls_lapack(op, sample):
 # - linalg_cond of a numerically singular matrix: exactly inf; in floating point 1 / (a
 #   rounding error), huge or inf (seed 283575: float32 'nuc' 1.97e16 against 5.8e7; a
 #   float64 p=2 3.2e33 against inf). Both must be at least _HUGE_COND / eps of the dtype
-#   (or inf); their gradients not compared.
+#   (or inf), or, for p=-2 (sigma_min / sigma_max, exactly 0), both at most
+#   eps / _HUGE_COND (seed 4003142: 3.7e-18 against 6.1e-17); their gradients not compared.
 # - slogdet, linalg_slogdet and logdet of a numerically singular matrix (a pinv at its
 #   cutoff, seed 689916): det is 0 to within rounding, so its sign and log|det| are those
 #   of the last rounding error in the LU factors (float64 sign -1 here, 1 in PyTorch).
@@ -529,6 +530,8 @@ def _undefined_parts(op, sample):
             eps = torch.finfo(b.dtype).eps
             x, y = to_torch(a, requires_grad=False), b.detach()
             big = (x.abs() >= _HUGE_COND / eps) & (y.abs() >= _HUGE_COND / eps)
+            # (p=-2: sigma_min / sigma_max, rounding noise near 0)
+            big |= (x.abs() <= eps / _HUGE_COND) & (y.abs() <= eps / _HUGE_COND)
             if not bool(big[singular].all()):
                 raise _Found("value", f"{where}: condition numbers {x[singular].tolist()} "
                              f"of singular matrices, PyTorch {y[singular].tolist()}")
