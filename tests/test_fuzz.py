@@ -231,8 +231,9 @@ def test_nuclear_norm_gradient_of_a_rank_deficient_matrix_is_not_compared():
 
 
 @pytest.mark.parametrize("cond, twin_cond, passes", [
-    (float("inf"), 3.2e33, True), (1.97e16, 5.8e7, True), (5.0, float("inf"), False)])
-def test_condition_number_of_a_singular_matrix_is_only_huge(cond, twin_cond, passes):
+    (float("inf"), 3.2e33, True), (1.97e16, 5.8e7, True), (5.0, float("inf"), False),
+    (3.7e-10, 6.1e-9, True), (3.7e-10, 0.5, False)])      # (p=-2: sigma_min / sigma_max)
+def test_condition_number_of_a_singular_matrix_is_only_huge_or_tiny(cond, twin_cond, passes):
     op = _op("linalg_cond")
     singular = tp.tensor([[1.0, 2.0], [2.0, 4.0]], dtype=tp.float32)
     settle = programs._undefined_parts(op, _sample(op, singular))
