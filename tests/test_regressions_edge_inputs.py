@@ -687,3 +687,45 @@ def test_histogram_edges_of_an_input_that_requires_grad():
         assert hist.requires_grad and edges.requires_grad
         return edges
     _same(*raises_like_torch(run))
+
+
+# ---- scaled_dot_product_attention of an empty attention --------------------------------
+SDPA_EMPTY = [   # query, key, value (and enable_gqa)
+    ((0, 3, 2), (0, 4, 2), (0, 4, 2), False),     # seed 4007689: an empty batch
+    ((2, 0, 2), (2, 4, 2), (2, 4, 2), False),     # an empty query sequence
+    ((2, 3, 2), (2, 0, 2), (2, 0, 2), False),     # no keys: zeros, NaN with an inf query
+    ((2, 3, 2), (2, 4, 2), (2, 4, 0), False),     # an empty value head dim
+    ((2, 3, 2), (2, 4, 3), (2, 5, 0), False),     # shapes never compared there
+    ((0, 3, 2), (1, 4, 2), (1, 4, 2), True),      # math path, key and value repeated 0 times
+    ((1, 2, 0, 2), (1, 2, 4, 2), (1, 2, 4, 2), False),
+]
+
+
+@pytest.mark.parametrize("shapes", SDPA_EMPTY, ids=str)
+@pytest.mark.parametrize("mask", [None, "bool", "float"])
+def test_sdpa_of_an_empty_attention_saves_no_input(shapes, mask):
+    """PyTorch returns zeros + (q.sum() + k.sum() + v.sum()) * 0 when value is empty or
+    the query sequence is: nothing saved, so a write into value before backward does not
+    make it raise; the mask, is_causal and the shapes are not read there."""
+    *shapes, gqa = shapes
+    rng = np.random.default_rng(3)
+    data = [rng.standard_normal(s) for s in shapes]
+    if data[0].size:
+        data[0].flat[0] = np.inf
+    mask_data = rng.standard_normal((3, 4))
+
+    def run(m):
+        q, k, v = (m.tensor(a, dtype=m.float32, requires_grad=True) for a in data)
+        attn_mask = None if mask is None else m.tensor(mask_data, dtype=m.float32)
+        if mask == "bool":
+            attn_mask = attn_mask > 0
+        out = m.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask,
+                                                          enable_gqa=gqa)
+        with m.no_grad():
+            v[v > 0] = 7
+        (out * 2).sum().backward()
+        return out, q.grad, k.grad, v.grad
+    pair = raises_like_torch(run)
+    if pair is not None:
+        for got, want in zip(*pair):
+            _same(got, want)
