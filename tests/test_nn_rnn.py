@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import tensorplay as tp
-from tensorplay.errors import ArgumentError, ShapeError
+from tensorplay.errors import ArgumentError, DTypeError, ShapeError
 
 RTOL, ATOL = 1e-4, 1e-5
 MODES = {   # name -> (tp class, torch class, extra constructor kwargs)
@@ -321,7 +321,8 @@ def test_forward_errors_name_what_was_expected():
     with pytest.raises(ArgumentError, match=r"argument 'input' must be a Tensor, but got "
                                             r"list"):
         m([[1.0, 2.0, 3.0]])
-    with pytest.raises(ArgumentError, match=r"'hx' has dtype tensorplay.float64"):
+    with pytest.raises(DTypeError, match=r"argument 'hx' must have the input's dtype "
+                                         r"\(float32\), but got float64"):
         tp.nn.GRU(3, 4)(tp.zeros(2, 1, 3), tp.zeros(1, 1, 4, dtype=tp.float64))
     cell = tp.nn.GRUCell(3, 4)
     with pytest.raises(ShapeError, match=r"GRUCell.forward\(\): input has inconsistent "

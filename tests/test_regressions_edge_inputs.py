@@ -687,3 +687,137 @@ def test_histogram_edges_of_an_input_that_requires_grad():
         assert hist.requires_grad and edges.requires_grad
         return edges
     _same(*raises_like_torch(run))
+
+
+# ---- scaled_dot_product_attention of an empty attention --------------------------------
+SDPA_EMPTY = [   # query, key, value (and enable_gqa)
+    ((0, 3, 2), (0, 4, 2), (0, 4, 2), False),     # seed 4007689: an empty batch
+    ((2, 0, 2), (2, 4, 2), (2, 4, 2), False),     # an empty query sequence
+    ((2, 3, 2), (2, 0, 2), (2, 0, 2), False),     # no keys: zeros, NaN with an inf query
+    ((2, 3, 2), (2, 4, 2), (2, 4, 0), False),     # an empty value head dim
+    ((2, 3, 2), (2, 4, 3), (2, 5, 0), False),     # shapes never compared there
+    ((0, 3, 2), (1, 4, 2), (1, 4, 2), True),      # math path, key and value repeated 0 times
+    ((1, 2, 0, 2), (1, 2, 4, 2), (1, 2, 4, 2), False),
+]
+
+
+@pytest.mark.parametrize("shapes", SDPA_EMPTY, ids=str)
+@pytest.mark.parametrize("mask", [None, "bool", "float"])
+def test_sdpa_of_an_empty_attention_saves_no_input(shapes, mask):
+    """PyTorch returns zeros + (q.sum() + k.sum() + v.sum()) * 0 when value is empty or
+    the query sequence is: nothing saved, so a write into value before backward does not
+    make it raise; the mask, is_causal and the shapes are not read there."""
+    *shapes, gqa = shapes
+    rng = np.random.default_rng(3)
+    data = [rng.standard_normal(s) for s in shapes]
+    if data[0].size:
+        data[0].flat[0] = np.inf
+    mask_data = rng.standard_normal((3, 4))
+
+    def run(m):
+        q, k, v = (m.tensor(a, dtype=m.float32, requires_grad=True) for a in data)
+        attn_mask = None if mask is None else m.tensor(mask_data, dtype=m.float32)
+        if mask == "bool":
+            attn_mask = attn_mask > 0
+        out = m.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask,
+                                                          enable_gqa=gqa)
+        with m.no_grad():
+            v[v > 0] = 7
+        (out * 2).sum().backward()
+        return out, q.grad, k.grad, v.grad
+    pair = raises_like_torch(run)
+    if pair is not None:
+        for got, want in zip(*pair):
+            _same(got, want)
+
+
+# ---- recurrent hidden states of another dtype than the input's -------------------------
+def _lstm_weights(m, dtype, gates=4, hidden=2, size=2):
+    rng = np.random.default_rng(5)
+    return [m.tensor(rng.standard_normal(s), dtype=dtype, requires_grad=True)
+            for s in ((gates * hidden, size), (gates * hidden, hidden), (gates * hidden,),
+                      (gates * hidden,))]
+
+
+def _state(m, dtype, shape, seed):
+    a = np.random.default_rng(seed).standard_normal(shape) * 3
+    return m.tensor(a) > 0 if dtype == "bool" else m.tensor(a).to(getattr(m, dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("h_dtype, c_dtype", [
+    ("float32", "bool"),         # seed 4012415
+    ("float32", "float64"), ("float32", "float16"), ("float32", "int64"),
+    ("float16", "float32"), ("float64", "float64"), ("bool", "float32"),
+])
+def test_lstm_state_of_another_dtype(dtype, h_dtype, c_dtype):
+    """h0 of another dtype is refused on every PyTorch path (addmm with w_hh). c0 only
+    enters f * c + i * g: promoted on the addmm path (float64), refused by the oneDNN
+    kernel every non-empty float32 sequence runs (an internal error there; a DTypeError
+    naming hx[1] here)."""
+    h_dtype = dtype if h_dtype == "float32" else h_dtype
+    c_dtype = dtype if c_dtype == "float32" else c_dtype
+    x = np.random.default_rng(4).standard_normal((3, 2, 2))
+
+    def run(m):
+        d = getattr(m, dtype)
+        w = _lstm_weights(m, d)
+        out = m.lstm(m.tensor(x, dtype=d), [_state(m, h_dtype, (1, 2, 2), 6),
+                                            _state(m, c_dtype, (1, 2, 2), 7)],
+                     w, True, 1, 0.0, False, False, False)
+        sum(o.sum() for o in out).backward()
+        return list(out) + [t.grad for t in w]
+    pair = raises_like_torch(run)
+    if pair is None:
+        with pytest.raises(tp.errors.DTypeError) as info:
+            run(tp)
+        assert info.value.arg == ("hx[0]" if h_dtype != dtype else "hx[1]")
+        return
+    for got, want in zip(*pair):
+        assert got.dtype.name == str(want.dtype).split(".")[-1]
+        _same(got, want)
+
+
+@pytest.mark.parametrize("c_dtype", ["float32", "bool", "int64", "float64"])
+def test_lstm_module_promotes_a_float64_cell_state(c_dtype):
+    """nn.LSTM on float64 (PyTorch's addmm path) takes c_0 of any dtype, promoted; on
+    float32 (its oneDNN kernel) it refuses one of another dtype."""
+    x = np.random.default_rng(8).standard_normal((3, 2, 2))
+    for dtype in ("float64", "float32"):
+        def run(m):
+            m.manual_seed(0)
+            mod = m.nn.LSTM(2, 2).to(getattr(m, dtype))
+            with m.no_grad():
+                for p, w in zip(mod.parameters(), _lstm_weights(m, getattr(m, dtype))):
+                    p.copy_(w)
+            out, (h, c) = mod(m.tensor(x, dtype=getattr(m, dtype)),
+                              (_state(m, dtype, (1, 2, 2), 9), _state(m, c_dtype, (1, 2, 2), 10)))
+            (out.sum() + c.sum()).backward()
+            return out, h, c, mod.weight_hh_l0.grad
+        pair = raises_like_torch(run)
+        if pair is None:
+            continue
+        for got, want in zip(*pair):
+            _same(got, want)
+
+
+@pytest.mark.parametrize("op", ["gru", "rnn_tanh", "rnn_relu", "gru_cell", "rnn_tanh_cell",
+                                "lstm_cell"])
+@pytest.mark.parametrize("h_dtype", ["float64", "float16", "bool"])
+def test_recurrent_hidden_state_of_another_dtype_is_refused(op, h_dtype):
+    """PyTorch's h @ w_hh.T refuses the mix (mat1 and mat2 must have the same dtype);
+    TensorPlay names the state."""
+    gates = {"gru": 3, "lstm": 4}.get(op.split("_")[0], 1)
+
+    def run(m):
+        w = _lstm_weights(m, m.float32, gates)
+        h = _state(m, h_dtype, (2, 2) if op.endswith("cell") else (1, 2, 2), 11)
+        if op == "lstm_cell":
+            return m.lstm_cell(m.ones(2, 2), [h, m.zeros(2, 2)], *w)
+        if op.endswith("cell"):
+            return getattr(m, op)(m.ones(2, 2), h, *w)
+        return getattr(m, op)(m.ones(3, 2, 2), h, w, True, 1, 0.0, False, False, False)
+    assert raises_like_torch(run) is None
+    with pytest.raises(tp.errors.DTypeError) as info:
+        run(tp)
+    assert info.value.arg == ("hx[0]" if op == "lstm_cell" else "hx")

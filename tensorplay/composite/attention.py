@@ -9,7 +9,8 @@ reference ("math") implementation does:
 Following its steps also follows what its backward saves: the scaled copies of query
 and key and the float mask, not the caller's tensors, so a write into query, key or a
 mask after the call does not make backward raise (a write into value does). float16
-and bfloat16 inputs are computed in float32, as there.
+and bfloat16 inputs are computed in float32, as there. An empty attention (an empty value
+or query sequence) returns early, as PyTorch's does, saving none of the inputs.
 
 A call a flash kernel takes (`flash_refusal` says which do) runs
 _scaled_dot_product_flash_attention instead: one op with its own backward. On cuda that is
@@ -34,9 +35,9 @@ from tensorplay.errors import ArgumentError, DTypeError, ShapeError, fmt_shape
 from tensorplay.func.batched import BatchedTensor
 
 
-def _check(op, query, key, value, attn_mask, is_causal, enable_gqa):
+def _check_inputs(op, query, key, value, attn_mask):
     # PyTorch's validate_sdpa_input checks the dtypes first: query, key and value share
-    # one (no promotion), and a mask is bool, float32 or query's dtype.
+    # one (no promotion), and a mask is bool, float32 or query's dtype; then the ranks.
     if not query.dtype == key.dtype == value.dtype:
         bad = "key" if key.dtype != query.dtype else "value"
         raise DTypeError(f"{op}(): expected 'query', 'key' and 'value' to have the same dtype, "
@@ -51,6 +52,11 @@ def _check(op, query, key, value, attn_mask, is_causal, enable_gqa):
             raise ShapeError(f"{op}(): argument '{name}' must have at least 2 dimensions "
                              f"(..., L or S, E), but got shape {fmt_shape(t.shape)}", op=op,
                              arg=name)
+
+
+def _check_shapes(op, query, key, value, attn_mask, is_causal, enable_gqa):
+    # What PyTorch's math path refuses (its matmuls, its causal-mask and GQA checks):
+    # an empty attention (`_is_empty`) returns before any of it.
     if key.shape[-1] != query.shape[-1]:
         raise ShapeError(f"{op}(): 'query' and 'key' must have the same embedding size, but "
                          f"got {query.shape[-1]} and {key.shape[-1]} (argument 'key')", op=op,
@@ -62,27 +68,42 @@ def _check(op, query, key, value, attn_mask, is_causal, enable_gqa):
     if is_causal and attn_mask is not None:
         raise ArgumentError(f"{op}(): argument 'attn_mask' must be None when is_causal=True",
                             op=op, arg="attn_mask")
-    if enable_gqa and query.dim() >= 3 and query.shape[-3] % key.shape[-3]:
-        raise ShapeError(f"{op}(): with enable_gqa, the query heads ({query.shape[-3]}) must "
-                         f"be a multiple of the key heads ({key.shape[-3]}) (argument 'key')",
-                         op=op, arg="key")
+    if enable_gqa and query.dim() >= 3:
+        # (PyTorch checks value's heads too; it dies of a division by zero on 0 heads.)
+        for name, t in (("key", key), ("value", value)):
+            if not t.shape[-3] or query.shape[-3] % t.shape[-3]:
+                raise ShapeError(f"{op}(): with enable_gqa, the query heads "
+                                 f"({query.shape[-3]}) must be a multiple of the {name} heads "
+                                 f"({t.shape[-3]}) (argument '{name}')", op=op, arg=name)
 
 
-def _nothing_to_mask(query, key, value):
-    """Whether the attention has no score to mask or no row to write: an empty batch,
-    query or key sequence, or value head dim. PyTorch returns before it reads the mask
-    there (its shape is not checked against the scores: a [3, 4] mask with an empty
-    query is taken); an empty query/key head dim still gives scores (zeros) to mask."""
-    return 0 in tuple(query.shape[:-1]) or 0 in tuple(value.shape)
+def _is_empty(query, value):
+    """Whether PyTorch's scaled_dot_product_attention returns early (attention.cpp): an
+    empty value (batch, heads, key sequence or value head dim 0) or an empty query
+    sequence, checked right after validate_sdpa_input. No shape is checked against
+    another there, and the mask, is_causal, dropout and enable_gqa are not read. An empty
+    query batch with a non-empty value, or an empty query/key head dim (zero scores, a
+    uniform softmax), go through the math path."""
+    return value.numel() == 0 or query.shape[-2] == 0
+
+
+def _empty_attention(query, key, value):
+    """PyTorch's early return: zeros of shape (*query.shape[:-1], Ev) plus 0 * the sum of
+    each input, so that every input gets a gradient (zeros; NaN where an input holds an
+    inf or a NaN, and the output is NaN then, as there) and backward saves none of the
+    inputs (a later in-place write into value does not make it raise)."""
+    shape = tuple(query.shape[:-1]) + (value.shape[-1],)
+    out = _creation.zeros(shape, dtype=query.dtype, device=query.device)
+    return out + (query.sum() + key.sum() + value.sum()) * 0
 
 
 def _repeat_heads(t, n):
-    """(..., H, S, E) -> (..., H * n, S, E), each head repeated n times in place."""
+    """(..., H, S, E) -> (..., H * n, S, E), each head repeated n times in place: PyTorch's
+    repeat_interleave, a new tensor even where n is 0 (an expand of it would be a view
+    whose save, in the matmul with value, a later write into value would trip)."""
     if n == 1:
         return t
-    shape = tuple(t.shape)
-    expanded = t.unsqueeze(-3).expand(shape[:-2] + (n,) + shape[-2:])
-    return expanded.reshape(shape[:-3] + (shape[-3] * n,) + shape[-2:])
+    return F.repeat_interleave(t, n, -3)
 
 
 def flash_refusal(query, key, value, attn_mask, dropout_p, enable_gqa):
@@ -173,9 +194,12 @@ def _flash(query, key, value, attn_mask, dropout_p, is_causal, scale):
 def scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
                                  enable_gqa):
     op = "scaled_dot_product_attention"
-    _check(op, query, key, value, attn_mask, is_causal, enable_gqa)
-    if attn_mask is not None and _nothing_to_mask(query, key, value):
-        attn_mask = None
+    _check_inputs(op, query, key, value, attn_mask)
+    if _is_empty(query, value):
+        if trace.state.active:
+            trace.hop("sdpa", "empty attention: zeros, each input joined by sum() * 0")
+        return _empty_attention(query, key, value)
+    _check_shapes(op, query, key, value, attn_mask, is_causal, enable_gqa)
     refusal = flash_refusal(query, key, value, attn_mask, dropout_p, enable_gqa)
     if trace.state.active:
         trace.hop("sdpa", "flash attention (_scaled_dot_product_flash_attention)"

@@ -151,6 +151,7 @@ def _cell(mode, input, states, w_ih, w_hh, b_ih, b_hh):
                          f"{fmt_shape(tuple(input.shape))}", op=f"{mode}_cell", arg="input")
     rules.check_cell_weights(f"{mode}_cell", mode, w_ih, w_hh)
     rules.check_bias_dtypes(f"{mode}_cell", w_ih, w_hh, b_ih, b_hh)
+    _check_state_dtypes(f"{mode}_cell", input, states)
     gi = _projected(input, w_ih, b_ih, b_hh if mode != "gru" else None, mode)
     if mode != "gru" and b_ih is None and b_hh is not None:
         gi = gi + b_hh
@@ -189,6 +190,18 @@ def _direction(mode, input, states, weights, has_biases, reverse):
     return F.stack(outs, 0), states
 
 
+def _check_state_dtypes(op, input, states):
+    """hx (h, c for the LSTM) against the input's dtype: h must have it; c is promoted
+    where PyTorch computes f * c + i * g with addmm's steps, refused where its oneDNN
+    kernel runs (the sequence LSTM on a non-empty float32 input; never the cell)."""
+    lstm = len(states) == 2
+    onednn = lstm and not op.endswith("_cell") and rules.lstm_runs_onednn(input)
+    names = ("hx[0]", "hx[1]") if lstm else ("hx",)
+    for k, (name, state) in enumerate(zip(names, states)):
+        rules.check_state_dtype(op, input, name, state, promoted=k == 1 and not onednn,
+                                onednn=onednn)
+
+
 def _sequence(mode, input, hx, params, has_biases, num_layers, dropout, train,
               bidirectional, batch_first):
     op = mode
@@ -217,6 +230,7 @@ def _sequence(mode, input, hx, params, has_biases, num_layers, dropout, train,
                              f"directions = {num_layers * directions}, batch = {x.shape[1]}, "
                              f"hidden), but got {fmt_shape(tuple(state.shape))}", op=op,
                              arg=name)
+    _check_state_dtypes(op, input, hx)
     finals = [[] for _ in hx]
     for layer in range(num_layers):
         outputs = []

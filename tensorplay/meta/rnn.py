@@ -143,6 +143,23 @@ def check_cell_weights(op, mode, w_ih, w_hh):
                              f"but got {w._impl.sizes[0]}", op=op, arg=name)
 
 
+def check_state_dtype(op, input, name, state, promoted=False, onednn=False):
+    """A hidden state of another dtype than the input's is refused: PyTorch multiplies it
+    by w_hh with addmm/mm, which refuses the mix on every path. `promoted`: the LSTM's cell
+    state, which only enters f * c + i * g and is promoted there (PyTorch's addmm paths:
+    the cells, float64, float16; a bool or integer one is read as numbers). `onednn`: the
+    LSTM runs oneDNN's kernel in PyTorch (`lstm_runs_onednn`), which refuses any state
+    dtype but the input's, with an internal error ("get_mkldnn_dtype: unsupported data
+    type", "could not create a primitive descriptor")."""
+    given, expected = state._impl.dtype, input._impl.dtype
+    if given is expected or promoted:
+        return
+    why = (" (PyTorch's oneDNN LSTM kernel, which runs every non-empty float32 sequence, "
+           "takes no other)" if onednn else "")
+    raise DTypeError(f"{op}(): argument '{name}' must have the input's dtype "
+                     f"({expected.name}), but got {given.name}{why}", op=op, arg=name)
+
+
 def lstm_runs_onednn(input):
     """PyTorch's CPU LSTM over a non-empty float32 sequence runs oneDNN's kernel, which
     takes integer biases (and refuses float ones of another dtype); other dtypes run

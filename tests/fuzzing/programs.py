@@ -822,9 +822,15 @@ KNOWN = [
      "paths read them cast); TensorPlay refuses them on every layout (open)"),
     ("missing error", ("lstm", "gru", "rnn_tanh", "rnn_relu"),
      "could not create a primitive descriptor",
-     "PyTorch's oneDNN RNN path refuses some inputs with an internal error (seed "
-     "2005579: a float16 initial cell state with float32 weights and input); TensorPlay "
-     "computes them promoted"),
+     "PyTorch's oneDNN RNN path refuses a cell state of another dtype with an internal "
+     "error. On a float32 input it always runs (seed 2005579: a float16 c0), and "
+     "TensorPlay refuses that too (DTypeError); on a bfloat16 one it runs where the CPU "
+     "has AVX512 or ARM bf16 (mkldnn_bf16_device_check), elsewhere PyTorch's addmm steps "
+     "compute the cell state promoted, as TensorPlay does"),
+    ("missing error", ("lstm", "gru", "rnn_tanh", "rnn_relu"),
+     "get_mkldnn_dtype: unsupported data type",
+     "the same oneDNN refusal for a bool, integer or float64 cell state (seed 4012415 on "
+     "float32, which TensorPlay refuses too): on a bfloat16 input a choice by CPU features"),
     ("missing error", ("jvp:pow",), "with a bool tensor is not supported",
      "a PyTorch bug: pow(x, bool exponent) in forward mode: PyTorch's tangent formula "
      "computes exponent - 1 on the bool exponent and raises; TensorPlay's promotes it "

@@ -28,6 +28,7 @@ import warnings
 
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, ShapeError, fmt_shape
+from tensorplay.meta import rnn as rnn_rules
 from tensorplay.nn.modules._rnn_cells import (
     GRUCell, LSTMCell, RNNCell, RNNCellBase, check_size, gru_step, lstm_step, reset_uniform,
     rnn_relu_step, rnn_tanh_step,
@@ -184,8 +185,13 @@ class RNNBase(Module):
                              + ("" if batched else " (unbatched input needs 2-D states)"),
                              op=name, arg=arg)
         if state.dtype != input.dtype:
-            raise ArgumentError(f"{name}(): argument '{arg}' has dtype {state.dtype}, but the "
-                                f"input has dtype {input.dtype}", op=name, arg=arg)
+            # c_0 is promoted in f * c_0 + i * g off PyTorch's oneDNN kernel: cast when that
+            # gives the input's dtype (the fused recurrence takes one dtype); h_0 never is.
+            onednn = arg == "c_0" and rnn_rules.lstm_runs_onednn(input)
+            promoted = arg == "c_0" and not onednn and \
+                tp.promote_types(state.dtype, input.dtype) == input.dtype
+            rnn_rules.check_state_dtype(name, input, arg, state, promoted, onednn)
+            state = state.to(input.dtype)
         return state if batched else state.unsqueeze(1)
 
     def _run(self, input, states, batch_sizes=None):
