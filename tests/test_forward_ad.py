@@ -551,17 +551,20 @@ def test_bce_with_logits_tangent_weights_each_term_as_torch(given, pos_weight, r
     _same_tangent(loss(tp), loss(torch), duals, consts)
 
 
-def test_std_mean_tangent_of_identical_rows_is_zero_as_torch():
+@pytest.mark.parametrize("dim", [[0], None], ids=["dim0", "all"])
+def test_std_mean_tangent_of_identical_rows_is_zero_as_torch(dim):
     # (fuzzer seed 4030154) every row the same (stride 0): std along dim 0 is exactly 0,
     # as PyTorch's Welford kernel has it, so its tangent is masked to 0, not a rounding
-    # residue divided by one (-0.255)
+    # residue divided by one (-0.255); over everything, a column of identical values
     row = np.array([0.1 + 0.2j, 1 / 3 - 2j, 1e10 + 0.3j, -0.7])
     t = RNG.standard_normal((3, 4)) + 1j * RNG.standard_normal((3, 4))
+    if dim is None:
+        row = np.array([0.7 + 0.1j])
 
     def std_of(lib):
-        return lambda x: lib.std_mean(x.expand(3, 4), [0], correction=0)[0]
-    got = _tangent_pair(std_of(tp), [(row, t[0])], (), tp, fw)
-    want = _tangent_pair(std_of(torch), [(row, t[0])], (), torch, tfw)
+        return lambda x: lib.std_mean(x.expand(3, x.shape[0]), dim, correction=0)[0]
+    got = _tangent_pair(std_of(tp), [(row, t[0][:len(row)])], (), tp, fw)
+    want = _tangent_pair(std_of(torch), [(row, t[0][:len(row)])], (), torch, tfw)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
     assert not got.numpy().any()
 

@@ -89,3 +89,22 @@ def test_std_gradient_of_identical_values_is_zero_as_torch():
     torch.std(t, 0, correction=0).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
     assert not x.grad.numpy().any()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("value", [0.1, 1 / 3, 123.456, 1e10 + 0.3j, 0.7 + 0.1j])
+@pytest.mark.parametrize("dim", [None, [0]], ids=["all", "dim0"])
+def test_var_mean_of_identical_values_is_exact_as_torch(dtype, value, dim):
+    # var_mean / std_mean run Welford's algorithm in PyTorch even over everything (where
+    # var() alone takes two plain passes): the mean of identical values is exactly their
+    # value and the variance exactly 0
+    if isinstance(value, complex) and not dtype.startswith("complex"):
+        pytest.skip("a complex value of a real dtype")
+    data = np.full((7, 3), value, dtype=dtype)
+    x, t = tp.tensor(data), torch.tensor(data)
+    for name in ("var_mean", "std_mean"):
+        got = getattr(tp, name)(x, dim, correction=0)
+        want = getattr(torch, name)(t, dim, correction=0)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+        assert not got[0].numpy().any()
