@@ -34,7 +34,8 @@ without one); `FORWARD` maps each op to its function and the derivatives.yaml li
 explain() shows. A formula that is a sum of one term per tangent (mul's) keeps only the
 terms of the tangents given, as PyTorch's zero tensors make the others vanish (a real
 zero tangent would turn `0 * inf` into NaN); anywhere else a missing tangent reads as
-zeros (`or_zeros`).
+zeros (`or_zeros`). A formula that reads the tangents of only some inputs gives no
+tangent when none of those is given (`_required`), as in PyTorch.
 """
 from __future__ import annotations
 
