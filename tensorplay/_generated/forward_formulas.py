@@ -686,7 +686,7 @@ def threshold_tangent(self_p, threshold, value, result, self_t):
 
 def threshold_backward_tangent(grad_output_p, self_p, threshold, result, grad_output_t, self_t):
     """threshold_backward: result: threshold_backward(grad_output_t, self_p, threshold)"""
-    if not (grad_output_t is not None):
+    if grad_output_t is None:
         return None
     return threshold_backward(grad_output_t, self_p, threshold)
 
@@ -1207,7 +1207,7 @@ def avg_pool2d_backward_tangent(
 ):
     """avg_pool2d_backward: result: avg_pool2d_backward(grad_output_t, self_p, kernel_size,
     stride, padding, ceil_mode, count_include_pad, divisor_override)"""
-    if not (grad_output_t is not None):
+    if grad_output_t is None:
         return None
     return avg_pool2d_backward(
         grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -1224,7 +1224,7 @@ def adaptive_avg_pool2d_tangent(self_p, output_size, result, self_t):
 def adaptive_avg_pool2d_backward_tangent(grad_output_p, self_p, result, grad_output_t, self_t):
     """adaptive_avg_pool2d_backward: result: adaptive_avg_pool2d_backward(grad_output_t,
     self_p)"""
-    if not (grad_output_t is not None):
+    if grad_output_t is None:
         return None
     return adaptive_avg_pool2d_backward(grad_output_t, self_p)
 
@@ -1349,7 +1349,7 @@ def nll_loss_backward_tangent(
 ):
     """nll_loss_backward: result: nll_loss_backward(grad_output_t, self_p, target, weight,
     reduction, ignore_index, total_weight)"""
-    if not (grad_output_t is not None):
+    if grad_output_t is None:
         return None
     return nll_loss_backward(
         grad_output_t, self_p, target, weight, reduction, ignore_index, total_weight,
@@ -1463,7 +1463,7 @@ def native_layer_norm_backward_tangent(
     layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, normalized_shape,
     mean_p, rstd_p, weight_p, weight_t, output_mask)"""
     result0, result1, result2 = result
-    if not (grad_out_t is not None or input_t is not None or weight_t is not None):
+    if grad_out_t is None and input_t is None and weight_t is None:
         result0_t = result1_t = result2_t = None
     else:
         result0_t, result1_t, result2_t = layer_norm_backward_jvp(
@@ -1480,7 +1480,7 @@ def _fused_rms_norm_backward_tangent(
     """_fused_rms_norm_backward: result0, result1: rms_norm_backward_jvp(grad_out_p,
     grad_out_t, input_p, input_t, normalized_shape, rstd_p, weight_p, weight_t, output_mask)"""
     result0, result1 = result
-    if not (grad_out_t is not None or input_t is not None or weight_t is not None):
+    if grad_out_t is None and input_t is None and weight_t is None:
         result0_t = result1_t = None
     else:
         result0_t, result1_t = rms_norm_backward_jvp(
@@ -1655,7 +1655,7 @@ def triangular_solve_tangent(self_p, A_p, upper, transpose, unitriangular, resul
         solution, A_p, or_zeros(A_t, A_p), or_zeros(self_t, self_p), upper, transpose,
         unitriangular,
     )
-    if not (A_t is not None):
+    if A_t is None:
         cloned_coefficient_t = None
     else:
         cloned_coefficient_t = A_t
@@ -1758,7 +1758,7 @@ def sinc_tangent(self_p, result, self_t):
 
 def heaviside_tangent(self_p, values_p, result, self_t, values_t):
     """heaviside: result: where(self_p == 0, values_t, 0.0)"""
-    if not (values_t is not None):
+    if values_t is None:
         return None
     return where(self_p == 0, values_t, 0.0)
 
@@ -1936,7 +1936,7 @@ def sgn_tangent(self_p, result, self_t):
 
 def copysign_Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """copysign.Tensor: result: self_t * where(self_p == 0, 0.0, result / self_p)"""
-    if not (self_t is not None):
+    if self_t is None:
         return None
     return self_t * where(self_p == 0, 0.0, result / self_p)
 
@@ -1972,49 +1972,49 @@ def ldexp__tangent(self_p, other_p, result, self_t, other_t):
 
 def nextafter_tangent(self_p, other_p, result, self_t, other_t):
     """nextafter: result: where(self_p != other_p, self_t, 0.0)"""
-    if not (self_t is not None):
+    if self_t is None:
         return None
     return where(self_p != other_p, self_t, 0.0)
 
 
 def eq__Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """eq_.Tensor: result: zeros_like(self_t)"""
-    if not (self_t is not None):
+    if self_t is None:
         return None
     return zeros_like(self_t)
 
 
 def ne__Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """ne_.Tensor: result: zeros_like(self_t)"""
-    if not (self_t is not None):
+    if self_t is None:
         return None
     return zeros_like(self_t)
 
 
 def lt__Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """lt_.Tensor: result: zeros_like(self_t)"""
-    if not (self_t is not None):
+    if self_t is None:
         return None
     return zeros_like(self_t)
 
 
 def le__Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """le_.Tensor: result: zeros_like(self_t)"""
-    if not (self_t is not None):
+    if self_t is None:
         return None
     return zeros_like(self_t)
 
 
 def gt__Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """gt_.Tensor: result: zeros_like(self_t)"""
-    if not (self_t is not None):
+    if self_t is None:
         return None
     return zeros_like(self_t)
 
 
 def ge__Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """ge_.Tensor: result: zeros_like(self_t)"""
-    if not (self_t is not None):
+    if self_t is None:
         return None
     return zeros_like(self_t)
 
@@ -2204,7 +2204,7 @@ def avg_pool3d_backward_tangent(
 ):
     """avg_pool3d_backward: result: avg_pool3d_backward(grad_output_t, self_p, kernel_size,
     stride, padding, ceil_mode, count_include_pad, divisor_override)"""
-    if not (grad_output_t is not None):
+    if grad_output_t is None:
         return None
     return avg_pool3d_backward(
         grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -2221,7 +2221,7 @@ def adaptive_avg_pool3d_tangent(self_p, output_size, result, self_t):
 def adaptive_avg_pool3d_backward_tangent(grad_output_p, self_p, result, grad_output_t, self_t):
     """adaptive_avg_pool3d_backward: result: adaptive_avg_pool3d_backward(grad_output_t,
     self_p)"""
-    if not (grad_output_t is not None):
+    if grad_output_t is None:
         return None
     return adaptive_avg_pool3d_backward(grad_output_t, self_p)
 
@@ -2315,7 +2315,7 @@ def _embedding_bag_tangent(
     mode, per_sample_weights_p, per_sample_weights_t, include_last_offset, padding_idx,
     result2, result3)"""
     result0, result1, result2, result3 = result
-    if not (weight_t is not None or per_sample_weights_t is not None):
+    if weight_t is None and per_sample_weights_t is None:
         result0_t = None
     else:
         result0_t = embedding_bag_jvp(
@@ -2333,7 +2333,7 @@ def _ctc_loss_tangent(
     """_ctc_loss: result0: ctc_loss_jvp(log_probs_p, log_probs_t, targets_p, input_lengths,
     target_lengths, result0, result1, blank, zero_infinity)"""
     result0, result1 = result
-    if not (log_probs_t is not None):
+    if log_probs_t is None:
         result0_t = None
     else:
         result0_t = ctc_loss_jvp(

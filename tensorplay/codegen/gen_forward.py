@@ -175,8 +175,9 @@ def _emit_pruned(tree, diff, inputs, calls, given=frozenset()):
 
 
 def _required(tree, inputs):
-    """(names, condition) when the formula reads the tangents of only some differentiable
-    inputs: its outputs have a tangent only when one of those is given, as in PyTorch,
+    """(names, condition that none of them is given) when the formula reads the tangents
+    of only some differentiable inputs (`names`, a Tensor[] one's name a list of them):
+    its outputs have a tangent only when one of those is given, as in PyTorch,
     whose generated code computes an output's tangent only when an input whose tangent the
     formula reads has one (`required_inputs_fw_grad`). So copysign's `self_t * ...` gives
     no tangent for other's alone, where `0 * (result / self_p)` would be NaN at an
@@ -187,9 +188,8 @@ def _required(tree, inputs):
     if not names or len(names) == len(inputs):
         return None
     is_list = {f"{n}_t": lst for n, lst, _ in inputs}
-    return names, " or ".join(
-        f"any(t is not None for t in {n})" if is_list[n] else f"{n} is not None"
-        for n in names)
+    return names, " and ".join(
+        f"all(t is None for t in {n})" if is_list[n] else f"{n} is None" for n in names)
 
 
 def build(ctx, e, spec) -> ForwardSpec | None:
@@ -227,16 +227,20 @@ def build(ctx, e, spec) -> ForwardSpec | None:
         derived = f" = {fm.emit(tree, _fact_renames(tree, diff))}" if text in AUTO_FORWARD else ""
         doc.append(f"{', '.join(f.inputs)}: {text}{derived}")
         required = _required(tree, inputs)
-        given = frozenset(required[0] if required and len(required[0]) == 1 else ())
+        # (the one tangent a guard asks for is given past it: no or_zeros; a list's
+        # elements may still be None)
+        lists = {f"{n}_t" for n, is_list, _ in inputs if is_list}
+        given = frozenset(required[0]) - lists if required and len(required[0]) == 1 \
+            else frozenset()
         lines, value = _emit_pruned(tree, diff, inputs, calls, given)
         targets = [f"{o}_t" for o in f.inputs]
         if len(f.inputs) == 1 and len(outputs) == 1:
             if required:
-                body += [f"if not ({required[1]}):", "    return None"]
+                body += [f"if {required[1]}:", "    return None"]
             body += lines + [f"return {value}"]
             break
         if required:
-            body += [f"if not ({required[1]}):", f"    {' = '.join(targets)} = None",
+            body += [f"if {required[1]}:", f"    {' = '.join(targets)} = None",
                      "else:"] + [f"    {line}" for line in lines] + \
                     [f"    {', '.join(targets)} = {value}"]
         else:
