@@ -272,6 +272,9 @@ def _variance(self, dim, correction, keepdim):
     Like PyTorch's std_var_all_cpu, a float32 reduction to a single value takes its mean
     in float32 first (so [3e38, 3e38] has mean inf and variance inf there, not 0).
 
+    The deviations are taken from the mean as PyTorch's kernel for that reduction has it
+    (_deviations): exact for identical values where PyTorch runs Welford's algorithm.
+
     A complex input's deviations are squared as |d|**2 = re**2 + im**2 (real), so the
     variance is real; complex64 is computed in complex128, as float32 in float64."""
     axes = axes_of("var", self, dim)
@@ -280,23 +283,60 @@ def _variance(self, dim, correction, keepdim):
     for axis in axes:
         n *= a.shape[axis]
     correction = 1 if correction is None else correction
+    # PyTorch's CPU var/std reduce to a single value (every non-reduced dim of size 1) by
+    # two plain passes (std_var_all_cpu) for float, double and (part by part) complex
+    # inputs; everything else (a reduction along dims, half types) by Welford's algorithm.
+    two_plain_passes = a.size == n and self._impl.dtype.np in _PLAIN_TWO_PASS_DTYPES
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         m = None
-        if a.dtype == np.float32 and self._impl.dtype.np == np.float32 and a.size == n:
+        if a.dtype == np.float32 and self._impl.dtype.np == np.float32 and two_plain_passes:
             m = (np.sum(a, axis=axes, keepdims=True) / a.dtype.type(n)).astype(np.float64)
         if a.dtype.kind == "f" and a.dtype.itemsize < 8:
             a = a.astype(np.float64)
         elif a.dtype == np.complex64:
             a = a.astype(np.complex128)
-        if m is None:
-            m = np.sum(a, axis=axes, keepdims=True) / a.dtype.type(n)
-        d = np.asarray(np.subtract(a, m))   # (a 0-d result is a NumPy scalar: asarray)
+        d = _deviations(a, axes, n, m, refine=not two_plain_passes)
         if d.dtype.kind == "c":
             d = d.real * d.real + d.imag * d.imag    # |d|**2, real
         else:
             np.multiply(d, d, out=d)   # squared in place: one temporary, not two
         divisor = d.dtype.type(builtins.max(0, n - correction))   # (`max` here is a kernel)
         return np.sum(d, axis=axes, keepdims=keepdim) / divisor
+
+
+_PLAIN_TWO_PASS_DTYPES = (np.float32, np.float64, np.complex64, np.complex128)
+
+
+def _deviations(a, axes, n, m=None, refine=True):
+    """x - mean over `axes` (a new array), the mean `m` (kept dims) or sum / n.
+
+    With `refine`, the mean is corrected once by the mean of the deviations (the
+    corrected two-pass algorithm): d -= sum(d) / n. Where PyTorch runs Welford's algorithm
+    (mean += (x - mean) / count) the mean of identical values is exactly their value and
+    the variance exactly 0, on which std's derivative depends (0 where std is 0: a
+    residue of 1e-17 would make it residue / residue, seed 4030154). Here x - m of
+    identical values is exact (m is within a few ulps of x), so is the sum of those equal
+    deviations and its division by n: the corrected deviations are exactly 0. A
+    correction that is not finite (the sum overflowed, or an inf or nan is in the slice)
+    is left out: it would turn the deviations into nan where they are inf today."""
+    if m is None:
+        m = _divide_by_count(np.sum(a, axis=axes, keepdims=True), n)
+    d = np.asarray(np.subtract(a, m))   # (a 0-d result is a NumPy scalar: asarray)
+    if refine and d.size:
+        c = _divide_by_count(np.sum(d, axis=axes, keepdims=True), n)
+        np.subtract(d, np.where(np.isfinite(c), c, 0), out=d)
+    return d
+
+
+def _divide_by_count(total, n):
+    """total / n, a complex total part by part: NumPy divides a complex number by n + 0j
+    as a product with 1 / n, which is not exact where total / n is representable."""
+    if total.dtype.kind != "c":
+        return total / total.dtype.type(n)
+    r = np.empty_like(total)
+    np.divide(total.real, n, out=r.real)
+    np.divide(total.imag, n, out=r.imag)
+    return r
 
 
 # ---- norm ------------------------------------------------------------------------------

@@ -549,3 +549,60 @@ def test_bce_with_logits_tangent_weights_each_term_as_torch(given, pos_weight, r
         return fn
     consts = consts + [weight] + ([pw] if pos_weight else [])
     _same_tangent(loss(tp), loss(torch), duals, consts)
+
+
+@pytest.mark.parametrize("dim", [[0], None], ids=["dim0", "all"])
+def test_std_mean_tangent_of_identical_rows_is_zero_as_torch(dim):
+    # (fuzzer seed 4030154) every row the same (stride 0): std along dim 0 is exactly 0,
+    # as PyTorch's Welford kernel has it, so its tangent is masked to 0, not a rounding
+    # residue divided by one (-0.255); over everything, a column of identical values
+    row = np.array([0.1 + 0.2j, 1 / 3 - 2j, 1e10 + 0.3j, -0.7])
+    t = RNG.standard_normal((3, 4)) + 1j * RNG.standard_normal((3, 4))
+    if dim is None:
+        row = np.array([0.7 + 0.1j])
+
+    def std_of(lib):
+        return lambda x: lib.std_mean(x.expand(3, x.shape[0]), dim, correction=0)[0]
+    got = _tangent_pair(std_of(tp), [(row, t[0][:len(row)])], (), tp, fw)
+    want = _tangent_pair(std_of(torch), [(row, t[0][:len(row)])], (), torch, tfw)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert not got.numpy().any()
+
+
+def _tangents(lib, fwm, fn, duals, consts):
+    """fn's result and every input's tangent after it (None where there is none)."""
+    with fwm.dual_level():
+        args = [fwm.make_dual(lib.tensor(p), lib.tensor(t)) if t is not None
+                else lib.tensor(p) for p, t in duals] + [lib.tensor(c) for c in consts]
+        out = fn(lib, *args)
+        t = fwm.unpack_dual(out).tangent
+        return None if t is None else t.detach().numpy()
+
+
+_X = np.array([[-np.inf, 0.0, 2.0, np.inf], [1.5, -0.0, np.nan, -3.0]])
+_Y = np.array([[1.0, -1.0, 3.0, -2.0], [-1.0, 2.0, 1.0, 0.5]])
+_DX, _DY = RNG.standard_normal((2, 4)), RNG.standard_normal((2, 4))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("fn, duals", [
+    # (fuzzer seed 4016630) copysign's derivative in other is zero: PyTorch's formula reads
+    # self's tangent only, so other's alone gives no tangent, not 0 * (inf / -inf) = NaN
+    (lambda lib, x, y: lib.copysign(x, y), [(_X, None), (_Y, _DY)]),
+    (lambda lib, x, y: lib.copysign(x, y), [(_X, _DX), (_Y, None)]),
+    (lambda lib, x, y: lib.copysign(x, y), [(_X, _DX), (_Y, _DY)]),
+    (lambda lib, x, y: lib.nextafter(x, y), [(_X, None), (_Y, _DY)]),
+    # an in-place comparison: other's tangent alone leaves self without one ...
+    (lambda lib, x, y: x.clone().eq_(y), [(_X, None), (_Y, _DY)]),
+    (lambda lib, x, y: x.clone().lt_(y), [(_X, _DX), (_Y, _DY)]),
+    # ... but copy_ overwrites self: its own tangent alone becomes zeros (PyTorch's copy_)
+    (lambda lib, x, y: x.clone().copy_(y), [(_X, _DX), (_Y, None)]),
+    (lambda lib, x, y: x.clone().copy_(y), [(_X, None), (_Y, _DY)]),
+], ids=["copysign.other", "copysign.self", "copysign.both", "nextafter.other",
+        "eq_.other", "lt_.both", "copy_.self", "copy_.src"])
+def test_a_tangent_the_formula_does_not_read_gives_none_as_torch(fn, duals):
+    got = _tangents(tp, fw, fn, duals, ())
+    want = _tangents(torch, tfw, fn, duals, ())
+    assert (got is None) == (want is None)
+    if want is not None:
+        np.testing.assert_array_equal(got, want)

@@ -55,3 +55,56 @@ def test_norm_gradient_at_zero_vector_is_zero():
     tp.norm(x).backward()
     torch.norm(t).backward()
     np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+
+
+# Rows of identical values: PyTorch's CPU var/std along a dim (and of half types) run
+# Welford's algorithm, whose mean of identical values is exact, so the variance is exactly
+# 0, which std's derivative tests (masked to 0 there). (Its full float/complex reductions
+# take two plain passes, rounding residue in both libraries: not compared here.)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("value", [0.1, 1 / 3, 123.456, -2.2e-5, 1e10 + 0.3j, 0.7 + 0.1j])
+@pytest.mark.parametrize("n", [2, 3, 5, 7, 100])
+def test_var_std_of_identical_values_along_a_dim_is_exactly_zero(dtype, value, n):
+    if isinstance(value, complex) and not dtype.startswith("complex"):
+        pytest.skip("a complex value of a real dtype")
+    data = np.full((n, 4), value, dtype=dtype)
+    x, t = tp.tensor(data), torch.tensor(data)
+    for correction in (0, 1):
+        for name in ("var", "std"):
+            got = getattr(tp, name)(x, [0], correction=correction).numpy()
+            want = getattr(torch, name)(t, 0, correction=correction).numpy()
+            np.testing.assert_array_equal(got, want)
+            assert not got.any()
+        got_std = tp.std_mean(x, [0], correction=correction)[0].numpy()
+        np.testing.assert_array_equal(
+            got_std, torch.std_mean(t, 0, correction=correction)[0].numpy())
+
+
+def test_std_gradient_of_identical_values_is_zero_as_torch():
+    # (seed 4030154) std is exactly 0 for each column of identical values, so its
+    # gradient is masked to 0, not a rounding residue divided by a rounding residue
+    data = np.broadcast_to(np.array([0.1, 123.456, 0.7 + 0.1j, 1e10 + 0.3j]), (3, 4)).copy()
+    x, t = tp.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    tp.std(x, [0], correction=0).sum().backward()
+    torch.std(t, 0, correction=0).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), t.grad.numpy())
+    assert not x.grad.numpy().any()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("value", [0.1, 1 / 3, 123.456, 1e10 + 0.3j, 0.7 + 0.1j])
+@pytest.mark.parametrize("dim", [None, [0]], ids=["all", "dim0"])
+def test_var_mean_of_identical_values_is_exact_as_torch(dtype, value, dim):
+    # var_mean / std_mean run Welford's algorithm in PyTorch even over everything (where
+    # var() alone takes two plain passes): the mean of identical values is exactly their
+    # value and the variance exactly 0
+    if isinstance(value, complex) and not dtype.startswith("complex"):
+        pytest.skip("a complex value of a real dtype")
+    data = np.full((7, 3), value, dtype=dtype)
+    x, t = tp.tensor(data), torch.tensor(data)
+    for name in ("var_mean", "std_mean"):
+        got = getattr(tp, name)(x, dim, correction=0)
+        want = getattr(torch, name)(t, dim, correction=0)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g.numpy(), w.numpy())
+        assert not got[0].numpy().any()

@@ -274,8 +274,13 @@ def bmm_tangent(self_p, mat2_p, result, self_t, mat2_t):
 
 
 def copy__tangent(self_p, src_p, non_blocking, result, self_t, src_t):
-    """copy_: result: handle_r_to_c(self_p.dtype, src_t)"""
-    return handle_r_to_c(self_p.dtype, or_zeros(src_t, src_p))
+    """copy_: result: handle_r_to_c(self_p.dtype, src_t) + zeros_like(self_t)"""
+    summands = []
+    if src_t is not None:
+        summands.append(handle_r_to_c(self_p.dtype, src_t))
+    if self_t is not None:
+        summands.append(zeros_like(self_t))
+    return add_terms(summands)
 
 
 def fill__Scalar_tangent(self_p, value, result, self_t):
@@ -681,7 +686,9 @@ def threshold_tangent(self_p, threshold, value, result, self_t):
 
 def threshold_backward_tangent(grad_output_p, self_p, threshold, result, grad_output_t, self_t):
     """threshold_backward: result: threshold_backward(grad_output_t, self_p, threshold)"""
-    return threshold_backward(or_zeros(grad_output_t, grad_output_p), self_p, threshold)
+    if grad_output_t is None:
+        return None
+    return threshold_backward(grad_output_t, self_p, threshold)
 
 
 def prelu_tangent(self_p, weight_p, result, self_t, weight_t):
@@ -1200,9 +1207,11 @@ def avg_pool2d_backward_tangent(
 ):
     """avg_pool2d_backward: result: avg_pool2d_backward(grad_output_t, self_p, kernel_size,
     stride, padding, ceil_mode, count_include_pad, divisor_override)"""
+    if grad_output_t is None:
+        return None
     return avg_pool2d_backward(
-        or_zeros(grad_output_t, grad_output_p), self_p, kernel_size, stride, padding, ceil_mode,
-        count_include_pad, divisor_override,
+        grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
     )
 
 
@@ -1215,7 +1224,9 @@ def adaptive_avg_pool2d_tangent(self_p, output_size, result, self_t):
 def adaptive_avg_pool2d_backward_tangent(grad_output_p, self_p, result, grad_output_t, self_t):
     """adaptive_avg_pool2d_backward: result: adaptive_avg_pool2d_backward(grad_output_t,
     self_p)"""
-    return adaptive_avg_pool2d_backward(or_zeros(grad_output_t, grad_output_p), self_p)
+    if grad_output_t is None:
+        return None
+    return adaptive_avg_pool2d_backward(grad_output_t, self_p)
 
 
 def adaptive_max_pool2d_tangent(self_p, output_size, result, self_t):
@@ -1338,9 +1349,10 @@ def nll_loss_backward_tangent(
 ):
     """nll_loss_backward: result: nll_loss_backward(grad_output_t, self_p, target, weight,
     reduction, ignore_index, total_weight)"""
+    if grad_output_t is None:
+        return None
     return nll_loss_backward(
-        or_zeros(grad_output_t, grad_output_p), self_p, target, weight, reduction, ignore_index,
-        total_weight,
+        grad_output_t, self_p, target, weight, reduction, ignore_index, total_weight,
     )
 
 
@@ -1451,10 +1463,13 @@ def native_layer_norm_backward_tangent(
     layer_norm_backward_jvp(grad_out_p, grad_out_t, input_p, input_t, normalized_shape,
     mean_p, rstd_p, weight_p, weight_t, output_mask)"""
     result0, result1, result2 = result
-    result0_t, result1_t, result2_t = layer_norm_backward_jvp(
-        grad_out_p, or_zeros(grad_out_t, grad_out_p), input_p, or_zeros(input_t, input_p),
-        normalized_shape, mean_p, rstd_p, weight_p, or_zeros(weight_t, weight_p), output_mask,
-    )
+    if grad_out_t is None and input_t is None and weight_t is None:
+        result0_t = result1_t = result2_t = None
+    else:
+        result0_t, result1_t, result2_t = layer_norm_backward_jvp(
+            grad_out_p, or_zeros(grad_out_t, grad_out_p), input_p, or_zeros(input_t, input_p),
+            normalized_shape, mean_p, rstd_p, weight_p, or_zeros(weight_t, weight_p), output_mask,
+        )
     return (result0_t, result1_t, result2_t,)
 
 
@@ -1465,10 +1480,13 @@ def _fused_rms_norm_backward_tangent(
     """_fused_rms_norm_backward: result0, result1: rms_norm_backward_jvp(grad_out_p,
     grad_out_t, input_p, input_t, normalized_shape, rstd_p, weight_p, weight_t, output_mask)"""
     result0, result1 = result
-    result0_t, result1_t = rms_norm_backward_jvp(
-        grad_out_p, or_zeros(grad_out_t, grad_out_p), input_p, or_zeros(input_t, input_p),
-        normalized_shape, rstd_p, weight_p, or_zeros(weight_t, weight_p), output_mask,
-    )
+    if grad_out_t is None and input_t is None and weight_t is None:
+        result0_t = result1_t = None
+    else:
+        result0_t, result1_t = rms_norm_backward_jvp(
+            grad_out_p, or_zeros(grad_out_t, grad_out_p), input_p, or_zeros(input_t, input_p),
+            normalized_shape, rstd_p, weight_p, or_zeros(weight_t, weight_p), output_mask,
+        )
     return (result0_t, result1_t,)
 
 
@@ -1637,7 +1655,10 @@ def triangular_solve_tangent(self_p, A_p, upper, transpose, unitriangular, resul
         solution, A_p, or_zeros(A_t, A_p), or_zeros(self_t, self_p), upper, transpose,
         unitriangular,
     )
-    cloned_coefficient_t = or_zeros(A_t, A_p)
+    if A_t is None:
+        cloned_coefficient_t = None
+    else:
+        cloned_coefficient_t = A_t
     return (solution_t, cloned_coefficient_t,)
 
 
@@ -1737,7 +1758,9 @@ def sinc_tangent(self_p, result, self_t):
 
 def heaviside_tangent(self_p, values_p, result, self_t, values_t):
     """heaviside: result: where(self_p == 0, values_t, 0.0)"""
-    return where(self_p == 0, or_zeros(values_t, values_p), 0.0)
+    if values_t is None:
+        return None
+    return where(self_p == 0, values_t, 0.0)
 
 
 def dist_tangent(self_p, other_p, p, result, self_t, other_t):
@@ -1913,7 +1936,9 @@ def sgn_tangent(self_p, result, self_t):
 
 def copysign_Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """copysign.Tensor: result: self_t * where(self_p == 0, 0.0, result / self_p)"""
-    return or_zeros(self_t, self_p) * where(self_p == 0, 0.0, result / self_p)
+    if self_t is None:
+        return None
+    return self_t * where(self_p == 0, 0.0, result / self_p)
 
 
 def frexp_Tensor_tangent(self_p, result, self_t):
@@ -1947,37 +1972,51 @@ def ldexp__tangent(self_p, other_p, result, self_t, other_t):
 
 def nextafter_tangent(self_p, other_p, result, self_t, other_t):
     """nextafter: result: where(self_p != other_p, self_t, 0.0)"""
-    return where(self_p != other_p, or_zeros(self_t, self_p), 0.0)
+    if self_t is None:
+        return None
+    return where(self_p != other_p, self_t, 0.0)
 
 
 def eq__Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """eq_.Tensor: result: zeros_like(self_t)"""
-    return zeros_like(or_zeros(self_t, self_p))
+    if self_t is None:
+        return None
+    return zeros_like(self_t)
 
 
 def ne__Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """ne_.Tensor: result: zeros_like(self_t)"""
-    return zeros_like(or_zeros(self_t, self_p))
+    if self_t is None:
+        return None
+    return zeros_like(self_t)
 
 
 def lt__Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """lt_.Tensor: result: zeros_like(self_t)"""
-    return zeros_like(or_zeros(self_t, self_p))
+    if self_t is None:
+        return None
+    return zeros_like(self_t)
 
 
 def le__Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """le_.Tensor: result: zeros_like(self_t)"""
-    return zeros_like(or_zeros(self_t, self_p))
+    if self_t is None:
+        return None
+    return zeros_like(self_t)
 
 
 def gt__Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """gt_.Tensor: result: zeros_like(self_t)"""
-    return zeros_like(or_zeros(self_t, self_p))
+    if self_t is None:
+        return None
+    return zeros_like(self_t)
 
 
 def ge__Tensor_tangent(self_p, other_p, result, self_t, other_t):
     """ge_.Tensor: result: zeros_like(self_t)"""
-    return zeros_like(or_zeros(self_t, self_p))
+    if self_t is None:
+        return None
+    return zeros_like(self_t)
 
 
 def pow__Tensor_tangent(self_p, exponent_p, result, self_t, exponent_t):
@@ -2165,9 +2204,11 @@ def avg_pool3d_backward_tangent(
 ):
     """avg_pool3d_backward: result: avg_pool3d_backward(grad_output_t, self_p, kernel_size,
     stride, padding, ceil_mode, count_include_pad, divisor_override)"""
+    if grad_output_t is None:
+        return None
     return avg_pool3d_backward(
-        or_zeros(grad_output_t, grad_output_p), self_p, kernel_size, stride, padding, ceil_mode,
-        count_include_pad, divisor_override,
+        grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
     )
 
 
@@ -2180,7 +2221,9 @@ def adaptive_avg_pool3d_tangent(self_p, output_size, result, self_t):
 def adaptive_avg_pool3d_backward_tangent(grad_output_p, self_p, result, grad_output_t, self_t):
     """adaptive_avg_pool3d_backward: result: adaptive_avg_pool3d_backward(grad_output_t,
     self_p)"""
-    return adaptive_avg_pool3d_backward(or_zeros(grad_output_t, grad_output_p), self_p)
+    if grad_output_t is None:
+        return None
+    return adaptive_avg_pool3d_backward(grad_output_t, self_p)
 
 
 def adaptive_max_pool3d_tangent(self_p, output_size, result, self_t):
@@ -2272,11 +2315,14 @@ def _embedding_bag_tangent(
     mode, per_sample_weights_p, per_sample_weights_t, include_last_offset, padding_idx,
     result2, result3)"""
     result0, result1, result2, result3 = result
-    result0_t = embedding_bag_jvp(
-        weight_p, or_zeros(weight_t, weight_p), indices_p, offsets_p, mode, per_sample_weights_p,
-        or_zeros(per_sample_weights_t, per_sample_weights_p), include_last_offset, padding_idx,
-        result2, result3,
-    )
+    if weight_t is None and per_sample_weights_t is None:
+        result0_t = None
+    else:
+        result0_t = embedding_bag_jvp(
+            weight_p, or_zeros(weight_t, weight_p), indices_p, offsets_p, mode,
+            per_sample_weights_p, or_zeros(per_sample_weights_t, per_sample_weights_p),
+            include_last_offset, padding_idx, result2, result3,
+        )
     return (result0_t, None, None, None,)
 
 
@@ -2287,10 +2333,13 @@ def _ctc_loss_tangent(
     """_ctc_loss: result0: ctc_loss_jvp(log_probs_p, log_probs_t, targets_p, input_lengths,
     target_lengths, result0, result1, blank, zero_infinity)"""
     result0, result1 = result
-    result0_t = ctc_loss_jvp(
-        log_probs_p, or_zeros(log_probs_t, log_probs_p), targets_p, input_lengths, target_lengths,
-        result0, result1, blank, zero_infinity,
-    )
+    if log_probs_t is None:
+        result0_t = None
+    else:
+        result0_t = ctc_loss_jvp(
+            log_probs_p, log_probs_t, targets_p, input_lengths, target_lengths, result0, result1,
+            blank, zero_infinity,
+        )
     return (result0_t, None,)
 
 
@@ -2453,92 +2502,92 @@ FORWARD = {
     'min.dim': Tangent(min_dim_tangent, (0,), (), 'derivatives.yaml:174'),
     'mm': Tangent(mm_tangent, (0, 1), (), 'derivatives.yaml:179'),
     'bmm': Tangent(bmm_tangent, (0, 1), (), 'derivatives.yaml:184'),
-    'copy_': Tangent(copy__tangent, (0, 1), (), 'derivatives.yaml:191'),
-    'fill_.Scalar': Tangent(fill__Scalar_tangent, (0,), (), 'derivatives.yaml:195'),
-    'clone': Tangent(clone_tangent, (0,), (), 'derivatives.yaml:199'),
-    '_to_copy': Tangent(_to_copy_tangent, (0,), (), 'derivatives.yaml:205'),
-    'view': Tangent(view_tangent, (0,), (), 'derivatives.yaml:209'),
-    '_unsafe_view': Tangent(_unsafe_view_tangent, (0,), (), 'derivatives.yaml:213'),
-    'as_strided': Tangent(as_strided_tangent, (0,), (), 'derivatives.yaml:217'),
-    'transpose.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:221'),
-    'permute': Tangent(permute_tangent, (0,), (), 'derivatives.yaml:225'),
-    'expand': Tangent(expand_tangent, (0,), (), 'derivatives.yaml:229'),
-    'squeeze': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:233'),
-    'squeeze.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:237'),
-    'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:241'),
-    'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:245'),
-    'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:249'),
-    'unbind.int': Tangent(unbind_int_tangent, (0,), (), 'derivatives.yaml:1886'),
-    'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:257'),
-    'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:257'),
-    'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:261'),
-    'rsqrt_': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:261'),
-    'exp2': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:265'),
-    'exp2_': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:265'),
-    'expm1': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:269'),
-    'expm1_': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:269'),
-    'log2': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:273'),
-    'log2_': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:273'),
-    'log10': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:277'),
-    'log10_': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:277'),
-    'log1p': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:281'),
-    'log1p_': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:281'),
-    'tan': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:285'),
-    'tan_': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:285'),
-    'asin': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:289'),
-    'asin_': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:289'),
-    'acos': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:293'),
-    'acos_': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:293'),
-    'atan': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:297'),
-    'atan_': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:297'),
-    'sinh': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:301'),
-    'sinh_': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:301'),
-    'cosh': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:305'),
-    'cosh_': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:305'),
-    'erf': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:309'),
-    'erf_': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:309'),
-    'erfc': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:313'),
-    'erfc_': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:313'),
-    'logit': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:317'),
-    'logit_': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:317'),
-    'floor': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:322'),
-    'floor_': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:322'),
-    'ceil': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:326'),
-    'ceil_': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:326'),
-    'trunc': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:330'),
-    'trunc_': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:330'),
-    'round': Tangent(round_tangent, (0,), (), 'derivatives.yaml:334'),
-    'round.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:338'),
-    'round_': Tangent(round_tangent, (0,), (), 'derivatives.yaml:334'),
-    'round_.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:338'),
-    'frac': Tangent(frac_tangent, (0,), (), 'derivatives.yaml:342'),
-    'frac_': Tangent(frac_tangent, (0,), (), 'derivatives.yaml:342'),
-    'div.Tensor_mode': Tangent(div_Tensor_mode_tangent, (0, 1), (), 'derivatives.yaml:348'),
-    'div_.Tensor_mode': Tangent(div_Tensor_mode_tangent, (0, 1), (), 'derivatives.yaml:348'),
-    'floor_divide': Tangent(floor_divide_tangent, (0, 1), (), 'derivatives.yaml:355'),
-    'floor_divide_.Tensor': Tangent(floor_divide_tangent, (0, 1), (), 'derivatives.yaml:355'),
-    'remainder.Tensor': Tangent(remainder_Tensor_tangent, (0, 1), (), 'derivatives.yaml:360'),
-    'remainder_.Tensor': Tangent(remainder_Tensor_tangent, (0, 1), (), 'derivatives.yaml:360'),
-    'fmod.Tensor': Tangent(fmod_Tensor_tangent, (0, 1), (), 'derivatives.yaml:371'),
-    'fmod_.Tensor': Tangent(fmod_Tensor_tangent, (0, 1), (), 'derivatives.yaml:371'),
-    'atan2': Tangent(atan2_tangent, (0, 1), (), 'derivatives.yaml:376'),
-    'atan2_': Tangent(atan2_tangent, (0, 1), (), 'derivatives.yaml:376'),
-    'hypot': Tangent(hypot_tangent, (0, 1), (), 'derivatives.yaml:381'),
-    'hypot_': Tangent(hypot_tangent, (0, 1), (), 'derivatives.yaml:381'),
-    'clamp': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:386'),
-    'clamp.Tensor': Tangent(clamp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:392'),
-    'clamp_': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:386'),
-    'clamp_.Tensor': Tangent(clamp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:392'),
-    'lerp.Scalar': Tangent(lerp_Scalar_tangent, (0, 1), (), 'derivatives.yaml:402'),
-    'lerp.Tensor': Tangent(lerp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:408'),
-    'lerp_.Scalar': Tangent(lerp_Scalar_tangent, (0, 1), (), 'derivatives.yaml:402'),
-    'lerp_.Tensor': Tangent(lerp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:408'),
-    'addcmul': Tangent(addcmul_tangent, (0, 1, 2), (), 'derivatives.yaml:414'),
-    'addcmul_': Tangent(addcmul_tangent, (0, 1, 2), (), 'derivatives.yaml:414'),
-    'addcdiv': Tangent(addcdiv_tangent, (0, 1, 2), (), 'derivatives.yaml:420'),
-    'addcdiv_': Tangent(addcdiv_tangent, (0, 1, 2), (), 'derivatives.yaml:420'),
-    'nan_to_num': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:424'),
-    'nan_to_num_': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:424'),
+    'copy_': Tangent(copy__tangent, (0, 1), (), 'derivatives.yaml:193'),
+    'fill_.Scalar': Tangent(fill__Scalar_tangent, (0,), (), 'derivatives.yaml:197'),
+    'clone': Tangent(clone_tangent, (0,), (), 'derivatives.yaml:201'),
+    '_to_copy': Tangent(_to_copy_tangent, (0,), (), 'derivatives.yaml:207'),
+    'view': Tangent(view_tangent, (0,), (), 'derivatives.yaml:211'),
+    '_unsafe_view': Tangent(_unsafe_view_tangent, (0,), (), 'derivatives.yaml:215'),
+    'as_strided': Tangent(as_strided_tangent, (0,), (), 'derivatives.yaml:219'),
+    'transpose.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:223'),
+    'permute': Tangent(permute_tangent, (0,), (), 'derivatives.yaml:227'),
+    'expand': Tangent(expand_tangent, (0,), (), 'derivatives.yaml:231'),
+    'squeeze': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:235'),
+    'squeeze.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:239'),
+    'unsqueeze': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:243'),
+    'select.int': Tangent(select_int_tangent, (0,), (), 'derivatives.yaml:247'),
+    'slice.Tensor': Tangent(slice_Tensor_tangent, (0,), (), 'derivatives.yaml:251'),
+    'unbind.int': Tangent(unbind_int_tangent, (0,), (), 'derivatives.yaml:1888'),
+    'reciprocal': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:259'),
+    'reciprocal_': Tangent(reciprocal_tangent, (0,), (), 'derivatives.yaml:259'),
+    'rsqrt': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:263'),
+    'rsqrt_': Tangent(rsqrt_tangent, (0,), (), 'derivatives.yaml:263'),
+    'exp2': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:267'),
+    'exp2_': Tangent(exp2_tangent, (0,), (), 'derivatives.yaml:267'),
+    'expm1': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:271'),
+    'expm1_': Tangent(expm1_tangent, (0,), (), 'derivatives.yaml:271'),
+    'log2': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:275'),
+    'log2_': Tangent(log2_tangent, (0,), (), 'derivatives.yaml:275'),
+    'log10': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:279'),
+    'log10_': Tangent(log10_tangent, (0,), (), 'derivatives.yaml:279'),
+    'log1p': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:283'),
+    'log1p_': Tangent(log1p_tangent, (0,), (), 'derivatives.yaml:283'),
+    'tan': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:287'),
+    'tan_': Tangent(tan_tangent, (0,), (), 'derivatives.yaml:287'),
+    'asin': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:291'),
+    'asin_': Tangent(asin_tangent, (0,), (), 'derivatives.yaml:291'),
+    'acos': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:295'),
+    'acos_': Tangent(acos_tangent, (0,), (), 'derivatives.yaml:295'),
+    'atan': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:299'),
+    'atan_': Tangent(atan_tangent, (0,), (), 'derivatives.yaml:299'),
+    'sinh': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:303'),
+    'sinh_': Tangent(sinh_tangent, (0,), (), 'derivatives.yaml:303'),
+    'cosh': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:307'),
+    'cosh_': Tangent(cosh_tangent, (0,), (), 'derivatives.yaml:307'),
+    'erf': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:311'),
+    'erf_': Tangent(erf_tangent, (0,), (), 'derivatives.yaml:311'),
+    'erfc': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:315'),
+    'erfc_': Tangent(erfc_tangent, (0,), (), 'derivatives.yaml:315'),
+    'logit': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:319'),
+    'logit_': Tangent(logit_tangent, (0,), (), 'derivatives.yaml:319'),
+    'floor': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:324'),
+    'floor_': Tangent(floor_tangent, (0,), (), 'derivatives.yaml:324'),
+    'ceil': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:328'),
+    'ceil_': Tangent(ceil_tangent, (0,), (), 'derivatives.yaml:328'),
+    'trunc': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:332'),
+    'trunc_': Tangent(trunc_tangent, (0,), (), 'derivatives.yaml:332'),
+    'round': Tangent(round_tangent, (0,), (), 'derivatives.yaml:336'),
+    'round.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:340'),
+    'round_': Tangent(round_tangent, (0,), (), 'derivatives.yaml:336'),
+    'round_.decimals': Tangent(round_decimals_tangent, (0,), (), 'derivatives.yaml:340'),
+    'frac': Tangent(frac_tangent, (0,), (), 'derivatives.yaml:344'),
+    'frac_': Tangent(frac_tangent, (0,), (), 'derivatives.yaml:344'),
+    'div.Tensor_mode': Tangent(div_Tensor_mode_tangent, (0, 1), (), 'derivatives.yaml:350'),
+    'div_.Tensor_mode': Tangent(div_Tensor_mode_tangent, (0, 1), (), 'derivatives.yaml:350'),
+    'floor_divide': Tangent(floor_divide_tangent, (0, 1), (), 'derivatives.yaml:357'),
+    'floor_divide_.Tensor': Tangent(floor_divide_tangent, (0, 1), (), 'derivatives.yaml:357'),
+    'remainder.Tensor': Tangent(remainder_Tensor_tangent, (0, 1), (), 'derivatives.yaml:362'),
+    'remainder_.Tensor': Tangent(remainder_Tensor_tangent, (0, 1), (), 'derivatives.yaml:362'),
+    'fmod.Tensor': Tangent(fmod_Tensor_tangent, (0, 1), (), 'derivatives.yaml:373'),
+    'fmod_.Tensor': Tangent(fmod_Tensor_tangent, (0, 1), (), 'derivatives.yaml:373'),
+    'atan2': Tangent(atan2_tangent, (0, 1), (), 'derivatives.yaml:378'),
+    'atan2_': Tangent(atan2_tangent, (0, 1), (), 'derivatives.yaml:378'),
+    'hypot': Tangent(hypot_tangent, (0, 1), (), 'derivatives.yaml:383'),
+    'hypot_': Tangent(hypot_tangent, (0, 1), (), 'derivatives.yaml:383'),
+    'clamp': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:388'),
+    'clamp.Tensor': Tangent(clamp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:394'),
+    'clamp_': Tangent(clamp_tangent, (0,), (), 'derivatives.yaml:388'),
+    'clamp_.Tensor': Tangent(clamp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:394'),
+    'lerp.Scalar': Tangent(lerp_Scalar_tangent, (0, 1), (), 'derivatives.yaml:404'),
+    'lerp.Tensor': Tangent(lerp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:410'),
+    'lerp_.Scalar': Tangent(lerp_Scalar_tangent, (0, 1), (), 'derivatives.yaml:404'),
+    'lerp_.Tensor': Tangent(lerp_Tensor_tangent, (0, 1, 2), (), 'derivatives.yaml:410'),
+    'addcmul': Tangent(addcmul_tangent, (0, 1, 2), (), 'derivatives.yaml:416'),
+    'addcmul_': Tangent(addcmul_tangent, (0, 1, 2), (), 'derivatives.yaml:416'),
+    'addcdiv': Tangent(addcdiv_tangent, (0, 1, 2), (), 'derivatives.yaml:422'),
+    'addcdiv_': Tangent(addcdiv_tangent, (0, 1, 2), (), 'derivatives.yaml:422'),
+    'nan_to_num': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:426'),
+    'nan_to_num_': Tangent(nan_to_num_tangent, (0,), (), 'derivatives.yaml:426'),
     'exp_': Tangent(exp_tangent, (0,), (), 'derivatives.yaml:107'),
     'log_': Tangent(log_tangent, (0,), (), 'derivatives.yaml:111'),
     'sqrt_': Tangent(sqrt_tangent, (0,), (), 'derivatives.yaml:115'),
@@ -2548,414 +2597,414 @@ FORWARD = {
     'sigmoid_': Tangent(sigmoid_tangent, (0,), (), 'derivatives.yaml:131'),
     'neg_': Tangent(neg_tangent, (0,), (), 'derivatives.yaml:95'),
     'abs_': Tangent(abs_tangent, (0,), (), 'derivatives.yaml:99'),
-    'leaky_relu': Tangent(leaky_relu_tangent, (0,), (), 'derivatives.yaml:429'),
-    'leaky_relu_': Tangent(leaky_relu__tangent, (0,), (), 'derivatives.yaml:440'),
-    'elu': Tangent(elu_tangent, (0,), (), 'derivatives.yaml:433'),
-    'elu_': Tangent(elu__tangent, (0,), (), 'derivatives.yaml:444'),
-    'gelu': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:448'),
-    'gelu_': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:448'),
-    'silu': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:452'),
-    'silu_': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:452'),
-    'gelu_backward': Tangent(gelu_backward_tangent, (0, 1), (), 'derivatives.yaml:459'),
-    'silu_backward': Tangent(silu_backward_tangent, (0, 1), (), 'derivatives.yaml:464'),
-    'mish': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:468'),
-    'mish_': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:468'),
-    'softplus': Tangent(softplus_tangent, (0,), (), 'derivatives.yaml:472'),
-    'hardtanh': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:482'),
-    'hardtanh_': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:482'),
-    'hardsigmoid': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:486'),
-    'hardsigmoid_': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:486'),
-    'hardswish': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:490'),
-    'hardswish_': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:490'),
-    'threshold': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:494'),
+    'leaky_relu': Tangent(leaky_relu_tangent, (0,), (), 'derivatives.yaml:431'),
+    'leaky_relu_': Tangent(leaky_relu__tangent, (0,), (), 'derivatives.yaml:442'),
+    'elu': Tangent(elu_tangent, (0,), (), 'derivatives.yaml:435'),
+    'elu_': Tangent(elu__tangent, (0,), (), 'derivatives.yaml:446'),
+    'gelu': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:450'),
+    'gelu_': Tangent(gelu_tangent, (0,), (), 'derivatives.yaml:450'),
+    'silu': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:454'),
+    'silu_': Tangent(silu_tangent, (0,), (), 'derivatives.yaml:454'),
+    'gelu_backward': Tangent(gelu_backward_tangent, (0, 1), (), 'derivatives.yaml:461'),
+    'silu_backward': Tangent(silu_backward_tangent, (0, 1), (), 'derivatives.yaml:466'),
+    'mish': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:470'),
+    'mish_': Tangent(mish_tangent, (0,), (), 'derivatives.yaml:470'),
+    'softplus': Tangent(softplus_tangent, (0,), (), 'derivatives.yaml:474'),
+    'hardtanh': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:484'),
+    'hardtanh_': Tangent(hardtanh_tangent, (0,), (), 'derivatives.yaml:484'),
+    'hardsigmoid': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:488'),
+    'hardsigmoid_': Tangent(hardsigmoid_tangent, (0,), (), 'derivatives.yaml:488'),
+    'hardswish': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:492'),
+    'hardswish_': Tangent(hardswish_tangent, (0,), (), 'derivatives.yaml:492'),
+    'threshold': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:496'),
     'threshold_backward': Tangent(threshold_backward_tangent, (0, 1), (), 'derivatives.yaml:140'),
-    'threshold_': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:494'),
+    'threshold_': Tangent(threshold_tangent, (0,), (), 'derivatives.yaml:496'),
     'prelu': Tangent(prelu_tangent, (0, 1), (), 'derivatives.yaml:85'),
-    'normal_': Tangent(normal__tangent, (0,), (), 'derivatives.yaml:499'),
-    'uniform_': Tangent(uniform__tangent, (0,), (), 'derivatives.yaml:503'),
-    'exponential_': Tangent(exponential__tangent, (0,), (), 'derivatives.yaml:507'),
-    'bernoulli': Tangent(bernoulli_tangent, (0,), (), 'derivatives.yaml:511'),
-    'bernoulli.p': Tangent(bernoulli_p_tangent, (0,), (), 'derivatives.yaml:516'),
-    'bernoulli_.float': Tangent(bernoulli__float_tangent, (0,), (), 'derivatives.yaml:520'),
-    'bernoulli_.Tensor': Tangent(bernoulli__Tensor_tangent, (0,), (), 'derivatives.yaml:525'),
-    'clamp_max.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:397'),
-    'clamp_max_.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:397'),
-    'logical_not_': Tangent(None, (), (), 'derivatives.yaml:1812'),
-    'logical_and_': Tangent(None, (), (), 'derivatives.yaml:1815'),
-    'logical_or_': Tangent(None, (), (), 'derivatives.yaml:1818'),
-    'logical_xor_': Tangent(None, (), (), 'derivatives.yaml:1821'),
+    'normal_': Tangent(normal__tangent, (0,), (), 'derivatives.yaml:501'),
+    'uniform_': Tangent(uniform__tangent, (0,), (), 'derivatives.yaml:505'),
+    'exponential_': Tangent(exponential__tangent, (0,), (), 'derivatives.yaml:509'),
+    'bernoulli': Tangent(bernoulli_tangent, (0,), (), 'derivatives.yaml:513'),
+    'bernoulli.p': Tangent(bernoulli_p_tangent, (0,), (), 'derivatives.yaml:518'),
+    'bernoulli_.float': Tangent(bernoulli__float_tangent, (0,), (), 'derivatives.yaml:522'),
+    'bernoulli_.Tensor': Tangent(bernoulli__Tensor_tangent, (0,), (), 'derivatives.yaml:527'),
+    'clamp_max.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:399'),
+    'clamp_max_.Tensor': Tangent(clamp_max_Tensor_tangent, (0, 1), (), 'derivatives.yaml:399'),
+    'logical_not_': Tangent(None, (), (), 'derivatives.yaml:1814'),
+    'logical_and_': Tangent(None, (), (), 'derivatives.yaml:1817'),
+    'logical_or_': Tangent(None, (), (), 'derivatives.yaml:1820'),
+    'logical_xor_': Tangent(None, (), (), 'derivatives.yaml:1823'),
     'remainder.Scalar_Tensor': Tangent(
-        remainder_Scalar_Tensor_tangent, (1,), (), 'derivatives.yaml:366',
+        remainder_Scalar_Tensor_tangent, (1,), (), 'derivatives.yaml:368',
     ),
-    'prod': Tangent(prod_tangent, (0,), (), 'derivatives.yaml:535'),
-    'prod.dim_int': Tangent(prod_dim_int_tangent, (0,), (), 'derivatives.yaml:539'),
-    'amax': Tangent(amax_tangent, (0,), (), 'derivatives.yaml:543'),
-    'amin': Tangent(amin_tangent, (0,), (), 'derivatives.yaml:547'),
-    'var.correction': Tangent(var_correction_tangent, (0,), (), 'derivatives.yaml:551'),
-    'std.correction': Tangent(std_correction_tangent, (0,), (), 'derivatives.yaml:555'),
-    'var_mean.correction': Tangent(var_mean_correction_tangent, (0,), (), 'derivatives.yaml:562'),
-    'std_mean.correction': Tangent(std_mean_correction_tangent, (0,), (), 'derivatives.yaml:567'),
-    'norm.ScalarOpt_dim': Tangent(norm_ScalarOpt_dim_tangent, (0,), (), 'derivatives.yaml:572'),
-    'logsumexp': Tangent(logsumexp_tangent, (0,), (), 'derivatives.yaml:587'),
-    'cumsum': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:591'),
-    'cumsum_': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:591'),
-    'cumprod': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:595'),
-    'cumprod_': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:595'),
-    'cummax': Tangent(cummax_tangent, (0,), (), 'derivatives.yaml:600'),
-    'cummin': Tangent(cummin_tangent, (0,), (), 'derivatives.yaml:605'),
-    'median': Tangent(median_tangent, (0,), (), 'derivatives.yaml:609'),
-    'median.dim': Tangent(median_dim_tangent, (0,), (), 'derivatives.yaml:614'),
-    'mode': Tangent(mode_tangent, (0,), (), 'derivatives.yaml:619'),
-    'kthvalue': Tangent(kthvalue_tangent, (0,), (), 'derivatives.yaml:624'),
-    'topk': Tangent(topk_tangent, (0,), (), 'derivatives.yaml:629'),
-    'sort': Tangent(sort_tangent, (0,), (), 'derivatives.yaml:634'),
-    'sort.stable': Tangent(sort_stable_tangent, (0,), (), 'derivatives.yaml:639'),
-    '_gather_along': Tangent(_gather_along_tangent, (0,), (), 'derivatives.yaml:644'),
-    '_scatter_add_along': Tangent(_scatter_add_along_tangent, (0,), (), 'derivatives.yaml:649'),
-    'flip': Tangent(flip_tangent, (0,), (), 'derivatives.yaml:653'),
-    'mv': Tangent(mv_tangent, (0, 1), (), 'derivatives.yaml:658'),
-    'dot': Tangent(dot_tangent, (0, 1), (), 'derivatives.yaml:663'),
-    'addmm': Tangent(addmm_tangent, (0, 1, 2), (), 'derivatives.yaml:671'),
-    'addmm_': Tangent(addmm_tangent, (0, 1, 2), (), 'derivatives.yaml:671'),
-    'addmv': Tangent(addmv_tangent, (0, 1, 2), (), 'derivatives.yaml:677'),
-    'addmv_': Tangent(addmv_tangent, (0, 1, 2), (), 'derivatives.yaml:677'),
-    'baddbmm': Tangent(baddbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:683'),
-    'baddbmm_': Tangent(baddbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:683'),
-    'linear': Tangent(linear_tangent, (0, 1, 2), (), 'derivatives.yaml:691'),
-    'einsum': Tangent(einsum_tangent, (1,), (1,), 'derivatives.yaml:695'),
-    'tril': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:699'),
-    'tril_': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:699'),
-    'triu': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:703'),
-    'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:703'),
-    'diag': Tangent(diag_tangent, (0,), (), 'derivatives.yaml:707'),
-    'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:711'),
-    'linalg_cross': Tangent(linalg_cross_tangent, (0, 1), (), 'derivatives.yaml:1851'),
-    'linalg_matrix_exp': Tangent(linalg_matrix_exp_tangent, (0,), (), 'derivatives.yaml:1097'),
-    'cat': Tangent(cat_tangent, (0,), (0,), 'derivatives.yaml:715'),
-    'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:719'),
-    'repeat': Tangent(repeat_tangent, (0,), (), 'derivatives.yaml:723'),
+    'prod': Tangent(prod_tangent, (0,), (), 'derivatives.yaml:537'),
+    'prod.dim_int': Tangent(prod_dim_int_tangent, (0,), (), 'derivatives.yaml:541'),
+    'amax': Tangent(amax_tangent, (0,), (), 'derivatives.yaml:545'),
+    'amin': Tangent(amin_tangent, (0,), (), 'derivatives.yaml:549'),
+    'var.correction': Tangent(var_correction_tangent, (0,), (), 'derivatives.yaml:553'),
+    'std.correction': Tangent(std_correction_tangent, (0,), (), 'derivatives.yaml:557'),
+    'var_mean.correction': Tangent(var_mean_correction_tangent, (0,), (), 'derivatives.yaml:564'),
+    'std_mean.correction': Tangent(std_mean_correction_tangent, (0,), (), 'derivatives.yaml:569'),
+    'norm.ScalarOpt_dim': Tangent(norm_ScalarOpt_dim_tangent, (0,), (), 'derivatives.yaml:574'),
+    'logsumexp': Tangent(logsumexp_tangent, (0,), (), 'derivatives.yaml:589'),
+    'cumsum': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:593'),
+    'cumsum_': Tangent(cumsum_tangent, (0,), (), 'derivatives.yaml:593'),
+    'cumprod': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:597'),
+    'cumprod_': Tangent(cumprod_tangent, (0,), (), 'derivatives.yaml:597'),
+    'cummax': Tangent(cummax_tangent, (0,), (), 'derivatives.yaml:602'),
+    'cummin': Tangent(cummin_tangent, (0,), (), 'derivatives.yaml:607'),
+    'median': Tangent(median_tangent, (0,), (), 'derivatives.yaml:611'),
+    'median.dim': Tangent(median_dim_tangent, (0,), (), 'derivatives.yaml:616'),
+    'mode': Tangent(mode_tangent, (0,), (), 'derivatives.yaml:621'),
+    'kthvalue': Tangent(kthvalue_tangent, (0,), (), 'derivatives.yaml:626'),
+    'topk': Tangent(topk_tangent, (0,), (), 'derivatives.yaml:631'),
+    'sort': Tangent(sort_tangent, (0,), (), 'derivatives.yaml:636'),
+    'sort.stable': Tangent(sort_stable_tangent, (0,), (), 'derivatives.yaml:641'),
+    '_gather_along': Tangent(_gather_along_tangent, (0,), (), 'derivatives.yaml:646'),
+    '_scatter_add_along': Tangent(_scatter_add_along_tangent, (0,), (), 'derivatives.yaml:651'),
+    'flip': Tangent(flip_tangent, (0,), (), 'derivatives.yaml:655'),
+    'mv': Tangent(mv_tangent, (0, 1), (), 'derivatives.yaml:660'),
+    'dot': Tangent(dot_tangent, (0, 1), (), 'derivatives.yaml:665'),
+    'addmm': Tangent(addmm_tangent, (0, 1, 2), (), 'derivatives.yaml:673'),
+    'addmm_': Tangent(addmm_tangent, (0, 1, 2), (), 'derivatives.yaml:673'),
+    'addmv': Tangent(addmv_tangent, (0, 1, 2), (), 'derivatives.yaml:679'),
+    'addmv_': Tangent(addmv_tangent, (0, 1, 2), (), 'derivatives.yaml:679'),
+    'baddbmm': Tangent(baddbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:685'),
+    'baddbmm_': Tangent(baddbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:685'),
+    'linear': Tangent(linear_tangent, (0, 1, 2), (), 'derivatives.yaml:693'),
+    'einsum': Tangent(einsum_tangent, (1,), (1,), 'derivatives.yaml:697'),
+    'tril': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:701'),
+    'tril_': Tangent(tril_tangent, (0,), (), 'derivatives.yaml:701'),
+    'triu': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:705'),
+    'triu_': Tangent(triu_tangent, (0,), (), 'derivatives.yaml:705'),
+    'diag': Tangent(diag_tangent, (0,), (), 'derivatives.yaml:709'),
+    'diagonal': Tangent(diagonal_tangent, (0,), (), 'derivatives.yaml:713'),
+    'linalg_cross': Tangent(linalg_cross_tangent, (0, 1), (), 'derivatives.yaml:1853'),
+    'linalg_matrix_exp': Tangent(linalg_matrix_exp_tangent, (0,), (), 'derivatives.yaml:1099'),
+    'cat': Tangent(cat_tangent, (0,), (0,), 'derivatives.yaml:717'),
+    'roll': Tangent(roll_tangent, (0,), (), 'derivatives.yaml:721'),
+    'repeat': Tangent(repeat_tangent, (0,), (), 'derivatives.yaml:725'),
     'repeat_interleave.self_int': Tangent(
-        repeat_interleave_self_int_tangent, (0,), (), 'derivatives.yaml:727',
+        repeat_interleave_self_int_tangent, (0,), (), 'derivatives.yaml:729',
     ),
-    'gather': Tangent(gather_tangent, (0,), (), 'derivatives.yaml:738'),
-    'scatter.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:744'),
-    'scatter.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:749'),
-    'scatter.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:755'),
-    'scatter.value_reduce': Tangent(scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:760'),
-    'scatter_.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:744'),
-    'scatter_.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:749'),
-    'scatter_.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:755'),
+    'gather': Tangent(gather_tangent, (0,), (), 'derivatives.yaml:740'),
+    'scatter.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:746'),
+    'scatter.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:751'),
+    'scatter.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:757'),
+    'scatter.value_reduce': Tangent(scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:762'),
+    'scatter_.src': Tangent(scatter_src_tangent, (0, 3), (), 'derivatives.yaml:746'),
+    'scatter_.value': Tangent(scatter_value_tangent, (0,), (), 'derivatives.yaml:751'),
+    'scatter_.reduce': Tangent(scatter_reduce_tangent, (0, 3), (), 'derivatives.yaml:757'),
     'scatter_.value_reduce': Tangent(
-        scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:760',
+        scatter_value_reduce_tangent, (0,), (), 'derivatives.yaml:762',
     ),
-    'scatter_add': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:766'),
-    'scatter_add_': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:766'),
-    'scatter_reduce.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:771'),
-    'scatter_reduce_.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:771'),
-    'index_select': Tangent(index_select_tangent, (0,), (), 'derivatives.yaml:776'),
-    'index_add': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:782'),
-    'index_add_': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:782'),
-    'index_copy': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:788'),
-    'index_copy_': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:788'),
+    'scatter_add': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:768'),
+    'scatter_add_': Tangent(scatter_add_tangent, (0, 3), (), 'derivatives.yaml:768'),
+    'scatter_reduce.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:773'),
+    'scatter_reduce_.two': Tangent(scatter_reduce_two_tangent, (0, 3), (), 'derivatives.yaml:773'),
+    'index_select': Tangent(index_select_tangent, (0,), (), 'derivatives.yaml:778'),
+    'index_add': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:784'),
+    'index_add_': Tangent(index_add_tangent, (0, 3), (), 'derivatives.yaml:784'),
+    'index_copy': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:790'),
+    'index_copy_': Tangent(index_copy_tangent, (0, 3), (), 'derivatives.yaml:790'),
     'index_fill.int_Scalar': Tangent(
-        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:793',
+        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:795',
     ),
     'index_fill.int_Tensor': Tangent(
-        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:799',
+        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:801',
     ),
     'index_fill_.int_Scalar': Tangent(
-        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:793',
+        index_fill_int_Scalar_tangent, (0,), (), 'derivatives.yaml:795',
     ),
     'index_fill_.int_Tensor': Tangent(
-        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:799',
+        index_fill_int_Tensor_tangent, (0, 3), (), 'derivatives.yaml:801',
     ),
-    'masked_fill.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:804'),
-    'masked_fill.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:810'),
-    'masked_fill_.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:804'),
-    'masked_fill_.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:810'),
-    'masked_select': Tangent(masked_select_tangent, (0,), (), 'derivatives.yaml:815'),
-    'masked_scatter': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:821'),
-    'masked_scatter_': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:821'),
-    'take': Tangent(take_tangent, (0,), (), 'derivatives.yaml:826'),
-    '_unique2': Tangent(None, (0,), (), 'derivatives.yaml:1145'),
-    'unique_dim': Tangent(None, (0,), (), 'derivatives.yaml:1149'),
-    'index.Tensor': Tangent(index_Tensor_tangent, (0,), (), 'derivatives.yaml:831'),
-    'index_put': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:837'),
-    'index_put_': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:837'),
-    'convolution': Tangent(convolution_tangent, (0, 1, 2), (), 'derivatives.yaml:851'),
+    'masked_fill.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:806'),
+    'masked_fill.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:812'),
+    'masked_fill_.Scalar': Tangent(masked_fill_Scalar_tangent, (0,), (), 'derivatives.yaml:806'),
+    'masked_fill_.Tensor': Tangent(masked_fill_Tensor_tangent, (0, 2), (), 'derivatives.yaml:812'),
+    'masked_select': Tangent(masked_select_tangent, (0,), (), 'derivatives.yaml:817'),
+    'masked_scatter': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:823'),
+    'masked_scatter_': Tangent(masked_scatter_tangent, (0, 2), (), 'derivatives.yaml:823'),
+    'take': Tangent(take_tangent, (0,), (), 'derivatives.yaml:828'),
+    '_unique2': Tangent(None, (0,), (), 'derivatives.yaml:1147'),
+    'unique_dim': Tangent(None, (0,), (), 'derivatives.yaml:1151'),
+    'index.Tensor': Tangent(index_Tensor_tangent, (0,), (), 'derivatives.yaml:833'),
+    'index_put': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:839'),
+    'index_put_': Tangent(index_put_tangent, (0, 2), (), 'derivatives.yaml:839'),
+    'convolution': Tangent(convolution_tangent, (0, 1, 2), (), 'derivatives.yaml:853'),
     'convolution_backward': Tangent(
-        convolution_backward_tangent, (0, 1, 2), (), 'derivatives.yaml:859',
+        convolution_backward_tangent, (0, 1, 2), (), 'derivatives.yaml:861',
     ),
-    'constant_pad_nd': Tangent(constant_pad_nd_tangent, (0,), (), 'derivatives.yaml:863'),
-    '_pad_nd': Tangent(_pad_nd_tangent, (0,), (), 'derivatives.yaml:870'),
-    '_pad_nd_backward': Tangent(_pad_nd_backward_tangent, (0,), (), 'derivatives.yaml:874'),
+    'constant_pad_nd': Tangent(constant_pad_nd_tangent, (0,), (), 'derivatives.yaml:865'),
+    '_pad_nd': Tangent(_pad_nd_tangent, (0,), (), 'derivatives.yaml:872'),
+    '_pad_nd_backward': Tangent(_pad_nd_backward_tangent, (0,), (), 'derivatives.yaml:876'),
     'max_pool2d_with_indices': Tangent(
-        max_pool2d_with_indices_tangent, (0,), (), 'derivatives.yaml:881',
+        max_pool2d_with_indices_tangent, (0,), (), 'derivatives.yaml:883',
     ),
     'max_pool2d_with_indices_backward': Tangent(
-        max_pool2d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:890',
+        max_pool2d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:892',
     ),
-    'avg_pool2d': Tangent(avg_pool2d_tangent, (0,), (), 'derivatives.yaml:894'),
-    'avg_pool2d_backward': Tangent(avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:899'),
-    'adaptive_avg_pool2d': Tangent(adaptive_avg_pool2d_tangent, (0,), (), 'derivatives.yaml:903'),
+    'avg_pool2d': Tangent(avg_pool2d_tangent, (0,), (), 'derivatives.yaml:896'),
+    'avg_pool2d_backward': Tangent(avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:901'),
+    'adaptive_avg_pool2d': Tangent(adaptive_avg_pool2d_tangent, (0,), (), 'derivatives.yaml:905'),
     'adaptive_avg_pool2d_backward': Tangent(
-        adaptive_avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:908',
+        adaptive_avg_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:910',
     ),
-    'adaptive_max_pool2d': Tangent(adaptive_max_pool2d_tangent, (0,), (), 'derivatives.yaml:913'),
+    'adaptive_max_pool2d': Tangent(adaptive_max_pool2d_tangent, (0,), (), 'derivatives.yaml:915'),
     'adaptive_max_pool2d_backward': Tangent(
-        adaptive_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:919',
+        adaptive_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:921',
     ),
-    'upsample_nearest2d': Tangent(upsample_nearest2d_tangent, (0,), (), 'derivatives.yaml:925'),
+    'upsample_nearest2d': Tangent(upsample_nearest2d_tangent, (0,), (), 'derivatives.yaml:927'),
     'upsample_nearest2d_backward': Tangent(
-        upsample_nearest2d_backward_tangent, (0,), (), 'derivatives.yaml:929',
+        upsample_nearest2d_backward_tangent, (0,), (), 'derivatives.yaml:931',
     ),
-    'upsample_bilinear2d': Tangent(upsample_bilinear2d_tangent, (0,), (), 'derivatives.yaml:933'),
+    'upsample_bilinear2d': Tangent(upsample_bilinear2d_tangent, (0,), (), 'derivatives.yaml:935'),
     'upsample_bilinear2d_backward': Tangent(
-        upsample_bilinear2d_backward_tangent, (0,), (), 'derivatives.yaml:937',
+        upsample_bilinear2d_backward_tangent, (0,), (), 'derivatives.yaml:939',
     ),
-    'im2col': Tangent(im2col_tangent, (0,), (), 'derivatives.yaml:941'),
-    'col2im': Tangent(col2im_tangent, (0,), (), 'derivatives.yaml:945'),
-    '_softmax': Tangent(_softmax_tangent, (0,), (), 'derivatives.yaml:955'),
-    '_log_softmax': Tangent(_log_softmax_tangent, (0,), (), 'derivatives.yaml:959'),
+    'im2col': Tangent(im2col_tangent, (0,), (), 'derivatives.yaml:943'),
+    'col2im': Tangent(col2im_tangent, (0,), (), 'derivatives.yaml:947'),
+    '_softmax': Tangent(_softmax_tangent, (0,), (), 'derivatives.yaml:957'),
+    '_log_softmax': Tangent(_log_softmax_tangent, (0,), (), 'derivatives.yaml:961'),
     '_softmax_backward_data': Tangent(
-        _softmax_backward_data_tangent, (0, 1), (), 'derivatives.yaml:964',
+        _softmax_backward_data_tangent, (0, 1), (), 'derivatives.yaml:966',
     ),
     '_log_softmax_backward_data': Tangent(
-        _log_softmax_backward_data_tangent, (0, 1), (), 'derivatives.yaml:969',
+        _log_softmax_backward_data_tangent, (0, 1), (), 'derivatives.yaml:971',
     ),
-    'nll_loss_forward': Tangent(nll_loss_forward_tangent, (0,), (), 'derivatives.yaml:975'),
-    'nll_loss_backward': Tangent(nll_loss_backward_tangent, (0, 1), (), 'derivatives.yaml:981'),
-    'mse_loss': Tangent(mse_loss_tangent, (0, 1), (), 'derivatives.yaml:986'),
-    'smooth_l1_loss': Tangent(smooth_l1_loss_tangent, (0, 1), (), 'derivatives.yaml:1007'),
-    'huber_loss': Tangent(huber_loss_tangent, (0, 1), (), 'derivatives.yaml:993'),
+    'nll_loss_forward': Tangent(nll_loss_forward_tangent, (0,), (), 'derivatives.yaml:977'),
+    'nll_loss_backward': Tangent(nll_loss_backward_tangent, (0, 1), (), 'derivatives.yaml:983'),
+    'mse_loss': Tangent(mse_loss_tangent, (0, 1), (), 'derivatives.yaml:988'),
+    'smooth_l1_loss': Tangent(smooth_l1_loss_tangent, (0, 1), (), 'derivatives.yaml:1009'),
+    'huber_loss': Tangent(huber_loss_tangent, (0, 1), (), 'derivatives.yaml:995'),
     'binary_cross_entropy': Tangent(
-        binary_cross_entropy_tangent, (0, 1), (), 'derivatives.yaml:1002',
+        binary_cross_entropy_tangent, (0, 1), (), 'derivatives.yaml:1004',
     ),
     'binary_cross_entropy_with_logits': Tangent(
-        binary_cross_entropy_with_logits_tangent, (0, 1), (), 'derivatives.yaml:1013',
+        binary_cross_entropy_with_logits_tangent, (0, 1), (), 'derivatives.yaml:1015',
     ),
-    'native_batch_norm': Tangent(native_batch_norm_tangent, (0, 1, 2), (), 'derivatives.yaml:1019'),
-    'native_layer_norm': Tangent(native_layer_norm_tangent, (0, 2, 3), (), 'derivatives.yaml:1024'),
-    'native_group_norm': Tangent(native_group_norm_tangent, (0, 1, 2), (), 'derivatives.yaml:1029'),
-    '_fused_rms_norm': Tangent(_fused_rms_norm_tangent, (0, 2), (), 'derivatives.yaml:1034'),
+    'native_batch_norm': Tangent(native_batch_norm_tangent, (0, 1, 2), (), 'derivatives.yaml:1021'),
+    'native_layer_norm': Tangent(native_layer_norm_tangent, (0, 2, 3), (), 'derivatives.yaml:1026'),
+    'native_group_norm': Tangent(native_group_norm_tangent, (0, 1, 2), (), 'derivatives.yaml:1031'),
+    '_fused_rms_norm': Tangent(_fused_rms_norm_tangent, (0, 2), (), 'derivatives.yaml:1036'),
     'native_layer_norm_backward': Tangent(
-        native_layer_norm_backward_tangent, (0, 1, 3, 4, 5, 6), (), 'derivatives.yaml:1041',
+        native_layer_norm_backward_tangent, (0, 1, 3, 4, 5, 6), (), 'derivatives.yaml:1043',
     ),
     '_fused_rms_norm_backward': Tangent(
-        _fused_rms_norm_backward_tangent, (0, 1, 3, 4), (), 'derivatives.yaml:1045',
+        _fused_rms_norm_backward_tangent, (0, 1, 3, 4), (), 'derivatives.yaml:1047',
     ),
-    'native_dropout': Tangent(native_dropout_tangent, (0,), (), 'derivatives.yaml:1050'),
-    'embedding': Tangent(embedding_tangent, (0,), (), 'derivatives.yaml:1055'),
+    'native_dropout': Tangent(native_dropout_tangent, (0,), (), 'derivatives.yaml:1052'),
+    'embedding': Tangent(embedding_tangent, (0,), (), 'derivatives.yaml:1057'),
     'embedding_dense_backward': Tangent(
-        embedding_dense_backward_tangent, (0,), (), 'derivatives.yaml:1060',
+        embedding_dense_backward_tangent, (0,), (), 'derivatives.yaml:1062',
     ),
     '_cross_entropy_forward': Tangent(
-        _cross_entropy_forward_tangent, (0,), (), 'derivatives.yaml:1067',
+        _cross_entropy_forward_tangent, (0,), (), 'derivatives.yaml:1069',
     ),
     '_cross_entropy_backward': Tangent(
-        _cross_entropy_backward_tangent, (0, 1), (), 'derivatives.yaml:1072',
+        _cross_entropy_backward_tangent, (0, 1), (), 'derivatives.yaml:1074',
     ),
-    '_lstm_sequence': Tangent(_lstm_sequence_tangent, (0, 1, 2, 3), (), 'derivatives.yaml:1082'),
-    '_lstm_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5, 6, 7), (), 'derivatives.yaml:1084'),
-    '_fused_adam_': Tangent(None, (0, 1, 2, 3, 4), (), 'derivatives.yaml:1088'),
-    '_fused_sgd_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1091'),
-    'linalg_qr': Tangent(linalg_qr_tangent, (0,), (), 'derivatives.yaml:1121'),
-    'geqrf': Tangent(None, (0,), (), 'derivatives.yaml:1124'),
-    'linalg_lstsq': Tangent(linalg_lstsq_tangent, (0, 1), (), 'derivatives.yaml:1132'),
-    'cdist': Tangent(cdist_tangent, (0, 1), (), 'derivatives.yaml:1114'),
-    'linalg_vector_norm': Tangent(linalg_vector_norm_tangent, (0,), (), 'derivatives.yaml:583'),
-    'linalg_inv_ex': Tangent(linalg_inv_ex_tangent, (0,), (), 'derivatives.yaml:1212'),
-    'linalg_slogdet': Tangent(linalg_slogdet_tangent, (0,), (), 'derivatives.yaml:1219'),
-    'linalg_solve': Tangent(linalg_solve_tangent, (0, 1), (), 'derivatives.yaml:1223'),
-    'linalg_cholesky_ex': Tangent(linalg_cholesky_ex_tangent, (0,), (), 'derivatives.yaml:1228'),
-    'linalg_lu_factor_ex': Tangent(linalg_lu_factor_ex_tangent, (0,), (), 'derivatives.yaml:1158'),
-    'lu_unpack': Tangent(lu_unpack_tangent, (0,), (), 'derivatives.yaml:1164'),
-    'linalg_lu': Tangent(linalg_lu_tangent, (0,), (), 'derivatives.yaml:1169'),
-    'linalg_lu_solve': Tangent(linalg_lu_solve_tangent, (0, 2), (), 'derivatives.yaml:1175'),
-    'linalg_solve_ex': Tangent(linalg_solve_ex_tangent, (0, 1), (), 'derivatives.yaml:1180'),
+    '_lstm_sequence': Tangent(_lstm_sequence_tangent, (0, 1, 2, 3), (), 'derivatives.yaml:1084'),
+    '_lstm_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5, 6, 7), (), 'derivatives.yaml:1086'),
+    '_fused_adam_': Tangent(None, (0, 1, 2, 3, 4), (), 'derivatives.yaml:1090'),
+    '_fused_sgd_': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1093'),
+    'linalg_qr': Tangent(linalg_qr_tangent, (0,), (), 'derivatives.yaml:1123'),
+    'geqrf': Tangent(None, (0,), (), 'derivatives.yaml:1126'),
+    'linalg_lstsq': Tangent(linalg_lstsq_tangent, (0, 1), (), 'derivatives.yaml:1134'),
+    'cdist': Tangent(cdist_tangent, (0, 1), (), 'derivatives.yaml:1116'),
+    'linalg_vector_norm': Tangent(linalg_vector_norm_tangent, (0,), (), 'derivatives.yaml:585'),
+    'linalg_inv_ex': Tangent(linalg_inv_ex_tangent, (0,), (), 'derivatives.yaml:1214'),
+    'linalg_slogdet': Tangent(linalg_slogdet_tangent, (0,), (), 'derivatives.yaml:1221'),
+    'linalg_solve': Tangent(linalg_solve_tangent, (0, 1), (), 'derivatives.yaml:1225'),
+    'linalg_cholesky_ex': Tangent(linalg_cholesky_ex_tangent, (0,), (), 'derivatives.yaml:1230'),
+    'linalg_lu_factor_ex': Tangent(linalg_lu_factor_ex_tangent, (0,), (), 'derivatives.yaml:1160'),
+    'lu_unpack': Tangent(lu_unpack_tangent, (0,), (), 'derivatives.yaml:1166'),
+    'linalg_lu': Tangent(linalg_lu_tangent, (0,), (), 'derivatives.yaml:1171'),
+    'linalg_lu_solve': Tangent(linalg_lu_solve_tangent, (0, 2), (), 'derivatives.yaml:1177'),
+    'linalg_solve_ex': Tangent(linalg_solve_ex_tangent, (0, 1), (), 'derivatives.yaml:1182'),
     'linalg_solve_triangular': Tangent(
-        linalg_solve_triangular_tangent, (0, 1), (), 'derivatives.yaml:1184',
+        linalg_solve_triangular_tangent, (0, 1), (), 'derivatives.yaml:1186',
     ),
-    'triangular_solve': Tangent(triangular_solve_tangent, (0, 1), (), 'derivatives.yaml:1188'),
-    'cholesky_solve': Tangent(cholesky_solve_tangent, (0, 1), (), 'derivatives.yaml:1193'),
-    'cholesky_inverse': Tangent(cholesky_inverse_tangent, (0,), (), 'derivatives.yaml:1197'),
-    'linalg_ldl_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1199'),
-    'linalg_ldl_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1203'),
-    '_linalg_svd': Tangent(_linalg_svd_tangent, (0,), (), 'derivatives.yaml:1239'),
-    '_linalg_eigh': Tangent(_linalg_eigh_tangent, (0,), (), 'derivatives.yaml:1244'),
-    'linalg_det': Tangent(linalg_det_tangent, (0,), (), 'derivatives.yaml:1248'),
+    'triangular_solve': Tangent(triangular_solve_tangent, (0, 1), (), 'derivatives.yaml:1190'),
+    'cholesky_solve': Tangent(cholesky_solve_tangent, (0, 1), (), 'derivatives.yaml:1195'),
+    'cholesky_inverse': Tangent(cholesky_inverse_tangent, (0,), (), 'derivatives.yaml:1199'),
+    'linalg_ldl_factor_ex': Tangent(None, (0,), (), 'derivatives.yaml:1201'),
+    'linalg_ldl_solve': Tangent(None, (0, 2), (), 'derivatives.yaml:1205'),
+    '_linalg_svd': Tangent(_linalg_svd_tangent, (0,), (), 'derivatives.yaml:1241'),
+    '_linalg_eigh': Tangent(_linalg_eigh_tangent, (0,), (), 'derivatives.yaml:1246'),
+    'linalg_det': Tangent(linalg_det_tangent, (0,), (), 'derivatives.yaml:1250'),
     'linalg_pinv.atol_rtol_tensor': Tangent(
-        linalg_pinv_atol_rtol_tensor_tangent, (0,), (), 'derivatives.yaml:1253',
+        linalg_pinv_atol_rtol_tensor_tangent, (0,), (), 'derivatives.yaml:1255',
     ),
-    'unsqueeze_': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:241'),
-    'squeeze_': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:233'),
-    'squeeze_.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:237'),
-    'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:221'),
-    'logaddexp': Tangent(logaddexp_tangent, (0, 1), (), 'derivatives.yaml:1104'),
-    'logaddexp2': Tangent(logaddexp2_tangent, (0, 1), (), 'derivatives.yaml:1109'),
-    'fmax': Tangent(fmax_tangent, (0, 1), (), 'derivatives.yaml:1900'),
-    'fmin': Tangent(fmin_tangent, (0, 1), (), 'derivatives.yaml:1905'),
+    'unsqueeze_': Tangent(unsqueeze_tangent, (0,), (), 'derivatives.yaml:243'),
+    'squeeze_': Tangent(squeeze_tangent, (0,), (), 'derivatives.yaml:235'),
+    'squeeze_.dim': Tangent(squeeze_dim_tangent, (0,), (), 'derivatives.yaml:239'),
+    'transpose_.int': Tangent(transpose_int_tangent, (0,), (), 'derivatives.yaml:223'),
+    'logaddexp': Tangent(logaddexp_tangent, (0, 1), (), 'derivatives.yaml:1106'),
+    'logaddexp2': Tangent(logaddexp2_tangent, (0, 1), (), 'derivatives.yaml:1111'),
+    'fmax': Tangent(fmax_tangent, (0, 1), (), 'derivatives.yaml:1902'),
+    'fmin': Tangent(fmin_tangent, (0, 1), (), 'derivatives.yaml:1907'),
     'sinc': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:81'),
-    'heaviside': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1141'),
-    'dist': Tangent(dist_tangent, (0, 1), (), 'derivatives.yaml:577'),
-    'lgamma': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1258'),
-    'lgamma_': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1258'),
-    'digamma': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1262'),
-    'digamma_': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1262'),
-    'polygamma': Tangent(polygamma_tangent, (1,), (), 'derivatives.yaml:1266'),
-    'polygamma_': Tangent(polygamma__tangent, (0,), (), 'derivatives.yaml:1271'),
-    'mvlgamma': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1277'),
-    'mvlgamma_': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1277'),
-    'igamma': Tangent(igamma_tangent, (0, 1), (), 'derivatives.yaml:1283'),
-    'igamma_': Tangent(igamma_tangent, (0, 1), (), 'derivatives.yaml:1283'),
-    'igammac': Tangent(igammac_tangent, (0, 1), (), 'derivatives.yaml:1288'),
-    'igammac_': Tangent(igammac_tangent, (0, 1), (), 'derivatives.yaml:1288'),
-    'erfinv': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1292'),
-    'erfinv_': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1292'),
-    'i0': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1296'),
-    'i0_': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1296'),
-    'special_i0e': Tangent(special_i0e_tangent, (0,), (), 'derivatives.yaml:1300'),
-    'special_i1': Tangent(special_i1_tangent, (0,), (), 'derivatives.yaml:1304'),
-    'special_i1e': Tangent(special_i1e_tangent, (0,), (), 'derivatives.yaml:1308'),
-    'special_erfcx': Tangent(special_erfcx_tangent, (0,), (), 'derivatives.yaml:1313'),
-    'special_ndtri': Tangent(special_ndtri_tangent, (0,), (), 'derivatives.yaml:1317'),
-    'special_log_ndtr': Tangent(special_log_ndtr_tangent, (0,), (), 'derivatives.yaml:1321'),
-    'special_entr': Tangent(special_entr_tangent, (0,), (), 'derivatives.yaml:1325'),
-    'special_xlog1py': Tangent(special_xlog1py_tangent, (0, 1), (), 'derivatives.yaml:1330'),
-    'special_airy_ai': Tangent(None, (), (), 'derivatives.yaml:1711'),
-    'special_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1714'),
-    'special_bessel_j1': Tangent(None, (), (), 'derivatives.yaml:1717'),
-    'special_bessel_y0': Tangent(None, (), (), 'derivatives.yaml:1720'),
-    'special_bessel_y1': Tangent(None, (), (), 'derivatives.yaml:1723'),
-    'special_modified_bessel_i0': Tangent(None, (), (), 'derivatives.yaml:1726'),
-    'special_modified_bessel_i1': Tangent(None, (), (), 'derivatives.yaml:1729'),
-    'special_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1732'),
-    'special_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1735'),
-    'special_scaled_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1738'),
-    'special_scaled_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1741'),
-    'special_spherical_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1744'),
-    'special_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1747'),
-    'special_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1750'),
-    'special_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1753'),
-    'special_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1756'),
-    'special_shifted_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1759'),
-    'special_shifted_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1762'),
-    'special_shifted_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1765'),
-    'special_shifted_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1768'),
-    'special_hermite_polynomial_h': Tangent(None, (), (), 'derivatives.yaml:1771'),
-    'special_hermite_polynomial_he': Tangent(None, (), (), 'derivatives.yaml:1774'),
-    'special_laguerre_polynomial_l': Tangent(None, (), (), 'derivatives.yaml:1777'),
-    'special_legendre_polynomial_p': Tangent(None, (), (), 'derivatives.yaml:1780'),
-    'special_zeta': Tangent(special_zeta_tangent, (0, 1), (), 'derivatives.yaml:1341'),
-    'acosh': Tangent(acosh_tangent, (0,), (), 'derivatives.yaml:1349'),
-    'acosh_': Tangent(acosh__tangent, (0,), (), 'derivatives.yaml:1364'),
-    'asinh': Tangent(asinh_tangent, (0,), (), 'derivatives.yaml:1353'),
-    'asinh_': Tangent(asinh__tangent, (0,), (), 'derivatives.yaml:1368'),
-    'atanh': Tangent(atanh_tangent, (0,), (), 'derivatives.yaml:1357'),
-    'atanh_': Tangent(atanh__tangent, (0,), (), 'derivatives.yaml:1372'),
-    'angle': Tangent(angle_tangent, (0,), (), 'derivatives.yaml:1377'),
-    'sgn': Tangent(sgn_tangent, (0,), (), 'derivatives.yaml:1652'),
-    'sgn_': Tangent(sgn_tangent, (0,), (), 'derivatives.yaml:1652'),
+    'heaviside': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1143'),
+    'dist': Tangent(dist_tangent, (0, 1), (), 'derivatives.yaml:579'),
+    'lgamma': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1260'),
+    'lgamma_': Tangent(lgamma_tangent, (0,), (), 'derivatives.yaml:1260'),
+    'digamma': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1264'),
+    'digamma_': Tangent(digamma_tangent, (0,), (), 'derivatives.yaml:1264'),
+    'polygamma': Tangent(polygamma_tangent, (1,), (), 'derivatives.yaml:1268'),
+    'polygamma_': Tangent(polygamma__tangent, (0,), (), 'derivatives.yaml:1273'),
+    'mvlgamma': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1279'),
+    'mvlgamma_': Tangent(mvlgamma_tangent, (0,), (), 'derivatives.yaml:1279'),
+    'igamma': Tangent(igamma_tangent, (0, 1), (), 'derivatives.yaml:1285'),
+    'igamma_': Tangent(igamma_tangent, (0, 1), (), 'derivatives.yaml:1285'),
+    'igammac': Tangent(igammac_tangent, (0, 1), (), 'derivatives.yaml:1290'),
+    'igammac_': Tangent(igammac_tangent, (0, 1), (), 'derivatives.yaml:1290'),
+    'erfinv': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1294'),
+    'erfinv_': Tangent(erfinv_tangent, (0,), (), 'derivatives.yaml:1294'),
+    'i0': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1298'),
+    'i0_': Tangent(i0_tangent, (0,), (), 'derivatives.yaml:1298'),
+    'special_i0e': Tangent(special_i0e_tangent, (0,), (), 'derivatives.yaml:1302'),
+    'special_i1': Tangent(special_i1_tangent, (0,), (), 'derivatives.yaml:1306'),
+    'special_i1e': Tangent(special_i1e_tangent, (0,), (), 'derivatives.yaml:1310'),
+    'special_erfcx': Tangent(special_erfcx_tangent, (0,), (), 'derivatives.yaml:1315'),
+    'special_ndtri': Tangent(special_ndtri_tangent, (0,), (), 'derivatives.yaml:1319'),
+    'special_log_ndtr': Tangent(special_log_ndtr_tangent, (0,), (), 'derivatives.yaml:1323'),
+    'special_entr': Tangent(special_entr_tangent, (0,), (), 'derivatives.yaml:1327'),
+    'special_xlog1py': Tangent(special_xlog1py_tangent, (0, 1), (), 'derivatives.yaml:1332'),
+    'special_airy_ai': Tangent(None, (), (), 'derivatives.yaml:1713'),
+    'special_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1716'),
+    'special_bessel_j1': Tangent(None, (), (), 'derivatives.yaml:1719'),
+    'special_bessel_y0': Tangent(None, (), (), 'derivatives.yaml:1722'),
+    'special_bessel_y1': Tangent(None, (), (), 'derivatives.yaml:1725'),
+    'special_modified_bessel_i0': Tangent(None, (), (), 'derivatives.yaml:1728'),
+    'special_modified_bessel_i1': Tangent(None, (), (), 'derivatives.yaml:1731'),
+    'special_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1734'),
+    'special_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1737'),
+    'special_scaled_modified_bessel_k0': Tangent(None, (), (), 'derivatives.yaml:1740'),
+    'special_scaled_modified_bessel_k1': Tangent(None, (), (), 'derivatives.yaml:1743'),
+    'special_spherical_bessel_j0': Tangent(None, (), (), 'derivatives.yaml:1746'),
+    'special_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1749'),
+    'special_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1752'),
+    'special_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1755'),
+    'special_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1758'),
+    'special_shifted_chebyshev_polynomial_t': Tangent(None, (), (), 'derivatives.yaml:1761'),
+    'special_shifted_chebyshev_polynomial_u': Tangent(None, (), (), 'derivatives.yaml:1764'),
+    'special_shifted_chebyshev_polynomial_v': Tangent(None, (), (), 'derivatives.yaml:1767'),
+    'special_shifted_chebyshev_polynomial_w': Tangent(None, (), (), 'derivatives.yaml:1770'),
+    'special_hermite_polynomial_h': Tangent(None, (), (), 'derivatives.yaml:1773'),
+    'special_hermite_polynomial_he': Tangent(None, (), (), 'derivatives.yaml:1776'),
+    'special_laguerre_polynomial_l': Tangent(None, (), (), 'derivatives.yaml:1779'),
+    'special_legendre_polynomial_p': Tangent(None, (), (), 'derivatives.yaml:1782'),
+    'special_zeta': Tangent(special_zeta_tangent, (0, 1), (), 'derivatives.yaml:1343'),
+    'acosh': Tangent(acosh_tangent, (0,), (), 'derivatives.yaml:1351'),
+    'acosh_': Tangent(acosh__tangent, (0,), (), 'derivatives.yaml:1366'),
+    'asinh': Tangent(asinh_tangent, (0,), (), 'derivatives.yaml:1355'),
+    'asinh_': Tangent(asinh__tangent, (0,), (), 'derivatives.yaml:1370'),
+    'atanh': Tangent(atanh_tangent, (0,), (), 'derivatives.yaml:1359'),
+    'atanh_': Tangent(atanh__tangent, (0,), (), 'derivatives.yaml:1374'),
+    'angle': Tangent(angle_tangent, (0,), (), 'derivatives.yaml:1379'),
+    'sgn': Tangent(sgn_tangent, (0,), (), 'derivatives.yaml:1654'),
+    'sgn_': Tangent(sgn_tangent, (0,), (), 'derivatives.yaml:1654'),
     'sign_': Tangent(sign_tangent, (0,), (), 'derivatives.yaml:103'),
-    'copysign.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1382'),
-    'copysign_.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1382'),
-    'frexp.Tensor': Tangent(frexp_Tensor_tangent, (0,), (), 'derivatives.yaml:1387'),
-    'ldexp.Tensor': Tangent(ldexp_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1830'),
-    'ldexp_': Tangent(ldexp__tangent, (0, 1), (), 'derivatives.yaml:1838'),
-    'nextafter': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1392'),
-    'nextafter_': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1392'),
-    'eq_.Tensor': Tangent(eq__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1399'),
-    'ne_.Tensor': Tangent(ne__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1404'),
-    'lt_.Tensor': Tangent(lt__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1409'),
-    'le_.Tensor': Tangent(le__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1414'),
-    'gt_.Tensor': Tangent(gt__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1419'),
-    'ge_.Tensor': Tangent(ge__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1424'),
-    'pow_.Tensor': Tangent(pow__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1429'),
+    'copysign.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1384'),
+    'copysign_.Tensor': Tangent(copysign_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1384'),
+    'frexp.Tensor': Tangent(frexp_Tensor_tangent, (0,), (), 'derivatives.yaml:1389'),
+    'ldexp.Tensor': Tangent(ldexp_Tensor_tangent, (0, 1), (), 'derivatives.yaml:1832'),
+    'ldexp_': Tangent(ldexp__tangent, (0, 1), (), 'derivatives.yaml:1840'),
+    'nextafter': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1394'),
+    'nextafter_': Tangent(nextafter_tangent, (0, 1), (), 'derivatives.yaml:1394'),
+    'eq_.Tensor': Tangent(eq__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1401'),
+    'ne_.Tensor': Tangent(ne__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1406'),
+    'lt_.Tensor': Tangent(lt__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1411'),
+    'le_.Tensor': Tangent(le__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1416'),
+    'gt_.Tensor': Tangent(gt__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1421'),
+    'ge_.Tensor': Tangent(ge__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1426'),
+    'pow_.Tensor': Tangent(pow__Tensor_tangent, (0, 1), (), 'derivatives.yaml:1431'),
     'xlogy_.Tensor': Tangent(xlogy_Tensor_tangent, (0, 1), (), 'derivatives.yaml:72'),
     'sinc_': Tangent(sinc_tangent, (0,), (), 'derivatives.yaml:81'),
-    'heaviside_': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1141'),
-    'random_.from': Tangent(random__from_tangent, (0,), (), 'derivatives.yaml:1433'),
-    'random_.to': Tangent(random__to_tangent, (0,), (), 'derivatives.yaml:1437'),
-    'random_': Tangent(random__tangent, (0,), (), 'derivatives.yaml:1441'),
-    'cauchy_': Tangent(cauchy__tangent, (0,), (), 'derivatives.yaml:1445'),
-    'log_normal_': Tangent(log_normal__tangent, (0,), (), 'derivatives.yaml:1449'),
-    'geometric_': Tangent(geometric__tangent, (0,), (), 'derivatives.yaml:1453'),
-    'binomial': Tangent(binomial_tangent, (0, 1), (), 'derivatives.yaml:1459'),
-    'poisson': Tangent(poisson_tangent, (0,), (), 'derivatives.yaml:1463'),
-    'as_strided_': Tangent(as_strided__tangent, (0,), (), 'derivatives.yaml:1493'),
-    'diag_embed': Tangent(diag_embed_tangent, (0,), (), 'derivatives.yaml:1469'),
-    'diagonal_scatter': Tangent(diagonal_scatter_tangent, (0, 1), (), 'derivatives.yaml:1477'),
-    'select_scatter': Tangent(select_scatter_tangent, (0, 1), (), 'derivatives.yaml:1482'),
-    'slice_scatter': Tangent(slice_scatter_tangent, (0, 1), (), 'derivatives.yaml:1487'),
-    'as_strided_scatter': Tangent(as_strided_scatter_tangent, (0, 1), (), 'derivatives.yaml:1497'),
-    'index_reduce': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1502'),
-    'index_reduce_': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1502'),
-    'addbmm': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1513'),
-    'addbmm_': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1513'),
-    'renorm': Tangent(renorm_tangent, (0,), (), 'derivatives.yaml:1844'),
-    'renorm_': Tangent(renorm_tangent, (0,), (), 'derivatives.yaml:1844'),
-    'nanmedian': Tangent(nanmedian_tangent, (0,), (), 'derivatives.yaml:1517'),
-    'nanmedian.dim': Tangent(nanmedian_dim_tangent, (0,), (), 'derivatives.yaml:1522'),
-    'logcumsumexp': Tangent(logcumsumexp_tangent, (0,), (), 'derivatives.yaml:1526'),
-    '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1529'),
-    'histc': Tangent(None, (), (), 'derivatives.yaml:1783'),
-    'histogram.bins_tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1859'),
-    'histogram.bin_ct': Tangent(None, (0, 3), (), 'derivatives.yaml:1856'),
+    'heaviside_': Tangent(heaviside_tangent, (0, 1), (), 'derivatives.yaml:1143'),
+    'random_.from': Tangent(random__from_tangent, (0,), (), 'derivatives.yaml:1435'),
+    'random_.to': Tangent(random__to_tangent, (0,), (), 'derivatives.yaml:1439'),
+    'random_': Tangent(random__tangent, (0,), (), 'derivatives.yaml:1443'),
+    'cauchy_': Tangent(cauchy__tangent, (0,), (), 'derivatives.yaml:1447'),
+    'log_normal_': Tangent(log_normal__tangent, (0,), (), 'derivatives.yaml:1451'),
+    'geometric_': Tangent(geometric__tangent, (0,), (), 'derivatives.yaml:1455'),
+    'binomial': Tangent(binomial_tangent, (0, 1), (), 'derivatives.yaml:1461'),
+    'poisson': Tangent(poisson_tangent, (0,), (), 'derivatives.yaml:1465'),
+    'as_strided_': Tangent(as_strided__tangent, (0,), (), 'derivatives.yaml:1495'),
+    'diag_embed': Tangent(diag_embed_tangent, (0,), (), 'derivatives.yaml:1471'),
+    'diagonal_scatter': Tangent(diagonal_scatter_tangent, (0, 1), (), 'derivatives.yaml:1479'),
+    'select_scatter': Tangent(select_scatter_tangent, (0, 1), (), 'derivatives.yaml:1484'),
+    'slice_scatter': Tangent(slice_scatter_tangent, (0, 1), (), 'derivatives.yaml:1489'),
+    'as_strided_scatter': Tangent(as_strided_scatter_tangent, (0, 1), (), 'derivatives.yaml:1499'),
+    'index_reduce': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1504'),
+    'index_reduce_': Tangent(index_reduce_tangent, (0, 3), (), 'derivatives.yaml:1504'),
+    'addbmm': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1515'),
+    'addbmm_': Tangent(addbmm_tangent, (0, 1, 2), (), 'derivatives.yaml:1515'),
+    'renorm': Tangent(renorm_tangent, (0,), (), 'derivatives.yaml:1846'),
+    'renorm_': Tangent(renorm_tangent, (0,), (), 'derivatives.yaml:1846'),
+    'nanmedian': Tangent(nanmedian_tangent, (0,), (), 'derivatives.yaml:1519'),
+    'nanmedian.dim': Tangent(nanmedian_dim_tangent, (0,), (), 'derivatives.yaml:1524'),
+    'logcumsumexp': Tangent(logcumsumexp_tangent, (0,), (), 'derivatives.yaml:1528'),
+    '_unique_consecutive': Tangent(None, (0,), (), 'derivatives.yaml:1531'),
+    'histc': Tangent(None, (), (), 'derivatives.yaml:1785'),
+    'histogram.bins_tensor': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1861'),
+    'histogram.bin_ct': Tangent(None, (0, 3), (), 'derivatives.yaml:1858'),
     'max_pool3d_with_indices': Tangent(
-        max_pool3d_with_indices_tangent, (0,), (), 'derivatives.yaml:1541',
+        max_pool3d_with_indices_tangent, (0,), (), 'derivatives.yaml:1543',
     ),
     'max_pool3d_with_indices_backward': Tangent(
-        max_pool3d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:1547',
+        max_pool3d_with_indices_backward_tangent, (0, 1), (), 'derivatives.yaml:1549',
     ),
-    'avg_pool3d': Tangent(avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1551'),
+    'avg_pool3d': Tangent(avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1553'),
     'avg_pool3d_backward': Tangent(
-        avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1556',
+        avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1558',
     ),
-    'adaptive_avg_pool3d': Tangent(adaptive_avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1560'),
+    'adaptive_avg_pool3d': Tangent(adaptive_avg_pool3d_tangent, (0,), (), 'derivatives.yaml:1562'),
     'adaptive_avg_pool3d_backward': Tangent(
-        adaptive_avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1565',
+        adaptive_avg_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1567',
     ),
-    'adaptive_max_pool3d': Tangent(adaptive_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1570'),
+    'adaptive_max_pool3d': Tangent(adaptive_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1572'),
     'adaptive_max_pool3d_backward': Tangent(
-        adaptive_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1576',
+        adaptive_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1578',
     ),
     'fractional_max_pool2d': Tangent(
-        fractional_max_pool2d_tangent, (0,), (), 'derivatives.yaml:1583',
+        fractional_max_pool2d_tangent, (0,), (), 'derivatives.yaml:1585',
     ),
     'fractional_max_pool2d_backward': Tangent(
-        fractional_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:1589',
+        fractional_max_pool2d_backward_tangent, (0, 1), (), 'derivatives.yaml:1591',
     ),
     'fractional_max_pool3d': Tangent(
-        fractional_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1595',
+        fractional_max_pool3d_tangent, (0,), (), 'derivatives.yaml:1597',
     ),
     'fractional_max_pool3d_backward': Tangent(
-        fractional_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1601',
+        fractional_max_pool3d_backward_tangent, (0, 1), (), 'derivatives.yaml:1603',
     ),
-    'grid_sampler_2d': Tangent(grid_sampler_2d_tangent, (0, 1), (), 'derivatives.yaml:1611'),
-    'grid_sampler_2d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1613'),
-    'grid_sampler_3d': Tangent(grid_sampler_3d_tangent, (0, 1), (), 'derivatives.yaml:1618'),
-    'grid_sampler_3d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1620'),
-    '_embedding_bag': Tangent(_embedding_bag_tangent, (0, 1, 2, 6), (), 'derivatives.yaml:1630'),
-    '_ctc_loss': Tangent(_ctc_loss_tangent, (0, 1), (), 'derivatives.yaml:1636'),
-    '_ctc_loss_backward': Tangent(None, (0, 1, 2, 5, 6), (), 'derivatives.yaml:1638'),
-    'alias': Tangent(alias_tangent, (0,), (), 'derivatives.yaml:1645'),
-    'hardshrink': Tangent(hardshrink_tangent, (0,), (), 'derivatives.yaml:478'),
-    'view_as_real': Tangent(view_as_real_tangent, (0,), (), 'derivatives.yaml:1656'),
-    'view_as_complex': Tangent(view_as_complex_tangent, (0,), (), 'derivatives.yaml:1660'),
-    '_conj_physical': Tangent(_conj_physical_tangent, (0,), (), 'derivatives.yaml:1664'),
-    'conj_physical_': Tangent(conj_physical__tangent, (0,), (), 'derivatives.yaml:1668'),
-    'complex': Tangent(complex_tangent, (0, 1), (), 'derivatives.yaml:1672'),
-    'polar': Tangent(polar_tangent, (0, 1), (), 'derivatives.yaml:1676'),
-    '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1682'),
-    '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1686'),
-    '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1690'),
+    'grid_sampler_2d': Tangent(grid_sampler_2d_tangent, (0, 1), (), 'derivatives.yaml:1613'),
+    'grid_sampler_2d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1615'),
+    'grid_sampler_3d': Tangent(grid_sampler_3d_tangent, (0, 1), (), 'derivatives.yaml:1620'),
+    'grid_sampler_3d_backward': Tangent(None, (0, 1, 2), (), 'derivatives.yaml:1622'),
+    '_embedding_bag': Tangent(_embedding_bag_tangent, (0, 1, 2, 6), (), 'derivatives.yaml:1632'),
+    '_ctc_loss': Tangent(_ctc_loss_tangent, (0, 1), (), 'derivatives.yaml:1638'),
+    '_ctc_loss_backward': Tangent(None, (0, 1, 2, 5, 6), (), 'derivatives.yaml:1640'),
+    'alias': Tangent(alias_tangent, (0,), (), 'derivatives.yaml:1647'),
+    'hardshrink': Tangent(hardshrink_tangent, (0,), (), 'derivatives.yaml:480'),
+    'view_as_real': Tangent(view_as_real_tangent, (0,), (), 'derivatives.yaml:1658'),
+    'view_as_complex': Tangent(view_as_complex_tangent, (0,), (), 'derivatives.yaml:1662'),
+    '_conj_physical': Tangent(_conj_physical_tangent, (0,), (), 'derivatives.yaml:1666'),
+    'conj_physical_': Tangent(conj_physical__tangent, (0,), (), 'derivatives.yaml:1670'),
+    'complex': Tangent(complex_tangent, (0, 1), (), 'derivatives.yaml:1674'),
+    'polar': Tangent(polar_tangent, (0, 1), (), 'derivatives.yaml:1678'),
+    '_fft_r2c': Tangent(_fft_r2c_tangent, (0,), (), 'derivatives.yaml:1684'),
+    '_fft_c2r': Tangent(_fft_c2r_tangent, (0,), (), 'derivatives.yaml:1688'),
+    '_fft_c2c': Tangent(_fft_c2c_tangent, (0,), (), 'derivatives.yaml:1692'),
     '_scaled_dot_product_flash_attention': Tangent(
-        _scaled_dot_product_flash_attention_tangent, (0, 1, 2), (), 'derivatives.yaml:1793',
+        _scaled_dot_product_flash_attention_tangent, (0, 1, 2), (), 'derivatives.yaml:1795',
     ),
     '_scaled_dot_product_flash_attention_backward': Tangent(
-        None, (0, 1, 2, 3, 4, 5), (), 'derivatives.yaml:1797',
+        None, (0, 1, 2, 3, 4, 5), (), 'derivatives.yaml:1799',
     ),
-    '_gru_sequence': Tangent(_gru_sequence_tangent, (0, 1, 2, 3), (), 'derivatives.yaml:1867'),
-    '_gru_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5), (), 'derivatives.yaml:1869'),
-    '_linear_backward': Tangent(_linear_backward_tangent, (0, 1, 2), (), 'derivatives.yaml:1912'),
+    '_gru_sequence': Tangent(_gru_sequence_tangent, (0, 1, 2, 3), (), 'derivatives.yaml:1869'),
+    '_gru_sequence_backward': Tangent(None, (0, 1, 2, 3, 4, 5), (), 'derivatives.yaml:1871'),
+    '_linear_backward': Tangent(_linear_backward_tangent, (0, 1, 2), (), 'derivatives.yaml:1914'),
 }

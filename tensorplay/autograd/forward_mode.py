@@ -272,7 +272,10 @@ def make_kernel(handle):
             with hidden_level(level):
                 t = tangent.fn(*primal_args, result, *_tangent_args(args, tangent, level))
                 if inplace:
-                    _attach_inplace(args[0], t, level)
+                    # (None: the formula reads no tangent given, eq_'s self_t when only
+                    # other has one; self keeps what it has, as in PyTorch)
+                    if t is not None:
+                        _attach_inplace(args[0], t, level)
                 else:
                     _attach(result, t, level, num_returns)
         return result

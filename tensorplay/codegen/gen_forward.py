@@ -34,7 +34,8 @@ without one); `FORWARD` maps each op to its function and the derivatives.yaml li
 explain() shows. A formula that is a sum of one term per tangent (mul's) keeps only the
 terms of the tangents given, as PyTorch's zero tensors make the others vanish (a real
 zero tangent would turn `0 * inf` into NaN); anywhere else a missing tangent reads as
-zeros (`or_zeros`).
+zeros (`or_zeros`). A formula that reads the tangents of only some inputs gives no
+tangent when none of those is given (`_required`), as in PyTorch.
 """
 from __future__ import annotations
 
@@ -142,7 +143,7 @@ def _summands(tree, sign=1):
     return [(sign, tree)]
 
 
-def _emit_pruned(tree, diff, inputs, calls):
+def _emit_pruned(tree, diff, inputs, calls, given=frozenset()):
     """(lines, value) computing a formula whose missing tangents arrive as None.
 
     A sum of terms, one per input's tangent (`other_t * self_p + self_t * other_p`), keeps
@@ -151,9 +152,10 @@ def _emit_pruned(tree, diff, inputs, calls):
     tangent reads as zeros (`or_zeros(other_t, other_p)`)."""
     tangent_names = {f"{n}_t" for n, is_list, _ in inputs}
     # (the tangent of an op's only differentiable input is always given: the kernel calls
-    # the function only when some input has one)
+    # the function only when some input has one; so is the one a `_required` guard asks)
     only = len(inputs) == 1 and not inputs[0][1]
-    zeros = {} if only else {f"{n}_t": f"or_zeros({n}_t, {n}_p)" for n, _, _ in inputs}
+    zeros = {} if only else {f"{n}_t": f"or_zeros({n}_t, {n}_p)" for n, _, _ in inputs
+                             if f"{n}_t" not in given}
     renames = dict(_fact_renames(tree, diff))
     terms = _summands(tree)
     reads = [fm.names_read(t) & tangent_names for _, t in terms]
@@ -170,6 +172,24 @@ def _emit_pruned(tree, diff, inputs, calls):
         lines += [f"if {given}:", f"    summands.append({'-' if sign < 0 else ''}"
                                     f"{value if sign > 0 else '(' + value + ')'})"]
     return lines, "add_terms(summands)"
+
+
+def _required(tree, inputs):
+    """(names, condition that none of them is given) when the formula reads the tangents
+    of only some differentiable inputs (`names`, a Tensor[] one's name a list of them):
+    its outputs have a tangent only when one of those is given, as in PyTorch,
+    whose generated code computes an output's tangent only when an input whose tangent the
+    formula reads has one (`required_inputs_fw_grad`). So copysign's `self_t * ...` gives
+    no tangent for other's alone, where `0 * (result / self_p)` would be NaN at an
+    infinite self (seed 4016630), and a derivative that is zero by definition stays
+    absent. None when the formula reads every tangent (or none: auto_linear's call)."""
+    read = fm.names_read(tree)
+    names = [f"{n}_t" for n, _, _ in inputs if f"{n}_t" in read]
+    if not names or len(names) == len(inputs):
+        return None
+    is_list = {f"{n}_t": lst for n, lst, _ in inputs}
+    return names, " and ".join(
+        f"all(t is None for t in {n})" if is_list[n] else f"{n} is None" for n in names)
 
 
 def build(ctx, e, spec) -> ForwardSpec | None:
@@ -206,13 +226,25 @@ def build(ctx, e, spec) -> ForwardSpec | None:
         _calls(tree, calls)
         derived = f" = {fm.emit(tree, _fact_renames(tree, diff))}" if text in AUTO_FORWARD else ""
         doc.append(f"{', '.join(f.inputs)}: {text}{derived}")
-        lines, value = _emit_pruned(tree, diff, inputs, calls)
-        body += lines
-        if len(f.inputs) == 1 and len(outputs) == 1:
-            body.append(f"return {value}")
-            break
+        required = _required(tree, inputs)
+        # (the one tangent a guard asks for is given past it: no or_zeros; a list's
+        # elements may still be None)
+        lists = {f"{n}_t" for n, is_list, _ in inputs if is_list}
+        given = frozenset(required[0]) - lists if required and len(required[0]) == 1 \
+            else frozenset()
+        lines, value = _emit_pruned(tree, diff, inputs, calls, given)
         targets = [f"{o}_t" for o in f.inputs]
-        body.append(f"{', '.join(targets)} = {value}")
+        if len(f.inputs) == 1 and len(outputs) == 1:
+            if required:
+                body += [f"if {required[1]}:", "    return None"]
+            body += lines + [f"return {value}"]
+            break
+        if required:
+            body += [f"if {required[1]}:", f"    {' = '.join(targets)} = None",
+                     "else:"] + [f"    {line}" for line in lines] + \
+                    [f"    {', '.join(targets)} = {value}"]
+        else:
+            body += lines + [f"{', '.join(targets)} = {value}"]
         for o in f.inputs:
             tangents[o] = f"{o}_t"
     else:

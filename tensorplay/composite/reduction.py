@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from tensorplay import _creation
-from tensorplay._dtype import bool as bool_, float64
+from tensorplay._dtype import bool as bool_, complex128, float64
 from tensorplay._generated import functional as F
 from tensorplay.composite.pointwise import _as_floating
 from tensorplay.composite.scan import _spacing_product, _trapezoid_args
@@ -172,31 +172,56 @@ def std_unbiased(self, dim, unbiased, keepdim):
 
 
 def var_mean(self, dim, correction, keepdim):
-    return _in_double(F.var, self, dim, keepdim, correction=correction), \
-        _welford_mean(self, dim, keepdim)
+    return _welford_moments(F.var, self, dim, correction, keepdim)
 
 
 def std_mean(self, dim, correction, keepdim):
-    return _in_double(F.std, self, dim, keepdim, correction=correction), \
-        _welford_mean(self, dim, keepdim)
+    return _welford_moments(F.std, self, dim, correction, keepdim)
 
 
-def _welford_mean(self, dim, keepdim):
-    """The mean as PyTorch's one-pass (Welford) var_mean leaves it.
+def _welford_moments(reduce, self, dim, correction, keepdim):
+    """(var or std, mean) as PyTorch's one-pass var_mean / std_mean leave them: Welford's
+    algorithm in float64, over everything as along dims (so for float32 [3e38, 3e38] the
+    mean is 3e38 and the variance 0, though mean() alone overflows to inf).
+
+    Its running mean of identical values is exactly their value, and their variance
+    exactly 0 (std's derivative is masked to 0 there), where var() over everything takes
+    two plain passes and leaves a rounding residue: so the mean here is the plain one
+    refined once by the mean of the deviations from it (as the var kernel's _deviations
+    refines its own), and over everything the variance is that of the deviations from
+    it (along dims var refines its mean itself: its variance of x is that already)."""
+    dtype = self.dtype
+    if not dtype.is_floating_point and not dtype.is_complex:   # (refused as var refuses)
+        return reduce(self, dim, correction=correction, keepdim=keepdim), \
+            _welford_mean(self, dim, keepdim, F.mean(self, dim, keepdim))
+    wide = complex128 if dtype.is_complex else float64
+    x = self if dtype == wide else self.to(wide)
+    # (an overflowing sum or an infinity gives no finite mean or shift: then the plain
+    # mean stays, and the spread is var's own of x)
+    mean = F.mean(x, dim, keepdim=True)
+    shift = F.mean(x - mean, dim, keepdim=True)
+    mean = mean + F.where(F.isfinite(shift), shift, 0.0)
+    if x.numel() == _reduced_count(x, dim):     # the kernel's two plain passes
+        x = x - F.where(F.isfinite(mean), mean, 0.0)
+    spread = reduce(x, dim, correction=correction, keepdim=keepdim)
+    mean = mean.reshape(spread.shape).to(dtype)
+    return spread.to(dtype.to_real() if dtype.is_complex else dtype), \
+        _welford_mean(self, dim, keepdim, mean)
+
+
+def _welford_mean(self, dim, keepdim, mean):
+    """`mean` as PyTorch's one-pass (Welford) var_mean leaves it.
 
     NOTE: Welford's update subtracts the running mean from each next value, so once an
     infinity is in, the next value makes it inf - inf: the mean is NaN whenever an
     infinity comes before the last value (in row-major order over the reduced dims),
     where mean() alone would give the infinity."""
-    mean = _in_double(F.mean, self, dim, keepdim)
     if not self.dtype.is_floating_point or self.dtype.is_complex or self.dim() == 0:
         return mean
     n = self.dim()
     dims = list(range(n)) if not dim else sorted(d % n for d in dim)
     kept = [d for d in range(n) if d not in dims]
-    reduced = 1
-    for d in dims:
-        reduced *= self.shape[d]
+    reduced = _reduced_count(self, dim)
     # (the reduced count spelled out: -1 cannot be inferred when a kept dim is empty)
     flat = self.permute(kept + dims).reshape([self.shape[d] for d in kept] + [reduced])
     if flat.shape[-1] <= 1:
@@ -209,14 +234,13 @@ def _welford_mean(self, dim, keepdim):
     return mean + nan
 
 
-def _in_double(reduce, self, dim, keepdim, **kwargs):
-    """`reduce` as var_mean/std_mean compute it: PyTorch takes both in one float64 pass
-    (Welford), so for float32 [3e38, 3e38] the mean is 3e38 and the variance 0, though
-    mean() alone overflows to inf (and var() alone, which starts from that mean, too)."""
-    dtype = self.dtype
-    if not dtype.is_floating_point or dtype.is_complex or dtype == float64:
-        return reduce(self, dim, keepdim=keepdim, **kwargs)
-    return reduce(self.to(float64), dim, keepdim=keepdim, **kwargs).to(dtype)
+def _reduced_count(self, dim):
+    """How many elements a reduction over `dim` (None or []: all) takes into one value."""
+    n = self.dim()
+    count = 1
+    for d in (range(n) if not dim else {d % n for d in dim}) if n else ():
+        count *= self.shape[d]
+    return count
 
 
 def norm_str(self, p, dim, keepdim, dtype):
