@@ -821,3 +821,21 @@ def test_recurrent_hidden_state_of_another_dtype_is_refused(op, h_dtype):
     with pytest.raises(tp.errors.DTypeError) as info:
         run(tp)
     assert info.value.arg == ("hx[0]" if op == "lstm_cell" else "hx")
+
+
+@pytest.mark.parametrize("method", ["pow_", "float_power_"])
+def test_inplace_power_of_a_scalar_exponent_saves_only_the_original_self(method):
+    """x.pow_(number) saves the original self, as PyTorch's PowBackward0 does, not the
+    result (which the Tensor overload's exponent gradient reads): a later write into x
+    under no_grad leaves its backward computing (fuzz seed 4100923: float_power_ then
+    `+=`)."""
+    grads = []
+    for lib in (tp, torch):
+        x = lib.tensor([[0.3, 0.7, 1.5]], dtype=lib.float64, requires_grad=True)
+        y = x * 1
+        getattr(y, method)(-1.5)
+        with lib.no_grad():
+            y += 1
+        y.sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(*grads, rtol=1e-12)

@@ -6630,6 +6630,26 @@ class PowBackward2(Node):
         return (d_self, d_exponent)
 
 
+class PowBackward3(Node):
+    """Backward of `pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)`.
+
+    self: pow_scalar_backward(grad, self, exponent)
+    """
+
+    __slots__ = ('self_', 'exponent_')
+    SAVED = ('self_',)
+    OP = 'pow_.Scalar'
+
+    def apply(self, grads):
+        grad = grads[0]
+        self_ = self.self_.unpack(self)
+        exponent = self.exponent_
+        d_self = None
+        if self.needs_input_grad(0):
+            d_self = pow_scalar_backward(grad, self_, exponent)
+        return (d_self,)
+
+
 class RandomBackward0(Node):
     """Backward of `random_.from(Tensor(a!) self, int from_, int? to, *,
         Generator? generator=None) -> Tensor(a!)`.

@@ -73,10 +73,10 @@ from tensorplay._generated.autograd_nodes import (
     NextafterBackward0, NllLossBackwardBackward0, NllLossForwardBackward0, NormBackward0,
     NormalBackward0, PadNdBackward0, PadNdBackwardBackward0, PermuteBackward0, PoissonBackward0,
     PolarBackward0, PolygammaBackward0, PolygammaBackward1, PowBackward0, PowBackward1,
-    PowBackward2, PreluBackward0, ProdBackward0, ProdBackward1, RandomBackward0, RandomBackward1,
-    RandomBackward2, ReciprocalBackward0, ReluBackward0, RemainderBackward0, RemainderBackward1,
-    RenormBackward0, RepeatBackward0, RepeatInterleaveBackward0, RollBackward0, RoundBackward0,
-    RoundBackward1, RsqrtBackward0, ScaledDotProductFlashAttentionBackward0,
+    PowBackward2, PowBackward3, PreluBackward0, ProdBackward0, ProdBackward1, RandomBackward0,
+    RandomBackward1, RandomBackward2, ReciprocalBackward0, ReluBackward0, RemainderBackward0,
+    RemainderBackward1, RenormBackward0, RepeatBackward0, RepeatInterleaveBackward0, RollBackward0,
+    RoundBackward0, RoundBackward1, RsqrtBackward0, ScaledDotProductFlashAttentionBackward0,
     ScaledDotProductFlashAttentionBackwardBackward0, ScatterAddAlongBackward0, ScatterAddBackward0,
     ScatterBackward0, ScatterBackward1, ScatterBackward2, ScatterBackward3, ScatterReduceBackward0,
     SelectBackward0, SelectScatterBackward0, SgnBackward0, SigmoidBackward0, SignBackward0,
@@ -4936,6 +4936,18 @@ def pow__Tensor(ks, self, exponent):
     return result
 
 
+def pow__Scalar(ks, self, exponent):
+    if not self._impl.requires_grad:
+        return below_autograd(ops.pow__Scalar, ks, self, exponent)
+    check_inplace(self, 'pow_.Scalar')
+    node = PowBackward3(self)
+    node.exponent_ = exponent
+    node.self_ = SavedVariable(self.clone(), is_output=False)
+    result = below_autograd(ops.pow__Scalar, ks, self, exponent)
+    rebase_history(self, node)
+    return result
+
+
 def xlogy__Tensor(ks, self, other):
     if not (self._impl.requires_grad or other._impl.requires_grad):
         return below_autograd(ops.xlogy__Tensor, ks, self, other)
@@ -6276,6 +6288,7 @@ WRAPPERS = {
     'gt_.Tensor': gt__Tensor,
     'ge_.Tensor': ge__Tensor,
     'pow_.Tensor': pow__Tensor,
+    'pow_.Scalar': pow__Scalar,
     'xlogy_.Tensor': xlogy__Tensor,
     'sinc_': sinc_,
     'heaviside_': heaviside_,
