@@ -231,16 +231,20 @@ def _fused_ce_backward_samples(op, device, dtype, requires_grad):
 
 
 def _ref_fused_ce_backward(g, probs, t, w, reduction, ignore, total):
-    """(probs - onehot(t)) * w[t] * g, written with torch ops (so torch can differentiate
-    it with respect to g and probs as the kernel's formula does)."""
+    """probs * s - onehot(t) * s with s = w[t] * g, written with torch ops (so torch can
+    differentiate it with respect to g and probs as the kernel's formula does), in the
+    order of PyTorch's cross_entropy backward (log_softmax's backward of nll_loss's
+    gradient): an infinite s gives NaN at the target (inf * p - inf), not the -inf of
+    (probs - onehot) * s (seed 13557), and inf * p elsewhere."""
     valid = t != ignore
     picked = torch.where(valid, t, 0)
     row_weight = valid.to(probs.dtype) * (1 if w is None else w[picked])
     # An ignored row's gradient is 0 even for a NaN/inf g, as in PyTorch's own
     # cross_entropy backward (nll_loss_backward never writes that row): chosen, not 0 * g.
     scale = torch.where(valid, row_weight * (g / total if reduction == "mean" else g), 0)
-    onehot = TF.one_hot(picked, probs.shape[1]).to(probs.dtype)
-    return (probs - onehot) * scale.unsqueeze(1)
+    target = TF.one_hot(picked, probs.shape[1]).bool()
+    scaled = probs * scale.unsqueeze(1)
+    return torch.where(target, scaled - scale.unsqueeze(1), scaled)
 
 
 def errors_nll(op, device):
