@@ -770,11 +770,12 @@ def _a_folded_constant_written_through_a_view(T, x):
     _two_copies_to_another_dtype_one_written, _two_reshapes_that_copy_one_written,
     _a_constant_written_through_a_view, _a_folded_constant_written_through_a_view,
 ], ids=lambda fn: fn.__name__.strip("_"))
-def test_results_written_in_place_stay_apart_as_in_torch(fn):
+@pytest.mark.parametrize("backend", ["default", "eager"])
+def test_results_written_in_place_stay_apart_as_in_torch(fn, backend):
     values = np.array([[3, -2, 6], [0, 5, -1], [4, 1, -3]], dtype=np.float32)
     x = torch.tensor(values)
     expected = [t.numpy() for t in fn(torch, x)] + [x.numpy()]
-    g = tp.compile(lambda x: fn(tp, x))
+    g = tp.compile(lambda x: fn(tp, x), backend=backend)
     for _ in range(3):          # the capture, then the lowered graph twice
         x = tp.tensor(values)
         got = [np.asarray(t) for t in g(x)] + [np.asarray(x)]

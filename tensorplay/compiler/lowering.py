@@ -36,8 +36,7 @@ from itertools import count
 import tensorplay as tp
 from tensorplay.compiler import passes
 from tensorplay.compiler.passes.fusion import FusedGroup, fuse_pointwise
-from tensorplay.compiler.passes.rewrite import (graph_has_symints, memory_roots, tags,
-                                                values_in, written_names)
+from tensorplay.compiler.passes.rewrite import graph_has_symints, tags, values_in
 from tensorplay.dispatch.kernel_selection import registry_version
 from tensorplay.dispatch.keys import AUTOGRAD_MASK, REQUIRES_GRAD, DispatchKey
 from tensorplay.dispatch.tls import local_keys
@@ -144,9 +143,9 @@ def _constants_made_per_call(graph):
     and those a returned view shares (the caller may write `c[0:2]`, which would
     change the next call's c). A constant returned as it is gets a copy at the
     return instead."""
-    roots = memory_roots(graph)
+    roots = graph.memory_roots()
     returned = {roots[v.name] for v in values_in(list(graph.outputs)) if v.name in roots}
-    return (written_names(graph) | returned) & set(graph.constants)
+    return set(graph.mutated_constants()) | (returned & set(graph.constants))
 
 
 def _dynamic_shapes(graph):

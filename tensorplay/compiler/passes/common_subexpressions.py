@@ -20,12 +20,12 @@ When is it wrong to merge two equal-looking calls?
   through a view or an in-place op's returned self: `a = x.clone(); b = x.clone();
   b.clamp_(0, 1)` must leave a as it was, so two equal calls are two tensors when
   either is written. Such a node is neither merged away nor merged into
-  (`written_names` follows the aliases; fuzzer seed 4045741 merged two clones).
+  (`Graph.written_names` follows the aliases; fuzzer seed 4045741 merged two clones).
 """
 from __future__ import annotations
 
-from tensorplay.compiler.passes.rewrite import (is_impure, memory_roots, rebuilt, substitute,
-                                                values_in, with_args, written_names)
+from tensorplay.compiler.passes.rewrite import (is_impure, rebuilt, substitute, values_in,
+                                                with_args)
 from tensorplay.export.values import SymInt, Value
 
 
@@ -47,10 +47,10 @@ def _key(arg):
 
 
 def eliminate_common_subexpressions(graph):
-    roots = memory_roots(graph)
+    roots = graph.memory_roots()
     returned = values_in(list(graph.outputs))
     outputs = {v.name for v in returned} | {roots[v.name] for v in returned if v.name in roots}
-    written = written_names(graph)
+    written = graph.written_names()
     seen = {}          # key -> the node computing it first
     mapping = {}       # dropped result's name -> the Value that replaces it
     kept = []

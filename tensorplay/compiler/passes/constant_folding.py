@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import tensorplay as tp
 from tensorplay.compiler.passes.rewrite import (
-    has_symint, is_impure, rebuilt, substitute, tags, values_in, written_names,
+    has_symint, is_impure, rebuilt, substitute, tags, values_in,
 )
 from tensorplay.export.values import Value
 
 
 def fold_constants(graph):
     constants = dict(graph.constants)
-    written = written_names(graph)
+    written = graph.written_names()
     outputs = {v.name for v in values_in(list(graph.outputs))}
     mapping = {}
     kept = []

@@ -9,22 +9,13 @@ to the graph's outputs (`substitute`).
 from __future__ import annotations
 
 from tensorplay._generated.op_tags import OP_TAGS
-from tensorplay.export.graph import Graph, Node
+from tensorplay.export.graph import Graph, Node, values_in  # noqa: F401 (the passes' import)
 from tensorplay.export.values import SymInt, Value
 
 
 def tags(node):
     """The op's ops.yaml `tags:` ('pointwise', 'reduction', 'view', 'inplace', 'random')."""
     return OP_TAGS.get(node.func.name, ())
-
-
-def values_in(arg):
-    """The Values an argument names (a tensor list names several), in order."""
-    if isinstance(arg, Value):
-        return [arg]
-    if isinstance(arg, (list, tuple)):
-        return [v for a in arg for v in values_in(a)]
-    return []
 
 
 def has_symint(arg):
@@ -74,42 +65,3 @@ def is_impure(node):
     return bool(node.mutated) or bool(node.func.schema.mutable_positions) or \
         "random" in tags(node) or "inplace" in tags(node)
 
-
-def aliased_argument(node):
-    """The Value whose memory `node`'s results share, or None when they are fresh
-    tensors: a view's base (`x[0]`, and `reshape` or `contiguous`, which may return
-    one), or the argument an in-place op writes and returns (`add_` returns self)."""
-    func = node.func
-    if func.aliased_return:
-        arg = node.args[func.schema.mutable_positions[0]]
-    elif func.is_view or "view" in tags(node):
-        arg = node.args[0]
-    else:
-        return None
-    return arg if isinstance(arg, Value) else None
-
-
-def memory_roots(graph):
-    """{value name: the name of the tensor whose memory it is}, for the Values that
-    share another's memory (views, in-place ops' returned selves), followed to the
-    first: `v = c[0]; w = v.add_(1)` maps v and w to c. The graph names each of them
-    apart, so a pass that asks "is this tensor written / returned?" by name alone
-    misses the writes and escapes through another name."""
-    roots = {}
-    for node in graph.nodes:
-        base = aliased_argument(node)
-        if base is not None:
-            root = roots.get(base.name, base.name)
-            roots.update((v.name, root) for v in node.outputs if v is not None)
-    return roots
-
-
-def written_names(graph):
-    """The names of every Value whose memory some node writes in place: the tensor
-    written, its base, and every view or in-place version of that base (CSE merged
-    two clones, one written through a later name: fuzzer seed 4045741)."""
-    roots = memory_roots(graph)
-    written = {roots.get(v.name, v.name) for node in graph.nodes
-               for i in node.mutated or node.func.schema.mutable_positions
-               for v in values_in(node.args[i])}
-    return written | {name for name, root in roots.items() if root in written}
