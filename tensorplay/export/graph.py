@@ -134,7 +134,7 @@ def _arg_text(a):
 
 
 def values_in(arg):
-    """The Values an argument names (a tensor list names several)."""
+    """The Values an argument names (a tensor list names several), in order."""
     if isinstance(arg, Value):
         return [arg]
     if isinstance(arg, (list, tuple)):

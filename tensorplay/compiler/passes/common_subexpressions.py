@@ -10,8 +10,9 @@ When is it wrong to merge two equal-looking calls?
 - random ops: `rand(3)` twice gives two draws;
 - a write in between: `a = exp(x); x.add_(1); b = exp(x)` reads another x. The pass
   counts the in-place writes it has passed (an "epoch"), and only merges nodes of the
-  same epoch. (A write to any tensor ends the epoch: a view can write its base, and the
-  graph does not say which tensors share memory, so the pass does not guess.)
+  same epoch. (A write to any tensor ends the epoch: a view can write its base, and
+  two placeholders may share memory the graph does not know of, so the pass does not
+  guess.)
 - a result the caller gets twice: two outputs of the graph would become one tensor, and
   writing one would change the other. A node whose result is an output, or the base
   of a returned view (`return a, b[0:2]`), is not merged away (it may still be the

@@ -64,4 +64,3 @@ def is_impure(node):
     draws random numbers (two equal calls give different values)."""
     return bool(node.mutated) or bool(node.func.schema.mutable_positions) or \
         "random" in tags(node) or "inplace" in tags(node)
-
