@@ -4,7 +4,9 @@ source, and the compiled backward (training steps equal to eager's)."""
 import copy
 import logging
 
+import numpy as np
 import pytest
+import torch
 
 import tensorplay as tp
 from tensorplay import nn
@@ -683,3 +685,127 @@ def test_value_guards_hold_inf_and_nan():
     x = tp.randn(3)
     assert close(g(x), x) and close(g(x), x)
     assert g.compiles == 1
+
+
+# ---- results written in place: the passes keep them tensors of their own ------------------
+# Each function runs on `T`, tensorplay or torch (the oracle). The graph passes must not
+# merge two equal calls when one result is written in place, by its own name or through
+# a view (CSE merged the two clones of fuzzer seed 4045741, and clamp_ wrote both), nor
+# let a constant written through a view keep the write into the next call.
+def _fuzzer_seed_4045741(T, x):
+    v0 = x[0, 0].to(T.int16)
+    v0.bitwise_or_(6)
+    v1 = v0[None]
+    v2 = v0.clone()
+    v3 = v0.clone()
+    v1.zero_()
+    v3.clamp_(-1, 1)
+    return v0, v1, v2, v3, v1.select(-1, -1)
+
+
+def _two_clones_the_second_written(T, x):
+    a, b = x.clone(), x.clone()
+    b.add_(1)
+    return a + 0, b + 0                   # (not returned as they are: CSE may merge them)
+
+
+def _two_clones_the_first_written(T, x):
+    a, b = x.clone(), x.clone()
+    a.mul_(3)
+    return a + 0, b + 0
+
+
+def _a_clone_written_through_a_view(T, x):
+    a, b = x[0].clone(), x[0].clone()
+    b[1:].fill_(7)
+    return a * 1, b * 1
+
+
+def _clone_write_the_original_clone(T, x):
+    a = x.clone()
+    x.add_(1)
+    return a, x.clone(), x
+
+
+def _two_equal_pure_calls_one_written(T, x):
+    a, b = x.abs(), x.abs()
+    b.mul_(2)
+    return a, b
+
+
+def _two_equal_pure_calls_one_written_through_a_view(T, x):
+    a, b = x.neg(), x.neg()
+    b[1:].zero_()
+    return a * 1, b * 1
+
+
+def _two_copies_to_another_dtype_one_written(T, x):
+    a, b = x.to(T.float64), x.to(T.float64)
+    b.mul_(2)
+    return a, b
+
+
+def _two_reshapes_that_copy_one_written(T, x):
+    a, b = x.t().reshape(-1), x.t().reshape(-1)
+    a.zero_()
+    return a * 1, b * 1
+
+
+def _a_constant_written_through_a_view(T, x):
+    c = T.arange(3, dtype=T.float32)
+    c[0].add_(x[0, 0])
+    return (c * 1,)
+
+
+def _a_folded_constant_written_through_a_view(T, x):
+    c = T.arange(3, dtype=T.float32) * 2 + 1
+    c[1:].mul_(x[0, 1:])
+    return (c + x[1],)
+
+
+@pytest.mark.parametrize("fn", [
+    _fuzzer_seed_4045741, _two_clones_the_second_written, _two_clones_the_first_written,
+    _a_clone_written_through_a_view, _clone_write_the_original_clone,
+    _two_equal_pure_calls_one_written, _two_equal_pure_calls_one_written_through_a_view,
+    _two_copies_to_another_dtype_one_written, _two_reshapes_that_copy_one_written,
+    _a_constant_written_through_a_view, _a_folded_constant_written_through_a_view,
+], ids=lambda fn: fn.__name__.strip("_"))
+@pytest.mark.parametrize("backend", ["default", "eager"])
+def test_results_written_in_place_stay_apart_as_in_torch(fn, backend):
+    values = np.array([[3, -2, 6], [0, 5, -1], [4, 1, -3]], dtype=np.float32)
+    x = torch.tensor(values)
+    expected = [t.numpy() for t in fn(torch, x)] + [x.numpy()]
+    g = tp.compile(lambda x: fn(tp, x), backend=backend)
+    for _ in range(3):          # the capture, then the lowered graph twice
+        x = tp.tensor(values)
+        got = [np.asarray(t) for t in g(x)] + [np.asarray(x)]
+        assert [(t.dtype, t.shape) for t in got] == [(t.dtype, t.shape) for t in expected]
+        for a, b in zip(got, expected):
+            np.testing.assert_array_equal(a, b)
+
+
+def _a_view_of_a_constant(T, x):
+    return x + 1, T.arange(3, dtype=T.float32)[0:2]
+
+
+def _a_view_of_one_of_two_equal_calls(T, x):
+    return x.exp(), x.exp()[0:2]
+
+
+@pytest.mark.parametrize("fn", [_a_view_of_a_constant, _a_view_of_one_of_two_equal_calls],
+                         ids=lambda fn: fn.__name__.strip("_"))
+def test_a_returned_view_the_caller_writes_shares_nothing_with_other_results(fn):
+    """The caller writes the returned view: in torch, that changes neither the other
+    result nor the next call's. (The view's base was the constant all calls share, or
+    the other result, when CSE merged the two exp calls.)"""
+    values = np.zeros(3, dtype=np.float32)
+    first, view = fn(torch, torch.tensor(values))
+    expected_view = view.numpy().copy()
+    view.add_(5)
+    expected_first = first.numpy()
+    g = tp.compile(lambda x: fn(tp, x))
+    for _ in range(3):
+        first, view = g(tp.tensor(values))
+        np.testing.assert_array_equal(np.asarray(view), expected_view)
+        view.add_(5)
+        np.testing.assert_array_equal(np.asarray(first), expected_first)

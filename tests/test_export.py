@@ -2,6 +2,7 @@
 records every op), printed, drawn, replayed (`ep.module()` gives eager's values), with
 parameters and buffers lifted to inputs and dynamic dims recorded."""
 import pytest
+import torch
 
 import tensorplay as tp
 from tensorplay import nn
@@ -203,3 +204,20 @@ def test_capture_leaves_the_modules_buffers_as_they_were():
     for k, v in model.state_dict().items():
         assert tp.equal(v, before[k]), k
     assert tp.equal(ep.state_dict["1.num_batches_tracked"], before["1.num_batches_tracked"])
+
+
+def test_a_constant_written_through_a_view_starts_afresh_on_every_replay():
+    """`c[0].add_(x)` writes the constant c by another name: each replay starts from the
+    captured c (a copy), as eager and torch make it anew on each call. The replay copied
+    only the constants written by their own name, so the writes piled up."""
+    def forward(T, x):
+        c = T.arange(3, dtype=T.float32)
+        c[0].add_(x[0])
+        return c * 1
+
+    class M(nn.Module):
+        def forward(self, x):
+            return forward(tp, x)
+    expected = forward(torch, torch.ones(3)).tolist()
+    module = tp.export.export(M(), (tp.ones(3),)).module()
+    assert [module(tp.ones(3)).tolist() for _ in range(3)] == [expected] * 3

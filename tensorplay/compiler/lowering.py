@@ -35,7 +35,6 @@ from itertools import count
 
 import tensorplay as tp
 from tensorplay.compiler import passes
-from tensorplay.compiler.passes.constant_folding import written_names
 from tensorplay.compiler.passes.fusion import FusedGroup, fuse_pointwise
 from tensorplay.compiler.passes.rewrite import graph_has_symints, tags, values_in
 from tensorplay.dispatch.kernel_selection import registry_version
@@ -138,6 +137,17 @@ def lower(graph, *, device="cpu", optimize=True, fuse=True):
                          kernels, device)
 
 
+def _constants_made_per_call(graph):
+    """The constants each call must start from a copy of, as eager makes them anew on
+    each call: those the graph writes in place (through a view too: `c[0].add_(x)`),
+    and those a returned view shares (the caller may write `c[0:2]`, which would
+    change the next call's c). A constant returned as it is gets a copy at the
+    return instead."""
+    roots = graph.memory_roots()
+    returned = {roots[v.name] for v in values_in(list(graph.outputs)) if v.name in roots}
+    return set(graph.mutated_constants()) | (returned & set(graph.constants))
+
+
 def _dynamic_shapes(graph):
     if graph_has_symints(graph):
         return True
@@ -222,12 +232,10 @@ class ProgramWriter:
         for p in graph.placeholders:
             self.placeholder_names.append(self.name(p))
         body = []
-        written = written_names(graph)
+        fresh = _constants_made_per_call(graph)
         for cname, tensor in graph.constants.items():
             name = self.name(Value(cname, "constant", tensor.dtype, tensor.shape))
-            if cname in written:
-                # the graph writes this constant in place: each call starts from a copy
-                # of its captured value, as eager makes it anew on each call
+            if cname in fresh:
                 body.append(f"{name} = {self.bind(tensor, name + '_captured')}.clone()")
             else:
                 self.namespace[name] = tensor

@@ -41,6 +41,24 @@ class Node:
             return names[0] + ","
         return ", ".join(names) or "_"
 
+    def aliased_argument(self):
+        """The Value whose memory this node's results share, or None when they are
+        fresh tensors: a view's base (`x[0]`; `reshape` and `contiguous` may return
+        one), or the argument an in-place op writes and returns (`add_` returns self)."""
+        func = self.func
+        if func.aliased_return:
+            arg = self.args[func.schema.mutable_positions[0]]
+        elif func.is_view:
+            arg = self.args[0]
+        else:
+            return None
+        return arg if isinstance(arg, Value) else None
+
+    def written_values(self):
+        """The Values this node writes in place."""
+        positions = self.mutated or self.func.schema.mutable_positions
+        return [v for i in positions for v in values_in(self.args[i])]
+
 
 @dataclass
 class Graph:
@@ -50,10 +68,32 @@ class Graph:
     outputs: list = field(default_factory=list)        # Values (or Python values)
 
     def mutated_constants(self):
-        """The names of the constants an in-place node writes: a replay must start each
-        run from the captured value, so it writes a copy."""
-        return sorted({node.args[i].name for node in self.nodes for i in node.mutated
-                       if isinstance(node.args[i], Value) and node.args[i].kind == "constant"})
+        """The names of the constants an in-place node writes, through a view too
+        (`c[0].add_(x)` writes c): a replay must start each run from the captured
+        value, so it writes a copy."""
+        return sorted(self.written_names() & set(self.constants))
+
+    def memory_roots(self):
+        """{value name: the name of the tensor whose memory it is}, for the Values that
+        share another's memory (views, in-place ops' returned selves), followed to the
+        first: `v = c[0]; w = v.add_(1)` maps v and w to c. The graph names each of them
+        apart, so "is this tensor written, or returned?" asked by name alone misses the
+        writes and the escapes through another name."""
+        roots = {}
+        for node in self.nodes:
+            base = node.aliased_argument()
+            if base is not None:
+                root = roots.get(base.name, base.name)
+                roots.update((v.name, root) for v in node.outputs if v is not None)
+        return roots
+
+    def written_names(self):
+        """The names of every Value whose memory some node writes in place: the tensor
+        written, its base, and every view or in-place version of that base."""
+        roots = self.memory_roots()
+        written = {roots.get(v.name, v.name) for node in self.nodes
+                   for v in node.written_values()}
+        return written | {name for name, root in roots.items() if root in written}
 
     # ---- reading ---------------------------------------------------------------------
     def python_code(self):
@@ -91,3 +131,12 @@ def _arg_text(a):
     if isinstance(a, tuple):
         return "(" + ", ".join(_arg_text(b) for b in a) + ("," if len(a) == 1 else "") + ")"
     return repr(a)
+
+
+def values_in(arg):
+    """The Values an argument names (a tensor list names several), in order."""
+    if isinstance(arg, Value):
+        return [arg]
+    if isinstance(arg, (list, tuple)):
+        return [v for a in arg for v in values_in(a)]
+    return []

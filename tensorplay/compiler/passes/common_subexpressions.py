@@ -10,11 +10,18 @@ When is it wrong to merge two equal-looking calls?
 - random ops: `rand(3)` twice gives two draws;
 - a write in between: `a = exp(x); x.add_(1); b = exp(x)` reads another x. The pass
   counts the in-place writes it has passed (an "epoch"), and only merges nodes of the
-  same epoch. (A write to any tensor ends the epoch: a view can write its base, and the
-  graph does not say which tensors share memory, so the pass does not guess.)
+  same epoch. (A write to any tensor ends the epoch: a view can write its base, and
+  two placeholders may share memory the graph does not know of, so the pass does not
+  guess.)
 - a result the caller gets twice: two outputs of the graph would become one tensor, and
-  writing one would change the other. A node whose result is an output is not merged
-  away (it may still be the one that others merge into).
+  writing one would change the other. A node whose result is an output, or the base
+  of a returned view (`return a, b[0:2]`), is not merged away (it may still be the
+  one that others merge into).
+- a result whose memory is written in place, before or after, by its own name or
+  through a view or an in-place op's returned self: `a = x.clone(); b = x.clone();
+  b.clamp_(0, 1)` must leave a as it was, so two equal calls are two tensors when
+  either is written. Such a node is neither merged away nor merged into
+  (`Graph.written_names` follows the aliases; fuzzer seed 4045741 merged two clones).
 """
 from __future__ import annotations
 
@@ -41,7 +48,10 @@ def _key(arg):
 
 
 def eliminate_common_subexpressions(graph):
-    outputs = {v.name for v in values_in(list(graph.outputs))}
+    roots = graph.memory_roots()
+    returned = values_in(list(graph.outputs))
+    outputs = {v.name for v in returned} | {roots[v.name] for v in returned if v.name in roots}
+    written = graph.written_names()
     seen = {}          # key -> the node computing it first
     mapping = {}       # dropped result's name -> the Value that replaces it
     kept = []
@@ -52,9 +62,12 @@ def eliminate_common_subexpressions(graph):
             epoch += 1
             kept.append((node, args))
             continue
+        mine = [v for v in node.outputs if v is not None]
+        if any(v.name in written for v in mine):
+            kept.append((node, args))       # a tensor of its own (the docstring)
+            continue
         key = (node.func.name, epoch, _key(args))
         first = seen.get(key)
-        mine = [v for v in node.outputs if v is not None]
         if first is not None and not any(v.name in outputs for v in mine):
             for old, new in zip(node.outputs, first.outputs):
                 if old is not None:

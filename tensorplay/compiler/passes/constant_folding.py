@@ -12,7 +12,8 @@ What is not folded:
 - a node with a SymInt argument: its value follows the input sizes;
 - a view (`transpose(c)`): its result would share memory with the constant;
 - anything that reads a constant the graph writes in place, or whose result is
-  written later: its value at run time is not its value now;
+  written later, directly or through a view (`c[1:].add_(x)` writes c): its value
+  at run time is not its value now;
 - a result the graph returns: the caller would get the same tensor on every call.
 """
 from __future__ import annotations
@@ -24,18 +25,9 @@ from tensorplay.compiler.passes.rewrite import (
 from tensorplay.export.values import Value
 
 
-def written_names(graph):
-    """The names of every tensor some node writes in place."""
-    names = set()
-    for node in graph.nodes:
-        for i in node.mutated or node.func.schema.mutable_positions:
-            names.update(v.name for v in values_in(node.args[i]))
-    return names
-
-
 def fold_constants(graph):
     constants = dict(graph.constants)
-    written = written_names(graph)
+    written = graph.written_names()
     outputs = {v.name for v in values_in(list(graph.outputs))}
     mapping = {}
     kept = []

@@ -9,22 +9,13 @@ to the graph's outputs (`substitute`).
 from __future__ import annotations
 
 from tensorplay._generated.op_tags import OP_TAGS
-from tensorplay.export.graph import Graph, Node
+from tensorplay.export.graph import Graph, Node, values_in  # noqa: F401 (the passes' import)
 from tensorplay.export.values import SymInt, Value
 
 
 def tags(node):
     """The op's ops.yaml `tags:` ('pointwise', 'reduction', 'view', 'inplace', 'random')."""
     return OP_TAGS.get(node.func.name, ())
-
-
-def values_in(arg):
-    """The Values an argument names (a tensor list names several), in order."""
-    if isinstance(arg, Value):
-        return [arg]
-    if isinstance(arg, (list, tuple)):
-        return [v for a in arg for v in values_in(a)]
-    return []
 
 
 def has_symint(arg):
