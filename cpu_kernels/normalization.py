@@ -369,7 +369,7 @@ def _channel_sums(g, v, images=None):
     contiguous kernel adds each plane's float reduction into a double; its channels-last
     one adds each thread's float partials in double, here one image's). A channel of
     huge values cancelling between images (seed 4029939: 1e30s, whose float32 total was
-    6e-5 off) then gets PyTorch's digits, for ~3 us (the (2, N, C) reduction). `images`:
+    6e-5 off) then gets PyTorch's digits, for ~4 us (the (2, N, C) reduction). `images`:
     (N, H * W), the images of the NHWC kernel's (N * H * W, C, 1) rows; None for NCHW."""
     n, c, length = g.shape
     if images is None:
@@ -386,7 +386,7 @@ def _channel_sums(g, v, images=None):
     partials = np.empty((2, images[0], c), g.dtype)
     c_einsum(plane, g, out=partials[0])
     c_einsum(dot, g, v, out=partials[1])
-    return np.add.reduce(partials, 1, np.float64)
+    return c_einsum("knc->kc", partials, dtype=np.float64)    # (np.add.reduce: 10% slower)
 
 
 def _uncentered_is_safe(mean, invstd, w):
