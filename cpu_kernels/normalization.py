@@ -20,6 +20,11 @@ from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
 from cpu_kernels._common import broadcast_rows, nhwc_rows, out, out_channels_last
 
+try:    # np.einsum's C function, without its Python layer (~1 us a call; NumPy >= 2)
+    from numpy._core.multiarray import c_einsum
+except ImportError:
+    from numpy.core.multiarray import c_einsum
+
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
 # fallback of kernel selection, which lays their 4-D results out channels_last again.
 NCHW = "contiguous_format"
@@ -308,16 +313,19 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
 
 
 def _batch_norm_backward(x, g, weight, running_mean, running_var, save_mean, save_invstd,
-                         train, eps, output_mask):
+                         train, eps, output_mask, images=None):
     """(grad_input (N, C, L), grad_weight, grad_bias) arrays for x and g of shape (N, C, L);
-    the NHWC kernel passes its rows as (N * H * W, C, 1)."""
+    the NHWC kernel passes its rows as (N * H * W, C, 1), with `images` = (N, H * W), how
+    its first axis splits into images (see _channel_sums)."""
     if train:
         mean = _compute(save_mean).astype(x.dtype, copy=False)
         invstd = _compute(save_invstd).astype(x.dtype, copy=False)
     else:
         mean = _compute(running_mean).astype(x.dtype, copy=False)
         with np.errstate(divide="ignore", invalid="ignore"):
-            invstd = 1 / np.sqrt(_compute(running_var).astype(x.dtype, copy=False) + eps)
+            # in double, rounded once, as PyTorch's kernel (its eps is a double)
+            invstd = (1 / np.sqrt(_compute(running_var).astype(np.float64) + eps)) \
+                .astype(x.dtype)
     count = x.shape[0] * x.shape[2]
     w = invstd if weight is None else invstd * _compute(weight).astype(x.dtype, copy=False)
     length = x.shape[2]
@@ -330,10 +338,10 @@ def _batch_norm_backward(x, g, weight, running_mean, running_var, save_mean, sav
         return v.repeat(length, axis=-1).reshape(v.shape + (length,))
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         if train and output_mask[0] and _uncentered_is_safe(mean, invstd, w):
-            return _batch_norm_backward_uncentered(x, g, mean, invstd, w, per_channel)
+            return _batch_norm_backward_uncentered(x, g, mean, invstd, w, per_channel,
+                                                   images)
         xc = x - per_channel(mean)
-        sum_g = np.einsum("ncl->c", g)
-        dot = np.einsum("ncl,ncl->c", g, xc)
+        sum_g, dot = _channel_sums(g, xc, images)
         grad_in = None
         if output_mask[0]:
             # NOTE: the scale invstd * w multiplies last, as in PyTorch's kernel: with an
@@ -343,14 +351,42 @@ def _batch_norm_backward(x, g, weight, running_mean, running_var, save_mean, sav
                 # In place in xc, the one array this pass allocates (a fresh multi-
                 # megabyte array is page faults on first touch):
                 #   grad_in = (g - sum_g / count - xc * dot * invstd^2 / count) * w
-                xc *= per_channel(dot * invstd * invstd / count)
+                # (the coefficients made from the double sums, rounded once, as PyTorch)
+                xc *= per_channel((dot * invstd * invstd / count).astype(x.dtype))
                 np.subtract(g, xc, out=xc)
-                xc -= per_channel(sum_g / count)
+                xc -= per_channel((sum_g / count).astype(x.dtype))
                 xc *= per_channel(w)
                 grad_in = xc
             else:
                 grad_in = g * per_channel(w)
     return grad_in, dot * invstd, sum_g
+
+
+def _channel_sums(g, v, images=None):
+    """(sum(g), sum(g * v)) over each channel of (N, C, L) arrays, added in PyTorch's
+    order: each image's plane of a channel in the arrays' dtype (one einsum each for the
+    (N, C) partials), the N partials in double, PyTorch's acc_type of float (its
+    contiguous kernel adds each plane's float reduction into a double; its channels-last
+    one adds each thread's float partials in double, here one image's). A channel of
+    huge values cancelling between images (seed 4029939: 1e30s, whose float32 total was
+    6e-5 off) then gets PyTorch's digits, for ~4 us (the (2, N, C) reduction). `images`:
+    (N, H * W), the images of the NHWC kernel's (N * H * W, C, 1) rows; None for NCHW."""
+    n, c, length = g.shape
+    if images is None:
+        images, plane, dot = (n, length), "ncl->nc", "ncl,ncl->nc"
+    else:
+        g, v = g.reshape(images + (c,)), v.reshape(images + (c,))
+        plane, dot = "nlc->nc", "nlc,nlc->nc"
+    if images[1] == 1:
+        # One element a plane (a 2-D input, or NC11): PyTorch takes its channels-last
+        # kernel, which adds each thread's rows in float; float32 down all the rows here
+        # (one thread's order): the double sum of the elements cost 2-3x.
+        g, v = g.reshape(images[0], c), v.reshape(images[0], c)
+        return c_einsum("nc->c", g), c_einsum("nc,nc->c", g, v)
+    partials = np.empty((2, images[0], c), g.dtype)
+    c_einsum(plane, g, out=partials[0])
+    c_einsum(dot, g, v, out=partials[1])
+    return c_einsum("knc->kc", partials, dtype=np.float64)    # (np.add.reduce: 10% slower)
 
 
 def _uncentered_is_safe(mean, invstd, w):
@@ -366,7 +402,7 @@ def _uncentered_is_safe(mean, invstd, w):
         math.isfinite(w.sum())
 
 
-def _batch_norm_backward_uncentered(x, g, mean, invstd, w, per_channel):
+def _batch_norm_backward_uncentered(x, g, mean, invstd, w, per_channel, images):
     """The training backward without the centered copy x - mean: per channel c,
 
         dot = sum(g * x) - mean * sum(g)                       (= sum(g * (x - mean)))
@@ -380,15 +416,14 @@ def _batch_norm_backward_uncentered(x, g, mean, invstd, w, per_channel):
     array the same passes ran ~20% slower inside a backward pass. The per-channel
     coefficients are made once, as one (3, C) array repeated to (3, C, L) by one call."""
     count = x.shape[0] * x.shape[2]
-    sum_g = np.einsum("ncl->c", g)
-    dot = np.einsum("ncl,ncl->c", g, x)
+    sum_g, dot = _channel_sums(g, x, images)
     dot -= mean * sum_g
     grad_weight = dot * invstd
+    # the coefficients in double (from the double sums), rounded once into coef
     coef = np.empty((3, len(w)), x.dtype)
-    k = np.multiply(grad_weight, invstd, out=coef[0])
-    k *= 1 / count
-    np.multiply(k, mean, out=coef[1])
-    coef[1] -= sum_g * (1 / count)
+    k = grad_weight * invstd / count
+    coef[0] = k
+    coef[1] = k * mean - sum_g / count
     coef[2] = w
     k, shift, scale = per_channel(coef)
     with broadcast_rows(x.shape[1] * x.shape[2]):
@@ -644,7 +679,7 @@ def native_batch_norm_backward_nhwc(grad_out, input, weight, running_mean, runni
     g = nhwc_rows(grad_out._impl.array().astype(a.dtype, copy=False))[:, :, None]
     grad_in, grad_weight, grad_bias = _batch_norm_backward(
         x, g, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
-        output_mask)
+        output_mask, images=(n, h * w))
     results = [None if grad_in is None or specs[0] is None else
                out_channels_last(grad_in.reshape(n, h, w, c), specs[0].dtype)]
     results += [None if spec is None else out(v, spec.dtype)

@@ -632,3 +632,59 @@ def test_instance_norm_running_statistics_of_bfloat16_input_equal_pytorch():
         results.append([v.float().numpy() for v in (y, running_mean, running_var)])
     for ours, theirs in zip(*results):
         np.testing.assert_array_equal(ours, theirs)
+
+
+def _cancelling_batch(shape, rng):
+    """(x, grad) float32 of `shape` (N, C, ...) whose per-channel sums of grad and of
+    grad * (x - mean) cancel between images: image n + N/2 - 1 repeats image n's input
+    with the opposite gradient, leaving the last image's small gradient as the total. One
+    gradient value per image and channel (the rest 0), so each image's plane adds up
+    exactly in any order, and PyTorch's sums (per image in float, across images in
+    double) are exact: the float32 total across images is off by ~6e-8 of the 1e15s."""
+    n = shape[0]
+    half = (n - 1) // 2
+    x = rng.standard_normal(shape) * 1e15
+    x[half:2 * half] = x[:half]
+    g = np.zeros(shape)
+    first = (slice(None), slice(None)) + (0,) * (len(shape) - 2)
+    g[first] = rng.standard_normal(shape[:2])
+    g[half:2 * half] = -g[:half]
+    g[2 * half:] *= 1e-6
+    return x.astype(np.float32), g.astype(np.float32)
+
+
+@pytest.mark.parametrize("shape", [(33, 3, 2, 2), (33, 32, 2, 2)])
+@pytest.mark.parametrize("train", [True, False])
+@pytest.mark.parametrize("input_grad", [True, False])
+def test_batch_norm_weight_and_bias_grads_of_cancelling_sums_as_pytorch(shape, train,
+                                                                        input_grad):
+    """Batch norm's grad_weight = sum(grad * (x - mean)) * invstd and grad_bias =
+    sum(grad) over (N, H, W): PyTorch's CPU kernel adds each image's float sum into a
+    double, so sums of huge values that cancel between images keep their digits. They
+    were summed in float32 throughout (the fuzzer's 1e30 eval-mode input, seed 4029939:
+    grad_weight 6e-5 off; here 1e-1), and the eval-mode backward was composed of ops
+    that sum grad * xhat, not PyTorch's kernel. The (33, 32, 2, 2) case also runs
+    channels_last (the NHWC kernel), against PyTorch's contiguous result: PyTorch's own
+    channels-last kernel (which 2-D inputs take too) sums each thread's rows in float,
+    no more accurate than a float32 sum."""
+    rng = np.random.default_rng(4029939)
+    x, g = _cancelling_batch(shape, rng)
+    c = shape[1]
+    stats = [rng.standard_normal(c).astype(np.float32), (rng.random(c) + 0.5).astype(np.float32)]
+    params = [rng.standard_normal(c).astype(np.float32) for _ in range(2)]
+    layouts = ["contiguous", "channels_last"] if len(shape) == 4 and c >= 32 else ["contiguous"]
+    for layout in layouts:
+        grads = []
+        for lib in (tp, torch):
+            xt = lib.tensor(x)
+            if layout == "channels_last" and lib is tp:
+                xt = xt.contiguous(memory_format=lib.channels_last)
+            xt.requires_grad_(input_grad)
+            w, b = (lib.tensor(p, requires_grad=True) for p in params)
+            rm, rv = (lib.tensor(s) for s in stats)
+            y = lib.nn.functional.batch_norm(xt, rm, rv, w, b, training=train, eps=1e-3)
+            y.backward(lib.tensor(g))
+            grads.append((w.grad, b.grad))
+        (w_ours, b_ours), (w_theirs, b_theirs) = grads
+        _same(w_ours, w_theirs, rtol=1e-6)
+        _same(b_ours, b_theirs, rtol=1e-6)

@@ -57,15 +57,20 @@ def batch_norm_backward(grad, input, weight, bias_sizes, running_mean, running_v
     """Gradients of native_batch_norm for (input, weight, bias). In eval mode the stats
     are the running ones: constants, so the input gradient is grad * weight * rstd.
 
-    A plain backward() in training mode takes the fused op native_batch_norm_backward,
-    one kernel over the saved mean and rstd (see layer_norm_backward for why create_graph
-    composes the backward from differentiable ops instead). grad_input_mask (which of
+    A plain backward() takes the fused op native_batch_norm_backward, one kernel over the
+    saved mean and rstd (training) or the running stats (evaluation), as PyTorch's does
+    in both modes: its sums are PyTorch's (per image in float, added in double), where
+    the composed sum of grad * xhat rounds differently (seed 4029939: an eval-mode weight
+    gradient of cancelling 1e30s 6e-5 off). See layer_norm_backward for why create_graph
+    composes the backward from differentiable ops instead. grad_input_mask (which of
     input, weight, bias this pass wants) is its output_mask, as in PyTorch: a grad() for
     the input alone makes no weight and bias gradients."""
-    if training and not grad_state.enabled:
+    if not grad_state.enabled and (training or (running_mean is not None
+                                                and running_var is not None)):
         want_input, want_weight, want_bias = grad_input_mask
+        stats = (None, None) if training else (running_mean, running_var)
         return F.native_batch_norm_backward(
-            grad, input, weight, None, None, save_mean, save_rstd, True, eps,
+            grad, input, weight, *stats, save_mean, save_rstd, training, eps,
             [want_input, want_weight and weight is not None,
              want_bias and bias_sizes is not None])
     shape = _channel_shape(input)
