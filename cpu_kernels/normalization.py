@@ -20,11 +20,6 @@ from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
 from cpu_kernels._common import broadcast_rows, nhwc_rows, out, out_channels_last
 
-try:    # np.einsum's C function, without its Python layer (~1 us a call; NumPy >= 2)
-    from numpy._core.multiarray import c_einsum
-except ImportError:
-    from numpy.core.multiarray import c_einsum
-
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
 # fallback of kernel selection, which lays their 4-D results out channels_last again.
 NCHW = "contiguous_format"
@@ -382,11 +377,11 @@ def _channel_sums(g, v, images=None):
         # kernel, which adds each thread's rows in float; float32 down all the rows here
         # (one thread's order): the double sum of the elements cost 2-3x.
         g, v = g.reshape(images[0], c), v.reshape(images[0], c)
-        return c_einsum("nc->c", g), c_einsum("nc,nc->c", g, v)
+        return np.einsum("nc->c", g), np.einsum("nc,nc->c", g, v)
     partials = np.empty((2, images[0], c), g.dtype)
-    c_einsum(plane, g, out=partials[0])
-    c_einsum(dot, g, v, out=partials[1])
-    return c_einsum("knc->kc", partials, dtype=np.float64)    # (np.add.reduce: 10% slower)
+    np.einsum(plane, g, out=partials[0])
+    np.einsum(dot, g, v, out=partials[1])
+    return np.einsum("knc->kc", partials, dtype=np.float64)    # (np.add.reduce: 10% slower)
 
 
 def _uncentered_is_safe(mean, invstd, w):
