@@ -839,3 +839,23 @@ def test_inplace_power_of_a_scalar_exponent_saves_only_the_original_self(method)
         y.sum().backward()
         grads.append(x.grad.numpy())
     np.testing.assert_allclose(*grads, rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", ["var_mean", "std_mean"])
+@pytest.mark.parametrize("dim", [None, 1])
+def test_moments_mean_output_is_no_view_of_a_temporary(fn, dim):
+    """var_mean / std_mean return a mean of their own: written in place under no_grad it
+    keeps its history, and written with grad on it is no view of a leaf (fuzz seeds 21298,
+    28355, 94149: the mean was a reshaped view of the kept-dims one)."""
+    a = np.random.default_rng(3).standard_normal((2, 3)) + 0.5j
+    grads = []
+    for lib in (tp, torch):
+        x = lib.tensor(a, requires_grad=True)
+        _, m = getattr(lib, fn)(x, dim, correction=0)
+        with lib.no_grad():
+            m.neg_()
+        lib.view_as_real(m).sum().backward()
+        grads.append(x.grad.numpy())
+        _, m = getattr(lib, fn)(x.real * 1, dim, correction=0)
+        m.fill_(2)                                  # an output, not a view of a leaf
+    np.testing.assert_allclose(*grads, rtol=1e-12)

@@ -204,7 +204,10 @@ def _welford_moments(reduce, self, dim, correction, keepdim):
     if x.numel() == _reduced_count(x, dim):     # the kernel's two plain passes
         x = x - F.where(F.isfinite(mean), mean, 0.0)
     spread = reduce(x, dim, correction=correction, keepdim=keepdim)
-    mean = mean.reshape(spread.shape).to(dtype)
+    # (a mean of its own, not a reshaped view of the keepdim one: the op's outputs are no
+    # views, and an in-place write into one must not reach a temporary's base)
+    mean = F.clone(mean.reshape(spread.shape).to(dtype)) if mean.dim() != spread.dim() \
+        else mean.to(dtype)
     return spread.to(dtype.to_real() if dtype.is_complex else dtype), \
         _welford_mean(self, dim, keepdim, mean)
 
