@@ -859,3 +859,22 @@ def test_moments_mean_output_is_no_view_of_a_temporary(fn, dim):
         _, m = getattr(lib, fn)(x.real * 1, dim, correction=0)
         m.fill_(2)                                  # an output, not a view of a leaf
     np.testing.assert_allclose(*grads, rtol=1e-12)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_convolution_of_an_empty_batch_checks_no_dtypes(transposed):
+    """PyTorch's convolution of an empty batch takes its empty path before it compares the
+    dtypes: a float16 input with float32 weight and bias gives an empty float16 result and
+    float32 zero gradients (fuzz seed 59985); TensorPlay refused it."""
+    results = []
+    for lib in (tp, torch):
+        x = lib.zeros((0, 2, 4, 4), dtype=lib.float16, requires_grad=True)
+        w = lib.ones((2, 3, 2, 2), requires_grad=True)
+        b = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        y = lib.convolution(x, w, b, (1, 1), (0, 0), (1, 1), transposed, (0, 0), 1) \
+            if transposed else lib.convolution(x, w.transpose(0, 1), b, (1, 1), (0, 0),
+                                               (1, 1), False, (0, 0), 1)
+        y.sum().backward()
+        results.append([(str(t.dtype).split(".")[-1], tuple(t.shape), t.float().abs().sum().item())
+                        for t in (y, x.grad, w.grad, b.grad)])
+    assert results[0] == results[1]

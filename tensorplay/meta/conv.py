@@ -30,7 +30,10 @@ def _conv_checks(op, input, weight, bias, stride, padding, dilation, transposed,
                          arg="input")
     for name, t in (("input", input), ("weight", weight)):
         check_not_bool(op, name, t)
-    if weight._impl.dtype is not input._impl.dtype:
+    # (PyTorch checks the dtypes only where there is a batch to compute: an empty batch
+    # takes its empty path first, in the input's dtype)
+    computes = si[0] != 0
+    if computes and weight._impl.dtype is not input._impl.dtype:
         raise DTypeError(f"{op}(): argument 'weight' ({weight._impl.dtype.name}) must have the "
                          f"same dtype as 'input' ({input._impl.dtype.name})", op=op,
                          arg="weight")
@@ -57,7 +60,7 @@ def _conv_checks(op, input, weight, bias, stride, padding, dilation, transposed,
                          f"groups={groups}, but got {si[1]} channels", op=op, arg="input")
     out_channels = sw[1] * groups if transposed else sw[0]
     if bias is not None:
-        if bias._impl.dtype is not input._impl.dtype:
+        if computes and bias._impl.dtype is not input._impl.dtype:
             raise DTypeError(f"{op}(): argument 'bias' ({bias._impl.dtype.name}) must have the "
                              f"same dtype as 'input' ({input._impl.dtype.name})", op=op,
                              arg="bias")
