@@ -593,3 +593,16 @@ def test_choices_among_equal_values_are_not_compared(seed, rule, monkeypatch):
                             if op.name == "linalg_eigh" else right(op, sample))
     found = Program(seed).run()
     assert found is not None and found.kind in ("grad", "value")
+
+
+def test_a_tangent_pytorch_has_no_kernel_for_is_not_a_missing_error(monkeypatch):
+    """Program 5013282 takes the tangent of special_i1e of a bfloat16 input, for which
+    PyTorch lacks the kernel ("i1e_backward" not implemented for 'BFloat16'): TensorPlay
+    computing it is no missing error, as for an op step. Any other PyTorch refusal of a
+    tangent TensorPlay computes still is."""
+    from fuzzing import tangents
+    assert Program(5013282).run() is None
+    monkeypatch.setattr(tangents, "_torch_call", lambda *a: (_ for _ in ()).throw(
+        RuntimeError("a refusal of the call")), raising=False)
+    found = Program(5013282).run()
+    assert found is not None and found.kind == "missing error" and found.step.startswith("jvp")

@@ -734,10 +734,13 @@ KNOWN = [
     ("missing error", ("backward",), "derivative for aten::",
      "PyTorch has no derivative for the op (batch_norm_update_stats); TensorPlay's "
      "composite is differentiable"),
-    ("spurious error", ("backward",), "that requires grad: only the real views of a complex",
-     "an in-place write (under no_grad) into view_as_complex of a leaf that requires grad, "
-     "then a backward through it: TensorPlay's autograd refuses complex views of real "
-     "tensors written in place (open)"),
+    ("spurious error", None, "only the real views of a complex",
+     "an in-place write into a complex view of a real tensor (view_as_complex) under "
+     "autograd: of a leaf that requires grad (under no_grad, then a backward), or with an "
+     "operand that requires grad (seed 5005241). TensorPlay's write through a view rebuilds "
+     "the base's history by slicing it (CopySlices), which cannot express a view of "
+     "another dtype, so it refuses with a typed error saying to clone the view; PyTorch "
+     "replays the view (open)"),
     ("spurious error", ("convolution", "conv1d", "conv2d", "conv3d", "conv_tbc"),
      "argument 'bias'",
      "a bias of another dtype: PyTorch's native CPU paths add it cast (float64, float16, "
@@ -845,6 +848,10 @@ KNOWN = [
      "converts the complex value to tensor2's real dtype (double, int64_t) for a "
      "gradient and raises (seeds 4066399 and the like); TensorPlay's computes it in the complex result's dtype and takes the real "
      "part (handle_r_to_c), as PyTorch's other real-to-complex formulas do"),
+    ("missing error", ("backward",), "index_fill_(): Expected dtype int64 for index",
+     "a PyTorch bug: index_reduce with an int32 index (which its forward takes) and "
+     "reduce='amin'/'amax': its backward masks the gradient with index_fill_, which "
+     "refuses that index (seed 5069582); TensorPlay's backward takes the forward's index"),
     ("missing error", None, "This view is the output of a function that returns multiple views",
      "an in-place write into an output of a multi-output view function (unbind, under "
      "where(cond)) made in no_grad mode, later with grad mode on: PyTorch refuses it; "
