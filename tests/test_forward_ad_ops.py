@@ -34,22 +34,6 @@ KNOWN = {
 # Samples where PyTorch's tangent is not the derivative, checked against central finite
 # differences of TensorPlay's own op instead: op name -> (which samples, why).
 AGAINST_FINITE_DIFFERENCES = {
-    # x ** c of a real x and a complex c is complex, and so is its tangent c x^(c-1) t;
-    # PyTorch's pow_backward keeps the real part of a real input's derivative
-    # (handle_r_to_c), which its auto_element_wise tangent inherits.
-    "pow.scalar": (lambda sample: _complex_exponent_of_a_real_base(sample),
-                   "PyTorch keeps the real part of a real input's complex tangent"),
-    # the same: this entry's op is pow(x, c) too (its in-place variant pow_ is called only
-    # for the equality test, and refuses a complex result in a real self). Seed 2089971:
-    # float32 ** (1.5-0.5j), PyTorch's tangent 0.0914+0j, finite differences 0.0914-0.0047j.
-    "pow.inplace_scalar": (lambda sample: _complex_exponent_of_a_real_base(sample),
-                           "PyTorch keeps the real part of a real input's complex tangent"),
-    # x ** e of tensors, one complex and the other real with a tangent: the same
-    # handle_r_to_c in pow_backward_self and pow_backward_exponent, which PyTorch's tangent
-    # formula calls (seed 264421: complex64 ** float64, the exponent's term loses its
-    # imaginary part).
-    "pow": (lambda sample: _real_input_of_a_complex_result(sample.input, sample.args[0]),
-            "PyTorch keeps the real part of a real input's complex tangent"),
     # PyTorch's logcumsumexp_jvp divides cumsums of exp(x - max) t and exp(x - max) +
     # 1e-13: an entry far below its row's max gets a damped tangent (x = [-30, 0, 1]:
     # 0.077 for the first, whose derivative is its own t, 0.3), and a row with +inf gives
@@ -65,6 +49,23 @@ AGAINST_FINITE_DIFFERENCES = {
 }
 
 
+# x ** c with one of x, c complex and the other real with a tangent: the result and its
+# tangent are complex; PyTorch's pow_backward_self and pow_backward_exponent keep the real
+# part of a real input's derivative (handle_r_to_c), which its tangent formula inherits
+# (seed 264421: complex64 ** float64, the exponent's term loses its imaginary part; seed
+# 2089971: float32 ** (1.5-0.5j), PyTorch's tangent 0.0914+0j, finite differences
+# 0.0914-0.0047j). Every spelling of pow goes through it: pow, pow.scalar, pow.number_base
+# (number ** tensor), and the in-place entries, whose op is pow(x, e) out of place (pow_
+# is called only for the equality test; seed 5085251: float64 ** complex64 through
+# pow.inplace, PyTorch's tangent -0.0399-0j, finite differences -0.0399-0.1512j).
+# float_power is not listed: it computes in complex128 first, and its tangent agrees
+# with finite differences.
+for _name in ("pow", "pow.scalar", "pow.number_base", "pow.inplace", "pow.inplace_scalar"):
+    AGAINST_FINITE_DIFFERENCES[_name] = (
+        lambda sample: _real_input_of_a_complex_result(sample.input, *sample.args),
+        "PyTorch keeps the real part of a real input's complex tangent")
+
+
 def _far_below_the_max(x):
     """A real tensor holding +inf or finite values more than 10 apart (closer, PyTorch's
     guard moves a tangent by 1e-13 * e**10 = 2e-9 relative at most, under any tolerance)."""
@@ -75,14 +76,12 @@ def _far_below_the_max(x):
     return bool(np.isposinf(a).any() or (finite.size and finite.max() - finite.min() > 10))
 
 
-def _complex_exponent_of_a_real_base(sample):
-    """pow(x, c) of a real tensor x and a complex Python number c: a complex result."""
-    return isinstance(sample.args[0], complex) and not sample.input.dtype.is_complex
-
-
 def _real_input_of_a_complex_result(*inputs):
+    """A real tensor that requires grad among inputs of which one is complex (a complex
+    tensor or a complex Python number): a complex result."""
     tensors = [t for t in inputs if isinstance(t, tp.Tensor)]
-    return (any(t.dtype.is_complex for t in tensors)
+    return (any(isinstance(t, complex) or isinstance(t, tp.Tensor) and t.dtype.is_complex
+                for t in inputs)
             and any(t.requires_grad and not t.dtype.is_complex for t in tensors))
 
 _DTYPES = (tp.float64, tp.complex128)

@@ -172,6 +172,41 @@ def test_a_wrong_in_place_kernel_is_reported_in_a_whole_program(monkeypatch):
     assert found.listing.splitlines()[-1] == "v0.exp_()"
 
 
+# ---- an in-place write that raised in both: its target's contents are not compared ----
+def test_a_partial_write_before_an_error_is_not_compared():
+    """Program 5053257: v0.remainder_(v1) of int32 with a zero in v1 raises in both, but
+    PyTorch's kernel has written the elements before the zero divisor; TensorPlay checks
+    first. The twin takes TensorPlay's values (Program._sync_after_a_raising_write), and
+    its aliases read them too."""
+    assert Program(5053257).run() is None
+    program = Program(0)
+    base = tp.tensor([[4, 5, 6], [7, 8, 9]], dtype=tp.int32)
+    program._leaf(base)
+    row = Value(base[1], program.pool[0].th[1], "v1", True, 1)
+    program.pool.append(row)
+    with torch.no_grad():
+        row.th[:2] = torch.tensor([1, 0], dtype=torch.int32)     # PyTorch's partial write
+    program._sync_after_a_raising_write(row)
+    program._check_pool()
+    assert program.pool[0].th.tolist() == [[4, 5, 6], [7, 8, 9]]
+
+
+def test_a_wrong_value_after_a_raising_write_is_still_reported(monkeypatch):
+    """The same program with a TensorPlay remainder_ that, before it raises, changes its
+    divisor (a live value the write does not target): that difference is reported."""
+    right = tp.Tensor.remainder_
+
+    def corrupting(self, other):
+        try:
+            return right(self, other)
+        except tp.errors.TensorPlayError:
+            other.add_(1)
+            raise
+    monkeypatch.setattr(tp.Tensor, "remainder_", corrupting)
+    found = Program(5053257).run()
+    assert found is not None and found.kind == "value" and found.detail.startswith("v1:")
+
+
 @pytest.mark.parametrize("wrong", [False, True])
 def test_a_count_of_nonzeros_follows_the_rounding_of_its_input(wrong):
     """nonzero of a value that an earlier op left at 0 here and at 3e-18 in PyTorch (equal
@@ -343,6 +378,28 @@ def test_a_wrong_tangent_is_reported(monkeypatch, factor):
     with pytest.raises(_Found) as info:
         tangents.check_tangents(program, sin, sample, twins, 1, None)
     assert info.value.kind == "tangent"
+
+
+def test_pytorchs_tangent_of_every_spelling_of_pow_of_a_real_and_a_complex_is_not_compared():
+    """x ** c of a real x with a tangent and a complex c: PyTorch's tangent keeps the real
+    part of x's term (program 5085251 reaches it through pow.inplace, whose op is pow(x, e):
+    PyTorch -0.0399-0j, finite differences -0.0399-0.1512j). Every pow entry is exempt,
+    pow of two complex or two real tensors is compared, and float_power, whose tangent
+    PyTorch computes right (in complex128), is compared too."""
+    from fuzzing.tangents import pytorch_tangent_is_wrong
+    assert Program(5085251).run() is None
+    ops = {op.full_name: op for op in programs.OPS}
+    x = tp.tensor([1.5, 2.0], dtype=tp.float64, requires_grad=True)
+    z = tp.tensor([1.5 + 0.5j, 2.0 - 1j], dtype=tp.complex128, requires_grad=True)
+    c = tp.tensor([0.5 - 1j, 1.0 + 2j], dtype=tp.complex64)
+
+    def wrong(name, *args):
+        return pytorch_tangent_is_wrong(ops[name], _sample(ops[name], *args))
+    for name in ("pow", "pow.inplace"):
+        assert wrong(name, x, c) and not wrong(name, z, c) and not wrong(name, x, x * 2)
+    for name in ("pow.scalar", "pow.inplace_scalar", "pow.number_base"):
+        assert wrong(name, x, 1.5 - 0.5j) and not wrong(name, x, 1.5)
+    assert not wrong("float_power", x, c) and not wrong("float_power.inplace", x, c)
 
 
 @pytest.mark.parametrize("factor", [1.0, 1.001])

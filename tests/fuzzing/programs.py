@@ -1101,6 +1101,26 @@ class Program:
                 raise
             self._resync(v, redo, found, written=True)
 
+    def _sync_after_a_raising_write(self, v):
+        """After an in-place write into live value `v` that raised in both libraries: v's
+        twin takes TensorPlay's values. Where the error is found inside the kernel, PyTorch
+        has already written the elements it visited before it (an integer remainder_,
+        fmod_, div_ with a rounding mode or floor_divide_ by a tensor holding a zero
+        writes every element before the first zero divisor, in its iteration order: memory
+        order, and in chunks across threads for a large tensor) while TensorPlay checks
+        first and leaves v as it was. Which elements a failed write leaves changed is no
+        contract (seed 5053257: v0.remainder_(v1) of int32 with a zero in v1); the other
+        live values are compared as before, and so is v at the next steps. The values go
+        into the twin's memory (through `.data`, as _resync's), so its aliases read them
+        too, as TensorPlay's do."""
+        values = to_torch(v.tp, requires_grad=False)
+        if values.dtype != v.th.dtype:
+            values = values.to(v.th.dtype)
+        if not _overlaps_itself(v.th):
+            v.th.data.copy_(values)
+        elif not torch.equal(values, v.th.detach()):
+            raise _Stop()       # (its elements share memory: one copy cannot set them all)
+
     def _check_written_arguments(self, op, sample, twins, before):
         """After an op that writes into arguments it does not return (batch norm's running
         statistics): each argument is compared with _resync's rule for an in-place target
@@ -1207,6 +1227,8 @@ class Program:
         if ran is None:
             if op.name in _WRITES_BEFORE_CHECKS:
                 raise _Stop()     # its arguments may hold PyTorch's partial writes
+            if inplace:
+                self._sync_after_a_raising_write(twins[id(sample.input)])
             return
         depth = 1 + max((twins[id(t)].depth for t in sample.tensors()), default=0)
         precision = _looser(*(twins[id(t)].precision for t in sample.tensors()))
@@ -1450,6 +1472,8 @@ class Program:
             else:
                 self.tape.step(lambda env: fn(env[i], env[j]))
         self._written(v, max(v.depth, other.depth) + 1, other.precision)
+        if ran is None:
+            self._sync_after_a_raising_write(v)
         if ran is not None:
             def redo(wide=False):
                 """The write in PyTorch on TensorPlay's values from before the step."""
