@@ -330,15 +330,19 @@ def _calls_lapack(op, sample):
 #   wrapped past the bits (ldexp(1.5, -2): a tangent of 0 for the derivative 0.25;
 #   tests/test_forward_ad_ops.py checks TensorPlay's against finite differences). The
 #   value is compared, its gradients and tangent are not.
-# - geqrf of a matrix whose leading columns are numerically rank-deficient (seed 2070024:
-#   a 3x4 matrix of ones): Householder step j reflects what is left of column j once the
-#   j reflectors before it are applied; where columns 0..j are dependent to within
-#   rounding that is a vector of rounding errors (here -3.1e-17 and 7.3e-33 with SciPy's
-#   OpenBLAS, exact zeros with PyTorch's MKL), and its direction, so reflector j, tau[j]
-#   and everything steps j.. leave (rows j.. from column j on) is the order of the BLAS's
-#   operations (tau 0.414 against 0). Compared: tau[:j], R's rows above j, the reflectors
-#   of the columns before j; the rest takes TensorPlay's values (no gradients: PyTorch
-#   has no derivative for geqrf).
+# - the QR (geqrf, linalg_qr in its three modes, qr) of a matrix whose leading columns
+#   are numerically rank-deficient (seed 2070024: geqrf of a 3x4 matrix of ones; seed
+#   5073991: linalg_qr 'complete' of a 3x3 matrix of 2s): Householder step j reflects
+#   what is left of column j once the j reflectors before it are applied; where columns
+#   0..j are dependent to within rounding that is a vector of rounding errors (here
+#   -3.1e-17 and 7.3e-33 with SciPy's OpenBLAS, exact zeros with PyTorch's MKL), and its
+#   direction, so reflector j, tau[j] and everything steps j.. leave (rows j.. from
+#   column j on) is the order of the BLAS's operations (tau 0.414 against 0): Q's
+#   columns j.. are any orthonormal completion of the first j (Q[0, 1] 0.816 against
+#   -0.577). Compared: Q's columns before j, tau[:j], R's rows above j (and its zeros
+#   below the diagonal before column j), the reflectors of the columns before j; the
+#   rest takes TensorPlay's values. Gradients not compared (PyTorch has none for geqrf;
+#   linalg_qr's divides by R's diagonal, a rounding error from j on).
 _NUCLEAR = {"nuclear_norm"}
 # op -> whether a numerically singular input leaves its result (and info) undefined too
 _INFO_OUTPUT = {"linalg_cholesky_ex": False, "linalg_solve_ex": True, "linalg_inv_ex": True}
@@ -425,23 +429,37 @@ def _first_dependent_column(op, sample):
     return first
 
 
-def _geqrf_rule(op, sample):
-    """geqrf's rule of "results that are not unique" (see there), or None."""
+# The parts of a QR's outputs past the first dependent column j (see "results that are
+# not unique"): "columns", the last dim's entries j.. (Q's columns, tau); "trailing", rows
+# j.. from column j on (R; geqrf's R with the reflectors below it).
+_QR_PARTS = {"geqrf": ("trailing", "columns"), "linalg_qr": ("columns", "trailing"),
+             "qr": ("columns", "trailing")}
+
+
+def _past_first_dependent(part, shape, first):
+    """Where an output of `shape` is past each matrix's first dependent column (`first`,
+    of the batch's shape) in the sense of `part` (see _QR_PARTS)."""
+    j = first.reshape(first.shape + (1,) * (len(shape) - first.dim()))
+    later = torch.arange(shape[-1]) >= j
+    if part == "trailing":
+        later = later & (torch.arange(shape[-2]).reshape(-1, 1) >= j)
+    return later
+
+
+def _qr_rule(op, sample):
+    """The rule of "results that are not unique" of a QR (geqrf, linalg_qr, qr; see
+    there) of a matrix with leading columns dependent to within rounding, or None."""
     first = _first_dependent_column(op, sample)
-    if first is None:
+    if first is None or not bool((first < min(sample.input.shape[-2:])).any()):
         return None
-    m, n = sample.input.shape[-2:]
-    k = min(m, n)
-    if not bool((first < k).any()):
-        return None
-    j = first.reshape(first.shape + (1,))
-    tau_undefined = torch.arange(k) >= j
-    jj = j.unsqueeze(-1)
-    packed_undefined = (torch.arange(m).reshape(m, 1) >= jj) & (torch.arange(n) >= jj)
 
     def rounding_decides(tp_outs, th_outs, where):
         kept = []
-        for a, b, mask in zip(tp_outs, th_outs, (packed_undefined, tau_undefined)):
+        for a, b, part in zip(tp_outs, th_outs, _QR_PARTS[op.name]):
+            if b.numel() == 0:      # (linalg_qr's Q in mode 'r')
+                kept.append(b)
+                continue
+            mask = _past_first_dependent(part, b.shape, first)
             kept.append(_with_values_of(b, torch.where(
                 mask, to_torch(a, requires_grad=False), b.detach())))
         return kept, True
@@ -514,8 +532,8 @@ def _undefined_parts(op, sample):
                     mask, to_torch(a, requires_grad=False), b.detach())))
             return kept, True
         return vectors_of
-    if op.name == "geqrf":
-        return _geqrf_rule(op, sample)
+    if op.name in _QR_PARTS:
+        return _qr_rule(op, sample)
     if _is_nuclear(op, sample):
         if not bool(_singular(op, sample).any()):
             return None
