@@ -370,6 +370,28 @@ def test_a_wrong_q_of_a_rank_deficient_matrix_is_still_reported(monkeypatch):
     assert found.listing.splitlines()[-1].lstrip().startswith("v2 = linalg_qr(")
 
 
+@pytest.mark.parametrize("index, passes", [(0, True), (3, True), (4, False)])
+def test_nanmedian_index_of_a_slice_of_nans_is_any_of_its_indices(index, passes):
+    """nanmedian.dim over a column of 4 NaNs (PyTorch's index 2 is where its nth_element
+    leaves them, seed 5032386) and a column with one NaN: the first column's index takes
+    TensorPlay's if it is one of the column's (0..3), the second's stays PyTorch's (a
+    wrong one is still reported); an input with no such slice gets no rule."""
+    op = next(op for op in programs.OPS if op.full_name == "nanmedian.dim")
+    nan = float("nan")
+    x = np.array([[nan, 1.0], [nan, 2.0], [nan, nan], [nan, 3.0]], dtype=np.float32)
+    settle = programs._undefined_parts(op, _sample(op, tp.tensor(x), 0, True))
+    values, _ = tp.nanmedian(tp.tensor(x), 0, True)
+    mine = [values, tp.tensor([[index, 3]])]
+    theirs = list(torch.nanmedian(torch.tensor(x), 0, True))
+    assert theirs[1].tolist() == [[2, 1]]
+    if not passes:
+        with pytest.raises(_Found):
+            settle(mine, theirs, "v1")
+        return
+    (kept_values, kept), grads_undefined = settle(mine, theirs, "v1")
+    assert grads_undefined and kept_values is theirs[0] and kept.tolist() == [[index, 1]]
+    assert programs._undefined_parts(op, _sample(op, tp.tensor(x[:, 1:]), 0, True)) is None
+
 # ---- the checks beyond the side-by-side run: each catches a deliberately wrong result ---
 def _program_with_sin():
     """A program whose pool holds x (float64, requires grad), and sin's sample on it."""
@@ -629,15 +651,19 @@ def test_tangents_go_to_the_float64_oracle(monkeypatch):
     assert found is not None and found.kind == "tangent"
 
 
-@pytest.mark.parametrize("seed, rule", [(3020825, "ties"), (3021705, "eigh")])
+@pytest.mark.parametrize("seed, rule", [(3020825, "ties"), (3021705, "eigh"),
+                                        (5032386, "nanmedian")])
 def test_choices_among_equal_values_are_not_compared(seed, rule, monkeypatch):
     """Program 3020825 takes topk of an expanded tensor (all values tie: which index
     carries which gradient is no contract); program 3021705 takes eigh of a matrix with a
-    repeated eigenvalue (any basis of its eigenspace). Both pass; without their rule each
-    is a finding."""
+    repeated eigenvalue (any basis of its eigenspace); program 5032386 takes nanmedian
+    over a column of NaNs only (PyTorch's index is where its nth_element leaves them).
+    All pass; without their rule each is a finding."""
     assert Program(seed).run() is None
     if rule == "ties":
         monkeypatch.setattr(programs, "_has_ties", lambda t: False)
+    elif rule == "nanmedian":
+        monkeypatch.setattr(programs, "_nanmedian_rule", lambda op, sample: None)
     else:
         right = programs._undefined_parts
         monkeypatch.setattr(programs, "_undefined_parts", lambda op, sample: None

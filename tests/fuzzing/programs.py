@@ -304,6 +304,15 @@ def _calls_lapack(op, sample):
 #   reconstruction are compared; Q * Q and the gradients through the step are not.
 # - the index ops of _TIE_INDEX_OPS on an input with ties: which equal value they pick
 #   is no contract; their indices are not compared, nor the gradients of their values.
+#   nanmedian.dim's comparator leaves the NaNs unordered too (PyTorch's CPU kernel:
+#   std::nth_element, whose NaNs are all "equal"), so on a slice of NaNs only (seed
+#   5032386: a batch norm by a NaN variance) its index is where libstdc++'s introselect
+#   leaves position 0 of the index array: 0, 0, 0, 2, 2, 3, 5, 6, 7, 8, 8, 9, 8 for 1 to
+#   13 NaNs, a pattern of that library's partitioning, not of the data (the docs say only
+#   that the value is NaN). That index must be one of the slice's and takes
+#   TensorPlay's (its first); the value stays compared (NaN), and so do the indices of
+#   the other slices (NaNs skipped, ties by position, as PyTorch's comparator breaks
+#   them). The gradients are not (where the slice's gradient goes is that index).
 # - linalg_cholesky_ex of a matrix that is not positive-definite: info > 0 says "the
 #   decomposition could not be completed" (torch.linalg.cholesky_ex's docs) and L's
 #   values are what LAPACK's potrf left behind (PyTorch: A's own entries where it stopped,
@@ -466,6 +475,30 @@ def _qr_rule(op, sample):
     return rounding_decides
 
 
+def _nanmedian_rule(op, sample):
+    """nanmedian.dim's rule of "results that are not unique" (see there) where a slice
+    it reduces holds NaNs only, or None."""
+    if op.full_name != "nanmedian.dim":
+        return None
+    x = to_torch(sample.input, requires_grad=False)
+    if not x.is_floating_point() or x.numel() == 0:
+        return None
+    dim = sample.args[0] if sample.args else sample.kwargs.get("dim", -1)
+    all_nan = torch.isnan(x).all(dim=dim, keepdim=True)
+    if not bool(all_nan.any()):
+        return None
+    length = x.shape[dim] if x.dim() else 1
+
+    def any_index_of_the_slice(tp_outs, th_outs, where):
+        (_, a), (values, b) = tp_outs, th_outs
+        mine, at = to_torch(a, requires_grad=False), all_nan.reshape(b.shape)
+        if not bool(((mine[at] >= 0) & (mine[at] < length)).all()):
+            raise _Found("value", f"{where}: indices {mine[at].tolist()} of slices of "
+                         f"{length} NaNs, PyTorch {b[at].tolist()}")
+        return [values, torch.where(at, mine, b)], True
+    return any_index_of_the_slice
+
+
 def _undefined_parts(op, sample):
     """The rule of "results that are not unique" for this call, or None where its result
     is unique: a function (TensorPlay's outputs, PyTorch's, where) that checks what is
@@ -500,6 +533,8 @@ def _undefined_parts(op, sample):
                              f"PyTorch {theirs[at].tolist()}")
             return [_with_values_of(b, torch.where(at, mine, theirs))], True
         return infinite
+    if op.name == "nanmedian":
+        return _nanmedian_rule(op, sample)
     if sample.input.dim() < 2:
         return None
     if op.name == "linalg_eigh":
