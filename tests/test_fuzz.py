@@ -354,6 +354,79 @@ def test_geqrf_past_the_first_dependent_column_is_not_compared():
     assert programs._undefined_parts(op, _sample(op, tp.tensor(a[1]))) is None
 
 
+
+@pytest.mark.filterwarnings("ignore:torch.qr is deprecated")
+@pytest.mark.parametrize("name, kwargs", [
+    ("linalg_qr", {}), ("linalg_qr", {"mode": "complete"}), ("linalg_qr", {"mode": "r"}),
+    ("qr", {"some": False})])
+def test_qr_past_the_first_dependent_column_is_not_compared(name, kwargs):
+    """A batch of a 3x3 matrix of 2s (rank 1: Q's columns 1.. are any orthonormal
+    completion, seed 5073991) and a full-rank one: the first's Q from column 1 on and R's
+    rows 1.. from column 1 on take TensorPlay's values, the rest stays PyTorch's, so a
+    wrong column 0 or a wrong full-rank QR is still reported; a full-rank input gets no
+    rule (and TensorPlay's QR of it is PyTorch's)."""
+    op = _op(name)
+    a = np.stack([np.full((3, 3), 2.0), np.arange(9.0).reshape(3, 3) ** 2 + np.eye(3)])
+    settle = programs._undefined_parts(op, _sample(op, tp.tensor(a), **kwargs))
+    mine = list(op.op(tp.tensor(a), **kwargs))
+    theirs = list(op.ref(torch.tensor(a), **kwargs))
+    (q, r), grads_undefined = settle(mine, theirs, "v1")
+    assert grads_undefined
+    if kwargs.get("mode") != "r":
+        assert torch.equal(q[0, :, 1:], to_torch(mine[0])[0, :, 1:])
+        assert torch.equal(q[0, :, 0], theirs[0][0, :, 0]) and torch.equal(q[1], theirs[0][1])
+        torch.testing.assert_close(to_torch(mine[0])[1], theirs[0][1])
+    assert torch.equal(r[0, 1:, 1:], to_torch(mine[1])[0, 1:, 1:])
+    assert torch.equal(r[0, 0], theirs[1][0, 0])
+    assert torch.equal(r[0, 1:, 0], theirs[1][0, 1:, 0])
+    assert torch.equal(r[1], theirs[1][1])
+    torch.testing.assert_close(to_torch(mine[1])[1], theirs[1][1])
+    assert programs._undefined_parts(op, _sample(op, tp.tensor(a[1]), **kwargs)) is None
+
+
+def test_a_wrong_q_of_a_rank_deficient_matrix_is_still_reported(monkeypatch):
+    """Program 5073991 takes linalg_qr 'complete' of a 3x3 matrix of 2s: it passes, and
+    is a finding without the rule; with Q's column 0 (defined: A's column, normalised)
+    negated it is still reported."""
+    assert Program(5073991).run() is None
+    right = programs._qr_rule
+    monkeypatch.setattr(programs, "_qr_rule", lambda op, sample: None)
+    found = Program(5073991).run()
+    assert found is not None and found.kind == "value"
+    monkeypatch.setattr(programs, "_qr_rule", right)
+    op = _op("linalg_qr")
+
+    def negated_first_column(*args, **kwargs):
+        q, r = tp.linalg.qr(*args, **kwargs)
+        return q * tp.tensor([-1.0, 1.0, 1.0], dtype=q.dtype), r
+    monkeypatch.setattr(op, "op", negated_first_column)
+    found = Program(5073991).run()
+    assert found is not None and found.kind == "value"
+    assert found.listing.splitlines()[-1].lstrip().startswith("v2 = linalg_qr(")
+
+
+@pytest.mark.parametrize("index, passes", [(0, True), (3, True), (4, False)])
+def test_nanmedian_index_of_a_slice_of_nans_is_any_of_its_indices(index, passes):
+    """nanmedian.dim over a column of 4 NaNs (PyTorch's index 2 is where its nth_element
+    leaves them, seed 5032386) and a column with one NaN: the first column's index takes
+    TensorPlay's if it is one of the column's (0..3), the second's stays PyTorch's (a
+    wrong one is still reported); an input with no such slice gets no rule."""
+    op = next(op for op in programs.OPS if op.full_name == "nanmedian.dim")
+    nan = float("nan")
+    x = np.array([[nan, 1.0], [nan, 2.0], [nan, nan], [nan, 3.0]], dtype=np.float32)
+    settle = programs._undefined_parts(op, _sample(op, tp.tensor(x), 0, True))
+    values, _ = tp.nanmedian(tp.tensor(x), 0, True)
+    mine = [values, tp.tensor([[index, 3]])]
+    theirs = list(torch.nanmedian(torch.tensor(x), 0, True))
+    assert theirs[1].tolist() == [[2, 1]]
+    if not passes:
+        with pytest.raises(_Found):
+            settle(mine, theirs, "v1")
+        return
+    (kept_values, kept), grads_undefined = settle(mine, theirs, "v1")
+    assert grads_undefined and kept_values is theirs[0] and kept.tolist() == [[index, 1]]
+    assert programs._undefined_parts(op, _sample(op, tp.tensor(x[:, 1:]), 0, True)) is None
+
 # ---- the checks beyond the side-by-side run: each catches a deliberately wrong result ---
 def _program_with_sin():
     """A program whose pool holds x (float64, requires grad), and sin's sample on it."""
@@ -635,15 +708,19 @@ def test_tangents_go_to_the_float64_oracle(monkeypatch):
     assert found is not None and found.kind == "tangent"
 
 
-@pytest.mark.parametrize("seed, rule", [(3020825, "ties"), (3021705, "eigh")])
+@pytest.mark.parametrize("seed, rule", [(3020825, "ties"), (3021705, "eigh"),
+                                        (5032386, "nanmedian")])
 def test_choices_among_equal_values_are_not_compared(seed, rule, monkeypatch):
     """Program 3020825 takes topk of an expanded tensor (all values tie: which index
     carries which gradient is no contract); program 3021705 takes eigh of a matrix with a
-    repeated eigenvalue (any basis of its eigenspace). Both pass; without their rule each
-    is a finding."""
+    repeated eigenvalue (any basis of its eigenspace); program 5032386 takes nanmedian
+    over a column of NaNs only (PyTorch's index is where its nth_element leaves them).
+    All pass; without their rule each is a finding."""
     assert Program(seed).run() is None
     if rule == "ties":
         monkeypatch.setattr(programs, "_has_ties", lambda t: False)
+    elif rule == "nanmedian":
+        monkeypatch.setattr(programs, "_nanmedian_rule", lambda op, sample: None)
     else:
         right = programs._undefined_parts
         monkeypatch.setattr(programs, "_undefined_parts", lambda op, sample: None

@@ -304,6 +304,15 @@ def _calls_lapack(op, sample):
 #   reconstruction are compared; Q * Q and the gradients through the step are not.
 # - the index ops of _TIE_INDEX_OPS on an input with ties: which equal value they pick
 #   is no contract; their indices are not compared, nor the gradients of their values.
+#   nanmedian.dim's comparator leaves the NaNs unordered too (PyTorch's CPU kernel:
+#   std::nth_element, whose NaNs are all "equal"), so on a slice of NaNs only (seed
+#   5032386: a batch norm by a NaN variance) its index is where libstdc++'s introselect
+#   leaves position 0 of the index array: 0, 0, 0, 2, 2, 3, 5, 6, 7, 8, 8, 9, 8 for 1 to
+#   13 NaNs, a pattern of that library's partitioning, not of the data (the docs say only
+#   that the value is NaN). That index must be one of the slice's and takes
+#   TensorPlay's (its first); the value stays compared (NaN), and so do the indices of
+#   the other slices (NaNs skipped, ties by position, as PyTorch's comparator breaks
+#   them). The gradients are not (where the slice's gradient goes is that index).
 # - linalg_cholesky_ex of a matrix that is not positive-definite: info > 0 says "the
 #   decomposition could not be completed" (torch.linalg.cholesky_ex's docs) and L's
 #   values are what LAPACK's potrf left behind (PyTorch: A's own entries where it stopped,
@@ -330,15 +339,19 @@ def _calls_lapack(op, sample):
 #   wrapped past the bits (ldexp(1.5, -2): a tangent of 0 for the derivative 0.25;
 #   tests/test_forward_ad_ops.py checks TensorPlay's against finite differences). The
 #   value is compared, its gradients and tangent are not.
-# - geqrf of a matrix whose leading columns are numerically rank-deficient (seed 2070024:
-#   a 3x4 matrix of ones): Householder step j reflects what is left of column j once the
-#   j reflectors before it are applied; where columns 0..j are dependent to within
-#   rounding that is a vector of rounding errors (here -3.1e-17 and 7.3e-33 with SciPy's
-#   OpenBLAS, exact zeros with PyTorch's MKL), and its direction, so reflector j, tau[j]
-#   and everything steps j.. leave (rows j.. from column j on) is the order of the BLAS's
-#   operations (tau 0.414 against 0). Compared: tau[:j], R's rows above j, the reflectors
-#   of the columns before j; the rest takes TensorPlay's values (no gradients: PyTorch
-#   has no derivative for geqrf).
+# - the QR (geqrf, linalg_qr in its three modes, qr) of a matrix whose leading columns
+#   are numerically rank-deficient (seed 2070024: geqrf of a 3x4 matrix of ones; seed
+#   5073991: linalg_qr 'complete' of a 3x3 matrix of 2s): Householder step j reflects
+#   what is left of column j once the j reflectors before it are applied; where columns
+#   0..j are dependent to within rounding that is a vector of rounding errors (here
+#   -3.1e-17 and 7.3e-33 with SciPy's OpenBLAS, exact zeros with PyTorch's MKL), and its
+#   direction, so reflector j, tau[j] and everything steps j.. leave (rows j.. from
+#   column j on) is the order of the BLAS's operations (tau 0.414 against 0): Q's
+#   columns j.. are any orthonormal completion of the first j (Q[0, 1] 0.816 against
+#   -0.577). Compared: Q's columns before j, tau[:j], R's rows above j (and its zeros
+#   below the diagonal before column j), the reflectors of the columns before j; the
+#   rest takes TensorPlay's values. Gradients not compared (PyTorch has none for geqrf;
+#   linalg_qr's divides by R's diagonal, a rounding error from j on).
 _NUCLEAR = {"nuclear_norm"}
 # op -> whether a numerically singular input leaves its result (and info) undefined too
 _INFO_OUTPUT = {"linalg_cholesky_ex": False, "linalg_solve_ex": True, "linalg_inv_ex": True}
@@ -425,27 +438,65 @@ def _first_dependent_column(op, sample):
     return first
 
 
-def _geqrf_rule(op, sample):
-    """geqrf's rule of "results that are not unique" (see there), or None."""
+# The parts of a QR's outputs past the first dependent column j (see "results that are
+# not unique"): "columns", the last dim's entries j.. (Q's columns, tau); "trailing", rows
+# j.. from column j on (R; geqrf's R with the reflectors below it).
+_QR_PARTS = {"geqrf": ("trailing", "columns"), "linalg_qr": ("columns", "trailing"),
+             "qr": ("columns", "trailing")}
+
+
+def _past_first_dependent(part, shape, first):
+    """Where an output of `shape` is past each matrix's first dependent column (`first`,
+    of the batch's shape) in the sense of `part` (see _QR_PARTS)."""
+    j = first.reshape(first.shape + (1,) * (len(shape) - first.dim()))
+    later = torch.arange(shape[-1]) >= j
+    if part == "trailing":
+        later = later & (torch.arange(shape[-2]).reshape(-1, 1) >= j)
+    return later
+
+
+def _qr_rule(op, sample):
+    """The rule of "results that are not unique" of a QR (geqrf, linalg_qr, qr; see
+    there) of a matrix with leading columns dependent to within rounding, or None."""
     first = _first_dependent_column(op, sample)
-    if first is None:
+    if first is None or not bool((first < min(sample.input.shape[-2:])).any()):
         return None
-    m, n = sample.input.shape[-2:]
-    k = min(m, n)
-    if not bool((first < k).any()):
-        return None
-    j = first.reshape(first.shape + (1,))
-    tau_undefined = torch.arange(k) >= j
-    jj = j.unsqueeze(-1)
-    packed_undefined = (torch.arange(m).reshape(m, 1) >= jj) & (torch.arange(n) >= jj)
 
     def rounding_decides(tp_outs, th_outs, where):
         kept = []
-        for a, b, mask in zip(tp_outs, th_outs, (packed_undefined, tau_undefined)):
+        for a, b, part in zip(tp_outs, th_outs, _QR_PARTS[op.name]):
+            if b.numel() == 0:      # (linalg_qr's Q in mode 'r')
+                kept.append(b)
+                continue
+            mask = _past_first_dependent(part, b.shape, first)
             kept.append(_with_values_of(b, torch.where(
                 mask, to_torch(a, requires_grad=False), b.detach())))
         return kept, True
     return rounding_decides
+
+
+def _nanmedian_rule(op, sample):
+    """nanmedian.dim's rule of "results that are not unique" (see there) where a slice
+    it reduces holds NaNs only, or None."""
+    if op.full_name != "nanmedian.dim":
+        return None
+    x = to_torch(sample.input, requires_grad=False)
+    if not x.is_floating_point() or x.numel() == 0:
+        return None
+    dim = sample.args[0] if sample.args else sample.kwargs.get("dim", -1)
+    all_nan = torch.isnan(x).all(dim=dim, keepdim=True)
+    if not bool(all_nan.any()):
+        return None
+    length = x.shape[dim] if x.dim() else 1
+
+    def any_index_of_the_slice(tp_outs, th_outs, where):
+        (_, a), (values, b) = tp_outs, th_outs
+        mine, at = to_torch(a, requires_grad=False), all_nan.reshape(b.shape)
+        if not bool(((mine[at] >= 0) & (mine[at] < length)).all()):
+            raise _Found("value", f"{where}: indices {mine[at].tolist()} of slices of "
+                         f"{length} NaNs, PyTorch {b[at].tolist()}")
+        return [values, torch.where(at, mine, b)], True
+    return any_index_of_the_slice
 
 
 def _undefined_parts(op, sample):
@@ -482,6 +533,8 @@ def _undefined_parts(op, sample):
                              f"PyTorch {theirs[at].tolist()}")
             return [_with_values_of(b, torch.where(at, mine, theirs))], True
         return infinite
+    if op.name == "nanmedian":
+        return _nanmedian_rule(op, sample)
     if sample.input.dim() < 2:
         return None
     if op.name == "linalg_eigh":
@@ -514,8 +567,8 @@ def _undefined_parts(op, sample):
                     mask, to_torch(a, requires_grad=False), b.detach())))
             return kept, True
         return vectors_of
-    if op.name == "geqrf":
-        return _geqrf_rule(op, sample)
+    if op.name in _QR_PARTS:
+        return _qr_rule(op, sample)
     if _is_nuclear(op, sample):
         if not bool(_singular(op, sample).any()):
             return None
