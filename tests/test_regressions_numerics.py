@@ -688,3 +688,29 @@ def test_batch_norm_weight_and_bias_grads_of_cancelling_sums_as_pytorch(shape, t
         (w_ours, b_ours), (w_theirs, b_theirs) = grads
         _same(w_ours, w_theirs, rtol=1e-6)
         _same(b_ours, b_theirs, rtol=1e-6)
+
+
+@pytest.mark.parametrize("self_dtype,other_dtype", [("float32", "float16"),
+                                                    ("float64", "float64")])
+@pytest.mark.parametrize("y", [[0.3, -2.0, 0.0, float("-inf"), 1e4, -0.0, float("inf")],
+                               [0.3, float("nan"), -2.0]])
+def test_xlogy_self_gradient_where_a_zero_grad_meets_a_nan_log(self_dtype, other_dtype, y):
+    """xlogy's self gradient is PyTorch's xlogy(grad, other), masked where self == 0 and
+    other <= 0: a zero grad (the element masked by a later in-place clamp_) gives 0 even
+    where log(other) is NaN (other = -inf, other < 0), and NaN only where other is NaN.
+    It was grad * log(other) = 0 * NaN = NaN (fuzz seed 5034820: a float16 other with
+    -inf, promoted to float32), and the log of a float16 other ran in float16."""
+    x = np.array([[0.7], [0.0], [-1.3]])
+    y = np.array([y])
+    w = np.array([[0.5, -1.0, 2.0, 1.5, -0.7, 0.25, 3.0][:y.shape[1]]] * 3)
+    grads = []
+    for lib in (tp, torch):
+        a = lib.tensor(x, dtype=getattr(lib, self_dtype), requires_grad=True)
+        b = lib.tensor(y, dtype=getattr(lib, other_dtype), requires_grad=True)
+        v = lib.xlogy(a, b)
+        v.clamp_(-1, 1)         # in place on a non-leaf: its backward zeroes the NaNs
+        ((a * 2.0).sum() + (v * lib.tensor(w, dtype=v.dtype)).sum()).backward()
+        grads.append((a.grad, b.grad))
+    (ga, gb), (ta, tb) = grads
+    _same(ga, ta, rtol=1e-6)
+    _same(gb, tb, rtol=1e-3)
