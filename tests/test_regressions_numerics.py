@@ -714,3 +714,27 @@ def test_xlogy_self_gradient_where_a_zero_grad_meets_a_nan_log(self_dtype, other
     (ga, gb), (ta, tb) = grads
     _same(ga, ta, rtol=1e-6)
     _same(gb, tb, rtol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_matrix_exp_gradient_of_a_gradient_far_larger_than_the_matrix(dtype):
+    """matrix_exp's gradient is the upper-right block of exp([[A^T, G], [0, A^T]]),
+    linear in G. A G of norm far above A's (the gradient through exp_ of a matrix_exp:
+    ~1e23 with |A| ~ 5, fuzz seed 5001573) set the scaling-and-squaring count of the
+    whole block, and exp(A^T / 2^77) squared 77 times lost every digit: 1e84 in
+    float64, inf in float32, for an exact value of 1e22..5e24. PyTorch's kernel loses
+    them as well (4.5e21 for -3.49e22 there), so the reference is PyTorch's gradient of
+    G / 2^k (a G of unit size, where PyTorch is accurate) times 2^k: the same value
+    exactly, by linearity."""
+    a = np.array([[1.3301, -0.4468, 1.1292, -0.2816], [2.7120, -0.5102, -2.3055, -0.7968],
+                  [-0.8847, 1.1130, 4.4910, 0.7251], [2.8848, -0.6571, -0.5250, 1.8963]])
+    g = np.random.default_rng(5001573).uniform(-1, 1, (2, 4, 4)) * np.exp(np.array(
+        [[[1.0, 2.0, 9.0, 53.0]] * 4, [[0.5, 1.0, 1.5, 2.0]] * 4]))
+    k = 2.0 ** np.floor(np.log2(np.abs(g).max((-2, -1), keepdims=True)))
+    a = np.stack([a, a * 0.5])
+    ta = torch.tensor(a, requires_grad=True)
+    (want,) = torch.autograd.grad(torch.linalg.matrix_exp(ta), ta, torch.tensor(g / k))
+    want = want * torch.tensor(k)
+    x = tp.tensor(a, dtype=getattr(tp, dtype), requires_grad=True)
+    tp.linalg.matrix_exp(x).backward(tp.tensor(g, dtype=getattr(tp, dtype)))
+    _same(x.grad, want, rtol=1e-4 if dtype == "float32" else 1e-10)
