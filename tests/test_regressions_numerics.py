@@ -688,3 +688,53 @@ def test_batch_norm_weight_and_bias_grads_of_cancelling_sums_as_pytorch(shape, t
         (w_ours, b_ours), (w_theirs, b_theirs) = grads
         _same(w_ours, w_theirs, rtol=1e-6)
         _same(b_ours, b_theirs, rtol=1e-6)
+
+
+@pytest.mark.parametrize("self_dtype,other_dtype", [("float32", "float16"),
+                                                    ("float64", "float64")])
+@pytest.mark.parametrize("y", [[0.3, -2.0, 0.0, float("-inf"), 1e4, -0.0, float("inf")],
+                               [0.3, float("nan"), -2.0]])
+def test_xlogy_self_gradient_where_a_zero_grad_meets_a_nan_log(self_dtype, other_dtype, y):
+    """xlogy's self gradient is PyTorch's xlogy(grad, other), masked where self == 0 and
+    other <= 0: a zero grad (the element masked by a later in-place clamp_) gives 0 even
+    where log(other) is NaN (other = -inf, other < 0), and NaN only where other is NaN.
+    It was grad * log(other) = 0 * NaN = NaN (fuzz seed 5034820: a float16 other with
+    -inf, promoted to float32), and the log of a float16 other ran in float16."""
+    x = np.array([[0.7], [0.0], [-1.3]])
+    y = np.array([y])
+    w = np.array([[0.5, -1.0, 2.0, 1.5, -0.7, 0.25, 3.0][:y.shape[1]]] * 3)
+    grads = []
+    for lib in (tp, torch):
+        a = lib.tensor(x, dtype=getattr(lib, self_dtype), requires_grad=True)
+        b = lib.tensor(y, dtype=getattr(lib, other_dtype), requires_grad=True)
+        v = lib.xlogy(a, b)
+        v.clamp_(-1, 1)         # in place on a non-leaf: its backward zeroes the NaNs
+        ((a * 2.0).sum() + (v * lib.tensor(w, dtype=v.dtype)).sum()).backward()
+        grads.append((a.grad, b.grad))
+    (ga, gb), (ta, tb) = grads
+    _same(ga, ta, rtol=1e-6)
+    _same(gb, tb, rtol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_matrix_exp_gradient_of_a_gradient_far_larger_than_the_matrix(dtype):
+    """matrix_exp's gradient is the upper-right block of exp([[A^T, G], [0, A^T]]),
+    linear in G. A G of norm far above A's (the gradient through exp_ of a matrix_exp:
+    ~1e23 with |A| ~ 5, fuzz seed 5001573) set the scaling-and-squaring count of the
+    whole block, and exp(A^T / 2^77) squared 77 times lost every digit: 1e84 in
+    float64, inf in float32, for an exact value of 1e22..5e24. PyTorch's kernel loses
+    them as well (4.5e21 for -3.49e22 there), so the reference is PyTorch's gradient of
+    G / 2^k (a G of unit size, where PyTorch is accurate) times 2^k: the same value
+    exactly, by linearity."""
+    a = np.array([[1.3301, -0.4468, 1.1292, -0.2816], [2.7120, -0.5102, -2.3055, -0.7968],
+                  [-0.8847, 1.1130, 4.4910, 0.7251], [2.8848, -0.6571, -0.5250, 1.8963]])
+    g = np.random.default_rng(5001573).uniform(-1, 1, (2, 4, 4)) * np.exp(np.array(
+        [[[1.0, 2.0, 9.0, 53.0]] * 4, [[0.5, 1.0, 1.5, 2.0]] * 4]))
+    k = 2.0 ** np.floor(np.log2(np.abs(g).max((-2, -1), keepdims=True)))
+    a = np.stack([a, a * 0.5])
+    ta = torch.tensor(a, requires_grad=True)
+    (want,) = torch.autograd.grad(torch.linalg.matrix_exp(ta), ta, torch.tensor(g / k))
+    want = want * torch.tensor(k)
+    x = tp.tensor(a, dtype=getattr(tp, dtype), requires_grad=True)
+    tp.linalg.matrix_exp(x).backward(tp.tensor(g, dtype=getattr(tp, dtype)))
+    _same(x.grad, want, rtol=1e-4 if dtype == "float32" else 1e-10)

@@ -90,9 +90,13 @@ def pow_backward_exponent(grad, self, exponent, result):
 
 
 def xlogy_self_backward(grad, self, other):
-    """d/dself xlogy(self, other) = log(other), with 0 where self == 0 and other <= 0."""
+    """d/dself xlogy(self, other) = log(other), with 0 where self == 0 and other <= 0.
+    PyTorch's formula, xlogy(grad, other) masked: a zero grad gives 0 even where log(other)
+    is NaN (other < 0 or -inf, say a NaN result masked by a later clamp), where
+    grad * log(other) would give 0 * NaN = NaN; and the log runs in the promoted dtype
+    (a float16 other with a float32 grad takes its log in float32)."""
     cond = (self == 0) * (other <= 0)
-    return F.where(cond, 0.0, grad * F.log(F.where(cond, 1.0, other)))
+    return F.where(cond, 0.0, F.xlogy(grad, other))
 
 
 def _unsqueeze_reduced(grad, ndim, dims, keepdim):
