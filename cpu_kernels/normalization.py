@@ -3,11 +3,12 @@
 Each returns, besides the normalized output, the statistics its backward formula
 needs (mean and rstd = 1 / sqrt(var + eps)), as PyTorch's native_* kernels do. The
 half types compute in float32 and round once (except where PyTorch's batch-norm loop
-rounds every step: `_stepwise_dtype`). Variances are biased (divide by n),
+rounds every step: `_half_dtype`). Variances are biased (divide by n),
 except the running variance of batch norm, which PyTorch keeps unbiased.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -134,18 +135,19 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
         return (out(np.zeros(input._impl.sizes, input._impl.dtype.np), spec[0].dtype),
                 out(running_mean._impl.array().copy(), spec[1].dtype), out(rstd, spec[2].dtype))
     fused = _fused_layout(input._impl)
-    half = _stepwise_dtype(input, weight, bias, running_mean, running_var)
+    half = _half_dtype(input, weight, bias, running_mean, running_var)
     y, mean, rstd = _batch_norm(_compute(input), weight, bias, running_mean, running_var,
-                                training, momentum, eps, fused, None if fused else half,
-                                float32_input=input._impl.dtype is dt.float32, half=half)
+                                training, momentum, eps, fused, half,
+                                float32_input=input._impl.dtype is dt.float32)
     return out(y, spec[0].dtype), out(mean, spec[1].dtype), out(rstd, spec[2].dtype)
 
 
-def _stepwise_dtype(input, *params):
-    """The half type whose every operation PyTorch's non-contiguous batch-norm loop rounds
-    to: a float16/bfloat16 input whose defined parameters share its dtype, so the loop
-    runs on c10::Half (or BFloat16) values, each `-`, `*`, `+` rounding back to it. With
-    float32 parameters (mixed types) the loop computes in float32 and rounds once."""
+def _half_dtype(input, *params):
+    """The half type of a float16/bfloat16 input whose defined parameters share its dtype:
+    PyTorch's batch-norm kernels then run on c10::Half (or BFloat16) values (its param_t):
+    the non-contiguous loop rounds each `-`, `*`, `+` back to it, the contiguous one keeps
+    its statistics in it (_half_statistics). With float32 parameters (mixed types) both
+    compute in float32 and round once."""
     a = input._impl.array()
     if a.dtype.itemsize != 2:
         return None
@@ -155,16 +157,15 @@ def _stepwise_dtype(input, *params):
 
 
 def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, eps,
-                fused=True, stepwise=None, float32_input=False, half=None):
+                fused=True, half=None, float32_input=False):
     """(out, mean, rstd) arrays of native_batch_norm for `a` of shape (N, C, ...); the
     NHWC kernel passes its (N * H * W, C) rows, which is the same computation. `fused`:
-    PyTorch's per-channel scale-and-shift loop (see `_fused_layout`); `stepwise`: the
-    dtype the other loop rounds each step to (see `_stepwise_dtype`); `float32_input`: the
-    input was float32 (`a` is float32 for a half input too); `half`: the half dtype the
-    statistics are kept in (`_stepwise_dtype` of the call, see `_half_statistics`)."""
-    def rounded(v):
-        return v if stepwise is None else v.astype(stepwise).astype(v.dtype)
-
+    PyTorch's per-channel scale-and-shift loop (see `_fused_layout`); `half`: the half
+    dtype of the input and its parameters (`_half_dtype`): the fused loop keeps its
+    statistics in it (`_half_statistics`), the other rounds each step to it;
+    `float32_input`: the input was float32 (`a` is float32 for a half input too)."""
+    stepwise = None if fused else half
+    rounded = functools.partial(_rounded, dtype=stepwise)
     after = a.ndim - 2
     axes = (0,) + tuple(range(2, a.ndim))
     if training:
@@ -182,7 +183,7 @@ def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, 
         n = a.size // a.shape[1]
         if half is not None and fused and n > 1:
             return _half_statistics(a, weight, bias, running_mean, running_var, momentum, eps,
-                                    fused, stepwise, half, mean, var, n)
+                                    half, mean, var, n)
         if running_mean is not None:
             rm = running_mean._impl.array()
             if stepwise is not None:
@@ -206,8 +207,8 @@ def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, 
     return _normalize(a, weight, bias, mean, rstd, fused, stepwise)
 
 
-def _half_statistics(a, weight, bias, running_mean, running_var, momentum, eps, fused,
-                     stepwise, half, mean, var, n):
+def _half_statistics(a, weight, bias, running_mean, running_var, momentum, eps, half,
+                     mean, var, n):
     """_batch_norm's training step for a contiguous (or channels-last) half input whose
     parameters share its dtype, as PyTorch's CPU kernel rounds it (measured against it):
     the mean and rstd it normalizes with and returns are half values. A bfloat16 input
@@ -241,14 +242,17 @@ def _half_statistics(a, weight, bias, running_mean, running_var, momentum, eps, 
         _update_running(running_mean, new_mean)
     if new_var is not None:
         _update_running(running_var, new_var)
-    return _normalize(a, weight, bias, h(mean), rstd.reshape(mean.shape), fused, stepwise)
+    return _normalize(a, weight, bias, h(mean), rstd.reshape(mean.shape), True, None)
+
+
+def _rounded(v, dtype):
+    """v rounded to `dtype` and back (unchanged for None)."""
+    return v if dtype is None else v.astype(dtype).astype(v.dtype)
 
 
 def _normalize(a, weight, bias, mean, rstd, fused, stepwise):
     """_batch_norm's output from the statistics it uses, mean and rstd shaped (1, C, 1, ...)."""
-    def rounded(v):
-        return v if stepwise is None else v.astype(stepwise).astype(v.dtype)
-
+    rounded = functools.partial(_rounded, dtype=stepwise)
     after = a.ndim - 2
     # NOTE: as PyTorch, whose two CPU loops round (and meet infinities) differently: a
     # contiguous (or channels-last) input gets one scale and shift per channel,
@@ -656,8 +660,8 @@ def native_batch_norm_nhwc(input, weight, bias, running_mean, running_var, train
     a = _compute(input)
     y, mean, rstd = _batch_norm(nhwc_rows(a), weight, bias, running_mean, running_var,
                                 training, momentum, eps,
-                                half=_stepwise_dtype(input, weight, bias, running_mean,
-                                                     running_var))
+                                half=_half_dtype(input, weight, bias, running_mean,
+                                                 running_var))
     n, c, h, w = a.shape
     return (out_channels_last(y.reshape(n, h, w, c), spec[0].dtype), out(mean, spec[1].dtype),
             out(rstd, spec[2].dtype))
