@@ -620,22 +620,14 @@ FUSED_CASES = [c for c in CASES if c[0] in ("Adam", "AdamW", "SGD")] + [
 ]
 
 
-@pytest.fixture
-def small_blocks(monkeypatch):
-    """The fused kernels' blocks at 16384 elements: a 40000-element parameter spans two
-    whole blocks and a partial one."""
-    import cpu_kernels.optim
-    monkeypatch.setattr(cpu_kernels.optim, "BLOCK", 16384)
-
-
 @pytest.mark.parametrize("foreach", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", FUSED_CASES, ids=[_case_id(c) for c in FUSED_CASES])
-def test_fused_step_equals_the_unfused_ops_bit_for_bit(case, dtype, foreach, small_blocks):
+def test_fused_step_equals_the_unfused_ops_bit_for_bit(case, dtype, foreach):
     """Adam's and SGD's default step is one op per batch, _fused_adam_ or _fused_sgd_
     (cpu_kernels/optim.py); with differentiable=True they run the ops autograd can record.
-    Same bits, parameters and state, over parameters that span several of the kernel's
-    blocks (40000 elements), a transposed one and a 0-d one; the last one gets no gradient
+    Same bits, parameters and state, over a 40000-element parameter, a transposed one (the
+    kernel's copy-in, copy-out path) and a 0-d one; the last one gets no gradient
     on the first step, so its momentum starts later than the others'."""
     name, kwargs = case
     rng = np.random.default_rng(3)
@@ -661,7 +653,7 @@ def test_fused_step_equals_the_unfused_ops_bit_for_bit(case, dtype, foreach, sma
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_fused_adam_late_steps_equal_the_unfused_ops_and_follow_torch(dtype, small_blocks):
+def test_fused_adam_late_steps_equal_the_unfused_ops_and_follow_torch(dtype):
     """Once sqrt(1 - beta2^t) rounds to 1 in the dtype, the fused kernel skips its division
     by it (x / 1 is x): still the bits of the unfused ops (which divide), and torch's
     numbers. beta2 = 0.5 gets there by step ~27 in float32 and ~55 in float64."""
@@ -699,3 +691,28 @@ def test_fused_adam_is_one_op_per_parameter_and_updates_in_place(monkeypatch):
     assert p.data_ptr() == ptr and p._version == version + 1
     # First step of Adam: every element moves by lr against the gradient's sign.
     np.testing.assert_allclose(p.detach().numpy(), np.arange(6).reshape(2, 3) - 0.1, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fused_adam_loop_compiled_gives_the_bits_of_its_python_form(dtype):
+    """The compiled loop (cpu_kernels/_loops.py: no fastmath, so no reordering and no fused
+    multiply-add) and the same function run as plain Python agree bit for bit, amsgrad and
+    weight decay on, NaN and inf gradients included."""
+    from cpu_kernels.optim import _adam_loop
+    rng = np.random.default_rng(7)
+    grad = rng.standard_normal(64).astype(dtype)
+    grad[[3, 9]] = [np.nan, np.inf]
+    start = [rng.standard_normal(64).astype(dtype) for _ in range(2)] + \
+        [np.abs(rng.standard_normal(64)).astype(dtype) for _ in range(2)]
+    num = np.dtype(dtype).type
+    numbers = (False, True, num(0.1), False, num(1), True, num(0.1), num(0.9), num(0.999),
+               num(0.001), True, True, num(0.03), num(1e-8), num(-0.01))
+    results = []
+    for fn in (_adam_loop, _adam_loop.python):
+        arrays = [a.copy() for a in start]
+        with np.errstate(all="ignore"):
+            fn(arrays[0], grad, *arrays[1:], *numbers)
+        results.append(arrays)
+    for compiled, python in zip(*results):
+        np.testing.assert_array_equal(compiled.view(f"u{compiled.itemsize}"),
+                                      python.view(f"u{python.itemsize}"))

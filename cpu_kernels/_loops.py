@@ -1,0 +1,60 @@
+"""Compiled loops: the few CPU kernels that NumPy cannot write as one pass over memory.
+
+A NumPy kernel is a sequence of whole-array passes: Adam's update is a dozen of them, a
+batch norm backward six, each reading and writing every element once more. Where those
+passes, not Python, are the cost, the kernel is written here as the loop it means, in
+plain Python over NumPy arrays, and Numba compiles it to machine code the first time it
+runs with given argument types (`numba.njit`). The loop is the readable form of the
+kernel, and the one that runs:
+
+    @loop
+    def scale_(a, k):
+        for i in range(a.size):
+            a[i] = a[i] * k
+
+Options, each for a reason:
+- `error_model="numpy"`: a float division by zero gives inf / NaN as NumPy's does. (Numba's
+  default, Python's ZeroDivisionError, puts a test in the loop, which stops the compiler
+  from vectorizing it: Adam's step ran 2x slower.)
+- no `fastmath`: every operation rounds as IEEE says, in the order written, with no fused
+  multiply-add, so a loop gives the bits of the NumPy passes that spell the same
+  arithmetic (tests/test_optim.py checks Adam's and SGD's bit for bit).
+- `cache=True`: the machine code is kept in `__pycache__` beside this package's files, so
+  only the first process ever compiles (about 0.5 s a loop and argument types).
+- Numba is imported on a loop's first call, not with the backend: `import tensorplay`
+  does not pay for it. Where it is not installed (it is a dependency of the package, but
+  a machine may hold an install made with --no-deps), the loops run as plain Python,
+  correct and slow, with a warning the first time.
+
+To step through a loop in a debugger, or print inside it, set NUMBA_DISABLE_JIT=1 before
+the first call: the loops then run as the plain Python they are (slowly).
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+
+
+def loop(fn):
+    """`fn`, compiled by Numba on its first call (see the module doc for the options)."""
+    compiled = None
+
+    @functools.wraps(fn)
+    def run(*args):
+        nonlocal compiled
+        if compiled is None:
+            compiled = _compile(fn)
+        return compiled(*args)
+    run.python = fn          # the plain function, for reading and for tests
+    return run
+
+
+def _compile(fn):
+    try:
+        import numba
+    except ImportError:
+        warnings.warn(f"numba is not installed: the CPU kernel loop {fn.__qualname__} "
+                      "runs as plain Python (correct, and slow); pip install numba",
+                      RuntimeWarning, stacklevel=3)
+        return fn
+    return numba.njit(fn, cache=True, nogil=True, error_model="numpy")
