@@ -15,6 +15,7 @@ from tensorplay.kernel_support.ops import shape_rule
 from cpu_kernels._common import array_as, out, out_like
 from cpu_kernels._erf import erf as _erf
 from cpu_kernels._erf import erfc as _erfc
+from cpu_kernels._loops import loop
 from cpu_kernels._pointwise_common import arrays, inplace_of
 
 _SQRT_HALF = math.sqrt(0.5)
@@ -210,9 +211,16 @@ def threshold_backward(grad_output, self, threshold):
             and si.is_contiguous and gi.dtype.is_floating_point:
         # The backward of a relu in a network: one shape (not 0-d: NumPy compares those
         # to a scalar), one float dtype, row-major.
-        # Nothing to check, promote, broadcast or lay out: the selection alone. (A
-        # comparison with NaN raises no floating-point flag: no errstate needed.)
-        drop = np.less_equal(array_as(self, si.dtype), threshold)
+        # Nothing to check, promote, broadcast or lay out: the selection alone.
+        g, x = grad_output._impl.array(), self._impl.array()
+        if g.dtype.type in (np.float32, np.float64):
+            result = np.empty(g.shape, g.dtype)
+            # (the threshold rounded to the dtype first, as NumPy compares a Python number)
+            _threshold_backward_loop(g.reshape(-1), x.reshape(-1), result.reshape(-1),
+                                     g.dtype.type(threshold), g.dtype.type(0))
+            return out(result, gi.dtype)
+        with np.errstate(invalid="ignore"):     # (ml_dtypes' NaN comparison flags it)
+            drop = np.less_equal(array_as(self, si.dtype), threshold)
         return out(_select(array_as(grad_output, gi.dtype), drop, True), gi.dtype)
     spec = shape_rule("activations.threshold_backward")(
         "threshold_backward", (grad_output, self, threshold))
@@ -225,6 +233,13 @@ def threshold_backward(grad_output, self, threshold):
     # takes them in that order (its threshold_backward is threshold(self, ..., grad)).
     return out_like(_select(g, drop, spec.dtype.is_floating_point), spec.dtype, self,
                     grad_output)
+
+
+@loop
+def _threshold_backward_loop(g, x, result, threshold, zero):
+    for i in range(g.size):
+        result[i] = zero if x[i] <= threshold else g[i]     # a NaN in x keeps g
+
 
 
 def _select(g, drop, floating):

@@ -126,3 +126,45 @@ def test_gelu_backward_at_the_zero_of_its_derivative_is_float32_accurate(approxi
     assert ours.dtype is tp.float32
     np.testing.assert_allclose(np.asarray(ours.numpy(), np.float64), theirs.numpy(),
                                rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_relu_and_its_backward_keep_the_bits_of_torch(dtype, contiguous):
+    """relu's compiled loop (float32 / float64, row-major) and NumPy's path for the rest:
+    -0.0 stays -0.0 and NaN stays NaN, as in PyTorch (x < 0 ? 0 : x); the backward keeps
+    the gradient where the input is NaN or above 0, +0.0 elsewhere, an inf gradient too."""
+    values = np.array([-0.0, 0.0, np.nan, -1.5, 2.0, np.inf, -np.inf, 1e-30, -1e-30, 3.0])
+    x_values, g_values = np.tile(values, (4, 1)), np.tile(values[::-1], (4, 1))
+
+    def both(a):
+        theirs = torch.tensor(a, dtype=getattr(torch, dtype))
+        ours = tp.tensor(a, dtype=getattr(tp, dtype))
+        return (theirs, ours) if contiguous else (theirs.t(), ours.t())
+    (x, ours), (g, grad) = both(x_values), both(g_values)
+    assert ours.is_contiguous() == contiguous
+    for got, want in ((tp.relu(ours), torch.relu(x)),
+                      (tp.threshold_backward(grad, ours, 0),
+                       torch.ops.aten.threshold_backward(g, x, 0))):
+        got, want = got.float().numpy(), want.float().numpy()
+        np.testing.assert_array_equal(got, want)
+        numbers = ~np.isnan(want)              # (a NaN's sign bit is no contract)
+        np.testing.assert_array_equal(np.signbit(got[numbers]), np.signbit(want[numbers]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32"])
+def test_relu_in_place_on_a_view_matches_torch(dtype):
+    """relu_ writes only the view (the loop for a contiguous float view, NumPy's masked
+    copy for a strided one), -0.0 and NaN kept as torch keeps them."""
+    values = np.array([[-0.0, 2.0, -1.0, np.nan], [3.0, -4.0, 0.0, -np.inf]])
+    if dtype == "int32":
+        values = np.array([[0, 2, -1, 5], [3, -4, 0, -7]])
+    for index in ((0,), (slice(None), 1)):
+        theirs = torch.tensor(values, dtype=getattr(torch, dtype))
+        ours = tp.tensor(values, dtype=getattr(tp, dtype))
+        torch.relu_(theirs[index])
+        tp.relu_(ours[index])
+        got, want = ours.double().numpy(), theirs.double().numpy()
+        np.testing.assert_array_equal(got, want)
+        numbers = ~np.isnan(want)
+        np.testing.assert_array_equal(np.signbit(got[numbers]), np.signbit(want[numbers]))
