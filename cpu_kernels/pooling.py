@@ -23,6 +23,7 @@ from tensorplay.kernel_support.arguments import pool_params, spatial_dims
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
 from cpu_kernels._common import accumulate_dtype, out, out_channels_last
+from cpu_kernels._loops import loop
 from cpu_kernels._windows import add_windows, windows
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
@@ -118,20 +119,101 @@ def _max_pool(op, self, kernel_size, stride, padding, dilation, ceil_mode):
     kernel, stride, padding, dilation = pool_params(op, kernel_size, stride, padding,
                                                     dilation, nd)
     x = _planes(self, nd)
-    sizes, out_sizes = x.shape[1:], tuple(spec.sizes[-nd:])
+    out_sizes = tuple(spec.sizes[-nd:])
+    pool = _max_pool_by_loop if _looped(x.dtype) else _max_pool_by_windows
+    values, indices = pool(x, out_sizes, kernel, stride, padding, dilation,
+                           _lowest(self._impl.dtype))
+    return (out(values.reshape(spec.sizes), self._impl.dtype),
+            out(indices.reshape(spec.sizes), dt.int64))
+
+
+def _looped(np_dtype):
+    """Whether the compiled loops run pooling of `np_dtype`: float32, float64 and the
+    integers. The half types (float16, bfloat16) run NumPy (Numba has no bfloat16)."""
+    return np_dtype.kind in "iu" or np_dtype in (np.float32, np.float64)
+
+
+def _max_pool_by_loop(x, out_sizes, kernel, stride, padding, dilation, lowest):
+    """(values, indices) of max pooling of `x` (B, *spatial) by _max_pool_loop, a plane
+    being a volume of depth 1."""
+    to_3d = (1,) * (3 - len(out_sizes))
+    volumes = np.ascontiguousarray(x).reshape((x.shape[0],) + to_3d + x.shape[1:])
+    values = np.empty((x.shape[0],) + to_3d + out_sizes, x.dtype)
+    indices = np.empty(values.shape, np.int64)
+    spans = [_spans(n, o, k, s, p, d) for n, o, k, s, p, d
+             in zip(volumes.shape[1:], values.shape[1:], to_3d + tuple(kernel),
+                    to_3d + tuple(stride), (0,) * len(to_3d) + tuple(padding),
+                    to_3d + tuple(dilation))]
+    _max_pool_loop(volumes, values, indices, *[a for span in spans for a in span],
+                   x.dtype.type(lowest))
+    return values, indices
+
+
+@lru_cache(maxsize=64)
+def _spans(size, out_size, kernel, stride, padding, dilation):
+    """(first, end, step) of the windows along one dim, as PyTorch's loop reads them: the
+    first position of each window inside 0..size-1 (PyTorch's ih0, moved out of the
+    padding), the end (exclusive) of its range, and the dilation it steps by. Kept per
+    geometry (read-only), as a training loop asks for the same few."""
+    start = np.arange(out_size, dtype=np.int64) * stride - padding
+    end = np.minimum(start + (kernel - 1) * dilation + 1, size)
+    skipped = np.maximum(-start + dilation - 1, 0) // dilation   # offsets in the padding
+    first = start + skipped * dilation
+    first.flags.writeable = end.flags.writeable = False
+    return first, end, np.int64(dilation)
+
+
+@loop
+def _max_pool_loop(x, values, indices, first_d, end_d, step_d, first_h, end_h, step_h,
+                   first_w, end_w, step_w, lowest):
+    """PyTorch's loop (ATen's cpu_max_pool): values[b, i, j, k] is the max of window
+    (i, j, k) of volume x[b] (B, D, H, W) and indices[b, i, j, k] its flat position
+    (d * H + h) * W + w. A window is read in row-major order and only inside the volume
+    (the padding is never taken), and a value is taken when it is above the max so far or
+    NaN: the first of equal maxima wins, but the last NaN. A window whose values are all
+    `lowest` (-inf) gives its first position inside the volume.
+
+    (The window loops are `while` loops: a `range` with a step that is not a constant
+    divides to count its steps, and three divisions a window made the loop 1.6x slower.)"""
+    height, width = x.shape[2], x.shape[3]
+    for b in range(x.shape[0]):
+        for i in range(values.shape[1]):
+            for j in range(values.shape[2]):
+                for k in range(values.shape[3]):
+                    best = lowest
+                    best_at = (first_d[i] * height + first_h[j]) * width + first_w[k]
+                    d = first_d[i]
+                    while d < end_d[i]:
+                        h = first_h[j]
+                        while h < end_h[j]:
+                            w = first_w[k]
+                            while w < end_w[k]:
+                                value = x[b, d, h, w]
+                                if value > best or value != value:
+                                    best = value
+                                    best_at = (d * height + h) * width + w
+                                w += step_w
+                            h += step_h
+                        d += step_d
+                    values[b, i, j, k] = best
+                    indices[b, i, j, k] = best_at
+
+
+def _max_pool_by_windows(x, out_sizes, kernel, stride, padding, dilation, lowest):
+    """(values, indices) of max pooling of `x` (B, *spatial) by NumPy: `_window_max` over
+    the windows of the padded planes."""
+    sizes = x.shape[1:]
     pads = _pad_for(sizes, out_sizes, kernel, stride, padding, dilation)
     xp = x
     if any(p for pair in pads for p in pair):
-        xp = np.pad(x, [(0, 0)] + pads, constant_values=_lowest(self._impl.dtype))
+        xp = np.pad(x, [(0, 0)] + pads, constant_values=lowest)
     # The max's flat position = its window's corner + the kernel offset's plane offset.
     strides = _plane_strides(sizes)
     win = windows(xp, kernel, stride, dilation)[(slice(None),)
                                                 + tuple(slice(o) for o in out_sizes)]
-    values, arg = _window_max(win, self._impl.dtype.is_floating_point,
+    values, arg = _window_max(win, x.dtype.kind not in "iu",
                               _kernel_offsets(kernel, dilation, strides))
-    indices = arg + _corners(out_sizes, stride, padding, strides)
-    return (out(values.reshape(spec.sizes), self._impl.dtype),
-            out(indices.reshape(spec.sizes).astype(np.int64), dt.int64))
+    return values, arg + _corners(out_sizes, stride, padding, strides)
 
 
 @kernel(layout=NCHW)
@@ -154,31 +236,51 @@ def _check_indices(op, idx, sizes):
     # (int64 read as uint64: a negative index is above any plane size, one reduction)
     if (idx.view(np.uint64).max() >= size) if idx.dtype == np.int64 else \
             (idx.min() < 0 or idx.max() >= size):
-        raise DimError(f"{op}(): argument 'indices' holds a position outside the "
-                       f"{' x '.join(map(str, sizes))} input plane", op=op, arg="indices")
+        raise _outside_plane(op, sizes)
 
 
-def _scatter_to_planes(op, grad_output, indices, sizes, nd=2, disjoint=False):
-    """A zero input-shaped array with each gradient element added at its flat index.
+def _outside_plane(op, sizes):
+    return DimError(f"{op}(): argument 'indices' holds a position outside the "
+                    f"{' x '.join(map(str, sizes))} input plane", op=op, arg="indices")
 
-    disjoint: no two windows share an input position (stride >= the window's extent), so
-    no index repeats and the gradient is stored by one indexed assignment into the result,
-    in its own dtype: 17x faster than np.bincount's float64 sums and their conversion
-    (2x2 pooling of a (32, 32, 8, 8) batch)."""
+
+def _scatter_to_planes(op, grad_output, indices, sizes, nd=2):
+    """A zero input-shaped array with each gradient element added at its flat index: by
+    _scatter_add_loop (float32, float64), or for the half types by np.bincount, whose
+    float64 sums are rounded once."""
     g = grad_output._impl.array()
     idx = indices._impl.array()
-    _check_indices(op, idx, sizes[-nd:])
     plane = math.prod(sizes[-nd:])     # (Python ints: np.prod costs 3 us a call)
     b = math.prod(sizes[:-nd])
-    acc = accumulate_dtype(grad_output._impl.dtype)
-    flat = np.add(idx.reshape(-1), _plane_starts(b, idx.size // max(b, 1), plane))
-    if disjoint:
-        scattered = np.zeros(b * plane, acc)
-        scattered[flat.ravel()] = g.ravel()
+    per_plane = idx.size // max(b, 1)
+    if _looped(g.dtype):
+        scattered = np.zeros((b, plane), g.dtype)
+        if _scatter_add_loop(np.ascontiguousarray(g).reshape(b, per_plane),
+                             np.ascontiguousarray(idx, np.int64).reshape(b, per_plane),
+                             scattered):
+            raise _outside_plane(op, sizes[-nd:])
     else:
-        scattered = np.bincount(flat.ravel(), weights=g.astype(acc).ravel(),
+        _check_indices(op, idx, sizes[-nd:])
+        flat = np.add(idx.reshape(-1), _plane_starts(b, per_plane, plane))
+        scattered = np.bincount(flat, weights=g.astype(np.float64).ravel(),
                                 minlength=b * plane)
     return out(scattered.reshape(sizes), grad_output._impl.dtype)
+
+
+@loop
+def _scatter_add_loop(grad_output, indices, grad_input):
+    """PyTorch's loop (ATen's cpu_max_pool_backward): grad_input[b, indices[b, k]] +=
+    grad_output[b, k] for each plane b and output k in that order, adding in the
+    gradient's dtype where windows overlap. Returns whether an index lies outside its
+    plane (the loop stops there; the caller raises)."""
+    plane = grad_input.shape[1]
+    for b in range(grad_output.shape[0]):
+        for k in range(grad_output.shape[1]):
+            at = indices[b, k]
+            if at < 0 or at >= plane:
+                return True
+            grad_input[b, at] += grad_output[b, k]
+    return False
 
 
 @lru_cache(maxsize=16)
@@ -193,38 +295,30 @@ def _plane_starts(planes, per_plane, plane):
 
 def _max_pool_backward(op, grad_output, self, kernel_size, stride, padding, dilation,
                        ceil_mode, indices):
-    disjoint = _checked_geometry(op, (grad_output, self, kernel_size, stride, padding,
-                                      dilation, ceil_mode, indices))
-    return _scatter_to_planes(op, grad_output, indices, self._impl.sizes, spatial_dims(op),
-                              disjoint)
+    _checked_geometry(op, (grad_output, self, kernel_size, stride, padding, dilation,
+                           ceil_mode, indices))
+    return _scatter_to_planes(op, grad_output, indices, self._impl.sizes, spatial_dims(op))
 
 
-# Geometries whose shape rule passed -> whether their windows are disjoint. A training
-# loop runs the same max-pool backward every step: its shape rule and window arithmetic
-# (~9 us inside a backward pass, against ~25 us for the scatter itself) run once per
-# geometry. A bad argument raises before its key is stored, so it is checked (and raises)
-# on every call; the index values, which change every step, are checked every call.
-_CHECKED_GEOMETRIES = {}
+# Geometries whose shape rule passed. A training loop runs the same max-pool backward
+# every step: its shape rule (~9 us inside a backward pass) runs once per geometry. A bad
+# argument raises before its key is stored, so it is checked (and raises) on every call;
+# the index values, which change every step, are checked every call.
+_CHECKED_GEOMETRIES = set()
 
 
 def _checked_geometry(op, args):
     """Run the shape rule of max-pool backward `op` on `args` (its arguments, in schema
-    order) once per geometry; returns whether no two of its windows share an input
-    position (stride >= the window's extent on every dim)."""
+    order) once per geometry."""
     grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, _ = args
     key = (op, self._impl.sizes, self._impl.dtype, grad_output._impl.sizes,
            grad_output._impl.dtype, tuple(kernel_size), tuple(stride), tuple(padding),
            tuple(dilation), ceil_mode)
-    disjoint = _CHECKED_GEOMETRIES.get(key)
-    if disjoint is None:
+    if key not in _CHECKED_GEOMETRIES:
         shape_rule(f"pooling.{op}")(op, args)
-        kernel, stride, _, dilation = pool_params(op, kernel_size, stride, padding, dilation,
-                                                  spatial_dims(op))
-        disjoint = all(s >= d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
         if len(_CHECKED_GEOMETRIES) >= 64:      # a bound, for a sweep over many shapes
             _CHECKED_GEOMETRIES.clear()
-        _CHECKED_GEOMETRIES[key] = disjoint
-    return disjoint
+        _CHECKED_GEOMETRIES.add(key)
 
 
 @kernel(layout=NCHW)
