@@ -4,11 +4,20 @@ their backwards.
 Inputs are (C, *spatial) or (N, C, *spatial) with 2 spatial dims (H, W) or 3 (D, H, W);
 the kernels view both as (B, *spatial) with B = N * C, and are written once for either
 number of dims (`nd`). Windows come from `windows` (a strided view, no copy), so each
-forward is one reduction over the window axes (for the max, a loop over the kernel
-offsets that also tracks where the max is: `_window_max`); the backward of an average adds
-the windows back (`add_windows`), that of a max adds each gradient at its argmax
-(`np.bincount`). Indices are flat positions in each (H, W) plane (each (D, H, W) volume),
-as in PyTorch. Channels_last 2-D inputs have their own NHWC kernels (the section at the end).
+forward is one reduction over the window axes; the backward of an average adds the
+windows back (`add_windows`). Indices are flat positions in each (H, W) plane (each
+(D, H, W) volume), as in PyTorch. Channels_last 2-D inputs have their own NHWC kernels
+(the section at the end).
+
+The max pools are PyTorch's CPU loops, compiled (cpu_kernels/_loops.py): the forward of
+float32, float64 and integer inputs reads each window inside the plane and keeps the
+first of equal maxima, the last NaN (`_max_pool_loop`), and every max pool's backward
+adds each gradient at its saved index in the gradient's dtype (`_scatter_add_loop`),
+both with PyTorch's order, hence its bits. NumPy does the rest: the half types' forward,
+the NHWC forward (whose elementwise steps over channel runs beat the loop there) and
+fractional pooling's gathered windows, all by `_window_max`, a loop over the kernel
+offsets, each step over all windows at once, to the same rule; the half types' backward
+by `np.bincount`.
 """
 from __future__ import annotations
 
@@ -48,7 +57,8 @@ def _pad_for(sizes, out_sizes, kernel, stride, padding, dilation):
 
 
 def _lowest(dtype):
-    """The padding value of a max: below every value of `dtype` (a TensorPlay dtype)."""
+    """The padding value of a max, and its loop's start: below every value of `dtype` (a
+    TensorPlay dtype)."""
     return -np.inf if dtype.is_floating_point else np.iinfo(dtype.np).min
 
 
@@ -61,7 +71,8 @@ def _plane_strides(sizes):
 def _window_max(win, floating, offsets):
     """(max, offsets[k] of the max's kernel offset k) of each window of `win` (B, *out,
     *kernel): the first of equal maxima, but the last NaN, as PyTorch's CPU kernel decides
-    (it takes a value when `value > max or isnan(value)`). A loop over the kernel offsets
+    (it takes a value when `value > max or isnan(value)`); a max of -inf may be found in
+    the padding (`_max_positions` moves its index). A loop over the kernel offsets
     (`offsets` lists them in row-major order), each step elementwise over all windows at
     once (np.where and copyto with a mask are several times slower than the arithmetic
     below):
@@ -77,6 +88,9 @@ def _window_max(win, floating, offsets):
     arg = np.full(values.shape, offsets[0], np.int64)
     if values.size == 0:
         return values, arg
+    # Of two equal values (-0.0, 0.0) np.maximum returns its second argument, but for
+    # float16 its first: the current max goes there, to stay on a tie.
+    current_first = values.dtype == np.float16
     with np.errstate(invalid="ignore"):
         for k in range(1, len(offsets)):
             candidate = win[(Ellipsis,) + np.unravel_index(k, kernel)]
@@ -86,8 +100,11 @@ def _window_max(win, floating, offsets):
             step = offsets[k] - arg
             step *= taken
             arg += step
-            # on a tie (-0.0, 0.0) np.maximum returns its second argument: the current max
-            np.maximum(candidate, values, out=values)   # NaN propagates, as taken says
+            # (NaN propagates, as taken says)
+            if current_first:
+                np.maximum(values, candidate, out=values)
+            else:
+                np.maximum(candidate, values, out=values)
     return values, arg
 
 
@@ -98,16 +115,25 @@ def _kernel_offsets(kernel, dilation, strides):
     return [int(v) for v in sum(grids).ravel()]
 
 
-def _corners(out_sizes, stride, padding, strides):
-    """The flat plane position of each window's first element (it may lie in the padding):
-    an array broadcast over the output's spatial dims."""
-    nd = len(out_sizes)
-    total = np.zeros((1,) * nd, np.int64)
-    for i, (o, s, p, st) in enumerate(zip(out_sizes, stride, padding, strides)):
-        shape = [1] * nd
-        shape[i] = o
-        total = total + ((np.arange(o) * s - p) * st).reshape(shape)
-    return total
+def _max_positions(values, arg, sizes, out_sizes, kernel, stride, padding, dilation,
+                   lowest):
+    """The flat plane position of each window's max, from _window_max's `values` and `arg`
+    (the output's spatial dims last): the window's first element's position (it may lie in
+    the padding) + the kernel offset's plane offset `arg`. Where the max is `lowest`
+    (-inf) it may have been read in the padding, the first of equal maxima: the position
+    is then the window's first inside the plane, where PyTorch's loop, which reads no
+    padding, leaves it."""
+    nd = len(sizes)
+    corners = firsts = np.zeros((1,) * nd, np.int64)
+    for i, (n, o, k, s, p, d, st) in enumerate(zip(sizes, out_sizes, kernel, stride, padding,
+                                                   dilation, _plane_strides(sizes))):
+        shape = (1,) * i + (o,) + (1,) * (nd - i - 1)
+        corners = corners + ((np.arange(o) * s - p) * st).reshape(shape)
+        firsts = firsts + (_spans(n, o, k, s, p, d)[0] * st).reshape(shape)
+    positions = arg + corners
+    if any(padding):     # (only a window that starts in the padding reads it first)
+        positions = np.where(values == lowest, firsts, positions)
+    return positions
 
 
 def _max_pool(op, self, kernel_size, stride, padding, dilation, ceil_mode):
@@ -207,13 +233,12 @@ def _max_pool_by_windows(x, out_sizes, kernel, stride, padding, dilation, lowest
     xp = x
     if any(p for pair in pads for p in pair):
         xp = np.pad(x, [(0, 0)] + pads, constant_values=lowest)
-    # The max's flat position = its window's corner + the kernel offset's plane offset.
-    strides = _plane_strides(sizes)
     win = windows(xp, kernel, stride, dilation)[(slice(None),)
                                                 + tuple(slice(o) for o in out_sizes)]
     values, arg = _window_max(win, x.dtype.kind not in "iu",
-                              _kernel_offsets(kernel, dilation, strides))
-    return values, arg + _corners(out_sizes, stride, padding, strides)
+                              _kernel_offsets(kernel, dilation, _plane_strides(sizes)))
+    return values, _max_positions(values, arg, sizes, out_sizes, kernel, stride, padding,
+                                  dilation, lowest)
 
 
 @kernel(layout=NCHW)
@@ -244,53 +269,54 @@ def _outside_plane(op, sizes):
                     f"{' x '.join(map(str, sizes))} input plane", op=op, arg="indices")
 
 
-def _scatter_to_planes(op, grad_output, indices, sizes, nd=2):
-    """A zero input-shaped array with each gradient element added at its flat index: by
-    _scatter_add_loop (float32, float64), or for the half types by np.bincount, whose
-    float64 sums are rounded once."""
+def _scatter_to_planes(op, grad_output, indices, sizes, nd=2, channels_last=False):
+    """The gradient of a max pool's input (`sizes`): zeros, with each element of
+    grad_output added at the flat position in its plane that `indices` saved; laid out
+    NCHW, or NHWC when channels_last. float32 and float64 by _scatter_add_loop, adding in
+    the dtype in PyTorch's order; the half types by np.bincount, whose float64 sums are
+    rounded once."""
+    n, c = sizes[:-nd] if len(sizes) == nd + 2 else (1,) + tuple(sizes[:-nd])
+    plane_sizes = sizes[-nd:]
+    plane = math.prod(plane_sizes)     # (Python ints: np.prod costs 3 us a call)
     g = grad_output._impl.array()
-    idx = indices._impl.array()
-    plane = math.prod(sizes[-nd:])     # (Python ints: np.prod costs 3 us a call)
-    b = math.prod(sizes[:-nd])
-    per_plane = idx.size // max(b, 1)
+    per_plane = g.size // max(n * c, 1)
+    # (N, C, positions) views of any layout: the loop reads them as they lie
+    g = g.reshape(n, c, per_plane)
+    idx = indices._impl.array().reshape(n, c, per_plane)
+    memory = np.zeros((n, plane, c) if channels_last else (n, c, plane), g.dtype)
+    grad_input = memory.transpose(0, 2, 1) if channels_last else memory    # (N, C, plane)
     if _looped(g.dtype):
-        scattered = np.zeros((b, plane), g.dtype)
-        if _scatter_add_loop(np.ascontiguousarray(g).reshape(b, per_plane),
-                             np.ascontiguousarray(idx, np.int64).reshape(b, per_plane),
-                             scattered):
-            raise _outside_plane(op, sizes[-nd:])
+        if _scatter_add_loop(g, idx.astype(np.int64, copy=False), grad_input):
+            raise _outside_plane(op, plane_sizes)
     else:
-        _check_indices(op, idx, sizes[-nd:])
-        flat = np.add(idx.reshape(-1), _plane_starts(b, per_plane, plane))
-        scattered = np.bincount(flat, weights=g.astype(np.float64).ravel(),
-                                minlength=b * plane)
-    return out(scattered.reshape(sizes), grad_output._impl.dtype)
+        _check_indices(op, idx, plane_sizes)
+        # each (n, c, position)'s place in `memory`, from grad_input's strides
+        step_n, step_c, step = (st // memory.itemsize for st in grad_input.strides)
+        flat = idx * step + (np.arange(n) * step_n)[:, None, None] + \
+            (np.arange(c) * step_c)[:, None]
+        memory = np.bincount(flat.ravel(), weights=g.astype(np.float64).ravel(),
+                             minlength=memory.size).reshape(memory.shape)
+    if channels_last:
+        return out_channels_last(memory.reshape((n,) + tuple(plane_sizes) + (c,)),
+                                 grad_output._impl.dtype)
+    return out(memory.reshape(sizes), grad_output._impl.dtype)
 
 
 @loop
 def _scatter_add_loop(grad_output, indices, grad_input):
-    """PyTorch's loop (ATen's cpu_max_pool_backward): grad_input[b, indices[b, k]] +=
-    grad_output[b, k] for each plane b and output k in that order, adding in the
-    gradient's dtype where windows overlap. Returns whether an index lies outside its
+    """PyTorch's loop (ATen's cpu_max_pool_backward): grad_input[n, c, indices[n, c, k]]
+    += grad_output[n, c, k] for each plane (n, c) and output k in that order, adding in
+    the gradient's dtype where windows overlap. Returns whether an index lies outside its
     plane (the loop stops there; the caller raises)."""
-    plane = grad_input.shape[1]
-    for b in range(grad_output.shape[0]):
-        for k in range(grad_output.shape[1]):
-            at = indices[b, k]
-            if at < 0 or at >= plane:
-                return True
-            grad_input[b, at] += grad_output[b, k]
+    plane = grad_input.shape[2]
+    for n in range(grad_output.shape[0]):
+        for c in range(grad_output.shape[1]):
+            for k in range(grad_output.shape[2]):
+                at = indices[n, c, k]
+                if at < 0 or at >= plane:
+                    return True
+                grad_input[n, c, at] += grad_output[n, c, k]
     return False
-
-
-@lru_cache(maxsize=16)
-def _plane_starts(planes, per_plane, plane):
-    """The flat position of each index's plane, one per index (read-only, kept per shape:
-    a training loop asks for the same few). Added as a (planes, 1) column it would be a
-    broadcast whose inner loop is one plane's few windows, 6x slower than this add."""
-    starts = np.repeat(np.arange(planes, dtype=np.int64) * plane, per_plane)
-    starts.flags.writeable = False
-    return starts
 
 
 def _max_pool_backward(op, grad_output, self, kernel_size, stride, padding, dilation,
@@ -666,36 +692,26 @@ def max_pool2d_with_indices_nhwc(self, kernel_size, stride, padding, dilation, c
     kernel, stride, padding, dilation = pool_params(op, kernel_size, stride, padding,
                                                     dilation)
     x = _nhwc(self)
-    h, w = x.shape[1:3]
-    oh, ow = spec.sizes[-2:]
-    xp = _pad_nhwc(x, _pad_for((h, w), (oh, ow), kernel, stride, padding, dilation),
-                   _lowest(self._impl.dtype))
-    offsets = [u * dilation[0] * w + v * dilation[1]
-               for u in range(kernel[0]) for v in range(kernel[1])]
-    win = _nchw_windows(xp, kernel, stride, dilation)[:, :, :oh, :ow]
-    values, arg = _window_max(win, self._impl.dtype.is_floating_point, offsets)
-    corners = ((np.arange(oh)[:, None] * stride[0] - padding[0]) * w
-               + np.arange(ow)[None, :] * stride[1] - padding[1])
-    indices = arg + corners
+    sizes, out_sizes = x.shape[1:3], tuple(spec.sizes[-2:])
+    lowest = _lowest(self._impl.dtype)
+    xp = _pad_nhwc(x, _pad_for(sizes, out_sizes, kernel, stride, padding, dilation), lowest)
+    win = _nchw_windows(xp, kernel, stride, dilation)[:, :, :out_sizes[0], :out_sizes[1]]
+    values, arg = _window_max(win, self._impl.dtype.is_floating_point,
+                              _kernel_offsets(kernel, dilation, _plane_strides(sizes)))
+    indices = _max_positions(values, arg, sizes, out_sizes, kernel, stride, padding, dilation,
+                             lowest)
     return (out_channels_last(values.transpose(0, 2, 3, 1), self._impl.dtype),
             out_channels_last(indices.transpose(0, 2, 3, 1), dt.int64))
 
 
 def max_pool2d_with_indices_backward_nhwc(grad_output, self, kernel_size, stride, padding,
                                           dilation, ceil_mode, indices):
-    """Each gradient added at its max's position: in NHWC memory the flat position of
-    (n, plane index i, c) is (n * H * W + i) * C + c."""
+    """Each gradient added at its max's position, into NHWC memory."""
     shape_rule("pooling.max_pool2d_with_indices_backward")(
         "max_pool2d_with_indices_backward", (grad_output, self, kernel_size, stride, padding,
                                              dilation, ceil_mode, indices))
-    n, c, h, w = self._impl.sizes
-    acc = accumulate_dtype(grad_output._impl.dtype)
-    idx = _nhwc(indices)                                             # (N, oh, ow, C)
-    _check_indices("max_pool2d_with_indices_backward", idx, (h, w))
-    flat = (idx + (np.arange(n) * h * w).reshape(n, 1, 1, 1)) * c + np.arange(c)
-    summed = np.bincount(flat.ravel(), weights=_nhwc(grad_output, acc).ravel(),
-                         minlength=n * h * w * c)
-    return out_channels_last(summed.reshape(n, h, w, c), grad_output._impl.dtype)
+    return _scatter_to_planes("max_pool2d_with_indices_backward", grad_output, indices,
+                              self._impl.sizes, channels_last=True)
 
 
 def avg_pool2d_nhwc(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
