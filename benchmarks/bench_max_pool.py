@@ -70,7 +70,8 @@ def main():
     import torch
     torch.set_num_threads(THREADS)
     print(f"max_pool2d, {THREADS} thread(s), "
-          f"{'CPU' if '--cpu-time' in sys.argv[1:] else 'wall'} time, fastest of {PAIRS['rounds']} batches of {PAIRS['batch']}")
+          f"{'CPU' if '--cpu-time' in sys.argv[1:] else 'wall'} time, fastest of "
+          f"{PAIRS['rounds']} batches of {PAIRS['batch']}")
     print(f"  {'case':<28}{'forward tp':>12}{'torch':>12}{'ratio':>8}"
           f"{'fwd+bwd tp':>14}{'torch':>12}{'ratio':>8}")
     for label, shape, kwargs, dtype in CASES:

@@ -160,27 +160,34 @@ def _looped(np_dtype):
 
 
 def _max_pool_by_loop(x, out_sizes, kernel, stride, padding, dilation, lowest):
-    """(values, indices) of max pooling of `x` (B, *spatial) by _max_pool_loop, a plane
-    being a volume of depth 1."""
-    to_3d = (1,) * (3 - len(out_sizes))
-    volumes = np.ascontiguousarray(x).reshape((x.shape[0],) + to_3d + x.shape[1:])
-    values = np.empty((x.shape[0],) + to_3d + out_sizes, x.dtype)
+    """(values, indices) of max pooling of `x` (B, *spatial) by _max_pool_loop."""
+    depth = (1,) * (3 - len(out_sizes))      # a plane is a volume of depth 1
+    volumes = np.ascontiguousarray(x).reshape((x.shape[0],) + depth + x.shape[1:])
+    values = np.empty((x.shape[0],) + depth + out_sizes, x.dtype)
     indices = np.empty(values.shape, np.int64)
-    spans = [_spans(n, o, k, s, p, d) for n, o, k, s, p, d
-             in zip(volumes.shape[1:], values.shape[1:], to_3d + tuple(kernel),
-                    to_3d + tuple(stride), (0,) * len(to_3d) + tuple(padding),
-                    to_3d + tuple(dilation))]
-    _max_pool_loop(volumes, values, indices, *[a for span in spans for a in span],
+    _max_pool_loop(volumes, values, indices,
+                   *_volume_spans(x.shape[1:], out_sizes, tuple(kernel), tuple(stride),
+                                  tuple(padding), tuple(dilation)),
                    x.dtype.type(lowest))
     return values, indices
+
+
+@lru_cache(maxsize=64)
+def _volume_spans(sizes, out_sizes, kernel, stride, padding, dilation):
+    """The _spans of a volume's depth, height and width, one after the other (a plane's
+    depth: one window of one position). Kept per geometry: a training loop asks for the
+    same few."""
+    spans = [_spans(1, 1, 1, 1, 0, 1)] * (3 - len(sizes)) + [
+        _spans(*dim) for dim in zip(sizes, out_sizes, kernel, stride, padding, dilation)]
+    return tuple(a for span in spans for a in span)
 
 
 @lru_cache(maxsize=64)
 def _spans(size, out_size, kernel, stride, padding, dilation):
     """(first, end, step) of the windows along one dim, as PyTorch's loop reads them: the
     first position of each window inside 0..size-1 (PyTorch's ih0, moved out of the
-    padding), the end (exclusive) of its range, and the dilation it steps by. Kept per
-    geometry (read-only), as a training loop asks for the same few."""
+    padding), the end (exclusive) of its range, and the dilation it steps by (read-only,
+    kept per geometry)."""
     start = np.arange(out_size, dtype=np.int64) * stride - padding
     end = np.minimum(start + (kernel - 1) * dilation + 1, size)
     skipped = np.maximum(-start + dilation - 1, 0) // dilation   # offsets in the padding
@@ -204,16 +211,19 @@ def _max_pool_loop(x, values, indices, first_d, end_d, step_d, first_h, end_h, s
     height, width = x.shape[2], x.shape[3]
     for b in range(x.shape[0]):
         for i in range(values.shape[1]):
+            d_first, d_end = first_d[i], end_d[i]
             for j in range(values.shape[2]):
+                h_first, h_end = first_h[j], end_h[j]
                 for k in range(values.shape[3]):
+                    w_first, w_end = first_w[k], end_w[k]
                     best = lowest
-                    best_at = (first_d[i] * height + first_h[j]) * width + first_w[k]
-                    d = first_d[i]
-                    while d < end_d[i]:
-                        h = first_h[j]
-                        while h < end_h[j]:
-                            w = first_w[k]
-                            while w < end_w[k]:
+                    best_at = (d_first * height + h_first) * width + w_first
+                    d = d_first
+                    while d < d_end:
+                        h = h_first
+                        while h < h_end:
+                            w = w_first
+                            while w < w_end:
                                 value = x[b, d, h, w]
                                 if value > best or value != value:
                                     best = value
