@@ -166,3 +166,128 @@ def test_max_pool3d_gradients_to_second_order(shape, args):
     x = tp.tensor(RNG.standard_normal(shape), requires_grad=True)
     assert gradcheck(lambda x: tp.max_pool3d_with_indices(x, *args)[0], (x,))
     assert gradgradcheck(lambda x: tp.max_pool3d_with_indices(x, *args)[0], (x,))
+
+
+# ---- max pooling's window loop and its gradient's scatter (cpu_kernels/pooling.py) -----
+# Values, indices and gradients against PyTorch on the inputs where the choice of the max
+# is a rule: ties (signed zeros among them: the first in window order), NaN (the last NaN
+# of a window), -inf beside the padding (never the padding: the window's first position
+# inside the plane), and overlapping windows (their gradients added in the dtype, in
+# PyTorch's order: the same bits for float32 and float64).
+def _max_pool_data(kind, shape, rng):
+    if kind == "ties":
+        return rng.choice([-1.0, -0.0, 0.0, 1.0], shape)
+    a = rng.standard_normal(shape)
+    if kind == "nan":
+        a[rng.random(shape) < 0.2] = np.nan
+    elif kind == "-inf":
+        a[rng.random(shape) < 0.7] = -np.inf
+    return a
+
+
+POOL2D = [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+          dict(kernel_size=3, stride=1, padding=1),
+          dict(kernel_size=3, stride=1, padding=1, dilation=2),
+          dict(kernel_size=3, stride=2, ceil_mode=True),
+          dict(kernel_size=(2, 3), stride=(1, 2), padding=1, dilation=(2, 1), ceil_mode=True)]
+DTYPES = ["float32", "float64", "float16", "bfloat16"]
+
+
+def _layouts(a, layout):
+    """(tp, torch) tensors of `a` (N, C, H, W) laid out as `layout`."""
+    if layout == "transposed":     # a strided view: (N, C, H, W) of a (N, C, W, H) array
+        t = np.ascontiguousarray(a.swapaxes(2, 3))
+        return tp.from_numpy(t).transpose(2, 3), torch.from_numpy(t).transpose(2, 3)
+    if layout == "unbatched":
+        return tp.from_numpy(a[0]), torch.from_numpy(a[0])
+    x, tx = tp.from_numpy(a), torch.from_numpy(a)
+    if layout == "channels_last":
+        x, tx = (x.to(memory_format=tp.channels_last),
+                 tx.to(memory_format=torch.channels_last))
+    return x, tx
+
+
+def _assert_same(got, want, atol=0):
+    got, want = got.float().detach().numpy(), want.float().detach().numpy()
+    np.testing.assert_allclose(got, want, rtol=0, atol=atol)
+    if not atol:      # (the sign of a NaN is no contract)
+        np.testing.assert_array_equal(np.signbit(got) & ~np.isnan(got),
+                                      np.signbit(want) & ~np.isnan(want))   # -0.0 kept
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "transposed", "unbatched"])
+@pytest.mark.parametrize("kind", ["ties", "nan", "-inf", "normal"])
+@pytest.mark.parametrize("kwargs", POOL2D, ids=range(len(POOL2D)))
+def test_max_pool2d_picks_and_scatters_as_torch(dtype, layout, kind, kwargs):
+    rng = np.random.default_rng(7)
+    # 16 channels: a channels_last input runs the NHWC kernel
+    a = _max_pool_data(kind, (2, 16, 7, 9), rng).astype(np.float32)
+    x, tx = _layouts(a, layout)
+    x, tx = x.to(getattr(tp, dtype)), tx.to(getattr(torch, dtype))
+    x.requires_grad_(), tx.requires_grad_()
+    y, idx = F.max_pool2d(x, return_indices=True, **kwargs)
+    ty, t_idx = TF.max_pool2d(tx, return_indices=True, **kwargs)
+    np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+    _assert_same(y, ty)      # a max is one of the inputs, in any dtype
+    g = rng.standard_normal(tuple(ty.shape)).astype(np.float32)
+    y.backward(tp.from_numpy(g).to(x.dtype))
+    ty.backward(torch.from_numpy(g).to(tx.dtype))
+    # half types: PyTorch rounds the sums of overlapping windows' gradients (up to 9
+    # terms, sums up to about 5) differently from TensorPlay's float64 sums, rounded once:
+    # by a few ulps of 4
+    _assert_same(x.grad, tx.grad, atol={"float16": 1e-2, "bfloat16": 8e-2}.get(dtype, 0))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int64"])
+@pytest.mark.parametrize("kwargs", POOL2D, ids=range(len(POOL2D)))
+def test_max_pool2d_integer_ties_take_the_first(dtype, kwargs):
+    """Integer inputs run the loop too: the first of equal maxima, as PyTorch's contiguous
+    kernel (its channels_last one may differ, tests/opinfo avoids ties there)."""
+    a = np.random.default_rng(8).integers(0, 3, (2, 3, 7, 9)).astype(dtype)
+    y, idx = F.max_pool2d(tp.from_numpy(a), return_indices=True, **kwargs)
+    ty, t_idx = TF.max_pool2d(torch.from_numpy(a), return_indices=True, **kwargs)
+    np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+    np.testing.assert_array_equal(y.numpy(), ty.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kind", ["ties", "nan", "-inf"])
+def test_max_pool3d_picks_and_scatters_as_torch(dtype, kind):
+    rng = np.random.default_rng(9)
+    a = _max_pool_data(kind, (2, 3, 5, 6, 7), rng).astype(dtype)
+    kwargs = dict(kernel_size=(2, 3, 2), stride=(1, 2, 1), padding=1, dilation=(2, 1, 1),
+                  ceil_mode=True)
+    x, tx = tp.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    y, idx = F.max_pool3d(x, return_indices=True, **kwargs)
+    ty, t_idx = TF.max_pool3d(tx, return_indices=True, **kwargs)
+    np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+    _assert_same(y, ty)
+    g = rng.standard_normal(tuple(ty.shape)).astype(dtype)
+    y.backward(tp.tensor(g)), ty.backward(torch.tensor(g))
+    _assert_same(x.grad, tx.grad)
+
+
+def test_max_pool2d_empty_batch_and_gradients_of_overlapping_windows():
+    x = tp.zeros((0, 3, 6, 6), requires_grad=True)
+    y, idx = F.max_pool2d(x, 3, 1, 1, return_indices=True)
+    assert tuple(y.shape) == tuple(idx.shape) == (0, 3, 6, 6)
+    y.sum().backward()
+    assert tuple(x.grad.shape) == (0, 3, 6, 6)
+    x = tp.tensor(RNG.standard_normal((1, 2, 6, 5)), requires_grad=True)
+    for kwargs in (dict(kernel_size=3, stride=1, padding=1),
+                   dict(kernel_size=3, stride=2, padding=1, dilation=2, ceil_mode=True)):
+        fn = lambda x: F.max_pool2d(x, **kwargs)   # noqa: E731
+        assert gradcheck(fn, (x,))
+        assert gradgradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("position", [-1, 30])
+def test_max_pool2d_backward_rejects_indices_outside_the_plane(position):
+    x = tp.zeros((1, 2, 5, 6))
+    _, idx = tp.max_pool2d_with_indices(x, (2, 2), (2, 2), (0, 0), (1, 1), False)
+    bad = idx.clone()
+    bad[0, 1, 1, 0] = position
+    with pytest.raises(tp.errors.DimError, match="indices.*outside the 5 x 6 input plane"):
+        tp.max_pool2d_with_indices_backward(tp.ones(tuple(idx.shape)), x, (2, 2), (2, 2),
+                                            (0, 0), (1, 1), False, bad)
