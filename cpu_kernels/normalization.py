@@ -19,7 +19,8 @@ from tensorplay.kernel_support.arguments import machine_eps
 from tensorplay.kernel_support.layout import copy_strides
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
-from cpu_kernels._common import broadcast_rows, nhwc_rows, out, out_channels_last
+from cpu_kernels._common import nhwc_rows, out, out_channels_last
+from cpu_kernels._loops import loop
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
 # fallback of kernel selection, which lays their 4-D results out channels_last again.
@@ -80,25 +81,62 @@ def _welford_mean(mean, var, count):
 
 def _channel_moments(a, sum_dtype=None):
     """(mean, biased variance) of each channel of a row-major (N, C, ...) array, shaped
-    (1, C, 1, ...): _moments over axes (0, 2, ...) without NumPy's reduction over
-    scattered axes (2x slower) and without the squares as an array: one einsum for the
-    sums, the mean rounded to a's dtype, one einsum for the squares of x - mean.
-    `sum_dtype`: what the sums accumulate in (PyTorch's contiguous kernel sums a float32
-    input in double, its acc_type: a channel of +-1e30s, whose float32 sum cancels to a
-    mean 1.4e-6 off, gets its mean right to the last digit)."""
+    (1, C, 1, ...). `sum_dtype`: what the sums accumulate in. float64, PyTorch's acc_type
+    of float (its contiguous kernel sums a float32 input in double: a channel of +-1e30s,
+    whose float32 sum cancels to a mean 1.4e-6 off, gets its mean right to the last
+    digit): a float32 or float64 `a` goes through `_sums_down_rows`, the squares of x -
+    mean rounded to a's dtype and added in double, as PyTorch's; the variance stays a
+    double (PyTorch makes rstd and the running variance from it). None: the sums in a's
+    dtype (the float32 of a half input, whose acc_type is float), _moments over axes
+    (0, 2, ...) without NumPy's reduction over scattered axes (2x slower) and without the
+    squares as an array: one einsum for the sums, one for the squares of x - mean."""
     n, c = a.shape[:2]
     x = a.reshape(n, c, -1)
     length = x.shape[2]
     count = n * length
     keep = (1, c) + (1,) * (a.ndim - 2)
+    if count and sum_dtype == np.float64 and a.dtype in (np.float32, np.float64):
+        rows = x.reshape(n, c * length)
+        totals = np.zeros(c * length)
+        _sums_down_rows(rows, rows[0], False, totals)     # (the centre: unused)
+        mean = (totals.reshape(c, length).sum(axis=1) / count).astype(a.dtype)
+        totals[:] = 0
+        _sums_down_rows(rows, _per_position(mean, length), True, totals)
+        var = totals.reshape(c, length).sum(axis=1) / count
+        return mean.reshape(keep), var.reshape(keep)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         mean = (np.einsum("ncl->c", x, dtype=sum_dtype or a.dtype) / count).astype(a.dtype) \
             if count else np.full(c, np.nan, a.dtype)
-        # (C, L) repeats of the mean: the subtraction's inner loops are C * L long
-        d = x - np.repeat(mean, length).reshape(c, length)
+        d = x - _per_position(mean, length).reshape(c, length)
         var = np.einsum("ncl,ncl->c", d, d) / count if count else mean.copy()
     return mean.astype(a.dtype, copy=False).reshape(keep), \
         var.astype(a.dtype, copy=False).reshape(keep)
+
+
+def _per_position(v, length):
+    """Per-channel values v (C,) (or rows of them, (k, C)) repeated over each channel's
+    `length` positions: (C * length,) (or (k, C * length)), the layout of one image's
+    row of an (N, C * length) array. Against (N, C, L) data a NumPy broadcast is then
+    over N alone, each inner loop C * L long (a (C, 1) column makes NumPy run N * C inner
+    loops of L: 30% slower a pass at 8x8), and a loop's inner loop is as long."""
+    return v.repeat(length, axis=-1)
+
+
+@loop
+def _sums_down_rows(x, centre, square, total):
+    """total[j] += x[i, j], or with `square` (x[i, j] - centre[j])**2 rounded to x's dtype,
+    added in double (`total` is float64), down the rows i of x: the per-position sums of
+    a batch norm's channels (x an (N, C * L) row-major array, rows the images), which the
+    caller adds up per channel. The inner loop runs along a row, one element after the
+    other, so the compiler makes it vector code (a sum along a row could not: it rounds
+    in the order written, a dependency from each element to the next)."""
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            if square:
+                d = x[i, j] - centre[j]
+                total[j] += d * d
+            else:
+                total[j] += x[i, j]
 
 
 def _update_running(stat, value):
@@ -175,7 +213,8 @@ def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, 
         # of the contiguous kernel overflow to inf (every output of the channel 0).
         wide = a.astype(np.float64) if not fused and float32_input else a
         if wide.ndim > 2 and wide.flags.c_contiguous:
-            mean, var = _channel_moments(wide, np.float64 if float32_input else None)
+            mean, var = _channel_moments(
+                wide, np.float64 if float32_input or a.dtype == np.float64 else None)
         else:
             mean, var, _ = _moments(wide, axes)
         rstd = (1 / np.sqrt(var + eps)).astype(a.dtype)
@@ -265,7 +304,7 @@ def _normalize(a, weight, bias, mean, rstd, fused, stepwise):
         if fused:
             scale = rstd if w is None else rstd * w
             shift = -mean * scale if b is None else b - mean * scale
-            y = a * scale + shift
+            y = _scale_and_shift(a, scale.reshape(-1), shift.reshape(-1))
         elif stepwise is not None:
             y = rounded(rounded(a - rounded(mean)) * rounded(rstd))
             y = y if w is None else rounded(y * w)
@@ -273,6 +312,30 @@ def _normalize(a, weight, bias, mean, rstd, fused, stepwise):
         else:
             y = _affine((a - mean) * rstd, w, b)
     return y, mean.reshape(-1), rstd.reshape(-1)
+
+
+def _scale_and_shift(a, scale, shift):
+    """a * scale + shift for a of shape (N, C, ...) and per-channel scale and shift (C,):
+    one compiled loop over a float32 or float64 row-major `a` (NumPy's is two passes and
+    a temporary), NumPy's broadcast for the others; the same arithmetic either way."""
+    n, c = a.shape[:2]
+    if not (a.size and a.flags.c_contiguous and a.dtype in (np.float32, np.float64)):
+        keep = (1, c) + (1,) * (a.ndim - 2)
+        return a * scale.reshape(keep) + shift.reshape(keep)
+    length = a.size // (n * c)
+    rows = a.reshape(n, c * length)
+    y = np.empty_like(rows)
+    _scale_and_shift_rows(rows, _per_position(scale, length), _per_position(shift, length), y)
+    return y.reshape(a.shape)
+
+
+@loop
+def _scale_and_shift_rows(x, scale, shift, y):
+    """y = x * scale + shift over the rows of (N, C * L) arrays, scale and shift repeated
+    over each channel's L positions (C * L,): batch norm's output, one pass."""
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            y[i, j] = x[i, j] * scale[j] + shift[j]
 
 
 def _fused_layout(impl):
@@ -328,37 +391,67 @@ def _batch_norm_backward(x, g, weight, running_mean, running_var, save_mean, sav
     count = x.shape[0] * x.shape[2]
     w = invstd if weight is None else invstd * _compute(weight).astype(x.dtype, copy=False)
     length = x.shape[2]
-
-    def per_channel(v):
-        # v[c] repeated over a channel's L positions, (C, L) (from rows v of shape
-        # (k, C): (k, C, L)): against (N, C, L) the broadcast is then over N alone, each
-        # inner loop C * L long. A (C, 1) column makes NumPy run N * C inner loops of L
-        # (64 at 8x8): 30% slower a pass.
-        return v.repeat(length, axis=-1).reshape(v.shape + (length,))
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        if train and output_mask[0] and _uncentered_is_safe(mean, invstd, w):
-            return _batch_norm_backward_uncentered(x, g, mean, invstd, w, per_channel,
-                                                   images)
-        xc = x - per_channel(mean)
-        sum_g, dot = _channel_sums(g, xc, images)
+        if train and _uncentered_is_safe(mean, invstd):
+            # dot = sum(g * x) - mean * sum(g): no centered copy of x to sum over
+            sum_g, dot = _channel_sums(g, x, images)
+            dot -= mean * sum_g
+        else:
+            sum_g, dot = _channel_sums(
+                g, x - _per_position(mean, length).reshape(-1, length), images)
         grad_in = None
         if output_mask[0]:
-            # NOTE: the scale invstd * w multiplies last, as in PyTorch's kernel: with an
-            # infinite weight the bracket stays finite and the result is +-inf, not the
-            # inf - inf = NaN of scaling each term first
-            if train:
-                # In place in xc, the one array this pass allocates (a fresh multi-
-                # megabyte array is page faults on first touch):
-                #   grad_in = (g - sum_g / count - xc * dot * invstd^2 / count) * w
-                # (the coefficients made from the double sums, rounded once, as PyTorch)
-                xc *= per_channel((dot * invstd * invstd / count).astype(x.dtype))
-                np.subtract(g, xc, out=xc)
-                xc -= per_channel((sum_g / count).astype(x.dtype))
-                xc *= per_channel(w)
-                grad_in = xc
-            else:
-                grad_in = g * per_channel(w)
+            # the coefficients made from the double sums, rounded once, as PyTorch
+            k = (dot * invstd * invstd / count).astype(x.dtype) if train else w
+            grad_mean = (sum_g / count).astype(x.dtype) if train else w
+            grad_in = _grad_input(x, g, mean, k, grad_mean, w, train)
     return grad_in, dot * invstd, sum_g
+
+
+def _grad_input(x, g, mean, k, grad_mean, scale, train):
+    """Batch norm's grad_input (N, C, L) from x and g (N, C, L) and the per-channel (C,)
+    coefficients of `_grad_input_planes`: that loop over the planes of float32 and
+    float64 arrays, the same arithmetic in NumPy's passes over the NHWC kernel's rows
+    (L = 1: a loop along a plane of one element runs scalar, 3x slower than NumPy)."""
+    if x.shape[2] > 1 and x.dtype in (np.float32, np.float64):
+        grad_in = np.empty(x.shape, x.dtype)
+        _grad_input_planes(np.ascontiguousarray(x), np.ascontiguousarray(g), mean, k,
+                           grad_mean, scale, train, grad_in)
+        return grad_in
+    length = x.shape[2]
+
+    def per_channel(v):
+        return _per_position(v, length).reshape(-1, length)
+    if not train:
+        return g * per_channel(scale)
+    grad_in = x - per_channel(mean)
+    grad_in *= per_channel(k)
+    np.subtract(g, grad_in, out=grad_in)
+    grad_in -= per_channel(grad_mean)
+    grad_in *= per_channel(scale)
+    return grad_in
+
+
+@loop
+def _grad_input_planes(x, g, mean, k, grad_mean, scale, train, grad_in):
+    """grad_input over the planes of (N, C, L) arrays, per channel c (scale = invstd *
+    weight; k = dot * invstd^2 / n and grad_mean = sum(g) / n rounded once to x's dtype):
+
+        training:    ((g - (x - mean) * k) - grad_mean) * scale
+        evaluation:  g * scale              (the running statistics are constants)
+
+    NOTE: the scale multiplies last, as in PyTorch's kernel: with an infinite weight the
+    bracket stays finite and the result is +-inf, not the inf - inf = NaN of scaling each
+    term first. One pass that reads x and g once (NumPy's were four, in place), the
+    coefficients scalars: the inner loop along a plane is vector code."""
+    for i in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            m, kc, gm, s = mean[c], k[c], grad_mean[c], scale[c]
+            for j in range(x.shape[2]):
+                if train:
+                    grad_in[i, c, j] = ((g[i, c, j] - (x[i, c, j] - m) * kc) - gm) * s
+                else:
+                    grad_in[i, c, j] = g[i, c, j] * s
 
 
 def _channel_sums(g, v, images=None):
@@ -388,49 +481,15 @@ def _channel_sums(g, v, images=None):
     return np.einsum("knc->kc", partials, dtype=np.float64)    # (np.add.reduce: 10% slower)
 
 
-def _uncentered_is_safe(mean, invstd, w):
-    """Whether the uncentered form below keeps its accuracy: finite statistics and
-    scale (an infinite weight needs the centered form's order, see there), and means
-    within 4 standard deviations of 0, so that sum(g * x) - mean * sum(g) cancels at
-    most ~4x more rounding than the centered sum (after a convolution, the usual input,
-    the means are a fraction of a standard deviation)."""
-    # (a NaN anywhere makes the max NaN and the test false; an infinite sum of w falls
-    # back to the centered form, which handles it. Array methods and math.isfinite, not
-    # np.max / np.isfinite: their Python wrappers were half of this test's 6 us.)
-    return bool(mean.size) and bool((np.abs(mean) * invstd).max() <= 4) and \
-        math.isfinite(w.sum())
-
-
-def _batch_norm_backward_uncentered(x, g, mean, invstd, w, per_channel, images):
-    """The training backward without the centered copy x - mean: per channel c,
-
-        dot = sum(g * x) - mean * sum(g)                       (= sum(g * (x - mean)))
-        grad_in = (g - k * x + (k * mean - sum(g) / n)) * w,   k = dot * invstd^2 / n
-
-    (w the weight times invstd, multiplying last as in PyTorch's kernel). These passes
-    over the data are the whole cost (each ~0.1 ns an element): the two sums read g and
-    x once (three array reads), grad_in is four in-place passes into the one array this
-    kernel allocates. No second (N, C, L) temporary for w * g: x, g and grad_in (3 x
-    256 KB at the digits CNN's 32x32x8x8) then stay in a 1 MB L2 cache; with a fourth
-    array the same passes ran ~20% slower inside a backward pass. The per-channel
-    coefficients are made once, as one (3, C) array repeated to (3, C, L) by one call."""
-    count = x.shape[0] * x.shape[2]
-    sum_g, dot = _channel_sums(g, x, images)
-    dot -= mean * sum_g
-    grad_weight = dot * invstd
-    # the coefficients in double (from the double sums), rounded once into coef
-    coef = np.empty((3, len(w)), x.dtype)
-    k = grad_weight * invstd / count
-    coef[0] = k
-    coef[1] = k * mean - sum_g / count
-    coef[2] = w
-    k, shift, scale = per_channel(coef)
-    with broadcast_rows(x.shape[1] * x.shape[2]):
-        grad_in = np.multiply(x, k)
-        np.subtract(shift, grad_in, out=grad_in)
-        grad_in += g
-        grad_in *= scale
-    return grad_in, grad_weight, sum_g
+def _uncentered_is_safe(mean, invstd):
+    """Whether the backward's dot = sum(g * (x - mean)) keeps its accuracy summed
+    uncentered, as sum(g * x) - mean * sum(g), without a centered copy of x: finite
+    statistics, and means within 4 standard deviations of 0, so that the difference
+    cancels at most ~4x more rounding than the centered sum (after a convolution, the
+    usual input, the means are a fraction of a standard deviation)."""
+    # (a NaN anywhere makes the max NaN and the test false. An array method, not np.max:
+    # its Python wrapper was half of this test's 6 us.)
+    return bool(mean.size) and bool((np.abs(mean) * invstd).max() <= 4)
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
