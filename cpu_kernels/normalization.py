@@ -316,26 +316,29 @@ def _normalize(a, weight, bias, mean, rstd, fused, stepwise):
 
 def _scale_and_shift(a, scale, shift):
     """a * scale + shift for a of shape (N, C, ...) and per-channel scale and shift (C,):
-    one compiled loop over a float32 or float64 row-major `a` (NumPy's is two passes and
-    a temporary), NumPy's broadcast for the others; the same arithmetic either way."""
+    one compiled loop over the planes of a float32 or float64 row-major `a` (NumPy's is
+    two passes and a temporary), NumPy's broadcast for rows (2-D: the NHWC kernel's, a
+    1-d batch norm's; a loop along planes of one element runs scalar); the same
+    arithmetic either way."""
     n, c = a.shape[:2]
-    if not (a.size and a.flags.c_contiguous and a.dtype in (np.float32, np.float64)):
-        keep = (1, c) + (1,) * (a.ndim - 2)
-        return a * scale.reshape(keep) + shift.reshape(keep)
-    length = a.size // (n * c)
-    rows = a.reshape(n, c * length)
-    y = np.empty_like(rows)
-    _scale_and_shift_rows(rows, _per_position(scale, length), _per_position(shift, length), y)
-    return y.reshape(a.shape)
+    if a.ndim > 2 and a.size > n * c and a.flags.c_contiguous and \
+            a.dtype in (np.float32, np.float64):
+        y = np.empty(a.shape, a.dtype)
+        _scale_and_shift_planes(a.reshape(n, c, -1), scale, shift, y.reshape(n, c, -1))
+        return y
+    keep = (1, c) + (1,) * (a.ndim - 2)
+    return a * scale.reshape(keep) + shift.reshape(keep)
 
 
 @loop
-def _scale_and_shift_rows(x, scale, shift, y):
-    """y = x * scale + shift over the rows of (N, C * L) arrays, scale and shift repeated
-    over each channel's L positions (C * L,): batch norm's output, one pass."""
+def _scale_and_shift_planes(x, scale, shift, y):
+    """y = x * scale + shift over the planes of (N, C, L) arrays, scale and shift (C,):
+    batch norm's output, one pass."""
     for i in range(x.shape[0]):
-        for j in range(x.shape[1]):
-            y[i, j] = x[i, j] * scale[j] + shift[j]
+        for c in range(x.shape[1]):
+            a, b = scale[c], shift[c]
+            for j in range(x.shape[2]):
+                y[i, c, j] = x[i, c, j] * a + b
 
 
 def _fused_layout(impl):
@@ -392,20 +395,45 @@ def _batch_norm_backward(x, g, weight, running_mean, running_var, save_mean, sav
     w = invstd if weight is None else invstd * _compute(weight).astype(x.dtype, copy=False)
     length = x.shape[2]
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        if train and _uncentered_is_safe(mean, invstd):
-            # dot = sum(g * x) - mean * sum(g): no centered copy of x to sum over
-            sum_g, dot = _channel_sums(g, x, images)
-            dot -= mean * sum_g
-        else:
-            sum_g, dot = _channel_sums(
-                g, x - _per_position(mean, length).reshape(-1, length), images)
+        # dot = sum(g * x) - mean * sum(g) where that is safe: no centered copy of x
+        uncentered = bool(train) and _uncentered_is_safe(mean, invstd)
+        partials = _image_sums(
+            g, x if uncentered else x - _per_position(mean, length).reshape(-1, length),
+            images)
+        sums = np.empty((3, len(mean)))
+        coefficients = np.empty((2, len(mean)), x.dtype)
+        _backward_coefficients(partials, mean, invstd, uncentered, count, sums, coefficients)
+        sum_g, dot, grad_weight = sums
         grad_in = None
         if output_mask[0]:
-            # the coefficients made from the double sums, rounded once, as PyTorch
-            k = (dot * invstd * invstd / count).astype(x.dtype) if train else w
-            grad_mean = (sum_g / count).astype(x.dtype) if train else w
+            k, grad_mean = coefficients if train else (w, w)
             grad_in = _grad_input(x, g, mean, k, grad_mean, w, train)
-    return grad_in, dot * invstd, sum_g
+    return grad_in, grad_weight, sum_g
+
+
+@loop
+def _backward_coefficients(partials, mean, invstd, uncentered, count, sums, coefficients):
+    """Per channel c, from partials (2, N, C) of each image's sum(g) and sum(g * (x -
+    mean)) (with `uncentered`: sum(g * x)) in x's dtype:
+
+        sum_g, dot     the N partials added in double, as PyTorch's kernel (its acc_type)
+        grad_weight  = dot * invstd                                  (all three in sums)
+        k            = dot * invstd^2 / n,  grad_mean = sum_g / n    (in coefficients)
+
+    each made in double and rounded once, to x's dtype, by its store."""
+    for c in range(partials.shape[2]):
+        sum_g = 0.0
+        dot = 0.0
+        for i in range(partials.shape[1]):
+            sum_g += partials[0, i, c]
+            dot += partials[1, i, c]
+        if uncentered:
+            dot -= mean[c] * sum_g
+        sums[0, c] = sum_g
+        sums[1, c] = dot
+        sums[2, c] = dot * invstd[c]
+        coefficients[0, c] = dot * invstd[c] * invstd[c] / count
+        coefficients[1, c] = sum_g / count
 
 
 def _grad_input(x, g, mean, k, grad_mean, scale, train):
@@ -454,15 +482,15 @@ def _grad_input_planes(x, g, mean, k, grad_mean, scale, train, grad_in):
                     grad_in[i, c, j] = g[i, c, j] * s
 
 
-def _channel_sums(g, v, images=None):
-    """(sum(g), sum(g * v)) over each channel of (N, C, L) arrays, added in PyTorch's
-    order: each image's plane of a channel in the arrays' dtype (one einsum each for the
-    (N, C) partials), the N partials in double, PyTorch's acc_type of float (its
-    contiguous kernel adds each plane's float reduction into a double; its channels-last
-    one adds each thread's float partials in double, here one image's). A channel of
-    huge values cancelling between images (seed 4029939: 1e30s, whose float32 total was
-    6e-5 off) then gets PyTorch's digits, for ~4 us (the (2, N, C) reduction). `images`:
-    (N, H * W), the images of the NHWC kernel's (N * H * W, C, 1) rows; None for NCHW."""
+def _image_sums(g, v, images=None):
+    """The (2, N, C) partials of sum(g) and sum(g * v) over each channel of (N, C, L)
+    arrays, in PyTorch's order: each image's plane of a channel in the arrays' dtype (one
+    einsum each), which _backward_coefficients adds in double, PyTorch's acc_type of float
+    (its contiguous kernel adds each plane's float reduction into a double; its
+    channels-last one adds each thread's float partials in double, here one image's). A
+    channel of huge values cancelling between images (seed 4029939: 1e30s, whose float32
+    total was 6e-5 off) then gets PyTorch's digits. `images`: (N, H * W), the images of
+    the NHWC kernel's (N * H * W, C, 1) rows; None for NCHW."""
     n, c, length = g.shape
     if images is None:
         images, plane, dot = (n, length), "ncl->nc", "ncl,ncl->nc"
@@ -472,13 +500,13 @@ def _channel_sums(g, v, images=None):
     if images[1] == 1:
         # One element a plane (a 2-D input, or NC11): PyTorch takes its channels-last
         # kernel, which adds each thread's rows in float; float32 down all the rows here
-        # (one thread's order): the double sum of the elements cost 2-3x.
-        g, v = g.reshape(images[0], c), v.reshape(images[0], c)
-        return np.einsum("nc->c", g), np.einsum("nc,nc->c", g, v)
-    partials = np.empty((2, images[0], c), g.dtype)
+        # (one thread's order), one partial: the double sum of the elements cost 2-3x.
+        g, v = g.reshape(images[0], 1, c), v.reshape(images[0], 1, c)
+        plane, dot = "nic->ic", "nic,nic->ic"
+    partials = np.empty((2, images[0] if images[1] != 1 else 1, c), g.dtype)
     np.einsum(plane, g, out=partials[0])
     np.einsum(dot, g, v, out=partials[1])
-    return np.einsum("knc->kc", partials, dtype=np.float64)    # (np.add.reduce: 10% slower)
+    return partials
 
 
 def _uncentered_is_safe(mean, invstd):
