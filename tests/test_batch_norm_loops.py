@@ -1,8 +1,10 @@
 """Batch norm's compiled loops (cpu_kernels/normalization.py: the statistics summed down
 the images, the scale-and-shift pass, the backward's coefficients and grad_input pass)
 against PyTorch, over the inputs they take (float32 and float64, row-major, ranks 3 to 5,
-one image, one element a plane) and those next to them that keep NumPy's passes
-(non-contiguous, channels-last, 2-D, an empty batch), in training and evaluation."""
+one image, one element a plane; a float16 input computes in float32 there too) and those
+next to them that keep NumPy's passes (non-contiguous, channels-last, 2-D, an empty
+batch), in training and evaluation. (Not as opinfo samples: the fuzzer draws its
+programs from those, and a new sample would change what every seed replays.)"""
 from __future__ import annotations
 
 import numpy as np
@@ -15,7 +17,8 @@ import cpu_kernels.normalization as normalization
 F = tp.nn.functional
 TF = torch.nn.functional
 
-TOL = {np.float32: dict(rtol=2e-5, atol=2e-5), np.float64: dict(rtol=1e-10, atol=1e-12)}
+TOL = {np.float32: dict(rtol=2e-5, atol=2e-5), np.float64: dict(rtol=1e-10, atol=1e-12),
+       np.float16: dict(rtol=2e-3, atol=4e-3)}
 
 
 def _run(lib, x, w, b, rm, rv, g, training, layout):
@@ -65,6 +68,12 @@ def _arrays(shape, dtype, seed=0, offset=0.5):
                                    (4, 3, 17), (7, 3)])
 def test_batch_norm_matches_torch(shape, dtype, training):
     _check(*_arrays(shape, dtype), training)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_of_float16_matches_torch(training):
+    # computed in float32 (the loops' float32 code), rounded once
+    _check(*_arrays((4, 3, 3, 5), np.float16), training)
 
 
 @pytest.mark.parametrize("layout", ["transposed", "channels_last"])
