@@ -406,7 +406,7 @@ def _batch_norm_backward(x, g, weight, running_mean, running_var, save_mean, sav
         sum_g, dot, grad_weight = sums
         grad_in = None
         if output_mask[0]:
-            k, grad_mean = coefficients if train else (w, w)
+            k, grad_mean = coefficients        # (evaluation: unused)
             grad_in = _grad_input(x, g, mean, k, grad_mean, w, train)
     return grad_in, grad_weight, sum_g
 
@@ -439,8 +439,9 @@ def _backward_coefficients(partials, mean, invstd, uncentered, count, sums, coef
 def _grad_input(x, g, mean, k, grad_mean, scale, train):
     """Batch norm's grad_input (N, C, L) from x and g (N, C, L) and the per-channel (C,)
     coefficients of `_grad_input_planes`: that loop over the planes of float32 and
-    float64 arrays, the same arithmetic in NumPy's passes over the NHWC kernel's rows
-    (L = 1: a loop along a plane of one element runs scalar, 3x slower than NumPy)."""
+    float64 arrays, the same arithmetic in NumPy's passes where a plane is one element
+    (the NHWC kernel's rows, a 2-D input: a loop along planes of one element runs
+    scalar code, no faster than NumPy's passes)."""
     if x.shape[2] > 1 and x.dtype in (np.float32, np.float64):
         grad_in = np.empty(x.shape, x.dtype)
         _grad_input_planes(np.ascontiguousarray(x), np.ascontiguousarray(g), mean, k,
@@ -502,8 +503,8 @@ def _image_sums(g, v, images=None):
         # kernel, which adds each thread's rows in float; float32 down all the rows here
         # (one thread's order), one partial: the double sum of the elements cost 2-3x.
         g, v = g.reshape(images[0], 1, c), v.reshape(images[0], 1, c)
-        plane, dot = "nic->ic", "nic,nic->ic"
-    partials = np.empty((2, images[0] if images[1] != 1 else 1, c), g.dtype)
+        images, plane, dot = (1, images[0]), "nic->ic", "nic,nic->ic"
+    partials = np.empty((2, images[0], c), g.dtype)
     np.einsum(plane, g, out=partials[0])
     np.einsum(dot, g, v, out=partials[1])
     return partials
