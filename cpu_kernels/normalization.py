@@ -436,31 +436,16 @@ def _backward_coefficients(partials, invstd, count, sums, coefficients):
 
 def _grad_input(x, g, mean, k, grad_mean, scale, train, grad_in):
     """Batch norm's grad_input (N, C, L), into `grad_in`, from row-major x and g (N, C, L)
-    and the per-channel (C,) coefficients of `_grad_input_planes`: that loop over the
-    planes of float32 and float64 arrays, the same arithmetic in NumPy's passes where a
-    plane is one element (the NHWC kernel's rows, a 2-D input: a loop along planes of
-    one element runs scalar code, no faster than NumPy's passes)."""
-    if _planes(x):
+    and the per-channel (C,) coefficients: `_grad_input_planes`, or `_grad_input_rows`
+    where a plane is one element (the NHWC kernel's rows, a 2-D input: a loop along
+    planes of one element would run scalar code)."""
+    if x.shape[2] > 1:
         _grad_input_planes(x, g, mean, k, grad_mean, scale, train, grad_in)
-        return grad_in
-    length = x.shape[2]
-
-    def per_channel(v):
-        return _per_position(v, length).reshape(-1, length)
-    if not train:
-        return np.multiply(g, per_channel(scale), out=grad_in)
-    np.subtract(x, per_channel(mean), out=grad_in)
-    grad_in *= per_channel(k)
-    np.subtract(g, grad_in, out=grad_in)
-    grad_in -= per_channel(grad_mean)
-    grad_in *= per_channel(scale)
+    else:
+        rows = x.shape[:2]
+        _grad_input_rows(x.reshape(rows), g.reshape(rows), mean, k, grad_mean, scale, train,
+                         grad_in.reshape(rows))
     return grad_in
-
-
-def _planes(x):
-    """Whether an (N, C, L) array is one the backward's loops and row sums take: float32
-    or float64, row-major, more than one element a plane."""
-    return x.shape[2] > 1 and x.dtype in (np.float32, np.float64) and x.flags.c_contiguous
 
 
 @loop
@@ -485,56 +470,69 @@ def _grad_input_planes(x, g, mean, k, grad_mean, scale, train, grad_in):
                     grad_in[i, c, j] = g[i, c, j] * s
 
 
+@loop
+def _grad_input_rows(x, g, mean, k, grad_mean, scale, train, grad_in):
+    """_grad_input_planes over (R, C) rows, the coefficients (C,) along each row."""
+    for r in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            if train:
+                grad_in[r, c] = ((g[r, c] - (x[r, c] - mean[c]) * k[c]) - grad_mean[c]) \
+                    * scale[c]
+            else:
+                grad_in[r, c] = g[r, c] * scale[c]
+
+
 def _image_sums(g, x, mean, products, images=None):
     """The (2, N, C) partials of sum(g) and sum(g * (x - mean)) over each channel of
-    (N, C, L) arrays, in PyTorch's order: each image's plane of a channel in the arrays'
-    dtype, which _backward_coefficients adds in double, PyTorch's acc_type of float (its
-    contiguous kernel adds each plane's float reduction into a double; its channels-last
-    one adds each thread's float partials in double, here one image's). A channel of
-    huge values cancelling between images (seed 4029939: 1e30s, whose float32 total was
-    6e-5 off) then gets PyTorch's digits. `images`: (N, H * W), the images of the NHWC
-    kernel's (N * H * W, C, 1) rows; None for NCHW. `products`: an (N, C, L) scratch.
+    row-major (N, C, L) arrays, in PyTorch's order: each image's plane of a channel in
+    the arrays' dtype, which _backward_coefficients adds in double, PyTorch's acc_type of
+    float (its contiguous kernel adds each plane's float reduction into a double; its
+    channels-last one adds each thread's float partials in double, here one image's). A
+    channel of huge values cancelling between images (seed 4029939: 1e30s, whose float32
+    total was 6e-5 off) then gets PyTorch's digits. `images`: (N, H * W), the images of
+    the NHWC kernel's (N * H * W, C, 1) rows; None for NCHW. `products`: an (N, C, L)
+    scratch for the products g * (x - mean), which a loop makes (PyTorch's terms, x -
+    mean first: no cancellation).
 
-    Planes (`_planes`): the products g * (x - mean) by a loop into `products`, each
-    plane's sums by BLAS, a matrix-vector product with ones (the (N * C, L) rows: 3x
-    faster than einsum's sums of products; a compiled loop cannot add along a plane in
-    vector code without reordering its additions). Otherwise one einsum each."""
+    The sums of planes by BLAS, a matrix-vector product of the (N * C, L) rows with ones
+    (3x faster than einsum; a compiled loop cannot add along a plane in vector code
+    without reordering its additions), the others by einsum."""
     n, c, length = g.shape
-    if images is None and _planes(x):
+    if length > 1:
         _centered_products(x, g, mean, products)
         ones = np.ones(length, g.dtype)
         partials = np.empty((2, n, c), g.dtype)
-        np.matmul(g.reshape(n * c, length), ones, out=partials[0].reshape(n * c))
-        np.matmul(products.reshape(n * c, length), ones, out=partials[1].reshape(n * c))
+        for k, v in enumerate((g, products)):
+            np.matmul(v.reshape(n * c, length), ones, out=partials[k].reshape(n * c))
         return partials
-    v = x - _per_position(mean, length).reshape(-1, length)
-    if images is None:
-        images, plane, dot = (n, length), "ncl->nc", "ncl,ncl->nc"
-    else:
-        g, v = g.reshape(images + (c,)), v.reshape(images + (c,))
-        plane, dot = "nlc->nc", "nlc,nlc->nc"
-    if images[1] == 1:
+    _centered_products_rows(x.reshape(n, c), g.reshape(n, c), mean, products.reshape(n, c))
+    if images is None or images[1] == 1:
         # One element a plane (a 2-D input, or NC11): PyTorch takes its channels-last
         # kernel, which adds each thread's rows in float; float32 down all the rows here
         # (one thread's order), one partial: the double sum of the elements cost 2-3x.
-        g, v = g.reshape(images[0], 1, c), v.reshape(images[0], 1, c)
-        images, plane, dot = (1, images[0]), "nic->ic", "nic,nic->ic"
+        images = (1, n)
     partials = np.empty((2, images[0], c), g.dtype)
-    np.einsum(plane, g, out=partials[0])
-    np.einsum(dot, g, v, out=partials[1])
+    for k, v in enumerate((g, products)):
+        np.einsum("nlc->nc", v.reshape(images + (c,)), out=partials[k])
     return partials
 
 
 @loop
 def _centered_products(x, g, mean, products):
-    """products = g * (x - mean) over the planes of (N, C, L) arrays, mean (C,): the
-    terms of the backward's dot, rounded to x's dtype (PyTorch's kernel forms the same
-    products, x - mean first: no cancellation)."""
+    """products = g * (x - mean) over the planes of (N, C, L) arrays, mean (C,)."""
     for i in range(x.shape[0]):
         for c in range(x.shape[1]):
             m = mean[c]
             for j in range(x.shape[2]):
                 products[i, c, j] = (x[i, c, j] - m) * g[i, c, j]
+
+
+@loop
+def _centered_products_rows(x, g, mean, products):
+    """_centered_products over (R, C) rows, mean (C,) along each row."""
+    for r in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            products[r, c] = (x[r, c] - mean[c]) * g[r, c]
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
@@ -778,8 +776,9 @@ def native_batch_norm_backward_nhwc(grad_out, input, weight, running_mean, runni
                                        save_mean, save_invstd, train, eps, output_mask))
     a = _compute(input)
     n, c, h, w = a.shape
-    x = nhwc_rows(a)[:, :, None]                                      # (N * H * W, C, 1)
-    g = nhwc_rows(grad_out._impl.array().astype(a.dtype, copy=False))[:, :, None]
+    x = np.ascontiguousarray(nhwc_rows(a))[:, :, None]                # (N * H * W, C, 1)
+    g = np.ascontiguousarray(
+        nhwc_rows(grad_out._impl.array().astype(a.dtype, copy=False)))[:, :, None]
     grad_in, grad_weight, grad_bias = _batch_norm_backward(
         x, g, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
         output_mask, images=(n, h * w))

@@ -113,16 +113,24 @@ def test_batch_norm_float64_gradients_pass_gradcheck():
             inputs)
 
 
-def test_batch_norm_takes_the_loops_for_contiguous_float_inputs(monkeypatch):
-    """The loops are the path of a contiguous float32 input of rank 3 and up (a test
-    that fails if a condition sends it to NumPy's passes instead)."""
-    called = []
-    for name in ("_sums_down_rows", "_scale_and_shift_planes", "_grad_input_planes",
-                 "_backward_coefficients"):
+@pytest.mark.parametrize("layout, shape, loops", [
+    ("contiguous", (4, 3, 2, 5), {"_sums_down_rows", "_scale_and_shift_planes",
+                                  "_centered_products", "_backward_coefficients",
+                                  "_grad_input_planes"}),
+    # the NHWC kernel's rows (32 channels), and a 2-D input's
+    ("channels_last", (3, 32, 2, 3), {"_centered_products_rows", "_backward_coefficients",
+                                      "_grad_input_rows"}),
+    ("contiguous", (5, 3), {"_centered_products_rows", "_backward_coefficients",
+                            "_grad_input_rows"}),
+])
+def test_batch_norm_takes_its_loops(monkeypatch, layout, shape, loops):
+    """The loops are the path of these inputs (a test that fails if a condition sends
+    one to other code instead)."""
+    called = set()
+    for name in loops:
         loop = getattr(normalization, name)
         monkeypatch.setattr(normalization, name,
-                            lambda *args, _loop=loop, _name=name: (called.append(_name),
+                            lambda *args, _loop=loop, _name=name: (called.add(_name),
                                                                    _loop(*args))[1])
-    _check(*_arrays((4, 3, 2, 5), np.float32), True)
-    assert set(called) == {"_sums_down_rows", "_scale_and_shift_planes",
-                           "_grad_input_planes", "_backward_coefficients"}
+    _check(*_arrays(shape, np.float32), True, layout)
+    assert called == loops
