@@ -354,13 +354,14 @@ def _fused_layout(impl):
 @kernel(layout=NCHW)
 def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
                                save_invstd, train, eps, output_mask):
-    """(grad_input, grad_weight, grad_bias) of native_batch_norm in one pass over the
-    saved statistics (training) or the running ones (evaluation), per channel c:
+    """(grad_input, grad_weight, grad_bias) of native_batch_norm from the saved
+    statistics (training) or the running ones (evaluation), per channel c:
 
         xc = x - mean;  sum_g = sum(grad);  dot = sum(grad * xc)   (over N and space)
         grad_weight = dot * invstd;  grad_bias = sum_g
-        training:   grad_input = (grad - sum_g / n - xc * dot * invstd**2 / n) * invstd * w
-        evaluation: grad_input = grad * invstd * w   (the running stats are constants)
+        training:   grad_input = ((grad - xc * k) - sum_g / n) * (invstd * w),
+                    k = dot * invstd**2 / n
+        evaluation: grad_input = grad * (invstd * w)   (the running stats are constants)
     """
     specs = shape_rule("normalization.native_batch_norm_backward")(
         "native_batch_norm_backward", (grad_out, input, weight, running_mean, running_var,
@@ -383,7 +384,9 @@ def _batch_norm_backward(x, g, weight, running_mean, running_var, save_mean, sav
                          train, eps, output_mask, images=None):
     """(grad_input (N, C, L), grad_weight, grad_bias) arrays for x and g of shape (N, C, L);
     the NHWC kernel passes its rows as (N * H * W, C, 1), with `images` = (N, H * W), how
-    its first axis splits into images (see _channel_sums)."""
+    its first axis splits into images (see _image_sums). Three steps: the per-image sums
+    (_image_sums), the per-channel coefficients from them (_backward_coefficients), and
+    grad_input (_grad_input), the passes over the data compiled loops and BLAS."""
     if train:
         mean = _compute(save_mean).astype(x.dtype, copy=False)
         invstd = _compute(save_invstd).astype(x.dtype, copy=False)
