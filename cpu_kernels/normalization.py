@@ -425,8 +425,8 @@ def _backward_coefficients(partials, invstd, count, sums, coefficients):
 
     each made in double and rounded once, to x's dtype, by its store."""
     for c in range(partials.shape[2]):
-        sum_g = 0.0
-        dot = 0.0
+        sum_g = np.float64(0)     # (not 0.0: plain Python would add float32s in float32)
+        dot = np.float64(0)
         for i in range(partials.shape[1]):
             sum_g += partials[0, i, c]
             dot += partials[1, i, c]
