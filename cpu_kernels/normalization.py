@@ -95,16 +95,16 @@ def _channel_moments(a, sum_dtype=None):
     length = x.shape[2]
     count = n * length
     keep = (1, c) + (1,) * (a.ndim - 2)
-    if count and sum_dtype == np.float64 and a.dtype in (np.float32, np.float64):
-        rows = x.reshape(n, c * length)
-        totals = np.zeros(c * length)
-        _sums_down_rows(rows, rows[0], False, totals)     # (the centre: unused)
-        mean = (totals.reshape(c, length).sum(axis=1) / count).astype(a.dtype)
-        totals[:] = 0
-        _sums_down_rows(rows, _per_position(mean, length), True, totals)
-        var = totals.reshape(c, length).sum(axis=1) / count
-        return mean.reshape(keep), var.reshape(keep)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        if count and sum_dtype == np.float64 and a.dtype in (np.float32, np.float64):
+            rows = x.reshape(n, c * length)
+            totals = np.zeros(c * length)
+            _sums_down_rows(rows, rows[0], False, totals)     # (the centre: unused)
+            mean = (totals.reshape(c, length).sum(axis=1) / count).astype(a.dtype)
+            totals[:] = 0
+            _sums_down_rows(rows, _per_position(mean, length), True, totals)
+            var = totals.reshape(c, length).sum(axis=1) / count
+            return mean.reshape(keep), var.reshape(keep)
         mean = (np.einsum("ncl->c", x, dtype=sum_dtype or a.dtype) / count).astype(a.dtype) \
             if count else np.full(c, np.nan, a.dtype)
         d = x - _per_position(mean, length).reshape(c, length)
@@ -397,33 +397,34 @@ def _batch_norm_backward(x, g, weight, running_mean, running_var, save_mean, sav
             invstd = (1 / np.sqrt(_compute(running_var).astype(np.float64) + eps)) \
                 .astype(x.dtype)
     count = x.shape[0] * x.shape[2]
-    w = invstd if weight is None else invstd * _compute(weight).astype(x.dtype, copy=False)
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        # grad_input's array, until then the scratch of the products g * (x - mean)
-        grad_in = np.empty(x.shape, x.dtype)
+    # grad_input's array, until then the scratch of the products g * (x - mean)
+    grad_in = np.empty(x.shape, x.dtype)
+    with np.errstate(invalid="ignore", over="ignore"):    # (sums of infinities: no warning)
         partials = _image_sums(g, x, mean, grad_in, images)
-        sums = np.empty((3, len(mean)))
-        coefficients = np.empty((2, len(mean)), x.dtype)
-        _backward_coefficients(partials, invstd, count, sums, coefficients)
-        sum_g, dot, grad_weight = sums
-        if output_mask[0]:
-            k, grad_mean = coefficients        # (evaluation: unused)
-            grad_in = _grad_input(x, g, mean, k, grad_mean, w, train, grad_in)
-        else:
-            grad_in = None
-    return grad_in, grad_weight, sum_g
+    sums = np.empty((3, len(mean)))
+    coefficients = np.empty((3, len(mean)), x.dtype)
+    _backward_coefficients(partials, invstd, weight is not None,
+                           invstd if weight is None else
+                           _compute(weight).astype(x.dtype, copy=False),
+                           count, sums, coefficients)
+    sum_g, dot, grad_weight = sums
+    if not output_mask[0]:
+        return None, grad_weight, sum_g
+    k, grad_mean, scale = coefficients        # (evaluation: k and grad_mean unused)
+    return _grad_input(x, g, mean, k, grad_mean, scale, train, grad_in), grad_weight, sum_g
 
 
 @loop
-def _backward_coefficients(partials, invstd, count, sums, coefficients):
+def _backward_coefficients(partials, invstd, has_weight, weight, count, sums, coefficients):
     """Per channel c, from partials (2, N, C) of each image's sum(g) and sum(g * (x -
     mean)) in x's dtype:
 
         sum_g, dot     the N partials added in double, as PyTorch's kernel (its acc_type)
         grad_weight  = dot * invstd                                  (all three in sums)
-        k            = dot * invstd^2 / n,  grad_mean = sum_g / n    (in coefficients)
+        k            = dot * invstd^2 / n,  grad_mean = sum_g / n    (in coefficients,
+        scale        = invstd * weight      (x's dtype, as PyTorch)   with scale)
 
-    each made in double and rounded once, to x's dtype, by its store."""
+    k and grad_mean made in double and rounded once, to x's dtype, by their store."""
     for c in range(partials.shape[2]):
         sum_g = np.float64(0)     # (not 0.0: plain Python would add float32s in float32)
         dot = np.float64(0)
@@ -435,6 +436,7 @@ def _backward_coefficients(partials, invstd, count, sums, coefficients):
         sums[2, c] = dot * invstd[c]
         coefficients[0, c] = dot * invstd[c] * invstd[c] / count
         coefficients[1, c] = sum_g / count
+        coefficients[2, c] = invstd[c] * weight[c] if has_weight else invstd[c]
 
 
 def _grad_input(x, g, mean, k, grad_mean, scale, train, grad_in):

@@ -7,6 +7,8 @@ batch), in training and evaluation. (Not as opinfo samples: the fuzzer draws its
 programs from those, and a new sample would change what every seed replays.)"""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -91,11 +93,14 @@ def test_batch_norm_far_from_zero_takes_the_centered_sums(training):
 
 @pytest.mark.parametrize("training", [True, False])
 def test_batch_norm_infinite_and_nan_values_as_torch(training):
-    x, w, b, rm, rv, g = _arrays((4, 3, 3, 3), np.float32)
-    x[1, 0, 2, 1] = np.inf          # channel 0: an infinite input
+    x, w, b, rm, rv, g = _arrays((4, 4, 3, 3), np.float32)
+    x[1, 0, 2, 1] = np.inf          # channel 0: infinite inputs
+    x[0, 0, 0, 0] = -np.inf
     x[2, 1, 0, 0] = np.nan          # channel 1: a NaN
     w[2] = np.inf                   # channel 2: an infinite weight
-    with np.errstate(invalid="ignore"):
+    x[:, 3] = np.array([1e30, -1e30, 3e38, -3e38], np.float32)[:, None, None]   # overflows
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")    # (and no NumPy warning on the way)
         _check(x, w, b, rm, rv, g, training)
 
 
