@@ -5,6 +5,12 @@ needs (mean and rstd = 1 / sqrt(var + eps)), as PyTorch's native_* kernels do. T
 half types compute in float32 and round once (except where PyTorch's batch-norm loop
 rounds every step: `_half_dtype`). Variances are biased (divide by n),
 except the running variance of batch norm, which PyTorch keeps unbiased.
+
+Batch norm's passes over row-major data are compiled loops (cpu_kernels/_loops.py), each
+the documentation of its arithmetic: the statistics (`_sums_down_rows`), the output
+(`_scale_and_shift_planes`), and the backward's products, coefficients and grad_input
+(`_centered_products`, `_backward_coefficients`, `_grad_input_planes`, and their `_rows`
+forms for the NHWC kernel); the sums along a plane are BLAS's or einsum's (`_image_sums`).
 """
 from __future__ import annotations
 
@@ -407,7 +413,7 @@ def _batch_norm_backward(x, g, weight, running_mean, running_var, save_mean, sav
                            invstd if weight is None else
                            _compute(weight).astype(x.dtype, copy=False),
                            count, sums, coefficients)
-    sum_g, dot, grad_weight = sums
+    sum_g, _, grad_weight = sums
     if not output_mask[0]:
         return None, grad_weight, sum_g
     k, grad_mean, scale = coefficients        # (evaluation: k and grad_mean unused)
@@ -500,7 +506,7 @@ def _image_sums(g, x, mean, products, images=None):
     mean first: no cancellation).
 
     The sums of planes by BLAS, a matrix-vector product of the (N * C, L) rows with ones
-    (3x faster than einsum; a compiled loop cannot add along a plane in vector code
+    (2-3x faster than einsum; a compiled loop cannot add along a plane in vector code
     without reordering its additions), the others by einsum."""
     n, c, length = g.shape
     if length > 1:
