@@ -5,6 +5,12 @@ needs (mean and rstd = 1 / sqrt(var + eps)), as PyTorch's native_* kernels do. T
 half types compute in float32 and round once (except where PyTorch's batch-norm loop
 rounds every step: `_half_dtype`). Variances are biased (divide by n),
 except the running variance of batch norm, which PyTorch keeps unbiased.
+
+Batch norm's passes over row-major data are compiled loops (cpu_kernels/_loops.py), each
+the documentation of its arithmetic: the statistics (`_sums_down_rows`), the output
+(`_scale_and_shift_planes`), and the backward's products, coefficients and grad_input
+(`_centered_products`, `_backward_coefficients`, `_grad_input_planes`, and their `_rows`
+forms for the NHWC kernel); the sums along a plane are BLAS's or einsum's (`_image_sums`).
 """
 from __future__ import annotations
 
@@ -19,7 +25,8 @@ from tensorplay.kernel_support.arguments import machine_eps
 from tensorplay.kernel_support.layout import copy_strides
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
-from cpu_kernels._common import broadcast_rows, nhwc_rows, out, out_channels_last
+from cpu_kernels._common import nhwc_rows, out, out_channels_last
+from cpu_kernels._loops import loop
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
 # fallback of kernel selection, which lays their 4-D results out channels_last again.
@@ -80,25 +87,62 @@ def _welford_mean(mean, var, count):
 
 def _channel_moments(a, sum_dtype=None):
     """(mean, biased variance) of each channel of a row-major (N, C, ...) array, shaped
-    (1, C, 1, ...): _moments over axes (0, 2, ...) without NumPy's reduction over
-    scattered axes (2x slower) and without the squares as an array: one einsum for the
-    sums, the mean rounded to a's dtype, one einsum for the squares of x - mean.
-    `sum_dtype`: what the sums accumulate in (PyTorch's contiguous kernel sums a float32
-    input in double, its acc_type: a channel of +-1e30s, whose float32 sum cancels to a
-    mean 1.4e-6 off, gets its mean right to the last digit)."""
+    (1, C, 1, ...). `sum_dtype`: what the sums accumulate in. float64, PyTorch's acc_type
+    of float (its contiguous kernel sums a float32 input in double: a channel of +-1e30s,
+    whose float32 sum cancels to a mean 1.4e-6 off, gets its mean right to the last
+    digit): a float32 or float64 `a` goes through `_sums_down_rows`, the squares of x -
+    mean rounded to a's dtype and added in double, as PyTorch's; the variance stays a
+    double (PyTorch makes rstd and the running variance from it). None: the sums in a's
+    dtype (the float32 of a half input, whose acc_type is float), _moments over axes
+    (0, 2, ...) without NumPy's reduction over scattered axes (2x slower) and without the
+    squares as an array: one einsum for the sums, one for the squares of x - mean."""
     n, c = a.shape[:2]
     x = a.reshape(n, c, -1)
     length = x.shape[2]
     count = n * length
     keep = (1, c) + (1,) * (a.ndim - 2)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        if count and sum_dtype == np.float64 and a.dtype in (np.float32, np.float64):
+            rows = x.reshape(n, c * length)
+            totals = np.zeros(c * length)
+            _sums_down_rows(rows, rows[0], False, totals)     # (the centre: unused)
+            mean = (totals.reshape(c, length).sum(axis=1) / count).astype(a.dtype)
+            totals[:] = 0
+            _sums_down_rows(rows, _per_position(mean, length), True, totals)
+            var = totals.reshape(c, length).sum(axis=1) / count
+            return mean.reshape(keep), var.reshape(keep)
         mean = (np.einsum("ncl->c", x, dtype=sum_dtype or a.dtype) / count).astype(a.dtype) \
             if count else np.full(c, np.nan, a.dtype)
-        # (C, L) repeats of the mean: the subtraction's inner loops are C * L long
-        d = x - np.repeat(mean, length).reshape(c, length)
+        d = x - _per_position(mean, length).reshape(c, length)
         var = np.einsum("ncl,ncl->c", d, d) / count if count else mean.copy()
     return mean.astype(a.dtype, copy=False).reshape(keep), \
         var.astype(a.dtype, copy=False).reshape(keep)
+
+
+def _per_position(v, length):
+    """Per-channel values v (C,) (or rows of them, (k, C)) repeated over each channel's
+    `length` positions: (C * length,) (or (k, C * length)), the layout of one image's
+    row of an (N, C * length) array. Against (N, C, L) data a NumPy broadcast is then
+    over N alone, each inner loop C * L long (a (C, 1) column makes NumPy run N * C inner
+    loops of L: 30% slower a pass at 8x8), and a loop's inner loop is as long."""
+    return v.repeat(length, axis=-1)
+
+
+@loop
+def _sums_down_rows(x, centre, square, total):
+    """total[j] += x[i, j], or with `square` (x[i, j] - centre[j])**2 rounded to x's dtype,
+    added in double (`total` is float64), down the rows i of x: the per-position sums of
+    a batch norm's channels (x an (N, C * L) row-major array, rows the images), which the
+    caller adds up per channel. The inner loop runs along a row, one element after the
+    other, so the compiler makes it vector code (a sum along a row could not: it rounds
+    in the order written, a dependency from each element to the next)."""
+    for i in range(x.shape[0]):
+        for j in range(x.shape[1]):
+            if square:
+                d = x[i, j] - centre[j]
+                total[j] += d * d
+            else:
+                total[j] += x[i, j]
 
 
 def _update_running(stat, value):
@@ -175,7 +219,8 @@ def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, 
         # of the contiguous kernel overflow to inf (every output of the channel 0).
         wide = a.astype(np.float64) if not fused and float32_input else a
         if wide.ndim > 2 and wide.flags.c_contiguous:
-            mean, var = _channel_moments(wide, np.float64 if float32_input else None)
+            mean, var = _channel_moments(
+                wide, np.float64 if float32_input or a.dtype == np.float64 else None)
         else:
             mean, var, _ = _moments(wide, axes)
         rstd = (1 / np.sqrt(var + eps)).astype(a.dtype)
@@ -265,7 +310,7 @@ def _normalize(a, weight, bias, mean, rstd, fused, stepwise):
         if fused:
             scale = rstd if w is None else rstd * w
             shift = -mean * scale if b is None else b - mean * scale
-            y = a * scale + shift
+            y = _scale_and_shift(a, scale.reshape(-1), shift.reshape(-1))
         elif stepwise is not None:
             y = rounded(rounded(a - rounded(mean)) * rounded(rstd))
             y = y if w is None else rounded(y * w)
@@ -273,6 +318,33 @@ def _normalize(a, weight, bias, mean, rstd, fused, stepwise):
         else:
             y = _affine((a - mean) * rstd, w, b)
     return y, mean.reshape(-1), rstd.reshape(-1)
+
+
+def _scale_and_shift(a, scale, shift):
+    """a * scale + shift for a of shape (N, C, ...) and per-channel scale and shift (C,):
+    one compiled loop over the planes of a float32 or float64 row-major `a` (NumPy's is
+    two passes and a temporary), NumPy's broadcast for rows (2-D: the NHWC kernel's, a
+    1-d batch norm's; a loop along planes of one element runs scalar); the same
+    arithmetic either way."""
+    n, c = a.shape[:2]
+    if a.ndim > 2 and a.size > n * c and a.flags.c_contiguous and \
+            a.dtype in (np.float32, np.float64):
+        y = np.empty(a.shape, a.dtype)
+        _scale_and_shift_planes(a.reshape(n, c, -1), scale, shift, y.reshape(n, c, -1))
+        return y
+    keep = (1, c) + (1,) * (a.ndim - 2)
+    return a * scale.reshape(keep) + shift.reshape(keep)
+
+
+@loop
+def _scale_and_shift_planes(x, scale, shift, y):
+    """y = x * scale + shift over the planes of (N, C, L) arrays, scale and shift (C,):
+    batch norm's output, one pass."""
+    for i in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            a, b = scale[c], shift[c]
+            for j in range(x.shape[2]):
+                y[i, c, j] = x[i, c, j] * a + b
 
 
 def _fused_layout(impl):
@@ -288,13 +360,14 @@ def _fused_layout(impl):
 @kernel(layout=NCHW)
 def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
                                save_invstd, train, eps, output_mask):
-    """(grad_input, grad_weight, grad_bias) of native_batch_norm in one pass over the
-    saved statistics (training) or the running ones (evaluation), per channel c:
+    """(grad_input, grad_weight, grad_bias) of native_batch_norm from the saved
+    statistics (training) or the running ones (evaluation), per channel c:
 
         xc = x - mean;  sum_g = sum(grad);  dot = sum(grad * xc)   (over N and space)
         grad_weight = dot * invstd;  grad_bias = sum_g
-        training:   grad_input = (grad - sum_g / n - xc * dot * invstd**2 / n) * invstd * w
-        evaluation: grad_input = grad * invstd * w   (the running stats are constants)
+        training:   grad_input = ((grad - xc * k) - sum_g / n) * (invstd * w),
+                    k = dot * invstd**2 / n
+        evaluation: grad_input = grad * (invstd * w)   (the running stats are constants)
     """
     specs = shape_rule("normalization.native_batch_norm_backward")(
         "native_batch_norm_backward", (grad_out, input, weight, running_mean, running_var,
@@ -302,8 +375,10 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
     a = _compute(input)
     n, c = a.shape[0], a.shape[1]
     # (N, C, L): every reduction below is over axes 0 and 2.
-    x = a.reshape(n, c, -1)
-    g = grad_out._impl.array().astype(a.dtype, copy=False).reshape(x.shape)
+    # (row-major: the loops and the BLAS row sums below read them as planes)
+    x = np.ascontiguousarray(a.reshape(n, c, -1))
+    g = np.ascontiguousarray(grad_out._impl.array().astype(a.dtype, copy=False)
+                             .reshape(x.shape))
     grad_in, grad_weight, grad_bias = _batch_norm_backward(
         x, g, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
         output_mask)
@@ -315,7 +390,9 @@ def _batch_norm_backward(x, g, weight, running_mean, running_var, save_mean, sav
                          train, eps, output_mask, images=None):
     """(grad_input (N, C, L), grad_weight, grad_bias) arrays for x and g of shape (N, C, L);
     the NHWC kernel passes its rows as (N * H * W, C, 1), with `images` = (N, H * W), how
-    its first axis splits into images (see _channel_sums)."""
+    its first axis splits into images (see _image_sums). Three steps: the per-image sums
+    (_image_sums), the per-channel coefficients from them (_backward_coefficients), and
+    grad_input (_grad_input), the passes over the data compiled loops and BLAS."""
     if train:
         mean = _compute(save_mean).astype(x.dtype, copy=False)
         invstd = _compute(save_invstd).astype(x.dtype, copy=False)
@@ -326,111 +403,147 @@ def _batch_norm_backward(x, g, weight, running_mean, running_var, save_mean, sav
             invstd = (1 / np.sqrt(_compute(running_var).astype(np.float64) + eps)) \
                 .astype(x.dtype)
     count = x.shape[0] * x.shape[2]
-    w = invstd if weight is None else invstd * _compute(weight).astype(x.dtype, copy=False)
-    length = x.shape[2]
-
-    def per_channel(v):
-        # v[c] repeated over a channel's L positions, (C, L) (from rows v of shape
-        # (k, C): (k, C, L)): against (N, C, L) the broadcast is then over N alone, each
-        # inner loop C * L long. A (C, 1) column makes NumPy run N * C inner loops of L
-        # (64 at 8x8): 30% slower a pass.
-        return v.repeat(length, axis=-1).reshape(v.shape + (length,))
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        if train and output_mask[0] and _uncentered_is_safe(mean, invstd, w):
-            return _batch_norm_backward_uncentered(x, g, mean, invstd, w, per_channel,
-                                                   images)
-        xc = x - per_channel(mean)
-        sum_g, dot = _channel_sums(g, xc, images)
-        grad_in = None
-        if output_mask[0]:
-            # NOTE: the scale invstd * w multiplies last, as in PyTorch's kernel: with an
-            # infinite weight the bracket stays finite and the result is +-inf, not the
-            # inf - inf = NaN of scaling each term first
-            if train:
-                # In place in xc, the one array this pass allocates (a fresh multi-
-                # megabyte array is page faults on first touch):
-                #   grad_in = (g - sum_g / count - xc * dot * invstd^2 / count) * w
-                # (the coefficients made from the double sums, rounded once, as PyTorch)
-                xc *= per_channel((dot * invstd * invstd / count).astype(x.dtype))
-                np.subtract(g, xc, out=xc)
-                xc -= per_channel((sum_g / count).astype(x.dtype))
-                xc *= per_channel(w)
-                grad_in = xc
-            else:
-                grad_in = g * per_channel(w)
-    return grad_in, dot * invstd, sum_g
+    # grad_input's array, until then the scratch of the products g * (x - mean)
+    grad_in = np.empty(x.shape, x.dtype)
+    with np.errstate(invalid="ignore", over="ignore"):    # (sums of infinities: no warning)
+        partials = _image_sums(g, x, mean, grad_in, images)
+    sums = np.empty((3, len(mean)))
+    coefficients = np.empty((3, len(mean)), x.dtype)
+    _backward_coefficients(partials, invstd, weight is not None,
+                           invstd if weight is None else
+                           _compute(weight).astype(x.dtype, copy=False),
+                           count, sums, coefficients)
+    sum_g, _, grad_weight = sums
+    if not output_mask[0]:
+        return None, grad_weight, sum_g
+    k, grad_mean, scale = coefficients        # (evaluation: k and grad_mean unused)
+    return _grad_input(x, g, mean, k, grad_mean, scale, train, grad_in), grad_weight, sum_g
 
 
-def _channel_sums(g, v, images=None):
-    """(sum(g), sum(g * v)) over each channel of (N, C, L) arrays, added in PyTorch's
-    order: each image's plane of a channel in the arrays' dtype (one einsum each for the
-    (N, C) partials), the N partials in double, PyTorch's acc_type of float (its
-    contiguous kernel adds each plane's float reduction into a double; its channels-last
-    one adds each thread's float partials in double, here one image's). A channel of
-    huge values cancelling between images (seed 4029939: 1e30s, whose float32 total was
-    6e-5 off) then gets PyTorch's digits, for ~4 us (the (2, N, C) reduction). `images`:
-    (N, H * W), the images of the NHWC kernel's (N * H * W, C, 1) rows; None for NCHW."""
-    n, c, length = g.shape
-    if images is None:
-        images, plane, dot = (n, length), "ncl->nc", "ncl,ncl->nc"
+@loop
+def _backward_coefficients(partials, invstd, has_weight, weight, count, sums, coefficients):
+    """Per channel c, from partials (2, N, C) of each image's sum(g) and sum(g * (x -
+    mean)) in x's dtype:
+
+        sum_g, dot     the N partials added in double, as PyTorch's kernel (its acc_type)
+        grad_weight  = dot * invstd                                  (all three in sums)
+        k            = dot * invstd^2 / n,  grad_mean = sum_g / n    (in coefficients,
+        scale        = invstd * weight      (x's dtype, as PyTorch)   with scale)
+
+    k and grad_mean made in double and rounded once, to x's dtype, by their store."""
+    for c in range(partials.shape[2]):
+        sum_g = np.float64(0)     # (not 0.0: plain Python would add float32s in float32)
+        dot = np.float64(0)
+        for i in range(partials.shape[1]):
+            sum_g += partials[0, i, c]
+            dot += partials[1, i, c]
+        sums[0, c] = sum_g
+        sums[1, c] = dot
+        sums[2, c] = dot * invstd[c]
+        coefficients[0, c] = dot * invstd[c] * invstd[c] / count
+        coefficients[1, c] = sum_g / count
+        coefficients[2, c] = invstd[c] * weight[c] if has_weight else invstd[c]
+
+
+def _grad_input(x, g, mean, k, grad_mean, scale, train, grad_in):
+    """Batch norm's grad_input (N, C, L), into `grad_in`, from row-major x and g (N, C, L)
+    and the per-channel (C,) coefficients: `_grad_input_planes`, or `_grad_input_rows`
+    where a plane is one element (the NHWC kernel's rows, a 2-D input: a loop along
+    planes of one element would run scalar code)."""
+    if x.shape[2] > 1:
+        _grad_input_planes(x, g, mean, k, grad_mean, scale, train, grad_in)
     else:
-        g, v = g.reshape(images + (c,)), v.reshape(images + (c,))
-        plane, dot = "nlc->nc", "nlc,nlc->nc"
-    if images[1] == 1:
+        rows = x.shape[:2]
+        _grad_input_rows(x.reshape(rows), g.reshape(rows), mean, k, grad_mean, scale, train,
+                         grad_in.reshape(rows))
+    return grad_in
+
+
+@loop
+def _grad_input_planes(x, g, mean, k, grad_mean, scale, train, grad_in):
+    """grad_input over the planes of (N, C, L) arrays, per channel c (scale = invstd *
+    weight; k = dot * invstd^2 / n and grad_mean = sum(g) / n rounded once to x's dtype):
+
+        training:    ((g - (x - mean) * k) - grad_mean) * scale
+        evaluation:  g * scale              (the running statistics are constants)
+
+    NOTE: the scale multiplies last, as in PyTorch's kernel: with an infinite weight the
+    bracket stays finite and the result is +-inf, not the inf - inf = NaN of scaling each
+    term first. One pass that reads x and g once (NumPy's were four, in place), the
+    coefficients scalars: the inner loop along a plane is vector code."""
+    for i in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            m, kc, gm, s = mean[c], k[c], grad_mean[c], scale[c]
+            for j in range(x.shape[2]):
+                if train:
+                    grad_in[i, c, j] = ((g[i, c, j] - (x[i, c, j] - m) * kc) - gm) * s
+                else:
+                    grad_in[i, c, j] = g[i, c, j] * s
+
+
+@loop
+def _grad_input_rows(x, g, mean, k, grad_mean, scale, train, grad_in):
+    """_grad_input_planes over (R, C) rows, the coefficients (C,) along each row."""
+    for r in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            if train:
+                grad_in[r, c] = ((g[r, c] - (x[r, c] - mean[c]) * k[c]) - grad_mean[c]) \
+                    * scale[c]
+            else:
+                grad_in[r, c] = g[r, c] * scale[c]
+
+
+def _image_sums(g, x, mean, products, images=None):
+    """The (2, N, C) partials of sum(g) and sum(g * (x - mean)) over each channel of
+    row-major (N, C, L) arrays, in PyTorch's order: each image's plane of a channel in
+    the arrays' dtype, which _backward_coefficients adds in double, PyTorch's acc_type of
+    float (its contiguous kernel adds each plane's float reduction into a double; its
+    channels-last one adds each thread's float partials in double, here one image's). A
+    channel of huge values cancelling between images (seed 4029939: 1e30s, whose float32
+    total was 6e-5 off) then gets PyTorch's digits. `images`: (N, H * W), the images of
+    the NHWC kernel's (N * H * W, C, 1) rows; None for NCHW. `products`: an (N, C, L)
+    scratch for the products g * (x - mean), which a loop makes (PyTorch's terms, x -
+    mean first: no cancellation).
+
+    The sums of planes by BLAS, a matrix-vector product of the (N * C, L) rows with ones
+    (2-3x faster than einsum; a compiled loop cannot add along a plane in vector code
+    without reordering its additions), the others by einsum."""
+    n, c, length = g.shape
+    if length > 1:
+        _centered_products(x, g, mean, products)
+        ones = np.ones(length, g.dtype)
+        partials = np.empty((2, n, c), g.dtype)
+        for k, v in enumerate((g, products)):
+            np.matmul(v.reshape(n * c, length), ones, out=partials[k].reshape(n * c))
+        return partials
+    _centered_products_rows(x.reshape(n, c), g.reshape(n, c), mean, products.reshape(n, c))
+    if images is None or images[1] == 1:
         # One element a plane (a 2-D input, or NC11): PyTorch takes its channels-last
         # kernel, which adds each thread's rows in float; float32 down all the rows here
-        # (one thread's order): the double sum of the elements cost 2-3x.
-        g, v = g.reshape(images[0], c), v.reshape(images[0], c)
-        return np.einsum("nc->c", g), np.einsum("nc,nc->c", g, v)
+        # (one thread's order), one partial: the double sum of the elements cost 2-3x.
+        images = (1, n)
     partials = np.empty((2, images[0], c), g.dtype)
-    np.einsum(plane, g, out=partials[0])
-    np.einsum(dot, g, v, out=partials[1])
-    return np.einsum("knc->kc", partials, dtype=np.float64)    # (np.add.reduce: 10% slower)
+    for k, v in enumerate((g, products)):
+        np.einsum("nlc->nc", v.reshape(images + (c,)), out=partials[k])
+    return partials
 
 
-def _uncentered_is_safe(mean, invstd, w):
-    """Whether the uncentered form below keeps its accuracy: finite statistics and
-    scale (an infinite weight needs the centered form's order, see there), and means
-    within 4 standard deviations of 0, so that sum(g * x) - mean * sum(g) cancels at
-    most ~4x more rounding than the centered sum (after a convolution, the usual input,
-    the means are a fraction of a standard deviation)."""
-    # (a NaN anywhere makes the max NaN and the test false; an infinite sum of w falls
-    # back to the centered form, which handles it. Array methods and math.isfinite, not
-    # np.max / np.isfinite: their Python wrappers were half of this test's 6 us.)
-    return bool(mean.size) and bool((np.abs(mean) * invstd).max() <= 4) and \
-        math.isfinite(w.sum())
+@loop
+def _centered_products(x, g, mean, products):
+    """products = g * (x - mean) over the planes of (N, C, L) arrays, mean (C,)."""
+    for i in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            m = mean[c]
+            for j in range(x.shape[2]):
+                products[i, c, j] = (x[i, c, j] - m) * g[i, c, j]
 
 
-def _batch_norm_backward_uncentered(x, g, mean, invstd, w, per_channel, images):
-    """The training backward without the centered copy x - mean: per channel c,
-
-        dot = sum(g * x) - mean * sum(g)                       (= sum(g * (x - mean)))
-        grad_in = (g - k * x + (k * mean - sum(g) / n)) * w,   k = dot * invstd^2 / n
-
-    (w the weight times invstd, multiplying last as in PyTorch's kernel). These passes
-    over the data are the whole cost (each ~0.1 ns an element): the two sums read g and
-    x once (three array reads), grad_in is four in-place passes into the one array this
-    kernel allocates. No second (N, C, L) temporary for w * g: x, g and grad_in (3 x
-    256 KB at the digits CNN's 32x32x8x8) then stay in a 1 MB L2 cache; with a fourth
-    array the same passes ran ~20% slower inside a backward pass. The per-channel
-    coefficients are made once, as one (3, C) array repeated to (3, C, L) by one call."""
-    count = x.shape[0] * x.shape[2]
-    sum_g, dot = _channel_sums(g, x, images)
-    dot -= mean * sum_g
-    grad_weight = dot * invstd
-    # the coefficients in double (from the double sums), rounded once into coef
-    coef = np.empty((3, len(w)), x.dtype)
-    k = grad_weight * invstd / count
-    coef[0] = k
-    coef[1] = k * mean - sum_g / count
-    coef[2] = w
-    k, shift, scale = per_channel(coef)
-    with broadcast_rows(x.shape[1] * x.shape[2]):
-        grad_in = np.multiply(x, k)
-        np.subtract(shift, grad_in, out=grad_in)
-        grad_in += g
-        grad_in *= scale
-    return grad_in, grad_weight, sum_g
+@loop
+def _centered_products_rows(x, g, mean, products):
+    """_centered_products over (R, C) rows, mean (C,) along each row."""
+    for r in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            products[r, c] = (x[r, c] - mean[c]) * g[r, c]
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
@@ -674,8 +787,9 @@ def native_batch_norm_backward_nhwc(grad_out, input, weight, running_mean, runni
                                        save_mean, save_invstd, train, eps, output_mask))
     a = _compute(input)
     n, c, h, w = a.shape
-    x = nhwc_rows(a)[:, :, None]                                      # (N * H * W, C, 1)
-    g = nhwc_rows(grad_out._impl.array().astype(a.dtype, copy=False))[:, :, None]
+    x = np.ascontiguousarray(nhwc_rows(a))[:, :, None]                # (N * H * W, C, 1)
+    g = np.ascontiguousarray(
+        nhwc_rows(grad_out._impl.array().astype(a.dtype, copy=False)))[:, :, None]
     grad_in, grad_weight, grad_bias = _batch_norm_backward(
         x, g, weight, running_mean, running_var, save_mean, save_invstd, train, eps,
         output_mask, images=(n, h * w))

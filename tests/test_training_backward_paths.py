@@ -26,8 +26,8 @@ def _grads(fn, tfn, arrays, grad_seed=1):
     return [o.numpy() for o in ours], [t.numpy() for t in theirs]
 
 
-# offset 0.5 std: the uncentered form; 10 std: the centered one (cancellation); the
-# infinite weight: the centered one (its order of operations keeps +-inf, not NaN).
+# offset 0.5 and 10 std (a sum that would cancel if taken uncentered); the infinite
+# weight: its order of operations keeps +-inf, not NaN.
 @pytest.mark.parametrize("offset, inf_weight", [(0.5, False), (10.0, False), (0.5, True)])
 def test_batch_norm_training_backward_matches_torch(offset, inf_weight):
     rng = np.random.default_rng(0)
