@@ -34,6 +34,8 @@ from __future__ import annotations
 import functools
 import warnings
 
+import numpy as np
+
 
 def loop(fn):
     """`fn`, compiled by Numba on its first call (see the module doc for the options)."""
@@ -56,5 +58,16 @@ def _compile(fn):
         warnings.warn(f"numba is not installed: the CPU kernel loop {fn.__qualname__} "
                       "runs as plain Python (correct, and slow); pip install numba",
                       RuntimeWarning, stacklevel=3)
-        return fn
+        return _as_python(fn)
+    if numba.config.DISABLE_JIT:
+        return _as_python(fn)
     return numba.njit(fn, cache=True, nogil=True, error_model="numpy")
+
+
+def _as_python(fn):
+    """fn run as Python: its NumPy scalars warn of what the compiled loop does silently
+    (inf - inf, a division by zero), so it runs with NumPy's warnings off, as compiled."""
+    def run(*args):
+        with np.errstate(all="ignore"):
+            return fn(*args)
+    return run
