@@ -30,6 +30,7 @@ import itertools
 import numpy as np
 
 from cpu_kernels._common import accumulate_dtype, out
+from cpu_kernels._loops import loop
 from tensorplay.kernel_support.ops import shape_rule
 
 # The forward's gate-major order [i f o g] as indices of the workspace's [i f g o]: the
@@ -81,28 +82,42 @@ def lstm_sequence(gi, h0, c0, w_hh):
     work = np.empty(6 * steps * batch * hidden, a_gi.dtype)
     _, cells, tanh_cells = split_workspace(work, steps, batch, hidden)
     output = np.empty((steps, batch, hidden), a_gi.dtype)
-    product = np.empty((batch, hidden), a_gi.dtype)
     recurrent = np.empty((4, batch, hidden), a_gi.dtype)
+    half = a_gi.dtype.type(0.5)     # (a Python 0.5 would make the loop's float32 a double)
     # Positional out= and local names: at ~0.5 us a call, keyword parsing is worth saving.
-    mul, add, tanh, matmul = np.multiply, np.add, np.tanh, np.matmul
+    add, tanh, matmul, mul = np.add, np.tanh, np.matmul, np.multiply
     # Per-step views by zip: indexing or unpacking them in the loop costs more than a ufunc.
-    for step, sigmoids, i, f, o, g, c_t, tanh_t, h_t in zip(
-            gates, gates[:, :3], gates[:, 0], gates[:, 1], gates[:, 2], gates[:, 3], cells,
-            tanh_cells, output):
+    # NumPy's tanh (vector code; a compiled loop would call the C library's, one element
+    # at a time) and a loop for the rest of the step's elementwise work.
+    for step, o, c_t, tanh_t, h_t in zip(gates, gates[:, 2], cells, tanh_cells, output):
         matmul(h, w4, recurrent)            # (N, H) @ (4, H, H): the four gates' blocks
         add(step, recurrent, step)
         tanh(step, step)
-        mul(sigmoids, 0.5, sigmoids)
-        add(sigmoids, 0.5, sigmoids)
-        mul(f, c, c_t)
-        mul(i, g, product)
-        add(c_t, product, c_t)
+        _lstm_cell_step(step, c, c_t, half)
         tanh(c_t, tanh_t)
         mul(o, tanh_t, h_t)
         h, c = h_t, c_t
     _write_gates(work, gates)
     return (out(output, dtype), out(h.copy(), dtype), out(c.copy(), dtype),
             out(work, spec[3].dtype))
+
+
+@loop
+def _lstm_cell_step(gates, c, c_t, half):
+    """After the tanh of one step's gate-major gates (4, N, H) [i f o g]: the sigmoid
+    gates from their tanh(x / 2), and the new cell state, over (N, H):
+
+        i, f, o = tanh * half + half;   c_t = f * c + i * g     (half = 0.5)
+
+    (one pass for what NumPy did in five calls; the same operations in the same order)."""
+    for n in range(c.shape[0]):
+        for j in range(c.shape[1]):
+            i = gates[0, n, j] * half + half
+            f = gates[1, n, j] * half + half
+            gates[0, n, j] = i
+            gates[1, n, j] = f
+            gates[2, n, j] = gates[2, n, j] * half + half
+            c_t[n, j] = f * c[n, j] + i * gates[3, n, j]
 
 
 def _write_gates(work, gates):
@@ -127,7 +142,8 @@ def lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, 
 
     M and o (1 - tanh(c)^2) are computed for all steps at once before the loop (a pass
     over all steps costs about what one ufunc call per step does, and is one call); the
-    loop then runs eight calls per step, d_h0 and d_c0 being its last step's carry.
+    loop then runs a compiled loop and a product per step, d_h0 and d_c0 being its last
+    step's carry.
     """
     spec = shape_rule("rnn.lstm_sequence_backward")(
         "_lstm_sequence_backward",
@@ -156,39 +172,50 @@ def lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, 
     np.subtract(1, dc_from_h, out=dc_from_h)
     dc_from_h *= o
     # Per step, dgates[t] viewed as (N, 4, H): the first three gates take dc, the last dh.
-    # They are copied into one (N, 4, H) buffer [dc | dc | dc | dh] and multiplied in
-    # with one dense product: two in-place products on the strided gate views (one of
-    # them broadcasting dc over three gates) cost twice as much.
     by_gate = dgates.reshape(steps, batch, 4, hidden)
     # f as dense (N, H) arrays: the loop reads each once, and a column block of the gates
     # would cost it three times a dense one (see the module docstring).
     forget = np.ascontiguousarray(f)
     dh = d_out[-1] + d_hn
     dc = d_cn.copy()
-    product = np.empty((batch, hidden), y.dtype)
-    factors = np.empty((batch, 4, hidden), y.dtype)
-    dc_gates, dh_gate, dc_row = factors[:, :3], factors[:, 3], dc[:, None, :]
-    mul, add, matmul, copyto = np.multiply, np.add, np.matmul, np.copyto
     # Step t ends by carrying dh and dc to step t - 1; after step 0 they are d_h0 (no
-    # output gradient to add) and d_c0. Views by zip: an index costs more than the ufunc.
+    # output gradient to add) and d_c0. Per step: one loop for the elementwise part
+    # (_lstm_backward_step), one product. Views by zip: an index costs more than a call.
     earlier_d_out = itertools.chain(d_out[-2::-1], [None])
     for dgates_t, by_gate_t, dc_from_h_t, f_t, d_out_before in zip(
             dgates[::-1], by_gate[::-1], dc_from_h[::-1], forget[::-1], earlier_d_out):
-        mul(dh, dc_from_h_t, product)
-        add(dc, product, dc)
-        copyto(dc_gates, dc_row)
-        copyto(dh_gate, dh)
-        mul(by_gate_t, factors, by_gate_t)
-        matmul(dgates_t, w, dh)
+        _lstm_backward_step(dh, dc, dc_from_h_t, f_t, by_gate_t)
+        np.matmul(dgates_t, w, dh)
         if d_out_before is not None:
-            add(dh, d_out_before, dh)
-        mul(dc, f_t, dc)
+            np.add(dh, d_out_before, dh)
     # sum_t dgates_t.T @ h_{t-1}: steps 1.. against the output, step 0 against h0.
     d_w_hh = dgates[0].T @ h0_a
     if steps > 1:
         d_w_hh += (dgates[1:].reshape((steps - 1) * batch, 4 * hidden).T
                    @ y[:-1].reshape((steps - 1) * batch, hidden))
     return out(dgates, dtype), out(dh, dtype), out(dc, dtype), out(d_w_hh, dtype)
+
+
+@loop
+def _lstm_backward_step(dh, dc, dc_from_h, f, dgates):
+    """The elementwise part of one step of lstm_sequence_backward, in place, over (N, H)
+    arrays and dgates (N, 4, H) holding the step's factors M:
+
+        dc = dc + dh * dc_from_h             (dc_from_h = o (1 - tanh(c)^2))
+        dgates[:, 0:3] *= dc;  dgates[:, 3] *= dh
+        dc = dc * f                          (carried to the step before)
+
+    (One pass where the NumPy form was six calls a step, each costing its call more than
+    its arithmetic at N = 20, H = 64; the same operations in the same order, so the same
+    bits.)"""
+    for n in range(dh.shape[0]):
+        for j in range(dh.shape[1]):
+            d = dc[n, j] + dh[n, j] * dc_from_h[n, j]
+            dgates[n, 0, j] *= d
+            dgates[n, 1, j] *= d
+            dgates[n, 2, j] *= d
+            dgates[n, 3, j] *= dh[n, j]
+            dc[n, j] = d * f[n, j]
 
 
 # ---- the GRU ---------------------------------------------------------------------------
