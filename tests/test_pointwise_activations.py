@@ -168,3 +168,22 @@ def test_relu_in_place_on_a_view_matches_torch(dtype):
         np.testing.assert_array_equal(got, want)
         numbers = ~np.isnan(want)
         np.testing.assert_array_equal(np.signbit(got[numbers]), np.signbit(want[numbers]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_relu_backward_of_an_expanded_gradient_matches_torch(dtype):
+    """sum()'s gradient reaches relu's backward expanded (stride 0): the loop reads it
+    through a flat copy, the result laid out as the input; torch's values and layout."""
+    values = np.array([[-1.0, 0.0, 2.0], [np.nan, -0.0, 3.0]])
+    x = torch.tensor(values, dtype=getattr(torch, dtype), requires_grad=True)
+    ours = tp.tensor(values, dtype=getattr(tp, dtype), requires_grad=True)
+    torch.relu(x).sum().backward()
+    tp.relu(ours).sum().backward()
+    np.testing.assert_array_equal(ours.grad.float().numpy(), x.grad.float().numpy())
+    assert ours.grad.stride() == x.grad.stride()
+    g = tp.ones((), dtype=getattr(tp, dtype)).expand(2, 3)
+    result = tp.threshold_backward(g, ours.detach(), 0.5)
+    want = torch.ops.aten.threshold_backward(torch.ones(()).expand(2, 3).to(x.dtype),
+                                             x.detach(), 0.5)
+    np.testing.assert_array_equal(result.float().numpy(), want.float().numpy())
+    assert result.stride() == want.stride()
