@@ -106,13 +106,24 @@ def mul_div_arrays(self, other, dtype):
 
 
 def scaled_by_alpha(op, self, other, alpha, dtype, b):
-    """`b * alpha` for add/sub, called unless alpha is the int 1. NumPy would compute
-    int + 0.5 * int in float and truncate: PyTorch refuses any float alpha there, and so
-    does the op's shape rule."""
+    """`b * alpha` for add/sub, called unless alpha is the int 1 of a real dtype. NumPy
+    would compute int + 0.5 * int in float and truncate: PyTorch refuses any float alpha
+    there, and so does the op's shape rule. A complex b is always multiplied, by alpha + 0j
+    even for alpha 1, as PyTorch's kernel computes a + alpha * b: an inf or NaN part of b
+    makes the other part NaN (0 * inf), so (1 + 1j) + (inf + 1j) is inf + nanj there."""
     if (type(alpha) is float and not dtype.is_differentiable) or \
             (type(alpha) is complex and not dtype.is_complex):
         binary(op, (self, other, alpha))
+    if dtype.is_complex:
+        with np.errstate(invalid="ignore"):     # (0 * inf: the NaN PyTorch makes too)
+            return np.multiply(b, dtype.np.type(alpha))
     return b if alpha == 1 else b * alpha
+
+
+def scales_b(alpha, dtype):
+    """Whether add/sub multiply b by alpha (scaled_by_alpha): not for the int 1 of a real
+    dtype."""
+    return alpha != 1 or type(alpha) is float or dtype.is_complex
 
 
 def int_pow_negative(a, b, dtype, scalar_exponent):

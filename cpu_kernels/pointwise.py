@@ -35,7 +35,7 @@ from cpu_kernels._loops import loop
 from cpu_kernels._pointwise_common import (
     UNARY_FLOAT_ERRORS, arrays, binary_arrays, check_int_divisor, clamp_arrays, compute_np,
     inplace_of, int_pow_negative, mul_div_arrays, promoted, rounding_kernel,
-    scaled_by_alpha, trunc_divide, unary_float_kernel, unary_float_ufunc,
+    scaled_by_alpha, scales_b, trunc_divide, unary_float_kernel, unary_float_ufunc,
 )
 
 # The NumPy warnings PyTorch does not give: x / 0 is inf, 0 / 0 and log(-1) are nan,
@@ -96,14 +96,14 @@ def add(self, other, alpha):
     ia, ib = self._impl, other._impl
     dtype = ia.dtype
     if dtype is ib.dtype and ia.is_contiguous and ib.is_contiguous and ia._array is not None \
-            and ib._array is not None and not (alpha != 1 or type(alpha) is float):
+            and ib._array is not None and not scales_b(alpha, dtype):
         return out(np.add(ia._array, ib._array), dtype)
     if alpha == 1 and type(alpha) is not float:
         result = _with_number(np.add, self, other)
         if result is not None:
             return result
     a, b, dtype = binary_arrays(self, other)
-    if alpha != 1 or type(alpha) is float:
+    if scales_b(alpha, dtype):
         b = scaled_by_alpha("add", self, other, alpha, dtype, b)
     return out_like2(np.add(a, b), dtype, self, other)
 
@@ -119,7 +119,7 @@ def sub(self, other, alpha):
     dtype = ia.dtype
     if dtype is ib.dtype and dtype is not dt.bool and ia.is_contiguous and ib.is_contiguous \
             and ia._array is not None and ib._array is not None \
-            and not (alpha != 1 or type(alpha) is float):
+            and not scales_b(alpha, dtype):
         return out(np.subtract(ia._array, ib._array), dtype)
     if alpha == 1 and type(alpha) is not float:
         result = _with_number(np.subtract, self, other)
@@ -127,7 +127,7 @@ def sub(self, other, alpha):
             return result
     _check_no_bool("sub", self, other)
     a, b, dtype = binary_arrays(self, other)
-    if alpha != 1 or type(alpha) is float:
+    if scales_b(alpha, dtype):
         b = scaled_by_alpha("sub", self, other, alpha, dtype, b)
     return out_like2(np.subtract(a, b), dtype, self, other)
 
@@ -372,7 +372,7 @@ def _inplace(op, ufunc, self, other, alpha=1):
         # and array_as the array as it is)
         dtype = result_type2(self, other)
         b = array_as(other, dtype)
-    if alpha != 1 or type(alpha) is float:
+    if scales_b(alpha, dtype):
         b = scaled_by_alpha(op, self, other, alpha, dtype, b)
     other_sizes = other_impl.sizes
     if other_sizes == impl.sizes or (not other_sizes and other_impl._device is impl._device):

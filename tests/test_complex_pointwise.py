@@ -396,3 +396,27 @@ def test_abs_and_angle_of_complex_are_real():
         assert tp.abs(z.to("meta")).dtype is dtype.to_real()
         assert tp.angle(z.to("meta")).dtype is dtype.to_real()
         assert tp.exp(z.to("meta")).dtype is dtype
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("op", ["add", "sub", "add_", "sub_", "add_alpha"])
+def test_complex_add_and_sub_multiply_b_by_alpha_as_pytorch(op, dtype):
+    """PyTorch's complex add computes a + alpha * b, alpha a complex number even when it is
+    1: an inf or NaN part of b makes the other part NaN (0 * inf), and 1 - 0j + 1 - 0j has
+    a +0 imaginary part. Fuzzer seed 8308262: view_as_complex(x).add_ of a NaN real part."""
+    values = [complex(float("nan"), -0.05), complex(1, 2), complex(float("inf"), 1),
+              complex(1, float("-inf")), complex(1, -0.0), complex(-0.0, -0.0)]
+    x = torch.tensor(values, dtype=getattr(torch, dtype))
+    y = torch.tensor(values[::-1], dtype=getattr(torch, dtype))
+    a, b = tp.tensor(x.numpy()), tp.tensor(y.numpy())
+    fns = {"add": lambda lib, p, q: p + q, "sub": lambda lib, p, q: p - q,
+           "add_": lambda lib, p, q: p.clone().add_(q),
+           "sub_": lambda lib, p, q: p.clone().sub_(q),
+           "add_alpha": lambda lib, p, q: lib.add(p, q, alpha=2)}
+    want = fns[op](torch, x, y).numpy()
+    got = fns[op](tp, a, b).numpy()
+    for part in (np.real, np.imag):
+        np.testing.assert_array_equal(part(got), part(want))
+        numbers = ~np.isnan(part(want))
+        np.testing.assert_array_equal(np.signbit(part(got))[numbers],
+                                      np.signbit(part(want))[numbers])
