@@ -120,12 +120,6 @@ def scaled_by_alpha(op, self, other, alpha, dtype, b):
     return b if alpha == 1 else b * alpha
 
 
-def scales_b(alpha, dtype):
-    """Whether add/sub multiply b by alpha (scaled_by_alpha): not for the int 1 of a real
-    dtype."""
-    return alpha != 1 or type(alpha) is float or dtype.is_complex
-
-
 def int_pow_negative(a, b, dtype, scalar_exponent):
     """Integer powers with negative exponents, as PyTorch does them: a Python-number
     exponent is an error; a tensor exponent gives 1 / a**|b| truncated toward zero, which

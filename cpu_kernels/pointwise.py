@@ -35,7 +35,7 @@ from cpu_kernels._loops import loop
 from cpu_kernels._pointwise_common import (
     UNARY_FLOAT_ERRORS, arrays, binary_arrays, check_int_divisor, clamp_arrays, compute_np,
     inplace_of, int_pow_negative, mul_div_arrays, promoted, rounding_kernel,
-    scaled_by_alpha, scales_b, trunc_divide, unary_float_kernel, unary_float_ufunc,
+    scaled_by_alpha, trunc_divide, unary_float_kernel, unary_float_ufunc,
 )
 
 # The NumPy warnings PyTorch does not give: x / 0 is inf, 0 / 0 and log(-1) are nan,
@@ -87,9 +87,16 @@ def _with_number(ufunc, self, other):
 _FULL_FLOATS = frozenset({dt.float32, dt.float64})
 
 
+def scales_b(alpha, dtype):
+    """Whether add and sub multiply b by alpha (scaled_by_alpha): always for a complex
+    dtype (PyTorch's a + alpha * b), otherwise unless alpha is the int 1."""
+    return alpha != 1 or type(alpha) is float or dtype.is_complex
+
+
 # add, sub, mul and div start with their common case written out: two row-major operands
 # of one dtype whose arrays are made, and nothing the general path below would change
-# (an alpha to scale by; bool for sub, a half type for mul and div, integers for div).
+# (an alpha to scale by, a complex b; bool for sub, a half type for mul and div, integers
+# for div).
 # Then `binary_arrays` returns those arrays and that dtype, and `out_like2` calls `out`: the
 # fused test saves four calls, an eighth of a small add.
 def add(self, other, alpha):
