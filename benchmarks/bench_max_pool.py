@@ -1,6 +1,6 @@
 """max_pool2d forward and forward+backward, TensorPlay against PyTorch in the same run, on
-the digits CNN's pooling (MaxPool2d(2) of a 32x32x16x16 float32 batch) and its neighbours:
-2x2 and 3x3 (stride 2, padding 1) windows on 16x16 and 8x8 planes, dilated and ceil_mode
+the digits CNN's pooling (MaxPool2d(2) of a 32x32x8x8 float32 batch) and its neighbours:
+2x2 and 3x3 (stride 2, padding 1) windows on 8x8 and 16x16 planes, dilated and ceil_mode
 windows, float32 and float64.
 
     python benchmarks/bench_max_pool.py --cpu-time
