@@ -335,8 +335,8 @@ def _sigmoid_of(x):
 def relu(self):
     impl = self._impl
     if impl.is_contiguous and impl.dtype in _LOOP_FLOATS:
-        # the network's case: one loop, 4x faster than np.maximum (which NumPy does not
-        # vectorize for float32 here: 13 us for 32K elements, a multiply takes 3)
+        # the network's case: one loop, 4x faster than np.maximum (measured here: 13 us
+        # for 32K float32 elements, the loop 3, as a NumPy multiply)
         a = impl.array()
         result = np.empty(a.shape, a.dtype)
         _relu_loop(a.reshape(-1), result.reshape(-1), a.dtype.type(0))
