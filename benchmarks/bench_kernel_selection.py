@@ -102,7 +102,7 @@ def nhwc_pooling(rng):
     included), forward and backward."""
     from cpu_kernels import pooling
     cl = tp.channels_last
-    # (max_pool2d NHWC forward is registered from 16 channels up: the 3-channel row shows why)
+    # (every NHWC pooling kernel is registered for every width: the 3-channel rows show why)
     for shape in ((8, 64, 28, 28), (32, 32, 8, 8), (4, 3, 32, 32)):
         x = tp.from_numpy(rng.standard_normal(shape).astype(np.float32)).to(memory_format=cl)
         for label, name, args in (

@@ -30,7 +30,7 @@ from tensorplay import _dtype as dt
 from tensorplay.errors import DimError
 from tensorplay.kernel_support.arguments import pool_params, spatial_dims
 from tensorplay.kernel_support.ops import shape_rule
-from tensorplay.library import Library, ShapeRule, kernel
+from tensorplay.library import Library, kernel
 from cpu_kernels._common import accumulate_dtype, out, out_channels_last
 from cpu_kernels._loops import loop
 from cpu_kernels._windows import add_windows, windows
@@ -704,6 +704,17 @@ def max_pool2d_with_indices_nhwc(self, kernel_size, stride, padding, dilation, c
     x = _nhwc(self)
     sizes, out_sizes = x.shape[1:3], tuple(spec.sizes[-2:])
     lowest = _lowest(self._impl.dtype)
+    if _looped(x.dtype):
+        x = np.ascontiguousarray(x)
+        n, c = x.shape[0], x.shape[3]
+        values = np.empty((n,) + out_sizes + (c,), x.dtype)
+        indices = np.empty(values.shape, np.int64)
+        _max_pool_nhwc_loop(x, values, indices,
+                            *_volume_spans(sizes, out_sizes, tuple(kernel), tuple(stride),
+                                           tuple(padding), tuple(dilation))[3:],
+                            x.dtype.type(lowest))
+        return (out_channels_last(values, self._impl.dtype),
+                out_channels_last(indices, dt.int64))
     xp = _pad_nhwc(x, _pad_for(sizes, out_sizes, kernel, stride, padding, dilation), lowest)
     win = _nchw_windows(xp, kernel, stride, dilation)[:, :, :out_sizes[0], :out_sizes[1]]
     values, arg = _window_max(win, self._impl.dtype.is_floating_point,
@@ -712,6 +723,38 @@ def max_pool2d_with_indices_nhwc(self, kernel_size, stride, padding, dilation, c
                              lowest)
     return (out_channels_last(values.transpose(0, 2, 3, 1), self._impl.dtype),
             out_channels_last(indices.transpose(0, 2, 3, 1), dt.int64))
+
+
+@loop
+def _max_pool_nhwc_loop(x, values, indices, first_h, end_h, step_h, first_w, end_w, step_w,
+                        lowest):
+    """_max_pool_loop over (N, H, W, C) images: the same windows read in the same order
+    with the same test, every channel at once (the innermost loop runs along the
+    contiguous channels, which the compiler vectorizes)."""
+    width, channels = x.shape[2], x.shape[3]
+    for b in range(x.shape[0]):
+        for j in range(values.shape[1]):
+            h_first, h_end = first_h[j], end_h[j]
+            for k in range(values.shape[2]):
+                w_first, w_end = first_w[k], end_w[k]
+                best, best_at = values[b, j, k], indices[b, j, k]
+                first_at = h_first * width + w_first
+                for ch in range(channels):
+                    best[ch] = lowest
+                    best_at[ch] = first_at
+                h = h_first
+                while h < h_end:
+                    w = w_first
+                    while w < w_end:
+                        at = h * width + w
+                        pixel = x[b, h, w]
+                        for ch in range(channels):
+                            value = pixel[ch]
+                            if value > best[ch] or value != value:
+                                best[ch] = value
+                                best_at[ch] = at
+                        w += step_w
+                    h += step_h
 
 
 def max_pool2d_with_indices_backward_nhwc(grad_output, self, kernel_size, stride, padding,
@@ -791,18 +834,15 @@ def adaptive_avg_pool2d_backward_nhwc(grad_output, self):
     return out_channels_last(grad, grad_output._impl.dtype)
 
 
-# The max's window loop runs over channel runs: below 16 channels they are too short, and
-# the NCHW kernel with its two layout copies is faster (measured 0.8-1.0x at 3-8 channels,
-# 1.2x at 16, 1.5x and more from 32: benchmarks/bench_kernel_selection.py). The other
-# NHWC kernels win at every width measured, 3 channels up.
-_16_CHANNELS = ShapeRule("at least 16 channels", lambda self, *rest: self._impl.sizes[1] >= 16)
+# Every NHWC pooling kernel beats the NCHW one with the layout fallback's two copies, at
+# every width measured (benchmarks/bench_kernel_selection.py): a channels_last call is a
+# 4-D one, so no shape rule is needed. (The max's compiled loop runs along the channels; at
+# 3 channels it still measured 2.5x the fallback, at 64 channels 16x.)
 nhwc = Library("CPU", "cpu_kernels.pooling (NHWC)")
-nhwc.impl("max_pool2d_with_indices", max_pool2d_with_indices_nhwc, priority=10,
-          layout="channels_last", shape=_16_CHANNELS)
-for _name, _fn in (("max_pool2d_with_indices_backward", max_pool2d_with_indices_backward_nhwc),
+for _name, _fn in (("max_pool2d_with_indices", max_pool2d_with_indices_nhwc),
+                   ("max_pool2d_with_indices_backward", max_pool2d_with_indices_backward_nhwc),
                    ("avg_pool2d", avg_pool2d_nhwc),
                    ("avg_pool2d_backward", avg_pool2d_backward_nhwc),
                    ("adaptive_avg_pool2d", adaptive_avg_pool2d_nhwc),
                    ("adaptive_avg_pool2d_backward", adaptive_avg_pool2d_backward_nhwc)):
-    # a channels_last call is a 4-D one: no shape rule needed
     nhwc.impl(_name, _fn, priority=10, layout="channels_last")

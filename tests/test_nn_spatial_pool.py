@@ -221,7 +221,7 @@ def _assert_same(got, want, atol=0):
 @pytest.mark.parametrize("kwargs", POOL2D, ids=range(len(POOL2D)))
 def test_max_pool2d_picks_and_scatters_as_torch(dtype, layout, kind, kwargs):
     rng = np.random.default_rng(7)
-    # 16 channels: a channels_last input runs the NHWC kernel
+    # a channels_last input runs the NHWC kernel
     a = _max_pool_data(kind, (2, 16, 7, 9), rng).astype(np.float32)
     x, tx = _layouts(a, layout)
     x, tx = x.to(getattr(tp, dtype)), tx.to(getattr(torch, dtype))
