@@ -119,6 +119,21 @@ def _channel_moments(a, sum_dtype=None):
         var.astype(a.dtype, copy=False).reshape(keep)
 
 
+def _rows_moments(rows):
+    """(mean, biased variance) of each column of a row-major (R, C) array (the NHWC
+    kernel's rows, a 1-d batch norm's input), each shaped (1, C): summed down the rows in
+    the array's own dtype, one row after the other, as PyTorch's channels-last and 2-D
+    kernels sum (and NumPy's reduction along axis 0): `_sums_down_rows` with a total of
+    that dtype, the squares of x - mean on the second pass."""
+    count = rows.shape[0]
+    total = np.zeros(rows.shape[1], rows.dtype)
+    _sums_down_rows(rows, total, False, total)       # (the centre: unused)
+    mean = total / count
+    total[:] = 0
+    _sums_down_rows(rows, mean, True, total)
+    return mean[None], (total / count)[None]
+
+
 def _per_position(v, length):
     """Per-channel values v (C,) (or rows of them, (k, C)) repeated over each channel's
     `length` positions: (C * length,) (or (k, C * length)), the layout of one image's
@@ -131,9 +146,10 @@ def _per_position(v, length):
 @loop
 def _sums_down_rows(x, centre, square, total):
     """total[j] += x[i, j], or with `square` (x[i, j] - centre[j])**2 rounded to x's dtype,
-    added in double (`total` is float64), down the rows i of x: the per-position sums of
-    a batch norm's channels (x an (N, C * L) row-major array, rows the images), which the
-    caller adds up per channel. The inner loop runs along a row, one element after the
+    added in `total`'s dtype, down the rows i of x: the per-position sums of a batch
+    norm's channels (x an (N, C * L) row-major array, rows the images, `total` float64),
+    which the caller adds up per channel; or the channels' own sums (x (R, C) rows,
+    `total` of x's dtype: _rows_moments). The inner loop runs along a row, one element after the
     other, so the compiler makes it vector code (a sum along a row could not: it rounds
     in the order written, a dependency from each element to the next)."""
     for i in range(x.shape[0]):
@@ -221,6 +237,9 @@ def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, 
         if wide.ndim > 2 and wide.flags.c_contiguous:
             mean, var = _channel_moments(
                 wide, np.float64 if float32_input or a.dtype == np.float64 else None)
+        elif wide.ndim == 2 and wide.shape[0] and wide.flags.c_contiguous and \
+                wide.dtype in (np.float32, np.float64):
+            mean, var = _rows_moments(wide)
         else:
             mean, var, _ = _moments(wide, axes)
         rstd = (1 / np.sqrt(var + eps)).astype(a.dtype)
@@ -322,15 +341,17 @@ def _normalize(a, weight, bias, mean, rstd, fused, stepwise):
 
 def _scale_and_shift(a, scale, shift):
     """a * scale + shift for a of shape (N, C, ...) and per-channel scale and shift (C,):
-    one compiled loop over the planes of a float32 or float64 row-major `a` (NumPy's is
-    two passes and a temporary), NumPy's broadcast for rows (2-D: the NHWC kernel's, a
-    1-d batch norm's; a loop along planes of one element runs scalar); the same
-    arithmetic either way."""
+    one compiled loop for a float32 or float64 row-major `a` (NumPy's is two passes and a
+    temporary): along the planes, or along the rows of a 2-D `a` (the NHWC kernel's
+    (N * H * W, C), a 1-d batch norm's (N, C); a loop along planes of one element would
+    run scalar); the same arithmetic as NumPy's broadcast, which the other cases take."""
     n, c = a.shape[:2]
-    if a.ndim > 2 and a.size > n * c and a.flags.c_contiguous and \
-            a.dtype in (np.float32, np.float64):
+    if a.flags.c_contiguous and a.dtype in (np.float32, np.float64) and a.size:
         y = np.empty(a.shape, a.dtype)
-        _scale_and_shift_planes(a.reshape(n, c, -1), scale, shift, y.reshape(n, c, -1))
+        if a.ndim == 2 or a.size == n * c:
+            _scale_and_shift_rows(a.reshape(n, c), scale, shift, y.reshape(n, c))
+        else:
+            _scale_and_shift_planes(a.reshape(n, c, -1), scale, shift, y.reshape(n, c, -1))
         return y
     keep = (1, c) + (1,) * (a.ndim - 2)
     return a * scale.reshape(keep) + shift.reshape(keep)
@@ -345,6 +366,14 @@ def _scale_and_shift_planes(x, scale, shift, y):
             a, b = scale[c], shift[c]
             for j in range(x.shape[2]):
                 y[i, c, j] = x[i, c, j] * a + b
+
+
+@loop
+def _scale_and_shift_rows(x, scale, shift, y):
+    """y = x * scale + shift along the rows of (R, C) arrays, scale and shift (C,)."""
+    for i in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            y[i, c] = x[i, c] * scale[c] + shift[c]
 
 
 def _fused_layout(impl):
@@ -801,15 +830,15 @@ def native_batch_norm_backward_nhwc(grad_out, input, weight, running_mean, runni
 
 
 def _wide_image(sizes):
-    # Column reductions of narrow rows lose to the NCHW kernel's (even with its two layout
-    # copies): measured 0.7-0.9x below 32 channels, 1.2-2x from 32 up
-    # (benchmarks/bench_kernel_selection.py).
-    return len(sizes) == 4 and sizes[1] >= 32
+    # The NHWC kernels' loops run along the channels: at 3 or 4 channels the backward
+    # loses to the NCHW kernel with its two layout copies (0.7-0.9x); from 8 up both win
+    # (forward 1.5-3.6x, backward 1.2-2.5x; benchmarks/bench_kernel_selection.py).
+    return len(sizes) == 4 and sizes[1] >= 8
 
 
-_4D = ShapeRule("4-D input, at least 32 channels",
+_4D = ShapeRule("4-D input, at least 8 channels",
                 lambda input, *rest: _wide_image(input._impl.sizes))
-_4D_BACKWARD = ShapeRule("4-D input, at least 32 channels",
+_4D_BACKWARD = ShapeRule("4-D input, at least 8 channels",
                          lambda grad_out, input, *rest: _wide_image(input._impl.sizes))
 nhwc = Library("CPU", "cpu_kernels.normalization (NHWC)")
 nhwc.impl("native_batch_norm", native_batch_norm_nhwc, priority=10, layout="channels_last",

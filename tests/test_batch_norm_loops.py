@@ -81,7 +81,7 @@ def test_batch_norm_of_float16_matches_torch(training):
 @pytest.mark.parametrize("layout", ["transposed", "channels_last"])
 @pytest.mark.parametrize("training", [True, False])
 def test_batch_norm_of_other_layouts_matches_torch(layout, training):
-    # (channels_last with 32 channels: the NHWC kernel; transposed: NumPy's passes)
+    # (channels_last with 32 channels: the NHWC kernel's row loops; transposed: NumPy's passes)
     _check(*_arrays((3, 32, 3, 2), np.float32), training, layout)
 
 
@@ -122,10 +122,12 @@ def test_batch_norm_float64_gradients_pass_gradcheck():
     ("contiguous", (4, 3, 2, 5), {"_sums_down_rows", "_scale_and_shift_planes",
                                   "_centered_products", "_backward_coefficients",
                                   "_grad_input_planes"}),
-    # the NHWC kernel's rows (32 channels), and a 2-D input's
-    ("channels_last", (3, 32, 2, 3), {"_centered_products_rows", "_backward_coefficients",
+    # the NHWC kernel's rows (8 channels or more), and a 2-D input's
+    ("channels_last", (3, 32, 2, 3), {"_sums_down_rows", "_scale_and_shift_rows",
+                                      "_centered_products_rows", "_backward_coefficients",
                                       "_grad_input_rows"}),
-    ("contiguous", (5, 3), {"_centered_products_rows", "_backward_coefficients",
+    ("contiguous", (5, 3), {"_sums_down_rows", "_scale_and_shift_rows",
+                            "_centered_products_rows", "_backward_coefficients",
                             "_grad_input_rows"}),
 ])
 def test_batch_norm_takes_its_loops(monkeypatch, layout, shape, loops):

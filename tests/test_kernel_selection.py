@@ -692,7 +692,7 @@ def test_channels_last_call_takes_the_logged_layout_fallback(counting, caplog):
 ])
 def test_nhwc_kernels_run_for_channels_last_calls(counting, case, kernels):
     fn, w_shape = LAYOUT_CASES[case]
-    x, _, tx = _cl_pair((2, 32, 4, 5), seed=9)      # NHWC batch_norm: 32 channels or more
+    x, _, tx = _cl_pair((2, 32, 4, 5), seed=9)      # NHWC batch_norm: 8 channels or more
     w_np = None if w_shape is None else \
         np.random.default_rng(10).standard_normal((w_shape[0], 32, 1, 1)).astype(np.float32)
     w = None if w_np is None else tp.from_numpy(w_np).requires_grad_()
@@ -709,6 +709,29 @@ def test_nhwc_kernels_run_for_channels_last_calls(counting, case, kernels):
     for op, name in kernels.items():
         row = counting()[op]
         assert set(row.kernels) == {name} and not row.fallbacks, op
+
+
+@pytest.mark.parametrize("channels, nhwc", [(3, False), (8, True)])
+def test_nhwc_batch_norm_runs_from_8_channels(counting, channels, nhwc):
+    """Below 8 channels the NHWC batch norm's loops along the channels lose to the NCHW
+    kernel with the layout fallback's two copies: its shape rule sends them there."""
+    x, _, tx = _cl_pair((2, channels, 4, 5), seed=12)
+    y = tp.nn.functional.batch_norm(x, None, None, training=True)
+    ty = torch.nn.functional.batch_norm(tx, None, None, training=True)
+    y.sum().backward()
+    ty.sum().backward()
+    assert same_strides(y, ty) and same_strides(x.grad, tx.grad)
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-4)
+    for op in ("native_batch_norm", "native_batch_norm_backward"):
+        row = counting()[op]
+        name = f"cpu_kernels.normalization.{op}"
+        if nhwc:
+            assert set(row.kernels) == {name + "_nhwc"} and not row.fallbacks, op
+        else:
+            assert set(row.kernels) == {name} and row.fallbacks, op
+            assert row.rejected[name + "_nhwc"] == {
+                "shape rule '4-D input, at least 8 channels' not met": 1}, op
 
 
 def test_profiler_table_shows_the_kernel_chosen_per_op():
