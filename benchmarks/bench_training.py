@@ -280,6 +280,12 @@ def bench_layers(torch):
         ours, theirs = _step_pair(torch, _BasicBlock.make, (16, 32, 16, 16))
         report("ResNet basic block (32 channels, 16x16, batch 16): forward + backward",
                [("tp", timeit(ours)), ("torch", timeit(theirs))], ["within 1.4x torch"])
+        tp.backends.cpu.allow_winograd = True      # its 3x3 convolutions by Winograd
+        try:
+            report("ResNet basic block, tp.backends.cpu.allow_winograd = True",
+                   [("tp", timeit(ours)), ("torch", timeit(theirs))])
+        finally:
+            tp.backends.cpu.allow_winograd = False
 
     def adam_step(lib):
         rng = np.random.default_rng(0)

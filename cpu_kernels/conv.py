@@ -49,6 +49,11 @@ The kernel registry picks among these forms by shape (explain() names the one th
                                  input (cpu_kernels/_conv_same.py), per-image products
                                  straight into the output, bias and grad_bias inside the
                                  products
+  convolution_winograd, convolution_backward_winograd   tp.backends.cpu.allow_winograd
+                                 on, 3x3, stride 1, padding 1, 32 or more input channels,
+                                 images of 14x14 and up: the output (and grad_input) by
+                                 Winograd's F(2x2, 3x3) (cpu_kernels/_conv_winograd.py),
+                                 16/36 of the products
   convolution_nhwc, convolution_backward_nhwc   channels_last: the row form, rows @ W^T
   convolution_1x1 (+ _nhwc)      1x1 kernels: one product, no columns at all
 """
@@ -64,12 +69,14 @@ import numpy as np
 
 from tensorplay import _dtype as dt
 from tensorplay.dispatch.plan_cache import plans
+from tensorplay.kernel_support import cpu_switches
 from tensorplay.kernel_support.arguments import conv_output_sizes
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
 from cpu_kernels._common import accumulate_dtype, nhwc_rows, out, out_channels_last
 from cpu_kernels._windows import add_windows, pad_spatial, windows
 from cpu_kernels._conv_same import conv_same, input_grad_same, weight_grad_same
+from cpu_kernels._conv_winograd import winograd_conv
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
 # fallback of kernel selection, which lays their 4-D results out channels_last again.
@@ -133,9 +140,10 @@ _scratch = _Scratch()
 # evaluating them on every call took more time than the products.
 def _signature(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                groups):
-    """What the forward's shape rules read (ShapeRule's `signature`)."""
+    """What the forward's shape rules read (ShapeRule's `signature`), with the switch that
+    allows WINOGRAD."""
     return (tuple(input._impl.sizes), tuple(weight._impl.sizes), tuple(stride),
-            tuple(padding), tuple(dilation), transposed, groups)
+            tuple(padding), tuple(dilation), transposed, groups, cpu_switches.allow_winograd)
 
 
 def _backward_signature(grad_output, input, weight, bias_sizes, stride, padding, dilation,
@@ -143,7 +151,8 @@ def _backward_signature(grad_output, input, weight, bias_sizes, stride, padding,
     """What the backward's shape rules read: the forward's, and whether grad_input is
     wanted."""
     return (tuple(input._impl.sizes), tuple(weight._impl.sizes), tuple(stride),
-            tuple(padding), tuple(dilation), transposed, groups, bool(output_mask[0]))
+            tuple(padding), tuple(dilation), transposed, groups, bool(output_mask[0]),
+            cpu_switches.allow_winograd)
 
 
 def _tensor_key(t):
@@ -1047,6 +1056,97 @@ def convolution_backward_same(grad_output, input, weight, bias_sizes, stride, pa
     return gi, gw, gb
 
 
+# ---- specialised candidates: Winograd's 3x3 convolution ------------------------------------
+# F(2x2, 3x3) (cpu_kernels/_conv_winograd.py) does 16/36 of the same-size form's products,
+# at the cost of transforming the input and output tiles. Only where the user allows it
+# (tp.backends.cpu.allow_winograd: its float32 error is relative to each input tile's
+# largest value, see tensorplay/backends/cpu.py), and only where it measured faster than
+# the same-size form (forward, in the same run): from 32 input channels on images of 14x14
+# and up, with 256 tiles or more in the batch (ResNet's 32 channels on 16x16, batch 16:
+# 841 against 1021 us; 64 channels on 14x14, batch 8: 1050 against 1372 us); slower at 16
+# input channels (the products' inner dimension), on 8x8 and 7x7 images, and for one or
+# two images (the weight's transform and the transforms' fixed costs).
+WINOGRAD_CHANNELS = 32
+WINOGRAD_SIZE = 14
+WINOGRAD_TILES = 256
+
+
+def _winograd_pays(n, c, h, w):
+    """Whether F(2x2, 3x3) measured faster than the same-size form for a convolution of n
+    images of c channels, h x w (the input channels of the forward, or grad_input's
+    convolution of the gradient's channels)."""
+    return (cpu_switches.allow_winograd and c >= WINOGRAD_CHANNELS and h >= WINOGRAD_SIZE
+            and w >= WINOGRAD_SIZE and n * ((h + 1) // 2) * ((w + 1) // 2) >= WINOGRAD_TILES)
+
+
+def _is_winograd(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                 groups):
+    n, c, h, w = input._impl.sizes if len(input._impl.sizes) == 4 else (0, 0, 0, 0)
+    return (tuple(weight._impl.sizes[2:]) == (3, 3) and _is_same_size(
+                input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                groups)
+            and tuple(dilation) == (1, 1) and _winograd_pays(n, c, h, w))
+
+
+WINOGRAD = ShapeRule(f"allow_winograd; 3x3, stride 1, padding 1, {WINOGRAD_CHANNELS}+ input "
+                     f"channels, {WINOGRAD_SIZE}x{WINOGRAD_SIZE}+ images, {WINOGRAD_TILES}+ "
+                     "tiles",
+                     _is_winograd, signature=_signature)
+
+
+def convolution_winograd(input, weight, bias, stride, padding, dilation, transposed,
+                         output_padding, groups):
+    """The 3x3 same-size convolution by Winograd's F(2x2, 3x3); where its result is not all
+    finite (an infinity in a tile, an overflow in a transform), the same-size form's."""
+    spec = _checked((input, weight, bias, stride, padding, dilation, transposed,
+                     output_padding, groups))
+    x = input._impl.array()
+    w = weight._impl.array()
+    b = None if bias is None else bias._impl.array()
+    y = winograd_conv(x, w, b)
+    if y is None:
+        y = conv_same(np.ascontiguousarray(x), w, b, padding, dilation)
+    return out(y, spec.dtype)
+
+
+def _is_winograd_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                          transposed, output_padding, groups, output_mask):
+    """grad_input wanted, and its convolution (of the gradient's C_out channels) pays."""
+    sizes = input._impl.sizes
+    return (bool(output_mask[0]) and len(sizes) == 4
+            and tuple(weight._impl.sizes[2:]) == (3, 3) and tuple(dilation) == (1, 1)
+            and _is_same_size(input, weight, None, stride, padding, dilation, transposed,
+                              output_padding, groups)
+            and _winograd_pays(sizes[0], weight._impl.sizes[0], sizes[2], sizes[3]))
+
+
+WINOGRAD_BACKWARD = ShapeRule(f"allow_winograd; 3x3, stride 1, padding 1, "
+                              f"{WINOGRAD_CHANNELS}+ output channels, "
+                              f"{WINOGRAD_SIZE}x{WINOGRAD_SIZE}+ images, {WINOGRAD_TILES}+ "
+                              "tiles, grad_input wanted",
+                              _is_winograd_backward, signature=_backward_signature)
+
+
+def convolution_backward_winograd(grad_output, input, weight, bias_sizes, stride, padding,
+                                  dilation, transposed, output_padding, groups, output_mask):
+    """convolution_backward_same, with grad_input (the convolution of the gradient with
+    the weight flipped and its channels swapped) by Winograd's F(2x2, 3x3) where its
+    result is all finite."""
+    args = (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+            output_padding, groups, output_mask)
+    _checked_backward(args)        # (before any loop reads the arrays: they have no bounds)
+    dtype = input._impl.dtype
+    w = weight._impl.array()
+    gi = None
+    if _finite(w):   # (else the same-size form's test sends it to the generic kernel)
+        gi = winograd_conv(grad_output._impl.array().astype(dtype.np, copy=False), w,
+                           flip=True)
+    if gi is None:
+        return convolution_backward_same(*args)
+    _, gw, gb = convolution_backward_same(*args[:-1], (False,) + tuple(output_mask[1:]))
+    return out(gi, dtype), gw, gb
+
+
 # Registered next to the kernels: they outrank the generic `convolution` that
 # tensorplay/_backend_loading.py registers from ops.yaml, for the calls their constraints admit.
 specialised = Library("CPU", "cpu_kernels.conv (specialised)")
@@ -1058,6 +1158,10 @@ specialised.impl("convolution", convolution_same, priority=7,
                  dtypes={dt.float32, dt.float64}, layout=NCHW, shape=SAME_SIZE)
 specialised.impl("convolution_backward", convolution_backward_same, priority=7,
                  dtypes={dt.float32, dt.float64}, layout=NCHW, shape=SAME_SIZE_BACKWARD)
+specialised.impl("convolution", convolution_winograd, priority=8,
+                 dtypes={dt.float32, dt.float64}, layout=NCHW, shape=WINOGRAD)
+specialised.impl("convolution_backward", convolution_backward_winograd, priority=8,
+                 dtypes={dt.float32, dt.float64}, layout=NCHW, shape=WINOGRAD_BACKWARD)
 specialised.impl("convolution", convolution_nhwc, priority=5,
                  dtypes={dt.float32, dt.float64}, layout="channels_last", shape=ROW_FORM)
 specialised.impl("convolution_backward", convolution_backward_nhwc, priority=5,

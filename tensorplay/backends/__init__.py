@@ -19,7 +19,8 @@ as PyTorch holds cudnn.benchmark on a machine without cuDNN.
     openmp.py      OpenMP: not used by the NumPy kernels
     opt_einsum.py  einsum's path optimiser: not available (left to right, as PyTorch
                    without the opt-einsum package)
-    cpu.py         the SIMD level NumPy's kernels dispatch to
+    cpu.py         the SIMD level NumPy's kernels dispatch to; allow_winograd (TensorPlay's
+                   own switch, off: Winograd's 3x3 convolution, faster, rounding per tile)
     mha.py         MultiheadAttention's fast path switch (held)
 """
 from tensorplay.backends import (  # noqa: F401
