@@ -5,6 +5,8 @@ one run, the two sides timed in alternation (common.paired_min).
 
 1. Specialised CPU candidates against the generic kernel on their shapes (both called
    directly, same arguments): the 1x1 convolution, forward and backward; for
+   3x3 convolution by Winograd (tp.backends.cpu.allow_winograd) against the same-size
+   form, forward and backward (grad_input and grad_weight); for
    channels_last inputs, the NHWC 1x1 convolution and batch_norm against the NCHW kernel
    reached through the layout-conversion fallback (its two copies included), and the
    NHWC max and average pooling, forward and backward, the same way. The issue's
@@ -63,6 +65,33 @@ def specialised_conv():
                                           lambda: conv.convolution_backward_1x1(*bargs),
                                           batch=5, rounds=15)
         row(f"conv2d 1x1 bwd {shape} -> {c_out}", t_generic, t_special, bar=1.2)
+    winograd_vs_same(rng)
+
+
+def winograd_vs_same(rng):
+    """Winograd's 3x3 convolution (tp.backends.cpu.allow_winograd) against the same-size
+    form it replaces, where its shape rule admits it."""
+    tp.backends.cpu.allow_winograd = True
+    try:
+        for shape, c_out in (((16, 32, 16, 16), 32), ((8, 64, 14, 14), 64),
+                             ((4, 32, 28, 28), 32)):
+            x = tp.from_numpy(rng.standard_normal(shape).astype(np.float32))
+            w = tp.from_numpy(rng.standard_normal((c_out, shape[1], 3, 3)).astype(np.float32))
+            g = tp.from_numpy(rng.standard_normal((shape[0], c_out) + shape[2:])
+                              .astype(np.float32))
+            args = (x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+            t_same, t_winograd = paired_min(lambda: conv.convolution_same(*args),
+                                            lambda: conv.convolution_winograd(*args),
+                                            batch=3, rounds=15)
+            row(f"conv2d 3x3 Winograd fwd {shape} -> {c_out}", t_same, t_winograd, bar=1.2)
+            bargs = (g, x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1,
+                     [True, True, False])
+            t_same, t_winograd = paired_min(
+                lambda: conv.convolution_backward_same(*bargs),
+                lambda: conv.convolution_backward_winograd(*bargs), batch=3, rounds=15)
+            row(f"conv2d 3x3 Winograd bwd {shape} -> {c_out}", t_same, t_winograd, bar=1.2)
+    finally:
+        tp.backends.cpu.allow_winograd = False
 
 
 def nhwc_vs_fallback():

@@ -50,10 +50,9 @@ The kernel registry picks among these forms by shape (explain() names the one th
                                  straight into the output, bias and grad_bias inside the
                                  products
   convolution_winograd, convolution_backward_winograd   tp.backends.cpu.allow_winograd
-                                 on, 3x3, stride 1, padding 1, 32 or more input channels,
-                                 images of 14x14 and up: the output (and grad_input) by
-                                 Winograd's F(2x2, 3x3) (cpu_kernels/_conv_winograd.py),
-                                 16/36 of the products
+                                 on, 3x3, stride 1, padding 1, 32 or more input channels:
+                                 the output (and grad_input) by Winograd's F(2x2, 3x3)
+                                 (cpu_kernels/_conv_winograd.py), 16/36 of the products
   convolution_nhwc, convolution_backward_nhwc   channels_last: the row form, rows @ W^T
   convolution_1x1 (+ _nhwc)      1x1 kernels: one product, no columns at all
 """
@@ -1061,22 +1060,26 @@ def convolution_backward_same(grad_output, input, weight, bias_sizes, stride, pa
 # at the cost of transforming the input and output tiles. Only where the user allows it
 # (tp.backends.cpu.allow_winograd: its float32 error is relative to each input tile's
 # largest value, see tensorplay/backends/cpu.py), and only where it measured faster than
-# the same-size form (forward, in the same run): from 32 input channels on images of 14x14
-# and up, with 256 tiles or more in the batch (ResNet's 32 channels on 16x16, batch 16:
-# 841 against 1021 us; 64 channels on 14x14, batch 8: 1050 against 1372 us); slower at 16
-# input channels (the products' inner dimension), on 8x8 and 7x7 images, and for one or
-# two images (the weight's transform and the transforms' fixed costs).
+# the same-size form (benchmarks/bench_kernel_selection.py, in the same run): 32 or more
+# input channels (the products' inner dimension: at 16 it lost, 0.85-0.9x), one image's
+# transforms (16 values a tile, input and output channels) within 1 MiB, the cache they
+# are made in (64 channels on 28x28, 1.6 MiB: 0.9x; on 56x56, 0.6x), and 256 tiles or more
+# in the batch (one or two images lost: the weight's transform and the fixed costs).
+# ResNet's 32 channels on 16x16, batch 16: 1.27x forward; 64 on 14x14: 1.29x; 128 on
+# 14x14: 1.4x; 32 on 28x28: 1.1x.
 WINOGRAD_CHANNELS = 32
-WINOGRAD_SIZE = 14
+WINOGRAD_IMAGE_BYTES = 1024 * 1024
 WINOGRAD_TILES = 256
 
 
-def _winograd_pays(n, c, h, w):
+def _winograd_pays(n, c, o, h, w, itemsize):
     """Whether F(2x2, 3x3) measured faster than the same-size form for a convolution of n
-    images of c channels, h x w (the input channels of the forward, or grad_input's
-    convolution of the gradient's channels)."""
-    return (cpu_switches.allow_winograd and c >= WINOGRAD_CHANNELS and h >= WINOGRAD_SIZE
-            and w >= WINOGRAD_SIZE and n * ((h + 1) // 2) * ((w + 1) // 2) >= WINOGRAD_TILES)
+    images of c channels, h x w, into o channels (the forward's, or grad_input's
+    convolution of the gradient's channels into the input's)."""
+    tiles = ((h + 1) // 2) * ((w + 1) // 2)
+    return (cpu_switches.allow_winograd and c >= WINOGRAD_CHANNELS
+            and tiles * 16 * (c + o) * itemsize <= WINOGRAD_IMAGE_BYTES
+            and n * tiles >= WINOGRAD_TILES)
 
 
 def _is_winograd(input, weight, bias, stride, padding, dilation, transposed, output_padding,
@@ -1085,12 +1088,13 @@ def _is_winograd(input, weight, bias, stride, padding, dilation, transposed, out
     return (tuple(weight._impl.sizes[2:]) == (3, 3) and _is_same_size(
                 input, weight, bias, stride, padding, dilation, transposed, output_padding,
                 groups)
-            and tuple(dilation) == (1, 1) and _winograd_pays(n, c, h, w))
+            and tuple(dilation) == (1, 1)
+            and _winograd_pays(n, c, weight._impl.sizes[0], h, w, input._impl.dtype.itemsize))
 
 
 WINOGRAD = ShapeRule(f"allow_winograd; 3x3, stride 1, padding 1, {WINOGRAD_CHANNELS}+ input "
-                     f"channels, {WINOGRAD_SIZE}x{WINOGRAD_SIZE}+ images, {WINOGRAD_TILES}+ "
-                     "tiles",
+                     "channels, transforms of 1 MiB or less an image, "
+                     f"{WINOGRAD_TILES}+ tiles",
                      _is_winograd, signature=_signature)
 
 
@@ -1117,13 +1121,13 @@ def _is_winograd_backward(grad_output, input, weight, bias_sizes, stride, paddin
             and tuple(weight._impl.sizes[2:]) == (3, 3) and tuple(dilation) == (1, 1)
             and _is_same_size(input, weight, None, stride, padding, dilation, transposed,
                               output_padding, groups)
-            and _winograd_pays(sizes[0], weight._impl.sizes[0], sizes[2], sizes[3]))
+            and _winograd_pays(sizes[0], weight._impl.sizes[0], sizes[1], sizes[2], sizes[3],
+                               input._impl.dtype.itemsize))
 
 
 WINOGRAD_BACKWARD = ShapeRule(f"allow_winograd; 3x3, stride 1, padding 1, "
-                              f"{WINOGRAD_CHANNELS}+ output channels, "
-                              f"{WINOGRAD_SIZE}x{WINOGRAD_SIZE}+ images, {WINOGRAD_TILES}+ "
-                              "tiles, grad_input wanted",
+                              f"{WINOGRAD_CHANNELS}+ output channels, transforms of 1 MiB "
+                              f"or less an image, {WINOGRAD_TILES}+ tiles, grad_input wanted",
                               _is_winograd_backward, signature=_backward_signature)
 
 

@@ -5,9 +5,10 @@ One switch of TensorPlay's own (PyTorch has none like it):
 
     tp.backends.cpu.allow_winograd = True
 
-lets 3x3 convolutions (stride 1, padding 1) of 32 or more input channels on images of
-14x14 and up run by Winograd's F(2x2, 3x3) (cpu_kernels/_conv_winograd.py): 16/36 of
-the products, measured 1.2-1.3x faster for a ResNet block's convolutions. It is off by
+lets 3x3 convolutions (stride 1, padding 1) of 32 or more input channels run by
+Winograd's F(2x2, 3x3) (cpu_kernels/_conv_winograd.py) where it measured faster
+(cpu_kernels/conv.py, WINOGRAD): 16/36 of the products, 1.2-1.4x faster for a ResNet
+block's convolutions. It is off by
 default because its float32 rounding is relative to each 4x4 input tile's largest value,
 not each 3x3 window's: an input far larger than its neighbours (1e4x and more) costs
 the neighbours' outputs digits that PyTorch's direct sum keeps (measured 20x the direct
