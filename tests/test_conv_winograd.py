@@ -76,8 +76,9 @@ def test_winograd_conv_reads_strided_arrays():
 @pytest.mark.parametrize("value", [np.inf, -np.inf, np.nan, 2e38])
 def test_a_result_that_is_not_finite_is_left_to_the_direct_form(value):
     """An infinity or NaN in a tile spreads over the tile's block in the transforms (inf -
-    inf), and two neighbouring 2e38s overflow there where the direct sum stays finite: winograd_conv then
-    returns None, and the kernel gives the same-size form's result, PyTorch's."""
+    inf), and two neighbouring 2e38s overflow there where the direct sum stays finite:
+    winograd_conv then returns None, and the kernel gives the same-size form's result,
+    PyTorch's."""
     rng = np.random.default_rng(6)
     x = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
     w = (rng.standard_normal((4, 3, 3, 3)) * 1e-3).astype(np.float32)
