@@ -38,6 +38,24 @@ def test_op_events_carry_keys_kernel_and_shapes():
     assert observers.active is False and trace.state.watch is None
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+def test_op_events_name_the_kernel_of_the_call_layout(layout):
+    """A registry whose first candidate takes only channels_last inputs (the NHWC
+    pooling kernels, no other constraint): the event names the kernel that ran for this
+    call's layout, not the registry's first candidate."""
+    x = tp.rand(2, 4, 6, 6)
+    if layout == "channels_last":
+        x = x.to(memory_format=tp.channels_last)
+    with tp.profiler.profile() as prof:
+        tp.nn.functional.avg_pool2d(x, 2)
+        tp.nn.functional.max_pool2d(x, 2)
+    suffix = "_nhwc" if layout == "channels_last" else ""
+    kernels = {e.name: e.kernel for e in prof.events if e.kind == "op"}
+    assert kernels["avg_pool2d"] == f"cpu_kernels.pooling.avg_pool2d{suffix}"
+    assert kernels["max_pool2d_with_indices"] == \
+        f"cpu_kernels.pooling.max_pool2d_with_indices{suffix}"
+
+
 def test_backward_nodes_are_events_named_as_torch_names_them():
     with tp.profiler.profile() as prof:
         a = _step(tp, tp.profiler)

@@ -262,8 +262,9 @@ class _Watch:
 def _chosen(reg, args):
     """The name of the candidate a registry runs for `args` (for the profiler)."""
     first = reg.candidates[0]
-    if first.dtypes is None and not first.contiguous and first.shape is None:
-        return first.name              # unconstrained: the registry's direct entry
+    if first.dtypes is None and not first.contiguous and first.shape is None \
+            and first.layout is None:
+        return first.name              # unconstrained: every call's choice
     plan = reg.plan(args)
     return plan.candidates[0].name if plan.candidates else plan.note
 
