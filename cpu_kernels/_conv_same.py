@@ -286,7 +286,10 @@ def weight_grad_same(x, g, kernel, padding, dilation, bias_grad=False):
             total = part
         else:
             np.add(total, part, out=total)
-    gw = np.ascontiguousarray(total[:geometry.k].T).reshape(o, c, geometry.kh, geometry.kw)
+    # (an array of its own, not a view: the leaf's .grad can then be this very array,
+    # autograd/node.py's _stealable, with no clone)
+    gw = np.empty((o, c, geometry.kh, geometry.kw), total.dtype)
+    np.copyto(gw.reshape(o, geometry.k), total[:geometry.k].T)
     return (gw, total[geometry.k].copy()) if bias_grad else gw
 
 
