@@ -9,7 +9,8 @@ CPU. The convolutions of the digits CNN that `tensorplay train` runs (1 -> 16 ch
 whose input needs no gradient, and 16 -> 32, both 3x3 with padding 1 on 8x8 images) and a
 ResNet block's 32 -> 32 on 16x16, at batch 1, 8, 32 and 64 (target: forward and forward +
 backward within 1.3x PyTorch at each), timed in alternation with PyTorch (the fastest of
-many rounds of each, so both see the same load) and summed up as one table of ratios.
+many rounds of each, so both see the same load) and summed up as one table of ratios; a
+layer of 32 or more input channels also with tp.backends.cpu.allow_winograd = True.
 
     python benchmarks/bench_nn_spatial.py --batches    only the table
     python benchmarks/bench_nn_spatial.py --batches --cpu-time    timed by CPU time
@@ -119,8 +120,17 @@ def bench_batches(torch):
             calls = max(2, int(3e6 / (work + 3e5)))
             f_tp, f_torch = paired_min(*forward, batch=calls, rounds=20)
             s_tp, s_torch = paired_min(*step, batch=max(2, calls // 3), rounds=20)
-            print(f"  {name:<26}{batch:>6}{f_tp / f_torch:>9.2f}x{s_tp / s_torch:>9.2f}x"
-                  f"   {fmt_time(f_tp).strip()}, {fmt_time(s_tp).strip()}")
+            line = (f"  {name:<26}{batch:>6}{f_tp / f_torch:>9.2f}x{s_tp / s_torch:>9.2f}x"
+                    f"   {fmt_time(f_tp).strip()}, {fmt_time(s_tp).strip()}")
+            if c_in >= 32:   # where Winograd's rule may admit it: its ratios too
+                tp.backends.cpu.allow_winograd = True
+                try:
+                    f_w, f_torch = paired_min(*forward, batch=calls, rounds=20)
+                    s_w, s_torch = paired_min(*step, batch=max(2, calls // 3), rounds=20)
+                finally:
+                    tp.backends.cpu.allow_winograd = False
+                line += f"   allow_winograd: {f_w / f_torch:.2f}x, {s_w / s_torch:.2f}x"
+            print(line)
 
 
 def main():
