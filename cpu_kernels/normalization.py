@@ -8,9 +8,9 @@ except the running variance of batch norm, which PyTorch keeps unbiased.
 
 Batch norm's passes over row-major data are compiled loops (cpu_kernels/_loops.py), each
 the documentation of its arithmetic: the statistics (`_sums_down_rows`), the output
-(`_scale_and_shift_planes`), and the backward's products, coefficients and grad_input
-(`_centered_products`, `_backward_coefficients`, `_grad_input_planes`, and their `_rows`
-forms for the NHWC kernel); the sums along a plane are BLAS's or einsum's (`_image_sums`).
+(`_scale_and_shift_planes`), and the backward's sums, coefficients and grad_input
+(`_plane_sums`, `_backward_coefficients`, `_grad_input_planes`), with `_rows` forms for
+the NHWC kernel's (N * H * W, C) rows (whose per-image sums are einsum's, `_image_sums`).
 """
 from __future__ import annotations
 
@@ -531,19 +531,16 @@ def _image_sums(g, x, mean, products, images=None):
     channel of huge values cancelling between images (seed 4029939: 1e30s, whose float32
     total was 6e-5 off) then gets PyTorch's digits. `images`: (N, H * W), the images of
     the NHWC kernel's (N * H * W, C, 1) rows; None for NCHW. `products`: an (N, C, L)
-    scratch for the products g * (x - mean), which a loop makes (PyTorch's terms, x -
-    mean first: no cancellation).
+    scratch for the products g * (x - mean) of the rows' form, which a loop makes
+    (PyTorch's terms, x - mean first: no cancellation).
 
-    The sums of planes by BLAS, a matrix-vector product of the (N * C, L) rows with ones
-    (2-3x faster than einsum; a compiled loop cannot add along a plane in vector code
-    without reordering its additions), the others by einsum."""
+    The sums of planes by one compiled loop whose additions may be reordered into vector
+    lanes (`_plane_sums`: 2x faster than the products and a BLAS matrix-vector product of
+    them), the rows' by einsum."""
     n, c, length = g.shape
     if length > 1:
-        _centered_products(x, g, mean, products)
-        ones = np.ones(length, g.dtype)
         partials = np.empty((2, n, c), g.dtype)
-        for k, v in enumerate((g, products)):
-            np.matmul(v.reshape(n * c, length), ones, out=partials[k].reshape(n * c))
+        _plane_sums(x, g, mean, g.dtype.type(0), partials)
         return partials
     _centered_products_rows(x.reshape(n, c), g.reshape(n, c), mean, products.reshape(n, c))
     if images is None or images[1] == 1:
@@ -557,14 +554,23 @@ def _image_sums(g, x, mean, products, images=None):
     return partials
 
 
-@loop
-def _centered_products(x, g, mean, products):
-    """products = g * (x - mean) over the planes of (N, C, L) arrays, mean (C,)."""
+@loop(reassociate=True)
+def _plane_sums(x, g, mean, zero, partials):
+    """partials[0, i, c] = sum(g[i, c]) and partials[1, i, c] = sum((x[i, c] - mean[c]) *
+    g[i, c]) over the planes of (N, C, L) arrays, the products never stored. Its
+    additions may be reordered (`reassociate`): each sum runs in vector lanes, added up
+    at the end, as BLAS and PyTorch's vectorized reductions add. `zero`: 0 in x's dtype
+    (a literal 0.0 would make the sums double)."""
     for i in range(x.shape[0]):
         for c in range(x.shape[1]):
             m = mean[c]
+            sum_g = zero
+            dot = zero
             for j in range(x.shape[2]):
-                products[i, c, j] = (x[i, c, j] - m) * g[i, c, j]
+                sum_g += g[i, c, j]
+                dot += (x[i, c, j] - m) * g[i, c, j]
+            partials[0, i, c] = sum_g
+            partials[1, i, c] = dot
 
 
 @loop

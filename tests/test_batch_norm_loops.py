@@ -120,7 +120,7 @@ def test_batch_norm_float64_gradients_pass_gradcheck():
 
 @pytest.mark.parametrize("layout, shape, loops", [
     ("contiguous", (4, 3, 2, 5), {"_sums_down_rows", "_scale_and_shift_planes",
-                                  "_centered_products", "_backward_coefficients",
+                                  "_plane_sums", "_backward_coefficients",
                                   "_grad_input_planes"}),
     # the NHWC kernel's rows (8 channels or more), and a 2-D input's
     ("channels_last", (3, 32, 2, 3), {"_sums_down_rows", "_scale_and_shift_rows",
