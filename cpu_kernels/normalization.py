@@ -11,6 +11,9 @@ the documentation of its arithmetic: the statistics (`_sums_down_rows`), the out
 (`_scale_and_shift_planes`), and the backward's sums, coefficients and grad_input
 (`_plane_sums`, `_backward_coefficients`, `_grad_input_planes`), with `_rows` forms for
 the NHWC kernel's (N * H * W, C) rows (whose per-image sums are einsum's, `_image_sums`).
+Layer norm of row-major float32 / float64 data is one loop each way along its rows
+(`_layer_norm_rows`, `_layer_norm_grad_rows`); other layouts and types take NumPy's
+passes.
 """
 from __future__ import annotations
 
@@ -592,6 +595,8 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     k = len(normalized_shape)
     before = a.ndim - k
     count = math.prod(a.shape[before:])
+    if a.size and a.flags.c_contiguous and a.dtype in (np.float32, np.float64):
+        return _layer_norm_by_loop(a, count, weight, bias, eps, spec)
     if a.size and a.flags.c_contiguous:
         mean, var, centered = _row_moments(a.reshape(-1, count))
         stats = a.shape[:before] + (1,) * k
@@ -610,6 +615,53 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
         centered *= rstd
         y = _affine(centered, _param(weight, before, 0, a), _param(bias, before, 0, a))
     return out(y, spec[0].dtype), out(mean, spec[1].dtype), out(rstd, spec[2].dtype)
+
+
+def _layer_norm_by_loop(a, count, weight, bias, eps, spec):
+    """native_layer_norm of a row-major float32 or float64 `a` by `_layer_norm_rows`."""
+    rows = a.size // count
+    one = a.dtype.type(1)
+    w = one.reshape(1) if weight is None else \
+        weight._impl.array().astype(a.dtype, copy=False).reshape(count)
+    b = one.reshape(1) if bias is None else \
+        bias._impl.array().astype(a.dtype, copy=False).reshape(count)
+    y = np.empty(a.shape, a.dtype)
+    mean = np.empty(rows, a.dtype)
+    rstd = np.empty(rows, a.dtype)
+    _layer_norm_rows(a.reshape(rows, count), np.ascontiguousarray(w), weight is not None,
+                     np.ascontiguousarray(b), bias is not None, a.dtype.type(eps), one,
+                     y.reshape(rows, count), mean, rstd)
+    stats = spec[1].sizes
+    return (out(y, spec[0].dtype), out(mean.reshape(stats), spec[1].dtype),
+            out(rstd.reshape(stats), spec[2].dtype))
+
+
+@loop(reassociate=True)
+def _layer_norm_rows(x, w, has_w, b, has_b, eps, one, y, mean, rstd):
+    """Layer norm of each row of x (R, n): mean and biased variance summed along the row
+    (the additions in vector lanes: `reassociate`), rstd = 1 / sqrt(var + eps), then
+    y = (x - mean) * (rstd * w) + b in one pass (w and b: ignored when has_w / has_b is
+    False). The returned mean is NaN where the variance is (a row holding an infinity),
+    as PyTorch's Welford update leaves it (_welford_mean). `one`, `eps`: x's dtype
+    (a literal 1 or a Python float would make the arithmetic double)."""
+    n = x.shape[1]
+    count = one * n
+    for r in range(x.shape[0]):
+        total = one - one
+        for j in range(n):
+            total += x[r, j]
+        m = total / count
+        squares = one - one
+        for j in range(n):
+            d = x[r, j] - m
+            squares += d * d
+        var = squares / count
+        s = one / np.sqrt(var + eps)
+        mean[r] = m if var == var else var
+        rstd[r] = s
+        for j in range(n):
+            t = (x[r, j] - m) * (s * w[j]) if has_w else (x[r, j] - m) * s
+            y[r, j] = t + b[j] if has_b else t
 
 
 def _outer(u, v):
@@ -710,6 +762,11 @@ def _layer_norm_backward_rows(a, g, k, mean, rstd, weight, mask, specs):
     r = rstd._impl.array().astype(x.dtype, copy=False).reshape(rows, 1)
     w = None if weight is None else \
         weight._impl.array().astype(x.dtype, copy=False).reshape(n)
+    if x.size and x.dtype in (np.float32, np.float64):
+        values = _layer_norm_backward_by_loop(x, g, m, r, w, mask, shape,
+                                              shape[a.ndim - k:])
+        return tuple(None if spec is None else out(v, spec.dtype)
+                     for v, spec in zip(values, specs))
     grad_in = grad_weight = grad_bias = None
     with np.errstate(invalid="ignore", over="ignore"):
         if mask[0]:
@@ -742,6 +799,63 @@ def _layer_norm_backward_rows(a, g, k, mean, rstd, weight, mask, specs):
             grad_bias = (np.ones(rows, x.dtype) @ g).reshape(shape[a.ndim - k:])
     values = (grad_in, grad_weight, grad_bias)
     return tuple(None if spec is None else out(v, spec.dtype) for v, spec in zip(values, specs))
+
+
+def _layer_norm_backward_by_loop(x, g, mean, rstd, w, mask, shape, normalized):
+    """(grad_input, grad_weight, grad_bias) arrays of layer norm over the rows of x and g
+    (R, n), float32 or float64, by `_layer_norm_grad_rows`; grad_input shaped `shape`,
+    the others `normalized`."""
+    rows, n = x.shape
+    one = x.dtype.type(1)
+    need_bias = len(mask) > 2 and bool(mask[2])
+    grad_in = np.empty((rows, n), x.dtype) if mask[0] else one.reshape(1, 1)
+    grad_weight = np.zeros(n, x.dtype) if mask[1] else one.reshape(1)
+    grad_bias = np.zeros(n, x.dtype) if need_bias else one.reshape(1)
+    _layer_norm_grad_rows(np.ascontiguousarray(x), np.ascontiguousarray(g),
+                          mean.reshape(rows), rstd.reshape(rows),
+                          one.reshape(1) if w is None else np.ascontiguousarray(w),
+                          w is not None, one, bool(mask[0]), bool(mask[1]), need_bias,
+                          grad_in, grad_weight, grad_bias)
+    return (grad_in.reshape(shape) if mask[0] else None,
+            grad_weight.reshape(normalized) if mask[1] else None,
+            grad_bias.reshape(normalized) if need_bias else None)
+
+
+@loop(reassociate=True)
+def _layer_norm_grad_rows(x, g, mean, rstd, w, has_w, one, need_input, need_weight,
+                          need_bias, grad_in, grad_weight, grad_bias):
+    """Layer norm's gradients over the rows of x and g (R, n), with PyTorch's factoring
+    (_layer_norm_grad_input), per row, s = 1 / n:
+
+        ds = sum(g * w * x),  db = sum(g * w)       (along the row, in vector lanes)
+        grad_input = g * (rstd * w) + x * b + c,
+                     b = (db * mean - ds) * rstd**3 * s,  c = -b * mean - db * rstd * s
+        grad_weight += (x - mean) * g * rstd,  grad_bias += g      (down the rows)
+
+    (w ignored when has_w is False; a gradient not needed is neither made nor written.)"""
+    n = x.shape[1]
+    s = one / (one * n)
+    for r in range(x.shape[0]):
+        m = mean[r]
+        rs = rstd[r]
+        if need_input:
+            ds = one - one
+            db = one - one
+            for j in range(n):
+                gw = g[r, j] * w[j] if has_w else g[r, j]
+                ds += gw * x[r, j]
+                db += gw
+            b = (db * m - ds) * rs * rs * rs * s
+            c = -b * m - db * rs * s
+            for j in range(n):
+                first = g[r, j] * (rs * w[j]) if has_w else rs * g[r, j]
+                grad_in[r, j] = first + x[r, j] * b + c
+        if need_weight:
+            for j in range(n):
+                grad_weight[j] += (x[r, j] - m) * g[r, j] * rs
+        if need_bias:
+            for j in range(n):
+                grad_bias[j] += g[r, j]
 
 
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
