@@ -67,18 +67,6 @@ def _moments(a, axes):
     return mean, var, d
 
 
-def _row_moments(rows):
-    """_moments over the rows of a 2-D row-major array, the sums by BLAS (a matrix-vector
-    product) and einsum (the squares never made): several times faster than NumPy's
-    reductions over short rows (layer norm's rows are the model width)."""
-    n = rows.shape[1]
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        mean = (rows @ np.ones(n, rows.dtype))[:, None] / n
-        d = rows - mean
-        var = np.einsum("ij,ij->i", d, d)[:, None] / n
-    return mean, var, d
-
-
 def _welford_mean(mean, var, count):
     """The mean PyTorch's group and layer norm return (Welford's update, see
     native_group_norm): NaN where the variance is NaN (a row holding an infinity), and 0
@@ -595,25 +583,13 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     k = len(normalized_shape)
     before = a.ndim - k
     count = math.prod(a.shape[before:])
-    if a.size and a.flags.c_contiguous and a.dtype in (np.float32, np.float64):
+    if a.size and a.flags.c_contiguous:     # (float32 or float64: _compute's types)
         return _layer_norm_by_loop(a, count, weight, bias, eps, spec)
-    if a.size and a.flags.c_contiguous:
-        mean, var, centered = _row_moments(a.reshape(-1, count))
-        stats = a.shape[:before] + (1,) * k
-        mean, var, centered = mean.reshape(stats), var.reshape(stats), centered.reshape(a.shape)
-    else:
-        mean, var, centered = _moments(a, tuple(range(before, a.ndim)))
+    mean, var, centered = _moments(a, tuple(range(before, a.ndim)))
     mean = _welford_mean(mean, var, count)
     rstd = 1 / np.sqrt(var + eps)
-    if weight is not None and a.size and a.flags.c_contiguous:
-        # (x - mean) times the outer product rstd w: one broadcast pass fewer
-        w = weight._impl.array().astype(a.dtype, copy=False).reshape(count)
-        y = np.multiply(centered.reshape(-1, count), _outer(rstd.reshape(-1), w)).reshape(
-            a.shape)
-        y = _affine(y, None, _param(bias, before, 0, a))
-    else:
-        centered *= rstd
-        y = _affine(centered, _param(weight, before, 0, a), _param(bias, before, 0, a))
+    centered *= rstd
+    y = _affine(centered, _param(weight, before, 0, a), _param(bias, before, 0, a))
     return out(y, spec[0].dtype), out(mean, spec[1].dtype), out(rstd, spec[2].dtype)
 
 
@@ -664,18 +640,6 @@ def _layer_norm_rows(x, w, has_w, b, has_b, eps, one, y, mean, rstd):
             y[r, j] = t + b[j] if has_b else t
 
 
-def _outer(u, v):
-    """u[:, None] * v[None, :] for vectors u (R,) and v (n,), a fresh row-major (R, n)
-    array, by BLAS: a product of inner size 2 with a zero column and row (u v + 0 * 0,
-    the same values). NumPy runs a product of inner size 1 in its own loop (15x slower),
-    and the broadcast multiply over R short rows costs 3x a same-shape pass."""
-    left = np.zeros((u.shape[0], 2), u.dtype)
-    left[:, 0] = u
-    right = np.zeros((2, v.shape[0]), u.dtype)
-    right[0] = v
-    return left @ right
-
-
 def fused_rms_norm(input, normalized_shape, weight, eps):
     """out = input * rstd * weight, rstd = 1 / sqrt(mean(input**2) + eps) over the trailing
     dims; eps=None means the dtype's machine epsilon (PyTorch's default). rstd is float32
@@ -709,130 +673,59 @@ def _norm_backward(grad_out, input, k, mean, rstd, weight, mask, specs):
     lead = tuple(range(a.ndim - k))
     stat_shape = a.shape[:a.ndim - k] + (1,) * k
     r = rstd._impl.array().astype(a.dtype, copy=False).reshape(stat_shape)
-    centered = a if mean is None else \
-        a - mean._impl.array().astype(a.dtype, copy=False).reshape(stat_shape)
     with np.errstate(invalid="ignore", over="ignore"):
-        xhat = centered * r
+        xhat = a * r
         w = None if weight is None else _param(weight, a.ndim - k, 0, a)
         gx = g if w is None else g * w
-        if mean is None:
-            grad_in = r * (gx - xhat * np.mean(gx * xhat, axis=axes, keepdims=True))
-        else:
-            grad_in = _layer_norm_grad_input(a, g, w, gx, mean, r, axes, stat_shape)
+        grad_in = r * (gx - xhat * np.mean(gx * xhat, axis=axes, keepdims=True))
         values = (grad_in if mask[0] else None,
                   np.sum(g * xhat, axis=lead) if mask[1] else None,
                   np.sum(g, axis=lead) if len(mask) > 2 and mask[2] else None)
     return tuple(None if spec is None else out(v, spec.dtype) for v, spec in zip(values, specs))
 
 
-def _layer_norm_grad_input(x, g, w, gx, mean, r, axes, stat_shape):
-    """The layer-norm input gradient factored as PyTorch's CPU kernel factors it (the
-    same value as rstd * (gx - mean(gx) - xhat * mean(gx * xhat))), with s = 1 / n,
-    ds = sum(gx * x), db = sum(gx):
-
-        grad_input = rstd * g * w + b * x + c
-                     b = (db * mean - ds) * rstd**3 * s,  c = -b * mean - db * rstd * s
-
-    NOTE: the same factoring gives the same infinities and NaNs as PyTorch: an infinite
-    weight enters through ds and db (so b and c), where the other form meets inf - inf
-    in other places (see group_norm_backward)."""
-    m = mean._impl.array().astype(x.dtype, copy=False).reshape(stat_shape)
-    n = int(np.prod([x.shape[i] for i in axes]))
-    s = 1.0 / n if n else 0.0    # n == 0: no element to normalize, an empty gradient
-    ds = np.sum(gx * x, axis=axes, keepdims=True)
-    db = np.sum(gx, axis=axes, keepdims=True)
-    b = (db * m - ds) * r * r * r * s
-    c = -b * m - db * r * s
-    first = r * g if w is None else r * g * w
-    return first + b * x + c
-
-
 def _layer_norm_backward_rows(a, g, k, mean, rstd, weight, mask, specs):
-    """_norm_backward of layer norm on (rows, n) views of x and grad: the same formulas
-    (_layer_norm_grad_input's factoring), every sum a BLAS product or an einsum over one
-    axis of a 2-D array (NumPy's sum over the leading dims of (16, 32, 64) is 3x slower),
-    and as few passes that broadcast a per-row value as the formulas allow: over rows
-    of n ~ 64 NumPy runs one inner loop per row, 3x the cost of a same-shape pass."""
+    """_norm_backward of layer norm: the loop `_layer_norm_grad_rows` over (rows, n)
+    views of x and grad (float32 or float64, _compute's types)."""
     shape = a.shape
     n = math.prod(shape[a.ndim - k:])
     rows = math.prod(shape[:a.ndim - k])
-    x = a.reshape(rows, n)
-    g = g.reshape(rows, n)
-    m = mean._impl.array().astype(x.dtype, copy=False).reshape(rows, 1)
-    r = rstd._impl.array().astype(x.dtype, copy=False).reshape(rows, 1)
-    w = None if weight is None else \
-        weight._impl.array().astype(x.dtype, copy=False).reshape(n)
-    if x.size and x.dtype in (np.float32, np.float64):
-        values = _layer_norm_backward_by_loop(x, g, m, r, w, mask, shape,
-                                              shape[a.ndim - k:])
-        return tuple(None if spec is None else out(v, spec.dtype)
-                     for v, spec in zip(values, specs))
-    grad_in = grad_weight = grad_bias = None
-    with np.errstate(invalid="ignore", over="ignore"):
-        if mask[0]:
-            s = 1.0 / n if n else 0.0    # n == 0: nothing to normalize, an empty gradient
-            if w is None:
-                ds = np.einsum("rn,rn->r", g, x).reshape(rows, 1)
-                db = (g @ np.ones(n, x.dtype)).reshape(rows, 1)    # row sums by BLAS
-            else:
-                # ds = sum(g * w * x), db = sum(g * w): matrix-vector products with w
-                # (NumPy's broadcasts over rows of n ~ 64 run a loop per row, 3x the
-                # cost of a same-shape pass)
-                ds = (np.multiply(g, x) @ w).reshape(rows, 1)
-                db = (g @ w).reshape(rows, 1)
-            b = (db * m - ds) * r * r * r * s
-            c = -b * m - db * r * s
-            # rstd * g * w + b * x + c: g times the outer product rstd w (one BLAS
-            # product, fresh), b * x through one scratch array.
-            grad_in = r * g if w is None else np.multiply(g, _outer(r.reshape(rows), w))
-            scratch = np.multiply(x, b)
-            grad_in += scratch
-            grad_in += c
-            grad_in = grad_in.reshape(shape)
-        if mask[1]:
-            # sum over rows of g * (x - mean) * rstd: the rows of g (x - mean) weighted
-            # by rstd, one matrix-vector product (x - mean first: no cancellation)
-            gd = x - m
-            gd *= g
-            grad_weight = (gd.T @ r.reshape(rows)).reshape(shape[a.ndim - k:])
-        if len(mask) > 2 and mask[2]:
-            grad_bias = (np.ones(rows, x.dtype) @ g).reshape(shape[a.ndim - k:])
-    values = (grad_in, grad_weight, grad_bias)
-    return tuple(None if spec is None else out(v, spec.dtype) for v, spec in zip(values, specs))
-
-
-def _layer_norm_backward_by_loop(x, g, mean, rstd, w, mask, shape, normalized):
-    """(grad_input, grad_weight, grad_bias) arrays of layer norm over the rows of x and g
-    (R, n), float32 or float64, by `_layer_norm_grad_rows`; grad_input shaped `shape`,
-    the others `normalized`."""
-    rows, n = x.shape
+    x = np.ascontiguousarray(a.reshape(rows, n))
+    g = np.ascontiguousarray(g.reshape(rows, n))
+    m = np.ascontiguousarray(mean._impl.array().astype(x.dtype, copy=False).reshape(rows))
+    r = np.ascontiguousarray(rstd._impl.array().astype(x.dtype, copy=False).reshape(rows))
     one = x.dtype.type(1)
+    w = one.reshape(1) if weight is None else \
+        np.ascontiguousarray(weight._impl.array().astype(x.dtype, copy=False).reshape(n))
     need_bias = len(mask) > 2 and bool(mask[2])
     grad_in = np.empty((rows, n), x.dtype) if mask[0] else one.reshape(1, 1)
     grad_weight = np.zeros(n, x.dtype) if mask[1] else one.reshape(1)
     grad_bias = np.zeros(n, x.dtype) if need_bias else one.reshape(1)
-    _layer_norm_grad_rows(np.ascontiguousarray(x), np.ascontiguousarray(g),
-                          mean.reshape(rows), rstd.reshape(rows),
-                          one.reshape(1) if w is None else np.ascontiguousarray(w),
-                          w is not None, one, bool(mask[0]), bool(mask[1]), need_bias,
-                          grad_in, grad_weight, grad_bias)
-    return (grad_in.reshape(shape) if mask[0] else None,
-            grad_weight.reshape(normalized) if mask[1] else None,
-            grad_bias.reshape(normalized) if need_bias else None)
+    _layer_norm_grad_rows(x, g, m, r, w, weight is not None, one, bool(mask[0]),
+                          bool(mask[1]), need_bias, grad_in, grad_weight, grad_bias)
+    normalized = shape[a.ndim - k:]
+    values = (grad_in.reshape(shape) if mask[0] else None,
+              grad_weight.reshape(normalized) if mask[1] else None,
+              grad_bias.reshape(normalized) if need_bias else None)
+    return tuple(None if spec is None else out(v, spec.dtype) for v, spec in zip(values, specs))
 
 
 @loop(reassociate=True)
 def _layer_norm_grad_rows(x, g, mean, rstd, w, has_w, one, need_input, need_weight,
                           need_bias, grad_in, grad_weight, grad_bias):
-    """Layer norm's gradients over the rows of x and g (R, n), with PyTorch's factoring
-    (_layer_norm_grad_input), per row, s = 1 / n:
+    """Layer norm's gradients over the rows of x and g (R, n), with PyTorch's CPU
+    kernel's factoring of rstd * (g w - mean(g w) - xhat * mean(g w xhat)), per row,
+    s = 1 / n:
 
         ds = sum(g * w * x),  db = sum(g * w)       (along the row, in vector lanes)
         grad_input = g * (rstd * w) + x * b + c,
                      b = (db * mean - ds) * rstd**3 * s,  c = -b * mean - db * rstd * s
         grad_weight += (x - mean) * g * rstd,  grad_bias += g      (down the rows)
 
-    (w ignored when has_w is False; a gradient not needed is neither made nor written.)"""
+    (w ignored when has_w is False; a gradient not needed is neither made nor written.)
+    NOTE: the same factoring gives the same infinities and NaNs as PyTorch: an infinite
+    weight enters through ds and db (so b and c), where the other form meets inf - inf
+    in other places (see group_norm_backward)."""
     n = x.shape[1]
     s = one / (one * n)
     for r in range(x.shape[0]):
