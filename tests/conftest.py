@@ -30,3 +30,17 @@ def leaves():
     x, xt = tp.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
     w, wt = tp.tensor(other), torch.tensor(other)
     return x, xt, w, wt
+
+
+@pytest.fixture
+def counting():
+    """The dispatcher's per-op statistics switched on for one test (kernels run, choices
+    rejected, fallbacks), read through the returned tp.dispatch.cache_stats; off and
+    reset after. Used by the kernel selection tests (test_kernel_selection.py,
+    test_nhwc_kernels.py, test_conv_winograd.py)."""
+    import tensorplay as tp
+    tp.dispatch.reset_stats()
+    tp.dispatch.enable_stats()
+    yield tp.dispatch.cache_stats
+    tp.dispatch.enable_stats(False)
+    tp.dispatch.reset_stats()

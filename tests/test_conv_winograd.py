@@ -22,15 +22,6 @@ def winograd():
     tp.backends.cpu.allow_winograd = False
 
 
-@pytest.fixture
-def counting():
-    tp.dispatch.reset_stats()
-    tp.dispatch.enable_stats()
-    yield tp.dispatch.cache_stats
-    tp.dispatch.enable_stats(False)
-    tp.dispatch.reset_stats()
-
-
 def _torch_conv(x, w, b=None):
     b = None if b is None else torch.from_numpy(b).double()
     return torch.nn.functional.conv2d(torch.from_numpy(x).double(),

@@ -142,15 +142,6 @@ def test_worked_example_constraint_error_hands_over_and_is_logged(caplog):
 
 
 # ---- statistics ------------------------------------------------------------------------
-@pytest.fixture
-def counting():
-    tp.dispatch.reset_stats()
-    tp.dispatch.enable_stats()
-    yield tp.dispatch.cache_stats
-    tp.dispatch.enable_stats(False)
-    tp.dispatch.reset_stats()
-
-
 def test_stats_count_hits_misses_kernels_and_rejections(counting):
     op = relu_op()
     a, _ = cuda_input((2, 8))

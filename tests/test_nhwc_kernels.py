@@ -40,15 +40,6 @@ def _cl_pair(shape, seed, dtype=np.float32):
     return x, tx
 
 
-@pytest.fixture
-def counting():
-    tp.dispatch.reset_stats()
-    tp.dispatch.enable_stats()
-    yield tp.dispatch.cache_stats
-    tp.dispatch.enable_stats(False)
-    tp.dispatch.reset_stats()
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_nhwc_pooling_matches_torch_and_runs_the_nhwc_kernel(counting, case, dtype):
