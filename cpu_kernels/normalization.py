@@ -60,6 +60,11 @@ def _affine(y, weight, bias):
 def _moments(a, axes):
     """(mean, biased variance) over `axes`, kept as size-1 dims, and the centered input
     a - mean, which the caller normalizes next (a fresh array: free to scale in place)."""
+    if not all(a.shape[i] for i in axes):
+        # a mean of no elements: NaN, as NumPy's and PyTorch's, without NumPy's warning
+        mean = np.full(tuple(1 if i in axes else n for i, n in enumerate(a.shape)), np.nan,
+                       a.dtype)
+        return mean, mean.copy(), a - mean
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):   # squares of 1e30
         mean = np.mean(a, axis=axes, keepdims=True)
         d = a - mean

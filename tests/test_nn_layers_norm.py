@@ -71,3 +71,18 @@ def test_layer_norm_large_offset_is_stable():
     x, tx = _pair((2, 8), 9)
     y = F.layer_norm(x + 1e6, [8])
     np.testing.assert_allclose(y.numpy(), TF.layer_norm(tx + 1e6, [8]).numpy(), atol=1e-6)
+
+
+def test_layer_norm_over_no_elements_matches_torch_without_a_warning():
+    """A normalized shape with a 0 in it: mean 0 (PyTorch's Welford start) and rstd NaN
+    for each row, as PyTorch; NumPy's 'Mean of empty slice' warning is not the user's."""
+    import warnings
+    for shape, normalized in (((3, 0), [0]), ((2, 3, 0), [3, 0]), ((0, 8), [8])):
+        a = np.zeros(shape, np.float32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            mine = tp.native_layer_norm(tp.tensor(a), normalized, None, None, 1e-5)
+        theirs = torch.native_layer_norm(torch.tensor(a), normalized, None, None, 1e-5)
+        for m, t in zip(mine, theirs):
+            assert tuple(m.shape) == tuple(t.shape)
+            np.testing.assert_array_equal(m.numpy(), t.numpy())
