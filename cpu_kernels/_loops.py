@@ -26,7 +26,7 @@ Options, each for a reason:
   time. The other operations still round as written. The order then follows the
   machine's vector width (one AVX-512 machine gives the bits of another, an AVX2 machine
   may differ in the last place), as with BLAS; batch norm's backward sums its planes so
-  (2x faster than the products and a BLAS matrix-vector product).
+  (2x faster than the products and a BLAS matrix-vector product), layer norm its rows.
 - `cache=True`: the machine code is kept in `__pycache__` beside this package's files, so
   only the first process ever compiles (about 0.5 s a loop and argument types).
 - Numba is imported on a loop's first call, not with the backend: `import tensorplay`

@@ -1082,14 +1082,21 @@ def _winograd_pays(n, c, o, h, w, itemsize):
             and n * tiles >= WINOGRAD_TILES)
 
 
+def _winograd_shape(input, weight, stride, padding, dilation, transposed, output_padding,
+                    groups):
+    """A 3x3 same-size convolution (stride 1, padding 1, no dilation): F(2x2, 3x3)'s."""
+    return (_is_same_size(input, weight, None, stride, padding, dilation, transposed,
+                          output_padding, groups)
+            and tuple(weight._impl.sizes[2:]) == (3, 3) and tuple(dilation) == (1, 1))
+
+
 def _is_winograd(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                  groups):
-    n, c, h, w = input._impl.sizes if len(input._impl.sizes) == 4 else (0, 0, 0, 0)
-    return (tuple(weight._impl.sizes[2:]) == (3, 3) and _is_same_size(
-                input, weight, bias, stride, padding, dilation, transposed, output_padding,
-                groups)
-            and tuple(dilation) == (1, 1)
-            and _winograd_pays(n, c, weight._impl.sizes[0], h, w, input._impl.dtype.itemsize))
+    if not _winograd_shape(input, weight, stride, padding, dilation, transposed,
+                           output_padding, groups):
+        return False
+    n, c, h, w = input._impl.sizes
+    return _winograd_pays(n, c, weight._impl.sizes[0], h, w, input._impl.dtype.itemsize)
 
 
 WINOGRAD = ShapeRule(f"allow_winograd; 3x3, stride 1, padding 1, {WINOGRAD_CHANNELS}+ input "
@@ -1116,13 +1123,11 @@ def convolution_winograd(input, weight, bias, stride, padding, dilation, transpo
 def _is_winograd_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
                           transposed, output_padding, groups, output_mask):
     """grad_input wanted, and its convolution (of the gradient's C_out channels) pays."""
-    sizes = input._impl.sizes
-    return (bool(output_mask[0]) and len(sizes) == 4
-            and tuple(weight._impl.sizes[2:]) == (3, 3) and tuple(dilation) == (1, 1)
-            and _is_same_size(input, weight, None, stride, padding, dilation, transposed,
-                              output_padding, groups)
-            and _winograd_pays(sizes[0], weight._impl.sizes[0], sizes[1], sizes[2], sizes[3],
-                               input._impl.dtype.itemsize))
+    if not (output_mask[0] and _winograd_shape(input, weight, stride, padding, dilation,
+                                               transposed, output_padding, groups)):
+        return False
+    n, c, h, w = input._impl.sizes
+    return _winograd_pays(n, weight._impl.sizes[0], c, h, w, input._impl.dtype.itemsize)
 
 
 WINOGRAD_BACKWARD = ShapeRule(f"allow_winograd; 3x3, stride 1, padding 1, "

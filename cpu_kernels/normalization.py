@@ -428,7 +428,7 @@ def _batch_norm_backward(x, g, weight, running_mean, running_var, save_mean, sav
             invstd = (1 / np.sqrt(_compute(running_var).astype(np.float64) + eps)) \
                 .astype(x.dtype)
     count = x.shape[0] * x.shape[2]
-    # grad_input's array, until then the scratch of the products g * (x - mean)
+    # grad_input's array; before that, the rows' form's scratch for g * (x - mean)
     grad_in = np.empty(x.shape, x.dtype)
     with np.errstate(invalid="ignore", over="ignore"):    # (sums of infinities: no warning)
         partials = _image_sums(g, x, mean, grad_in, images)
@@ -571,7 +571,7 @@ def _plane_sums(x, g, mean, zero, partials):
 
 @loop
 def _centered_products_rows(x, g, mean, products):
-    """_centered_products over (R, C) rows, mean (C,) along each row."""
+    """products = (x - mean) * g over (R, C) rows, mean (C,) along each row."""
     for r in range(x.shape[0]):
         for c in range(x.shape[1]):
             products[r, c] = (x[r, c] - mean[c]) * g[r, c]
