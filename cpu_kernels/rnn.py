@@ -34,8 +34,9 @@ from cpu_kernels._loops import loop
 from tensorplay.kernel_support.ops import shape_rule
 
 # The forward's gate-major order [i f o g] as indices of the workspace's [i f g o]: the
-# three sigmoid gates side by side, so that one scalar ufunc each rescales them.
-_GATE_MAJOR = (0, 1, 3, 2)
+# three sigmoid gates side by side, so that a step's loop rescales them as one block.
+_GATE_MAJOR = np.array((0, 1, 3, 2))
+_GATE_MAJOR.flags.writeable = False
 
 
 def split_workspace(work, steps, batch, hidden):
@@ -55,15 +56,31 @@ def _gate_major_inputs(a_gi, w, hidden):
     """(gates (L, 4, N, H), w4 (4, H, H)): the projected inputs and W_hh.T per gate, in
     the order [i f o g], the sigmoid gates' halved (tanh(x / 2) is their sigmoid's)."""
     steps, batch = a_gi.shape[:2]
-    by_gate = a_gi.reshape(steps, batch, 4, hidden).transpose(0, 2, 1, 3)
-    w_by_gate = w.reshape(4, hidden, hidden)
     gates = np.empty((steps, 4, batch, hidden), a_gi.dtype)
     w4 = np.empty((4, hidden, hidden), a_gi.dtype)
-    for k, gate in enumerate(_GATE_MAJOR):
-        half = 0.5 if k < 3 else 1.0
-        np.multiply(by_gate[:, gate], half, out=gates[:, k])
-        np.multiply(w_by_gate[gate].T, half, out=w4[k])
+    _to_gate_major(a_gi.reshape(steps, batch, 4, hidden), w.reshape(4, hidden, hidden),
+                   _GATE_MAJOR, a_gi.dtype.type(0.5), gates, w4)
     return gates, w4
+
+
+@loop
+def _to_gate_major(by_gate, w_by_gate, order, half, gates, w4):
+    """gates[t, k] = by_gate[t, :, gate] and w4[k] = w_by_gate[gate].T for the k-th gate
+    of [i f o g] (gate = order[k], _GATE_MAJOR), the three sigmoid gates' times `half`
+    (one pass each way: the strided NumPy copies with their products were eight calls and
+    3x slower)."""
+    steps, batch, _, hidden = by_gate.shape
+    one = half + half
+    for k in range(4):
+        gate = order[k]
+        scale = half if k < 3 else one
+        for t in range(steps):
+            for n in range(batch):
+                for j in range(hidden):
+                    gates[t, k, n, j] = by_gate[t, n, gate, j] * scale
+        for a in range(hidden):
+            for b in range(hidden):
+                w4[k, a, b] = w_by_gate[gate, b, a] * scale
 
 
 def lstm_sequence(gi, h0, c0, w_hh):
@@ -124,9 +141,21 @@ def _write_gates(work, gates):
     """The gate-major (L, 4, N, H) gates [i f o g] into the workspace's (L, N, 4H) rows
     [i f g o]."""
     steps, _, batch, hidden = gates.shape
-    rows = work[:4 * steps * batch * hidden].reshape(steps, batch, 4, hidden)
-    for k, gate in enumerate(_GATE_MAJOR):
-        np.copyto(rows[:, :, gate], gates[:, k])
+    _from_gate_major(gates, _GATE_MAJOR,
+                     work[:4 * steps * batch * hidden].reshape(steps, batch, 4, hidden))
+
+
+@loop
+def _from_gate_major(gates, order, rows):
+    """rows[t, n, order[k]] = gates[t, k, n] for the k-th gate of [i f o g] (order:
+    _GATE_MAJOR; one pass where four strided copies took 1.5x as long)."""
+    steps, _, batch, hidden = gates.shape
+    for t in range(steps):
+        for n in range(batch):
+            for k in range(4):
+                gate = order[k]
+                for j in range(hidden):
+                    rows[t, n, gate, j] = gates[t, k, n, j]
 
 
 def lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace):
@@ -140,10 +169,9 @@ def lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, 
         d_gi = dgates;  d_w_hh = sum_t dgates_t.T @ h_{t-1};  d_h0 = dgates_0 @ W_hh;
         d_c0 = dc_0 * f_0
 
-    M and o (1 - tanh(c)^2) are computed for all steps at once before the loop (a pass
-    over all steps costs about what one ufunc call per step does, and is one call); the
-    loop then runs a compiled loop and a product per step, d_h0 and d_c0 being its last
-    step's carry.
+    M and o (1 - tanh(c)^2) are computed for all steps at once before the loop, by one
+    compiled loop (_gate_factors); the step loop then runs a compiled loop and a product
+    per step, d_h0 and d_c0 being its last step's carry.
     """
     spec = shape_rule("rnn.lstm_sequence_backward")(
         "_lstm_sequence_backward",
@@ -153,29 +181,15 @@ def lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, 
         dtype, grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, workspace)
     steps, batch, hidden = y.shape
     gates, cells, tanh_c = split_workspace(work, steps, batch, hidden)
-    i, f = gates[..., :hidden], gates[..., hidden:2 * hidden]
-    g, o = gates[..., 2 * hidden:3 * hidden], gates[..., 3 * hidden:]
-    # M in place, over all steps and gates at once: s (1 - s) for the sigmoid gates and
-    # 1 - g^2 for g, as s * (a - s) + b with (a, b) = (1, 0) and (0, 1) per gate column;
-    # then each gate's factor.
-    sigmoid_cols = np.ones(4 * hidden, y.dtype)
-    sigmoid_cols[2 * hidden:3 * hidden] = 0
-    dgates = np.subtract(sigmoid_cols, gates)
-    dgates *= gates
-    dgates[..., 2 * hidden:3 * hidden] += 1
-    dgates[..., :hidden] *= g
-    dgates[1:, :, hidden:2 * hidden] *= cells[:-1]       # c_{t-1}: c0 at t = 0
-    dgates[0, :, hidden:2 * hidden] *= c0_a
-    dgates[..., 2 * hidden:3 * hidden] *= i
-    dgates[..., 3 * hidden:] *= tanh_c
-    dc_from_h = np.multiply(tanh_c, tanh_c)
-    np.subtract(1, dc_from_h, out=dc_from_h)
-    dc_from_h *= o
+    # M and o (1 - tanh(c)^2) for all steps (_gate_factors), the forget gate as a dense
+    # (L, N, H) array: the step loop reads each once, and a column block of the gates
+    # would cost it three times a dense one (see the module docstring).
+    dgates = np.empty_like(gates)
+    dc_from_h = np.empty_like(tanh_c)
+    forget = np.empty_like(tanh_c)
+    _gate_factors(gates, cells, tanh_c, c0_a, dgates, dc_from_h, forget)
     # Per step, dgates[t] viewed as (N, 4, H): the first three gates take dc, the last dh.
     by_gate = dgates.reshape(steps, batch, 4, hidden)
-    # f as dense (N, H) arrays: the loop reads each once, and a column block of the gates
-    # would cost it three times a dense one (see the module docstring).
-    forget = np.ascontiguousarray(f)
     dh = d_out[-1] + d_hn
     dc = d_cn.copy()
     # Step t ends by carrying dh and dc to step t - 1; after step 0 they are d_h0 (no
@@ -194,6 +208,37 @@ def lstm_sequence_backward(grad_output, grad_hn, grad_cn, output, h0, c0, w_hh, 
         d_w_hh += (dgates[1:].reshape((steps - 1) * batch, 4 * hidden).T
                    @ y[:-1].reshape((steps - 1) * batch, hidden))
     return out(dgates, dtype), out(dh, dtype), out(dc, dtype), out(d_w_hh, dtype)
+
+
+@loop
+def _gate_factors(gates, cells, tanh_c, c0, m, dc_from_h, forget):
+    """The factors lstm_sequence_backward's steps multiply by, from the workspace's gates
+    (L, N, 4H) [i f g o], cells c_t and tanh(c_t) (L, N, H), and c0 (N, H):
+
+        m = [(1 - i) i g, (1 - f) f c_{t-1}, ((0 - g) g + 1) i, (1 - o) o tanh(c_t)]
+        dc_from_h = (1 - tanh(c_t)^2) o;   forget = f      (c_{-1} = c0)
+
+    (one pass where NumPy took twelve, mostly over strided column blocks, 2.3x as long at
+    L = 35, N = 20, H = 64; the same operations in the same order as those, so the same
+    bits)."""
+    steps, batch, hidden = cells.shape
+    one = gates.dtype.type(1)
+    zero = gates.dtype.type(0)
+    for t in range(steps):
+        for n in range(batch):
+            for j in range(hidden):
+                i = gates[t, n, j]
+                f = gates[t, n, hidden + j]
+                g = gates[t, n, 2 * hidden + j]
+                o = gates[t, n, 3 * hidden + j]
+                c_before = cells[t - 1, n, j] if t > 0 else c0[n, j]
+                tc = tanh_c[t, n, j]
+                m[t, n, j] = (one - i) * i * g
+                m[t, n, hidden + j] = (one - f) * f * c_before
+                m[t, n, 2 * hidden + j] = ((zero - g) * g + one) * i
+                m[t, n, 3 * hidden + j] = (one - o) * o * tc
+                dc_from_h[t, n, j] = (one - tc * tc) * o
+                forget[t, n, j] = f
 
 
 @loop
