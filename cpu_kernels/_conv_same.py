@@ -44,6 +44,7 @@ import threading
 
 import numpy as np
 
+from cpu_kernels._blas import column_block, matmul_by_columns
 from tensorplay.dispatch.plan_cache import plans
 
 # The batch goes through in chunks whose columns take at most this many bytes: the products
@@ -241,15 +242,18 @@ def conv_same(x, w, bias, padding, dilation, flip=False):
     flat = x.reshape(n, c, h * wd)
     step = geometry.step(n, x.itemsize)
     ones = bias is not None
+    # each image's product in blocks of columns that the BLAS's small-matrix kernels take
+    # (cpu_kernels/_blas.py), or whole
+    width = column_block(o, wm.shape[1], geometry.plane)
+    rows = result.reshape(n, o, h * wd)
     if step >= n:   # the whole batch in one chunk (a small batch): no slices to make
         plan = _column_plans.get(geometry, n, x.dtype, True, ones)
-        np.matmul(wm, plan.fill(flat), out=result.reshape(n, o, h * wd))
+        matmul_by_columns(wm, plan.fill(flat), rows, width)
         return result
-    rows = result.reshape(n, o, h * wd)
     for at in range(0, n, step):
         stop = min(at + step, n)
         plan = _column_plans.get(geometry, stop - at, x.dtype, True, ones)
-        np.matmul(wm, plan.fill(flat[at:stop]), out=rows[at:stop])
+        matmul_by_columns(wm, plan.fill(flat[at:stop]), rows[at:stop], width)
     return result
 
 

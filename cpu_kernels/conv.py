@@ -72,6 +72,7 @@ from tensorplay.kernel_support import cpu_switches
 from tensorplay.kernel_support.arguments import conv_output_sizes
 from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.library import Library, ShapeRule, kernel
+from cpu_kernels._blas import column_block, matmul_by_columns
 from cpu_kernels._common import accumulate_dtype, nhwc_rows, out, out_channels_last
 from cpu_kernels._windows import add_windows, pad_spatial, windows
 from cpu_kernels._conv_same import conv_same, input_grad_same, weight_grad_same
@@ -275,7 +276,9 @@ class _Columns:
         per_image = self.cols.reshape(groups, -1, n, length).transpose(2, 0, 1, 3)
         r = _scratch.take("product", (n, groups, wm.shape[1], length),
                           np.result_type(wm, self.cols))
-        np.matmul(wm, per_image, out=r)
+        # (in blocks of columns where the BLAS's small-matrix kernels take them:
+        # cpu_kernels/_blas.py)
+        matmul_by_columns(wm, per_image, r, column_block(wm.shape[1], wm.shape[2], length))
         return r.reshape((n, groups * wm.shape[1]) + self.grid)
 
     def _im2col(self, x, name="cols"):

@@ -1,0 +1,77 @@
+"""How to shape a matrix product so that the BLAS behind NumPy's matmul runs it fastest.
+
+OpenBLAS's builds for AVX-512 machines (its SkylakeX, Cooperlake and SapphireRapids
+targets, which a DYNAMIC_ARCH build such as NumPy's picks on Intel's AVX-512 chips and on
+AMD's Zen 4 and 5) run a product whose M * N * K is at most 100^3 on "small-matrix"
+kernels, which read the operands where they lie instead of first packing them into
+cache-sized panels (OpenBLAS's kernel/x86_64/sgemm_small_kernel_permit_skylakex.c). A
+convolution's per-image products are a little larger than that: (32 x 288) @ (288 x 256)
+for a 32-channel 3x3 layer on 16x16 images has M * N * K = 2.4 million, which the packing
+kernel runs at 73-80 GFLOP/s on this machine (Zen 4) where PyTorch's oneDNN convolution
+runs at 93. Cut into three products of 86 columns each, every one within 100^3, the same
+arithmetic took 0.79-0.83 of the time (measured here, with one BLAS thread and with two);
+16 rows of 288 in two blocks of 128 columns, 0.69-0.79. The whole convolution of 16
+images, forward and grad_input: 1094 -> 947 us and 1116 -> 963 us.
+
+Narrower blocks stop paying: below 32 columns the calls cost more than the kernel saves
+(64 channels of a 3x3 layer, 576 deep, allow only 27 columns: 1.06-1.22x slower), so such
+a product stays whole. On a BLAS without these kernels (OpenBLAS's Haswell or Zen
+targets, MKL) the blocks only add calls (1.02-1.27x slower with OPENBLAS_CORETYPE=Haswell
+here), so they are used only where NumPy's BLAS reports one of the AVX-512 targets.
+
+The blocks change which products are summed by which kernel, not the sums: each output
+is still one dot product of a row and a column, in the small kernel's order.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+# OpenBLAS's bound for its small-matrix kernels: M * N * K of at most 100^3.
+SMALL_PRODUCT = 100 ** 3
+# Blocks narrower than this cost more in calls than the small kernels save (see above).
+NARROWEST = 32
+# OpenBLAS's targets with small-matrix kernels (threadpoolctl's "architecture" names).
+_SMALL_KERNEL_TARGETS = ("skylakex", "cooperlake", "sapphirerapids")
+
+
+@functools.cache
+def small_kernels():
+    """Whether NumPy's BLAS is an OpenBLAS running one of the targets with small-matrix
+    kernels (asked once: threadpoolctl reads the loaded libraries)."""
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]["name"]
+        from threadpoolctl import threadpool_info
+        pools = threadpool_info()
+    except Exception:        # an unusual NumPy build or platform: keep the plain products
+        return False
+    if "openblas" not in blas.lower():
+        return False
+    targets = {str(pool.get("architecture", "")).lower() for pool in pools
+               if pool.get("internal_api") == "openblas"}
+    return bool(targets) and targets <= set(_SMALL_KERNEL_TARGETS)
+
+
+def column_block(rows, depth, columns):
+    """The width of the column blocks that a product (rows x depth) @ (depth x columns)
+    runs fastest in, each within SMALL_PRODUCT (the blocks as even as they can be), or
+    None to run it whole: it fits already, the blocks would be narrower than NARROWEST,
+    or the BLAS has no small-matrix kernels."""
+    if rows * depth * columns <= SMALL_PRODUCT or not small_kernels():
+        return None
+    widest = SMALL_PRODUCT // max(1, rows * depth)
+    if widest < NARROWEST:
+        return None
+    blocks = -(-columns // widest)
+    return -(-columns // blocks)
+
+
+def matmul_by_columns(a, b, out, width):
+    """out = a @ b (NumPy's matmul, stacked over b's and out's leading dims), in blocks of
+    `width` columns of b and out (column_block's; None: in one product)."""
+    if width is None:
+        np.matmul(a, b, out=out)
+        return
+    for start in range(0, b.shape[-1], width):
+        np.matmul(a, b[..., start:start + width], out=out[..., start:start + width])

@@ -1,0 +1,100 @@
+"""Products cut into column blocks for OpenBLAS's small-matrix kernels
+(cpu_kernels/_blas.py): the widths the rule gives, that a blocked product is the whole
+product (each output still one dot product), and that a same-size convolution run in
+blocks, forward and grad_input, matches PyTorch's, whichever BLAS this machine has."""
+import numpy as np
+import pytest
+import torch
+
+import tensorplay as tp
+from cpu_kernels import _blas
+
+F = tp.nn.functional
+
+
+@pytest.fixture(params=[True, False], ids=["small-kernels", "plain-blas"])
+def blas_kind(request, monkeypatch):
+    """Run as on a BLAS with small-matrix kernels, and as on one without."""
+    monkeypatch.setattr(_blas, "small_kernels", lambda: request.param)
+    return request.param
+
+
+@pytest.mark.parametrize("rows, depth, columns, width", [
+    (32, 288, 256, 86),      # a ResNet 3x3 layer's image: three blocks within 100^3
+    (16, 288, 256, 128),     # its grad_input into 16 channels: two blocks
+    (32, 289, 256, 86),      # with a bias column
+    (32, 288, 257, 86),      # the last block one narrower
+    (32, 144, 64, None),     # the digits CNN's 8x8 images: 295k, within 100^3 already
+    (64, 576, 196, None),    # 64 channels: blocks of 27 columns would cost more than save
+])
+def test_the_widths_the_rule_gives(blas_kind, rows, depth, columns, width):
+    got = _blas.column_block(rows, depth, columns)
+    assert got == (width if blas_kind else None)
+    if got is not None:
+        assert rows * depth * got <= _blas.SMALL_PRODUCT and got >= _blas.NARROWEST
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("width", [None, 33, 86, 300])
+def test_a_product_in_column_blocks_is_the_whole_product(dtype, width):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((8, 40)).astype(dtype)
+    b = rng.standard_normal((3, 40, 257)).astype(dtype)
+    out = np.full((3, 8, 257), np.nan, dtype)
+    _blas.matmul_by_columns(a, b, out, width)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(out, want, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-4 if dtype == np.float32 else 1e-11)
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_a_blocked_same_size_convolution_matches_torch(blas_kind, batch):
+    """32 channels on 16x16 (blocks of 86 columns where the BLAS has small kernels, the
+    last block of 84), with a bias: values and gradients against PyTorch."""
+    rng = np.random.default_rng(1)
+    arrays = (rng.standard_normal((batch, 32, 16, 16)).astype(np.float32),
+              rng.standard_normal((32, 32, 3, 3)).astype(np.float32) * 0.1,
+              rng.standard_normal(32).astype(np.float32))
+    x, w, b = (tp.tensor(a, requires_grad=True) for a in arrays)
+    xt, wt, bt = (torch.tensor(a, requires_grad=True) for a in arrays)
+    y = F.conv2d(x, w, b, padding=1)
+    yt = torch.nn.functional.conv2d(xt, wt, bt, padding=1)
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-4, atol=1e-4)
+    g = rng.standard_normal(y.shape).astype(np.float32)
+    y.backward(tp.tensor(g))
+    yt.backward(torch.tensor(g))
+    for mine, theirs in ((x, xt), (w, wt), (b, bt)):
+        np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-4,
+                                   atol=1e-3)
+
+
+def test_the_blas_is_asked_once():
+    """small_kernels() reads the loaded libraries once per process (functools.cache): a
+    convolution call does not scan them again."""
+    _blas.small_kernels()
+    before = _blas.small_kernels.cache_info()
+    _blas.column_block(32, 288, 256)
+    after = _blas.small_kernels.cache_info()
+    assert (after.hits, after.misses) == (before.hits + 1, before.misses)
+
+
+@pytest.mark.parametrize("stride, padding", [(2, 1), (1, 0)])
+def test_a_blocked_strided_or_valid_convolution_matches_torch(blas_kind, stride, padding):
+    """The general form's per-image products (cpu_kernels/conv.py, per_image_product): a
+    stride-2 layer (ResNet's downsampling, 16x16 outputs of 32 channels: blocks where the
+    BLAS has small kernels) and one without padding (14x14)."""
+    rng = np.random.default_rng(2)
+    arrays = (rng.standard_normal((2, 32, 32 if stride == 2 else 16,
+                                   32 if stride == 2 else 16)).astype(np.float32),
+              rng.standard_normal((32, 32, 3, 3)).astype(np.float32) * 0.1)
+    x, w = (tp.tensor(a, requires_grad=True) for a in arrays)
+    xt, wt = (torch.tensor(a, requires_grad=True) for a in arrays)
+    y = F.conv2d(x, w, stride=stride, padding=padding)
+    yt = torch.nn.functional.conv2d(xt, wt, stride=stride, padding=padding)
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-4,
+                               atol=1e-4)
+    y.sum().backward()
+    yt.sum().backward()
+    for mine, theirs in ((x, xt), (w, wt)):
+        np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-4,
+                                   atol=1e-3)
