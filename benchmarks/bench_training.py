@@ -16,6 +16,11 @@ within 1.5x; GRU and LSTM forward + backward within 1.5x; a TransformerEncoder w
 of PyTorch's fused step): `--layers`, or run by default after the CNN. The CNN's
 convolutions alone, per batch size (1, 8, 32, 64; target 1.3x): bench_nn_spatial.py.
 
+Timing: the epochs are the median of three each; every other case times TensorPlay and
+PyTorch in alternation, each the fastest of 15 rounds (common.paired), since the ratio of
+two timings one after the other moved by 10-15% with the load in between (`--cpu-time`:
+by CPU time, steadier still on a busy machine).
+
 Threads: both libraries get BENCH_THREADS (default 1): PyTorch through set_num_threads,
 NumPy's OpenBLAS through OPENBLAS_NUM_THREADS, set before NumPy loads (as in
 bench_reduction.py). On a busy 2-core machine OpenBLAS's default two spinning threads
@@ -35,7 +40,7 @@ os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import fmt_time, report, timeit  # noqa: E402
+from common import fmt_time, paired, report, timeit  # noqa: E402
 
 import tensorplay as tp  # noqa: E402
 from tensorplay.train import data as train_data  # noqa: E402
@@ -167,8 +172,7 @@ def bench_cnn_step_floor(torch):
         return step
     tp.manual_seed(0)
     torch.manual_seed(0)
-    ours = timeit(step_fn(tp, DigitsCNN()))
-    theirs = timeit(step_fn(torch, torch_cnn(torch)))
+    ours, theirs = paired(step_fn(tp, DigitsCNN()), step_fn(torch, torch_cnn(torch)))
     print(f"\ndigits CNN step, batch {batch}, against its GEMM floor ({len(products)} "
           f"products timed alone in NumPy: {fmt_time(floor).strip()})")
     print(f"  tp    {fmt_time(ours)}  = {ours / floor:5.2f}x the floor  (tp/torch = "
@@ -200,14 +204,20 @@ def bench_backward_kernels(torch):
          lambda L, x: L.nn.functional.cross_entropy(x, L.tensor(labels))),
     )
     for title, shape, fn in cases:
-        report(title, [("tp", timeit(_grad_fn(tp, fn, shape, np.random.default_rng(0)))),
-                       ("torch", timeit(_grad_fn(torch, fn, shape,
-                                                 np.random.default_rng(0))))],
-               ["within 1.5x torch"])
+        _report_pair(title, _grad_fn(tp, fn, shape, np.random.default_rng(0)),
+                     _grad_fn(torch, fn, shape, np.random.default_rng(0)),
+                     "within 1.5x torch")
     data = np.random.default_rng(3).standard_normal((32, 512)).astype(np.float32)
-    report("dropout(0.25) forward, 32x512",
-           [("tp", timeit(lambda: tp.nn.functional.dropout(tp.tensor(data), 0.25))),
-            ("torch", timeit(lambda: torch.nn.functional.dropout(torch.tensor(data), 0.25)))])
+    _report_pair("dropout(0.25) forward, 32x512",
+                 lambda: tp.nn.functional.dropout(tp.tensor(data), 0.25),
+                 lambda: torch.nn.functional.dropout(torch.tensor(data), 0.25))
+
+
+def _report_pair(title, ours, theirs, target=None):
+    """report() of one case whose TensorPlay and PyTorch closures are timed in
+    alternation (common.paired), so that both see the same load."""
+    mine, torch_time = paired(ours, theirs)
+    report(title, [("tp", mine), ("torch", torch_time)], [target] if target else None)
 
 
 def _step_pair(torch, make, data_shape, loss=lambda out: out.sum()):
@@ -263,9 +273,8 @@ def bench_layers(torch):
             continue
         ours, theirs = _step_pair(torch, lambda nn: getattr(nn, name)(inputs, hidden),
                                   (seq, batch, inputs))
-        report(f"{name}(input {inputs}, hidden {hidden}), sequence {seq}, batch {batch}: "
-               "forward + backward", [("tp", timeit(ours)), ("torch", timeit(theirs))],
-               ["within 1.5x torch"])
+        _report_pair(f"{name}(input {inputs}, hidden {hidden}), sequence {seq}, batch "
+                     f"{batch}: forward + backward", ours, theirs, "within 1.5x torch")
 
     def encoder(nn):
         layer = nn.TransformerEncoderLayer(64, 4, dim_feedforward=256, dropout=0.0,
@@ -273,17 +282,16 @@ def bench_layers(torch):
         return nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
     if _wanted("TransformerEncoder"):
         ours, theirs = _step_pair(torch, encoder, (16, 32, 64))
-        report("TransformerEncoder (2 layers, d_model 64, 4 heads, ff 256), 16x32: forward + "
-               "backward", [("tp", timeit(ours)), ("torch", timeit(theirs))],
-               ["within 1.3x torch"])
+        _report_pair("TransformerEncoder (2 layers, d_model 64, 4 heads, ff 256), 16x32: "
+                     "forward + backward", ours, theirs, "within 1.3x torch")
     if _wanted("ResNet basic block"):
         ours, theirs = _step_pair(torch, _BasicBlock.make, (16, 32, 16, 16))
-        report("ResNet basic block (32 channels, 16x16, batch 16): forward + backward",
-               [("tp", timeit(ours)), ("torch", timeit(theirs))], ["within 1.4x torch"])
+        _report_pair("ResNet basic block (32 channels, 16x16, batch 16): forward + "
+                     "backward", ours, theirs, "within 1.4x torch")
         tp.backends.cpu.allow_winograd = True      # its 3x3 convolutions by Winograd
         try:
-            report("ResNet basic block, tp.backends.cpu.allow_winograd = True",
-                   [("tp", timeit(ours)), ("torch", timeit(theirs))])
+            _report_pair("ResNet basic block, tp.backends.cpu.allow_winograd = True", ours,
+                         theirs)
         finally:
             tp.backends.cpu.allow_winograd = False
 
@@ -296,9 +304,8 @@ def bench_layers(torch):
         return lib.optim.Adam(params, lr=1e-3, fused=True).step
     if not _wanted("Adam"):
         return
-    report("Adam(fused=True) step, 1,049,000 parameters",
-           [("tp", timeit(adam_step(tp))), ("torch", timeit(adam_step(torch)))],
-           ["within 1.5x torch's fused step"])
+    _report_pair("Adam(fused=True) step, 1,049,000 parameters", adam_step(tp),
+                 adam_step(torch), "within 1.5x torch's fused step")
 
 
 def bench_mlp_step(torch):
@@ -330,9 +337,8 @@ def bench_mlp_step(torch):
     titles = ("forward + backward + Adam step", "forward + backward only",
               "Adam step only (669,706 parameters)")
     for title, tp_fn, torch_fn in zip(titles, tp_fns, torch_fns):
-        report(f"MLP 784-512-512-10, batch 128: {title}",
-               [("tp", timeit(tp_fn)), ("torch", timeit(torch_fn))],
-               ["within 1.5x torch"] if title == titles[0] else None)
+        _report_pair(f"MLP 784-512-512-10, batch 128: {title}", tp_fn, torch_fn,
+                     "within 1.5x torch" if title == titles[0] else None)
 
 
 def bench_full_run():

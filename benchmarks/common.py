@@ -54,6 +54,22 @@ def paired_min(fn_a, fn_b, *, batch=200, rounds=60):
     return best_a, best_b
 
 
+def paired(fn_a, fn_b, *, min_time=0.02, rounds=15):
+    """paired_min of fn_a and fn_b in batches of at least `min_time` of fn_a (the batch
+    sized as timeit sizes its own): for cases of a millisecond or more, whose ratio in
+    two timeit calls one after the other moved by 10-15% with the load in between."""
+    fn_a()
+    n = 1
+    while True:
+        start = clock()
+        for _ in range(n):
+            fn_a()
+        if clock() - start >= min_time or n >= 1 << 20:
+            break
+        n *= 2
+    return paired_min(fn_a, fn_b, batch=n, rounds=rounds)
+
+
 def fmt_time(seconds):
     if seconds < 1e-3:
         return f"{seconds * 1e6:8.2f} us"

@@ -1069,7 +1069,10 @@ def convolution_backward_same(grad_output, input, weight, bias_sizes, stride, pa
 # are made in (64 channels on 28x28, 1.6 MiB: 0.9x; on 56x56, 0.6x), and 256 tiles or more
 # in the batch (one or two images lost: the weight's transform and the fixed costs).
 # ResNet's 32 channels on 16x16, batch 16: 1.27x forward; 64 on 14x14: 1.29x; 128 on
-# 14x14: 1.4x; 32 on 28x28: 1.1x.
+# 14x14: 1.4x; 32 on 28x28: 1.1x. Since the same-size form's products run in the blocks
+# OpenBLAS's small-matrix kernels take (cpu_kernels/_blas.py: 32 channels, not 64), the
+# 32-channel layers gain less: 1.07-1.09x forward on 16x16, 1.03-1.05x on 28x28, and
+# 1.02-1.04x in grad_input; 64 on 14x14 still 1.26x forward, 1.1x grad_input.
 WINOGRAD_CHANNELS = 32
 WINOGRAD_IMAGE_BYTES = 1024 * 1024
 WINOGRAD_TILES = 256
