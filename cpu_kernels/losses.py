@@ -185,10 +185,12 @@ def cross_entropy_forward(self, target, weight, reduction, ignore_index):
     if not every_row:
         rows, t, w, valid = _picked(op, self, target, weight, ignore_index)
     rows = rows.astype(acc, copy=False)
-    e = rows - np.max(rows, axis=1, keepdims=True)
+    # (the ufuncs' reduce, not np.max / np.sum: the same reductions without their Python
+    # wrappers, about 2.5 us each, a quarter of this kernel at a batch of 32 rows)
+    e = rows - np.maximum.reduce(rows, axis=1, keepdims=True)
     picked = e[np.arange(len(t)), t]
     np.exp(e, out=e)
-    sums = np.sum(e, axis=1, keepdims=True)
+    sums = np.add.reduce(e, axis=1, keepdims=True)
     with np.errstate(invalid="ignore"):
         loss = np.log(sums[:, 0]) - picked
         if every_row:
@@ -198,7 +200,7 @@ def cross_entropy_forward(self, target, weight, reduction, ignore_index):
             total = np.sum(w, dtype=acc)
     e *= 1 / sums
     if reduction != "none":
-        loss = np.sum(loss, dtype=acc)
+        loss = np.add.reduce(loss, dtype=acc)
         if reduction == "mean":
             with np.errstate(invalid="ignore", divide="ignore"):
                 loss = loss / total
