@@ -16,10 +16,10 @@ within 1.5x; GRU and LSTM forward + backward within 1.5x; a TransformerEncoder w
 of PyTorch's fused step): `--layers`, or run by default after the CNN. The CNN's
 convolutions alone, per batch size (1, 8, 32, 64; target 1.3x): bench_nn_spatial.py.
 
-Timing: the epochs are the median of three each; every other case times TensorPlay and
-PyTorch in alternation, each the fastest of 15 rounds (common.paired), since the ratio of
-two timings one after the other moved by 10-15% with the load in between (`--cpu-time`:
-by CPU time, steadier still on a busy machine).
+Timing: every case times TensorPlay and PyTorch in alternation, each the fastest of 15
+rounds (common.paired; the epochs, and each phase of them, the fastest of 5), since the
+ratio of two timings one after the other moved by 10-15% with the load in between
+(`--cpu-time`: by CPU time, steadier still on a busy machine).
 
 Threads: both libraries get BENCH_THREADS (default 1): PyTorch through set_num_threads,
 NumPy's OpenBLAS through OPENBLAS_NUM_THREADS, set before NumPy loads (as in
@@ -94,11 +94,13 @@ def phases_fn(lib, model, loader):
     return run
 
 
-def best_phases(run, repeats=3):
-    """Each phase's smallest epoch total over `repeats` epochs (after one warm-up)."""
-    run()
-    totals = [run() for _ in range(repeats)]
-    return [min(t[i] for t in totals) for i in range(3)]
+def best_phases(run_a, run_b, repeats=5):
+    """Each phase's smallest epoch total over `repeats` epochs of each of two runs (after
+    one warm-up each), the two run in alternation so that both see the same load."""
+    run_a(), run_b()
+    totals = [(run_a(), run_b()) for _ in range(repeats)]
+    return ([min(t[0][i] for t in totals) for i in range(3)],
+            [min(t[1][i] for t in totals) for i in range(3)])
 
 
 def bench_cnn_epoch(torch):
@@ -115,12 +117,10 @@ def bench_cnn_epoch(torch):
     torch_loader = torch.utils.data.DataLoader(torch_set, batch_size=32, shuffle=True)
     torch_model = torch_cnn(torch)
     torch_epoch = epoch_fn(torch, torch_model, torch_loader)
-    report(f"digits CNN: one epoch ({len(split.train)} images, batch 32, Adam)",
-           [("tp", timeit(tp_epoch, min_time=0, repeats=3)),
-            ("torch", timeit(torch_epoch, min_time=0, repeats=3))],
-           ["within 1.25x torch"])
-    tp_phases = best_phases(phases_fn(tp, DigitsCNN(), tp_loader))
-    torch_phases = best_phases(phases_fn(torch, torch_model, torch_loader))
+    _report_pair(f"digits CNN: one epoch ({len(split.train)} images, batch 32, Adam)",
+                 tp_epoch, torch_epoch, "within 1.25x torch", min_time=0, rounds=5)
+    tp_phases, torch_phases = best_phases(phases_fn(tp, DigitsCNN(), tp_loader),
+                                          phases_fn(torch, torch_model, torch_loader))
     for name, ours, theirs in zip(("forward + loss", "zero_grad + backward",
                                    "optimizer step"), tp_phases, torch_phases):
         report(f"digits CNN epoch, {name} only", [("tp", ours), ("torch", theirs)],
@@ -213,10 +213,11 @@ def bench_backward_kernels(torch):
                  lambda: torch.nn.functional.dropout(torch.tensor(data), 0.25))
 
 
-def _report_pair(title, ours, theirs, target=None):
+def _report_pair(title, ours, theirs, target=None, **timing):
     """report() of one case whose TensorPlay and PyTorch closures are timed in
-    alternation (common.paired), so that both see the same load."""
-    mine, torch_time = paired(ours, theirs)
+    alternation (common.paired, with its `timing` options), so that both see the same
+    load."""
+    mine, torch_time = paired(ours, theirs, **timing)
     report(title, [("tp", mine), ("torch", torch_time)], [target] if target else None)
 
 
