@@ -190,10 +190,13 @@ def _checked_backward(args):
 
 
 def _compute_dtype(dtype):
-    """Half types in float32 (as PyTorch accumulates them); integers in int64, which wraps
-    back to the same value modulo 2**bits as PyTorch's own integer arithmetic."""
+    """Half types in float32 (as PyTorch accumulates them); complex types as they are;
+    integers in int64, which wraps back to the same value modulo 2**bits as PyTorch's own
+    integer arithmetic."""
     if dtype.is_floating_point:
         return accumulate_dtype(dtype)
+    if dtype.is_complex:
+        return dtype.np
     return np.int64
 
 
@@ -612,6 +615,12 @@ def _convolution_backward(grad_output, input, weight, bias_sizes, stride, paddin
     g = grad_output._impl.array().astype(acc, copy=False)
     x = input._impl.array().astype(acc, copy=False)
     w = weight._impl.array().astype(acc, copy=False)
+    # Complex numbers: each gradient sums the incoming gradient times the conjugate of the
+    # other factor (grad_input from conj(w), grad_weight from conj(x)), PyTorch's
+    # convention, as linear's backward (cpu_kernels/linalg.py); the forward's columns, of
+    # x itself, are then not the ones wanted.
+    complex_ = np.dtype(acc).kind == "c"
+    x_adj, w_adj = (x.conj(), w.conj()) if complex_ else (x, w)
     spatial = x.shape[2:]
     gi = gw = gb = None
     if transposed:
@@ -619,14 +628,16 @@ def _convolution_backward(grad_output, input, weight, bias_sizes, stride, paddin
         # gradient is the regular convolution of g, its weight gradient the regular one
         # with the roles of input and gradient swapped.
         if output_mask[0]:
-            gi = _conv(g, w, stride, padding, dilation, groups)
+            gi = _conv(g, w_adj, stride, padding, dilation, groups)
             gi = gi[(slice(None), slice(None)) + tuple(slice(0, s) for s in spatial)]
         if output_mask[1]:
-            _, gw = _conv_backward(g, x, w, stride, padding, dilation, groups, False, True)
+            _, gw = _conv_backward(g, x_adj, w, stride, padding, dilation, groups, False,
+                                   True)
     elif output_mask[0] or output_mask[1]:
-        keep = _keep_key(input, acc, stride, padding, dilation, groups, w.shape[2:])
-        gi, gw = _conv_backward(x, g, w, stride, padding, dilation, groups, output_mask[0],
-                                output_mask[1], keep, transposed_input)
+        keep = None if complex_ else _keep_key(input, acc, stride, padding, dilation, groups,
+                                               w.shape[2:])
+        gi, gw = _conv_backward(x_adj, g, w_adj, stride, padding, dilation, groups,
+                                output_mask[0], output_mask[1], keep, transposed_input)
     if gi is not None:
         gi = out(np.ascontiguousarray(gi), dtype)
     if gw is not None:
