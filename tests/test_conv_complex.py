@@ -1,7 +1,13 @@
 """Complex convolutions against PyTorch: values, gradients (PyTorch's convention: each
 gradient takes the conjugate of the other factor), gradcheck and gradgradcheck in
 complex128, and forward-mode tangents. (They computed in int64 before: the imaginary
-parts were dropped with only NumPy's ComplexWarning to say so.)"""
+parts were dropped with only NumPy's ComplexWarning to say so.)
+
+PyTorch takes complex numbers at F.conv1d/2d/3d and F.conv_transpose*d, which split them
+into real convolutions; its aten::convolution and convolution_backward, the operator
+database's references for tp.convolution, raise for them ("slow_conv2d_cpu" not
+implemented for 'ComplexDouble'). So the comparisons are here, through the functional
+API, and the database keeps to the real dtypes."""
 import warnings
 
 import numpy as np
