@@ -171,6 +171,32 @@ def test_jvp_matches_torch(func):
     assert_same(tp.func.jvp(func, (x, w), (u, v)), tf.jvp(func, (tx, tw), (tu, tv)))
 
 
+def test_vjp_and_jvp_take_complex_outputs_as_torch_func():
+    """Complex primals, and a real primal with a complex output: the values, the
+    cotangent's product (conjugate Wirtinger, PyTorch's convention, real for a real
+    input) and the tangent, against torch.func; the Jacobians keep to real outputs."""
+    rng = np.random.default_rng(5)
+    z = rng.standard_normal(4) + 1j * rng.standard_normal(4)
+    dz = rng.standard_normal(4) + 1j * rng.standard_normal(4)
+    r = rng.standard_normal(4)
+
+    def f(x):
+        return x * x.sin()
+
+    def to_complex(x):
+        return x * (1 + 2j)
+    for func, primal, tangent in ((f, z, dz), (to_complex, r, r)):
+        out, fn = tp.func.vjp(func, tp.tensor(primal))
+        tout, tfn = tf.vjp(func, torch.tensor(primal))
+        assert_same(out, tout)
+        assert_same(fn(tp.tensor(dz)), tfn(torch.tensor(dz)))
+        assert_same(tp.func.jvp(func, (tp.tensor(primal),), (tp.tensor(tangent),)),
+                    tf.jvp(func, (torch.tensor(primal),), (torch.tensor(tangent),)))
+    with pytest.raises(DTypeError, match=r"jacrev\(f\)\(\*args\): every output of the "
+                       r"function must have a floating point dtype, got complex128"):
+        tp.func.jacrev(to_complex)(tp.tensor(r))
+
+
 def test_jvp_with_aux_and_strict():
     x, tx = pair(3)
     t, tt = pair(3)

@@ -94,8 +94,9 @@ def _describe(x):
     return f"a {type(x).__name__}"
 
 
-def _flat_outputs(output, transform):
-    """The output leaves, checked: at least one, all floating point tensors."""
+def _flat_outputs(output, transform, complex_ok=False):
+    """The output leaves, checked: at least one, all floating point tensors (or complex:
+    vjp and jvp take complex outputs, as torch.func's; the Jacobians keep to real ones)."""
     leaves, spec = flatten(output)
     if not leaves:
         raise ArgumentError(f"{transform}: the function must return at least one Tensor, "
@@ -104,9 +105,10 @@ def _flat_outputs(output, transform):
         if not is_tensor(o):
             raise ArgumentError(f"{transform}: the function must return only Tensors, got "
                                 f"a {type(o).__name__}", op=transform, arg="func")
-        if not o.dtype.is_floating_point:
+        if not (o.dtype.is_floating_point or (complex_ok and o.dtype.is_complex)):
+            kinds = "floating point or complex" if complex_ok else "floating point"
             raise DTypeError(f"{transform}: every output of the function must have a "
-                             f"floating point dtype, got {o.dtype.name}", op=transform,
+                             f"{kinds} dtype, got {o.dtype.name}", op=transform,
                              arg="func")
     return leaves, spec
 
@@ -186,7 +188,7 @@ def vjp(func, *primals, has_aux=False):
         inputs, _ = _make_args_differentiable(level, primals, tuple(range(len(primals))),
                                               name="primals")
         output, aux = _split_aux(func(*inputs), has_aux, transform)
-        outputs, out_spec = _flat_outputs(output, transform)
+        outputs, out_spec = _flat_outputs(output, transform, complex_ok=True)
     inputs = tuple(inputs)
     flat_inputs, in_spec = flatten(inputs)
 
@@ -247,7 +249,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     with fwAD.dual_level():
         duals = [fwAD.make_dual(x, t) for x, t in zip(flat_primals, flat_tangents)]
         output, aux = _split_aux(func(*unflatten(duals, primal_spec)), has_aux, transform)
-        outputs, out_spec = _flat_outputs(output, transform)
+        outputs, out_spec = _flat_outputs(output, transform, complex_ok=True)
         values, products = _unpack_outputs(outputs, transform, strict)
     result = (unflatten(values, out_spec), unflatten(products, out_spec))
     if has_aux:
