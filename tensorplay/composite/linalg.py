@@ -608,7 +608,7 @@ def _cross(op, self, other, dim):
 def linalg_vander(x, N):
     """Columns x^0, x^1, ..., x^(N-1) along a new last dim: a row of ones and a cumulative
     product (no pow, so a zero in x differentiates as PyTorch's does). Integers become
-    int64, as PyTorch's cumprod makes them."""
+    int64, as PyTorch's cumprod makes them; floating and complex numbers keep their dtype."""
     op = "linalg_vander"
     if x.dtype is dt.bool or (x.dtype.is_floating_point and x.dtype.itemsize < 4):
         raise DTypeError(f"{op}(): linalg.vander supports floating point, complex, and "
@@ -621,7 +621,7 @@ def linalg_vander(x, N):
         raise ArgumentError(f"{op}(): N must be greater than 1 (argument 'N' is {n}"
                             f"{', the size of the last dim of x' if N is None else ''})",
                             op=op, arg="N")
-    if not x.dtype.is_floating_point:
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
         x = x.to(dt.int64)
     sizes = list(x.shape)
     powers = F.cumprod(x.unsqueeze(-1).expand(sizes + [n - 1]), -1)

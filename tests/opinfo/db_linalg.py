@@ -993,8 +993,10 @@ LINALG_COMPOSITES = [
            tolerances=MM_TOL,
            sample_inputs_func=partial(_pairs, cases=CROSS_DEFAULT_CASES),
            error_inputs_func=_errors_cross),
+    # (complex numbers were cast to int64 before: the imaginary parts dropped)
     OpInfo("linalg_vander", op=tp.linalg.vander, ref=torch.linalg.vander,
-           overloads=("linalg_vander",), dtypes=INTEGRAL + LAPACK_DTYPES,
+           overloads=("linalg_vander",), dtypes=INTEGRAL + LAPACK_DTYPES + COMPLEX,
+           grad_dtypes=GRAD_COMPLEX,
            tolerances=LAPACK_TOL, sample_inputs_func=_vander_samples,
            error_inputs_func=_errors_vander),
     OpInfo("linalg_tensorinv", op=tp.linalg.tensorinv, ref=torch.linalg.tensorinv,
