@@ -41,6 +41,22 @@ def _conv(lib_f, dims):
     return getattr(lib_f, f"conv{dims}d")
 
 
+def _check_against_torch(y, yt, ours, theirs, rng, tol):
+    """y against PyTorch's yt, then the gradients of both libraries' leaves (ours,
+    theirs) for one random complex gradient of the output, each within `tol` of the
+    largest value it is compared with."""
+    want = yt.detach().numpy()
+    np.testing.assert_allclose(y.detach().numpy(), want, rtol=tol,
+                               atol=tol * np.abs(want).max())
+    g = _complex(rng, tuple(yt.shape), want.dtype)
+    y.backward(tp.tensor(g))
+    yt.backward(torch.tensor(g))
+    for mine, other in zip(ours, theirs):
+        want = other.grad.numpy()
+        np.testing.assert_allclose(mine.grad.numpy(), want, rtol=tol,
+                                   atol=tol * np.abs(want).max())
+
+
 @pytest.mark.parametrize("dtype, tol", [(np.complex64, 2e-4), (np.complex128, 1e-12)])
 @pytest.mark.parametrize("name, x_shape, w_shape, bias, kwargs", CASES,
                          ids=[c[0] for c in CASES])
@@ -56,16 +72,7 @@ def test_values_and_gradients_match_torch(dtype, tol, name, x_shape, w_shape, bi
         warnings.simplefilter("error")     # no ComplexWarning: nothing is cast to real
         y = _conv(F, dims)(*ours, **kwargs)
     yt = _conv(TF, dims)(*theirs, **kwargs)
-    scale = np.abs(yt.detach().numpy()).max()
-    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=tol,
-                               atol=tol * scale)
-    g = _complex(rng, tuple(yt.shape), dtype)
-    y.backward(tp.tensor(g))
-    yt.backward(torch.tensor(g))
-    for mine, other in zip(ours, theirs):
-        want = other.grad.numpy()
-        np.testing.assert_allclose(mine.grad.numpy(), want, rtol=tol,
-                                   atol=tol * np.abs(want).max())
+    _check_against_torch(y, yt, ours, theirs, rng, tol)
 
 
 @pytest.mark.parametrize("dtype, tol", [(np.complex64, 2e-4), (np.complex128, 1e-12)])
@@ -76,17 +83,8 @@ def test_a_transposed_convolution_matches_torch(dtype, tol):
     ours = [tp.tensor(a, requires_grad=True) for a in arrays]
     theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
     kwargs = dict(stride=2, padding=1, output_padding=1)
-    y = F.conv_transpose2d(*ours, **kwargs)
-    yt = TF.conv_transpose2d(*theirs, **kwargs)
-    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=tol,
-                               atol=tol * np.abs(yt.detach().numpy()).max())
-    g = _complex(rng, tuple(yt.shape), dtype)
-    y.backward(tp.tensor(g))
-    yt.backward(torch.tensor(g))
-    for mine, other in zip(ours, theirs):
-        want = other.grad.numpy()
-        np.testing.assert_allclose(mine.grad.numpy(), want, rtol=tol,
-                                   atol=tol * np.abs(want).max())
+    _check_against_torch(F.conv_transpose2d(*ours, **kwargs),
+                         TF.conv_transpose2d(*theirs, **kwargs), ours, theirs, rng, tol)
 
 
 @pytest.mark.parametrize("transposed", [False, True])
