@@ -808,7 +808,7 @@ KNOWN = [
      "casts it; TensorPlay refuses (open)"),
     ("spurious error", ("huber_loss", "lerp", "binary_cross_entropy"), "bool",
      "a bool operand: PyTorch promotes it; TensorPlay refuses (open)"),
-    ("spurious error", ("istft", "stft"), "floating point dtype",
+    ("spurious error", ("istft", "stft"), "floating point",
      "a bool or integer window: PyTorch casts it; TensorPlay refuses (open)"),
     ("spurious error", ("max_unpool2d", "max_unpool3d"), "non-empty",
      "an unbatched input with no channels: PyTorch returns an empty result; TensorPlay "
