@@ -32,8 +32,10 @@ import numpy as np
 SMALL_PRODUCT = 100 ** 3
 # Blocks narrower than this cost more in calls than the small kernels save (see above).
 NARROWEST = 32
-# OpenBLAS's targets with small-matrix kernels (threadpoolctl's "architecture" names).
+# OpenBLAS's targets with small-matrix kernels (threadpoolctl's "architecture" names), and
+# the dtypes they have them for (sgemm, dgemm; none for the complex products).
 _SMALL_KERNEL_TARGETS = ("skylakex", "cooperlake", "sapphirerapids")
+_SMALL_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 @functools.cache
@@ -53,12 +55,14 @@ def small_kernels():
     return bool(targets) and targets <= set(_SMALL_KERNEL_TARGETS)
 
 
-def column_block(rows, depth, columns):
-    """The width of the column blocks that a product (rows x depth) @ (depth x columns)
-    runs fastest in, each within SMALL_PRODUCT (the blocks as even as they can be), or
-    None to run it whole: it fits already, the blocks would be narrower than NARROWEST,
-    or the BLAS has no small-matrix kernels."""
-    if rows * depth * columns <= SMALL_PRODUCT or not small_kernels():
+def column_block(rows, depth, columns, dtype):
+    """The width of the column blocks that a product (rows x depth) @ (depth x columns) of
+    `dtype` runs fastest in, each within SMALL_PRODUCT (the blocks as even as they can
+    be), or None to run it whole: it fits already, the blocks would be narrower than
+    NARROWEST, the dtype is not float32 or float64 (OpenBLAS has small-matrix kernels for
+    sgemm and dgemm only), or the BLAS has none."""
+    if (rows * depth * columns <= SMALL_PRODUCT or np.dtype(dtype) not in _SMALL_KERNEL_DTYPES
+            or not small_kernels()):
         return None
     widest = SMALL_PRODUCT // max(1, rows * depth)
     if widest < NARROWEST:

@@ -244,7 +244,7 @@ def conv_same(x, w, bias, padding, dilation, flip=False):
     ones = bias is not None
     # each image's product in blocks of columns that the BLAS's small-matrix kernels take
     # (cpu_kernels/_blas.py), or whole
-    width = column_block(o, wm.shape[1], geometry.plane)
+    width = column_block(o, wm.shape[1], geometry.plane, result.dtype)
     rows = result.reshape(n, o, h * wd)
     if step >= n:   # the whole batch in one chunk (a small batch): no slices to make
         plan = _column_plans.get(geometry, n, x.dtype, True, ones)

@@ -281,7 +281,8 @@ class _Columns:
                           np.result_type(wm, self.cols))
         # (in blocks of columns where the BLAS's small-matrix kernels take them:
         # cpu_kernels/_blas.py)
-        matmul_by_columns(wm, per_image, r, column_block(wm.shape[1], wm.shape[2], length))
+        matmul_by_columns(wm, per_image, r,
+                          column_block(wm.shape[1], wm.shape[2], length, r.dtype))
         return r.reshape((n, groups * wm.shape[1]) + self.grid)
 
     def _im2col(self, x, name="cols"):

@@ -28,10 +28,13 @@ def blas_kind(request, monkeypatch):
     (64, 576, 196, None),    # 64 channels: blocks of 27 columns would cost more than save
 ])
 def test_the_widths_the_rule_gives(blas_kind, rows, depth, columns, width):
-    got = _blas.column_block(rows, depth, columns)
+    got = _blas.column_block(rows, depth, columns, np.float32)
     assert got == (width if blas_kind else None)
     if got is not None:
         assert rows * depth * got <= _blas.SMALL_PRODUCT and got >= _blas.NARROWEST
+    assert _blas.column_block(rows, depth, columns, np.float64) == got
+    # no small-matrix kernels for complex products: those run whole
+    assert _blas.column_block(rows, depth, columns, np.complex64) is None
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -73,7 +76,7 @@ def test_the_blas_is_asked_once():
     convolution call does not scan them again."""
     _blas.small_kernels()
     before = _blas.small_kernels.cache_info()
-    _blas.column_block(32, 288, 256)
+    _blas.column_block(32, 288, 256, np.float32)
     after = _blas.small_kernels.cache_info()
     assert (after.hits, after.misses) == (before.hits + 1, before.misses)
 
