@@ -14,18 +14,22 @@ import time
 clock = time.process_time if "--cpu-time" in sys.argv[1:] else time.perf_counter
 
 
-def timeit(fn, *, min_time=0.2, repeats=5):
-    """Median seconds per call of `fn()`, over `repeats` batches of at least `min_time`."""
-    fn()   # warm up caches (kernel selection, allocation)
+def _calls_for(fn, seconds):
+    """How many calls of `fn()` (doubling from 1) take at least `seconds`: a batch size."""
     n = 1
     while True:
         start = clock()
         for _ in range(n):
             fn()
-        elapsed = clock() - start
-        if elapsed >= min_time / repeats or n >= 1 << 20:
-            break
+        if clock() - start >= seconds or n >= 1 << 20:
+            return n
         n *= 2
+
+
+def timeit(fn, *, min_time=0.2, repeats=5):
+    """Median seconds per call of `fn()`, over `repeats` batches of at least `min_time`."""
+    fn()   # warm up caches (kernel selection, allocation)
+    n = _calls_for(fn, min_time / repeats)
     samples = []
     for _ in range(repeats):
         start = clock()
@@ -55,19 +59,11 @@ def paired_min(fn_a, fn_b, *, batch=200, rounds=60):
 
 
 def paired(fn_a, fn_b, *, min_time=0.02, rounds=15):
-    """paired_min of fn_a and fn_b in batches of at least `min_time` of fn_a (the batch
-    sized as timeit sizes its own): for cases of a millisecond or more, whose ratio in
+    """paired_min of fn_a and fn_b in batches of at least `min_time` of fn_a (sized by
+    _calls_for, as timeit's): for cases of a millisecond or more, whose ratio in
     two timeit calls one after the other moved by 10-15% with the load in between."""
     fn_a()
-    n = 1
-    while True:
-        start = clock()
-        for _ in range(n):
-            fn_a()
-        if clock() - start >= min_time or n >= 1 << 20:
-            break
-        n *= 2
-    return paired_min(fn_a, fn_b, batch=n, rounds=rounds)
+    return paired_min(fn_a, fn_b, batch=_calls_for(fn_a, min_time), rounds=rounds)
 
 
 def fmt_time(seconds):
