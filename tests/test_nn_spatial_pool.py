@@ -185,7 +185,7 @@ def _max_pool_data(kind, shape, rng):
     return a
 
 
-POOL2D = [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+POOL2D = [dict(kernel_size=2), dict(kernel_size=2, ceil_mode=True), dict(kernel_size=3, stride=2, padding=1),
           dict(kernel_size=3, stride=1, padding=1),
           dict(kernel_size=3, stride=1, padding=1, dilation=2),
           dict(kernel_size=3, stride=2, ceil_mode=True),
@@ -237,6 +237,23 @@ def test_max_pool2d_picks_and_scatters_as_torch(dtype, layout, kind, kwargs):
     # terms, sums up to about 5) differently from TensorPlay's float64 sums, rounded once:
     # by a few ulps of 4
     _assert_same(x.grad, tx.grad, atol={"float16": 1e-2, "bfloat16": 8e-2}.get(dtype, 0))
+
+
+@pytest.mark.parametrize("corner", range(4))
+def test_max_pool_2x2_loop_hands_a_nan_to_the_general_loop(corner):
+    """The 2x2 loop compares by `>` alone: it must say when it read a NaN (at any of a
+    window's four places), for its caller to run PyTorch's NaN rule instead."""
+    from cpu_kernels.pooling import _max_pool_2x2_loop
+    x = np.arange(2 * 4 * 6, dtype=np.float32).reshape(2, 4, 6)
+    values, indices = np.empty((2, 2, 3), np.float32), np.empty((2, 2, 3), np.int64)
+    assert not _max_pool_2x2_loop(x, values, indices)
+    np.testing.assert_array_equal(values, x[:, 1::2, 1::2])
+    x[1, 2 + corner // 2, 4 + corner % 2] = np.nan
+    assert _max_pool_2x2_loop(x, values, indices)
+    y, idx = F.max_pool2d(tp.from_numpy(x), 2, return_indices=True)
+    ty, t_idx = TF.max_pool2d(torch.from_numpy(x), 2, return_indices=True)
+    np.testing.assert_array_equal(idx.numpy(), t_idx.numpy())
+    np.testing.assert_array_equal(y.numpy(), ty.numpy())
 
 
 @pytest.mark.parametrize("dtype", ["int32", "uint8", "int64"])
