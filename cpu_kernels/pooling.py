@@ -11,7 +11,9 @@ windows back (`add_windows`). Indices are flat positions in each (H, W) plane (e
 
 The max pools are PyTorch's CPU loops, compiled (cpu_kernels/_loops.py): the forward of
 float32, float64 and integer inputs reads each window inside the plane and keeps the
-first of equal maxima, the last NaN (`_max_pool_loop`), and every max pool's backward
+first of equal maxima, the last NaN (`_max_pool_loop`; 2x2 windows at stride 2 by
+`_max_pool_2x2_loop`, which compares by `>` alone and says when it read a NaN, for the
+general loop to take over), and every max pool's backward
 adds each gradient at its saved index in the gradient's dtype (`_scatter_add_loop`),
 both with PyTorch's order, hence its bits. NumPy does the rest: the half types' forward,
 the NHWC forward (whose elementwise steps over channel runs beat the loop there) and
