@@ -22,6 +22,7 @@ from tensorplay._generated import functional as F
 from tensorplay._generated.tensor_methods import TensorMethods
 from tensorplay._device import CPU
 from tensorplay._impl import TensorImpl, impl_from_array
+from tensorplay.autograd.view_impl import ViewImpl
 from tensorplay._indexing import getitem, setitem
 from tensorplay._legacy_types import construct, is_size, parse_type, type_name
 from tensorplay._tensor_base import TensorBase
@@ -509,12 +510,12 @@ class Tensor(TensorMethods, TensorBase):
             raise RuntimeError(f"item(): a Tensor with {impl.numel()} elements cannot be "
                                f"converted to Scalar")
         _check_has_values(self, "item")
-        value = self.detach().cpu()._impl.array().reshape(()).item()
+        value = _host_array(self).reshape(()).item()
         return float(value) if impl.dtype is dt.bfloat16 else value
 
     def tolist(self):
         _check_has_values(self, "tolist")
-        arr = self.detach().cpu()._impl.array()
+        arr = _host_array(self)
         if self._impl.dtype is dt.bfloat16:
             arr = arr.astype(np.float32)
         return arr.tolist()
@@ -663,6 +664,20 @@ class Tensor(TensorMethods, TensorBase):
             out.requires_grad_(True)
         memo[id(self)] = out
         return out
+
+
+_DENSE_IMPLS = (TensorImpl, ViewImpl)   # not a subclass's, a batched or a sparse impl
+
+
+def _host_array(tensor):
+    """The values item() and tolist() read, as a NumPy array: a dense CPU tensor's own
+    (`detach().cpu()` would dispatch two ops to make an alias of it: 10 us, most of an
+    optimizer's per-parameter step counter read), else `detach().cpu()`'s (a tensor on
+    another device, of a subclass or under vmap)."""
+    impl = tensor._impl
+    if type(impl) in _DENSE_IMPLS and impl.device.type == "cpu":
+        return impl.array()
+    return tensor.detach().cpu()._impl.array()
 
 
 def _check_has_values(tensor, op):
