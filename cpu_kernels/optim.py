@@ -26,6 +26,8 @@ a half type.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from tensorplay.kernel_support.ops import call_below_autograd
@@ -43,22 +45,31 @@ def fused_adam_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta
         return _adam_by_ops(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2,
                             weight_decay, eps, step, maximize, decoupled)
     num = np_dtype.type
-    l2 = weight_decay != 0 and not decoupled
-    decay = weight_decay != 0 and decoupled
-    lerp_from_start = abs(1 - beta1) < 0.5
     bias_correction2_sqrt = num((1 - beta2 ** step) ** 0.5)
     # without amsgrad the loop gets exp_avg_sq in max_exp_avg_sq's place and never writes
     # it there (an array, not None: the loop's types stay the same for every option)
     arrays = (self, grad, exp_avg, exp_avg_sq,
               exp_avg_sq if max_exp_avg_sq is None else max_exp_avg_sq)
-    _in_place(_adam_loop, arrays, (
-        maximize, l2, num(weight_decay), decay, num(1 - lr * weight_decay),
-        lerp_from_start, num(1 - beta1), num(1) - num(1 - beta1), num(beta2),
-        num(1 - beta2), max_exp_avg_sq is not None,
+    _in_place(_adam_loop, arrays, _adam_constants(
+        np_dtype, lr, beta1, beta2, weight_decay, eps, maximize, decoupled,
+        max_exp_avg_sq is not None) + (
         # x / 1 is x: once 1 - beta2^t rounds to 1 the division is skipped
         bias_correction2_sqrt != 1, bias_correction2_sqrt, num(eps),
         num(-(lr / (1 - beta1 ** step)))))
     return self
+
+
+@functools.lru_cache(maxsize=64)
+def _adam_constants(np_dtype, lr, beta1, beta2, weight_decay, eps, maximize, decoupled,
+                    amsgrad):
+    """_adam_loop's arguments that do not change from step to step, rounded to the dtype
+    (kept per group's settings: a model's parameters ask for the same few, and making the
+    NumPy scalars was a third of the kernel's Python)."""
+    num = np_dtype.type
+    return (maximize, weight_decay != 0 and not decoupled, num(weight_decay),
+            weight_decay != 0 and decoupled, num(1 - lr * weight_decay),
+            abs(1 - beta1) < 0.5, num(1 - beta1), num(1) - num(1 - beta1), num(beta2),
+            num(1 - beta2), amsgrad)
 
 
 def fused_sgd_(self, grad, momentum_buffer, lr, weight_decay, momentum, dampening, nesterov,
