@@ -210,13 +210,16 @@ def test_kept_columns_serve_only_their_own_input():
 # The same-size candidates (stride 1, padding d*(k-1)/2: cpu_kernels/_conv_same.py): square
 # and oblong kernels, no row padding (1 x 3), dilation, padding wider than the image (5 x 5
 # on a 1-pixel-wide image: wrapped reads reach the buffer's ends), a 1x1 kernel on a
-# non-contiguous input, no bias.
+# non-contiguous input, no bias; each with fewer output than input channels or as many
+# (grad_input as the adjoint convolution) and with more (grad_input by col2im).
 SAME_CASES = [
     ((4, 16, 8, 8), (32, 16, 3, 3), dict(padding=1), True),             # the digits CNN
     ((3, 2, 5, 7), (3, 2, 5, 3), dict(padding=(2, 1)), True),
     ((5, 2, 4, 6), (3, 2, 1, 3), dict(padding=(0, 1)), True),
     ((2, 3, 7, 5), (2, 3, 3, 3), dict(padding=(2, 3), dilation=(2, 3)), False),
+    ((2, 2, 7, 5), (3, 2, 3, 3), dict(padding=(2, 3), dilation=(2, 3)), False),
     ((3, 2, 3, 1), (2, 2, 5, 5), dict(padding=2), True),
+    ((3, 2, 3, 1), (4, 2, 5, 5), dict(padding=2), True),
     ((2, 3, 4, 5), (4, 3, 1, 1), {}, "transposed"),
 ]
 
