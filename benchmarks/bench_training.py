@@ -40,7 +40,7 @@ os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import fmt_time, paired, report, timeit  # noqa: E402
+from common import fmt_time, paired, report  # noqa: E402
 
 import tensorplay as tp  # noqa: E402
 from tensorplay.train import data as train_data  # noqa: E402
@@ -155,7 +155,6 @@ def bench_cnn_step_floor(torch):
     """One DigitsCNN step (batch 32: forward, loss, backward, Adam) against its GEMM floor."""
     batch = 32
     products = _conv_floor_products(batch)
-    floor = sum(timeit(p) for p in products)
     rng = np.random.default_rng(0)
     images = rng.standard_normal((batch, 1, 8, 8)).astype(np.float32)
     labels = rng.integers(0, 10, batch)
@@ -172,7 +171,10 @@ def bench_cnn_step_floor(torch):
         return step
     tp.manual_seed(0)
     torch.manual_seed(0)
-    ours, theirs = paired(step_fn(tp, DigitsCNN()), step_fn(torch, torch_cnn(torch)))
+    # the floor is timed in the same alternation as the two steps, so that all three see
+    # the same load (timed apart, the floor moved by 10% between runs)
+    ours, theirs, floor = paired(step_fn(tp, DigitsCNN()), step_fn(torch, torch_cnn(torch)),
+                                 lambda: [p() for p in products])
     print(f"\ndigits CNN step, batch {batch}, against its GEMM floor ({len(products)} "
           f"products timed alone in NumPy: {fmt_time(floor).strip()})")
     print(f"  tp    {fmt_time(ours)}  = {ours / floor:5.2f}x the floor  (tp/torch = "

@@ -39,31 +39,28 @@ def timeit(fn, *, min_time=0.2, repeats=5):
     return statistics.median(samples)
 
 
-def paired_min(fn_a, fn_b, *, batch=200, rounds=60):
-    """(seconds per call of fn_a, of fn_b): each the fastest of `rounds` batches, the two
-    timed in alternation so that both see the same load. On a shared machine the minimum
-    is the estimate least disturbed by other processes."""
-    fn_a(), fn_b()
-    best_a = best_b = float("inf")
+def paired_min(*fns, batch=200, rounds=60):
+    """(seconds per call of each fn): each the fastest of `rounds` batches, all timed in
+    alternation so that each sees the same load. On a shared machine the minimum is the
+    estimate least disturbed by other processes."""
+    for fn in fns:
+        fn()
+    best = [float("inf")] * len(fns)
     for _ in range(rounds):
-        start = clock()
-        for _ in range(batch):
-            fn_a()
-        mid = clock()
-        for _ in range(batch):
-            fn_b()
-        end = clock()
-        best_a = min(best_a, (mid - start) / batch)
-        best_b = min(best_b, (end - mid) / batch)
-    return best_a, best_b
+        for i, fn in enumerate(fns):
+            start = clock()
+            for _ in range(batch):
+                fn()
+            best[i] = min(best[i], (clock() - start) / batch)
+    return tuple(best)
 
 
-def paired(fn_a, fn_b, *, min_time=0.02, rounds=15):
-    """paired_min of fn_a and fn_b in batches of at least `min_time` of fn_a (sized by
+def paired(*fns, min_time=0.02, rounds=15):
+    """paired_min of fns in batches of at least `min_time` of the first (sized by
     _calls_for, as timeit's): for cases of a millisecond or more, whose ratio in
     two timeit calls one after the other moved by 10-15% with the load in between."""
-    fn_a()
-    return paired_min(fn_a, fn_b, batch=_calls_for(fn_a, min_time), rounds=rounds)
+    fns[0]()
+    return paired_min(*fns, batch=_calls_for(fns[0], min_time), rounds=rounds)
 
 
 def fmt_time(seconds):
