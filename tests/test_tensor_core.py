@@ -180,6 +180,17 @@ def test_item_and_tolist_like_torch(dtype):
     assert tp.tensor(3, dtype=dtype).tolist() == torch.tensor(3, dtype=TORCH_DTYPE[dtype]).tolist()
 
 
+def test_item_and_tolist_of_a_cpu_tensor_dispatch_no_op():
+    """A dense CPU tensor's values are read from its own array (an optimizer reads each
+    parameter's step counter by item() every step); a strided view reads as laid out."""
+    x = tp.arange(6.0).reshape(2, 3).t()
+    element = x[1, 0]
+    with tp.profiler.profile() as prof:
+        values, first = x.tolist(), element.item()
+    assert values == torch.arange(6.0).reshape(2, 3).t().tolist() and first == 1.0
+    assert [e.name for e in prof.events] == []
+
+
 def test_item_needs_one_element():
     with pytest.raises(RuntimeError, match="4 elements"):
         tp.ones(2, 2).item()
