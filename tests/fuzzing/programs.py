@@ -675,6 +675,12 @@ _OTHER_DTYPES = (tp.bool, tp.int32, tp.int64, tp.float16, tp.bfloat16, tp.float3
                  tp.float64, tp.complex64)
 
 
+def _sorted_along_last(t):
+    """Whether tensor t is sorted along its last dim."""
+    a = tp_to_numpy(t)
+    return a.ndim >= 1 and bool(np.all(a[..., 1:] >= a[..., :-1]))
+
+
 # The ops that subtract the maximum before they exponentiate: values near the dtype's max
 # are fair for them. The others sum their input, and a sum of values near the max
 # overflows to inf or to inf - inf = nan depending on the order of the additions (no
@@ -1402,7 +1408,16 @@ class Program:
             dtype = choices[int(rng.integers(len(choices)))]
 
             def change(t):
-                return _leaf_like(t, t.to(dtype)) if t is target else t
+                if t is not target:
+                    return t
+                cast = t.to(dtype)
+                # A sorted sequence (bucketize's boundaries) may cast out of order (to bool
+                # -5 and 0 become True and False; to uint8 negatives wrap): sorted again,
+                # the contract of the op (seed 9400725: unsorted bool boundaries, where
+                # PyTorch's binary search and NumPy's searchsorted part ways).
+                if op.name in _SORTED_ARGS and _sorted_along_last(t):
+                    cast = cast.sort(-1)[0].contiguous()
+                return _leaf_like(t, cast)
         else:
             scale = _huge_scale(op, inp.dtype, rng)
             values = tp_to_numpy(inp).astype(np.float64)
