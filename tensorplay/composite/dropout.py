@@ -22,8 +22,12 @@ def dropout(input, p, train, generator):
     if p == 1:
         return input * 0.0
     # empty_like keeps a dense input's layout in PyTorch, and bernoulli_ then visits the
-    # noise in memory order: draw into that order and permute back.
+    # noise in memory order: draw into that order and permute back (a row-major input's
+    # order is its own: no permutes).
     axes = iteration_axes(input._impl.array())
+    if axes == tuple(range(len(axes))):
+        noise = empty_like(input).bernoulli_(1 - p, generator=generator)
+        return input * noise.div_(1 - p)
     inverse = tuple(sorted(range(len(axes)), key=axes.__getitem__))
     noise = empty_like(input.permute(axes)).bernoulli_(1 - p, generator=generator)
     return input * noise.div_(1 - p).permute(inverse)
