@@ -501,7 +501,7 @@ class Tensor(TensorMethods, TensorBase):
     def __array__(self, dtype=None, copy=None):
         if _capture_hooks.observer is not None:
             _capture_hooks.values_read(self, "__array__()")
-        arr = self.detach().cpu()._impl.array()
+        arr = _host_array(self)
         return arr.astype(dtype) if dtype is not None else arr
 
     def item(self):
@@ -670,10 +670,10 @@ _DENSE_IMPLS = (TensorImpl, ViewImpl)   # not a subclass's, a batched or a spars
 
 
 def _host_array(tensor):
-    """The values item() and tolist() read, as a NumPy array: a dense CPU tensor's own
-    (`detach().cpu()` would dispatch two ops to make an alias of it: 10 us, most of an
-    optimizer's per-parameter step counter read), else `detach().cpu()`'s (a tensor on
-    another device, of a subclass or under vmap)."""
+    """The values item(), tolist() and __array__ read, as a NumPy array: a dense CPU
+    tensor's own (`detach().cpu()` would dispatch two ops to make an alias of it: 10 us,
+    most of an optimizer's per-parameter step counter read), else `detach().cpu()`'s (a
+    tensor on another device, of a subclass or under vmap)."""
     impl = tensor._impl
     if type(impl) in _DENSE_IMPLS and impl.device.type == "cpu":
         return impl.array()
