@@ -1414,8 +1414,10 @@ class Program:
                 # A sorted sequence (bucketize's boundaries) may cast out of order (to bool
                 # -5 and 0 become True and False; to uint8 negatives wrap): sorted again,
                 # the contract of the op (seed 9400725: unsorted bool boundaries, where
-                # PyTorch's binary search and NumPy's searchsorted part ways).
-                if op.name in _SORTED_ARGS and _sorted_along_last(t):
+                # PyTorch's binary search and NumPy's searchsorted part ways). Complex
+                # numbers have no order: both libraries refuse them there.
+                if op.name in _SORTED_ARGS and not dtype.is_complex and \
+                        _sorted_along_last(t):
                     cast = cast.sort(-1)[0].contiguous()
                 return _leaf_like(t, cast)
         else:
