@@ -1,22 +1,14 @@
 """Shape and dtype rules of im2col / col2im (F.unfold, F.fold)."""
 from __future__ import annotations
 
-from tensorplay.errors import DTypeError, ShapeError, fmt_shape
+from tensorplay.errors import ShapeError, fmt_shape
 from tensorplay.kernel_support.arguments import check_list, window_out_size
 from tensorplay.kernel_support.checks import OutSpec
+from tensorplay.meta.reduction import check_floating_or_complex
 
 
 def _sizes(t):
     return t._impl.sizes
-
-
-def _check_values(op, t):
-    """Floating point or complex numbers, as PyTorch's: the windows are copies of them
-    (and col2im their sums), so complex numbers need nothing of their own."""
-    d = t._impl.dtype
-    if not (d.is_floating_point or d.is_complex):
-        raise DTypeError(f"{op}(): argument 'self' must have a floating point or complex "
-                         f"dtype, but got {d.name}", op=op, arg="self")
 
 
 def fold_params(op, kernel_size, dilation, padding, stride):
@@ -44,7 +36,7 @@ def im2col(op, args):
         raise ShapeError(f"{op}(): expected argument 'self' to be a 3-D (C, H, W) or 4-D "
                          f"(N, C, H, W) tensor with non-empty C, H, W, but got shape "
                          f"{fmt_shape(sizes)}", op=op, arg="self")
-    _check_values(op, self)
+    check_floating_or_complex(op, self)
     kernel, dilation, padding, stride = fold_params(op, kernel_size, dilation, padding, stride)
     blocks = _blocks(op, sizes[-2:], kernel, dilation, padding, stride, "self")
     out = (sizes[-3] * kernel[0] * kernel[1], blocks[0] * blocks[1])
@@ -58,7 +50,7 @@ def col2im(op, args):
         raise ShapeError(f"{op}(): expected argument 'self' to be a 2-D (C * kH * kW, L) or "
                          f"3-D (N, C * kH * kW, L) tensor with non-empty dims, but got shape "
                          f"{fmt_shape(sizes)}", op=op, arg="self")
-    _check_values(op, self)
+    check_floating_or_complex(op, self)
     output_size = check_list(op, "output_size", output_size, 2, 1)
     kernel, dilation, padding, stride = fold_params(op, kernel_size, dilation, padding, stride)
     k = kernel[0] * kernel[1]

@@ -31,8 +31,9 @@ def check_floating(op, t, dtype=None, arg="self"):
 
 
 def check_floating_or_complex(op, t):
-    """var/std and the norms take floating and complex inputs (a complex one has a real
-    result: the spread, the length of complex numbers)."""
+    """Floating point or complex numbers: var/std and the norms (a complex input has a
+    real result: the spread, the length of complex numbers), im2col and col2im (their
+    windows are copies and sums of the values, complex ones alike)."""
     d = t._impl.dtype
     if not d.is_differentiable:
         raise DTypeError(f"{op}(): expected a floating point or complex input, but argument "
