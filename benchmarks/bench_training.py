@@ -176,7 +176,7 @@ def bench_cnn_step_floor(torch):
     ours, theirs, floor = paired(step_fn(tp, DigitsCNN()), step_fn(torch, torch_cnn(torch)),
                                  lambda: [p() for p in products])
     print(f"\ndigits CNN step, batch {batch}, against its GEMM floor ({len(products)} "
-          f"products timed alone in NumPy: {fmt_time(floor).strip()})")
+          f"products in NumPy, timed with the steps: {fmt_time(floor).strip()})")
     print(f"  tp    {fmt_time(ours)}  = {ours / floor:5.2f}x the floor  (tp/torch = "
           f"{ours / theirs:5.2f}x)")
     print(f"  torch {fmt_time(theirs)}  = {theirs / floor:5.2f}x the floor")
