@@ -36,6 +36,9 @@ INTEGRAL = (tp.uint8, tp.int8, tp.int16, tp.int32, tp.int64)
 ALL_BUT_BOOL = INTEGRAL + FLOATING
 # Not in ALL_DTYPES: an entry takes complex samples when its dtypes name them.
 COMPLEX = (tp.complex64, tp.complex128)
+# The dtypes an entry with complex samples checks gradients in (gradcheck in the float64
+# and complex128 ones).
+GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
 
 TORCH_DTYPE = {
     tp.bool: torch.bool, tp.uint8: torch.uint8, tp.int8: torch.int8, tp.int16: torch.int16,

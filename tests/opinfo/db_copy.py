@@ -5,7 +5,8 @@ import torch
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DeviceError, ShapeError
 from opinfo.core import (
-    ALL_DTYPES, COMPLEX, ErrorInput as E, make_tensor, OpInfo, rng_for, SampleInput as S,
+    ALL_DTYPES, COMPLEX, GRAD_COMPLEX, ErrorInput as E, make_tensor, OpInfo, rng_for,
+    SampleInput as S,
 )
 from opinfo.samples import _t, sample_inputs_unary, UNARY_SHAPES
 
@@ -19,7 +20,6 @@ def _source_low(src, dst):
 # Complex tensors convert to and from every dtype: a real number's imaginary part is 0, a
 # complex number converted to a real dtype keeps its real part (with PyTorch's warning).
 WITH_COMPLEX = ALL_DTYPES + COMPLEX
-GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
 
 
 # ---- copies and fills -----------------------------------------------------------------

@@ -2,8 +2,8 @@
 from __future__ import annotations
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, ShapeError
-from opinfo.core import COMPLEX, FLOATING, OpInfo, make_tensor, rng_for
-from opinfo.db_resample import E, S, TOL, _t, aten
+from opinfo.core import COMPLEX, FLOATING, GRAD_COMPLEX, OpInfo, make_tensor, rng_for
+from opinfo.db_resample import E, S, TOL, _grad, _t, aten
 
 
 # (input shape, layout, kernel, dilation, padding, stride)
@@ -12,10 +12,6 @@ FOLD_CASES = (
     ((2, 1, 5, 4), "transposed", (2, 3), (2, 1), (1, 1), (2, 1)),
     ((2, 4, 3), "strided", (3, 1), (1, 1), (1, 0), (1, 2)),
 )
-
-
-def _grad(dtype, requires_grad):
-    return requires_grad and (dtype.is_floating_point or dtype.is_complex)
 
 
 def sample_inputs_im2col(op, device, dtype, requires_grad):
@@ -50,8 +46,6 @@ def errors_col2im(op, device):
     yield E(S(_t((1, 4, 8)), ((4, 4), (2, 2), (1, 1), (0, 0), (1, 1))), ShapeError,
             r"col2im\(\): argument 'self' has 8 blocks", arg="self")
 
-# Complex numbers too, as PyTorch's (copies and sums of them; gradcheck in complex128).
-GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
 
 op_db = [
     OpInfo("im2col", overloads=("im2col",), dtypes=FLOATING + COMPLEX, ref=aten.im2col,

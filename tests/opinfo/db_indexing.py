@@ -19,16 +19,13 @@ import torch
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError
 from opinfo.core import (
-    ALL_BUT_BOOL, ALL_DTYPES, COMPLEX, ErrorInput as E, make_tensor, OpInfo, rng_for,
-    SampleInput, SampleInput as S,
+    ALL_BUT_BOOL, ALL_DTYPES, COMPLEX, GRAD_COMPLEX, ErrorInput as E, make_tensor, OpInfo,
+    rng_for, SampleInput, SampleInput as S,
 )
 from opinfo import indexing_errors as err
 from opinfo.samples import _x
 
 S = SampleInput
-# The indexing ops that move complex numbers around: values and gradients (complex128
-# gradcheck) like any dtype's.
-GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
 
 
 def _grad(dtype, requires_grad):

@@ -12,8 +12,8 @@ from tensorplay.errors import (
     ArgumentError, DeviceError, DimError, DTypeError, LinAlgError, ShapeError,
 )
 from opinfo.core import (
-    ALL_BUT_BOOL, ALL_DTYPES, COMPLEX, ErrorInput as E, FLOATING, INTEGRAL, make_tensor, OpInfo,
-    rng_for, SampleInput as S,
+    ALL_BUT_BOOL, ALL_DTYPES, COMPLEX, GRAD_COMPLEX, ErrorInput as E, FLOATING, INTEGRAL,
+    make_tensor, OpInfo, rng_for, SampleInput as S,
 )
 from opinfo.reduction_common import grad_for, t_
 from opinfo.samples import (
@@ -23,9 +23,6 @@ import math
 
 MM_TOL = {tp.float16: (4e-3, 1e-2), tp.bfloat16: (2e-2, 5e-2), tp.float32: (1e-5, 1e-5),
           tp.complex64: (1e-5, 1e-5)}
-# The products that take complex numbers: values, gradients (the other factor conjugated),
-# gradcheck in complex128.
-GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
 LAYOUTS = ("contiguous", "transposed", "strided")
 
 

@@ -17,8 +17,8 @@ import tensorplay as tp
 from tensorplay.errors import ArgumentError, DeviceError, DTypeError, ShapeError
 from opinfo.complex_errors import refused_for_complex, with_errors
 from opinfo.core import (
-    ALL_BUT_BOOL, ALL_DTYPES, COMPLEX, ErrorInput, ErrorInput as E, FLOATING, make_tensor,
-    OpInfo, rng_for, SampleInput, SampleInput as S,
+    ALL_BUT_BOOL, ALL_DTYPES, COMPLEX, GRAD_COMPLEX, ErrorInput, ErrorInput as E, FLOATING,
+    make_tensor, OpInfo, rng_for, SampleInput, SampleInput as S,
 )
 from opinfo.samples import (
     _t, _x, NUMERIC, sample_inputs_binary, sample_inputs_scalar,
@@ -181,7 +181,6 @@ def _number_base_samples(op, device, dtype, requires_grad):
 
 # Complex dtypes: values and gradients (grad_dtypes) against PyTorch's, complex128 gradcheck.
 WITH_COMPLEX = ALL_DTYPES + COMPLEX
-GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
 # PyTorch's messages for a complex64 input (kernel_support/complex_refusals.py)
 _UNORDERED = {name: refused_for_complex(f"{name} not implemented for complex tensors.",
                                         other=True) for name in ("maximum", "minimum")}

@@ -11,8 +11,8 @@ import tensorplay as tp
 from tensorplay.errors import ArgumentError, DTypeError, ShapeError
 from opinfo.complex_errors import refused_for_complex, with_errors
 from opinfo.core import (
-    ALL_BUT_BOOL, ALL_DTYPES, COMPLEX, FLOATING, ErrorInput, OpInfo, SampleInput, make_tensor,
-    rng_for,
+    ALL_BUT_BOOL, ALL_DTYPES, COMPLEX, GRAD_COMPLEX, FLOATING, ErrorInput, OpInfo,
+    SampleInput, make_tensor, rng_for,
 )
 from opinfo.samples import sample_inputs_binary, sample_inputs_scalar, sample_inputs_unary
 
@@ -64,7 +64,6 @@ def errors_binary_shape(op, device, other="other", extra=()):
 # ---- float functions ----------------------------------------------------------------
 # Complex dtypes: values and gradients against PyTorch's, complex128 gradcheck.
 WITH_COMPLEX = ALL_DTYPES + COMPLEX
-GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
 
 
 def _no_kernel(kernel):

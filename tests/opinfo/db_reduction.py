@@ -15,12 +15,9 @@ from functools import partial
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DimError, DTypeError, ShapeError
 from opinfo.core import (
-    ALL_BUT_BOOL, ALL_DTYPES, COMPLEX, ErrorInput as E, FLOATING, make_tensor, OpInfo, rng_for,
-    SampleInput as S,
+    ALL_BUT_BOOL, ALL_DTYPES, COMPLEX, GRAD_COMPLEX, ErrorInput as E, FLOATING,
+    make_tensor, OpInfo, rng_for, SampleInput as S,
 )
-
-# The reductions that take complex numbers: values, and gradients (gradcheck in complex128).
-GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
 from opinfo.reduction_common import distinct, grad_for, samples_dim, t_
 from opinfo.samples import (
     _distinct_make, _errors_dim, _t, _trapezoid_samples, _x, HALF_SUM_TOL, NUMERIC,

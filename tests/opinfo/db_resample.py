@@ -15,7 +15,8 @@ aten = torch.ops.aten
 
 
 def _grad(dtype, requires_grad):
-    return requires_grad and dtype.is_floating_point
+    """Whether a sample tensor of `dtype` takes a gradient: floating and complex ones."""
+    return requires_grad and dtype.is_differentiable
 
 
 def _t(shape, dtype=tp.float32):

@@ -10,16 +10,14 @@ import torch
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DeviceError, DimError, DTypeError, ShapeError
 from opinfo.core import (
-    ALL_DTYPES, COMPLEX, ErrorInput as E, make_tensor, OpInfo, rng_for, SampleInput as S,
+    ALL_DTYPES, COMPLEX, GRAD_COMPLEX, ErrorInput as E, make_tensor, OpInfo, rng_for,
+    SampleInput as S,
 )
 from opinfo.reduction_common import grad_for, samples_dim, t_
 from functools import partial
 from opinfo.samples import TOL, _shape_samples, _x
 
 LAYOUTS = ("contiguous", "transposed", "strided", "expanded")
-# The shape ops that move complex numbers around: values and gradients (complex128
-# gradcheck) like any dtype's.
-GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
 
 
 def _flip_samples(op, device, dtype, requires_grad):

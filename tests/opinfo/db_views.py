@@ -12,14 +12,12 @@ import torch
 import tensorplay as tp
 from tensorplay.errors import ArgumentError, DimError, ShapeError
 from opinfo.core import (
-    ALL_DTYPES, COMPLEX, ErrorInput, ErrorInput as E, make_tensor, OpInfo, rng_for, SampleInput,
-    SampleInput as S,
+    ALL_DTYPES, COMPLEX, GRAD_COMPLEX, ErrorInput, ErrorInput as E, make_tensor, OpInfo,
+    rng_for, SampleInput, SampleInput as S,
 )
 from opinfo.samples import _shape_samples, _x, sample_inputs_unary
 from opinfo.reduction_common import t_
 
-# The views of complex tensors: values, aliasing and gradients like any dtype's.
-GRAD_COMPLEX = (tp.float32, tp.float64) + COMPLEX
 
 E = ErrorInput
 S = SampleInput
