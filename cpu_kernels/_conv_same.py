@@ -44,7 +44,7 @@ import threading
 
 import numpy as np
 
-from cpu_kernels._blas import column_block, matmul_by_columns
+from cpu_kernels._blas import column_block, depth_block, matmul_by_columns, matmul_by_depth
 from tensorplay.dispatch.plan_cache import plans
 
 # The batch goes through in chunks whose columns take at most this many bytes: the products
@@ -270,22 +270,37 @@ def weight_grad_same(x, g, kernel, padding, dilation, bias_grad=False):
     flat = x.reshape(n, c, h * wd)
     gm = g.reshape(n, o, h * wd)
     step = geometry.step(n, x.itemsize)
+    # A product too large for the BLAS's small-matrix kernels runs in blocks of positions
+    # (cpu_kernels/_blas.py), against g laid out position-major: each block of g is then
+    # a contiguous (positions, O) matrix. (A small product, as the first layer's with its
+    # one input channel, keeps g as it is: the transposing copy would cost more.)
+    depth = depth_block(geometry.k + bias_grad, step * geometry.plane, o, g.dtype)
+    if depth is not None:
+        by_position = np.empty((n, geometry.plane, o), g.dtype)
+        np.copyto(by_position, gm.transpose(0, 2, 1))
+        by_position = by_position.reshape(n * geometry.plane, o)
     total = None
     for at in range(0, n, step):
         stop = min(at + step, n)
         m = stop - at
         plan = _column_plans.get(geometry, m, x.dtype, False, bias_grad)
         cols = plan.fill(flat[at:stop])
-        if m == 1:   # one image: g's (O, H*W) is the layout already
-            rows = gm[at]
+        if depth is not None:
+            part = matmul_by_depth(
+                cols, by_position[at * geometry.plane:stop * geometry.plane],
+                depth_block(geometry.k + bias_grad, m * geometry.plane, o, g.dtype))
         else:
-            rows = plan.gradient_rows.get(o)
-            if rows is None:
-                rows = plan.gradient_rows[o] = np.empty((o, m, geometry.plane), g.dtype)
-            np.copyto(rows, gm[at:stop].transpose(1, 0, 2))
-        # cols @ g^T (K, O): OpenBLAS runs this order faster than g @ cols^T (the long
-        # M = m * H*W axis is the inner one of the big operand).
-        part = np.matmul(cols, rows.reshape(o, m * geometry.plane).T)
+            if m == 1:   # one image: g's (O, H*W) is the layout already
+                rows = gm[at]
+            else:
+                rows = plan.gradient_rows.get(o)
+                if rows is None:
+                    rows = plan.gradient_rows[o] = np.empty((o, m, geometry.plane),
+                                                            g.dtype)
+                np.copyto(rows, gm[at:stop].transpose(1, 0, 2))
+            # cols @ g^T (K, O): OpenBLAS runs this order faster than g @ cols^T (the
+            # long M = m * H*W axis is the inner one of the big operand).
+            part = np.matmul(cols, rows.reshape(o, m * geometry.plane).T)
         if total is None:
             total = part
         else:

@@ -1,7 +1,7 @@
-"""Products cut into column blocks for OpenBLAS's small-matrix kernels
-(cpu_kernels/_blas.py): the widths the rule gives, that a blocked product is the whole
-product (each output still one dot product), and that a same-size convolution run in
-blocks, forward and grad_input, matches PyTorch's, whichever BLAS this machine has."""
+"""Products cut into column blocks, or blocks of their inner dimension, for OpenBLAS's
+small-matrix kernels (cpu_kernels/_blas.py): the widths the rules give, that a blocked
+product is the whole product, and that a same-size convolution run in blocks (forward,
+grad_input, grad_weight) matches PyTorch's, whichever BLAS this machine has."""
 import numpy as np
 import pytest
 import torch
@@ -37,6 +37,33 @@ def test_the_widths_the_rule_gives(blas_kind, rows, depth, columns, width):
     assert _blas.column_block(rows, depth, columns, np.complex64) is None
 
 
+@pytest.mark.parametrize("rows, depth, columns, width", [
+    (145, 1024, 32, 205),    # the digits CNN's conv2 weight gradient, 16 images a chunk
+    (289, 4096, 32, 108),    # a ResNet layer's (32 channels, 16x16, 16 images)
+    (10, 2048, 16, None),    # conv1's: 327k, within 100^3 already
+    (577, 4096, 64, None),   # blocks of 27 positions would cost more than save
+])
+def test_the_depth_widths_the_rule_gives(blas_kind, rows, depth, columns, width):
+    got = _blas.depth_block(rows, depth, columns, np.float32)
+    assert got == (width if blas_kind else None)
+    if got is not None:
+        assert rows * got * columns <= _blas.SMALL_PRODUCT and got >= _blas.NARROWEST
+    assert _blas.depth_block(rows, depth, columns, np.complex128) is None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("width", [None, 33, 100, 300])
+def test_a_product_in_depth_blocks_is_the_whole_product(dtype, width):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((9, 257)).astype(dtype)[:, :250]   # rows strided, as cols[:, s:]
+    b = rng.standard_normal((250, 7)).astype(dtype)
+    got = _blas.matmul_by_depth(a, b, width)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert got.dtype == dtype and got.shape == (9, 7)
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-4 if dtype == np.float32 else 1e-11)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("width", [None, 33, 86, 300])
 def test_a_product_in_column_blocks_is_the_whole_product(dtype, width):
@@ -67,6 +94,26 @@ def test_a_blocked_same_size_convolution_matches_torch(blas_kind, batch):
     y.backward(tp.tensor(g))
     yt.backward(torch.tensor(g))
     for mine, theirs in ((x, xt), (w, wt), (b, bt)):
+        np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-4,
+                                   atol=1e-3)
+
+
+@pytest.mark.parametrize("batch, bias", [(32, True), (17, False), (1, True)])
+def test_the_weight_gradient_in_depth_blocks_matches_torch(blas_kind, batch, bias):
+    """The digits CNN's second layer (16 -> 32 channels, 8x8): its weight gradient runs in
+    blocks of positions against g laid out position-major where the BLAS has small
+    kernels (two chunks at batch 32, an uneven last chunk at 17), whole otherwise."""
+    rng = np.random.default_rng(3)
+    arrays = (rng.standard_normal((batch, 16, 8, 8)).astype(np.float32),
+              rng.standard_normal((32, 16, 3, 3)).astype(np.float32) * 0.1,
+              rng.standard_normal(32).astype(np.float32))
+    x, w, b = (tp.tensor(a, requires_grad=True) for a in arrays)
+    xt, wt, bt = (torch.tensor(a, requires_grad=True) for a in arrays)
+    g = rng.standard_normal((batch, 32, 8, 8)).astype(np.float32)
+    F.conv2d(x, w, b if bias else None, padding=1).backward(tp.tensor(g))
+    torch.nn.functional.conv2d(xt, wt, bt if bias else None, padding=1).backward(
+        torch.tensor(g))
+    for mine, theirs in ((x, xt), (w, wt)) + (((b, bt),) if bias else ()):
         np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-4,
                                    atol=1e-3)
 
