@@ -9,10 +9,10 @@ A CPU Generator is PyTorch's CPU generator, reproduced: a 32-bit Mersenne Twiste
     next double normal sample: the sine half of the last Box-Muller pair, kept for the
                 next scalar normal draw (PyTorch's `next_double_normal_sample`)
 
-The twister itself runs in NumPy (`np.random.MT19937` has the same recurrence; its
-state is set from our own `init_genrand`, not from NumPy's seeding), so a draw of n
-words is one vectorised call. How each random op turns words into samples lives in
-tensorplay/_random_draws.py.
+The twister runs as compiled loops over the generator's own state, 624 words and the
+index of the next one (cpu_kernels/_mt19937.py; NumPy's `np.random.MT19937` has the same
+recurrence, and gives the same words, at 8x the time), so a draw of n words is one
+call. How each random op turns words into samples lives in tensorplay/_random_draws.py.
 
 `get_state()` returns PyTorch's byte layout (a uint8 tensor of 5056 bytes:
 THGeneratorState followed by the float normal cache), so a state saved by
@@ -24,6 +24,7 @@ import os
 
 import numpy as np
 
+from cpu_kernels._mt19937 import high_low_pairs, twister_words
 from tensorplay import _capture_hooks, _cuda_state
 from tensorplay import _tensor_factory as factory
 
@@ -67,14 +68,13 @@ class Generator:
 
     def __init__(self, device="cpu"):
         self.device = device
-        self._bits = np.random.MT19937(0)
         self.manual_seed(_DEFAULT_SEED)
 
     # ---- seeding -----------------------------------------------------------------
     def manual_seed(self, seed):
         self._seed = _wrap_seed(seed)
-        self._bits.state = {"bit_generator": "MT19937",
-                            "state": {"key": init_genrand(self._seed), "pos": _N}}
+        self._key = init_genrand(self._seed)    # the twister's state words
+        self._pos = _N                          # the next word's index (_N: twist first)
         self._next_after_seed = 0       # PyTorch's `next_` before the first draw
         self.next_double_normal = None
         self.next_float_normal = None
@@ -93,12 +93,15 @@ class Generator:
         """n 32-bit words, as uint64 (room for the arithmetic the transforms do)."""
         if n:
             self._next_after_seed = _N
-        return self._bits.random_raw(n)
+        words = np.empty(n, np.uint64)
+        self._pos = twister_words(self._key, self._pos, words)
+        return words
 
     def random64(self, n):
         """n 64-bit words, each made of two 32-bit words (high word first)."""
-        w = self.random(2 * n)
-        return (w[0::2] << np.uint64(32)) | w[1::2]
+        out = np.empty(n, np.uint64)
+        high_low_pairs(self.random(2 * n), out)
+        return out
 
     # ---- state ---------------------------------------------------------------------
     def get_state(self):
@@ -107,8 +110,7 @@ class Generator:
         return factory.tensor(self._state_bytes(), dtype=dt.uint8)
 
     def _state_bytes(self):
-        st = self._bits.state["state"]
-        pos = int(st["pos"])
+        pos = self._pos
         rec = np.zeros((), _STATE_DTYPE)
         rec["the_initial_seed"] = self._seed
         rec["seeded"] = 1
@@ -116,7 +118,7 @@ class Generator:
         # twist and `next` up: after k words since a twist, left = 625 - k, next = k.
         rec["left"] = 1 if pos == _N else _N + 1 - pos
         rec["next"] = self._next_after_seed if pos == _N else pos
-        rec["state"] = st["key"]
+        rec["state"] = self._key
         if self.next_double_normal is not None:
             rec["normal_is_valid"] = 1
             rec["normal_y"] = self.next_double_normal
@@ -139,9 +141,8 @@ class Generator:
             raise ValueError(f"set_state(): the state is not a valid mt19937 state "
                              f"(left={left}, next={nxt})")
         self._seed = int(rec["the_initial_seed"])
-        self._bits.state = {"bit_generator": "MT19937",
-                            "state": {"key": rec["state"].astype(np.uint32),
-                                      "pos": _N if left == 1 else nxt}}
+        self._key = rec["state"].astype(np.uint32)
+        self._pos = _N if left == 1 else nxt
         self._next_after_seed = nxt
         self.next_double_normal = float(rec["normal_y"]) if rec["normal_is_valid"] else None
         self.next_float_normal = (np.float32(rec["next_float_normal_sample"])

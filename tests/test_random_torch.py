@@ -239,6 +239,31 @@ def test_set_state_rejects_a_wrong_state():
         tp.set_rng_state(tp.zeros(5056, dtype=tp.uint8))
 
 
+@pytest.mark.parametrize("seed", [0, 5489, 2 ** 32 - 1])
+def test_the_compiled_twister_gives_numpys_words(seed):
+    """cpu_kernels/_mt19937.py against NumPy's MT19937 (the same recurrence) from the same
+    state: draws of every length around a twist (623, 624, 625 words, several twists in
+    one call, none), from a fresh state and mid-way, and 64-bit pairs high word first."""
+    from cpu_kernels._mt19937 import high_low_pairs, twister_words
+    from tensorplay._random import init_genrand
+    key = init_genrand(seed)
+    reference = np.random.MT19937(0)
+    reference.state = {"bit_generator": "MT19937", "state": {"key": key.copy(), "pos": 624}}
+    pos = 624
+    for n in (0, 1, 623, 1, 624, 625, 5000, 3, 1248):
+        words = np.empty(n, np.uint64)
+        pos = twister_words(key, pos, words)
+        np.testing.assert_array_equal(words, reference.random_raw(n))
+        assert pos == reference.state["state"]["pos"]
+        np.testing.assert_array_equal(key, reference.state["state"]["key"])
+    words = np.empty(10, np.uint64)
+    twister_words(key, pos, words)
+    pairs = np.empty(5, np.uint64)
+    high_low_pairs(words, pairs)
+    raw = reference.random_raw(10)
+    np.testing.assert_array_equal(pairs, (raw[0::2] << np.uint64(32)) | raw[1::2])
+
+
 def test_seeds_as_torch_takes_them():
     tp.manual_seed(-1)
     torch.manual_seed(-1)
