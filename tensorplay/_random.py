@@ -21,6 +21,7 @@ THGeneratorState followed by the float normal cache), so a state saved by
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 
@@ -29,6 +30,10 @@ from tensorplay import _capture_hooks, _cuda_state
 from tensorplay import _tensor_factory as factory
 
 _N = 624                      # words of mt19937 state
+# Held while a generator's twister runs: the compiled loop releases the GIL, and two threads
+# drawing from one generator must not read and twist its state words at once (the draws
+# hold _random_draws' lock too, but draw_seed and other direct callers of random() do not).
+_twister_lock = threading.Lock()
 _STATE_BYTES = 5056           # sizeof(THGeneratorStateNew)
 _DEFAULT_SEED = 67280421310721
 
@@ -94,7 +99,8 @@ class Generator:
         if n:
             self._next_after_seed = _N
         words = np.empty(n, np.uint64)
-        self._pos = twister_words(self._key, self._pos, words)
+        with _twister_lock:
+            self._pos = twister_words(self._key, self._pos, words)
         return words
 
     def random64(self, n):

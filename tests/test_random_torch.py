@@ -264,6 +264,26 @@ def test_the_compiled_twister_gives_numpys_words(seed):
     np.testing.assert_array_equal(pairs, (raw[0::2] << np.uint64(32)) | raw[1::2])
 
 
+def test_threads_drawing_from_one_generator_share_its_words():
+    """The compiled twister releases the GIL; threads drawing from one generator at once
+    must still get each word once (the words of a sequential run, in some order)."""
+    import threading
+    from tensorplay._random import draw_seed
+    shared = tp.Generator().manual_seed(11)
+    drawn = []
+
+    def draw():
+        for _ in range(300):
+            drawn.append(draw_seed(shared))
+    threads = [threading.Thread(target=draw) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    alone = tp.Generator().manual_seed(11)
+    assert sorted(drawn) == sorted(draw_seed(alone) for _ in range(1200))
+
+
 def test_seeds_as_torch_takes_them():
     tp.manual_seed(-1)
     torch.manual_seed(-1)
