@@ -10,9 +10,10 @@ A CPU Generator is PyTorch's CPU generator, reproduced: a 32-bit Mersenne Twiste
                 next scalar normal draw (PyTorch's `next_double_normal_sample`)
 
 The twister runs as compiled loops over the generator's own state, 624 words and the
-index of the next one (cpu_kernels/_mt19937.py; NumPy's `np.random.MT19937` has the same
-recurrence, and gives the same words, at 8x the time), so a draw of n words is one
-call. How each random op turns words into samples lives in tensorplay/_random_draws.py.
+index of the next one (cpu_kernels/_mt19937.py: a compiled loop like the CPU kernels',
+made with their `@loop`, which is why this Tensor-layer module imports from the backend's
+package; NumPy's `np.random.MT19937` has the same recurrence, and gives the same words, at
+8x the time), so a draw of n words is one call. How each random op turns words into samples lives in tensorplay/_random_draws.py.
 
 `get_state()` returns PyTorch's byte layout (a uint8 tensor of 5056 bytes:
 THGeneratorState followed by the float normal cache), so a state saved by
@@ -78,8 +79,10 @@ class Generator:
     # ---- seeding -----------------------------------------------------------------
     def manual_seed(self, seed):
         self._seed = _wrap_seed(seed)
-        self._key = init_genrand(self._seed)    # the twister's state words
-        self._pos = _N                          # the next word's index (_N: twist first)
+        key = init_genrand(self._seed)
+        with _twister_lock:
+            self._key = key                     # the twister's state words
+            self._pos = _N                      # the next word's index (_N: twist first)
         self._next_after_seed = 0       # PyTorch's `next_` before the first draw
         self.next_double_normal = None
         self.next_float_normal = None
@@ -116,7 +119,8 @@ class Generator:
         return factory.tensor(self._state_bytes(), dtype=dt.uint8)
 
     def _state_bytes(self):
-        pos = self._pos
+        with _twister_lock:          # not a state another thread is halfway through
+            pos, key = self._pos, self._key.copy()
         rec = np.zeros((), _STATE_DTYPE)
         rec["the_initial_seed"] = self._seed
         rec["seeded"] = 1
@@ -124,7 +128,7 @@ class Generator:
         # twist and `next` up: after k words since a twist, left = 625 - k, next = k.
         rec["left"] = 1 if pos == _N else _N + 1 - pos
         rec["next"] = self._next_after_seed if pos == _N else pos
-        rec["state"] = self._key
+        rec["state"] = key
         if self.next_double_normal is not None:
             rec["normal_is_valid"] = 1
             rec["normal_y"] = self.next_double_normal
@@ -147,8 +151,9 @@ class Generator:
             raise ValueError(f"set_state(): the state is not a valid mt19937 state "
                              f"(left={left}, next={nxt})")
         self._seed = int(rec["the_initial_seed"])
-        self._key = rec["state"].astype(np.uint32)
-        self._pos = _N if left == 1 else nxt
+        with _twister_lock:
+            self._key = rec["state"].astype(np.uint32)
+            self._pos = _N if left == 1 else nxt
         self._next_after_seed = nxt
         self.next_double_normal = float(rec["normal_y"]) if rec["normal_is_valid"] else None
         self.next_float_normal = (np.float32(rec["next_float_normal_sample"])
