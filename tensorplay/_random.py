@@ -13,7 +13,8 @@ The twister runs as compiled loops over the generator's own state, 624 words and
 index of the next one (cpu_kernels/_mt19937.py: a compiled loop like the CPU kernels',
 made with their `@loop`, which is why this Tensor-layer module imports from the backend's
 package; NumPy's `np.random.MT19937` has the same recurrence, and gives the same words, at
-8x the time), so a draw of n words is one call. How each random op turns words into samples lives in tensorplay/_random_draws.py.
+8x the time), so a draw of n words is one call. How each random op turns words into
+samples lives in tensorplay/_random_draws.py.
 
 `get_state()` returns PyTorch's byte layout (a uint8 tensor of 5056 bytes:
 THGeneratorState followed by the float normal cache), so a state saved by

@@ -823,3 +823,30 @@ def test_view_as_complex_after_an_in_place_write_rebuilds_its_history(of, write,
     assert got.stride() == want.stride() and got.dtype.is_complex
     np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-15)
     np.testing.assert_allclose(got_grad.numpy(), want_grad.numpy(), rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rms_norm_of_a_real_input_with_a_complex_weight_has_a_real_tangent(dtype):
+    """rms_norm(real x, complex weight) is real (the complex product is cast back, its
+    imaginary part discarded, as in PyTorch): its tangent is the real part of the
+    formula's complex one, of the output's dtype (seeds 9800890, 9908633: complex128)."""
+    import warnings
+    import torch.autograd.forward_ad as torch_fwad
+    rng = np.random.default_rng(5)
+    x, dx = (rng.standard_normal((4, 5)).astype(dtype) for _ in range(2))
+    w, dw = ((rng.standard_normal(5) + 1j * rng.standard_normal(5)).astype(np.complex64)
+             for _ in range(2))
+    fwad = tp.autograd.forward_ad
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")       # both warn of the discarded imaginary part
+        with fwad.dual_level():
+            out = tp.nn.functional.rms_norm(fwad.make_dual(tp.tensor(x), tp.tensor(dx)), [5],
+                                            weight=fwad.make_dual(tp.tensor(w), tp.tensor(dw)))
+            got, got_t = fwad.unpack_dual(out)
+        with torch_fwad.dual_level():
+            out = torch.nn.functional.rms_norm(
+                torch_fwad.make_dual(torch.tensor(x), torch.tensor(dx)), [5],
+                weight=torch_fwad.make_dual(torch.tensor(w), torch.tensor(dw)))
+            want, want_t = torch_fwad.unpack_dual(out)
+    assert str(got.dtype) == str(got_t.dtype) == str(want_t.dtype).replace("torch", "tensorplay")
+    np.testing.assert_allclose(got_t.numpy(), want_t.numpy(), rtol=1e-5, atol=1e-5)

@@ -177,7 +177,9 @@ def _fit(t, like):
     """A formula's tangent in the output's shape (a formula may give a broadcastable one).
     Its dtype is the formula's, as PyTorch sets it: the tangent of `norm(x_float32,
     dtype=float64)` is float32 there (its formula divides in place by the float64 norm).
-    Three cases take the output's dtype: a tangent that is not floating (integer zeros);
+    A complex tangent of a real output is its real part (the output was cast back from
+    complex, which keeps the real part). Three cases take the output's dtype: a tangent
+    that is not floating (integer zeros);
     a real tangent of a complex output (`x_float64 + 1j`), which PyTorch makes complex
     through the zero tangent of the complex number, a term left out here; and a tangent
     wider than the output (float64 for float32, complex128 for complex64), which comes
@@ -185,6 +187,10 @@ def _fit(t, like):
     where PyTorch's own formula computes in the output's dtype."""
     if t.shape != like.shape:
         t = t.expand(like.shape)
+    if t.dtype.is_complex and not like.dtype.is_complex:
+        # a real output computed through complex numbers and cast back (rms_norm of a real
+        # input with a complex weight): the cast keeps the real part, so does its tangent
+        t = t.real
     if not t.dtype.is_differentiable or (like.dtype.is_complex and not t.dtype.is_complex) \
             or (t.dtype.is_complex == like.dtype.is_complex
                 and t.dtype.itemsize > like.dtype.itemsize):
