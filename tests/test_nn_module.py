@@ -268,6 +268,37 @@ def test_forward_hooks_match_torch():
             h.remove()
 
 
+@pytest.mark.parametrize("kind", ["pre", "post", "backward", "global pre", "global post",
+                                  "global backward"])
+def test_a_hook_added_after_plain_calls_runs(kind):
+    """A call with no hook anywhere skips the hook walk (Module.__call__'s fast path, as
+    PyTorch's): a hook of any kind registered after such calls still runs, and once it
+    is removed the calls are plain again."""
+    m = nn.Linear(3, 2)
+    x = tp.ones(1, 3, requires_grad=True)
+    m(x).sum().backward()
+    seen = []
+    register = {
+        "pre": lambda: m.register_forward_pre_hook(lambda *a: seen.append(kind)),
+        "post": lambda: m.register_forward_hook(lambda *a: seen.append(kind)),
+        "backward": lambda: m.register_full_backward_hook(lambda *a: seen.append(kind)),
+        "global pre": lambda: nn.modules.module.register_module_forward_pre_hook(
+            lambda *a: seen.append(kind)),
+        "global post": lambda: nn.modules.module.register_module_forward_hook(
+            lambda *a: seen.append(kind)),
+        "global backward": lambda: nn.modules.module.register_module_full_backward_hook(
+            lambda *a: seen.append(kind)),
+    }[kind]
+    handle = register()
+    try:
+        m(x).sum().backward()
+    finally:
+        handle.remove()
+    assert seen == [kind]
+    m(x).sum().backward()
+    assert seen == [kind]
+
+
 def test_full_backward_hook_matches_torch():
     x_np = np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32)
     results = {}
