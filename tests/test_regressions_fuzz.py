@@ -850,3 +850,22 @@ def test_rms_norm_of_a_real_input_with_a_complex_weight_has_a_real_tangent(dtype
             want, want_t = torch_fwad.unpack_dual(out)
     assert str(got.dtype) == str(got_t.dtype) == str(want_t.dtype).replace("torch", "tensorplay")
     np.testing.assert_allclose(got_t.numpy(), want_t.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("ord", [1, -1, math.inf, -math.inf])
+@pytest.mark.parametrize("dim", [(0, 1), (1, 0), (2, 0)])
+def test_a_matrix_norm_by_sums_is_not_a_view(ord, dim):
+    """matrix_norm's 1 and inf orders reduce each dim away (keepdim=False) as PyTorch
+    does, where a squeeze after a keepdim reduction made the result a view, and
+    detach_() refused it (seed 10012316: linalg_norm(A, inf)). Values and gradients
+    against PyTorch too."""
+    a = np.random.default_rng(2).standard_normal((4, 3, 2))
+    x, xt = tp.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    got = tp.linalg.matrix_norm(x, ord, dim)
+    want = torch.linalg.matrix_norm(xt, ord, dim)
+    got.sum().backward()
+    want.sum().backward()
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-12)
+    got.detach_()
+    assert got.grad_fn is None and not got.requires_grad

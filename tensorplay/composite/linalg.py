@@ -282,14 +282,16 @@ def _matrix_norm(self, ord, dim, keepdim, dtype):
     if ord in (1, -1, math.inf, -math.inf):
         # 1: the largest column sum of |A| (sum over rows d0); inf: the largest row sum.
         inner, outer = (d0, d1) if abs(ord) == 1 else (d1, d0)
-        sums = self.abs().sum([inner], True)
+        # Each reduction drops its dim unless keepdim (PyTorch's order: a squeeze after
+        # would make the result a view, which detach_() then refuses, fuzz seed 10012316)
+        sums = self.abs().sum([inner], keepdim)
+        if not keepdim and inner < outer:
+            outer -= 1
         if ord > 0 and sums.shape[outer] == 0:
             # the largest of no sums: 0, a constant as PyTorch gives it (no graph; its
             # amin of none still raises)
-            out = sums.sum([outer], True).detach()
-        else:
-            out = sums.amax([outer], True) if ord > 0 else sums.amin([outer], True)
-        return out if keepdim else out.squeeze(max(d0, d1)).squeeze(min(d0, d1))
+            return sums.sum([outer], keepdim).detach()
+        return sums.amax([outer], keepdim) if ord > 0 else sums.amin([outer], keepdim)
     if ord in (2, -2, "nuc"):
         return _spectral_norm(self, ord, d0, d1, keepdim)
     raise ArgumentError(f"{op}(): Order {ord} not supported (argument 'ord').", op=op,
