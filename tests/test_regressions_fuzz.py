@@ -869,3 +869,20 @@ def test_a_matrix_norm_by_sums_is_not_a_view(ord, dim):
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-12)
     got.detach_()
     assert got.grad_fn is None and not got.requires_grad
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (5, 0), (0, 3, 2)])
+def test_cross_entropy_of_no_samples_with_probabilities_is_nan_with_a_zero_tangent(shape):
+    """An empty input, class probabilities, 'mean': PyTorch fills the sum of nothing with
+    NaN and negates it, so its tangent is -0.0 where dividing by the 0 samples gave NaN
+    (seed 10318007)."""
+    fw, tfw = tp.autograd.forward_ad, torch.autograd.forward_ad
+    with fw.dual_level():
+        got = fw.unpack_dual(tp.nn.functional.cross_entropy(
+            fw.make_dual(tp.zeros(*shape), tp.ones(*shape)), tp.zeros(*shape)))
+    with tfw.dual_level():
+        want = tfw.unpack_dual(torch.nn.functional.cross_entropy(
+            tfw.make_dual(torch.zeros(*shape), torch.ones(*shape)), torch.zeros(*shape)))
+    assert math.isnan(got.primal.item()) and math.isnan(want.primal.item())
+    assert got.tangent.item() == want.tangent.item() == 0.0
+    assert math.copysign(1, got.tangent.item()) == math.copysign(1, want.tangent.item())

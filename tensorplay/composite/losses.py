@@ -112,9 +112,13 @@ def _cross_entropy_probs(op, self, logp, target, weight, reduction, ignore_index
     terms = logp * target
     if weight is not None:
         terms = terms * _weight_view(self, weight)
+    if reduction == "mean" and self.numel() == 0:
+        # PyTorch's: the sum of nothing filled with NaN, then negated, so the tangent is
+        # fill_'s zero, negated (-0.0; a division by the 0 samples would make it NaN)
+        return -(terms.sum().fill_(math.nan))
     loss = -terms.sum(_class_dim(self))
     if reduction == "mean":
-        return loss.sum() / (self.numel() // classes if classes else 0)
+        return loss.sum() / (self.numel() // classes)
     return reduce_loss(op, loss, reduction)
 
 
