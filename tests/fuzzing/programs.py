@@ -499,6 +499,11 @@ def _nanmedian_rule(op, sample):
     return any_index_of_the_slice
 
 
+# The ops whose rule below marks only the gradients undefined (the values compared): the
+# rule holds for their in-place form too.
+_GRADIENTS_ONLY_UNDEFINED = {"ldexp"}
+
+
 def _undefined_parts(op, sample):
     """The rule of "results that are not unique" for this call, or None where its result
     is unique: a function (TensorPlay's outputs, PyTorch's, where) that checks what is
@@ -1343,7 +1348,11 @@ class Program:
                 return to_torch(value)
             return op.ref(synced(sample.input), *synced(sample.args), **synced(sample.kwargs))
 
-        undefined = None if inplace else _undefined_parts(op, sample)
+        # An in-place op's output is the written value itself: of the rules, only those
+        # that leave its values compared apply (ldexp's: only the gradients are undefined;
+        # seed 10318037, ldexp_ of a uint8 exponent of 200)
+        undefined = _undefined_parts(op, sample) \
+            if not inplace or op.name in _GRADIENTS_ONLY_UNDEFINED else None
         added = self._take_outputs(op, sample, *ran, depth, strides=op.is_view,
                                    grad_flag="backward" not in op.name, precision=precision,
                                    recompute=None if inplace or op.is_view else on_tp_inputs,
