@@ -77,25 +77,31 @@ def test_a_product_in_column_blocks_is_the_whole_product(dtype, width):
                                atol=1e-4 if dtype == np.float32 else 1e-11)
 
 
-@pytest.mark.parametrize("batch", [1, 3])
-def test_a_blocked_same_size_convolution_matches_torch(blas_kind, batch):
-    """32 channels on 16x16 (blocks of 86 columns where the BLAS has small kernels, the
-    last block of 84), with a bias: values and gradients against PyTorch."""
-    rng = np.random.default_rng(1)
-    arrays = (rng.standard_normal((batch, 32, 16, 16)).astype(np.float32),
-              rng.standard_normal((32, 32, 3, 3)).astype(np.float32) * 0.1,
-              rng.standard_normal(32).astype(np.float32))
+def _same_size_conv_matches_torch(seed, x_shape, w_shape, bias):
+    """A 3x3 convolution with padding 1 (the same-size form): its values, and the
+    gradients of a random upstream gradient, against PyTorch's."""
+    rng = np.random.default_rng(seed)
+    arrays = (rng.standard_normal(x_shape).astype(np.float32),
+              rng.standard_normal(w_shape).astype(np.float32) * 0.1,
+              rng.standard_normal(w_shape[0]).astype(np.float32))
     x, w, b = (tp.tensor(a, requires_grad=True) for a in arrays)
     xt, wt, bt = (torch.tensor(a, requires_grad=True) for a in arrays)
-    y = F.conv2d(x, w, b, padding=1)
-    yt = torch.nn.functional.conv2d(xt, wt, bt, padding=1)
+    y = F.conv2d(x, w, b if bias else None, padding=1)
+    yt = torch.nn.functional.conv2d(xt, wt, bt if bias else None, padding=1)
     np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-4, atol=1e-4)
     g = rng.standard_normal(y.shape).astype(np.float32)
     y.backward(tp.tensor(g))
     yt.backward(torch.tensor(g))
-    for mine, theirs in ((x, xt), (w, wt), (b, bt)):
+    for mine, theirs in ((x, xt), (w, wt)) + (((b, bt),) if bias else ()):
         np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-4,
                                    atol=1e-3)
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_a_blocked_same_size_convolution_matches_torch(blas_kind, batch):
+    """32 channels on 16x16 (blocks of 86 columns where the BLAS has small kernels, the
+    last block of 84), with a bias: values and gradients against PyTorch."""
+    _same_size_conv_matches_torch(1, (batch, 32, 16, 16), (32, 32, 3, 3), True)
 
 
 @pytest.mark.parametrize("batch, bias", [(32, True), (17, False), (1, True)])
@@ -103,19 +109,7 @@ def test_the_weight_gradient_in_depth_blocks_matches_torch(blas_kind, batch, bia
     """The digits CNN's second layer (16 -> 32 channels, 8x8): its weight gradient runs in
     blocks of positions against g laid out position-major where the BLAS has small
     kernels (two chunks at batch 32, an uneven last chunk at 17), whole otherwise."""
-    rng = np.random.default_rng(3)
-    arrays = (rng.standard_normal((batch, 16, 8, 8)).astype(np.float32),
-              rng.standard_normal((32, 16, 3, 3)).astype(np.float32) * 0.1,
-              rng.standard_normal(32).astype(np.float32))
-    x, w, b = (tp.tensor(a, requires_grad=True) for a in arrays)
-    xt, wt, bt = (torch.tensor(a, requires_grad=True) for a in arrays)
-    g = rng.standard_normal((batch, 32, 8, 8)).astype(np.float32)
-    F.conv2d(x, w, b if bias else None, padding=1).backward(tp.tensor(g))
-    torch.nn.functional.conv2d(xt, wt, bt if bias else None, padding=1).backward(
-        torch.tensor(g))
-    for mine, theirs in ((x, xt), (w, wt)) + (((b, bt),) if bias else ()):
-        np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-4,
-                                   atol=1e-3)
+    _same_size_conv_matches_torch(3, (batch, 16, 8, 8), (32, 16, 3, 3), bias)
 
 
 def test_the_blas_is_asked_once():
