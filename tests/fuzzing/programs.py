@@ -1547,6 +1547,12 @@ class Program:
         # does (a stride 0), or both run and nothing more is compared (see _overlaps_itself).
         self_overlap = _overlaps_itself(v.th)
         before = _values_before([v.tp, other.tp])
+        # PyTorch makes a view's grad_fn again only when it is read: a view taken before an
+        # in-place op made its base require grad, and written before anything read its
+        # grad_fn, is refused as "a leaf Variable that requires grad" (seed 10406060: the
+        # same write after reading v2.grad_fn runs). Reading it first keeps that laziness
+        # out of the comparison; TensorPlay's views have no such state.
+        v.th.grad_fn  # noqa: B018 - read for its effect
         try:
             if v.th.requires_grad and self.rng.random() < 0.5:
                 # Under no_grad an in-place write into a leaf that requires grad is allowed:
