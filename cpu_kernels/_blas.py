@@ -26,12 +26,11 @@ A product whose inner dimension is the long one, a convolution's weight gradient
 cols @ g^T over every position of the batch ((145 x 2048) @ (2048 x 32) for the digits
 CNN's second layer at batch 32), is cut along that dimension instead (`depth_block`,
 `matmul_by_depth`): blocks of about 200 positions, each within 100^3, their products
-summed.
-With g laid out position-major (each position's O gradients side by side, the right
-operand contiguous), the weight gradient took 0.82x the time at batch 32 and 0.87x at
-64, 0.93x for a ResNet block's 32 channels on 16x16 (batch 16), in the same run. These
-blocks do change the sums: each output is the sum of the blocks' partial dot products,
-in block order (as a BLAS's own packing kernel sums its panels of K).
+summed. With g laid out position-major (each position's O gradients side by side, the
+right operand contiguous), the weight gradient took 0.82x the time at batch 32 and 0.87x
+at 64, 0.93x for a ResNet block's 32 channels on 16x16 (batch 16), in the same run.
+These blocks do change the sums: each output is the sum of the blocks' partial dot
+products, in block order (as a BLAS's own packing kernel sums its panels of K).
 """
 from __future__ import annotations
 

@@ -274,8 +274,9 @@ def weight_grad_same(x, g, kernel, padding, dilation, bias_grad=False):
     # (cpu_kernels/_blas.py), against g laid out position-major: each block of g is then
     # a contiguous (positions, O) matrix. (A small product, as the first layer's with its
     # one input channel, keeps g as it is: the transposing copy would cost more.)
-    depth = depth_block(geometry.k + bias_grad, step * geometry.plane, o, g.dtype)
-    if depth is not None:
+    k = geometry.k + bias_grad         # the product's rows: the columns and the ones
+    blocked = depth_block(k, step * geometry.plane, o, g.dtype) is not None
+    if blocked:
         by_position = np.empty((n, geometry.plane, o), g.dtype)
         np.copyto(by_position, gm.transpose(0, 2, 1))
         by_position = by_position.reshape(n * geometry.plane, o)
@@ -285,22 +286,13 @@ def weight_grad_same(x, g, kernel, padding, dilation, bias_grad=False):
         m = stop - at
         plan = _column_plans.get(geometry, m, x.dtype, False, bias_grad)
         cols = plan.fill(flat[at:stop])
-        if depth is not None:
-            part = matmul_by_depth(
-                cols, by_position[at * geometry.plane:stop * geometry.plane],
-                depth_block(geometry.k + bias_grad, m * geometry.plane, o, g.dtype))
+        if blocked:
+            part = matmul_by_depth(cols, by_position[at * geometry.plane:stop * geometry.plane],
+                                   depth_block(k, m * geometry.plane, o, g.dtype))
         else:
-            if m == 1:   # one image: g's (O, H*W) is the layout already
-                rows = gm[at]
-            else:
-                rows = plan.gradient_rows.get(o)
-                if rows is None:
-                    rows = plan.gradient_rows[o] = np.empty((o, m, geometry.plane),
-                                                            g.dtype)
-                np.copyto(rows, gm[at:stop].transpose(1, 0, 2))
             # cols @ g^T (K, O): OpenBLAS runs this order faster than g @ cols^T (the
             # long M = m * H*W axis is the inner one of the big operand).
-            part = np.matmul(cols, rows.reshape(o, m * geometry.plane).T)
+            part = np.matmul(cols, _channel_major(plan, gm[at:stop]).T)
         if total is None:
             total = part
         else:
@@ -310,6 +302,19 @@ def weight_grad_same(x, g, kernel, padding, dilation, bias_grad=False):
     gw = np.empty((o, c, geometry.kh, geometry.kw), total.dtype)
     np.copyto(gw.reshape(o, geometry.k), total[:geometry.k].T)
     return (gw, total[geometry.k].copy()) if bias_grad else gw
+
+
+def _channel_major(plan, gm):
+    """g's chunk (m, O, H*W) as the (O, m * H*W) matrix of channel-major positions: itself
+    for one image, else copied into the plan's buffer."""
+    m, o, plane = gm.shape
+    if m == 1:
+        return gm[0]
+    rows = plan.gradient_rows.get(o)
+    if rows is None:
+        rows = plan.gradient_rows[o] = np.empty((o, m, plane), gm.dtype)
+    np.copyto(rows, gm.transpose(1, 0, 2))
+    return rows.reshape(o, m * plane)
 
 
 def input_grad_same(g, w, padding, dilation):

@@ -179,12 +179,12 @@ def _fit(t, like):
     dtype=float64)` is float32 there (its formula divides in place by the float64 norm).
     A complex tangent of a real output is its real part (the output was cast back from
     complex, which keeps the real part). Three cases take the output's dtype: a tangent
-    that is not floating (integer zeros);
-    a real tangent of a complex output (`x_float64 + 1j`), which PyTorch makes complex
-    through the zero tangent of the complex number, a term left out here; and a tangent
-    wider than the output (float64 for float32, complex128 for complex64), which comes
-    from a number a composite made a tensor of (`pow(2.0, x)`, `where(c, 2 - 1j, x)`),
-    where PyTorch's own formula computes in the output's dtype."""
+    that is not floating (integer zeros); a real tangent of a complex output
+    (`x_float64 + 1j`), which PyTorch makes complex through the zero tangent of the
+    complex number, a term left out here; and a tangent wider than the output (float64
+    for float32, complex128 for complex64), which comes from a number a composite made a
+    tensor of (`pow(2.0, x)`, `where(c, 2 - 1j, x)`), where PyTorch's own formula
+    computes in the output's dtype."""
     if t.shape != like.shape:
         t = t.expand(like.shape)
     if t.dtype.is_complex and not like.dtype.is_complex:
