@@ -151,10 +151,15 @@ def _sgd_by_ops(self, grad, momentum_buffer, lr, weight_decay, momentum, dampeni
 def _in_place(body, tensors, numbers):
     """body(*flat arrays, *numbers), the loop writing the tensors' memory in place. A
     strided tensor (a transposed parameter) is copied to a contiguous array and back."""
-    arrays = [t._impl.array() for t in tensors]
-    if all(a.flags.c_contiguous for a in arrays):
-        body(*[a.reshape(-1) for a in arrays], *numbers)      # views: the writes land
+    flat = []
+    for t in tensors:
+        if not t._impl.is_contiguous:
+            break
+        flat.append(t._impl.array().reshape(-1))     # a view: the writes land
+    else:
+        body(*flat, *numbers)
         return
+    arrays = [t._impl.array() for t in tensors]
     # one copy per distinct tensor (one passed twice stays one array in the loop)
     copies = {id(a): (a, np.ascontiguousarray(a)) for a in arrays}
     body(*[copies[id(a)][1].reshape(-1) for a in arrays], *numbers)

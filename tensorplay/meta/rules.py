@@ -6,6 +6,7 @@ typed error naming the op and the argument.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import ml_dtypes
@@ -102,6 +103,17 @@ def unary_float(op, args):
     return OutSpec(_sizes(args[0]), d if d.is_differentiable else dt.get_default_dtype())
 
 
+@functools.lru_cache(maxsize=None)
+def _value_range(dtype):
+    """(lowest, highest) finite value of `dtype`, as Python floats or ints (made once per
+    dtype: ml_dtypes.finfo costs a microsecond a call, and every fill_ asks)."""
+    if dtype.is_floating_point:
+        info = ml_dtypes.finfo(dtype.np)
+        return float(info.min), float(info.max)
+    info = np.iinfo(dtype.np)
+    return int(info.min), int(info.max)
+
+
 def check_value_fits(op, value, dtype, arg="value"):
     """A fill value (a number or a 0-dim tensor's) must fit `dtype`, as PyTorch converts it
     (c10::checked_convert): a float source overflows an integer dtype when NaN, infinite or
@@ -124,17 +136,15 @@ def check_value_fits(op, value, dtype, arg="value"):
                              f"type {dtype.name} without overflow: a complex number with "
                              f"a nonzero imaginary part into a real tensor)", op=op, arg=arg)
         value = value.real
+    low, high = _value_range(dtype)
     if dtype.is_floating_point:
-        info = ml_dtypes.finfo(dtype.np)
-        fits = not math.isfinite(value) or float(info.min) <= value <= float(info.max)
+        fits = not math.isfinite(value) or low <= value <= high
+    elif isinstance(value, float):
+        fits = math.isfinite(value) and low <= value <= high
+    elif not dtype.is_signed and value < 0:
+        fits = -value <= high
     else:
-        info = np.iinfo(dtype.np)
-        if isinstance(value, float):
-            fits = math.isfinite(value) and int(info.min) <= value <= int(info.max)
-        elif not dtype.is_signed and value < 0:
-            fits = -value <= int(info.max)
-        else:
-            fits = int(info.min) <= value <= int(info.max)
+        fits = low <= value <= high
     if not fits:
         raise DTypeError(f"{op}(): argument '{arg}' ({value}) cannot be converted to "
                          f"{dtype.name} without overflow", op=op, arg=arg)
