@@ -37,12 +37,30 @@ class VersionCounter:
     value = 0
 
 
+# The row-major strides of the shapes of 3 or more dims seen so far, by shape: a program
+# uses a few shapes over and over (a CNN's activations), and the loop below costs 0.7 us
+# where a dict lookup costs 0.1 (about 40 calls a digits CNN training step).
+_STRIDES_OF = {}
+_STRIDES_KEPT = 4096
+
+
 def contiguous_strides(sizes):
     n = len(sizes)
     if n < 2:   # the common 0-d and 1-d cases, on every kernel's result
         return (1,) * n
     if n == 2:  # a matrix: the loop below, written out
         return (sizes[1] or 1, 1)
+    if type(sizes) is tuple:
+        strides = _STRIDES_OF.get(sizes)
+        if strides is None:
+            strides = _row_major(sizes, n)
+            if len(_STRIDES_OF) < _STRIDES_KEPT:
+                _STRIDES_OF[sizes] = strides
+        return strides
+    return _row_major(sizes, n)
+
+
+def _row_major(sizes, n):
     strides = [1] * n
     acc = 1
     for i in range(n - 1, -1, -1):
