@@ -157,6 +157,12 @@ def test_a_fresh_first_gradient_becomes_grad_without_a_copy():
         assert a.grad._version == 0 and not a.grad.requires_grad and a.grad.grad_fn is None
         assert a.grad.is_leaf and a.grad.is_contiguous() and a.grad.stride() == (1,)
     assert x.grad.tolist() == y.grad.tolist() == [2.0, 2.0, 2.0]
+    # a profiler keeps no reference to the gradient: the step it times steals as well
+    z = tp.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with tp.profiler.profile() as prof:
+        fn.apply(z).sum().backward()
+    assert z.grad.data_ptr() == fn.ptrs[2]          # stolen while profiled
+    assert "clone" not in {e.name for e in prof.events}
     xt = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
     (xt * 2).sum().backward()
     close(x.grad, xt.grad)

@@ -405,10 +405,12 @@ class _Task:
             _materialize(node, grads)
         try:
             if type(node) is AccumulateGrad and (hooks is None or not hooks.post) \
-                    and trace_state.watch is None:
+                    and not trace_state.active:
                 # The buffer is handed over (no post-hook reads it after): a leaf's
                 # first gradient may become its .grad without a copy (_stealable). Not
-                # while observed: explain() reports the copy the full path makes.
+                # inside explain(), whose hops keep the gradient to show it: it reports
+                # the copy the full path makes. A profiler keeps none, so it times the
+                # step an unobserved one runs (no clone events of its own making).
                 g = None        # (this frame keeps no reference to the gradient)
                 # It returns no gradient and saves nothing: nothing below applies.
                 return node.apply_owned(grads)
