@@ -13,6 +13,14 @@ arithmetic took 0.79-0.83 of the time (measured here, with one BLAS thread and w
 16 rows of 288 in two blocks of 128 columns, 0.69-0.79. The whole convolution of 16
 images, forward and grad_input: 1094 -> 947 us and 1116 -> 963 us.
 
+The blocks start on cache-line boundaries where they can: their width is a multiple of 64
+bytes of the row (16 float32 or 8 float64 columns), the even width rounded up, so that no
+block but the last ends in a part of a vector. For a ResNet layer's 256 columns that is
+96, 96 and 64 in place of three blocks of 86: 0.95-0.96x the time of the even blocks, in
+the same run; 0.88x for 48 channels of 16x16 (48 columns in place of 43) and for 1024
+columns (96 in place of 103), 0.91x for the same in float64. (The depth blocks below gained
+nothing from it: 1.0-1.02x.)
+
 Narrower blocks stop paying: below 32 columns the calls cost more than the kernel saves
 (64 channels of a 3x3 layer, 576 deep, allow only 27 columns: 1.06-1.22x slower), so such
 a product stays whole. On a BLAS without these kernels (OpenBLAS's Haswell or Zen
@@ -42,6 +50,8 @@ import numpy as np
 SMALL_PRODUCT = 100 ** 3
 # Blocks narrower than this cost more in calls than the small kernels save (see above).
 NARROWEST = 32
+# Column blocks are a whole number of cache lines of a row wide (see above).
+CACHE_LINE = 64
 # OpenBLAS's targets with small-matrix kernels (threadpoolctl's "architecture" names), and
 # the dtypes they have them for (sgemm, dgemm; none for the complex products).
 _SMALL_KERNEL_TARGETS = ("skylakex", "cooperlake", "sapphirerapids")
@@ -68,10 +78,10 @@ def small_kernels():
 def column_block(rows, depth, columns, dtype):
     """The width of the column blocks that a product (rows x depth) @ (depth x columns) of
     `dtype` runs fastest in, each within SMALL_PRODUCT (the blocks as even as they can
-    be), or None to run it whole: it fits already, the blocks would be narrower than
+    be, in whole cache lines), or None to run it whole: it fits already, the blocks would be narrower than
     NARROWEST, the dtype is not float32 or float64 (OpenBLAS has small-matrix kernels for
     sgemm and dgemm only), or the BLAS has none."""
-    return _block(columns, rows * depth, dtype)
+    return _block(columns, rows * depth, dtype, unit=CACHE_LINE // np.dtype(dtype).itemsize)
 
 
 def depth_block(rows, depth, columns, dtype):
@@ -81,17 +91,19 @@ def depth_block(rows, depth, columns, dtype):
     return _block(depth, rows * columns, dtype)
 
 
-def _block(length, across, dtype):
+def _block(length, across, dtype, unit=1):
     """Even blocks of `length` whose product with the other two dimensions (`across`)
-    each stays within SMALL_PRODUCT, at least NARROWEST wide; or None (see column_block)."""
+    each stays within SMALL_PRODUCT, at least NARROWEST wide, the width rounded up to a
+    multiple of `unit`; or None (see column_block)."""
     if (length * across <= SMALL_PRODUCT or np.dtype(dtype) not in _SMALL_KERNEL_DTYPES
             or not small_kernels()):
         return None
-    widest = SMALL_PRODUCT // max(1, across)
+    widest = SMALL_PRODUCT // max(1, across) // unit * unit
     if widest < NARROWEST:
         return None
     blocks = -(-length // widest)
-    return -(-length // blocks)
+    even = -(-length // blocks)
+    return -(-even // unit) * unit      # still within widest, itself a multiple of unit
 
 
 def matmul_by_columns(a, b, out, width):

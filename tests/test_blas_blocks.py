@@ -19,20 +19,23 @@ def blas_kind(request, monkeypatch):
     return request.param
 
 
-@pytest.mark.parametrize("rows, depth, columns, width", [
-    (32, 288, 256, 86),      # a ResNet 3x3 layer's image: three blocks within 100^3
-    (16, 288, 256, 128),     # its grad_input into 16 channels: two blocks
-    (32, 289, 256, 86),      # with a bias column
-    (32, 288, 257, 86),      # the last block one narrower
-    (32, 144, 64, None),     # the digits CNN's 8x8 images: 295k, within 100^3 already
-    (64, 576, 196, None),    # 64 channels: blocks of 27 columns would cost more than save
+@pytest.mark.parametrize("rows, depth, columns, width, width64", [
+    # a ResNet 3x3 layer's image: three blocks within 100^3, 96 + 96 + 64 columns (a
+    # multiple of a 64-byte cache line: 16 float32 columns, 8 float64) in place of 86 each
+    (32, 288, 256, 96, 88),
+    (16, 288, 256, 128, 128),      # its grad_input into 16 channels: two blocks
+    (32, 289, 256, 96, 88),        # with a bias column
+    (32, 288, 257, 96, 88),        # the last block narrower
+    (32, 144, 64, None, None),     # the digits CNN's 8x8 images: 295k, within 100^3 already
+    (64, 576, 196, None, None),    # 64 channels: blocks of 27 columns would cost more than save
 ])
-def test_the_widths_the_rule_gives(blas_kind, rows, depth, columns, width):
-    got = _blas.column_block(rows, depth, columns, np.float32)
-    assert got == (width if blas_kind else None)
-    if got is not None:
-        assert rows * depth * got <= _blas.SMALL_PRODUCT and got >= _blas.NARROWEST
-    assert _blas.column_block(rows, depth, columns, np.float64) == got
+def test_the_widths_the_rule_gives(blas_kind, rows, depth, columns, width, width64):
+    for dtype, want in ((np.float32, width), (np.float64, width64)):
+        got = _blas.column_block(rows, depth, columns, dtype)
+        assert got == (want if blas_kind else None)
+        if got is not None:
+            assert rows * depth * got <= _blas.SMALL_PRODUCT and got >= _blas.NARROWEST
+            assert got * np.dtype(dtype).itemsize % _blas.CACHE_LINE == 0
     # no small-matrix kernels for complex products: those run whole
     assert _blas.column_block(rows, depth, columns, np.complex64) is None
 
