@@ -48,7 +48,8 @@ The kernel registry picks among these forms by shape (explain() names the one th
                                  without garbage positions by one copy of the row-padded
                                  input (cpu_kernels/_conv_same.py), per-image products
                                  straight into the output, bias and grad_bias inside the
-                                 products
+                                 products; the columns kept for the weight gradient where
+                                 that pays (_conv_same._KeptColumns)
   convolution_winograd, convolution_backward_winograd   tp.backends.cpu.allow_winograd
                                  on, 3x3, stride 1, padding 1, 32 or more input channels:
                                  the output (and grad_input) by Winograd's F(2x2, 3x3)
@@ -71,6 +72,7 @@ from tensorplay.dispatch.plan_cache import plans
 from tensorplay.kernel_support import cpu_switches
 from tensorplay.kernel_support.arguments import conv_output_sizes
 from tensorplay.kernel_support.ops import shape_rule
+from tensorplay.kernel_support.results import grad_state
 from tensorplay.library import Library, ShapeRule, kernel
 from cpu_kernels._blas import column_block, matmul_by_columns
 from cpu_kernels._common import accumulate_dtype, nhwc_rows, out, out_channels_last
@@ -1023,7 +1025,16 @@ def convolution_same(input, weight, bias, stride, padding, dilation, transposed,
     x = np.ascontiguousarray(input._impl.array())
     w = weight._impl.array()
     b = None if bias is None else bias._impl.array()
-    return out(conv_same(x, w, b, padding, dilation), spec.dtype)
+    # the columns are kept only where a weight gradient may follow
+    keep = _same_keep_key(input, x, stride, padding, dilation, w.shape[2:]) \
+        if grad_state.enabled and weight._impl.requires_grad else None
+    return out(conv_same(x, w, b, padding, dilation, keep=keep), spec.dtype)
+
+
+def _same_keep_key(input, x, stride, padding, dilation, kernel):
+    """The key of the same-size form's kept columns (_conv_same._KeptColumns): the general
+    form's (_keep_key) and the form's name, so that neither takes the other's."""
+    return _keep_key(input, x.dtype, stride, padding, dilation, 1, kernel) + ("same",)
 
 
 def _is_same_size_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
@@ -1058,7 +1069,9 @@ def convolution_backward_same(grad_output, input, weight, bias_sizes, stride, pa
     g = np.ascontiguousarray(grad_output._impl.array().astype(x.dtype, copy=False))
     gi = gw = gb = None
     if output_mask[1]:   # grad_bias from the same product (the columns' row of ones)
-        gw = weight_grad_same(x, g, w.shape[2:], padding, dilation, bool(output_mask[2]))
+        gw = weight_grad_same(x, g, w.shape[2:], padding, dilation, bool(output_mask[2]),
+                              keep=_same_keep_key(input, x, stride, padding, dilation,
+                                                  w.shape[2:]))
         if output_mask[2]:
             gw, gb = out(gw[0], dtype), out(gw[1], dtype)
         else:
