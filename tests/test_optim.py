@@ -620,7 +620,7 @@ FUSED_CASES = [c for c in CASES if c[0] in ("Adam", "AdamW", "SGD")] + [
 ]
 
 
-@pytest.mark.parametrize("foreach", [False, True])
+@pytest.mark.parametrize("foreach", [False, True, None])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", FUSED_CASES, ids=[_case_id(c) for c in FUSED_CASES])
 def test_fused_step_equals_the_unfused_ops_bit_for_bit(case, dtype, foreach):
@@ -673,6 +673,30 @@ def test_fused_adam_late_steps_equal_the_unfused_ops_and_follow_torch(dtype):
         _step_all(runs, targets)
     _assert_same_bits(runs[1][0], runs[2][0])
     _assert_params_close(tparams, runs[1][0], dtype)
+
+
+def test_the_fused_loop_counts_a_groups_steps_in_one_tensor():
+    """The default CPU step (fused, one op per parameter) keeps the group's step counters
+    as the 0-d views of one tensor, advanced by one add_ a step (_foreach._advanced_steps).
+    The counts follow torch's; a state loaded from a state_dict keeps its own counters,
+    each advanced in place."""
+    rng = np.random.default_rng(7)
+    inits = [rng.standard_normal(s).astype(np.float32) for s in ((4, 3), (3,), ())]
+    params = [tp.tensor(a, requires_grad=True) for a in inits]
+    tparams = [torch.tensor(a, requires_grad=True) for a in inits]
+    opt, topt = tp.optim.Adam(params, lr=0.1), torch.optim.Adam(tparams, lr=0.1)
+    for _ in range(3):
+        _step_all([(params, opt), (tparams, topt)], inits)
+    steps = [opt.state[p]["step"] for p in params]
+    assert [s.item() for s in steps] == [3.0] * 3 and all(s.dim() == 0 for s in steps)
+    assert len({s.data_ptr() - 4 * i for i, s in enumerate(steps)}) == 1    # one tensor
+    _assert_params_close(tparams, params, np.float32)
+    loaded = tp.optim.Adam(params, lr=0.1)
+    loaded.load_state_dict(opt.state_dict())
+    own = [loaded.state[p]["step"] for p in params]
+    _step_all([(params, loaded)], inits)
+    assert all(loaded.state[p]["step"] is s for p, s in zip(params, own))   # the same
+    assert [s.item() for s in own] == [4.0] * 3                  # tensors, advanced in place
 
 
 def test_fused_adam_is_one_op_per_parameter_and_updates_in_place(monkeypatch):

@@ -256,8 +256,10 @@ class Optimizer:
             if "param_names" in group and "param_names" not in saved:
                 saved["param_names"] = group["param_names"]
             new_groups.append(saved)
-        # The foreach path's flat buffers belong to the old state: it rebuilds them.
+        # The foreach path's flat buffers (and the fused loop's step counters) belong to
+        # the old state: they are made again.
         self.__dict__.pop("_flat_buffers", None)
+        self.__dict__.pop("_step_counters", None)
         self.__setstate__({"state": state, "param_groups": new_groups})
 
 
