@@ -8,7 +8,8 @@ except the running variance of batch norm, which PyTorch keeps unbiased.
 
 Batch norm's passes over row-major data are compiled loops (cpu_kernels/_loops.py), each
 the documentation of its arithmetic: the statistics (`_sums_down_rows`), the output
-(`_scale_and_shift_planes`), and the backward's sums, coefficients and grad_input
+(`_scale_and_shift_planes`; in training, with rstd and the running statistics,
+`_training_output`), and the backward's sums, coefficients and grad_input
 (`_plane_sums`, `_backward_coefficients`, `_grad_input_planes`), with `_rows` forms for
 the NHWC kernel's (N * H * W, C) rows (whose per-image sums are einsum's, `_image_sums`).
 Layer norm of row-major float32 / float64 data is one loop each way along its rows
@@ -238,9 +239,13 @@ def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, 
             mean, var = _rows_moments(wide)
         else:
             mean, var, _ = _moments(wide, axes)
+        n = a.size // a.shape[1]
+        if fused and wide is a and a.ndim > 2 and n > 1 and _plain_parameters(
+                a, weight, bias, running_mean, running_var):
+            return _training_step(a, mean, var, weight, bias, running_mean, running_var,
+                                  momentum, eps, n)
         rstd = (1 / np.sqrt(var + eps)).astype(a.dtype)
         mean = mean.astype(a.dtype)
-        n = a.size // a.shape[1]
         if half is not None and fused and n > 1:
             return _half_statistics(a, weight, bias, running_mean, running_var, momentum, eps,
                                     half, mean, var, n)
@@ -265,6 +270,58 @@ def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, 
         # (tensor ops on running_var there: each rounds to its dtype)
         rstd = rounded(1 / rounded(np.sqrt(rounded(_param(running_var, 1, after, a) + eps))))
     return _normalize(a, weight, bias, mean, rstd, fused, stepwise)
+
+
+def _plain_parameters(a, *params):
+    """Whether every parameter and running statistic is given, of a's dtype (float32 or
+    float64, row-major `a`): the case _training_step computes in one loop."""
+    if a.dtype not in (np.float32, np.float64) or not a.flags.c_contiguous:
+        return False
+    for p in params:
+        if p is None or p._impl.dtype.np != a.dtype or len(p._impl.sizes) != 1:
+            return False
+    return True
+
+
+def _training_step(a, mean, var, weight, bias, running_mean, running_var, momentum, eps, n):
+    """_batch_norm's training step from the channels' statistics (mean in a's dtype, var in
+    float64, each shaped (1, C, 1, ...)) where _plain_parameters holds: rstd, the running
+    statistics and the output in one compiled loop (_training_output), with the NumPy
+    ops' dtypes and order (the other branches of _batch_norm, _normalize). Returns
+    (out, mean, rstd)."""
+    num = a.dtype.type
+    c = a.shape[1]
+    x = a.reshape(a.shape[0], c, -1)
+    y = np.empty(x.shape, a.dtype)
+    rstd = np.empty(c, a.dtype)
+    mean = mean.reshape(-1)
+    _training_output(x, mean, var.reshape(-1), float(eps), num(1 - momentum), num(momentum),
+                     float(momentum), n / (n - 1), running_mean._impl.array(),
+                     running_var._impl.array(), weight._impl.array(), bias._impl.array(),
+                     rstd, y)
+    return y.reshape(a.shape), mean, rstd
+
+
+@loop
+def _training_output(x, mean, var, eps, keep, momentum, momentum64, unbias, running_mean,
+                     running_var, weight, bias, rstd, y):
+    """Per channel c, in the dtypes of _batch_norm's NumPy ops (x's dtype, but for var and
+    the product marked double), each operation rounded as written:
+
+        rstd = 1 / sqrt(var + eps)                   in double, rounded to x's dtype
+        running_mean <- keep * running_mean + momentum * mean         keep = 1 - momentum
+        running_var  <- keep * running_var + momentum * (var * n / (n - 1)) (the latter
+                        in double, the sum rounded)
+        scale = rstd * weight;  shift = bias - mean * scale;  y = x * scale + shift"""
+    for c in range(x.shape[1]):
+        rstd[c] = 1.0 / np.sqrt(var[c] + eps)
+        running_mean[c] = keep * running_mean[c] + momentum * mean[c]
+        running_var[c] = keep * running_var[c] + momentum64 * (var[c] * unbias)
+        scale = rstd[c] * weight[c]
+        shift = bias[c] - mean[c] * scale
+        for i in range(x.shape[0]):
+            for j in range(x.shape[2]):
+                y[i, c, j] = x[i, c, j] * scale + shift
 
 
 def _half_statistics(a, weight, bias, running_mean, running_var, momentum, eps, half,

@@ -118,19 +118,23 @@ def test_batch_norm_float64_gradients_pass_gradcheck():
             inputs)
 
 
-@pytest.mark.parametrize("layout, shape, loops", [
-    ("contiguous", (4, 3, 2, 5), {"_sums_down_rows", "_scale_and_shift_planes",
-                                  "_plane_sums", "_backward_coefficients",
-                                  "_grad_input_planes"}),
+@pytest.mark.parametrize("layout, shape, training, loops", [
+    # training: the statistics, then rstd, the running statistics and the output in one
+    # loop; evaluation: the running statistics' scale and shift
+    ("contiguous", (4, 3, 2, 5), True, {"_sums_down_rows", "_training_output",
+                                        "_plane_sums", "_backward_coefficients",
+                                        "_grad_input_planes"}),
+    ("contiguous", (4, 3, 2, 5), False, {"_scale_and_shift_planes",
+                                         "_grad_input_planes"}),
     # the NHWC kernel's rows (8 channels or more), and a 2-D input's
-    ("channels_last", (3, 32, 2, 3), {"_sums_down_rows", "_scale_and_shift_rows",
-                                      "_centered_products_rows", "_backward_coefficients",
-                                      "_grad_input_rows"}),
-    ("contiguous", (5, 3), {"_sums_down_rows", "_scale_and_shift_rows",
-                            "_centered_products_rows", "_backward_coefficients",
-                            "_grad_input_rows"}),
+    ("channels_last", (3, 32, 2, 3), True, {"_sums_down_rows", "_scale_and_shift_rows",
+                                            "_centered_products_rows",
+                                            "_backward_coefficients", "_grad_input_rows"}),
+    ("contiguous", (5, 3), True, {"_sums_down_rows", "_scale_and_shift_rows",
+                                  "_centered_products_rows", "_backward_coefficients",
+                                  "_grad_input_rows"}),
 ])
-def test_batch_norm_takes_its_loops(monkeypatch, layout, shape, loops):
+def test_batch_norm_takes_its_loops(monkeypatch, layout, shape, training, loops):
     """The loops are the path of these inputs (a test that fails if a condition sends
     one to other code instead)."""
     called = set()
@@ -139,5 +143,5 @@ def test_batch_norm_takes_its_loops(monkeypatch, layout, shape, loops):
         monkeypatch.setattr(normalization, name,
                             lambda *args, _loop=loop, _name=name: (called.add(_name),
                                                                    _loop(*args))[1])
-    _check(*_arrays(shape, np.float32), True, layout)
+    _check(*_arrays(shape, np.float32), training, layout)
     assert called == loops
