@@ -63,3 +63,15 @@ def high_low_pairs(words, out):
     """out[i] = (words[2i] << 32) | words[2i + 1]: PyTorch's 64-bit draw, high word first."""
     for i in range(out.size):
         out[i] = (words[2 * i] << np.uint64(32)) | words[2 * i + 1]
+
+
+@loop
+def unit_doubles(words, out):
+    """out[i] = (((words[2i] << 32) | words[2i + 1]) & (2^53 - 1)) * 2^-53: PyTorch's double
+    uniform in [0, 1), the low 53 bits of a 64-bit draw (high word first) scaled, exactly
+    (an integer below 2^53 converts to double as it is; the scale is a power of 2). One
+    pass where NumPy's was four (the pairs, the mask, the conversion, the scale)."""
+    mask = np.uint64((1 << 53) - 1)
+    for i in range(out.size):
+        out[i] = np.float64(((words[2 * i] << np.uint64(32)) | words[2 * i + 1]) & mask) \
+            * 1.1102230246251565e-16

@@ -45,6 +45,7 @@ import threading
 
 import numpy as np
 
+from cpu_kernels._mt19937 import unit_doubles
 from tensorplay._fma import fma32 as _fma32, fma64 as _fma64
 
 _F32, _F64 = np.float32, np.float64
@@ -162,8 +163,11 @@ def uniform01_float(gen, n):
 
 @_holding_generator
 def uniform01_double(gen, n):
-    """n float64 uniforms in [0, 1): 53 random bits of one 64-bit draw each."""
-    return (gen.random64(n) & np.uint64((1 << 53) - 1)).astype(_F64) * 2.0 ** -53
+    """n float64 uniforms in [0, 1): 53 random bits of one 64-bit draw each (a compiled
+    pass over the word pairs: cpu_kernels/_mt19937.py)."""
+    out = np.empty(n, _F64)
+    unit_doubles(gen.random(2 * n), out)
+    return out
 
 
 @_holding_generator
