@@ -78,9 +78,9 @@ def small_kernels():
 def column_block(rows, depth, columns, dtype):
     """The width of the column blocks that a product (rows x depth) @ (depth x columns) of
     `dtype` runs fastest in, each within SMALL_PRODUCT (the blocks as even as they can
-    be, in whole cache lines), or None to run it whole: it fits already, the blocks would be narrower than
-    NARROWEST, the dtype is not float32 or float64 (OpenBLAS has small-matrix kernels for
-    sgemm and dgemm only), or the BLAS has none."""
+    be, in whole cache lines), or None to run it whole: it fits already, the blocks would
+    be narrower than NARROWEST, the dtype is not float32 or float64 (OpenBLAS has
+    small-matrix kernels for sgemm and dgemm only), or the BLAS has none."""
     return _block(columns, rows * depth, dtype, unit=CACHE_LINE // np.dtype(dtype).itemsize)
 
 

@@ -45,6 +45,7 @@ import threading
 import numpy as np
 
 from cpu_kernels._blas import column_block, depth_block, matmul_by_columns, matmul_by_depth
+from cpu_kernels._kept import last_kept
 from tensorplay.dispatch.plan_cache import plans
 
 # The batch goes through in chunks whose columns take at most this many bytes: the products
@@ -123,7 +124,7 @@ class _ColumnPlan:
         n_s, c_s, i_s, j_s = c * plane, plane, item * geometry.step_i, item * geometry.step_j
         extra = 1 if ones else 0
         if image_major:
-            # (`cols`: a slice of _KeptColumns' buffer, which this plan writes into)
+            # (`cols`: a slice of a _KeptBuffers buffer, which this plan writes into)
             self.cols = np.empty((n, k + extra, length), dtype) if cols is None else cols
             self.block = self.cols[:, :k].reshape(n, c, kh, kw, length)
             strides = (n_s, c_s, i_s, j_s, item)
@@ -181,36 +182,31 @@ _column_plans = _ColumnPlans()
 
 
 # ---- the forward's columns, kept for the weight gradient ---------------------------------
-# The weight gradient reads the forward's columns again. A forward given a `keep` key
-# (conv.py's _keep_key: the input's memory and version, the geometry) writes them, chunk by
-# chunk as ever, into a buffer that holds the whole batch's, and they stay there until this
-# thread's next keeping forward (one slot: in a network the last convolution's backward
-# runs first, as conv.py's _Scratch.keep does for the general form). weight_grad_same given
-# the same key then sums one product per image over them, cols[n] (K, H*W) @ g[n]^T
-# (H*W, O), instead of copying the columns again channel-major: 0.76x the time of the
-# weight gradient for the digits CNN's second layer (batch 8 to 64), 0.92-0.95x for 32 and
-# 64 channels on 16x16 and 14x14. An image's product below KEEP_WORK multiply-adds loses
-# (the first layer, one input channel: 1.24x slower at batch 32), so nothing is kept there.
-# Nor where the whole batch's columns take more than KEEP_COLUMNS_BYTES: the forward then
-# writes them far out of the cache instead of into the chunk's buffer, which stays in it.
-# Forward + backward, in the same run: the digits CNN's second layer 0.93-0.97x at batch
-# 1 to 64 (1.2 MB of columns at 32); 32 channels on 16x16 0.97-0.98x at batch 1 and 8
-# (2.4 MB at 8), 1.01x at 32 (9.5 MB), 1.15x at 64 (19 MB).
+# A forward given a `keep` key (cpu_kernels/_kept.py) writes its columns, chunk by chunk as
+# ever, into a buffer that holds the whole batch's, and leaves them in the thread's slot;
+# weight_grad_same given the same key then sums one product per image over them, cols[n]
+# (K, H*W) @ g[n]^T (H*W, O), instead of copying the columns again channel-major: 0.76x
+# the time of the weight gradient for the digits CNN's second layer (batch 8 to 64),
+# 0.92-0.95x for 32 and 64 channels on 16x16 and 14x14. An image's product below
+# KEEP_WORK multiply-adds loses (the first layer, one input channel: 1.24x slower at batch
+# 32), so nothing is kept there. Nor where the whole batch's columns take more than
+# KEEP_COLUMNS_BYTES: the forward then writes them far out of the cache instead of into
+# the chunk's buffer, which stays in it. Forward + backward, in the same run: the digits
+# CNN's second layer 0.93-0.97x at batch 1 to 64 (1.2 MB of columns at 32); 32 channels
+# on 16x16 0.97-0.98x at batch 1 and 8 (2.4 MB at 8), 1.01x at 32 (9.5 MB), 1.15x at 64
+# (19 MB).
 KEEP_WORK = 64 * 1024
 KEEP_COLUMNS_BYTES = 4 * 1024 * 1024
 
 
-class _KeptColumns(threading.local):
-    """Per thread: the key and the columns of the last forward that kept them, and for each
-    chunk shape (geometry, batch, dtype, bias row) the buffer and the plans of its chunks
-    (each plan writes its slice of the buffer: its row of ones stays), at most KEEP_BYTES of
-    buffers in all (the oldest go)."""
+class _KeptBuffers(threading.local):
+    """Per thread, for each chunk shape (geometry, batch, dtype, bias row) the buffer of a
+    whole batch's columns and the plans of its chunks (each plan writes its slice of the
+    buffer: its row of ones stays), at most KEEP_BYTES of buffers in all (the oldest go)."""
 
     KEEP_BYTES = 16 * 1024 * 1024
 
     def __init__(self):
-        self.key = None
-        self.cols = None
         self.plans = {}
         self.nbytes = 0
 
@@ -234,16 +230,8 @@ class _KeptColumns(threading.local):
         self.plans[key] = kept
         return kept
 
-    def columns(self, key):
-        """The columns kept under `key` (image-major, with a row of ones when the forward
-        had a bias), or None: another forward kept its own since, the input was written
-        to, or it is gone."""
-        if key is None or self.key != key or self.key[0]() is None:
-            return None
-        return self.cols
 
-
-_kept_columns = _KeptColumns()
+_kept_buffers = _KeptBuffers()
 
 
 class _WeightBuffers(threading.local):
@@ -298,7 +286,7 @@ def conv_same(x, w, bias, padding, dilation, flip=False, keep=None):
     per image straight into the result (the bias with it: a row of ones in the columns).
     flip=True: the convolution with w flipped in space and its channels swapped (x then
     has O channels; the result C), which input_grad_same is. `keep`: the key under which
-    the columns stay for weight_grad_same (_KeptColumns), where that pays."""
+    the columns stay for weight_grad_same (cpu_kernels/_kept.py), where that pays."""
     n, c, h, wd = x.shape
     o = w.shape[1] if flip else w.shape[0]
     if n == 0 or c == 0:   # nothing to sum over: the bias alone
@@ -316,12 +304,12 @@ def conv_same(x, w, bias, padding, dilation, flip=False, keep=None):
     rows = result.reshape(n, o, h * wd)
     kept = None
     if keep is not None and wm.shape[1] * geometry.plane * o >= KEEP_WORK:
-        kept = _kept_columns.chunk_plans(geometry, n, step, x.dtype, ones)
+        kept = _kept_buffers.chunk_plans(geometry, n, step, x.dtype, ones)
     if kept is not None:
         cols, chunks = kept
         for at, stop, plan in chunks:
             matmul_by_columns(wm, plan.fill(flat[at:stop]), rows[at:stop], width)
-        _kept_columns.key, _kept_columns.cols = keep, cols
+        last_kept.keep(keep, cols)
         return result
     if step >= n:   # the whole batch in one chunk (a small batch): no slices to make
         plan = _column_plans.get(geometry, n, x.dtype, True, ones)
@@ -345,7 +333,7 @@ def weight_grad_same(x, g, kernel, padding, dilation, bias_grad=False, keep=None
         gw = np.zeros((o, c) + tuple(kernel), x.dtype)
         return (gw, g.sum(axis=(0, 2, 3))) if bias_grad else gw
     geometry = _geometry(c, h, wd, kernel, dilation, padding)
-    cols = _kept_columns.columns(keep)
+    cols = last_kept.get(keep)
     if cols is not None:
         return _weight_grad_kept(cols, g, geometry, kernel, bias_grad)
     flat = x.reshape(n, c, h * wd)

@@ -49,7 +49,7 @@ The kernel registry picks among these forms by shape (explain() names the one th
                                  input (cpu_kernels/_conv_same.py), per-image products
                                  straight into the output, bias and grad_bias inside the
                                  products; the columns kept for the weight gradient where
-                                 that pays (_conv_same._KeptColumns)
+                                 that pays (cpu_kernels/_kept.py)
   convolution_winograd, convolution_backward_winograd   tp.backends.cpu.allow_winograd
                                  on, 3x3, stride 1, padding 1, 32 or more input channels:
                                  the output (and grad_input) by Winograd's F(2x2, 3x3)
@@ -78,6 +78,7 @@ from cpu_kernels._blas import column_block, matmul_by_columns
 from cpu_kernels._common import accumulate_dtype, nhwc_rows, out, out_channels_last
 from cpu_kernels._windows import add_windows, pad_spatial, windows
 from cpu_kernels._conv_same import conv_same, input_grad_same, weight_grad_same
+from cpu_kernels._kept import last_kept
 from cpu_kernels._conv_winograd import winograd_conv
 
 # NCHW kernels: a channels_last call reaches them through the layout-conversion
@@ -100,20 +101,6 @@ class _Scratch(threading.local):
 
     def __init__(self):
         self.buffers = {}
-
-    def keep(self, key, cols):
-        """Remember the forward's columns (`cols`, a `_Columns` holding them in the
-        "kept cols" buffer) for the backward of the same call: `key` names the input tensor
-        (its storage, by weak reference, and version), the dtype and the geometry."""
-        self.kept = (key, cols)
-
-    def kept_columns(self, key):
-        """The columns kept under `key`, or None (another conv's forward came between,
-        the input was written to, or it is gone)."""
-        kept = getattr(self, "kept", None)
-        if kept is None or kept[0] != key or kept[0][0]() is None:
-            return None
-        return kept[1]
 
     def take(self, name, shape, dtype, zero=False):
         """A C-contiguous array of `shape` (contents undefined unless zero=True) that stays
@@ -421,7 +408,7 @@ def _conv(x, w, stride, padding, dilation, groups, bias=None, per_image=False, k
     per_image=False: one wide product W @ cols (G, O/G, N * L), then transposed to the
     output's (N, O) order. per_image=True: one product per image (see
     _Columns.per_image_product), the batch in chunks of CHUNK_BYTES of columns. `keep`: a
-    key under which the columns stay for the backward (_Scratch.keep), when one chunk
+    key under which the columns stay for the backward (cpu_kernels/_kept.py), when one chunk
     holds the whole batch."""
     n = x.shape[0]
     c_out, kernel = w.shape[0], w.shape[2:]
@@ -440,7 +427,7 @@ def _conv(x, w, stride, padding, dilation, groups, bias=None, per_image=False, k
                                                        dilation, groups)
             cols = cols.filled_into(part, "cols" if keep is None else "kept cols")
             if keep is not None:
-                _scratch.keep(keep, cols)
+                last_kept.keep(keep, cols)
             r = cols.crop(cols.per_image_product(wm))
             # The one pass over the product: cropped to the real outputs, bias added.
             if b is None:
@@ -542,7 +529,7 @@ def _conv_backward(x, g, w, stride, padding, dilation, groups, need_input, need_
     (None where not needed). `g` may cover fewer output positions than x's windows (when
     this serves a transposed convolution, whose output_padding adds positions).
 
-    `keep`: the key of the forward's columns (_Scratch.keep), used instead of a second
+    `keep`: the key of the forward's columns (cpu_kernels/_kept.py), used instead of a second
     im2col when they are still there. `transposed_input`: the input gradient as a
     convolution of g (_input_grad_transposed; stride 1 only) where the weight is finite,
     else col2im."""
@@ -550,7 +537,7 @@ def _conv_backward(x, g, w, stride, padding, dilation, groups, need_input, need_
     geometry = _columns(x.shape, kernel, stride, padding, dilation, groups)
     gm = gi = gw = None
     if need_weight:
-        cols = None if keep is None else _scratch.kept_columns(keep)
+        cols = last_kept.get(keep)
         if cols is None:
             cols = geometry.filled(x)
         # A garbage position (run layout) gets a zero gradient, which adds nothing to
@@ -1032,7 +1019,7 @@ def convolution_same(input, weight, bias, stride, padding, dilation, transposed,
 
 
 def _same_keep_key(input, x, stride, padding, dilation, kernel):
-    """The key of the same-size form's kept columns (_conv_same._KeptColumns): the general
+    """The key of the same-size form's kept columns (cpu_kernels/_kept.py): the general
     form's (_keep_key) and the form's name, so that neither takes the other's."""
     return _keep_key(input, x.dtype, stride, padding, dilation, 1, kernel) + ("same",)
 

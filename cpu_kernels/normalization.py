@@ -240,7 +240,7 @@ def _batch_norm(a, weight, bias, running_mean, running_var, training, momentum, 
         else:
             mean, var, _ = _moments(wide, axes)
         n = a.size // a.shape[1]
-        if fused and wide is a and a.ndim > 2 and n > 1 and _plain_parameters(
+        if fused and a.ndim > 2 and n > 1 and _plain_parameters(
                 a, weight, bias, running_mean, running_var):
             return _training_step(a, mean, var, weight, bias, running_mean, running_var,
                                   momentum, eps, n)

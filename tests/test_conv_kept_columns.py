@@ -1,5 +1,5 @@
 """The same-size convolution's forward keeps its columns for the weight gradient
-(cpu_kernels/_conv_same.py, _KeptColumns): the backward that finds them sums one product
+(cpu_kernels/_conv_same.py, cpu_kernels/_kept.py): the backward that finds them sums one product
 per image over them instead of copying the columns again. Gradients against PyTorch's
 either way; the columns are taken only by the backward of the forward that kept them, of
 the same input, unchanged."""
@@ -9,6 +9,8 @@ import torch
 
 import tensorplay as tp
 from cpu_kernels import _conv_same
+from cpu_kernels._kept import last_kept
+from cpu_kernels.conv import _same_keep_key
 
 F = tp.nn.functional
 
@@ -20,7 +22,7 @@ def kept_calls(monkeypatch):
     original = _conv_same._weight_grad_kept
     monkeypatch.setattr(_conv_same, "_weight_grad_kept",
                         lambda *args: calls.append(1) or original(*args))
-    monkeypatch.setattr(_conv_same._kept_columns, "key", None)
+    monkeypatch.setattr(last_kept, "key", None)
     return calls
 
 
@@ -75,18 +77,18 @@ def test_two_layers_of_one_shape_each_get_their_own_columns(kept_calls):
 
 def test_the_columns_are_named_by_the_input_and_its_version(kept_calls):
     """The key holds the input's memory and version: after an in-place write (its
-    version moves on) or for another tensor of the same values, nothing is kept."""
+    version moves on), or for another tensor of the same values, the key differs and no
+    columns are found."""
     xa, wa, ba = _arrays(3, (4, 16, 8, 8), (32, 16, 3, 3))
     x, w = tp.tensor(xa), tp.tensor(wa, requires_grad=True)
     F.conv2d(x, w, None, padding=1)
-    key = _conv_same._kept_columns.key
-    assert _conv_same._kept_columns.columns(key) is not None
+    key = last_kept.key
+    assert last_kept.get(key) is not None
     x.add_(1.0)
-    from cpu_kernels.conv import _same_keep_key
     assert _same_keep_key(x, xa, (1, 1), (1, 1), (1, 1), (3, 3)) != key
     other = tp.tensor(xa)
     assert _same_keep_key(other, xa, (1, 1), (1, 1), (1, 1), (3, 3)) != key
-    assert _conv_same._kept_columns.columns(
+    assert last_kept.get(
         _same_keep_key(other, xa, (1, 1), (1, 1), (1, 1), (3, 3))) is None
 
 
@@ -107,4 +109,4 @@ def test_nothing_is_kept_where_it_would_not_pay(kept_calls, case, monkeypatch):
             F.conv2d(x, w, tp.tensor(ba), padding=1)
     else:
         F.conv2d(x, w, tp.tensor(ba), padding=1)
-    assert _conv_same._kept_columns.key is None
+    assert last_kept.key is None

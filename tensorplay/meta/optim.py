@@ -32,8 +32,9 @@ def _same_stretch(op, self, others):
         for _, t in others:
             if t is not None:
                 other = t._impl
-                if other.dtype is not impl.dtype or other.sizes != impl.sizes or (
-                        other._device is not impl._device and other._device != impl._device):
+                # (dtypes and devices are interned: `is`; anything else gets the checks)
+                if (other.dtype is not impl.dtype or other.sizes != impl.sizes
+                        or other._device is not impl._device):
                     break
         else:
             return SELF
