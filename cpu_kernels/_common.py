@@ -48,6 +48,17 @@ _ROW_MAJOR_SHORT = ((), (1,))     # contiguous_strides of a 0-d and a 1-d tensor
 _CPU_KEYS = (PLAIN_KEYS[False][CPU.key], PLAIN_KEYS[True][CPU.key])
 
 
+def tensor_key(t):
+    """What a Meta rule reads of a tensor, as part of a signature that a kernel keeps the
+    rule's result under (conv's and cross-entropy's `_checked`): its sizes, dtype and
+    device (devices are interned, tensorplay/_device.py, so their id names them without a
+    Python __hash__); None for None."""
+    if t is None:
+        return None
+    impl = t._impl
+    return tuple(impl.sizes), impl.dtype, id(impl._device)
+
+
 def out_strided(result, dtype, strides):
     """`out`, laid out with `strides`: a dense layout (a permutation of row-major), or a
     window of a larger buffer (lstsq's solution: the top rows of LAPACK's padded matrix,

@@ -75,7 +75,7 @@ from tensorplay.kernel_support.ops import shape_rule
 from tensorplay.kernel_support.results import grad_state
 from tensorplay.library import Library, ShapeRule, kernel
 from cpu_kernels._blas import column_block, matmul_by_columns
-from cpu_kernels._common import accumulate_dtype, nhwc_rows, out, out_channels_last
+from cpu_kernels._common import accumulate_dtype, nhwc_rows, out, out_channels_last, tensor_key
 from cpu_kernels._windows import add_windows, pad_spatial, windows
 from cpu_kernels._conv_same import conv_same, input_grad_same, weight_grad_same
 from cpu_kernels._kept import last_kept
@@ -144,22 +144,13 @@ def _backward_signature(grad_output, input, weight, bias_sizes, stride, padding,
             cpu_switches.allow_winograd)
 
 
-def _tensor_key(t):
-    """What the Meta rules read of a tensor: its sizes, dtype and device (devices are
-    interned, tensorplay/_device.py, so their id names them without a Python __hash__)."""
-    if t is None:
-        return None
-    impl = t._impl
-    return tuple(impl.sizes), impl.dtype, id(impl._device)
-
-
 def _checked(args):
     """The Meta rule's OutSpec of a forward call (its typed error for bad arguments),
     kept in the plan cache per signature: a signature that passed the checks once passes
     them again; one that fails is not kept and raises on every call."""
     (input, weight, bias, stride, padding, dilation, transposed, output_padding,
      groups) = args
-    key = (_tensor_key(input), _tensor_key(weight), _tensor_key(bias), tuple(stride),
+    key = (tensor_key(input), tensor_key(weight), tensor_key(bias), tuple(stride),
            tuple(padding), tuple(dilation), transposed, tuple(output_padding), groups)
     return plans.get("cpu.conv.checked", key,
                      lambda: shape_rule("conv.convolution")("convolution", args))
@@ -169,7 +160,7 @@ def _checked_backward(args):
     """The Meta rule of a backward call (_checked's, for convolution_backward)."""
     (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
      output_padding, groups, output_mask) = args
-    key = (_tensor_key(grad_output), _tensor_key(input), _tensor_key(weight),
+    key = (tensor_key(grad_output), tensor_key(input), tensor_key(weight),
            None if bias_sizes is None else tuple(bias_sizes), tuple(stride),
            tuple(padding), tuple(dilation), transposed, tuple(output_padding), groups,
            tuple(output_mask))

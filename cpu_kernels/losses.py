@@ -10,7 +10,9 @@ import numpy as np
 from tensorplay._promotion import result_type2
 from tensorplay.errors import ArgumentError, DimError
 from tensorplay.kernel_support.ops import shape_rule
-from cpu_kernels._common import out, out_like
+from cpu_kernels._common import out, out_like, tensor_key
+from cpu_kernels._loops import loop
+from tensorplay.dispatch.plan_cache import plans
 
 
 def _class_axis_last(a):
@@ -167,6 +169,41 @@ def _rounder(dtype, acc):
     return lambda a: np.asarray(a).astype(dtype).astype(acc)
 
 
+def _checked(op, args):
+    """The shape rule of the fused pair (its OutSpecs, its typed error for bad arguments),
+    kept in the plan cache per signature: the rule reads only the tensors' sizes, dtypes
+    and devices and the reduction's name, so a signature that passed once passes again;
+    one that fails is not kept and raises on every call."""
+    self, target, weight, reduction, ignore_index = args
+    key = (op, tensor_key(self), tensor_key(target), tensor_key(weight), reduction)
+    return plans.get("cpu.losses.cross_entropy.checked", key,
+                     lambda: shape_rule("losses.cross_entropy_forward")(op, args))
+
+
+@loop
+def _softmax_rows(rows, target, probs, loss):
+    """The training case of cross_entropy_forward (every row a class of weight 1), one
+    row at a time while it is in the cache, with the NumPy passes' arithmetic in the
+    logits' dtype: shifted = x - max(x) (NaN if x holds one), e = exp(shifted),
+    loss[r] = log(sum(e)) - shifted[target[r]], probs[r] = e / sum(e)."""
+    n, c = rows.shape
+    for r in range(n):
+        top = rows[r, 0]
+        for j in range(1, c):
+            v = rows[r, j]
+            if v > top or v != v:
+                top = v
+        loss[r] = 0          # the sum of e, summed where the loss will be
+        for j in range(c):
+            e = np.exp(rows[r, j] - top)
+            probs[r, j] = e
+            loss[r] += e
+        total = loss[r]
+        loss[r] = np.log(total) - (rows[r, target[r]] - top)
+        for j in range(c):
+            probs[r, j] = probs[r, j] / total
+
+
 def cross_entropy_forward(self, target, weight, reduction, ignore_index):
     """cross_entropy of (N, C) logits at class indices, fused: one max, one exp, one sum.
 
@@ -176,12 +213,20 @@ def cross_entropy_forward(self, target, weight, reduction, ignore_index):
     Returns (loss, probs, total_weight), reduced like nll_loss.
     """
     op = "_cross_entropy_forward"
-    spec = shape_rule("losses.cross_entropy_forward")(
-        op, (self, target, weight, reduction, ignore_index))
+    spec = _checked(op, (self, target, weight, reduction, ignore_index))
     acc = _compute_dtype(self)
     rows = self._impl.array()
     t = _every_row_counts(rows, target, weight, ignore_index)
-    every_row = t is not None      # every row's weight is 1: no masking, total = N
+    dtype = self._impl.dtype
+    if t is not None and rows.dtype == acc and rows.shape[1]:
+        # every row's weight is 1 (no masking, total = N), a float32/64 row: one loop
+        e = np.empty(rows.shape, acc)
+        loss = np.empty(len(t), acc)
+        _softmax_rows(rows, t, e, loss)
+        total = np.asarray(len(t), acc)
+        return (out(_reduced(loss, total, reduction, acc).reshape(spec[0].sizes), dtype),
+                out(e, dtype), out(total, dtype))
+    every_row = t is not None
     if not every_row:
         rows, t, w, valid = _picked(op, self, target, weight, ignore_index)
     rows = rows.astype(acc, copy=False)
@@ -199,13 +244,18 @@ def cross_entropy_forward(self, target, weight, reduction, ignore_index):
             loss = np.where(valid, loss * w, np.zeros((), acc))
             total = np.sum(w, dtype=acc)
     e *= 1 / sums
+    loss = _reduced(loss, total, reduction, acc)
+    return out(loss.reshape(spec[0].sizes), dtype), out(e, dtype), out(total, dtype)
+
+
+def _reduced(loss, total, reduction, acc):
+    """The rows' losses summed, or averaged over the total weight, or as they are."""
     if reduction != "none":
         loss = np.add.reduce(loss, dtype=acc)
         if reduction == "mean":
             with np.errstate(invalid="ignore", divide="ignore"):
                 loss = loss / total
-    dtype = self._impl.dtype
-    return out(np.asarray(loss).reshape(spec[0].sizes), dtype), out(e, dtype), out(total, dtype)
+    return np.asarray(loss)
 
 
 def cross_entropy_backward(grad_output, probs, target, weight, reduction, ignore_index,
