@@ -220,8 +220,10 @@ _FINITE_INPUT = {"native_layer_norm", "native_group_norm"}
 # The gradient of elu, celu and selu at a NaN input is NaN from PyTorch's vectorized
 # float64 loop and grad * scale from its scalar tail and its float32 loop (7 elements
 # give 1.0, 24 give NaN); hardtanh's (relu6's) is 0 from the vectorized loop and grad
-# from the scalar tail. No single answer is right: these ops get finite inputs.
-_NAN_GRAD_BY_LOOP = {"elu", "celu", "selu", "hardtanh", "relu6"}
+# from the scalar tail; hardswish's is NaN from the vectorized loop and grad from the
+# scalar tail (seeds 8307990, 11211919, 11502155). No single answer is right: these ops
+# get finite inputs.
+_NAN_GRAD_BY_LOOP = {"elu", "celu", "selu", "hardtanh", "relu6", "hardswish"}
 
 
 def _zero_padded_conv(op, sample):
@@ -469,7 +471,7 @@ def _qr_rule(op, sample):
                 kept.append(b)
                 continue
             mask = _past_first_dependent(part, b.shape, first)
-            kept.append(_with_values_of(b, torch.where(
+            kept.append(_undefined_values_of(b, torch.where(
                 mask, to_torch(a, requires_grad=False), b.detach())))
         return kept, True
     return rounding_decides
@@ -536,7 +538,7 @@ def _undefined_parts(op, sample):
             if not bool(big[at].all()):
                 raise _Found("value", f"{where}: polygamma at its poles {mine[at].tolist()}, "
                              f"PyTorch {theirs[at].tolist()}")
-            return [_with_values_of(b, torch.where(at, mine, theirs))], True
+            return [_undefined_values_of(b, torch.where(at, mine, theirs))], True
         return infinite
     if op.name == "nanmedian":
         return _nanmedian_rule(op, sample)
@@ -555,7 +557,7 @@ def _undefined_parts(op, sample):
                 return th_outs, False
             mask = repeated.reshape(repeated.shape + (1, 1))
             kept = list(th_outs)
-            kept[1] = _with_values_of(th_outs[1], torch.where(
+            kept[1] = _undefined_values_of(th_outs[1], torch.where(
                 mask, to_torch(tp_outs[1], requires_grad=False), th_outs[1].detach()))
             return kept, True
         return eigenvectors_of
@@ -568,7 +570,7 @@ def _undefined_parts(op, sample):
             kept = [th_outs[0]]
             for a, b in zip(tp_outs[1:], th_outs[1:]):
                 mask = repeated.reshape(repeated.shape + (1, 1))
-                kept.append(_with_values_of(b, torch.where(
+                kept.append(_undefined_values_of(b, torch.where(
                     mask, to_torch(a, requires_grad=False), b.detach())))
             return kept, True
         return vectors_of
@@ -593,7 +595,7 @@ def _undefined_parts(op, sample):
             if not bool(big[singular].all()):
                 raise _Found("value", f"{where}: condition numbers {x[singular].tolist()} "
                              f"of singular matrices, PyTorch {y[singular].tolist()}")
-            return [_with_values_of(b, torch.where(singular, x, y))], True
+            return [_undefined_values_of(b, torch.where(singular, x, y))], True
         return huge
     if op.name in _LOG_DETERMINANTS:
         singular = _singular(op, sample)
@@ -604,7 +606,7 @@ def _undefined_parts(op, sample):
             kept = []
             for a, b in zip(tp_outs, th_outs):
                 mask = singular.reshape(singular.shape + (1,) * (b.dim() - singular.dim()))
-                kept.append(_with_values_of(b, torch.where(
+                kept.append(_undefined_values_of(b, torch.where(
                     mask, to_torch(a, requires_grad=False), b.detach())))
             return kept, True
         return rounding_decides
@@ -622,7 +624,7 @@ def _undefined_parts(op, sample):
             mine = to_torch(a, requires_grad=False)
             mask = failed.reshape(failed.shape + (1,) * (b.dim() - failed.dim()))
             kept = torch.where(mask, mine, b.detach())
-            return [_with_values_of(b, kept), b_info], True
+            return [_undefined_values_of(b, kept), b_info], True
         return completed
     return None
 
@@ -1933,6 +1935,23 @@ def _with_values_of(twin, t):
     with torch.no_grad():
         synced.copy_(values)     # exact even where twin - values is inf - inf
     return synced
+
+
+def _undefined_values_of(twin, t):
+    """_with_values_of for a result whose values and gradients are no contract (the rules
+    of "results that are not unique"): a result of the op's own, not a view, takes t's
+    values in place, through .data, which leaves its version and its place in PyTorch's
+    graph as they are. What the op's backward saved of it is then the same tensor in both
+    libraries, and an in-place write into it later meets the same saved-tensor check
+    (seed 11511121: linalg_solve_ex's result of a singular matrix, which its backward
+    saves, then add_: TensorPlay refused the backward, and PyTorch, whose twin was a new
+    tensor, did not). A view (writing it would write its base) or a leaf keeps
+    _with_values_of's new tensor."""
+    if not twin.requires_grad or twin.grad_fn is None or twin._base is not None:
+        return _with_values_of(twin, t)
+    values = t if isinstance(t, torch.Tensor) else to_torch(t, requires_grad=False)
+    twin.data.copy_(values)
+    return twin
 
 
 def _twin(t):
