@@ -36,6 +36,13 @@ Options, each for a reason:
 
 To step through a loop in a debugger, or print inside it, set NUMBA_DISABLE_JIT=1 before
 the first call: the loops then run as the plain Python they are (slowly).
+
+A loop may call a scalar helper marked `@helper` (compiled with the loops that call it,
+plain Python with them otherwise), and three primitives that machine code has and Python
+lacks: `fma(a, b, c)`, a * b + c rounded once (the hardware's fused multiply-add, or libm's
+fma where the machine has none; tensorplay/_fma.py's exact emulation as Python), and
+`float_bits(x)` / `bits_float(i)`, a float32's 32 bits as an int and back (as C's
+memcpy between a float and an int32: the bit tricks of a vectorized log or sine).
 """
 from __future__ import annotations
 
@@ -72,8 +79,80 @@ def _compile(fn, reassociate=False):
         return _as_python(fn)
     if numba.config.DISABLE_JIT:
         return _as_python(fn)
+    _register_helpers()
     return numba.njit(fn, cache=True, nogil=True, error_model="numpy",
                       fastmath={"reassoc"} if reassociate else False)
+
+
+# ---- what a loop may call --------------------------------------------------------------
+_helpers = []            # the @helper functions, registered with Numba by _compile
+_registered = {"primitives": False, "helpers": 0}
+
+
+def helper(fn):
+    """A scalar function that loops call: plain Python as it stands, compiled into the
+    loops that call it (numba.extending.register_jitable, on the first compile)."""
+    _helpers.append(fn)
+    return fn
+
+
+def fma(a, b, c):
+    """a * b + c rounded once, in a's float type."""
+    from tensorplay._fma import fma32, fma64
+    return (fma32 if isinstance(a, np.float32) else fma64)(a, b, c)[()]
+
+
+def float_bits(x):
+    """The 32 bits of float32 x, as an int in [0, 2^32)."""
+    return int(np.float32(x).view(np.uint32))
+
+
+def bits_float(i):
+    """The float32 whose bits are the low 32 of int i."""
+    return np.uint32(i & 0xFFFFFFFF).view(np.float32)
+
+
+def _register_helpers():
+    """Teach Numba the primitives (LLVM's fma, a bitcast) and the @helper functions:
+    once, and again for helpers defined since."""
+    from numba.core import types
+    from numba.extending import intrinsic, overload, register_jitable
+    if not _registered["primitives"]:
+        from llvmlite import ir
+
+        @intrinsic
+        def _llvm_fma(typingctx, a, b, c):
+            if not (isinstance(a, types.Float) and a == b == c):
+                return None
+
+            def codegen(context, builder, signature, args):
+                t = context.get_value_type(a)
+                f = builder.module.declare_intrinsic("llvm.fma", [t],
+                                                     ir.FunctionType(t, [t, t, t]))
+                return builder.call(f, args)
+            return a(a, b, c), codegen
+
+        @intrinsic
+        def _to_bits(typingctx, x):
+            def codegen(context, builder, signature, args):
+                word = builder.bitcast(args[0], ir.IntType(32))
+                return builder.zext(word, ir.IntType(64))
+            return types.int64(types.float32), codegen
+
+        @intrinsic
+        def _from_bits(typingctx, i):
+            def codegen(context, builder, signature, args):
+                word = builder.trunc(args[0], ir.IntType(32))
+                return builder.bitcast(word, ir.FloatType())
+            return types.float32(types.int64), codegen
+
+        overload(fma)(lambda a, b, c: lambda a, b, c: _llvm_fma(a, b, c))
+        overload(float_bits)(lambda x: lambda x: _to_bits(x))
+        overload(bits_float)(lambda i: lambda i: _from_bits(i))
+        _registered["primitives"] = True
+    for fn in _helpers[_registered["helpers"]:]:
+        register_jitable(fn)
+    _registered["helpers"] = len(_helpers)
 
 
 def _as_python(fn):

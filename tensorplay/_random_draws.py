@@ -25,7 +25,8 @@ now and then; mapping them over the values is the one per-element step, in C); N
 double `sin`/`cos` agree with libm. Where PyTorch's compiled code fuses a multiply and
 an add (uniform_'s `x * (to - from) + from`, normal's `z * std + mean`, the Cephes
 polynomials of avx_mathfun.h used by the float normal fill) we fuse too, with exact
-float32 and float64 fma emulations (tensorplay/_fma.py).
+float32 and float64 fma emulations (tensorplay/_fma.py), or, in the normal fill's Box-Muller
+blocks, which run as compiled loops (cpu_kernels/_box_muller.py), the machine's own fma.
 
 Not reproduced, by design:
 - PyTorch's float32 normal fill (randn/normal_ of 16 or more contiguous elements) is the
@@ -45,6 +46,7 @@ import threading
 
 import numpy as np
 
+from cpu_kernels._box_muller import box_muller_double, box_muller_float
 from cpu_kernels._mt19937 import unit_doubles
 from tensorplay._fma import fma32 as _fma32, fma64 as _fma64
 
@@ -236,78 +238,15 @@ def normal_fill(gen, n, mean, std, np_dtype):
 
 
 def _box_muller_16_double(d, mean, std):
-    u1, u2 = 1.0 - d[:, :8], d[:, 8:]
-    radius = np.sqrt(-2.0 * _map(math.log, u1))
-    theta = _TWO_PI * u2
-    return np.concatenate([_fma64(radius * np.cos(theta), std, mean),
-                           _fma64(radius * np.sin(theta), std, mean)], axis=1)
+    out = np.empty(d.shape, _F64)
+    box_muller_double(np.ascontiguousarray(d), _F64(mean), _F64(std), out)
+    return out
 
 
 def _box_muller_16_float(d, mean, std):
-    u1 = (_F32(1) - d[:, :8]).ravel()            # flat, contiguous: faster below
-    u2 = d[:, 8:].ravel()
-    radius = np.sqrt(_F32(-2) * _log256(u1))
-    sin, cos = _sincos256(_F32(_TWO_PI) * u2)
-    rows = d.shape[0]
-    return np.concatenate([_fma32(radius * cos, _F32(std), _F32(mean)).reshape(rows, 8),
-                           _fma32(radius * sin, _F32(std), _F32(mean)).reshape(rows, 8)],
-                          axis=1)
-
-
-# ---- avx_mathfun.h (Cephes single precision), as compiled with FMA ----------------------
-_LOG_P = (7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1,
-          1.4249322787E-1, -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1,
-          3.3333331174E-1)
-
-
-def _log256(x):
-    """log256_ps: natural log of float32 x > 0 (NaN for x <= 0)."""
-    invalid = x <= 0
-    x = np.maximum(x, np.array(0x00800000, np.int32).view(_F32))
-    bits = x.view(np.int32)
-    e = ((bits >> 23) - 0x7F).astype(_F32) + _F32(1)
-    x = ((bits & ~0x7F800000) | np.array(0.5, _F32).view(np.int32)).view(_F32)
-    small = x < _F32(0.707106781186547524)          # x in [0.5, sqrt(1/2)): use 2x - 1
-    tmp = np.where(small, x, _F32(0))
-    x = x - _F32(1)
-    e = e - np.where(small, _F32(1), _F32(0))
-    x = x + tmp
-    z = x * x
-    y = np.full_like(x, _F32(_LOG_P[0]))
-    for coef in _LOG_P[1:]:
-        y = _fma32(y, x, _F32(coef))
-    y = y * x
-    y = _fma32(y, z, e * _F32(-2.12194440e-4))
-    y = _fma32(-z, _F32(0.5), y)
-    x = _fma32(e, _F32(0.693359375), x + y)
-    return np.where(invalid, _F32(np.nan), x)
-
-
-def _sincos256(x):
-    """sincos256_ps: (sin x, cos x) for float32 x, by octant reduction and two
-    polynomials."""
-    sign_sin = x.view(np.int32) & np.int32(-2 ** 31)
-    x = np.abs(x)
-    j = (x * _F32(1.27323954473516)).astype(np.int32)     # 4/pi, truncated
-    j = (j + 1) & ~1
-    y = j.astype(_F32)
-    sign_sin = sign_sin ^ ((j & 4) << 29)
-    sign_cos = (~(j - 2) & 4) << 29
-    use_sin_poly = (j & 2) == 0
-    x = _fma32(y, _F32(-0.78515625), x)
-    x = _fma32(y, _F32(-2.4187564849853515625e-4), x)
-    x = _fma32(y, _F32(-3.77489497744594108e-8), x)
-    z = x * x
-    yc = _fma32(_F32(2.443315711809948E-005), z, _F32(-1.388731625493765E-003))
-    yc = _fma32(yc, z, _F32(4.166664568298827E-002))
-    yc = _fma32(yc * z, z, -(z * _F32(0.5))) + _F32(1)
-    ys = _fma32(_F32(-1.9515295891E-4), z, _F32(8.3321608736E-3))
-    ys = _fma32(ys, z, _F32(-1.6666654611E-1))
-    ys = _fma32(ys * z, x, x)
-    sin = np.where(use_sin_poly, ys, yc)
-    cos = np.where(use_sin_poly, yc, ys)
-    return ((sin.view(np.int32) ^ sign_sin).view(_F32),
-            (cos.view(np.int32) ^ sign_cos).view(_F32))
+    out = np.empty(d.shape, _F32)
+    box_muller_float(np.ascontiguousarray(d), _F32(mean), _F32(std), out)
+    return out
 
 
 # ---- integers, bernoulli, exponential, permutations -----------------------------------

@@ -368,3 +368,24 @@ def test_fused_multiply_add_emulations_round_once():
     one_ulp = np.array([1 + 2 ** -52])
     assert _fma64(one_ulp, 1 + 2 ** -52, 2.0 ** -200)[0] == float(
         Fraction(1 + 2 ** -52) ** 2 + Fraction(2.0 ** -200))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_box_muller_loops_compiled_give_the_bits_of_their_python_form(dtype):
+    """The normal fill's blocks (cpu_kernels/_box_muller.py) compiled, with the machine's
+    fused multiply-add and bitcasts (cpu_kernels/_loops.py's primitives), against the
+    same loops run as Python (tensorplay/_fma.py's exact fma, NumPy's views): the same
+    bits, at the ends of [0, 1) (u1 = 1 and the smallest u1, log of the smallest
+    normal) and over every octant of the sine's reduction."""
+    from cpu_kernels._box_muller import box_muller_double, box_muller_float
+    loop = box_muller_float if dtype == np.float32 else box_muller_double
+    ends = np.array([0, 2.0 ** -24, 0.5, 1 - 2.0 ** -24, 1 - 2.0 ** -53], dtype)
+    d = np.concatenate([np.random.default_rng(0).random(60 * 16).astype(dtype),
+                        np.resize(ends, 4 * 16)]).reshape(-1, 16)
+    d[-4:, 8:] = np.linspace(0, 1, 4 * 8, endpoint=False).reshape(4, 8)
+    mean, std = dtype(-1.5), dtype(3.25)
+    compiled, python = np.empty_like(d), np.empty_like(d)
+    loop(d, mean, std, compiled)
+    loop.python(d, mean, std, python)
+    np.testing.assert_array_equal(compiled.view(f"u{d.itemsize}"),
+                                  python.view(f"u{d.itemsize}"))
