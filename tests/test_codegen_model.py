@@ -5,6 +5,7 @@ assert the exact message, file and line included.
 """
 from __future__ import annotations
 
+import inspect
 import textwrap
 
 import pytest
@@ -432,6 +433,20 @@ DERIVATIVES = """
 """
 
 
+def test_an_output_differentiable_under_a_condition_records_only_then():
+    """PyTorch's `output_differentiability: ["!dtype || isDifferentiableType(*dtype)"]` of
+    _to_copy: the condition joins the wrapper's test of whether to record."""
+    from tensorplay._generated import autograd_wrappers
+    (entry,) = load_derivatives(yaml_text("""
+- name: _to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
+  output_differentiability: ["dtype is None or dtype.is_floating_point"]
+  self: grad
+"""))
+    assert entry.output_differentiability == ("dtype is None or dtype.is_floating_point",)
+    source = inspect.getsource(autograd_wrappers._to_copy)
+    assert "if not (self._impl.requires_grad and (dtype is None or" in source
+
+
 def test_load_derivatives_positions():
     mul, max_dim, atan2, floor_divide = load_derivatives(yaml_text(DERIVATIVES))
     assert str(mul.schema.name) == "mul.Tensor"
@@ -548,9 +563,21 @@ def test_materialize_grads_is_read_and_checked():
     ("""
      - name: max.dim(Tensor self, int dim) -> (Tensor values, Tensor indices)
        self: grad
-       output_differentiability: [True, no_thanks]
+       output_differentiability: [True, 2]
      """, "derivatives.yaml:3: 'output_differentiability' must be a list of True/False, "
-          "got [True, 'no_thanks']"),
+          "got [True, 2]"),
+    ("""
+     - name: max.dim(Tensor self, int dim) -> (Tensor values, Tensor indices)
+       self: grad
+       output_differentiability: [True, "dim > 0"]
+     """, "derivatives.yaml:3: 'output_differentiability': a condition is for an op of one "
+          "output; 'max.dim' returns 2"),
+    ("""
+     - name: _to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
+       self: grad
+       output_differentiability: ["dtype is None or"]
+     """, "derivatives.yaml:3: 'output_differentiability': 'dtype is None or' is not a "
+          "Python condition (invalid syntax)"),
     ("""
      - name: mul.Tensor(Tensor self, Tensor other) -> Tensor
        self: 2

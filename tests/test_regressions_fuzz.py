@@ -886,3 +886,20 @@ def test_cross_entropy_of_no_samples_with_probabilities_is_nan_with_a_zero_tange
     assert math.isnan(got.primal.item()) and math.isnan(want.primal.item())
     assert got.tangent.item() == want.tangent.item() == 0.0
     assert math.copysign(1, got.tangent.item()) == math.copysign(1, want.tangent.item())
+
+
+def test_a_copy_to_an_integer_dtype_of_a_stale_split_view_records_nothing():
+    """Seed 11708313: a view of split's outputs whose base was written under no_grad
+    refuses to make its grad_fn again, in both libraries; a copy to an integer or bool
+    dtype has no gradient, records nothing and so never asks (PyTorch's
+    output_differentiability condition of _to_copy). A float copy still raises."""
+    for lib in (tp, torch):
+        base = lib.randn(3, 4, dtype=lib.float64).requires_grad_()
+        view = base.split_with_sizes([3])[0]
+        with lib.no_grad():
+            base[...] = base
+        for dtype in (lib.uint8, lib.int32, lib.int64, lib.bool):
+            copy = view.to(dtype)
+            assert copy.dtype == dtype and not copy.requires_grad
+        with pytest.raises(RuntimeError, match="view"):
+            view.float()

@@ -176,6 +176,15 @@ def records_nothing(spec: NodeSpec) -> bool:
     return diff is not None and not any(diff) and not spec.entry.formulas
 
 
+def differentiable_if(spec: NodeSpec) -> str | None:
+    """The condition on the arguments under which the one output is differentiable
+    (`output_differentiability: ["dtype is None or ..."]`), or None."""
+    diff = spec.entry.output_differentiability
+    if diff is not None and isinstance(diff[0], str):
+        return diff[0]
+    return None
+
+
 def gradients_read(spec: NodeSpec):
     """The positions of the output gradients the formulas read, when not all of them:
     the engine makes zeros only for those (native_batch_norm's formulas read `grad`, the
@@ -398,15 +407,22 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         history = ["rebase_history(self, node)"]
     else:
         diff = spec.entry.output_differentiability
+        if diff is not None and isinstance(diff[0], str):
+            diff = None      # a condition: checked with `needs` below, as one output's
         history = [f"set_history(result, node{', ' + repr(diff) if diff else ''})"]
     save_outputs = []
     for o in plan.saved_outputs:
         idx = fm.output_index(o, spec.outputs)
         target = "result" if idx is None or len(spec.outputs) == 1 else f"result[{idx}]"
         save_outputs.append(f"node.{o}_ = SavedVariable({target}, is_output=True)")
+    needs = needs_grad_test(spec.inputs)
+    condition = differentiable_if(spec)
+    if condition is not None:
+        # (an output that is not differentiable for these arguments records nothing)
+        needs = f"({needs} and ({condition}))"
     return WRAPPER.substitute(
         name=schema.name.unambiguous_name, args=names, inputs=[n for n, _, _ in spec.inputs],
-        needs=needs_grad_test(spec.inputs),
+        needs=needs,
         handle=handle(e),
         check_inplace=[f"check_inplace(self, {schema.name.full!r})"] if inplace else [],
         node=spec.class_name, record=record, history=history,

@@ -536,7 +536,8 @@ class Formula(NamedTuple):
 class DerivativeEntry:
     """One `derivatives.yaml` entry: a schema and a formula per differentiable input.
 
-    `output_differentiability` is None when not given (every output differentiable).
+    `output_differentiability` is None when not given (every output differentiable); an
+    op of one output may give a condition on its arguments instead of True/False.
     `saved_if` pairs a tensor argument with a Python condition on the other arguments:
     the tensor is saved only when it holds (PyTorch saves _pad_nd's `self` for reflect
     and replicate padding, whose backward ops take it, and not for constant/circular).
@@ -546,7 +547,7 @@ class DerivativeEntry:
     """
     schema: FunctionSchema
     formulas: tuple[Formula, ...]
-    output_differentiability: tuple[bool, ...] | None
+    output_differentiability: tuple[bool | str, ...] | None
     non_differentiable: tuple[str, ...]
     loc: Location
     saved_if: tuple[tuple[str, str], ...] = ()
@@ -650,18 +651,30 @@ def _forward_formula(key, outputs_named, text, outputs, owner_line, where, value
 
 def _parse_output_differentiability(
     fields: _Fields, schema: FunctionSchema
-) -> tuple[bool, ...] | None:
+) -> tuple[bool | str, ...] | None:
+    """True/False per output; or, for an op of one output, a Python condition on the
+    arguments (PyTorch's `["!dtype || isDifferentiableType(*dtype)"]` of _to_copy): the
+    output is differentiable, and the call recorded, only where it holds."""
     key = "output_differentiability"
     value = fields.get(key, list, "a list of True/False")
     if value is None:
         return None
-    if not all(isinstance(v, bool) for v in value):
+    if not all(isinstance(v, (bool, str)) for v in value):
         raise CodegenError(fields.at(key), f"'{key}' must be a list of True/False, got {value!r}")
     if len(value) != len(schema.returns):
         raise CodegenError(
             fields.at(key),
             f"'{key}' has {len(value)} entries but '{schema.name}' returns {len(schema.returns)}",
         )
+    if any(isinstance(v, str) for v in value):
+        if len(value) > 1:
+            raise CodegenError(fields.at(key), f"'{key}': a condition is for an op of one "
+                                               f"output; '{schema.name}' returns {len(value)}")
+        try:
+            compile(value[0], "<output_differentiability>", "eval")
+        except SyntaxError as e:
+            raise CodegenError(fields.at(key), f"'{key}': {value[0]!r} is not a Python "
+                                               f"condition ({e.msg})") from None
     return tuple(value)
 
 
