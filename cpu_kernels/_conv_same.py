@@ -36,9 +36,11 @@ Two layouts of the same columns, one per product:
       sizes, even with its own copy of the columns in place of the forward's).
 
 grad_input is itself a same-size convolution of g with the weight flipped and its channels
-swapped (the padding d*(k-1) - p of the transposed form is p again); for a batch it runs on
-the columns that the kernel rows share (_SharedRowPlan: each row's columns are the
-previous row's, W positions on), one product per kernel row.
+swapped (the padding d*(k-1) - p of the transposed form is p again).
+
+A batch of many channels, either way, whose columns are not kept for a weight gradient
+copies only the columns that the kernel rows share (_SharedRowPlan: each kernel row's
+columns are the previous row's, W positions on), and runs one product per kernel row.
 """
 from __future__ import annotations
 
@@ -328,25 +330,29 @@ def conv_same(x, w, bias, padding, dilation, flip=False, keep=None):
     per image straight into the result (the bias with it: a row of ones in the columns).
     flip=True: the convolution with w flipped in space and its channels swapped (x then
     has O channels; the result C), which input_grad_same is. `keep`: the key under which
-    the columns stay for weight_grad_same (cpu_kernels/_kept.py), where that pays."""
+    the columns stay for weight_grad_same (cpu_kernels/_kept.py), where that pays. Where
+    none are kept, a batch of many channels runs on the columns that the kernel rows
+    share instead (_conv_shared_rows; SHARED_ROWS_CHANNELS)."""
     n, c, h, wd = x.shape
     o = w.shape[1] if flip else w.shape[0]
     if n == 0 or c == 0:   # nothing to sum over: the bias alone
         result = np.zeros((n, o, h, wd), x.dtype)
         return result if bias is None else result + bias.reshape(-1, 1, 1)
     geometry = _geometry(c, h, wd, w.shape[2:], dilation, padding)
+    step = geometry.step(n, x.itemsize)
+    ones = bias is not None
+    kept = None
+    if keep is not None and (geometry.k + ones) * geometry.plane * o >= KEEP_WORK:
+        kept = _kept_buffers.chunk_plans(geometry, n, step, x.dtype, ones)
+    if kept is None and _shares_rows(n, c, geometry.kh):
+        return _conv_shared_rows(x, w, bias, geometry, flip)
     wm = _column_weight(w, bias, flip)
     result = np.empty((n, o, h, wd), x.dtype)
     flat = x.reshape(n, c, h * wd)
-    step = geometry.step(n, x.itemsize)
-    ones = bias is not None
     # each image's product in blocks of columns that the BLAS's small-matrix kernels take
     # (cpu_kernels/_blas.py), or whole
     width = column_block(o, wm.shape[1], geometry.plane, result.dtype)
     rows = result.reshape(n, o, h * wd)
-    kept = None
-    if keep is not None and wm.shape[1] * geometry.plane * o >= KEEP_WORK:
-        kept = _kept_buffers.chunk_plans(geometry, n, step, x.dtype, ones)
     if kept is not None:
         cols, chunks = kept
         for at, stop, plan in chunks:
@@ -447,46 +453,62 @@ def _channel_major(plan, gm):
     return rows.reshape(o, m * plane)
 
 
-# grad_input takes the shared-row columns from this many images in a batch: fewer lost to
-# the extra products and sums, or measured the same (the digits CNN's second layer, 32 ->
-# 16 channels on 8x8: 1.05x the full columns' time at batch 4, 1.0x at 1 and 2).
-SHARED_ROWS_BATCH = 8
-
-
 def input_grad_same(g, w, padding, dilation):
     """d(sum(conv_same(x, w) * g)) / dx: sliding w over x is adjoint to sliding w flipped,
     its in/out channels swapped, over g, with the padding d*(k-1) - p, which for a
-    same-size convolution is p again. g (N, O, H, W), w (O, C, KH, KW) -> (N, C, H, W).
+    same-size convolution is p again. g (N, O, H, W), w (O, C, KH, KW) -> (N, C, H, W)."""
+    return conv_same(g, w, None, padding, dilation, flip=True)
 
-    From SHARED_ROWS_BATCH images on, with the columns that the kernel rows share
-    (_SharedRowPlan): one product per kernel row i, W_i (C, O * KW) @ cols_i, summed. For
-    a 3x3 kernel the copy is about a third of the full columns', the products as many
-    multiply-adds in three parts. Against the full columns, in the same run: the digits
-    CNN's second layer (32 -> 16 channels on 8x8) 0.93x at batch 8, 0.84-0.85x at 32 and
-    64; 32 channels on 16x16 0.88-0.94x at 8 to 64; 64 on 14x14 (batch 16) 0.87x."""
-    if g.shape[0] < SHARED_ROWS_BATCH or w.shape[2] == 1 or 0 in g.shape or 0 in w.shape:
-        return conv_same(g, w, None, padding, dilation, flip=True)
-    n, o, h, wd = g.shape
-    c, kh, kw = w.shape[1], w.shape[2], w.shape[3]
-    geometry = _geometry(o, h, wd, w.shape[2:], dilation, padding)
-    # the flipped weight by kernel row: rows[i] (C, O * KW), the columns' (o, j) order
-    rows = np.empty((kh, c, o, kw), g.dtype)
-    np.copyto(rows, w[:, :, ::-1, ::-1].transpose(2, 1, 0, 3))
-    rows = rows.reshape(kh, c, o * kw)
-    result = np.empty((n, c, h * wd), g.dtype)
-    flat = g.reshape(n, o, h * wd)
-    most = max(1, CHUNK_BYTES // (o * kw * geometry.padded_plane * g.itemsize))
+
+# ---- the columns that the kernel rows share --------------------------------------------
+# A convolution of SHARED_ROWS_CHANNELS input channels or more (C * KW >= 96 rows of
+# shared columns for 3x3) takes them from SHARED_ROWS_BATCH images on, where its forward
+# keeps no columns for a weight gradient (that one reads the full columns). Against the
+# full columns, in the same run: grad_input of the digits CNN's second layer (g's 32
+# channels on 8x8) 0.93x at batch 8, 0.84-0.85x at 32 and 64; 32 channels on 16x16
+# 0.88-0.94x (both ways) at batch 8 to 64; 64 on 14x14 (batch 16) 0.86-0.87x; 64 on 8x8
+# 0.84x; 32 on 28x28 0.96x. Fewer channels lost or barely gained, so they keep the full
+# columns: 3 channels on 32x32 1.13-1.31x, 16 on 8x8 0.97-1.24x, 16 on 16x16 0.92-0.97x;
+# so did batch 4 (1.05x; 1.0x at 1 and 2), where the products' fixed costs show.
+SHARED_ROWS_CHANNELS = 32
+SHARED_ROWS_BATCH = 8
+
+
+def _shares_rows(n, c, kh):
+    return n >= SHARED_ROWS_BATCH and c >= SHARED_ROWS_CHANNELS and kh > 1
+
+
+def _conv_shared_rows(x, w, bias, geometry, flip):
+    """conv_same on the shared-row columns (_SharedRowPlan): one product per kernel row
+    i, W_i @ cols_i, summed, W_i (O, C * KW) the weight's row i in the columns' (c, j)
+    order (flip: the flipped weight's, its channels swapped, as conv_same's); the bias
+    added after the products."""
+    n, c, h, wd = x.shape
+    kh, kw = geometry.kh, geometry.kw
+    if flip:    # rows[i] = the flipped weight's row i: w[:, :, KH-1-i, ::-1], o and c swapped
+        rows = np.empty((kh, w.shape[1], w.shape[0], kw), x.dtype)
+        np.copyto(rows, w[:, :, ::-1, ::-1].transpose(2, 1, 0, 3))
+    else:
+        rows = np.empty((kh, w.shape[0], w.shape[1], kw), x.dtype)
+        np.copyto(rows, w.transpose(2, 0, 1, 3))
+    o = rows.shape[1]
+    rows = rows.reshape(kh, o, c * kw)
+    result = np.empty((n, o, h * wd), x.dtype)
+    flat = x.reshape(n, c, h * wd)
+    most = max(1, CHUNK_BYTES // (c * kw * geometry.padded_plane * x.itemsize))
     step = -(-n // -(-n // most))      # the batch in even chunks of at most `most` images
-    part = np.empty((step, c, h * wd), g.dtype)
-    width = column_block(c, o * kw, geometry.plane, g.dtype)   # (cpu_kernels/_blas.py)
+    part = np.empty((step, o, h * wd), x.dtype)
+    width = column_block(o, c * kw, geometry.plane, x.dtype)   # (cpu_kernels/_blas.py)
     positions = geometry.plane
     for at in range(0, n, step):
         stop = min(at + step, n)
-        cols = _column_plans.get_shared(geometry, stop - at, g.dtype).fill(flat[at:stop])
+        cols = _column_plans.get_shared(geometry, stop - at, x.dtype).fill(flat[at:stop])
         total, term = result[at:stop], part[:stop - at]
         matmul_by_columns(rows[0], cols[..., :positions], total, width)
         for i in range(1, kh):
             shift = i * geometry.step_i
             matmul_by_columns(rows[i], cols[..., shift:shift + positions], term, width)
             total += term
-    return result.reshape(n, c, h, wd)
+    if bias is not None:
+        result += bias.reshape(-1, 1)
+    return result.reshape(n, o, h, wd)

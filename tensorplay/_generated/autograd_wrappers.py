@@ -554,7 +554,8 @@ def clone(ks, self, memory_format):
 
 
 def _to_copy(ks, self, dtype, device, non_blocking):
-    if not (self._impl.requires_grad and (dtype is None or dtype.is_floating_point or dtype.is_complex)):
+    if not (self._impl.requires_grad
+            and (dtype is None or dtype.is_floating_point or dtype.is_complex)):
         return below_autograd(ops._to_copy, ks, self, dtype, device, non_blocking)
     node = ToCopyBackward0(self)
     node.self_device = self._impl.device

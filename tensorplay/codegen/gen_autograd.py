@@ -419,7 +419,9 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
     condition = differentiable_if(spec)
     if condition is not None:
         # (an output that is not differentiable for these arguments records nothing)
-        needs = f"({needs} and ({condition}))"
+        needs = conjunction([needs, f"({condition})"], indent=4, used=12)
+        if not needs.startswith("("):
+            needs = f"({needs})"
     return WRAPPER.substitute(
         name=schema.name.unambiguous_name, args=names, inputs=[n for n, _, _ in spec.inputs],
         needs=needs,
