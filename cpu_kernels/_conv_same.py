@@ -158,7 +158,7 @@ class _ColumnPlan:
 
 
 class _SharedRowPlan:
-    """The columns of n images that every kernel row shares (input_grad_same):
+    """The columns of n images that every kernel row shares (_conv_shared_rows):
 
         cols[n, c, j, q] = row_padded[n, c].flat[q + j*d_w - p_w]   (wraps zeroed)
 

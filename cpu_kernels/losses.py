@@ -183,9 +183,10 @@ def _checked(op, args):
 @loop
 def _softmax_rows(rows, target, probs, loss):
     """The training case of cross_entropy_forward (every row a class of weight 1), one
-    row at a time while it is in the cache, with the NumPy passes' arithmetic in the
-    logits' dtype: shifted = x - max(x) (NaN if x holds one), e = exp(shifted),
-    loss[r] = log(sum(e)) - shifted[target[r]], probs[r] = e / sum(e)."""
+    row at a time while it is in the cache, in the logits' dtype: shifted = x - max(x)
+    (NaN if x holds one), e = exp(shifted), loss[r] = log(sum(e)) - shifted[target[r]],
+    probs[r] = e / sum(e). The NumPy form's steps, not its last bits: the sum here runs
+    in order (NumPy's pairwise), and probs divides where NumPy multiplies by 1 / sum."""
     n, c = rows.shape
     for r in range(n):
         top = rows[r, 0]
