@@ -903,3 +903,16 @@ def test_a_copy_to_an_integer_dtype_of_a_stale_split_view_records_nothing():
             assert copy.dtype == dtype and not copy.requires_grad
         with pytest.raises(RuntimeError, match="view"):
             view.float()
+
+
+def test_atan2_of_an_unsigned_integer_gives_the_float_arguments_true_gradient():
+    """Seed 11904111: d atan2(a, b) / db = -a / (a^2 + b^2) for a uint8 `a`. PyTorch's
+    backward computes -a (and a * a) in uint8, which wraps (-3 is 253), and returned 44.8
+    here; TensorPlay computes in the float result's dtype, as NumPy's float64 does."""
+    a = np.array([[3, 4, 8, 7], [2, 5, 0, 8], [6, 3, 7, 6]], np.uint8)
+    w = np.random.default_rng(0).uniform(-1, 1, (3, 4))
+    b = tp.tensor(1.409937787775669, dtype=tp.float64, requires_grad=True)
+    (tp.atan2(tp.tensor(a), b) * tp.tensor(w)).sum().backward()
+    af = a.astype(np.float64)
+    expected = (w * (-af / (af ** 2 + 1.409937787775669 ** 2))).sum()
+    np.testing.assert_allclose(b.grad.item(), expected, rtol=1e-12)

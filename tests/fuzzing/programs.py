@@ -341,6 +341,10 @@ def _calls_lapack(op, sample):
 #   wrapped past the bits (ldexp(1.5, -2): a tangent of 0 for the derivative 0.25;
 #   tests/test_forward_ad_ops.py checks TensorPlay's against finite differences). The
 #   value is compared, its gradients and tangent are not.
+#   Likewise atan2 of an integer tensor and a float one (seed 11904111, a uint8 self):
+#   PyTorch's atan2_backward computes -self and self * self in the integer's dtype, which
+#   wrap (uint8 -3 is 253), so the float argument's gradient was 44.8 for the derivative's
+#   -0.327 (TensorPlay's, and NumPy's in float64).
 # - the QR (geqrf, linalg_qr in its three modes, qr) of a matrix whose leading columns
 #   are numerically rank-deficient (seed 2070024: geqrf of a 3x4 matrix of ones; seed
 #   5073991: linalg_qr 'complete' of a 3x3 matrix of 2s): Householder step j reflects
@@ -506,6 +510,16 @@ def _nanmedian_rule(op, sample):
 _GRADIENTS_ONLY_UNDEFINED = {"ldexp"}
 
 
+def _wraps_in_square(t):
+    """Whether -t or t * t leaves t's integer dtype for some element (an unsigned t's
+    negation always does, but for 0)."""
+    if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype is tp.bool or not t.numel():
+        return False
+    values = to_torch(t, requires_grad=False).to(torch.float64)
+    info = torch.iinfo(TORCH_DTYPE[t.dtype])
+    return bool(((values * values > info.max) | ((info.min == 0) & (values != 0))).any())
+
+
 def _undefined_parts(op, sample):
     """The rule of "results that are not unique" for this call, or None where its result
     is unique: a function (TensorPlay's outputs, PyTorch's, where) that checks what is
@@ -520,6 +534,11 @@ def _undefined_parts(op, sample):
             bits = torch.iinfo(TORCH_DTYPE[n.dtype]).bits
             if bool(((n < 0) | (n >= bits - 1)).any()):      # 2 ** n not exact in n's dtype
                 return lambda tp_outs, th_outs, where: (th_outs, True)
+        return None
+    if op.name == "atan2":
+        other = sample.args[0] if sample.args else None
+        if any(isinstance(t, tp.Tensor) and _wraps_in_square(t) for t in (sample.input, other)):
+            return lambda tp_outs, th_outs, where: (th_outs, True)
         return None
     if op.name == "polygamma":
         x = to_torch(sample.input, requires_grad=False).to(torch.float64)   # (or bool)
