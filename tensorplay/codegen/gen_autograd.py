@@ -383,6 +383,7 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
             name=schema.name.unambiguous_name, args=names, handle=handle(e)) + [""]
     inplace = schema.is_inplace
     plan = spec.plan
+    condition = differentiable_if(spec)
     optional = {a.name: a.type.optional for a in schema.arguments}
     lists = {a.name for a in schema.arguments if a.type.name == "Tensor" and a.type.is_list}
     # What the node keeps that is not a tensor: list lengths, values, facts like sizes.
@@ -406,9 +407,8 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
     elif inplace:
         history = ["rebase_history(self, node)"]
     else:
-        diff = spec.entry.output_differentiability
-        if diff is not None and isinstance(diff[0], str):
-            diff = None      # a condition: checked with `needs` below, as one output's
+        # (a condition instead of True/False is checked with `needs` below)
+        diff = None if condition is not None else spec.entry.output_differentiability
         history = [f"set_history(result, node{', ' + repr(diff) if diff else ''})"]
     save_outputs = []
     for o in plan.saved_outputs:
@@ -416,7 +416,6 @@ def gen_wrapper(e: OpEntry, spec: NodeSpec) -> list[str]:
         target = "result" if idx is None or len(spec.outputs) == 1 else f"result[{idx}]"
         save_outputs.append(f"node.{o}_ = SavedVariable({target}, is_output=True)")
     needs = needs_grad_test(spec.inputs)
-    condition = differentiable_if(spec)
     if condition is not None:
         # (an output that is not differentiable for these arguments records nothing)
         needs = conjunction([needs, f"({condition})"], indent=4, used=12)
