@@ -78,7 +78,7 @@ class _Geometry:
         # elements at each end (the first row's left and the last row's right neighbours).
         self.slack = padding[1]
         self.step_j, self.step_i = dilation[1], dilation[0] * w
-        self.steps = {}    # (batch, itemsize, CHUNK_BYTES) -> images per chunk (step)
+        self.steps = {}    # (batch, itemsize, shared, CHUNK_BYTES) -> images per chunk
         self.wraps = []
         for j in range(self.kw):
             dx = j * dilation[1] - padding[1]
@@ -87,15 +87,15 @@ class _Geometry:
             elif dx > 0:
                 self.wraps.append((j, slice(max(0, w - dx), w)))
 
-    def image_bytes(self, itemsize):
-        return self.k * self.plane * itemsize
-
-    def step(self, n, itemsize):
-        """Images per chunk: at most CHUNK_BYTES of columns, the batch split evenly."""
-        key = (n, itemsize, CHUNK_BYTES)
+    def step(self, n, itemsize, shared=False):
+        """Images per chunk: at most CHUNK_BYTES of columns (the full columns' K rows of
+        the plane, or with `shared` the shared-row columns' C * KW rows of the padded
+        plane), the batch split evenly."""
+        key = (n, itemsize, shared, CHUNK_BYTES)
         step = self.steps.get(key)
         if step is None:
-            most = max(1, CHUNK_BYTES // max(1, self.image_bytes(itemsize)))
+            rows = self.c * self.kw * self.padded_plane if shared else self.k * self.plane
+            most = max(1, CHUNK_BYTES // max(1, rows * itemsize))
             chunks = max(1, -(-n // most))    # an empty batch: one chunk of none
             step = self.steps[key] = max(1, -(-n // chunks))
         return step
@@ -495,8 +495,7 @@ def _conv_shared_rows(x, w, bias, geometry, flip):
     rows = rows.reshape(kh, o, c * kw)
     result = np.empty((n, o, h * wd), x.dtype)
     flat = x.reshape(n, c, h * wd)
-    most = max(1, CHUNK_BYTES // (c * kw * geometry.padded_plane * x.itemsize))
-    step = -(-n // -(-n // most))      # the batch in even chunks of at most `most` images
+    step = geometry.step(n, x.itemsize, shared=True)
     part = np.empty((step, o, h * wd), x.dtype)
     width = column_block(o, c * kw, geometry.plane, x.dtype)   # (cpu_kernels/_blas.py)
     positions = geometry.plane
